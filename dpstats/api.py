@@ -1,0 +1,232 @@
+"""``dp_ols``: formula + data + budget -> a privately fitted regression.
+
+The call is a fixed pipeline: validate the public arguments -> build the public
+design -> choose the method from public facts -> reserve the budget -> fit ->
+wrap the results.  Every refusal before the fit spends nothing; a method that
+fails after releasing something (a PTR refusal) still has its spend settled in
+the accountant.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import patsy
+
+from dpstats.errors import (
+    DPStatsError, InsufficientDataError, InvalidPrivacyParameterError, MethodOptionError, MissingBoundsError,
+    SingularDesignError,
+)
+from dpstats.formula import Design, build_design
+from dpstats.methods import available_methods, get_method
+from dpstats.methods.registry import MethodSpec
+from dpstats.privacy.accountant import PrivacyAccountant
+from dpstats.privacy.ledger import PrivacyLedger
+from dpstats.privacy.mechanisms import make_rng
+from dpstats.privacy.report import PrivacyReport
+from dpstats.results import DPRegressionResults
+from dpstats.theory import error_bounds
+from dpstats.validation import check_privacy_parameters
+
+__all__ = ["dp_ols"]
+
+_RELATIONS = {
+    "replace-one": "replace-one neighbours: data sets differ in the values of one row",
+    "add/remove": "add/remove neighbours: data sets differ by one row",
+    "none": "no privacy",
+}
+_GUARANTEES = {
+    "worst-case": "worst-case (epsilon, delta)-DP: holds for every data set, given the declared bounds",
+    "conditional": "CONDITIONAL: holds only with high probability under the method's distributional assumptions",
+    "none": "none (NOT PRIVATE)",
+}
+
+
+def dp_ols(
+    formula: str,
+    data: Any,
+    epsilon: float,
+    delta: float = 1e-6,
+    method: str = "auto",
+    bounds: Mapping[str, tuple[float, float]] | None = None,
+    accountant: PrivacyAccountant | None = None,
+    random_state: "int | np.random.Generator | None" = None,
+    *,
+    levels: Mapping[str, Sequence[Any]] | None = None,
+    missing: str = "raise",
+    allow_data_levels: bool = False,
+    **options: Any,
+) -> DPRegressionResults:
+    """Fit a linear regression with differential privacy from an R-style formula.
+
+    Parameters
+    ----------
+    formula:
+        patsy formula, e.g. ``"price ~ carat + C(cut, levels=['Fair', 'Good'])"``.
+        Factor levels must be public (declared in the formula, in ``levels=``
+        or by a pandas Categorical dtype).
+    data:
+        pandas DataFrame or dict of equal-length arrays.
+    epsilon, delta:
+        Privacy budget of this fit (epsilon > 0, 0 < delta < 1; choose delta
+        well below 1/n).  ``epsilon=float('inf')`` only with ``method='ols'``.
+    method:
+        A registered method name (see :func:`dpstats.methods.available_methods`)
+        or ``"auto"``, which decides from public facts (n, d, which bounds were
+        given) and records why in the report.
+    bounds:
+        Public ranges ``{name: (lo, hi)}`` of raw variables or design columns,
+        from domain knowledge.  Methods that need them clip the data to them.
+    accountant:
+        A :class:`~dpstats.privacy.accountant.PrivacyAccountant` the fit draws
+        from; a fit that would overspend it is refused before touching the data.
+    random_state:
+        ``None`` (fresh OS entropy, the default for real releases), an int seed
+        or a Generator (reproducible; the report says the noise was seeded).
+    levels:
+        Public factor levels ``{variable: [level, ...]}``.
+    missing:
+        ``"raise"`` (default) or ``"drop"`` (the post-drop n is then treated as
+        public, and the report says so).
+    allow_data_levels:
+        Accept factor levels read from the data; reported as a leak.
+    **options:
+        Method-specific options (e.g. ``rho=`` for adassp).
+
+    Returns
+    -------
+    DPRegressionResults
+    """
+    eps, dlt = check_privacy_parameters(epsilon, delta)
+    spec = None if method == "auto" else get_method(method)
+    if spec is not None:
+        _check_epsilon_for_method(spec, eps)
+        _check_options(spec, options)
+    elif math.isinf(eps):
+        spec = get_method("ols")
+        _check_options(spec, options)
+
+    clip = spec.needs_bounds if spec is not None else bool(bounds)
+    design = build_design(formula, data, eval_env=patsy.EvalEnvironment.capture(1), bounds=bounds, levels=levels,
+                          missing=missing, allow_data_levels=allow_data_levels, clip_variables=clip)
+    choice = ""
+    if spec is None:
+        spec, choice = _choose_method(design)
+        _check_options(spec, options)
+    elif method == "auto":
+        choice = "epsilon=inf: the non-private reference 'ols' (NOT PRIVATE)"
+    _check_shape(spec, design)
+    data_bounds = design.data_bounds() if spec.needs_bounds else None
+
+    rng, seeded = make_rng(random_state)
+    ledger = PrivacyLedger(eps, dlt if spec.private else 0.0)
+    token = accountant.reserve(eps, dlt, label=f"{spec.name}: {formula}") if (accountant and spec.private) else None
+    try:
+        fitted = spec.fit(design.X, design.y, ledger=ledger, rng=rng, bounds=data_bounds, **options)
+        params = np.asarray(fitted.params, dtype=float)
+        if params.shape != (design.d,) or not np.all(np.isfinite(params)):
+            raise DPStatsError(f"method '{spec.name}' produced non-finite coefficients; nothing is returned "
+                               "(this is a bug: please report it)")
+    except BaseException as exc:
+        spent_eps, spent_delta = ledger.spent
+        if token is not None:
+            accountant.settle(token, spent_eps, spent_delta,  # type: ignore[union-attr]
+                              status="failed after spending" if ledger.steps else "refused")
+        if isinstance(exc, DPStatsError) and not hasattr(exc, "privacy_spent"):
+            exc.privacy_spent = (spent_eps, spent_delta)  # type: ignore[attr-defined]
+        raise
+    spent_eps, spent_delta = ledger.spent
+    if token is not None:
+        accountant.settle(token, spent_eps, spent_delta)  # type: ignore[union-attr]
+
+    report = _report(spec, design, ledger, eps, dlt, choice, seeded, fitted.assumptions, fitted.notes,
+                     data_bounds is not None)
+    bse = None if fitted.bse is None else np.asarray(fitted.bse, dtype=float)
+    return DPRegressionResults(
+        params=pd.Series(params, index=design.column_names, name="coef"),
+        privacy=report,
+        error_bounds=error_bounds(spec.name, design.n, design.d, eps, dlt),
+        nobs=design.n, df_model=design.d - int(design.has_intercept), df_resid=design.n - design.d,
+        method=spec.name, formula=formula, response_name=design.response_name, design_info=design.design_info,
+        info={k: v for k, v in fitted.info.items() if k != "cov_params"},
+        _bse=bse, _bse_reason=fitted.bse_unavailable_reason, _cov=fitted.info.get("cov_params"),
+        _tdist_df=fitted.info.get("tdist_df"),
+    )
+
+
+def _check_epsilon_for_method(spec: MethodSpec, eps: float) -> None:
+    if not spec.private and math.isfinite(eps):
+        raise InvalidPrivacyParameterError(
+            f"method '{spec.name}' is NOT PRIVATE; it runs only with epsilon=float('inf') so that it is never "
+            "mistaken for a private fit")
+    if spec.private and math.isinf(eps):
+        raise InvalidPrivacyParameterError(
+            f"epsilon=inf means no privacy; use method='ols' for the non-private reference, or give '{spec.name}' "
+            "a finite epsilon")
+
+
+def _check_options(spec: MethodSpec, options: Mapping[str, Any]) -> None:
+    unknown = sorted(set(options) - set(spec.options))
+    if unknown:
+        accepted = ", ".join(spec.options) or "no options"
+        raise MethodOptionError(f"method '{spec.name}' does not accept {', '.join(unknown)}; it accepts {accepted}")
+
+
+def _check_shape(spec: MethodSpec, design: Design) -> None:
+    n, d = design.n, design.d
+    if d > n and not spec.allows_wide:
+        raise SingularDesignError(
+            f"the design has more columns (d={d}) than rows (n={n}), so it is singular by construction; "
+            "use fewer terms or a sparse method")
+    need = spec.min_rows(d)
+    if n < need:
+        raise InsufficientDataError(f"method '{spec.name}' needs at least {need} rows for d={d} columns; "
+                                    f"the data have n={n}")
+
+
+def _choose_method(design: Design) -> tuple[MethodSpec, str]:
+    """Pick a private method from public facts only: n, d, the declared bounds and the registry."""
+    n, d = design.n, design.d
+    has_bounds = not design.missing_bounds
+    candidates = []
+    for spec in available_methods().values():
+        if not spec.private or spec.auto_rank is None:
+            continue
+        if spec.needs_bounds and not has_bounds:
+            continue
+        if (d > n and not spec.allows_wide) or n < spec.min_rows(d):
+            continue
+        candidates.append(spec)
+    if not candidates:
+        if not has_bounds:
+            raise MissingBoundsError(
+                f"method='auto' found no registered method that fits n={n}, d={d} without data bounds. Declare "
+                f"bounds for: {', '.join(design.missing_bounds)}, or name a method.")
+        raise InsufficientDataError(f"method='auto' found no registered method for n={n}, d={d}")
+    spec = min(candidates, key=lambda s: s.auto_rank)  # type: ignore[arg-type,return-value]
+    why = ("bounds were declared for every column" if has_bounds and spec.needs_bounds
+           else "not every column has declared bounds" if not has_bounds else "bounds were declared")
+    return spec, (f"auto chose '{spec.name}' from public facts: n={n}, d={d}, {why}; {spec.regimes}")
+
+
+def _report(spec: MethodSpec, design: Design, ledger: PrivacyLedger, eps: float, dlt: float, choice: str,
+            seeded: bool, assumptions: Sequence[str], notes: Sequence[str], clipped: bool) -> PrivacyReport:
+    spent_eps, spent_delta = ledger.spent
+    all_notes = list(design.notes)
+    if clipped:
+        all_notes.append("design columns and the response were clipped to the declared bounds inside the fit "
+                         "(how many rows were clipped is private and not reported)")
+    all_notes += list(notes)
+    composition = ("exact GDP composition of Gaussian releases" if all(s.mechanism == "gaussian" for s in ledger.steps)
+                   else "tightest of basic, GDP and PLD composition")
+    return PrivacyReport(
+        method=spec.name, private=spec.private,
+        epsilon_requested=eps if spec.private else math.inf, delta_requested=dlt if spec.private else 0.0,
+        epsilon_spent=spent_eps if spec.private else math.inf, delta_spent=spent_delta if spec.private else 1.0,
+        steps=tuple(ledger.steps), relation=_RELATIONS.get(spec.relation, spec.relation),
+        guarantee=_GUARANTEES.get(spec.guarantee, spec.guarantee), composition=composition, n=design.n,
+        assumptions=tuple(assumptions), notes=tuple(all_notes), method_choice=choice, seeded=seeded,
+    )

@@ -1,0 +1,101 @@
+"""Bundled real data sets (shipped inside the package; no download at run time).
+
+Each loader returns a DataFrame whose factors have a pandas Categorical dtype
+with their *public* levels (from the data set's documentation, not from the
+values present), so formulas can use them without declaring levels again.
+``describe(name)`` gives provenance, licence and the documented public ranges
+of the numeric variables, which the examples use as ``bounds=``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import pandas as pd
+
+__all__ = ["load", "list", "describe", "DatasetInfo"]
+
+_list = list
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    name: str
+    file: str
+    title: str
+    source: str
+    licence: str
+    n_rows: int
+    levels: dict[str, _list] = field(default_factory=dict)
+    documented_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
+    example_formula: str = ""
+    drop_columns: tuple[str, ...] = ()
+
+
+_DATASETS: dict[str, DatasetInfo] = {
+    "diamonds": DatasetInfo(
+        name="diamonds", file="diamonds.csv.gz",
+        title="Prices and attributes of 53,940 round-cut diamonds",
+        source="ggplot2 (Wickham), as shipped in the plotnine 0.15.9 wheel (plotnine/data/diamonds.csv)",
+        licence="MIT (ggplot2 and plotnine)", n_rows=53940,
+        levels={"cut": ["Fair", "Good", "Very Good", "Premium", "Ideal"],
+                "color": ["J", "I", "H", "G", "F", "E", "D"],
+                "clarity": ["I1", "SI2", "SI1", "VS2", "VS1", "VVS2", "VVS1", "IF"]},
+        # ranges as printed in ggplot2's documentation of the data set (?diamonds)
+        documented_ranges={"price": (326, 18823), "carat": (0.2, 5.01), "x": (0, 10.74), "y": (0, 58.9),
+                           "z": (0, 31.8), "depth": (43, 79), "table": (43, 95)},
+        example_formula="price ~ carat + C(cut) + C(color) + C(clarity) + depth + table",
+    ),
+    "penguins": DatasetInfo(
+        name="penguins", file="penguins.csv.gz",
+        title="Palmer Archipelago penguins: size measurements of 344 penguins (11 rows with missing values)",
+        source="palmerpenguins 0.1.6 wheel (palmerpenguins/data/penguins.csv); Gorman, Williams & Fraser (2014)",
+        licence="MIT (package); data CC0", n_rows=344,
+        levels={"species": ["Adelie", "Chinstrap", "Gentoo"], "island": ["Biscoe", "Dream", "Torgersen"],
+                "sex": ["female", "male"]},
+        documented_ranges={"body_mass_g": (2000, 7000), "flipper_length_mm": (150, 250),
+                           "bill_length_mm": (30, 65), "bill_depth_mm": (12, 24)},
+        example_formula="body_mass_g ~ flipper_length_mm + C(species) + C(sex)",
+    ),
+    "mtcars": DatasetInfo(
+        name="mtcars", file="mtcars.csv.gz",
+        title="Motor Trend 1974 road tests of 32 cars",
+        source="R datasets via plotnine 0.15.9 wheel (plotnine/data/mtcars.csv); Henderson & Velleman (1981)",
+        licence="MIT (plotnine); data public domain", n_rows=32,
+        levels={},
+        documented_ranges={"mpg": (5, 40), "wt": (1, 6), "hp": (40, 350)},
+        example_formula="mpg ~ wt + hp + C(cyl, levels=[4, 6, 8])",
+    ),
+}
+
+
+def list() -> _list:  # noqa: A001 - mirrors the documented API dpstats.datasets.list()
+    """Names of the bundled data sets."""
+    return sorted(_DATASETS)
+
+
+def describe(name: str) -> DatasetInfo:
+    """Provenance, licence, public levels and documented ranges of a bundled data set."""
+    if name not in _DATASETS:
+        raise KeyError(f"unknown data set {name!r}; bundled: {', '.join(list())}")
+    return _DATASETS[name]
+
+
+def _data_file(filename: str):
+    """The packaged file (installed as ``dpstats.data``), or ``data/`` of a source checkout."""
+    try:
+        return resources.files("dpstats.data").joinpath(filename)
+    except ModuleNotFoundError:
+        return Path(__file__).resolve().parent.parent / "data" / filename
+
+
+def load(name: str) -> pd.DataFrame:
+    """Load a bundled data set as a DataFrame with public Categorical levels."""
+    info = describe(name)
+    with _data_file(info.file).open("rb") as fh:
+        df = pd.read_csv(fh, compression="gzip")
+    for col, lv in info.levels.items():
+        df[col] = pd.Categorical(df[col], categories=lv, ordered=False)
+    return df

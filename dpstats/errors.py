@@ -1,0 +1,76 @@
+"""Typed errors raised by dpstats.
+
+Every refusal decided before any noise is drawn spends no privacy budget.  The
+classes subclass the matching built-in exception (``ValueError``, ``KeyError``,
+...) so that generic handlers keep working, and all derive from
+:class:`DPStatsError` so that callers can catch the package's errors at once.
+"""
+
+from __future__ import annotations
+
+
+class DPStatsError(Exception):
+    """Base class of every error raised by dpstats."""
+
+
+class InvalidPrivacyParameterError(DPStatsError, ValueError):
+    """epsilon or delta is outside its valid range (epsilon > 0, 0 < delta < 1)."""
+
+
+class FormulaError(DPStatsError, ValueError):
+    """The formula cannot be turned into a public design (syntax, unknown column, ...)."""
+
+
+class UnknownColumnError(FormulaError, KeyError):
+    """The formula or the bounds name a variable that is not in the data."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else ""
+
+
+class UndeclaredLevelsError(FormulaError):
+    """A categorical factor's levels would be read from the private data."""
+
+
+class StatefulTransformError(FormulaError):
+    """A patsy stateful transform would compute statistics of the private data."""
+
+
+class MissingDataError(DPStatsError, ValueError):
+    """The variables used by the formula contain missing values."""
+
+
+class DataTypeError(DPStatsError, TypeError):
+    """A variable has a type the model cannot use (say, a non-numeric response)."""
+
+
+class MissingBoundsError(DPStatsError, ValueError):
+    """The method needs public data bounds that were not given or cannot be derived."""
+
+
+class InvalidBoundsError(DPStatsError, ValueError):
+    """A declared bound is malformed (lo > hi, not finite, unknown name)."""
+
+
+class InsufficientDataError(DPStatsError, ValueError):
+    """The public facts n and d make the fit impossible (too few rows for the method)."""
+
+
+class SingularDesignError(DPStatsError, ValueError):
+    """The design is singular by construction (decided from public facts only)."""
+
+
+class UnknownMethodError(DPStatsError, ValueError):
+    """``method=`` names no registered estimator."""
+
+
+class MethodOptionError(DPStatsError, TypeError):
+    """An option passed to a method is unknown or invalid."""
+
+
+class BudgetExceededError(DPStatsError, RuntimeError):
+    """The fit would spend more privacy budget than is available; nothing was released."""
+
+
+class UnseenLevelError(DPStatsError, ValueError):
+    """``predict`` met a factor level that the fitted design does not know."""

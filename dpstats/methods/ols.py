@@ -1,0 +1,51 @@
+"""Non-private ordinary least squares: the reference every private method is measured against.
+
+NOT PRIVATE.  Requires ``epsilon=float('inf')`` so that it can never be run by
+mistake with a budget, and every output labels it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dpstats.bounds import DataBounds
+from dpstats.methods.registry import MethodFit, MethodSpec, register
+from dpstats.privacy.ledger import PrivacyLedger
+
+
+def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
+        bounds: DataBounds | None, **options: Any) -> MethodFit:
+    """Least squares by QR-free ``lstsq`` with classical (non-private) standard errors."""
+    n, d = X.shape
+    params, _, rank, _ = np.linalg.lstsq(X, y, rcond=None)
+    resid = y - X @ params
+    df_resid = n - rank
+    info: dict[str, Any] = {"rank": int(rank), "df_resid": int(df_resid)}
+    bse = None
+    if df_resid > 0 and rank == d:
+        sigma2 = float(resid @ resid) / df_resid
+        cov = sigma2 * np.linalg.inv(X.T @ X)
+        bse = np.sqrt(np.diag(cov))
+        info.update(cov_params=cov, scale=sigma2, tdist_df=df_resid,
+                    rsquared=1.0 - float(resid @ resid) / float(((y - y.mean()) ** 2).sum()))
+    return MethodFit(params=params, bse=bse,
+                     bse_unavailable_reason="" if bse is not None else "design is rank deficient",
+                     notes=("NOT PRIVATE: computed directly from the data",), info=info)
+
+
+SPEC = register(MethodSpec(
+    name="ols",
+    title="Ordinary least squares (non-private reference)",
+    citation="Gauss/Legendre; the non-private baseline of every paper",
+    fit=fit,
+    needs_bounds=False,
+    private=False,
+    relation="none",
+    guarantee="none",
+    regimes="reference only: requires epsilon=inf; NOT PRIVATE",
+    min_rows=lambda d: d,
+    theory=None,
+))
+

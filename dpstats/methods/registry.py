@@ -1,0 +1,110 @@
+"""The method registry: one entry per estimator, read by everything else.
+
+A method module defines ``fit(X, y, *, ledger, rng, bounds, **options)`` on
+plain numpy arrays and registers a :class:`MethodSpec`.  The API, the summary,
+the CLI, the README's method table and the tests parametrised over methods all
+read this registry, so adding a method touches one module plus its tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+import numpy as np
+
+from dpstats.bounds import DataBounds
+from dpstats.errors import UnknownMethodError
+from dpstats.privacy.ledger import PrivacyLedger
+
+__all__ = ["MethodFit", "MethodSpec", "register", "get_method", "available_methods", "FitFunction"]
+
+
+@dataclass
+class MethodFit:
+    """What a method returns: the released coefficients and facts about the fit.
+
+    Everything in here is either released through the ledger or computed from
+    released quantities and public facts (post-processing).
+    """
+
+    params: np.ndarray
+    bse: np.ndarray | None = None
+    bse_unavailable_reason: str = "this method does not provide private standard errors yet"
+    assumptions: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class FitFunction(Protocol):
+    def __call__(self, X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
+                 bounds: DataBounds | None, **options: Any) -> MethodFit: ...
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """Registry entry of one estimator.
+
+    Attributes
+    ----------
+    name, title, citation:
+        ``method=`` name, a human title and the paper it implements.
+    fit:
+        The estimator on numpy arrays.
+    needs_bounds:
+        True when the method needs public data bounds (enforced by clipping).
+    private:
+        False only for the non-private reference ``ols``.
+    relation, guarantee:
+        Neighbouring relation and guarantee kind ("worst-case", "conditional",
+        "none").
+    regimes:
+        When the method suits, in words (for docs and ``auto``).
+    min_rows:
+        Public minimum n as a function of d.
+    options:
+        Names of the method-specific keyword options it accepts.
+    allows_wide:
+        True when d > n is allowed (sparse methods).
+    theory:
+        Key of its upper bound in :mod:`dpstats.theory`, or None.
+    """
+
+    name: str
+    title: str
+    citation: str
+    fit: FitFunction
+    needs_bounds: bool
+    private: bool = True
+    relation: str = "replace-one"
+    guarantee: str = "worst-case"
+    regimes: str = ""
+    min_rows: Callable[[int], int] = lambda d: d + 1
+    options: tuple[str, ...] = ()
+    allows_wide: bool = False
+    theory: str | None = None
+    auto_rank: int | None = None
+
+
+_REGISTRY: dict[str, MethodSpec] = {}
+
+
+def register(spec: MethodSpec) -> MethodSpec:
+    """Add a method to the registry (its name must be new)."""
+    if spec.name in _REGISTRY or spec.name == "auto":
+        raise ValueError(f"method '{spec.name}' is already registered")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def get_method(name: str) -> MethodSpec:
+    """Look up a registered method by name, with a helpful error."""
+    if not isinstance(name, str) or name not in _REGISTRY:
+        raise UnknownMethodError(
+            f"unknown method {name!r}; available: {', '.join(sorted(_REGISTRY))} or 'auto'")
+    return _REGISTRY[name]
+
+
+def available_methods() -> dict[str, MethodSpec]:
+    """All registered methods, by name (a copy)."""
+    return dict(_REGISTRY)

@@ -1,0 +1,138 @@
+"""A privacy budget shared by many fits.
+
+:class:`PrivacyAccountant` is what a data custodian hands to analysts: every
+fit draws from it, and a fit that would overspend is refused before it touches
+the data.  Fits compose across the accountant by basic composition (their
+epsilons add, their deltas add), which is valid for any sequence of adaptively
+chosen fits.
+
+The protocol is reserve -> run -> settle: :meth:`reserve` sets aside the fit's
+requested budget under a lock (so two threads cannot both take the last of the
+budget), the fit runs, and :meth:`settle` records what its ledger actually
+spent (never more than was reserved) and frees the rest.  A fit that fails
+after spending (a PTR refusal) is settled with what it spent; a fit refused
+before any release is settled with zero.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from dpstats.errors import BudgetExceededError, InvalidPrivacyParameterError
+from dpstats.validation import check_privacy_parameters
+
+__all__ = ["PrivacyAccountant", "Spend"]
+
+
+@dataclass(frozen=True)
+class Spend:
+    """One settled fit in an accountant's history."""
+
+    label: str
+    epsilon: float
+    delta: float
+    when: datetime
+    status: str  # "released", "failed after spending", "refused"
+
+
+@dataclass
+class _Reservation:
+    token: str
+    label: str
+    epsilon: float
+    delta: float
+
+
+class PrivacyAccountant:
+    """A total (epsilon, delta) budget that several fits draw from.
+
+    Parameters
+    ----------
+    epsilon, delta:
+        The total budget (epsilon > 0, 0 < delta < 1).
+
+    Examples
+    --------
+    >>> acct = PrivacyAccountant(epsilon=2.0, delta=1e-6)
+    >>> # dpstats.dp_ols(..., epsilon=1.0, delta=5e-7, accountant=acct)  twice,
+    >>> # then a third fit is refused with BudgetExceededError and spends nothing.
+    """
+
+    def __init__(self, epsilon: float, delta: float) -> None:
+        check_privacy_parameters(epsilon, delta)
+        if epsilon == float("inf"):
+            raise InvalidPrivacyParameterError("an accountant needs a finite epsilon budget")
+        self.epsilon = float(epsilon)
+        self.delta = float(delta)
+        self._lock = threading.Lock()
+        self._history: list[Spend] = []
+        self._reserved: dict[str, _Reservation] = {}
+
+    # -- budget arithmetic (call with the lock held) ---------------------------------
+    def _committed(self) -> tuple[float, float]:
+        return (sum(s.epsilon for s in self._history), sum(s.delta for s in self._history))
+
+    def _outstanding(self) -> tuple[float, float]:
+        return (sum(r.epsilon for r in self._reserved.values()),
+                sum(r.delta for r in self._reserved.values()))
+
+    @property
+    def spent(self) -> tuple[float, float]:
+        """(epsilon, delta) settled so far."""
+        with self._lock:
+            return self._committed()
+
+    @property
+    def remaining(self) -> tuple[float, float]:
+        """(epsilon, delta) still available (reservations of running fits excluded)."""
+        with self._lock:
+            ce, cd = self._committed()
+            re, rd = self._outstanding()
+            return max(0.0, self.epsilon - ce - re), max(0.0, self.delta - cd - rd)
+
+    @property
+    def history(self) -> list[Spend]:
+        with self._lock:
+            return list(self._history)
+
+    def reserve(self, epsilon: float, delta: float, label: str = "fit") -> str:
+        """Set aside (epsilon, delta) for a fit, or raise BudgetExceededError.
+
+        Returns a token for :meth:`settle`.  Nothing is spent by a refusal.
+        """
+        with self._lock:
+            ce, cd = self._committed()
+            re, rd = self._outstanding()
+            tol = 1e-12
+            if ce + re + epsilon > self.epsilon * (1 + tol) or cd + rd + delta > self.delta * (1 + tol):
+                raise BudgetExceededError(
+                    f"this fit asks for (epsilon={epsilon:g}, delta={delta:g}) but the accountant has "
+                    f"(epsilon={max(0.0, self.epsilon - ce - re):g}, delta={max(0.0, self.delta - cd - rd):g}) "
+                    f"left of its (epsilon={self.epsilon:g}, delta={self.delta:g}); nothing was spent. "
+                    "Ask for less, or ask the data custodian for a new budget."
+                )
+            token = uuid.uuid4().hex
+            self._reserved[token] = _Reservation(token, label, float(epsilon), float(delta))
+            return token
+
+    def settle(self, token: str, epsilon: float, delta: float, status: str = "released") -> Spend:
+        """Record what a reserved fit actually spent and release the rest."""
+        with self._lock:
+            res = self._reserved.pop(token, None)
+            if res is None:
+                raise KeyError("unknown or already settled reservation")
+            # a fit can never spend more than it reserved: its ledger is capped at its budget
+            eps = min(float(epsilon), res.epsilon)
+            dlt = min(float(delta), res.delta)
+            spend = Spend(res.label, eps, dlt, datetime.now(timezone.utc), status)
+            if eps > 0 or dlt > 0:
+                self._history.append(spend)
+            return spend
+
+    def __repr__(self) -> str:
+        e, d = self.spent
+        return (f"PrivacyAccountant(epsilon={self.epsilon:g}, delta={self.delta:g}; "
+                f"spent epsilon={e:.4g}, delta={d:.3g} over {len(self.history)} fits)")

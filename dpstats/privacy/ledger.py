@@ -1,0 +1,156 @@
+"""The per-fit privacy ledger.
+
+A :class:`PrivacyLedger` holds the budget of one fit and one :class:`PrivacyStep`
+per mechanism call.  Mechanisms call :meth:`PrivacyLedger.charge` *before* they
+draw noise; the charge composes the new step with every earlier one and raises
+:class:`~dpstats.errors.BudgetExceededError` if the composed total would exceed
+the budget, so nothing is released past the budget.  The ledger's total is
+therefore never above the budget.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass, field
+from typing import Literal
+
+from dpstats.errors import BudgetExceededError
+from dpstats.privacy.composition import compose_epsilon, is_pure
+
+__all__ = ["PrivacyStep", "PrivacyLedger", "Mechanism"]
+
+Mechanism = Literal["gaussian", "laplace", "exponential", "approximate-dp"]
+
+# relative slack allowed when comparing a composed epsilon with the budget:
+# calibrations are made on the safe side, this only absorbs float rounding
+_REL_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class PrivacyStep:
+    """One mechanism call recorded in a ledger.
+
+    Attributes
+    ----------
+    name:
+        What was released, in words ("noisy X^T X").
+    mechanism:
+        ``"gaussian"``, ``"laplace"``, ``"exponential"`` or ``"approximate-dp"``
+        (a generic (epsilon, delta) step such as a propose-test-release check).
+    sensitivity:
+        Sensitivity of the released statistic under the fit's neighbouring
+        relation, in the norm given by ``sensitivity_norm``.
+    noise_scale:
+        Gaussian standard deviation, Laplace scale b, or ``nan`` where the
+        mechanism has no additive noise (exponential mechanism).
+    epsilon, delta:
+        The step's own privacy parameters.  ``None`` for Gaussian steps, whose
+        exact privacy is the GDP parameter :attr:`mu` (composed exactly).
+    count:
+        How many times the same mechanism was applied (T rounds of a loop).
+    dimension:
+        Number of released coordinates (for the report only).
+    """
+
+    name: str
+    mechanism: Mechanism
+    sensitivity: float
+    sensitivity_norm: str
+    noise_scale: float
+    epsilon: float | None = None
+    delta: float | None = None
+    count: int = 1
+    dimension: int = 1
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.count < 1:
+            raise ValueError("count must be >= 1")
+        if self.mechanism == "gaussian":
+            if not (self.noise_scale > 0 and self.sensitivity >= 0):
+                raise ValueError("a Gaussian step needs noise_scale > 0 and sensitivity >= 0")
+        elif self.epsilon is None or self.epsilon < 0:
+            raise ValueError(f"a {self.mechanism} step needs epsilon >= 0")
+
+    @property
+    def noise_multiplier(self) -> float:
+        """noise_scale / sensitivity (dp-accounting's parametrisation)."""
+        return self.noise_scale / self.sensitivity if self.sensitivity > 0 else math.inf
+
+    @property
+    def mu(self) -> float | None:
+        """GDP parameter of all ``count`` repetitions of a Gaussian step, else None."""
+        if self.mechanism != "gaussian":
+            return None
+        return math.sqrt(self.count) * self.sensitivity / self.noise_scale
+
+    @property
+    def rho(self) -> float | None:
+        """zCDP parameter mu^2/2 of a Gaussian step (Bun & Steinke 2016), else None."""
+        mu = self.mu
+        return None if mu is None else 0.5 * mu * mu
+
+    def describe_privacy(self) -> str:
+        """The step's privacy parameter in words, for reports."""
+        if self.mechanism == "gaussian":
+            return f"mu={self.mu:.4g} (GDP), rho={self.rho:.4g} (zCDP)"
+        total_eps = self.epsilon * self.count
+        total_delta = (self.delta or 0.0) * self.count
+        if total_delta:
+            return f"eps={total_eps:.4g}, delta={total_delta:.3g}"
+        return f"eps={total_eps:.4g}"
+
+
+@dataclass
+class PrivacyLedger:
+    """Budget and record of one fit.
+
+    Parameters
+    ----------
+    epsilon, delta:
+        The fit's budget.  ``epsilon = inf`` means a non-private fit (nothing
+        may be charged at all).
+    """
+
+    epsilon: float
+    delta: float
+    steps: list[PrivacyStep] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def charge(self, step: PrivacyStep) -> None:
+        """Record ``step`` if the composed total stays within budget, else raise.
+
+        Raises
+        ------
+        BudgetExceededError
+            if composing ``step`` with the earlier steps would exceed the budget;
+            the step is not recorded and the caller must not release anything.
+        """
+        with self._lock:
+            candidate = [*self.steps, step]
+            eps, delta = self._total(candidate)
+            if eps > self.epsilon * (1 + _REL_TOL) or delta > self.delta * (1 + _REL_TOL):
+                raise BudgetExceededError(
+                    f"step '{step.name}' would bring this fit's spend to "
+                    f"(epsilon={eps:.6g}, delta={delta:.3g}), above its budget "
+                    f"(epsilon={self.epsilon:.6g}, delta={self.delta:.3g}); nothing was released"
+                )
+            self.steps.append(step)
+
+    def _total(self, steps: list[PrivacyStep]) -> tuple[float, float]:
+        if not steps:
+            return 0.0, 0.0
+        if is_pure(steps):
+            return sum(s.epsilon * s.count for s in steps), 0.0  # type: ignore[operator]
+        return compose_epsilon(steps, self.delta), self.delta
+
+    @property
+    def spent(self) -> tuple[float, float]:
+        """(epsilon, delta) spent so far, composed as tightly as the steps allow."""
+        with self._lock:
+            return self._total(list(self.steps))
+
+    @property
+    def remaining_epsilon(self) -> float:
+        return max(0.0, self.epsilon - self.spent[0])

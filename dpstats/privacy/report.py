@@ -1,0 +1,123 @@
+"""The privacy report attached to every fit."""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from dpstats.privacy.ledger import PrivacyStep
+
+__all__ = ["PrivacyReport"]
+
+
+def _fmt(x: float | None, spec: str = ".4g") -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float) and math.isnan(x):
+        return "-"
+    return format(x, spec)
+
+
+@dataclass(frozen=True)
+class PrivacyReport:
+    """What a fit promised and spent, step by step.
+
+    Attributes
+    ----------
+    method, private:
+        The estimator, and False for the non-private reference ``ols``.
+    epsilon_requested, delta_requested:
+        The budget passed to the fit.
+    epsilon_spent, delta_spent:
+        The composed total of the ledger (never above the request).
+    steps:
+        One :class:`PrivacyStep` per mechanism call.
+    relation:
+        The neighbouring relation the guarantee is for.
+    guarantee:
+        ``"worst-case"``, ``"conditional"`` or ``"none"``.
+    composition:
+        How the steps were composed into the total.
+    assumptions, notes:
+        Plain-language conditions of the guarantee, and facts a reader must
+        know (clipping applied, values treated as public, leaks opted into).
+    method_choice:
+        Why ``method="auto"`` picked this method (empty when chosen by name).
+    seeded:
+        True when a seed was given (reproducible noise, for research and tests).
+    """
+
+    method: str
+    private: bool
+    epsilon_requested: float
+    delta_requested: float
+    epsilon_spent: float
+    delta_spent: float
+    steps: tuple[PrivacyStep, ...]
+    relation: str
+    guarantee: str
+    composition: str
+    n: int
+    assumptions: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    method_choice: str = ""
+    seeded: bool = False
+    status: str = "released"
+
+    def steps_frame(self) -> pd.DataFrame:
+        """The steps as a DataFrame (one row per mechanism call)."""
+        rows = [{
+            "step": s.name, "mechanism": s.mechanism, "count": s.count, "dimension": s.dimension,
+            "sensitivity": s.sensitivity, "norm": s.sensitivity_norm, "noise_scale": s.noise_scale,
+            "epsilon": s.epsilon, "delta": s.delta, "mu": s.mu, "rho": s.rho, "privacy": s.describe_privacy(),
+        } for s in self.steps]
+        return pd.DataFrame(rows, columns=["step", "mechanism", "count", "dimension", "sensitivity", "norm",
+                                           "noise_scale", "epsilon", "delta", "mu", "rho", "privacy"])
+
+    def lines(self) -> list[str]:
+        """The report as plain-text lines."""
+        if not self.private:
+            out = ["NOT PRIVATE: method 'ols' is the non-private reference; its output reveals the data."]
+        else:
+            out = [
+                f"Budget requested: epsilon={_fmt(self.epsilon_requested)}, delta={_fmt(self.delta_requested, '.3g')}",
+                f"Budget spent:     epsilon={_fmt(self.epsilon_spent)}, delta={_fmt(self.delta_spent, '.3g')}"
+                f" ({self.composition})",
+                f"Guarantee: {self.guarantee} ({self.relation}; n={self.n} is public)",
+            ]
+        if self.method_choice:
+            out.append(f"Method choice: {self.method_choice}")
+        for i, s in enumerate(self.steps, 1):
+            rep = f" x{s.count}" if s.count > 1 else ""
+            out.append(f"  step {i}: {s.name} [{s.mechanism}{rep}] sensitivity={_fmt(s.sensitivity)} ({s.sensitivity_norm}),"
+                       f" noise scale={_fmt(s.noise_scale)}, {s.describe_privacy()}")
+        out += [f"Assumption: {a}" for a in self.assumptions]
+        out += [f"Note: {n}" for n in self.notes]
+        out.append("Random source: " + ("seeded generator (reproducible; for research and tests only)"
+                                        if self.seeded else "fresh operating-system entropy"))
+        if self.status != "released":
+            out.append(f"Status: {self.status}")
+        return out
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+    def _repr_html_(self) -> str:
+        items = "".join(f"<li>{html.escape(line)}</li>" for line in self.lines())
+        return f"<div class='dpstats-privacy'><b>Privacy report ({html.escape(self.method)})</b><ul>{items}</ul></div>"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dictionary."""
+        return {
+            "method": self.method, "private": self.private,
+            "epsilon_requested": self.epsilon_requested, "delta_requested": self.delta_requested,
+            "epsilon_spent": self.epsilon_spent, "delta_spent": self.delta_spent,
+            "relation": self.relation, "guarantee": self.guarantee, "composition": self.composition,
+            "n": self.n, "assumptions": list(self.assumptions), "notes": list(self.notes),
+            "method_choice": self.method_choice, "seeded": self.seeded, "status": self.status,
+            "steps": self.steps_frame().drop(columns=["privacy"]).to_dict(orient="records"),
+        }

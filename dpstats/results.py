@@ -1,0 +1,235 @@
+"""DPRegressionResults: what a private fit returns (statsmodels-style).
+
+Mirrors :class:`statsmodels.regression.linear_model.RegressionResults` where
+that makes sense (``params``, ``bse``, ``conf_int``, ``predict``, ``nobs``,
+``df_model``, ``summary``), plus ``privacy`` and ``error_bounds``.  A
+quantity the method cannot provide privately is unavailable with the reason,
+never computed non-privately from the data: the results object does not even
+hold the data.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from statsmodels.iolib.summary import Summary
+from statsmodels.iolib.table import SimpleTable
+
+from dpstats.errors import DPStatsError
+from dpstats.formula import design_matrix_for_prediction
+from dpstats.privacy.report import PrivacyReport
+from dpstats.theory import ErrorBounds
+
+__all__ = ["DPRegressionResults", "InferenceUnavailableError"]
+
+
+class InferenceUnavailableError(DPStatsError, AttributeError):
+    """The method provides no private standard errors / intervals (the message says why)."""
+
+
+@dataclass
+class DPRegressionResults:
+    """Results of :func:`dpstats.dp_ols`.
+
+    Attributes
+    ----------
+    params : pandas.Series
+        Released coefficients, indexed by the design column names.
+    privacy : PrivacyReport
+        Budget requested and spent, step by step, and the guarantee.
+    error_bounds : ErrorBounds
+        What the minimax theory says at this n, d, epsilon, delta.
+    nobs, df_model, df_resid : public facts of the design.
+    method, formula, response_name : what was fitted.
+    info : dict
+        Released or public by-products of the fit (e.g. AdaSSP's ridge).
+    """
+
+    params: pd.Series
+    privacy: PrivacyReport
+    error_bounds: ErrorBounds
+    nobs: int
+    df_model: int
+    df_resid: int
+    method: str
+    formula: str
+    response_name: str
+    design_info: Any
+    info: dict[str, Any]
+    _bse: np.ndarray | None = None
+    _bse_reason: str = ""
+    _cov: np.ndarray | None = None
+    _tdist_df: int | None = None
+
+    # -- inference -----------------------------------------------------------------
+    @property
+    def inference_available(self) -> bool:
+        return self._bse is not None
+
+    def _require_inference(self) -> np.ndarray:
+        if self._bse is None:
+            raise InferenceUnavailableError(
+                f"standard errors are not available for method '{self.method}': {self._bse_reason}")
+        return self._bse
+
+    @property
+    def bse(self) -> pd.Series:
+        """Standard errors (raises InferenceUnavailableError with the reason when not provided)."""
+        return pd.Series(self._require_inference(), index=self.params.index, name="bse")
+
+    @property
+    def tvalues(self) -> pd.Series:
+        return pd.Series(self.params.to_numpy() / self._require_inference(), index=self.params.index)
+
+    @property
+    def pvalues(self) -> pd.Series:
+        t = self.tvalues.to_numpy()
+        p = 2 * (stats.t.sf(np.abs(t), self._tdist_df) if self._tdist_df else stats.norm.sf(np.abs(t)))
+        return pd.Series(p, index=self.params.index)
+
+    def cov_params(self) -> pd.DataFrame:
+        if self._cov is None:
+            self._require_inference()
+            raise InferenceUnavailableError(f"no covariance matrix for method '{self.method}'")
+        return pd.DataFrame(self._cov, index=self.params.index, columns=self.params.index)
+
+    def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
+        """(1 - alpha) confidence intervals, columns 0 and 1 as in statsmodels."""
+        if not 0 < alpha < 1:
+            raise ValueError("alpha must lie in (0, 1)")
+        bse = self._require_inference()
+        q = stats.t.ppf(1 - alpha / 2, self._tdist_df) if self._tdist_df else stats.norm.ppf(1 - alpha / 2)
+        p = self.params.to_numpy()
+        return pd.DataFrame({0: p - q * bse, 1: p + q * bse}, index=self.params.index)
+
+    @property
+    def rsquared(self) -> float:
+        if "rsquared" in self.info and not self.privacy.private:
+            return float(self.info["rsquared"])
+        raise InferenceUnavailableError(
+            f"R^2 is not released by method '{self.method}': it needs the residual and total sums of squares, "
+            "which would cost extra privacy budget")
+
+    # -- prediction ----------------------------------------------------------------
+    def predict(self, newdata: Any = None) -> pd.Series:
+        """Predictions X_new @ params, with the design built by the stored design_info.
+
+        ``newdata`` is required: in-sample fitted values would need the private
+        data, which the results object does not hold.  An unseen factor level is
+        an :class:`~dpstats.errors.UnseenLevelError`.
+        """
+        if newdata is None:
+            raise ValueError("predict needs newdata: in-sample fitted values would reveal the private data, "
+                             "which the results object does not keep")
+        X = design_matrix_for_prediction(self.design_info, newdata)
+        index = newdata.index if isinstance(newdata, pd.DataFrame) and len(newdata.index) == X.shape[0] else None
+        return pd.Series(X @ self.params.to_numpy(), index=index, name="predicted")
+
+    # -- display --------------------------------------------------------------------
+    def _coef_table(self, alpha: float) -> SimpleTable:
+        lo_name, hi_name = f"[{alpha / 2:g}", f"{1 - alpha / 2:g}]"
+        header = ["coef", "std err", "t" if self._tdist_df else "z", "P>|t|" if self._tdist_df else "P>|z|",
+                  lo_name, hi_name]
+        rows = []
+        if self.inference_available:
+            ci = self.conf_int(alpha).to_numpy()
+            bse, t, p = self._bse, self.tvalues.to_numpy(), self.pvalues.to_numpy()
+            for i, c in enumerate(self.params):
+                rows.append([f"{c:.4g}", f"{bse[i]:.3g}", f"{t[i]:.3f}", f"{p[i]:.3f}", f"{ci[i, 0]:.4g}",
+                             f"{ci[i, 1]:.4g}"])
+        else:
+            rows = [[f"{c:.4g}", "n/a", "n/a", "n/a", "n/a", "n/a"] for c in self.params]
+        return SimpleTable(rows, headers=header, stubs=[str(s) for s in self.params.index],
+                           txt_fmt=_TXT_FMT)
+
+    def _model_table(self) -> SimpleTable:
+        pr = self.privacy
+        private = "yes" if pr.private else "NOT PRIVATE"
+        left = [("Dep. Variable:", self.response_name), ("Method:", self.method), ("Private:", private),
+                ("Guarantee:", pr.guarantee), ("Neighbours:", pr.relation), ("No. Observations:", str(self.nobs)),
+                ("Df Model:", str(self.df_model))]
+        if pr.private:
+            right = [("epsilon requested:", f"{pr.epsilon_requested:.4g}"),
+                     ("epsilon spent:", f"{pr.epsilon_spent:.4g}"),
+                     ("delta requested:", f"{pr.delta_requested:.3g}"), ("delta spent:", f"{pr.delta_spent:.3g}"),
+                     ("Steps:", str(len(pr.steps))), ("Seeded:", "yes" if pr.seeded else "no"), ("", "")]
+        else:
+            right = [("epsilon:", "inf"), ("", ""), ("", ""), ("", ""), ("", ""), ("", ""), ("", "")]
+        rows = [[a[0], a[1], b[0], b[1]] for a, b in zip(left, right)]
+        return SimpleTable(rows, txt_fmt=_TXT_FMT)
+
+    def _privacy_table(self) -> SimpleTable | None:
+        if not self.privacy.steps:
+            return None
+        rows = []
+        for s in self.privacy.steps:
+            scale = "-" if (isinstance(s.noise_scale, float) and math.isnan(s.noise_scale)) else f"{s.noise_scale:.4g}"
+            rows.append([s.name, s.mechanism + (f" x{s.count}" if s.count > 1 else ""),
+                         f"{s.sensitivity:.4g} ({s.sensitivity_norm})", scale, s.describe_privacy()])
+        return SimpleTable(rows, headers=["privacy step", "mechanism", "sensitivity", "noise scale", "privacy"],
+                           txt_fmt=_TXT_FMT)
+
+    def summary(self, alpha: float = 0.05) -> Summary:
+        """A statsmodels :class:`~statsmodels.iolib.summary.Summary` (as_text, as_latex, as_html)."""
+        smry = Summary()
+        title = ("Differentially Private Regression Results" if self.privacy.private
+                 else "OLS Regression Results (NOT PRIVATE)")
+        model = self._model_table()
+        model.title = title
+        smry.tables.append(model)
+        smry.tables.append(self._coef_table(alpha))
+        ptab = self._privacy_table()
+        if ptab is not None:
+            smry.tables.append(ptab)
+        extra = []
+        if not self.inference_available:
+            extra.append(f"Standard errors not available: {self._bse_reason}")
+        elif not self.privacy.private:
+            extra.append("NOT PRIVATE: standard errors computed from the data (classical OLS).")
+        extra += [f"Privacy: {line}" for line in self.privacy.lines()
+                  if line.startswith(("Budget spent", "Guarantee", "Method choice", "Assumption", "Note", "Random"))]
+        extra += [f"Theory: {line}" for line in self.error_bounds.lines()]
+        smry.add_extra_txt(extra)
+        return smry
+
+    def __str__(self) -> str:
+        return str(self.summary())
+
+    def __repr__(self) -> str:
+        tag = "" if self.privacy.private else " NOT PRIVATE"
+        return (f"<DPRegressionResults{tag} method={self.method!r} n={self.nobs} d={len(self.params)} "
+                f"epsilon_spent={self.privacy.epsilon_spent:.4g}>")
+
+    def _repr_html_(self) -> str:
+        return self.summary().as_html() + self.privacy._repr_html_()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dictionary of everything released."""
+        out: dict[str, Any] = {
+            "formula": self.formula, "method": self.method, "nobs": self.nobs,
+            "params": {k: float(v) for k, v in self.params.items()},
+            "privacy": self.privacy.to_dict(),
+            "error_bounds": {k: v for k, v in self.error_bounds.__dict__.items()},
+        }
+        if self.inference_available:
+            out["bse"] = {k: float(v) for k, v in self.bse.items()}
+        else:
+            out["bse_unavailable"] = self._bse_reason
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, default=lambda o: list(o) if isinstance(o, tuple) else str(o))
+
+
+_TXT_FMT = dict(
+    data_fmts=["%s"], empty_cell="", colwidths=None, colsep="  ", row_pre="", row_post="",
+    table_dec_above="=", table_dec_below="=", header_dec_below="-", header_fmt="%s",
+    stub_fmt="%s", title_align="c", header_align="r", data_aligns="r", stubs_align="l", fmt="txt",
+)
+
