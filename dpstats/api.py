@@ -28,6 +28,7 @@ from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import make_rng
 from dpstats.privacy.report import PrivacyReport
 from dpstats.results import DPRegressionResults
+from dpstats.scaling import PublicScaling
 from dpstats.theory import error_bounds
 from dpstats.validation import check_privacy_parameters
 
@@ -58,6 +59,7 @@ def dp_ols(
     levels: Mapping[str, Sequence[Any]] | None = None,
     missing: str = "raise",
     allow_data_levels: bool = False,
+    rescale: bool = True,
     **options: Any,
 ) -> DPRegressionResults:
     """Fit a linear regression with differential privacy from an R-style formula.
@@ -93,6 +95,12 @@ def dp_ols(
         public, and the report says so).
     allow_data_levels:
         Accept factor levels read from the data; reported as a leak.
+    rescale:
+        When every column and the response have declared bounds, centre and
+        scale them to [-1, 1] with those public numbers before fitting and map
+        the coefficients back (post-processing; see :mod:`dpstats.scaling`).
+        This usually improves private fits a lot; ``False`` fits on the raw
+        design.
     **options:
         Method-specific options (e.g. ``rho=`` for adassp).
 
@@ -120,12 +128,21 @@ def dp_ols(
         choice = "epsilon=inf: the non-private reference 'ols' (NOT PRIVATE)"
     _check_shape(spec, design)
     data_bounds = design.data_bounds() if spec.needs_bounds else None
+    intercept_index = design.column_names.index("Intercept") if design.has_intercept else None
+    if "intercept_index" in spec.options:
+        options = {**options, "intercept_index": intercept_index}
+    X, y, scaling = design.X, design.y, None
+    if rescale and spec.private and not design.missing_bounds:
+        scaling = PublicScaling.from_bounds(design.data_bounds(), intercept_index)
+        X, y = scaling.transform(X, y)
+        if data_bounds is not None:
+            data_bounds = scaling.transform_bounds(data_bounds)
 
     rng, seeded = make_rng(random_state)
     ledger = PrivacyLedger(eps, dlt if spec.private else 0.0)
     token = accountant.reserve(eps, dlt, label=f"{spec.name}: {formula}") if (accountant and spec.private) else None
     try:
-        fitted = spec.fit(design.X, design.y, ledger=ledger, rng=rng, bounds=data_bounds, **options)
+        fitted = spec.fit(X, y, ledger=ledger, rng=rng, bounds=data_bounds, **options)
         params = np.asarray(fitted.params, dtype=float)
         if params.shape != (design.d,) or not np.all(np.isfinite(params)):
             raise DPStatsError(f"method '{spec.name}' produced non-finite coefficients; nothing is returned "
@@ -142,9 +159,21 @@ def dp_ols(
     if token is not None:
         accountant.settle(token, spent_eps, spent_delta)  # type: ignore[union-attr]
 
-    report = _report(spec, design, ledger, eps, dlt, choice, seeded, fitted.assumptions, fitted.notes,
-                     data_bounds is not None)
+    notes = list(fitted.notes)
+    cov = fitted.info.get("cov_params")
     bse = None if fitted.bse is None else np.asarray(fitted.bse, dtype=float)
+    bse_reason = fitted.bse_unavailable_reason
+    if scaling is not None:
+        params = scaling.params_back(params)
+        notes.append("the design and response were centred and scaled to [-1, 1] by the declared bounds (public) "
+                     "before fitting; the coefficients were mapped back (post-processing)")
+        if cov is not None:
+            cov = scaling.cov_back(np.asarray(cov, dtype=float))
+            bse = np.sqrt(np.diag(cov))
+        elif bse is not None:
+            bse, bse_reason = None, "the method gave standard errors without a covariance matrix to rescale"
+    report = _report(spec, design, ledger, eps, dlt, choice, seeded, fitted.assumptions, notes,
+                     data_bounds is not None)
     return DPRegressionResults(
         params=pd.Series(params, index=design.column_names, name="coef"),
         privacy=report,
@@ -152,7 +181,7 @@ def dp_ols(
         nobs=design.n, df_model=design.d - int(design.has_intercept), df_resid=design.n - design.d,
         method=spec.name, formula=formula, response_name=design.response_name, design_info=design.design_info,
         info={k: v for k, v in fitted.info.items() if k != "cov_params"},
-        _bse=bse, _bse_reason=fitted.bse_unavailable_reason, _cov=fitted.info.get("cov_params"),
+        _bse=bse, _bse_reason=bse_reason, _cov=cov,
         _tdist_df=fitted.info.get("tdist_df"),
     )
 
