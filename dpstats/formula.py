@@ -162,12 +162,11 @@ def _apply_levels(df: pd.DataFrame, levels: Mapping[str, Sequence[Any]] | None) 
         if len(lv) == 0 or len(set(lv)) != len(lv):
             raise FormulaError(f"levels for '{var}' must be a non-empty list of distinct values")
         col = df[var]
-        cat = pd.Categorical(col, categories=lv)
-        if bool(np.any(np.asarray(pd.isna(cat)) & ~np.asarray(pd.isna(col)))):
+        if not bool((col.isin(lv) | col.isna()).all()):
             raise FormulaError(
                 f"variable '{var}' has values outside its declared levels (the declared schema is violated). "
                 "Fix the data or the declared levels; no budget was spent.")
-        df[var] = cat
+        df[var] = pd.Categorical(col, categories=lv)
     return df
 
 
@@ -264,7 +263,7 @@ def build_design(
         var = fvars[0] if fvars else factor.code
         raise UndeclaredLevelsError(
             f"the levels of '{factor.code}' would be read from the private data (which values occur is itself "
-            f"private). Declare them: write C({var}, levels=['a', 'b', ...]) in the formula, pass "
+            f"private). Declare them: write C({var}, levels=['level1', 'level2', ...]) in the formula, pass "
             f"levels={{'{var}': [...]}}, or give the column a pandas Categorical dtype with the public "
             "categories. allow_data_levels=True accepts the leak and names it in the report.")
 

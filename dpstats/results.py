@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -132,7 +132,7 @@ class DPRegressionResults:
         return pd.Series(X @ self.params.to_numpy(), index=index, name="predicted")
 
     # -- display --------------------------------------------------------------------
-    def _coef_table(self, alpha: float) -> SimpleTable:
+    def _coef_table(self, alpha: float, esc: Callable[[str], str] = str) -> SimpleTable:
         lo_name, hi_name = f"[{alpha / 2:g}", f"{1 - alpha / 2:g}]"
         header = ["coef", "std err", "t" if self._tdist_df else "z", "P>|t|" if self._tdist_df else "P>|z|",
                   lo_name, hi_name]
@@ -145,14 +145,15 @@ class DPRegressionResults:
                              f"{ci[i, 1]:.4g}"])
         else:
             rows = [[f"{c:.4g}", "n/a", "n/a", "n/a", "n/a", "n/a"] for c in self.params]
-        return SimpleTable(rows, headers=header, stubs=[str(s) for s in self.params.index],
-                           txt_fmt=_TXT_FMT)
+        return SimpleTable([[esc(c) for c in r] for r in rows], headers=[esc(h) for h in header],
+                           stubs=[esc(str(s)) for s in self.params.index], txt_fmt=_TXT_FMT)
 
-    def _model_table(self) -> SimpleTable:
+    def _model_table(self, esc: Callable[[str], str] = str) -> SimpleTable:
         pr = self.privacy
         private = "yes" if pr.private else "NOT PRIVATE"
         left = [("Dep. Variable:", self.response_name), ("Method:", self.method), ("Private:", private),
-                ("Guarantee:", pr.guarantee), ("Neighbours:", pr.relation), ("No. Observations:", str(self.nobs)),
+                ("Guarantee:", self._guarantee_kind()), ("Neighbours:", self._relation_kind()),
+                ("No. Observations:", str(self.nobs)),
                 ("Df Model:", str(self.df_model))]
         if pr.private:
             right = [("epsilon requested:", f"{pr.epsilon_requested:.4g}"),
@@ -161,10 +162,17 @@ class DPRegressionResults:
                      ("Steps:", str(len(pr.steps))), ("Seeded:", "yes" if pr.seeded else "no"), ("", "")]
         else:
             right = [("epsilon:", "inf"), ("", ""), ("", ""), ("", ""), ("", ""), ("", ""), ("", "")]
-        rows = [[a[0], a[1], b[0], b[1]] for a, b in zip(left, right)]
+        rows = [[esc(a[0]), esc(a[1]), esc(b[0]), esc(b[1])] for a, b in zip(left, right)]
         return SimpleTable(rows, txt_fmt=_TXT_FMT)
 
-    def _privacy_table(self) -> SimpleTable | None:
+    def _guarantee_kind(self) -> str:
+        g = self.privacy.guarantee
+        return g.split(" ", 1)[0].split(":")[0].lower() if self.privacy.private else "none"
+
+    def _relation_kind(self) -> str:
+        return self.privacy.relation.split(" ", 1)[0] if self.privacy.private else "-"
+
+    def _privacy_table(self, esc: Callable[[str], str] = str) -> SimpleTable | None:
         if not self.privacy.steps:
             return None
         rows = []
@@ -172,21 +180,22 @@ class DPRegressionResults:
             scale = "-" if (isinstance(s.noise_scale, float) and math.isnan(s.noise_scale)) else f"{s.noise_scale:.4g}"
             rows.append([s.name, s.mechanism + (f" x{s.count}" if s.count > 1 else ""),
                          f"{s.sensitivity:.4g} ({s.sensitivity_norm})", scale, s.describe_privacy()])
-        return SimpleTable(rows, headers=["privacy step", "mechanism", "sensitivity", "noise scale", "privacy"],
+        return SimpleTable([[esc(c) for c in r] for r in rows],
+                           headers=["privacy step", "mechanism", "sensitivity", "noise scale", "privacy"],
                            txt_fmt=_TXT_FMT)
 
-    def summary(self, alpha: float = 0.05) -> Summary:
-        """A statsmodels :class:`~statsmodels.iolib.summary.Summary` (as_text, as_latex, as_html)."""
-        smry = Summary()
-        title = ("Differentially Private Regression Results" if self.privacy.private
-                 else "OLS Regression Results (NOT PRIVATE)")
-        model = self._model_table()
-        model.title = title
-        smry.tables.append(model)
-        smry.tables.append(self._coef_table(alpha))
-        ptab = self._privacy_table()
+    def _title(self) -> str:
+        return ("Differentially Private Regression Results" if self.privacy.private
+                else "OLS Regression Results (NOT PRIVATE)")
+
+    def _tables(self, alpha: float, esc: Callable[[str], str] = str) -> list[SimpleTable]:
+        tables = [self._model_table(esc), self._coef_table(alpha, esc)]
+        ptab = self._privacy_table(esc)
         if ptab is not None:
-            smry.tables.append(ptab)
+            tables.append(ptab)
+        return tables
+
+    def _extra_lines(self) -> list[str]:
         extra = []
         if not self.inference_available:
             extra.append(f"Standard errors not available: {self._bse_reason}")
@@ -195,7 +204,23 @@ class DPRegressionResults:
         extra += [f"Privacy: {line}" for line in self.privacy.lines()
                   if line.startswith(("Budget spent", "Guarantee", "Method choice", "Assumption", "Note", "Random"))]
         extra += [f"Theory: {line}" for line in self.error_bounds.lines()]
-        smry.add_extra_txt(extra)
+        return extra
+
+    def summary(self, alpha: float = 0.05) -> "DPSummary":
+        """A statsmodels-style :class:`~statsmodels.iolib.summary.Summary` (as_text, as_latex, as_html).
+
+        ``as_latex()`` returns a complete, paper-ready ``table`` environment
+        (booktabs rules, caption, label, notes), with LaTeX special characters
+        escaped.
+        """
+        smry = DPSummary()
+        tables = self._tables(alpha)
+        tables[0].title = self._title()
+        smry.tables.extend(tables)
+        smry.add_extra_txt(self._extra_lines())
+        smry.latex_tables = self._tables(alpha, esc=latex_escape)
+        smry.latex_title = self._title()
+        smry.latex_notes = [latex_escape(line).replace("_", r"\_") for line in self._extra_lines()]
         return smry
 
     def __str__(self) -> str:
@@ -225,6 +250,34 @@ class DPRegressionResults:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, default=lambda o: list(o) if isinstance(o, tuple) else str(o))
+
+
+def latex_escape(text: str) -> str:
+    """Escape LaTeX special characters except ``_``, which statsmodels' table writer escapes itself."""
+    out = []
+    for ch in str(text):
+        out.append(_LATEX.get(ch, ch))
+    return "".join(out)
+
+
+_LATEX = {"{": r"\{", "}": r"\}", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}", "&": r"\&",
+          "%": r"\%", "#": r"\#", "$": r"\$", "|": r"\textbar{}", "<": r"\textless{}", ">": r"\textgreater{}",
+          "\\": r"\textbackslash{}"}
+
+
+class DPSummary(Summary):
+    """statsmodels Summary whose ``as_latex`` is a complete, escaped LaTeX table."""
+
+    latex_tables: list[SimpleTable]
+    latex_title: str
+    latex_notes: list[str]
+
+    def as_latex(self, label: str = "tab:dpstats") -> str:  # type: ignore[override]
+        body = "\n".join(t.as_latex_tabular(center=False) for t in self.latex_tables)
+        notes = " \\\\\n".join(self.latex_notes)
+        return ("\\begin{table}[htbp]\n\\centering\n\\caption{" + self.latex_title + "}\n\\label{" + label
+                + "}\n" + body + "\n\\par\\smallskip\n{\\footnotesize\\raggedright " + notes + "\\par}\n"
+                + "\\end{table}\n")
 
 
 _TXT_FMT = dict(

@@ -1,0 +1,271 @@
+"""dp_ols end to end: bad input spends nothing, formula features, predict, summary formats, accountant."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpstats
+from dpstats.errors import (
+    BudgetExceededError, DataTypeError, InsufficientDataError, InvalidPrivacyParameterError, MethodOptionError,
+    MissingBoundsError, MissingDataError, SingularDesignError, UndeclaredLevelsError, UnknownColumnError,
+    UnknownMethodError, UnseenLevelError,
+)
+from dpstats.methods import available_methods
+
+LEVELS = ["a", "b", "c"]
+BOUNDS = {"x1": (0, 10), "x2": (-3, 3), "y": (-60, 60)}
+
+
+def make_data(n: int = 2000, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    g = rng.choice(LEVELS, n)
+    x1 = rng.uniform(0, 10, n)
+    x2 = rng.normal(0, 1, n).clip(-3, 3)
+    eff = pd.Series(g).map({"a": 0.0, "b": 2.0, "c": -1.0}).to_numpy()
+    y = 1.0 + 2.0 * x1 - 3.0 * x2 + eff + rng.normal(0, 1, n)
+    return pd.DataFrame({"y": y, "x1": x1, "x2": x2, "g": pd.Categorical(g, categories=LEVELS)})
+
+
+FORMULA = "y ~ x1 + x2 + C(g)"
+
+
+@pytest.fixture
+def acct():
+    return dpstats.PrivacyAccountant(epsilon=5.0, delta=1e-5)
+
+
+def _unchanged(acct: dpstats.PrivacyAccountant) -> bool:
+    return acct.spent == (0.0, 0.0) and acct.remaining == (5.0, 1e-5) and not acct.history
+
+
+BAD_CALLS = [
+    (dict(epsilon=0.0), InvalidPrivacyParameterError),
+    (dict(epsilon=-1.0), InvalidPrivacyParameterError),
+    (dict(epsilon=float("nan")), InvalidPrivacyParameterError),
+    (dict(epsilon="1"), InvalidPrivacyParameterError),
+    (dict(delta=0.0), InvalidPrivacyParameterError),
+    (dict(delta=1.0), InvalidPrivacyParameterError),
+    (dict(delta=-1e-6), InvalidPrivacyParameterError),
+    (dict(method="nope"), UnknownMethodError),
+    (dict(method="ssp", rho=0.1), MethodOptionError),
+    (dict(method="ols"), InvalidPrivacyParameterError),  # ols needs epsilon=inf
+    (dict(method="ssp", epsilon=float("inf")), InvalidPrivacyParameterError),
+    (dict(method="ssp", bounds={"x1": (0, 10)}), MissingBoundsError),
+    (dict(formula="y ~ x1 + missing_col"), UnknownColumnError),
+    (dict(formula="y ~ x1 + C(h)"), UndeclaredLevelsError),
+    (dict(formula="h ~ x1"), DataTypeError),
+]
+
+
+@pytest.mark.parametrize("kwargs,error", BAD_CALLS)
+def test_bad_input_is_a_typed_error_and_spends_nothing(acct, kwargs, error):
+    df = make_data(300)
+    df["h"] = np.where(df.x1 > 5, "hi", "lo")
+    call = dict(formula=FORMULA, data=df, epsilon=1.0, delta=1e-6, method="adassp", bounds=BOUNDS,
+                accountant=acct, random_state=0)
+    call.update(kwargs)
+    with pytest.raises(error):
+        dpstats.dp_ols(**call)
+    assert _unchanged(acct)
+
+
+def test_missing_values_refused_and_spend_nothing(acct):
+    df = make_data(300)
+    df.loc[5, "x2"] = np.nan
+    with pytest.raises(MissingDataError):
+        dpstats.dp_ols(FORMULA, df, 1.0, bounds=BOUNDS, accountant=acct)
+    assert _unchanged(acct)
+    res = dpstats.dp_ols(FORMULA, df, 1.0, bounds=BOUNDS, accountant=acct, missing="drop", random_state=0)
+    assert res.nobs == 299
+    assert any("treated as public" in n for n in res.privacy.notes)
+
+
+def test_more_columns_than_rows_is_singular_by_construction(acct):
+    df = make_data(4)
+    with pytest.raises(SingularDesignError):
+        dpstats.dp_ols("y ~ x1 + x2 + C(g) + x1:x2", df, 1.0, method="ssp", bounds=BOUNDS, accountant=acct)
+    assert _unchanged(acct)
+
+
+def test_too_few_rows_for_the_method(acct):
+    df = make_data(5)
+    with pytest.raises(InsufficientDataError):
+        dpstats.dp_ols(FORMULA, df, 1.0, method="adassp", bounds=BOUNDS, accountant=acct)
+    assert _unchanged(acct)
+
+
+def test_data_dependent_singularity_is_not_an_error():
+    # x2 is identically zero in the data: a rank check would leak that; the estimator handles it
+    df = make_data(500).assign(x2=0.0)
+    res = dpstats.dp_ols(FORMULA, df, 1.0, method="ssp", bounds=BOUNDS, random_state=1)
+    assert np.all(np.isfinite(res.params))
+    res = dpstats.dp_ols(FORMULA, df, 1.0, method="adassp", bounds=BOUNDS, random_state=1)
+    assert np.all(np.isfinite(res.params))
+
+
+def test_privacy_report_contents():
+    res = dpstats.dp_ols(FORMULA, make_data(), 1.0, 1e-6, method="adassp", bounds=BOUNDS, random_state=3)
+    pr = res.privacy
+    assert pr.private and pr.guarantee.startswith("worst-case")
+    assert pr.epsilon_spent <= pr.epsilon_requested + 1e-12 and pr.delta_spent <= pr.delta_requested
+    assert pr.epsilon_spent == pytest.approx(1.0, rel=1e-6)
+    assert [s.name for s in pr.steps] == ["noisy lambda_min(X^T X)", "noisy X^T X", "noisy X^T y"]
+    assert all(s.mechanism == "gaussian" and s.noise_scale > 0 and s.sensitivity > 0 for s in pr.steps)
+    assert "replace-one" in pr.relation and pr.n == 2000 and pr.seeded
+    text = str(pr)
+    assert "clipped" in text and "how many rows were clipped is private" in text
+    frame = pr.steps_frame()
+    assert list(frame["step"]) == [s.name for s in pr.steps]
+    assert pr.to_dict()["epsilon_spent"] == pr.epsilon_spent
+
+
+def test_unseeded_fit_uses_os_entropy_and_says_so():
+    df = make_data(500)
+    a = dpstats.dp_ols(FORMULA, df, 1.0, method="ssp", bounds=BOUNDS)
+    b = dpstats.dp_ols(FORMULA, df, 1.0, method="ssp", bounds=BOUNDS)
+    assert not a.privacy.seeded and "operating-system entropy" in str(a.privacy)
+    assert not np.allclose(a.params, b.params)
+
+
+def test_seed_reproduces_and_different_seeds_differ():
+    df = make_data(500)
+    a = dpstats.dp_ols(FORMULA, df, 1.0, method="ssp", bounds=BOUNDS, random_state=7)
+    b = dpstats.dp_ols(FORMULA, df, 1.0, method="ssp", bounds=BOUNDS, random_state=7)
+    c = dpstats.dp_ols(FORMULA, df, 1.0, method="ssp", bounds=BOUNDS, random_state=8)
+    pd.testing.assert_series_equal(a.params, b.params)
+    assert not np.allclose(a.params, c.params)
+
+
+@pytest.mark.parametrize("method", ["ssp", "adassp"])
+def test_utility_close_to_ols_at_large_n_and_epsilon(method):
+    # n = 1e5, epsilon = 10: privacy noise is small next to sampling error
+    df = make_data(100_000, seed=11)
+    ols = dpstats.dp_ols(FORMULA, df, float("inf"), method="ols")
+    res = dpstats.dp_ols(FORMULA, df, 10.0, 1e-6, method=method, bounds=BOUNDS, random_state=5)
+    # tolerance: 5 OLS standard errors per coefficient plus 2% of the coefficient scale
+    tol = 5 * ols.bse + 0.02 * np.abs(ols.params).max()
+    assert np.all(np.abs(res.params - ols.params) <= tol), (res.params - ols.params) / ols.bse
+
+
+def test_ols_is_labelled_not_private_everywhere():
+    res = dpstats.dp_ols(FORMULA, make_data(500), float("inf"), method="ols")
+    assert not res.privacy.private
+    assert "NOT PRIVATE" in res.summary().as_text()
+    assert "NOT PRIVATE" in res.summary().as_latex()
+    assert "NOT PRIVATE" in res.summary().as_html()
+    assert "NOT PRIVATE" in repr(res) and "NOT PRIVATE" in str(res.privacy)
+    # classical inference is available for the non-private reference, and matches statsmodels
+    import statsmodels.formula.api as smf
+    sm = smf.ols(FORMULA, make_data(500)).fit()
+    np.testing.assert_allclose(res.params, sm.params, rtol=1e-10)
+    np.testing.assert_allclose(res.bse, sm.bse, rtol=1e-8)
+    np.testing.assert_allclose(res.conf_int(), sm.conf_int(), rtol=1e-8)
+
+
+def test_auto_with_epsilon_inf_is_ols_and_says_so():
+    res = dpstats.dp_ols(FORMULA, make_data(300), float("inf"))
+    assert res.method == "ols" and "NOT PRIVATE" in res.privacy.method_choice
+
+
+def test_auto_with_bounds_chooses_from_public_facts():
+    res = dpstats.dp_ols(FORMULA, make_data(), 1.0, bounds=BOUNDS, random_state=0)
+    spec = available_methods()[res.method]
+    assert spec.private and res.privacy.method_choice.startswith("auto chose")
+    assert "n=2000" in res.privacy.method_choice
+
+
+def test_auto_without_bounds():
+    df = make_data(300)
+    bound_free = [s for s in available_methods().values()
+                  if s.private and s.auto_rank is not None and not s.needs_bounds and 300 >= s.min_rows(5)]
+    if bound_free:
+        res = dpstats.dp_ols(FORMULA, df, 1.0, random_state=0)
+        assert not available_methods()[res.method].needs_bounds
+    else:
+        with pytest.raises(MissingBoundsError) as exc:
+            dpstats.dp_ols(FORMULA, df, 1.0)
+        assert "x1" in str(exc.value)
+
+
+def test_interactions_and_transforms_through_the_api():
+    df = make_data(3000)
+    res = dpstats.dp_ols("y ~ x1 * C(g) + np.abs(x2)", df, 2.0, method="ssp", bounds=BOUNDS, random_state=0)
+    assert "x1:C(g)[T.b]" in res.params.index and "np.abs(x2)" in res.params.index
+
+
+def test_predict_through_stored_design():
+    df = make_data(3000)
+    res = dpstats.dp_ols(FORMULA, df, 2.0, method="adassp", bounds=BOUNDS, random_state=0)
+    new = pd.DataFrame({"x1": [1.0, 5.0], "x2": [0.0, 1.0], "g": ["a", "c"]}, index=[10, 20])
+    pred = res.predict(new)
+    X = np.array([[1, 1.0, 0.0, 0, 0], [1, 5.0, 1.0, 0, 1]])
+    # column order: Intercept, C(g)[T.b], C(g)[T.c], x1, x2
+    order = ["Intercept", "C(g)[T.b]", "C(g)[T.c]", "x1", "x2"]
+    manual = np.array([[1, 0, 0, 1.0, 0.0], [1, 0, 1, 5.0, 1.0]]) @ res.params[order].to_numpy()
+    np.testing.assert_allclose(pred.to_numpy(), manual)
+    assert list(pred.index) == [10, 20]
+    with pytest.raises(UnseenLevelError):
+        res.predict(pd.DataFrame({"x1": [1.0], "x2": [0.0], "g": ["zzz"]}))
+    with pytest.raises(ValueError):
+        res.predict()
+    del X
+
+
+def test_summary_renders_in_three_formats():
+    res = dpstats.dp_ols(FORMULA, make_data(), 1.0, method="adassp", bounds=BOUNDS, random_state=0)
+    smry = res.summary()
+    text = smry.as_text()
+    assert "Differentially Private Regression Results" in text and "x1" in text and "noisy X^T y" in text
+    latex = smry.as_latex()
+    assert latex.startswith("\\begin{table}") and latex.rstrip().endswith("\\end{table}")
+    assert "\\toprule" in latex and "\\caption{" in latex
+    assert "X\\textasciicircum{}T" in latex and "^" not in latex.replace("\\textasciicircum{}", "")
+    html = smry.as_html()
+    assert "<table" in html and "x1" in html
+    assert "<table" in res._repr_html_()
+
+
+def test_unavailable_inference_is_explicit():
+    res = dpstats.dp_ols(FORMULA, make_data(), 1.0, method="adassp", bounds=BOUNDS, random_state=0)
+    if res.inference_available:
+        pytest.skip("this method now provides private inference")
+    with pytest.raises(dpstats.InferenceUnavailableError):
+        res.bse
+    with pytest.raises(dpstats.InferenceUnavailableError):
+        res.conf_int()
+    with pytest.raises(dpstats.InferenceUnavailableError):
+        res.rsquared
+    assert "not available" in res.summary().as_text()
+
+
+def test_error_bounds_are_attached():
+    res = dpstats.dp_ols(FORMULA, make_data(), 1.0, 1e-6, method="ssp", bounds=BOUNDS, random_state=0)
+    eb = res.error_bounds
+    assert eb.n == 2000 and eb.d == 5
+    assert eb.statistical_term == pytest.approx(math.sqrt(5 / 2000))
+    assert "Theory" in res.summary().as_text()
+
+
+def test_accountant_across_fits_and_refusal_spends_nothing():
+    df = make_data(500)
+    acct = dpstats.PrivacyAccountant(epsilon=2.0, delta=1e-5)
+    for _ in range(2):
+        dpstats.dp_ols(FORMULA, df, 1.0, 4e-6, method="ssp", bounds=BOUNDS, accountant=acct, random_state=0)
+    spent = acct.spent
+    assert spent[0] == pytest.approx(2.0, rel=1e-6) and spent[1] == pytest.approx(8e-6)
+    with pytest.raises(BudgetExceededError):
+        dpstats.dp_ols(FORMULA, df, 0.1, 1e-7, method="ssp", bounds=BOUNDS, accountant=acct, random_state=0)
+    assert acct.spent == spent and len(acct.history) == 2
+
+
+def test_dict_of_arrays_and_public_rescaling_off():
+    df = make_data(2000)
+    data = {c: df[c].to_numpy() for c in ["y", "x1", "x2"]}
+    res = dpstats.dp_ols("y ~ x1 + x2", data, 5.0, method="ssp", bounds=BOUNDS, random_state=0, rescale=False)
+    assert not any("centred and scaled" in n for n in res.privacy.notes)
+    res2 = dpstats.dp_ols("y ~ x1 + x2", data, 5.0, method="ssp", bounds=BOUNDS, random_state=0)
+    assert any("centred and scaled" in n for n in res2.privacy.notes)

@@ -1,0 +1,210 @@
+"""Formula layer: public design, declared levels, refused stateful transforms, derived bounds."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import patsy
+import pytest
+
+from dpstats.bounds import Interval, IntervalError, interval_of_code
+from dpstats.errors import (
+    DataTypeError, FormulaError, InvalidBoundsError, MissingBoundsError, MissingDataError, StatefulTransformError,
+    UndeclaredLevelsError, UnknownColumnError,
+)
+from dpstats.formula import build_design
+
+ENV = patsy.EvalEnvironment.capture()
+
+
+def frame(n: int = 50, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "y": rng.normal(size=n),
+        "x1": rng.uniform(1, 10, n),
+        "x2": rng.uniform(-2, 2, n),
+        "g": rng.choice(["a", "b", "c"], n),
+        "flag": rng.random(n) > 0.5,
+    })
+
+
+def build(formula, df, **kw):
+    return build_design(formula, df, eval_env=ENV, **kw)
+
+
+def test_numeric_design_matches_patsy():
+    df = frame()
+    d = build("y ~ x1 + x2 + x1:x2", df)
+    y, X = patsy.dmatrices("y ~ x1 + x2 + x1:x2", df)
+    np.testing.assert_allclose(d.X, np.asarray(X))
+    np.testing.assert_allclose(d.y, np.asarray(y)[:, 0])
+    assert d.column_names == ["Intercept", "x1", "x2", "x1:x2"]
+
+
+def test_string_factor_without_declared_levels_is_refused_without_leaking_values():
+    df = frame()
+    with pytest.raises(UndeclaredLevelsError) as exc:
+        build("y ~ x1 + C(g)", df)
+    msg = str(exc.value)
+    assert "levels=" in msg
+    # the message shows how to declare levels but never the values present in the data
+    assert "'b'" not in msg and "'c'" not in msg
+
+
+@pytest.mark.parametrize("how", ["formula", "argument", "categorical"])
+def test_declared_levels_are_used_even_when_a_level_is_absent(how):
+    df = frame()
+    df = df[df.g != "c"]  # level 'c' absent from the data, declared anyway
+    levels = ["a", "b", "c"]
+    if how == "formula":
+        d = build("y ~ C(g, levels=['a', 'b', 'c'])", df)
+    elif how == "argument":
+        d = build("y ~ C(g)", df, levels={"g": levels})
+    else:
+        df = df.assign(g=pd.Categorical(df.g, categories=levels))
+        d = build("y ~ g", df)
+    assert len(d.column_names) == 3  # intercept + 2 dummies: 'c' kept although absent
+    assert any("[T.c]" in c for c in d.column_names)
+
+
+def test_bool_factor_is_public_by_type():
+    d = build("y ~ flag", frame())
+    assert d.column_names == ["Intercept", "flag[T.True]"]
+
+
+def test_allow_data_levels_is_reported_as_a_leak():
+    d = build("y ~ C(g)", frame(), allow_data_levels=True)
+    assert any("LEAK" in n for n in d.notes)
+
+
+def test_values_outside_declared_levels_are_refused_without_echoing_them():
+    df = frame()
+    with pytest.raises(FormulaError) as exc:
+        build("y ~ C(g)", df, levels={"g": ["a", "b"]})
+    assert "'c'" not in str(exc.value)
+    with pytest.raises(FormulaError) as exc:
+        build("y ~ C(g, levels=['a', 'b'])", df)
+    assert "'c'" not in str(exc.value) and "c'" not in str(exc.value)
+
+
+@pytest.mark.parametrize("formula", ["y ~ center(x1)", "y ~ standardize(x1)", "y ~ scale(x1)",
+                                     "y ~ bs(x1, df=4)", "y ~ cr(x1, df=4)"])
+def test_stateful_transforms_are_refused(formula):
+    with pytest.raises(StatefulTransformError):
+        build(formula, frame())
+
+
+def test_spline_with_public_knots_is_accepted_and_bounded():
+    d = build("y ~ bs(x1, knots=[3, 6], lower_bound=1, upper_bound=10)", frame(), bounds={"y": (-5, 5)})
+    b = d.data_bounds()
+    assert np.all(b.column_lo[1:] == 0) and np.all(b.column_hi[1:] == 1)
+
+
+def test_unknown_column_names_available_columns():
+    with pytest.raises(UnknownColumnError) as exc:
+        build("y ~ x1 + nope", frame())
+    assert "nope" in str(exc.value) and "x2" in str(exc.value)
+
+
+def test_non_numeric_response_is_refused():
+    with pytest.raises(DataTypeError):
+        build("g ~ x1", frame())
+
+
+def test_missing_values_refused_by_default_and_dropped_on_request():
+    df = frame()
+    df.loc[3, "x1"] = np.nan
+    with pytest.raises(MissingDataError) as exc:
+        build("y ~ x1", df)
+    assert "x1" in str(exc.value)
+    d = build("y ~ x1", df, missing="drop")
+    assert d.n == len(df) - 1
+    assert any("treated as public" in n for n in d.notes)
+
+
+def test_missing_values_in_unused_columns_are_ignored():
+    df = frame()
+    df["unused"] = np.nan
+    assert build("y ~ x1", df).n == len(df)
+
+
+def test_dict_data_is_accepted():
+    df = frame()
+    d = build("y ~ x1", {k: df[k].to_numpy() for k in ["y", "x1"]})
+    assert d.n == len(df)
+
+
+def test_bounds_derived_through_transforms_and_interactions():
+    bounds = {"x1": (1, 10), "x2": (-2, 2), "y": (-4, 4)}
+    d = build("y ~ np.log(x1) + I(x2**2) + x1:x2 + C(g, levels=['a', 'b', 'c'])", frame(), bounds=bounds)
+    iv = dict(zip(d.column_names, d.column_intervals))
+    assert iv["Intercept"] == Interval(1, 1)
+    assert iv["np.log(x1)"] == Interval(0.0, math.log(10))
+    assert iv["I(x2 ** 2)"] == Interval(0.0, 4.0)
+    assert iv["x1:x2"] == Interval(-20.0, 20.0)
+    assert iv["C(g, levels=['a', 'b', 'c'])[T.b]"] == Interval(0.0, 1.0)
+    b = d.data_bounds()
+    assert b.y_abs == 4
+    expected_norm = math.sqrt(1 + math.log(10) ** 2 + 16 + 400 + 1 + 1)
+    assert b.x_norm == pytest.approx(expected_norm)
+
+
+def test_design_column_bound_overrides_derivation():
+    d = build("y ~ np.exp(x2) + x1", frame(), bounds={"y": (-4, 4), "x1": (1, 10), "x2": (-2, 2),
+                                                      "np.exp(x2)": (0, 5)})
+    iv = dict(zip(d.column_names, d.column_intervals))
+    assert iv["np.exp(x2)"] == Interval(0, 5)  # declared, not exp([-2, 2])
+
+
+def test_missing_bound_is_named():
+    d = build("y ~ np.log(x1) + x2", frame(), bounds={"y": (-4, 4), "x2": (-2, 2)})
+    assert d.missing_bounds == ["np.log(x1)"]
+    with pytest.raises(MissingBoundsError) as exc:
+        d.data_bounds()
+    assert "np.log(x1)" in str(exc.value)
+    d2 = build("y ~ np.log(x1) + x2", frame(), bounds={"y": (-4, 4), "x2": (-2, 2), "np.log(x1)": (0, 3)})
+    assert d2.missing_bounds == []
+
+
+def test_interaction_of_unbounded_terms_is_missing():
+    d = build("y ~ x1:x2", frame(), bounds={"y": (-1, 1), "x1": (1, 10)})
+    assert "x1:x2" in d.missing_bounds
+
+
+@pytest.mark.parametrize("bad", [{"x1": (5, 1)}, {"x1": (0, float("inf"))}, {"x1": "wide"}, {"nope": (0, 1)},
+                                 {"g": (0, 1)}])
+def test_invalid_bounds(bad):
+    with pytest.raises(InvalidBoundsError):
+        build("y ~ x1 + C(g, levels=['a', 'b', 'c'])", frame(), bounds=bad)
+
+
+def test_log_of_interval_reaching_zero_is_not_derivable():
+    with pytest.raises(IntervalError):
+        interval_of_code("np.log(x)", {"x": Interval(0, 5)})
+    assert interval_of_code("np.sqrt(x) * 2 - 1", {"x": Interval(4, 9)}) == Interval(3, 5)
+    assert interval_of_code("1 / x", {"x": Interval(2, 4)}) == Interval(0.25, 0.5)
+    assert interval_of_code("-x ** 3", {"x": Interval(-1, 2)}) == Interval(-8, 1)
+
+
+def test_raw_variables_are_clipped_before_transforms():
+    df = frame()
+    df.loc[0, "x1"] = -3.0  # outside the declared range; log would be NaN without clipping
+    d = build("y ~ np.log(x1)", df, bounds={"x1": (1, 10), "y": (-5, 5)}, clip_variables=True)
+    assert np.isfinite(d.X).all()
+    assert d.X[0, 1] == 0.0
+
+
+def test_non_finite_design_is_refused_naming_the_column():
+    df = frame()
+    df.loc[0, "x1"] = 0.0
+    with pytest.raises(MissingDataError) as exc:
+        build("y ~ np.log(x1)", df)
+    assert "np.log(x1)" in str(exc.value)
+
+
+@pytest.mark.parametrize("formula", ["y", "y ~ ", "y ~ x1 +", "y + x2 ~ x1", "y ~ 0"])
+def test_malformed_formulas(formula):
+    with pytest.raises(FormulaError):
+        build(formula, frame())
