@@ -134,7 +134,7 @@ def dp_ols(
     X, y, scaling = design.X, design.y, None
     if rescale and spec.private and not design.missing_bounds:
         scaling = PublicScaling.from_bounds(design.data_bounds(), intercept_index)
-        X, y = scaling.transform(X, y)
+        X, y = scaling.transform(X, y, inplace=True)  # the design arrays are this call's own
         if data_bounds is not None:
             data_bounds = scaling.transform_bounds(data_bounds)
 

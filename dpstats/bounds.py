@@ -192,7 +192,11 @@ class DataBounds:
 
     def clip(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Clip X column-wise and y to the declared ranges (new arrays; inputs untouched)."""
-        Xc = np.clip(X, self.column_lo, self.column_hi)
+        # one scalar clip to the envelope of all ranges (fast), then the columns with narrower ranges
+        Xc = np.clip(X, self.column_lo.min(), self.column_hi.max())
+        narrower = np.flatnonzero((self.column_lo > self.column_lo.min()) | (self.column_hi < self.column_hi.max()))
+        for j in narrower:
+            np.clip(Xc[:, j], self.column_lo[j], self.column_hi[j], out=Xc[:, j])
         yc = np.clip(y, self.y_lo, self.y_hi)
         return Xc, yc
 

@@ -230,7 +230,9 @@ def build_design(
     df = _apply_levels(df, levels)
 
     if bounds:
-        df = _check_and_clip_raw(df, bounds, variables, clip_variables)
+        transformed = {v for code in [response_code, *factor_codes]
+                       for v in ast_names(code) if v in columns and code.strip() != v}
+        df = _check_and_clip_raw(df, bounds, variables, clip_variables, only=transformed)
 
     na = df[variables].isna().any() if variables else pd.Series(dtype=bool)
     if bool(na.any()):
@@ -243,7 +245,10 @@ def build_design(
         notes.append("rows with missing values were dropped (missing='drop'); the remaining n is treated as public")
 
     try:
-        y_dm, X_dm = patsy.dmatrices(desc, df, eval_env=eval_env, NA_action="raise", return_type="matrix")
+        # missing values were checked above and non-finite results are checked below, so patsy's own
+        # (slow) NA scan is switched off
+        y_dm, X_dm = patsy.dmatrices(desc, df, eval_env=eval_env, return_type="matrix",
+                                     NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
     except patsy.PatsyError as exc:
         raise _sanitised(exc, formula) from None
 
@@ -313,7 +318,11 @@ def _sanitised(exc: patsy.PatsyError, formula: str) -> Exception:
 
 
 def _check_and_clip_raw(df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]],
-                        variables: list[str], clip: bool) -> pd.DataFrame:
+                        variables: list[str], clip: bool, only: set[str]) -> pd.DataFrame:
+    """Validate bounds on raw variables; clip those that enter a transform (``only``) when ``clip``.
+
+    Variables used bare are clipped later, as design columns.
+    """
     for key, val in bounds.items():
         _as_interval(key, val)
     raw = {k: _as_interval(k, v) for k, v in bounds.items() if k in variables}
@@ -321,10 +330,11 @@ def _check_and_clip_raw(df: pd.DataFrame, bounds: Mapping[str, tuple[float, floa
         if not _is_numeric(df[k]):
             raise InvalidBoundsError(f"bounds were given for '{k}', which is not numeric; factors are bounded "
                                      "automatically")
-    if not clip or not raw:
+    to_clip = {k: iv for k, iv in raw.items() if k in only}
+    if not clip or not to_clip:
         return df
     df = df.copy(deep=False)
-    for k, iv in raw.items():
+    for k, iv in to_clip.items():
         df[k] = np.clip(df[k].to_numpy(dtype=float), iv.lo, iv.hi)
     return df
 

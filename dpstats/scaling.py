@@ -67,9 +67,15 @@ class PublicScaling:
                           y_lo=(bounds.y_lo - self.y_centre) / self.y_scale,
                           y_hi=(bounds.y_hi - self.y_centre) / self.y_scale)
 
-    def transform(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(X', y'): new arrays."""
-        return (X - self.centre) / self.scale, (y - self.y_centre) / self.y_scale
+    def transform(self, X: np.ndarray, y: np.ndarray, inplace: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """(X', y'); with ``inplace`` the float arrays X and y are overwritten (saves a copy of the design)."""
+        if not inplace:
+            return (X - self.centre) / self.scale, (y - self.y_centre) / self.y_scale
+        np.subtract(X, self.centre, out=X)
+        np.divide(X, self.scale, out=X)
+        np.subtract(y, self.y_centre, out=y)
+        np.divide(y, self.y_scale, out=y)
+        return X, y
 
     def coefficient_map(self) -> tuple[np.ndarray, np.ndarray]:
         """(A, a) with b = A b' + a for coefficients b' fitted on the rescaled design."""
