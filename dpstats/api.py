@@ -120,6 +120,16 @@ def dp_ols(
     clip = spec.needs_bounds if spec is not None else bool(bounds)
     design = build_design(formula, data, eval_env=patsy.EvalEnvironment.capture(1), bounds=bounds, levels=levels,
                           missing=missing, allow_data_levels=allow_data_levels, clip_variables=clip)
+    return _fit_design(design, spec, method, eps, dlt, formula=formula, accountant=accountant,
+                       random_state=random_state, rescale=rescale, options=options)
+
+
+def _fit_design(design: Design, spec: MethodSpec | None, method: str, eps: float, dlt: float, *, formula: str,
+                accountant: PrivacyAccountant | None, random_state: "int | np.random.Generator | None",
+                rescale: bool, options: Mapping[str, Any]) -> DPRegressionResults:
+    """The pipeline once the public design is built, shared by :func:`dp_ols` and
+    :func:`dpstats.api_arrays.dp_ols_arrays`: choose the method (``spec=None``
+    means auto), reserve the budget, fit, map back, wrap the results."""
     choice = ""
     if spec is None:
         spec, choice = _choose_method(design)
@@ -163,25 +173,32 @@ def dp_ols(
     cov = fitted.info.get("cov_params")
     bse = None if fitted.bse is None else np.asarray(fitted.bse, dtype=float)
     bse_reason = fitted.bse_unavailable_reason
+    draws = None if fitted.draws is None else np.asarray(fitted.draws, dtype=float)
     if scaling is not None:
         params = scaling.params_back(params)
         notes.append("the design and response were centred and scaled to [-1, 1] by the declared bounds (public) "
                      "before fitting; the coefficients were mapped back (post-processing)")
+        if draws is not None:
+            draws = scaling.draws_back(draws)
         if cov is not None:
             cov = scaling.cov_back(np.asarray(cov, dtype=float))
             bse = np.sqrt(np.diag(cov))
-        elif bse is not None:
+        elif bse is not None and draws is None:
             bse, bse_reason = None, "the method gave standard errors without a covariance matrix to rescale"
+    if draws is not None:
+        cov = np.atleast_2d(np.cov(draws, rowvar=False))
+        bse = np.sqrt(np.diag(cov))
     report = _report(spec, design, ledger, eps, dlt, choice, seeded, fitted.assumptions, notes,
-                     data_bounds is not None)
+                     data_bounds is not None, guarantee=fitted.guarantee)
     return DPRegressionResults(
         params=pd.Series(params, index=design.column_names, name="coef"),
         privacy=report,
-        error_bounds=error_bounds(spec.name, design.n, design.d, eps, dlt),
+        error_bounds=error_bounds(spec.name, design.n, design.d, eps, dlt, sparsity=fitted.info.get("sparsity"),
+                                  guarantee=fitted.guarantee or spec.guarantee),
         nobs=design.n, df_model=design.d - int(design.has_intercept), df_resid=design.n - design.d,
         method=spec.name, formula=formula, response_name=design.response_name, design_info=design.design_info,
         info={k: v for k, v in fitted.info.items() if k != "cov_params"},
-        _bse=bse, _bse_reason=bse_reason, _cov=cov,
+        _bse=bse, _bse_reason=bse_reason, _cov=cov, _draws=draws,
         _tdist_df=fitted.info.get("tdist_df"),
     )
 
@@ -242,7 +259,8 @@ def _choose_method(design: Design) -> tuple[MethodSpec, str]:
 
 
 def _report(spec: MethodSpec, design: Design, ledger: PrivacyLedger, eps: float, dlt: float, choice: str,
-            seeded: bool, assumptions: Sequence[str], notes: Sequence[str], clipped: bool) -> PrivacyReport:
+            seeded: bool, assumptions: Sequence[str], notes: Sequence[str], clipped: bool,
+            guarantee: str | None = None) -> PrivacyReport:
     spent_eps, spent_delta = ledger.spent
     all_notes = list(design.notes)
     if clipped:
@@ -251,11 +269,12 @@ def _report(spec: MethodSpec, design: Design, ledger: PrivacyLedger, eps: float,
     all_notes += list(notes)
     composition = ("exact GDP composition of Gaussian releases" if all(s.mechanism == "gaussian" for s in ledger.steps)
                    else "tightest of basic, GDP and PLD composition")
+    kind = guarantee or spec.guarantee  # a fit may override its method's guarantee (an opt-in 'conditional')
     return PrivacyReport(
         method=spec.name, private=spec.private,
         epsilon_requested=eps if spec.private else math.inf, delta_requested=dlt if spec.private else 0.0,
         epsilon_spent=spent_eps if spec.private else math.inf, delta_spent=spent_delta if spec.private else 1.0,
         steps=tuple(ledger.steps), relation=_RELATIONS.get(spec.relation, spec.relation),
-        guarantee=_GUARANTEES.get(spec.guarantee, spec.guarantee), composition=composition, n=design.n,
+        guarantee=_GUARANTEES.get(kind, kind), composition=composition, n=design.n,
         assumptions=tuple(assumptions), notes=tuple(all_notes), method_choice=choice, seeded=seeded,
     )

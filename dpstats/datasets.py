@@ -3,25 +3,46 @@
 Each loader returns a DataFrame whose factors have a pandas Categorical dtype
 with their *public* levels (from the data set's documentation, not from the
 values present), so formulas can use them without declaring levels again.
-``describe(name)`` gives provenance, licence and the documented public ranges
-of the numeric variables, which the examples use as ``bounds=``.
+``describe(name)`` gives provenance, licence and public ranges of the numeric
+variables, which the examples use as ``bounds=``.  For diamonds these are the
+ranges printed in ggplot2's documentation of the data set; for penguins and
+mtcars, whose documentation gives none, they are round ranges from domain
+knowledge (see ``data/README.md``).  A public data set's published ranges are
+fine as bounds for a demonstration; for private data, bounds must come from
+domain knowledge, never from the data.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["load", "list", "describe", "DatasetInfo"]
+from dpstats.errors import DPStatsError
+
+__all__ = ["load", "list", "describe", "DatasetInfo", "UnknownDatasetError"]
 
 _list = list
 
 
+class UnknownDatasetError(DPStatsError, KeyError):
+    """``load``/``describe`` was given a name that is not a bundled data set."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else ""
+
+
 @dataclass(frozen=True)
 class DatasetInfo:
+    """Facts about a bundled data set (all public: from its documentation, not its values).
+
+    ``levels`` are the public factor levels the loader applies as Categorical
+    dtypes; ``documented_ranges`` are public ranges of numeric variables and
+    ``ranges_source`` says where they come from.
+    """
+
     name: str
     file: str
     title: str
@@ -32,6 +53,7 @@ class DatasetInfo:
     documented_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
     example_formula: str = ""
     drop_columns: tuple[str, ...] = ()
+    ranges_source: str = ""
 
 
 _DATASETS: dict[str, DatasetInfo] = {
@@ -47,6 +69,7 @@ _DATASETS: dict[str, DatasetInfo] = {
         documented_ranges={"price": (326, 18823), "carat": (0.2, 5.01), "x": (0, 10.74), "y": (0, 58.9),
                            "z": (0, 31.8), "depth": (43, 79), "table": (43, 95)},
         example_formula="price ~ carat + C(cut) + C(color) + C(clarity) + depth + table",
+        ranges_source="the ranges printed in ggplot2's documentation of the data set (?diamonds)",
     ),
     "penguins": DatasetInfo(
         name="penguins", file="penguins.csv.gz",
@@ -58,6 +81,8 @@ _DATASETS: dict[str, DatasetInfo] = {
         documented_ranges={"body_mass_g": (2000, 7000), "flipper_length_mm": (150, 250),
                            "bill_length_mm": (30, 65), "bill_depth_mm": (12, 24)},
         example_formula="body_mass_g ~ flipper_length_mm + C(species) + C(sex)",
+        ranges_source=("round ranges from domain knowledge of adult Pygoscelis penguins (the data set's "
+                       "documentation gives no ranges); not computed from the data"),
     ),
     "mtcars": DatasetInfo(
         name="mtcars", file="mtcars.csv.gz",
@@ -67,6 +92,8 @@ _DATASETS: dict[str, DatasetInfo] = {
         levels={},
         documented_ranges={"mpg": (5, 40), "wt": (1, 6), "hp": (40, 350)},
         example_formula="mpg ~ wt + hp + C(cyl, levels=[4, 6, 8])",
+        ranges_source=("round ranges from domain knowledge of 1970s production cars (wt in 1000 lbs; R's ?mtcars "
+                       "gives no ranges); not computed from the data"),
     ),
 }
 
@@ -77,10 +104,12 @@ def list() -> _list:  # noqa: A001 - mirrors the documented API dpstats.datasets
 
 
 def describe(name: str) -> DatasetInfo:
-    """Provenance, licence, public levels and documented ranges of a bundled data set."""
-    if name not in _DATASETS:
-        raise KeyError(f"unknown data set {name!r}; bundled: {', '.join(list())}")
-    return _DATASETS[name]
+    """Provenance, licence, public levels and public ranges of a bundled data set (a copy)."""
+    if not isinstance(name, str) or name not in _DATASETS:
+        raise UnknownDatasetError(f"unknown data set {name!r}; bundled: {', '.join(list())}")
+    info = _DATASETS[name]
+    return replace(info, levels={k: _list(v) for k, v in info.levels.items()},
+                   documented_ranges=dict(info.documented_ranges))
 
 
 def _data_file(filename: str):

@@ -74,3 +74,36 @@ class BudgetExceededError(DPStatsError, RuntimeError):
 
 class UnseenLevelError(DPStatsError, ValueError):
     """``predict`` met a factor level that the fitted design does not know."""
+
+
+class IllConditionedDesignError(DPStatsError, RuntimeError):
+    """A private check certified too small a lambda_min(X^T X) to calibrate the release; nothing else was released.
+
+    Raised by ``noisy_ols`` after it has spent part of the budget on the check
+    (a noisy lower bound on the smallest eigenvalue of X^T X).  The refusal is
+    post-processing of that release, so the spend is exactly the check's;
+    ``privacy_spent`` holds it as (epsilon, delta) and the message states it.
+    """
+
+    def __init__(self, message: str, privacy_spent: tuple[float, float]) -> None:
+        super().__init__(message)
+        self.privacy_spent = privacy_spent
+
+
+class PTRFailure(DPStatsError, RuntimeError):
+    """A propose-test-release check refused to release an estimate.
+
+    The test itself was a private release, so its budget is spent: the
+    refusal is not free.  ``privacy_spent`` is the (epsilon, delta) the fit
+    spent before refusing, ``hint`` says in words what makes the test pass
+    more often, and ``noisy_statistic`` / ``threshold`` are the released noisy
+    distance-to-unsafety bound and the value it had to exceed.
+    """
+
+    def __init__(self, message: str, *, privacy_spent: tuple[float, float], hint: str,
+                 noisy_statistic: float | None = None, threshold: float | None = None) -> None:
+        super().__init__(f"{message} {hint}")
+        self.privacy_spent = privacy_spent
+        self.hint = hint
+        self.noisy_statistic = noisy_statistic
+        self.threshold = threshold

@@ -66,6 +66,7 @@ class DPRegressionResults:
     _bse_reason: str = ""
     _cov: np.ndarray | None = None
     _tdist_df: int | None = None
+    _draws: np.ndarray | None = None
 
     # -- inference -----------------------------------------------------------------
     @property
@@ -100,13 +101,31 @@ class DPRegressionResults:
         return pd.DataFrame(self._cov, index=self.params.index, columns=self.params.index)
 
     def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
-        """(1 - alpha) confidence intervals, columns 0 and 1 as in statsmodels."""
+        """(1 - alpha) confidence intervals, columns 0 and 1 as in statsmodels.
+
+        Methods with a parametric bootstrap give basic bootstrap intervals
+        [2 b - q_(1 - alpha/2), 2 b - q_(alpha/2)] of the replicates; the
+        non-private reference gives classical t intervals.
+        """
         if not 0 < alpha < 1:
             raise ValueError("alpha must lie in (0, 1)")
         bse = self._require_inference()
-        q = stats.t.ppf(1 - alpha / 2, self._tdist_df) if self._tdist_df else stats.norm.ppf(1 - alpha / 2)
         p = self.params.to_numpy()
+        if self._draws is not None:
+            q_lo, q_hi = np.quantile(self._draws, [alpha / 2, 1 - alpha / 2], axis=0)
+            return pd.DataFrame({0: 2 * p - q_hi, 1: 2 * p - q_lo}, index=self.params.index)
+        q = stats.t.ppf(1 - alpha / 2, self._tdist_df) if self._tdist_df else stats.norm.ppf(1 - alpha / 2)
         return pd.DataFrame({0: p - q * bse, 1: p + q * bse}, index=self.params.index)
+
+    @property
+    def inference_method(self) -> str:
+        """How the standard errors and intervals were obtained, in words."""
+        if self._draws is not None:
+            return (f"parametric bootstrap on released values ({self._draws.shape[0]} replicates; "
+                    "Ferrando, Wang & Sheldon 2022); basic bootstrap intervals")
+        if self._bse is not None and not self.privacy.private:
+            return "classical OLS (NOT PRIVATE)"
+        return "not available: " + self._bse_reason
 
     @property
     def rsquared(self) -> float:
@@ -193,6 +212,7 @@ class DPRegressionResults:
         ptab = self._privacy_table(esc)
         if ptab is not None:
             tables.append(ptab)
+        tables.append(self.error_bounds.table(esc))
         return tables
 
     def _extra_lines(self) -> list[str]:
@@ -201,9 +221,12 @@ class DPRegressionResults:
             extra.append(f"Standard errors not available: {self._bse_reason}")
         elif not self.privacy.private:
             extra.append("NOT PRIVATE: standard errors computed from the data (classical OLS).")
+        else:
+            extra.append(f"Inference: {self.inference_method}, computed only from released quantities; intervals "
+                         "are for the regression of the clipped data and approximate at small n.")
         extra += [f"Privacy: {line}" for line in self.privacy.lines()
                   if line.startswith(("Budget spent", "Guarantee", "Method choice", "Assumption", "Note", "Random"))]
-        extra += [f"Theory: {line}" for line in self.error_bounds.lines()]
+        extra += [f"Theory: {line}" for line in self.error_bounds.notes()]
         return extra
 
     def summary(self, alpha: float = 0.05) -> "DPSummary":

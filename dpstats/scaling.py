@@ -92,6 +92,11 @@ class PublicScaling:
         A, a = self.coefficient_map()
         return A @ params_scaled + a
 
+    def draws_back(self, draws_scaled: np.ndarray) -> np.ndarray:
+        """Map bootstrap replicates (B, d) of b' to replicates of b."""
+        A, a = self.coefficient_map()
+        return draws_scaled @ A.T + a
+
     def cov_back(self, cov_scaled: np.ndarray) -> np.ndarray:
         A, _ = self.coefficient_map()
         return A @ cov_scaled @ A.T

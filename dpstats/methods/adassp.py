@@ -15,6 +15,11 @@ not used):
 2. X^T X, symmetric noise, sensitivity sqrt(2) B_X^2;
 3. X^T y, sensitivity 2 B_X B_Y.
 
+With ``inference=True`` (default) a fourth release, y^T y (sensitivity B_Y^2),
+takes a share INFERENCE_WEIGHT of mu^2 (the other three keep equal shares),
+and a parametric bootstrap that re-runs steps 1-3 on simulated releases gives
+standard errors and intervals (:mod:`dpstats.inference`).
+
 The ridge is lambda = max(0, s_2 sqrt(d ln(2 d^2 / rho)) - lambda_min~),
 Wang's step 2 written with the noise sd s_2 of release 2 (his formula is the
 same with his s_2 = sqrt(ln(6/delta)) B_X^2 / (epsilon/3)); the estimate
@@ -30,16 +35,20 @@ import numpy as np
 
 from dpstats.bounds import DataBounds
 from dpstats.errors import MethodOptionError
-from dpstats.methods.linalg import solve_noisy_normal_equations
+from dpstats.inference import SufficientStatisticsRelease, parametric_bootstrap
+from dpstats.methods.linalg import psd_projection, solve_noisy_normal_equations
 from dpstats.methods.registry import MethodFit, MethodSpec, register
-from dpstats.methods.ssp import release_gram, release_moment
+from dpstats.methods.ssp import (
+    INFERENCE_WEIGHT, check_inference_options, release_gram, release_moment, release_yty,
+)
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger
-from dpstats.privacy.mechanisms import gaussian_mechanism_mu
+from dpstats.privacy.mechanisms import gaussian_mechanism_mu, post_processing_normal
 
 
 def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
-        bounds: DataBounds | None, rho: float = 0.05, **options: Any) -> MethodFit:
+        bounds: DataBounds | None, rho: float = 0.05, inference: bool = True, bootstrap: int = 1000,
+        **options: Any) -> MethodFit:
     """AdaSSP (Wang 2018, Alg. 2) with exact Gaussian calibration.
 
     Parameters
@@ -47,7 +56,10 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     rho:
         Failure probability of the eigenvalue bound that sets the ridge
         (Wang's rho, default 0.05).
+    inference, bootstrap:
+        As for :func:`dpstats.methods.ssp.fit`.
     """
+    check_inference_options(inference, bootstrap)
     if not (0 < rho < 1):
         raise MethodOptionError("rho must lie in (0, 1)")
     assert bounds is not None, "adassp needs bounds (checked by the API)"
@@ -55,7 +67,8 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     n, d = Xc.shape
     delta = ledger.delta
     mu = gaussian_mu(ledger.epsilon, delta)
-    mu_lam, mu_xx, mu_xy = split_mu(mu, [1.0, 1.0, 1.0])
+    mus = split_mu(mu, [1.0, 1.0, 1.0, INFERENCE_WEIGHT] if inference else [1.0, 1.0, 1.0])
+    mu_lam, mu_xx, mu_xy = mus[:3]
     b2 = bounds.x_norm**2
 
     gram = Xc.T @ Xc
@@ -63,17 +76,37 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     s_lam = b2 / mu_lam
     noisy_lam = gaussian_mechanism_mu(lam_min, l2_sensitivity=b2, mu=mu_lam, rng=rng, ledger=ledger,
                                       name="noisy lambda_min(X^T X)")
-    lam_min_tilde = max(0.0, noisy_lam - s_lam * math.sqrt(math.log(6.0 / delta)))
+    shift = s_lam * math.sqrt(math.log(6.0 / delta))
+    lam_min_tilde = max(0.0, noisy_lam - shift)
 
     sens_xx = math.sqrt(2.0) * b2
     sigma_xx = sens_xx / mu_xx
-    ridge = max(0.0, sigma_xx * math.sqrt(d * math.log(2.0 * d * d / rho)) - lam_min_tilde)
+    ridge_level = sigma_xx * math.sqrt(d * math.log(2.0 * d * d / rho))
+    ridge = max(0.0, ridge_level - lam_min_tilde)
 
-    xx, _ = release_gram(Xc, mu_xx, bounds.x_norm, rng=rng, ledger=ledger)
-    xy = release_moment(Xc, yc, mu_xy, bounds.x_norm, bounds.y_abs, rng=rng, ledger=ledger)
+    xx, _ = release_gram(gram, mu_xx, bounds.x_norm, rng=rng, ledger=ledger)
+    xy, sigma_xy = release_moment(Xc, yc, mu_xy, bounds.x_norm, bounds.y_abs, rng=rng, ledger=ledger)
     params = solve_noisy_normal_equations(xx, xy, ridge=ridge)
-    return MethodFit(params=params, info={"ridge": ridge, "lambda_min_tilde": lam_min_tilde,
-                                          "gram_noise_sd": sigma_xx})
+    info: dict[str, Any] = {"ridge": ridge, "lambda_min_tilde": lam_min_tilde, "gram_noise_sd": sigma_xx}
+    if not inference:
+        return MethodFit(params=params, info=info,
+                         bse_unavailable_reason="inference=False gave the whole budget to the point estimate")
+    yy, sigma_yy = release_yty(yc, mus[3], bounds.y_abs, rng=rng, ledger=ledger)
+    release = SufficientStatisticsRelease(xx, xy, yy, n, sigma_xx, sigma_xy, sigma_yy)
+    lam_q = float(np.linalg.eigvalsh(psd_projection(xx))[0])
+
+    def estimator(gram: np.ndarray, moment: np.ndarray, boot_rng: np.random.Generator) -> np.ndarray:
+        lam = np.maximum(0.0, lam_q + s_lam * post_processing_normal(gram.shape[0], boot_rng) - shift)
+        return solve_noisy_normal_equations(gram, moment, ridge=np.maximum(0.0, ridge_level - lam))
+
+    draws, sigma2 = parametric_bootstrap(release, params, estimator, bootstrap, rng)
+    info["sigma2_hat_scaled"] = sigma2
+    notes: tuple[str, ...] = ()
+    if ridge > 0.1 * lam_min_tilde:
+        notes = ("WARNING: the private ridge is not small next to the certified lambda_min(X^T X), so the "
+                 "estimate is shrunk; the bootstrap corrects the bias only approximately and intervals may "
+                 "under-cover (more rows, a larger epsilon or fewer columns help)",)
+    return MethodFit(params=params, draws=draws, info=info, notes=notes)
 
 
 SPEC = register(MethodSpec(
@@ -83,7 +116,7 @@ SPEC = register(MethodSpec(
     fit=fit,
     needs_bounds=True,
     regimes="bounded data of any n; adapts its ridge to lambda_min(X^T X); the default when bounds are given",
-    options=("rho",),
+    options=("rho", "inference", "bootstrap"),
     theory="adassp",
     auto_rank=10,
 ))

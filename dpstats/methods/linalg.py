@@ -2,28 +2,47 @@
 
 Everything here acts on released (noisy) quantities only, so it is free
 post-processing.  Solves never return NaN: an indefinite or singular noisy
-Gram matrix is repaired deterministically.
+Gram matrix is repaired deterministically.  All functions accept stacks of
+problems (leading batch dimensions) so that a parametric bootstrap can re-run
+an estimator on thousands of simulated releases in one call.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["solve_noisy_normal_equations"]
+__all__ = ["solve_noisy_normal_equations", "psd_projection", "psd_sqrt"]
 
 
-def solve_noisy_normal_equations(gram: np.ndarray, moment: np.ndarray, ridge: float = 0.0,
+def solve_noisy_normal_equations(gram: np.ndarray, moment: np.ndarray, ridge: "float | np.ndarray" = 0.0,
                                  eigen_floor: float = 0.0) -> np.ndarray:
-    """Solve (gram + ridge I) b = moment for a symmetric, possibly indefinite gram.
+    """Solve (gram + ridge I) b = moment for symmetric, possibly indefinite gram (batched).
 
     The eigenvalues of ``gram + ridge I`` are floored at ``eigen_floor`` (a
     projection onto {A : A >= eigen_floor I}); with a zero floor the minimum-
     norm solution is returned on the null space.  Always finite.
+
+    Shapes: gram (..., d, d), moment (..., d), ridge scalar or (...,).
     """
-    d = gram.shape[0]
-    a = 0.5 * (gram + gram.T) + ridge * np.eye(d)
+    g = np.asarray(gram, dtype=float)
+    d = g.shape[-1]
+    a = 0.5 * (g + np.swapaxes(g, -1, -2)) + np.asarray(ridge, dtype=float)[..., None, None] * np.eye(d)
     w, v = np.linalg.eigh(a)
     w = np.maximum(w, eigen_floor)
-    tol = max(float(np.max(np.abs(w))), 1.0) * d * np.finfo(float).eps
+    tol = np.maximum(np.max(np.abs(w), axis=-1, keepdims=True), 1.0) * d * np.finfo(float).eps
     inv = np.where(w > tol, 1.0 / np.where(w > tol, w, 1.0), 0.0)
-    return v @ (inv * (v.T @ moment))
+    coords = np.einsum("...ji,...j->...i", v, np.asarray(moment, dtype=float))
+    return np.einsum("...ij,...j->...i", v, inv * coords)
+
+
+def psd_projection(gram: np.ndarray, floor: float = 0.0) -> np.ndarray:
+    """Nearest (Frobenius) symmetric matrix with eigenvalues >= floor."""
+    g = 0.5 * (gram + np.swapaxes(gram, -1, -2))
+    w, v = np.linalg.eigh(g)
+    return (v * np.maximum(w, floor)[..., None, :]) @ np.swapaxes(v, -1, -2)
+
+
+def psd_sqrt(gram: np.ndarray) -> np.ndarray:
+    """Symmetric square root of a PSD matrix (negative eigenvalues clipped to 0)."""
+    w, v = np.linalg.eigh(0.5 * (gram + gram.T))
+    return (v * np.sqrt(np.maximum(w, 0.0))) @ v.T

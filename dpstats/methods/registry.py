@@ -34,6 +34,10 @@ class MethodFit:
     assumptions: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     info: dict[str, Any] = field(default_factory=dict)
+    draws: np.ndarray | None = None
+    """Bootstrap replicates (B, d) of the estimator, simulated from released values only;
+    when given, standard errors and intervals come from them."""
+    guarantee: str | None = None  # overrides MethodSpec.guarantee for this fit (e.g. an opt-in "conditional")
 
 
 class FitFunction(Protocol):

@@ -9,14 +9,17 @@ bounds, which are enforced by clipping rows of X column-wise and y):
 
 * X^T X: releasing its upper triangle, a replaced row changes it by at most
   ||x x^T - x' x'^T||_F <= sqrt(2) B_X^2 in L2 (with ||x||, ||x'|| <= B_X);
-* X^T y: ||x y - x' y'||_2 <= 2 B_X B_Y.
+* X^T y: ||x y - x' y'||_2 <= 2 B_X B_Y;
+* y^T y (only with ``inference=True``): |y^2 - y'^2| <= B_Y^2.
 
-Both are Gaussian releases.  The (epsilon, delta) budget is converted to a
-GDP parameter mu exactly (Balle & Wang 2018) and split as
-mu_XX = mu_Xy = mu / sqrt(2); GDP composition of Gaussians is exact, so the
-pair is exactly (epsilon, delta)-DP.  The estimate
+All are Gaussian releases.  The (epsilon, delta) budget is converted to a GDP
+parameter mu exactly (Balle & Wang 2018) and split as mu_i = mu sqrt(w_i / sum
+w) with weights 1 : 1 (: INFERENCE_WEIGHT); GDP composition of Gaussians is
+exact, so the releases together are exactly (epsilon, delta)-DP.  The estimate
 (XX~)^{-1} Xy~ is post-processing; an indefinite XX~ has its eigenvalues
-floored at the noise scale of the X^T X release (public).
+floored at the noise scale of the X^T X release (public).  Standard errors and
+intervals come from a parametric bootstrap on the released values
+(:mod:`dpstats.inference`).
 """
 
 from __future__ import annotations
@@ -27,40 +30,85 @@ from typing import Any
 import numpy as np
 
 from dpstats.bounds import DataBounds
+from dpstats.errors import MethodOptionError
+from dpstats.inference import SufficientStatisticsRelease, parametric_bootstrap
 from dpstats.methods.linalg import solve_noisy_normal_equations
 from dpstats.methods.registry import MethodFit, MethodSpec, register
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu, symmetric_gaussian_mechanism
 
+#: share of the GDP budget (mu^2) given to y^T y when inference is on, relative to 1 for X^T X and 1 for
+#: X^T y; chosen by experiment (benchmarks/coverage.py --split): sigma^2 needs little precision at any n
+#: where the point estimate is useful, and 0.1 costs the point estimate about 2% more noise.
+INFERENCE_WEIGHT = 0.1
 
-def release_gram(X: np.ndarray, mu: float, x_norm: float, *, rng: np.random.Generator,
+
+def release_gram(gram: np.ndarray, mu: float, x_norm: float, *, rng: np.random.Generator,
                  ledger: PrivacyLedger) -> tuple[np.ndarray, float]:
-    """Noisy X^T X (symmetric noise) with replace-one sensitivity sqrt(2) B_X^2; returns (XX~, sigma)."""
+    """Noisy X^T X (``gram``, symmetric noise), replace-one sensitivity sqrt(2) B_X^2; returns (XX~, sigma)."""
     sens = math.sqrt(2.0) * x_norm**2
-    noisy = symmetric_gaussian_mechanism(X.T @ X, l2_sensitivity=sens, mu=mu, rng=rng, ledger=ledger,
+    noisy = symmetric_gaussian_mechanism(gram, l2_sensitivity=sens, mu=mu, rng=rng, ledger=ledger,
                                          name="noisy X^T X")
     return noisy, sens / mu
 
 
 def release_moment(X: np.ndarray, y: np.ndarray, mu: float, x_norm: float, y_abs: float, *,
-                   rng: np.random.Generator, ledger: PrivacyLedger) -> np.ndarray:
-    """Noisy X^T y with replace-one sensitivity 2 B_X B_Y."""
-    return gaussian_mechanism_mu(X.T @ y, l2_sensitivity=2.0 * x_norm * y_abs, mu=mu, rng=rng, ledger=ledger,
-                                 name="noisy X^T y")
+                   rng: np.random.Generator, ledger: PrivacyLedger) -> tuple[np.ndarray, float]:
+    """Noisy X^T y with replace-one sensitivity 2 B_X B_Y; returns (Xy~, sigma)."""
+    sens = 2.0 * x_norm * y_abs
+    noisy = gaussian_mechanism_mu(X.T @ y, l2_sensitivity=sens, mu=mu, rng=rng, ledger=ledger, name="noisy X^T y")
+    return noisy, sens / mu
+
+
+def release_yty(y: np.ndarray, mu: float, y_abs: float, *, rng: np.random.Generator,
+                ledger: PrivacyLedger) -> tuple[float, float]:
+    """Noisy y^T y (for the residual variance) with replace-one sensitivity B_Y^2; returns (yy~, sigma)."""
+    sens = y_abs**2
+    noisy = gaussian_mechanism_mu(float(y @ y), l2_sensitivity=sens, mu=mu, rng=rng, ledger=ledger,
+                                  name="noisy y^T y (for inference)")
+    return float(noisy), sens / mu
+
+
+def check_inference_options(inference: bool, bootstrap: int) -> None:
+    if not isinstance(inference, bool):
+        raise MethodOptionError("inference must be True or False")
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, (int, np.integer)) or bootstrap < 100:
+        raise MethodOptionError("bootstrap must be an integer >= 100 (number of bootstrap replicates)")
 
 
 def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
-        bounds: DataBounds | None, **options: Any) -> MethodFit:
-    """Gaussian SSP with exact calibration; see the module docstring."""
+        bounds: DataBounds | None, inference: bool = True, bootstrap: int = 1000, **options: Any) -> MethodFit:
+    """Gaussian SSP with exact calibration; see the module docstring.
+
+    Parameters
+    ----------
+    inference:
+        Spend a share of the budget on y^T y and return bootstrap standard
+        errors and intervals (default).  ``False`` gives the whole budget to
+        the point estimate.
+    bootstrap:
+        Number of parametric bootstrap replicates.
+    """
+    check_inference_options(inference, bootstrap)
     assert bounds is not None, "ssp needs bounds (checked by the API)"
     Xc, yc = bounds.clip(X, y)
+    n, d = Xc.shape
     mu = gaussian_mu(ledger.epsilon, ledger.delta)
-    mu_xx, mu_xy = split_mu(mu, [1.0, 1.0])
-    xx, sigma_xx = release_gram(Xc, mu_xx, bounds.x_norm, rng=rng, ledger=ledger)
-    xy = release_moment(Xc, yc, mu_xy, bounds.x_norm, bounds.y_abs, rng=rng, ledger=ledger)
+    mus = split_mu(mu, [1.0, 1.0, INFERENCE_WEIGHT] if inference else [1.0, 1.0])
+    xx, sigma_xx = release_gram(Xc.T @ Xc, mus[0], bounds.x_norm, rng=rng, ledger=ledger)
+    xy, sigma_xy = release_moment(Xc, yc, mus[1], bounds.x_norm, bounds.y_abs, rng=rng, ledger=ledger)
     params = solve_noisy_normal_equations(xx, xy, eigen_floor=sigma_xx)
-    return MethodFit(params=params, info={"gram_noise_sd": sigma_xx})
+    info: dict[str, Any] = {"gram_noise_sd": sigma_xx}
+    if not inference:
+        return MethodFit(params=params, info=info,
+                         bse_unavailable_reason="inference=False gave the whole budget to the point estimate")
+    yy, sigma_yy = release_yty(yc, mus[2], bounds.y_abs, rng=rng, ledger=ledger)
+    release = SufficientStatisticsRelease(xx, xy, yy, n, sigma_xx, sigma_xy, sigma_yy)
+    draws, sigma2 = parametric_bootstrap(
+        release, params, lambda g, m, _: solve_noisy_normal_equations(g, m, eigen_floor=sigma_xx), bootstrap, rng)
+    info["sigma2_hat_scaled"] = sigma2
+    return MethodFit(params=params, draws=draws, info=info)
 
 
 SPEC = register(MethodSpec(
@@ -70,5 +118,6 @@ SPEC = register(MethodSpec(
     fit=fit,
     needs_bounds=True,
     regimes="bounded data, n large relative to d*B_X^2/epsilon; simple baseline",
+    options=("inference", "bootstrap"),
     theory="ssp",
 ))

@@ -15,8 +15,10 @@ charged because their output does not depend on the data.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
+from dp_accounting import pld
 
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
@@ -28,8 +30,11 @@ __all__ = [
     "gaussian_mechanism_mu",
     "symmetric_gaussian_mechanism",
     "exponential_mechanism",
+    "restricted_exponential_mechanism",
     "permutation",
     "public_uniform",
+    "GaussianBlock",
+    "gaussian_block",
 ]
 
 
@@ -204,3 +209,292 @@ def public_uniform(low: float, high: float, size: "int | tuple[int, ...]",
                    rng: np.random.Generator) -> np.ndarray:
     """Uniform draws whose distribution does not depend on the data: not charged."""
     return rng.uniform(low, high, size=size)
+
+
+class GaussianBlock:
+    """A fixed number of Gaussian releases, charged to the ledger once, before any is drawn.
+
+    Iterative methods (noisy gradient descent, a private estimate per round)
+    release ``rounds`` statistics whose L2 sensitivities are only known at
+    release time (they depend on earlier private outputs), but whose GDP
+    parameter ``mu_round`` is fixed in advance.  Release ``k`` adds
+    N(0, (Delta_k / mu_round)^2 I) to a statistic of sensitivity Delta_k, so it
+    is mu_round-GDP whatever Delta_k is (Dong, Roth & Su 2022, Thm 2.7).
+
+    * ``disjoint=False``: the releases may all touch the same rows and are
+      composed adaptively: the block is sqrt(rounds) * mu_round-GDP
+      (Dong, Roth & Su, Cor. 3.3), recorded as one Gaussian step with
+      ``count=rounds``.
+    * ``disjoint=True``: the caller computes each release on a set of rows
+      disjoint from every other release of the block (one mini-batch per
+      round), so a replaced row enters at most one release and the block is
+      mu_round-GDP by parallel composition (which holds for adaptively chosen
+      mechanisms); recorded as one step with ``count=1``.
+
+    The step is recorded with a normalised sensitivity of 1 and noise scale
+    1/mu_round (the noise multiplier), which is exactly its privacy.  Because
+    it is charged up front, the ledger refuses an over-budget block before any
+    noise is drawn, and composition costs O(1) per block instead of O(T) per
+    round.  More than ``rounds`` releases are refused.
+    """
+
+    def __init__(self, *, rounds: int, mu_round: float, ledger: PrivacyLedger, name: str,
+                 disjoint: bool = False, dimension: int = 1, note: str = "") -> None:
+        if int(rounds) != rounds or rounds < 1:
+            raise ValueError("rounds must be a positive integer")
+        if not (mu_round > 0 and math.isfinite(mu_round)):
+            raise ValueError("mu_round must be finite and > 0")
+        self.rounds = int(rounds)
+        self.mu_round = float(mu_round)
+        self.disjoint = bool(disjoint)
+        self.used = 0
+        how = ("releases on pairwise disjoint row sets (parallel composition)" if disjoint
+               else "adaptively composed releases")
+        ledger.charge(PrivacyStep(name, "gaussian", 1.0, "normalised (each release: noise sd = its L2 sensitivity "
+                                  "/ mu_round)", 1.0 / self.mu_round, count=1 if disjoint else self.rounds,
+                                  dimension=int(dimension),
+                                  note=f"{self.rounds} {how}, mu_round={self.mu_round:.4g}" + (f"; {note}" if note
+                                                                                               else "")))
+
+    def release(self, value: "float | np.ndarray", *, l2_sensitivity: float,
+                rng: np.random.Generator) -> "float | np.ndarray":
+        """value + N(0, (l2_sensitivity / mu_round)^2 I); refused after ``rounds`` releases."""
+        if self.used >= self.rounds:
+            raise RuntimeError("this Gaussian block has already made all the releases it was charged for")
+        sens = _check_sensitivity(l2_sensitivity)
+        if sens == 0:
+            raise ValueError("a Gaussian release needs a positive sensitivity")
+        self.used += 1
+        arr = np.asarray(value, dtype=float)
+        noisy = arr + rng.normal(0.0, sens / self.mu_round, size=arr.shape)
+        return float(noisy) if np.ndim(value) == 0 else noisy
+
+
+def gaussian_block(*, rounds: int, mu_round: float, ledger: PrivacyLedger, name: str, disjoint: bool = False,
+                   dimension: int = 1, note: str = "") -> GaussianBlock:
+    """Charge ``rounds`` Gaussian releases of GDP parameter ``mu_round`` now; see :class:`GaussianBlock`."""
+    return GaussianBlock(rounds=rounds, mu_round=mu_round, ledger=ledger, name=name, disjoint=disjoint,
+                         dimension=dimension, note=note)
+
+
+# --- Peeling (Dwork, Su & Zhang 2021; Cai, Wang & Zhang 2021, Algorithm 4) ----------------------------------
+
+
+@lru_cache(maxsize=256)
+def peeling_noise_multiplier(sparsity: int, epsilon: float, delta: float) -> tuple[float, float]:
+    """Laplace noise multiplier b/lambda of an (epsilon, delta)-DP Peeling, and the delta it actually uses.
+
+    Peeling (see :class:`PeelingBlock`) is the adaptive composition of
+
+    * ``s`` report-noisy-max selections with Lap(b) noise on scores |v_j| of
+      l_inf-sensitivity lambda.  Each is pure (2 lambda / b)-DP: fixing the
+      noise of every other coordinate, coordinate j wins iff its own noise
+      exceeds a threshold that moves by at most 2 lambda between neighbours
+      (lambda from |v_j|, lambda from the best competitor), and the Laplace
+      density ratio over a shift 2 lambda is at most exp(2 lambda / b).  The
+      scores need not be monotone (Dwork, Su & Zhang, Lemma 3.1 uses the same
+      2 lambda / b);
+    * the release of the ``s`` selected values plus fresh Lap(b) noise: every
+      coordinate moves by at most lambda, so this is exactly the s-fold
+      composition of a one-dimensional Laplace mechanism with noise
+      multiplier b / lambda (a per-coordinate dominating pair).
+
+    Each pure epsilon'-DP selection is dominated by randomized response with
+    parameter epsilon' (Kairouz, Oh & Viswanath 2015), so the privacy loss
+    distribution (PLD) of the whole run is dominated by RR(2 lambda/b)^s
+    composed with Laplace(b/lambda)^s; ``dp_accounting`` composes these PLDs
+    with pessimistic discretisation (an upper bound).  The multiplier returned
+    is the smallest (to 1e-4 relative) at which that bound gives epsilon at
+    ``delta``.  Basic composition gives the pure bound 3 s lambda / b; when it
+    is at least as good, the multiplier 3 s / epsilon is returned with delta
+    0: Peeling is then (epsilon, 0)-DP.
+
+    The paper's constant b = lambda * 2 sqrt(3 s log(1/delta)) / epsilon
+    (Dwork, Su & Zhang; Cai, Wang & Zhang, Algorithm 4) rests on advanced
+    composition; the PLD bound is valid for every epsilon and needs less
+    noise (about half for s = 5, epsilon = 1, delta = 1e-6).
+
+    Returns
+    -------
+    (multiplier, delta_used):
+        b = multiplier * lambda; delta_used is 0.0 when the pure bound is used.
+    """
+    s = int(sparsity)
+    if s < 1:
+        raise ValueError("sparsity must be >= 1")
+    if not (epsilon > 0 and math.isfinite(epsilon) and 0 < delta < 1):
+        raise ValueError("Peeling needs a finite epsilon > 0 and 0 < delta < 1")
+    pure = 3.0 * s / epsilon
+
+    def pld_epsilon(multiplier: float) -> float:
+        select = pld.privacy_loss_distribution.from_privacy_parameters(
+            pld.common.DifferentialPrivacyParameters(2.0 / multiplier, 0.0)).self_compose(s)
+        values = pld.privacy_loss_distribution.from_laplace_mechanism(
+            parameter=multiplier, sensitivity=1.0).self_compose(s)
+        return float(select.compose(values).get_epsilon_for_delta(delta))
+
+    lo, hi = pure / 8.0, pure
+    if pld_epsilon(hi * (1.0 - 1e-3)) > epsilon:
+        return pure, 0.0
+    while pld_epsilon(lo) <= epsilon:
+        lo /= 2.0
+    while hi - lo > 1e-4 * hi:
+        mid = 0.5 * (lo + hi)
+        if pld_epsilon(mid) > epsilon:
+            lo = mid
+        else:
+            hi = mid
+    return hi, float(delta)
+
+
+class PeelingBlock:
+    """Private top-s selection and release (Peeling), charged to the ledger once for ``parts`` calls.
+
+    Peeling(v, s, lambda, epsilon, delta) (Dwork, Su & Zhang 2021, Alg. 1;
+    Cai, Wang & Zhang 2021, Algorithm 4, line 6) for a vector v whose
+    l_inf-sensitivity is ``linf_sensitivity`` = lambda:
+
+    1. S = {}.  Repeat s times: draw w ~ Lap(b)^d afresh and add
+       argmax_{j not in S} (|v_j| + w_j) to S;
+    2. draw fresh Lap(b) noise and release u_j = v_j + noise_j for j in S,
+       u_j = 0 otherwise.
+
+    The noise scale b = lambda * :func:`peeling_noise_multiplier` makes one
+    call (epsilon, delta_used)-DP (proof there).
+
+    Parallel composition: when the ``parts`` calls are computed from pairwise
+    disjoint sets of rows (the data split of DP-LASSO, Algorithm 4, line 2)
+    and a replaced row therefore enters at most one call, the whole block is
+    (epsilon, delta_used)-DP, even though each call's input may depend on the
+    outputs of the earlier calls (parallel composition holds for adaptively
+    chosen mechanisms: conditionally on the earlier outputs, the calls on
+    unchanged parts have identical output distributions on both neighbours).
+    The block is recorded as ONE approximate-DP step with the per-part
+    (epsilon, delta_used), charged before any noise is drawn; more than
+    ``parts`` calls are refused.  With ``parts=1`` it is a single Peeling.
+    """
+
+    def __init__(self, *, parts: int, sparsity: int, linf_sensitivity: float, epsilon: float, delta: float,
+                 ledger: PrivacyLedger, name: str, dimension: int) -> None:
+        if int(parts) != parts or parts < 1:
+            raise ValueError("parts must be a positive integer")
+        if int(sparsity) != sparsity or not 1 <= sparsity <= dimension:
+            raise ValueError(f"sparsity must be an integer in [1, d={dimension}], got {sparsity!r}")
+        lam = _check_sensitivity(linf_sensitivity)
+        if lam == 0:
+            raise ValueError("Peeling needs a positive l_inf sensitivity")
+        multiplier, delta_used = peeling_noise_multiplier(int(sparsity), float(epsilon), float(delta))
+        self.parts = int(parts)
+        self.sparsity = int(sparsity)
+        self.dimension = int(dimension)
+        self.scale = lam * multiplier
+        self.used = 0
+        how = (f"parallel composition over {self.parts} disjoint parts" if self.parts > 1 else "one call")
+        ledger.charge(PrivacyStep(
+            name, "approximate-dp", lam, "L-inf", self.scale, epsilon=float(epsilon), delta=delta_used,
+            dimension=self.sparsity,
+            note=(f"Peeling: {self.sparsity} report-noisy-max selections + {self.sparsity} Laplace values, "
+                  f"Lap scale {self.scale:.4g}; "
+                  + ("composed by PLD" if delta_used else "pure epsilon-DP by basic composition") + f"; {how}")))
+
+    def release(self, v: np.ndarray, *, rng: np.random.Generator) -> np.ndarray:
+        """One Peeling call on ``v`` (length d); returns a vector with ``sparsity`` non-zero coordinates."""
+        if self.used >= self.parts:
+            raise RuntimeError("this Peeling block has already made all the calls it was charged for")
+        vec = np.asarray(v, dtype=float)
+        if vec.shape != (self.dimension,) or not np.all(np.isfinite(vec)):
+            raise ValueError(f"Peeling needs a finite vector of length {self.dimension}")
+        self.used += 1
+        score = np.abs(vec)
+        chosen = np.empty(self.sparsity, dtype=int)
+        for k in range(self.sparsity):
+            noisy = score + rng.laplace(0.0, self.scale, size=self.dimension)
+            noisy[chosen[:k]] = -np.inf
+            chosen[k] = int(np.argmax(noisy))
+        out = np.zeros(self.dimension)
+        out[chosen] = vec[chosen] + rng.laplace(0.0, self.scale, size=self.sparsity)
+        return out
+
+
+def peeling_block(*, parts: int, sparsity: int, linf_sensitivity: float, epsilon: float, delta: float,
+                  ledger: PrivacyLedger, name: str, dimension: int) -> PeelingBlock:
+    """Charge ``parts`` Peeling calls on disjoint data now; see :class:`PeelingBlock`."""
+    return PeelingBlock(parts=parts, sparsity=sparsity, linf_sensitivity=linf_sensitivity, epsilon=epsilon,
+                        delta=delta, ledger=ledger, name=name, dimension=dimension)
+
+
+def peeling(v: np.ndarray, *, sparsity: int, linf_sensitivity: float, epsilon: float, delta: float,
+            rng: np.random.Generator, ledger: PrivacyLedger, name: str = "Peeling") -> np.ndarray:
+    """Peeling (Dwork, Su & Zhang 2021; Cai, Wang & Zhang 2021, Algorithm 4): private top-s of ``v``.
+
+    (epsilon, delta)-DP for a vector of l_inf-sensitivity ``linf_sensitivity``
+    (see :func:`peeling_noise_multiplier` for the proof); charges the ledger
+    once, then draws.  Returns the s-sparse noisy vector.
+    """
+    vec = np.asarray(v, dtype=float)
+    block = peeling_block(parts=1, sparsity=sparsity, linf_sensitivity=linf_sensitivity, epsilon=epsilon,
+                          delta=delta, ledger=ledger, name=name, dimension=vec.size)
+    return block.release(vec, rng=rng)
+
+
+__all__ += ["peeling_noise_multiplier", "PeelingBlock", "peeling_block", "peeling"]
+
+
+__all__ += ["post_processing_normal"]
+
+
+def post_processing_normal(size: "int | tuple[int, ...]", rng: np.random.Generator) -> np.ndarray:
+    """Standard normal draws for simulations from released quantities (parametric bootstrap).
+
+    Post-processing: the draws are independent of the data and are combined
+    only with values already released through the ledger, so they are not
+    charged.
+    """
+    return rng.standard_normal(size=size)
+
+
+def restricted_exponential_mechanism(
+    log_base_measure: np.ndarray,
+    scores: np.ndarray,
+    *,
+    sensitivity: float,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    ledger: PrivacyLedger,
+    name: str,
+    note: str = "",
+) -> int:
+    """Exponential mechanism on a data-dependent candidate set admitted by a propose-test-release check.
+
+    Samples index i with probability proportional to
+    exp(log_base_measure[i] + epsilon * scores[i] / (2 * sensitivity)), the
+    standard factor.  The candidates are restricted to a set that depends on
+    the data (Brown et al. 2021, restricted exponential mechanism), so the
+    draw is (epsilon, delta)-indistinguishable only on data sets that a
+    preceding PTR test has certified as safe, and the test passes an unsafe
+    data set with probability at most delta.  The step is therefore charged
+    (epsilon, delta); together with the test's own epsilon the pair is
+    (epsilon_test + epsilon, delta)-DP (Amin et al. 2023, Thm 1.1 and
+    Lemma 3.7), which basic composition in the ledger reproduces exactly.
+
+    There is no ``monotone`` option: the factor epsilon / sensitivity is valid
+    for monotone scores under add/remove neighbours only.  Under replace-one
+    (a removal followed by an addition) a score can rise by one on some
+    outputs and fall by one on others, and the un-halved factor costs up to
+    2 epsilon.
+    """
+    sens = _check_sensitivity(sensitivity)
+    if not (epsilon > 0 and sens > 0 and 0 <= delta < 1):
+        raise ValueError("restricted exponential mechanism needs epsilon > 0, sensitivity > 0, 0 <= delta < 1")
+    base = np.asarray(log_base_measure, dtype=float)
+    s = np.asarray(scores, dtype=float)
+    if base.shape != s.shape or base.ndim != 1 or base.size == 0:
+        raise ValueError("log_base_measure and scores must be 1-d arrays of equal, non-zero length")
+    logits = base + epsilon / (2.0 * sens) * s
+    if not np.any(np.isfinite(logits)):
+        raise ValueError("every candidate has zero base measure")
+    ledger.charge(PrivacyStep(name, "exponential", sens, "score", math.nan, epsilon=float(epsilon),
+                              delta=float(delta), dimension=1, note=note))
+    gumbel = rng.gumbel(size=logits.shape)
+    return int(np.argmax(np.where(np.isfinite(logits), logits + gumbel, -np.inf)))

@@ -1,0 +1,356 @@
+"""The ``dpstats`` console command (also ``python -m dpstats``).
+
+Commands
+--------
+``dpstats fit FORMULA --data CSV_OR_NAME --epsilon E [--delta D] [--method M] [--bounds JSON] [--levels JSON]
+[--seed S] [--missing raise|drop] [--format text|latex|html|json]``
+    Fit ``dp_ols`` and print the summary in the chosen format.
+``dpstats example``
+    Fit on the bundled diamonds data with the ranges published in its
+    documentation as bounds, and print the summary.
+``dpstats datasets``
+    The bundled data sets.
+``dpstats methods``
+    The registered estimators (read from the method registry).
+
+A CSV file is read with pandas as it is: string columns stay strings, so
+their levels must be declared (``--levels`` or ``C(x, levels=[...])`` in the
+formula), exactly as in the library.  Errors raised by dpstats print one line
+``error: ...`` on stderr and exit with status 2; so do usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import pandas as pd
+
+from dpstats import __version__, datasets
+from dpstats.api import dp_ols
+from dpstats.errors import DPStatsError, MissingBoundsError, MissingDataError, UndeclaredLevelsError
+from dpstats.methods import available_methods
+
+__all__ = ["main", "build_parser"]
+
+EXIT_OK = 0
+EXIT_ERROR = 2
+
+_EXAMPLE_DATASET = "diamonds"
+
+
+class CLIError(DPStatsError):
+    """Bad command-line input detected by the CLI itself (unreadable file, malformed JSON, ...)."""
+
+
+# -- argument parsing ---------------------------------------------------------------------------------------------
+
+def _float_arg(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number (or 'inf'), got {text!r}") from None
+
+
+def _seed_arg(text: str) -> int:
+    try:
+        seed = int(text)
+    except ValueError:
+        seed = -1
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return seed
+
+
+def _option_arg(text: str) -> tuple[str, Any]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    try:
+        parsed: Any = json.loads(value)
+    except json.JSONDecodeError:
+        parsed = value  # a bare word is a string
+    return name.strip(), parsed
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``dpstats`` command."""
+    parser = argparse.ArgumentParser(
+        prog="dpstats",
+        description="Differentially private linear regression with an R-style formula interface.",
+        epilog="Run 'dpstats COMMAND --help' for the options of a command.",
+    )
+    parser.add_argument("--version", action="version", version=f"dpstats {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    fit = sub.add_parser(
+        "fit", help="fit a formula with differential privacy and print the summary",
+        description="Fit FORMULA on a CSV file or a bundled data set with differential privacy and print the "
+                    "summary. Factor levels and data bounds are public facts: declare them (--levels, "
+                    "C(x, levels=[...]) in the formula, --bounds); they are never read from the data.",
+        epilog="Example: dpstats fit 'price ~ carat + C(clarity)' --data diamonds --epsilon 1 --delta 1e-6 "
+               "--method ssp --bounds '{\"carat\": [0, 5], \"price\": [0, 20000]}' --seed 0",
+    )
+    fit.add_argument("formula", metavar="FORMULA", help="patsy formula, e.g. 'price ~ carat + C(cut)'")
+    fit.add_argument("--data", required=True, metavar="CSV_OR_NAME",
+                     help=f"a CSV file (read with pandas; .gz etc. by extension) or a bundled data set "
+                          f"({', '.join(datasets.list())})")
+    fit.add_argument("--epsilon", required=True, type=_float_arg, metavar="E",
+                     help="privacy budget epsilon > 0 ('inf' only with --method ols, the NOT PRIVATE reference)")
+    fit.add_argument("--delta", type=_float_arg, default=1e-6, metavar="D",
+                     help="privacy budget delta in (0, 1), well below 1/n (default: %(default)g)")
+    fit.add_argument("--method", default="auto", metavar="M",
+                     help="a registered method (see 'dpstats methods') or 'auto' (default)")
+    fit.add_argument("--bounds", metavar="JSON",
+                     help="public ranges as a JSON object or a path to a JSON file, e.g. "
+                          "'{\"carat\": [0, 5], \"price\": [0, 20000]}'")
+    fit.add_argument("--levels", metavar="JSON",
+                     help="public factor levels as a JSON object or a path to a JSON file, e.g. "
+                          "'{\"cut\": [\"Fair\", \"Good\", \"Very Good\", \"Premium\", \"Ideal\"]}'")
+    fit.add_argument("--seed", type=_seed_arg, metavar="S",
+                     help="seed of the noise, for reproducible research and tests only "
+                          "(default: fresh OS entropy)")
+    fit.add_argument("--missing", choices=["raise", "drop"], default="raise",
+                     help="rows with missing values: refuse (default) or drop them (the post-drop n is then "
+                          "treated as public)")
+    fit.add_argument("--format", choices=["text", "latex", "html", "json"], default="text",
+                     help="output format of the summary (default: %(default)s)")
+    fit.add_argument("--option", action="append", type=_option_arg, default=[], metavar="NAME=VALUE",
+                     help="a method-specific option (VALUE is parsed as JSON when it can be), repeatable")
+    fit.add_argument("--allow-data-levels", action="store_true",
+                     help="accept factor levels read from the data: a LEAK, named as such in the report")
+    fit.set_defaults(func=_cmd_fit)
+
+    ex = sub.add_parser(
+        "example", help="fit on the bundled diamonds data and print the summary",
+        description="Fit the diamonds example formula with the ranges published in the data set's documentation "
+                    "as bounds, and print the summary.",
+    )
+    ex.add_argument("--epsilon", type=_float_arg, default=1.0, metavar="E", help="(default: %(default)g)")
+    ex.add_argument("--delta", type=_float_arg, default=1e-6, metavar="D", help="(default: %(default)g)")
+    ex.add_argument("--method", default="auto", metavar="M", help="(default: %(default)s)")
+    ex.add_argument("--seed", type=_seed_arg, metavar="S", help="seed of the noise (default: fresh OS entropy)")
+    ex.set_defaults(func=_cmd_example)
+
+    ds = sub.add_parser("datasets", help="list the bundled data sets",
+                        description="List the bundled real data sets (shipped inside the package).")
+    ds.set_defaults(func=_cmd_datasets)
+
+    me = sub.add_parser("methods", help="list the registered estimators",
+                        description="List the estimators in the method registry.")
+    me.set_defaults(func=_cmd_methods)
+    return parser
+
+
+# -- inputs -------------------------------------------------------------------------------------------------------
+
+def _json_object(text: str, flag: str) -> dict[str, Any]:
+    """A JSON object given inline or as the path of a JSON file."""
+    stripped = text.strip()
+    if stripped.startswith(("{", "[")) or stripped in {"", "null"}:
+        raw, where = stripped, "the inline value"
+    else:
+        path = Path(text).expanduser()
+        if not path.is_file():
+            raise CLIError(f"{flag}: {text!r} is neither a JSON object nor an existing JSON file")
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CLIError(f"{flag}: cannot read {text!r}: {exc}") from None
+        where = f"file {text!r}"
+    try:
+        obj = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise CLIError(f"{flag}: invalid JSON in {where} ({exc.msg} at line {exc.lineno} column {exc.colno})") \
+            from None
+    if not isinstance(obj, dict):
+        raise CLIError(f"{flag} must be a JSON object like {_FLAG_EXAMPLES[flag]}, got {type(obj).__name__} "
+                       f"in {where}")
+    return obj
+
+
+_FLAG_EXAMPLES = {
+    "--bounds": '{"carat": [0, 5], "price": [0, 20000]}',
+    "--levels": '{"cut": ["Fair", "Good"]}',
+}
+
+
+def _parse_bounds(text: str | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    obj = _json_object(text, "--bounds")
+    # JSON has no tuples: a [lo, hi] list becomes the (lo, hi) pair the library expects; anything else is passed
+    # through for the library to refuse with its own message.
+    return {str(k): tuple(v) if isinstance(v, list) else v for k, v in obj.items()}
+
+
+def _parse_levels(text: str | None) -> dict[str, list[Any]] | None:
+    if text is None:
+        return None
+    obj = _json_object(text, "--levels")
+    for var, lv in obj.items():
+        if not isinstance(lv, list):
+            raise CLIError(f"--levels: the levels of {var!r} must be a JSON list, e.g. "
+                           f"{{\"{var}\": [\"a\", \"b\"]}}")
+    return obj
+
+
+def _load_data(spec: str) -> pd.DataFrame:
+    """A CSV file, or else a bundled data set by name."""
+    path = Path(spec).expanduser()
+    if path.exists():
+        if path.is_dir():
+            raise CLIError(f"--data: {spec!r} is a directory, not a CSV file")
+        try:
+            return pd.read_csv(path)
+        except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            raise CLIError(f"--data: cannot read {spec!r} as CSV: {reason}") from None
+    if spec in datasets.list():
+        return datasets.load(spec)
+    raise CLIError(f"--data: {spec!r} is neither an existing CSV file nor a bundled data set "
+                   f"(bundled: {', '.join(datasets.list())})")
+
+
+# -- commands -----------------------------------------------------------------------------------------------------
+
+def _render(res: Any, fmt: str) -> str:
+    if fmt == "json":
+        return res.to_json()
+    smry = res.summary()
+    return {"text": smry.as_text, "latex": smry.as_latex, "html": smry.as_html}[fmt]()
+
+
+def _cmd_fit(args: argparse.Namespace) -> int:
+    bounds = _parse_bounds(args.bounds)
+    levels = _parse_levels(args.levels)
+    options = dict(args.option)
+    data = _load_data(args.data)
+    res = dp_ols(args.formula, data, epsilon=args.epsilon, delta=args.delta, method=args.method, bounds=bounds,
+                 random_state=args.seed, levels=levels, missing=args.missing,
+                 allow_data_levels=args.allow_data_levels, **options)
+    print(_render(res, args.format))
+    return EXIT_OK
+
+
+def _variables_in(formula: str) -> set[str]:
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_.]*", formula))
+
+
+def _cmd_example(args: argparse.Namespace) -> int:
+    info = datasets.describe(_EXAMPLE_DATASET)
+    df = datasets.load(_EXAMPLE_DATASET)
+    formula = info.example_formula
+    used = _variables_in(formula)
+    bounds = {k: v for k, v in info.documented_ranges.items() if k in used}
+    res = dp_ols(formula, df, epsilon=args.epsilon, delta=args.delta, method=args.method, bounds=bounds,
+                 random_state=args.seed)
+    eps = "inf" if math.isinf(args.epsilon) else f"{args.epsilon:g}"
+    lines = [
+        f"dpstats example: differentially private linear regression on the bundled '{info.name}' data set",
+        f"  data:    {info.title}; n={len(df)} rows",
+        f"  source:  {info.source}; licence: {info.licence}",
+        f"  formula: {formula}",
+        f"  budget:  epsilon={eps}, delta={args.delta:g}, method={args.method}"
+        + (f", seed={args.seed}" if args.seed is not None else ""),
+        "  bounds:  " + ", ".join(f"{k} [{lo:g}, {hi:g}]" for k, (lo, hi) in bounds.items()),
+        f"           taken from {info.ranges_source}: public knowledge about this public data set, not read "
+        "from the data by dpstats.",
+        "           With private data, declare bounds from domain knowledge (--bounds), never from the data.",
+        "  levels:  " + "; ".join(f"{k}: {', '.join(map(str, v))}" for k, v in info.levels.items()),
+        "           the public levels from the data set's documentation.",
+        "",
+        res.summary().as_text(),
+        "",
+        "Fit your own: dpstats fit FORMULA --data CSV_OR_NAME --epsilon E --delta D --bounds JSON "
+        "(see dpstats fit --help)",
+    ]
+    print("\n".join(lines))
+    return EXIT_OK
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
+
+    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+
+
+def _cmd_datasets(args: argparse.Namespace) -> int:
+    rows = []
+    for name in datasets.list():
+        info = datasets.describe(name)
+        rows.append([name, str(info.n_rows), info.title, info.licence])
+    print(_table(["name", "rows", "title", "licence"], rows))
+    print("\nUse one with: dpstats fit FORMULA --data NAME ...  or  dpstats.datasets.load(NAME) in Python.")
+    return EXIT_OK
+
+
+def _cmd_methods(args: argparse.Namespace) -> int:
+    rows = []
+    for name, spec in sorted(available_methods().items()):
+        guarantee = spec.guarantee if spec.private else "NOT PRIVATE"
+        rows.append([name, spec.title, "yes" if spec.needs_bounds else "no", guarantee, spec.citation])
+    rows.append(["auto", "chooses a method from public facts (n, d, declared bounds)", "", "", ""])
+    print(_table(["name", "title", "needs bounds", "guarantee", "citation"], rows))
+    return EXIT_OK
+
+
+# -- entry point --------------------------------------------------------------------------------------------------
+
+_CARET_LINE = re.compile(r"^\s*\^[\s^~]*$")
+
+
+def _one_line(exc: BaseException) -> str:
+    """The error message on one line (patsy's caret diagrams are dropped: their first line says it all)."""
+    lines = [ln for ln in str(exc).splitlines() if ln.strip()]
+    if not lines:
+        return type(exc).__name__
+    if any(_CARET_LINE.match(ln) for ln in lines):
+        lines = lines[:1]
+    msg = " ".join(" ".join(ln.split()) for ln in lines)
+    if isinstance(exc, UndeclaredLevelsError):
+        msg += " On the command line: --levels '{\"VAR\": [\"a\", \"b\"]}' or C(VAR, levels=[...]) in the formula."
+    elif isinstance(exc, MissingBoundsError):
+        msg += " On the command line: --bounds '{\"VAR\": [lo, hi]}'."
+    elif isinstance(exc, MissingDataError) and "missing='drop'" in msg:
+        msg += " On the command line: --missing drop."
+    return msg
+
+
+def _run(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    try:
+        return func(args)
+    except DPStatsError as exc:
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``dpstats`` command with ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(None if argv is None else list(argv))
+    except SystemExit as exc:  # --help / --version (0) or a usage error (2), already printed by argparse
+        return exc.code if isinstance(exc.code, int) else EXIT_ERROR
+    try:
+        return _run(args.func, args)
+    except BrokenPipeError:  # the reader went away, e.g. `dpstats methods | head -1`
+        try:  # silence the flush at interpreter exit (recipe from the Python docs on SIGPIPE)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return 1
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

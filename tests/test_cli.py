@@ -1,0 +1,273 @@
+"""The ``dpstats`` console command: fit in every format, example, datasets, methods, clean errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpstats
+from dpstats.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+BOUNDS = {"x": [0, 10], "y": [-10, 40]}
+LEVELS = {"g": ["a", "b", "c"]}
+
+
+@pytest.fixture(scope="module")
+def frame() -> pd.DataFrame:
+    """A small synthetic data set with a string factor: y = 2 + 3 x + effect(g) + noise."""
+    rng = np.random.default_rng(12345)
+    n = 3000
+    x = rng.uniform(0, 10, n)
+    g = rng.choice(["a", "b", "c"], n)
+    y = 2 + 3 * x + np.select([g == "b", g == "c"], [1.0, -1.0], 0.0) + rng.normal(0, 1, n)
+    return pd.DataFrame({"y": np.clip(y, -10, 40), "x": x, "g": g})
+
+
+@pytest.fixture(scope="module")
+def csv(frame: pd.DataFrame, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("cli") / "data.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def fit_args(csv: Path, *extra: str, formula: str = "y ~ x + C(g)") -> list[str]:
+    return ["fit", formula, "--data", str(csv), "--epsilon", "1", "--delta", "1e-6", "--method", "ssp",
+            "--bounds", json.dumps(BOUNDS), "--levels", json.dumps(LEVELS), "--seed", "0", *extra]
+
+
+# -- fit ------------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt, marker", [
+    ("text", "Differentially Private Regression Results"),
+    ("latex", "\\begin{tabular}"),
+    ("html", "<table"),
+])
+def test_fit_renders_each_summary_format(capsys, csv, fmt, marker):
+    code, out, err = run(capsys, *fit_args(csv, "--format", fmt))
+    assert code == 0, err
+    assert err == ""
+    assert marker in out
+    assert "C(g)[T.b]" in out and "x" in out
+    assert "ssp" in out
+
+
+def test_fit_json_is_the_library_result(capsys, csv, frame):
+    code, out, err = run(capsys, *fit_args(csv, "--format", "json"))
+    assert code == 0, err
+    got = json.loads(out)
+    ref = dpstats.dp_ols("y ~ x + C(g)", frame, epsilon=1.0, delta=1e-6, method="ssp",
+                         bounds={k: tuple(v) for k, v in BOUNDS.items()}, levels=LEVELS, random_state=0)
+    assert got["method"] == "ssp"
+    assert got["nobs"] == len(frame)
+    assert list(got["params"]) == list(ref.params.index)
+    np.testing.assert_allclose(list(got["params"].values()), ref.params.to_numpy(), rtol=1e-12)
+    assert got["privacy"]["epsilon_spent"] <= 1.0 + 1e-12
+    # a sanity check on utility: n = 3000, epsilon = 1, well-scaled data
+    assert abs(got["params"]["x"] - 3.0) < 0.5
+
+
+def test_fit_is_reproducible_with_a_seed(capsys, csv):
+    outs = [run(capsys, *fit_args(csv, "--format", "json"))[1] for _ in range(2)]
+    assert json.loads(outs[0])["params"] == json.loads(outs[1])["params"]
+
+
+def test_fit_on_a_bundled_data_set(capsys):
+    code, out, err = run(capsys, "fit", "price ~ carat + C(clarity)", "--data", "diamonds", "--epsilon", "1",
+                         "--method", "ssp", "--bounds", '{"carat": [0, 5], "price": [0, 20000]}', "--seed", "1",
+                         "--format", "json")
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["nobs"] == 53940
+    assert "C(clarity)[T.IF]" in got["params"]  # levels come from the loader's public Categorical dtype
+
+
+def test_bounds_from_a_file_equal_inline_bounds(capsys, csv, tmp_path):
+    bfile = tmp_path / "bounds.json"
+    bfile.write_text(json.dumps(BOUNDS))
+    inline = run(capsys, *fit_args(csv, "--format", "json"))
+    args = fit_args(csv, "--format", "json")
+    args[args.index("--bounds") + 1] = str(bfile)
+    from_file = run(capsys, *args)
+    assert inline[0] == from_file[0] == 0
+    assert json.loads(inline[1])["params"] == json.loads(from_file[1])["params"]
+
+
+def test_levels_from_a_file_and_from_the_formula(capsys, csv, tmp_path):
+    lfile = tmp_path / "levels.json"
+    lfile.write_text(json.dumps(LEVELS))
+    args = fit_args(csv, "--format", "json")
+    args[args.index("--levels") + 1] = str(lfile)
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    by_file = json.loads(out)["params"]
+
+    args = fit_args(csv, "--format", "json", formula="y ~ x + C(g, levels=['a', 'b', 'c'])")
+    i = args.index("--levels")
+    del args[i:i + 2]
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    in_formula = json.loads(out)["params"]
+    assert list(by_file.values()) == list(in_formula.values())  # same design, same seed, same noise
+
+
+def test_string_column_without_declared_levels_is_a_clear_error(capsys, csv):
+    args = fit_args(csv)
+    i = args.index("--levels")
+    del args[i:i + 2]
+    code, out, err = run(capsys, *args)
+    assert code == 2
+    assert out == ""
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert "levels" in err and "--levels" in err
+    assert "Traceback" not in err
+
+
+def test_missing_values_refused_then_dropped_on_request(capsys, frame, tmp_path):
+    df = frame.copy()
+    df.loc[[3, 17], "x"] = np.nan
+    path = tmp_path / "with_na.csv"
+    df.to_csv(path, index=False)
+    code, out, err = run(capsys, *fit_args(path))
+    assert code == 2 and "missing values" in err and "--missing drop" in err
+    code, out, err = run(capsys, *fit_args(path, "--missing", "drop", "--format", "json"))
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["nobs"] == len(frame) - 2
+    assert any("dropped" in note for note in got["privacy"]["notes"])
+
+
+def test_non_private_reference_is_labelled(capsys, csv):
+    code, out, err = run(capsys, "fit", "y ~ x", "--data", str(csv), "--epsilon", "inf", "--method", "ols")
+    assert code == 0, err
+    assert "NOT PRIVATE" in out
+
+
+def test_method_options_are_passed_through(capsys, csv):
+    base = fit_args(csv, "--format", "json")
+    base[base.index("--method") + 1] = "adassp"
+    code, out, err = run(capsys, *base, "--option", "rho=0.1")
+    assert code == 0, err
+    assert json.loads(out)["method"] == "adassp"
+    code, out, err = run(capsys, *base, "--option", "rho=2")
+    assert code == 2 and "rho" in err
+
+
+# -- errors: one line on stderr, exit status 2, no traceback ------------------------------------------------------
+
+@pytest.mark.parametrize("change, fragment", [
+    ({"--data": "no/such/file.csv"}, "neither an existing CSV file nor a bundled data set"),
+    ({"--epsilon": "-1"}, "epsilon must be > 0"),
+    ({"--delta": "1.5"}, "delta"),
+    ({"--method": "nope"}, "unknown method 'nope'"),
+    ({"--bounds": '{"x": [0, 10], "y": '}, "--bounds: invalid JSON"),
+    ({"--bounds": "[0, 10]"}, "--bounds must be a JSON object"),
+    ({"--bounds": "no-such-bounds.json"}, "neither a JSON object nor an existing JSON file"),
+    ({"--bounds": '{"x": [10, 0], "y": [-10, 40]}'}, "lo <= hi"),
+    ({"--bounds": '{"x": [0, 10]}'}, "--bounds"),  # response bound missing: MissingBoundsError + CLI hint
+    ({"--levels": '{"g": "abc"}'}, "must be a JSON list"),
+    ({"--levels": '{"g": ["a", "b"]}'}, "outside its declared levels"),
+    ({"formula": "y ~ x +"}, "cannot parse formula"),
+    ({"formula": "y ~ nope"}, "nope"),
+])
+def test_bad_input_exits_2_with_one_line(capsys, csv, change, fragment):
+    args = fit_args(csv)
+    for key, value in change.items():
+        if key == "formula":
+            args[1] = value
+        else:
+            args[args.index(key) + 1] = value
+    code, out, err = run(capsys, *args)
+    assert code == 2
+    assert out == ""
+    assert err.startswith("error: ")
+    assert err.count("\n") == 1, err
+    assert fragment in err
+    assert "Traceback" not in err
+
+
+def test_unreadable_csv_is_a_clean_error(capsys, tmp_path):
+    bad = tmp_path / "binary.csv"
+    bad.write_bytes(b"\x00\xff\xfe\x00")
+    code, out, err = run(capsys, "fit", "y ~ x", "--data", str(bad), "--epsilon", "1")
+    assert code == 2 and err.startswith("error: --data: cannot read") and "Traceback" not in err
+    code, out, err = run(capsys, "fit", "y ~ x", "--data", str(tmp_path), "--epsilon", "1")
+    assert code == 2 and "is a directory" in err
+
+
+@pytest.mark.parametrize("argv", [
+    [],
+    ["fit"],
+    ["fit", "y ~ x", "--data", "diamonds", "--epsilon", "abc"],
+    ["fit", "y ~ x", "--data", "diamonds", "--epsilon", "1", "--format", "pdf"],
+    ["fit", "y ~ x", "--data", "diamonds", "--epsilon", "1", "--seed", "-1"],
+    ["example", "--seed", "x"],
+    ["nosuchcommand"],
+])
+def test_usage_errors_exit_2_without_traceback(capsys, argv):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert "error:" in err and "usage:" in err
+    assert "Traceback" not in err
+
+
+def test_help_exits_0(capsys):
+    code, out, _ = run(capsys, "fit", "--help")
+    assert code == 0 and "--bounds" in out and "--levels" in out
+
+
+# -- example, datasets, methods -------------------------------------------------------------------------------------
+
+def test_example_says_where_its_bounds_come_from(capsys):
+    code, out, err = run(capsys, "example", "--seed", "0")
+    assert code == 0, err
+    info = dpstats.datasets.describe("diamonds")
+    assert "diamonds" in out and info.example_formula in out
+    assert "documentation" in out and "public knowledge" in out
+    assert "price [326, 18823]" in out and "carat [0.2, 5.01]" in out
+    assert "Differentially Private Regression Results" in out
+    assert "epsilon spent" in out
+
+
+def test_datasets_command_lists_names_and_titles(capsys):
+    code, out, err = run(capsys, "datasets")
+    assert code == 0
+    for name in dpstats.datasets.list():
+        assert name in out
+        assert dpstats.datasets.describe(name).title in out
+
+
+def test_methods_command_reads_the_registry(capsys):
+    code, out, err = run(capsys, "methods")
+    assert code == 0
+    lines = out.splitlines()
+    assert all(h in lines[0] for h in ("name", "title", "needs bounds", "guarantee", "citation"))
+    for name, spec in dpstats.available_methods().items():
+        row = next(ln for ln in lines if ln.split()[0] == name)
+        assert spec.title in row and spec.citation in row
+        assert ("yes" if spec.needs_bounds else "no") in row
+        assert (spec.guarantee if spec.private else "NOT PRIVATE") in row
+    assert any(ln.startswith("auto") for ln in lines)
+
+
+def test_python_dash_m_dpstats_example(tmp_path):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run([sys.executable, "-m", "dpstats", "example", "--seed", "0"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "Differentially Private Regression Results" in proc.stdout
+    assert "public knowledge" in proc.stdout
+    assert "Traceback" not in proc.stderr

@@ -1,0 +1,100 @@
+"""Private inference for ssp and adassp: released-only bootstrap, honest reporting, coverage."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpstats
+
+
+def simulate(n: int, rng: np.random.Generator, d: int = 4) -> tuple[pd.DataFrame, str, dict, np.ndarray]:
+    p = d - 1
+    beta = np.linspace(-1, 1, p)
+    X = rng.uniform(-1, 1, (n, p))
+    cols = [f"x{j}" for j in range(p)]
+    df = pd.DataFrame(X, columns=cols)
+    df["y"] = 0.5 + X @ beta + rng.normal(0, 1, n)
+    bounds = {c: (-1.0, 1.0) for c in cols}
+    bounds["y"] = (-8.0, 8.0)
+    return df, "y ~ " + " + ".join(cols), bounds, np.r_[0.5, beta]
+
+
+@pytest.mark.parametrize("method", ["ssp", "adassp"])
+def test_coverage_near_nominal(method):
+    # 200 simulated data sets x 4 coefficients at n=2000, d=4, epsilon=1. The pooled coverage estimate has
+    # a standard deviation of about 0.008-0.011 (coefficients of one data set are correlated); the band
+    # [0.92, 0.98] is about 3 standard deviations wide on each side: false-failure rate below 0.5%.
+    rng = np.random.default_rng(2024)
+    covered = []
+    for r in range(200):
+        df, formula, bounds, truth = simulate(2000, rng)
+        res = dpstats.dp_ols(formula, df, 1.0, 1e-6, method=method, bounds=bounds, random_state=r,
+                             bootstrap=400)
+        ci = res.conf_int().to_numpy()
+        covered.append((ci[:, 0] <= truth) & (truth <= ci[:, 1]))
+    coverage = float(np.mean(covered))
+    assert 0.92 <= coverage <= 0.98, coverage
+
+
+@pytest.mark.parametrize("method", ["ssp", "adassp"])
+def test_inference_columns_and_budget_step(method):
+    df, formula, bounds, _ = simulate(5000, np.random.default_rng(1))
+    res = dpstats.dp_ols(formula, df, 1.0, 1e-6, method=method, bounds=bounds, random_state=3)
+    assert res.inference_available
+    for attr in ("bse", "tvalues", "pvalues"):
+        s = getattr(res, attr)
+        assert list(s.index) == list(res.params.index) and np.all(np.isfinite(s))
+    ci = res.conf_int(0.1)
+    assert np.all(ci[0] < ci[1])
+    assert res.cov_params().shape == (4, 4)
+    names = [s.name for s in res.privacy.steps]
+    assert "noisy y^T y (for inference)" in names
+    assert res.privacy.epsilon_spent == pytest.approx(1.0, rel=1e-6)  # inference spends from the same budget
+    text = res.summary().as_text()
+    assert "parametric bootstrap" in text and "n/a" not in text.split("privacy step")[0]
+
+
+@pytest.mark.parametrize("method", ["ssp", "adassp"])
+def test_inference_false_gives_the_whole_budget_to_the_estimate(method):
+    df, formula, bounds, _ = simulate(5000, np.random.default_rng(1))
+    on = dpstats.dp_ols(formula, df, 1.0, 1e-6, method=method, bounds=bounds, random_state=3)
+    off = dpstats.dp_ols(formula, df, 1.0, 1e-6, method=method, bounds=bounds, random_state=3, inference=False)
+    assert not off.inference_available
+    with pytest.raises(dpstats.InferenceUnavailableError, match="inference=False"):
+        off.bse
+    on_steps = {s.name: s for s in on.privacy.steps}
+    off_steps = {s.name: s for s in off.privacy.steps}
+    assert "noisy y^T y (for inference)" not in off_steps
+    # without the inference release, the point-estimate releases get less noise
+    assert off_steps["noisy X^T y"].noise_scale < on_steps["noisy X^T y"].noise_scale
+    assert off.privacy.epsilon_spent == pytest.approx(1.0, rel=1e-6)
+
+
+def test_intervals_come_from_released_values_only():
+    # two data sets that give the same released values give the same intervals: replacing the data by
+    # other data with identical sufficient statistics (a row permutation) and the same seed
+    df, formula, bounds, _ = simulate(3000, np.random.default_rng(5))
+    a = dpstats.dp_ols(formula, df, 1.0, method="ssp", bounds=bounds, random_state=9)
+    b = dpstats.dp_ols(formula, df.sample(frac=1.0, random_state=1), 1.0, method="ssp", bounds=bounds,
+                       random_state=9)
+    np.testing.assert_allclose(a.conf_int().to_numpy(), b.conf_int().to_numpy(), rtol=1e-9)
+    assert not hasattr(a, "X") and not hasattr(a, "data")
+
+
+def test_adassp_warns_when_the_ridge_dominates():
+    # few rows and a small epsilon: the private ridge is large next to lambda_min
+    df, formula, bounds, _ = simulate(300, np.random.default_rng(2))
+    res = dpstats.dp_ols(formula, df, 0.2, 1e-6, method="adassp", bounds=bounds, random_state=0)
+    assert any("under-cover" in n for n in res.privacy.notes)
+    assert "under-cover" in res.summary().as_text()
+
+
+@pytest.mark.parametrize("bad", [{"bootstrap": 10}, {"bootstrap": 1.5}, {"inference": "yes"}])
+def test_bad_inference_options_spend_nothing(bad):
+    df, formula, bounds, _ = simulate(500, np.random.default_rng(2))
+    acct = dpstats.PrivacyAccountant(1.0, 1e-6)
+    with pytest.raises(dpstats.errors.MethodOptionError):
+        dpstats.dp_ols(formula, df, 1.0, 1e-6, method="ssp", bounds=bounds, accountant=acct, **bad)
+    assert acct.spent == (0.0, 0.0)
