@@ -56,7 +56,7 @@ class Design:
     response_interval: Interval | None
     missing_bounds: list[str]
     notes: list[str] = field(default_factory=list)
-    variables: list[str] = field(default_factory=list)
+    numeric_variables: list[str] = field(default_factory=list)
 
     @property
     def n(self) -> int:
@@ -73,7 +73,7 @@ class Design:
     def data_bounds(self) -> DataBounds:
         """The clip ranges, or MissingBoundsError naming what is missing."""
         if self.missing_bounds:
-            raise MissingBoundsError(_missing_bounds_message(self.missing_bounds, self.variables))
+            raise MissingBoundsError(_missing_bounds_message(self.missing_bounds, self.numeric_variables))
         return DataBounds(
             column_lo=np.array([iv.lo for iv in self.column_intervals], dtype=float),  # type: ignore[union-attr]
             column_hi=np.array([iv.hi for iv in self.column_intervals], dtype=float),  # type: ignore[union-attr]
@@ -291,7 +291,8 @@ def build_design(
         missing_bounds.append(f"{response_code} (response)")
     return Design(X=X, y=y, column_names=list(design_info.column_names), response_name=response_code,
                   design_info=design_info, column_intervals=intervals, response_interval=response_interval,
-                  missing_bounds=missing_bounds, notes=notes, variables=variables)
+                  missing_bounds=missing_bounds, notes=notes,
+                  numeric_variables=[v for v in variables if _is_numeric(df[v])])
 
 
 def _known_names(eval_env: patsy.EvalEnvironment) -> set[str]:

@@ -113,7 +113,8 @@ def test_privacy_report_contents():
     assert pr.private and pr.guarantee.startswith("worst-case")
     assert pr.epsilon_spent <= pr.epsilon_requested + 1e-12 and pr.delta_spent <= pr.delta_requested
     assert pr.epsilon_spent == pytest.approx(1.0, rel=1e-6)
-    assert [s.name for s in pr.steps] == ["noisy lambda_min(X^T X)", "noisy X^T X", "noisy X^T y"]
+    assert [s.name for s in pr.steps] == ["noisy lambda_min(X^T X)", "noisy X^T X", "noisy X^T y",
+                                          "noisy y^T y (for inference)"]
     assert all(s.mechanism == "gaussian" and s.noise_scale > 0 and s.sensitivity > 0 for s in pr.steps)
     assert "replace-one" in pr.relation and pr.n == 2000 and pr.seeded
     text = str(pr)
@@ -230,9 +231,8 @@ def test_summary_renders_in_three_formats():
 
 
 def test_unavailable_inference_is_explicit():
-    res = dpstats.dp_ols(FORMULA, make_data(), 1.0, method="adassp", bounds=BOUNDS, random_state=0)
-    if res.inference_available:
-        pytest.skip("this method now provides private inference")
+    res = dpstats.dp_ols(FORMULA, make_data(), 1.0, method="adassp", bounds=BOUNDS, random_state=0,
+                         inference=False)
     with pytest.raises(dpstats.InferenceUnavailableError):
         res.bse
     with pytest.raises(dpstats.InferenceUnavailableError):

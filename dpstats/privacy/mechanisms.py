@@ -20,6 +20,7 @@ from functools import lru_cache
 import numpy as np
 from dp_accounting import pld
 
+from dpstats.errors import MethodOptionError
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 
@@ -50,8 +51,10 @@ def make_rng(random_state: "int | np.random.Generator | None") -> tuple[np.rando
     if isinstance(random_state, np.random.Generator):
         return random_state, True
     if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise MethodOptionError(f"random_state must be a non-negative integer seed, got {random_state}")
         return np.random.default_rng(int(random_state)), True
-    raise TypeError("random_state must be None, an int seed or a numpy.random.Generator")
+    raise MethodOptionError("random_state must be None, a non-negative int seed or a numpy.random.Generator")
 
 
 def _check_sensitivity(sensitivity: float) -> float:
@@ -498,3 +501,161 @@ def restricted_exponential_mechanism(
                               delta=float(delta), dimension=1, note=note))
     gumbel = rng.gumbel(size=logits.shape)
     return int(np.argmax(np.where(np.isfinite(logits), logits + gumbel, -np.inf)))
+
+
+# --- Poisson subsampling and the Poisson-sampled Gaussian of DP-SGD (Abadi et al. 2016) -----------------------
+
+__all__ += ["poisson_subsample", "poisson_gaussian_epsilon", "PoissonGaussianBlock", "poisson_gaussian_block"]
+
+# Discretisation of the privacy-loss distribution.  dp_accounting rounds pessimistically, so any interval gives
+# an upper bound on epsilon; 1e-3 costs about 0.1% in noise against 1e-4 and is ten times faster.
+_PLD_INTERVAL = 1e-3
+
+
+def poisson_subsample(n: int, q: float, rng: np.random.Generator) -> np.ndarray:
+    """Indices of a Poisson sample of range(n): every index independently with probability ``q``.
+
+    Drawn as K ~ Binomial(n, q) followed by K distinct indices uniformly at
+    random.  Given its size a Poisson sample is a uniform subset of that size,
+    so this has exactly the Poisson law P[S] = q^|S| (1 - q)^(n - |S|), at
+    O(K) instead of O(n) cost.
+
+    The law depends only on the public n and q, so the draw charges nothing by
+    itself; it is part of the Poisson-sampled Gaussian mechanism, whose
+    accounting (:func:`poisson_gaussian_epsilon`) covers it.  The
+    amplification by subsampling holds only while the sample stays secret:
+    use it inside a charged :class:`PoissonGaussianBlock` and never release it.
+    """
+    if not (0.0 < q <= 1.0):
+        raise ValueError(f"the sampling rate must lie in (0, 1], got {q!r}")
+    k = int(rng.binomial(int(n), q))
+    return rng.choice(int(n), size=k, replace=False)
+
+
+@lru_cache(maxsize=1024)
+def poisson_gaussian_epsilon(noise_multiplier: float, sampling_rate: float, steps: int, delta: float) -> float:
+    """Epsilon at ``delta`` of ``steps`` adaptively composed Poisson-sampled Gaussian sums, under replace-one.
+
+    The mechanism of one step: sample each row independently with
+    probability q (:func:`poisson_subsample`), sum a per-row vector whose L2
+    norm is at most C over the sampled rows, add N(0, (z C)^2 I), with
+    z = ``noise_multiplier``.  Accounted with ``dp_accounting``'s PLD
+    accountant for the event
+    ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(z)), steps)``
+    under ``NeighboringRelation.REPLACE_ONE``, whose privacy-loss distribution
+    is that of the pair, in units of z C,
+
+        P = (1 - q) N(0, z^2) + q N(-1, z^2),   Q = (1 - q) N(0, z^2) + q N(+1, z^2)
+
+    (pessimistic discretisation, so an upper bound).
+
+    Why (P, Q) dominates every replace-one pair.  Let D, D' differ in row i,
+    whose clipped vectors are g, g' (norms <= C; units of C below, noise sd z).
+    The other rows are identical and sampled by the same independent coins,
+    so, writing S for their noise-free sum, M(D) = E_S[A_S] and
+    M(D') = E_S[B_S] with A_S = (1 - q) N(S) + q N(S + g),
+    B_S = (1 - q) N(S) + q N(S + g').  The hockey-stick divergence
+    H_a(U||V) = sup_E [U(E) - a V(E)] is jointly convex and shift invariant,
+    so H_a(M(D)||M(D')) <= H_a(A_0||B_0).  For any event E let
+    p0 = N(0)(E), p1 = N(g')(E).  Neyman-Pearson for Gaussian shifts (Dong,
+    Roth & Su 2022, Gaussian trade-off G_mu) gives
+    N(g)(E) <= Phi(Phi^-1(p0) + |g|/z) <= Phi(Phi^-1(p0) + 1/z),
+    N(g)(E) <= Phi(Phi^-1(p1) + |g - g'|/z) <= Phi(Phi^-1(p1) + 2/z) and
+    p1 >= Phi(Phi^-1(p0) - 1/z).  Hence, with t = z Phi^-1(p0),
+    A_0(E) - a B_0(E) = (1 - q)(1 - a) p0 + q N(g)(E) - a q p1 is at most its
+    value at the smallest allowed p1, where both bounds on N(g)(E) coincide:
+
+        A_0(E) - a B_0(E) <= (1 - q)(1 - a) Phi(t/z) + q Phi((t + 1)/z) - a q Phi((t - 1)/z)
+                           = P(x <= t) - a Q(x <= t) <= H_a(P||Q).
+
+    So (P, Q) is a dominating pair for every ordered pair of neighbours and
+    every a >= 0 (Zhu, Dong & Wang 2022, Def. 7), whatever the current
+    iterate, and the adaptive T-fold composition is dominated by
+    (P^T, Q^T) (ibid., Thm 10): the epsilon returned is valid for DP-SGD under
+    replace-one (x -> -x swaps P and Q, so one direction covers both).
+    Normalising by the expected batch size, and any optimiser update, are
+    post-processing.  (Doubling the sensitivity to 2C in the add/remove
+    analysis is not an equivalent shortcut: its profile bounds a single step,
+    but its "add" half is not a dominating pair for the composition, and it
+    needs several times more noise at small z.)
+    """
+    import dp_accounting  # noqa: PLC0415  (kept local: only DP-SGD needs the event classes)
+
+    if not (noise_multiplier > 0 and 0 < sampling_rate <= 1 and steps >= 1 and 0 < delta < 1):
+        raise ValueError("need noise_multiplier > 0, 0 < sampling_rate <= 1, steps >= 1 and 0 < delta < 1")
+    step = dp_accounting.PoissonSampledDpEvent(float(sampling_rate),
+                                               dp_accounting.GaussianDpEvent(float(noise_multiplier)))
+    event = dp_accounting.SelfComposedDpEvent(step, int(steps))
+    accountant = pld.PLDAccountant(dp_accounting.NeighboringRelation.REPLACE_ONE,
+                                   value_discretization_interval=_PLD_INTERVAL)
+    accountant.compose(event)
+    eps = float(accountant.get_epsilon(float(delta)))
+    return eps if eps >= 0 else 0.0
+
+
+class PoissonGaussianBlock:
+    """DP-SGD's ``rounds`` Poisson-sampled Gaussian sums, charged to the ledger once, before any is drawn.
+
+    Round t: :meth:`sample` draws the secret Poisson sample (rate q) of the
+    rows; :meth:`release_clipped_sum` clips each of the caller's per-row
+    vectors for that sample to L2 norm ``clip_norm`` = C (the mechanism
+    enforces its own sensitivity), sums them and adds N(0, (z C)^2 I),
+    z = ``noise_multiplier``.  The whole run is recorded as ONE
+    ``approximate-dp`` step whose (epsilon, delta) is
+    :func:`poisson_gaussian_epsilon` at the ledger's delta: dp_accounting's
+    PLD value for the composed ``PoissonSampledDpEvent`` under replace-one
+    (proof there).  The subsampling is part of the accounted mechanism.  More
+    than ``rounds`` samples or releases are refused.
+    """
+
+    def __init__(self, *, noise_multiplier: float, sampling_rate: float, rounds: int, clip_norm: float, n: int,
+                 ledger: PrivacyLedger, name: str, dimension: int) -> None:
+        if int(rounds) != rounds or rounds < 1:
+            raise ValueError("rounds must be a positive integer")
+        clip = _check_sensitivity(clip_norm)
+        if clip == 0:
+            raise ValueError("clip_norm must be > 0")
+        self.noise_multiplier = float(noise_multiplier)
+        self.sampling_rate = float(sampling_rate)
+        self.rounds = int(rounds)
+        self.clip_norm = clip
+        self.n = int(n)
+        self.sampled = 0
+        self.released = 0
+        eps = poisson_gaussian_epsilon(self.noise_multiplier, self.sampling_rate, self.rounds, float(ledger.delta))
+        ledger.charge(PrivacyStep(
+            name, "approximate-dp", clip, "L2 norm bound C of each row's clipped vector (a replaced row moves a "
+            "batch sum by <= 2C)", self.noise_multiplier * clip, epsilon=eps, delta=float(ledger.delta),
+            dimension=int(dimension),
+            note=(f"Poisson-sampled Gaussian, T={self.rounds} steps, q={self.sampling_rate:.4g}, noise multiplier "
+                  f"z={self.noise_multiplier:.4g} (noise sd z*C on each batch sum); accounted with dp_accounting "
+                  "PLD, replace-one")))
+
+    def sample(self, rng: np.random.Generator) -> np.ndarray:
+        """The secret Poisson sample of this round (row indices); never release it."""
+        if self.sampled >= self.rounds:
+            raise RuntimeError("this block has already drawn all the samples it was charged for")
+        self.sampled += 1
+        return poisson_subsample(self.n, self.sampling_rate, rng)
+
+    def release_clipped_sum(self, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """sum_i clip_C(rows[i]) + N(0, (z C)^2 I) for the per-row vectors of the current sample."""
+        if self.released >= self.sampled:
+            raise RuntimeError("release_clipped_sum needs a fresh sample() first (one release per sample)")
+        r = np.asarray(rows, dtype=float)
+        if r.ndim != 2:
+            raise ValueError("rows must be a 2-d array (one vector per sampled row)")
+        self.released += 1
+        norms = np.sqrt(np.einsum("ij,ij->i", r, r))
+        # min(1, C/||r_i||); rows with a non-finite norm contribute nothing (a contribution of norm 0 <= C)
+        finite = np.isfinite(norms)
+        scale = np.where(finite, self.clip_norm / np.maximum(np.where(finite, norms, 0.0), self.clip_norm), 0.0)
+        total = np.where(finite[:, None], r, 0.0).T @ scale
+        return total + rng.normal(0.0, self.noise_multiplier * self.clip_norm, size=total.shape)
+
+
+def poisson_gaussian_block(*, noise_multiplier: float, sampling_rate: float, rounds: int, clip_norm: float, n: int,
+                           ledger: PrivacyLedger, name: str, dimension: int) -> PoissonGaussianBlock:
+    """Charge a DP-SGD run of ``rounds`` Poisson-sampled Gaussian sums now; see :class:`PoissonGaussianBlock`."""
+    return PoissonGaussianBlock(noise_multiplier=noise_multiplier, sampling_rate=sampling_rate, rounds=rounds,
+                                clip_norm=clip_norm, n=n, ledger=ledger, name=name, dimension=dimension)
