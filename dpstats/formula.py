@@ -109,6 +109,13 @@ def _factor_calls(code: str) -> list[ast.Call]:
     return [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
 
 
+def _quoted_names(code: str) -> list[str]:
+    """Column names quoted with patsy's Q("name") (for names that are not Python identifiers)."""
+    return [c.args[0].value for c in _factor_calls(code)
+            if _call_name(c) == "Q" and len(c.args) == 1 and isinstance(c.args[0], ast.Constant)
+            and isinstance(c.args[0].value, str)]
+
+
 def _call_name(call: ast.Call) -> str | None:
     f = call.func
     if isinstance(f, ast.Name):
@@ -211,7 +218,12 @@ def build_design(
     variables: list[str] = []
     for code in [response_code, *factor_codes]:
         _check_stateful(code)
-        for name in ast_names(code):
+        for name in _quoted_names(code):
+            if name not in columns:
+                raise UnknownColumnError(
+                    f"the formula quotes Q('{name}'), which is not a column of the data; columns are: "
+                    f"{', '.join(map(str, df.columns))}")
+        for name in [*ast_names(code), *_quoted_names(code)]:
             if name in columns:
                 if name not in variables:
                     variables.append(name)
@@ -220,13 +232,17 @@ def build_design(
                     f"the formula uses '{name}', which is not a column of the data; columns are: "
                     f"{', '.join(map(str, df.columns))}")
 
-    response_vars = [v for v in ast_names(response_code) if v in columns]
+    response_vars = [v for v in [*ast_names(response_code), *_quoted_names(response_code)] if v in columns]
+    bool_responses = [v for v in response_vars if pd.api.types.is_bool_dtype(df[v].dtype)]
     for v in response_vars:
-        if not _is_numeric(df[v]):
-            raise DataTypeError(f"the response '{v}' must be numeric (its dtype is {df[v].dtype})")
+        if not (_is_numeric(df[v]) or v in bool_responses):
+            raise DataTypeError(f"the response '{v}' must be numeric (its dtype is {df[v].dtype}); "
+                                "code a categorical outcome as 0/1 with a public rule")
 
     notes: list[str] = []
     df = df[variables].copy(deep=False) if variables else df
+    for v in bool_responses:  # a binary response is a linear probability model: False/True -> 0/1
+        df[v] = df[v].astype(float)
     df = _apply_levels(df, levels)
 
     if bounds:
@@ -258,7 +274,7 @@ def build_design(
             continue
         if _declares_levels(factor.code):
             continue
-        fvars = [v for v in ast_names(factor.code) if v in columns]
+        fvars = [v for v in [*ast_names(factor.code), *_quoted_names(factor.code)] if v in columns]
         if fvars and all(_is_schema_categorical(df[v]) for v in fvars):
             continue
         if allow_data_levels:

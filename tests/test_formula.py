@@ -208,3 +208,27 @@ def test_non_finite_design_is_refused_naming_the_column():
 def test_malformed_formulas(formula):
     with pytest.raises(FormulaError):
         build(formula, frame())
+
+
+def test_quoted_column_names_and_their_bounds():
+    df = frame().rename(columns={"x1": "x one"})
+    d = build('y ~ Q("x one") + x2', df, bounds={"x one": (1, 10), "x2": (-2, 2), "y": (-4, 4)})
+    assert d.column_names == ["Intercept", 'Q("x one")', "x2"]
+    assert d.missing_bounds == []
+    with pytest.raises(UnknownColumnError):
+        build('y ~ Q("x two")', df)
+
+
+def test_binary_response_is_a_linear_probability_model():
+    df = frame()
+    d = build("flag ~ x1", df)
+    assert set(np.unique(d.y)) <= {0.0, 1.0}
+    np.testing.assert_array_equal(d.y, df["flag"].to_numpy(dtype=float))
+
+
+def test_nullable_integer_with_missing_values_is_refused():
+    df = frame()
+    df["k"] = pd.array(np.arange(len(df)) % 4, dtype="Int64")
+    df.loc[2, "k"] = pd.NA
+    with pytest.raises(MissingDataError):
+        build("y ~ k", df)
