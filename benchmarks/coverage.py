@@ -39,7 +39,7 @@ def simulate(n: int, d: int, noise: str, rng: np.random.Generator) -> tuple[pd.D
 
 def coverage_setting(method: str, n: int, d: int, eps: float, noise: str, reps: int, seed: int) -> dict:
     rng = np.random.default_rng(seed)
-    covered, widths, ols_widths, errors = [], [], [], []
+    covered, widths, ols_widths, errors, warned = [], [], [], [], []
     for r in range(reps):
         df, formula, bounds, truth = simulate(n, d, noise, rng)
         res = dpstats.dp_ols(formula, df, eps, 1e-6, method=method, bounds=bounds, random_state=seed * 100_000 + r)
@@ -49,10 +49,11 @@ def coverage_setting(method: str, n: int, d: int, eps: float, noise: str, reps: 
         widths.append(ci[:, 1] - ci[:, 0])
         ols_widths.append(oci[:, 1] - oci[:, 0])
         errors.append(np.linalg.norm(res.params.to_numpy() - truth))
+        warned.append(any(note.startswith("WARNING") for note in res.privacy.notes))
     cov = np.array(covered)
     return dict(method=method, n=n, d=d, epsilon=eps, noise=noise, reps=reps, coverage=cov.mean(),
                 worst_coef=cov.mean(axis=0).min(), width_vs_ols=float(np.mean(widths) / np.mean(ols_widths)),
-                mean_error=float(np.mean(errors)),
+                mean_error=float(np.mean(errors)), warned=float(np.mean(warned)),
                 ok=bool(0.93 <= cov.mean() <= 0.97))
 
 

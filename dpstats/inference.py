@@ -44,7 +44,13 @@ import numpy as np
 from dpstats.methods.linalg import psd_projection, psd_sqrt, solve_noisy_normal_equations
 from dpstats.privacy.mechanisms import post_processing_normal
 
-__all__ = ["SufficientStatisticsRelease", "parametric_bootstrap", "residual_variance"]
+__all__ = ["SufficientStatisticsRelease", "parametric_bootstrap", "residual_variance", "noise_to_signal",
+           "RELIABILITY_THRESHOLD", "unreliable_note"]
+
+#: noise_to_signal() above which the bootstrap intervals are flagged as unreliable.  Chosen from
+#: benchmarks/coverage.py: every setting whose coverage fell outside [0.93, 0.97] had a ratio above 0.3,
+#: and settings below it covered within the band.
+RELIABILITY_THRESHOLD = 0.3
 
 #: estimator(gram_draws (B, d, d), moment_draws (B, d), rng) -> coefficient draws (B, d)
 BatchEstimator = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray]
@@ -69,6 +75,26 @@ def residual_variance(release: SufficientStatisticsRelease, beta: np.ndarray, gr
     dof = max(release.n - d, 1)
     rss = release.yty - 2.0 * float(beta @ release.moment) + float(beta @ gram_psd @ beta)
     return max(rss / dof, release.yty_noise_sd / dof)
+
+
+def noise_to_signal(release: SufficientStatisticsRelease) -> float:
+    """2 sqrt(d) sigma_XX / lambda_min(Q): the typical spectral size of the X^T X noise relative to the
+    smallest eigenvalue of the (projected) released X^T X.  Computed from released values only.
+
+    When it is not small, the estimator is far from linear in the noise and the plug-in Q is poor, so the
+    bootstrap's approximation breaks down (measured in benchmarks/coverage.py).
+    """
+    d = release.moment.size
+    lam = float(np.linalg.eigvalsh(psd_projection(release.gram))[0])
+    spectral_noise = 2.0 * np.sqrt(d) * release.gram_noise_sd
+    return float("inf") if lam <= 0 else spectral_noise / lam
+
+
+def unreliable_note(ratio: float) -> str:
+    return (f"WARNING: the privacy noise in X^T X is large next to its smallest eigenvalue (noise-to-signal "
+            f"{ratio:.2g} > {RELIABILITY_THRESHOLD}); in this regime the bootstrap intervals were measured to "
+            "miss their nominal coverage (benchmarks/coverage.py). More rows, a larger epsilon or fewer columns "
+            "help.")
 
 
 def parametric_bootstrap(release: SufficientStatisticsRelease, beta_hat: np.ndarray, estimator: BatchEstimator,

@@ -98,3 +98,14 @@ def test_bad_inference_options_spend_nothing(bad):
     with pytest.raises(dpstats.errors.MethodOptionError):
         dpstats.dp_ols(formula, df, 1.0, 1e-6, method="ssp", bounds=bounds, accountant=acct, **bad)
     assert acct.spent == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("n,d,eps,warned", [(2000, 11, 0.3, True), (2000, 4, 0.3, True), (20000, 4, 1.0, False)])
+def test_summary_warns_where_coverage_was_measured_to_fail(n, d, eps, warned):
+    # benchmarks/coverage.py measured coverage far from 95% at (2000, 11, 0.3) and (2000, 4, 0.3) and near 95%
+    # at (20000, 4, 1.0); the warning is computed from released values only
+    df, formula, bounds, _ = simulate(n, np.random.default_rng(4), d=d)
+    res = dpstats.dp_ols(formula, df, eps, 1e-6, method="ssp", bounds=bounds, random_state=0)
+    has = any("noise-to-signal" in note for note in res.privacy.notes)
+    assert has is warned
+    assert ("noise-to-signal" in res.summary().as_text()) is warned

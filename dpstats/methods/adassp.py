@@ -35,7 +35,9 @@ import numpy as np
 
 from dpstats.bounds import DataBounds
 from dpstats.errors import MethodOptionError
-from dpstats.inference import SufficientStatisticsRelease, parametric_bootstrap
+from dpstats.inference import (
+    RELIABILITY_THRESHOLD, SufficientStatisticsRelease, noise_to_signal, parametric_bootstrap, unreliable_note,
+)
 from dpstats.methods.linalg import psd_projection, solve_noisy_normal_equations
 from dpstats.methods.registry import MethodFit, MethodSpec, register
 from dpstats.methods.ssp import (
@@ -101,9 +103,11 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
 
     draws, sigma2 = parametric_bootstrap(release, params, estimator, bootstrap, rng)
     info["sigma2_hat_scaled"] = sigma2
-    notes: tuple[str, ...] = ()
+    ratio = noise_to_signal(release)
+    info["noise_to_signal"] = ratio
+    notes: tuple[str, ...] = (unreliable_note(ratio),) if ratio > RELIABILITY_THRESHOLD else ()
     if ridge > 0.1 * lam_min_tilde:
-        notes = ("WARNING: the private ridge is not small next to the certified lambda_min(X^T X), so the "
+        notes += ("WARNING: the private ridge is not small next to the certified lambda_min(X^T X), so the "
                  "estimate is shrunk; the bootstrap corrects the bias only approximately and intervals may "
                  "under-cover (more rows, a larger epsilon or fewer columns help)",)
     return MethodFit(params=params, draws=draws, info=info, notes=notes)

@@ -31,7 +31,9 @@ import numpy as np
 
 from dpstats.bounds import DataBounds
 from dpstats.errors import MethodOptionError
-from dpstats.inference import SufficientStatisticsRelease, parametric_bootstrap
+from dpstats.inference import (
+    RELIABILITY_THRESHOLD, SufficientStatisticsRelease, noise_to_signal, parametric_bootstrap, unreliable_note,
+)
 from dpstats.methods.linalg import solve_noisy_normal_equations
 from dpstats.methods.registry import MethodFit, MethodSpec, register
 from dpstats.privacy.calibration import gaussian_mu, split_mu
@@ -108,7 +110,10 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     draws, sigma2 = parametric_bootstrap(
         release, params, lambda g, m, _: solve_noisy_normal_equations(g, m, eigen_floor=sigma_xx), bootstrap, rng)
     info["sigma2_hat_scaled"] = sigma2
-    return MethodFit(params=params, draws=draws, info=info)
+    ratio = noise_to_signal(release)
+    info["noise_to_signal"] = ratio
+    notes = (unreliable_note(ratio),) if ratio > RELIABILITY_THRESHOLD else ()
+    return MethodFit(params=params, draws=draws, info=info, notes=notes)
 
 
 SPEC = register(MethodSpec(
