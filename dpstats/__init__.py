@@ -7,16 +7,28 @@
 >>> print(res.summary())  # doctest: +SKIP
 """
 
-from dpstats import datasets, errors, theory
+from dpstats import datasets, errors, simulate, theory
 from dpstats.api import dp_ols
+from dpstats.api_arrays import dp_ols_arrays, formula_all
+from dpstats.compare import Comparison, compare
 from dpstats.methods import available_methods
 from dpstats.privacy import PrivacyAccountant, PrivacyReport
 from dpstats.results import DPRegressionResults, InferenceUnavailableError
-from dpstats.theory import plan
+from dpstats.theory import plan, plot_plan
 
 __version__ = "0.1.0"
 
 __all__ = [
     "dp_ols", "PrivacyAccountant", "PrivacyReport", "DPRegressionResults", "InferenceUnavailableError",
-    "available_methods", "datasets", "errors", "theory", "plan", "__version__",
+    "available_methods", "datasets", "errors", "simulate", "theory", "plan", "__version__",
+    "dp_ols_arrays", "formula_all", "plot_plan", "compare", "Comparison",
 ]
+
+
+def __getattr__(name: str):
+    """``dpstats.sklearn`` is imported on first use, so ``import dpstats`` never needs scikit-learn."""
+    if name == "sklearn":
+        import importlib  # noqa: PLC0415
+
+        return importlib.import_module("dpstats.sklearn")
+    raise AttributeError(f"module 'dpstats' has no attribute {name!r}")

@@ -107,3 +107,18 @@ class PTRFailure(DPStatsError, RuntimeError):
         self.hint = hint
         self.noisy_statistic = noisy_statistic
         self.threshold = threshold
+
+
+class ConvergenceError(DPStatsError, RuntimeError):
+    """An iterative private method diverged (say, too large a learning rate); its budget was spent."""
+
+
+class PublicDataRequiredError(DPStatsError, ValueError):
+    """A utility study would fit the same data many times without the data being declared public.
+
+    :func:`dpstats.compare` runs every method at every epsilon ``trials``
+    times on one data set: the privacy costs add up to many times any single
+    budget, and its in-sample R^2 is computed from the data without noise.
+    That is only legitimate for public or synthetic data, which the caller
+    must acknowledge with ``data_are_public=True``.
+    """

@@ -16,6 +16,7 @@ before any release is settled with zero.
 
 from __future__ import annotations
 
+import math
 import threading
 import uuid
 from dataclasses import dataclass, field
@@ -44,6 +45,12 @@ class _Reservation:
     label: str
     epsilon: float
     delta: float
+
+
+def _clamp(spent: float, reserved: float) -> float:
+    if math.isnan(spent):
+        return reserved
+    return min(max(spent, 0.0), reserved)
 
 
 class PrivacyAccountant:
@@ -103,11 +110,18 @@ class PrivacyAccountant:
 
         Returns a token for :meth:`settle`.  Nothing is spent by a refusal.
         """
+        epsilon, delta = float(epsilon), float(delta)
+        # a negative or NaN reservation would enlarge (or disable) the budget check of every
+        # other fit while it is outstanding
+        if not (0 <= epsilon < math.inf and 0 <= delta < 1):
+            raise InvalidPrivacyParameterError(
+                f"a reservation needs a finite epsilon >= 0 and 0 <= delta < 1, got ({epsilon!r}, {delta!r})")
         with self._lock:
             ce, cd = self._committed()
             re, rd = self._outstanding()
             tol = 1e-12
-            if ce + re + epsilon > self.epsilon * (1 + tol) or cd + rd + delta > self.delta * (1 + tol):
+            # written as 'not <=' so that anything NaN is refused (fail closed)
+            if not (ce + re + epsilon <= self.epsilon * (1 + tol) and cd + rd + delta <= self.delta * (1 + tol)):
                 raise BudgetExceededError(
                     f"this fit asks for (epsilon={epsilon:g}, delta={delta:g}) but the accountant has "
                     f"(epsilon={max(0.0, self.epsilon - ce - re):g}, delta={max(0.0, self.delta - cd - rd):g}) "
@@ -124,9 +138,11 @@ class PrivacyAccountant:
             res = self._reserved.pop(token, None)
             if res is None:
                 raise KeyError("unknown or already settled reservation")
-            # a fit can never spend more than it reserved: its ledger is capped at its budget
-            eps = min(float(epsilon), res.epsilon)
-            dlt = min(float(delta), res.delta)
+            # a fit can never spend more than it reserved: its ledger is capped at its budget.
+            # A negative spend would hand budget back and a NaN one would disable every later
+            # check, so both are clamped: negative to 0, NaN to the whole reservation.
+            eps = _clamp(float(epsilon), res.epsilon)
+            dlt = _clamp(float(delta), res.delta)
             spend = Spend(res.label, eps, dlt, datetime.now(timezone.utc), status)
             if eps > 0 or dlt > 0:
                 self._history.append(spend)

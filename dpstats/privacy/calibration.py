@@ -39,22 +39,41 @@ def gaussian_delta(mu: float, epsilon: float) -> float:
         return 0.0
     if not math.isfinite(mu):
         return 1.0
+    if epsilon == math.inf:
+        return 0.0
     a = log_ndtr(-epsilon / mu + mu / 2.0)
     b = epsilon + log_ndtr(-epsilon / mu - mu / 2.0)
     if b >= a:
-        return 0.0
+        # The true delta is positive for every finite epsilon; b >= a only happens when
+        # 1 - exp(b - a) cancels to nothing in floating point.  Return the upper bound
+        # Phi(-epsilon/mu + mu/2) instead of 0, so that rounding can never certify a
+        # Gaussian mechanism as (epsilon, 0)-DP.
+        return float(math.exp(a))
     return float(math.exp(a) * -math.expm1(b - a))
 
 
 def gaussian_epsilon(mu: float, delta: float) -> float:
-    """Smallest epsilon >= 0 at which a mu-GDP mechanism is (epsilon, delta)-DP."""
+    """Smallest epsilon >= 0 at which a mu-GDP mechanism is (epsilon, delta)-DP.
+
+    Cached: a ledger re-composes its steps on every charge and report, and the
+    same (mu, delta) recur across fits.
+    """
+    return _gaussian_epsilon(float(mu), float(delta))
+
+
+@lru_cache(maxsize=65536)
+def _gaussian_epsilon(mu: float, delta: float) -> float:
     if mu <= 0:
         return 0.0
+    if not (math.isfinite(mu) and delta > 0):
+        return math.inf  # a Gaussian mechanism is never (epsilon, 0)-DP; mu = inf is no noise
     if gaussian_delta(mu, 0.0) <= delta:
         return 0.0
     hi = max(1.0, mu * mu)
     while gaussian_delta(mu, hi) > delta:
         hi *= 2.0
+        if not math.isfinite(hi):
+            return math.inf
     lo = 0.0
     for _ in range(200):  # bisection to machine precision; returns the upper end (safe)
         mid = 0.5 * (lo + hi)

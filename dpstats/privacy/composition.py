@@ -70,6 +70,8 @@ def _pld_epsilon(mu: float, other: Sequence["PrivacyStep"], delta: float) -> flo
             standard_deviation=1.0 / mu, sensitivity=1.0))
     for s in other:
         if s.mechanism == "laplace" and not s.delta:
+            if s.sensitivity == 0 or s.epsilon == 0:
+                continue  # no privacy loss (dp_accounting would return NaN for an infinite multiplier)
             base = pld.privacy_loss_distribution.from_laplace_mechanism(
                 parameter=s.noise_multiplier, sensitivity=1.0)
         else:

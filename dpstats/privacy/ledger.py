@@ -15,6 +15,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Literal
 
+import numpy as np
+
 from dpstats.errors import BudgetExceededError
 from dpstats.privacy.composition import compose_epsilon, is_pure
 
@@ -65,13 +67,29 @@ class PrivacyStep:
     note: str = ""
 
     def __post_init__(self) -> None:
-        if self.count < 1:
-            raise ValueError("count must be >= 1")
+        # Every comparison below is written so that NaN fails it: a step whose privacy
+        # parameters are NaN would otherwise compose to a NaN total, which no budget
+        # check can refuse.
+        if isinstance(self.count, bool) or not isinstance(self.count, (int, np.integer)) or self.count < 1:
+            raise ValueError(f"count must be an integer >= 1, got {self.count!r}")
         if self.mechanism == "gaussian":
-            if not (self.noise_scale > 0 and self.sensitivity >= 0):
-                raise ValueError("a Gaussian step needs noise_scale > 0 and sensitivity >= 0")
-        elif self.epsilon is None or self.epsilon < 0:
-            raise ValueError(f"a {self.mechanism} step needs epsilon >= 0")
+            if not (self.noise_scale > 0 and 0 <= self.sensitivity < math.inf):
+                raise ValueError("a Gaussian step needs noise_scale > 0 and a finite sensitivity >= 0")
+            return
+        if self.epsilon is None or not (self.epsilon >= 0):
+            raise ValueError(f"a {self.mechanism} step needs epsilon >= 0, got {self.epsilon!r}")
+        if self.delta is not None and not (0 <= self.delta < 1):
+            raise ValueError(f"a {self.mechanism} step needs 0 <= delta < 1, got {self.delta!r}")
+        if self.mechanism == "laplace" and not self.delta:
+            # composition reads a Laplace step's privacy from its noise multiplier (PLD) and
+            # from its epsilon (basic composition): the two must agree, or the smaller of
+            # the bounds would under-report the spend
+            if not (0 <= self.sensitivity < math.inf and self.noise_scale >= 0):
+                raise ValueError("a Laplace step needs a finite sensitivity >= 0 and noise_scale >= 0")
+            if self.sensitivity > 0 and not (self.epsilon * self.noise_scale >= self.sensitivity * (1 - 1e-9)):
+                raise ValueError(
+                    f"Laplace step '{self.name}': epsilon={self.epsilon!r} is below sensitivity/noise_scale="
+                    f"{self.sensitivity / self.noise_scale if self.noise_scale > 0 else math.inf!r}")
 
     @property
     def noise_multiplier(self) -> float:
@@ -110,7 +128,7 @@ class PrivacyLedger:
     ----------
     epsilon, delta:
         The fit's budget.  ``epsilon = inf`` means a non-private fit (nothing
-        may be charged at all).
+        may be charged at all: :meth:`charge` refuses every step).
     """
 
     epsilon: float
@@ -128,9 +146,14 @@ class PrivacyLedger:
             the step is not recorded and the caller must not release anything.
         """
         with self._lock:
+            if not math.isfinite(self.epsilon):
+                raise BudgetExceededError(
+                    f"step '{step.name}' was charged to a non-private ledger (epsilon={self.epsilon!r}); a "
+                    "non-private fit may not draw privacy noise; nothing was released")
             candidate = [*self.steps, step]
             eps, delta = self._total(candidate)
-            if eps > self.epsilon * (1 + _REL_TOL) or delta > self.delta * (1 + _REL_TOL):
+            # written as 'not <=' so that a NaN total is refused (fail closed)
+            if not (eps <= self.epsilon * (1 + _REL_TOL) and delta <= self.delta * (1 + _REL_TOL)):
                 raise BudgetExceededError(
                     f"step '{step.name}' would bring this fit's spend to "
                     f"(epsilon={eps:.6g}, delta={delta:.3g}), above its budget "

@@ -543,7 +543,7 @@ def poisson_gaussian_epsilon(noise_multiplier: float, sampling_rate: float, step
     accountant for the event
     ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(z)), steps)``
     under ``NeighboringRelation.REPLACE_ONE``, whose privacy-loss distribution
-    is that of the pair, in units of z C,
+    is that of the pair (in units of C)
 
         P = (1 - q) N(0, z^2) + q N(-1, z^2),   Q = (1 - q) N(0, z^2) + q N(+1, z^2)
 
@@ -624,12 +624,11 @@ class PoissonGaussianBlock:
         self.released = 0
         eps = poisson_gaussian_epsilon(self.noise_multiplier, self.sampling_rate, self.rounds, float(ledger.delta))
         ledger.charge(PrivacyStep(
-            name, "approximate-dp", clip, "L2 norm bound C of each row's clipped vector (a replaced row moves a "
-            "batch sum by <= 2C)", self.noise_multiplier * clip, epsilon=eps, delta=float(ledger.delta),
-            dimension=int(dimension),
+            name, "approximate-dp", clip, "L2, per-row clip C", self.noise_multiplier * clip, epsilon=eps,
+            delta=float(ledger.delta), dimension=int(dimension),
             note=(f"Poisson-sampled Gaussian, T={self.rounds} steps, q={self.sampling_rate:.4g}, noise multiplier "
-                  f"z={self.noise_multiplier:.4g} (noise sd z*C on each batch sum); accounted with dp_accounting "
-                  "PLD, replace-one")))
+                  f"z={self.noise_multiplier:.4g} (noise sd z*C on each batch sum of rows clipped to norm C; a "
+                  "replaced row moves it by <= 2C); accounted with dp_accounting PLD, replace-one")))
 
     def sample(self, rng: np.random.Generator) -> np.ndarray:
         """The secret Poisson sample of this round (row indices); never release it."""

@@ -1,0 +1,290 @@
+"""``dpstats.compare``: privacy-utility curves of several methods on one public data set.
+
+A DP researcher chooses a method by running the candidates on the same data
+at the same budgets, many times (the outputs are random), and looking at the
+spread of the error against epsilon.  That study fits the same rows
+``len(methods) * len(epsilons) * trials`` times: by composition its privacy
+costs add up to many times any single budget, and its score, the in-sample
+R^2, is computed from the data without noise.  It is therefore only
+legitimate on public or synthetic data, and :func:`compare` refuses to run
+unless the caller says so with ``data_are_public=True``; it prints the total
+spend and returns it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import patsy
+
+from dpstats.api import dp_ols
+from dpstats.errors import DPStatsError, PTRFailure, PublicDataRequiredError
+from dpstats.formula import build_design
+from dpstats.methods import available_methods, get_method
+
+__all__ = ["compare", "Comparison", "COLUMNS"]
+
+#: Columns of :attr:`Comparison.frame`, one row per fit.
+COLUMNS = ["method", "epsilon", "trial", "r2", "coef_error", "status", "seconds", "epsilon_spent", "delta_spent"]
+_METRICS = ("r2", "coef_error")
+_DEFAULT_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0)
+
+
+@dataclass
+class Comparison:
+    """What :func:`compare` returns.
+
+    Attributes
+    ----------
+    frame:
+        Tidy results, one row per fit, columns :data:`COLUMNS`: ``method``,
+        ``epsilon`` (the budget of that fit), ``trial``, ``r2`` (in-sample R^2
+        on the given data; NaN when the fit failed), ``coef_error`` (L2
+        distance to ``truth``; NaN without a truth), ``status`` (``"ok"``,
+        ``"ptr_failure"`` or the error class name), ``seconds`` (wall time of
+        the fit) and the fit's own ``epsilon_spent`` / ``delta_spent`` (a
+        failure after spending, such as a PTR refusal, still spends).
+    metric:
+        The default column of :meth:`summary` and :meth:`plot`.
+    total_epsilon, total_delta:
+        The whole study's spend on this data set by basic composition (sums
+        over fits): what it would cost if the data were private.
+    """
+
+    frame: pd.DataFrame
+    metric: str
+    total_epsilon: float
+    total_delta: float
+
+    def summary(self, metric: str | None = None) -> pd.DataFrame:
+        """Median and quartiles of ``metric`` per method and epsilon, over the successful trials.
+
+        Columns: ``median``, ``q25``, ``q75``, ``ok`` (fraction of trials
+        that released an estimate) and ``median_seconds``.
+        """
+        col = self._metric(metric)
+        grouped = self.frame.groupby(["method", "epsilon"], sort=True)
+        out = grouped[col].quantile([0.5, 0.25, 0.75]).unstack()
+        out.columns = ["median", "q25", "q75"]
+        out["ok"] = grouped["status"].apply(lambda s: float(np.mean(s == "ok")))
+        out["median_seconds"] = grouped["seconds"].median()
+        return out
+
+    def plot(self, metric: str | None = None, ax: Any = None) -> Any:
+        """Median (line) and interquartile band of ``metric`` against epsilon (log axis), one curve per method.
+
+        Needs matplotlib (``pip install "dpstats[plot]"``); returns the axes.
+        """
+        col = self._metric(metric)
+        try:
+            import matplotlib.pyplot as plt  # noqa: PLC0415  (optional dependency, imported when used)
+        except ImportError as exc:
+            raise ImportError('Comparison.plot needs matplotlib: pip install "dpstats[plot]"') from exc
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 4))
+        table = self.summary(col)
+        for method in table.index.get_level_values("method").unique():
+            rows = table.loc[method]
+            eps = rows.index.to_numpy(dtype=float)
+            line = ax.plot(eps, rows["median"], marker="o", label=method)[0]
+            ax.fill_between(eps, rows["q25"], rows["q75"], color=line.get_color(), alpha=0.2, linewidth=0)
+        ax.set_xscale("log")
+        grid = np.unique(table.index.get_level_values("epsilon").to_numpy(dtype=float))
+        ax.set_xticks(grid, [f"{e:g}" for e in grid])
+        ax.minorticks_off()
+        ax.set_xlabel("epsilon")
+        ax.set_ylabel({"r2": "in-sample R^2", "coef_error": "||b - beta||_2"}[col])
+        ax.set_title("median and interquartile range over trials")
+        ax.legend()
+        return ax
+
+    def _metric(self, metric: str | None) -> str:
+        col = self.metric if metric is None else metric
+        if col not in _METRICS:
+            raise ValueError(f"metric must be one of {', '.join(_METRICS)}, got {col!r}")
+        if col == "coef_error" and self.frame["coef_error"].isna().all():
+            raise ValueError("coef_error needs compare(..., truth=...): no fit has a coefficient error")
+        return col
+
+    def __repr__(self) -> str:
+        return (f"<Comparison of {self.frame['method'].nunique()} methods, {len(self.frame)} fits; total spend "
+                f"epsilon={self.total_epsilon:.4g}, delta={self.total_delta:.3g} on public data>\n"
+                f"{self.summary()}")
+
+
+def compare(
+    formula: str,
+    data: Any,
+    methods: Sequence[str] | None = None,
+    epsilons: Sequence[float] = _DEFAULT_EPSILONS,
+    delta: float = 1e-6,
+    trials: int = 10,
+    metric: str = "r2",
+    *,
+    data_are_public: bool = False,
+    bounds: Mapping[str, tuple[float, float]] | None = None,
+    truth: pd.Series | Mapping[str, float] | None = None,
+    levels: Mapping[str, Sequence[Any]] | None = None,
+    method_options: Mapping[str, Mapping[str, Any]] | None = None,
+    random_state: int | None = None,
+    progress: bool = True,
+    verbose: bool = True,
+) -> Comparison:
+    """Run each method over a grid of epsilon with repeated trials on one public data set.
+
+    Parameters
+    ----------
+    formula, data, bounds, levels:
+        As for :func:`dpstats.dp_ols`; the same design is used by every fit.
+    methods:
+        Registered private method names (default: every private method in
+        :func:`dpstats.available_methods`).  A method that cannot run (say, it
+        needs bounds that were not given) shows its error class in ``status``.
+    epsilons, delta, trials:
+        Each method is fitted ``trials`` times at each epsilon, with that
+        epsilon and ``delta`` as the budget of the fit.
+    metric:
+        ``"r2"`` or ``"coef_error"``: the default of :meth:`Comparison.summary`
+        and :meth:`Comparison.plot`.
+    data_are_public:
+        Must be ``True``: the study spends the budget many times over on the
+        same rows and scores the fits with the non-private in-sample R^2,
+        which is only legitimate for public or synthetic data.
+    truth:
+        True coefficients (synthetic data), indexed by the design column
+        names; fills ``coef_error`` = ||b - truth||_2.
+    method_options:
+        Options per method, e.g. ``{"dpsgd": {"epochs": 5}}``.
+    random_state:
+        An int makes the whole study reproducible (one child seed per fit);
+        ``None`` uses fresh OS entropy.
+    progress:
+        Show a tqdm progress bar when tqdm is installed.
+    verbose:
+        Print the number of fits and the total spend they represent.
+
+    Returns
+    -------
+    Comparison
+        ``.frame`` (tidy, one row per fit), ``.summary()``, ``.plot()``,
+        ``.total_epsilon`` and ``.total_delta``.
+
+    Raises
+    ------
+    PublicDataRequiredError
+        unless ``data_are_public is True``; nothing is fitted.
+    """
+    if data_are_public is not True:
+        raise PublicDataRequiredError(
+            "compare() fits the same data len(methods) * len(epsilons) * trials times, so the privacy costs add "
+            "up to many times any single budget, and it scores every fit with the in-sample R^2, computed from "
+            "the data without noise. Run it only on public or synthetic data, and say so with "
+            "data_are_public=True; for private data, fit once with dpstats.dp_ols.")
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {', '.join(_METRICS)}, got {metric!r}")
+    if metric == "coef_error" and truth is None:
+        raise ValueError("metric='coef_error' needs truth= (the true coefficients of synthetic data)")
+    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
+        raise ValueError(f"trials must be a positive integer, got {trials!r}")
+    eps_grid = [float(e) for e in epsilons]
+    if not eps_grid or not all(0 < e < math.inf for e in eps_grid):
+        raise ValueError("epsilons must be a non-empty sequence of finite numbers > 0")
+    names = _methods(methods)
+    opts = {k: dict(v) for k, v in (method_options or {}).items()}
+    unknown = sorted(set(opts) - set(names))
+    if unknown:
+        raise ValueError(f"method_options names methods that are not compared: {', '.join(unknown)}")
+
+    design = build_design(formula, data, eval_env=patsy.EvalEnvironment.capture(1), bounds=bounds, levels=levels)
+    X, y = design.X, design.y
+    sst = float(np.sum((y - y.mean()) ** 2))
+    truth_vec = _truth_vector(truth, design.column_names)
+
+    n_fits = len(names) * len(eps_grid) * trials
+    if verbose:
+        print(f"dpstats.compare: {n_fits} fits on the same data (data_are_public=True); by basic composition they "
+              f"spend up to epsilon={trials * len(names) * sum(eps_grid):.4g}, "
+              f"delta={n_fits * delta:.3g} in total")
+    seeds = np.random.SeedSequence(random_state).spawn(n_fits)
+    bar = _progress(n_fits, progress)
+    rows = []
+    k = 0
+    for name in names:
+        for eps in eps_grid:
+            for trial in range(trials):
+                rng = np.random.default_rng(seeds[k])
+                k += 1
+                rows.append(_one_fit(formula, data, name, eps, delta, bounds, levels, opts.get(name, {}), rng,
+                                     X, y, sst, truth_vec, trial))
+                if bar is not None:
+                    bar.update(1)
+    if bar is not None:
+        bar.close()
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    result = Comparison(frame=frame, metric=metric, total_epsilon=float(frame["epsilon_spent"].sum()),
+                        total_delta=float(frame["delta_spent"].sum()))
+    if verbose:
+        print(f"dpstats.compare: spent epsilon={result.total_epsilon:.4g}, delta={result.total_delta:.3g} on this "
+              "data set (sum over fits)")
+    return result
+
+
+def _methods(methods: Sequence[str] | None) -> list[str]:
+    if methods is None:
+        return sorted(name for name, spec in available_methods().items() if spec.private)
+    if isinstance(methods, str):
+        methods = [methods]
+    names = list(dict.fromkeys(methods))
+    for name in names:
+        if not get_method(name).private:
+            raise ValueError(f"method '{name}' is not private; compare() studies private methods only")
+    if not names:
+        raise ValueError("methods must name at least one method")
+    return names
+
+
+def _truth_vector(truth: pd.Series | Mapping[str, float] | None, columns: list[str]) -> np.ndarray | None:
+    if truth is None:
+        return None
+    series = pd.Series(truth, dtype=float)
+    missing = [c for c in columns if c not in series.index]
+    extra = [c for c in series.index if c not in columns]
+    if missing or extra:
+        raise ValueError(f"truth must be indexed by the design columns {columns}; missing {missing}, unknown {extra}")
+    return series.loc[columns].to_numpy()
+
+
+def _progress(total: int, enabled: bool) -> Any:
+    if not enabled:
+        return None
+    try:
+        from tqdm.auto import tqdm  # noqa: PLC0415  (optional dependency)
+    except ImportError:
+        return None
+    return tqdm(total=total, desc="dpstats.compare", unit="fit")
+
+
+def _one_fit(formula: str, data: Any, method: str, eps: float, delta: float,
+             bounds: Mapping[str, tuple[float, float]] | None, levels: Mapping[str, Sequence[Any]] | None,
+             options: dict[str, Any], rng: np.random.Generator, X: np.ndarray, y: np.ndarray, sst: float,
+             truth: np.ndarray | None, trial: int) -> list[Any]:
+    start = time.perf_counter()
+    try:
+        res = dp_ols(formula, data, epsilon=eps, delta=delta, method=method, bounds=bounds, levels=levels,
+                     random_state=rng, **options)
+    except DPStatsError as exc:
+        seconds = time.perf_counter() - start
+        spent = getattr(exc, "privacy_spent", (0.0, 0.0))
+        status = "ptr_failure" if isinstance(exc, PTRFailure) else type(exc).__name__
+        return [method, eps, trial, math.nan, math.nan, status, seconds, float(spent[0]), float(spent[1])]
+    seconds = time.perf_counter() - start
+    b = res.params.to_numpy()
+    resid = y - X @ b
+    r2 = 1.0 - float(resid @ resid) / sst if sst > 0 else math.nan
+    err = float(np.linalg.norm(b - truth)) if truth is not None else math.nan
+    return [method, eps, trial, r2, err, "ok", seconds, res.privacy.epsilon_spent, res.privacy.delta_spent]

@@ -1,0 +1,253 @@
+"""Noisy OLS: least squares on truncated labels plus Gaussian noise (Cai, Wang & Zhang 2021, Thm 19).
+
+The estimator of Cai, Wang & Zhang ("The cost of privacy", Ann. Statist. 2021,
+section 5.4.3) is
+
+    beta_T = beta_hat(X, f_T(y)) + W,    beta_hat(X, v) = (X^T X)^{-1} X^T v,
+
+with f_T the truncation of each label to [-T, T] and W ~ N(0, s_W^2 I_d).  The
+paper calibrates s_W for data that are well behaved with high probability
+(Thm 19: "with high probability, beta_T is (epsilon, delta)-DP"), which is not
+a worst-case guarantee.  See ALGORITHMS.md section 4.
+
+Default, ``guarantee="worst-case"``: (epsilon, delta)-DP for every data set
+---------------------------------------------------------------------------
+Rows of X are clipped column-wise to the declared bounds (so ||x||_2 <= B_X =
+``bounds.x_norm``) and labels to the declared range, then truncated at
+T <= B_Y = ``bounds.y_abs``; n is public; neighbours replace one row.
+
+*Sensitivity of OLS given a lower bound on lambda_min* [derived].  Let D' replace
+the row (x, y) of D by (x', y'), write v = f_T(y), G = X^T X, r = X^T v and
+G' = G - x x^T + x' x'^T, r' = r - x v + x' v'.  If lambda_min(G) >= L and
+lambda_min(G') >= L for some L > 0, then b = G^{-1} r and b' = G'^{-1} r' satisfy
+
+    G'(b - b') = G b - x x^T b + x' x'^T b - r' = x (v - x^T b) - x' (v' - x'^T b),
+
+so ||b - b'||_2 <= (B_X / L) (2T + |x^T b| + |x'^T b|).  With H = X G^{-1} X^T
+the hat matrix (an orthogonal projection),
+||b||_2 = ||G^{-1/2} G^{-1/2} X^T v||_2 <= L^{-1/2} (v^T H v)^{1/2} <= L^{-1/2} ||v||_2
+<= T sqrt(n / L), hence |u^T b| <= B_X T sqrt(n/L) for ||u||_2 <= B_X and
+
+    Delta(L) = 2 B_X T (1 + B_X sqrt(n / L)) / L                        (*)
+
+bounds the L2 change of the OLS solution.  (The paper's sqrt(d) T / n order
+holds on its good event |x^T b| <~ T; without it the worst case has the extra
+factor B_X sqrt(n/L), attained by data with small rows and large labels.)
+
+*Private lower bound on lambda_min (AdaSSP-style, Wang 2018).*  Under
+replace-one, G' - G = x' x'^T - x x^T has eigenvalues in [-B_X^2, B_X^2], so by
+Weyl's inequality lambda_min(G) has sensitivity B_X^2.  Release
+lambda~ = lambda_min(G) + N(0, s_1^2) with s_1 = B_X^2 / mu_1 and set
+
+    L = lambda~ - s_1 z_{1-gamma} - B_X^2,       z_{1-gamma} = Phi^{-1}(1 - gamma).
+
+With probability >= 1 - gamma (over the noise, for the data set D at hand)
+lambda~ - s_1 z_{1-gamma} <= lambda_min(G), and then L <= lambda_min(G) - B_X^2
+<= lambda_min(G - x x^T) <= lambda_min(G') for every neighbour D' (Weyl again),
+so (*) holds for every pair (D, D').  If L <= 0 the fit refuses with
+:class:`~dpstats.errors.IllConditionedDesignError`: the refusal is
+post-processing of lambda~, so it costs exactly the check.
+
+*Privacy proof.*  Otherwise the fit releases b + N(0, s_2^2 I) with
+s_2 = Delta(L) / mu_2.  Fix neighbours (D, D') and let P be the joint law of
+(lambda~, released b) on D, Q that on D'.  Let P_bar equal P except that on the
+event "lambda~ - s_1 z > lambda_min(G)" (probability gamma under D) the second
+release is centred at b' instead of b.  Then P(S) <= P_bar(S) + gamma for every
+event S.  Under P_bar versus Q the first coordinate is a Gaussian shift of at
+most B_X^2 = mu_1 s_1, and given lambda~ the second is a Gaussian shift of
+at most Delta(L) = mu_2 s_2 (on the good event by (*), elsewhere zero), so by
+adaptive composition of Gaussian differential privacy (Dong, Roth & Su 2022,
+Thm 3.2) P_bar and Q are mu-GDP with mu^2 = mu_1^2 + mu_2^2, i.e.
+(epsilon, delta_mu(epsilon))-indistinguishable (Balle & Wang 2018, Thm 8).
+Hence P(S) <= e^epsilon Q(S) + delta_mu(epsilon) + gamma, and symmetrically.
+The budget is therefore split as mu = gaussian_mu(epsilon, delta - gamma),
+mu_1^2 = share * mu^2, mu_2^2 = (1 - share) mu^2, and the ledger records two
+Gaussian steps plus one (0, gamma) approximate-DP step for the failure
+probability of the bound; its composition gives exactly (epsilon, delta).
+
+Opt-in, ``guarantee="conditional"``: the paper's calibration
+---------------------------------------------------------------
+The whole budget goes to W with sensitivity 4 B_X T / (n lambda_0), which is (*)
+evaluated on the paper's good event: lambda_min(X^T X) >= n lambda_0 for D and
+its neighbours, and |x^T b| <= T for the replaced and the replacing rows
+(Thm 19's assumptions: bounded covariates with 1/Lambda < lambda_min(Sigma_X),
+sigma-sub-Gaussian errors and T >= K sigma sqrt(log n)).  Privacy then holds
+only with high probability over data drawn from that model; the fit says so
+in its report.  lambda_0 (the paper's 1/Lambda) must be given as
+``min_eigenvalue``.  Calibration is exact (analytic Gaussian), not the
+paper's sqrt(2 log(1.25/delta))/epsilon constant.
+
+Units: the method sees the design the API hands it.  With every bound
+declared, :func:`dpstats.dp_ols` and :func:`dpstats.dp_ols_arrays` first
+rescale the columns and the response to [-1, 1] with the declared ranges
+(public rescaling, on by default), so ``truncation`` is then a fraction of
+the response's declared half-range and ``min_eigenvalue`` refers to the
+rescaled columns; with ``rescale=False`` both are in the data's own units.
+
+Cost: O(n d^2 + d^3).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy.special import ndtri
+
+from dpstats.bounds import DataBounds
+from dpstats.errors import IllConditionedDesignError, MethodOptionError
+from dpstats.methods.registry import MethodFit, MethodSpec, register
+from dpstats.privacy.calibration import gaussian_mu, split_mu
+from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
+from dpstats.privacy.mechanisms import gaussian_mechanism_mu
+
+__all__ = ["ols_sensitivity", "fit"]
+
+_GUARANTEES = ("worst-case", "conditional")
+
+
+def ols_sensitivity(x_norm: float, label_bound: float, n: int, lambda_lower: float) -> float:
+    """Replace-one L2 sensitivity (*) of OLS on labels in [-T, T] and rows of norm <= B_X.
+
+    Valid for every neighbouring pair whose Gram matrices both have
+    lambda_min >= ``lambda_lower`` (derivation in the module docstring).
+    """
+    if not lambda_lower > 0:
+        raise ValueError("lambda_lower must be > 0")
+    return 2.0 * x_norm * label_bound * (1.0 + x_norm * math.sqrt(n / lambda_lower)) / lambda_lower
+
+
+def _check_common(guarantee: str, truncation: float | None, y_abs: float) -> float:
+    if guarantee not in _GUARANTEES:
+        raise MethodOptionError(f"guarantee must be one of {', '.join(_GUARANTEES)}, got {guarantee!r}")
+    if truncation is None:
+        return y_abs
+    t = float(truncation)
+    if not (t > 0 and math.isfinite(t)):
+        raise MethodOptionError(f"truncation must be a finite number > 0, got {truncation!r}")
+    return min(t, y_abs)
+
+
+def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
+        bounds: DataBounds | None, truncation: float | None = None, guarantee: str = "worst-case",
+        min_eigenvalue: float | None = None, eigen_share: float | None = None, eigen_failure: float | None = None,
+        **options: Any) -> MethodFit:
+    """Noisy OLS (Cai, Wang & Zhang 2021, Thm 19); worst-case DP unless ``guarantee="conditional"``.
+
+    Parameters
+    ----------
+    truncation:
+        T of f_T (labels truncated to [-T, T]); default and maximum: B_Y, the
+        declared bound on |y|.
+    guarantee:
+        ``"worst-case"`` (default) or ``"conditional"`` (the paper's
+        calibration; DP only with high probability under its assumptions).
+    min_eigenvalue:
+        Conditional only, and required there: lambda_0, the assumed lower
+        bound on lambda_min(X^T X) / n (the paper's 1/Lambda).
+    eigen_share:
+        Worst-case only: share of the GDP budget mu^2 spent on the private
+        lower bound on lambda_min(X^T X) (default 0.2).
+    eigen_failure:
+        Worst-case only: probability gamma that the lower bound fails, paid
+        as delta (default delta / 10).
+    """
+    assert bounds is not None, "noisy_ols needs bounds (checked by the API)"
+    T = _check_common(guarantee, truncation, bounds.y_abs)
+    Xc, yc = bounds.clip(X, y)
+    yt = np.clip(yc, -T, T)
+    n = Xc.shape[0]
+    b_x = bounds.x_norm
+    if guarantee == "conditional":
+        return _fit_conditional(Xc, yt, T, b_x, min_eigenvalue, eigen_share, eigen_failure, ledger=ledger, rng=rng)
+    if min_eigenvalue is not None:
+        raise MethodOptionError("min_eigenvalue is an assumption of guarantee='conditional' only; the worst-case "
+                                "fit bounds lambda_min privately")
+    share = 0.2 if eigen_share is None else float(eigen_share)
+    if not 0 < share < 1:
+        raise MethodOptionError(f"eigen_share must lie in (0, 1), got {eigen_share!r}")
+    delta = ledger.delta
+    gamma = delta / 10.0 if eigen_failure is None else float(eigen_failure)
+    if not 0 < gamma < delta:
+        raise MethodOptionError(f"eigen_failure must lie in (0, delta={delta:g}), got {eigen_failure!r}")
+
+    mu = gaussian_mu(ledger.epsilon, delta - gamma)
+    mu_1, mu_2 = split_mu(mu, [share, 1.0 - share])
+    b2 = b_x * b_x
+    lam_min = float(np.linalg.eigvalsh(Xc.T @ Xc)[0])
+    noisy_lam = gaussian_mechanism_mu(lam_min, l2_sensitivity=b2, mu=mu_1, rng=rng, ledger=ledger,
+                                      name="noisy lambda_min(X^T X)")
+    s_1 = b2 / mu_1
+    lam_lower = noisy_lam - s_1 * float(-ndtri(gamma)) - b2
+    if not lam_lower > 0:
+        spent = ledger.spent
+        raise IllConditionedDesignError(
+            f"noisy_ols refused: the private lower bound on lambda_min(X^T X) is {lam_lower:.4g} <= 0 after "
+            f"subtracting its noise margin ({s_1 * float(-ndtri(gamma)):.4g}) and one row's B_X^2={b2:.4g}, so no "
+            "finite sensitivity can be certified. The check spent "
+            f"epsilon={spent[0]:.4g}, delta={spent[1]:.3g} of this fit's budget; nothing else was released. "
+            "More rows, tighter bounds on the columns, a larger epsilon, or method='adassp' (which adds a "
+            "private ridge instead of refusing) can help.", privacy_spent=spent)
+    sens = ols_sensitivity(b_x, T, n, lam_lower)
+    ledger.charge(PrivacyStep(
+        "failure probability of the lambda_min lower bound", "approximate-dp", 0.0, "-", math.nan, epsilon=0.0,
+        delta=gamma, note="the OLS sensitivity holds unless the noisy lambda_min exceeds the truth by more "
+                          "than its margin (probability gamma)"))
+    beta_hat = np.linalg.lstsq(Xc, yt, rcond=None)[0]
+    params = gaussian_mechanism_mu(beta_hat, l2_sensitivity=sens, mu=mu_2, rng=rng, ledger=ledger,
+                                   name="noisy OLS coefficients")
+    return MethodFit(
+        params=np.asarray(params),
+        notes=(f"labels truncated to [-{T:.4g}, {T:.4g}] (Cai et al.'s f_T); the OLS sensitivity "
+               f"{sens:.4g} is certified by a private lower bound {lam_lower:.4g} on lambda_min(X^T X)",),
+        info={"truncation": T, "lambda_min_lower": lam_lower, "sensitivity": sens, "noise_sd": sens / mu_2},
+        guarantee="worst-case")
+
+
+def _fit_conditional(Xc: np.ndarray, yt: np.ndarray, T: float, b_x: float, min_eigenvalue: float | None,
+                     eigen_share: float | None, eigen_failure: float | None, *, ledger: PrivacyLedger,
+                     rng: np.random.Generator) -> MethodFit:
+    """The paper's calibration on its good event (module docstring); DP only with high probability."""
+    if eigen_share is not None or eigen_failure is not None:
+        raise MethodOptionError("eigen_share and eigen_failure belong to the worst-case fit; "
+                                "guarantee='conditional' does not check lambda_min")
+    if min_eigenvalue is None:
+        raise MethodOptionError(
+            "guarantee='conditional' needs min_eigenvalue=lambda_0, the assumed lower bound on "
+            "lambda_min(X^T X)/n for the data and every neighbour (Cai et al.'s 1/Lambda)")
+    lam0 = float(min_eigenvalue)
+    if not (lam0 > 0 and math.isfinite(lam0)):
+        raise MethodOptionError(f"min_eigenvalue must be a finite number > 0, got {min_eigenvalue!r}")
+    n = Xc.shape[0]
+    sens = 4.0 * b_x * T / (n * lam0)
+    mu = gaussian_mu(ledger.epsilon, ledger.delta)
+    beta_hat = np.linalg.lstsq(Xc, yt, rcond=None)[0]
+    params = gaussian_mechanism_mu(beta_hat, l2_sensitivity=sens, mu=mu, rng=rng, ledger=ledger,
+                                   name="noisy OLS coefficients (conditional calibration)")
+    assumptions = (
+        "CONDITIONAL PRIVACY: the (epsilon, delta) guarantee holds only with high probability over data drawn "
+        "from Cai, Wang & Zhang's model (Thm 19), not for every data set.",
+        f"It assumes lambda_min(X^T X) >= n * {lam0:.4g} for the data and for every data set that differs in one "
+        "row (the declared min_eigenvalue), i.e. a well-conditioned covariate covariance.",
+        f"It assumes |x^T b| <= T = {T:.4g} for the OLS fit b and every row x, which holds with high probability "
+        "when the errors are sigma-sub-Gaussian, ||beta||_2 is bounded and T >= K sigma sqrt(log n).",
+        "If these assumptions fail for the actual data, the released coefficients may reveal more than "
+        "epsilon allows.",
+    )
+    return MethodFit(params=np.asarray(params), assumptions=assumptions,
+                     notes=(f"labels truncated to [-{T:.4g}, {T:.4g}] (Cai et al.'s f_T)",),
+                     info={"truncation": T, "sensitivity": sens, "noise_sd": sens / mu}, guarantee="conditional")
+
+
+SPEC = register(MethodSpec(
+    name="noisy_ols",
+    title="Noisy OLS on truncated labels",
+    citation="Cai, Wang & Zhang (Ann. Statist. 2021), Thm 19",
+    fit=fit,
+    needs_bounds=True,
+    regimes=("bounded data with n much larger than d (n >~ 200 d at epsilon=1); refuses when a private check "
+             "cannot certify lambda_min(X^T X)"),
+    options=("truncation", "guarantee", "min_eigenvalue", "eigen_share", "eigen_failure"),
+    theory="noisy_ols",
+))

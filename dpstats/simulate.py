@@ -1,0 +1,161 @@
+"""Synthetic regression data with adversarially corrupted labels.
+
+The generative model of Liu, Jain, Kong, Oh & Suggala (2023, Sec. 7
+"Experiments" and App. K): w* uniform on the unit sphere; x ~ N(0, Sigma)
+projected onto the unit sphere with Sigma = diag(kappa, 1, ..., 1); noise
+z ~ U[-sigma, sigma]; y = x^T w* + z.  A fraction ``corruption`` of the labels
+(rows chosen uniformly at random, covariates untouched: their Assumption 2)
+is then replaced by an adversary.
+
+The adversary (``attack="sign"``, the default) sets a corrupted label to
+y_i = -M sign(w*^T x_i), with M = ``corrupt_scale``: the largest label the
+public label range allows, with the sign that pulls any least-squares fit
+away from w* (the corrupted rows alone are fitted by a vector pointing along
+-w*).  ``attack="constant"`` sets y_i = M (a shift that an intercept would
+absorb).  Both know w*, as a worst-case adversary may.
+
+Everything a data analyst could know publicly about this design is in
+:class:`SimulatedData`: covariates lie on the unit sphere (so each design
+column is in [-1, 1]) and labels lie in [-label_bound, label_bound], with
+label_bound = max(1 + sigma, M) fixed by the simulation's parameters (not by
+the realised corruption), so that a method that needs bounds is given the
+same declaration with and without corruption.
+
+The error metric of the paper is ||w - w*||_Sigma; here Sigma is taken as
+the covariance E[x x^T] of the *projected* covariates the regression sees
+(diagonal, computed by one-dimensional quadrature), available as
+:attr:`SimulatedData.covariance` and used by :meth:`SimulatedData.error`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import integrate
+
+__all__ = ["SimulatedData", "projected_covariance", "robust_regression_data"]
+
+
+@dataclass(frozen=True)
+class SimulatedData:
+    """A simulated data set and its truth.
+
+    Attributes
+    ----------
+    frame:
+        DataFrame with columns ``y, x1, ..., xd`` (no intercept column; use the
+        formula ``y ~ x1 + ... + xd - 1``, see :attr:`formula`).
+    w_star:
+        The true coefficients.
+    covariance:
+        E[x x^T] of the (projected) covariates: the Sigma of the error metric.
+    corrupted:
+        Boolean mask of the rows whose labels the adversary replaced.
+    sigma, kappa, corruption, label_bound:
+        Public parameters of the simulation; ``label_bound`` bounds |y|.
+    """
+
+    frame: pd.DataFrame
+    w_star: np.ndarray
+    covariance: np.ndarray
+    corrupted: np.ndarray
+    sigma: float
+    kappa: float
+    corruption: float
+    label_bound: float
+
+    @property
+    def X(self) -> np.ndarray:
+        return self.frame[self.columns].to_numpy()
+
+    @property
+    def y(self) -> np.ndarray:
+        return self.frame["y"].to_numpy()
+
+    @property
+    def columns(self) -> list[str]:
+        return [f"x{j + 1}" for j in range(self.w_star.size)]
+
+    @property
+    def formula(self) -> str:
+        """``y ~ x1 + ... + xd - 1`` (the model has no intercept)."""
+        return "y ~ " + " + ".join(self.columns) + " - 1"
+
+    def bounds(self) -> dict[str, tuple[float, float]]:
+        """The public bounds: every covariate in [-1, 1] (unit sphere), |y| <= label_bound."""
+        out = {c: (-1.0, 1.0) for c in self.columns}
+        out["y"] = (-self.label_bound, self.label_bound)
+        return out
+
+    def error(self, w: "np.ndarray | pd.Series") -> float:
+        """||w - w*||_Sigma with Sigma the covariance of the projected covariates."""
+        diff = np.asarray(w, dtype=float) - self.w_star
+        return float(math.sqrt(diff @ self.covariance @ diff))
+
+
+def projected_covariance(d: int, kappa: float) -> np.ndarray:
+    """E[x x^T] for x = g/||g||, g ~ N(0, diag(kappa, 1, ..., 1)).
+
+    By sign symmetry it is diagonal.  With U = kappa Z^2 and V ~ chi^2_{d-1},
+    E[U/(U+V)] = int_0^inf E[U e^{-tU}] E[e^{-tV}] dt
+               = int_0^inf kappa (1 + 2 kappa t)^{-3/2} (1 + 2t)^{-(d-1)/2} dt;
+    the other d-1 entries share the rest of the unit trace equally.
+    """
+    if d == 1:
+        return np.ones((1, 1))
+
+    def integrand(t: float) -> float:
+        return kappa * (1.0 + 2.0 * kappa * t) ** -1.5 * (1.0 + 2.0 * t) ** (-(d - 1) / 2.0)
+
+    first, _ = integrate.quad(integrand, 0.0, np.inf, limit=200)
+    return np.diag([first] + [(1.0 - first) / (d - 1)] * (d - 1))
+
+
+def robust_regression_data(n: int, d: int, *, kappa: float = 1.0, sigma: float = 0.1, corruption: float = 0.0,
+                           corrupt_scale: float | None = None, attack: str = "sign",
+                           random_state: "int | np.random.Generator | None" = None) -> SimulatedData:
+    """Simulate the paper's setting with a fraction ``corruption`` of adversarially corrupted labels.
+
+    Parameters
+    ----------
+    n, d:
+        Rows and covariates.
+    kappa:
+        Sigma = diag(kappa, 1, ..., 1) before the projection onto the sphere.
+    sigma:
+        Noise z ~ U[-sigma, sigma].
+    corruption:
+        Fraction of labels replaced by the adversary (rows chosen at random).
+    corrupt_scale:
+        M, the magnitude of corrupted labels; default 5 (1 + sigma).
+    attack:
+        ``"sign"`` (y = -M sign(w*^T x)) or ``"constant"`` (y = M).
+    random_state:
+        Seed or Generator (this is data simulation, not a private release).
+    """
+    if not (n >= 1 and d >= 1 and kappa >= 1 and sigma >= 0 and 0 <= corruption < 1):
+        raise ValueError("need n, d >= 1, kappa >= 1, sigma >= 0 and 0 <= corruption < 1")
+    if attack not in {"sign", "constant"}:
+        raise ValueError("attack must be 'sign' or 'constant'")
+    rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
+    scale = 5.0 * (1.0 + sigma) if corrupt_scale is None else float(corrupt_scale)
+    w_star = rng.standard_normal(d)
+    w_star /= np.linalg.norm(w_star)
+    g = rng.standard_normal((n, d))
+    g[:, 0] *= math.sqrt(kappa)
+    x = g / np.linalg.norm(g, axis=1, keepdims=True)
+    y = x @ w_star + rng.uniform(-sigma, sigma, size=n)
+    corrupted = np.zeros(n, dtype=bool)
+    n_bad = int(round(corruption * n))
+    if n_bad:
+        rows = rng.choice(n, size=n_bad, replace=False)
+        corrupted[rows] = True
+        y[rows] = -scale * np.sign(x[rows] @ w_star) if attack == "sign" else scale
+    frame = pd.DataFrame(x, columns=[f"x{j + 1}" for j in range(d)])
+    frame.insert(0, "y", y)
+    return SimulatedData(frame=frame, w_star=w_star, covariance=projected_covariance(d, kappa),
+                         corrupted=corrupted, sigma=float(sigma), kappa=float(kappa), corruption=float(corruption),
+                         label_bound=max(1.0 + sigma, scale))

@@ -1,0 +1,197 @@
+"""A scikit-learn estimator around :func:`dpstats.dp_ols`.
+
+>>> from dpstats.sklearn import DPLinearRegression
+>>> est = DPLinearRegression(method="adassp", epsilon=1.0, delta=1e-6,
+...                          bounds=[(0, 10), (-5, 5)], y_bounds=(-50, 50), random_state=0)
+>>> est.fit(X, y).predict(X_new)                              # doctest: +SKIP
+>>> est.privacy_report_                                       # doctest: +SKIP
+
+It works in a :class:`sklearn.pipeline.Pipeline`, with ``clone``,
+``get_params``/``set_params`` and grid searches.  Mind two facts that
+scikit-learn's conventions hide:
+
+* every ``fit`` spends its (epsilon, delta) on the training data, so a grid
+  search or cross-validation on private data spends the budget once per fit
+  (pass a shared :class:`dpstats.PrivacyAccountant` as ``accountant`` to cap
+  the total);
+* a transformer fitted earlier in a Pipeline (``StandardScaler`` and the
+  like) learns from the data without privacy; only public, data-independent
+  preprocessing keeps the pipeline private.
+
+``score(X, y)`` is scikit-learn's R^2 on whatever data it is given, computed
+without noise: use it on public or held-out data.
+
+Needs scikit-learn (``pip install "dpstats[sklearn]"``), imported only when
+this module is.
+"""
+
+from __future__ import annotations
+
+import keyword
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+try:
+    from sklearn.base import BaseEstimator, RegressorMixin
+    from sklearn.utils.validation import check_is_fitted, validate_data
+except ImportError as exc:  # pragma: no cover - exercised only without scikit-learn
+    raise ImportError('dpstats.sklearn needs scikit-learn >= 1.6: pip install "dpstats[sklearn]"') from exc
+
+from dpstats.api import dp_ols
+from dpstats.errors import InvalidBoundsError
+from dpstats.privacy.accountant import PrivacyAccountant
+
+__all__ = ["DPLinearRegression"]
+
+
+def _patsy_name(name: str) -> str:
+    """A column name as a formula term: bare for plain identifiers, else patsy's Q('name')."""
+    if name.isidentifier() and not keyword.iskeyword(name) and name not in {"C", "I", "Q"}:
+        return name
+    return f"Q({name!r})"
+
+
+class DPLinearRegression(RegressorMixin, BaseEstimator):
+    """Differentially private linear regression with the scikit-learn estimator API.
+
+    Each ``fit`` calls :func:`dpstats.dp_ols` with the formula
+    ``y ~ x0 + x1 + ...`` built from public column names only (a DataFrame's
+    string column names, else ``x0 .. x{p-1}``; names that are not Python
+    identifiers are quoted as ``Q('name')``), so the design, the public
+    rescaling, the method and the privacy report are exactly those of the
+    formula interface.
+
+    Parameters
+    ----------
+    method:
+        A registered method name or ``"auto"`` (see
+        :func:`dpstats.available_methods`).
+    epsilon, delta:
+        Budget of each fit (replace-one neighbours; n is public).
+    bounds:
+        Public ranges of the input columns, from domain knowledge (never from
+        the data): a dict ``{column name: (lo, hi)}``, an array of shape
+        (p, 2) with one (lo, hi) row per column, or one pair (lo, hi) for
+        every column.  ``None`` declares none.
+    y_bounds:
+        Public range (lo, hi) of the target, or ``None``.
+    fit_intercept:
+        Add an intercept column (as the formula interface does).
+    random_state:
+        ``None`` (fresh OS entropy: the default for real releases), an int
+        seed or a :class:`numpy.random.Generator`.
+    accountant:
+        A :class:`dpstats.PrivacyAccountant` that every fit draws from.
+    **options:
+        Method options (e.g. ``rho=`` for adassp, ``epochs=`` for dpsgd);
+        they are estimator parameters too (``get_params``/``set_params``).
+
+    Attributes
+    ----------
+    coef_, intercept_:
+        Released coefficients (``intercept_`` is 0.0 without an intercept).
+    params_:
+        The coefficients as a pandas Series named by the design columns.
+    privacy_report_:
+        The fit's :class:`dpstats.PrivacyReport` (budget spent step by step).
+    method_:
+        The method that was fitted (what ``"auto"`` chose).
+    n_features_in_, feature_names_in_:
+        As in scikit-learn.
+    """
+
+    def __init__(self, method: str = "auto", epsilon: float = 1.0, delta: float = 1e-6,
+                 bounds: Mapping[str, tuple[float, float]] | Sequence[Any] | np.ndarray | None = None,
+                 y_bounds: tuple[float, float] | None = None, fit_intercept: bool = True,
+                 random_state: "int | np.random.Generator | None" = None,
+                 accountant: PrivacyAccountant | None = None, **options: Any) -> None:
+        self.method = method
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds = bounds
+        self.y_bounds = y_bounds
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.accountant = accountant
+        self._options = dict(options)  # private, so that init sets no attribute beyond the signature's
+
+    # -- parameters: the signature's plus the method options given as keywords ---------------------------------
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        params = super().get_params(deep=deep)
+        params.update(self._options)
+        return params
+
+    def set_params(self, **params: Any) -> "DPLinearRegression":
+        known = set(self._get_param_names())
+        for key, value in params.items():
+            if key in known:
+                setattr(self, key, value)
+            else:  # a method option (validated by the method at fit time)
+                self._options[key] = value
+        return self
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        # a private fit on the tiny data sets of scikit-learn's checks is noisy by design
+        tags.regressor_tags.poor_score = True
+        return tags
+
+    # -- fitting ------------------------------------------------------------------------------------------------
+    def fit(self, X: Any, y: Any) -> "DPLinearRegression":
+        """Fit privately; spends (epsilon, delta) of the training data (and of ``accountant``, if given)."""
+        Xa, ya = validate_data(self, X, y, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
+        names = ([str(c) for c in self.feature_names_in_] if hasattr(self, "feature_names_in_")
+                 else [f"x{j}" for j in range(Xa.shape[1])])
+        response = "y"
+        while response in names:
+            response += "_"
+        frame = pd.DataFrame(Xa, columns=names)
+        frame[response] = ya
+        rhs = " + ".join(_patsy_name(n) for n in names)
+        formula = f"{_patsy_name(response)} ~ {rhs}" + ("" if self.fit_intercept else " - 1")
+        res = dp_ols(formula, frame, epsilon=self.epsilon, delta=self.delta, method=self.method,
+                     bounds=self._bounds_dict(names, response), accountant=self.accountant,
+                     random_state=self.random_state, **self._options)
+        params = res.params
+        self.params_ = params
+        self.intercept_ = float(params["Intercept"]) if self.fit_intercept else 0.0
+        self.coef_ = params.drop("Intercept", errors="ignore").to_numpy(dtype=float)
+        self.privacy_report_ = res.privacy
+        self.method_ = res.method
+        return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        """X @ coef_ + intercept_ (post-processing of the released coefficients)."""
+        check_is_fitted(self, "coef_")
+        Xa = validate_data(self, X, reset=False, dtype=np.float64)
+        return Xa @ self.coef_ + self.intercept_
+
+    def _bounds_dict(self, names: list[str], response: str) -> dict[str, tuple[float, float]] | None:
+        out: dict[str, tuple[float, float]] = {}
+        if isinstance(self.bounds, Mapping):
+            unknown = [str(k) for k in self.bounds if str(k) not in names]
+            if unknown:
+                raise InvalidBoundsError(f"bounds name columns that are not inputs: {', '.join(unknown)}; the "
+                                         f"input columns are {', '.join(names)}")
+            out.update({str(k): _pair(v, f"bounds[{k!r}]") for k, v in self.bounds.items()})
+        elif self.bounds is not None:
+            arr = np.asarray(self.bounds, dtype=float)
+            if arr.shape == (2,):
+                out.update({n: _pair(arr, "bounds") for n in names})
+            elif arr.shape == (len(names), 2):
+                out.update({n: _pair(row, f"bounds for column '{n}'") for n, row in zip(names, arr)})
+            else:
+                raise InvalidBoundsError(f"bounds must be a dict, one pair (lo, hi) or an array of shape "
+                                         f"({len(names)}, 2); got shape {arr.shape}")
+        if self.y_bounds is not None:
+            out[response] = _pair(self.y_bounds, "y_bounds")
+        return out or None
+
+
+def _pair(value: Any, what: str) -> tuple[float, float]:
+    arr = np.asarray(value, dtype=float)
+    if arr.shape != (2,):
+        raise InvalidBoundsError(f"{what} must be a pair (lo, hi), got {value!r}")
+    return float(arr[0]), float(arr[1])

@@ -1,0 +1,139 @@
+"""dpstats.compare: the documented tidy frame, the refusal on data not marked public, totals, plot."""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpstats
+from dpstats.compare import COLUMNS, Comparison
+from dpstats.errors import PublicDataRequiredError
+
+matplotlib.use("Agg")
+
+BOUNDS = {"x": (0, 10), "y": (-30, 60)}
+TRUTH = pd.Series({"Intercept": 2.0, "x": 3.0})
+
+
+@pytest.fixture(scope="module")
+def synthetic():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 10, 3000)
+    return pd.DataFrame({"x": x, "y": 2.0 + 3.0 * x + rng.normal(0, 5, x.size)})
+
+
+@pytest.fixture(scope="module")
+def study(synthetic):
+    return dpstats.compare("y ~ x", synthetic, methods=["ssp", "adassp", "dpsgd"], epsilons=[0.5, 2.0], trials=3,
+                           data_are_public=True, bounds=BOUNDS, truth=TRUTH, random_state=0, progress=False,
+                           verbose=False)
+
+
+@pytest.mark.parametrize("flag", [False, "yes", 1, None])
+def test_refuses_data_not_marked_public(synthetic, flag, capsys):
+    acc = dpstats.PrivacyAccountant(100.0, 1e-3)
+    with pytest.raises(PublicDataRequiredError, match="data_are_public=True"):
+        dpstats.compare("y ~ x", synthetic, methods=["ssp"], epsilons=[1.0], trials=2, data_are_public=flag,
+                        bounds=BOUNDS)
+    assert capsys.readouterr().out == ""  # refused before anything ran or was printed
+    assert acc.spent == (0.0, 0.0)
+    assert issubclass(PublicDataRequiredError, ValueError)
+
+
+def test_frame_has_the_documented_columns(study):
+    frame = study.frame
+    assert isinstance(study, Comparison)
+    assert list(frame.columns) == COLUMNS
+    assert len(frame) == 3 * 2 * 3
+    assert set(frame["method"]) == {"ssp", "adassp", "dpsgd"}
+    assert sorted(frame["epsilon"].unique()) == [0.5, 2.0]
+    assert sorted(frame["trial"].unique()) == [0, 1, 2]
+    assert (frame["status"] == "ok").all()
+    assert frame["r2"].between(0.0, 1.0).all()
+    assert (frame["coef_error"] >= 0).all() and (frame["seconds"] > 0).all()
+    # each fit spends (up to calibration slack) its own budget, and the totals are their sums (basic composition)
+    assert (frame["epsilon_spent"] <= frame["epsilon"] * (1 + 1e-9)).all()
+    assert (frame["epsilon_spent"] >= 0.99 * frame["epsilon"]).all()
+    assert study.total_epsilon == pytest.approx(frame["epsilon_spent"].sum())
+    assert study.total_epsilon == pytest.approx(3 * 3 * 2.5, rel=1e-2)
+    assert study.total_delta == pytest.approx(18 * 1e-6)
+
+
+def test_r2_is_the_in_sample_r2(study, synthetic):
+    """r2 is 1 - RSS/TSS on the given data for the released coefficients (checked against OLS's own R^2)."""
+    ols = dpstats.dp_ols("y ~ x", synthetic, float("inf"), method="ols")
+    best = study.frame["r2"].max()
+    assert best <= ols.info["rsquared"] + 1e-12
+    assert best > ols.info["rsquared"] - 0.01
+
+
+def test_reproducible_with_a_seed(synthetic, study):
+    again = dpstats.compare("y ~ x", synthetic, methods=["ssp", "adassp", "dpsgd"], epsilons=[0.5, 2.0], trials=3,
+                            data_are_public=True, bounds=BOUNDS, truth=TRUTH, random_state=0, progress=False,
+                            verbose=False)
+    pd.testing.assert_frame_equal(study.frame.drop(columns="seconds"), again.frame.drop(columns="seconds"))
+
+
+def test_without_truth_coef_error_is_nan_and_total_is_printed(synthetic, capsys):
+    res = dpstats.compare("y ~ x", synthetic, methods="ssp", epsilons=[1.0], trials=2, data_are_public=True,
+                          bounds=BOUNDS, random_state=1, progress=False)
+    out = capsys.readouterr().out
+    assert "2 fits" in out and "spent epsilon=2" in out
+    assert res.frame["coef_error"].isna().all()
+    with pytest.raises(ValueError, match="truth"):
+        res.summary("coef_error")
+
+
+def test_failures_are_recorded_with_their_spend(synthetic):
+    """A method that refuses before spending, and a PTR refusal that spends (TukeyEM at tiny n)."""
+    methods = ["ssp"] + (["tukey"] if "tukey" in dpstats.available_methods() else [])
+    res = dpstats.compare("y ~ x", synthetic.iloc[:300], methods=methods, epsilons=[0.2], trials=2,
+                          data_are_public=True, random_state=2, progress=False, verbose=False)
+    ssp = res.frame[res.frame["method"] == "ssp"]
+    assert (ssp["status"] == "MissingBoundsError").all()  # no bounds given: refused, nothing spent
+    assert (ssp["epsilon_spent"] == 0).all() and ssp["r2"].isna().all()
+    if "tukey" in methods:
+        tukey = res.frame[res.frame["method"] == "tukey"]
+        assert set(tukey["status"]) <= {"ok", "ptr_failure", "InsufficientDataError"}
+        failed = tukey[tukey["status"] == "ptr_failure"]
+        assert (failed["epsilon_spent"] > 0).all()  # a PTR refusal is not free
+    assert res.total_epsilon == pytest.approx(res.frame["epsilon_spent"].sum())
+
+
+def test_summary_and_plot(study):
+    table = study.summary()
+    assert list(table.columns) == ["median", "q25", "q75", "ok", "median_seconds"]
+    assert (table["q25"] <= table["median"]).all() and (table["median"] <= table["q75"]).all()
+    ax = study.plot()
+    assert ax.get_xscale() == "log"
+    assert {line.get_label() for line in ax.get_lines()} == {"ssp", "adassp", "dpsgd"}
+    ax2 = study.plot("coef_error")
+    assert "beta" in ax2.get_ylabel()
+    matplotlib.pyplot.close("all")
+
+
+def test_argument_validation(synthetic):
+    kwargs = dict(data_are_public=True, bounds=BOUNDS, progress=False, verbose=False)
+    with pytest.raises(ValueError, match="metric"):
+        dpstats.compare("y ~ x", synthetic, methods=["ssp"], metric="mse", **kwargs)
+    with pytest.raises(ValueError, match="truth"):
+        dpstats.compare("y ~ x", synthetic, methods=["ssp"], metric="coef_error", **kwargs)
+    with pytest.raises(ValueError, match="not private"):
+        dpstats.compare("y ~ x", synthetic, methods=["ols"], **kwargs)
+    with pytest.raises(ValueError, match="epsilons"):
+        dpstats.compare("y ~ x", synthetic, methods=["ssp"], epsilons=[math.inf], **kwargs)
+    with pytest.raises(ValueError, match="design columns"):
+        dpstats.compare("y ~ x", synthetic, methods=["ssp"], truth={"x": 3.0}, **kwargs)
+    with pytest.raises(ValueError, match="method_options"):
+        dpstats.compare("y ~ x", synthetic, methods=["ssp"], method_options={"dpsgd": {"epochs": 1}}, **kwargs)
+
+
+def test_method_options_reach_the_method(synthetic):
+    res = dpstats.compare("y ~ x", synthetic, methods=["dpsgd"], epsilons=[1.0], trials=1, data_are_public=True,
+                          bounds=BOUNDS, method_options={"dpsgd": {"optimizer": "bogus"}}, progress=False,
+                          verbose=False)
+    assert res.frame["status"].tolist() == ["MethodOptionError"]

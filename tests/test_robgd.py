@@ -1,0 +1,410 @@
+"""DP-RobGD, DP-AMBSSGD, their private estimators, and the corrupted-label simulation.
+
+Seeds are fixed, so every test is deterministic; the false-failure rate
+stated for a statistical test is the probability that it would fail for a
+fresh seed although the code is correct (estimated by rerunning it on many
+seeds, or given by the audit's confidence level).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import dpstats
+from dpstats.errors import BudgetExceededError, InsufficientDataError, MethodOptionError
+from dpstats.methods import get_method
+from dpstats.methods import robust_estimators as est
+from dpstats.privacy import PrivacyAccountant, PrivacyLedger
+from dpstats.privacy.audit import audit_mechanism
+from dpstats.privacy.calibration import gaussian_epsilon, gaussian_mu
+from dpstats.privacy.mechanisms import GaussianBlock, gaussian_block
+from dpstats.simulate import projected_covariance, robust_regression_data
+
+AUDIT_DELTA = 1e-3
+
+
+def _ledger() -> PrivacyLedger:
+    """A roomy ledger for running one subroutine in isolation (its own privacy is what is audited)."""
+    return PrivacyLedger(1e3, 0.5)
+
+
+# ----------------------------------------------------------------------------- registration, simulation
+
+
+def test_registered_without_bounds_and_not_auto() -> None:
+    for name in ("robgd", "ambssgd"):
+        spec = get_method(name)
+        assert spec.needs_bounds is False and spec.auto_rank is None and spec.private
+        assert spec.relation == "replace-one" and spec.guarantee == "worst-case"
+    assert dpstats.simulate.robust_regression_data is robust_regression_data
+
+
+def test_simulation_matches_the_paper_setting() -> None:
+    sim = robust_regression_data(20000, 6, kappa=5.0, sigma=0.2, corruption=0.05, random_state=0)
+    X, y = sim.X, sim.y
+    assert np.allclose(np.linalg.norm(X, axis=1), 1.0)
+    assert math.isclose(np.linalg.norm(sim.w_star), 1.0)
+    assert sim.corrupted.sum() == 1000
+    clean = ~sim.corrupted
+    assert np.max(np.abs(y[clean] - X[clean] @ sim.w_star)) <= 0.2
+    assert np.all(np.abs(y) <= sim.label_bound)
+    # the adversary pulls against w*: corrupted labels have the opposite sign of x^T w*
+    assert np.all(np.sign(y[sim.corrupted]) == -np.sign(X[sim.corrupted] @ sim.w_star))
+    # quadrature covariance against Monte Carlo (20000 rows: sd of each entry < 0.004; a 0.015 band
+    # is > 3.5 sd, false-failure rate < 1e-3)
+    emp = X.T @ X / X.shape[0]
+    assert np.allclose(np.diag(emp), np.diag(sim.covariance), atol=0.015)
+    assert math.isclose(np.trace(projected_covariance(6, 5.0)), 1.0)
+
+
+# ----------------------------------------------------------------------------- mechanism helper
+
+
+def test_gaussian_block_charges_once_and_refuses_extra_releases() -> None:
+    led = PrivacyLedger(1.0, 1e-6)
+    mu = gaussian_mu(1.0, 1e-6)
+    block = gaussian_block(rounds=4, mu_round=mu / 2, ledger=led, name="g")
+    assert len(led.steps) == 1 and math.isclose(led.steps[0].mu, mu)
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        block.release(np.zeros(3), l2_sensitivity=1.0, rng=rng)
+    with pytest.raises(RuntimeError):
+        block.release(np.zeros(3), l2_sensitivity=1.0, rng=rng)
+    with pytest.raises(BudgetExceededError):  # a fifth round on top of the full budget is refused up front
+        GaussianBlock(rounds=1, mu_round=mu / 2, ledger=led, name="more")
+    disjoint = gaussian_block(rounds=50, mu_round=mu, ledger=PrivacyLedger(1.0, 1e-6), name="d", disjoint=True)
+    assert disjoint.rounds == 50
+
+
+# ----------------------------------------------------------------------------- estimators are accurate
+
+
+def test_norm_estimator_within_constant_factor() -> None:
+    # paper setting (||x||^2 = Tr Sigma = 1) and unprojected Gaussians (Tr Sigma = kappa + d - 1);
+    # 100 seeds gave ratios in [0.70, 1.19]; the band [1/2, 2] was never approached (false-failure
+    # rate estimated < 1%).
+    mu_n = gaussian_mu(1.0, 1e-6) * math.sqrt(0.05)
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        sim = robust_regression_data(4000, 10, kappa=10, sigma=0.5, random_state=seed)
+        b = est.norm_group_size(4000, mu_n)
+        for X, trace in ((sim.X, 1.0), (rng.standard_normal((4000, 10)) * np.sqrt([10.0] + [1.0] * 9), 19.0)):
+            block = gaussian_block(rounds=1, mu_round=mu_n, ledger=_ledger(), name="norm")
+            gamma = est.private_norm_estimate(X, group_size=b, block=block, rng=rng)
+            assert 0.5 <= gamma / trace <= 2.0
+
+
+def test_distance_estimator_within_constant_factor_under_corruption() -> None:
+    # 5% corrupted labels, 4000 rows, the per-round budget of a 20-round fit at eps=1.  300 draws gave
+    # gamma / (||w - w*||_Sigma^2 + sigma_z^2) in [0.66, 2.6]; the band [1/4, 4] was never approached
+    # (false-failure rate estimated < 1%).
+    mu_h = gaussian_mu(1.0, 1e-6) * math.sqrt(0.9 / 20)
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        sim = robust_regression_data(4000, 10, kappa=10, sigma=0.5, corruption=0.05, random_state=seed)
+        block = gaussian_block(rounds=3, mu_round=mu_h, ledger=_ledger(), name="dist")
+        for w in (np.zeros(10), sim.w_star, sim.w_star + 0.3 * rng.standard_normal(10)):
+            truth = sim.error(w) ** 2 + sim.sigma**2 / 3.0
+            gamma = est.private_distance_estimate(sim.X, sim.y, w, group_size=est.distance_group_size(0.05),
+                                                  block=block, rng=rng)
+            assert 0.25 <= gamma / truth <= 4.0
+
+
+def test_modal_fraction_and_caps_are_public_functions() -> None:
+    assert 0.15 < est.modal_fraction(1) < est.modal_fraction(2) < est.modal_fraction(10) < 0.5
+    assert est.max_histogram_releases(10000, 2, 0.2, 0.1) > est.max_histogram_releases(1000, 2, 0.2, 0.1)
+    assert est.distance_group_size(0.05) == 2 and est.distance_group_size(0.0) == 10
+
+
+# ----------------------------------------------------------------------------- privacy audits
+# Each audit asserts epsilon_lb <= the claimed epsilon at AUDIT_DELTA; the audit's lower bound is a
+# 1 - 1e-3 confidence bound, so each audit has a false-failure rate of at most 1e-3.
+
+
+def _histogram_pair(k: int, low: float, high: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per-group statistics: half the groups in one bin, half in the next; the neighbour moves one group up."""
+    stats = np.array([low] * (k // 2) + [high] * (k // 2))
+    moved = stats.copy()
+    moved[0] = high
+    return stats, moved
+
+
+def test_audit_histogram_release_is_calibrated_and_the_audit_has_power() -> None:
+    mu = 1.0
+    grid = est.LogHistogram(1)
+    d_stats, n_stats = _histogram_pair(40, 1.5, 3.0)
+    j_low, j_high = grid.index(np.array([1.5, 3.0]))
+
+    def run(stats: np.ndarray, rng: np.random.Generator, claimed_mu: float = mu, true_mu: float = mu) -> float:
+        counts = np.bincount(grid.index(stats), minlength=grid.size).astype(float)
+        block = GaussianBlock(rounds=1, mu_round=true_mu, ledger=_ledger(), name="h")
+        noisy = block.release(counts, l2_sensitivity=est.HISTOGRAM_SENSITIVITY, rng=rng)
+        return float(noisy[j_high] - noisy[j_low])
+
+    claim = gaussian_epsilon(mu, AUDIT_DELTA)
+    res = audit_mechanism(run, d_stats, n_stats, runs=6000, delta=AUDIT_DELTA, seed=1)
+    assert res.epsilon_lower_bound <= claim
+    # power: the same audit catches a histogram with 3x too little noise
+    weak = audit_mechanism(lambda s, r: run(s, r, true_mu=3.0 * mu), d_stats, n_stats, runs=6000,
+                           delta=AUDIT_DELTA, seed=1)
+    assert weak.epsilon_lower_bound > claim
+
+
+def test_audit_norm_estimator() -> None:
+    mu = 1.0
+    # group size 1: rows with ||x||^2 = 1.05 (bin [1, 1.19)) or 1.25 (next bin); the neighbour moves one row
+    X = np.zeros((60, 2))
+    X[:30, 0] = math.sqrt(1.05)
+    X[30:, 0] = math.sqrt(1.25)
+    Xn = X.copy()
+    Xn[0, 0] = math.sqrt(1.25)
+
+    def run(data: np.ndarray, rng: np.random.Generator) -> float:
+        block = GaussianBlock(rounds=1, mu_round=mu, ledger=_ledger(), name="norm")
+        return est.private_norm_estimate(data, group_size=1, block=block, rng=rng)
+
+    res = audit_mechanism(run, X, Xn, runs=4000, delta=AUDIT_DELTA, seed=2)
+    assert res.epsilon_lower_bound <= gaussian_epsilon(mu, AUDIT_DELTA)
+
+
+def test_audit_distance_estimator() -> None:
+    mu = 1.0
+    X = np.zeros((60, 2))
+    y = np.array([math.sqrt(1.5)] * 30 + [math.sqrt(3.0)] * 30)  # w = 0: squared residuals in bins [1,2), [2,4)
+    yn = y.copy()
+    yn[0] = -1e6  # a corrupted label: its group statistic jumps bins
+
+    def run(labels: np.ndarray, rng: np.random.Generator) -> float:
+        block = GaussianBlock(rounds=1, mu_round=mu, ledger=_ledger(), name="dist")
+        return est.private_distance_estimate(X, labels, np.zeros(2), group_size=1, block=block, rng=rng)
+
+    res = audit_mechanism(run, y, yn, runs=4000, delta=AUDIT_DELTA, seed=3)
+    assert res.epsilon_lower_bound <= gaussian_epsilon(mu, AUDIT_DELTA)
+
+
+def test_audit_separately_clipped_gradient() -> None:
+    mu, theta_x, theta_r = 1.0, 2.0, 0.5
+    m = 50
+    X = np.zeros((m, 3))
+    X[0, 0] = 100.0  # clipped to norm theta_x
+    y = np.zeros(m)
+    y[0] = -1e6  # residual clipped to +theta_r
+    yn = y.copy()
+    yn[0] = 1e6  # residual clipped to -theta_r: the worst case, difference 2 theta_x theta_r / m
+    c = est.clip_factors(X, theta_x)
+
+    def run(labels: np.ndarray, rng: np.random.Generator) -> float:
+        block = GaussianBlock(rounds=1, mu_round=mu, ledger=_ledger(), name="grad")
+        g = est.separately_clipped_gradient(X, labels, np.zeros(3), c, theta_r)
+        return float(block.release(g, l2_sensitivity=2.0 * theta_x * theta_r / m, rng=rng)[0])
+
+    res = audit_mechanism(run, y, yn, runs=6000, delta=AUDIT_DELTA, seed=4)
+    assert res.epsilon_lower_bound <= gaussian_epsilon(mu, AUDIT_DELTA)
+    assert res.epsilon_lower_bound > 0.5  # the pair is worst case: the audit sees most of the claim
+
+
+def _whole_method_pair(n: int) -> tuple[dict, dict]:
+    sim = robust_regression_data(n, 2, sigma=0.1, random_state=5)
+    d_frame = sim.frame
+    n_frame = d_frame.copy()
+    n_frame.loc[0, ["y", "x1", "x2"]] = [-1e6, 1e3, 0.0]  # one row replaced by an extreme one
+    return {"frame": d_frame, "formula": sim.formula}, {"frame": n_frame, "formula": sim.formula}
+
+
+def _audit_method(method: str, runs: int, epsilon: float, delta: float) -> float:
+    d_set, n_set = _whole_method_pair(2000)
+
+    def run(ds: dict, rng: np.random.Generator) -> float:
+        res = dpstats.dp_ols(ds["formula"], ds["frame"], epsilon=epsilon, delta=delta, method=method,
+                             random_state=rng)
+        return float(res.params.iloc[0])
+
+    return audit_mechanism(run, d_set, n_set, runs=runs, delta=AUDIT_DELTA, seed=6).epsilon_lower_bound
+
+
+@pytest.mark.parametrize("method", ["robgd", "ambssgd"])
+def test_audit_whole_method(method: str) -> None:
+    epsilon, delta = 2.0, 1e-5
+    claim = gaussian_epsilon(gaussian_mu(epsilon, delta), AUDIT_DELTA)
+    assert _audit_method(method, 300, epsilon, delta) <= claim
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["robgd", "ambssgd"])
+def test_audit_whole_method_long(method: str) -> None:
+    epsilon, delta = 2.0, 1e-5
+    claim = gaussian_epsilon(gaussian_mu(epsilon, delta), AUDIT_DELTA)
+    assert _audit_method(method, 4000, epsilon, delta) <= claim
+
+
+@pytest.mark.slow
+def test_audit_estimators_long() -> None:
+    mu = 0.5
+    X = np.zeros((40, 2))
+    y = np.array([math.sqrt(1.5)] * 20 + [math.sqrt(3.0)] * 20)
+    yn = y.copy()
+    yn[0] = math.sqrt(3.0)
+
+    def run(labels: np.ndarray, rng: np.random.Generator) -> float:
+        block = GaussianBlock(rounds=1, mu_round=mu, ledger=_ledger(), name="dist")
+        return est.private_distance_estimate(X, labels, np.zeros(2), group_size=1, block=block, rng=rng)
+
+    res = audit_mechanism(run, y, yn, runs=40000, delta=AUDIT_DELTA, seed=7)
+    assert res.epsilon_lower_bound <= gaussian_epsilon(mu, AUDIT_DELTA)
+
+
+# ----------------------------------------------------------------------------- accounting and data flow
+
+
+@pytest.mark.parametrize("method", ["robgd", "ambssgd"])
+def test_accounting_is_exact_and_itemised(method: str) -> None:
+    sim = robust_regression_data(20000, 4, sigma=0.1, random_state=0)
+    res = dpstats.dp_ols(sim.formula, sim.frame, epsilon=1.0, delta=1e-6, method=method, random_state=0)
+    rep = res.privacy
+    assert rep.epsilon_spent <= 1.0 + 1e-9 and rep.delta_spent <= 1e-6
+    mu = gaussian_mu(1.0, 1e-6)
+    assert len(rep.steps) == 1 and math.isclose(rep.steps[0].mu, mu) and "parallel" in rep.steps[0].note
+    # every part, on its own ledger, is exactly mu-GDP (no part wastes or overspends budget)
+    for steps in res.info["part_steps"].values():
+        part_mu = math.sqrt(sum(s.mu**2 for s in steps))
+        assert part_mu <= mu * (1 + 1e-9)
+    assert any("S_a" in n or "S_0" in n for n in rep.notes)
+
+
+def test_output_depends_on_the_data_only_through_released_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Replay every noisy release of a fit on D into a fit on unrelated data D2: the output must not change.
+
+    If any data-derived quantity entered the fit without going through a
+    charged release (a bound, a range, T or eta read from the data), the
+    second fit would differ.
+    """
+    from dpstats.privacy import mechanisms
+
+    sim = robust_regression_data(20000, 4, kappa=3, sigma=0.1, corruption=0.05, random_state=0)
+    other = robust_regression_data(20000, 4, kappa=1, sigma=1.0, random_state=9)
+    X1, y1, X2, y2 = sim.X, sim.y, other.X * 3.0, other.y - 5.0
+    recorded: list[tuple[object, float]] = []
+    real_release = mechanisms.GaussianBlock.release
+    real_gauss = est.gaussian_mechanism_mu
+
+    def rec_release(self, value, *, l2_sensitivity, rng):  # type: ignore[no-untyped-def]
+        out = real_release(self, value, l2_sensitivity=l2_sensitivity, rng=rng)
+        recorded.append((out, l2_sensitivity))
+        return out
+
+    def rec_gauss(value, **kw):  # type: ignore[no-untyped-def]
+        out = real_gauss(value, **kw)
+        recorded.append((out, kw["l2_sensitivity"]))
+        return out
+
+    for method, opts in (("robgd", {"best_iterate": True}), ("ambssgd", {})):
+        recorded.clear()
+        monkeypatch.setattr(mechanisms.GaussianBlock, "release", rec_release)
+        monkeypatch.setattr(est, "gaussian_mechanism_mu", rec_gauss)
+        fit = get_method(method).fit
+        first = fit(X1, y1, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(1), bounds=None, **opts)
+        replay = iter(list(recorded))
+        sens_seen: list[float] = []
+
+        def rep_release(self, value, *, l2_sensitivity, rng):  # type: ignore[no-untyped-def]
+            out, _ = next(replay)
+            self.used += 1
+            sens_seen.append(l2_sensitivity)
+            return out
+
+        def rep_gauss(value, **kw):  # type: ignore[no-untyped-def]
+            out, _ = next(replay)
+            sens_seen.append(kw["l2_sensitivity"])
+            return out
+
+        monkeypatch.setattr(mechanisms.GaussianBlock, "release", rep_release)
+        monkeypatch.setattr(est, "gaussian_mechanism_mu", rep_gauss)
+        second = fit(X2, y2, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(1), bounds=None, **opts)
+        assert np.array_equal(first.params, second.params), method
+        assert sens_seen == [s for _, s in recorded], method  # sensitivities are functions of released values
+
+
+def test_refusal_spends_nothing() -> None:
+    sim = robust_regression_data(1500, 2, sigma=0.1, random_state=0)
+    acct = PrivacyAccountant(1.0, 1e-6)
+    with pytest.raises(InsufficientDataError):
+        dpstats.dp_ols(sim.formula, sim.frame, epsilon=0.05, delta=1e-6, method="robgd", accountant=acct,
+                       random_state=0)
+    with pytest.raises(MethodOptionError):
+        dpstats.dp_ols(sim.formula, sim.frame, epsilon=1.0, delta=1e-6, method="robgd", accountant=acct,
+                       gamma_fraction=1.5)
+    with pytest.raises(MethodOptionError):
+        dpstats.dp_ols(sim.formula, sim.frame, epsilon=1.0, delta=1e-6, method="ambssgd", accountant=acct,
+                       trace=-1.0)
+    assert acct.spent[0] == 0.0
+
+
+# ----------------------------------------------------------------------------- utility
+
+
+def test_robgd_and_ambssgd_recover_the_coefficients_on_clean_data() -> None:
+    # n = 1e5, eps = 1: observed errors about 6e-4 (robgd) and 1.4e-3 (ambssgd), OLS 6e-4; over 10 further
+    # seeds the maxima were 1.5e-3 and 2.2e-3, far inside the bounds (false-failure rate estimated < 1%)
+    sim = robust_regression_data(100000, 10, sigma=0.1, random_state=1)
+    for method, tol in (("robgd", 0.01), ("ambssgd", 0.02)):
+        res = dpstats.dp_ols(sim.formula, sim.frame, epsilon=1.0, delta=1e-10, method=method, random_state=3,
+                             covariate_tail=1.0)
+        assert sim.error(res.params) < tol, method
+
+
+def test_best_iterate_picks_the_smallest_gamma() -> None:
+    sim = robust_regression_data(20000, 4, kappa=5, sigma=0.1, random_state=2)
+    res = dpstats.dp_ols(sim.formula, sim.frame, epsilon=1.0, delta=1e-6, method="robgd", random_state=0,
+                         best_iterate=True)
+    g = res.info["gammas"]
+    chosen = res.info["chosen_iterate"]
+    assert g[chosen] == g.min() and np.all(g[chosen + 1:] > g.min())
+
+
+def _mean_errors(method: str, n: int, d: int, eps: float, corruption: float, seeds: range, **kw: object) -> float:
+    errs = []
+    for seed in seeds:
+        sim = robust_regression_data(n, d, sigma=0.1, corruption=corruption, random_state=seed)
+        opts = dict(kw)
+        if method == "ssp":
+            opts["bounds"] = sim.bounds()  # x on the unit sphere: (-1, 1) per column; |y| <= label_bound
+        res = dpstats.dp_ols(sim.formula, sim.frame, epsilon=eps, delta=1e-6, method=method, random_state=100 + seed,
+                             **opts)
+        errs.append(sim.error(res.params))
+    return float(np.mean(errs))
+
+
+def test_corrupted_labels_privacy_dominated_regime() -> None:
+    """5% corrupted labels where privacy noise dominates (n eps = 6000, d = 10): robgd within 2x its clean error.
+
+    Observed mean ratio 1.6 (8 seeds).  Over 40 further seed sets the ratio of 8-seed means stayed in
+    [1.27, 1.73], never above 2 (false-failure rate estimated < 3%).
+    """
+    seeds = range(8)
+    clean = _mean_errors("robgd", 20000, 10, 0.3, 0.0, seeds, covariate_tail=1.0)
+    corrupt = _mean_errors("robgd", 20000, 10, 0.3, 0.05, seeds, covariate_tail=1.0)
+    assert corrupt <= 2.0 * clean
+
+
+def test_corrupted_labels_sampling_dominated_regime() -> None:
+    """5% corrupted labels at n eps = 20000, d = 3: ssp's error grows many-fold, robgd's stays O(alpha sigma).
+
+    Observed (4 seeds): ssp 0.04 -> 0.26 (6.5x); robgd 0.0022 -> 0.011.  robgd cannot stay within 2x of
+    its clean error here: its clean error is below the information-theoretic floor alpha_corrupt*sigma
+    that label corruption imposes on every estimator (Liu et al. Prop. 3.1); it stays within
+    clean + 4 alpha sigma and an order of magnitude below ssp.  Over 40 further seed sets: ssp's ratio
+    >= 5.3, robgd's excess <= 0.5 of its allowance, ssp/robgd >= 21; no failure (false-failure rate
+    estimated < 3%).
+    """
+    seeds = range(4)
+    alpha, sigma = 0.05, 0.1
+    ssp_clean = _mean_errors("ssp", 20000, 3, 0.5, 0.0, seeds)
+    ssp_bad = _mean_errors("ssp", 20000, 3, 0.5, alpha, seeds)
+    rob_clean = _mean_errors("robgd", 20000, 3, 0.5, 0.0, seeds, covariate_tail=1.0)
+    rob_bad = _mean_errors("robgd", 20000, 3, 0.5, alpha, seeds, covariate_tail=1.0)
+    assert ssp_bad >= 4.0 * ssp_clean
+    assert rob_bad <= rob_clean + 4.0 * alpha * sigma
+    assert rob_bad <= ssp_bad / 10.0
