@@ -27,7 +27,6 @@ Command (from the repository root; PYTHONPATH=. runs the checkout's dpstats)::
 from __future__ import annotations
 
 import argparse
-import math
 import platform
 import sys
 import time

@@ -118,18 +118,48 @@ def dp_ols(
         _check_options(spec, options)
 
     clip = spec.needs_bounds if spec is not None else bool(bounds)
-    design = build_design(formula, data, eval_env=patsy.EvalEnvironment.capture(1), bounds=bounds, levels=levels,
-                          missing=missing, allow_data_levels=allow_data_levels, clip_variables=clip)
-    return _fit_design(design, spec, method, eps, dlt, formula=formula, accountant=accountant,
+    # the budget is reserved before the data are touched: an over-budget fit is refused on public facts only
+    private = spec.private if spec is not None else True
+    token = reserve(accountant, eps, dlt, f"{method}: {formula}") if private else None
+    try:
+        design = build_design(formula, data, eval_env=patsy.EvalEnvironment.capture(1), bounds=bounds,
+                              levels=levels, missing=missing, allow_data_levels=allow_data_levels,
+                              clip_variables=clip)
+    except BaseException:
+        if token is not None:
+            accountant.settle(token, 0.0, 0.0, status="refused")  # type: ignore[union-attr]
+        raise
+    return _fit_design(design, spec, method, eps, dlt, formula=formula, accountant=accountant, token=token,
                        random_state=random_state, rescale=rescale, options=options)
+
+
+def reserve(accountant: PrivacyAccountant | None, eps: float, dlt: float, label: str) -> str | None:
+    """Reserve a private fit's budget in ``accountant`` (None when there is no accountant)."""
+    return accountant.reserve(eps, dlt, label=label) if accountant is not None else None
 
 
 def _fit_design(design: Design, spec: MethodSpec | None, method: str, eps: float, dlt: float, *, formula: str,
                 accountant: PrivacyAccountant | None, random_state: "int | np.random.Generator | None",
-                rescale: bool, options: Mapping[str, Any]) -> DPRegressionResults:
+                rescale: bool, options: Mapping[str, Any], token: str | None = None) -> DPRegressionResults:
     """The pipeline once the public design is built, shared by :func:`dp_ols` and
     :func:`dpstats.api_arrays.dp_ols_arrays`: choose the method (``spec=None``
-    means auto), reserve the budget, fit, map back, wrap the results."""
+    means auto), fit, map back, wrap the results.  ``token`` is the caller's
+    reservation in ``accountant`` (the caller reserves before touching the
+    data); every exit settles it with what the ledger spent."""
+    try:
+        return _fit_reserved(design, spec, method, eps, dlt, formula=formula, accountant=accountant, token=token,
+                             random_state=random_state, rescale=rescale, options=options)
+    except BaseException:
+        # refusals before the method ran (method choice, shape, bounds) leave the reservation open: settle zero
+        if token is not None and accountant is not None and accountant.is_open(token):
+            accountant.settle(token, 0.0, 0.0, status="refused")
+        raise
+
+
+def _fit_reserved(design: Design, spec: MethodSpec | None, method: str, eps: float, dlt: float, *, formula: str,
+                  accountant: PrivacyAccountant | None, token: str | None,
+                  random_state: "int | np.random.Generator | None", rescale: bool,
+                  options: Mapping[str, Any]) -> DPRegressionResults:
     choice = ""
     if spec is None:
         spec, choice = _choose_method(design)
@@ -150,7 +180,9 @@ def _fit_design(design: Design, spec: MethodSpec | None, method: str, eps: float
 
     rng, seeded = make_rng(random_state)
     ledger = PrivacyLedger(eps, dlt if spec.private else 0.0)
-    token = accountant.reserve(eps, dlt, label=f"{spec.name}: {formula}") if (accountant and spec.private) else None
+    if not spec.private and token is not None:  # auto chose the non-private reference: nothing is spent
+        accountant.settle(token, 0.0, 0.0, status="refused")  # type: ignore[union-attr]
+        token = None
     try:
         fitted = spec.fit(X, y, ledger=ledger, rng=rng, bounds=data_bounds, **options)
         params = np.asarray(fitted.params, dtype=float)
@@ -243,7 +275,7 @@ def _choose_method(design: Design) -> tuple[MethodSpec, str]:
             continue
         if spec.needs_bounds and not has_bounds:
             continue
-        if (d > n and not spec.allows_wide) or n < spec.min_rows(d):
+        if (d > n and not spec.allows_wide) or n < (spec.auto_min_rows or spec.min_rows)(d):
             continue
         candidates.append(spec)
     if not candidates:

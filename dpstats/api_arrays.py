@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import patsy
 
-from dpstats.api import _check_epsilon_for_method, _check_options, _fit_design
+from dpstats.api import _check_epsilon_for_method, _check_options, _fit_design, reserve
 from dpstats.bounds import Interval
 from dpstats.errors import (
     DataTypeError, InvalidBoundsError, MissingBoundsError, MissingDataError, UnknownColumnError,
@@ -189,46 +189,55 @@ def dp_ols_arrays(
         spec = get_method("ols")
         _check_options(spec, options)
 
-    if column_names is None and isinstance(X, pd.DataFrame):
-        column_names = [str(c) for c in X.columns]
+    # the budget is reserved before the data are touched: an over-budget fit is refused on public facts only
+    private = spec.private if spec is not None else True
+    token = reserve(accountant, eps, dlt, f"{method}: arrays") if private else None
     try:
-        Xa = np.array(X, dtype=float)  # a copy: the pipeline may rescale it in place
-        ya = np.array(y, dtype=float).ravel()
-    except (TypeError, ValueError) as exc:
-        raise DataTypeError(f"X and y must be numeric arrays: {exc}") from None
-    if Xa.ndim != 2 or Xa.shape[0] != ya.size or Xa.shape[1] == 0:
-        raise DataTypeError(f"X must be 2-d (n x d) and y of length n; got X {Xa.shape} and y of length {ya.size}")
-    if not (np.isfinite(Xa).all() and np.isfinite(ya).all()):
-        raise MissingDataError("X or y contains missing or infinite values; impute them with a public rule first")
-    n, d = Xa.shape
-    names = [f"x{j + 1}" for j in range(d)] if column_names is None else [str(c) for c in column_names]
-    if len(names) != d or len(set(names)) != d:
-        raise DataTypeError(f"column_names must be {d} distinct names, one per column of X")
-    if "Intercept" in names:
-        raise DataTypeError("'Intercept' is reserved for the column added by intercept=True")
+        if column_names is None and isinstance(X, pd.DataFrame):
+            column_names = [str(c) for c in X.columns]
+        try:
+            Xa = np.array(X, dtype=float)  # a copy: the pipeline may rescale it in place
+            ya = np.array(y, dtype=float).ravel()
+        except (TypeError, ValueError) as exc:
+            raise DataTypeError(f"X and y must be numeric arrays: {exc}") from None
+        if Xa.ndim != 2 or Xa.shape[0] != ya.size or Xa.shape[1] == 0:
+            raise DataTypeError(f"X must be 2-d (n x d) and y of length n; got X {Xa.shape} and y of length {ya.size}")
+        if not (np.isfinite(Xa).all() and np.isfinite(ya).all()):
+            raise MissingDataError("X or y contains missing or infinite values; impute them with a public rule first")
+        n, d = Xa.shape
+        names = [f"x{j + 1}" for j in range(d)] if column_names is None else [str(c) for c in column_names]
+        if len(names) != d or len(set(names)) != d:
+            raise DataTypeError(f"column_names must be {d} distinct names, one per column of X")
+        if "Intercept" in names:
+            raise DataTypeError("'Intercept' is reserved for the column added by intercept=True")
 
-    intervals = _column_intervals(x_bounds, names)
-    y_interval = None if y_bounds is None else _pair(y_bounds, "y_bounds")
-    if intercept:
-        Xa = np.column_stack([np.ones(n), Xa])
-        names = ["Intercept", *names]
-        intervals = [Interval(1.0, 1.0), *intervals]
-    missing = [nm for nm, iv in zip(names, intervals) if iv is None]
-    if y_interval is None:
-        missing.append(f"{response_name} (response)")
-    if spec is not None and spec.needs_bounds and missing:
-        raise MissingBoundsError(
-            f"method '{spec.name}' needs public bounds on every column and on the response; missing for: "
-            f"{', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}. Pass x_bounds=(lo, hi) (all columns) "
-            "or one pair per column, and y_bounds=(lo, hi), from domain knowledge (never from the data).")
-    # the DesignInfo that predict() evaluates on new data, built from the names only (no formula parsing)
-    features = [nm for nm in names if nm != "Intercept"]
-    terms = ([patsy.INTERCEPT] if intercept else []) + [patsy.Term([patsy.EvalFactor(_term(nm))]) for nm in features]
-    public_row = {nm: np.zeros(1) for nm in features}
-    design_info = patsy.design_matrix_builders([terms], lambda: iter([public_row]),
-                                               patsy.EvalEnvironment([{}]))[0]
-    design = Design(X=Xa, y=ya, column_names=names, response_name=response_name, design_info=design_info,
-                    column_intervals=intervals, response_interval=y_interval, missing_bounds=missing,
-                    notes=["design given as arrays (dp_ols_arrays)"], numeric_variables=list(names))
+        intervals = _column_intervals(x_bounds, names)
+        y_interval = None if y_bounds is None else _pair(y_bounds, "y_bounds")
+        if intercept:
+            Xa = np.column_stack([np.ones(n), Xa])
+            names = ["Intercept", *names]
+            intervals = [Interval(1.0, 1.0), *intervals]
+        missing = [nm for nm, iv in zip(names, intervals) if iv is None]
+        if y_interval is None:
+            missing.append(f"{response_name} (response)")
+        if spec is not None and spec.needs_bounds and missing:
+            raise MissingBoundsError(
+                f"method '{spec.name}' needs public bounds on every column and on the response; missing for: "
+                f"{', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}. Pass x_bounds=(lo, hi) (all columns) "
+                "or one pair per column, and y_bounds=(lo, hi), from domain knowledge (never from the data).")
+        # the DesignInfo that predict() evaluates on new data, built from the names only (no formula parsing)
+        features = [nm for nm in names if nm != "Intercept"]
+        terms = ([patsy.INTERCEPT] if intercept else []) + [patsy.Term([patsy.EvalFactor(_term(nm))]) for nm in features]
+        public_row = {nm: np.zeros(1) for nm in features}
+        design_info = patsy.design_matrix_builders([terms], lambda: iter([public_row]),
+                                                   patsy.EvalEnvironment([{}]))[0]
+        design = Design(X=Xa, y=ya, column_names=names, response_name=response_name, design_info=design_info,
+                        column_intervals=intervals, response_interval=y_interval, missing_bounds=missing,
+                        notes=["design given as arrays (dp_ols_arrays)"], numeric_variables=list(names))
+    except BaseException:
+        if token is not None:
+            accountant.settle(token, 0.0, 0.0, status="refused")  # type: ignore[union-attr]
+        raise
     return _fit_design(design, spec, method, eps, dlt, formula=_describe(response_name, names),
-                       accountant=accountant, random_state=random_state, rescale=rescale, options=options)
+                       accountant=accountant, token=token, random_state=random_state, rescale=rescale,
+                       options=options)

@@ -182,7 +182,8 @@ def test_auto_with_bounds_chooses_from_public_facts():
 def test_auto_without_bounds():
     df = make_data(300)
     bound_free = [s for s in available_methods().values()
-                  if s.private and s.auto_rank is not None and not s.needs_bounds and 300 >= s.min_rows(5)]
+                  if s.private and s.auto_rank is not None and not s.needs_bounds
+                  and 300 >= (s.auto_min_rows or s.min_rows)(5)]
     if bound_free:
         res = dpstats.dp_ols(FORMULA, df, 1.0, random_state=0)
         assert not available_methods()[res.method].needs_bounds
@@ -269,3 +270,39 @@ def test_dict_of_arrays_and_public_rescaling_off():
     assert not any("centred and scaled" in n for n in res.privacy.notes)
     res2 = dpstats.dp_ols("y ~ x1 + x2", data, 5.0, method="ssp", bounds=BOUNDS, random_state=0)
     assert any("centred and scaled" in n for n in res2.privacy.notes)
+
+
+def test_refusals_after_reservation_release_it():
+    # errors decided after the budget was reserved (unknown column, missing bounds, shape) settle zero
+    acct = dpstats.PrivacyAccountant(epsilon=1.0, delta=1e-6)
+    df = make_data(300)
+    for call in (dict(formula="y ~ nope"), dict(bounds={"x1": (0, 10)}), dict(data=make_data(3))):
+        kwargs = dict(formula=FORMULA, data=df, epsilon=1.0, delta=1e-6, method="ssp", bounds=BOUNDS,
+                      accountant=acct)
+        kwargs.update(call)
+        with pytest.raises(dpstats.errors.DPStatsError):
+            dpstats.dp_ols(**kwargs)
+    assert acct.spent == (0.0, 0.0) and acct.remaining == (1.0, 1e-6)
+    dpstats.dp_ols(FORMULA, df, 1.0, 1e-6, method="ssp", bounds=BOUNDS, accountant=acct, random_state=0)
+    assert acct.spent[0] == pytest.approx(1.0)
+
+
+def test_arrays_interface_charges_the_accountant():
+    df = make_data(2000)
+    acct = dpstats.PrivacyAccountant(epsilon=1.0, delta=1e-6)
+    dpstats.dp_ols_arrays(df[["x1", "x2"]].to_numpy(), df["y"].to_numpy(), 0.6, 5e-7, method="ssp",
+                          x_bounds=[(0, 10), (-3, 3)], y_bounds=(-60, 60), intercept=True, accountant=acct,
+                          random_state=0)
+    assert acct.spent[0] == pytest.approx(0.6)
+    with pytest.raises(BudgetExceededError):
+        dpstats.dp_ols_arrays(df[["x1", "x2"]].to_numpy(), df["y"].to_numpy(), 0.6, 5e-7, method="ssp",
+                              x_bounds=[(0, 10), (-3, 3)], y_bounds=(-60, 60), accountant=acct)
+    assert acct.spent[0] == pytest.approx(0.6)
+
+
+def test_auto_picks_a_bound_free_method_at_large_n_and_says_why():
+    df = make_data(12_000)
+    res = dpstats.dp_ols(FORMULA, df, 1.0, 1e-6, random_state=0)
+    spec = available_methods()[res.method]
+    assert not spec.needs_bounds and spec.private
+    assert "not every column has declared bounds" in res.privacy.method_choice

@@ -513,8 +513,6 @@ class _Spy:
         return len(self._values)
 
 
-@pytest.mark.xfail(strict=True, reason="dp_ols builds the design (reads the data) before reserving the budget; "
-                                       "see the privacy-core report: api.py should reserve first")
 def test_refused_fit_does_not_touch_the_data():
     df = _frame()
     acct = PrivacyAccountant(1.0, 1e-6)
@@ -528,7 +526,7 @@ def test_refused_fit_does_not_touch_the_data():
 
 
 def test_spy_detects_data_access():
-    """The spy used above does see a fit that reads the data (so the xfail above is meaningful)."""
+    """The spy used above does see a fit that reads the data (so the test above is meaningful)."""
     df = _frame()
     _Spy.reads.clear()
     data = {"x": _Spy(df["x"], "x"), "y": _Spy(df["y"], "y")}

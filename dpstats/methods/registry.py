@@ -72,6 +72,9 @@ class MethodSpec:
         True when d > n is allowed (sparse methods).
     theory:
         Key of its upper bound in :mod:`dpstats.theory`, or None.
+    auto_rank:
+        Preference of ``method="auto"`` among eligible methods (lowest wins);
+        None keeps the method out of ``auto``.
     """
 
     name: str
@@ -88,6 +91,8 @@ class MethodSpec:
     allows_wide: bool = False
     theory: str | None = None
     auto_rank: int | None = None
+    auto_min_rows: Callable[[int], int] | None = None
+    """Public minimum n (given d) for ``method="auto"`` to pick this method; defaults to ``min_rows``."""
 
 
 _REGISTRY: dict[str, MethodSpec] = {}

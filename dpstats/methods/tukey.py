@@ -662,4 +662,5 @@ SPEC = register(MethodSpec(
     options=("m", "ptr", "blocks", "centre", "prep_share", "pilot_share", "intercept_index"),
     theory=None,
     auto_rank=20,
+    auto_min_rows=lambda d: 1000 * d,  # the paper's rule of thumb: m = 1000 blocks of at least d rows
 ))

@@ -105,6 +105,11 @@ class PrivacyAccountant:
         with self._lock:
             return list(self._history)
 
+    def is_open(self, token: str) -> bool:
+        """True while the reservation ``token`` has not been settled."""
+        with self._lock:
+            return token in self._reserved
+
     def reserve(self, epsilon: float, delta: float, label: str = "fit") -> str:
         """Set aside (epsilon, delta) for a fit, or raise BudgetExceededError.
 

@@ -192,6 +192,9 @@ def exponential_mechanism(
     s = np.asarray(scores, dtype=float)
     if base.shape != s.shape or base.ndim != 1 or base.size == 0:
         raise ValueError("log_base_measure and scores must be 1-d arrays of equal, non-zero length")
+    if not np.all(np.isfinite(s)):
+        # silently dropping NaN/inf candidates would make the candidate set depend on the data
+        raise ValueError("exponential mechanism scores must all be finite")
     factor = epsilon / sens if monotone else epsilon / (2.0 * sens)
     logits = base + factor * s
     if not np.any(np.isfinite(logits)):
