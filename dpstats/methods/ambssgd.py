@@ -196,7 +196,8 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     return MethodFit(params=params, notes=tuple(notes), info=info,
                      assumptions=("utility (not privacy) assumes sub-Gaussian covariates and noise and no corrupted "
                                   "labels (Varshney et al. 2022)",),
-                     bse_unavailable_reason="DP-AMBSSGD releases no private standard errors")
+                     bse_unavailable_reason=("DP-AMBSSGD releases a tail average of noisy one-pass SGD; no private estimate of its "
+                                             "sampling law is available, so none is reported"))
 
 
 SPEC = register(MethodSpec(

@@ -77,6 +77,11 @@ from dpstats.methods.registry import MethodFit, MethodSpec, register
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import peeling_block, permutation
 
+NO_STANDARD_ERRORS = (
+    "DP-LASSO selects its support with Peeling; the law of coefficients after a private selection is not "
+    "Gaussian and no valid private post-selection interval is known, so none is reported"
+)
+
 __all__ = ["fit"]
 
 _GUARANTEES = ("worst-case", "conditional")
@@ -162,7 +167,8 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
         info["residual_bound"] = R
         notes.append(f"residuals clipped to [-{R:.4g}, {R:.4g}] so that the Peeling sensitivity holds for every "
                      "data set")
-        return MethodFit(params=beta, notes=tuple(notes), info=info, guarantee="worst-case")
+        return MethodFit(params=beta, notes=tuple(notes), info=info, guarantee="worst-case",
+                         bse_unavailable_reason=NO_STANDARD_ERRORS)
     assumptions = (
         "CONDITIONAL PRIVACY: the (epsilon, delta) guarantee holds only with high probability over data drawn "
         "from Cai, Wang & Zhang's sparse model (Thm 17), not for every data set.",
@@ -172,7 +178,8 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
         "If the assumption fails for the actual data, the released coefficients may reveal more than epsilon "
         "allows.",
     )
-    return MethodFit(params=beta, assumptions=assumptions, notes=tuple(notes), info=info, guarantee="conditional")
+    return MethodFit(params=beta, assumptions=assumptions, notes=tuple(notes), info=info, guarantee="conditional",
+                     bse_unavailable_reason=NO_STANDARD_ERRORS)
 
 
 SPEC = register(MethodSpec(

@@ -102,6 +102,11 @@ from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu
 
+NO_STANDARD_ERRORS = (
+    "noisy_ols releases the coefficients and a lambda_min bound only; intervals would need a private X^T X "
+    "and residual variance (more budget): use ssp or adassp, which release them and give bootstrap intervals"
+)
+
 __all__ = ["ols_sensitivity", "fit"]
 
 _GUARANTEES = ("worst-case", "conditional")
@@ -197,7 +202,7 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     beta_hat = np.linalg.lstsq(Xc, yt, rcond=None)[0]
     params = gaussian_mechanism_mu(beta_hat, l2_sensitivity=sens, mu=mu_2, rng=rng, ledger=ledger,
                                    name="noisy OLS coefficients")
-    return MethodFit(
+    return MethodFit(bse_unavailable_reason=NO_STANDARD_ERRORS,
         params=np.asarray(params),
         notes=(f"labels truncated to [-{T:.4g}, {T:.4g}] (Cai et al.'s f_T); the OLS sensitivity "
                f"{sens:.4g} is certified by a private lower bound {lam_lower:.4g} on lambda_min(X^T X)",),
@@ -235,7 +240,7 @@ def _fit_conditional(Xc: np.ndarray, yt: np.ndarray, T: float, b_x: float, min_e
         "If these assumptions fail for the actual data, the released coefficients may reveal more than "
         "epsilon allows.",
     )
-    return MethodFit(params=np.asarray(params), assumptions=assumptions,
+    return MethodFit(params=np.asarray(params), assumptions=assumptions, bse_unavailable_reason=NO_STANDARD_ERRORS,
                      notes=(f"labels truncated to [-{T:.4g}, {T:.4g}] (Cai et al.'s f_T)",),
                      info={"truncation": T, "sensitivity": sens, "noise_sd": sens / mu}, guarantee="conditional")
 

@@ -303,7 +303,8 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
                    "that only labels are corrupted, and a corrupted fraction below max_corruption="
                    f"{max_corr:g} (Assumption 2)",)
     return MethodFit(params=w, assumptions=assumptions, notes=tuple(notes), info=info,
-                     bse_unavailable_reason="DP-RobGD releases no private standard errors")
+                     bse_unavailable_reason=("DP-RobGD releases the last iterate of noisy, clipped gradient descent; no private "
+                                             "estimate of its sampling law under label corruption is known, so none is reported"))
 
 
 SPEC = register(MethodSpec(

@@ -648,7 +648,10 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     info.update(m=n_models, block_rows=b, t=release.t, noisy_distance=release.noisy_distance,
                 ptr_threshold=release.threshold)
     return MethodFit(params=params, notes=tuple(notes), info=info,
-                     bse_unavailable_reason="TukeyEM releases one point; private standard errors are not available")
+                     bse_unavailable_reason=("TukeyEM releases one point drawn by the exponential mechanism from the depth region of the "
+                                             "block models; a sound interval would also need the spread of those models released "
+                                             "privately and combined with the mechanism's sampling law, whose coverage is not "
+                                             "established, so none is reported (use ssp or adassp for intervals)"))
 
 
 SPEC = register(MethodSpec(
