@@ -231,15 +231,24 @@ def test_help_exits_0(capsys):
 
 # -- example, datasets, methods -------------------------------------------------------------------------------------
 
-def test_example_says_where_its_bounds_come_from(capsys):
+def test_example_needs_no_bounds_by_default(capsys):
     code, out, err = run(capsys, "example", "--seed", "0")
     assert code == 0, err
     info = dpstats.datasets.describe("diamonds")
     assert "diamonds" in out and info.example_formula in out
+    assert "none declared" in out and "auto chose" in out
+    method = out.split("Method:", 1)[1].split()[0]
+    assert not dpstats.available_methods()[method].needs_bounds
+    assert "Differentially Private Regression Results" in out
+    assert "epsilon spent" in out
+
+
+def test_example_with_documented_bounds_says_where_they_come_from(capsys):
+    code, out, err = run(capsys, "example", "--seed", "0", "--documented-bounds")
+    assert code == 0, err
     assert "documentation" in out and "public knowledge" in out
     assert "price [326, 18823]" in out and "carat [0.2, 5.01]" in out
     assert "Differentially Private Regression Results" in out
-    assert "epsilon spent" in out
 
 
 def test_datasets_command_lists_names_and_titles(capsys):
@@ -269,5 +278,5 @@ def test_python_dash_m_dpstats_example(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "Differentially Private Regression Results" in proc.stdout
-    assert "public knowledge" in proc.stdout
+    assert "none declared" in proc.stdout
     assert "Traceback" not in proc.stderr
