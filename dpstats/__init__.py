@@ -7,7 +7,7 @@
 >>> print(res.summary())  # doctest: +SKIP
 """
 
-from dpstats import datasets, errors, simulate, theory
+from dpstats import datasets, errors, plotting, simulate, theory
 from dpstats.api import dp_ols
 from dpstats.api_arrays import dp_ols_arrays, formula_all
 from dpstats.compare import Comparison, compare
@@ -21,7 +21,7 @@ __version__ = "0.1.0"
 __all__ = [
     "dp_ols", "PrivacyAccountant", "PrivacyReport", "DPRegressionResults", "InferenceUnavailableError",
     "available_methods", "datasets", "errors", "simulate", "theory", "plan", "__version__",
-    "dp_ols_arrays", "formula_all", "plot_plan", "compare", "Comparison",
+    "dp_ols_arrays", "formula_all", "plot_plan", "compare", "Comparison", "plotting",
 ]
 
 

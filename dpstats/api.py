@@ -10,7 +10,7 @@ the accountant.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -22,13 +22,15 @@ from dpstats.errors import (
 )
 from dpstats.formula import Design, build_design
 from dpstats.methods import available_methods, get_method
-from dpstats.methods.registry import MethodSpec
+from dpstats.bounds import DataBounds
+from dpstats.methods.registry import MethodFit, MethodSpec
 from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import make_rng
 from dpstats.privacy.report import PrivacyReport
 from dpstats.results import DPRegressionResults
 from dpstats.scaling import PublicScaling
+from dpstats.sources import is_chunked_data
 from dpstats.theory import error_bounds
 from dpstats.validation import check_privacy_parameters
 
@@ -60,6 +62,7 @@ def dp_ols(
     missing: str = "raise",
     allow_data_levels: bool = False,
     rescale: bool = True,
+    chunksize: int | None = None,
     **options: Any,
 ) -> DPRegressionResults:
     """Fit a linear regression with differential privacy from an R-style formula.
@@ -71,7 +74,14 @@ def dp_ols(
         Factor levels must be public (declared in the formula, in ``levels=``
         or by a pandas Categorical dtype).
     data:
-        pandas DataFrame or dict of equal-length arrays.
+        pandas DataFrame or dict of equal-length arrays; or, for data larger
+        than memory, a path, glob or list of paths to CSV or Parquet files (or
+        a directory of Parquet files), a ``dask.dataframe.DataFrame``, or a
+        :mod:`dpstats.sources` source.  Those are read chunk by chunk (on a
+        Dask cluster: where the partitions live, with only aggregates sent
+        back) with the same public design as in memory; ``ssp``, ``adassp``,
+        ``noisy_ols``, ``tukey`` and ``ols`` support them (see
+        ``docs/scale.md``).
     epsilon, delta:
         Privacy budget of this fit (epsilon > 0, 0 < delta < 1; choose delta
         well below 1/n).  ``epsilon=float('inf')`` only with ``method='ols'``.
@@ -101,6 +111,9 @@ def dp_ols(
         the coefficients back (post-processing; see :mod:`dpstats.scaling`).
         This usually improves private fits a lot; ``False`` fits on the raw
         design.
+    chunksize:
+        Rows per chunk for files (default 131072), or, with a DataFrame,
+        process it in chunks of this many rows (same result as in one piece).
     **options:
         Method-specific options (e.g. ``rho=`` for adassp).
 
@@ -121,6 +134,18 @@ def dp_ols(
     # the budget is reserved before the data are touched: an over-budget fit is refused on public facts only
     private = spec.private if spec is not None else True
     token = reserve(accountant, eps, dlt, f"{method}: {formula}") if private else None
+    if chunksize is not None or is_chunked_data(data):
+        from dpstats.chunked import fit_chunked  # noqa: PLC0415
+
+        try:
+            return fit_chunked(formula, data, eps, dlt, spec=spec, method=method, bounds=bounds, levels=levels,
+                               missing=missing, allow_data_levels=allow_data_levels, rescale=rescale,
+                               accountant=accountant, token=token, random_state=random_state, options=options,
+                               eval_env=patsy.EvalEnvironment.capture(1), chunksize=chunksize)
+        except BaseException:
+            if token is not None and accountant.is_open(token):  # type: ignore[union-attr]
+                accountant.settle(token, 0.0, 0.0, status="refused")  # type: ignore[union-attr]
+            raise
     try:
         design = build_design(formula, data, eval_env=patsy.EvalEnvironment.capture(1), bounds=bounds,
                               levels=levels, missing=missing, allow_data_levels=allow_data_levels,
@@ -140,15 +165,17 @@ def reserve(accountant: PrivacyAccountant | None, eps: float, dlt: float, label:
 
 def _fit_design(design: Design, spec: MethodSpec | None, method: str, eps: float, dlt: float, *, formula: str,
                 accountant: PrivacyAccountant | None, random_state: "int | np.random.Generator | None",
-                rescale: bool, options: Mapping[str, Any], token: str | None = None) -> DPRegressionResults:
+                rescale: bool, options: Mapping[str, Any], token: str | None = None,
+                runner: Callable[..., MethodFit] | None = None) -> DPRegressionResults:
     """The pipeline once the public design is built, shared by :func:`dp_ols` and
     :func:`dpstats.api_arrays.dp_ols_arrays`: choose the method (``spec=None``
     means auto), fit, map back, wrap the results.  ``token`` is the caller's
     reservation in ``accountant`` (the caller reserves before touching the
-    data); every exit settles it with what the ledger spent."""
+    data); every exit settles it with what the ledger spent.  ``runner`` fits the chosen method on data that are
+    not in ``design`` (chunked sources, :mod:`dpstats.chunked`)."""
     try:
         return _fit_reserved(design, spec, method, eps, dlt, formula=formula, accountant=accountant, token=token,
-                             random_state=random_state, rescale=rescale, options=options)
+                             random_state=random_state, rescale=rescale, options=options, runner=runner)
     except BaseException:
         # refusals before the method ran (method choice, shape, bounds) leave the reservation open: settle zero
         if token is not None and accountant is not None and accountant.is_open(token):
@@ -159,24 +186,24 @@ def _fit_design(design: Design, spec: MethodSpec | None, method: str, eps: float
 def _fit_reserved(design: Design, spec: MethodSpec | None, method: str, eps: float, dlt: float, *, formula: str,
                   accountant: PrivacyAccountant | None, token: str | None,
                   random_state: "int | np.random.Generator | None", rescale: bool,
-                  options: Mapping[str, Any]) -> DPRegressionResults:
+                  options: Mapping[str, Any], runner: Callable[..., MethodFit] | None = None) -> DPRegressionResults:
     choice = ""
     if spec is None:
-        spec, choice = _choose_method(design)
+        spec, choice = _choose_method(design, chunked=runner is not None)
         _check_options(spec, options)
     elif method == "auto":
         choice = "epsilon=inf: the non-private reference 'ols' (NOT PRIVATE)"
+    if runner is not None and not spec.supports_chunks:
+        from dpstats.chunked import unsupported  # noqa: PLC0415
+
+        raise unsupported(spec)
     _check_shape(spec, design)
-    data_bounds = design.data_bounds() if spec.needs_bounds else None
+    data_bounds, scaling = _public_transform(spec, design, rescale)
     intercept_index = design.column_names.index("Intercept") if design.has_intercept else None
     if "intercept_index" in spec.options:
         options = {**options, "intercept_index": intercept_index}
-    X, y, scaling = design.X, design.y, None
-    if rescale and spec.private and not design.missing_bounds:
-        scaling = PublicScaling.from_bounds(design.data_bounds(), intercept_index)
-        X, y = scaling.transform(X, y, inplace=True)  # the design arrays are this call's own
-        if data_bounds is not None:
-            data_bounds = scaling.transform_bounds(data_bounds)
+    if "column_ranges" in spec.options:
+        options = {**options, **_public_ranges(design, scaling)}
 
     rng, seeded = make_rng(random_state)
     ledger = PrivacyLedger(eps, dlt if spec.private else 0.0)
@@ -184,7 +211,13 @@ def _fit_reserved(design: Design, spec: MethodSpec | None, method: str, eps: flo
         accountant.settle(token, 0.0, 0.0, status="refused")  # type: ignore[union-attr]
         token = None
     try:
-        fitted = spec.fit(X, y, ledger=ledger, rng=rng, bounds=data_bounds, **options)
+        if runner is None:
+            X, y = design.X, design.y
+            if scaling is not None:
+                X, y = scaling.transform(X, y, inplace=True)  # the design arrays are this call's own
+            fitted = spec.fit(X, y, ledger=ledger, rng=rng, bounds=data_bounds, **options)
+        else:
+            fitted = runner(spec, ledger=ledger, rng=rng, bounds=data_bounds, scaling=scaling, options=options)
         params = np.asarray(fitted.params, dtype=float)
         if params.shape != (design.d,) or not np.all(np.isfinite(params)):
             raise DPStatsError(f"method '{spec.name}' produced non-finite coefficients; nothing is returned "
@@ -235,6 +268,36 @@ def _fit_reserved(design: Design, spec: MethodSpec | None, method: str, eps: flo
     )
 
 
+def _public_transform(spec: MethodSpec, design: Design, rescale: bool
+                      ) -> tuple[DataBounds | None, PublicScaling | None]:
+    """The clip ranges the method gets (None if it needs none) and the public rescaling (None if off), both
+    from declared bounds only; the clip ranges are those of the rescaled design."""
+    data_bounds = design.data_bounds() if spec.needs_bounds else None
+    scaling = None
+    if rescale and spec.private and not design.missing_bounds:
+        intercept_index = design.column_names.index("Intercept") if design.has_intercept else None
+        scaling = PublicScaling.from_bounds(design.data_bounds(), intercept_index)
+        if data_bounds is not None:
+            data_bounds = scaling.transform_bounds(data_bounds)
+    return data_bounds, scaling
+
+
+def _public_ranges(design: Design, scaling: PublicScaling | None) -> dict[str, Any]:
+    """The public range of every design column (None where unknown) and of the response, in the units the
+    method sees (after the public rescaling, when it was applied).  Factor dummies and the intercept are
+    bounded by construction; other columns only when the user declared bounds."""
+    columns = [None if iv is None else (iv.lo, iv.hi) for iv in design.column_intervals]
+    response = None if design.response_interval is None else (design.response_interval.lo,
+                                                               design.response_interval.hi)
+    if scaling is not None:
+        columns = [None if iv is None else ((iv[0] - c) / s, (iv[1] - c) / s)
+                   for iv, c, s in zip(columns, scaling.centre, scaling.scale)]
+        if response is not None:
+            response = ((response[0] - scaling.y_centre) / scaling.y_scale,
+                        (response[1] - scaling.y_centre) / scaling.y_scale)
+    return {"column_ranges": columns, "response_range": response}
+
+
 def _check_epsilon_for_method(spec: MethodSpec, eps: float) -> None:
     if not spec.private and math.isfinite(eps):
         raise InvalidPrivacyParameterError(
@@ -265,13 +328,14 @@ def _check_shape(spec: MethodSpec, design: Design) -> None:
                                     f"the data have n={n}")
 
 
-def _choose_method(design: Design) -> tuple[MethodSpec, str]:
-    """Pick a private method from public facts only: n, d, the declared bounds and the registry."""
+def _choose_method(design: Design, chunked: bool = False) -> tuple[MethodSpec, str]:
+    """Pick a private method from public facts only: n, d, the declared bounds and the registry (for data read
+    in chunks, among the methods that support them)."""
     n, d = design.n, design.d
     has_bounds = not design.missing_bounds
     candidates = []
     for spec in available_methods().values():
-        if not spec.private or spec.auto_rank is None:
+        if not spec.private or spec.auto_rank is None or (chunked and not spec.supports_chunks):
             continue
         if spec.needs_bounds and not has_bounds:
             continue

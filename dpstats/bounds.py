@@ -190,14 +190,15 @@ class DataBounds:
         """B_Y: bound on |y| of a clipped response."""
         return float(max(abs(self.y_lo), abs(self.y_hi)))
 
-    def clip(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Clip X column-wise and y to the declared ranges (new arrays; inputs untouched)."""
+    def clip(self, X: np.ndarray, y: np.ndarray, inplace: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Clip X column-wise and y to the declared ranges (new arrays, inputs untouched; with ``inplace`` the
+        float arrays X and y are overwritten, for chunks that are the caller's own)."""
         # one scalar clip to the envelope of all ranges (fast), then the columns with narrower ranges
-        Xc = np.clip(X, self.column_lo.min(), self.column_hi.max())
+        Xc = np.clip(X, self.column_lo.min(), self.column_hi.max(), out=X if inplace else None)
         narrower = np.flatnonzero((self.column_lo > self.column_lo.min()) | (self.column_hi < self.column_hi.max()))
         for j in narrower:
             np.clip(Xc[:, j], self.column_lo[j], self.column_hi[j], out=Xc[:, j])
-        yc = np.clip(y, self.y_lo, self.y_hi)
+        yc = np.clip(y, self.y_lo, self.y_hi, out=y if inplace else None)
         return Xc, yc
 
     def describe(self, names: list[str] | None = None) -> str:

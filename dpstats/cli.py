@@ -12,6 +12,11 @@ Commands
     The bundled data sets.
 ``dpstats methods``
     The registered estimators (read from the method registry).
+``dpstats budget show PATH``
+    The budget, spend and history of a persistent budget file
+    (``PrivacyAccountant(..., path=PATH)``): who (user@host and process id),
+    when, which fit, how much was reserved and spent, and the status of each
+    reservation.  The file is only read.
 
 A CSV file is read with pandas as it is: string columns stay strings, so
 their levels must be declared (``--levels`` or ``C(x, levels=[...])`` in the
@@ -36,6 +41,7 @@ from dpstats import __version__, datasets
 from dpstats.api import dp_ols
 from dpstats.errors import DPStatsError, MissingBoundsError, MissingDataError, UndeclaredLevelsError
 from dpstats.methods import available_methods
+from dpstats.privacy.budget_store import read_budget_file
 
 __all__ = ["main", "build_parser"]
 
@@ -116,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "'{\"cut\": [\"Fair\", \"Good\", \"Very Good\", \"Premium\", \"Ideal\"]}'")
     fit.add_argument("--seed", type=_seed_arg, metavar="S",
                      help="seed of the noise, for reproducible research and tests only "
-                          "(default: fresh OS entropy)")
+                          "(default: the operating system's CSPRNG)")
     fit.add_argument("--missing", choices=["raise", "drop"], default="raise",
                      help="rows with missing values: refuse (default) or drop them (the post-drop n is then "
                           "treated as public)")
@@ -140,7 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--epsilon", type=_float_arg, default=1.0, metavar="E", help="(default: %(default)g)")
     ex.add_argument("--delta", type=_float_arg, default=1e-6, metavar="D", help="(default: %(default)g)")
     ex.add_argument("--method", default="auto", metavar="M", help="(default: %(default)s)")
-    ex.add_argument("--seed", type=_seed_arg, metavar="S", help="seed of the noise (default: fresh OS entropy)")
+    ex.add_argument("--seed", type=_seed_arg, metavar="S",
+                    help="seed of the noise (default: the operating system's CSPRNG)")
     ex.set_defaults(func=_cmd_example)
 
     ds = sub.add_parser("datasets", help="list the bundled data sets",
@@ -150,6 +157,18 @@ def build_parser() -> argparse.ArgumentParser:
     me = sub.add_parser("methods", help="list the registered estimators",
                         description="List the estimators in the method registry.")
     me.set_defaults(func=_cmd_methods)
+
+    bu = sub.add_parser("budget", help="inspect a persistent privacy budget file",
+                        description="Inspect a budget file made by PrivacyAccountant(..., path=PATH).")
+    bsub = bu.add_subparsers(dest="budget_command", metavar="ACTION")
+    bsub.required = True
+    show = bsub.add_parser("show", help="print the budget and the history of a budget file",
+                           description="Print the budget, what is spent, held by running fits and left, and every "
+                                       "reservation: who, when, which fit, how much, status. Read-only.")
+    show.add_argument("path", metavar="PATH", help="the budget file")
+    show.add_argument("--format", choices=["text", "json"], default="text",
+                      help="output format (default: %(default)s)")
+    show.set_defaults(func=_cmd_budget_show)
     return parser
 
 
@@ -310,6 +329,52 @@ def _cmd_methods(args: argparse.Namespace) -> int:
         rows.append([name, spec.title, "yes" if spec.needs_bounds else "no", guarantee, spec.citation])
     rows.append(["auto", "chooses a method from public facts (n, d, declared bounds)", "", "", ""])
     print(_table(["name", "title", "needs bounds", "guarantee", "citation"], rows))
+    return EXIT_OK
+
+
+def _cmd_budget_show(args: argparse.Namespace) -> int:
+    info = read_budget_file(args.path)
+    rows = info["rows"]
+    if args.format == "json":
+        print(json.dumps({
+            "path": info["path"], "epsilon": info["epsilon"], "delta": info["delta"],
+            "spent": [info["spent_epsilon"], info["spent_delta"]],
+            "held": [info["held_epsilon"], info["held_delta"]],
+            "created": info["meta"].get("created_at"), "created_by": info["meta"].get("created_by"),
+            "reservations": [{
+                "id": r.id, "label": r.label, "who": r.who, "user": r.user, "host": r.host, "pid": r.pid,
+                "reserved_at": r.reserved_at, "settled_at": r.settled_at,
+                "reserved": [r.reserved_epsilon, r.reserved_delta],
+                "spent": None if r.spent_epsilon is None else [r.spent_epsilon, r.spent_delta],
+                "status": r.status} for r in rows],
+            "events": [{"at": at, "who": who, "what": what} for at, who, what in info["events"]],
+        }, indent=2))
+        return EXIT_OK
+    eps, dlt = info["epsilon"], info["delta"]
+    left_e = max(0.0, eps - info["spent_epsilon"] - info["held_epsilon"])
+    left_d = max(0.0, dlt - info["spent_delta"] - info["held_delta"])
+    lines = [
+        f"budget file: {info['path']}",
+        f"created {info['meta'].get('created_at', '?')} by {info['meta'].get('created_by', '?')}",
+        f"budget:    epsilon={eps:.6g}, delta={dlt:.3g}",
+        f"spent:     epsilon={info['spent_epsilon']:.6g}, delta={info['spent_delta']:.3g}",
+        f"held:      epsilon={info['held_epsilon']:.6g}, delta={info['held_delta']:.3g} (reservations of fits "
+        "still running)",
+        f"left:      epsilon={left_e:.6g}, delta={left_d:.3g}",
+        "",
+    ]
+    if rows:
+        table = [[str(r.id), (r.settled_at or r.reserved_at)[:19].replace("T", " "), r.who, r.label,
+                  f"{r.reserved_epsilon:.4g}/{r.reserved_delta:.3g}",
+                  "-" if r.spent_epsilon is None else f"{r.spent_epsilon:.4g}/{r.spent_delta:.3g}", r.status]
+                 for r in rows]
+        lines.append(_table(["#", "when (UTC)", "who", "fit", "reserved eps/delta", "spent eps/delta", "status"],
+                            table))
+    else:
+        lines.append("no reservations yet")
+    if info["events"]:
+        lines += ["", "events:"] + [f"  {at[:19].replace('T', ' ')}  {who}: {what}" for at, who, what in info["events"]]
+    print("\n".join(lines))
     return EXIT_OK
 
 

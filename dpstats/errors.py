@@ -122,3 +122,34 @@ class PublicDataRequiredError(DPStatsError, ValueError):
     That is only legitimate for public or synthetic data, which the caller
     must acknowledge with ``data_are_public=True``.
     """
+
+
+class ChunkedDataNotSupportedError(DPStatsError, ValueError):
+    """The method cannot fit data read in chunks (files, a Dask DataFrame) yet; nothing was read or spent.
+
+    The message says why (e.g. a method that needs random access to rows or
+    one pass over the data per iteration) and which methods can.
+    """
+
+
+class BudgetFileError(DPStatsError, RuntimeError):
+    """A persistent budget file cannot be used: corrupt, not a dpstats budget file, unreadable or locked.
+
+    Raised by ``PrivacyAccountant(..., path=...)`` and ``dpstats budget show``.
+    The file is never reset or overwritten: a custodian must look at it.
+    ``path`` is the file and ``reason`` says what is wrong in a few words.
+    """
+
+    def __init__(self, message: str, *, path: str = "", reason: str = "") -> None:
+        super().__init__(message)
+        self.path = path
+        self.reason = reason
+
+
+class BudgetMismatchError(BudgetFileError):
+    """A budget file was opened with a budget other than the one stored in it.
+
+    Pass the stored budget (or use ``PrivacyAccountant.open(path)``), or
+    ``allow_budget_change=True`` to change it on purpose (the change is logged
+    in the file).
+    """

@@ -36,7 +36,7 @@ from dpstats.errors import (
     StatefulTransformError, UndeclaredLevelsError, UnknownColumnError,
 )
 
-__all__ = ["Design", "build_design", "design_matrix_for_prediction"]
+__all__ = ["Design", "FramePlan", "build_design", "public_design", "design_matrix_for_prediction"]
 
 _DATA_STATISTIC_TRANSFORMS = {"center", "standardize", "scale"}
 _SPLINES = {"bs", "cr", "cc"}
@@ -57,6 +57,7 @@ class Design:
     missing_bounds: list[str]
     notes: list[str] = field(default_factory=list)
     numeric_variables: list[str] = field(default_factory=list)
+    response_info: Any = None  # patsy.DesignInfo of the left-hand side (used to evaluate chunks)
 
     @property
     def n(self) -> int:
@@ -157,45 +158,74 @@ def _is_numeric(series: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype)
 
 
-def _apply_levels(df: pd.DataFrame, levels: Mapping[str, Sequence[Any]] | None) -> pd.DataFrame:
-    if not levels:
-        return df
-    df = df.copy(deep=False)
-    for var, lv in levels.items():
-        if var not in df.columns:
-            raise UnknownColumnError(f"levels= names '{var}', which is not a column of the data; "
-                                     f"columns are: {', '.join(map(str, df.columns))}")
-        lv = list(lv)
-        if len(lv) == 0 or len(set(lv)) != len(lv):
-            raise FormulaError(f"levels for '{var}' must be a non-empty list of distinct values")
-        col = df[var]
-        if not bool((col.isin(lv) | col.isna()).all()):
-            raise FormulaError(
-                f"variable '{var}' has values outside its declared levels (the declared schema is violated). "
-                "Fix the data or the declared levels; no budget was spent.")
-        df[var] = pd.Categorical(col, categories=lv)
-    return df
+@dataclass(frozen=True)
+class FramePlan:
+    """How a data frame (the whole data, or one chunk of it) is prepared for the public design.
 
+    Decided from the formula, the declared levels and bounds and the schema
+    only, and picklable (it holds no patsy objects), so every chunk and every
+    worker of a cluster prepares its rows identically:
 
-def build_design(
-    formula: str,
-    data: Any,
-    *,
-    eval_env: patsy.EvalEnvironment,
-    bounds: Mapping[str, tuple[float, float]] | None = None,
-    levels: Mapping[str, Sequence[Any]] | None = None,
-    missing: str = "raise",
-    allow_data_levels: bool = False,
-    clip_variables: bool = False,
-) -> Design:
-    """Build the design matrix from public facts; see the module docstring.
-
-    Parameters
-    ----------
-    clip_variables:
-        Clip raw variables to their declared bounds before transforms are
-        evaluated (so ``np.log(x)`` with x in [1, 10] is always finite).
+    * keep the variables the formula uses; a boolean response becomes 0/1;
+    * variables with declared levels become pandas Categoricals with exactly
+      those categories (a value outside them is a schema violation);
+    * raw variables that enter a transform are clipped to their declared
+      range (``clip``);
+    * missing values: ``"raise"`` (a schema violation) or ``"drop"``.
     """
+
+    variables: tuple[str, ...]
+    bool_responses: tuple[str, ...] = ()
+    levels: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    clip: tuple[tuple[str, float, float], ...] = ()
+    missing: str = "raise"
+
+    def prepare(self, df: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
+        """The prepared frame and whether rows with missing values were dropped."""
+        variables = list(self.variables)
+        if variables and list(df.columns) != variables:  # (a column list copies a consolidated frame's block)
+            df = df[variables]
+        if self.bool_responses or self.levels or self.clip:
+            df = df.copy(deep=False)
+        for v in self.bool_responses:  # a binary response is a linear probability model: False/True -> 0/1
+            df[v] = df[v].astype(float)
+        for var, lv in self.levels:
+            col = df[var]
+            if not bool((col.isin(list(lv)) | col.isna()).all()):
+                raise FormulaError(
+                    f"variable '{var}' has values outside its declared levels (the declared schema is violated). "
+                    "Fix the data or the declared levels; no budget was spent.")
+            df[var] = pd.Categorical(col, categories=list(lv))
+        for var, lo, hi in self.clip:
+            df[var] = np.clip(df[var].to_numpy(dtype=float), lo, hi)
+        dropped = False
+        bad = [str(v) for v in variables if df[v].hasnans]
+        if bad:
+            if self.missing == "raise":
+                raise MissingDataError(
+                    f"missing values in {', '.join(bad)}. Impute them with a public rule, or pass missing='drop' "
+                    "(the number of remaining rows is then treated as public and the report says so).")
+            df = df.dropna(subset=variables)
+            dropped = True
+        return df, dropped
+
+
+@dataclass
+class _Parsed:
+    """The public facts of a formula checked against a schema (column names and dtypes)."""
+
+    desc: Any
+    response_code: str
+    factor_codes: list[str]
+    columns: set[str]
+    plan: FramePlan
+    schema: pd.DataFrame  # zero rows, the prepared dtypes
+
+
+def _parse(formula: str, df: pd.DataFrame, *, eval_env: patsy.EvalEnvironment,
+           bounds: Mapping[str, tuple[float, float]] | None, levels: Mapping[str, Sequence[Any]] | None,
+           missing: str, clip_variables: bool) -> _Parsed:
+    """Every check that needs only the formula, the declared levels and bounds, and the schema of ``df``."""
     if not isinstance(formula, str) or "~" not in formula:
         raise FormulaError("formula must be a string of the form 'y ~ x1 + x2', with a response on the left")
     try:
@@ -206,8 +236,6 @@ def build_design(
         raise FormulaError("the formula needs exactly one response on the left of '~', e.g. 'y ~ x'")
     if not desc.rhs_termlist:
         raise FormulaError("the formula has no columns on the right of '~'; add terms or an intercept ('y ~ 1')")
-
-    df = _as_frame(data)
     if missing not in {"raise", "drop"}:
         raise FormulaError("missing must be 'raise' (default) or 'drop'")
     columns = set(map(str, df.columns))
@@ -239,36 +267,84 @@ def build_design(
             raise DataTypeError(f"the response '{v}' must be numeric (its dtype is {df[v].dtype}); "
                                 "code a categorical outcome as 0/1 with a public rule")
 
-    notes: list[str] = []
-    df = df[variables].copy(deep=False) if variables else df
-    for v in bool_responses:  # a binary response is a linear probability model: False/True -> 0/1
-        df[v] = df[v].astype(float)
-    df = _apply_levels(df, levels)
+    declared: list[tuple[str, tuple[Any, ...]]] = []
+    for var, lv in (levels or {}).items():
+        if var not in variables:
+            raise UnknownColumnError(f"levels= names '{var}', which is not a column of the data; "
+                                     f"columns are: {', '.join(map(str, variables or df.columns))}")
+        lv = list(lv)
+        if len(lv) == 0 or len(set(lv)) != len(lv):
+            raise FormulaError(f"levels for '{var}' must be a non-empty list of distinct values")
+        declared.append((var, tuple(lv)))
+    leveled = {v for v, _ in declared}
 
+    clip: list[tuple[str, float, float]] = []
     if bounds:
+        for key, val in bounds.items():
+            _as_interval(key, val)
         transformed = {v for code in [response_code, *factor_codes]
                        for v in ast_names(code) if v in columns and code.strip() != v}
-        df = _check_and_clip_raw(df, bounds, variables, clip_variables, only=transformed)
+        for k, v in bounds.items():
+            if k not in variables:
+                continue
+            numeric = (_is_numeric(df[k]) or k in bool_responses) and k not in leveled
+            if not numeric:
+                raise InvalidBoundsError(f"bounds were given for '{k}', which is not numeric; factors are bounded "
+                                         "automatically")
+            if clip_variables and k in transformed:
+                iv = _as_interval(k, v)
+                clip.append((k, iv.lo, iv.hi))
 
-    na = df[variables].isna().any() if variables else pd.Series(dtype=bool)
-    if bool(na.any()):
-        bad = [str(v) for v in na.index[na.to_numpy()]]
-        if missing == "raise":
-            raise MissingDataError(
-                f"missing values in {', '.join(bad)}. Impute them with a public rule, or pass missing='drop' "
-                "(the number of remaining rows is then treated as public and the report says so).")
-        df = df.dropna(subset=variables)
+    plan = FramePlan(tuple(variables), tuple(bool_responses), tuple(declared), tuple(clip), missing)
+    schema, _ = plan.prepare(df.iloc[:0])
+    return _Parsed(desc, response_code, factor_codes, columns, plan, schema)
+
+
+def build_design(
+    formula: str,
+    data: Any,
+    *,
+    eval_env: patsy.EvalEnvironment,
+    bounds: Mapping[str, tuple[float, float]] | None = None,
+    levels: Mapping[str, Sequence[Any]] | None = None,
+    missing: str = "raise",
+    allow_data_levels: bool = False,
+    clip_variables: bool = False,
+) -> Design:
+    """Build the design matrix from public facts; see the module docstring.
+
+    Parameters
+    ----------
+    clip_variables:
+        Clip raw variables to their declared bounds before transforms are
+        evaluated (so ``np.log(x)`` with x in [1, 10] is always finite).
+    """
+    if not isinstance(formula, str) or "~" not in formula:
+        raise FormulaError("formula must be a string of the form 'y ~ x1 + x2', with a response on the left")
+    df = _as_frame(data)
+    parsed = _parse(formula, df, eval_env=eval_env, bounds=bounds, levels=levels, missing=missing,
+                    clip_variables=clip_variables)
+    df, dropped = parsed.plan.prepare(df)
+    notes: list[str] = []
+    if dropped:
         notes.append("rows with missing values were dropped (missing='drop'); the remaining n is treated as public")
-
     try:
         # missing values were checked above and non-finite results are checked below, so patsy's own
         # (slow) NA scan is switched off
-        y_dm, X_dm = patsy.dmatrices(desc, df, eval_env=eval_env, return_type="matrix",
+        y_dm, X_dm = patsy.dmatrices(parsed.desc, df, eval_env=eval_env, return_type="matrix",
                                      NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
     except patsy.PatsyError as exc:
         raise _sanitised(exc, formula) from None
 
     design_info = X_dm.design_info
+    notes += _check_levels(design_info, df, parsed.columns, allow_data_levels)
+    X, y = _finite_arrays(X_dm, y_dm, design_info, parsed.response_code)
+    return _assemble(parsed, X, y, design_info, y_dm.design_info, bounds, notes)
+
+
+def _check_levels(design_info: Any, df: pd.DataFrame, columns: set[str], allow_data_levels: bool) -> list[str]:
+    """Refuse categorical factors whose levels were read from the data (unless the leak is opted in)."""
+    notes: list[str] = []
     for factor, info in design_info.factor_infos.items():
         if info.type != "categorical":
             continue
@@ -287,10 +363,14 @@ def build_design(
             f"private). Declare them: write C({var}, levels=['level1', 'level2', ...]) in the formula, pass "
             f"levels={{'{var}': [...]}}, or give the column a pandas Categorical dtype with the public "
             "categories. allow_data_levels=True accepts the leak and names it in the report.")
+    return notes
 
+
+def _finite_arrays(X_dm: Any, y_dm: Any, design_info: Any, response_code: str) -> tuple[np.ndarray, np.ndarray]:
+    """The design and response as float arrays; non-finite values are refused, naming the columns only."""
     X = np.asarray(X_dm, dtype=float)
     y = np.asarray(y_dm, dtype=float)
-    if y.shape[1] != 1:
+    if y.ndim != 2 or y.shape[1] != 1:
         raise DataTypeError("the response must be a single numeric column")
     y = y[:, 0]
     if not (np.isfinite(X).all() and np.isfinite(y).all()):
@@ -300,15 +380,143 @@ def build_design(
         raise MissingDataError(
             f"non-finite values (inf or NaN) in {', '.join(bad)}, e.g. a log of a non-positive number. "
             "Transform the variable so that it is finite, or declare bounds that keep it in its domain.")
+    return X, y
 
-    intervals, missing_bounds = _column_intervals(design_info, bounds or {}, df, columns)
-    response_interval = _bound_of(response_code, bounds or {}, df, columns)
+
+def _assemble(parsed: _Parsed, X: np.ndarray, y: np.ndarray, design_info: Any, response_info: Any,
+              bounds: Mapping[str, tuple[float, float]] | None, notes: list[str]) -> Design:
+    intervals, missing_bounds = _column_intervals(design_info, bounds or {}, parsed.schema, parsed.columns)
+    response_interval = _bound_of(parsed.response_code, bounds or {}, parsed.schema, parsed.columns)
     if response_interval is None:
-        missing_bounds.append(f"{response_code} (response)")
-    return Design(X=X, y=y, column_names=list(design_info.column_names), response_name=response_code,
+        missing_bounds.append(f"{parsed.response_code} (response)")
+    return Design(X=X, y=y, column_names=list(design_info.column_names), response_name=parsed.response_code,
                   design_info=design_info, column_intervals=intervals, response_interval=response_interval,
                   missing_bounds=missing_bounds, notes=notes,
-                  numeric_variables=[v for v in variables if _is_numeric(df[v])])
+                  numeric_variables=[v for v in parsed.plan.variables if _is_numeric(parsed.schema[v])],
+                  response_info=response_info)
+
+
+def _formula_first_levels(codes: Sequence[str]) -> dict[str, Any]:
+    """The first level of ``C(var, levels=[...])`` calls whose levels are literals, by variable."""
+    out: dict[str, Any] = {}
+    for code in codes:
+        for call in _factor_calls(code):
+            if _call_name(call) != "C" or not call.args:
+                continue
+            arg = call.args[0]
+            var = arg.id if isinstance(arg, ast.Name) else (
+                arg.args[0].value if isinstance(arg, ast.Call) and _call_name(arg) == "Q" and arg.args
+                and isinstance(arg.args[0], ast.Constant) else None)
+            for kw in call.keywords:
+                if kw.arg == "levels" and var is not None:
+                    try:
+                        lv = list(ast.literal_eval(kw.value))
+                    except (ValueError, TypeError, SyntaxError):
+                        continue
+                    if lv:
+                        out.setdefault(var, lv[0])
+    return out
+
+
+def public_prototype(schema: pd.DataFrame, bounds: Mapping[str, tuple[float, float]] | None,
+                     codes: Sequence[str] = ()) -> pd.DataFrame:
+    """A one-row frame of public values with the schema's (prepared) dtypes, on which patsy builds the design.
+
+    Numeric variables take the midpoint of their declared range (1.0 when none
+    is declared), categorical ones their first declared category (or the first
+    literal level of a ``C(var, levels=[...])`` in ``codes``), booleans False,
+    anything else an empty string (which the level check then refuses as
+    undeclared).  No value comes from the data.
+    """
+    first_levels = _formula_first_levels(codes)
+    row: dict[str, Any] = {}
+    for v in schema.columns:
+        col = schema[v]
+        if v in first_levels and not isinstance(col.dtype, pd.CategoricalDtype):
+            row[v] = np.array([first_levels[v]], dtype=object)
+        elif isinstance(col.dtype, pd.CategoricalDtype):
+            cats = list(col.cat.categories)
+            row[v] = pd.Categorical(cats[:1], categories=cats) if cats else pd.Categorical([""])
+        elif pd.api.types.is_bool_dtype(col.dtype):
+            row[v] = np.array([False])
+        elif _is_numeric(col):
+            iv = None
+            if bounds and v in bounds:
+                iv = _as_interval(v, bounds[v])
+            row[v] = np.array([1.0 if iv is None else (iv.lo + iv.hi) / 2.0], dtype=col.dtype)
+        else:
+            row[v] = np.array([""], dtype=object)
+    return pd.DataFrame(row, columns=list(schema.columns))
+
+
+def _prototype_error(formula: str, exc: BaseException) -> FormulaError:
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if "does not match any of the expected levels" in first:
+        first = "a level of a factor cannot be built from its declaration"
+    return FormulaError(
+        f"the design of {formula!r} cannot be built from the declared schema alone ({first}); for data read in "
+        "chunks patsy evaluates the formula on the zero-row schema or on one row of public values (the midpoints "
+        "of declared bounds, else 1.0, and the first declared level): declare bounds for the variables of "
+        "transforms such as bs() so that this row is in their domain, and levels as literals")
+
+
+def public_design(
+    formula: str,
+    schema: pd.DataFrame,
+    *,
+    eval_env: patsy.EvalEnvironment,
+    bounds: Mapping[str, tuple[float, float]] | None = None,
+    levels: Mapping[str, Sequence[Any]] | None = None,
+    missing: str = "raise",
+    allow_data_levels: bool = False,
+    clip_variables: bool = False,
+) -> tuple[Design, FramePlan, pd.DataFrame]:
+    """The public design of a formula on data known only by its schema (data read in chunks).
+
+    ``schema`` is a frame with the data's column names and dtypes (its rows,
+    if any, are not used).  Every check of :func:`build_design` that does not
+    need the data runs here, before any row is read; patsy builds the design
+    on the zero-row schema, or, when a transform cannot evaluate an empty
+    column (``bs()``), on :func:`public_prototype`, one row of public values.
+    So the columns, levels and clip ranges come from public facts only, and
+    every chunk is later evaluated with this same design.  Returns the design
+    (with no rows), the per-chunk :class:`FramePlan` and the frame the design
+    was built on (which workers use to rebuild it).
+
+    Factor levels cannot be read from the data here (no chunk may change the
+    design): with ``allow_data_levels=True`` an undeclared factor is still
+    refused, with an explanation.
+    """
+    parsed = _parse(formula, schema.iloc[:0], eval_env=eval_env, bounds=bounds, levels=levels, missing=missing,
+                    clip_variables=clip_variables)
+    # patsy builds the design on the zero-row schema when it can (most formulas), else on one row of public
+    # values (transforms such as bs() cannot evaluate an empty column)
+    proto = parsed.schema
+    try:
+        with np.errstate(all="ignore"):
+            y_dm, X_dm = patsy.dmatrices(parsed.desc, proto, eval_env=eval_env, return_type="matrix",
+                                         NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
+    except (patsy.PatsyError, ValueError, TypeError, IndexError):
+        proto = public_prototype(parsed.schema, bounds, [parsed.response_code, *parsed.factor_codes])
+        try:
+            with np.errstate(all="ignore"):
+                y_dm, X_dm = patsy.dmatrices(parsed.desc, proto, eval_env=eval_env, return_type="matrix",
+                                             NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
+        except (patsy.PatsyError, ValueError, TypeError, IndexError) as exc:
+            raise _prototype_error(formula, exc) from None
+    try:
+        notes = _check_levels(X_dm.design_info, parsed.schema, parsed.columns, allow_data_levels=False)
+    except UndeclaredLevelsError as exc:
+        if allow_data_levels:
+            raise UndeclaredLevelsError(
+                f"{exc} For data read in chunks (files, Dask) allow_data_levels=True is not supported: the levels "
+                "must be known before the first chunk is read, so that no chunk can change the design.") from None
+        raise
+    if missing == "drop":
+        notes.append("rows with missing values are dropped (missing='drop'); the remaining n is treated as public")
+    empty = np.empty((0, len(X_dm.design_info.column_names)))
+    design = _assemble(parsed, empty, np.empty(0), X_dm.design_info, y_dm.design_info, bounds, notes)
+    return design, parsed.plan, proto
 
 
 def _known_names(eval_env: patsy.EvalEnvironment) -> set[str]:
@@ -332,28 +540,6 @@ def _sanitised(exc: patsy.PatsyError, formula: str) -> Exception:
                                 "whole declared range of its variables")
     first = msg.splitlines()[0] if msg else type(exc).__name__
     return FormulaError(f"patsy could not build the design for {formula!r}: {first}")
-
-
-def _check_and_clip_raw(df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]],
-                        variables: list[str], clip: bool, only: set[str]) -> pd.DataFrame:
-    """Validate bounds on raw variables; clip those that enter a transform (``only``) when ``clip``.
-
-    Variables used bare are clipped later, as design columns.
-    """
-    for key, val in bounds.items():
-        _as_interval(key, val)
-    raw = {k: _as_interval(k, v) for k, v in bounds.items() if k in variables}
-    for k in raw:
-        if not _is_numeric(df[k]):
-            raise InvalidBoundsError(f"bounds were given for '{k}', which is not numeric; factors are bounded "
-                                     "automatically")
-    to_clip = {k: iv for k, iv in raw.items() if k in only}
-    if not clip or not to_clip:
-        return df
-    df = df.copy(deep=False)
-    for k, iv in to_clip.items():
-        df[k] = np.clip(df[k].to_numpy(dtype=float), iv.lo, iv.hi)
-    return df
 
 
 def _as_interval(key: str, val: Any) -> Interval:

@@ -257,6 +257,12 @@ class DPRegressionResults:
     def _repr_html_(self) -> str:
         return self.summary().as_html() + self.privacy._repr_html_()
 
+    def plot_coefficients(self, **kwargs: Any) -> Any:
+        """Coefficient plot with the intervals the method provides; see :func:`dpstats.plotting.coef_plot`."""
+        from dpstats.plotting import coef_plot  # noqa: PLC0415  (matplotlib is optional)
+
+        return coef_plot(self, **kwargs)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary of everything released."""
         out: dict[str, Any] = {

@@ -128,7 +128,7 @@ def test_unseeded_fit_uses_os_entropy_and_says_so():
     df = make_data(500)
     a = dpstats.dp_ols(FORMULA, df, 1.0, method="ssp", bounds=BOUNDS)
     b = dpstats.dp_ols(FORMULA, df, 1.0, method="ssp", bounds=BOUNDS)
-    assert not a.privacy.seeded and "operating-system entropy" in str(a.privacy)
+    assert not a.privacy.seeded and "operating-system CSPRNG" in str(a.privacy)
     assert not np.allclose(a.params, b.params)
 
 

@@ -84,7 +84,11 @@ def test_peeling_output_and_ledger():
     assert np.allclose(out[[1, 2, 4]], v[[1, 2, 4]], atol=2.0)
     (step,) = ledger.steps
     assert step.mechanism == "approximate-dp" and step.epsilon == 1.0 and step.delta == 0.0
-    assert step.noise_scale == pytest.approx(0.01 * 9.0) and step.sensitivity == 0.01
+    # hardened Peeling (discrete Laplace on the grid g = 2^(floor(log2 0.09) - 52)): the recorded l_inf
+    # sensitivity is lambda + g (the rounding allowance), and the scale covers it
+    g = 2.0 ** (math.frexp(0.01 * 9.0)[1] - 1 - 52)
+    assert 0.01 + g <= step.sensitivity <= 0.01 + 2 * g
+    assert step.noise_scale == pytest.approx(0.01 * 9.0, rel=1e-12) and step.noise_scale >= 9.0 * step.sensitivity
     assert ledger.spent == (1.0, 0.0)
 
 
@@ -247,7 +251,9 @@ API_BOUNDS = {"x1": (-1, 1), "x2": (-1, 1), "y": (-3, 5)}
 def test_noisy_ols_default_is_worst_case_and_summary_shows_thm18_and_thm19():
     res = dpstats.dp_ols("y ~ x1 + x2", _api_data(), 1, 1e-6, method="noisy_ols", bounds=API_BOUNDS, random_state=1)
     assert res.privacy.guarantee.startswith("worst-case") and not res.privacy.assumptions
-    assert np.allclose(res.params, [1.0, 1.0, -1.0], atol=0.1)
+    # max |error| over 400 seeds (hardened noise): median 0.05, 99.9th percentile 0.16, largest 0.17; 0.1
+    # failed for about 4% of seeds (seed 1 among them), 0.2 for none
+    assert np.allclose(res.params, [1.0, 1.0, -1.0], atol=0.2)
     text = res.summary().as_text()
     assert "Thm 18" in text and "Thm 19" in text and "Error bounds" in text
     assert res.error_bounds.upper is not None and "worst-case" in res.error_bounds.upper.label

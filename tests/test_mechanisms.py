@@ -75,16 +75,28 @@ def test_laplace_scalar_in_scalar_out():
 def test_gaussian_variance_and_tails_match_the_exact_calibration(sens, eps, delta):
     """sigma = sens / gaussian_mu(eps, delta); variance sigma^2; tails via the normal sf.
 
+    The noise is a discrete Gaussian on the grid g = 2^(floor(log2 sigma) - 40) (hardened sampler): the
+    recorded sensitivity is sens + g ceil(sqrt(N)) (the rounding allowance of N coordinates), the recorded
+    sd is g * ceil(that / (mu g)), so it lies in [sigma, sigma (1 + 2^-40 (1 + ceil(sqrt(N)) / mu))], and
+    the recorded mu' = sensitivity / sd never exceeds mu.
+
     False-failure rate: variance z-test 5.7e-7, three binomial tail tests 1e-6 each.
     """
-    sigma = sens / gaussian_mu(eps, delta)
+    mu = gaussian_mu(eps, delta)
+    sigma = sens / mu
     rng = np.random.default_rng(12)
     ledger = _big_ledger()
     out = gaussian_mechanism(np.zeros(N), l2_sensitivity=sens, epsilon=eps, delta=delta, rng=rng, ledger=ledger,
                              name="g")
     step = ledger.steps[-1]
-    assert step.mechanism == "gaussian" and step.noise_scale == pytest.approx(sigma, rel=1e-12)
-    assert step.mu == pytest.approx(gaussian_mu(eps, delta), rel=1e-12)
+    g = 2.0 ** (math.frexp(sigma)[1] - 1 - 40)
+    root = math.isqrt(N - 1) + 1  # ceil(sqrt(N)); N is not a square
+    assert step.mechanism == "gaussian"
+    assert sigma <= step.noise_scale <= sigma * (1 + 2.0**-40 * (1 + root / mu))
+    assert step.sensitivity == pytest.approx(sens + g * root, rel=1e-15) and step.sensitivity >= sens + g * root
+    assert step.noise_scale / g == math.ceil(step.sensitivity / (mu * g))
+    assert step.mu <= mu and step.mu == pytest.approx(mu, rel=1e-9)
+    assert np.all(out / g == np.round(out / g))  # every output on the public grid
     var = float(np.mean(out**2))
     assert abs(var - sigma**2) < Z * math.sqrt(2.0 / N) * sigma**2
     for t in (0.5 * sigma, 2 * sigma, 3.5 * sigma):
@@ -305,13 +317,13 @@ def test_make_rng_passes_a_generator_through_as_seeded():
     assert out is gen and seeded is True
 
 
-def test_make_rng_none_uses_fresh_os_entropy():
-    """Two unseeded generators differ (a collision of 128-bit OS entropy has probability 2^-128)."""
+def test_make_rng_none_uses_the_os_csprng():
+    """Unseeded: a SecureGenerator drawing from os.urandom (not a PRNG seeded once from OS entropy); two of
+    them differ (a collision of 4 x 53 random bits has probability 2^-212)."""
+    from dpstats.privacy.secure_random import SecureGenerator
     (g1, s1), (g2, s2) = make_rng(None), make_rng(None)
     assert s1 is False and s2 is False
-    e1, e2 = g1.bit_generator.seed_seq.entropy, g2.bit_generator.seed_seq.entropy
-    assert e1 is not None and e2 is not None and e1 != e2
-    assert e1 >= 2**64 or e2 >= 2**64  # 128-bit entropy, not a small integer seed (fails w.p. 2^-128)
+    assert isinstance(g1, SecureGenerator) and isinstance(g1, np.random.Generator)
     assert not np.array_equal(g1.random(4), g2.random(4))
 
 

@@ -24,6 +24,14 @@ The ridge is lambda = max(0, s_2 sqrt(d ln(2 d^2 / rho)) - lambda_min~),
 Wang's step 2 written with the noise sd s_2 of release 2 (his formula is the
 same with his s_2 = sqrt(ln(6/delta)) B_X^2 / (epsilon/3)); the estimate
 (XX~ + lambda I)^{-1} Xy~ is post-processing.
+
+Data read in chunks (files, Dask): every release is a function of X^T X,
+X^T y and y^T y of the clipped rows (lambda_min is computed from the
+accumulated X^T X), which are sums over rows accumulated chunk by chunk
+(:mod:`dpstats.methods.sufficient`).  :func:`fit_statistics` is the one
+release used by the in-memory and the chunked fits; the released quantities
+are the same functions of the data whatever the partition (only the order of
+the floating-point additions changes), so the privacy argument is unchanged.
 """
 
 from __future__ import annotations
@@ -40,12 +48,22 @@ from dpstats.inference import (
 )
 from dpstats.methods.linalg import psd_projection, solve_noisy_normal_equations
 from dpstats.methods.registry import MethodFit, MethodSpec, register
+from dpstats.methods.sufficient import StatisticsPlan, SufficientStatistics
 from dpstats.methods.ssp import (
     INFERENCE_WEIGHT, check_inference_options, release_gram, release_moment, release_yty,
 )
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu, post_processing_normal
+
+
+def plan_statistics(bounds: DataBounds | None, *, rho: float = 0.05, inference: bool = True,
+                    bootstrap: int = 1000, **options: Any) -> StatisticsPlan:
+    """Validate the options before any data are read; AdaSSP accumulates X^T X, X^T y, y^T y of the clipped rows."""
+    check_inference_options(inference, bootstrap)
+    if not (0 < rho < 1):
+        raise MethodOptionError("rho must lie in (0, 1)")
+    return StatisticsPlan()
 
 
 def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
@@ -61,19 +79,29 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     inference, bootstrap:
         As for :func:`dpstats.methods.ssp.fit`.
     """
-    check_inference_options(inference, bootstrap)
-    if not (0 < rho < 1):
-        raise MethodOptionError("rho must lie in (0, 1)")
+    plan = plan_statistics(bounds, rho=rho, inference=inference, bootstrap=bootstrap)
     assert bounds is not None, "adassp needs bounds (checked by the API)"
-    Xc, yc = bounds.clip(X, y)
-    n, d = Xc.shape
+    stats = SufficientStatistics.from_arrays(X, y, bounds, plan)
+    return fit_statistics(stats, ledger=ledger, rng=rng, bounds=bounds, rho=rho, inference=inference,
+                          bootstrap=bootstrap)
+
+
+def fit_statistics(stats: SufficientStatistics, *, ledger: PrivacyLedger, rng: np.random.Generator,
+                   bounds: DataBounds | None, rho: float = 0.05, inference: bool = True, bootstrap: int = 1000,
+                   **options: Any) -> MethodFit:
+    """The AdaSSP releases from accumulated statistics of the clipped rows (in-memory and chunked fits alike)."""
+    plan_statistics(bounds, rho=rho, inference=inference, bootstrap=bootstrap)
+    assert bounds is not None, "adassp needs bounds (checked by the API)"
+    if not stats.clipped:
+        raise ValueError("adassp needs statistics of rows clipped to the declared bounds")
+    n, d = stats.n, stats.d
     delta = ledger.delta
     mu = gaussian_mu(ledger.epsilon, delta)
     mus = split_mu(mu, [1.0, 1.0, 1.0, INFERENCE_WEIGHT] if inference else [1.0, 1.0, 1.0])
     mu_lam, mu_xx, mu_xy = mus[:3]
     b2 = bounds.x_norm**2
 
-    gram = Xc.T @ Xc
+    gram = stats.xtx
     lam_min = float(np.linalg.eigvalsh(gram)[0])
     s_lam = b2 / mu_lam
     noisy_lam = gaussian_mechanism_mu(lam_min, l2_sensitivity=b2, mu=mu_lam, rng=rng, ledger=ledger,
@@ -87,13 +115,13 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     ridge = max(0.0, ridge_level - lam_min_tilde)
 
     xx, _ = release_gram(gram, mu_xx, bounds.x_norm, rng=rng, ledger=ledger)
-    xy, sigma_xy = release_moment(Xc, yc, mu_xy, bounds.x_norm, bounds.y_abs, rng=rng, ledger=ledger)
+    xy, sigma_xy = release_moment(stats.xty, mu_xy, bounds.x_norm, bounds.y_abs, rng=rng, ledger=ledger)
     params = solve_noisy_normal_equations(xx, xy, ridge=ridge)
     info: dict[str, Any] = {"ridge": ridge, "lambda_min_tilde": lam_min_tilde, "gram_noise_sd": sigma_xx}
     if not inference:
         return MethodFit(params=params, info=info,
                          bse_unavailable_reason="inference=False gave the whole budget to the point estimate")
-    yy, sigma_yy = release_yty(yc, mus[3], bounds.y_abs, rng=rng, ledger=ledger)
+    yy, sigma_yy = release_yty(stats.yty, mus[3], bounds.y_abs, rng=rng, ledger=ledger)
     release = SufficientStatisticsRelease(xx, xy, yy, n, sigma_xx, sigma_xy, sigma_yy)
     lam_q = float(np.linalg.eigvalsh(psd_projection(xx))[0])
 
@@ -123,4 +151,6 @@ SPEC = register(MethodSpec(
     options=("rho", "inference", "bootstrap"),
     theory="adassp",
     auto_rank=10,
+    fit_statistics=fit_statistics,
+    plan_statistics=plan_statistics,
 ))

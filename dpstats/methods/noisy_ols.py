@@ -85,6 +85,17 @@ the response's declared half-range and ``min_eigenvalue`` refers to the
 rescaled columns; with ``rescale=False`` both are in the data's own units.
 
 Cost: O(n d^2 + d^3).
+
+Data read in chunks (files, Dask): the fit uses the data only through
+X^T X (its lambda_min and the normal equations) and X^T f_T(y) of the clipped
+rows, sums over rows accumulated chunk by chunk
+(:mod:`dpstats.methods.sufficient`).  :func:`fit_statistics` is the one
+release of the in-memory and the chunked fits; the OLS solution is computed
+from the normal equations (G b = X^T f_T(y), minimum-norm on a null space),
+which is the least-squares solution used in the proof.  The released
+quantities are the same functions of the data whatever the partition (only
+the order of the floating-point additions changes), so the privacy argument
+is unchanged.
 """
 
 from __future__ import annotations
@@ -97,7 +108,9 @@ from scipy.special import ndtri
 
 from dpstats.bounds import DataBounds
 from dpstats.errors import IllConditionedDesignError, MethodOptionError
+from dpstats.methods.linalg import solve_noisy_normal_equations
 from dpstats.methods.registry import MethodFit, MethodSpec, register
+from dpstats.methods.sufficient import StatisticsPlan, SufficientStatistics
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu
@@ -107,7 +120,7 @@ NO_STANDARD_ERRORS = (
     "and residual variance (more budget): use ssp or adassp, which release them and give bootstrap intervals"
 )
 
-__all__ = ["ols_sensitivity", "fit"]
+__all__ = ["ols_sensitivity", "fit", "fit_statistics", "plan_statistics"]
 
 _GUARANTEES = ("worst-case", "conditional")
 
@@ -132,6 +145,48 @@ def _check_common(guarantee: str, truncation: float | None, y_abs: float) -> flo
     if not (t > 0 and math.isfinite(t)):
         raise MethodOptionError(f"truncation must be a finite number > 0, got {truncation!r}")
     return min(t, y_abs)
+
+
+def _options(bounds: DataBounds, truncation: float | None, guarantee: str, min_eigenvalue: float | None,
+             eigen_share: float | None, eigen_failure: float | None, delta: float | None) -> dict[str, Any]:
+    """Validate every option from public facts (bounds, delta); returns T and the resolved options."""
+    T = _check_common(guarantee, truncation, bounds.y_abs)
+    if guarantee == "conditional":
+        if eigen_share is not None or eigen_failure is not None:
+            raise MethodOptionError("eigen_share and eigen_failure belong to the worst-case fit; "
+                                    "guarantee='conditional' does not check lambda_min")
+        if min_eigenvalue is None:
+            raise MethodOptionError(
+                "guarantee='conditional' needs min_eigenvalue=lambda_0, the assumed lower bound on "
+                "lambda_min(X^T X)/n for the data and every neighbour (Cai et al.'s 1/Lambda)")
+        lam0 = float(min_eigenvalue)
+        if not (lam0 > 0 and math.isfinite(lam0)):
+            raise MethodOptionError(f"min_eigenvalue must be a finite number > 0, got {min_eigenvalue!r}")
+        return {"T": T, "lam0": lam0}
+    if min_eigenvalue is not None:
+        raise MethodOptionError("min_eigenvalue is an assumption of guarantee='conditional' only; the worst-case "
+                                "fit bounds lambda_min privately")
+    share = 0.2 if eigen_share is None else float(eigen_share)
+    if not 0 < share < 1:
+        raise MethodOptionError(f"eigen_share must lie in (0, 1), got {eigen_share!r}")
+    out: dict[str, Any] = {"T": T, "share": share}
+    if delta is not None:
+        gamma = delta / 10.0 if eigen_failure is None else float(eigen_failure)
+        if not 0 < gamma < delta:
+            raise MethodOptionError(f"eigen_failure must lie in (0, delta={delta:g}), got {eigen_failure!r}")
+        out["gamma"] = gamma
+    return out
+
+
+def plan_statistics(bounds: DataBounds | None, *, truncation: float | None = None, guarantee: str = "worst-case",
+                    min_eigenvalue: float | None = None, eigen_share: float | None = None,
+                    eigen_failure: float | None = None, delta: float | None = None,
+                    **options: Any) -> StatisticsPlan:
+    """Validate the options before any data are read; noisy OLS accumulates X^T X and X^T f_T(y) of the clipped
+    rows (``delta``, the fit's, is checked against ``eigen_failure`` when given)."""
+    assert bounds is not None, "noisy_ols needs bounds (checked by the API)"
+    opts = _options(bounds, truncation, guarantee, min_eigenvalue, eigen_share, eigen_failure, delta)
+    return StatisticsPlan(label_truncation=opts["T"])
 
 
 def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
@@ -159,28 +214,39 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
         as delta (default delta / 10).
     """
     assert bounds is not None, "noisy_ols needs bounds (checked by the API)"
-    T = _check_common(guarantee, truncation, bounds.y_abs)
-    Xc, yc = bounds.clip(X, y)
-    yt = np.clip(yc, -T, T)
-    n = Xc.shape[0]
+    kw = dict(truncation=truncation, guarantee=guarantee, min_eigenvalue=min_eigenvalue, eigen_share=eigen_share,
+              eigen_failure=eigen_failure)
+    plan = plan_statistics(bounds, delta=ledger.delta, **kw)
+    stats = SufficientStatistics.from_arrays(X, y, bounds, plan)
+    return fit_statistics(stats, ledger=ledger, rng=rng, bounds=bounds, **kw)
+
+
+def _least_squares(stats: SufficientStatistics) -> np.ndarray:
+    """The (minimum-norm) least-squares solution from the normal equations X^T X b = X^T f_T(y)."""
+    return solve_noisy_normal_equations(stats.xtx, stats.xty)
+
+
+def fit_statistics(stats: SufficientStatistics, *, ledger: PrivacyLedger, rng: np.random.Generator,
+                   bounds: DataBounds | None, truncation: float | None = None, guarantee: str = "worst-case",
+                   min_eigenvalue: float | None = None, eigen_share: float | None = None,
+                   eigen_failure: float | None = None, **options: Any) -> MethodFit:
+    """Noisy OLS from accumulated statistics of the clipped rows (in-memory and chunked fits alike)."""
+    assert bounds is not None, "noisy_ols needs bounds (checked by the API)"
+    opts = _options(bounds, truncation, guarantee, min_eigenvalue, eigen_share, eigen_failure, ledger.delta)
+    T = opts["T"]
+    if not stats.clipped or stats.label_truncation != T:
+        raise ValueError("noisy_ols needs statistics of clipped rows with labels truncated at its T")
+    n = stats.n
     b_x = bounds.x_norm
     if guarantee == "conditional":
-        return _fit_conditional(Xc, yt, T, b_x, min_eigenvalue, eigen_share, eigen_failure, ledger=ledger, rng=rng)
-    if min_eigenvalue is not None:
-        raise MethodOptionError("min_eigenvalue is an assumption of guarantee='conditional' only; the worst-case "
-                                "fit bounds lambda_min privately")
-    share = 0.2 if eigen_share is None else float(eigen_share)
-    if not 0 < share < 1:
-        raise MethodOptionError(f"eigen_share must lie in (0, 1), got {eigen_share!r}")
+        return _fit_conditional(stats, T, b_x, opts["lam0"], ledger=ledger, rng=rng)
+    share, gamma = opts["share"], opts["gamma"]
     delta = ledger.delta
-    gamma = delta / 10.0 if eigen_failure is None else float(eigen_failure)
-    if not 0 < gamma < delta:
-        raise MethodOptionError(f"eigen_failure must lie in (0, delta={delta:g}), got {eigen_failure!r}")
 
     mu = gaussian_mu(ledger.epsilon, delta - gamma)
     mu_1, mu_2 = split_mu(mu, [share, 1.0 - share])
     b2 = b_x * b_x
-    lam_min = float(np.linalg.eigvalsh(Xc.T @ Xc)[0])
+    lam_min = float(np.linalg.eigvalsh(stats.xtx)[0])
     noisy_lam = gaussian_mechanism_mu(lam_min, l2_sensitivity=b2, mu=mu_1, rng=rng, ledger=ledger,
                                       name="noisy lambda_min(X^T X)")
     s_1 = b2 / mu_1
@@ -199,10 +265,10 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
         "failure probability of the lambda_min lower bound", "approximate-dp", 0.0, "-", math.nan, epsilon=0.0,
         delta=gamma, note="the OLS sensitivity holds unless the noisy lambda_min exceeds the truth by more "
                           "than its margin (probability gamma)"))
-    beta_hat = np.linalg.lstsq(Xc, yt, rcond=None)[0]
+    beta_hat = _least_squares(stats)
     params = gaussian_mechanism_mu(beta_hat, l2_sensitivity=sens, mu=mu_2, rng=rng, ledger=ledger,
                                    name="noisy OLS coefficients")
-    return MethodFit(bse_unavailable_reason=NO_STANDARD_ERRORS,
+    return MethodFit(
         params=np.asarray(params),
         notes=(f"labels truncated to [-{T:.4g}, {T:.4g}] (Cai et al.'s f_T); the OLS sensitivity "
                f"{sens:.4g} is certified by a private lower bound {lam_lower:.4g} on lambda_min(X^T X)",),
@@ -210,24 +276,13 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
         guarantee="worst-case")
 
 
-def _fit_conditional(Xc: np.ndarray, yt: np.ndarray, T: float, b_x: float, min_eigenvalue: float | None,
-                     eigen_share: float | None, eigen_failure: float | None, *, ledger: PrivacyLedger,
+def _fit_conditional(stats: SufficientStatistics, T: float, b_x: float, lam0: float, *, ledger: PrivacyLedger,
                      rng: np.random.Generator) -> MethodFit:
     """The paper's calibration on its good event (module docstring); DP only with high probability."""
-    if eigen_share is not None or eigen_failure is not None:
-        raise MethodOptionError("eigen_share and eigen_failure belong to the worst-case fit; "
-                                "guarantee='conditional' does not check lambda_min")
-    if min_eigenvalue is None:
-        raise MethodOptionError(
-            "guarantee='conditional' needs min_eigenvalue=lambda_0, the assumed lower bound on "
-            "lambda_min(X^T X)/n for the data and every neighbour (Cai et al.'s 1/Lambda)")
-    lam0 = float(min_eigenvalue)
-    if not (lam0 > 0 and math.isfinite(lam0)):
-        raise MethodOptionError(f"min_eigenvalue must be a finite number > 0, got {min_eigenvalue!r}")
-    n = Xc.shape[0]
+    n = stats.n
     sens = 4.0 * b_x * T / (n * lam0)
     mu = gaussian_mu(ledger.epsilon, ledger.delta)
-    beta_hat = np.linalg.lstsq(Xc, yt, rcond=None)[0]
+    beta_hat = _least_squares(stats)
     params = gaussian_mechanism_mu(beta_hat, l2_sensitivity=sens, mu=mu, rng=rng, ledger=ledger,
                                    name="noisy OLS coefficients (conditional calibration)")
     assumptions = (
@@ -240,7 +295,7 @@ def _fit_conditional(Xc: np.ndarray, yt: np.ndarray, T: float, b_x: float, min_e
         "If these assumptions fail for the actual data, the released coefficients may reveal more than "
         "epsilon allows.",
     )
-    return MethodFit(params=np.asarray(params), assumptions=assumptions, bse_unavailable_reason=NO_STANDARD_ERRORS,
+    return MethodFit(params=np.asarray(params), assumptions=assumptions,
                      notes=(f"labels truncated to [-{T:.4g}, {T:.4g}] (Cai et al.'s f_T)",),
                      info={"truncation": T, "sensitivity": sens, "noise_sd": sens / mu}, guarantee="conditional")
 
@@ -255,4 +310,6 @@ SPEC = register(MethodSpec(
              "cannot certify lambda_min(X^T X)"),
     options=("truncation", "guarantee", "min_eigenvalue", "eigen_share", "eigen_failure"),
     theory="noisy_ols",
+    fit_statistics=fit_statistics,
+    plan_statistics=plan_statistics,
 ))

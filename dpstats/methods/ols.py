@@ -11,7 +11,9 @@ from typing import Any
 import numpy as np
 
 from dpstats.bounds import DataBounds
+from dpstats.methods.linalg import solve_noisy_normal_equations
 from dpstats.methods.registry import MethodFit, MethodSpec, register
+from dpstats.methods.sufficient import StatisticsPlan, SufficientStatistics
 from dpstats.privacy.ledger import PrivacyLedger
 
 
@@ -35,6 +37,39 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
                      notes=("NOT PRIVATE: computed directly from the data",), info=info)
 
 
+def plan_statistics(bounds: DataBounds | None, **options: Any) -> StatisticsPlan:
+    return StatisticsPlan()
+
+
+def fit_statistics(stats: SufficientStatistics, *, ledger: PrivacyLedger, rng: np.random.Generator,
+                   bounds: DataBounds | None, **options: Any) -> MethodFit:
+    """Least squares from the normal equations of accumulated X^T X, X^T y, y^T y (data read in chunks).
+
+    Used only for chunked sources: the in-memory :func:`fit` keeps ``lstsq``,
+    which is more accurate on ill-conditioned designs; on well-conditioned
+    ones the two agree to rounding.  The sums are of the raw rows (the API
+    does not clip for this method).
+    """
+    n, d = stats.n, stats.d
+    gram = stats.xtx
+    params = solve_noisy_normal_equations(gram, stats.xty)
+    w = np.linalg.eigvalsh(0.5 * (gram + gram.T))
+    rank = int(np.sum(w > max(abs(float(w[-1])), 1.0) * d * np.finfo(float).eps)) if d else 0
+    df_resid = n - rank
+    info: dict[str, Any] = {"rank": rank, "df_resid": int(df_resid)}
+    bse = None
+    if df_resid > 0 and rank == d:
+        rss = max(stats.yty - 2.0 * float(params @ stats.xty) + float(params @ gram @ params), 0.0)
+        sigma2 = rss / df_resid
+        cov = sigma2 * np.linalg.inv(gram)
+        bse = np.sqrt(np.diag(cov))
+        info.update(cov_params=cov, scale=sigma2, tdist_df=df_resid)
+    return MethodFit(params=params, bse=bse,
+                     bse_unavailable_reason="" if bse is not None else "design is rank deficient",
+                     notes=("NOT PRIVATE: computed directly from the data (normal equations of sums over chunks)",),
+                     info=info)
+
+
 SPEC = register(MethodSpec(
     name="ols",
     title="Ordinary least squares (non-private reference)",
@@ -47,5 +82,7 @@ SPEC = register(MethodSpec(
     regimes="reference only: requires epsilon=inf; NOT PRIVATE",
     min_rows=lambda d: d,
     theory=None,
+    fit_statistics=fit_statistics,
+    plan_statistics=plan_statistics,
 ))
 

@@ -17,7 +17,8 @@ from dpstats.bounds import DataBounds
 from dpstats.errors import UnknownMethodError
 from dpstats.privacy.ledger import PrivacyLedger
 
-__all__ = ["MethodFit", "MethodSpec", "register", "get_method", "available_methods", "FitFunction"]
+__all__ = ["MethodFit", "MethodSpec", "register", "get_method", "available_methods", "FitFunction",
+           "StatisticsFitFunction", "ChunksFitFunction"]
 
 
 @dataclass
@@ -42,6 +43,20 @@ class MethodFit:
 
 class FitFunction(Protocol):
     def __call__(self, X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
+                 bounds: DataBounds | None, **options: Any) -> MethodFit: ...
+
+
+class StatisticsFitFunction(Protocol):
+    """The release and post-processing of a sufficient-statistics method, from accumulated statistics."""
+
+    def __call__(self, stats: Any, *, ledger: PrivacyLedger, rng: np.random.Generator,
+                 bounds: DataBounds | None, **options: Any) -> MethodFit: ...
+
+
+class ChunksFitFunction(Protocol):
+    """A method that reads its rows chunk by chunk through a :class:`~dpstats.methods.sufficient.RowChunks`."""
+
+    def __call__(self, rows: Any, *, ledger: PrivacyLedger, rng: np.random.Generator,
                  bounds: DataBounds | None, **options: Any) -> MethodFit: ...
 
 
@@ -75,6 +90,21 @@ class MethodSpec:
     auto_rank:
         Preference of ``method="auto"`` among eligible methods (lowest wins);
         None keeps the method out of ``auto``.
+    fit_statistics, plan_statistics:
+        Optional, for methods whose data enter only through sums over rows
+        (:mod:`dpstats.methods.sufficient`): ``fit_statistics(stats, *, ledger,
+        rng, bounds, **options)`` releases and post-processes accumulated
+        statistics (the in-memory ``fit`` should call it too, so that both
+        paths share one release), and ``plan_statistics(bounds, **options)``
+        validates the options and says what to accumulate, before any data
+        are read.  Chunked and Dask sources use them.
+    fit_chunks:
+        Optional: ``fit_chunks(rows, *, ledger, rng, bounds, **options)`` for a
+        method that reads a :class:`~dpstats.methods.sufficient.RowChunks`
+        in passes (e.g. TukeyEM's per-block statistics).  A method with
+        neither this nor ``fit_statistics`` cannot fit chunked data.
+    chunks_note:
+        Why a method without chunked support has none (shown in the error).
     """
 
     name: str
@@ -93,6 +123,15 @@ class MethodSpec:
     auto_rank: int | None = None
     auto_min_rows: Callable[[int], int] | None = None
     """Public minimum n (given d) for ``method="auto"`` to pick this method; defaults to ``min_rows``."""
+    fit_statistics: StatisticsFitFunction | None = None
+    plan_statistics: Callable[..., Any] | None = None
+    fit_chunks: ChunksFitFunction | None = None
+    chunks_note: str = ""
+
+    @property
+    def supports_chunks(self) -> bool:
+        """True when the method can fit data read in chunks (files, Dask)."""
+        return self.fit_chunks is not None or self.fit_statistics is not None
 
 
 _REGISTRY: dict[str, MethodSpec] = {}

@@ -20,6 +20,13 @@ exact, so the releases together are exactly (epsilon, delta)-DP.  The estimate
 floored at the noise scale of the X^T X release (public).  Standard errors and
 intervals come from a parametric bootstrap on the released values
 (:mod:`dpstats.inference`).
+
+Data read in chunks (files, Dask): X^T X, X^T y and y^T y of the clipped rows
+are sums of one term per row, accumulated chunk by chunk
+(:mod:`dpstats.methods.sufficient`); :func:`fit_statistics` releases them and
+is also what the in-memory :func:`fit` calls.  The released quantities are the
+same functions of the data whatever the partition (only the order of the
+floating-point additions changes), so the privacy argument above is unchanged.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from dpstats.inference import (
 )
 from dpstats.methods.linalg import solve_noisy_normal_equations
 from dpstats.methods.registry import MethodFit, MethodSpec, register
+from dpstats.methods.sufficient import StatisticsPlan, SufficientStatistics
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu, symmetric_gaussian_mechanism
@@ -55,19 +63,21 @@ def release_gram(gram: np.ndarray, mu: float, x_norm: float, *, rng: np.random.G
     return noisy, sens / mu
 
 
-def release_moment(X: np.ndarray, y: np.ndarray, mu: float, x_norm: float, y_abs: float, *,
+def release_moment(xty: np.ndarray, mu: float, x_norm: float, y_abs: float, *,
                    rng: np.random.Generator, ledger: PrivacyLedger) -> tuple[np.ndarray, float]:
-    """Noisy X^T y with replace-one sensitivity 2 B_X B_Y; returns (Xy~, sigma)."""
+    """Noisy X^T y (``xty``, of the clipped rows) with replace-one sensitivity 2 B_X B_Y; returns (Xy~, sigma)."""
     sens = 2.0 * x_norm * y_abs
-    noisy = gaussian_mechanism_mu(X.T @ y, l2_sensitivity=sens, mu=mu, rng=rng, ledger=ledger, name="noisy X^T y")
+    noisy = gaussian_mechanism_mu(np.asarray(xty, dtype=float), l2_sensitivity=sens, mu=mu, rng=rng, ledger=ledger,
+                                  name="noisy X^T y")
     return noisy, sens / mu
 
 
-def release_yty(y: np.ndarray, mu: float, y_abs: float, *, rng: np.random.Generator,
+def release_yty(yty: float, mu: float, y_abs: float, *, rng: np.random.Generator,
                 ledger: PrivacyLedger) -> tuple[float, float]:
-    """Noisy y^T y (for the residual variance) with replace-one sensitivity B_Y^2; returns (yy~, sigma)."""
+    """Noisy y^T y (``yty``, of the clipped responses; for the residual variance) with replace-one sensitivity
+    B_Y^2; returns (yy~, sigma)."""
     sens = y_abs**2
-    noisy = gaussian_mechanism_mu(float(y @ y), l2_sensitivity=sens, mu=mu, rng=rng, ledger=ledger,
+    noisy = gaussian_mechanism_mu(float(yty), l2_sensitivity=sens, mu=mu, rng=rng, ledger=ledger,
                                   name="noisy y^T y (for inference)")
     return float(noisy), sens / mu
 
@@ -77,6 +87,13 @@ def check_inference_options(inference: bool, bootstrap: int) -> None:
         raise MethodOptionError("inference must be True or False")
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, (int, np.integer)) or bootstrap < 100:
         raise MethodOptionError("bootstrap must be an integer >= 100 (number of bootstrap replicates)")
+
+
+def plan_statistics(bounds: DataBounds | None, *, inference: bool = True, bootstrap: int = 1000,
+                    **options: Any) -> StatisticsPlan:
+    """Validate the options before any data are read; SSP accumulates X^T X, X^T y, y^T y of the clipped rows."""
+    check_inference_options(inference, bootstrap)
+    return StatisticsPlan()
 
 
 def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
@@ -92,20 +109,31 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     bootstrap:
         Number of parametric bootstrap replicates.
     """
+    plan = plan_statistics(bounds, inference=inference, bootstrap=bootstrap)
+    assert bounds is not None, "ssp needs bounds (checked by the API)"
+    stats = SufficientStatistics.from_arrays(X, y, bounds, plan)
+    return fit_statistics(stats, ledger=ledger, rng=rng, bounds=bounds, inference=inference, bootstrap=bootstrap)
+
+
+def fit_statistics(stats: SufficientStatistics, *, ledger: PrivacyLedger, rng: np.random.Generator,
+                   bounds: DataBounds | None, inference: bool = True, bootstrap: int = 1000,
+                   **options: Any) -> MethodFit:
+    """The SSP release from accumulated statistics of the clipped rows (in-memory and chunked fits alike)."""
     check_inference_options(inference, bootstrap)
     assert bounds is not None, "ssp needs bounds (checked by the API)"
-    Xc, yc = bounds.clip(X, y)
-    n, d = Xc.shape
+    if not stats.clipped:
+        raise ValueError("ssp needs statistics of rows clipped to the declared bounds")
+    n = stats.n
     mu = gaussian_mu(ledger.epsilon, ledger.delta)
     mus = split_mu(mu, [1.0, 1.0, INFERENCE_WEIGHT] if inference else [1.0, 1.0])
-    xx, sigma_xx = release_gram(Xc.T @ Xc, mus[0], bounds.x_norm, rng=rng, ledger=ledger)
-    xy, sigma_xy = release_moment(Xc, yc, mus[1], bounds.x_norm, bounds.y_abs, rng=rng, ledger=ledger)
+    xx, sigma_xx = release_gram(stats.xtx, mus[0], bounds.x_norm, rng=rng, ledger=ledger)
+    xy, sigma_xy = release_moment(stats.xty, mus[1], bounds.x_norm, bounds.y_abs, rng=rng, ledger=ledger)
     params = solve_noisy_normal_equations(xx, xy, eigen_floor=sigma_xx)
     info: dict[str, Any] = {"gram_noise_sd": sigma_xx}
     if not inference:
         return MethodFit(params=params, info=info,
                          bse_unavailable_reason="inference=False gave the whole budget to the point estimate")
-    yy, sigma_yy = release_yty(yc, mus[2], bounds.y_abs, rng=rng, ledger=ledger)
+    yy, sigma_yy = release_yty(stats.yty, mus[2], bounds.y_abs, rng=rng, ledger=ledger)
     release = SufficientStatisticsRelease(xx, xy, yy, n, sigma_xx, sigma_xy, sigma_yy)
     draws, sigma2 = parametric_bootstrap(
         release, params, lambda g, m, _: solve_noisy_normal_equations(g, m, eigen_floor=sigma_xx), bootstrap, rng)
@@ -125,4 +153,6 @@ SPEC = register(MethodSpec(
     regimes="bounded data, n large relative to d*B_X^2/epsilon; simple baseline",
     options=("inference", "bootstrap"),
     theory="ssp",
+    fit_statistics=fit_statistics,
+    plan_statistics=plan_statistics,
 ))

@@ -11,10 +11,15 @@ for l > j; M(D) is the lemma's statistic, not k+1).
 
 Algorithm (n and d public, replace-one neighbours)
 --------------------------------------------------
-1. Shuffle the rows with public randomness and cut them into m blocks of
+1. Put the rows in a public pseudo-random order and cut it into m blocks of
    b = floor(n/m) rows; fit OLS on each block (one batched computation,
    minimum-norm for rank-deficient blocks).  A replaced row changes at most
    one of the m models, so on models the relation is "replace one model".
+   The order is a bijection pi of the row indices drawn with public
+   randomness (:class:`~dpstats.methods.blocks.RowPermutation`): row i is at
+   position pi(i), computable for any row on its own, so data read in
+   chunks or on a cluster are cut into exactly the same blocks
+   (:func:`fit_chunks`) without a permutation of n rows in memory.
 2. Jitter each model independently by a relative 1e-10 (ties would give
    zero-volume level sets), sort each coordinate, and compute the log volumes
    V_i of the nested boxes {p : depth(p) >= i} (Lemma 3.3).
@@ -94,8 +99,8 @@ composition is exactly that.  The noisy statistic Z may be published.  The
 sampled depth q may not (it is T_D of the output, a function of D as well),
 and is not returned.
 
-*Preprocessing.*  The permutation is independent of the data, so a replaced
-row stays in its block; the per-block fit is deterministic; the jitter is
+*Preprocessing.*  The order pi depends only on n and public draws, never on
+the data, and a replaced row keeps its index, so it stays in its block; the per-block fit is deterministic; the jitter is
 applied to each model separately with independent public uniforms, so
 coupling the jitter of the unchanged models leaves neighbouring model sets
 that still differ in one model.  The optional private steps below compose
@@ -163,7 +168,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from scipy.linalg import solve_triangular
@@ -171,19 +176,20 @@ from scipy.special import ndtri
 
 from dpstats.bounds import DataBounds
 from dpstats.errors import InsufficientDataError, MethodOptionError, PTRFailure
+from dpstats.methods.blocks import BlockSums, RowPermutation, add_block_sums, augmented_block_sums, block_of_rows
 from dpstats.methods.registry import MethodFit, MethodSpec, register
+from dpstats.methods.sufficient import RowChunks
 from dpstats.methods.tukey_depth import (
     block_chunks, block_models, lemma_distance, log_exact_volumes, log_region_volumes, log_side_lengths, log_volumes,
-    mass_distance, max_depth, point_of_depth,
+    mass_distance, max_depth, point_of_depth, solve_block_models,
 )
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import (
-    exponential_mechanism, gaussian_mechanism_mu, laplace_mechanism, permutation, public_uniform,
-    restricted_exponential_mechanism,
+    exponential_mechanism, gaussian_mechanism_mu, laplace_mechanism, public_uniform, restricted_exponential_mechanism,
 )
 
-__all__ = ["fit", "default_m", "ideal_distance", "choose_blocks", "jitter_models", "tukey_em", "TukeyRelease",
+__all__ = ["fit", "fit_chunks", "default_m", "ideal_distance", "choose_blocks", "jitter_models", "tukey_em", "TukeyRelease",
            "CENTRE_GRID"]
 
 DEFAULT_M = 1000
@@ -193,7 +199,7 @@ M_PASS_PROBABILITY = 0.99  # pass probability the default m aims at for ideal (G
 M_SAFETY = 1.25  # real block estimates have heavier tails than Gaussian ones
 PRIVATE_M_SHARE = 0.02
 PRIVATE_M_ETA = 1e-3
-PREP_ROWS = 1 << 17  # rows of the random order used for the private centres and radii
+PREP_ROWS = 1 << 17  # rows at the first positions of the public order used for the private centres and radii
 SCALE_QUANTILE = 0.75
 RADIUS_K = 3.0  # clip radius in units of the private quantile of |x - centre|
 GRAM_FLOOR = 2.0  # eigenvalue floor of the released Gram, in units of sqrt(d) * its noise sd
@@ -344,12 +350,22 @@ def _private_quantiles(values: np.ndarray, quantile: float, grid: np.ndarray, ep
     score has sensitivity 1 and each call is epsilon_each-DP (McSherry &
     Talwar 2007).
     """
-    n_rows, k = values.shape
+    return _quantiles_from_ranks(_ranks(values, grid), values.shape[0], quantile, grid, epsilon_each, rng, ledger,
+                                 names)
+
+
+def _ranks(values: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """#{v <= g} for every column of ``values`` and every grid point g, shape (columns, grid size)."""
     ordered = np.sort(values, axis=0)
-    out = np.empty(k)
-    for i in range(k):  # one mechanism call per column (d is small)
-        ranks = np.searchsorted(ordered[:, i], grid, side="right")  # #{v <= g} for every grid point
-        pick = exponential_mechanism(np.zeros(grid.size), -np.abs(ranks - quantile * n_rows), sensitivity=1.0,
+    return np.stack([np.searchsorted(ordered[:, i], grid, side="right") for i in range(values.shape[1])])
+
+
+def _quantiles_from_ranks(ranks: np.ndarray, n_rows: int, quantile: float, grid: np.ndarray, epsilon_each: float,
+                          rng: np.random.Generator, ledger: PrivacyLedger, names: list[str]) -> np.ndarray:
+    """The exponential mechanisms of :func:`_private_quantiles`, given the counts #{v <= g} (one row per column)."""
+    out = np.empty(ranks.shape[0])
+    for i in range(ranks.shape[0]):  # one mechanism call per column (d is small)
+        pick = exponential_mechanism(np.zeros(grid.size), -np.abs(ranks[i] - quantile * n_rows), sensitivity=1.0,
                                      epsilon=epsilon_each, rng=rng, ledger=ledger, name=names[i])
         out[i] = grid[pick]
     return out
@@ -369,7 +385,8 @@ class _Preprocessing:
     def rescale(self, xs: np.ndarray, inplace: bool = False) -> np.ndarray:
         """(x - centre) / radius without clipping (overwriting ``xs`` when ``inplace``)."""
         z = np.subtract(xs, self.centre, out=xs if inplace else None)
-        z /= self.radius
+        if np.any(self.radius != 1.0):  # dividing by 1 changes nothing (exactly), so it is skipped
+            z /= self.radius
         return z
 
     def rescale_inplace(self, xs: np.ndarray) -> np.ndarray:
@@ -399,7 +416,8 @@ class _Preprocessing:
 
 def _private_preprocessing(X: np.ndarray, y: np.ndarray, rows: np.ndarray, *, centre: bool, scale: bool,
                            intercept_index: int | None, epsilon: float, rng: np.random.Generator,
-                           ledger: PrivacyLedger) -> _Preprocessing:
+                           ledger: PrivacyLedger,
+                           public: "list[tuple[float, float] | None] | None" = None) -> _Preprocessing:
     """Private centres (medians; only with an intercept) and radii (RADIUS_K x private q75 of |v - centre|).
 
     The columns handled are the non-intercept columns of X, plus y when
@@ -407,23 +425,58 @@ def _private_preprocessing(X: np.ndarray, y: np.ndarray, rows: np.ndarray, *, ce
     ``epsilon`` (basic composition).
     """
     d = X.shape[1]
-    cols = np.array([j for j in range(d) if j != intercept_index], dtype=int)
+    cols = _prep_columns(d, intercept_index)
     sub = X[rows][:, cols]
-    names = [f"column {j}" for j in cols]
     if scale:
         sub = np.column_stack([sub, y[rows]])
-        names.append("the response")
-    releases = (int(centre) + int(scale)) * len(names)
-    eps_each = epsilon / releases
+
+    def ranks_of(grid: np.ndarray, centres: np.ndarray | None) -> np.ndarray:
+        return _ranks(sub if centres is None else np.abs(sub - centres), grid)
+
+    return _preprocessing_from_ranks(ranks_of, sub.shape[0], d, centre=centre, scale=scale,
+                                     intercept_index=intercept_index, epsilon=epsilon, rng=rng, ledger=ledger,
+                                     public=public)
+
+
+def _prep_columns(d: int, intercept_index: int | None) -> np.ndarray:
+    return np.array([j for j in range(d) if j != intercept_index], dtype=int)
+
+
+def _preprocessing_from_ranks(ranks_of: Callable[[np.ndarray, np.ndarray | None], np.ndarray], n_rows: int, d: int,
+                              *, centre: bool, scale: bool, intercept_index: int | None, epsilon: float,
+                              rng: np.random.Generator, ledger: PrivacyLedger,
+                              public: "list[tuple[float, float] | None] | None" = None) -> _Preprocessing:
+    """:func:`_private_preprocessing` given ``ranks_of(grid, centres)``: the counts #{v <= g} of the handled
+    columns (``|v - centres|`` once the centres are released) at every grid point, over the ``n_rows`` rows.
+
+    ``public`` gives, per handled column (and the response last when ``scale``), a public range (lo, hi) or
+    None.  A column with a public range is centred at its midpoint and scaled by its half-width, so that
+    z lies in [-1, 1]; nothing is released for it.  This matters for discrete columns such as factor dummies
+    (bounded by construction): their rank function is flat between the few values they take, so a private
+    quantile on the wide public grid is nearly uniform over the grid and gives a meaningless centre or scale.
+    """
+    cols = _prep_columns(d, intercept_index)
+    names = [f"column {j}" for j in cols] + (["the response"] if scale else [])
+    known = [None] * len(names) if public is None else list(public)
+    private = np.array([iv is None for iv in known], dtype=bool)
+    releases = (int(centre) + int(scale)) * int(private.sum())
+    eps_each = epsilon / releases if releases else 0.0
+    private_names = [w for w, p in zip(names, private) if p]
     centres = np.zeros(len(names))
-    if centre:
-        centres = _private_quantiles(sub, 0.5, CENTRE_GRID, eps_each, rng, ledger,
-                                     [f"TukeyEM preprocessing: private median of {w}" for w in names])
     radii = np.ones(len(names))
-    if scale:
-        radii = RADIUS_K * _private_quantiles(
-            np.abs(sub - centres), SCALE_QUANTILE, SCALE_GRID, eps_each, rng, ledger,
-            [f"TukeyEM preprocessing: private quantile {SCALE_QUANTILE} of |{w} - centre|" for w in names])
+    for i, iv in enumerate(known):
+        if iv is not None:
+            lo, hi = iv
+            centres[i] = (lo + hi) / 2.0 if centre else 0.0
+            radii[i] = (hi - lo) / 2.0 if centre else max(abs(lo), abs(hi))
+    if centre and private.any():
+        centres[private] = _quantiles_from_ranks(
+            ranks_of(CENTRE_GRID, None)[private], n_rows, 0.5, CENTRE_GRID, eps_each, rng, ledger,
+            [f"TukeyEM preprocessing: private median of {w}" for w in private_names])
+    if scale and private.any():
+        radii[private] = RADIUS_K * _quantiles_from_ranks(
+            ranks_of(SCALE_GRID, centres)[private], n_rows, SCALE_QUANTILE, SCALE_GRID, eps_each, rng, ledger,
+            [f"TukeyEM preprocessing: private quantile {SCALE_QUANTILE} of |{w} - centre|" for w in private_names])
     x_centre, x_radius = np.zeros(d), np.ones(d)
     x_centre[cols], x_radius[cols] = centres[:cols.size], radii[:cols.size]
     y_centre, y_radius = (float(centres[-1]), float(radii[-1])) if scale else (0.0, 1.0)
@@ -542,11 +595,7 @@ def _number_of_models(m: "int | str | None", n: int, d: int, epsilon: float, eps
     raise MethodOptionError(f"m must be None, 'private' or an integer >= {MIN_M}, got {m!r}")
 
 
-def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
-        bounds: DataBounds | None, m: "int | str | None" = None, ptr: str = "lemma", blocks: str = "auto",
-        centre: bool = True, prep_share: float = 0.05, pilot_share: float = 0.15,
-        intercept_index: int | None = None, **options: Any) -> MethodFit:
-    """TukeyEM with PTR (Amin et al. 2023, Thm 1.1); see the module docstring for the proof.
+_FIT_DOC = """TukeyEM with PTR (Amin et al. 2023, Thm 1.1); see the module docstring for the proof.
 
     Parameters
     ----------
@@ -571,7 +620,39 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     intercept_index:
         Position of the intercept column in X (passed by the API), or None.
     """
-    n, d = X.shape
+
+
+@dataclass
+class _Setup:
+    """The public plan of one TukeyEM fit (options checked, budget split, number of models)."""
+
+    n: int
+    d: int
+    blocks: str
+    moments: bool
+    do_centre: bool
+    do_prep: bool
+    share_prep: float
+    share_pilot: float
+    delta_tukey: float
+    epsilon_half: float
+    n_models: int
+    ptr: str
+    intercept_index: int | None
+    notes: list[str]
+    info: dict[str, Any]
+    public_ranges: "list[tuple[float, float] | None] | None" = None
+
+    @property
+    def block_rows(self) -> int:
+        return self.n // self.n_models
+
+
+def _setup(n: int, d: int, *, ledger: PrivacyLedger, rng: np.random.Generator, m: "int | str | None",
+           ptr: str, blocks: str, centre: bool, prep_share: float, pilot_share: float,
+           intercept_index: int | None) -> _Setup:
+    """Check the options and plan the fit from public facts (n, d, the budget); with ``m="private"`` this is
+    where the private count of n is released."""
     epsilon, delta = ledger.epsilon, ledger.delta
     if ptr not in ("lemma", "mass"):
         raise MethodOptionError(f"ptr must be 'lemma' or 'mass', got {ptr!r}")
@@ -608,50 +689,336 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
             f"delta={delta:.3g}: even perfectly concentrated models would pass with probability below 1/2 "
             f"(the distance bound is at most t-2={t - 2}, the threshold is {threshold:.1f}). It needs m >= {need} "
             f"models, i.e. n >= {need * d} rows for d={d}, or a larger epsilon. Nothing was spent.")
+    return _Setup(n, d, blocks, moments, do_centre, do_prep, share_prep, share_pilot, delta_tukey, epsilon_half,
+                  n_models, ptr, None if intercept_index is None else int(intercept_index), notes, info)
 
+
+def _preprocess(setup: _Setup, X_sub: np.ndarray, y_sub: np.ndarray, *, ledger: PrivacyLedger,
+                rng: np.random.Generator) -> _Preprocessing:
+    """Private centres (and radii) from the rows at positions < PREP_ROWS of the public order."""
+    epsilon = ledger.epsilon
+    prep = _private_preprocessing(X_sub, y_sub, np.arange(X_sub.shape[0]), centre=setup.do_centre,
+                                  scale=setup.moments, intercept_index=setup.intercept_index,
+                                  epsilon=setup.share_prep * epsilon, rng=rng, ledger=ledger,
+                                  public=setup.public_ranges)
+    _note_preprocessing(setup, prep, epsilon)
+    return prep
+
+
+def _public_ranges(column_ranges: "Sequence[tuple[float, float] | None] | None",
+                   response_range: "tuple[float, float] | None", d: int, intercept_index: int | None,
+                   with_response: bool) -> "list[tuple[float, float] | None] | None":
+    """Public (lo, hi) per handled column (non-intercept columns, then the response when rescaled), or None.
+
+    ``column_ranges`` and ``response_range`` are public facts passed by the API: factor dummies are bounded
+    by their contrast matrix, other columns only when the user declared bounds.  A range of zero width is
+    treated as unknown.
+    """
+    if column_ranges is None and response_range is None:
+        return None
+    if column_ranges is not None and len(column_ranges) != d:
+        raise MethodOptionError(f"column_ranges must have one entry (or None) per column, got {len(column_ranges)}")
+
+    def usable(iv: "tuple[float, float] | None") -> "tuple[float, float] | None":
+        if iv is None:
+            return None
+        lo, hi = float(iv[0]), float(iv[1])
+        return (lo, hi) if math.isfinite(lo) and math.isfinite(hi) and hi > lo else None
+
+    ranges = [usable(column_ranges[j]) if column_ranges is not None else None
+              for j in _prep_columns(d, intercept_index)]
+    if with_response:
+        ranges.append(usable(response_range))
+    return ranges
+
+
+def _note_preprocessing(setup: _Setup, prep: _Preprocessing, epsilon: float) -> None:
+    setup.info.update(centres=prep.centre.copy(), radii=prep.radius.copy())
+    setup.notes.append(f"private preprocessing (epsilon={setup.share_prep * epsilon:.3g}): "
+                       + ("columns centred at private medians" if setup.do_centre else "no centring (no intercept)")
+                       + (f"; columns and response rescaled by {RADIUS_K:g} x a private quantile {SCALE_QUANTILE} "
+                          "of |v - centre| and clipped to [-1, 1] for the pilot" if setup.moments else "")
+                       + "; coefficients mapped back exactly")
+
+
+def _moments_estimates(setup: _Setup, gram_clipped: np.ndarray, moment_clipped: np.ndarray, block_zy: np.ndarray,
+                       block_zz: np.ndarray, prep: _Preprocessing, *, ledger: PrivacyLedger,
+                       rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pilot release and the whitened residual moments of every block: (estimates, pilot, chol)."""
+    epsilon, delta = ledger.epsilon, ledger.delta
+    mu = gaussian_mu(setup.share_pilot * epsilon, delta - setup.delta_tukey)
+    gram, pilot = _private_pilot(gram_clipped, moment_clipped, setup.n, prep, mu, rng, ledger)
+    chol = np.linalg.cholesky(gram)
+    residual_moments = (block_zy - block_zz @ pilot) / setup.block_rows
+    estimates = solve_triangular(chol, residual_moments.T, lower=True).T
+    setup.notes.append(f"blocks='moments': a private pilot (noisy Z^T Z and Z^T y of the clipped data, "
+                       f"epsilon={setup.share_pilot * epsilon:.3g}, delta={delta - setup.delta_tukey:.3g}) is "
+                       "refined by TukeyEM on the block moments of its residuals, whitened by the pilot's Gram matrix")
+    return estimates, pilot, chol
+
+
+NO_STANDARD_ERRORS = (
+    "TukeyEM releases one point drawn by the exponential mechanism from the depth region of the block models; a "
+    "sound interval would also need the spread of those models released privately and combined with the "
+    "mechanism's sampling law, whose coverage is not established, so none is reported (use ssp or adassp for "
+    "intervals)")
+
+
+def _finish(setup: _Setup, estimates: np.ndarray, prep: _Preprocessing | None, pilot: np.ndarray | None,
+            chol: np.ndarray | None, *, ledger: PrivacyLedger, rng: np.random.Generator) -> MethodFit:
+    """TukeyEM on the block estimates and the exact map back to the user's coefficients."""
+    n, d, n_models = setup.n, setup.d, setup.n_models
+    release = tukey_em(estimates, epsilon_ptr=setup.epsilon_half, epsilon_em=setup.epsilon_half,
+                       delta=setup.delta_tukey, rng=rng, ledger=ledger, ptr=setup.ptr, hint=_hint(n, d, n_models))
+    if setup.moments:
+        assert pilot is not None and chol is not None
+        coef = pilot + solve_triangular(chol.T, release.point, lower=False)
+    else:
+        coef = release.point.copy()
+    params = prep.params_back(coef) if prep is not None else coef
+    b = setup.block_rows
+    setup.notes.append(f"TukeyEM: m={n_models} blocks of {b} rows ({n - n_models * b} rows unused); "
+                       f"PTR passed (noisy distance {release.noisy_distance:.1f} > threshold "
+                       f"{release.threshold:.1f}); restricted to depth >= {release.t}")
+    setup.info.update(m=n_models, block_rows=b, t=release.t, noisy_distance=release.noisy_distance,
+                      ptr_threshold=release.threshold)
+    return MethodFit(params=params, notes=tuple(setup.notes), info=setup.info,
+                     bse_unavailable_reason=NO_STANDARD_ERRORS)
+
+
+def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
+        bounds: DataBounds | None, m: "int | str | None" = None, ptr: str = "lemma", blocks: str = "auto",
+        centre: bool = True, prep_share: float = 0.05, pilot_share: float = 0.15,
+        intercept_index: int | None = None, column_ranges: "Sequence[tuple[float, float] | None] | None" = None,
+        response_range: "tuple[float, float] | None" = None, **options: Any) -> MethodFit:
+    n, d = X.shape
+    setup = _setup(n, d, ledger=ledger, rng=rng, m=m, ptr=ptr, blocks=blocks, centre=centre, prep_share=prep_share,
+                   pilot_share=pilot_share, intercept_index=intercept_index)
+    setup.public_ranges = _public_ranges(column_ranges, response_range, d, setup.intercept_index, setup.moments)
     Xf = np.asarray(X, dtype=float)
     yf = np.asarray(y, dtype=float)
-    order = permutation(n, rng)
+    order = RowPermutation.draw(n, rng).order()  # order[p]: the row at position p of the public order
     prep = None
-    if do_prep:
-        prep = _private_preprocessing(Xf, yf, order[:PREP_ROWS], centre=do_centre, scale=moments,
-                                      intercept_index=intercept_index, epsilon=share_prep * epsilon, rng=rng,
-                                      ledger=ledger)
-        info.update(centres=prep.centre.copy(), radii=prep.radius.copy())
-        notes.append(f"private preprocessing (epsilon={share_prep * epsilon:.3g}): "
-                     + ("columns centred at private medians" if do_centre else "no centring (no intercept)")
-                     + (f"; columns and response rescaled by {RADIUS_K:g} x a private quantile {SCALE_QUANTILE} "
-                        "of |v - centre| and clipped to [-1, 1] for the pilot" if moments else "")
-                     + "; coefficients mapped back exactly")
-
-    if moments:
+    if setup.do_prep:
+        rows = order[:PREP_ROWS]
+        prep = _preprocess(setup, Xf[rows], yf[rows], ledger=ledger, rng=rng)
+    pilot = chol = None
+    if setup.moments:
         assert prep is not None
-        mu = gaussian_mu(share_pilot * epsilon, delta - delta_tukey)
-        gram_clipped, moment_clipped, block_zy, block_zz = _moments_pass(Xf, yf, n_models, order, prep)
-        gram, pilot = _private_pilot(gram_clipped, moment_clipped, n, prep, mu, rng, ledger)
-        chol = np.linalg.cholesky(gram)
-        residual_moments = (block_zy - block_zz @ pilot) / (n // n_models)
-        estimates = solve_triangular(chol, residual_moments.T, lower=True).T
-        notes.append(f"blocks='moments': a private pilot (noisy Z^T Z and Z^T y of the clipped data, "
-                     f"epsilon={share_pilot * epsilon:.3g}, delta={delta - delta_tukey:.3g}) is refined by "
-                     "TukeyEM on the block moments of its residuals, whitened by the pilot's Gram matrix")
+        gram_clipped, moment_clipped, block_zy, block_zz = _moments_pass(Xf, yf, setup.n_models, order, prep)
+        estimates, pilot, chol = _moments_estimates(setup, gram_clipped, moment_clipped, block_zy, block_zz, prep,
+                                                    ledger=ledger, rng=rng)
     else:
-        estimates = block_models(Xf, yf, n_models, order, transform=prep)
-    release = tukey_em(estimates, epsilon_ptr=epsilon_half, epsilon_em=epsilon_half, delta=delta_tukey, rng=rng,
-                       ledger=ledger, ptr=ptr, hint=_hint(n, d, n_models))
-    coef = pilot + solve_triangular(chol.T, release.point, lower=False) if moments else release.point.copy()
-    params = prep.params_back(coef) if prep is not None else coef
-    b = n // n_models
-    notes.append(f"TukeyEM: m={n_models} blocks of {b} rows ({n - n_models * b} rows of the random order unused); "
-                 f"PTR passed (noisy distance {release.noisy_distance:.1f} > threshold {release.threshold:.1f}); "
-                 f"restricted to depth >= {release.t}")
-    info.update(m=n_models, block_rows=b, t=release.t, noisy_distance=release.noisy_distance,
-                ptr_threshold=release.threshold)
-    return MethodFit(params=params, notes=tuple(notes), info=info,
-                     bse_unavailable_reason=("TukeyEM releases one point drawn by the exponential mechanism from the depth region of the "
-                                             "block models; a sound interval would also need the spread of those models released "
-                                             "privately and combined with the mechanism's sampling law, whose coverage is not "
-                                             "established, so none is reported (use ssp or adassp for intervals)"))
+        estimates = block_models(Xf, yf, setup.n_models, order, transform=prep)
+    return _finish(setup, estimates, prep, pilot, chol, ledger=ledger, rng=rng)
+
+
+fit.__doc__ = _FIT_DOC
+
+
+@dataclass
+class _GridCounts:
+    """Histogram counts over a public grid of ``size`` bins, per column: sparse (bins, counts), or dense counts
+    with bins None.  Merged by summing (:func:`_merge_counts`)."""
+
+    bins: list[np.ndarray | None]
+    counts: list[np.ndarray]
+    size: int
+
+
+def _merge_counts(a: _GridCounts, b: _GridCounts) -> _GridCounts:
+    """Sum two histograms; sparse (bins, counts) while small, a dense count per bin (bins=None) once large."""
+    bins: list[np.ndarray | None] = []
+    counts = []
+    for ba, ca, bb, cb in zip(a.bins, a.counts, b.bins, b.counts):
+        if ba is None or bb is None or ca.size + cb.size > _DENSE_AFTER:
+            dense = np.zeros(a.size, dtype=np.int64)
+            for bins_, counts_ in ((ba, ca), (bb, cb)):
+                if bins_ is None:
+                    dense += counts_
+                else:
+                    dense += np.bincount(bins_, weights=counts_, minlength=a.size).round().astype(np.int64)
+            bins.append(None)
+            counts.append(dense)
+        else:
+            u, inv = np.unique(np.concatenate([ba, bb]), return_inverse=True)
+            bins.append(u)
+            counts.append(np.bincount(inv, weights=np.concatenate([ca, cb]), minlength=u.size).astype(np.int64))
+    return _GridCounts(bins, counts, a.size)
+
+
+_DENSE_AFTER = 1 << 14
+
+
+class _PrepHistogram:
+    """Histograms over a public grid of the handled columns of the rows at positions < PREP_ROWS.
+
+    ``select`` names those rows from the row indices alone (the sample
+    pi^{-1}(range(PREP_ROWS)) is computed once), so a chunked source
+    evaluates only about PREP_ROWS / n of each chunk; the call histograms them (of ``|v - centres|`` once the centres are released).
+    Only counts per public grid bin leave a chunk, never a row.  Row v falls in
+    bin searchsorted(grid, v, side="left"), so the cumulative counts are
+    exactly #{v <= g} at every grid point g, the ranks of the in-memory code.
+    """
+
+    def __init__(self, rows: np.ndarray, cols: np.ndarray, with_y: bool, grid: np.ndarray,
+                 centres: np.ndarray | None) -> None:
+        self.rows = rows  # sorted indices of the rows at positions < PREP_ROWS: pi^{-1}(range(PREP_ROWS))
+        self.cols, self.with_y, self.grid, self.centres = cols, with_y, grid, centres
+
+    def select(self, offset: int, count: int) -> np.ndarray:
+        lo, hi = np.searchsorted(self.rows, [offset, offset + count])
+        return self.rows[lo:hi] - offset
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> _GridCounts:
+        sub = X[:, self.cols]
+        if self.with_y:
+            sub = np.column_stack([sub, y])
+        if self.centres is not None:
+            sub = np.abs(sub - self.centres)
+        bins: list[np.ndarray | None] = []
+        counts = []
+        for i in range(sub.shape[1]):
+            u, c = np.unique(np.searchsorted(self.grid, sub[:, i], side="left"), return_counts=True)
+            bins.append(u)
+            counts.append(c.astype(np.int64))
+        return _GridCounts(bins, counts, self.grid.size + 1)
+
+
+class _PrepRows:
+    """The rows of a chunk at positions < PREP_ROWS themselves (sources in this process only; picklable)."""
+
+    def __init__(self, rows: np.ndarray) -> None:
+        self.rows = rows
+
+    def select(self, offset: int, count: int) -> np.ndarray:
+        lo, hi = np.searchsorted(self.rows, [offset, offset + count])
+        return self.rows[lo:hi] - offset
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> tuple[np.ndarray, np.ndarray]:
+        return np.array(X, dtype=float), np.array(y, dtype=float)
+
+
+def _concat_rows(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    return np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]])
+
+
+def _chunked_preprocessing(rows: RowChunks, perm: RowPermutation, setup: _Setup, *, ledger: PrivacyLedger,
+                           rng: np.random.Generator) -> _Preprocessing:
+    """The private centres (and radii) of :func:`_preprocess`, from the rows at positions < PREP_ROWS.
+
+    When the chunks are read in this process (``rows.local``), one pass
+    gathers those rows and the ranks are computed as in memory; otherwise
+    (a cluster) histogram passes over the public grid (:class:`_PrepHistogram`)
+    give the same ranks, so that only counts reach the driver.
+    """
+    cols = _prep_columns(setup.d, setup.intercept_index)
+    n_rows = min(setup.n, PREP_ROWS)
+    sample = np.sort(perm.rows_at(np.arange(n_rows)))  # the rows at the first positions: public, from n and keys
+    epsilon = ledger.epsilon
+    if getattr(rows, "local", False):
+        X_sub, y_sub = rows.reduce(_PrepRows(sample), _concat_rows)
+        prep = _private_preprocessing(X_sub, y_sub, np.arange(X_sub.shape[0]), centre=setup.do_centre,
+                                      scale=setup.moments, intercept_index=setup.intercept_index,
+                                      epsilon=setup.share_prep * epsilon, rng=rng, ledger=ledger,
+                                      public=setup.public_ranges)
+        _note_preprocessing(setup, prep, epsilon)
+        return prep
+
+    def ranks_of(grid: np.ndarray, centres: np.ndarray | None) -> np.ndarray:
+        hist = rows.reduce(_PrepHistogram(sample, cols, setup.moments, grid, centres), _merge_counts)
+        dense = np.stack([(c if b is None else np.bincount(b, weights=c, minlength=hist.size).round()
+                           .astype(np.int64))[:grid.size] for b, c in zip(hist.bins, hist.counts)])
+        return np.cumsum(dense, axis=1)
+
+    prep = _preprocessing_from_ranks(ranks_of, n_rows, setup.d, centre=setup.do_centre, scale=setup.moments,
+                                     intercept_index=setup.intercept_index, epsilon=setup.share_prep * epsilon,
+                                     rng=rng, ledger=ledger, public=setup.public_ranges)
+    _note_preprocessing(setup, prep, epsilon)
+    return prep
+
+
+class _BlockPass:
+    """fn(X, y, offset) -> :class:`BlockSums` of one chunk: per-block Z_k^T Z_k and Z_k^T y_k of the (rescaled,
+    in ``ols`` mode centred) rows and, for ``blocks="moments"``, the clipped pilot sums of all rows."""
+
+    def __init__(self, perm: RowPermutation, m: int, b: int, prep: _Preprocessing | None, moments: bool) -> None:
+        self.perm, self.m, self.b, self.prep, self.moments = perm, m, b, prep, moments
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> BlockSums:
+        _, blk = block_of_rows(self.perm, offset, X.shape[0], self.m, self.b)
+        d = X.shape[1]
+        prep = self.prep
+        # z as in memory: prep(X) for blocks="ols" (rescaled, clipped if prep clips), unclipped for "moments"
+        z = X if prep is None else (prep.rescale(X) if self.moments else prep(X))
+        aug = np.empty((X.shape[0], d + 1))  # [z, y]: one gather and one batched product per chunk
+        aug[:, :d] = z
+        aug[:, d] = y
+        zz, zy = augmented_block_sums(aug, blk, self.m)
+        if not self.moments:
+            return BlockSums(zz, zy)
+        assert prep is not None
+        # the pilot's sums of the clipped rows: [clip(z) with the intercept set to 1, clip((y - c_y) / r_y)], as
+        # prep.clip_rescaled and prep.response, in one product
+        pilot = np.clip(aug, -1.0, 1.0, out=aug)
+        if prep.intercept_index is not None:
+            pilot[:, prep.intercept_index] = 1.0
+        pilot[:, d] = prep.response(y)
+        full = pilot.T @ pilot
+        return BlockSums(zz, zy, full[:d, :d].copy(), full[:d, d].copy())
+
+
+def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generator, bounds: DataBounds | None,
+               m: "int | str | None" = None, ptr: str = "lemma", blocks: str = "auto", centre: bool = True,
+               prep_share: float = 0.05, pilot_share: float = 0.15, intercept_index: int | None = None,
+               column_ranges: "Sequence[tuple[float, float] | None] | None" = None,
+               response_range: "tuple[float, float] | None" = None, **options: Any) -> MethodFit:
+    """TukeyEM on rows read chunk by chunk (files, Dask); the same fit as :func:`fit` for the same data and seed.
+
+    Row i (global index in the source's row order) is at position pi(i) of
+    the public pseudo-random order (:class:`~dpstats.methods.blocks.RowPermutation`,
+    drawn exactly as in :func:`fit`), so it lands in the same block as in
+    memory.  Passes over the data:
+
+    1. (only when centring or ``blocks="moments"``) the at most PREP_ROWS rows
+       at positions < PREP_ROWS (only those rows of a chunk are evaluated):
+       gathered in one pass when the source reads in this process, else (a
+       cluster) as histograms over the public grid, one pass for the centres
+       and, with ``blocks="moments"``, one for the radii; the cumulative counts
+       are exactly the in-memory ranks, so the private centres and radii are
+       released exactly as in memory;
+    2. accumulate per block Z_k^T Z_k and Z_k^T y_k (and, for ``moments``, the
+       clipped pilot sums of all rows) chunk by chunk; the block models (or
+       the whitened residual moments) are then solved from the sums.
+
+    On a cluster only aggregates leave a chunk: grid counts, per-block sums.
+    Memory: O(m d^2 + PREP_ROWS d + one chunk), independent of n.  Privacy:
+    every released quantity is the same function of the data as in memory
+    (each block's sums are the same sums, added in another order), so the
+    proof in the module docstring applies unchanged; in particular each row
+    enters one block, because its block depends only on its index and the
+    public keys.
+    """
+    n, d = rows.n, rows.d
+    setup = _setup(n, d, ledger=ledger, rng=rng, m=m, ptr=ptr, blocks=blocks, centre=centre, prep_share=prep_share,
+                   pilot_share=pilot_share, intercept_index=intercept_index)
+    setup.public_ranges = _public_ranges(column_ranges, response_range, d, setup.intercept_index, setup.moments)
+    perm = RowPermutation.draw(n, rng)
+    prep = None
+    if setup.do_prep:
+        prep = _chunked_preprocessing(rows, perm, setup, ledger=ledger, rng=rng)
+    sums = rows.reduce(_BlockPass(perm, setup.n_models, setup.block_rows, prep, setup.moments), add_block_sums)
+    pilot = chol = None
+    if setup.moments:
+        assert prep is not None and sums.gram is not None and sums.moment is not None
+        estimates, pilot, chol = _moments_estimates(setup, sums.gram, sums.moment, sums.zy, sums.zz, prep,
+                                                    ledger=ledger, rng=rng)
+    else:
+        estimates = solve_block_models(sums.zz, sums.zy)
+    setup.notes.append("data read in chunks: per-block sums accumulated over chunks"
+                       + ("; the private centres from histograms of the first rows of the public order"
+                          if setup.do_prep else ""))
+    return _finish(setup, estimates, prep, pilot, chol, ledger=ledger, rng=rng)
 
 
 SPEC = register(MethodSpec(
@@ -662,8 +1029,10 @@ SPEC = register(MethodSpec(
     needs_bounds=False,
     regimes="no data bounds needed; n of about 1000*d or more; may refuse (PTR) and still spend budget",
     min_rows=lambda d: MIN_ROWS_PER_COLUMN * d,
-    options=("m", "ptr", "blocks", "centre", "prep_share", "pilot_share", "intercept_index"),
+    options=("m", "ptr", "blocks", "centre", "prep_share", "pilot_share", "intercept_index", "column_ranges",
+             "response_range"),
     theory=None,
     auto_rank=20,
     auto_min_rows=lambda d: 1000 * d,  # the paper's rule of thumb: m = 1000 blocks of at least d rows
+    fit_chunks=fit_chunks,
 ))

@@ -23,7 +23,7 @@ import numpy as np
 Transform = Callable[[np.ndarray], np.ndarray]
 
 __all__ = [
-    "block_chunks", "block_models", "approximate_tukey_depth", "max_depth", "log_side_lengths", "log_volumes",
+    "block_chunks", "block_models", "solve_block_models", "approximate_tukey_depth", "max_depth", "log_side_lengths", "log_volumes",
     "log_region_volumes", "log_exact_volumes", "lemma_distance", "mass_distance", "point_of_depth",
 ]
 
@@ -77,6 +77,16 @@ def block_models(X: np.ndarray, y: np.ndarray, m: int, order: np.ndarray, *, tra
         xt = xs.transpose(0, 2, 1)
         grams[start:stop] = np.matmul(xt, xs)
         moments[start:stop] = np.matmul(xt, ys[..., None])[..., 0]
+    return solve_block_models(grams, moments)
+
+
+def solve_block_models(grams: np.ndarray, moments: np.ndarray) -> np.ndarray:
+    """Least-squares models from stacked normal equations X_k^T X_k b = X_k^T y_k (see :func:`block_models`).
+
+    ``grams`` is (m, d, d) and ``moments`` (m, d); the sums may have been
+    accumulated over chunks of rows in any order (data read in chunks).
+    """
+    d = grams.shape[-1]
     diag = np.sqrt(np.einsum("kii->ki", grams))
     diag = np.where(diag > 0, diag, 1.0)
     scaled = grams / (diag[:, :, None] * diag[:, None, :])

@@ -12,17 +12,28 @@ budget), the fit runs, and :meth:`settle` records what its ledger actually
 spent (never more than was reserved) and frees the rest.  A fit that fails
 after spending (a PTR refusal) is settled with what it spent; a fit refused
 before any release is settled with zero.
+
+With ``path=`` the accountant is persistent: the budget and every
+reservation live in an SQLite file (:mod:`dpstats.privacy.budget_store`)
+shared by every process that opens it.  A reservation is committed to disk
+before the fit touches the data and replaced by the actual spend before the
+fit's result is returned; a fit that crashes or is killed in between keeps its
+whole reservation counted as spent.  Concurrent processes serialise their
+checks with SQLite's write lock, so together they never overspend.
+``dpstats budget show PATH`` prints the file's history.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import threading
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from dpstats.errors import BudgetExceededError, InvalidPrivacyParameterError
+from dpstats.errors import BudgetExceededError, BudgetMismatchError, InvalidPrivacyParameterError
+from dpstats.privacy.budget_store import BudgetStore
 from dpstats.validation import check_privacy_parameters
 
 __all__ = ["PrivacyAccountant", "Spend"]
@@ -60,15 +71,35 @@ class PrivacyAccountant:
     ----------
     epsilon, delta:
         The total budget (epsilon > 0, 0 < delta < 1).
+    path:
+        ``None`` (default): the budget lives in this object only.  A file
+        path: the budget lives in that SQLite file, shared by every process
+        and every accountant that opens it, and survives crashes (see the
+        module docstring).  A new file is created with this budget; an
+        existing file must hold the same budget.
+    allow_budget_change:
+        Let an existing file's budget be replaced by (epsilon, delta); the
+        change is logged in the file.  Without it a different budget is a
+        :class:`~dpstats.errors.BudgetMismatchError`.
+    timeout:
+        Seconds to wait for another process's lock on the file.
+
+    Raises
+    ------
+    BudgetFileError
+        when ``path`` exists but is corrupt, empty or not a dpstats budget
+        file (it is never reset).
 
     Examples
     --------
     >>> acct = PrivacyAccountant(epsilon=2.0, delta=1e-6)
     >>> # dpstats.dp_ols(..., epsilon=1.0, delta=5e-7, accountant=acct)  twice,
     >>> # then a third fit is refused with BudgetExceededError and spends nothing.
+    >>> # shared = PrivacyAccountant(10.0, 1e-5, path="budget.sqlite")  # persistent, multi-process
     """
 
-    def __init__(self, epsilon: float, delta: float) -> None:
+    def __init__(self, epsilon: float, delta: float, path: "str | os.PathLike[str] | None" = None, *,
+                 allow_budget_change: bool = False, timeout: float = 60.0) -> None:
         check_privacy_parameters(epsilon, delta)
         if epsilon == float("inf"):
             raise InvalidPrivacyParameterError("an accountant needs a finite epsilon budget")
@@ -77,6 +108,35 @@ class PrivacyAccountant:
         self._lock = threading.Lock()
         self._history: list[Spend] = []
         self._reserved: dict[str, _Reservation] = {}
+        self._store: BudgetStore | None = None
+        self.path: str | None = None
+        if path is not None:
+            store = BudgetStore(os.fspath(path), timeout=timeout)
+            if not store.create(self.epsilon, self.delta):
+                stored = store.validate()
+                if stored != (self.epsilon, self.delta):
+                    if not allow_budget_change:
+                        raise BudgetMismatchError(
+                            f"budget file {store.path!r} holds the budget (epsilon={stored[0]!r}, "
+                            f"delta={stored[1]!r}), not (epsilon={self.epsilon!r}, delta={self.delta!r}); open it "
+                            "with its own budget (PrivacyAccountant.open(path)), or pass allow_budget_change=True "
+                            "to change it on purpose", path=store.path, reason="different budget")
+                    store.change_budget(self.epsilon, self.delta)
+            else:
+                store.validate()
+            self._store = store
+            self.path = store.path
+
+    @classmethod
+    def open(cls, path: "str | os.PathLike[str]", *, timeout: float = 60.0) -> "PrivacyAccountant":
+        """Open an existing budget file with the budget stored in it."""
+        eps, dlt = BudgetStore(os.fspath(path), timeout=timeout).validate()
+        return cls(eps, dlt, path=path, timeout=timeout)
+
+    @property
+    def persistent(self) -> bool:
+        """True when the budget lives in a file (``path=``)."""
+        return self._store is not None
 
     # -- budget arithmetic (call with the lock held) ---------------------------------
     def _committed(self) -> tuple[float, float]:
@@ -86,28 +146,47 @@ class PrivacyAccountant:
         return (sum(r.epsilon for r in self._reserved.values()),
                 sum(r.delta for r in self._reserved.values()))
 
+    def _file_totals(self) -> tuple[float, float, float, float]:
+        be, bd, ce, cd, re, rd = self._store.totals()  # type: ignore[union-attr]
+        self.epsilon, self.delta = be, bd
+        return ce, cd, re, rd
+
     @property
     def spent(self) -> tuple[float, float]:
-        """(epsilon, delta) settled so far."""
+        """(epsilon, delta) settled so far (for a file: including reservations abandoned by dead processes)."""
         with self._lock:
+            if self._store is not None:
+                ce, cd, _, _ = self._file_totals()
+                return ce, cd
             return self._committed()
 
     @property
     def remaining(self) -> tuple[float, float]:
         """(epsilon, delta) still available (reservations of running fits excluded)."""
         with self._lock:
-            ce, cd = self._committed()
-            re, rd = self._outstanding()
+            if self._store is not None:
+                ce, cd, re, rd = self._file_totals()
+            else:
+                ce, cd = self._committed()
+                re, rd = self._outstanding()
             return max(0.0, self.epsilon - ce - re), max(0.0, self.delta - cd - rd)
 
     @property
     def history(self) -> list[Spend]:
+        """The settled fits that spent something, oldest first."""
         with self._lock:
+            if self._store is not None:
+                return [Spend(r.label, r.spent_epsilon or 0.0, r.spent_delta or 0.0,
+                              datetime.fromisoformat(r.settled_at or r.reserved_at), r.status)
+                        for r in self._store.rows()
+                        if r.status != "reserved" and ((r.spent_epsilon or 0.0) > 0 or (r.spent_delta or 0.0) > 0)]
             return list(self._history)
 
     def is_open(self, token: str) -> bool:
         """True while the reservation ``token`` has not been settled."""
         with self._lock:
+            if self._store is not None:
+                return self._store.is_open(token)
             return token in self._reserved
 
     def reserve(self, epsilon: float, delta: float, label: str = "fit") -> str:
@@ -122,6 +201,9 @@ class PrivacyAccountant:
             raise InvalidPrivacyParameterError(
                 f"a reservation needs a finite epsilon >= 0 and 0 <= delta < 1, got ({epsilon!r}, {delta!r})")
         with self._lock:
+            if self._store is not None:
+                token, (self.epsilon, self.delta) = self._store.reserve(epsilon, delta, label)
+                return token
             ce, cd = self._committed()
             re, rd = self._outstanding()
             tol = 1e-12
@@ -140,6 +222,9 @@ class PrivacyAccountant:
     def settle(self, token: str, epsilon: float, delta: float, status: str = "released") -> Spend:
         """Record what a reserved fit actually spent and release the rest."""
         with self._lock:
+            if self._store is not None:
+                row, eps, dlt = self._store.settle(token, epsilon, delta, status)
+                return Spend(row.label, eps, dlt, datetime.fromisoformat(row.settled_at or row.reserved_at), status)
             res = self._reserved.pop(token, None)
             if res is None:
                 raise KeyError("unknown or already settled reservation")
@@ -155,5 +240,6 @@ class PrivacyAccountant:
 
     def __repr__(self) -> str:
         e, d = self.spent
+        where = f"; file {self.path!r}" if self.path else ""
         return (f"PrivacyAccountant(epsilon={self.epsilon:g}, delta={self.delta:g}; "
-                f"spent epsilon={e:.4g}, delta={d:.3g} over {len(self.history)} fits)")
+                f"spent epsilon={e:.4g}, delta={d:.3g} over {len(self.history)} fits{where})")

@@ -6,7 +6,9 @@ Three valid upper bounds are computed and the smallest is used:
   (mu_total = sqrt(sum mu_i^2); Dong, Roth & Su 2022, Cor. 3.3),
 * privacy-loss-distribution (PLD) composition through ``dp_accounting`` for
   any mix of Gaussian, Laplace and generic (epsilon, delta) steps
-  (pessimistic discretisation, so an upper bound),
+  (pessimistic discretisation, so an upper bound); a discrete Laplace step
+  (``discrete=True``) enters as the randomized-response pair of its epsilon,
+  which dominates every epsilon-DP mechanism,
 * basic composition (epsilon and delta add) when no step is Gaussian.
 
 All bounds are stated for the ledger's target delta.
@@ -15,7 +17,10 @@ All bounds are stated for the ledger's target delta.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Sequence
+import threading
+from collections import OrderedDict
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Sequence
 
 from dp_accounting import pld
 
@@ -62,28 +67,77 @@ def compose_epsilon(steps: Sequence["PrivacyStep"], delta: float) -> float:
     return min(candidates)
 
 
+# --- PLD composition with cached per-step distributions ---------------------------------------------------
+#
+# Building a privacy-loss distribution (PLD) is the expensive part of PLD accounting (about 0.05-0.1 s for a
+# Gaussian or Laplace mechanism); composing two is a few milliseconds.  A ledger re-composes its steps on every
+# charge, so the PLD of each step is cached (a step's PLD depends only on its privacy parameters; steps are
+# frozen dataclasses), and so is the left fold of the composition: a candidate ledger that extends a ledger
+# composed before costs one composition.  The operations and their order are exactly those of the uncached
+# left fold [Gaussian block, step 1, step 2, ...], so the numbers are identical.
+
+_FOLD_CACHE_SIZE = 32
+_fold_cache: "OrderedDict[tuple, Any]" = OrderedDict()
+_fold_lock = threading.Lock()
+
+
+def _pld_key(s: "PrivacyStep") -> tuple | None:
+    """What the PLD of a non-Gaussian step depends on; None for a step with no privacy loss."""
+    if s.mechanism == "laplace" and not s.delta and not s.discrete:
+        if s.sensitivity == 0 or s.epsilon == 0:
+            return None  # no privacy loss (dp_accounting would return NaN for an infinite multiplier)
+        return ("laplace", float(s.noise_multiplier), int(s.count))
+    # generic (epsilon, delta) steps, and discrete Laplace steps (exactly epsilon-DP; their PLD is not the
+    # continuous Laplace's): the randomized-response pair, which dominates every (epsilon, delta)-DP mechanism
+    if s.epsilon == 0 and not s.delta:
+        return None
+    return ("dp", float(s.epsilon), float(s.delta or 0.0), int(s.count))  # type: ignore[arg-type]
+
+
+@lru_cache(maxsize=64)
+def _step_pld(key: tuple) -> Any:
+    if key[0] == "laplace":
+        base = pld.privacy_loss_distribution.from_laplace_mechanism(parameter=key[1], sensitivity=1.0)
+    else:
+        base = pld.privacy_loss_distribution.from_privacy_parameters(
+            pld.common.DifferentialPrivacyParameters(key[1], key[2]))
+    count = key[-1]
+    return base if count == 1 else base.self_compose(count)
+
+
+@lru_cache(maxsize=64)
+def _gaussian_pld(mu: float) -> Any:
+    return pld.privacy_loss_distribution.from_gaussian_mechanism(standard_deviation=1.0 / mu, sensitivity=1.0)
+
+
+def _fold(mu: float, keys: tuple) -> Any:
+    """The left fold gaussian(mu) o step_1 o step_2 o ... (None when there is nothing to compose)."""
+    with _fold_lock:
+        start, total = len(keys), None
+        while start > 0:
+            total = _fold_cache.get((mu, keys[:start]))
+            if total is not None:
+                _fold_cache.move_to_end((mu, keys[:start]))
+                break
+            start -= 1
+    if total is None:
+        total = _gaussian_pld(mu) if mu > 0 else None
+    for key in keys[start:]:
+        step = _step_pld(key)
+        total = step if total is None else total.compose(step)
+    if keys and start < len(keys):
+        with _fold_lock:
+            _fold_cache[(mu, keys)] = total
+            while len(_fold_cache) > _FOLD_CACHE_SIZE:
+                _fold_cache.popitem(last=False)
+    return total
+
+
 def _pld_epsilon(mu: float, other: Sequence["PrivacyStep"], delta: float) -> float | None:
     """PLD composition of a mu-GDP block with the non-Gaussian steps."""
-    dists = []
-    if mu > 0:
-        dists.append(pld.privacy_loss_distribution.from_gaussian_mechanism(
-            standard_deviation=1.0 / mu, sensitivity=1.0))
-    for s in other:
-        if s.mechanism == "laplace" and not s.delta:
-            if s.sensitivity == 0 or s.epsilon == 0:
-                continue  # no privacy loss (dp_accounting would return NaN for an infinite multiplier)
-            base = pld.privacy_loss_distribution.from_laplace_mechanism(
-                parameter=s.noise_multiplier, sensitivity=1.0)
-        else:
-            if s.epsilon == 0 and not s.delta:
-                continue
-            base = pld.privacy_loss_distribution.from_privacy_parameters(
-                pld.common.DifferentialPrivacyParameters(s.epsilon, s.delta or 0.0))
-        dists.append(base if s.count == 1 else base.self_compose(s.count))
-    if not dists:
+    keys = tuple(k for k in (_pld_key(s) for s in other) if k is not None)
+    total = _fold(float(mu), keys)
+    if total is None:
         return 0.0
-    total = dists[0]
-    for d in dists[1:]:
-        total = total.compose(d)
     eps = total.get_epsilon_for_delta(delta)
     return float(eps) if math.isfinite(eps) else None

@@ -20,13 +20,33 @@ import numpy as np
 from dpstats.errors import BudgetExceededError
 from dpstats.privacy.composition import compose_epsilon, is_pure
 
-__all__ = ["PrivacyStep", "PrivacyLedger", "Mechanism"]
+__all__ = ["PrivacyStep", "PrivacyLedger", "Mechanism", "reference_delta", "REFERENCE_EPSILON_CAP"]
 
 Mechanism = Literal["gaussian", "laplace", "exponential", "approximate-dp"]
 
 # relative slack allowed when comparing a composed epsilon with the budget:
 # calibrations are made on the safe side, this only absorbs float rounding
 _REL_TOL = 1e-9
+
+
+#: reference_delta assumes that the reference mechanism's epsilon is at most this
+REFERENCE_EPSILON_CAP = 600.0
+
+
+def reference_delta(delta: float, lam: float, tau: float) -> float:
+    """delta_R with e^lam delta_R + (1 + e^(REFERENCE_EPSILON_CAP + lam)) tau <= delta, rounded down.
+
+    If a sampled mechanism is (lam, tau)-close in both directions to a
+    reference mechanism that is (eps_R, delta_R)-DP with eps_R <= the cap,
+    the sampled one is (eps_R + 2 lam, delta)-DP (see
+    :meth:`PrivacyLedger._total`).  The factor 1 - 2^-50 absorbs the
+    floating-point rounding of this formula.  With lam = tau = 0 it returns
+    ``delta`` unchanged.
+    """
+    if lam == 0.0 and tau == 0.0:
+        return float(delta)
+    slack = (1.0 + math.exp(REFERENCE_EPSILON_CAP + lam)) * tau
+    return (float(delta) - slack) * math.exp(-lam) * (1.0 - 2.0**-50)
 
 
 @dataclass(frozen=True)
@@ -53,6 +73,22 @@ class PrivacyStep:
         How many times the same mechanism was applied (T rounds of a loop).
     dimension:
         Number of released coordinates (for the report only).
+    note:
+        Free text for the report (how the noise was sampled, ...).
+    closeness_epsilon, closeness_delta:
+        For Gaussian noise drawn exactly from the discrete Gaussian on a public
+        grid (:mod:`dpstats.privacy.samplers`): the step's sampled outputs are
+        (closeness_epsilon, closeness_delta)-close, in both directions, to
+        those of the reference mechanism the other fields describe (the
+        continuous Gaussian on the grid-rounded statistic, rounded to the
+        grid).  0 for steps that are exactly what they describe.  See
+        :meth:`PrivacyLedger._total` for how the ledger accounts for it.
+    discrete:
+        True for a Laplace step sampled from the discrete Laplace on a public
+        grid.  It is exactly epsilon-DP as sampled, but its privacy-loss
+        distribution is not the continuous Laplace's, so PLD composition uses
+        the randomized-response pair that dominates every epsilon-DP
+        mechanism (Kairouz, Oh & Viswanath 2015) instead.
     """
 
     name: str
@@ -65,6 +101,9 @@ class PrivacyStep:
     count: int = 1
     dimension: int = 1
     note: str = ""
+    closeness_epsilon: float = 0.0
+    closeness_delta: float = 0.0
+    discrete: bool = False
 
     def __post_init__(self) -> None:
         # Every comparison below is written so that NaN fails it: a step whose privacy
@@ -72,6 +111,13 @@ class PrivacyStep:
         # check can refuse.
         if isinstance(self.count, bool) or not isinstance(self.count, (int, np.integer)) or self.count < 1:
             raise ValueError(f"count must be an integer >= 1, got {self.count!r}")
+        if not (0 <= self.closeness_epsilon < 1e-3 and 0 <= self.closeness_delta < 1e-3):
+            raise ValueError("closeness_epsilon and closeness_delta must lie in [0, 1e-3)")
+        if (self.closeness_epsilon or self.closeness_delta) and self.mechanism != "gaussian":
+            raise ValueError("only Gaussian steps carry a closeness allowance; other steps state the privacy of "
+                             "what they sample")
+        if self.discrete and self.mechanism != "laplace":
+            raise ValueError("discrete=True marks a discrete Laplace step")
         if self.mechanism == "gaussian":
             if not (self.noise_scale > 0 and 0 <= self.sensitivity < math.inf):
                 raise ValueError("a Gaussian step needs noise_scale > 0 and a finite sensitivity >= 0")
@@ -162,11 +208,44 @@ class PrivacyLedger:
             self.steps.append(step)
 
     def _total(self, steps: list[PrivacyStep]) -> tuple[float, float]:
+        """The composed (epsilon, delta) of ``steps`` at this ledger's delta (an upper bound).
+
+        Pure ledgers: basic composition.  It is exact for what is sampled: a
+        discrete Laplace step is exactly epsilon-DP (see
+        :func:`dpstats.privacy.samplers.laplace_plan`).
+
+        Other ledgers are composed (GDP, PLD, basic) for the reference
+        mechanisms the steps describe; for a hardened Gaussian step that is the
+        continuous Gaussian on the grid-rounded statistic, rounded to the grid
+        (post-processing of the textbook mechanism).  The sampled system M
+        differs from the reference system R by the steps' closeness
+        (Lambda, T) = (sum closeness_epsilon, sum closeness_delta): for every
+        event E, P_M(E) <= e^Lambda P_R(E) + T and P_R(E) <= e^Lambda P_M(E) + T
+        on the same data (per-step closeness composes adaptively, as in basic
+        composition).  Chaining M(D) -> R(D) -> R(D') -> M(D') gives
+
+            P_M(D)(E) <= e^(eps_R + 2 Lambda) P_M(D')(E) + e^Lambda delta_R + (1 + e^(eps_R + Lambda)) T,
+
+        so eps_R is taken at delta_R = :func:`reference_delta` (delta, Lambda, T)
+        and the ledger reports eps_R + 2 Lambda.  Lambda is below 1e-22 per
+        released coordinate and T below 1e-290, so this costs nothing
+        measurable.
+        """
         if not steps:
             return 0.0, 0.0
         if is_pure(steps):
             return sum(s.epsilon * s.count for s in steps), 0.0  # type: ignore[operator]
-        return compose_epsilon(steps, self.delta), self.delta
+        lam = math.fsum(s.closeness_epsilon for s in steps)
+        tau = math.fsum(s.closeness_delta for s in steps)
+        if lam == 0.0 and tau == 0.0:
+            return compose_epsilon(steps, self.delta), self.delta
+        delta_r = reference_delta(self.delta, lam, tau)
+        if not delta_r > 0:
+            return math.inf, self.delta
+        eps_r = compose_epsilon(steps, delta_r)
+        if not eps_r <= REFERENCE_EPSILON_CAP:  # delta_r assumed eps_R <= the cap
+            return math.inf, self.delta
+        return eps_r + 2.0 * lam, self.delta
 
     @property
     def spent(self) -> tuple[float, float]:

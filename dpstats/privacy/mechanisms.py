@@ -10,11 +10,32 @@ sequence of mechanism calls plus post-processing.
 Data-independent randomness (shuffling rows into blocks, tie-breaking jitter)
 goes through :func:`public_uniform` and :func:`permutation`, which are not
 charged because their output does not depend on the data.
+
+Hardened noise.  Every additive noise draw (Laplace, Gaussian, the Gaussian
+and Poisson-sampled Gaussian blocks of iterative methods, Peeling's Laplace
+noise) is made by :mod:`dpstats.privacy.samplers`: the value is rounded to a
+public power-of-two grid and an exact discrete Laplace or discrete Gaussian
+integer (Canonne, Kamath & Steinke 2020) is added, so no floating-point noise
+ever touches a private value (Mironov 2012).  The ledger step records the
+sampled mechanism: its sensitivity includes the rounding allowance, its note
+names the grid, and its ``closeness_epsilon`` / ``closeness_delta`` bound the
+distance to the reference continuous mechanism the ledger composes (see
+:meth:`~dpstats.privacy.ledger.PrivacyLedger._total`).  What stays
+floating-point is listed in ``docs/architecture.md`` ("Floating-point
+safety"): the exponential mechanism's Gumbel draws, TukeyEM's uniform draw
+inside the chosen region, public uniforms and permutations, and the
+arithmetic that computes the statistics themselves.
+
+Random source.  With ``random_state=None`` :func:`make_rng` returns a
+:class:`~dpstats.privacy.secure_random.SecureGenerator`, whose every draw is
+computed from ``os.urandom`` (the operating system's CSPRNG); seeds give
+numpy's PCG64 for reproducible research and tests, and the report says so.
 """
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
@@ -22,7 +43,12 @@ from dp_accounting import pld
 
 from dpstats.errors import MethodOptionError
 from dpstats.privacy.calibration import gaussian_mu
-from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
+from dpstats.privacy.ledger import REFERENCE_EPSILON_CAP, PrivacyLedger, PrivacyStep, reference_delta
+from dpstats.privacy.samplers import (
+    GAUSSIAN_BITS, LAPLACE_BITS, _ceil_sqrt, _exact_add, _float_up, _grid_exponent, _to_float, discrete_gaussian,
+    discrete_laplace, gaussian_closeness, gaussian_plan, laplace_closeness, laplace_plan, release_on_grid, to_grid,
+)
+from dpstats.privacy.secure_random import SecureGenerator
 
 __all__ = [
     "make_rng",
@@ -42,12 +68,17 @@ __all__ = [
 def make_rng(random_state: "int | np.random.Generator | None") -> tuple[np.random.Generator, bool]:
     """Return ``(generator, seeded)``.
 
-    ``None`` draws fresh entropy from the operating system (numpy's
-    ``SeedSequence`` reads ``os.urandom``); an int or a Generator gives
-    reproducible noise, which the privacy report flags as seeded.
+    ``None`` gives a :class:`~dpstats.privacy.secure_random.SecureGenerator`:
+    every draw is computed from ``os.urandom``, the operating system's
+    cryptographically secure generator (not a PRNG seeded from it).  An int
+    or a Generator gives reproducible noise (numpy's PCG64), which the
+    privacy report flags as seeded.  A SecureGenerator passed in is not
+    seeded.
     """
     if random_state is None:
-        return np.random.default_rng(), False
+        return SecureGenerator(), False
+    if isinstance(random_state, SecureGenerator):
+        return random_state, False
     if isinstance(random_state, np.random.Generator):
         return random_state, True
     if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
@@ -73,19 +104,34 @@ def laplace_mechanism(
     ledger: PrivacyLedger,
     name: str,
 ) -> "float | np.ndarray":
-    """Laplace mechanism: value + Lap(l1_sensitivity / epsilon) per coordinate.
+    """Laplace mechanism, hardened: value + discrete Laplace noise of scale about l1_sensitivity / epsilon.
 
     epsilon-DP for a statistic of L1 sensitivity ``l1_sensitivity`` (Dwork,
-    McSherry, Nissim & Smith 2006).
+    McSherry, Nissim & Smith 2006).  Sampled as g * (round(value / g) + Y)
+    with Y exactly discrete-Laplace (Canonne, Kamath & Steinke 2020) on the
+    public grid g of :func:`~dpstats.privacy.samplers.laplace_plan`: the
+    release is exactly (Delta' / (g t) <= epsilon)-DP, Delta' being the
+    sensitivity plus the rounding allowance g per coordinate.  The ledger
+    step records Delta' and the scale b = g t (b / (sensitivity / epsilon) - 1
+    is below 2^-52 (1 + d / epsilon)) and is marked ``discrete``: it composes by its
+    exact epsilon (basic composition, and the randomized-response pair in
+    PLD composition).
     """
     sens = _check_sensitivity(l1_sensitivity)
     if not epsilon > 0:
         raise ValueError("epsilon must be > 0")
     arr = np.asarray(value, dtype=float)
-    scale = sens / epsilon
-    ledger.charge(PrivacyStep(name, "laplace", sens, "L1", scale, epsilon=float(epsilon), delta=0.0,
-                              dimension=max(arr.size, 1)))
-    noisy = arr + rng.laplace(0.0, scale, size=arr.shape) if scale > 0 else arr.copy()
+    dim = max(arr.size, 1)
+    if sens == 0 or math.isinf(epsilon):  # no noise is needed (or none is possible): nothing to sample
+        ledger.charge(PrivacyStep(name, "laplace", sens, "L1", sens / epsilon, epsilon=float(epsilon), delta=0.0,
+                                  dimension=dim))
+        noisy = arr.copy()
+    else:
+        plan = laplace_plan(sens, float(epsilon), dim)
+        ledger.charge(PrivacyStep(name, "laplace", plan.sensitivity, "L1", plan.noise_scale, epsilon=float(epsilon),
+                                  delta=0.0, dimension=dim, note=plan.describe() + "; exactly epsilon-DP as sampled",
+                                  discrete=True))
+        noisy = release_on_grid(arr, plan, rng)
     return float(noisy) if np.ndim(value) == 0 else noisy
 
 
@@ -98,12 +144,24 @@ def gaussian_mechanism_mu(
     ledger: PrivacyLedger,
     name: str,
 ) -> "float | np.ndarray":
-    """Gaussian mechanism with a GDP parameter: value + N(0, (l2_sensitivity/mu)^2 I).
+    """Gaussian mechanism with a GDP parameter, hardened: value + discrete Gaussian noise of sd about l2_sensitivity/mu.
 
     mu-GDP for a statistic of L2 sensitivity ``l2_sensitivity`` (Dong, Roth &
     Su 2022, Thm 2.7).  Methods that release several Gaussian statistics split
     a mu budget with :func:`~dpstats.privacy.calibration.split_mu`; the ledger
     composes them exactly.
+
+    Sampled as g * (round(value / g) + Y), Y exactly N_Z(0, s^2)
+    (Canonne, Kamath & Steinke 2020), on the public grid g of
+    :func:`~dpstats.privacy.samplers.gaussian_plan`, with
+    s = ceil(Delta' / (mu g)) and Delta' = l2_sensitivity + g ceil(sqrt(d))
+    (the rounding allowance).  The ledger step records Delta' and
+    sigma = g s, so its mu' = Delta' / (g s) <= mu; the reference mechanism
+    (continuous Gaussian on the rounded value, rounded to the grid) is exactly
+    mu'-GDP, and the sampled one is (d lambda, d tau)-close to it
+    (:func:`~dpstats.privacy.samplers.gaussian_closeness`, lambda < 1e-22),
+    which the ledger accounts for.  The discrete Gaussian is also exactly
+    (mu'^2 / 2)-zCDP (CKS20, Sec. 2).
     """
     sens = _check_sensitivity(l2_sensitivity)
     if not mu > 0:
@@ -111,9 +169,12 @@ def gaussian_mechanism_mu(
     arr = np.asarray(value, dtype=float)
     if sens == 0:
         raise ValueError("a Gaussian release with zero sensitivity needs no noise; do not charge it")
-    sigma = sens / mu
-    ledger.charge(PrivacyStep(name, "gaussian", sens, "L2", sigma, dimension=max(arr.size, 1)))
-    noisy = arr + rng.normal(0.0, sigma, size=arr.shape)
+    dim = max(arr.size, 1)
+    plan = gaussian_plan(sens, float(mu), dim)
+    ledger.charge(PrivacyStep(name, "gaussian", plan.sensitivity, "L2", plan.noise_scale, dimension=dim,
+                              note=plan.describe(), closeness_epsilon=dim * plan.closeness_epsilon,
+                              closeness_delta=dim * plan.closeness_delta))
+    noisy = release_on_grid(arr, plan, rng)
     return float(noisy) if np.ndim(value) == 0 else noisy
 
 
@@ -242,7 +303,16 @@ class GaussianBlock:
     it is charged up front, the ledger refuses an over-budget block before any
     noise is drawn, and composition costs O(1) per block instead of O(T) per
     round.  More than ``rounds`` releases are refused.
+
+    Hardened like :func:`gaussian_mechanism_mu`: each release is a discrete
+    Gaussian on its own public grid (chosen from Delta_k / mu_round), with
+    GDP parameter at most mu_round for the rounded statistic.  The step's
+    closeness allowance is charged for ``rounds`` releases of up to
+    max(dimension, 2^16) coordinates each; a larger release is refused.
     """
+
+    #: every release may have this many coordinates at least (the closeness allowance is charged for it)
+    MIN_COORDINATES = 1 << 16
 
     def __init__(self, *, rounds: int, mu_round: float, ledger: PrivacyLedger, name: str,
                  disjoint: bool = False, dimension: int = 1, note: str = "") -> None:
@@ -254,25 +324,33 @@ class GaussianBlock:
         self.mu_round = float(mu_round)
         self.disjoint = bool(disjoint)
         self.used = 0
+        self.max_coordinates = max(int(dimension), self.MIN_COORDINATES)
         how = ("releases on pairwise disjoint row sets (parallel composition)" if disjoint
                else "adaptively composed releases")
+        lam, tau = gaussian_closeness(1 << GAUSSIAN_BITS)  # every release has s >= 2^40: its closeness is smaller
+        coords = self.rounds * self.max_coordinates
         ledger.charge(PrivacyStep(name, "gaussian", 1.0, "normalised (each release: noise sd = its L2 sensitivity "
                                   "/ mu_round)", 1.0 / self.mu_round, count=1 if disjoint else self.rounds,
                                   dimension=int(dimension),
-                                  note=f"{self.rounds} {how}, mu_round={self.mu_round:.4g}" + (f"; {note}" if note
-                                                                                               else "")))
+                                  note=f"{self.rounds} {how}, mu_round={self.mu_round:.4g}; each release a discrete "
+                                       f"Gaussian on its own public grid (s >= 2^{GAUSSIAN_BITS} grid steps, exact "
+                                       "sampler, Canonne, Kamath & Steinke 2020)" + (f"; {note}" if note else ""),
+                                  closeness_epsilon=coords * lam, closeness_delta=coords * tau))
 
     def release(self, value: "float | np.ndarray", *, l2_sensitivity: float,
                 rng: np.random.Generator) -> "float | np.ndarray":
-        """value + N(0, (l2_sensitivity / mu_round)^2 I); refused after ``rounds`` releases."""
+        """value + discrete Gaussian noise of sd about l2_sensitivity / mu_round; refused after ``rounds`` releases."""
         if self.used >= self.rounds:
             raise RuntimeError("this Gaussian block has already made all the releases it was charged for")
         sens = _check_sensitivity(l2_sensitivity)
         if sens == 0:
             raise ValueError("a Gaussian release needs a positive sensitivity")
-        self.used += 1
         arr = np.asarray(value, dtype=float)
-        noisy = arr + rng.normal(0.0, sens / self.mu_round, size=arr.shape)
+        if arr.size > self.max_coordinates:
+            raise ValueError(f"this Gaussian block was charged for releases of at most {self.max_coordinates} "
+                             f"coordinates, got {arr.size}")
+        self.used += 1
+        noisy = release_on_grid(arr, gaussian_plan(sens, self.mu_round, max(arr.size, 1)), rng)
         return float(noisy) if np.ndim(value) == 0 else noisy
 
 
@@ -378,6 +456,27 @@ class PeelingBlock:
     The block is recorded as ONE approximate-DP step with the per-part
     (epsilon, delta_used), charged before any noise is drawn; more than
     ``parts`` calls are refused.  With ``parts=1`` it is a single Peeling.
+
+    Hardened: the scores |v_j| and the values v_j are rounded to the public
+    grid g = 2^e (b / g in [2^52, 2^53)) and the Laplace noise is exact
+    discrete Laplace with parameter t = ceil((lambda + g) * multiplier / g)
+    (integer arithmetic throughout, ties broken by the lowest index).  The
+    rounded scores and values have l_inf sensitivity lambda' = lambda + g, so
+    the scale b' = g t satisfies b' / lambda' >= multiplier.  Each selection
+    is then exactly pure (2 lambda' / b')-DP: with every other coordinate's
+    noise fixed, coordinate j wins iff its integer noise is at least an
+    integer threshold that moves by at most 2 lambda' / g, and the discrete
+    Laplace satisfies P(Y >= k) <= e^(m/t) P(Y >= k + m) for all integers k and
+    m >= 0 (its mass function does, pointwise).  The released values are a
+    discrete Laplace mechanism: exactly pure, and (lambda_L, 0)-close per
+    coordinate to the rounded continuous Laplace
+    (:func:`~dpstats.privacy.samplers.laplace_closeness`, about 2^-54) that
+    the PLD bound of :func:`peeling_noise_multiplier` describes.  When that
+    bound is used (delta > 0), the multiplier is calibrated for the reference
+    at (epsilon - 2 Lambda, delta_R) (:func:`~dpstats.privacy.ledger.reference_delta`,
+    Lambda = parts * sparsity * lambda_L), so the sampled block is
+    (epsilon, delta)-DP as recorded.  In the pure case the discrete block is
+    exactly pure by basic composition.
     """
 
     def __init__(self, *, parts: int, sparsity: int, linf_sensitivity: float, epsilon: float, delta: float,
@@ -390,18 +489,31 @@ class PeelingBlock:
         if lam == 0:
             raise ValueError("Peeling needs a positive l_inf sensitivity")
         multiplier, delta_used = peeling_noise_multiplier(int(sparsity), float(epsilon), float(delta))
+        if delta_used:
+            # the (epsilon, delta) bound is for the reference values (rounded continuous Laplace): calibrate the
+            # reference at (epsilon - 2 Lambda, delta_R) so that the sampled values are (epsilon, delta)-DP
+            lam_total = int(parts) * int(sparsity) * laplace_closeness(1 << LAPLACE_BITS)  # t >= 2^52
+            multiplier, delta_used = peeling_noise_multiplier(int(sparsity), float(epsilon) - 2.0 * lam_total,
+                                                              reference_delta(float(delta), lam_total, 0.0))
+            delta_used = float(delta) if delta_used else 0.0
         self.parts = int(parts)
         self.sparsity = int(sparsity)
         self.dimension = int(dimension)
-        self.scale = lam * multiplier
+        self.grid_exponent = _grid_exponent(lam * multiplier, LAPLACE_BITS)
+        g = Fraction(2) ** self.grid_exponent
+        lam_rounded = Fraction(lam) + g
+        self.t = math.ceil(lam_rounded * Fraction(multiplier) / g)
+        self.scale = math.ldexp(float(self.t), self.grid_exponent)
         self.used = 0
         how = (f"parallel composition over {self.parts} disjoint parts" if self.parts > 1 else "one call")
         ledger.charge(PrivacyStep(
-            name, "approximate-dp", lam, "L-inf", self.scale, epsilon=float(epsilon), delta=delta_used,
-            dimension=self.sparsity,
+            name, "approximate-dp", _float_up(lam_rounded), "L-inf", self.scale, epsilon=float(epsilon),
+            delta=delta_used, dimension=self.sparsity,
             note=(f"Peeling: {self.sparsity} report-noisy-max selections + {self.sparsity} Laplace values, "
                   f"Lap scale {self.scale:.4g}; "
-                  + ("composed by PLD" if delta_used else "pure epsilon-DP by basic composition") + f"; {how}")))
+                  + ("composed by PLD" if delta_used else "pure epsilon-DP by basic composition") + f"; {how}; "
+                  f"discrete Laplace on the grid 2^{self.grid_exponent} (t={self.t} grid steps; exact integer "
+                  "sampler, Canonne, Kamath & Steinke 2020); sensitivity includes the grid rounding")))
 
     def release(self, v: np.ndarray, *, rng: np.random.Generator) -> np.ndarray:
         """One Peeling call on ``v`` (length d); returns a vector with ``sparsity`` non-zero coordinates."""
@@ -411,14 +523,22 @@ class PeelingBlock:
         if vec.shape != (self.dimension,) or not np.all(np.isfinite(vec)):
             raise ValueError(f"Peeling needs a finite vector of length {self.dimension}")
         self.used += 1
-        score = np.abs(vec)
+        e = self.grid_exponent
+        score, _ = to_grid(np.abs(vec), e)  # exact integers
         chosen = np.empty(self.sparsity, dtype=int)
+        taken = np.zeros(self.dimension, dtype=bool)
         for k in range(self.sparsity):
-            noisy = score + rng.laplace(0.0, self.scale, size=self.dimension)
-            noisy[chosen[:k]] = -np.inf
-            chosen[k] = int(np.argmax(noisy))
+            noisy = _exact_add(score, discrete_laplace(self.t, self.dimension, rng))
+            if noisy.dtype != object:  # |noisy| < 2^63 - 1: the int64 minimum is below every candidate
+                noisy[taken] = np.iinfo(np.int64).min
+                best = int(np.argmax(noisy))  # the first maximum: ties go to the lowest index
+            else:
+                best = max((i for i in range(self.dimension) if not taken[i]), key=lambda i: (noisy[i], -i))
+            chosen[k] = best
+            taken[best] = True
+        values, _ = to_grid(vec[chosen], e)
         out = np.zeros(self.dimension)
-        out[chosen] = vec[chosen] + rng.laplace(0.0, self.scale, size=self.sparsity)
+        out[chosen] = _to_float(_exact_add(values, discrete_laplace(self.t, self.sparsity, rng)), e)
         return out
 
 
@@ -609,6 +729,20 @@ class PoissonGaussianBlock:
     PLD value for the composed ``PoissonSampledDpEvent`` under replace-one
     (proof there).  The subsampling is part of the accounted mechanism.  More
     than ``rounds`` samples or releases are refused.
+
+    Hardened: each clipped row is rounded to the public grid g = 2^e
+    (z C / g in [2^40, 2^41)), the integer rows are summed exactly, and an
+    exact discrete Gaussian N_Z(0, s^2) is added, s = ceil(z C' / g).  A
+    rounded row has norm at most C' = C (1 + 2^-30) + g ceil(sqrt(d)) / 2 (the
+    factor covers the floating-point error of the clipping for d < 2^20), so
+    the reference mechanism (the continuous Gaussian of sd g s >= z C' on the
+    sum of rounded rows, rounded to the grid) is the Poisson-sampled Gaussian
+    with rows of norm <= C' and noise multiplier >= z, which the charged
+    epsilon covers; the sampled one is (d lambda, d tau)-close to it per round
+    (:func:`~dpstats.privacy.samplers.gaussian_closeness`), so the epsilon
+    recorded is the reference's at delta_R = reference_delta(delta, Lambda, T)
+    plus 2 Lambda (Lambda, T: the closeness of all T rounds), which makes the
+    sampled run (epsilon, delta)-DP as recorded.
     """
 
     def __init__(self, *, noise_multiplier: float, sampling_rate: float, rounds: int, clip_norm: float, n: int,
@@ -625,13 +759,30 @@ class PoissonGaussianBlock:
         self.n = int(n)
         self.sampled = 0
         self.released = 0
-        eps = poisson_gaussian_epsilon(self.noise_multiplier, self.sampling_rate, self.rounds, float(ledger.delta))
+        self.dimension = int(dimension)
+        if not 1 <= self.dimension <= (1 << 20):
+            raise ValueError("the hardened Poisson-sampled Gaussian supports 1 <= dimension <= 2^20")
+        if not (self.noise_multiplier > 0 and math.isfinite(self.noise_multiplier)):
+            raise ValueError("noise_multiplier must be finite and > 0")
+        self.grid_exponent = _grid_exponent(self.noise_multiplier * clip, GAUSSIAN_BITS)
+        g = Fraction(2) ** self.grid_exponent
+        rounded_clip = Fraction(clip) * (1 + Fraction(1, 1 << 30)) + g * _ceil_sqrt(self.dimension) / 2
+        self.s = math.ceil(Fraction(self.noise_multiplier) * rounded_clip / g)
+        sd = math.ldexp(float(self.s), self.grid_exponent)
+        lam, tau = gaussian_closeness(self.s)
+        lam_total, tau_total = self.rounds * self.dimension * lam, self.rounds * self.dimension * tau
+        # the reference run (continuous noise, rounded) at delta_R; the sampled run then at (eps_R + 2 Lambda, delta)
+        eps = poisson_gaussian_epsilon(self.noise_multiplier, self.sampling_rate, self.rounds,
+                                       reference_delta(float(ledger.delta), lam_total, tau_total))
+        eps = eps + 2.0 * lam_total if eps <= REFERENCE_EPSILON_CAP else math.inf
         ledger.charge(PrivacyStep(
-            name, "approximate-dp", clip, "L2, per-row clip C", self.noise_multiplier * clip, epsilon=eps,
-            delta=float(ledger.delta), dimension=int(dimension),
+            name, "approximate-dp", _float_up(rounded_clip), "L2, per-row clip C (after grid rounding)", sd,
+            epsilon=eps, delta=float(ledger.delta), dimension=self.dimension,
             note=(f"Poisson-sampled Gaussian, T={self.rounds} steps, q={self.sampling_rate:.4g}, noise multiplier "
                   f"z={self.noise_multiplier:.4g} (noise sd z*C on each batch sum of rows clipped to norm C; a "
-                  "replaced row moves it by <= 2C); accounted with dp_accounting PLD, replace-one")))
+                  "replaced row moves it by <= 2C); accounted with dp_accounting PLD, replace-one; rows rounded to "
+                  f"the grid 2^{self.grid_exponent}, discrete Gaussian noise (s={self.s} grid steps; exact integer "
+                  "sampler, Canonne, Kamath & Steinke 2020)")))
 
     def sample(self, rng: np.random.Generator) -> np.ndarray:
         """The secret Poisson sample of this round (row indices); never release it."""
@@ -641,19 +792,35 @@ class PoissonGaussianBlock:
         return poisson_subsample(self.n, self.sampling_rate, rng)
 
     def release_clipped_sum(self, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """sum_i clip_C(rows[i]) + N(0, (z C)^2 I) for the per-row vectors of the current sample."""
+        """sum_i clip_C(rows[i]) + discrete Gaussian noise of sd about z C, for the rows of the current sample."""
         if self.released >= self.sampled:
             raise RuntimeError("release_clipped_sum needs a fresh sample() first (one release per sample)")
         r = np.asarray(rows, dtype=float)
-        if r.ndim != 2:
-            raise ValueError("rows must be a 2-d array (one vector per sampled row)")
+        if r.ndim != 2 or r.shape[1] != self.dimension:
+            raise ValueError(f"rows must be a 2-d array with {self.dimension} columns (one vector per sampled row)")
         self.released += 1
         norms = np.sqrt(np.einsum("ij,ij->i", r, r))
         # min(1, C/||r_i||); rows with a non-finite norm contribute nothing (a contribution of norm 0 <= C)
         finite = np.isfinite(norms)
         scale = np.where(finite, self.clip_norm / np.maximum(np.where(finite, norms, 0.0), self.clip_norm), 0.0)
-        total = np.where(finite[:, None], r, 0.0).T @ scale
-        return total + rng.normal(0.0, self.noise_multiplier * self.clip_norm, size=total.shape)
+        clipped = np.where(finite[:, None], r, 0.0) * scale[:, None]
+        ints, _ = to_grid(clipped, self.grid_exponent)  # |entries| <= C' / g < 2^62
+        total = _exact_column_sums(ints)
+        noise = discrete_gaussian(self.s, self.dimension, rng)
+        return _to_float(_exact_add(total, noise), self.grid_exponent)
+
+
+def _exact_column_sums(ints: np.ndarray) -> np.ndarray:
+    """Exact column sums of an integer matrix (int64 entries below 2^62 in absolute value)."""
+    if ints.dtype == object:
+        return np.array([sum(int(v) for v in col) for col in ints.T], dtype=object)
+    if ints.shape[0] == 0:
+        return np.zeros(ints.shape[1], dtype=np.int64)
+    if ints.shape[0] * int(np.max(np.abs(ints))) < (1 << 62):
+        return ints.sum(axis=0)
+    hi, lo = ints >> 31, ints & ((1 << 31) - 1)  # ints = hi 2^31 + lo, 0 <= lo < 2^31, |hi| < 2^31
+    hs, ls = hi.sum(axis=0), lo.sum(axis=0)   # each below 2^31 * rows < 2^62 for fewer than 2^31 rows
+    return np.array([(int(a) << 31) + int(b) for a, b in zip(hs, ls)], dtype=object)
 
 
 def poisson_gaussian_block(*, noise_multiplier: float, sampling_rate: float, rounds: int, clip_norm: float, n: int,

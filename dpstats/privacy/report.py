@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -48,7 +48,9 @@ class PrivacyReport:
     method_choice:
         Why ``method="auto"`` picked this method (empty when chosen by name).
     seeded:
-        True when a seed was given (reproducible noise, for research and tests).
+        True when a seed was given (reproducible noise, for research and tests);
+        False means every draw came from the operating system's CSPRNG
+        (:class:`~dpstats.privacy.secure_random.SecureGenerator`).
     """
 
     method: str
@@ -98,7 +100,8 @@ class PrivacyReport:
         out += [f"Assumption: {a}" for a in self.assumptions]
         out += [f"Note: {n}" for n in self.notes]
         out.append("Random source: " + ("seeded generator (reproducible; for research and tests only)"
-                                        if self.seeded else "fresh operating-system entropy"))
+                                        if self.seeded else "operating-system CSPRNG (every draw reads fresh "
+                                                            "operating-system entropy via os.urandom)"))
         if self.status != "released":
             out.append(f"Status: {self.status}")
         return out
@@ -118,6 +121,7 @@ class PrivacyReport:
             "epsilon_spent": self.epsilon_spent, "delta_spent": self.delta_spent,
             "relation": self.relation, "guarantee": self.guarantee, "composition": self.composition,
             "n": self.n, "assumptions": list(self.assumptions), "notes": list(self.notes),
-            "method_choice": self.method_choice, "seeded": self.seeded, "status": self.status,
+            "method_choice": self.method_choice, "seeded": self.seeded,
+            "random_source": "seeded generator" if self.seeded else "operating-system CSPRNG", "status": self.status,
             "steps": self.steps_frame().drop(columns=["privacy"]).to_dict(orient="records"),
         }

@@ -1,0 +1,237 @@
+"""Plots of private fits: coefficients with intervals, privacy-utility curves, error against n.
+
+matplotlib is the ``plot`` extra (``pip install "dpstats[plot]"``); it is
+imported inside each function, so ``import dpstats`` never needs it.  Every
+function draws on ``ax`` when one is given (else on a new figure) and returns
+the Axes.
+
+* :func:`coef_plot` (also ``DPRegressionResults.plot_coefficients``): the
+  released coefficients of one or several fits, with the intervals the method
+  provides privately (ssp and adassp: parametric bootstrap; the non-private
+  reference: classical) and, optionally, reference values such as the truth of
+  a simulation or OLS on public data.
+* :func:`privacy_utility`: the curve of :meth:`dpstats.Comparison.plot`
+  (median and interquartile band against epsilon), plus an optional
+  horizontal reference line (say, the non-private R^2).
+* :func:`error_vs_n`: measured errors against n beside the minimax lower bound
+  and the method's upper bound, drawn by :func:`dpstats.theory.plot_plan`.
+
+Nothing here touches data: the plots use released values (and whatever the
+caller measured on public or synthetic data).
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["coef_plot", "privacy_utility", "error_vs_n", "short_name"]
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib.pyplot as plt  # noqa: PLC0415  (optional dependency, imported when used)
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError('dpstats.plotting needs matplotlib: pip install "dpstats[plot]"') from exc
+    return plt
+
+
+_FACTOR_COLUMN = re.compile(r"^C\((?P<var>[^,()]+)(?:,.*)?\)\[(?:T\.)?(?P<level>.*)\]$")
+
+
+def short_name(column: str) -> str:
+    """A readable label for a patsy column: ``C(cut, Treatment('Ideal'))[T.Good]`` -> ``cut: Good``."""
+    m = _FACTOR_COLUMN.match(column)
+    return f"{m.group('var').strip()}: {m.group('level')}" if m else column
+
+
+def _fit_label(res: Any) -> str:
+    if not res.privacy.private:
+        return f"{res.method} (NOT PRIVATE)"
+    return f"{res.method}, epsilon={res.privacy.epsilon_spent:.3g}"
+
+
+def coef_plot(results: Any, *, alpha: float = 0.05, reference: "pd.Series | Mapping[str, float] | None" = None,
+              reference_label: str = "reference", terms: "Sequence[str] | Callable[[str], bool] | None" = None,
+              drop_intercept: bool = False, short_names: bool = True, ax: Any = None,
+              title: str | None = None) -> Any:
+    """Dot-and-whisker plot of released coefficients, one row per coefficient.
+
+    Parameters
+    ----------
+    results:
+        A :class:`~dpstats.DPRegressionResults`, or a mapping ``{label: results}``
+        to compare several fits (drawn side by side in each row).
+    alpha:
+        Intervals are ``conf_int(alpha)`` where the method provides them;
+        a fit without private intervals is drawn as points only and its legend
+        entry says so.
+    reference:
+        Coefficients to mark beside the estimates (the truth of a simulation,
+        or OLS on public data), indexed by coefficient name; names not in it
+        are skipped.
+    reference_label:
+        Legend label of ``reference``.
+    terms:
+        The coefficients to show: a list of names (in that order) or a
+        predicate on the name.  Default: all, in the design's order.
+    drop_intercept:
+        Leave out ``Intercept`` (its scale often dwarfs the others).
+    short_names:
+        Label factor columns as ``cut: Good`` instead of patsy's
+        ``C(cut, Treatment('Ideal'))[T.Good]``.
+    ax:
+        Axes to draw on.
+    title:
+        Axes title (default: the formula of the first fit).
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    plt = _pyplot()
+    fits = dict(results) if isinstance(results, Mapping) else {_fit_label(results): results}
+    if not fits:
+        raise ValueError("coef_plot needs at least one fit")
+    first = next(iter(fits.values()))
+    names = list(first.params.index)
+    for res in fits.values():
+        names += [c for c in res.params.index if c not in names]
+    if terms is None:
+        chosen = names
+    elif callable(terms):
+        chosen = [c for c in names if terms(c)]
+    else:
+        unknown = [t for t in terms if t not in names]
+        if unknown:
+            raise ValueError(f"terms not among the coefficients: {', '.join(map(str, unknown))}")
+        chosen = list(terms)
+    if drop_intercept:
+        chosen = [c for c in chosen if c != "Intercept"]
+    if not chosen:
+        raise ValueError("no coefficient left to plot")
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7.0, 0.9 + 0.32 * len(chosen) * max(1, 0.6 * len(fits))))
+    rows = np.arange(len(chosen))[::-1].astype(float)  # first coefficient at the top
+    k = len(fits)
+    offsets = (np.arange(k) - (k - 1) / 2) * (0.6 / max(k, 1)) if k > 1 else np.zeros(1)
+    for j, (label, res) in enumerate(fits.items()):
+        present = [c for c in chosen if c in res.params.index]
+        pos = rows[[chosen.index(c) for c in present]] - offsets[j]
+        est = res.params.loc[present].to_numpy(dtype=float)
+        color = f"C{j}"
+        if res.inference_available:
+            ci = res.conf_int(alpha).loc[present]
+            lo, hi = ci[0].to_numpy(dtype=float), ci[1].to_numpy(dtype=float)
+            # an interval need not contain its estimate (basic bootstrap intervals correct for bias):
+            # draw the interval as a segment and the estimate as a point, not as +- error bars
+            ax.hlines(pos, lo, hi, color=color, linewidth=1.6, alpha=0.8)
+            ax.plot(est, pos, "o", color=color, label=f"{label}: {100 * (1 - alpha):g}% interval")
+        else:
+            ax.plot(est, pos, "o", color=color, label=f"{label} (no intervals)")
+    if reference is not None:
+        ref = pd.Series(reference, dtype=float)
+        present = [c for c in chosen if c in ref.index]
+        ax.plot(ref.loc[present].to_numpy(), rows[[chosen.index(c) for c in present]], "x", color="black",
+                markersize=7, label=reference_label)
+    ax.axvline(0.0, color="grey", linewidth=0.8, linestyle=":")
+    ax.set_yticks(rows, [short_name(str(c)) if short_names else str(c) for c in chosen])
+    ax.set_ylim(rows.min() - 0.7, rows.max() + 0.7)
+    ax.set_xlabel("coefficient")
+    ax.set_title(textwrap.fill(first.formula, 70) if title is None else title, fontsize="medium")
+    ax.legend(fontsize="small", loc="best")
+    return ax
+
+
+def privacy_utility(comparison: Any, metric: str | None = None, *, reference: float | None = None,
+                    reference_label: str = "non-private reference", ax: Any = None) -> Any:
+    """The privacy-utility curve of a :func:`dpstats.compare` study.
+
+    Draws :meth:`dpstats.Comparison.plot` (median and interquartile band of
+    ``metric`` against epsilon, one curve per method) and, if given, a
+    horizontal line at ``reference`` (for instance the non-private R^2 of OLS
+    on the same public data).  Returns the Axes.
+    """
+    ax = comparison.plot(metric=metric, ax=ax)
+    if reference is not None:
+        ax.axhline(float(reference), color="black", linestyle="--", linewidth=1.0, label=reference_label)
+        ax.legend(fontsize="small")
+    return ax
+
+
+def error_vs_n(ns: Sequence[float], errors: "Mapping[str, Any]", *, sigma: float = 1.0, d: int | None = None,
+               epsilon: float | None = None, delta: float | None = None, sparsity: int | None = None,
+               method: str | None = None, ax: Any = None, ylabel: str | None = None) -> Any:
+    """Measured errors against n (log-log), optionally beside the theory's bounds.
+
+    Parameters
+    ----------
+    ns:
+        The sample sizes measured.
+    errors:
+        ``{label: values}``, where values has one entry per n, or one row per
+        n with one column per repetition (then the median is drawn with an
+        interquartile band).  NaN entries (say, refused fits) are ignored.
+    sigma:
+        The noise standard deviation; errors are divided by it, so that they
+        are in the units of the bounds.
+    d, epsilon, delta, sparsity, method:
+        When ``d``, ``epsilon`` and ``delta`` are given, the minimax lower
+        bound (Thm 18, or Thm 16 with ``sparsity``) and the upper bound of
+        ``method`` (where one is known) are drawn first by
+        :func:`dpstats.theory.plot_plan`.  The bounds hold up to unknown
+        constants (set to 1): compare slopes and orders of magnitude, not
+        levels.
+    ax:
+        Axes to draw on.
+    ylabel:
+        Label of the y axis.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    plt = _pyplot()
+    n_arr = np.asarray(ns, dtype=float)
+    if n_arr.ndim != 1 or n_arr.size == 0 or not np.all(n_arr > 0):
+        raise ValueError("ns must be a non-empty sequence of positive sample sizes")
+    if not sigma > 0:
+        raise ValueError("sigma must be positive")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.8, 4.6))
+    theory = d is not None and epsilon is not None and delta is not None
+    if theory:
+        from dpstats.theory import plot_plan  # noqa: PLC0415
+
+        plot_plan(int(d), [float(epsilon)], float(delta), sparsity=sparsity, method=method,  # type: ignore[arg-type]
+                  n_range=(float(n_arr.min()) / 1.5, float(n_arr.max()) * 1.5), ax=ax)
+    markers = "osD^v<>ph"
+    for j, (label, values) in enumerate(errors.items()):
+        vals = np.asarray(values, dtype=float) / sigma
+        if vals.ndim == 1:
+            vals = vals[:, None]
+        if vals.shape[0] != n_arr.size:
+            raise ValueError(f"errors[{label!r}] has {vals.shape[0]} rows; expected one per n ({n_arr.size})")
+        with np.errstate(all="ignore"):
+            finite = np.where(np.isfinite(vals), vals, np.nan)
+            ok = ~np.all(np.isnan(finite), axis=1)
+            med = np.full(n_arr.size, np.nan)
+            med[ok] = np.nanmedian(finite[ok], axis=1)
+        color = f"C{(j + 3) % 10}" if theory else f"C{j % 10}"
+        ax.plot(n_arr[ok], med[ok], marker=markers[j % len(markers)], color=color, linewidth=1.4,
+                label=f"{label} (measured)")
+        if finite.shape[1] > 1 and ok.any():
+            q1 = np.nanquantile(finite[ok], 0.25, axis=1)
+            q3 = np.nanquantile(finite[ok], 0.75, axis=1)
+            ax.fill_between(n_arr[ok], q1, q3, color=color, alpha=0.2, linewidth=0)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("n")
+    ax.set_ylabel(ylabel or ("error / sigma" + (" (bounds up to constants)" if theory else "")))
+    ax.legend(fontsize="small")
+    return ax

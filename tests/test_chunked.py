@@ -1,0 +1,387 @@
+"""Data larger than memory: CSV/Parquet files read in chunks and Dask DataFrames (dpstats.sources, dpstats.chunked).
+
+The contract: for the same data and seed, a fit on chunked data gives the
+same answer as the in-memory fit, whatever the partition (the deterministic
+statistics agree up to the order of floating-point additions, checked at a
+relative 1e-9; the noise draws are identical), the design is built from
+public facts before any row is read, and a refused call reads and spends
+nothing.  All tests use fixed seeds and small data.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpstats
+from dpstats.errors import (
+    BudgetExceededError, ChunkedDataNotSupportedError, DataTypeError, FormulaError, MissingDataError,
+    UndeclaredLevelsError,
+)
+from dpstats.methods import adassp, ssp, tukey
+from dpstats.methods.blocks import RowPermutation, block_of_rows, block_sums
+from dpstats.methods.sufficient import ArrayChunks, SufficientStatistics, add_statistics, statistics_of_chunk
+from dpstats.privacy.ledger import PrivacyLedger
+from dpstats.sources import CSVSource, DataFrameSource, DataSource, ParquetSource
+
+pa = pytest.importorskip("pyarrow")
+dd = pytest.importorskip("dask.dataframe")
+
+RTOL = 1e-9
+FORMULA = "y ~ x1 + x2 + C(g, levels=['a', 'b', 'c']) + np.log1p(x1) + x1:x2"
+BOUNDS = {"x1": (0.0, 10.0), "x2": (-4.0, 4.0), "y": (-25.0, 30.0)}
+LEVELS_FORMULA = "y ~ x1 + x2 + C(g) + np.log1p(x1) + x1:x2"  # levels from levels= or the dtype
+
+
+def _frame(n: int = 24000, seed: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"x1": rng.uniform(0, 10, n), "x2": rng.normal(0, 1, n),
+                       "g": rng.choice(["a", "b", "c"], n)})
+    df["y"] = 1 + 0.5 * df.x1 - 2 * df.x2 + (df.g == "b") + 0.3 * df.x1 * df.x2 + rng.normal(0, 1, n)
+    return df
+
+
+@pytest.fixture(scope="module")
+def df() -> pd.DataFrame:
+    return _frame()
+
+
+@pytest.fixture(scope="module")
+def files(df: pd.DataFrame, tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    d = tmp_path_factory.mktemp("chunked")
+    cuts = [0, 5000, 13000, len(df)]
+    csvs = []
+    for i in range(3):
+        p = d / f"part{i}.csv"
+        df.iloc[cuts[i]:cuts[i + 1]].to_csv(p, index=False)
+        csvs.append(str(p))
+    pq_path = d / "all.parquet"
+    df.to_parquet(pq_path, row_group_size=3500)
+    pq_dir = d / "pq"
+    pq_dir.mkdir()
+    for i in range(3):
+        df.iloc[cuts[i]:cuts[i + 1]].to_parquet(pq_dir / f"part{i}.parquet", row_group_size=2000)
+    return {"csv": csvs, "parquet": str(pq_path), "parquet_dir": str(pq_dir)}
+
+
+def _partitionings(df: pd.DataFrame, files: dict[str, object]) -> dict[str, object]:
+    return {
+        "DataFrame chunks of 1000": DataFrameSource(df, chunksize=1000),
+        "CSV files, default chunks": files["csv"],
+        "CSV chunks of 777": CSVSource(files["csv"], chunksize=777),
+        "Parquet row groups (path)": files["parquet"],
+        "Parquet batches of 1234": ParquetSource(files["parquet"], batch_size=1234),
+        "Parquet directory": files["parquet_dir"],
+        "Dask, 7 partitions": dd.from_pandas(df, npartitions=7),
+        "Dask read_parquet": dd.read_parquet(files["parquet_dir"]),
+    }
+
+
+def _fit(data, method: str, **kw):
+    eps = math.inf if method == "ols" else kw.pop("epsilon", 1.0)
+    return dpstats.dp_ols(FORMULA, data, eps, 1e-6, method=method, bounds=BOUNDS, random_state=11, **kw)
+
+
+def _same_fit(a, b) -> None:
+    assert list(a.params.index) == list(b.params.index)
+    np.testing.assert_allclose(b.params.to_numpy(), a.params.to_numpy(), rtol=RTOL, atol=0)
+    assert a.nobs == b.nobs
+    steps_a = [(s.name, s.mechanism, s.sensitivity, s.noise_scale) for s in a.privacy.steps]
+    steps_b = [(s.name, s.mechanism, s.sensitivity, s.noise_scale) for s in b.privacy.steps]
+    assert len(steps_a) == len(steps_b)
+    for (na, ma, sa, za), (nb, mb, sb, zb) in zip(steps_a, steps_b):
+        assert (na, ma) == (nb, mb)
+        np.testing.assert_allclose([sb, zb], [sa, za], rtol=RTOL)
+    np.testing.assert_allclose(b.privacy.epsilon_spent, a.privacy.epsilon_spent, rtol=1e-12)
+
+
+METHODS = [("ssp", {}), ("adassp", {}), ("noisy_ols", {"epsilon": 8.0}), ("tukey", {}),
+           ("tukey", {"blocks": "ols"}), ("ols", {})]
+
+
+@pytest.mark.parametrize("method,kw", METHODS, ids=[m + ("-" + "-".join(k) if k else "") for m, k in METHODS])
+def test_chunked_fit_equals_in_memory_fit_for_every_partitioning(df, files, method, kw):
+    reference = _fit(df, method, **dict(kw))
+    partitionings = _partitionings(df, files)
+    if method == "noisy_ols":  # its PLD accounting is slow; four partitionings cover every source
+        partitionings = {k: v for k, v in partitionings.items() if k in {
+            "CSV chunks of 777", "Parquet batches of 1234", "Dask, 7 partitions", "DataFrame chunks of 1000"}}
+    for label, data in partitionings.items():
+        got = _fit(data, method, **dict(kw))
+        try:
+            _same_fit(reference, got)
+        except AssertionError as exc:  # pragma: no cover - the message names the partitioning
+            raise AssertionError(f"{method} on {label}: {exc}") from None
+        assert any("read in chunks" in note for note in got.privacy.notes)
+
+
+def test_inference_quantities_equal_in_memory(df, files):
+    a = _fit(df, "adassp")
+    b = _fit(files["parquet"], "adassp")
+    np.testing.assert_allclose(b.bse, a.bse, rtol=1e-8)
+    np.testing.assert_allclose(b.conf_int().to_numpy(), a.conf_int().to_numpy(), rtol=1e-8)
+
+
+def test_dask_on_a_local_two_worker_cluster(df, files):
+    """The Dask path on a real distributed cluster (2 worker processes): tasks and the design are pickled to the
+    workers, which rebuild patsy's design from public facts; only aggregates come back."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=40) as cluster, distributed.Client(cluster):
+        for method, kw in [("adassp", {}), ("tukey", {})]:
+            reference = _fit(df, method, **kw)
+            _same_fit(reference, _fit(dd.from_pandas(df, npartitions=5), method, **kw))
+        # a spline needs the one-row public prototype on the workers
+        f = "y ~ x1 + bs(x1, knots=[3, 6], lower_bound=0, upper_bound=10) + x2"
+        a = dpstats.dp_ols(f, df, 1.0, 1e-6, method="ssp", bounds=BOUNDS, random_state=2)
+        b = dpstats.dp_ols(f, dd.read_parquet(files["parquet_dir"]), 1.0, 1e-6, method="ssp", bounds=BOUNDS,
+                           random_state=2)
+        _same_fit(a, b)
+
+
+def test_levels_from_schema_and_from_the_levels_argument(df, files):
+    cat = df.assign(g=pd.Categorical(df.g, categories=["a", "b", "c"]))
+    a = dpstats.dp_ols(LEVELS_FORMULA, cat, 1.0, 1e-6, method="ssp", bounds=BOUNDS, random_state=4)
+    # a Categorical dtype with known categories is schema (pandas and Dask alike)
+    for data in (DataFrameSource(cat, chunksize=999), dd.from_pandas(cat, npartitions=4)):
+        _same_fit(a, dpstats.dp_ols(LEVELS_FORMULA, data, 1.0, 1e-6, method="ssp", bounds=BOUNDS, random_state=4))
+    # CSV strings and Parquet columns: levels= declares them
+    for data in (files["csv"], files["parquet"]):
+        got = dpstats.dp_ols(LEVELS_FORMULA, data, 1.0, 1e-6, method="ssp", bounds=BOUNDS, random_state=4,
+                             levels={"g": ["a", "b", "c"]})
+        _same_fit(a, got)
+
+
+class _Unreadable(DataSource):
+    """A source with a schema whose data must never be read."""
+
+    kind = "unreadable"
+
+    def __init__(self, schema: pd.DataFrame) -> None:
+        self._schema = schema
+
+    def schema(self) -> pd.DataFrame:
+        return self._schema.iloc[:0]
+
+    def frames(self, columns):
+        raise AssertionError("the data were read")
+
+
+def test_public_errors_are_decided_before_any_row_is_read(df):
+    src = _Unreadable(df)
+    acct = dpstats.PrivacyAccountant(5.0, 1e-5)
+    with pytest.raises(UndeclaredLevelsError):
+        dpstats.dp_ols("y ~ x1 + C(g)", src, 1.0, 1e-6, method="ssp", bounds=BOUNDS, accountant=acct)
+    with pytest.raises(UndeclaredLevelsError, match="allow_data_levels=True is not supported"):
+        dpstats.dp_ols("y ~ x1 + g", src, 1.0, 1e-6, method="ssp", bounds=BOUNDS, allow_data_levels=True,
+                       accountant=acct)
+    with pytest.raises(dpstats.errors.MissingBoundsError):
+        dpstats.dp_ols("y ~ x1", src, 1.0, 1e-6, method="ssp", bounds={"x1": (0, 10)}, accountant=acct)
+    with pytest.raises(dpstats.errors.StatefulTransformError):
+        dpstats.dp_ols("y ~ center(x1)", src, 1.0, 1e-6, method="ssp", bounds=BOUNDS, accountant=acct)
+    with pytest.raises(dpstats.errors.InvalidBoundsError):
+        dpstats.dp_ols("y ~ x1", src, 1.0, 1e-6, method="ssp", bounds={**BOUNDS, "x9": (0, 1)}, accountant=acct)
+    with pytest.raises(dpstats.errors.MethodOptionError):
+        dpstats.dp_ols("y ~ x1", src, 1.0, 1e-6, method="adassp", bounds=BOUNDS, rho=2.0, accountant=acct)
+    with pytest.raises(ChunkedDataNotSupportedError, match="robgd"):
+        dpstats.dp_ols("y ~ x1", src, 1.0, 1e-6, method="robgd", accountant=acct)
+    assert acct.spent == (0.0, 0.0)
+
+
+def test_over_budget_is_refused_before_the_source_is_opened(tmp_path):
+    acct = dpstats.PrivacyAccountant(1.0, 1e-6)
+    with pytest.raises(BudgetExceededError):
+        dpstats.dp_ols("y ~ x", str(tmp_path / "does-not-exist.parquet"), 2.0, 1e-7, method="ssp",
+                       bounds={"x": (0, 1), "y": (0, 1)}, accountant=acct)
+    assert acct.spent == (0.0, 0.0)
+
+
+def test_unsupported_methods_name_the_supported_ones(df):
+    for method in ("robgd", "dpsgd", "ambssgd", "lasso"):
+        with pytest.raises(ChunkedDataNotSupportedError) as err:
+            dpstats.dp_ols("y ~ x1", DataFrameSource(df, 5000), 1.0, 1e-6, method=method, bounds=BOUNDS,
+                           **({"sparsity": 1} if method == "lasso" else {}))
+        for name in ("ssp", "adassp", "noisy_ols", "tukey"):
+            assert name in str(err.value)
+
+
+def test_a_chunk_cannot_change_the_design(df):
+    """The first chunk holds only level 'a' (and is tiny); the columns are still those of the declared levels."""
+    small = df.head(3000)
+    ordered = pd.concat([small[small.g == "a"], small[small.g != "a"]], ignore_index=True)
+    a = dpstats.dp_ols(FORMULA, ordered, 1.0, 1e-6, method="ssp", bounds=BOUNDS, random_state=5)
+    b = dpstats.dp_ols(FORMULA, DataFrameSource(ordered, 7), 1.0, 1e-6, method="ssp", bounds=BOUNDS, random_state=5)
+    assert "C(g, levels=['a', 'b', 'c'])[T.c]" in b.params.index
+    _same_fit(a, b)
+
+
+def test_schema_violations_are_refused_without_values_and_spend_nothing(df, tmp_path):
+    acct = dpstats.PrivacyAccountant(5.0, 1e-5)
+    bad = df.copy()
+    bad.loc[20000, "x2"] = np.nan
+    p = tmp_path / "missing.csv"
+    bad.to_csv(p, index=False)
+    with pytest.raises(MissingDataError, match="x2"):
+        dpstats.dp_ols(FORMULA, str(p), 1.0, 1e-6, method="adassp", bounds=BOUNDS, accountant=acct)
+    text = df.astype({"x1": object})
+    text.loc[15000, "x1"] = "secret-value-123"
+    q = tmp_path / "text.csv"
+    text.to_csv(q, index=False)
+    with pytest.raises(DataTypeError) as err:
+        dpstats.dp_ols(FORMULA, CSVSource(str(q), chunksize=4000), 1.0, 1e-6, method="adassp", bounds=BOUNDS,
+                       accountant=acct)
+    assert "secret" not in str(err.value)
+    outside = df.copy()
+    outside.loc[12000, "g"] = "zzz-private"
+    with pytest.raises(FormulaError) as err:
+        dpstats.dp_ols(FORMULA, DataFrameSource(outside, 5000), 1.0, 1e-6, method="ssp", bounds=BOUNDS,
+                       accountant=acct)
+    assert "zzz" not in str(err.value)
+    assert acct.spent == (0.0, 0.0)
+
+
+def test_missing_drop_matches_in_memory(df, tmp_path):
+    bad = df.copy()
+    bad.loc[[3, 7000, 16000], "x1"] = np.nan
+    p = tmp_path / "drop.parquet"
+    bad.to_parquet(p, row_group_size=5000)
+    for method in ("adassp", "tukey"):
+        a = dpstats.dp_ols(FORMULA, bad, 1.0, 1e-6, method=method, bounds=BOUNDS, random_state=6, missing="drop")
+        b = dpstats.dp_ols(FORMULA, str(p), 1.0, 1e-6, method=method, bounds=BOUNDS, random_state=6,
+                           missing="drop")
+        _same_fit(a, b)
+        assert b.nobs == len(df) - 3
+
+
+def test_auto_chooses_among_chunk_capable_methods_and_predict_works(df, files):
+    res = dpstats.dp_ols(FORMULA, files["parquet"], 1.0, 1e-6, bounds=BOUNDS, random_state=1)
+    assert res.method == "adassp"
+    pred = res.predict(df.head(5))
+    assert pred.shape == (5,) and np.all(np.isfinite(pred))
+    nb = dpstats.dp_ols("y ~ x1 + x2", files["csv"], 3.0, 1e-6, random_state=1)  # no bounds: tukey
+    assert nb.method == "tukey"
+
+
+def test_refusal_after_spending_is_settled(df):
+    acct = dpstats.PrivacyAccountant(5.0, 1e-5)
+    tiny = df.head(400)
+    with pytest.raises(dpstats.errors.IllConditionedDesignError):
+        dpstats.dp_ols(FORMULA, DataFrameSource(tiny, 100), 0.05, 1e-6, method="noisy_ols", bounds=BOUNDS,
+                       accountant=acct, random_state=0)
+    assert 0 < acct.spent[0] < 0.05
+
+
+# --- the methods layer: statistics, block assignment, chunked TukeyEM ---------------------------------------
+
+
+def test_sufficient_statistics_sum_over_any_partition():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(1000, 4)), rng.normal(size=1000)
+    bounds = dpstats.bounds.DataBounds(np.full(4, -1.0), np.full(4, 1.0), -1.0, 1.0)
+    whole = SufficientStatistics.from_arrays(X, y, bounds)
+    for rows in (1, 7, 333, 1000):
+        parts = ArrayChunks(X, y, rows).reduce(statistics_of_chunk(bounds, ssp.plan_statistics(bounds)),
+                                               add_statistics)
+        np.testing.assert_allclose(parts.xtx, whole.xtx, rtol=1e-12)
+        np.testing.assert_allclose(parts.xty, whole.xty, rtol=1e-12)
+        assert parts.n == whole.n and math.isclose(parts.yty, whole.yty, rel_tol=1e-12)
+    led_a, led_b = PrivacyLedger(1.0, 1e-6), PrivacyLedger(1.0, 1e-6)
+    a = adassp.fit(X, y, ledger=led_a, rng=np.random.default_rng(1), bounds=bounds)
+    b = adassp.fit_statistics(whole, ledger=led_b, rng=np.random.default_rng(1), bounds=bounds)
+    np.testing.assert_array_equal(a.params, b.params)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 64, 1000, 4097, 2**32 + 3])
+def test_row_permutation_is_a_bijection_evaluable_on_any_slice(n):
+    perm = RowPermutation.draw(n, np.random.default_rng(n))
+    if n > 10**6:  # 64-bit arithmetic: the inverse undoes the permutation on a sample of positions
+        q = np.random.default_rng(0).integers(0, n, 5000)
+        np.testing.assert_array_equal(perm.positions(perm.rows_at(q)), q)
+        return
+    pos = perm.positions(np.arange(n))
+    assert np.array_equal(np.sort(pos), np.arange(n))
+    cut = n // 3
+    np.testing.assert_array_equal(np.concatenate([perm.positions(np.arange(cut)), perm.positions(np.arange(cut, n))]),
+                                  pos)
+    np.testing.assert_array_equal(perm.order()[pos], np.arange(n))
+    np.testing.assert_array_equal(perm.rows_at(pos), np.arange(n))
+
+
+def test_blocks_have_exactly_b_rows_and_do_not_follow_the_file_order():
+    n, m = 100_000, 200
+    b = n // m
+    perm = RowPermutation.draw(n, np.random.default_rng(9))
+    _, blk = block_of_rows(perm, 0, n, m, b)
+    assert np.all(np.bincount(blk[blk >= 0], minlength=m) == b) and np.sum(blk < 0) == n - m * b
+    # rows sorted by a variable: the block means of the row index vary like those of random blocks
+    idx = np.arange(n, dtype=float)
+    means = np.bincount(blk[blk >= 0], weights=idx[blk >= 0], minlength=m) / b
+    expected_sd = idx.std() / math.sqrt(b)
+    assert 0.8 < means.std() / expected_sd < 1.2  # a chi-square with 199 df: outside (0.8, 1.2) w.p. < 1e-3
+
+
+def test_block_sums_over_chunks_equal_the_sums_over_the_whole():
+    rng = np.random.default_rng(2)
+    n, d, m = 5000, 3, 40
+    z, y = rng.normal(size=(n, d)), rng.normal(size=n)
+    perm = RowPermutation.draw(n, rng)
+    _, blk = block_of_rows(perm, 0, n, m, n // m)
+    zz, zy = block_sums(z, y, blk, m)
+    for k in (0, 17, 39):
+        rows = blk == k
+        np.testing.assert_allclose(zz[k], z[rows].T @ z[rows], rtol=1e-12)
+        np.testing.assert_allclose(zy[k], z[rows].T @ y[rows], rtol=1e-12)
+    zz2, zy2 = np.zeros_like(zz), np.zeros_like(zy)
+    for start in range(0, n, 613):
+        _, b2 = block_of_rows(perm, start, min(613, n - start), m, n // m)
+        a, c = block_sums(z[start:start + 613], y[start:start + 613], b2, m)
+        zz2 += a
+        zy2 += c
+    np.testing.assert_allclose(zz2, zz, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(zy2, zy, rtol=1e-12, atol=1e-12)
+
+
+class _RemoteChunks(ArrayChunks):
+    """As if the chunks were on a cluster: TukeyEM's centring then uses histogram passes, not gathered rows."""
+
+    local = False
+
+
+@pytest.mark.parametrize("blocks,centre", [("ols", True), ("ols", False), ("moments", True)])
+def test_tukey_fit_chunks_equals_fit(blocks, centre):
+    rng = np.random.default_rng(4)
+    n = 20_000
+    X = np.column_stack([np.ones(n), rng.normal(5, 2, (n, 2))])
+    y = X @ np.array([1.0, 2.0, -1.0]) + rng.normal(size=n)
+    kw = dict(bounds=None, blocks=blocks, centre=centre, intercept_index=0)
+    a = tukey.fit(X.copy(), y.copy(), ledger=PrivacyLedger(2.0, 1e-6), rng=np.random.default_rng(8), **kw)
+    for chunks in (ArrayChunks(X, y, 999), ArrayChunks(X, y, n), _RemoteChunks(X, y, 1234)):
+        b = tukey.fit_chunks(chunks, ledger=PrivacyLedger(2.0, 1e-6), rng=np.random.default_rng(8), **kw)
+        np.testing.assert_allclose(b.params, a.params, rtol=RTOL)
+        assert b.info["m"] == a.info["m"] and b.info["noisy_distance"] == pytest.approx(a.info["noisy_distance"])
+        if centre:  # the private centres (and radii) are the same releases
+            np.testing.assert_array_equal(b.info["centres"], a.info["centres"])
+            np.testing.assert_array_equal(b.info["radii"], a.info["radii"])
+
+
+def test_large_partitions_are_processed_in_bounded_slices(df):
+    """A chunk (a Dask partition) longer than the slice size is evaluated in slices: bounded working memory."""
+    import patsy
+
+    from dpstats.chunked import ChunkEvaluator, ChunkTask
+    from dpstats.formula import public_design
+
+    seen: list[int] = []
+
+    def record(X, y, offset):
+        seen.append(X.shape[0])
+        return X.shape[0]
+
+    design, plan, proto = public_design(FORMULA, df, eval_env=patsy.EvalEnvironment.capture(), bounds=BOUNDS,
+                                        clip_variables=True)
+    ev = ChunkEvaluator(FORMULA, {"np": np}, plan, proto, design.column_names, design.response_name)
+    total, rows = ChunkTask(ev, None, record, lambda a, b: a + b, max_rows=5000)(df, 0)
+    assert total == rows == len(df) and max(seen) <= 5000 and len(seen) == math.ceil(len(df) / 5000)

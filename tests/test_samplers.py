@@ -1,0 +1,276 @@
+"""Exact discrete samplers (dpstats.privacy.samplers): the draws follow their exact distributions.
+
+Every statistical test uses a fixed seed and states its false-failure rate
+(the chance, over seeds, that a correct sampler fails it).  Chi-square tests
+pool the cells with expected count below 5 into the two tails; they and the
+binomial tests reject at p < 1e-6.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpstats.privacy import samplers
+from dpstats.privacy.samplers import (
+    bernoulli_exp, discrete_gaussian, discrete_laplace, gaussian_closeness, gaussian_plan, laplace_closeness,
+    laplace_plan, release_on_grid,
+)
+from dpstats.privacy.secure_random import SecureGenerator
+
+P_MIN = 1e-6  # rejection level of every test below
+
+
+def _chisquare_pvalue(draws: np.ndarray, support: np.ndarray, pmf: np.ndarray) -> float:
+    """Chi-square goodness of fit on ``support`` (cells with expected count < 5 merged into the two tails)."""
+    n = draws.size
+    counts = np.array([np.sum(draws == k) for k in support], dtype=float)
+    expected = pmf * n
+    below, above = draws < support[0], draws > support[-1]
+    keep = expected >= 5
+    lo_idx, hi_idx = np.argmax(keep), len(keep) - 1 - np.argmax(keep[::-1])
+    obs = np.r_[counts[:lo_idx].sum() + below.sum(), counts[lo_idx:hi_idx + 1], counts[hi_idx + 1:].sum() + above.sum()]
+    exp = np.r_[expected[:lo_idx].sum(), expected[lo_idx:hi_idx + 1], expected[hi_idx + 1:].sum()]
+    exp[0] += max(0.0, n * (1 - pmf.sum())) / 2  # the mass outside ``support``, split between the tails
+    exp[-1] += max(0.0, n * (1 - pmf.sum())) / 2
+    mask = exp > 0
+    return float(stats.chisquare(obs[mask], exp[mask] * obs.sum() / exp[mask].sum()).pvalue)
+
+
+def _laplace_pmf(t: int, support: np.ndarray) -> np.ndarray:
+    return math.tanh(1.0 / (2 * t)) * np.exp(-np.abs(support) / t)
+
+
+def _gaussian_pmf(s: int, support: np.ndarray) -> np.ndarray:
+    k = np.arange(-40 * s - 40, 40 * s + 41)
+    z = np.exp(-(k.astype(float) ** 2) / (2.0 * s * s)).sum()
+    return np.exp(-(support.astype(float) ** 2) / (2.0 * s * s)) / z
+
+
+# ---------------------------------------------------------------------------------------------
+# Bernoulli(exp(-gamma))
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("gamma", [Fraction(0), Fraction(1, 7), Fraction(1, 2), Fraction(1), Fraction(9, 4),
+                                   Fraction(5)])
+def test_bernoulli_exp_matches_exp_minus_gamma(gamma):
+    """False-failure rate: one binomial test, 1e-6."""
+    n = 200_000
+    draws = bernoulli_exp(gamma, n, np.random.default_rng(1))
+    assert draws.dtype == bool and draws.shape == (n,)
+    if gamma == 0:
+        assert draws.all()
+    else:
+        assert stats.binomtest(int(draws.sum()), n, math.exp(-float(gamma))).pvalue > P_MIN
+
+
+def test_bernoulli_exp_refuses_negative_gamma():
+    with pytest.raises(ValueError):
+        bernoulli_exp(Fraction(-1, 2), 3, np.random.default_rng(0))
+
+
+# ---------------------------------------------------------------------------------------------
+# discrete Laplace
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("t", [1, 3, 10])
+def test_discrete_laplace_matches_its_pmf(t):
+    """P(y) = tanh(1/(2t)) exp(-|y|/t): chi-square on the support plus two tail tests.
+
+    False-failure rate: three tests at 1e-6 each.
+    """
+    n = 300_000
+    draws = discrete_laplace(t, n, np.random.default_rng(2 + t))
+    assert draws.dtype == np.int64 and draws.shape == (n,)
+    support = np.arange(-12 * t, 12 * t + 1)
+    assert _chisquare_pvalue(draws, support, _laplace_pmf(t, support)) > P_MIN
+    for k in (2 * t, 5 * t):  # P(|Y| >= k) = 2 e^(-k/t) / (1 + e^(-1/t))
+        p = 2 * math.exp(-k / t) / (1 + math.exp(-1 / t))
+        assert stats.binomtest(int(np.sum(np.abs(draws) >= k)), n, p).pvalue > P_MIN
+
+
+def test_discrete_laplace_scalar_path_matches_its_pmf():
+    """Releases of at most 12 draws use the Python-integer path: same law.  False-failure rate 1e-6."""
+    rng = np.random.default_rng(7)
+    t = 3
+    draws = np.concatenate([discrete_laplace(t, 5, rng) for _ in range(20_000)])
+    support = np.arange(-36, 37)
+    assert _chisquare_pvalue(draws, support, _laplace_pmf(t, support)) > P_MIN
+
+
+def test_discrete_laplace_large_parameter_moments():
+    """t = 2^52 (the hardened Laplace's scale in grid steps): E|Y| and E Y^2 match.
+
+    E|Y| = 2 tanh(1/(2t)) e^(-1/t) / (1 - e^(-1/t))^2 (about t), E Y^2 about 2 t^2.  False-failure rate:
+    two z-tests at 5.7e-7 each.
+    """
+    t = 1 << 52
+    n = 100_000
+    y = discrete_laplace(t, n, np.random.default_rng(8)).astype(float) / t
+    assert abs(np.mean(np.abs(y)) - 1.0) < 5.0 * 1.0 / math.sqrt(n)  # sd of |Y|/t is 1
+    assert abs(np.mean(y * y) - 2.0) < 5.0 * math.sqrt(20.0 / n)
+
+
+def test_discrete_laplace_rejects_bad_parameters():
+    for bad in (0, -3, 1 << 62):
+        with pytest.raises(ValueError):
+            discrete_laplace(bad, 3, np.random.default_rng(0))
+
+
+# ---------------------------------------------------------------------------------------------
+# discrete Gaussian
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("s", [1, 2, 5])
+def test_discrete_gaussian_matches_its_pmf(s):
+    """P(y) proportional to exp(-y^2/(2 s^2)): chi-square plus two tail tests.
+
+    False-failure rate: three tests at 1e-6 each.
+    """
+    n = 300_000
+    draws = discrete_gaussian(s, n, np.random.default_rng(20 + s))
+    assert draws.dtype == np.int64 and draws.shape == (n,)
+    support = np.arange(-8 * s, 8 * s + 1)
+    pmf = _gaussian_pmf(s, support)
+    assert _chisquare_pvalue(draws, support, pmf) > P_MIN
+    for k in (2 * s, 3 * s):
+        big = np.arange(k, 40 * s + 40)
+        p = 2 * _gaussian_pmf(s, big).sum()
+        assert stats.binomtest(int(np.sum(np.abs(draws) >= k)), n, p).pvalue > P_MIN
+
+
+def test_discrete_gaussian_scalar_path_matches_its_pmf():
+    """The Python-integer path (at most 12 draws): same law.  False-failure rate 1e-6."""
+    rng = np.random.default_rng(9)
+    s = 2
+    draws = np.concatenate([discrete_gaussian(s, 3, rng) for _ in range(30_000)])
+    support = np.arange(-16, 17)
+    assert _chisquare_pvalue(draws, support, _gaussian_pmf(s, support)) > P_MIN
+
+
+def test_discrete_gaussian_large_parameter_moments():
+    """s = 2^40 (the hardened Gaussian's sd in grid steps): variance s^2, 4th moment 3 s^4, tails.
+
+    False-failure rate: three z/binomial tests at about 1e-6 each.
+    """
+    s = 1 << 40
+    n = 200_000
+    y = discrete_gaussian(s, n, np.random.default_rng(10)).astype(float) / s
+    assert abs(np.mean(y * y) - 1.0) < 5.0 * math.sqrt(2.0 / n)
+    assert abs(np.mean(y**4) - 3.0) < 5.0 * math.sqrt(96.0 / n)
+    assert stats.binomtest(int(np.sum(np.abs(y) > 2.5)), n, 2 * stats.norm.sf(2.5)).pvalue > P_MIN
+
+
+def test_gaussian_acceptance_probability_is_exact_for_a_far_proposal():
+    """A proposal y = 13 at s = 4 is kept with probability exp(-(13-4)^2 / 32) (q = 2, r = 1 factors).
+
+    Both the vectorised and the scalar acceptance.  False-failure rate: two binomial tests at 1e-6.
+    """
+    s, y, n = 4, 13, 100_000
+    p = math.exp(-((y - s) ** 2) / (2 * s * s))
+    rng = np.random.default_rng(11)
+    vec = samplers._gaussian_accept(rng, np.full(n, y, dtype=np.int64), s)
+    assert stats.binomtest(int(vec.sum()), n, p).pvalue > P_MIN
+    scal = [samplers._gaussian_accept_scalar(rng, -y, s) for _ in range(20_000)]
+    assert stats.binomtest(int(sum(scal)), 20_000, p).pvalue > P_MIN
+
+
+def test_samplers_are_reproducible_with_a_seed_and_work_with_the_csprng():
+    a = discrete_gaussian(1 << 40, 100, np.random.default_rng(5))
+    b = discrete_gaussian(1 << 40, 100, np.random.default_rng(5))
+    assert np.array_equal(a, b)
+    c, d = (discrete_laplace(7, 3, np.random.default_rng(6)) for _ in range(2))
+    assert np.array_equal(c, d)
+
+
+def test_samplers_with_the_csprng_match_their_pmf():
+    """The OS CSPRNG feeds the same exact algorithms.  Not seeded: false-failure rate 2e-6 (two tests)."""
+    gen = SecureGenerator()
+    support = np.arange(-24, 25)
+    lap = discrete_laplace(3, 100_000, gen)
+    assert _chisquare_pvalue(lap, support, _laplace_pmf(3, support)) > P_MIN
+    gau = discrete_gaussian(3, 100_000, gen)
+    assert _chisquare_pvalue(gau, support, _gaussian_pmf(3, support)) > P_MIN
+
+
+# ---------------------------------------------------------------------------------------------
+# closeness of discrete to rounded continuous noise (the bounds the ledger relies on)
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("s", [20, 60, 200])
+def test_gaussian_closeness_bound_holds_in_high_precision(s):
+    """max over |k| <= 37 s of |log(RG(k)/DG(k))| <= lambda, and both tails <= tau (60-digit arithmetic)."""
+    mpmath.mp.dps = 60
+    lam, tau = samplers._gaussian_closeness_bound(s, 37.0)
+    S = mpmath.mpf(s)
+    z = mpmath.nsum(lambda j: mpmath.e ** (-j**2 / (2 * S * S)), [-mpmath.inf, mpmath.inf])
+    half = mpmath.mpf(1) / 2
+    worst = mpmath.mpf(0)
+    top = int(37 * s)
+    for k in list(range(0, 3 * s)) + list(range(top - 3 * s, top + 1)):
+        dg = mpmath.e ** (-mpmath.mpf(k) ** 2 / (2 * S * S)) / z
+        rg = (1 - 2 * mpmath.ncdf(-half / S)) if k == 0 else (
+            mpmath.ncdf(-(k - half) / S) - mpmath.ncdf(-(k + half) / S))
+        worst = max(worst, abs(mpmath.log(rg / dg)))
+    assert worst <= lam
+    tail_dg = 2 * mpmath.nsum(lambda k: mpmath.e ** (-k**2 / (2 * S * S)), [top + 1, mpmath.inf]) / z
+    tail_rg = 2 * mpmath.ncdf(-(top + half) / S)
+    assert tail_dg <= tau and tail_rg <= tau
+    assert worst >= 0.5 * lam  # and the bound is not loose (within 3% at s = 200)
+
+
+@pytest.mark.parametrize("t", [1, 3, 100, 1 << 30])
+def test_laplace_closeness_is_the_exact_largest_log_ratio(t):
+    mpmath.mp.dps = 60
+    T = mpmath.mpf(t)
+    z = 1 / (2 * T)
+    p = lambda k: mpmath.tanh(z) * mpmath.e ** (-abs(k) / T)  # noqa: E731
+    q = lambda k: (1 - mpmath.e ** (-z)) if k == 0 else mpmath.e ** (-abs(k) / T) * mpmath.sinh(z)  # noqa: E731
+    assert q(0) + 2 * mpmath.nsum(q, [1, mpmath.inf]) == pytest.approx(1.0, abs=1e-40)
+    worst = max(abs(mpmath.log(q(k) / p(k))) for k in range(-20, 21))
+    assert float(worst) <= laplace_closeness(t) <= float(worst) * (1 + 1e-5)
+
+
+def test_closeness_at_the_package_grid_is_negligible():
+    lam, tau = gaussian_closeness(1 << 40)
+    assert 0 < lam < 1e-22 and 0 < tau < 1e-290
+    assert 0 < laplace_closeness(1 << 52) < 1e-16
+    with pytest.raises(ValueError):
+        gaussian_closeness(1000)
+
+
+# ---------------------------------------------------------------------------------------------
+# grid plans and releases
+# ---------------------------------------------------------------------------------------------
+
+def test_gaussian_plan_inflates_the_sensitivity_and_keeps_mu():
+    plan = gaussian_plan(2.0, 0.5, 10)
+    g = plan.grid
+    assert g == 2.0 ** (math.frexp(4.0)[1] - 1 - 40)
+    assert (1 << 40) <= plan.param < (1 << 41)
+    assert plan.sensitivity >= 2.0 + g * 4  # ceil(sqrt(10)) = 4
+    assert plan.sensitivity / plan.noise_scale <= 0.5
+    assert plan.noise_scale == g * plan.param
+
+
+def test_laplace_plan_is_exactly_epsilon_dp():
+    plan = laplace_plan(1.0, 0.7, 3)
+    g = Fraction(plan.grid)
+    assert Fraction(plan.sensitivity) >= 1 + 3 * g
+    assert Fraction(plan.sensitivity) / (g * plan.param) <= Fraction(0.7)  # Delta' / (g t) <= epsilon, exactly
+    assert (1 << 52) <= plan.param
+
+
+def test_release_on_grid_handles_huge_values_exactly_and_passes_non_finite_through():
+    plan = gaussian_plan(1.0, 1.0, 4)
+    x = np.array([1e30, -3.5e25, np.nan, np.inf])
+    out = release_on_grid(x, plan, np.random.default_rng(0))
+    assert np.isnan(out[2]) and out[3] == np.inf
+    assert np.all(np.abs(out[:2] - x[:2]) < 20 * plan.noise_scale + 1e30 * 2**-52)
+    small = release_on_grid(np.array([0.25, -7.0]), plan, np.random.default_rng(0))
+    assert np.all(small / plan.grid == np.round(small / plan.grid))  # on the grid
