@@ -401,8 +401,8 @@ def fit_chunked(formula: str, data: Any, eps: float, dlt: float, *, spec: Method
     evaluator = ChunkEvaluator(formula, _namespace(design, eval_env, columns), plan, proto, design.column_names,
                                design.response_name, infos=(design.response_info, design.design_info))
     cdesign = ChunkedDesign(**{k: getattr(design, k) for k in design.__dataclass_fields__})
-    cdesign.notes.append(f"data read in chunks from {source.describe()}; the design of every chunk is the public "
-                         "design built from the schema, and only sums over chunks were kept")
+    cdesign.notes.append(f"data read in chunks from {source.describe()}; every chunk was evaluated with the public "
+                         "design built from the schema, and the method used aggregates of the chunks")
     runner = _Runner(source, evaluator, cdesign, dlt)
 
     n: int | None = None

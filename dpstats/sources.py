@@ -17,8 +17,9 @@ picklable *task* on every chunk (a pandas DataFrame of the used columns) and
 combines the partial results with an associative function:
 
 * local sources (:class:`CSVSource`, :class:`ParquetSource`,
-  :class:`DataFrameSource`) read chunk after chunk in this process, so the
-  memory is that of one chunk plus the accumulators;
+  :class:`DataFrameSource`) read and process chunks in this process, in a
+  small pool of threads with a bounded number of chunks in flight, so the
+  memory is that of a few chunks plus the accumulators, whatever n;
 * :class:`DaskSource` builds one task per partition and a tree of combine
   tasks and computes them on Dask's current scheduler (a
   ``distributed.Client``, if one is active): partitions are read and reduced
@@ -348,13 +349,66 @@ class ParquetSource(DataSource):
         return int(sum(pq.ParquetFile(p).metadata.num_rows for p in self.paths))
 
     def frames(self, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
+        for p in self.paths:
+            yield from self._row_group_frames(p, None, columns)
+
+    def _row_group_frames(self, path: str, row_group: int | None, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
         import pyarrow.parquet as pq  # noqa: PLC0415
 
+        # streamed column reads (no pre-buffering of whole row groups): several times less memory, and faster
+        with pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20) as f:
+            groups = None if row_group is None else [row_group]
+            for batch in f.iter_batches(batch_size=self.batch_size, columns=list(columns), row_groups=groups):
+                yield batch.to_pandas(split_blocks=True)  # one block per column: no consolidation copy
+
+    def _units(self) -> list[tuple[str, int, int]]:
+        """(path, row group, global index of its first raw row) for every row group, in row order."""
+        import pyarrow.parquet as pq  # noqa: PLC0415
+
+        units, start = [], 0
         for p in self.paths:
-            # streamed column reads (no pre-buffering of whole row groups): several times less memory, and faster
-            with pq.ParquetFile(p, pre_buffer=False, buffer_size=1 << 20) as f:
-                for batch in f.iter_batches(batch_size=self.batch_size, columns=list(columns)):
-                    yield batch.to_pandas(split_blocks=True)  # one block per column: no consolidation copy
+            meta = pq.ParquetFile(p).metadata
+            for g in range(meta.num_row_groups):
+                units.append((p, g, start))
+                start += meta.row_group(g).num_rows
+        return units
+
+    def run(self, task: Task, combine: Combine, columns: Sequence[str], *, offsets: bool,
+            counter: Callable[[pd.DataFrame], int] | None = None, raw_offsets: bool = False) -> tuple[Any, int]:
+        """As :meth:`DataSource.run`, but each worker thread reads its own row groups (batch by batch), so that
+        reading is parallel too; partial results are combined in row order (one per row group)."""
+        workers = self.workers if self.workers is not None else default_workers()
+        if workers <= 1 or (offsets and not raw_offsets):
+            return super().run(task, combine, columns, offsets=offsets, counter=counter, raw_offsets=raw_offsets)
+        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+        def unit(path: str, group: int, start: int) -> tuple[Any, int]:
+            acc, rows, raw = None, 0, start
+            for frame in self._row_group_frames(path, group, columns):
+                part, k = task(frame, raw if offsets else 0)
+                raw += len(frame)
+                rows += k
+                acc = part if acc is None else combine(acc, part)
+            return acc, rows
+
+        acc, total = None, 0
+        pending: deque = deque()
+
+        def collect() -> None:
+            nonlocal acc, total
+            part, rows = pending.popleft().result()
+            total += rows
+            if part is not None:
+                acc = part if acc is None else combine(acc, part)
+
+        with single_threaded_blas(), ThreadPoolExecutor(workers) as pool:
+            for path, group, start in self._units():
+                pending.append(pool.submit(unit, path, group, start))
+                while len(pending) > workers:
+                    collect()
+            while pending:
+                collect()
+        return acc, total
 
 
 class DaskSource(DataSource):
