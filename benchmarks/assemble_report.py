@@ -1,0 +1,62 @@
+"""Assemble BENCHMARKS.md from benchmarks/report_head.md and the raw results in benchmarks/results/.
+
+Run:  python benchmarks/assemble_report.py   (after any benchmark script has rewritten its results file)
+"""
+import os
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+os.chdir(ROOT)
+head=open(os.path.join(HERE, 'report_head.md')).read()
+speed=open('benchmarks/results/speed.md').read().strip()
+head=head.replace('SPEED_TABLE', speed).replace('SPEED_SSP','0.26').replace('SPEED_ADA','0.26').replace('SPEED_FLOOR','0.26')
+def read(path):
+    return open(path).read()
+def sec(title, path):
+    t=read(path).strip()
+    t="\n".join(("##"+l if l.startswith("#") else l) for l in t.splitlines())
+    return f"\n\n## {title}\n\n_Raw file: `{path}`._\n\n{t}\n"
+body=head
+body+="""
+The d = 50 rows vary with the machine's load (statsmodels itself took 0.3 s to 1.3 s for the same
+n = 10^5 cell across two runs); at n = 10^5, d = 50 the private bootstrap makes `ssp`/`adassp` slower
+than statsmodels' point estimate, which is the price of private intervals, not of the fit.
+"""
+body+=sec("TukeyEM (issue 4)", "benchmarks/results/tukey.md")
+body+=sec("Cai, Wang & Zhang: error against n and sparse recovery (issue 3)", "benchmarks/results/cai.md")
+body=body.replace("![error against n](error_vs_n.png)","![error against n](benchmarks/results/error_vs_n.png)")
+body+=sec("DP-RobGD and DP-AMBSSGD: the paper's experiment (issue 5)", "benchmarks/results/robgd.md")
+body+="\n![error against n](benchmarks/results/robgd_vs_n.png)\n![error against kappa](benchmarks/results/robgd_vs_kappa.png)\n![corrupted labels](benchmarks/results/robgd_corrupted.png)\n"
+body+=sec("DP-RobGD speed", "benchmarks/results/robgd_speed.md")
+body+="""
+
+## Coverage of private confidence intervals (issue 8)
+
+_Raw file: `benchmarks/results/coverage.md`. Command: `python benchmarks/coverage.py --reps 500 --out
+benchmarks/results/coverage.md` (500 simulated data sets per row; x ~ U[-1, 1]^(d-1), y = 0.5 + x'beta + e
+with Gaussian or t_3 errors of unit variance; public bounds x in [-1, 1], y in [-8, 8]; delta = 1e-6).
+Measured before the hardened samplers replaced the floating-point noise (same distributions up to the
+public grid)._
+
+"coverage" pools all coefficients of nominal 95% intervals; "worst_coef" is the least-covered
+coefficient; "width_vs_ols" is the mean interval width over the non-private OLS interval's on the same
+data; "warned" is the share of fits whose summary carried the unreliable-interval warning (a released
+noise-to-signal ratio above 0.3). Every row with coverage outside [0.93, 0.97] has warned = 1.0: where the
+intervals fail, the summary says so. They fail where privacy noise swamps the Gram matrix (n = 2000 with
+d = 11, or epsilon = 0.3): SSP then over-covers or under-covers and AdaSSP's ridge shrinkage is too strong
+for the bootstrap's bias correction (coverage as low as 0.21). Budget split for the y^T y release
+(`python benchmarks/coverage.py --split --reps 300`): weights 0.02, 0.1 and 0.5 of mu^2 all cover within
+the band; 0.1 is the default (about 2% more noise on the point estimate than 0.02, a safer sigma^2 at
+small n).
+
+""" + open('benchmarks/results/coverage.md').read().strip() + "\n\n" + open('benchmarks/results/coverage_split.md').read().strip() + "\n"
+body+=sec("Data larger than memory (issue 9)", "benchmarks/results/scale.md")
+body+="""
+Reading: at 10^8 rows (9.1 GB of Parquet, never loaded whole) `ssp` and `adassp` read at about 15 M rows/s,
+0.84-0.88x the time of the same reduction written directly in Dask, with a peak of about 200 MB above the
+baseline (bounded by the chunk, not by n); through Dask with one task per row group they match the floor
+(0.94x). `tukey` needs two passes (the private centring sample, then the per-block sums) and takes 1.7x
+(`blocks="ols"`) to 1.9x (default) the floor locally and 2.4x through Dask: it misses the 1.5x target. The machine was shared with other jobs during these runs.
+"""
+body+=sec("dpstats beside diffprivlib and OpenDP (issue 6)", "benchmarks/results/peers.md")
+body+=sec("Hardened privacy: cost (issue 10)", "benchmarks/results/hardened.md")
+open('BENCHMARKS.md','w').write(body)
