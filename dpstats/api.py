@@ -96,7 +96,7 @@ def dp_ols(
         A :class:`~dpstats.privacy.accountant.PrivacyAccountant` the fit draws
         from; a fit that would overspend it is refused before touching the data.
     random_state:
-        ``None`` (fresh OS entropy, the default for real releases), an int seed
+        ``None`` (the operating-system CSPRNG, the default for real releases), an int seed
         or a Generator (reproducible; the report says the noise was seeded).
     levels:
         Public factor levels ``{variable: [level, ...]}``.

@@ -80,7 +80,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
     fit_intercept:
         Add an intercept column (as the formula interface does).
     random_state:
-        ``None`` (fresh OS entropy: the default for real releases), an int
+        ``None`` (the operating-system CSPRNG: the default for real releases), an int
         seed or a :class:`numpy.random.Generator`.
     accountant:
         A :class:`dpstats.PrivacyAccountant` that every fit draws from.
