@@ -63,6 +63,7 @@ def dp_ols(
     allow_data_levels: bool = False,
     rescale: bool = True,
     chunksize: int | None = None,
+    eval_env: "patsy.EvalEnvironment | None" = None,
     **options: Any,
 ) -> DPRegressionResults:
     """Fit a linear regression with differential privacy from an R-style formula.
@@ -114,6 +115,10 @@ def dp_ols(
     chunksize:
         Rows per chunk for files (default 131072), or, with a DataFrame,
         process it in chunks of this many rows (same result as in one piece).
+    eval_env:
+        The namespace in which functions used by the formula are looked up
+        (default: the caller's, as in patsy); wrappers such as
+        :func:`dpstats.compare` pass their own caller's.
     **options:
         Method-specific options (e.g. ``rho=`` for adassp).
 
@@ -134,6 +139,7 @@ def dp_ols(
     # the budget is reserved before the data are touched: an over-budget fit is refused on public facts only
     private = spec.private if spec is not None else True
     token = reserve(accountant, eps, dlt, f"{method}: {formula}") if private else None
+    env = eval_env if eval_env is not None else patsy.EvalEnvironment.capture(1)  # the caller's namespace
     if chunksize is not None or is_chunked_data(data):
         from dpstats.chunked import fit_chunked  # noqa: PLC0415
 
@@ -141,13 +147,13 @@ def dp_ols(
             return fit_chunked(formula, data, eps, dlt, spec=spec, method=method, bounds=bounds, levels=levels,
                                missing=missing, allow_data_levels=allow_data_levels, rescale=rescale,
                                accountant=accountant, token=token, random_state=random_state, options=options,
-                               eval_env=patsy.EvalEnvironment.capture(1), chunksize=chunksize)
+                               eval_env=env, chunksize=chunksize)
         except BaseException:
             if token is not None and accountant.is_open(token):  # type: ignore[union-attr]
                 accountant.settle(token, 0.0, 0.0, status="refused")  # type: ignore[union-attr]
             raise
     try:
-        design = build_design(formula, data, eval_env=patsy.EvalEnvironment.capture(1), bounds=bounds,
+        design = build_design(formula, data, eval_env=env, bounds=bounds,
                               levels=levels, missing=missing, allow_data_levels=allow_data_levels,
                               clip_variables=clip)
     except BaseException:

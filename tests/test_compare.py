@@ -135,3 +135,21 @@ def test_method_options_reach_the_method(synthetic):
                           bounds=BOUNDS, method_options={"dpsgd": {"optimizer": "bogus"}}, progress=False,
                           verbose=False)
     assert res.frame["status"].tolist() == ["MethodOptionError"]
+
+
+def _public_log1p_shift(v):
+    """A user-defined transform (public constants only), looked up in the caller's namespace."""
+    return np.log1p(v + 3.0)
+
+
+def test_compare_and_dp_ols_see_functions_defined_by_the_caller():
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"x": rng.uniform(-1, 1, 2000)})
+    df["y"] = 2 * df["x"] + rng.normal(0, 0.1, 2000)
+    formula = "y ~ _public_log1p_shift(x)"
+    bounds = {"_public_log1p_shift(x)": (np.log1p(2.0), np.log1p(4.0)), "y": (-3, 3)}
+    res = dpstats.dp_ols(formula, df, 1.0, method="ssp", bounds=bounds, random_state=0)
+    assert "_public_log1p_shift(x)" in res.params.index
+    cmp = dpstats.compare(formula, df, methods=["ssp"], epsilons=[1.0], trials=2, data_are_public=True,
+                          bounds=bounds, random_state=0)
+    assert (cmp.frame["status"] == "ok").all()
