@@ -127,13 +127,7 @@ def dp_ols(
     DPRegressionResults
     """
     eps, dlt = check_privacy_parameters(epsilon, delta)
-    spec = None if method == "auto" else get_method(method)
-    if spec is not None:
-        _check_epsilon_for_method(spec, eps)
-        _check_options(spec, options)
-    elif math.isinf(eps):
-        spec = get_method("ols")
-        _check_options(spec, options)
+    spec = resolve_method(method, eps, options)
 
     clip = spec.needs_bounds if spec is not None else bool(bounds)
     # the budget is reserved before the data are touched: an over-budget fit is refused on public facts only
@@ -162,6 +156,21 @@ def dp_ols(
         raise
     return _fit_design(design, spec, method, eps, dlt, formula=formula, accountant=accountant, token=token,
                        random_state=random_state, rescale=rescale, options=options)
+
+
+def resolve_method(method: str, eps: float, options: Mapping[str, Any]) -> MethodSpec | None:
+    """The named method checked against epsilon and its options (public facts only); None means auto.
+
+    ``method="auto"`` with epsilon = inf resolves to the non-private reference ``ols``.
+    """
+    spec = None if method == "auto" else get_method(method)
+    if spec is not None:
+        _check_epsilon_for_method(spec, eps)
+    elif math.isinf(eps):
+        spec = get_method("ols")
+    if spec is not None:
+        _check_options(spec, options)
+    return spec
 
 
 def reserve(accountant: PrivacyAccountant | None, eps: float, dlt: float, label: str) -> str | None:

@@ -24,13 +24,12 @@ import numpy as np
 import pandas as pd
 import patsy
 
-from dpstats.api import _check_epsilon_for_method, _check_options, _fit_design, reserve
+from dpstats.api import _fit_design, reserve, resolve_method
 from dpstats.bounds import Interval
 from dpstats.errors import (
     DataTypeError, InvalidBoundsError, MissingBoundsError, MissingDataError, UnknownColumnError,
 )
 from dpstats.formula import Design
-from dpstats.methods import get_method
 from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.results import DPRegressionResults
 from dpstats.validation import check_privacy_parameters
@@ -181,13 +180,7 @@ def dp_ols_arrays(
     ...                             sparsity=5)  # doctest: +SKIP
     """
     eps, dlt = check_privacy_parameters(epsilon, delta)
-    spec = None if method == "auto" else get_method(method)
-    if spec is not None:
-        _check_epsilon_for_method(spec, eps)
-        _check_options(spec, options)
-    elif math.isinf(eps):
-        spec = get_method("ols")
-        _check_options(spec, options)
+    spec = resolve_method(method, eps, options)
 
     # the budget is reserved before the data are touched: an over-budget fit is refused on public facts only
     private = spec.private if spec is not None else True

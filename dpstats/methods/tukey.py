@@ -918,12 +918,7 @@ def _chunked_preprocessing(rows: RowChunks, perm: RowPermutation, setup: _Setup,
     epsilon = ledger.epsilon
     if getattr(rows, "local", False):
         X_sub, y_sub = rows.reduce(_PrepRows(sample), _concat_rows)
-        prep = _private_preprocessing(X_sub, y_sub, np.arange(X_sub.shape[0]), centre=setup.do_centre,
-                                      scale=setup.moments, intercept_index=setup.intercept_index,
-                                      epsilon=setup.share_prep * epsilon, rng=rng, ledger=ledger,
-                                      public=setup.public_ranges)
-        _note_preprocessing(setup, prep, epsilon)
-        return prep
+        return _preprocess(setup, X_sub, y_sub, ledger=ledger, rng=rng)
 
     def ranks_of(grid: np.ndarray, centres: np.ndarray | None) -> np.ndarray:
         hist = rows.reduce(_PrepHistogram(sample, cols, setup.moments, grid, centres), _merge_counts)
