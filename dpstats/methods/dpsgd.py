@@ -46,13 +46,36 @@ while Adam's step is scale free.  Without bounds, give ``learning_rate``
 Hyperparameters must not be tuned on the private data (Amin et al. 2023 tuned
 theirs non-privately, which this package does not reproduce); the defaults
 are fixed public rules of n and d.
+
+Data read in chunks (files, Dask; :func:`fit_chunks`): one pass over the
+data per step.  Step t draws its Poisson sample exactly as in memory (the
+same :meth:`~dpstats.privacy.mechanisms.PoissonGaussianBlock.sample` call on
+the public n, with the fit's generator), then one pass evaluates, in each
+chunk, only the sampled rows (their global indices, via ``select``) and
+returns the exact integer sum of their clipped, grid-rounded gradients at
+the current iterate (:class:`~dpstats.privacy.mechanisms.ClippedGridSum`);
+the integer partial sums are added exactly and the noise is added once
+(:meth:`~dpstats.privacy.mechanisms.PoissonGaussianBlock.release_grid_sum`).
+Privacy is unchanged: the sample has the same (true Poisson) law, the sum of
+the same clipped rows is the same integer vector whatever the split, and the
+noise is the same draw, so every release is the same mechanism as in memory
+and the same accounting applies; for the same seed the fit is identical.
+Only integer d-vectors leave a chunk; the secret sample is sent to the
+workers that hold the rows (which see the rows themselves) and is never
+released.  The passes cannot be merged: step t's gradients are taken at the
+iterate released after step t - 1, so T steps need T passes, each reading
+every chunk (only about q n rows are evaluated per pass).  With the defaults
+T is about 10 sqrt(n) (10,000 passes at n = 10^6); a larger ``batch_size``
+(and fewer ``epochs``) cut the passes to epochs * n / batch_size, at the
+usual DP-SGD trade-off (fewer, larger noisy steps).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from scipy import optimize
@@ -60,12 +83,13 @@ from scipy import optimize
 from dpstats.bounds import DataBounds
 from dpstats.errors import ConvergenceError, MethodOptionError
 from dpstats.methods.registry import MethodFit, MethodSpec, register
+from dpstats.methods.sufficient import RowChunks
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import (
-    PoissonGaussianBlock, poisson_gaussian_block, poisson_gaussian_epsilon,
+    ClippedGridSum, PoissonGaussianBlock, add_grid_sums, poisson_gaussian_block, poisson_gaussian_epsilon,
 )
 
-__all__ = ["fit", "calibrate_noise_multiplier", "default_batch_size"]
+__all__ = ["fit", "fit_chunks", "calibrate_noise_multiplier", "default_batch_size"]
 
 _OPTIMIZERS = ("adam", "sgd")
 _DEFAULT_EPOCHS = 10
@@ -107,6 +131,37 @@ def default_batch_size(n: int) -> int:
     return int(min(n, max(32, round(math.sqrt(n)))))
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """The public settings of a run, decided from n, d and the options before anything is charged."""
+
+    clip_norm: float
+    learning_rate: float
+    sampling_rate: float
+    steps: int
+    optimizer: str
+
+
+def _plan(n: int, d: int, *, clip_norm: float | None, learning_rate: float | None, batch_size: int | None,
+          epochs: float, optimizer: str) -> _Plan:
+    """Validate the options (public; refusals spend nothing) and fix C, the learning rate, q and T."""
+    C = float(_DEFAULT_CLIP_PER_SQRT_D * math.sqrt(d) if clip_norm is None else clip_norm)
+    if not (C > 0 and math.isfinite(C)):
+        raise MethodOptionError(f"clip_norm must be a finite number > 0, got {clip_norm!r}")
+    if optimizer not in _OPTIMIZERS:
+        raise MethodOptionError(f"optimizer must be one of {', '.join(_OPTIMIZERS)}, got {optimizer!r}")
+    lr = float(_DEFAULT_LR[optimizer] if learning_rate is None else learning_rate)
+    if not (lr > 0 and math.isfinite(lr)):
+        raise MethodOptionError(f"learning_rate must be a finite number > 0, got {learning_rate!r}")
+    L = default_batch_size(n) if batch_size is None else batch_size
+    if isinstance(L, bool) or not isinstance(L, (int, np.integer)) or L < 1:
+        raise MethodOptionError(f"batch_size must be a positive integer, got {batch_size!r}")
+    if not (isinstance(epochs, (int, float, np.integer, np.floating)) and 0 < epochs <= 1e4):
+        raise MethodOptionError(f"epochs must be a number in (0, 10000], got {epochs!r}")
+    q = min(1.0, int(L) / n)
+    return _Plan(C, lr, q, max(1, math.ceil(float(epochs) / q)), optimizer)
+
+
 def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
         bounds: DataBounds | None, clip_norm: float | None = None, learning_rate: float | None = None,
         batch_size: int | None = None, epochs: float = _DEFAULT_EPOCHS, optimizer: str = "adam",
@@ -134,28 +189,77 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     cancels much of the injected noise.
     """
     n, d = X.shape
-    C = float(_DEFAULT_CLIP_PER_SQRT_D * math.sqrt(d) if clip_norm is None else clip_norm)
-    if not (C > 0 and math.isfinite(C)):
-        raise MethodOptionError(f"clip_norm must be a finite number > 0, got {clip_norm!r}")
-    if optimizer not in _OPTIMIZERS:
-        raise MethodOptionError(f"optimizer must be one of {', '.join(_OPTIMIZERS)}, got {optimizer!r}")
-    lr = float(_DEFAULT_LR[optimizer] if learning_rate is None else learning_rate)
-    if not (lr > 0 and math.isfinite(lr)):
-        raise MethodOptionError(f"learning_rate must be a finite number > 0, got {learning_rate!r}")
-    L = default_batch_size(n) if batch_size is None else batch_size
-    if isinstance(L, bool) or not isinstance(L, (int, np.integer)) or L < 1:
-        raise MethodOptionError(f"batch_size must be a positive integer, got {batch_size!r}")
-    if not (isinstance(epochs, (int, float, np.integer, np.floating)) and 0 < epochs <= 1e4):
-        raise MethodOptionError(f"epochs must be a number in (0, 10000], got {epochs!r}")
-    q = min(1.0, int(L) / n)
-    steps = max(1, math.ceil(float(epochs) / q))
+    plan = _plan(n, d, clip_norm=clip_norm, learning_rate=learning_rate, batch_size=batch_size, epochs=epochs,
+                 optimizer=optimizer)
 
+    def clipped_sum(step: _StepSum) -> np.ndarray:
+        return step(X[step.sample], y[step.sample], 0)
+
+    return _run(plan, n, d, clipped_sum, ledger=ledger, rng=rng)
+
+
+def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generator, bounds: DataBounds | None,
+               clip_norm: float | None = None, learning_rate: float | None = None, batch_size: int | None = None,
+               epochs: float = _DEFAULT_EPOCHS, optimizer: str = "adam", **options: Any) -> MethodFit:
+    """DP-SGD on rows read chunk by chunk (files, Dask): the same fit as :func:`fit` for the same data and seed.
+
+    One pass per step (module docstring, "Data read in chunks"): each pass
+    evaluates only the rows of the step's Poisson sample and returns the
+    exact integer sum of their clipped gradients, so the T releases are those
+    of the in-memory fit and the privacy proof applies unchanged.  Cost: T
+    passes over the data (T = ceil(epochs n / batch_size), about 10 sqrt(n)
+    with the defaults), each reading every chunk; memory O(q n + d) on the
+    driver besides one chunk.  The options are those of :func:`fit`.
+    """
+    n, d = rows.n, rows.d
+    plan = _plan(n, d, clip_norm=clip_norm, learning_rate=learning_rate, batch_size=batch_size, epochs=epochs,
+                 optimizer=optimizer)
+
+    def clipped_sum(step: _StepSum) -> np.ndarray:
+        total = rows.reduce(step, add_grid_sums)
+        return np.zeros(d, dtype=np.int64) if total is None else total
+
+    fitted = _run(plan, n, d, clipped_sum, ledger=ledger, rng=rng)
+    fitted.notes = (*fitted.notes, f"data read in chunks: one pass over the data per step ({fitted.info['steps']} "
+                    "passes, each evaluating only that step's Poisson sample; a step needs the previous iterate, "
+                    "so the passes cannot be merged)")
+    return fitted
+
+
+class _StepSum:
+    """fn(X, y, offset) of one step: the exact integer sum of the clipped, grid-rounded gradients
+    (w'x_i - y_i) x_i of the sampled rows it is given (picklable, for Dask).
+
+    ``select`` names the chunk's sampled rows from ``sample`` (the sorted
+    global indices of the step's Poisson sample), so only those are
+    evaluated.  The residuals are row-wise sums, so a row's gradient does not
+    depend on which other rows share its chunk.
+    """
+
+    def __init__(self, sample: np.ndarray, w: np.ndarray, summer: ClippedGridSum) -> None:
+        self.sample, self.w, self.summer = sample, w, summer
+
+    def select(self, offset: int, count: int) -> np.ndarray:
+        lo, hi = np.searchsorted(self.sample, [offset, offset + count])
+        return self.sample[lo:hi] - offset
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
+        with np.errstate(over="ignore", invalid="ignore"):  # a diverged iterate: rows with non-finite norms add 0
+            resid = (X * self.w).sum(axis=1) - y
+            return self.summer(X * resid[:, None])
+
+
+def _run(plan: _Plan, n: int, d: int, clipped_sum: Callable[[_StepSum], np.ndarray], *, ledger: PrivacyLedger,
+         rng: np.random.Generator) -> MethodFit:
+    """Calibrate, charge the whole run once, then take the T steps; ``clipped_sum`` evaluates one step's sum."""
+    q, steps, C, lr = plan.sampling_rate, plan.steps, plan.clip_norm, plan.learning_rate
     z = calibrate_noise_multiplier(float(ledger.epsilon), float(ledger.delta), q, steps)
     block = poisson_gaussian_block(noise_multiplier=z, sampling_rate=q, rounds=steps, clip_norm=C, n=n,
                                    ledger=ledger, name="DP-SGD clipped gradient sums", dimension=d)
 
     with np.errstate(over="ignore", invalid="ignore"):  # divergence is detected below, after the loop
-        params = _train(block, X, y, rng, steps=steps, expected_batch=q * n, lr=lr, optimizer=optimizer)
+        params = _train(block, clipped_sum, rng, d=d, steps=steps, expected_batch=q * n, lr=lr,
+                        optimizer=plan.optimizer)
     if not np.all(np.isfinite(params)):
         raise ConvergenceError(
             f"DP-SGD diverged (non-finite coefficients) with learning_rate={lr:g}; lower it. The privacy budget "
@@ -163,31 +267,37 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     return MethodFit(
         params=params,
         notes=(f"DP-SGD: {steps} steps, sampling rate q={q:.4g} (expected batch {q * n:.4g}), clip norm "
-               f"{C:.4g}, noise multiplier {z:.4g}, {optimizer} with learning rate {lr:g}; coefficients are the "
-               "average of the last half of the iterates",),
+               f"{C:.4g}, noise multiplier {z:.4g}, {plan.optimizer} with learning rate {lr:g}; coefficients are "
+               "the average of the last half of the iterates",),
         info={"noise_multiplier": z, "steps": steps, "sampling_rate": q, "clip_norm": C, "learning_rate": lr,
-              "optimizer": optimizer},
+              "optimizer": plan.optimizer},
     )
 
 
-def _train(block: PoissonGaussianBlock, X: np.ndarray, y: np.ndarray, rng: np.random.Generator, *, steps: int,
-           expected_batch: float, lr: float, optimizer: str) -> np.ndarray:
-    """The T noisy steps (Adam or SGD) from w = 0; returns the average of the last half of the iterates."""
-    d = X.shape[1]
+def _train(block: PoissonGaussianBlock, clipped_sum: Callable[[_StepSum], np.ndarray], rng: np.random.Generator,
+           *, d: int, steps: int, expected_batch: float, lr: float, optimizer: str) -> np.ndarray:
+    """The T noisy steps (Adam or SGD) from w = 0; returns the average of the last half of the iterates.
+
+    A non-finite iterate stays non-finite (its gradients add nothing and
+    the update keeps the non-finite entries), so the run stops there: the
+    outcome, a :class:`~dpstats.errors.ConvergenceError`, is already decided
+    by released values, and a chunked fit saves its remaining passes.
+    """
     w, m, v, w_sum = np.zeros(d), np.zeros(d), np.zeros(d), np.zeros(d)
     b1, b2 = _ADAM_BETAS
     tail_start = steps // 2
+    summer = block.summer
     for t in range(1, steps + 1):
-        idx = block.sample(rng)
-        Xb = X[idx]
-        resid = Xb @ w - y[idx]
-        grad = block.release_clipped_sum(Xb * resid[:, None], rng) / expected_batch
+        sample = np.sort(block.sample(rng))
+        grad = block.release_grid_sum(clipped_sum(_StepSum(sample, w, summer)), rng) / expected_batch
         if optimizer == "adam":
             m = b1 * m + (1 - b1) * grad
             v = b2 * v + (1 - b2) * grad * grad
             w = w - lr * (m / (1 - b1**t)) / (np.sqrt(v / (1 - b2**t)) + _ADAM_EPS)
         else:
             w = w - lr * grad
+        if not np.all(np.isfinite(w)):
+            return w
         if t > tail_start:
             w_sum += w
     return w_sum / (steps - tail_start)
@@ -203,4 +313,5 @@ SPEC = register(MethodSpec(
             "and learning rate, which must be chosen without looking at the data",
     options=("clip_norm", "learning_rate", "batch_size", "epochs", "optimizer"),
     auto_rank=None,
+    fit_chunks=fit_chunks,
 ))

@@ -5,7 +5,12 @@ ALGORITHMS.md section 5.  With (epsilon, delta), data (X, y), step size eta,
 sparsity s_hat, truncation T and N0 iterations, Algorithm 4 is:
 
 1. split the rows at random into N0 disjoint parts (X_(t), y_(t)) of size about
-   m = n / N0 (a public random permutation; sizes depend on n only);
+   m = n / N0 (a public random permutation; sizes depend on n only): row i
+   is at position pi(i) of the public pseudo-random bijection
+   :class:`~dpstats.methods.blocks.RowPermutation`, and part t holds the
+   positions of ``np.array_split(range(n), N0)[t]`` (privacy needs only that
+   the parts are disjoint and chosen without the data; the mixing serves
+   utility: parts must not follow the order of the rows);
 2. beta^(0) = 0 (s_hat-sparse);
 3. for t = 0..N0-1:
    beta^(t+0.5) = beta^(t) - eta (1/m_t) X_(t)^T (X_(t) beta^(t) - f_T(y_(t))),
@@ -62,27 +67,45 @@ few sigma, rather than the default 2T, cuts the Peeling noise by the factor
 2T / R at the price of a Huber-type bias early in the iterations.
 
 Cost: O(n d + N0 s_hat d).
+
+Data read in chunks (files, Dask; :func:`fit_chunks`): one pass over the data
+per iteration.  Pass t evaluates, in each chunk, only the rows whose position
+pi(i) falls in part t (a row's part depends only on its index and the public
+keys of pi, so it is the same part as in memory whatever the chunking) and
+returns the sum over them of the clipped x_i times the clipped residual
+(a d-vector); the driver divides by the public part size and runs the same
+Peeling release.  Each Peeling input is therefore the same function of the
+same rows as in memory (the sum is added in another order), the parts are
+disjoint, and the proof above applies unchanged.  Cost: N0 passes (default
+ceil(log n), 19 at n = 10^8), each reading every chunk but evaluating only
+about n / N0 of the rows, so the design is evaluated about once in total;
+memory O(d) on the driver besides one chunk.  The iterations cannot share a
+pass: iteration t's gradient is taken at the iterate released by iteration
+t - 1.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 
 from dpstats.bounds import DataBounds
 from dpstats.errors import InsufficientDataError, MethodOptionError
+from dpstats.methods.blocks import RowPermutation
 from dpstats.methods.registry import MethodFit, MethodSpec, register
+from dpstats.methods.sufficient import RowChunks
 from dpstats.privacy.ledger import PrivacyLedger
-from dpstats.privacy.mechanisms import peeling_block, permutation
+from dpstats.privacy.mechanisms import peeling_block
 
 NO_STANDARD_ERRORS = (
     "DP-LASSO selects its support with Peeling; the law of coefficients after a private selection is not "
     "Gaussian and no valid private post-selection interval is known, so none is reported"
 )
 
-__all__ = ["fit"]
+__all__ = ["fit", "fit_chunks"]
 
 _GUARANTEES = ("worst-case", "conditional")
 
@@ -92,6 +115,94 @@ def _positive(name: str, value: Any) -> float:
     if not (v > 0 and math.isfinite(v)):
         raise MethodOptionError(f"{name} must be a finite number > 0, got {value!r}")
     return v
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The public settings of a run (from n, d, the bounds and the options), fixed before anything is charged."""
+
+    n: int
+    sparsity: int
+    parts: int
+    truncation: float
+    step_size: float
+    residual_bound: float | None  # None: guarantee="conditional", residuals not clipped
+    linf_sensitivity: float
+    guarantee: str
+
+    def part_range(self, t: int) -> tuple[int, int]:
+        """Positions [start, stop) of part t: ``np.array_split(range(n), parts)[t]``."""
+        k, r = divmod(self.n, self.parts)
+        start = t * k + min(t, r)
+        return start, start + k + (t < r)
+
+    def part_of(self, positions: np.ndarray) -> np.ndarray:
+        """The part of each position (the inverse of :meth:`part_range`)."""
+        k, r = divmod(self.n, self.parts)
+        head = r * (k + 1)
+        return np.where(positions < head, positions // (k + 1), r + (positions - head) // k)
+
+
+def _plan(n: int, d: int, bounds: DataBounds, *, sparsity: int | None, truncation: float | None,
+          iterations: int | None, step_size: float | None, residual_bound: float | None, guarantee: str) -> _Plan:
+    """Validate the options (public facts only; refusals spend nothing) and fix T, N0, eta, R and lambda."""
+    if guarantee not in _GUARANTEES:
+        raise MethodOptionError(f"guarantee must be one of {', '.join(_GUARANTEES)}, got {guarantee!r}")
+    if sparsity is None:
+        raise MethodOptionError("lasso needs sparsity=s_hat, the number of non-zero coefficients to release "
+                                "(Cai et al. take s_hat of the order of the true sparsity s)")
+    if isinstance(sparsity, bool) or int(sparsity) != sparsity or not 1 <= sparsity <= d:
+        raise MethodOptionError(f"sparsity must be an integer between 1 and d={d}, got {sparsity!r}")
+    T = bounds.y_abs if truncation is None else min(_positive("truncation", truncation), bounds.y_abs)
+    n_parts = max(1, math.ceil(math.log(n))) if iterations is None else iterations
+    if isinstance(n_parts, bool) or int(n_parts) != n_parts or n_parts < 1:
+        raise MethodOptionError(f"iterations must be a positive integer, got {iterations!r}")
+    n_parts = int(n_parts)
+    if n < n_parts:
+        raise InsufficientDataError(f"lasso splits the rows into iterations={n_parts} parts; n={n} is too few")
+    c_x = float(np.max(np.maximum(np.abs(bounds.column_lo), np.abs(bounds.column_hi))))
+    if not c_x > 0:
+        raise MethodOptionError("every design column is bounded to {0}; there is nothing to fit")
+    eta = 1.0 / (c_x * c_x) if step_size is None else _positive("step_size", step_size)
+    if guarantee == "conditional":
+        if residual_bound is not None:
+            raise MethodOptionError("residual_bound belongs to the worst-case fit; guarantee='conditional' runs "
+                                    "Algorithm 4 without residual clipping")
+        R = 2.0 * T
+    else:
+        R = 2.0 * T if residual_bound is None else _positive("residual_bound", residual_bound)
+    lam = 2.0 * eta * c_x * R / (n // n_parts)
+    return _Plan(n, int(sparsity), n_parts, T, eta, R if guarantee == "worst-case" else None, lam, guarantee)
+
+
+class _PartGradient:
+    """fn(X, y, offset) of iteration t: sum_i clip(x_i) r_i over the rows of part t it is given, with r_i the
+    residual clip(x_i)' beta - f_T(clip(y_i)), clipped to [-R, R] in the worst-case fit (picklable, for Dask).
+
+    ``select`` names the chunk's rows of part t from their indices alone
+    (positions under the public permutation), so only those are evaluated.
+    """
+
+    def __init__(self, perm: RowPermutation, plan: _Plan, part: int, beta: np.ndarray, bounds: DataBounds) -> None:
+        self.perm, self.plan, self.part, self.beta, self.bounds = perm, plan, part, beta, bounds
+
+    def select(self, offset: int, count: int) -> np.ndarray:
+        positions = self.perm.positions(np.arange(offset, offset + count, dtype=np.int64))
+        return np.flatnonzero(self.plan.part_of(positions) == self.part)
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
+        Xc, yc = self.bounds.clip(X, y, inplace=True)  # the caller's own copies of the part's rows
+        T, R = self.plan.truncation, self.plan.residual_bound
+        resid = Xc @ self.beta - np.clip(yc, -T, T)
+        if R is not None:
+            resid = np.clip(resid, -R, R)
+        return Xc.T @ resid
+
+
+def _add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a + b in place on ``a`` (a reducer over chunks)."""
+    a += b
+    return a
 
 
 def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
@@ -118,52 +229,62 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     """
     assert bounds is not None, "lasso needs bounds (checked by the API)"
     n, d = X.shape
-    if guarantee not in _GUARANTEES:
-        raise MethodOptionError(f"guarantee must be one of {', '.join(_GUARANTEES)}, got {guarantee!r}")
-    if sparsity is None:
-        raise MethodOptionError("lasso needs sparsity=s_hat, the number of non-zero coefficients to release "
-                                "(Cai et al. take s_hat of the order of the true sparsity s)")
-    if isinstance(sparsity, bool) or int(sparsity) != sparsity or not 1 <= sparsity <= d:
-        raise MethodOptionError(f"sparsity must be an integer between 1 and d={d}, got {sparsity!r}")
-    s_hat = int(sparsity)
-    T = bounds.y_abs if truncation is None else min(_positive("truncation", truncation), bounds.y_abs)
-    n_parts = max(1, math.ceil(math.log(n))) if iterations is None else iterations
-    if isinstance(n_parts, bool) or int(n_parts) != n_parts or n_parts < 1:
-        raise MethodOptionError(f"iterations must be a positive integer, got {iterations!r}")
-    n_parts = int(n_parts)
-    if n < n_parts:
-        raise InsufficientDataError(f"lasso splits the rows into iterations={n_parts} parts; n={n} is too few")
-    c_x = float(np.max(np.maximum(np.abs(bounds.column_lo), np.abs(bounds.column_hi))))
-    if not c_x > 0:
-        raise MethodOptionError("every design column is bounded to {0}; there is nothing to fit")
-    eta = 1.0 / (c_x * c_x) if step_size is None else _positive("step_size", step_size)
-    if guarantee == "conditional":
-        if residual_bound is not None:
-            raise MethodOptionError("residual_bound belongs to the worst-case fit; guarantee='conditional' runs "
-                                    "Algorithm 4 without residual clipping")
-        R = 2.0 * T
-    else:
-        R = 2.0 * T if residual_bound is None else _positive("residual_bound", residual_bound)
+    plan = _plan(n, d, bounds, sparsity=sparsity, truncation=truncation, iterations=iterations,
+                 step_size=step_size, residual_bound=residual_bound, guarantee=guarantee)
+    perm = RowPermutation.draw(n, rng)
+    order = perm.order()  # order[p]: the row at position p
 
-    Xc, yc = bounds.clip(X, y)
-    yt = np.clip(yc, -T, T)
-    parts = np.array_split(permutation(n, rng), n_parts)
-    lam = 2.0 * eta * c_x * R / (n // n_parts)
-    block = peeling_block(parts=n_parts, sparsity=s_hat, linf_sensitivity=lam, epsilon=ledger.epsilon,
-                          delta=ledger.delta, ledger=ledger, name="DP-LASSO Peeling steps", dimension=d)
+    def gradient_sum(step: _PartGradient) -> np.ndarray:
+        start, stop = plan.part_range(step.part)
+        idx = np.sort(order[start:stop])
+        return step(X[idx].astype(float, copy=False), y[idx].astype(float, copy=False), 0)  # fresh copies
+
+    return _run(plan, d, perm, bounds, gradient_sum, ledger=ledger, rng=rng)
+
+
+def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generator, bounds: DataBounds | None,
+               sparsity: int | None = None, truncation: float | None = None, iterations: int | None = None,
+               step_size: float | None = None, residual_bound: float | None = None, guarantee: str = "worst-case",
+               **options: Any) -> MethodFit:
+    """DP-LASSO with Peeling on rows read chunk by chunk (files, Dask): the same fit as :func:`fit` for the same
+    data and seed (module docstring, "Data read in chunks").  N0 passes, one per iteration; the options are
+    those of :func:`fit`."""
+    assert bounds is not None, "lasso needs bounds (checked by the API)"
+    n, d = rows.n, rows.d
+    plan = _plan(n, d, bounds, sparsity=sparsity, truncation=truncation, iterations=iterations,
+                 step_size=step_size, residual_bound=residual_bound, guarantee=guarantee)
+    perm = RowPermutation.draw(n, rng)
+
+    def gradient_sum(step: _PartGradient) -> np.ndarray:
+        total = rows.reduce(step, _add)
+        return np.zeros(d) if total is None else total
+
+    fitted = _run(plan, d, perm, bounds, gradient_sum, ledger=ledger, rng=rng)
+    fitted.notes = (*fitted.notes, f"data read in chunks: one pass over the data per iteration ({plan.parts} "
+                    "passes, each evaluating only that iteration's part)")
+    return fitted
+
+
+def _run(plan: _Plan, d: int, perm: RowPermutation, bounds: DataBounds,
+         gradient_sum: Callable[[_PartGradient], np.ndarray], *, ledger: PrivacyLedger,
+         rng: np.random.Generator) -> MethodFit:
+    """Charge the N0 Peeling calls once (parallel composition), then iterate; ``gradient_sum`` evaluates one
+    part's clipped gradient sum at the current iterate."""
+    block = peeling_block(parts=plan.parts, sparsity=plan.sparsity, linf_sensitivity=plan.linf_sensitivity,
+                          epsilon=ledger.epsilon, delta=ledger.delta, ledger=ledger, name="DP-LASSO Peeling steps",
+                          dimension=d)
     beta = np.zeros(d)
-    for idx in parts:
-        Xt = Xc[idx]
-        resid = Xt @ beta - yt[idx]
-        if guarantee == "worst-case":
-            resid = np.clip(resid, -R, R)
-        beta = block.release(beta - eta * (Xt.T @ resid) / idx.size, rng=rng)
+    for t in range(plan.parts):
+        start, stop = plan.part_range(t)
+        step = _PartGradient(perm, plan, t, beta, bounds)
+        beta = block.release(beta - plan.step_size * gradient_sum(step) / (stop - start), rng=rng)
 
-    info = {"sparsity": s_hat, "iterations": n_parts, "step_size": eta, "truncation": T, "linf_sensitivity": lam,
-            "peeling_noise_scale": block.scale}
-    notes = [f"DP-LASSO: {n_parts} gradient steps on disjoint parts of >= {n // n_parts} rows, each followed by "
-             f"Peeling of the top {s_hat} coordinates; labels truncated to [-{T:.4g}, {T:.4g}]"]
-    if guarantee == "worst-case":
+    T, R, s_hat, n_parts, lam = plan.truncation, plan.residual_bound, plan.sparsity, plan.parts, plan.linf_sensitivity
+    info = {"sparsity": s_hat, "iterations": n_parts, "step_size": plan.step_size, "truncation": T,
+            "linf_sensitivity": lam, "peeling_noise_scale": block.scale}
+    notes = [f"DP-LASSO: {n_parts} gradient steps on disjoint parts of >= {plan.n // n_parts} rows, each followed "
+             f"by Peeling of the top {s_hat} coordinates; labels truncated to [-{T:.4g}, {T:.4g}]"]
+    if R is not None:
         info["residual_bound"] = R
         notes.append(f"residuals clipped to [-{R:.4g}, {R:.4g}] so that the Peeling sensitivity holds for every "
                      "data set")
@@ -193,4 +314,5 @@ SPEC = register(MethodSpec(
     options=("sparsity", "truncation", "iterations", "step_size", "residual_bound", "guarantee"),
     allows_wide=True,
     theory="lasso",
+    fit_chunks=fit_chunks,
 ))

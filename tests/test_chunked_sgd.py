@@ -1,0 +1,255 @@
+"""DP-SGD and DP-LASSO on data read in chunks: one pass over the data per step (per iteration).
+
+The contract is that of tests/test_chunked.py: for the same data and seed a
+chunked or Dask fit is the in-memory fit (DP-SGD's clipped gradient sums
+are exact integer sums, so its releases are identical; the lasso's gradient
+sums agree up to the order of floating-point additions, checked at a
+relative 1e-9), the ledger is the same, and a refused call spends nothing.
+Every test is deterministic (fixed seeds, small data, few steps).
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpstats
+from dpstats.bounds import DataBounds
+from dpstats.errors import (
+    BudgetExceededError, InsufficientDataError, MethodOptionError, MissingBoundsError,
+)
+from dpstats.methods import dpsgd, lasso
+from dpstats.methods.sufficient import ArrayChunks
+from dpstats.privacy.ledger import PrivacyLedger
+from dpstats.privacy.mechanisms import ClippedGridSum, add_grid_sums
+from dpstats.sources import CSVSource, DataFrameSource, DataSource
+
+pa = pytest.importorskip("pyarrow")
+dd = pytest.importorskip("dask.dataframe")
+
+RTOL = 1e-9
+N = 240
+FORMULA = "y ~ x1 + x2 + x3 + C(g, levels=['a', 'b'])"
+BOUNDS = {"x1": (0.0, 10.0), "x2": (-4.0, 4.0), "x3": (-1.0, 1.0), "y": (-25.0, 30.0)}
+# few steps: DP-SGD takes ceil(epochs * n / batch_size) = 5 steps, the lasso 3 iterations
+OPTIONS = {"dpsgd": {"batch_size": 24, "epochs": 0.5}, "lasso": {"sparsity": 2, "iterations": 3}}
+
+
+@pytest.fixture(scope="module")
+def df() -> pd.DataFrame:
+    rng = np.random.default_rng(7)
+    frame = pd.DataFrame({"x1": rng.uniform(0, 10, N), "x2": rng.normal(0, 1, N), "x3": rng.uniform(-1, 1, N),
+                          "g": rng.choice(["a", "b"], N)})
+    frame["y"] = 1 + 0.5 * frame.x1 - 2 * frame.x2 + (frame.g == "b") + rng.normal(0, 1, N)
+    return frame
+
+
+@pytest.fixture(scope="module")
+def files(df: pd.DataFrame, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    d = tmp_path_factory.mktemp("chunked_sgd")
+    csv, parquet = d / "rows.csv", d / "rows.parquet"
+    df.to_csv(csv, index=False)
+    df.to_parquet(parquet, row_group_size=90)
+    return {"csv": str(csv), "parquet": str(parquet)}
+
+
+def _fit(data, method: str, **kw):
+    return dpstats.dp_ols(FORMULA, data, 1.0, 1e-6, method=method, bounds=BOUNDS, random_state=11,
+                          **OPTIONS[method], **kw)
+
+
+def _same_fit(a, b) -> None:
+    np.testing.assert_allclose(b.params.to_numpy(), a.params.to_numpy(), rtol=RTOL, atol=0)
+    assert list(a.params.index) == list(b.params.index) and a.nobs == b.nobs
+    steps_a = [(s.name, s.mechanism, s.sensitivity, s.noise_scale, s.epsilon, s.delta) for s in a.privacy.steps]
+    steps_b = [(s.name, s.mechanism, s.sensitivity, s.noise_scale, s.epsilon, s.delta) for s in b.privacy.steps]
+    assert steps_a == steps_b
+    assert b.privacy.epsilon_spent == a.privacy.epsilon_spent
+
+
+@pytest.mark.parametrize("method", ["dpsgd", "lasso"])
+def test_chunked_fit_equals_in_memory_fit(df, files, method):
+    reference = _fit(df, method)
+    passes = reference.info["steps"] if method == "dpsgd" else reference.info["iterations"]
+    partitionings = {
+        "DataFrame chunks of 7": DataFrameSource(df, chunksize=7),
+        "DataFrame chunks of 100": DataFrameSource(df, chunksize=100),
+        "DataFrame in one chunk": DataFrameSource(df, chunksize=N),
+        "CSV chunks of 100": CSVSource(files["csv"], chunksize=100),
+        "Parquet row groups": files["parquet"],
+        "Dask, 3 partitions": dd.from_pandas(df, npartitions=3),
+    }
+    for label, data in partitionings.items():
+        got = _fit(data, method)
+        try:
+            _same_fit(reference, got)
+        except AssertionError as exc:  # pragma: no cover - the message names the partitioning
+            raise AssertionError(f"{method} on {label}: {exc}") from None
+        # the cost is stated: one pass per step, plus a counting pass when the source does not know n
+        counting = 0 if label.startswith(("DataFrame", "Parquet")) else 1
+        assert any("one pass over the data per" in note and f"({passes} passes" in note
+                   for note in got.privacy.notes)
+        assert any(f"read in chunks ({passes + counting} passes over the data" in note for note in got.privacy.notes)
+
+
+def test_dpsgd_releases_are_identical_not_just_close(df):
+    """The clipped gradient sums are exact integers on the mechanism's grid: any chunking gives the same bits."""
+    a = _fit(df, "dpsgd")
+    b = _fit(DataFrameSource(df, chunksize=7), "dpsgd")
+    np.testing.assert_array_equal(a.params.to_numpy(), b.params.to_numpy())
+
+
+def test_missing_drop_matches_in_memory(df, tmp_path):
+    """Rows dropped for missing values: row indices are those of the kept rows, in memory and in chunks."""
+    bad = df.copy()
+    bad.loc[[3, 100, 200], "x2"] = np.nan
+    path = tmp_path / "drop.parquet"
+    bad.to_parquet(path, row_group_size=70)
+    for method in ("dpsgd", "lasso"):
+        a = _fit(bad, method, missing="drop")
+        b = _fit(str(path), method, missing="drop")
+        _same_fit(a, b)
+        assert b.nobs == N - 3
+
+
+def _arrays(n: int = 600, d: int = 5, seed: int = 2) -> tuple[np.ndarray, np.ndarray, DataBounds]:
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, d))
+    y = np.clip(X @ np.linspace(1, -1, d) + 0.1 * rng.normal(size=n), -1, 1)
+    return X, y, DataBounds(np.full(d, -1.0), np.full(d, 1.0), -1.0, 1.0)
+
+
+class _Recorder(ArrayChunks):
+    """ArrayChunks that records, per pass, the global indices of the rows each ``fn`` was given."""
+
+    def __init__(self, X: np.ndarray, y: np.ndarray, chunk_rows: int) -> None:
+        super().__init__(X, y, chunk_rows)
+        self.seen: list[np.ndarray] = []
+
+    def reduce(self, fn, combine):
+        rows: list[np.ndarray] = []
+        select = fn.select
+
+        class Spy:
+            def select(self, offset, count):
+                idx = np.asarray(select(offset, count))
+                rows.append(offset + idx)
+                return idx
+
+            def __call__(self, X, y, offset):
+                return fn(X, y, offset)
+
+        out = super().reduce(Spy(), combine)
+        self.seen.append(np.concatenate(rows))
+        return out
+
+
+@pytest.mark.parametrize("chunk_rows", [3, 50, 600])
+def test_methods_layer_fit_chunks_equals_fit(chunk_rows):
+    X, y, bounds = _arrays()
+    for module, kw in ((dpsgd, {"batch_size": 30, "epochs": 0.5}), (lasso, {"sparsity": 2})):
+        a = module.fit(X, y, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(5), bounds=bounds, **kw)
+        b = module.fit_chunks(ArrayChunks(X, y, chunk_rows), ledger=PrivacyLedger(1.0, 1e-6),
+                              rng=np.random.default_rng(5), bounds=bounds, **kw)
+        if module is dpsgd:
+            np.testing.assert_array_equal(b.params, a.params)
+        else:
+            np.testing.assert_allclose(b.params, a.params, rtol=RTOL)
+            assert np.array_equal(b.params != 0, a.params != 0)  # the same support was selected
+
+
+def test_each_lasso_pass_evaluates_only_its_disjoint_part():
+    X, y, bounds = _arrays(n=1000)
+    rows = _Recorder(X, y, 64)
+    fit = lasso.fit_chunks(rows, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(1), bounds=bounds,
+                           sparsity=2, iterations=7)
+    sizes = [len(part) for part in np.array_split(np.arange(1000), 7)]
+    assert [len(s) for s in rows.seen] == sizes == [143] * 6 + [142]
+    assert np.array_equal(np.sort(np.concatenate(rows.seen)), np.arange(1000))  # every row in exactly one part
+    assert fit.info["iterations"] == 7 and any("7 passes" in note for note in fit.notes)
+    # the parts follow the public permutation, not the file order
+    assert not np.array_equal(rows.seen[0], np.arange(143))
+
+
+def test_each_dpsgd_pass_evaluates_only_its_poisson_sample():
+    X, y, _ = _arrays(n=2000)
+    rows = _Recorder(X, y, 128)
+    fit = dpsgd.fit_chunks(rows, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(3), bounds=None,
+                           batch_size=100, epochs=0.5)
+    assert fit.info["steps"] == len(rows.seen) == math.ceil(0.5 * 2000 / 100)  # one pass per step
+    for seen in rows.seen:  # distinct rows, |sample| ~ Binomial(2000, 0.05): mean 100, sd 9.7
+        assert np.unique(seen).size == seen.size
+        assert 50 < seen.size < 150  # 5 sd: never fails for this seed, and with probability < 1e-5 for any seed
+
+
+def test_pass_objects_are_picklable_and_sums_are_exact():
+    """What a Dask worker receives (fn, combine) pickles; integer partial sums add exactly."""
+    X, y, bounds = _arrays(n=50)
+    perm = dpstats.methods.blocks.RowPermutation.draw(50, np.random.default_rng(0))
+    plan = lasso._plan(50, 5, bounds, sparsity=2, truncation=None, iterations=2, step_size=None,
+                       residual_bound=None, guarantee="worst-case")
+    part = lasso._PartGradient(perm, plan, 1, np.zeros(5), bounds)
+    step = dpsgd._StepSum(np.array([3, 9, 20, 41]), np.ones(5), ClippedGridSum(1.0, -40, 5))
+    for fn in (part, step, lasso._add, add_grid_sums):
+        assert pickle.loads(pickle.dumps(fn)) is not None
+    copy = pickle.loads(pickle.dumps(step))
+    np.testing.assert_array_equal(copy.select(0, 25), [3, 9, 20])
+    np.testing.assert_array_equal(copy.select(25, 25), [16])
+    whole = step(X[[3, 9, 20, 41]], y[[3, 9, 20, 41]], 0)
+    split = add_grid_sums(copy(X[[3, 9]], y[[3, 9]], 0), copy(X[[20, 41]], y[[20, 41]], 20))
+    assert whole.dtype.kind == "i" and np.array_equal(whole, split)
+
+
+class _Unreadable(DataSource):
+    """A source whose row count is known from metadata (as for Parquet) and whose data must never be read."""
+
+    kind = "unreadable"
+
+    def __init__(self, schema: pd.DataFrame) -> None:
+        self._schema = schema
+
+    def schema(self) -> pd.DataFrame:
+        return self._schema.iloc[:0]
+
+    def known_rows(self) -> int:
+        return N
+
+    def frames(self, columns):
+        raise AssertionError("the data were read")
+
+
+def test_refusals_read_nothing_and_spend_nothing(df, tmp_path):
+    src = _Unreadable(df)
+    acct = dpstats.PrivacyAccountant(5.0, 1e-5)
+    refusals = [
+        (MethodOptionError, "dpsgd", {"clip_norm": -1.0}),
+        (MethodOptionError, "dpsgd", {"batch_size": 0}),
+        (MethodOptionError, "dpsgd", {"optimizer": "lbfgs"}),
+        (MethodOptionError, "lasso", {}),  # no sparsity
+        (MethodOptionError, "lasso", {"sparsity": 99}),
+        (InsufficientDataError, "lasso", {"sparsity": 1, "iterations": N + 1}),
+    ]
+    for error, method, kw in refusals:
+        with pytest.raises(error):
+            dpstats.dp_ols(FORMULA, src, 1.0, 1e-6, method=method, bounds=BOUNDS, accountant=acct, **kw)
+    with pytest.raises(MissingBoundsError):  # the lasso needs every bound; decided from the schema
+        dpstats.dp_ols(FORMULA, src, 1.0, 1e-6, method="lasso", bounds={"x1": (0.0, 10.0)}, accountant=acct,
+                       sparsity=1)
+    with pytest.raises(BudgetExceededError):  # over budget: refused before the file is opened
+        dpstats.dp_ols("y ~ x", str(tmp_path / "absent.parquet"), 6.0, 1e-6, method="dpsgd", accountant=acct)
+    assert acct.spent == (0.0, 0.0)
+
+
+@pytest.mark.slow
+def test_dask_on_a_local_two_worker_cluster(df):
+    """Tasks are pickled to two worker processes; only integer sums (DP-SGD) or d-vectors (lasso) come back."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=40) as cluster, distributed.Client(cluster):
+        for method in ("dpsgd", "lasso"):
+            _same_fit(_fit(df, method), _fit(dd.from_pandas(df, npartitions=4), method))
+
