@@ -16,16 +16,20 @@ The pipeline is :func:`dpstats.dp_ols`'s, with the data kept out of memory:
    (``ssp``, ``adassp``, ``noisy_ols``, the non-private ``ols``) get the sums
    X^T X, X^T y, y^T y of the clipped, rescaled rows accumulated over chunks
    and run their one release step
-   (:attr:`~dpstats.methods.registry.MethodSpec.fit_statistics`); ``tukey``
-   reads :class:`ChunkedRows` in two passes
-   (:func:`dpstats.methods.tukey.fit_chunks`); other methods are refused
-   with :class:`~dpstats.errors.ChunkedDataNotSupportedError` before any data
-   are read.
+   (:attr:`~dpstats.methods.registry.MethodSpec.fit_statistics`); the other
+   methods read :class:`ChunkedRows` through their ``fit_chunks``: ``tukey``
+   in one or two passes of block sums, the iterative ``robgd``, ``ambssgd``,
+   ``dpsgd`` and ``lasso`` in one pass per round (step, iteration), each pass
+   returning only the aggregates that round releases.  A method registered
+   without either is refused with
+   :class:`~dpstats.errors.ChunkedDataNotSupportedError` before any data are
+   read.
 
 Privacy: every released quantity is the same function of the data as in the
 in-memory fit (sums over rows are the same sums, added in another order;
-TukeyEM's blocks are the same blocks), so each method's proof applies
-unchanged; n is public as in memory.  Only aggregates leave a chunk (on a
+TukeyEM's blocks and the iterative methods' parts and samples are the same
+rows, drawn from public n and the fit's generator), so each method's proof
+applies unchanged; n is public as in memory.  Only aggregates leave a chunk (on a
 Dask cluster: only they reach the driver).  Schema violations (missing
 values, undeclared levels, non-finite transforms) are found while the data
 are read; they happen before any release for every supported method except
@@ -353,24 +357,9 @@ class _Runner:
     count_passes = 0
 
 
-#: why the methods without a chunked version have none (a method may also say so in MethodSpec.chunks_note)
-_WHY_NOT = {
-    "robgd": "DP-RobGD needs a pass over the gradient rows and a private histogram over the estimation rows in "
-             "every one of its T rounds (up to max_rounds=2000 passes over the data)",
-    "ambssgd": "DP-AMBSSGD needs a private estimate and a noisy gradient on a fresh disjoint batch per round, read "
-               "in the order of a public permutation: random access to rows, or one pass per round",
-    "dpsgd": "DP-SGD draws a Poisson sample of about sqrt(n) rows at each of its 10 sqrt(n) steps: random access "
-             "to rows, which files and partitions do not offer (one pass per step would be about 10^5 passes at "
-             "n = 10^8)",
-    "lasso": "DP-LASSO with Peeling takes one noisy gradient step per iteration on a disjoint part of a public "
-             "permutation: one pass per iteration",
-}
-
-
 def unsupported(spec: MethodSpec) -> ChunkedDataNotSupportedError:
-    why = spec.chunks_note or _WHY_NOT.get(spec.name) or (
-        "it needs more than sums over rows or a fixed number of passes, and no chunked version has been written "
-        "for it")
+    why = spec.chunks_note or (
+        "it needs more than sums over rows or a pass per round, and no chunked version has been written for it")
     return ChunkedDataNotSupportedError(
         f"method '{spec.name}' cannot fit data read in chunks (files, Dask) yet: {why}. Methods that can: "
         f"{', '.join(chunked_methods())}. Nothing was read and nothing was spent.")
@@ -407,6 +396,8 @@ def fit_chunked(formula: str, data: Any, eps: float, dlt: float, *, spec: Method
 
     n: int | None = None
     if spec is None or spec.fit_statistics is None:
+        if spec is not None:
+            _public_transform(spec, cdesign, rescale)  # missing bounds are refused before the counting pass
         n = source.known_rows() if missing == "raise" else None
         if n is None:
             n = source.count(evaluator.count, evaluator.columns)

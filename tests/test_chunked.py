@@ -10,6 +10,7 @@ nothing.  All tests use fixed seeds and small data.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -21,7 +22,7 @@ from dpstats.errors import (
     BudgetExceededError, ChunkedDataNotSupportedError, DataTypeError, FormulaError, MissingDataError,
     UndeclaredLevelsError,
 )
-from dpstats.methods import adassp, ssp, tukey
+from dpstats.methods import adassp, registry, ssp, tukey
 from dpstats.methods.blocks import RowPermutation, block_of_rows, block_sums
 from dpstats.methods.sufficient import ArrayChunks, SufficientStatistics, add_statistics, statistics_of_chunk
 from dpstats.privacy.ledger import PrivacyLedger
@@ -186,8 +187,9 @@ def test_public_errors_are_decided_before_any_row_is_read(df):
         dpstats.dp_ols("y ~ x1", src, 1.0, 1e-6, method="ssp", bounds={**BOUNDS, "x9": (0, 1)}, accountant=acct)
     with pytest.raises(dpstats.errors.MethodOptionError):
         dpstats.dp_ols("y ~ x1", src, 1.0, 1e-6, method="adassp", bounds=BOUNDS, rho=2.0, accountant=acct)
-    with pytest.raises(ChunkedDataNotSupportedError, match="robgd"):
-        dpstats.dp_ols("y ~ x1", src, 1.0, 1e-6, method="robgd", accountant=acct)
+    with pytest.raises(dpstats.errors.MissingBoundsError):  # a pass-per-round method: refused before counting
+        dpstats.dp_ols("y ~ x1", src, 1.0, 1e-6, method="lasso", bounds={"x1": (0, 10)}, sparsity=1,
+                       accountant=acct)
     assert acct.spent == (0.0, 0.0)
 
 
@@ -199,13 +201,21 @@ def test_over_budget_is_refused_before_the_source_is_opened(tmp_path):
     assert acct.spent == (0.0, 0.0)
 
 
-def test_unsupported_methods_name_the_supported_ones(df):
-    for method in ("robgd", "dpsgd", "ambssgd", "lasso"):
-        with pytest.raises(ChunkedDataNotSupportedError) as err:
-            dpstats.dp_ols("y ~ x1", DataFrameSource(df, 5000), 1.0, 1e-6, method=method, bounds=BOUNDS,
-                           **({"sparsity": 1} if method == "lasso" else {}))
-        for name in ("ssp", "adassp", "noisy_ols", "tukey"):
-            assert name in str(err.value)
+def test_a_method_without_a_chunked_version_is_refused_before_reading(df, monkeypatch):
+    """Every bundled method reads chunks; a method registered without a chunked version is refused, naming
+    the methods that can, before anything is read or spent."""
+    assert set(dpstats.chunked.chunked_methods()) == set(registry.available_methods())
+    bare = dataclasses.replace(registry.get_method("ssp"), name="in_memory_only", fit_statistics=None,
+                               plan_statistics=None, fit_chunks=None)
+    monkeypatch.setitem(registry._REGISTRY, bare.name, bare)
+    acct = dpstats.PrivacyAccountant(5.0, 1e-5)
+    with pytest.raises(ChunkedDataNotSupportedError) as err:
+        dpstats.dp_ols("y ~ x1", _Unreadable(df), 1.0, 1e-6, method="in_memory_only", bounds=BOUNDS,
+                       accountant=acct)
+    for name in ("ssp", "adassp", "noisy_ols", "tukey", "robgd", "dpsgd", "lasso"):
+        assert name in str(err.value)
+    assert "in_memory_only" not in str(err.value).split("Methods that can:")[1]
+    assert acct.spent == (0.0, 0.0)
 
 
 def test_a_chunk_cannot_change_the_design(df):

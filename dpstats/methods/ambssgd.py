@@ -10,9 +10,11 @@ n/T rows, so each step's noise is T times larger than a full-batch step's).
 
 Algorithm (as implemented)
 --------------------------
-A public random permutation splits the rows into S_0 (10%) and T disjoint
-mini-batches B_0..B_{T-1} of the rest; each batch is split into an
-estimation part (``est_fraction``) and a gradient part.
+A public pseudo-random bijection of the row indices
+(:class:`~dpstats.methods.blocks.RowPermutation`, evaluated row by row) puts
+the rows in an order whose first 10% are S_0 and the rest T disjoint
+mini-batches B_0..B_{T-1}; each batch is split into an estimation part
+(``est_fraction``) and a gradient part.
 
 1. On S_0: Gamma ~ Tr(Sigma) is the public ``trace`` when given (the
    method's own assumption: Tr(Sigma) known), else the private norm
@@ -48,62 +50,238 @@ mechanisms).  This is the point of the one-pass design.  The ledger holds
 one Gaussian step for the parallel block, charged before any draw; each part
 family has its own ledger (disjoint releases recorded with count 1) and is
 itemised in the notes.
+
+Data read in chunks (:func:`fit_chunks`; files, Dask)
+----------------------------------------------------
+Cost: T + 2 passes over the data (fewer when ``trace``, or ``rounds`` and
+``step_size``, are given), plus the count of the rows when the source does
+not know it.  In memory the method reads each row once; a file is not in
+the public order, so each mini-batch's rows are spread over the whole file
+and every round reads all of it to use 1/T of it.  A round is one pass: its
+clipping norm is one of 128 values (the error grid's upper edges times a
+public constant), and the pass returns the histogram counts of the
+estimation part and the gradient part's clipped sums at every one of them
+(:class:`~dpstats.methods.row_passes.ClipTable`).  Only aggregates leave a
+chunk.  The privacy argument is unchanged: the position of a row depends on
+its index and the public keys only, so every release is the same function
+of the same rows as in memory, with noise from the same draws.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from dpstats.bounds import DataBounds
 from dpstats.errors import InsufficientDataError, MethodOptionError
+from dpstats.methods.blocks import RowPermutation
 from dpstats.methods.registry import MethodFit, MethodSpec, register
 from dpstats.methods.robgd import (
-    part_notes, check_fraction, default_covariate_tail, parallel_block_step, rounds_from_kappa,
+    check_descent_options, check_fraction, default_covariate_tail, parallel_block_step, part_notes, step_schedule,
+    threshold_candidates,
 )
 from dpstats.methods.robust_estimators import (
-    LogHistogram, max_disjoint_histograms, norm_group_size, private_log_mode, private_norm_estimate, private_spectrum,
+    DISTANCE_GRID, clipped_gram, histogram_counts, max_disjoint_histograms, norm_group_size, norm_group_sums,
+    private_norm_from_means, release_log_mode, release_spectrum,
 )
+from dpstats.methods.row_passes import ClipTable, add_arrays, add_clip_tables
+from dpstats.methods.sufficient import RowChunks
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger
-from dpstats.privacy.mechanisms import gaussian_block, permutation
+from dpstats.privacy.mechanisms import gaussian_block
 
-__all__ = ["fit"]
+__all__ = ["fit", "fit_chunks", "AMBSSGDLayout"]
 
 _S0_FRACTION = 0.1
 
 
-def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
-        bounds: DataBounds | None, trace: float | None = None, est_fraction: float = 0.2,
-        clip_level: float = 0.05, covariate_tail: float | None = None, rounds: int | None = None,
-        step_size: float | None = None, max_rounds: int = 2000, **options: Any) -> MethodFit:
-    """DP-AMBSSGD (Varshney et al. 2022), a baseline; see the module docstring.
+@dataclass(frozen=True)
+class AMBSSGDLayout:
+    """Row i is at position p = pi(i) of a public pseudo-random bijection of range(n)
+    (:class:`~dpstats.methods.blocks.RowPermutation`): in S_0 when p < n_0, else at place p - n_0 of the rest,
+    which is cut into T mini-batches, each into an estimation part and a gradient part (:func:`batch_bounds`)."""
 
-    Parameters
-    ----------
-    trace:
-        Public Tr(Sigma) = E||x||^2 (the method's assumption); estimated
-        privately on S_0 when None.
-    est_fraction:
-        Fraction of each mini-batch used for the private error estimate.
-    clip_level, covariate_tail, rounds, step_size, max_rounds:
-        As for ``robgd``.
+    perm: RowPermutation
+    n0: int
+
+    def positions(self, offset: int, count: int) -> np.ndarray:
+        return self.perm.positions(np.arange(offset, offset + count, dtype=np.int64))
+
+    def norm_groups(self, positions: np.ndarray, group_size: int) -> np.ndarray:
+        """Norm group p // group_size of the S_0 rows (-1 for other rows and those after the last full group)."""
+        k = self.n0 // group_size
+        g = positions // group_size
+        return np.where(g < k, g, -1)
+
+
+def batch_bounds(rest: int, T: int, est: float, t: int) -> tuple[int, int, int]:
+    """(lo, cut, hi): batch t is places lo..hi-1 of the rest; its estimation part lo..cut-1 (public)."""
+    edges = np.linspace(0, rest, T + 1).astype(int)
+    lo, hi = int(edges[t]), int(edges[t + 1])
+    return lo, lo + max(1, int(round(est * (hi - lo)))), hi
+
+
+class _MemoryRows:
+    """The rows in memory, gathered once in the public order (the fast path of ``fit``)."""
+
+    def __init__(self, X: np.ndarray, y: np.ndarray) -> None:
+        self.X, self.y = X, y
+
+    def prepare(self, layout: AMBSSGDLayout) -> None:
+        order = layout.perm.order()
+        self.X0 = self.X[order[:layout.n0]]
+        self.Xr, self.yr = self.X[order[layout.n0:]], self.y[order[layout.n0:]]
+        self.norms = np.sqrt(np.einsum("ij,ij->i", self.Xr, self.Xr))
+
+    def norm_means(self, layout: AMBSSGDLayout, group_size: int) -> np.ndarray:
+        groups = layout.norm_groups(np.arange(layout.n0), group_size)
+        return norm_group_sums(self.X0, groups, layout.n0 // group_size) / group_size
+
+    def clipped_gram(self, layout: AMBSSGDLayout, theta_x: float) -> np.ndarray:
+        return clipped_gram(self.X0, theta_x)
+
+    def round(self, layout: AMBSSGDLayout, bounds: tuple[int, int, int], w: np.ndarray, clips: np.ndarray
+              ) -> tuple[np.ndarray, Callable[[int], np.ndarray]]:
+        lo, cut, hi = bounds
+        r_est = self.yr[lo:cut] - self.Xr[lo:cut] @ w
+        counts = histogram_counts(r_est * r_est, DISTANCE_GRID)
+
+        def gradient(j: int) -> np.ndarray:
+            r = self.Xr[cut:hi] @ w
+            r -= self.yr[cut:hi]
+            scale = np.abs(r) * self.norms[cut:hi]
+            r *= np.minimum(1.0, clips[j] / np.maximum(scale, np.finfo(float).tiny))
+            return self.Xr[cut:hi].T @ r / (hi - cut)
+
+        return counts, gradient
+
+
+class _NormPass:
+    """fn(X, y, offset) -> per-group sums of ||x||^2 over the chunk's S_0 rows (picklable)."""
+
+    def __init__(self, layout: AMBSSGDLayout, group_size: int) -> None:
+        self.layout, self.group_size = layout, group_size
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
+        groups = self.layout.norm_groups(self.layout.positions(offset, X.shape[0]), self.group_size)
+        return norm_group_sums(X, groups, self.layout.n0 // self.group_size)
+
+
+class _GramPass:
+    """fn(X, y, offset) -> clipped Gram matrix of the chunk's S_0 rows; ``select`` evaluates only those."""
+
+    def __init__(self, layout: AMBSSGDLayout, theta_x: float) -> None:
+        self.layout, self.theta_x = layout, theta_x
+
+    def select(self, offset: int, count: int) -> np.ndarray:
+        return np.flatnonzero(self.layout.positions(offset, count) < self.layout.n0)
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
+        return clipped_gram(X, self.theta_x)
+
+
+@dataclass
+class _RoundPartial:
+    counts: np.ndarray
+    table: ClipTable
+
+
+def _add_rounds(a: _RoundPartial, b: _RoundPartial) -> _RoundPartial:
+    a.counts += b.counts
+    a.table = add_clip_tables(a.table, b.table)
+    return a
+
+
+class _RoundPass:
+    """fn(X, y, offset) for mini-batch t at w_t: the error-histogram counts of its estimation part and the
+    clipped-gradient table of its gradient part for every clipping norm a round can release."""
+
+    def __init__(self, layout: AMBSSGDLayout, bounds: tuple[int, int, int], w: np.ndarray,
+                 clips: np.ndarray) -> None:
+        self.layout, self.bounds, self.w, self.clips = layout, bounds, w, clips
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> _RoundPartial:
+        place = self.layout.positions(offset, X.shape[0]) - self.layout.n0
+        lo, cut, hi = self.bounds
+        est = (place >= lo) & (place < cut)
+        r_est = y[est] - X[est] @ self.w
+        grad = (place >= cut) & (place < hi)
+        Xg = X[grad]
+        r = Xg @ self.w
+        r -= y[grad]
+        scale = np.abs(r) * np.sqrt(np.einsum("ij,ij->i", Xg, Xg))
+        return _RoundPartial(histogram_counts(r_est * r_est, DISTANCE_GRID),
+                             ClipTable.of(Xg, r, scale, self.clips))
+
+
+class _ChunkRows:
+    """The rows of a :class:`~dpstats.methods.sufficient.RowChunks`: one ``reduce`` pass per statistic."""
+
+    def __init__(self, rows: RowChunks) -> None:
+        self.rows = rows
+        self.passes = 0
+
+    def prepare(self, layout: AMBSSGDLayout) -> None:
+        """Nothing to gather: each pass evaluates the positions of its chunk's rows."""
+
+    def _reduce(self, fn: Any, combine: Any) -> Any:
+        self.passes += 1
+        return self.rows.reduce(fn, combine)
+
+    def norm_means(self, layout: AMBSSGDLayout, group_size: int) -> np.ndarray:
+        return self._reduce(_NormPass(layout, group_size), add_arrays) / group_size
+
+    def clipped_gram(self, layout: AMBSSGDLayout, theta_x: float) -> np.ndarray:
+        return self._reduce(_GramPass(layout, theta_x), add_arrays)
+
+    def round(self, layout: AMBSSGDLayout, bounds: tuple[int, int, int], w: np.ndarray, clips: np.ndarray
+              ) -> tuple[np.ndarray, Callable[[int], np.ndarray]]:
+        part = self._reduce(_RoundPass(layout, bounds, w, clips), _add_rounds)
+        mg = bounds[2] - bounds[1]
+        return part.counts, lambda j: part.table.at(clips, j) / mg
+
+
+def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
+        bounds: DataBounds | None, **options: Any) -> MethodFit:
+    X = np.asarray(X, dtype=float)
+    return _fit(_MemoryRows(X, np.asarray(y, dtype=float)), X.shape[0], X.shape[1], ledger=ledger, rng=rng,
+                **options)
+
+
+def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generator, bounds: DataBounds | None,
+               **options: Any) -> MethodFit:
+    """DP-AMBSSGD on rows read chunk by chunk (files, Dask): the fit of :func:`fit` for the same data and seed.
+
+    Passes over the data: one for the norm histogram on S_0 (unless
+    ``trace`` is given), one for the spectrum (unless ``rounds`` and
+    ``step_size`` are given), then one per mini-batch, T in all: the rows are
+    in the file's order, not the public order, so every pass reads them all
+    and uses the batch's rows.  Batch t's pass returns the counts of its
+    error histogram at w_t and a table of clipped-gradient sums at w_t for
+    each of the 128 clipping norms the histogram can release
+    (:class:`~dpstats.methods.row_passes.ClipTable`); the gradient at the
+    released norm is read from the table, so a round is one pass.  Only
+    aggregates leave a chunk.  Privacy: every released quantity is the same
+    function of the same rows as in :func:`fit` (positions are evaluated row
+    by row from the public keys; sums are added in another order), so the
+    proof in the module docstring applies unchanged.
     """
-    n, d = X.shape
+    return _fit(_ChunkRows(rows), rows.n, rows.d, ledger=ledger, rng=rng, **options)
+
+
+def _fit(rows: _MemoryRows | _ChunkRows, n: int, d: int, *, ledger: PrivacyLedger, rng: np.random.Generator,
+         trace: float | None = None, est_fraction: float = 0.2, clip_level: float = 0.05,
+         covariate_tail: float | None = None, rounds: int | None = None, step_size: float | None = None,
+         max_rounds: int = 2000, **options: Any) -> MethodFit:
     est = check_fraction("est_fraction", est_fraction)
-    level = check_fraction("clip_level", clip_level)
+    level = check_descent_options(clip_level=clip_level, covariate_tail=covariate_tail, rounds=rounds,
+                                  step_size=step_size, max_rounds=max_rounds)
     if trace is not None and not (math.isfinite(trace) and trace > 0):
         raise MethodOptionError("trace must be a positive number")
-    if covariate_tail is not None and not (math.isfinite(covariate_tail) and covariate_tail > 0):
-        raise MethodOptionError("covariate_tail must be a positive number")
-    if rounds is not None and not (int(rounds) == rounds and rounds >= 1):
-        raise MethodOptionError("rounds must be a positive integer")
-    if step_size is not None and not (math.isfinite(step_size) and step_size > 0):
-        raise MethodOptionError("step_size must be a positive number")
-    if not (int(max_rounds) == max_rounds and max_rounds >= 2):
-        raise MethodOptionError("max_rounds must be an integer >= 2")
     n0 = int(round(_S0_FRACTION * n))
     rest = n - n0
     tail = default_covariate_tail(n) if covariate_tail is None else float(covariate_tail)
@@ -126,9 +304,8 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     ledger_est = PrivacyLedger(ledger.epsilon, ledger.delta)
     ledger_grad = PrivacyLedger(ledger.epsilon, ledger.delta)
 
-    perm = permutation(n, rng)
-    X0 = X[perm[:n0]]
-    Xr, yr = X[perm[n0:]], y[perm[n0:]]
+    layout = AMBSSGDLayout(RowPermutation.draw(n, rng), n0)
+    rows.prepare(layout)
     steps_0 = int(trace is None) + int(need_spectrum)
     mu_0 = mu / math.sqrt(max(steps_0, 1))
     info: dict[str, Any] = {"n_0": n0}
@@ -136,17 +313,13 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
         b = norm_group_size(n0, mu_0)
         block = gaussian_block(rounds=1, mu_round=mu_0, ledger=ledger_0, name="norm histogram (Gamma ~ Tr Sigma)",
                                note=f"groups of {b} rows, 4 bins per octave")
-        gamma_norm = private_norm_estimate(X0, group_size=b, block=block, rng=rng)
+        gamma_norm = private_norm_from_means(rows.norm_means(layout, b), block=block, rng=rng)
     else:
         gamma_norm = float(trace)
     theta_x = tail * math.sqrt(gamma_norm)
     if need_spectrum:
-        spec = private_spectrum(X0, theta_x, mu=mu_0, rng=rng, ledger=ledger_0)
-        kappa_cap = 2.0 * max_rounds / math.log(n)
-        kappa_hat = spec.lam_max_upper / spec.lam_min_lower if spec.lam_min_lower > 0 else kappa_cap
-        kappa_hat = min(max(kappa_hat, 1.0), kappa_cap)
-        eta = 1.0 / spec.lam_max_upper if step_size is None else float(step_size)
-        T = rounds_from_kappa(kappa_hat, n, int(max_rounds)) if rounds is None else int(rounds)
+        spec = release_spectrum(rows.clipped_gram(layout, theta_x), n0, theta_x, mu=mu_0, rng=rng, ledger=ledger_0)
+        eta, T, kappa_hat = step_schedule(spec, n, max_rounds=max_rounds, step_size=step_size, rounds=rounds)
         info.update(lambda_max_upper=spec.lam_max_upper, lambda_min_lower=spec.lam_min_lower, kappa_hat=kappa_hat)
     else:
         eta, T = float(step_size), int(rounds)  # type: ignore[arg-type]
@@ -158,46 +331,56 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     grad_block = gaussian_block(rounds=T, mu_round=mu, ledger=ledger_grad, name="noisy clipped gradients",
                                 disjoint=True, dimension=d,
                                 note="one per mini-batch, sensitivity 2 C_t / |B_t'| on its gradient part")
-    norms = np.sqrt(np.einsum("ij,ij->i", Xr, Xr))
-    tail_factor = math.sqrt(2.0 * math.log(2.0 / level))
-    grid = LogHistogram(1)
-    edges = np.linspace(0, rest, T + 1).astype(int)
+    clips = threshold_candidates(theta_x * math.sqrt(2.0 * math.log(2.0 / level)))
     w = np.zeros(d)
     iterates = [w]
     gammas = []
     for t in range(T):
-        lo, hi = edges[t], edges[t + 1]
-        cut = lo + max(1, int(round(est * (hi - lo))))
-        r_est = yr[lo:cut] - Xr[lo:cut] @ w
-        gamma_t = private_log_mode(r_est * r_est, grid, block=est_block, rng=rng)
-        clip_t = theta_x * tail_factor * math.sqrt(gamma_t)
-        r = Xr[cut:hi] @ w
-        r -= yr[cut:hi]
-        scale = np.abs(r) * norms[cut:hi]
-        r *= np.minimum(1.0, clip_t / np.maximum(scale, np.finfo(float).tiny))
-        mg = hi - cut
-        grad = Xr[cut:hi].T @ r / mg
-        noisy = grad_block.release(grad, l2_sensitivity=2.0 * clip_t / mg, rng=rng)
+        bounds = batch_bounds(rest, T, est, t)
+        counts, gradient = rows.round(layout, bounds, w, clips)
+        j = release_log_mode(counts, DISTANCE_GRID, block=est_block, rng=rng)
+        noisy = grad_block.release(gradient(j), l2_sensitivity=2.0 * clips[j] / (bounds[2] - bounds[1]), rng=rng)
         w = w - eta * noisy
         iterates.append(w)
-        gammas.append(gamma_t)
+        gammas.append(DISTANCE_GRID.upper_edge(j))
     params = np.mean(iterates[math.ceil(T / 2):], axis=0)
     info.update(gammas=np.asarray(gammas),
                 part_steps={"S_0": list(ledger_0.steps), "estimation parts": list(ledger_est.steps),
                             "gradient parts": list(ledger_grad.steps)})
     notes = ["BASELINE (Varshney et al. 2022): not robust to corrupted labels",
-             f"rows split by a public random permutation into S_0 ({n0} rows) and {T} disjoint mini-batches; "
+             f"rows split by a public pseudo-random order into S_0 ({n0} rows) and {T} disjoint mini-batches; "
              "parallel composition",
              *part_notes("S_0", ledger_0), *part_notes("estimation parts", ledger_est),
              *part_notes("gradient parts", ledger_grad),
              f"T = {T} rounds, step size {eta:.4g}, tail average of the last {T + 1 - math.ceil(T / 2)} iterates"]
     if trace is not None:
         notes.append(f"Tr(Sigma) = {trace:g} was given as public knowledge (trace=)")
+    if isinstance(rows, _ChunkRows):
+        setup = [name for name, used in (("norm histogram", trace is None), ("spectrum", need_spectrum)) if used]
+        notes.append(f"data read in chunks: {rows.passes} passes over the data ("
+                     + ", ".join([*setup, f"then one per mini-batch: T = {T}"]) + ")")
     return MethodFit(params=params, notes=tuple(notes), info=info,
                      assumptions=("utility (not privacy) assumes sub-Gaussian covariates and noise and no corrupted "
                                   "labels (Varshney et al. 2022)",),
                      bse_unavailable_reason=("DP-AMBSSGD releases a tail average of noisy one-pass SGD; no private estimate of its "
                                              "sampling law is available, so none is reported"))
+
+
+fit.__doc__ = """DP-AMBSSGD (Varshney et al. 2022), a baseline; see the module docstring.
+
+    In memory; :func:`fit_chunks` is the same fit on rows read in chunks
+    (T + 2 passes over the data, T + 1 with ``trace``).
+
+    Parameters
+    ----------
+    trace:
+        Public Tr(Sigma) = E||x||^2 (the method's assumption); estimated
+        privately on S_0 when None.
+    est_fraction:
+        Fraction of each mini-batch used for the private error estimate.
+    clip_level, covariate_tail, rounds, step_size, max_rounds:
+        As for ``robgd``.
+    """
 
 
 SPEC = register(MethodSpec(
@@ -211,4 +394,5 @@ SPEC = register(MethodSpec(
     options=("trace", "est_fraction", "clip_level", "covariate_tail", "rounds", "step_size", "max_rounds"),
     theory=None,
     auto_rank=None,
+    fit_chunks=fit_chunks,
 ))

@@ -8,10 +8,16 @@ Distance Estimator (Alg. 2).  See ALGORITHMS.md section 6.
 
 Algorithm (as implemented)
 --------------------------
-A public random permutation splits the n rows into S_a (a fraction
-``gamma_fraction``, 20% as in the paper's experiments; the analysis uses 50%)
-and S_b (the rest, m rows).  mu = mu(epsilon, delta) is the exact GDP
-parameter of the budget (Balle & Wang 2018).
+A public pseudo-random layout (:class:`RobGDLayout`) splits the n rows into
+S_a (a fraction ``gamma_fraction``, 20% as in the paper's experiments; the
+analysis uses 50%) and S_b (the rest, m rows).  The split is stratified by
+windows of ``WINDOW`` = 1024 consecutive rows: each window puts the same
+number of rows, chosen by a keyed bijection of its slots, into S_a, and the
+distance estimator's groups are drawn from the S_a rows of one window (the
+norm estimator's groups are random groups of all of S_a).  The layout is a
+function of public n, the options and public draws, evaluated row by row, so
+data read in chunks get the same split (below).  mu = mu(epsilon, delta) is
+the exact GDP parameter of the budget (Balle & Wang 2018).
 
 On S_a:
 
@@ -26,7 +32,7 @@ On S_a:
    paper's experiments: x on the unit sphere) take ``covariate_tail=1``.
 2. Unless ``rounds`` and ``step_size`` are both given: the private extreme
    eigenvalues of the Theta-clipped second-moment matrix
-   (:func:`~dpstats.methods.robust_estimators.private_spectrum`), giving an
+   (:func:`~dpstats.methods.robust_estimators.release_spectrum`), giving an
    upper confidence bound lambda_up >= lambda_max(Sigma) and a condition
    number kappa_hat = lambda_up / lambda_low.  Step size eta = 1/lambda_up, so
    ||eta Sigma|| <= 1 as the analysis requires (Liu et al., Thm 3, and the
@@ -88,11 +94,11 @@ composes adaptively to exactly mu-GDP (Dong, Roth & Su 2022, Cor. 3.3; T is
 a function of earlier released values only, and the per-round parameters
 are set so the total is mu whatever T is).
 
-Composition across the split: S_a and S_b are disjoint and the split is a
-public permutation.  Given the permutation, the replaced row lies in one of
-them; the mechanisms on the other part see identical inputs (their
-data-dependent arguments are released values) and so do not distinguish
-the neighbours.  The whole fit is therefore mu-GDP, i.e. exactly
+Composition across the split: S_a and S_b are disjoint and the split is
+public (a function of n and public draws).  Given the split, the replaced
+row lies in one of them; the mechanisms on the other part see identical
+inputs (their data-dependent arguments are released values) and so do not
+distinguish the neighbours.  The whole fit is therefore mu-GDP, i.e. exactly
 (epsilon, delta)-DP, by parallel composition, which holds for adaptively
 interleaved mechanisms.  The fit's ledger records this as ONE Gaussian step
 of GDP parameter mu (the parallel block), charged before any draw; each part
@@ -103,34 +109,73 @@ sequentially in one ledger would also be valid but would make each part pay
 for the other (sqrt(mu_a^2 + mu_b^2) = mu): about 1.4x the gradient noise
 for nothing.
 
+Any public split and grouping serves the proof: it needs only that S_a and
+S_b are disjoint, that each row is in at most one group of each estimator,
+and that neither depends on the data.  The window-local distance groups are
+for data read in chunks (below); for utility, rows are exchangeable within a
+window when the file is in random order, and a file sorted by a variable
+puts neighbours of that order into a group.
+
 Utility (Liu et al., Thm 3 and 4; assumptions reported, not needed for
 privacy): sub-Weibull covariates and noise, only labels corrupted, and
 corrupted fraction below ``max_corruption``.
+
+Data read in chunks (:func:`fit_chunks`; files, Dask)
+----------------------------------------------------
+Cost: T + 2 passes over the data (T + 1 with ``rounds`` and ``step_size``
+given; one more with ``best_iterate``), plus the count of the rows when the
+source does not know it: every round needs the whole of S_a and S_b at the
+current iterate, and w_{t+1} depends on round t's releases.  ``max_rounds``
+caps T, hence the passes.  A round is one pass although its gradient is
+clipped at its own released threshold: theta_t is one of 128 values (the
+grid's upper edges), and the pass returns, with the histogram counts, the
+clipped-gradient sums at all of them (a table of 129 x 2d numbers,
+:class:`~dpstats.methods.row_passes.ClipTable`).  Each chunk evaluates the
+layout for its own rows; only aggregates leave it (norm-group sums, the
+clipped Gram matrix, histogram counts, the table), except that a distance
+group cut by a chunk edge carries its rows' squared residuals to the
+neighbouring chunk's partial result, where it is completed and binned: at
+most one window's worth at each edge, and none in the result of a pass.
+The privacy argument is unchanged because every released value is the same
+function of the same rows as in memory (same layout, same groups; a group's
+mean is summed slot by slot in both paths, so it is the same double; sums
+over rows are added in another order) and the noise comes from the same
+draws in the same order.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from dpstats.bounds import DataBounds
 from dpstats.errors import InsufficientDataError, MethodOptionError
+from dpstats.methods.blocks import RowPermutation
 from dpstats.methods.registry import MethodFit, MethodSpec, register
 from dpstats.methods.robust_estimators import (
-    clip_factors, distance_group_size, max_histogram_releases, norm_group_size, private_distance_estimate,
-    private_norm_estimate, private_spectrum, separately_clipped_gradient,
+    DISTANCE_GRID, SpectrumEstimate, clip_factors, clipped_gram, distance_counts, distance_group_size,
+    max_histogram_releases, norm_group_size, norm_group_sums, private_norm_from_means, release_log_mode,
+    release_spectrum, separately_clipped_gradient,
 )
+from dpstats.methods.row_passes import (
+    ClipTable, GroupedCounts, WindowedOrder, add_arrays, add_clip_tables, add_grouped_counts,
+)
+from dpstats.methods.sufficient import RowChunks
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
-from dpstats.privacy.mechanisms import gaussian_block, permutation
+from dpstats.privacy.mechanisms import gaussian_block
 
-__all__ = ["fit", "parallel_block_step", "part_notes", "default_covariate_tail", "rounds_from_kappa", "check_fraction"]
+__all__ = ["fit", "fit_chunks", "RobGDLayout", "parallel_block_step", "part_notes", "default_covariate_tail",
+           "rounds_from_kappa", "check_fraction", "check_descent_options", "step_schedule", "threshold_candidates"]
 
 _NORM_SHARE = 0.05      # share of mu^2 on S_a for the norm histogram
 _SPECTRUM_SHARE = 0.05  # share of mu^2 on S_a for the spectrum
 _ZETA = 0.05            # failure probability of the covariate-norm bound in the default tail
+WINDOW = 1024           # rows per window of the stratified split (and the most rows a distance group spans)
 
 
 def check_fraction(name: str, value: float, *, low_open: bool = True, high: float = 1.0) -> float:
@@ -142,6 +187,21 @@ def check_fraction(name: str, value: float, *, low_open: bool = True, high: floa
     return v
 
 
+def check_descent_options(*, clip_level: float, covariate_tail: float | None, rounds: int | None,
+                          step_size: float | None, max_rounds: int) -> float:
+    """Validate the options DP-RobGD and DP-AMBSSGD share (public, before anything is read); returns clip_level."""
+    level = check_fraction("clip_level", clip_level)
+    if covariate_tail is not None and not (math.isfinite(covariate_tail) and covariate_tail > 0):
+        raise MethodOptionError("covariate_tail must be a positive number")
+    if rounds is not None and not (int(rounds) == rounds and rounds >= 1):
+        raise MethodOptionError("rounds must be a positive integer")
+    if step_size is not None and not (math.isfinite(step_size) and step_size > 0):
+        raise MethodOptionError("step_size must be a positive number")
+    if not (int(max_rounds) == max_rounds and max_rounds >= 2):
+        raise MethodOptionError("max_rounds must be an integer >= 2")
+    return level
+
+
 def default_covariate_tail(n: int, zeta: float = _ZETA) -> float:
     """1 + sqrt(2 ln(n/zeta)): Theta/sqrt(Tr Sigma) that clips no Gaussian covariate w.p. 1 - zeta."""
     return 1.0 + math.sqrt(2.0 * math.log(n / zeta))
@@ -150,6 +210,30 @@ def default_covariate_tail(n: int, zeta: float = _ZETA) -> float:
 def rounds_from_kappa(kappa: float, n: int, max_rounds: int) -> int:
     """T = ceil(kappa ln(n) / 2), clamped to [2, max_rounds] (Liu et al.: T = Theta~(kappa))."""
     return int(min(max_rounds, max(2, math.ceil(kappa * math.log(n) / 2.0))))
+
+
+def step_schedule(spec: SpectrumEstimate, n: int, *, max_rounds: int, step_size: float | None,
+                  rounds: int | None) -> tuple[float, int, float]:
+    """(eta, T, kappa_hat) from a released spectrum: eta = 1/lambda_up unless given, kappa_hat =
+    lambda_up / lambda_low clamped to [1, 2 max_rounds / ln n], T = :func:`rounds_from_kappa` unless given
+    (post-processing of released values and public options)."""
+    kappa_cap = 2.0 * max_rounds / math.log(n)
+    kappa_hat = spec.lam_max_upper / spec.lam_min_lower if spec.lam_min_lower > 0 else kappa_cap
+    kappa_hat = min(max(kappa_hat, 1.0), kappa_cap)
+    eta = 1.0 / spec.lam_max_upper if step_size is None else float(step_size)
+    T = rounds_from_kappa(kappa_hat, n, int(max_rounds)) if rounds is None else int(rounds)
+    return eta, T, kappa_hat
+
+
+def threshold_candidates(scale: float) -> np.ndarray:
+    """``scale`` sqrt(e_j) for the upper edges e_j of ``DISTANCE_GRID``: every threshold a round can release.
+
+    A round's threshold is ``scale`` sqrt(gamma_t) with gamma_t the upper edge
+    of the released modal bin, computed by the same expression, so the table
+    of a pass (:class:`~dpstats.methods.row_passes.ClipTable`) has the exact
+    threshold among its candidates.
+    """
+    return np.array([scale * math.sqrt(DISTANCE_GRID.upper_edge(j)) for j in range(DISTANCE_GRID.size)])
 
 
 def parallel_block_step(name: str, mu: float, parts: str) -> PrivacyStep:
@@ -169,48 +253,235 @@ def part_notes(label: str, ledger: PrivacyLedger) -> list[str]:
     return [f"{label}: {s.name}: {s.describe_privacy()}" + (f" [{s.note}]" if s.note else "") for s in ledger.steps]
 
 
-def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
-        bounds: DataBounds | None, best_iterate: bool = False, gamma_fraction: float = 0.2,
-        max_corruption: float = 0.05, clip_level: float = 0.05, covariate_tail: float | None = None,
-        rounds: int | None = None, step_size: float | None = None, max_rounds: int = 2000,
-        **options: Any) -> MethodFit:
-    """DP-RobGD (Liu et al. 2023, Alg. 1); DP-RobGD* with ``best_iterate=True``.  See the module docstring.
+# ----------------------------------------------------------------------------- the public assignment of rows
 
-    Parameters
-    ----------
-    best_iterate:
-        Output the iterate with the smallest private distance estimate
-        gamma_t (DP-RobGD*) instead of the last one.
-    gamma_fraction:
-        Fraction of rows in S_a (private estimates); the rest compute gradients.
-    max_corruption:
-        Public upper bound on the fraction of corrupted labels; sets the group
-        size of the distance estimator.
-    clip_level:
-        Fraction of clean residuals the residual threshold theta_t may clip
-        (under Gaussian tails).
-    covariate_tail:
-        Theta / sqrt(Gamma); default 1 + sqrt(2 ln(n/0.05)) (Gaussian
-        covariates); 1 for covariates with ||x||^2 <= Tr(Sigma).
-    rounds, step_size:
-        Public T and eta; by default set from the private spectrum estimate.
-    max_rounds:
-        Public cap on T.
+
+@dataclass(frozen=True)
+class RobGDLayout:
+    """Which rows are S_a (estimates) and S_b (gradients), and the groups of the two estimators on S_a.
+
+    Window j holds rows jW .. jW + W_j - 1 (W = ``WINDOW``; the last window
+    may be shorter).  Row i of window j is at local position q = tau_j(i - jW)
+    (:class:`~dpstats.methods.row_passes.WindowedOrder`); it is in S_a when
+    q < A_j = b round(fraction W_j / b), with S_a index a = j A + q (A = A_j
+    of a full window).  Distance group a // b, slot a mod b (A_j is a
+    multiple of b, so a group lies in one window); norm group
+    pi_a(a) // b_norm for a public pseudo-random bijection pi_a of
+    range(n_a) (:class:`~dpstats.methods.blocks.RowPermutation`), so the norm
+    groups are random groups of the whole of S_a.  Everything is a function of
+    public n, the options and public draws, evaluated row by row.
     """
-    n, d = X.shape
+
+    n: int
+    fraction: float
+    b: int
+    order: WindowedOrder
+    norm: RowPermutation
+
+    @staticmethod
+    def a_rows(size: np.ndarray | int, fraction: float, b: int) -> np.ndarray:
+        """A_j for windows of ``size`` rows: b round(fraction size / b), at most ``size``."""
+        val = b * np.floor(fraction * np.asarray(size) / b + 0.5).astype(np.int64)
+        return b * (np.minimum(np.asarray(size), val) // b)
+
+    @classmethod
+    def split_sizes(cls, n: int, fraction: float, b: int) -> tuple[int, int]:
+        """(A, n_a): S_a rows of a full window and in all (public, before any draw)."""
+        full, tail = divmod(n, WINDOW)
+        per = int(cls.a_rows(WINDOW, fraction, b))
+        return per, full * per + int(cls.a_rows(tail, fraction, b))
+
+    @classmethod
+    def draw(cls, n: int, fraction: float, b: int, rng: np.random.Generator) -> RobGDLayout:
+        order = WindowedOrder.draw(n, WINDOW, rng)
+        return cls(n, fraction, b, order, RowPermutation.draw(cls.split_sizes(n, fraction, b)[1], rng))
+
+    @property
+    def n_a(self) -> int:
+        return self.split_sizes(self.n, self.fraction, self.b)[1]
+
+    def a_index(self, rows: np.ndarray) -> np.ndarray:
+        """S_a index of each row (int64), -1 for rows of S_b."""
+        j, q = self.order.local_positions(rows)
+        per = self.split_sizes(self.n, self.fraction, self.b)[0]
+        return np.where(q < self.a_rows(self.order.window_size(j), self.fraction, self.b), j * per + q, -1)
+
+    def norm_groups(self, a: np.ndarray, group_size: int) -> np.ndarray:
+        """Norm group of each S_a index (-1 for the rows left over after n_a // group_size full groups)."""
+        g = self.norm.positions(a) // group_size
+        return np.where(g < self.n_a // group_size, g, -1)
+
+
+# ----------------------------------------------------------------------------- the rows, in memory or in chunks
+
+
+class _MemoryRows:
+    """The rows in memory: S_a gathered once in S_a-index order, S_b in row order (the fast path of ``fit``)."""
+
+    def __init__(self, X: np.ndarray, y: np.ndarray) -> None:
+        self.X, self.y = X, y
+
+    def prepare(self, layout: RobGDLayout) -> None:
+        self.layout = layout
+        a = layout.a_index(np.arange(layout.n))
+        in_a = a >= 0
+        order_a = np.empty(layout.n_a, dtype=np.int64)
+        order_a[a[in_a]] = np.flatnonzero(in_a)
+        self.Xa, self.ya = self.X[order_a], self.y[order_a]
+        self.Xb, self.yb = self.X[~in_a], self.y[~in_a]
+        self._clip: tuple[float, np.ndarray] | None = None
+
+    def norm_means(self, group_size: int) -> np.ndarray:
+        k = self.layout.n_a // group_size
+        groups = self.layout.norm_groups(np.arange(self.layout.n_a), group_size)
+        return norm_group_sums(self.Xa, groups, k) / group_size
+
+    def clipped_gram(self, theta_x: float) -> np.ndarray:
+        return clipped_gram(self.Xa, theta_x)
+
+    def round(self, w: np.ndarray, theta_x: float, thetas: np.ndarray | None
+              ) -> tuple[np.ndarray, Callable[[int], np.ndarray]]:
+        counts = distance_counts(self.Xa, self.ya, w, self.layout.b)
+        if self._clip is None or self._clip[0] != theta_x:
+            self._clip = (theta_x, clip_factors(self.Xb, theta_x))
+        c = self._clip[1]
+        return counts, lambda j: separately_clipped_gradient(self.Xb, self.yb, w, c, thetas[j])  # type: ignore[index]
+
+
+class _NormPass:
+    """fn(X, y, offset) -> per-norm-group sums of ||x||^2 of the chunk's S_a rows (picklable)."""
+
+    def __init__(self, layout: RobGDLayout, group_size: int) -> None:
+        self.layout, self.group_size = layout, group_size
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
+        a = self.layout.a_index(np.arange(offset, offset + X.shape[0]))
+        keep = a >= 0
+        groups = self.layout.norm_groups(a[keep], self.group_size)
+        return norm_group_sums(X[keep], groups, self.layout.n_a // self.group_size)
+
+
+class _GramPass:
+    """fn(X, y, offset) -> clipped Gram matrix of the chunk's S_a rows; ``select`` evaluates only those."""
+
+    def __init__(self, layout: RobGDLayout, theta_x: float) -> None:
+        self.layout, self.theta_x = layout, theta_x
+
+    def select(self, offset: int, count: int) -> np.ndarray:
+        return np.flatnonzero(self.layout.a_index(np.arange(offset, offset + count)) >= 0)
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
+        return clipped_gram(X, self.theta_x)
+
+
+@dataclass
+class _RoundPartial:
+    counts: GroupedCounts
+    table: ClipTable | None
+
+
+def _add_rounds(a: _RoundPartial, b: _RoundPartial) -> _RoundPartial:
+    a.counts = add_grouped_counts(a.counts, b.counts)
+    a.table = None if a.table is None else add_clip_tables(a.table, b.table)  # type: ignore[arg-type]
+    return a
+
+
+class _RoundPass:
+    """fn(X, y, offset) for round t: distance-histogram counts of S_a at w_t, and the clipped-gradient table of
+    S_b at w_t for every threshold a round can release (None for the final histogram of DP-RobGD*)."""
+
+    def __init__(self, layout: RobGDLayout, w: np.ndarray, theta_x: float, thetas: np.ndarray | None) -> None:
+        self.layout, self.w, self.theta_x, self.thetas = layout, w, theta_x, thetas
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> _RoundPartial:
+        a = self.layout.a_index(np.arange(offset, offset + X.shape[0]))
+        in_a = a >= 0
+        r = X @ self.w
+        r -= y
+        aa, b = a[in_a], self.layout.b
+        counts = GroupedCounts.of(aa // b, aa % b, r[in_a] ** 2, b, DISTANCE_GRID)
+        if self.thetas is None:
+            return _RoundPartial(counts, None)
+        coef = clip_factors(X, self.theta_x) * r
+        coef[in_a] = 0.0  # the gradient is over S_b: rows of S_a add zero terms
+        return _RoundPartial(counts, ClipTable.of(X, coef, np.abs(r), self.thetas))
+
+
+class _ChunkRows:
+    """The rows of a :class:`~dpstats.methods.sufficient.RowChunks`: one ``reduce`` pass per statistic."""
+
+    def __init__(self, rows: RowChunks) -> None:
+        self.rows = rows
+        self.passes = 0
+
+    def prepare(self, layout: RobGDLayout) -> None:
+        self.layout = layout
+        self.m = layout.n - layout.n_a
+
+    def _reduce(self, fn: Any, combine: Any) -> Any:
+        self.passes += 1
+        return self.rows.reduce(fn, combine)
+
+    def norm_means(self, group_size: int) -> np.ndarray:
+        return self._reduce(_NormPass(self.layout, group_size), add_arrays) / group_size
+
+    def clipped_gram(self, theta_x: float) -> np.ndarray:
+        return self._reduce(_GramPass(self.layout, theta_x), add_arrays)
+
+    def round(self, w: np.ndarray, theta_x: float, thetas: np.ndarray | None
+              ) -> tuple[np.ndarray, Callable[[int], np.ndarray]]:
+        part = self._reduce(_RoundPass(self.layout, w, theta_x, thetas), _add_rounds)
+        if part.counts.pending_ids.size:  # pragma: no cover - a source that skipped rows
+            raise RuntimeError("internal error: a distance group was not completed in this pass")
+        table = part.table
+        return part.counts.counts, lambda j: table.at(thetas, j) / self.m  # type: ignore[union-attr,arg-type]
+
+
+# ----------------------------------------------------------------------------- the fit (one release code path)
+
+
+def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
+        bounds: DataBounds | None, **options: Any) -> MethodFit:
+    X = np.asarray(X, dtype=float)
+    return _fit(_MemoryRows(X, np.asarray(y, dtype=float)), X.shape[0], X.shape[1], ledger=ledger, rng=rng,
+                **options)
+
+
+def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generator, bounds: DataBounds | None,
+               **options: Any) -> MethodFit:
+    """DP-RobGD on rows read chunk by chunk (files, Dask): the fit of :func:`fit` for the same data and seed.
+
+    Passes over the data: one for the norm histogram, one for the spectrum
+    (unless ``rounds`` and ``step_size`` are given), then one per round, T in
+    all (and one more for the final histogram of DP-RobGD*).  Round t's pass
+    returns the counts of the distance histogram at w_t on S_a and, on S_b, a
+    table of clipped-gradient sums at w_t for each of the 128 thresholds the
+    histogram can release (:class:`~dpstats.methods.row_passes.ClipTable`,
+    129 x d x 2 numbers); after the histogram is released, the gradient at
+    its threshold is read from the table.  So each round is one pass,
+    although its gradient depends on its own histogram.  Only aggregates
+    leave a chunk (counts, tables, the norm-group sums, a d x d matrix),
+    except that the rows of a distance group cut by a chunk edge (at most
+    one window of ``WINDOW`` rows) travel with the partial result until the
+    neighbouring chunk completes the group; the combined result of a pass
+    holds none.  Privacy: every released quantity is the same function of
+    the same rows as in :func:`fit` (the layout is evaluated row by row from
+    public draws; sums are added in another order), so the proof in the
+    module docstring applies unchanged.
+    """
+    return _fit(_ChunkRows(rows), rows.n, rows.d, ledger=ledger, rng=rng, **options)
+
+
+def _fit(rows: _MemoryRows | _ChunkRows, n: int, d: int, *, ledger: PrivacyLedger, rng: np.random.Generator,
+         best_iterate: bool = False, gamma_fraction: float = 0.2, max_corruption: float = 0.05,
+         clip_level: float = 0.05, covariate_tail: float | None = None, rounds: int | None = None,
+         step_size: float | None = None, max_rounds: int = 2000, **options: Any) -> MethodFit:
     frac = check_fraction("gamma_fraction", gamma_fraction)
     max_corr = check_fraction("max_corruption", max_corruption, low_open=False, high=0.5)
-    level = check_fraction("clip_level", clip_level)
-    if covariate_tail is not None and not (math.isfinite(covariate_tail) and covariate_tail > 0):
-        raise MethodOptionError("covariate_tail must be a positive number")
-    if rounds is not None and not (int(rounds) == rounds and rounds >= 1):
-        raise MethodOptionError("rounds must be a positive integer")
-    if step_size is not None and not (math.isfinite(step_size) and step_size > 0):
-        raise MethodOptionError("step_size must be a positive number")
-    if not (int(max_rounds) == max_rounds and max_rounds >= 2):
-        raise MethodOptionError("max_rounds must be an integer >= 2")
-    n_a = int(round(frac * n))
+    level = check_descent_options(clip_level=clip_level, covariate_tail=covariate_tail, rounds=rounds,
+                                  step_size=step_size, max_rounds=max_rounds)
     b_dist = distance_group_size(max_corr)
+    n_a = RobGDLayout.split_sizes(n, frac, b_dist)[1]
     if n_a < 10 * b_dist or n - n_a < d:
         raise MethodOptionError(f"gamma_fraction={frac} leaves too few rows in one part (n={n}, d={d})")
     tail = default_covariate_tail(n) if covariate_tail is None else float(covariate_tail)
@@ -231,10 +502,9 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     ledger_a = PrivacyLedger(ledger.epsilon, ledger.delta)
     ledger_b = PrivacyLedger(ledger.epsilon, ledger.delta)
 
-    perm = permutation(n, rng)
-    Xa, ya = X[perm[:n_a]], y[perm[:n_a]]
-    Xb, yb = X[perm[n_a:]], y[perm[n_a:]]
-    m = Xb.shape[0]
+    layout = RobGDLayout.draw(n, frac, b_dist, rng)
+    rows.prepare(layout)
+    m = n - n_a
 
     # 1. covariate scale (Alg. 3) and clipping norm
     norm_share = _NORM_SHARE if need_spectrum else _NORM_SHARE + _SPECTRUM_SHARE
@@ -242,21 +512,19 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     b_norm = norm_group_size(n_a, mu_n)
     norm_block = gaussian_block(rounds=1, mu_round=mu_n, ledger=ledger_a, name="norm histogram (Gamma ~ Tr Sigma)",
                                 dimension=1, note=f"groups of {b_norm} rows, 4 bins per octave")
-    gamma_norm = private_norm_estimate(Xa, group_size=b_norm, block=norm_block, rng=rng)
+    gamma_norm = private_norm_from_means(rows.norm_means(b_norm), block=norm_block, rng=rng)
     theta_x = tail * math.sqrt(gamma_norm)
 
     # 2. step size and rounds
     info: dict[str, Any] = {"Gamma": gamma_norm, "Theta": theta_x, "covariate_tail": tail, "n_a": n_a, "n_b": m,
                             "distance_group_size": b_dist, "norm_group_size": b_norm}
     if need_spectrum:
-        spec = private_spectrum(Xa, theta_x, mu=mu * math.sqrt(_SPECTRUM_SHARE), rng=rng, ledger=ledger_a)
-        kappa_cap = 2.0 * max_rounds / math.log(n)
-        kappa_hat = (spec.lam_max_upper / spec.lam_min_lower if spec.lam_min_lower > 0 else kappa_cap)
-        kappa_hat = min(max(kappa_hat, 1.0), kappa_cap)
+        spec = release_spectrum(rows.clipped_gram(theta_x), n_a, theta_x, mu=mu * math.sqrt(_SPECTRUM_SHARE),
+                                rng=rng, ledger=ledger_a)
+        eta, T, kappa_hat = step_schedule(spec, n, max_rounds=max_rounds, step_size=step_size, rounds=rounds)
+        T = min(T, round_cap) if rounds is None else T
         info.update(lambda_max=spec.lam_max, lambda_min=spec.lam_min, lambda_max_upper=spec.lam_max_upper,
                     lambda_min_lower=spec.lam_min_lower, kappa_hat=kappa_hat)
-        eta = 1.0 / spec.lam_max_upper if step_size is None else float(step_size)
-        T = min(rounds_from_kappa(kappa_hat, n, int(max_rounds)), round_cap) if rounds is None else int(rounds)
     else:
         eta, T = float(step_size), int(rounds)  # type: ignore[arg-type]
     info.update(step_size=eta, rounds=T, round_cap=round_cap)
@@ -269,42 +537,75 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     grad_block = gaussian_block(rounds=T, mu_round=mu / math.sqrt(T), ledger=ledger_b,
                                 name="noisy clipped gradients", dimension=d,
                                 note="sensitivity 2 Theta theta_t / m in round t")
-    c = clip_factors(Xb, theta_x)
     tail_factor = math.sqrt(2.0 * math.log(2.0 / level))
+    thetas = threshold_candidates(tail_factor)
     w = np.zeros(d)
-    iterates, gammas, thetas = [], [], []
+    iterates, gammas, chosen_thetas = [], [], []
     for _ in range(T):
-        gamma_t = private_distance_estimate(Xa, ya, w, group_size=b_dist, block=dist_block, rng=rng)
-        theta_t = tail_factor * math.sqrt(gamma_t)
-        grad = separately_clipped_gradient(Xb, yb, w, c, theta_t)
-        noisy = grad_block.release(grad, l2_sensitivity=2.0 * theta_x * theta_t / m, rng=rng)
+        counts, gradient = rows.round(w, theta_x, thetas)
+        j = release_log_mode(counts, DISTANCE_GRID, block=dist_block, rng=rng)
+        gamma_t, theta_t = DISTANCE_GRID.upper_edge(j), float(thetas[j])
+        noisy = grad_block.release(gradient(j), l2_sensitivity=2.0 * theta_x * theta_t / m, rng=rng)
         iterates.append(w)
         gammas.append(gamma_t)
-        thetas.append(theta_t)
+        chosen_thetas.append(theta_t)
         w = w - eta * noisy
     if best_iterate:
         iterates.append(w)
-        gammas.append(private_distance_estimate(Xa, ya, w, group_size=b_dist, block=dist_block, rng=rng))
+        counts, _ = rows.round(w, theta_x, None)
+        gammas.append(DISTANCE_GRID.upper_edge(release_log_mode(counts, DISTANCE_GRID, block=dist_block, rng=rng)))
         g = np.asarray(gammas)
         chosen = int(np.flatnonzero(g == g.min())[-1])
         w = iterates[chosen]
         info["chosen_iterate"] = chosen
-    info.update(gammas=np.asarray(gammas), thetas=np.asarray(thetas),
+    info.update(gammas=np.asarray(gammas), thetas=np.asarray(chosen_thetas),
                 part_steps={"S_a": list(ledger_a.steps), "S_b": list(ledger_b.steps)})
-    notes = [f"rows split by a public random permutation: S_a = {n_a} rows for private estimates, "
-             f"S_b = {m} rows for gradients; parallel composition (disjoint rows)",
+    notes = [f"rows split by a public pseudo-random order, stratified by windows of {WINDOW} rows: S_a = {n_a} rows "
+             f"for private estimates, S_b = {m} rows for gradients; parallel composition (disjoint rows)",
              *part_notes("S_a", ledger_a), *part_notes("S_b", ledger_b),
              *([f"rounds={T} exceeds {round_cap}, the most rounds whose distance histograms clear their noise at "
                 f"this n and budget: thresholds may be erratic"] if T > round_cap else []),
              f"T = {T} rounds, step size {eta:.4g}, covariate clip Theta = {theta_x:.4g}"
              + (f", output the iterate {info['chosen_iterate']} with the smallest gamma_t (DP-RobGD*)"
                 if best_iterate else "")]
+    if isinstance(rows, _ChunkRows):
+        notes.append(f"data read in chunks: {rows.passes} passes over the data (norm histogram"
+                     f"{', spectrum' if need_spectrum else ''}, then one per round: T = {T}"
+                     f"{' + 1 final histogram' if best_iterate else ''})")
     assumptions = ("utility (not privacy) assumes sub-Weibull covariates and noise (Liu et al. Assumption 1), "
                    "that only labels are corrupted, and a corrupted fraction below max_corruption="
                    f"{max_corr:g} (Assumption 2)",)
     return MethodFit(params=w, assumptions=assumptions, notes=tuple(notes), info=info,
                      bse_unavailable_reason=("DP-RobGD releases the last iterate of noisy, clipped gradient descent; no private "
                                              "estimate of its sampling law under label corruption is known, so none is reported"))
+
+
+fit.__doc__ = """DP-RobGD (Liu et al. 2023, Alg. 1); DP-RobGD* with ``best_iterate=True``.  See the module docstring.
+
+    In memory; :func:`fit_chunks` is the same fit on rows read in chunks
+    (T + 2 passes over the data).
+
+    Parameters
+    ----------
+    best_iterate:
+        Output the iterate with the smallest private distance estimate
+        gamma_t (DP-RobGD*) instead of the last one.
+    gamma_fraction:
+        Fraction of rows in S_a (private estimates); the rest compute gradients.
+    max_corruption:
+        Public upper bound on the fraction of corrupted labels; sets the group
+        size of the distance estimator.
+    clip_level:
+        Fraction of clean residuals the residual threshold theta_t may clip
+        (under Gaussian tails).
+    covariate_tail:
+        Theta / sqrt(Gamma); default 1 + sqrt(2 ln(n/0.05)) (Gaussian
+        covariates); 1 for covariates with ||x||^2 <= Tr(Sigma).
+    rounds, step_size:
+        Public T and eta; by default set from the private spectrum estimate.
+    max_rounds:
+        Public cap on T (and so on the number of passes over chunked data).
+    """
 
 
 SPEC = register(MethodSpec(
@@ -320,4 +621,5 @@ SPEC = register(MethodSpec(
              "step_size", "max_rounds"),
     theory=None,
     auto_rank=None,
+    fit_chunks=fit_chunks,
 ))

@@ -29,7 +29,7 @@ empty bins instead of a threshold, i.e. a sqrt(2 ln B) (about 3 to 3.7 noise
 sds for B = 128 to 512) instead of a log(1/delta)/epsilon margin: the same
 order.
 
-The spectrum estimator (:func:`private_spectrum`) is this package's addition,
+The spectrum estimator (:func:`release_spectrum`) is this package's addition,
 used to set the step size eta ~ 1/lambda_max(Sigma) and the number of rounds
 T ~ kappa log n that the paper's analysis prescribes (Liu et al., Thm 3 and
 the discussion of ||eta Sigma|| <= 1) from private quantities instead of the
@@ -48,10 +48,11 @@ from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import GaussianBlock, gaussian_mechanism_mu
 
 __all__ = [
-    "EXPONENT_RANGE", "HISTOGRAM_SENSITIVITY", "LogHistogram", "private_log_mode", "group_means",
-    "private_norm_estimate", "private_distance_estimate", "norm_group_size", "distance_group_size",
-    "SpectrumEstimate", "private_spectrum", "clip_factors", "modal_fraction", "max_histogram_releases",
-    "max_disjoint_histograms", "separately_clipped_gradient",
+    "EXPONENT_RANGE", "HISTOGRAM_SENSITIVITY", "LogHistogram", "NORM_GRID", "DISTANCE_GRID", "histogram_counts",
+    "release_log_mode", "private_log_mode", "group_means", "slot_means", "private_norm_from_means",
+    "private_norm_estimate", "distance_counts", "private_distance_estimate", "norm_group_size",
+    "distance_group_size", "norm_group_sums", "SpectrumEstimate", "clipped_gram", "release_spectrum", "clip_factors",
+    "modal_fraction", "max_histogram_releases", "max_disjoint_histograms", "separately_clipped_gradient",
 ]
 
 #: Public exponent range of every histogram: statistics in [2^-64, 2^64) are resolved.
@@ -90,9 +91,19 @@ class LogHistogram:
         return float(2.0 ** (EXPONENT_RANGE[0] + (j + 1) / self.bins_per_octave))
 
 
-def private_log_mode(stats: np.ndarray, grid: LogHistogram, *, block: GaussianBlock,
-                     rng: np.random.Generator) -> float:
-    """Upper edge of the most populated bin of a noisy geometric histogram of per-group ``stats``.
+#: The norm estimator's grid (4 bins per octave: its group means concentrate) and the distance estimator's (ratio 2).
+NORM_GRID = LogHistogram(4)
+DISTANCE_GRID = LogHistogram(1)
+
+
+def histogram_counts(stats: np.ndarray, grid: LogHistogram) -> np.ndarray:
+    """Counts (int64) of ``stats`` in the bins of ``grid``: a sum over groups, so it adds up over chunks."""
+    return np.bincount(grid.index(stats), minlength=grid.size).astype(np.int64)
+
+
+def release_log_mode(counts: np.ndarray, grid: LogHistogram, *, block: GaussianBlock,
+                     rng: np.random.Generator) -> int:
+    """Index of the most populated bin of the noisy ``counts`` (one release of ``block``).
 
     Privacy: each group contributes to one count, so the count vector has
     replace-one L2 sensitivity sqrt(2) whenever a replaced row changes one
@@ -100,21 +111,42 @@ def private_log_mode(stats: np.ndarray, grid: LogHistogram, *, block: GaussianBl
     counts (one release of the block, charged before this call) and the
     argmax is post-processing (Liu et al. 2023, Lemma B.2, in Gaussian form).
     """
-    counts = np.bincount(grid.index(stats), minlength=grid.size).astype(float)
-    noisy = block.release(counts, l2_sensitivity=HISTOGRAM_SENSITIVITY, rng=rng)
-    return grid.upper_edge(int(np.argmax(noisy)))
+    if counts.shape != (grid.size,):
+        raise ValueError("the counts do not match the grid")
+    noisy = block.release(np.asarray(counts, dtype=float), l2_sensitivity=HISTOGRAM_SENSITIVITY, rng=rng)
+    return int(np.argmax(noisy))
+
+
+def private_log_mode(stats: np.ndarray, grid: LogHistogram, *, block: GaussianBlock,
+                     rng: np.random.Generator) -> float:
+    """Upper edge of the most populated bin of a noisy geometric histogram of per-group ``stats``
+    (:func:`release_log_mode` of their counts)."""
+    return grid.upper_edge(release_log_mode(histogram_counts(stats, grid), grid, block=block, rng=rng))
 
 
 def group_means(values: np.ndarray, group_size: int) -> np.ndarray:
     """Means of consecutive groups of ``group_size`` values (the incomplete last group is dropped).
 
-    Rows have already been shuffled by a public permutation, so consecutive
-    groups are random groups; each row belongs to at most one group.
+    The rows are in a public pseudo-random order, so consecutive groups are
+    random groups; each row belongs to at most one group.
     """
     k = values.shape[0] // group_size
     if k < 1:
         raise ValueError("fewer rows than one group")
     return values[: k * group_size].reshape(k, group_size).mean(axis=1)
+
+
+def slot_means(values: np.ndarray) -> np.ndarray:
+    """Row means of a (groups, b) array, each summed slot by slot from the left.
+
+    The order of the additions is fixed per group, so a group's mean is the
+    same double whether it was formed in memory or from rows of several
+    chunks (numpy's own reductions may change order with the array's shape).
+    """
+    total = values[:, 0].copy()
+    for j in range(1, values.shape[1]):
+        total += values[:, j]
+    return total / values.shape[1]
 
 
 def norm_group_size(rows: int, mu: float) -> int:
@@ -147,18 +179,28 @@ def distance_group_size(max_corruption: float) -> int:
     return int(min(10, max(1, math.floor(0.1 / max_corruption))))
 
 
-def private_norm_estimate(X: np.ndarray, *, group_size: int, block: GaussianBlock,
-                          rng: np.random.Generator, bins_per_octave: int = 4) -> float:
-    """Private estimate Gamma of Tr(Sigma) = E||x||^2 (Liu et al. 2023, Private Norm Estimator, Alg. 3).
+def private_norm_from_means(means: np.ndarray, *, block: GaussianBlock, rng: np.random.Generator) -> float:
+    """Private estimate Gamma of Tr(Sigma) = E||x||^2 from the group means of ||x_i||^2 (Liu et al. 2023,
+    Private Norm Estimator, Alg. 3): the upper edge of the modal bin of a private histogram on ``NORM_GRID``
+    (4 bins per octave, finer than the paper's factor-2 bins, which is safe because the group means
+    concentrate).  mu-GDP with the block's mu_round when each row is in at most one group; no bound needed."""
+    return NORM_GRID.upper_edge(release_log_mode(histogram_counts(means, NORM_GRID), NORM_GRID, block=block, rng=rng))
 
-    Group means of ||x_i||^2 over groups of ``group_size`` rows, then the
-    upper edge of the modal bin of a private geometric histogram with
-    ``bins_per_octave`` bins per octave (finer than the paper's factor-2 bins,
-    which is safe because the group means concentrate).  mu-GDP with the
-    block's mu_round; the data need no bound.
-    """
-    sq = np.einsum("ij,ij->i", X, X)
-    return private_log_mode(group_means(sq, group_size), LogHistogram(bins_per_octave), block=block, rng=rng)
+
+def private_norm_estimate(X: np.ndarray, *, group_size: int, block: GaussianBlock,
+                          rng: np.random.Generator) -> float:
+    """:func:`private_norm_from_means` of consecutive groups of ``group_size`` rows of ``X``."""
+    return private_norm_from_means(group_means(np.einsum("ij,ij->i", X, X), group_size), block=block, rng=rng)
+
+
+def distance_counts(X: np.ndarray, y: np.ndarray, w: np.ndarray, group_size: int) -> np.ndarray:
+    """``DISTANCE_GRID`` counts of the group means of (y - w^T x)^2 over consecutive groups of ``group_size``
+    rows (the rows of an incomplete last group are left out), each mean formed by :func:`slot_means`."""
+    r = y - X @ w
+    k = r.shape[0] // group_size
+    if k < 1:
+        raise ValueError("fewer rows than one group")
+    return histogram_counts(slot_means((r[: k * group_size] ** 2).reshape(k, group_size)), DISTANCE_GRID)
 
 
 def private_distance_estimate(X: np.ndarray, y: np.ndarray, w: np.ndarray, *, group_size: int,
@@ -166,13 +208,21 @@ def private_distance_estimate(X: np.ndarray, y: np.ndarray, w: np.ndarray, *, gr
     """Private, robust estimate gamma of E(y - w^T x)^2 = ||w - w*||_Sigma^2 + sigma^2.
 
     Liu et al. (2023), Distance Estimator (Alg. 2): group means of squared
-    residuals over small groups, so that most groups hold no corrupted label,
-    and the upper edge of the modal bin of a private histogram with bins of
-    ratio 2.  ``w`` is a released iterate (public), so the statistic is a
-    function of the rows only; one release of ``block``.
+    residuals over small groups, so that most groups hold no corrupted label
+    (:func:`distance_counts`), and the upper edge of the modal bin of a
+    private histogram with bins of ratio 2.  ``w`` is a released iterate
+    (public), so the statistic is a function of the rows only; one release
+    of ``block``.
     """
-    r = y - X @ w
-    return private_log_mode(group_means(r * r, group_size), LogHistogram(1), block=block, rng=rng)
+    counts = distance_counts(X, y, w, group_size)
+    return DISTANCE_GRID.upper_edge(release_log_mode(counts, DISTANCE_GRID, block=block, rng=rng))
+
+
+def norm_group_sums(X: np.ndarray, groups: np.ndarray, k: int) -> np.ndarray:
+    """Sums of ||x_i||^2 per group 0..k-1 (rows of group -1 are left out): k numbers that add up over chunks."""
+    keep = groups >= 0
+    Xk = X[keep]
+    return np.bincount(groups[keep], weights=np.einsum("ij,ij->i", Xk, Xk), minlength=k).astype(float)
 
 
 def clip_factors(X: np.ndarray, bound: float) -> np.ndarray:
@@ -197,9 +247,15 @@ class SpectrumEstimate:
     lam_min_lower: float
 
 
-def private_spectrum(X: np.ndarray, bound: float, *, mu: float, rng: np.random.Generator,
+def clipped_gram(X: np.ndarray, bound: float) -> np.ndarray:
+    """sum_i clip(x_i) clip(x_i)^T over the rows of ``X`` (norm clipping to ``bound``): adds up over chunks."""
+    Xc = X * clip_factors(X, bound)[:, None]
+    return Xc.T @ Xc
+
+
+def release_spectrum(gram: np.ndarray, n_rows: int, bound: float, *, mu: float, rng: np.random.Generator,
                      ledger: PrivacyLedger, z: float = 3.0) -> SpectrumEstimate:
-    """Release lambda_max and lambda_min of sum_i clip(x_i) clip(x_i)^T with Gaussian noise (mu-GDP).
+    """Release lambda_max and lambda_min of ``gram`` = :func:`clipped_gram` of ``n_rows`` rows (mu-GDP).
 
     Sensitivity: a replaced row changes the matrix by A = c x x^T - c' x' x'^T
     with ||c x||, ||c' x'|| <= ``bound``, so ||A||_F^2 <= 2 bound^4; by the
@@ -209,10 +265,7 @@ def private_spectrum(X: np.ndarray, bound: float, *, mu: float, rng: np.random.G
     The upper bound on lambda_max is also capped by bound^2 (every clipped
     row has norm <= bound), which is public.
     """
-    n_rows = X.shape[0]
-    c = clip_factors(X, bound)
-    Xc = X * c[:, None]
-    eig = np.linalg.eigvalsh(Xc.T @ Xc)
+    eig = np.linalg.eigvalsh(gram)
     sens = math.sqrt(2.0) * bound**2
     noisy = gaussian_mechanism_mu(np.array([eig[-1], eig[0]]), l2_sensitivity=sens, mu=mu, rng=rng, ledger=ledger,
                                   name="lambda_max, lambda_min of the clipped second-moment matrix")
