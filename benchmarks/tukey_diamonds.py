@@ -1,6 +1,7 @@
 """Utility of dp_ols(method="tukey") with the protocol of Amin et al. (2023), beside OLS and AdaSSP.
 
 Run:  python benchmarks/tukey_diamonds.py [--trials 10] [--data diamonds synthetic]
+(the package is imported from this checkout, not from an installed copy)
 
 Protocol (Amin et al., sec. 4): epsilon = ln 3, delta = 1e-5, an intercept,
 in-sample R^2, median and quartiles over --trials seeds, m in 250, 500, ...,
@@ -26,10 +27,14 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import sys
 import time
 
 import numpy as np
 import pandas as pd
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this checkout's dpstats
 
 import dpstats
 from dpstats.errors import PTRFailure

@@ -1,6 +1,7 @@
 """Speed and peak memory of dp_ols(method="tukey") against statsmodels OLS, side by side in one run.
 
-Run:  python benchmarks/tukey_speed.py [--n 1000000] [--d 10] [--m 1000] [--repeats 3]
+Run:  python benchmarks/tukey_speed.py [--n 1000000] [--d 10] [--m 1000] [--repeats 3] [--out FILE]
+(the package is imported from this checkout, not from an installed copy)
 
 One DataFrame with d - 1 Gaussian features of different scales and offsets
 plus an intercept (d design columns), y linear plus N(0, 25) noise.  For each
@@ -9,7 +10,9 @@ design, fit, report), alternating the contenders in every repeat so that a
 busy machine slows them alike:
 
   statsmodels             smf.ols(formula, df).fit()
-  tukey (auto)            dp_ols(..., method="tukey", m=M)         (blocks="auto" picks "moments" at this n)
+  tukey default           dp_ols(..., method="tukey")              (default options: blocks="auto" picks
+                                                                    "moments" at this n, m from default_m)
+  tukey m=M               dp_ols(..., method="tukey", m=M)
   tukey blocks="ols"      dp_ols(..., method="tukey", m=M, blocks="ols")   (the paper's block fits)
 
 at epsilon = ln 3, delta = 1e-5 (the paper's budget).  A PTR refusal is
@@ -23,7 +26,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import platform
+import sys
 import time
 import tracemalloc
 
@@ -31,6 +36,8 @@ import numpy as np
 import pandas as pd
 import statsmodels
 import statsmodels.formula.api as smf
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this checkout's dpstats
 
 import dpstats
 from dpstats.errors import PTRFailure
@@ -52,6 +59,7 @@ def main() -> None:
     ap.add_argument("--d", type=int, default=10)
     ap.add_argument("--m", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--out", default=None, help="also write the markdown table to this file")
     args = ap.parse_args()
     df, formula = make_frame(args.n, args.d)
     eps, delta = math.log(3.0), 1e-5
@@ -59,15 +67,14 @@ def main() -> None:
     def statsmodels_fit() -> object:
         return smf.ols(formula, df).fit()
 
-    def tukey(blocks: str, seed: int) -> object:
+    def tukey(seed: int, **options: object) -> object:
         try:
-            return dpstats.dp_ols(formula, df, epsilon=eps, delta=delta, method="tukey", m=args.m, blocks=blocks,
-                                  random_state=seed)
+            return dpstats.dp_ols(formula, df, epsilon=eps, delta=delta, method="tukey", random_state=seed, **options)
         except PTRFailure as exc:
             return exc
 
-    contenders = {"statsmodels": lambda seed: statsmodels_fit(), "auto": lambda seed: tukey("auto", seed),
-                  "ols": lambda seed: tukey("ols", seed)}
+    contenders = {"statsmodels": lambda seed: statsmodels_fit(), "default": lambda seed: tukey(seed),
+                  "auto": lambda seed: tukey(seed, m=args.m), "ols": lambda seed: tukey(seed, m=args.m, blocks="ols")}
     best = {k: math.inf for k in contenders}
     refusals = {k: 0 for k in contenders}
     outputs: dict[str, object] = {}
@@ -81,7 +88,7 @@ def main() -> None:
 
     design_bytes = args.n * args.d * 8
     peak = {}
-    for name in ("auto", "ols"):
+    for name in ("default", "auto", "ols"):
         tracemalloc.start()
         tracemalloc.reset_peak()
         contenders[name](100)
@@ -94,14 +101,17 @@ def main() -> None:
         f"--repeats {args.repeats}`",
         f"Machine: {platform.machine()}, 2 cores, Python {platform.python_version()}, numpy {np.__version__}, "
         f"statsmodels {statsmodels.__version__}, dpstats {dpstats.__version__}; best of {args.repeats} "
-        f"(alternating); epsilon = ln 3, delta = 1e-5",
+        f"(alternating); epsilon = ln 3, delta = 1e-5; 1-minute load average at the end {os.getloadavg()[0]:.1f}",
         "",
         "| call | time (s) | ratio to statsmodels | peak memory / design matrix | PTR refusals | "
         "max abs coef diff to OLS |",
         "|---|---|---|---|---|---|",
         f"| statsmodels `smf.ols(...).fit()` | {best['statsmodels']:.3f} | 1.00 | - | - | 0 |",
     ]
-    for name, label in (("auto", f"`dp_ols(method='tukey', m={args.m})` (blocks auto -> moments)"),
+    default_m = getattr(outputs["default"], "info", {}).get("m", "default")
+    for name, label in (("default", f"`dp_ols(method='tukey')` (default options: blocks auto -> moments, "
+                                    f"m = {default_m})"),
+                        ("auto", f"`dp_ols(method='tukey', m={args.m})` (blocks auto -> moments)"),
                         ("ols", f"`dp_ols(method='tukey', m={args.m}, blocks='ols')`")):
         out = outputs[name]
         diff = "refused" if isinstance(out, PTRFailure) else \
@@ -109,6 +119,9 @@ def main() -> None:
         lines.append(f"| {label} | {best[name]:.3f} | {best[name] / best['statsmodels']:.2f} | {peak[name]:.2f} | "
                      f"{refusals[name]}/{args.repeats} | {diff} |")
     print("\n".join(lines))
+    if args.out:
+        with open(args.out, "w") as fh:
+            fh.write("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

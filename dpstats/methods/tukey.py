@@ -123,7 +123,11 @@ one block estimate, so the proof above applies unchanged.
   change of basis b'_0 = b_0 + c^T b_s that decorrelates the block intercepts
   from the slopes.
 * ``"moments"``: (1) private medians c and radii r = 3 x a private quantile
-  0.75 of |v - c| for every column and the response; (2) one Gaussian release
+  0.75 of |v - c| for every column and the response, then a private check
+  that clipping at those radii keeps the columns' second moments
+  (:func:`_check_radii`; a column with most of its values at the median, such
+  as a zero-inflated count, fails it, and the fit falls back to ``"ols"``,
+  which needs no radii); (2) one Gaussian release
   of (Z^T Z, Z^T y~) of the rescaled, clipped data z = clip((x - c)/r),
   y~ = clip((y - c_y)/r_y) (sensitivity in :func:`_private_pilot`), giving a
   Gram matrix G~ and an SSP pilot b~; (3) block estimates
@@ -132,6 +136,11 @@ one block estimate, so the proof above applies unchanged.
   unclipped data, whitened by the shared Gram matrix: clipping is needed only
   for the sensitivity of the Gaussian release, and a clipped regression would
   be biased);
+  in memory these are two sequential passes over X in cache-sized slices,
+  the clipped sums for the pilot and then Z_k^T (y_k - Z_k b~) accumulated
+  row by row into the blocks (:func:`_residual_block_moments`: no per-block
+  Gram matrix, no gather of the rows by block); data read in chunks take the
+  per-block sums Z_k^T Z_k, Z_k^T y_k in the pilot's pass instead (one read);
   (4) TukeyEM on the u_k, and b = b~ + L^{-T} u.  All blocks share one Gram
   matrix, so the small-block ratio bias of OLS disappears, and the residuals
   keep the block estimates as tight as OLS ones.  It needs G~ to be accurate:
@@ -140,12 +149,18 @@ one block estimate, so the proof above applies unchanged.
   (:func:`choose_blocks`, public n, d and budget), else ``"ols"``.
 
 The centres and radii are exponential mechanisms (score: minus the distance of
-a rank to its target, sensitivity 1 under replace-one) on a public geometric
-grid of about 1.1e5 values covering +-[1e-8, 1e16] with ratio 1.001 plus 0,
-evaluated on a public random subsample of at most 131072 rows; each gets an
-equal share of ``prep_share * epsilon``.  With ``blocks="moments"`` the pilot
-release spends ``pilot_share * epsilon`` and half of delta, and the Tukey step
-the other half of delta.  Every coefficient map back to the user's columns is
+a rank to its target, sensitivity 1 under replace-one) on public geometric
+grids (centres: about 1.1e5 values covering +-[1e-8, 1e16] with ratio 1.001,
+plus 0; radii: 5,556 values 1.01^k spanning [1e-8, 1e16]), evaluated on the
+public random subsample of the at most 131072 rows at the first positions of
+the public order; each gets an
+equal share of ``prep_share * epsilon``.  Columns with a public range (factor
+dummies, declared bounds) release nothing; when every handled column has one,
+no share is spent and no row is read for them.  With ``blocks="moments"`` the
+radius check spends CHECK_SHARE * epsilon (when some column has a private
+radius), the pilot release ``pilot_share * epsilon`` and half of delta, and
+the Tukey step the other half of delta (all of delta after a fall back, with
+the pilot's share).  Every coefficient map back to the user's columns is
 exact post-processing.  All of it is recorded step by step in the ledger.
 
 Choice of m
@@ -172,15 +187,18 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 from scipy.linalg import solve_triangular
+from scipy.sparse import csc_matrix
 from scipy.special import ndtri
 
 from dpstats.bounds import DataBounds
 from dpstats.errors import InsufficientDataError, MethodOptionError, PTRFailure
-from dpstats.methods.blocks import BlockSums, RowPermutation, add_block_sums, augmented_block_sums, block_of_rows
+from dpstats.methods.blocks import (
+    BlockSums, RowPermutation, ShiftedBlockSums, add_block_sums, augmented_block_sums, block_of_rows,
+)
 from dpstats.methods.registry import MethodFit, MethodSpec, register
 from dpstats.methods.sufficient import RowChunks
 from dpstats.methods.tukey_depth import (
-    block_chunks, block_models, lemma_distance, log_exact_volumes, log_region_volumes, log_side_lengths, log_volumes,
+    block_models, lemma_distance, log_exact_volumes, log_region_volumes, log_side_lengths, log_volumes,
     mass_distance, max_depth, point_of_depth, solve_block_models,
 )
 from dpstats.privacy.calibration import gaussian_mu
@@ -206,18 +224,29 @@ GRAM_FLOOR = 2.0  # eigenvalue floor of the released Gram, in units of sqrt(d) *
 MOMENTS_MAX_NOISE = 0.6  # blocks="auto" uses moments when the Gram floor is at most this fraction of TYPICAL_Z2
 TYPICAL_Z2 = 1.0 / (1.15 * RADIUS_K) ** 2  # E z^2 of a Gaussian column rescaled by RADIUS_K x its q75 of |x - median|
 JITTER = 1e-10
+CHECK_SHARE = 0.04  # blocks="moments": fraction of epsilon spent checking the private radii (_check_radii)
+CHECK_CAP = 3.0  # the check compares the second moment of z capped at CHECK_CAP with the clipped one (cap 1)
+CHECK_EXCESS = 0.5  # a column fails when the capped moment exceeds (1 + CHECK_EXCESS) x the clipped one ...
+CHECK_MARGIN = 6.0  # ... by more than CHECK_MARGIN noise scales
+
+
+def _geometric_grid(ratio: float) -> np.ndarray:
+    """The positive public candidates ratio^k spanning [1e-8, 1e16]."""
+    step = math.log(ratio)
+    k = np.arange(math.floor(math.log(1e-8) / step), math.ceil(math.log(1e16) / step) + 1)
+    return np.exp(k * step)
 
 
 def _centre_grid() -> np.ndarray:
     """The public candidate centres: 0 and +-1.001^k spanning [1e-8, 1e16]."""
-    ratio = math.log(1.001)
-    k = np.arange(math.floor(math.log(1e-8) / ratio), math.ceil(math.log(1e16) / ratio) + 1)
-    pos = np.exp(k * ratio)
+    pos = _geometric_grid(1.001)
     return np.concatenate([-pos[::-1], [0.0], pos])
 
 
 CENTRE_GRID = _centre_grid()
-SCALE_GRID = CENTRE_GRID[CENTRE_GRID > 0]
+# The candidate spreads: 1.01^k spanning [1e-8, 1e16] (5,556 values).  A radius needs no finer resolution than
+# 1%: the exponential mechanism's own error is several percent of the quantile level.
+SCALE_GRID = _geometric_grid(1.01)
 
 
 def _ptr_threshold(epsilon_ptr: float, delta: float) -> float:
@@ -341,28 +370,44 @@ def tukey_em(models: np.ndarray, *, epsilon_ptr: float, epsilon_em: float, delta
     return TukeyRelease(point=point, noisy_distance=noisy, threshold=threshold, t=t)
 
 
-def _private_quantiles(values: np.ndarray, quantile: float, grid: np.ndarray, epsilon_each: float,
-                       rng: np.random.Generator, ledger: PrivacyLedger, names: list[str]) -> np.ndarray:
-    """Private ``quantile`` of each column of ``values`` by the exponential mechanism on a public grid.
+def _ranks_sorted(ordered: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """#{v <= g} for every grid point g, given each variable's values sorted in a row of ``ordered``: shape
+    (variables, grid size)."""
+    out = np.empty((ordered.shape[0], grid.size), dtype=np.intp)
+    for i, col in enumerate(ordered):
+        if col.size == 0:
+            out[i] = 0
+            continue
+        # below the smallest value the count is 0, from the largest on it is N: search only the grid in between
+        lo, hi = np.searchsorted(grid, [col[0], col[-1]], side="left")
+        out[i, :lo] = 0
+        out[i, lo:hi] = np.searchsorted(col, grid[lo:hi], side="right")
+        out[i, hi:] = col.size
+    return out
+
+
+def _sorted_deviations(ordered: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """|v - c| sorted, per row of ``ordered`` (sorted values) and its centre, without a full sort: the values
+    below c give c - v in increasing order when read backwards, those above give v - c in increasing order,
+    and a stable sort (a merge for two sorted runs) joins them.  c - v is exactly |v - c| in floating point
+    (rounding is symmetric), so the counts are those of ``np.abs(v - c)``."""
+    out = np.empty_like(ordered)
+    for i, (col, c) in enumerate(zip(ordered, centres)):
+        j = int(np.searchsorted(col, c, side="left"))
+        out[i] = np.sort(np.concatenate([c - col[:j][::-1], col[j:] - c]), kind="stable")
+    return out
+
+
+def _quantiles_from_ranks(ranks: np.ndarray, n_rows: int, quantile: float, grid: np.ndarray, epsilon_each: float,
+                          rng: np.random.Generator, ledger: PrivacyLedger, names: list[str]) -> np.ndarray:
+    """Private ``quantile`` of each variable by the exponential mechanism on a public grid, given the counts
+    #{i : v_i <= g} at every grid point g (one row per variable).
 
     Score of a candidate g: -| #{i : v_i <= g} - quantile * N |, N the (public)
     number of rows.  Replacing one row moves each count by at most one, so the
     score has sensitivity 1 and each call is epsilon_each-DP (McSherry &
     Talwar 2007).
     """
-    return _quantiles_from_ranks(_ranks(values, grid), values.shape[0], quantile, grid, epsilon_each, rng, ledger,
-                                 names)
-
-
-def _ranks(values: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """#{v <= g} for every column of ``values`` and every grid point g, shape (columns, grid size)."""
-    ordered = np.sort(values, axis=0)
-    return np.stack([np.searchsorted(ordered[:, i], grid, side="right") for i in range(values.shape[1])])
-
-
-def _quantiles_from_ranks(ranks: np.ndarray, n_rows: int, quantile: float, grid: np.ndarray, epsilon_each: float,
-                          rng: np.random.Generator, ledger: PrivacyLedger, names: list[str]) -> np.ndarray:
-    """The exponential mechanisms of :func:`_private_quantiles`, given the counts #{v <= g} (one row per column)."""
     out = np.empty(ranks.shape[0])
     for i in range(ranks.shape[0]):  # one mechanism call per column (d is small)
         pick = exponential_mechanism(np.zeros(grid.size), -np.abs(ranks[i] - quantile * n_rows), sensitivity=1.0,
@@ -381,16 +426,14 @@ class _Preprocessing:
     y_radius: float
     intercept_index: int | None
     clip: bool
+    private_columns: tuple[int, ...] = ()  # the columns of X whose radius was released (not public)
 
-    def rescale(self, xs: np.ndarray, inplace: bool = False) -> np.ndarray:
-        """(x - centre) / radius without clipping (overwriting ``xs`` when ``inplace``)."""
-        z = np.subtract(xs, self.centre, out=xs if inplace else None)
+    def rescale(self, xs: np.ndarray) -> np.ndarray:
+        """(x - centre) / radius without clipping (a new array)."""
+        z = np.subtract(xs, self.centre)
         if np.any(self.radius != 1.0):  # dividing by 1 changes nothing (exactly), so it is skipped
             z /= self.radius
         return z
-
-    def rescale_inplace(self, xs: np.ndarray) -> np.ndarray:
-        return self.rescale(xs, inplace=True)
 
     def clip_rescaled(self, z: np.ndarray) -> np.ndarray:
         """Clip rescaled rows to [-1, 1] (a copy), the intercept set to 1 so that ||z||^2 <= d whatever the data."""
@@ -406,6 +449,15 @@ class _Preprocessing:
     def response(self, ys: np.ndarray) -> np.ndarray:
         return np.clip((ys - self.y_centre) / self.y_radius, -1.0, 1.0)
 
+    def pilot_sums(self, xs: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(Z^T Z, Z^T y~) of the rows, Z = clip_rescaled(rescale(xs)) and y~ = response(ys), computed with the
+        same operations (so the same values) as those methods, in one scratch copy of ``xs``."""
+        z = self.rescale(xs)
+        np.clip(z, -1.0, 1.0, out=z)
+        if self.intercept_index is not None:
+            z[:, self.intercept_index] = 1.0
+        return z.T @ z, self.response(ys) @ z
+
     def params_back(self, coef: np.ndarray) -> np.ndarray:
         """Coefficients on x from coefficients on z (the exact inverse change of basis)."""
         beta = coef / self.radius
@@ -414,11 +466,11 @@ class _Preprocessing:
         return beta
 
 
-def _private_preprocessing(X: np.ndarray, y: np.ndarray, rows: np.ndarray, *, centre: bool, scale: bool,
-                           intercept_index: int | None, epsilon: float, rng: np.random.Generator,
-                           ledger: PrivacyLedger,
+def _private_preprocessing(X: np.ndarray, y: np.ndarray, *, centre: bool, scale: bool, intercept_index: int | None,
+                           epsilon: float, rng: np.random.Generator, ledger: PrivacyLedger,
                            public: "list[tuple[float, float] | None] | None" = None) -> _Preprocessing:
-    """Private centres (medians; only with an intercept) and radii (RADIUS_K x private q75 of |v - centre|).
+    """Private centres (medians; only with an intercept) and radii (RADIUS_K x private q75 of |v - centre|) from
+    the rows of X and y (the sample at the first positions of the public order).
 
     The columns handled are the non-intercept columns of X, plus y when
     ``scale``.  Each release is an exponential mechanism with an equal share of
@@ -426,14 +478,16 @@ def _private_preprocessing(X: np.ndarray, y: np.ndarray, rows: np.ndarray, *, ce
     """
     d = X.shape[1]
     cols = _prep_columns(d, intercept_index)
-    sub = X[rows][:, cols]
+    values = np.empty((cols.size + int(scale), X.shape[0]))  # one row per handled variable
+    values[:cols.size] = X[:, cols].T
     if scale:
-        sub = np.column_stack([sub, y[rows]])
+        values[-1] = y
+    ordered = np.sort(values, axis=1)
 
     def ranks_of(grid: np.ndarray, centres: np.ndarray | None) -> np.ndarray:
-        return _ranks(sub if centres is None else np.abs(sub - centres), grid)
+        return _ranks_sorted(ordered if centres is None else _sorted_deviations(ordered, centres), grid)
 
-    return _preprocessing_from_ranks(ranks_of, sub.shape[0], d, centre=centre, scale=scale,
+    return _preprocessing_from_ranks(ranks_of, X.shape[0], d, centre=centre, scale=scale,
                                      intercept_index=intercept_index, epsilon=epsilon, rng=rng, ledger=ledger,
                                      public=public)
 
@@ -480,33 +534,57 @@ def _preprocessing_from_ranks(ranks_of: Callable[[np.ndarray, np.ndarray | None]
     x_centre, x_radius = np.zeros(d), np.ones(d)
     x_centre[cols], x_radius[cols] = centres[:cols.size], radii[:cols.size]
     y_centre, y_radius = (float(centres[-1]), float(radii[-1])) if scale else (0.0, 1.0)
-    return _Preprocessing(x_centre, x_radius, y_centre, y_radius, intercept_index, clip=scale)
+    released = tuple(int(j) for j, p in zip(cols, private[:cols.size]) if p) if scale else ()
+    return _Preprocessing(x_centre, x_radius, y_centre, y_radius, intercept_index, clip=scale,
+                          private_columns=released)
 
 
-def _moments_pass(X: np.ndarray, y: np.ndarray, m: int, order: np.ndarray, prep: _Preprocessing
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """One gathered pass over the rows: the clipped (Z^T Z, Z^T y~) for the pilot and the unclipped per-block sums.
+PASS_ROWS = 1 << 14  # rows per slice of the in-memory passes (a slice of d + 1 columns stays in cache)
 
-    Returns the clipped Gram matrix and moment of all n rows, and for every
-    block k the sums Z_k^T y_k and Z_k^T Z_k of the rescaled but unclipped
-    rows (from which the residual moments follow once the pilot is released).
-    """
+
+def _pilot_sums(X: np.ndarray, y: np.ndarray, prep: _Preprocessing) -> tuple[np.ndarray, np.ndarray]:
+    """The clipped (Z^T Z, Z^T y~) of all n rows for the pilot release: one sequential pass in slices (no copy of
+    X; rows in no block enter too)."""
     d = X.shape[1]
     gram, moment = np.zeros((d, d)), np.zeros(d)
-    block_zy, block_zz = np.empty((m, d)), np.empty((m, d, d))
-    for start, stop, xs, ys in block_chunks(X, y, m, order, prep.rescale_inplace, 1 << 17):  # xs: gathered copies
-        zt = xs.transpose(0, 2, 1)
-        block_zy[start:stop] = np.matmul(zt, ys[..., None])[..., 0]
-        block_zz[start:stop] = np.matmul(zt, xs)
-        zc = prep.clip_rescaled(xs.reshape(-1, d))
-        gram += zc.T @ zc
-        moment += zc.T @ prep.response(ys.ravel())
-    tail = order[m * (X.shape[0] // m):]  # rows in no block still enter the pilot
-    if tail.size:
-        zc = prep(X[tail])
-        gram += zc.T @ zc
-        moment += zc.T @ prep.response(y[tail])
-    return gram, moment, block_zy, block_zz
+    for start in range(0, X.shape[0], PASS_ROWS):
+        g, v = prep.pilot_sums(X[start:start + PASS_ROWS], y[start:start + PASS_ROWS])
+        gram += g
+        moment += v
+    return gram, moment
+
+
+def _residual_block_moments(X: np.ndarray, y: np.ndarray, blocks: np.ndarray, m: int, prep: _Preprocessing,
+                            pilot: np.ndarray) -> np.ndarray:
+    """Z_k^T (y_k - Z_k b~) for every block k, z = (x - c)/r unclipped: one sequential pass in slices.
+
+    Mathematically the same as Z_k^T y_k - (Z_k^T Z_k) b~ from the per-block sums (:func:`fit_chunks`), but
+    the residuals are formed row by row, so no per-block Gram matrix and no gather of the rows by block is
+    needed.  On the rows of x as they are: r = y - x (b~/r) + c (b~/r), and the rows of a slice are added
+    into their blocks by one sparse product (one entry per row, its residual, at its block; ``blocks`` gives
+    each row's block, -1 for rows in no block); then Z_k^T r_k = (X_k^T r_k - c 1^T r_k) / r.  (Rounding
+    relative to the result is about 1e-16 sqrt(b) |c| / spread: negligible next to the sampling noise of a
+    block estimate unless the columns sit 10^8 spreads away from zero.)
+    """
+    n, d = X.shape
+    beta = pilot / prep.radius  # the pilot on the raw columns, without the constant c . beta
+    shift = float(prep.centre @ beta)
+    ones = None if prep.intercept_index is not None or not np.any(prep.centre) else np.ones(n)
+    labels = np.where(blocks < 0, m, blocks).astype(np.int32 if m < 2**31 - 1 else np.int64)
+    sums = np.zeros((m + 1, d))  # the last row collects the rows in no block
+    totals = np.zeros(m + 1)
+    for start in range(0, n, PASS_ROWS):
+        stop = min(n, start + PASS_ROWS)
+        xs = X[start:stop]
+        r = y[start:stop] - xs @ beta
+        r += shift
+        scatter = csc_matrix((r, labels[start:stop], np.arange(stop - start + 1)), shape=(m + 1, stop - start))
+        sums += scatter @ xs
+        if ones is not None:
+            totals += scatter @ ones[start:stop]
+    if prep.intercept_index is not None:
+        totals = sums[:, prep.intercept_index]  # the intercept column is the constant 1
+    return ((sums - np.outer(totals, prep.centre)) / prep.radius)[:m]
 
 
 def _private_pilot(gram: np.ndarray, moment: np.ndarray, n: int, prep: _Preprocessing, mu: float,
@@ -610,7 +688,10 @@ _FIT_DOC = """TukeyEM with PTR (Amin et al. 2023, Thm 1.1); see the module docst
     blocks:
         ``"moments"``: residual moments around a private pilot, whitened by a
         private Gram matrix shared by all blocks; ``"ols"``: per-block OLS as
-        in the paper; ``"auto"`` (default): :func:`choose_blocks`.
+        in the paper; ``"auto"`` (default): :func:`choose_blocks`.  With
+        ``"moments"`` (chosen or picked), a private check of the radii (4% of
+        epsilon) may fall back to ``"ols"``; the notes and ``info["fallback"]``
+        say so.
     centre:
         Centre the non-intercept columns (and y) at private medians; only
         with an intercept column.
@@ -634,6 +715,7 @@ class _Setup:
     do_prep: bool
     share_prep: float
     share_pilot: float
+    share_check: float
     delta_tukey: float
     epsilon_half: float
     n_models: int
@@ -650,9 +732,10 @@ class _Setup:
 
 def _setup(n: int, d: int, *, ledger: PrivacyLedger, rng: np.random.Generator, m: "int | str | None",
            ptr: str, blocks: str, centre: bool, prep_share: float, pilot_share: float,
-           intercept_index: int | None) -> _Setup:
-    """Check the options and plan the fit from public facts (n, d, the budget); with ``m="private"`` this is
-    where the private count of n is released."""
+           intercept_index: int | None, column_ranges: "Sequence[tuple[float, float] | None] | None" = None,
+           response_range: "tuple[float, float] | None" = None) -> _Setup:
+    """Check the options and plan the fit from public facts (n, d, the budget, which columns have public
+    ranges); with ``m="private"`` this is where the private count of n is released."""
     epsilon, delta = ledger.epsilon, ledger.delta
     if ptr not in ("lemma", "mass"):
         raise MethodOptionError(f"ptr must be 'lemma' or 'mass', got {ptr!r}")
@@ -672,10 +755,14 @@ def _setup(n: int, d: int, *, ledger: PrivacyLedger, rng: np.random.Generator, m
     do_centre = centre and intercept_index is not None
     do_prep = moments or (do_centre and d > 1)
     share_m = PRIVATE_M_SHARE if m == "private" else 0.0
-    share_prep = prep_share if do_prep else 0.0
+    public_ranges = _public_ranges(column_ranges, response_range, d, intercept_index, moments)
+    unknown = [True] * (d - int(intercept_index is not None) + int(moments)) if public_ranges is None else \
+        [iv is None for iv in public_ranges]  # handled columns (then the response) that need private releases
+    share_prep = prep_share if do_prep and any(unknown) else 0.0  # nothing to release: no budget, no sample
     share_pilot = pilot_share if moments else 0.0
+    share_check = CHECK_SHARE if moments and any(unknown[:len(unknown) - 1]) else 0.0  # a column with a radius
     delta_tukey = delta / 2.0 if moments else delta
-    epsilon_half = epsilon * (1.0 - share_m - share_prep - share_pilot) / 2.0
+    epsilon_half = epsilon * (1.0 - share_m - share_prep - share_pilot - share_check) / 2.0
     notes: list[str] = []
     info: dict[str, Any] = {"blocks": blocks, "ptr": ptr}
 
@@ -689,20 +776,112 @@ def _setup(n: int, d: int, *, ledger: PrivacyLedger, rng: np.random.Generator, m
             f"delta={delta:.3g}: even perfectly concentrated models would pass with probability below 1/2 "
             f"(the distance bound is at most t-2={t - 2}, the threshold is {threshold:.1f}). It needs m >= {need} "
             f"models, i.e. n >= {need * d} rows for d={d}, or a larger epsilon. Nothing was spent.")
-    return _Setup(n, d, blocks, moments, do_centre, do_prep, share_prep, share_pilot, delta_tukey, epsilon_half,
-                  n_models, ptr, None if intercept_index is None else int(intercept_index), notes, info)
+    return _Setup(n, d, blocks, moments, do_centre, do_prep, share_prep, share_pilot, share_check, delta_tukey,
+                  epsilon_half,
+                  n_models, ptr, None if intercept_index is None else int(intercept_index), notes, info,
+                  public_ranges)
 
 
 def _preprocess(setup: _Setup, X_sub: np.ndarray, y_sub: np.ndarray, *, ledger: PrivacyLedger,
                 rng: np.random.Generator) -> _Preprocessing:
-    """Private centres (and radii) from the rows at positions < PREP_ROWS of the public order."""
+    """Private centres (and radii, then :func:`_check_radii`) from the rows at positions < PREP_ROWS of the
+    public order."""
     epsilon = ledger.epsilon
-    prep = _private_preprocessing(X_sub, y_sub, np.arange(X_sub.shape[0]), centre=setup.do_centre,
+    prep = _private_preprocessing(X_sub, y_sub, centre=setup.do_centre,
                                   scale=setup.moments, intercept_index=setup.intercept_index,
                                   epsilon=setup.share_prep * epsilon, rng=rng, ledger=ledger,
                                   public=setup.public_ranges)
     _note_preprocessing(setup, prep, epsilon)
+    if setup.share_check > 0.0:
+        prep = _check_radii(setup, prep, _clip_excess(X_sub, prep), ledger=ledger, rng=rng)
     return prep
+
+
+def _public_preprocessing(setup: _Setup, *, ledger: PrivacyLedger, rng: np.random.Generator) -> _Preprocessing:
+    """Centres and radii from the public ranges alone, when every handled column has one: nothing is released
+    and no row is read (:func:`_preprocessing_from_ranks` asks for no ranks)."""
+
+    def no_ranks(grid: np.ndarray, centres: np.ndarray | None) -> np.ndarray:
+        raise AssertionError("every handled column has a public range")
+
+    prep = _preprocessing_from_ranks(no_ranks, 0, setup.d, centre=setup.do_centre, scale=setup.moments,
+                                     intercept_index=setup.intercept_index, epsilon=0.0, rng=rng, ledger=ledger,
+                                     public=setup.public_ranges)
+    setup.info.update(centres=prep.centre.copy(), radii=prep.radius.copy())
+    setup.notes.append("every column has a public range: centred and scaled by it (nothing released, no data read "
+                       "for it); coefficients mapped back exactly")
+    return prep
+
+
+def _clip_excess(X_sub: np.ndarray, prep: _Preprocessing) -> np.ndarray:
+    """T_j = sum_i [min(z_ij^2, CHECK_CAP^2) - (1 + CHECK_EXCESS) min(z_ij^2, 1)] for the columns j with a
+    released radius: positive when clipping at 1 (the pilot's) removes more than a fraction CHECK_EXCESS /
+    (1 + CHECK_EXCESS) of the column's second moment capped at CHECK_CAP.  Each row adds a value in
+    [-CHECK_EXCESS, CHECK_CAP^2 - 1 - CHECK_EXCESS] (min(z^2, 1) is z^2 up to 1, then 1)."""
+    cols = list(prep.private_columns)
+    z = (X_sub[:, cols] - prep.centre[cols]) / prep.radius[cols]
+    z *= z
+    return np.minimum(z, CHECK_CAP ** 2).sum(axis=0) - (1.0 + CHECK_EXCESS) * np.minimum(z, 1.0).sum(axis=0)
+
+
+def _check_radii(setup: _Setup, prep: _Preprocessing, excess: np.ndarray, *, ledger: PrivacyLedger,
+                 rng: np.random.Generator) -> _Preprocessing:
+    """Check privately that clipping at the private radii leaves the columns' second moments nearly intact; if
+    not, fall back to per-block OLS.
+
+    The moments path corrects the pilot by one step: the unclipped block moments whitened by the Gram
+    matrix G of the data clipped at the private radii.  With H the unclipped Gram matrix, the step shrinks
+    the pilot's error by the factor I - G^{-1} H, which is small when clipping rarely bites (H close to G)
+    and exceeds 1 in size (the step overshoots) once clipping removes half of a column's second moment.
+    That happens when a column's values sit mostly at one point (a zero-inflated count with more than
+    about 75% zeros: its private quartile of |v - centre| is about zero, or about the gap to the next value,
+    so most other values are clipped, often by orders of magnitude) and for extreme tails.
+    ``excess`` = T of :func:`_clip_excess` over the sample, for the columns with a released radius, is
+    released with the discrete Laplace mechanism at CHECK_SHARE * epsilon: each row adds a value in an
+    interval of width CHECK_CAP^2 - 1 to each T_j, so the L1 sensitivity under replace-one is
+    CHECK_CAP^2 - 1 times the number k of columns and the noise scale is
+    s = (CHECK_CAP^2 - 1) k / (CHECK_SHARE epsilon).  A column
+    fails when its noisy T_j exceeds CHECK_MARGIN s.  Measured without noise, the ratio (capped - clipped)
+    / clipped that T_j compares with CHECK_EXCESS is at most 0.18 on Diamonds' columns, 0.001 for a
+    Gaussian, 0.32 for Student's t3, 0.53 for an exponential, 1.3 for a log-normal, 2.2 for a Cauchy, and
+    0.7-8 for zero-inflated counts; a column with T_j <= 0 fails with probability at most
+    e^-CHECK_MARGIN / 2 < 0.13%.  Then the fit falls back (post-processing) to blocks="ols" with the
+    released centres only: OLS and the approximate depth are equivariant under rescaling a column, so it
+    needs no radii.  Nothing is released for the moments path after this point, and the unspent pilot
+    budget goes to the Tukey step (the basic composition still sums to the budget; m is kept).  (When no
+    column has a released radius, :func:`_setup` plans no check.)  Limits: a column whose clipping removes
+    less than a third of its capped second moment passes (the one-step correction then still shrinks the
+    pilot's error), a borderline one may pass at small budgets, and a mass point with fewer than about
+    CHECK_MARGIN s / 7.5 rows away from it (0.1-0.3% of the sample at epsilon = 1 with one or two such
+    columns) is not seen; declared bounds avoid all three.
+    """
+    epsilon = ledger.epsilon
+    k = len(prep.private_columns)
+    sensitivity = (CHECK_CAP ** 2 - 1.0) * k
+    scale = sensitivity / (setup.share_check * epsilon)
+    noisy = np.asarray(laplace_mechanism(excess, l1_sensitivity=sensitivity,
+                                         epsilon=setup.share_check * epsilon, rng=rng, ledger=ledger,
+                                         name="TukeyEM preprocessing: private check of the radii (excess of the "
+                                              f"second moments capped at {CHECK_CAP:g} over the clipped ones)"),
+                       dtype=float).reshape(k)
+    setup.info["radius_check"] = (noisy / scale).round(2)  # in noise scales; a column fails above CHECK_MARGIN
+    bad = [j for j, t in zip(prep.private_columns, noisy) if t > CHECK_MARGIN * scale]
+    if not bad:
+        return prep
+    setup.notes.append(
+        f"blocks='moments' fell back to 'ols': a private check found that clipping at the private radius "
+        f"removes much of the second moment of column(s) {', '.join(str(j) for j in bad)} (most of the values "
+        "equal the median, as in a zero-inflated count, or the tails are extreme), which the moments path "
+        "cannot correct; per-block OLS needs no spread. Declaring bounds for such columns avoids this")
+    setup.epsilon_half += setup.share_pilot * epsilon / 2.0
+    setup.share_pilot = 0.0
+    setup.delta_tukey = ledger.delta
+    setup.moments = False
+    setup.blocks = "ols"
+    setup.info.update(blocks="ols", fallback=f"moments -> ols (radius check failed for columns {bad})")
+    centre_only = _Preprocessing(prep.centre, np.ones_like(prep.radius), 0.0, 1.0, prep.intercept_index, clip=False)
+    setup.info.update(radii=centre_only.radius.copy())
+    return centre_only
 
 
 def _public_ranges(column_ranges: "Sequence[tuple[float, float] | None] | None",
@@ -741,20 +920,21 @@ def _note_preprocessing(setup: _Setup, prep: _Preprocessing, epsilon: float) -> 
                        + "; coefficients mapped back exactly")
 
 
-def _moments_estimates(setup: _Setup, gram_clipped: np.ndarray, moment_clipped: np.ndarray, block_zy: np.ndarray,
-                       block_zz: np.ndarray, prep: _Preprocessing, *, ledger: PrivacyLedger,
-                       rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The pilot release and the whitened residual moments of every block: (estimates, pilot, chol)."""
+def _release_pilot(setup: _Setup, gram_clipped: np.ndarray, moment_clipped: np.ndarray, prep: _Preprocessing, *,
+                   ledger: PrivacyLedger, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The pilot release (:func:`_private_pilot`): (pilot coefficients on z, Cholesky factor of the Gram)."""
     epsilon, delta = ledger.epsilon, ledger.delta
     mu = gaussian_mu(setup.share_pilot * epsilon, delta - setup.delta_tukey)
     gram, pilot = _private_pilot(gram_clipped, moment_clipped, setup.n, prep, mu, rng, ledger)
-    chol = np.linalg.cholesky(gram)
-    residual_moments = (block_zy - block_zz @ pilot) / setup.block_rows
-    estimates = solve_triangular(chol, residual_moments.T, lower=True).T
     setup.notes.append(f"blocks='moments': a private pilot (noisy Z^T Z and Z^T y of the clipped data, "
                        f"epsilon={setup.share_pilot * epsilon:.3g}, delta={delta - setup.delta_tukey:.3g}) is "
                        "refined by TukeyEM on the block moments of its residuals, whitened by the pilot's Gram matrix")
-    return estimates, pilot, chol
+    return pilot, np.linalg.cholesky(gram)
+
+
+def _whitened(residual_moments: np.ndarray, chol: np.ndarray, block_rows: int) -> np.ndarray:
+    """The block estimates u_k = L^{-1} Z_k^T (y_k - Z_k b~) / b (G~ = L L^T)."""
+    return solve_triangular(chol, (residual_moments / block_rows).T, lower=True).T
 
 
 NO_STANDARD_ERRORS = (
@@ -793,23 +973,26 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
         response_range: "tuple[float, float] | None" = None, **options: Any) -> MethodFit:
     n, d = X.shape
     setup = _setup(n, d, ledger=ledger, rng=rng, m=m, ptr=ptr, blocks=blocks, centre=centre, prep_share=prep_share,
-                   pilot_share=pilot_share, intercept_index=intercept_index)
-    setup.public_ranges = _public_ranges(column_ranges, response_range, d, setup.intercept_index, setup.moments)
+                   pilot_share=pilot_share, intercept_index=intercept_index, column_ranges=column_ranges,
+                   response_range=response_range)
     Xf = np.asarray(X, dtype=float)
     yf = np.asarray(y, dtype=float)
-    order = RowPermutation.draw(n, rng).order()  # order[p]: the row at position p of the public order
+    perm = RowPermutation.draw(n, rng)
     prep = None
-    if setup.do_prep:
-        rows = order[:PREP_ROWS]
-        prep = _preprocess(setup, Xf[rows], yf[rows], ledger=ledger, rng=rng)
+    if setup.do_prep and setup.share_prep == 0.0:
+        prep = _public_preprocessing(setup, ledger=ledger, rng=rng)
+    elif setup.do_prep:
+        rows = perm.rows_at(np.arange(min(n, PREP_ROWS)))  # the rows at the first positions of the public order
+        prep = _preprocess(setup, np.take(Xf, rows, axis=0), yf[rows], ledger=ledger, rng=rng)
     pilot = chol = None
     if setup.moments:
         assert prep is not None
-        gram_clipped, moment_clipped, block_zy, block_zz = _moments_pass(Xf, yf, setup.n_models, order, prep)
-        estimates, pilot, chol = _moments_estimates(setup, gram_clipped, moment_clipped, block_zy, block_zz, prep,
-                                                    ledger=ledger, rng=rng)
+        pilot, chol = _release_pilot(setup, *_pilot_sums(Xf, yf, prep), prep, ledger=ledger, rng=rng)
+        _, blocks = block_of_rows(perm, 0, n, setup.n_models, setup.block_rows)
+        estimates = _whitened(_residual_block_moments(Xf, yf, blocks, setup.n_models, prep, pilot), chol,
+                              setup.block_rows)
     else:
-        estimates = block_models(Xf, yf, setup.n_models, order, transform=prep)
+        estimates = block_models(Xf, yf, setup.n_models, perm.order(), transform=prep)
     return _finish(setup, estimates, prep, pilot, chol, ledger=ledger, rng=rng)
 
 
@@ -855,7 +1038,8 @@ class _PrepHistogram:
 
     ``select`` names those rows from the row indices alone (the sample
     pi^{-1}(range(PREP_ROWS)) is computed once), so a chunked source
-    evaluates only about PREP_ROWS / n of each chunk; the call histograms them (of ``|v - centres|`` once the centres are released).
+    evaluates only about PREP_ROWS / n of each chunk; the call histograms them (of ``|v - centres|`` once the
+    centres are released).
     Only counts per public grid bin leave a chunk, never a row.  Row v falls in
     bin searchsorted(grid, v, side="left"), so the cumulative counts are
     exactly #{v <= g} at every grid point g, the ranks of the in-memory code.
@@ -930,7 +1114,25 @@ def _chunked_preprocessing(rows: RowChunks, perm: RowPermutation, setup: _Setup,
                                      intercept_index=setup.intercept_index, epsilon=setup.share_prep * epsilon,
                                      rng=rng, ledger=ledger, public=setup.public_ranges)
     _note_preprocessing(setup, prep, epsilon)
+    if setup.share_check > 0.0:
+        prep = _check_radii(setup, prep, rows.reduce(_PrepClipExcess(sample, prep), _add_arrays), ledger=ledger,
+                            rng=rng)
     return prep
+
+
+class _PrepClipExcess(_PrepRows):
+    """:func:`_clip_excess` of the rows at positions < PREP_ROWS of one chunk (only those rows are evaluated)."""
+
+    def __init__(self, rows: np.ndarray, prep: _Preprocessing) -> None:
+        super().__init__(rows)
+        self.prep = prep
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:  # type: ignore[override]
+        return _clip_excess(X, self.prep)
+
+
+def _add_arrays(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return a + b
 
 
 class _BlockPass:
@@ -944,11 +1146,14 @@ class _BlockPass:
         _, blk = block_of_rows(self.perm, offset, X.shape[0], self.m, self.b)
         d = X.shape[1]
         prep = self.prep
-        # z as in memory: prep(X) for blocks="ols" (rescaled, clipped if prep clips), unclipped for "moments"
-        z = X if prep is None else (prep.rescale(X) if self.moments else prep(X))
         aug = np.empty((X.shape[0], d + 1))  # [z, y]: one gather and one batched product per chunk
-        aug[:, :d] = z
+        aug[:, :d] = X
         aug[:, d] = y
+        if prep is not None:  # z = (x - c) / r as prep.rescale, on the whole rows at once (y: - 0, / 1)
+            assert self.moments or not prep.clip  # blocks="ols" never clips: prep(X) is prep.rescale(X)
+            aug -= np.append(prep.centre, 0.0)
+            if np.any(prep.radius != 1.0):
+                aug /= np.append(prep.radius, 1.0)
         zz, zy = augmented_block_sums(aug, blk, self.m)
         if not self.moments:
             return BlockSums(zz, zy)
@@ -975,16 +1180,21 @@ def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generat
     drawn exactly as in :func:`fit`), so it lands in the same block as in
     memory.  Passes over the data:
 
-    1. (only when centring or ``blocks="moments"``) the at most PREP_ROWS rows
-       at positions < PREP_ROWS (only those rows of a chunk are evaluated):
-       gathered in one pass when the source reads in this process, else (a
-       cluster) as histograms over the public grid, one pass for the centres
-       and, with ``blocks="moments"``, one for the radii; the cumulative counts
-       are exactly the in-memory ranks, so the private centres and radii are
-       released exactly as in memory;
+    1. (only when a column needs a private centre or radius, ``blocks="moments"``)
+       the at most PREP_ROWS rows at positions < PREP_ROWS (only those rows of
+       a chunk are evaluated): gathered in one pass when the source reads in
+       this process, else (a cluster) as histograms over the public grid, one
+       pass for the centres, one for the radii and one for the radius check;
+       the cumulative counts are exactly the in-memory ranks, so the private
+       centres and radii are released exactly as in memory;
     2. accumulate per block Z_k^T Z_k and Z_k^T y_k (and, for ``moments``, the
        clipped pilot sums of all rows) chunk by chunk; the block models (or
        the whitened residual moments) are then solved from the sums.
+
+    With ``blocks="ols"`` and private centring the two are one pass
+    (:func:`_merged_ols_pass`): the block sums are taken about each chunk's
+    own means and re-centred at the private medians afterwards
+    (:class:`~dpstats.methods.blocks.ShiftedBlockSums`, exact algebra).
 
     On a cluster only aggregates leave a chunk: grid counts, per-block sums.
     Memory: O(m d^2 + PREP_ROWS d + one chunk), independent of n.  Privacy:
@@ -996,24 +1206,89 @@ def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generat
     """
     n, d = rows.n, rows.d
     setup = _setup(n, d, ledger=ledger, rng=rng, m=m, ptr=ptr, blocks=blocks, centre=centre, prep_share=prep_share,
-                   pilot_share=pilot_share, intercept_index=intercept_index)
-    setup.public_ranges = _public_ranges(column_ranges, response_range, d, setup.intercept_index, setup.moments)
+                   pilot_share=pilot_share, intercept_index=intercept_index, column_ranges=column_ranges,
+                   response_range=response_range)
     perm = RowPermutation.draw(n, rng)
+    if not setup.moments and setup.share_prep > 0.0:  # per-block OLS about private medians: one pass
+        prep, estimates = _merged_ols_pass(rows, perm, setup, ledger=ledger, rng=rng)
+        return _finish(setup, estimates, prep, None, None, ledger=ledger, rng=rng)
     prep = None
-    if setup.do_prep:
+    if setup.do_prep and setup.share_prep == 0.0:
+        prep = _public_preprocessing(setup, ledger=ledger, rng=rng)
+    elif setup.do_prep:
         prep = _chunked_preprocessing(rows, perm, setup, ledger=ledger, rng=rng)
     sums = rows.reduce(_BlockPass(perm, setup.n_models, setup.block_rows, prep, setup.moments), add_block_sums)
     pilot = chol = None
     if setup.moments:
         assert prep is not None and sums.gram is not None and sums.moment is not None
-        estimates, pilot, chol = _moments_estimates(setup, sums.gram, sums.moment, sums.zy, sums.zz, prep,
-                                                    ledger=ledger, rng=rng)
+        pilot, chol = _release_pilot(setup, sums.gram, sums.moment, prep, ledger=ledger, rng=rng)
+        estimates = _whitened(sums.zy - sums.zz @ pilot, chol, setup.block_rows)
     else:
         estimates = solve_block_models(sums.zz, sums.zy)
     setup.notes.append("data read in chunks: per-block sums accumulated over chunks"
                        + ("; the private centres from histograms of the first rows of the public order"
-                          if setup.do_prep else ""))
+                          if setup.share_prep > 0.0 else ""))
     return _finish(setup, estimates, prep, pilot, chol, ledger=ledger, rng=rng)
+
+
+class _MergedOlsPass:
+    """fn(X, y, offset) -> (per-block sums about the chunk's means, the chunk's part of the centring sample): the
+    sample rows themselves (``local``) or their histograms over the public centre grid (a cluster)."""
+
+    def __init__(self, perm: RowPermutation, m: int, b: int, sample: np.ndarray, cols: np.ndarray,
+                 local: bool) -> None:
+        self.perm, self.m, self.b, self.local = perm, m, b, local
+        self.sample = _PrepRows(sample)
+        self.histogram = _PrepHistogram(sample, cols, False, CENTRE_GRID, None)
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> tuple[ShiftedBlockSums, Any]:
+        _, blk = block_of_rows(self.perm, offset, X.shape[0], self.m, self.b)
+        sums = ShiftedBlockSums.of_chunk(X, y, blk, self.m)
+        idx = self.sample.select(offset, X.shape[0])
+        part = (X[idx], y[idx]) if self.local else self.histogram(X[idx], y[idx], offset)
+        return sums, part
+
+
+def _combine_merged(a: tuple[ShiftedBlockSums, Any], b: tuple[ShiftedBlockSums, Any]) -> tuple[ShiftedBlockSums, Any]:
+    part = _concat_rows(a[1], b[1]) if isinstance(a[1], tuple) else _merge_counts(a[1], b[1])
+    return a[0] + b[0], part
+
+
+def _merged_ols_pass(rows: RowChunks, perm: RowPermutation, setup: _Setup, *, ledger: PrivacyLedger,
+                     rng: np.random.Generator) -> tuple[_Preprocessing, np.ndarray]:
+    """blocks="ols" with private centres in one pass: the block sums of [x, y] about each chunk's means and the
+    centring sample (rows, or grid counts on a cluster) together; then the medians are released exactly as in
+    :func:`_chunked_preprocessing` and the sums re-centred at them.  The block models are the same function
+    of the data as in memory (up to the order of floating-point operations), so privacy is unchanged."""
+    cols = _prep_columns(setup.d, setup.intercept_index)
+    n_rows = min(setup.n, PREP_ROWS)
+    sample = np.sort(perm.rows_at(np.arange(n_rows)))
+    local = bool(getattr(rows, "local", False))
+    sums, part = rows.reduce(_MergedOlsPass(perm, setup.n_models, setup.block_rows, sample, cols, local),
+                             _combine_merged)
+    if local:
+        prep = _preprocess(setup, np.asarray(part[0], dtype=float), np.asarray(part[1], dtype=float), ledger=ledger,
+                           rng=rng)
+    else:
+        dense = np.stack([(c if b is None else np.bincount(b, weights=c, minlength=part.size).round()
+                           .astype(np.int64))[:CENTRE_GRID.size] for b, c in zip(part.bins, part.counts)])
+        ranks = np.cumsum(dense, axis=1)
+
+        def ranks_of(grid: np.ndarray, centres: np.ndarray | None) -> np.ndarray:
+            assert grid is CENTRE_GRID and centres is None  # blocks="ols" releases centres only
+            return ranks
+
+        prep = _preprocessing_from_ranks(ranks_of, n_rows, setup.d, centre=setup.do_centre, scale=False,
+                                         intercept_index=setup.intercept_index,
+                                         epsilon=setup.share_prep * ledger.epsilon, rng=rng, ledger=ledger,
+                                         public=setup.public_ranges)
+        _note_preprocessing(setup, prep, ledger.epsilon)
+    zz, zy = sums.centred(prep.centre)
+    zz /= np.outer(prep.radius, prep.radius)  # public-range columns are also scaled by their half-width
+    zy /= prep.radius
+    setup.notes.append("data read in chunks: per-block sums about each chunk's means, accumulated over chunks and "
+                       "re-centred at the private medians (one pass)")
+    return prep, solve_block_models(zz, zy)
 
 
 SPEC = register(MethodSpec(

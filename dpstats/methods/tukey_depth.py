@@ -50,7 +50,7 @@ def block_chunks(X: np.ndarray, y: np.ndarray, m: int, order: np.ndarray, transf
     for start in range(0, m, per_chunk):
         stop = min(m, start + per_chunk)
         rows = order[start * b:stop * b]
-        xs = X[rows]
+        xs = np.take(X, rows, axis=0)  # several times faster than X[rows] for a gather of whole rows
         if transform is not None:
             xs = transform(xs)
         yield start, stop, xs.reshape(stop - start, b, d), y[rows].reshape(stop - start, b)
