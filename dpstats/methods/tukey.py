@@ -228,6 +228,9 @@ CHECK_SHARE = 0.04  # blocks="moments": fraction of epsilon spent checking the p
 CHECK_CAP = 3.0  # the check compares the second moment of z capped at CHECK_CAP with the clipped one (cap 1)
 CHECK_EXCESS = 0.5  # a column fails when the capped moment exceeds (1 + CHECK_EXCESS) x the clipped one ...
 CHECK_MARGIN = 6.0  # ... by more than CHECK_MARGIN noise scales
+MASS_SHARE = 0.25  # fraction of the check's budget spent on the mass-at-the-centre count (_check_radii)
+MASS_LIMIT = 0.7  # ... which falls back when some column has more than this fraction of the sample within
+#                   half its private quantile of |x - centre|: the quantile is then degenerate (about 0)
 
 
 def _geometric_grid(ratio: float) -> np.ndarray:
@@ -244,9 +247,11 @@ def _centre_grid() -> np.ndarray:
 
 
 CENTRE_GRID = _centre_grid()
-# The candidate spreads: 1.01^k spanning [1e-8, 1e16] (5,556 values).  A radius needs no finer resolution than
+# The candidate spreads: 0 and 1.01^k spanning [1e-8, 1e16] (5,557 values).  A radius needs no finer resolution than
 # 1%: the exponential mechanism's own error is several percent of the quantile level.
-SCALE_GRID = _geometric_grid(1.01)
+# 0 is a candidate too: a column with more than 75% of its values at the centre has quantile 0, which is then
+# released as such (and the moments path falls back to "ols", see _fall_back) instead of a tiny arbitrary radius.
+SCALE_GRID = np.concatenate([[0.0], _geometric_grid(1.01)])
 
 
 def _ptr_threshold(epsilon_ptr: float, delta: float) -> float:
@@ -401,16 +406,23 @@ def _sorted_deviations(ordered: np.ndarray, centres: np.ndarray) -> np.ndarray:
 def _quantiles_from_ranks(ranks: np.ndarray, n_rows: int, quantile: float, grid: np.ndarray, epsilon_each: float,
                           rng: np.random.Generator, ledger: PrivacyLedger, names: list[str]) -> np.ndarray:
     """Private ``quantile`` of each variable by the exponential mechanism on a public grid, given the counts
-    #{i : v_i <= g} at every grid point g (one row per variable).
+    R_k = #{i : v_i <= g_k} at every grid point g_k (one row per variable).
 
-    Score of a candidate g: -| #{i : v_i <= g} - quantile * N |, N the (public)
-    number of rows.  Replacing one row moves each count by at most one, so the
-    score has sensitivity 1 and each call is epsilon_each-DP (McSherry &
-    Talwar 2007).
+    Candidate g_k stands for the values in (g_{k-1}, g_k]; with L_k = R_{k-1} (L_0 = 0, the rows below it)
+    its score is -max(0, L_k - quantile * N, quantile * N - R_k), N the (public) number of rows: 0 when
+    the quantile falls in the candidate's cell, else the number of rows between the cell and the quantile.
+    Replacing one row moves each count by at most one, so the score has sensitivity 1 and each call is
+    epsilon_each-DP (McSherry & Talwar 2007).  Counting the rows strictly below the cell matters for values
+    with ties: a 0/1 column with 98% zeros has R_k = 0.98 N at every grid point in [0, 1), and a one-sided
+    score -|R_k - N/2| would be flat there (the mechanism would pick a tiny positive centre, so that a
+    block whose column is all zeros becomes collinear with the intercept); here only g = 0 scores 0.
     """
     out = np.empty(ranks.shape[0])
+    target = quantile * n_rows
     for i in range(ranks.shape[0]):  # one mechanism call per column (d is small)
-        pick = exponential_mechanism(np.zeros(grid.size), -np.abs(ranks[i] - quantile * n_rows), sensitivity=1.0,
+        below = np.concatenate([[0], ranks[i][:-1]])
+        score = -np.maximum(0.0, np.maximum(below - target, target - ranks[i]))
+        pick = exponential_mechanism(np.zeros(grid.size), score, sensitivity=1.0,
                                      epsilon=epsilon_each, rng=rng, ledger=ledger, name=names[i])
         out[i] = grid[pick]
     return out
@@ -792,9 +804,26 @@ def _preprocess(setup: _Setup, X_sub: np.ndarray, y_sub: np.ndarray, *, ledger: 
                                   epsilon=setup.share_prep * epsilon, rng=rng, ledger=ledger,
                                   public=setup.public_ranges)
     _note_preprocessing(setup, prep, epsilon)
+    if _zero_radius(prep):
+        return _zero_radius_fall_back(setup, prep, ledger)
     if setup.share_check > 0.0:
         prep = _check_radii(setup, prep, _clip_excess(X_sub, prep), ledger=ledger, rng=rng)
     return prep
+
+
+def _zero_radius(prep: _Preprocessing) -> bool:
+    """True when a released radius (of a column or of the response) is 0: more than about 75% of the values
+    sit at the released centre.  A fact about released values, so acting on it is post-processing."""
+    return bool(prep.clip and (np.any(prep.radius == 0.0) or prep.y_radius == 0.0))
+
+
+def _zero_radius_fall_back(setup: _Setup, prep: _Preprocessing, ledger: PrivacyLedger) -> _Preprocessing:
+    columns = [int(j) for j in np.flatnonzero(prep.radius == 0.0)] + (["the response"] if prep.y_radius == 0.0
+                                                                       else [])
+    return _fall_back(setup, prep, f"the private spread of {', '.join(map(str, columns))} is 0 (more than 75% "
+                                   "of the values equal the private median, as in a rare 0/1 indicator or a "
+                                   "zero-inflated count)", f"zero radius of {columns}", ledger.epsilon,
+                      ledger.delta)
 
 
 def _public_preprocessing(setup: _Setup, *, ledger: PrivacyLedger, rng: np.random.Generator) -> _Preprocessing:
@@ -814,17 +843,21 @@ def _public_preprocessing(setup: _Setup, *, ledger: PrivacyLedger, rng: np.rando
 
 
 def _clip_excess(X_sub: np.ndarray, prep: _Preprocessing) -> np.ndarray:
-    """T_j = sum_i [min(z_ij^2, CHECK_CAP^2) - (1 + CHECK_EXCESS) min(z_ij^2, 1)] for the columns j with a
-    released radius: positive when clipping at 1 (the pilot's) removes more than a fraction CHECK_EXCESS /
-    (1 + CHECK_EXCESS) of the column's second moment capped at CHECK_CAP.  Each row adds a value in
-    [-CHECK_EXCESS, CHECK_CAP^2 - 1 - CHECK_EXCESS] (min(z^2, 1) is z^2 up to 1, then 1)."""
+    """The statistics of :func:`_check_radii` for the k columns with a released radius, as one array of
+    length 2k: first T_j = sum_i [min(z_ij^2, CHECK_CAP^2) - (1 + CHECK_EXCESS) min(z_ij^2, 1)], positive
+    when clipping at 1 (the pilot's) removes more than a fraction CHECK_EXCESS / (1 + CHECK_EXCESS) of the
+    column's second moment capped at CHECK_CAP (each row adds a value in [-CHECK_EXCESS, CHECK_CAP^2 - 1 -
+    CHECK_EXCESS]); then C_j = #{i : |z_ij| <= 1 / (2 RADIUS_K)}, the rows within half the column's private
+    quantile of |x - centre|.  Sums over rows, so chunks add them up."""
     cols = list(prep.private_columns)
     z = (X_sub[:, cols] - prep.centre[cols]) / prep.radius[cols]
     z *= z
-    return np.minimum(z, CHECK_CAP ** 2).sum(axis=0) - (1.0 + CHECK_EXCESS) * np.minimum(z, 1.0).sum(axis=0)
+    excess = np.minimum(z, CHECK_CAP ** 2).sum(axis=0) - (1.0 + CHECK_EXCESS) * np.minimum(z, 1.0).sum(axis=0)
+    near = (z <= 1.0 / (2.0 * RADIUS_K) ** 2).sum(axis=0)
+    return np.concatenate([excess, near.astype(float)])
 
 
-def _check_radii(setup: _Setup, prep: _Preprocessing, excess: np.ndarray, *, ledger: PrivacyLedger,
+def _check_radii(setup: _Setup, prep: _Preprocessing, statistics: np.ndarray, *, ledger: PrivacyLedger,
                  rng: np.random.Generator) -> _Preprocessing:
     """Check privately that clipping at the private radii leaves the columns' second moments nearly intact; if
     not, fall back to per-block OLS.
@@ -836,12 +869,21 @@ def _check_radii(setup: _Setup, prep: _Preprocessing, excess: np.ndarray, *, led
     That happens when a column's values sit mostly at one point (a zero-inflated count with more than
     about 75% zeros: its private quartile of |v - centre| is about zero, or about the gap to the next value,
     so most other values are clipped, often by orders of magnitude) and for extreme tails.
-    ``excess`` = T of :func:`_clip_excess` over the sample, for the columns with a released radius, is
-    released with the discrete Laplace mechanism at CHECK_SHARE * epsilon: each row adds a value in an
-    interval of width CHECK_CAP^2 - 1 to each T_j, so the L1 sensitivity under replace-one is
-    CHECK_CAP^2 - 1 times the number k of columns and the noise scale is
-    s = (CHECK_CAP^2 - 1) k / (CHECK_SHARE epsilon).  A column
-    fails when its noisy T_j exceeds CHECK_MARGIN s.  Measured without noise, the ratio (capped - clipped)
+    ``statistics`` (:func:`_clip_excess` over the sample, for the k columns with a released radius) holds
+    two releases, both discrete Laplace mechanisms (the check's budget e_c = CHECK_SHARE * epsilon split
+    between them).  (a) The excesses T_j at (1 - MASS_SHARE) e_c: each row adds a value in an interval of
+    width CHECK_CAP^2 - 1 to each T_j, so the L1 sensitivity under replace-one is CHECK_CAP^2 - 1 times k
+    and the noise scale is s = (CHECK_CAP^2 - 1) k / ((1 - MASS_SHARE) e_c); a column fails when its noisy
+    T_j exceeds CHECK_MARGIN s.  (b) max_j C_j, the largest count of sample rows within half a column's
+    private quantile of |x - centre|, at MASS_SHARE e_c: replacing a row moves every C_j, hence their
+    maximum, by at most 1, so one count of sensitivity 1 covers all columns.  A column whose private
+    quantile is right has about 75% of the sample within the quantile and so well under MASS_LIMIT = 70%
+    within half of it (Gaussian 43%, uniform 38%, Laplace 50%, a 0/1 column with 30-70% zeros at most its
+    share of zeros); a column with more than 75% of its values at the centre has a quantile of about zero
+    (the exponential mechanism's score is flat below the gap to the next value), and all those values count.
+    The fit falls back when the noisy maximum exceeds MASS_LIMIT times the sample size: without margin,
+    because a needless fall back costs little accuracy while a missed one multiplies the noise of that
+    column's coefficient by 1 / radius.  Measured without noise, the ratio (capped - clipped)
     / clipped that T_j compares with CHECK_EXCESS is at most 0.18 on Diamonds' columns, 0.001 for a
     Gaussian, 0.32 for Student's t3, 0.53 for an exponential, 1.3 for a log-normal, 2.2 for a Cauchy, and
     0.7-8 for zero-inflated counts; a column with T_j <= 0 fails with probability at most
@@ -851,34 +893,56 @@ def _check_radii(setup: _Setup, prep: _Preprocessing, excess: np.ndarray, *, led
     budget goes to the Tukey step (the basic composition still sums to the budget; m is kept).  (When no
     column has a released radius, :func:`_setup` plans no check.)  Limits: a column whose clipping removes
     less than a third of its capped second moment passes (the one-step correction then still shrinks the
-    pilot's error), a borderline one may pass at small budgets, and a mass point with fewer than about
-    CHECK_MARGIN s / 7.5 rows away from it (0.1-0.3% of the sample at epsilon = 1 with one or two such
-    columns) is not seen; declared bounds avoid all three.
+    pilot's error) and a borderline one may pass at small budgets; declared bounds avoid both.
     """
     epsilon = ledger.epsilon
     k = len(prep.private_columns)
+    excess, near = statistics[:k], statistics[k:]
+    eps_mass = MASS_SHARE * setup.share_check * epsilon
+    eps_excess = setup.share_check * epsilon - eps_mass
     sensitivity = (CHECK_CAP ** 2 - 1.0) * k
-    scale = sensitivity / (setup.share_check * epsilon)
-    noisy = np.asarray(laplace_mechanism(excess, l1_sensitivity=sensitivity,
-                                         epsilon=setup.share_check * epsilon, rng=rng, ledger=ledger,
+    scale = sensitivity / eps_excess
+    noisy = np.asarray(laplace_mechanism(excess, l1_sensitivity=sensitivity, epsilon=eps_excess, rng=rng,
+                                         ledger=ledger,
                                          name="TukeyEM preprocessing: private check of the radii (excess of the "
                                               f"second moments capped at {CHECK_CAP:g} over the clipped ones)"),
                        dtype=float).reshape(k)
+    mass = float(laplace_mechanism(float(near.max()), l1_sensitivity=1.0, epsilon=eps_mass, rng=rng, ledger=ledger,
+                                   name="TukeyEM preprocessing: private check of the radii (largest count of rows "
+                                        "within half a column's private quantile of |x - centre|)"))
     setup.info["radius_check"] = (noisy / scale).round(2)  # in noise scales; a column fails above CHECK_MARGIN
+    sample = min(setup.n, PREP_ROWS)
+    setup.info["mass_check"] = round(mass / sample, 3)  # a fraction of the sample; fails above MASS_LIMIT
     bad = [j for j, t in zip(prep.private_columns, noisy) if t > CHECK_MARGIN * scale]
-    if not bad:
+    degenerate = mass > MASS_LIMIT * sample
+    if not bad and not degenerate:
         return prep
+    why = (f"clipping at the private radius removes much of the second moment of column(s) "
+           f"{', '.join(str(j) for j in bad)}" if bad else "")
+    if degenerate:
+        why += ("; " if why else "") + (f"more than {MASS_LIMIT:.0%} of the sample lies within half of some "
+                                         "column's private quantile of |x - centre|, so that quantile is about zero")
+    setup.share_check = 0.0  # spent
+    return _fall_back(setup, prep, f"a private check found that {why} (most of the values equal the median, as "
+                                   "in a zero-inflated count or a rare 0/1 indicator, or the tails are extreme)",
+                      "mass at the centre" if not bad else f"radius check failed for columns {bad}",
+                      ledger.epsilon, ledger.delta)
+
+
+def _fall_back(setup: _Setup, prep: _Preprocessing, why: str, short: str, epsilon: float,
+               delta: float) -> _Preprocessing:
+    """Switch a moments fit to blocks="ols" with the released centres only (post-processing of released
+    values): OLS and the approximate depth are equivariant under rescaling a column, so no radii are needed.
+    The unspent pilot budget (and what remains of the check's) goes to the Tukey step; m is kept."""
     setup.notes.append(
-        f"blocks='moments' fell back to 'ols': a private check found that clipping at the private radius "
-        f"removes much of the second moment of column(s) {', '.join(str(j) for j in bad)} (most of the values "
-        "equal the median, as in a zero-inflated count, or the tails are extreme), which the moments path "
-        "cannot correct; per-block OLS needs no spread. Declaring bounds for such columns avoids this")
-    setup.epsilon_half += setup.share_pilot * epsilon / 2.0
-    setup.share_pilot = 0.0
-    setup.delta_tukey = ledger.delta
+        f"blocks='moments' fell back to 'ols': {why}, which the moments path cannot correct; per-block OLS "
+        "needs no spread. Declaring bounds for such columns avoids this")
+    setup.epsilon_half += (setup.share_pilot + setup.share_check) * epsilon / 2.0
+    setup.share_pilot = setup.share_check = 0.0
+    setup.delta_tukey = delta
     setup.moments = False
     setup.blocks = "ols"
-    setup.info.update(blocks="ols", fallback=f"moments -> ols (radius check failed for columns {bad})")
+    setup.info.update(blocks="ols", fallback=f"moments -> ols ({short})")
     centre_only = _Preprocessing(prep.centre, np.ones_like(prep.radius), 0.0, 1.0, prep.intercept_index, clip=False)
     setup.info.update(radii=centre_only.radius.copy())
     return centre_only
@@ -1114,6 +1178,8 @@ def _chunked_preprocessing(rows: RowChunks, perm: RowPermutation, setup: _Setup,
                                      intercept_index=setup.intercept_index, epsilon=setup.share_prep * epsilon,
                                      rng=rng, ledger=ledger, public=setup.public_ranges)
     _note_preprocessing(setup, prep, epsilon)
+    if _zero_radius(prep):
+        return _zero_radius_fall_back(setup, prep, ledger)
     if setup.share_check > 0.0:
         prep = _check_radii(setup, prep, rows.reduce(_PrepClipExcess(sample, prep), _add_arrays), ledger=ledger,
                             rng=rng)
