@@ -11,7 +11,8 @@ the projected covariates) and its standard error.
 Methods: robgd, robgd* (best_iterate), ambssgd, ssp, adassp (private) and
 ols (non-private).  Public knowledge used: every covariate lies in [-1, 1]
 and ||x|| = 1 (so robgd/ambssgd take covariate_tail=1 and ambssgd trace=1,
-the paper's "Tr(Sigma) known"); ssp/adassp get per-column bounds (-1, 1) and
+the paper's "Tr(Sigma) known", and both run the paper's algorithm without the
+package's private preconditioning: standardize=False, implied by trace=); ssp/adassp get per-column bounds (-1, 1) and
 the label bound |y| <= label_bound of the simulation (1 + sigma on clean
 data; 5 (1 + sigma) when 5% of the labels are corrupted to -5(1+sigma) sign(x^T w*)).
 robgd estimates Tr(Sigma) privately (the paper's experiments gave it the truth).
@@ -54,7 +55,7 @@ def run_method(name: str, sim: SimulatedData, epsilon: float, seed: int) -> floa
         w = get_method(name).fit(X, y, ledger=ledger, rng=rng, bounds=None, trace=1.0, covariate_tail=1.0).params
     else:
         w = get_method("robgd").fit(X, y, ledger=ledger, rng=rng, bounds=None, covariate_tail=1.0,
-                                    best_iterate=name == "robgd*").params
+                                    best_iterate=name == "robgd*", standardize=False).params
     assert ledger.spent[0] <= epsilon * (1 + 1e-9)
     return sim.error(w)
 

@@ -22,8 +22,19 @@ import pytest
 import dpstats
 from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods import ambssgd, robgd
-from dpstats.methods.robust_estimators import DISTANCE_GRID, histogram_counts, slot_means
-from dpstats.methods.row_passes import ClipTable, GroupedCounts, WindowedOrder, geometric_buckets
+from dpstats.methods.blocks import RowPermutation
+from dpstats.methods.private_centring import GroupSumsPass, Standardisation, Transformed
+from dpstats.methods.robust_estimators import (
+    DISTANCE_GRID,
+    histogram_counts,
+    slot_means,
+)
+from dpstats.methods.row_passes import (
+    ClipTable,
+    GroupedCounts,
+    WindowedOrder,
+    geometric_buckets,
+)
 from dpstats.methods.sufficient import ArrayChunks
 from dpstats.privacy import PrivacyAccountant, PrivacyLedger
 from dpstats.simulate import robust_regression_data
@@ -74,6 +85,25 @@ def _same(a, b) -> None:
                                                                               for s in part_steps]
 
 
+@pytest.mark.parametrize("method", ["robgd", "ambssgd"])
+def test_fit_chunks_equals_fit_with_private_centring(sim, method):
+    """With an intercept, an uncentred column and a column with a public range: the released centres and scales,
+    and the fit, are the in-memory ones for chunks of 7, 100 and n rows (the transform is elementwise per chunk)."""
+    mod = {"robgd": robgd, "ambssgd": ambssgd}[method]
+    X = np.column_stack([np.ones(N), 50.0 + 10.0 * sim.X[:, 0], 1e3 * sim.X[:, 1], np.sign(sim.X[:, 2])])
+    kw = {"max_rounds": 3, "intercept_index": 0, "column_ranges": [(1.0, 1.0), None, None, (-1.0, 1.0)]}
+    a = mod.fit(X, sim.y, ledger=PrivacyLedger(EPSILON, DELTA), rng=np.random.default_rng(3), bounds=None, **kw)
+    assert a.info["centre"][3] == 0.0 and a.info["scale"][3] == 1.0  # the public range: nothing released
+    assert 30 < a.info["centre"][1] < 70 and a.info["scale"][2] > 100  # released: near 50 and on the 1e3 scale
+    for rows in (7, 100, N):
+        b = mod.fit_chunks(ArrayChunks(X, sim.y, rows), ledger=PrivacyLedger(EPSILON, DELTA),
+                           rng=np.random.default_rng(3), bounds=None, **kw)
+        for key in ("centre", "scale", "y_centre"):
+            np.testing.assert_array_equal(b.info[key], a.info[key])
+        np.testing.assert_allclose(b.params, a.params, rtol=RTOL, atol=1e-12)
+        np.testing.assert_array_equal(b.info["gammas"], a.info["gammas"])
+
+
 @pytest.mark.parametrize("method,kw", CASES, ids=IDS)
 def test_fit_chunks_equals_fit_for_every_chunk_size(sim, method, kw):
     """The methods layer: chunks of 7, 100 and n rows give the in-memory fit, with one pass per round plus one per
@@ -87,9 +117,10 @@ def test_fit_chunks_equals_fit_for_every_chunk_size(sim, method, kw):
                            **kw)
         np.testing.assert_allclose(b.params, a.params, rtol=RTOL, atol=1e-15)
         np.testing.assert_array_equal(b.info["gammas"], a.info["gammas"])
-        assert led.steps == led_a.steps and len(led.steps) == 1
+        pre = int("trace" not in kw)  # private preconditioning (standardize defaults to on unless trace is given)
+        assert led.steps == led_a.steps and len(led.steps) == 1 + pre
         T = a.info["rounds"]
-        setup = int("trace" not in kw) + int("rounds" not in kw)  # norm histogram, spectrum
+        setup = pre + int("trace" not in kw) + int("rounds" not in kw)  # preconditioning, norm histogram, spectrum
         passes = setup + T + int(kw.get("best_iterate", False))
         assert any(f"{passes} passes over the data" in note and f"T = {T}" in note for note in b.notes)
 
@@ -160,6 +191,12 @@ def test_pass_functions_pickle(sim):
     a, b = fn(X, y, 100), pickle.loads(pickle.dumps(fn))(X, y, 100)
     np.testing.assert_array_equal(a.counts.counts, b.counts.counts)
     np.testing.assert_array_equal(a.table.full, b.table.full)  # type: ignore[union-attr]
+    st = Standardisation(np.array([0.0, 1.0, -2.0]), np.array([1.0, 3.0, 0.5]), 0, 0.25)
+    sums = GroupSumsPass(RowPermutation.draw(N, np.random.default_rng(2)), 4, N // 4, np.array([1, 2]), True)
+    for f in (Transformed(fn, st), sums):
+        a, b = f(X, y, 100), pickle.loads(pickle.dumps(f))(X, y, 100)
+        np.testing.assert_array_equal(a.counts.counts if hasattr(a, "counts") else a,
+                                      b.counts.counts if hasattr(b, "counts") else b)
 
 
 # --- the pieces ---------------------------------------------------------------------------------------------

@@ -10,6 +10,14 @@ n/T rows, so each step's noise is T times larger than a full-batch step's).
 
 Algorithm (as implemented)
 --------------------------
+0. Private preconditioning (``standardize``; on by default unless the
+   public ``trace`` is given, which describes the raw covariates): as in
+   DP-RobGD, from all n rows, released centres and scales of the columns
+   (:mod:`~dpstats.methods.private_centring`); the steps below run on the
+   standardised rows and the coefficients are mapped back exactly.
+   mu_pre-GDP, composed with the parallel block below, which gets
+   mu_block^2 = mu^2 - mu_pre^2 (read mu below as mu_block).
+
 A public pseudo-random bijection of the row indices
 (:class:`~dpstats.methods.blocks.RowPermutation`, evaluated row by row) puts
 the rows in an order whose first 10% are S_0 and the rest T disjoint
@@ -28,7 +36,8 @@ mini-batches B_0..B_{T-1}; each batch is split into an estimation part
    the fit is refused, spending nothing, when not even 2 batches qualify.
 2. Round t: gamma_t = private distance estimate (modal bin of a private
    histogram of squared residuals, groups of one row) of the excess error
-   on the estimation part of B_t; the per-example gradient clipping norm is
+   on the estimation part of B_t (its bottom bin, exact zeros, never taken:
+   see DP-RobGD step 3); the per-example gradient clipping norm is
    C_t = Theta sqrt(2 gamma_t ln(2/clip_level)) (the paper's theory value is
    reduced by a constant, as Liu et al. did in their experiments);
    g_t = (1/|B_t'|) sum clip_{C_t}(x_i (x_i^T w_t - y_i)) over the gradient
@@ -53,8 +62,8 @@ itemised in the notes.
 
 Data read in chunks (:func:`fit_chunks`; files, Dask)
 ----------------------------------------------------
-Cost: T + 2 passes over the data (fewer when ``trace``, or ``rounds`` and
-``step_size``, are given), plus the count of the rows when the source does
+Cost: T + 2 passes over the data, plus one for the preconditioning (fewer
+when ``trace``, or ``rounds`` and ``step_size``, are given), plus the count of the rows when the source does
 not know it.  In memory the method reads each row once; a file is not in
 the public order, so each mini-batch's rows are spread over the whole file
 and every round reads all of it to use 1/T of it.  A round is one pass: its
@@ -79,10 +88,13 @@ import numpy as np
 from dpstats.bounds import DataBounds
 from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods.blocks import RowPermutation
+from dpstats.methods.private_centring import (
+    Standardisation, Transformed, check_public_options, private_columns, release_standardisation,
+)
 from dpstats.methods.registry import MethodFit, MethodSpec, register
 from dpstats.methods.robgd import (
-    check_descent_options, check_fraction, default_covariate_tail, parallel_block_step, part_notes, step_schedule,
-    threshold_candidates,
+    check_descent_options, check_fraction, default_covariate_tail, parallel_block_step, part_notes,
+    precondition_split, step_schedule, threshold_candidates,
 )
 from dpstats.methods.robust_estimators import (
     DISTANCE_GRID, clipped_gram, histogram_counts, max_disjoint_histograms, norm_group_size, norm_group_sums,
@@ -131,6 +143,14 @@ class _MemoryRows:
     def __init__(self, X: np.ndarray, y: np.ndarray) -> None:
         self.X, self.y = X, y
 
+    def raw_reduce(self, fn: Any, combine: Any) -> Any:
+        """fn on all the (untransformed) rows at once: the in-memory case of a pass."""
+        return fn(self.X, self.y, 0)
+
+    def standardise(self, st: Standardisation) -> None:
+        """Replace the rows by (x - centre) / scale and y - y_centre (elementwise); before ``prepare``."""
+        self.X, self.y = st.transform(self.X), st.response(self.y)
+
     def prepare(self, layout: AMBSSGDLayout) -> None:
         order = layout.perm.order()
         self.X0 = self.X[order[:layout.n0]]
@@ -154,7 +174,8 @@ class _MemoryRows:
             r = self.Xr[cut:hi] @ w
             r -= self.yr[cut:hi]
             scale = np.abs(r) * self.norms[cut:hi]
-            r *= np.minimum(1.0, clips[j] / np.maximum(scale, np.finfo(float).tiny))
+            with np.errstate(over="ignore"):  # clips / tiny overflows to inf: min(1, inf) = 1, as meant
+                r *= np.minimum(1.0, clips[j] / np.maximum(scale, np.finfo(float).tiny))
             return self.Xr[cut:hi].T @ r / (hi - cut)
 
         return counts, gradient
@@ -224,13 +245,22 @@ class _ChunkRows:
     def __init__(self, rows: RowChunks) -> None:
         self.rows = rows
         self.passes = 0
+        self.st: Standardisation | None = None
 
     def prepare(self, layout: AMBSSGDLayout) -> None:
         """Nothing to gather: each pass evaluates the positions of its chunk's rows."""
 
-    def _reduce(self, fn: Any, combine: Any) -> Any:
+    def raw_reduce(self, fn: Any, combine: Any) -> Any:
+        """One pass of ``fn`` over the untransformed rows."""
         self.passes += 1
         return self.rows.reduce(fn, combine)
+
+    def standardise(self, st: Standardisation) -> None:
+        """Every later pass sees the standardised rows, computed per chunk (the in-memory values exactly)."""
+        self.st = st
+
+    def _reduce(self, fn: Any, combine: Any) -> Any:
+        return self.raw_reduce(fn if self.st is None else Transformed(fn, self.st), combine)
 
     def norm_means(self, layout: AMBSSGDLayout, group_size: int) -> np.ndarray:
         return self._reduce(_NormPass(layout, group_size), add_arrays) / group_size
@@ -276,8 +306,14 @@ def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generat
 def _fit(rows: _MemoryRows | _ChunkRows, n: int, d: int, *, ledger: PrivacyLedger, rng: np.random.Generator,
          trace: float | None = None, est_fraction: float = 0.2, clip_level: float = 0.05,
          covariate_tail: float | None = None, rounds: int | None = None, step_size: float | None = None,
-         max_rounds: int = 2000, **options: Any) -> MethodFit:
+         max_rounds: int = 2000, standardize: bool | None = None, intercept_index: int | None = None,
+         column_ranges: Any = None, response_range: Any = None, **options: Any) -> MethodFit:
     est = check_fraction("est_fraction", est_fraction)
+    check_public_options(d, intercept_index, column_ranges)
+    if standardize and trace is not None:
+        raise MethodOptionError("trace states Tr(Sigma) of the raw covariates, which standardize=True would "
+                                "change: pass one of them")
+    standardize = trace is None if standardize is None else bool(standardize)
     level = check_descent_options(clip_level=clip_level, covariate_tail=covariate_tail, rounds=rounds,
                                   step_size=step_size, max_rounds=max_rounds)
     if trace is not None and not (math.isfinite(trace) and trace > 0):
@@ -290,6 +326,7 @@ def _fit(rows: _MemoryRows | _ChunkRows, n: int, d: int, *, ledger: PrivacyLedge
         raise MethodOptionError(f"too few rows (n={n}) for DP-AMBSSGD")
 
     mu = gaussian_mu(ledger.epsilon, ledger.delta)
+    mu, mu_pre = precondition_split(mu, standardize and bool(private_columns(d, intercept_index, column_ranges)))
     round_cap = min(rest // 4, max_disjoint_histograms(int(est * rest), mu))
     if round_cap < 2:
         raise InsufficientDataError(
@@ -304,6 +341,13 @@ def _fit(rows: _MemoryRows | _ChunkRows, n: int, d: int, *, ledger: PrivacyLedge
     ledger_est = PrivacyLedger(ledger.epsilon, ledger.delta)
     ledger_grad = PrivacyLedger(ledger.epsilon, ledger.delta)
 
+    st: Standardisation | None = None
+    st_notes: list[str] = []
+    if standardize:  # private preconditioning on all rows, composed with the block (robgd's step 0)
+        st, st_notes = release_standardisation(rows.raw_reduce, n, d, intercept_index=intercept_index,
+                                               column_ranges=column_ranges, response_range=response_range,
+                                               mu=mu_pre, rng=rng, ledger=ledger)
+        rows.standardise(st)
     layout = AMBSSGDLayout(RowPermutation.draw(n, rng), n0)
     rows.prepare(layout)
     steps_0 = int(trace is None) + int(need_spectrum)
@@ -338,25 +382,29 @@ def _fit(rows: _MemoryRows | _ChunkRows, n: int, d: int, *, ledger: PrivacyLedge
     for t in range(T):
         bounds = batch_bounds(rest, T, est, t)
         counts, gradient = rows.round(layout, bounds, w, clips)
-        j = release_log_mode(counts, DISTANCE_GRID, block=est_block, rng=rng)
+        j = release_log_mode(counts, DISTANCE_GRID, block=est_block, rng=rng, skip_zero_bin=True)
         noisy = grad_block.release(gradient(j), l2_sensitivity=2.0 * clips[j] / (bounds[2] - bounds[1]), rng=rng)
         w = w - eta * noisy
         iterates.append(w)
         gammas.append(DISTANCE_GRID.upper_edge(j))
     params = np.mean(iterates[math.ceil(T / 2):], axis=0)
+    if st is not None:
+        params = st.params_back(params)
+        info.update(centre=st.centre, scale=st.scale, y_centre=st.y_centre)
     info.update(gammas=np.asarray(gammas),
                 part_steps={"S_0": list(ledger_0.steps), "estimation parts": list(ledger_est.steps),
                             "gradient parts": list(ledger_grad.steps)})
     notes = ["BASELINE (Varshney et al. 2022): not robust to corrupted labels",
              f"rows split by a public pseudo-random order into S_0 ({n0} rows) and {T} disjoint mini-batches; "
              "parallel composition",
-             *part_notes("S_0", ledger_0), *part_notes("estimation parts", ledger_est),
+             *st_notes, *part_notes("S_0", ledger_0), *part_notes("estimation parts", ledger_est),
              *part_notes("gradient parts", ledger_grad),
              f"T = {T} rounds, step size {eta:.4g}, tail average of the last {T + 1 - math.ceil(T / 2)} iterates"]
     if trace is not None:
         notes.append(f"Tr(Sigma) = {trace:g} was given as public knowledge (trace=)")
     if isinstance(rows, _ChunkRows):
-        setup = [name for name, used in (("norm histogram", trace is None), ("spectrum", need_spectrum)) if used]
+        setup = [name for name, used in (("preconditioning", mu_pre > 0), ("norm histogram", trace is None),
+                                         ("spectrum", need_spectrum)) if used]
         notes.append(f"data read in chunks: {rows.passes} passes over the data ("
                      + ", ".join([*setup, f"then one per mini-batch: T = {T}"]) + ")")
     return MethodFit(params=params, notes=tuple(notes), info=info,
@@ -378,8 +426,11 @@ fit.__doc__ = """DP-AMBSSGD (Varshney et al. 2022), a baseline; see the module d
         privately on S_0 when None.
     est_fraction:
         Fraction of each mini-batch used for the private error estimate.
-    clip_level, covariate_tail, rounds, step_size, max_rounds:
+    clip_level, covariate_tail, rounds, step_size, max_rounds, intercept_index, column_ranges, response_range:
         As for ``robgd``.
+    standardize:
+        Private preconditioning as for ``robgd``; default on unless ``trace``
+        is given (both together are refused).
     """
 
 
@@ -391,7 +442,8 @@ SPEC = register(MethodSpec(
     needs_bounds=False,
     regimes="baseline for DP-RobGD: no data bounds needed, large n, well-conditioned covariates, clean labels",
     min_rows=lambda d: max(1000, 50 * d),
-    options=("trace", "est_fraction", "clip_level", "covariate_tail", "rounds", "step_size", "max_rounds"),
+    options=("trace", "est_fraction", "clip_level", "covariate_tail", "rounds", "step_size", "max_rounds",
+             "standardize", "intercept_index", "column_ranges", "response_range"),
     theory=None,
     auto_rank=None,
     fit_chunks=fit_chunks,

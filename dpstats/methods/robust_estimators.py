@@ -49,7 +49,7 @@ from dpstats.privacy.mechanisms import GaussianBlock, gaussian_mechanism_mu
 
 __all__ = [
     "EXPONENT_RANGE", "HISTOGRAM_SENSITIVITY", "LogHistogram", "NORM_GRID", "DISTANCE_GRID", "histogram_counts",
-    "release_log_mode", "private_log_mode", "group_means", "slot_means", "private_norm_from_means",
+    "release_log_mode", "clearance", "private_log_mode", "group_means", "slot_means", "private_norm_from_means",
     "private_norm_estimate", "distance_counts", "private_distance_estimate", "norm_group_size",
     "distance_group_size", "norm_group_sums", "SpectrumEstimate", "clipped_gram", "release_spectrum", "clip_factors",
     "modal_fraction", "max_histogram_releases", "max_disjoint_histograms", "separately_clipped_gradient",
@@ -64,6 +64,9 @@ _NORM_MARGIN: float = 40.0
 #: Noise sds by which a distance histogram's modal count must exceed zero: the largest of B = 128 noisy
 #: empty bins is about sqrt(2 ln B) = 3.1 sds, plus 3 sds for the noise on the mode itself.
 _MODE_MARGIN: float = 6.0
+#: Sds above the expected largest noisy empty bin by which a released mode must clear to be trusted
+#: (:func:`clearance`, used by the private preconditioning).
+_CLEAR_MARGIN: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -102,8 +105,14 @@ def histogram_counts(stats: np.ndarray, grid: LogHistogram) -> np.ndarray:
 
 
 def release_log_mode(counts: np.ndarray, grid: LogHistogram, *, block: GaussianBlock,
-                     rng: np.random.Generator) -> int:
+                     rng: np.random.Generator, skip_zero_bin: bool = False) -> int:
     """Index of the most populated bin of the noisy ``counts`` (one release of ``block``).
+
+    With ``skip_zero_bin`` the argmax is over bins 1.. (bin 0 holds the
+    statistics below 2^-63.75, in practice exact zeros: a zero-inflated
+    response makes most residuals exactly 0 at w = 0, and a threshold from
+    that bin would clip every gradient to nothing, so descent never starts;
+    post-processing of the same release).
 
     Privacy: each group contributes to one count, so the count vector has
     replace-one L2 sensitivity sqrt(2) whenever a replaced row changes one
@@ -114,7 +123,13 @@ def release_log_mode(counts: np.ndarray, grid: LogHistogram, *, block: GaussianB
     if counts.shape != (grid.size,):
         raise ValueError("the counts do not match the grid")
     noisy = block.release(np.asarray(counts, dtype=float), l2_sensitivity=HISTOGRAM_SENSITIVITY, rng=rng)
-    return int(np.argmax(noisy))
+    return int(skip_zero_bin) + int(np.argmax(noisy[int(skip_zero_bin):]))
+
+
+def clearance(bins: int, mu_round: float) -> float:
+    """Count a noisy modal count must exceed to be trusted: (sqrt(2 ln B) + ``_CLEAR_MARGIN``) noise sds, the
+    expected largest of B noisy empty bins plus a margin (a public function of the grid and mu)."""
+    return (math.sqrt(2.0 * math.log(bins)) + _CLEAR_MARGIN) * HISTOGRAM_SENSITIVITY / mu_round
 
 
 def private_log_mode(stats: np.ndarray, grid: LogHistogram, *, block: GaussianBlock,
