@@ -1,4 +1,5 @@
-"""Private inference for the sufficient-statistics methods: a parametric bootstrap.
+"""Private inference for the sufficient-statistics methods: a parametric bootstrap (ssp, adassp) and its
+closed form for output perturbation (noisy_ols).
 
 Ferrando, Wang & Sheldon, "Parametric bootstrap for differentially private
 confidence intervals", AISTATS 2022.  The released quantities of SSP-type
@@ -32,6 +33,47 @@ Caveats (stated in the summary): the intervals are for the coefficients of
 the clipped data's regression (clipping that binds biases them), and the
 uncertainty of sigma^2_hat and of Q is not propagated, so coverage is
 approximate at small n; ``benchmarks/coverage.py`` measures it.
+
+Output perturbation (``noisy_ols``): :func:`noisy_estimate_covariance`
+-----------------------------------------------------------------------
+``noisy_ols`` releases b~ = b + W, with b the least-squares solution on the
+(clipped, truncated) data and W ~ N(0, s^2 I) drawn after, and independently
+of, everything else; s = Delta(L) / mu is computed from released values (the
+private lambda_min bound L) and public ones, so it is itself released.  Given
+the design, b ~ N(beta, sigma^2 G^{-1}) (G = X^T X; exact for Gaussian errors,
+asymptotic otherwise), b does not depend on the lambda_min noise, and the
+refusal and s depend on the design and that noise only.  Hence, conditionally
+on the released s (and on the fit not having refused),
+
+    b~ - beta ~ N(0, sigma^2 G^{-1} + s^2 I).
+
+The parametric bootstrap of this release (re-draw the sampling error, the
+lambda_min noise, the bound and W, re-run the release) would have this law as
+its limit if it held s at its released value; re-drawing the lambda_min noise
+instead would mix over values of s that were not used, a wider reference than
+the conditional one.  So the replicates are not simulated: the covariance is
+written down, from released values only:
+
+* G^{-1} from a noisy X^T X (a release for inference), its eigenvalues
+  floored at ``eigen_floor`` (a released lower bound on lambda_min(G)),
+* sigma^2 from a noisy v^T v (v the truncated labels) and the released b~:
+  E_W[b~' G b~] = b' G b + s^2 tr(G) and RSS = v'v - b' G b, so
+  RSS_hat = vv~ - b~' XX~ b~ + s^2 tr(XX~) (unbiased), clipped to the public
+  [noise sd of vv~, n T^2] and divided by n - d.
+
+The errors of sigma^2_hat matter only through the sampling share of the
+variance.  Weighted by that share, its two noise terms from W (2 W' G b and
+W' G W - s^2 tr G) change the variance of coefficient j by a relative amount
+of order ||G b|| (G^{-1})_jj^(1/2) / (sigma n) (about ||Sigma b|| / (sigma
+sqrt(n)) for G ~ n Sigma, by AM-GM on the two variance parts) and
+sqrt(2 tr G^2) (G^{-1})_jj / n (about sqrt(2 d) kappa(Sigma) / n): when the
+privacy noise dominates, sigma^2 barely matters; when sampling dominates, b~
+is close to b.  The noise of the two inference releases shrinks relative to
+X^T X and RSS as n grows, so the budget for inference can be small
+(``noisy_ols.INFERENCE_SHARE``).
+Intervals are b~ -/+ z_(1-alpha/2) se.  They are for the coefficients of the
+regression of the clipped labels truncated at T (truncation that binds,
+T below the declared bound, biases them).
 """
 
 from __future__ import annotations
@@ -45,7 +87,7 @@ from dpstats.methods.linalg import psd_projection, psd_sqrt, solve_noisy_normal_
 from dpstats.privacy.mechanisms import post_processing_normal
 
 __all__ = ["SufficientStatisticsRelease", "parametric_bootstrap", "residual_variance", "noise_to_signal",
-           "RELIABILITY_THRESHOLD", "unreliable_note"]
+           "RELIABILITY_THRESHOLD", "unreliable_note", "noisy_estimate_covariance"]
 
 #: noise_to_signal() above which the bootstrap intervals are flagged as unreliable.  Chosen from
 #: benchmarks/coverage.py: every setting whose coverage fell outside [0.93, 0.97] had a ratio above 0.3,
@@ -112,3 +154,22 @@ def parametric_bootstrap(release: SufficientStatisticsRelease, beta_hat: np.ndar
     sym = np.triu(e) + np.swapaxes(np.triu(e, 1), -1, -2)  # N(0,1) on and above the diagonal, mirrored
     gram = q + release.gram_noise_sd * sym
     return beta_hat + estimator(gram, moment, rng) - beta_0, sigma2
+
+
+def noisy_estimate_covariance(params: np.ndarray, noise_sd: float, gram: np.ndarray, yty: float, *, n: int,
+                              yty_noise_sd: float, label_bound: float, eigen_floor: float) -> tuple[np.ndarray, float]:
+    """Covariance sigma^2_hat G~^{-1} + s^2 I of a released b~ = b + N(0, s^2 I), and sigma^2_hat.
+
+    ``params`` is the released b~, ``noise_sd`` its released noise sd s, ``gram`` and ``yty`` the noisy X^T X
+    and v^T v (v: the labels as the estimator saw them, |v| <= ``label_bound``), ``eigen_floor`` a released
+    lower bound on lambda_min(X^T X).  See "Output perturbation" in the module docstring; released and public
+    values only.
+    """
+    d = params.size
+    dof = max(n - d, 1)
+    rss = yty - float(params @ gram @ params) + noise_sd**2 * float(np.trace(gram))
+    rss = min(max(rss, yty_noise_sd), n * label_bound**2)
+    sigma2 = rss / dof
+    w, v = np.linalg.eigh(0.5 * (gram + gram.T))
+    inverse = (v / np.maximum(w, eigen_floor)) @ v.T
+    return sigma2 * inverse + noise_sd**2 * np.eye(d), sigma2

@@ -104,7 +104,9 @@ class DPRegressionResults:
         """(1 - alpha) confidence intervals, columns 0 and 1 as in statsmodels.
 
         Methods with a parametric bootstrap give basic bootstrap intervals
-        [2 b - q_(1 - alpha/2), 2 b - q_(alpha/2)] of the replicates; the
+        [2 b - q_(1 - alpha/2), 2 b - q_(alpha/2)] of the replicates; methods
+        with a Gaussian release and a covariance from released values
+        (``noisy_ols``) give normal intervals b -/+ z_(1 - alpha/2) se; the
         non-private reference gives classical t intervals.
         """
         if not 0 < alpha < 1:
@@ -125,6 +127,8 @@ class DPRegressionResults:
                     "Ferrando, Wang & Sheldon 2022); basic bootstrap intervals")
         if self._bse is not None and not self.privacy.private:
             return "classical OLS (NOT PRIVATE)"
+        if self._bse is not None and "inference_method" in self.info:
+            return f"{self.info['inference_method']}; normal intervals"
         return "not available: " + self._bse_reason
 
     @property

@@ -199,9 +199,9 @@ def test_noisy_ols_ledger_spends_exactly_the_budget():
     ledger = PrivacyLedger(1.0, 1e-6)
     fit = noisy_ols.fit(X, y, ledger=ledger, rng=rng, bounds=_bounded(3))
     names = [s.name for s in ledger.steps]
-    assert names == ["noisy lambda_min(X^T X)", "failure probability of the lambda_min lower bound",
-                     "noisy OLS coefficients"]
-    assert ledger.steps[1].epsilon == 0.0 and ledger.steps[1].delta == pytest.approx(1e-7)
+    assert names == ["noisy lambda_min(X^T X)", "noisy X^T X (for inference)", "noisy y^T y (for inference)",
+                     "failure probability of the lambda_min lower bound", "noisy OLS coefficients"]
+    assert ledger.steps[3].epsilon == 0.0 and ledger.steps[3].delta == pytest.approx(1e-7)
     eps, dlt = ledger.spent
     assert eps == pytest.approx(1.0, rel=1e-6) and eps <= 1.0 + 1e-9 and dlt == 1e-6
     assert fit.guarantee == "worst-case" and fit.info["lambda_min_lower"] > 0
@@ -215,7 +215,8 @@ def test_noisy_ols_refusal_spends_exactly_the_check_and_says_so():
     with pytest.raises(IllConditionedDesignError) as info:
         dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method="noisy_ols", bounds={"x": (-1, 1), "y": (-1, 1)},
                        accountant=acct, random_state=0)
-    mu_check = split_mu(gaussian_mu(1.0, 1e-6 - 1e-7), [0.2, 0.8])[0]
+    f = noisy_ols.INFERENCE_SHARE  # inference (default) takes this share of mu^2; the check 0.2 of the rest
+    mu_check = split_mu(gaussian_mu(1.0, 1e-6 - 1e-7), [0.2 * (1 - f), 0.8 * (1 - f), f / 2, f / 2])[0]
     expected = (gaussian_epsilon(mu_check, 1e-6), 1e-6)
     assert info.value.privacy_spent[0] == pytest.approx(expected[0], rel=1e-9)
     assert info.value.privacy_spent[1] == expected[1]
@@ -266,7 +267,8 @@ def test_noisy_ols_conditional_is_opt_in_and_says_so_in_words():
     assert pr.guarantee.startswith("CONDITIONAL")
     assert any("only with high probability" in a for a in pr.assumptions)
     assert any("lambda_min(X^T X) >= n * 0.3" in a for a in pr.assumptions)
-    assert [s.name for s in pr.steps] == ["noisy OLS coefficients (conditional calibration)"]
+    assert [s.name for s in pr.steps] == ["noisy X^T X (for inference)", "noisy y^T y (for inference)",
+                                          "noisy OLS coefficients (conditional calibration)"]
     assert "Thm 19" in res.error_bounds.upper.source and "conditional" in res.error_bounds.upper.label
     assert "CONDITIONAL" in res.summary().as_text()
 
@@ -288,6 +290,10 @@ EPS_A, DELTA_A = 2.0, 1e-3  # audit-friendly budget (a larger mu makes threshold
 
 
 def _noisy_ols_run(**options):
+    # the audit's statistic is the released coefficients; inference=False gives them the whole budget (the
+    # sharpest test of their calibration) and skips the two inference releases, which the statistic ignores
+    options.setdefault("inference", False)
+
     def run(data, rng):
         X, y = data
         try:

@@ -65,6 +65,28 @@ mu_1^2 = share * mu^2, mu_2^2 = (1 - share) mu^2, and the ledger records two
 Gaussian steps plus one (0, gamma) approximate-DP step for the failure
 probability of the bound; its composition gives exactly (epsilon, delta).
 
+*Inference* (``inference=True``, the default).  Two more Gaussian releases
+of worst-case bounded sensitivity give standard errors and intervals: the
+clipped X^T X (symmetric noise on the upper triangle, replace-one L2
+sensitivity ||x x^T - x' x'^T||_F <= sqrt(2) B_X^2) and v^T v of the
+truncated labels (sensitivity T^2).  They take INFERENCE_SHARE of mu^2, half
+each; the lambda_min check and the coefficients share the rest as above
+(mu_1^2 = share (1 - INFERENCE_SHARE) mu^2, mu_2^2 = (1 - share)(1 -
+INFERENCE_SHARE) mu^2).  In the proof they are two more Gaussian coordinates,
+unaffected by the P_bar construction (their sensitivity holds for every pair),
+so the GDP composition and the (0, gamma) step are unchanged.  They are drawn
+after the refusal check (a refusal spends nothing on them) and before the
+coefficients (the order is immaterial to privacy; this one lets the ledger
+compose the three Gaussian steps exactly before its one PLD step).  The
+covariance sigma^2_hat (XX~)^{-1} + s_2^2 I (:func:`dpstats.inference.
+noisy_estimate_covariance`) uses only released values: the noisy X^T X with
+its eigenvalues floored at the released lower bound lam~ - s_1 z_{1-gamma} on
+lambda_min(X^T X), the noisy v^T v, the released coefficients and their
+released noise sd s_2; the module docstring of :mod:`dpstats.inference`
+explains why this is the exact limit of the parametric bootstrap of the
+whole release conditionally on the released s_2.  ``inference=False`` gives
+the whole budget to the lambda_min check and the coefficients.
+
 Opt-in, ``guarantee="conditional"``: the paper's calibration
 ---------------------------------------------------------------
 The whole budget goes to W with sensitivity 4 B_X T / (n lambda_0), which is (*)
@@ -74,8 +96,12 @@ its neighbours, and |x^T b| <= T for the replaced and the replacing rows
 sigma-sub-Gaussian errors and T >= K sigma sqrt(log n)).  Privacy then holds
 only with high probability over data drawn from that model; the fit says so
 in its report.  lambda_0 (the paper's 1/Lambda) must be given as
-``min_eigenvalue``.  Calibration is exact (analytic Gaussian), not the
-paper's sqrt(2 log(1.25/delta))/epsilon constant.
+``min_eigenvalue``.  With ``inference=True`` the same two inference releases
+(worst-case DP on their own) take INFERENCE_SHARE of mu^2, and the covariance
+is computed in the same way with the eigenvalues of XX~ floored at its noise
+sd (the assumed lambda_0 is not used for inference).  Calibration is exact
+(analytic Gaussian), not the paper's sqrt(2 log(1.25/delta))/epsilon
+constant.
 
 Units: the method sees the design the API hands it.  With every bound
 declared, :func:`dpstats.dp_ols` and :func:`dpstats.dp_ols_arrays` first
@@ -101,6 +127,7 @@ is unchanged.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -108,19 +135,29 @@ from scipy.special import ndtri
 
 from dpstats.bounds import DataBounds
 from dpstats.errors import IllConditionedDesignError, MethodOptionError
+from dpstats.inference import noisy_estimate_covariance
 from dpstats.methods.linalg import solve_noisy_normal_equations
 from dpstats.methods.registry import MethodFit, MethodSpec, register
+from dpstats.methods.ssp import release_yty
 from dpstats.methods.sufficient import StatisticsPlan, SufficientStatistics
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
-from dpstats.privacy.mechanisms import gaussian_mechanism_mu
+from dpstats.privacy.mechanisms import gaussian_mechanism_mu, symmetric_gaussian_mechanism
 
-NO_STANDARD_ERRORS = (
-    "noisy_ols releases the coefficients and a lambda_min bound only; intervals would need a private X^T X "
-    "and residual variance (more budget): use ssp or adassp, which release them and give bootstrap intervals"
-)
+#: share of the GDP budget mu^2 spent on the inference releases (noisy X^T X and v^T v, half each) when
+#: inference=True; chosen by experiment (benchmarks/coverage.py --split noisy_ols, results in
+#: benchmarks/results/coverage_split_noisy_ols.md): at n = 20000, epsilon = 3 (where sampling error weighs most)
+#: shares 0.01, 0.05 and 0.2 all cover 0.949-0.954, and the width grows with the share as the coefficients'
+#: noise does (about 1 / sqrt(1 - share): +2% at 0.05, +11% at 0.2 against 0.01).  0.05 keeps a margin for
+#: noisier X^T X at small n for 2% of width, and is the share the full coverage study validated.
+INFERENCE_SHARE = 0.05
 
-__all__ = ["ols_sensitivity", "fit", "fit_statistics", "plan_statistics"]
+NO_INFERENCE = "inference=False gave the whole budget to the point estimate"
+
+INFERENCE_METHOD = ("Gaussian: released noise sd of the coefficients plus the sampling covariance "
+                    "sigma^2 (X^T X)^-1 from a noisy X^T X and y^T y (dpstats.inference.noisy_estimate_covariance)")
+
+__all__ = ["ols_sensitivity", "fit", "fit_statistics", "plan_statistics", "INFERENCE_SHARE"]
 
 _GUARANTEES = ("worst-case", "conditional")
 
@@ -148,8 +185,11 @@ def _check_common(guarantee: str, truncation: float | None, y_abs: float) -> flo
 
 
 def _options(bounds: DataBounds, truncation: float | None, guarantee: str, min_eigenvalue: float | None,
-             eigen_share: float | None, eigen_failure: float | None, delta: float | None) -> dict[str, Any]:
+             eigen_share: float | None, eigen_failure: float | None, delta: float | None,
+             inference: bool) -> dict[str, Any]:
     """Validate every option from public facts (bounds, delta); returns T and the resolved options."""
+    if not isinstance(inference, bool):
+        raise MethodOptionError("inference must be True or False")
     T = _check_common(guarantee, truncation, bounds.y_abs)
     if guarantee == "conditional":
         if eigen_share is not None or eigen_failure is not None:
@@ -180,19 +220,19 @@ def _options(bounds: DataBounds, truncation: float | None, guarantee: str, min_e
 
 def plan_statistics(bounds: DataBounds | None, *, truncation: float | None = None, guarantee: str = "worst-case",
                     min_eigenvalue: float | None = None, eigen_share: float | None = None,
-                    eigen_failure: float | None = None, delta: float | None = None,
+                    eigen_failure: float | None = None, delta: float | None = None, inference: bool = True,
                     **options: Any) -> StatisticsPlan:
-    """Validate the options before any data are read; noisy OLS accumulates X^T X and X^T f_T(y) of the clipped
-    rows (``delta``, the fit's, is checked against ``eigen_failure`` when given)."""
+    """Validate the options before any data are read; noisy OLS accumulates X^T X, X^T f_T(y) and f_T(y)^T f_T(y)
+    of the clipped rows (``delta``, the fit's, is checked against ``eigen_failure`` when given)."""
     assert bounds is not None, "noisy_ols needs bounds (checked by the API)"
-    opts = _options(bounds, truncation, guarantee, min_eigenvalue, eigen_share, eigen_failure, delta)
+    opts = _options(bounds, truncation, guarantee, min_eigenvalue, eigen_share, eigen_failure, delta, inference)
     return StatisticsPlan(label_truncation=opts["T"])
 
 
 def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
         bounds: DataBounds | None, truncation: float | None = None, guarantee: str = "worst-case",
         min_eigenvalue: float | None = None, eigen_share: float | None = None, eigen_failure: float | None = None,
-        **options: Any) -> MethodFit:
+        inference: bool = True, **options: Any) -> MethodFit:
     """Noisy OLS (Cai, Wang & Zhang 2021, Thm 19); worst-case DP unless ``guarantee="conditional"``.
 
     Parameters
@@ -212,10 +252,14 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     eigen_failure:
         Worst-case only: probability gamma that the lower bound fails, paid
         as delta (default delta / 10).
+    inference:
+        Spend INFERENCE_SHARE of the budget on a noisy X^T X and y^T y and
+        return standard errors and intervals (default).  ``False`` gives the
+        whole budget to the point estimate.
     """
     assert bounds is not None, "noisy_ols needs bounds (checked by the API)"
     kw = dict(truncation=truncation, guarantee=guarantee, min_eigenvalue=min_eigenvalue, eigen_share=eigen_share,
-              eigen_failure=eigen_failure)
+              eigen_failure=eigen_failure, inference=inference)
     plan = plan_statistics(bounds, delta=ledger.delta, **kw)
     stats = SufficientStatistics.from_arrays(X, y, bounds, plan)
     return fit_statistics(stats, ledger=ledger, rng=rng, bounds=bounds, **kw)
@@ -229,28 +273,31 @@ def _least_squares(stats: SufficientStatistics) -> np.ndarray:
 def fit_statistics(stats: SufficientStatistics, *, ledger: PrivacyLedger, rng: np.random.Generator,
                    bounds: DataBounds | None, truncation: float | None = None, guarantee: str = "worst-case",
                    min_eigenvalue: float | None = None, eigen_share: float | None = None,
-                   eigen_failure: float | None = None, **options: Any) -> MethodFit:
+                   eigen_failure: float | None = None, inference: bool = True, **options: Any) -> MethodFit:
     """Noisy OLS from accumulated statistics of the clipped rows (in-memory and chunked fits alike)."""
     assert bounds is not None, "noisy_ols needs bounds (checked by the API)"
-    opts = _options(bounds, truncation, guarantee, min_eigenvalue, eigen_share, eigen_failure, ledger.delta)
+    opts = _options(bounds, truncation, guarantee, min_eigenvalue, eigen_share, eigen_failure, ledger.delta,
+                    inference)
     T = opts["T"]
     if not stats.clipped or stats.label_truncation != T:
         raise ValueError("noisy_ols needs statistics of clipped rows with labels truncated at its T")
     n = stats.n
     b_x = bounds.x_norm
+    inference_share = INFERENCE_SHARE if inference else 0.0
     if guarantee == "conditional":
-        return _fit_conditional(stats, T, b_x, opts["lam0"], ledger=ledger, rng=rng)
+        return _fit_conditional(stats, T, bounds, opts["lam0"], inference_share, ledger=ledger, rng=rng)
     share, gamma = opts["share"], opts["gamma"]
     delta = ledger.delta
 
     mu = gaussian_mu(ledger.epsilon, delta - gamma)
-    mu_1, mu_2 = split_mu(mu, [share, 1.0 - share])
+    mu_1, mu_2, *mus_inference = _split(mu, [share, 1.0 - share], inference_share)
     b2 = b_x * b_x
     lam_min = float(np.linalg.eigvalsh(stats.xtx)[0])
     noisy_lam = gaussian_mechanism_mu(lam_min, l2_sensitivity=b2, mu=mu_1, rng=rng, ledger=ledger,
                                       name="noisy lambda_min(X^T X)")
     s_1 = b2 / mu_1
-    lam_lower = noisy_lam - s_1 * float(-ndtri(gamma)) - b2
+    lam_certified = noisy_lam - s_1 * float(-ndtri(gamma))  # <= lambda_min(X^T X) with probability 1 - gamma
+    lam_lower = lam_certified - b2
     if not lam_lower > 0:
         spent = ledger.spent
         raise IllConditionedDesignError(
@@ -261,29 +308,80 @@ def fit_statistics(stats: SufficientStatistics, *, ledger: PrivacyLedger, rng: n
             "More rows, tighter bounds on the columns, a larger epsilon, or method='adassp' (which adds a "
             "private ridge instead of refusing) can help.", privacy_spent=spent)
     sens = ols_sensitivity(b_x, T, n, lam_lower)
+    # the inference releases come before the (0, gamma) step: the ledger then composes three Gaussian steps
+    # exactly (GDP) and needs one PLD composition fewer per fit; the order does not matter for privacy
+    released = _inference_releases(stats, bounds, T, mus_inference, ledger=ledger, rng=rng) if inference else None
     ledger.charge(PrivacyStep(
         "failure probability of the lambda_min lower bound", "approximate-dp", 0.0, "-", math.nan, epsilon=0.0,
         delta=gamma, note="the OLS sensitivity holds unless the noisy lambda_min exceeds the truth by more "
                           "than its margin (probability gamma)"))
     beta_hat = _least_squares(stats)
-    params = gaussian_mechanism_mu(beta_hat, l2_sensitivity=sens, mu=mu_2, rng=rng, ledger=ledger,
-                                   name="noisy OLS coefficients")
-    return MethodFit(
-        params=np.asarray(params),
+    params = np.asarray(gaussian_mechanism_mu(beta_hat, l2_sensitivity=sens, mu=mu_2, rng=rng, ledger=ledger,
+                                              name="noisy OLS coefficients"))
+    info: dict[str, Any] = {"truncation": T, "lambda_min_lower": lam_lower, "sensitivity": sens,
+                            "noise_sd": sens / mu_2}
+    fitted = MethodFit(
+        params=params,
         notes=(f"labels truncated to [-{T:.4g}, {T:.4g}] (Cai et al.'s f_T); the OLS sensitivity "
                f"{sens:.4g} is certified by a private lower bound {lam_lower:.4g} on lambda_min(X^T X)",),
-        info={"truncation": T, "lambda_min_lower": lam_lower, "sensitivity": sens, "noise_sd": sens / mu_2},
-        guarantee="worst-case")
+        info=info, guarantee="worst-case", bse_unavailable_reason=NO_INFERENCE)
+    if released is not None:
+        _attach_covariance(fitted, released, n=n, label_bound=T, eigen_floor=lam_certified)
+    return fitted
 
 
-def _fit_conditional(stats: SufficientStatistics, T: float, b_x: float, lam0: float, *, ledger: PrivacyLedger,
-                     rng: np.random.Generator) -> MethodFit:
+def _split(mu: float, weights: list[float], inference_share: float) -> np.ndarray:
+    """mu_i for the point-estimate releases (``weights``, scaled to 1 - inference_share of mu^2) followed by
+    the two inference releases (inference_share / 2 each), when inference_share > 0."""
+    total = sum(weights)
+    w = [(1.0 - inference_share) * x / total for x in weights]
+    if inference_share > 0:
+        w += [inference_share / 2.0, inference_share / 2.0]
+    return split_mu(mu, w)
+
+
+@dataclass(frozen=True)
+class _InferenceRelease:
+    """The noisy X^T X and f_T(y)^T f_T(y) released for inference, and their public noise sds."""
+
+    gram: np.ndarray
+    gram_noise_sd: float
+    yty: float
+    yty_noise_sd: float
+
+
+def _inference_releases(stats: SufficientStatistics, bounds: DataBounds, T: float, mus: list[float], *,
+                        ledger: PrivacyLedger, rng: np.random.Generator) -> _InferenceRelease:
+    """Release noisy X^T X (replace-one L2 sensitivity sqrt(2) B_X^2) and f_T(y)^T f_T(y) (sensitivity T^2)."""
+    mu_xx, mu_yy = mus
+    sens_xx = math.sqrt(2.0) * bounds.x_norm**2
+    xx = symmetric_gaussian_mechanism(stats.xtx, l2_sensitivity=sens_xx, mu=mu_xx, rng=rng, ledger=ledger,
+                                      name="noisy X^T X (for inference)")
+    yy, sigma_yy = release_yty(stats.yty, mu_yy, T, rng=rng, ledger=ledger)
+    return _InferenceRelease(xx, sens_xx / mu_xx, yy, sigma_yy)
+
+
+def _attach_covariance(fitted: MethodFit, released: _InferenceRelease, *, n: int, label_bound: float,
+                       eigen_floor: float) -> None:
+    """The covariance of the released coefficients from released values only (module docstring, "Inference")."""
+    cov, sigma2 = noisy_estimate_covariance(fitted.params, fitted.info["noise_sd"], released.gram, released.yty,
+                                            n=n, yty_noise_sd=released.yty_noise_sd, label_bound=label_bound,
+                                            eigen_floor=max(eigen_floor, released.gram_noise_sd))
+    fitted.info.update(cov_params=cov, sigma2_hat_scaled=sigma2, inference_method=INFERENCE_METHOD)
+    fitted.bse = np.sqrt(np.diag(cov))
+    fitted.bse_unavailable_reason = ""
+
+
+def _fit_conditional(stats: SufficientStatistics, T: float, bounds: DataBounds, lam0: float, inference_share: float,
+                     *, ledger: PrivacyLedger, rng: np.random.Generator) -> MethodFit:
     """The paper's calibration on its good event (module docstring); DP only with high probability."""
     n = stats.n
-    sens = 4.0 * b_x * T / (n * lam0)
+    sens = 4.0 * bounds.x_norm * T / (n * lam0)
     mu = gaussian_mu(ledger.epsilon, ledger.delta)
+    mu_coef, *mus_inference = _split(mu, [1.0], inference_share)
+    released = _inference_releases(stats, bounds, T, mus_inference, ledger=ledger, rng=rng) if mus_inference else None
     beta_hat = _least_squares(stats)
-    params = gaussian_mechanism_mu(beta_hat, l2_sensitivity=sens, mu=mu, rng=rng, ledger=ledger,
+    params = gaussian_mechanism_mu(beta_hat, l2_sensitivity=sens, mu=mu_coef, rng=rng, ledger=ledger,
                                    name="noisy OLS coefficients (conditional calibration)")
     assumptions = (
         "CONDITIONAL PRIVACY: the (epsilon, delta) guarantee holds only with high probability over data drawn "
@@ -295,9 +393,13 @@ def _fit_conditional(stats: SufficientStatistics, T: float, b_x: float, lam0: fl
         "If these assumptions fail for the actual data, the released coefficients may reveal more than "
         "epsilon allows.",
     )
-    return MethodFit(params=np.asarray(params), assumptions=assumptions,
-                     notes=(f"labels truncated to [-{T:.4g}, {T:.4g}] (Cai et al.'s f_T)",),
-                     info={"truncation": T, "sensitivity": sens, "noise_sd": sens / mu}, guarantee="conditional")
+    fitted = MethodFit(params=np.asarray(params), assumptions=assumptions,
+                       notes=(f"labels truncated to [-{T:.4g}, {T:.4g}] (Cai et al.'s f_T)",),
+                       info={"truncation": T, "sensitivity": sens, "noise_sd": sens / mu_coef},
+                       guarantee="conditional", bse_unavailable_reason=NO_INFERENCE)
+    if released is not None:
+        _attach_covariance(fitted, released, n=n, label_bound=T, eigen_floor=0.0)
+    return fitted
 
 
 SPEC = register(MethodSpec(
@@ -308,7 +410,7 @@ SPEC = register(MethodSpec(
     needs_bounds=True,
     regimes=("bounded data with n much larger than d (n >~ 200 d at epsilon=1); refuses when a private check "
              "cannot certify lambda_min(X^T X)"),
-    options=("truncation", "guarantee", "min_eigenvalue", "eigen_share", "eigen_failure"),
+    options=("truncation", "guarantee", "min_eigenvalue", "eigen_share", "eigen_failure", "inference"),
     theory="noisy_ols",
     fit_statistics=fit_statistics,
     plan_statistics=plan_statistics,
