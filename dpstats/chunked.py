@@ -32,9 +32,11 @@ rows, drawn from public n and the fit's generator), so each method's proof
 applies unchanged; n is public as in memory.  Only aggregates leave a chunk (on a
 Dask cluster: only they reach the driver).  Schema violations (missing
 values, undeclared levels, non-finite transforms) are found while the data
-are read; they happen before any release for every supported method except
-``tukey`` with ``m="private"``, whose private count of n is released before
-the first pass.
+are read, in the first pass that reads the offending row: before any release
+for the one-pass sufficient-statistics methods, possibly after earlier
+releases for the methods that read the data several times (``tukey``'s
+centring sample, the iterative methods' later rounds).  Such a refusal is
+settled with what the ledger spent, like any refusal after spending.
 """
 
 from __future__ import annotations
@@ -399,6 +401,9 @@ def fit_chunked(formula: str, data: Any, eps: float, dlt: float, *, spec: Method
         if spec is not None:
             _public_transform(spec, cdesign, rescale)  # missing bounds are refused before the counting pass
         n = source.known_rows() if missing == "raise" else None
+        if n is None and missing == "raise":
+            n = source.raw_rows()  # e.g. Dask: a light count of one column
+            runner.count_passes = int(n is not None)
         if n is None:
             n = source.count(evaluator.count, evaluator.columns)
             runner.count_passes = 1

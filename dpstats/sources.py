@@ -124,6 +124,11 @@ class DataSource:
         """The number of rows when the metadata give it without reading the data, else None."""
         return None
 
+    def raw_rows(self) -> int | None:
+        """The number of raw rows (before preparation) when it is cheap to get: from the metadata, or from a
+        count of one column where that reads little; None when only a full counting pass would give it."""
+        return self.known_rows()
+
     def frames(self, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
         """The chunks, in row order, with only ``columns`` (local sources)."""
         raise NotImplementedError
@@ -417,8 +422,11 @@ class DaskSource(DataSource):
     With a ``distributed.Client`` active, partitions are read and reduced on
     the workers and only the combined aggregates (d x d matrices, or m x d x d
     for TukeyEM's blocks) reach the caller.  ``split_every`` is the fan-in of
-    the combine tree.  Methods that need global row indices (TukeyEM) first
-    count the rows of every partition (one extra pass, only counts return).
+    the combine tree.  Methods that need global row indices (TukeyEM, the
+    iterative methods) first count the rows of every partition: on one column
+    with ``missing="raise"`` (a light pass; the values are checked when the
+    rows are read), on the prepared rows otherwise (a full pass); only counts
+    return.
     """
 
     kind = "Dask"
@@ -426,7 +434,7 @@ class DaskSource(DataSource):
     def __init__(self, frame: Any, *, split_every: int = 8) -> None:
         self.frame = frame
         self.split_every = max(2, int(split_every))
-        self._lengths: dict[Any, list[int]] = {}
+        self._lengths: dict[Any, list[int]] = {}  # per-partition row counts, by counter (or "raw")
 
     def describe(self) -> str:
         return f"Dask DataFrame ({self.frame.npartitions} partitions)"
@@ -449,6 +457,19 @@ class DaskSource(DataSource):
     def count(self, counter: Callable[[pd.DataFrame], int], columns: Sequence[str]) -> int:
         return int(sum(self._lengths_of(counter, columns)))
 
+    def _raw_lengths(self) -> list[int]:
+        """Raw rows of every partition, counted on the first column only (a columnar reader such as Parquet
+        then reads about 1/(d + 1) of the data; only the counts come back)."""
+        import dask  # noqa: PLC0415
+
+        if "raw" not in self._lengths:
+            parts = self._parts([str(self.frame.columns[0])])
+            self._lengths["raw"] = [int(c) for c in dask.compute(*[dask.delayed(len)(p) for p in parts])]
+        return self._lengths["raw"]
+
+    def raw_rows(self) -> int | None:
+        return int(sum(self._raw_lengths()))
+
     def run(self, task: Task, combine: Combine, columns: Sequence[str], *, offsets: bool,
             counter: Callable[[pd.DataFrame], int] | None = None, raw_offsets: bool = False) -> tuple[Any, int]:
         import dask  # noqa: PLC0415
@@ -457,7 +478,9 @@ class DaskSource(DataSource):
         if offsets:
             if counter is None:
                 raise ValueError("a task that needs row offsets needs a counter")
-            lengths = self._lengths_of(counter, columns)
+            # with missing="raise" preparation drops no row: the raw counts are the offsets, and the values are
+            # checked when each partition is prepared in this pass
+            lengths = self._raw_lengths() if raw_offsets else self._lengths_of(counter, columns)
             starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(int).tolist()
         else:
             starts = [0] * len(parts)
