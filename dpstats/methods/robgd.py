@@ -67,8 +67,24 @@ On S_a:
    bin (group means below 2^-63.75: exact zeros) is never the mode: with a
    zero-inflated response most residuals are exactly 0 at w = 0, and a
    threshold from that bin would clip every gradient to nothing.
+   The mode is used only when it stands out from the noise
+   (:func:`~dpstats.methods.robust_estimators.reliable_mode`: its noisy
+   count, or failing that the noisy sum of a window of 2 or 4 adjacent
+   bins, clears the expected largest of the 128 empty bins' noises by 2
+   sds).  Otherwise the round *holds*: no step (w_{t+1} = w_t, no gradient
+   is released) and the next round's histogram, the same counts since w and
+   the groups are unchanged, is averaged with it (noise sd divided by
+   sqrt(k) after k releases; :class:`~dpstats.methods.robust_estimators.PooledHistogram`).
+   An uncleared mode is often the largest of the empty bins' noises, an
+   arbitrary bin: on statsmodels' ``fair`` data at epsilon = 1 (residuals at
+   w = 0 are the skewed, zero-inflated response; its largest bin holds ~48
+   of 635 groups against a count noise sd of ~22) it gave gamma up to 2^60,
+   and the gradient noise, proportional to theta_t, threw the coefficients
+   to 1e2..2e7 in 30% of seeds; holding until a pooled histogram clears
+   fixed it (0 of 200 seeds).  A fit in which no round clears returns
+   w = 0 and says so in its notes.
 
-On S_b, for t = 0..T-1:
+On S_b, for t = 0..T-1 (rounds that do not hold):
 
 4. theta_t = sqrt(2 gamma_t ln(2/clip_level)): a residual with variance at most
    gamma_t and Gaussian tails exceeds it with probability at most
@@ -84,7 +100,8 @@ On S_b, for t = 0..T-1:
 
 Output: w_T, or with ``best_iterate=True`` (DP-RobGD*, the paper's
 experimental variant) the iterate w_t with the smallest gamma_t (ties: the
-latest), which is post-processing of released values.
+latest; a held round's gamma_t counts as infinite), which is
+post-processing of released values.
 
 Privacy (replace-one neighbours, n public; worst case: no assumption on the data)
 ---------------------------------------------------------------------------------
@@ -112,7 +129,11 @@ are on the fit's ledger, charged before the first draw).  In the block:
 * gradient of round t: ||clip_Theta(x) clip_theta(r)|| <= Theta theta_t, so
   the mean over the m rows of S_b moves by at most 2 Theta theta_t / m when
   one row is replaced (the seed's "Theta theta_t" is the add/remove value):
-  mu_g-GDP each.
+  mu_g-GDP each (a held round releases none: the block is charged for T
+  releases and uses at most T).
+
+Holding a round, pooling histograms and reading their modes are functions
+of released values and public constants only (post-processing).
 
 Budget.  mu_n^2 = mu_s^2 = mu^2/20 (mu_n^2 = mu^2/10 when no spectrum is
 needed), T_h mu_h^2 = the rest of mu^2, and T mu_g^2 = mu^2: each part
@@ -187,9 +208,9 @@ from dpstats.methods.private_centring import (
 )
 from dpstats.methods.registry import MethodFit, MethodSpec, register
 from dpstats.methods.robust_estimators import (
-    DISTANCE_GRID, SpectrumEstimate, clip_factors, clipped_gram, distance_counts, distance_group_size,
-    max_histogram_releases, norm_group_size, norm_group_sums, private_norm_from_means, release_log_mode,
-    release_spectrum, separately_clipped_gradient,
+    DISTANCE_GRID, PooledHistogram, SpectrumEstimate, clip_factors, clipped_gram, distance_counts,
+    distance_group_size, max_histogram_releases, norm_group_size, norm_group_sums, private_norm_from_means,
+    release_histogram, release_spectrum, separately_clipped_gradient,
 )
 from dpstats.methods.row_passes import (
     ClipTable, GroupedCounts, WindowedOrder, add_arrays, add_clip_tables, add_grouped_counts,
@@ -200,7 +221,8 @@ from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import gaussian_block
 
 __all__ = ["fit", "fit_chunks", "RobGDLayout", "parallel_block_step", "part_notes", "default_covariate_tail",
-           "rounds_from_kappa", "check_fraction", "check_descent_options", "step_schedule", "threshold_candidates"]
+           "rounds_from_kappa", "check_fraction", "check_descent_options", "step_schedule", "threshold_candidates",
+           "held_notes"]
 
 _NORM_SHARE = 0.05      # share of mu^2 on S_a for the norm histogram
 _SPECTRUM_SHARE = 0.05  # share of mu^2 on S_a for the spectrum
@@ -285,6 +307,19 @@ def parallel_block_step(name: str, mu: float, parts: str) -> PrivacyStep:
     return PrivacyStep(name, "gaussian", 1.0, "normalised (GDP of the block)", 1.0 / mu,
                        note=f"parallel composition over disjoint row sets: {parts}; each part is mu={mu:.4g}-GDP "
                             "on its own ledger, so the block is mu-GDP")
+
+
+def held_notes(held: int, T: int, what: str) -> list[str]:
+    """Report lines for the rounds that held the iterate because no reliable scale was released
+    (:class:`~dpstats.methods.robust_estimators.PooledHistogram`; public facts of the run)."""
+    if held == 0:
+        return []
+    line = (f"{held} of {T} rounds held the iterate: their {what}, pooled with the earlier ones at the same iterate, "
+            "did not clear its noise, so they took no step (an arbitrary threshold could throw the iterate far away)")
+    if held < T:
+        return [line]
+    return [line, ("no round took a step: the fit is the starting point w = 0 (with an intercept and the private "
+                   "preconditioning: slopes 0, intercept the released centre of y); use more rows or a larger epsilon")]
 
 
 def part_notes(label: str, ledger: PrivacyLedger) -> list[str]:
@@ -611,20 +646,27 @@ def _fit(rows: _MemoryRows | _ChunkRows, n: int, d: int, *, ledger: PrivacyLedge
     thetas = threshold_candidates(tail_factor)
     w = np.zeros(d)
     iterates, gammas, chosen_thetas = [], [], []
+    pooled = PooledHistogram(dist_block.mu_round, start=1)  # bin 0 (exact zeros) is never the scale
     for _ in range(T):
         counts, gradient = rows.round(w, theta_x, thetas)
-        j = release_log_mode(counts, DISTANCE_GRID, block=dist_block, rng=rng, skip_zero_bin=True)
+        j = pooled.add(release_histogram(counts, DISTANCE_GRID, block=dist_block, rng=rng))
+        iterates.append(w)
+        if j is None:  # no reliable residual scale at w yet: hold w (no gradient is released this round)
+            gammas.append(math.inf)
+            chosen_thetas.append(math.nan)
+            continue
+        pooled = PooledHistogram(dist_block.mu_round, start=1)
         gamma_t, theta_t = DISTANCE_GRID.upper_edge(j), float(thetas[j])
         noisy = grad_block.release(gradient(j), l2_sensitivity=2.0 * theta_x * theta_t / m, rng=rng)
-        iterates.append(w)
         gammas.append(gamma_t)
         chosen_thetas.append(theta_t)
         w = w - eta * noisy
+    held = int(np.isinf(gammas).sum())
     if best_iterate:
         iterates.append(w)
         counts, _ = rows.round(w, theta_x, None)
-        gammas.append(DISTANCE_GRID.upper_edge(release_log_mode(counts, DISTANCE_GRID, block=dist_block, rng=rng,
-                                                                skip_zero_bin=True)))
+        j = pooled.add(release_histogram(counts, DISTANCE_GRID, block=dist_block, rng=rng))
+        gammas.append(math.inf if j is None else DISTANCE_GRID.upper_edge(j))
         g = np.asarray(gammas)
         chosen = int(np.flatnonzero(g == g.min())[-1])
         w = iterates[chosen]
@@ -632,13 +674,14 @@ def _fit(rows: _MemoryRows | _ChunkRows, n: int, d: int, *, ledger: PrivacyLedge
     if st is not None:
         w = st.params_back(w)
         info.update(centre=st.centre, scale=st.scale, y_centre=st.y_centre)
-    info.update(gammas=np.asarray(gammas), thetas=np.asarray(chosen_thetas),
+    info.update(gammas=np.asarray(gammas), thetas=np.asarray(chosen_thetas), held_rounds=held,
                 part_steps={"S_a": list(ledger_a.steps), "S_b": list(ledger_b.steps)})
     notes = [f"rows split by a public pseudo-random order, stratified by windows of {WINDOW} rows: S_a = {n_a} rows "
              f"for private estimates, S_b = {m} rows for gradients; parallel composition (disjoint rows)",
              *st_notes, *part_notes("S_a", ledger_a), *part_notes("S_b", ledger_b),
              *([f"rounds={T} exceeds {round_cap}, the most rounds whose distance histograms clear their noise at "
-                f"this n and budget: thresholds may be erratic"] if T > round_cap else []),
+                f"this n and budget: many rounds may hold the iterate"] if T > round_cap else []),
+             *held_notes(held, T, "residual-scale histogram"),
              f"T = {T} rounds, step size {eta:.4g}, covariate clip Theta = {theta_x:.4g}"
              + (f", output the iterate {info['chosen_iterate']} with the smallest gamma_t (DP-RobGD*)"
                 if best_iterate else "")]

@@ -19,7 +19,13 @@ mu-GDP and needs no delta for empty bins:
   the count vector has L2 sensitivity sqrt(2) (or 0);
 * adding N(0, (sqrt(2)/mu)^2) to *every* bin count releases the noisy
   histogram under mu-GDP (Dong, Roth & Su 2022, Thm 2.7); the reported mode
-  (argmax) and its bin edge are post-processing.
+  (argmax) and its bin edge are post-processing;
+* so are the descent methods' readout (:func:`reliable_mode`: the mode is
+  used only when it stands out from the noise of the empty bins) and the
+  averaging of several releases of the same histogram while the iterate
+  holds (:class:`PooledHistogram`).  A threshold read from an uncleared
+  mode is arbitrary and, through the gradient noise it scales, can throw
+  the iterate arbitrarily far.
 
 Where the paper uses a stability-based histogram (Laplace noise on non-empty
 bins, suppression below a threshold, (epsilon, delta)-DP), the fixed finite
@@ -49,10 +55,10 @@ from dpstats.privacy.mechanisms import GaussianBlock, gaussian_mechanism_mu
 
 __all__ = [
     "EXPONENT_RANGE", "HISTOGRAM_SENSITIVITY", "LogHistogram", "NORM_GRID", "DISTANCE_GRID", "histogram_counts",
-    "release_log_mode", "clearance", "private_log_mode", "group_means", "slot_means", "private_norm_from_means",
-    "private_norm_estimate", "distance_counts", "private_distance_estimate", "norm_group_size",
-    "distance_group_size", "norm_group_sums", "SpectrumEstimate", "clipped_gram", "release_spectrum", "clip_factors",
-    "modal_fraction", "max_histogram_releases", "max_disjoint_histograms", "separately_clipped_gradient",
+    "release_histogram", "release_log_mode", "RELIABLE_WIDTHS", "reliable_mode", "PooledHistogram", "clearance",
+    "private_log_mode", "group_means", "slot_means", "private_norm_from_means", "private_norm_estimate",
+    "distance_counts", "private_distance_estimate", "norm_group_size", "distance_group_size", "norm_group_sums",
+    "SpectrumEstimate", "clipped_gram", "release_spectrum", "clip_factors", "modal_fraction", "max_histogram_releases", "max_disjoint_histograms", "separately_clipped_gradient",
 ]
 
 #: Public exponent range of every histogram: statistics in [2^-64, 2^64) are resolved.
@@ -65,7 +71,7 @@ _NORM_MARGIN: float = 40.0
 #: empty bins is about sqrt(2 ln B) = 3.1 sds, plus 3 sds for the noise on the mode itself.
 _MODE_MARGIN: float = 6.0
 #: Sds above the expected largest noisy empty bin by which a released mode must clear to be trusted
-#: (:func:`clearance`, used by the private preconditioning).
+#: (:func:`clearance`, used by the private preconditioning and :func:`reliable_mode`).
 _CLEAR_MARGIN: float = 2.0
 
 
@@ -104,25 +110,34 @@ def histogram_counts(stats: np.ndarray, grid: LogHistogram) -> np.ndarray:
     return np.bincount(grid.index(stats), minlength=grid.size).astype(np.int64)
 
 
+def release_histogram(counts: np.ndarray, grid: LogHistogram, *, block: GaussianBlock,
+                      rng: np.random.Generator) -> np.ndarray:
+    """The noisy ``counts`` (one release of ``block``).
+
+    Privacy: each group contributes to one count, so the count vector has
+    replace-one L2 sensitivity sqrt(2) whenever a replaced row changes one
+    group's statistic; ``block`` adds Gaussian noise to all ``grid.size``
+    counts (one release of the block, charged before this call); whatever is
+    read from the noisy counts (an argmax, :class:`PooledHistogram`) is
+    post-processing (Liu et al. 2023, Lemma B.2, in Gaussian form).
+    """
+    if counts.shape != (grid.size,):
+        raise ValueError("the counts do not match the grid")
+    noisy = block.release(np.asarray(counts, dtype=float), l2_sensitivity=HISTOGRAM_SENSITIVITY, rng=rng)
+    return np.asarray(noisy, dtype=float)
+
+
 def release_log_mode(counts: np.ndarray, grid: LogHistogram, *, block: GaussianBlock,
                      rng: np.random.Generator, skip_zero_bin: bool = False) -> int:
-    """Index of the most populated bin of the noisy ``counts`` (one release of ``block``).
+    """Index of the most populated bin of the noisy ``counts`` (:func:`release_histogram`).
 
     With ``skip_zero_bin`` the argmax is over bins 1.. (bin 0 holds the
     statistics below 2^-63.75, in practice exact zeros: a zero-inflated
     response makes most residuals exactly 0 at w = 0, and a threshold from
     that bin would clip every gradient to nothing, so descent never starts;
     post-processing of the same release).
-
-    Privacy: each group contributes to one count, so the count vector has
-    replace-one L2 sensitivity sqrt(2) whenever a replaced row changes one
-    group's statistic; ``block`` adds Gaussian noise to all ``grid.size``
-    counts (one release of the block, charged before this call) and the
-    argmax is post-processing (Liu et al. 2023, Lemma B.2, in Gaussian form).
     """
-    if counts.shape != (grid.size,):
-        raise ValueError("the counts do not match the grid")
-    noisy = block.release(np.asarray(counts, dtype=float), l2_sensitivity=HISTOGRAM_SENSITIVITY, rng=rng)
+    noisy = release_histogram(counts, grid, block=block, rng=rng)
     return int(skip_zero_bin) + int(np.argmax(noisy[int(skip_zero_bin):]))
 
 
@@ -130,6 +145,68 @@ def clearance(bins: int, mu_round: float) -> float:
     """Count a noisy modal count must exceed to be trusted: (sqrt(2 ln B) + ``_CLEAR_MARGIN``) noise sds, the
     expected largest of B noisy empty bins plus a margin (a public function of the grid and mu)."""
     return (math.sqrt(2.0 * math.log(bins)) + _CLEAR_MARGIN) * HISTOGRAM_SENSITIVITY / mu_round
+
+
+#: Widths (in bins) of the windows :func:`reliable_mode` tries, narrowest first: a window of w ratio-2 bins places
+#: the residual scale within a factor 2^w.
+RELIABLE_WIDTHS: tuple[int, ...] = (1, 2, 4)
+
+
+def reliable_mode(noisy: np.ndarray, mu: float, start: int = 0) -> int | None:
+    """The modal bin of noisy histogram counts when it stands out from the noise, else None.
+
+    ``noisy`` are counts with independent N(0, (sqrt(2)/mu)^2) noise on
+    every bin (a release of GDP parameter mu, or the mean of k releases of
+    parameter mu / sqrt(k)); bins before ``start`` are ignored.  For each
+    width w of ``RELIABLE_WIDTHS`` in turn, the window of w consecutive bins
+    with the largest noisy sum is accepted when that sum exceeds
+    :func:`clearance` at noise sd sqrt(w) sqrt(2)/mu (the expected largest
+    of at most B windows of empty bins, plus 2 sds); the answer is the bin
+    with the largest noisy count in that window (for w = 1, the argmax).  A
+    mode that clears no width may be the largest of the empty bins' noises,
+    an arbitrary bin of the grid, and a residual threshold read from it
+    arbitrarily large (the gradient noise, proportional to it, then throws
+    the iterate far away) or small.  A function of the noisy counts and
+    public mu only (post-processing).
+    """
+    v = np.asarray(noisy, dtype=float)[start:]
+    cum = np.concatenate([[0.0], np.cumsum(v)])
+    for w in RELIABLE_WIDTHS:
+        if w > v.size:
+            break
+        sums = cum[w:] - cum[:-w]
+        i = int(np.argmax(sums))
+        if sums[i] > clearance(noisy.size, mu / math.sqrt(w)):
+            return start + i + int(np.argmax(v[i:i + w]))
+    return None
+
+
+@dataclass
+class PooledHistogram:
+    """Noisy releases of histograms of one statistic, averaged until :func:`reliable_mode` accepts a bin.
+
+    A caller whose iterate has not moved adds each new release at it.  In
+    DP-RobGD the counts are then the same function of the same rows (same
+    iterate, same groups), so the mean of k releases of GDP parameter
+    ``mu_round`` is those counts with noise sd sqrt(2)/(mu_round sqrt(k)); in
+    DP-AMBSSGD they come from disjoint batches, and the mean is the batches'
+    mean histogram with that noise.  Either way the mean is post-processing
+    of released values and spends nothing more; it lets a histogram whose
+    mode cannot clear the noise of one release (a spread-out residual
+    distribution, such as a skewed, zero-inflated response at w = 0) clear
+    it after a few.
+    """
+
+    mu_round: float
+    start: int = 0
+    total: np.ndarray | None = None
+    releases: int = 0
+
+    def add(self, noisy: np.ndarray) -> int | None:
+        """Pool one more release; the reliable mode of the mean so far (None when it has none yet)."""
+        self.total = np.array(noisy, dtype=float) if self.total is None else self.total + noisy
+        self.releases += 1
+        return reliable_mode(self.total / self.releases, self.mu_round * math.sqrt(self.releases), self.start)
 
 
 def private_log_mode(stats: np.ndarray, grid: LogHistogram, *, block: GaussianBlock,
