@@ -88,6 +88,7 @@ from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import GaussianBlock, gaussian_block
 
 __all__ = [
+    "StandardisedPasses",
     "CENTRE_GRID",
     "SPREAD_GRID",
     "CentreGrid",
@@ -217,6 +218,29 @@ class Transformed:
 
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> Any:
         return self.fn(self.st.transform(X), self.st.response(y), offset)
+
+
+class StandardisedPasses:
+    """Passes over rows read in chunks (a :class:`~dpstats.methods.sufficient.RowChunks`), one ``reduce`` per
+    statistic, seen through the released :class:`Standardisation` once :meth:`standardise` has set it;
+    ``passes`` counts them.  The base of robgd's and ambssgd's chunked row access."""
+
+    def __init__(self, rows: Any) -> None:
+        self.rows = rows
+        self.passes = 0
+        self.st: Standardisation | None = None
+
+    def raw_reduce(self, fn: Any, combine: Any) -> Any:
+        """One pass of ``fn`` over the untransformed rows."""
+        self.passes += 1
+        return self.rows.reduce(fn, combine)
+
+    def standardise(self, st: Standardisation) -> None:
+        """Every later pass sees (x - centre) / scale, computed per chunk (the in-memory values exactly)."""
+        self.st = st
+
+    def _reduce(self, fn: Any, combine: Any) -> Any:
+        return self.raw_reduce(fn if self.st is None else Transformed(fn, self.st), combine)
 
 
 def check_public_options(d: int, intercept_index: int | None,

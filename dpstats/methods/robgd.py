@@ -204,7 +204,8 @@ from dpstats.bounds import DataBounds
 from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods.blocks import RowPermutation
 from dpstats.methods.private_centring import (
-    Standardisation, Transformed, check_public_options, private_columns, release_standardisation,
+    Standardisation, StandardisedPasses, check_public_options, private_columns,
+    release_standardisation,
 )
 from dpstats.methods.registry import MethodFit, MethodSpec, register
 from dpstats.methods.robust_estimators import (
@@ -489,29 +490,12 @@ class _RoundPass:
         return _RoundPartial(counts, ClipTable.of(X, coef, np.abs(r), self.thetas))
 
 
-class _ChunkRows:
+class _ChunkRows(StandardisedPasses):
     """The rows of a :class:`~dpstats.methods.sufficient.RowChunks`: one ``reduce`` pass per statistic."""
-
-    def __init__(self, rows: RowChunks) -> None:
-        self.rows = rows
-        self.passes = 0
-        self.st: Standardisation | None = None
 
     def prepare(self, layout: RobGDLayout) -> None:
         self.layout = layout
         self.m = layout.n - layout.n_a
-
-    def raw_reduce(self, fn: Any, combine: Any) -> Any:
-        """One pass of ``fn`` over the untransformed rows."""
-        self.passes += 1
-        return self.rows.reduce(fn, combine)
-
-    def standardise(self, st: Standardisation) -> None:
-        """Every later pass sees (x - centre) / scale, computed per chunk (the in-memory values exactly)."""
-        self.st = st
-
-    def _reduce(self, fn: Any, combine: Any) -> Any:
-        return self.raw_reduce(fn if self.st is None else Transformed(fn, self.st), combine)
 
     def norm_means(self, group_size: int) -> np.ndarray:
         return self._reduce(_NormPass(self.layout, group_size), add_arrays) / group_size
