@@ -624,3 +624,24 @@ def test_interval_score_picks_the_tied_value_as_the_quantile() -> None:
         picks = [_quantiles_from_ranks(ranks, values.shape[1], q, grid, 0.1, np.random.default_rng(s),
                                        PrivacyLedger(100.0, 1e-6), ["v"])[0] for s in range(20)]
         assert picks == [0.0] * 20  # score 0 at g = 0 and <= -4700 elsewhere: P(other) < 1e5 * e^-235
+
+
+def test_interval_quantile_score_moves_by_at_most_one_under_replace_one() -> None:
+    # The privacy of the private centres and radii rests on this: the cell score
+    # -max(0, L_k - qN, qN - R_k) changes by at most 1 when one row is replaced (deterministic; ties included,
+    # since half the values are drawn from a few integers and the replacements often hit a grid point).
+    from dpstats.methods.tukey import CENTRE_GRID, SCALE_GRID, _ranks_sorted
+
+    def scores(values: np.ndarray, grid: np.ndarray, q: float) -> np.ndarray:
+        ranks = _ranks_sorted(np.sort(values)[None, :], grid)[0]
+        below = np.concatenate([[0], ranks[:-1]])
+        return -np.maximum(0.0, np.maximum(below - q * values.size, q * values.size - ranks))
+
+    rng = np.random.default_rng(3)
+    for trial in range(40):
+        n = int(rng.integers(5, 60))
+        values = np.where(rng.uniform(size=n) < 0.5, rng.integers(0, 3, n).astype(float), rng.normal(0, 2, n))
+        other = values.copy()
+        other[rng.integers(n)] = rng.choice([0.0, 1.0, float(rng.normal(0, 50))])
+        for grid, q in ((CENTRE_GRID, 0.5), (SCALE_GRID, 0.75)):
+            assert np.max(np.abs(scores(values, grid, q) - scores(other, grid, q))) <= 1.0, trial

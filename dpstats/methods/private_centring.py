@@ -176,11 +176,13 @@ class GroupSumsPass:
         gk, Xk = g[keep], X[keep][:, self.columns]
         if self.response:  # the response is the last variable
             Xk = np.column_stack([Xk, y[keep]])
-        out = np.zeros((2, Xk.shape[1], self.groups))
-        for i in range(Xk.shape[1]):
-            out[0, i] = np.bincount(gk, weights=Xk[:, i], minlength=self.groups)
-            out[1, i] = np.bincount(gk, weights=Xk[:, i] * Xk[:, i], minlength=self.groups)
-        return out
+        p = Xk.shape[1]
+        # one bincount per moment over all variables: bin (variable i, group g) = i * groups + g; each bin
+        # still adds its rows in row order, as a bincount per variable would
+        bins = (gk[:, None] + self.groups * np.arange(p)).ravel()
+        size = p * self.groups
+        return np.stack([np.bincount(bins, weights=Xk.ravel(), minlength=size),
+                         np.bincount(bins, weights=(Xk * Xk).ravel(), minlength=size)]).reshape(2, p, self.groups)
 
 
 @dataclass(frozen=True)
