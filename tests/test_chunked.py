@@ -23,7 +23,7 @@ from dpstats.errors import (
     UndeclaredLevelsError,
 )
 from dpstats.methods import adassp, registry, ssp, tukey
-from dpstats.methods.blocks import RowPermutation, block_of_rows, block_sums
+from dpstats.methods.blocks import RowPermutation
 from dpstats.methods.sufficient import ArrayChunks, SufficientStatistics, add_statistics, statistics_of_chunk
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.sources import CSVSource, DataFrameSource, DataSource, ParquetSource
@@ -318,40 +318,6 @@ def test_row_permutation_is_a_bijection_evaluable_on_any_slice(n):
                                   pos)
     np.testing.assert_array_equal(perm.order()[pos], np.arange(n))
     np.testing.assert_array_equal(perm.rows_at(pos), np.arange(n))
-
-
-def test_blocks_have_exactly_b_rows_and_do_not_follow_the_file_order():
-    n, m = 100_000, 200
-    b = n // m
-    perm = RowPermutation.draw(n, np.random.default_rng(9))
-    _, blk = block_of_rows(perm, 0, n, m, b)
-    assert np.all(np.bincount(blk[blk >= 0], minlength=m) == b) and np.sum(blk < 0) == n - m * b
-    # rows sorted by a variable: the block means of the row index vary like those of random blocks
-    idx = np.arange(n, dtype=float)
-    means = np.bincount(blk[blk >= 0], weights=idx[blk >= 0], minlength=m) / b
-    expected_sd = idx.std() / math.sqrt(b)
-    assert 0.8 < means.std() / expected_sd < 1.2  # a chi-square with 199 df: outside (0.8, 1.2) w.p. < 1e-3
-
-
-def test_block_sums_over_chunks_equal_the_sums_over_the_whole():
-    rng = np.random.default_rng(2)
-    n, d, m = 5000, 3, 40
-    z, y = rng.normal(size=(n, d)), rng.normal(size=n)
-    perm = RowPermutation.draw(n, rng)
-    _, blk = block_of_rows(perm, 0, n, m, n // m)
-    zz, zy = block_sums(z, y, blk, m)
-    for k in (0, 17, 39):
-        rows = blk == k
-        np.testing.assert_allclose(zz[k], z[rows].T @ z[rows], rtol=1e-12)
-        np.testing.assert_allclose(zy[k], z[rows].T @ y[rows], rtol=1e-12)
-    zz2, zy2 = np.zeros_like(zz), np.zeros_like(zy)
-    for start in range(0, n, 613):
-        _, b2 = block_of_rows(perm, start, min(613, n - start), m, n // m)
-        a, c = block_sums(z[start:start + 613], y[start:start + 613], b2, m)
-        zz2 += a
-        zy2 += c
-    np.testing.assert_allclose(zz2, zz, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(zy2, zy, rtol=1e-12, atol=1e-12)
 
 
 class _RemoteChunks(ArrayChunks):

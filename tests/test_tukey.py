@@ -569,22 +569,19 @@ def test_shifted_block_sums_recentre_exactly_without_cancellation() -> None:
     # The one-pass chunked blocks="ols" path sums each chunk about its own means and re-centres afterwards at
     # the private medians; with columns 10^4 spreads away from zero the result must still match sums of the
     # centred rows to rounding (raw sums re-centred would lose about 8 digits here).  Deterministic.
-    from dpstats.methods.blocks import RowPermutation, ShiftedBlockSums, block_of_rows, block_sums
+    from dpstats.methods.blocks import ShiftedBlockSums, WindowedBlocks, block_sums
 
     rng = np.random.default_rng(0)
     n, m = 5000, 40
     X = np.column_stack([np.ones(n), rng.normal(1e4, 2.0, n), rng.normal(-3.0, 1.0, n)])
     y = rng.normal(size=n) + 5e3
-    perm = RowPermutation.draw(n, rng)
-    b = n // m
-    _, blk = block_of_rows(perm, 0, n, m, b)
+    assignment = WindowedBlocks.draw(n, m, rng)
     centre = np.array([0.0, 1e4 + 0.3, -2.9])
-    zz, zy = block_sums(X - centre, y, blk, m)
+    zz, zy = block_sums(X - centre, y, assignment, 0)
     for chunk in (613, n):
         acc = None
         for start in range(0, n, chunk):
-            _, part_blocks = block_of_rows(perm, start, min(chunk, n - start), m, b)
-            part = ShiftedBlockSums.of_chunk(X[start:start + chunk], y[start:start + chunk], part_blocks, m)
+            part = ShiftedBlockSums.of_chunk(X[start:start + chunk], y[start:start + chunk], assignment, start)
             acc = part if acc is None else acc + part
         zz2, zy2 = acc.centred(centre)
         np.testing.assert_allclose(zz2, zz, rtol=0, atol=1e-12 * np.abs(zz).max())

@@ -1,12 +1,12 @@
 """Public assignment of rows to blocks, evaluated row by row, and per-block sums over chunks.
 
-TukeyEM (and any estimator that fits one model per disjoint block of rows)
-needs each row in one block, chosen without looking at the data.  In memory
-this could be a uniformly random permutation of range(n); for data read in
-chunks (files, a Dask cluster) storing a permutation of n rows would make the
-memory grow with n and would have to be shipped to every worker.  Instead the
-position of row i is pi(i), where pi is a public pseudo-random bijection of
-range(n) that can be evaluated on any slice of row indices:
+Several methods split the rows into public parts (blocks, samples, splits),
+chosen without looking at the data.  In memory this could be a uniformly
+random permutation of range(n); for data read in chunks (files, a Dask
+cluster) storing a permutation of n rows would make the memory grow with n and
+would have to be shipped to every worker.  Instead the position of row i is
+pi(i), where pi is a public pseudo-random bijection of range(n) that can be
+evaluated on any slice of row indices:
 
 * on the k-bit domain [0, 2^k), 2^k >= n, pi_k is a composition of
   ``ROUNDS`` bijections x -> ((x XOR key_r) * odd_r mod 2^k) XOR-shift; XOR
@@ -20,31 +20,36 @@ range(n) that can be evaluated on any slice of row indices:
 
 The keys and odd multipliers are drawn with public randomness
 (:func:`~dpstats.privacy.mechanisms.public_uniform`); pi depends on n (public)
-and these draws only, never on the data.  Row i (its index in the source's
-row order) is in block floor(pi(i) / b) when pi(i) < m b, and in no block
-otherwise.  Under replace-one neighbours a replaced row keeps its index, so
-it stays in the same block and changes at most one block's model: the
-property TukeyEM's proof uses.  The mixing only matters for utility (blocks
-should not follow the order of the file).
+and these draws only, never on the data.  Methods use it to pick public
+subsets of rows (TukeyEM's centring sample, DP-LASSO's parts, the splits of
+DP-RobGD and DP-AMBSSGD).
 
-Per-block sums of a chunk are formed by sorting the chunk's rows by block
-and one batched product over the blocks (padded to the largest block count in
-the chunk); the partial sums of chunks are added, so the result is the same
-whatever the partition, up to the order of floating-point additions.
+TukeyEM's blocks use :class:`WindowedBlocks` instead: every window of m
+consecutive rows gives each of the m blocks one row, through a bijection of
+the window's lanes (a public random permutation after a cyclic shift, both
+picked by a hash of the window index).  A row's
+block depends on its index and public draws only, so under replace-one
+neighbours a replaced row (same index) changes one block's model, the property
+TukeyEM's proof uses; and because each block takes exactly one row per window,
+a chunk's rows are gathered by block with one ``np.take`` into a dense
+(m, windows, p) array and one batched product, with no sort and no padding.
+Partial sums of chunks are added, so the result is the same whatever the
+partition, up to the order of floating-point additions.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
 
 from dpstats.privacy.mechanisms import public_uniform
 
-__all__ = ["RowPermutation", "block_of_rows", "padded_blocks", "BlockSums", "block_sums", "augmented_block_sums",
-           "ShiftedBlockSums"]
+__all__ = ["RowPermutation", "WindowedBlocks", "BlockSums", "block_sums", "augmented_block_sums",
+           "ShiftedBlockSums", "BlockedRows"]
 
 ROUNDS = 4
 _U64 = np.uint64
@@ -131,38 +136,165 @@ class RowPermutation:
         return self.rows_at(np.arange(self.n))
 
 
-def block_of_rows(perm: RowPermutation, offset: int, count: int, m: int, b: int) -> tuple[np.ndarray, np.ndarray]:
-    """(positions, blocks) of the rows offset..offset+count-1; block -1 for rows in no block (pi >= m b)."""
-    pos = perm.positions(np.arange(offset, offset + count, dtype=np.int64))
-    blocks = np.where(pos < m * b, pos // b, -1)
-    return pos, blocks
+_SPLITMIX = (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB)
+TABLE_ENTRIES = 1 << 20  # at most this many entries in WindowedBlocks' table of public permutations
 
 
-def padded_blocks(blocks: np.ndarray, m: int, a: np.ndarray) -> np.ndarray:
-    """Gather the rows of ``a`` into (m, c_max, ...) by block (zero padding); rows with block -1 are left out.
+def _splitmix(z: np.ndarray) -> np.ndarray:
+    """The splitmix64 finaliser (a fixed bijection of 64-bit words that scatters nearby inputs) of a uint64 array."""
+    z = z + _U64(_SPLITMIX[0])
+    z = (z ^ (z >> _U64(30))) * _U64(_SPLITMIX[1])
+    z = (z ^ (z >> _U64(27))) * _U64(_SPLITMIX[2])
+    return z ^ (z >> _U64(31))
 
-    Zero rows add nothing to a sum of outer products, so a batched product
-    over the padded blocks gives the per-block sums.  The rows are sorted by
-    block (a stable radix sort for m below 2^15, so each block keeps the
-    chunk's row order), gathered once with ``np.take`` into the padded layout,
-    and the padding slots are zeroed.
+
+@dataclass(frozen=True, eq=False)
+class WindowedBlocks:
+    """A public assignment of rows to m blocks: every window of m consecutive rows gives each block one row.
+
+    Row i lies in window w = floor(i / m) at lane j = i mod m.  The b = floor(n / m) full windows are used;
+    in window w < b, lane j goes to block sigma_w(j) = P_{h(w)}[(j + s(w)) mod m], where P_0..P_{Q-1} are
+    uniformly random permutations of range(m) drawn with public randomness, and h(w) in range(Q) and the
+    shift s(w) in range(m) come from a hash (splitmix64) of w and a public salt.  The n - m b rows of the
+    last, partial window are in no block.
+
+    Properties the methods use:
+
+    * each block holds exactly b rows, and a row's block depends only on its index i and the public draws,
+      never on the data: a replaced row (same index) changes one block (TukeyEM's proof, Amin et al. Alg. 2);
+    * each block takes one row from every window, so the blocks are spread evenly over the file (rows sorted
+      by a variable give every block the same spread of that variable); the lane of a block moves by a
+      pseudo-random shift from window to window, so periodic layouts (panels with a fixed number of rows per
+      unit) do not line up with the blocks;
+    * a chunk's rows in its full windows are gathered by block with one ``np.take`` into a dense (m, windows,
+      p) array, with no sort and no padding (:meth:`arrange`); the at most two windows cut by the chunk's edges
+      give at most one row per block each, added separately.
     """
-    small = m < (1 << 15)
-    order = np.argsort(blocks.astype(np.int16 if small else np.int64), kind="stable")
-    sorted_blocks = blocks[order]
-    first = int(np.searchsorted(sorted_blocks, 0))
-    order, sorted_blocks = order[first:], sorted_blocks[first:]
-    counts = np.bincount(sorted_blocks, minlength=m)
-    width = int(counts.max()) if sorted_blocks.size else 0
-    if width == 0:
-        return np.zeros((m, 0) + a.shape[1:])
-    starts = np.cumsum(counts) - counts
-    slot = np.arange(width)
-    valid = slot[None, :] < counts[:, None]
-    src = np.minimum(starts[:, None] + slot[None, :], order.size - 1)
-    out = np.take(a, order[src.ravel()], axis=0)
-    out[~valid.ravel()] = 0.0
-    return out.reshape((m, width) + a.shape[1:])
+
+    n: int
+    m: int
+    salt: int
+    inverse: np.ndarray  # (Q, m) int32: P_q^{-1}[k], the lane of block k before the shift
+
+    @classmethod
+    def draw(cls, n: int, m: int, rng: np.random.Generator) -> "WindowedBlocks":
+        """Draw the Q = min(64, 2^20 // m) permutations and the salt with public randomness (needs 1 <= m <= n)."""
+        if not 1 <= m <= n:
+            raise ValueError("the number of blocks m must lie in [1, n]")
+        q = max(1, min(64, TABLE_ENTRIES // m))
+        inverse = np.argsort(public_uniform(0.0, 1.0, (q, m), rng), axis=1, kind="stable").astype(np.int32)
+        salt = int(public_uniform(0.0, 1.0, 1, rng)[0] * 2.0**53) << 11
+        return cls(int(n), int(m), salt, inverse)
+
+    @cached_property
+    def table(self) -> np.ndarray:
+        """(Q, m): P_q[j], the block of lane j before the shift (the inverse of ``inverse``; computed on use)."""
+        return np.argsort(self.inverse, axis=1, kind="stable")
+
+    @property
+    def block_rows(self) -> int:
+        """b = floor(n / m): the rows of every block (the number of full windows)."""
+        return self.n // self.m
+
+    def _hash(self, windows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(h(w), s(w)) for an integer array of windows: the permutation index and the shift."""
+        z = _splitmix(np.asarray(windows, dtype=_U64).reshape(-1) ^ _U64(self.salt)).reshape(np.shape(windows))
+        q = self.inverse.shape[0]
+        return (z % _U64(q)).astype(np.int64), ((z >> _U64(8)) % _U64(self.m)).astype(np.int64)
+
+    def blocks_of(self, offset: int, count: int) -> np.ndarray:
+        """The block (0..m-1) of rows offset..offset+count-1; -1 for rows of the partial last window."""
+        rows = np.arange(offset, offset + count, dtype=np.int64)
+        windows = rows // self.m
+        used = windows < self.block_rows
+        out = np.full(count, -1, dtype=np.int64)
+        h, shift = self._hash(windows[used])
+        out[used] = self.table[h, (rows[used] % self.m + shift) % self.m]
+        return out
+
+    def lanes(self, first: int, last: int) -> np.ndarray:
+        """(m, last - first): entry [k, w - first] is the row index of block k's row in window w."""
+        windows = np.arange(first, last, dtype=np.int64)
+        h, shift = self._hash(windows)
+        local = self.inverse[h].T - shift  # lane j with P_h[(j + s) mod m] = k, before reduction mod m (int64)
+        local += np.where(local < 0, self.m, 0)
+        local += windows * self.m
+        return local
+
+    def order(self, windows_per_step: int = 1 << 10) -> np.ndarray:
+        """All used rows, block by block: ``order[k*b:(k+1)*b]`` are block k's rows (for in-memory data)."""
+        b = self.block_rows
+        out = np.empty((self.m, b), dtype=np.int64)
+        for first in range(0, b, windows_per_step):
+            last = min(b, first + windows_per_step)
+            out[:, first:last] = self.lanes(first, last)
+        return out.reshape(-1)
+
+    def _edges(self, offset: int, stop: int, first: int, last: int) -> list[tuple[int, int, np.ndarray]]:
+        """(lo, hi, blocks of rows lo..hi-1) for each window < b that the chunk rows offset..stop-1 cut."""
+        m, b = self.m, self.block_rows
+        spans = [(offset, min(stop, first * m)), (max(offset, last * m), stop)] if last > first else [(offset, stop)]
+        out = []
+        for lo, hi in spans:
+            while lo < hi and lo // m < b:  # split at window boundaries; windows >= b hold no block
+                w = lo // m
+                end = min(hi, (w + 1) * m)
+                out.append((lo, end, self.blocks_of(lo, end - lo)))
+                lo = end
+        return out
+
+    def _full_windows(self, offset: int, stop: int) -> tuple[int, int]:
+        first = min(-(-offset // self.m), self.block_rows)
+        return first, max(first, min(stop // self.m, self.block_rows))
+
+    def counts(self, offset: int, count: int) -> np.ndarray:
+        """The number of rows of each block among rows offset..offset+count-1 (float, length m)."""
+        first, last = self._full_windows(offset, offset + count)
+        out = np.full(self.m, float(last - first))
+        for _, _, blk in self._edges(offset, offset + count, first, last):
+            out[blk] += 1.0
+        return out
+
+    def arrange(self, a: np.ndarray, offset: int) -> "BlockedRows":
+        """The rows of chunk ``a`` (rows offset.., shape (rows, p)) arranged by block.
+
+        The full windows inside the chunk give one dense (m, windows, p) array (block k's rows in the order of
+        the windows), gathered with one ``np.take``; every window cut by the chunk's edges gives the blocks and
+        rows of its rows in the chunk (at most one row per block).
+        """
+        stop = offset + a.shape[0]
+        first, last = self._full_windows(offset, stop)
+        dense = np.take(a, self.lanes(first, last) - offset, axis=0) if last > first else None
+        edges = [(blk, a[lo - offset:hi - offset]) for lo, hi, blk in self._edges(offset, stop, first, last)]
+        return BlockedRows(self.m, a.shape[1], dense, edges)
+
+
+@dataclass
+class BlockedRows:
+    """A chunk's rows by block (:meth:`WindowedBlocks.arrange`): ``dense`` (m, w, p) or None, and ``edges``, a
+    list of (blocks, rows) whose blocks are distinct within each entry."""
+
+    m: int
+    p: int
+    dense: np.ndarray | None
+    edges: list[tuple[np.ndarray, np.ndarray]]
+
+    def sums(self) -> np.ndarray:
+        """(m, p): the sum of each block's rows."""
+        out = self.dense.sum(axis=1) if self.dense is not None else np.zeros((self.m, self.p))
+        for blk, rows in self.edges:
+            out[blk] += rows
+        return out
+
+    def products(self) -> np.ndarray:
+        """(m, p, p): the sum of each block's outer products v v^T (one batched product for the dense part)."""
+        if self.dense is not None:
+            out = np.matmul(self.dense.transpose(0, 2, 1), self.dense)
+        else:
+            out = np.zeros((self.m, self.p, self.p))
+        for blk, rows in self.edges:
+            out[blk] += rows[:, :, None] * rows[:, None, :]
+        return out
 
 
 @dataclass
@@ -190,22 +322,19 @@ def add_block_sums(a: BlockSums, b: BlockSums) -> BlockSums:
     return a
 
 
-def block_sums(z: np.ndarray, y: np.ndarray, blocks: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-block sums Z_k^T Z_k and Z_k^T y_k of one chunk (rows with block -1 are left out)."""
+def block_sums(z: np.ndarray, y: np.ndarray, blocks: WindowedBlocks, offset: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-block sums Z_k^T Z_k and Z_k^T y_k of one chunk of rows offset.. (rows in no block are left out)."""
     d = z.shape[1]
     aug = np.empty((z.shape[0], d + 1))
     aug[:, :d] = z
     aug[:, d] = y
-    return augmented_block_sums(aug, blocks, m)
+    return augmented_block_sums(aug, blocks, offset)
 
 
-def augmented_block_sums(aug: np.ndarray, blocks: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`block_sums` of rows given as [z, y] in one array (one gather and one product for both sums)."""
+def augmented_block_sums(aug: np.ndarray, blocks: WindowedBlocks, offset: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`block_sums` of rows given as [z, y] in one array (one gather and one batched product)."""
     d = aug.shape[1] - 1
-    pa = padded_blocks(blocks, m, aug)
-    if pa.shape[1] == 0:
-        return np.zeros((m, d, d)), np.zeros((m, d))
-    full = np.matmul(pa.transpose(0, 2, 1), pa)
+    full = blocks.arrange(aug, offset).products()
     return np.ascontiguousarray(full[:, :d, :d]), np.ascontiguousarray(full[:, :d, d])
 
 
@@ -230,19 +359,17 @@ class ShiftedBlockSums:
     second: np.ndarray
 
     @classmethod
-    def of_chunk(cls, X: np.ndarray, y: np.ndarray, blocks: np.ndarray, m: int) -> "ShiftedBlockSums":
-        """The sums of one chunk's rows (block -1: in no block) about the chunk's column means."""
+    def of_chunk(cls, X: np.ndarray, y: np.ndarray, blocks: WindowedBlocks, offset: int) -> "ShiftedBlockSums":
+        """The sums of one chunk's rows offset.. (rows in no block left out) about the chunk's column means."""
         d = X.shape[1]
         v = np.empty((X.shape[0], d + 1))
         v[:, :d] = X
         v[:, d] = y
         shift = v.mean(axis=0) if v.shape[0] else np.zeros(d + 1)
         v -= shift
-        pv = padded_blocks(blocks, m, v)
-        count = np.bincount(blocks[blocks >= 0], minlength=m).astype(float)
-        if pv.shape[1] == 0:
-            return cls(shift, count, np.zeros((m, d + 1)), np.zeros((m, d + 1, d + 1)))
-        return cls(shift, count, pv.sum(axis=1), np.matmul(pv.transpose(0, 2, 1), pv))
+        count = blocks.counts(offset, X.shape[0])
+        arranged = blocks.arrange(v, offset)
+        return cls(shift, count, arranged.sums(), arranged.products())
 
     def about(self, shift: np.ndarray) -> "ShiftedBlockSums":
         """The same sums about ``shift`` (a new object)."""

@@ -11,15 +11,18 @@ for l > j; M(D) is the lemma's statistic, not k+1).
 
 Algorithm (n and d public, replace-one neighbours)
 --------------------------------------------------
-1. Put the rows in a public pseudo-random order and cut it into m blocks of
-   b = floor(n/m) rows; fit OLS on each block (one batched computation,
+1. Assign the rows to m blocks of b = floor(n/m) rows with public
+   randomness; fit OLS on each block (one batched computation,
    minimum-norm for rank-deficient blocks).  A replaced row changes at most
    one of the m models, so on models the relation is "replace one model".
-   The order is a bijection pi of the row indices drawn with public
-   randomness (:class:`~dpstats.methods.blocks.RowPermutation`): row i is at
-   position pi(i), computable for any row on its own, so data read in
-   chunks or on a cluster are cut into exactly the same blocks
-   (:func:`fit_chunks`) without a permutation of n rows in memory.
+   The assignment (:class:`~dpstats.methods.blocks.WindowedBlocks`) gives
+   each block one row of every window of m consecutive rows, through a
+   bijection of the window's lanes drawn with public randomness: a row's block is computable from its index alone, so data
+   read in chunks or on a cluster are cut into exactly the same blocks
+   (:func:`fit_chunks`) without a permutation of n rows in memory, and the
+   blocks are spread evenly over the file.  (Amin et al. use a uniformly
+   random partition; the privacy proof only needs the partition to be
+   public and each row to lie in one block.)
 2. Jitter each model independently by a relative 1e-10 (ties would give
    zero-volume level sets), sort each coordinate, and compute the log volumes
    V_i of the nested boxes {p : depth(p) >= i} (Lemma 3.3).
@@ -99,8 +102,8 @@ composition is exactly that.  The noisy statistic Z may be published.  The
 sampled depth q may not (it is T_D of the output, a function of D as well),
 and is not returned.
 
-*Preprocessing.*  The order pi depends only on n and public draws, never on
-the data, and a replaced row keeps its index, so it stays in its block; the per-block fit is deterministic; the jitter is
+*Preprocessing.*  The block assignment depends only on n, m and public draws,
+never on the data, and a replaced row keeps its index, so it stays in its block; the per-block fit is deterministic; the jitter is
 applied to each model separately with independent public uniforms, so
 coupling the jitter of the unchanged models leaves neighbouring model sets
 that still differ in one model.  The optional private steps below compose
@@ -193,7 +196,7 @@ from scipy.special import ndtri
 from dpstats.bounds import DataBounds
 from dpstats.errors import InsufficientDataError, MethodOptionError, PTRFailure
 from dpstats.methods.blocks import (
-    BlockSums, RowPermutation, ShiftedBlockSums, add_block_sums, augmented_block_sums, block_of_rows,
+    BlockSums, RowPermutation, ShiftedBlockSums, WindowedBlocks, add_block_sums, augmented_block_sums,
 )
 from dpstats.methods.registry import MethodFit, MethodSpec, register
 from dpstats.methods.sufficient import RowChunks
@@ -1042,6 +1045,7 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     Xf = np.asarray(X, dtype=float)
     yf = np.asarray(y, dtype=float)
     perm = RowPermutation.draw(n, rng)
+    assignment = WindowedBlocks.draw(n, setup.n_models, rng)
     prep = None
     if setup.do_prep and setup.share_prep == 0.0:
         prep = _public_preprocessing(setup, ledger=ledger, rng=rng)
@@ -1052,11 +1056,10 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     if setup.moments:
         assert prep is not None
         pilot, chol = _release_pilot(setup, *_pilot_sums(Xf, yf, prep), prep, ledger=ledger, rng=rng)
-        _, blocks = block_of_rows(perm, 0, n, setup.n_models, setup.block_rows)
-        estimates = _whitened(_residual_block_moments(Xf, yf, blocks, setup.n_models, prep, pilot), chol,
-                              setup.block_rows)
+        estimates = _whitened(_residual_block_moments(Xf, yf, assignment.blocks_of(0, n), setup.n_models, prep,
+                                                      pilot), chol, setup.block_rows)
     else:
-        estimates = block_models(Xf, yf, setup.n_models, perm.order(), transform=prep)
+        estimates = block_models(Xf, yf, setup.n_models, assignment.order(), transform=prep)
     return _finish(setup, estimates, prep, pilot, chol, ledger=ledger, rng=rng)
 
 
@@ -1205,22 +1208,22 @@ class _BlockPass:
     """fn(X, y, offset) -> :class:`BlockSums` of one chunk: per-block Z_k^T Z_k and Z_k^T y_k of the (rescaled,
     in ``ols`` mode centred) rows and, for ``blocks="moments"``, the clipped pilot sums of all rows."""
 
-    def __init__(self, perm: RowPermutation, m: int, b: int, prep: _Preprocessing | None, moments: bool) -> None:
-        self.perm, self.m, self.b, self.prep, self.moments = perm, m, b, prep, moments
+    def __init__(self, assignment: WindowedBlocks, prep: _Preprocessing | None, moments: bool) -> None:
+        self.assignment, self.prep, self.moments = assignment, prep, moments
 
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> BlockSums:
-        _, blk = block_of_rows(self.perm, offset, X.shape[0], self.m, self.b)
         d = X.shape[1]
         prep = self.prep
         aug = np.empty((X.shape[0], d + 1))  # [z, y]: one gather and one batched product per chunk
-        aug[:, :d] = X
         aug[:, d] = y
-        if prep is not None:  # z = (x - c) / r as prep.rescale, on the whole rows at once (y: - 0, / 1)
+        if prep is None:
+            aug[:, :d] = X
+        else:  # z = (x - c) / r as prep.rescale, written straight into the block rows
             assert self.moments or not prep.clip  # blocks="ols" never clips: prep(X) is prep.rescale(X)
-            aug -= np.append(prep.centre, 0.0)
+            np.subtract(X, prep.centre, out=aug[:, :d])
             if np.any(prep.radius != 1.0):
-                aug /= np.append(prep.radius, 1.0)
-        zz, zy = augmented_block_sums(aug, blk, self.m)
+                aug[:, :d] /= prep.radius
+        zz, zy = augmented_block_sums(aug, self.assignment, offset)
         if not self.moments:
             return BlockSums(zz, zy)
         assert prep is not None
@@ -1241,10 +1244,13 @@ def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generat
                response_range: "tuple[float, float] | None" = None, **options: Any) -> MethodFit:
     """TukeyEM on rows read chunk by chunk (files, Dask); the same fit as :func:`fit` for the same data and seed.
 
-    Row i (global index in the source's row order) is at position pi(i) of
-    the public pseudo-random order (:class:`~dpstats.methods.blocks.RowPermutation`,
-    drawn exactly as in :func:`fit`), so it lands in the same block as in
-    memory.  Passes over the data:
+    Row i (global index in the source's row order) is in the block that the
+    public assignment (:class:`~dpstats.methods.blocks.WindowedBlocks`, drawn
+    exactly as in :func:`fit`) gives lane i mod m of window floor(i / m), so
+    it lands in the same block as in memory, and the centring sample is the
+    rows at the first positions of the public order
+    (:class:`~dpstats.methods.blocks.RowPermutation`), as in memory.  Passes
+    over the data:
 
     1. (only when a column needs a private centre or radius, ``blocks="moments"``)
        the at most PREP_ROWS rows at positions < PREP_ROWS (only those rows of
@@ -1275,15 +1281,16 @@ def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generat
                    pilot_share=pilot_share, intercept_index=intercept_index, column_ranges=column_ranges,
                    response_range=response_range)
     perm = RowPermutation.draw(n, rng)
+    assignment = WindowedBlocks.draw(n, setup.n_models, rng)
     if not setup.moments and setup.share_prep > 0.0:  # per-block OLS about private medians: one pass
-        prep, estimates = _merged_ols_pass(rows, perm, setup, ledger=ledger, rng=rng)
+        prep, estimates = _merged_ols_pass(rows, perm, assignment, setup, ledger=ledger, rng=rng)
         return _finish(setup, estimates, prep, None, None, ledger=ledger, rng=rng)
     prep = None
     if setup.do_prep and setup.share_prep == 0.0:
         prep = _public_preprocessing(setup, ledger=ledger, rng=rng)
     elif setup.do_prep:
         prep = _chunked_preprocessing(rows, perm, setup, ledger=ledger, rng=rng)
-    sums = rows.reduce(_BlockPass(perm, setup.n_models, setup.block_rows, prep, setup.moments), add_block_sums)
+    sums = rows.reduce(_BlockPass(assignment, prep, setup.moments), add_block_sums)
     pilot = chol = None
     if setup.moments:
         assert prep is not None and sums.gram is not None and sums.moment is not None
@@ -1301,15 +1308,13 @@ class _MergedOlsPass:
     """fn(X, y, offset) -> (per-block sums about the chunk's means, the chunk's part of the centring sample): the
     sample rows themselves (``local``) or their histograms over the public centre grid (a cluster)."""
 
-    def __init__(self, perm: RowPermutation, m: int, b: int, sample: np.ndarray, cols: np.ndarray,
-                 local: bool) -> None:
-        self.perm, self.m, self.b, self.local = perm, m, b, local
+    def __init__(self, assignment: WindowedBlocks, sample: np.ndarray, cols: np.ndarray, local: bool) -> None:
+        self.assignment, self.local = assignment, local
         self.sample = _PrepRows(sample)
         self.histogram = _PrepHistogram(sample, cols, False, CENTRE_GRID, None)
 
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> tuple[ShiftedBlockSums, Any]:
-        _, blk = block_of_rows(self.perm, offset, X.shape[0], self.m, self.b)
-        sums = ShiftedBlockSums.of_chunk(X, y, blk, self.m)
+        sums = ShiftedBlockSums.of_chunk(X, y, self.assignment, offset)
         idx = self.sample.select(offset, X.shape[0])
         part = (X[idx], y[idx]) if self.local else self.histogram(X[idx], y[idx], offset)
         return sums, part
@@ -1320,8 +1325,8 @@ def _combine_merged(a: tuple[ShiftedBlockSums, Any], b: tuple[ShiftedBlockSums, 
     return a[0] + b[0], part
 
 
-def _merged_ols_pass(rows: RowChunks, perm: RowPermutation, setup: _Setup, *, ledger: PrivacyLedger,
-                     rng: np.random.Generator) -> tuple[_Preprocessing, np.ndarray]:
+def _merged_ols_pass(rows: RowChunks, perm: RowPermutation, assignment: WindowedBlocks, setup: _Setup, *,
+                     ledger: PrivacyLedger, rng: np.random.Generator) -> tuple[_Preprocessing, np.ndarray]:
     """blocks="ols" with private centres in one pass: the block sums of [x, y] about each chunk's means and the
     centring sample (rows, or grid counts on a cluster) together; then the medians are released exactly as in
     :func:`_chunked_preprocessing` and the sums re-centred at them.  The block models are the same function
@@ -1330,7 +1335,7 @@ def _merged_ols_pass(rows: RowChunks, perm: RowPermutation, setup: _Setup, *, le
     n_rows = min(setup.n, PREP_ROWS)
     sample = np.sort(perm.rows_at(np.arange(n_rows)))
     local = bool(getattr(rows, "local", False))
-    sums, part = rows.reduce(_MergedOlsPass(perm, setup.n_models, setup.block_rows, sample, cols, local),
+    sums, part = rows.reduce(_MergedOlsPass(assignment, sample, cols, local),
                              _combine_merged)
     if local:
         prep = _preprocess(setup, np.asarray(part[0], dtype=float), np.asarray(part[1], dtype=float), ledger=ledger,
