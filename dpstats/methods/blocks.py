@@ -204,13 +204,19 @@ class WindowedBlocks:
 
     def blocks_of(self, offset: int, count: int) -> np.ndarray:
         """The block (0..m-1) of rows offset..offset+count-1; -1 for rows of the partial last window."""
-        rows = np.arange(offset, offset + count, dtype=np.int64)
-        windows = rows // self.m
-        used = windows < self.block_rows
         out = np.full(count, -1, dtype=np.int64)
-        h, shift = self._hash(windows[used])
-        out[used] = self.table[h, (rows[used] % self.m + shift) % self.m]
+        first, last = self._full_windows(offset, offset + count)
+        if last > first:
+            out[self.lanes(first, last) - offset] = np.arange(self.m)[:, None]
+        for lo, hi, blk in self._edges(offset, offset + count, first, last):
+            out[lo - offset:hi - offset] = blk
         return out
+
+    def _window_blocks(self, lo: int, hi: int) -> np.ndarray:
+        """The blocks of rows lo..hi-1, all in one window w < b: P_h(w)[(j + s(w)) mod m] for their lanes j."""
+        w = lo // self.m
+        h, shift = self._hash(np.array([w]))
+        return self.table[h[0], (np.arange(lo - w * self.m, hi - w * self.m) + shift[0]) % self.m]
 
     def lanes(self, first: int, last: int) -> np.ndarray:
         """(m, last - first): entry [k, w - first] is the row index of block k's row in window w."""
@@ -239,7 +245,7 @@ class WindowedBlocks:
             while lo < hi and lo // m < b:  # split at window boundaries; windows >= b hold no block
                 w = lo // m
                 end = min(hi, (w + 1) * m)
-                out.append((lo, end, self.blocks_of(lo, end - lo)))
+                out.append((lo, end, self._window_blocks(lo, end)))
                 lo = end
         return out
 
