@@ -23,6 +23,11 @@ Upper bounds (each method's own rate, where a paper gives one):
   2 B_X T (1 + B_X sqrt(n/L))/L; in Thm 19's model (B_X <~ sqrt(d),
   L ≍ n/Lambda, T ≍ sigma sqrt(log n)) its norm is
   d^{3/2} sqrt(log(1/delta) log n)/(n eps), a factor sqrt(d) above Thm 19;
+* both ``noisy_ols`` rates are evaluated at the budget its point estimate
+  actually spends: with ``inference=True`` (its default) the fit gives
+  ``INFERENCE_SHARE`` of mu^2 to releases for standard errors, so the rate
+  uses the epsilon, at the fit's delta, of the remaining sqrt(1 - share) mu
+  (:func:`point_estimate_epsilon`); ``inference=False`` uses the full budget;
 * ``lasso``: Thm 17, sqrt(s log d log n / n) + s sqrt(log(1/delta)) log d log^{3/2} n/(n eps),
   with high probability (the worst-case variant coincides with Algorithm 4 on
   the theorem's event, see :mod:`dpstats.methods.lasso`);
@@ -50,8 +55,11 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.table import SimpleTable
 
+from dpstats.methods.noisy_ols import INFERENCE_SHARE
+from dpstats.privacy.calibration import gaussian_epsilon, gaussian_mu
+
 __all__ = ["RateBound", "ErrorBounds", "classical_lower_bound", "sparse_lower_bound", "error_bounds", "plan",
-           "plot_plan", "CLASSICAL_LOWER", "SPARSE_LOWER", "UPPER_RATES"]
+           "plot_plan", "point_estimate_epsilon", "CLASSICAL_LOWER", "SPARSE_LOWER", "UPPER_RATES"]
 
 CAI = "Cai, Wang & Zhang (2021)"
 
@@ -312,6 +320,9 @@ class ErrorBounds:
         Thm 18; the non-private rate when epsilon is infinite).
     upper:
         The method's own rate, or None (``upper_note`` says why).
+    upper_note:
+        Why there is no upper bound, or at which budget it was evaluated
+        when that is not the fit's (noisy_ols with inference).
     """
 
     method: str
@@ -383,7 +394,7 @@ class ErrorBounds:
         """Everything the table does not show: dominance, constants, failed conditions, caveats, missing rate."""
         out = [self.dominance_line(),
                "Rates hold up to absolute constants (units of sigma); they tell orders of magnitude, not exact errors."]
-        if self.upper is None and self.upper_note:
+        if self.upper_note:
             out.append(f"Method upper bound: {self.upper_note}")
         out += list(self.conditions)
         if math.isfinite(self.epsilon) and self.epsilon > 1:
@@ -439,13 +450,44 @@ def _lower_rate(epsilon: float, sparsity: int | None) -> _Rate:
     return SPARSE_LOWER if sparsity is not None else CLASSICAL_LOWER
 
 
+def point_estimate_epsilon(epsilon: float, delta: float, inference_share: float) -> float:
+    """The epsilon, at the fit's ``delta``, of a fit's point estimate alone when ``inference_share`` of its
+    GDP budget mu^2 went to releases for inference.
+
+    Gaussian releases compose as mu^2 = sum mu_i^2 (Dong, Roth & Su 2022, Cor. 3.3); with
+    mu = gaussian_mu(epsilon, delta) the point estimate gets sqrt(1 - share) mu, converted back to epsilon at
+    delta (Balle & Wang 2018, Thm 8).  noisy_ols's worst-case fit first sets aside gamma (delta / 10 by
+    default) of delta; converting at delta - gamma instead moves the result by about 2e-5 relative at
+    delta = 1e-6, far below the rates' unknown constants.
+    """
+    if not 0.0 <= inference_share < 1.0:
+        raise ValueError(f"inference_share must lie in [0, 1), got {inference_share!r}")
+    if inference_share == 0.0 or math.isinf(epsilon):
+        return epsilon
+    return gaussian_epsilon(math.sqrt(1.0 - inference_share) * gaussian_mu(epsilon, delta), delta)
+
+
+def _rate_epsilon(key: str, epsilon: float, delta: float, inference: bool) -> tuple[float, str]:
+    """The epsilon at which ``key``'s upper rate is evaluated, and a note when it is not the fit's."""
+    if not (key.startswith("noisy_ols/") and inference and math.isfinite(epsilon)):
+        return epsilon, ""
+    eps_point = point_estimate_epsilon(epsilon, delta, INFERENCE_SHARE)
+    return eps_point, (f"evaluated at the point estimate's budget, epsilon={eps_point:.4g} of {epsilon:.4g} "
+                       f"(inference=True gives {INFERENCE_SHARE:g} of mu^2 to the releases for standard errors)")
+
+
 def error_bounds(method: str, n: int, d: int, epsilon: float, delta: float, sparsity: int | None = None,
-                 guarantee: str | None = None) -> ErrorBounds:
+                 guarantee: str | None = None, inference: bool = True) -> ErrorBounds:
     """Theory summary for ``method`` at (n, d, epsilon, delta).
 
     ``sparsity`` switches the lower bound to the sparse Thm 16 (and is needed
     for the lasso's Thm 17); ``guarantee="conditional"`` selects the paper's
     own calibration for noisy_ols (Thm 19), otherwise its worst-case variant.
+    ``inference`` is the fit's option of that name (noisy_ols's default,
+    True): noisy_ols's upper bound is then evaluated at the budget left to its
+    point estimate (:func:`point_estimate_epsilon`), with ``False`` at the
+    full budget.  The lower bound always uses the full (epsilon, delta): it
+    holds for every (epsilon, delta)-DP estimator.
     """
     s = int(sparsity) if sparsity is not None else 0
     lower = _lower_rate(epsilon, sparsity).at(n, d, epsilon, delta, s)
@@ -453,7 +495,8 @@ def error_bounds(method: str, n: int, d: int, epsilon: float, delta: float, spar
     upper: RateBound | None = None
     note = ""
     if key in UPPER_RATES and (math.isfinite(epsilon) or key == "ols"):
-        upper = UPPER_RATES[key].at(n, d, epsilon, delta, s)
+        eps_rate, note = _rate_epsilon(key, epsilon, delta, inference)
+        upper = UPPER_RATES[key].at(n, d, eps_rate, delta, s)
     elif method in _NOT_APPLICABLE:
         label, why = _NOT_APPLICABLE[method]
         upper = RateBound("upper", f"{method} upper bound", label, "none for the implemented estimator", None,

@@ -16,7 +16,16 @@ import pandas as pd
 import pytest
 
 import dpstats
-from dpstats.theory import classical_lower_bound, error_bounds, plan, plot_plan, sparse_lower_bound
+from dpstats.methods.noisy_ols import INFERENCE_SHARE
+from dpstats.privacy.calibration import gaussian_delta, gaussian_epsilon, gaussian_mu
+from dpstats.theory import (
+    classical_lower_bound,
+    error_bounds,
+    plan,
+    plot_plan,
+    point_estimate_epsilon,
+    sparse_lower_bound,
+)
 
 matplotlib.use("Agg")
 
@@ -24,16 +33,71 @@ L6 = math.log(1e6)
 
 
 def test_thm18_and_thm19_by_hand():
-    eb = error_bounds("noisy_ols", 10000, 10, 1.0, 1e-6, guarantee="conditional")
+    eb = error_bounds("noisy_ols", 10000, 10, 1.0, 1e-6, guarantee="conditional", inference=False)
     assert eb.lower.statistical == pytest.approx(math.sqrt(10 / 10000))             # 0.0316228
     assert eb.lower.privacy == pytest.approx(10 * math.sqrt(L6) / 10000)             # 0.0037169
     assert eb.upper.privacy == pytest.approx(10 * math.sqrt(L6 * math.log(10000)) / 10000)  # 0.0112803
     assert eb.upper.privacy == pytest.approx(0.0112803, rel=1e-5)
     assert "Thm 18" in eb.lower.source and "Thm 19" in eb.upper.source
-    worst = error_bounds("noisy_ols", 10000, 10, 1.0, 1e-6)  # the default calibration is worst-case
+    worst = error_bounds("noisy_ols", 10000, 10, 1.0, 1e-6, inference=False)  # the default calibration is worst-case
     assert worst.upper.privacy == pytest.approx(10**1.5 * math.sqrt(L6 * math.log(10000)) / 10000)  # 0.0356718
     assert "worst-case" in worst.upper.label and "[derived]" in worst.upper.source
     assert classical_lower_bound(10000, 10, 1.0, 1e-6) == (eb.lower.statistical, eb.lower.privacy)
+
+
+@pytest.mark.parametrize("guarantee", ["worst-case", "conditional"])
+def test_noisy_ols_bound_uses_the_point_estimates_budget(guarantee):
+    """inference=True leaves (1 - INFERENCE_SHARE) mu^2 to the point estimate; its upper bound is the rate at that
+    budget's epsilon (at the fit's delta), inference=False the rate at the full budget.  Deterministic."""
+    n, d, eps, delta = 10000, 10, 1.0, 1e-6
+    full = error_bounds("noisy_ols", n, d, eps, delta, guarantee=guarantee, inference=False)
+    spent = error_bounds("noisy_ols", n, d, eps, delta, guarantee=guarantee)  # inference=True is the default
+    eps_point = point_estimate_epsilon(eps, delta, INFERENCE_SHARE)
+    # the point estimate's sqrt(1 - share) mu-GDP is exactly (eps_point, delta)-DP (Balle & Wang 2018, Thm 8)
+    mu_point = math.sqrt(1 - INFERENCE_SHARE) * gaussian_mu(eps, delta)
+    assert gaussian_delta(mu_point, eps_point) == pytest.approx(delta, rel=1e-6)
+    assert eps_point == pytest.approx(0.972741, rel=1e-5)  # 5% of mu^2 costs about 2.7% of epsilon here
+    # the rates are proportional to 1/eps: the privacy term grows by eps / eps_point, the sampling term not at all
+    assert spent.upper.privacy == pytest.approx(full.upper.privacy * eps / eps_point, rel=1e-12)
+    assert spent.upper.statistical == full.upper.statistical
+    assert spent.lower == full.lower  # the lower bound holds for every (eps, delta)-DP estimator: full budget
+    assert full.upper_note == "" and not any("point estimate" in line for line in full.notes())
+    assert any(f"epsilon={eps_point:.4g} of 1" in line and "inference=True" in line for line in spent.notes())
+    assert spent.upper.source == full.upper.source  # the table's theorem column is unchanged
+
+
+def test_point_estimate_epsilon_edge_cases():
+    assert point_estimate_epsilon(1.0, 1e-6, 0.0) == 1.0
+    assert point_estimate_epsilon(math.inf, 1e-6, INFERENCE_SHARE) == math.inf
+    # the share of mu^2 is what matters: a quarter of mu^2 is half of mu
+    assert point_estimate_epsilon(2.0, 1e-8, 0.75) == pytest.approx(gaussian_epsilon(gaussian_mu(2.0, 1e-8) / 2, 1e-8))
+    for bad in (-0.1, 1.0):
+        with pytest.raises(ValueError):
+            point_estimate_epsilon(1.0, 1e-6, bad)
+    # methods without the option are unaffected by it
+    assert error_bounds("robgd", 10000, 10, 1.0, 1e-6) == error_bounds("robgd", 10000, 10, 1.0, 1e-6, inference=False)
+
+
+def test_noisy_ols_fit_spends_the_share_the_bound_assumes():
+    """The ledger of a default noisy_ols fit gives its point estimate (lambda_min check and coefficients) the share
+    of mu^2 the theory table assumes, and the table shows the bound at that budget.  Seeded; the fit cannot refuse
+    at this n (lambda_min(X^T X) is about 40x its noise margin), so the false-failure rate is 0."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x1": rng.uniform(-1, 1, 20000), "x2": rng.uniform(-1, 1, 20000)})
+    df["y"] = 1.0 + df.x1 - df.x2 + 0.3 * rng.normal(size=20000)
+    res = dpstats.dp_ols("y ~ x1 + x2", df, 1.0, 1e-6, method="noisy_ols", random_state=1,
+                         bounds={"x1": (-1, 1), "x2": (-1, 1), "y": (-3, 5)})
+    mu2 = {s.name: (s.sensitivity / s.noise_scale) ** 2 for s in res.privacy.steps if s.mechanism == "gaussian"}
+    point = mu2["noisy lambda_min(X^T X)"] + mu2["noisy OLS coefficients"]
+    assert point / sum(mu2.values()) == pytest.approx(1 - INFERENCE_SHARE, rel=1e-9)
+    # the fit's exact point-estimate epsilon (its Gaussian part at delta - gamma, gamma = delta / 10) is the one the
+    # table uses (converted at delta) up to 1e-4 relative
+    eps_fit = gaussian_epsilon(math.sqrt(point), 0.9e-6)
+    eps_point = point_estimate_epsilon(1.0, 1e-6, INFERENCE_SHARE)
+    assert eps_fit == pytest.approx(eps_point, rel=1e-4)
+    expected = error_bounds("noisy_ols", 20000, 3, eps_point, 1e-6, inference=False).upper
+    assert res.error_bounds.upper.privacy == pytest.approx(expected.privacy, rel=1e-12)
+    assert "point estimate's budget" in res.summary().as_text()
 
 
 def test_thm16_and_thm17_by_hand():
