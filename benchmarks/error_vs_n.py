@@ -34,6 +34,7 @@ import numpy as np
 
 import dpstats
 from dpstats.errors import IllConditionedDesignError
+from dpstats.simulate import sparse_regression_data
 from dpstats.theory import CLASSICAL_LOWER, SPARSE_LOWER, UPPER_RATES
 
 D, S, SIGMA, Y_ABS = 20, 4, 0.5, 6.0
@@ -93,12 +94,7 @@ def support_recovery(runs: int) -> tuple[int, float, float]:
     n, d, s, sigma = 5000, 1000, 5, 0.25
     ok, secs, errs = 0, 0.0, []
     for seed in range(runs):
-        rng = np.random.default_rng(1000 + seed)
-        X = rng.choice([-1.0, 1.0], size=(n, d))
-        beta = np.zeros(d)
-        support = rng.choice(d, s, replace=False)
-        beta[support] = rng.choice([-1.0, 1.0], s)
-        y = X @ beta + sigma * rng.normal(size=n)
+        X, y, beta, support = sparse_regression_data(n, d, s, sigma, random_state=1000 + seed)
         t = time.perf_counter()
         res = dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="lasso", x_bounds=(-1, 1), y_bounds=(-7, 7),
                                     sparsity=s, residual_bound=4 * sigma / 7, random_state=seed)

@@ -25,18 +25,25 @@ The error metric of the paper is ||w - w*||_Sigma; here Sigma is taken as
 the covariance E[x x^T] of the *projected* covariates the regression sees
 (diagonal, computed by one-dimensional quadrature), available as
 :attr:`SimulatedData.covariance` and used by :meth:`SimulatedData.error`.
+
+:func:`sparse_regression_data` simulates the sparse setting of Cai, Wang &
+Zhang (2021) instead: an s-sparse coefficient vector with entries +-1, a
+Rademacher design and Gaussian noise (the lasso's support-recovery test
+and ``benchmarks/error_vs_n.py``).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 from scipy import integrate
 
-__all__ = ["SimulatedData", "projected_covariance", "robust_regression_data"]
+__all__ = ["SimulatedData", "projected_covariance", "robust_regression_data", "SparseRegressionData",
+           "sparse_regression_data"]
 
 
 @dataclass(frozen=True)
@@ -159,3 +166,50 @@ def robust_regression_data(n: int, d: int, *, kappa: float = 1.0, sigma: float =
     return SimulatedData(frame=frame, w_star=w_star, covariance=projected_covariance(d, kappa),
                          corrupted=corrupted, sigma=float(sigma), kappa=float(kappa), corruption=float(corruption),
                          label_bound=max(1.0 + sigma, scale))
+
+
+class SparseRegressionData(NamedTuple):
+    """A draw of :func:`sparse_regression_data`: design, response, true coefficients and their support."""
+
+    X: np.ndarray
+    y: np.ndarray
+    beta: np.ndarray
+    support: np.ndarray
+
+
+def sparse_regression_data(n: int, d: int, s: int, sigma: float, *,
+                           random_state: "int | np.random.Generator | None" = None) -> SparseRegressionData:
+    """Simulate y = X beta + N(0, sigma^2) with an s-sparse beta, the sparse setting of Cai, Wang & Zhang (2021).
+
+    An instance of their high-dimensional sparse linear model (Sec. 5.4: the lower bound of Thm 16 and the
+    DP-LASSO of Algorithm 4, numbered as in ALGORITHMS.md): beta has s non-zero entries, each -1 or +1 with
+    equal probability, on a support drawn uniformly without replacement; a Rademacher design (independent
+    entries +-1, so uncorrelated columns, each bounded by the public range [-1, 1]); noise N(0, sigma^2).
+
+    The draws are made in a fixed order (X, the support, the signs, the noise), the order of the code this
+    replaced in the lasso's support-recovery test and benchmark, so a seed gives the same data as before and
+    the stored results (benchmarks/results/cai.md) stay reproducible.
+
+    Parameters
+    ----------
+    n, d, s:
+        Rows, columns and the number of non-zero coefficients (1 <= s <= d).
+    sigma:
+        Standard deviation of the noise (>= 0).
+    random_state:
+        Seed or Generator (this is data simulation, not a private release).
+
+    Returns
+    -------
+    SparseRegressionData
+        ``X`` (n x d), ``y`` (n), ``beta`` (d) and ``support`` (the sorted indices of beta's non-zeros).
+    """
+    if not (n >= 1 and 1 <= s <= d and sigma >= 0):
+        raise ValueError("need n >= 1, 1 <= s <= d and sigma >= 0")
+    rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
+    X = rng.choice([-1.0, 1.0], size=(n, d))
+    beta = np.zeros(d)
+    support = rng.choice(d, s, replace=False)
+    beta[support] = rng.choice([-1.0, 1.0], s)
+    y = X @ beta + sigma * rng.normal(size=n)
+    return SparseRegressionData(X, y, beta, np.sort(support))

@@ -27,6 +27,7 @@ from dpstats.privacy.audit import audit_mechanism
 from dpstats.privacy.calibration import gaussian_epsilon, gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import peeling, peeling_block, peeling_noise_multiplier
+from dpstats.simulate import sparse_regression_data
 
 ALPHA = 1e-3  # false-failure rate of every validity audit
 FAST_RUNS = 10_000
@@ -412,6 +413,22 @@ def test_lasso_conditional_is_opt_in_and_labelled():
                               guarantee="conditional", residual_bound=0.5)
 
 
+def test_sparse_regression_data_shape_and_sparsity():
+    """Shapes, exactly s coefficients of +-1 on the returned (sorted) support, a +-1 design, noise of the
+    stated sd, and a seed reproduces the draw.  Deterministic (fixed seed)."""
+    n, d, s, sigma = 2000, 30, 4, 0.5
+    X, y, beta, support = sparse_regression_data(n, d, s, sigma, random_state=3)
+    assert X.shape == (n, d) and y.shape == (n,) and beta.shape == (d,)
+    assert np.array_equal(support, np.flatnonzero(beta)) and support.size == s
+    assert set(np.abs(beta[support])) == {1.0}
+    assert set(np.unique(X)) == {-1.0, 1.0}
+    assert abs(np.std(y - X @ beta) / sigma - 1.0) < 0.1  # sd of the sd estimate: 1.6% at n = 2000
+    again = sparse_regression_data(n, d, s, sigma, random_state=3)
+    assert all(np.array_equal(a, b) for a, b in zip(again, (X, y, beta, support)))
+    with pytest.raises(ValueError):
+        sparse_regression_data(n, d, d + 1, sigma)
+
+
 def test_lasso_recovers_the_support_at_d1000_n5000_s5_eps1():
     """d = 1000 > n/5, s = 5, epsilon = 1, delta = 1e-6, through dp_ols_arrays, in about a second per fit.
 
@@ -423,12 +440,7 @@ def test_lasso_recovers_the_support_at_d1000_n5000_s5_eps1():
     """
     n, d, s, sigma = 5000, 1000, 5, 0.25
     for seed in (0, 1):
-        rng = np.random.default_rng(1000 + seed)
-        X = rng.choice([-1.0, 1.0], size=(n, d))
-        beta = np.zeros(d)
-        support = rng.choice(d, s, replace=False)
-        beta[support] = rng.choice([-1.0, 1.0], s)
-        y = X @ beta + sigma * rng.normal(size=n)
+        X, y, beta, support = sparse_regression_data(n, d, s, sigma, random_state=1000 + seed)
         res = dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="lasso", x_bounds=(-1, 1), y_bounds=(-7, 7),
                                     sparsity=s, residual_bound=4 * sigma / 7, random_state=seed)
         assert set(np.flatnonzero(res.params.to_numpy())) == set(support)

@@ -26,7 +26,9 @@ from dpstats.methods import adassp, registry, ssp, tukey
 from dpstats.methods.blocks import RowPermutation
 from dpstats.methods.sufficient import ArrayChunks, SufficientStatistics, add_statistics, statistics_of_chunk
 from dpstats.privacy.ledger import PrivacyLedger
-from dpstats.sources import CSVSource, DataFrameSource, DataSource, ParquetSource
+from dpstats.sources import CSVSource, DataFrameSource, ParquetSource
+
+from chunk_helpers import UnreadableSource
 
 pa = pytest.importorskip("pyarrow")
 dd = pytest.importorskip("dask.dataframe")
@@ -156,23 +158,8 @@ def test_levels_from_schema_and_from_the_levels_argument(df, files):
         _same_fit(a, got)
 
 
-class _Unreadable(DataSource):
-    """A source with a schema whose data must never be read."""
-
-    kind = "unreadable"
-
-    def __init__(self, schema: pd.DataFrame) -> None:
-        self._schema = schema
-
-    def schema(self) -> pd.DataFrame:
-        return self._schema.iloc[:0]
-
-    def frames(self, columns):
-        raise AssertionError("the data were read")
-
-
 def test_public_errors_are_decided_before_any_row_is_read(df):
-    src = _Unreadable(df)
+    src = UnreadableSource(df)
     acct = dpstats.PrivacyAccountant(5.0, 1e-5)
     with pytest.raises(UndeclaredLevelsError):
         dpstats.dp_ols("y ~ x1 + C(g)", src, 1.0, 1e-6, method="ssp", bounds=BOUNDS, accountant=acct)
@@ -210,7 +197,7 @@ def test_a_method_without_a_chunked_version_is_refused_before_reading(df, monkey
     monkeypatch.setitem(registry._REGISTRY, bare.name, bare)
     acct = dpstats.PrivacyAccountant(5.0, 1e-5)
     with pytest.raises(ChunkedDataNotSupportedError) as err:
-        dpstats.dp_ols("y ~ x1", _Unreadable(df), 1.0, 1e-6, method="in_memory_only", bounds=BOUNDS,
+        dpstats.dp_ols("y ~ x1", UnreadableSource(df), 1.0, 1e-6, method="in_memory_only", bounds=BOUNDS,
                        accountant=acct)
     for name in ("ssp", "adassp", "noisy_ols", "tukey", "robgd", "dpsgd", "lasso"):
         assert name in str(err.value)

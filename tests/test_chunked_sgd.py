@@ -26,7 +26,9 @@ from dpstats.methods import dpsgd, lasso
 from dpstats.methods.sufficient import ArrayChunks
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import ClippedGridSum, add_grid_sums
-from dpstats.sources import CSVSource, DataFrameSource, DataSource
+from dpstats.sources import CSVSource, DataFrameSource
+
+from chunk_helpers import UnreadableSource
 
 pa = pytest.importorskip("pyarrow")
 dd = pytest.importorskip("dask.dataframe")
@@ -204,26 +206,8 @@ def test_pass_objects_are_picklable_and_sums_are_exact():
     assert whole.dtype.kind == "i" and np.array_equal(whole, split)
 
 
-class _Unreadable(DataSource):
-    """A source whose row count is known from metadata (as for Parquet) and whose data must never be read."""
-
-    kind = "unreadable"
-
-    def __init__(self, schema: pd.DataFrame) -> None:
-        self._schema = schema
-
-    def schema(self) -> pd.DataFrame:
-        return self._schema.iloc[:0]
-
-    def known_rows(self) -> int:
-        return N
-
-    def frames(self, columns):
-        raise AssertionError("the data were read")
-
-
 def test_refusals_read_nothing_and_spend_nothing(df, tmp_path):
-    src = _Unreadable(df)
+    src = UnreadableSource(df, known_rows=N)
     acct = dpstats.PrivacyAccountant(5.0, 1e-5)
     refusals = [
         (MethodOptionError, "dpsgd", {"clip_norm": -1.0}),
