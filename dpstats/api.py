@@ -21,6 +21,7 @@ from dpstats.errors import (
     SingularDesignError,
 )
 from dpstats.formula import Design, build_design
+from dpstats.inference import withheld_reason
 from dpstats.methods import available_methods, get_method
 from dpstats.bounds import DataBounds
 from dpstats.methods.registry import MethodFit, MethodSpec
@@ -241,13 +242,13 @@ def _fit_reserved(design: Design, spec: MethodSpec | None, method: str, eps: flo
         spent_eps, spent_delta = ledger.spent
         if token is not None:
             accountant.settle(token, spent_eps, spent_delta,  # type: ignore[union-attr]
-                              status="failed after spending" if ledger.steps else "refused")
+                              status="failed after spending" if ledger.steps else "refused", method=spec.name)
         if isinstance(exc, DPStatsError) and not hasattr(exc, "privacy_spent"):
             exc.privacy_spent = (spent_eps, spent_delta)  # type: ignore[attr-defined]
         raise
     spent_eps, spent_delta = ledger.spent
     if token is not None:
-        accountant.settle(token, spent_eps, spent_delta)  # type: ignore[union-attr]
+        accountant.settle(token, spent_eps, spent_delta, method=spec.name)  # type: ignore[union-attr]
 
     notes = list(fitted.notes)
     cov = fitted.info.get("cov_params")
@@ -268,17 +269,19 @@ def _fit_reserved(design: Design, spec: MethodSpec | None, method: str, eps: flo
     if draws is not None:
         cov = np.atleast_2d(np.cov(draws, rowvar=False))
         bse = np.sqrt(np.diag(cov))
+    withheld = withheld_reason(spec.name, fitted.info, draws, bse) if bse is not None else ""
     report = _report(spec, design, ledger, eps, dlt, choice, seeded, fitted.assumptions, notes,
                      data_bounds is not None, guarantee=fitted.guarantee)
     return DPRegressionResults(
         params=pd.Series(params, index=design.column_names, name="coef"),
         privacy=report,
         error_bounds=error_bounds(spec.name, design.n, design.d, eps, dlt, sparsity=fitted.info.get("sparsity"),
-                                  guarantee=fitted.guarantee or spec.guarantee),
+                                  guarantee=fitted.guarantee or spec.guarantee,
+                                  inference=bool(options.get("inference", True))),
         nobs=design.n, df_model=design.d - int(design.has_intercept), df_resid=design.n - design.d,
         method=spec.name, formula=formula, response_name=design.response_name, design_info=design.design_info,
         info={k: v for k, v in fitted.info.items() if k != "cov_params"},
-        _bse=bse, _bse_reason=bse_reason, _cov=cov, _draws=draws,
+        _bse=bse, _bse_reason=bse_reason, _cov=cov, _draws=draws, _withheld=withheld,
         _tdist_df=fitted.info.get("tdist_df"),
     )
 

@@ -29,6 +29,46 @@ replicates into standard errors (their sd) and basic bootstrap intervals
 b_hat - q_(a/2)(b* - beta_0)], which correct the method's bias at beta_0
 (AdaSSP's ridge shrinkage) as well as its spread.
 
+Tests and intervals are one procedure (:func:`basic_bootstrap_interval`,
+:func:`basic_bootstrap_pvalue`).  The basic bootstrap treats b_hat - beta as
+distributed like r - b_hat, so the test of beta_j = 0 rejects at level a
+exactly when 0 lies outside the (1 - a) interval.  With B replicates, m_j =
+min(#{r_kj <= 2 b_j}, #{r_kj >= 2 b_j}) and k the smallest integer with
+2k/B >= a, the interval is [2 b_j - r_(B-k+1), 2 b_j - r_(k)] (order statistics)
+and the p-value is min(1, 2 m_j / B): 0 is outside the interval iff m_j < k iff
+p_j < a, for every coefficient and every a (p has resolution 2/B, and p = 0
+means "below 2/B").  The z column is (2 b_j - median_k r_kj) / sd_k(r_kj): the
+bias-corrected estimate over the bootstrap standard error, the normal
+approximation of the same test (equal to it when the replicates are normal).
+
+When inference is withheld (:func:`withheld_reason`)
+-------------------------------------------------------
+The bootstrap's plug-in Q and its linearisation need the privacy noise in
+X^T X to be small next to lambda_min; ``noise_to_signal`` measures this from
+released values.  Pooling 1520 fits of ``benchmarks/coverage.py``'s
+simulation (n = 1000-10000, d = 4, 8, 11, epsilon = 0.15-4, 40-60 fits per
+setting, 200 replicates; data from that script's ``simulate``) by their
+released ratio, nominal 95% intervals covered (all coefficients pooled):
+
+======  ==========  ==========  ==========  ========  ======  =======  =======  ========  =========
+ratio   (0.4, 0.5]  (0.5, 0.6]  (0.6, 0.8]  (0.8, 1]  (1, 2]  (2, 5]   (5, 10]  (10, 20]  > 20
+ssp     0.99        0.97        0.99        1.00      1.00    0.99     0.99     0.89      0.82-0.89
+adassp  0.97        0.95        0.89        0.77      0.63    0.48     0.39     0.37      0.27-0.47
+======  ==========  ==========  ==========  ========  ======  =======  =======  ========  =========
+
+(Below 0.3, ``benchmarks/results/coverage.md`` measured 0.94-0.96 for both.)
+ssp's intervals stay valid, if conservative, up to a ratio of 10; adassp's
+ridge, refit in every replicate, makes its replicates a poor model of the
+estimator once the noise approaches lambda_min.  The rule: inference is
+withheld where the measured coverage fell below 0.90, that is above
+:data:`WITHHOLD_THRESHOLD` (ssp: 10, adassp: 0.6), or when the replicates are
+degenerate (a non-finite value or a zero spread).  The results then report
+the coefficients but no standard error, z, p or interval: the text, LaTeX
+and HTML tables show "—" with the reason, and the accessors return NaN with
+an :class:`InferenceWithheldWarning`.
+Between :data:`RELIABILITY_THRESHOLD` and the withholding threshold the
+intervals are reported with the warning of :func:`unreliable_note`.
+
 Caveats (stated in the summary): the intervals are for the coefficients of
 the clipped data's regression (clipping that binds biases them), and the
 uncertainty of sigma^2_hat and of Q is not propagated, so coverage is
@@ -78,8 +118,9 @@ T below the declared bound, biases them).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -87,7 +128,9 @@ from dpstats.methods.linalg import psd_projection, psd_sqrt, solve_noisy_normal_
 from dpstats.privacy.mechanisms import post_processing_normal
 
 __all__ = ["SufficientStatisticsRelease", "parametric_bootstrap", "residual_variance", "noise_to_signal",
-           "RELIABILITY_THRESHOLD", "unreliable_note", "noisy_estimate_covariance"]
+           "RELIABILITY_THRESHOLD", "WITHHOLD_THRESHOLD", "unreliable_note", "format_ratio", "withheld_reason",
+           "InferenceWithheldWarning", "basic_bootstrap_interval", "basic_bootstrap_pvalue", "bootstrap_zvalues",
+           "noisy_estimate_covariance"]
 
 #: noise_to_signal() above which the bootstrap intervals are flagged as unreliable.  Chosen from
 #: benchmarks/coverage.py: every setting whose coverage fell outside [0.93, 0.97] had a ratio above 0.3,
@@ -132,11 +175,96 @@ def noise_to_signal(release: SufficientStatisticsRelease) -> float:
     return float("inf") if lam <= 0 else spectral_noise / lam
 
 
+#: noise_to_signal() above which a method's bootstrap inference is withheld (see "When inference is
+#: withheld" in the module docstring for the coverage measured on each side).
+WITHHOLD_THRESHOLD = {"ssp": 10.0, "adassp": 0.6}
+
+#: noise-to-signal ratios above this are displayed as "> 1e6": the released X^T X is then singular at the
+#: scale of its noise, and the digits of the ratio carry no information.
+RATIO_DISPLAY_CAP = 1e6
+
+
+class InferenceWithheldWarning(UserWarning):
+    """Standard errors, z, p and intervals of this fit are NaN because its inference was withheld (the message
+    and ``DPRegressionResults.inference_withheld`` say why)."""
+
+
+def format_ratio(ratio: float) -> str:
+    """A noise-to-signal ratio for people: two significant digits, or "> 1e6" when larger or infinite."""
+    if not math.isfinite(ratio) or ratio > RATIO_DISPLAY_CAP:
+        return f"> {RATIO_DISPLAY_CAP:.0e}".replace("e+0", "e")
+    return f"{ratio:.2g}"
+
+
 def unreliable_note(ratio: float) -> str:
+    """The summary's warning when noise_to_signal() exceeds RELIABILITY_THRESHOLD."""
+    singular = not math.isfinite(ratio) or ratio > RATIO_DISPLAY_CAP
+    limits = ", ".join(f"{method} {limit:g}" for method, limit in WITHHOLD_THRESHOLD.items())
+    shown = format_ratio(ratio) + (": the released X^T X is singular at the scale of its noise" if singular else "")
     return (f"WARNING: the privacy noise in X^T X is large next to its smallest eigenvalue (noise-to-signal "
-            f"{ratio:.2g} > {RELIABILITY_THRESHOLD}); in this regime the bootstrap intervals were measured to "
-            "miss their nominal coverage (benchmarks/coverage.py). More rows, a larger epsilon or fewer columns "
-            "help.")
+            f"{shown}; above {RELIABILITY_THRESHOLD}); in this regime the bootstrap intervals were measured to miss "
+            f"their nominal coverage (benchmarks/coverage.py), and above a method's withholding threshold ({limits}) "
+            "none are reported. More rows, a larger epsilon, fewer columns or factor codings with common "
+            "reference levels help.")
+
+
+def withheld_reason(method: str, info: Mapping[str, Any], draws: np.ndarray | None,
+                    bse: np.ndarray | None = None) -> str:
+    """Why the inference of a fit must not be reported ("" when it may be); public and released values only.
+
+    Withheld when the released noise-to-signal ratio exceeds the method's :data:`WITHHOLD_THRESHOLD`, when
+    the bootstrap replicates are degenerate (a non-finite value, or a coefficient whose replicates do not
+    vary), or when a standard error is not finite.
+    """
+    ratio = info.get("noise_to_signal")
+    limit = WITHHOLD_THRESHOLD.get(method)
+    if ratio is not None and limit is not None and not float(ratio) <= limit:
+        return (f"the privacy noise in X^T X is too large next to its smallest eigenvalue (noise-to-signal "
+                f"{format_ratio(float(ratio))}, above {limit:g} for {method}), where {method}'s bootstrap intervals "
+                "were measured to cover less than 90% of the time (see dpstats.inference); the "
+                "coefficients are released, their standard errors, z, p and intervals are not reported. More rows, "
+                "a larger epsilon, fewer columns or factor codings with common reference levels help")
+    if draws is not None:
+        if not np.all(np.isfinite(draws)):
+            return "the bootstrap replicates are not all finite, so they define no interval"
+        if np.any(np.ptp(draws, axis=0) == 0):
+            return "the bootstrap replicates of some coefficient do not vary (a degenerate bootstrap distribution)"
+    if bse is not None and not np.all(np.isfinite(bse)):
+        return "some standard errors are not finite"
+    return ""
+
+
+def _order_statistic_rank(alpha: float, replicates: int) -> int:
+    """The smallest k >= 1 with 2k / B >= alpha (the rank that makes interval and p-value one test)."""
+    k = max(1, int(math.ceil(alpha * replicates / 2)))
+    while k > 1 and 2 * (k - 1) / replicates >= alpha:
+        k -= 1
+    while 2 * k / replicates < alpha:
+        k += 1
+    return k
+
+
+def basic_bootstrap_interval(params: np.ndarray, draws: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """(1 - alpha) basic bootstrap intervals [2 b - r_(B-k+1), 2 b - r_(k)] from re-centred replicates
+    (rows of ``draws``); see the module docstring."""
+    b = draws.shape[0]
+    k = _order_statistic_rank(alpha, b)
+    ordered = np.sort(draws, axis=0)
+    return 2 * params - ordered[b - k], 2 * params - ordered[k - 1]
+
+
+def basic_bootstrap_pvalue(params: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """Two-sided p-values of beta_j = 0 by inverting the basic bootstrap intervals: min(1, 2 m_j / B) with
+    m_j = min(#{r <= 2 b_j}, #{r >= 2 b_j}); p_j < alpha iff 0 is outside the (1 - alpha) interval."""
+    centre = 2 * params
+    below = np.sum(draws <= centre, axis=0)
+    above = np.sum(draws >= centre, axis=0)
+    return np.minimum(1.0, 2 * np.minimum(below, above) / draws.shape[0])
+
+
+def bootstrap_zvalues(params: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """(2 b - median(r)) / sd(r): the bias-corrected estimate over the bootstrap standard error."""
+    return (2 * params - np.median(draws, axis=0)) / np.std(draws, axis=0, ddof=1)
 
 
 def parametric_bootstrap(release: SufficientStatisticsRelease, beta_hat: np.ndarray, estimator: BatchEstimator,

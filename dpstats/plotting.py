@@ -116,7 +116,10 @@ def coef_plot(results: Any, *, alpha: float = 0.05, reference: "pd.Series | Mapp
         raise ValueError("no coefficient left to plot")
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(7.0, 0.9 + 0.32 * len(chosen) * max(1, 0.6 * len(fits))))
+        # the tight layout engine re-fits the axes at every draw, so long coefficient labels stay inside the
+        # saved figure (and a later fig.tight_layout() call does not switch engines)
+        _, ax = plt.subplots(figsize=(7.0, 0.9 + 0.32 * len(chosen) * max(1, 0.6 * len(fits))),
+                             layout="tight")
     rows = np.arange(len(chosen))[::-1].astype(float)  # first coefficient at the top
     k = len(fits)
     offsets = (np.arange(k) - (k - 1) / 2) * (0.6 / max(k, 1)) if k > 1 else np.zeros(1)
@@ -133,7 +136,8 @@ def coef_plot(results: Any, *, alpha: float = 0.05, reference: "pd.Series | Mapp
             ax.hlines(pos, lo, hi, color=color, linewidth=1.6, alpha=0.8)
             ax.plot(est, pos, "o", color=color, label=f"{label}: {100 * (1 - alpha):g}% interval")
         else:
-            ax.plot(est, pos, "o", color=color, label=f"{label} (no intervals)")
+            why = "inference withheld" if res.inference_withheld else "no intervals"
+            ax.plot(est, pos, "o", color=color, label=f"{label} ({why})")
     if reference is not None:
         ref = pd.Series(reference, dtype=float)
         present = [c for c in chosen if c in ref.index]
@@ -203,7 +207,7 @@ def error_vs_n(ns: Sequence[float], errors: "Mapping[str, Any]", *, sigma: float
     if not sigma > 0:
         raise ValueError("sigma must be positive")
     if ax is None:
-        _, ax = plt.subplots(figsize=(6.8, 4.6))
+        _, ax = plt.subplots(figsize=(6.8, 4.6), layout="tight")
     theory = d is not None and epsilon is not None and delta is not None
     if theory:
         from dpstats.theory import plot_plan  # noqa: PLC0415

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -23,10 +24,16 @@ from statsmodels.iolib.table import SimpleTable
 
 from dpstats.errors import DPStatsError
 from dpstats.formula import design_matrix_for_prediction
+from dpstats.inference import (
+    InferenceWithheldWarning, basic_bootstrap_interval, basic_bootstrap_pvalue, bootstrap_zvalues,
+)
 from dpstats.privacy.report import PrivacyReport
 from dpstats.theory import ErrorBounds
 
-__all__ = ["DPRegressionResults", "InferenceUnavailableError"]
+__all__ = ["DPRegressionResults", "InferenceUnavailableError", "InferenceWithheldWarning"]
+
+#: what the tables show in the inference columns of a fit whose inference was withheld
+WITHHELD_CELL = "\u2014"
 
 
 class InferenceUnavailableError(DPStatsError, AttributeError):
@@ -49,6 +56,10 @@ class DPRegressionResults:
     method, formula, response_name : what was fitted.
     info : dict
         Released or public by-products of the fit (e.g. AdaSSP's ridge).
+    inference_withheld : str
+        "" when the standard errors, z, p and intervals are reported; otherwise why they are not (the
+        diagnostic of :func:`dpstats.inference.withheld_reason` failed).  They are then NaN, and reading them
+        warns with :class:`~dpstats.inference.InferenceWithheldWarning`; the tables show "\u2014".
     """
 
     params: pd.Series
@@ -67,64 +78,96 @@ class DPRegressionResults:
     _cov: np.ndarray | None = None
     _tdist_df: int | None = None
     _draws: np.ndarray | None = None
+    _withheld: str = ""
 
     # -- inference -----------------------------------------------------------------
     @property
     def inference_available(self) -> bool:
-        return self._bse is not None
+        """True when standard errors, z, p and intervals are reported (provided and not withheld)."""
+        return self._bse is not None and not self._withheld
+
+    @property
+    def inference_withheld(self) -> str:
+        """Why this fit's inference is withheld ("" when it is reported); see the class docstring."""
+        return self._withheld
 
     def _require_inference(self) -> np.ndarray:
+        """The standard errors; NaN with an InferenceWithheldWarning when withheld; raises when not provided."""
         if self._bse is None:
             raise InferenceUnavailableError(
                 f"standard errors are not available for method '{self.method}': {self._bse_reason}")
+        if self._withheld:
+            warnings.warn(f"inference withheld for this fit, NaN returned: {self._withheld}",
+                          InferenceWithheldWarning, stacklevel=3)
+            return np.full(self._bse.shape, np.nan)
         return self._bse
 
     @property
     def bse(self) -> pd.Series:
-        """Standard errors (raises InferenceUnavailableError with the reason when not provided)."""
+        """Standard errors (raises InferenceUnavailableError with the reason when not provided; NaN with an
+        InferenceWithheldWarning when withheld)."""
         return pd.Series(self._require_inference(), index=self.params.index, name="bse")
 
     @property
     def tvalues(self) -> pd.Series:
-        return pd.Series(self.params.to_numpy() / self._require_inference(), index=self.params.index)
+        """z (or t) statistics.  Bootstrap fits: (2 b - median of the replicates) / se, the bias-corrected
+        estimate over the standard error (see :mod:`dpstats.inference`); others: b / se."""
+        bse = self._require_inference()
+        p = self.params.to_numpy()
+        z = bootstrap_zvalues(p, self._draws) if self._draws is not None and not self._withheld else p / bse
+        return pd.Series(z, index=self.params.index)
 
     @property
     def pvalues(self) -> pd.Series:
-        t = self.tvalues.to_numpy()
-        p = 2 * (stats.t.sf(np.abs(t), self._tdist_df) if self._tdist_df else stats.norm.sf(np.abs(t)))
+        """Two-sided p-values of coefficient = 0, from the same procedure as :meth:`conf_int`, so that
+        p < alpha exactly when 0 lies outside the (1 - alpha) interval.  Bootstrap fits: the basic bootstrap
+        test (resolution 2 / replicates); others: normal (or t) on the z (t) statistic."""
+        bse = self._require_inference()
+        if self._draws is not None and not self._withheld:
+            p = basic_bootstrap_pvalue(self.params.to_numpy(), self._draws)
+        else:
+            t = self.params.to_numpy() / bse
+            p = 2 * (stats.t.sf(np.abs(t), self._tdist_df) if self._tdist_df else stats.norm.sf(np.abs(t)))
         return pd.Series(p, index=self.params.index)
 
     def cov_params(self) -> pd.DataFrame:
+        """Covariance of the estimates (NaN with an InferenceWithheldWarning when withheld)."""
+        self._require_inference()
         if self._cov is None:
-            self._require_inference()
             raise InferenceUnavailableError(f"no covariance matrix for method '{self.method}'")
-        return pd.DataFrame(self._cov, index=self.params.index, columns=self.params.index)
+        cov = np.full(self._cov.shape, np.nan) if self._withheld else self._cov
+        return pd.DataFrame(cov, index=self.params.index, columns=self.params.index)
 
     def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
         """(1 - alpha) confidence intervals, columns 0 and 1 as in statsmodels.
 
         Methods with a parametric bootstrap give basic bootstrap intervals
-        [2 b - q_(1 - alpha/2), 2 b - q_(alpha/2)] of the replicates; methods
-        with a Gaussian release and a covariance from released values
-        (``noisy_ols``) give normal intervals b -/+ z_(1 - alpha/2) se; the
-        non-private reference gives classical t intervals.
+        [2 b - r_(B-k+1), 2 b - r_(k)] (order statistics of the B re-centred
+        replicates, k the smallest integer with 2k/B >= alpha; the same test
+        as :attr:`pvalues`); methods with a Gaussian release and a covariance
+        from released values (``noisy_ols``) give normal intervals
+        b -/+ z_(1 - alpha/2) se; the non-private reference gives classical t
+        intervals.  NaN, with an InferenceWithheldWarning, when the fit's
+        inference is withheld (:attr:`inference_withheld`).
         """
         if not 0 < alpha < 1:
             raise ValueError("alpha must lie in (0, 1)")
         bse = self._require_inference()
         p = self.params.to_numpy()
-        if self._draws is not None:
-            q_lo, q_hi = np.quantile(self._draws, [alpha / 2, 1 - alpha / 2], axis=0)
-            return pd.DataFrame({0: 2 * p - q_hi, 1: 2 * p - q_lo}, index=self.params.index)
+        if self._draws is not None and not self._withheld:
+            lo, hi = basic_bootstrap_interval(p, self._draws, alpha)
+            return pd.DataFrame({0: lo, 1: hi}, index=self.params.index)
         q = stats.t.ppf(1 - alpha / 2, self._tdist_df) if self._tdist_df else stats.norm.ppf(1 - alpha / 2)
         return pd.DataFrame({0: p - q * bse, 1: p + q * bse}, index=self.params.index)
 
     @property
     def inference_method(self) -> str:
         """How the standard errors and intervals were obtained, in words."""
+        if self._withheld:
+            return "withheld: " + self._withheld
         if self._draws is not None:
             return (f"parametric bootstrap on released values ({self._draws.shape[0]} replicates; "
-                    "Ferrando, Wang & Sheldon 2022); basic bootstrap intervals")
+                    "Ferrando, Wang & Sheldon 2022); basic bootstrap intervals, p-values from the same test")
         if self._bse is not None and not self.privacy.private:
             return "classical OLS (NOT PRIVATE)"
         if self._bse is not None and "inference_method" in self.info:
@@ -167,7 +210,8 @@ class DPRegressionResults:
                 rows.append([f"{c:.4g}", f"{bse[i]:.3g}", f"{t[i]:.3f}", f"{p[i]:.3f}", f"{ci[i, 0]:.4g}",
                              f"{ci[i, 1]:.4g}"])
         else:
-            rows = [[f"{c:.4g}", "n/a", "n/a", "n/a", "n/a", "n/a"] for c in self.params]
+            cell = WITHHELD_CELL if self._withheld else "n/a"
+            rows = [[f"{c:.4g}"] + [cell] * 5 for c in self.params]
         return SimpleTable([[esc(c) for c in r] for r in rows], headers=[esc(h) for h in header],
                            stubs=[esc(str(s)) for s in self.params.index], txt_fmt=_TXT_FMT)
 
@@ -221,7 +265,9 @@ class DPRegressionResults:
 
     def _extra_lines(self) -> list[str]:
         extra = []
-        if not self.inference_available:
+        if self._withheld:
+            extra.append(f"Inference withheld ({WITHHELD_CELL}): {self._withheld}.")
+        elif not self.inference_available:
             extra.append(f"Standard errors not available: {self._bse_reason}")
         elif not self.privacy.private:
             extra.append("NOT PRIVATE: standard errors computed from the data (classical OLS).")
@@ -277,6 +323,8 @@ class DPRegressionResults:
         }
         if self.inference_available:
             out["bse"] = {k: float(v) for k, v in self.bse.items()}
+        elif self._withheld:
+            out["inference_withheld"] = self._withheld
         else:
             out["bse_unavailable"] = self._bse_reason
         return out
@@ -295,7 +343,7 @@ def latex_escape(text: str) -> str:
 
 _LATEX = {"{": r"\{", "}": r"\}", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}", "&": r"\&",
           "%": r"\%", "#": r"\#", "$": r"\$", "|": r"\textbar{}", "<": r"\textless{}", ">": r"\textgreater{}",
-          "\\": r"\textbackslash{}"}
+          "\\": r"\textbackslash{}", WITHHELD_CELL: "---"}
 
 
 class DPSummary(Summary):

@@ -105,6 +105,27 @@ def test_dp_ols_with_a_budget_file_records_the_fit_and_refuses_overspending(tmp_
     assert fit.epsilon == pytest.approx(1.0, rel=1e-6) and fit.delta == pytest.approx(5e-6)
 
 
+def test_auto_fits_are_recorded_under_the_chosen_method_and_residues_show_as_zero(tmp_path):
+    import pickle  # noqa: PLC0415
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.uniform(-1, 1, 500)})
+    df["y"] = 0.5 * df.x + rng.normal(0, 0.1, 500)
+    bounds = {"x": (-1, 1), "y": (-2, 2)}
+    for acct in (PrivacyAccountant(1.0, 1e-5, path=tmp_path / "budget.sqlite"), PrivacyAccountant(1.0, 1e-5)):
+        dpstats.dp_ols("y ~ x", df, epsilon=1.0, delta=5e-6, bounds=bounds, accountant=acct, random_state=1)
+        (fit,) = acct.history
+        assert fit.label == "adassp (auto): y ~ x"
+        assert repr(acct).endswith("over 1 fit)") or "over 1 fit;" in repr(acct)
+        left = acct.epsilon - acct.spent[0]
+        assert 0 <= left < 1e-6  # a rounding residue of the ledger's composed spend, if any
+        with pytest.raises(BudgetExceededError, match=r"\(epsilon=0, delta="):
+            acct.reserve(0.01, 1e-7)
+    # a persistent accountant pickles as its file: the copy draws from the same budget
+    again = pickle.loads(pickle.dumps(acct := PrivacyAccountant.open(tmp_path / "budget.sqlite")))
+    assert again.path == acct.path and again.spent == acct.spent
+
+
 # ---------------------------------------------------------------------------------------------
 # crashes: a reservation is on disk before the data are touched, and never lost
 # ---------------------------------------------------------------------------------------------

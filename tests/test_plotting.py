@@ -124,3 +124,15 @@ def test_error_vs_n_rejects_bad_input():
         error_vs_n([0, 2], {"a": [1.0, 2.0]})
     with pytest.raises(ValueError, match="sigma"):
         error_vs_n([1, 2], {"a": [1.0, 2.0]}, sigma=0)
+
+
+def test_saved_coef_plot_keeps_long_labels_inside_the_figure(data, tmp_path):
+    # the layout engine: after saving, every tick label's bounding box lies within the figure
+    long = dpstats.dp_ols("y ~ x + C(g, Treatment('c'))", data, float("inf"), method="ols")
+    ax = long.plot_coefficients(short_names=False)  # labels such as "C(g, Treatment('c'))[T.a]"
+    ax.figure.savefig(tmp_path / "coef.png")
+    renderer = ax.figure.canvas.get_renderer()
+    fig_box = ax.figure.bbox
+    for label in ax.get_yticklabels():
+        box = label.get_window_extent(renderer)
+        assert box.x0 >= fig_box.x0 - 0.5 and box.x1 <= fig_box.x1 + 0.5, label.get_text()

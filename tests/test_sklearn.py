@@ -116,6 +116,35 @@ def test_shared_accountant_caps_repeated_fits(data):
     assert acc.spent[0] == pytest.approx(2.0)
 
 
+def test_clone_and_grid_search_share_one_budget(data):
+    # clone deep-copies parameters: the accountant must come back as itself, so every fit of a grid search
+    # charges the one budget (a copy would carry a fresh budget and bypass the cap)
+    import copy  # noqa: PLC0415
+
+    from sklearn.model_selection import GridSearchCV  # noqa: PLC0415
+
+    X, y = data
+    acc = dpstats.PrivacyAccountant(3.0, 1e-5)
+    assert copy.copy(acc) is acc and copy.deepcopy(acc) is acc
+    est = DPLinearRegression(epsilon=0.5, delta=1e-7, bounds=(0, 10), y_bounds=(-20, 40), accountant=acc,
+                             random_state=0)
+    assert clone(est).accountant is acc
+    grid = {"dplinearregression__method": ["ssp", "adassp"]}
+    search = GridSearchCV(make_pipeline(clone(est)), grid, cv=2, refit=False, error_score="raise")
+    search.fit(X, y)  # 2 methods x 2 folds = 4 fits of epsilon 0.5 each
+    assert acc.spent[0] == pytest.approx(2.0, rel=1e-6) and len(acc.history) == 4
+    assert {spend.label.split(":")[0] for spend in acc.history} == {"ssp", "adassp"}
+    with pytest.raises(BudgetExceededError):  # 4 more fits need 2.0 but 1.0 is left: the cap holds
+        GridSearchCV(make_pipeline(clone(est)), grid, cv=2, refit=False, error_score="raise").fit(X, y)
+    assert acc.spent[0] <= 3.0 * (1 + 1e-12)
+
+
+def test_in_memory_accountant_refuses_pickling_with_a_reason():
+    acc = dpstats.PrivacyAccountant(1.0, 1e-6)
+    with pytest.raises(TypeError, match="own budget"):
+        pickle.dumps(acc)
+
+
 # -- scikit-learn's estimator checks ---------------------------------------------------------------------------
 # Every check of sklearn.utils.estimator_checks runs on the two configurations below and passes; we skip none
 # (EXPECTED_FAILED is empty; scikit-learn >= 1.9 itself skips its array-API checks unless SCIPY_ARRAY_API=1).

@@ -21,6 +21,16 @@ fit's result is returned; a fit that crashes or is killed in between keeps its
 whole reservation counted as spent.  Concurrent processes serialise their
 checks with SQLite's write lock, so together they never overspend.
 ``dpstats budget show PATH`` prints the file's history.
+
+An accountant is a shared resource, not a value: ``copy.copy`` and
+``copy.deepcopy`` return the accountant itself.  scikit-learn's ``clone`` (and
+so ``GridSearchCV``, ``cross_val_score``) deep-copies estimator parameters;
+a copy would carry its own, fresh budget, and every fit of a grid search
+would then draw from a different one, bypassing the cap.  Returning the same
+object makes every fit charge the one budget.  Pickling (another process)
+cannot share an in-memory budget and is refused with an explanation; a
+persistent accountant pickles as its file path and is re-opened from it,
+which is sound because the budget lives in the file.
 """
 
 from __future__ import annotations
@@ -33,11 +43,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from dpstats.errors import BudgetExceededError, BudgetMismatchError, InvalidPrivacyParameterError
-from dpstats.privacy.budget_store import BudgetStore
+from dpstats.privacy.budget_store import BudgetStore, chosen_label, display_left
 from dpstats.validation import check_privacy_parameters
 
 __all__ = ["PrivacyAccountant", "Spend"]
-
 
 @dataclass(frozen=True)
 class Spend:
@@ -211,7 +220,7 @@ class PrivacyAccountant:
             if not (ce + re + epsilon <= self.epsilon * (1 + tol) and cd + rd + delta <= self.delta * (1 + tol)):
                 raise BudgetExceededError(
                     f"this fit asks for (epsilon={epsilon:g}, delta={delta:g}) but the accountant has "
-                    f"(epsilon={max(0.0, self.epsilon - ce - re):g}, delta={max(0.0, self.delta - cd - rd):g}) "
+                    f"(epsilon={display_left(self.epsilon, ce + re):g}, delta={display_left(self.delta, cd + rd):g}) "
                     f"left of its (epsilon={self.epsilon:g}, delta={self.delta:g}); nothing was spent. "
                     "Ask for less, or ask the data custodian for a new budget."
                 )
@@ -219,11 +228,16 @@ class PrivacyAccountant:
             self._reserved[token] = _Reservation(token, label, float(epsilon), float(delta))
             return token
 
-    def settle(self, token: str, epsilon: float, delta: float, status: str = "released") -> Spend:
-        """Record what a reserved fit actually spent and release the rest."""
+    def settle(self, token: str, epsilon: float, delta: float, status: str = "released",
+               method: str | None = None) -> Spend:
+        """Record what a reserved fit actually spent and release the rest.
+
+        ``method``: the method that ran, when the reservation was made before it was chosen
+        (``method="auto"``); the history then names it (see :func:`chosen_label`).
+        """
         with self._lock:
             if self._store is not None:
-                row, eps, dlt = self._store.settle(token, epsilon, delta, status)
+                row, eps, dlt = self._store.settle(token, epsilon, delta, status, method=method)
                 return Spend(row.label, eps, dlt, datetime.fromisoformat(row.settled_at or row.reserved_at), status)
             res = self._reserved.pop(token, None)
             if res is None:
@@ -233,13 +247,31 @@ class PrivacyAccountant:
             # check, so both are clamped: negative to 0, NaN to the whole reservation.
             eps = _clamp(float(epsilon), res.epsilon)
             dlt = _clamp(float(delta), res.delta)
-            spend = Spend(res.label, eps, dlt, datetime.now(timezone.utc), status)
+            spend = Spend(chosen_label(res.label, method), eps, dlt, datetime.now(timezone.utc), status)
             if eps > 0 or dlt > 0:
                 self._history.append(spend)
             return spend
 
+    def __copy__(self) -> "PrivacyAccountant":
+        """The accountant itself: a budget is a shared resource (see the module docstring)."""
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "PrivacyAccountant":
+        """The accountant itself: a copy would carry its own budget and bypass the cap."""
+        return self
+
+    def __reduce__(self) -> tuple:
+        """Persistent accountants pickle as their file (re-opened on load); in-memory ones cannot be pickled."""
+        if self.path is None:
+            raise TypeError(
+                "an in-memory PrivacyAccountant cannot be pickled: a copy in another process would carry its own "
+                "budget and bypass the cap. Use PrivacyAccountant(epsilon, delta, path='budget.sqlite') to share "
+                "a budget between processes (e.g. GridSearchCV(n_jobs>1)).")
+        return (PrivacyAccountant.open, (self.path,))
+
     def __repr__(self) -> str:
         e, d = self.spent
         where = f"; file {self.path!r}" if self.path else ""
+        fits = len(self.history)
         return (f"PrivacyAccountant(epsilon={self.epsilon:g}, delta={self.delta:g}; "
-                f"spent epsilon={e:.4g}, delta={d:.3g} over {len(self.history)} fits{where})")
+                f"spent epsilon={e:.4g}, delta={d:.3g} over {fits} fit{'' if fits == 1 else 's'}{where})")

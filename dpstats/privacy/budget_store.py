@@ -55,6 +55,22 @@ APPLICATION_ID = 0x64707374  # "dpst"
 FORMAT = "dpstats privacy budget"
 VERSION = 1
 _TOL = 1e-12  # the relative slack of the in-memory accountant's budget check
+#: what is left below this fraction of the budget is shown as 0 in messages: it is the rounding residue of
+#: spends a little under their reservations (a ledger's composed total), which no useful fit can use
+_RESIDUE = 1e-6
+
+
+def display_left(total: float, used: float) -> float:
+    """What is left of ``total`` after ``used``, for messages (a rounding residue is shown as 0)."""
+    left = total - used
+    return 0.0 if left <= total * _RESIDUE else left
+
+
+def chosen_label(label: str, method: str | None) -> str:
+    """The history label of a fit reserved as ``"auto: ..."`` once ``method`` was chosen: ``"adassp (auto): ..."``."""
+    if method and label.startswith("auto: "):
+        return f"{method} (auto): {label[len('auto: '):]}"
+    return label
 
 _SCHEMA = f"""
 PRAGMA application_id = {APPLICATION_ID};
@@ -359,7 +375,7 @@ class BudgetStore:
             if not (ce + re_ + epsilon <= total_e * (1 + _TOL) and cd + rd + delta <= total_d * (1 + _TOL)):
                 raise BudgetExceededError(
                     f"this fit asks for (epsilon={epsilon:g}, delta={delta:g}) but the budget file {self.path!r} "
-                    f"has (epsilon={max(0.0, total_e - ce - re_):g}, delta={max(0.0, total_d - cd - rd):g}) left "
+                    f"has (epsilon={display_left(total_e, ce + re_):g}, delta={display_left(total_d, cd + rd):g}) left "
                     f"of its (epsilon={total_e:g}, delta={total_d:g}); nothing was spent. Ask for less, or ask "
                     "the data custodian for a new budget.")
             conn.execute(
@@ -369,16 +385,19 @@ class BudgetStore:
                  _start_time(os.getpid()), _now()))
         return token, (total_e, total_d)
 
-    def settle(self, token: str, epsilon: float, delta: float, status: str) -> tuple[Reservation, float, float]:
-        """Record what a reservation spent (clamped to it); KeyError when it is unknown or already settled."""
+    def settle(self, token: str, epsilon: float, delta: float, status: str,
+               method: str | None = None) -> tuple[Reservation, float, float]:
+        """Record what a reservation spent (clamped to it); KeyError when it is unknown or already settled.
+        ``method`` names the method an ``auto`` reservation ran (:func:`chosen_label`)."""
         with self._transaction() as conn:
-            row = conn.execute("SELECT reserved_epsilon, reserved_delta, status FROM reservations WHERE token = ?",
-                               (token,)).fetchone()
+            row = conn.execute("SELECT reserved_epsilon, reserved_delta, status, label FROM reservations "
+                               "WHERE token = ?", (token,)).fetchone()
             if row is None or row[2] != "reserved":
                 raise KeyError("unknown or already settled reservation")
             eps, dlt = _clamp(float(epsilon), row[0]), _clamp(float(delta), row[1])
-            conn.execute("UPDATE reservations SET spent_epsilon = ?, spent_delta = ?, status = ?, settled_at = ? "
-                         "WHERE token = ?", (eps, dlt, str(status), _now(), token))
+            conn.execute("UPDATE reservations SET spent_epsilon = ?, spent_delta = ?, status = ?, settled_at = ?, "
+                         "label = ? WHERE token = ?",
+                         (eps, dlt, str(status), _now(), chosen_label(row[3], method), token))
             res = self._row(conn, token)
         return res, eps, dlt
 
