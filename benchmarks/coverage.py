@@ -16,7 +16,9 @@ on the same data (ratio of mean widths, and the median over fits of each
 fit's ratio, which is not dominated by a few very wide fits), and the share
 of fits whose summary carries a WARNING.  ``noisy_ols`` refuses (IllConditionedDesignError, decided from its
 released lambda_min bound) where it cannot certify a sensitivity; the share of
-refusals is recorded and coverage is over the fits that were released.
+refusals is recorded and coverage is over the fits that were released.  ``ssp`` and ``adassp`` withhold
+their intervals where the released noise-to-signal ratio says they would not cover (``inference_withheld``);
+the share of withheld fits is recorded and coverage is over the fits whose intervals were shown.
 Each setting's seed depends only on (method, setting), so runs of a subset of
 methods reproduce the rows of the full run; --jsonl appends each row as it
 finishes (a long run can be assembled from what is done).
@@ -57,7 +59,7 @@ def simulate(n: int, d: int, noise: str, rng: np.random.Generator) -> tuple[pd.D
 
 def coverage_setting(method: str, n: int, d: int, eps: float, noise: str, reps: int, seed: int) -> dict:
     rng = np.random.default_rng(seed)
-    covered, widths, ols_widths, errors, warned, refused = [], [], [], [], [], 0
+    covered, widths, ols_widths, errors, warned, refused, withheld = [], [], [], [], [], 0, 0
     for r in range(reps):
         df, formula, bounds, truth = simulate(n, d, noise, rng)
         try:
@@ -66,6 +68,9 @@ def coverage_setting(method: str, n: int, d: int, eps: float, noise: str, reps: 
         except IllConditionedDesignError:
             refused += 1
             continue
+        if res.inference_withheld:  # the summary shows no interval (the diagnostic says it would not cover)
+            withheld += 1
+            continue
         ols = dpstats.dp_ols(formula, df, float("inf"), method="ols")
         ci, oci = res.conf_int().to_numpy(), ols.conf_int().to_numpy()
         covered.append((ci[:, 0] <= truth) & (truth <= ci[:, 1]))
@@ -73,10 +78,12 @@ def coverage_setting(method: str, n: int, d: int, eps: float, noise: str, reps: 
         ols_widths.append(oci[:, 1] - oci[:, 0])
         errors.append(np.linalg.norm(res.params.to_numpy() - truth))
         warned.append(any(note.startswith("WARNING") for note in res.privacy.notes))
-    row = dict(method=method, n=n, d=d, epsilon=eps, noise=noise, reps=reps, refused=refused / reps)
+    row = dict(method=method, n=n, d=d, epsilon=eps, noise=noise, reps=reps, refused=refused / reps,
+               withheld=withheld / reps)
     if not covered:
         return dict(row, coverage=float("nan"), worst_coef=float("nan"), width_vs_ols=float("nan"),
-                    median_width_vs_ols=float("nan"), mean_error=float("nan"), warned=float("nan"), ok="refused")
+                    median_width_vs_ols=float("nan"), mean_error=float("nan"), warned=float("nan"),
+                    ok="refused" if refused else "withheld")
     cov = np.array(covered)
     ratio = np.mean(widths, axis=1) / np.mean(ols_widths, axis=1)  # per fit: mean width over coefficients
     return dict(row, coverage=float(cov.mean()), worst_coef=float(cov.mean(axis=0).min()),
@@ -129,12 +136,13 @@ def tally(table: pd.DataFrame) -> str:
     """Per method: settings within the band, settings outside it and whether each of those warned."""
     lines = []
     for method, part in table.groupby("method", sort=False):
-        fitted = part[part["ok"] != "refused"]
+        fitted = part[~part["ok"].isin(["refused", "withheld"])]
         inside = int((fitted["ok"] == True).sum())  # noqa: E712 - column mixes bools and "refused"
         outside = fitted[fitted["ok"] == False]  # noqa: E712
         unwarned = outside[outside["warned"] < 0.5]
         lines.append(f"- {method}: {inside} of {len(fitted)} released settings within [{BAND[0]}, {BAND[1]}]"
-                     + (f" ({len(part) - len(fitted)} always refused)" if len(part) > len(fitted) else "")
+                     + (f" ({len(part) - len(fitted)} always refused or withheld)" if len(part) > len(fitted)
+                        else "")
                      + f"; {len(outside)} outside, of which {len(outside) - len(unwarned)} warned in most fits"
                      + (f"; NOT warned: {unwarned[['n', 'd', 'epsilon', 'noise']].to_dict('records')}"
                         if len(unwarned) else ""))

@@ -13,6 +13,7 @@ from dpstats.api_arrays import dp_ols_arrays, formula_all
 from dpstats.compare import Comparison, compare
 from dpstats.methods import available_methods
 from dpstats.privacy import PrivacyAccountant, PrivacyReport
+from dpstats.inference import InferenceWithheldWarning
 from dpstats.results import DPRegressionResults, InferenceUnavailableError
 from dpstats.theory import plan, plot_plan
 
@@ -20,6 +21,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "dp_ols", "PrivacyAccountant", "PrivacyReport", "DPRegressionResults", "InferenceUnavailableError",
+    "InferenceWithheldWarning",
     "available_methods", "datasets", "errors", "simulate", "theory", "plan", "__version__",
     "dp_ols_arrays", "formula_all", "plot_plan", "compare", "Comparison", "plotting",
 ]
