@@ -100,7 +100,7 @@ from dpstats.bounds import DataBounds
 from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods.blocks import RowPermutation
 from dpstats.methods.private_centring import (
-    Standardisation, StandardisedPasses, check_public_options, private_columns,
+    Standardisation, StandardisedPasses, check_public_options, releases_anything,
     release_standardisation,
 )
 from dpstats.methods.registry import MethodFit, MethodSpec, register
@@ -321,7 +321,7 @@ def _fit(rows: _MemoryRows | _ChunkRows, n: int, d: int, *, ledger: PrivacyLedge
         raise MethodOptionError(f"too few rows (n={n}) for DP-AMBSSGD")
 
     mu = gaussian_mu(ledger.epsilon, ledger.delta)
-    mu, mu_pre = precondition_split(mu, standardize and bool(private_columns(d, intercept_index, column_ranges)))
+    mu, mu_pre = precondition_split(mu, standardize and releases_anything(d, intercept_index, column_ranges))
     round_cap = min(rest // 4, max_disjoint_histograms(int(est * rest), mu))
     if round_cap < 2:
         raise InsufficientDataError(

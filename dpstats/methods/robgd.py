@@ -204,7 +204,7 @@ from dpstats.bounds import DataBounds
 from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods.blocks import RowPermutation
 from dpstats.methods.private_centring import (
-    Standardisation, StandardisedPasses, check_public_options, private_columns,
+    Standardisation, StandardisedPasses, check_public_options, releases_anything,
     release_standardisation,
 )
 from dpstats.methods.registry import MethodFit, MethodSpec, register
@@ -566,7 +566,7 @@ def _fit(rows: _MemoryRows | _ChunkRows, n: int, d: int, *, ledger: PrivacyLedge
     need_spectrum = rounds is None or step_size is None
 
     mu = gaussian_mu(ledger.epsilon, ledger.delta)
-    mu, mu_pre = precondition_split(mu, standardize and bool(private_columns(d, intercept_index, column_ranges)))
+    mu, mu_pre = precondition_split(mu, standardize and releases_anything(d, intercept_index, column_ranges))
     rest_share = 1.0 - _NORM_SHARE - _SPECTRUM_SHARE
     hist_cap = max_histogram_releases(n_a // b_dist, b_dist, mu * math.sqrt(rest_share), min(1.0, b_dist * max_corr))
     round_cap = hist_cap - int(best_iterate)
