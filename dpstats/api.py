@@ -266,6 +266,8 @@ def _fit_reserved(design: Design, spec: MethodSpec | None, method: str, eps: flo
             bse = np.sqrt(np.diag(cov))
         elif bse is not None and draws is None:
             bse, bse_reason = None, "the method gave standard errors without a covariance matrix to rescale"
+    elif spec.raw_units_warning:
+        notes.append("WARNING: " + spec.raw_units_warning)
     if draws is not None:
         cov = np.atleast_2d(np.cov(draws, rowvar=False))
         bse = np.sqrt(np.diag(cov))

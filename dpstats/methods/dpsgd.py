@@ -314,4 +314,9 @@ SPEC = register(MethodSpec(
     options=("clip_norm", "learning_rate", "batch_size", "epochs", "optimizer"),
     auto_rank=None,
     fit_chunks=fit_chunks,
+    raw_units_warning=(
+        "DP-SGD ran on the data's own units (not every variable has declared bounds, so there was no public "
+        "rescaling to [-1, 1]); its default clip norm and learning rate and its start at 0 assume coefficients and "
+        "per-row gradients of order 1, and on other scales the coefficients can be off by orders of magnitude. "
+        "Declare bounds for every variable, or pass clip_norm= and learning_rate= on your data's scale."),
 ))

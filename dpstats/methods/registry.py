@@ -105,6 +105,8 @@ class MethodSpec:
         neither this nor ``fit_statistics`` cannot fit chunked data.
     chunks_note:
         Why a method without chunked support has none (shown in the error).
+    raw_units_warning:
+        A warning for fits on the data's own units (see the field).
     """
 
     name: str
@@ -127,6 +129,9 @@ class MethodSpec:
     plan_statistics: Callable[..., Any] | None = None
     fit_chunks: ChunksFitFunction | None = None
     chunks_note: str = ""
+    raw_units_warning: str = ""
+    """Shown as a WARNING when the fit ran on the data's own units (no public rescaling: some variable without
+    declared bounds, or ``rescale=False``), for methods whose defaults assume unit scale."""
 
     @property
     def supports_chunks(self) -> bool:

@@ -220,6 +220,7 @@ M_PASS_PROBABILITY = 0.99  # pass probability the default m aims at for ideal (G
 M_SAFETY = 1.25  # real block estimates have heavier tails than Gaussian ones
 PRIVATE_M_SHARE = 0.02
 PRIVATE_M_ETA = 1e-3
+SHORT_BLOCK_FACTOR = 4  # per-block OLS on fewer than 4 d rows per block gets a public warning (see _finish)
 PREP_ROWS = 1 << 17  # rows at the first positions of the public order used for the private centres and radii
 SCALE_QUANTILE = 0.75
 RADIUS_K = 3.0  # clip radius in units of the private quantile of |x - centre|
@@ -1027,6 +1028,14 @@ def _finish(setup: _Setup, estimates: np.ndarray, prep: _Preprocessing | None, p
     setup.notes.append(f"TukeyEM: m={n_models} blocks of {b} rows ({n - n_models * b} rows unused); "
                        f"PTR passed (noisy distance {release.noisy_distance:.1f} > threshold "
                        f"{release.threshold:.1f}); restricted to depth >= {release.t}")
+    if not setup.moments and b < SHORT_BLOCK_FACTOR * d:
+        setup.notes.append(
+            f"WARNING: each per-block OLS model is fitted on {b} rows for d={d} columns. A factor level or "
+            f"indicator present in fewer than about 1 in {b} rows leaves most blocks rank-deficient, and their "
+            "coefficients are then not identified (the minimum-norm block solutions shift the intercept into the "
+            "dummies), which can spoil the whole fit. Use a common level as the reference "
+            "(C(g, Treatment('most common level'))), fewer terms, more rows, or declared bounds with "
+            "method='adassp'.")
     setup.info.update(m=n_models, block_rows=b, t=release.t, noisy_distance=release.noisy_distance,
                       ptr_threshold=release.threshold)
     return MethodFit(params=params, notes=tuple(setup.notes), info=setup.info,
