@@ -10,6 +10,7 @@ hold the data.
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import warnings
@@ -293,7 +294,9 @@ class DPRegressionResults:
         smry.add_extra_txt(self._extra_lines())
         smry.latex_tables = self._tables(alpha, esc=latex_escape)
         smry.latex_title = self._title()
-        smry.latex_notes = [latex_escape(line).replace("_", r"\_") for line in self._extra_lines()]
+        smry.latex_notes = [latex_escape_text(line) for line in self._extra_lines()]
+        smry.html_tables = self._tables(alpha, esc=html.escape)
+        smry.html_notes = [html.escape(line) for line in self._extra_lines()]
         return smry
 
     def __str__(self) -> str:
@@ -330,20 +333,38 @@ class DPRegressionResults:
         return out
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, default=lambda o: list(o) if isinstance(o, tuple) else str(o))
+        """:meth:`to_dict` as standard JSON: non-finite numbers (NaN where a quantity does not apply, the
+        infinite epsilon of the non-private reference) are written as null, never as NaN or Infinity."""
+        return json.dumps(_finite_or_null(self.to_dict()), indent=2, allow_nan=False,
+                          default=lambda o: list(o) if isinstance(o, tuple) else str(o))
+
+
+def _finite_or_null(value: Any) -> Any:
+    """A copy of nested dicts/lists/tuples with every non-finite float (also numpy floats) replaced by None."""
+    if isinstance(value, dict):
+        return {k: _finite_or_null(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_or_null(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    return value
 
 
 def latex_escape(text: str) -> str:
-    """Escape LaTeX special characters except ``_``, which statsmodels' table writer escapes itself."""
-    out = []
-    for ch in str(text):
-        out.append(_LATEX.get(ch, ch))
-    return "".join(out)
+    """Escape LaTeX special characters in a table cell, except those statsmodels' LaTeX table writer replaces
+    itself afterwards (``# $ % & > _ |``: escaping them here too would double the backslash)."""
+    return "".join(_LATEX_CELL.get(ch, ch) for ch in str(text))
+
+
+def latex_escape_text(text: str) -> str:
+    """Escape every LaTeX special character of running text (the notes under the table)."""
+    return "".join(_LATEX.get(ch, ch) for ch in str(text))
 
 
 _LATEX = {"{": r"\{", "}": r"\}", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}", "&": r"\&",
-          "%": r"\%", "#": r"\#", "$": r"\$", "|": r"\textbar{}", "<": r"\textless{}", ">": r"\textgreater{}",
-          "\\": r"\textbackslash{}", WITHHELD_CELL: "---"}
+          "%": r"\%", "#": r"\#", "$": r"\$", "_": r"\_", "|": r"\textbar{}", "<": r"\textless{}",
+          ">": r"\textgreater{}", "\\": r"\textbackslash{}", WITHHELD_CELL: "---"}
+_LATEX_CELL = {ch: rep for ch, rep in _LATEX.items() if ch not in "#$%&>_|"}
 
 
 class DPSummary(Summary):
@@ -352,6 +373,12 @@ class DPSummary(Summary):
     latex_tables: list[SimpleTable]
     latex_title: str
     latex_notes: list[str]
+    html_tables: list[SimpleTable]
+    html_notes: list[str]
+
+    def as_html(self) -> str:
+        """The tables and notes as HTML, with every name and note HTML-escaped."""
+        return ("\n".join(t.as_html() for t in self.html_tables) + "<br/><br/>" + "<br/>".join(self.html_notes))
 
     def as_latex(self, label: str = "tab:dpstats") -> str:  # type: ignore[override]
         body = "\n".join(t.as_latex_tabular(center=False) for t in self.latex_tables)

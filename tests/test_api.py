@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -306,3 +307,24 @@ def test_auto_picks_a_bound_free_method_at_large_n_and_says_why():
     spec = available_methods()[res.method]
     assert not spec.needs_bounds and spec.private
     assert "not every column has declared bounds" in res.privacy.method_choice
+
+
+def test_latex_html_and_json_escape_names_and_levels_once() -> None:
+    # Level names with LaTeX specials were escaped twice (ours, then statsmodels' table writer): "R\\&D" broke
+    # the row and "100\\%" commented out the rest of the line.  HTML passed raw tags through; JSON wrote NaN.
+    rng = np.random.default_rng(0)
+    n = 2000
+    df = pd.DataFrame({"dept": rng.choice(["R&D", "Sales", "100%"], n), "<b>x</b>": rng.uniform(0, 1, n)})
+    df["y"] = df["<b>x</b>"] + rng.normal(0, 0.1, n)
+    res = dpstats.dp_ols('y ~ Q("<b>x</b>") + C(dept, levels=["R&D", "Sales", "100%"])', df, 10, 1e-6,
+                         bounds={"<b>x</b>": (0, 1), "y": (-2, 3)}, random_state=0)
+    latex = res.summary().as_latex()
+    assert r"[T.100\%]" in latex and r"R\&D" in latex
+    assert r"\\&" not in latex and r"\\%" not in latex
+    page = res.summary().as_html()
+    assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page
+    tukey = dpstats.dp_ols("y ~ Q('<b>x</b>')", df, 10, 1e-6, method="tukey", random_state=0)
+    reference = dpstats.dp_ols("y ~ Q('<b>x</b>')", df, math.inf, method="ols")
+    for fit in (res, tukey, reference):
+        text = fit.to_json()
+        json.loads(text, parse_constant=lambda token: pytest.fail(f"non-standard JSON token {token}"))
