@@ -47,11 +47,56 @@ clipping, lambda = 2 eta c_x (2T) / m_min, which bounds the sensitivity only on
 the event |x^T beta^(t)| <= T for all rows and iterates; privacy then holds only
 with high probability under the paper's model (Thm 17).
 
-Defaults follow the paper: N0 = ceil(log n) (N0 ≍ log n), T = B_Y (the
-declared label bound; the paper asks T >= K sigma sqrt(log n)), eta = 1/c_x^2
-(eta = 1 after scaling the covariates to ||x||_inf <= 1, the scaling under
-which the paper's lambda = 4T/(n/N0) holds).  s_hat has no default: the paper
-takes s_hat ≍ s (the true sparsity), which only the user can know.
+Defaults: T = B_Y (the declared label bound; the paper asks T >= K sigma
+sqrt(log n)) as in the paper.  s_hat has no default: the paper takes
+s_hat ≍ s (the true sparsity), which only the user can know.  The step size
+and the number of iterations are CHANGED from the paper's (next section).
+
+Step size and iterations [derived; changed from the paper].  Cai et al. take
+eta = 1 (= 1/c_x^2 under their scaling ||x||_inf <= 1) and N0 ≍ log n, which
+contracts the error only when the design is well conditioned (their
+lambda_max(Sigma_X) < Lambda with eta ≈ 2/(lambda_max + lambda_min), ALGORITHMS.md 5).
+On real designs rescaled to [-1, 1] (dummies and columns far from centred
+within their bounds) the restricted curvature is several times c_x^2 and the
+iteration with eta = 1/c_x^2 oscillates and grows until the residual clip
+binds (diamonds: in-sample R^2 -270).  The default step is instead
+
+    eta = 1 / L_2s,   L_2s = sum of the min(d, 2 s_hat) largest c_j^2,
+
+with c_j the largest |bound| of column j: a public bound on the smoothness of
+every part's loss (the mean of the Huber-type loss whose derivative is the
+clipped residual, curvature at most that of least squares) along any
+2 s_hat-sparse direction, since ||x_S||^2 <= sum_{j in S} c_j^2.  The bound
+over 2 s_hat coordinates (not d) suffices although the gradient is dense:
+beta^(t+1) - beta^(t) is supported on supp beta^(t) ∪ supp beta^(t+1), at most
+2 s_hat coordinates, so the descent lemma gives
+f(beta^(t+1)) <= f(beta^(t)) + <g, Delta> + (L_2s / 2) ||Delta||^2, and when
+beta^(t+1) is the exact top-s_hat truncation of beta^(t) - eta g (Peeling
+without noise), <g, Delta> <= -||Delta||^2 / (2 eta), so with eta <= 1/L_2s
+the part's loss does not increase (the majorisation argument for iterative
+hard thresholding, Blumensath & Davies 2009, with the smoothness restricted
+to 2 s_hat-sparse moves).  The bound is attained by
+designs within the bounds (2 s_hat equal columns at +-c_x), so no larger
+public step is safe.  The argument covers the noiseless recursion: Peeling's
+noise perturbs both the selected support and the released values, each step
+by about its noise scale b; it enters additively at every step and is not
+bounded by the argument.
+
+The default number of iterations keeps the paper's product eta c_x^2 N0 =
+log n: N0 = ceil(log(n) / (eta c_x^2)) (capped at n), which is ceil(log n)
+for the paper's eta = 1/c_x^2 and ceil((L_2s / c_x^2) log n) for the default
+step.  Since lambda is proportional to eta N0 / n, the Peeling sensitivity is
+then about the paper's 2 c_x R log(n) / n for every step size; the price of
+the safe step is L_2s / c_x^2 times more iterations on parts that many times
+smaller, so a weaker signal per step against the same noise (on the paper's design, d = 1000, n = 5000, s = 5, support
+recovery needs epsilon ≈ 10 instead of 1 at the default step; pass
+step_size = 1/c_x^2 when the design is publicly known to be near isotropic,
+e.g. independent centred +-1 columns).  Privacy needs no change for any N0:
+the parts stay disjoint, each call is calibrated to its own lambda, and the
+ledger records one step (above).  Public-fact notes flag a step above
+1/L_2s, and (post-processing of the released iterates) a run whose iterates
+still move in the second half, which happens on ill-conditioned designs,
+where this gradient method needs far more iterations than log n / eta.
 
 The intercept, if the design has one, is one of the d coordinates and competes
 for the s_hat slots; drop it ("- 1") when the response is centred by public
@@ -60,7 +105,7 @@ constants.
 Units: with every bound declared, :func:`dpstats.dp_ols` and
 :func:`dpstats.dp_ols_arrays` rescale the columns and the response to
 [-1, 1] by the declared ranges before fitting (on by default), so then
-c_x = 1, eta = 1, and ``truncation`` and ``residual_bound`` are fractions of
+c_x = 1, and ``truncation`` and ``residual_bound`` are fractions of
 the response's declared half-range (e.g. residual_bound = 4 sigma / s_y); with
 ``rescale=False`` they are in the response's own units.  A residual bound of a
 few sigma, rather than the default 2T, cuts the Peeling noise by the factor
@@ -77,8 +122,8 @@ returns the sum over them of the clipped x_i times the clipped residual
 Peeling release.  Each Peeling input is therefore the same function of the
 same rows as in memory (the sum is added in another order), the parts are
 disjoint, and the proof above applies unchanged.  Cost: N0 passes (default
-ceil(log n), 19 at n = 10^8), each reading every chunk but evaluating only
-about n / N0 of the rows, so the design is evaluated about once in total;
+ceil((L_2s / c_x^2) log n), 185 at n = 10^8 and min(d, 2 s_hat) = 10), each
+reading every chunk but evaluating only about n / N0 of the rows, so the design is evaluated about once in total;
 memory O(d) on the driver besides one chunk.  The iterations cannot share a
 pass: iteration t's gradient is taken at the iterate released by iteration
 t - 1.
@@ -129,6 +174,7 @@ class _Plan:
     residual_bound: float | None  # None: guarantee="conditional", residuals not clipped
     linf_sensitivity: float
     guarantee: str
+    smoothness: float  # L_2s, the public restricted-smoothness bound
 
     def part_range(self, t: int) -> tuple[int, int]:
         """Positions [start, stop) of part t: ``np.array_split(range(n), parts)[t]``."""
@@ -143,9 +189,25 @@ class _Plan:
         return np.where(positions < head, positions // (k + 1), r + (positions - head) // k)
 
 
+def _smoothness_bound(bounds: DataBounds, sparsity: int) -> float:
+    """L_2s, a public bound on the restricted smoothness of every part's loss: the sum of the min(d, 2 s_hat)
+    largest squared column bounds c_j^2 (see the module docstring, "Step size and iterations")."""
+    c2 = np.sort(np.maximum(bounds.column_lo ** 2, bounds.column_hi ** 2))[::-1]
+    return float(np.sum(c2[:min(c2.size, 2 * sparsity)]))
+
+
+def _iterations(n: int, eta_c2: float, iterations: int | None) -> int:
+    """N0: given, or ceil(log(n) / (eta c_x^2)) capped at n (module docstring, "Step size and iterations")."""
+    if iterations is None:
+        return int(min(n, max(1, math.ceil(math.log(n) / eta_c2))))
+    if isinstance(iterations, bool) or int(iterations) != iterations or iterations < 1:
+        raise MethodOptionError(f"iterations must be a positive integer, got {iterations!r}")
+    return int(iterations)
+
+
 def _plan(n: int, d: int, bounds: DataBounds, *, sparsity: int | None, truncation: float | None,
           iterations: int | None, step_size: float | None, residual_bound: float | None, guarantee: str) -> _Plan:
-    """Validate the options (public facts only; refusals spend nothing) and fix T, N0, eta, R and lambda."""
+    """Validate the options (public facts only; refusals spend nothing) and fix T, eta, N0, R and lambda."""
     if guarantee not in _GUARANTEES:
         raise MethodOptionError(f"guarantee must be one of {', '.join(_GUARANTEES)}, got {guarantee!r}")
     if sparsity is None:
@@ -154,16 +216,14 @@ def _plan(n: int, d: int, bounds: DataBounds, *, sparsity: int | None, truncatio
     if isinstance(sparsity, bool) or int(sparsity) != sparsity or not 1 <= sparsity <= d:
         raise MethodOptionError(f"sparsity must be an integer between 1 and d={d}, got {sparsity!r}")
     T = bounds.y_abs if truncation is None else min(_positive("truncation", truncation), bounds.y_abs)
-    n_parts = max(1, math.ceil(math.log(n))) if iterations is None else iterations
-    if isinstance(n_parts, bool) or int(n_parts) != n_parts or n_parts < 1:
-        raise MethodOptionError(f"iterations must be a positive integer, got {iterations!r}")
-    n_parts = int(n_parts)
-    if n < n_parts:
-        raise InsufficientDataError(f"lasso splits the rows into iterations={n_parts} parts; n={n} is too few")
     c_x = float(np.max(np.maximum(np.abs(bounds.column_lo), np.abs(bounds.column_hi))))
     if not c_x > 0:
         raise MethodOptionError("every design column is bounded to {0}; there is nothing to fit")
-    eta = 1.0 / (c_x * c_x) if step_size is None else _positive("step_size", step_size)
+    smooth = _smoothness_bound(bounds, int(sparsity))
+    eta = 1.0 / smooth if step_size is None else _positive("step_size", step_size)
+    n_parts = _iterations(n, eta * c_x * c_x, iterations)
+    if n < n_parts:
+        raise InsufficientDataError(f"lasso splits the rows into iterations={n_parts} parts; n={n} is too few")
     if guarantee == "conditional":
         if residual_bound is not None:
             raise MethodOptionError("residual_bound belongs to the worst-case fit; guarantee='conditional' runs "
@@ -172,7 +232,8 @@ def _plan(n: int, d: int, bounds: DataBounds, *, sparsity: int | None, truncatio
     else:
         R = 2.0 * T if residual_bound is None else _positive("residual_bound", residual_bound)
     lam = 2.0 * eta * c_x * R / (n // n_parts)
-    return _Plan(n, int(sparsity), n_parts, T, eta, R if guarantee == "worst-case" else None, lam, guarantee)
+    return _Plan(n, int(sparsity), n_parts, T, eta, R if guarantee == "worst-case" else None, lam, guarantee,
+                 smooth)
 
 
 class _PartGradient:
@@ -218,9 +279,10 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     truncation:
         T of f_T; default and maximum B_Y, the declared bound on |y|.
     iterations:
-        N0, the number of disjoint parts and gradient steps; default ceil(log n).
+        N0, the number of disjoint parts and gradient steps; default ceil(log(n) / (eta c_x^2)), capped at n.
     step_size:
-        eta; default 1 / c_x^2 with c_x the largest |column bound|.
+        eta; default 1 / L_2s, the sum of the min(d, 2 s_hat) largest squared column bounds (Cai et al.'s
+        choice is 1 / c_x^2, c_x the largest |column bound|; module docstring, "Step size and iterations").
     residual_bound:
         R, worst-case only: residuals are clipped to [-R, R]; default 2T.
     guarantee:
@@ -273,17 +335,20 @@ def _run(plan: _Plan, d: int, perm: RowPermutation, bounds: DataBounds,
     block = peeling_block(parts=plan.parts, sparsity=plan.sparsity, linf_sensitivity=plan.linf_sensitivity,
                           epsilon=ledger.epsilon, delta=ledger.delta, ledger=ledger, name="DP-LASSO Peeling steps",
                           dimension=d)
-    beta = np.zeros(d)
+    beta, half = np.zeros(d), np.zeros(d)
     for t in range(plan.parts):
         start, stop = plan.part_range(t)
         step = _PartGradient(perm, plan, t, beta, bounds)
         beta = block.release(beta - plan.step_size * gradient_sum(step) / (stop - start), rng=rng)
+        if t == (plan.parts - 1) // 2:
+            half = beta
 
     T, R, s_hat, n_parts, lam = plan.truncation, plan.residual_bound, plan.sparsity, plan.parts, plan.linf_sensitivity
     info = {"sparsity": s_hat, "iterations": n_parts, "step_size": plan.step_size, "truncation": T,
-            "linf_sensitivity": lam, "peeling_noise_scale": block.scale}
-    notes = [f"DP-LASSO: {n_parts} gradient steps on disjoint parts of >= {plan.n // n_parts} rows, each followed "
-             f"by Peeling of the top {s_hat} coordinates; labels truncated to [-{T:.4g}, {T:.4g}]"]
+            "linf_sensitivity": lam, "peeling_noise_scale": block.scale, "smoothness_bound": plan.smoothness}
+    notes = [f"DP-LASSO: {n_parts} gradient steps of size {plan.step_size:.3g} on disjoint parts of >= "
+             f"{plan.n // n_parts} rows, each followed by Peeling of the top {s_hat} coordinates; labels truncated "
+             f"to [-{T:.4g}, {T:.4g}]", *_warnings(plan, beta, half, block.scale)]
     if R is not None:
         info["residual_bound"] = R
         notes.append(f"residuals clipped to [-{R:.4g}, {R:.4g}] so that the Peeling sensitivity holds for every "
@@ -301,6 +366,39 @@ def _run(plan: _Plan, d: int, perm: RowPermutation, bounds: DataBounds,
     )
     return MethodFit(params=beta, assumptions=assumptions, notes=tuple(notes), info=info, guarantee="conditional",
                      bse_unavailable_reason=NO_STANDARD_ERRORS)
+
+
+def _warnings(plan: _Plan, beta: np.ndarray, half: np.ndarray, noise_scale: float) -> list[str]:
+    """Notes on a likely poor fit, from public facts and the released iterates only (post-processing).
+
+    * eta > 1/L_2s: the gradient step is not guaranteed stable (module docstring).
+    * Not converged: the released iterates moved, over the second half of the run, by more than a tenth of
+      the final coefficients' norm and more than the Peeling noise explains (a few noise scales per released
+      coordinate); the error contracts geometrically on well-conditioned designs, so a drift this late
+      points to an ill-conditioned design (strongly correlated or uncentred columns) or too few iterations.
+    * Noise only: every released coefficient is within 3 Peeling noise scales of 0 (Laplace: |noise| > 3b with
+      probability e^-3 = 5 %), so the selection is not distinguishable from noise; typical when the
+      per-step signal, about eta times the gradient, is small against the noise scale.
+    """
+    notes = []
+    if plan.step_size * plan.smoothness > 1.0 + 1e-12:
+        notes.append(f"step_size {plan.step_size:.3g} exceeds 1/L_2s = {1.0 / plan.smoothness:.3g}, the largest "
+                     "step that is stable for every design within the bounds; the iterates may oscillate or "
+                     "grow on correlated designs")
+    drift = float(np.linalg.norm(beta - half))
+    noise = 4.0 * noise_scale * math.sqrt(2.0 * 2 * plan.sparsity)
+    if drift > max(0.1 * float(np.linalg.norm(beta)), noise):
+        notes.append(f"the released iterates had not settled: they moved by {drift:.3g} (l2, fitting units) over the "
+                     f"second half of the {plan.parts} iterations, against a final norm of "
+                     f"{float(np.linalg.norm(beta)):.3g}; the fit is probably far from the least-squares one, "
+                     "which happens on ill-conditioned designs (correlated or uncentred columns, dummies of rare "
+                     "levels); more iterations, bounds centred on the data's typical values, or another method "
+                     "may help")
+    if float(np.max(np.abs(beta))) < 3.0 * noise_scale:
+        notes.append(f"every released coefficient is within 3 Peeling noise scales ({noise_scale:.3g}, fitting "
+                     "units) of zero: the selected support is not distinguishable from noise; a larger epsilon or n, "
+                     "or fewer iterations, may help")
+    return notes
 
 
 SPEC = register(MethodSpec(

@@ -17,18 +17,34 @@ from dpstats.methods.sufficient import StatisticsPlan, SufficientStatistics
 from dpstats.privacy.ledger import PrivacyLedger
 
 
+def _column_scales(X: np.ndarray) -> np.ndarray:
+    """Euclidean norm of each column (1 for an all-zero column), for column equilibration."""
+    norms = np.linalg.norm(X, axis=0)
+    return np.where(norms > 0, norms, 1.0)
+
+
 def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
         bounds: DataBounds | None, **options: Any) -> MethodFit:
-    """Least squares by QR-free ``lstsq`` with classical (non-private) standard errors."""
+    """Least squares by ``lstsq`` on the column-equilibrated design, with classical (non-private) standard errors.
+
+    The columns are divided by their norms D before solving (X = Z D, beta = D^-1 argmin ||Z g - y||), so the
+    rank decision of ``lstsq`` (singular values below max(n, d) * machine epsilon times the largest) is made on Z,
+    whose columns have unit norm: a design whose columns differ in scale by many orders of magnitude (1e-9 and
+    1e12) is not declared rank deficient for its units alone.  The covariance is D^-1 (Z'Z)^-1 D^-1 sigma^2.  On
+    well-scaled designs the result equals that of ``lstsq`` on X up to rounding.
+    """
     n, d = X.shape
-    params, _, rank, _ = np.linalg.lstsq(X, y, rcond=None)
-    resid = y - X @ params
+    scale = _column_scales(X)
+    Z = X / scale
+    coef, _, rank, _ = np.linalg.lstsq(Z, y, rcond=None)
+    params = coef / scale
+    resid = y - Z @ coef
     df_resid = n - rank
     info: dict[str, Any] = {"rank": int(rank), "df_resid": int(df_resid)}
     bse = None
     if df_resid > 0 and rank == d:
         sigma2 = float(resid @ resid) / df_resid
-        cov = sigma2 * np.linalg.inv(X.T @ X)
+        cov = sigma2 * np.linalg.inv(Z.T @ Z) / np.outer(scale, scale)
         bse = np.sqrt(np.diag(cov))
         info.update(cov_params=cov, scale=sigma2, tdist_df=df_resid,
                     rsquared=1.0 - float(resid @ resid) / float(((y - y.mean()) ** 2).sum()))
