@@ -92,8 +92,10 @@ def dp_ols(
         or ``"auto"``, which decides from public facts (n, d, which bounds were
         given) and records why in the report.
     bounds:
-        Public ranges ``{name: (lo, hi)}`` of raw variables or design columns,
-        from domain knowledge.  Methods that need them clip the data to them.
+        Public ranges ``{name: (lo, hi)}`` of raw variables, design columns, or
+        the response as patsy writes it (e.g. ``"I(a / (a + b))"``), from
+        domain knowledge; each must be finite with lo < hi.  Methods that need
+        them clip the data to them.
     accountant:
         A :class:`~dpstats.privacy.accountant.PrivacyAccountant` the fit draws
         from; a fit that would overspend it is refused before touching the data.
@@ -366,7 +368,7 @@ def _choose_method(design: Design, chunked: bool = False) -> tuple[MethodSpec, s
         if not has_bounds:
             raise MissingBoundsError(
                 f"method='auto' found no registered method that fits n={n}, d={d} without data bounds. Declare "
-                f"bounds for: {', '.join(design.missing_bounds)}, or name a method.")
+                f"bounds for: {', '.join(design.bounds_to_declare())}, or name a method.")
         raise InsufficientDataError(f"method='auto' found no registered method for n={n}, d={d}")
     spec = min(candidates, key=lambda s: s.auto_rank)  # type: ignore[arg-type,return-value]
     why = ("bounds were declared for every column" if has_bounds and spec.needs_bounds

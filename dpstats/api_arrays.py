@@ -95,8 +95,9 @@ def _pair(value: Any, what: str) -> Interval:
         lo, hi = (float(v) for v in value)
     except (TypeError, ValueError):
         raise InvalidBoundsError(f"{what} must be a pair (lo, hi) of numbers, got {value!r}") from None
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
-        raise InvalidBoundsError(f"{what} = ({lo}, {hi}) must be finite with lo <= hi")
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise InvalidBoundsError(f"{what} = ({lo}, {hi}) must be finite with lo strictly below hi (a single point "
+                                 "declares a constant column, which has no coefficient to estimate)")
     return Interval(lo, hi)
 
 

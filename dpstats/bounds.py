@@ -17,7 +17,7 @@ from typing import Mapping
 
 import numpy as np
 
-__all__ = ["Interval", "DataBounds", "IntervalError", "interval_of_code"]
+__all__ = ["Interval", "DataBounds", "IntervalError", "UnsupportedExpressionError", "interval_of_code"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,15 @@ class IntervalError(ValueError):
     """A bound cannot be derived for an expression."""
 
 
+class UnsupportedExpressionError(IntervalError):
+    """The expression uses an operation interval arithmetic does not cover, whatever the variables' bounds.
+
+    Distinguishes a structural failure (an unknown function, a non-constant
+    exponent) from one that better bounds on the variables would cure (a
+    missing bound, a log of an interval reaching 0).
+    """
+
+
 _INCREASING = {
     "log": (math.log, 0.0, True), "log2": (math.log2, 0.0, True), "log10": (math.log10, 0.0, True),
     "log1p": (math.log1p, -1.0, True), "exp": (math.exp, -math.inf, False),
@@ -111,8 +120,11 @@ def interval_of_code(code: str, variables: Mapping[str, Interval]) -> Interval:
     try:
         tree = ast.parse(code.strip(), mode="eval").body
     except SyntaxError as exc:  # pragma: no cover - patsy has parsed it already
-        raise IntervalError(f"cannot parse {code!r}") from exc
-    return _eval(tree, variables)
+        raise UnsupportedExpressionError(f"cannot parse {code!r}") from exc
+    try:
+        return _eval(tree, variables)
+    except OverflowError:  # exp or a power of a wide range: no finite clip range follows from these bounds
+        raise IntervalError(f"the range of {code!r} overflows a float") from None
 
 
 def _eval(node: ast.AST, variables: Mapping[str, Interval]) -> Interval:
@@ -129,7 +141,7 @@ def _eval(node: ast.AST, variables: Mapping[str, Interval]) -> Interval:
         left = _eval(node.left, variables)
         if isinstance(node.op, ast.Pow):
             if not (isinstance(node.right, ast.Constant) and isinstance(node.right.value, (int, float))):
-                raise IntervalError("only constant exponents are supported")
+                raise UnsupportedExpressionError("only constant exponents are supported")
             return left.power(float(node.right.value))
         right = _eval(node.right, variables)
         if isinstance(node.op, ast.Add):
@@ -140,7 +152,7 @@ def _eval(node: ast.AST, variables: Mapping[str, Interval]) -> Interval:
             return left * right
         if isinstance(node.op, ast.Div):
             return left * right.reciprocal()
-        raise IntervalError(f"operator {type(node.op).__name__} is not supported")
+        raise UnsupportedExpressionError(f"operator {type(node.op).__name__} is not supported")
     if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
         name = _call_name(node.func)
         if name == "Q" and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
@@ -159,8 +171,8 @@ def _eval(node: ast.AST, variables: Mapping[str, Interval]) -> Interval:
         if name in _INCREASING:
             f, dom, strict = _INCREASING[name]
             return inner.monotone(f, name, dom, strict)
-        raise IntervalError(f"cannot bound the function {name or ast.unparse(node.func)}()")
-    raise IntervalError(f"cannot bound the expression {ast.unparse(node)!r}")
+        raise UnsupportedExpressionError(f"cannot bound the function {name or ast.unparse(node.func)}()")
+    raise UnsupportedExpressionError(f"cannot bound the expression {ast.unparse(node)!r}")
 
 
 @dataclass(frozen=True)

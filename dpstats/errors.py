@@ -17,6 +17,19 @@ class InvalidPrivacyParameterError(DPStatsError, ValueError):
     """epsilon or delta is outside its valid range (epsilon > 0, 0 < delta < 1)."""
 
 
+class UnsupportedPrivacyParameterError(InvalidPrivacyParameterError):
+    """epsilon or delta is a valid budget but outside the range one fit supports numerically.
+
+    See :data:`dpstats.validation.MAX_EPSILON` and
+    :data:`dpstats.validation.MIN_DELTA`; the message states the supported
+    range.  Raised from public facts only, before anything is spent.
+    """
+
+
+class InvalidArgumentError(DPStatsError, ValueError):
+    """A public argument other than epsilon or delta is outside its valid range (say, ``plan(target=0)``)."""
+
+
 class FormulaError(DPStatsError, ValueError):
     """The formula cannot be turned into a public design (syntax, unknown column, ...)."""
 

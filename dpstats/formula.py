@@ -15,7 +15,16 @@ a function of public facts only:
   levels) are schema violations and never echo a value or a count.
 
 Bounds given on raw variables are pushed through the factor code by interval
-arithmetic (:mod:`dpstats.bounds`) to a clip range per design column.
+arithmetic (:mod:`dpstats.bounds`) to a clip range per design column.  A bound
+may also be keyed by a design column (``"np.log(x)"``) or by the response as
+patsy writes it (``"I(a / (a + b))"``); a declared bound wins over the derived
+one.  When a range is missing, :class:`MissingBoundsError` asks for the raw
+variables whose bounds would derive it first, and names a design column (or
+the response code) only when no variable bounds can derive its range.
+
+Columns with pandas extension dtypes (nullable ``boolean``, ``Int64``,
+``Float64``, ``string``) are read like their numpy counterparts, ``pd.NA``
+being a missing value.
 """
 
 from __future__ import annotations
@@ -30,11 +39,12 @@ import pandas as pd
 import patsy
 from patsy.eval import ast_names
 
-from dpstats.bounds import DataBounds, Interval, IntervalError, interval_of_code
+from dpstats.bounds import DataBounds, Interval, IntervalError, UnsupportedExpressionError, interval_of_code
 from dpstats.errors import (
     DataTypeError, FormulaError, InvalidBoundsError, MissingBoundsError, MissingDataError,
-    StatefulTransformError, UndeclaredLevelsError, UnknownColumnError,
+    StatefulTransformError, UndeclaredLevelsError, UnknownColumnError, UnseenLevelError,
 )
+from dpstats.validation import check_bounds_pair
 
 __all__ = ["Design", "FramePlan", "build_design", "public_design", "design_matrix_for_prediction"]
 
@@ -58,6 +68,10 @@ class Design:
     notes: list[str] = field(default_factory=list)
     numeric_variables: list[str] = field(default_factory=list)
     response_info: Any = None  # patsy.DesignInfo of the left-hand side (used to evaluate chunks)
+    # what to declare for the missing ranges: raw variables whose bounds derive them, then the
+    # (design column or response code, reason) pairs whose range cannot be derived from variable bounds
+    bound_variables: list[str] = field(default_factory=list)
+    underivable_bounds: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def n(self) -> int:
@@ -71,10 +85,16 @@ class Design:
     def has_intercept(self) -> bool:
         return "Intercept" in self.column_names
 
+    def bounds_to_declare(self) -> list[str]:
+        """The ``bounds=`` keys that would give every column and the response a range: raw variables first,
+        then the design columns (or the response code) whose range cannot be derived from variable bounds."""
+        keys = [*self.bound_variables, *(k for k, _ in self.underivable_bounds)]
+        return keys or list(self.missing_bounds)
+
     def data_bounds(self) -> DataBounds:
-        """The clip ranges, or MissingBoundsError naming what is missing."""
+        """The clip ranges, or MissingBoundsError naming what to declare."""
         if self.missing_bounds:
-            raise MissingBoundsError(_missing_bounds_message(self.missing_bounds, self.numeric_variables))
+            raise MissingBoundsError(_missing_bounds_message(self))
         return DataBounds(
             column_lo=np.array([iv.lo for iv in self.column_intervals], dtype=float),  # type: ignore[union-attr]
             column_hi=np.array([iv.hi for iv in self.column_intervals], dtype=float),  # type: ignore[union-attr]
@@ -82,13 +102,35 @@ class Design:
         )
 
 
-def _missing_bounds_message(missing: list[str], variables: list[str]) -> str:
-    example = ", ".join(f"'{v}': (lo, hi)" for v in variables[:3]) or "'x': (lo, hi)"
-    return (
-        "this method needs public bounds on every design column and on the response, but none can be "
-        f"derived for: {', '.join(missing)}. Declare them from domain knowledge (never from the data), on raw "
-        f"variables or on design columns, e.g. bounds={{{example}}}; or choose a method that needs no bounds."
-    )
+def _missing_bounds_message(design: Design) -> str:
+    """What to declare, raw variables first (a derived column's range follows from its variables' bounds)."""
+    head = ("this method needs public bounds on every design column and on the response, declared from domain "
+            "knowledge (never from the data).")
+    if not (design.bound_variables or design.underivable_bounds):  # a design given as arrays
+        example = ", ".join(f"'{v}': (lo, hi)" for v in design.numeric_variables[:3]) or "'x': (lo, hi)"
+        return (f"{head} None can be derived for: {', '.join(design.missing_bounds)}. Declare them on raw "
+                f"variables or on design columns, e.g. bounds={{{example}}}; or choose a method that needs no bounds.")
+    response = f"{design.response_name} (response)"
+    hard = [k for k, _ in design.underivable_bounds]
+    transformed_response = response in design.missing_bounds and design.response_name not in design.numeric_variables
+    parts = [head]
+    if design.bound_variables:
+        derived = [m for m in design.missing_bounds
+                   if m not in hard and m not in design.bound_variables and m != response]
+        if transformed_response and design.response_name not in hard:
+            derived.append(f"the response {design.response_name}")
+        then = f" (the ranges of {', '.join(derived)} are then derived from them)" if derived else ""
+        parts.append(f"Declare bounds on the variables {', '.join(design.bound_variables)}{then}.")
+    if hard:
+        why = "; ".join(f"{k} ({reason})" for k, reason in design.underivable_bounds)
+        parts.append(f"No range can be derived from variable bounds for {why}: declare "
+                     f"{'it' if len(hard) == 1 else 'them'} by name as written here.")
+    if transformed_response and design.response_name not in hard:
+        parts.append(f"A transformed response can also be bounded by its code: "
+                     f"bounds={{'{design.response_name}': (lo, hi)}}.")
+    example = ", ".join(f"'{k}': (lo, hi)" for k in design.bounds_to_declare()[:4])
+    parts.append(f"E.g. bounds={{{example}}}; or choose a method that needs no bounds.")
+    return " ".join(parts)
 
 
 def _as_frame(data: Any) -> pd.DataFrame:
@@ -181,23 +223,16 @@ class FramePlan:
     missing: str = "raise"
 
     def prepare(self, df: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
-        """The prepared frame and whether rows with missing values were dropped."""
+        """The prepared frame and whether rows with missing values were dropped.
+
+        Missing values (NaN, None, ``pd.NA``) are handled first, so that the
+        columns with a pandas extension dtype (nullable ``boolean``, ``Int64``,
+        ``Float64``, ``string``, Arrow-backed) can then be given the numpy
+        dtype patsy understands (:func:`_numpy_columns`).
+        """
         variables = list(self.variables)
         if variables and list(df.columns) != variables:  # (a column list copies a consolidated frame's block)
             df = df[variables]
-        if self.bool_responses or self.levels or self.clip:
-            df = df.copy(deep=False)
-        for v in self.bool_responses:  # a binary response is a linear probability model: False/True -> 0/1
-            df[v] = df[v].astype(float)
-        for var, lv in self.levels:
-            col = df[var]
-            if not bool((col.isin(list(lv)) | col.isna()).all()):
-                raise FormulaError(
-                    f"variable '{var}' has values outside its declared levels (the declared schema is violated). "
-                    "Fix the data or the declared levels; no budget was spent.")
-            df[var] = pd.Categorical(col, categories=list(lv))
-        for var, lo, hi in self.clip:
-            df[var] = np.clip(df[var].to_numpy(dtype=float), lo, hi)
         dropped = False
         bad = [str(v) for v in variables if df[v].hasnans]
         if bad:
@@ -207,7 +242,50 @@ class FramePlan:
                     "(the number of remaining rows is then treated as public and the report says so).")
             df = df.dropna(subset=variables)
             dropped = True
+        df = _numpy_columns(df, variables)
+        if self.bool_responses or self.levels or self.clip:
+            df = df.copy(deep=False)
+        for v in self.bool_responses:  # a binary response is a linear probability model: False/True -> 0/1
+            df[v] = df[v].astype(float)
+        for var, lv in self.levels:
+            col = df[var]
+            if not bool(col.isin(list(lv)).all()):
+                raise FormulaError(
+                    f"variable '{var}' has values outside its declared levels (the declared schema is violated). "
+                    "Fix the data or the declared levels; no budget was spent.")
+            df[var] = pd.Categorical(col, categories=list(lv))
+        for var, lo, hi in self.clip:
+            df[var] = np.clip(df[var].to_numpy(dtype=float), lo, hi)
         return df, dropped
+
+
+def _numpy_columns(df: pd.DataFrame, variables: Sequence[str]) -> pd.DataFrame:
+    """``df`` with its pandas extension-dtype columns among ``variables`` given numpy dtypes patsy can read.
+
+    Nullable ``boolean`` becomes ``bool`` (so it is a declared two-level
+    factor, as ``bool`` is), nullable integers and floats (``Int64``,
+    ``Float64``, Arrow-backed numbers) their numpy counterparts, ``string``
+    becomes ``object``.  A decision on the dtype alone (schema); the columns
+    must hold no missing values (they are checked before).  Categoricals and
+    numpy columns are left alone, and ``df`` is returned as it is when no
+    column needs converting.
+    """
+    converted: dict[str, Any] = {}
+    for v in variables:
+        dt = df[v].dtype
+        if not isinstance(dt, pd.api.extensions.ExtensionDtype) or isinstance(dt, pd.CategoricalDtype):
+            continue
+        numpy_dtype = getattr(dt, "numpy_dtype", None)
+        if numpy_dtype is not None and (pd.api.types.is_bool_dtype(dt) or pd.api.types.is_numeric_dtype(dt)):
+            converted[v] = df[v].to_numpy(dtype=numpy_dtype)
+        elif pd.api.types.is_string_dtype(dt):
+            converted[v] = df[v].to_numpy(dtype=object)
+    if not converted:
+        return df
+    out = df.copy(deep=False)
+    for v, values in converted.items():
+        out[v] = values
+    return out
 
 
 @dataclass
@@ -260,6 +338,9 @@ def _parse(formula: str, df: pd.DataFrame, *, eval_env: patsy.EvalEnvironment,
                     f"the formula uses '{name}', which is not a column of the data; columns are: "
                     f"{', '.join(map(str, df.columns))}")
 
+    _check_column_names(desc, columns)
+    _check_formula_levels(factor_codes)
+
     response_vars = [v for v in [*ast_names(response_code), *_quoted_names(response_code)] if v in columns]
     bool_responses = [v for v in response_vars if pd.api.types.is_bool_dtype(df[v].dtype)]
     for v in response_vars:
@@ -300,6 +381,52 @@ def _parse(formula: str, df: pd.DataFrame, *, eval_env: patsy.EvalEnvironment,
     return _Parsed(desc, response_code, factor_codes, columns, plan, schema)
 
 
+def _check_column_names(desc: Any, columns: set[str]) -> None:
+    """Refuse a data column named ``Intercept`` entering as a bare term next to the intercept.
+
+    patsy names the intercept column ``Intercept``, so the two design columns
+    would share a name (patsy fails with an unrelated message).  Decided from
+    the formula and the column names.
+    """
+    has_intercept = any(not term.factors for term in desc.rhs_termlist)
+    clash = any(len(term.factors) == 1 and term.factors[0].code.strip() == "Intercept"
+                for term in desc.rhs_termlist)
+    if has_intercept and clash and "Intercept" in columns:
+        raise FormulaError(
+            "the data column 'Intercept' would get the same design-column name as the model's intercept. Rename "
+            "the column (e.g. df.rename(columns={'Intercept': 'intercept_var'})), write it as Q('Intercept') in "
+            "the formula, or drop the intercept with '- 1'; no budget was spent.")
+
+
+def _check_formula_levels(codes: Sequence[str]) -> None:
+    """Refuse ``C(var, levels=[...])`` declarations that list a level twice (levels written in the formula are
+    public, so the message may name them).  Declarations that are not literals are left to patsy."""
+    for code in codes:
+        for call in _factor_calls(code):
+            if _call_name(call) != "C":
+                continue
+            for kw in call.keywords:
+                if kw.arg != "levels":
+                    continue
+                try:
+                    lv = list(ast.literal_eval(kw.value))
+                except (ValueError, TypeError, SyntaxError):
+                    continue
+                twice = [v for i, v in enumerate(lv) if v in lv[:i]]
+                if twice:
+                    raise FormulaError(
+                        f"'{code}' declares the level{'s' if len(twice) > 1 else ''} "
+                        f"{', '.join(map(repr, twice))} more than once; list each level once. No budget was spent.")
+
+
+def _duplicate_columns_error(formula: str) -> FormulaError:
+    """patsy's raw ValueError when two design columns get one name (a declaration not written as a literal)."""
+    return FormulaError(
+        f"two design columns of {formula!r} would get the same name: a factor's declared levels list a level "
+        "twice, or a data column is named like a design column (e.g. 'Intercept'). List each level once and "
+        "rename the column; no budget was spent.")
+
+
 def build_design(
     formula: str,
     data: Any,
@@ -335,6 +462,10 @@ def build_design(
                                      NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
     except patsy.PatsyError as exc:
         raise _sanitised(exc, formula) from None
+    except ValueError as exc:
+        if "mismatch between column_names" in str(exc):
+            raise _duplicate_columns_error(formula) from None
+        raise
 
     design_info = X_dm.design_info
     notes += _check_levels(design_info, df, parsed.columns, allow_data_levels)
@@ -385,15 +516,20 @@ def _finite_arrays(X_dm: Any, y_dm: Any, design_info: Any, response_code: str) -
 
 def _assemble(parsed: _Parsed, X: np.ndarray, y: np.ndarray, design_info: Any, response_info: Any,
               bounds: Mapping[str, tuple[float, float]] | None, notes: list[str]) -> Design:
-    intervals, missing_bounds = _column_intervals(design_info, bounds or {}, parsed.schema, parsed.columns)
-    response_interval = _bound_of(parsed.response_code, bounds or {}, parsed.schema, parsed.columns)
-    if response_interval is None:
+    bounds = bounds or {}
+    intervals, missing_bounds, unbounded = _column_intervals(design_info, bounds, parsed.schema, parsed.columns,
+                                                             parsed.response_code)
+    response_interval = _bound_of(parsed.response_code, bounds, parsed.schema, parsed.columns)
+    response_missing = response_interval is None or not response_interval.finite
+    if response_missing:
         missing_bounds.append(f"{parsed.response_code} (response)")
+    variables, underivable = _bounds_needs(unbounded, (parsed.response_code, response_missing), bounds,
+                                           parsed.schema, parsed.columns)
     return Design(X=X, y=y, column_names=list(design_info.column_names), response_name=parsed.response_code,
                   design_info=design_info, column_intervals=intervals, response_interval=response_interval,
                   missing_bounds=missing_bounds, notes=notes,
                   numeric_variables=[v for v in parsed.plan.variables if _is_numeric(parsed.schema[v])],
-                  response_info=response_info)
+                  response_info=response_info, bound_variables=variables, underivable_bounds=underivable)
 
 
 def _formula_first_levels(codes: Sequence[str]) -> dict[str, Any]:
@@ -503,6 +639,8 @@ def public_design(
                 y_dm, X_dm = patsy.dmatrices(parsed.desc, proto, eval_env=eval_env, return_type="matrix",
                                              NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
         except (patsy.PatsyError, ValueError, TypeError, IndexError) as exc:
+            if "mismatch between column_names" in str(exc):
+                raise _duplicate_columns_error(formula) from None
             raise _prototype_error(formula, exc) from None
     try:
         notes = _check_levels(X_dm.design_info, parsed.schema, parsed.columns, allow_data_levels=False)
@@ -543,13 +681,8 @@ def _sanitised(exc: patsy.PatsyError, formula: str) -> Exception:
 
 
 def _as_interval(key: str, val: Any) -> Interval:
-    try:
-        lo, hi = (float(v) for v in val)
-    except (TypeError, ValueError):
-        raise InvalidBoundsError(f"bounds['{key}'] must be a pair (lo, hi) of numbers, got {val!r}") from None
-    if not (np.isfinite(lo) and np.isfinite(hi)) or lo > hi:
-        raise InvalidBoundsError(f"bounds['{key}'] = ({lo}, {hi}) must be finite with lo <= hi")
-    return Interval(lo, hi)
+    """A declared bound as an Interval (finite, lo < hi; see :func:`dpstats.validation.check_bounds_pair`)."""
+    return Interval(*check_bounds_pair(key, val))
 
 
 def _bound_of(code: str, bounds: Mapping[str, tuple[float, float]], df: pd.DataFrame,
@@ -570,50 +703,117 @@ def _column_combinations(columns_per_factor: list[int]):
 
 
 def _column_intervals(design_info: Any, bounds: Mapping[str, tuple[float, float]], df: pd.DataFrame,
-                      columns: set[str]) -> tuple[list[Interval | None], list[str]]:
+                      columns: set[str], response_code: str
+                      ) -> tuple[list[Interval | None], list[str], dict[str, list[str | None]]]:
+    """Each design column's clip range, the columns without one, and why each of them has none.
+
+    A bound declared on a design column wins over the derived one.  Keys of
+    ``bounds`` may be variables used by the formula, design columns or the
+    response as written (its patsy code, e.g. ``I(a / (a + b))``).  For a
+    column without a range, the third value lists the codes of its unbounded
+    factors (None for a multi-column basis that cannot be bounded).
+    """
     names = list(design_info.column_names)
-    derived: dict[str, Interval | None] = {}
+    valid_keys = set(names) | columns | {response_code}
+    for key in bounds:
+        if key not in valid_keys:
+            raise InvalidBoundsError(
+                f"bounds names '{key}', which is neither a variable used by the formula, a design column nor the "
+                f"response. Design columns are: {', '.join(names)}; the response is '{response_code}' (spell "
+                "a transformed one exactly so)")
+    derived: dict[str, tuple[Interval | None, list[str | None]]] = {}
     for term in design_info.terms:
         for subterm in design_info.term_codings[term]:
-            per_factor: list[list[tuple[str, Interval | None]]] = []
+            per_factor: list[list[tuple[str, Interval | None, str | None]]] = []
             for factor in subterm.factors:
                 info = design_info.factor_infos[factor]
                 if factor in subterm.contrast_matrices:
                     cm = subterm.contrast_matrices[factor]
                     mat = np.asarray(cm.matrix, dtype=float)
-                    per_factor.append([(factor.name() + sfx, Interval(float(mat[:, k].min()), float(mat[:, k].max())))
+                    per_factor.append([(factor.name() + sfx, Interval(float(mat[:, k].min()),
+                                                                      float(mat[:, k].max())), None)
                                        for k, sfx in enumerate(cm.column_suffixes)])
                 elif info.num_columns == 1:
-                    per_factor.append([(factor.name(), _bound_of(factor.code, bounds, df, columns))])
+                    per_factor.append([(factor.name(), _bound_of(factor.code, bounds, df, columns), factor.code)])
                 else:
                     base = _spline_interval(factor.code)
-                    per_factor.append([(f"{factor.name()}[{k}]", base) for k in range(info.num_columns)])
+                    per_factor.append([(f"{factor.name()}[{k}]", base, None) for k in range(info.num_columns)])
             for combo in _column_combinations([len(p) for p in per_factor]):
                 pieces = [per_factor[i][k] for i, k in enumerate(combo)]
                 name = ":".join(p[0] for p in pieces) or "Intercept"
                 iv: Interval | None = Interval(1.0, 1.0)
-                for _, piv in pieces:
+                for _, piv, _ in pieces:
                     iv = None if (iv is None or piv is None) else iv * piv
-                derived[name] = iv
+                derived[name] = (iv, [code for _, piv, code in pieces if piv is None])
     intervals: list[Interval | None] = []
     missing: list[str] = []
-    valid_keys = set(names) | columns
-    for key in bounds:
-        if key not in valid_keys:
-            raise InvalidBoundsError(
-                f"bounds names '{key}', which is neither a variable used by the formula nor a design column. "
-                f"Design columns are: {', '.join(names)}")
+    unbounded: dict[str, list[str | None]] = {}
     for name in names:
+        if name not in derived:  # pragma: no cover - would be a patsy naming change
+            raise FormulaError(f"internal error: cannot match design column '{name}'")
         if name in bounds:
-            iv = _as_interval(name, bounds[name])
+            iv, factors = _as_interval(name, bounds[name]), []
         else:
-            if name not in derived:  # pragma: no cover - would be a patsy naming change
-                raise FormulaError(f"internal error: cannot match design column '{name}'")
-            iv = derived[name]
+            iv, factors = derived[name]
         if iv is None or not iv.finite:
             missing.append(name)
+            unbounded[name] = factors
         intervals.append(iv)
-    return intervals, missing
+    return intervals, missing, unbounded
+
+
+def _derivation_need(code: str, bounds: Mapping[str, tuple[float, float]], df: pd.DataFrame,
+                     columns: set[str]) -> tuple[list[str], str]:
+    """The raw variables whose declared bounds would bound ``code``, or ([], why no bound can be derived).
+
+    Interval arithmetic (:func:`dpstats.bounds.interval_of_code`) is tried
+    with a stand-in range for each variable without a declared one: an
+    unsupported operation is structural (no variable bounds can help), a
+    domain failure (a log reaching 0) is cured by suitable variable bounds.
+    Variables that cannot be bounded (factors, booleans) make it structural.
+    """
+    names = list(dict.fromkeys(v for v in [*ast_names(code), *_quoted_names(code)] if v in columns))
+    declared = {k: _as_interval(k, v) for k, v in bounds.items() if k in columns}
+    undeclared = [v for v in names if v not in declared]
+    not_numeric = [v for v in undeclared if not _is_numeric(df[v])]
+    if not_numeric:
+        return [], f"{', '.join(not_numeric)} {'is' if len(not_numeric) == 1 else 'are'} not numeric"
+    try:
+        iv = interval_of_code(code, {**declared, **{v: Interval(1.0, 2.0) for v in undeclared}})
+    except UnsupportedExpressionError as exc:
+        return [], str(exc)
+    except IntervalError as exc:
+        return (undeclared, "") if undeclared else ([], f"{exc}, with the declared bounds")
+    if undeclared:
+        return undeclared, ""
+    return [], "" if iv.finite else "the derived range is not finite"
+
+
+def _bounds_needs(unbounded: Mapping[str, list[str | None]], response: tuple[str, bool],
+                  bounds: Mapping[str, tuple[float, float]], df: pd.DataFrame,
+                  columns: set[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """What to declare for the columns (and the response, if ``response[1]``) that have no range.
+
+    Returns the raw variables to bound (in order of first use) and the
+    (bounds key, reason) pairs for the ranges that cannot be derived from
+    variable bounds, which must be declared on the design column (or the
+    response code) itself.
+    """
+    variables: list[str] = []
+    underivable: dict[str, str] = {}
+    items = list(unbounded.items()) + ([(response[0], [response[0]])] if response[1] else [])
+    for name, codes in items:
+        if not codes:  # a range was derived, but it is not finite
+            underivable[name] = "the derived range is not finite"
+        for code in codes:
+            if code is None:
+                need, why = [], "a multi-column basis other than bs() has no derived range"
+            else:
+                need, why = _derivation_need(code, bounds, df, columns)
+            variables += [v for v in need if v not in variables]
+            if not need:
+                underivable.setdefault(name, why or "its range cannot be derived")
+    return variables, list(underivable.items())
 
 
 def _spline_interval(code: str) -> Interval | None:
@@ -624,11 +824,40 @@ def _spline_interval(code: str) -> Interval | None:
     return None
 
 
-def design_matrix_for_prediction(design_info: Any, newdata: Any) -> np.ndarray:
-    """Evaluate the stored design on new (non-private) data, refusing unseen levels."""
-    from dpstats.errors import UnseenLevelError
+def _prediction_frame(design_info: Any, df: pd.DataFrame) -> pd.DataFrame:
+    """``newdata`` checked against the fitted design: numeric variables numeric, no missing values.
 
-    df = _as_frame(newdata)
+    The variables are those of the design's factors found among the columns
+    (a variable the data lack is left to patsy's NameError, reported below).
+    Extension dtypes (``Int64``, ``boolean``, ``string``) get the numpy dtypes
+    patsy reads, as in :meth:`FramePlan.prepare`.
+    """
+    columns = set(map(str, df.columns))
+    numeric: list[str] = []
+    used: list[str] = []
+    for factor, info in design_info.factor_infos.items():
+        names = [v for v in [*ast_names(factor.code), *_quoted_names(factor.code)] if v in columns]
+        used += [v for v in names if v not in used]
+        if info.type == "numerical":
+            numeric += [v for v in names if v not in numeric]
+    wrong = [v for v in numeric
+             if not (pd.api.types.is_numeric_dtype(df[v].dtype) or pd.api.types.is_bool_dtype(df[v].dtype))]
+    if wrong:
+        raise DataTypeError(
+            f"newdata gives {', '.join(f'{v!r} (dtype {df[v].dtype})' for v in wrong)} as non-numbers, but the "
+            f"model uses {'it' if len(wrong) == 1 else 'them'} as numeric. Convert first, e.g. "
+            f"newdata[{wrong[0]!r}] = pd.to_numeric(newdata[{wrong[0]!r}]).")
+    missing = [v for v in used if df[v].hasnans]
+    if missing:
+        raise MissingDataError(
+            f"newdata has missing values (NaN, None or pd.NA) in {', '.join(missing)}; a prediction needs every "
+            "variable the model uses: drop those rows or fill them in before predict().")
+    return _numpy_columns(df, used)
+
+
+def design_matrix_for_prediction(design_info: Any, newdata: Any) -> np.ndarray:
+    """Evaluate the stored design on new (non-private) data, refusing unseen levels, wrong types and gaps."""
+    df = _prediction_frame(design_info, _as_frame(newdata))
     try:
         (X,) = patsy.build_design_matrices([design_info], df, NA_action="raise", return_type="matrix")
     except patsy.PatsyError as exc:
@@ -636,7 +865,8 @@ def design_matrix_for_prediction(design_info: Any, newdata: Any) -> np.ndarray:
         if "does not match any of the expected levels" in msg or "expected levels" in msg:
             raise UnseenLevelError(f"newdata has a factor level the fitted model does not know: {msg.splitlines()[0]}") from None
         if "missing values" in msg:
-            raise MissingDataError(f"newdata has missing values: {msg.splitlines()[0]}") from None
+            raise MissingDataError(f"a transform in the model produced missing values on newdata: "
+                                   f"{msg.splitlines()[0]}") from None
         if "is not defined" in msg or "NameError" in msg or "KeyError" in msg:
             raise UnknownColumnError(f"newdata lacks a variable the model uses: {msg.splitlines()[0]}") from None
         raise FormulaError(f"cannot evaluate the model's design on newdata: {msg.splitlines()[0]}") from None

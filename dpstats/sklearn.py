@@ -47,8 +47,12 @@ __all__ = ["DPLinearRegression"]
 
 
 def _patsy_name(name: str) -> str:
-    """A column name as a formula term: bare for plain identifiers, else patsy's Q('name')."""
-    if name.isidentifier() and not keyword.iskeyword(name) and name not in {"C", "I", "Q"}:
+    """A column name as a formula term: bare for plain identifiers, else patsy's Q('name').
+
+    ``Intercept`` is quoted too: bare, it would share its design-column name
+    with the intercept that ``fit_intercept`` adds.
+    """
+    if name.isidentifier() and not keyword.iskeyword(name) and name not in {"C", "I", "Q", "Intercept"}:
         return name
     return f"Q({name!r})"
 

@@ -48,6 +48,7 @@ condition makes the bound "not applicable" and names the condition.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -55,7 +56,9 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.table import SimpleTable
 
+from dpstats.errors import InvalidArgumentError, InvalidPrivacyParameterError, UnknownMethodError
 from dpstats.methods.noisy_ols import INFERENCE_SHARE
+from dpstats.methods.registry import get_method
 from dpstats.privacy.calibration import gaussian_epsilon, gaussian_mu
 
 __all__ = ["RateBound", "ErrorBounds", "classical_lower_bound", "sparse_lower_bound", "error_bounds", "plan",
@@ -553,6 +556,32 @@ def _plan_rates(method: str | None, sparsity: int | None) -> list[tuple[str, _Ra
     return rows + [(method, None, _NO_UPPER.get(method, "no proved rate registered for this method"))]
 
 
+def _check_plan_arguments(target: float, d: int, epsilon: float, delta: float, sparsity: int | None,
+                          method: str | None) -> None:
+    """Refuse :func:`plan`'s arguments with typed errors (all ``ValueError`` subclasses) saying what to fix."""
+    def real(x: object) -> bool:
+        return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+    def whole(x: object) -> bool:
+        return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+    if not (real(target) and 0 < target < math.inf):
+        raise InvalidArgumentError(f"target must be a finite error > 0 (in units of sigma), got {target!r}")
+    if not (whole(d) and d >= 1):
+        raise InvalidArgumentError(f"d must be a whole number of coefficients >= 1, got {d!r}")
+    if not (real(epsilon) and 0 < epsilon < math.inf):
+        raise InvalidPrivacyParameterError(f"plan needs a finite epsilon > 0, got {epsilon!r}")
+    if not (real(delta) and 0 < delta < 1):
+        raise InvalidPrivacyParameterError(f"delta must lie strictly between 0 and 1, got {delta!r}")
+    if sparsity is not None and not (whole(sparsity) and 1 <= sparsity < d):
+        raise InvalidArgumentError(f"sparsity must be a whole number with 1 <= sparsity < d={d}, got {sparsity!r}")
+    if method == "auto":
+        raise UnknownMethodError("plan needs a named method: 'auto' is chosen at fit time; pass method=None to "
+                                 "see every method with a known rate")
+    if method is not None:
+        get_method(method)  # UnknownMethodError listing the registered methods
+
+
 def plan(target: float, d: int, epsilon: float, delta: float, *, sparsity: int | None = None,
          method: str | None = None) -> pd.DataFrame:
     """How many rows are needed: the bounds of this module inverted for n.
@@ -590,10 +619,7 @@ def plan(target: float, d: int, epsilon: float, delta: float, *, sparsity: int |
     -------
     pandas.DataFrame, one row per bound.
     """
-    if not (target > 0 and d >= 1 and epsilon > 0 and math.isfinite(epsilon) and 0 < delta < 1):
-        raise ValueError("plan needs target > 0, d >= 1, a finite epsilon > 0 and 0 < delta < 1")
-    if sparsity is not None and not 1 <= sparsity < d:
-        raise ValueError(f"sparsity must satisfy 1 <= sparsity < d={d}")
+    _check_plan_arguments(target, d, epsilon, delta, sparsity, method)
     s = int(sparsity) if sparsity is not None else 0
     records = []
     for name, rate, note in _plan_rates(method, sparsity):

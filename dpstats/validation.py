@@ -2,6 +2,12 @@
 
 These checks look only at public facts (the arguments themselves, the schema,
 n and d) and run before any budget is spent.
+
+The budget of one fit must also lie in the range the package's calibration and
+composition routines handle in double precision (:data:`MAX_EPSILON`,
+:data:`MIN_DELTA`).  Outside it a fit could only fail part-way (an overflow in
+a privacy-loss distribution, a Gaussian privacy profile that rounds to 0 or 1)
+or spend budget on a refusal, so it is refused up front and spends nothing.
 """
 
 from __future__ import annotations
@@ -9,29 +15,100 @@ from __future__ import annotations
 import math
 import numbers
 
-from dpstats.errors import InvalidPrivacyParameterError
+from dpstats.errors import InvalidBoundsError, InvalidPrivacyParameterError, UnsupportedPrivacyParameterError
 
-__all__ = ["check_privacy_parameters"]
+__all__ = ["MAX_EPSILON", "MIN_DELTA", "check_bounds_pair", "check_budget_total", "check_privacy_parameters"]
+
+#: Largest finite epsilon of one fit.  exp(epsilon) is formed by the privacy-loss-distribution code
+#: (dp_accounting) and overflows above about 709; the hardened Gaussian steps are certified for a composed
+#: epsilon of at most :data:`dpstats.privacy.ledger.REFERENCE_EPSILON_CAP`; PLD composition cost grows
+#: linearly with epsilon.  An epsilon of 100 already allows each released value to change the probability of
+#: any output by a factor e^100 ~ 3e43, i.e. no privacy at all.
+MAX_EPSILON = 100.0
+
+#: Smallest delta of one fit.  dp_accounting's PLD accounting (DP-SGD, Peeling, PTR and mixed ledgers)
+#: truncates tails of mass about 6e-18 per composed step and counts them as an infinite privacy loss, so it
+#: cannot certify a delta below the sum over the steps: DP-SGD's default 250-550 steps already need
+#: delta > 1.5e-15, and 1e-12 covers up to about 1e5 steps (more is refused by
+#: :func:`dpstats.privacy.mechanisms.poisson_gaussian_epsilon`, before anything is spent).  The hardened
+#: Gaussian steps need delta well above their closeness slack (about 2e-37 per released coordinate).
+#: 1e-12 is far below 1/n for any data set that fits on a machine.
+MIN_DELTA = 1e-12
 
 
-def check_privacy_parameters(epsilon: object, delta: object) -> tuple[float, float]:
-    """Return (epsilon, delta) as floats, or raise InvalidPrivacyParameterError.
+def _as_real(value: object, name: str, expected: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidPrivacyParameterError(f"{name} must be {expected}, got {value!r}")
+    return float(value)
+
+
+def check_budget_total(epsilon: object, delta: object) -> tuple[float, float]:
+    """Return (epsilon, delta) as floats if they are a valid privacy budget, else raise InvalidPrivacyParameterError.
 
     epsilon must be > 0 (``inf`` means a non-private fit); delta must lie in
-    the open interval (0, 1).
+    the open interval (0, 1).  No supported-range limits: this is the check
+    for a total shared by many fits (a :class:`~dpstats.PrivacyAccountant`),
+    which composes its fits by adding their spends.
     """
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise InvalidPrivacyParameterError(f"epsilon must be a positive number, got {epsilon!r}")
-    eps = float(epsilon)
+    eps = _as_real(epsilon, "epsilon", "a positive number")
     if math.isnan(eps) or eps <= 0:
         raise InvalidPrivacyParameterError(
             f"epsilon must be > 0, got {epsilon!r}; typical values are 0.1 to 10 "
             "(use epsilon=float('inf') only with method='ols', which is not private)")
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
-        raise InvalidPrivacyParameterError(f"delta must be a number in (0, 1), got {delta!r}")
-    dlt = float(delta)
+    dlt = _as_real(delta, "delta", "a number in (0, 1)")
     if not (0 < dlt < 1):
         raise InvalidPrivacyParameterError(
             f"delta must lie strictly between 0 and 1, got {delta!r}; choose delta well below 1/n, "
             "e.g. 1e-6 for n up to a few hundred thousand")
     return eps, dlt
+
+
+def check_privacy_parameters(epsilon: object, delta: object) -> tuple[float, float]:
+    """Return the budget (epsilon, delta) of one fit as floats, or raise.
+
+    Raises InvalidPrivacyParameterError for values that are not a privacy
+    budget (see :func:`check_budget_total`), and its subclass
+    UnsupportedPrivacyParameterError for a finite epsilon above
+    :data:`MAX_EPSILON` or a delta below :data:`MIN_DELTA`: the calibration
+    routines are not numerically reliable there.  ``epsilon = inf`` passes
+    (it selects the non-private ``ols``).
+    """
+    eps, dlt = check_budget_total(epsilon, delta)
+    if math.isfinite(eps) and eps > MAX_EPSILON:
+        raise UnsupportedPrivacyParameterError(
+            f"epsilon={epsilon!r} is above the largest supported epsilon of one fit, {MAX_EPSILON:g} (the "
+            f"supported range is 0 < epsilon <= {MAX_EPSILON:g}, or epsilon=float('inf') with method='ols'); "
+            "such a budget gives no meaningful privacy and the calibration is not reliable there in floating "
+            "point; nothing was spent")
+    if dlt < MIN_DELTA:
+        raise UnsupportedPrivacyParameterError(
+            f"delta={delta!r} is below the smallest supported delta of one fit, {MIN_DELTA:g} (the supported "
+            f"range is {MIN_DELTA:g} <= delta < 1); privacy accounting cannot certify a smaller delta in floating "
+            "point; nothing was spent")
+    return eps, dlt
+
+
+def check_bounds_pair(key: str, value: object) -> tuple[float, float]:
+    """Return a declared bound ``bounds[key] = (lo, hi)`` as floats, or raise InvalidBoundsError.
+
+    Both ends must be finite and lo < hi strictly: a single point (lo == hi)
+    declares a constant, which a model cannot estimate a coefficient for and
+    which the public rescaling (centre and half-width of [lo, hi]) cannot map
+    to [-1, 1].  Decided from the argument alone, so a refusal spends nothing.
+    """
+    try:
+        if isinstance(value, (str, bytes)):
+            raise TypeError
+        lo, hi = (float(v) for v in value)  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        raise InvalidBoundsError(f"bounds['{key}'] must be a pair (lo, hi) of numbers, got {value!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise InvalidBoundsError(f"bounds['{key}'] = ({lo:g}, {hi:g}) must be finite; declare the range the "
+                                 "variable can take from domain knowledge")
+    if lo >= hi:
+        what = "a single point" if lo == hi else "empty (lo > hi)"
+        raise InvalidBoundsError(
+            f"bounds['{key}'] = ({lo:g}, {hi:g}) is {what}: lo must be strictly below hi. Declare the range the "
+            "variable can take from domain knowledge; a variable that is constant by design has no coefficient "
+            "to estimate and belongs out of the formula.")
+    return lo, hi

@@ -176,7 +176,7 @@ def test_method_options_are_passed_through(capsys, csv):
     ({"--bounds": '{"x": [0, 10], "y": '}, "--bounds: invalid JSON"),
     ({"--bounds": "[0, 10]"}, "--bounds must be a JSON object"),
     ({"--bounds": "no-such-bounds.json"}, "neither a JSON object nor an existing JSON file"),
-    ({"--bounds": '{"x": [10, 0], "y": [-10, 40]}'}, "lo <= hi"),
+    ({"--bounds": '{"x": [10, 0], "y": [-10, 40]}'}, "lo must be strictly below hi"),
     ({"--bounds": '{"x": [0, 10]}'}, "--bounds"),  # response bound missing: MissingBoundsError + CLI hint
     ({"--levels": '{"g": "abc"}'}, "must be a JSON list"),
     ({"--levels": '{"g": ["a", "b"]}'}, "outside its declared levels"),

@@ -85,6 +85,7 @@ from dpstats.errors import ConvergenceError, MethodOptionError
 from dpstats.methods.registry import MethodFit, MethodSpec, register
 from dpstats.methods.sufficient import RowChunks
 from dpstats.privacy.ledger import PrivacyLedger
+from dpstats.validation import check_privacy_parameters
 from dpstats.privacy.mechanisms import (
     ClippedGridSum, PoissonGaussianBlock, add_grid_sums, poisson_gaussian_block, poisson_gaussian_epsilon,
 )
@@ -111,6 +112,7 @@ def calibrate_noise_multiplier(epsilon: float, delta: float, sampling_rate: floa
     """
     if not (epsilon > 0 and math.isfinite(epsilon) and 0 < delta < 1):
         raise ValueError("calibration needs a finite epsilon > 0 and 0 < delta < 1")
+    check_privacy_parameters(epsilon, delta)  # the supported range (a search beyond it would not end in time)
 
     def excess(log_z: float) -> float:
         return poisson_gaussian_epsilon(math.exp(log_z), sampling_rate, steps, delta) - epsilon

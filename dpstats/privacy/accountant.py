@@ -44,7 +44,7 @@ from datetime import datetime, timezone
 
 from dpstats.errors import BudgetExceededError, BudgetMismatchError, InvalidPrivacyParameterError
 from dpstats.privacy.budget_store import BudgetStore, chosen_label, display_left
-from dpstats.validation import check_privacy_parameters
+from dpstats.validation import check_budget_total
 
 __all__ = ["PrivacyAccountant", "Spend"]
 
@@ -109,7 +109,7 @@ class PrivacyAccountant:
 
     def __init__(self, epsilon: float, delta: float, path: "str | os.PathLike[str] | None" = None, *,
                  allow_budget_change: bool = False, timeout: float = 60.0) -> None:
-        check_privacy_parameters(epsilon, delta)
+        check_budget_total(epsilon, delta)
         if epsilon == float("inf"):
             raise InvalidPrivacyParameterError("an accountant needs a finite epsilon budget")
         self.epsilon = float(epsilon)

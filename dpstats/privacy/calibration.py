@@ -25,6 +25,9 @@ import dp_accounting
 import numpy as np
 from scipy.special import log_ndtr
 
+from dpstats.errors import UnsupportedPrivacyParameterError
+from dpstats.validation import MAX_EPSILON, MIN_DELTA
+
 __all__ = ["gaussian_delta", "gaussian_epsilon", "gaussian_mu", "gaussian_sigma", "split_mu"]
 
 _SAFETY = 1.0 - 1e-9
@@ -93,7 +96,17 @@ def gaussian_mu(epsilon: float, delta: float) -> float:
         raise ValueError("gaussian_mu needs epsilon > 0 and 0 < delta < 1")
     if math.isinf(epsilon):
         return math.inf
-    mu = _SAFETY / dp_accounting.get_sigma_gaussian(epsilon, delta)
+    try:
+        with np.errstate(all="ignore"):  # the result is checked below
+            sigma = float(dp_accounting.get_sigma_gaussian(epsilon, delta))
+    except (ValueError, OverflowError, FloatingPointError, ZeroDivisionError):
+        sigma = math.nan  # the root finder met NaN or overflow: (epsilon, delta) is beyond double precision
+    if not (0 < sigma < math.inf):
+        raise UnsupportedPrivacyParameterError(
+            f"the Gaussian mechanism cannot be calibrated in floating point at (epsilon={epsilon!r}, "
+            f"delta={delta!r}); one fit supports 0 < epsilon <= {MAX_EPSILON:g} and {MIN_DELTA:g} <= delta < 1; "
+            "nothing was spent")
+    mu = _SAFETY / sigma
     while gaussian_delta(mu, epsilon) > delta:  # guard against the root finder's last ulp
         mu *= _SAFETY
     return mu

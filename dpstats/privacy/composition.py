@@ -12,6 +12,11 @@ Three valid upper bounds are computed and the smallest is used:
 * basic composition (epsilon and delta add) when no step is Gaussian.
 
 All bounds are stated for the ledger's target delta.
+
+Robustness: a bound that cannot be computed in floating point (a PLD whose
+construction overflows, say an epsilon near 700 where exp(epsilon) exceeds the
+double range) is dropped, never raised; if no bound remains the total is
+``inf``, which every budget check refuses before anything is released.
 """
 
 from __future__ import annotations
@@ -133,11 +138,19 @@ def _fold(mu: float, keys: tuple) -> Any:
     return total
 
 
+#: what dp_accounting raises when a PLD cannot be built in double precision (exp overflow, an infinite
+#: number of discretisation buckets, an array too large to allocate)
+_NUMERIC_FAILURES = (OverflowError, FloatingPointError, ValueError, MemoryError)
+
+
 def _pld_epsilon(mu: float, other: Sequence["PrivacyStep"], delta: float) -> float | None:
-    """PLD composition of a mu-GDP block with the non-Gaussian steps."""
+    """PLD composition of a mu-GDP block with the non-Gaussian steps (None when it cannot be computed)."""
     keys = tuple(k for k in (_pld_key(s) for s in other) if k is not None)
-    total = _fold(float(mu), keys)
-    if total is None:
-        return 0.0
-    eps = total.get_epsilon_for_delta(delta)
-    return float(eps) if math.isfinite(eps) else None
+    try:
+        total = _fold(float(mu), keys)
+        if total is None:
+            return 0.0
+        eps = float(total.get_epsilon_for_delta(delta))
+    except _NUMERIC_FAILURES:
+        return None  # no PLD bound; the other bounds (or inf, which is refused) stand
+    return eps if math.isfinite(eps) else None

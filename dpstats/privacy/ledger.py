@@ -19,6 +19,7 @@ import numpy as np
 
 from dpstats.errors import BudgetExceededError
 from dpstats.privacy.composition import compose_epsilon, is_pure
+from dpstats.validation import MAX_EPSILON, MIN_DELTA
 
 __all__ = ["PrivacyStep", "PrivacyLedger", "Mechanism", "reference_delta", "REFERENCE_EPSILON_CAP"]
 
@@ -199,6 +200,8 @@ class PrivacyLedger:
             candidate = [*self.steps, step]
             eps, delta = self._total(candidate)
             # written as 'not <=' so that a NaN total is refused (fail closed)
+            if not math.isfinite(eps):
+                raise BudgetExceededError(self._unaccountable_message(step))
             if not (eps <= self.epsilon * (1 + _REL_TOL) and delta <= self.delta * (1 + _REL_TOL)):
                 raise BudgetExceededError(
                     f"step '{step.name}' would bring this fit's spend to "
@@ -206,6 +209,16 @@ class PrivacyLedger:
                     f"(epsilon={self.epsilon:.6g}, delta={self.delta:.3g}); nothing was released"
                 )
             self.steps.append(step)
+
+    def _unaccountable_message(self, step: PrivacyStep) -> str:
+        """Why a step whose composed total is not finite (or NaN) is refused; the lock is held."""
+        earlier = self._total(list(self.steps))[0] if self.steps else 0.0
+        already = (f"; earlier steps of this fit were released and spent epsilon={earlier:.6g}" if self.steps
+                   else "; nothing was released")
+        return (f"step '{step.name}' cannot be accounted for at this fit's budget (epsilon={self.epsilon:.6g}, "
+                f"delta={self.delta:.3g}): no finite bound on the composed spend can be computed in floating point "
+                f"(one fit supports 0 < epsilon <= {MAX_EPSILON:g} and {MIN_DELTA:g} <= delta < 1); this step "
+                f"was not released{already}")
 
     def _total(self, steps: list[PrivacyStep]) -> tuple[float, float]:
         """The composed (epsilon, delta) of ``steps`` at this ledger's delta (an upper bound).

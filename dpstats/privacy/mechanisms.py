@@ -41,7 +41,7 @@ from functools import lru_cache
 import numpy as np
 from dp_accounting import pld
 
-from dpstats.errors import MethodOptionError
+from dpstats.errors import MethodOptionError, UnsupportedPrivacyParameterError
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import REFERENCE_EPSILON_CAP, PrivacyLedger, PrivacyStep, reference_delta
 from dpstats.privacy.samplers import (
@@ -63,6 +63,14 @@ __all__ = [
     "GaussianBlock",
     "gaussian_block",
 ]
+
+#: What dp_accounting raises when a privacy-loss distribution cannot be built in double precision (exp
+#: overflow above about 709, an infinite number of discretisation buckets, an array too large to allocate).
+_PLD_NUMERIC_FAILURES = (OverflowError, FloatingPointError, ValueError, MemoryError)
+
+#: A generous figure for the tail mass dp_accounting's PLD accountant truncates per Poisson-sampled Gaussian
+#: step (measured 6e-18 at q = 0.02, z = 4); only used to word a refusal.
+_PLD_TAIL_PER_STEP = 1e-16
 
 
 def make_rng(random_state: "int | np.random.Generator | None") -> tuple[np.random.Generator, bool]:
@@ -411,11 +419,14 @@ def peeling_noise_multiplier(sparsity: int, epsilon: float, delta: float) -> tup
     pure = 3.0 * s / epsilon
 
     def pld_epsilon(multiplier: float) -> float:
-        select = pld.privacy_loss_distribution.from_privacy_parameters(
-            pld.common.DifferentialPrivacyParameters(2.0 / multiplier, 0.0)).self_compose(s)
-        values = pld.privacy_loss_distribution.from_laplace_mechanism(
-            parameter=multiplier, sensitivity=1.0).self_compose(s)
-        return float(select.compose(values).get_epsilon_for_delta(delta))
+        try:
+            select = pld.privacy_loss_distribution.from_privacy_parameters(
+                pld.common.DifferentialPrivacyParameters(2.0 / multiplier, 0.0)).self_compose(s)
+            values = pld.privacy_loss_distribution.from_laplace_mechanism(
+                parameter=multiplier, sensitivity=1.0).self_compose(s)
+            return float(select.compose(values).get_epsilon_for_delta(delta))
+        except _PLD_NUMERIC_FAILURES:
+            return math.inf  # no PLD bound at this multiplier (exp(2/multiplier) overflows): the pure bound stands
 
     lo, hi = pure / 8.0, pure
     if pld_epsilon(hi * (1.0 - 1e-3)) > epsilon:
@@ -712,8 +723,21 @@ def poisson_gaussian_epsilon(noise_multiplier: float, sampling_rate: float, step
     event = dp_accounting.SelfComposedDpEvent(step, int(steps))
     accountant = pld.PLDAccountant(dp_accounting.NeighboringRelation.REPLACE_ONE,
                                    value_discretization_interval=_PLD_INTERVAL)
-    accountant.compose(event)
-    eps = float(accountant.get_epsilon(float(delta)))
+    try:
+        accountant.compose(event)
+        eps = float(accountant.get_epsilon(float(delta)))
+    except _PLD_NUMERIC_FAILURES:
+        eps = math.nan
+    if not math.isfinite(eps):
+        # Gaussian privacy losses are finite: an infinite (or failed) epsilon means that dp_accounting's
+        # truncated tails (mass up to about 1e-17 per step, counted as infinite loss) exceed delta, or that
+        # the PLD overflowed (a noise multiplier far below 1, i.e. an epsilon in the hundreds)
+        raise UnsupportedPrivacyParameterError(
+            f"DP-SGD's privacy accounting (dp_accounting PLD, {int(steps)} Poisson-sampled steps at rate "
+            f"{float(sampling_rate):.4g}, noise multiplier {float(noise_multiplier):.4g}) cannot certify "
+            f"delta={float(delta):.3g} in floating point; use a larger delta (at least about "
+            f"{_PLD_TAIL_PER_STEP * int(steps):.0e} for this many steps), fewer steps or a smaller epsilon; "
+            "nothing was spent")
     return eps if eps >= 0 else 0.0
 
 
@@ -773,8 +797,10 @@ class PoissonGaussianBlock:
         lam, tau = gaussian_closeness(self.s)
         lam_total, tau_total = self.rounds * self.dimension * lam, self.rounds * self.dimension * tau
         # the reference run (continuous noise, rounded) at delta_R; the sampled run then at (eps_R + 2 Lambda, delta)
-        eps = poisson_gaussian_epsilon(self.noise_multiplier, self.sampling_rate, self.rounds,
-                                       reference_delta(float(ledger.delta), lam_total, tau_total))
+        delta_r = reference_delta(float(ledger.delta), lam_total, tau_total)
+        # delta_r <= 0 (a ledger delta below the closeness slack): no finite bound, and the charge is refused
+        eps = (poisson_gaussian_epsilon(self.noise_multiplier, self.sampling_rate, self.rounds, delta_r)
+               if delta_r > 0 else math.inf)
         eps = eps + 2.0 * lam_total if eps <= REFERENCE_EPSILON_CAP else math.inf
         ledger.charge(PrivacyStep(
             name, "approximate-dp", _float_up(rounded_clip), "L2, per-row clip C (after grid rounding)", sd,

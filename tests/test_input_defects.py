@@ -1,0 +1,306 @@
+"""Input handling found by a real-data sweep: every bad input gets a typed dpstats error that says what to fix,
+decided from public facts (schema, declared bounds and levels), and a refused fit spends no budget.
+
+All fits use fixed seeds; the assertions are on error types, messages, shapes and exact equalities of
+deterministic fits, so the false-failure rate is 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import patsy
+import pytest
+
+import dpstats
+from dpstats.bounds import Interval
+from dpstats.errors import (
+    DataTypeError,
+    DPStatsError,
+    FormulaError,
+    InvalidArgumentError,
+    InvalidBoundsError,
+    InvalidPrivacyParameterError,
+    MissingBoundsError,
+    MissingDataError,
+    UnknownMethodError,
+)
+from dpstats.formula import build_design
+from dpstats.theory import plan
+
+ENV = patsy.EvalEnvironment.capture()
+N = 400
+
+
+@pytest.fixture(scope="module")
+def people() -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"age": rng.integers(18, 90, N), "income": rng.uniform(1, 100, N),
+                       "smoker": rng.random(N) < 0.3, "g": rng.choice([1, 2, 3], N)})
+    df["y"] = 0.05 * df.age + 0.5 * df.smoker + rng.normal(size=N)
+    return df
+
+
+def accountant() -> dpstats.PrivacyAccountant:
+    return dpstats.PrivacyAccountant(epsilon=10.0, delta=1e-4)
+
+
+def refused(exc_type: type[Exception], *args, **kwargs) -> tuple[Exception, dpstats.PrivacyAccountant]:
+    """Run dp_ols with a fresh accountant, expect ``exc_type`` and check that nothing was spent."""
+    acct = accountant()
+    with pytest.raises(exc_type) as info:
+        dpstats.dp_ols(*args, accountant=acct, **kwargs)
+    assert isinstance(info.value, DPStatsError)
+    assert acct.spent == (0.0, 0.0) and not acct.history
+    return info.value, acct
+
+
+BOUNDS = {"age": (0, 120), "y": (-20, 30)}
+
+
+# -- a. pandas extension dtypes in the prepare step ----------------------------------------------------------------
+
+def test_nullable_boolean_is_a_declared_two_level_factor_like_bool(people):
+    ext = people.assign(smoker=pd.array(people.smoker, dtype="boolean"))
+    fits = [dpstats.dp_ols("y ~ smoker + age", d, 1.0, 1e-6, method="ssp", bounds=BOUNDS, random_state=3)
+            for d in (people, ext)]
+    assert list(fits[1].params.index) == ["Intercept", "smoker[T.True]", "age"]
+    np.testing.assert_array_equal(fits[0].params.to_numpy(), fits[1].params.to_numpy())
+
+
+def test_extension_dtypes_give_the_numpy_design(people):
+    rng = np.random.default_rng(1)
+    base = people.assign(name=rng.choice(["a", "b"], N), w=people.income.round(2))
+    ext = base.assign(age=base.age.astype("Int64"), w=base.w.astype("Float64"), name=base.name.astype("string"),
+                      smoker=base.smoker.astype("boolean"), y=base.y.astype("Float64"))
+    formula = "y ~ age + w + smoker + C(name, levels=['a', 'b'])"
+    d_np, d_ext = (build_design(formula, d, eval_env=ENV, bounds={"age": (0, 120)}) for d in (base, ext))
+    assert d_ext.column_names == d_np.column_names
+    np.testing.assert_array_equal(d_ext.X, d_np.X)
+    np.testing.assert_array_equal(d_ext.y, d_np.y)
+    assert d_ext.column_intervals[d_ext.column_names.index("age")] == Interval(0, 120)
+
+
+def test_pd_na_is_missing_honouring_missing_raise_and_drop(people):
+    smoker = pd.array(people.smoker, dtype="boolean")
+    smoker[[3, 7]] = pd.NA
+    age = people.age.astype("Int64")
+    age[11] = pd.NA
+    data = people.assign(smoker=smoker, age=age)
+    err, _ = refused(MissingDataError, "y ~ smoker + age", data, 1.0, 1e-6, method="ssp", bounds=BOUNDS)
+    assert "smoker" in str(err) and "age" in str(err) and "missing='drop'" in str(err)
+    d = build_design("y ~ smoker + age", data, eval_env=ENV, bounds=BOUNDS, missing="drop")
+    assert d.n == N - 3
+    res = dpstats.dp_ols("y ~ smoker + age", data, 1.0, 1e-6, method="ssp", bounds=BOUNDS, missing="drop",
+                         random_state=0)
+    assert res.nobs == N - 3
+
+
+def test_boolean_with_na_read_in_chunks_matches_in_memory(people):
+    data = people.assign(smoker=pd.array(people.smoker, dtype="boolean"))
+    data.loc[5, "smoker"] = pd.NA
+    kw = dict(method="ssp", bounds=BOUNDS, missing="drop", random_state=4)
+    whole = dpstats.dp_ols("y ~ smoker + age", data, 1.0, 1e-6, **kw)
+    chunked = dpstats.dp_ols("y ~ smoker + age", data, 1.0, 1e-6, chunksize=150, **kw)
+    assert whole.nobs == chunked.nobs == N - 1
+    np.testing.assert_allclose(chunked.params.to_numpy(), whole.params.to_numpy(), rtol=1e-9, atol=1e-9)
+
+
+# -- b, c. predict on new data ----------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def age_fit(people):
+    return dpstats.dp_ols("y ~ age", people, 1.0, 1e-6, method="ssp", bounds=BOUNDS, random_state=0)
+
+
+def test_predict_accepts_nullable_integers(age_fit):
+    plain = age_fit.predict(pd.DataFrame({"age": [30, 40]}))
+    nullable = age_fit.predict(pd.DataFrame({"age": pd.array([30, 40], dtype="Int64")}))
+    np.testing.assert_array_equal(plain.to_numpy(), nullable.to_numpy())
+
+
+@pytest.mark.parametrize("newdata", [pd.DataFrame({"age": pd.array([30, pd.NA], dtype="Int64")}),
+                                     pd.DataFrame({"age": [30.0, np.nan]})], ids=["Int64 NA", "float NaN"])
+def test_predict_missing_values_name_the_variable(age_fit, newdata):
+    with pytest.raises(MissingDataError) as info:
+        age_fit.predict(newdata)
+    msg = str(info.value)
+    assert "age" in msg and "factor" not in msg and "drop those rows" in msg
+
+
+def test_predict_numbers_given_as_strings_is_a_type_error(age_fit):
+    with pytest.raises(DataTypeError) as info:
+        age_fit.predict(pd.DataFrame({"age": ["30"]}))
+    assert "'age'" in str(info.value) and "pd.to_numeric" in str(info.value)
+
+
+# -- d, e. design-column name clashes ------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def clash() -> pd.DataFrame:
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame({"Intercept": rng.uniform(0, 1, N), "g": rng.choice([1, 2, 3], N)})
+    df["y"] = df.Intercept + rng.normal(size=N)
+    return df
+
+
+def test_data_column_named_intercept_is_refused_with_advice(clash):
+    err, _ = refused(FormulaError, "y ~ Intercept", clash, 1.0, 1e-6, method="ssp",
+                     bounds={"Intercept": (0, 1), "y": (-5, 6)})
+    assert "'Intercept'" in str(err) and "Rename" in str(err) and "Q('Intercept')" in str(err)
+
+
+def test_intercept_column_works_quoted_or_without_intercept(clash):
+    kw = dict(method="ssp", bounds={"Intercept": (0, 1), "y": (-5, 6)}, random_state=0)
+    quoted = dpstats.dp_ols("y ~ Q('Intercept')", clash, 1.0, 1e-6, **kw)
+    assert list(quoted.params.index) == ["Intercept", "Q('Intercept')"]
+    bare = dpstats.dp_ols("y ~ Intercept - 1", clash, 1.0, 1e-6, **kw)
+    assert list(bare.params.index) == ["Intercept"]
+
+
+def test_sklearn_wrapper_fits_a_dataframe_with_an_intercept_column(clash):
+    pytest.importorskip("sklearn")
+    from dpstats.sklearn import DPLinearRegression
+
+    est = DPLinearRegression(method="ssp", bounds={"Intercept": (0, 1), "g": (1, 3)}, y_bounds=(-5, 6),
+                             random_state=0).fit(clash[["Intercept", "g"]], clash.y)
+    assert est.coef_.shape == (2,) and list(est.params_.index) == ["Intercept", "Q('Intercept')", "g"]
+    assert est.intercept_ == est.params_["Intercept"] and est.coef_[0] == est.params_["Q('Intercept')"]
+
+
+def test_clashes_are_refused_before_reading_chunks(clash):
+    for formula in ("y ~ Intercept", "y ~ C(g, levels=[1, 2, 2])"):
+        refused(FormulaError, formula, clash, 1.0, 1e-6, method="ssp", chunksize=100,
+                bounds={"Intercept": (0, 1), "y": (-5, 6)})
+
+
+def test_duplicate_declared_levels_are_refused_naming_the_level(clash):
+    err, _ = refused(FormulaError, "y ~ C(g, levels=[1, 2, 3, 3])", clash, 1.0, 1e-6, method="tukey")
+    assert "3" in str(err) and "more than once" in str(err) and "list each level once" in str(err)
+
+
+def test_duplicate_levels_not_written_as_literal_are_still_typed(clash):
+    lv = [1, 2, 3, 3]  # noqa: F841 - read by the formula through the eval environment
+    err, _ = refused(FormulaError, "y ~ C(g, levels=lv)", clash, 1.0, 1e-6, method="tukey",
+                     eval_env=patsy.EvalEnvironment.capture())
+    assert "same name" in str(err) and "each level once" in str(err)
+
+
+# -- f, g. bounds on a transformed response; what MissingBoundsError asks for ---------------------------------------
+
+@pytest.fixture(scope="module")
+def schools() -> pd.DataFrame:
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"NABOVE": rng.integers(4, 9000, N), "NBELOW": rng.integers(14, 9000, N),
+                       "LOWINC": rng.uniform(0, 95, N)})
+    return df
+
+
+RESPONSE = "I(NABOVE / (NABOVE + NBELOW))"
+
+
+def test_bounds_keyed_by_the_response_code_are_accepted(schools):
+    formula = f"{RESPONSE} ~ LOWINC"
+    bounds = {RESPONSE: (0, 1), "LOWINC": (0, 100)}
+    d = build_design(formula, schools, eval_env=ENV, bounds=bounds)
+    assert d.response_interval == Interval(0, 1) and d.missing_bounds == []
+    acct = accountant()
+    res = dpstats.dp_ols(formula, schools, 1.0, 1e-6, method="ssp", bounds=bounds, accountant=acct, random_state=0)
+    assert res.nobs == N and acct.spent[0] > 0
+
+
+def test_missing_response_bound_advises_its_code(schools):
+    bounds = {"NABOVE": (0, 10000), "NBELOW": (0, 10000), "LOWINC": (0, 100)}
+    err, _ = refused(MissingBoundsError, f"{RESPONSE} ~ LOWINC", schools, 1.0, 1e-6, method="ssp", bounds=bounds)
+    msg = str(err)
+    assert f"bounds={{'{RESPONSE}': (lo, hi)}}" in msg and "contains 0" in msg
+    unbounded, _ = refused(MissingBoundsError, f"{RESPONSE} ~ LOWINC", schools, 1.0, 1e-6, method="ssp",
+                           bounds={"LOWINC": (0, 100)})
+    assert "variables NABOVE, NBELOW" in str(unbounded) and f"'{RESPONSE}': (lo, hi)" in str(unbounded)
+
+
+def test_misspelt_response_key_lists_the_response(schools):
+    err, _ = refused(InvalidBoundsError, f"{RESPONSE} ~ LOWINC", schools, 1.0, 1e-6, method="ssp",
+                     bounds={"I(NABOVE/NBELOW)": (0, 1), "LOWINC": (0, 100)})
+    assert f"the response is '{RESPONSE}'" in str(err)
+
+
+def test_missing_bounds_ask_for_raw_variables_first(people):
+    formula = "y ~ age + I(age ** 2) + np.log(income)"
+    d = build_design(formula, people, eval_env=ENV, bounds={"y": (-20, 30)})
+    assert d.missing_bounds == ["age", "I(age ** 2)", "np.log(income)"]
+    assert d.bounds_to_declare() == ["age", "income"]
+    err, _ = refused(MissingBoundsError, formula, people, 1.0, 1e-6, method="ssp", bounds={"y": (-20, 30)})
+    msg = str(err)
+    assert "Declare bounds on the variables age, income (the ranges of I(age ** 2), np.log(income)" in msg
+    assert "No range can be derived" not in msg
+
+
+def test_underivable_design_columns_are_listed_after_the_variables(people):
+    formula = "y ~ np.sinh(age) + I(smoker * income) + np.log(income)"
+    d = build_design(formula, people, eval_env=ENV, bounds={"y": (-20, 30)})
+    assert d.bound_variables == ["income"]
+    assert [k for k, _ in d.underivable_bounds] == ["np.sinh(age)", "I(smoker * income)"]
+    assert d.bounds_to_declare() == ["income", "np.sinh(age)", "I(smoker * income)"]
+    with pytest.raises(MissingBoundsError) as info:
+        d.data_bounds()
+    msg = str(info.value)
+    assert msg.index("variables income") < msg.index("np.sinh(age) (cannot bound the function sinh())")
+    assert "smoker is not numeric" in msg
+    declared = {"y": (-20, 30), "income": (1, 100), "np.sinh(age)": (0, 1e40), "I(smoker * income)": (0, 100)}
+    assert build_design(formula, people, eval_env=ENV, bounds=declared).missing_bounds == []
+
+
+def test_declared_bounds_that_break_a_transform_point_at_the_column(people):
+    d = build_design("y ~ np.log(income)", people, eval_env=ENV, bounds={"y": (-20, 30), "income": (0, 100)})
+    assert d.bound_variables == [] and d.bounds_to_declare() == ["np.log(income)"]
+    with pytest.raises(MissingBoundsError, match=r"log needs a lower bound > 0.0, with the declared bounds"):
+        d.data_bounds()
+
+
+def test_overflowing_derived_range_is_missing_not_a_crash(people):
+    d = build_design("y ~ np.exp(income)", people, eval_env=ENV, bounds={"y": (-20, 30), "income": (0, 1000)})
+    assert d.missing_bounds == ["np.exp(income)"] and d.bounds_to_declare() == ["np.exp(income)"]
+
+
+# -- h. degenerate bounds ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("pair,word", [((50, 50), "single point"), ((5, 1), "empty"), ((0, np.inf), "finite"),
+                                       ("12", "pair")])
+def test_degenerate_bounds_are_refused(people, pair, word):
+    err, _ = refused(InvalidBoundsError, "y ~ age", people, 1.0, 1e-6, method="ssp",
+                     bounds={"age": pair, "y": (-20, 30)})
+    assert "bounds['age']" in str(err) and word in str(err)
+
+
+def test_degenerate_bound_on_a_design_column_or_response_is_refused(people):
+    refused(InvalidBoundsError, "y ~ np.log(income)", people, 1.0, 1e-6, method="ssp",
+            bounds={"np.log(income)": (2, 2), "y": (-20, 30)})
+    refused(InvalidBoundsError, "y ~ age", people, 1.0, 1e-6, method="ssp", bounds={"age": (0, 120), "y": (1, 1)})
+
+
+# -- i. theory.plan's arguments ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("method", ["nope", "auto"])
+def test_plan_refuses_unknown_methods(method):
+    with pytest.raises(UnknownMethodError) as info:
+        plan(0.1, 10, 1.0, 1e-6, method=method)
+    assert "method" in str(info.value)
+
+
+@pytest.mark.parametrize("kwargs,error,word", [
+    (dict(target=0), InvalidArgumentError, "target"), (dict(target=float("nan")), InvalidArgumentError, "target"),
+    (dict(d=0), InvalidArgumentError, "d must"), (dict(d=2.5), InvalidArgumentError, "d must"),
+    (dict(sparsity=10), InvalidArgumentError, "sparsity"), (dict(epsilon=float("inf")), InvalidPrivacyParameterError,
+                                                            "epsilon"),
+    (dict(delta=1.0), InvalidPrivacyParameterError, "delta")])
+def test_plan_argument_errors_are_typed_value_errors(kwargs, error, word):
+    args = dict(target=0.1, d=10, epsilon=1.0, delta=1e-6) | kwargs
+    with pytest.raises(error, match=word) as info:
+        plan(**args)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, DPStatsError)
+
+
+def test_plan_still_accepts_numpy_scalars_and_registered_methods():
+    t = plan(np.float64(0.1), np.int64(10), np.float64(1.0), 1e-6, method="ssp")
+    assert t["method"].iloc[-1] == "ssp"
