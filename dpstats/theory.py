@@ -30,7 +30,8 @@ Upper bounds (each method's own rate, where a paper gives one):
   (:func:`point_estimate_epsilon`); ``inference=False`` uses the full budget;
 * ``lasso``: Thm 17, sqrt(s log d log n / n) + s sqrt(log(1/delta)) log d log^{3/2} n/(n eps),
   with high probability (the worst-case variant coincides with Algorithm 4 on
-  the theorem's event, see :mod:`dpstats.methods.lasso`);
+  the theorem's event at the paper's step 1/c_x^2, see :mod:`dpstats.methods.lasso`;
+  the default public step 1/L_2s is not covered by the theorem);
 * ``robgd``: Liu et al. (2023): n = O~(d/alpha^2 + kappa^{1/2} d/(eps alpha)) gives
   error alpha in Sigma-norm, i.e. sqrt(d/n) + kappa^{1/2} d/(n eps) with
   log factors and log(1/delta) hidden (kappa is taken as 1 here);
@@ -247,8 +248,9 @@ UPPER_RATES: dict[str, _Rate] = {
         "sqrt(s log d log n / n) + s sqrt(log(1/delta)) log d log^(3/2) n/(n eps)",
         lambda n, d, s: math.sqrt(s * math.log(d) * math.log(n) / n),
         lambda n, d, e, dl, s: s * math.sqrt(_log_inv(dl)) * math.log(d) * math.log(n) ** 1.5 / (n * e),
-        _needs_sparsity, (_SPARSE_MODEL, "a high-probability bound, for s_hat ≍ s, T >= K sigma sqrt(log n) and "
-                          "N0 ≍ log n")),
+        _needs_sparsity, (_SPARSE_MODEL, "a high-probability bound, for s_hat ≍ s, T >= K sigma sqrt(log n), the "
+                          "paper's step 1/c_x^2 (step_size=1.0 after rescaling) and N0 ≍ log n; dpstats' default "
+                          "step 1/L_2s is safe on any design but is not covered by the theorem")),
     "robgd": _Rate(
         "upper", "robgd upper bound", "Liu, Jain, Kong, Oh & Suggala (2023)",
         "sqrt(d/n) + kappa^(1/2) d/(n eps), kappa=1, logs and log(1/delta) hidden (Sigma-norm)",
