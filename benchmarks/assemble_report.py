@@ -53,7 +53,7 @@ within the band, 0.1 is the default; noisy_ols's inference share
 (`python benchmarks/coverage.py --split noisy_ols --reps 200`): 0.01, 0.05 and 0.2 all cover, 0.05 is
 the default (+2% width against 0.01).
 
-""" + open('benchmarks/results/coverage.md').read().strip() + "\n\n" + open('benchmarks/results/coverage_split.md').read().strip() + "\n\n" + open('benchmarks/results/coverage_split_noisy_ols.md').read().strip() + "\n"
+""" + open('benchmarks/results/coverage.md').read().strip() + "\n\n" + open('benchmarks/results/coverage_withheld.md').read().strip() + "\n\n" + open('benchmarks/results/coverage_split.md').read().strip() + "\n\n" + open('benchmarks/results/coverage_split_noisy_ols.md').read().strip() + "\n"
 body+=sec("Data larger than memory (issue 9)", "benchmarks/results/scale.md")
 body+="""
 Reading (latest 10^8-row runs, 9.2 GB of Parquet never loaded whole): `ssp` and `adassp` through the
