@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpstats.methods.blocks import WindowedBlocks, augmented_block_sums, block_sums
+from dpstats.methods.blocks import ShiftedBlockSums, WindowedBlocks, block_sums
 
 
 @pytest.mark.parametrize("n,m", [(1, 1), (10, 1), (10, 3), (9, 2), (7, 7), (1000, 1000), (5003, 40), (100_000, 1000),
@@ -95,13 +95,43 @@ def test_block_sums_over_chunks_equal_the_sums_over_the_whole(chunk: int) -> Non
         rows = blocks == k
         np.testing.assert_allclose(zz[k], z[rows].T @ z[rows], rtol=1e-12)
         np.testing.assert_allclose(zy[k], z[rows].T @ y[rows], rtol=1e-12)
-    zz2, zy2, counts = np.zeros_like(zz), np.zeros_like(zy), np.zeros(m)
+    zz2, zy2 = np.zeros_like(zz), np.zeros_like(zy)
+    shifted = None
     for start in range(0, n, chunk):
         stop = min(n, start + chunk)
-        a, c = augmented_block_sums(np.column_stack([z[start:stop], y[start:stop]]), assignment, start)
+        a, c = block_sums(z[start:stop], y[start:stop], assignment, start)
         zz2 += a
         zy2 += c
-        counts += assignment.counts(start, stop - start)
+        part = ShiftedBlockSums.of_chunk(z[start:stop], y[start:stop], assignment, start)
+        shifted = part if shifted is None else shifted + part
     np.testing.assert_allclose(zz2, zz, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(zy2, zy, rtol=1e-12, atol=1e-12)
-    assert np.all(counts == assignment.block_rows)
+    assert np.all(shifted.count == assignment.block_rows)
+    zz3, zy3 = shifted.centred(np.zeros(d))
+    np.testing.assert_allclose(zz3, zz, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(zy3, zy, rtol=1e-10, atol=1e-10)
+
+
+def test_a_blocks_chunked_sums_depend_on_its_own_rows_only() -> None:
+    # TukeyEM's proof needs a replaced row to change one block model: the other blocks' sums, rounding
+    # included, must not depend on it.  Replace every row outside block 3 and compare block 3's re-centred
+    # sums bit for bit, for several chunkings.  Deterministic.
+    rng = np.random.default_rng(4)
+    n, d, m = 4001, 3, 20
+    z, y = rng.normal(5.0, 2.0, size=(n, d)), rng.normal(size=n)
+    assignment = WindowedBlocks.draw(n, m, rng)
+    others = assignment.blocks_of(0, n) != 3
+    z2, y2 = z.copy(), y.copy()
+    z2[others] = rng.normal(-7.0, 9.0, size=(int(others.sum()), d))
+    y2[others] = rng.normal(size=int(others.sum()))
+    centre = np.array([5.1, 4.9, 5.0])
+    for chunk in (1, 77, 1000, n):
+        sums = []
+        for zz_, yy_ in ((z, y), (z2, y2)):
+            acc = None
+            for start in range(0, n, chunk):
+                part = ShiftedBlockSums.of_chunk(zz_[start:start + chunk], yy_[start:start + chunk], assignment, start)
+                acc = part if acc is None else acc + part
+            sums.append(acc.centred(centre))
+        np.testing.assert_array_equal(sums[0][0][3], sums[1][0][3])
+        np.testing.assert_array_equal(sums[0][1][3], sums[1][1][3])

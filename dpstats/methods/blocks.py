@@ -48,8 +48,7 @@ import numpy as np
 
 from dpstats.privacy.mechanisms import public_uniform
 
-__all__ = ["RowPermutation", "WindowedBlocks", "BlockSums", "block_sums", "augmented_block_sums",
-           "ShiftedBlockSums", "BlockedRows"]
+__all__ = ["RowPermutation", "WindowedBlocks", "BlockedRows", "block_sums", "ShiftedBlockSums"]
 
 ROUNDS = 4
 _U64 = np.uint64
@@ -253,14 +252,6 @@ class WindowedBlocks:
         first = min(-(-offset // self.m), self.block_rows)
         return first, max(first, min(stop // self.m, self.block_rows))
 
-    def counts(self, offset: int, count: int) -> np.ndarray:
-        """The number of rows of each block among rows offset..offset+count-1 (float, length m)."""
-        first, last = self._full_windows(offset, offset + count)
-        out = np.full(self.m, float(last - first))
-        for _, _, blk in self._edges(offset, offset + count, first, last):
-            out[blk] += 1.0
-        return out
-
     def arrange(self, a: np.ndarray, offset: int) -> "BlockedRows":
         """The rows of chunk ``a`` (rows offset.., shape (rows, p)) arranged by block.
 
@@ -285,12 +276,23 @@ class BlockedRows:
     dense: np.ndarray | None
     edges: list[tuple[np.ndarray, np.ndarray]]
 
-    def sums(self) -> np.ndarray:
-        """(m, p): the sum of each block's rows."""
-        out = self.dense.sum(axis=1) if self.dense is not None else np.zeros((self.m, self.p))
+    def first_rows(self) -> np.ndarray:
+        """(m, p): a row of each block in the chunk (its first in the dense part, else in the edges; 0 for a block
+        with no row): a function of the block's own rows and the public layout only."""
+        out = self.dense[:, 0].copy() if self.dense is not None else np.zeros((self.m, self.p))
+        have = np.full(self.m, self.dense is not None)
         for blk, rows in self.edges:
-            out[blk] += rows
+            new = ~have[blk]
+            out[blk[new]] = rows[new]
+            have[blk[new]] = True
         return out
+
+    def shift_by(self, shift: np.ndarray) -> None:
+        """Subtract a per-block shift (m, p) from the rows, in place (the dense part is this object's own gather;
+        the edge rows are replaced by new arrays)."""
+        if self.dense is not None:
+            self.dense -= shift[:, None, :]
+        self.edges = [(blk, rows - shift[blk]) for blk, rows in self.edges]
 
     def products(self) -> np.ndarray:
         """(m, p, p): the sum of each block's outer products v v^T (one batched product for the dense part)."""
@@ -303,60 +305,33 @@ class BlockedRows:
         return out
 
 
-@dataclass
-class BlockSums:
-    """Per-block Z_k^T Z_k (m, d, d) and Z_k^T y_k (m, d), and (optionally) global clipped sums for a pilot."""
-
-    zz: np.ndarray
-    zy: np.ndarray
-    gram: np.ndarray | None = None
-    moment: np.ndarray | None = None
-
-    def __add__(self, other: "BlockSums") -> "BlockSums":
-        return BlockSums(self.zz + other.zz, self.zy + other.zy,
-                         None if self.gram is None else self.gram + other.gram,  # type: ignore[operator]
-                         None if self.moment is None else self.moment + other.moment)  # type: ignore[operator]
-
-
-def add_block_sums(a: BlockSums, b: BlockSums) -> BlockSums:
-    """a + b in place on ``a`` (a reducer)."""
-    a.zz += b.zz
-    a.zy += b.zy
-    if a.gram is not None:
-        a.gram += b.gram  # type: ignore[operator]
-        a.moment += b.moment  # type: ignore[operator]
-    return a
-
-
 def block_sums(z: np.ndarray, y: np.ndarray, blocks: WindowedBlocks, offset: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-block sums Z_k^T Z_k and Z_k^T y_k of one chunk of rows offset.. (rows in no block are left out)."""
+    """Per-block sums Z_k^T Z_k and Z_k^T y_k of one chunk of rows offset.. (rows in no block are left out): one
+    gather and one batched product for both sums."""
     d = z.shape[1]
     aug = np.empty((z.shape[0], d + 1))
     aug[:, :d] = z
     aug[:, d] = y
-    return augmented_block_sums(aug, blocks, offset)
-
-
-def augmented_block_sums(aug: np.ndarray, blocks: WindowedBlocks, offset: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`block_sums` of rows given as [z, y] in one array (one gather and one batched product)."""
-    d = aug.shape[1] - 1
     full = blocks.arrange(aug, offset).products()
     return np.ascontiguousarray(full[:, :d, :d]), np.ascontiguousarray(full[:, :d, d])
 
 
 @dataclass
 class ShiftedBlockSums:
-    """Per-block sums of rows v = [x, y] about a shift a: ``count`` (m,), ``first`` = sum (v - a) (m, p) and
-    ``second`` = sum (v - a)(v - a)^T (m, p, p).
+    """Per-block sums of rows v = [x, y] about a per-block shift a_k: ``shift`` (m, p), ``count`` (m,),
+    ``first`` = sum (v - a_k) (m, p) and ``second`` = sum (v - a_k)(v - a_k)^T (m, p, p).
 
-    Re-expressing the sums about another shift is exact algebra,
+    Re-expressing block k's sums about another shift is exact algebra,
 
-        sum (v - a')(v - a')^T = S2 + S1 t^T + t S1^T + k t t^T,   S1 + k t,   t = a - a',
+        sum (v - a')(v - a')^T = S2 + S1 t^T + t S1^T + k t t^T,   S1 + k t,   t = a_k - a',
 
     so sums of chunks taken about different shifts add up, and the sums about a centre released only after
-    the pass (TukeyEM's private medians) follow without a second pass.  Each chunk is taken about its own
-    mean, which keeps |t| of the order of the data's spread: re-centring raw sums (a = 0) would lose about
-    2 log10(|mean| / spread) digits to cancellation.
+    the pass (TukeyEM's private medians) follow without a second pass.  Each chunk's block k is taken about
+    one of block k's own rows in that chunk, which keeps |t| of the order of the data's spread (re-centring
+    raw sums, a = 0, would lose about 2 log10(|mean| / spread) digits to cancellation), keeps a column that
+    is constant at the centre within a block exactly 0 after re-centring (so the rank decision of the block's
+    fit sees an exact zero column, as in memory), and makes block k's sums, rounding included, a function
+    of block k's rows alone: other blocks' rows never enter its arithmetic, as TukeyEM's proof requires.
     """
 
     shift: np.ndarray
@@ -366,24 +341,29 @@ class ShiftedBlockSums:
 
     @classmethod
     def of_chunk(cls, X: np.ndarray, y: np.ndarray, blocks: WindowedBlocks, offset: int) -> "ShiftedBlockSums":
-        """The sums of one chunk's rows offset.. (rows in no block left out) about the chunk's column means."""
+        """The sums of one chunk's rows offset.. (rows in no block left out), block k about one of its rows."""
         d = X.shape[1]
-        v = np.empty((X.shape[0], d + 1))
+        p = d + 1
+        v = np.empty((X.shape[0], p + 1))  # [x, y, 1]: the products of the last column give the sums and counts
         v[:, :d] = X
         v[:, d] = y
-        shift = v.mean(axis=0) if v.shape[0] else np.zeros(d + 1)
-        v -= shift
-        count = blocks.counts(offset, X.shape[0])
+        v[:, p] = 1.0
         arranged = blocks.arrange(v, offset)
-        return cls(shift, count, arranged.sums(), arranged.products())
+        shift = arranged.first_rows()
+        shift[:, p] = 0.0
+        arranged.shift_by(shift)
+        full = arranged.products()
+        return cls(shift[:, :p].copy(), full[:, p, p].copy(), full[:, :p, p].copy(),
+                   np.ascontiguousarray(full[:, :p, :p]))
 
     def about(self, shift: np.ndarray) -> "ShiftedBlockSums":
-        """The same sums about ``shift`` (a new object)."""
-        t = self.shift - np.asarray(shift, dtype=float)
-        outer = self.first[:, :, None] * t[None, None, :]
-        second = self.second + outer + outer.transpose(0, 2, 1) + self.count[:, None, None] * np.outer(t, t)
-        return ShiftedBlockSums(np.array(shift, dtype=float), self.count, self.first + self.count[:, None] * t,
-                                second)
+        """The same sums about ``shift`` ((p,) for every block, or (m, p)) (a new object)."""
+        new = np.broadcast_to(np.asarray(shift, dtype=float), self.shift.shape)
+        t = self.shift - new
+        outer = self.first[:, :, None] * t[:, None, :]
+        second = (self.second + outer + outer.transpose(0, 2, 1)
+                  + self.count[:, None, None] * (t[:, :, None] * t[:, None, :]))
+        return ShiftedBlockSums(np.array(new), self.count, self.first + self.count[:, None] * t, second)
 
     def __add__(self, other: "ShiftedBlockSums") -> "ShiftedBlockSums":
         o = other.about(self.shift)

@@ -132,18 +132,23 @@ one block estimate, so the proof above applies unchanged.
   as a zero-inflated count, fails it, and the fit falls back to ``"ols"``,
   which needs no radii); (2) one Gaussian release
   of (Z^T Z, Z^T y~) of the rescaled, clipped data z = clip((x - c)/r),
-  y~ = clip((y - c_y)/r_y) (sensitivity in :func:`_private_pilot`), giving a
-  Gram matrix G~ and an SSP pilot b~; (3) block estimates
+  y~ = clip((y - c_y)/r_y) of the sample that gave c and r (the rows at the
+  first min(n, PREP_ROWS) positions of the public order, :func:`pilot_rows`;
+  sensitivity in :func:`_private_pilot`), giving a Gram matrix G~ and an SSP
+  pilot b~ (at larger n the pilot gains little from more rows: its noise is
+  already small next to 131,072 rows' signal, and the one-step correction
+  below removes its error to first order); (3) block estimates
   u_k = L^{-1} Z_k^T (y_k - Z_k b~) / b with G~ = L L^T, where now
   z = (x - c)/r is not clipped (moments of the pilot's residuals on the
   unclipped data, whitened by the shared Gram matrix: clipping is needed only
   for the sensitivity of the Gaussian release, and a clipped regression would
   be biased);
-  in memory these are two sequential passes over X in cache-sized slices,
-  the clipped sums for the pilot and then Z_k^T (y_k - Z_k b~) accumulated
-  row by row into the blocks (:func:`_residual_block_moments`: no per-block
-  Gram matrix, no gather of the rows by block); data read in chunks take the
-  per-block sums Z_k^T Z_k, Z_k^T y_k in the pilot's pass instead (one read);
+  in memory Z_k^T (y_k - Z_k b~) is accumulated row by row into the blocks
+  in one sequential pass over X in cache-sized slices
+  (:func:`_residual_block_moments`: no per-block Gram matrix, no gather of
+  the rows by block); data read in chunks take the per-block sums
+  Z_k^T Z_k, Z_k^T y_k in the same single read that gathers the sample
+  (:func:`fit_chunks`);
   (4) TukeyEM on the u_k, and b = b~ + L^{-T} u.  All blocks share one Gram
   matrix, so the small-block ratio bias of OLS disappears, and the residuals
   keep the block estimates as tight as OLS ones.  It needs G~ to be accurate:
@@ -196,7 +201,7 @@ from scipy.special import ndtri
 from dpstats.bounds import DataBounds
 from dpstats.errors import InsufficientDataError, MethodOptionError, PTRFailure
 from dpstats.methods.blocks import (
-    BlockSums, RowPermutation, ShiftedBlockSums, WindowedBlocks, add_block_sums, augmented_block_sums,
+    RowPermutation, ShiftedBlockSums, WindowedBlocks,
 )
 from dpstats.methods.registry import MethodFit, MethodSpec, register
 from dpstats.methods.sufficient import RowChunks
@@ -558,18 +563,6 @@ def _preprocessing_from_ranks(ranks_of: Callable[[np.ndarray, np.ndarray | None]
 PASS_ROWS = 1 << 14  # rows per slice of the in-memory passes (a slice of d + 1 columns stays in cache)
 
 
-def _pilot_sums(X: np.ndarray, y: np.ndarray, prep: _Preprocessing) -> tuple[np.ndarray, np.ndarray]:
-    """The clipped (Z^T Z, Z^T y~) of all n rows for the pilot release: one sequential pass in slices (no copy of
-    X; rows in no block enter too)."""
-    d = X.shape[1]
-    gram, moment = np.zeros((d, d)), np.zeros(d)
-    for start in range(0, X.shape[0], PASS_ROWS):
-        g, v = prep.pilot_sums(X[start:start + PASS_ROWS], y[start:start + PASS_ROWS])
-        gram += g
-        moment += v
-    return gram, moment
-
-
 def _residual_block_moments(X: np.ndarray, y: np.ndarray, blocks: np.ndarray, m: int, prep: _Preprocessing,
                             pilot: np.ndarray) -> np.ndarray:
     """Z_k^T (y_k - Z_k b~) for every block k, z = (x - c)/r unclipped: one sequential pass in slices.
@@ -652,7 +645,7 @@ def choose_blocks(n: int, d: int, mu_pilot: float) -> str:
     OLS), 0.62 on a 44,000-row Gaussian design (0.994 against 0.997) and 1.24
     on the paper's 22,000-row synthetic set (0.69 against 0.997).
     """
-    return "moments" if _gram_floor(n, d, mu_pilot) <= MOMENTS_MAX_NOISE * TYPICAL_Z2 else "ols"
+    return "moments" if _gram_floor(pilot_rows(n), d, mu_pilot) <= MOMENTS_MAX_NOISE * TYPICAL_Z2 else "ols"
 
 
 def _hint(n: int, d: int, m: int) -> str:
@@ -988,15 +981,23 @@ def _note_preprocessing(setup: _Setup, prep: _Preprocessing, epsilon: float) -> 
                        + "; coefficients mapped back exactly")
 
 
+def pilot_rows(n: int) -> int:
+    """The rows the pilot is fitted on: those at the first min(n, PREP_ROWS) positions of the public order."""
+    return min(n, PREP_ROWS)
+
+
 def _release_pilot(setup: _Setup, gram_clipped: np.ndarray, moment_clipped: np.ndarray, prep: _Preprocessing, *,
                    ledger: PrivacyLedger, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """The pilot release (:func:`_private_pilot`): (pilot coefficients on z, Cholesky factor of the Gram)."""
+    """The pilot release (:func:`_private_pilot`) from the clipped sums of the pilot's rows (:func:`pilot_rows`):
+    (pilot coefficients on z, Cholesky factor of the Gram)."""
     epsilon, delta = ledger.epsilon, ledger.delta
     mu = gaussian_mu(setup.share_pilot * epsilon, delta - setup.delta_tukey)
-    gram, pilot = _private_pilot(gram_clipped, moment_clipped, setup.n, prep, mu, rng, ledger)
-    setup.notes.append(f"blocks='moments': a private pilot (noisy Z^T Z and Z^T y of the clipped data, "
-                       f"epsilon={setup.share_pilot * epsilon:.3g}, delta={delta - setup.delta_tukey:.3g}) is "
-                       "refined by TukeyEM on the block moments of its residuals, whitened by the pilot's Gram matrix")
+    rows = pilot_rows(setup.n)
+    gram, pilot = _private_pilot(gram_clipped, moment_clipped, rows, prep, mu, rng, ledger)
+    setup.notes.append(f"blocks='moments': a private pilot (noisy Z^T Z and Z^T y of the clipped data of {rows} rows "
+                       f"at the first positions of the public order, epsilon={setup.share_pilot * epsilon:.3g}, "
+                       f"delta={delta - setup.delta_tukey:.3g}) is refined by TukeyEM on the block moments of the "
+                       "residuals of all rows, whitened by the pilot's Gram matrix")
     return pilot, np.linalg.cholesky(gram)
 
 
@@ -1056,15 +1057,17 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     perm = RowPermutation.draw(n, rng)
     assignment = WindowedBlocks.draw(n, setup.n_models, rng)
     prep = None
+    sample = np.sort(perm.rows_at(np.arange(pilot_rows(n)))) if setup.do_prep else None  # first positions
+    X_sub = np.take(Xf, sample, axis=0) if sample is not None else None
+    y_sub = yf[sample] if sample is not None else None
     if setup.do_prep and setup.share_prep == 0.0:
         prep = _public_preprocessing(setup, ledger=ledger, rng=rng)
     elif setup.do_prep:
-        rows = perm.rows_at(np.arange(min(n, PREP_ROWS)))  # the rows at the first positions of the public order
-        prep = _preprocess(setup, np.take(Xf, rows, axis=0), yf[rows], ledger=ledger, rng=rng)
+        prep = _preprocess(setup, X_sub, y_sub, ledger=ledger, rng=rng)
     pilot = chol = None
     if setup.moments:
-        assert prep is not None
-        pilot, chol = _release_pilot(setup, *_pilot_sums(Xf, yf, prep), prep, ledger=ledger, rng=rng)
+        assert prep is not None and X_sub is not None and y_sub is not None
+        pilot, chol = _release_pilot(setup, *prep.pilot_sums(X_sub, y_sub), prep, ledger=ledger, rng=rng)
         estimates = _whitened(_residual_block_moments(Xf, yf, assignment.blocks_of(0, n), setup.n_models, prep,
                                                       pilot), chol, setup.block_rows)
     else:
@@ -1163,41 +1166,6 @@ def _concat_rows(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarr
     return np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]])
 
 
-def _chunked_preprocessing(rows: RowChunks, perm: RowPermutation, setup: _Setup, *, ledger: PrivacyLedger,
-                           rng: np.random.Generator) -> _Preprocessing:
-    """The private centres (and radii) of :func:`_preprocess`, from the rows at positions < PREP_ROWS.
-
-    When the chunks are read in this process (``rows.local``), one pass
-    gathers those rows and the ranks are computed as in memory; otherwise
-    (a cluster) histogram passes over the public grid (:class:`_PrepHistogram`)
-    give the same ranks, so that only counts reach the driver.
-    """
-    cols = _prep_columns(setup.d, setup.intercept_index)
-    n_rows = min(setup.n, PREP_ROWS)
-    sample = np.sort(perm.rows_at(np.arange(n_rows)))  # the rows at the first positions: public, from n and keys
-    epsilon = ledger.epsilon
-    if getattr(rows, "local", False):
-        X_sub, y_sub = rows.reduce(_PrepRows(sample), _concat_rows)
-        return _preprocess(setup, X_sub, y_sub, ledger=ledger, rng=rng)
-
-    def ranks_of(grid: np.ndarray, centres: np.ndarray | None) -> np.ndarray:
-        hist = rows.reduce(_PrepHistogram(sample, cols, setup.moments, grid, centres), _merge_counts)
-        dense = np.stack([(c if b is None else np.bincount(b, weights=c, minlength=hist.size).round()
-                           .astype(np.int64))[:grid.size] for b, c in zip(hist.bins, hist.counts)])
-        return np.cumsum(dense, axis=1)
-
-    prep = _preprocessing_from_ranks(ranks_of, n_rows, setup.d, centre=setup.do_centre, scale=setup.moments,
-                                     intercept_index=setup.intercept_index, epsilon=setup.share_prep * epsilon,
-                                     rng=rng, ledger=ledger, public=setup.public_ranges)
-    _note_preprocessing(setup, prep, epsilon)
-    if _zero_radius(prep):
-        return _zero_radius_fall_back(setup, prep, ledger)
-    if setup.share_check > 0.0:
-        prep = _check_radii(setup, prep, rows.reduce(_PrepClipExcess(sample, prep), _add_arrays), ledger=ledger,
-                            rng=rng)
-    return prep
-
-
 class _PrepClipExcess(_PrepRows):
     """:func:`_clip_excess` of the rows at positions < PREP_ROWS of one chunk (only those rows are evaluated)."""
 
@@ -1209,41 +1177,89 @@ class _PrepClipExcess(_PrepRows):
         return _clip_excess(X, self.prep)
 
 
+class _PrepPilotSums(_PrepRows):
+    """The clipped pilot sums (Z^T Z, Z^T y~) of the rows at positions < PREP_ROWS of one chunk."""
+
+    def __init__(self, rows: np.ndarray, prep: _Preprocessing) -> None:
+        super().__init__(rows)
+        self.prep = prep
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[override]
+        return self.prep.pilot_sums(X, y)
+
+
 def _add_arrays(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a + b
 
 
-class _BlockPass:
-    """fn(X, y, offset) -> :class:`BlockSums` of one chunk: per-block Z_k^T Z_k and Z_k^T y_k of the (rescaled,
-    in ``ols`` mode centred) rows and, for ``blocks="moments"``, the clipped pilot sums of all rows."""
+def _add_pairs(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    return a[0] + b[0], a[1] + b[1]
 
-    def __init__(self, assignment: WindowedBlocks, prep: _Preprocessing | None, moments: bool) -> None:
-        self.assignment, self.prep, self.moments = assignment, prep, moments
 
-    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> BlockSums:
-        d = X.shape[1]
-        prep = self.prep
-        aug = np.empty((X.shape[0], d + 1))  # [z, y]: one gather and one batched product per chunk
-        aug[:, d] = y
-        if prep is None:
-            aug[:, :d] = X
-        else:  # z = (x - c) / r as prep.rescale, written straight into the block rows
-            assert self.moments or not prep.clip  # blocks="ols" never clips: prep(X) is prep.rescale(X)
-            np.subtract(X, prep.centre, out=aug[:, :d])
-            if np.any(prep.radius != 1.0):
-                aug[:, :d] /= prep.radius
-        zz, zy = augmented_block_sums(aug, self.assignment, offset)
-        if not self.moments:
-            return BlockSums(zz, zy)
-        assert prep is not None
-        # the pilot's sums of the clipped rows: [clip(z) with the intercept set to 1, clip((y - c_y) / r_y)], as
-        # prep.clip_rescaled and prep.response, in one product
-        pilot = np.clip(aug, -1.0, 1.0, out=aug)
-        if prep.intercept_index is not None:
-            pilot[:, prep.intercept_index] = 1.0
-        pilot[:, d] = prep.response(y)
-        full = pilot.T @ pilot
-        return BlockSums(zz, zy, full[:d, :d].copy(), full[:d, d].copy())
+class _BlockSamplePass:
+    """fn(X, y, offset) -> (per-block sums of [x, y] about the chunk's means, the chunk's part of the sample at
+    positions < PREP_ROWS): the sample rows themselves (``local``), their histograms over the public centre
+    grid (a cluster), or None when no sample is needed."""
+
+    def __init__(self, assignment: WindowedBlocks, sample: np.ndarray, cols: np.ndarray, with_y: bool,
+                 local: bool) -> None:
+        self.assignment, self.local = assignment, local
+        self.sample = _PrepRows(sample) if sample.size else None
+        self.histogram = _PrepHistogram(sample, cols, with_y, CENTRE_GRID, None)
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> tuple[ShiftedBlockSums, Any]:
+        sums = ShiftedBlockSums.of_chunk(X, y, self.assignment, offset)
+        if self.sample is None:
+            return sums, None
+        idx = self.sample.select(offset, X.shape[0])
+        part = (X[idx], y[idx]) if self.local else self.histogram(X[idx], y[idx], offset)
+        return sums, part
+
+
+def _combine_block_sample(a: tuple[ShiftedBlockSums, Any], b: tuple[ShiftedBlockSums, Any]
+                          ) -> tuple[ShiftedBlockSums, Any]:
+    if a[1] is None:
+        part = None
+    elif isinstance(a[1], tuple):
+        part = _concat_rows(a[1], b[1])
+    else:
+        part = _merge_counts(a[1], b[1])
+    return a[0] + b[0], part
+
+
+def _dense_ranks(counts: _GridCounts, grid: np.ndarray) -> np.ndarray:
+    """The cumulative counts #{v <= g} at every grid point, per column, from sparse or dense grid counts."""
+    dense = np.stack([(c if b is None else np.bincount(b, weights=c, minlength=counts.size).round()
+                       .astype(np.int64))[:grid.size] for b, c in zip(counts.bins, counts.counts)])
+    return np.cumsum(dense, axis=1)
+
+
+def _cluster_preprocessing(rows: RowChunks, sample: np.ndarray, centre_counts: _GridCounts, setup: _Setup, *,
+                           ledger: PrivacyLedger, rng: np.random.Generator) -> _Preprocessing:
+    """The private centres (and radii, then the radius check) of :func:`_preprocess` on a cluster: the centres
+    from the grid counts of the sample gathered in the block pass, the radii and the check from passes that
+    evaluate only the sample's rows; only counts and sums reach the driver.  The cumulative counts are exactly
+    the in-memory ranks, so the releases are the in-memory ones."""
+    cols = _prep_columns(setup.d, setup.intercept_index)
+
+    def ranks_of(grid: np.ndarray, centres: np.ndarray | None) -> np.ndarray:
+        if centres is None:
+            assert grid is CENTRE_GRID
+            return _dense_ranks(centre_counts, grid)
+        return _dense_ranks(rows.reduce(_PrepHistogram(sample, cols, setup.moments, grid, centres), _merge_counts),
+                            grid)
+
+    epsilon = ledger.epsilon
+    prep = _preprocessing_from_ranks(ranks_of, sample.size, setup.d, centre=setup.do_centre, scale=setup.moments,
+                                     intercept_index=setup.intercept_index, epsilon=setup.share_prep * epsilon,
+                                     rng=rng, ledger=ledger, public=setup.public_ranges)
+    _note_preprocessing(setup, prep, epsilon)
+    if _zero_radius(prep):
+        return _zero_radius_fall_back(setup, prep, ledger)
+    if setup.share_check > 0.0:
+        prep = _check_radii(setup, prep, rows.reduce(_PrepClipExcess(sample, prep), _add_arrays), ledger=ledger,
+                            rng=rng)
+    return prep
 
 
 def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generator, bounds: DataBounds | None,
@@ -1256,34 +1272,31 @@ def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generat
     Row i (global index in the source's row order) is in the block that the
     public assignment (:class:`~dpstats.methods.blocks.WindowedBlocks`, drawn
     exactly as in :func:`fit`) gives lane i mod m of window floor(i / m), so
-    it lands in the same block as in memory, and the centring sample is the
-    rows at the first positions of the public order
-    (:class:`~dpstats.methods.blocks.RowPermutation`), as in memory.  Passes
-    over the data:
+    it lands in the same block as in memory, and the sample for the private
+    centres, radii and the pilot is the rows at the first PREP_ROWS positions
+    of the public order (:class:`~dpstats.methods.blocks.RowPermutation`), as
+    in memory.
 
-    1. (only when a column needs a private centre or radius, ``blocks="moments"``)
-       the at most PREP_ROWS rows at positions < PREP_ROWS (only those rows of
-       a chunk are evaluated): gathered in one pass when the source reads in
-       this process, else (a cluster) as histograms over the public grid, one
-       pass for the centres, one for the radii and one for the radius check;
-       the cumulative counts are exactly the in-memory ranks, so the private
-       centres and radii are released exactly as in memory;
-    2. accumulate per block Z_k^T Z_k and Z_k^T y_k (and, for ``moments``, the
-       clipped pilot sums of all rows) chunk by chunk; the block models (or
-       the whitened residual moments) are then solved from the sums.
+    One pass reads every row: it accumulates, per block, the sums of [x, y]
+    and of their outer products about each chunk's own means
+    (:class:`~dpstats.methods.blocks.ShiftedBlockSums`), which can be
+    re-expressed exactly about any centre afterwards, and it gathers the
+    sample's rows (a source read in this process) or their histograms over
+    the public centre grid (a cluster: only counts leave a chunk).  The
+    centres, radii, radius check and pilot are then released from the sample
+    exactly as in memory; on a cluster the radii, the check and the pilot's
+    clipped sums take one light pass each, evaluating only the sample's rows.
+    The block sums are finally re-centred at the released centres and scaled
+    by the radii: Z_k^T Z_k and Z_k^T y_k of z = (x - c) / r, from which come
+    the per-block OLS models (``blocks="ols"``) or the whitened moments of the
+    pilot's residuals (``"moments"``).
 
-    With ``blocks="ols"`` and private centring the two are one pass
-    (:func:`_merged_ols_pass`): the block sums are taken about each chunk's
-    own means and re-centred at the private medians afterwards
-    (:class:`~dpstats.methods.blocks.ShiftedBlockSums`, exact algebra).
-
-    On a cluster only aggregates leave a chunk: grid counts, per-block sums.
     Memory: O(m d^2 + PREP_ROWS d + one chunk), independent of n.  Privacy:
     every released quantity is the same function of the data as in memory
-    (each block's sums are the same sums, added in another order), so the
-    proof in the module docstring applies unchanged; in particular each row
-    enters one block, because its block depends only on its index and the
-    public keys.
+    (each block's sums are the same sums, added in another order and
+    re-centred by exact algebra), so the proof in the module docstring
+    applies unchanged; each row enters one block, because its block depends
+    only on its index and the public keys.
     """
     n, d = rows.n, rows.d
     setup = _setup(n, d, ledger=ledger, rng=rng, m=m, ptr=ptr, blocks=blocks, centre=centre, prep_share=prep_share,
@@ -1291,84 +1304,37 @@ def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generat
                    response_range=response_range)
     perm = RowPermutation.draw(n, rng)
     assignment = WindowedBlocks.draw(n, setup.n_models, rng)
-    if not setup.moments and setup.share_prep > 0.0:  # per-block OLS about private medians: one pass
-        prep, estimates = _merged_ols_pass(rows, perm, assignment, setup, ledger=ledger, rng=rng)
-        return _finish(setup, estimates, prep, None, None, ledger=ledger, rng=rng)
+    local = bool(getattr(rows, "local", False))
+    sample = np.sort(perm.rows_at(np.arange(pilot_rows(n)))) if setup.do_prep else np.zeros(0, dtype=np.int64)
+    need_rows = local and (setup.share_prep > 0.0 or setup.moments)
+    gathered = sample if (need_rows or (not local and setup.share_prep > 0.0)) else np.zeros(0, dtype=np.int64)
+    cols = _prep_columns(d, setup.intercept_index)
+    sums, part = rows.reduce(_BlockSamplePass(assignment, gathered, cols, setup.moments, local), _combine_block_sample)
     prep = None
     if setup.do_prep and setup.share_prep == 0.0:
         prep = _public_preprocessing(setup, ledger=ledger, rng=rng)
-    elif setup.do_prep:
-        prep = _chunked_preprocessing(rows, perm, setup, ledger=ledger, rng=rng)
-    sums = rows.reduce(_BlockPass(assignment, prep, setup.moments), add_block_sums)
-    pilot = chol = None
-    if setup.moments:
-        assert prep is not None and sums.gram is not None and sums.moment is not None
-        pilot, chol = _release_pilot(setup, sums.gram, sums.moment, prep, ledger=ledger, rng=rng)
-        estimates = _whitened(sums.zy - sums.zz @ pilot, chol, setup.block_rows)
-    else:
-        estimates = solve_block_models(sums.zz, sums.zy)
-    setup.notes.append("data read in chunks: per-block sums accumulated over chunks"
-                       + ("; the private centres from histograms of the first rows of the public order"
-                          if setup.share_prep > 0.0 else ""))
-    return _finish(setup, estimates, prep, pilot, chol, ledger=ledger, rng=rng)
-
-
-class _MergedOlsPass:
-    """fn(X, y, offset) -> (per-block sums about the chunk's means, the chunk's part of the centring sample): the
-    sample rows themselves (``local``) or their histograms over the public centre grid (a cluster)."""
-
-    def __init__(self, assignment: WindowedBlocks, sample: np.ndarray, cols: np.ndarray, local: bool) -> None:
-        self.assignment, self.local = assignment, local
-        self.sample = _PrepRows(sample)
-        self.histogram = _PrepHistogram(sample, cols, False, CENTRE_GRID, None)
-
-    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> tuple[ShiftedBlockSums, Any]:
-        sums = ShiftedBlockSums.of_chunk(X, y, self.assignment, offset)
-        idx = self.sample.select(offset, X.shape[0])
-        part = (X[idx], y[idx]) if self.local else self.histogram(X[idx], y[idx], offset)
-        return sums, part
-
-
-def _combine_merged(a: tuple[ShiftedBlockSums, Any], b: tuple[ShiftedBlockSums, Any]) -> tuple[ShiftedBlockSums, Any]:
-    part = _concat_rows(a[1], b[1]) if isinstance(a[1], tuple) else _merge_counts(a[1], b[1])
-    return a[0] + b[0], part
-
-
-def _merged_ols_pass(rows: RowChunks, perm: RowPermutation, assignment: WindowedBlocks, setup: _Setup, *,
-                     ledger: PrivacyLedger, rng: np.random.Generator) -> tuple[_Preprocessing, np.ndarray]:
-    """blocks="ols" with private centres in one pass: the block sums of [x, y] about each chunk's means and the
-    centring sample (rows, or grid counts on a cluster) together; then the medians are released exactly as in
-    :func:`_chunked_preprocessing` and the sums re-centred at them.  The block models are the same function
-    of the data as in memory (up to the order of floating-point operations), so privacy is unchanged."""
-    cols = _prep_columns(setup.d, setup.intercept_index)
-    n_rows = min(setup.n, PREP_ROWS)
-    sample = np.sort(perm.rows_at(np.arange(n_rows)))
-    local = bool(getattr(rows, "local", False))
-    sums, part = rows.reduce(_MergedOlsPass(assignment, sample, cols, local),
-                             _combine_merged)
-    if local:
+    elif setup.do_prep and local:
         prep = _preprocess(setup, np.asarray(part[0], dtype=float), np.asarray(part[1], dtype=float), ledger=ledger,
                            rng=rng)
+    elif setup.do_prep:
+        prep = _cluster_preprocessing(rows, sample, part, setup, ledger=ledger, rng=rng)
+    centre_x = prep.centre if prep is not None else np.zeros(d)
+    radius_x = prep.radius if prep is not None else np.ones(d)
+    zz, zy = sums.centred(centre_x)
+    zz /= np.outer(radius_x, radius_x)
+    zy /= radius_x
+    pilot = chol = None
+    if setup.moments:
+        assert prep is not None
+        clipped = prep.pilot_sums(part[0], part[1]) if local else rows.reduce(_PrepPilotSums(sample, prep), _add_pairs)
+        pilot, chol = _release_pilot(setup, *clipped, prep, ledger=ledger, rng=rng)
+        estimates = _whitened(zy - zz @ pilot, chol, setup.block_rows)
     else:
-        dense = np.stack([(c if b is None else np.bincount(b, weights=c, minlength=part.size).round()
-                           .astype(np.int64))[:CENTRE_GRID.size] for b, c in zip(part.bins, part.counts)])
-        ranks = np.cumsum(dense, axis=1)
-
-        def ranks_of(grid: np.ndarray, centres: np.ndarray | None) -> np.ndarray:
-            assert grid is CENTRE_GRID and centres is None  # blocks="ols" releases centres only
-            return ranks
-
-        prep = _preprocessing_from_ranks(ranks_of, n_rows, setup.d, centre=setup.do_centre, scale=False,
-                                         intercept_index=setup.intercept_index,
-                                         epsilon=setup.share_prep * ledger.epsilon, rng=rng, ledger=ledger,
-                                         public=setup.public_ranges)
-        _note_preprocessing(setup, prep, ledger.epsilon)
-    zz, zy = sums.centred(prep.centre)
-    zz /= np.outer(prep.radius, prep.radius)  # public-range columns are also scaled by their half-width
-    zy /= prep.radius
-    setup.notes.append("data read in chunks: per-block sums about each chunk's means, accumulated over chunks and "
-                       "re-centred at the private medians (one pass)")
-    return prep, solve_block_models(zz, zy)
+        estimates = solve_block_models(zz, zy)
+    setup.notes.append("data read in chunks: one pass for the per-block sums (about each chunk's means, re-centred "
+                       "at the released centres afterwards)" + (" and the sample at the first positions of the public "
+                                                                 "order" if gathered.size else ""))
+    return _finish(setup, estimates, prep, pilot, chol, ledger=ledger, rng=rng)
 
 
 SPEC = register(MethodSpec(
