@@ -315,13 +315,19 @@ class _RemoteChunks(ArrayChunks):
     local = False
 
 
-@pytest.mark.parametrize("blocks,centre", [("ols", True), ("ols", False), ("moments", True)])
-def test_tukey_fit_chunks_equals_fit(blocks, centre):
+@pytest.mark.parametrize("blocks,centre,public", [("ols", True, False), ("ols", False, False),
+                                                   ("moments", True, False), ("moments", True, True),
+                                                   ("ols", True, True)])
+def test_tukey_fit_chunks_equals_fit(blocks, centre, public):
+    # public: every column and the response have public ranges (declared bounds), so the centres and radii are
+    # known before the pass and a cluster sums the pilot's clipped sample in the block pass itself
     rng = np.random.default_rng(4)
     n = 20_000
     X = np.column_stack([np.ones(n), rng.normal(5, 2, (n, 2))])
     y = X @ np.array([1.0, 2.0, -1.0]) + rng.normal(size=n)
     kw = dict(bounds=None, blocks=blocks, centre=centre, intercept_index=0)
+    if public:
+        kw.update(column_ranges=[None, (-5.0, 15.0), (-5.0, 15.0)], response_range=(-40.0, 40.0))
     a = tukey.fit(X.copy(), y.copy(), ledger=PrivacyLedger(2.0, 1e-6), rng=np.random.default_rng(8), **kw)
     for chunks in (ArrayChunks(X, y, 999), ArrayChunks(X, y, n), _RemoteChunks(X, y, 1234)):
         b = tukey.fit_chunks(chunks, ledger=PrivacyLedger(2.0, 1e-6), rng=np.random.default_rng(8), **kw)

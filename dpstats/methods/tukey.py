@@ -1166,54 +1166,64 @@ def _concat_rows(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarr
     return np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]])
 
 
-class _PrepClipExcess(_PrepRows):
-    """:func:`_clip_excess` of the rows at positions < PREP_ROWS of one chunk (only those rows are evaluated)."""
+@dataclass
+class _SampleSums:
+    """Sums over the sample rows of one chunk: the radius check's statistics (:func:`_clip_excess`) and/or the
+    pilot's clipped (Z^T Z, Z^T y~); None where not asked for.  Added over chunks."""
 
-    def __init__(self, rows: np.ndarray, prep: _Preprocessing) -> None:
+    excess: np.ndarray | None
+    gram: np.ndarray | None
+    moment: np.ndarray | None
+
+    def __add__(self, other: "_SampleSums") -> "_SampleSums":
+        def add(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None else a + b  # type: ignore[operator]
+        return _SampleSums(add(self.excess, other.excess), add(self.gram, other.gram), add(self.moment, other.moment))
+
+
+class _PrepSampleSums(_PrepRows):
+    """:class:`_SampleSums` of the rows at positions < PREP_ROWS of one chunk (only those rows are evaluated)."""
+
+    def __init__(self, rows: np.ndarray, prep: _Preprocessing, check: bool, pilot: bool) -> None:
         super().__init__(rows)
-        self.prep = prep
+        self.prep, self.check, self.pilot = prep, check, pilot
 
-    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:  # type: ignore[override]
-        return _clip_excess(X, self.prep)
-
-
-class _PrepPilotSums(_PrepRows):
-    """The clipped pilot sums (Z^T Z, Z^T y~) of the rows at positions < PREP_ROWS of one chunk."""
-
-    def __init__(self, rows: np.ndarray, prep: _Preprocessing) -> None:
-        super().__init__(rows)
-        self.prep = prep
-
-    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[override]
-        return self.prep.pilot_sums(X, y)
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> _SampleSums:  # type: ignore[override]
+        excess = _clip_excess(X, self.prep) if self.check else None
+        gram, moment = self.prep.pilot_sums(X, y) if self.pilot else (None, None)
+        return _SampleSums(excess, gram, moment)
 
 
-def _add_arrays(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _add(a: Any, b: Any) -> Any:
     return a + b
 
 
-def _add_pairs(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    return a[0] + b[0], a[1] + b[1]
-
-
 class _BlockSamplePass:
-    """fn(X, y, offset) -> (per-block sums of [x, y] about the chunk's means, the chunk's part of the sample at
-    positions < PREP_ROWS): the sample rows themselves (``local``), their histograms over the public centre
-    grid (a cluster), or None when no sample is needed."""
+    """fn(X, y, offset) -> (per-block sums of [x, y], the chunk's part of the sample at positions < PREP_ROWS).
 
-    def __init__(self, assignment: WindowedBlocks, sample: np.ndarray, cols: np.ndarray, with_y: bool,
-                 local: bool) -> None:
-        self.assignment, self.local = assignment, local
-        self.sample = _PrepRows(sample) if sample.size else None
+    The part is what the fit needs from the sample: its rows themselves (``mode="rows"``, a source read in
+    this process), their histograms over the public centre grid (``"histogram"``, a cluster), the pilot's
+    clipped sums when the centres and radii are public and known before the pass (``"pilot"``, a cluster),
+    or nothing (``"none"``)."""
+
+    def __init__(self, assignment: WindowedBlocks, sample: np.ndarray, cols: np.ndarray, with_y: bool, mode: str,
+                 prep: _Preprocessing | None = None) -> None:
+        self.assignment, self.mode = assignment, mode
+        self.sample = _PrepRows(sample)
         self.histogram = _PrepHistogram(sample, cols, with_y, CENTRE_GRID, None)
+        self.sums = _PrepSampleSums(sample, prep, False, True) if prep is not None else None
 
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> tuple[ShiftedBlockSums, Any]:
         sums = ShiftedBlockSums.of_chunk(X, y, self.assignment, offset)
-        if self.sample is None:
+        if self.mode == "none":
             return sums, None
         idx = self.sample.select(offset, X.shape[0])
-        part = (X[idx], y[idx]) if self.local else self.histogram(X[idx], y[idx], offset)
-        return sums, part
+        if self.mode == "rows":
+            return sums, (X[idx], y[idx])
+        if self.mode == "histogram":
+            return sums, self.histogram(X[idx], y[idx], offset)
+        assert self.sums is not None
+        return sums, self.sums(X[idx], y[idx], offset)
 
 
 def _combine_block_sample(a: tuple[ShiftedBlockSums, Any], b: tuple[ShiftedBlockSums, Any]
@@ -1222,8 +1232,10 @@ def _combine_block_sample(a: tuple[ShiftedBlockSums, Any], b: tuple[ShiftedBlock
         part = None
     elif isinstance(a[1], tuple):
         part = _concat_rows(a[1], b[1])
-    else:
+    elif isinstance(a[1], _GridCounts):
         part = _merge_counts(a[1], b[1])
+    else:
+        part = a[1] + b[1]
     return a[0] + b[0], part
 
 
@@ -1235,11 +1247,13 @@ def _dense_ranks(counts: _GridCounts, grid: np.ndarray) -> np.ndarray:
 
 
 def _cluster_preprocessing(rows: RowChunks, sample: np.ndarray, centre_counts: _GridCounts, setup: _Setup, *,
-                           ledger: PrivacyLedger, rng: np.random.Generator) -> _Preprocessing:
+                           ledger: PrivacyLedger, rng: np.random.Generator
+                           ) -> tuple[_Preprocessing, tuple[np.ndarray, np.ndarray] | None]:
     """The private centres (and radii, then the radius check) of :func:`_preprocess` on a cluster: the centres
     from the grid counts of the sample gathered in the block pass, the radii and the check from passes that
     evaluate only the sample's rows; only counts and sums reach the driver.  The cumulative counts are exactly
-    the in-memory ranks, so the releases are the in-memory ones."""
+    the in-memory ranks, so the releases are the in-memory ones.  The check's pass also sums the pilot's
+    clipped (Z^T Z, Z^T y~) of the sample (returned when the fit stays on the moments path; else None)."""
     cols = _prep_columns(setup.d, setup.intercept_index)
 
     def ranks_of(grid: np.ndarray, centres: np.ndarray | None) -> np.ndarray:
@@ -1255,11 +1269,12 @@ def _cluster_preprocessing(rows: RowChunks, sample: np.ndarray, centre_counts: _
                                      rng=rng, ledger=ledger, public=setup.public_ranges)
     _note_preprocessing(setup, prep, epsilon)
     if _zero_radius(prep):
-        return _zero_radius_fall_back(setup, prep, ledger)
-    if setup.share_check > 0.0:
-        prep = _check_radii(setup, prep, rows.reduce(_PrepClipExcess(sample, prep), _add_arrays), ledger=ledger,
-                            rng=rng)
-    return prep
+        return _zero_radius_fall_back(setup, prep, ledger), None
+    if setup.share_check == 0.0:
+        return prep, None
+    both = rows.reduce(_PrepSampleSums(sample, prep, True, setup.moments), _add)
+    checked = _check_radii(setup, prep, both.excess, ledger=ledger, rng=rng)
+    return checked, ((both.gram, both.moment) if setup.moments else None)
 
 
 def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generator, bounds: DataBounds | None,
@@ -1306,18 +1321,33 @@ def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generat
     assignment = WindowedBlocks.draw(n, setup.n_models, rng)
     local = bool(getattr(rows, "local", False))
     sample = np.sort(perm.rows_at(np.arange(pilot_rows(n)))) if setup.do_prep else np.zeros(0, dtype=np.int64)
-    need_rows = local and (setup.share_prep > 0.0 or setup.moments)
-    gathered = sample if (need_rows or (not local and setup.share_prep > 0.0)) else np.zeros(0, dtype=np.int64)
+    public_prep = setup.do_prep and setup.share_prep == 0.0
+    prep = _public_preprocessing(setup, ledger=ledger, rng=rng) if public_prep else None
+    if not setup.do_prep or (public_prep and not setup.moments):
+        mode = "none"
+    elif local:
+        mode = "rows"
+    else:
+        mode = "pilot" if public_prep else "histogram"
     cols = _prep_columns(d, setup.intercept_index)
-    sums, part = rows.reduce(_BlockSamplePass(assignment, gathered, cols, setup.moments, local), _combine_block_sample)
-    prep = None
-    if setup.do_prep and setup.share_prep == 0.0:
-        prep = _public_preprocessing(setup, ledger=ledger, rng=rng)
-    elif setup.do_prep and local:
-        prep = _preprocess(setup, np.asarray(part[0], dtype=float), np.asarray(part[1], dtype=float), ledger=ledger,
-                           rng=rng)
-    elif setup.do_prep:
-        prep = _cluster_preprocessing(rows, sample, part, setup, ledger=ledger, rng=rng)
+    sums, part = rows.reduce(_BlockSamplePass(assignment, sample, cols, setup.moments, mode, prep),
+                             _combine_block_sample)
+    clipped = None  # the pilot's clipped sums of the sample
+    if mode == "rows":
+        X_sub, y_sub = np.asarray(part[0], dtype=float), np.asarray(part[1], dtype=float)
+        if not public_prep:
+            prep = _preprocess(setup, X_sub, y_sub, ledger=ledger, rng=rng)
+        if setup.moments:
+            assert prep is not None
+            clipped = prep.pilot_sums(X_sub, y_sub)
+    elif mode == "pilot":
+        clipped = (part.gram, part.moment)
+    elif mode == "histogram":
+        prep, clipped = _cluster_preprocessing(rows, sample, part, setup, ledger=ledger, rng=rng)
+        if setup.moments and clipped is None:  # no radius check pass to carry the pilot's sums
+            assert prep is not None
+            both = rows.reduce(_PrepSampleSums(sample, prep, False, True), _add)
+            clipped = (both.gram, both.moment)
     centre_x = prep.centre if prep is not None else np.zeros(d)
     radius_x = prep.radius if prep is not None else np.ones(d)
     zz, zy = sums.centred(centre_x)
@@ -1325,15 +1355,14 @@ def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generat
     zy /= radius_x
     pilot = chol = None
     if setup.moments:
-        assert prep is not None
-        clipped = prep.pilot_sums(part[0], part[1]) if local else rows.reduce(_PrepPilotSums(sample, prep), _add_pairs)
+        assert prep is not None and clipped is not None
         pilot, chol = _release_pilot(setup, *clipped, prep, ledger=ledger, rng=rng)
         estimates = _whitened(zy - zz @ pilot, chol, setup.block_rows)
     else:
         estimates = solve_block_models(zz, zy)
-    setup.notes.append("data read in chunks: one pass for the per-block sums (about each chunk's means, re-centred "
-                       "at the released centres afterwards)" + (" and the sample at the first positions of the public "
-                                                                 "order" if gathered.size else ""))
+    setup.notes.append("data read in chunks: one pass for the per-block sums (about one of each block's own rows, "
+                       "re-centred at the released centres afterwards)"
+                       + ("" if mode == "none" else " and the sample at the first positions of the public order"))
     return _finish(setup, estimates, prep, pilot, chol, ledger=ledger, rng=rng)
 
 
