@@ -23,7 +23,7 @@ import dpstats
 from dpstats.errors import InsufficientDataError, MethodOptionError, PTRFailure
 from dpstats.methods import get_method
 from dpstats.methods.tukey import (
-    _Preprocessing, _residual_block_moments, choose_blocks, default_m, fit, ideal_distance,
+    _pilot_sums, _Preprocessing, _residual_block_moments, choose_blocks, default_m, fit, ideal_distance,
     jitter_models, tukey_em,
 )
 from dpstats.methods.tukey_depth import (
@@ -123,7 +123,7 @@ def test_moments_passes_match_direct_sums() -> None:
     y = rng.normal(size=n)
     order = rng.permutation(n)
     prep = _Preprocessing(np.array([0.0, 3.0, 0.7]), np.array([1.0, 2.0, 0.5]), 0.1, 1.5, 0, clip=True)
-    gram, moment = prep.pilot_sums(X, y)
+    gram, moment = _pilot_sums(X, y, prep)
     zc = prep(X)
     np.testing.assert_allclose(gram, zc.T @ zc, atol=1e-9)
     np.testing.assert_allclose(moment, zc.T @ prep.response(y), atol=1e-9)

@@ -132,23 +132,24 @@ one block estimate, so the proof above applies unchanged.
   as a zero-inflated count, fails it, and the fit falls back to ``"ols"``,
   which needs no radii); (2) one Gaussian release
   of (Z^T Z, Z^T y~) of the rescaled, clipped data z = clip((x - c)/r),
-  y~ = clip((y - c_y)/r_y) of the sample that gave c and r (the rows at the
-  first min(n, PREP_ROWS) positions of the public order, :func:`pilot_rows`;
-  sensitivity in :func:`_private_pilot`), giving a Gram matrix G~ and an SSP
-  pilot b~ (at larger n the pilot gains little from more rows: its noise is
-  already small next to 131,072 rows' signal, and the one-step correction
-  below removes its error to first order); (3) block estimates
+  y~ = clip((y - c_y)/r_y) of all rows (sensitivity in
+  :func:`_private_pilot`), giving a Gram matrix G~ and an SSP pilot b~ (all
+  rows, not the sample: the correction below multiplies the clipped pilot's
+  bias by the relative error of G~, whose noise is fixed, so G~ needs the
+  signal of every row; a pilot from 131,072 of 10^6 rows measured 20-60
+  times the coefficient error); (3) block estimates
   u_k = L^{-1} Z_k^T (y_k - Z_k b~) / b with G~ = L L^T, where now
   z = (x - c)/r is not clipped (moments of the pilot's residuals on the
   unclipped data, whitened by the shared Gram matrix: clipping is needed only
   for the sensitivity of the Gaussian release, and a clipped regression would
   be biased);
-  in memory Z_k^T (y_k - Z_k b~) is accumulated row by row into the blocks
-  in one sequential pass over X in cache-sized slices
-  (:func:`_residual_block_moments`: no per-block Gram matrix, no gather of
-  the rows by block); data read in chunks take the per-block sums
-  Z_k^T Z_k, Z_k^T y_k in the same single read that gathers the sample
-  (:func:`fit_chunks`);
+  in memory these are two sequential passes over X in cache-sized slices,
+  the clipped sums for the pilot and then Z_k^T (y_k - Z_k b~) accumulated
+  row by row into the blocks (:func:`_residual_block_moments`: no per-block
+  Gram matrix, no gather of the rows by block); data read in chunks take the
+  per-block sums Z_k^T Z_k, Z_k^T y_k in the read that gathers the sample
+  and the pilot's sums in the same read when c and r are public, else in a
+  second one (:func:`fit_chunks`);
   (4) TukeyEM on the u_k, and b = b~ + L^{-T} u.  All blocks share one Gram
   matrix, so the small-block ratio bias of OLS disappears, and the residuals
   keep the block estimates as tight as OLS ones.  It needs G~ to be accurate:
@@ -563,6 +564,18 @@ def _preprocessing_from_ranks(ranks_of: Callable[[np.ndarray, np.ndarray | None]
 PASS_ROWS = 1 << 14  # rows per slice of the in-memory passes (a slice of d + 1 columns stays in cache)
 
 
+def _pilot_sums(X: np.ndarray, y: np.ndarray, prep: _Preprocessing) -> tuple[np.ndarray, np.ndarray]:
+    """The clipped (Z^T Z, Z^T y~) of all n rows for the pilot release: one sequential pass in slices (no copy of
+    X; rows in no block enter too)."""
+    d = X.shape[1]
+    gram, moment = np.zeros((d, d)), np.zeros(d)
+    for start in range(0, X.shape[0], PASS_ROWS):
+        g, v = prep.pilot_sums(X[start:start + PASS_ROWS], y[start:start + PASS_ROWS])
+        gram += g
+        moment += v
+    return gram, moment
+
+
 def _residual_block_moments(X: np.ndarray, y: np.ndarray, blocks: np.ndarray, m: int, prep: _Preprocessing,
                             pilot: np.ndarray) -> np.ndarray:
     """Z_k^T (y_k - Z_k b~) for every block k, z = (x - c)/r unclipped: one sequential pass in slices.
@@ -645,7 +658,7 @@ def choose_blocks(n: int, d: int, mu_pilot: float) -> str:
     OLS), 0.62 on a 44,000-row Gaussian design (0.994 against 0.997) and 1.24
     on the paper's 22,000-row synthetic set (0.69 against 0.997).
     """
-    return "moments" if _gram_floor(pilot_rows(n), d, mu_pilot) <= MOMENTS_MAX_NOISE * TYPICAL_Z2 else "ols"
+    return "moments" if _gram_floor(n, d, mu_pilot) <= MOMENTS_MAX_NOISE * TYPICAL_Z2 else "ols"
 
 
 def _hint(n: int, d: int, m: int) -> str:
@@ -981,23 +994,16 @@ def _note_preprocessing(setup: _Setup, prep: _Preprocessing, epsilon: float) -> 
                        + "; coefficients mapped back exactly")
 
 
-def pilot_rows(n: int) -> int:
-    """The rows the pilot is fitted on: those at the first min(n, PREP_ROWS) positions of the public order."""
-    return min(n, PREP_ROWS)
-
-
 def _release_pilot(setup: _Setup, gram_clipped: np.ndarray, moment_clipped: np.ndarray, prep: _Preprocessing, *,
                    ledger: PrivacyLedger, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """The pilot release (:func:`_private_pilot`) from the clipped sums of the pilot's rows (:func:`pilot_rows`):
-    (pilot coefficients on z, Cholesky factor of the Gram)."""
+    """The pilot release (:func:`_private_pilot`) from the clipped sums of all n rows: (pilot coefficients on z,
+    Cholesky factor of the Gram)."""
     epsilon, delta = ledger.epsilon, ledger.delta
     mu = gaussian_mu(setup.share_pilot * epsilon, delta - setup.delta_tukey)
-    rows = pilot_rows(setup.n)
-    gram, pilot = _private_pilot(gram_clipped, moment_clipped, rows, prep, mu, rng, ledger)
-    setup.notes.append(f"blocks='moments': a private pilot (noisy Z^T Z and Z^T y of the clipped data of {rows} rows "
-                       f"at the first positions of the public order, epsilon={setup.share_pilot * epsilon:.3g}, "
-                       f"delta={delta - setup.delta_tukey:.3g}) is refined by TukeyEM on the block moments of the "
-                       "residuals of all rows, whitened by the pilot's Gram matrix")
+    gram, pilot = _private_pilot(gram_clipped, moment_clipped, setup.n, prep, mu, rng, ledger)
+    setup.notes.append(f"blocks='moments': a private pilot (noisy Z^T Z and Z^T y of the clipped data, "
+                       f"epsilon={setup.share_pilot * epsilon:.3g}, delta={delta - setup.delta_tukey:.3g}) is "
+                       "refined by TukeyEM on the block moments of its residuals, whitened by the pilot's Gram matrix")
     return pilot, np.linalg.cholesky(gram)
 
 
@@ -1057,17 +1063,15 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     perm = RowPermutation.draw(n, rng)
     assignment = WindowedBlocks.draw(n, setup.n_models, rng)
     prep = None
-    sample = np.sort(perm.rows_at(np.arange(pilot_rows(n)))) if setup.do_prep else None  # first positions
-    X_sub = np.take(Xf, sample, axis=0) if sample is not None else None
-    y_sub = yf[sample] if sample is not None else None
     if setup.do_prep and setup.share_prep == 0.0:
         prep = _public_preprocessing(setup, ledger=ledger, rng=rng)
     elif setup.do_prep:
-        prep = _preprocess(setup, X_sub, y_sub, ledger=ledger, rng=rng)
+        sample = np.sort(perm.rows_at(np.arange(min(n, PREP_ROWS))))  # the rows at the first positions
+        prep = _preprocess(setup, np.take(Xf, sample, axis=0), yf[sample], ledger=ledger, rng=rng)
     pilot = chol = None
     if setup.moments:
-        assert prep is not None and X_sub is not None and y_sub is not None
-        pilot, chol = _release_pilot(setup, *prep.pilot_sums(X_sub, y_sub), prep, ledger=ledger, rng=rng)
+        assert prep is not None
+        pilot, chol = _release_pilot(setup, *_pilot_sums(Xf, yf, prep), prep, ledger=ledger, rng=rng)
         estimates = _whitened(_residual_block_moments(Xf, yf, assignment.blocks_of(0, n), setup.n_models, prep,
                                                       pilot), chol, setup.block_rows)
     else:
@@ -1167,31 +1171,38 @@ def _concat_rows(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarr
 
 
 @dataclass
-class _SampleSums:
-    """Sums over the sample rows of one chunk: the radius check's statistics (:func:`_clip_excess`) and/or the
-    pilot's clipped (Z^T Z, Z^T y~); None where not asked for.  Added over chunks."""
+class _CheckPilotSums:
+    """Per chunk: the radius check's statistics over the sample rows (:func:`_clip_excess`) and/or the pilot's
+    clipped (Z^T Z, Z^T y~) over all rows; None where not asked for.  Added over chunks."""
 
     excess: np.ndarray | None
     gram: np.ndarray | None
     moment: np.ndarray | None
 
-    def __add__(self, other: "_SampleSums") -> "_SampleSums":
+    def __add__(self, other: "_CheckPilotSums") -> "_CheckPilotSums":
         def add(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
             return None if a is None else a + b  # type: ignore[operator]
-        return _SampleSums(add(self.excess, other.excess), add(self.gram, other.gram), add(self.moment, other.moment))
+        return _CheckPilotSums(add(self.excess, other.excess), add(self.gram, other.gram),
+                               add(self.moment, other.moment))
 
 
-class _PrepSampleSums(_PrepRows):
-    """:class:`_SampleSums` of the rows at positions < PREP_ROWS of one chunk (only those rows are evaluated)."""
+class _CheckPilotPass:
+    """fn(X, y, offset) -> :class:`_CheckPilotSums` of one chunk, given the released centres and radii: the check's
+    statistics of the chunk's sample rows (``check``) and the pilot's clipped sums of all its rows (``pilot``).
+    Without the pilot only the sample's rows are evaluated (``select``)."""
 
-    def __init__(self, rows: np.ndarray, prep: _Preprocessing, check: bool, pilot: bool) -> None:
-        super().__init__(rows)
-        self.prep, self.check, self.pilot = prep, check, pilot
+    def __init__(self, sample: np.ndarray, prep: _Preprocessing, check: bool, pilot: bool) -> None:
+        self.sample, self.prep, self.check, self.pilot = _PrepRows(sample), prep, check, pilot
+        if not pilot:
+            self.select = self.sample.select
 
-    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> _SampleSums:  # type: ignore[override]
-        excess = _clip_excess(X, self.prep) if self.check else None
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> _CheckPilotSums:
+        excess = None
+        if self.check:
+            idx = np.arange(X.shape[0]) if not self.pilot else self.sample.select(offset, X.shape[0])
+            excess = _clip_excess(X[idx], self.prep)
         gram, moment = self.prep.pilot_sums(X, y) if self.pilot else (None, None)
-        return _SampleSums(excess, gram, moment)
+        return _CheckPilotSums(excess, gram, moment)
 
 
 def _add(a: Any, b: Any) -> Any:
@@ -1199,31 +1210,31 @@ def _add(a: Any, b: Any) -> Any:
 
 
 class _BlockSamplePass:
-    """fn(X, y, offset) -> (per-block sums of [x, y], the chunk's part of the sample at positions < PREP_ROWS).
+    """fn(X, y, offset) -> (per-block sums of [x, y], the chunk's part of what the fit needs besides them).
 
-    The part is what the fit needs from the sample: its rows themselves (``mode="rows"``, a source read in
-    this process), their histograms over the public centre grid (``"histogram"``, a cluster), the pilot's
-    clipped sums when the centres and radii are public and known before the pass (``"pilot"``, a cluster),
-    or nothing (``"none"``)."""
+    The part is: the rows of the sample at positions < PREP_ROWS (``mode="rows"``, a source read in this
+    process), their histograms over the public centre grid (``"histogram"``, a cluster), the pilot's clipped
+    sums of all the chunk's rows when the centres and radii are public and known before the pass
+    (``"pilot"``), or nothing (``"none"``)."""
 
     def __init__(self, assignment: WindowedBlocks, sample: np.ndarray, cols: np.ndarray, with_y: bool, mode: str,
                  prep: _Preprocessing | None = None) -> None:
         self.assignment, self.mode = assignment, mode
         self.sample = _PrepRows(sample)
         self.histogram = _PrepHistogram(sample, cols, with_y, CENTRE_GRID, None)
-        self.sums = _PrepSampleSums(sample, prep, False, True) if prep is not None else None
+        self.pilot = _CheckPilotPass(sample, prep, False, True) if prep is not None else None
 
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> tuple[ShiftedBlockSums, Any]:
         sums = ShiftedBlockSums.of_chunk(X, y, self.assignment, offset)
         if self.mode == "none":
             return sums, None
+        if self.mode == "pilot":
+            assert self.pilot is not None
+            return sums, self.pilot(X, y, offset)
         idx = self.sample.select(offset, X.shape[0])
         if self.mode == "rows":
             return sums, (X[idx], y[idx])
-        if self.mode == "histogram":
-            return sums, self.histogram(X[idx], y[idx], offset)
-        assert self.sums is not None
-        return sums, self.sums(X[idx], y[idx], offset)
+        return sums, self.histogram(X[idx], y[idx], offset)
 
 
 def _combine_block_sample(a: tuple[ShiftedBlockSums, Any], b: tuple[ShiftedBlockSums, Any]
@@ -1252,8 +1263,9 @@ def _cluster_preprocessing(rows: RowChunks, sample: np.ndarray, centre_counts: _
     """The private centres (and radii, then the radius check) of :func:`_preprocess` on a cluster: the centres
     from the grid counts of the sample gathered in the block pass, the radii and the check from passes that
     evaluate only the sample's rows; only counts and sums reach the driver.  The cumulative counts are exactly
-    the in-memory ranks, so the releases are the in-memory ones.  The check's pass also sums the pilot's
-    clipped (Z^T Z, Z^T y~) of the sample (returned when the fit stays on the moments path; else None)."""
+    the in-memory ranks, so the releases are the in-memory ones.  With ``blocks="moments"`` the check's pass
+    also sums the pilot's clipped (Z^T Z, Z^T y~) of all rows (returned when the fit stays on the moments
+    path; else None)."""
     cols = _prep_columns(setup.d, setup.intercept_index)
 
     def ranks_of(grid: np.ndarray, centres: np.ndarray | None) -> np.ndarray:
@@ -1272,7 +1284,7 @@ def _cluster_preprocessing(rows: RowChunks, sample: np.ndarray, centre_counts: _
         return _zero_radius_fall_back(setup, prep, ledger), None
     if setup.share_check == 0.0:
         return prep, None
-    both = rows.reduce(_PrepSampleSums(sample, prep, True, setup.moments), _add)
+    both = rows.reduce(_CheckPilotPass(sample, prep, True, setup.moments), _add)
     checked = _check_radii(setup, prep, both.excess, ledger=ledger, rng=rng)
     return checked, ((both.gram, both.moment) if setup.moments else None)
 
@@ -1320,34 +1332,30 @@ def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generat
     perm = RowPermutation.draw(n, rng)
     assignment = WindowedBlocks.draw(n, setup.n_models, rng)
     local = bool(getattr(rows, "local", False))
-    sample = np.sort(perm.rows_at(np.arange(pilot_rows(n)))) if setup.do_prep else np.zeros(0, dtype=np.int64)
+    sample = np.sort(perm.rows_at(np.arange(min(n, PREP_ROWS)))) if setup.do_prep else np.zeros(0, dtype=np.int64)
     public_prep = setup.do_prep and setup.share_prep == 0.0
     prep = _public_preprocessing(setup, ledger=ledger, rng=rng) if public_prep else None
     if not setup.do_prep or (public_prep and not setup.moments):
         mode = "none"
-    elif local:
-        mode = "rows"
+    elif public_prep:
+        mode = "pilot"
     else:
-        mode = "pilot" if public_prep else "histogram"
+        mode = "rows" if local else "histogram"
     cols = _prep_columns(d, setup.intercept_index)
     sums, part = rows.reduce(_BlockSamplePass(assignment, sample, cols, setup.moments, mode, prep),
                              _combine_block_sample)
-    clipped = None  # the pilot's clipped sums of the sample
-    if mode == "rows":
-        X_sub, y_sub = np.asarray(part[0], dtype=float), np.asarray(part[1], dtype=float)
-        if not public_prep:
-            prep = _preprocess(setup, X_sub, y_sub, ledger=ledger, rng=rng)
-        if setup.moments:
-            assert prep is not None
-            clipped = prep.pilot_sums(X_sub, y_sub)
-    elif mode == "pilot":
+    clipped = None  # the pilot's clipped sums of all rows
+    if mode == "pilot":
         clipped = (part.gram, part.moment)
+    elif mode == "rows":
+        prep = _preprocess(setup, np.asarray(part[0], dtype=float), np.asarray(part[1], dtype=float), ledger=ledger,
+                           rng=rng)
     elif mode == "histogram":
         prep, clipped = _cluster_preprocessing(rows, sample, part, setup, ledger=ledger, rng=rng)
-        if setup.moments and clipped is None:  # no radius check pass to carry the pilot's sums
-            assert prep is not None
-            both = rows.reduce(_PrepSampleSums(sample, prep, False, True), _add)
-            clipped = (both.gram, both.moment)
+    if setup.moments and clipped is None:  # a second read: the pilot needs the released centres and radii
+        assert prep is not None
+        both = rows.reduce(_CheckPilotPass(sample, prep, False, True), _add)
+        clipped = (both.gram, both.moment)
     centre_x = prep.centre if prep is not None else np.zeros(d)
     radius_x = prep.radius if prep is not None else np.ones(d)
     zz, zy = sums.centred(centre_x)
@@ -1362,7 +1370,10 @@ def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generat
         estimates = solve_block_models(zz, zy)
     setup.notes.append("data read in chunks: one pass for the per-block sums (about one of each block's own rows, "
                        "re-centred at the released centres afterwards)"
-                       + ("" if mode == "none" else " and the sample at the first positions of the public order"))
+                       + ("" if mode in ("none", "pilot") else " and the sample at the first positions of the public order")
+                       + (" and the pilot's clipped sums" if mode == "pilot" else "")
+                       + ("; a second read for the pilot's clipped sums" if mode in ("rows", "histogram")
+                          and setup.moments else ""))
     return _finish(setup, estimates, prep, pilot, chol, ledger=ledger, rng=rng)
 
 
