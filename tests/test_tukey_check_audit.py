@@ -42,7 +42,7 @@ import pytest
 from dpstats.methods import tukey
 from dpstats.methods.sufficient import ArrayChunks
 from dpstats.methods.tukey import (
-    CHECK_CAP, CHECK_EXCESS, RADIUS_K, _check_radii, _clip_excess, _Preprocessing, _CheckPilotPass, _setup,
+    CHECK_CAP, CHECK_EXCESS, RADIUS_K, _check_radii, _clip_excess, _Preprocessing, _SampleCheck, _setup,
 )
 from dpstats.privacy.audit import audit_mechanism
 from dpstats.privacy.ledger import PrivacyLedger
@@ -183,8 +183,8 @@ def test_the_pairs_move_the_statistics_by_their_full_sensitivity():
         assert _clip_excess(D, prep)[k:].max() - _clip_excess(Dp, prep)[k:].max() == 1.0
         for X in (D, Dp):
             chunked = ArrayChunks(X, np.zeros(N_ROWS), 7).reduce(
-                _CheckPilotPass(np.arange(N_ROWS), prep, True, False), tukey._add)
-            np.testing.assert_allclose(chunked.excess, _clip_excess(X, prep), rtol=1e-12)
+                _SampleCheck(np.arange(N_ROWS), prep), tukey._add_arrays)
+            np.testing.assert_allclose(chunked, _clip_excess(X, prep), rtol=1e-12)
 
 
 def test_the_ledger_charges_the_claimed_sensitivities():

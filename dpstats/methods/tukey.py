@@ -1170,83 +1170,41 @@ def _concat_rows(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarr
     return np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]])
 
 
-@dataclass
-class _CheckPilotSums:
-    """Per chunk: the radius check's statistics over the sample rows (:func:`_clip_excess`) and/or the pilot's
-    clipped (Z^T Z, Z^T y~) over all rows; None where not asked for.  Added over chunks."""
+class _SampleCheck(_PrepRows):
+    """:func:`_clip_excess` of the rows at positions < PREP_ROWS of one chunk (only those rows are evaluated)."""
 
-    excess: np.ndarray | None
-    gram: np.ndarray | None
-    moment: np.ndarray | None
+    def __init__(self, rows: np.ndarray, prep: _Preprocessing) -> None:
+        super().__init__(rows)
+        self.prep = prep
 
-    def __add__(self, other: "_CheckPilotSums") -> "_CheckPilotSums":
-        def add(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
-            return None if a is None else a + b  # type: ignore[operator]
-        return _CheckPilotSums(add(self.excess, other.excess), add(self.gram, other.gram),
-                               add(self.moment, other.moment))
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:  # type: ignore[override]
+        return _clip_excess(X, self.prep)
 
 
-class _CheckPilotPass:
-    """fn(X, y, offset) -> :class:`_CheckPilotSums` of one chunk, given the released centres and radii: the check's
-    statistics of the chunk's sample rows (``check``) and the pilot's clipped sums of all its rows (``pilot``).
-    Without the pilot only the sample's rows are evaluated (``select``)."""
-
-    def __init__(self, sample: np.ndarray, prep: _Preprocessing, check: bool, pilot: bool) -> None:
-        self.sample, self.prep, self.check, self.pilot = _PrepRows(sample), prep, check, pilot
-        if not pilot:
-            self.select = self.sample.select
-
-    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> _CheckPilotSums:
-        excess = None
-        if self.check:
-            idx = np.arange(X.shape[0]) if not self.pilot else self.sample.select(offset, X.shape[0])
-            excess = _clip_excess(X[idx], self.prep)
-        gram, moment = self.prep.pilot_sums(X, y) if self.pilot else (None, None)
-        return _CheckPilotSums(excess, gram, moment)
-
-
-def _add(a: Any, b: Any) -> Any:
+def _add_arrays(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a + b
 
 
 class _BlockSamplePass:
-    """fn(X, y, offset) -> (per-block sums of [x, y], the chunk's part of what the fit needs besides them).
+    """fn(X, y, offset) -> (per-block sums of [x, y] about one of each block's own rows, the chunk's part of the
+    sample at positions < PREP_ROWS): its rows themselves (``local``) or their histograms over the public
+    centre grid (a cluster).  For ``blocks="ols"`` with private centres: one read for both."""
 
-    The part is: the rows of the sample at positions < PREP_ROWS (``mode="rows"``, a source read in this
-    process), their histograms over the public centre grid (``"histogram"``, a cluster), the pilot's clipped
-    sums of all the chunk's rows when the centres and radii are public and known before the pass
-    (``"pilot"``), or nothing (``"none"``)."""
-
-    def __init__(self, assignment: WindowedBlocks, sample: np.ndarray, cols: np.ndarray, with_y: bool, mode: str,
-                 prep: _Preprocessing | None = None) -> None:
-        self.assignment, self.mode = assignment, mode
+    def __init__(self, assignment: WindowedBlocks, sample: np.ndarray, cols: np.ndarray, local: bool) -> None:
+        self.assignment, self.local = assignment, local
         self.sample = _PrepRows(sample)
-        self.histogram = _PrepHistogram(sample, cols, with_y, CENTRE_GRID, None)
-        self.pilot = _CheckPilotPass(sample, prep, False, True) if prep is not None else None
+        self.histogram = _PrepHistogram(sample, cols, False, CENTRE_GRID, None)
 
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> tuple[ShiftedBlockSums, Any]:
         sums = ShiftedBlockSums.of_chunk(X, y, self.assignment, offset)
-        if self.mode == "none":
-            return sums, None
-        if self.mode == "pilot":
-            assert self.pilot is not None
-            return sums, self.pilot(X, y, offset)
         idx = self.sample.select(offset, X.shape[0])
-        if self.mode == "rows":
-            return sums, (X[idx], y[idx])
-        return sums, self.histogram(X[idx], y[idx], offset)
+        part = (X[idx], y[idx]) if self.local else self.histogram(X[idx], y[idx], offset)
+        return sums, part
 
 
 def _combine_block_sample(a: tuple[ShiftedBlockSums, Any], b: tuple[ShiftedBlockSums, Any]
                           ) -> tuple[ShiftedBlockSums, Any]:
-    if a[1] is None:
-        part = None
-    elif isinstance(a[1], tuple):
-        part = _concat_rows(a[1], b[1])
-    elif isinstance(a[1], _GridCounts):
-        part = _merge_counts(a[1], b[1])
-    else:
-        part = a[1] + b[1]
+    part = _concat_rows(a[1], b[1]) if isinstance(a[1], tuple) else _merge_counts(a[1], b[1])
     return a[0] + b[0], part
 
 
@@ -1257,19 +1215,16 @@ def _dense_ranks(counts: _GridCounts, grid: np.ndarray) -> np.ndarray:
     return np.cumsum(dense, axis=1)
 
 
-def _cluster_preprocessing(rows: RowChunks, sample: np.ndarray, centre_counts: _GridCounts, setup: _Setup, *,
-                           ledger: PrivacyLedger, rng: np.random.Generator
-                           ) -> tuple[_Preprocessing, tuple[np.ndarray, np.ndarray] | None]:
-    """The private centres (and radii, then the radius check) of :func:`_preprocess` on a cluster: the centres
-    from the grid counts of the sample gathered in the block pass, the radii and the check from passes that
-    evaluate only the sample's rows; only counts and sums reach the driver.  The cumulative counts are exactly
-    the in-memory ranks, so the releases are the in-memory ones.  With ``blocks="moments"`` the check's pass
-    also sums the pilot's clipped (Z^T Z, Z^T y~) of all rows (returned when the fit stays on the moments
-    path; else None)."""
+def _cluster_preprocessing(rows: RowChunks, sample: np.ndarray, centre_counts: _GridCounts | None, setup: _Setup,
+                           *, ledger: PrivacyLedger, rng: np.random.Generator) -> _Preprocessing:
+    """The private centres (and radii, then the radius check) of :func:`_preprocess` on a cluster, from passes
+    that evaluate only the sample's rows (the centres' grid counts may come from the block pass already):
+    only counts and sums reach the driver.  The cumulative counts are exactly the in-memory ranks, so the
+    releases are the in-memory ones."""
     cols = _prep_columns(setup.d, setup.intercept_index)
 
     def ranks_of(grid: np.ndarray, centres: np.ndarray | None) -> np.ndarray:
-        if centres is None:
+        if centres is None and centre_counts is not None:
             assert grid is CENTRE_GRID
             return _dense_ranks(centre_counts, grid)
         return _dense_ranks(rows.reduce(_PrepHistogram(sample, cols, setup.moments, grid, centres), _merge_counts),
@@ -1281,12 +1236,65 @@ def _cluster_preprocessing(rows: RowChunks, sample: np.ndarray, centre_counts: _
                                      rng=rng, ledger=ledger, public=setup.public_ranges)
     _note_preprocessing(setup, prep, epsilon)
     if _zero_radius(prep):
-        return _zero_radius_fall_back(setup, prep, ledger), None
-    if setup.share_check == 0.0:
-        return prep, None
-    both = rows.reduce(_CheckPilotPass(sample, prep, True, setup.moments), _add)
-    checked = _check_radii(setup, prep, both.excess, ledger=ledger, rng=rng)
-    return checked, ((both.gram, both.moment) if setup.moments else None)
+        return _zero_radius_fall_back(setup, prep, ledger)
+    if setup.share_check > 0.0:
+        prep = _check_radii(setup, prep, rows.reduce(_SampleCheck(sample, prep), _add_arrays), ledger=ledger,
+                            rng=rng)
+    return prep
+
+
+class _BlockPass:
+    """fn(X, y, offset) -> :class:`_BlockSums` of one chunk given the released (or public) centres and radii:
+    per-block Z_k^T Z_k and Z_k^T y_k of z = (x - c) / r (unclipped) and, for ``blocks="moments"``, the pilot's
+    clipped sums of all the chunk's rows, from one transformed copy of the chunk (one gather, two products)."""
+
+    def __init__(self, assignment: WindowedBlocks, prep: _Preprocessing | None, moments: bool) -> None:
+        self.assignment, self.prep, self.moments = assignment, prep, moments
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> "_BlockSums":
+        d = X.shape[1]
+        prep = self.prep
+        aug = np.empty((X.shape[0], d + 1))  # [z, y]: one gather and one batched product per chunk
+        aug[:, d] = y
+        if prep is None:
+            aug[:, :d] = X
+        else:  # z = (x - c) / r as prep.rescale, written straight into the block rows
+            np.subtract(X, prep.centre, out=aug[:, :d])
+            if np.any(prep.radius != 1.0):
+                aug[:, :d] /= prep.radius
+        full = self.assignment.arrange(aug, offset).products()
+        zz, zy = np.ascontiguousarray(full[:, :d, :d]), np.ascontiguousarray(full[:, :d, d])
+        if not self.moments:
+            return _BlockSums(zz, zy, None, None)
+        assert prep is not None
+        # the pilot's sums of the clipped rows: [clip(z) with the intercept set to 1, clip((y - c_y) / r_y)], as
+        # prep.clip_rescaled and prep.response, in one product
+        pilot = np.clip(aug, -1.0, 1.0, out=aug)
+        if prep.intercept_index is not None:
+            pilot[:, prep.intercept_index] = 1.0
+        pilot[:, d] = prep.response(y)
+        gram = pilot.T @ pilot
+        return _BlockSums(zz, zy, gram[:d, :d].copy(), gram[:d, d].copy())
+
+
+@dataclass
+class _BlockSums:
+    """Per-block Z_k^T Z_k (m, d, d) and Z_k^T y_k (m, d), and (``"moments"``) the pilot's clipped sums."""
+
+    zz: np.ndarray
+    zy: np.ndarray
+    gram: np.ndarray | None
+    moment: np.ndarray | None
+
+    def __add__(self, other: "_BlockSums") -> "_BlockSums":
+        def add(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None else a + b  # type: ignore[operator]
+        return _BlockSums(self.zz + other.zz, self.zy + other.zy, add(self.gram, other.gram),
+                          add(self.moment, other.moment))
+
+
+def _add_block_sums(a: _BlockSums, b: _BlockSums) -> _BlockSums:
+    return a + b
 
 
 def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generator, bounds: DataBounds | None,
@@ -1300,24 +1308,30 @@ def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generat
     public assignment (:class:`~dpstats.methods.blocks.WindowedBlocks`, drawn
     exactly as in :func:`fit`) gives lane i mod m of window floor(i / m), so
     it lands in the same block as in memory, and the sample for the private
-    centres, radii and the pilot is the rows at the first PREP_ROWS positions
-    of the public order (:class:`~dpstats.methods.blocks.RowPermutation`), as
-    in memory.
+    centres, radii and the radius check is the rows at the first PREP_ROWS
+    positions of the public order
+    (:class:`~dpstats.methods.blocks.RowPermutation`), as in memory.
 
-    One pass reads every row: it accumulates, per block, the sums of [x, y]
-    and of their outer products about each chunk's own means
-    (:class:`~dpstats.methods.blocks.ShiftedBlockSums`), which can be
-    re-expressed exactly about any centre afterwards, and it gathers the
-    sample's rows (a source read in this process) or their histograms over
-    the public centre grid (a cluster: only counts leave a chunk).  The
-    centres, radii, radius check and pilot are then released from the sample
-    exactly as in memory; on a cluster the radii, the check and the pilot's
-    clipped sums take one light pass each, evaluating only the sample's rows.
-    The block sums are finally re-centred at the released centres and scaled
-    by the radii: Z_k^T Z_k and Z_k^T y_k of z = (x - c) / r, from which come
-    the per-block OLS models (``blocks="ols"``) or the whitened moments of the
-    pilot's residuals (``"moments"``).
+    Passes over the data:
 
+    * ``blocks="ols"`` with private centres: one read accumulates, per
+      block, the sums of [x, y] and their outer products about one of the
+      block's own rows in each chunk
+      (:class:`~dpstats.methods.blocks.ShiftedBlockSums`, re-expressed
+      exactly about the private medians afterwards) and gathers the sample
+      (its rows, or on a cluster its counts over the public centre grid);
+    * otherwise, when a column needs a private centre or radius, light
+      passes that evaluate only the sample's rows (one gathering them in
+      this process; on a cluster histogram passes for the centres and radii
+      and one for the radius check), then one read (:class:`_BlockPass`)
+      for the per-block Z_k^T Z_k, Z_k^T y_k of z = (x - c) / r and, for
+      ``"moments"``, the pilot's clipped sums of all rows (the pilot needs
+      the released centres and radii, and it needs every row: from the
+      sample alone its error grew 20-60 fold at n = 10^6); with public
+      centres and radii (declared bounds) that read is the only one.
+
+    The private releases are the in-memory ones: the sample's cumulative grid
+    counts are exactly its ranks, and the per-block sums are the same sums.
     Memory: O(m d^2 + PREP_ROWS d + one chunk), independent of n.  Privacy:
     every released quantity is the same function of the data as in memory
     (each block's sums are the same sums, added in another order and
@@ -1332,48 +1346,40 @@ def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generat
     perm = RowPermutation.draw(n, rng)
     assignment = WindowedBlocks.draw(n, setup.n_models, rng)
     local = bool(getattr(rows, "local", False))
-    sample = np.sort(perm.rows_at(np.arange(min(n, PREP_ROWS)))) if setup.do_prep else np.zeros(0, dtype=np.int64)
-    public_prep = setup.do_prep and setup.share_prep == 0.0
-    prep = _public_preprocessing(setup, ledger=ledger, rng=rng) if public_prep else None
-    if not setup.do_prep or (public_prep and not setup.moments):
-        mode = "none"
-    elif public_prep:
-        mode = "pilot"
-    else:
-        mode = "rows" if local else "histogram"
+    sample = np.sort(perm.rows_at(np.arange(min(n, PREP_ROWS))))  # the rows at the first positions
     cols = _prep_columns(d, setup.intercept_index)
-    sums, part = rows.reduce(_BlockSamplePass(assignment, sample, cols, setup.moments, mode, prep),
-                             _combine_block_sample)
-    clipped = None  # the pilot's clipped sums of all rows
-    if mode == "pilot":
-        clipped = (part.gram, part.moment)
-    elif mode == "rows":
-        prep = _preprocess(setup, np.asarray(part[0], dtype=float), np.asarray(part[1], dtype=float), ledger=ledger,
-                           rng=rng)
-    elif mode == "histogram":
-        prep, clipped = _cluster_preprocessing(rows, sample, part, setup, ledger=ledger, rng=rng)
-    if setup.moments and clipped is None:  # a second read: the pilot needs the released centres and radii
-        assert prep is not None
-        both = rows.reduce(_CheckPilotPass(sample, prep, False, True), _add)
-        clipped = (both.gram, both.moment)
-    centre_x = prep.centre if prep is not None else np.zeros(d)
-    radius_x = prep.radius if prep is not None else np.ones(d)
-    zz, zy = sums.centred(centre_x)
-    zz /= np.outer(radius_x, radius_x)
-    zy /= radius_x
+    if setup.do_prep and setup.share_prep > 0.0 and not setup.moments:  # per-block OLS about private centres
+        sums, part = rows.reduce(_BlockSamplePass(assignment, sample, cols, local), _combine_block_sample)
+        if local:
+            prep = _preprocess(setup, np.asarray(part[0], dtype=float), np.asarray(part[1], dtype=float),
+                               ledger=ledger, rng=rng)
+        else:
+            prep = _cluster_preprocessing(rows, sample, part, setup, ledger=ledger, rng=rng)
+        zz, zy = sums.centred(prep.centre)
+        zz /= np.outer(prep.radius, prep.radius)  # public-range columns are also scaled by their half-width
+        zy /= prep.radius
+        setup.notes.append("data read in chunks: one pass for the per-block sums (about one of each block's own "
+                           "rows, re-centred at the private medians afterwards) and the centring sample")
+        return _finish(setup, solve_block_models(zz, zy), prep, None, None, ledger=ledger, rng=rng)
+    prep = None
+    if setup.do_prep and setup.share_prep == 0.0:
+        prep = _public_preprocessing(setup, ledger=ledger, rng=rng)
+    elif setup.do_prep and local:  # a light pass: only the sample's rows are evaluated
+        X_sub, y_sub = rows.reduce(_PrepRows(sample), _concat_rows)
+        prep = _preprocess(setup, X_sub, y_sub, ledger=ledger, rng=rng)
+    elif setup.do_prep:
+        prep = _cluster_preprocessing(rows, sample, None, setup, ledger=ledger, rng=rng)
+    block = rows.reduce(_BlockPass(assignment, prep, setup.moments), _add_block_sums)
     pilot = chol = None
     if setup.moments:
-        assert prep is not None and clipped is not None
-        pilot, chol = _release_pilot(setup, *clipped, prep, ledger=ledger, rng=rng)
-        estimates = _whitened(zy - zz @ pilot, chol, setup.block_rows)
+        assert prep is not None and block.gram is not None and block.moment is not None
+        pilot, chol = _release_pilot(setup, block.gram, block.moment, prep, ledger=ledger, rng=rng)
+        estimates = _whitened(block.zy - block.zz @ pilot, chol, setup.block_rows)
     else:
-        estimates = solve_block_models(zz, zy)
-    setup.notes.append("data read in chunks: one pass for the per-block sums (about one of each block's own rows, "
-                       "re-centred at the released centres afterwards)"
-                       + ("" if mode in ("none", "pilot") else " and the sample at the first positions of the public order")
-                       + (" and the pilot's clipped sums" if mode == "pilot" else "")
-                       + ("; a second read for the pilot's clipped sums" if mode in ("rows", "histogram")
-                          and setup.moments else ""))
+        estimates = solve_block_models(block.zz, block.zy)
+    setup.notes.append("data read in chunks: per-block sums accumulated over chunks"
+                       + ("; the private centres from the first rows of the public order, in a light pass"
+                          if setup.share_prep > 0.0 else ""))
     return _finish(setup, estimates, prep, pilot, chol, ledger=ledger, rng=rng)
 
 
