@@ -220,8 +220,7 @@ def _fit_reserved(design: Design, spec: MethodSpec | None, method: str, eps: flo
     intercept_index = design.column_names.index("Intercept") if design.has_intercept else None
     if "intercept_index" in spec.options:
         options = {**options, "intercept_index": intercept_index}
-    if "column_ranges" in spec.options:
-        options = {**options, **_public_ranges(design, scaling)}
+    options = {**options, **{k: v for k, v in _public_ranges(design, scaling).items() if k in spec.options}}
 
     rng, seeded = make_rng(random_state)
     ledger = PrivacyLedger(eps, dlt if spec.private else 0.0)

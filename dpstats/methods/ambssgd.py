@@ -302,7 +302,7 @@ def _fit(rows: _MemoryRows | _ChunkRows, n: int, d: int, *, ledger: PrivacyLedge
          trace: float | None = None, est_fraction: float = 0.2, clip_level: float = 0.05,
          covariate_tail: float | None = None, rounds: int | None = None, step_size: float | None = None,
          max_rounds: int = 2000, standardize: bool | None = None, intercept_index: int | None = None,
-         column_ranges: Any = None, response_range: Any = None, **options: Any) -> MethodFit:
+         column_ranges: Any = None, **options: Any) -> MethodFit:
     est = check_fraction("est_fraction", est_fraction)
     check_public_options(d, intercept_index, column_ranges)
     if standardize and trace is not None:
@@ -340,7 +340,7 @@ def _fit(rows: _MemoryRows | _ChunkRows, n: int, d: int, *, ledger: PrivacyLedge
     st_notes: list[str] = []
     if standardize:  # private preconditioning on all rows, composed with the block (robgd's step 0)
         st, st_notes = release_standardisation(rows.raw_reduce, n, d, intercept_index=intercept_index,
-                                               column_ranges=column_ranges, response_range=response_range,
+                                               column_ranges=column_ranges,
                                                mu=mu_pre, rng=rng, ledger=ledger)
         rows.standardise(st)
     layout = AMBSSGDLayout(RowPermutation.draw(n, rng), n0)
@@ -428,7 +428,7 @@ fit.__doc__ = """DP-AMBSSGD (Varshney et al. 2022), a baseline; see the module d
         privately on S_0 when None.
     est_fraction:
         Fraction of each mini-batch used for the private error estimate.
-    clip_level, covariate_tail, rounds, step_size, max_rounds, intercept_index, column_ranges, response_range:
+    clip_level, covariate_tail, rounds, step_size, max_rounds, intercept_index, column_ranges:
         As for ``robgd``.
     standardize:
         Private preconditioning as for ``robgd``; default on unless ``trace``
@@ -445,7 +445,7 @@ SPEC = register(MethodSpec(
     regimes="baseline for DP-RobGD: no data bounds needed, large n, well-conditioned covariates, clean labels",
     min_rows=lambda d: max(1000, 50 * d),
     options=("trace", "est_fraction", "clip_level", "covariate_tail", "rounds", "step_size", "max_rounds",
-             "standardize", "intercept_index", "column_ranges", "response_range"),
+             "standardize", "intercept_index", "column_ranges"),
     theory=None,
     auto_rank=None,
     fit_chunks=fit_chunks,

@@ -41,13 +41,15 @@ its scale then falls back or is coarse.
 A release is used only when its noisy modal count clears the largest of the
 grid's noisy empty bins (2 sds above sqrt(2 ln B) sds, :func:`~dpstats.methods.robust_estimators.clearance`;
 post-processing of the released counts).  Otherwise the variable keeps a
-public fallback, scale 1 and centre 0, and the notes name it.  Variables
-with a public range (lo, hi) (factor dummies, declared bounds, the
-response's declared range) use it instead and spend nothing: centre
+public fallback, scale 1 and centre 0, and the notes name it.  Covariates
+with a public range (lo, hi) (factor dummies, declared bounds) use it
+instead and spend nothing: centre
 (lo + hi) / 2 and scale (hi - lo) / 2 (scale max(|lo|, |hi|) when there is
 no intercept); a zero-width range gives scale 1.
 
-The response gets a centre but no scale: the methods' residual grids are
+The response gets a private centre (even when its range is declared: a
+declared response range is a clip bound for the bounded methods, usually far
+wider than the response's spread) but no scale: the methods' residual grids are
 geometric over [2^-64, 2^64), so they need no scale of y (descent with
 released thresholds is equivariant to scaling y, up to the grid's
 alignment); its centre makes the initial residuals y - c_y centred, so the
@@ -293,7 +295,7 @@ def group_size(n: int, mu_round: float) -> int:
 
 def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *, intercept_index: int | None,
                             column_ranges: Sequence[tuple[float, float] | None] | None,
-                            response_range: tuple[float, float] | None, mu: float,
+                            mu: float,
                             rng: np.random.Generator, ledger: PrivacyLedger) -> tuple[Standardisation, list[str]]:
     """Release the centres and scales (module docstring) from the ``n`` rows under mu-GDP, charged to ``ledger``.
 

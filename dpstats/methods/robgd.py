@@ -17,8 +17,7 @@ Algorithm (as implemented)
    scales otherwise put kappa of E[x x^T] in the thousands, and the rounds
    the budget allows never leave 0 (measured on statsmodels' ``fair`` data).
    ``standardize=False`` is the paper's algorithm.  The public facts
-   ``intercept_index``, ``column_ranges`` and ``response_range`` come from
-   the API (factor dummies and declared bounds use their public range and
+   ``intercept_index`` and ``column_ranges`` come from the API (factor dummies and declared bounds use their public range and
    spend nothing).
 
 A public pseudo-random layout (:class:`RobGDLayout`) splits the n rows into
@@ -551,7 +550,7 @@ def _fit(rows: _MemoryRows | _ChunkRows, n: int, d: int, *, ledger: PrivacyLedge
          best_iterate: bool = False, gamma_fraction: float = 0.2, max_corruption: float = 0.05,
          clip_level: float = 0.05, covariate_tail: float | None = None, rounds: int | None = None,
          step_size: float | None = None, max_rounds: int = 2000, standardize: bool = True,
-         intercept_index: int | None = None, column_ranges: Any = None, response_range: Any = None,
+         intercept_index: int | None = None, column_ranges: Any = None,
          **options: Any) -> MethodFit:
     frac = check_fraction("gamma_fraction", gamma_fraction)
     check_public_options(d, intercept_index, column_ranges)
@@ -587,7 +586,7 @@ def _fit(rows: _MemoryRows | _ChunkRows, n: int, d: int, *, ledger: PrivacyLedge
     st_notes: list[str] = []
     if standardize:
         st, st_notes = release_standardisation(rows.raw_reduce, n, d, intercept_index=intercept_index,
-                                               column_ranges=column_ranges, response_range=response_range,
+                                               column_ranges=column_ranges,
                                                mu=mu_pre, rng=rng, ledger=ledger)
         rows.standardise(st)
 
@@ -711,10 +710,12 @@ fit.__doc__ = """DP-RobGD (Liu et al. 2023, Alg. 1); DP-RobGD* with ``best_itera
     standardize:
         Private preconditioning (step 0 of the module docstring); False runs
         the paper's algorithm on the raw covariates.
-    intercept_index, column_ranges, response_range:
-        Public facts passed by the API (the intercept column; per-column and
-        response ranges, None where unknown): columns with a range are
-        centred and scaled by it without spending.
+    intercept_index, column_ranges:
+        Public facts passed by the API (the intercept column; per-column
+        ranges, None where unknown): columns with a range are centred and
+        scaled by it without spending.  The response is always centred
+        privately (with an intercept): a declared response range is a clip
+        bound, usually far wider than the response's spread.
     """
 
 
@@ -728,7 +729,7 @@ SPEC = register(MethodSpec(
             "(tens of thousands of rows); well-conditioned covariates (T grows with the condition number)",
     min_rows=lambda d: max(1000, 50 * d),
     options=("best_iterate", "gamma_fraction", "max_corruption", "clip_level", "covariate_tail", "rounds",
-             "step_size", "max_rounds", "standardize", "intercept_index", "column_ranges", "response_range"),
+             "step_size", "max_rounds", "standardize", "intercept_index", "column_ranges"),
     theory=None,
     auto_rank=None,
     fit_chunks=fit_chunks,
