@@ -17,8 +17,9 @@ Algorithm (n and d public, replace-one neighbours)
    one of the m models, so on models the relation is "replace one model".
    The assignment (:class:`~dpstats.methods.blocks.WindowedBlocks`) gives
    each block one row of every window of m consecutive rows, through a
-   bijection of the window's lanes drawn with public randomness: a row's block is computable from its index alone, so data
-   read in chunks or on a cluster are cut into exactly the same blocks
+   bijection of the window's lanes drawn with public randomness: a row's
+   block is computable from its index alone, so data read in chunks or on
+   a cluster are cut into exactly the same blocks
    (:func:`fit_chunks`) without a permutation of n rows in memory, and the
    blocks are spread evenly over the file.  (Amin et al. use a uniformly
    random partition; the privacy proof only needs the partition to be
@@ -103,10 +104,11 @@ sampled depth q may not (it is T_D of the output, a function of D as well),
 and is not returned.
 
 *Preprocessing.*  The block assignment depends only on n, m and public draws,
-never on the data, and a replaced row keeps its index, so it stays in its block; the per-block fit is deterministic; the jitter is
-applied to each model separately with independent public uniforms, so
-coupling the jitter of the unchanged models leaves neighbouring model sets
-that still differ in one model.  The optional private steps below compose
+never on the data, and a replaced row keeps its index, so it stays in its
+block; the per-block fit is deterministic; the jitter is applied to each
+model separately with independent public uniforms, so coupling the jitter
+of the unchanged models leaves neighbouring model sets that still differ in
+one model.  The optional private steps below compose
 with the rest by basic composition (recorded in the ledger).
 
 Block estimates (``blocks=``)
@@ -216,8 +218,10 @@ from dpstats.privacy.mechanisms import (
     exponential_mechanism, gaussian_mechanism_mu, laplace_mechanism, public_uniform, restricted_exponential_mechanism,
 )
 
-__all__ = ["fit", "fit_chunks", "default_m", "ideal_distance", "choose_blocks", "jitter_models", "tukey_em", "TukeyRelease",
-           "CENTRE_GRID"]
+__all__ = [
+    "fit", "fit_chunks", "default_m", "ideal_distance", "choose_blocks", "jitter_models", "tukey_em", "TukeyRelease",
+    "CENTRE_GRID"
+]
 
 DEFAULT_M = 1000
 MIN_M = 8  # t = floor(m/4) >= 2, the smallest t for which M(D) >= 0 is possible
