@@ -44,13 +44,14 @@ import numpy as np
 from dpstats.bounds import DataBounds
 from dpstats.errors import MethodOptionError
 from dpstats.inference import (
-    RELIABILITY_THRESHOLD, SufficientStatisticsRelease, noise_to_signal, parametric_bootstrap, unreliable_note,
+    RELIABILITY_THRESHOLD, SufficientStatisticsRelease, noise_to_signal, parametric_bootstrap, plug_in_sums,
+    unreliable_note,
 )
 from dpstats.methods.linalg import psd_projection, solve_noisy_normal_equations
 from dpstats.methods.registry import MethodFit, MethodSpec, register
 from dpstats.methods.sufficient import StatisticsPlan, SufficientStatistics
 from dpstats.methods.ssp import (
-    INFERENCE_WEIGHT, check_inference_options, release_gram, release_moment, release_yty,
+    INFERENCE_WEIGHT, NO_YTY, check_inference_options, release_gram, release_moment, release_yty,
 )
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger
@@ -119,6 +120,7 @@ def fit_statistics(stats: SufficientStatistics, *, ledger: PrivacyLedger, rng: n
     params = solve_noisy_normal_equations(xx, xy, ridge=ridge)
     info: dict[str, Any] = {"ridge": ridge, "lambda_min_tilde": lam_min_tilde, "gram_noise_sd": sigma_xx}
     if not inference:
+        info["rsquared_reason"] = NO_YTY
         return MethodFit(params=params, info=info,
                          bse_unavailable_reason="inference=False gave the whole budget to the point estimate")
     yy, sigma_yy = release_yty(stats.yty, mus[3], bounds.y_abs, rng=rng, ledger=ledger)
@@ -133,6 +135,7 @@ def fit_statistics(stats: SufficientStatistics, *, ledger: PrivacyLedger, rng: n
     info["sigma2_hat_scaled"] = sigma2
     ratio = noise_to_signal(release)
     info["noise_to_signal"] = ratio
+    info["released_sums"] = plug_in_sums(params, release, ratio)  # for the private R^2 (post-processing)
     notes: tuple[str, ...] = (unreliable_note(ratio),) if ratio > RELIABILITY_THRESHOLD else ()
     if ridge > 0.1 * lam_min_tilde:
         notes += ("WARNING: the private ridge is not small next to the certified lambda_min(X^T X), so the "

@@ -135,10 +135,10 @@ from scipy.special import ndtri
 
 from dpstats.bounds import DataBounds
 from dpstats.errors import IllConditionedDesignError, MethodOptionError
-from dpstats.inference import noisy_estimate_covariance
+from dpstats.inference import noisy_estimate_covariance, output_perturbation_sums
 from dpstats.methods.linalg import solve_noisy_normal_equations
 from dpstats.methods.registry import MethodFit, MethodSpec, register
-from dpstats.methods.ssp import release_yty
+from dpstats.methods.ssp import NO_YTY, release_yty
 from dpstats.methods.sufficient import StatisticsPlan, SufficientStatistics
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
@@ -327,6 +327,8 @@ def fit_statistics(stats: SufficientStatistics, *, ledger: PrivacyLedger, rng: n
         info=info, guarantee="worst-case", bse_unavailable_reason=NO_INFERENCE)
     if released is not None:
         _attach_covariance(fitted, released, n=n, label_bound=T, eigen_floor=lam_certified)
+    else:
+        info["rsquared_reason"] = NO_YTY
     return fitted
 
 
@@ -367,7 +369,10 @@ def _attach_covariance(fitted: MethodFit, released: _InferenceRelease, *, n: int
     cov, sigma2 = noisy_estimate_covariance(fitted.params, fitted.info["noise_sd"], released.gram, released.yty,
                                             n=n, yty_noise_sd=released.yty_noise_sd, label_bound=label_bound,
                                             eigen_floor=max(eigen_floor, released.gram_noise_sd))
-    fitted.info.update(cov_params=cov, sigma2_hat_scaled=sigma2, inference_method=INFERENCE_METHOD)
+    fitted.info.update(cov_params=cov, sigma2_hat_scaled=sigma2, inference_method=INFERENCE_METHOD,
+                       released_sums=output_perturbation_sums(fitted.params, fitted.info["noise_sd"], released.gram,
+                                                              released.gram_noise_sd, released.yty,
+                                                              released.yty_noise_sd))
     fitted.bse = np.sqrt(np.diag(cov))
     fitted.bse_unavailable_reason = ""
 
@@ -399,6 +404,8 @@ def _fit_conditional(stats: SufficientStatistics, T: float, bounds: DataBounds, 
                        guarantee="conditional", bse_unavailable_reason=NO_INFERENCE)
     if released is not None:
         _attach_covariance(fitted, released, n=n, label_bound=T, eigen_floor=0.0)
+    else:
+        fitted.info["rsquared_reason"] = NO_YTY
     return fitted
 
 

@@ -39,7 +39,8 @@ import numpy as np
 from dpstats.bounds import DataBounds
 from dpstats.errors import MethodOptionError
 from dpstats.inference import (
-    RELIABILITY_THRESHOLD, SufficientStatisticsRelease, noise_to_signal, parametric_bootstrap, unreliable_note,
+    RELIABILITY_THRESHOLD, SufficientStatisticsRelease, noise_to_signal, parametric_bootstrap, plug_in_sums,
+    unreliable_note,
 )
 from dpstats.methods.linalg import solve_noisy_normal_equations
 from dpstats.methods.registry import MethodFit, MethodSpec, register
@@ -52,6 +53,9 @@ from dpstats.privacy.mechanisms import gaussian_mechanism_mu, symmetric_gaussian
 #: X^T y; chosen by experiment (benchmarks/coverage.py --split): sigma^2 needs little precision at any n
 #: where the point estimate is useful, and 0.1 costs the point estimate about 2% more noise.
 INFERENCE_WEIGHT = 0.1
+
+#: why a fit with inference=False has no private R^2
+NO_YTY = "inference=False: y^T y, which R^2 needs, was not released"
 
 
 def release_gram(gram: np.ndarray, mu: float, x_norm: float, *, rng: np.random.Generator,
@@ -131,6 +135,7 @@ def fit_statistics(stats: SufficientStatistics, *, ledger: PrivacyLedger, rng: n
     params = solve_noisy_normal_equations(xx, xy, eigen_floor=sigma_xx)
     info: dict[str, Any] = {"gram_noise_sd": sigma_xx}
     if not inference:
+        info["rsquared_reason"] = NO_YTY
         return MethodFit(params=params, info=info,
                          bse_unavailable_reason="inference=False gave the whole budget to the point estimate")
     yy, sigma_yy = release_yty(stats.yty, mus[2], bounds.y_abs, rng=rng, ledger=ledger)
@@ -140,6 +145,7 @@ def fit_statistics(stats: SufficientStatistics, *, ledger: PrivacyLedger, rng: n
     info["sigma2_hat_scaled"] = sigma2
     ratio = noise_to_signal(release)
     info["noise_to_signal"] = ratio
+    info["released_sums"] = plug_in_sums(params, release, ratio)  # for the private R^2 (post-processing)
     notes = (unreliable_note(ratio),) if ratio > RELIABILITY_THRESHOLD else ()
     return MethodFit(params=params, draws=draws, info=info, notes=notes)
 
