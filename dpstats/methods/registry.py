@@ -8,16 +8,18 @@ read this registry, so adding a method touches one module plus its tests.
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 import numpy as np
+import pandas as pd
 
 from dpstats.bounds import DataBounds
 from dpstats.errors import UnknownMethodError
 from dpstats.privacy.ledger import PrivacyLedger
 
-__all__ = ["MethodFit", "MethodSpec", "register", "get_method", "available_methods", "FitFunction",
+__all__ = ["MethodFit", "MethodSpec", "MethodTable", "register", "get_method", "available_methods", "FitFunction",
            "StatisticsFitFunction", "ChunksFitFunction"]
 
 
@@ -158,6 +160,38 @@ def get_method(name: str) -> MethodSpec:
     return _REGISTRY[name]
 
 
-def available_methods() -> dict[str, MethodSpec]:
-    """All registered methods, by name (a copy)."""
-    return dict(_REGISTRY)
+class MethodTable(dict):
+    """The registered methods: a dict from name to :class:`MethodSpec` that shows itself as a table (name,
+    title, needs bounds, guarantee, chunks: whether it fits data read in chunks)."""
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per method, indexed by name."""
+        rows = [{"name": name, "title": spec.title, "needs bounds": spec.needs_bounds,
+                 "guarantee": spec.guarantee if spec.private else "none: NOT PRIVATE",
+                 "chunks": spec.supports_chunks} for name, spec in sorted(self.items())]
+        return pd.DataFrame(rows, columns=["name", "title", "needs bounds", "guarantee", "chunks"]).set_index("name")
+
+    def _cells(self) -> list[list[str]]:
+        frame = self.to_frame()
+        header = ["name", *frame.columns]
+        body = [[str(name), *("yes" if v is True else "no" if v is False else str(v) for v in row)]
+                for name, row in zip(frame.index, frame.itertuples(index=False))]
+        return [header, *body]
+
+    def __repr__(self) -> str:
+        rows = self._cells()
+        widths = [max(len(r[j]) for r in rows) for j in range(len(rows[0]))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+        return "\n".join([lines[0], "  ".join("-" * w for w in widths), *lines[1:]])
+
+    def _repr_html_(self) -> str:
+        head, *body = self._cells()
+        cell = "<{0} style='text-align: left'>{1}</{0}>"
+        rows = ["<tr>" + "".join(cell.format(tag, html.escape(c)) for c in r) + "</tr>"
+                for tag, r in [("th", head), *(("td", r) for r in body)]]
+        return "<table>" + "".join(rows) + "</table>"
+
+
+def available_methods() -> MethodTable:
+    """All registered methods, by name (a copy): a mapping name -> :class:`MethodSpec` that prints as a table."""
+    return MethodTable(_REGISTRY)
