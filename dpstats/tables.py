@@ -253,7 +253,7 @@ class Grid:
             lines.append("\\caption{" + latex_text(self.caption) + "}")
         if label:
             lines.append("\\label{" + label + "}")
-        lines.append(_SHRINK_HEIGHT + _SHRINK_WIDTH)
+        lines.append((_SHRINK_HEIGHT + _SHRINK_WIDTH).rstrip("\n"))
         lines.append("\\begin{tabular}{@{}l" + "c" * (self.ncols - 1) + "@{}}")
         lines.append("\\toprule")
         lines += [self._latex_row(r) for r in self.header]
