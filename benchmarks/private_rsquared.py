@@ -66,7 +66,8 @@ def simulate(seed: int) -> pd.DataFrame:
                                                      random_state=int(rng.integers(2**31)))
                             except DPStatsError:  # noisy_ols refuses where it cannot certify lambda_min
                                 continue
-                            v = np.clip(y, -res.info["truncation"], res.info["truncation"]) if method == "noisy_ols" else y
+                            cap = res.info.get("truncation", 1.0)  # noisy_ols truncates the labels at T
+                            v = np.clip(y, -cap, cap)
                             truth = 1 - ((v - design @ res.params.to_numpy()) ** 2).sum() / ((v - v.mean()) ** 2).sum()
                             estimate, sd = unthresholded(res.info["released_sums"], n, d + 1)
                             rows.append(dict(seed=seed, n=n, d=d, rho=rho, noise=noise, epsilon=eps, method=method,

@@ -256,7 +256,9 @@ def _render(res: Any, fmt: str) -> str:
     if fmt == "json":
         return res.to_json()
     smry = res.summary()
-    return {"text": smry.as_text, "latex": smry.as_latex, "html": smry.as_html}[fmt]()
+    renderers = {"text": smry.as_text, "latex": lambda: smry.as_latex(privacy=True),  # coefficients + privacy
+                 "html": smry.as_html}
+    return renderers[fmt]()
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:

@@ -18,7 +18,9 @@ The LaTeX output is a ``table`` float with booktabs rules.  Its preamble::
     \\usepackage{graphicx}   % \\resizebox: shrinks a table wider than the text, and only then
 
 (:data:`LATEX_PREAMBLE`).  The notes are a paragraph of the text width under
-the table.  ``docs/check_latex.py`` compiles such tables with pdflatex and
+the table.  (statsmodels' own ``summary_col`` also accepts dpstats fits that
+report standard errors, but it reads ``bse`` directly and so cannot show a fit
+without them; this table can.)  ``docs/check_latex.py`` compiles such tables with pdflatex and
 fails on errors and on overfull boxes.  Names are escaped for LaTeX; pdflatex
 needs them in ASCII (or a Unicode engine such as lualatex).
 """
@@ -563,9 +565,9 @@ def table(models: Sequence[Any] | Mapping[str, Any], *, model_names: Sequence[st
         raise ValueError("alpha must lie in (0, 1)")
     _check_fmt(fmt)
     marks = _normalise_stars(stars)
-    unknown = [s for s in stats if s not in STAT_LABELS]
-    if isinstance(stats, str) or unknown:
-        raise ValueError(f"stats must be a list of {', '.join(STAT_LABELS)}; unknown: {stats if isinstance(stats, str) else unknown}")
+    unknown = [stats] if isinstance(stats, str) else [s for s in stats if s not in STAT_LABELS]
+    if unknown:
+        raise ValueError(f"stats must be a list of {', '.join(STAT_LABELS)}; not one of them: {unknown}")
     names, results = _names_and_results(models, model_names)
     fits = [_as_fit(r, n, alpha) for n, r in zip(names, results)]
     rows = _rows_by_label(fits, dict(rename or {}))

@@ -165,7 +165,8 @@ def test_design_that_cannot_be_rebuilt_is_refused_when_pickled(rich_data):
 # -- private R^2 ---------------------------------------------------------------------------------------------------
 
 def _design(data: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    X = np.column_stack([np.ones(len(data)), data.g == "b", data.g == "c", data.x1, data.x2]).astype(float)  # patsy's order
+    columns = [np.ones(len(data)), data.g == "b", data.g == "c", data.x1, data.x2]  # patsy's order
+    X = np.column_stack(columns).astype(float)
     return X, data.y.to_numpy()
 
 
