@@ -137,9 +137,13 @@ RSS and TSS both scale by s_y^2.  The estimate's error comes from the noise of
 the releases (of order their noise sd over TSS, which grows like n) and, for
 the plug-in, from the dependence of b on that noise, of the order of the
 noise-to-signal ratio above; RSS is floored at 0 (so R^2 <= 1), and a
-released TSS that is not positive gives no R^2.  Adjusted R^2 is
-1 - (1 - R^2)(n - 1)/(n - d).  Without an intercept column, 1'y is not
-released and no R^2 is given.
+released TSS that is not positive gives no R^2.  The estimate is reported
+only where both are small: a plug-in fit's released noise-to-signal ratio at
+most :data:`RELIABILITY_THRESHOLD`, and a first-order noise sd, computed from
+the public noise scales, at most :data:`RSQUARED_MAX_SD`
+(``benchmarks/private_rsquared.py`` measures the error on either side).
+Adjusted R^2 is 1 - (1 - R^2)(n - 1)/(n - d).  Without an intercept column,
+1'y is not released and no R^2 is given.
 """
 
 from __future__ import annotations
