@@ -318,6 +318,7 @@ def conclude(exc: BaseException, accountant: PrivacyAccountant | None, token: st
         try:
             _settle(accountant, token, spent, status, state.method if state is not None else None)
         except BaseException as settle_failure:  # noqa: BLE001 - raised instead of the fit's own failure
+            _cut_chain(settle_failure)  # raised while the fit's failure was handled: that is its context
             return settle_failure
     _cut_chain(exc)
     if isinstance(exc, DPStatsError):

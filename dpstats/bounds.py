@@ -170,12 +170,21 @@ def domain_violation(code: str, variables: Mapping[str, Interval]) -> str | None
     when z has no bound).  Structural problems (an operation interval
     arithmetic does not cover) are not domain violations and give None.
     """
+    return _violation(_parse(code), variables)
+
+
+def _violation(node: ast.AST, variables: Mapping[str, Interval]) -> str | None:
+    """Domain violation of ``node``, or of the sub-expressions of an operation interval arithmetic cannot bound
+    (say, the argument of a spline)."""
     try:
-        _eval(_parse(code), variables, partial=True)
+        _eval(node, variables, partial=True)
     except DomainError as exc:
         return str(exc)
     except IntervalError:
-        return None
+        for child in ast.iter_child_nodes(node):
+            why = _violation(child, variables) if isinstance(child, (ast.expr, ast.keyword)) else None
+            if why:
+                return why
     return None
 
 
