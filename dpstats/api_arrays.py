@@ -1,8 +1,9 @@
 """Wide designs: ``dp_ols_arrays`` (X and y as arrays) and ``formula_all`` ("y ~ ." in patsy).
 
-A formula with hundreds of columns is impractical to type, and patsy parses a
-flat ``y ~ x1 + x2 + ... + x1000`` recursively (it fails near 500 terms).  Two
-ways around it:
+A formula with hundreds of columns is impractical to type (patsy alone parses
+a flat ``y ~ x1 + x2 + ... + x1000`` recursively and fails near 500 terms;
+:func:`dpstats.dp_ols` nests long sums itself and reads R's ``y ~ .``).  Two
+more ways around it:
 
 * :func:`formula_all` writes the formula "response ~ every other column" (R's
   ``y ~ .``, which :func:`dpstats.dp_ols` also understands), grouping the

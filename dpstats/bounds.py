@@ -305,15 +305,14 @@ def domain_requirements(code: str) -> list[str]:
         return []
     out: list[str] = []
     for node in ast.walk(tree):
-        where = ast.unparse(node)
-        if isinstance(node, ast.Call) and len(node.args) == 1 and _call_name(node.func) in _DOMAINS:
-            out.append(f"{ast.unparse(node.args[0])} {_DOMAINS[_call_name(node.func)]} in {where}")
+        if isinstance(node, ast.Call) and len(node.args) == 1 and (name := _call_name(node.func)) in _DOMAINS:
+            out.append(f"{ast.unparse(node.args[0])} {_DOMAINS[str(name)]} in {ast.unparse(node)}")
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
-            out.append(f"{ast.unparse(node.right)} != 0 in {where}")
+            out.append(f"{ast.unparse(node.right)} != 0 in {ast.unparse(node)}")
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
             need = _power_domain(node.right)
             if need:
-                out.append(f"{ast.unparse(node.left)} {need} in {where}")
+                out.append(f"{ast.unparse(node.left)} {need} in {ast.unparse(node)}")
     return list(dict.fromkeys(out))
 
 

@@ -7,12 +7,17 @@ a function of public facts only:
   ``levels=`` argument, or from a declared schema (a pandas ``Categorical``
   dtype, or ``bool``), never from the values present in the data, unless the
   user opts in with ``allow_data_levels=True`` (reported as a leak);
-* patsy's stateful transforms that compute statistics of the data
-  (``center``, ``standardize``, ``scale``, spline bases without explicit
-  knots and boundaries) are refused;
-* errors are decided from the schema (column names, dtypes, the formula);
-  the few that depend on values (missing values, values outside declared
-  levels) are schema violations and never echo a value or a count.
+* factor code is row-wise: it is checked against the allow-list of
+  :mod:`dpstats.formula_language` before any data are read and evaluated in
+  dpstats's own namespace, never the caller's;
+* errors are decided from the schema (column names, dtypes, the formula, the
+  declared bounds: a transform undefined inside the declared bounds of its
+  variables is refused before any data are read); the few that depend on
+  values (missing values, values outside declared levels, non-finite values
+  where no bound settles the transform) are checks of the public domain and
+  never echo a value or a count (``docs/privacy.md``);
+* ``missing="drop"`` keeps n public in a private fit: incomplete rows become
+  public null rows (see :func:`build_design`).
 
 Bounds given on raw variables are pushed through the factor code by interval
 arithmetic (:mod:`dpstats.bounds`) to a clip range per design column.  A bound
@@ -276,6 +281,8 @@ class FramePlan:
             if value is None:  # text without declared levels (allow_data_levels=True): a value the column has
                 present = out.loc[~nulls, v]
                 value = present.iloc[0] if len(present) else ""
+            if isinstance(out[v].dtype, pd.CategoricalDtype) and value not in out[v].cat.categories:
+                out[v] = out[v].cat.add_categories([value])  # a declared level the schema's categories lack
             out.loc[nulls, v] = value
         return out, nulls
 
@@ -1041,6 +1048,7 @@ def _prediction_error(exc: BaseException, design_info: Any) -> DPStatsError:
         return UnseenLevelError(f"newdata has a value of the factor '{code or 'a factor'}' that the fitted model does "
                                 f"not know{known}")
     if "missing values" in msg:
-        return MissingDataError(f"a transform in the model produced missing values on newdata{f' in {code!r}' if code else ''}")
+        where = f" in {code!r}" if code else ""
+        return MissingDataError(f"a transform in the model produced missing values on newdata{where}")
     return FormulaError(f"cannot evaluate the model's design on newdata{f' (factor {code!r})' if code else ''}: "
                         f"{type(exc).__name__}; the original message is withheld because it may quote data values")

@@ -198,7 +198,8 @@ def check_factor(code: str, columns: Iterable[str]) -> FactorFacts:
     checker = _Checker(code, [str(c) for c in columns])
     top = tree.body
     checker.expr(top, numeric=False)
-    inner = top.args[0] if (_is_call(top, "I") or _is_call(top, "C")) and top.args else top  # type: ignore[attr-defined]
+    wrapped = (_is_call(top, "I") or _is_call(top, "C")) and top.args  # type: ignore[attr-defined]
+    inner = top.args[0] if wrapped else top  # type: ignore[attr-defined]
     checker.facts.boolean = isinstance(inner, ast.Compare)
     shadowed = sorted(checker.facts.calls & checker.columns)
     if shadowed:
