@@ -328,7 +328,8 @@ def conclude(exc: BaseException, accountant: PrivacyAccountant | None, token: st
     elif isinstance(exc, Exception):
         out = InternalFitError(
             f"{stage} failed with {type(exc).__name__}; its message is withheld because it may quote data values. "
-            f"The fit spent epsilon={spent[0]:g}, delta={spent[1]:g} (privacy_spent), as settled in the accountant.",
+            f"The fit spent epsilon={spent[0]:g}, delta={spent[1]:g} (privacy_spent; an accountant, if given, was "
+            "settled with it).",
             privacy_spent=spent, original_type=type(exc).__name__)
     else:
         out = exc
