@@ -10,15 +10,16 @@ the accountant.
 from __future__ import annotations
 
 import math
+import warnings
+from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-import patsy
 
 from dpstats.errors import (
-    DPStatsError, InsufficientDataError, InvalidPrivacyParameterError, MethodOptionError, MissingBoundsError,
-    SingularDesignError,
+    DPStatsError, FormulaError, InsufficientDataError, InternalFitError, InvalidArgumentError,
+    InvalidPrivacyParameterError, MethodOptionError, MissingBoundsError, SettlementError, SingularDesignError,
 )
 from dpstats.formula import Design, build_design
 from dpstats.inference import withheld_reason
@@ -64,7 +65,7 @@ def dp_ols(
     allow_data_levels: bool = False,
     rescale: bool = True,
     chunksize: int | None = None,
-    eval_env: "patsy.EvalEnvironment | None" = None,
+    eval_env: Any = None,
     **options: Any,
 ) -> DPRegressionResults:
     """Fit a linear regression with differential privacy from an R-style formula.
@@ -72,9 +73,13 @@ def dp_ols(
     Parameters
     ----------
     formula:
-        patsy formula, e.g. ``"price ~ carat + C(cut, levels=['Fair', 'Good'])"``.
+        patsy formula, e.g. ``"np.log(price) ~ log(carat) + C(cut, levels=['Fair', 'Good'])"``.
         Factor levels must be public (declared in the formula, in ``levels=``
-        or by a pandas Categorical dtype).
+        or by a pandas Categorical dtype).  Factor code is limited to row-wise
+        operations (:mod:`dpstats.formula_language`: arithmetic, comparisons,
+        log/exp/sqrt/abs and the other elementwise functions, ``poly(x, k)``
+        as raw powers, splines with literal knots and bounds), checked before
+        any data are read; ``y ~ .`` stands for every other column.
     data:
         pandas DataFrame or dict of equal-length arrays; or, for data larger
         than memory, a path, glob or list of paths to CSV or Parquet files (or
@@ -105,8 +110,14 @@ def dp_ols(
     levels:
         Public factor levels ``{variable: [level, ...]}``.
     missing:
-        ``"raise"`` (default) or ``"drop"`` (the post-drop n is then treated as
-        public, and the report says so).
+        ``"raise"`` (default: a missing value in a variable the formula uses
+        is refused) or ``"drop"``: each incomplete row becomes a public null
+        row (zero design row and response, after clipping) that adds nothing
+        to what the method releases, so n stays public and the number of
+        complete rows stays private (see ``docs/privacy.md``).  Supported by
+        the methods whose releases are sums over rows (``ssp``, ``adassp``,
+        ``noisy_ols``, ``lasso``, ``dpsgd``; ``method="auto"`` chooses among
+        them); the non-private ``ols`` drops the rows.
     allow_data_levels:
         Accept factor levels read from the data; reported as a leak.
     rescale:
@@ -119,9 +130,10 @@ def dp_ols(
         Rows per chunk for files (default 131072), or, with a DataFrame,
         process it in chunks of this many rows (same result as in one piece).
     eval_env:
-        The namespace in which functions used by the formula are looked up
-        (default: the caller's, as in patsy); wrappers such as
-        :func:`dpstats.compare` pass their own caller's.
+        Deprecated and ignored (a ``DeprecationWarning`` says so): formulas
+        are evaluated in dpstats's own namespace of row-wise functions
+        (:mod:`dpstats.formula_language`), never in the caller's, so the
+        formula cannot call code that reads across rows.
     **options:
         Method-specific options (e.g. ``rho=`` for adassp).
 
@@ -131,34 +143,59 @@ def dp_ols(
     """
     eps, dlt = check_privacy_parameters(epsilon, delta)
     spec = resolve_method(method, eps, options)
-
-    clip = spec.needs_bounds if spec is not None else bool(bounds)
+    if eval_env is not None:
+        warnings.warn("dp_ols(eval_env=...) is deprecated and ignored: formulas are evaluated in dpstats's own "
+                      "namespace of row-wise functions (see dpstats.formula_language), never in the caller's",
+                      DeprecationWarning, stacklevel=2)
+    mode = missing_mode(missing, spec)
     # the budget is reserved before the data are touched: an over-budget fit is refused on public facts only
     private = spec.private if spec is not None else True
     token = reserve(accountant, eps, dlt, f"{method}: {formula}") if private else None
-    env = eval_env if eval_env is not None else patsy.EvalEnvironment.capture(1)  # the caller's namespace
     if chunksize is not None or is_chunked_data(data):
         from dpstats.chunked import fit_chunked  # noqa: PLC0415
 
         try:
             return fit_chunked(formula, data, eps, dlt, spec=spec, method=method, bounds=bounds, levels=levels,
-                               missing=missing, allow_data_levels=allow_data_levels, rescale=rescale,
+                               missing=mode, allow_data_levels=allow_data_levels, rescale=rescale,
                                accountant=accountant, token=token, random_state=random_state, options=options,
-                               eval_env=env, chunksize=chunksize)
-        except BaseException:
-            if token is not None and accountant.is_open(token):  # type: ignore[union-attr]
-                accountant.settle(token, 0.0, 0.0, status="refused")  # type: ignore[union-attr]
-            raise
+                               chunksize=chunksize)
+        except BaseException as exc:  # noqa: BLE001 - concluded below: settled, typed, chain cut
+            failure = conclude(exc, accountant, token)
+        raise failure
     try:
-        design = build_design(formula, data, eval_env=env, bounds=bounds,
-                              levels=levels, missing=missing, allow_data_levels=allow_data_levels,
-                              clip_variables=clip)
-    except BaseException:
-        if token is not None:
-            accountant.settle(token, 0.0, 0.0, status="refused")  # type: ignore[union-attr]
-        raise
-    return _fit_design(design, spec, method, eps, dlt, formula=formula, accountant=accountant, token=token,
-                       random_state=random_state, rescale=rescale, options=options)
+        design = build_design(formula, data, bounds=bounds, levels=levels, missing=mode,
+                              allow_data_levels=allow_data_levels)
+    except BaseException as exc:  # noqa: BLE001 - concluded below: settled, typed, chain cut
+        failure = conclude(exc, accountant, token, stage="building the design from the data")
+    else:
+        return _fit_design(design, spec, method, eps, dlt, formula=formula, accountant=accountant, token=token,
+                           random_state=random_state, rescale=rescale, options=options)
+    raise failure
+
+
+def missing_mode(missing: str, spec: MethodSpec | None) -> str:
+    """How the formula layer treats rows with missing values, decided from public facts (the option, the method).
+
+    ``missing="drop"`` keeps n public: each incomplete row becomes a public
+    null row (``"null"``) that adds nothing to what the method releases,
+    for the methods whose releases are sums of terms that vanish at a zero
+    row (:attr:`~dpstats.methods.registry.MethodSpec.null_rows`); the
+    non-private reference ``ols`` drops the rows (``"drop"``).  Other methods
+    refuse ``missing="drop"`` before any data are read.
+    """
+    if missing not in {"raise", "drop"}:
+        raise FormulaError("missing must be 'raise' (default) or 'drop'")
+    if missing == "raise":
+        return "raise"
+    if spec is not None and not spec.private:
+        return "drop"
+    if spec is not None and not spec.null_rows:
+        able = sorted(n for n, s in available_methods().items() if s.private and s.null_rows)
+        raise InvalidArgumentError(
+            f"method '{spec.name}' cannot take missing='drop': it centres or standardises rows itself, so the public "
+            "null row that stands for an incomplete row would become a data point. Impute the missing values with "
+            f"a public rule, or use one of {', '.join(able)}. Nothing was read or spent.")
+    return "null"
 
 
 def resolve_method(method: str, eps: float, options: Mapping[str, Any]) -> MethodSpec | None:
@@ -181,6 +218,16 @@ def reserve(accountant: PrivacyAccountant | None, eps: float, dlt: float, label:
     return accountant.reserve(eps, dlt, label=label) if accountant is not None else None
 
 
+class _FitState:
+    """What the handler of a failed fit must know: the ledger once the method has started (None before), and
+    the method's name."""
+
+    def __init__(self) -> None:
+        self.ledger: PrivacyLedger | None = None
+        self.method: str | None = None
+        self.private = True
+
+
 def _fit_design(design: Design, spec: MethodSpec | None, method: str, eps: float, dlt: float, *, formula: str,
                 accountant: PrivacyAccountant | None, random_state: "int | np.random.Generator | None",
                 rescale: bool, options: Mapping[str, Any], token: str | None = None,
@@ -189,22 +236,111 @@ def _fit_design(design: Design, spec: MethodSpec | None, method: str, eps: float
     :func:`dpstats.api_arrays.dp_ols_arrays`: choose the method (``spec=None``
     means auto), fit, map back, wrap the results.  ``token`` is the caller's
     reservation in ``accountant`` (the caller reserves before touching the
-    data); every exit settles it with what the ledger spent.  ``runner`` fits the chosen method on data that are
-    not in ``design`` (chunked sources, :mod:`dpstats.chunked`)."""
+    data); every exit settles it with what the ledger spent (:func:`conclude`
+    on failure).  ``runner`` fits the chosen method on data that are not in
+    ``design`` (chunked sources, :mod:`dpstats.chunked`)."""
+    state = _FitState()
     try:
-        return _fit_reserved(design, spec, method, eps, dlt, formula=formula, accountant=accountant, token=token,
-                             random_state=random_state, rescale=rescale, options=options, runner=runner)
-    except BaseException:
-        # refusals before the method ran (method choice, shape, bounds) leave the reservation open: settle zero
-        if token is not None and accountant is not None and accountant.is_open(token):
-            accountant.settle(token, 0.0, 0.0, status="refused")
-        raise
+        result = _fit_reserved(design, spec, method, eps, dlt, formula=formula, accountant=accountant,
+                               random_state=random_state, rescale=rescale, options=options, runner=runner,
+                               state=state)
+        if token is not None and accountant is not None and state.ledger is not None:
+            if state.private:
+                _settle(accountant, token, state.ledger.spent, "released", state.method)
+            else:  # auto chose the non-private reference: nothing is spent
+                _settle(accountant, token, (0.0, 0.0), "refused", state.method)
+    except BaseException as exc:  # noqa: BLE001 - concluded below: settled, typed, chain cut
+        failure = conclude(exc, accountant, token, state=state)
+    else:
+        return result
+    raise failure
+
+
+def _settle(accountant: PrivacyAccountant, token: str, spent: tuple[float, float], status: str,
+            method: str | None) -> None:
+    """Settle ``token``; if the accountant fails, leave the reservation held in full (conservative) and raise
+    :class:`~dpstats.errors.SettlementError` (or the interrupt), carrying no released value."""
+    try:
+        accountant.settle(token, spent[0], spent[1], status=status, method=method)
+        return
+    except BaseException as exc:  # noqa: BLE001 - any failure keeps the reservation held
+        failure = _settlement_failure(exc, spent)
+    raise failure
+
+
+def _settlement_failure(exc: BaseException, spent: tuple[float, float]) -> BaseException:
+    """What a failed settle raises: an interrupt as itself, anything else as a SettlementError; chain cut."""
+    _cut_chain(exc)
+    if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: the caller's own interruption
+        exc._dpstats_concluded = True  # type: ignore[attr-defined]
+        return exc
+    why = f"{type(exc).__name__}: {exc}" if isinstance(exc, DPStatsError) else type(exc).__name__
+    err = SettlementError(
+        f"the accountant could not record this fit's spend ({why}); its reservation stays held in full, which "
+        "counts the whole reserved budget as spent until a custodian settles it. The fit's result is withheld.",
+        privacy_spent=spent)
+    err._dpstats_concluded = True  # type: ignore[attr-defined]
+    return err
+
+
+def _cut_chain(exc: BaseException) -> None:
+    """Drop an exception's cause and context: they may carry data values or released values."""
+    exc.__cause__ = None
+    exc.__context__ = None
+    exc.__suppress_context__ = True
+
+
+def conclude(exc: BaseException, accountant: PrivacyAccountant | None, token: str | None, *,
+             state: _FitState | None = None, stage: str = "fitting") -> BaseException:
+    """The exception a failed fit raises, after settling its reservation; call it in the handler, raise its
+    result outside the handler (so that the original is not the new one's context).
+
+    * The reservation is settled with what the ledger charged (zero before
+      the method ran), as "failed after spending" or "refused".  If the
+      settle itself fails, the reservation stays held in full and that
+      failure is raised instead (:class:`~dpstats.errors.SettlementError`).
+    * A dpstats error keeps its (public) message and gains ``privacy_spent``;
+      any other exception becomes :class:`~dpstats.errors.InternalFitError`,
+      whose message names the stage and the original type only (the original
+      message may quote data values).  Interrupts (``KeyboardInterrupt``) are
+      re-raised as they are.
+    * The chain (``__cause__``, ``__context__``) is cut in every case.
+
+    An exception that was already concluded (by an inner call) is returned
+    unchanged.
+    """
+    if getattr(exc, "_dpstats_concluded", False):
+        return exc
+    ledger = state.ledger if state is not None else None
+    spent = ledger.spent if ledger is not None else (0.0, 0.0)
+    if token is not None and accountant is not None and accountant.is_open(token):
+        status = "failed after spending" if ledger is not None and ledger.steps else "refused"
+        try:
+            _settle(accountant, token, spent, status, state.method if state is not None else None)
+        except BaseException as settle_failure:  # noqa: BLE001 - raised instead of the fit's own failure
+            _cut_chain(settle_failure)  # raised while the fit's failure was handled: that is its context
+            return settle_failure
+    _cut_chain(exc)
+    if isinstance(exc, DPStatsError):
+        if not hasattr(exc, "privacy_spent"):
+            exc.privacy_spent = spent  # type: ignore[attr-defined]
+        out: BaseException = exc
+    elif isinstance(exc, Exception):
+        out = InternalFitError(
+            f"{stage} failed with {type(exc).__name__}; its message is withheld because it may quote data values. "
+            f"The fit spent epsilon={spent[0]:g}, delta={spent[1]:g} (privacy_spent; an accountant, if given, was "
+            "settled with it).",
+            privacy_spent=spent, original_type=type(exc).__name__)
+    else:
+        out = exc
+    out._dpstats_concluded = True  # type: ignore[attr-defined]
+    return out
 
 
 def _fit_reserved(design: Design, spec: MethodSpec | None, method: str, eps: float, dlt: float, *, formula: str,
-                  accountant: PrivacyAccountant | None, token: str | None,
-                  random_state: "int | np.random.Generator | None", rescale: bool,
-                  options: Mapping[str, Any], runner: Callable[..., MethodFit] | None = None) -> DPRegressionResults:
+                  accountant: PrivacyAccountant | None, random_state: "int | np.random.Generator | None",
+                  rescale: bool, options: Mapping[str, Any], state: _FitState,
+                  runner: Callable[..., MethodFit] | None = None) -> DPRegressionResults:
     choice = ""
     if spec is None:
         spec, choice = _choose_method(design, chunked=runner is not None)
@@ -224,32 +360,22 @@ def _fit_reserved(design: Design, spec: MethodSpec | None, method: str, eps: flo
 
     rng, seeded = make_rng(random_state)
     ledger = PrivacyLedger(eps, dlt if spec.private else 0.0)
-    if not spec.private and token is not None:  # auto chose the non-private reference: nothing is spent
-        accountant.settle(token, 0.0, 0.0, status="refused")  # type: ignore[union-attr]
-        token = None
-    try:
-        if runner is None:
-            X, y = design.X, design.y
-            if scaling is not None:
-                X, y = scaling.transform(X, y, inplace=True)  # the design arrays are this call's own
-            fitted = spec.fit(X, y, ledger=ledger, rng=rng, bounds=data_bounds, **options)
-        else:
-            fitted = runner(spec, ledger=ledger, rng=rng, bounds=data_bounds, scaling=scaling, options=options)
-        params = np.asarray(fitted.params, dtype=float)
-        if params.shape != (design.d,) or not np.all(np.isfinite(params)):
-            raise DPStatsError(f"method '{spec.name}' produced non-finite coefficients; nothing is returned "
-                               "(this is a bug: please report it)")
-    except BaseException as exc:
-        spent_eps, spent_delta = ledger.spent
-        if token is not None:
-            accountant.settle(token, spent_eps, spent_delta,  # type: ignore[union-attr]
-                              status="failed after spending" if ledger.steps else "refused", method=spec.name)
-        if isinstance(exc, DPStatsError) and not hasattr(exc, "privacy_spent"):
-            exc.privacy_spent = (spent_eps, spent_delta)  # type: ignore[attr-defined]
-        raise
-    spent_eps, spent_delta = ledger.spent
-    if token is not None:
-        accountant.settle(token, spent_eps, spent_delta, method=spec.name)  # type: ignore[union-attr]
+    state.ledger, state.method, state.private = ledger, spec.name, spec.private
+    if runner is None:
+        X, y = design.X, design.y
+        if scaling is not None:
+            X, y = scaling.transform(X, y, inplace=True)  # the design arrays are this call's own
+        if design.null_rows and data_bounds is None:
+            from dpstats.chunked import zero_null_rows  # noqa: PLC0415
+
+            zero_null_rows(X, y)  # a method without clip ranges gets the null rows as zero rows
+        fitted = spec.fit(X, y, ledger=ledger, rng=rng, bounds=data_bounds, **options)
+    else:
+        fitted = runner(spec, ledger=ledger, rng=rng, bounds=data_bounds, scaling=scaling, options=options)
+    params = np.asarray(fitted.params, dtype=float)
+    if params.shape != (design.d,) or not np.all(np.isfinite(params)):
+        raise DPStatsError(f"method '{spec.name}' produced non-finite coefficients; nothing is returned "
+                           "(this is a bug: please report it)")
 
     notes = list(fitted.notes)
     cov = fitted.info.get("cov_params")
@@ -299,7 +425,7 @@ def _public_transform(spec: MethodSpec, design: Design, rescale: bool
         intercept_index = design.column_names.index("Intercept") if design.has_intercept else None
         scaling = PublicScaling.from_bounds(design.data_bounds(), intercept_index)
         if data_bounds is not None:
-            data_bounds = scaling.transform_bounds(data_bounds)
+            data_bounds = replace(scaling.transform_bounds(data_bounds), null_rows=data_bounds.null_rows)
     return data_bounds, scaling
 
 
@@ -358,6 +484,8 @@ def _choose_method(design: Design, chunked: bool = False) -> tuple[MethodSpec, s
     for spec in available_methods().values():
         if not spec.private or spec.auto_rank is None or (chunked and not spec.supports_chunks):
             continue
+        if design.null_rows and not spec.null_rows:
+            continue
         if spec.needs_bounds and not has_bounds:
             continue
         if (d > n and not spec.allows_wide) or n < (spec.auto_min_rows or spec.min_rows)(d):
@@ -365,8 +493,10 @@ def _choose_method(design: Design, chunked: bool = False) -> tuple[MethodSpec, s
         candidates.append(spec)
     if not candidates:
         if not has_bounds:
+            drop = (" (with missing='drop', only methods that keep a null row inert qualify; among those without "
+                    "bounds, name one, e.g. method='dpsgd')") if design.null_rows else ""
             raise MissingBoundsError(
-                f"method='auto' found no registered method that fits n={n}, d={d} without data bounds. Declare "
+                f"method='auto' found no registered method that fits n={n}, d={d} without data bounds{drop}. Declare "
                 f"bounds for: {', '.join(design.bounds_to_declare())}, or name a method.")
         raise InsufficientDataError(f"method='auto' found no registered method for n={n}, d={d}")
     spec = min(candidates, key=lambda s: s.auto_rank)  # type: ignore[arg-type,return-value]

@@ -1,13 +1,15 @@
 """Wide designs: ``dp_ols_arrays`` (X and y as arrays) and ``formula_all`` ("y ~ ." in patsy).
 
-A formula with hundreds of columns is impractical to type, and patsy parses a
-flat ``y ~ x1 + x2 + ... + x1000`` recursively (it fails near 500 terms).  Two
-ways around it:
+A formula with hundreds of columns is impractical to type (patsy alone parses
+a flat ``y ~ x1 + x2 + ... + x1000`` recursively and fails near 500 terms;
+:func:`dpstats.dp_ols` nests long sums itself and reads R's ``y ~ .``).  Two
+more ways around it:
 
 * :func:`formula_all` writes the formula "response ~ every other column" (R's
-  ``y ~ .``), grouping the terms in nested parentheses of at most 64 so that
-  patsy's parser never recurses deeply; ``+`` is associative on term lists, so
-  the design (columns and their order) is the flat formula's;
+  ``y ~ .``, which :func:`dpstats.dp_ols` also understands), grouping the
+  terms in nested parentheses of at most 64 so that patsy's parser never
+  recurses deeply; ``+`` is associative on term lists, so the design
+  (columns and their order) is the flat formula's;
 * :func:`dp_ols_arrays` skips formulas: X (n x d) and y go straight into the
   same pipeline as :func:`dpstats.dp_ols` (method choice from public facts,
   accountant, public rescaling, privacy report, error bounds), with bounds
@@ -16,7 +18,6 @@ ways around it:
 
 from __future__ import annotations
 
-import keyword
 import math
 from typing import Any, Sequence
 
@@ -24,34 +25,18 @@ import numpy as np
 import pandas as pd
 import patsy
 
-from dpstats.api import _fit_design, reserve, resolve_method
+from dpstats.api import _fit_design, conclude, reserve, resolve_method
 from dpstats.bounds import Interval
 from dpstats.errors import (
     DataTypeError, InvalidBoundsError, MissingBoundsError, MissingDataError, UnknownColumnError,
 )
 from dpstats.formula import Design
+from dpstats.formula_language import FORMULA_ENV, join_terms, term
 from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.results import DPRegressionResults
 from dpstats.validation import check_privacy_parameters
 
 __all__ = ["dp_ols_arrays", "formula_all"]
-
-_GROUP = 64  # terms per parenthesised group: patsy's parser recursion depth stays O(64 * log_64 d)
-
-
-def _term(name: str) -> str:
-    """A column name as a patsy factor: bare when it is a plain identifier, else Q('...')."""
-    if name.isidentifier() and not keyword.iskeyword(name) and name not in {"C", "I", "Q"}:
-        return name
-    return f"Q({name!r})"
-
-
-def _join_terms(terms: list[str]) -> str:
-    """Join terms with '+', nesting groups of at most 64 in parentheses (same design as the flat sum)."""
-    while len(terms) > _GROUP:
-        terms = ["(" + " + ".join(terms[i:i + _GROUP]) + ")" for i in range(0, len(terms), _GROUP)]
-    return " + ".join(terms)
-
 
 def formula_all(data: Any, response: str, *, exclude: Sequence[str] = (), intercept: bool = True) -> str:
     """The formula "response ~ every other column" (R's ``y ~ .``) for :func:`dpstats.dp_ols`.
@@ -84,10 +69,10 @@ def formula_all(data: Any, response: str, *, exclude: Sequence[str] = (), interc
     unknown = [c for c in exclude if c not in columns]
     if unknown:
         raise UnknownColumnError(f"exclude names {', '.join(map(str, unknown))}, which are not columns of the data")
-    terms = [_term(c) for c in columns if c != response and c not in set(exclude)]
+    terms = [term(c) for c in columns if c != response and c not in set(exclude)]
     if not terms:
         raise UnknownColumnError("no columns are left for the right-hand side of the formula")
-    return f"{_term(response)} ~ {_join_terms(terms)}" + ("" if intercept else " - 1")
+    return f"{term(response)} ~ {join_terms(terms)}" + ("" if intercept else " - 1")
 
 
 def _pair(value: Any, what: str) -> Interval:
@@ -187,51 +172,72 @@ def dp_ols_arrays(
     private = spec.private if spec is not None else True
     token = reserve(accountant, eps, dlt, f"{method}: arrays") if private else None
     try:
-        if column_names is None and isinstance(X, pd.DataFrame):
-            column_names = [str(c) for c in X.columns]
-        try:
-            Xa = np.array(X, dtype=float)  # a copy: the pipeline may rescale it in place
-            ya = np.array(y, dtype=float).ravel()
-        except (TypeError, ValueError) as exc:
-            raise DataTypeError(f"X and y must be numeric arrays: {exc}") from None
-        if Xa.ndim != 2 or Xa.shape[0] != ya.size or Xa.shape[1] == 0:
-            raise DataTypeError(f"X must be 2-d (n x d) and y of length n; got X {Xa.shape} and y of length {ya.size}")
-        if not (np.isfinite(Xa).all() and np.isfinite(ya).all()):
-            raise MissingDataError("X or y contains missing or infinite values; impute them with a public rule first")
-        n, d = Xa.shape
-        names = [f"x{j + 1}" for j in range(d)] if column_names is None else [str(c) for c in column_names]
-        if len(names) != d or len(set(names)) != d:
-            raise DataTypeError(f"column_names must be {d} distinct names, one per column of X")
-        if "Intercept" in names:
-            raise DataTypeError("'Intercept' is reserved for the column added by intercept=True")
+        design = _array_design(X, y, spec, x_bounds=x_bounds, y_bounds=y_bounds, column_names=column_names,
+                               response_name=response_name, intercept=intercept)
+    except BaseException as exc:  # noqa: BLE001 - concluded below: settled, typed, chain cut
+        failure = conclude(exc, accountant, token, stage="reading the arrays")
+    else:
+        return _fit_design(design, spec, method, eps, dlt, formula=_describe(response_name, design.column_names),
+                           accountant=accountant, token=token, random_state=random_state, rescale=rescale,
+                           options=options)
+    raise failure
 
-        intervals = _column_intervals(x_bounds, names)
-        y_interval = None if y_bounds is None else _pair(y_bounds, "y_bounds")
-        if intercept:
-            Xa = np.column_stack([np.ones(n), Xa])
-            names = ["Intercept", *names]
-            intervals = [Interval(1.0, 1.0), *intervals]
-        missing = [nm for nm, iv in zip(names, intervals) if iv is None]
-        if y_interval is None:
-            missing.append(f"{response_name} (response)")
-        if spec is not None and spec.needs_bounds and missing:
-            raise MissingBoundsError(
-                f"method '{spec.name}' needs public bounds on every column and on the response; missing for: "
-                f"{', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}. Pass x_bounds=(lo, hi) (all columns) "
-                "or one pair per column, and y_bounds=(lo, hi), from domain knowledge (never from the data).")
-        # the DesignInfo that predict() evaluates on new data, built from the names only (no formula parsing)
-        features = [nm for nm in names if nm != "Intercept"]
-        terms = ([patsy.INTERCEPT] if intercept else []) + [patsy.Term([patsy.EvalFactor(_term(nm))]) for nm in features]
-        public_row = {nm: np.zeros(1) for nm in features}
-        design_info = patsy.design_matrix_builders([terms], lambda: iter([public_row]),
-                                                   patsy.EvalEnvironment([{}]))[0]
-        design = Design(X=Xa, y=ya, column_names=names, response_name=response_name, design_info=design_info,
-                        column_intervals=intervals, response_interval=y_interval, missing_bounds=missing,
-                        notes=["design given as arrays (dp_ols_arrays)"], numeric_variables=list(names))
-    except BaseException:
-        if token is not None:
-            accountant.settle(token, 0.0, 0.0, status="refused")  # type: ignore[union-attr]
-        raise
-    return _fit_design(design, spec, method, eps, dlt, formula=_describe(response_name, names),
-                       accountant=accountant, token=token, random_state=random_state, rescale=rescale,
-                       options=options)
+
+def _float_array(a: Any, what: str) -> np.ndarray:
+    """``a`` as a new float array; a non-numeric input is refused from its type (numpy's message would quote a
+    value, so it is not passed on)."""
+    if isinstance(a, pd.DataFrame):
+        bad = [str(c) for c, dt in a.dtypes.items()
+               if not (pd.api.types.is_numeric_dtype(dt) or pd.api.types.is_bool_dtype(dt))
+               or isinstance(dt, pd.CategoricalDtype)]
+        if bad:
+            raise DataTypeError(f"{what} must be numeric; its columns {', '.join(bad[:5])} are not (convert them "
+                                "with a public rule first)")
+    try:
+        return np.array(a, dtype=float)  # a copy: the pipeline may rescale it in place
+    except (TypeError, ValueError):
+        pass
+    raise DataTypeError(f"{what} must be a numeric array (it holds text or objects that are not numbers); convert "
+                        "it with a public rule first")
+
+
+def _array_design(X: Any, y: Any, spec: Any, *, x_bounds: Any, y_bounds: Any, column_names: Sequence[str] | None,
+                  response_name: str, intercept: bool) -> Design:
+    """The public design of :func:`dp_ols_arrays`: X itself (plus an intercept), with the declared ranges."""
+    if column_names is None and isinstance(X, pd.DataFrame):
+        column_names = [str(c) for c in X.columns]
+    Xa = _float_array(X, "X")
+    ya = _float_array(y, "y").ravel()
+    if Xa.ndim != 2 or Xa.shape[0] != ya.size or Xa.shape[1] == 0:
+        raise DataTypeError(f"X must be 2-d (n x d) and y of length n; got X {Xa.shape} and y of length {ya.size}")
+    if not (np.isfinite(Xa).all() and np.isfinite(ya).all()):
+        raise MissingDataError("X or y contains missing or infinite values; impute them with a public rule first")
+    n, d = Xa.shape
+    names = [f"x{j + 1}" for j in range(d)] if column_names is None else [str(c) for c in column_names]
+    if len(names) != d or len(set(names)) != d:
+        raise DataTypeError(f"column_names must be {d} distinct names, one per column of X")
+    if "Intercept" in names:
+        raise DataTypeError("'Intercept' is reserved for the column added by intercept=True")
+
+    intervals = _column_intervals(x_bounds, names)
+    y_interval = None if y_bounds is None else _pair(y_bounds, "y_bounds")
+    if intercept:
+        Xa = np.column_stack([np.ones(n), Xa])
+        names = ["Intercept", *names]
+        intervals = [Interval(1.0, 1.0), *intervals]
+    missing = [nm for nm, iv in zip(names, intervals) if iv is None]
+    if y_interval is None:
+        missing.append(f"{response_name} (response)")
+    if spec is not None and spec.needs_bounds and missing:
+        raise MissingBoundsError(
+            f"method '{spec.name}' needs public bounds on every column and on the response; missing for: "
+            f"{', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}. Pass x_bounds=(lo, hi) (all columns) "
+            "or one pair per column, and y_bounds=(lo, hi), from domain knowledge (never from the data).")
+    # the DesignInfo that predict() evaluates on new data, built from the names only (no formula parsing)
+    features = [nm for nm in names if nm != "Intercept"]
+    terms = ([patsy.INTERCEPT] if intercept else []) + [patsy.Term([patsy.EvalFactor(term(nm))]) for nm in features]
+    public_row = {nm: np.zeros(1) for nm in features}
+    design_info = patsy.design_matrix_builders([terms], lambda: iter([public_row]), FORMULA_ENV)[0]
+    return Design(X=Xa, y=ya, column_names=names, response_name=response_name, design_info=design_info,
+                  column_intervals=intervals, response_interval=y_interval, missing_bounds=missing,
+                  notes=["design given as arrays (dp_ols_arrays)"], numeric_variables=list(names))

@@ -49,8 +49,10 @@ import pandas as pd
 import patsy
 from patsy.eval import ast_names
 
-from dpstats.errors import ChunkedDataNotSupportedError, DataTypeError, FormulaError
+from dpstats.errors import ChunkedDataNotSupportedError, DataTypeError, DPStatsError, FormulaError
 from dpstats.formula import Design, FramePlan, _finite_arrays, _quoted_names, _sanitised, public_design
+from dpstats.formula import non_finite_message as non_finite_message_of
+from dpstats.formula_language import FORMULA_ENV, expand_formula, model_desc
 from dpstats.methods import available_methods
 from dpstats.methods.registry import MethodFit, MethodSpec
 from dpstats.methods.sufficient import (
@@ -85,17 +87,21 @@ class ChunkedDesign(Design):
 class ChunkEvaluator:
     """Evaluates the public design on one chunk: prepare (declared levels, clipping, missing values), then
     ``patsy.build_design_matrices`` with the public DesignInfo.  Picklable, for Dask workers: patsy objects
-    cannot be pickled, so a worker rebuilds the DesignInfo from the formula, the names the formula uses from the
-    caller's namespace and the one-row public prototype, exactly as the driver built it."""
+    cannot be pickled, so a worker rebuilds the DesignInfo from the expanded formula (``formula``: '.' expanded
+    and long sums nested, as the driver parsed it) and the one-row public prototype, in dpstats's own formula
+    namespace, exactly as the driver built it.  ``non_finite_message`` is the public refusal for a non-finite
+    value (the same for every value, row and chunk)."""
 
-    def __init__(self, formula: str, namespace: Mapping[str, Any], plan: FramePlan, prototype: pd.DataFrame,
-                 column_names: Sequence[str], response_code: str, infos: tuple[Any, Any] | None = None) -> None:
+    def __init__(self, formula: str, plan: FramePlan, prototype: pd.DataFrame, column_names: Sequence[str],
+                 response_code: str, infos: tuple[Any, Any] | None = None, *, non_finite_message: str = "",
+                 shown: str | None = None) -> None:
         self.formula = formula
-        self.namespace = dict(namespace)
+        self.shown = formula if shown is None else shown
         self.plan = plan
         self.prototype = prototype
         self.column_names = list(column_names)
         self.response_code = response_code
+        self.non_finite_message = non_finite_message or non_finite_message_of([response_code])
         self._infos = infos
 
     def __getstate__(self) -> dict[str, Any]:
@@ -114,9 +120,9 @@ class ChunkEvaluator:
 
     def infos(self) -> tuple[Any, Any]:
         if self._infos is None:
-            env = patsy.EvalEnvironment([self.namespace])
             with np.errstate(all="ignore"):
-                y_dm, X_dm = patsy.dmatrices(self.formula, self.prototype, eval_env=env, return_type="matrix",
+                y_dm, X_dm = patsy.dmatrices(model_desc(self.formula, shown=self.shown), self.prototype,
+                                             eval_env=FORMULA_ENV, return_type="matrix",
                                              NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
             if list(X_dm.design_info.column_names) != self.column_names:  # pragma: no cover - a patsy change
                 raise FormulaError("internal error: the design rebuilt on a worker differs from the driver's")
@@ -124,7 +130,7 @@ class ChunkEvaluator:
         return self._infos
 
     def count(self, frame: pd.DataFrame) -> int:
-        """Rows of the chunk after preparation (missing values dropped or refused)."""
+        """Rows of the chunk after preparation (missing values refused, made null rows or dropped)."""
         df, _ = self.plan.prepare(frame)
         return int(len(df))
 
@@ -158,12 +164,13 @@ class ChunkEvaluator:
         return self._layout_cache  # type: ignore[return-value]
 
     def evaluate(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        """(X, y) of one chunk, with the public design; schema violations raise without echoing values."""
-        df, _ = self.plan.prepare(frame)
-        return self.evaluate_prepared(df)
+        """(X, y) of one chunk, with the public design (null rows NaN); schema violations raise without echoing
+        values."""
+        df, nulls = self.plan.prepare(frame)
+        return self.evaluate_prepared(df, nulls)
 
-    def evaluate_prepared(self, df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        """(X, y) of rows already prepared by the plan."""
+    def evaluate_prepared(self, df: pd.DataFrame, nulls: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(X, y) of rows already prepared by the plan; ``nulls`` marks the null rows among them."""
         if len(df) == 0:
             return np.empty((0, self.d)), np.empty(0)
         y_info, X_info = self.infos()
@@ -172,19 +179,23 @@ class ChunkEvaluator:
         for sl, name in direct:
             X[:, sl.start] = 1.0 if name is None else df[name].to_numpy(dtype=float)
         infos = ([] if response is not None else [y_info]) + ([sub] if sub is not None else [])
-        built: list[Any] = []
-        if infos:
-            try:
-                built = patsy.build_design_matrices(infos, df, return_type="matrix",
-                                                    NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
-            except patsy.PatsyError as exc:
-                raise _sanitised(exc, self.formula) from None
+        built = self._build(infos, df) if infos else []
         y_dm = np.array(df[response], dtype=float)[:, None] if response is not None else built.pop(0)
         if sub is not None:
             part = np.asarray(built.pop(0), dtype=float)
             for term, sl in sub.term_slices.items():
                 X[:, X_info.term_slices[term]] = part[:, sl]
-        return _finite_arrays(X, y_dm, X_info, self.response_code)
+        return _finite_arrays(X, y_dm, self.non_finite_message, nulls)
+
+    def _build(self, infos: list[Any], df: pd.DataFrame) -> list[Any]:
+        """patsy's matrices of the prepared rows; any failure becomes a typed error with a public message."""
+        try:
+            with np.errstate(all="ignore"):  # numpy's warnings would say which rows are out of a domain
+                return patsy.build_design_matrices(infos, df, return_type="matrix",
+                                                   NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
+        except Exception as exc:  # noqa: BLE001 - every failure is reported from public facts only
+            error = _sanitised(exc, self.shown)
+        raise error
 
 
 def _bare_variable(term: Any, info: Any, variables: set[str]) -> str | None:
@@ -216,21 +227,23 @@ class ChunkTask:
 
     def __init__(self, evaluator: ChunkEvaluator, scaling: PublicScaling | None,
                  fn: Callable[[np.ndarray, np.ndarray, int], Any], combine: Callable[[Any, Any], Any],
-                 max_rows: int = DEFAULT_CHUNK_ROWS) -> None:
+                 max_rows: int = DEFAULT_CHUNK_ROWS, *, zero_null_rows: bool = False) -> None:
         self.evaluator, self.scaling, self.fn, self.combine = evaluator, scaling, fn, combine
         self.max_rows = int(max_rows)
+        self.zero_null_rows = zero_null_rows
 
     def _one(self, frame: pd.DataFrame, offset: int) -> tuple[Any, int]:
         select = getattr(self.fn, "select", None)
-        if select is None:
-            X, y = self.evaluator.evaluate(frame)
-            rows = int(X.shape[0])
-        else:  # the method needs only some rows of the chunk: evaluate only those
-            df, _ = self.evaluator.plan.prepare(frame)
-            rows = int(len(df))
-            X, y = self.evaluator.evaluate_prepared(df.iloc[np.asarray(select(offset, rows), dtype=np.int64)])
+        df, nulls = self.evaluator.plan.prepare(frame)
+        rows = int(len(df))
+        if select is not None:  # the method needs only some rows of the chunk: evaluate only those
+            idx = np.asarray(select(offset, rows), dtype=np.int64)
+            df, nulls = df.iloc[idx], (None if nulls is None else nulls[idx])
+        X, y = self.evaluator.evaluate_prepared(df, nulls)
         if self.scaling is not None:
             X, y = self.scaling.transform(X, y, inplace=True)
+        if self.zero_null_rows:
+            zero_null_rows(X, y)
         return self.fn(X, y, offset), rows
 
     def __call__(self, frame: pd.DataFrame, offset: int) -> tuple[Any, int]:
@@ -244,11 +257,26 @@ class ChunkTask:
         return acc, rows
 
 
-class ChunkedRows:
-    """:class:`~dpstats.methods.sufficient.RowChunks` over a source: what a method sees (numpy chunks only)."""
+def zero_null_rows(X: np.ndarray, y: np.ndarray) -> None:
+    """Set the public null rows (NaN response, ``missing="drop"``) to zero rows, in place: for a method that gets
+    no clip ranges (those that do get them zeroed after clipping, in :meth:`~dpstats.bounds.DataBounds.clip`)."""
+    null = np.isnan(y)
+    if null.any():
+        X[null] = 0.0
+        y[null] = 0.0
 
-    def __init__(self, source: DataSource, evaluator: ChunkEvaluator, scaling: PublicScaling | None, n: int) -> None:
+
+class ChunkedRows:
+    """:class:`~dpstats.methods.sufficient.RowChunks` over a source: what a method sees (numpy chunks only).
+
+    ``zero_null_rows``: the method gets no clip ranges, so the public null
+    rows are set to zero here, after the public rescaling (in the units the
+    method sees)."""
+
+    def __init__(self, source: DataSource, evaluator: ChunkEvaluator, scaling: PublicScaling | None, n: int,
+                 *, zero_null_rows: bool = False) -> None:
         self.source, self.evaluator, self.scaling = source, evaluator, scaling
+        self.zero_null_rows = zero_null_rows
         self._n = int(n)
         self._counter = evaluator.count  # one object, so a Dask source reuses its per-partition counts
         self.passes = 0
@@ -268,9 +296,9 @@ class ChunkedRows:
 
     def reduce(self, fn: Callable[[np.ndarray, np.ndarray, int], Any], combine: Callable[[Any, Any], Any],
                *, offsets: bool = True) -> Any:
-        result, total = self.source.run(ChunkTask(self.evaluator, self.scaling, fn, combine), combine,
-                                        self.evaluator.columns, offsets=offsets, counter=self._counter,
-                                        raw_offsets=self.evaluator.plan.missing == "raise")
+        task = ChunkTask(self.evaluator, self.scaling, fn, combine, zero_null_rows=self.zero_null_rows)
+        result, total = self.source.run(task, combine, self.evaluator.columns, offsets=offsets,
+                                        counter=self._counter, raw_offsets=self.evaluator.plan.missing != "drop")
         self.passes += 1
         if total != self._n:
             raise DataTypeError(f"the source gave {total} rows in this pass and {self._n} before: the data changed "
@@ -279,18 +307,6 @@ class ChunkedRows:
 
     def count(self) -> int:
         return self.source.count(self._counter, self.evaluator.columns)
-
-
-def _namespace(design: Design, eval_env: patsy.EvalEnvironment, columns: set[str]) -> dict[str, Any]:
-    """The names a formula uses that are not data columns (functions, modules, constants), for the workers."""
-    codes = [f.code for f in design.design_info.factor_infos] + [design.response_name]
-    ns = eval_env.namespace
-    out: dict[str, Any] = {}
-    for code in codes:
-        for name in [*ast_names(code), *_quoted_names(code)]:
-            if name not in columns and name in ns:
-                out[name] = ns[name]
-    return out
 
 
 def _formula_levels(schema: pd.DataFrame, formula: str, levels: Mapping[str, Sequence[Any]] | None
@@ -302,9 +318,9 @@ def _formula_levels(schema: pd.DataFrame, formula: str, levels: Mapping[str, Seq
     """
     out: dict[str, Sequence[Any]] = {}
     try:
-        desc = patsy.ModelDesc.from_formula(formula)
+        desc = model_desc(expand_formula(formula, [str(c) for c in schema.columns]), shown=formula)
         codes = [f.code for t in [*desc.lhs_termlist, *desc.rhs_termlist] for f in t.factors]
-    except Exception:  # noqa: BLE001 - the formula layer reports parse errors properly
+    except DPStatsError:  # the formula layer reports parse errors properly
         return dict(levels) if levels else None
     used = {n for c in codes for n in [*ast_names(c), *_quoted_names(c)]}
     for c in schema.columns:
@@ -327,7 +343,8 @@ class _Runner:
         plan = (spec.plan_statistics(bounds, delta=self.dlt, **options) if spec.plan_statistics is not None
                 else StatisticsPlan())
         if self.stats is None:
-            task = ChunkTask(self.evaluator, scaling, statistics_of_chunk(bounds, plan), add_statistics)
+            task = ChunkTask(self.evaluator, scaling, statistics_of_chunk(bounds, plan), add_statistics,
+                             zero_null_rows=self.design.null_rows and bounds is None)
             stats, total = self.source.run(task, add_statistics, self.evaluator.columns, offsets=False)
             self.passes += 1
             if stats is None:
@@ -347,7 +364,8 @@ class _Runner:
                                     "data changed while being read (nothing was released)")
             fitted = spec.fit_statistics(stats, ledger=ledger, rng=rng, bounds=bounds, **options)
         elif spec.fit_chunks is not None:
-            rows = ChunkedRows(self.source, self.evaluator, scaling, self.design.n)
+            rows = ChunkedRows(self.source, self.evaluator, scaling, self.design.n,
+                               zero_null_rows=self.design.null_rows and bounds is None)
             fitted = spec.fit_chunks(rows, ledger=ledger, rng=rng, bounds=bounds, **options)
             self.passes += rows.passes
         else:  # pragma: no cover - refused before
@@ -371,7 +389,7 @@ def fit_chunked(formula: str, data: Any, eps: float, dlt: float, *, spec: Method
                 bounds: Mapping[str, tuple[float, float]] | None, levels: Mapping[str, Sequence[Any]] | None,
                 missing: str, allow_data_levels: bool, rescale: bool, accountant: PrivacyAccountant | None,
                 token: str | None, random_state: Any, options: Mapping[str, Any],
-                eval_env: patsy.EvalEnvironment, chunksize: int | None) -> Any:
+                chunksize: int | None) -> Any:
     """The chunked pipeline (module docstring); called by :func:`dpstats.dp_ols` after it reserved the budget.
 
     Errors raised here are refusals before anything is released (the caller
@@ -384,13 +402,11 @@ def fit_chunked(formula: str, data: Any, eps: float, dlt: float, *, spec: Method
         raise unsupported(spec)
     source = as_source(data, chunksize)
     schema = source.schema()
-    clip = spec.needs_bounds if spec is not None else bool(bounds)
-    design, plan, proto = public_design(formula, schema, eval_env=eval_env, bounds=bounds,
-                                        levels=_formula_levels(schema, formula, levels), missing=missing,
-                                        allow_data_levels=allow_data_levels, clip_variables=clip)
-    columns = set(map(str, schema.columns))
-    evaluator = ChunkEvaluator(formula, _namespace(design, eval_env, columns), plan, proto, design.column_names,
-                               design.response_name, infos=(design.response_info, design.design_info))
+    design, plan, proto = public_design(formula, schema, bounds=bounds, levels=_formula_levels(schema, formula, levels),
+                                        missing=missing, allow_data_levels=allow_data_levels)
+    evaluator = ChunkEvaluator(design.formula_expanded, plan, proto, design.column_names, design.response_name,
+                               infos=(design.response_info, design.design_info),
+                               non_finite_message=design.non_finite_message, shown=formula)
     cdesign = ChunkedDesign(**{k: getattr(design, k) for k in design.__dataclass_fields__})
     cdesign.notes.append(f"data read in chunks from {source.describe()}; every chunk was evaluated with the public "
                          "design built from the schema, and the method used aggregates of the chunks")
@@ -400,8 +416,8 @@ def fit_chunked(formula: str, data: Any, eps: float, dlt: float, *, spec: Method
     if spec is None or spec.fit_statistics is None:
         if spec is not None:
             _public_transform(spec, cdesign, rescale)  # missing bounds are refused before the counting pass
-        n = source.known_rows() if missing == "raise" else None
-        if n is None and missing == "raise":
+        n = source.known_rows() if plan.missing != "drop" else None
+        if n is None and plan.missing != "drop":
             n = source.raw_rows()  # e.g. Dask: a light count of one column
             runner.count_passes = int(n is not None)
         if n is None:

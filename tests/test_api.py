@@ -81,8 +81,8 @@ def test_missing_values_refused_and_spend_nothing(acct):
         dpstats.dp_ols(FORMULA, df, 1.0, bounds=BOUNDS, accountant=acct)
     assert _unchanged(acct)
     res = dpstats.dp_ols(FORMULA, df, 1.0, bounds=BOUNDS, accountant=acct, missing="drop", random_state=0)
-    assert res.nobs == 299
-    assert any("treated as public" in n for n in res.privacy.notes)
+    assert res.nobs == 300  # missing='drop' keeps n public: the incomplete row is a public null row
+    assert any("null row" in n for n in res.privacy.notes)
 
 
 def test_more_columns_than_rows_is_singular_by_construction(acct):

@@ -150,6 +150,7 @@ SPEC = register(MethodSpec(
     citation="Wang (UAI 2018), Algorithm 2",
     fit=fit,
     needs_bounds=True,
+    null_rows=True,
     regimes="bounded data of any n; adapts its ridge to lambda_min(X^T X); the default when bounds are given",
     options=("rho", "inference", "bootstrap"),
     theory="adassp",

@@ -415,6 +415,7 @@ SPEC = register(MethodSpec(
     citation="Cai, Wang & Zhang (Ann. Statist. 2021), Thm 19",
     fit=fit,
     needs_bounds=True,
+    null_rows=True,
     regimes=("bounded data with n much larger than d (n >~ 200 d at epsilon=1); refuses when a private check "
              "cannot certify lambda_min(X^T X)"),
     options=("truncation", "guarantee", "min_eigenvalue", "eigen_share", "eigen_failure", "inference"),

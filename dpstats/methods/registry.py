@@ -109,6 +109,15 @@ class MethodSpec:
         Why a method without chunked support has none (shown in the error).
     raw_units_warning:
         A warning for fits on the data's own units (see the field).
+    null_rows:
+        True when a zero row (x = 0, including the intercept, and y = 0, in
+        the units the method sees, after its clipping) adds nothing to what
+        the method releases, so that ``missing="drop"`` can map each
+        incomplete row to such a public null row and keep n public (the
+        sufficient-statistics methods, the lasso and DP-SGD: their releases
+        are sums over rows of terms that vanish at a zero row).  Methods that
+        centre or standardise rows internally would turn a zero row into a
+        data point, so they refuse ``missing="drop"``.
     """
 
     name: str
@@ -131,6 +140,7 @@ class MethodSpec:
     plan_statistics: Callable[..., Any] | None = None
     fit_chunks: ChunksFitFunction | None = None
     chunks_note: str = ""
+    null_rows: bool = False
     raw_units_warning: str = ""
     """Shown as a WARNING when the fit ran on the data's own units (no public rescaling: some variable without
     declared bounds, or ``rescale=False``), for methods whose defaults assume unit scale."""

@@ -156,6 +156,7 @@ SPEC = register(MethodSpec(
     citation="Foulds et al. (UAI 2016); Wang (UAI 2018)",
     fit=fit,
     needs_bounds=True,
+    null_rows=True,
     regimes="bounded data, n large relative to d*B_X^2/epsilon; simple baseline",
     options=("inference", "bootstrap"),
     theory="ssp",
