@@ -9,8 +9,8 @@ declared levels; nothing from the data):
   (``1 + x + C(g, levels=[...])``, grouped in parentheses when long, as
   :func:`dpstats.formula_all` does, so that patsy's parser does not recurse
   deeply);
-* the names the terms take from the caller's namespace (functions, constants;
-  a module such as ``np`` is stored by its name and imported again);
+* (functions come from dpstats's own formula namespace,
+  :data:`dpstats.formula_language.NAMESPACE`, so nothing of the caller's is stored);
 * a zero-row prototype frame: a variable that enters as a factor is a
   Categorical with the categories the DesignInfo holds (its public levels),
   any other variable a float column.
@@ -27,15 +27,15 @@ evaluated on zero rows (spline bases such as ``bs``) cannot be pickled.
 from __future__ import annotations
 
 import ast
-import importlib
 import pickle
-import types
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from patsy.eval import ast_names
+
+from dpstats.formula_language import NAMESPACE, join_terms
 
 __all__ = ["DesignRecipe"]
 
@@ -67,10 +67,6 @@ class DesignRecipe:
     ----------
     rhs : str
         The right-hand side as a patsy formula.
-    names : dict
-        Non-module objects the terms use from the caller's namespace.
-    modules : dict
-        Names bound to modules, and the module's import name.
     prototype : pandas.DataFrame
         Zero rows; the variables with their public dtypes and categories.
     column_names : tuple of str
@@ -78,8 +74,6 @@ class DesignRecipe:
     """
 
     rhs: str
-    names: dict[str, Any]
-    modules: dict[str, str]
     prototype: pd.DataFrame
     column_names: tuple[str, ...]
 
@@ -88,7 +82,6 @@ class DesignRecipe:
         """The recipe of ``design_info``, checked by rebuilding it; ``pickle.PicklingError`` when it cannot be."""
         from dpstats.formula import _quoted_names  # noqa: PLC0415 - the formula layer's own parser of Q("...")
 
-        namespace: dict[str, Any] = {}
         categorical: dict[str, tuple[Any, ...]] = {}
         numeric: set[str] = set()
         for factor, finfo in design_info.factor_infos.items():
@@ -96,14 +89,8 @@ class DesignRecipe:
             if code is None:
                 raise pickle.PicklingError(f"cannot pickle a design with the patsy factor {factor!r} (not a formula "
                                            "term)")
-            env = finfo.state.get("eval_env") if isinstance(finfo.state, dict) else None
-            env_names = env.namespace if env is not None else {}
-            variables = []
-            for name in [*ast_names(code), *_quoted_names(code)]:
-                if name in env_names:
-                    namespace[name] = env_names[name]
-                else:
-                    variables.append(name)
+            quoted = _quoted_names(code)
+            variables = [name for name in [*ast_names(code), *quoted] if name not in NAMESPACE or name in quoted]
             direct = _factor_variable(code) if finfo.type == "categorical" else None
             for name in variables:
                 if name == direct:
@@ -116,9 +103,7 @@ class DesignRecipe:
                 columns[name] = np.empty(0)
             else:
                 columns[name] = pd.Categorical([], categories=list(categorical[name]))
-        modules = {k: v.__name__ for k, v in namespace.items() if isinstance(v, types.ModuleType)}
-        names = {k: v for k, v in namespace.items() if k not in modules}
-        recipe = cls(rhs=_rhs(design_info), names=names, modules=modules,
+        recipe = cls(rhs=_rhs(design_info),
                      prototype=pd.DataFrame(columns, index=pd.RangeIndex(0)),
                      column_names=tuple(design_info.column_names))
         try:
@@ -135,17 +120,14 @@ class DesignRecipe:
         from dpstats.chunked import ChunkEvaluator  # noqa: PLC0415 - chunked imports the method registry
         from dpstats.formula import FramePlan  # noqa: PLC0415
 
-        namespace = {**self.names, **{k: importlib.import_module(m) for k, m in self.modules.items()}}
         proto = self.prototype.assign(**{_RESPONSE: np.empty(0)})
-        evaluator = ChunkEvaluator(f"{_RESPONSE} ~ {self.rhs}", namespace, FramePlan(tuple(proto.columns)), proto,
+        evaluator = ChunkEvaluator(f"{_RESPONSE} ~ {self.rhs}", FramePlan(tuple(proto.columns)), proto,
                                    self.column_names, _RESPONSE)
         return evaluator.infos()[1]
 
 
 def _rhs(design_info: Any) -> str:
     """The right-hand side of ``design_info`` as a formula, its terms in their order, long sums nested."""
-    from dpstats.api_arrays import _join_terms  # noqa: PLC0415 - api_arrays imports the results module
-
     terms = [":".join(f.code for f in t.factors) for t in design_info.terms if t.factors]
     has_intercept = any(not t.factors for t in design_info.terms)
-    return ("1" if has_intercept else "0") + (" + " + _join_terms(terms) if terms else "")
+    return ("1" if has_intercept else "0") + (" + " + join_terms(terms) if terms else "")
