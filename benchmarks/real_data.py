@@ -55,12 +55,13 @@ import sys
 import time
 import warnings
 import zlib
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -69,10 +70,11 @@ import statsmodels.formula.api as smf
 from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import dpstats  # noqa: E402
-from dpstats.errors import DPStatsError  # noqa: E402
-from dpstats.formula import build_design  # noqa: E402
-from real_data_specs import SPECS, Spec, frame, spec_by_name  # noqa: E402
+from real_data_specs import SPECS, Spec, frame, spec_by_name
+
+import dpstats
+from dpstats.errors import DPStatsError
+from dpstats.formula import build_design
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "results" / "real_data"
@@ -113,9 +115,9 @@ def peer_available(name: str) -> bool:
     """True when the peer library imports."""
     try:
         if name == "diffprivlib":
-            import diffprivlib.models  # noqa: F401, PLC0415
+            import diffprivlib.models  # noqa: F401
         else:
-            import opendp.prelude  # noqa: F401, PLC0415
+            import opendp.prelude  # noqa: F401
     except Exception:  # noqa: BLE001 - any import failure means the optional peer is absent
         return False
     return True
@@ -158,11 +160,11 @@ def split(spec: Spec, df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The fixed public 80/20 split of a data set (seed from its name)."""
     rng = np.random.default_rng(zlib.crc32(spec.name.encode()))
     order = rng.permutation(len(df))
-    cut = int(round(TRAIN_SHARE * len(df)))
+    cut = round(TRAIN_SHARE * len(df))
     return df.iloc[np.sort(order[:cut])].reset_index(drop=True), df.iloc[np.sort(order[cut:])].reset_index(drop=True)
 
 
-@lru_cache(maxsize=None)
+@cache
 def prepared(name: str) -> tuple[Spec, pd.DataFrame, pd.DataFrame]:
     """The spec, training rows and test rows of a data set (cached per process)."""
     spec = spec_by_name(name)
@@ -180,7 +182,7 @@ def model_formula(spec: Spec, model: str) -> str:
     return spec.formula if model == "full" else spec.one_predictor
 
 
-@lru_cache(maxsize=None)
+@cache
 def reference(name: str, model: str) -> Reference:
     """statsmodels OLS on the training rows, and the test design built by the training design_info."""
     spec, train, test = prepared(name)
@@ -279,7 +281,7 @@ def peer_design(spec: Spec, train: pd.DataFrame, model: str) -> tuple[np.ndarray
 
 def fit_diffprivlib(spec: Spec, train: pd.DataFrame, model: str, eps: float, seed: int) -> np.ndarray:
     """diffprivlib's LinearRegression with the same public bounds; returns [intercept, slopes]."""
-    from diffprivlib.models import LinearRegression  # noqa: PLC0415
+    from diffprivlib.models import LinearRegression
 
     X, y, ranges, y_range = peer_design(spec, train, model)
     lo, hi = np.array([r[0] for r in ranges]), np.array([r[1] for r in ranges])
@@ -288,11 +290,13 @@ def fit_diffprivlib(spec: Spec, train: pd.DataFrame, model: str, eps: float, see
     return np.r_[est.intercept_, est.coef_]
 
 
-@lru_cache(maxsize=None)
+@cache
 def opendp_measurement(x_range: tuple[float, float], y_range: tuple[float, float], eps: float) -> Any:
     """OpenDP's private Theil-Sen with its noise scale calibrated to epsilon at symmetric distance 2."""
-    import opendp.prelude as dp  # noqa: PLC0415
-    from opendp.extras.sklearn.linear_model._make_private_theil_sen import make_private_theil_sen  # noqa: PLC0415
+    import opendp.prelude as dp
+    from opendp.extras.sklearn.linear_model._make_private_theil_sen import (
+        make_private_theil_sen,
+    )
 
     dp.enable_features("contrib", "honest-but-curious")
 
@@ -475,8 +479,9 @@ def method_table(records: list[dict], epsilons: Sequence[float]) -> str:
 def dataset_table(records: list[dict], epsilons: Sequence[float], label: str) -> str:
     """Per data set, for one configuration (auto with bounds by default)."""
     eps_cols = " | ".join(f"rel. error eps={e:g}" for e in epsilons)
-    lines = [f"| data set | n (train) | d | chose | {eps_cols} | sign right | interval reported | refused | "
-             "headline (OLS) |", "|" + "---|" * (8 + len(epsilons))]
+    header = (f"| data set | n (train) | d | chose | {eps_cols} | sign right | interval reported | refused | "
+              "headline (OLS) |")
+    lines = [header, "|" + "---|" * (8 + len(epsilons))]
     for name in dict.fromkeys(r["dataset"] for r in records):
         recs = [r for r in records if r["dataset"] == name and r["config"] == label]
         if not recs:
@@ -595,7 +600,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--datasets", help="comma-separated names (default: all)")
     p.add_argument("--methods", help="comma-separated dpstats methods, 'auto', 'diffprivlib', 'opendp' (default: all)")
     p.add_argument("--epsilons", help="comma-separated (default 0.5,1,3)")
-    p.add_argument("--seeds", type=int, default=5, help="noise seeds per cell (default 5)")
+    p.add_argument("--seeds", type=int, help="noise seeds per cell (default 5; 1 with --quick)")
     p.add_argument("--jobs", type=int, default=1, help="parallel processes (default 1; the machine is shared)")
     p.add_argument("--quick", action="store_true", help=f"{len(QUICK_DATASETS)} small data sets, 1 seed, epsilon 1")
     p.add_argument("--no-peers", action="store_true", help="skip diffprivlib and OpenDP even when installed")
@@ -624,8 +629,8 @@ def main(argv: Sequence[str] | None = None) -> list[dict]:
         meta = json.loads((out / "meta.json").read_text())
         (out / "summary.md").write_text(summary(records, meta))
         return records
+    args.seeds = args.seeds or (1 if args.quick else 5)
     if args.quick:
-        args.seeds = 1 if "--seeds" not in (argv or sys.argv) else args.seeds
         args.epsilons = args.epsilons or "1"
         args.datasets = args.datasets or ",".join(QUICK_DATASETS)
     names = args.datasets.split(",") if args.datasets else [s.name for s in SPECS]

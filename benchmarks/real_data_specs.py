@@ -14,15 +14,15 @@ applies the declared levels as Categorical dtypes and drops rows with a missing 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping
 
 import pandas as pd
 
 import dpstats
 
-__all__ = ["Bound", "Spec", "SPECS", "read", "frame", "spec_by_name"]
+__all__ = ["SPECS", "Bound", "Spec", "frame", "read", "spec_by_name"]
 
 DATA = Path(__file__).resolve().parent / "data"
 
