@@ -118,6 +118,12 @@ def _anes96() -> pd.DataFrame:
     return df.rename(columns=lambda c: c.strip("'"))
 
 
+def _bikeshare() -> pd.DataFrame:
+    df = _csv("islp_Bikeshare.csv.gz")
+    df["weathersit"] = df["weathersit"].replace({"light rain/snow": "rain/snow", "heavy rain/snow": "rain/snow"})
+    return df
+
+
 def _college() -> pd.DataFrame:
     return _csv("islp_College.csv.gz").rename(columns=lambda c: c.replace(".", "_"))
 
@@ -245,8 +251,8 @@ SPECS: tuple[Spec, ...] = (
         formula="np.log(medv) ~ I(rm ** 2) + age + np.log(dis) + np.log(rad) + tax + ptratio + np.log(lstat) "
                 "+ crim + zn + indus + chas + I(nox ** 2)",
         headline="I(nox ** 2)", one_predictor="np.log(medv) ~ I(nox ** 2)",
-        spec_source="Harrison & Rubinfeld (1978), J. Environ. Econ. Manag. 5: 81-102, Table IV hedonic equation "
-                    "(without the variable B, which ISLP omits)",
+        spec_source="Harrison & Rubinfeld (1978), J. Environ. Econ. Manag. 5: 81-102, the hedonic housing-price "
+                    "equation (without the variable B, which ISLP omits)",
         bounds={"medv": Bound(1, 50, "median home value, $1000s: documented censoring at 50"),
                 "rm": Bound(1, 10, "average rooms per dwelling"),
                 "age": Bound(0, 100, "share of units built before 1940: " + _PCT),
@@ -312,23 +318,26 @@ SPECS: tuple[Spec, ...] = (
         name="bikeshare", title="Hourly Capital Bikeshare rentals, Washington DC, 2011 (8,645 hours)",
         formula="bikers ~ C(mnth) + C(hr) + workingday + temp + C(weathersit)", headline="temp",
         one_predictor="bikers ~ temp",
-        spec_source="James et al. (2021), ISLR2 section 4.6.1 (least squares fit of bikers, Table 4.10)",
+        spec_source="James et al. (2021), ISLR2 section 4.6.1 (least squares fit of bikers, Table 4.10; the one heavy-rain hour merged with light rain)",
         bounds={"bikers": Bound(0, 2_000, "rentals in one hour across the 2011 system (a few hundred docks)"),
                 "workingday": Bound(0, 1, _DUMMY),
                 "temp": Bound(0, 1, "documented: temperature in Celsius normalised to [0, 1] (divided by 41)")},
         levels={"mnth": ("Jan", "Feb", "March", "April", "May", "June", "July", "Aug", "Sept", "Oct", "Nov", "Dec"),
                 "hr": tuple(range(24)),
-                "weathersit": ("clear", "cloudy/misty", "light rain/snow", "heavy rain/snow")},
+                "weathersit": ("clear", "cloudy/misty", "rain/snow")},
         level_reasons={"mnth": "the twelve months; reference January as in the book",
                        "hr": "hours 0-23; reference midnight",
-                       "weathersit": "the documented four weather situations; reference clear, the most common"},
+                       "weathersit": "the documented weather situations, 'light rain/snow' and 'heavy rain/snow' "
+                                     "merged into 'rain/snow' (the documented heavy level holds a single hour, "
+                                     "which a train/test split cannot estimate); reference clear, the most "
+                                     "common"},
         columns=("bikers", "mnth", "hr", "workingday", "temp", "weathersit"),
-        reader=lambda: _csv("islp_Bikeshare.csv.gz")),
+        reader=_bikeshare),
     Spec(
         name="mpg", title="Fuel economy of 234 cars, model years 1999 and 2008 (EPA)",
         formula="hwy ~ displ + year + C(drv)", headline="displ", one_predictor="hwy ~ displ",
-        spec_source="Wickham, ggplot2 (2016) and Wickham & Grolemund, R for Data Science (2017): highway mileage "
-                    "against engine displacement, by drive train",
+        spec_source="the relation shown in Wickham & Grolemund, R for Data Science (2017), ch. 3 (highway mileage "
+                    "against engine displacement, by drive train), as a linear model",
         bounds={"hwy": Bound(5, 60, "highway miles per gallon of passenger cars"),
                 "displ": Bound(1, 8, "engine displacement, litres: production passenger cars"),
                 "year": Bound(1999, 2008, "documented model years 1999 and 2008")},
@@ -339,8 +348,8 @@ SPECS: tuple[Spec, ...] = (
     Spec(
         name="faithful", title="Old Faithful geyser: 272 eruptions",
         formula="waiting ~ eruptions", headline="eruptions", one_predictor="waiting ~ eruptions",
-        spec_source="Azzalini & Bowman (1990), Appl. Statist. 39: 357-365; Weisberg (2005), Applied Linear "
-                    "Regression, ch. 1 (interval to the next eruption on the eruption's duration)",
+        spec_source="Azzalini & Bowman (1990), Appl. Statist. 39: 357-365: the waiting time to the next eruption "
+                    "on the eruption's duration, the textbook regression on these data",
         bounds={"eruptions": Bound(0, 10, "eruption duration, minutes"),
                 "waiting": Bound(0, 150, "minutes to the next eruption")},
         columns=("waiting", "eruptions"), reader=lambda: _csv("faithful.csv.gz")),
@@ -403,7 +412,7 @@ SPECS: tuple[Spec, ...] = (
         name="card", title="Card's NLSYM young men, 1976: returns to schooling (3,010 men)",
         formula="lwage ~ educ + exper + I(exper ** 2) + black + south + smsa", headline="educ",
         one_predictor="lwage ~ educ",
-        spec_source="Card (1995), in Aspects of Labour Economics, Table 2 (OLS returns to schooling)",
+        spec_source="Card (1995), in Aspects of Labour Economics: the OLS returns-to-schooling regression",
         bounds={"lwage": Bound(3.9, 8.5, "log hourly wage in cents between 50 cents and $50 (1976)"),
                 "educ": Bound(0, 20, "years of schooling"),
                 "exper": Bound(0, 30, "potential experience of men aged 24-34 in 1976 (Card's sample)"),
