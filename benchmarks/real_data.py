@@ -457,6 +457,22 @@ def cell(recs: list[dict]) -> dict[str, str]:
     }
 
 
+def targets_table(records: list[dict]) -> str:
+    """``auto`` with bounds against the targets of the accuracy and inference issues (17 and 18)."""
+    def at(eps: float) -> dict[str, str]:
+        return cell([r for r in records if r["config"] == "auto" and r["epsilon"] == eps])
+
+    rows = [("median relative error of the headline, epsilon = 1", "<= 0.25", 1.0, "rel_err"),
+            ("headline sign right, epsilon = 1", ">= 90%", 1.0, "sign"),
+            ("median relative error of the headline, epsilon = 3", "<= 0.10", 3.0, "rel_err"),
+            ("95% interval reported, epsilon = 1", ">= 95%", 1.0, "ci"),
+            ("interval covers the OLS estimate, epsilon = 1", ">= 90%", 1.0, "cover")]
+    lines = ["| `auto` with bounds | target | measured |", "|---|---|---|"]
+    epsilons = {r["epsilon"] for r in records}
+    lines += [f"| {what} | {goal} | {at(eps)[key]} |" for what, goal, eps, key in rows if eps in epsilons]
+    return "\n".join(lines)
+
+
 def method_table(records: list[dict], epsilons: Sequence[float]) -> str:
     """Per configuration and epsilon, pooled over data sets."""
     head = ("| method | epsilon | fits | median rel. error (headline) | sign right | median std. coef. error | "
@@ -563,6 +579,10 @@ exception's `privacy_spent`); *interval reported* over all fits (a finite 95% in
 *covers OLS* and *width / OLS width* (the private interval's width over the classical 95% interval's,
 2 t se_OLS) over the fits that reported one.  Peers are marked [peer]; "1 predictor" is the response on the
 headline variable alone (the comparison with OpenDP's Theil-Sen is like for like there).
+
+## Against the targets (issues 17 and 18)
+
+{targets_table(records)}
 
 ## By method and epsilon (pooled over data sets)
 
