@@ -64,6 +64,8 @@ about six times an X^T X pass per chunk: 1.05-1.6x the floor on the loaded machi
 quieter one, so the 1.5x target is met only for `blocks="ols"` with declared bounds. Through Dask its
 count of partition rows now reads one column.
 """
+body+=sec("Real published regressions at paper sizes (issue 17)", "benchmarks/results/real_data/summary.md")
+body+=open('benchmarks/results/real_data/reading.md').read()
 body+=sec("dpstats beside diffprivlib and OpenDP (issue 6)", "benchmarks/results/peers.md")
 body+=sec("Hardened privacy: cost (issue 10)", "benchmarks/results/hardened.md")
 open('BENCHMARKS.md','w').write(body)
