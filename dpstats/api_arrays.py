@@ -1,4 +1,4 @@
-"""Wide designs: ``dp_ols_arrays`` (X and y as arrays) and ``formula_all`` ("y ~ ." in patsy).
+"""Wide designs: the design of ``dp_ols_arrays`` (X and y as arrays) and ``formula_all`` ("y ~ ." in patsy).
 
 A formula with hundreds of columns is impractical to type, and patsy parses a
 flat ``y ~ x1 + x2 + ... + x1000`` recursively (it fails near 500 terms).  Two
@@ -8,10 +8,11 @@ ways around it:
   ``y ~ .``), grouping the terms in nested parentheses of at most 64 so that
   patsy's parser never recurses deeply; ``+`` is associative on term lists, so
   the design (columns and their order) is the flat formula's;
-* :func:`dp_ols_arrays` skips formulas: X (n x d) and y go straight into the
-  same pipeline as :func:`dpstats.dp_ols` (method choice from public facts,
-  accountant, public rescaling, privacy report, error bounds), with bounds
-  given per column or once for all columns.
+* :func:`dpstats.dp_ols_arrays` skips formulas: X (n x d) and y go straight
+  into the same pipeline as :func:`dpstats.dp_ols` (method choice from public
+  facts, accountant, public rescaling, privacy report, error bounds), with
+  bounds given per column or once for all columns; :func:`array_design`
+  builds its public design.
 """
 
 from __future__ import annotations
@@ -24,17 +25,14 @@ import numpy as np
 import pandas as pd
 import patsy
 
-from dpstats.api import _fit_design, reserve, resolve_method
 from dpstats.bounds import Interval
 from dpstats.errors import (
     DataTypeError, InvalidBoundsError, MissingBoundsError, MissingDataError, UnknownColumnError,
 )
 from dpstats.formula import Design
-from dpstats.privacy.accountant import PrivacyAccountant
-from dpstats.results import DPRegressionResults
-from dpstats.validation import check_privacy_parameters
+from dpstats.methods.registry import MethodSpec
 
-__all__ = ["dp_ols_arrays", "formula_all"]
+__all__ = ["dp_ols_arrays", "formula_all", "array_design", "describe_arrays"]
 
 _GROUP = 64  # terms per parenthesised group: patsy's parser recursion depth stays O(64 * log_64 d)
 
@@ -115,123 +113,66 @@ def _column_intervals(x_bounds: Any, names: list[str]) -> list[Interval | None]:
     return [_pair(row, f"x_bounds for column '{name}'") for row, name in zip(x_bounds, names)]
 
 
-def _describe(response_name: str, names: list[str]) -> str:
+def describe_arrays(response_name: str, names: list[str]) -> str:
+    """The formula-like label of an array fit (its report and results)."""
     rhs = " + ".join(names) if len(names) <= 8 else f"{names[0]} + ... + {names[-1]} ({len(names)} columns)"
     return f"{response_name} ~ {rhs} [arrays]"
 
 
-def dp_ols_arrays(
-    X: Any,
-    y: Any,
-    epsilon: float,
-    delta: float = 1e-6,
-    method: str = "auto",
-    *,
-    x_bounds: Any = None,
-    y_bounds: tuple[float, float] | None = None,
-    column_names: Sequence[str] | None = None,
-    response_name: str = "y",
-    intercept: bool = False,
-    accountant: PrivacyAccountant | None = None,
-    random_state: "int | np.random.Generator | None" = None,
-    rescale: bool = True,
-    **options: Any,
-) -> DPRegressionResults:
-    """Fit a private linear regression from arrays: :func:`dpstats.dp_ols` without a formula.
-
-    The design is X itself (plus an intercept column when ``intercept=True``),
-    so it suits wide designs, e.g. ``method="lasso"`` with d in the
-    thousands.  Everything after the design (method choice, accountant,
-    public rescaling, clipping, privacy report, error bounds) is the pipeline
-    of :func:`dpstats.dp_ols`.
-
-    Parameters
-    ----------
-    X:
-        n x d array of covariates (any array-like; a DataFrame's column names
-        are used when ``column_names`` is not given).
-    y:
-        Length-n response.
-    epsilon, delta, method, accountant, random_state, rescale, **options:
-        As in :func:`dpstats.dp_ols`.
-    x_bounds:
-        Public ranges of the columns: one pair ``(lo, hi)`` for every column,
-        or d pairs (one per column, an array of shape (d, 2)).  Never derive
-        them from the data.
-    y_bounds:
-        Public range ``(lo, hi)`` of the response.
-    column_names:
-        Names of the d columns (default: a DataFrame's columns, else
-        ``x1 .. xd``, as statsmodels names array columns).
-    response_name:
-        Name of the response in the report (default ``"y"``).
-    intercept:
-        Prepend an ``Intercept`` column of ones (default False, as statsmodels'
-        array interface; the formula interface adds one as R does).
-
-    Returns
-    -------
-    DPRegressionResults
-        ``predict`` takes a DataFrame with the column names; for arrays use
-        ``X_new @ res.params``.
-
-    Examples
-    --------
-    >>> res = dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="lasso", x_bounds=(-1, 1), y_bounds=(-10, 10),
-    ...                             sparsity=5)  # doctest: +SKIP
-    """
-    eps, dlt = check_privacy_parameters(epsilon, delta)
-    spec = resolve_method(method, eps, options)
-
-    # the budget is reserved before the data are touched: an over-budget fit is refused on public facts only
-    private = spec.private if spec is not None else True
-    token = reserve(accountant, eps, dlt, f"{method}: arrays") if private else None
+def array_design(X: Any, y: Any, *, x_bounds: Any, y_bounds: tuple[float, float] | None,
+                 column_names: Sequence[str] | None, response_name: str, intercept: bool,
+                 spec: MethodSpec | None) -> Design:
+    """The public design of :func:`dpstats.dp_ols_arrays`: X (plus an intercept column when ``intercept``) and y
+    as float arrays of the call's own, the declared ranges per column, and a DesignInfo for ``predict`` built
+    from the names only.  Bad input is a typed error; a method that needs bounds (``spec``) is refused, naming
+    what is missing, when some are not declared."""
+    if column_names is None and isinstance(X, pd.DataFrame):
+        column_names = [str(c) for c in X.columns]
     try:
-        if column_names is None and isinstance(X, pd.DataFrame):
-            column_names = [str(c) for c in X.columns]
-        try:
-            Xa = np.array(X, dtype=float)  # a copy: the pipeline may rescale it in place
-            ya = np.array(y, dtype=float).ravel()
-        except (TypeError, ValueError) as exc:
-            raise DataTypeError(f"X and y must be numeric arrays: {exc}") from None
-        if Xa.ndim != 2 or Xa.shape[0] != ya.size or Xa.shape[1] == 0:
-            raise DataTypeError(f"X must be 2-d (n x d) and y of length n; got X {Xa.shape} and y of length {ya.size}")
-        if not (np.isfinite(Xa).all() and np.isfinite(ya).all()):
-            raise MissingDataError("X or y contains missing or infinite values; impute them with a public rule first")
-        n, d = Xa.shape
-        names = [f"x{j + 1}" for j in range(d)] if column_names is None else [str(c) for c in column_names]
-        if len(names) != d or len(set(names)) != d:
-            raise DataTypeError(f"column_names must be {d} distinct names, one per column of X")
-        if "Intercept" in names:
-            raise DataTypeError("'Intercept' is reserved for the column added by intercept=True")
+        Xa = np.array(X, dtype=float)  # a copy: the pipeline may rescale it in place
+        ya = np.array(y, dtype=float).ravel()
+    except (TypeError, ValueError) as exc:
+        raise DataTypeError(f"X and y must be numeric arrays: {exc}") from None
+    if Xa.ndim != 2 or Xa.shape[0] != ya.size or Xa.shape[1] == 0:
+        raise DataTypeError(f"X must be 2-d (n x d) and y of length n; got X {Xa.shape} and y of length {ya.size}")
+    if not (np.isfinite(Xa).all() and np.isfinite(ya).all()):
+        raise MissingDataError("X or y contains missing or infinite values; impute them with a public rule first")
+    n, d = Xa.shape
+    names = [f"x{j + 1}" for j in range(d)] if column_names is None else [str(c) for c in column_names]
+    if len(names) != d or len(set(names)) != d:
+        raise DataTypeError(f"column_names must be {d} distinct names, one per column of X")
+    if "Intercept" in names:
+        raise DataTypeError("'Intercept' is reserved for the column added by intercept=True")
 
-        intervals = _column_intervals(x_bounds, names)
-        y_interval = None if y_bounds is None else _pair(y_bounds, "y_bounds")
-        if intercept:
-            Xa = np.column_stack([np.ones(n), Xa])
-            names = ["Intercept", *names]
-            intervals = [Interval(1.0, 1.0), *intervals]
-        missing = [nm for nm, iv in zip(names, intervals) if iv is None]
-        if y_interval is None:
-            missing.append(f"{response_name} (response)")
-        if spec is not None and spec.needs_bounds and missing:
-            raise MissingBoundsError(
-                f"method '{spec.name}' needs public bounds on every column and on the response; missing for: "
-                f"{', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}. Pass x_bounds=(lo, hi) (all columns) "
-                "or one pair per column, and y_bounds=(lo, hi), from domain knowledge (never from the data).")
-        # the DesignInfo that predict() evaluates on new data, built from the names only (no formula parsing)
-        features = [nm for nm in names if nm != "Intercept"]
-        terms = ([patsy.INTERCEPT] if intercept else []) + [patsy.Term([patsy.EvalFactor(_term(nm))]) for nm in features]
-        public_row = {nm: np.zeros(1) for nm in features}
-        design_info = patsy.design_matrix_builders([terms], lambda: iter([public_row]),
-                                                   patsy.EvalEnvironment([{}]))[0]
-        design = Design(X=Xa, y=ya, column_names=names, response_name=response_name, design_info=design_info,
-                        column_intervals=intervals, response_interval=y_interval, missing_bounds=missing,
-                        notes=["design given as arrays (dp_ols_arrays)"], numeric_variables=list(names))
-    except BaseException:
-        if token is not None:
-            accountant.settle(token, 0.0, 0.0, status="refused")  # type: ignore[union-attr]
-        raise
-    return _fit_design(design, spec, method, eps, dlt, formula=_describe(response_name, names),
-                       accountant=accountant, token=token, random_state=random_state, rescale=rescale,
-                       options=options)
+    intervals = _column_intervals(x_bounds, names)
+    y_interval = None if y_bounds is None else _pair(y_bounds, "y_bounds")
+    if intercept:
+        Xa = np.column_stack([np.ones(n), Xa])
+        names = ["Intercept", *names]
+        intervals = [Interval(1.0, 1.0), *intervals]
+    missing = [nm for nm, iv in zip(names, intervals) if iv is None]
+    if y_interval is None:
+        missing.append(f"{response_name} (response)")
+    if spec is not None and spec.needs_bounds and missing:
+        raise MissingBoundsError(
+            f"method '{spec.name}' needs public bounds on every column and on the response; missing for: "
+            f"{', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}. Pass x_bounds=(lo, hi) (all columns) "
+            "or one pair per column, and y_bounds=(lo, hi), from domain knowledge (never from the data).")
+    # the DesignInfo that predict() evaluates on new data, built from the names only (no formula parsing)
+    features = [nm for nm in names if nm != "Intercept"]
+    terms = ([patsy.INTERCEPT] if intercept else []) + [patsy.Term([patsy.EvalFactor(_term(nm))]) for nm in features]
+    public_row = {nm: np.zeros(1) for nm in features}
+    design_info = patsy.design_matrix_builders([terms], lambda: iter([public_row]),
+                                               patsy.EvalEnvironment([{}]))[0]
+    design = Design(X=Xa, y=ya, column_names=names, response_name=response_name, design_info=design_info,
+                    column_intervals=intervals, response_interval=y_interval, missing_bounds=missing,
+                    notes=["design given as arrays (dp_ols_arrays)"], numeric_variables=list(names))
+    return design
+
+
+def __getattr__(name: str) -> Any:
+    if name == "dp_ols_arrays":  # it moved beside dp_ols (dpstats.api, above this module): imported on use
+        from dpstats.api import dp_ols_arrays  # noqa: PLC0415
+
+        return dp_ols_arrays
+    raise AttributeError(f"module 'dpstats.api_arrays' has no attribute {name!r}")

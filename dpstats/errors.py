@@ -103,6 +103,23 @@ class IllConditionedDesignError(DPStatsError, RuntimeError):
         self.privacy_spent = privacy_spent
 
 
+class MethodFailureError(DPStatsError, RuntimeError):
+    """A method failed in an unexpected way after the data were read; nothing more was released.
+
+    Raised by the fit pipeline in place of any untyped exception from the
+    method or from reading the data, so that no exception escapes untyped or
+    uncharged.  The original error is not attached, and its type and message
+    are not reported: they may depend on the data values.  ``privacy_spent``
+    is the (epsilon, delta) the fit spent before failing, which the
+    accountant was charged; the message states it.  This is a bug: please
+    report it with the public facts of the call (method, options, n, d).
+    """
+
+    def __init__(self, message: str, privacy_spent: tuple[float, float]) -> None:
+        super().__init__(message)
+        self.privacy_spent = privacy_spent
+
+
 class PTRFailure(DPStatsError, RuntimeError):
     """A propose-test-release check refused to release an estimate.
 

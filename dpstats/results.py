@@ -14,7 +14,7 @@ import html
 import json
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -28,6 +28,7 @@ from dpstats.formula import design_matrix_for_prediction
 from dpstats.inference import (
     InferenceWithheldWarning, basic_bootstrap_interval, basic_bootstrap_pvalue, bootstrap_zvalues,
 )
+from dpstats.methods.registry import Inference
 from dpstats.privacy.report import PrivacyReport
 from dpstats.theory import ErrorBounds
 
@@ -56,7 +57,8 @@ class DPRegressionResults:
     nobs, df_model, df_resid : public facts of the design.
     method, formula, response_name : what was fitted.
     info : dict
-        Released or public by-products of the fit (e.g. AdaSSP's ridge).
+        Released or public by-products of the fit (e.g. AdaSSP's ridge), for display: the method's
+        ``MethodFit.diagnostics``.
     inference_withheld : str
         "" when the standard errors, z, p and intervals are reported; otherwise why they are not (the
         diagnostic of :func:`dpstats.inference.withheld_reason` failed).  They are then NaN, and reading them
@@ -74,12 +76,23 @@ class DPRegressionResults:
     response_name: str
     design_info: Any
     info: dict[str, Any]
-    _bse: np.ndarray | None = None
+    _inference: Inference | None = None  # in the user's units (mapped back through the public rescaling)
     _bse_reason: str = ""
-    _cov: np.ndarray | None = None
-    _tdist_df: int | None = None
-    _draws: np.ndarray | None = None
     _withheld: str = ""
+    _rsquared: float | None = None
+    _bse: np.ndarray | None = field(init=False, default=None, repr=False)
+    _cov: np.ndarray | None = field(init=False, default=None, repr=False)
+    _tdist_df: int | None = field(init=False, default=None, repr=False)
+    _draws: np.ndarray | None = field(init=False, default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        inference = self._inference
+        if inference is None:
+            return
+        self._draws = inference.draws
+        self._cov = inference.covariance
+        self._bse = np.sqrt(np.diag(self._cov))
+        self._tdist_df = inference.df if inference.kind in ("t", "classical") else None
 
     # -- inference -----------------------------------------------------------------
     @property
@@ -166,19 +179,21 @@ class DPRegressionResults:
         """How the standard errors and intervals were obtained, in words."""
         if self._withheld:
             return "withheld: " + self._withheld
-        if self._draws is not None:
-            return (f"parametric bootstrap on released values ({self._draws.shape[0]} replicates; "
+        inference = self._inference
+        if inference is None:
+            return "not available: " + self._bse_reason
+        if inference.kind == "bootstrap":
+            replicates = 0 if inference.draws is None else inference.draws.shape[0]
+            return (f"{inference.description or 'parametric bootstrap'} ({replicates} replicates; "
                     "Ferrando, Wang & Sheldon 2022); basic bootstrap intervals, p-values from the same test")
-        if self._bse is not None and not self.privacy.private:
+        if inference.kind == "classical":
             return "classical OLS (NOT PRIVATE)"
-        if self._bse is not None and "inference_method" in self.info:
-            return f"{self.info['inference_method']}; normal intervals"
-        return "not available: " + self._bse_reason
+        return f"{inference.description}; {'t' if inference.kind == 't' else 'normal'} intervals"
 
     @property
     def rsquared(self) -> float:
-        if "rsquared" in self.info and not self.privacy.private:
-            return float(self.info["rsquared"])
+        if self._rsquared is not None and not self.privacy.private:
+            return float(self._rsquared)
         raise InferenceUnavailableError(
             f"R^2 is not released by method '{self.method}': it needs the residual and total sums of squares, "
             "which would cost extra privacy budget")
