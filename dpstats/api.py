@@ -11,7 +11,8 @@ accountant).
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import patsy
@@ -32,14 +33,14 @@ def dp_ols(
     method: str = "auto",
     bounds: Mapping[str, tuple[float, float]] | None = None,
     accountant: PrivacyAccountant | None = None,
-    random_state: "int | np.random.Generator | None" = None,
+    random_state: int | np.random.Generator | None = None,
     *,
     levels: Mapping[str, Sequence[Any]] | None = None,
     missing: str = "raise",
     allow_data_levels: bool = False,
     rescale: bool = True,
     chunksize: int | None = None,
-    eval_env: "patsy.EvalEnvironment | None" = None,
+    eval_env: patsy.EvalEnvironment | None = None,
     **options: Any,
 ) -> DPRegressionResults:
     """Fit a linear regression with differential privacy from an R-style formula.
@@ -104,11 +105,12 @@ def dp_ols(
     DPRegressionResults
     """
     env = eval_env if eval_env is not None else patsy.EvalEnvironment.capture(1)  # the caller's namespace
-    kind = SourceData if chunksize is not None or is_chunked_data(data) else FrameData
-    frame = dict(formula=formula, data=data, eval_env=env, bounds=bounds, levels=levels, missing=missing,
-                 allow_data_levels=allow_data_levels)
-    source = kind(**frame, chunksize=chunksize) if kind is SourceData else kind(**frame)
-    return run(FitRequest(source, epsilon, delta, method=method, options=options, accountant=accountant,
+    request: FrameData
+    if chunksize is not None or is_chunked_data(data):
+        request = SourceData(formula, data, env, bounds, levels, missing, allow_data_levels, chunksize=chunksize)
+    else:
+        request = FrameData(formula, data, env, bounds, levels, missing, allow_data_levels)
+    return run(FitRequest(request, epsilon, delta, method=method, options=options, accountant=accountant,
                           random_state=random_state, rescale=rescale))
 
 
@@ -125,7 +127,7 @@ def dp_ols_arrays(
     response_name: str = "y",
     intercept: bool = False,
     accountant: PrivacyAccountant | None = None,
-    random_state: "int | np.random.Generator | None" = None,
+    random_state: int | np.random.Generator | None = None,
     rescale: bool = True,
     **options: Any,
 ) -> DPRegressionResults:

@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -43,7 +44,11 @@ import patsy
 from dpstats.api_arrays import array_design, describe_arrays
 from dpstats.bounds import DataBounds
 from dpstats.errors import (
-    DPStatsError, InsufficientDataError, InvalidPrivacyParameterError, MethodFailureError, MissingBoundsError,
+    DPStatsError,
+    InsufficientDataError,
+    InvalidPrivacyParameterError,
+    MethodFailureError,
+    MissingBoundsError,
     SingularDesignError,
 )
 from dpstats.formula import Design, build_design, public_design
@@ -366,7 +371,7 @@ def _public_ranges(design: Design, scaling: PublicScaling | None) -> dict[str, A
                                                                design.response_interval.hi)
     if scaling is not None:
         columns = [None if iv is None else ((iv[0] - c) / s, (iv[1] - c) / s)
-                   for iv, c, s in zip(columns, scaling.centre, scaling.scale)]
+                   for iv, c, s in zip(columns, scaling.centre, scaling.scale, strict=True)]
         if response is not None:
             response = ((response[0] - scaling.y_centre) / scaling.y_scale,
                         (response[1] - scaling.y_centre) / scaling.y_scale)
@@ -390,7 +395,7 @@ def _guarded_read(method: str, read: Callable[[], T]) -> T:
         return read()
     except DPStatsError:
         raise
-    except Exception:  # noqa: BLE001, S110 - the guard: the error's type and message may depend on the data
+    except Exception:
         pass
     # raised outside the handler, so that the original error is not attached as its context
     raise _failure(method, (0.0, 0.0))

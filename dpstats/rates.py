@@ -14,8 +14,8 @@ Statist. 2021).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 __all__ = ["RateBound", "Rate", "UpperRate", "CAI", "MODEL", "SPARSE_MODEL", "log_inv", "delta_range",
            "classical_conditions", "sparse_conditions", "classical_n", "no_conditions", "needs_sparsity"]

@@ -8,8 +8,16 @@ from __future__ import annotations
 import warnings
 
 from dpstats.rows.sources import (  # noqa: F401 - re-exported
-    DEFAULT_CHUNK_ROWS, CSVSource, DaskSource, DataFrameSource, DataSource, ParquetSource, as_source,
-    is_chunked_data, is_dask_frame, single_threaded_blas,
+    DEFAULT_CHUNK_ROWS,
+    CSVSource,
+    DaskSource,
+    DataFrameSource,
+    DataSource,
+    ParquetSource,
+    as_source,
+    is_chunked_data,
+    is_dask_frame,
+    single_threaded_blas,
 )
 
 __all__ = ["DataSource", "DataFrameSource", "CSVSource", "ParquetSource", "DaskSource", "as_source",

@@ -521,3 +521,19 @@ def plot_plan(d: int, epsilons: Sequence[float], delta: float, *, sparsity: int 
             upper = None
     for k, eps in enumerate(epsilons):
         color = f"C{k}"
+        ax.plot(ns, [lower.statistical(n, d, s) + lower.privacy_term(n, d, eps, delta, s) for n in ns], color=color,
+                label=f"lower bound, eps={eps:g}")
+        if upper is not None:
+            ax.plot(ns, [upper.statistical(n, d, s) + upper.privacy(n, d, eps, delta, s) for n in ns], color=color,
+                    linestyle="--", label=f"{method} upper bound, eps={eps:g}")
+    ax.plot(ns, [lower.statistical(n, d, s) for n in ns], color="grey", linestyle=":", label="sampling term")
+    if target is not None:
+        ax.axhline(target, color="black", linewidth=0.8, label=f"target {target:g}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("n")
+    ax.set_ylabel("error / sigma (up to constants)")
+    ax.set_title(f"{lower.source}: d={d}" + (f", s={sparsity}" if sparsity is not None else "")
+                 + f", delta={delta:g}", fontsize="medium")
+    ax.legend(fontsize="small")
+    return ax

@@ -43,10 +43,22 @@ from dpstats.inference import noise_to_signal, parametric_bootstrap
 from dpstats.methods.common.linalg import psd_projection, solve_noisy_normal_equations
 from dpstats.methods.common.sufficient import ReleasedStatistics
 from dpstats.methods.registry import (
-    FitContext, Inference, InferenceRule, MethodFit, MethodSpec, TheoryInputs, register,
+    FitContext,
+    Inference,
+    InferenceRule,
+    MethodFit,
+    MethodSpec,
+    TheoryInputs,
+    register,
 )
 from dpstats.methods.ssp import (
-    BOOTSTRAP_DESCRIPTION, INFERENCE_WEIGHT, SSPOptions, bootstrap_notes, release_gram, release_moment, release_yty,
+    BOOTSTRAP_DESCRIPTION,
+    INFERENCE_WEIGHT,
+    SSPOptions,
+    bootstrap_notes,
+    release_gram,
+    release_moment,
+    release_yty,
     statistics_pass,
 )
 from dpstats.privacy.calibration import gaussian_mu, split_mu

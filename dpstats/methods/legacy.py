@@ -34,14 +34,22 @@ rule and theory rate; then drop its entry here.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
 from dpstats.errors import MethodOptionError
 from dpstats.methods.registry import (
-    PUBLIC_FACTS, FitContext, Inference, MethodFit, MethodOptions, MethodSpec, TheoryInputs, register,
+    PUBLIC_FACTS,
+    FitContext,
+    Inference,
+    MethodFit,
+    MethodOptions,
+    MethodSpec,
+    TheoryInputs,
+    register,
 )
 from dpstats.rates import CAI, SPARSE_MODEL, Rate, UpperRate, log_inv, needs_sparsity, no_conditions
 from dpstats.rows.base import Rows

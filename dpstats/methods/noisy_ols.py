@@ -137,7 +137,15 @@ from dpstats.inference import noisy_estimate_covariance
 from dpstats.methods.common.linalg import solve_noisy_normal_equations
 from dpstats.methods.common.sufficient import StatisticsPass, StatisticsPlan, SufficientStatistics, add_statistics
 from dpstats.methods.registry import (
-    FitContext, Inference, InferenceRule, MethodFit, MethodOptions, MethodSpec, TheoryInputs, check_bool, register,
+    FitContext,
+    Inference,
+    InferenceRule,
+    MethodFit,
+    MethodOptions,
+    MethodSpec,
+    TheoryInputs,
+    check_bool,
+    register,
 )
 from dpstats.methods.ssp import release_yty
 from dpstats.privacy.calibration import gaussian_mu, split_mu
@@ -402,7 +410,8 @@ def _fit_conditional(stats: SufficientStatistics, T: float, bounds: DataBounds, 
     )
     return _with_inference(params, sens / mu_coef, released, n=n, label_bound=T, eigen_floor=0.0,
                            diagnostics={"truncation": T, "sensitivity": sens}, assumptions=assumptions,
-                           guarantee="conditional", notes=(f"labels truncated to [-{T:.4g}, {T:.4g}] (Cai et al.'s f_T)",))
+                           guarantee="conditional",
+                           notes=(f"labels truncated to [-{T:.4g}, {T:.4g}] (Cai et al.'s f_T)",))
 
 
 def _worst_case_conditions(n: float, d: int, epsilon: float, delta: float, s: int) -> list[str]:

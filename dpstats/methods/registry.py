@@ -41,7 +41,7 @@ __all__ = ["MethodOptions", "FitContext", "Inference", "InferenceRule", "Release
            "MethodFit", "MethodSpec", "FitFunction", "register", "get_method", "available_methods",
            "PUBLIC_FACTS"]
 
-O = TypeVar("O", bound="MethodOptions")
+OptionsT = TypeVar("OptionsT", bound="MethodOptions")
 
 #: names the pipeline fills from public facts; users cannot pass them as options
 PUBLIC_FACTS = ("intercept_index", "column_ranges", "response_range")
@@ -65,7 +65,7 @@ class MethodOptions:
         return tuple(f.name for f in dataclasses.fields(cls))
 
     @classmethod
-    def from_user(cls: type[O], options: Mapping[str, Any], *, method: str = "this method") -> O:
+    def from_user(cls: type[OptionsT], options: Mapping[str, Any], *, method: str = "this method") -> OptionsT:
         """The options given by keyword to ``dp_ols``; unknown names are refused with the list of valid ones."""
         unknown = sorted(set(options) - set(cls.names()))
         if unknown:
@@ -176,6 +176,7 @@ class Inference:
         """``cov``, or the covariance of the bootstrap replicates."""
         if self.cov is not None:
             return self.cov
+        assert self.draws is not None  # checked at construction
         return np.atleast_2d(np.cov(self.draws, rowvar=False))
 
     @property

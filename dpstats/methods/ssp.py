@@ -42,14 +42,28 @@ import numpy as np
 from dpstats.bounds import DataBounds
 from dpstats.errors import MethodOptionError
 from dpstats.inference import (
-    RELIABILITY_THRESHOLD, noise_to_signal, parametric_bootstrap, unreliable_note,
+    RELIABILITY_THRESHOLD,
+    noise_to_signal,
+    parametric_bootstrap,
+    unreliable_note,
 )
 from dpstats.methods.common.linalg import solve_noisy_normal_equations
 from dpstats.methods.common.sufficient import (
-    ReleasedStatistics, StatisticsPass, SufficientStatistics, add_statistics,
+    ReleasedStatistics,
+    StatisticsPass,
+    SufficientStatistics,
+    add_statistics,
 )
 from dpstats.methods.registry import (
-    FitContext, Inference, InferenceRule, MethodFit, MethodOptions, MethodSpec, TheoryInputs, check_bool, register,
+    FitContext,
+    Inference,
+    InferenceRule,
+    MethodFit,
+    MethodOptions,
+    MethodSpec,
+    TheoryInputs,
+    check_bool,
+    register,
 )
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger
@@ -120,7 +134,7 @@ def release_moment(xty: np.ndarray, mu: float, x_norm: float, y_abs: float, *,
     sens = 2.0 * x_norm * y_abs
     noisy = gaussian_mechanism_mu(np.asarray(xty, dtype=float), l2_sensitivity=sens, mu=mu, rng=rng, ledger=ledger,
                                   name="noisy X^T y")
-    return noisy, sens / mu
+    return np.asarray(noisy, dtype=float), sens / mu
 
 
 def release_yty(yty: float, mu: float, y_abs: float, *, rng: np.random.Generator,

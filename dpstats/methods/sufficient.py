@@ -17,7 +17,7 @@ __all__ = ["RowChunks"]
 
 
 def __getattr__(name: str) -> Any:
-    from dpstats.methods.common import sufficient  # noqa: PLC0415
+    from dpstats.methods.common import sufficient
 
     if hasattr(sufficient, name):
         warnings.warn(f"dpstats.methods.sufficient.{name} is deprecated; import it from "

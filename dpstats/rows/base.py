@@ -35,7 +35,8 @@ additions.  Nothing here draws noise.
 
 from __future__ import annotations
 
-from typing import Callable, Protocol, TypeVar, runtime_checkable
+from collections.abc import Callable
+from typing import Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 

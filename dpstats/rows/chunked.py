@@ -23,7 +23,8 @@ row, and never echo a value.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -86,7 +87,7 @@ class ChunkEvaluator:
     def count(self, frame: pd.DataFrame) -> int:
         """Rows of the chunk after preparation (missing values dropped or refused)."""
         df, _ = self.plan.prepare(frame)
-        return int(len(df))
+        return len(df)
 
     def _layout(self) -> tuple[list[tuple[slice, str | None]], Any, str | None]:
         """Which design columns are a bare numeric variable (copied directly), the intercept, or need patsy.
@@ -187,7 +188,7 @@ class ChunkTask:
             rows = int(X.shape[0])
         else:  # the method needs only some rows of the chunk: evaluate only those
             df, _ = self.evaluator.plan.prepare(frame)
-            rows = int(len(df))
+            rows = len(df)
             X, y = self.evaluator.evaluate_prepared(df.iloc[np.asarray(select(offset, rows), dtype=np.int64)])
         if self.scaling is not None:
             X, y = self.scaling.transform(X, y, inplace=True)
@@ -318,7 +319,7 @@ def formula_levels(schema: pd.DataFrame, formula: str, levels: Mapping[str, Sequ
     try:
         desc = patsy.ModelDesc.from_formula(formula)
         codes = [f.code for t in [*desc.lhs_termlist, *desc.rhs_termlist] for f in t.factors]
-    except Exception:  # noqa: BLE001 - the formula layer reports parse errors properly
+    except Exception:
         return dict(levels) if levels else None
     used = {n for c in codes for n in [*ast_names(c), *_quoted_names(c)]}
     for c in schema.columns:

@@ -14,7 +14,8 @@ check that a method gives the same answer whatever the partition.
 
 from __future__ import annotations
 
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 

@@ -48,6 +48,11 @@ class LeastSquaresFactor:
         return out
 
 
+def _r_factor(a: np.ndarray) -> np.ndarray:
+    """R of the (Householder) QR decomposition of ``a``: min(rows, columns) x columns, upper triangular."""
+    return np.asarray(np.linalg.qr(a, mode="r"))
+
+
 class LeastSquaresPass:
     """The pass (X, y, offset) -> :class:`LeastSquaresFactor` of one chunk (picklable; ignores the offset)."""
 
@@ -55,7 +60,7 @@ class LeastSquaresPass:
 
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> LeastSquaresFactor:
         n = int(X.shape[0])
-        r = np.linalg.qr(np.column_stack([X, y]), mode="r") if n else np.zeros((0, X.shape[1] + 1))
+        r = _r_factor(np.column_stack([X, y])) if n else np.zeros((0, X.shape[1] + 1))
         mean = float(y.mean()) if n else 0.0
         return LeastSquaresFactor(r, n, mean, float(((y - mean) ** 2).sum()) if n else 0.0)
 
@@ -70,7 +75,7 @@ def combine_factors(a: LeastSquaresFactor, b: LeastSquaresFactor) -> LeastSquare
     n = a.n + b.n
     if n == 0:
         return a
-    r = np.linalg.qr(np.vstack([a.r, b.r]), mode="r")
+    r = _r_factor(np.vstack([a.r, b.r]))
     delta = b.y_mean - a.y_mean
     mean = a.y_mean + delta * b.n / n
     m2 = a.y_m2 + b.y_m2 + delta * delta * a.n * b.n / n

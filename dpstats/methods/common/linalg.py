@@ -14,7 +14,7 @@ import numpy as np
 __all__ = ["solve_noisy_normal_equations", "psd_projection", "psd_sqrt"]
 
 
-def solve_noisy_normal_equations(gram: np.ndarray, moment: np.ndarray, ridge: "float | np.ndarray" = 0.0,
+def solve_noisy_normal_equations(gram: np.ndarray, moment: np.ndarray, ridge: float | np.ndarray = 0.0,
                                  eigen_floor: float = 0.0) -> np.ndarray:
     """Solve (gram + ridge I) b = moment for symmetric, possibly indefinite gram (batched).
 
