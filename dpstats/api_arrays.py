@@ -171,8 +171,12 @@ def array_design(X: Any, y: Any, *, x_bounds: Any, y_bounds: tuple[float, float]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "dp_ols_arrays":  # it moved beside dp_ols (dpstats.api, above this module): imported on use
+    if name == "dp_ols_arrays":  # moved beside dp_ols, in dpstats.api (above this module): imported on use
+        import warnings  # noqa: PLC0415
+
         from dpstats.api import dp_ols_arrays  # noqa: PLC0415
 
+        warnings.warn("dpstats.api_arrays.dp_ols_arrays is deprecated: use dpstats.dp_ols_arrays",
+                      DeprecationWarning, stacklevel=2)
         return dp_ols_arrays
     raise AttributeError(f"module 'dpstats.api_arrays' has no attribute {name!r}")

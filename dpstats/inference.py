@@ -184,17 +184,21 @@ def format_ratio(ratio: float) -> str:
     return f"{ratio:.2g}"
 
 
-def unreliable_note(ratio: float, method: str = "", limit: float | None = None) -> str:
-    """The summary's warning when noise_to_signal() exceeds RELIABILITY_THRESHOLD (``method`` and its
-    withholding threshold ``limit``, when given, are named)."""
+def unreliable_note(ratio: float) -> str:
+    """The summary's warning when noise_to_signal() exceeds RELIABILITY_THRESHOLD (naming each registered
+    method's withholding threshold, ``MethodSpec.inference_rule.withhold_above``, the most tolerant first)."""
+    from dpstats.methods.registry import available_methods  # noqa: PLC0415 - the registry lists the methods
+
+    thresholds = sorted(((spec.inference_rule.withhold_above, name) for name, spec in available_methods().items()
+                         if spec.inference_rule.withhold_above is not None), reverse=True)
+    limits = ", ".join(f"{name} {limit:g}" for limit, name in thresholds)
     singular = not math.isfinite(ratio) or ratio > RATIO_DISPLAY_CAP
-    which = f"{method}'s withholding threshold ({limit:g})" if method and limit is not None else (
-        "a method's withholding threshold")
     shown = format_ratio(ratio) + (": the released X^T X is singular at the scale of its noise" if singular else "")
     return (f"WARNING: the privacy noise in X^T X is large next to its smallest eigenvalue (noise-to-signal "
             f"{shown}; above {RELIABILITY_THRESHOLD}); in this regime the bootstrap intervals were measured to miss "
-            f"their nominal coverage (benchmarks/coverage.py), and above {which} none are reported. More rows, a "
-            "larger epsilon, fewer columns or factor codings with common reference levels help.")
+            f"their nominal coverage (benchmarks/coverage.py), and above a method's withholding threshold ({limits}) "
+            "none are reported. More rows, a larger epsilon, fewer columns or factor codings with common "
+            "reference levels help.")
 
 
 def withheld_reason(method: str, info: Mapping[str, Any], draws: np.ndarray | None,

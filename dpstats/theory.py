@@ -87,7 +87,7 @@ def upper_rates(spec: MethodSpec) -> list[tuple[str, UpperRate]]:
 def _upper_rates_view() -> dict[str, Rate]:
     """The registered rates by "method" or "method/guarantee" (the keys of the deprecated ``UPPER_RATES``)."""
     out: dict[str, Rate] = {}
-    for name, spec in available_methods().items():
+    for name, spec in sorted(available_methods().items()):
         rates = [(g, u.rate) for g, u in upper_rates(spec) if u.rate is not None]
         for guarantee, rate in rates:
             out[name if len(rates) == 1 else f"{name}/{guarantee}"] = rate
@@ -375,8 +375,8 @@ def _plan_rates(method: str | None, sparsity: int | None) -> list[tuple[str, Rat
     rows: list[tuple[str, Rate | None, str]] = [("(any DP method)", CLASSICAL_LOWER, "")]
     if sparsity is not None:
         rows.append(("(any DP method)", SPARSE_LOWER, ""))
-    if method is None:
-        for name, spec in available_methods().items():
+    if method is None:  # every private method with a rate, by name
+        for name, spec in sorted(available_methods().items()):
             if spec.private:
                 rows += [(name, u.rate, "") for _, u in upper_rates(spec)
                          if u.rate is not None and (sparsity is not None or not u.rate.needs_sparsity)]

@@ -135,7 +135,7 @@ def fit(rows: Rows, ctx: FitContext, options: AdaSSPOptions) -> MethodFit:
 
     draws, sigma2 = parametric_bootstrap(released, params, estimator, options.bootstrap, rng)
     ratio = noise_to_signal(released)
-    notes = bootstrap_notes(ratio, "adassp", WITHHOLD_ABOVE)
+    notes = bootstrap_notes(ratio)
     if ridge > 0.1 * lam_min_tilde:
         notes += ("WARNING: the private ridge is not small next to the certified lambda_min(X^T X), so the "
                   "estimate is shrunk; the bootstrap corrects the bias only approximately and intervals may "

@@ -23,7 +23,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 import numpy as np
 
@@ -31,11 +31,9 @@ from dpstats.bounds import DataBounds
 from dpstats.errors import MethodOptionError, UnknownMethodError
 from dpstats.methods.common.sufficient import ReleasedStatistics
 from dpstats.privacy.ledger import PrivacyLedger
+from dpstats.rates import UpperRate
 from dpstats.rows.base import Combine, Rows
 from dpstats.rows.memory import InMemoryRows
-
-if TYPE_CHECKING:
-    from dpstats.theory import UpperRate
 
 __all__ = ["MethodOptions", "FitContext", "Inference", "InferenceRule", "ReleasedStatistics", "TheoryInputs",
            "MethodFit", "MethodSpec", "FitFunction", "register", "get_method", "available_methods",

@@ -147,9 +147,9 @@ def release_yty(yty: float, mu: float, y_abs: float, *, rng: np.random.Generator
     return float(noisy), sens / mu
 
 
-def bootstrap_notes(ratio: float, method: str, limit: float) -> tuple[str, ...]:
+def bootstrap_notes(ratio: float) -> tuple[str, ...]:
     """The warning shown when the released noise-to-signal ratio makes the bootstrap intervals unreliable."""
-    return (unreliable_note(ratio, method, limit),) if ratio > RELIABILITY_THRESHOLD else ()
+    return (unreliable_note(ratio),) if ratio > RELIABILITY_THRESHOLD else ()
 
 
 def fit(rows: Rows, ctx: FitContext, options: SSPOptions) -> MethodFit:
@@ -173,7 +173,7 @@ def fit(rows: Rows, ctx: FitContext, options: SSPOptions) -> MethodFit:
     return MethodFit(
         params=params,
         inference=Inference("bootstrap", draws=draws, description=BOOTSTRAP_DESCRIPTION, noise_to_signal=ratio),
-        released=released, notes=bootstrap_notes(ratio, "ssp", WITHHOLD_ABOVE),
+        released=released, notes=bootstrap_notes(ratio),
         theory_inputs=TheoryInputs(inference=True),
         diagnostics={"gram_noise_sd": sigma_xx, "sigma2_hat_scaled": sigma2, "noise_to_signal": ratio})
 
