@@ -252,40 +252,52 @@ def run(request: FitRequest) -> DPRegressionResults:
 def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodOptions | None, eps: float,
                   dlt: float, token: str | None) -> DPRegressionResults:
     data = request.data.prepare(spec)
-    design = data.design
-    choice = ""
-    if spec is None:
-        n = _guarded_read("auto", lambda: data.count())
-        spec, choice = _choose_method(design, n)
-        options = spec.parse_options(request.options, delta=dlt)
-    elif request.method == "auto":
-        choice = "epsilon=inf: the non-private reference 'ols' (NOT PRIVATE)"
-    assert options is not None
-    n_known = data.known_n()
-    if n_known is not None:
-        _check_shape(spec, n_known, design.d)
-    bounds, scaling = _public_transform(spec, design, request.rescale)
-    n = n_known if n_known is not None else _guarded_read(spec.name, lambda: data.learn_n(spec, bounds, scaling,
-                                                                                          options))
-    if n_known is None:
-        _check_shape(spec, n, design.d)
+    spec, options, choice = _method(data, spec, options, request, dlt)
+    bounds, scaling, n = _public_facts(data, spec, options, request.rescale)
     rows = data.rows(scaling)
     rng, seeded = make_rng(request.random_state)
-    ledger = PrivacyLedger(eps, dlt if spec.private else 0.0)
-    ctx = FitContext(n=n, d=design.d, ledger=ledger, rng=rng,
-                     intercept_index=design.column_names.index("Intercept") if design.has_intercept else None,
-                     bounds=bounds, rescaled=scaling is not None, **_public_ranges(design, scaling))
-    accountant = request.accountant
-    if not spec.private and token is not None:  # auto chose the non-private reference: nothing is spent
-        accountant.settle(token, 0.0, 0.0, status="refused")  # type: ignore[union-attr]
-        token = None
-    fitted = _guarded_fit(spec, rows, ctx, options, accountant, token)
+    ctx = _context(data.design, n, PrivacyLedger(eps, dlt if spec.private else 0.0), rng, bounds, scaling)
+    fitted = _guarded_fit(spec, rows, ctx, options, request.accountant, token)
     note = data.note(rows)
-    if note:
-        fitted = dataclasses.replace(fitted, notes=(*fitted.notes, note))
-    fitted = dataclasses.replace(fitted, passes=int(getattr(rows, "passes", 1)))
-    return _results(spec, design, n, fitted, ledger, eps, dlt, choice=choice, seeded=seeded, scaling=scaling,
-                    clipped=bounds is not None, formula=data.formula)
+    fitted = dataclasses.replace(fitted, notes=(*fitted.notes, note) if note else fitted.notes,
+                                 passes=int(getattr(rows, "passes", 1)))
+    return _results(spec, data.design, n, fitted, ctx.ledger, eps, dlt, choice=choice, seeded=seeded,
+                    scaling=scaling, clipped=bounds is not None, formula=data.formula)
+
+
+def _method(data: _MemoryData | _ChunkedData, spec: MethodSpec | None, options: MethodOptions | None,
+            request: FitRequest, dlt: float) -> tuple[MethodSpec, MethodOptions, str]:
+    """The method, its options and why it was chosen: ``method="auto"`` decides here, from public facts."""
+    if spec is None:
+        n = _guarded_read("auto", data.count)
+        spec, choice = _choose_method(data.design, n)
+        return spec, spec.parse_options(request.options, delta=dlt), choice
+    choice = "epsilon=inf: the non-private reference 'ols' (NOT PRIVATE)" if request.method == "auto" else ""
+    assert options is not None  # parsed with the named method
+    return spec, options, choice
+
+
+def _public_facts(data: _MemoryData | _ChunkedData, spec: MethodSpec, options: MethodOptions, rescale: bool
+                  ) -> tuple[DataBounds | None, PublicScaling | None, int]:
+    """The clip ranges, the public rescaling and n, with n checked against the method's public requirements
+    before anything is released.  n is known (in memory, or from a source's metadata), or read by the method's
+    first pass or a counting pass once the bounds are known (a refusal for missing bounds reads nothing)."""
+    n = data.known_n()
+    if n is not None:
+        _check_shape(spec, n, data.design.d)
+    bounds, scaling = _public_transform(spec, data.design, rescale)
+    if n is None:
+        n = _guarded_read(spec.name, lambda: data.learn_n(spec, bounds, scaling, options))
+        _check_shape(spec, n, data.design.d)
+    return bounds, scaling, n
+
+
+def _context(design: Design, n: int, ledger: PrivacyLedger, rng: np.random.Generator, bounds: DataBounds | None,
+             scaling: PublicScaling | None) -> FitContext:
+    """The method's context, from public facts only (and the fit's ledger and random source)."""
+    return FitContext(n=n, d=design.d, ledger=ledger, rng=rng,
+                      intercept_index=design.column_names.index("Intercept") if design.has_intercept else None,
+                      bounds=bounds, rescaled=scaling is not None, **_public_ranges(design, scaling))
 
 
 def resolve_method(method: str, eps: float) -> MethodSpec | None:
