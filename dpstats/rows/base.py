@@ -43,15 +43,16 @@ import numpy as np
 __all__ = ["Rows", "Pass", "Combine", "writable"]
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 
 #: combine(a, b) -> a combined with b (associative; may update ``a`` in place)
 Combine = Callable[[T, T], T]
 
 
-class Pass(Protocol[T]):  # type: ignore[misc]
+class Pass(Protocol[T_co]):
     """``pass_fn(X, y, offset) -> T`` on one chunk; optionally ``select(offset, count) -> indices``."""
 
-    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> T: ...
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> T_co: ...
 
 
 @runtime_checkable

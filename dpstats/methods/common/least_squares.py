@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import qr
 
 __all__ = ["LeastSquaresFactor", "LeastSquaresPass", "combine_factors"]
 
@@ -49,8 +50,18 @@ class LeastSquaresFactor:
 
 
 def _r_factor(a: np.ndarray) -> np.ndarray:
-    """R of the (Householder) QR decomposition of ``a``: min(rows, columns) x columns, upper triangular."""
-    return np.asarray(np.linalg.qr(a, mode="r"))
+    """R of the (Householder) QR decomposition of ``a``, which is overwritten: min(rows, columns) x columns, upper
+    triangular.  ``a`` should be in Fortran order (LAPACK's), so that no copy is made."""
+    (factored, _), _ = qr(a, mode="raw", overwrite_a=True, check_finite=False)
+    return np.triu(factored[:min(a.shape)])
+
+
+def _augmented(X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """[X | y] as a new Fortran-ordered array (one copy of the chunk)."""
+    out = np.empty((X.shape[0], X.shape[1] + 1), order="F")
+    out[:, :-1] = X
+    out[:, -1] = y
+    return out
 
 
 class LeastSquaresPass:
@@ -60,7 +71,7 @@ class LeastSquaresPass:
 
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> LeastSquaresFactor:
         n = int(X.shape[0])
-        r = _r_factor(np.column_stack([X, y])) if n else np.zeros((0, X.shape[1] + 1))
+        r = _r_factor(_augmented(X, y)) if n else np.zeros((0, X.shape[1] + 1))
         mean = float(y.mean()) if n else 0.0
         return LeastSquaresFactor(r, n, mean, float(((y - mean) ** 2).sum()) if n else 0.0)
 
@@ -75,7 +86,7 @@ def combine_factors(a: LeastSquaresFactor, b: LeastSquaresFactor) -> LeastSquare
     n = a.n + b.n
     if n == 0:
         return a
-    r = _r_factor(np.vstack([a.r, b.r]))
+    r = _r_factor(np.asfortranarray(np.vstack([a.r, b.r])))
     delta = b.y_mean - a.y_mean
     mean = a.y_mean + delta * b.n / n
     m2 = a.y_m2 + b.y_m2 + delta * delta * a.n * b.n / n
