@@ -14,8 +14,9 @@ public arguments) and goes through the same steps whatever the data:
 5. public shape checks (d > n, the method's minimum n);
 6. public rescaling and clip ranges, from declared bounds only;
 7. the rows: :class:`~dpstats.rows.memory.InMemoryRows` (the whole design is
-   one chunk) or :class:`~dpstats.rows.chunked.ChunkedRows`; a source whose
-   row count is unknown is counted first, or by the method's first pass;
+   one chunk) or :class:`~dpstats.rows.chunked.ChunkedRows`; on a source, n
+   comes from a one-pass method's first pass (read once), else from the
+   source's metadata or a counting pass;
 8. the :class:`~dpstats.methods.registry.FitContext` (public facts, the
    fit's ledger and random source) and ``spec.fit(rows, ctx, options)``;
 9. the guard: any exception after the data were touched settles the
@@ -178,7 +179,7 @@ class _MemoryData:
     def __init__(self, design: Design, formula: str) -> None:
         self.design, self.formula = design, formula
 
-    def known_n(self) -> int | None:
+    def known_n(self, spec: MethodSpec) -> int | None:
         return self.design.n
 
     def count(self) -> int:
@@ -204,8 +205,11 @@ class _ChunkedData:
     def __init__(self, design: Design, formula: str, rows: ChunkedRows) -> None:
         self.design, self.formula, self._rows = design, formula, rows
 
-    def known_n(self) -> int | None:
-        """n when it is fixed already or the source's metadata give it without reading."""
+    def known_n(self, spec: MethodSpec) -> int | None:
+        """n when it is fixed already or, for a method without a first pass, when the source's metadata give it
+        without reading (a one-pass method's pass counts the rows anyway)."""
+        if spec.first_pass is not None and not self._rows.counted:
+            return None
         return self._rows.free_count()
 
     def count(self) -> int:
@@ -282,7 +286,7 @@ def _public_facts(data: _MemoryData | _ChunkedData, spec: MethodSpec, options: M
     """The clip ranges, the public rescaling and n, with n checked against the method's public requirements
     before anything is released.  n is known (in memory, or from a source's metadata), or read by the method's
     first pass or a counting pass once the bounds are known (a refusal for missing bounds reads nothing)."""
-    n = data.known_n()
+    n = data.known_n(spec)
     if n is not None:
         _check_shape(spec, n, data.design.d)
     bounds, scaling = _public_transform(spec, data.design, rescale)

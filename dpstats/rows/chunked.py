@@ -229,6 +229,11 @@ class ChunkedRows:
         return self._n
 
     @property
+    def counted(self) -> bool:
+        """True once n is fixed."""
+        return self._n is not None
+
+    @property
     def d(self) -> int:
         return self.evaluator.d
 
