@@ -1,12 +1,12 @@
 """The public entry points: ``dp_ols`` (formula + data) and ``dp_ols_arrays`` (X and y as arrays).
 
-Each validates nothing beyond what it needs to describe the request: it
-builds a :class:`~dpstats.pipeline.FitRequest` and hands it to
-:func:`dpstats.pipeline.run`, the one pipeline of every fit (privacy
-parameters and method options are checked, the budget is reserved before the
-data are touched, every refusal before the fit spends nothing, and a method
-that fails after releasing something still has its spend settled in the
-accountant).
+Each describes the call as a :class:`~dpstats.pipeline.FitRequest` (which
+kind of data, the public arguments) and hands it to
+:func:`dpstats.pipeline.run`, the one pipeline of every fit: the privacy
+parameters and method options are checked there, the budget is reserved
+before the data are touched, every refusal before the fit spends nothing, and
+a method that fails after releasing something still has its spend settled in
+the accountant.
 """
 
 from __future__ import annotations
