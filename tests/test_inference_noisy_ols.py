@@ -145,7 +145,8 @@ def test_refusal_spends_nothing_on_inference():
     x = np.linspace(-1, 1, 60)
     ledger = PrivacyLedger(1.0, 1e-6)
     with pytest.raises(IllConditionedDesignError):
-        noisy_ols.SPEC.fit_arrays(np.c_[np.ones(60), x], x, ledger=ledger, rng=np.random.default_rng(0), bounds=BOUNDS_2)
+        noisy_ols.SPEC.fit_arrays(np.c_[np.ones(60), x], x, ledger=ledger, rng=np.random.default_rng(0),
+                                  bounds=BOUNDS_2)
     assert [s.name for s in ledger.steps] == ["noisy lambda_min(X^T X)"]
 
 
