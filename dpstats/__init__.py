@@ -15,6 +15,7 @@ from dpstats.methods import available_methods
 from dpstats.privacy import PrivacyAccountant, PrivacyReport
 from dpstats.inference import InferenceWithheldWarning
 from dpstats.results import DPRegressionResults, InferenceUnavailableError
+from dpstats.tables import RegressionTable, table
 from dpstats.theory import plan, plot_plan
 
 __version__ = "0.1.0"
@@ -23,7 +24,7 @@ __all__ = [
     "dp_ols", "PrivacyAccountant", "PrivacyReport", "DPRegressionResults", "InferenceUnavailableError",
     "InferenceWithheldWarning",
     "available_methods", "datasets", "errors", "simulate", "theory", "plan", "__version__",
-    "dp_ols_arrays", "formula_all", "plot_plan", "compare", "Comparison", "plotting",
+    "dp_ols_arrays", "formula_all", "plot_plan", "compare", "Comparison", "plotting", "table", "RegressionTable",
 ]
 
 

@@ -11,11 +11,11 @@ the accountant.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import patsy
 
 from dpstats.pipeline import ArrayData, FitRequest, FrameData, SourceData, run
 from dpstats.privacy.accountant import PrivacyAccountant
@@ -40,7 +40,7 @@ def dp_ols(
     allow_data_levels: bool = False,
     rescale: bool = True,
     chunksize: int | None = None,
-    eval_env: patsy.EvalEnvironment | None = None,
+    eval_env: Any = None,
     **options: Any,
 ) -> DPRegressionResults:
     """Fit a linear regression with differential privacy from an R-style formula.
@@ -48,9 +48,13 @@ def dp_ols(
     Parameters
     ----------
     formula:
-        patsy formula, e.g. ``"price ~ carat + C(cut, levels=['Fair', 'Good'])"``.
+        patsy formula, e.g. ``"np.log(price) ~ log(carat) + C(cut, levels=['Fair', 'Good'])"``.
         Factor levels must be public (declared in the formula, in ``levels=``
-        or by a pandas Categorical dtype).
+        or by a pandas Categorical dtype).  Factor code is limited to row-wise
+        operations (:mod:`dpstats.formula_language`: arithmetic, comparisons,
+        log/exp/sqrt/abs and the other elementwise functions, ``poly(x, k)``
+        as raw powers, splines with literal knots and bounds), checked before
+        any data are read; ``y ~ .`` stands for every other column.
     data:
         pandas DataFrame or dict of equal-length arrays; or, for data larger
         than memory, a path, glob or list of paths to CSV or Parquet files (or
@@ -80,8 +84,14 @@ def dp_ols(
     levels:
         Public factor levels ``{variable: [level, ...]}``.
     missing:
-        ``"raise"`` (default) or ``"drop"`` (the post-drop n is then treated as
-        public, and the report says so).
+        ``"raise"`` (default: a missing value in a variable the formula uses
+        is refused) or ``"drop"``: each incomplete row becomes a public null
+        row (zero design row and response, after clipping) that adds nothing
+        to what the method releases, so n stays public and the number of
+        complete rows stays private (see ``docs/privacy.md``).  Supported by
+        the methods whose releases are sums over rows (``ssp``, ``adassp``,
+        ``noisy_ols``, ``lasso``, ``dpsgd``; ``method="auto"`` chooses among
+        them); the non-private ``ols`` drops the rows.
     allow_data_levels:
         Accept factor levels read from the data; reported as a leak.
     rescale:
@@ -94,9 +104,10 @@ def dp_ols(
         Rows per chunk for files (default 131072), or, with a DataFrame,
         process it in chunks of this many rows (same result as in one piece).
     eval_env:
-        The namespace in which functions used by the formula are looked up
-        (default: the caller's, as in patsy); wrappers such as
-        :func:`dpstats.compare` pass their own caller's.
+        Deprecated and ignored (a ``DeprecationWarning`` says so): formulas
+        are evaluated in dpstats's own namespace of row-wise functions
+        (:mod:`dpstats.formula_language`), never in the caller's, so the
+        formula cannot call code that reads across rows.
     **options:
         Method-specific options (e.g. ``rho=`` for adassp).
 
@@ -104,12 +115,15 @@ def dp_ols(
     -------
     DPRegressionResults
     """
-    env = eval_env if eval_env is not None else patsy.EvalEnvironment.capture(1)  # the caller's namespace
+    if eval_env is not None:
+        warnings.warn("dp_ols(eval_env=...) is deprecated and ignored: formulas are evaluated in dpstats's own "
+                      "namespace of row-wise functions (see dpstats.formula_language), never in the caller's",
+                      DeprecationWarning, stacklevel=2)
     request: FrameData
     if chunksize is not None or is_chunked_data(data):
-        request = SourceData(formula, data, env, bounds, levels, missing, allow_data_levels, chunksize=chunksize)
+        request = SourceData(formula, data, bounds, levels, missing, allow_data_levels, chunksize=chunksize)
     else:
-        request = FrameData(formula, data, env, bounds, levels, missing, allow_data_levels)
+        request = FrameData(formula, data, bounds, levels, missing, allow_data_levels)
     return run(FitRequest(request, epsilon, delta, method=method, options=options, accountant=accountant,
                           random_state=random_state, rescale=rescale))
 

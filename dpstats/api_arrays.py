@@ -1,13 +1,15 @@
 """Wide designs: the design of ``dp_ols_arrays`` (X and y as arrays) and ``formula_all`` ("y ~ ." in patsy).
 
-A formula with hundreds of columns is impractical to type, and patsy parses a
-flat ``y ~ x1 + x2 + ... + x1000`` recursively (it fails near 500 terms).  Two
-ways around it:
+A formula with hundreds of columns is impractical to type (patsy alone parses
+a flat ``y ~ x1 + x2 + ... + x1000`` recursively and fails near 500 terms;
+:func:`dpstats.dp_ols` nests long sums itself and reads R's ``y ~ .``).  Two
+more ways around it:
 
 * :func:`formula_all` writes the formula "response ~ every other column" (R's
-  ``y ~ .``), grouping the terms in nested parentheses of at most 64 so that
-  patsy's parser never recurses deeply; ``+`` is associative on term lists, so
-  the design (columns and their order) is the flat formula's;
+  ``y ~ .``, which :func:`dpstats.dp_ols` also understands), grouping the
+  terms in nested parentheses of at most 64 so that patsy's parser never
+  recurses deeply; ``+`` is associative on term lists, so the design
+  (columns and their order) is the flat formula's;
 * :func:`dpstats.dp_ols_arrays` skips formulas: X (n x d) and y go straight
   into the same pipeline as :func:`dpstats.dp_ols` (method choice from public
   facts, accountant, public rescaling, privacy report, error bounds), with
@@ -17,7 +19,6 @@ ways around it:
 
 from __future__ import annotations
 
-import keyword
 import math
 from typing import Any, Sequence
 
@@ -30,26 +31,10 @@ from dpstats.errors import (
     DataTypeError, InvalidBoundsError, MissingBoundsError, MissingDataError, UnknownColumnError,
 )
 from dpstats.formula import Design
+from dpstats.formula_language import FORMULA_ENV, join_terms, term
 from dpstats.methods.registry import MethodSpec
 
-__all__ = ["dp_ols_arrays", "formula_all", "array_design", "describe_arrays"]
-
-_GROUP = 64  # terms per parenthesised group: patsy's parser recursion depth stays O(64 * log_64 d)
-
-
-def _term(name: str) -> str:
-    """A column name as a patsy factor: bare when it is a plain identifier, else Q('...')."""
-    if name.isidentifier() and not keyword.iskeyword(name) and name not in {"C", "I", "Q"}:
-        return name
-    return f"Q({name!r})"
-
-
-def _join_terms(terms: list[str]) -> str:
-    """Join terms with '+', nesting groups of at most 64 in parentheses (same design as the flat sum)."""
-    while len(terms) > _GROUP:
-        terms = ["(" + " + ".join(terms[i:i + _GROUP]) + ")" for i in range(0, len(terms), _GROUP)]
-    return " + ".join(terms)
-
+__all__ = ["formula_all", "array_design", "describe_arrays"]
 
 def formula_all(data: Any, response: str, *, exclude: Sequence[str] = (), intercept: bool = True) -> str:
     """The formula "response ~ every other column" (R's ``y ~ .``) for :func:`dpstats.dp_ols`.
@@ -82,10 +67,10 @@ def formula_all(data: Any, response: str, *, exclude: Sequence[str] = (), interc
     unknown = [c for c in exclude if c not in columns]
     if unknown:
         raise UnknownColumnError(f"exclude names {', '.join(map(str, unknown))}, which are not columns of the data")
-    terms = [_term(c) for c in columns if c != response and c not in set(exclude)]
+    terms = [term(c) for c in columns if c != response and c not in set(exclude)]
     if not terms:
         raise UnknownColumnError("no columns are left for the right-hand side of the formula")
-    return f"{_term(response)} ~ {_join_terms(terms)}" + ("" if intercept else " - 1")
+    return f"{term(response)} ~ {join_terms(terms)}" + ("" if intercept else " - 1")
 
 
 def _pair(value: Any, what: str) -> Interval:
@@ -119,20 +104,34 @@ def describe_arrays(response_name: str, names: list[str]) -> str:
     return f"{response_name} ~ {rhs} [arrays]"
 
 
-def array_design(X: Any, y: Any, *, x_bounds: Any, y_bounds: tuple[float, float] | None,
-                 column_names: Sequence[str] | None, response_name: str, intercept: bool,
-                 spec: MethodSpec | None) -> Design:
-    """The public design of :func:`dpstats.dp_ols_arrays`: X (plus an intercept column when ``intercept``) and y
-    as float arrays of the call's own, the declared ranges per column, and a DesignInfo for ``predict`` built
-    from the names only.  Bad input is a typed error; a method that needs bounds (``spec``) is refused, naming
-    what is missing, when some are not declared."""
+def _float_array(a: Any, what: str) -> np.ndarray:
+    """``a`` as a new float array; a non-numeric input is refused from its type (numpy's message would quote a
+    value, so it is not passed on)."""
+    if isinstance(a, pd.DataFrame):
+        bad = [str(c) for c, dt in a.dtypes.items()
+               if not (pd.api.types.is_numeric_dtype(dt) or pd.api.types.is_bool_dtype(dt))
+               or isinstance(dt, pd.CategoricalDtype)]
+        if bad:
+            raise DataTypeError(f"{what} must be numeric; its columns {', '.join(bad[:5])} are not (convert them "
+                                "with a public rule first)")
+    try:
+        return np.array(a, dtype=float)  # a copy: the pipeline may rescale it in place
+    except (TypeError, ValueError):
+        pass
+    raise DataTypeError(f"{what} must be a numeric array (it holds text or objects that are not numbers); convert "
+                        "it with a public rule first")
+
+
+def array_design(X: Any, y: Any, spec: MethodSpec | None, *, x_bounds: Any, y_bounds: Any,
+                 column_names: Sequence[str] | None, response_name: str, intercept: bool) -> Design:
+    """The public design of :func:`dpstats.dp_ols_arrays`: X itself (plus an intercept column when ``intercept``)
+    and y as float arrays of the call's own, the declared ranges per column, and a DesignInfo for ``predict``
+    built from the names only.  Bad input is a typed error; a method that needs bounds (``spec``) is refused,
+    naming what is missing, when some are not declared."""
     if column_names is None and isinstance(X, pd.DataFrame):
         column_names = [str(c) for c in X.columns]
-    try:
-        Xa = np.array(X, dtype=float)  # a copy: the pipeline may rescale it in place
-        ya = np.array(y, dtype=float).ravel()
-    except (TypeError, ValueError) as exc:
-        raise DataTypeError(f"X and y must be numeric arrays: {exc}") from None
+    Xa = _float_array(X, "X")
+    ya = _float_array(y, "y").ravel()
     if Xa.ndim != 2 or Xa.shape[0] != ya.size or Xa.shape[1] == 0:
         raise DataTypeError(f"X must be 2-d (n x d) and y of length n; got X {Xa.shape} and y of length {ya.size}")
     if not (np.isfinite(Xa).all() and np.isfinite(ya).all()):
@@ -160,14 +159,12 @@ def array_design(X: Any, y: Any, *, x_bounds: Any, y_bounds: tuple[float, float]
             "or one pair per column, and y_bounds=(lo, hi), from domain knowledge (never from the data).")
     # the DesignInfo that predict() evaluates on new data, built from the names only (no formula parsing)
     features = [nm for nm in names if nm != "Intercept"]
-    terms = ([patsy.INTERCEPT] if intercept else []) + [patsy.Term([patsy.EvalFactor(_term(nm))]) for nm in features]
+    terms = ([patsy.INTERCEPT] if intercept else []) + [patsy.Term([patsy.EvalFactor(term(nm))]) for nm in features]
     public_row = {nm: np.zeros(1) for nm in features}
-    design_info = patsy.design_matrix_builders([terms], lambda: iter([public_row]),
-                                               patsy.EvalEnvironment([{}]))[0]
-    design = Design(X=Xa, y=ya, column_names=names, response_name=response_name, design_info=design_info,
-                    column_intervals=intervals, response_interval=y_interval, missing_bounds=missing,
-                    notes=["design given as arrays (dp_ols_arrays)"], numeric_variables=list(names))
-    return design
+    design_info = patsy.design_matrix_builders([terms], lambda: iter([public_row]), FORMULA_ENV)[0]
+    return Design(X=Xa, y=ya, column_names=names, response_name=response_name, design_info=design_info,
+                  column_intervals=intervals, response_interval=y_interval, missing_bounds=missing,
+                  notes=["design given as arrays (dp_ols_arrays)"], numeric_variables=list(names))
 
 
 def __getattr__(name: str) -> Any:

@@ -17,7 +17,8 @@ from typing import Mapping
 
 import numpy as np
 
-__all__ = ["Interval", "DataBounds", "IntervalError", "UnsupportedExpressionError", "interval_of_code"]
+__all__ = ["Interval", "DataBounds", "IntervalError", "UnsupportedExpressionError", "DomainError", "interval_of_code",
+           "domain_violation", "domain_requirements", "ELEMENTWISE_FUNCTIONS"]
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class Interval:
         return math.isfinite(self.lo) and math.isfinite(self.hi)
 
     def __add__(self, other: "Interval") -> "Interval":
-        return Interval(self.lo + other.lo, self.hi + other.hi)
+        return _finite(self.lo + other.lo, self.hi + other.hi)
 
     def __neg__(self) -> "Interval":
         return Interval(-self.hi, -self.lo)
@@ -50,12 +51,12 @@ class Interval:
 
     def __mul__(self, other: "Interval") -> "Interval":
         p = [self.lo * other.lo, self.lo * other.hi, self.hi * other.lo, self.hi * other.hi]
-        return Interval(min(p), max(p))
+        return _finite(min(p), max(p))
 
     def reciprocal(self) -> "Interval":
         if self.lo <= 0 <= self.hi:
-            raise IntervalError("division by an interval that contains 0")
-        return Interval(1.0 / self.hi, 1.0 / self.lo)
+            raise DomainError("division by an interval that contains 0")
+        return _finite(1.0 / self.hi, 1.0 / self.lo)
 
     def power(self, k: float) -> "Interval":
         if float(k).is_integer():
@@ -64,20 +65,40 @@ class Interval:
                 return Interval(1.0, 1.0)
             if k < 0:
                 return self.reciprocal().power(-k)
+            ends = [_pow(self.lo, k), _pow(self.hi, k)]
             if k % 2 == 1:
-                return Interval(self.lo**k, self.hi**k)
-            lo = 0.0 if self.lo <= 0 <= self.hi else min(self.lo**k, self.hi**k)
-            return Interval(lo, max(self.lo**k, self.hi**k))
+                return _finite(*ends)
+            lo = 0.0 if self.lo <= 0 <= self.hi else min(ends)
+            return _finite(lo, max(ends))
         if self.lo < 0:
-            raise IntervalError("a fractional power needs a lower bound >= 0")
-        vals = [self.lo**k, self.hi**k] if self.lo > 0 or k > 0 else [math.inf]
-        return Interval(min(vals), max(vals))
+            raise DomainError("a fractional power needs a lower bound >= 0")
+        if k < 0 and self.lo <= 0:
+            raise DomainError("a negative power needs a lower bound > 0")
+        ends = [_pow(self.lo, k), _pow(self.hi, k)]
+        return _finite(min(ends), max(ends))
 
     def monotone(self, f, name: str, domain_lo: float = -math.inf, strict_lo: bool = False) -> "Interval":
         """Image under an increasing function f defined on [domain_lo, inf)."""
         if self.lo < domain_lo or (strict_lo and self.lo <= domain_lo):
-            raise IntervalError(f"{name} needs a lower bound {'>' if strict_lo else '>='} {domain_lo}")
-        return Interval(f(self.lo), f(self.hi))
+            raise DomainError(f"{name} needs a lower bound {'>' if strict_lo else '>='} {domain_lo}")
+        try:
+            return _finite(f(self.lo), f(self.hi))
+        except OverflowError:
+            raise DomainError(f"{name} overflows a float on this range") from None
+
+
+def _pow(base: float, k: float) -> float:
+    try:
+        return float(base) ** k
+    except OverflowError:
+        raise DomainError("a power overflows a float on this range") from None
+
+
+def _finite(lo: float, hi: float) -> Interval:
+    """[lo, hi], or DomainError when an end is not finite (the expression overflows a float on the range)."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise DomainError("the expression overflows a float on this range")
+    return Interval(lo, hi)
 
 
 class IntervalError(ValueError):
@@ -93,12 +114,28 @@ class UnsupportedExpressionError(IntervalError):
     """
 
 
+class DomainError(IntervalError):
+    """The expression is undefined, or overflows a float, somewhere on the given ranges of its variables.
+
+    For instance a log of a range reaching 0, a division by a range that
+    contains 0, a fractional power of a range reaching below 0, or exp of a
+    range reaching 710.  Narrower (or shifted) bounds on the variables cure it.
+    """
+
+
+#: increasing elementwise functions: name -> (function, lower end of its domain, domain open at that end)
 _INCREASING = {
     "log": (math.log, 0.0, True), "log2": (math.log2, 0.0, True), "log10": (math.log10, 0.0, True),
     "log1p": (math.log1p, -1.0, True), "exp": (math.exp, -math.inf, False),
     "sqrt": (math.sqrt, 0.0, False), "expm1": (math.expm1, -math.inf, False),
     "arcsinh": (math.asinh, -math.inf, False), "tanh": (math.tanh, -math.inf, False),
 }
+_ABS = {"abs", "absolute", "fabs"}
+
+#: the elementwise (row-wise) functions interval arithmetic bounds; the formula language allows exactly these
+ELEMENTWISE_FUNCTIONS: frozenset[str] = frozenset({*_INCREASING, *_ABS, "square"})
+
+_COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
 
 
 def _call_name(func: ast.AST) -> str | None:
@@ -112,67 +149,182 @@ def _call_name(func: ast.AST) -> str | None:
 def interval_of_code(code: str, variables: Mapping[str, Interval]) -> Interval:
     """Bound the value of a numeric patsy factor ``code`` given bounds on its variables.
 
-    Supports names, numeric constants, + - * / **, ``I()``, ``Q("name")`` and
-    the increasing functions log, log2, log10, log1p, exp, expm1, sqrt,
-    arcsinh, tanh (bare or as ``np.``), plus ``abs``/``np.abs`` and
-    ``np.square``.  Raises :class:`IntervalError` naming what is missing.
+    Supports names, numeric constants, + - * / **, comparisons (0/1), ``I()``,
+    ``Q("name")`` and the increasing functions log, log2, log10, log1p, exp,
+    expm1, sqrt, arcsinh, tanh (bare or as ``np.``), plus
+    ``abs``/``np.abs`` and ``np.square``.  Raises :class:`IntervalError`
+    naming what is missing, :class:`DomainError` when the expression is
+    undefined or overflows somewhere on the ranges.
     """
+    iv = _eval(_parse(code), variables, partial=False)
+    assert iv is not None  # not partial: every variable has a range or IntervalError was raised
+    return iv
+
+
+def domain_violation(code: str, variables: Mapping[str, Interval]) -> str | None:
+    """Why ``code`` is undefined somewhere on the declared ranges of its variables, or None.
+
+    Variables without a range are unknown: operations on them are not
+    checked, but every sub-expression whose variables all have declared
+    ranges is (so ``np.log(x) * z`` with x declared in [0, 10] is found even
+    when z has no bound).  Structural problems (an operation interval
+    arithmetic does not cover) are not domain violations and give None.
+    """
+    return _violation(_parse(code), variables)
+
+
+def _violation(node: ast.AST, variables: Mapping[str, Interval]) -> str | None:
+    """Domain violation of ``node``, or of the sub-expressions of an operation interval arithmetic cannot bound
+    (say, the argument of a spline)."""
     try:
-        tree = ast.parse(code.strip(), mode="eval").body
+        _eval(node, variables, partial=True)
+    except DomainError as exc:
+        return str(exc)
+    except IntervalError:
+        for child in ast.iter_child_nodes(node):
+            why = _violation(child, variables) if isinstance(child, (ast.expr, ast.keyword)) else None
+            if why:
+                return why
+    return None
+
+
+def _parse(code: str) -> ast.AST:
+    try:
+        return ast.parse(code.strip(), mode="eval").body
     except SyntaxError as exc:  # pragma: no cover - patsy has parsed it already
         raise UnsupportedExpressionError(f"cannot parse {code!r}") from exc
+
+
+def _constant(node: ast.AST) -> float:
+    """The value of an expression of numeric literals only (an exponent), or UnsupportedExpressionError."""
     try:
-        return _eval(tree, variables)
-    except OverflowError:  # exp or a power of a wide range: no finite clip range follows from these bounds
-        raise IntervalError(f"the range of {code!r} overflows a float") from None
+        iv = _eval(node, {}, partial=False)
+    except IntervalError:
+        iv = None
+    if iv is None or iv.lo != iv.hi:
+        raise UnsupportedExpressionError("only constant exponents are supported")
+    return iv.lo
 
 
-def _eval(node: ast.AST, variables: Mapping[str, Interval]) -> Interval:
+def _eval(node: ast.AST, variables: Mapping[str, Interval], partial: bool) -> Interval | None:
+    """The range of ``node``; with ``partial``, None for an expression that involves a variable without a range
+    (its known sub-expressions are still checked)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-        return Interval(float(node.value), float(node.value))
+        return _finite(float(node.value), float(node.value))
     if isinstance(node, ast.Name):
-        if node.id not in variables:
-            raise IntervalError(f"no bound declared for variable '{node.id}'")
-        return variables[node.id]
+        return _variable(node.id, variables, partial)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        inner = _eval(node.operand, variables)
-        return -inner if isinstance(node.op, ast.USub) else inner
+        inner = _eval(node.operand, variables, partial)
+        return inner if inner is None or isinstance(node.op, ast.UAdd) else -inner
     if isinstance(node, ast.BinOp):
-        left = _eval(node.left, variables)
-        if isinstance(node.op, ast.Pow):
-            if not (isinstance(node.right, ast.Constant) and isinstance(node.right.value, (int, float))):
-                raise UnsupportedExpressionError("only constant exponents are supported")
-            return left.power(float(node.right.value))
-        right = _eval(node.right, variables)
-        if isinstance(node.op, ast.Add):
-            return left + right
-        if isinstance(node.op, ast.Sub):
-            return left - right
-        if isinstance(node.op, ast.Mult):
-            return left * right
-        if isinstance(node.op, ast.Div):
-            return left * right.reciprocal()
-        raise UnsupportedExpressionError(f"operator {type(node.op).__name__} is not supported")
+        return _binop(node, variables, partial)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], _COMPARISONS):
+        left = _eval(node.left, variables, partial)
+        right = _eval(node.comparators[0], variables, partial)
+        return None if left is None or right is None else _compare(node.ops[0], left, right)
     if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
-        name = _call_name(node.func)
-        if name == "Q" and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-            var = node.args[0].value
-            if var not in variables:
-                raise IntervalError(f"no bound declared for variable '{var}'")
-            return variables[var]
-        inner = _eval(node.args[0], variables)
-        if name == "I":
-            return inner
-        if name in {"abs", "absolute", "fabs"}:
-            lo = 0.0 if inner.lo <= 0 <= inner.hi else min(abs(inner.lo), abs(inner.hi))
-            return Interval(lo, inner.abs_max)
-        if name == "square":
-            return inner.power(2)
-        if name in _INCREASING:
-            f, dom, strict = _INCREASING[name]
-            return inner.monotone(f, name, dom, strict)
-        raise UnsupportedExpressionError(f"cannot bound the function {name or ast.unparse(node.func)}()")
+        return _call(node, variables, partial)
     raise UnsupportedExpressionError(f"cannot bound the expression {ast.unparse(node)!r}")
+
+
+def _variable(name: str, variables: Mapping[str, Interval], partial: bool) -> Interval | None:
+    if name in variables:
+        return variables[name]
+    if partial:
+        return None
+    raise IntervalError(f"no bound declared for variable '{name}'")
+
+
+def _binop(node: ast.BinOp, variables: Mapping[str, Interval], partial: bool) -> Interval | None:
+    left = _eval(node.left, variables, partial)
+    if isinstance(node.op, ast.Pow):
+        k = _constant(node.right)
+        return None if left is None else left.power(k)
+    right = _eval(node.right, variables, partial)
+    if isinstance(node.op, ast.Div) and right is not None:
+        right = right.reciprocal()  # a division by a range containing 0 is a domain error even if left is unknown
+    if left is None or right is None:
+        return None
+    if isinstance(node.op, ast.Add):
+        return left + right
+    if isinstance(node.op, ast.Sub):
+        return left - right
+    if isinstance(node.op, (ast.Mult, ast.Div)):
+        return left * right
+    raise UnsupportedExpressionError(f"operator {type(node.op).__name__} is not supported")
+
+
+def _compare(op: ast.cmpop, left: Interval, right: Interval) -> Interval:
+    """The range of a comparison as 0/1: a point when the ranges decide it, else [0, 1]."""
+    if isinstance(op, (ast.Lt, ast.Gt)):
+        lo_side, hi_side = (left, right) if isinstance(op, ast.Lt) else (right, left)
+        always, never = lo_side.hi < hi_side.lo, lo_side.lo >= hi_side.hi
+    elif isinstance(op, (ast.LtE, ast.GtE)):
+        lo_side, hi_side = (left, right) if isinstance(op, ast.LtE) else (right, left)
+        always, never = lo_side.hi <= hi_side.lo, lo_side.lo > hi_side.hi
+    else:
+        disjoint = left.hi < right.lo or right.hi < left.lo
+        same_point = left.lo == left.hi == right.lo == right.hi
+        equal_always, equal_never = same_point, disjoint
+        always, never = (equal_always, equal_never) if isinstance(op, ast.Eq) else (equal_never, equal_always)
+    return Interval(1.0, 1.0) if always else Interval(0.0, 0.0) if never else Interval(0.0, 1.0)
+
+
+def _call(node: ast.Call, variables: Mapping[str, Interval], partial: bool) -> Interval | None:
+    name = _call_name(node.func)
+    arg = node.args[0]
+    if name == "Q" and isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return _variable(arg.value, variables, partial)
+    if name != "I" and name not in ELEMENTWISE_FUNCTIONS:
+        raise UnsupportedExpressionError(f"cannot bound the function {name or ast.unparse(node.func)}()")
+    inner = _eval(arg, variables, partial)
+    if inner is None or name == "I":
+        return inner
+    if name in _ABS:
+        lo = 0.0 if inner.lo <= 0 <= inner.hi else min(abs(inner.lo), abs(inner.hi))
+        return Interval(lo, inner.abs_max)
+    if name == "square":
+        return inner.power(2)
+    f, dom, strict = _INCREASING[name]
+    return inner.monotone(f, name, dom, strict)
+
+
+_DOMAINS = {"log": "> 0", "log2": "> 0", "log10": "> 0", "log1p": "> -1", "sqrt": ">= 0",
+            "exp": "< 709 (exp overflows above)", "expm1": "< 709 (expm1 overflows above)"}
+
+
+def domain_requirements(code: str) -> list[str]:
+    """The public domain of the transforms in ``code``, in words (``"x > 0 in np.log(x)"``), in order.
+
+    Read from the formula text alone: used in messages that must not depend
+    on which value or row broke a transform.
+    """
+    try:
+        tree = ast.parse(code.strip(), mode="eval")
+    except SyntaxError:
+        return []
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and len(node.args) == 1 and (name := _call_name(node.func)) in _DOMAINS:
+            out.append(f"{ast.unparse(node.args[0])} {_DOMAINS[str(name)]} in {ast.unparse(node)}")
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            out.append(f"{ast.unparse(node.right)} != 0 in {ast.unparse(node)}")
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            need = _power_domain(node.right)
+            if need:
+                out.append(f"{ast.unparse(node.left)} {need} in {ast.unparse(node)}")
+    return list(dict.fromkeys(out))
+
+
+def _power_domain(exponent: ast.AST) -> str:
+    """What a power with this exponent needs of its base ("" for a positive integer exponent)."""
+    try:
+        k = _constant(exponent)
+    except IntervalError:
+        return ">= 0"
+    if float(k).is_integer():
+        return "!= 0" if k < 0 else ""
+    return "> 0" if k < 0 else ">= 0"
 
 
 @dataclass(frozen=True)
@@ -185,12 +337,20 @@ class DataBounds:
         Clip range of each design column (length d).
     y_lo, y_hi:
         Clip range of the response.
+    null_rows:
+        True when the data may hold public null rows (``missing="drop"``):
+        rows whose response is NaN, put there by the formula layer for rows
+        with a missing value.  :meth:`clip` sets them to zero (design row and
+        response) *after* clipping, so that a null row adds nothing to any
+        sum over rows (clipping would move it: the intercept's range is
+        [1, 1]).  A public fact: it depends on the option, not on the data.
     """
 
     column_lo: np.ndarray
     column_hi: np.ndarray
     y_lo: float
     y_hi: float
+    null_rows: bool = False
 
     @property
     def x_norm(self) -> float:
@@ -204,13 +364,19 @@ class DataBounds:
 
     def clip(self, X: np.ndarray, y: np.ndarray, inplace: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Clip X column-wise and y to the declared ranges (new arrays, inputs untouched; with ``inplace`` the
-        float arrays X and y are overwritten, for chunks that are the caller's own)."""
+        float arrays X and y are overwritten, for chunks that are the caller's own); null rows (``null_rows``)
+        become zero rows."""
         # one scalar clip to the envelope of all ranges (fast), then the columns with narrower ranges
         Xc = np.clip(X, self.column_lo.min(), self.column_hi.max(), out=X if inplace else None)
         narrower = np.flatnonzero((self.column_lo > self.column_lo.min()) | (self.column_hi < self.column_hi.max()))
         for j in narrower:
             np.clip(Xc[:, j], self.column_lo[j], self.column_hi[j], out=Xc[:, j])
         yc = np.clip(y, self.y_lo, self.y_hi, out=y if inplace else None)
+        if self.null_rows:
+            null = np.isnan(yc)
+            if null.any():
+                Xc[null] = 0.0
+                yc[null] = 0.0
         return Xc, yc
 
     def describe(self, names: list[str] | None = None) -> str:

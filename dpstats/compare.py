@@ -20,7 +20,6 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-import patsy
 
 from dpstats.api import dp_ols
 from dpstats.errors import DPStatsError, PTRFailure, PublicDataRequiredError
@@ -200,8 +199,7 @@ def compare(
     if unknown:
         raise ValueError(f"method_options names methods that are not compared: {', '.join(unknown)}")
 
-    env = patsy.EvalEnvironment.capture(1)  # the caller's namespace, for functions used by the formula
-    design = build_design(formula, data, eval_env=env, bounds=bounds, levels=levels)
+    design = build_design(formula, data, bounds=bounds, levels=levels)
     X, y = design.X, design.y
     sst = float(np.sum((y - y.mean()) ** 2))
     truth_vec = _truth_vector(truth, design.column_names)
@@ -221,7 +219,7 @@ def compare(
                 rng = np.random.default_rng(seeds[k])
                 k += 1
                 rows.append(_one_fit(formula, data, name, eps, delta, bounds, levels, opts.get(name, {}), rng,
-                                     X, y, sst, truth_vec, trial, env))
+                                     X, y, sst, truth_vec, trial))
                 if bar is not None:
                     bar.update(1)
     if bar is not None:
@@ -273,11 +271,11 @@ def _progress(total: int, enabled: bool) -> Any:
 def _one_fit(formula: str, data: Any, method: str, eps: float, delta: float,
              bounds: Mapping[str, tuple[float, float]] | None, levels: Mapping[str, Sequence[Any]] | None,
              options: dict[str, Any], rng: np.random.Generator, X: np.ndarray, y: np.ndarray, sst: float,
-             truth: np.ndarray | None, trial: int, env: patsy.EvalEnvironment) -> list[Any]:
+             truth: np.ndarray | None, trial: int) -> list[Any]:
     start = time.perf_counter()
     try:
         res = dp_ols(formula, data, epsilon=eps, delta=delta, method=method, bounds=bounds, levels=levels,
-                     random_state=rng, eval_env=env, **options)
+                     random_state=rng, **options)
     except DPStatsError as exc:
         seconds = time.perf_counter() - start
         spent = getattr(exc, "privacy_spent", (0.0, 0.0))

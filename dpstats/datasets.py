@@ -40,7 +40,9 @@ class DatasetInfo:
 
     ``levels`` are the public factor levels the loader applies as Categorical
     dtypes; ``documented_ranges`` are public ranges of numeric variables and
-    ``ranges_source`` says where they come from.
+    ``ranges_source`` says where they come from; ``example_formula`` is the
+    formula of the examples (``dpstats example`` for diamonds) and
+    ``example_note`` the public facts behind its choices.
     """
 
     name: str
@@ -54,6 +56,7 @@ class DatasetInfo:
     example_formula: str = ""
     drop_columns: tuple[str, ...] = ()
     ranges_source: str = ""
+    example_note: str = ""
 
 
 _DATASETS: dict[str, DatasetInfo] = {
@@ -68,8 +71,14 @@ _DATASETS: dict[str, DatasetInfo] = {
         # ranges as printed in ggplot2's documentation of the data set (?diamonds)
         documented_ranges={"price": (326, 18823), "carat": (0.2, 5.01), "x": (0, 10.74), "y": (0, 58.9),
                            "z": (0, 31.8), "depth": (43, 79), "table": (43, 95)},
-        example_formula="price ~ carat + C(cut) + C(color) + C(clarity) + depth + table",
+        example_formula="np.log(price) ~ np.log(carat) + C(cut, Treatment('Ideal')) + C(color, Treatment('G'))",
         ranges_source="the ranges printed in ggplot2's documentation of the data set (?diamonds)",
+        # the most common grades, from the level counts of this public data set as R prints them with
+        # summary(ggplot2::diamonds): cut Ideal 21551, Premium 13791, ...; color G 11292, E 9797, ...
+        example_note=("reference levels: the most common grades, cut 'Ideal' (21,551 of the 53,940 diamonds) and "
+                      "color 'G' (11,292), from the level counts of this public data set (R: "
+                      "summary(ggplot2::diamonds)); a rare reference level would make the dummies nearly collinear "
+                      "with the intercept. With private data, choose them from domain knowledge."),
     ),
     "penguins": DatasetInfo(
         name="penguins", file="penguins.csv.gz",

@@ -45,12 +45,35 @@ class UndeclaredLevelsError(FormulaError):
     """A categorical factor's levels would be read from the private data."""
 
 
-class StatefulTransformError(FormulaError):
+class DisallowedExpressionError(FormulaError):
+    """Factor code uses an operation outside the formula language dpstats evaluates.
+
+    Formulas are checked against an allow-list of row-wise operations (column
+    names, numeric literals, arithmetic and comparisons, ``I``, ``Q``,
+    ``C(..., levels=<literal>)``, the elementwise functions the bounds layer
+    knows, raw ``poly(x, k)`` and splines with literal knots and bounds)
+    before any data are read.  The message names the call and says why it is
+    refused (a cross-row function such as ``np.mean`` computes on every row at
+    once, so one row could change every transformed value).
+    """
+
+
+class StatefulTransformError(DisallowedExpressionError):
     """A patsy stateful transform would compute statistics of the private data."""
 
 
 class MissingDataError(DPStatsError, ValueError):
     """The variables used by the formula contain missing values."""
+
+
+class NonFiniteValueError(MissingDataError):
+    """A variable or a transform of the formula is not finite on some row (a check of the public domain).
+
+    Raised only where no declared bound settles the question (a transform of a
+    variable without declared bounds, or an infinite value in the data).  The
+    message is the same whatever the offending value and row: it lists the
+    domain of every transform of the formula, which is public.
+    """
 
 
 class DataTypeError(DPStatsError, TypeError):
@@ -63,6 +86,15 @@ class MissingBoundsError(DPStatsError, ValueError):
 
 class InvalidBoundsError(DPStatsError, ValueError):
     """A declared bound is malformed (lo > hi, not finite, unknown name)."""
+
+
+class TransformDomainError(FormulaError, InvalidBoundsError):
+    """A transform is undefined (or overflows) somewhere inside the declared bounds of its variables.
+
+    Decided from the formula and the declared bounds alone, before any data
+    are read (say, ``np.log(x)`` with x declared in [0, 10]), so the refusal
+    spends nothing and does not depend on the data.
+    """
 
 
 class InsufficientDataError(DPStatsError, ValueError):
@@ -103,23 +135,6 @@ class IllConditionedDesignError(DPStatsError, RuntimeError):
         self.privacy_spent = privacy_spent
 
 
-class MethodFailureError(DPStatsError, RuntimeError):
-    """A method failed in an unexpected way after the data were read; nothing more was released.
-
-    Raised by the fit pipeline in place of any untyped exception from the
-    method or from reading the data, so that no exception escapes untyped or
-    uncharged.  The original error is not attached, and its type and message
-    are not reported: they may depend on the data values.  ``privacy_spent``
-    is the (epsilon, delta) the fit spent before failing, which the
-    accountant was charged; the message states it.  This is a bug: please
-    report it with the public facts of the call (method, options, n, d).
-    """
-
-    def __init__(self, message: str, privacy_spent: tuple[float, float]) -> None:
-        super().__init__(message)
-        self.privacy_spent = privacy_spent
-
-
 class PTRFailure(DPStatsError, RuntimeError):
     """A propose-test-release check refused to release an estimate.
 
@@ -137,6 +152,21 @@ class PTRFailure(DPStatsError, RuntimeError):
         self.hint = hint
         self.noisy_statistic = noisy_statistic
         self.threshold = threshold
+
+
+class InternalFitError(DPStatsError, RuntimeError):
+    """An operation on the data failed with an exception that is not one of dpstats's typed refusals.
+
+    The original message is withheld (it may quote data values): the message
+    names the stage and the original exception's type only (also in
+    ``original_type``).  ``privacy_spent`` is what the fit's ledger charged
+    before the failure, and the accountant was settled with it.
+    """
+
+    def __init__(self, message: str, *, privacy_spent: tuple[float, float], original_type: str) -> None:
+        super().__init__(message)
+        self.privacy_spent = privacy_spent
+        self.original_type = original_type
 
 
 class ConvergenceError(DPStatsError, RuntimeError):
@@ -174,6 +204,20 @@ class BudgetFileError(DPStatsError, RuntimeError):
         super().__init__(message)
         self.path = path
         self.reason = reason
+
+
+class SettlementError(DPStatsError, RuntimeError):
+    """The accountant could not record what a fit spent (a lock timeout, a broken budget file, ...).
+
+    The fit's reservation is then left held in full, which is conservative:
+    the accountant counts the whole reserved budget as spent until a
+    custodian settles it.  ``privacy_spent`` is what the fit's ledger charged;
+    no released value travels with this error or its chain.
+    """
+
+    def __init__(self, message: str, *, privacy_spent: tuple[float, float]) -> None:
+        super().__init__(message)
+        self.privacy_spent = privacy_spent
 
 
 class BudgetMismatchError(BudgetFileError):

@@ -7,12 +7,17 @@ a function of public facts only:
   ``levels=`` argument, or from a declared schema (a pandas ``Categorical``
   dtype, or ``bool``), never from the values present in the data, unless the
   user opts in with ``allow_data_levels=True`` (reported as a leak);
-* patsy's stateful transforms that compute statistics of the data
-  (``center``, ``standardize``, ``scale``, spline bases without explicit
-  knots and boundaries) are refused;
-* errors are decided from the schema (column names, dtypes, the formula);
-  the few that depend on values (missing values, values outside declared
-  levels) are schema violations and never echo a value or a count.
+* factor code is row-wise: it is checked against the allow-list of
+  :mod:`dpstats.formula_language` before any data are read and evaluated in
+  dpstats's own namespace, never the caller's;
+* errors are decided from the schema (column names, dtypes, the formula, the
+  declared bounds: a transform undefined inside the declared bounds of its
+  variables is refused before any data are read); the few that depend on
+  values (missing values, values outside declared levels, non-finite values
+  where no bound settles the transform) are checks of the public domain and
+  never echo a value or a count (``docs/privacy.md``);
+* ``missing="drop"`` keeps n public in a private fit: incomplete rows become
+  public null rows (see :func:`build_design`).
 
 Bounds given on raw variables are pushed through the factor code by interval
 arithmetic (:mod:`dpstats.bounds`) to a clip range per design column.  A bound
@@ -31,26 +36,29 @@ from __future__ import annotations
 
 import ast
 import itertools
+import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import patsy
 from patsy.eval import ast_names
 
-from dpstats.bounds import DataBounds, Interval, IntervalError, UnsupportedExpressionError, interval_of_code
+from dpstats.bounds import (
+    DataBounds, Interval, IntervalError, UnsupportedExpressionError, domain_requirements, domain_violation,
+    interval_of_code,
+)
 from dpstats.errors import (
-    DataTypeError, FormulaError, InvalidBoundsError, MissingBoundsError, MissingDataError,
-    StatefulTransformError, UndeclaredLevelsError, UnknownColumnError, UnseenLevelError,
+    DataTypeError, DPStatsError, FormulaError, InvalidBoundsError, MissingBoundsError, MissingDataError,
+    NonFiniteValueError, TransformDomainError, UndeclaredLevelsError, UnknownColumnError, UnseenLevelError,
+)
+from dpstats.formula_language import (
+    FORMULA_ENV, FactorFacts, check_factor, check_numeric_dtypes, expand_formula, model_desc,
 )
 from dpstats.validation import check_bounds_pair
 
 __all__ = ["Design", "FramePlan", "build_design", "public_design", "design_matrix_for_prediction"]
-
-_DATA_STATISTIC_TRANSFORMS = {"center", "standardize", "scale"}
-_SPLINES = {"bs", "cr", "cc"}
-_SPLINE_PUBLIC_KEYWORDS = {"knots", "lower_bound", "upper_bound"}
 
 
 @dataclass
@@ -72,6 +80,11 @@ class Design:
     # (design column or response code, reason) pairs whose range cannot be derived from variable bounds
     bound_variables: list[str] = field(default_factory=list)
     underivable_bounds: list[tuple[str, str]] = field(default_factory=list)
+    # missing="drop" for a private fit: rows with a missing value are public null rows, NaN in X and y here (the
+    # mask itself is private: it is never stored, only the NaN marks, which DataBounds.clip turns into zeros)
+    null_rows: bool = False
+    formula_expanded: str = ""  # the formula as patsy parses it ('.' expanded, long sums nested); for workers
+    non_finite_message: str = ""  # the public refusal for a non-finite value (the same for every value and row)
 
     @property
     def n(self) -> int:
@@ -99,6 +112,7 @@ class Design:
             column_lo=np.array([iv.lo for iv in self.column_intervals], dtype=float),  # type: ignore[union-attr]
             column_hi=np.array([iv.hi for iv in self.column_intervals], dtype=float),  # type: ignore[union-attr]
             y_lo=self.response_interval.lo, y_hi=self.response_interval.hi,  # type: ignore[union-attr]
+            null_rows=self.null_rows,
         )
 
 
@@ -137,11 +151,20 @@ def _as_frame(data: Any) -> pd.DataFrame:
     if isinstance(data, pd.DataFrame):
         return data
     if isinstance(data, Mapping):
-        try:
-            return pd.DataFrame({k: np.asarray(v) if not isinstance(v, pd.Series) else v for k, v in data.items()})
-        except ValueError as exc:
-            raise DataTypeError(f"data is a dict whose arrays cannot form a table: {exc}") from None
+        frame = _frame_from_mapping(data)
+        if frame is None:
+            raise DataTypeError("data is a dict whose arrays cannot form a table (their lengths or shapes differ); "
+                                "pass equal-length 1-d arrays")
+        return frame
     raise DataTypeError(f"data must be a pandas DataFrame or a dict of equal-length arrays, got {type(data).__name__}")
+
+
+def _frame_from_mapping(data: Mapping[str, Any]) -> pd.DataFrame | None:
+    """A DataFrame of the mapping's arrays, or None (pandas' message is not passed on: it may quote values)."""
+    try:
+        return pd.DataFrame({k: np.asarray(v) if not isinstance(v, pd.Series) else v for k, v in data.items()})
+    except (ValueError, TypeError):
+        return None
 
 
 def _factor_calls(code: str) -> list[ast.Call]:
@@ -168,26 +191,6 @@ def _call_name(call: ast.Call) -> str | None:
     return None
 
 
-def _check_stateful(code: str) -> None:
-    for call in _factor_calls(code):
-        name = _call_name(call)
-        if name in _DATA_STATISTIC_TRANSFORMS:
-            raise StatefulTransformError(
-                f"'{code}' uses patsy's {name}(), which computes the mean/sd of the private data. Write the "
-                "transform with public constants instead, e.g. I((x - 50) / 10), using centre and scale from "
-                "domain knowledge.")
-        if name == "te":
-            raise StatefulTransformError(f"'{code}': te() tensor splines choose knots from the data; not supported.")
-        if name in _SPLINES:
-            given = {k.arg for k in call.keywords}
-            missing = _SPLINE_PUBLIC_KEYWORDS - given
-            if missing:
-                raise StatefulTransformError(
-                    f"'{code}': {name}() places knots and boundaries at quantiles of the private data unless "
-                    f"they are given. Pass {', '.join(sorted(missing))}= with public values, e.g. "
-                    f"{name}(x, knots=[2, 5, 8], lower_bound=0, upper_bound=10).")
-
-
 def _declares_levels(code: str) -> bool:
     return any(_call_name(c) == "C" and any(k.arg == "levels" for k in c.keywords) for c in _factor_calls(code))
 
@@ -210,10 +213,17 @@ class FramePlan:
 
     * keep the variables the formula uses; a boolean response becomes 0/1;
     * variables with declared levels become pandas Categoricals with exactly
-      those categories (a value outside them is a schema violation);
+      those categories, and variables whose levels are written in the formula
+      (``C(g, levels=[...])``) are checked against them (a value outside them
+      is a schema violation, refused without naming the value);
     * raw variables that enter a transform are clipped to their declared
-      range (``clip``);
-    * missing values: ``"raise"`` (a schema violation) or ``"drop"``.
+      range (``clip``), so the transform is evaluated inside the range on
+      which its domain was checked;
+    * missing values: ``"raise"`` (a schema violation), ``"null"`` (a row
+      with a missing value becomes the public null row ``fill``, evaluated
+      like any row and then marked, see :func:`build_design`) or ``"drop"``
+      (the rows are removed: only for the non-private reference ``ols``,
+      whose n need not be protected).
     """
 
     variables: tuple[str, ...]
@@ -221,9 +231,11 @@ class FramePlan:
     levels: tuple[tuple[str, tuple[Any, ...]], ...] = ()
     clip: tuple[tuple[str, float, float], ...] = ()
     missing: str = "raise"
+    allowed: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    fill: tuple[tuple[str, Any], ...] = ()
 
-    def prepare(self, df: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
-        """The prepared frame and whether rows with missing values were dropped.
+    def prepare(self, df: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray | None]:
+        """The prepared frame and, with ``missing="null"``, the mask of its null rows (None when it has none).
 
         Missing values (NaN, None, ``pd.NA``) are handled first, so that the
         columns with a pandas extension dtype (nullable ``boolean``, ``Int64``,
@@ -233,30 +245,53 @@ class FramePlan:
         variables = list(self.variables)
         if variables and list(df.columns) != variables:  # (a column list copies a consolidated frame's block)
             df = df[variables]
-        dropped = False
+        nulls = None
         bad = [str(v) for v in variables if df[v].hasnans]
         if bad:
             if self.missing == "raise":
                 raise MissingDataError(
                     f"missing values in {', '.join(bad)}. Impute them with a public rule, or pass missing='drop' "
-                    "(the number of remaining rows is then treated as public and the report says so).")
-            df = df.dropna(subset=variables)
-            dropped = True
+                    "(each incomplete row then becomes a public null row that adds nothing to the fit; n stays "
+                    "public and the number of complete rows private).")
+            if self.missing == "drop":
+                df = df.dropna(subset=variables)
+            else:
+                df, nulls = self._null_rows(df, bad)
         df = _numpy_columns(df, variables)
         if self.bool_responses or self.levels or self.clip:
             df = df.copy(deep=False)
         for v in self.bool_responses:  # a binary response is a linear probability model: False/True -> 0/1
             df[v] = df[v].astype(float)
         for var, lv in self.levels:
-            col = df[var]
-            if not bool(col.isin(list(lv)).all()):
-                raise FormulaError(
-                    f"variable '{var}' has values outside its declared levels (the declared schema is violated). "
-                    "Fix the data or the declared levels; no budget was spent.")
-            df[var] = pd.Categorical(col, categories=list(lv))
+            _check_in_levels(df[var], var, lv)
+            df[var] = pd.Categorical(df[var], categories=list(lv))
+        for var, lv in self.allowed:
+            _check_in_levels(df[var], var, lv)
         for var, lo, hi in self.clip:
             df[var] = np.clip(df[var].to_numpy(dtype=float), lo, hi)
-        return df, dropped
+        return df, nulls
+
+    def _null_rows(self, df: pd.DataFrame, bad: Sequence[str]) -> tuple[pd.DataFrame, np.ndarray]:
+        """``df`` with every row that has a missing value replaced by the public null row, and their mask."""
+        nulls = df[list(bad)].isna().any(axis=1).to_numpy()
+        fill = dict(self.fill)
+        out = df.copy()
+        for v in self.variables:
+            value = fill.get(v)
+            if value is None:  # text without declared levels (allow_data_levels=True): a value the column has
+                present = out.loc[~nulls, v]
+                value = present.iloc[0] if len(present) else ""
+            if isinstance(out[v].dtype, pd.CategoricalDtype) and value not in out[v].cat.categories:
+                out[v] = out[v].cat.add_categories([value])  # a declared level the schema's categories lack
+            out.loc[nulls, v] = value
+        return out, nulls
+
+
+def _check_in_levels(col: pd.Series, var: str, levels: Sequence[Any]) -> None:
+    if not bool(col.isin(list(levels)).all()):
+        raise FormulaError(
+            f"variable '{var}' has values outside its declared levels (the declared schema is violated). "
+            "Fix the data or the declared levels.")
 
 
 def _numpy_columns(df: pd.DataFrame, variables: Sequence[str]) -> pd.DataFrame:
@@ -293,61 +328,75 @@ class _Parsed:
     """The public facts of a formula checked against a schema (column names and dtypes)."""
 
     desc: Any
+    expanded: str  # the formula with '.' expanded and long sums nested (what patsy parses; workers parse it too)
     response_code: str
     factor_codes: list[str]
     columns: set[str]
     plan: FramePlan
     schema: pd.DataFrame  # zero rows, the prepared dtypes
+    facts: dict[str, FactorFacts]
+
+    @property
+    def non_finite_message(self) -> str:
+        """The refusal for a non-finite value: the same whatever value or row caused it (public: the formula)."""
+        return non_finite_message([self.response_code, *self.factor_codes])
 
 
-def _parse(formula: str, df: pd.DataFrame, *, eval_env: patsy.EvalEnvironment,
-           bounds: Mapping[str, tuple[float, float]] | None, levels: Mapping[str, Sequence[Any]] | None,
-           missing: str, clip_variables: bool) -> _Parsed:
+def non_finite_message(codes: Sequence[str]) -> str:
+    """The message of :class:`~dpstats.errors.NonFiniteValueError`, built from the formula's codes alone."""
+    reqs = list(dict.fromkeys(r for code in codes for r in domain_requirements(code)))
+    domain = f"; its transforms need {'; '.join(reqs)}" if reqs else ""
+    return ("a variable or a transform of the formula is not finite (inf or NaN) on some row. The guarantee covers "
+            f"data sets on which every variable the formula uses is finite{domain}. Declare bounds on these "
+            "variables (values are then clipped into them, and each transform is checked on the bounds before any "
+            "data are read), or transform the data with a public rule first. This message is the same whatever "
+            "value or row caused it.")
+
+
+def _parse(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[float, float]] | None,
+           levels: Mapping[str, Sequence[Any]] | None, missing: str) -> _Parsed:
     """Every check that needs only the formula, the declared levels and bounds, and the schema of ``df``."""
     if not isinstance(formula, str) or "~" not in formula:
         raise FormulaError("formula must be a string of the form 'y ~ x1 + x2', with a response on the left")
-    try:
-        desc = patsy.ModelDesc.from_formula(formula)
-    except patsy.PatsyError as exc:
-        raise FormulaError(f"cannot parse formula {formula!r}: {exc}") from None
+    column_list = [str(c) for c in df.columns]
+    columns = set(column_list)
+    expanded = expand_formula(formula, column_list)
+    desc = model_desc(expanded, shown=formula)
     if len(desc.lhs_termlist) != 1 or len(desc.lhs_termlist[0].factors) != 1:
         raise FormulaError("the formula needs exactly one response on the left of '~', e.g. 'y ~ x'")
     if not desc.rhs_termlist:
         raise FormulaError("the formula has no columns on the right of '~'; add terms or an intercept ('y ~ 1')")
-    if missing not in {"raise", "drop"}:
+    if missing not in {"raise", "drop", "null"}:
         raise FormulaError("missing must be 'raise' (default) or 'drop'")
-    columns = set(map(str, df.columns))
-    namespace_known = _known_names(eval_env)
 
     response_code = desc.lhs_termlist[0].factors[0].code
-    factor_codes = [f.code for t in desc.rhs_termlist for f in t.factors]
-    variables: list[str] = []
-    for code in [response_code, *factor_codes]:
-        _check_stateful(code)
-        for name in _quoted_names(code):
-            if name not in columns:
-                raise UnknownColumnError(
-                    f"the formula quotes Q('{name}'), which is not a column of the data; columns are: "
-                    f"{', '.join(map(str, df.columns))}")
-        for name in [*ast_names(code), *_quoted_names(code)]:
-            if name in columns:
-                if name not in variables:
-                    variables.append(name)
-            elif name not in namespace_known:
-                raise UnknownColumnError(
-                    f"the formula uses '{name}', which is not a column of the data; columns are: "
-                    f"{', '.join(map(str, df.columns))}")
-
+    factor_codes = list(dict.fromkeys(f.code for t in desc.rhs_termlist for f in t.factors))
+    facts = {code: check_factor(code, column_list) for code in dict.fromkeys([response_code, *factor_codes])}
+    variables = list(dict.fromkeys(v for f in facts.values() for v in f.variables))
     _check_column_names(desc, columns)
     _check_formula_levels(factor_codes)
 
-    response_vars = [v for v in [*ast_names(response_code), *_quoted_names(response_code)] if v in columns]
+    response_vars = facts[response_code].variables
     bool_responses = [v for v in response_vars if pd.api.types.is_bool_dtype(df[v].dtype)]
     for v in response_vars:
         if not (_is_numeric(df[v]) or v in bool_responses):
             raise DataTypeError(f"the response '{v}' must be numeric (its dtype is {df[v].dtype}); "
                                 "code a categorical outcome as 0/1 with a public rule")
+    declared = _declared_levels(levels, variables, df)
+    leveled = {v for v, _ in declared}
+    clip = _clip_ranges(bounds or {}, facts.values(), variables, df, bool_responses, leveled)
+    allowed = [(v, lv) for v, lv in _formula_literal_levels(factor_codes).items() if v in columns and v not in leveled]
+    fill = _null_fill(df, bounds or {}, declared, factor_codes) if missing == "null" else ()
+    plan = FramePlan(tuple(variables), tuple(bool_responses), tuple(declared), tuple(clip), missing,
+                     tuple(allowed), tuple(fill))
+    schema, _ = plan.prepare(df.iloc[:0])
+    check_numeric_dtypes(facts.values(), schema)
+    _check_transform_domains(facts.values(), bounds or {}, schema)
+    return _Parsed(desc, expanded, response_code, factor_codes, columns, plan, schema, facts)
 
+
+def _declared_levels(levels: Mapping[str, Sequence[Any]] | None, variables: Sequence[str],
+                     df: pd.DataFrame) -> list[tuple[str, tuple[Any, ...]]]:
     declared: list[tuple[str, tuple[Any, ...]]] = []
     for var, lv in (levels or {}).items():
         if var not in variables:
@@ -357,28 +406,109 @@ def _parse(formula: str, df: pd.DataFrame, *, eval_env: patsy.EvalEnvironment,
         if len(lv) == 0 or len(set(lv)) != len(lv):
             raise FormulaError(f"levels for '{var}' must be a non-empty list of distinct values")
         declared.append((var, tuple(lv)))
-    leveled = {v for v, _ in declared}
+    return declared
 
+
+def _clip_ranges(bounds: Mapping[str, tuple[float, float]], facts: Iterable[FactorFacts], variables: Sequence[str],
+                 df: pd.DataFrame, bool_responses: Sequence[str], leveled: set[str]) -> list[tuple[str, float, float]]:
+    """The declared ranges of the raw variables that enter a transform (they are clipped before it is evaluated).
+
+    Every declared bound is validated here.  Bare variables are not clipped
+    here: methods that need bounds clip the design columns themselves.
+    """
+    for key, val in bounds.items():
+        _as_interval(key, val)
+    facts = list(facts)
+    transformed = {v for f in facts for v in f.variables if f.code.strip() != v}
     clip: list[tuple[str, float, float]] = []
-    if bounds:
-        for key, val in bounds.items():
-            _as_interval(key, val)
-        transformed = {v for code in [response_code, *factor_codes]
-                       for v in ast_names(code) if v in columns and code.strip() != v}
-        for k, v in bounds.items():
-            if k not in variables:
-                continue
-            numeric = (_is_numeric(df[k]) or k in bool_responses) and k not in leveled
-            if not numeric:
-                raise InvalidBoundsError(f"bounds were given for '{k}', which is not numeric; factors are bounded "
-                                         "automatically")
-            if clip_variables and k in transformed:
-                iv = _as_interval(k, v)
-                clip.append((k, iv.lo, iv.hi))
+    for k, v in bounds.items():
+        if k not in variables:
+            continue
+        numeric = (_is_numeric(df[k]) or k in bool_responses) and k not in leveled
+        if not numeric:
+            raise InvalidBoundsError(f"bounds were given for '{k}', which is not numeric; factors are bounded "
+                                     "automatically")
+        if k in transformed:
+            iv = _as_interval(k, v)
+            clip.append((k, iv.lo, iv.hi))
+    return clip
 
-    plan = FramePlan(tuple(variables), tuple(bool_responses), tuple(declared), tuple(clip), missing)
-    schema, _ = plan.prepare(df.iloc[:0])
-    return _Parsed(desc, response_code, factor_codes, columns, plan, schema)
+
+def _check_transform_domains(facts: Iterable[FactorFacts], bounds: Mapping[str, tuple[float, float]],
+                             schema: pd.DataFrame) -> None:
+    """Refuse a transform that is undefined (or overflows) somewhere inside the declared bounds of its variables.
+
+    Decided from the formula and the bounds alone, before any row is read: the
+    variables are clipped to those bounds before the transform, so inside
+    them is where the transform must be defined (``np.log(x)`` with x in
+    [0, 10] is refused; with x in [1, 10] it is always finite).
+    """
+    declared = {k: _as_interval(k, v) for k, v in bounds.items()
+                if k in schema.columns and pd.api.types.is_numeric_dtype(schema[k].dtype)
+                and not isinstance(schema[k].dtype, pd.CategoricalDtype)}
+    for f in facts:
+        if f.code.strip() in f.variables:
+            continue
+        why = domain_violation(f.code, declared)
+        if why:
+            ranges = ", ".join(f"{v} in [{declared[v].lo:g}, {declared[v].hi:g}]" for v in f.variables
+                               if v in declared)
+            raise TransformDomainError(
+                f"'{f.code}' is undefined (or overflows) for part of the declared bounds ({ranges}): {why}. Declare "
+                "bounds inside the transform's domain (e.g. x in [1, 100] for np.log(x)), or change the transform "
+                "(np.log1p(x) for counts that can be 0). Decided from the bounds alone, before any data were read; "
+                "nothing was spent.")
+
+
+def _formula_literal_levels(codes: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+    """Levels written as literals in ``C(var, levels=[...])`` where ``var`` is a bare (or quoted) name."""
+    out: dict[str, tuple[Any, ...]] = {}
+    for code in codes:
+        for call in _factor_calls(code):
+            if _call_name(call) != "C" or not call.args:
+                continue
+            var = _c_variable(call.args[0])
+            for kw in call.keywords:
+                if kw.arg == "levels" and var is not None:
+                    try:
+                        out.setdefault(var, tuple(ast.literal_eval(kw.value)))  # type: ignore[arg-type]
+                    except (ValueError, TypeError, SyntaxError):
+                        continue
+    return out
+
+
+def _c_variable(arg: ast.AST) -> str | None:
+    """The column named by C()'s first argument (bare or Q('...')), else None."""
+    if isinstance(arg, ast.Name):
+        return arg.id
+    if (isinstance(arg, ast.Call) and _call_name(arg) == "Q" and arg.args and isinstance(arg.args[0], ast.Constant)
+            and isinstance(arg.args[0].value, str)):
+        return arg.args[0].value
+    return None
+
+
+def _null_fill(df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]],
+               declared: Sequence[tuple[str, tuple[Any, ...]]], codes: Sequence[str]) -> list[tuple[str, Any]]:
+    """The public null row: for each variable a value from public facts only (a declared level, the midpoint of
+    its declared bounds or 1.0, False); None for text without declared levels (only with allow_data_levels)."""
+    first_levels = {**_formula_first_levels(codes), **{v: lv[0] for v, lv in declared}}
+    fill: list[tuple[str, Any]] = []
+    for v in df.columns:
+        col = df[v]
+        if v in first_levels:
+            value: Any = first_levels[v]
+        elif isinstance(col.dtype, pd.CategoricalDtype):
+            value = col.cat.categories[0] if len(col.cat.categories) else None
+        elif pd.api.types.is_bool_dtype(col.dtype):
+            value = False
+        elif _is_numeric(col):
+            iv = _as_interval(v, bounds[v]) if v in bounds else None
+            mid = 1.0 if iv is None else (iv.lo + iv.hi) / 2.0
+            value = int(math.floor(mid)) if pd.api.types.is_integer_dtype(col.dtype) else float(mid)
+        else:
+            value = None
+        fill.append((str(v), value))
+    return fill
 
 
 def _check_column_names(desc: Any, columns: set[str]) -> None:
@@ -400,7 +530,7 @@ def _check_column_names(desc: Any, columns: set[str]) -> None:
 
 def _check_formula_levels(codes: Sequence[str]) -> None:
     """Refuse ``C(var, levels=[...])`` declarations that list a level twice (levels written in the formula are
-    public, so the message may name them).  Declarations that are not literals are left to patsy."""
+    public, so the message may name them)."""
     for code in codes:
         for call in _factor_calls(code):
             if _call_name(call) != "C":
@@ -427,61 +557,83 @@ def _duplicate_columns_error(formula: str) -> FormulaError:
         "rename the column; no budget was spent.")
 
 
+def _missing_notes(missing: str) -> list[str]:
+    if missing == "null":
+        return ["missing='drop': each row with a missing value in a variable the formula uses became a public null "
+                "row (design row and response zero after clipping), which adds nothing to the released sums; n "
+                "counts every row and is public, the number of complete rows is private and not reported"]
+    if missing == "drop":
+        return ["rows with missing values were dropped (missing='drop'); the remaining n is treated as public"]
+    return []
+
+
 def build_design(
     formula: str,
     data: Any,
     *,
-    eval_env: patsy.EvalEnvironment,
+    eval_env: Any = None,
     bounds: Mapping[str, tuple[float, float]] | None = None,
     levels: Mapping[str, Sequence[Any]] | None = None,
     missing: str = "raise",
     allow_data_levels: bool = False,
-    clip_variables: bool = False,
+    clip_variables: bool = True,
 ) -> Design:
     """Build the design matrix from public facts; see the module docstring.
 
     Parameters
     ----------
-    clip_variables:
-        Clip raw variables to their declared bounds before transforms are
-        evaluated (so ``np.log(x)`` with x in [1, 10] is always finite).
+    eval_env : ignored
+        Kept for compatibility: factor code is evaluated in dpstats's own
+        namespace (:data:`dpstats.formula_language.NAMESPACE`).
+    missing : str
+        ``"raise"``, ``"null"`` (incomplete rows become public null rows:
+        their design row and response are NaN here, and become zero rows
+        where the method clips, see :class:`~dpstats.bounds.DataBounds`) or
+        ``"drop"`` (rows removed; only for the non-private reference).
+    clip_variables : bool
+        Kept for compatibility; raw variables that enter a transform are
+        always clipped to their declared bounds (so ``np.log(x)`` with x in
+        [1, 10] is always finite).
     """
     if not isinstance(formula, str) or "~" not in formula:
         raise FormulaError("formula must be a string of the form 'y ~ x1 + x2', with a response on the left")
     df = _as_frame(data)
-    parsed = _parse(formula, df, eval_env=eval_env, bounds=bounds, levels=levels, missing=missing,
-                    clip_variables=clip_variables)
-    df, dropped = parsed.plan.prepare(df)
-    notes: list[str] = []
-    if dropped:
-        notes.append("rows with missing values were dropped (missing='drop'); the remaining n is treated as public")
-    try:
-        # missing values were checked above and non-finite results are checked below, so patsy's own
-        # (slow) NA scan is switched off
-        y_dm, X_dm = patsy.dmatrices(parsed.desc, df, eval_env=eval_env, return_type="matrix",
-                                     NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
-    except patsy.PatsyError as exc:
-        raise _sanitised(exc, formula) from None
-    except ValueError as exc:
-        if "mismatch between column_names" in str(exc):
-            raise _duplicate_columns_error(formula) from None
-        raise
-
+    parsed = _parse(formula, df, bounds=bounds, levels=levels, missing=missing)
+    df, nulls = parsed.plan.prepare(df)
+    notes = _missing_notes(missing)
+    y_dm, X_dm = _dmatrices(parsed.desc, df, formula)
     design_info = X_dm.design_info
-    notes += _check_levels(design_info, df, parsed.columns, allow_data_levels)
-    X, y = _finite_arrays(X_dm, y_dm, design_info, parsed.response_code)
+    notes += _check_levels(design_info, df, parsed, allow_data_levels)
+    X, y = _finite_arrays(X_dm, y_dm, parsed.non_finite_message, nulls)
     return _assemble(parsed, X, y, design_info, y_dm.design_info, bounds, notes)
 
 
-def _check_levels(design_info: Any, df: pd.DataFrame, columns: set[str], allow_data_levels: bool) -> list[str]:
-    """Refuse categorical factors whose levels were read from the data (unless the leak is opted in)."""
+def _dmatrices(desc: Any, df: pd.DataFrame, formula: str) -> tuple[Any, Any]:
+    """patsy's (y, X) of the data in dpstats's namespace; any failure becomes a typed error with a public message."""
+    try:
+        with np.errstate(all="ignore"):  # numpy's warnings would say which rows are out of a domain
+            return patsy.dmatrices(desc, df, eval_env=FORMULA_ENV, return_type="matrix",
+                                   NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
+    except Exception as exc:  # noqa: BLE001 - every failure is reported from public facts only
+        error = _sanitised(exc, formula)
+    raise error  # outside the handler, so that the original (which may quote values) is not the context
+
+
+def _check_levels(design_info: Any, df: pd.DataFrame, parsed: _Parsed, allow_data_levels: bool) -> list[str]:
+    """Refuse categorical factors whose levels were read from the data (unless the leak is opted in).
+
+    Levels are public when written in the formula, declared with ``levels=``
+    or by the schema (Categorical or bool dtype), or when the factor is a
+    comparison (levels False and True).
+    """
     notes: list[str] = []
     for factor, info in design_info.factor_infos.items():
-        if info.type != "categorical":
+        if info.type != "categorical" or _declares_levels(factor.code):
             continue
-        if _declares_levels(factor.code):
+        facts = parsed.facts.get(factor.code)
+        if facts is not None and facts.boolean:
             continue
-        fvars = [v for v in [*ast_names(factor.code), *_quoted_names(factor.code)] if v in columns]
+        fvars = [v for v in [*ast_names(factor.code), *_quoted_names(factor.code)] if v in parsed.columns]
         if fvars and all(_is_schema_categorical(df[v]) for v in fvars):
             continue
         if allow_data_levels:
@@ -497,20 +649,26 @@ def _check_levels(design_info: Any, df: pd.DataFrame, columns: set[str], allow_d
     return notes
 
 
-def _finite_arrays(X_dm: Any, y_dm: Any, design_info: Any, response_code: str) -> tuple[np.ndarray, np.ndarray]:
-    """The design and response as float arrays; non-finite values are refused, naming the columns only."""
+def _finite_arrays(X_dm: Any, y_dm: Any, message: str, nulls: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The design and response as float arrays, null rows marked NaN; a non-finite value elsewhere is refused.
+
+    ``message`` is the public refusal (:func:`non_finite_message`), the same
+    whatever value or row is not finite.
+    """
     X = np.asarray(X_dm, dtype=float)
     y = np.asarray(y_dm, dtype=float)
     if y.ndim != 2 or y.shape[1] != 1:
         raise DataTypeError("the response must be a single numeric column")
     y = y[:, 0]
-    if not (np.isfinite(X).all() and np.isfinite(y).all()):
-        bad = [n for n, ok in zip(design_info.column_names, np.isfinite(X).all(axis=0)) if not ok]
-        if not np.isfinite(y).all():
-            bad.append(response_code)
-        raise MissingDataError(
-            f"non-finite values (inf or NaN) in {', '.join(bad)}, e.g. a log of a non-positive number. "
-            "Transform the variable so that it is finite, or declare bounds that keep it in its domain.")
+    finite = np.isfinite(y) & np.isfinite(X).all(axis=1)
+    if nulls is not None:
+        finite |= nulls
+    if not finite.all():
+        raise NonFiniteValueError(message)
+    if nulls is not None and nulls.any():
+        X[nulls] = np.nan
+        y[nulls] = np.nan
     return X, y
 
 
@@ -529,29 +687,14 @@ def _assemble(parsed: _Parsed, X: np.ndarray, y: np.ndarray, design_info: Any, r
                   design_info=design_info, column_intervals=intervals, response_interval=response_interval,
                   missing_bounds=missing_bounds, notes=notes,
                   numeric_variables=[v for v in parsed.plan.variables if _is_numeric(parsed.schema[v])],
-                  response_info=response_info, bound_variables=variables, underivable_bounds=underivable)
+                  response_info=response_info, bound_variables=variables, underivable_bounds=underivable,
+                  null_rows=parsed.plan.missing == "null", formula_expanded=parsed.expanded,
+                  non_finite_message=parsed.non_finite_message)
 
 
 def _formula_first_levels(codes: Sequence[str]) -> dict[str, Any]:
     """The first level of ``C(var, levels=[...])`` calls whose levels are literals, by variable."""
-    out: dict[str, Any] = {}
-    for code in codes:
-        for call in _factor_calls(code):
-            if _call_name(call) != "C" or not call.args:
-                continue
-            arg = call.args[0]
-            var = arg.id if isinstance(arg, ast.Name) else (
-                arg.args[0].value if isinstance(arg, ast.Call) and _call_name(arg) == "Q" and arg.args
-                and isinstance(arg.args[0], ast.Constant) else None)
-            for kw in call.keywords:
-                if kw.arg == "levels" and var is not None:
-                    try:
-                        lv = list(ast.literal_eval(kw.value))
-                    except (ValueError, TypeError, SyntaxError):
-                        continue
-                    if lv:
-                        out.setdefault(var, lv[0])
-    return out
+    return {v: lv[0] for v, lv in _formula_literal_levels(codes).items() if lv}
 
 
 def public_prototype(schema: pd.DataFrame, bounds: Mapping[str, tuple[float, float]] | None,
@@ -586,6 +729,7 @@ def public_prototype(schema: pd.DataFrame, bounds: Mapping[str, tuple[float, flo
 
 
 def _prototype_error(formula: str, exc: BaseException) -> FormulaError:
+    """Why patsy cannot build the design on the public prototype (its message quotes public values only)."""
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     if "does not match any of the expected levels" in first:
         first = "a level of a factor cannot be built from its declaration"
@@ -596,16 +740,22 @@ def _prototype_error(formula: str, exc: BaseException) -> FormulaError:
         "transforms such as bs() so that this row is in their domain, and levels as literals")
 
 
+def _prototype_dmatrices(desc: Any, proto: pd.DataFrame) -> tuple[Any, Any]:
+    with np.errstate(all="ignore"):
+        return patsy.dmatrices(desc, proto, eval_env=FORMULA_ENV, return_type="matrix",
+                               NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
+
+
 def public_design(
     formula: str,
     schema: pd.DataFrame,
     *,
-    eval_env: patsy.EvalEnvironment,
+    eval_env: Any = None,
     bounds: Mapping[str, tuple[float, float]] | None = None,
     levels: Mapping[str, Sequence[Any]] | None = None,
     missing: str = "raise",
     allow_data_levels: bool = False,
-    clip_variables: bool = False,
+    clip_variables: bool = True,
 ) -> tuple[Design, FramePlan, pd.DataFrame]:
     """The public design of a formula on data known only by its schema (data read in chunks).
 
@@ -613,71 +763,79 @@ def public_design(
     if any, are not used).  Every check of :func:`build_design` that does not
     need the data runs here, before any row is read; patsy builds the design
     on the zero-row schema, or, when a transform cannot evaluate an empty
-    column (``bs()``), on :func:`public_prototype`, one row of public values.
+    column, on :func:`public_prototype`, one row of public values.
     So the columns, levels and clip ranges come from public facts only, and
     every chunk is later evaluated with this same design.  Returns the design
     (with no rows), the per-chunk :class:`FramePlan` and the frame the design
-    was built on (which workers use to rebuild it).
+    was built on (which workers use to rebuild it).  ``eval_env`` and
+    ``clip_variables`` are ignored, as in :func:`build_design`.
 
     Factor levels cannot be read from the data here (no chunk may change the
     design): with ``allow_data_levels=True`` an undeclared factor is still
     refused, with an explanation.
     """
-    parsed = _parse(formula, schema.iloc[:0], eval_env=eval_env, bounds=bounds, levels=levels, missing=missing,
-                    clip_variables=clip_variables)
+    parsed = _parse(formula, schema.iloc[:0], bounds=bounds, levels=levels, missing=missing)
     # patsy builds the design on the zero-row schema when it can (most formulas), else on one row of public
-    # values (transforms such as bs() cannot evaluate an empty column)
+    # values (transforms that cannot evaluate an empty column)
     proto = parsed.schema
+    failure: BaseException | None = None
     try:
-        with np.errstate(all="ignore"):
-            y_dm, X_dm = patsy.dmatrices(parsed.desc, proto, eval_env=eval_env, return_type="matrix",
-                                         NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
+        y_dm, X_dm = _prototype_dmatrices(parsed.desc, proto)
     except (patsy.PatsyError, ValueError, TypeError, IndexError):
         proto = public_prototype(parsed.schema, bounds, [parsed.response_code, *parsed.factor_codes])
         try:
-            with np.errstate(all="ignore"):
-                y_dm, X_dm = patsy.dmatrices(parsed.desc, proto, eval_env=eval_env, return_type="matrix",
-                                             NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
+            y_dm, X_dm = _prototype_dmatrices(parsed.desc, proto)
         except (patsy.PatsyError, ValueError, TypeError, IndexError) as exc:
-            if "mismatch between column_names" in str(exc):
-                raise _duplicate_columns_error(formula) from None
-            raise _prototype_error(formula, exc) from None
+            failure = (_duplicate_columns_error(formula) if "mismatch between column_names" in str(exc)
+                       else _prototype_error(formula, exc))
+    if failure is not None:
+        raise failure
     try:
-        notes = _check_levels(X_dm.design_info, parsed.schema, parsed.columns, allow_data_levels=False)
+        notes = _check_levels(X_dm.design_info, parsed.schema, parsed, allow_data_levels=False)
     except UndeclaredLevelsError as exc:
         if allow_data_levels:
             raise UndeclaredLevelsError(
                 f"{exc} For data read in chunks (files, Dask) allow_data_levels=True is not supported: the levels "
                 "must be known before the first chunk is read, so that no chunk can change the design.") from None
         raise
-    if missing == "drop":
-        notes.append("rows with missing values are dropped (missing='drop'); the remaining n is treated as public")
+    notes = _missing_notes(missing) + notes
     empty = np.empty((0, len(X_dm.design_info.column_names)))
     design = _assemble(parsed, empty, np.empty(0), X_dm.design_info, y_dm.design_info, bounds, notes)
     return design, parsed.plan, proto
 
 
-def _known_names(eval_env: patsy.EvalEnvironment) -> set[str]:
-    known: set[str] = set()
-    for ns in eval_env._namespaces:  # patsy keeps a list of mappings; nothing public offers this
-        known.update(ns.keys())
-    import builtins
-    known.update(dir(builtins))
-    known.update({"C", "I", "Q", "Treatment", "Sum", "Poly", "Helmert", "Diff", "bs", "cr", "cc", "te",
-                  "center", "standardize", "scale", "np", "numpy"})
-    return known
+def _sanitised(exc: BaseException, formula: str) -> DPStatsError:
+    """A typed error for a failure of patsy (or numpy, pandas) while evaluating the design on data.
 
-
-def _sanitised(exc: patsy.PatsyError, formula: str) -> Exception:
+    The original message is never passed on (patsy quotes the offending
+    value, e.g. "observation with value 'P-1234' does not match..."): the
+    message is built from the formula, the factor's code (where patsy says
+    which factor failed) and the exception's type.
+    """
+    if isinstance(exc, DPStatsError):
+        exc.__cause__ = exc.__context__ = None
+        return exc
     msg = str(exc)
-    if "does not match any of the expected levels" in msg:
-        return FormulaError("a factor has values outside the levels declared in the formula (the declared schema "
-                            "is violated). Fix the data or the declared levels; no budget was spent.")
-    if "missing values" in msg or "NaN" in msg:
-        return MissingDataError("a transform in the formula produced missing values; make it defined on the "
-                                "whole declared range of its variables")
-    first = msg.splitlines()[0] if msg else type(exc).__name__
-    return FormulaError(f"patsy could not build the design for {formula!r}: {first}")
+    code = _origin_code(exc)
+    where = f" '{code}'" if code else ""
+    if "does not match any of the expected levels" in msg or "mismatching levels" in msg:
+        return FormulaError(f"a factor{where} has values outside the levels declared for it (the declared schema "
+                            "is violated). Fix the data or the declared levels.")
+    if "mismatch between column_names" in msg:
+        return _duplicate_columns_error(formula)
+    return FormulaError(
+        f"patsy could not evaluate{(' the factor' + where) if code else ' the design'} of {formula!r} on the data "
+        f"({type(exc).__name__}; the original message is withheld because it may quote data values). Check that "
+        "every variable has the type the formula uses it as.")
+
+
+def _origin_code(exc: BaseException) -> str:
+    """The part of the formula a PatsyError points at (public: formula text), or ""."""
+    origin = getattr(exc, "origin", None)
+    try:
+        return str(origin.code[origin.start:origin.end]) if origin is not None else ""
+    except (AttributeError, TypeError):
+        return ""
 
 
 def _as_interval(key: str, val: Any) -> Interval:
@@ -825,21 +983,26 @@ def _spline_interval(code: str) -> Interval | None:
 
 
 def _prediction_frame(design_info: Any, df: pd.DataFrame) -> pd.DataFrame:
-    """``newdata`` checked against the fitted design: numeric variables numeric, no missing values.
+    """``newdata`` checked against the fitted design: the factor code allowed, every variable present, numeric
+    variables numeric, no missing values.
 
-    The variables are those of the design's factors found among the columns
-    (a variable the data lack is left to patsy's NameError, reported below).
     Extension dtypes (``Int64``, ``boolean``, ``string``) get the numpy dtypes
     patsy reads, as in :meth:`FramePlan.prepare`.
     """
-    columns = set(map(str, df.columns))
+    column_list = [str(c) for c in df.columns]
     numeric: list[str] = []
     used: list[str] = []
     for factor, info in design_info.factor_infos.items():
-        names = [v for v in [*ast_names(factor.code), *_quoted_names(factor.code)] if v in columns]
-        used += [v for v in names if v not in used]
+        try:
+            facts = check_factor(factor.code, column_list)
+        except UnknownColumnError:
+            facts = None
+        if facts is None:
+            lacking = [v for v in [*ast_names(factor.code), *_quoted_names(factor.code)] if v not in column_list]
+            raise UnknownColumnError(f"newdata lacks a variable the model uses: {', '.join(lacking) or factor.code}")
+        used += [v for v in facts.variables if v not in used]
         if info.type == "numerical":
-            numeric += [v for v in names if v not in numeric]
+            numeric += [v for v in facts.variables if v not in numeric]
     wrong = [v for v in numeric
              if not (pd.api.types.is_numeric_dtype(df[v].dtype) or pd.api.types.is_bool_dtype(df[v].dtype))]
     if wrong:
@@ -856,18 +1019,36 @@ def _prediction_frame(design_info: Any, df: pd.DataFrame) -> pd.DataFrame:
 
 
 def design_matrix_for_prediction(design_info: Any, newdata: Any) -> np.ndarray:
-    """Evaluate the stored design on new (non-private) data, refusing unseen levels, wrong types and gaps."""
+    """Evaluate the stored design on new data, refusing unseen levels, wrong types and gaps.
+
+    The factor code is checked against the formula language again (a design
+    info built elsewhere could hold any code), and failures are reported from
+    public facts only: the factor's code and its declared levels, never a
+    value of ``newdata``.
+    """
     df = _prediction_frame(design_info, _as_frame(newdata))
     try:
-        (X,) = patsy.build_design_matrices([design_info], df, NA_action="raise", return_type="matrix")
-    except patsy.PatsyError as exc:
-        msg = str(exc)
-        if "does not match any of the expected levels" in msg or "expected levels" in msg:
-            raise UnseenLevelError(f"newdata has a factor level the fitted model does not know: {msg.splitlines()[0]}") from None
-        if "missing values" in msg:
-            raise MissingDataError(f"a transform in the model produced missing values on newdata: "
-                                   f"{msg.splitlines()[0]}") from None
-        if "is not defined" in msg or "NameError" in msg or "KeyError" in msg:
-            raise UnknownColumnError(f"newdata lacks a variable the model uses: {msg.splitlines()[0]}") from None
-        raise FormulaError(f"cannot evaluate the model's design on newdata: {msg.splitlines()[0]}") from None
-    return np.asarray(X, dtype=float)
+        with np.errstate(all="ignore"):
+            (X,) = patsy.build_design_matrices([design_info], df, NA_action="raise", return_type="matrix")
+    except Exception as exc:  # noqa: BLE001 - every failure is reported from public facts only
+        error = _prediction_error(exc, design_info)
+    else:
+        return np.asarray(X, dtype=float)
+    raise error
+
+
+def _prediction_error(exc: BaseException, design_info: Any) -> DPStatsError:
+    """A typed error for a failure of patsy on ``newdata``, from the factor's code and declared levels only."""
+    msg = str(exc)
+    code = _origin_code(exc)
+    if "expected levels" in msg or "mismatching levels" in msg:
+        levels = next((info.categories for f, info in design_info.factor_infos.items()
+                       if f.code == code and info.categories is not None), None)
+        known = f" (its levels are: {', '.join(map(str, levels))})" if levels is not None else ""
+        return UnseenLevelError(f"newdata has a value of the factor '{code or 'a factor'}' that the fitted model does "
+                                f"not know{known}")
+    if "missing values" in msg:
+        where = f" in {code!r}" if code else ""
+        return MissingDataError(f"a transform in the model produced missing values on newdata{where}")
+    return FormulaError(f"cannot evaluate the model's design on newdata{f' (factor {code!r})' if code else ''}: "
+                        f"{type(exc).__name__}; the original message is withheld because it may quote data values")

@@ -115,6 +115,36 @@ X^T X and RSS as n grows, so the budget for inference can be small
 Intervals are b~ -/+ z_(1-alpha/2) se.  They are for the coefficients of the
 regression of the clipped labels truncated at T (truncation that binds,
 T below the declared bound, biases them).
+
+Private R^2 (:func:`private_rsquared`)
+--------------------------------------
+R^2 = 1 - RSS(b) / TSS, for the released coefficients b on the data as the
+method saw them (clipped; for ``noisy_ols`` with labels truncated at T), with
+TSS = y'y - (1'y)^2 / n.  With an intercept column (a column of ones, left as
+it is by the public rescaling) 1'y is that column's entry of X^T y, so the
+sums follow from released values at no extra budget (:class:`ReleasedSums`):
+
+* ``ssp``, ``adassp`` (:func:`plug_in_sums`): the released XX~, Xy~ and yy~
+  plugged into RSS(b) = y'y - 2 b'X'y + b'X'X b;
+* ``noisy_ols`` (:func:`output_perturbation_sums`), which releases b~ = b + W,
+  W ~ N(0, s^2 I), and for inference XX~ and vv~ but no X^T v: X^T v = G b
+  (normal equations), so RSS(b~) = v'v - b'G b + W'G W, estimated without bias
+  by vv~ - b~'XX~ b~ + 2 s^2 tr(XX~) (E[b~'XX~ b~] = b'G b + s^2 tr G, as
+  above), and X^T v by XX~ b~ (unbiased: XX~ and W are independent).
+
+R^2 is the same in the rescaled units the method saw and in the user's: the
+public map (:mod:`dpstats.scaling`) gives X b = c_y + s_y X' b' row by row, so
+RSS and TSS both scale by s_y^2.  The estimate's error comes from the noise of
+the releases (of order their noise sd over TSS, which grows like n) and, for
+the plug-in, from the dependence of b on that noise, of the order of the
+noise-to-signal ratio above; RSS is floored at 0 (so R^2 <= 1), and a
+released TSS that is not positive gives no R^2.  The estimate is reported
+only where both are small: a plug-in fit's released noise-to-signal ratio at
+most :data:`RELIABILITY_THRESHOLD`, and a first-order noise sd, computed from
+the public noise scales, at most :data:`RSQUARED_MAX_SD`
+(``benchmarks/private_rsquared.py`` measures the error on either side).
+Adjusted R^2 is 1 - (1 - R^2)(n - 1)/(n - d).  Without an intercept column,
+1'y is not released and no R^2 is given.
 """
 
 from __future__ import annotations
@@ -125,13 +155,14 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from dpstats.methods.common.linalg import psd_projection, psd_sqrt, solve_noisy_normal_equations
-from dpstats.methods.common.sufficient import ReleasedStatistics
+from dpstats.methods.common.sufficient import ReleasedStatistics, ReleasedSums
 from dpstats.privacy.mechanisms import post_processing_normal
 
 __all__ = ["SufficientStatisticsRelease", "parametric_bootstrap", "residual_variance", "noise_to_signal",
            "RELIABILITY_THRESHOLD", "unreliable_note", "format_ratio", "withheld_reason", "withholding_reason",
            "InferenceWithheldWarning", "basic_bootstrap_interval", "basic_bootstrap_pvalue", "bootstrap_zvalues",
-           "noisy_estimate_covariance"]
+           "noisy_estimate_covariance", "ReleasedSums", "plug_in_sums", "output_perturbation_sums",
+           "private_rsquared"]
 
 #: noise_to_signal() above which the bootstrap intervals are flagged as unreliable.  Chosen from
 #: benchmarks/coverage.py: every setting whose coverage fell outside [0.93, 0.97] had a ratio above 0.3,
@@ -303,6 +334,91 @@ def noisy_estimate_covariance(params: np.ndarray, noise_sd: float, gram: np.ndar
     w, v = np.linalg.eigh(0.5 * (gram + gram.T))
     inverse = (v / np.maximum(w, eigen_floor)) @ v.T
     return sigma2 * inverse + noise_sd**2 * np.eye(d), sigma2
+
+
+def plug_in_sums(params: np.ndarray, release: SufficientStatisticsRelease, noise_to_signal: float) -> ReleasedSums:
+    """RSS(b) = y'y - 2 b'X'y + b'X'X b with the released XX~, Xy~ and yy~ of ``release`` plugged in (ssp,
+    adassp; module docstring, "Private R^2").  Noise other than yy~'s: -2 b'e + b'E b (e, E the independent
+    noises of Xy~ and XX~), of sd sqrt(4 s_xy^2 ||b||^2 + 2 s_xx^2 ||b||^4) at most."""
+    b = np.asarray(params, dtype=float)
+    rss = release.yty - 2.0 * float(b @ release.moment) + float(b @ release.gram @ b)
+    norm = float(np.linalg.norm(b))
+    return ReleasedSums(
+        rss=rss, yty=float(release.yty), xty=np.asarray(release.moment, dtype=float).copy(),
+        rss_noise_sd=math.hypot(2.0 * release.moment_noise_sd * norm, math.sqrt(2.0) * release.gram_noise_sd * norm**2),
+        yty_noise_sd=release.yty_noise_sd, xty_noise_sd=np.full(b.size, release.moment_noise_sd),
+        noise_to_signal=float(noise_to_signal))
+
+
+def output_perturbation_sums(params: np.ndarray, noise_sd: float, gram: np.ndarray, gram_noise_sd: float,
+                             yty: float, yty_noise_sd: float) -> ReleasedSums:
+    """Sums for released b~ = b + N(0, s^2 I) (``noise_sd`` s) with a noisy X^T X (``gram``) and v^T v (``yty``):
+    RSS(b~) ~ vv~ - b~'XX~ b~ + 2 s^2 tr(XX~) and X^T v ~ XX~ b~, both unbiased (module docstring).  Noise
+    other than vv~'s: -b~'E b~ + 2 s^2 tr E (from XX~) and -2 W'G b - 2 (W'G W - s^2 tr G) (from W), their sds
+    added in quadrature."""
+    b = np.asarray(params, dtype=float)
+    g = np.asarray(gram, dtype=float)
+    gb = g @ b
+    d = b.size
+    rss = float(yty) - float(b @ gb) + 2.0 * noise_sd**2 * float(np.trace(g))
+    norm = float(np.linalg.norm(b))
+    from_gram = math.sqrt(2.0) * gram_noise_sd * norm**2 + 2.0 * noise_sd**2 * gram_noise_sd * math.sqrt(d)
+    from_w = 2.0 * noise_sd * float(np.linalg.norm(gb)) + 2.0 * math.sqrt(2.0) * noise_sd**2 * float(np.linalg.norm(g))
+    rss_sd = math.hypot(from_gram, from_w)
+    xty_sd = np.sqrt(gram_noise_sd**2 * norm**2 + noise_sd**2 * np.sum(g * g, axis=1))
+    return ReleasedSums(rss=rss, yty=float(yty), xty=gb, rss_noise_sd=rss_sd, yty_noise_sd=float(yty_noise_sd),
+                        xty_noise_sd=xty_sd)
+
+
+#: largest first-order noise sd (from the public noise scales) of a private R^2 that is reported; chosen with
+#: benchmarks/private_rsquared.py (benchmarks/results/private_rsquared.md)
+RSQUARED_MAX_SD = 0.02
+
+
+def private_rsquared(sums: ReleasedSums, *, n: int, d: int, intercept_index: int | None
+                     ) -> tuple[float, float, str, float]:
+    """(R^2, adjusted R^2, reason, noise sd) from released sums; NaN with the reason where they determine none.
+
+    Parameters
+    ----------
+    sums : ReleasedSums
+        The fit's sums, from released values only.
+    n, d : int
+        Rows and design columns (public).
+    intercept_index : int or None
+        The position of the intercept column (a column of ones), None without one.
+
+    Notes
+    -----
+    To first order, R^2 - R^2_true = (-dRSS + (1 - R^2) dTSS) / TSS, where y^T y's noise enters both (net
+    -R^2 s_yy), and dTSS = -2 ybar e_0 with e_0 the noise of the sum of y.  The noise sd is
+    sqrt((R^2 s_yy)^2 + s_rss^2 + (2 (1 - R^2) |ybar| s_sum)^2) / TSS: independent releases add in quadrature,
+    and the correlation of the sum's noise with the rest of X^T y's is ignored (within a factor sqrt(2)).
+    R^2 is withheld when this sd exceeds :data:`RSQUARED_MAX_SD`, and, for the plug-in, when the released
+    noise-to-signal ratio exceeds :data:`RELIABILITY_THRESHOLD` (the estimate's bias from the dependence of b
+    on the noise grows with it; benchmarks/private_rsquared.py).
+    """
+    nan = float("nan")
+    if intercept_index is None:
+        return nan, nan, ("the model has no intercept column, and the centred R^2 needs the sum of y, which is "
+                          "released only as the intercept's entry of X^T y"), nan
+    if sums.noise_to_signal > RELIABILITY_THRESHOLD:
+        return nan, nan, (f"the privacy noise in X^T X is large next to its smallest eigenvalue (noise-to-signal "
+                          f"{format_ratio(sums.noise_to_signal)}, above {RELIABILITY_THRESHOLD}), where the estimate "
+                          "from released statistics is biased"), nan
+    total = float(sums.xty[intercept_index])
+    tss = sums.yty - total**2 / n
+    if not tss > 0:
+        return nan, nan, ("the released total sum of squares is not positive (the privacy noise of y^T y is larger "
+                          "than the spread of y), so R^2 is undefined"), nan
+    r2 = 1.0 - max(sums.rss, 0.0) / tss
+    sd = math.sqrt((r2 * sums.yty_noise_sd) ** 2 + sums.rss_noise_sd**2
+                   + (2.0 * (1.0 - r2) * (total / n) * float(sums.xty_noise_sd[intercept_index])) ** 2) / tss
+    if not sd <= RSQUARED_MAX_SD:
+        return nan, nan, (f"the estimate from released statistics is too noisy (noise sd {sd:.2g}, above "
+                          f"{RSQUARED_MAX_SD}); more rows or a larger epsilon help"), sd
+    adj = 1.0 - (1.0 - r2) * (n - 1) / (n - d) if n > d else nan
+    return r2, adj, "", sd
 
 
 def __getattr__(name: str) -> Any:

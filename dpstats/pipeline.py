@@ -4,7 +4,7 @@
 public arguments) and goes through the same steps whatever the data:
 
 1. check the privacy parameters; resolve the method and validate its
-   options (public facts; a refusal spends nothing);
+   options and ``missing=`` (public facts; a refusal spends nothing);
 2. reserve the budget in the accountant, before the data are touched;
 3. build the public design: from the frame (:func:`~dpstats.formula.build_design`),
    from the schema of a source (:func:`~dpstats.formula.public_design`; no row
@@ -19,13 +19,19 @@ public arguments) and goes through the same steps whatever the data:
    source's metadata or a counting pass;
 8. the :class:`~dpstats.methods.registry.FitContext` (public facts, the
    fit's ledger and random source) and ``spec.fit(rows, ctx, options)``;
-9. the guard: any exception after the data were touched settles the
-   accountant with what the ledger spent and carries ``privacy_spent``; one
-   that is not a :class:`~dpstats.errors.DPStatsError` becomes a
-   :class:`~dpstats.errors.MethodFailureError` whose message and type say
-   nothing about the data; coefficients that are not finite are refused;
-10. the results: coefficients (and inference) mapped back through the public
-    rescaling, the privacy report, the theory summary.
+9. the results: coefficients (and inference) mapped back through the public
+   rescaling, the privacy report, the theory summary; the accountant is
+   settled with what the ledger spent.
+
+The guard (:func:`conclude`): any exception once the budget is reserved
+settles the reservation with what the ledger spent (zero before the method
+ran) and carries ``privacy_spent``; one that is not a
+:class:`~dpstats.errors.DPStatsError` becomes an
+:class:`~dpstats.errors.InternalFitError` naming the stage and the original
+type only; the exception chain is cut (it may hold data or released values).
+If the accountant cannot settle, the reservation stays held in full and a
+:class:`~dpstats.errors.SettlementError` is raised instead.  Coefficients that
+are not finite are refused.
 
 No module imports this one except :mod:`dpstats.api`.
 """
@@ -34,23 +40,18 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
-import patsy
 
 from dpstats.api_arrays import array_design, describe_arrays
 from dpstats.bounds import DataBounds
 from dpstats.errors import (
-    DPStatsError,
-    InsufficientDataError,
-    InvalidPrivacyParameterError,
-    MethodFailureError,
-    MissingBoundsError,
-    SingularDesignError,
+    DPStatsError, FormulaError, InsufficientDataError, InternalFitError, InvalidArgumentError,
+    InvalidPrivacyParameterError, MissingBoundsError, SettlementError, SingularDesignError,
 )
 from dpstats.formula import Design, build_design, public_design
 from dpstats.inference import withholding_reason
@@ -62,16 +63,15 @@ from dpstats.privacy.mechanisms import make_rng
 from dpstats.privacy.report import PrivacyReport
 from dpstats.results import DPRegressionResults
 from dpstats.rows.base import Rows
-from dpstats.rows.chunked import ChunkedRows, ChunkEvaluator, formula_levels, formula_namespace
+from dpstats.rows.chunked import ChunkedRows, ChunkEvaluator, formula_levels, zero_null_rows
 from dpstats.rows.memory import InMemoryRows
 from dpstats.rows.sources import as_source
 from dpstats.scaling import PublicScaling
 from dpstats.theory import error_bounds
 from dpstats.validation import check_privacy_parameters
 
-__all__ = ["FitRequest", "FrameData", "SourceData", "ArrayData", "run", "resolve_method"]
-
-T = TypeVar("T")
+__all__ = ["FitRequest", "FrameData", "SourceData", "ArrayData", "run", "resolve_method", "missing_mode",
+           "conclude"]
 
 _RELATIONS = {
     "replace-one": "replace-one neighbours: data sets differ in the values of one row",
@@ -93,7 +93,6 @@ class FrameData:
 
     formula: str
     data: Any
-    eval_env: patsy.EvalEnvironment
     bounds: Mapping[str, tuple[float, float]] | None = None
     levels: Mapping[str, Sequence[Any]] | None = None
     missing: str = "raise"
@@ -103,11 +102,12 @@ class FrameData:
     def label(self) -> str:
         return self.formula
 
-    def prepare(self, spec: MethodSpec | None) -> _MemoryData:
-        clip = spec.needs_bounds if spec is not None else bool(self.bounds)
-        design = build_design(self.formula, self.data, eval_env=self.eval_env, bounds=self.bounds,
-                              levels=self.levels, missing=self.missing, allow_data_levels=self.allow_data_levels,
-                              clip_variables=clip)
+    stage = "building the design from the data"
+
+    def prepare(self, spec: MethodSpec | None, missing: str) -> _MemoryData:
+        """The design; ``missing`` is the formula layer's mode (:func:`missing_mode`)."""
+        design = build_design(self.formula, self.data, bounds=self.bounds, levels=self.levels, missing=missing,
+                              allow_data_levels=self.allow_data_levels)
         return _MemoryData(design, self.formula)
 
 
@@ -117,18 +117,17 @@ class SourceData(FrameData):
 
     chunksize: int | None = None
 
-    def prepare(self, spec: MethodSpec | None) -> _ChunkedData:  # type: ignore[override]
+    stage = "reading the data"
+
+    def prepare(self, spec: MethodSpec | None, missing: str) -> _ChunkedData:  # type: ignore[override]
         source = as_source(self.data, self.chunksize)
         schema = source.schema()
-        clip = spec.needs_bounds if spec is not None else bool(self.bounds)
-        design, plan, proto = public_design(self.formula, schema, eval_env=self.eval_env, bounds=self.bounds,
+        design, plan, proto = public_design(self.formula, schema, bounds=self.bounds,
                                             levels=formula_levels(schema, self.formula, self.levels),
-                                            missing=self.missing, allow_data_levels=self.allow_data_levels,
-                                            clip_variables=clip)
-        columns = set(map(str, schema.columns))
-        evaluator = ChunkEvaluator(self.formula, formula_namespace(design, self.eval_env, columns), plan, proto,
-                                   design.column_names, design.response_name,
-                                   infos=(design.response_info, design.design_info))
+                                            missing=missing, allow_data_levels=self.allow_data_levels)
+        evaluator = ChunkEvaluator(design.formula_expanded, plan, proto, design.column_names, design.response_name,
+                                   infos=(design.response_info, design.design_info),
+                                   non_finite_message=design.non_finite_message, shown=self.formula)
         design.notes.append(f"data read in chunks from {source.describe()}; every chunk was evaluated with the "
                             "public design built from the schema, and the method used aggregates of the chunks")
         return _ChunkedData(design, self.formula, ChunkedRows(source, evaluator, None))
@@ -150,10 +149,13 @@ class ArrayData:
     def label(self) -> str:
         return "arrays"
 
-    def prepare(self, spec: MethodSpec | None) -> _MemoryData:
-        design = array_design(self.X, self.y, x_bounds=self.x_bounds, y_bounds=self.y_bounds,
+    missing = "raise"  # arrays with missing values are refused
+    stage = "reading the arrays"
+
+    def prepare(self, spec: MethodSpec | None, missing: str) -> _MemoryData:
+        design = array_design(self.X, self.y, spec, x_bounds=self.x_bounds, y_bounds=self.y_bounds,
                               column_names=self.column_names, response_name=self.response_name,
-                              intercept=self.intercept, spec=spec)
+                              intercept=self.intercept)
         return _MemoryData(design, describe_arrays(self.response_name, design.column_names))
 
 
@@ -189,10 +191,14 @@ class _MemoryData:
                 options: MethodOptions) -> int:
         return self.design.n
 
-    def rows(self, scaling: PublicScaling | None) -> InMemoryRows:
+    def rows(self, scaling: PublicScaling | None, zero_nulls: bool) -> InMemoryRows:
+        """The rows the method reads; ``zero_nulls``: set the public null rows to zero rows (for a method that
+        gets no clip ranges; clipping zeroes them otherwise)."""
         X, y = self.design.X, self.design.y
         if scaling is not None:
             X, y = scaling.transform(X, y, inplace=True)  # the design arrays are this call's own
+        if zero_nulls:
+            zero_null_rows(X, y)
         return InMemoryRows(X, y)
 
     def note(self, rows: Rows) -> str:
@@ -220,11 +226,11 @@ class _ChunkedData:
         """Read n: by the method's first pass when it has one (the data are then read once), else by counting."""
         if spec.first_pass is None:
             return self._rows.count()
-        self._rows.scaling = scaling
+        self._rows.scaling, self._rows.zero_null_rows = scaling, self.design.null_rows and bounds is None
         return self._rows.prime(*spec.first_pass(bounds, options))
 
-    def rows(self, scaling: PublicScaling | None) -> ChunkedRows:
-        self._rows.scaling = scaling
+    def rows(self, scaling: PublicScaling | None, zero_nulls: bool) -> ChunkedRows:
+        self._rows.scaling, self._rows.zero_null_rows = scaling, zero_nulls
         return self._rows
 
     def note(self, rows: Rows) -> str:
@@ -234,34 +240,55 @@ class _ChunkedData:
 
 # -- the steps --------------------------------------------------------------------------------------------------
 
+class _FitState:
+    """What the handler of a failed fit must know: the stage reached, and once the method has started, its
+    ledger (None before) and name."""
+
+    def __init__(self, stage: str) -> None:
+        self.stage = stage
+        self.ledger: PrivacyLedger | None = None
+        self.method: str | None = None
+        self.private = True
+
+
 def run(request: FitRequest) -> DPRegressionResults:
     """Fit ``request`` (module docstring).  Every exit settles the accountant's reservation."""
     eps, dlt = check_privacy_parameters(request.epsilon, request.delta)
     spec = resolve_method(request.method, eps)
     options = spec.parse_options(request.options, delta=dlt) if spec is not None else None
+    mode = missing_mode(request.data.missing, spec)
     accountant = request.accountant
     private = spec.private if spec is not None else True
     # the budget is reserved before the data are touched: an over-budget fit is refused on public facts only
     token = (accountant.reserve(eps, dlt, label=f"{request.method}: {request.data.label}")
              if accountant is not None and private else None)
+    state = _FitState(request.data.stage)
     try:
-        return _run_reserved(request, spec, options, eps, dlt, token)
-    except BaseException:
-        # refusals before the method ran (design, method choice, shape, bounds) leave the reservation open
-        if token is not None and accountant is not None and accountant.is_open(token):
-            accountant.settle(token, 0.0, 0.0, status="refused")
-        raise
+        result = _run_reserved(request, spec, options, eps, dlt, mode, state)
+        if token is not None and accountant is not None and state.ledger is not None:
+            _settle(accountant, token, state.ledger.spent, "released", state.method)
+    except BaseException as exc:  # noqa: BLE001 - concluded below: settled, typed, chain cut
+        failure = conclude(exc, accountant, token, state=state)
+    else:
+        return result
+    raise failure
 
 
 def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodOptions | None, eps: float,
-                  dlt: float, token: str | None) -> DPRegressionResults:
-    data = request.data.prepare(spec)
+                  dlt: float, mode: str, state: _FitState) -> DPRegressionResults:
+    data = request.data.prepare(spec, mode)
+    state.stage = "reading the data"
     spec, options, choice = _method(data, spec, options, request, dlt)
     bounds, scaling, n = _public_facts(data, spec, options, request.rescale)
-    rows = data.rows(scaling)
+    rows = data.rows(scaling, data.design.null_rows and bounds is None)
     rng, seeded = make_rng(request.random_state)
     ctx = _context(data.design, n, PrivacyLedger(eps, dlt if spec.private else 0.0), rng, bounds, scaling)
-    fitted = _guarded_fit(spec, rows, ctx, options, request.accountant, token)
+    state.stage, state.ledger, state.method, state.private = "fitting", ctx.ledger, spec.name, spec.private
+    fitted = spec.fit(rows, ctx, options)
+    params = np.asarray(fitted.params, dtype=float)
+    if params.shape != (ctx.d,) or not np.all(np.isfinite(params)):
+        raise DPStatsError(f"method '{spec.name}' produced non-finite coefficients; nothing is returned "
+                           "(this is a bug: please report it)")
     note = data.note(rows)
     fitted = dataclasses.replace(fitted, notes=(*fitted.notes, note) if note else fitted.notes,
                                  passes=int(getattr(rows, "passes", 1)))
@@ -269,12 +296,36 @@ def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodO
                     scaling=scaling, clipped=bounds is not None, formula=data.formula)
 
 
+def missing_mode(missing: str, spec: MethodSpec | None) -> str:
+    """How the formula layer treats rows with missing values, decided from public facts (the option, the method).
+
+    ``missing="drop"`` keeps n public: each incomplete row becomes a public
+    null row (``"null"``) that adds nothing to what the method releases,
+    for the methods whose releases are sums of terms that vanish at a zero
+    row (:attr:`~dpstats.methods.registry.MethodSpec.null_rows`); the
+    non-private reference ``ols`` drops the rows (``"drop"``).  Other methods
+    refuse ``missing="drop"`` before any data are read.
+    """
+    if missing not in {"raise", "drop"}:
+        raise FormulaError("missing must be 'raise' (default) or 'drop'")
+    if missing == "raise":
+        return "raise"
+    if spec is not None and not spec.private:
+        return "drop"
+    if spec is not None and not spec.null_rows:
+        able = sorted(n for n, s in available_methods().items() if s.private and s.null_rows)
+        raise InvalidArgumentError(
+            f"method '{spec.name}' cannot take missing='drop': it centres or standardises rows itself, so the public "
+            "null row that stands for an incomplete row would become a data point. Impute the missing values with "
+            f"a public rule, or use one of {', '.join(able)}. Nothing was read or spent.")
+    return "null"
+
+
 def _method(data: _MemoryData | _ChunkedData, spec: MethodSpec | None, options: MethodOptions | None,
             request: FitRequest, dlt: float) -> tuple[MethodSpec, MethodOptions, str]:
     """The method, its options and why it was chosen: ``method="auto"`` decides here, from public facts."""
     if spec is None:
-        n = _guarded_read("auto", data.count)
-        spec, choice = _choose_method(data.design, n)
+        spec, choice = _choose_method(data.design, data.count())
         return spec, spec.parse_options(request.options, delta=dlt), choice
     choice = "epsilon=inf: the non-private reference 'ols' (NOT PRIVATE)" if request.method == "auto" else ""
     assert options is not None  # parsed with the named method
@@ -291,7 +342,7 @@ def _public_facts(data: _MemoryData | _ChunkedData, spec: MethodSpec, options: M
         _check_shape(spec, n, data.design.d)
     bounds, scaling = _public_transform(spec, data.design, rescale)
     if n is None:
-        n = _guarded_read(spec.name, lambda: data.learn_n(spec, bounds, scaling, options))
+        n = data.learn_n(spec, bounds, scaling, options)
         _check_shape(spec, n, data.design.d)
     return bounds, scaling, n
 
@@ -336,6 +387,8 @@ def _choose_method(design: Design, n: int) -> tuple[MethodSpec, str]:
     for spec in available_methods().values():
         if not spec.private or spec.auto_rank is None:
             continue
+        if design.null_rows and not spec.null_rows:
+            continue
         if spec.needs_bounds and not has_bounds:
             continue
         if (d > n and not spec.allows_wide) or n < (spec.auto_min_rows or spec.min_rows)(d):
@@ -343,8 +396,10 @@ def _choose_method(design: Design, n: int) -> tuple[MethodSpec, str]:
         candidates.append(spec)
     if not candidates:
         if not has_bounds:
+            drop = (" (with missing='drop', only methods that keep a null row inert qualify; among those without "
+                    "bounds, name one, e.g. method='dpsgd')") if design.null_rows else ""
             raise MissingBoundsError(
-                f"method='auto' found no registered method that fits n={n}, d={d} without data bounds. Declare "
+                f"method='auto' found no registered method that fits n={n}, d={d} without data bounds{drop}. Declare "
                 f"bounds for: {', '.join(design.bounds_to_declare())}, or name a method.")
         raise InsufficientDataError(f"method='auto' found no registered method for n={n}, d={d}")
     spec = min(candidates, key=lambda s: s.auto_rank)  # type: ignore[arg-type,return-value]
@@ -374,7 +429,7 @@ def _public_transform(spec: MethodSpec, design: Design, rescale: bool
         intercept_index = design.column_names.index("Intercept") if design.has_intercept else None
         scaling = PublicScaling.from_bounds(design.data_bounds(), intercept_index)
         if data_bounds is not None:
-            data_bounds = scaling.transform_bounds(data_bounds)
+            data_bounds = dataclasses.replace(scaling.transform_bounds(data_bounds), null_rows=data_bounds.null_rows)
     return data_bounds, scaling
 
 
@@ -396,56 +451,85 @@ def _public_ranges(design: Design, scaling: PublicScaling | None) -> dict[str, A
 
 # -- the guard --------------------------------------------------------------------------------------------------
 
-def _failure(method: str, spent: tuple[float, float]) -> MethodFailureError:
-    return MethodFailureError(
-        f"method '{method}' failed after the data were read, for a reason that is not reported because it may "
-        f"depend on the data values. The fit spent epsilon={spent[0]:.4g}, delta={spent[1]:.3g} of its budget "
-        "(charged to the accountant, if any); nothing else was released. This is a bug in dpstats: please "
-        "report it with the public facts of the call (method, options, n, d).", privacy_spent=spent)
-
-
-def _guarded_read(method: str, read: Callable[[], T]) -> T:
-    """A pass that reads the data before anything is spent (counting the rows): an untyped error becomes a
-    :class:`~dpstats.errors.MethodFailureError` (nothing spent)."""
+def _settle(accountant: PrivacyAccountant, token: str, spent: tuple[float, float], status: str,
+            method: str | None) -> None:
+    """Settle ``token``; if the accountant fails, leave the reservation held in full (conservative) and raise
+    :class:`~dpstats.errors.SettlementError` (or the interrupt), carrying no released value."""
     try:
-        return read()
-    except DPStatsError:
-        raise
-    except Exception:
-        pass
-    # raised outside the handler, so that the original error is not attached as its context
-    raise _failure(method, (0.0, 0.0))
+        accountant.settle(token, spent[0], spent[1], status=status, method=method)
+        return
+    except BaseException as exc:  # noqa: BLE001 - any failure keeps the reservation held
+        failure = _settlement_failure(exc, spent)
+    raise failure
 
 
-def _guarded_fit(spec: MethodSpec, rows: Rows, ctx: FitContext, options: MethodOptions,
-                 accountant: PrivacyAccountant | None, token: str | None) -> MethodFit:
-    """``spec.fit`` with the guard (module docstring, step 9); settles the reservation on every exit."""
-    ledger = ctx.ledger
-    failed = False
-    try:
-        fitted = spec.fit(rows, ctx, options)
-        params = np.asarray(fitted.params, dtype=float)
-        if params.shape != (ctx.d,) or not np.all(np.isfinite(params)):
-            raise MethodFailureError(f"method '{spec.name}' produced non-finite coefficients; nothing is returned "
-                                     "(this is a bug: please report it)", privacy_spent=ledger.spent)
-    except BaseException as exc:
-        spent = ledger.spent
-        if token is not None:
-            accountant.settle(token, spent[0], spent[1],  # type: ignore[union-attr]
-                              status="failed after spending" if ledger.steps else "refused", method=spec.name)
-        if isinstance(exc, DPStatsError):
-            if not hasattr(exc, "privacy_spent"):
-                exc.privacy_spent = spent  # type: ignore[attr-defined]
-            raise
-        if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: settled above, then re-raised
-            raise
-        failed = True
-    if failed:  # raised outside the handler, so that the original error is not attached as its context
-        raise _failure(spec.name, ledger.spent)
-    spent = ledger.spent
-    if token is not None:
-        accountant.settle(token, spent[0], spent[1], method=spec.name)  # type: ignore[union-attr]
-    return fitted
+def _settlement_failure(exc: BaseException, spent: tuple[float, float]) -> BaseException:
+    """What a failed settle raises: an interrupt as itself, anything else as a SettlementError; chain cut."""
+    _cut_chain(exc)
+    if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: the caller's own interruption
+        exc._dpstats_concluded = True  # type: ignore[attr-defined]
+        return exc
+    why = f"{type(exc).__name__}: {exc}" if isinstance(exc, DPStatsError) else type(exc).__name__
+    err = SettlementError(
+        f"the accountant could not record this fit's spend ({why}); its reservation stays held in full, which "
+        "counts the whole reserved budget as spent until a custodian settles it. The fit's result is withheld.",
+        privacy_spent=spent)
+    err._dpstats_concluded = True  # type: ignore[attr-defined]
+    return err
+
+
+def _cut_chain(exc: BaseException) -> None:
+    """Drop an exception's cause and context: they may carry data values or released values."""
+    exc.__cause__ = None
+    exc.__context__ = None
+    exc.__suppress_context__ = True
+
+
+def conclude(exc: BaseException, accountant: PrivacyAccountant | None, token: str | None, *,
+             state: _FitState) -> BaseException:
+    """The exception a failed fit raises, after settling its reservation; call it in the handler, raise its
+    result outside the handler (so that the original is not the new one's context).
+
+    * The reservation is settled with what the ledger charged (zero before
+      the method ran), as "failed after spending" or "refused".  If the
+      settle itself fails, the reservation stays held in full and that
+      failure is raised instead (:class:`~dpstats.errors.SettlementError`).
+    * A dpstats error keeps its (public) message and gains ``privacy_spent``;
+      any other exception becomes :class:`~dpstats.errors.InternalFitError`,
+      whose message names the stage and the original type only (the original
+      message may quote data values).  Interrupts (``KeyboardInterrupt``) are
+      re-raised as they are.
+    * The chain (``__cause__``, ``__context__``) is cut in every case.
+
+    An exception that was already concluded (by an inner call) is returned
+    unchanged.
+    """
+    if getattr(exc, "_dpstats_concluded", False):
+        return exc
+    ledger = state.ledger
+    spent = ledger.spent if ledger is not None else (0.0, 0.0)
+    if token is not None and accountant is not None and accountant.is_open(token):
+        status = "failed after spending" if ledger is not None and ledger.steps else "refused"
+        try:
+            _settle(accountant, token, spent, status, state.method)
+        except BaseException as settle_failure:  # noqa: BLE001 - raised instead of the fit's own failure
+            _cut_chain(settle_failure)  # raised while the fit's failure was handled: that is its context
+            return settle_failure
+    _cut_chain(exc)
+    if isinstance(exc, DPStatsError):
+        if not hasattr(exc, "privacy_spent"):
+            exc.privacy_spent = spent  # type: ignore[attr-defined]
+        out: BaseException = exc
+    elif isinstance(exc, Exception):
+        out = InternalFitError(
+            f"{state.stage} failed with {type(exc).__name__}; its message is withheld because it may quote data "
+            f"values. The fit spent epsilon={spent[0]:g}, delta={spent[1]:g} (privacy_spent; an accountant, if "
+            "given, was settled with it).",
+            privacy_spent=spent, original_type=type(exc).__name__)
+    else:
+        out = exc
+    out._dpstats_concluded = True  # type: ignore[attr-defined]
+    return out
 
 
 # -- the results ------------------------------------------------------------------------------------------------
@@ -484,9 +568,17 @@ def _results(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, ledger
                                   inference=theory.inference),
         nobs=n, df_model=design.d - int(design.has_intercept), df_resid=n - design.d,
         method=spec.name, formula=formula, response_name=design.response_name, design_info=design.design_info,
-        info=dict(fitted.diagnostics), _inference=inference, _bse_reason=fitted.no_inference_reason,
-        _withheld=withheld, _rsquared=fitted.rsquared,
+        info=_info(fitted), _inference=inference, _bse_reason=fitted.no_inference_reason, _withheld=withheld,
+        _rsquared_value=fitted.rsquared, _released_sums=fitted.released_sums, _rsquared_reason=fitted.rsquared_reason,
     )
+
+
+def _info(fitted: MethodFit) -> dict[str, Any]:
+    """What ``DPRegressionResults.info`` shows: the method's diagnostics and its released sums for R^2."""
+    info = dict(fitted.diagnostics)
+    if fitted.released_sums is not None:
+        info["released_sums"] = fitted.released_sums
+    return info
 
 
 def _report(spec: MethodSpec, design: Design, n: int, ledger: PrivacyLedger, eps: float, dlt: float, choice: str,

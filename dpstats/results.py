@@ -15,6 +15,7 @@ import json
 import math
 import warnings
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any, Callable
 
 import numpy as np
@@ -23,16 +24,17 @@ from scipy import stats
 from statsmodels.iolib.summary import Summary
 from statsmodels.iolib.table import SimpleTable
 
+from dpstats.design_recipe import DesignRecipe
 from dpstats.errors import DPStatsError
 from dpstats.formula import design_matrix_for_prediction
 from dpstats.inference import (
-    InferenceWithheldWarning, basic_bootstrap_interval, basic_bootstrap_pvalue, bootstrap_zvalues,
+    InferenceWithheldWarning, basic_bootstrap_interval, basic_bootstrap_pvalue, bootstrap_zvalues, private_rsquared,
 )
-from dpstats.methods.registry import Inference
+from dpstats.methods.registry import Inference, ReleasedSums
 from dpstats.privacy.report import PrivacyReport
 from dpstats.theory import ErrorBounds
 
-__all__ = ["DPRegressionResults", "InferenceUnavailableError", "InferenceWithheldWarning"]
+__all__ = ["DPRegressionResults", "DPModel", "InferenceUnavailableError", "InferenceWithheldWarning"]
 
 #: what the tables show in the inference columns of a fit whose inference was withheld
 WITHHELD_CELL = "\u2014"
@@ -58,7 +60,7 @@ class DPRegressionResults:
     method, formula, response_name : what was fitted.
     info : dict
         Released or public by-products of the fit (e.g. AdaSSP's ridge), for display: the method's
-        ``MethodFit.diagnostics``.
+        ``MethodFit.diagnostics`` (and its released sums for R^2, when it gives them).
     inference_withheld : str
         "" when the standard errors, z, p and intervals are reported; otherwise why they are not (the
         diagnostic of :func:`dpstats.inference.withheld_reason` failed).  They are then NaN, and reading them
@@ -79,7 +81,9 @@ class DPRegressionResults:
     _inference: Inference | None = None  # in the user's units (mapped back through the public rescaling)
     _bse_reason: str = ""
     _withheld: str = ""
-    _rsquared: float | None = None
+    _rsquared_value: float | None = None  # the non-private reference's classical R^2
+    _released_sums: ReleasedSums | None = None
+    _rsquared_reason: str = ""
     _bse: np.ndarray | None = field(init=False, default=None, repr=False)
     _cov: np.ndarray | None = field(init=False, default=None, repr=False)
     _tdist_df: int | None = field(init=False, default=None, repr=False)
@@ -190,13 +194,98 @@ class DPRegressionResults:
             return "classical OLS (NOT PRIVATE)"
         return f"{inference.description}; {'t' if inference.kind == 't' else 'normal'} intervals"
 
+    # -- goodness of fit ------------------------------------------------------------------------------------------
+    def _rsquared(self) -> tuple[float, float, str]:
+        """(R^2, adjusted R^2, reason): NaN and the reason when not available."""
+        nan = float("nan")
+        has_intercept = "Intercept" in self.params.index
+        if not self.privacy.private:
+            if self._rsquared_value is None:
+                return nan, nan, "the non-private reference computed none here (a rank-deficient design)"
+            r2 = float(self._rsquared_value)
+            adj = 1.0 - (1.0 - r2) * (self.nobs - int(has_intercept)) / self.df_resid if self.df_resid > 0 else nan
+            return r2, adj, ""
+        sums = self._released_sums
+        if sums is None:
+            return nan, nan, self._rsquared_reason or (
+                f"method '{self.method}' releases no statistics that determine R^2 (the residual and total sums of "
+                "squares would cost extra privacy budget)")
+        intercept = list(self.params.index).index("Intercept") if has_intercept else None
+        return private_rsquared(sums, n=self.nobs, d=len(self.params), intercept_index=intercept)[:3]
+
     @property
     def rsquared(self) -> float:
-        if self._rsquared is not None and not self.privacy.private:
-            return float(self._rsquared)
-        raise InferenceUnavailableError(
-            f"R^2 is not released by method '{self.method}': it needs the residual and total sums of squares, "
-            "which would cost extra privacy budget")
+        """R^2 of the released coefficients, NaN when not available (:attr:`rsquared_reason` says why).
+
+        For a private fit it is a private estimate: computed only from the
+        method's released statistics (``ssp``, ``adassp``: the noisy X^T X,
+        X^T y and y^T y; ``noisy_ols``: its noisy coefficients, X^T X and y^T
+        y), at no extra budget, for the data as the method saw them (clipped
+        to the declared bounds; ``noisy_ols``: labels truncated at T).  It is
+        the same in the rescaled units the method used and in yours.  See
+        "Private R^2" in :mod:`dpstats.inference`.  Methods that release no
+        such statistics, fits with ``inference=False`` and models without an
+        intercept give NaN.  The non-private reference ``ols`` gives the
+        classical R^2.
+        """
+        return self._rsquared()[0]
+
+    @property
+    def rsquared_adj(self) -> float:
+        """Adjusted R^2, 1 - (1 - R^2)(n - 1)/(n - d); NaN when :attr:`rsquared` is."""
+        return self._rsquared()[1]
+
+    @property
+    def rsquared_reason(self) -> str:
+        """Why :attr:`rsquared` is NaN ("" when it is given)."""
+        return self._rsquared()[2]
+
+    # -- frames for other tools ----------------------------------------------------------------------------------
+    def tidy(self, alpha: float = 0.05) -> pd.DataFrame:
+        """One row per coefficient, with broom's columns: term, estimate, std.error, statistic, p.value, conf.low,
+        conf.high (the (1 - alpha) interval of :meth:`conf_int`).
+
+        Where the fit reports no inference the last five columns are NaN,
+        without a warning (:attr:`inference_method` says why).
+        """
+        if not 0 < alpha < 1:
+            raise ValueError("alpha must lie in (0, 1)")
+        frame = pd.DataFrame({"term": list(self.params.index), "estimate": self.params.to_numpy()})
+        if self.inference_available:
+            ci = self.conf_int(alpha).to_numpy()
+            values = [self._bse, self.tvalues.to_numpy(), self.pvalues.to_numpy(), ci[:, 0], ci[:, 1]]
+        else:
+            values = [np.full(len(self.params), np.nan)] * 5
+        for name, value in zip(["std.error", "statistic", "p.value", "conf.low", "conf.high"], values):
+            frame[name] = np.asarray(value, dtype=float)
+        return frame
+
+    def glance(self) -> pd.DataFrame:
+        """One row about the fit, in broom's style: nobs, epsilon and delta spent (inf and NaN for the
+        non-private reference), method, guarantee ("worst-case", "conditional" or "not private"), r.squared and
+        adj.r.squared (:attr:`rsquared`: NaN where not released), df.model, df.residual."""
+        r2, adj, _ = self._rsquared()
+        pr = self.privacy
+        return pd.DataFrame([{
+            "nobs": self.nobs, "epsilon": pr.epsilon_spent if pr.private else math.inf,
+            "delta": pr.delta_spent if pr.private else math.nan, "method": self.method,
+            "guarantee": self._guarantee_kind() if pr.private else "not private", "r.squared": r2,
+            "adj.r.squared": adj, "df.model": self.df_model, "df.residual": self.df_resid}])
+
+    @property
+    def model(self) -> "DPModel":
+        """The public description of the model (names only), where statsmodels' table helpers look for it."""
+        return DPModel(formula=self.formula, endog_names=self.response_name, exog_names=list(self.params.index),
+                       method=self.method)
+
+    @property
+    def default_model_infos(self) -> dict[str, Callable[["DPRegressionResults"], str]]:
+        """The rows statsmodels' ``summary_col`` adds under a dpstats fit: N, the budget spent, method, guarantee."""
+        return {"N": lambda r: f"{r.nobs}",
+                "epsilon": lambda r: f"{r.privacy.epsilon_spent:.3g}" if r.privacy.private else "inf",
+                "delta": lambda r: f"{r.privacy.delta_spent:.3g}" if r.privacy.private else "",
+                "Method": lambda r: r.method,
+                "Guarantee": lambda r: r._guarantee_kind() if r.privacy.private else "not private"}
 
     # -- prediction ----------------------------------------------------------------
     def predict(self, newdata: Any = None) -> pd.Series:
@@ -298,24 +387,37 @@ class DPRegressionResults:
     def summary(self, alpha: float = 0.05) -> "DPSummary":
         """A statsmodels-style :class:`~statsmodels.iolib.summary.Summary` (as_text, as_latex, as_html).
 
-        ``as_latex()`` returns a complete, paper-ready ``table`` environment
-        (booktabs rules, caption, label, notes), with LaTeX special characters
-        escaped.
+        ``as_text()`` and ``as_html()`` give the whole report (model,
+        coefficients, privacy steps, theory, notes).  ``as_latex()`` gives the
+        coefficient table for a paper (a ``table`` float with booktabs rules,
+        the fit's facts as notes); ``as_latex(privacy=True)`` adds the privacy
+        report as a second table.  Preamble: ``\\usepackage{booktabs}`` and
+        ``\\usepackage{graphicx}`` (:data:`dpstats.tables.LATEX_PREAMBLE`).
         """
         smry = DPSummary()
         tables = self._tables(alpha)
         tables[0].title = self._title()
         smry.tables.extend(tables)
         smry.add_extra_txt(self._extra_lines())
-        smry.latex_tables = self._tables(alpha, esc=latex_escape)
-        smry.latex_title = self._title()
-        smry.latex_notes = [latex_escape_text(line) for line in self._extra_lines()]
+        smry.result, smry.alpha = self, alpha
         smry.html_tables = self._tables(alpha, esc=html.escape)
         smry.html_notes = [html.escape(line) for line in self._extra_lines()]
         return smry
 
     def __str__(self) -> str:
         return str(self.summary())
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickling: patsy's DesignInfo cannot be pickled; what rebuilds it (formula terms, the names they use,
+        a zero-row public prototype) is stored instead (:mod:`dpstats.design_recipe`)."""
+        state = self.__dict__.copy()
+        state["design_info"] = DesignRecipe.of(self.design_info)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        state["design_info"] = state["design_info"].rebuild()
+        self.__dict__.update(state)
 
     def __repr__(self) -> str:
         tag = "" if self.privacy.private else " NOT PRIVATE"
@@ -354,6 +456,23 @@ class DPRegressionResults:
                           default=lambda o: list(o) if isinstance(o, tuple) else str(o))
 
 
+@dataclass(frozen=True)
+class DPModel:
+    """``results.model`` of a dpstats fit: the formula and the names (public facts), which statsmodels' table
+    helpers (``summary_col``, ``summary_params``) read.  It cannot refit: the results hold no data."""
+
+    formula: str
+    endog_names: str
+    exog_names: list[str]
+    method: str
+
+    @property
+    def data(self) -> SimpleNamespace:
+        """Names in the layout of statsmodels' ``model.data`` (param_names, xnames, ynames)."""
+        return SimpleNamespace(param_names=list(self.exog_names), xnames=list(self.exog_names),
+                               ynames=self.endog_names)
+
+
 def _finite_or_null(value: Any) -> Any:
     """A copy of nested dicts/lists/tuples with every non-finite float (also numpy floats) replaced by None."""
     if isinstance(value, dict):
@@ -365,12 +484,6 @@ def _finite_or_null(value: Any) -> Any:
     return value
 
 
-def latex_escape(text: str) -> str:
-    """Escape LaTeX special characters in a table cell, except those statsmodels' LaTeX table writer replaces
-    itself afterwards (``# $ % & > _ |``: escaping them here too would double the backslash)."""
-    return "".join(_LATEX_CELL.get(ch, ch) for ch in str(text))
-
-
 def latex_escape_text(text: str) -> str:
     """Escape every LaTeX special character of running text (the notes under the table)."""
     return "".join(_LATEX.get(ch, ch) for ch in str(text))
@@ -379,15 +492,13 @@ def latex_escape_text(text: str) -> str:
 _LATEX = {"{": r"\{", "}": r"\}", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}", "&": r"\&",
           "%": r"\%", "#": r"\#", "$": r"\$", "_": r"\_", "|": r"\textbar{}", "<": r"\textless{}",
           ">": r"\textgreater{}", "\\": r"\textbackslash{}", WITHHELD_CELL: "---"}
-_LATEX_CELL = {ch: rep for ch, rep in _LATEX.items() if ch not in "#$%&>_|"}
 
 
 class DPSummary(Summary):
-    """statsmodels Summary whose ``as_latex`` is a complete, escaped LaTeX table."""
+    """statsmodels Summary of a fit: the whole report as text and HTML, a table for papers as LaTeX."""
 
-    latex_tables: list[SimpleTable]
-    latex_title: str
-    latex_notes: list[str]
+    result: DPRegressionResults
+    alpha: float
     html_tables: list[SimpleTable]
     html_notes: list[str]
 
@@ -395,12 +506,28 @@ class DPSummary(Summary):
         """The tables and notes as HTML, with every name and note HTML-escaped."""
         return ("\n".join(t.as_html() for t in self.html_tables) + "<br/><br/>" + "<br/>".join(self.html_notes))
 
-    def as_latex(self, label: str = "tab:dpstats") -> str:  # type: ignore[override]
-        body = "\n".join(t.as_latex_tabular(center=False) for t in self.latex_tables)
-        notes = " \\\\\n".join(self.latex_notes)
-        return ("\\begin{table}[htbp]\n\\centering\n\\caption{" + self.latex_title + "}\n\\label{" + label
-                + "}\n" + body + "\n\\par\\smallskip\n{\\footnotesize\\raggedright " + notes + "\\par}\n"
-                + "\\end{table}\n")
+    def as_latex(self, label: str | None = "tab:dpstats", privacy: bool = False) -> str:  # type: ignore[override]
+        """The coefficient table for a paper: a LaTeX ``table`` float (booktabs rules; shrunk to the text width
+        only when wider) with coefficient, standard error, z (t), p and interval, and the fit's facts (N, method,
+        budget spent, guarantee, R^2, how the intervals were made, or why there are none) as notes.
+
+        Parameters
+        ----------
+        label : str or None
+            ``\\label`` of the table (the privacy table gets ``label + ":privacy"``).
+        privacy : bool
+            Add the privacy report (every mechanism call, budget, guarantee, notes) as a second table, whose
+            columns wrap within the text width.
+
+        The preamble needs ``\\usepackage{booktabs}`` and ``\\usepackage{graphicx}``
+        (:data:`dpstats.tables.LATEX_PREAMBLE`).
+        """
+        from dpstats.tables import coefficient_grid, privacy_latex  # noqa: PLC0415 - tables imports this module
+
+        out = coefficient_grid(self.result, self.alpha).as_latex(label)
+        if privacy:
+            out += "\n" + privacy_latex(self.result, f"{label}:privacy" if label else None)
+        return out
 
 
 _TXT_FMT = dict(

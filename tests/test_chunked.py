@@ -230,12 +230,14 @@ def test_missing_drop_matches_in_memory(df, tmp_path):
     bad.loc[[3, 7000, 16000], "x1"] = np.nan
     p = tmp_path / "drop.parquet"
     bad.to_parquet(p, row_group_size=5000)
-    for method in ("adassp", "tukey"):
-        a = dpstats.dp_ols(FORMULA, bad, 1.0, 1e-6, method=method, bounds=BOUNDS, random_state=6, missing="drop")
-        b = dpstats.dp_ols(FORMULA, str(p), 1.0, 1e-6, method=method, bounds=BOUNDS, random_state=6,
-                           missing="drop")
-        _same_fit(a, b)
-        assert b.nobs == len(df) - 3
+    a = dpstats.dp_ols(FORMULA, bad, 1.0, 1e-6, method="adassp", bounds=BOUNDS, random_state=6, missing="drop")
+    b = dpstats.dp_ols(FORMULA, str(p), 1.0, 1e-6, method="adassp", bounds=BOUNDS, random_state=6, missing="drop")
+    _same_fit(a, b)
+    assert b.nobs == len(df)  # n stays public: the incomplete rows are public null rows
+    # tukey standardises rows itself (a null row would be a data point): refused before anything is read
+    for data in (bad, str(p)):
+        with pytest.raises(dpstats.errors.InvalidArgumentError, match="missing='drop'"):
+            dpstats.dp_ols(FORMULA, data, 1.0, 1e-6, method="tukey", bounds=BOUNDS, missing="drop")
 
 
 def test_auto_chooses_among_chunk_capable_methods_and_predict_works(df, files):
@@ -337,8 +339,6 @@ def test_tukey_fit_chunks_equals_fit(blocks, centre, public):
 
 def test_large_partitions_are_processed_in_bounded_slices(df):
     """A chunk (a Dask partition) longer than the slice size is evaluated in slices: bounded working memory."""
-    import patsy
-
     from dpstats.rows.chunked import ChunkEvaluator, ChunkTask
     from dpstats.formula import public_design
 
@@ -348,8 +348,7 @@ def test_large_partitions_are_processed_in_bounded_slices(df):
         seen.append(X.shape[0])
         return X.shape[0]
 
-    design, plan, proto = public_design(FORMULA, df, eval_env=patsy.EvalEnvironment.capture(), bounds=BOUNDS,
-                                        clip_variables=True)
-    ev = ChunkEvaluator(FORMULA, {"np": np}, plan, proto, design.column_names, design.response_name)
+    design, plan, proto = public_design(FORMULA, df, bounds=BOUNDS)
+    ev = ChunkEvaluator(design.formula_expanded, plan, proto, design.column_names, design.response_name)
     total, rows = ChunkTask(ev, None, record, lambda a, b: a + b, max_rows=5000)(df, 0)
     assert total == rows == len(df) and max(seen) <= 5000 and len(seen) == math.ceil(len(df) / 5000)

@@ -146,8 +146,8 @@ def test_missing_values_refused_then_dropped_on_request(capsys, frame, tmp_path)
     code, out, err = run(capsys, *fit_args(path, "--missing", "drop", "--format", "json"))
     assert code == 0, err
     got = json.loads(out)
-    assert got["nobs"] == len(frame) - 2
-    assert any("dropped" in note for note in got["privacy"]["notes"])
+    assert got["nobs"] == len(frame)  # n stays public: the incomplete rows are public null rows
+    assert any("null row" in note for note in got["privacy"]["notes"])
 
 
 def test_non_private_reference_is_labelled(capsys, csv):

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np  # noqa: F401 - the example formulas use np.log
 import pandas as pd
 import pytest
 

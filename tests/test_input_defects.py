@@ -23,6 +23,7 @@ from dpstats.errors import (
     InvalidPrivacyParameterError,
     MissingBoundsError,
     MissingDataError,
+    TransformDomainError,
     UnknownMethodError,
 )
 from dpstats.formula import build_design
@@ -93,7 +94,7 @@ def test_pd_na_is_missing_honouring_missing_raise_and_drop(people):
     assert d.n == N - 3
     res = dpstats.dp_ols("y ~ smoker + age", data, 1.0, 1e-6, method="ssp", bounds=BOUNDS, missing="drop",
                          random_state=0)
-    assert res.nobs == N - 3
+    assert res.nobs == N  # a private fit keeps n public: the incomplete rows are public null rows
 
 
 def test_boolean_with_na_read_in_chunks_matches_in_memory(people):
@@ -102,7 +103,7 @@ def test_boolean_with_na_read_in_chunks_matches_in_memory(people):
     kw = dict(method="ssp", bounds=BOUNDS, missing="drop", random_state=4)
     whole = dpstats.dp_ols("y ~ smoker + age", data, 1.0, 1e-6, **kw)
     chunked = dpstats.dp_ols("y ~ smoker + age", data, 1.0, 1e-6, chunksize=150, **kw)
-    assert whole.nobs == chunked.nobs == N - 1
+    assert whole.nobs == chunked.nobs == N
     np.testing.assert_allclose(chunked.params.to_numpy(), whole.params.to_numpy(), rtol=1e-9, atol=1e-9)
 
 
@@ -180,10 +181,14 @@ def test_duplicate_declared_levels_are_refused_naming_the_level(clash):
 
 
 def test_duplicate_levels_not_written_as_literal_are_still_typed(clash):
-    lv = [1, 2, 3, 3]  # noqa: F841 - read by the formula through the eval environment
-    err, _ = refused(FormulaError, "y ~ C(g, levels=lv)", clash, 1.0, 1e-6, method="tukey",
-                     eval_env=patsy.EvalEnvironment.capture())
-    assert "same name" in str(err) and "each level once" in str(err)
+    # levels read from the caller's namespace are no longer evaluated: the formula language wants a literal list
+    lv = [1, 2, 3, 3]  # noqa: F841 - would be read by the formula through the eval environment
+    with pytest.warns(DeprecationWarning, match="eval_env"):
+        err, _ = refused(FormulaError, "y ~ C(g, levels=lv)", clash, 1.0, 1e-6, method="tukey",
+                         eval_env=patsy.EvalEnvironment.capture())
+    assert isinstance(err, dpstats.errors.DisallowedExpressionError) and "literal list" in str(err)
+    err, _ = refused(FormulaError, "y ~ C(g)", clash, 1.0, 1e-6, method="tukey", levels={"g": [1, 2, 3, 3]})
+    assert "distinct" in str(err)
 
 
 # -- f, g. bounds on a transformed response; what MissingBoundsError asks for ---------------------------------------
@@ -210,10 +215,13 @@ def test_bounds_keyed_by_the_response_code_are_accepted(schools):
 
 
 def test_missing_response_bound_advises_its_code(schools):
+    # NABOVE + NBELOW reaches 0 inside these bounds: the response is undefined there, refused from the bounds alone
     bounds = {"NABOVE": (0, 10000), "NBELOW": (0, 10000), "LOWINC": (0, 100)}
-    err, _ = refused(MissingBoundsError, f"{RESPONSE} ~ LOWINC", schools, 1.0, 1e-6, method="ssp", bounds=bounds)
-    msg = str(err)
-    assert f"bounds={{'{RESPONSE}': (lo, hi)}}" in msg and "contains 0" in msg
+    err, _ = refused(TransformDomainError, f"{RESPONSE} ~ LOWINC", schools, 1.0, 1e-6, method="ssp", bounds=bounds)
+    assert RESPONSE in str(err) and "contains 0" in str(err)
+    bounds = {"NABOVE": (0, 10000), "NBELOW": (1, 10000), "LOWINC": (0, 100)}
+    d = build_design(f"{RESPONSE} ~ LOWINC", schools, bounds=bounds)
+    assert d.response_interval == Interval(0, 10000) and d.missing_bounds == []  # interval arithmetic: conservative
     unbounded, _ = refused(MissingBoundsError, f"{RESPONSE} ~ LOWINC", schools, 1.0, 1e-6, method="ssp",
                            bounds={"LOWINC": (0, 100)})
     assert "variables NABOVE, NBELOW" in str(unbounded) and f"'{RESPONSE}': (lo, hi)" in str(unbounded)
@@ -237,30 +245,29 @@ def test_missing_bounds_ask_for_raw_variables_first(people):
 
 
 def test_underivable_design_columns_are_listed_after_the_variables(people):
-    formula = "y ~ np.sinh(age) + I(smoker * income) + np.log(income)"
+    formula = "y ~ I(smoker * age) + I(smoker * income) + np.log(income)"
     d = build_design(formula, people, eval_env=ENV, bounds={"y": (-20, 30)})
     assert d.bound_variables == ["income"]
-    assert [k for k, _ in d.underivable_bounds] == ["np.sinh(age)", "I(smoker * income)"]
-    assert d.bounds_to_declare() == ["income", "np.sinh(age)", "I(smoker * income)"]
+    assert [k for k, _ in d.underivable_bounds] == ["I(smoker * age)", "I(smoker * income)"]
+    assert d.bounds_to_declare() == ["income", "I(smoker * age)", "I(smoker * income)"]
     with pytest.raises(MissingBoundsError) as info:
         d.data_bounds()
     msg = str(info.value)
-    assert msg.index("variables income") < msg.index("np.sinh(age) (cannot bound the function sinh())")
+    assert msg.index("variables income") < msg.index("I(smoker * age) (smoker is not numeric)")
     assert "smoker is not numeric" in msg
-    declared = {"y": (-20, 30), "income": (1, 100), "np.sinh(age)": (0, 1e40), "I(smoker * income)": (0, 100)}
+    declared = {"y": (-20, 30), "income": (1, 100), "I(smoker * age)": (0, 120), "I(smoker * income)": (0, 100)}
     assert build_design(formula, people, eval_env=ENV, bounds=declared).missing_bounds == []
 
 
-def test_declared_bounds_that_break_a_transform_point_at_the_column(people):
-    d = build_design("y ~ np.log(income)", people, eval_env=ENV, bounds={"y": (-20, 30), "income": (0, 100)})
-    assert d.bound_variables == [] and d.bounds_to_declare() == ["np.log(income)"]
-    with pytest.raises(MissingBoundsError, match=r"log needs a lower bound > 0.0, with the declared bounds"):
-        d.data_bounds()
+def test_declared_bounds_that_break_a_transform_are_refused_before_the_data(people):
+    # log is undefined at 0, inside the declared range: refused from the bounds alone (it used to depend on the data)
+    with pytest.raises(TransformDomainError, match=r"log needs a lower bound > 0.0"):
+        build_design("y ~ np.log(income)", people, eval_env=ENV, bounds={"y": (-20, 30), "income": (0, 100)})
 
 
-def test_overflowing_derived_range_is_missing_not_a_crash(people):
-    d = build_design("y ~ np.exp(income)", people, eval_env=ENV, bounds={"y": (-20, 30), "income": (0, 1000)})
-    assert d.missing_bounds == ["np.exp(income)"] and d.bounds_to_declare() == ["np.exp(income)"]
+def test_overflowing_derived_range_is_refused_not_a_crash(people):
+    with pytest.raises(TransformDomainError, match="overflows"):
+        build_design("y ~ np.exp(income)", people, eval_env=ENV, bounds={"y": (-20, 30), "income": (0, 1000)})
 
 
 # -- h. degenerate bounds ------------------------------------------------------------------------------------------

@@ -39,27 +39,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpstats.errors import MethodOptionError
-from dpstats.inference import noise_to_signal, parametric_bootstrap
+from dpstats.inference import noise_to_signal, parametric_bootstrap, plug_in_sums
 from dpstats.methods.common.linalg import psd_projection, solve_noisy_normal_equations
 from dpstats.methods.common.sufficient import ReleasedStatistics
-from dpstats.methods.registry import (
-    FitContext,
-    Inference,
-    InferenceRule,
-    MethodFit,
-    MethodSpec,
-    TheoryInputs,
-    register,
-)
+from dpstats.methods.registry import FitContext, Inference, InferenceRule, MethodFit, MethodSpec, TheoryInputs, register
 from dpstats.methods.ssp import (
-    BOOTSTRAP_DESCRIPTION,
-    INFERENCE_WEIGHT,
-    SSPOptions,
-    bootstrap_notes,
-    release_gram,
-    release_moment,
-    release_yty,
-    statistics_pass,
+    BOOTSTRAP_DESCRIPTION, INFERENCE_WEIGHT, NO_YTY, SSPOptions, bootstrap_notes, release_gram, release_moment,
+    release_yty, statistics_pass,
 )
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu, post_processing_normal
@@ -123,7 +109,7 @@ def fit(rows: Rows, ctx: FitContext, options: AdaSSPOptions) -> MethodFit:
     params = solve_noisy_normal_equations(xx, xy, ridge=ridge)
     diagnostics = {"ridge": ridge, "lambda_min_tilde": lam_min_tilde, "gram_noise_sd": sigma_xx}
     if not options.inference:
-        return MethodFit(params=params, diagnostics=diagnostics,
+        return MethodFit(params=params, diagnostics=diagnostics, rsquared_reason=NO_YTY,
                          no_inference_reason="inference=False gave the whole budget to the point estimate")
     yy, sigma_yy = release_yty(stats.yty, mus[3], bounds.y_abs, rng=rng, ledger=ledger)
     released = ReleasedStatistics(xx, xy, yy, n, sigma_xx, sigma_xy, sigma_yy)
@@ -143,7 +129,8 @@ def fit(rows: Rows, ctx: FitContext, options: AdaSSPOptions) -> MethodFit:
     return MethodFit(
         params=params,
         inference=Inference("bootstrap", draws=draws, description=BOOTSTRAP_DESCRIPTION, noise_to_signal=ratio),
-        released=released, notes=notes, theory_inputs=TheoryInputs(inference=True),
+        released=released, released_sums=plug_in_sums(params, released, ratio), notes=notes,
+        theory_inputs=TheoryInputs(inference=True),
         diagnostics={**diagnostics, "sigma2_hat_scaled": sigma2, "noise_to_signal": ratio})
 
 
@@ -160,6 +147,7 @@ SPEC = register(MethodSpec(
     fit=fit,
     options=AdaSSPOptions,
     needs_bounds=True,
+    null_rows=True,
     regimes="bounded data of any n; adapts its ridge to lambda_min(X^T X); the default when bounds are given",
     inference_rule=InferenceRule("bootstrap", withhold_above=WITHHOLD_ABOVE),
     theory_rate=theory_rate,

@@ -313,6 +313,7 @@ SPEC = register(MethodSpec(
     citation="Abadi et al. (CCS 2016); Poisson-sampled Gaussian accounted with dp_accounting PLD",
     fit=fit,
     needs_bounds=False,
+    null_rows=True,
     regimes="baseline that needs no data bounds (worst-case DP by gradient clipping); sensitive to the clip norm "
             "and learning rate, which must be chosen without looking at the data",
     options=("clip_norm", "learning_rate", "batch_size", "epochs", "optimizer"),

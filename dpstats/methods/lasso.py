@@ -409,6 +409,7 @@ SPEC = register(MethodSpec(
     citation="Cai, Wang & Zhang (Ann. Statist. 2021), Algorithm 4; Peeling from Dwork, Su & Zhang (2021)",
     fit=fit,
     needs_bounds=True,
+    null_rows=True,
     regimes="sparse coefficients (s_hat given), d large, including d > n; bounded data",
     min_rows=lambda d: 2,
     options=("sparsity", "truncation", "iterations", "step_size", "residual_bound", "guarantee"),

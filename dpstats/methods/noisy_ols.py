@@ -133,21 +133,13 @@ from scipy.special import ndtri
 
 from dpstats.bounds import DataBounds
 from dpstats.errors import IllConditionedDesignError, MethodOptionError
-from dpstats.inference import noisy_estimate_covariance
+from dpstats.inference import noisy_estimate_covariance, output_perturbation_sums
 from dpstats.methods.common.linalg import solve_noisy_normal_equations
 from dpstats.methods.common.sufficient import StatisticsPass, StatisticsPlan, SufficientStatistics, add_statistics
 from dpstats.methods.registry import (
-    FitContext,
-    Inference,
-    InferenceRule,
-    MethodFit,
-    MethodOptions,
-    MethodSpec,
-    TheoryInputs,
-    check_bool,
-    register,
+    FitContext, Inference, InferenceRule, MethodFit, MethodOptions, MethodSpec, TheoryInputs, check_bool, register,
 )
-from dpstats.methods.ssp import release_yty
+from dpstats.methods.ssp import NO_YTY, release_yty
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu, symmetric_gaussian_mechanism
@@ -374,15 +366,18 @@ def _with_inference(params: np.ndarray, noise_sd: float, released: _InferenceRel
                     ) -> MethodFit:
     """The fit, with the covariance of the released coefficients from released values only when the inference
     releases were made (module docstring, "Inference")."""
-    inference = None
+    inference, sums = None, None
     diagnostics = {**diagnostics, "noise_sd": noise_sd}
     if released is not None:
         cov, sigma2 = noisy_estimate_covariance(params, noise_sd, released.gram, released.yty, n=n,
                                                 yty_noise_sd=released.yty_noise_sd, label_bound=label_bound,
                                                 eigen_floor=max(eigen_floor, released.gram_noise_sd))
         inference = Inference("normal", cov=cov, description=INFERENCE_METHOD)
+        sums = output_perturbation_sums(params, noise_sd, released.gram, released.gram_noise_sd, released.yty,
+                                        released.yty_noise_sd)
         diagnostics.update(sigma2_hat_scaled=sigma2, inference_method=INFERENCE_METHOD)
-    return MethodFit(params=params, inference=inference, no_inference_reason=NO_INFERENCE,
+    return MethodFit(params=params, inference=inference, no_inference_reason=NO_INFERENCE, released_sums=sums,
+                     rsquared_reason="" if sums is not None else NO_YTY,
                      theory_inputs=TheoryInputs(inference=released is not None), diagnostics=diagnostics,
                      **fields)  # type: ignore[arg-type]
 
@@ -458,6 +453,7 @@ SPEC = register(MethodSpec(
     fit=fit,
     options=NoisyOLSOptions,
     needs_bounds=True,
+    null_rows=True,
     regimes=("bounded data with n much larger than d (n >~ 200 d at epsilon=1); refuses when a private check "
              "cannot certify lambda_min(X^T X)"),
     inference_rule=InferenceRule("normal"),

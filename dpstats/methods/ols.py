@@ -21,13 +21,7 @@ from scipy.linalg import solve_triangular
 from dpstats.bounds import DataBounds
 from dpstats.methods.common.least_squares import LeastSquaresFactor, LeastSquaresPass, combine_factors
 from dpstats.methods.registry import (
-    FitContext,
-    Inference,
-    InferenceRule,
-    MethodFit,
-    MethodOptions,
-    MethodSpec,
-    register,
+    FitContext, Inference, InferenceRule, MethodFit, MethodOptions, MethodSpec, register,
 )
 from dpstats.rates import Rate, UpperRate, classical_n
 from dpstats.rows.base import Combine, Rows

@@ -20,24 +20,26 @@ method name.  :mod:`dpstats.methods.ssp` is the reference example.
 from __future__ import annotations
 
 import dataclasses
+import html
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, TypeVar
 
 import numpy as np
+import pandas as pd
 
 from dpstats.bounds import DataBounds
 from dpstats.errors import MethodOptionError, UnknownMethodError
-from dpstats.methods.common.sufficient import ReleasedStatistics
+from dpstats.methods.common.sufficient import ReleasedStatistics, ReleasedSums
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.rates import UpperRate
 from dpstats.rows.base import Combine, Rows
 from dpstats.rows.memory import InMemoryRows
 
-__all__ = ["MethodOptions", "FitContext", "Inference", "InferenceRule", "ReleasedStatistics", "TheoryInputs",
-           "MethodFit", "MethodSpec", "FitFunction", "register", "get_method", "available_methods",
-           "PUBLIC_FACTS"]
+__all__ = ["MethodOptions", "FitContext", "Inference", "InferenceRule", "ReleasedStatistics", "ReleasedSums",
+           "TheoryInputs", "MethodFit", "MethodSpec", "MethodTable", "FitFunction", "register", "get_method",
+           "available_methods", "PUBLIC_FACTS"]
 
 OptionsT = TypeVar("OptionsT", bound="MethodOptions")
 
@@ -234,6 +236,11 @@ class MethodFit:
         Overrides the spec's guarantee for this fit (e.g. an opt-in "conditional").
     released : ReleasedStatistics or None
         Noisy X^T X, X^T y, y^T y and their noise sds, when the method released them.
+    released_sums : ReleasedSums or None
+        The sums a private R^2 needs, from released values only (:func:`dpstats.inference.private_rsquared`).
+    rsquared_reason : str
+        Why there are no ``released_sums`` (shown as ``DPRegressionResults.rsquared_reason``); "" for the
+        default reason.
     theory_inputs : TheoryInputs
         Facts that select and evaluate the method's upper rate.
     rsquared : float or None
@@ -251,6 +258,8 @@ class MethodFit:
     assumptions: tuple[str, ...] = ()
     guarantee: str | None = None
     released: ReleasedStatistics | None = None
+    released_sums: ReleasedSums | None = None
+    rsquared_reason: str = ""
     theory_inputs: TheoryInputs = TheoryInputs()
     rsquared: float | None = None
     diagnostics: Mapping[str, Any] = field(default_factory=dict)
@@ -315,6 +324,12 @@ class MethodSpec:
     raw_units_warning : str
         Shown as a WARNING when the fit ran on the data's own units (no public rescaling), for methods whose
         defaults assume unit scale.
+    null_rows : bool
+        True when a zero row (x = 0, including the intercept, and y = 0, in the units the method sees, after its
+        clipping) adds nothing to what the method releases, so that ``missing="drop"`` can map each incomplete
+        row to such a public null row and keep n public (the sufficient-statistics methods, the lasso and DP-SGD:
+        their releases are sums over rows of terms that vanish at a zero row).  Methods that centre or
+        standardise rows internally would turn a zero row into a data point, so they refuse ``missing="drop"``.
     first_pass : callable or None
         For one-pass methods: ``first_pass(bounds, options) -> (pass, combine)``, the method's first pass,
         which needs no n.  When a source knows its row count only by reading (CSV, Dask), the pipeline runs
@@ -339,6 +354,7 @@ class MethodSpec:
     auto_rank: int | None = None
     auto_min_rows: Callable[[int], int] | None = None
     raw_units_warning: str = ""
+    null_rows: bool = False
     first_pass: FirstPass | None = None
 
     proofs_dir: ClassVar[str] = "docs/proofs"
@@ -351,6 +367,11 @@ class MethodSpec:
     @property
     def option_names(self) -> tuple[str, ...]:
         return self.options.names()
+
+    @property
+    def supports_chunks(self) -> bool:
+        """Every method reads data in chunks (files, Dask) through the same :class:`~dpstats.rows.base.Rows`."""
+        return True
 
     def parse_options(self, options: Mapping[str, Any], *, delta: float | None = None) -> MethodOptions:
         """The user's options as the method's options dataclass, validated (public facts only, nothing spent)."""
@@ -399,6 +420,38 @@ def get_method(name: str) -> MethodSpec:
     return _REGISTRY[name]
 
 
-def available_methods() -> dict[str, MethodSpec]:
-    """All registered methods, by name (a copy)."""
-    return dict(_REGISTRY)
+class MethodTable(dict):
+    """The registered methods: a dict from name to :class:`MethodSpec` that shows itself as a table (name,
+    title, needs bounds, guarantee, chunks: whether it fits data read in chunks)."""
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per method, indexed by name."""
+        rows = [{"name": name, "title": spec.title, "needs bounds": spec.needs_bounds,
+                 "guarantee": spec.guarantee if spec.private else "none: NOT PRIVATE",
+                 "chunks": spec.supports_chunks} for name, spec in sorted(self.items())]
+        return pd.DataFrame(rows, columns=["name", "title", "needs bounds", "guarantee", "chunks"]).set_index("name")
+
+    def _cells(self) -> list[list[str]]:
+        frame = self.to_frame()
+        header = ["name", *frame.columns]
+        body = [[str(name), *("yes" if v is True else "no" if v is False else str(v) for v in row)]
+                for name, row in zip(frame.index, frame.itertuples(index=False), strict=True)]
+        return [header, *body]
+
+    def __repr__(self) -> str:
+        rows = self._cells()
+        widths = [max(len(r[j]) for r in rows) for j in range(len(rows[0]))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+        return "\n".join([lines[0], "  ".join("-" * w for w in widths), *lines[1:]])
+
+    def _repr_html_(self) -> str:
+        head, *body = self._cells()
+        cell = "<{0} style='text-align: left'>{1}</{0}>"
+        rows = ["<tr>" + "".join(cell.format(tag, html.escape(c)) for c in r) + "</tr>"
+                for tag, r in [("th", head), *(("td", r) for r in body)]]
+        return "<table>" + "".join(rows) + "</table>"
+
+
+def available_methods() -> MethodTable:
+    """All registered methods, by name (a copy): a mapping name -> :class:`MethodSpec` that prints as a table."""
+    return MethodTable(_REGISTRY)

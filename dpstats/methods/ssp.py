@@ -42,28 +42,12 @@ import numpy as np
 from dpstats.bounds import DataBounds
 from dpstats.errors import MethodOptionError
 from dpstats.inference import (
-    RELIABILITY_THRESHOLD,
-    noise_to_signal,
-    parametric_bootstrap,
-    unreliable_note,
+    RELIABILITY_THRESHOLD, noise_to_signal, parametric_bootstrap, plug_in_sums, unreliable_note,
 )
 from dpstats.methods.common.linalg import solve_noisy_normal_equations
-from dpstats.methods.common.sufficient import (
-    ReleasedStatistics,
-    StatisticsPass,
-    SufficientStatistics,
-    add_statistics,
-)
+from dpstats.methods.common.sufficient import ReleasedStatistics, StatisticsPass, SufficientStatistics, add_statistics
 from dpstats.methods.registry import (
-    FitContext,
-    Inference,
-    InferenceRule,
-    MethodFit,
-    MethodOptions,
-    MethodSpec,
-    TheoryInputs,
-    check_bool,
-    register,
+    FitContext, Inference, InferenceRule, MethodFit, MethodOptions, MethodSpec, TheoryInputs, check_bool, register,
 )
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger
@@ -72,7 +56,7 @@ from dpstats.rates import UpperRate
 from dpstats.rows.base import Combine, Rows
 
 __all__ = ["SSPOptions", "fit", "statistics_pass", "release_gram", "release_moment", "release_yty",
-           "INFERENCE_WEIGHT", "WITHHOLD_ABOVE", "SPEC"]
+           "INFERENCE_WEIGHT", "WITHHOLD_ABOVE", "NO_YTY", "SPEC"]
 
 #: share of the GDP budget (mu^2) given to y^T y when inference is on, relative to 1 for X^T X and 1 for
 #: X^T y; chosen by experiment (benchmarks/coverage.py --split): sigma^2 needs little precision at any n
@@ -84,6 +68,9 @@ INFERENCE_WEIGHT = 0.1
 WITHHOLD_ABOVE = 10.0
 
 BOOTSTRAP_DESCRIPTION = "parametric bootstrap on released values"
+
+#: why a fit with inference=False has no private R^2
+NO_YTY = "inference=False: y^T y, which R^2 needs, was not released"
 
 
 def check_bootstrap(bootstrap: object) -> None:
@@ -162,7 +149,7 @@ def fit(rows: Rows, ctx: FitContext, options: SSPOptions) -> MethodFit:
     xy, sigma_xy = release_moment(stats.xty, mus[1], bounds.x_norm, bounds.y_abs, rng=ctx.rng, ledger=ctx.ledger)
     params = solve_noisy_normal_equations(xx, xy, eigen_floor=sigma_xx)
     if not options.inference:
-        return MethodFit(params=params, diagnostics={"gram_noise_sd": sigma_xx},
+        return MethodFit(params=params, diagnostics={"gram_noise_sd": sigma_xx}, rsquared_reason=NO_YTY,
                          no_inference_reason="inference=False gave the whole budget to the point estimate")
     yy, sigma_yy = release_yty(stats.yty, mus[2], bounds.y_abs, rng=ctx.rng, ledger=ctx.ledger)
     released = ReleasedStatistics(xx, xy, yy, stats.n, sigma_xx, sigma_xy, sigma_yy)
@@ -173,7 +160,7 @@ def fit(rows: Rows, ctx: FitContext, options: SSPOptions) -> MethodFit:
     return MethodFit(
         params=params,
         inference=Inference("bootstrap", draws=draws, description=BOOTSTRAP_DESCRIPTION, noise_to_signal=ratio),
-        released=released, notes=bootstrap_notes(ratio),
+        released=released, released_sums=plug_in_sums(params, released, ratio), notes=bootstrap_notes(ratio),
         theory_inputs=TheoryInputs(inference=True),
         diagnostics={"gram_noise_sd": sigma_xx, "sigma2_hat_scaled": sigma2, "noise_to_signal": ratio})
 
@@ -191,6 +178,7 @@ SPEC = register(MethodSpec(
     fit=fit,
     options=SSPOptions,
     needs_bounds=True,
+    null_rows=True,
     regimes="bounded data, n large relative to d*B_X^2/epsilon; simple baseline",
     inference_rule=InferenceRule("bootstrap", withhold_above=WITHHOLD_ABOVE),
     theory_rate=theory_rate,

@@ -31,13 +31,15 @@ import pandas as pd
 import patsy
 from patsy.eval import ast_names
 
-from dpstats.errors import DataTypeError, FormulaError
-from dpstats.formula import Design, FramePlan, _finite_arrays, _quoted_names, _sanitised
+from dpstats.errors import DataTypeError, DPStatsError, FormulaError
+from dpstats.formula import FramePlan, _finite_arrays, _quoted_names, _sanitised
+from dpstats.formula import non_finite_message as non_finite_message_of
+from dpstats.formula_language import FORMULA_ENV, expand_formula, model_desc
 from dpstats.rows.base import Combine
 from dpstats.rows.sources import DEFAULT_CHUNK_ROWS, DaskSource, DataSource
 from dpstats.scaling import PublicScaling
 
-__all__ = ["ChunkEvaluator", "ChunkTask", "ChunkedRows", "formula_namespace", "formula_levels"]
+__all__ = ["ChunkEvaluator", "ChunkTask", "ChunkedRows", "formula_levels", "zero_null_rows"]
 
 T = TypeVar("T")
 
@@ -45,17 +47,21 @@ T = TypeVar("T")
 class ChunkEvaluator:
     """Evaluates the public design on one chunk: prepare (declared levels, clipping, missing values), then
     ``patsy.build_design_matrices`` with the public DesignInfo.  Picklable, for Dask workers: patsy objects
-    cannot be pickled, so a worker rebuilds the DesignInfo from the formula, the names the formula uses from the
-    caller's namespace and the one-row public prototype, exactly as the driver built it."""
+    cannot be pickled, so a worker rebuilds the DesignInfo from the expanded formula (``formula``: '.' expanded
+    and long sums nested, as the driver parsed it) and the one-row public prototype, in dpstats's own formula
+    namespace, exactly as the driver built it.  ``non_finite_message`` is the public refusal for a non-finite
+    value (the same for every value, row and chunk)."""
 
-    def __init__(self, formula: str, namespace: Mapping[str, Any], plan: FramePlan, prototype: pd.DataFrame,
-                 column_names: Sequence[str], response_code: str, infos: tuple[Any, Any] | None = None) -> None:
+    def __init__(self, formula: str, plan: FramePlan, prototype: pd.DataFrame, column_names: Sequence[str],
+                 response_code: str, infos: tuple[Any, Any] | None = None, *, non_finite_message: str = "",
+                 shown: str | None = None) -> None:
         self.formula = formula
-        self.namespace = dict(namespace)
+        self.shown = formula if shown is None else shown
         self.plan = plan
         self.prototype = prototype
         self.column_names = list(column_names)
         self.response_code = response_code
+        self.non_finite_message = non_finite_message or non_finite_message_of([response_code])
         self._infos = infos
         self._layout_cache: tuple[list[tuple[slice, str | None]], Any, str | None] | None = None
 
@@ -75,9 +81,9 @@ class ChunkEvaluator:
 
     def infos(self) -> tuple[Any, Any]:
         if self._infos is None:
-            env = patsy.EvalEnvironment([self.namespace])
             with np.errstate(all="ignore"):
-                y_dm, X_dm = patsy.dmatrices(self.formula, self.prototype, eval_env=env, return_type="matrix",
+                y_dm, X_dm = patsy.dmatrices(model_desc(self.formula, shown=self.shown), self.prototype,
+                                             eval_env=FORMULA_ENV, return_type="matrix",
                                              NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
             if list(X_dm.design_info.column_names) != self.column_names:  # pragma: no cover - a patsy change
                 raise FormulaError("internal error: the design rebuilt on a worker differs from the driver's")
@@ -85,9 +91,9 @@ class ChunkEvaluator:
         return self._infos
 
     def count(self, frame: pd.DataFrame) -> int:
-        """Rows of the chunk after preparation (missing values dropped or refused)."""
+        """Rows of the chunk after preparation (missing values refused, made null rows or dropped)."""
         df, _ = self.plan.prepare(frame)
-        return len(df)
+        return int(len(df))
 
     def _layout(self) -> tuple[list[tuple[slice, str | None]], Any, str | None]:
         """Which design columns are a bare numeric variable (copied directly), the intercept, or need patsy.
@@ -119,12 +125,13 @@ class ChunkEvaluator:
         return self._layout_cache
 
     def evaluate(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        """(X, y) of one chunk, with the public design; schema violations raise without echoing values."""
-        df, _ = self.plan.prepare(frame)
-        return self.evaluate_prepared(df)
+        """(X, y) of one chunk, with the public design (null rows NaN); schema violations raise without echoing
+        values."""
+        df, nulls = self.plan.prepare(frame)
+        return self.evaluate_prepared(df, nulls)
 
-    def evaluate_prepared(self, df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        """(X, y) of rows already prepared by the plan."""
+    def evaluate_prepared(self, df: pd.DataFrame, nulls: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(X, y) of rows already prepared by the plan; ``nulls`` marks the null rows among them."""
         if len(df) == 0:
             return np.empty((0, self.d)), np.empty(0)
         y_info, X_info = self.infos()
@@ -133,19 +140,23 @@ class ChunkEvaluator:
         for sl, name in direct:
             X[:, sl.start] = 1.0 if name is None else df[name].to_numpy(dtype=float)
         infos = ([] if response is not None else [y_info]) + ([sub] if sub is not None else [])
-        built: list[Any] = []
-        if infos:
-            try:
-                built = patsy.build_design_matrices(infos, df, return_type="matrix",
-                                                    NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
-            except patsy.PatsyError as exc:
-                raise _sanitised(exc, self.formula) from None
+        built = self._build(infos, df) if infos else []
         y_dm = np.array(df[response], dtype=float)[:, None] if response is not None else built.pop(0)
         if sub is not None:
             part = np.asarray(built.pop(0), dtype=float)
             for term, sl in sub.term_slices.items():
                 X[:, X_info.term_slices[term]] = part[:, sl]
-        return _finite_arrays(X, y_dm, X_info, self.response_code)
+        return _finite_arrays(X, y_dm, self.non_finite_message, nulls)
+
+    def _build(self, infos: list[Any], df: pd.DataFrame) -> list[Any]:
+        """patsy's matrices of the prepared rows; any failure becomes a typed error with a public message."""
+        try:
+            with np.errstate(all="ignore"):  # numpy's warnings would say which rows are out of a domain
+                return patsy.build_design_matrices(infos, df, return_type="matrix",
+                                                   NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
+        except Exception as exc:  # noqa: BLE001 - every failure is reported from public facts only
+            error = _sanitised(exc, self.shown)
+        raise error
 
 
 def _bare_variable(term: Any, info: Any, variables: set[str]) -> str | None:
@@ -172,26 +183,29 @@ class ChunkTask:
     A chunk longer than ``max_rows`` (a large Dask partition) is processed in
     slices of ``max_rows`` rows whose partial results are combined, so the
     working memory of a task is bounded by ``max_rows`` whatever the
-    partitioning.
+    partitioning.  ``zero_null_rows``: the public null rows (``missing="drop"``) are set to zero rows after
+    the rescaling, for a method that gets no clip ranges (clipping zeroes them otherwise).
     """
 
     def __init__(self, evaluator: ChunkEvaluator, scaling: PublicScaling | None,
                  pass_fn: Callable[[np.ndarray, np.ndarray, int], Any], combine: Callable[[Any, Any], Any],
-                 max_rows: int = DEFAULT_CHUNK_ROWS) -> None:
+                 max_rows: int = DEFAULT_CHUNK_ROWS, *, zero_null_rows: bool = False) -> None:
         self.evaluator, self.scaling, self.pass_fn, self.combine = evaluator, scaling, pass_fn, combine
         self.max_rows = int(max_rows)
+        self.zero_null_rows = zero_null_rows
 
     def _one(self, frame: pd.DataFrame, offset: int) -> tuple[Any, int]:
         select = getattr(self.pass_fn, "select", None)
-        if select is None:
-            X, y = self.evaluator.evaluate(frame)
-            rows = int(X.shape[0])
-        else:  # the method needs only some rows of the chunk: evaluate only those
-            df, _ = self.evaluator.plan.prepare(frame)
-            rows = len(df)
-            X, y = self.evaluator.evaluate_prepared(df.iloc[np.asarray(select(offset, rows), dtype=np.int64)])
+        df, nulls = self.evaluator.plan.prepare(frame)
+        rows = int(len(df))
+        if select is not None:  # the method needs only some rows of the chunk: evaluate only those
+            idx = np.asarray(select(offset, rows), dtype=np.int64)
+            df, nulls = df.iloc[idx], (None if nulls is None else nulls[idx])
+        X, y = self.evaluator.evaluate_prepared(df, nulls)
         if self.scaling is not None:
             X, y = self.scaling.transform(X, y, inplace=True)
+        if self.zero_null_rows:
+            zero_null_rows(X, y)
         return self.pass_fn(X, y, offset), rows
 
     def __call__(self, frame: pd.DataFrame, offset: int) -> tuple[Any, int]:
@@ -205,18 +219,30 @@ class ChunkTask:
         return acc, rows
 
 
+def zero_null_rows(X: np.ndarray, y: np.ndarray) -> None:
+    """Set the public null rows (NaN response, ``missing="drop"``) to zero rows, in place: for a method that gets
+    no clip ranges (those that do get them zeroed after clipping, in :meth:`~dpstats.bounds.DataBounds.clip`)."""
+    null = np.isnan(y)
+    if null.any():
+        X[null] = 0.0
+        y[null] = 0.0
+
+
 class ChunkedRows:
     """:class:`~dpstats.rows.base.Rows` over a source: what a method sees (numpy chunks only).
 
     ``n`` is fixed before the method runs: from the source's metadata, a
     counting pass, or :meth:`prime`.  Every pass checks that the source still
     gives n rows.  ``passes`` counts the passes over the data (a pass served
-    by :meth:`prime`'s result is not read again).
+    by :meth:`prime`'s result is not read again).  ``zero_null_rows``: the
+    method gets no clip ranges, so the public null rows are set to zero in
+    each chunk (:class:`ChunkTask`).
     """
 
     def __init__(self, source: DataSource, evaluator: ChunkEvaluator, scaling: PublicScaling | None,
-                 n: int | None = None) -> None:
+                 n: int | None = None, *, zero_null_rows: bool = False) -> None:
         self.source, self.evaluator, self.scaling = source, evaluator, scaling
+        self.zero_null_rows = zero_null_rows
         self._n = None if n is None else int(n)
         self._counter = evaluator.count  # one object, so a Dask source reuses its per-partition counts
         self._primed: tuple[Any, Any] | None = None
@@ -244,9 +270,9 @@ class ChunkedRows:
 
     def _run(self, pass_fn: Callable[[np.ndarray, np.ndarray, int], T], combine: Combine[T]) -> tuple[T, int]:
         offsets = bool(getattr(pass_fn, "uses_offset", True))
-        result, total = self.source.run(ChunkTask(self.evaluator, self.scaling, pass_fn, combine), combine,
-                                        self.evaluator.columns, offsets=offsets, counter=self._counter,
-                                        raw_offsets=self.evaluator.plan.missing == "raise")
+        task = ChunkTask(self.evaluator, self.scaling, pass_fn, combine, zero_null_rows=self.zero_null_rows)
+        result, total = self.source.run(task, combine, self.evaluator.columns, offsets=offsets,
+                                        counter=self._counter, raw_offsets=self._keeps_rows)
         self.passes += 1
         return result, total
 
@@ -277,10 +303,15 @@ class ChunkedRows:
         self._primed = (pass_fn, result)
         return self._n
 
+    @property
+    def _keeps_rows(self) -> bool:
+        """Preparation keeps every raw row (missing values are refused, or made public null rows)."""
+        return self.evaluator.plan.missing != "drop"
+
     def free_count(self) -> int | None:
         """n if it is fixed already, or from the source's metadata without reading (when preparation drops no
         row); None when only a pass over the data can tell."""
-        if self._n is None and self.evaluator.plan.missing == "raise":
+        if self._n is None and self._keeps_rows:
             known = self.source.known_rows()
             self._n = None if known is None else int(known)
         return self._n
@@ -291,7 +322,7 @@ class ChunkedRows:
         n = self.free_count()
         if n is not None:
             return n
-        if self.evaluator.plan.missing == "raise":
+        if self._keeps_rows:
             n = self.source.raw_rows()  # e.g. Dask: a light count of one column
             self.passes += int(n is not None)
         if n is None:
@@ -301,20 +332,8 @@ class ChunkedRows:
         return self._n
 
 
-def formula_namespace(design: Design, eval_env: patsy.EvalEnvironment, columns: set[str]) -> dict[str, Any]:
-    """The names a formula uses that are not data columns (functions, modules, constants), for the workers."""
-    codes = [f.code for f in design.design_info.factor_infos] + [design.response_name]
-    ns = eval_env.namespace
-    out: dict[str, Any] = {}
-    for code in codes:
-        for name in [*ast_names(code), *_quoted_names(code)]:
-            if name not in columns and name in ns:
-                out[name] = ns[name]
-    return out
-
-
 def formula_levels(schema: pd.DataFrame, formula: str, levels: Mapping[str, Sequence[Any]] | None
-                   ) -> dict[str, Sequence[Any]] | None:
+                    ) -> dict[str, Sequence[Any]] | None:
     """Declared levels plus the public categories of schema Categoricals that the formula uses.
 
     Every chunk is recast to these categories, so a partition whose
@@ -322,9 +341,9 @@ def formula_levels(schema: pd.DataFrame, formula: str, levels: Mapping[str, Sequ
     """
     out: dict[str, Sequence[Any]] = {}
     try:
-        desc = patsy.ModelDesc.from_formula(formula)
+        desc = model_desc(expand_formula(formula, [str(c) for c in schema.columns]), shown=formula)
         codes = [f.code for t in [*desc.lhs_termlist, *desc.rhs_termlist] for f in t.factors]
-    except Exception:
+    except DPStatsError:  # the formula layer reports parse errors properly
         return dict(levels) if levels else None
     used = {n for c in codes for n in [*ast_names(c), *_quoted_names(c)]}
     for c in schema.columns:

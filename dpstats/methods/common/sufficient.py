@@ -16,7 +16,9 @@ sensitivities of these sums under replace-one neighbours, given clipping) is
 the same for in-memory rows, files and a Dask cluster.
 
 :class:`ReleasedStatistics` holds what such a method released (the noisy sums
-and their public noise sds), for inference and for the results.
+and their public noise sds), for inference and for the results;
+:class:`ReleasedSums` the sums a private R^2 needs, computed from released
+values (:func:`dpstats.inference.private_rsquared`).
 
 Nothing here draws noise.
 """
@@ -30,7 +32,8 @@ import numpy as np
 from dpstats.bounds import DataBounds
 from dpstats.rows.base import writable
 
-__all__ = ["SufficientStatistics", "StatisticsPlan", "StatisticsPass", "add_statistics", "ReleasedStatistics"]
+__all__ = ["SufficientStatistics", "StatisticsPlan", "StatisticsPass", "add_statistics", "ReleasedStatistics",
+           "ReleasedSums"]
 
 
 @dataclass(frozen=True)
@@ -145,3 +148,35 @@ class ReleasedStatistics:
     gram_noise_sd: float
     moment_noise_sd: float
     yty_noise_sd: float
+
+
+@dataclass(frozen=True)
+class ReleasedSums:
+    """The sums R^2 needs, computed from released values only, in the units the method saw, with the sizes of
+    their privacy noise (first order, from the public noise scales).
+
+    Attributes
+    ----------
+    rss : float
+        Residual sum of squares of the released coefficients on the data as the method saw them.
+    yty : float
+        The released y^T y.
+    xty : numpy.ndarray
+        The released X^T y (or its estimate from released values); its intercept entry is the sum of y.
+    rss_noise_sd : float
+        Standard deviation (first order) of the noise in ``rss`` other than that of ``yty``.
+    yty_noise_sd : float
+        Standard deviation of the noise of ``yty``.
+    xty_noise_sd : numpy.ndarray
+        Standard deviation of the noise of each entry of ``xty``.
+    noise_to_signal : float
+        The released noise-to-signal ratio of X^T X where the estimate depends on it (plug-in), else 0.
+    """
+
+    rss: float
+    yty: float
+    xty: np.ndarray
+    rss_noise_sd: float
+    yty_noise_sd: float
+    xty_noise_sd: np.ndarray
+    noise_to_signal: float = 0.0

@@ -1,0 +1,795 @@
+"""Regression tables for papers: several fits side by side, as text, Markdown, HTML and LaTeX.
+
+:func:`table` puts dpstats fits and statsmodels results in one table, the
+layout of statsmodels' ``summary_col``, pyfixest's ``etable`` and R's
+``modelsummary``/``stargazer``: one column per model, each coefficient over
+its standard error (or interval, or statistic) in parentheses, optional
+significance stars with their legend, terms chosen, ordered and renamed, and
+footer rows for what a reader of a private analysis needs: N, the privacy
+budget spent (epsilon, delta), the method and the kind of guarantee, and R^2
+(for a private fit the private estimate of :attr:`DPRegressionResults.rsquared
+<dpstats.results.DPRegressionResults.rsquared>`, computed from released
+values only).  A value a fit does not provide is a dash, and a note under the
+table gives the reason; a fit that is not private says so in the table.
+
+The LaTeX output is a ``table`` float with booktabs rules.  Its preamble::
+
+    \\usepackage{booktabs}   % \\toprule, \\midrule, \\cmidrule, \\bottomrule
+    \\usepackage{graphicx}   % \\resizebox: shrinks a table wider than the text, and only then
+
+(:data:`LATEX_PREAMBLE`).  The notes are a paragraph of the text width under
+the table.  (statsmodels' own ``summary_col`` also accepts dpstats fits that
+report standard errors, but it reads ``bse`` directly and so cannot show a fit
+without them; this table can.)  ``docs/check_latex.py`` compiles such tables with pdflatex and
+fails on errors and on overfull boxes.  Names are escaped for LaTeX; pdflatex
+needs them in ASCII (or a Unicode engine such as lualatex).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from dpstats.results import WITHHELD_CELL, DPRegressionResults, latex_escape_text
+
+__all__ = ["table", "RegressionTable", "LATEX_PREAMBLE", "DEFAULT_STATS", "STAT_LABELS"]
+
+#: the LaTeX packages the tables use (booktabs rules; graphicx to shrink a table wider than the text)
+LATEX_PREAMBLE = "\\usepackage{booktabs}\n\\usepackage{graphicx}"
+
+#: footer rows of :func:`table` by default: columns of :meth:`DPRegressionResults.glance`
+DEFAULT_STATS = ("nobs", "r.squared", "adj.r.squared", "epsilon", "delta", "method", "guarantee")
+
+#: the label of each footer row (a :meth:`~dpstats.results.DPRegressionResults.glance` column)
+STAT_LABELS = {"nobs": "N", "r.squared": "R\u00b2", "adj.r.squared": "Adj. R\u00b2", "epsilon": "\u03b5",
+               "delta": "\u03b4", "method": "Method", "guarantee": "Guarantee", "df.model": "Df model",
+               "df.residual": "Df residuals"}
+
+#: default significance marks with ``stars=True``: (mark, p below which it is given), the convention of
+#: statsmodels' summary_col and stargazer
+DEFAULT_STARS = {"*": 0.1, "**": 0.05, "***": 0.01}
+
+_STATISTICS = {"se": "standard errors in parentheses", "t": "z (or t) statistics in parentheses",
+               "p": "p-values in parentheses", "ci": "{level} confidence intervals in brackets"}
+
+# -- numbers ------------------------------------------------------------------------------------------------------
+
+def format_number(x: float, fmt: Any = 3) -> str:
+    """A number for a table cell.
+
+    Parameters
+    ----------
+    x : float
+        The value (NaN gives the dash).
+    fmt : int, str or callable
+        Decimals (an int: fixed point, falling back to 3 significant digits
+        for a non-zero value that would print as zero), a format spec such as
+        ``".3g"``, or a function of the value.
+    """
+    if x is None or not math.isfinite(float(x)):
+        return WITHHELD_CELL if x is None or math.isnan(float(x)) else ("\u221e" if x > 0 else "-\u221e")
+    if callable(fmt):
+        return str(fmt(x))
+    if isinstance(fmt, str):
+        return format(float(x), fmt)
+    text = f"{float(x):.{int(fmt)}f}"
+    if float(text) == 0:
+        text = f"{float(x):.3g}" if x != 0 else text.lstrip("-")
+    return text
+
+
+def _check_fmt(fmt: Any) -> None:
+    if callable(fmt):
+        return
+    if isinstance(fmt, bool) or not isinstance(fmt, (int, str)) or (isinstance(fmt, int) and not 0 <= fmt <= 15):
+        raise ValueError("fmt must be a number of decimals (0-15), a format spec such as '.3g', or a function")
+    if isinstance(fmt, str):
+        try:
+            format(1.5, fmt)
+        except ValueError:
+            raise ValueError(f"fmt {fmt!r} is not a format spec for numbers (e.g. '.3f' or '.3g')") from None
+
+
+def _pvalue(p: float) -> str:
+    if not math.isfinite(p):
+        return WITHHELD_CELL
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _budget(x: float) -> str:
+    """epsilon or delta for a footer: 3 significant digits, exponents without padding (1e-6), inf as the sign."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return ""
+    if math.isinf(x):
+        return "\u221e"
+    return re.sub(r"e([+-])0*(\d)", lambda m: "e" + ("-" if m.group(1) == "-" else "") + m.group(2), f"{x:.3g}")
+
+
+# -- the grid of cells and its four renderings ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell: plain text (Unicode), significance marks, a column span, and optional raw LaTeX."""
+
+    text: str = ""
+    stars: str = ""
+    span: int = 1
+    numeric: bool = False
+    latex: str | None = None
+
+
+@dataclass
+class Grid:
+    """Header rows, body panels (separated by rules) and notes; rendered as text, Markdown, HTML and LaTeX."""
+
+    header: list[list[Cell]]
+    panels: list[list[list[Cell]]]
+    notes: list[str] = field(default_factory=list)
+    caption: str = ""
+
+    @property
+    def ncols(self) -> int:
+        rows = self.header + [r for p in self.panels for r in p]
+        return max(sum(c.span for c in r) for r in rows)
+
+    # text ------------------------------------------------------------------------------------------------------
+    def _widths(self) -> list[int]:
+        widths = [0] * self.ncols
+        rows = self.header + [r for p in self.panels for r in p]
+        for row in rows:
+            j = 0
+            for c in row:
+                if c.span == 1:
+                    widths[j] = max(widths[j], len(c.text + c.stars))
+                j += c.span
+        for row in rows:  # a spanning cell wider than its columns widens the last of them
+            j = 0
+            for c in row:
+                if c.span > 1:
+                    have = sum(widths[j:j + c.span]) + 2 * (c.span - 1)
+                    widths[j + c.span - 1] += max(0, len(c.text) - have)
+                j += c.span
+        return widths
+
+    def _text_row(self, row: list[Cell], widths: list[int]) -> str:
+        out, j = [], 0
+        for c in row:
+            w = sum(widths[j:j + c.span]) + 2 * (c.span - 1)
+            text = c.text + c.stars
+            out.append(text.ljust(w) if j == 0 else text.center(w))
+            j += c.span
+        return "  ".join(out).rstrip()
+
+    def as_text(self) -> str:
+        widths = self._widths()
+        total = sum(widths) + 2 * (len(widths) - 1)
+        lines = [self.caption.center(total).rstrip()] if self.caption else []
+        lines.append("=" * total)
+        lines += [self._text_row(r, widths) for r in self.header]
+        for panel in self.panels:
+            lines.append("-" * total)
+            lines += [self._text_row(r, widths) for r in panel]
+        lines.append("=" * total)
+        for note in self.notes:
+            lines += textwrap.wrap(note, width=max(total, 60), subsequent_indent="  ")
+        return "\n".join(lines)
+
+    # Markdown ------------------------------------------------------------------------------------------------
+    def as_markdown(self) -> str:
+        def cells(row: list[Cell]) -> list[str]:
+            out = []
+            for c in row:
+                out += [_md_escape(c.text) + _md_escape(c.stars)] * c.span
+            return out
+
+        head, *lead = self.header[::-1]
+        lines = [f"**{_md_escape(self.caption)}**", ""] if self.caption else []
+        lines.append("| " + " | ".join(cells(head)) + " |")
+        lines.append("|" + "|".join([":---"] + [":---:"] * (self.ncols - 1)) + "|")
+        for row in [*lead[::-1], *(r for p in self.panels for r in p)]:
+            lines.append("| " + " | ".join(cells(row)) + " |")
+        if self.notes:
+            lines += [""] + ["  \n".join(_md_escape(n) for n in self.notes)]
+        return "\n".join(lines)
+
+    # HTML ------------------------------------------------------------------------------------------------------
+    def as_html(self) -> str:
+        rule = "border-top: 1px solid"
+
+        def cell(c: Cell, tag: str, first: bool, style: str = "") -> str:
+            align = "left" if first else "center"
+            span = f' colspan="{c.span}"' if c.span > 1 else ""
+            under = "; border-bottom: 1px solid" if c.span > 1 and c.text else ""
+            sup = f"<sup>{html.escape(c.stars)}</sup>" if c.stars else ""
+            return (f'<{tag}{span} style="text-align: {align}{under}{"; " + style if style else ""}">'
+                    f"{html.escape(c.text)}{sup}</{tag}>")
+
+        def row(r: list[Cell], tag: str, style: str = "") -> str:
+            return "<tr>" + "".join(cell(c, tag, i == 0, style) for i, c in enumerate(r)) + "</tr>"
+
+        parts = ['<table class="dpstats-table" style="border-collapse: collapse">']
+        if self.caption:
+            parts.append(f"<caption>{html.escape(self.caption)}</caption>")
+        parts.append("<thead>" + "".join(row(r, "th") for r in self.header) + "</thead>")
+        for panel in self.panels:
+            body = [row(r, "td", rule if i == 0 else "") for i, r in enumerate(panel)]
+            parts.append("<tbody>" + "".join(body) + "</tbody>")
+        if self.notes:
+            notes = "<br/>".join(html.escape(n) for n in self.notes)
+            parts.append(f'<tfoot><tr><td colspan="{self.ncols}" style="text-align: left; {rule}">'
+                         f"<small>{notes}</small></td></tr></tfoot>")
+        parts.append("</table>")
+        return "\n".join(parts)
+
+    # LaTeX -----------------------------------------------------------------------------------------------------
+    def _latex_row(self, row: list[Cell]) -> str:
+        out = []
+        for i, c in enumerate(row):
+            text = c.latex if c.latex is not None else latex_text(c.text, numeric=c.numeric)
+            if c.stars:
+                text += "$^{" + c.stars + "}$"
+            if c.span > 1:
+                text = f"\\multicolumn{{{c.span}}}{{c}}{{{text}}}"
+            out.append(text)
+        line = " & ".join(out) + " \\\\"
+        rules, j = [], 0
+        for c in row:
+            if c.span > 1 and c.text:
+                rules.append(f"\\cmidrule(lr){{{j + 1}-{j + c.span}}}")
+            j += c.span
+        return line + ("\n" + " ".join(rules) if rules else "")
+
+    def as_latex(self, label: str | None = None) -> str:
+        """A ``table`` float (preamble: :data:`LATEX_PREAMBLE`); the tabular is shrunk, keeping its proportions,
+        only when it is wider than the text or taller than 0.7 of the text height."""
+        lines = ["\\begin{table}[htbp]", "\\centering"]
+        if self.caption:
+            lines.append("\\caption{" + latex_text(self.caption) + "}")
+        if label:
+            lines.append("\\label{" + label + "}")
+        lines.append((_SHRINK_HEIGHT + _SHRINK_WIDTH).rstrip("\n"))
+        lines.append("\\begin{tabular}{@{}l" + "c" * (self.ncols - 1) + "@{}}")
+        lines.append("\\toprule")
+        lines += [self._latex_row(r) for r in self.header]
+        for panel in self.panels:
+            lines.append("\\midrule")
+            lines += [self._latex_row(r) for r in panel]
+        lines += ["\\bottomrule", "\\end{tabular}}}"]
+        if self.notes:
+            notes = " \\\\\n".join(latex_text(n) for n in self.notes)
+            lines += ["\\par\\smallskip", "{\\footnotesize\\raggedright " + notes + "\\par}"]
+        lines.append("\\end{table}")
+        return "\n".join(lines) + "\n"
+
+
+#: scale the box down to the text width when it is wider (graphicx; \\width is the box's natural width)
+_SHRINK_WIDTH = "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n"
+#: and then to 0.7 of the text height when taller, leaving room for the caption and the notes
+_SHRINK_HEIGHT = ("\\resizebox*{!}{\\ifdim\\totalheight>0.7\\textheight 0.7\\textheight\\else\\totalheight"
+                  "\\fi}{%\n")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
+_SUPERSCRIPT = re.compile(r"\b([A-Za-z])\\textasciicircum\{\}([A-Za-z0-9])\b")
+_LATEX_SYMBOLS = {"\u03b5": "$\\varepsilon$", "\u03b4": "$\\delta$", "\u00b2": "$^2$", "\u221e": "$\\infty$",
+                  "\u2264": "$\\le$", "\u2265": "$\\ge$"}
+
+
+def _md_escape(text: str) -> str:
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def latex_text(text: str, numeric: bool = False) -> str:
+    """Plain text as LaTeX: specials escaped, the dash, epsilon, delta, squares and infinity as LaTeX; in a
+    numeric cell a minus sign before a digit is set as math."""
+    out = latex_escape_text(text)
+    for sym, rep in _LATEX_SYMBOLS.items():
+        out = out.replace(sym, rep)
+    out = _SUPERSCRIPT.sub(r"$\1^{\2}$", out)  # X^T, R^2 as mathematics
+    if numeric:
+        out = re.sub(r"-(?=[\d$])", "$-$", out)
+    return out
+
+
+# -- a uniform view of one fit (dpstats or statsmodels) ---------------------------------------------------------
+
+@dataclass
+class _Fit:
+    """What a table needs from one fit: its tidy and glance frames and why something is missing."""
+
+    name: str
+    tidy: pd.DataFrame  # indexed by term
+    glance: dict[str, Any]
+    depvar: str
+    private: bool
+    inference_missing: str  # "" when standard errors etc. are given, else why not
+    rsquared_missing: str  # "" when R^2 is given, else why not
+    label: str  # how the notes name it: "(2) adassp"
+
+
+def _from_dpstats(res: DPRegressionResults, name: str, alpha: float) -> _Fit:
+    missing = "" if res.inference_available else res.inference_method
+    return _Fit(name=name, tidy=res.tidy(alpha).set_index("term"), glance=res.glance().iloc[0].to_dict(),
+                depvar=res.response_name, private=res.privacy.private, inference_missing=missing,
+                rsquared_missing=res.rsquared_reason, label=name)
+
+
+def _is_statsmodels(res: Any) -> bool:
+    return hasattr(res, "params") and hasattr(res, "bse") and hasattr(res, "model") and hasattr(res, "conf_int")
+
+
+def _from_statsmodels(res: Any, name: str, alpha: float) -> _Fit:
+    params = pd.Series(res.params)
+    if not isinstance(res.params, pd.Series):
+        params.index = list(getattr(res.model, "exog_names", None) or [f"x{i}" for i in range(len(params))])
+    ci = np.asarray(res.conf_int(alpha), dtype=float)
+    tidy = pd.DataFrame({"estimate": params.to_numpy(), "std.error": np.asarray(res.bse, dtype=float),
+                         "statistic": np.asarray(res.tvalues, dtype=float),
+                         "p.value": np.asarray(res.pvalues, dtype=float), "conf.low": ci[:, 0],
+                         "conf.high": ci[:, 1]}, index=pd.Index(params.index, name="term"))
+    r2 = float(getattr(res, "rsquared", float("nan")))
+    adj = float(getattr(res, "rsquared_adj", float("nan")))
+    model = type(res.model).__name__
+    glance = {"nobs": int(res.nobs), "epsilon": math.inf, "delta": float("nan"), "method": model,
+              "guarantee": "not private", "r.squared": r2, "adj.r.squared": adj,
+              "df.model": float(getattr(res, "df_model", float("nan"))),
+              "df.residual": float(getattr(res, "df_resid", float("nan")))}
+    return _Fit(name=name, tidy=tidy, glance=glance, depvar=str(getattr(res.model, "endog_names", "")),
+                private=False, inference_missing="",
+                rsquared_missing="" if math.isfinite(r2) else f"statsmodels' {model} results give no R\u00b2",
+                label=f"{name} (statsmodels {model})")
+
+
+def _as_fit(res: Any, name: str, alpha: float) -> _Fit:
+    if isinstance(res, DPRegressionResults):
+        return _from_dpstats(res, name, alpha)
+    if _is_statsmodels(res):
+        return _from_statsmodels(res, name, alpha)
+    raise TypeError(f"table() takes dpstats results (dp_ols) and statsmodels results; got {type(res).__name__}")
+
+
+# -- choosing, ordering and renaming the terms ------------------------------------------------------------------
+
+def _matches(pattern: str, names: Sequence[str]) -> bool:
+    """True when ``pattern`` is one of ``names`` or a regular expression found in one of them."""
+    if pattern in names:
+        return True
+    try:
+        rx = re.compile(pattern)
+    except re.error:
+        return False
+    return any(rx.search(n) for n in names)
+
+
+def _check_patterns(arg: str, patterns: Sequence[str], rows: Mapping[str, list[str]]) -> None:
+    if isinstance(patterns, str):
+        raise TypeError(f"{arg} must be a list of term names or regular expressions, e.g. {arg}=[{patterns!r}]")
+    for p in patterns:
+        if not any(_matches(p, [label, *names]) for label, names in rows.items()):
+            raise ValueError(f"{arg}: {p!r} matches no coefficient (neither a term name nor a regular expression "
+                             f"found in one); the terms are: {', '.join(rows)}")
+
+
+def _select_rows(rows: dict[str, list[str]], keep: Sequence[str] | None, drop: Sequence[str] | None,
+                 order: Sequence[str] | None) -> list[str]:
+    """Row labels after keep (also orders), drop and order; each row is matched by its label and its names."""
+    labels = list(rows)
+
+    def first_match(label: str, patterns: Sequence[str]) -> int | None:
+        hits = [i for i, p in enumerate(patterns) if _matches(p, [label, *rows[label]])]
+        return hits[0] if hits else None
+
+    if keep is not None:
+        _check_patterns("keep", keep, rows)
+        ranked = [(first_match(lab, keep), i, lab) for i, lab in enumerate(labels)]
+        labels = [lab for r, _, lab in sorted(t for t in ranked if t[0] is not None)]
+    if drop is not None:
+        _check_patterns("drop", drop, rows)
+        labels = [lab for lab in labels if first_match(lab, drop) is None]
+    if order is not None:
+        _check_patterns("order", order, rows)
+        ranked = [(first_match(lab, order), i, lab) for i, lab in enumerate(labels)]
+        labels = [lab for _, _, lab in sorted(ranked, key=lambda t: (t[0] is None, t[0] or 0, t[1]))]
+    return labels
+
+
+def _rows_by_label(fits: Sequence[_Fit], rename: Mapping[str, str]) -> dict[str, list[str]]:
+    """Display label -> the term names it shows, in order of first appearance; one term per label and fit."""
+    rows: dict[str, list[str]] = {}
+    for fit in fits:
+        seen: dict[str, str] = {}
+        for term in fit.tidy.index:
+            label = rename.get(term, term)
+            if label in seen:
+                raise ValueError(f"rename maps {seen[label]!r} and {term!r} of {fit.name} to the same label "
+                                 f"{label!r}; a model can show one coefficient per row")
+            seen[label] = term
+            names = rows.setdefault(label, [])
+            if term not in names:
+                names.append(term)
+    return rows
+
+
+def _normalise_stars(stars: bool | Mapping[str, float]) -> list[tuple[str, float]]:
+    if stars is False or stars is None:
+        return []
+    marks = DEFAULT_STARS if stars is True else stars
+    if not isinstance(marks, Mapping) or not marks:
+        raise TypeError("stars must be True, False or a mapping of marks to p-value thresholds, "
+                        "e.g. {'*': 0.1, '**': 0.05, '***': 0.01}")
+    for mark, level in marks.items():
+        if not isinstance(mark, str) or not mark or not (isinstance(level, (int, float)) and 0 < level < 1):
+            raise ValueError(f"stars: {mark!r}: {level!r} must map a non-empty mark to a p-value threshold in (0, 1)")
+    return sorted(marks.items(), key=lambda kv: -kv[1])
+
+
+def _mark(p: float, stars: list[tuple[str, float]]) -> str:
+    mark = ""
+    for m, level in stars:
+        if math.isfinite(p) and p < level:
+            mark = m
+    return mark
+
+
+# -- the table ----------------------------------------------------------------------------------------------------
+
+class RegressionTable:
+    """Several fits side by side (made by :func:`table`): ``as_text``, ``as_markdown``, ``as_html``,
+    ``as_latex``, ``to_frame`` and ``save``; prints as text and shows as HTML in Jupyter."""
+
+    def __init__(self, grid: Grid, frame: pd.DataFrame) -> None:
+        self._grid = grid
+        self._frame = frame
+
+    @property
+    def notes(self) -> list[str]:
+        """The notes under the table (statistic, stars legend, missing values and why, privacy)."""
+        return list(self._grid.notes)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The cells as strings (one column per model; the statistic on the row under each coefficient)."""
+        return self._frame.copy()
+
+    def as_text(self) -> str:
+        return self._grid.as_text()
+
+    def as_markdown(self) -> str:
+        return self._grid.as_markdown()
+
+    def as_html(self) -> str:
+        return self._grid.as_html()
+
+    def as_latex(self, label: str | None = None) -> str:
+        """A LaTeX ``table`` float; preamble :data:`LATEX_PREAMBLE` (booktabs, graphicx)."""
+        return self._grid.as_latex(label)
+
+    def save(self, path: str | Path, label: str | None = None) -> Path:
+        """Write the table in the format of the file's extension: .tex, .md, .html (or .htm), .txt."""
+        path = Path(path)
+        writers: dict[str, Callable[[], str]] = {
+            ".tex": lambda: self.as_latex(label), ".md": self.as_markdown, ".html": self.as_html,
+            ".htm": self.as_html, ".txt": self.as_text}
+        if path.suffix.lower() not in writers:
+            raise ValueError(f"cannot tell the format from {path.name!r}: use .tex, .md, .html or .txt")
+        path.write_text(writers[path.suffix.lower()](), encoding="utf-8")
+        return path
+
+    def __str__(self) -> str:
+        return self.as_text()
+
+    def __repr__(self) -> str:
+        return self.as_text()
+
+    def _repr_html_(self) -> str:
+        return self.as_html()
+
+
+def table(models: Sequence[Any] | Mapping[str, Any], *, model_names: Sequence[str] | None = None,
+          statistic: str | None = "se", stars: bool | Mapping[str, float] = False,
+          keep: Sequence[str] | None = None, drop: Sequence[str] | None = None, order: Sequence[str] | None = None,
+          rename: Mapping[str, str] | None = None, stats: Sequence[str] = DEFAULT_STATS, fmt: Any = 3,
+          alpha: float = 0.05, depvar: bool = True, title: str = "",
+          notes: Sequence[str] = ()) -> RegressionTable:
+    """Several regressions side by side, for papers (text, Markdown, HTML, LaTeX).
+
+    Parameters
+    ----------
+    models : sequence or mapping
+        dpstats results (:func:`dpstats.dp_ols`) and statsmodels results, in
+        any mix; a mapping gives each its column name.
+    model_names : sequence of str, optional
+        Column names (default: the mapping's keys, else ``(1)``, ``(2)``, ...).
+    statistic : {"se", "ci", "t", "p", None}
+        What goes under each coefficient: the standard error (default), the
+        ``1 - alpha`` confidence interval in brackets, the z (or t)
+        statistic, the p-value, or nothing.  A fit that gives none shows a
+        dash, and the notes say why.
+    stars : bool or mapping
+        Significance marks on the coefficients from their p-values: ``True``
+        for ``*`` p < 0.1, ``**`` p < 0.05, ``***`` p < 0.01, or a mapping of
+        marks to thresholds; the legend is added to the notes.
+    keep, drop, order : sequence of str, optional
+        Terms to show (in this order), to leave out, and to put first; each
+        entry is a term name or a regular expression searched in the names
+        (``"^C\\\\(cut"``: every dummy of ``cut``).  An entry that matches no term
+        is an error.
+    rename : mapping, optional
+        Display labels for term names (``{"np.log(carat)": "log carat"}``);
+        terms of different models renamed to the same label share a row.
+    stats : sequence of str
+        Footer rows, columns of :meth:`~dpstats.results.DPRegressionResults.glance`:
+        by default N, R^2 and adjusted R^2 (private estimates for private
+        fits, where the method's released statistics determine them), the
+        epsilon and delta spent, the method and the kind of guarantee.
+    fmt : int, str or callable
+        Number format: decimals (default 3), a format spec or a function.
+    alpha : float
+        Level of the intervals with ``statistic="ci"`` (0.05: 95% intervals).
+    depvar : bool
+        Show the dependent variable above the model names.
+    title : str
+        Caption.
+    notes : sequence of str
+        Your notes, added after dpstats' own.
+
+    Returns
+    -------
+    RegressionTable
+        ``print()`` it, show it in Jupyter (HTML), or take ``as_latex()``,
+        ``as_markdown()``, ``as_html()``, ``to_frame()``, ``save(path)``.
+
+    Notes
+    -----
+    A private fit's numbers are its released values and what follows from
+    them (post-processing): no cell is computed from the data.  R^2 of a
+    private fit is the estimate of :attr:`~dpstats.results.DPRegressionResults.rsquared`;
+    where the method releases nothing that determines it, the cell is a dash
+    and the note gives the reason.  The LaTeX preamble is
+    :data:`LATEX_PREAMBLE`.
+
+    Examples
+    --------
+    >>> tab = dpstats.table({"OLS": ols, "AdaSSP": ada, "TukeyEM": tukey}, stars=True,
+    ...                     drop=["Intercept"], rename={"np.log(carat)": "log(carat)"})  # doctest: +SKIP
+    >>> print(tab.as_latex(label="tab:main"))  # doctest: +SKIP
+    """
+    if statistic not in _STATISTICS and statistic is not None:
+        raise ValueError(f"statistic must be one of {', '.join(map(repr, _STATISTICS))} or None, got {statistic!r}")
+    if not 0 < alpha < 1:
+        raise ValueError("alpha must lie in (0, 1)")
+    _check_fmt(fmt)
+    marks = _normalise_stars(stars)
+    unknown = [stats] if isinstance(stats, str) else [s for s in stats if s not in STAT_LABELS]
+    if unknown:
+        raise ValueError(f"stats must be a list of {', '.join(STAT_LABELS)}; not one of them: {unknown}")
+    names, results = _names_and_results(models, model_names)
+    fits = [_as_fit(r, n, alpha) for n, r in zip(names, results)]
+    rows = _rows_by_label(fits, dict(rename or {}))
+    labels = _select_rows(rows, keep, drop, order)
+    grid, frame = _assemble(fits, rows, labels, statistic, marks, stats, fmt, alpha, depvar)
+    grid.caption = title
+    grid.notes = _notes(fits, statistic, marks, stats, alpha) + list(notes)
+    return RegressionTable(grid, frame)
+
+
+def _names_and_results(models: Sequence[Any] | Mapping[str, Any], model_names: Sequence[str] | None
+                       ) -> tuple[list[str], list[Any]]:
+    if isinstance(models, Mapping):
+        names, results = [str(k) for k in models], list(models.values())
+    elif isinstance(models, (list, tuple)):
+        results = list(models)
+        names = [f"({i})" for i in range(1, len(results) + 1)]
+    else:
+        results, names = [models], ["(1)"]
+    if not results:
+        raise ValueError("table() needs at least one fitted model")
+    if model_names is not None:
+        if isinstance(model_names, str) or len(model_names) != len(results):
+            raise ValueError(f"model_names must be a list of {len(results)} names, one per model")
+        names = [str(n) for n in model_names]
+    if len(set(names)) != len(names):
+        raise ValueError(f"model names must be distinct, got {names}")
+    return names, results
+
+
+def _coef_cells(fit: _Fit, term: str | None, statistic: str | None, marks: list[tuple[str, float]], fmt: Any
+                ) -> tuple[Cell, Cell]:
+    if term is None:
+        return Cell(), Cell()
+    row = fit.tidy.loc[term]
+    coef = Cell(format_number(row["estimate"], fmt), stars=_mark(float(row["p.value"]), marks), numeric=True)
+    if statistic is None:
+        return coef, Cell()
+    if fit.inference_missing or not math.isfinite(float(row["std.error"])):
+        return coef, Cell(WITHHELD_CELL)
+    if statistic == "ci":
+        text = f"[{format_number(row['conf.low'], fmt)}, {format_number(row['conf.high'], fmt)}]"
+    elif statistic == "p":
+        text = f"({_pvalue(float(row['p.value']))})"
+    else:
+        text = f"({format_number(row['std.error' if statistic == 'se' else 'statistic'], fmt)})"
+    return coef, Cell(text, numeric=True)
+
+
+def _stat_cell(fit: _Fit, key: str, fmt: Any) -> Cell:
+    value = fit.glance.get(key)
+    if key in ("r.squared", "adj.r.squared"):
+        return Cell(format_number(float(value), 3 if not isinstance(fmt, int) else max(fmt, 3)), numeric=True)
+    if key in ("epsilon", "delta"):
+        return Cell(_budget(float(value)), numeric=True)
+    if key in ("nobs", "df.model", "df.residual"):
+        v = float(value)
+        return Cell(f"{int(v):,}" if math.isfinite(v) else "", numeric=True)
+    return Cell(str(value))
+
+
+def _assemble(fits: list[_Fit], rows: dict[str, list[str]], labels: list[str], statistic: str | None,
+              marks: list[tuple[str, float]], stats: Sequence[str], fmt: Any, alpha: float, depvar: bool
+              ) -> tuple[Grid, pd.DataFrame]:
+    header: list[list[Cell]] = []
+    if depvar:
+        spans: list[Cell] = []
+        for fit in fits:
+            if spans and spans[-1].text == fit.depvar:
+                spans[-1] = Cell(fit.depvar, span=spans[-1].span + 1)
+            else:
+                spans.append(Cell(fit.depvar))
+        header.append([Cell(), *spans])
+    header.append([Cell(), *(Cell(f.name) for f in fits)])
+    body: list[list[Cell]] = []
+    index: list[str] = []
+    for label in labels:
+        pairs = [_coef_cells(f, next((t for t in rows[label] if t in f.tidy.index), None), statistic, marks, fmt)
+                 for f in fits]
+        body.append([Cell(label), *(p[0] for p in pairs)])
+        index.append(label)
+        if statistic is not None:
+            body.append([Cell(), *(p[1] for p in pairs)])
+            index.append("")
+    footer = [[Cell(STAT_LABELS[key]), *(_stat_cell(f, key, fmt) for f in fits)] for key in stats]
+    index += [STAT_LABELS[key] for key in stats]
+    panels = [p for p in (body, footer) if p]
+    frame = pd.DataFrame([[c.text + c.stars for c in r[1:]] for r in body + footer], index=index,
+                         columns=[f.name for f in fits])
+    return Grid(header=header, panels=panels), frame
+
+
+def _group(reasons: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """(models, reason) with the models that share a reason named together."""
+    return [(", ".join(models), reason) for reason, models in reasons.items()]
+
+
+def _notes(fits: list[_Fit], statistic: str | None, marks: list[tuple[str, float]], stats: Sequence[str],
+           alpha: float) -> list[str]:
+    notes = []
+    if statistic is not None:
+        what = _STATISTICS[statistic].format(level=f"{100 * (1 - alpha):g}%")
+        notes.append(what[0].upper() + what[1:] + ".")
+    if marks:
+        notes.append(", ".join(f"{m} p < {level:g}" for m, level in marks) + ".")
+    missing: dict[str, list[str]] = {}
+    for fit in fits:
+        if fit.inference_missing and (statistic is not None or marks):
+            missing.setdefault(_first_clause(fit.inference_missing), []).append(fit.label)
+    for who, why in _group(missing):
+        notes.append(f"{WITHHELD_CELL} {who}: no standard errors or p-values: {_sentence(why)}")
+    if "r.squared" in stats or "adj.r.squared" in stats:
+        no_r2: dict[str, list[str]] = {}
+        for fit in fits:
+            if fit.rsquared_missing:
+                no_r2.setdefault(_first_clause(fit.rsquared_missing), []).append(fit.label)
+        for who, why in _group(no_r2):
+            notes.append(f"{WITHHELD_CELL} R\u00b2 of {who}: {_sentence(why)}")
+        if any(f.private and not f.rsquared_missing for f in fits):
+            notes.append("R\u00b2 of a private fit: estimated from its released statistics only (no extra privacy "
+                         "budget), for the data clipped to the declared bounds.")
+    private = [f for f in fits if f.private]
+    if private and ("epsilon" in stats or "delta" in stats):
+        notes.append("\u03b5, \u03b4: the privacy budget each private fit spent.")
+    public = [f.label for f in fits if not f.private]
+    if public:
+        notes.append(f"Not private: {', '.join(public)} (computed directly from the data).")
+    return notes
+
+
+def _first_clause(reason: str) -> str:
+    """A reason up to its first parenthesis, semicolon or ", where": the table's notes stay short (the results
+    give the whole text: ``inference_method``, ``rsquared_reason``)."""
+    return re.split(r" \(|; |, where ", reason, maxsplit=1)[0]
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith(".") else text + "."
+
+
+# -- one fit: the compact coefficient table and its privacy report (DPRegressionResults.summary().as_latex) ------
+
+def coefficient_grid(res: DPRegressionResults, alpha: float = 0.05, fmt: Any = 3) -> Grid:
+    """One fit's coefficients with standard error, z (t), p and interval, and notes on the fit; no privacy steps."""
+    stat = "t" if res._tdist_df else "z"
+    level = f"{100 * (1 - alpha):g}% CI"
+    header = [Cell(), Cell("Coef."), Cell("Std. err."), Cell(stat, latex=f"${stat}$"),
+              Cell(f"P>|{stat}|", latex=f"$P>|{stat}|$"), Cell(level)]
+    tidy = res.tidy(alpha)
+    body = []
+    for row in tidy.itertuples(index=False):
+        est, se, z, p, lo, hi = row[1:]
+        ci = f"[{format_number(lo, fmt)}, {format_number(hi, fmt)}]" if math.isfinite(lo) else WITHHELD_CELL
+        body.append([Cell(str(row[0])), Cell(format_number(est, fmt), numeric=True),
+                     Cell(format_number(se, fmt), numeric=True), Cell(format_number(z, 2), numeric=True),
+                     Cell(_pvalue(p), numeric=True), Cell(ci, numeric=True)])
+    caption = res._title() + (f": {res.method}" if res.privacy.private else "")
+    return Grid(header=[header], panels=[body], notes=_fit_notes(res), caption=caption)
+
+
+def _fit_notes(res: DPRegressionResults) -> list[str]:
+    """The facts a reader of one fit's table needs, from public and released values."""
+    pr = res.privacy
+    notes = [f"Dependent variable: {res.response_name}. N = {res.nobs:,}."]
+    if pr.private:
+        notes.append(f"Method: {res.method}. Privacy: \u03b5 = {_budget(pr.epsilon_spent)}, "
+                     f"\u03b4 = {_budget(pr.delta_spent)} spent; {res._guarantee_kind()} guarantee "
+                     f"({res._relation_kind()} neighbours).")
+    else:
+        notes.append("NOT PRIVATE: ordinary least squares computed directly from the data (the non-private "
+                     "reference).")
+    r2, adj, why = res._rsquared()
+    if why:
+        notes.append(f"R\u00b2: not available: {_sentence(why)}")
+    else:
+        kind = " (private estimates from released statistics, no extra budget)" if pr.private else ""
+        notes.append(f"R\u00b2 = {r2:.3f}, adjusted R\u00b2 = {adj:.3f}{kind}.")
+    if res.inference_withheld:
+        notes.append(f"Inference withheld ({WITHHELD_CELL}): {_sentence(res.inference_withheld)}")
+    elif not res.inference_available:
+        notes.append(f"No standard errors ({WITHHELD_CELL}): {_sentence(res._bse_reason)}")
+    else:
+        notes.append(f"Standard errors and intervals: {_sentence(res.inference_method)}")
+    notes += [n for n in pr.notes if n.startswith("WARNING")]
+    if pr.private and any("clipped to the declared bounds" in n for n in pr.notes):
+        notes.append("Estimates are for the data clipped to the declared public bounds.")
+    if pr.seeded:
+        notes.append("Noise from a seeded generator (reproducible; for research and tests only).")
+    return notes
+
+
+def privacy_latex(res: DPRegressionResults, label: str | None = None) -> str:
+    """The privacy report as a LaTeX table (steps, then the budget, guarantee and notes), as wide as the text:
+    its columns are fractions of ``\\linewidth`` and the text wraps inside them (preamble: booktabs)."""
+    pr = res.privacy
+    widths = (0.29, 0.16, 0.15, 0.12, 0.28)  # of the text width, \\tabcolsep included
+    spec = "".join(f"p{{\\dimexpr {w}\\linewidth-2\\tabcolsep\\relax}}" for w in widths)
+
+    def row(cells: Sequence[str]) -> str:
+        return " & ".join("\\raggedright " + _breakable(latex_text(c)) for c in cells) + " \\tabularnewline"
+
+    lines = ["\\begin{table}[htbp]", "\\centering",
+             "\\caption{Privacy report: " + latex_text(res.method) + "}"]
+    if label:
+        lines.append("\\label{" + label + "}")
+    lines += ["\\footnotesize", "\\setlength{\\tabcolsep}{3pt}"]
+    if pr.steps:
+        lines += ["\\begin{tabular}{" + spec + "}", "\\toprule",
+                  row(["Step", "Mechanism", "Sensitivity", "Noise scale", "Privacy"]), "\\midrule"]
+        for s in pr.steps:
+            scale = "-" if isinstance(s.noise_scale, float) and math.isnan(s.noise_scale) else f"{s.noise_scale:.4g}"
+            mech = s.mechanism + (f" x{s.count}" if s.count > 1 else "")
+            lines.append(row([s.name, mech, f"{s.sensitivity:.4g} ({s.sensitivity_norm})", scale,
+                              s.describe_privacy()]))
+        lines += ["\\bottomrule", "\\end{tabular}", "\\par\\smallskip"]
+    facts = [line.strip() for line in pr.lines() if not line.startswith("  step")]
+    lines += ["{\\raggedright " + " \\\\\n".join(_breakable(latex_text(f)) for f in facts) + "\\par}",
+              "\\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def _breakable(latex: str) -> str:
+    """Allow line breaks after escaped underscores (long identifiers in narrow columns)."""
+    return latex.replace("\\_", "\\_\\allowbreak{}")

@@ -1,0 +1,228 @@
+"""dpstats.table: several fits side by side (text, Markdown, HTML, LaTeX) and the compact single-fit LaTeX."""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.formula.api as smf
+
+import dpstats
+from dpstats.tables import LATEX_PREAMBLE, format_number
+
+LEVELS = ["a", "b", "c"]
+FORMULA = "y ~ x1 + x2 + C(g, levels=['a', 'b', 'c'])"
+BOUNDS = {"x1": (0, 10), "x2": (-1, 1), "y": (-10, 40)}
+
+
+def make_data(n: int = 12_000, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"x1": rng.uniform(0, 10, n), "x2": rng.uniform(-1, 1, n), "g": rng.choice(LEVELS, n)})
+    df["y"] = 1 + 2 * df.x1 - 3 * df.x2 + 2 * (df.g == "b") + rng.normal(0, 1, n)
+    return df
+
+
+@pytest.fixture(scope="module")
+def fits():
+    df = make_data()
+    return {
+        "sm": smf.ols(FORMULA, df).fit(),
+        "ada": dpstats.dp_ols(FORMULA, df, 4.0, 1e-6, method="adassp", bounds=BOUNDS, random_state=0),
+        "tukey": dpstats.dp_ols(FORMULA, df, 1.0, 1e-6, method="tukey", random_state=0),
+        "ols": dpstats.dp_ols(FORMULA, df, math.inf, method="ols"),
+    }
+
+
+def test_mixed_statsmodels_and_dpstats_fits(fits):
+    tab = dpstats.table([fits["sm"], fits["ada"], fits["tukey"]])
+    frame = tab.to_frame()
+    assert list(frame.columns) == ["(1)", "(2)", "(3)"]
+    term = "x1"
+    i = list(frame.index).index(term)
+    assert frame.iloc[i, 0] == f"{fits['sm'].params[term]:.3f}"
+    assert frame.iloc[i + 1, 0] == f"({fits['sm'].bse[term]:.3f})"
+    assert frame.iloc[i, 1] == f"{fits['ada'].params[term]:.3f}"
+    assert frame.iloc[i + 1, 1] == f"({fits['ada'].bse[term]:.3f})"
+    assert frame.iloc[i, 2] == f"{fits['tukey'].params[term]:.3f}"
+    # footer rows: N, R^2, epsilon, delta, method, guarantee
+    assert frame.loc["N"].tolist() == ["12,000"] * 3
+    assert frame.loc["\u03b5"].tolist() == ["\u221e", "4", "1"]
+    assert frame.loc["\u03b4"].tolist() == ["", "1e-6", "1e-6"]
+    assert frame.loc["Method"].tolist() == ["OLS", "adassp", "tukey"]
+    assert frame.loc["Guarantee"].tolist() == ["not private", "worst-case", "worst-case"]
+    assert frame.loc["R\u00b2"].iloc[0] == f"{fits['sm'].rsquared:.3f}"
+    assert any("Not private: (1) (statsmodels OLS)" in n for n in tab.notes)
+    text = str(tab)
+    assert "x1" in text and "Guarantee" in text and text == tab.as_text() == repr(tab)
+
+
+def test_missing_inference_and_rsquared_are_dashes_with_the_reason(fits):
+    tab = dpstats.table({"OLS": fits["ols"], "TukeyEM": fits["tukey"]})
+    frame = tab.to_frame()
+    i = list(frame.index).index("x2")
+    assert frame.iloc[i + 1]["TukeyEM"] == "\u2014" and frame.iloc[i + 1]["OLS"].startswith("(")
+    assert frame.loc["R\u00b2", "TukeyEM"] == "\u2014"
+    assert frame.loc["R\u00b2", "OLS"] == f"{fits['ols'].rsquared:.3f}"
+    notes = " ".join(tab.notes)
+    assert "TukeyEM: no standard errors or p-values" in notes and "exponential mechanism" in notes
+    assert "R\u00b2 of TukeyEM: method 'tukey' releases no statistics" in notes
+    assert "Not private: OLS" in notes
+
+
+def test_withheld_inference_is_a_dash_with_the_reason():
+    df = make_data(2000)
+    res = dpstats.dp_ols(FORMULA, df, 0.3, 1e-6, method="adassp", bounds=BOUNDS, random_state=0, bootstrap=200)
+    assert res.inference_withheld  # released noise-to-signal far above 0.6 at this n and epsilon
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the table reads no NaN accessor
+        tab = dpstats.table([res], stars=True)
+    frame = tab.to_frame()
+    assert (frame.iloc[1:2 * len(res.params):2, 0] == "\u2014").all()
+    assert not any(c.endswith("*") for c in frame.iloc[:2 * len(res.params), 0])
+    assert any("withheld" in n and "noise" in n for n in tab.notes)
+
+
+@pytest.mark.parametrize("stars", [True, {"+": 0.5, "!": 1e-300}])
+def test_stars_follow_the_p_values_and_the_legend_is_given(fits, stars):
+    tab = dpstats.table([fits["sm"], fits["ada"]], stars=stars)
+    frame = tab.to_frame()
+    marks = sorted((dpstats.tables.DEFAULT_STARS if stars is True else stars).items(), key=lambda kv: -kv[1])
+    for col, res in zip(frame.columns, [fits["sm"], fits["ada"]]):
+        for term, p in res.pvalues.items():
+            expected = ""
+            for mark, level in marks:
+                if p < level:
+                    expected = mark
+            assert frame.loc[term, col] == f"{res.params[term]:.3f}" + expected
+    legend = ", ".join(f"{m} p < {level:g}" for m, level in marks) + "."
+    assert legend in tab.notes
+    assert "$^{" in tab.as_latex() and "<sup>" in tab.as_html()
+
+
+def test_keep_drop_order_and_rename(fits):
+    models = [fits["sm"], fits["ada"]]
+    kept = dpstats.table(models, keep=["x2", r"^C\(g"], statistic=None)
+    assert list(kept.to_frame().index[:3]) == ["x2", "C(g, levels=['a', 'b', 'c'])[T.b]",
+                                               "C(g, levels=['a', 'b', 'c'])[T.c]"]
+    dropped = dpstats.table(models, drop=["Intercept", r"\[T\."], statistic=None).to_frame()
+    assert list(dropped.index[:2]) == ["x1", "x2"]
+    ordered = dpstats.table(models, order=["x2"], rename={"x1": "slope of x1"}, statistic=None).to_frame()
+    assert list(ordered.index[:3]) == ["x2", "Intercept", "C(g, levels=['a', 'b', 'c'])[T.b]"]
+    assert "slope of x1" in ordered.index and "x1" not in ordered.index
+    with pytest.raises(ValueError, match="matches no coefficient"):
+        dpstats.table(models, keep=["nonexistent"])
+    with pytest.raises(TypeError, match="list of term names"):
+        dpstats.table(models, drop="Intercept")
+    with pytest.raises(ValueError, match="same label"):
+        dpstats.table(models, rename={"x1": "x", "x2": "x"})
+
+
+def test_renamed_terms_of_different_models_share_a_row():
+    df = make_data(3000)
+    df["z"] = df.x1
+    a = smf.ols("y ~ x1", df).fit()
+    b = smf.ols("y ~ z", df).fit()
+    frame = dpstats.table({"A": a, "B": b}, rename={"z": "x1"}).to_frame()
+    assert frame.loc["x1", "A"] == f"{a.params['x1']:.3f}" and frame.loc["x1", "B"] == f"{b.params['z']:.3f}"
+    assert "z" not in frame.index
+
+
+def test_intervals_and_other_statistics_in_parentheses(fits):
+    res = fits["ada"]
+    ci = res.conf_int(0.1)
+    frame = dpstats.table([res], statistic="ci", alpha=0.1).to_frame()
+    i = list(frame.index).index("x1")
+    assert frame.iloc[i + 1, 0] == f"[{ci.loc['x1', 0]:.3f}, {ci.loc['x1', 1]:.3f}]"
+    tab = dpstats.table([res], statistic="p")
+    assert "P-values in parentheses." in tab.notes
+    assert "90% confidence intervals in brackets." in dpstats.table([res], statistic="ci", alpha=0.1).notes
+    assert dpstats.table([res], statistic=None).to_frame().shape[0] == len(res.params) + 7
+
+
+def test_formats_and_errors(fits):
+    assert format_number(0.00012345, 3) == "0.000123" and format_number(-0.0, 3) == "0.000"
+    assert format_number(12.3456, ".2g") == "12" and format_number(float("nan")) == "\u2014"
+    frame = dpstats.table([fits["sm"]], fmt=1).to_frame()
+    assert frame.loc["x1"].iloc[0] == f"{fits['sm'].params['x1']:.1f}"
+    for kwargs, err in [({"statistic": "se2"}, ValueError), ({"fmt": -1}, ValueError), ({"fmt": "q"}, ValueError),
+                        ({"stars": {"*": 2}}, ValueError), ({"stats": ["nobs", "aic"]}, ValueError),
+                        ({"model_names": ["one"]}, ValueError), ({"alpha": 1.5}, ValueError)]:
+        with pytest.raises(err):
+            dpstats.table([fits["sm"], fits["ada"]], **kwargs)
+    with pytest.raises(TypeError, match="statsmodels results"):
+        dpstats.table([fits["sm"], "not a fit"])
+    with pytest.raises(ValueError, match="distinct"):
+        dpstats.table([fits["sm"], fits["ada"]], model_names=["A", "A"])
+
+
+def _specials_fit() -> dpstats.DPRegressionResults:
+    rng = np.random.default_rng(1)
+    n = 3000
+    levels = ["R&D", "a_b", "100%"]
+    df = pd.DataFrame({"dept": pd.Categorical(rng.choice(levels, n), categories=levels),
+                       "<b>x</b>": rng.uniform(0, 1, n)})
+    df["y"] = df["<b>x</b>"] + rng.normal(0, 0.1, n)
+    return dpstats.dp_ols("y ~ Q('<b>x</b>') + C(dept, Treatment('R&D'))", df, 5.0, 1e-6, method="ssp",
+                          bounds={"<b>x</b>": (0, 1), "y": (-1, 2)}, random_state=0)
+
+
+def test_latex_escapes_names_and_has_one_cell_separator_per_column():
+    res = _specials_fit()
+    latex = dpstats.table([res, res], model_names=["A & B", "C_1"], stars=True).as_latex(label="tab:x")
+    assert r"[T.a\_b]" in latex and r"[T.100\%]" in latex and r"A \& B" in latex and r"C\_1" in latex
+    assert r"\textless{}b\textgreater{}x\textless{}/b\textgreater{}" in latex
+    body = latex.split("\\begin{tabular}")[1].split("\\end{tabular}")[0]
+    rows = [r for r in body.splitlines() if r.endswith("\\\\") and "multicolumn" not in r]
+    assert len(rows) == 2 * len(res.params) + 1 + 7  # model names, coefficient and statistic rows, footers
+    assert all(len(re.findall(r"(?<!\\)&", r)) == 2 for r in rows)  # three columns: two separators
+    assert latex.startswith("\\begin{table}") and "\\label{tab:x}" in latex and "\\toprule" in latex
+    assert "\\resizebox{\\ifdim\\width>\\linewidth" in latex  # shrinks only when wider than the text
+    assert "\\usepackage{booktabs}" in LATEX_PREAMBLE and "\\usepackage{graphicx}" in LATEX_PREAMBLE
+    assert "\u2014" not in latex and "\u03b5" not in latex  # dashes and Greek letters as LaTeX
+
+
+def test_html_and_markdown_escape_names():
+    res = _specials_fit()
+    page = dpstats.table([res], stars=True, title="<i>t</i>").as_html()
+    assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page and "R&amp;D" in page
+    assert "&lt;i&gt;t&lt;/i&gt;" in page and page.startswith("<table")
+    assert dpstats.table([res])._repr_html_() == dpstats.table([res]).as_html()
+    md = dpstats.table([res], stars=True).as_markdown()
+    assert "\\<b\\>x\\</b\\>" in md and "<b>" not in md
+    lines = md.splitlines()
+    assert all(line.count("|") - line.count("\\|") == lines[0].count("|") for line in lines if line.startswith("|"))
+
+
+def test_save_by_extension(tmp_path, fits):
+    tab = dpstats.table([fits["ada"]])
+    assert tab.save(tmp_path / "t.tex").read_text().startswith("\\begin{table}")
+    assert tab.save(tmp_path / "t.md").read_text().startswith("|")
+    assert "<table" in tab.save(tmp_path / "t.html").read_text()
+    with pytest.raises(ValueError, match=".tex, .md"):
+        tab.save(tmp_path / "t.docx")
+
+
+def test_dependent_variable_header_spans_equal_names(fits):
+    latex = dpstats.table([fits["sm"], fits["ada"], fits["tukey"]]).as_latex()
+    assert "\\multicolumn{3}{c}{y}" in latex and "\\cmidrule(lr){2-4}" in latex
+    assert 'colspan="3"' in dpstats.table([fits["sm"], fits["ada"], fits["tukey"]]).as_html()
+    assert "multicolumn" not in dpstats.table([fits["sm"]], depvar=False).as_latex()
+
+
+def test_single_fit_latex_is_the_coefficient_table_with_an_optional_privacy_table(fits):
+    res = fits["ada"]
+    compact = res.summary().as_latex()
+    assert "Privacy report" not in compact and "noisy $X" not in compact and "Theory" not in compact
+    assert "$P>|z|$" in compact and "95\\% CI" in compact and "N = 12,000" in compact
+    assert f"{res.params['x1']:.3f}" in compact
+    both = res.summary().as_latex(label="tab:a", privacy=True)
+    assert both.startswith(res.summary().as_latex(label="tab:a")) and "\\label{tab:a:privacy}" in both
+    assert "Privacy report: adassp" in both and "noisy $X^{T}$ X" in both and "\\tabularnewline" in both
+    assert both.count("\\begin{table}") == 2
+    tukey = fits["tukey"].summary().as_latex()
+    assert "No standard errors (---)" in tukey and "R$^2$: not available" in tukey
+    assert "NOT PRIVATE" in fits["ols"].summary().as_latex()
