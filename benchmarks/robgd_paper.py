@@ -44,18 +44,18 @@ def run_method(name: str, sim: SimulatedData, epsilon: float, seed: int) -> floa
     rng = np.random.default_rng(seed)
     delta = min(1e-6, n ** -2.0)
     if name == "ols":
-        w = get_method("ols").fit(X, y, ledger=PrivacyLedger(math.inf, 0.0), rng=rng, bounds=None).params
+        w = get_method("ols").fit_arrays(X, y, ledger=PrivacyLedger(math.inf, 0.0), rng=rng).params
         return sim.error(w)
     ledger = PrivacyLedger(epsilon, delta)
     if name in ("ssp", "adassp"):
         lb = sim.label_bound
         bounds = DataBounds(np.full(d, -1.0), np.full(d, 1.0), -lb, lb)
-        w = get_method(name).fit(X, y, ledger=ledger, rng=rng, bounds=bounds).params
+        w = get_method(name).fit_arrays(X, y, ledger=ledger, rng=rng, bounds=bounds).params
     elif name == "ambssgd":
-        w = get_method(name).fit(X, y, ledger=ledger, rng=rng, bounds=None, trace=1.0, covariate_tail=1.0).params
+        w = get_method(name).fit_arrays(X, y, ledger=ledger, rng=rng, trace=1.0, covariate_tail=1.0).params
     else:
-        w = get_method("robgd").fit(X, y, ledger=ledger, rng=rng, bounds=None, covariate_tail=1.0,
-                                    best_iterate=name == "robgd*", standardize=False).params
+        w = get_method("robgd").fit_arrays(X, y, ledger=ledger, rng=rng, covariate_tail=1.0,
+                                           best_iterate=name == "robgd*", standardize=False).params
     assert ledger.spent[0] <= epsilon * (1 + 1e-9)
     return sim.error(w)
 

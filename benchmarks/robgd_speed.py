@@ -62,9 +62,9 @@ def main() -> None:
         t_rob, rob = best_of(lambda: dpstats.dp_ols(formula, df, epsilon=1.0, delta=delta, method="robgd",
                                                     covariate_tail=1.0, random_state=0), args.repeats)
         X, y = sim.X, sim.y
-        t_fit, _ = best_of(lambda: get_method("robgd").fit(X, y, ledger=PrivacyLedger(1.0, delta),
-                                                           rng=np.random.default_rng(0), bounds=None,
-                                                           covariate_tail=1.0), args.repeats)
+        t_fit, _ = best_of(lambda: get_method("robgd").fit_arrays(X, y, ledger=PrivacyLedger(1.0, delta),
+                                                                  rng=np.random.default_rng(0),
+                                                                  covariate_tail=1.0), args.repeats)
         t_amb, _ = best_of(lambda: dpstats.dp_ols(formula, df, epsilon=1.0, delta=delta, method="ambssgd",
                                                   covariate_tail=1.0, trace=1.0, random_state=0), args.repeats)
         row = (f"| {kappa:g} | {t_sm:.2f} | {t_rob:.2f} | {t_rob / t_sm:.2f} | {t_fit:.2f} | {rob.info['rounds']} "

@@ -116,7 +116,7 @@ def case_floor(directory: str, chunk: int, split: bool) -> dict:
 
 def case_fit(directory: str, method: str, engine: str, chunk: int, options: dict) -> dict:
     import dpstats
-    from dpstats.sources import ParquetSource
+    from dpstats.rows.sources import ParquetSource
 
     base = _rss_mb()
     t0 = time.time()

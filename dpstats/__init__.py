@@ -8,8 +8,8 @@
 """
 
 from dpstats import datasets, errors, plotting, simulate, theory
-from dpstats.api import dp_ols
-from dpstats.api_arrays import dp_ols_arrays, formula_all
+from dpstats.api import dp_ols, dp_ols_arrays
+from dpstats.api_arrays import formula_all
 from dpstats.compare import Comparison, compare
 from dpstats.methods import available_methods
 from dpstats.privacy import PrivacyAccountant, PrivacyReport

@@ -1,4 +1,4 @@
-"""Wide designs: ``dp_ols_arrays`` (X and y as arrays) and ``formula_all`` ("y ~ ." in patsy).
+"""Wide designs: the design of ``dp_ols_arrays`` (X and y as arrays) and ``formula_all`` ("y ~ ." in patsy).
 
 A formula with hundreds of columns is impractical to type (patsy alone parses
 a flat ``y ~ x1 + x2 + ... + x1000`` recursively and fails near 500 terms;
@@ -10,10 +10,11 @@ more ways around it:
   terms in nested parentheses of at most 64 so that patsy's parser never
   recurses deeply; ``+`` is associative on term lists, so the design
   (columns and their order) is the flat formula's;
-* :func:`dp_ols_arrays` skips formulas: X (n x d) and y go straight into the
-  same pipeline as :func:`dpstats.dp_ols` (method choice from public facts,
-  accountant, public rescaling, privacy report, error bounds), with bounds
-  given per column or once for all columns.
+* :func:`dpstats.dp_ols_arrays` skips formulas: X (n x d) and y go straight
+  into the same pipeline as :func:`dpstats.dp_ols` (method choice from public
+  facts, accountant, public rescaling, privacy report, error bounds), with
+  bounds given per column or once for all columns; :func:`array_design`
+  builds its public design.
 """
 
 from __future__ import annotations
@@ -25,18 +26,15 @@ import numpy as np
 import pandas as pd
 import patsy
 
-from dpstats.api import _fit_design, conclude, reserve, resolve_method
 from dpstats.bounds import Interval
 from dpstats.errors import (
     DataTypeError, InvalidBoundsError, MissingBoundsError, MissingDataError, UnknownColumnError,
 )
 from dpstats.formula import Design
 from dpstats.formula_language import FORMULA_ENV, join_terms, term
-from dpstats.privacy.accountant import PrivacyAccountant
-from dpstats.results import DPRegressionResults
-from dpstats.validation import check_privacy_parameters
+from dpstats.methods.registry import MethodSpec
 
-__all__ = ["dp_ols_arrays", "formula_all"]
+__all__ = ["formula_all", "array_design", "describe_arrays"]
 
 def formula_all(data: Any, response: str, *, exclude: Sequence[str] = (), intercept: bool = True) -> str:
     """The formula "response ~ every other column" (R's ``y ~ .``) for :func:`dpstats.dp_ols`.
@@ -100,87 +98,10 @@ def _column_intervals(x_bounds: Any, names: list[str]) -> list[Interval | None]:
     return [_pair(row, f"x_bounds for column '{name}'") for row, name in zip(x_bounds, names)]
 
 
-def _describe(response_name: str, names: list[str]) -> str:
+def describe_arrays(response_name: str, names: list[str]) -> str:
+    """The formula-like label of an array fit (its report and results)."""
     rhs = " + ".join(names) if len(names) <= 8 else f"{names[0]} + ... + {names[-1]} ({len(names)} columns)"
     return f"{response_name} ~ {rhs} [arrays]"
-
-
-def dp_ols_arrays(
-    X: Any,
-    y: Any,
-    epsilon: float,
-    delta: float = 1e-6,
-    method: str = "auto",
-    *,
-    x_bounds: Any = None,
-    y_bounds: tuple[float, float] | None = None,
-    column_names: Sequence[str] | None = None,
-    response_name: str = "y",
-    intercept: bool = False,
-    accountant: PrivacyAccountant | None = None,
-    random_state: "int | np.random.Generator | None" = None,
-    rescale: bool = True,
-    **options: Any,
-) -> DPRegressionResults:
-    """Fit a private linear regression from arrays: :func:`dpstats.dp_ols` without a formula.
-
-    The design is X itself (plus an intercept column when ``intercept=True``),
-    so it suits wide designs, e.g. ``method="lasso"`` with d in the
-    thousands.  Everything after the design (method choice, accountant,
-    public rescaling, clipping, privacy report, error bounds) is the pipeline
-    of :func:`dpstats.dp_ols`.
-
-    Parameters
-    ----------
-    X:
-        n x d array of covariates (any array-like; a DataFrame's column names
-        are used when ``column_names`` is not given).
-    y:
-        Length-n response.
-    epsilon, delta, method, accountant, random_state, rescale, **options:
-        As in :func:`dpstats.dp_ols`.
-    x_bounds:
-        Public ranges of the columns: one pair ``(lo, hi)`` for every column,
-        or d pairs (one per column, an array of shape (d, 2)).  Never derive
-        them from the data.
-    y_bounds:
-        Public range ``(lo, hi)`` of the response.
-    column_names:
-        Names of the d columns (default: a DataFrame's columns, else
-        ``x1 .. xd``, as statsmodels names array columns).
-    response_name:
-        Name of the response in the report (default ``"y"``).
-    intercept:
-        Prepend an ``Intercept`` column of ones (default False, as statsmodels'
-        array interface; the formula interface adds one as R does).
-
-    Returns
-    -------
-    DPRegressionResults
-        ``predict`` takes a DataFrame with the column names; for arrays use
-        ``X_new @ res.params``.
-
-    Examples
-    --------
-    >>> res = dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="lasso", x_bounds=(-1, 1), y_bounds=(-10, 10),
-    ...                             sparsity=5)  # doctest: +SKIP
-    """
-    eps, dlt = check_privacy_parameters(epsilon, delta)
-    spec = resolve_method(method, eps, options)
-
-    # the budget is reserved before the data are touched: an over-budget fit is refused on public facts only
-    private = spec.private if spec is not None else True
-    token = reserve(accountant, eps, dlt, f"{method}: arrays") if private else None
-    try:
-        design = _array_design(X, y, spec, x_bounds=x_bounds, y_bounds=y_bounds, column_names=column_names,
-                               response_name=response_name, intercept=intercept)
-    except BaseException as exc:  # noqa: BLE001 - concluded below: settled, typed, chain cut
-        failure = conclude(exc, accountant, token, stage="reading the arrays")
-    else:
-        return _fit_design(design, spec, method, eps, dlt, formula=_describe(response_name, design.column_names),
-                           accountant=accountant, token=token, random_state=random_state, rescale=rescale,
-                           options=options)
-    raise failure
 
 
 def _float_array(a: Any, what: str) -> np.ndarray:
@@ -201,9 +122,12 @@ def _float_array(a: Any, what: str) -> np.ndarray:
                         "it with a public rule first")
 
 
-def _array_design(X: Any, y: Any, spec: Any, *, x_bounds: Any, y_bounds: Any, column_names: Sequence[str] | None,
-                  response_name: str, intercept: bool) -> Design:
-    """The public design of :func:`dp_ols_arrays`: X itself (plus an intercept), with the declared ranges."""
+def array_design(X: Any, y: Any, spec: MethodSpec | None, *, x_bounds: Any, y_bounds: Any,
+                 column_names: Sequence[str] | None, response_name: str, intercept: bool) -> Design:
+    """The public design of :func:`dpstats.dp_ols_arrays`: X itself (plus an intercept column when ``intercept``)
+    and y as float arrays of the call's own, the declared ranges per column, and a DesignInfo for ``predict``
+    built from the names only.  Bad input is a typed error; a method that needs bounds (``spec``) is refused,
+    naming what is missing, when some are not declared."""
     if column_names is None and isinstance(X, pd.DataFrame):
         column_names = [str(c) for c in X.columns]
     Xa = _float_array(X, "X")
@@ -241,3 +165,15 @@ def _array_design(X: Any, y: Any, spec: Any, *, x_bounds: Any, y_bounds: Any, co
     return Design(X=Xa, y=ya, column_names=names, response_name=response_name, design_info=design_info,
                   column_intervals=intervals, response_interval=y_interval, missing_bounds=missing,
                   notes=["design given as arrays (dp_ols_arrays)"], numeric_variables=list(names))
+
+
+def __getattr__(name: str) -> Any:
+    if name == "dp_ols_arrays":  # moved beside dp_ols, in dpstats.api (above this module): imported on use
+        import warnings  # noqa: PLC0415
+
+        from dpstats.api import dp_ols_arrays  # noqa: PLC0415
+
+        warnings.warn("dpstats.api_arrays.dp_ols_arrays is deprecated: use dpstats.dp_ols_arrays",
+                      DeprecationWarning, stacklevel=2)
+        return dp_ols_arrays
+    raise AttributeError(f"module 'dpstats.api_arrays' has no attribute {name!r}")

@@ -116,8 +116,8 @@ class DesignRecipe:
         return recipe
 
     def rebuild(self) -> Any:
-        """The DesignInfo, rebuilt on the prototype by :class:`dpstats.chunked.ChunkEvaluator`."""
-        from dpstats.chunked import ChunkEvaluator  # noqa: PLC0415 - chunked imports the method registry
+        """The DesignInfo, rebuilt on the prototype by :class:`dpstats.rows.chunked.ChunkEvaluator`."""
+        from dpstats.rows.chunked import ChunkEvaluator  # noqa: PLC0415 - the rows layer is above the results
         from dpstats.formula import FramePlan  # noqa: PLC0415
 
         proto = self.prototype.assign(**{_RESPONSE: np.empty(0)})

@@ -60,8 +60,9 @@ adassp  0.97        0.95        0.89        0.77      0.63    0.48     0.39     
 ssp's intervals stay valid, if conservative, up to a ratio of 10; adassp's
 ridge, refit in every replicate, makes its replicates a poor model of the
 estimator once the noise approaches lambda_min.  The rule: inference is
-withheld where the measured coverage fell below 0.90, that is above
-:data:`WITHHOLD_THRESHOLD` (ssp: 10, adassp: 0.6), or when the replicates are
+withheld where the measured coverage fell below 0.90, that is above the
+method's threshold (``MethodSpec.inference_rule.withhold_above``; ssp: 10,
+adassp: 0.6), or when the replicates are
 degenerate (a non-finite value or a zero spread).  The results then report
 the coefficients but no standard error, z, p or interval: the text, LaTeX
 and HTML tables show "—" with the reason, and the accessors return NaN with
@@ -149,16 +150,16 @@ Adjusted R^2 is 1 - (1 - R^2)(n - 1)/(n - d).  Without an intercept column,
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from dpstats.methods.linalg import psd_projection, psd_sqrt, solve_noisy_normal_equations
+from dpstats.methods.common.linalg import psd_projection, psd_sqrt, solve_noisy_normal_equations
+from dpstats.methods.common.sufficient import ReleasedStatistics, ReleasedSums
 from dpstats.privacy.mechanisms import post_processing_normal
 
 __all__ = ["SufficientStatisticsRelease", "parametric_bootstrap", "residual_variance", "noise_to_signal",
-           "RELIABILITY_THRESHOLD", "WITHHOLD_THRESHOLD", "unreliable_note", "format_ratio", "withheld_reason",
+           "RELIABILITY_THRESHOLD", "unreliable_note", "format_ratio", "withheld_reason", "withholding_reason",
            "InferenceWithheldWarning", "basic_bootstrap_interval", "basic_bootstrap_pvalue", "bootstrap_zvalues",
            "noisy_estimate_covariance", "ReleasedSums", "plug_in_sums", "output_perturbation_sums",
            "private_rsquared"]
@@ -172,17 +173,8 @@ RELIABILITY_THRESHOLD = 0.3
 BatchEstimator = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray]
 
 
-@dataclass(frozen=True)
-class SufficientStatisticsRelease:
-    """Released (noisy) sufficient statistics and the public noise scales of each release."""
-
-    gram: np.ndarray
-    moment: np.ndarray
-    yty: float
-    n: int
-    gram_noise_sd: float
-    moment_noise_sd: float
-    yty_noise_sd: float
+#: released sufficient statistics (the name this module used before they moved beside the statistics)
+SufficientStatisticsRelease = ReleasedStatistics
 
 
 def residual_variance(release: SufficientStatisticsRelease, beta: np.ndarray, gram_psd: np.ndarray) -> float:
@@ -206,10 +198,6 @@ def noise_to_signal(release: SufficientStatisticsRelease) -> float:
     return float("inf") if lam <= 0 else spectral_noise / lam
 
 
-#: noise_to_signal() above which a method's bootstrap inference is withheld (see "When inference is
-#: withheld" in the module docstring for the coverage measured on each side).
-WITHHOLD_THRESHOLD = {"ssp": 10.0, "adassp": 0.6}
-
 #: noise-to-signal ratios above this are displayed as "> 1e6": the released X^T X is then singular at the
 #: scale of its noise, and the digits of the ratio carry no information.
 RATIO_DISPLAY_CAP = 1e6
@@ -228,9 +216,14 @@ def format_ratio(ratio: float) -> str:
 
 
 def unreliable_note(ratio: float) -> str:
-    """The summary's warning when noise_to_signal() exceeds RELIABILITY_THRESHOLD."""
+    """The summary's warning when noise_to_signal() exceeds RELIABILITY_THRESHOLD (naming each registered
+    method's withholding threshold, ``MethodSpec.inference_rule.withhold_above``, the most tolerant first)."""
+    from dpstats.methods.registry import available_methods  # noqa: PLC0415 - the registry lists the methods
+
+    thresholds = sorted(((spec.inference_rule.withhold_above, name) for name, spec in available_methods().items()
+                         if spec.inference_rule.withhold_above is not None), reverse=True)
+    limits = ", ".join(f"{name} {limit:g}" for limit, name in thresholds)
     singular = not math.isfinite(ratio) or ratio > RATIO_DISPLAY_CAP
-    limits = ", ".join(f"{method} {limit:g}" for method, limit in WITHHOLD_THRESHOLD.items())
     shown = format_ratio(ratio) + (": the released X^T X is singular at the scale of its noise" if singular else "")
     return (f"WARNING: the privacy noise in X^T X is large next to its smallest eigenvalue (noise-to-signal "
             f"{shown}; above {RELIABILITY_THRESHOLD}); in this regime the bootstrap intervals were measured to miss "
@@ -241,14 +234,23 @@ def unreliable_note(ratio: float) -> str:
 
 def withheld_reason(method: str, info: Mapping[str, Any], draws: np.ndarray | None,
                     bse: np.ndarray | None = None) -> str:
+    """:func:`withholding_reason` for a registered ``method`` (its threshold read from the registry) and a fit's
+    diagnostics ``info`` (its ``"noise_to_signal"``)."""
+    from dpstats.methods.registry import get_method  # noqa: PLC0415 - the registry lists the methods, above here
+
+    ratio = info.get("noise_to_signal")
+    return withholding_reason(method, None if ratio is None else float(ratio),
+                              get_method(method).inference_rule.withhold_above, draws, bse)
+
+
+def withholding_reason(method: str, ratio: float | None, limit: float | None, draws: np.ndarray | None,
+                       bse: np.ndarray | None = None) -> str:
     """Why the inference of a fit must not be reported ("" when it may be); public and released values only.
 
-    Withheld when the released noise-to-signal ratio exceeds the method's :data:`WITHHOLD_THRESHOLD`, when
-    the bootstrap replicates are degenerate (a non-finite value, or a coefficient whose replicates do not
-    vary), or when a standard error is not finite.
+    Withheld when the released noise-to-signal ``ratio`` exceeds the method's withholding threshold ``limit``
+    (``MethodSpec.inference_rule``), when the bootstrap replicates are degenerate (a non-finite value, or a
+    coefficient whose replicates do not vary), or when a standard error is not finite.
     """
-    ratio = info.get("noise_to_signal")
-    limit = WITHHOLD_THRESHOLD.get(method)
     if ratio is not None and limit is not None and not float(ratio) <= limit:
         return (f"the privacy noise in X^T X is too large next to its smallest eigenvalue (noise-to-signal "
                 f"{format_ratio(float(ratio))}, above {limit:g} for {method}), where {method}'s bootstrap intervals "
@@ -334,38 +336,6 @@ def noisy_estimate_covariance(params: np.ndarray, noise_sd: float, gram: np.ndar
     return sigma2 * inverse + noise_sd**2 * np.eye(d), sigma2
 
 
-@dataclass(frozen=True)
-class ReleasedSums:
-    """The sums R^2 needs, computed from released values only, in the units the method saw, with the sizes of
-    their privacy noise (first order, from the public noise scales).
-
-    Attributes
-    ----------
-    rss : float
-        Residual sum of squares of the released coefficients on the data as the method saw them.
-    yty : float
-        The released y^T y.
-    xty : numpy.ndarray
-        The released X^T y (or its estimate from released values); its intercept entry is the sum of y.
-    rss_noise_sd : float
-        Standard deviation (first order) of the noise in ``rss`` other than that of ``yty``.
-    yty_noise_sd : float
-        Standard deviation of the noise of ``yty``.
-    xty_noise_sd : numpy.ndarray
-        Standard deviation of the noise of each entry of ``xty``.
-    noise_to_signal : float
-        The released noise-to-signal ratio of X^T X where the estimate depends on it (plug-in), else 0.
-    """
-
-    rss: float
-    yty: float
-    xty: np.ndarray
-    rss_noise_sd: float
-    yty_noise_sd: float
-    xty_noise_sd: np.ndarray
-    noise_to_signal: float = 0.0
-
-
 def plug_in_sums(params: np.ndarray, release: SufficientStatisticsRelease, noise_to_signal: float) -> ReleasedSums:
     """RSS(b) = y'y - 2 b'X'y + b'X'X b with the released XX~, Xy~ and yy~ of ``release`` plugged in (ssp,
     adassp; module docstring, "Private R^2").  Noise other than yy~'s: -2 b'e + b'E b (e, E the independent
@@ -449,3 +419,16 @@ def private_rsquared(sums: ReleasedSums, *, n: int, d: int, intercept_index: int
                           f"{RSQUARED_MAX_SD}); more rows or a larger epsilon help"), sd
     adj = 1.0 - (1.0 - r2) * (n - 1) / (n - d) if n > d else nan
     return r2, adj, "", sd
+
+
+def __getattr__(name: str) -> Any:
+    if name == "WITHHOLD_THRESHOLD":
+        import warnings  # noqa: PLC0415
+
+        from dpstats.methods.registry import available_methods  # noqa: PLC0415
+
+        warnings.warn("dpstats.inference.WITHHOLD_THRESHOLD is deprecated: each method's threshold is "
+                      "MethodSpec.inference_rule.withhold_above", DeprecationWarning, stacklevel=2)
+        return {name: spec.inference_rule.withhold_above for name, spec in available_methods().items()
+                if spec.inference_rule.withhold_above is not None}
+    raise AttributeError(f"module 'dpstats.inference' has no attribute {name!r}")

@@ -14,7 +14,7 @@ import html
 import json
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Callable
 
@@ -30,6 +30,7 @@ from dpstats.formula import design_matrix_for_prediction
 from dpstats.inference import (
     InferenceWithheldWarning, basic_bootstrap_interval, basic_bootstrap_pvalue, bootstrap_zvalues, private_rsquared,
 )
+from dpstats.methods.registry import Inference, ReleasedSums
 from dpstats.privacy.report import PrivacyReport
 from dpstats.theory import ErrorBounds
 
@@ -58,7 +59,8 @@ class DPRegressionResults:
     nobs, df_model, df_resid : public facts of the design.
     method, formula, response_name : what was fitted.
     info : dict
-        Released or public by-products of the fit (e.g. AdaSSP's ridge).
+        Released or public by-products of the fit (e.g. AdaSSP's ridge), for display: the method's
+        ``MethodFit.diagnostics`` (and its released sums for R^2, when it gives them).
     inference_withheld : str
         "" when the standard errors, z, p and intervals are reported; otherwise why they are not (the
         diagnostic of :func:`dpstats.inference.withheld_reason` failed).  They are then NaN, and reading them
@@ -76,12 +78,25 @@ class DPRegressionResults:
     response_name: str
     design_info: Any
     info: dict[str, Any]
-    _bse: np.ndarray | None = None
+    _inference: Inference | None = None  # in the user's units (mapped back through the public rescaling)
     _bse_reason: str = ""
-    _cov: np.ndarray | None = None
-    _tdist_df: int | None = None
-    _draws: np.ndarray | None = None
     _withheld: str = ""
+    _rsquared_value: float | None = None  # the non-private reference's classical R^2
+    _released_sums: ReleasedSums | None = None
+    _rsquared_reason: str = ""
+    _bse: np.ndarray | None = field(init=False, default=None, repr=False)
+    _cov: np.ndarray | None = field(init=False, default=None, repr=False)
+    _tdist_df: int | None = field(init=False, default=None, repr=False)
+    _draws: np.ndarray | None = field(init=False, default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        inference = self._inference
+        if inference is None:
+            return
+        self._draws = inference.draws
+        self._cov = inference.covariance
+        self._bse = np.sqrt(np.diag(self._cov))
+        self._tdist_df = inference.df if inference.kind in ("t", "classical") else None
 
     # -- inference -----------------------------------------------------------------
     @property
@@ -168,14 +183,16 @@ class DPRegressionResults:
         """How the standard errors and intervals were obtained, in words."""
         if self._withheld:
             return "withheld: " + self._withheld
-        if self._draws is not None:
-            return (f"parametric bootstrap on released values ({self._draws.shape[0]} replicates; "
+        inference = self._inference
+        if inference is None:
+            return "not available: " + self._bse_reason
+        if inference.kind == "bootstrap":
+            replicates = 0 if inference.draws is None else inference.draws.shape[0]
+            return (f"{inference.description or 'parametric bootstrap'} ({replicates} replicates; "
                     "Ferrando, Wang & Sheldon 2022); basic bootstrap intervals, p-values from the same test")
-        if self._bse is not None and not self.privacy.private:
+        if inference.kind == "classical":
             return "classical OLS (NOT PRIVATE)"
-        if self._bse is not None and "inference_method" in self.info:
-            return f"{self.info['inference_method']}; normal intervals"
-        return "not available: " + self._bse_reason
+        return f"{inference.description}; {'t' if inference.kind == 't' else 'normal'} intervals"
 
     # -- goodness of fit ------------------------------------------------------------------------------------------
     def _rsquared(self) -> tuple[float, float, str]:
@@ -183,17 +200,16 @@ class DPRegressionResults:
         nan = float("nan")
         has_intercept = "Intercept" in self.params.index
         if not self.privacy.private:
-            if "rsquared" not in self.info:
-                return nan, nan, ("the non-private reference computed none here (data read in chunks, or a rank-"
-                                  "deficient design)")
-            r2 = float(self.info["rsquared"])
+            if self._rsquared_value is None:
+                return nan, nan, "the non-private reference computed none here (a rank-deficient design)"
+            r2 = float(self._rsquared_value)
             adj = 1.0 - (1.0 - r2) * (self.nobs - int(has_intercept)) / self.df_resid if self.df_resid > 0 else nan
             return r2, adj, ""
-        sums = self.info.get("released_sums")
+        sums = self._released_sums
         if sums is None:
-            return nan, nan, self.info.get("rsquared_reason", (
+            return nan, nan, self._rsquared_reason or (
                 f"method '{self.method}' releases no statistics that determine R^2 (the residual and total sums of "
-                "squares would cost extra privacy budget)"))
+                "squares would cost extra privacy budget)")
         intercept = list(self.params.index).index("Intercept") if has_intercept else None
         return private_rsquared(sums, n=self.nobs, d=len(self.params), intercept_index=intercept)[:3]
 

@@ -3,7 +3,7 @@
 Every rate is in units of the noise standard deviation sigma and holds up to
 absolute constants (the papers do not give them): it tells orders of magnitude
 and which term dominates, not exact errors.  Each bound is split into a
-statistical (sampling) term and a privacy term.  See ALGORITHMS.md section 8.
+statistical (sampling) term and a privacy term (:mod:`dpstats.rates`).
 
 Lower bounds (over all (epsilon, delta)-DP estimators; Cai, Wang & Zhang,
 "The cost of privacy", Ann. Statist. 2021, seed numbering):
@@ -14,31 +14,11 @@ Lower bounds (over all (epsilon, delta)-DP estimators; Cai, Wang & Zhang,
 * Thm 16 (s-sparse): sqrt(s log d / n) + min(s log(d/s) sqrt(log(1/delta))/(n eps), 1),
   with the same delta range and sqrt(s log(1/delta)) log(d/s)/(n eps) = O(1).
 
-Upper bounds (each method's own rate, where a paper gives one):
-
-* ``noisy_ols``, conditional calibration: Thm 19,
-  sqrt(d/n) + d sqrt(log(1/delta) log n)/(n eps);
-* ``noisy_ols``, worst-case calibration (the default) [derived]: the noise of
-  :mod:`dpstats.methods.noisy_ols` has sensitivity
-  2 B_X T (1 + B_X sqrt(n/L))/L; in Thm 19's model (B_X <~ sqrt(d),
-  L ≍ n/Lambda, T ≍ sigma sqrt(log n)) its norm is
-  d^{3/2} sqrt(log(1/delta) log n)/(n eps), a factor sqrt(d) above Thm 19;
-* both ``noisy_ols`` rates are evaluated at the budget its point estimate
-  actually spends: with ``inference=True`` (its default) the fit gives
-  ``INFERENCE_SHARE`` of mu^2 to releases for standard errors, so the rate
-  uses the epsilon, at the fit's delta, of the remaining sqrt(1 - share) mu
-  (:func:`point_estimate_epsilon`); ``inference=False`` uses the full budget;
-* ``lasso``: Thm 17, sqrt(s log d log n / n) + s sqrt(log(1/delta)) log d log^{3/2} n/(n eps),
-  with high probability (the worst-case variant coincides with Algorithm 4 on
-  the theorem's event at the paper's step 1/c_x^2, see :mod:`dpstats.methods.lasso`;
-  the default public step 1/L_2s is not covered by the theorem);
-* ``robgd``: Liu et al. (2023): n = O~(d/alpha^2 + kappa^{1/2} d/(eps alpha)) gives
-  error alpha in Sigma-norm, i.e. sqrt(d/n) + kappa^{1/2} d/(n eps) with
-  log factors and log(1/delta) hidden (kappa is taken as 1 here);
-* ``ambssgd``: Varshney et al. (2022): sqrt(d/n) + kappa d sqrt(log(1/delta))/(n eps)
-  once n >~ kappa^2 d sqrt(log(1/delta))/eps (kappa taken as 1);
-* ``tukey``: no rate for the implemented estimator (Amin et al.'s utility
-  theorem covers only the exact-depth EM), shown as not applicable.
+Upper bounds: each method registers its own rate with the method
+(``MethodSpec.theory_rate``, defined in the method's module), or says why
+there is none; this module reads the registry.  A rate that a fit's
+inference releases make smaller is evaluated at the budget its point
+estimate actually spends (:func:`point_estimate_epsilon`).
 
 Conditions stated as "= O(1)" are checked with the constant 1; a failed
 condition makes the bound "not applicable" and names the condition.
@@ -50,6 +30,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -58,234 +39,68 @@ import pandas as pd
 from statsmodels.iolib.table import SimpleTable
 
 from dpstats.errors import InvalidArgumentError, InvalidPrivacyParameterError, UnknownMethodError
-from dpstats.methods.noisy_ols import INFERENCE_SHARE
-from dpstats.methods.registry import get_method
+from dpstats.methods.registry import MethodSpec, available_methods, get_method
 from dpstats.privacy.calibration import gaussian_epsilon, gaussian_mu
+from dpstats.rates import (
+    CAI, MODEL, SPARSE_MODEL, Rate, RateBound, UpperRate, classical_conditions, log_inv, no_conditions,
+    sparse_conditions,
+)
 
 __all__ = ["RateBound", "ErrorBounds", "classical_lower_bound", "sparse_lower_bound", "error_bounds", "plan",
-           "plot_plan", "point_estimate_epsilon", "CLASSICAL_LOWER", "SPARSE_LOWER", "UPPER_RATES"]
+           "plot_plan", "point_estimate_epsilon", "CLASSICAL_LOWER", "SPARSE_LOWER"]
 
-CAI = "Cai, Wang & Zhang (2021)"
+_GUARANTEES = ("worst-case", "conditional")
 
-
-@dataclass(frozen=True)
-class RateBound:
-    """One bound on E||b - beta||_2 / sigma, up to constants: statistical + privacy term.
-
-    Attributes
-    ----------
-    kind:
-        ``"lower"`` (no (epsilon, delta)-DP estimator does better in the
-        worst case over the model) or ``"upper"`` (the method's own rate).
-    label, source, formula:
-        What the bound is, the theorem it comes from, and its formula.
-    statistical, privacy:
-        The two terms at (n, d, epsilon, delta), in units of sigma.
-    failed:
-        Conditions of the theorem that fail here; non-empty means the bound
-        is not applicable.
-    caveats:
-        Assumptions of the theorem that cannot be checked from public facts.
-    """
-
-    kind: str
-    label: str
-    source: str
-    formula: str
-    statistical: float | None
-    privacy: float | None
-    failed: tuple[str, ...] = ()
-    caveats: tuple[str, ...] = ()
-
-    @property
-    def applicable(self) -> bool:
-        return not self.failed and self.statistical is not None and self.privacy is not None
-
-    @property
-    def total(self) -> float | None:
-        if self.statistical is None or self.privacy is None:
-            return None
-        return self.statistical + self.privacy
-
-    @property
-    def dominant(self) -> str:
-        """``"privacy"`` or ``"sampling"``: the larger of the two terms."""
-        return "privacy" if (self.privacy or 0.0) > (self.statistical or 0.0) else "sampling"
-
-
-@dataclass(frozen=True)
-class _Rate:
-    """A rate as functions of (n, d, epsilon, delta, s), for evaluation and inversion by :func:`plan`."""
-
-    kind: str
-    label: str
-    source: str
-    formula: str
-    statistical: Callable[[float, int, int], float]  # (n, d, s)
-    privacy: Callable[[float, int, float, float, int], float]  # (n, d, eps, delta, s)
-    conditions: Callable[[float, int, float, float, int], list[str]]
-    caveats: tuple[str, ...]
-    n_min: Callable[[int, int], float] = lambda d, s: 5.0  # where both terms are non-increasing in n
-    capped: bool = False  # the privacy term is min(., 1) (the lower bounds' "∧ 1")
-
-    def privacy_term(self, n: float, d: int, epsilon: float, delta: float, s: int) -> float:
-        p = self.privacy(n, d, epsilon, delta, s)
-        return min(p, 1.0) if self.capped else p
-
-    def at(self, n: float, d: int, epsilon: float, delta: float, s: int) -> RateBound:
-        priv = 0.0 if math.isinf(epsilon) else self.privacy_term(n, d, epsilon, delta, s)
-        failed = tuple(self.conditions(n, d, epsilon, delta, s))
-        return RateBound(self.kind, self.label, self.source, self.formula, self.statistical(n, d, s), priv,
-                         failed, self.caveats)
-
-
-def _log_inv(delta: float) -> float:
-    return math.log(1.0 / delta)
-
-
-def _delta_range(n: float, epsilon: float, delta: float) -> list[str]:
-    """Cai et al.'s delta range n^-1 exp(-3 eps n/2) <= delta <= n^-(1+tau), tau > 0 (Thms 16 and 18)."""
-    if math.isinf(epsilon):
-        return []
-    out = []
-    if not delta < 1.0 / n:
-        out.append(f"delta={delta:.3g} is not below n^-(1+tau) for any tau > 0 (1/n={1.0 / n:.3g}): "
-                   "delta too large for the theorem, and weak privacy")
-    if delta < math.exp(-1.5 * epsilon * n - math.log(n)):
-        out.append(f"delta={delta:.3g} is below n^-1 exp(-3 eps n/2)")
-    return out
-
-
-def _classical_conditions(n: float, d: int, epsilon: float, delta: float, s: int) -> list[str]:
-    out = _delta_range(n, epsilon, delta)
-    if math.isfinite(epsilon):
-        q = math.sqrt(d * _log_inv(delta)) / (n * epsilon)
-        if q > 1.0:
-            out.append(f"sqrt(d log(1/delta))/(n eps) = {q:.3g} > 1: n too small for Thm 18 (needs it O(1))")
-    return out
-
-
-def _sparse_conditions(n: float, d: int, epsilon: float, delta: float, s: int) -> list[str]:
-    if not 1 <= s < d:
-        return [f"sparsity s={s} must satisfy 1 <= s < d={d}"]
-    out = _delta_range(n, epsilon, delta)
-    if math.isfinite(epsilon):
-        q = math.sqrt(s * _log_inv(delta)) * math.log(d / s) / (n * epsilon)
-        if q > 1.0:
-            out.append(f"sqrt(s log(1/delta)) log(d/s)/(n eps) = {q:.3g} > 1: n too small for Thm 16 "
-                       "(needs it O(1))")
-    return out
-
-
-def _classical_n(n: float, d: int, epsilon: float, delta: float, s: int) -> list[str]:
-    return [] if n > d else [f"n={n:g} <= d={d}: the classical (d < n) setting fails"]
-
-
-def _noisy_ols_worst_conditions(n: float, d: int, epsilon: float, delta: float, s: int) -> list[str]:
-    out = _classical_n(n, d, epsilon, delta, s)
-    need = d * math.sqrt(_log_inv(delta)) / epsilon
-    if n < need:
-        out.append(f"n={n:g} < d sqrt(log(1/delta))/eps = {need:.3g}: the private lambda_min check is likely "
-                   "to refuse (up to constants)")
-    return out
-
-
-def _ambssgd_conditions(n: float, d: int, epsilon: float, delta: float, s: int) -> list[str]:
-    need = d * math.sqrt(_log_inv(delta)) / epsilon
-    return [] if n >= need else [f"n={n:g} < kappa^2 d sqrt(log(1/delta))/eps = {need:.3g} (burn-in, kappa=1)"]
-
-
-def _no_conditions(n: float, d: int, epsilon: float, delta: float, s: int) -> list[str]:
-    return []
-
-
-def _needs_sparsity(n: float, d: int, epsilon: float, delta: float, s: int) -> list[str]:
-    return [] if 1 <= s < d else [f"sparsity s={s} must satisfy 1 <= s < d={d}"]
-
-
-_MODEL = ("Cai et al.'s model P(sigma, d): ||x||_inf <~ 1, sigma-sub-Gaussian errors, ||beta||_2 <= C, "
-          "eigenvalues of Sigma_X in (1/Lambda, Lambda)")
-_SPARSE_MODEL = _MODEL.replace("P(sigma, d)", "P(sigma, d, s)").replace("||beta||_2 <= C", "||beta||_0 <= s, "
-                                                                          "||beta||_2 <= C")
-
-CLASSICAL_LOWER = _Rate(
+CLASSICAL_LOWER = Rate(
     "lower", "minimax lower bound (classical)", f"{CAI} Thm 18",
     "sqrt(d/n) + min(d sqrt(log(1/delta))/(n eps), 1)",
     lambda n, d, s: math.sqrt(d / n),
-    lambda n, d, e, dl, s: d * math.sqrt(_log_inv(dl)) / (n * e),
-    _classical_conditions, (_MODEL, "epsilon = O(1)"), n_min=lambda d, s: 1.0, capped=True)
+    lambda n, d, e, dl, s: d * math.sqrt(log_inv(dl)) / (n * e),
+    classical_conditions, (MODEL, "epsilon = O(1)"), n_min=lambda d, s: 1.0, capped=True)
 
-SPARSE_LOWER = _Rate(
+SPARSE_LOWER = Rate(
     "lower", "minimax lower bound (s-sparse)", f"{CAI} Thm 16",
     "sqrt(s log d / n) + min(s log(d/s) sqrt(log(1/delta))/(n eps), 1)",
     lambda n, d, s: math.sqrt(s * math.log(d) / n),
-    lambda n, d, e, dl, s: s * math.log(d / s) * math.sqrt(_log_inv(dl)) / (n * e),
-    _sparse_conditions, (_SPARSE_MODEL, "epsilon = O(1)"), n_min=lambda d, s: 1.0, capped=True)
+    lambda n, d, e, dl, s: s * math.log(d / s) * math.sqrt(log_inv(dl)) / (n * e),
+    sparse_conditions, (SPARSE_MODEL, "epsilon = O(1)"), n_min=lambda d, s: 1.0, capped=True, needs_sparsity=True)
 
-NON_PRIVATE_LOWER = _Rate(
+NON_PRIVATE_LOWER = Rate(
     "lower", "minimax lower bound (no privacy)", "classical minimax rate of linear regression",
-    "sqrt(d/n)", lambda n, d, s: math.sqrt(d / n), lambda n, d, e, dl, s: 0.0, _no_conditions, (_MODEL,),
+    "sqrt(d/n)", lambda n, d, s: math.sqrt(d / n), lambda n, d, e, dl, s: 0.0, no_conditions, (MODEL,),
     n_min=lambda d, s: 1.0)
 
-# the methods' rates by key ("noisy_ols/worst-case", "noisy_ols/conditional", "lasso", ...), as functions of n
-UPPER_RATES: dict[str, _Rate] = {
-    "noisy_ols/conditional": _Rate(
-        "upper", "noisy_ols upper bound (conditional calibration)", f"{CAI} Thm 19",
-        "sqrt(d/n) + d sqrt(log(1/delta) log n)/(n eps)",
-        lambda n, d, s: math.sqrt(d / n),
-        lambda n, d, e, dl, s: d * math.sqrt(_log_inv(dl) * math.log(n)) / (n * e),
-        _classical_n, (_MODEL, "T >= K sigma sqrt(log n); DP only with high probability under the model"),
-        n_min=lambda d, s: max(5.0, d + 1.0)),
-    "noisy_ols/worst-case": _Rate(
-        "upper", "noisy_ols upper bound (worst-case calibration)", f"{CAI} Thm 19 with dpstats' worst-case "
-        "sensitivity [derived]",
-        "sqrt(d/n) + d^(3/2) sqrt(log(1/delta) log n)/(n eps)",
-        lambda n, d, s: math.sqrt(d / n),
-        lambda n, d, e, dl, s: d ** 1.5 * math.sqrt(_log_inv(dl) * math.log(n)) / (n * e),
-        _noisy_ols_worst_conditions, (_MODEL, "T ≍ sigma sqrt(log n)"), n_min=lambda d, s: max(5.0, d + 1.0)),
-    "lasso": _Rate(
-        "upper", "lasso upper bound", f"{CAI} Thm 17",
-        "sqrt(s log d log n / n) + s sqrt(log(1/delta)) log d log^(3/2) n/(n eps)",
-        lambda n, d, s: math.sqrt(s * math.log(d) * math.log(n) / n),
-        lambda n, d, e, dl, s: s * math.sqrt(_log_inv(dl)) * math.log(d) * math.log(n) ** 1.5 / (n * e),
-        _needs_sparsity, (_SPARSE_MODEL, "a high-probability bound, for s_hat ≍ s, T >= K sigma sqrt(log n), the "
-                          "paper's step 1/c_x^2 (step_size=1.0 after rescaling) and N0 ≍ log n; dpstats' default "
-                          "step 1/L_2s is safe on any design but is not covered by the theorem")),
-    "robgd": _Rate(
-        "upper", "robgd upper bound", "Liu, Jain, Kong, Oh & Suggala (2023)",
-        "sqrt(d/n) + kappa^(1/2) d/(n eps), kappa=1, logs and log(1/delta) hidden (Sigma-norm)",
-        lambda n, d, s: math.sqrt(d / n),
-        lambda n, d, e, dl, s: d / (n * e),
-        _no_conditions, ("sub-Weibull covariates and noise; at most an alpha fraction of labels corrupted, "
-                         "alpha below the error; error in Sigma-norm",)),
-    "ambssgd": _Rate(
-        "upper", "ambssgd upper bound", "Varshney, Thakurta & Jain (2022)",
-        "sqrt(d/n) + kappa d sqrt(log(1/delta))/(n eps), kappa=1, logs hidden",
-        lambda n, d, s: math.sqrt(d / n),
-        lambda n, d, e, dl, s: d * math.sqrt(_log_inv(dl)) / (n * e),
-        _ambssgd_conditions, ("sub-Gaussian covariates with known Tr(Sigma); error in Sigma-norm",)),
-    "ols": _Rate(
-        "upper", "OLS rate (NOT PRIVATE)", "Gauss-Markov", "sqrt(d/n)",
-        lambda n, d, s: math.sqrt(d / n), lambda n, d, e, dl, s: 0.0, _classical_n, ()),
-}
 
-_NOT_APPLICABLE = {
-    "tukey": ("TukeyEM (Amin et al. 2023)", "Amin et al.'s utility theorem (Thm 3.1, via Brown et al. 2021) covers "
-              "only the exact-depth Tukey EM; dpstats implements the approximate-depth EM, which has no utility "
-              "theorem (in practice it needs n >~ 1000 d with m = 1000 models)"),
-}
-
-_NO_UPPER = {
-    "ssp": "no rate in this model is proved for SSP (Wang 2018 bounds the excess empirical risk of bounded data)",
-    "adassp": "Wang (2018) bounds the excess empirical risk for bounded data, not ||b - beta||_2 in this model",
-    "dpsgd": "no rate for ||b - beta||_2 is proved for DP-SGD in this model",
-}
+def upper_rates(spec: MethodSpec) -> list[tuple[str, UpperRate]]:
+    """The distinct upper rates a method registers, one per guarantee that selects a different one, with that
+    guarantee (its own guarantee first)."""
+    if spec.theory_rate is None:
+        return []
+    out: list[tuple[str, UpperRate]] = []
+    for guarantee in dict.fromkeys([spec.guarantee, *_GUARANTEES]):
+        upper = spec.theory_rate(guarantee)
+        if not any(upper.rate is u.rate and upper.why_none == u.why_none for _, u in out):
+            out.append((guarantee, upper))
+    return out
 
 
-def _upper_key(method: str, guarantee: str | None) -> str:
-    if method == "noisy_ols":
-        return f"noisy_ols/{'conditional' if guarantee == 'conditional' else 'worst-case'}"
-    return method
+def _upper_rates_view() -> dict[str, Rate]:
+    """The registered rates by "method" or "method/guarantee" (the keys of the deprecated ``UPPER_RATES``)."""
+    out: dict[str, Rate] = {}
+    for name, spec in sorted(available_methods().items()):
+        rates = [(g, u.rate) for g, u in upper_rates(spec) if u.rate is not None]
+        for guarantee, rate in rates:
+            out[name if len(rates) == 1 else f"{name}/{guarantee}"] = rate
+    return out
+
+
+def __getattr__(name: str) -> Any:
+    if name == "UPPER_RATES":
+        warnings.warn("dpstats.theory.UPPER_RATES is deprecated: each method registers its rate as "
+                      "MethodSpec.theory_rate (see dpstats.theory.upper_rates)", DeprecationWarning, stacklevel=2)
+        return _upper_rates_view()
+    raise AttributeError(f"module 'dpstats.theory' has no attribute {name!r}")
+
 
 
 def classical_lower_bound(n: int, d: int, epsilon: float, delta: float) -> tuple[float, float]:
@@ -449,7 +264,7 @@ class ErrorBounds:
                            title=esc("Error bounds (units of sigma, up to constants)"), txt_fmt=_FMT)
 
 
-def _lower_rate(epsilon: float, sparsity: int | None) -> _Rate:
+def _lower_rate(epsilon: float, sparsity: int | None) -> Rate:
     if math.isinf(epsilon):
         return NON_PRIVATE_LOWER
     return SPARSE_LOWER if sparsity is not None else CLASSICAL_LOWER
@@ -472,45 +287,63 @@ def point_estimate_epsilon(epsilon: float, delta: float, inference_share: float)
     return gaussian_epsilon(math.sqrt(1.0 - inference_share) * gaussian_mu(epsilon, delta), delta)
 
 
-def _rate_epsilon(key: str, epsilon: float, delta: float, inference: bool) -> tuple[float, str]:
-    """The epsilon at which ``key``'s upper rate is evaluated, and a note when it is not the fit's."""
-    if not (key.startswith("noisy_ols/") and inference and math.isfinite(epsilon)):
-        return epsilon, ""
-    eps_point = point_estimate_epsilon(epsilon, delta, INFERENCE_SHARE)
-    return eps_point, (f"evaluated at the point estimate's budget, epsilon={eps_point:.4g} of {epsilon:.4g} "
-                       f"(inference=True gives {INFERENCE_SHARE:g} of mu^2 to the releases for standard errors)")
+
+def _spec(method: str | MethodSpec) -> MethodSpec | None:
+    if isinstance(method, MethodSpec):
+        return method
+    try:
+        return get_method(method)
+    except UnknownMethodError:
+        return None
 
 
-def error_bounds(method: str, n: int, d: int, epsilon: float, delta: float, sparsity: int | None = None,
-                 guarantee: str | None = None, inference: bool = True) -> ErrorBounds:
-    """Theory summary for ``method`` at (n, d, epsilon, delta).
+def error_bounds(method: str | MethodSpec, n: int, d: int, epsilon: float, delta: float,
+                 sparsity: int | None = None, guarantee: str | None = None, inference: bool = True) -> ErrorBounds:
+    """Theory summary for ``method`` (a registered name or spec) at (n, d, epsilon, delta).
 
     ``sparsity`` switches the lower bound to the sparse Thm 16 (and is needed
-    for the lasso's Thm 17); ``guarantee="conditional"`` selects the paper's
-    own calibration for noisy_ols (Thm 19), otherwise its worst-case variant.
-    ``inference`` is the fit's option of that name (noisy_ols's default,
-    True): noisy_ols's upper bound is then evaluated at the budget left to its
-    point estimate (:func:`point_estimate_epsilon`), with ``False`` at the
-    full budget.  The lower bound always uses the full (epsilon, delta): it
-    holds for every (epsilon, delta)-DP estimator.
+    for rates stated for a sparsity, such as the lasso's Thm 17);
+    ``guarantee`` selects the method's rate for fits with that guarantee
+    (default: the method's own, e.g. noisy_ols's worst-case calibration;
+    ``"conditional"`` its paper's).  ``inference`` is the fit's option of that
+    name: a rate whose method gives a share of its budget to inference
+    releases is then evaluated at the budget left to the point estimate
+    (:func:`point_estimate_epsilon`), with ``False`` at the full budget.  The
+    lower bound always uses the full (epsilon, delta): it holds for every
+    (epsilon, delta)-DP estimator.
     """
     s = int(sparsity) if sparsity is not None else 0
     lower = _lower_rate(epsilon, sparsity).at(n, d, epsilon, delta, s)
-    key = _upper_key(method, guarantee)
+    spec = _spec(method)
+    name = spec.name if spec is not None else str(method)
     upper: RateBound | None = None
-    note = ""
-    if key in UPPER_RATES and (math.isfinite(epsilon) or key == "ols"):
-        eps_rate, note = _rate_epsilon(key, epsilon, delta, inference)
-        upper = UPPER_RATES[key].at(n, d, eps_rate, delta, s)
-    elif method in _NOT_APPLICABLE:
-        label, why = _NOT_APPLICABLE[method]
-        upper = RateBound("upper", f"{method} upper bound", label, "none for the implemented estimator", None,
-                          None, failed=(why,))
-    else:
-        note = _NO_UPPER.get(method, "no proved rate registered for this method")
-    return ErrorBounds(method=method, n=n, d=d, epsilon=epsilon, delta=delta, sparsity=sparsity, lower=lower,
+    note = "no proved rate registered for this method"
+    registered = spec.theory_rate(guarantee or spec.guarantee) if spec is not None and spec.theory_rate else None
+    if registered is not None and registered.rate is not None:
+        note = ""
+        if math.isfinite(epsilon) or not spec.private:  # type: ignore[union-attr]
+            eps_rate, note = _rate_epsilon(registered, epsilon, delta, inference)
+            upper = registered.rate.at(n, d, eps_rate, delta, s)
+        else:
+            note = "no privacy (epsilon = inf): the method's private rate does not apply"
+    elif registered is not None and registered.uncovered_source:
+        upper = RateBound("upper", f"{name} upper bound", registered.uncovered_source,
+                          "none for the implemented estimator", None, None, failed=(registered.why_none,))
+        note = ""
+    elif registered is not None and registered.why_none:
+        note = registered.why_none
+    return ErrorBounds(method=name, n=n, d=d, epsilon=epsilon, delta=delta, sparsity=sparsity, lower=lower,
                        upper=upper, upper_note=note)
 
+
+def _rate_epsilon(upper: UpperRate, epsilon: float, delta: float, inference: bool) -> tuple[float, str]:
+    """The epsilon at which a rate is evaluated, and a note when it is not the fit's."""
+    share = upper.inference_share
+    if not (share > 0 and inference and math.isfinite(epsilon)):
+        return epsilon, ""
+    eps_point = point_estimate_epsilon(epsilon, delta, share)
+    return eps_point, (f"evaluated at the point estimate's budget, epsilon={eps_point:.4g} of {epsilon:.4g} "
+                       f"(inference=True gives {share:g} of mu^2 to the releases for standard errors)")
 
 # -- planning: invert the bounds ------------------------------------------------------------------------------
 
@@ -536,26 +369,32 @@ def _smallest_n(pred: Callable[[float], bool], n_min: float) -> float:
     return hi
 
 
-def _plan_rates(method: str | None, sparsity: int | None) -> list[tuple[str, _Rate | None, str]]:
+
+def _plan_rates(method: str | None, sparsity: int | None) -> list[tuple[str, Rate | None, str]]:
     """(method name or '(any)', rate or None, note) rows for :func:`plan`."""
-    rows: list[tuple[str, _Rate | None, str]] = [("(any DP method)", CLASSICAL_LOWER, "")]
+    rows: list[tuple[str, Rate | None, str]] = [("(any DP method)", CLASSICAL_LOWER, "")]
     if sparsity is not None:
         rows.append(("(any DP method)", SPARSE_LOWER, ""))
-    if method is None:
-        keys = ["noisy_ols/worst-case", "noisy_ols/conditional", "robgd", "ambssgd"]
-        keys += ["lasso"] if sparsity is not None else []
-        rows += [(k.split("/")[0], UPPER_RATES[k], "") for k in keys]
+    if method is None:  # every private method with a rate, by name
+        for name, spec in sorted(available_methods().items()):
+            if spec.private:
+                rows += [(name, u.rate, "") for _, u in upper_rates(spec)
+                         if u.rate is not None and (sparsity is not None or not u.rate.needs_sparsity)]
         return rows
-    if method == "noisy_ols":
-        return rows + [("noisy_ols", UPPER_RATES["noisy_ols/worst-case"], ""),
-                       ("noisy_ols", UPPER_RATES["noisy_ols/conditional"], "")]
-    if method == "lasso" and sparsity is None:
-        return rows + [("lasso", None, "Thm 17 needs sparsity=")]
-    if method in UPPER_RATES and method != "ols":
-        return rows + [(method, UPPER_RATES[method], "")]
-    if method in _NOT_APPLICABLE:
-        return rows + [(method, None, _NOT_APPLICABLE[method][1])]
-    return rows + [(method, None, _NO_UPPER.get(method, "no proved rate registered for this method"))]
+    spec = get_method(method)
+    found = [u for _, u in upper_rates(spec) if spec.private]
+    with_rate = [u for u in found if u.rate is not None]
+    if not with_rate:
+        why = next((u.why_none for u in found if u.why_none), "no proved rate registered for this method")
+        return rows + [(method, None, why)]
+    for u in with_rate:
+        rate = u.rate
+        if rate.needs_sparsity and sparsity is None:  # type: ignore[union-attr]
+            rows.append((method, None, f"{rate.source} needs sparsity="))  # type: ignore[union-attr]
+        else:
+            rows.append((method, rate, ""))
+    return rows
+
 
 
 def _check_plan_arguments(target: float, d: int, epsilon: float, delta: float, sparsity: int | None,
@@ -632,7 +471,7 @@ def plan(target: float, d: int, epsilon: float, delta: float, *, sparsity: int |
             continue
         n0 = rate.n_min(d, s)
 
-        def total(n: float, r: _Rate = rate) -> float:
+        def total(n: float, r: Rate = rate) -> float:
             return r.statistical(n, d, s) + r.privacy_term(n, d, epsilon, delta, s)
 
         # the crossing uses the uncapped privacy term: with the cap, privacy <= sampling also holds at tiny n
@@ -673,9 +512,13 @@ def plot_plan(d: int, epsilons: Sequence[float], delta: float, *, sparsity: int 
     s = int(sparsity) if sparsity is not None else 0
     ns = np.geomspace(max(n_range[0], 5.0), n_range[1], 200)
     lower = _lower_rate(1.0, sparsity)
-    upper = UPPER_RATES.get(_upper_key(method, None)) if method is not None else None
-    if method == "lasso" and sparsity is None:
-        upper = None
+    upper = None
+    if method is not None:
+        spec = get_method(method)
+        registered = spec.theory_rate(spec.guarantee) if spec.theory_rate is not None else None
+        upper = registered.rate if registered is not None else None
+        if upper is not None and upper.needs_sparsity and sparsity is None:
+            upper = None
     for k, eps in enumerate(epsilons):
         color = f"C{k}"
         ax.plot(ns, [lower.statistical(n, d, s) + lower.privacy_term(n, d, eps, delta, s) for n in ns], color=color,

@@ -10,7 +10,7 @@ from typing import Iterator, Sequence
 
 import pandas as pd
 
-from dpstats.sources import DataSource
+from dpstats.rows.sources import DataSource
 
 __all__ = ["UnreadableSource"]
 

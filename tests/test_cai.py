@@ -199,14 +199,14 @@ def test_noisy_ols_ledger_spends_exactly_the_budget():
     X = rng.uniform(-1, 1, size=(20000, 3))
     y = np.clip(X @ [0.3, -0.2, 0.1] + 0.1 * rng.normal(size=20000), -1, 1)
     ledger = PrivacyLedger(1.0, 1e-6)
-    fit = noisy_ols.fit(X, y, ledger=ledger, rng=rng, bounds=_bounded(3))
+    fit = noisy_ols.SPEC.fit_arrays(X, y, ledger=ledger, rng=rng, bounds=_bounded(3))
     names = [s.name for s in ledger.steps]
     assert names == ["noisy lambda_min(X^T X)", "noisy X^T X (for inference)", "noisy y^T y (for inference)",
                      "failure probability of the lambda_min lower bound", "noisy OLS coefficients"]
     assert ledger.steps[3].epsilon == 0.0 and ledger.steps[3].delta == pytest.approx(1e-7)
     eps, dlt = ledger.spent
     assert eps == pytest.approx(1.0, rel=1e-6) and eps <= 1.0 + 1e-9 and dlt == 1e-6
-    assert fit.guarantee == "worst-case" and fit.info["lambda_min_lower"] > 0
+    assert fit.guarantee == "worst-case" and fit.diagnostics["lambda_min_lower"] > 0
     assert np.linalg.norm(fit.params - [0.3, -0.2, 0.1]) < 0.2  # noise sd about 0.03 per coordinate
 
 
@@ -299,7 +299,7 @@ def _noisy_ols_run(**options):
     def run(data, rng):
         X, y = data
         try:
-            return noisy_ols.fit(X, y, ledger=_RecordingLedger(EPS_A, DELTA_A), rng=rng, bounds=_bounded(1),
+            return noisy_ols.SPEC.fit_arrays(X, y, ledger=_RecordingLedger(EPS_A, DELTA_A), rng=rng, bounds=_bounded(1),
                                  **options).params
         except IllConditionedDesignError:
             return np.array([-10.0])  # the refusal is an output too
@@ -494,7 +494,7 @@ def test_noisy_ols_error_rate_matches_thm19_privacy_term():
         for _ in range(40):
             X = rng.uniform(-1, 1, size=(n, d))
             y = X @ beta + 0.01 * rng.normal(size=n)
-            fit = noisy_ols.fit(X, y, ledger=_RecordingLedger(eps, delta), rng=rng, bounds=_bounded(d))
+            fit = noisy_ols.SPEC.fit_arrays(X, y, ledger=_RecordingLedger(eps, delta), rng=rng, bounds=_bounded(d))
             e.append(np.linalg.norm(fit.params - beta))
         errs.append(np.mean(e))
     assert abs(_slope(ns, np.array(errs)) + 1.0) < 0.2
@@ -516,7 +516,7 @@ def test_noisy_ols_error_rate_matches_the_sampling_term_at_large_epsilon():
         for _ in range(40):
             X = rng.uniform(-1, 1, size=(n, d))
             y = X @ beta + 0.5 * rng.normal(size=n)
-            fit = noisy_ols.fit(X, y, ledger=_RecordingLedger(eps, delta), rng=rng, bounds=_bounded(d, 3.0))
+            fit = noisy_ols.SPEC.fit_arrays(X, y, ledger=_RecordingLedger(eps, delta), rng=rng, bounds=_bounded(d, 3.0))
             e.append(np.linalg.norm(fit.params - beta))
         errs.append(np.mean(e))
     assert abs(_slope(ns, np.array(errs)) + 0.5) < 0.15

@@ -195,7 +195,7 @@ def test_adassp_and_ssp_fits_spend_exactly_their_budget(eps, delta, inference):
     mu = gaussian_mu(eps, delta)
     for module in (adassp, ssp):
         ledger = PrivacyLedger(eps, delta)
-        module.fit(X, y, ledger=ledger, rng=rng, bounds=bounds, inference=inference, bootstrap=100)
+        module.SPEC.fit_arrays(X, y, ledger=ledger, rng=rng, bounds=bounds, inference=inference, bootstrap=100)
         assert ledger.steps and all(s.mechanism == "gaussian" for s in ledger.steps)
         mu_total = math.sqrt(sum(s.mu**2 for s in ledger.steps))
         assert mu_total == pytest.approx(mu, rel=1e-12)  # the split composes back to the calibrated mu

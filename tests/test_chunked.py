@@ -1,4 +1,4 @@
-"""Data larger than memory: CSV/Parquet files read in chunks and Dask DataFrames (dpstats.sources, dpstats.chunked).
+"""Data larger than memory: CSV/Parquet files read in chunks and Dask DataFrames (dpstats.rows, dpstats.pipeline).
 
 The contract: for the same data and seed, a fit on chunked data gives the
 same answer as the in-memory fit, whatever the partition (the deterministic
@@ -10,7 +10,6 @@ nothing.  All tests use fixed seeds and small data.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
@@ -19,14 +18,15 @@ import pytest
 
 import dpstats
 from dpstats.errors import (
-    BudgetExceededError, ChunkedDataNotSupportedError, DataTypeError, FormulaError, MissingDataError,
-    UndeclaredLevelsError,
+    BudgetExceededError, DataTypeError, FormulaError, MissingDataError, UndeclaredLevelsError,
 )
-from dpstats.methods import adassp, registry, ssp, tukey
+from dpstats.methods import adassp, tukey
 from dpstats.methods.blocks import RowPermutation
-from dpstats.methods.sufficient import ArrayChunks, SufficientStatistics, add_statistics, statistics_of_chunk
+from dpstats.methods.common.sufficient import SufficientStatistics, StatisticsPass, add_statistics
+from dpstats.methods.registry import FitContext
 from dpstats.privacy.ledger import PrivacyLedger
-from dpstats.sources import CSVSource, DataFrameSource, ParquetSource
+from dpstats.rows import InMemoryRows
+from dpstats.rows.sources import CSVSource, DataFrameSource, ParquetSource
 
 from chunk_helpers import UnreadableSource
 
@@ -190,23 +190,6 @@ def test_over_budget_is_refused_before_the_source_is_opened(tmp_path):
     assert acct.spent == (0.0, 0.0)
 
 
-def test_a_method_without_a_chunked_version_is_refused_before_reading(df, monkeypatch):
-    """Every bundled method reads chunks; a method registered without a chunked version is refused, naming
-    the methods that can, before anything is read or spent."""
-    assert set(dpstats.chunked.chunked_methods()) == set(registry.available_methods())
-    bare = dataclasses.replace(registry.get_method("ssp"), name="in_memory_only", fit_statistics=None,
-                               plan_statistics=None, fit_chunks=None)
-    monkeypatch.setitem(registry._REGISTRY, bare.name, bare)
-    acct = dpstats.PrivacyAccountant(5.0, 1e-5)
-    with pytest.raises(ChunkedDataNotSupportedError) as err:
-        dpstats.dp_ols("y ~ x1", UnreadableSource(df), 1.0, 1e-6, method="in_memory_only", bounds=BOUNDS,
-                       accountant=acct)
-    for name in ("ssp", "adassp", "noisy_ols", "tukey", "robgd", "dpsgd", "lasso"):
-        assert name in str(err.value)
-    assert "in_memory_only" not in str(err.value).split("Methods that can:")[1]
-    assert acct.spent == (0.0, 0.0)
-
-
 def test_a_chunk_cannot_change_the_design(df):
     """The first chunk holds only level 'a' (and is tiny); the columns are still those of the declared levels."""
     small = df.head(3000)
@@ -284,15 +267,29 @@ def test_sufficient_statistics_sum_over_any_partition():
     bounds = dpstats.bounds.DataBounds(np.full(4, -1.0), np.full(4, 1.0), -1.0, 1.0)
     whole = SufficientStatistics.from_arrays(X, y, bounds)
     for rows in (1, 7, 333, 1000):
-        parts = ArrayChunks(X, y, rows).reduce(statistics_of_chunk(bounds, ssp.plan_statistics(bounds)),
-                                               add_statistics)
+        parts = InMemoryRows(X, y, rows).reduce(StatisticsPass(bounds), add_statistics)
         np.testing.assert_allclose(parts.xtx, whole.xtx, rtol=1e-12)
         np.testing.assert_allclose(parts.xty, whole.xty, rtol=1e-12)
         assert parts.n == whole.n and math.isclose(parts.yty, whole.yty, rel_tol=1e-12)
     led_a, led_b = PrivacyLedger(1.0, 1e-6), PrivacyLedger(1.0, 1e-6)
-    a = adassp.fit(X, y, ledger=led_a, rng=np.random.default_rng(1), bounds=bounds)
-    b = adassp.fit_statistics(whole, ledger=led_b, rng=np.random.default_rng(1), bounds=bounds)
+    a = adassp.SPEC.fit_arrays(X, y, ledger=led_a, rng=np.random.default_rng(1), bounds=bounds)
+    # the fit sees the data only through the statistics: rows whose one pass returns them give the same release
+    ctx = FitContext(n=1000, d=4, ledger=led_b, rng=np.random.default_rng(1), bounds=bounds)
+    b = adassp.fit(_StatisticsRows(whole), ctx, adassp.AdaSSPOptions())
     np.testing.assert_array_equal(a.params, b.params)
+
+
+class _StatisticsRows:
+    """Rows whose every pass returns the given sufficient statistics (a method that reads nothing else)."""
+
+    local = True
+
+    def __init__(self, stats: SufficientStatistics) -> None:
+        self.stats, self.n, self.d = stats, stats.n, stats.d
+
+    def reduce(self, pass_fn, combine):
+        assert isinstance(pass_fn, StatisticsPass)
+        return self.stats
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 64, 1000, 4097, 2**32 + 3])
@@ -311,7 +308,7 @@ def test_row_permutation_is_a_bijection_evaluable_on_any_slice(n):
     np.testing.assert_array_equal(perm.rows_at(pos), np.arange(n))
 
 
-class _RemoteChunks(ArrayChunks):
+class _RemoteChunks(InMemoryRows):
     """As if the chunks were on a cluster: TukeyEM's centring then uses histogram passes, not gathered rows."""
 
     local = False
@@ -331,7 +328,7 @@ def test_tukey_fit_chunks_equals_fit(blocks, centre, public):
     if public:
         kw.update(column_ranges=[None, (-5.0, 15.0), (-5.0, 15.0)], response_range=(-40.0, 40.0))
     a = tukey.fit(X.copy(), y.copy(), ledger=PrivacyLedger(2.0, 1e-6), rng=np.random.default_rng(8), **kw)
-    for chunks in (ArrayChunks(X, y, 999), ArrayChunks(X, y, n), _RemoteChunks(X, y, 1234)):
+    for chunks in (InMemoryRows(X, y, 999), InMemoryRows(X, y, n), _RemoteChunks(X, y, 1234)):
         b = tukey.fit_chunks(chunks, ledger=PrivacyLedger(2.0, 1e-6), rng=np.random.default_rng(8), **kw)
         np.testing.assert_allclose(b.params, a.params, rtol=RTOL)
         assert b.info["m"] == a.info["m"] and b.info["noisy_distance"] == pytest.approx(a.info["noisy_distance"])
@@ -342,7 +339,7 @@ def test_tukey_fit_chunks_equals_fit(blocks, centre, public):
 
 def test_large_partitions_are_processed_in_bounded_slices(df):
     """A chunk (a Dask partition) longer than the slice size is evaluated in slices: bounded working memory."""
-    from dpstats.chunked import ChunkEvaluator, ChunkTask
+    from dpstats.rows.chunked import ChunkEvaluator, ChunkTask
     from dpstats.formula import public_design
 
     seen: list[int] = []

@@ -35,10 +35,10 @@ from dpstats.methods.row_passes import (
     WindowedOrder,
     geometric_buckets,
 )
-from dpstats.methods.sufficient import ArrayChunks
+from dpstats.rows import InMemoryRows
 from dpstats.privacy import PrivacyAccountant, PrivacyLedger
 from dpstats.simulate import robust_regression_data
-from dpstats.sources import CSVSource, DataFrameSource, ParquetSource
+from dpstats.rows.sources import CSVSource, DataFrameSource, ParquetSource
 
 pa = pytest.importorskip("pyarrow")
 dd = pytest.importorskip("dask.dataframe")
@@ -96,7 +96,7 @@ def test_fit_chunks_equals_fit_with_private_centring(sim, method):
     assert a.info["centre"][3] == 0.0 and a.info["scale"][3] == 1.0  # the public range: nothing released
     assert 30 < a.info["centre"][1] < 70 and a.info["scale"][2] > 100  # released: near 50 and on the 1e3 scale
     for rows in (7, 100, N):
-        b = mod.fit_chunks(ArrayChunks(X, sim.y, rows), ledger=PrivacyLedger(EPSILON, DELTA),
+        b = mod.fit_chunks(InMemoryRows(X, sim.y, rows), ledger=PrivacyLedger(EPSILON, DELTA),
                            rng=np.random.default_rng(3), bounds=None, **kw)
         for key in ("centre", "scale", "y_centre"):
             np.testing.assert_array_equal(b.info[key], a.info[key])
@@ -113,7 +113,7 @@ def test_fit_chunks_equals_fit_for_every_chunk_size(sim, method, kw):
     a = mod.fit(sim.X, sim.y, ledger=led_a, rng=np.random.default_rng(3), bounds=None, **kw)
     for rows in (7, 100, N):
         led = PrivacyLedger(EPSILON, DELTA)
-        b = mod.fit_chunks(ArrayChunks(sim.X, sim.y, rows), ledger=led, rng=np.random.default_rng(3), bounds=None,
+        b = mod.fit_chunks(InMemoryRows(sim.X, sim.y, rows), ledger=led, rng=np.random.default_rng(3), bounds=None,
                            **kw)
         np.testing.assert_allclose(b.params, a.params, rtol=RTOL, atol=1e-15)
         np.testing.assert_array_equal(b.info["gammas"], a.info["gammas"])
@@ -139,7 +139,7 @@ def test_fit_chunks_equals_fit_with_held_rounds(sim, method, kw):
     assert a.info["held_rounds"] >= 1 and np.isinf(a.info["gammas"]).sum() >= 1
     assert any("held the iterate" in note for note in a.notes)
     for rows in (7, 100, N):
-        b = mod.fit_chunks(ArrayChunks(sim.X, y, rows), ledger=PrivacyLedger(EPSILON, DELTA),
+        b = mod.fit_chunks(InMemoryRows(sim.X, y, rows), ledger=PrivacyLedger(EPSILON, DELTA),
                            rng=np.random.default_rng(0), bounds=None, **kw)
         np.testing.assert_allclose(b.params, a.params, rtol=RTOL, atol=1e-15)
         np.testing.assert_array_equal(b.info["gammas"], a.info["gammas"])

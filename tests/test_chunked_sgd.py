@@ -23,10 +23,10 @@ from dpstats.errors import (
     BudgetExceededError, InsufficientDataError, MethodOptionError, MissingBoundsError,
 )
 from dpstats.methods import dpsgd, lasso
-from dpstats.methods.sufficient import ArrayChunks
+from dpstats.rows import InMemoryRows
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import ClippedGridSum, add_grid_sums
-from dpstats.sources import CSVSource, DataFrameSource
+from dpstats.rows.sources import CSVSource, DataFrameSource
 
 from chunk_helpers import UnreadableSource
 
@@ -125,8 +125,8 @@ def _arrays(n: int = 600, d: int = 5, seed: int = 2) -> tuple[np.ndarray, np.nda
     return X, y, DataBounds(np.full(d, -1.0), np.full(d, 1.0), -1.0, 1.0)
 
 
-class _Recorder(ArrayChunks):
-    """ArrayChunks that records, per pass, the global indices of the rows each ``fn`` was given."""
+class _Recorder(InMemoryRows):
+    """InMemoryRows that records, per pass, the global indices of the rows each ``fn`` was given."""
 
     def __init__(self, X: np.ndarray, y: np.ndarray, chunk_rows: int) -> None:
         super().__init__(X, y, chunk_rows)
@@ -155,7 +155,7 @@ def test_methods_layer_fit_chunks_equals_fit(chunk_rows):
     X, y, bounds = _arrays()
     for module, kw in ((dpsgd, {"batch_size": 30, "epochs": 0.5}), (lasso, {"sparsity": 2})):
         a = module.fit(X, y, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(5), bounds=bounds, **kw)
-        b = module.fit_chunks(ArrayChunks(X, y, chunk_rows), ledger=PrivacyLedger(1.0, 1e-6),
+        b = module.fit_chunks(InMemoryRows(X, y, chunk_rows), ledger=PrivacyLedger(1.0, 1e-6),
                               rng=np.random.default_rng(5), bounds=bounds, **kw)
         if module is dpsgd:
             np.testing.assert_array_equal(b.params, a.params)

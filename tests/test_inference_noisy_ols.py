@@ -40,10 +40,10 @@ def test_coverage_near_nominal_with_both_sampling_and_privacy_noise():
     for _ in range(400):
         x = rng.uniform(-1, 1, 2000)
         y = 0.2 + 0.3 * x + 0.2 * rng.normal(size=2000)
-        fit = noisy_ols.fit(np.c_[np.ones(2000), x], y, ledger=_RecordingLedger(16.0, 1e-6), rng=rng,
+        fit = noisy_ols.SPEC.fit_arrays(np.c_[np.ones(2000), x], y, ledger=_RecordingLedger(16.0, 1e-6), rng=rng,
                             bounds=BOUNDS_2)
         covered.append(np.abs(fit.params - [0.2, 0.3]) <= 1.959964 * fit.bse)
-        shares.append(fit.info["noise_sd"] ** 2 / fit.bse**2)
+        shares.append(fit.diagnostics["noise_sd"] ** 2 / fit.bse**2)
     assert 0.3 < np.mean(shares) < 0.8  # both parts of the variance matter in this setting
     assert 0.915 <= np.mean(covered) <= 0.985, np.mean(covered)
 
@@ -145,7 +145,8 @@ def test_refusal_spends_nothing_on_inference():
     x = np.linspace(-1, 1, 60)
     ledger = PrivacyLedger(1.0, 1e-6)
     with pytest.raises(IllConditionedDesignError):
-        noisy_ols.fit(np.c_[np.ones(60), x], x, ledger=ledger, rng=np.random.default_rng(0), bounds=BOUNDS_2)
+        noisy_ols.SPEC.fit_arrays(np.c_[np.ones(60), x], x, ledger=ledger, rng=np.random.default_rng(0),
+                                  bounds=BOUNDS_2)
     assert [s.name for s in ledger.steps] == ["noisy lambda_min(X^T X)"]
 
 

@@ -20,7 +20,7 @@ from dp_accounting import rdp
 import dpstats
 from dpstats.errors import BudgetExceededError, DPStatsError, InvalidPrivacyParameterError
 from dpstats.methods import registry
-from dpstats.methods.registry import MethodFit, MethodSpec
+from dpstats.methods.registry import MethodFit, MethodOptions, MethodSpec
 from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.privacy.calibration import gaussian_epsilon
 from dpstats.privacy.composition import _pld_epsilon, compose_epsilon, is_pure
@@ -453,7 +453,12 @@ def temp_method():
     added: list[str] = []
 
     def add(name: str, fit) -> str:
-        registry.register(MethodSpec(name=name, title="test only", citation="-", fit=fit, needs_bounds=False))
+        def rows_fit(rows, ctx, options):  # the test's fit on arrays, given the in-memory rows (one chunk)
+            return rows.reduce(lambda X, y, offset: fit(X, y, ledger=ctx.ledger, rng=ctx.rng, bounds=ctx.bounds),
+                               lambda a, b: a)
+
+        registry.register(MethodSpec(name=name, title="test only", citation="-", fit=rows_fit, options=MethodOptions,
+                                     needs_bounds=False))
         added.append(name)
         return name
 

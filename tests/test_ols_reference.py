@@ -12,7 +12,7 @@ from dpstats.privacy.ledger import PrivacyLedger
 
 
 def _fit(X: np.ndarray, y: np.ndarray):
-    return ols.fit(X, y, ledger=PrivacyLedger(float("inf"), 0.0), rng=np.random.default_rng(0), bounds=None)
+    return ols.SPEC.fit_arrays(X, y, ledger=PrivacyLedger(float("inf"), 0.0), rng=np.random.default_rng(0), bounds=None)
 
 
 def _scaled_design(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -29,7 +29,7 @@ def test_columns_of_very_different_scale_are_not_rank_deficient():
     SEs withheld; the fit must equal, in relative terms, the fit of the design with unit-scale columns."""
     X, y, beta = _scaled_design()
     fit = _fit(X, y)
-    assert fit.info["rank"] == 3 and fit.bse is not None
+    assert fit.diagnostics["rank"] == 3 and fit.bse is not None
     unit = X / np.array([1.0, 1e-9, 1e12])
     ref = sm.OLS(y, unit).fit()
     np.testing.assert_allclose(fit.params * np.array([1.0, 1e-9, 1e12]), ref.params, rtol=1e-8)
@@ -52,7 +52,7 @@ def test_well_scaled_design_is_unchanged_up_to_rounding():
     fit, ref = _fit(X, y), sm.OLS(y, X).fit()
     np.testing.assert_allclose(fit.params, np.linalg.lstsq(X, y, rcond=None)[0], rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(fit.bse, ref.bse, rtol=1e-10)
-    np.testing.assert_allclose(fit.info["cov_params"], ref.cov_params(), rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(fit.inference.cov, ref.cov_params(), rtol=1e-10, atol=1e-14)
 
 
 def test_a_truly_collinear_design_is_still_rank_deficient():
@@ -62,4 +62,4 @@ def test_a_truly_collinear_design_is_still_rank_deficient():
     x = rng.normal(size=200)
     X = np.column_stack([np.ones(200), x, 1e6 * x, np.zeros(200)])
     fit = _fit(X, 1.0 + x)
-    assert fit.info["rank"] == 2 and fit.bse is None and np.all(np.isfinite(fit.params))
+    assert fit.diagnostics["rank"] == 2 and fit.bse is None and np.all(np.isfinite(fit.params))

@@ -150,7 +150,7 @@ def _method_run(module, eps, delta):
         ledger = PrivacyLedger(eps, delta)
         # the default release (inference=True also releases y^T y); the bootstrap is post-processing of
         # the released values and does not affect the audited coefficients, so it is kept at its minimum
-        fitted = module.fit(X, y, ledger=ledger, rng=rng, bounds=BOUNDS, bootstrap=100)
+        fitted = module.SPEC.fit_arrays(X, y, ledger=ledger, rng=rng, bounds=BOUNDS, bootstrap=100)
         return fitted.params
     return run
 

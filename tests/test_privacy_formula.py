@@ -28,7 +28,7 @@ from dpstats.errors import (
 )
 from dpstats.formula import build_design, design_matrix_for_prediction
 from dpstats.methods import registry
-from dpstats.methods.sufficient import SufficientStatistics
+from dpstats.methods.common.sufficient import SufficientStatistics
 from dpstats.privacy.audit import audit_mechanism
 
 N = 400
@@ -272,7 +272,7 @@ def test_predict_never_quotes_a_value():
 
 @pytest.fixture
 def patched_ssp(monkeypatch) -> Callable[[Callable[..., Any]], None]:
-    """Replace ssp's in-memory fit by ``fit`` (which may call the real one) for one test."""
+    """Replace ssp's fit by ``fit`` (which may call the real one) for one test."""
 
     def patch(fit: Callable[..., Any]) -> None:
         spec = registry._REGISTRY["ssp"]
@@ -284,8 +284,8 @@ def patched_ssp(monkeypatch) -> Callable[[Callable[..., Any]], None]:
 def _release_then(exc: BaseException) -> Callable[..., Any]:
     real = registry._REGISTRY["ssp"].fit
 
-    def fit(X, y, **kw):
-        released = real(X, y, **kw)  # spends the budget and releases coefficients
+    def fit(*args, **kw):
+        released = real(*args, **kw)  # spends the budget and releases coefficients
         exc.args = (f"{exc.args[0] if exc.args else ''} {SECRET} {released.params}",)
         raise exc
 
@@ -306,7 +306,7 @@ def test_an_untyped_failure_after_spending_becomes_a_typed_charged_error(patched
 
 
 def test_a_typed_failure_keeps_its_message_and_loses_its_chain(patched_ssp):
-    def fit(X, y, **kw):
+    def fit(*args, **kw):
         try:
             raise ValueError(SECRET)
         except ValueError as inner:

@@ -450,7 +450,10 @@ def test_private_m_spends_a_reported_slice() -> None:
 def test_registration_and_public_rules() -> None:
     spec = get_method("tukey")
     assert not spec.needs_bounds and spec.relation == "replace-one" and spec.auto_rank == 20
-    assert "intercept_index" in spec.options
+    # the intercept's position and the public ranges are public facts the pipeline passes, not user options
+    assert "intercept_index" not in spec.option_names and "m" in spec.option_names
+    with pytest.raises(MethodOptionError, match="does not accept intercept_index"):
+        dpstats.dp_ols("y ~ x1 + x2 + x3", _linear_data(500), 1.0, method="tukey", intercept_index=2)
     assert spec.min_rows(10) == 1000
     eps = math.log(3) * 0.8 / 2
     assert default_m(53_940, 10, epsilon_ptr=eps, epsilon_em=eps, delta=5e-6) >= 1000
@@ -546,10 +549,10 @@ def test_radius_check_passes_healthy_columns_and_fits_chunked_as_in_memory() -> 
     # A healthy column stays on the moments path (a false fall back has probability below 0.13% per column,
     # and the seed is fixed); the check gives the same decision and fit in memory and chunked, including the
     # cluster path that sums the check's statistics over chunks (deterministic).
-    from dpstats.methods.sufficient import ArrayChunks
+    from dpstats.rows import InMemoryRows
     from dpstats.methods.tukey import fit_chunks
 
-    class Remote(ArrayChunks):
+    class Remote(InMemoryRows):
         local = False
 
     for zeros, blocks in ((0.0, "moments"), (0.9, "ols")):
@@ -559,7 +562,7 @@ def test_radius_check_passes_healthy_columns_and_fits_chunked_as_in_memory() -> 
         kw = {"bounds": None, "blocks": "moments", "intercept_index": 0}
         a = fit(X.copy(), y.copy(), ledger=PrivacyLedger(2.0, 1e-6), rng=np.random.default_rng(5), **kw)
         assert a.info["blocks"] == blocks
-        for chunks in (ArrayChunks(X, y, 7777), Remote(X, y, 5000)):
+        for chunks in (InMemoryRows(X, y, 7777), Remote(X, y, 5000)):
             b = fit_chunks(chunks, ledger=PrivacyLedger(2.0, 1e-6), rng=np.random.default_rng(5), **kw)
             assert b.info["blocks"] == blocks
             np.testing.assert_allclose(b.params, a.params, rtol=1e-9)

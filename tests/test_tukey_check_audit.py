@@ -40,7 +40,7 @@ import numpy as np
 import pytest
 
 from dpstats.methods import tukey
-from dpstats.methods.sufficient import ArrayChunks
+from dpstats.rows import InMemoryRows
 from dpstats.methods.tukey import (
     CHECK_CAP, CHECK_EXCESS, RADIUS_K, _check_radii, _clip_excess, _Preprocessing, _SampleCheck, _setup,
 )
@@ -182,7 +182,7 @@ def test_the_pairs_move_the_statistics_by_their_full_sensitivity():
         D, Dp = _mass_pair(k)
         assert _clip_excess(D, prep)[k:].max() - _clip_excess(Dp, prep)[k:].max() == 1.0
         for X in (D, Dp):
-            chunked = ArrayChunks(X, np.zeros(N_ROWS), 7).reduce(
+            chunked = InMemoryRows(X, np.zeros(N_ROWS), 7).reduce(
                 _SampleCheck(np.arange(N_ROWS), prep), tukey._add_arrays)
             np.testing.assert_allclose(chunked, _clip_excess(X, prep), rtol=1e-12)
 

@@ -103,7 +103,9 @@ from dpstats.methods.private_centring import (
     Standardisation, StandardisedPasses, check_public_options, releases_anything,
     release_standardisation,
 )
-from dpstats.methods.registry import MethodFit, MethodSpec, register
+from dpstats.methods.legacy import (  # TEMPORARY: the adapter, until this method is ported
+    LegacyMethodFit as MethodFit, LegacyMethodSpec as MethodSpec, register_legacy as register,
+)
 from dpstats.methods.robgd import (
     check_descent_options, check_fraction, default_covariate_tail, held_notes, parallel_block_step, part_notes,
     precondition_split, step_schedule, threshold_candidates,

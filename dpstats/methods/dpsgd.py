@@ -82,7 +82,9 @@ from scipy import optimize
 
 from dpstats.bounds import DataBounds
 from dpstats.errors import ConvergenceError, MethodOptionError
-from dpstats.methods.registry import MethodFit, MethodSpec, register
+from dpstats.methods.legacy import (  # TEMPORARY: the adapter, until this method is ported
+    LegacyMethodFit as MethodFit, LegacyMethodSpec as MethodSpec, register_legacy as register,
+)
 from dpstats.methods.sufficient import RowChunks
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.validation import check_privacy_parameters

@@ -140,7 +140,9 @@ import numpy as np
 from dpstats.bounds import DataBounds
 from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods.blocks import RowPermutation
-from dpstats.methods.registry import MethodFit, MethodSpec, register
+from dpstats.methods.legacy import (  # TEMPORARY: the adapter, until this method is ported
+    LegacyMethodFit as MethodFit, LegacyMethodSpec as MethodSpec, register_legacy as register,
+)
 from dpstats.methods.sufficient import RowChunks
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import peeling_block

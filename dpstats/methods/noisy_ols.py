@@ -8,7 +8,7 @@ section 5.4.3) is
 with f_T the truncation of each label to [-T, T] and W ~ N(0, s_W^2 I_d).  The
 paper calibrates s_W for data that are well behaved with high probability
 (Thm 19: "with high probability, beta_T is (epsilon, delta)-DP"), which is not
-a worst-case guarantee.  See ALGORITHMS.md section 4.
+a worst-case guarantee.
 
 Default, ``guarantee="worst-case"``: (epsilon, delta)-DP for every data set
 ---------------------------------------------------------------------------
@@ -112,23 +112,21 @@ rescaled columns; with ``rescale=False`` both are in the data's own units.
 
 Cost: O(n d^2 + d^3).
 
-Data read in chunks (files, Dask): the fit uses the data only through
-X^T X (its lambda_min and the normal equations) and X^T f_T(y) of the clipped
-rows, sums over rows accumulated chunk by chunk
-(:mod:`dpstats.methods.sufficient`).  :func:`fit_statistics` is the one
-release of the in-memory and the chunked fits; the OLS solution is computed
-from the normal equations (G b = X^T f_T(y), minimum-norm on a null space),
-which is the least-squares solution used in the proof.  The released
-quantities are the same functions of the data whatever the partition (only
-the order of the floating-point additions changes), so the privacy argument
-is unchanged.
+The fit uses the data only through X^T X (its lambda_min and the normal
+equations), X^T f_T(y) and f_T(y)^T f_T(y) of the clipped rows, accumulated
+in one pass over the rows (:class:`~dpstats.methods.common.sufficient.StatisticsPass`);
+the OLS solution is computed from the normal equations (G b = X^T f_T(y),
+minimum-norm on a null space), which is the least-squares solution used in
+the proof.  The released quantities are the same functions of the data
+whatever the partition into chunks (only the order of the floating-point
+additions changes), so the privacy argument holds for in-memory rows, files
+and a Dask cluster alike.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from scipy.special import ndtri
@@ -136,13 +134,17 @@ from scipy.special import ndtri
 from dpstats.bounds import DataBounds
 from dpstats.errors import IllConditionedDesignError, MethodOptionError
 from dpstats.inference import noisy_estimate_covariance, output_perturbation_sums
-from dpstats.methods.linalg import solve_noisy_normal_equations
-from dpstats.methods.registry import MethodFit, MethodSpec, register
+from dpstats.methods.common.linalg import solve_noisy_normal_equations
+from dpstats.methods.common.sufficient import StatisticsPass, StatisticsPlan, SufficientStatistics, add_statistics
+from dpstats.methods.registry import (
+    FitContext, Inference, InferenceRule, MethodFit, MethodOptions, MethodSpec, TheoryInputs, check_bool, register,
+)
 from dpstats.methods.ssp import NO_YTY, release_yty
-from dpstats.methods.sufficient import StatisticsPlan, SufficientStatistics
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu, symmetric_gaussian_mechanism
+from dpstats.rates import CAI, MODEL, Rate, UpperRate, classical_n, log_inv
+from dpstats.rows.base import Combine, Rows
 
 #: share of the GDP budget mu^2 spent on the inference releases (noisy X^T X and v^T v, half each) when
 #: inference=True; chosen by experiment (benchmarks/coverage.py --split noisy_ols, results in
@@ -157,9 +159,102 @@ NO_INFERENCE = "inference=False gave the whole budget to the point estimate"
 INFERENCE_METHOD = ("Gaussian: released noise sd of the coefficients plus the sampling covariance "
                     "sigma^2 (X^T X)^-1 from a noisy X^T X and y^T y (dpstats.inference.noisy_estimate_covariance)")
 
-__all__ = ["ols_sensitivity", "fit", "fit_statistics", "plan_statistics", "INFERENCE_SHARE"]
+__all__ = ["NoisyOLSOptions", "ols_sensitivity", "fit", "statistics_pass", "INFERENCE_SHARE", "SPEC"]
 
 _GUARANTEES = ("worst-case", "conditional")
+
+
+def _positive(value: object, name: str) -> float:
+    """``value`` as a finite float > 0, or a MethodOptionError naming the option."""
+    try:
+        v = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        v = math.nan
+    if not (v > 0 and math.isfinite(v)):
+        raise MethodOptionError(f"{name} must be a finite number > 0, got {value!r}")
+    return v
+
+
+@dataclass(frozen=True)
+class NoisyOLSOptions(MethodOptions):
+    """Options of ``noisy_ols``.
+
+    Attributes
+    ----------
+    truncation : float or None
+        T of f_T (labels truncated to [-T, T]); default and maximum: B_Y, the declared bound on |y|.
+    guarantee : str
+        ``"worst-case"`` (default) or ``"conditional"`` (the paper's calibration; DP only with high probability
+        under its assumptions).
+    min_eigenvalue : float or None
+        Conditional only, and required there: lambda_0, the assumed lower bound on lambda_min(X^T X) / n (the
+        paper's 1/Lambda).
+    eigen_share : float or None
+        Worst-case only: share of the GDP budget mu^2 spent on the private lower bound on lambda_min(X^T X)
+        (default 0.2).
+    eigen_failure : float or None
+        Worst-case only: probability gamma that the lower bound fails, paid as delta (default delta / 10; must
+        lie in (0, delta)).
+    inference : bool
+        Spend INFERENCE_SHARE of the budget on a noisy X^T X and y^T y and return standard errors and
+        intervals (default).  ``False`` gives the whole budget to the point estimate.
+    """
+
+    truncation: float | None = None
+    guarantee: str = "worst-case"
+    min_eigenvalue: float | None = None
+    eigen_share: float | None = None
+    eigen_failure: float | None = None
+    inference: bool = True
+
+    def __post_init__(self) -> None:
+        check_bool(self.inference, "inference")
+        if self.guarantee not in _GUARANTEES:
+            raise MethodOptionError(f"guarantee must be one of {', '.join(_GUARANTEES)}, got {self.guarantee!r}")
+        if self.truncation is not None:
+            _positive(self.truncation, "truncation")
+        if self.guarantee == "conditional":
+            if self.eigen_share is not None or self.eigen_failure is not None:
+                raise MethodOptionError("eigen_share and eigen_failure belong to the worst-case fit; "
+                                        "guarantee='conditional' does not check lambda_min")
+            if self.min_eigenvalue is None:
+                raise MethodOptionError(
+                    "guarantee='conditional' needs min_eigenvalue=lambda_0, the assumed lower bound on "
+                    "lambda_min(X^T X)/n for the data and every neighbour (Cai et al.'s 1/Lambda)")
+            _positive(self.min_eigenvalue, "min_eigenvalue")
+            return
+        if self.min_eigenvalue is not None:
+            raise MethodOptionError("min_eigenvalue is an assumption of guarantee='conditional' only; the worst-case "
+                                    "fit bounds lambda_min privately")
+        if not 0 < self.share < 1:
+            raise MethodOptionError(f"eigen_share must lie in (0, 1), got {self.eigen_share!r}")
+
+    def validate_for(self, *, delta: float) -> None:
+        if self.guarantee == "worst-case":
+            gamma = self.failure_probability(delta)
+            if not 0 < gamma < delta:
+                raise MethodOptionError(f"eigen_failure must lie in (0, delta={delta:g}), got {self.eigen_failure!r}")
+
+    @property
+    def share(self) -> float:
+        """The worst-case fit's share of mu^2 for the lambda_min check."""
+        return 0.2 if self.eigen_share is None else float(self.eigen_share)
+
+    def failure_probability(self, delta: float) -> float:
+        """gamma, the probability that the worst-case fit's lambda_min bound fails (paid as delta)."""
+        return delta / 10.0 if self.eigen_failure is None else float(self.eigen_failure)
+
+    def label_bound(self, y_abs: float) -> float:
+        """T: the truncation, at most the declared bound B_Y on |y|."""
+        return y_abs if self.truncation is None else min(float(self.truncation), y_abs)
+
+
+def statistics_pass(bounds: DataBounds | None, options: NoisyOLSOptions
+                    ) -> tuple[StatisticsPass, Combine[SufficientStatistics]]:
+    """The one pass of noisy OLS: X^T X, X^T f_T(y), f_T(y)^T f_T(y) of the clipped rows (needs no n)."""
+    if bounds is None:
+        raise ValueError("noisy_ols needs the public clip ranges")
+    return StatisticsPass(bounds, StatisticsPlan(label_truncation=options.label_bound(bounds.y_abs))), add_statistics
 
 
 def ols_sensitivity(x_norm: float, label_bound: float, n: int, lambda_lower: float) -> float:
@@ -173,96 +268,18 @@ def ols_sensitivity(x_norm: float, label_bound: float, n: int, lambda_lower: flo
     return 2.0 * x_norm * label_bound * (1.0 + x_norm * math.sqrt(n / lambda_lower)) / lambda_lower
 
 
-def _check_common(guarantee: str, truncation: float | None, y_abs: float) -> float:
-    if guarantee not in _GUARANTEES:
-        raise MethodOptionError(f"guarantee must be one of {', '.join(_GUARANTEES)}, got {guarantee!r}")
-    if truncation is None:
-        return y_abs
-    t = float(truncation)
-    if not (t > 0 and math.isfinite(t)):
-        raise MethodOptionError(f"truncation must be a finite number > 0, got {truncation!r}")
-    return min(t, y_abs)
-
-
-def _options(bounds: DataBounds, truncation: float | None, guarantee: str, min_eigenvalue: float | None,
-             eigen_share: float | None, eigen_failure: float | None, delta: float | None,
-             inference: bool) -> dict[str, Any]:
-    """Validate every option from public facts (bounds, delta); returns T and the resolved options."""
-    if not isinstance(inference, bool):
-        raise MethodOptionError("inference must be True or False")
-    T = _check_common(guarantee, truncation, bounds.y_abs)
-    if guarantee == "conditional":
-        if eigen_share is not None or eigen_failure is not None:
-            raise MethodOptionError("eigen_share and eigen_failure belong to the worst-case fit; "
-                                    "guarantee='conditional' does not check lambda_min")
-        if min_eigenvalue is None:
-            raise MethodOptionError(
-                "guarantee='conditional' needs min_eigenvalue=lambda_0, the assumed lower bound on "
-                "lambda_min(X^T X)/n for the data and every neighbour (Cai et al.'s 1/Lambda)")
-        lam0 = float(min_eigenvalue)
-        if not (lam0 > 0 and math.isfinite(lam0)):
-            raise MethodOptionError(f"min_eigenvalue must be a finite number > 0, got {min_eigenvalue!r}")
-        return {"T": T, "lam0": lam0}
-    if min_eigenvalue is not None:
-        raise MethodOptionError("min_eigenvalue is an assumption of guarantee='conditional' only; the worst-case "
-                                "fit bounds lambda_min privately")
-    share = 0.2 if eigen_share is None else float(eigen_share)
-    if not 0 < share < 1:
-        raise MethodOptionError(f"eigen_share must lie in (0, 1), got {eigen_share!r}")
-    out: dict[str, Any] = {"T": T, "share": share}
-    if delta is not None:
-        gamma = delta / 10.0 if eigen_failure is None else float(eigen_failure)
-        if not 0 < gamma < delta:
-            raise MethodOptionError(f"eigen_failure must lie in (0, delta={delta:g}), got {eigen_failure!r}")
-        out["gamma"] = gamma
-    return out
-
-
-def plan_statistics(bounds: DataBounds | None, *, truncation: float | None = None, guarantee: str = "worst-case",
-                    min_eigenvalue: float | None = None, eigen_share: float | None = None,
-                    eigen_failure: float | None = None, delta: float | None = None, inference: bool = True,
-                    **options: Any) -> StatisticsPlan:
-    """Validate the options before any data are read; noisy OLS accumulates X^T X, X^T f_T(y) and f_T(y)^T f_T(y)
-    of the clipped rows (``delta``, the fit's, is checked against ``eigen_failure`` when given)."""
-    assert bounds is not None, "noisy_ols needs bounds (checked by the API)"
-    opts = _options(bounds, truncation, guarantee, min_eigenvalue, eigen_share, eigen_failure, delta, inference)
-    return StatisticsPlan(label_truncation=opts["T"])
-
-
-def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
-        bounds: DataBounds | None, truncation: float | None = None, guarantee: str = "worst-case",
-        min_eigenvalue: float | None = None, eigen_share: float | None = None, eigen_failure: float | None = None,
-        inference: bool = True, **options: Any) -> MethodFit:
-    """Noisy OLS (Cai, Wang & Zhang 2021, Thm 19); worst-case DP unless ``guarantee="conditional"``.
-
-    Parameters
-    ----------
-    truncation:
-        T of f_T (labels truncated to [-T, T]); default and maximum: B_Y, the
-        declared bound on |y|.
-    guarantee:
-        ``"worst-case"`` (default) or ``"conditional"`` (the paper's
-        calibration; DP only with high probability under its assumptions).
-    min_eigenvalue:
-        Conditional only, and required there: lambda_0, the assumed lower
-        bound on lambda_min(X^T X) / n (the paper's 1/Lambda).
-    eigen_share:
-        Worst-case only: share of the GDP budget mu^2 spent on the private
-        lower bound on lambda_min(X^T X) (default 0.2).
-    eigen_failure:
-        Worst-case only: probability gamma that the lower bound fails, paid
-        as delta (default delta / 10).
-    inference:
-        Spend INFERENCE_SHARE of the budget on a noisy X^T X and y^T y and
-        return standard errors and intervals (default).  ``False`` gives the
-        whole budget to the point estimate.
-    """
-    assert bounds is not None, "noisy_ols needs bounds (checked by the API)"
-    kw = dict(truncation=truncation, guarantee=guarantee, min_eigenvalue=min_eigenvalue, eigen_share=eigen_share,
-              eigen_failure=eigen_failure, inference=inference)
-    plan = plan_statistics(bounds, delta=ledger.delta, **kw)
-    stats = SufficientStatistics.from_arrays(X, y, bounds, plan)
-    return fit_statistics(stats, ledger=ledger, rng=rng, bounds=bounds, **kw)
+def fit(rows: Rows, ctx: FitContext, options: NoisyOLSOptions) -> MethodFit:
+    """Noisy OLS (Cai, Wang & Zhang 2021, Thm 19); worst-case DP unless ``guarantee="conditional"``."""
+    bounds = ctx.require_bounds()
+    options.validate_for(delta=ctx.delta)
+    stats = rows.reduce(*statistics_pass(bounds, options))
+    T = options.label_bound(bounds.y_abs)
+    inference_share = INFERENCE_SHARE if options.inference else 0.0
+    if options.guarantee == "conditional":
+        lam0 = _positive(options.min_eigenvalue, "min_eigenvalue")
+        return _fit_conditional(stats, T, bounds, lam0, inference_share, ledger=ctx.ledger, rng=ctx.rng)
+    return _fit_worst_case(stats, T, bounds, options.share, options.failure_probability(ctx.delta), inference_share,
+                           ledger=ctx.ledger, rng=ctx.rng)
 
 
 def _least_squares(stats: SufficientStatistics) -> np.ndarray:
@@ -270,23 +287,11 @@ def _least_squares(stats: SufficientStatistics) -> np.ndarray:
     return solve_noisy_normal_equations(stats.xtx, stats.xty)
 
 
-def fit_statistics(stats: SufficientStatistics, *, ledger: PrivacyLedger, rng: np.random.Generator,
-                   bounds: DataBounds | None, truncation: float | None = None, guarantee: str = "worst-case",
-                   min_eigenvalue: float | None = None, eigen_share: float | None = None,
-                   eigen_failure: float | None = None, inference: bool = True, **options: Any) -> MethodFit:
-    """Noisy OLS from accumulated statistics of the clipped rows (in-memory and chunked fits alike)."""
-    assert bounds is not None, "noisy_ols needs bounds (checked by the API)"
-    opts = _options(bounds, truncation, guarantee, min_eigenvalue, eigen_share, eigen_failure, ledger.delta,
-                    inference)
-    T = opts["T"]
-    if not stats.clipped or stats.label_truncation != T:
-        raise ValueError("noisy_ols needs statistics of clipped rows with labels truncated at its T")
+def _fit_worst_case(stats: SufficientStatistics, T: float, bounds: DataBounds, share: float, gamma: float,
+                    inference_share: float, *, ledger: PrivacyLedger, rng: np.random.Generator) -> MethodFit:
+    """The worst-case calibration (module docstring): a private lambda_min bound certifies the sensitivity."""
     n = stats.n
     b_x = bounds.x_norm
-    inference_share = INFERENCE_SHARE if inference else 0.0
-    if guarantee == "conditional":
-        return _fit_conditional(stats, T, bounds, opts["lam0"], inference_share, ledger=ledger, rng=rng)
-    share, gamma = opts["share"], opts["gamma"]
     delta = ledger.delta
 
     mu = gaussian_mu(ledger.epsilon, delta - gamma)
@@ -310,7 +315,7 @@ def fit_statistics(stats: SufficientStatistics, *, ledger: PrivacyLedger, rng: n
     sens = ols_sensitivity(b_x, T, n, lam_lower)
     # the inference releases come before the (0, gamma) step: the ledger then composes three Gaussian steps
     # exactly (GDP) and needs one PLD composition fewer per fit; the order does not matter for privacy
-    released = _inference_releases(stats, bounds, T, mus_inference, ledger=ledger, rng=rng) if inference else None
+    released = _inference_releases(stats, bounds, T, mus_inference, ledger=ledger, rng=rng) if mus_inference else None
     ledger.charge(PrivacyStep(
         "failure probability of the lambda_min lower bound", "approximate-dp", 0.0, "-", math.nan, epsilon=0.0,
         delta=gamma, note="the OLS sensitivity holds unless the noisy lambda_min exceeds the truth by more "
@@ -318,18 +323,11 @@ def fit_statistics(stats: SufficientStatistics, *, ledger: PrivacyLedger, rng: n
     beta_hat = _least_squares(stats)
     params = np.asarray(gaussian_mechanism_mu(beta_hat, l2_sensitivity=sens, mu=mu_2, rng=rng, ledger=ledger,
                                               name="noisy OLS coefficients"))
-    info: dict[str, Any] = {"truncation": T, "lambda_min_lower": lam_lower, "sensitivity": sens,
-                            "noise_sd": sens / mu_2}
-    fitted = MethodFit(
-        params=params,
+    return _with_inference(
+        params, sens / mu_2, released, n=n, label_bound=T, eigen_floor=lam_certified,
+        diagnostics={"truncation": T, "lambda_min_lower": lam_lower, "sensitivity": sens}, guarantee="worst-case",
         notes=(f"labels truncated to [-{T:.4g}, {T:.4g}] (Cai et al.'s f_T); the OLS sensitivity "
-               f"{sens:.4g} is certified by a private lower bound {lam_lower:.4g} on lambda_min(X^T X)",),
-        info=info, guarantee="worst-case", bse_unavailable_reason=NO_INFERENCE)
-    if released is not None:
-        _attach_covariance(fitted, released, n=n, label_bound=T, eigen_floor=lam_certified)
-    else:
-        info["rsquared_reason"] = NO_YTY
-    return fitted
+               f"{sens:.4g} is certified by a private lower bound {lam_lower:.4g} on lambda_min(X^T X)",))
 
 
 def _split(mu: float, weights: list[float], inference_share: float) -> np.ndarray:
@@ -363,18 +361,25 @@ def _inference_releases(stats: SufficientStatistics, bounds: DataBounds, T: floa
     return _InferenceRelease(xx, sens_xx / mu_xx, yy, sigma_yy)
 
 
-def _attach_covariance(fitted: MethodFit, released: _InferenceRelease, *, n: int, label_bound: float,
-                       eigen_floor: float) -> None:
-    """The covariance of the released coefficients from released values only (module docstring, "Inference")."""
-    cov, sigma2 = noisy_estimate_covariance(fitted.params, fitted.info["noise_sd"], released.gram, released.yty,
-                                            n=n, yty_noise_sd=released.yty_noise_sd, label_bound=label_bound,
-                                            eigen_floor=max(eigen_floor, released.gram_noise_sd))
-    fitted.info.update(cov_params=cov, sigma2_hat_scaled=sigma2, inference_method=INFERENCE_METHOD,
-                       released_sums=output_perturbation_sums(fitted.params, fitted.info["noise_sd"], released.gram,
-                                                              released.gram_noise_sd, released.yty,
-                                                              released.yty_noise_sd))
-    fitted.bse = np.sqrt(np.diag(cov))
-    fitted.bse_unavailable_reason = ""
+def _with_inference(params: np.ndarray, noise_sd: float, released: _InferenceRelease | None, *, n: int,
+                    label_bound: float, eigen_floor: float, diagnostics: dict[str, object], **fields: object
+                    ) -> MethodFit:
+    """The fit, with the covariance of the released coefficients from released values only when the inference
+    releases were made (module docstring, "Inference")."""
+    inference, sums = None, None
+    diagnostics = {**diagnostics, "noise_sd": noise_sd}
+    if released is not None:
+        cov, sigma2 = noisy_estimate_covariance(params, noise_sd, released.gram, released.yty, n=n,
+                                                yty_noise_sd=released.yty_noise_sd, label_bound=label_bound,
+                                                eigen_floor=max(eigen_floor, released.gram_noise_sd))
+        inference = Inference("normal", cov=cov, description=INFERENCE_METHOD)
+        sums = output_perturbation_sums(params, noise_sd, released.gram, released.gram_noise_sd, released.yty,
+                                        released.yty_noise_sd)
+        diagnostics.update(sigma2_hat_scaled=sigma2, inference_method=INFERENCE_METHOD)
+    return MethodFit(params=params, inference=inference, no_inference_reason=NO_INFERENCE, released_sums=sums,
+                     rsquared_reason="" if sums is not None else NO_YTY,
+                     theory_inputs=TheoryInputs(inference=released is not None), diagnostics=diagnostics,
+                     **fields)  # type: ignore[arg-type]
 
 
 def _fit_conditional(stats: SufficientStatistics, T: float, bounds: DataBounds, lam0: float, inference_share: float,
@@ -386,8 +391,8 @@ def _fit_conditional(stats: SufficientStatistics, T: float, bounds: DataBounds, 
     mu_coef, *mus_inference = _split(mu, [1.0], inference_share)
     released = _inference_releases(stats, bounds, T, mus_inference, ledger=ledger, rng=rng) if mus_inference else None
     beta_hat = _least_squares(stats)
-    params = gaussian_mechanism_mu(beta_hat, l2_sensitivity=sens, mu=mu_coef, rng=rng, ledger=ledger,
-                                   name="noisy OLS coefficients (conditional calibration)")
+    params = np.asarray(gaussian_mechanism_mu(beta_hat, l2_sensitivity=sens, mu=mu_coef, rng=rng, ledger=ledger,
+                                              name="noisy OLS coefficients (conditional calibration)"))
     assumptions = (
         "CONDITIONAL PRIVACY: the (epsilon, delta) guarantee holds only with high probability over data drawn "
         "from Cai, Wang & Zhang's model (Thm 19), not for every data set.",
@@ -398,15 +403,47 @@ def _fit_conditional(stats: SufficientStatistics, T: float, bounds: DataBounds, 
         "If these assumptions fail for the actual data, the released coefficients may reveal more than "
         "epsilon allows.",
     )
-    fitted = MethodFit(params=np.asarray(params), assumptions=assumptions,
-                       notes=(f"labels truncated to [-{T:.4g}, {T:.4g}] (Cai et al.'s f_T)",),
-                       info={"truncation": T, "sensitivity": sens, "noise_sd": sens / mu_coef},
-                       guarantee="conditional", bse_unavailable_reason=NO_INFERENCE)
-    if released is not None:
-        _attach_covariance(fitted, released, n=n, label_bound=T, eigen_floor=0.0)
-    else:
-        fitted.info["rsquared_reason"] = NO_YTY
-    return fitted
+    return _with_inference(params, sens / mu_coef, released, n=n, label_bound=T, eigen_floor=0.0,
+                           diagnostics={"truncation": T, "sensitivity": sens}, assumptions=assumptions,
+                           guarantee="conditional",
+                           notes=(f"labels truncated to [-{T:.4g}, {T:.4g}] (Cai et al.'s f_T)",))
+
+
+def _worst_case_conditions(n: float, d: int, epsilon: float, delta: float, s: int) -> list[str]:
+    out = classical_n(n, d, epsilon, delta, s)
+    need = d * math.sqrt(log_inv(delta)) / epsilon
+    if n < need:
+        out.append(f"n={n:g} < d sqrt(log(1/delta))/eps = {need:.3g}: the private lambda_min check is likely "
+                   "to refuse (up to constants)")
+    return out
+
+
+#: Thm 19's rate for the paper's (conditional) calibration
+CONDITIONAL_RATE = Rate(
+    "upper", "noisy_ols upper bound (conditional calibration)", f"{CAI} Thm 19",
+    "sqrt(d/n) + d sqrt(log(1/delta) log n)/(n eps)",
+    lambda n, d, s: math.sqrt(d / n),
+    lambda n, d, e, dl, s: d * math.sqrt(log_inv(dl) * math.log(n)) / (n * e),
+    classical_n, (MODEL, "T >= K sigma sqrt(log n); DP only with high probability under the model"),
+    n_min=lambda d, s: max(5.0, d + 1.0))
+
+#: [derived] the worst-case sensitivity 2 B_X T (1 + B_X sqrt(n/L))/L in Thm 19's model (B_X <~ sqrt(d),
+#: L ≍ n/Lambda, T ≍ sigma sqrt(log n)) gives noise of norm d^{3/2} sqrt(log(1/delta) log n)/(n eps), a factor
+#: sqrt(d) above Thm 19
+WORST_CASE_RATE = Rate(
+    "upper", "noisy_ols upper bound (worst-case calibration)", f"{CAI} Thm 19 with dpstats' worst-case "
+    "sensitivity [derived]",
+    "sqrt(d/n) + d^(3/2) sqrt(log(1/delta) log n)/(n eps)",
+    lambda n, d, s: math.sqrt(d / n),
+    lambda n, d, e, dl, s: d ** 1.5 * math.sqrt(log_inv(dl) * math.log(n)) / (n * e),
+    _worst_case_conditions, (MODEL, "T ≍ sigma sqrt(log n)"), n_min=lambda d, s: max(5.0, d + 1.0))
+
+
+def theory_rate(guarantee: str) -> UpperRate:
+    """Thm 19 for the conditional calibration, its worst-case version otherwise; with inference the rate is
+    evaluated at the point estimate's budget (INFERENCE_SHARE of mu^2 goes to the inference releases)."""
+    rate = CONDITIONAL_RATE if guarantee == "conditional" else WORST_CASE_RATE
+    return UpperRate(rate, inference_share=INFERENCE_SHARE)
 
 
 SPEC = register(MethodSpec(
@@ -414,12 +451,12 @@ SPEC = register(MethodSpec(
     title="Noisy OLS on truncated labels",
     citation="Cai, Wang & Zhang (Ann. Statist. 2021), Thm 19",
     fit=fit,
+    options=NoisyOLSOptions,
     needs_bounds=True,
     null_rows=True,
     regimes=("bounded data with n much larger than d (n >~ 200 d at epsilon=1); refuses when a private check "
              "cannot certify lambda_min(X^T X)"),
-    options=("truncation", "guarantee", "min_eigenvalue", "eigen_share", "eigen_failure", "inference"),
-    theory="noisy_ols",
-    fit_statistics=fit_statistics,
-    plan_statistics=plan_statistics,
+    inference_rule=InferenceRule("normal"),
+    theory_rate=theory_rate,
+    first_pass=statistics_pass,
 ))

@@ -2,88 +2,92 @@
 
 NOT PRIVATE.  Requires ``epsilon=float('inf')`` so that it can never be run by
 mistake with a budget, and every output labels it.
+
+One pass over the rows computes the R factor of the augmented rows [X | y]
+(:mod:`dpstats.methods.common.least_squares`, combined over chunks by TSQR),
+so the fit is Householder least squares on the whole design whether the rows
+are in memory (one chunk), in files or on a Dask cluster.  The columns are
+equilibrated before the rank decision (see :func:`solve`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import solve_triangular
 
 from dpstats.bounds import DataBounds
-from dpstats.methods.linalg import solve_noisy_normal_equations
-from dpstats.methods.registry import MethodFit, MethodSpec, register
-from dpstats.methods.sufficient import StatisticsPlan, SufficientStatistics
-from dpstats.privacy.ledger import PrivacyLedger
+from dpstats.methods.common.least_squares import LeastSquaresFactor, LeastSquaresPass, combine_factors
+from dpstats.methods.registry import (
+    FitContext, Inference, InferenceRule, MethodFit, MethodOptions, MethodSpec, register,
+)
+from dpstats.rates import Rate, UpperRate, classical_n
+from dpstats.rows.base import Combine, Rows
+
+__all__ = ["OLSOptions", "fit", "solve", "SPEC"]
 
 
-def _column_scales(X: np.ndarray) -> np.ndarray:
-    """Euclidean norm of each column (1 for an all-zero column), for column equilibration."""
-    norms = np.linalg.norm(X, axis=0)
-    return np.where(norms > 0, norms, 1.0)
+@dataclass(frozen=True)
+class OLSOptions(MethodOptions):
+    """``ols`` has no options."""
 
 
-def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
-        bounds: DataBounds | None, **options: Any) -> MethodFit:
-    """Least squares by ``lstsq`` on the column-equilibrated design, with classical (non-private) standard errors.
+def least_squares_pass(bounds: DataBounds | None, options: object
+                       ) -> tuple[LeastSquaresPass, Combine[LeastSquaresFactor]]:
+    """The one pass of ols: the R factor of [X | y] of the raw rows (the pipeline does not clip for ols)."""
+    return LeastSquaresPass(), combine_factors
 
-    The columns are divided by their norms D before solving (X = Z D, beta = D^-1 argmin ||Z g - y||), so the
-    rank decision of ``lstsq`` (singular values below max(n, d) * machine epsilon times the largest) is made on Z,
-    whose columns have unit norm: a design whose columns differ in scale by many orders of magnitude (1e-9 and
-    1e12) is not declared rank deficient for its units alone.  The covariance is D^-1 (Z'Z)^-1 D^-1 sigma^2.  On
-    well-scaled designs the result equals that of ``lstsq`` on X up to rounding.
+
+def solve(factor: LeastSquaresFactor) -> MethodFit:
+    """Least squares from the R factor of [X | y], with classical (non-private) standard errors.
+
+    With R = [[R_X, r_y], [0, rho]], the columns of R_X are divided by their
+    norms D (the norms of X's columns) before solving (beta = D^-1 argmin
+    ||Z g - r_y|| with Z = R_X D^-1), so the rank decision of ``lstsq``
+    (singular values below max(n, d) * machine epsilon times the largest, as
+    for ``lstsq`` on the whole design) is made on columns of unit norm: a
+    design whose columns differ in scale by many orders of magnitude (1e-9 and
+    1e12) is not declared rank deficient for its units alone.  The covariance
+    is sigma^2 D^-1 Z^-1 Z^-T D^-1.
     """
-    n, d = X.shape
-    scale = _column_scales(X)
-    Z = X / scale
-    coef, _, rank, _ = np.linalg.lstsq(Z, y, rcond=None)
+    n, d = factor.n, factor.d
+    r = factor.triangle()
+    r_x, r_y, rho = r[:d, :d], r[:d, d], r[d, d]
+    norms = np.linalg.norm(r_x, axis=0)
+    scale = np.where(norms > 0, norms, 1.0)
+    z = r_x / scale
+    coef, _, rank, _ = np.linalg.lstsq(z, r_y, rcond=max(n, d) * np.finfo(float).eps)
     params = coef / scale
-    resid = y - Z @ coef
-    df_resid = n - rank
-    info: dict[str, Any] = {"rank": int(rank), "df_resid": int(df_resid)}
-    bse = None
-    if df_resid > 0 and rank == d:
-        sigma2 = float(resid @ resid) / df_resid
-        cov = sigma2 * np.linalg.inv(Z.T @ Z) / np.outer(scale, scale)
-        bse = np.sqrt(np.diag(cov))
-        info.update(cov_params=cov, scale=sigma2, tdist_df=df_resid,
-                    rsquared=1.0 - float(resid @ resid) / float(((y - y.mean()) ** 2).sum()))
-    return MethodFit(params=params, bse=bse,
-                     bse_unavailable_reason="" if bse is not None else "design is rank deficient",
-                     notes=("NOT PRIVATE: computed directly from the data",), info=info)
+    resid = z @ coef - r_y
+    rss = float(resid @ resid) + float(rho) ** 2
+    df_resid = n - int(rank)
+    diagnostics: dict[str, object] = {"rank": int(rank), "df_resid": int(df_resid)}
+    if not (df_resid > 0 and rank == d):
+        return MethodFit(params=params, no_inference_reason="design is rank deficient",
+                         notes=("NOT PRIVATE: computed directly from the data",), diagnostics=diagnostics)
+    sigma2 = rss / df_resid
+    z_inv = solve_triangular(z, np.eye(d))
+    cov = sigma2 * (z_inv @ z_inv.T) / np.outer(scale, scale)
+    rsquared = 1.0 - rss / factor.y_m2 if factor.y_m2 > 0 else math.nan
+    diagnostics.update(scale=sigma2, rsquared=rsquared)
+    return MethodFit(params=params, inference=Inference("classical", cov=cov, df=int(df_resid)), rsquared=rsquared,
+                     notes=("NOT PRIVATE: computed directly from the data",), diagnostics=diagnostics)
 
 
-def plan_statistics(bounds: DataBounds | None, **options: Any) -> StatisticsPlan:
-    return StatisticsPlan()
+def fit(rows: Rows, ctx: FitContext, options: OLSOptions) -> MethodFit:
+    """OLS on the rows (one pass; see the module docstring)."""
+    return solve(rows.reduce(*least_squares_pass(ctx.bounds, options)))
 
 
-def fit_statistics(stats: SufficientStatistics, *, ledger: PrivacyLedger, rng: np.random.Generator,
-                   bounds: DataBounds | None, **options: Any) -> MethodFit:
-    """Least squares from the normal equations of accumulated X^T X, X^T y, y^T y (data read in chunks).
+#: the classical rate of least squares
+RATE = Rate("upper", "OLS rate (NOT PRIVATE)", "Gauss-Markov", "sqrt(d/n)",
+            lambda n, d, s: math.sqrt(d / n), lambda n, d, e, dl, s: 0.0, classical_n, ())
 
-    Used only for chunked sources: the in-memory :func:`fit` keeps ``lstsq``,
-    which is more accurate on ill-conditioned designs; on well-conditioned
-    ones the two agree to rounding.  The sums are of the raw rows (the API
-    does not clip for this method).
-    """
-    n, d = stats.n, stats.d
-    gram = stats.xtx
-    params = solve_noisy_normal_equations(gram, stats.xty)
-    w = np.linalg.eigvalsh(0.5 * (gram + gram.T))
-    rank = int(np.sum(w > max(abs(float(w[-1])), 1.0) * d * np.finfo(float).eps)) if d else 0
-    df_resid = n - rank
-    info: dict[str, Any] = {"rank": rank, "df_resid": int(df_resid)}
-    bse = None
-    if df_resid > 0 and rank == d:
-        rss = max(stats.yty - 2.0 * float(params @ stats.xty) + float(params @ gram @ params), 0.0)
-        sigma2 = rss / df_resid
-        cov = sigma2 * np.linalg.inv(gram)
-        bse = np.sqrt(np.diag(cov))
-        info.update(cov_params=cov, scale=sigma2, tdist_df=df_resid)
-    return MethodFit(params=params, bse=bse,
-                     bse_unavailable_reason="" if bse is not None else "design is rank deficient",
-                     notes=("NOT PRIVATE: computed directly from the data (normal equations of sums over chunks)",),
-                     info=info)
+
+def theory_rate(guarantee: str) -> UpperRate:
+    return UpperRate(RATE)
 
 
 SPEC = register(MethodSpec(
@@ -91,14 +95,14 @@ SPEC = register(MethodSpec(
     title="Ordinary least squares (non-private reference)",
     citation="Gauss/Legendre; the non-private baseline of every paper",
     fit=fit,
+    options=OLSOptions,
     needs_bounds=False,
     private=False,
     relation="none",
     guarantee="none",
     regimes="reference only: requires epsilon=inf; NOT PRIVATE",
     min_rows=lambda d: d,
-    theory=None,
-    fit_statistics=fit_statistics,
-    plan_statistics=plan_statistics,
+    inference_rule=InferenceRule("classical"),
+    theory_rate=theory_rate,
+    first_pass=least_squares_pass,
 ))
-

@@ -1,65 +1,291 @@
-"""The method registry: one entry per estimator, read by everything else.
+"""The method registry: the one place an estimator is described, read by every other layer.
 
-A method module defines ``fit(X, y, *, ledger, rng, bounds, **options)`` on
-plain numpy arrays and registers a :class:`MethodSpec`.  The API, the summary,
-the CLI, the README's method table and the tests parametrised over methods all
-read this registry, so adding a method touches one module plus its tests.
+An estimator is one module (or subpackage) under :mod:`dpstats.methods` that
+defines
+
+* a frozen options dataclass subclassing :class:`MethodOptions` (its real
+  options, defaults written once, validation in ``__post_init__``);
+* ``fit(rows, ctx, options) -> MethodFit``, reading the data only through
+  :class:`~dpstats.rows.base.Rows` passes and drawing noise only through
+  ``ctx.ledger`` and ``ctx.rng``;
+* ``SPEC = register(MethodSpec(...))``: its name, citation, options class,
+  public requirements, inference rule and theory rate;
+
+and is imported in ``dpstats/methods/__init__.py``.  The pipeline, the
+summary, the theory tables, the CLI, the README's method table and the
+parametrised tests read the registry; no other module keeps a table keyed by
+method name.  :mod:`dpstats.methods.ssp` is the reference example.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import html
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, ClassVar, Protocol, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from dpstats.bounds import DataBounds
-from dpstats.errors import UnknownMethodError
+from dpstats.errors import MethodOptionError, UnknownMethodError
+from dpstats.methods.common.sufficient import ReleasedStatistics, ReleasedSums
 from dpstats.privacy.ledger import PrivacyLedger
+from dpstats.rates import UpperRate
+from dpstats.rows.base import Combine, Rows
+from dpstats.rows.memory import InMemoryRows
 
-__all__ = ["MethodFit", "MethodSpec", "MethodTable", "register", "get_method", "available_methods", "FitFunction",
-           "StatisticsFitFunction", "ChunksFitFunction"]
+__all__ = ["MethodOptions", "FitContext", "Inference", "InferenceRule", "ReleasedStatistics", "ReleasedSums",
+           "TheoryInputs", "MethodFit", "MethodSpec", "MethodTable", "FitFunction", "register", "get_method",
+           "available_methods", "PUBLIC_FACTS"]
+
+OptionsT = TypeVar("OptionsT", bound="MethodOptions")
+
+#: names the pipeline fills from public facts; users cannot pass them as options
+PUBLIC_FACTS = ("intercept_index", "column_ranges", "response_range")
 
 
-@dataclass
+@dataclass(frozen=True)
+class MethodOptions:
+    """Base class of every method's options: a frozen dataclass of the method's real options.
+
+    A subclass declares each option once, with its default, and validates it
+    in ``__post_init__`` (a :class:`~dpstats.errors.MethodOptionError` naming
+    the option and its valid range).  Checks that need the fit's public
+    budget go in :meth:`validate_for`.  The pipeline builds the options with
+    :meth:`from_user` and validates them before any data are read, so a bad
+    option is a public refusal that spends nothing.
+    """
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The option names, in declaration order."""
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def from_user(cls: type[OptionsT], options: Mapping[str, Any], *, method: str = "this method") -> OptionsT:
+        """The options given by keyword to ``dp_ols``; unknown names are refused with the list of valid ones."""
+        unknown = sorted(set(options) - set(cls.names()))
+        if unknown:
+            accepted = ", ".join(cls.names()) or "no options"
+            raise MethodOptionError(f"method '{method}' does not accept {', '.join(unknown)}; it accepts {accepted}")
+        return cls(**options)
+
+    def validate_for(self, *, delta: float) -> None:
+        """Checks that need the fit's delta (public); called before any data are read.  Default: none."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+def check_bool(value: Any, name: str) -> None:
+    """Refuse an option that must be True or False."""
+    if not isinstance(value, bool):
+        raise MethodOptionError(f"{name} must be True or False")
+
+
+@dataclass(frozen=True)
+class FitContext:
+    """What the pipeline hands a method besides its rows and options: public facts and the privacy machinery.
+
+    Built from public facts only.  Ranges are in the units the method sees
+    (after the public rescaling when ``rescaled``), None where unknown.
+
+    Attributes
+    ----------
+    n, d : int
+        Rows and design columns (public).
+    ledger : PrivacyLedger
+        The fit's budget; every release is charged here.
+    rng : numpy.random.Generator
+        The fit's random source (all noise goes through dpstats.privacy.mechanisms with it).
+    intercept_index : int or None
+        Position of the intercept column.
+    column_ranges : tuple of (float, float) or None
+        Public range of each design column (the intercept and factor dummies are bounded by construction).
+    response_range : (float, float) or None
+        Public range of the response.
+    bounds : DataBounds or None
+        The clip ranges, for methods that need bounds (None otherwise).
+    rescaled : bool
+        The public rescaling to [-1, 1] was applied.
+    """
+
+    n: int
+    d: int
+    ledger: PrivacyLedger
+    rng: np.random.Generator
+    intercept_index: int | None = None
+    column_ranges: tuple[tuple[float, float] | None, ...] = ()
+    response_range: tuple[float, float] | None = None
+    bounds: DataBounds | None = None
+    rescaled: bool = False
+
+    @property
+    def epsilon(self) -> float:
+        return self.ledger.epsilon
+
+    def require_bounds(self) -> DataBounds:
+        """The clip ranges, for a method registered with ``needs_bounds=True`` (the pipeline refuses its fit,
+        naming what to declare, when they are missing)."""
+        if self.bounds is None:
+            raise ValueError("this method needs the public clip ranges in FitContext.bounds")
+        return self.bounds
+
+    @property
+    def delta(self) -> float:
+        return self.ledger.delta
+
+
+_INFERENCE_KINDS = ("bootstrap", "normal", "t", "classical")
+
+
+@dataclass(frozen=True)
+class Inference:
+    """How the released coefficients' uncertainty is described, from released values only.
+
+    ``kind``: ``"bootstrap"`` (``draws``, replicates (B, d) of the estimator:
+    basic bootstrap intervals), ``"normal"`` (``cov``: normal intervals),
+    ``"t"`` (``cov`` and ``df``: t intervals) or ``"classical"`` (the
+    non-private reference: ``cov`` and ``df``).  ``description`` says how it
+    was obtained; ``noise_to_signal`` is the released diagnostic the
+    method's withholding rule reads (:class:`InferenceRule`).
+    """
+
+    kind: str
+    draws: np.ndarray | None = None
+    cov: np.ndarray | None = None
+    df: int | None = None
+    description: str = ""
+    noise_to_signal: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in _INFERENCE_KINDS:
+            raise ValueError(f"Inference.kind must be one of {', '.join(_INFERENCE_KINDS)}, got {self.kind!r}")
+        if self.kind == "bootstrap" and self.draws is None:
+            raise ValueError("bootstrap inference needs draws")
+        if self.kind != "bootstrap" and self.cov is None:
+            raise ValueError(f"{self.kind} inference needs cov")
+        if self.kind in ("t", "classical") and self.df is None:
+            raise ValueError(f"{self.kind} inference needs df")
+
+    @property
+    def covariance(self) -> np.ndarray:
+        """``cov``, or the covariance of the bootstrap replicates."""
+        if self.cov is not None:
+            return self.cov
+        assert self.draws is not None  # checked at construction
+        return np.atleast_2d(np.cov(self.draws, rowvar=False))
+
+    @property
+    def bse(self) -> np.ndarray:
+        """Standard errors: the square root of the covariance's diagonal."""
+        return np.sqrt(np.diag(self.covariance))
+
+
+@dataclass(frozen=True)
+class InferenceRule:
+    """What inference a method gives, and when it is withheld.
+
+    ``kind`` is the :class:`Inference` kind its fits give (``"none"`` when
+    none); inference is withheld when the fit's released ``noise_to_signal``
+    exceeds ``withhold_above`` (None: never, for this reason), where the
+    method's intervals were measured to cover less than 90% of the time
+    (:mod:`dpstats.inference`).
+    """
+
+    kind: str = "none"
+    withhold_above: float | None = None
+
+
+@dataclass(frozen=True)
+class TheoryInputs:
+    """Facts of a fit that select and evaluate its upper rate (:mod:`dpstats.theory`).
+
+    ``sparsity``: the sparsity the fit used (sparse methods); ``inference``:
+    the fit spent part of its budget on releases for inference (the rate is
+    then evaluated at its point estimate's budget, when the method's rate
+    says so).
+    """
+
+    sparsity: int | None = None
+    inference: bool = False
+
+
+@dataclass(frozen=True)
 class MethodFit:
-    """What a method returns: the released coefficients and facts about the fit.
+    """What a method returns: the released coefficients and typed facts about the fit.
 
-    Everything in here is either released through the ledger or computed from
-    released quantities and public facts (post-processing).
+    Everything in here is released through the ledger or computed from
+    released quantities and public facts (post-processing), in the units the
+    method saw (the pipeline maps them back through the public rescaling).
+
+    Attributes
+    ----------
+    params : numpy.ndarray
+        The released coefficients (d).
+    inference : Inference or None
+        Standard errors and intervals, when the method gives them.
+    no_inference_reason : str
+        Why ``inference`` is None (shown to the user).
+    notes, assumptions : tuple of str
+        Shown in the privacy report.
+    guarantee : str or None
+        Overrides the spec's guarantee for this fit (e.g. an opt-in "conditional").
+    released : ReleasedStatistics or None
+        Noisy X^T X, X^T y, y^T y and their noise sds, when the method released them.
+    released_sums : ReleasedSums or None
+        The sums a private R^2 needs, from released values only (:func:`dpstats.inference.private_rsquared`).
+    rsquared_reason : str
+        Why there are no ``released_sums`` (shown as ``DPRegressionResults.rsquared_reason``); "" for the
+        default reason.
+    theory_inputs : TheoryInputs
+        Facts that select and evaluate the method's upper rate.
+    rsquared : float or None
+        In-sample R^2; only the non-private reference computes it.
+    diagnostics : dict
+        Free-form by-products for display (``DPRegressionResults.info``); no other layer reads them.
+    passes : int
+        Passes over the data (set by the pipeline).
     """
 
     params: np.ndarray
-    bse: np.ndarray | None = None
-    bse_unavailable_reason: str = "this method does not provide private standard errors yet"
-    assumptions: tuple[str, ...] = ()
+    inference: Inference | None = None
+    no_inference_reason: str = "this method does not provide private standard errors yet"
     notes: tuple[str, ...] = ()
-    info: dict[str, Any] = field(default_factory=dict)
-    draws: np.ndarray | None = None
-    """Bootstrap replicates (B, d) of the estimator, simulated from released values only;
-    when given, standard errors and intervals come from them."""
-    guarantee: str | None = None  # overrides MethodSpec.guarantee for this fit (e.g. an opt-in "conditional")
+    assumptions: tuple[str, ...] = ()
+    guarantee: str | None = None
+    released: ReleasedStatistics | None = None
+    released_sums: ReleasedSums | None = None
+    rsquared_reason: str = ""
+    theory_inputs: TheoryInputs = TheoryInputs()
+    rsquared: float | None = None
+    diagnostics: Mapping[str, Any] = field(default_factory=dict)
+    passes: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", np.asarray(self.params, dtype=float))
+
+    @property
+    def bse(self) -> np.ndarray | None:
+        """Standard errors in the method's units (None without inference)."""
+        return None if self.inference is None else self.inference.bse
 
 
 class FitFunction(Protocol):
-    def __call__(self, X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
-                 bounds: DataBounds | None, **options: Any) -> MethodFit: ...
+    """``fit(rows, ctx, options) -> MethodFit`` (see the module docstring)."""
+
+    def __call__(self, rows: Rows, ctx: FitContext, options: Any) -> MethodFit: ...
 
 
-class StatisticsFitFunction(Protocol):
-    """The release and post-processing of a sufficient-statistics method, from accumulated statistics."""
-
-    def __call__(self, stats: Any, *, ledger: PrivacyLedger, rng: np.random.Generator,
-                 bounds: DataBounds | None, **options: Any) -> MethodFit: ...
+#: first_pass(bounds, options) -> (pass, combine): a one-pass method's pass, which needs no n
+FirstPass = Callable[[DataBounds | None, Any], tuple[Callable[[np.ndarray, np.ndarray, int], Any], Combine[Any]]]
 
 
-class ChunksFitFunction(Protocol):
-    """A method that reads its rows chunk by chunk through a :class:`~dpstats.methods.sufficient.RowChunks`."""
-
-    def __call__(self, rows: Any, *, ledger: PrivacyLedger, rng: np.random.Generator,
-                 bounds: DataBounds | None, **options: Any) -> MethodFit: ...
+def _min_rows_default(d: int) -> int:
+    return d + 1
 
 
 @dataclass(frozen=True)
@@ -68,96 +294,120 @@ class MethodSpec:
 
     Attributes
     ----------
-    name, title, citation:
+    name, title, citation : str
         ``method=`` name, a human title and the paper it implements.
-    fit:
-        The estimator on numpy arrays.
-    needs_bounds:
+    fit : FitFunction
+        ``fit(rows, ctx, options) -> MethodFit``.
+    options : type[MethodOptions]
+        The method's options dataclass.
+    needs_bounds : bool
         True when the method needs public data bounds (enforced by clipping).
-    private:
+    private : bool
         False only for the non-private reference ``ols``.
-    relation, guarantee:
-        Neighbouring relation and guarantee kind ("worst-case", "conditional",
-        "none").
-    regimes:
-        When the method suits, in words (for docs and ``auto``).
-    min_rows:
+    relation, guarantee : str
+        Neighbouring relation and guarantee kind ("worst-case", "conditional", "none").
+    regimes : str
+        When the method suits, in words (docs and ``method="auto"``'s reason).
+    min_rows : callable
         Public minimum n as a function of d.
-    options:
-        Names of the method-specific keyword options it accepts.
-    allows_wide:
+    allows_wide : bool
         True when d > n is allowed (sparse methods).
-    theory:
-        Key of its upper bound in :mod:`dpstats.theory`, or None.
-    auto_rank:
-        Preference of ``method="auto"`` among eligible methods (lowest wins);
-        None keeps the method out of ``auto``.
-    fit_statistics, plan_statistics:
-        Optional, for methods whose data enter only through sums over rows
-        (:mod:`dpstats.methods.sufficient`): ``fit_statistics(stats, *, ledger,
-        rng, bounds, **options)`` releases and post-processes accumulated
-        statistics (the in-memory ``fit`` should call it too, so that both
-        paths share one release), and ``plan_statistics(bounds, **options)``
-        validates the options and says what to accumulate, before any data
-        are read.  Chunked and Dask sources use them.
-    fit_chunks:
-        Optional: ``fit_chunks(rows, *, ledger, rng, bounds, **options)`` for a
-        method that reads a :class:`~dpstats.methods.sufficient.RowChunks`
-        in passes (e.g. TukeyEM's per-block statistics).  A method with
-        neither this nor ``fit_statistics`` cannot fit chunked data.
-    chunks_note:
-        Why a method without chunked support has none (shown in the error).
-    raw_units_warning:
-        A warning for fits on the data's own units (see the field).
-    null_rows:
-        True when a zero row (x = 0, including the intercept, and y = 0, in
-        the units the method sees, after its clipping) adds nothing to what
-        the method releases, so that ``missing="drop"`` can map each
-        incomplete row to such a public null row and keep n public (the
-        sufficient-statistics methods, the lasso and DP-SGD: their releases
-        are sums over rows of terms that vanish at a zero row).  Methods that
-        centre or standardise rows internally would turn a zero row into a
-        data point, so they refuse ``missing="drop"``.
+    inference_rule : InferenceRule
+        The inference the method gives and its withholding threshold.
+    theory_rate : callable or None
+        ``theory_rate(guarantee) -> UpperRate``: the method's upper rate for a
+        fit with that guarantee (:mod:`dpstats.theory`); None when none is registered.
+    auto_rank : int or None
+        Preference of ``method="auto"`` among eligible methods (lowest wins); None keeps it out of ``auto``.
+    auto_min_rows : callable or None
+        Public minimum n (given d) for ``auto`` to pick the method; defaults to ``min_rows``.
+    raw_units_warning : str
+        Shown as a WARNING when the fit ran on the data's own units (no public rescaling), for methods whose
+        defaults assume unit scale.
+    null_rows : bool
+        True when a zero row (x = 0, including the intercept, and y = 0, in the units the method sees, after its
+        clipping) adds nothing to what the method releases, so that ``missing="drop"`` can map each incomplete
+        row to such a public null row and keep n public (the sufficient-statistics methods, the lasso and DP-SGD:
+        their releases are sums over rows of terms that vanish at a zero row).  Methods that centre or
+        standardise rows internally would turn a zero row into a data point, so they refuse ``missing="drop"``.
+    first_pass : callable or None
+        For one-pass methods: ``first_pass(bounds, options) -> (pass, combine)``, the method's first pass,
+        which needs no n.  When a source knows its row count only by reading (CSV, Dask), the pipeline runs
+        this pass to count the rows and the method's own first ``rows.reduce`` of an equal pass is served
+        from it, so the data are read once.
     """
 
     name: str
     title: str
     citation: str
     fit: FitFunction
+    options: type[MethodOptions]
     needs_bounds: bool
     private: bool = True
     relation: str = "replace-one"
     guarantee: str = "worst-case"
     regimes: str = ""
-    min_rows: Callable[[int], int] = lambda d: d + 1
-    options: tuple[str, ...] = ()
+    min_rows: Callable[[int], int] = _min_rows_default
     allows_wide: bool = False
-    theory: str | None = None
+    inference_rule: InferenceRule = InferenceRule()
+    theory_rate: Callable[[str], UpperRate] | None = None
     auto_rank: int | None = None
     auto_min_rows: Callable[[int], int] | None = None
-    """Public minimum n (given d) for ``method="auto"`` to pick this method; defaults to ``min_rows``."""
-    fit_statistics: StatisticsFitFunction | None = None
-    plan_statistics: Callable[..., Any] | None = None
-    fit_chunks: ChunksFitFunction | None = None
-    chunks_note: str = ""
-    null_rows: bool = False
     raw_units_warning: str = ""
-    """Shown as a WARNING when the fit ran on the data's own units (no public rescaling: some variable without
-    declared bounds, or ``rescale=False``), for methods whose defaults assume unit scale."""
+    null_rows: bool = False
+    first_pass: FirstPass | None = None
+
+    proofs_dir: ClassVar[str] = "docs/proofs"
+
+    @property
+    def proof(self) -> str:
+        """The page with the method's privacy proof and derivations, relative to the repository root."""
+        return f"{self.proofs_dir}/{self.name}.md"
+
+    @property
+    def option_names(self) -> tuple[str, ...]:
+        return self.options.names()
 
     @property
     def supports_chunks(self) -> bool:
-        """True when the method can fit data read in chunks (files, Dask)."""
-        return self.fit_chunks is not None or self.fit_statistics is not None
+        """Every method reads data in chunks (files, Dask) through the same :class:`~dpstats.rows.base.Rows`."""
+        return True
+
+    def parse_options(self, options: Mapping[str, Any], *, delta: float | None = None) -> MethodOptions:
+        """The user's options as the method's options dataclass, validated (public facts only, nothing spent)."""
+        parsed = self.options.from_user(options, method=self.name)
+        if delta is not None:
+            parsed.validate_for(delta=delta)
+        return parsed
+
+    def fit_arrays(self, X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
+                   bounds: DataBounds | None = None, intercept_index: int | None = None,
+                   column_ranges: Any = None, response_range: tuple[float, float] | None = None,
+                   chunk_rows: int | None = None, **options: Any) -> MethodFit:
+        """Run the method on arrays X (n x d) and y with the given public facts (tests, benchmarks).
+
+        ``X`` and ``y`` are used as they are (no rescaling, no clipping beyond
+        the method's own); ``chunk_rows`` cuts them into chunks of that many
+        rows (see :class:`~dpstats.rows.memory.InMemoryRows`).
+        """
+        rows = InMemoryRows(X, y, chunk_rows)
+        ranges = tuple(column_ranges) if column_ranges is not None else (None,) * rows.d
+        ctx = FitContext(n=rows.n, d=rows.d, ledger=ledger, rng=rng, intercept_index=intercept_index,
+                         column_ranges=ranges, response_range=response_range, bounds=bounds)
+        return self.fit(rows, ctx, self.parse_options(options, delta=ledger.delta))
 
 
 _REGISTRY: dict[str, MethodSpec] = {}
 
 
 def register(spec: MethodSpec) -> MethodSpec:
-    """Add a method to the registry (its name must be new)."""
+    """Add a method to the registry (its name must be new) and return its spec."""
     if spec.name in _REGISTRY or spec.name == "auto":
         raise ValueError(f"method '{spec.name}' is already registered")
+    if not (isinstance(spec.options, type) and issubclass(spec.options, MethodOptions)):
+        raise TypeError(f"method '{spec.name}': options must be a MethodOptions dataclass")
+    if spec.inference_rule.withhold_above is not None and not math.isfinite(spec.inference_rule.withhold_above):
+        raise ValueError(f"method '{spec.name}': a withholding threshold must be finite")
     _REGISTRY[spec.name] = spec
     return spec
 
@@ -185,13 +435,13 @@ class MethodTable(dict):
         frame = self.to_frame()
         header = ["name", *frame.columns]
         body = [[str(name), *("yes" if v is True else "no" if v is False else str(v) for v in row)]
-                for name, row in zip(frame.index, frame.itertuples(index=False))]
+                for name, row in zip(frame.index, frame.itertuples(index=False), strict=True)]
         return [header, *body]
 
     def __repr__(self) -> str:
         rows = self._cells()
         widths = [max(len(r[j]) for r in rows) for j in range(len(rows[0]))]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
         return "\n".join([lines[0], "  ".join("-" * w for w in widths), *lines[1:]])
 
     def _repr_html_(self) -> str:

@@ -206,7 +206,9 @@ from dpstats.methods.private_centring import (
     Standardisation, StandardisedPasses, check_public_options, releases_anything,
     release_standardisation,
 )
-from dpstats.methods.registry import MethodFit, MethodSpec, register
+from dpstats.methods.legacy import (  # TEMPORARY: the adapter, until this method is ported
+    LegacyMethodFit as MethodFit, LegacyMethodSpec as MethodSpec, register_legacy as register,
+)
 from dpstats.methods.robust_estimators import (
     DISTANCE_GRID, PooledHistogram, SpectrumEstimate, clip_factors, clipped_gram, distance_counts,
     distance_group_size, max_histogram_releases, norm_group_size, norm_group_sums, private_norm_from_means,

@@ -1,8 +1,12 @@
 """Sufficient statistics perturbation (SSP).
 
 Foulds, Geumlek, Welling & Chaudhuri (UAI 2016); the Gaussian variant used as
-a baseline by Wang (UAI 2018) and by Liu et al. (2023, "DP-SSP").  See
-ALGORITHMS.md section 3.
+a baseline by Wang (UAI 2018) and by Liu et al. (2023, "DP-SSP").
+
+This module is the reference example of an estimator (see
+``docs/architecture.md``, "Adding an estimator"): an options dataclass, one
+``fit(rows, ctx, options)`` that reads the data in one pass and releases
+through the ledger, and one ``register(MethodSpec(...))``.
 
 Privacy (replace-one neighbours, n public, worst case given the declared
 bounds, which are enforced by clipping rows of X column-wise and y):
@@ -21,41 +25,85 @@ floored at the noise scale of the X^T X release (public).  Standard errors and
 intervals come from a parametric bootstrap on the released values
 (:mod:`dpstats.inference`).
 
-Data read in chunks (files, Dask): X^T X, X^T y and y^T y of the clipped rows
-are sums of one term per row, accumulated chunk by chunk
-(:mod:`dpstats.methods.sufficient`); :func:`fit_statistics` releases them and
-is also what the in-memory :func:`fit` calls.  The released quantities are the
-same functions of the data whatever the partition (only the order of the
-floating-point additions changes), so the privacy argument above is unchanged.
+The three sums are accumulated in one pass over the rows
+(:class:`~dpstats.methods.common.sufficient.StatisticsPass`): the same
+functions of the data whatever the partition into chunks (only the order of
+the floating-point additions changes), so the argument above holds for
+in-memory rows, files and a Dask cluster alike.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
 from dpstats.bounds import DataBounds
 from dpstats.errors import MethodOptionError
 from dpstats.inference import (
-    RELIABILITY_THRESHOLD, SufficientStatisticsRelease, noise_to_signal, parametric_bootstrap, plug_in_sums,
-    unreliable_note,
+    RELIABILITY_THRESHOLD, noise_to_signal, parametric_bootstrap, plug_in_sums, unreliable_note,
 )
-from dpstats.methods.linalg import solve_noisy_normal_equations
-from dpstats.methods.registry import MethodFit, MethodSpec, register
-from dpstats.methods.sufficient import StatisticsPlan, SufficientStatistics
+from dpstats.methods.common.linalg import solve_noisy_normal_equations
+from dpstats.methods.common.sufficient import ReleasedStatistics, StatisticsPass, SufficientStatistics, add_statistics
+from dpstats.methods.registry import (
+    FitContext, Inference, InferenceRule, MethodFit, MethodOptions, MethodSpec, TheoryInputs, check_bool, register,
+)
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu, symmetric_gaussian_mechanism
+from dpstats.rates import UpperRate
+from dpstats.rows.base import Combine, Rows
+
+__all__ = ["SSPOptions", "fit", "statistics_pass", "release_gram", "release_moment", "release_yty",
+           "INFERENCE_WEIGHT", "WITHHOLD_ABOVE", "NO_YTY", "SPEC"]
 
 #: share of the GDP budget (mu^2) given to y^T y when inference is on, relative to 1 for X^T X and 1 for
 #: X^T y; chosen by experiment (benchmarks/coverage.py --split): sigma^2 needs little precision at any n
 #: where the point estimate is useful, and 0.1 costs the point estimate about 2% more noise.
 INFERENCE_WEIGHT = 0.1
 
+#: noise-to-signal ratio above which ssp's bootstrap intervals are withheld: up to 10 they covered at least
+#: 0.89 in benchmarks/coverage.py (see "When inference is withheld" in dpstats.inference)
+WITHHOLD_ABOVE = 10.0
+
+BOOTSTRAP_DESCRIPTION = "parametric bootstrap on released values"
+
 #: why a fit with inference=False has no private R^2
 NO_YTY = "inference=False: y^T y, which R^2 needs, was not released"
+
+
+def check_bootstrap(bootstrap: object) -> None:
+    """Refuse a number of bootstrap replicates that is not an integer >= 100."""
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, (int, np.integer)) or bootstrap < 100:
+        raise MethodOptionError("bootstrap must be an integer >= 100 (number of bootstrap replicates)")
+
+
+@dataclass(frozen=True)
+class SSPOptions(MethodOptions):
+    """Options of ``ssp``.
+
+    Attributes
+    ----------
+    inference : bool
+        Spend a share of the budget on y^T y and return bootstrap standard
+        errors and intervals (default).  ``False`` gives the whole budget to
+        the point estimate.
+    bootstrap : int
+        Number of parametric bootstrap replicates (>= 100).
+    """
+
+    inference: bool = True
+    bootstrap: int = 1000
+
+    def __post_init__(self) -> None:
+        check_bool(self.inference, "inference")
+        check_bootstrap(self.bootstrap)
+
+
+def statistics_pass(bounds: DataBounds | None, options: object) -> tuple[StatisticsPass, Combine[SufficientStatistics]]:
+    """The one pass of ssp: X^T X, X^T y, y^T y of the rows clipped to ``bounds`` (needs no n)."""
+    return StatisticsPass(bounds), add_statistics
 
 
 def release_gram(gram: np.ndarray, mu: float, x_norm: float, *, rng: np.random.Generator,
@@ -73,7 +121,7 @@ def release_moment(xty: np.ndarray, mu: float, x_norm: float, y_abs: float, *,
     sens = 2.0 * x_norm * y_abs
     noisy = gaussian_mechanism_mu(np.asarray(xty, dtype=float), l2_sensitivity=sens, mu=mu, rng=rng, ledger=ledger,
                                   name="noisy X^T y")
-    return noisy, sens / mu
+    return np.asarray(noisy, dtype=float), sens / mu
 
 
 def release_yty(yty: float, mu: float, y_abs: float, *, rng: np.random.Generator,
@@ -86,68 +134,41 @@ def release_yty(yty: float, mu: float, y_abs: float, *, rng: np.random.Generator
     return float(noisy), sens / mu
 
 
-def check_inference_options(inference: bool, bootstrap: int) -> None:
-    if not isinstance(inference, bool):
-        raise MethodOptionError("inference must be True or False")
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, (int, np.integer)) or bootstrap < 100:
-        raise MethodOptionError("bootstrap must be an integer >= 100 (number of bootstrap replicates)")
+def bootstrap_notes(ratio: float) -> tuple[str, ...]:
+    """The warning shown when the released noise-to-signal ratio makes the bootstrap intervals unreliable."""
+    return (unreliable_note(ratio),) if ratio > RELIABILITY_THRESHOLD else ()
 
 
-def plan_statistics(bounds: DataBounds | None, *, inference: bool = True, bootstrap: int = 1000,
-                    **options: Any) -> StatisticsPlan:
-    """Validate the options before any data are read; SSP accumulates X^T X, X^T y, y^T y of the clipped rows."""
-    check_inference_options(inference, bootstrap)
-    return StatisticsPlan()
-
-
-def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
-        bounds: DataBounds | None, inference: bool = True, bootstrap: int = 1000, **options: Any) -> MethodFit:
-    """Gaussian SSP with exact calibration; see the module docstring.
-
-    Parameters
-    ----------
-    inference:
-        Spend a share of the budget on y^T y and return bootstrap standard
-        errors and intervals (default).  ``False`` gives the whole budget to
-        the point estimate.
-    bootstrap:
-        Number of parametric bootstrap replicates.
-    """
-    plan = plan_statistics(bounds, inference=inference, bootstrap=bootstrap)
-    assert bounds is not None, "ssp needs bounds (checked by the API)"
-    stats = SufficientStatistics.from_arrays(X, y, bounds, plan)
-    return fit_statistics(stats, ledger=ledger, rng=rng, bounds=bounds, inference=inference, bootstrap=bootstrap)
-
-
-def fit_statistics(stats: SufficientStatistics, *, ledger: PrivacyLedger, rng: np.random.Generator,
-                   bounds: DataBounds | None, inference: bool = True, bootstrap: int = 1000,
-                   **options: Any) -> MethodFit:
-    """The SSP release from accumulated statistics of the clipped rows (in-memory and chunked fits alike)."""
-    check_inference_options(inference, bootstrap)
-    assert bounds is not None, "ssp needs bounds (checked by the API)"
-    if not stats.clipped:
-        raise ValueError("ssp needs statistics of rows clipped to the declared bounds")
-    n = stats.n
-    mu = gaussian_mu(ledger.epsilon, ledger.delta)
-    mus = split_mu(mu, [1.0, 1.0, INFERENCE_WEIGHT] if inference else [1.0, 1.0])
-    xx, sigma_xx = release_gram(stats.xtx, mus[0], bounds.x_norm, rng=rng, ledger=ledger)
-    xy, sigma_xy = release_moment(stats.xty, mus[1], bounds.x_norm, bounds.y_abs, rng=rng, ledger=ledger)
+def fit(rows: Rows, ctx: FitContext, options: SSPOptions) -> MethodFit:
+    """Gaussian SSP with exact calibration (module docstring): one pass for the statistics, then the releases."""
+    bounds = ctx.require_bounds()
+    stats = rows.reduce(*statistics_pass(bounds, options))
+    mu = gaussian_mu(ctx.epsilon, ctx.delta)
+    mus = split_mu(mu, [1.0, 1.0, INFERENCE_WEIGHT] if options.inference else [1.0, 1.0])
+    xx, sigma_xx = release_gram(stats.xtx, mus[0], bounds.x_norm, rng=ctx.rng, ledger=ctx.ledger)
+    xy, sigma_xy = release_moment(stats.xty, mus[1], bounds.x_norm, bounds.y_abs, rng=ctx.rng, ledger=ctx.ledger)
     params = solve_noisy_normal_equations(xx, xy, eigen_floor=sigma_xx)
-    info: dict[str, Any] = {"gram_noise_sd": sigma_xx}
-    if not inference:
-        info["rsquared_reason"] = NO_YTY
-        return MethodFit(params=params, info=info,
-                         bse_unavailable_reason="inference=False gave the whole budget to the point estimate")
-    yy, sigma_yy = release_yty(stats.yty, mus[2], bounds.y_abs, rng=rng, ledger=ledger)
-    release = SufficientStatisticsRelease(xx, xy, yy, n, sigma_xx, sigma_xy, sigma_yy)
+    if not options.inference:
+        return MethodFit(params=params, diagnostics={"gram_noise_sd": sigma_xx}, rsquared_reason=NO_YTY,
+                         no_inference_reason="inference=False gave the whole budget to the point estimate")
+    yy, sigma_yy = release_yty(stats.yty, mus[2], bounds.y_abs, rng=ctx.rng, ledger=ctx.ledger)
+    released = ReleasedStatistics(xx, xy, yy, stats.n, sigma_xx, sigma_xy, sigma_yy)
     draws, sigma2 = parametric_bootstrap(
-        release, params, lambda g, m, _: solve_noisy_normal_equations(g, m, eigen_floor=sigma_xx), bootstrap, rng)
-    info["sigma2_hat_scaled"] = sigma2
-    ratio = noise_to_signal(release)
-    info["noise_to_signal"] = ratio
-    info["released_sums"] = plug_in_sums(params, release, ratio)  # for the private R^2 (post-processing)
-    notes = (unreliable_note(ratio),) if ratio > RELIABILITY_THRESHOLD else ()
-    return MethodFit(params=params, draws=draws, info=info, notes=notes)
+        released, params, lambda g, m, _: solve_noisy_normal_equations(g, m, eigen_floor=sigma_xx),
+        options.bootstrap, ctx.rng)
+    ratio = noise_to_signal(released)
+    return MethodFit(
+        params=params,
+        inference=Inference("bootstrap", draws=draws, description=BOOTSTRAP_DESCRIPTION, noise_to_signal=ratio),
+        released=released, released_sums=plug_in_sums(params, released, ratio), notes=bootstrap_notes(ratio),
+        theory_inputs=TheoryInputs(inference=True),
+        diagnostics={"gram_noise_sd": sigma_xx, "sigma2_hat_scaled": sigma2, "noise_to_signal": ratio})
+
+
+def theory_rate(guarantee: str) -> UpperRate:
+    """ssp has no proved rate for ||b - beta||_2 in the minimax model."""
+    return UpperRate(why_none="no rate in this model is proved for SSP (Wang 2018 bounds the excess empirical risk "
+                              "of bounded data)")
 
 
 SPEC = register(MethodSpec(
@@ -155,11 +176,11 @@ SPEC = register(MethodSpec(
     title="Sufficient statistics perturbation",
     citation="Foulds et al. (UAI 2016); Wang (UAI 2018)",
     fit=fit,
+    options=SSPOptions,
     needs_bounds=True,
     null_rows=True,
     regimes="bounded data, n large relative to d*B_X^2/epsilon; simple baseline",
-    options=("inference", "bootstrap"),
-    theory="ssp",
-    fit_statistics=fit_statistics,
-    plan_statistics=plan_statistics,
+    inference_rule=InferenceRule("bootstrap", withhold_above=WITHHOLD_ABOVE),
+    theory_rate=theory_rate,
+    first_pass=statistics_pass,
 ))

@@ -206,7 +206,9 @@ from dpstats.errors import InsufficientDataError, MethodOptionError, PTRFailure
 from dpstats.methods.blocks import (
     RowPermutation, ShiftedBlockSums, WindowedBlocks,
 )
-from dpstats.methods.registry import MethodFit, MethodSpec, register
+from dpstats.methods.legacy import (  # TEMPORARY: the adapter, until this method is ported
+    LegacyMethodFit as MethodFit, LegacyMethodSpec as MethodSpec, register_legacy as register,
+)
 from dpstats.methods.sufficient import RowChunks
 from dpstats.methods.tukey_depth import (
     block_models, lemma_distance, log_exact_volumes, log_region_volumes, log_side_lengths, log_volumes,

@@ -1,0 +1,68 @@
+"""Post-processing linear algebra shared by the sufficient-statistics methods.
+
+Everything here acts on released (noisy) quantities only, so it is free
+post-processing.  Solves never return NaN: an indefinite or singular noisy
+Gram matrix is repaired deterministically.  All functions accept stacks of
+problems (leading batch dimensions) so that a parametric bootstrap can re-run
+an estimator on thousands of simulated releases in one call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["solve_noisy_normal_equations", "psd_projection", "psd_sqrt"]
+
+
+def solve_noisy_normal_equations(gram: np.ndarray, moment: np.ndarray, ridge: float | np.ndarray = 0.0,
+                                 eigen_floor: float = 0.0) -> np.ndarray:
+    """Solve (gram + ridge I) b = moment for symmetric, possibly indefinite gram (batched).
+
+    The eigenvalues of ``gram + ridge I`` are floored at ``eigen_floor`` (a
+    projection onto {A : A >= eigen_floor I}); with a zero floor the minimum-
+    norm solution is returned on the null space.  Always finite.
+
+    Shapes: gram (..., d, d), moment (..., d), ridge scalar or (...,).
+    """
+    g = np.asarray(gram, dtype=float)
+    d = g.shape[-1]
+    a = 0.5 * (g + np.swapaxes(g, -1, -2)) + np.asarray(ridge, dtype=float)[..., None, None] * np.eye(d)
+    m = np.asarray(moment, dtype=float)
+    if a.ndim > 2:
+        # batched: eigenvalues alone are much cheaper than eigenvectors; where the floor does not bind the
+        # system is well posed and an LU solve gives the same answer, so only the rest need eigh
+        lam = np.linalg.eigvalsh(a)
+        scale = np.maximum(np.max(np.abs(lam), axis=-1), 1.0)
+        easy = lam[..., 0] > np.maximum(eigen_floor, 1e3 * d * np.finfo(float).eps * scale)
+        out = np.empty(np.broadcast_shapes(a.shape[:-1], m.shape))
+        mb = np.broadcast_to(m, out.shape)
+        if easy.any():
+            out[easy] = np.linalg.solve(a[easy], mb[easy][..., None])[..., 0]
+        if (~easy).any():
+            out[~easy] = _solve_floored(a[~easy], mb[~easy], eigen_floor)
+        return out
+    return _solve_floored(a, m, eigen_floor)
+
+
+def _solve_floored(a: np.ndarray, moment: np.ndarray, eigen_floor: float) -> np.ndarray:
+    """Eigen-decomposition solve with eigenvalues floored at ``eigen_floor`` (minimum norm on a null space)."""
+    d = a.shape[-1]
+    w, v = np.linalg.eigh(a)
+    w = np.maximum(w, eigen_floor)
+    tol = np.maximum(np.max(np.abs(w), axis=-1, keepdims=True), 1.0) * d * np.finfo(float).eps
+    inv = np.where(w > tol, 1.0 / np.where(w > tol, w, 1.0), 0.0)
+    coords = np.einsum("...ji,...j->...i", v, moment)
+    return np.einsum("...ij,...j->...i", v, inv * coords)
+
+
+def psd_projection(gram: np.ndarray, floor: float = 0.0) -> np.ndarray:
+    """Nearest (Frobenius) symmetric matrix with eigenvalues >= floor."""
+    g = 0.5 * (gram + np.swapaxes(gram, -1, -2))
+    w, v = np.linalg.eigh(g)
+    return (v * np.maximum(w, floor)[..., None, :]) @ np.swapaxes(v, -1, -2)
+
+
+def psd_sqrt(gram: np.ndarray) -> np.ndarray:
+    """Symmetric square root of a PSD matrix (negative eigenvalues clipped to 0)."""
+    w, v = np.linalg.eigh(0.5 * (gram + gram.T))
+    return (v * np.sqrt(np.maximum(w, 0.0))) @ v.T

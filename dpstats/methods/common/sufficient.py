@@ -1,0 +1,182 @@
+"""Sufficient statistics of clipped rows, accumulated in one pass over any split of the data into chunks.
+
+The sufficient-statistics methods (``ssp``, ``adassp``, ``noisy_ols``) release
+noisy versions of
+
+    X^T X = sum_i x_i x_i^T,   X^T v = sum_i x_i v_i,   v^T v = sum_i v_i^2,
+
+where x_i is a design row clipped column-wise to the declared (public) ranges
+and v_i the clipped response, truncated to [-T, T] when a method asks for it
+(Cai et al.'s f_T in ``noisy_ols``).  Each is a sum of one term per row, so
+one pass (:class:`StatisticsPass`, combined by :func:`add_statistics`) computes
+it chunk by chunk, in any order and on any machine: the statistic is the same
+function of the data whatever the partition (only the order of the
+floating-point additions changes), so a method's privacy argument (the
+sensitivities of these sums under replace-one neighbours, given clipping) is
+the same for in-memory rows, files and a Dask cluster.
+
+:class:`ReleasedStatistics` holds what such a method released (the noisy sums
+and their public noise sds), for inference and for the results;
+:class:`ReleasedSums` the sums a private R^2 needs, computed from released
+values (:func:`dpstats.inference.private_rsquared`).
+
+Nothing here draws noise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpstats.bounds import DataBounds
+from dpstats.rows.base import writable
+
+__all__ = ["SufficientStatistics", "StatisticsPlan", "StatisticsPass", "add_statistics", "ReleasedStatistics",
+           "ReleasedSums"]
+
+
+@dataclass(frozen=True)
+class StatisticsPlan:
+    """What a method needs accumulated, decided from public facts (bounds and options) before any data are read.
+
+    ``label_truncation``: T of f_T (the clipped response is further truncated
+    to [-T, T]); None for no truncation.
+    """
+
+    label_truncation: float | None = None
+
+
+@dataclass
+class SufficientStatistics:
+    """Sums over rows of clipped x x^T, x v and v^2, and the number of rows.
+
+    ``clipped`` says whether rows were clipped to bounds (always, for the
+    private methods); ``label_truncation`` the T applied to the response.
+    """
+
+    xtx: np.ndarray
+    xty: np.ndarray
+    yty: float
+    n: int
+    label_truncation: float | None = None
+    clipped: bool = True
+
+    @property
+    def d(self) -> int:
+        return int(self.xty.size)
+
+    @classmethod
+    def zeros(cls, d: int, *, label_truncation: float | None = None, clipped: bool = True) -> SufficientStatistics:
+        return cls(np.zeros((d, d)), np.zeros(d), 0.0, 0, label_truncation, clipped)
+
+    @classmethod
+    def from_arrays(cls, X: np.ndarray, y: np.ndarray, bounds: DataBounds | None,
+                    plan: StatisticsPlan = StatisticsPlan(), inplace: bool = False) -> SufficientStatistics:
+        """The statistics of the rows (X, y): clipped to ``bounds`` (None: not clipped), labels truncated per
+        ``plan``; ``inplace`` clips the caller's own float arrays in place (chunks)."""
+        if bounds is not None:
+            Xc, yc = bounds.clip(X, y, inplace=inplace)
+        else:
+            Xc, yc = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+        T = plan.label_truncation
+        if T is not None:
+            yc = np.clip(yc, -T, T)
+        return cls(Xc.T @ Xc, Xc.T @ yc, float(yc @ yc), int(Xc.shape[0]), T, bounds is not None)
+
+    def __add__(self, other: SufficientStatistics) -> SufficientStatistics:
+        if (self.label_truncation != other.label_truncation or self.clipped != other.clipped
+                or self.xty.shape != other.xty.shape):
+            raise ValueError("cannot add sufficient statistics accumulated under different plans")
+        return SufficientStatistics(self.xtx + other.xtx, self.xty + other.xty, self.yty + other.yty,
+                                    self.n + other.n, self.label_truncation, self.clipped)
+
+
+def add_statistics(a: SufficientStatistics, b: SufficientStatistics) -> SufficientStatistics:
+    """a + b, in place on ``a`` (the combine of :class:`StatisticsPass`; ``a`` is the runner's accumulator)."""
+    a.xtx += b.xtx
+    a.xty += b.xty
+    a.yty += b.yty
+    a.n += b.n
+    return a
+
+
+class StatisticsPass:
+    """The pass (X, y, offset) -> :class:`SufficientStatistics` of one chunk, clipped to the public ``bounds``.
+
+    Picklable (Dask ships it to the workers).  It ignores the offset
+    (``uses_offset = False``).  Two passes are equal when their bounds and
+    plans are, so that a pass the pipeline ran to count the rows
+    (:meth:`~dpstats.rows.chunked.ChunkedRows.prime`) serves the method's own.
+    """
+
+    uses_offset = False
+
+    def __init__(self, bounds: DataBounds | None, plan: StatisticsPlan = StatisticsPlan()) -> None:
+        self.bounds = bounds
+        self.plan = plan
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> SufficientStatistics:
+        # chunks read from a source are the pass's own and are clipped in place; in-memory rows are copied
+        return SufficientStatistics.from_arrays(X, y, self.bounds, self.plan, inplace=writable(X, y))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StatisticsPass) or self.plan != other.plan:
+            return False
+        a, b = self.bounds, other.bounds
+        if a is None or b is None:
+            return a is b
+        return bool(np.array_equal(a.column_lo, b.column_lo) and np.array_equal(a.column_hi, b.column_hi)
+                    and a.y_lo == b.y_lo and a.y_hi == b.y_hi)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class ReleasedStatistics:
+    """Released (noisy) sufficient statistics and the public noise sd of each release.
+
+    ``gram`` is the noisy X^T X, ``moment`` the noisy X^T y, ``yty`` the noisy
+    y^T y (all of the clipped, rescaled rows the method saw), ``n`` the public
+    number of rows.
+    """
+
+    gram: np.ndarray
+    moment: np.ndarray
+    yty: float
+    n: int
+    gram_noise_sd: float
+    moment_noise_sd: float
+    yty_noise_sd: float
+
+
+@dataclass(frozen=True)
+class ReleasedSums:
+    """The sums R^2 needs, computed from released values only, in the units the method saw, with the sizes of
+    their privacy noise (first order, from the public noise scales).
+
+    Attributes
+    ----------
+    rss : float
+        Residual sum of squares of the released coefficients on the data as the method saw them.
+    yty : float
+        The released y^T y.
+    xty : numpy.ndarray
+        The released X^T y (or its estimate from released values); its intercept entry is the sum of y.
+    rss_noise_sd : float
+        Standard deviation (first order) of the noise in ``rss`` other than that of ``yty``.
+    yty_noise_sd : float
+        Standard deviation of the noise of ``yty``.
+    xty_noise_sd : numpy.ndarray
+        Standard deviation of the noise of each entry of ``xty``.
+    noise_to_signal : float
+        The released noise-to-signal ratio of X^T X where the estimate depends on it (plug-in), else 0.
+    """
+
+    rss: float
+    yty: float
+    xty: np.ndarray
+    rss_noise_sd: float
+    yty_noise_sd: float
+    xty_noise_sd: np.ndarray
+    noise_to_signal: float = 0.0

@@ -1,0 +1,602 @@
+"""The one fit pipeline, for every kind of data: formula + DataFrame, formula + files or Dask, and arrays.
+
+:func:`run` takes a :class:`FitRequest` (built by :mod:`dpstats.api` from the
+public arguments) and goes through the same steps whatever the data:
+
+1. check the privacy parameters; resolve the method and validate its
+   options and ``missing=`` (public facts; a refusal spends nothing);
+2. reserve the budget in the accountant, before the data are touched;
+3. build the public design: from the frame (:func:`~dpstats.formula.build_design`),
+   from the schema of a source (:func:`~dpstats.formula.public_design`; no row
+   is read), or from arrays (:func:`~dpstats.api_arrays.array_design`);
+4. ``method="auto"`` chooses from public facts (n, d, declared bounds, the
+   registry);
+5. public shape checks (d > n, the method's minimum n);
+6. public rescaling and clip ranges, from declared bounds only;
+7. the rows: :class:`~dpstats.rows.memory.InMemoryRows` (the whole design is
+   one chunk) or :class:`~dpstats.rows.chunked.ChunkedRows`; on a source, n
+   comes from a one-pass method's first pass (read once), else from the
+   source's metadata or a counting pass;
+8. the :class:`~dpstats.methods.registry.FitContext` (public facts, the
+   fit's ledger and random source) and ``spec.fit(rows, ctx, options)``;
+9. the results: coefficients (and inference) mapped back through the public
+   rescaling, the privacy report, the theory summary; the accountant is
+   settled with what the ledger spent.
+
+The guard (:func:`conclude`): any exception once the budget is reserved
+settles the reservation with what the ledger spent (zero before the method
+ran) and carries ``privacy_spent``; one that is not a
+:class:`~dpstats.errors.DPStatsError` becomes an
+:class:`~dpstats.errors.InternalFitError` naming the stage and the original
+type only; the exception chain is cut (it may hold data or released values).
+If the accountant cannot settle, the reservation stays held in full and a
+:class:`~dpstats.errors.SettlementError` is raised instead.  Coefficients that
+are not finite are refused.
+
+No module imports this one except :mod:`dpstats.api`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpstats.api_arrays import array_design, describe_arrays
+from dpstats.bounds import DataBounds
+from dpstats.errors import (
+    DPStatsError, FormulaError, InsufficientDataError, InternalFitError, InvalidArgumentError,
+    InvalidPrivacyParameterError, MissingBoundsError, SettlementError, SingularDesignError,
+)
+from dpstats.formula import Design, build_design, public_design
+from dpstats.inference import withholding_reason
+from dpstats.methods import available_methods, get_method
+from dpstats.methods.registry import FitContext, Inference, MethodFit, MethodOptions, MethodSpec
+from dpstats.privacy.accountant import PrivacyAccountant
+from dpstats.privacy.ledger import PrivacyLedger
+from dpstats.privacy.mechanisms import make_rng
+from dpstats.privacy.report import PrivacyReport
+from dpstats.results import DPRegressionResults
+from dpstats.rows.base import Rows
+from dpstats.rows.chunked import ChunkedRows, ChunkEvaluator, formula_levels, zero_null_rows
+from dpstats.rows.memory import InMemoryRows
+from dpstats.rows.sources import as_source
+from dpstats.scaling import PublicScaling
+from dpstats.theory import error_bounds
+from dpstats.validation import check_privacy_parameters
+
+__all__ = ["FitRequest", "FrameData", "SourceData", "ArrayData", "run", "resolve_method", "missing_mode",
+           "conclude"]
+
+_RELATIONS = {
+    "replace-one": "replace-one neighbours: data sets differ in the values of one row",
+    "add/remove": "add/remove neighbours: data sets differ by one row",
+    "none": "no privacy",
+}
+_GUARANTEES = {
+    "worst-case": "worst-case (epsilon, delta)-DP: holds for every data set, given the declared bounds",
+    "conditional": "CONDITIONAL: holds only with high probability under the method's distributional assumptions",
+    "none": "none (NOT PRIVATE)",
+}
+
+
+# -- what the pipeline is asked to fit --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FrameData:
+    """A formula on a pandas DataFrame (or a dict of arrays) in memory."""
+
+    formula: str
+    data: Any
+    bounds: Mapping[str, tuple[float, float]] | None = None
+    levels: Mapping[str, Sequence[Any]] | None = None
+    missing: str = "raise"
+    allow_data_levels: bool = False
+
+    @property
+    def label(self) -> str:
+        return self.formula
+
+    stage = "building the design from the data"
+
+    def prepare(self, spec: MethodSpec | None, missing: str) -> _MemoryData:
+        """The design; ``missing`` is the formula layer's mode (:func:`missing_mode`)."""
+        design = build_design(self.formula, self.data, bounds=self.bounds, levels=self.levels, missing=missing,
+                              allow_data_levels=self.allow_data_levels)
+        return _MemoryData(design, self.formula)
+
+
+@dataclass(frozen=True)
+class SourceData(FrameData):
+    """A formula on data read chunk by chunk: files, a Dask DataFrame, a source, or a DataFrame in chunks."""
+
+    chunksize: int | None = None
+
+    stage = "reading the data"
+
+    def prepare(self, spec: MethodSpec | None, missing: str) -> _ChunkedData:  # type: ignore[override]
+        source = as_source(self.data, self.chunksize)
+        schema = source.schema()
+        design, plan, proto = public_design(self.formula, schema, bounds=self.bounds,
+                                            levels=formula_levels(schema, self.formula, self.levels),
+                                            missing=missing, allow_data_levels=self.allow_data_levels)
+        evaluator = ChunkEvaluator(design.formula_expanded, plan, proto, design.column_names, design.response_name,
+                                   infos=(design.response_info, design.design_info),
+                                   non_finite_message=design.non_finite_message, shown=self.formula)
+        design.notes.append(f"data read in chunks from {source.describe()}; every chunk was evaluated with the "
+                            "public design built from the schema, and the method used aggregates of the chunks")
+        return _ChunkedData(design, self.formula, ChunkedRows(source, evaluator, None))
+
+
+@dataclass(frozen=True)
+class ArrayData:
+    """X (n x d) and y as arrays (:func:`dpstats.dp_ols_arrays`)."""
+
+    X: Any
+    y: Any
+    x_bounds: Any = None
+    y_bounds: tuple[float, float] | None = None
+    column_names: Sequence[str] | None = None
+    response_name: str = "y"
+    intercept: bool = False
+
+    @property
+    def label(self) -> str:
+        return "arrays"
+
+    missing = "raise"  # arrays with missing values are refused
+    stage = "reading the arrays"
+
+    def prepare(self, spec: MethodSpec | None, missing: str) -> _MemoryData:
+        design = array_design(self.X, self.y, spec, x_bounds=self.x_bounds, y_bounds=self.y_bounds,
+                              column_names=self.column_names, response_name=self.response_name,
+                              intercept=self.intercept)
+        return _MemoryData(design, describe_arrays(self.response_name, design.column_names))
+
+
+@dataclass(frozen=True)
+class FitRequest:
+    """One call of :func:`dpstats.dp_ols` or :func:`dpstats.dp_ols_arrays`, as given (validated by :func:`run`)."""
+
+    data: FrameData | ArrayData
+    epsilon: Any
+    delta: Any
+    method: str = "auto"
+    options: Mapping[str, Any] = field(default_factory=dict)
+    accountant: PrivacyAccountant | None = None
+    random_state: Any = None
+    rescale: bool = True
+
+
+# -- the data once the public design is built -------------------------------------------------------------------
+
+class _MemoryData:
+    """A design whose arrays are in memory (the call's own): one chunk."""
+
+    def __init__(self, design: Design, formula: str) -> None:
+        self.design, self.formula = design, formula
+
+    def known_n(self, spec: MethodSpec) -> int | None:
+        return self.design.n
+
+    def count(self) -> int:
+        return self.design.n
+
+    def learn_n(self, spec: MethodSpec, bounds: DataBounds | None, scaling: PublicScaling | None,
+                options: MethodOptions) -> int:
+        return self.design.n
+
+    def rows(self, scaling: PublicScaling | None, zero_nulls: bool) -> InMemoryRows:
+        """The rows the method reads; ``zero_nulls``: set the public null rows to zero rows (for a method that
+        gets no clip ranges; clipping zeroes them otherwise)."""
+        X, y = self.design.X, self.design.y
+        if scaling is not None:
+            X, y = scaling.transform(X, y, inplace=True)  # the design arrays are this call's own
+        if zero_nulls:
+            zero_null_rows(X, y)
+        return InMemoryRows(X, y)
+
+    def note(self, rows: Rows) -> str:
+        return ""
+
+
+class _ChunkedData:
+    """A design built from the schema; the rows stay in the source and are read by passes."""
+
+    def __init__(self, design: Design, formula: str, rows: ChunkedRows) -> None:
+        self.design, self.formula, self._rows = design, formula, rows
+
+    def known_n(self, spec: MethodSpec) -> int | None:
+        """n when it is fixed already or, for a method without a first pass, when the source's metadata give it
+        without reading (a one-pass method's pass counts the rows anyway)."""
+        if spec.first_pass is not None and not self._rows.counted:
+            return None
+        return self._rows.free_count()
+
+    def count(self) -> int:
+        return self._rows.count()
+
+    def learn_n(self, spec: MethodSpec, bounds: DataBounds | None, scaling: PublicScaling | None,
+                options: MethodOptions) -> int:
+        """Read n: by the method's first pass when it has one (the data are then read once), else by counting."""
+        if spec.first_pass is None:
+            return self._rows.count()
+        self._rows.scaling, self._rows.zero_null_rows = scaling, self.design.null_rows and bounds is None
+        return self._rows.prime(*spec.first_pass(bounds, options))
+
+    def rows(self, scaling: PublicScaling | None, zero_nulls: bool) -> ChunkedRows:
+        self._rows.scaling, self._rows.zero_null_rows = scaling, zero_nulls
+        return self._rows
+
+    def note(self, rows: Rows) -> str:
+        passes = self._rows.passes
+        return f"data read in chunks ({passes} pass{'es' if passes != 1 else ''} over the data, counting included)"
+
+
+# -- the steps --------------------------------------------------------------------------------------------------
+
+class _FitState:
+    """What the handler of a failed fit must know: the stage reached, and once the method has started, its
+    ledger (None before) and name."""
+
+    def __init__(self, stage: str) -> None:
+        self.stage = stage
+        self.ledger: PrivacyLedger | None = None
+        self.method: str | None = None
+        self.private = True
+
+
+def run(request: FitRequest) -> DPRegressionResults:
+    """Fit ``request`` (module docstring).  Every exit settles the accountant's reservation."""
+    eps, dlt = check_privacy_parameters(request.epsilon, request.delta)
+    spec = resolve_method(request.method, eps)
+    options = spec.parse_options(request.options, delta=dlt) if spec is not None else None
+    mode = missing_mode(request.data.missing, spec)
+    accountant = request.accountant
+    private = spec.private if spec is not None else True
+    # the budget is reserved before the data are touched: an over-budget fit is refused on public facts only
+    token = (accountant.reserve(eps, dlt, label=f"{request.method}: {request.data.label}")
+             if accountant is not None and private else None)
+    state = _FitState(request.data.stage)
+    try:
+        result = _run_reserved(request, spec, options, eps, dlt, mode, state)
+        if token is not None and accountant is not None and state.ledger is not None:
+            _settle(accountant, token, state.ledger.spent, "released", state.method)
+    except BaseException as exc:  # noqa: BLE001 - concluded below: settled, typed, chain cut
+        failure = conclude(exc, accountant, token, state=state)
+    else:
+        return result
+    raise failure
+
+
+def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodOptions | None, eps: float,
+                  dlt: float, mode: str, state: _FitState) -> DPRegressionResults:
+    data = request.data.prepare(spec, mode)
+    state.stage = "reading the data"
+    spec, options, choice = _method(data, spec, options, request, dlt)
+    bounds, scaling, n = _public_facts(data, spec, options, request.rescale)
+    rows = data.rows(scaling, data.design.null_rows and bounds is None)
+    rng, seeded = make_rng(request.random_state)
+    ctx = _context(data.design, n, PrivacyLedger(eps, dlt if spec.private else 0.0), rng, bounds, scaling)
+    state.stage, state.ledger, state.method, state.private = "fitting", ctx.ledger, spec.name, spec.private
+    fitted = spec.fit(rows, ctx, options)
+    params = np.asarray(fitted.params, dtype=float)
+    if params.shape != (ctx.d,) or not np.all(np.isfinite(params)):
+        raise DPStatsError(f"method '{spec.name}' produced non-finite coefficients; nothing is returned "
+                           "(this is a bug: please report it)")
+    note = data.note(rows)
+    fitted = dataclasses.replace(fitted, notes=(*fitted.notes, note) if note else fitted.notes,
+                                 passes=int(getattr(rows, "passes", 1)))
+    return _results(spec, data.design, n, fitted, ctx.ledger, eps, dlt, choice=choice, seeded=seeded,
+                    scaling=scaling, clipped=bounds is not None, formula=data.formula)
+
+
+def missing_mode(missing: str, spec: MethodSpec | None) -> str:
+    """How the formula layer treats rows with missing values, decided from public facts (the option, the method).
+
+    ``missing="drop"`` keeps n public: each incomplete row becomes a public
+    null row (``"null"``) that adds nothing to what the method releases,
+    for the methods whose releases are sums of terms that vanish at a zero
+    row (:attr:`~dpstats.methods.registry.MethodSpec.null_rows`); the
+    non-private reference ``ols`` drops the rows (``"drop"``).  Other methods
+    refuse ``missing="drop"`` before any data are read.
+    """
+    if missing not in {"raise", "drop"}:
+        raise FormulaError("missing must be 'raise' (default) or 'drop'")
+    if missing == "raise":
+        return "raise"
+    if spec is not None and not spec.private:
+        return "drop"
+    if spec is not None and not spec.null_rows:
+        able = sorted(n for n, s in available_methods().items() if s.private and s.null_rows)
+        raise InvalidArgumentError(
+            f"method '{spec.name}' cannot take missing='drop': it centres or standardises rows itself, so the public "
+            "null row that stands for an incomplete row would become a data point. Impute the missing values with "
+            f"a public rule, or use one of {', '.join(able)}. Nothing was read or spent.")
+    return "null"
+
+
+def _method(data: _MemoryData | _ChunkedData, spec: MethodSpec | None, options: MethodOptions | None,
+            request: FitRequest, dlt: float) -> tuple[MethodSpec, MethodOptions, str]:
+    """The method, its options and why it was chosen: ``method="auto"`` decides here, from public facts."""
+    if spec is None:
+        spec, choice = _choose_method(data.design, data.count())
+        return spec, spec.parse_options(request.options, delta=dlt), choice
+    choice = "epsilon=inf: the non-private reference 'ols' (NOT PRIVATE)" if request.method == "auto" else ""
+    assert options is not None  # parsed with the named method
+    return spec, options, choice
+
+
+def _public_facts(data: _MemoryData | _ChunkedData, spec: MethodSpec, options: MethodOptions, rescale: bool
+                  ) -> tuple[DataBounds | None, PublicScaling | None, int]:
+    """The clip ranges, the public rescaling and n, with n checked against the method's public requirements
+    before anything is released.  n is known (in memory, or from a source's metadata), or read by the method's
+    first pass or a counting pass once the bounds are known (a refusal for missing bounds reads nothing)."""
+    n = data.known_n(spec)
+    if n is not None:
+        _check_shape(spec, n, data.design.d)
+    bounds, scaling = _public_transform(spec, data.design, rescale)
+    if n is None:
+        n = data.learn_n(spec, bounds, scaling, options)
+        _check_shape(spec, n, data.design.d)
+    return bounds, scaling, n
+
+
+def _context(design: Design, n: int, ledger: PrivacyLedger, rng: np.random.Generator, bounds: DataBounds | None,
+             scaling: PublicScaling | None) -> FitContext:
+    """The method's context, from public facts only (and the fit's ledger and random source)."""
+    return FitContext(n=n, d=design.d, ledger=ledger, rng=rng,
+                      intercept_index=design.column_names.index("Intercept") if design.has_intercept else None,
+                      bounds=bounds, rescaled=scaling is not None, **_public_ranges(design, scaling))
+
+
+def resolve_method(method: str, eps: float) -> MethodSpec | None:
+    """The named method checked against epsilon (public facts only); None means auto.
+
+    ``method="auto"`` with epsilon = inf resolves to the non-private reference ``ols``.
+    """
+    spec = None if method == "auto" else get_method(method)
+    if spec is not None:
+        _check_epsilon_for_method(spec, eps)
+    elif math.isinf(eps):
+        spec = get_method("ols")
+    return spec
+
+
+def _check_epsilon_for_method(spec: MethodSpec, eps: float) -> None:
+    if not spec.private and math.isfinite(eps):
+        raise InvalidPrivacyParameterError(
+            f"method '{spec.name}' is NOT PRIVATE; it runs only with epsilon=float('inf') so that it is never "
+            "mistaken for a private fit")
+    if spec.private and math.isinf(eps):
+        raise InvalidPrivacyParameterError(
+            f"epsilon=inf means no privacy; use method='ols' for the non-private reference, or give '{spec.name}' "
+            "a finite epsilon")
+
+
+def _choose_method(design: Design, n: int) -> tuple[MethodSpec, str]:
+    """Pick a private method from public facts only: n, d, the declared bounds and the registry."""
+    d = design.d
+    has_bounds = not design.missing_bounds
+    candidates = []
+    for spec in available_methods().values():
+        if not spec.private or spec.auto_rank is None:
+            continue
+        if design.null_rows and not spec.null_rows:
+            continue
+        if spec.needs_bounds and not has_bounds:
+            continue
+        if (d > n and not spec.allows_wide) or n < (spec.auto_min_rows or spec.min_rows)(d):
+            continue
+        candidates.append(spec)
+    if not candidates:
+        if not has_bounds:
+            drop = (" (with missing='drop', only methods that keep a null row inert qualify; among those without "
+                    "bounds, name one, e.g. method='dpsgd')") if design.null_rows else ""
+            raise MissingBoundsError(
+                f"method='auto' found no registered method that fits n={n}, d={d} without data bounds{drop}. Declare "
+                f"bounds for: {', '.join(design.bounds_to_declare())}, or name a method.")
+        raise InsufficientDataError(f"method='auto' found no registered method for n={n}, d={d}")
+    spec = min(candidates, key=lambda s: s.auto_rank)  # type: ignore[arg-type,return-value]
+    why = ("bounds were declared for every column" if has_bounds and spec.needs_bounds
+           else "not every column has declared bounds" if not has_bounds else "bounds were declared")
+    return spec, (f"auto chose '{spec.name}' from public facts: n={n}, d={d}, {why}; {spec.regimes}")
+
+
+def _check_shape(spec: MethodSpec, n: int, d: int) -> None:
+    if d > n and not spec.allows_wide:
+        raise SingularDesignError(
+            f"the design has more columns (d={d}) than rows (n={n}), so it is singular by construction; "
+            "use fewer terms or a sparse method")
+    need = spec.min_rows(d)
+    if n < need:
+        raise InsufficientDataError(f"method '{spec.name}' needs at least {need} rows for d={d} columns; "
+                                    f"the data have n={n}")
+
+
+def _public_transform(spec: MethodSpec, design: Design, rescale: bool
+                      ) -> tuple[DataBounds | None, PublicScaling | None]:
+    """The clip ranges the method gets (None if it needs none) and the public rescaling (None if off), both
+    from declared bounds only; the clip ranges are those of the rescaled design."""
+    data_bounds = design.data_bounds() if spec.needs_bounds else None
+    scaling = None
+    if rescale and spec.private and not design.missing_bounds:
+        intercept_index = design.column_names.index("Intercept") if design.has_intercept else None
+        scaling = PublicScaling.from_bounds(design.data_bounds(), intercept_index)
+        if data_bounds is not None:
+            data_bounds = dataclasses.replace(scaling.transform_bounds(data_bounds), null_rows=data_bounds.null_rows)
+    return data_bounds, scaling
+
+
+def _public_ranges(design: Design, scaling: PublicScaling | None) -> dict[str, Any]:
+    """The public range of every design column (None where unknown) and of the response, in the units the
+    method sees (after the public rescaling, when it was applied).  Factor dummies and the intercept are
+    bounded by construction; other columns only when the user declared bounds."""
+    columns = [None if iv is None else (iv.lo, iv.hi) for iv in design.column_intervals]
+    response = None if design.response_interval is None else (design.response_interval.lo,
+                                                               design.response_interval.hi)
+    if scaling is not None:
+        columns = [None if iv is None else ((iv[0] - c) / s, (iv[1] - c) / s)
+                   for iv, c, s in zip(columns, scaling.centre, scaling.scale, strict=True)]
+        if response is not None:
+            response = ((response[0] - scaling.y_centre) / scaling.y_scale,
+                        (response[1] - scaling.y_centre) / scaling.y_scale)
+    return {"column_ranges": tuple(columns), "response_range": response}
+
+
+# -- the guard --------------------------------------------------------------------------------------------------
+
+def _settle(accountant: PrivacyAccountant, token: str, spent: tuple[float, float], status: str,
+            method: str | None) -> None:
+    """Settle ``token``; if the accountant fails, leave the reservation held in full (conservative) and raise
+    :class:`~dpstats.errors.SettlementError` (or the interrupt), carrying no released value."""
+    try:
+        accountant.settle(token, spent[0], spent[1], status=status, method=method)
+        return
+    except BaseException as exc:  # noqa: BLE001 - any failure keeps the reservation held
+        failure = _settlement_failure(exc, spent)
+    raise failure
+
+
+def _settlement_failure(exc: BaseException, spent: tuple[float, float]) -> BaseException:
+    """What a failed settle raises: an interrupt as itself, anything else as a SettlementError; chain cut."""
+    _cut_chain(exc)
+    if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: the caller's own interruption
+        exc._dpstats_concluded = True  # type: ignore[attr-defined]
+        return exc
+    why = f"{type(exc).__name__}: {exc}" if isinstance(exc, DPStatsError) else type(exc).__name__
+    err = SettlementError(
+        f"the accountant could not record this fit's spend ({why}); its reservation stays held in full, which "
+        "counts the whole reserved budget as spent until a custodian settles it. The fit's result is withheld.",
+        privacy_spent=spent)
+    err._dpstats_concluded = True  # type: ignore[attr-defined]
+    return err
+
+
+def _cut_chain(exc: BaseException) -> None:
+    """Drop an exception's cause and context: they may carry data values or released values."""
+    exc.__cause__ = None
+    exc.__context__ = None
+    exc.__suppress_context__ = True
+
+
+def conclude(exc: BaseException, accountant: PrivacyAccountant | None, token: str | None, *,
+             state: _FitState) -> BaseException:
+    """The exception a failed fit raises, after settling its reservation; call it in the handler, raise its
+    result outside the handler (so that the original is not the new one's context).
+
+    * The reservation is settled with what the ledger charged (zero before
+      the method ran), as "failed after spending" or "refused".  If the
+      settle itself fails, the reservation stays held in full and that
+      failure is raised instead (:class:`~dpstats.errors.SettlementError`).
+    * A dpstats error keeps its (public) message and gains ``privacy_spent``;
+      any other exception becomes :class:`~dpstats.errors.InternalFitError`,
+      whose message names the stage and the original type only (the original
+      message may quote data values).  Interrupts (``KeyboardInterrupt``) are
+      re-raised as they are.
+    * The chain (``__cause__``, ``__context__``) is cut in every case.
+
+    An exception that was already concluded (by an inner call) is returned
+    unchanged.
+    """
+    if getattr(exc, "_dpstats_concluded", False):
+        return exc
+    ledger = state.ledger
+    spent = ledger.spent if ledger is not None else (0.0, 0.0)
+    if token is not None and accountant is not None and accountant.is_open(token):
+        status = "failed after spending" if ledger is not None and ledger.steps else "refused"
+        try:
+            _settle(accountant, token, spent, status, state.method)
+        except BaseException as settle_failure:  # noqa: BLE001 - raised instead of the fit's own failure
+            _cut_chain(settle_failure)  # raised while the fit's failure was handled: that is its context
+            return settle_failure
+    _cut_chain(exc)
+    if isinstance(exc, DPStatsError):
+        if not hasattr(exc, "privacy_spent"):
+            exc.privacy_spent = spent  # type: ignore[attr-defined]
+        out: BaseException = exc
+    elif isinstance(exc, Exception):
+        out = InternalFitError(
+            f"{state.stage} failed with {type(exc).__name__}; its message is withheld because it may quote data "
+            f"values. The fit spent epsilon={spent[0]:g}, delta={spent[1]:g} (privacy_spent; an accountant, if "
+            "given, was settled with it).",
+            privacy_spent=spent, original_type=type(exc).__name__)
+    else:
+        out = exc
+    out._dpstats_concluded = True  # type: ignore[attr-defined]
+    return out
+
+
+# -- the results ------------------------------------------------------------------------------------------------
+
+def _inference_back(inference: Inference, scaling: PublicScaling) -> Inference:
+    """The inference of coefficients fitted on the rescaled design, in the user's units (post-processing)."""
+    if inference.draws is not None:
+        return dataclasses.replace(inference, draws=scaling.draws_back(inference.draws))
+    return dataclasses.replace(inference, cov=scaling.cov_back(np.asarray(inference.cov, dtype=float)))
+
+
+def _results(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, ledger: PrivacyLedger, eps: float,
+             dlt: float, *, choice: str, seeded: bool, scaling: PublicScaling | None, clipped: bool,
+             formula: str) -> DPRegressionResults:
+    params = np.asarray(fitted.params, dtype=float)
+    notes = list(fitted.notes)
+    inference = fitted.inference
+    if scaling is not None:
+        params = scaling.params_back(params)
+        notes.append("the design and response were centred and scaled to [-1, 1] by the declared bounds (public) "
+                     "before fitting; the coefficients were mapped back (post-processing)")
+        if inference is not None:
+            inference = _inference_back(inference, scaling)
+    elif spec.raw_units_warning:
+        notes.append("WARNING: " + spec.raw_units_warning)
+    withheld = "" if inference is None else withholding_reason(
+        spec.name, inference.noise_to_signal, spec.inference_rule.withhold_above, inference.draws, inference.bse)
+    guarantee = fitted.guarantee or spec.guarantee
+    report = _report(spec, design, n, ledger, eps, dlt, choice, seeded, fitted.assumptions, notes, clipped,
+                     guarantee=guarantee)
+    theory = fitted.theory_inputs
+    return DPRegressionResults(
+        params=pd.Series(params, index=design.column_names, name="coef"),
+        privacy=report,
+        error_bounds=error_bounds(spec, n, design.d, eps, dlt, sparsity=theory.sparsity, guarantee=guarantee,
+                                  inference=theory.inference),
+        nobs=n, df_model=design.d - int(design.has_intercept), df_resid=n - design.d,
+        method=spec.name, formula=formula, response_name=design.response_name, design_info=design.design_info,
+        info=_info(fitted), _inference=inference, _bse_reason=fitted.no_inference_reason, _withheld=withheld,
+        _rsquared_value=fitted.rsquared, _released_sums=fitted.released_sums, _rsquared_reason=fitted.rsquared_reason,
+    )
+
+
+def _info(fitted: MethodFit) -> dict[str, Any]:
+    """What ``DPRegressionResults.info`` shows: the method's diagnostics and its released sums for R^2."""
+    info = dict(fitted.diagnostics)
+    if fitted.released_sums is not None:
+        info["released_sums"] = fitted.released_sums
+    return info
+
+
+def _report(spec: MethodSpec, design: Design, n: int, ledger: PrivacyLedger, eps: float, dlt: float, choice: str,
+            seeded: bool, assumptions: Sequence[str], notes: Sequence[str], clipped: bool,
+            guarantee: str) -> PrivacyReport:
+    spent_eps, spent_delta = ledger.spent
+    all_notes = list(design.notes)
+    if clipped:
+        all_notes.append("design columns and the response were clipped to the declared bounds inside the fit "
+                         "(how many rows were clipped is private and not reported)")
+    all_notes += list(notes)
+    composition = ("exact GDP composition of Gaussian releases" if all(s.mechanism == "gaussian" for s in ledger.steps)
+                   else "tightest of basic, GDP and PLD composition")
+    return PrivacyReport(
+        method=spec.name, private=spec.private,
+        epsilon_requested=eps if spec.private else math.inf, delta_requested=dlt if spec.private else 0.0,
+        epsilon_spent=spent_eps if spec.private else math.inf, delta_spent=spent_delta if spec.private else 1.0,
+        steps=tuple(ledger.steps), relation=_RELATIONS.get(spec.relation, spec.relation),
+        guarantee=_GUARANTEES.get(guarantee, guarantee), composition=composition, n=n,
+        assumptions=tuple(assumptions), notes=tuple(all_notes), method_choice=choice, seeded=seeded,
+    )

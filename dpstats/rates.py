@@ -1,0 +1,179 @@
+"""Rates of convergence as functions of (n, d, epsilon, delta, s): the bricks of :mod:`dpstats.theory`.
+
+A :class:`Rate` is a bound on E||b - beta||_2 / sigma up to absolute
+constants, split into a statistical (sampling) term and a privacy term, with
+the conditions of its theorem; :meth:`Rate.at` evaluates it to a
+:class:`RateBound`.  A method registers its own upper rate as
+``MethodSpec.theory_rate(guarantee) -> UpperRate`` (in its module), and
+:mod:`dpstats.theory` reads it from the registry; the minimax lower bounds
+live in :mod:`dpstats.theory`.  The conditions and model descriptions below
+are shared by the theorems of Cai, Wang & Zhang ("The cost of privacy", Ann.
+Statist. 2021).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["RateBound", "Rate", "UpperRate", "CAI", "MODEL", "SPARSE_MODEL", "log_inv", "delta_range",
+           "classical_conditions", "sparse_conditions", "classical_n", "no_conditions", "needs_sparsity"]
+
+CAI = "Cai, Wang & Zhang (2021)"
+
+@dataclass(frozen=True)
+class RateBound:
+    """One bound on E||b - beta||_2 / sigma, up to constants: statistical + privacy term.
+
+    Attributes
+    ----------
+    kind:
+        ``"lower"`` (no (epsilon, delta)-DP estimator does better in the
+        worst case over the model) or ``"upper"`` (the method's own rate).
+    label, source, formula:
+        What the bound is, the theorem it comes from, and its formula.
+    statistical, privacy:
+        The two terms at (n, d, epsilon, delta), in units of sigma.
+    failed:
+        Conditions of the theorem that fail here; non-empty means the bound
+        is not applicable.
+    caveats:
+        Assumptions of the theorem that cannot be checked from public facts.
+    """
+
+    kind: str
+    label: str
+    source: str
+    formula: str
+    statistical: float | None
+    privacy: float | None
+    failed: tuple[str, ...] = ()
+    caveats: tuple[str, ...] = ()
+
+    @property
+    def applicable(self) -> bool:
+        return not self.failed and self.statistical is not None and self.privacy is not None
+
+    @property
+    def total(self) -> float | None:
+        if self.statistical is None or self.privacy is None:
+            return None
+        return self.statistical + self.privacy
+
+    @property
+    def dominant(self) -> str:
+        """``"privacy"`` or ``"sampling"``: the larger of the two terms."""
+        return "privacy" if (self.privacy or 0.0) > (self.statistical or 0.0) else "sampling"
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A rate as functions of (n, d, epsilon, delta, s), for evaluation and inversion by :func:`plan`."""
+
+    kind: str
+    label: str
+    source: str
+    formula: str
+    statistical: Callable[[float, int, int], float]  # (n, d, s)
+    privacy: Callable[[float, int, float, float, int], float]  # (n, d, eps, delta, s)
+    conditions: Callable[[float, int, float, float, int], list[str]]
+    caveats: tuple[str, ...]
+    n_min: Callable[[int, int], float] = lambda d, s: 5.0  # where both terms are non-increasing in n
+    capped: bool = False  # the privacy term is min(., 1) (the lower bounds' "∧ 1")
+    needs_sparsity: bool = False  # the rate is stated for a sparsity s, which the caller must give
+
+    def privacy_term(self, n: float, d: int, epsilon: float, delta: float, s: int) -> float:
+        p = self.privacy(n, d, epsilon, delta, s)
+        return min(p, 1.0) if self.capped else p
+
+    def at(self, n: float, d: int, epsilon: float, delta: float, s: int) -> RateBound:
+        priv = 0.0 if math.isinf(epsilon) else self.privacy_term(n, d, epsilon, delta, s)
+        failed = tuple(self.conditions(n, d, epsilon, delta, s))
+        return RateBound(self.kind, self.label, self.source, self.formula, self.statistical(n, d, s), priv,
+                         failed, self.caveats)
+
+
+
+def log_inv(delta: float) -> float:
+    return math.log(1.0 / delta)
+
+
+def delta_range(n: float, epsilon: float, delta: float) -> list[str]:
+    """Cai et al.'s delta range n^-1 exp(-3 eps n/2) <= delta <= n^-(1+tau), tau > 0 (Thms 16 and 18)."""
+    if math.isinf(epsilon):
+        return []
+    out = []
+    if not delta < 1.0 / n:
+        out.append(f"delta={delta:.3g} is not below n^-(1+tau) for any tau > 0 (1/n={1.0 / n:.3g}): "
+                   "delta too large for the theorem, and weak privacy")
+    if delta < math.exp(-1.5 * epsilon * n - math.log(n)):
+        out.append(f"delta={delta:.3g} is below n^-1 exp(-3 eps n/2)")
+    return out
+
+
+def classical_conditions(n: float, d: int, epsilon: float, delta: float, s: int) -> list[str]:
+    out = delta_range(n, epsilon, delta)
+    if math.isfinite(epsilon):
+        q = math.sqrt(d * log_inv(delta)) / (n * epsilon)
+        if q > 1.0:
+            out.append(f"sqrt(d log(1/delta))/(n eps) = {q:.3g} > 1: n too small for Thm 18 (needs it O(1))")
+    return out
+
+
+def sparse_conditions(n: float, d: int, epsilon: float, delta: float, s: int) -> list[str]:
+    if not 1 <= s < d:
+        return [f"sparsity s={s} must satisfy 1 <= s < d={d}"]
+    out = delta_range(n, epsilon, delta)
+    if math.isfinite(epsilon):
+        q = math.sqrt(s * log_inv(delta)) * math.log(d / s) / (n * epsilon)
+        if q > 1.0:
+            out.append(f"sqrt(s log(1/delta)) log(d/s)/(n eps) = {q:.3g} > 1: n too small for Thm 16 "
+                       "(needs it O(1))")
+    return out
+
+
+def classical_n(n: float, d: int, epsilon: float, delta: float, s: int) -> list[str]:
+    return [] if n > d else [f"n={n:g} <= d={d}: the classical (d < n) setting fails"]
+
+
+
+
+def no_conditions(n: float, d: int, epsilon: float, delta: float, s: int) -> list[str]:
+    return []
+
+
+def needs_sparsity(n: float, d: int, epsilon: float, delta: float, s: int) -> list[str]:
+    return [] if 1 <= s < d else [f"sparsity s={s} must satisfy 1 <= s < d={d}"]
+
+
+#: the model of Cai, Wang & Zhang's classical theorems, and of their sparse ones
+MODEL = ("Cai et al.'s model P(sigma, d): ||x||_inf <~ 1, sigma-sub-Gaussian errors, ||beta||_2 <= C, "
+         "eigenvalues of Sigma_X in (1/Lambda, Lambda)")
+SPARSE_MODEL = MODEL.replace("P(sigma, d)", "P(sigma, d, s)").replace("||beta||_2 <= C",
+                                                                      "||beta||_0 <= s, ||beta||_2 <= C")
+
+
+@dataclass(frozen=True)
+class UpperRate:
+    """A method's upper rate for one kind of fit, as its ``MethodSpec.theory_rate(guarantee)`` returns it.
+
+    Attributes
+    ----------
+    rate : Rate or None
+        The rate, or None when no rate is proved for this fit (``why_none`` says why).
+    why_none : str
+        Shown instead of a bound when ``rate`` is None.
+    uncovered_source : str
+        When a theorem exists for a related estimator but does not cover the implemented one: its source; the
+        bound is then shown as not applicable, with ``why_none`` as the failed condition.
+    inference_share : float
+        Share of the GDP budget mu^2 a fit with ``inference=True`` gives to releases for standard errors: the
+        rate is then evaluated at the budget left to the point estimate
+        (:func:`dpstats.theory.point_estimate_epsilon`).
+    """
+
+    rate: Rate | None = None
+    why_none: str = ""
+    uncovered_source: str = ""
+    inference_share: float = 0.0

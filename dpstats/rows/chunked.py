@@ -1,0 +1,353 @@
+"""Rows read chunk by chunk from a source (CSV/Parquet files, a DataFrame in chunks, a Dask DataFrame).
+
+:class:`ChunkedRows` is the :class:`~dpstats.rows.base.Rows` of a
+:class:`~dpstats.rows.sources.DataSource`.  Each pass runs a
+:class:`ChunkTask` on every chunk, where the source's chunks live (on a Dask
+cluster: on the workers), and only the combined result comes back:
+
+1. the chunk is prepared by the public :class:`~dpstats.formula.FramePlan`
+   (declared levels, clipping of raw variables, missing values) and
+   evaluated with the public patsy design built from the schema
+   (:class:`ChunkEvaluator`), so no chunk can change the design;
+2. the public rescaling is applied;
+3. the method's pass runs on the numpy arrays.
+
+Privacy: every released quantity is the same function of the data as for
+in-memory rows (sums over rows are the same sums, added in another order;
+blocks, parts and samples are the same rows, drawn from public n and the
+fit's generator), so each method's proof applies unchanged.  Schema
+violations (missing values, undeclared levels, non-finite transforms) are
+found while the data are read, in the first pass that reads the offending
+row, and never echo a value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+import pandas as pd
+import patsy
+from patsy.eval import ast_names
+
+from dpstats.errors import DataTypeError, DPStatsError, FormulaError
+from dpstats.formula import FramePlan, _finite_arrays, _quoted_names, _sanitised
+from dpstats.formula import non_finite_message as non_finite_message_of
+from dpstats.formula_language import FORMULA_ENV, expand_formula, model_desc
+from dpstats.rows.base import Combine
+from dpstats.rows.sources import DEFAULT_CHUNK_ROWS, DaskSource, DataSource
+from dpstats.scaling import PublicScaling
+
+__all__ = ["ChunkEvaluator", "ChunkTask", "ChunkedRows", "formula_levels", "zero_null_rows"]
+
+T = TypeVar("T")
+
+
+class ChunkEvaluator:
+    """Evaluates the public design on one chunk: prepare (declared levels, clipping, missing values), then
+    ``patsy.build_design_matrices`` with the public DesignInfo.  Picklable, for Dask workers: patsy objects
+    cannot be pickled, so a worker rebuilds the DesignInfo from the expanded formula (``formula``: '.' expanded
+    and long sums nested, as the driver parsed it) and the one-row public prototype, in dpstats's own formula
+    namespace, exactly as the driver built it.  ``non_finite_message`` is the public refusal for a non-finite
+    value (the same for every value, row and chunk)."""
+
+    def __init__(self, formula: str, plan: FramePlan, prototype: pd.DataFrame, column_names: Sequence[str],
+                 response_code: str, infos: tuple[Any, Any] | None = None, *, non_finite_message: str = "",
+                 shown: str | None = None) -> None:
+        self.formula = formula
+        self.shown = formula if shown is None else shown
+        self.plan = plan
+        self.prototype = prototype
+        self.column_names = list(column_names)
+        self.response_code = response_code
+        self.non_finite_message = non_finite_message or non_finite_message_of([response_code])
+        self._infos = infos
+        self._layout_cache: tuple[list[tuple[slice, str | None]], Any, str | None] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_infos"] = None
+        state["_layout_cache"] = None
+        return state
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.plan.variables)
+
+    @property
+    def d(self) -> int:
+        return len(self.column_names)
+
+    def infos(self) -> tuple[Any, Any]:
+        if self._infos is None:
+            with np.errstate(all="ignore"):
+                y_dm, X_dm = patsy.dmatrices(model_desc(self.formula, shown=self.shown), self.prototype,
+                                             eval_env=FORMULA_ENV, return_type="matrix",
+                                             NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
+            if list(X_dm.design_info.column_names) != self.column_names:  # pragma: no cover - a patsy change
+                raise FormulaError("internal error: the design rebuilt on a worker differs from the driver's")
+            self._infos = (y_dm.design_info, X_dm.design_info)
+        return self._infos
+
+    def count(self, frame: pd.DataFrame) -> int:
+        """Rows of the chunk after preparation (missing values refused, made null rows or dropped)."""
+        df, _ = self.plan.prepare(frame)
+        return int(len(df))
+
+    def _layout(self) -> tuple[list[tuple[slice, str | None]], Any, str | None]:
+        """Which design columns are a bare numeric variable (copied directly), the intercept, or need patsy.
+
+        patsy evaluates a bare numeric variable ``x`` (or ``Q("x")``) to the
+        column's values converted to float, and the intercept to ones; copying
+        them directly gives the same numbers without patsy's per-column
+        assembly, which dominates the cost of wide chunks.  Every other term
+        (transforms, factors, interactions) is built by patsy on the subset of
+        the DesignInfo that holds those terms.
+        """
+        if self._layout_cache is None:
+            y_info, X_info = self.infos()
+            cols = set(self.plan.variables)
+            direct: list[tuple[slice, str | None]] = []
+            rest = []
+            for term, sl in X_info.term_slices.items():
+                if not term.factors:
+                    direct.append((sl, None))
+                    continue
+                name = _bare_variable(term, X_info, cols)
+                if name is not None:
+                    direct.append((sl, name))
+                else:
+                    rest.append(term)
+            sub = X_info.subset(rest) if rest else None
+            response = _bare_variable(y_info.terms[0], y_info, cols) if len(y_info.terms) == 1 else None
+            self._layout_cache = (direct, sub, response)
+        return self._layout_cache
+
+    def evaluate(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """(X, y) of one chunk, with the public design (null rows NaN); schema violations raise without echoing
+        values."""
+        df, nulls = self.plan.prepare(frame)
+        return self.evaluate_prepared(df, nulls)
+
+    def evaluate_prepared(self, df: pd.DataFrame, nulls: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(X, y) of rows already prepared by the plan; ``nulls`` marks the null rows among them."""
+        if len(df) == 0:
+            return np.empty((0, self.d)), np.empty(0)
+        y_info, X_info = self.infos()
+        direct, sub, response = self._layout()
+        X = np.empty((len(df), self.d))
+        for sl, name in direct:
+            X[:, sl.start] = 1.0 if name is None else df[name].to_numpy(dtype=float)
+        infos = ([] if response is not None else [y_info]) + ([sub] if sub is not None else [])
+        built = self._build(infos, df) if infos else []
+        y_dm = np.array(df[response], dtype=float)[:, None] if response is not None else built.pop(0)
+        if sub is not None:
+            part = np.asarray(built.pop(0), dtype=float)
+            for term, sl in sub.term_slices.items():
+                X[:, X_info.term_slices[term]] = part[:, sl]
+        return _finite_arrays(X, y_dm, self.non_finite_message, nulls)
+
+    def _build(self, infos: list[Any], df: pd.DataFrame) -> list[Any]:
+        """patsy's matrices of the prepared rows; any failure becomes a typed error with a public message."""
+        try:
+            with np.errstate(all="ignore"):  # numpy's warnings would say which rows are out of a domain
+                return patsy.build_design_matrices(infos, df, return_type="matrix",
+                                                   NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
+        except Exception as exc:  # noqa: BLE001 - every failure is reported from public facts only
+            error = _sanitised(exc, self.shown)
+        raise error
+
+
+def _bare_variable(term: Any, info: Any, variables: set[str]) -> str | None:
+    """The variable name when ``term`` is a single numeric factor that is just a data column, else None."""
+    if len(term.factors) != 1:
+        return None
+    factor = term.factors[0]
+    finfo = info.factor_infos[factor]
+    if finfo.type != "numerical" or finfo.num_columns != 1:
+        return None
+    code = factor.code.strip()
+    if code in variables:
+        return code
+    quoted = _quoted_names(code)
+    if len(quoted) == 1 and quoted[0] in variables and code.replace(" ", "") in {f'Q("{quoted[0]}")',
+                                                                                f"Q('{quoted[0]}')"}:
+        return quoted[0]
+    return None
+
+
+class ChunkTask:
+    """One chunk: evaluate, rescale publicly, apply ``pass_fn(X, y, offset)``; returns (partial, rows).  Picklable.
+
+    A chunk longer than ``max_rows`` (a large Dask partition) is processed in
+    slices of ``max_rows`` rows whose partial results are combined, so the
+    working memory of a task is bounded by ``max_rows`` whatever the
+    partitioning.  ``zero_null_rows``: the public null rows (``missing="drop"``) are set to zero rows after
+    the rescaling, for a method that gets no clip ranges (clipping zeroes them otherwise).
+    """
+
+    def __init__(self, evaluator: ChunkEvaluator, scaling: PublicScaling | None,
+                 pass_fn: Callable[[np.ndarray, np.ndarray, int], Any], combine: Callable[[Any, Any], Any],
+                 max_rows: int = DEFAULT_CHUNK_ROWS, *, zero_null_rows: bool = False) -> None:
+        self.evaluator, self.scaling, self.pass_fn, self.combine = evaluator, scaling, pass_fn, combine
+        self.max_rows = int(max_rows)
+        self.zero_null_rows = zero_null_rows
+
+    def _one(self, frame: pd.DataFrame, offset: int) -> tuple[Any, int]:
+        select = getattr(self.pass_fn, "select", None)
+        df, nulls = self.evaluator.plan.prepare(frame)
+        rows = int(len(df))
+        if select is not None:  # the method needs only some rows of the chunk: evaluate only those
+            idx = np.asarray(select(offset, rows), dtype=np.int64)
+            df, nulls = df.iloc[idx], (None if nulls is None else nulls[idx])
+        X, y = self.evaluator.evaluate_prepared(df, nulls)
+        if self.scaling is not None:
+            X, y = self.scaling.transform(X, y, inplace=True)
+        if self.zero_null_rows:
+            zero_null_rows(X, y)
+        return self.pass_fn(X, y, offset), rows
+
+    def __call__(self, frame: pd.DataFrame, offset: int) -> tuple[Any, int]:
+        if len(frame) <= self.max_rows:
+            return self._one(frame, offset)
+        acc, rows = None, 0
+        for start in range(0, len(frame), self.max_rows):
+            part, k = self._one(frame.iloc[start:start + self.max_rows], offset + rows)
+            acc = part if acc is None else self.combine(acc, part)
+            rows += k
+        return acc, rows
+
+
+def zero_null_rows(X: np.ndarray, y: np.ndarray) -> None:
+    """Set the public null rows (NaN response, ``missing="drop"``) to zero rows, in place: for a method that gets
+    no clip ranges (those that do get them zeroed after clipping, in :meth:`~dpstats.bounds.DataBounds.clip`)."""
+    null = np.isnan(y)
+    if null.any():
+        X[null] = 0.0
+        y[null] = 0.0
+
+
+class ChunkedRows:
+    """:class:`~dpstats.rows.base.Rows` over a source: what a method sees (numpy chunks only).
+
+    ``n`` is fixed before the method runs: from the source's metadata, a
+    counting pass, or :meth:`prime`.  Every pass checks that the source still
+    gives n rows.  ``passes`` counts the passes over the data (a pass served
+    by :meth:`prime`'s result is not read again).  ``zero_null_rows``: the
+    method gets no clip ranges, so the public null rows are set to zero in
+    each chunk (:class:`ChunkTask`).
+    """
+
+    def __init__(self, source: DataSource, evaluator: ChunkEvaluator, scaling: PublicScaling | None,
+                 n: int | None = None, *, zero_null_rows: bool = False) -> None:
+        self.source, self.evaluator, self.scaling = source, evaluator, scaling
+        self.zero_null_rows = zero_null_rows
+        self._n = None if n is None else int(n)
+        self._counter = evaluator.count  # one object, so a Dask source reuses its per-partition counts
+        self._primed: tuple[Any, Any] | None = None
+        self.passes = 0
+
+    @property
+    def n(self) -> int:
+        if self._n is None:
+            raise RuntimeError("the number of rows is not known yet: count() or prime() first")
+        return self._n
+
+    @property
+    def counted(self) -> bool:
+        """True once n is fixed."""
+        return self._n is not None
+
+    @property
+    def d(self) -> int:
+        return self.evaluator.d
+
+    @property
+    def local(self) -> bool:
+        """True when the chunks are read in this process (not on a cluster): rows may then be gathered here."""
+        return not isinstance(self.source, DaskSource)
+
+    def _run(self, pass_fn: Callable[[np.ndarray, np.ndarray, int], T], combine: Combine[T]) -> tuple[T, int]:
+        offsets = bool(getattr(pass_fn, "uses_offset", True))
+        task = ChunkTask(self.evaluator, self.scaling, pass_fn, combine, zero_null_rows=self.zero_null_rows)
+        result, total = self.source.run(task, combine, self.evaluator.columns, offsets=offsets,
+                                        counter=self._counter, raw_offsets=self._keeps_rows)
+        self.passes += 1
+        return result, total
+
+    def reduce(self, pass_fn: Callable[[np.ndarray, np.ndarray, int], T], combine: Combine[T]) -> T:
+        """``pass_fn`` on every chunk, combined in row order (see :mod:`dpstats.rows.base`)."""
+        if self._primed is not None and self._primed[0] == pass_fn:
+            result = self._primed[1]
+            self._primed = None
+            return result  # type: ignore[no-any-return]
+        result, total = self._run(pass_fn, combine)
+        if total != self.n:
+            raise DataTypeError(f"the source gave {total} rows in this pass and {self.n} before: the data changed "
+                                "while being read (nothing was released from this pass)")
+        return result
+
+    def prime(self, pass_fn: Callable[[np.ndarray, np.ndarray, int], T], combine: Combine[T]) -> int:
+        """Run a method's first pass while the number of rows is not known yet, and keep its result for the
+        method's own first :meth:`reduce` of an equal pass; returns n.
+
+        Used for one-pass methods on sources that know their row count only
+        after reading (CSV files, Dask): the pass that computes the method's
+        statistics also counts the rows, so the data are read once.  Such a
+        pass should not use the chunks' offsets (``uses_offset = False``):
+        where rows may be dropped, offsets would need a count first.
+        """
+        result, total = self._run(pass_fn, combine)
+        self._n = int(total)
+        self._primed = (pass_fn, result)
+        return self._n
+
+    @property
+    def _keeps_rows(self) -> bool:
+        """Preparation keeps every raw row (missing values are refused, or made public null rows)."""
+        return self.evaluator.plan.missing != "drop"
+
+    def free_count(self) -> int | None:
+        """n if it is fixed already, or from the source's metadata without reading (when preparation drops no
+        row); None when only a pass over the data can tell."""
+        if self._n is None and self._keeps_rows:
+            known = self.source.known_rows()
+            self._n = None if known is None else int(known)
+        return self._n
+
+    def count(self) -> int:
+        """Fix n by a counting pass over the prepared rows (or the source's cheap raw count when preparation
+        drops no row); returns n."""
+        n = self.free_count()
+        if n is not None:
+            return n
+        if self._keeps_rows:
+            n = self.source.raw_rows()  # e.g. Dask: a light count of one column
+            self.passes += int(n is not None)
+        if n is None:
+            n = self.source.count(self._counter, self.evaluator.columns)
+            self.passes += 1
+        self._n = int(n)
+        return self._n
+
+
+def formula_levels(schema: pd.DataFrame, formula: str, levels: Mapping[str, Sequence[Any]] | None
+                    ) -> dict[str, Sequence[Any]] | None:
+    """Declared levels plus the public categories of schema Categoricals that the formula uses.
+
+    Every chunk is recast to these categories, so a partition whose
+    Categorical has other (or fewer) categories cannot change the design.
+    """
+    out: dict[str, Sequence[Any]] = {}
+    try:
+        desc = model_desc(expand_formula(formula, [str(c) for c in schema.columns]), shown=formula)
+        codes = [f.code for t in [*desc.lhs_termlist, *desc.rhs_termlist] for f in t.factors]
+    except DPStatsError:  # the formula layer reports parse errors properly
+        return dict(levels) if levels else None
+    used = {n for c in codes for n in [*ast_names(c), *_quoted_names(c)]}
+    for c in schema.columns:
+        if c in used and isinstance(schema[c].dtype, pd.CategoricalDtype):
+            out[str(c)] = list(schema[c].cat.categories)
+    out.update(levels or {})
+    return out or None

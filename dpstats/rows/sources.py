@@ -1,0 +1,549 @@
+"""Data that do not fit in memory: CSV and Parquet files read in chunks, and Dask DataFrames.
+
+:func:`dpstats.dp_ols` accepts, besides a pandas DataFrame or a dict of
+arrays, a path or a list of paths to CSV or Parquet files (or a directory of
+Parquet files), a ``dask.dataframe.DataFrame``, or one of the sources below
+(to choose the chunk size or pass reader options)::
+
+    dpstats.dp_ols("y ~ x1 + x2", "data/*.parquet", ...)                  # a glob pattern
+    dpstats.dp_ols("y ~ x1 + x2", ["a.csv", "b.csv"], ...)
+    dpstats.dp_ols("y ~ x1 + x2", dd.read_parquet("s3://bucket/table/"), ...)
+    dpstats.dp_ols("y ~ x1 + x2", CSVSource("big.csv", chunksize=100_000, sep=";"), ...)
+
+A source knows its **schema** (column names and dtypes, public) without
+reading the data, except that a CSV file's column types are taken from how
+pandas parses its first rows unless ``dtype=`` declares them.  It runs a
+picklable *task* on every chunk (a pandas DataFrame of the used columns) and
+combines the partial results with an associative function:
+
+* local sources (:class:`CSVSource`, :class:`ParquetSource`,
+  :class:`DataFrameSource`) read and process chunks in this process, in a
+  small pool of threads with a bounded number of chunks in flight, so the
+  memory is that of a few chunks plus the accumulators, whatever n;
+* :class:`DaskSource` builds one task per partition and a tree of combine
+  tasks and computes them on Dask's current scheduler (a
+  ``distributed.Client``, if one is active): partitions are read and reduced
+  where they live, and only the combined aggregate comes back to the caller.
+
+The row order of a source (files in the order given, or sorted when a glob or
+a directory is given; rows in file order; Dask partitions in order) defines
+the global row index used by methods that assign rows to blocks.  Factor
+levels are never read from the data: a categorical column counts as declared
+only when its categories are part of the schema (a pandas or known Dask
+Categorical dtype); Parquet dictionary columns and CSV strings need
+``levels=`` or ``C(g, levels=[...])``.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections import deque
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from dpstats.errors import DataTypeError, MissingDataError
+
+__all__ = ["DataSource", "DataFrameSource", "CSVSource", "ParquetSource", "DaskSource", "as_source",
+           "is_chunked_data", "DEFAULT_CHUNK_ROWS"]
+
+#: rows per chunk of the local sources (and slice of a large Dask partition): 1 MB per float column, so the
+#: few copies a chunk goes through (reader, frame, design matrix) stay in the processor's caches for designs of
+#: tens of columns; measured in benchmarks/scale.py (2^17 was fastest, 2^16-2^18 within 10%)
+DEFAULT_CHUNK_ROWS = 1 << 17
+
+_CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.zip", ".csv.xz", ".tsv", ".tsv.gz", ".txt")
+_PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
+
+#: A chunk task: (frame, global offset of its first prepared row) -> (partial result, number of prepared rows)
+Task = Callable[[pd.DataFrame, int], tuple[Any, int]]
+Combine = Callable[[Any, Any], Any]
+
+
+def _unknown_to_object(schema: pd.DataFrame) -> pd.DataFrame:
+    """Categorical columns without public categories are treated as plain values (levels then must be declared)."""
+    out = {}
+    for c in schema.columns:
+        col = schema[c]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            cats = list(col.cat.categories)
+            if not cats or cats == ["__UNKNOWN_CATEGORIES__"]:
+                col = col.astype(object)
+        out[c] = col
+    return pd.DataFrame(out, columns=schema.columns).iloc[:0]
+
+
+@contextmanager
+def single_threaded_blas() -> Iterator[None]:
+    """One BLAS thread per task while several chunk tasks run at once.
+
+    The products of a chunk are small (a chunk times d^2), and BLAS threads
+    nested in the threads of a pool (or of Dask's threaded scheduler)
+    oversubscribe the cores: measured about 2x slower on 2 cores.  Uses
+    threadpoolctl (installed with the ``io`` and ``dask`` extras) for the
+    duration of the run; the limit is process-wide.  Without threadpoolctl
+    nothing changes.
+    """
+    try:
+        from threadpoolctl import threadpool_limits  # noqa: PLC0415
+    except ImportError:  # pragma: no cover - depends on the environment
+        yield
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+def default_workers() -> int:
+    """Threads that process the chunks of a local source: the number of cores, at most 4."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+class DataSource:
+    """Base class: a table read chunk by chunk.  Subclasses implement :meth:`schema` and :meth:`frames`.
+
+    Local sources read the chunks in this thread and process them in a pool
+    of ``workers`` threads (numpy, pandas and pyarrow release the GIL for the
+    heavy work), with at most ``2 * workers`` chunks in flight; the partial
+    results are combined in chunk order, so the result does not depend on
+    the timing of the threads.
+    """
+
+    kind = "data"
+    workers: int | None = None
+
+    def schema(self) -> pd.DataFrame:
+        """A frame with no rows and the table's columns and dtypes (public)."""
+        raise NotImplementedError
+
+    def known_rows(self) -> int | None:
+        """The number of rows when the metadata give it without reading the data, else None."""
+        return None
+
+    def raw_rows(self) -> int | None:
+        """The number of raw rows (before preparation) when it is cheap to get: from the metadata, or from a
+        count of one column where that reads little; None when only a full counting pass would give it."""
+        return self.known_rows()
+
+    def frames(self, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
+        """The chunks, in row order, with only ``columns`` (local sources)."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return self.kind
+
+    def run(self, task: Task, combine: Combine, columns: Sequence[str], *, offsets: bool,
+            counter: Callable[[pd.DataFrame], int] | None = None, raw_offsets: bool = False) -> tuple[Any, int]:
+        """Apply ``task`` to every chunk and combine the partial results in chunk order; returns (combined,
+        total prepared rows).
+
+        ``offsets``: the task needs the global index of each chunk's first
+        (prepared) row.  When preparation never drops rows (``raw_offsets``,
+        i.e. ``missing="raise"``), it is the count of raw rows before the
+        chunk and chunks run in parallel; otherwise they run one after the
+        other, each offset being the prepared rows of the chunks before.  A
+        distributed source may count rows with ``counter`` first.
+        """
+        workers = self.workers if self.workers is not None else default_workers()
+        if offsets and not raw_offsets:
+            workers = 1
+        acc, total, raw = None, 0, 0
+        if workers <= 1:
+            for frame in self.frames(columns):
+                part, rows = task(frame, total)
+                total += rows
+                acc = part if acc is None else combine(acc, part)
+            return acc, total
+        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+        pending: deque = deque()
+
+        def collect() -> None:
+            nonlocal acc, total
+            part, rows = pending.popleft().result()
+            total += rows
+            acc = part if acc is None else combine(acc, part)
+
+        with single_threaded_blas(), ThreadPoolExecutor(workers) as pool:
+            for frame in self.frames(columns):
+                pending.append(pool.submit(task, frame, raw if offsets else 0))
+                raw += len(frame)
+                while len(pending) > 2 * workers:
+                    collect()
+            while pending:
+                collect()
+        return acc, total
+
+    def count(self, counter: Callable[[pd.DataFrame], int], columns: Sequence[str]) -> int:
+        """The number of rows after preparation (``counter`` prepares one chunk and returns its length)."""
+        return int(sum(counter(f) for f in self.frames(columns)))
+
+
+@dataclass
+class DataFrameSource(DataSource):
+    """An in-memory DataFrame processed ``chunksize`` rows at a time (``dp_ols(..., chunksize=...)``)."""
+
+    frame: pd.DataFrame
+    chunksize: int = DEFAULT_CHUNK_ROWS
+    workers: int | None = None
+    kind: str = field(default="an in-memory DataFrame", init=False)
+
+    def __post_init__(self) -> None:
+        self.chunksize = _check_chunksize(self.chunksize)
+
+    def schema(self) -> pd.DataFrame:
+        return self.frame.iloc[:0]
+
+    def known_rows(self) -> int | None:
+        return int(len(self.frame))
+
+    def frames(self, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
+        cols = list(columns)
+        for start in range(0, len(self.frame), self.chunksize):  # slice rows first: no copy of the whole frame
+            yield self.frame.iloc[start:start + self.chunksize][cols]
+
+
+def _check_chunksize(chunksize: Any) -> int:
+    if isinstance(chunksize, bool) or not isinstance(chunksize, (int, np.integer)) or chunksize < 1:
+        raise DataTypeError(f"chunksize must be a positive integer, got {chunksize!r}")
+    return int(chunksize)
+
+
+def _expand(paths: "str | os.PathLike[str] | Sequence[str | os.PathLike[str]]", suffixes: tuple[str, ...]
+            ) -> list[str]:
+    items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    if not items:
+        raise DataTypeError("no files were given")
+    out: list[str] = []
+    for item in items:
+        s = os.fspath(item)
+        if os.path.isdir(s):
+            found = sorted(str(p) for p in Path(s).iterdir() if str(p).lower().endswith(suffixes))
+            if not found:
+                raise DataTypeError(f"the directory {s} holds no {'/'.join(suffixes)} files")
+            out += found
+        elif any(ch in s for ch in "*?["):
+            found = sorted(glob.glob(s))
+            if not found:
+                raise DataTypeError(f"no file matches {s}")
+            out += found
+        elif os.path.exists(s):
+            out.append(s)
+        else:
+            raise DataTypeError(f"no such file: {s}")
+    return out
+
+
+class CSVSource(DataSource):
+    """CSV files read with ``pandas.read_csv(chunksize=...)``, in the order given.
+
+    ``dtype`` declares column types; without it they are taken from how
+    pandas parses the first ``infer_rows`` rows of the first file, with every
+    numeric column then read as float64 (a value that does not parse is a
+    schema violation, reported without the value).  Other keyword arguments
+    go to ``read_csv`` (``sep``, ``compression``, ...).
+    """
+
+    kind = "CSV"
+
+    def __init__(self, paths: "str | os.PathLike[str] | Sequence[str | os.PathLike[str]]", *,
+                 chunksize: int = DEFAULT_CHUNK_ROWS, dtype: dict[str, Any] | None = None, infer_rows: int = 1000,
+                 workers: int | None = None, **read_csv_kwargs: Any) -> None:
+        self.paths = _expand(paths, _CSV_SUFFIXES)
+        self.workers = workers
+        self.chunksize = _check_chunksize(chunksize)
+        self.kwargs = read_csv_kwargs
+        for bad in ("chunksize", "iterator", "usecols", "nrows"):
+            if bad in self.kwargs:
+                raise DataTypeError(f"CSVSource sets {bad} itself")
+        self._dtype = dict(dtype) if dtype else None
+        self._infer_rows = int(infer_rows)
+        self._schema: pd.DataFrame | None = None
+
+    def describe(self) -> str:
+        return f"CSV ({len(self.paths)} file{'s' if len(self.paths) > 1 else ''})"
+
+    def schema(self) -> pd.DataFrame:
+        if self._schema is None:
+            head = pd.read_csv(self.paths[0], nrows=self._infer_rows, dtype=self._dtype, **self.kwargs)
+            for p in self.paths[1:]:
+                cols = list(pd.read_csv(p, nrows=0, **self.kwargs).columns)
+                if cols != list(head.columns):
+                    raise DataTypeError(f"the CSV files have different columns ({p} differs from {self.paths[0]})")
+            declared = set(self._dtype or {})
+            for c in head.columns:
+                if c not in declared and pd.api.types.is_numeric_dtype(head[c].dtype) \
+                        and not pd.api.types.is_bool_dtype(head[c].dtype):
+                    head[c] = head[c].astype(float)
+            self._schema = _unknown_to_object(head.iloc[:0])
+        return self._schema
+
+    def _read_dtypes(self, columns: Sequence[str]) -> dict[str, Any]:
+        schema = self.schema()
+        out: dict[str, Any] = {}
+        for c in columns:
+            if self._dtype and c in self._dtype:
+                out[c] = self._dtype[c]
+            elif pd.api.types.is_float_dtype(schema[c].dtype):
+                out[c] = float
+        return out
+
+    def frames(self, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
+        dtypes = self._read_dtypes(columns)
+        for p in self.paths:
+            try:
+                reader = pd.read_csv(p, chunksize=self.chunksize, usecols=list(columns), dtype=dtypes, **self.kwargs)
+                with reader:
+                    for chunk in reader:
+                        yield chunk
+            except (ValueError, TypeError) as exc:
+                if isinstance(exc, (MissingDataError, DataTypeError)) or "Usecols" in str(exc):
+                    raise
+                raise DataTypeError(
+                    "a value in the CSV data cannot be read as its column's type (the declared schema is violated; "
+                    "the value is not shown). Fix the data, or declare the column types with "
+                    "CSVSource(..., dtype={...})") from None
+
+
+class ParquetSource(DataSource):
+    """Parquet files read with ``pyarrow.parquet.ParquetFile.iter_batches`` (the ``io`` extra), in the order given.
+
+    ``batch_size`` rows per chunk (never more than a row group; row groups
+    smaller than it give smaller chunks).  The row count comes from the file
+    metadata.  Dictionary (categorical) columns need declared levels.
+    ``workers`` threads process the chunks (default: the number of cores, at
+    most 4).
+    """
+
+    kind = "Parquet"
+
+    def __init__(self, paths: "str | os.PathLike[str] | Sequence[str | os.PathLike[str]]", *,
+                 batch_size: int = DEFAULT_CHUNK_ROWS, workers: int | None = None) -> None:
+        try:
+            import pyarrow.parquet  # noqa: F401, PLC0415
+        except ImportError:  # pragma: no cover - depends on the environment
+            raise DataTypeError("reading Parquet files needs pyarrow: pip install 'dpstats[io]'") from None
+        self.paths = _expand(paths, _PARQUET_SUFFIXES)
+        self.batch_size = _check_chunksize(batch_size)
+        self.workers = workers
+        self._schema: pd.DataFrame | None = None
+
+    def describe(self) -> str:
+        return f"Parquet ({len(self.paths)} file{'s' if len(self.paths) > 1 else ''})"
+
+    def schema(self) -> pd.DataFrame:
+        import pyarrow.parquet as pq  # noqa: PLC0415
+
+        if self._schema is None:
+            first = pq.read_schema(self.paths[0])
+            for p in self.paths[1:]:
+                other = pq.read_schema(p)
+                if other.names != first.names or other.types != first.types:
+                    raise DataTypeError(f"the Parquet files have different schemas ({p} differs from "
+                                        f"{self.paths[0]})")
+            self._schema = _unknown_to_object(first.empty_table().to_pandas())
+        return self._schema
+
+    def known_rows(self) -> int | None:
+        import pyarrow.parquet as pq  # noqa: PLC0415
+
+        return int(sum(pq.ParquetFile(p).metadata.num_rows for p in self.paths))
+
+    def frames(self, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
+        for p in self.paths:
+            yield from self._row_group_frames(p, None, columns)
+
+    def _row_group_frames(self, path: str, row_group: int | None, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
+        import pyarrow.parquet as pq  # noqa: PLC0415
+
+        # streamed column reads (no pre-buffering of whole row groups): several times less memory, and faster
+        with pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20) as f:
+            groups = None if row_group is None else [row_group]
+            for batch in f.iter_batches(batch_size=self.batch_size, columns=list(columns), row_groups=groups):
+                yield batch.to_pandas(split_blocks=True)  # one block per column: no consolidation copy
+
+    def _units(self) -> list[tuple[str, int, int]]:
+        """(path, row group, global index of its first raw row) for every row group, in row order."""
+        import pyarrow.parquet as pq  # noqa: PLC0415
+
+        units, start = [], 0
+        for p in self.paths:
+            meta = pq.ParquetFile(p).metadata
+            for g in range(meta.num_row_groups):
+                units.append((p, g, start))
+                start += meta.row_group(g).num_rows
+        return units
+
+    def run(self, task: Task, combine: Combine, columns: Sequence[str], *, offsets: bool,
+            counter: Callable[[pd.DataFrame], int] | None = None, raw_offsets: bool = False) -> tuple[Any, int]:
+        """As :meth:`DataSource.run`, but each worker thread reads its own row groups (batch by batch), so that
+        reading is parallel too; partial results are combined in row order (one per row group)."""
+        workers = self.workers if self.workers is not None else default_workers()
+        if workers <= 1 or (offsets and not raw_offsets):
+            return super().run(task, combine, columns, offsets=offsets, counter=counter, raw_offsets=raw_offsets)
+        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+        def unit(path: str, group: int, start: int) -> tuple[Any, int]:
+            acc, rows, raw = None, 0, start
+            for frame in self._row_group_frames(path, group, columns):
+                part, k = task(frame, raw if offsets else 0)
+                raw += len(frame)
+                rows += k
+                acc = part if acc is None else combine(acc, part)
+            return acc, rows
+
+        acc, total = None, 0
+        pending: deque = deque()
+
+        def collect() -> None:
+            nonlocal acc, total
+            part, rows = pending.popleft().result()
+            total += rows
+            if part is not None:
+                acc = part if acc is None else combine(acc, part)
+
+        with single_threaded_blas(), ThreadPoolExecutor(workers) as pool:
+            for path, group, start in self._units():
+                pending.append(pool.submit(unit, path, group, start))
+                while len(pending) > workers:
+                    collect()
+            while pending:
+                collect()
+        return acc, total
+
+
+class DaskSource(DataSource):
+    """A ``dask.dataframe.DataFrame``: one task per partition, combined in a tree, computed by Dask.
+
+    With a ``distributed.Client`` active, partitions are read and reduced on
+    the workers and only the combined aggregates (d x d matrices, or m x d x d
+    for TukeyEM's blocks) reach the caller.  ``split_every`` is the fan-in of
+    the combine tree.  Methods that need global row indices (TukeyEM, the
+    iterative methods) first count the rows of every partition: on one column
+    with ``missing="raise"`` (a light pass; the values are checked when the
+    rows are read), on the prepared rows otherwise (a full pass); only counts
+    return.
+    """
+
+    kind = "Dask"
+
+    def __init__(self, frame: Any, *, split_every: int = 8) -> None:
+        self.frame = frame
+        self.split_every = max(2, int(split_every))
+        self._lengths: dict[Any, list[int]] = {}  # per-partition row counts, by counter (or "raw")
+
+    def describe(self) -> str:
+        return f"Dask DataFrame ({self.frame.npartitions} partitions)"
+
+    def schema(self) -> pd.DataFrame:
+        return _unknown_to_object(self.frame._meta.iloc[:0])
+
+    def _parts(self, columns: Sequence[str]) -> list[Any]:
+        return list(self.frame[list(columns)].to_delayed())
+
+    def _lengths_of(self, counter: Callable[[pd.DataFrame], int], columns: Sequence[str]) -> list[int]:
+        import dask  # noqa: PLC0415
+
+        key = (id(getattr(counter, "__self__", counter)), tuple(columns))  # one count per evaluator
+        if key not in self._lengths:
+            counted = dask.compute(*[dask.delayed(counter)(p) for p in self._parts(columns)])
+            self._lengths[key] = [int(c) for c in counted]
+        return self._lengths[key]
+
+    def count(self, counter: Callable[[pd.DataFrame], int], columns: Sequence[str]) -> int:
+        return int(sum(self._lengths_of(counter, columns)))
+
+    def _raw_lengths(self) -> list[int]:
+        """Raw rows of every partition, counted on the first column only (a columnar reader such as Parquet
+        then reads about 1/(d + 1) of the data; only the counts come back)."""
+        import dask  # noqa: PLC0415
+
+        if "raw" not in self._lengths:
+            parts = self._parts([str(self.frame.columns[0])])
+            self._lengths["raw"] = [int(c) for c in dask.compute(*[dask.delayed(len)(p) for p in parts])]
+        return self._lengths["raw"]
+
+    def raw_rows(self) -> int | None:
+        return int(sum(self._raw_lengths()))
+
+    def run(self, task: Task, combine: Combine, columns: Sequence[str], *, offsets: bool,
+            counter: Callable[[pd.DataFrame], int] | None = None, raw_offsets: bool = False) -> tuple[Any, int]:
+        import dask  # noqa: PLC0415
+
+        parts = self._parts(columns)
+        if offsets:
+            if counter is None:
+                raise ValueError("a task that needs row offsets needs a counter")
+            # with missing="raise" preparation drops no row: the raw counts are the offsets, and the values are
+            # checked when each partition is prepared in this pass
+            lengths = self._raw_lengths() if raw_offsets else self._lengths_of(counter, columns)
+            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(int).tolist()
+        else:
+            starts = [0] * len(parts)
+        level = [dask.delayed(task)(p, int(s)) for p, s in zip(parts, starts)]
+        pair = dask.delayed(_combine_pairs)
+        while len(level) > 1:
+            level = [pair(combine, *level[i:i + self.split_every]) for i in range(0, len(level), self.split_every)]
+        with single_threaded_blas():  # for Dask's local threaded scheduler (distributed workers set their own)
+            (result,) = dask.compute(level[0])
+        return result
+
+
+def _combine_pairs(combine: Combine, *parts: tuple[Any, int]) -> tuple[Any, int]:
+    """Combine (partial, rows) pairs of several tasks (runs on a worker)."""
+    acc, rows = parts[0]
+    for part, k in parts[1:]:
+        acc = combine(acc, part)
+        rows += k
+    return acc, rows
+
+
+def is_dask_frame(data: Any) -> bool:
+    mod = type(data).__module__.split(".")[0]
+    return mod in {"dask", "dask_expr"} and hasattr(data, "to_delayed") and hasattr(data, "_meta")
+
+
+def is_chunked_data(data: Any) -> bool:
+    """True for the inputs :func:`as_source` turns into a chunked source (paths, Dask frames, sources)."""
+    if isinstance(data, (DataSource, str, os.PathLike)) or is_dask_frame(data):
+        return True
+    if isinstance(data, (list, tuple)) and data and all(isinstance(p, (str, os.PathLike)) for p in data):
+        return True
+    return False
+
+
+def as_source(data: Any, chunksize: int | None = None) -> DataSource:
+    """The chunked source for ``data``: a DataSource as is, paths by suffix, a Dask DataFrame, or a DataFrame
+    with ``chunksize``."""
+    if isinstance(data, DataSource):
+        if chunksize is not None:
+            raise DataTypeError("give chunksize= to the source itself, not to dp_ols, when passing a DataSource")
+        return data
+    if is_dask_frame(data):
+        if chunksize is not None:
+            raise DataTypeError("a Dask DataFrame is read by partitions; repartition it instead of passing chunksize")
+        return DaskSource(data)
+    if isinstance(data, pd.DataFrame):
+        return DataFrameSource(data, chunksize or DEFAULT_CHUNK_ROWS)
+    if isinstance(data, Mapping):
+        from dpstats.formula import _as_frame  # noqa: PLC0415 - the formula layer is above this one
+
+        return DataFrameSource(_as_frame(data), chunksize or DEFAULT_CHUNK_ROWS)
+    if isinstance(data, (str, os.PathLike)) or (isinstance(data, (list, tuple)) and data):
+        items = [data] if isinstance(data, (str, os.PathLike)) else list(data)
+        names = [os.fspath(p).lower().rstrip("/") for p in items]
+        dirs = [os.path.isdir(os.fspath(p)) for p in items]
+        kw = {} if chunksize is None else {"chunksize": chunksize}
+        if all(n.endswith(_PARQUET_SUFFIXES) or isdir for n, isdir in zip(names, dirs)):
+            return ParquetSource(data, **({} if chunksize is None else {"batch_size": chunksize}))
+        if all(n.endswith(_CSV_SUFFIXES) for n in names):
+            return CSVSource(data, **kw)
+        raise DataTypeError("files must all be CSV (.csv, .csv.gz, .tsv, ...) or all Parquet (.parquet, .pq) or a "
+                            "directory of Parquet files; for other formats build a CSVSource/ParquetSource or a "
+                            "Dask DataFrame")
+    raise DataTypeError("data must be a pandas DataFrame, a dict of equal-length arrays, a path or list of paths to "
+                        f"CSV or Parquet files, or a Dask DataFrame; got {type(data).__name__}")

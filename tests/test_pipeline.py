@@ -1,0 +1,107 @@
+"""The one fit pipeline (dpstats.pipeline): options declared once, the guard after the data are touched, and one
+read of a CSV file for a one-pass method.  Deterministic: fixed seeds and data, no statistical tolerance."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpstats
+from dpstats.errors import InternalFitError, MethodOptionError
+from dpstats.methods import registry, ssp
+from dpstats.methods.registry import FitContext, MethodFit, MethodOptions, MethodSpec
+from dpstats.privacy.mechanisms import gaussian_mechanism_mu
+from dpstats.rows import InMemoryRows, Rows
+
+from chunk_helpers import UnreadableSource
+
+BOUNDS = {"x": (0.0, 1.0), "y": (-2.0, 4.0)}
+
+
+@pytest.fixture(scope="module")
+def frame() -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.uniform(0, 1, 3000)})
+    df["y"] = 1 + 2 * df.x + rng.normal(0, 0.3, 3000)
+    return df
+
+
+@dataclass(frozen=True)
+class _Options(MethodOptions):
+    spend: bool = True
+
+
+def _broken_fit(rows: Rows, ctx: FitContext, options: _Options) -> MethodFit:
+    """Releases one noisy mean, then fails with an untyped error whose message holds a data value."""
+    total = rows.reduce(lambda X, y, offset: float(y.sum()), lambda a, b: a + b)
+    if options.spend:
+        gaussian_mechanism_mu(total / ctx.n, l2_sensitivity=1.0, mu=0.1, rng=ctx.rng, ledger=ctx.ledger, name="m")
+    raise ValueError(f"secret value {total!r}")
+
+
+def _register(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = MethodSpec(name="broken", title="broken", citation="-", fit=_broken_fit, options=_Options,
+                      needs_bounds=False)
+    monkeypatch.setitem(registry._REGISTRY, spec.name, spec)
+
+
+@pytest.mark.parametrize("spend", [True, False])
+def test_an_untyped_failure_after_reading_is_typed_charged_and_says_nothing_of_the_data(frame, monkeypatch, spend):
+    _register(monkeypatch)
+    acct = dpstats.PrivacyAccountant(5.0, 1e-5)
+    with pytest.raises(InternalFitError) as err:
+        dpstats.dp_ols("y ~ x", frame, 1.0, 1e-6, method="broken", accountant=acct, random_state=0, spend=spend)
+    exc = err.value
+    assert "secret" not in str(exc) and exc.original_type == "ValueError"  # the type only, never the message
+    assert exc.__cause__ is None and exc.__context__ is None  # the original error is not attached
+    spent = exc.privacy_spent
+    assert (spent[0] > 0) == spend
+    assert acct.spent == pytest.approx(spent)
+    assert [s.status for s in acct.history] == (["failed after spending"] if spend else [])  # zero spends unlisted
+
+
+def test_options_are_declared_once_and_unknown_ones_refused_before_reading(frame):
+    acct = dpstats.PrivacyAccountant(5.0, 1e-5)
+    with pytest.raises(MethodOptionError, match="it accepts inference, bootstrap, rho"):
+        dpstats.dp_ols("y ~ x", UnreadableSource(frame), 1.0, 1e-6, method="adassp", bounds=BOUNDS, rhoo=0.1,
+                       accountant=acct)
+    with pytest.raises(MethodOptionError, match="bootstrap must be an integer"):
+        dpstats.dp_ols("y ~ x", UnreadableSource(frame), 1.0, 1e-6, method="ssp", bounds=BOUNDS, bootstrap=10,
+                       accountant=acct)
+    with pytest.raises(MethodOptionError, match="eigen_failure must lie in"):
+        dpstats.dp_ols("y ~ x", UnreadableSource(frame), 1.0, 1e-6, method="noisy_ols", bounds=BOUNDS,
+                       eigen_failure=1e-3, accountant=acct)
+    with pytest.raises(MethodOptionError, match="does not accept intercept_index"):
+        dpstats.dp_ols("y ~ x", UnreadableSource(frame), 1.0, 1e-6, method="robgd", intercept_index=0,
+                       accountant=acct)
+    assert acct.spent == (0.0, 0.0)
+    assert ssp.SSPOptions.names() == ("inference", "bootstrap")
+
+
+def test_a_csv_file_is_read_once_by_a_one_pass_method(frame, tmp_path):
+    path = tmp_path / "data.csv"
+    frame.to_csv(path, index=False)
+    for method in ("ssp", "ols"):
+        eps = float("inf") if method == "ols" else 1.0
+        res = dpstats.dp_ols("y ~ x", str(path), eps, 1e-6, method=method, bounds=BOUNDS, random_state=1)
+        mem = dpstats.dp_ols("y ~ x", frame, eps, 1e-6, method=method, bounds=BOUNDS, random_state=1)
+        assert any("(1 pass over the data" in note for note in res.privacy.notes), method
+        np.testing.assert_allclose(res.params.to_numpy(), mem.params.to_numpy(), rtol=1e-9)
+
+
+def test_in_memory_rows_are_one_read_only_chunk():
+    X, y = np.arange(12.0).reshape(6, 2), np.arange(6.0)
+    seen = []
+
+    def record(Xc, yc, offset):
+        seen.append((Xc.shape[0], offset, Xc.flags.writeable))
+        return Xc.shape[0]
+
+    assert InMemoryRows(X, y).reduce(record, lambda a, b: a + b) == 6
+    assert seen == [(6, 0, False)]
+    seen.clear()
+    assert InMemoryRows(X, y, 4).reduce(record, lambda a, b: a + b) == 6
+    assert seen == [(4, 0, True), (2, 4, True)]
