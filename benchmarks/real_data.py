@@ -229,7 +229,7 @@ def method_options(method: str, d: int) -> dict[str, Any]:
     if method == "auto":
         return {}
     spec = dpstats.methods.get_method(method)
-    return {"sparsity": d} if "sparsity" in spec.options else {}
+    return {"sparsity": d} if "sparsity" in spec.option_names else {}
 
 
 def headline_interval(res: Any, name: str) -> tuple[tuple[float, float] | None, str]:
