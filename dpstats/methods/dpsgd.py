@@ -82,6 +82,7 @@ from scipy import optimize
 
 from dpstats.bounds import DataBounds
 from dpstats.errors import ConvergenceError, MethodOptionError
+from dpstats.methods.extremes import QUIET, residuals, unit_rows
 from dpstats.methods.registry import MethodFit, MethodSpec, register
 from dpstats.methods.sufficient import RowChunks
 from dpstats.privacy.ledger import PrivacyLedger
@@ -246,9 +247,28 @@ class _StepSum:
         return self.sample[lo:hi] - offset
 
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
-        with np.errstate(over="ignore", invalid="ignore"):  # a diverged iterate: rows with non-finite norms add 0
-            resid = (X * self.w).sum(axis=1) - y
-            return self.summer(X * resid[:, None])
+        with np.errstate(**QUIET):
+            return self.summer(_gradients(X, y, self.w, self.summer.clip_norm))
+
+
+def _gradients(X: np.ndarray, y: np.ndarray, w: np.ndarray, clip_norm: float) -> np.ndarray:
+    """The per-row gradients (w'x_i - y_i) x_i handed to the mechanism, which clips them to norm C.
+
+    Computed plainly (bit for bit) where the gradient's squared norm is finite.  A row whose residual or
+    gradient overflows (values near the largest double) has a gradient of norm far above C, whose clipped
+    value is C sign(r_i) x_i / ||x_i||: that row is passed already clipped
+    (:func:`~dpstats.methods.extremes.unit_rows`, :func:`~dpstats.methods.extremes.residuals`), instead of
+    contributing nothing; a row whose residual is 0 contributes 0.  Each row's vector depends on that row and
+    the released iterate only, and the mechanism clips it again, so the sensitivity is the mechanism's
+    whatever the data.
+    """
+    resid = (X * w).sum(axis=1) - y
+    grads = X * resid[:, None]
+    bad = ~np.isfinite(np.einsum("ij,ij->i", grads, grads))
+    if bad.any():
+        r = residuals(X[bad], y[bad], w)
+        grads[bad] = np.sign(r)[:, None] * clip_norm * unit_rows(X[bad])
+    return grads
 
 
 def _run(plan: _Plan, n: int, d: int, clipped_sum: Callable[[_StepSum], np.ndarray], *, ledger: PrivacyLedger,

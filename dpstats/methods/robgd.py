@@ -202,6 +202,7 @@ import numpy as np
 from dpstats.bounds import DataBounds
 from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods.blocks import RowPermutation
+from dpstats.methods.extremes import quiet, residuals
 from dpstats.methods.private_centring import (
     Standardisation, StandardisedPasses, check_public_options, releases_anything,
     release_standardisation,
@@ -475,18 +476,21 @@ class _RoundPass:
     def __init__(self, layout: RobGDLayout, w: np.ndarray, theta_x: float, thetas: np.ndarray | None) -> None:
         self.layout, self.w, self.theta_x, self.thetas = layout, w, theta_x, thetas
 
+    @quiet
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> _RoundPartial:
         a = self.layout.a_index(np.arange(offset, offset + X.shape[0]))
         in_a = a >= 0
-        r = X @ self.w
-        r -= y
+        r = residuals(X, y, self.w)  # X w - y, never NaN (an overflowing residual is +-inf)
         aa, b = a[in_a], self.layout.b
         counts = GroupedCounts.of(aa // b, aa % b, r[in_a] ** 2, b, DISTANCE_GRID)
         if self.thetas is None:
             return _RoundPartial(counts, None)
-        coef = clip_factors(X, self.theta_x) * r
+        c = clip_factors(X, self.theta_x)
+        coef = c * r
         coef[in_a] = 0.0  # the gradient is over S_b: rows of S_a add zero terms
-        return _RoundPartial(counts, ClipTable.of(X, coef, np.abs(r), self.thetas))
+        # an infinite residual is clipped at every threshold: its term is theta c sign(r) x (the table's limit)
+        limit = np.where(in_a, 0.0, c * np.sign(r))
+        return _RoundPartial(counts, ClipTable.of(X, coef, np.abs(r), self.thetas, limit=limit))
 
 
 class _ChunkRows(StandardisedPasses):
@@ -546,6 +550,7 @@ def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generat
     return _fit(_ChunkRows(rows), rows.n, rows.d, ledger=ledger, rng=rng, **options)
 
 
+@quiet
 def _fit(rows: _MemoryRows | _ChunkRows, n: int, d: int, *, ledger: PrivacyLedger, rng: np.random.Generator,
          best_iterate: bool = False, gamma_fraction: float = 0.2, max_corruption: float = 0.05,
          clip_level: float = 0.05, covariate_tail: float | None = None, rounds: int | None = None,
