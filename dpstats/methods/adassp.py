@@ -46,9 +46,10 @@ from dpstats.errors import MethodOptionError
 from dpstats.inference import (
     RELIABILITY_THRESHOLD, SufficientStatisticsRelease, noise_to_signal, parametric_bootstrap, unreliable_note,
 )
+from dpstats.methods.extremes import square
 from dpstats.methods.linalg import psd_projection, solve_noisy_normal_equations
 from dpstats.methods.registry import MethodFit, MethodSpec, register
-from dpstats.methods.sufficient import StatisticsPlan, SufficientStatistics
+from dpstats.methods.sufficient import StatisticsPlan, SufficientStatistics, check_bounds_range
 from dpstats.methods.ssp import (
     INFERENCE_WEIGHT, check_inference_options, release_gram, release_moment, release_yty,
 )
@@ -81,6 +82,7 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     """
     plan = plan_statistics(bounds, rho=rho, inference=inference, bootstrap=bootstrap)
     assert bounds is not None, "adassp needs bounds (checked by the API)"
+    check_bounds_range(bounds, X.shape[0])  # public: before any row is read
     stats = SufficientStatistics.from_arrays(X, y, bounds, plan)
     return fit_statistics(stats, ledger=ledger, rng=rng, bounds=bounds, rho=rho, inference=inference,
                           bootstrap=bootstrap)
@@ -94,12 +96,13 @@ def fit_statistics(stats: SufficientStatistics, *, ledger: PrivacyLedger, rng: n
     assert bounds is not None, "adassp needs bounds (checked by the API)"
     if not stats.clipped:
         raise ValueError("adassp needs statistics of rows clipped to the declared bounds")
+    check_bounds_range(bounds, stats.n)  # before lambda_min is computed from the sums
     n, d = stats.n, stats.d
     delta = ledger.delta
     mu = gaussian_mu(ledger.epsilon, delta)
     mus = split_mu(mu, [1.0, 1.0, 1.0, INFERENCE_WEIGHT] if inference else [1.0, 1.0, 1.0])
     mu_lam, mu_xx, mu_xy = mus[:3]
-    b2 = bounds.x_norm**2
+    b2 = square(bounds.x_norm)
 
     gram = stats.xtx
     lam_min = float(np.linalg.eigvalsh(gram)[0])

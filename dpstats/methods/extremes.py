@@ -28,12 +28,13 @@ Every function draws no randomness and touches no ledger.
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any, Callable, TypeVar
 
 import numpy as np
 
 __all__ = ["QUIET", "quiet", "LARGEST", "row_norms", "divide_by_norms", "residuals", "unit_rows", "clamp_finite",
-           "finite_rows"]
+           "finite_rows", "square"]
 
 #: The largest finite double.
 LARGEST = float(np.finfo(float).max)
@@ -133,6 +134,12 @@ def clamp_finite(a: np.ndarray) -> np.ndarray:
     with np.errstate(**QUIET):
         np.nan_to_num(a, copy=False, nan=0.0, posinf=LARGEST, neginf=-LARGEST)
     return a
+
+
+def square(x: float) -> float:
+    """x ** 2 for a public float, or inf where Python's ``**`` would raise OverflowError (|x| above about
+    1.3e154); a noise release then refuses the infinite sensitivity with a typed error."""
+    return x ** 2 if abs(x) < 1e154 else math.inf
 
 
 def finite_rows(a: np.ndarray) -> np.ndarray:

@@ -134,15 +134,17 @@ import numpy as np
 from scipy.special import ndtri
 
 from dpstats.bounds import DataBounds
-from dpstats.errors import IllConditionedDesignError, MethodOptionError
+from dpstats.errors import IllConditionedDesignError, MethodOptionError, NoiseScaleRangeError
 from dpstats.inference import noisy_estimate_covariance
+from dpstats.methods.extremes import square
 from dpstats.methods.linalg import solve_noisy_normal_equations
 from dpstats.methods.registry import MethodFit, MethodSpec, register
 from dpstats.methods.ssp import release_yty
-from dpstats.methods.sufficient import StatisticsPlan, SufficientStatistics
+from dpstats.methods.sufficient import StatisticsPlan, SufficientStatistics, check_bounds_range
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu, symmetric_gaussian_mechanism
+from dpstats.privacy.samplers import gaussian_plan
 
 #: share of the GDP budget mu^2 spent on the inference releases (noisy X^T X and v^T v, half each) when
 #: inference=True; chosen by experiment (benchmarks/coverage.py --split noisy_ols, results in
@@ -261,6 +263,7 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     kw = dict(truncation=truncation, guarantee=guarantee, min_eigenvalue=min_eigenvalue, eigen_share=eigen_share,
               eigen_failure=eigen_failure, inference=inference)
     plan = plan_statistics(bounds, delta=ledger.delta, **kw)
+    check_bounds_range(bounds, X.shape[0])  # public: before any row is read
     stats = SufficientStatistics.from_arrays(X, y, bounds, plan)
     return fit_statistics(stats, ledger=ledger, rng=rng, bounds=bounds, **kw)
 
@@ -281,6 +284,7 @@ def fit_statistics(stats: SufficientStatistics, *, ledger: PrivacyLedger, rng: n
     T = opts["T"]
     if not stats.clipped or stats.label_truncation != T:
         raise ValueError("noisy_ols needs statistics of clipped rows with labels truncated at its T")
+    check_bounds_range(bounds, stats.n)  # before lambda_min is computed from the sums
     n = stats.n
     b_x = bounds.x_norm
     inference_share = INFERENCE_SHARE if inference else 0.0
@@ -308,6 +312,14 @@ def fit_statistics(stats: SufficientStatistics, *, ledger: PrivacyLedger, rng: n
             "More rows, tighter bounds on the columns, a larger epsilon, or method='adassp' (which adds a "
             "private ridge instead of refusing) can help.", privacy_spent=spent)
     sens = ols_sensitivity(b_x, T, n, lam_lower)
+    if not _samplable(sens, mu_2, stats.d):  # post-processing of the released bound: refused before more releases
+        spent = ledger.spent
+        raise IllConditionedDesignError(
+            f"noisy_ols refused: the private lower bound on lambda_min(X^T X) is {lam_lower:.4g}, so small that "
+            f"the certified sensitivity of the coefficients ({sens:.4g}) cannot be sampled in double precision. "
+            f"The check spent epsilon={spent[0]:.4g}, delta={spent[1]:.3g} of this fit's budget; nothing else was "
+            "released. More rows, tighter bounds on the columns or a larger epsilon help, or method='adassp'.",
+            privacy_spent=spent)
     # the inference releases come before the (0, gamma) step: the ledger then composes three Gaussian steps
     # exactly (GDP) and needs one PLD composition fewer per fit; the order does not matter for privacy
     released = _inference_releases(stats, bounds, T, mus_inference, ledger=ledger, rng=rng) if inference else None
@@ -315,7 +327,9 @@ def fit_statistics(stats: SufficientStatistics, *, ledger: PrivacyLedger, rng: n
         "failure probability of the lambda_min lower bound", "approximate-dp", 0.0, "-", math.nan, epsilon=0.0,
         delta=gamma, note="the OLS sensitivity holds unless the noisy lambda_min exceeds the truth by more "
                           "than its margin (probability gamma)"))
-    beta_hat = _least_squares(stats)
+    # on the event the bound certifies, ||beta_hat|| <= T sqrt(n / L) is finite; outside it (probability gamma,
+    # paid as delta) an overflowing solution is released as 0, a public value, rather than as inf
+    beta_hat = np.nan_to_num(_least_squares(stats), nan=0.0, posinf=0.0, neginf=0.0)
     params = np.asarray(gaussian_mechanism_mu(beta_hat, l2_sensitivity=sens, mu=mu_2, rng=rng, ledger=ledger,
                                               name="noisy OLS coefficients"))
     info: dict[str, Any] = {"truncation": T, "lambda_min_lower": lam_lower, "sensitivity": sens,
@@ -328,6 +342,18 @@ def fit_statistics(stats: SufficientStatistics, *, ledger: PrivacyLedger, rng: n
     if released is not None:
         _attach_covariance(fitted, released, n=n, label_bound=T, eigen_floor=lam_certified)
     return fitted
+
+
+def _samplable(sensitivity: float, mu: float, dimension: int) -> bool:
+    """Whether a Gaussian release of this sensitivity (public, or set by released values) has a grid in double
+    precision (:func:`~dpstats.privacy.samplers.gaussian_plan`)."""
+    if not math.isfinite(sensitivity):
+        return False
+    try:
+        gaussian_plan(sensitivity, mu, dimension)
+    except NoiseScaleRangeError:
+        return False
+    return True
 
 
 def _split(mu: float, weights: list[float], inference_share: float) -> np.ndarray:
@@ -354,7 +380,7 @@ def _inference_releases(stats: SufficientStatistics, bounds: DataBounds, T: floa
                         ledger: PrivacyLedger, rng: np.random.Generator) -> _InferenceRelease:
     """Release noisy X^T X (replace-one L2 sensitivity sqrt(2) B_X^2) and f_T(y)^T f_T(y) (sensitivity T^2)."""
     mu_xx, mu_yy = mus
-    sens_xx = math.sqrt(2.0) * bounds.x_norm**2
+    sens_xx = math.sqrt(2.0) * square(bounds.x_norm)
     xx = symmetric_gaussian_mechanism(stats.xtx, l2_sensitivity=sens_xx, mu=mu_xx, rng=rng, ledger=ledger,
                                       name="noisy X^T X (for inference)")
     yy, sigma_yy = release_yty(stats.yty, mu_yy, T, rng=rng, ledger=ledger)

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from dpstats.methods.extremes import QUIET, divide_by_norms, residuals, row_norms
+from dpstats.methods.extremes import QUIET, divide_by_norms, residuals, row_norms, square
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import GaussianBlock, gaussian_mechanism_mu
 
@@ -376,14 +376,15 @@ def release_spectrum(gram: np.ndarray, n_rows: int, bound: float, *, mu: float, 
     row has norm <= bound), which is public.
     """
     eig = np.linalg.eigvalsh(gram)
-    sens = math.sqrt(2.0) * bound**2
+    bound2 = square(bound)  # inf (not an OverflowError) for an absurd covariate_tail: refused when released
+    sens = math.sqrt(2.0) * bound2
     noisy = gaussian_mechanism_mu(np.array([eig[-1], eig[0]]), l2_sensitivity=sens, mu=mu, rng=rng, ledger=ledger,
                                   name="lambda_max, lambda_min of the clipped second-moment matrix")
     sd = sens / mu / n_rows
     lam_max, lam_min = float(noisy[0]) / n_rows, float(noisy[1]) / n_rows
     upper = lam_max + z * sd
-    if not (0.0 < upper < bound**2):
-        upper = bound**2
+    if not (0.0 < upper < bound2):
+        upper = bound2
     lower = lam_min - z * sd
     return SpectrumEstimate(lam_max=lam_max, lam_min=lam_min, noise_sd=sd, lam_max_upper=upper,
                             lam_min_lower=lower)

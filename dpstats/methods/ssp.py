@@ -41,9 +41,10 @@ from dpstats.errors import MethodOptionError
 from dpstats.inference import (
     RELIABILITY_THRESHOLD, SufficientStatisticsRelease, noise_to_signal, parametric_bootstrap, unreliable_note,
 )
+from dpstats.methods.extremes import square
 from dpstats.methods.linalg import solve_noisy_normal_equations
 from dpstats.methods.registry import MethodFit, MethodSpec, register
-from dpstats.methods.sufficient import StatisticsPlan, SufficientStatistics
+from dpstats.methods.sufficient import StatisticsPlan, SufficientStatistics, check_bounds_range
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu, symmetric_gaussian_mechanism
@@ -57,7 +58,7 @@ INFERENCE_WEIGHT = 0.1
 def release_gram(gram: np.ndarray, mu: float, x_norm: float, *, rng: np.random.Generator,
                  ledger: PrivacyLedger) -> tuple[np.ndarray, float]:
     """Noisy X^T X (``gram``, symmetric noise), replace-one sensitivity sqrt(2) B_X^2; returns (XX~, sigma)."""
-    sens = math.sqrt(2.0) * x_norm**2
+    sens = math.sqrt(2.0) * square(x_norm)
     noisy = symmetric_gaussian_mechanism(gram, l2_sensitivity=sens, mu=mu, rng=rng, ledger=ledger,
                                          name="noisy X^T X")
     return noisy, sens / mu
@@ -76,7 +77,7 @@ def release_yty(yty: float, mu: float, y_abs: float, *, rng: np.random.Generator
                 ledger: PrivacyLedger) -> tuple[float, float]:
     """Noisy y^T y (``yty``, of the clipped responses; for the residual variance) with replace-one sensitivity
     B_Y^2; returns (yy~, sigma)."""
-    sens = y_abs**2
+    sens = square(y_abs)
     noisy = gaussian_mechanism_mu(float(yty), l2_sensitivity=sens, mu=mu, rng=rng, ledger=ledger,
                                   name="noisy y^T y (for inference)")
     return float(noisy), sens / mu
@@ -111,6 +112,7 @@ def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.G
     """
     plan = plan_statistics(bounds, inference=inference, bootstrap=bootstrap)
     assert bounds is not None, "ssp needs bounds (checked by the API)"
+    check_bounds_range(bounds, X.shape[0])  # public: before any row is read
     stats = SufficientStatistics.from_arrays(X, y, bounds, plan)
     return fit_statistics(stats, ledger=ledger, rng=rng, bounds=bounds, inference=inference, bootstrap=bootstrap)
 
@@ -123,6 +125,7 @@ def fit_statistics(stats: SufficientStatistics, *, ledger: PrivacyLedger, rng: n
     assert bounds is not None, "ssp needs bounds (checked by the API)"
     if not stats.clipped:
         raise ValueError("ssp needs statistics of rows clipped to the declared bounds")
+    check_bounds_range(bounds, stats.n)
     n = stats.n
     mu = gaussian_mu(ledger.epsilon, ledger.delta)
     mus = split_mu(mu, [1.0, 1.0, INFERENCE_WEIGHT] if inference else [1.0, 1.0])
