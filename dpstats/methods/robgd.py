@@ -230,6 +230,7 @@ _SPECTRUM_SHARE = 0.05  # share of mu^2 on S_a for the spectrum
 PRECONDITION_SHARE = 0.1  # share of mu^2 for the private centres and scales on all rows (when standardising)
 _ZETA = 0.05            # failure probability of the covariate-norm bound in the default tail
 WINDOW = 1024           # rows per window of the stratified split (and the most rows a distance group spans)
+_TAIL_RANGE = (1e-6, 1e6)  # public range of covariate_tail (check_descent_options)
 
 
 def precondition_split(mu: float, standardize: bool) -> tuple[float, float]:
@@ -253,8 +254,11 @@ def check_descent_options(*, clip_level: float, covariate_tail: float | None, ro
                           step_size: float | None, max_rounds: int) -> float:
     """Validate the options DP-RobGD and DP-AMBSSGD share (public, before anything is read); returns clip_level."""
     level = check_fraction("clip_level", clip_level)
-    if covariate_tail is not None and not (math.isfinite(covariate_tail) and covariate_tail > 0):
-        raise MethodOptionError("covariate_tail must be a positive number")
+    if covariate_tail is not None and not (math.isfinite(covariate_tail) and _TAIL_RANGE[0] <= covariate_tail
+                                           <= _TAIL_RANGE[1]):
+        # outside this range Theta^2 over- or underflows for some released Gamma (a step size 1/0 or an
+        # infinite sensitivity after part of the budget is spent); Theta / sqrt(Tr Sigma) is about 1 to 10
+        raise MethodOptionError(f"covariate_tail must be a number in [{_TAIL_RANGE[0]:g}, {_TAIL_RANGE[1]:g}]")
     if rounds is not None and not (int(rounds) == rounds and rounds >= 1):
         raise MethodOptionError("rounds must be a positive integer")
     if step_size is not None and not (math.isfinite(step_size) and step_size > 0):

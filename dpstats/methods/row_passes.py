@@ -149,10 +149,10 @@ class ClipTable:
         """The table of the terms u_i = coef_i x_i with clipping statistics ``s`` (rows whose coef is zero may
         have any s); ``candidates`` increasing, in geometric progression (:func:`geometric_buckets`).
 
-        ``limit`` (optional, per row) is coef_i / s_i for the rows where that quotient is not finite (an
-        infinite or overflowing term: coef and s both infinite): the coefficient of x_i in the term clipped at
-        C, divided by C, i.e. the term's direction.  Rows where the quotient is not finite and no limit is given
-        contribute 0 there.  Either way each row's entries depend on that row only."""
+        ``limit`` (optional, per row) is coef_i / s_i for the rows where s_i is infinite or the quotient is not
+        finite (a term whose size overflowed): the coefficient of x_i in the term clipped at C, divided by C,
+        i.e. the term's direction.  Such rows contribute 0 there when no limit is given.  Either way each row's
+        entries depend on that row only."""
         K, d = candidates.size, X.shape[1]
         full, scaled = np.zeros((K + 1, d)), np.zeros((K + 1, d))
         if X.shape[0] == 0:
@@ -166,7 +166,7 @@ class ClipTable:
         c2 = np.empty((cs.size, 2))
         c2[:, 0] = np.where(sb < K, cs, 0.0)  # F_K is never used (module docstring)
         ratio = np.where(sb > 0, cs / ss, 0.0)  # bucket 0 is never clipped: its G is not used
-        bad = ~np.isfinite(ratio)
+        bad = ~np.isfinite(ratio) | (np.isinf(ss) & (sb > 0))  # an infinite s makes a finite quotient 0, not its limit
         if bad.any():
             fix = 0.0 if limit is None else np.take(limit, order)[bad]
             ratio[bad] = np.where(np.isfinite(fix), fix, 0.0)
