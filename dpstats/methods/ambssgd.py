@@ -71,6 +71,14 @@ one Gaussian step for the parallel block, charged before any draw; each part
 family has its own ledger (disjoint releases recorded with count 1) and is
 itemised in the notes.
 
+Extreme finite values are handled as in DP-RobGD (its module docstring):
+statistics that overflow land in the last histogram bin, norms and
+residuals are overflow-safe, and a per-example gradient r x whose size
+|r| ||x|| overflows is clipped to C sign(r) x / ||x||, its exact clipped
+value (the chunked table uses the same direction).  Each is a function of
+one row and released values, with norm at most C, so the sensitivity
+2 C_t / |B_t'| holds whatever the data.
+
 Data read in chunks (:func:`fit_chunks`; files, Dask)
 ----------------------------------------------------
 Cost: T + 2 passes over the data, plus one for the preconditioning (fewer

@@ -43,6 +43,14 @@ while Adam's step is scale free.  Without bounds, give ``learning_rate``
 (and perhaps ``clip_norm``) on the scale of your coefficients and of
 |residual| * ||x||.
 
+Extreme finite values (no bounds: every finite double is a valid entry).
+A row whose residual or gradient overflows (entries near 1.8e308) has a
+gradient far longer than C, whose clipped value is C sign(r) x / ||x||: it
+is passed to the mechanism as such (computed on the row divided by its
+largest entry), never as inf or NaN; the mechanism clips every row again,
+so the sensitivity is its own whatever the data.  Rows whose plain gradient
+has a finite squared norm are unchanged, bit for bit.
+
 Hyperparameters must not be tuned on the private data (Amin et al. 2023 tuned
 theirs non-privately, which this package does not reproduce); the defaults
 are fixed public rules of n and d.

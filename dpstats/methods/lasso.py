@@ -113,6 +113,15 @@ few sigma, rather than the default 2T, cuts the Peeling noise by the factor
 
 Cost: O(n d + N0 s_hat d).
 
+Numeric range: rows are clipped to the declared bounds, so every sum a part
+forms is at most n c_x max(c_x, T, R); the fit refuses, from the bounds and
+n alone (:func:`~dpstats.methods.sufficient.check_statistics_range`), bounds
+so wide (near 1e150, with ``rescale=False``) that such a sum could overflow
+for some data.  A residual x'beta - f_T(y) at a huge released iterate is
+never NaN (:func:`~dpstats.methods.extremes.residuals`); in the conditional
+fit, which does not clip residuals, it is clipped at 1e300 / (n c_x), a
+public size no residual reaches on data that do not overflow.
+
 Data read in chunks (files, Dask; :func:`fit_chunks`): one pass over the data
 per iteration.  Pass t evaluates, in each chunk, only the rows whose position
 pi(i) falls in part t (a row's part depends only on its index and the public

@@ -46,7 +46,8 @@ lambda~ - s_1 z_{1-gamma} <= lambda_min(G), and then L <= lambda_min(G) - B_X^2
 <= lambda_min(G - x x^T) <= lambda_min(G') for every neighbour D' (Weyl again),
 so (*) holds for every pair (D, D').  If L <= 0 the fit refuses with
 :class:`~dpstats.errors.IllConditionedDesignError`: the refusal is
-post-processing of lambda~, so it costs exactly the check.
+post-processing of lambda~, so it costs exactly the check.  So does a
+positive L so small that Delta(L) cannot be sampled in double precision.
 
 *Privacy proof.*  Otherwise the fit releases b + N(0, s_2^2 I) with
 s_2 = Delta(L) / mu_2.  Fix neighbours (D, D') and let P be the joint law of

@@ -66,6 +66,13 @@ adaptively composed (the centre histogram uses the released scale):
 mu_pre-GDP in all (Dong, Roth & Su 2022, Cor. 3.3), charged to the fit's
 ledger before the first draw.  Argmaxes, fallbacks and the map are
 post-processing.
+
+Extreme finite values: a group's sums of v and v^2 may overflow (entries
+near 1.8e308).  Its variance is then inf or NaN and lands in the last bin
+of the scale histogram, its mean +-inf (NaN when sums of both signs
+overflowed) in an end bin of the centre histogram: fixed public rules, so
+each group still adds one count to one bin and the sensitivity is sqrt(2).
+The released map is clamped to +-the largest double, value by value.
 """
 
 from __future__ import annotations

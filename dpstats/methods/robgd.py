@@ -134,6 +134,25 @@ are on the fit's ledger, charged before the first draw).  In the block:
 Holding a round, pooling histograms and reading their modes are functions
 of released values and public constants only (post-processing).
 
+Extreme finite values (no bounds: every finite double is a valid entry).
+Squares, products and sums of entries near 1.8e308 overflow, and a NaN or an
+infinite statistic would pass a release unhidden.  So
+(:mod:`~dpstats.methods.extremes`): a group statistic that overflows (inf,
+or NaN from inf - inf) lands in the last bin of its histogram, a fixed
+public rule, so each group still adds one count to one bin; a row whose
+squared norm overflows is clipped by a norm computed on the row divided by
+its largest entry (its direction at norm Theta); a residual that overflows
+is recomputed the same way and is +-inf, never NaN (+inf when even that
+form overflows), and +-inf clips to +-theta_t.  Each of these is a function
+of one row, or of one group's rows, and of released values (w_t, Theta,
+theta_t) only, and a clipped term keeps its norm bound Theta theta_t, so
+every sensitivity above holds unchanged; rows whose plain computation is
+finite get the same values, bit for bit.  The preconditioning map is
+clamped to the largest double, value by value (public, monotone).  numpy's
+floating-point warnings are silenced wherever the rows are touched, so
+nothing printed depends on them.  ``covariate_tail`` is limited to
+[1e-6, 1e6], where Theta^2 neither overflows nor underflows.
+
 Budget.  mu_n^2 = mu_s^2 = mu^2/20 (mu_n^2 = mu^2/10 when no spectrum is
 needed), T_h mu_h^2 = the rest of mu^2, and T mu_g^2 = mu^2: each part
 composes adaptively to exactly mu-GDP (Dong, Roth & Su 2022, Cor. 3.3; T is

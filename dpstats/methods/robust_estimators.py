@@ -17,6 +17,9 @@ mu-GDP and needs no delta for empty bins:
 * under replace-one neighbours a replaced row changes the statistic of the
   one group that holds it, so one count falls by 1 and another rises by 1:
   the count vector has L2 sensitivity sqrt(2) (or 0);
+* a statistic that overflowed (inf, or NaN from inf - inf: rows near the
+  largest double) goes to the last bin, a fixed public rule, so a group
+  still lands in exactly one bin whatever its rows;
 * adding N(0, (sqrt(2)/mu)^2) to *every* bin count releases the noisy
   histogram under mu-GDP (Dong, Roth & Su 2022, Thm 2.7); the reported mode
   (argmax) and its bin edge are post-processing;

@@ -17,6 +17,12 @@ in-memory fit and the chunked or Dask fit, so the privacy argument (the
 sensitivities of these sums under replace-one neighbours, given clipping) is
 literally the same for both.
 
+Numeric range: each clipped term is at most B_X^2, B_X B_Y or B_Y^2, so the
+sums are finite whatever the rows once n times those is below 1e300;
+:func:`check_bounds_range` refuses wider bounds (reachable only with bounds
+near 1e150 and ``rescale=False``) from public facts, before any release,
+because beyond that an overflowing sum would depend on the data.
+
 Nothing here draws noise.
 """
 

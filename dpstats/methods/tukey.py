@@ -111,6 +111,27 @@ of the unchanged models leaves neighbouring model sets that still differ in
 one model.  The optional private steps below compose
 with the rest by basic composition (recorded in the ledger).
 
+*Extreme finite values.*  No bounds are needed, so every finite double is a
+valid entry, and a block with entries near 1.8e308 can have sums that
+overflow (inf, or NaN from inf - inf).  Such a block's model is the public
+fallback point 0 (:func:`~dpstats.methods.tukey_depth.finite_models`; in
+the moments path, 0 is the pilot itself), and so is a model whose solve
+overflows.  This is a function of the block's own rows (given released
+values), so neighbouring data sets still give model sets that differ in at
+most one model, which is all the proof above uses.  Huge but finite models
+are kept: the jitter is clamped to the largest double (a function of the
+entry and its own draw), and a coordinate whose models exceed a quarter of
+the largest double is divided by 4 (exactly) while the volumes and the
+point are formed (:func:`~dpstats.methods.tukey_depth.coordinate_shifts`):
+every log volume moves by the same constant, which cancels in the PTR
+statistic and in the exponential mechanism, so the output's law is that of
+the proof and nothing overflows.  The preprocessing's statistics (ranks on
+public grids, the clipped radius check, the clipped pilot sums) are finite
+for any finite data.  numpy's floating-point warnings are silenced
+wherever the rows are touched (also in the threads and workers of a
+chunked fit), so nothing printed depends on the data; rows whose plain
+computation is finite give the same models, bit for bit.
+
 Block estimates (``blocks=``)
 ----------------------------
 The approximate depth works coordinate by coordinate.  It is exactly
