@@ -49,7 +49,7 @@ EPSILON, DELTA, SEED = 4.0, 1e-6, 11
 FORMULA = "y ~ x1 + x2"
 # x2's range is narrower than 1, so the public rescaling divides by a half-width below 1 (an overflow risk)
 BOUNDS = {"x1": (-3.0, 3.0), "x2": (-0.5, 0.25), "y": (-8.0, 8.0)}
-CHUNK_ROWS = 700
+CHUNK_ROWS = 700  # rows per chunk (at least; a tenth of the rows for larger n, so that passes stay cheap)
 
 #: One extreme row: the values it puts in each column (the other columns keep the row's ordinary values).
 PATTERNS: dict[str, dict[str, float]] = {
@@ -71,7 +71,7 @@ VARIANTS: dict[str, list[dict[str, Any]]] = {
     "lasso": [{"sparsity": 2}],
     "ssp": [{"bootstrap": 100}],
     "adassp": [{"bootstrap": 100}],
-    "dpsgd": [{"epochs": 1, "batch_size": 200}],
+    "dpsgd": [{"epochs": 1, "batch_size": 500}],
     "tukey": [{}, {"blocks": "moments"}],
 }
 
@@ -98,12 +98,13 @@ class Outcome:
 
 
 def _fit(method: str, frame: pd.DataFrame, bounded: bool, chunked: bool, options: dict[str, Any]) -> Outcome:
+    chunk_rows = max(CHUNK_ROWS, len(frame) // 10)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             res = dpstats.dp_ols(FORMULA, frame, epsilon=EPSILON, delta=DELTA, method=method,
                                  bounds=BOUNDS if bounded else None, random_state=SEED,
-                                 chunksize=CHUNK_ROWS if chunked else None, **options)
+                                 chunksize=chunk_rows if chunked else None, **options)
         except Exception as exc:  # noqa: BLE001 - the point is to compare whatever escapes
             spent = getattr(exc, "privacy_spent", None)
             outcome = Outcome((type(exc).__name__, _masked(str(exc))), spent, frozenset(), "", True)

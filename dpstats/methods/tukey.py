@@ -227,9 +227,9 @@ from dpstats.errors import InsufficientDataError, MethodOptionError, PTRFailure
 from dpstats.methods.blocks import (
     RowPermutation, ShiftedBlockSums, WindowedBlocks,
 )
+from dpstats.methods.extremes import QUIET, clamp_finite, finite_rows, quiet
 from dpstats.methods.registry import MethodFit, MethodSpec, register
 from dpstats.methods.sufficient import RowChunks
-from dpstats.methods.extremes import QUIET, clamp_finite, finite_rows, quiet
 from dpstats.methods.tukey_depth import (
     block_models, coordinate_shifts, finite_models, lemma_distance, log_exact_volumes, log_region_volumes,
     log_side_lengths, log_volumes, mass_distance, max_depth, point_of_depth, solve_block_models,
