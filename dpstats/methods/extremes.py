@@ -129,10 +129,10 @@ def residuals(X: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def clamp_finite(a: np.ndarray) -> np.ndarray:
-    """Clamp every entry of ``a`` into [-LARGEST, LARGEST] in place (+-inf becomes +-LARGEST, NaN becomes 0);
-    returns ``a``.  An elementwise, monotone map of finite values onto themselves."""
-    with np.errstate(**QUIET):
-        np.nan_to_num(a, copy=False, nan=0.0, posinf=LARGEST, neginf=-LARGEST)
+    """Clamp every entry of the float array ``a`` into [-LARGEST, LARGEST] in place (+-inf becomes +-LARGEST);
+    returns ``a``.  An elementwise, monotone map that leaves finite values alone.  It is applied to affine
+    maps of finite values (x - c) / s with s > 0, which overflow to +-inf but are never NaN."""
+    np.clip(a, -LARGEST, LARGEST, out=a)
     return a
 
 
