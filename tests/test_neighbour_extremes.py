@@ -73,6 +73,8 @@ VARIANTS: dict[str, list[dict[str, Any]]] = {
     "adassp": [{"bootstrap": 100}],
     "dpsgd": [{"epochs": 1, "batch_size": 500}],
     "tukey": [{}, {"blocks": "moments"}],
+    "robgd": [{"max_rounds": 40}],  # with bounds, n = 20,000 would give 1,417 rounds (one pass each when chunked)
+    "ambssgd": [{"max_rounds": 40}],
 }
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|\bnan\b|\binf\b", re.IGNORECASE)
