@@ -68,13 +68,23 @@ class PublicScaling:
                           y_hi=(bounds.y_hi - self.y_centre) / self.y_scale)
 
     def transform(self, X: np.ndarray, y: np.ndarray, inplace: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """(X', y'); with ``inplace`` the float arrays X and y are overwritten (saves a copy of the design)."""
-        if not inplace:
-            return (X - self.centre) / self.scale, (y - self.y_centre) / self.y_scale
-        np.subtract(X, self.centre, out=X)
-        np.divide(X, self.scale, out=X)
-        np.subtract(y, self.y_centre, out=y)
-        np.divide(y, self.y_scale, out=y)
+        """(X', y'); with ``inplace`` the float arrays X and y are overwritten (saves a copy of the design).
+
+        A value that the map sends beyond the largest double (a finite value near it, over a half-width below
+        1) becomes +-the largest double, without a warning: an elementwise, monotone public map, so every row
+        stays finite and depends on its own values only (the bound-free methods take every finite double; the
+        bounded ones clip it to the bounds anyway)."""
+        with np.errstate(over="ignore"):
+            if not inplace:
+                X, y = X - self.centre, y - self.y_centre
+            else:
+                np.subtract(X, self.centre, out=X)
+                np.subtract(y, self.y_centre, out=y)
+            np.divide(X, self.scale, out=X)
+            np.divide(y, self.y_scale, out=y)
+        largest = float(np.finfo(float).max)
+        for a in (X, y):
+            np.clip(a, -largest, largest, out=a)
         return X, y
 
     def coefficient_map(self) -> tuple[np.ndarray, np.ndarray]:

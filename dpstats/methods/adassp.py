@@ -41,7 +41,8 @@ import numpy as np
 from dpstats.errors import MethodOptionError
 from dpstats.inference import noise_to_signal, parametric_bootstrap, plug_in_sums
 from dpstats.methods.common.linalg import psd_projection, solve_noisy_normal_equations
-from dpstats.methods.common.sufficient import ReleasedStatistics
+from dpstats.methods.common.sufficient import ReleasedStatistics, check_bounds_range
+from dpstats.methods.extremes import square
 from dpstats.methods.registry import FitContext, Inference, InferenceRule, MethodFit, MethodSpec, TheoryInputs, register
 from dpstats.methods.ssp import (
     BOOTSTRAP_DESCRIPTION, INFERENCE_WEIGHT, NO_YTY, SSPOptions, bootstrap_notes, release_gram, release_moment,
@@ -82,13 +83,14 @@ class AdaSSPOptions(SSPOptions):
 def fit(rows: Rows, ctx: FitContext, options: AdaSSPOptions) -> MethodFit:
     """AdaSSP (Wang 2018, Alg. 2) with exact Gaussian calibration; see the module docstring."""
     bounds = ctx.require_bounds()
+    check_bounds_range(bounds, ctx.n)  # public: before any row is read
     stats = rows.reduce(*statistics_pass(bounds, options))
     n, d = stats.n, stats.d
     delta = ctx.delta
     mu = gaussian_mu(ctx.epsilon, delta)
     mus = split_mu(mu, [1.0, 1.0, 1.0, INFERENCE_WEIGHT] if options.inference else [1.0, 1.0, 1.0])
     mu_lam, mu_xx, mu_xy = mus[:3]
-    b2 = bounds.x_norm**2
+    b2 = square(bounds.x_norm)
     rng, ledger = ctx.rng, ctx.ledger
 
     gram = stats.xtx

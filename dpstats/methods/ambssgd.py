@@ -71,6 +71,14 @@ one Gaussian step for the parallel block, charged before any draw; each part
 family has its own ledger (disjoint releases recorded with count 1) and is
 itemised in the notes.
 
+Extreme finite values are handled as in DP-RobGD (its module docstring):
+statistics that overflow land in the last histogram bin, norms and
+residuals are overflow-safe, and a per-example gradient r x whose size
+|r| ||x|| overflows is clipped to C sign(r) x / ||x||, its exact clipped
+value (the chunked table uses the same direction).  Each is a function of
+one row and released values, with norm at most C, so the sensitivity
+2 C_t / |B_t'| holds whatever the data.
+
 Data read in chunks (:func:`fit_chunks`; files, Dask)
 ----------------------------------------------------
 Cost: T + 2 passes over the data, plus one for the preconditioning (fewer
@@ -99,6 +107,7 @@ import numpy as np
 from dpstats.bounds import DataBounds
 from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods.blocks import RowPermutation
+from dpstats.methods.extremes import divide_by_norms, quiet, residuals, row_norms
 from dpstats.methods.private_centring import (
     Standardisation, StandardisedPasses, check_public_options, releases_anything,
     release_standardisation,
@@ -169,7 +178,7 @@ class _MemoryRows:
         order = layout.perm.order()
         self.X0 = self.X[order[:layout.n0]]
         self.Xr, self.yr = self.X[order[layout.n0:]], self.y[order[layout.n0:]]
-        self.norms = np.sqrt(np.einsum("ij,ij->i", self.Xr, self.Xr))
+        self.norms = row_norms(self.Xr)
 
     def norm_means(self, layout: AMBSSGDLayout, group_size: int) -> np.ndarray:
         groups = layout.norm_groups(np.arange(layout.n0), group_size)
@@ -181,18 +190,41 @@ class _MemoryRows:
     def round(self, layout: AMBSSGDLayout, bounds: tuple[int, int, int], w: np.ndarray, clips: np.ndarray
               ) -> tuple[np.ndarray, Callable[[int], np.ndarray]]:
         lo, cut, hi = bounds
-        r_est = self.yr[lo:cut] - self.Xr[lo:cut] @ w
-        counts = histogram_counts(r_est * r_est, DISTANCE_GRID)
+        counts = _error_counts(self.Xr[lo:cut], self.yr[lo:cut], w)
 
+        @quiet
         def gradient(j: int) -> np.ndarray:
-            r = self.Xr[cut:hi] @ w
-            r -= self.yr[cut:hi]
-            scale = np.abs(r) * self.norms[cut:hi]
-            with np.errstate(over="ignore"):  # clips / tiny overflows to inf: min(1, inf) = 1, as meant
-                r *= np.minimum(1.0, clips[j] / np.maximum(scale, np.finfo(float).tiny))
-            return self.Xr[cut:hi].T @ r / (hi - cut)
+            Xg = self.Xr[cut:hi]
+            return Xg.T @ _clipped_coefficients(Xg, residuals(Xg, self.yr[cut:hi], w), self.norms[cut:hi],
+                                                clips[j]) / (hi - cut)
 
         return counts, gradient
+
+
+@quiet
+def _error_counts(X: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``DISTANCE_GRID`` counts of the squared residuals of an estimation part (groups of one row): a residual
+    is never NaN (:func:`~dpstats.methods.extremes.residuals`), and a square that overflows is inf, which lands
+    in the last bin."""
+    r = residuals(X, y, w)  # X w - y: its square is that of y - X w, bit for bit
+    return histogram_counts(r * r, DISTANCE_GRID)
+
+
+@quiet
+def _clipped_coefficients(X: np.ndarray, r: np.ndarray, norms: np.ndarray, clip: float) -> np.ndarray:
+    """v_i with v_i x_i = clip_C(r_i x_i), the per-example gradient clipped to norm C = ``clip``.
+
+    v_i = r_i min(1, C / (|r_i| ||x_i||)) where that is finite (bit for bit the plain formula); where the
+    product |r_i| ||x_i|| or r_i itself overflowed, the gradient's norm exceeds every double and its clipped
+    value is C sign(r_i) x_i / ||x_i||, so v_i = sign(r_i) C / ||x_i||
+    (:func:`~dpstats.methods.extremes.divide_by_norms`).  Each v_i depends on row i (and public C, released
+    w) only, and ||v_i x_i|| <= C (up to rounding) whatever the row."""
+    scale = np.abs(r) * norms
+    v = r * np.minimum(1.0, clip / np.maximum(scale, np.finfo(float).tiny))
+    bad = ~np.isfinite(scale) | ~np.isfinite(v)
+    if bad.any():
+        v[bad] = np.sign(r[bad]) * divide_by_norms(clip, X[bad], norms[bad])
+    return v
 
 
 class _NormPass:
@@ -239,18 +271,19 @@ class _RoundPass:
                  clips: np.ndarray) -> None:
         self.layout, self.bounds, self.w, self.clips = layout, bounds, w, clips
 
+    @quiet
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> _RoundPartial:
         place = self.layout.positions(offset, X.shape[0]) - self.layout.n0
         lo, cut, hi = self.bounds
         est = (place >= lo) & (place < cut)
-        r_est = y[est] - X[est] @ self.w
         grad = (place >= cut) & (place < hi)
         Xg = X[grad]
-        r = Xg @ self.w
-        r -= y[grad]
-        scale = np.abs(r) * np.sqrt(np.einsum("ij,ij->i", Xg, Xg))
-        return _RoundPartial(histogram_counts(r_est * r_est, DISTANCE_GRID),
-                             ClipTable.of(Xg, r, scale, self.clips))
+        r = residuals(Xg, y[grad], self.w)
+        norms = row_norms(Xg)
+        # a term r x whose size overflowed is clipped at every norm: its direction sign(r) x / ||x|| is the limit
+        limit = np.sign(r) * divide_by_norms(1.0, Xg, norms)
+        return _RoundPartial(_error_counts(X[est], y[est], self.w),
+                             ClipTable.of(Xg, r, np.abs(r) * norms, self.clips, limit=limit))
 
 
 class _ChunkRows(StandardisedPasses):
@@ -300,6 +333,7 @@ def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generat
     return _fit(_ChunkRows(rows), rows.n, rows.d, ledger=ledger, rng=rng, **options)
 
 
+@quiet
 def _fit(rows: _MemoryRows | _ChunkRows, n: int, d: int, *, ledger: PrivacyLedger, rng: np.random.Generator,
          trace: float | None = None, est_fraction: float = 0.2, clip_level: float = 0.05,
          covariate_tail: float | None = None, rounds: int | None = None, step_size: float | None = None,

@@ -46,6 +46,7 @@ from typing import Callable
 
 import numpy as np
 
+from dpstats.methods.extremes import quiet
 from dpstats.privacy.mechanisms import public_uniform
 
 __all__ = ["RowPermutation", "WindowedBlocks", "BlockedRows", "block_sums", "ShiftedBlockSums"]
@@ -287,6 +288,7 @@ class BlockedRows:
             have[blk[new]] = True
         return out
 
+    @quiet
     def shift_by(self, shift: np.ndarray) -> None:
         """Subtract a per-block shift (m, p) from the rows, in place (the dense part is this object's own gather;
         the edge rows are replaced by new arrays)."""
@@ -294,6 +296,7 @@ class BlockedRows:
             self.dense -= shift[:, None, :]
         self.edges = [(blk, rows - shift[blk]) for blk, rows in self.edges]
 
+    @quiet
     def products(self) -> np.ndarray:
         """(m, p, p): the sum of each block's outer products v v^T (one batched product for the dense part)."""
         if self.dense is not None:
@@ -340,6 +343,7 @@ class ShiftedBlockSums:
     second: np.ndarray
 
     @classmethod
+    @quiet
     def of_chunk(cls, X: np.ndarray, y: np.ndarray, blocks: WindowedBlocks, offset: int) -> "ShiftedBlockSums":
         """The sums of one chunk's rows offset.. (rows in no block left out), block k about one of its rows."""
         d = X.shape[1]
@@ -356,6 +360,7 @@ class ShiftedBlockSums:
         return cls(shift[:, :p].copy(), full[:, p, p].copy(), full[:, :p, p].copy(),
                    np.ascontiguousarray(full[:, :p, :p]))
 
+    @quiet
     def about(self, shift: np.ndarray) -> "ShiftedBlockSums":
         """The same sums about ``shift`` ((p,) for every block, or (m, p)) (a new object)."""
         new = np.broadcast_to(np.asarray(shift, dtype=float), self.shift.shape)
@@ -365,6 +370,7 @@ class ShiftedBlockSums:
                   + self.count[:, None, None] * (t[:, :, None] * t[:, None, :]))
         return ShiftedBlockSums(np.array(new), self.count, self.first + self.count[:, None] * t, second)
 
+    @quiet
     def __add__(self, other: "ShiftedBlockSums") -> "ShiftedBlockSums":
         o = other.about(self.shift)
         return ShiftedBlockSums(self.shift, self.count + o.count, self.first + o.first, self.second + o.second)

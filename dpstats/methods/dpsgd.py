@@ -43,6 +43,14 @@ while Adam's step is scale free.  Without bounds, give ``learning_rate``
 (and perhaps ``clip_norm``) on the scale of your coefficients and of
 |residual| * ||x||.
 
+Extreme finite values (no bounds: every finite double is a valid entry).
+A row whose residual or gradient overflows (entries near 1.8e308) has a
+gradient far longer than C, whose clipped value is C sign(r) x / ||x||: it
+is passed to the mechanism as such (computed on the row divided by its
+largest entry), never as inf or NaN; the mechanism clips every row again,
+so the sensitivity is its own whatever the data.  Rows whose plain gradient
+has a finite squared norm are unchanged, bit for bit.
+
 Hyperparameters must not be tuned on the private data (Amin et al. 2023 tuned
 theirs non-privately, which this package does not reproduce); the defaults
 are fixed public rules of n and d.
@@ -82,6 +90,7 @@ from scipy import optimize
 
 from dpstats.bounds import DataBounds
 from dpstats.errors import ConvergenceError, MethodOptionError
+from dpstats.methods.extremes import QUIET, residuals, unit_rows
 from dpstats.methods.legacy import (  # TEMPORARY: the adapter, until this method is ported
     LegacyMethodFit as MethodFit, LegacyMethodSpec as MethodSpec, register_legacy as register,
 )
@@ -248,9 +257,28 @@ class _StepSum:
         return self.sample[lo:hi] - offset
 
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
-        with np.errstate(over="ignore", invalid="ignore"):  # a diverged iterate: rows with non-finite norms add 0
-            resid = (X * self.w).sum(axis=1) - y
-            return self.summer(X * resid[:, None])
+        with np.errstate(**QUIET):
+            return self.summer(_gradients(X, y, self.w, self.summer.clip_norm))
+
+
+def _gradients(X: np.ndarray, y: np.ndarray, w: np.ndarray, clip_norm: float) -> np.ndarray:
+    """The per-row gradients (w'x_i - y_i) x_i handed to the mechanism, which clips them to norm C.
+
+    Computed plainly (bit for bit) where the gradient's squared norm is finite.  A row whose residual or
+    gradient overflows (values near the largest double) has a gradient of norm far above C, whose clipped
+    value is C sign(r_i) x_i / ||x_i||: that row is passed already clipped
+    (:func:`~dpstats.methods.extremes.unit_rows`, :func:`~dpstats.methods.extremes.residuals`), instead of
+    contributing nothing; a row whose residual is 0 contributes 0.  Each row's vector depends on that row and
+    the released iterate only, and the mechanism clips it again, so the sensitivity is the mechanism's
+    whatever the data.
+    """
+    resid = (X * w).sum(axis=1) - y
+    grads = X * resid[:, None]
+    bad = ~np.isfinite(np.einsum("ij,ij->i", grads, grads))
+    if bad.any():
+        r = residuals(X[bad], y[bad], w)
+        grads[bad] = np.sign(r)[:, None] * clip_norm * unit_rows(X[bad])
+    return grads
 
 
 def _run(plan: _Plan, n: int, d: int, clipped_sum: Callable[[_StepSum], np.ndarray], *, ledger: PrivacyLedger,

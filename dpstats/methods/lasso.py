@@ -113,6 +113,15 @@ few sigma, rather than the default 2T, cuts the Peeling noise by the factor
 
 Cost: O(n d + N0 s_hat d).
 
+Numeric range: rows are clipped to the declared bounds, so every sum a part
+forms is at most n c_x max(c_x, T, R); the fit refuses, from the bounds and
+n alone (:func:`~dpstats.methods.common.sufficient.check_statistics_range`), bounds
+so wide (near 1e150, with ``rescale=False``) that such a sum could overflow
+for some data.  A residual x'beta - f_T(y) at a huge released iterate is
+never NaN (:func:`~dpstats.methods.extremes.residuals`); in the conditional
+fit, which does not clip residuals, it is clipped at 1e300 / (n c_x), a
+public size no residual reaches on data that do not overflow.
+
 Data read in chunks (files, Dask; :func:`fit_chunks`): one pass over the data
 per iteration.  Pass t evaluates, in each chunk, only the rows whose position
 pi(i) falls in part t (a row's part depends only on its index and the public
@@ -143,6 +152,8 @@ from dpstats.methods.blocks import RowPermutation
 from dpstats.methods.legacy import (  # TEMPORARY: the adapter, until this method is ported
     LegacyMethodFit as MethodFit, LegacyMethodSpec as MethodSpec, register_legacy as register,
 )
+from dpstats.methods.extremes import quiet, residuals
+from dpstats.methods.common.sufficient import STATISTICS_LIMIT, check_statistics_range
 from dpstats.methods.sufficient import RowChunks
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import peeling_block
@@ -201,7 +212,8 @@ def _smoothness_bound(bounds: DataBounds, sparsity: int) -> float:
 def _iterations(n: int, eta_c2: float, iterations: int | None) -> int:
     """N0: given, or ceil(log(n) / (eta c_x^2)) capped at n (module docstring, "Step size and iterations")."""
     if iterations is None:
-        return int(min(n, max(1, math.ceil(math.log(n) / eta_c2))))
+        ratio = math.log(n) / eta_c2 if eta_c2 > 0 else math.inf  # a step too small for a double: n parts
+        return int(min(n, max(1, math.ceil(ratio)))) if ratio < n else n
     if isinstance(iterations, bool) or int(iterations) != iterations or iterations < 1:
         raise MethodOptionError(f"iterations must be a positive integer, got {iterations!r}")
     return int(iterations)
@@ -221,6 +233,7 @@ def _plan(n: int, d: int, bounds: DataBounds, *, sparsity: int | None, truncatio
     c_x = float(np.max(np.maximum(np.abs(bounds.column_lo), np.abs(bounds.column_hi))))
     if not c_x > 0:
         raise MethodOptionError("every design column is bounded to {0}; there is nothing to fit")
+    check_statistics_range(n * d, c_x * max(c_x, T))  # public: the smoothness bound and the sums stay finite
     smooth = _smoothness_bound(bounds, int(sparsity))
     eta = 1.0 / smooth if step_size is None else _positive("step_size", step_size)
     n_parts = _iterations(n, eta * c_x * c_x, iterations)
@@ -233,6 +246,7 @@ def _plan(n: int, d: int, bounds: DataBounds, *, sparsity: int | None, truncatio
         R = 2.0 * T
     else:
         R = 2.0 * T if residual_bound is None else _positive("residual_bound", residual_bound)
+        check_statistics_range(n, c_x * R)  # a part's gradient sum, |x r| <= c_x R per row, stays finite
     lam = 2.0 * eta * c_x * R / (n // n_parts)
     return _Plan(n, int(sparsity), n_parts, T, eta, R if guarantee == "worst-case" else None, lam, guarantee,
                  smooth)
@@ -253,12 +267,15 @@ class _PartGradient:
         positions = self.perm.positions(np.arange(offset, offset + count, dtype=np.int64))
         return np.flatnonzero(self.plan.part_of(positions) == self.part)
 
+    @quiet
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
         Xc, yc = self.bounds.clip(X, y, inplace=True)  # the caller's own copies of the part's rows
         T, R = self.plan.truncation, self.plan.residual_bound
-        resid = Xc @ self.beta - np.clip(yc, -T, T)
-        if R is not None:
-            resid = np.clip(resid, -R, R)
+        resid = residuals(Xc, np.clip(yc, -T, T), self.beta)  # never NaN, even at a huge released iterate
+        if R is None:  # conditional fit: no clipping, except at the public size beyond which the sum overflows
+            c_x = float(np.max(np.maximum(np.abs(self.bounds.column_lo), np.abs(self.bounds.column_hi))))
+            R = STATISTICS_LIMIT / (self.plan.n * c_x)
+        np.clip(resid, -R, R, out=resid)
         return Xc.T @ resid
 
 

@@ -46,7 +46,8 @@ lambda~ - s_1 z_{1-gamma} <= lambda_min(G), and then L <= lambda_min(G) - B_X^2
 <= lambda_min(G - x x^T) <= lambda_min(G') for every neighbour D' (Weyl again),
 so (*) holds for every pair (D, D').  If L <= 0 the fit refuses with
 :class:`~dpstats.errors.IllConditionedDesignError`: the refusal is
-post-processing of lambda~, so it costs exactly the check.
+post-processing of lambda~, so it costs exactly the check.  So does a
+positive L so small that Delta(L) cannot be sampled in double precision.
 
 *Privacy proof.*  Otherwise the fit releases b + N(0, s_2^2 I) with
 s_2 = Delta(L) / mu_2.  Fix neighbours (D, D') and let P be the joint law of
@@ -132,10 +133,13 @@ import numpy as np
 from scipy.special import ndtri
 
 from dpstats.bounds import DataBounds
-from dpstats.errors import IllConditionedDesignError, MethodOptionError
+from dpstats.errors import IllConditionedDesignError, MethodOptionError, NoiseScaleRangeError
 from dpstats.inference import noisy_estimate_covariance, output_perturbation_sums
 from dpstats.methods.common.linalg import solve_noisy_normal_equations
-from dpstats.methods.common.sufficient import StatisticsPass, StatisticsPlan, SufficientStatistics, add_statistics
+from dpstats.methods.common.sufficient import (
+    StatisticsPass, StatisticsPlan, SufficientStatistics, add_statistics, check_bounds_range,
+)
+from dpstats.methods.extremes import square
 from dpstats.methods.registry import (
     FitContext, Inference, InferenceRule, MethodFit, MethodOptions, MethodSpec, TheoryInputs, check_bool, register,
 )
@@ -143,6 +147,7 @@ from dpstats.methods.ssp import NO_YTY, release_yty
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu, symmetric_gaussian_mechanism
+from dpstats.privacy.samplers import gaussian_plan
 from dpstats.rates import CAI, MODEL, Rate, UpperRate, classical_n, log_inv
 from dpstats.rows.base import Combine, Rows
 
@@ -272,6 +277,7 @@ def fit(rows: Rows, ctx: FitContext, options: NoisyOLSOptions) -> MethodFit:
     """Noisy OLS (Cai, Wang & Zhang 2021, Thm 19); worst-case DP unless ``guarantee="conditional"``."""
     bounds = ctx.require_bounds()
     options.validate_for(delta=ctx.delta)
+    check_bounds_range(bounds, ctx.n)  # public: before any row is read
     stats = rows.reduce(*statistics_pass(bounds, options))
     T = options.label_bound(bounds.y_abs)
     inference_share = INFERENCE_SHARE if options.inference else 0.0
@@ -313,6 +319,14 @@ def _fit_worst_case(stats: SufficientStatistics, T: float, bounds: DataBounds, s
             "More rows, tighter bounds on the columns, a larger epsilon, or method='adassp' (which adds a "
             "private ridge instead of refusing) can help.", privacy_spent=spent)
     sens = ols_sensitivity(b_x, T, n, lam_lower)
+    if not _samplable(sens, mu_2, stats.d):  # post-processing of the released bound: refused before more releases
+        spent = ledger.spent
+        raise IllConditionedDesignError(
+            f"noisy_ols refused: the private lower bound on lambda_min(X^T X) is {lam_lower:.4g}, so small that "
+            f"the certified sensitivity of the coefficients ({sens:.4g}) cannot be sampled in double precision. "
+            f"The check spent epsilon={spent[0]:.4g}, delta={spent[1]:.3g} of this fit's budget; nothing else was "
+            "released. More rows, tighter bounds on the columns or a larger epsilon help, or method='adassp'.",
+            privacy_spent=spent)
     # the inference releases come before the (0, gamma) step: the ledger then composes three Gaussian steps
     # exactly (GDP) and needs one PLD composition fewer per fit; the order does not matter for privacy
     released = _inference_releases(stats, bounds, T, mus_inference, ledger=ledger, rng=rng) if mus_inference else None
@@ -320,7 +334,9 @@ def _fit_worst_case(stats: SufficientStatistics, T: float, bounds: DataBounds, s
         "failure probability of the lambda_min lower bound", "approximate-dp", 0.0, "-", math.nan, epsilon=0.0,
         delta=gamma, note="the OLS sensitivity holds unless the noisy lambda_min exceeds the truth by more "
                           "than its margin (probability gamma)"))
-    beta_hat = _least_squares(stats)
+    # on the event the bound certifies, ||beta_hat|| <= T sqrt(n / L) is finite; outside it (probability gamma,
+    # paid as delta) an overflowing solution is released as 0, a public value, rather than as inf
+    beta_hat = np.nan_to_num(_least_squares(stats), nan=0.0, posinf=0.0, neginf=0.0)
     params = np.asarray(gaussian_mechanism_mu(beta_hat, l2_sensitivity=sens, mu=mu_2, rng=rng, ledger=ledger,
                                               name="noisy OLS coefficients"))
     return _with_inference(
@@ -328,6 +344,18 @@ def _fit_worst_case(stats: SufficientStatistics, T: float, bounds: DataBounds, s
         diagnostics={"truncation": T, "lambda_min_lower": lam_lower, "sensitivity": sens}, guarantee="worst-case",
         notes=(f"labels truncated to [-{T:.4g}, {T:.4g}] (Cai et al.'s f_T); the OLS sensitivity "
                f"{sens:.4g} is certified by a private lower bound {lam_lower:.4g} on lambda_min(X^T X)",))
+
+
+def _samplable(sensitivity: float, mu: float, dimension: int) -> bool:
+    """Whether a Gaussian release of this sensitivity (public, or set by released values) has a grid in double
+    precision (:func:`~dpstats.privacy.samplers.gaussian_plan`)."""
+    if not math.isfinite(sensitivity):
+        return False
+    try:
+        gaussian_plan(sensitivity, mu, dimension)
+    except NoiseScaleRangeError:
+        return False
+    return True
 
 
 def _split(mu: float, weights: list[float], inference_share: float) -> np.ndarray:
@@ -354,7 +382,7 @@ def _inference_releases(stats: SufficientStatistics, bounds: DataBounds, T: floa
                         ledger: PrivacyLedger, rng: np.random.Generator) -> _InferenceRelease:
     """Release noisy X^T X (replace-one L2 sensitivity sqrt(2) B_X^2) and f_T(y)^T f_T(y) (sensitivity T^2)."""
     mu_xx, mu_yy = mus
-    sens_xx = math.sqrt(2.0) * bounds.x_norm**2
+    sens_xx = math.sqrt(2.0) * square(bounds.x_norm)
     xx = symmetric_gaussian_mechanism(stats.xtx, l2_sensitivity=sens_xx, mu=mu_xx, rng=rng, ledger=ledger,
                                       name="noisy X^T X (for inference)")
     yy, sigma_yy = release_yty(stats.yty, mu_yy, T, rng=rng, ledger=ledger)

@@ -66,6 +66,13 @@ adaptively composed (the centre histogram uses the released scale):
 mu_pre-GDP in all (Dong, Roth & Su 2022, Cor. 3.3), charged to the fit's
 ledger before the first draw.  Argmaxes, fallbacks and the map are
 post-processing.
+
+Extreme finite values: a group's sums of v and v^2 may overflow (entries
+near 1.8e308).  Its variance is then inf or NaN and lands in the last bin
+of the scale histogram, its mean +-inf (NaN when sums of both signs
+overflowed) in an end bin of the centre histogram: fixed public rules, so
+each group still adds one count to one bin and the sensitivity is sqrt(2).
+The released map is clamped to +-the largest double, value by value.
 """
 
 from __future__ import annotations
@@ -79,6 +86,7 @@ import numpy as np
 
 from dpstats.errors import MethodOptionError
 from dpstats.methods.blocks import RowPermutation
+from dpstats.methods.extremes import QUIET, clamp_finite, quiet
 from dpstats.methods.robust_estimators import (
     DISTANCE_GRID,
     HISTOGRAM_SENSITIVITY,
@@ -134,15 +142,19 @@ class CentreGrid:
     def size(self) -> int:
         return 2 * self._half + 1 + 2 * self._geo
 
+    @quiet
     def index(self, u: np.ndarray) -> np.ndarray:
-        """Bin of each value: linear bins are g .. g + 2L (u = -limit .. limit), geometric ones outside."""
+        """Bin of each value: linear bins are g .. g + 2L (u = -limit .. limit), geometric ones outside; +-inf go
+        to the end bins and NaN (a group mean formed from sums that overflowed with both signs) to the last bin,
+        a fixed public rule."""
         u = np.asarray(u, dtype=float)
+        nan = np.isnan(u)
+        u = np.where(nan, np.inf, u)
         L, g = self._half, self._geo
         out = np.rint(np.clip(u * self.fine, -L, L)).astype(np.intp) + L + g
         big = np.abs(u) * self.fine >= L + 0.5
         if big.any():
-            with np.errstate(divide="ignore", over="ignore"):
-                k = np.floor((np.log2(np.abs(u[big])) - math.log2(self.limit)) * self.per_octave)
+            k = np.floor((np.log2(np.abs(u[big])) - math.log2(self.limit)) * self.per_octave)
             k = np.clip(np.nan_to_num(k, posinf=g - 1), 0, g - 1).astype(np.intp)
             out[big] = np.where(u[big] > 0, 2 * L + 1 + g + k, g - 1 - k)
         return out
@@ -173,6 +185,7 @@ class GroupSumsPass:
         self.perm, self.group_size, self.groups, self.columns = perm, group_size, groups, columns
         self.response = response
 
+    @quiet  # a square or sum that overflows is inf (release_standardisation bins it publicly)
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
         g = self.perm.positions(np.arange(offset, offset + X.shape[0], dtype=np.int64)) // self.group_size
         keep = g < self.groups
@@ -198,12 +211,18 @@ class Standardisation:
     y_centre: float = 0.0
 
     def transform(self, X: np.ndarray) -> np.ndarray:
-        """(X - centre) / scale as a new array (elementwise, so the same doubles for any split of the rows)."""
-        return (X - self.centre) / self.scale
+        """(X - centre) / scale as a new array (elementwise, so the same doubles for any split of the rows).
+
+        A value beyond the largest double (a finite x near it over a scale below 1) is clamped to +-the largest
+        double (:func:`~dpstats.methods.extremes.clamp_finite`): an elementwise, monotone public map, so the
+        methods see finite rows only and each row still depends on its own x only."""
+        with np.errstate(**QUIET):
+            return clamp_finite((X - self.centre) / self.scale)
 
     def response(self, y: np.ndarray) -> np.ndarray:
-        """y - y_centre as a new array."""
-        return y - self.y_centre
+        """y - y_centre as a new array (clamped to +-the largest double, as :meth:`transform`)."""
+        with np.errstate(**QUIET):
+            return clamp_finite(y - self.y_centre)
 
     def params_back(self, coef: np.ndarray) -> np.ndarray:
         """Coefficients on x from those on z: beta_j = b_j / s_j, intercept b_0 - sum_j b_j c_j / s_j."""
@@ -337,8 +356,9 @@ def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *
                                 + ", sensitivity sqrt 2 each")
     perm = RowPermutation.draw(n, rng)
     sums = reduce(GroupSumsPass(perm, b, k, pcols, private_y), add_arrays)
-    means = sums[0] / b
-    variances = np.maximum(sums[1] - sums[0] * means, 0.0) / (b - 1)
+    with np.errstate(**QUIET):  # sums that overflowed give inf or NaN statistics: the histograms bin them publicly
+        means = sums[0] / b
+        variances = np.maximum(sums[1] - sums[0] * means, 0.0) / (b - 1)
     fallback_scale, fallback_centre = [], []
     scale_of = np.ones(len(names))
     for i, j in enumerate(names):
@@ -352,7 +372,9 @@ def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *
     centre_of = np.zeros(len(names))
     if centring:
         for i, j in enumerate(names):
-            counts = np.bincount(CENTRE_GRID.index(means[i] / scale_of[i]), minlength=CENTRE_GRID.size)
+            with np.errstate(**QUIET):
+                centred = means[i] / scale_of[i]
+            counts = np.bincount(CENTRE_GRID.index(centred), minlength=CENTRE_GRID.size)
             noisy = np.asarray(block.release(counts.astype(float), l2_sensitivity=HISTOGRAM_SENSITIVITY, rng=rng))
             m = int(np.argmax(noisy))
             if _clears(noisy, m, block, CENTRE_GRID.size):

@@ -134,6 +134,25 @@ are on the fit's ledger, charged before the first draw).  In the block:
 Holding a round, pooling histograms and reading their modes are functions
 of released values and public constants only (post-processing).
 
+Extreme finite values (no bounds: every finite double is a valid entry).
+Squares, products and sums of entries near 1.8e308 overflow, and a NaN or an
+infinite statistic would pass a release unhidden.  So
+(:mod:`~dpstats.methods.extremes`): a group statistic that overflows (inf,
+or NaN from inf - inf) lands in the last bin of its histogram, a fixed
+public rule, so each group still adds one count to one bin; a row whose
+squared norm overflows is clipped by a norm computed on the row divided by
+its largest entry (its direction at norm Theta); a residual that overflows
+is recomputed the same way and is +-inf, never NaN (+inf when even that
+form overflows), and +-inf clips to +-theta_t.  Each of these is a function
+of one row, or of one group's rows, and of released values (w_t, Theta,
+theta_t) only, and a clipped term keeps its norm bound Theta theta_t, so
+every sensitivity above holds unchanged; rows whose plain computation is
+finite get the same values, bit for bit.  The preconditioning map is
+clamped to the largest double, value by value (public, monotone).  numpy's
+floating-point warnings are silenced wherever the rows are touched, so
+nothing printed depends on them.  ``covariate_tail`` is limited to
+[1e-6, 1e6], where Theta^2 neither overflows nor underflows.
+
 Budget.  mu_n^2 = mu_s^2 = mu^2/20 (mu_n^2 = mu^2/10 when no spectrum is
 needed), T_h mu_h^2 = the rest of mu^2, and T mu_g^2 = mu^2: each part
 composes adaptively to exactly mu-GDP (Dong, Roth & Su 2022, Cor. 3.3; T is
@@ -202,6 +221,7 @@ import numpy as np
 from dpstats.bounds import DataBounds
 from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods.blocks import RowPermutation
+from dpstats.methods.extremes import quiet, residuals
 from dpstats.methods.private_centring import (
     Standardisation, StandardisedPasses, check_public_options, releases_anything,
     release_standardisation,
@@ -231,6 +251,7 @@ _SPECTRUM_SHARE = 0.05  # share of mu^2 on S_a for the spectrum
 PRECONDITION_SHARE = 0.1  # share of mu^2 for the private centres and scales on all rows (when standardising)
 _ZETA = 0.05            # failure probability of the covariate-norm bound in the default tail
 WINDOW = 1024           # rows per window of the stratified split (and the most rows a distance group spans)
+_TAIL_RANGE = (1e-6, 1e6)  # public range of covariate_tail (check_descent_options)
 
 
 def precondition_split(mu: float, standardize: bool) -> tuple[float, float]:
@@ -254,8 +275,11 @@ def check_descent_options(*, clip_level: float, covariate_tail: float | None, ro
                           step_size: float | None, max_rounds: int) -> float:
     """Validate the options DP-RobGD and DP-AMBSSGD share (public, before anything is read); returns clip_level."""
     level = check_fraction("clip_level", clip_level)
-    if covariate_tail is not None and not (math.isfinite(covariate_tail) and covariate_tail > 0):
-        raise MethodOptionError("covariate_tail must be a positive number")
+    if covariate_tail is not None and not (math.isfinite(covariate_tail) and _TAIL_RANGE[0] <= covariate_tail
+                                           <= _TAIL_RANGE[1]):
+        # outside this range Theta^2 over- or underflows for some released Gamma (a step size 1/0 or an
+        # infinite sensitivity after part of the budget is spent); Theta / sqrt(Tr Sigma) is about 1 to 10
+        raise MethodOptionError(f"covariate_tail must be a number in [{_TAIL_RANGE[0]:g}, {_TAIL_RANGE[1]:g}]")
     if rounds is not None and not (int(rounds) == rounds and rounds >= 1):
         raise MethodOptionError("rounds must be a positive integer")
     if step_size is not None and not (math.isfinite(step_size) and step_size > 0):
@@ -477,18 +501,21 @@ class _RoundPass:
     def __init__(self, layout: RobGDLayout, w: np.ndarray, theta_x: float, thetas: np.ndarray | None) -> None:
         self.layout, self.w, self.theta_x, self.thetas = layout, w, theta_x, thetas
 
+    @quiet
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> _RoundPartial:
         a = self.layout.a_index(np.arange(offset, offset + X.shape[0]))
         in_a = a >= 0
-        r = X @ self.w
-        r -= y
+        r = residuals(X, y, self.w)  # X w - y, never NaN (an overflowing residual is +-inf)
         aa, b = a[in_a], self.layout.b
         counts = GroupedCounts.of(aa // b, aa % b, r[in_a] ** 2, b, DISTANCE_GRID)
         if self.thetas is None:
             return _RoundPartial(counts, None)
-        coef = clip_factors(X, self.theta_x) * r
+        c = clip_factors(X, self.theta_x)
+        coef = c * r
         coef[in_a] = 0.0  # the gradient is over S_b: rows of S_a add zero terms
-        return _RoundPartial(counts, ClipTable.of(X, coef, np.abs(r), self.thetas))
+        # an infinite residual is clipped at every threshold: its term is theta c sign(r) x (the table's limit)
+        limit = np.where(in_a, 0.0, c * np.sign(r))
+        return _RoundPartial(counts, ClipTable.of(X, coef, np.abs(r), self.thetas, limit=limit))
 
 
 class _ChunkRows(StandardisedPasses):
@@ -548,6 +575,7 @@ def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generat
     return _fit(_ChunkRows(rows), rows.n, rows.d, ledger=ledger, rng=rng, **options)
 
 
+@quiet
 def _fit(rows: _MemoryRows | _ChunkRows, n: int, d: int, *, ledger: PrivacyLedger, rng: np.random.Generator,
          best_iterate: bool = False, gamma_fraction: float = 0.2, max_corruption: float = 0.05,
          clip_level: float = 0.05, covariate_tail: float | None = None, rounds: int | None = None,

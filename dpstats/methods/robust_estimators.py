@@ -17,6 +17,9 @@ mu-GDP and needs no delta for empty bins:
 * under replace-one neighbours a replaced row changes the statistic of the
   one group that holds it, so one count falls by 1 and another rises by 1:
   the count vector has L2 sensitivity sqrt(2) (or 0);
+* a statistic that overflowed (inf, or NaN from inf - inf: rows near the
+  largest double) goes to the last bin, a fixed public rule, so a group
+  still lands in exactly one bin whatever its rows;
 * adding N(0, (sqrt(2)/mu)^2) to *every* bin count releases the noisy
   histogram under mu-GDP (Dong, Roth & Su 2022, Thm 2.7); the reported mode
   (argmax) and its bin edge are post-processing;
@@ -50,6 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from dpstats.methods.extremes import QUIET, divide_by_norms, residuals, row_norms, square
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import GaussianBlock, gaussian_mechanism_mu
 
@@ -87,12 +91,14 @@ class LogHistogram:
         return (hi - lo) * self.bins_per_octave
 
     def index(self, values: np.ndarray) -> np.ndarray:
-        """Bin of each value (values <= 0 or below the range go to bin 0, above it to the last bin)."""
+        """Bin of each value (values <= 0 or below the range go to bin 0, above it, inf and NaN to the last bin)."""
         lo, _ = EXPONENT_RANGE
         v = np.asarray(values, dtype=float)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(**QUIET):
             pos = np.floor((np.log2(np.where(v > 0, v, 0.0)) - lo) * self.bins_per_octave)
-        pos = np.where(np.isfinite(pos), pos, 0.0)  # log2(0) = -inf -> bin 0; NaN cannot occur for finite v
+        # log2(0) = -inf -> bin 0; a statistic that overflowed (inf, or NaN from inf - inf) -> the last bin, the
+        # bin of every value at or above 2^64: a fixed public rule, so each group still lands in exactly one bin
+        pos = np.where(np.isfinite(pos), pos, np.where((v > 0) | np.isnan(v), self.size - 1, 0))
         return np.clip(pos, 0, self.size - 1).astype(np.intp)
 
     def upper_edge(self, j: int) -> float:
@@ -282,17 +288,22 @@ def private_norm_from_means(means: np.ndarray, *, block: GaussianBlock, rng: np.
 def private_norm_estimate(X: np.ndarray, *, group_size: int, block: GaussianBlock,
                           rng: np.random.Generator) -> float:
     """:func:`private_norm_from_means` of consecutive groups of ``group_size`` rows of ``X``."""
-    return private_norm_from_means(group_means(np.einsum("ij,ij->i", X, X), group_size), block=block, rng=rng)
+    with np.errstate(**QUIET):  # a square that overflows is inf: its group lands in the last bin
+        squares = np.einsum("ij,ij->i", X, X)
+    return private_norm_from_means(group_means(squares, group_size), block=block, rng=rng)
 
 
 def distance_counts(X: np.ndarray, y: np.ndarray, w: np.ndarray, group_size: int) -> np.ndarray:
     """``DISTANCE_GRID`` counts of the group means of (y - w^T x)^2 over consecutive groups of ``group_size``
-    rows (the rows of an incomplete last group are left out), each mean formed by :func:`slot_means`."""
-    r = y - X @ w
+    rows (the rows of an incomplete last group are left out), each mean formed by :func:`slot_means`.  The
+    residuals come from :func:`~dpstats.methods.extremes.residuals` (never NaN); a square or a mean that
+    overflows is inf, and its group lands in the last bin, where every mean at or above 2^64 goes."""
+    r = residuals(X, y, w)  # X w - y: its square is that of y - X w, bit for bit
     k = r.shape[0] // group_size
     if k < 1:
         raise ValueError("fewer rows than one group")
-    return histogram_counts(slot_means((r[: k * group_size] ** 2).reshape(k, group_size)), DISTANCE_GRID)
+    with np.errstate(**QUIET):
+        return histogram_counts(slot_means((r[: k * group_size] ** 2).reshape(k, group_size)), DISTANCE_GRID)
 
 
 def private_distance_estimate(X: np.ndarray, y: np.ndarray, w: np.ndarray, *, group_size: int,
@@ -311,16 +322,25 @@ def private_distance_estimate(X: np.ndarray, y: np.ndarray, w: np.ndarray, *, gr
 
 
 def norm_group_sums(X: np.ndarray, groups: np.ndarray, k: int) -> np.ndarray:
-    """Sums of ||x_i||^2 per group 0..k-1 (rows of group -1 are left out): k numbers that add up over chunks."""
+    """Sums of ||x_i||^2 per group 0..k-1 (rows of group -1 are left out): k numbers that add up over chunks.
+
+    A square or a sum that overflows is inf (never NaN: every term is >= 0), and the group's mean then lands
+    in the last bin of the norm histogram, where it belongs."""
     keep = groups >= 0
     Xk = X[keep]
-    return np.bincount(groups[keep], weights=np.einsum("ij,ij->i", Xk, Xk), minlength=k).astype(float)
+    with np.errstate(**QUIET):
+        return np.bincount(groups[keep], weights=np.einsum("ij,ij->i", Xk, Xk), minlength=k).astype(float)
 
 
 def clip_factors(X: np.ndarray, bound: float) -> np.ndarray:
-    """c_i = min(1, bound / ||x_i||), so that c_i x_i = clip_bound(x_i) (norm clipping)."""
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    return np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
+    """c_i = min(1, bound / ||x_i||), so that c_i x_i = clip_bound(x_i) (norm clipping).
+
+    The norms and quotients are overflow-safe (:func:`~dpstats.methods.extremes.row_norms`,
+    :func:`~dpstats.methods.extremes.divide_by_norms`): a row with entries near the largest double gets the
+    factor that scales it to norm ``bound`` (finite, perhaps subnormal), not 0 or NaN; ordinary rows get
+    bound / ||x_i|| bit for bit.  Each factor depends on its own row only, so ||c_i x_i|| <= bound holds row by
+    row (up to rounding) whatever the data."""
+    return np.minimum(1.0, divide_by_norms(bound, X, row_norms(X)))
 
 
 @dataclass(frozen=True)
@@ -341,8 +361,9 @@ class SpectrumEstimate:
 
 def clipped_gram(X: np.ndarray, bound: float) -> np.ndarray:
     """sum_i clip(x_i) clip(x_i)^T over the rows of ``X`` (norm clipping to ``bound``): adds up over chunks."""
-    Xc = X * clip_factors(X, bound)[:, None]
-    return Xc.T @ Xc
+    with np.errstate(**QUIET):
+        Xc = X * clip_factors(X, bound)[:, None]
+        return Xc.T @ Xc
 
 
 def release_spectrum(gram: np.ndarray, n_rows: int, bound: float, *, mu: float, rng: np.random.Generator,
@@ -358,14 +379,15 @@ def release_spectrum(gram: np.ndarray, n_rows: int, bound: float, *, mu: float, 
     row has norm <= bound), which is public.
     """
     eig = np.linalg.eigvalsh(gram)
-    sens = math.sqrt(2.0) * bound**2
+    bound2 = square(bound)  # inf (not an OverflowError) for an absurd covariate_tail: refused when released
+    sens = math.sqrt(2.0) * bound2
     noisy = gaussian_mechanism_mu(np.array([eig[-1], eig[0]]), l2_sensitivity=sens, mu=mu, rng=rng, ledger=ledger,
                                   name="lambda_max, lambda_min of the clipped second-moment matrix")
     sd = sens / mu / n_rows
     lam_max, lam_min = float(noisy[0]) / n_rows, float(noisy[1]) / n_rows
     upper = lam_max + z * sd
-    if not (0.0 < upper < bound**2):
-        upper = bound**2
+    if not (0.0 < upper < bound2):
+        upper = bound2
     lower = lam_min - z * sd
     return SpectrumEstimate(lam_max=lam_max, lam_min=lam_min, noise_sd=sd, lam_max_upper=upper,
                             lam_min_lower=lower)
@@ -417,12 +439,15 @@ def separately_clipped_gradient(X: np.ndarray, y: np.ndarray, w: np.ndarray, c: 
     The covariate and the residual are clipped separately (Liu et al. 2023,
     Alg. 1 line 6, Sec. 3.1), so each term has norm <= Theta theta and the
     mean has replace-one L2 sensitivity 2 Theta theta / m.  One pair of
-    matrix-vector products over the rows, no per-row Python.
+    matrix-vector products over the rows, no per-row Python.  The residuals
+    come from :func:`~dpstats.methods.extremes.residuals` (never NaN; +-inf
+    clips to +-theta), so every term is finite and its bound holds row by row
+    whatever the data.
     """
-    r = X @ w
-    r -= y
+    r = residuals(X, y, w)
     np.clip(r, -theta, theta, out=r)
-    r *= c
-    grad = X.T @ r
+    with np.errstate(**QUIET):
+        r *= c
+        grad = X.T @ r
     grad /= X.shape[0]
     return grad

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpstats.methods.extremes import quiet
 from dpstats.methods.robust_estimators import LogHistogram, histogram_counts, slot_means
 from dpstats.privacy.mechanisms import public_uniform
 
@@ -113,8 +114,10 @@ class WindowedOrder:
         return j, out.astype(np.int64)
 
 
+@quiet
 def add_arrays(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a + b in place on ``a`` (a reducer for sums over chunks)."""
+    """a + b in place on ``a`` (a reducer for sums over chunks; an overflow gives inf, or NaN from inf - inf, and
+    warns about neither: the callers map such sums to public values)."""
     a += b
     return a
 
@@ -132,15 +135,24 @@ class ClipTable:
 
     which is the clipped sum at C_j up to the order of floating-point
     additions.  The table is (K + 1) x d, whatever the number of rows.
+    F_K (the rows clipped at every candidate) is never read and is kept 0, so
+    a row with a huge or infinite term never enters a sum that is used.
     """
 
     full: np.ndarray
     scaled: np.ndarray
 
     @classmethod
-    def of(cls, X: np.ndarray, coef: np.ndarray, s: np.ndarray, candidates: np.ndarray) -> ClipTable:
+    @quiet
+    def of(cls, X: np.ndarray, coef: np.ndarray, s: np.ndarray, candidates: np.ndarray,
+           limit: np.ndarray | None = None) -> ClipTable:
         """The table of the terms u_i = coef_i x_i with clipping statistics ``s`` (rows whose coef is zero may
-        have any s); ``candidates`` increasing, in geometric progression (:func:`geometric_buckets`)."""
+        have any s); ``candidates`` increasing, in geometric progression (:func:`geometric_buckets`).
+
+        ``limit`` (optional, per row) is coef_i / s_i for the rows where s_i is infinite or the quotient is not
+        finite (a term whose size overflowed): the coefficient of x_i in the term clipped at C, divided by C,
+        i.e. the term's direction.  Such rows contribute 0 there when no limit is given.  Either way each row's
+        entries depend on that row only."""
         K, d = candidates.size, X.shape[1]
         full, scaled = np.zeros((K + 1, d)), np.zeros((K + 1, d))
         if X.shape[0] == 0:
@@ -152,9 +164,13 @@ class ClipTable:
         ends = np.append(starts[1:], sb.size)
         Xs, cs, ss = np.take(X, order, axis=0), np.take(coef, order), np.take(s, order)
         c2 = np.empty((cs.size, 2))
-        c2[:, 0] = cs
-        with np.errstate(divide="ignore", invalid="ignore"):
-            c2[:, 1] = np.where(sb > 0, cs / ss, 0.0)  # bucket 0 is never clipped: its G is not used
+        c2[:, 0] = np.where(sb < K, cs, 0.0)  # F_K is never used (module docstring)
+        ratio = np.where(sb > 0, cs / ss, 0.0)  # bucket 0 is never clipped: its G is not used
+        bad = ~np.isfinite(ratio) | (np.isinf(ss) & (sb > 0))  # an infinite s makes a finite quotient 0, not its limit
+        if bad.any():
+            fix = 0.0 if limit is None else np.take(limit, order)[bad]
+            ratio[bad] = np.where(np.isfinite(fix), fix, 0.0)
+        c2[:, 1] = ratio
         for lo, hi in zip(starts, ends):
             both = Xs[lo:hi].T @ c2[lo:hi]
             full[sb[lo]], scaled[sb[lo]] = both[:, 0], both[:, 1]
@@ -225,9 +241,10 @@ class GroupedCounts:
         ids = np.arange(low, low + span, dtype=np.int64)
         return cls(counts, ids[:0], vals[:0], have[:0], grid)._settle(ids[seen], vals[seen], have[seen])
 
+    @quiet
     def _settle(self, ids: np.ndarray, vals: np.ndarray, have: np.ndarray) -> GroupedCounts:
         done = have.all(axis=1)
-        if done.any():
+        if done.any():  # a mean that overflows is inf: the last bin (LogHistogram.index)
             self.counts += histogram_counts(slot_means(vals[done]), self.grid)
         self.pending_ids, self.pending_values, self.pending_have = ids[~done], vals[~done], have[~done]
         return self

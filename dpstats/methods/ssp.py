@@ -45,7 +45,10 @@ from dpstats.inference import (
     RELIABILITY_THRESHOLD, noise_to_signal, parametric_bootstrap, plug_in_sums, unreliable_note,
 )
 from dpstats.methods.common.linalg import solve_noisy_normal_equations
-from dpstats.methods.common.sufficient import ReleasedStatistics, StatisticsPass, SufficientStatistics, add_statistics
+from dpstats.methods.common.sufficient import (
+    ReleasedStatistics, StatisticsPass, SufficientStatistics, add_statistics, check_bounds_range,
+)
+from dpstats.methods.extremes import square
 from dpstats.methods.registry import (
     FitContext, Inference, InferenceRule, MethodFit, MethodOptions, MethodSpec, TheoryInputs, check_bool, register,
 )
@@ -109,7 +112,7 @@ def statistics_pass(bounds: DataBounds | None, options: object) -> tuple[Statist
 def release_gram(gram: np.ndarray, mu: float, x_norm: float, *, rng: np.random.Generator,
                  ledger: PrivacyLedger) -> tuple[np.ndarray, float]:
     """Noisy X^T X (``gram``, symmetric noise), replace-one sensitivity sqrt(2) B_X^2; returns (XX~, sigma)."""
-    sens = math.sqrt(2.0) * x_norm**2
+    sens = math.sqrt(2.0) * square(x_norm)
     noisy = symmetric_gaussian_mechanism(gram, l2_sensitivity=sens, mu=mu, rng=rng, ledger=ledger,
                                          name="noisy X^T X")
     return noisy, sens / mu
@@ -128,7 +131,7 @@ def release_yty(yty: float, mu: float, y_abs: float, *, rng: np.random.Generator
                 ledger: PrivacyLedger) -> tuple[float, float]:
     """Noisy y^T y (``yty``, of the clipped responses; for the residual variance) with replace-one sensitivity
     B_Y^2; returns (yy~, sigma)."""
-    sens = y_abs**2
+    sens = square(y_abs)
     noisy = gaussian_mechanism_mu(float(yty), l2_sensitivity=sens, mu=mu, rng=rng, ledger=ledger,
                                   name="noisy y^T y (for inference)")
     return float(noisy), sens / mu
@@ -142,6 +145,7 @@ def bootstrap_notes(ratio: float) -> tuple[str, ...]:
 def fit(rows: Rows, ctx: FitContext, options: SSPOptions) -> MethodFit:
     """Gaussian SSP with exact calibration (module docstring): one pass for the statistics, then the releases."""
     bounds = ctx.require_bounds()
+    check_bounds_range(bounds, ctx.n)  # public: before any row is read
     stats = rows.reduce(*statistics_pass(bounds, options))
     mu = gaussian_mu(ctx.epsilon, ctx.delta)
     mus = split_mu(mu, [1.0, 1.0, INFERENCE_WEIGHT] if options.inference else [1.0, 1.0])

@@ -111,6 +111,27 @@ of the unchanged models leaves neighbouring model sets that still differ in
 one model.  The optional private steps below compose
 with the rest by basic composition (recorded in the ledger).
 
+*Extreme finite values.*  No bounds are needed, so every finite double is a
+valid entry, and a block with entries near 1.8e308 can have sums that
+overflow (inf, or NaN from inf - inf).  Such a block's model is the public
+fallback point 0 (:func:`~dpstats.methods.tukey_depth.finite_models`; in
+the moments path, 0 is the pilot itself), and so is a model whose solve
+overflows.  This is a function of the block's own rows (given released
+values), so neighbouring data sets still give model sets that differ in at
+most one model, which is all the proof above uses.  Huge but finite models
+are kept: the jitter is clamped to the largest double (a function of the
+entry and its own draw), and a coordinate whose models exceed a quarter of
+the largest double is divided by 4 (exactly) while the volumes and the
+point are formed (:func:`~dpstats.methods.tukey_depth.coordinate_shifts`):
+every log volume moves by the same constant, which cancels in the PTR
+statistic and in the exponential mechanism, so the output's law is that of
+the proof and nothing overflows.  The preprocessing's statistics (ranks on
+public grids, the clipped radius check, the clipped pilot sums) are finite
+for any finite data.  numpy's floating-point warnings are silenced
+wherever the rows are touched (also in the threads and workers of a
+chunked fit), so nothing printed depends on the data; rows whose plain
+computation is finite give the same models, bit for bit.
+
 Block estimates (``blocks=``)
 ----------------------------
 The approximate depth works coordinate by coordinate.  It is exactly
@@ -206,13 +227,14 @@ from dpstats.errors import InsufficientDataError, MethodOptionError, PTRFailure
 from dpstats.methods.blocks import (
     RowPermutation, ShiftedBlockSums, WindowedBlocks,
 )
+from dpstats.methods.extremes import QUIET, clamp_finite, finite_rows, quiet
 from dpstats.methods.legacy import (  # TEMPORARY: the adapter, until this method is ported
     LegacyMethodFit as MethodFit, LegacyMethodSpec as MethodSpec, register_legacy as register,
 )
 from dpstats.methods.sufficient import RowChunks
 from dpstats.methods.tukey_depth import (
-    block_models, lemma_distance, log_exact_volumes, log_region_volumes, log_side_lengths, log_volumes,
-    mass_distance, max_depth, point_of_depth, solve_block_models,
+    block_models, coordinate_shifts, finite_models, lemma_distance, log_exact_volumes, log_region_volumes,
+    log_side_lengths, log_volumes, mass_distance, max_depth, point_of_depth, solve_block_models,
 )
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger
@@ -340,9 +362,12 @@ def jitter_models(models: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     Each model is moved by its own independent draw, which leaves neighbouring
     model sets differing in one model (coupling), so privacy is unaffected;
     the relative size keeps the jitter negligible at any scale of the data.
+    An entry within 1e-10 of the largest double that the jitter would push
+    past it is clamped to it (a function of the entry and its own draw).
     """
     u = public_uniform(-1.0, 1.0, models.shape, rng)
-    return models + JITTER * u * np.maximum(np.abs(models), 1e-100)
+    with np.errstate(**QUIET):
+        return clamp_finite(models + JITTER * u * np.maximum(np.abs(models), 1e-100))
 
 
 def tukey_em(models: np.ndarray, *, epsilon_ptr: float, epsilon_em: float, delta: float, rng: np.random.Generator,
@@ -350,7 +375,13 @@ def tukey_em(models: np.ndarray, *, epsilon_ptr: float, epsilon_em: float, delta
     """PTRCheck + RestrictedTukeyEM on m models (Amin et al., Algorithms 1-2; proof in the module docstring).
 
     The ``models`` are jittered here (relative 1e-10 per coordinate, public
-    uniforms) before anything is computed from them.  Raises
+    uniforms) before anything is computed from them; a model with a
+    non-finite entry is first replaced by the public fallback point
+    (:func:`~dpstats.methods.tukey_depth.finite_models`), and coordinates
+    whose models come near the largest double are divided by 4 while the
+    volumes and the point are formed
+    (:func:`~dpstats.methods.tukey_depth.coordinate_shifts`: the law of the
+    output is unchanged, nothing overflows).  Raises
     :class:`~dpstats.errors.PTRFailure` when the test refuses.
     """
     m, d = models.shape
@@ -360,7 +391,10 @@ def tukey_em(models: np.ndarray, *, epsilon_ptr: float, epsilon_em: float, delta
         raise ValueError(f"TukeyEM needs at least {MIN_M} models")
     if ptr not in ("lemma", "mass"):
         raise MethodOptionError(f"ptr must be 'lemma' or 'mass', got {ptr!r}")
-    s = np.sort(jitter_models(models, rng).T, axis=1)
+    s = np.sort(jitter_models(finite_models(np.array(models, dtype=float)), rng).T, axis=1)
+    shifts = coordinate_shifts(s)
+    if shifts.any():
+        s = np.ldexp(s, -shifts[:, None])
     log_sides = log_side_lengths(s)
     log_vol = log_volumes(log_sides)
     log_region = log_region_volumes(s, log_sides)
@@ -388,6 +422,8 @@ def tukey_em(models: np.ndarray, *, epsilon_ptr: float, epsilon_em: float, delta
         note="its delta: the PTR test passes an unsafe data set with probability <= delta")
     q = int(depths[index])
     point = point_of_depth(s, log_sides, log_region, q, public_uniform(0.0, 1.0, d + 2, rng))
+    if shifts.any():  # back to the models' scale (exact), inside the coordinate's range so that nothing overflows
+        point = np.where(shifts > 0, np.ldexp(np.clip(point, s[:, 0], s[:, -1]), shifts), point)
     return TukeyRelease(point=point, noisy_distance=noisy, threshold=threshold, t=t)
 
 
@@ -1014,8 +1050,15 @@ def _release_pilot(setup: _Setup, gram_clipped: np.ndarray, moment_clipped: np.n
 
 
 def _whitened(residual_moments: np.ndarray, chol: np.ndarray, block_rows: int) -> np.ndarray:
-    """The block estimates u_k = L^{-1} Z_k^T (y_k - Z_k b~) / b (G~ = L L^T)."""
-    return solve_triangular(chol, (residual_moments / block_rows).T, lower=True).T
+    """The block estimates u_k = L^{-1} Z_k^T (y_k - Z_k b~) / b (G~ = L L^T).
+
+    A block whose residual moments are not finite (its sums overflowed: values near the largest double) gets
+    u_k = 0, the public fallback point (here: the pilot itself); a per-block map, so a replaced row still
+    changes one estimate at most.  An estimate that overflows in the whitening is mapped the same way by
+    :func:`tukey_em`."""
+    moments = residual_moments / block_rows
+    moments[~finite_rows(moments)] = 0.0
+    return solve_triangular(chol, moments.T, lower=True).T
 
 
 NO_STANDARD_ERRORS = (
@@ -1055,6 +1098,7 @@ def _finish(setup: _Setup, estimates: np.ndarray, prep: _Preprocessing | None, p
                      bse_unavailable_reason=NO_STANDARD_ERRORS)
 
 
+@quiet
 def fit(X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
         bounds: DataBounds | None, m: "int | str | None" = None, ptr: str = "lemma", blocks: str = "auto",
         centre: bool = True, prep_share: float = 0.05, pilot_share: float = 0.15,
@@ -1143,6 +1187,7 @@ class _PrepHistogram:
         lo, hi = np.searchsorted(self.rows, [offset, offset + count])
         return self.rows[lo:hi] - offset
 
+    @quiet
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> _GridCounts:
         sub = X[:, self.cols]
         if self.with_y:
@@ -1183,10 +1228,12 @@ class _SampleCheck(_PrepRows):
         super().__init__(rows)
         self.prep = prep
 
+    @quiet
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:  # type: ignore[override]
         return _clip_excess(X, self.prep)
 
 
+@quiet
 def _add_arrays(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a + b
 
@@ -1201,6 +1248,7 @@ class _BlockSamplePass:
         self.sample = _PrepRows(sample)
         self.histogram = _PrepHistogram(sample, cols, False, CENTRE_GRID, None)
 
+    @quiet
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> tuple[ShiftedBlockSums, Any]:
         sums = ShiftedBlockSums.of_chunk(X, y, self.assignment, offset)
         idx = self.sample.select(offset, X.shape[0])
@@ -1257,6 +1305,7 @@ class _BlockPass:
     def __init__(self, assignment: WindowedBlocks, prep: _Preprocessing | None, moments: bool) -> None:
         self.assignment, self.prep, self.moments = assignment, prep, moments
 
+    @quiet
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> "_BlockSums":
         d = X.shape[1]
         prep = self.prep
@@ -1292,6 +1341,7 @@ class _BlockSums:
     gram: np.ndarray | None
     moment: np.ndarray | None
 
+    @quiet
     def __add__(self, other: "_BlockSums") -> "_BlockSums":
         def add(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
             return None if a is None else a + b  # type: ignore[operator]
@@ -1303,6 +1353,7 @@ def _add_block_sums(a: _BlockSums, b: _BlockSums) -> _BlockSums:
     return a + b
 
 
+@quiet
 def fit_chunks(rows: RowChunks, *, ledger: PrivacyLedger, rng: np.random.Generator, bounds: DataBounds | None,
                m: "int | str | None" = None, ptr: str = "lemma", blocks: str = "auto", centre: bool = True,
                prep_share: float = 0.05, pilot_share: float = 0.15, intercept_index: int | None = None,

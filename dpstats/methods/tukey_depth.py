@@ -20,11 +20,14 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from dpstats.methods.extremes import QUIET, finite_rows
+
 Transform = Callable[[np.ndarray], np.ndarray]
 
 __all__ = [
     "block_chunks", "block_models", "solve_block_models", "approximate_tukey_depth", "max_depth", "log_side_lengths", "log_volumes",
-    "log_region_volumes", "log_exact_volumes", "lemma_distance", "mass_distance", "point_of_depth",
+    "log_region_volumes", "log_exact_volumes", "lemma_distance", "mass_distance", "point_of_depth", "FALLBACK_MODEL",
+    "finite_models", "coordinate_shifts",
 ]
 
 # relative eigenvalue cut-off of the equilibrated block Gram matrices; eigenvalues
@@ -68,15 +71,18 @@ def block_models(X: np.ndarray, y: np.ndarray, m: int, order: np.ndarray, *, tra
     rank-deficient block.  The map from a block's rows to its model is
     deterministic, which is all the privacy argument needs.  ``transform``, if
     given, maps gathered rows of X before the fit (a change of basis of the
-    coefficient space, e.g. centring).
+    coefficient space, e.g. centring).  Sums that overflow (a block with
+    values near the largest double) are inf or NaN in that block only;
+    :func:`solve_block_models` gives such a block the public fallback model.
     """
     d = X.shape[1]
     grams = np.empty((m, d, d))
     moments = np.empty((m, d))
-    for start, stop, xs, ys in block_chunks(X, y, m, order, transform, chunk_rows):
-        xt = xs.transpose(0, 2, 1)
-        grams[start:stop] = np.matmul(xt, xs)
-        moments[start:stop] = np.matmul(xt, ys[..., None])[..., 0]
+    with np.errstate(**QUIET):
+        for start, stop, xs, ys in block_chunks(X, y, m, order, transform, chunk_rows):
+            xt = xs.transpose(0, 2, 1)
+            grams[start:stop] = np.matmul(xt, xs)
+            moments[start:stop] = np.matmul(xt, ys[..., None])[..., 0]
     return solve_block_models(grams, moments)
 
 
@@ -85,17 +91,41 @@ def solve_block_models(grams: np.ndarray, moments: np.ndarray) -> np.ndarray:
 
     ``grams`` is (m, d, d) and ``moments`` (m, d); the sums may have been
     accumulated over chunks of rows in any order (data read in chunks).
+
+    A block whose equilibrated system is not finite (its sums overflowed:
+    values near the largest double) gets the model 0, and so does a block
+    whose solution overflows: :data:`FALLBACK_MODEL`, a fixed public point.
+    The choice depends on that block's sums only, so a replaced row still
+    changes at most one model, which is all TukeyEM's proof uses.
     """
     d = grams.shape[-1]
-    diag = np.sqrt(np.einsum("kii->ki", grams))
-    diag = np.where(diag > 0, diag, 1.0)
-    scaled = grams / (diag[:, :, None] * diag[:, None, :])
-    w, v = np.linalg.eigh(scaled)
-    tol = _RANK_TOL_FACTOR * d * np.finfo(float).eps * np.maximum(w[:, -1:], np.finfo(float).tiny)
-    keep = w > tol
-    inv_w = np.where(keep, 1.0 / np.where(keep, w, 1.0), 0.0)
-    proj = np.einsum("kji,kj->ki", v, moments / diag)
-    return np.einsum("kij,kj->ki", v, inv_w * proj) / diag
+    with np.errstate(**QUIET):
+        diag = np.sqrt(np.einsum("kii->ki", grams))
+        diag = np.where(diag > 0, diag, 1.0)
+        scaled = grams / (diag[:, :, None] * diag[:, None, :])
+        rhs = moments / diag
+        bad = ~(finite_rows(scaled) & finite_rows(rhs))
+        if bad.any():  # no eigendecomposition of a non-finite matrix: an identity system with a zero right side
+            scaled[bad], rhs[bad], diag[bad] = np.eye(d), 0.0, 1.0
+        w, v = np.linalg.eigh(scaled)
+        tol = _RANK_TOL_FACTOR * d * np.finfo(float).eps * np.maximum(w[:, -1:], np.finfo(float).tiny)
+        keep = w > tol
+        inv_w = np.where(keep, 1.0 / np.where(keep, w, 1.0), 0.0)
+        proj = np.einsum("kji,kj->ki", v, rhs)
+        return finite_models(np.einsum("kij,kj->ki", v, inv_w * proj) / diag)
+
+
+#: The model given to a block whose estimate is not finite (its sums overflowed): a fixed public point.
+FALLBACK_MODEL = 0.0
+
+
+def finite_models(models: np.ndarray) -> np.ndarray:
+    """``models`` (m, d) with every row that has a non-finite entry replaced by :data:`FALLBACK_MODEL` (in place).
+
+    A per-model map: each model stays a function of its own block's rows, so neighbouring data sets still give
+    model sets that differ in at most one model (TukeyEM's relation on models)."""
+    models[~finite_rows(models)] = FALLBACK_MODEL
+    return models
 
 
 def approximate_tukey_depth(models: np.ndarray, points: np.ndarray) -> np.ndarray:
@@ -109,6 +139,21 @@ def approximate_tukey_depth(models: np.ndarray, points: np.ndarray) -> np.ndarra
     below = np.stack([np.searchsorted(s[:, j], p[:, j], side="right") for j in range(s.shape[1])], axis=1)
     above = np.stack([m - np.searchsorted(s[:, j], p[:, j], side="left") for j in range(s.shape[1])], axis=1)
     return np.minimum(below, above).min(axis=1)
+
+
+def coordinate_shifts(sorted_models: np.ndarray) -> np.ndarray:
+    """Per coordinate, the power of two k (0 or 2) by which its sorted models are divided before any volume is
+    formed: 2 when a model's coordinate exceeds a quarter of the largest double in size, else 0.
+
+    Every side length, piece length and sampled point is then a difference or a convex combination of two
+    values below a quarter of the largest double, so none overflows.  The approximate depth and the volume
+    ratios are invariant under rescaling a coordinate: each log volume (of a level set, of a region C_{j,q},
+    of an exact-depth set) holds one factor per coordinate and moves by the same constant, which cancels in
+    the PTR statistics (ratios of volumes) and in the exponential mechanism's normalisation.  Dividing by a
+    power of two is exact (the jittered models are far above the subnormal range).  Ordinary models (|b| up
+    to 4e307) are not rescaled, so their computation is unchanged bit for bit."""
+    top = np.max(np.abs(sorted_models), axis=1) if sorted_models.size else np.zeros(sorted_models.shape[0])
+    return np.where(top > np.finfo(float).max / 4.0, 2, 0).astype(int)
 
 
 def max_depth(m: int) -> int:

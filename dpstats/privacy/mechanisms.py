@@ -41,7 +41,7 @@ from functools import lru_cache
 import numpy as np
 from dp_accounting import pld
 
-from dpstats.errors import MethodOptionError, UnsupportedPrivacyParameterError
+from dpstats.errors import MethodOptionError, NoiseScaleRangeError, UnsupportedPrivacyParameterError
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import REFERENCE_EPSILON_CAP, PrivacyLedger, PrivacyStep, reference_delta
 from dpstats.privacy.samplers import (
@@ -98,6 +98,9 @@ def make_rng(random_state: "int | np.random.Generator | None") -> tuple[np.rando
 
 def _check_sensitivity(sensitivity: float) -> float:
     s = float(sensitivity)
+    if s == math.inf:  # public options, bounds or released values beyond double precision (never the data)
+        raise NoiseScaleRangeError("the sensitivity of a release is infinite in double precision: the options or "
+                                   "declared bounds that set it are far outside the data's scale")
     if not (math.isfinite(s) and s >= 0):
         raise ValueError(f"sensitivity must be finite and >= 0, got {sensitivity!r}")
     return s

@@ -61,6 +61,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from dpstats.errors import NoiseScaleRangeError
 from dpstats.privacy.secure_random import SecureGenerator
 
 __all__ = [
@@ -476,12 +477,17 @@ class GridPlan:
 
 
 def _grid_exponent(scale: float, bits: int) -> int:
-    """e such that scale / 2^e lies in [2^bits, 2^(bits+1))."""
+    """e such that scale / 2^e lies in [2^bits, 2^(bits+1)); :class:`~dpstats.errors.NoiseScaleRangeError` (a
+    ValueError) when no such grid exists in double precision (the scale is public or a released value)."""
     if not (scale > 0 and math.isfinite(scale)):
-        raise ValueError(f"the noise scale must be finite and > 0, got {scale!r}")
+        raise NoiseScaleRangeError(f"the noise scale must be finite and > 0, got {scale!r}; the sensitivity or the "
+                                   "options that set it are outside the supported range")
     e = math.frexp(scale)[1] - 1 - bits
     if not -1022 <= e <= 900:
-        raise ValueError(f"the noise scale {scale!r} is outside the range of a floating-point grid")
+        raise NoiseScaleRangeError(
+            f"the noise scale {scale!r} is outside the range of a floating-point grid (about 1e-280 to 1e282); "
+            "options such as clip_norm, step_size or covariate_tail, or declared bounds, set it: bring them nearer "
+            "to the data's scale (with every bound declared the design is rescaled to [-1, 1])")
     return e
 
 

@@ -21,6 +21,12 @@ and their public noise sds), for inference and for the results;
 values (:func:`dpstats.inference.private_rsquared`).
 
 Nothing here draws noise.
+
+Numeric range: each clipped term is at most B_X^2, B_X B_Y or B_Y^2, so the
+sums are finite whatever the rows once n times those is below 1e300;
+:func:`check_bounds_range` refuses wider bounds (reachable only with bounds
+near 1e150 and ``rescale=False``) from public facts, before any release,
+because beyond that an overflowing sum would depend on the data.
 """
 
 from __future__ import annotations
@@ -30,10 +36,40 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpstats.bounds import DataBounds
+from dpstats.errors import NoiseScaleRangeError
+from dpstats.methods.extremes import QUIET, square
 from dpstats.rows.base import writable
 
-__all__ = ["SufficientStatistics", "StatisticsPlan", "StatisticsPass", "add_statistics", "ReleasedStatistics",
+__all__ = ["STATISTICS_LIMIT", "check_statistics_range", "check_bounds_range", "SufficientStatistics", "StatisticsPlan", "StatisticsPass", "add_statistics", "ReleasedStatistics",
            "ReleasedSums"]
+
+
+#: The largest value a sum over the rows of clipped terms may reach: below it nothing computed from the sums
+#: (X^T X, its eigenvalues, X^T y, y^T y, a gradient sum) can overflow, whatever the rows.
+STATISTICS_LIMIT = 1e300
+
+
+def check_statistics_range(n: int, term_bound: float) -> None:
+    """Refuse, from public facts only, a fit whose sums over ``n`` rows of terms bounded by ``term_bound`` (from
+    the declared bounds: B_X^2, B_X B_Y, B_Y^2, c_x R) could overflow.
+
+    Without this check such a sum would be inf for some data and finite for others (and an eigenvalue routine
+    would fail on it): a data-dependent outcome that no noise hides.  It is reachable only with declared
+    bounds near 1e150 or beyond and ``rescale=False`` (the public rescaling maps every bound to [-1, 1]).
+    """
+    total = n * term_bound  # a Python float: inf, not an exception, on overflow
+    if not total <= STATISTICS_LIMIT:
+        raise NoiseScaleRangeError(
+            f"the declared bounds are too wide for double precision: sums over n={n} rows of terms as large as "
+            f"{term_bound:.3g} could overflow. Declare bounds on the data's scale, or keep rescale=True (the "
+            "default), which fits on the design rescaled to [-1, 1]")
+
+
+def check_bounds_range(bounds: DataBounds, n: int) -> None:
+    """:func:`check_statistics_range` for X^T X, X^T y and y^T y of ``n`` rows clipped to ``bounds`` (terms at
+    most B_X^2, B_X B_Y and B_Y^2)."""
+    b_x, b_y = bounds.x_norm, bounds.y_abs
+    check_statistics_range(n, max(square(b_x), square(b_y), b_x * b_y))
 
 
 @dataclass(frozen=True)
@@ -82,7 +118,8 @@ class SufficientStatistics:
         T = plan.label_truncation
         if T is not None:
             yc = np.clip(yc, -T, T)
-        return cls(Xc.T @ Xc, Xc.T @ yc, float(yc @ yc), int(Xc.shape[0]), T, bounds is not None)
+        with np.errstate(**QUIET):  # finite for clipped rows once check_statistics_range passed
+            return cls(Xc.T @ Xc, Xc.T @ yc, float(yc @ yc), int(Xc.shape[0]), T, bounds is not None)
 
     def __add__(self, other: SufficientStatistics) -> SufficientStatistics:
         if (self.label_truncation != other.label_truncation or self.clipped != other.clipped

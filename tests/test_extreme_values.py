@@ -1,0 +1,233 @@
+"""Extreme finite values inside the methods: the overflow-safe helpers, the public values that replace what
+cannot be computed, and typed refusals instead of raw exceptions (issue 15, item 4).
+
+Every test is deterministic (fixed data and seeds, exact comparisons or tolerances of floating-point
+rounding), so the false-failure rate is 0.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpstats
+from dpstats.errors import MethodOptionError, NoiseScaleRangeError
+from dpstats.methods.extremes import (
+    LARGEST, clamp_finite, divide_by_norms, residuals, row_norms, square, unit_rows,
+)
+from dpstats.methods.private_centring import CENTRE_GRID
+from dpstats.methods.registry import get_method
+from dpstats.methods.robust_estimators import DISTANCE_GRID, clip_factors, separately_clipped_gradient
+from dpstats.methods.row_passes import ClipTable
+from dpstats.methods.sufficient import ArrayChunks
+from dpstats.methods.tukey import tukey_em
+from dpstats.methods.tukey_depth import solve_block_models
+from dpstats.privacy.ledger import PrivacyLedger
+
+EXTREME_ROWS = np.array([[1e300, -1e300, 2.0], [LARGEST, LARGEST, LARGEST], [3e154, 0.5, -3e154], [5e-324, 0.0, 1e-310]])
+
+
+def _ordinary(n: int = 50) -> np.ndarray:
+    return np.random.default_rng(0).normal(size=(n, 3)) * 10.0 ** np.arange(-2, 1)
+
+
+# ----------------------------------------------------------------------------- the helpers
+
+
+def test_row_norms_are_the_plain_norms_on_ordinary_rows_and_right_on_extreme_ones() -> None:
+    X = _ordinary()
+    assert np.array_equal(row_norms(X), np.sqrt(np.einsum("ij,ij->i", X, X)))  # bit for bit
+    norms = row_norms(EXTREME_ROWS)
+    exact = [math.hypot(*(float(v) for v in row)) if np.isfinite(math.hypot(*row)) else math.inf
+             for row in EXTREME_ROWS]
+    np.testing.assert_allclose(norms[:3], exact[:3], rtol=1e-15)
+    assert math.isinf(norms[1])  # the norm of (LARGEST, LARGEST, LARGEST) exceeds every double
+    assert norms[3] == 0.0  # squares that underflow: the plain norm, 0 (a clip factor of 1, as it should be)
+
+
+def test_clip_factors_scale_every_row_to_the_bound_whatever_its_size() -> None:
+    X = np.vstack([_ordinary(), EXTREME_ROWS])
+    c = clip_factors(X, 2.0)
+    assert np.all(np.isfinite(c)) and np.all((c > 0) & (c <= 1))
+    clipped = unit_rows(X[-4:-1]) * 2.0  # the clipped extreme rows: their direction at norm 2
+    with np.errstate(over="ignore"):
+        np.testing.assert_allclose((X[-4:-1].T * c[-4:-1]).T, clipped, rtol=1e-12)
+    ordinary = X[:50]
+    norms = np.sqrt(np.einsum("ij,ij->i", ordinary, ordinary))
+    assert np.array_equal(c[:50], np.minimum(1.0, 2.0 / np.maximum(norms, np.finfo(float).tiny)))
+
+
+def test_residuals_are_never_nan_and_bit_for_bit_on_ordinary_rows() -> None:
+    X, w = _ordinary(), np.array([1.0, -2.0, 0.5])
+    y = X @ w + 1.0
+    r = X @ w
+    r -= y
+    assert np.array_equal(residuals(X, y, w), r)
+    ys = np.array([1.0, 2.0, 1e300, 0.0])
+    out = residuals(EXTREME_ROWS, ys, w)
+    assert not np.any(np.isnan(out))
+    assert out[0] == pytest.approx(1e300 * 1.0 - 1e300 * -2.0 + 1.0 - 1.0, rel=1e-15)  # 3e300, recomputed
+    assert out[1] == pytest.approx(-0.5 * LARGEST, rel=1e-15)  # L - 2L + 0.5L overflows plainly, not scaled
+    huge_w = np.array([LARGEST, -LARGEST, 0.0])
+    assert not np.any(np.isnan(residuals(EXTREME_ROWS, ys, huge_w)))
+
+
+def test_divide_by_norms_and_clamp_and_square() -> None:
+    norms = row_norms(EXTREME_ROWS)
+    q = divide_by_norms(1.0, EXTREME_ROWS, norms)
+    assert np.all(np.isfinite(q)) and q[1] > 0  # 1 / ||x|| of a row whose norm exceeds every double
+    a = np.array([np.inf, -np.inf, -LARGEST, 1.0])
+    assert clamp_finite(a).tolist() == [LARGEST, -LARGEST, -LARGEST, 1.0]
+    assert square(3.0) == 9.0 and square(1e200) == math.inf
+
+
+def test_histogram_bins_of_overflowed_statistics_are_public() -> None:
+    edges = DISTANCE_GRID.index(np.array([0.0, 1.0, np.inf, np.nan, LARGEST]))
+    last = DISTANCE_GRID.size - 1
+    assert edges.tolist() == [0, 64, last, last, last]
+    bins = CENTRE_GRID.index(np.array([np.inf, -np.inf, np.nan, 0.0]))
+    assert bins.tolist() == [CENTRE_GRID.size - 1, 0, CENTRE_GRID.size - 1, CENTRE_GRID.index(np.array([0.0]))[0]]
+
+
+def test_the_clip_table_gives_the_clipped_sum_with_infinite_terms() -> None:
+    """DP-AMBSSGD's table (terms r_i x_i clipped to norm C) equals the direct clipped sum, extreme rows included."""
+    X = np.vstack([_ordinary(), EXTREME_ROWS[:3]])
+    r = np.concatenate([np.linspace(-3, 3, 50), [1e300, -np.inf, 2e300]])
+    norms = row_norms(X)
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = np.abs(r) * norms
+    candidates = 0.5 * 2.0 ** np.arange(8)
+    table = ClipTable.of(X, r, s, candidates, limit=np.sign(r) * divide_by_norms(1.0, X, norms))
+    size = np.where(np.isfinite(s), s, np.inf)  # the size of each term r_i x_i
+    for j, C in enumerate(candidates):
+        direct = np.sign(r)[:, None] * unit_rows(X) * np.minimum(size, C)[:, None]
+        np.testing.assert_allclose(table.at(candidates, j), direct.sum(axis=0), rtol=1e-12, atol=1e-12)
+        assert np.all(np.isfinite(table.full[:-1])) and np.all(np.isfinite(table.scaled))
+
+
+def test_the_separately_clipped_gradient_stays_within_its_bound() -> None:
+    X = np.vstack([_ordinary(), EXTREME_ROWS])
+    y = np.concatenate([np.zeros(50), [-1e300, 0.0, LARGEST, 0.0]])
+    w = np.array([1.0, 1.0, 1.0])
+    theta_x, theta = 2.0, 3.0
+    g = separately_clipped_gradient(X, y, w, clip_factors(X, theta_x), theta)
+    assert np.all(np.isfinite(g))
+    assert np.linalg.norm(g) <= theta_x * theta * (1 + 1e-12)
+
+
+# ----------------------------------------------------------------------------- TukeyEM
+
+
+def test_non_finite_block_models_become_the_public_fallback_point() -> None:
+    grams = np.tile(np.eye(2), (4, 1, 1))
+    moments = np.ones((4, 2))
+    grams[1, 0, 0], moments[2, 1] = np.inf, np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        models = solve_block_models(grams, moments)
+    assert models.tolist() == [[1.0, 1.0], [0.0, 0.0], [0.0, 0.0], [1.0, 1.0]]
+
+
+def _models(m: int = 64) -> np.ndarray:
+    return np.random.default_rng(1).normal(size=(m, 2)) + np.array([1.0, 2.0])
+
+
+def _em(models: np.ndarray, seed: int = 3) -> np.ndarray:
+    ledger = PrivacyLedger(50.0, 1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return tukey_em(models, epsilon_ptr=10.0, epsilon_em=10.0, delta=1e-3, rng=np.random.default_rng(seed),
+                        ledger=ledger).point
+
+
+def test_tukey_em_replaces_a_non_finite_model_by_the_fallback_point() -> None:
+    models = _models()
+    bad = models.copy()
+    bad[5] = [np.nan, np.inf]
+    fallback = models.copy()
+    fallback[5] = 0.0
+    assert np.array_equal(_em(bad), _em(fallback))
+
+
+def test_tukey_em_on_models_near_the_largest_double_is_the_rescaled_fit() -> None:
+    """Coordinates above a quarter of the largest double are divided by 4 while the volumes are formed: the
+    output is the ordinary fit's, scaled (the approximate depth is scale invariant), and finite."""
+    models = _models()
+    scale = 2.0 ** 1021  # 2^1021 x (1..4): some entries above LARGEST / 4, none overflowing
+    point = _em(models * scale)
+    assert np.all(np.isfinite(point))
+    np.testing.assert_allclose(point, _em(models) * scale, rtol=1e-9)
+    extreme = models.copy()
+    extreme[:, 0] = np.where(np.arange(models.shape[0]) % 2, LARGEST, -LARGEST)  # differences overflow
+    assert np.all(np.isfinite(_em(extreme)))
+
+
+# ----------------------------------------------------------------------------- chunked equals in memory
+
+
+@pytest.mark.parametrize("method", ["robgd", "ambssgd", "tukey"])
+def test_chunked_fits_equal_in_memory_fits_with_extreme_rows(method: str) -> None:
+    n = 5000
+    rng = np.random.default_rng(0)
+    X = np.column_stack([np.ones(n), rng.normal(size=(n, 2))])
+    y = X @ np.array([1.0, 1.0, -0.5]) + 0.3 * rng.normal(size=n)
+    spec = get_method(method)
+    for row, values in [(3, (1e300, -LARGEST, 1e300)), (2500, (3e154, 0.5, -3e154)), (4999, (1e300, -1.7e308, 1e300))]:
+        Xp, yp = X.copy(), y.copy()
+        Xp[row, 1:], yp[row] = values[:2], values[2]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            memory = spec.fit(Xp.copy(), yp.copy(), ledger=PrivacyLedger(2.0, 1e-6), rng=np.random.default_rng(4),
+                              bounds=None, intercept_index=0).params
+            chunks = spec.fit_chunks(ArrayChunks(Xp, yp, chunk_rows=777), ledger=PrivacyLedger(2.0, 1e-6),
+                                     rng=np.random.default_rng(4), bounds=None, intercept_index=0).params
+        np.testing.assert_allclose(chunks, memory, rtol=1e-9, err_msg=f"row {row}")
+
+
+# ----------------------------------------------------------------------------- typed, public refusals
+
+
+def _frame(n: int = 2000) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.normal(size=n)})
+    df["y"] = df.x + rng.normal(size=n)
+    return df
+
+
+@pytest.mark.parametrize("method", ["ssp", "adassp", "noisy_ols"])
+def test_bounds_too_wide_for_double_precision_are_refused_before_anything_is_spent(method: str) -> None:
+    """With rescale=False the sums of rows clipped to bounds near 1e200 could overflow for some data only; the
+    fit refuses from the bounds and n alone, before any release."""
+    acct = dpstats.PrivacyAccountant(10.0, 1e-4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the bounds' own B_X^2 overflows (public)
+        with pytest.raises(NoiseScaleRangeError, match="too wide for double precision") as info:
+            dpstats.dp_ols("y ~ x", _frame(), epsilon=1.0, delta=1e-6, method=method, rescale=False,
+                           bounds={"x": (-1e200, 1e200), "y": (-1e200, 1e200)}, accountant=acct)
+    assert info.value.privacy_spent == (0.0, 0.0) and acct.spent == (0.0, 0.0)
+
+
+def test_an_absurd_clip_norm_is_a_typed_refusal_before_anything_is_spent() -> None:
+    acct = dpstats.PrivacyAccountant(10.0, 1e-4)
+    with pytest.raises(NoiseScaleRangeError) as info:
+        dpstats.dp_ols("y ~ x", _frame(), epsilon=1.0, delta=1e-6, method="dpsgd", clip_norm=1e300, accountant=acct)
+    assert isinstance(info.value, ValueError) and acct.spent == (0.0, 0.0)
+
+
+def test_covariate_tail_outside_its_public_range_is_refused() -> None:
+    for tail in (1e9, 1e-9):
+        with pytest.raises(MethodOptionError, match="covariate_tail"):
+            dpstats.dp_ols("y ~ x", _frame(), epsilon=1.0, delta=1e-6, method="robgd", covariate_tail=tail)
+
+
+def test_a_lasso_step_too_small_for_a_double_is_a_typed_refusal() -> None:
+    """log(n) / (eta c_x^2) is inf: n parts (not an OverflowError), and a Peeling scale too small to sample."""
+    acct = dpstats.PrivacyAccountant(10.0, 1e-4)
+    with pytest.raises(NoiseScaleRangeError):
+        dpstats.dp_ols("y ~ x", _frame(200), epsilon=1.0, delta=1e-6, method="lasso", sparsity=1, step_size=1e-320,
+                       bounds={"x": (-4, 4), "y": (-8, 8)}, accountant=acct)
+    assert acct.spent == (0.0, 0.0)

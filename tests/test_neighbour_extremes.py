@@ -1,0 +1,205 @@
+"""Neighbouring data sets that differ in ONE extreme row: every private method behaves the same on both, except
+through its released noise (issue 15, item 4).
+
+The methods that need no bounds (tukey, robgd, ambssgd, dpsgd) take every finite double, up to about 1.8e308;
+their squares, products and sums over rows overflow.  A fit that turns such a row into inf or NaN leaks it three
+ways, none of which noise can hide: a NaN passes a noise release and the API refuses it, numpy prints an
+overflow warning only on the neighbour that has the row, or an exception escapes.  The bounded methods clip
+every row to the declared bounds first, so they should never see the difference; the tests check them too.
+
+For every private method in the registry (new methods are covered automatically; a method-specific option is
+added only where the method cannot run without one, or to keep the fit cheap), with and without declared
+bounds where the method allows, in memory and read in chunks, a base data set D is fitted and then, for each
+extreme pattern, its neighbour D' with one row replaced, with the same seed for the noise.  The test compares
+what is not noise:
+
+* the exception (type and message with the numbers masked), if any;
+* the set of warnings (category and full message);
+* the budget spent (``privacy_spent``: the report's on success, the exception's otherwise), to 1e-9 relative:
+  noisy_ols calibrates its last release from a released lower bound on lambda_min, so the grid rounding of
+  that release's sensitivity moves the composed epsilon in its 14th digit;
+* the summary text (report, notes, tables) with every number masked and spacing collapsed;
+* that every released coefficient is finite.
+
+For the bound-free methods it also asserts that the extreme-row fits return (the base fit returns at this n).
+
+The budget (epsilon = 4) keeps every decision that depends on released values (histogram clearances, the PTR
+test, fall backs) far from its threshold, so the one-count difference a replaced row makes never flips it here:
+the comparison sees the code paths, not the noise.  Everything is deterministic (fixed data and seeds, no
+Monte Carlo), so the false-failure rate is 0.  The ``slow`` version uses n = 20,000 (the size at which the
+holes were measured), more patterns and two positions of the extreme row.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpstats
+from dpstats.methods.registry import MethodSpec, available_methods
+
+LARGEST = float(np.finfo(float).max)
+EPSILON, DELTA, SEED = 4.0, 1e-6, 11
+FORMULA = "y ~ x1 + x2"
+# x2's range is narrower than 1, so the public rescaling divides by a half-width below 1 (an overflow risk)
+BOUNDS = {"x1": (-3.0, 3.0), "x2": (-0.5, 0.25), "y": (-8.0, 8.0)}
+CHUNK_ROWS = 700  # rows per chunk (at least; a tenth of the rows for larger n, so that passes stay cheap)
+
+#: One extreme row: the values it puts in each column (the other columns keep the row's ordinary values).
+PATTERNS: dict[str, dict[str, float]] = {
+    "x1=1e300": {"x1": 1e300},
+    "x1=-1e300": {"x1": -1e300},
+    "x2=1e154": {"x2": 1e154},
+    "x1=largest": {"x1": LARGEST},
+    "x1=5e-324": {"x1": 5e-324},
+    "y=-1e300": {"y": -1e300},
+    "x2=-1e154,y=1e300": {"x2": -1e154, "y": 1e300},
+    "mixed signs": {"x1": 1e300, "x2": -1e300, "y": 1e300},
+}
+FAST_PATTERNS = ["x1=1e300", "x2=1e154", "x1=5e-324", "y=-1e300", "mixed signs"]
+SLOW_PATTERNS = list(PATTERNS) + ["all largest"]
+PATTERNS["all largest"] = {"x1": -LARGEST, "x2": LARGEST, "y": -LARGEST}
+
+#: Options that keep a fit cheap, or that a method cannot run without; variants run a method several ways.
+VARIANTS: dict[str, list[dict[str, Any]]] = {
+    "lasso": [{"sparsity": 2}],
+    "ssp": [{"bootstrap": 100}],
+    "adassp": [{"bootstrap": 100}],
+    "dpsgd": [{"epochs": 1, "batch_size": 500}],
+    "tukey": [{}, {"blocks": "moments"}],
+    "robgd": [{"max_rounds": 40}],  # with bounds, n = 20,000 would give 1,417 rounds (one pass each when chunked)
+    "ambssgd": [{"max_rounds": 40}],
+}
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|\bnan\b|\binf\b", re.IGNORECASE)
+
+
+def _masked(text: str) -> str:
+    """Text with every number replaced by '#', rules (runs of = or -) shortened and spacing collapsed, so that
+    only its words and structure remain."""
+    text = _NUMBER.sub("#", text)
+    text = re.sub(r"[=\-]{3,}", "=", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a fit shows apart from its noise."""
+
+    error: tuple[str, str] | None
+    spent: tuple[float, float] | None
+    warned: frozenset[tuple[str, str]]
+    text: str
+    finite: bool
+
+
+def _fit(method: str, frame: pd.DataFrame, bounded: bool, chunked: bool, options: dict[str, Any]) -> Outcome:
+    chunk_rows = max(CHUNK_ROWS, len(frame) // 10)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            res = dpstats.dp_ols(FORMULA, frame, epsilon=EPSILON, delta=DELTA, method=method,
+                                 bounds=BOUNDS if bounded else None, random_state=SEED,
+                                 chunksize=chunk_rows if chunked else None, **options)
+        except Exception as exc:  # noqa: BLE001 - the point is to compare whatever escapes
+            spent = getattr(exc, "privacy_spent", None)
+            outcome = Outcome((type(exc).__name__, _masked(str(exc))), spent, frozenset(), "", True)
+        else:
+            outcome = Outcome(None, (res.privacy.epsilon_spent, res.privacy.delta_spent), frozenset(),
+                              _masked(str(res.summary())), bool(np.all(np.isfinite(res.params.to_numpy()))))
+    warned = frozenset((w.category.__name__, str(w.message)) for w in caught)
+    return Outcome(outcome.error, outcome.spent, warned, outcome.text, outcome.finite)
+
+
+def _frame(n: int) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x1": rng.normal(size=n), "x2": rng.uniform(-0.5, 0.25, size=n)})
+    df["y"] = 1.0 + df.x1 - 2.0 * df.x2 + 0.3 * rng.normal(size=n)
+    return df
+
+
+def _neighbour(frame: pd.DataFrame, pattern: str, row: int) -> pd.DataFrame:
+    out = frame.copy()
+    for column, value in PATTERNS[pattern].items():
+        out.loc[row, column] = value
+    return out
+
+
+def _cases(slow: bool) -> list[Any]:
+    """(method, bounded, chunked, options) for every private method in the registry."""
+    cases = []
+    for name, spec in sorted(available_methods().items()):
+        if not spec.private:
+            continue
+        for options in VARIANTS.get(name, [{}]):
+            for bounded in ([True] if spec.needs_bounds else [False, True]):
+                for chunked in ([False, True] if spec.supports_chunks else [False]):
+                    if not slow and chunked and (bounded or name == "dpsgd") and not spec.needs_bounds:
+                        continue  # the fast version reads chunks once per bound-free method
+                    label = f"{name}{options or ''}-{'bounds' if bounded else 'no bounds'}-" \
+                            f"{'chunks' if chunked else 'memory'}"
+                    cases.append(pytest.param(name, bounded, chunked, options, id=label))
+    return cases
+
+
+def _rows(n: int, k: int, positions: int) -> list[int]:
+    """Rows that pattern k replaces: spread over the data, so that they fall in different parts of each
+    method's public layout (samples, splits, blocks, mini-batches)."""
+    return [(37 + 613 * k + (n // positions) * j) % n for j in range(positions)]
+
+
+def _check(method: str, bounded: bool, chunked: bool, options: dict[str, Any], n: int, patterns: list[str],
+           positions: int) -> None:
+    spec: MethodSpec = available_methods()[method]
+    frame = _frame(n)
+    base = _fit(method, frame, bounded, chunked, options)
+    if not spec.needs_bounds:
+        assert base.error is None, f"the ordinary fit must return at n={n}: {base.error}"
+    assert not base.warned, base.warned
+    for k, pattern in enumerate(patterns):
+        for row in _rows(n, k, positions):
+            other = _fit(method, _neighbour(frame, pattern, row), bounded, chunked, options)
+            where = f"{pattern} in row {row}"
+            assert other.error == base.error, where
+            assert other.warned == base.warned, where
+            if base.spent is None:
+                assert other.spent is None, where
+            else:
+                assert other.spent is not None, where
+                np.testing.assert_allclose(other.spent, base.spent, rtol=1e-9, err_msg=where)
+            assert other.text == base.text, where
+            assert other.finite, where
+
+
+@pytest.mark.parametrize("method, bounded, chunked, options", _cases(slow=False))
+def test_one_extreme_row_changes_nothing_but_noise(method: str, bounded: bool, chunked: bool,
+                                                   options: dict[str, Any]) -> None:
+    _check(method, bounded, chunked, options, n=2000, patterns=FAST_PATTERNS, positions=1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method, bounded, chunked, options", _cases(slow=True))
+def test_one_extreme_row_changes_nothing_but_noise_slow(method: str, bounded: bool, chunked: bool,
+                                                        options: dict[str, Any]) -> None:
+    _check(method, bounded, chunked, options, n=20_000, patterns=SLOW_PATTERNS, positions=2)
+
+
+def test_the_patterns_are_extreme_and_finite() -> None:
+    """The neighbours differ from the base in one row, whose values are finite and overflow when squared (or
+    are subnormal)."""
+    frame = _frame(100)
+    for k, pattern in enumerate(PATTERNS):
+        (row,) = _rows(100, k, 1)
+        other = _neighbour(frame, pattern, row)
+        changed = np.flatnonzero((other.to_numpy() != frame.to_numpy()).any(axis=1))
+        assert changed.tolist() == [row]
+        values = other.loc[row, list(PATTERNS[pattern])].to_numpy(dtype=float)
+        assert np.all(np.isfinite(values))
+        with np.errstate(over="ignore"):
+            assert np.all(~np.isfinite(values * values * 10.0) | (np.abs(values) < 1e-300))
