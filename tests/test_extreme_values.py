@@ -23,7 +23,6 @@ from dpstats.methods.private_centring import CENTRE_GRID
 from dpstats.methods.registry import get_method
 from dpstats.methods.robust_estimators import DISTANCE_GRID, clip_factors, separately_clipped_gradient
 from dpstats.methods.row_passes import ClipTable
-from dpstats.methods.sufficient import ArrayChunks
 from dpstats.methods.tukey import tukey_em
 from dpstats.methods.tukey_depth import solve_block_models
 from dpstats.privacy.ledger import PrivacyLedger
@@ -181,10 +180,10 @@ def test_chunked_fits_equal_in_memory_fits_with_extreme_rows(method: str) -> Non
         Xp[row, 1:], yp[row] = values[:2], values[2]
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            memory = spec.fit(Xp.copy(), yp.copy(), ledger=PrivacyLedger(2.0, 1e-6), rng=np.random.default_rng(4),
-                              bounds=None, intercept_index=0).params
-            chunks = spec.fit_chunks(ArrayChunks(Xp, yp, chunk_rows=777), ledger=PrivacyLedger(2.0, 1e-6),
-                                     rng=np.random.default_rng(4), bounds=None, intercept_index=0).params
+            memory = spec.fit_arrays(Xp.copy(), yp.copy(), ledger=PrivacyLedger(2.0, 1e-6),
+                                     rng=np.random.default_rng(4), intercept_index=0).params
+            chunks = spec.fit_arrays(Xp, yp, ledger=PrivacyLedger(2.0, 1e-6), rng=np.random.default_rng(4),
+                                     intercept_index=0, chunk_rows=777).params
         np.testing.assert_allclose(chunks, memory, rtol=1e-9, err_msg=f"row {row}")
 
 
