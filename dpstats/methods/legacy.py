@@ -1,6 +1,6 @@
 """TEMPORARY adapter for the methods not yet ported to ``fit(rows, ctx, options)``: remove it once they are.
 
-``tukey``, ``robgd``, ``ambssgd``, ``dpsgd`` and ``lasso`` still define the
+``robgd``, ``ambssgd``, ``dpsgd`` and ``lasso`` still define the
 previous interface: ``fit(X, y, *, ledger, rng, bounds, **options)`` on
 in-memory arrays and ``fit_chunks(rows, *, ledger, rng, bounds, **options)``
 on chunked rows, returning a :class:`LegacyMethodFit` (``info`` dict,
@@ -185,10 +185,6 @@ _LEGACY_RATES: dict[str, UpperRate] = {
     "lasso": UpperRate(_LASSO),
     "robgd": UpperRate(_ROBGD),
     "ambssgd": UpperRate(_AMBSSGD),
-    "tukey": UpperRate(uncovered_source="TukeyEM (Amin et al. 2023)", why_none=(
-        "Amin et al.'s utility theorem (Thm 3.1, via Brown et al. 2021) covers only the exact-depth Tukey EM; "
-        "dpstats implements the approximate-depth EM, which has no utility theorem (in practice it needs "
-        "n >~ 1000 d with m = 1000 models)")),
     "dpsgd": UpperRate(why_none="no rate for ||b - beta||_2 is proved for DP-SGD in this model"),
 }
 
