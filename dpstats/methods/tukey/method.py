@@ -10,6 +10,7 @@ user's coefficients.  Proof: docs/proofs/tukey.md.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from scipy.linalg import solve_triangular
@@ -21,8 +22,8 @@ from dpstats.methods.tukey.depth import solve_block_models
 from dpstats.methods.tukey.em import tukey_em
 from dpstats.methods.tukey.options import TukeyOptions
 from dpstats.methods.tukey.passes import (
-    BlockSamplePass, GridCounts, PilotPass, ResidualPass, SampleCheck, SampleHistogram, SampleRows, add_arrays,
-    add_block_sample, add_pairs, concat_rows, dense_ranks, merge_counts,
+    CombineWithBlockSums, GridCounts, PilotPass, ResidualPass, SampleCheck, SampleHistogram, SampleRows,
+    WithBlockSums, add_arrays, add_pairs, concat_rows, dense_ranks, merge_counts,
 )
 from dpstats.methods.tukey.pilot import private_pilot, whitened
 from dpstats.methods.tukey.plan import FitLog, Layout, Plan, make_plan, refusal_hint
@@ -48,17 +49,18 @@ NO_STANDARD_ERRORS = (
 def fit(rows: Rows, ctx: FitContext, options: TukeyOptions) -> MethodFit:
     """TukeyEM with PTR (Amin et al. 2023, Thm 1.1; docs/proofs/tukey.md) on any rows.
 
-    Reads: one pass for the per-block sums about each block's own rows
-    (:class:`~dpstats.methods.tukey.block_sums.ShiftedBlockSums`, re-centred
-    exactly at the released centres) and the preprocessing sample; with
-    ``blocks="moments"`` one more for the pilot's clipped sums.  When the
-    rows are one chunk in memory, reading them again costs no I/O, and a
-    moments fit reads the sample alone first, then the pilot's sums, then the
-    moments of the pilot's residuals row by row
-    (:class:`~dpstats.methods.tukey.passes.ResidualPass`: no per-block Gram
-    matrix); the releases are the same.  On a cluster the sample's ranks come
-    from histograms over the public grids (light passes that evaluate only
-    the sample's rows); only counts and sums leave a chunk.
+    Reads.  ``blocks="ols"``: one read for the per-block sums about each
+    block's own rows (:class:`~dpstats.methods.tukey.block_sums.ShiftedBlockSums`,
+    re-centred exactly at the released centres) and the preprocessing
+    sample.  ``blocks="moments"``: a light read of the sample (only its rows
+    are evaluated), then one read for the per-block sums and the pilot's
+    clipped sums; when the rows are one chunk in memory, where reading them
+    again costs no I/O, the pilot's sums and then the moments of the pilot's
+    residuals row by row (:class:`~dpstats.methods.tukey.passes.ResidualPass`:
+    no per-block Gram matrix) instead; the releases are the same.  On a
+    cluster the sample's ranks come from histograms over the public grids
+    (light passes that evaluate only the sample's rows); only counts and sums
+    leave a chunk.
 
     Parameters
     ----------
@@ -76,25 +78,23 @@ def fit(rows: Rows, ctx: FitContext, options: TukeyOptions) -> MethodFit:
     log = FitLog()
     plan = make_plan(ctx, options, log)
     layout = Layout.draw(plan, ctx.rng)
-    sums: ShiftedBlockSums | None = None
-    if plan.moments and _rereads_are_cheap(rows):
-        prep, plan = _prepare(rows, ctx, plan, layout, None, log)
-    else:
-        sample = _sample_pass(rows, plan, layout) if plan.preprocess else None
-        sums, part = rows.reduce(BlockSamplePass(layout.assignment, sample), add_block_sample)
-        prep, plan = _prepare(rows, ctx, plan, layout, part, log)
     if plan.moments:
-        estimates, coef_of = _moment_estimates(rows, ctx, plan, layout, prep, sums, log)
+        prep, plan = _prepare(rows, ctx, plan, layout, None, log)
+        if plan.moments:
+            estimates, coef_of = _moment_estimates(rows, ctx, plan, layout, prep, log)
+            return _finish(ctx, plan, prep, estimates, coef_of, log)
+        sums, _ = rows.reduce(WithBlockSums(layout.assignment), CombineWithBlockSums())  # fell back to "ols"
     else:
-        if sums is None:  # a moments fit that fell back after reading only the sample
-            sums, _ = rows.reduce(BlockSamplePass(layout.assignment, None), add_block_sample)
-        estimates, coef_of = solve_block_models(*sums.centred(prep.centre, prep.y_centre)), _same
-    return _finish(ctx, plan, prep, estimates, coef_of, log)
+        sample, combine = _sample_pass(rows, plan, layout)
+        sums, part = rows.reduce(WithBlockSums(layout.assignment, sample), CombineWithBlockSums(combine))
+        prep, plan = _prepare(rows, ctx, plan, layout, part, log)
+    estimates = solve_block_models(*sums.centred(prep.centre, prep.y_centre))
+    return _finish(ctx, plan, prep, estimates, _same, log)
 
 
 def _rereads_are_cheap(rows: Rows) -> bool:
-    """True when the rows are one chunk held in memory (a public property of the rows): another pass costs no
-    I/O, so the moments path may read three times instead of gathering per-block Gram matrices."""
+    """True when the rows are one chunk held in memory (a public property of the rows): another read costs no
+    I/O, so the moments path reads the residuals instead of gathering per-block Gram matrices."""
     return bool(getattr(rows, "one_chunk", False))
 
 
@@ -104,15 +104,15 @@ def _same(point: np.ndarray) -> np.ndarray:
 
 # -- preprocessing ------------------------------------------------------------------------------------------------
 
-def _sample_pass(rows: Rows, plan: Plan, layout: Layout) -> SampleRows | None:
-    """The sample part of the first read: the rows themselves in this process, else (a cluster) their histograms
-    over the centre grid when centres are released (the radii's histograms need the released centres: later)."""
+def _sample_pass(rows: Rows, plan: Plan, layout: Layout) -> tuple[SampleRows | None, Callable[..., Any] | None]:
+    """The sample part of the per-block read of ``blocks="ols"`` (and its combine): the sample's rows in this
+    process, else their histograms over the centre grid (a cluster); none when nothing is released."""
+    if not plan.preprocess:
+        return None, None
     if rows.local:
-        return SampleRows(layout.sample)
-    if not plan.centre:
-        return None
+        return SampleRows(layout.sample), concat_rows
     return SampleHistogram(layout.sample, handled_columns(plan.d, plan.intercept_index), CENTRE_GRID, None,
-                           plan.domains)
+                           plan.domains), merge_counts
 
 
 def _prepare(rows: Rows, ctx: FitContext, plan: Plan, layout: Layout, part: object,
@@ -195,12 +195,16 @@ def _fall_back(ctx: FitContext, plan: Plan, prep: Preprocessing, log: FitLog, *,
 
 # -- block estimates ----------------------------------------------------------------------------------------------
 
-def _moment_estimates(rows: Rows, ctx: FitContext, plan: Plan, layout: Layout, prep: Preprocessing,
-                      sums: ShiftedBlockSums | None, log: FitLog
+def _moment_estimates(rows: Rows, ctx: FitContext, plan: Plan, layout: Layout, prep: Preprocessing, log: FitLog
                       ) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
-    """The pilot read and release, then u_k = L^{-1} Z_k^T (y_k - c_y - Z_k b~) / b, from the per-block sums
-    of the first read or, when rows are re-read cheaply, from a residual read."""
-    gram, moment = rows.reduce(PilotPass(prep), add_pairs)
+    """The pilot's read and release, then u_k = L^{-1} Z_k^T (y_k - c_y - Z_k b~) / b: from per-block sums taken
+    in the same read as the pilot's, or, when the rows are re-read cheaply, from a read of the residuals."""
+    sums: ShiftedBlockSums | None = None
+    if _rereads_are_cheap(rows):
+        gram, moment = rows.reduce(PilotPass(prep), add_pairs)
+    else:
+        sums, (gram, moment) = rows.reduce(WithBlockSums(layout.assignment, PilotPass(prep)),
+                                           CombineWithBlockSums(add_pairs))
     delta_pilot = ctx.delta - plan.delta_tukey
     mu = gaussian_mu(plan.share_pilot * ctx.epsilon, delta_pilot)
     gram_n, pilot = private_pilot(gram, moment, plan.n, prep, mu, ctx.rng, ctx.ledger)

@@ -26,8 +26,8 @@ from dpstats.methods.tukey.preprocessing import CENTRE_GRID, Domains, Preprocess
 from dpstats.methods.tukey.radius_check import clip_excess
 
 __all__ = ["PASS_ROWS", "GridCounts", "merge_counts", "dense_ranks", "SampleRows", "SampleHistogram", "SampleCheck",
-           "BlockSamplePass", "PilotPass", "ResidualPass", "concat_rows", "add_arrays", "add_pairs",
-           "add_block_sample"]
+           "WithBlockSums", "CombineWithBlockSums", "PilotPass", "ResidualPass", "concat_rows", "add_arrays",
+           "add_pairs"]
 
 PASS_ROWS = 1 << 14  # rows per slice of the sequential passes (a slice of d + 1 columns stays in cache)
 _DENSE_AFTER = 1 << 14  # a histogram with more occupied bins than this is kept dense
@@ -169,42 +169,52 @@ class SampleCheck(SampleRows):
 
 # -- the blocks ---------------------------------------------------------------------------------------------------
 
-class BlockSamplePass:
-    """fn(X, y, offset) -> (:class:`ShiftedBlockSums` of the chunk, the chunk's part of the sample): one read for
-    the per-block sums (re-centred exactly once the centres are released) and the preprocessing sample.
+class WithBlockSums:
+    """fn(X, y, offset) -> (:class:`ShiftedBlockSums` of the chunk, ``companion`` on the chunk): one read for the
+    per-block sums (re-centred exactly once the centres are released) and another pass's result.
 
-    The sample part is the rows themselves (``local``), their histograms over the public centre grid (a
-    cluster: only counts leave a chunk), or None when nothing is released from the sample.
+    The companion is the preprocessing sample (:class:`SampleRows`, or on a cluster :class:`SampleHistogram`:
+    only counts leave a chunk), the pilot's sums (:class:`PilotPass`), or None; a companion with ``select`` is
+    evaluated on its selected rows only.
 
     Parameters
     ----------
     assignment : WindowedBlocks
         The public blocks.
-    sample : SampleRows or None
-        The sample pass (:class:`SampleRows` or :class:`SampleHistogram`), or None.
+    companion : callable or None
+        A pass over the same chunk.
     """
 
-    def __init__(self, assignment: WindowedBlocks, sample: SampleRows | None) -> None:
-        self.assignment, self.sample = assignment, sample
+    def __init__(self, assignment: WindowedBlocks, companion: Any = None) -> None:
+        self.assignment, self.companion = assignment, companion
 
     @quiet
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> tuple[ShiftedBlockSums, Any]:
         sums = ShiftedBlockSums.of_chunk(X, y, self.assignment, offset)
-        if self.sample is None:
+        if self.companion is None:
             return sums, None
-        idx = self.sample.select(offset, X.shape[0])
-        return sums, self.sample(X[idx], y[idx], offset)
+        select = getattr(self.companion, "select", None)
+        if select is not None:
+            idx = select(offset, X.shape[0])
+            X, y = X[idx], y[idx]
+        return sums, self.companion(X, y, offset)
 
 
-def add_block_sample(a: tuple[ShiftedBlockSums, Any], b: tuple[ShiftedBlockSums, Any]) -> tuple[ShiftedBlockSums, Any]:
-    """combine of :class:`BlockSamplePass`."""
-    if a[1] is None:
-        part = None
-    elif isinstance(a[1], GridCounts):
-        part = merge_counts(a[1], b[1])
-    else:
-        part = concat_rows(a[1], b[1])
-    return a[0] + b[0], part
+class CombineWithBlockSums:
+    """combine of :class:`WithBlockSums`: the block sums added, the companions combined by ``combine``.
+
+    Parameters
+    ----------
+    combine : callable or None
+        The companion's combine (None without a companion).
+    """
+
+    def __init__(self, combine: Any = None) -> None:
+        self.combine = combine
+
+    def __call__(self, a: tuple[ShiftedBlockSums, Any], b: tuple[ShiftedBlockSums, Any]
+                 ) -> tuple[ShiftedBlockSums, Any]:
+        return a[0] + b[0], (None if self.combine is None else self.combine(a[1], b[1]))
 
 
 class PilotPass:
