@@ -38,16 +38,16 @@ with no sort and no padding.  Nothing here draws noise.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable
 
 import numpy as np
 
 from dpstats.methods.extremes import quiet
 from dpstats.privacy.mechanisms import public_uniform
 
-__all__ = ["RowPermutation", "WindowedBlocks", "BlockedRows"]
+__all__ = ["BlockedRows", "RowPermutation", "WindowedBlocks"]
 
 ROUNDS = 4
 _U64 = np.uint64
@@ -63,7 +63,7 @@ class RowPermutation:
     multipliers: tuple[int, ...]
 
     @classmethod
-    def draw(cls, n: int, rng: np.random.Generator) -> "RowPermutation":
+    def draw(cls, n: int, rng: np.random.Generator) -> RowPermutation:
         """Draw the keys with public randomness (``ROUNDS`` keys and odd multipliers of ``bits`` bits)."""
         if n < 1:
             raise ValueError("n must be >= 1")
@@ -175,7 +175,7 @@ class WindowedBlocks:
     inverse: np.ndarray  # (Q, m) int32: P_q^{-1}[k], the lane of block k before the shift
 
     @classmethod
-    def draw(cls, n: int, m: int, rng: np.random.Generator) -> "WindowedBlocks":
+    def draw(cls, n: int, m: int, rng: np.random.Generator) -> WindowedBlocks:
         """Draw the Q = min(64, 2^20 // m) permutations and the salt with public randomness (needs 1 <= m <= n)."""
         if not 1 <= m <= n:
             raise ValueError("the number of blocks m must lie in [1, n]")
@@ -253,7 +253,7 @@ class WindowedBlocks:
         first = min(-(-offset // self.m), self.block_rows)
         return first, max(first, min(stop // self.m, self.block_rows))
 
-    def arrange(self, a: np.ndarray, offset: int) -> "BlockedRows":
+    def arrange(self, a: np.ndarray, offset: int) -> BlockedRows:
         """The rows of chunk ``a`` (rows offset.., shape (rows, p)) arranged by block.
 
         The full windows inside the chunk give one dense (m, windows, p) array (block k's rows in the order of

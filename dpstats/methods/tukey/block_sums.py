@@ -17,7 +17,7 @@ import numpy as np
 from dpstats.methods.common.permutations import WindowedBlocks
 from dpstats.methods.extremes import quiet
 
-__all__ = ["block_sums", "ShiftedBlockSums", "GROUP_ROWS"]
+__all__ = ["GROUP_ROWS", "ShiftedBlockSums", "block_sums"]
 
 #: rows gathered by block at a time (bounded working memory whatever the chunk's size)
 GROUP_ROWS = 1 << 12

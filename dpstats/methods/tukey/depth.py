@@ -17,14 +17,25 @@ q_max = ceil(m/2); arrays indexed by depth carry the two sentinels i = 0
 from __future__ import annotations
 
 import math
+
 import numpy as np
 
 from dpstats.methods.extremes import QUIET, finite_rows
 
 __all__ = [
-    "solve_block_models", "approximate_tukey_depth", "max_depth", "log_side_lengths", "log_volumes",
-    "log_region_volumes", "log_exact_volumes", "lemma_distance", "mass_distance", "point_of_depth", "FALLBACK_MODEL",
-    "finite_models", "coordinate_shifts",
+    "FALLBACK_MODEL",
+    "approximate_tukey_depth",
+    "coordinate_shifts",
+    "finite_models",
+    "lemma_distance",
+    "log_exact_volumes",
+    "log_region_volumes",
+    "log_side_lengths",
+    "log_volumes",
+    "mass_distance",
+    "max_depth",
+    "point_of_depth",
+    "solve_block_models",
 ]
 
 # relative eigenvalue cut-off of the equilibrated block Gram matrices; eigenvalues
@@ -150,7 +161,7 @@ def log_region_volumes(sorted_models: np.ndarray, log_sides: np.ndarray) -> np.n
     total length of the two pieces [S_(q), S_(q+1)] and [S_(m-q), S_(m-q+1)]
     (one piece when 2q = m, none when 2q > m).
     """
-    d, m = sorted_models.shape
+    m = sorted_models.shape[1]
     q_max = max_depth(m)
     q = np.arange(1, q_max + 1)
     pieces = _piece_lengths(sorted_models, q)

@@ -19,8 +19,16 @@ import numpy as np
 from dpstats.errors import MethodOptionError, PTRFailure
 from dpstats.methods.extremes import QUIET, clamp_finite
 from dpstats.methods.tukey.depth import (
-    coordinate_shifts, finite_models, lemma_distance, log_exact_volumes, log_region_volumes, log_side_lengths,
-    log_volumes, mass_distance, max_depth, point_of_depth,
+    coordinate_shifts,
+    finite_models,
+    lemma_distance,
+    log_exact_volumes,
+    log_region_volumes,
+    log_side_lengths,
+    log_volumes,
+    mass_distance,
+    max_depth,
+    point_of_depth,
 )
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import laplace_mechanism, public_uniform

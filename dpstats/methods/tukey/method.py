@@ -22,19 +22,37 @@ from dpstats.methods.tukey.depth import solve_block_models
 from dpstats.methods.tukey.em import tukey_em
 from dpstats.methods.tukey.options import TukeyOptions
 from dpstats.methods.tukey.passes import (
-    CombineWithBlockSums, GridCounts, PilotPass, ResidualPass, SampleCheck, SampleHistogram, SampleRows,
-    WithBlockSums, add_arrays, add_pairs, concat_rows, dense_ranks, merge_counts,
+    CombineWithBlockSums,
+    GridCounts,
+    PilotPass,
+    ResidualPass,
+    SampleCheck,
+    SampleHistogram,
+    SampleRows,
+    WithBlockSums,
+    add_arrays,
+    add_pairs,
+    concat_rows,
+    dense_ranks,
+    merge_counts,
 )
 from dpstats.methods.tukey.pilot import private_pilot, whitened
 from dpstats.methods.tukey.plan import FitLog, Layout, Plan, make_plan, refusal_hint
 from dpstats.methods.tukey.preprocessing import (
-    CENTRE_GRID, RADIUS_K, SCALE_QUANTILE, Preprocessing, RanksOf, handled_columns, preprocess, sample_ranks,
+    CENTRE_GRID,
+    RADIUS_K,
+    SCALE_QUANTILE,
+    Preprocessing,
+    RanksOf,
+    handled_columns,
+    preprocess,
+    sample_ranks,
 )
 from dpstats.methods.tukey.radius_check import check_radii, clip_excess
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.rows.base import Rows
 
-__all__ = ["fit", "NO_STANDARD_ERRORS", "SHORT_BLOCK_FACTOR"]
+__all__ = ["NO_STANDARD_ERRORS", "SHORT_BLOCK_FACTOR", "fit"]
 
 SHORT_BLOCK_FACTOR = 4  # per-block OLS on fewer than 4 d rows per block gets a public warning
 

@@ -9,7 +9,7 @@ import numpy as np
 from dpstats.errors import MethodOptionError
 from dpstats.methods.registry import MethodOptions, check_bool
 
-__all__ = ["TukeyOptions", "MIN_M", "MAX_SHARE"]
+__all__ = ["MAX_SHARE", "MIN_M", "TukeyOptions"]
 
 #: the smallest number of models: t = floor(m/4) >= 2, the smallest t for which M(D) >= 0 is possible
 MIN_M = 8

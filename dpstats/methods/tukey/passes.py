@@ -22,12 +22,25 @@ from scipy.sparse import csc_matrix
 from dpstats.methods.common.permutations import WindowedBlocks
 from dpstats.methods.extremes import quiet
 from dpstats.methods.tukey.block_sums import ShiftedBlockSums
-from dpstats.methods.tukey.preprocessing import CENTRE_GRID, Domains, Preprocessing
+from dpstats.methods.tukey.preprocessing import Domains, Preprocessing
 from dpstats.methods.tukey.radius_check import clip_excess
 
-__all__ = ["PASS_ROWS", "GridCounts", "merge_counts", "dense_ranks", "SampleRows", "SampleHistogram", "SampleCheck",
-           "WithBlockSums", "CombineWithBlockSums", "PilotPass", "ResidualPass", "concat_rows", "add_arrays",
-           "add_pairs"]
+__all__ = [
+    "PASS_ROWS",
+    "CombineWithBlockSums",
+    "GridCounts",
+    "PilotPass",
+    "ResidualPass",
+    "SampleCheck",
+    "SampleHistogram",
+    "SampleRows",
+    "WithBlockSums",
+    "add_arrays",
+    "add_pairs",
+    "concat_rows",
+    "dense_ranks",
+    "merge_counts",
+]
 
 PASS_ROWS = 1 << 14  # rows per slice of the sequential passes (a slice of d + 1 columns stays in cache)
 _DENSE_AFTER = 1 << 14  # a histogram with more occupied bins than this is kept dense

@@ -29,8 +29,20 @@ from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import laplace_mechanism
 
-__all__ = ["DEFAULT_M", "MIN_ROWS_PER_COLUMN", "AUTO_ROWS_PER_COLUMN", "PREP_ROWS", "FitLog", "Plan", "Layout",
-           "ideal_distance", "default_m", "choose_blocks", "make_plan", "refusal_hint"]
+__all__ = [
+    "AUTO_ROWS_PER_COLUMN",
+    "DEFAULT_M",
+    "MIN_ROWS_PER_COLUMN",
+    "PREP_ROWS",
+    "FitLog",
+    "Layout",
+    "Plan",
+    "choose_blocks",
+    "default_m",
+    "ideal_distance",
+    "make_plan",
+    "refusal_hint",
+]
 
 DEFAULT_M = 1000
 MIN_ROWS_PER_COLUMN = 100  # below 100 models of d rows the test cannot pass at any everyday epsilon (t - 2 < tau)

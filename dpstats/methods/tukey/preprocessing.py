@@ -27,9 +27,21 @@ import numpy as np
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import exponential_mechanism
 
-__all__ = ["CENTRE_GRID", "SCALE_GRID", "RADIUS_K", "SCALE_QUANTILE", "Domains", "Preprocessing", "RanksOf",
-           "handled_columns", "preprocess", "sample_ranks", "ranks_sorted", "sorted_deviations",
-           "quantiles_from_ranks"]
+__all__ = [
+    "CENTRE_GRID",
+    "RADIUS_K",
+    "SCALE_GRID",
+    "SCALE_QUANTILE",
+    "Domains",
+    "Preprocessing",
+    "RanksOf",
+    "handled_columns",
+    "preprocess",
+    "quantiles_from_ranks",
+    "ranks_sorted",
+    "sample_ranks",
+    "sorted_deviations",
+]
 
 SCALE_QUANTILE = 0.75
 RADIUS_K = 3.0  # clip radius in units of the private quantile of |x - centre|

@@ -23,8 +23,17 @@ from dpstats.methods.tukey.preprocessing import RADIUS_K, Preprocessing
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import laplace_mechanism
 
-__all__ = ["CHECK_SHARE", "CHECK_CAP", "CHECK_EXCESS", "CHECK_MARGIN", "MASS_SHARE", "MASS_LIMIT", "RadiusCheck",
-           "clip_excess", "check_radii"]
+__all__ = [
+    "CHECK_CAP",
+    "CHECK_EXCESS",
+    "CHECK_MARGIN",
+    "CHECK_SHARE",
+    "MASS_LIMIT",
+    "MASS_SHARE",
+    "RadiusCheck",
+    "check_radii",
+    "clip_excess",
+]
 
 CHECK_SHARE = 0.04  # blocks="moments": fraction of epsilon spent checking the private radii
 CHECK_CAP = 3.0  # the check compares the second moment of z capped at CHECK_CAP with the clipped one (cap 1)
