@@ -637,6 +637,22 @@ def test_rare_indicator_gets_an_exact_zero_centre_and_no_blow_up() -> None:
         dpstats.dp_ols("y ~ x + rare", data(0.015), 1.0, 1e-5, method="tukey", random_state=0)
 
 
+def test_a_centre_on_the_edge_of_a_public_range_moves_to_its_midpoint() -> None:
+    # A released median on the edge of a public range (a rare 0/1 column) would make the column identically 0 in
+    # most blocks and collapse the depth regions; it is moved to the range's midpoint (post-processing).
+    # Interior centres, columns without a public range and the response keep their released centre
+    # (deterministic).
+    from dpstats.methods.tukey.preprocessing import CENTRE_GRID, Domains
+
+    domains = Domains.from_ranges([None, None, (0.0, 1.0), (0.0, 1.0)], (0.0, 10.0), 4, 0)
+    candidates = domains.centre_candidates(CENTRE_GRID)
+    released = np.array([0.0, 0.0, 0.25, 0.0])  # column 1 (no range), 2 (on the edge), 3 (inside), response
+    moved = domains.off_the_edge(released, candidates, CENTRE_GRID)
+    np.testing.assert_array_equal(moved, [0.0, 0.5, 0.25, 0.0])
+    np.testing.assert_array_equal(domains.off_the_edge(np.array([0.0, 1.0, 1.0, 10.0]), candidates, CENTRE_GRID),
+                                  [0.0, 0.5, 0.5, 10.0])
+
+
 def test_interval_score_picks_the_tied_value_as_the_quantile() -> None:
     from dpstats.methods.tukey.preprocessing import CENTRE_GRID, SCALE_GRID, quantiles_from_ranks, ranks_sorted
 

@@ -140,6 +140,37 @@ class Domains:
         inside[~inside.any(axis=1)] = True
         return inside
 
+    def off_the_edge(self, centres: np.ndarray, candidates: np.ndarray, grid: np.ndarray) -> np.ndarray:
+        """Released centres of the design columns, each moved to its domain's midpoint when it is the lowest or
+        highest candidate of a public domain (post-processing of released values; the response keeps its own).
+
+        A median at the edge of a public range means that at least half the rows sit on that edge, as for a
+        rare 0/1 indicator: centred there, the column is identically 0 in most blocks, its per-block
+        coefficient is then exactly 0 in those blocks (minimum-norm OLS), the depth regions collapse to zero
+        width in that coordinate and PTR refuses at small epsilon.  Centred at the midpoint the column is a
+        nonzero constant there, as with the fixed centring by public ranges that PTR passed.
+
+        Parameters
+        ----------
+        centres : numpy.ndarray
+            The released centres (handled variables, response last).
+        candidates : numpy.ndarray
+            (variables, grid size) boolean: the candidates of each variable (:meth:`centre_candidates`).
+        grid : numpy.ndarray
+            The candidate grid.
+
+        Returns
+        -------
+        numpy.ndarray
+            The centres to use (a new array).
+        """
+        low = np.where(candidates, grid[None, :], np.inf).min(axis=1)
+        high = np.where(candidates, grid[None, :], -np.inf).max(axis=1)
+        edge = self.known & ((centres <= low) | (centres >= high))
+        edge[-1] = False
+        midpoints = (np.where(self.known, self.lo, 0.0) + np.where(self.known, self.hi, 0.0)) / 2.0
+        return np.where(edge, midpoints, centres)
+
 
 @dataclass(frozen=True)
 class Preprocessing:
@@ -398,9 +429,10 @@ def preprocess(ranks_of: RanksOf, n_rows: int, d: int, *, centre: bool, scale: b
     eps_each = epsilon / (len(names) * (int(centre) + int(scale)))
     centres = np.zeros(len(names))
     if centre:
+        candidates = domains.centre_candidates(CENTRE_GRID)
         centres = quantiles_from_ranks(ranks_of(CENTRE_GRID, None), n_rows, 0.5, CENTRE_GRID, eps_each, rng, ledger,
-                                       [f"TukeyEM preprocessing: private median of {w}" for w in names],
-                                       domains.centre_candidates(CENTRE_GRID))
+                                       [f"TukeyEM preprocessing: private median of {w}" for w in names], candidates)
+        centres = domains.off_the_edge(centres, candidates, CENTRE_GRID)
     radii = np.ones(len(names))
     private = np.zeros(len(names), dtype=bool)
     if scale:
