@@ -131,11 +131,14 @@ diagonal) is b - b_ls ~ H (e - E b) - (bias of the ridge), with
 
 (for j != k, E_jk and E_kj are one draw).  The sampling part is
 sigma^2_hat G~^{-1}, G~ the released X^T X with its eigenvalues floored at
-its noise sd.  When the fit ran the bootstrap, its replicates add what the
-expansion misses: their mean minus b is the bias (AdaSSP's shrinkage), and
-a replicate variance above the sum of the two parts by more than its
-Monte Carlo error (3 sqrt(2 / (B - 1)) relative) is added to the privacy
-part (the estimator's non-linearity in the noise).  For ``noisy_ols`` the
+its noise sd.  When the fit ran the bootstrap, its replicates correct what
+the expansion misses: their mean minus b is the bias (AdaSSP's shrinkage),
+and wherever their variance minus the sampling part exceeds its Monte Carlo
+error (3 sqrt(2 / (B - 1)) relative), that difference is the coefficient's
+privacy variance (the expansion's covariance is rescaled coefficient by
+coefficient to it): where the noise of X^T X is large next to its smallest
+eigenvalue the estimator is far from linear in the noise (its eigenvalue
+floor and ridge damp it), and the replicates, which re-run it, follow it.  For ``noisy_ols`` the
 split is exact: the released noise s^2 I is the privacy part and
 sigma^2_hat G~^{-1} the sampling part of its covariance.
 
@@ -388,6 +391,36 @@ def expected_noise_to_signal(gram: np.ndarray, gram_noise_sd: float) -> float:
 _MC_SDS = 3.0
 
 
+def _match_bootstrap(linear: np.ndarray, draws: np.ndarray, sampling: np.ndarray | None) -> np.ndarray:
+    """The first-order privacy covariance ``linear`` rescaled, coefficient by coefficient, to the privacy variance
+    the bootstrap shows (replicate variance minus the sampling part) wherever that exceeds its Monte Carlo error
+    (module docstring, "The error split"): S linear S with S diagonal, which keeps it positive semi-definite."""
+    spread = np.var(draws, axis=0, ddof=1)
+    excess = spread - (0.0 if sampling is None else np.diag(sampling))
+    resolved = excess > _MC_SDS * math.sqrt(2.0 / max(draws.shape[0] - 1, 1)) * spread
+    lin = np.diag(linear)
+    scale = np.where(resolved & (lin > 0), np.sqrt(np.maximum(excess, 0.0) / np.where(lin > 0, lin, 1.0)), 1.0)
+    return linear * np.outer(scale, scale)
+
+
+def _debiased(bias: np.ndarray, released: ReleasedStatistics, params: np.ndarray, solve: np.ndarray,
+              sigma2: float | None) -> np.ndarray:
+    """The bootstrap's bias, shrunk by the part that comes from its plug-in truth (module docstring, "The error
+    split").  The bias at beta_0 is M beta_0 with M = I - H Q (H the fit's solve, Q the projected XX~), and
+    beta_0 (the SSP estimate) has covariance V = H_0 C H_0 + sigma^2_hat H_0 around beta: so E[(M beta_0)_j^2]
+    exceeds the bias at beta squared by (M V M^T)_jj, which is subtracted coordinate by coordinate (floored at 0).
+    C is evaluated at the released coefficients (``params``), not at beta_0, whose size the noise inflates."""
+    d = bias.size
+    plain = floored_inverse(released.gram, released.gram_noise_sd)
+    spread = noise_propagation(plain, params, released.moment_noise_sd, released.gram_noise_sd)
+    if sigma2 is not None:
+        spread = spread + sigma2 * plain
+    m = np.eye(d) - solve @ psd_projection(released.gram)
+    excess = np.diag(m @ spread @ m.T)
+    keep = np.sqrt(np.maximum(bias**2 - excess, 0.0))
+    return np.sign(bias) * keep
+
+
 def sufficient_statistics_split(released: ReleasedStatistics, params: np.ndarray, *, sigma2: float | None,
                                 ridge: float = 0.0, eigen_floor: float = 0.0, draws: np.ndarray | None = None,
                                 privacy_source: str = "", sampling_source: str = "") -> ErrorSplit:
@@ -415,11 +448,8 @@ def sufficient_statistics_split(released: ReleasedStatistics, params: np.ndarray
     privacy = noise_propagation(solve, b, released.moment_noise_sd, released.gram_noise_sd)
     sampling = None if sigma2 is None else sigma2 * floored_inverse(released.gram, released.gram_noise_sd)
     if draws is not None:
-        bias = np.mean(draws, axis=0) - b
-        spread = np.var(draws, axis=0, ddof=1)
-        known = np.diag(privacy) + (0.0 if sampling is None else np.diag(sampling))
-        excess = spread - known - _MC_SDS * math.sqrt(2.0 / max(draws.shape[0] - 1, 1)) * spread
-        privacy = privacy + np.diag(np.maximum(excess, 0.0)) + np.outer(bias, bias)
+        bias = _debiased(np.mean(draws, axis=0) - b, released, b, solve, sigma2)
+        privacy = _match_bootstrap(privacy, draws, sampling) + np.outer(bias, bias)
     elif ridge > 0:
         bias = -ridge * floored_inverse(released.gram, released.gram_noise_sd) @ b  # first order in the ridge
         privacy = privacy + np.outer(bias, bias)
