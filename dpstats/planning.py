@@ -596,7 +596,9 @@ def _method_rows(model: _Model, n: int | None, epsilon: float | None, targets: n
         sampling = model.at(n, 1.0).sampling
     eps_needed = _epsilon_needed(model, int(n)) if n is not None else nan
     n_needed = _n_needed(model, epsilon) if epsilon is not None else nan
-    n_target = _n_needed(model, epsilon, targets) if epsilon is not None and targets is not None else nan
+    n_target = nan
+    if epsilon is not None and targets is not None:
+        n_target = np.where(np.isfinite(targets), _n_needed(model, epsilon, targets), np.nan)  # NaN: no target
     return [{"method": model.spec.name, "term": term, "n": n, "epsilon": epsilon, "privacy": privacy[j],
              "sampling": sampling[j], "ratio": privacy[j] / sampling[j], "epsilon_needed": eps_needed[j],
              "n_needed": n_needed[j], "n_for_target": n_target[j], "min_rows": model.min_rows(),
