@@ -17,8 +17,8 @@ import pytest
 import dpstats
 from dpstats.errors import BudgetExceededError, InsufficientDataError, MethodOptionError
 from dpstats.methods import ambssgd, get_method, robgd
-from dpstats.methods import robust_estimators as est
-from dpstats.methods.private_centring import CENTRE_GRID
+from dpstats.methods.common import robust_estimators as est
+from dpstats.methods.common.private_centring import CENTRE_GRID
 from dpstats.methods.robgd import PRECONDITION_SHARE
 from dpstats.privacy import PrivacyAccountant, PrivacyLedger
 from dpstats.privacy.audit import audit_mechanism
@@ -320,9 +320,9 @@ def test_output_depends_on_the_data_only_through_released_values(monkeypatch: py
         recorded.clear()
         monkeypatch.setattr(mechanisms.GaussianBlock, "release", rec_release)
         monkeypatch.setattr(est, "gaussian_mechanism_mu", rec_gauss)
-        fit = {"robgd": robgd, "ambssgd": ambssgd}[method].fit  # the method's own fit on arrays
-        first = fit(X1, y_first, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(1), bounds=None, **opts)
-        assert (first.info["held_rounds"] > 0) == (y_first is zero_inflated), method
+        fit = get_method(method).fit_arrays  # the method's own fit on arrays
+        first = fit(X1, y_first, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(1), **opts)
+        assert (first.diagnostics["held_rounds"] > 0) == (y_first is zero_inflated), method
         replay = iter(list(recorded))
         sens_seen: list[float] = []
 
@@ -339,9 +339,9 @@ def test_output_depends_on_the_data_only_through_released_values(monkeypatch: py
 
         monkeypatch.setattr(mechanisms.GaussianBlock, "release", rep_release)
         monkeypatch.setattr(est, "gaussian_mechanism_mu", rep_gauss)
-        second = fit(X2, y2, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(1), bounds=None, **opts)
+        second = fit(X2, y2, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(1), **opts)
         assert np.array_equal(first.params, second.params), method
-        assert second.info["held_rounds"] == first.info["held_rounds"], method
+        assert second.diagnostics["held_rounds"] == first.diagnostics["held_rounds"], method
         assert sens_seen == [s for _, s in recorded], method  # sensitivities are functions of released values
 
 
