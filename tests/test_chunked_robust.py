@@ -93,8 +93,7 @@ def test_fit_chunks_equals_fit_with_private_centring(sim, method):
     X = np.column_stack([np.ones(N), 50.0 + 10.0 * sim.X[:, 0], 1e3 * sim.X[:, 1], np.sign(sim.X[:, 2])])
     kw = {"max_rounds": 3, "intercept_index": 0, "column_ranges": [(1.0, 1.0), None, None, (-1.0, 1.0)]}
     a = spec.fit_arrays(X, sim.y, ledger=PrivacyLedger(EPSILON, DELTA), rng=np.random.default_rng(3), **kw)
-    # a public range is not a scale (issue 17): the column's centre and scale are released too, within its range
-    assert -1.0 <= a.diagnostics["centre"][3] <= 1.0 and 0.0 < a.diagnostics["scale"][3] <= 1.0
+    assert a.diagnostics["centre"][3] == 0.0 and a.diagnostics["scale"][3] == 1.0  # the public range: nothing released
     assert 30 < a.diagnostics["centre"][1] < 70 and a.diagnostics["scale"][2] > 100  # released: near 50, 1e3 scale
     for rows in (7, 100, N):
         b = spec.fit_arrays(X, sim.y, ledger=PrivacyLedger(EPSILON, DELTA), rng=np.random.default_rng(3),

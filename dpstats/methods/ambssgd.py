@@ -334,7 +334,8 @@ def _plan(ctx: FitContext, options: AMBSSGDOptions) -> _Plan:
     tail = default_covariate_tail(n) if options.covariate_tail is None else float(options.covariate_tail)
     mu = gaussian_mu(ctx.epsilon, ctx.delta)
     mu, mu_pre = precondition_split(
-        mu, options.standardising and releases_anything(d, ctx.intercept_index, ctx.column_ranges or None))
+        mu, options.standardising and releases_anything(d, ctx.intercept_index, ctx.column_ranges or None,
+                                                    ctx.declared_ranges))
     round_cap = min((n - n0) // 4, max_disjoint_histograms(int(float(options.est_fraction) * (n - n0)), mu))
     if round_cap < 2:
         raise InsufficientDataError(
@@ -373,7 +374,7 @@ def _precondition(rows: Rows, ctx: FitContext, run: _Run) -> None:
         return
     run.st, notes = release_standardisation(rows.reduce, ctx.n, ctx.d, intercept_index=ctx.intercept_index,
                                             column_ranges=ctx.column_ranges or None, mu=run.plan.mu_pre, rng=ctx.rng,
-                                            ledger=ctx.ledger)
+                                            ledger=ctx.ledger, declared=ctx.declared_ranges)
     run.notes.extend(notes)
     run.diagnostics.update(centre=run.st.centre, scale=run.st.scale, y_centre=run.st.y_centre)
 

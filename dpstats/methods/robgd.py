@@ -379,7 +379,8 @@ def _plan(ctx: FitContext, options: RobGDOptions) -> _Plan:
     tail = default_covariate_tail(n) if options.covariate_tail is None else float(options.covariate_tail)
     mu = gaussian_mu(ctx.epsilon, ctx.delta)
     mu, mu_pre = precondition_split(
-        mu, options.standardize and releases_anything(d, ctx.intercept_index, ctx.column_ranges or None))
+        mu, options.standardize and releases_anything(d, ctx.intercept_index, ctx.column_ranges or None,
+                                                  ctx.declared_ranges))
     rest = 1.0 - _NORM_SHARE - _SPECTRUM_SHARE
     hist_cap = max_histogram_releases(n_a // b_dist, b_dist, mu * math.sqrt(rest),
                                       min(1.0, b_dist * float(options.max_corruption)))
@@ -419,7 +420,7 @@ def _precondition(rows: Rows, ctx: FitContext, run: _Run) -> Standardisation | N
         return None
     st, notes = release_standardisation(rows.reduce, ctx.n, ctx.d, intercept_index=ctx.intercept_index,
                                         column_ranges=ctx.column_ranges or None, mu=run.plan.mu_pre, rng=ctx.rng,
-                                        ledger=ctx.ledger)
+                                        ledger=ctx.ledger, declared=ctx.declared_ranges)
     run.notes.extend(notes)
     run.diagnostics.update(centre=st.centre, scale=st.scale, y_centre=st.y_centre)
     return st

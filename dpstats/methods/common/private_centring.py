@@ -41,17 +41,21 @@ its scale then falls back or is coarse.
 A release is used only when its noisy modal count clears the largest of the
 grid's noisy empty bins (2 sds above sqrt(2 ln B) sds, :func:`~dpstats.methods.common.robust_estimators.clearance`;
 post-processing of the released counts).  Otherwise the variable keeps a
-public fallback, and the notes name it: the midpoint and half-width of its
-public range (lo, hi) when it has one (factor dummies, declared bounds;
-max(|lo|, |hi|) as the scale when there is no intercept), else centre 0 and
-scale 1.  A public range is never used in place of a release: declared
-bounds are wide by design (a documented cap, a plausible extreme), and a
-column scaled by them instead of by its spread puts kappa of E[z z^T] in the
-hundreds, where the rounds the budget allows barely move (issue 17: bounds
-must not make a fit worse).  It only bounds the released values (a scale at
-most the half-width, a centre inside the range: post-processing) and
-replaces them when they do not clear.  A column whose range has zero width
-is constant: centre lo (with an intercept), scale 1, nothing released.
+public fallback, and the notes name it: scale 1 and centre 0, or the
+half-width and midpoint of its declared range.
+
+Public ranges.  A range the design gives by construction (factor dummies,
+spline bases: ``declared`` False) is a tight fact about the column: it is
+used as the map and nothing is spent (centre (lo + hi) / 2, scale
+(hi - lo) / 2; scale max(|lo|, |hi|) without an intercept; a zero width
+gives scale 1).  A range from declared bounds (``declared`` True) is the
+privacy domain of the bounded methods, wide by design (a documented cap, a
+plausible extreme): scaling a column by it instead of by its spread put kappa
+of E[z z^T] in the hundreds, where the rounds the budget allows barely moved
+(issue 17: declaring bounds made robgd worse).  Such a column is released
+like one without a range; its range only bounds the released values (a scale
+at most its half-width, a centre inside it: post-processing with public
+numbers) and is the fallback.
 
 The response gets a private centre (even when its range is declared: a
 declared response range is a clip bound for the bounded methods, usually far
@@ -269,7 +273,10 @@ def check_public_options(d: int, intercept_index: int | None,
                 raise MethodOptionError("each column range must be None or a finite (lo, hi) with lo <= hi")
 
 
-def _range(column_ranges: Sequence[tuple[float, float] | None] | None, j: int) -> tuple[float, float] | None:
+Ranges = Sequence[tuple[float, float] | None] | None
+
+
+def _range(column_ranges: Ranges, j: int) -> tuple[float, float] | None:
     """The public range of column j, or None."""
     if column_ranges is None or column_ranges[j] is None:
         return None
@@ -277,24 +284,30 @@ def _range(column_ranges: Sequence[tuple[float, float] | None] | None, j: int) -
     return float(lo), float(hi)
 
 
-def _constant(column_ranges: Sequence[tuple[float, float] | None] | None, j: int) -> bool:
+def _is_declared(declared: Sequence[bool], j: int) -> bool:
+    return bool(declared[j]) if j < len(declared) else False
+
+
+def _free(j: int, intercept_index: int | None, column_ranges: Ranges, declared: Sequence[bool]) -> bool:
+    """Column j needs no release: the intercept, a range given by the design, or a constant (zero-width) range."""
+    if j == intercept_index:
+        return True
     iv = _range(column_ranges, j)
-    return iv is not None and iv[0] == iv[1]
+    return iv is not None and (not _is_declared(declared, j) or iv[0] == iv[1])
 
 
-def private_columns(d: int, intercept_index: int | None,
-                    column_ranges: Sequence[tuple[float, float] | None] | None) -> list[int]:
-    """The columns whose centre and scale are released: every column but the intercept and those whose public
-    range has zero width (public facts).  A public range of positive width does not exempt a column (module
-    docstring)."""
-    return [j for j in range(d) if j != intercept_index and not _constant(column_ranges, j)]
+def private_columns(d: int, intercept_index: int | None, column_ranges: Ranges,
+                    declared: Sequence[bool] = ()) -> list[int]:
+    """The columns whose centre and scale are released: not the intercept, and no public range from the design
+    (a declared range is not a scale, module docstring) unless it has zero width (public facts)."""
+    return [j for j in range(d) if not _free(j, intercept_index, column_ranges, declared)]
 
 
-def releases_anything(d: int, intercept_index: int | None,
-                      column_ranges: Sequence[tuple[float, float] | None] | None) -> bool:
-    """Whether :func:`release_standardisation` spends budget: a non-constant column, or an intercept (the response
+def releases_anything(d: int, intercept_index: int | None, column_ranges: Ranges,
+                      declared: Sequence[bool] = ()) -> bool:
+    """Whether :func:`release_standardisation` spends budget: a column to release, or an intercept (the response
     is then centred privately, whatever its declared range)."""
-    return intercept_index is not None or bool(private_columns(d, intercept_index, column_ranges))
+    return intercept_index is not None or bool(private_columns(d, intercept_index, column_ranges, declared))
 
 
 def releases_per_column(intercept_index: int | None) -> int:
@@ -316,8 +329,8 @@ def group_size(n: int, mu_round: float) -> int:
 
 
 def _public_map(iv: tuple[float, float] | None, centring: bool) -> tuple[float, float]:
-    """(centre, scale) of a column from its public range alone: the fallback of a release that does not clear,
-    and the map of a constant column (a zero width gives scale 1)."""
+    """(centre, scale) of a column from its public range alone: the map of a column bounded by the design (or of
+    a constant column: a zero width gives scale 1), and the fallback of a release that does not clear."""
     if iv is None:
         return 0.0, 1.0
     lo, hi = iv
@@ -326,7 +339,7 @@ def _public_map(iv: tuple[float, float] | None, centring: bool) -> tuple[float, 
 
 
 def _within_range(centre: float, scale: float, iv: tuple[float, float] | None) -> tuple[float, float]:
-    """A released centre moved into the public range and a released scale capped at its half-width (values in
+    """A released centre moved into the declared range and a released scale capped at its half-width (values in
     [lo, hi] have spread at most (hi - lo) / 2): post-processing with public numbers."""
     if iv is None:
         return centre, scale
@@ -384,26 +397,27 @@ def _release_centres(rel: _Releases, scales: np.ndarray, rng: np.random.Generato
 
 
 def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *, intercept_index: int | None,
-                            column_ranges: Sequence[tuple[float, float] | None] | None,
-                            mu: float,
-                            rng: np.random.Generator, ledger: PrivacyLedger) -> tuple[Standardisation, list[str]]:
+                            column_ranges: Ranges, mu: float, rng: np.random.Generator, ledger: PrivacyLedger,
+                            declared: Sequence[bool] = ()) -> tuple[Standardisation, list[str]]:
     """Release the centres and scales (module docstring) from the ``n`` rows under mu-GDP, charged to ``ledger``.
 
     ``reduce(fn, combine)`` evaluates a pass on all the rows (:meth:`~dpstats.rows.base.Rows.reduce`): one
-    pass.  Returns the map and report notes.
+    pass.  ``declared[j]`` is True when column j's range comes from declared bounds (not a scale).  Returns
+    the map and report notes.
     """
     centring = intercept_index is not None
     centre, scale = np.zeros(d), np.ones(d)
-    for j in range(d):
-        if j != intercept_index and _constant(column_ranges, j):
-            centre[j], scale[j] = _public_map(_range(column_ranges, j), centring)
-    private = private_columns(d, intercept_index, column_ranges)
+    private = private_columns(d, intercept_index, column_ranges, declared)
+    public = [j for j in range(d) if j != intercept_index and j not in private]
+    for j in public:
+        centre[j], scale[j] = _public_map(_range(column_ranges, j), centring)
+    notes = [f"columns {public}: centred and scaled by their public ranges (nothing spent)"] if public else []
     # The response is always centred privately (with an intercept): its declared range is a clip bound for the
     # bounded methods, typically far wider than its spread (statsmodels' fair: hours 0-60, sd 2.2), and its
     # midpoint as a centre left the robust methods' residual-scale search far from the residuals (R^2 -7).
     private_y = centring
     if not private and not private_y:
-        return Standardisation(centre, scale, intercept_index, 0.0), []
+        return Standardisation(centre, scale, intercept_index, 0.0), notes
     names: list[int | str] = [*private, *(["response"] if private_y else [])]
     releases = len(names) * releases_per_column(intercept_index)
     mu_round = mu / math.sqrt(releases)
@@ -419,7 +433,8 @@ def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *
     released_scale = _release_scales(rel, rng)
     used_scale = np.where(np.isnan(released_scale), 1.0, released_scale)
     released_centre = _release_centres(rel, used_scale, rng) if centring else np.zeros(len(names))
-    fallback_scale, fallback_centre = [], []
+    fallback_scale: list[int | str] = []
+    fallback_centre: list[int | str] = []
     for i, j in enumerate(private):
         iv = _range(column_ranges, j)
         public_centre, public_scale = _public_map(iv, centring)
@@ -438,8 +453,8 @@ def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *
             fallback_scale.append("response")
         if math.isnan(released_centre[-1]):
             fallback_centre.append("response")
-    return Standardisation(centre, scale, intercept_index, y_centre), _notes(private, private_y, centring, k, b, mu,
-                                                                            fallback_scale, fallback_centre)
+    notes += _notes(private, private_y, centring, k, b, mu, fallback_scale, fallback_centre)
+    return Standardisation(centre, scale, intercept_index, y_centre), notes
 
 
 def _notes(private: list[int], private_y: bool, centring: bool, k: int, b: int, mu: float,
@@ -452,8 +467,8 @@ def _notes(private: list[int], private_y: bool, centring: bool, k: int, b: int, 
     if fallback_scale:
         notes.append(f"columns {fallback_scale}: the scale histogram did not clear its noise (too few rows for this "
                      "budget, or an almost constant column): the public fallback (the half-width of the column's "
-                     "public range, else 1)")
+                     "declared range, else 1)")
     if fallback_centre:
         notes.append(f"columns {fallback_centre}: the centre histogram did not clear its noise: the public fallback "
-                     "(the midpoint of the column's public range, else 0)")
+                     "(the midpoint of the column's declared range, else 0)")
     return notes
