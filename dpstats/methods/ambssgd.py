@@ -365,7 +365,8 @@ def _charge(ctx: FitContext, plan: _Plan, options: AMBSSGDOptions) -> _Run:
         f"S_0 ({plan.n0} rows): {'norm histogram, ' if options.trace is None else ''}"
         f"{'spectrum' if plan.need_spectrum else 'nothing'}; each mini-batch: one error histogram on its estimation "
         "part, one noisy clipped gradient on its gradient part"))
-    return _Run(plan, *(PrivacyLedger(ctx.epsilon, ctx.delta) for _ in range(3)))
+    return _Run(plan, PrivacyLedger(ctx.epsilon, ctx.delta), PrivacyLedger(ctx.epsilon, ctx.delta),
+                PrivacyLedger(ctx.epsilon, ctx.delta))
 
 
 def _precondition(rows: Rows, ctx: FitContext, run: _Run) -> None:

@@ -480,7 +480,8 @@ def _blocks(run: _Run, T: int, best_iterate: bool, d: int) -> tuple[GaussianBloc
                           name="distance histograms (gamma_t)", dimension=1,
                           note=f"groups of {plan.b_dist} rows, bins of ratio 2")
     grad = gaussian_block(rounds=T, mu_round=plan.mu / math.sqrt(T), ledger=run.ledger_b,
-                          name="noisy clipped gradients", dimension=d, note="sensitivity 2 Theta theta_t / m in round t")
+                          name="noisy clipped gradients", dimension=d,
+                          note="sensitivity 2 Theta theta_t / m in round t")
     return dist, grad
 
 
@@ -540,7 +541,7 @@ def _report(run: _Run, options: RobGDOptions, T: int, eta: float, theta_x: float
             f"rows for private estimates, S_b = {plan.m} rows for gradients; parallel composition (disjoint rows)",
             *run.notes, *part_notes("S_a", run.ledger_a), *part_notes("S_b", run.ledger_b),
             *([f"rounds={T} exceeds {plan.round_cap}, the most rounds whose distance histograms clear their noise at "
-               "this n and budget: many rounds may hold the iterate"] if T > plan.round_cap else []),
+               "this n and budget: many rounds may hold the iterate"] if plan.round_cap < T else []),
             *held_notes(held, T, "residual-scale histogram"),
             f"T = {T} rounds, step size {eta:.4g}, covariate clip Theta = {theta_x:.4g}"
             + (f", output the iterate {chosen} with the smallest gamma_t (DP-RobGD*)" if options.best_iterate else ""),

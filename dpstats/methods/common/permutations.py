@@ -71,14 +71,14 @@ class WindowedOrder:
         jj = windows.astype(np.uint64) + np.uint64(1)
         top = np.uint64(64 - self.bits)
         return [(np.uint64(key) ^ ((jj * np.uint64(tweak * _GOLDEN % 2**64)) >> top)).astype(np.uint32)
-                for key, tweak in zip(self.keys, self.tweaks)]
+                for key, tweak in zip(self.keys, self.tweaks, strict=True)]
 
     def _mix(self, x: np.ndarray, keys: list[np.ndarray]) -> np.ndarray:
         """tau on the k-bit domain (k <= 31, so uint32 products reduce correctly modulo 2^k); a new array."""
         mask = np.uint32((1 << self.bits) - 1)
         shift = np.uint32(max(1, (self.bits + 1) // 2))
         x = x.copy()
-        for key, mult in zip(keys, self.multipliers):
+        for key, mult in zip(keys, self.multipliers, strict=True):
             x ^= key
             x *= np.uint32(mult)
             x &= mask

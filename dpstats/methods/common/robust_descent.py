@@ -75,8 +75,8 @@ def check_descent_options(*, clip_level: object, covariate_tail: object, rounds:
                           max_rounds: object) -> None:
     """Validate the options DP-RobGD and DP-AMBSSGD share (public, before anything is read)."""
     check_fraction("clip_level", clip_level)
-    if covariate_tail is not None and not (_real(covariate_tail) and _TAIL_RANGE[0] <= covariate_tail
-                                           <= _TAIL_RANGE[1]):  # type: ignore[operator]
+    if covariate_tail is not None and not (_real(covariate_tail)
+                                           and _TAIL_RANGE[0] <= float(covariate_tail) <= _TAIL_RANGE[1]):  # type: ignore[arg-type]
         # outside this range Theta^2 over- or underflows for some released Gamma (a step size 1/0 or an
         # infinite sensitivity after part of the budget is spent); Theta / sqrt(Tr Sigma) is about 1 to 10
         raise MethodOptionError(f"covariate_tail must be a number in [{_TAIL_RANGE[0]:g}, {_TAIL_RANGE[1]:g}]")

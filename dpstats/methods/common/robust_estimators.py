@@ -62,7 +62,8 @@ __all__ = [
     "release_histogram", "release_log_mode", "RELIABLE_WIDTHS", "reliable_mode", "PooledHistogram", "clearance",
     "private_log_mode", "group_means", "slot_means", "private_norm_from_means", "private_norm_estimate",
     "distance_counts", "private_distance_estimate", "norm_group_size", "distance_group_size", "norm_group_sums",
-    "SpectrumEstimate", "clipped_gram", "release_spectrum", "clip_factors", "modal_fraction", "max_histogram_releases", "max_disjoint_histograms", "separately_clipped_gradient",
+    "SpectrumEstimate", "clipped_gram", "release_spectrum", "clip_factors", "modal_fraction", "max_histogram_releases",
+    "max_disjoint_histograms", "separately_clipped_gradient",
 ]
 
 #: Public exponent range of every histogram: statistics in [2^-64, 2^64) are resolved.

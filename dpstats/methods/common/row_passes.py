@@ -186,7 +186,7 @@ class ClipTable:
             fix = 0.0 if limit is None else np.take(limit, order)[bad]
             ratio[bad] = np.where(np.isfinite(fix), fix, 0.0)
         c2[:, 1] = ratio
-        for lo, hi in zip(starts, ends):
+        for lo, hi in zip(starts, ends, strict=True):
             both = Xs[lo:hi].T @ c2[lo:hi]
             full[sb[lo]], scaled[sb[lo]] = both[:, 0], both[:, 1]
         return cls(full, scaled)
