@@ -111,6 +111,10 @@ class FitContext:
         The clip ranges, for methods that need bounds (None otherwise).
     rescaled : bool
         The public rescaling to [-1, 1] was applied.
+    declared_ranges : tuple of bool
+        True for each column whose range in ``column_ranges`` comes from the user's declared bounds (a privacy
+        domain, wide by design: not a scale), False for a range the design gives by construction (the intercept,
+        factor dummies, spline bases) or no range; () means none is declared.
     """
 
     n: int
@@ -122,6 +126,7 @@ class FitContext:
     response_range: tuple[float, float] | None = None
     bounds: DataBounds | None = None
     rescaled: bool = False
+    declared_ranges: tuple[bool, ...] = ()
 
     @property
     def epsilon(self) -> float:
