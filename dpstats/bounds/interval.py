@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import ast
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 __all__ = ["Interval", "IntervalError", "UnsupportedExpressionError", "DomainError", "interval_of_code",
            "domain_violation", "domain_requirements", "ELEMENTWISE_FUNCTIONS"]
@@ -38,25 +38,25 @@ class Interval:
     def finite(self) -> bool:
         return math.isfinite(self.lo) and math.isfinite(self.hi)
 
-    def __add__(self, other: "Interval") -> "Interval":
+    def __add__(self, other: Interval) -> Interval:
         return _finite(self.lo + other.lo, self.hi + other.hi)
 
-    def __neg__(self) -> "Interval":
+    def __neg__(self) -> Interval:
         return Interval(-self.hi, -self.lo)
 
-    def __sub__(self, other: "Interval") -> "Interval":
+    def __sub__(self, other: Interval) -> Interval:
         return self + (-other)
 
-    def __mul__(self, other: "Interval") -> "Interval":
+    def __mul__(self, other: Interval) -> Interval:
         p = [self.lo * other.lo, self.lo * other.hi, self.hi * other.lo, self.hi * other.hi]
         return _finite(min(p), max(p))
 
-    def reciprocal(self) -> "Interval":
+    def reciprocal(self) -> Interval:
         if self.lo <= 0 <= self.hi:
             raise DomainError("division by an interval that contains 0")
         return _finite(1.0 / self.hi, 1.0 / self.lo)
 
-    def power(self, k: float) -> "Interval":
+    def power(self, k: float) -> Interval:
         if float(k).is_integer():
             k = int(k)
             if k == 0:
@@ -75,7 +75,7 @@ class Interval:
         ends = [_pow(self.lo, k), _pow(self.hi, k)]
         return _finite(min(ends), max(ends))
 
-    def monotone(self, f, name: str, domain_lo: float = -math.inf, strict_lo: bool = False) -> "Interval":
+    def monotone(self, f, name: str, domain_lo: float = -math.inf, strict_lo: bool = False) -> Interval:
         """Image under an increasing function f defined on [domain_lo, inf)."""
         if self.lo < domain_lo or (strict_lo and self.lo <= domain_lo):
             raise DomainError(f"{name} needs a lower bound {'>' if strict_lo else '>='} {domain_lo}")

@@ -39,7 +39,12 @@ import patsy
 
 from dpstats.bounds import BoundsAdvice, DataBounds, Interval, declared_interval, derive_ranges
 from dpstats.errors import (
-    DataTypeError, DPStatsError, FormulaError, MissingBoundsError, NonFiniteValueError, UndeclaredLevelsError,
+    DataTypeError,
+    DPStatsError,
+    FormulaError,
+    MissingBoundsError,
+    NonFiniteValueError,
+    UndeclaredLevelsError,
 )
 from dpstats.formula.frame import FramePlan, as_frame, is_numeric
 from dpstats.formula.language import FORMULA_ENV

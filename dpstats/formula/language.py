@@ -60,7 +60,11 @@ from patsy.state import stateful_transform
 
 from dpstats.bounds.interval import ELEMENTWISE_FUNCTIONS
 from dpstats.errors import (
-    DataTypeError, DisallowedExpressionError, FormulaError, StatefulTransformError, UnknownColumnError,
+    DataTypeError,
+    DisallowedExpressionError,
+    FormulaError,
+    StatefulTransformError,
+    UnknownColumnError,
 )
 from dpstats.formula.parse import finite_number, is_call, literal_value
 

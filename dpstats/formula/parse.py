@@ -31,7 +31,7 @@ from typing import Any
 
 import patsy
 from patsy.desc import ModelDesc, Term
-from patsy.eval import ast_names, EvalFactor
+from patsy.eval import EvalFactor, ast_names
 
 from dpstats.errors import DisallowedExpressionError, FormulaError
 

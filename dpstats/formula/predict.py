@@ -17,7 +17,12 @@ import pandas as pd
 import patsy
 
 from dpstats.errors import (
-    DataTypeError, DPStatsError, FormulaError, MissingDataError, UnknownColumnError, UnseenLevelError,
+    DataTypeError,
+    DPStatsError,
+    FormulaError,
+    MissingDataError,
+    UnknownColumnError,
+    UnseenLevelError,
 )
 from dpstats.formula.frame import as_frame, numpy_columns
 from dpstats.formula.language import check_factor

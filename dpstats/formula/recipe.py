@@ -81,7 +81,7 @@ class DesignRecipe:
     column_names: tuple[str, ...]
 
     @classmethod
-    def of(cls, design_info: Any) -> "DesignRecipe":
+    def of(cls, design_info: Any) -> DesignRecipe:
         """The recipe of ``design_info``, checked by rebuilding it; ``pickle.PicklingError`` when it cannot be."""
         categorical: dict[str, tuple[Any, ...]] = {}
         numeric: set[str] = set()

@@ -27,7 +27,11 @@ from dpstats.errors import DataTypeError, FormulaError, InvalidBoundsError, Tran
 from dpstats.formula.frame import FramePlan, is_numeric
 from dpstats.formula.language import FactorFacts, check_factor, check_numeric_dtypes
 from dpstats.formula.parse import (
-    check_formula_levels, expand_formula, formula_first_levels, formula_literal_levels, model_desc,
+    check_formula_levels,
+    expand_formula,
+    formula_first_levels,
+    formula_literal_levels,
+    model_desc,
 )
 
 __all__ = ["ParsedFormula", "parse_formula", "non_finite_message"]
