@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ast
 import itertools
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,7 +82,7 @@ class DesignRanges:
 
 
 def derive_ranges(design_info: Any, response_code: str, bounds: Bounds | None, *, columns: Collection[str],
-                  variables: Mapping[str, Sequence[str]], numeric: Collection[str]) -> DesignRanges:
+                  variables: Callable[[str], Sequence[str]], numeric: Collection[str]) -> DesignRanges:
     """The range of every column of ``design_info`` and of the response, from the declared ``bounds``.
 
     Parameters
@@ -95,9 +95,9 @@ def derive_ranges(design_info: Any, response_code: str, bounds: Bounds | None, *
         The declared bounds, keyed by variables of the data, design columns or the response code.
     columns : collection of str
         The data's column names (the schema).
-    variables : mapping of str to sequence of str
-        For each factor code (and the response code), the data columns it reads, in the order they are named
-        to the user.
+    variables : callable
+        ``variables(code)``: the names a factor's code (or the response code) reads, in the order they are named
+        to the user (asked only for the codes whose range is missing).
     numeric : collection of str
         The columns whose (prepared) dtype is numeric and not boolean: the variables a bound can be declared on.
 
@@ -230,7 +230,7 @@ class _Needs:
 
     bounds: Bounds
     columns: set[str]
-    variables: Mapping[str, Sequence[str]]
+    variables: Callable[[str], Sequence[str]]
     numeric: set[str]
 
     def of(self, unbounded: Mapping[str, list[str | None]], response: tuple[str, bool]
@@ -263,7 +263,7 @@ class _Needs:
         cured by suitable variable bounds.  Variables that cannot be bounded
         (factors, booleans) make it structural.
         """
-        names = [v for v in self.variables.get(code, ()) if v in self.columns]
+        names = list(dict.fromkeys(v for v in self.variables(code) if v in self.columns))
         declared = _raw_intervals(self.bounds, self.columns)
         undeclared = [v for v in names if v not in declared]
         not_numeric = [v for v in undeclared if v not in self.numeric]

@@ -253,10 +253,9 @@ def finite_arrays(X_dm: Any, y_dm: Any, message: str, nulls: np.ndarray | None =
 def _assemble(parsed: ParsedFormula, X: np.ndarray, y: np.ndarray, design_info: Any, response_info: Any,
               bounds: Mapping[str, tuple[float, float]] | None, notes: list[str]) -> Design:
     """The :class:`Design`, with each column's range derived from the declared bounds."""
-    codes = [parsed.response_code, *(f.code for f in design_info.factor_infos)]
     numeric = [v for v in parsed.plan.variables if is_numeric(parsed.schema[v])]
     ranges = derive_ranges(design_info, parsed.response_code, bounds, columns=parsed.columns, numeric=numeric,
-                           variables={c: list(dict.fromkeys(code_names(c))) for c in codes})
+                           variables=code_names)
     return Design(X=X, y=y, column_names=list(design_info.column_names), response_name=parsed.response_code,
                   design_info=design_info, column_intervals=ranges.column_intervals,
                   response_interval=ranges.response_interval, missing_bounds=ranges.missing, notes=notes,
