@@ -21,11 +21,11 @@ class DataBounds:
 
     Attributes
     ----------
-    column_lo, column_hi:
+    column_lo, column_hi : numpy.ndarray
         Clip range of each design column (length d).
-    y_lo, y_hi:
+    y_lo, y_hi : float
         Clip range of the response.
-    null_rows:
+    null_rows : bool
         True when the data may hold public null rows (``missing="drop"``):
         rows whose response is NaN, put there by the formula layer for rows
         with a missing value.  :meth:`clip` sets them to zero (design row and
@@ -51,9 +51,23 @@ class DataBounds:
         return float(max(abs(self.y_lo), abs(self.y_hi)))
 
     def clip(self, X: np.ndarray, y: np.ndarray, inplace: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """Clip X column-wise and y to the declared ranges (new arrays, inputs untouched; with ``inplace`` the
-        float arrays X and y are overwritten, for chunks that are the caller's own); null rows (``null_rows``)
-        become zero rows."""
+        """Clip X column-wise and y to the declared ranges; null rows (``null_rows``) become zero rows.
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            Design rows (n, d).
+        y : numpy.ndarray
+            Responses (n,).
+        inplace : bool
+            Overwrite the float arrays X and y (for chunks that are the caller's own); otherwise new arrays are
+            returned and the inputs are untouched.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            The clipped ``(X, y)``.
+        """
         # one scalar clip to the envelope of all ranges (fast), then the columns with narrower ranges
         Xc = np.clip(X, self.column_lo.min(), self.column_hi.max(), out=X if inplace else None)
         narrower = np.flatnonzero((self.column_lo > self.column_lo.min()) | (self.column_hi < self.column_hi.max()))
@@ -68,5 +82,6 @@ class DataBounds:
         return Xc, yc
 
     def describe(self, names: list[str] | None = None) -> str:
+        """The clipping in words for the privacy report (B_X and the response's range; ``names`` is unused)."""
         return (f"design rows clipped to declared per-column ranges (||x||_2 <= {self.x_norm:.4g}); "
                 f"response clipped to [{self.y_lo:.4g}, {self.y_hi:.4g}]")

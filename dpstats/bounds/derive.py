@@ -199,6 +199,8 @@ def _column_intervals(design_info: Any, bounds: Bounds, columns: set[str], respo
     missing: list[str] = []
     unbounded: dict[str, list[str | None]] = {}
     for name in names:
+        iv: Interval | None
+        factors: list[str | None]
         if name not in derived:  # pragma: no cover - would be a patsy naming change
             raise FormulaError(f"internal error: cannot match design column '{name}'")
         if name in bounds:
@@ -245,6 +247,7 @@ class _Needs:
             if not codes:  # a range was derived, but it is not finite
                 underivable[name] = "the derived range is not finite"
             for code in codes:
+                need: list[str]
                 if code is None:
                     need, why = [], "a multi-column basis other than bs() has no derived range"
                 else:

@@ -21,7 +21,13 @@ __all__ = ["Interval", "IntervalError", "UnsupportedExpressionError", "DomainErr
 
 @dataclass(frozen=True)
 class Interval:
-    """A closed interval [lo, hi] of the real line."""
+    """A closed interval [lo, hi] of the real line, with the interval arithmetic of its operators.
+
+    Attributes
+    ----------
+    lo, hi : float
+        The ends, lo <= hi (an empty interval is a ValueError).
+    """
 
     lo: float
     hi: float
@@ -150,9 +156,26 @@ def interval_of_code(code: str, variables: Mapping[str, Interval]) -> Interval:
     Supports names, numeric constants, + - * / **, comparisons (0/1), ``I()``,
     ``Q("name")`` and the increasing functions log, log2, log10, log1p, exp,
     expm1, sqrt, arcsinh, tanh (bare or as ``np.``), plus
-    ``abs``/``np.abs`` and ``np.square``.  Raises :class:`IntervalError`
-    naming what is missing, :class:`DomainError` when the expression is
-    undefined or overflows somewhere on the ranges.
+    ``abs``/``np.abs`` and ``np.square``.
+
+    Parameters
+    ----------
+    code : str
+        The factor's code.
+    variables : mapping of str to Interval
+        The declared range of each variable.
+
+    Returns
+    -------
+    Interval
+        A range that holds the code's value for every value of the variables in their ranges.
+
+    Raises
+    ------
+    IntervalError
+        Naming what is missing (a variable's range); :class:`UnsupportedExpressionError` for an operation
+        interval arithmetic does not cover; :class:`DomainError` when the expression is undefined or
+        overflows somewhere on the ranges.
     """
     iv = _eval(_parse(code), variables, partial=False)
     assert iv is not None  # not partial: every variable has a range or IntervalError was raised
@@ -167,6 +190,18 @@ def domain_violation(code: str, variables: Mapping[str, Interval]) -> str | None
     ranges is (so ``np.log(x) * z`` with x declared in [0, 10] is found even
     when z has no bound).  Structural problems (an operation interval
     arithmetic does not cover) are not domain violations and give None.
+
+    Parameters
+    ----------
+    code : str
+        The factor's code.
+    variables : mapping of str to Interval
+        The declared ranges (variables not in it are unknown).
+
+    Returns
+    -------
+    str or None
+        Why the code is undefined somewhere on the ranges, or None.
     """
     return _violation(_parse(code), variables)
 
@@ -296,6 +331,16 @@ def domain_requirements(code: str) -> list[str]:
 
     Read from the formula text alone: used in messages that must not depend
     on which value or row broke a transform.
+
+    Parameters
+    ----------
+    code : str
+        The factor's code.
+
+    Returns
+    -------
+    list of str
+        Each transform's domain in words, without repeats.
     """
     try:
         tree = ast.parse(code.strip(), mode="eval")

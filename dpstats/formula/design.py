@@ -63,28 +63,59 @@ class Design:
     designs of both sides, each column's range and the response's
     (:func:`dpstats.bounds.derive_ranges`), what to declare for the missing
     ranges, and the notes for the report.
+
+    Attributes
+    ----------
+    X, y : numpy.ndarray
+        The design and the response (no rows for a design built from a schema).
+    column_names : list of str
+        The design columns.
+    response_name : str
+        The response as patsy writes it.
+    design_info : patsy.DesignInfo
+        The right-hand side's design.
+    column_intervals : list of Interval or None
+        Each column's range (None where none is declared or derived).
+    response_interval : Interval or None
+        The response's range.
+    missing_bounds : list of str
+        The columns, then ``"<response> (response)"``, without a range.
+    notes : list of str
+        Notes for the report (missing values, levels read from the data).
+    numeric_variables : list of str
+        The numeric variables the formula uses.
+    response_info : patsy.DesignInfo or None
+        The left-hand side's design (used to evaluate chunks).
+    bound_variables : list of str
+        What to declare for the missing ranges: the raw variables whose bounds derive them.
+    underivable_bounds : list of tuple of (str, str)
+        (design column or response code, why) for the ranges no variable bounds can derive.
+    null_rows : bool
+        ``missing="drop"`` in a private fit: rows with a missing value are public null rows, NaN in X and y here
+        (the mask itself is private: it is never stored, only the NaN marks, which ``DataBounds.clip`` turns into
+        zeros).
+    formula_expanded : str
+        The formula as patsy parses it ('.' expanded, long sums nested), for workers.
+    non_finite_message : str
+        The public refusal for a non-finite value (the same for every value and row).
     """
 
     X: np.ndarray
     y: np.ndarray
     column_names: list[str]
     response_name: str
-    design_info: Any  # patsy.DesignInfo of the right-hand side
+    design_info: Any
     column_intervals: list[Interval | None]
     response_interval: Interval | None
     missing_bounds: list[str]
     notes: list[str] = field(default_factory=list)
     numeric_variables: list[str] = field(default_factory=list)
-    response_info: Any = None  # patsy.DesignInfo of the left-hand side (used to evaluate chunks)
-    # what to declare for the missing ranges: raw variables whose bounds derive them, then the
-    # (design column or response code, reason) pairs whose range cannot be derived from variable bounds
+    response_info: Any = None
     bound_variables: list[str] = field(default_factory=list)
     underivable_bounds: list[tuple[str, str]] = field(default_factory=list)
-    # missing="drop" for a private fit: rows with a missing value are public null rows, NaN in X and y here (the
-    # mask itself is private: it is never stored, only the NaN marks, which DataBounds.clip turns into zeros)
     null_rows: bool = False
-    formula_expanded: str = ""  # the formula as patsy parses it ('.' expanded, long sums nested); for workers
-    non_finite_message: str = ""  # the public refusal for a non-finite value (the same for every value and row)
+    formula_expanded: str = ""
+    non_finite_message: str = ""
 
     @property
     def n(self) -> int:
@@ -160,6 +191,10 @@ def build_design(
 
     Parameters
     ----------
+    formula : str
+        A patsy formula in the formula language (:mod:`dpstats.formula.language`).
+    data : pandas.DataFrame or mapping
+        The data (a dict of equal-length arrays is made a table).
     eval_env : ignored
         Kept for compatibility: factor code is evaluated in dpstats's own
         namespace (:data:`dpstats.formula.language.NAMESPACE`).
@@ -168,10 +203,28 @@ def build_design(
         their design row and response are NaN here, and become zero rows
         where the method clips, see :class:`~dpstats.bounds.DataBounds`) or
         ``"drop"`` (rows removed; only for the non-private reference).
+    bounds : mapping of str to (float, float) or None
+        Declared ranges of variables, design columns or the response code.
+    levels : mapping of str to sequence or None
+        Declared levels of factors.
+    allow_data_levels : bool
+        Accept factor levels read from the data (a leak, named in the notes).
     clip_variables : bool
         Kept for compatibility; raw variables that enter a transform are
         always clipped to their declared bounds (so ``np.log(x)`` with x in
         [1, 10] is always finite).
+
+    Returns
+    -------
+    Design
+        The design, its arrays and each column's range.
+
+    Raises
+    ------
+    DPStatsError
+        A typed refusal decided from the formula, the schema and the declared
+        bounds and levels, or a domain check (missing values, values outside
+        declared levels, non-finite values), never echoing a value.
     """
     if not isinstance(formula, str) or "~" not in formula:
         raise FormulaError("formula must be a string of the form 'y ~ x1 + x2', with a response on the left")
@@ -231,8 +284,25 @@ def finite_arrays(X_dm: Any, y_dm: Any, message: str, nulls: np.ndarray | None =
                    ) -> tuple[np.ndarray, np.ndarray]:
     """The design and response as float arrays, null rows marked NaN; a non-finite value elsewhere is refused.
 
-    ``message`` is the public refusal (:func:`dpstats.formula.schema.non_finite_message`), the same
-    whatever value or row is not finite.
+    Parameters
+    ----------
+    X_dm, y_dm : array_like
+        patsy's design and response matrices (the response one column).
+    message : str
+        The public refusal (:func:`dpstats.formula.schema.non_finite_message`),
+        the same whatever value or row is not finite.
+    nulls : numpy.ndarray or None
+        The mask of the public null rows.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(X, y)``, float.
+
+    Raises
+    ------
+    NonFiniteValueError
+        A non-finite value outside the null rows.
     """
     X = np.asarray(X_dm, dtype=float)
     y = np.asarray(y_dm, dtype=float)
@@ -273,6 +343,20 @@ def public_prototype(schema: pd.DataFrame, bounds: Mapping[str, tuple[float, flo
     literal level of a ``C(var, levels=[...])`` in ``codes``), booleans False,
     anything else an empty string (which the level check then refuses as
     undeclared).  No value comes from the data.
+
+    Parameters
+    ----------
+    schema : pandas.DataFrame
+        The prepared schema (zero rows).
+    bounds : mapping of str to (float, float) or None
+        The declared bounds.
+    codes : sequence of str
+        The formula's codes (for levels written in ``C(var, levels=[...])``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row of public values.
     """
     first_levels = formula_first_levels(codes)
     row: dict[str, Any] = {}
@@ -392,6 +476,20 @@ def public_design(
     Factor levels cannot be read from the data here (no chunk may change the
     design): with ``allow_data_levels=True`` an undeclared factor is still
     refused, with an explanation.
+
+    Parameters
+    ----------
+    formula : str
+        The formula.
+    schema : pandas.DataFrame
+        The data's column names and dtypes.
+    eval_env, bounds, levels, missing, allow_data_levels, clip_variables
+        As in :func:`build_design`.
+
+    Returns
+    -------
+    tuple of (Design, FramePlan, pandas.DataFrame)
+        The design (no rows), the plan that prepares every chunk and the frame the design was built on.
     """
     parsed = parse_formula(formula, schema.iloc[:0], bounds=bounds, levels=levels, missing=missing)
     y_dm, X_dm, proto = _schema_dmatrices(parsed, bounds, formula)
@@ -416,6 +514,18 @@ def sanitised_error(exc: BaseException, formula: str) -> DPStatsError:
     value, e.g. "observation with value 'P-1234' does not match..."): the
     message is built from the formula, the factor's code (where patsy says
     which factor failed) and the exception's type.
+
+    Parameters
+    ----------
+    exc : BaseException
+        The failure.
+    formula : str
+        The formula as the user wrote it.
+
+    Returns
+    -------
+    DPStatsError
+        ``exc`` itself (its chain cut) if it is typed already, else a :class:`~dpstats.errors.FormulaError`.
     """
     if isinstance(exc, DPStatsError):
         exc.__cause__ = exc.__context__ = None

@@ -25,7 +25,24 @@ __all__ = ["FramePlan", "as_frame", "is_numeric", "numpy_columns"]
 
 
 def as_frame(data: Any) -> pd.DataFrame:
-    """``data`` as a DataFrame: a DataFrame as it is, a dict of equal-length arrays as a table; else a typed error."""
+    """The data as a DataFrame.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame or mapping
+        A DataFrame (returned as it is) or a dict of equal-length arrays.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table.
+
+    Raises
+    ------
+    DataTypeError
+        Anything else, or arrays that cannot form a table (pandas' message, which may quote values, is not passed
+        on).
+    """
     if isinstance(data, pd.DataFrame):
         return data
     if isinstance(data, Mapping):
@@ -46,7 +63,18 @@ def _frame_from_mapping(data: Mapping[str, Any]) -> pd.DataFrame | None:
 
 
 def is_numeric(series: pd.Series) -> bool:
-    """The column's dtype is numeric and not boolean (a variable that can carry a declared range)."""
+    """Whether a column can carry a declared range, from its dtype alone.
+
+    Parameters
+    ----------
+    series : pandas.Series
+        A column (or a zero-row column of the schema).
+
+    Returns
+    -------
+    bool
+        Its dtype is numeric and not boolean.
+    """
     return pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype)
 
 
@@ -68,9 +96,27 @@ class FramePlan:
       which its domain was checked;
     * missing values: ``"raise"`` (a schema violation), ``"null"`` (a row
       with a missing value becomes the public null row ``fill``, evaluated
-      like any row and then marked, see :func:`dpstats.formula.design.build_design`) or ``"drop"``
-      (the rows are removed: only for the non-private reference ``ols``,
-      whose n need not be protected).
+      like any row and then marked, see
+      :func:`dpstats.formula.design.build_design`) or ``"drop"`` (the rows
+      are removed: only for the non-private reference ``ols``, whose n need
+      not be protected).
+
+    Attributes
+    ----------
+    variables : tuple of str
+        The variables the formula uses, in order of first use.
+    bool_responses : tuple of str
+        Boolean response variables, read as 0/1.
+    levels : tuple of (str, tuple)
+        Declared levels (``levels=``): the column becomes a Categorical with exactly these categories.
+    clip : tuple of (str, float, float)
+        The declared range of each raw variable that enters a transform.
+    missing : str
+        ``"raise"``, ``"null"`` or ``"drop"``.
+    allowed : tuple of (str, tuple)
+        Levels written in the formula (``C(g, levels=[...])``), checked before patsy sees the column.
+    fill : tuple of (str, Any)
+        The public null row (``missing="null"``), from public facts only.
     """
 
     variables: tuple[str, ...]
@@ -88,6 +134,23 @@ class FramePlan:
         columns with a pandas extension dtype (nullable ``boolean``, ``Int64``,
         ``Float64``, ``string``, Arrow-backed) can then be given the numpy
         dtype patsy understands (:func:`numpy_columns`).
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+            The rows (the whole data, a chunk, or the zero-row schema).
+
+        Returns
+        -------
+        tuple of (pandas.DataFrame, numpy.ndarray or None)
+            The prepared frame and the mask of its null rows.
+
+        Raises
+        ------
+        MissingDataError
+            A missing value with ``missing="raise"`` (naming the variables, never a row or a count).
+        FormulaError
+            A value outside the declared levels (never named).
         """
         variables = list(self.variables)
         if variables and list(df.columns) != variables:  # (a column list copies a consolidated frame's block)
@@ -151,6 +214,18 @@ def numpy_columns(df: pd.DataFrame, variables: Sequence[str]) -> pd.DataFrame:
     must hold no missing values (they are checked before).  Categoricals and
     numpy columns are left alone, and ``df`` is returned as it is when no
     column needs converting.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The rows, without missing values in ``variables``.
+    variables : sequence of str
+        The columns the formula uses.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``df`` with those columns converted (a shallow copy), or ``df`` itself.
     """
     converted: dict[str, Any] = {}
     for v in variables:

@@ -178,8 +178,22 @@ class FactorFacts:
 def check_factor(code: str, columns: Iterable[str]) -> FactorFacts:
     """Check one factor's code against the allow-list (module docstring); decided from the code and column names.
 
+    Parameters
+    ----------
+    code : str
+        The factor's code as patsy writes it.
+    columns : iterable of str
+        The data's column names.
+
+    Returns
+    -------
+    FactorFacts
+        The columns it reads, those it uses as numbers, whether it is a comparison, the functions it calls.
+
     Raises
     ------
+    FormulaError
+        Code that is not a Python expression, or a column named like a function the code calls.
     DisallowedExpressionError
         An operation outside the allow-list (naming it and saying why); its
         subclass :class:`~dpstats.errors.StatefulTransformError` for patsy's
@@ -209,8 +223,18 @@ def check_factor(code: str, columns: Iterable[str]) -> FactorFacts:
 def check_numeric_dtypes(facts: Iterable[FactorFacts], schema: pd.DataFrame) -> None:
     """Refuse a non-numeric column used as a number (``I(code * 2)`` on text), from the dtypes alone.
 
-    ``schema`` is the prepared frame (declared levels make a column
-    categorical), whose dtypes are public facts; no value is read.
+    Parameters
+    ----------
+    facts : iterable of FactorFacts
+        The checked factors (:func:`check_factor`).
+    schema : pandas.DataFrame
+        The prepared frame (declared levels make a column categorical),
+        whose dtypes are public facts; no value is read.
+
+    Raises
+    ------
+    DataTypeError
+        A column used as a number whose dtype is neither numeric nor boolean.
     """
     for f in facts:
         for v in f.numeric:

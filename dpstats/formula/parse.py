@@ -45,12 +45,41 @@ _GROUP = 64  # terms per parenthesised group: patsy's recursion depth stays O(64
 # -- reading a factor's code ----------------------------------------------------------------------------------------
 
 def is_call(node: ast.AST, name: str) -> bool:
-    """``node`` is a call of the bare name ``name``."""
+    """Whether ``node`` is a call of the bare name ``name``.
+
+    Parameters
+    ----------
+    node : ast.AST
+        A node of a factor's syntax tree.
+    name : str
+        The function's name.
+
+    Returns
+    -------
+    bool
+        ``node`` is ``name(...)``.
+    """
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
 
 
 def literal_value(node: ast.AST) -> Any:
-    """The value of a Python literal, or raise ValueError."""
+    """The value of a Python literal.
+
+    Parameters
+    ----------
+    node : ast.AST
+        A node of a factor's syntax tree.
+
+    Returns
+    -------
+    Any
+        Its value (``ast.literal_eval``).
+
+    Raises
+    ------
+    ValueError
+        ``node`` is not a literal.
+    """
     try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -58,7 +87,18 @@ def literal_value(node: ast.AST) -> Any:
 
 
 def finite_number(node: ast.AST) -> float | None:
-    """The value of a (signed) finite numeric literal, else None."""
+    """The value of a (signed) finite numeric literal.
+
+    Parameters
+    ----------
+    node : ast.AST
+        A node of a factor's syntax tree.
+
+    Returns
+    -------
+    float or None
+        Its value, or None when it is not a finite number (booleans are not numbers here).
+    """
     try:
         v = literal_value(node)
     except ValueError:
@@ -69,7 +109,18 @@ def finite_number(node: ast.AST) -> float | None:
 
 
 def factor_calls(code: str) -> list[ast.Call]:
-    """The calls in ``code``, outermost first (``ast.walk`` order); none when it does not parse."""
+    """The calls in a factor's code.
+
+    Parameters
+    ----------
+    code : str
+        The factor's code as patsy writes it.
+
+    Returns
+    -------
+    list of ast.Call
+        Its calls, outermost first (``ast.walk`` order); none when it does not parse.
+    """
     try:
         tree = ast.parse(code.strip(), mode="eval")
     except SyntaxError:
@@ -78,7 +129,18 @@ def factor_calls(code: str) -> list[ast.Call]:
 
 
 def call_name(call: ast.Call) -> str | None:
-    """The called name: ``f`` for ``f(...)`` and ``m.f(...)``; None for any other callee."""
+    """The called name.
+
+    Parameters
+    ----------
+    call : ast.Call
+        A call of a factor's syntax tree.
+
+    Returns
+    -------
+    str or None
+        ``f`` for ``f(...)`` and ``m.f(...)``; None for any other callee.
+    """
     f = call.func
     if isinstance(f, ast.Name):
         return f.id
@@ -88,24 +150,68 @@ def call_name(call: ast.Call) -> str | None:
 
 
 def quoted_names(code: str) -> list[str]:
-    """Column names quoted with patsy's Q("name") (for names that are not Python identifiers)."""
+    """Column names quoted with patsy's Q("name") (for names that are not Python identifiers).
+
+    Parameters
+    ----------
+    code : str
+        The factor's code.
+
+    Returns
+    -------
+    list of str
+        The quoted names, in ``ast.walk`` order.
+    """
     return [c.args[0].value for c in factor_calls(code)
             if call_name(c) == "Q" and len(c.args) == 1 and isinstance(c.args[0], ast.Constant)
             and isinstance(c.args[0].value, str)]
 
 
 def code_names(code: str) -> list[str]:
-    """The names ``code`` reads: its bare names (patsy's ``ast_names`` order), then the names quoted with Q()."""
+    """The names a factor's code reads (columns, and the functions it calls).
+
+    Parameters
+    ----------
+    code : str
+        The factor's code.
+
+    Returns
+    -------
+    list of str
+        Its bare names (patsy's ``ast_names`` order), then the names quoted with Q().
+    """
     return [*ast_names(code), *quoted_names(code)]
 
 
 def declares_levels(code: str) -> bool:
-    """``code`` holds a ``C(..., levels=...)``."""
+    """Whether a factor's code declares its levels.
+
+    Parameters
+    ----------
+    code : str
+        The factor's code.
+
+    Returns
+    -------
+    bool
+        ``code`` holds a ``C(..., levels=...)``.
+    """
     return any(call_name(c) == "C" and any(k.arg == "levels" for k in c.keywords) for c in factor_calls(code))
 
 
 def formula_literal_levels(codes: Sequence[str]) -> dict[str, tuple[Any, ...]]:
-    """Levels written as literals in ``C(var, levels=[...])`` where ``var`` is a bare (or quoted) name."""
+    """Levels written as literals in ``C(var, levels=[...])`` where ``var`` is a bare (or quoted) name.
+
+    Parameters
+    ----------
+    codes : sequence of str
+        The formula's factor codes.
+
+    Returns
+    -------
+    dict of str to tuple
+        The declared levels by variable (the first declaration of a variable wins).
+    """
     out: dict[str, tuple[Any, ...]] = {}
     for code in codes:
         for call in factor_calls(code):
@@ -132,13 +238,34 @@ def _c_variable(arg: ast.AST) -> str | None:
 
 
 def formula_first_levels(codes: Sequence[str]) -> dict[str, Any]:
-    """The first level of ``C(var, levels=[...])`` calls whose levels are literals, by variable."""
+    """The first level of ``C(var, levels=[...])`` calls whose levels are literals, by variable.
+
+    Parameters
+    ----------
+    codes : sequence of str
+        The formula's factor codes.
+
+    Returns
+    -------
+    dict of str to Any
+        The first declared level of each variable.
+    """
     return {v: lv[0] for v, lv in formula_literal_levels(codes).items() if lv}
 
 
 def check_formula_levels(codes: Sequence[str]) -> None:
-    """Refuse ``C(var, levels=[...])`` declarations that list a level twice (levels written in the formula are
-    public, so the message may name them)."""
+    """Refuse ``C(var, levels=[...])`` declarations that list a level twice.
+
+    Parameters
+    ----------
+    codes : sequence of str
+        The formula's factor codes.
+
+    Raises
+    ------
+    FormulaError
+        A level listed twice (levels written in the formula are public, so the message names them).
+    """
     for code in codes:
         for call in factor_calls(code):
             if call_name(call) != "C":
@@ -158,7 +285,18 @@ def check_formula_levels(codes: Sequence[str]) -> None:
 
 
 def origin_code(exc: BaseException) -> str:
-    """The part of the formula a PatsyError points at (public: formula text), or ""."""
+    """The part of the formula a patsy error points at.
+
+    Parameters
+    ----------
+    exc : BaseException
+        An exception raised by patsy (a ``PatsyError`` has an ``origin``).
+
+    Returns
+    -------
+    str
+        The formula text it points at (public), or "".
+    """
     origin = getattr(exc, "origin", None)
     try:
         return str(origin.code[origin.start:origin.end]) if origin is not None else ""
@@ -169,14 +307,36 @@ def origin_code(exc: BaseException) -> str:
 # -- formulas: y ~ ., long sums, poly -------------------------------------------------------------------------------
 
 def term(name: str) -> str:
-    """A column name as a patsy factor: bare when it is a plain identifier, else Q('...')."""
+    """A column name as a patsy factor.
+
+    Parameters
+    ----------
+    name : str
+        The column's name.
+
+    Returns
+    -------
+    str
+        The name bare when it is a plain identifier (and not a keyword or I, C, Q), else ``Q('...')``.
+    """
     if name.isidentifier() and not keyword.iskeyword(name) and name not in {"C", "I", "Q"}:
         return name
     return f"Q({name!r})"
 
 
 def join_terms(terms: Sequence[str]) -> str:
-    """Join terms with '+', nesting groups of at most 64 in parentheses (the same design as the flat sum)."""
+    """Join terms with '+', nesting groups of at most 64 in parentheses (the same design as the flat sum).
+
+    Parameters
+    ----------
+    terms : sequence of str
+        The terms, in order.
+
+    Returns
+    -------
+    str
+        Their sum, nested so that patsy's recursion depth stays logarithmic in the number of terms.
+    """
     terms = list(terms)
     while len(terms) > _GROUP:
         terms = ["(" + " + ".join(terms[i:i + _GROUP]) + ")" for i in range(0, len(terms), _GROUP)]
@@ -296,6 +456,23 @@ def expand_formula(formula: str, columns: Sequence[str]) -> str:
     Decided from the formula and the column names only (public).  The result
     is what patsy parses (:func:`model_desc`); for data read in chunks the
     workers parse this same string.
+
+    Parameters
+    ----------
+    formula : str
+        The formula as the user wrote it.
+    columns : sequence of str
+        The data's column names.
+
+    Returns
+    -------
+    str
+        The expanded formula.
+
+    Raises
+    ------
+    FormulaError
+        No '~', more than one, or a '.' with no column left for it.
     """
     if not isinstance(formula, str) or "~" not in formula:
         raise FormulaError("formula must be a string of the form 'y ~ x1 + x2', with a response on the left")
@@ -311,7 +488,24 @@ def expand_formula(formula: str, columns: Sequence[str]) -> str:
 def model_desc(expanded: str, shown: str | None = None) -> ModelDesc:
     """patsy's model description of an expanded formula (:func:`expand_formula`), with ``poly(x, k)`` written out.
 
-    ``shown`` is the formula as the user wrote it, for messages.
+    Parameters
+    ----------
+    expanded : str
+        The expanded formula.
+    shown : str or None
+        The formula as the user wrote it, for messages (``expanded`` when None).
+
+    Returns
+    -------
+    patsy.desc.ModelDesc
+        Its terms, each ``poly(x, k)`` written out as the powers of x.
+
+    Raises
+    ------
+    FormulaError
+        A formula patsy cannot parse, or nested too deeply; ``poly`` as the response.
+    DisallowedExpressionError
+        A ``poly`` call that is not raw powers of a literal degree.
     """
     shown = expanded if shown is None else shown
     try:

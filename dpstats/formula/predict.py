@@ -74,6 +74,29 @@ def design_matrix_for_prediction(design_info: Any, newdata: Any) -> np.ndarray:
     info built elsewhere could hold any code), and failures are reported from
     public facts only: the factor's code and its declared levels, never a
     value of ``newdata``.
+
+    Parameters
+    ----------
+    design_info : patsy.DesignInfo
+        The fitted right-hand side.
+    newdata : pandas.DataFrame or mapping
+        The new rows, with every variable the model uses.
+
+    Returns
+    -------
+    numpy.ndarray
+        The design matrix of ``newdata`` (float).
+
+    Raises
+    ------
+    UnknownColumnError, DataTypeError, MissingDataError
+        A variable lacking, given as non-numbers, or with missing values.
+    UnseenLevelError
+        A value of a factor outside its levels.
+    FormulaError
+        Any other failure of patsy (its message withheld).
+    DisallowedExpressionError
+        Factor code outside the formula language.
     """
     df = _prediction_frame(design_info, as_frame(newdata))
     try:

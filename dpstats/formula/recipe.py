@@ -82,7 +82,23 @@ class DesignRecipe:
 
     @classmethod
     def of(cls, design_info: Any) -> DesignRecipe:
-        """The recipe of ``design_info``, checked by rebuilding it; ``pickle.PicklingError`` when it cannot be."""
+        """The recipe of ``design_info``, checked by rebuilding it.
+
+        Parameters
+        ----------
+        design_info : patsy.DesignInfo
+            A fit's right-hand side.
+
+        Returns
+        -------
+        DesignRecipe
+            What rebuilds it.
+
+        Raises
+        ------
+        pickle.PicklingError
+            The design cannot be rebuilt this way (saying why).
+        """
         categorical: dict[str, tuple[Any, ...]] = {}
         numeric: set[str] = set()
         for factor, finfo in design_info.factor_infos.items():
@@ -117,7 +133,13 @@ class DesignRecipe:
         return recipe
 
     def rebuild(self) -> Any:
-        """The DesignInfo, rebuilt on the prototype by :func:`dpstats.formula.design.rebuild_design_infos`."""
+        """The DesignInfo, rebuilt on the prototype by :func:`dpstats.formula.design.rebuild_design_infos`.
+
+        Returns
+        -------
+        patsy.DesignInfo
+            The right-hand side's design, with the original column names.
+        """
         proto = self.prototype.assign(**{_RESPONSE: np.empty(0)})
         return rebuild_design_infos(f"{_RESPONSE} ~ {self.rhs}", proto, self.column_names)[1]
 

@@ -39,15 +39,35 @@ __all__ = ["ParsedFormula", "parse_formula", "non_finite_message"]
 
 @dataclass
 class ParsedFormula:
-    """The public facts of a formula checked against a schema (column names and dtypes)."""
+    """The public facts of a formula checked against a schema (column names and dtypes).
+
+    Attributes
+    ----------
+    desc : patsy.desc.ModelDesc
+        The formula's terms (``poly`` written out).
+    expanded : str
+        The formula with '.' expanded and long sums nested: what patsy parses (workers parse it too).
+    response_code : str
+        The response as patsy writes it.
+    factor_codes : list of str
+        The right-hand side's factor codes, in order of first use.
+    columns : set of str
+        The data's column names.
+    plan : FramePlan
+        How every frame is prepared.
+    schema : pandas.DataFrame
+        Zero rows of the prepared frame (its dtypes are public).
+    facts : dict of str to FactorFacts
+        What the allow-list learned about each code (the response's included).
+    """
 
     desc: Any
-    expanded: str  # the formula with '.' expanded and long sums nested (what patsy parses; workers parse it too)
+    expanded: str
     response_code: str
     factor_codes: list[str]
     columns: set[str]
     plan: FramePlan
-    schema: pd.DataFrame  # zero rows, the prepared dtypes
+    schema: pd.DataFrame
     facts: dict[str, FactorFacts]
 
     @property
@@ -57,7 +77,18 @@ class ParsedFormula:
 
 
 def non_finite_message(codes: Sequence[str]) -> str:
-    """The message of :class:`~dpstats.errors.NonFiniteValueError`, built from the formula's codes alone."""
+    """The message of :class:`~dpstats.errors.NonFiniteValueError`, built from the formula's codes alone.
+
+    Parameters
+    ----------
+    codes : sequence of str
+        The response code and the factor codes.
+
+    Returns
+    -------
+    str
+        The refusal, naming the domain of every transform; the same whatever value or row is not finite.
+    """
     reqs = list(dict.fromkeys(r for code in codes for r in domain_requirements(code)))
     domain = f"; its transforms need {'; '.join(reqs)}" if reqs else ""
     return ("a variable or a transform of the formula is not finite (inf or NaN) on some row. The guarantee covers "

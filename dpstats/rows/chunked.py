@@ -80,6 +80,8 @@ class ChunkEvaluator:
         return len(self.column_names)
 
     def infos(self) -> tuple[Any, Any]:
+        """(the response's DesignInfo, the right-hand side's), rebuilt once from public facts
+        (:func:`dpstats.formula.design.rebuild_design_infos`)."""
         if self._infos is None:
             self._infos = rebuild_design_infos(self.formula, self.prototype, self.column_names, self.shown)
         return self._infos
