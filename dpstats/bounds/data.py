@@ -82,6 +82,18 @@ class DataBounds:
         return Xc, yc
 
     def describe(self, names: list[str] | None = None) -> str:
-        """The clipping in words for the privacy report (B_X and the response's range; ``names`` is unused)."""
+        """The clipping in words, for the privacy report.
+
+        Parameters
+        ----------
+        names : list of str or None
+            The design columns' names (unused: the text gives the bound on the row norm, B_X, and the
+            response's range).
+
+        Returns
+        -------
+        str
+            One sentence, from the declared bounds only.
+        """
         return (f"design rows clipped to declared per-column ranges (||x||_2 <= {self.x_norm:.4g}); "
                 f"response clipped to [{self.y_lo:.4g}, {self.y_hi:.4g}]")

@@ -308,14 +308,26 @@ class BoundsAdvice:
     numeric_variables: Sequence[str]
 
     def keys(self) -> list[str]:
-        """The ``bounds=`` keys to declare: raw variables first, then the design columns (or the response code)
-        whose range cannot be derived from variable bounds."""
+        """The ``bounds=`` keys to declare.
+
+        Returns
+        -------
+        list of str
+            Raw variables first, then the design columns (or the response code) whose range cannot be derived
+            from variable bounds; the columns without a range when there is neither (a design given as arrays).
+        """
         keys = [*self.bound_variables, *(k for k, _ in self.underivable)]
         return keys or list(self.missing)
 
     def message(self) -> str:
-        """The message of :class:`~dpstats.errors.MissingBoundsError`: what to declare, raw variables first (a
-        derived column's range follows from its variables' bounds)."""
+        """The message of :class:`~dpstats.errors.MissingBoundsError`.
+
+        Returns
+        -------
+        str
+            What to declare, raw variables first (a derived column's range follows from its variables'
+            bounds), built from public facts only (names and reasons).
+        """
         head = ("this method needs public bounds on every design column and on the response, declared from domain "
                 "knowledge (never from the data).")
         if not (self.bound_variables or self.underivable):  # a design given as arrays

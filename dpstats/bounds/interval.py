@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 __all__ = ["Interval", "IntervalError", "UnsupportedExpressionError", "DomainError", "interval_of_code",
@@ -38,10 +38,12 @@ class Interval:
 
     @property
     def abs_max(self) -> float:
+        """The largest absolute value on the interval, max(|lo|, |hi|)."""
         return max(abs(self.lo), abs(self.hi))
 
     @property
     def finite(self) -> bool:
+        """Both ends are finite."""
         return math.isfinite(self.lo) and math.isfinite(self.hi)
 
     def __add__(self, other: Interval) -> Interval:
@@ -58,11 +60,42 @@ class Interval:
         return _finite(min(p), max(p))
 
     def reciprocal(self) -> Interval:
+        """The image of the interval under x -> 1/x.
+
+        Returns
+        -------
+        Interval
+            [1/hi, 1/lo].
+
+        Raises
+        ------
+        DomainError
+            The interval contains 0, or an end of the image is not finite.
+        """
         if self.lo <= 0 <= self.hi:
             raise DomainError("division by an interval that contains 0")
         return _finite(1.0 / self.hi, 1.0 / self.lo)
 
     def power(self, k: float) -> Interval:
+        """The image of the interval under x -> x ** k.
+
+        Parameters
+        ----------
+        k : float
+            The exponent; an integer one allows any interval (a negative one through :meth:`reciprocal`), a
+            fractional one needs lo >= 0 (lo > 0 when k < 0).
+
+        Returns
+        -------
+        Interval
+            The smallest interval holding x ** k for every x in [lo, hi] (for even k, 0 when the interval
+            contains 0).
+
+        Raises
+        ------
+        DomainError
+            The power is undefined somewhere on the interval, or overflows a float.
+        """
         if float(k).is_integer():
             k = int(k)
             if k == 0:
@@ -81,8 +114,31 @@ class Interval:
         ends = [_pow(self.lo, k), _pow(self.hi, k)]
         return _finite(min(ends), max(ends))
 
-    def monotone(self, f, name: str, domain_lo: float = -math.inf, strict_lo: bool = False) -> Interval:
-        """Image under an increasing function f defined on [domain_lo, inf)."""
+    def monotone(self, f: Callable[[float], float], name: str, domain_lo: float = -math.inf,
+                 strict_lo: bool = False) -> Interval:
+        """The image of the interval under an increasing function.
+
+        Parameters
+        ----------
+        f : callable
+            An increasing function of a float, defined on [domain_lo, inf) (or (domain_lo, inf)).
+        name : str
+            The function's name, for the message.
+        domain_lo : float
+            The lower end of f's domain.
+        strict_lo : bool
+            The domain is open at ``domain_lo`` (as for log).
+
+        Returns
+        -------
+        Interval
+            [f(lo), f(hi)].
+
+        Raises
+        ------
+        DomainError
+            The interval reaches outside f's domain, or f overflows a float on it.
+        """
         if self.lo < domain_lo or (strict_lo and self.lo <= domain_lo):
             raise DomainError(f"{name} needs a lower bound {'>' if strict_lo else '>='} {domain_lo}")
         try:

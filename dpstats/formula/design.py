@@ -133,17 +133,40 @@ class Design:
         return "Intercept" in self.column_names
 
     def bounds_advice(self) -> BoundsAdvice:
-        """What to declare so that every column and the response have a range (:mod:`dpstats.bounds.derive`)."""
+        """What to declare so that every column and the response have a range (:mod:`dpstats.bounds.derive`).
+
+        Returns
+        -------
+        BoundsAdvice
+            The keys to declare and the message of :class:`~dpstats.errors.MissingBoundsError`.
+        """
         return BoundsAdvice(self.missing_bounds, self.bound_variables, self.underivable_bounds, self.response_name,
                             self.numeric_variables)
 
     def bounds_to_declare(self) -> list[str]:
-        """The ``bounds=`` keys that would give every column and the response a range: raw variables first,
-        then the design columns (or the response code) whose range cannot be derived from variable bounds."""
+        """The ``bounds=`` keys that would give every column and the response a range.
+
+        Returns
+        -------
+        list of str
+            Raw variables first, then the design columns (or the response code) whose range cannot be derived
+            from variable bounds.
+        """
         return self.bounds_advice().keys()
 
     def data_bounds(self) -> DataBounds:
-        """The clip ranges, or MissingBoundsError naming what to declare."""
+        """The clip ranges of the design columns and the response.
+
+        Returns
+        -------
+        DataBounds
+            The declared or derived ranges, with the null-row mark.
+
+        Raises
+        ------
+        MissingBoundsError
+            A column or the response has no range (naming what to declare).
+        """
         if self.missing_bounds:
             raise MissingBoundsError(self.bounds_advice().message())
         return DataBounds(
@@ -442,6 +465,11 @@ def rebuild_design_infos(expanded: str, prototype: pd.DataFrame, column_names: S
     -------
     tuple
         (the response's DesignInfo, the right-hand side's DesignInfo).
+
+    Raises
+    ------
+    FormulaError
+        The formula cannot be evaluated on the prototype, or the rebuilt columns differ from ``column_names``.
     """
     y_dm, X_dm = _prototype_dmatrices(model_desc(expanded, shown=shown), prototype)
     if list(X_dm.design_info.column_names) != list(column_names):  # pragma: no cover - a patsy change
@@ -490,6 +518,12 @@ def public_design(
     -------
     tuple of (Design, FramePlan, pandas.DataFrame)
         The design (no rows), the plan that prepares every chunk and the frame the design was built on.
+
+    Raises
+    ------
+    DPStatsError
+        The typed refusals of :func:`build_design` that are decided without data; an undeclared factor is an
+        :class:`~dpstats.errors.UndeclaredLevelsError` even with ``allow_data_levels=True``.
     """
     parsed = parse_formula(formula, schema.iloc[:0], bounds=bounds, levels=levels, missing=missing)
     y_dm, X_dm, proto = _schema_dmatrices(parsed, bounds, formula)
