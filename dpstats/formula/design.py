@@ -218,18 +218,18 @@ def build_design(
         A patsy formula in the formula language (:mod:`dpstats.formula.language`).
     data : pandas.DataFrame or mapping
         The data (a dict of equal-length arrays is made a table).
-    eval_env : ignored
-        Kept for compatibility: factor code is evaluated in dpstats's own
-        namespace (:data:`dpstats.formula.language.NAMESPACE`).
+    eval_env : object
+        Ignored, kept for compatibility: factor code is evaluated in dpstats's
+        own namespace (:data:`dpstats.formula.language.NAMESPACE`).
+    bounds : mapping of str to (float, float) or None
+        Declared ranges of variables, design columns or the response code.
+    levels : mapping of str to sequence or None
+        Declared levels of factors.
     missing : str
         ``"raise"``, ``"null"`` (incomplete rows become public null rows:
         their design row and response are NaN here, and become zero rows
         where the method clips, see :class:`~dpstats.bounds.DataBounds`) or
         ``"drop"`` (rows removed; only for the non-private reference).
-    bounds : mapping of str to (float, float) or None
-        Declared ranges of variables, design columns or the response code.
-    levels : mapping of str to sequence or None
-        Declared levels of factors.
     allow_data_levels : bool
         Accept factor levels read from the data (a leak, named in the notes).
     clip_variables : bool
