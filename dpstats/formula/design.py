@@ -511,8 +511,18 @@ def public_design(
         The formula.
     schema : pandas.DataFrame
         The data's column names and dtypes.
-    eval_env, bounds, levels, missing, allow_data_levels, clip_variables
-        As in :func:`build_design`.
+    eval_env : object
+        Ignored, as in :func:`build_design`.
+    bounds : mapping of str to (float, float) or None
+        Declared ranges of variables, design columns or the response code.
+    levels : mapping of str to sequence or None
+        Declared levels of factors.
+    missing : str
+        ``"raise"``, ``"null"`` or ``"drop"``, as in :func:`build_design`.
+    allow_data_levels : bool
+        Only changes the explanation when a factor's levels are not declared (they cannot be read from chunks).
+    clip_variables : bool
+        Ignored, as in :func:`build_design`.
 
     Returns
     -------

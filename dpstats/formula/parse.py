@@ -21,6 +21,7 @@ Everything here reads the formula and the column names only (public).
 from __future__ import annotations
 
 import ast
+import contextlib
 import io
 import keyword
 import math
@@ -374,10 +375,8 @@ def _response_columns(lhs: str, columns: Sequence[str]) -> set[str]:
         if t.kind == tokenize.NAME and t.text in columns:
             names.add(t.text)
         if t.kind == tokenize.STRING and i >= 2 and toks[i - 2].text == "Q":
-            try:
+            with contextlib.suppress(ValueError, SyntaxError):
                 names.add(str(ast.literal_eval(t.text)))
-            except (ValueError, SyntaxError):
-                pass
     return names
 
 
@@ -568,7 +567,7 @@ def _expand_poly(terms: Sequence[Term]) -> list[Term]:
             out.setdefault(t)
             continue
         alternatives = [[f] if c is None else [EvalFactor(p) for p in _poly_powers(f.code, c)]
-                        for f, c in zip(t.factors, calls)]
+                        for f, c in zip(t.factors, calls, strict=True)]
         for combo in _products(alternatives):
             out.setdefault(Term(list(dict.fromkeys(combo))))
     return list(out)
