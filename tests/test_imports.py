@@ -41,6 +41,9 @@ DEFERRED_IMPORTS = {
     ("dpstats.results", "dpstats.tables"):
         "DPSummary.as_latex renders one fit with the table grid of dpstats.tables, which reads DPRegressionResults; "
         "it goes when the grid (Cell, Grid, coefficient_grid) moves to a module below results",
+    ("dpstats.theory", "dpstats.planning"):
+        "dpstats.plan (theory.plan) hands a plan with bounds or a formula to planning.coefficient_plan, and planning "
+        "reads theory's rates and lower bounds; it goes when plan() moves to dpstats.planning",
 }
 
 
