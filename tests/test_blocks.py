@@ -1,4 +1,5 @@
-"""The public row-to-block assignment of TukeyEM (dpstats.methods.blocks.WindowedBlocks) and per-block sums.
+"""The public row-to-block assignment of TukeyEM (dpstats.methods.common.permutations.WindowedBlocks) and
+per-block sums (dpstats.methods.tukey.block_sums).
 
 Privacy rests on two facts checked here exactly: every block gets b = floor(n/m) rows and a row's block is a
 function of its index and the public draws only (evaluating any slice of rows gives the same blocks).  Utility
@@ -11,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpstats.methods.blocks import ShiftedBlockSums, WindowedBlocks, block_sums
+from dpstats.methods.common.permutations import WindowedBlocks
+from dpstats.methods.tukey.block_sums import ShiftedBlockSums, block_sums
 
 
 @pytest.mark.parametrize("n,m", [(1, 1), (10, 1), (10, 3), (9, 2), (7, 7), (1000, 1000), (5003, 40), (100_000, 1000),

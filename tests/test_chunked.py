@@ -21,7 +21,7 @@ from dpstats.errors import (
     BudgetExceededError, DataTypeError, FormulaError, MissingDataError, UndeclaredLevelsError,
 )
 from dpstats.methods import adassp, tukey
-from dpstats.methods.blocks import RowPermutation
+from dpstats.methods.common.permutations import RowPermutation
 from dpstats.methods.common.sufficient import SufficientStatistics, StatisticsPass, add_statistics
 from dpstats.methods.registry import FitContext
 from dpstats.privacy.ledger import PrivacyLedger
@@ -318,23 +318,29 @@ class _RemoteChunks(InMemoryRows):
                                                    ("moments", True, False), ("moments", True, True),
                                                    ("ols", True, True)])
 def test_tukey_fit_chunks_equals_fit(blocks, centre, public):
-    # public: every column and the response have public ranges (declared bounds), so the centres and radii are
-    # known before the pass and a cluster sums the pilot's clipped sample in the block pass itself
+    # public: every column and the response have public ranges (declared bounds): domains of the private centres
+    # and radii, which are the same releases in memory, in chunks and on a cluster
     rng = np.random.default_rng(4)
     n = 20_000
     X = np.column_stack([np.ones(n), rng.normal(5, 2, (n, 2))])
     y = X @ np.array([1.0, 2.0, -1.0]) + rng.normal(size=n)
-    kw = dict(bounds=None, blocks=blocks, centre=centre, intercept_index=0)
-    if public:
-        kw.update(column_ranges=[None, (-5.0, 15.0), (-5.0, 15.0)], response_range=(-40.0, 40.0))
-    a = tukey.fit(X.copy(), y.copy(), ledger=PrivacyLedger(2.0, 1e-6), rng=np.random.default_rng(8), **kw)
+    ranges = ((None, (-5.0, 15.0), (-5.0, 15.0)), (-40.0, 40.0)) if public else ((None,) * 3, None)
+    options = tukey.SPEC.parse_options(dict(blocks=blocks, centre=centre))
+
+    def run(rows: InMemoryRows):
+        ctx = FitContext(n=n, d=3, ledger=PrivacyLedger(2.0, 1e-6), rng=np.random.default_rng(8), intercept_index=0,
+                         column_ranges=ranges[0], response_range=ranges[1])
+        return tukey.SPEC.fit(rows, ctx, options)
+
+    a = run(InMemoryRows(X.copy(), y.copy()))
     for chunks in (InMemoryRows(X, y, 999), InMemoryRows(X, y, n), _RemoteChunks(X, y, 1234)):
-        b = tukey.fit_chunks(chunks, ledger=PrivacyLedger(2.0, 1e-6), rng=np.random.default_rng(8), **kw)
+        b = run(chunks)
         np.testing.assert_allclose(b.params, a.params, rtol=RTOL)
-        assert b.info["m"] == a.info["m"] and b.info["noisy_distance"] == pytest.approx(a.info["noisy_distance"])
+        assert (b.diagnostics["m"] == a.diagnostics["m"]
+                and b.diagnostics["noisy_distance"] == pytest.approx(a.diagnostics["noisy_distance"]))
         if centre:  # the private centres (and radii) are the same releases
-            np.testing.assert_array_equal(b.info["centres"], a.info["centres"])
-            np.testing.assert_array_equal(b.info["radii"], a.info["radii"])
+            np.testing.assert_array_equal(b.diagnostics["centres"], a.diagnostics["centres"])
+            np.testing.assert_array_equal(b.diagnostics["radii"], a.diagnostics["radii"])
 
 
 def test_large_partitions_are_processed_in_bounded_slices(df):

@@ -23,8 +23,8 @@ from dpstats.methods.common.private_centring import CENTRE_GRID
 from dpstats.methods.registry import get_method
 from dpstats.methods.common.robust_estimators import DISTANCE_GRID, clip_factors, separately_clipped_gradient
 from dpstats.methods.common.row_passes import ClipTable
-from dpstats.methods.tukey import tukey_em
-from dpstats.methods.tukey_depth import solve_block_models
+from dpstats.methods.tukey.depth import solve_block_models
+from dpstats.methods.tukey.em import tukey_em
 from dpstats.privacy.ledger import PrivacyLedger
 
 EXTREME_ROWS = np.array([[1e300, -1e300, 2.0], [LARGEST, LARGEST, LARGEST], [3e154, 0.5, -3e154], [5e-324, 0.0, 1e-310]])

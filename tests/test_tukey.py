@@ -1,4 +1,4 @@
-"""TukeyEM (dpstats.methods.tukey, tukey_depth): correctness tests that catch the reference code's defects.
+"""TukeyEM (dpstats.methods.tukey): correctness tests that catch the reference code's defects.
 
 Every statistical test uses a fixed seed, so its outcome is reproducible; the
 comment on each states its false-failure rate, i.e. the chance over seeds that
@@ -22,14 +22,18 @@ from scipy import stats
 import dpstats
 from dpstats.errors import InsufficientDataError, MethodOptionError, PTRFailure
 from dpstats.methods import get_method
-from dpstats.methods.tukey import (
-    _pilot_sums, _Preprocessing, _residual_block_moments, choose_blocks, default_m, fit, ideal_distance,
-    jitter_models, tukey_em,
+from dpstats.methods.registry import FitContext
+from dpstats.methods.common.permutations import WindowedBlocks
+from dpstats.methods.tukey import SPEC
+from dpstats.methods.tukey.depth import (
+    approximate_tukey_depth, lemma_distance, log_exact_volumes, log_region_volumes, log_side_lengths, log_volumes,
+    mass_distance, max_depth, point_of_depth, solve_block_models,
 )
-from dpstats.methods.tukey_depth import (
-    approximate_tukey_depth, block_models, lemma_distance, log_exact_volumes, log_region_volumes,
-    log_side_lengths, log_volumes, mass_distance, max_depth, point_of_depth,
-)
+from dpstats.methods.tukey.em import jitter_models, tukey_em
+from dpstats.methods.tukey.passes import PilotPass, ResidualPass
+from dpstats.methods.tukey.plan import choose_blocks, default_m, ideal_distance
+from dpstats.methods.tukey.preprocessing import Preprocessing
+from dpstats.rows import InMemoryRows
 from dpstats.privacy.audit import audit_mechanism
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
@@ -92,6 +96,20 @@ def _brute_mass(models: np.ndarray, t: int, eps: float, delta: float) -> int:
 # Block fits
 # ---------------------------------------------------------------------------------------------
 
+def block_models(X: np.ndarray, y: np.ndarray, m: int, order: np.ndarray, *, chunk_rows: int = 1 << 17) -> np.ndarray:
+    """Block k holds the rows order[k*b:(k+1)*b]: their normal equations, accumulated ``chunk_rows`` rows at a
+    time, solved by the fit's :func:`solve_block_models`."""
+    b = X.shape[0] // m
+    rows = order[:m * b].reshape(m, b)
+    grams, moments = np.zeros((m, X.shape[1], X.shape[1])), np.zeros((m, X.shape[1]))
+    step = max(1, chunk_rows // m)
+    for start in range(0, b, step):
+        xs, ys = X[rows[:, start:start + step]], y[rows[:, start:start + step]]
+        grams += np.matmul(xs.transpose(0, 2, 1), xs)
+        moments += np.matmul(xs.transpose(0, 2, 1), ys[..., None])[..., 0]
+    return solve_block_models(grams, moments)
+
+
 def test_block_models_match_lstsq_including_rank_deficient_blocks() -> None:
     rng = np.random.default_rng(0)
     n, d, m = 600, 5, 20
@@ -117,30 +135,32 @@ def test_block_models_chunking() -> None:
 
 
 def test_moments_passes_match_direct_sums() -> None:
+    # The block moments are of y - y_centre (the response is centred at its private median on both paths since
+    # issue 17: coefficients of y - c_y on z, mapped back with + c_y in the intercept).  Deterministic.
     rng = np.random.default_rng(11)
     n, m = 1003, 50
     X = np.column_stack([np.ones(n), rng.normal(3.0, 2.0, n), rng.exponential(1.0, n)])
     y = rng.normal(size=n)
-    order = rng.permutation(n)
-    prep = _Preprocessing(np.array([0.0, 3.0, 0.7]), np.array([1.0, 2.0, 0.5]), 0.1, 1.5, 0, clip=True)
-    gram, moment = _pilot_sums(X, y, prep)
+    prep = Preprocessing(np.array([0.0, 3.0, 0.7]), np.array([1.0, 2.0, 0.5]), 0.1, 1.5, 0, clip=True)
+    gram, moment = PilotPass(prep)(X, y, 0)
     zc = prep(X)
     np.testing.assert_allclose(gram, zc.T @ zc, atol=1e-9)
     np.testing.assert_allclose(moment, zc.T @ prep.response(y), atol=1e-9)
     assert np.all(np.abs(zc) <= 1.0) and np.all(zc[:, 0] == 1.0)
-    b = n // m
-    blocks = np.full(n, -1)
-    blocks[order[:m * b]] = np.arange(m * b) // b  # the rows at the end of the order are in no block
+    assignment = WindowedBlocks.draw(n, m, rng)
+    blocks = assignment.blocks_of(0, n)  # the rows of the last, partial window are in no block
     pilot = np.array([0.5, -1.0, 2.0])
-    no_intercept = _Preprocessing(prep.centre, prep.radius, 0.1, 1.5, None, clip=True)  # sums of r computed apart
+    no_intercept = Preprocessing(prep.centre, prep.radius, 0.1, 1.5, None, clip=True)  # sums of r computed apart
     for p in (prep, no_intercept):
-        moments = _residual_block_moments(X, y, blocks, m, p, pilot)
+        moments = ResidualPass(assignment, p, pilot)(X, y, 0)
+        chunked = InMemoryRows(X, y, 77).reduce(ResidualPass(assignment, p, pilot), np.add)
+        np.testing.assert_allclose(chunked, moments, atol=1e-9)
         for k in (0, 7, m - 1):
-            rows = order[k * b:(k + 1) * b]
+            rows = blocks == k
             zu = p.rescale(X[rows])
-            np.testing.assert_allclose(moments[k], zu.T @ y[rows] - (zu.T @ zu) @ pilot, atol=1e-9)
+            np.testing.assert_allclose(moments[k], zu.T @ (y[rows] - p.y_centre) - (zu.T @ zu) @ pilot, atol=1e-9)
     np.testing.assert_allclose(prep.params_back(np.array([1.0, 2.0, 3.0])) @ X[0],
-                               np.array([1.0, 2.0, 3.0]) @ prep.rescale(X[:1])[0])  # exact change of basis
+                               np.array([1.0, 2.0, 3.0]) @ prep.rescale(X[:1])[0] + prep.y_centre)  # exact
 
 
 # ---------------------------------------------------------------------------------------------
@@ -429,11 +449,13 @@ def test_refusal_from_public_facts_spends_nothing() -> None:
                                      dict(blocks="median"), dict(centre="yes"), dict(prep_share=0.9),
                                      dict(pilot_share=0.0), dict(intercept_index=17)])
 def test_bad_options_are_refused_before_spending(options: dict) -> None:
+    # intercept_index is a public fact of the fit's context, not an option: passed as one, it is refused as unknown
     X = np.column_stack([np.ones(20_000), np.random.default_rng(0).normal(size=20_000)])
     y = X[:, 1] * 2.0
     ledger = PrivacyLedger(1.0, 1e-6)
     with pytest.raises(MethodOptionError):
-        fit(X, y, ledger=ledger, rng=np.random.default_rng(0), bounds=None, **options)
+        SPEC.fit(InMemoryRows(X, y), FitContext(n=X.shape[0], d=2, ledger=ledger, rng=np.random.default_rng(0),
+                                                intercept_index=0), SPEC.parse_options(options, delta=1e-6))
     assert ledger.steps == []
 
 
@@ -549,9 +571,6 @@ def test_radius_check_passes_healthy_columns_and_fits_chunked_as_in_memory() -> 
     # A healthy column stays on the moments path (a false fall back has probability below 0.13% per column,
     # and the seed is fixed); the check gives the same decision and fit in memory and chunked, including the
     # cluster path that sums the check's statistics over chunks (deterministic).
-    from dpstats.rows import InMemoryRows
-    from dpstats.methods.tukey import fit_chunks
-
     class Remote(InMemoryRows):
         local = False
 
@@ -559,12 +578,15 @@ def test_radius_check_passes_healthy_columns_and_fits_chunked_as_in_memory() -> 
         df = _zero_inflated(60_000, zeros, seed=3)
         X = np.column_stack([np.ones(len(df)), df[["x1", "visits"]].to_numpy()])
         y = df["y"].to_numpy()
-        kw = {"bounds": None, "blocks": "moments", "intercept_index": 0}
-        a = fit(X.copy(), y.copy(), ledger=PrivacyLedger(2.0, 1e-6), rng=np.random.default_rng(5), **kw)
-        assert a.info["blocks"] == blocks
+        ctx = {"n": len(df), "d": 3, "intercept_index": 0}
+        options = SPEC.parse_options({"blocks": "moments"})
+        a = SPEC.fit(InMemoryRows(X.copy(), y.copy()),
+                     FitContext(ledger=PrivacyLedger(2.0, 1e-6), rng=np.random.default_rng(5), **ctx), options)
+        assert a.diagnostics["blocks"] == blocks
         for chunks in (InMemoryRows(X, y, 7777), Remote(X, y, 5000)):
-            b = fit_chunks(chunks, ledger=PrivacyLedger(2.0, 1e-6), rng=np.random.default_rng(5), **kw)
-            assert b.info["blocks"] == blocks
+            b = SPEC.fit(chunks, FitContext(ledger=PrivacyLedger(2.0, 1e-6), rng=np.random.default_rng(5), **ctx),
+                         options)
+            assert b.diagnostics["blocks"] == blocks
             np.testing.assert_allclose(b.params, a.params, rtol=1e-9)
 
 
@@ -572,7 +594,7 @@ def test_shifted_block_sums_recentre_exactly_without_cancellation() -> None:
     # The one-pass chunked blocks="ols" path sums each chunk about its own means and re-centres afterwards at
     # the private medians; with columns 10^4 spreads away from zero the result must still match sums of the
     # centred rows to rounding (raw sums re-centred would lose about 8 digits here).  Deterministic.
-    from dpstats.methods.blocks import ShiftedBlockSums, WindowedBlocks, block_sums
+    from dpstats.methods.tukey.block_sums import ShiftedBlockSums, block_sums
 
     rng = np.random.default_rng(0)
     n, m = 5000, 40
@@ -615,13 +637,29 @@ def test_rare_indicator_gets_an_exact_zero_centre_and_no_blow_up() -> None:
         dpstats.dp_ols("y ~ x + rare", data(0.015), 1.0, 1e-5, method="tukey", random_state=0)
 
 
+def test_a_centre_on_the_edge_of_a_public_range_moves_to_its_midpoint() -> None:
+    # A released median on the edge of a public range (a rare 0/1 column) would make the column identically 0 in
+    # most blocks and collapse the depth regions; it is moved to the range's midpoint (post-processing).
+    # Interior centres, columns without a public range and the response keep their released centre
+    # (deterministic).
+    from dpstats.methods.tukey.preprocessing import CENTRE_GRID, Domains
+
+    domains = Domains.from_ranges([None, None, (0.0, 1.0), (0.0, 1.0)], (0.0, 10.0), 4, 0)
+    candidates = domains.centre_candidates(CENTRE_GRID)
+    released = np.array([0.0, 0.0, 0.25, 0.0])  # column 1 (no range), 2 (on the edge), 3 (inside), response
+    moved = domains.off_the_edge(released, candidates, CENTRE_GRID)
+    np.testing.assert_array_equal(moved, [0.0, 0.5, 0.25, 0.0])
+    np.testing.assert_array_equal(domains.off_the_edge(np.array([0.0, 1.0, 1.0, 10.0]), candidates, CENTRE_GRID),
+                                  [0.0, 0.5, 0.5, 10.0])
+
+
 def test_interval_score_picks_the_tied_value_as_the_quantile() -> None:
-    from dpstats.methods.tukey import CENTRE_GRID, SCALE_GRID, _quantiles_from_ranks, _ranks_sorted
+    from dpstats.methods.tukey.preprocessing import CENTRE_GRID, SCALE_GRID, quantiles_from_ranks, ranks_sorted
 
     values = np.sort(np.r_[np.zeros(9_800), np.ones(200)])[None, :]
     for grid, q in ((CENTRE_GRID, 0.5), (SCALE_GRID, 0.75)):
-        ranks = _ranks_sorted(values, grid)
-        picks = [_quantiles_from_ranks(ranks, values.shape[1], q, grid, 0.1, np.random.default_rng(s),
+        ranks = ranks_sorted(values, grid)
+        picks = [quantiles_from_ranks(ranks, values.shape[1], q, grid, 0.1, np.random.default_rng(s),
                                        PrivacyLedger(100.0, 1e-6), ["v"])[0] for s in range(20)]
         assert picks == [0.0] * 20  # score 0 at g = 0 and <= -4700 elsewhere: P(other) < 1e5 * e^-235
 
@@ -630,10 +668,10 @@ def test_interval_quantile_score_moves_by_at_most_one_under_replace_one() -> Non
     # The privacy of the private centres and radii rests on this: the cell score
     # -max(0, L_k - qN, qN - R_k) changes by at most 1 when one row is replaced (deterministic; ties included,
     # since half the values are drawn from a few integers and the replacements often hit a grid point).
-    from dpstats.methods.tukey import CENTRE_GRID, SCALE_GRID, _ranks_sorted
+    from dpstats.methods.tukey.preprocessing import CENTRE_GRID, SCALE_GRID, ranks_sorted
 
     def scores(values: np.ndarray, grid: np.ndarray, q: float) -> np.ndarray:
-        ranks = _ranks_sorted(np.sort(values)[None, :], grid)[0]
+        ranks = ranks_sorted(np.sort(values)[None, :], grid)[0]
         below = np.concatenate([[0], ranks[:-1]])
         return -np.maximum(0.0, np.maximum(below - q * values.size, q * values.size - ranks))
 

@@ -1,4 +1,4 @@
-"""Privacy audit of TukeyEM's radius check (dpstats.methods.tukey: ``_check_radii`` and ``_clip_excess``).
+"""Privacy audit of TukeyEM's radius check (dpstats.methods.tukey.radius_check: ``check_radii``, ``clip_excess``).
 
 With ``blocks="moments"`` TukeyEM spends CHECK_SHARE (4%) of epsilon on two discrete Laplace releases
 computed by ``_clip_excess`` over the sample rows (the rows at the first positions of the public order):
@@ -10,11 +10,11 @@ computed by ``_clip_excess`` over the sample rows (the rows at the first positio
 * max_j C_j, C_j = #{i : |z_ij| <= 1 / (2 RADIUS_K)} (the mass at the centre), at MASS_SHARE of it; a
   replaced row moves every C_j, hence their maximum, by at most 1.
 
-Each audit calls what the fit calls, ``_check_radii(setup, prep, _clip_excess(X_sub, prep), ledger=...,
-rng=...)``, with the package's PrivacyLedger and a plan made by ``_setup`` (the fit's own planning), on two
-sample matrices that differ in one row, chosen so that the audited statistic moves by its full claimed
+Each audit calls what the fit calls, ``check_radii(prep, clip_excess(X_sub, prep), epsilon=..., ...)``, with
+the package's PrivacyLedger and the check's budget from a plan made by ``make_plan`` (the fit's own planning),
+on two sample matrices that differ in one row, chosen so that the audited statistic moves by its full claimed
 sensitivity (checked exactly by ``test_the_pairs_move_the_statistics_by_their_full_sensitivity``).  The
-released values are read from ``setup.info`` ("radius_check": the noisy excesses in noise scales;
+released values are read from the returned ``RadiusCheck`` ("radius_check": the noisy excesses in noise scales;
 "mass_check": the noisy count as a fraction of the sample), which is exactly what a fit publishes, and the
 Clopper-Pearson lower bound on epsilon (dpstats.privacy.audit) is compared with the epsilon the ledger
 charged for that release.
@@ -33,19 +33,20 @@ that the fast configuration has teeth.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Callable
 
 import numpy as np
 import pytest
 
-from dpstats.methods import tukey
-from dpstats.rows import InMemoryRows
-from dpstats.methods.tukey import (
-    CHECK_CAP, CHECK_EXCESS, RADIUS_K, _check_radii, _clip_excess, _Preprocessing, _SampleCheck, _setup,
-)
+from dpstats.methods.registry import FitContext
+from dpstats.methods.tukey import SPEC, radius_check
+from dpstats.methods.tukey.passes import SampleCheck, add_arrays
+from dpstats.methods.tukey.plan import FitLog, Plan, make_plan
+from dpstats.methods.tukey.preprocessing import RADIUS_K, Preprocessing
+from dpstats.methods.tukey.radius_check import CHECK_CAP, CHECK_EXCESS, check_radii, clip_excess
 from dpstats.privacy.audit import audit_mechanism
 from dpstats.privacy.ledger import PrivacyLedger
+from dpstats.rows import InMemoryRows
 
 ALPHA = 1e-3  # false-failure rate of every validity audit below
 FAST_RUNS = 5_000  # runs per data set in CI (about 0.2 ms per run)
@@ -58,12 +59,12 @@ EXCESS_STEP, MASS_STEP = "excess of the second moments", "largest count of rows"
 PER_ROW = (-CHECK_EXCESS, CHECK_CAP ** 2 - 1.0 - CHECK_EXCESS)  # what one row adds to each T_j
 
 
-def _prep(k: int) -> _Preprocessing:
+def _prep(k: int) -> Preprocessing:
     """Released centres and radii of an intercept (column 0) and k private columns."""
     d = k + 1
     centre, radius = np.full(d, CENTRE), np.full(d, RADIUS)
     centre[0], radius[0] = 0.0, 1.0
-    return _Preprocessing(centre, radius, 0.0, 1.0, 0, clip=True, private_columns=tuple(range(1, d)))
+    return Preprocessing(centre, radius, 0.0, 1.0, 0, clip=True, private_columns=tuple(range(1, d)))
 
 
 def _sample(k: int) -> np.ndarray:
@@ -91,23 +92,24 @@ def _excess_pair(k: int) -> tuple[np.ndarray, np.ndarray]:
     return D, Dp
 
 
-def _plan(k: int) -> tukey._Setup:
+def _plan(k: int) -> Plan:
     """The fit's own plan for n = N_ROWS rows, an intercept and k columns, blocks="moments" (m = 16 public)."""
-    return _setup(N_ROWS, k + 1, ledger=PrivacyLedger(EPSILON, DELTA), rng=np.random.default_rng(0), m=16,
-                  ptr="lemma", blocks="moments", centre=True, prep_share=0.05, pilot_share=0.15, intercept_index=0)
+    ctx = FitContext(n=N_ROWS, d=k + 1, ledger=PrivacyLedger(EPSILON, DELTA), rng=np.random.default_rng(0),
+                     intercept_index=0)
+    return make_plan(ctx, SPEC.parse_options({"m": 16, "blocks": "moments"}), FitLog())
 
 
 def _release(k: int) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, float, PrivacyLedger]]:
     """run(sample, rng) -> (radius_check, mass_check as a count, ledger): one release of the check, through the
-    fit's code path (``_preprocess`` calls exactly ``_check_radii(setup, prep, _clip_excess(X_sub, prep))``)."""
+    fit's code path (the fit calls exactly ``check_radii(prep, clip_excess(X_sub, prep), ...)``)."""
     plan, prep = _plan(k), _prep(k)
-    assert plan.share_check == tukey.CHECK_SHARE  # a check is planned: k > 0 columns need a private radius
+    assert plan.share_check == radius_check.CHECK_SHARE  # a check is planned: k > 0 columns need a private radius
 
     def run(X: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, float, PrivacyLedger]:
-        setup = dataclasses.replace(plan, notes=[], info={})  # _check_radii writes into the plan
         ledger = PrivacyLedger(EPSILON, DELTA)
-        _check_radii(setup, prep, _clip_excess(X, prep), ledger=ledger, rng=rng)
-        return setup.info["radius_check"], setup.info["mass_check"] * N_ROWS, ledger
+        out = check_radii(prep, clip_excess(X, prep), epsilon=plan.share_check * EPSILON, sample_rows=N_ROWS,
+                          ledger=ledger, rng=rng)
+        return out.radius_check, out.mass_check * N_ROWS, ledger
     return run
 
 
@@ -127,7 +129,7 @@ def _laplace_llr(x: np.ndarray, mean_d: np.ndarray, mean_dp: np.ndarray, scale: 
 def _excess_in_noise_scales(X: np.ndarray, k: int) -> np.ndarray:
     """The exact T_j of a sample in the units of radius_check (T_j / s, s = (CHECK_CAP^2 - 1) k / eps_excess)."""
     eps_excess, _ = _charged(k, EXCESS_STEP)
-    return _clip_excess(X, _prep(k))[:k] / ((CHECK_CAP ** 2 - 1.0) * k / eps_excess)
+    return clip_excess(X, _prep(k))[:k] / ((CHECK_CAP ** 2 - 1.0) * k / eps_excess)
 
 
 def _audit(k: int, pair: tuple[np.ndarray, np.ndarray], statistic: Callable, runs: int, seed: int) -> float:
@@ -162,7 +164,7 @@ def test_one_row_adds_a_bounded_amount_to_every_statistic():
     prep = _prep(1)
     rows = np.column_stack([np.ones(2 * EDGE_Z.size), CENTRE + RADIUS * np.r_[EDGE_Z, -EDGE_Z]])
     with np.errstate(over="ignore", invalid="ignore"):
-        added = np.array([_clip_excess(row[None, :], prep) for row in rows])
+        added = np.array([clip_excess(row[None, :], prep) for row in rows])
     assert np.all(np.isfinite(added))
     assert added[:, 0].min() == PER_ROW[0] and added[:, 0].max() == PER_ROW[1]
     assert set(added[:, 1]) == {0.0, 1.0}
@@ -176,15 +178,14 @@ def test_the_pairs_move_the_statistics_by_their_full_sensitivity():
     for k in (1, 3):
         prep = _prep(k)
         D, Dp = _excess_pair(k)
-        a, b = _clip_excess(D, prep), _clip_excess(Dp, prep)
+        a, b = clip_excess(D, prep), clip_excess(Dp, prep)
         assert np.abs(b[:k] - a[:k]).sum() == (CHECK_CAP ** 2 - 1.0) * k
         assert np.array_equal(a[k:], b[k:])
         D, Dp = _mass_pair(k)
-        assert _clip_excess(D, prep)[k:].max() - _clip_excess(Dp, prep)[k:].max() == 1.0
+        assert clip_excess(D, prep)[k:].max() - clip_excess(Dp, prep)[k:].max() == 1.0
         for X in (D, Dp):
-            chunked = InMemoryRows(X, np.zeros(N_ROWS), 7).reduce(
-                _SampleCheck(np.arange(N_ROWS), prep), tukey._add_arrays)
-            np.testing.assert_allclose(chunked, _clip_excess(X, prep), rtol=1e-12)
+            chunked = InMemoryRows(X, np.zeros(N_ROWS), 7).reduce(SampleCheck(np.arange(N_ROWS), prep), add_arrays)
+            np.testing.assert_allclose(chunked, clip_excess(X, prep), rtol=1e-12)
 
 
 def test_the_ledger_charges_the_claimed_sensitivities():
@@ -194,10 +195,10 @@ def test_the_ledger_charges_the_claimed_sensitivities():
     for k in (1, 3):
         *_, ledger = _release(k)(_sample(k), np.random.default_rng(1))
         excess, mass = ledger.steps
-        e_c = tukey.CHECK_SHARE * EPSILON
+        e_c = radius_check.CHECK_SHARE * EPSILON
         assert EXCESS_STEP in excess.name and MASS_STEP in mass.name
-        assert excess.epsilon == pytest.approx((1 - tukey.MASS_SHARE) * e_c)
-        assert mass.epsilon == pytest.approx(tukey.MASS_SHARE * e_c)
+        assert excess.epsilon == pytest.approx((1 - radius_check.MASS_SHARE) * e_c)
+        assert mass.epsilon == pytest.approx(radius_check.MASS_SHARE * e_c)
         assert excess.sensitivity == pytest.approx((CHECK_CAP ** 2 - 1.0) * k, rel=1e-12)
         assert mass.sensitivity == pytest.approx(1.0, rel=1e-12)
         assert excess.discrete and mass.discrete
@@ -229,12 +230,12 @@ def test_audit_flags_a_check_with_half_its_noise(monkeypatch):
     against the charged 1) is caught by the fast configuration.  Measured lower bound 1.69; over seeds 13-18
     it ranged from 1.61 to 1.79 (sd about 0.07), so missing the broken check would take a bound 9 sd below its
     mean."""
-    real = tukey.laplace_mechanism
+    real = radius_check.laplace_mechanism
 
     def halved(value, *, l1_sensitivity, **kw):
         return real(value, l1_sensitivity=l1_sensitivity / 2.0, **kw)
 
-    monkeypatch.setattr(tukey, "laplace_mechanism", halved)
+    monkeypatch.setattr(radius_check, "laplace_mechanism", halved)
     eps, _ = _charged(3, MASS_STEP)
     assert _audit(3, _mass_pair(3), _mass_statistic, FAST_RUNS, seed=13) > eps
 
@@ -274,7 +275,7 @@ def test_audit_joint_release_slow():
     D, Dp = _mass_pair(k)
     a, b = _excess_in_noise_scales(D, k), _excess_in_noise_scales(Dp, k)
     prep = _prep(k)
-    count_d, count_dp = _clip_excess(D, prep)[k:].max(), _clip_excess(Dp, prep)[k:].max()
+    count_d, count_dp = clip_excess(D, prep)[k:].max(), clip_excess(Dp, prep)[k:].max()
 
     def joint(out: tuple) -> float:
         return (_laplace_llr(np.asarray(out[0], dtype=float), a, b, 1.0)

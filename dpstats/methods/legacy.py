@@ -1,6 +1,6 @@
 """TEMPORARY adapter for the methods not yet ported to ``fit(rows, ctx, options)``: remove it once they are.
 
-``tukey``, ``dpsgd`` and ``lasso`` still define the
+``dpsgd`` and ``lasso`` still define the
 previous interface: ``fit(X, y, *, ledger, rng, bounds, **options)`` on
 in-memory arrays and ``fit_chunks(rows, *, ledger, rng, bounds, **options)``
 on chunked rows, returning a :class:`LegacyMethodFit` (``info`` dict,
@@ -163,10 +163,6 @@ _LASSO = Rate(
 
 _LEGACY_RATES: dict[str, UpperRate] = {
     "lasso": UpperRate(_LASSO),
-    "tukey": UpperRate(uncovered_source="TukeyEM (Amin et al. 2023)", why_none=(
-        "Amin et al.'s utility theorem (Thm 3.1, via Brown et al. 2021) covers only the exact-depth Tukey EM; "
-        "dpstats implements the approximate-depth EM, which has no utility theorem (in practice it needs "
-        "n >~ 1000 d with m = 1000 models)")),
     "dpsgd": UpperRate(why_none="no rate for ||b - beta||_2 is proved for DP-SGD in this model"),
 }
 

@@ -7,6 +7,9 @@ parameter, an explicit :class:`numpy.random.Generator` and the fit's
 Mechanisms are small and composable, in the manner of OpenDP: a method is a
 sequence of mechanism calls plus post-processing.
 
+TukeyEM's restricted exponential mechanism, used by that method only, lives
+beside it (:mod:`dpstats.methods.tukey.em`) and charges the ledger the same way.
+
 Data-independent randomness (shuffling rows into blocks, tie-breaking jitter)
 goes through :func:`public_uniform` and :func:`permutation`, which are not
 charged because their output does not depend on the data.
@@ -57,7 +60,6 @@ __all__ = [
     "gaussian_mechanism_mu",
     "symmetric_gaussian_mechanism",
     "exponential_mechanism",
-    "restricted_exponential_mechanism",
     "permutation",
     "public_uniform",
     "GaussianBlock",
@@ -591,53 +593,6 @@ def post_processing_normal(size: "int | tuple[int, ...]", rng: np.random.Generat
     charged.
     """
     return rng.standard_normal(size=size)
-
-
-def restricted_exponential_mechanism(
-    log_base_measure: np.ndarray,
-    scores: np.ndarray,
-    *,
-    sensitivity: float,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    ledger: PrivacyLedger,
-    name: str,
-    note: str = "",
-) -> int:
-    """Exponential mechanism on a data-dependent candidate set admitted by a propose-test-release check.
-
-    Samples index i with probability proportional to
-    exp(log_base_measure[i] + epsilon * scores[i] / (2 * sensitivity)), the
-    standard factor.  The candidates are restricted to a set that depends on
-    the data (Brown et al. 2021, restricted exponential mechanism), so the
-    draw is (epsilon, delta)-indistinguishable only on data sets that a
-    preceding PTR test has certified as safe, and the test passes an unsafe
-    data set with probability at most delta.  The step is therefore charged
-    (epsilon, delta); together with the test's own epsilon the pair is
-    (epsilon_test + epsilon, delta)-DP (Amin et al. 2023, Thm 1.1 and
-    Lemma 3.7), which basic composition in the ledger reproduces exactly.
-
-    There is no ``monotone`` option: the factor epsilon / sensitivity is valid
-    for monotone scores under add/remove neighbours only.  Under replace-one
-    (a removal followed by an addition) a score can rise by one on some
-    outputs and fall by one on others, and the un-halved factor costs up to
-    2 epsilon.
-    """
-    sens = _check_sensitivity(sensitivity)
-    if not (epsilon > 0 and sens > 0 and 0 <= delta < 1):
-        raise ValueError("restricted exponential mechanism needs epsilon > 0, sensitivity > 0, 0 <= delta < 1")
-    base = np.asarray(log_base_measure, dtype=float)
-    s = np.asarray(scores, dtype=float)
-    if base.shape != s.shape or base.ndim != 1 or base.size == 0:
-        raise ValueError("log_base_measure and scores must be 1-d arrays of equal, non-zero length")
-    logits = base + epsilon / (2.0 * sens) * s
-    if not np.any(np.isfinite(logits)):
-        raise ValueError("every candidate has zero base measure")
-    ledger.charge(PrivacyStep(name, "exponential", sens, "score", math.nan, epsilon=float(epsilon),
-                              delta=float(delta), dimension=1, note=note))
-    gumbel = rng.gumbel(size=logits.shape)
-    return int(np.argmax(np.where(np.isfinite(logits), logits + gumbel, -np.inf)))
 
 
 # --- Poisson subsampling and the Poisson-sampled Gaussian of DP-SGD (Abadi et al. 2016) -----------------------

@@ -1,33 +1,41 @@
 """Deterministic building blocks of TukeyEM (Amin, Joseph, Ribero & Vassilvitskii, ICLR 2023).
 
-Everything here is pure numpy and draws no randomness: the block models, the
-approximate Tukey depth, the volumes of its level sets, the two
-distance-to-unsafety statistics used by the propose-test-release (PTR) check
-and the map from uniform draws to a uniform point of a given depth.  The
-mechanism calls live in :mod:`dpstats.methods.tukey`.
+Everything here is pure numpy and draws no randomness: the solution of the
+block models from their normal equations, the approximate Tukey depth, the
+volumes of its level sets, the two distance-to-unsafety statistics used by
+the propose-test-release (PTR) check and the map from uniform draws to a
+uniform point of a given depth.  The mechanism calls live in
+:mod:`dpstats.methods.tukey.em`; the proofs are in docs/proofs/tukey.md.
 
-Notation (ALGORITHMS.md section 1).  ``models`` is an (m, d) array of block
-models b_1..b_m.  For coordinate j, S_{j,(1)} <= ... <= S_{j,(m)} are the
-sorted j-th coordinates, held 0-based as ``s[j, i - 1]``.  Depths run over
-i = 1..q_max with q_max = ceil(m/2); arrays indexed by depth carry the two
-sentinels i = 0 (V_0 = +inf: the whole space) and i = q_max + 1 (V = 0).
+Notation.  ``models`` is an (m, d) array of block models b_1..b_m.  For
+coordinate j, S_{j,(1)} <= ... <= S_{j,(m)} are the sorted j-th coordinates,
+held 0-based as ``s[j, i - 1]``.  Depths run over i = 1..q_max with
+q_max = ceil(m/2); arrays indexed by depth carry the two sentinels i = 0
+(V_0 = +inf: the whole space) and i = q_max + 1 (V = 0).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterator
 
 import numpy as np
 
 from dpstats.methods.extremes import QUIET, finite_rows
 
-Transform = Callable[[np.ndarray], np.ndarray]
-
 __all__ = [
-    "block_chunks", "block_models", "solve_block_models", "approximate_tukey_depth", "max_depth", "log_side_lengths", "log_volumes",
-    "log_region_volumes", "log_exact_volumes", "lemma_distance", "mass_distance", "point_of_depth", "FALLBACK_MODEL",
-    "finite_models", "coordinate_shifts",
+    "FALLBACK_MODEL",
+    "approximate_tukey_depth",
+    "coordinate_shifts",
+    "finite_models",
+    "lemma_distance",
+    "log_exact_volumes",
+    "log_region_volumes",
+    "log_side_lengths",
+    "log_volumes",
+    "mass_distance",
+    "max_depth",
+    "point_of_depth",
+    "solve_block_models",
 ]
 
 # relative eigenvalue cut-off of the equilibrated block Gram matrices; eigenvalues
@@ -35,62 +43,17 @@ __all__ = [
 _RANK_TOL_FACTOR = 10.0
 
 
-def block_chunks(X: np.ndarray, y: np.ndarray, m: int, order: np.ndarray, transform: Transform | None,
-                 chunk_rows: int) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
-    """Yield (first block, last block + 1, rows (k, b, d), responses (k, b)) over chunks of blocks.
-
-    Block k holds the rows ``order[k*b:(k+1)*b]`` with b = floor(n/m); the
-    n - m*b rows at the end of ``order`` are not used (Amin et al., Alg. 2,
-    line 1), so each record influences at most one block.  Rows are gathered
-    ``chunk_rows`` at a time (extra memory about ``chunk_rows * d`` floats
-    whatever n is); the loop runs over chunks of blocks, not over blocks.
-    """
-    n, d = X.shape
-    b = n // m
-    if b < 1:
-        raise ValueError("m must not exceed the number of rows")
-    per_chunk = max(1, chunk_rows // b)
-    for start in range(0, m, per_chunk):
-        stop = min(m, start + per_chunk)
-        rows = order[start * b:stop * b]
-        xs = np.take(X, rows, axis=0)  # several times faster than X[rows] for a gather of whole rows
-        if transform is not None:
-            xs = transform(xs)
-        yield start, stop, xs.reshape(stop - start, b, d), y[rows].reshape(stop - start, b)
-
-
-def block_models(X: np.ndarray, y: np.ndarray, m: int, order: np.ndarray, *, transform: Transform | None = None,
-                 chunk_rows: int = 1 << 17) -> np.ndarray:
-    """Least-squares models of m disjoint blocks, as one batched computation.
-
-    The stacked normal equations X_k^T X_k b = X_k^T y_k of all blocks are
-    formed with batched matrix products, equilibrated by their diagonal
-    (Jacobi scaling) and solved through a batched symmetric eigendecomposition;
-    eigenvalues below ``10 d eps`` times the largest are treated as zero, which
-    gives the minimum-norm solution (in the equilibrated basis) of a
-    rank-deficient block.  The map from a block's rows to its model is
-    deterministic, which is all the privacy argument needs.  ``transform``, if
-    given, maps gathered rows of X before the fit (a change of basis of the
-    coefficient space, e.g. centring).  Sums that overflow (a block with
-    values near the largest double) are inf or NaN in that block only;
-    :func:`solve_block_models` gives such a block the public fallback model.
-    """
-    d = X.shape[1]
-    grams = np.empty((m, d, d))
-    moments = np.empty((m, d))
-    with np.errstate(**QUIET):
-        for start, stop, xs, ys in block_chunks(X, y, m, order, transform, chunk_rows):
-            xt = xs.transpose(0, 2, 1)
-            grams[start:stop] = np.matmul(xt, xs)
-            moments[start:stop] = np.matmul(xt, ys[..., None])[..., 0]
-    return solve_block_models(grams, moments)
-
-
 def solve_block_models(grams: np.ndarray, moments: np.ndarray) -> np.ndarray:
-    """Least-squares models from stacked normal equations X_k^T X_k b = X_k^T y_k (see :func:`block_models`).
+    """Least-squares models of m blocks from their stacked normal equations X_k^T X_k b = X_k^T y_k.
 
-    ``grams`` is (m, d, d) and ``moments`` (m, d); the sums may have been
-    accumulated over chunks of rows in any order (data read in chunks).
+    The systems are equilibrated by their diagonal (Jacobi scaling) and
+    solved through a batched symmetric eigendecomposition; eigenvalues below
+    ``10 d eps`` times the largest are treated as zero, which gives the
+    minimum-norm solution (in the equilibrated basis) of a rank-deficient
+    block.  The map from a block's sums to its model is deterministic, which
+    is all the privacy argument needs.  ``grams`` is (m, d, d) and
+    ``moments`` (m, d); the sums may have been accumulated over chunks of
+    rows in any order.
 
     A block whose equilibrated system is not finite (its sums overflowed:
     values near the largest double) gets the model 0, and so does a block
@@ -198,7 +161,7 @@ def log_region_volumes(sorted_models: np.ndarray, log_sides: np.ndarray) -> np.n
     total length of the two pieces [S_(q), S_(q+1)] and [S_(m-q), S_(m-q+1)]
     (one piece when 2q = m, none when 2q > m).
     """
-    d, m = sorted_models.shape
+    m = sorted_models.shape[1]
     q_max = max_depth(m)
     q = np.arange(1, q_max + 1)
     pieces = _piece_lengths(sorted_models, q)
@@ -251,7 +214,7 @@ def lemma_distance(log_vol: np.ndarray, t: int, epsilon_em: float, delta: float)
     condition on D with k >= 1 then (k-1, g) satisfies it on D', because
     V_{t-k}(D') <= V_{t-k-1}(D) and V_{t+k+g}(D') >= V_{t+k+g+1}(D); so
     M(D') >= M(D) - 1, and symmetrically.  That it lower-bounds the distance to
-    an unsafe data set is proved in :mod:`dpstats.methods.tukey`.
+    an unsafe data set is proved in docs/proofs/tukey.md.
 
     ``log_vol`` holds log V_i for i = 0..q_max+1 (:func:`log_volumes`).
     """
@@ -273,7 +236,7 @@ def lemma_distance(log_vol: np.ndarray, t: int, epsilon_em: float, delta: float)
 
 
 def mass_distance(log_vol: np.ndarray, log_exact: np.ndarray, t: int, epsilon_em: float, delta: float) -> int:
-    """A modified distance-to-unsafety lower bound M'(D) >= M(D) (proof in :mod:`dpstats.methods.tukey`).
+    """A modified distance-to-unsafety lower bound M'(D) >= M(D) (proof in docs/proofs/tukey.md).
 
     With c = epsilon_em / 2 (the restricted EM samples with density
     proportional to exp(c * depth)), M'(D) is the largest k in {0, ..., t-1}
