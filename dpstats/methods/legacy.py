@@ -1,6 +1,6 @@
 """TEMPORARY adapter for the methods not yet ported to ``fit(rows, ctx, options)``: remove it once they are.
 
-``tukey``, ``robgd``, ``ambssgd``, ``dpsgd`` and ``lasso`` still define the
+``tukey``, ``robgd`` and ``ambssgd`` still define the
 previous interface: ``fit(X, y, *, ledger, rng, bounds, **options)`` on
 in-memory arrays and ``fit_chunks(rows, *, ledger, rng, bounds, **options)``
 on chunked rows, returning a :class:`LegacyMethodFit` (``info`` dict,
@@ -44,7 +44,7 @@ from dpstats.errors import MethodOptionError
 from dpstats.methods.registry import (
     PUBLIC_FACTS, FitContext, Inference, MethodFit, MethodOptions, MethodSpec, TheoryInputs, register,
 )
-from dpstats.rates import CAI, SPARSE_MODEL, Rate, UpperRate, log_inv, needs_sparsity, no_conditions
+from dpstats.rates import Rate, UpperRate, log_inv, no_conditions
 from dpstats.rows.base import Rows
 from dpstats.rows.memory import InMemoryRows
 
@@ -157,15 +157,6 @@ def _ambssgd_conditions(n: float, d: int, epsilon: float, delta: float, s: int) 
     return [] if n >= need else [f"n={n:g} < kappa^2 d sqrt(log(1/delta))/eps = {need:.3g} (burn-in, kappa=1)"]
 
 
-_LASSO = Rate(
-    "upper", "lasso upper bound", f"{CAI} Thm 17",
-    "sqrt(s log d log n / n) + s sqrt(log(1/delta)) log d log^(3/2) n/(n eps)",
-    lambda n, d, s: math.sqrt(s * math.log(d) * math.log(n) / n),
-    lambda n, d, e, dl, s: s * math.sqrt(log_inv(dl)) * math.log(d) * math.log(n) ** 1.5 / (n * e),
-    needs_sparsity, (SPARSE_MODEL, "a high-probability bound, for s_hat ≍ s, T >= K sigma sqrt(log n), the "
-                     "paper's step 1/c_x^2 (step_size=1.0 after rescaling) and N0 ≍ log n; dpstats' default "
-                     "step 1/L_2s is safe on any design but is not covered by the theorem"), needs_sparsity=True)
-
 _ROBGD = Rate(
     "upper", "robgd upper bound", "Liu, Jain, Kong, Oh & Suggala (2023)",
     "sqrt(d/n) + kappa^(1/2) d/(n eps), kappa=1, logs and log(1/delta) hidden (Sigma-norm)",
@@ -182,14 +173,12 @@ _AMBSSGD = Rate(
     _ambssgd_conditions, ("sub-Gaussian covariates with known Tr(Sigma); error in Sigma-norm",))
 
 _LEGACY_RATES: dict[str, UpperRate] = {
-    "lasso": UpperRate(_LASSO),
     "robgd": UpperRate(_ROBGD),
     "ambssgd": UpperRate(_AMBSSGD),
     "tukey": UpperRate(uncovered_source="TukeyEM (Amin et al. 2023)", why_none=(
         "Amin et al.'s utility theorem (Thm 3.1, via Brown et al. 2021) covers only the exact-depth Tukey EM; "
         "dpstats implements the approximate-depth EM, which has no utility theorem (in practice it needs "
         "n >~ 1000 d with m = 1000 models)")),
-    "dpsgd": UpperRate(why_none="no rate for ||b - beta||_2 is proved for DP-SGD in this model"),
 }
 
 
