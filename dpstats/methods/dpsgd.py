@@ -31,14 +31,24 @@ import numpy as np
 
 from dpstats.errors import ConvergenceError, MethodOptionError
 from dpstats.methods.extremes import QUIET, residuals, unit_rows
-from dpstats.methods.registry import FitContext, MethodFit, MethodOptions, MethodSpec, register
+from dpstats.methods.registry import (
+    FitContext,
+    MethodFit,
+    MethodOptions,
+    MethodSpec,
+    register,
+)
 from dpstats.privacy.poisson_gaussian import (
-    ClippedGridSum, PoissonGaussianBlock, add_grid_sums, calibrate_noise_multiplier, poisson_gaussian_block,
+    ClippedGridSum,
+    PoissonGaussianBlock,
+    add_grid_sums,
+    calibrate_noise_multiplier,
+    poisson_gaussian_block,
 )
 from dpstats.rates import UpperRate
 from dpstats.rows.base import Rows
 
-__all__ = ["DPSGDOptions", "fit", "calibrate_noise_multiplier", "default_batch_size", "StepSum", "SPEC"]
+__all__ = ["SPEC", "DPSGDOptions", "StepSum", "calibrate_noise_multiplier", "default_batch_size", "fit"]
 
 _OPTIMIZERS = ("adam", "sgd")
 _DEFAULT_CLIP_PER_SQRT_D = 0.1
@@ -228,6 +238,7 @@ def fit(rows: Rows, ctx: FitContext, options: DPSGDOptions) -> MethodFit:
                "step needs the previous iterate, so the passes cannot be merged)"),
         diagnostics={"noise_multiplier": z, "steps": steps, "sampling_rate": q, "clip_norm": C, "learning_rate": lr,
                      "optimizer": plan.optimizer},
+        passes=steps,
     )
 
 

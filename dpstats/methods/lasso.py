@@ -17,7 +17,11 @@ sum of the 2 s_hat largest |entries| in a row of X^T X / n), released by the
 Laplace mechanism with the share ``curvature_share`` (default 5%) of epsilon,
 shifted up by its noise and kept within [c_x^2, L_2s] (L_2s: its public worst
 case).  On isotropic designs this is close to the paper's step; on correlated
-or uncentred ones it is the step that keeps the iterates from diverging.
+or uncentred ones it is the step that keeps the iterates from diverging.  The
+default number of iterations balances the convergence of steps of that size
+against the Peeling noise, which grows with the number of parts: the paper's
+ceil(log n) on near-isotropic designs, more on ill-conditioned ones with many
+rows, fewer on small samples (docs/proofs/lasso.md, "Iterations").
 
 Privacy (replace-one, worst case given the declared bounds): the curvature
 release is epsilon_c-DP (its sensitivity follows from the bounds); every part's
@@ -48,15 +52,21 @@ from dpstats.methods.blocks import RowPermutation
 from dpstats.methods.common.sufficient import STATISTICS_LIMIT, check_statistics_range
 from dpstats.methods.extremes import quiet, residuals
 from dpstats.methods.registry import (
-    FitContext, InferenceRule, MethodFit, MethodOptions, MethodSpec, TheoryInputs, register,
+    FitContext,
+    InferenceRule,
+    MethodFit,
+    MethodOptions,
+    MethodSpec,
+    TheoryInputs,
+    register,
 )
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import laplace_mechanism
-from dpstats.privacy.peeling import peeling_block
+from dpstats.privacy.peeling import peeling_block, peeling_noise_multiplier
 from dpstats.rates import CAI, SPARSE_MODEL, Rate, UpperRate, log_inv, needs_sparsity
 from dpstats.rows.base import Rows, writable
 
-__all__ = ["LassoOptions", "fit", "PartGradient", "GramColumns", "NO_STANDARD_ERRORS", "SPEC"]
+__all__ = ["NO_STANDARD_ERRORS", "SPEC", "GramColumns", "LassoOptions", "PartGradient", "fit"]
 
 NO_STANDARD_ERRORS = (
     "DP-LASSO selects its support with Peeling; the law of coefficients after a private selection is not "
@@ -103,7 +113,9 @@ class LassoOptions(MethodOptions):
     truncation : float or None
         T of f_T (labels truncated to [-T, T]); default and maximum B_Y, the declared bound on |y|.
     iterations : int or None
-        N0, the number of disjoint parts and gradient steps; default ceil(log n), as in the paper, capped at n.
+        N0, the number of disjoint parts and gradient steps; default: with the estimated step, the N0 that balances
+        convergence against the Peeling noise, at least ceil(log n); with a public step, ceil(log(n) / (eta c_x^2))
+        (the paper's ceil(log n) at its step 1/c_x^2); capped at n.
     step_size : float or None
         eta, a public step; default None: 1/B~ from the private curvature estimate (module docstring).
     curvature_share : float
@@ -211,20 +223,42 @@ def _public(n: int, d: int, bounds: DataBounds, options: LassoOptions) -> _Publi
     else:
         R = 2.0 * T if options.residual_bound is None else float(options.residual_bound)
         check_statistics_range(n, c_x * R)  # a part's gradient sum, |x r| <= c_x R per row, stays finite
-    n_parts = _iterations(n, options.iterations)
-    if n < n_parts:
-        raise InsufficientDataError(f"lasso splits the rows into iterations={n_parts} parts; n={n} is too few")
+    if options.iterations is not None and n < options.iterations:  # the default N0 is capped at n
+        raise InsufficientDataError(f"lasso splits the rows into iterations={options.iterations} parts; n={n} is "
+                                    "too few")
     return _Public(n, d, s_hat, T, R, c_x, smooth, pairs)
 
 
-def _iterations(n: int, iterations: int | None) -> int:
-    """N0: given, or the paper's ceil(log n), at least 1 (public)."""
-    return int(iterations) if iterations is not None else max(1, math.ceil(math.log(n)))
+def _estimated_iterations(public: _Public, step_size: float, epsilon: float, delta: float) -> int:
+    """Default N0 with the estimated step eta = 1/B~: the N minimising A exp(-rho N) + c N, at least ceil(log n)
+    and at most n (docs/proofs/lasso.md, "Iterations"); public facts and the released step only.
+
+    rho = -log(1 - eta c_x^2) (at most 1) is the contraction of one step at restricted curvature c_x^2, A = T / c_x
+    the public scale of the coefficients, and c N the Peeling noise scale times sqrt(s_hat), with
+    c = 2 eta c_x R multiplier sqrt(s_hat) / n.
+    """
+    n, c_x, s = public.n, public.c_x, public.sparsity
+    eta_c2 = step_size * c_x * c_x
+    rho = min(1.0, -math.log1p(-eta_c2)) if eta_c2 < 1 else 1.0
+    R = 2.0 * public.truncation if public.residual_bound is None else public.residual_bound
+    multiplier, _ = peeling_noise_multiplier(s, epsilon, delta, select=s < public.d)
+    c = 2.0 * step_size * c_x * R * multiplier * math.sqrt(s) / n
+    best = math.log(max(rho * (public.truncation / c_x) / c, 1.0)) / rho
+    return int(min(n, max(math.ceil(math.log(n)), math.ceil(best))))
+
+
+def _iterations(n: int, eta_c2: float, iterations: int | None) -> int:
+    """N0: given, or ceil(log(n) / (eta c_x^2)) capped at n, which keeps the paper's product eta c_x^2 N0 = log n
+    (the paper's ceil(log n) at eta = 1/c_x^2); a function of public facts (a public step)."""
+    if iterations is not None:
+        return int(iterations)
+    ratio = math.log(n) / eta_c2 if eta_c2 > 0 else math.inf  # a step too small for a double: n parts
+    return int(min(n, max(1, math.ceil(ratio)))) if ratio < n else n
 
 
 def _plan(public: _Public, step_size: float, iterations: int | None) -> _Plan:
     """N0 and the Peeling sensitivity lambda = 2 eta c_x R / floor(n / N0) (R = 2T in the conditional fit)."""
-    n_parts = _iterations(public.n, iterations)
+    n_parts = _iterations(public.n, step_size * public.c_x ** 2, iterations)
     R = 2.0 * public.truncation if public.residual_bound is None else public.residual_bound
     lam = 2.0 * step_size * public.c_x * R / (public.n // n_parts)
     return _Plan(public, step_size, n_parts, lam)
@@ -291,10 +325,20 @@ def restricted_gershgorin(gram_columns: np.ndarray, k: int) -> np.ndarray:
     return -np.partition(-a, k - 1, axis=0)[:k].sum(axis=0)
 
 
+def _gram_width(d: int) -> int:
+    """Columns of X^T X computed per pass (public: at most GRAM_ENTRIES entries held at once)."""
+    return max(1, min(d, GRAM_ENTRIES // d))
+
+
+def _gram_passes(d: int) -> int:
+    """Passes over the rows the curvature estimate takes."""
+    return -(-d // _gram_width(d))
+
+
 def _gram_bound(rows: Rows, bounds: DataBounds, k: int) -> float:
     """max_j (sum of the k largest |(X^T X)_jk|) over the clipped rows: one pass per block of columns."""
     d = rows.d
-    width = max(1, min(d, GRAM_ENTRIES // d))
+    width = _gram_width(d)
     best = 0.0
     for start in range(0, d, width):
         stop = min(d, start + width)
@@ -312,6 +356,7 @@ class _Curvature:
     scale: float  # the Laplace scale b
     bound: float  # B~ = noisy + b log(1/(2 CURVATURE_FAILURE)), kept within [c_x^2, L_2s]
     epsilon: float
+    passes: int  # passes over the rows it took (one per block of columns of X^T X)
 
 
 def _curvature_sensitivity(public: _Public, bounds: DataBounds) -> float:
@@ -331,7 +376,7 @@ def _release_curvature(rows: Rows, public: _Public, bounds: DataBounds, epsilon:
                                     name="DP-LASSO curvature estimate (restricted Gershgorin bound)"))
     shifted = noisy + scale * math.log(1.0 / (2.0 * CURVATURE_FAILURE))
     bound = min(max(shifted, public.c_x ** 2), public.smoothness)
-    return _Curvature(noisy, scale, bound, epsilon)
+    return _Curvature(noisy, scale, bound, epsilon, _gram_passes(public.d))
 
 
 # -- the iterations ----------------------------------------------------------------------------------------------
@@ -462,7 +507,10 @@ def fit(rows: Rows, ctx: FitContext, options: LassoOptions) -> MethodFit:
         eta = 1.0 / curvature.bound
     else:
         eta = 1.0 / public.smoothness
-    plan = _plan(public, eta, options.iterations)
+    iterations = options.iterations
+    if iterations is None and curvature is not None:
+        iterations = _estimated_iterations(public, eta, peel_epsilon, float(ctx.delta))
+    plan = _plan(public, eta, iterations)
     beta, half, scale = _iterate(rows, plan, bounds, epsilon=peel_epsilon, ledger=ctx.ledger, rng=ctx.rng)
     return _result(plan, curvature, beta, half, scale)
 
@@ -475,16 +523,18 @@ def _result(plan: _Plan, curvature: _Curvature | None, beta: np.ndarray, half: n
     diagnostics: dict[str, Any] = {
         "sparsity": s_hat, "iterations": plan.parts, "step_size": plan.step_size, "truncation": T,
         "linf_sensitivity": plan.linf_sensitivity, "peeling_noise_scale": scale, "smoothness_bound": public.smoothness}
+    extra = 0 if curvature is None else curvature.passes
+    passes = plan.parts + extra
     notes = [f"DP-LASSO: {plan.parts} gradient steps of size {plan.step_size:.3g} on disjoint parts of >= "
              f"{public.n // plan.parts} rows, each followed by Peeling of the top {s_hat} coordinates; labels "
              f"truncated to [-{T:.4g}, {T:.4g}]",
-             f"one pass over the data per iteration ({plan.parts} passes, each evaluating only that iteration's "
-             "part)"]
+             "one pass over the data per iteration" + (f", plus {extra} for the curvature estimate" if extra else "")
+             + f" ({passes} passes; an iteration's pass evaluates only that iteration's part)"]
     if curvature is not None:
         diagnostics.update(curvature_noisy=curvature.noisy, curvature_bound=curvature.bound,
                            curvature_epsilon=curvature.epsilon)
         notes.append(f"step 1/{curvature.bound:.4g} from a private estimate of the design's restricted curvature "
-                     f"(epsilon={curvature.epsilon:.3g}, one more pass over the data)")
+                     f"(epsilon={curvature.epsilon:.3g})")
     notes += _warnings(plan, beta, half, scale)
     theory = TheoryInputs(sparsity=s_hat)
     if R is not None:
@@ -492,7 +542,7 @@ def _result(plan: _Plan, curvature: _Curvature | None, beta: np.ndarray, half: n
         notes.append(f"residuals clipped to [-{R:.4g}, {R:.4g}] so that the Peeling sensitivity holds for every "
                      "data set")
         return MethodFit(params=beta, notes=tuple(notes), diagnostics=diagnostics, guarantee="worst-case",
-                         no_inference_reason=NO_STANDARD_ERRORS, theory_inputs=theory)
+                         passes=passes, no_inference_reason=NO_STANDARD_ERRORS, theory_inputs=theory)
     assumptions = (
         "CONDITIONAL PRIVACY: the (epsilon, delta) guarantee holds only with high probability over data drawn "
         "from Cai, Wang & Zhang's sparse model (Thm 17), not for every data set.",
@@ -502,7 +552,7 @@ def _result(plan: _Plan, curvature: _Curvature | None, beta: np.ndarray, half: n
         "If the assumption fails for the actual data, the released coefficients may reveal more than epsilon "
         "allows.",
     )
-    return MethodFit(params=beta, assumptions=assumptions, notes=tuple(notes), diagnostics=diagnostics,
+    return MethodFit(params=beta, assumptions=assumptions, notes=tuple(notes), diagnostics=diagnostics, passes=passes,
                      guarantee="conditional", no_inference_reason=NO_STANDARD_ERRORS, theory_inputs=theory)
 
 

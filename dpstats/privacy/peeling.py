@@ -41,7 +41,7 @@ from dpstats.privacy.samplers import (
     to_grid,
 )
 
-__all__ = ["peeling_noise_multiplier", "PeelingBlock", "peeling_block", "peeling"]
+__all__ = ["PeelingBlock", "peeling", "peeling_block", "peeling_noise_multiplier"]
 
 
 @lru_cache(maxsize=256)

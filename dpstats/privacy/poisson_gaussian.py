@@ -32,7 +32,12 @@ from dp_accounting import pld
 from scipy import optimize
 
 from dpstats.errors import UnsupportedPrivacyParameterError
-from dpstats.privacy.ledger import REFERENCE_EPSILON_CAP, PrivacyLedger, PrivacyStep, reference_delta
+from dpstats.privacy.ledger import (
+    REFERENCE_EPSILON_CAP,
+    PrivacyLedger,
+    PrivacyStep,
+    reference_delta,
+)
 from dpstats.privacy.mechanisms import _PLD_NUMERIC_FAILURES, _check_sensitivity
 from dpstats.privacy.samplers import (
     GAUSSIAN_BITS,
@@ -47,8 +52,15 @@ from dpstats.privacy.samplers import (
 )
 from dpstats.validation import check_privacy_parameters
 
-__all__ = ["poisson_subsample", "poisson_gaussian_epsilon", "calibrate_noise_multiplier", "PoissonGaussianBlock",
-           "poisson_gaussian_block", "ClippedGridSum", "add_grid_sums"]
+__all__ = [
+    "ClippedGridSum",
+    "PoissonGaussianBlock",
+    "add_grid_sums",
+    "calibrate_noise_multiplier",
+    "poisson_gaussian_block",
+    "poisson_gaussian_epsilon",
+    "poisson_subsample",
+]
 
 #: A generous figure for the tail mass dp_accounting's PLD accountant truncates per Poisson-sampled Gaussian
 #: step (measured 6e-18 at q = 0.02, z = 4); only used to word a refusal.
