@@ -23,11 +23,11 @@ from dpstats.bounds import DataBounds
 from dpstats.errors import IllConditionedDesignError, MethodOptionError, MissingBoundsError
 from dpstats.methods import lasso, noisy_ols
 from dpstats.methods.noisy_ols import ols_sensitivity
-from dpstats.privacy import mechanisms
+from dpstats.privacy import peeling as peeling_module
 from dpstats.privacy.audit import audit_mechanism
 from dpstats.privacy.calibration import gaussian_epsilon, gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
-from dpstats.privacy.mechanisms import peeling, peeling_block, peeling_noise_multiplier
+from dpstats.privacy.peeling import peeling, peeling_block, peeling_noise_multiplier
 from dpstats.simulate import sparse_regression_data
 
 ALPHA = 1e-3  # false-failure rate of every validity audit
@@ -361,7 +361,7 @@ def _lasso_pair(n: int) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray
 def _lasso_run(iterations: int):
     def run(data, rng):
         X, y = data
-        return lasso.fit(X, y, ledger=PrivacyLedger(1.0, 1e-6), rng=rng, bounds=_bounded(2), sparsity=1,
+        return lasso.SPEC.fit_arrays(X, y, ledger=PrivacyLedger(1.0, 1e-6), rng=rng, bounds=_bounded(2), sparsity=1,
                          iterations=iterations, residual_bound=1.0).params
     return run
 
@@ -396,14 +396,45 @@ def test_lasso_ledger_is_one_parallel_step(step_size):
     X = rng.choice([-1.0, 1.0], size=(3000, 40))
     y = np.clip(X[:, 0] - X[:, 1], -3, 3)
     ledger = PrivacyLedger(1.0, 1e-6)
-    fit = lasso.fit(X, y, ledger=ledger, rng=rng, bounds=_bounded(40, 3.0), sparsity=2, step_size=step_size)
+    # curvature_share=0: the public worst-case step when step_size is None (the default, a private curvature
+    # estimate, adds a ledger step: test_lasso_default_step_is_charged_in_the_ledger)
+    fit = lasso.SPEC.fit_arrays(X, y, ledger=ledger, rng=rng, bounds=_bounded(40, 3.0), sparsity=2, step_size=step_size,
+                                curvature_share=0.0)
     (step,) = ledger.steps
     eta = 1.0 / 4 if step_size is None else step_size  # 1 / L_2s: the 2 s_hat = 4 largest c_j^2 = 1
     n0 = math.ceil(math.log(3000) / eta)  # N0 = ceil(log(n) / (eta c_x^2)): 33, or the paper's ceil(log n) = 9
-    assert fit.info["iterations"] == n0 and f"parallel composition over {n0} disjoint parts" in step.note
-    assert fit.info["step_size"] == eta
+    assert fit.diagnostics["iterations"] == n0 and f"parallel composition over {n0} disjoint parts" in step.note
+    assert fit.diagnostics["step_size"] == eta
     assert step.sensitivity == pytest.approx(2 * eta * 1.0 * 6.0 / (3000 // n0))  # 2 eta c_x R / m, R = 2T
     assert ledger.spent == (1.0, 0.0) and np.count_nonzero(fit.params) == 2
+
+
+def test_lasso_default_step_is_charged_in_the_ledger():
+    """The default step 1/B~ comes from a Laplace release of the restricted Gershgorin bound at curvature_share
+    (5 %) of epsilon, recorded before the Peeling step at the remaining 95 %; B~ is kept within [c_x^2, L_2s] and N0
+    follows the released step (deterministic: fixed seed, and every assertion holds for any noise draw)."""
+    rng = np.random.default_rng(3)
+    X = rng.choice([-1.0, 1.0], size=(3000, 40))
+    y = np.clip(X[:, 0] - X[:, 1], -3, 3)
+    ledger = PrivacyLedger(1.0, 1e-6)
+    fit = lasso.SPEC.fit_arrays(X, y, ledger=ledger, rng=rng, bounds=_bounded(40, 3.0), sparsity=2)
+    curvature, peel = ledger.steps
+    assert curvature.mechanism == "laplace" and curvature.epsilon == pytest.approx(0.05)
+    assert curvature.sensitivity == pytest.approx(2 * 1.0 * 4 / 3000)  # 2 c_x (sum of the 4 largest c_j) / n
+    assert peel.epsilon == pytest.approx(0.95) and ledger.spent[0] == pytest.approx(1.0)
+    bound = fit.diagnostics["curvature_bound"]
+    assert 1.0 <= bound <= 4.0 and fit.diagnostics["step_size"] == 1.0 / bound
+    assert fit.diagnostics["iterations"] == lasso._estimated_iterations(
+        lasso._public(3000, 40, _bounded(40, 3.0), lasso.LassoOptions(sparsity=2)), 1.0 / bound, 0.95, 1e-6)
+    assert fit.diagnostics["iterations"] >= math.ceil(math.log(3000))  # at least the paper's N0
+    with pytest.raises(MethodOptionError, match="curvature_share"):
+        lasso.LassoOptions(sparsity=2, curvature_share=0.9)
+
+
+def test_moved_mechanisms_keep_their_old_import_path():
+    with pytest.warns(DeprecationWarning, match="dpstats.privacy.peeling.peeling_block"):
+        from dpstats.privacy.mechanisms import peeling_block as old
+    assert old is peeling_block
 
 
 def test_lasso_conditional_is_opt_in_and_labelled():
@@ -541,7 +572,7 @@ def test_lasso_error_rate_matches_thm17_privacy_term():
         for _ in range(60):
             X = rng.choice([-1.0, 1.0], size=(n, d))
             y = X @ beta + 0.01 * rng.normal(size=n)
-            fit = lasso.fit(X, y, ledger=PrivacyLedger(eps, delta), rng=rng, bounds=_bounded(d, 5.0), sparsity=s)
+            fit = lasso.SPEC.fit_arrays(X, y, ledger=PrivacyLedger(eps, delta), rng=rng, bounds=_bounded(d, 5.0), sparsity=s)
             e.append(np.linalg.norm(fit.params - beta))
         errs.append(np.mean(e))
     assert abs(_slope(ns, np.array(errs)) - _bound_slope("lasso", ns, d, eps, delta, s)) < 0.2
@@ -650,24 +681,24 @@ def test_lasso_iterates_cannot_diverge_on_a_worst_case_design(monkeypatch):
     n, d, s_hat, target = 20000, 10, 3, 0.9
     X, y = _all_equal_columns(n, d, target)
     iterates: list[np.ndarray] = []
-    original = mechanisms.PeelingBlock.release
+    original = peeling_module.PeelingBlock.release
 
     def spy(self, v, *, rng):
         out = original(self, v, rng=rng)
         iterates.append(out)
         return out
 
-    monkeypatch.setattr(mechanisms.PeelingBlock, "release", spy)
+    monkeypatch.setattr(peeling_module.PeelingBlock, "release", spy)
 
     def loss(beta: np.ndarray) -> float:
         return 0.5 * (beta.sum() - target) ** 2
 
-    fit = lasso.fit(X, y, ledger=PrivacyLedger(100.0, 1e-6), rng=np.random.default_rng(0), bounds=_bounded(d),
+    fit = lasso.SPEC.fit_arrays(X, y, ledger=PrivacyLedger(100.0, 1e-6), rng=np.random.default_rng(0), bounds=_bounded(d),
                     sparsity=s_hat)
     losses = [loss(np.zeros(d))] + [loss(b) for b in iterates]
     assert all(b <= a + 1e-5 for a, b in zip(losses, losses[1:]))
     assert abs(fit.params.sum() - target) < 5e-3 and np.count_nonzero(fit.params) == s_hat
     iterates.clear()
-    paper = lasso.fit(X, y, ledger=PrivacyLedger(100.0, 1e-6), rng=np.random.default_rng(0), bounds=_bounded(d),
+    paper = lasso.SPEC.fit_arrays(X, y, ledger=PrivacyLedger(100.0, 1e-6), rng=np.random.default_rng(0), bounds=_bounded(d),
                       sparsity=s_hat, step_size=1.0)
     assert abs(paper.params.sum() - target) > 1.0 and any("exceeds 1/L_2s" in note for note in paper.notes)

@@ -16,19 +16,22 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+from chunk_helpers import UnreadableSource
 
 import dpstats
 from dpstats.bounds import DataBounds
 from dpstats.errors import (
-    BudgetExceededError, InsufficientDataError, MethodOptionError, MissingBoundsError,
+    BudgetExceededError,
+    InsufficientDataError,
+    MethodOptionError,
+    MissingBoundsError,
 )
 from dpstats.methods import dpsgd, lasso
-from dpstats.rows import InMemoryRows
+from dpstats.methods.registry import FitContext
 from dpstats.privacy.ledger import PrivacyLedger
-from dpstats.privacy.mechanisms import ClippedGridSum, add_grid_sums
+from dpstats.privacy.poisson_gaussian import ClippedGridSum, add_grid_sums
+from dpstats.rows import InMemoryRows
 from dpstats.rows.sources import CSVSource, DataFrameSource
-
-from chunk_helpers import UnreadableSource
 
 pa = pytest.importorskip("pyarrow")
 dd = pytest.importorskip("dask.dataframe")
@@ -76,7 +79,8 @@ def _same_fit(a, b) -> None:
 @pytest.mark.parametrize("method", ["dpsgd", "lasso"])
 def test_chunked_fit_equals_in_memory_fit(df, files, method):
     reference = _fit(df, method)
-    passes = reference.info["steps"] if method == "dpsgd" else reference.info["iterations"]
+    # the lasso's default step adds one pass, the private curvature estimate (issue 17 part 5)
+    passes = reference.info["steps"] if method == "dpsgd" else reference.info["iterations"] + 1
     partitionings = {
         "DataFrame chunks of 7": DataFrameSource(df, chunksize=7),
         "DataFrame chunks of 100": DataFrameSource(df, chunksize=100),
@@ -154,9 +158,10 @@ class _Recorder(InMemoryRows):
 def test_methods_layer_fit_chunks_equals_fit(chunk_rows):
     X, y, bounds = _arrays()
     for module, kw in ((dpsgd, {"batch_size": 30, "epochs": 0.5}), (lasso, {"sparsity": 2})):
-        a = module.fit(X, y, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(5), bounds=bounds, **kw)
-        b = module.fit_chunks(InMemoryRows(X, y, chunk_rows), ledger=PrivacyLedger(1.0, 1e-6),
-                              rng=np.random.default_rng(5), bounds=bounds, **kw)
+        a = module.SPEC.fit_arrays(X, y, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(5),
+                                   bounds=bounds, **kw)
+        b = module.SPEC.fit_arrays(X, y, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(5),
+                                   bounds=bounds, chunk_rows=chunk_rows, **kw)
         if module is dpsgd:
             np.testing.assert_array_equal(b.params, a.params)
         else:
@@ -167,12 +172,13 @@ def test_methods_layer_fit_chunks_equals_fit(chunk_rows):
 def test_each_lasso_pass_evaluates_only_its_disjoint_part():
     X, y, bounds = _arrays(n=1000)
     rows = _Recorder(X, y, 64)
-    fit = lasso.fit_chunks(rows, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(1), bounds=bounds,
-                           sparsity=2, iterations=7)
+    ctx = FitContext(n=1000, d=5, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(1), bounds=bounds)
+    # curvature_share=0: the public step, so that every pass is an iteration's (the default adds a curvature pass)
+    fit = lasso.fit(rows, ctx, lasso.LassoOptions(sparsity=2, iterations=7, curvature_share=0.0))
     sizes = [len(part) for part in np.array_split(np.arange(1000), 7)]
     assert [len(s) for s in rows.seen] == sizes == [143] * 6 + [142]
     assert np.array_equal(np.sort(np.concatenate(rows.seen)), np.arange(1000))  # every row in exactly one part
-    assert fit.info["iterations"] == 7 and any("7 passes" in note for note in fit.notes)
+    assert fit.diagnostics["iterations"] == 7 and any("7 passes" in note for note in fit.notes)
     # the parts follow the public permutation, not the file order
     assert not np.array_equal(rows.seen[0], np.arange(143))
 
@@ -180,9 +186,9 @@ def test_each_lasso_pass_evaluates_only_its_disjoint_part():
 def test_each_dpsgd_pass_evaluates_only_its_poisson_sample():
     X, y, _ = _arrays(n=2000)
     rows = _Recorder(X, y, 128)
-    fit = dpsgd.fit_chunks(rows, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(3), bounds=None,
-                           batch_size=100, epochs=0.5)
-    assert fit.info["steps"] == len(rows.seen) == math.ceil(0.5 * 2000 / 100)  # one pass per step
+    ctx = FitContext(n=2000, d=5, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(3))
+    fit = dpsgd.fit(rows, ctx, dpsgd.DPSGDOptions(batch_size=100, epochs=0.5))
+    assert fit.diagnostics["steps"] == len(rows.seen) == math.ceil(0.5 * 2000 / 100)  # one pass per step
     for seen in rows.seen:  # distinct rows, |sample| ~ Binomial(2000, 0.05): mean 100, sd 9.7
         assert np.unique(seen).size == seen.size
         assert 50 < seen.size < 150  # 5 sd: never fails for this seed, and with probability < 1e-5 for any seed
@@ -192,11 +198,12 @@ def test_pass_objects_are_picklable_and_sums_are_exact():
     """What a Dask worker receives (fn, combine) pickles; integer partial sums add exactly."""
     X, y, bounds = _arrays(n=50)
     perm = dpstats.methods.blocks.RowPermutation.draw(50, np.random.default_rng(0))
-    plan = lasso._plan(50, 5, bounds, sparsity=2, truncation=None, iterations=2, step_size=None,
-                       residual_bound=None, guarantee="worst-case")
-    part = lasso._PartGradient(perm, plan, 1, np.zeros(5), bounds)
-    step = dpsgd._StepSum(np.array([3, 9, 20, 41]), np.ones(5), ClippedGridSum(1.0, -40, 5))
-    for fn in (part, step, lasso._add, add_grid_sums):
+    public = lasso._public(50, 5, bounds, lasso.LassoOptions(sparsity=2, iterations=2))
+    plan = lasso._plan(public, 1.0 / public.smoothness, 2)
+    part = lasso.PartGradient(lasso.PartIndex(perm, plan), 1, np.zeros(5), bounds)
+    gram = lasso.GramColumns(bounds, 0, 5)
+    step = dpsgd.StepSum(np.array([3, 9, 20, 41]), np.ones(5), ClippedGridSum(1.0, -40, 5))
+    for fn in (part, gram, step, lasso._add, add_grid_sums):
         assert pickle.loads(pickle.dumps(fn)) is not None
     copy = pickle.loads(pickle.dumps(step))
     np.testing.assert_array_equal(copy.select(0, 25), [3, 9, 20])

@@ -20,7 +20,7 @@ from dpstats.errors import BudgetExceededError, ConvergenceError, MethodOptionEr
 from dpstats.methods import dpsgd
 from dpstats.privacy.audit import audit_mechanism
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
-from dpstats.privacy.mechanisms import poisson_gaussian_block, poisson_gaussian_epsilon, poisson_subsample
+from dpstats.privacy.poisson_gaussian import poisson_gaussian_block, poisson_gaussian_epsilon, poisson_subsample
 
 NR = dp_accounting.NeighboringRelation
 
@@ -155,7 +155,7 @@ def test_over_budget_run_is_refused_before_any_draw(easy):
     rng = np.random.default_rng(5)
     state = rng.bit_generator.state
     with pytest.raises(BudgetExceededError):
-        dpsgd.fit(X, y, ledger=ledger, rng=rng, bounds=None, epochs=1)
+        dpsgd.SPEC.fit_arrays(X, y, ledger=ledger, rng=rng, bounds=None, epochs=1)
     assert rng.bit_generator.state == state  # no sample, no noise
     assert len(ledger.steps) == 1
 

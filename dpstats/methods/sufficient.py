@@ -1,9 +1,8 @@
-"""TEMPORARY alias of :mod:`dpstats.methods.common.sufficient` and :mod:`dpstats.rows`.
+"""Deprecated alias of :mod:`dpstats.methods.common.sufficient` and :mod:`dpstats.rows`; removed in the next release.
 
-The methods not yet ported to the ``fit(rows, ctx, options)`` interface (tukey, robgd, ambssgd, dpsgd, lasso)
-import ``RowChunks`` from here; it is :class:`dpstats.rows.base.Rows`.  Remove this module when they are
-ported.  Other names warn with a DeprecationWarning: import them from :mod:`dpstats.methods.common.sufficient`
-(statistics) or :mod:`dpstats.rows` (``InMemoryRows`` replaces ``ArrayChunks``).
+``RowChunks`` is :class:`dpstats.rows.base.Rows`.  Other names warn with a DeprecationWarning: import them from
+:mod:`dpstats.methods.common.sufficient` (statistics) or :mod:`dpstats.rows` (``InMemoryRows`` replaces
+``ArrayChunks``).
 """
 
 from __future__ import annotations

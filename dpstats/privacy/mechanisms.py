@@ -38,18 +38,14 @@ numpy's PCG64 for reproducible research and tests, and the report says so.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
-from functools import lru_cache
 
 import numpy as np
-from dp_accounting import pld
 
-from dpstats.errors import MethodOptionError, NoiseScaleRangeError, UnsupportedPrivacyParameterError
+from dpstats.errors import MethodOptionError, NoiseScaleRangeError
 from dpstats.privacy.calibration import gaussian_mu
-from dpstats.privacy.ledger import REFERENCE_EPSILON_CAP, PrivacyLedger, PrivacyStep, reference_delta
+from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.samplers import (
-    GAUSSIAN_BITS, LAPLACE_BITS, _ceil_sqrt, _exact_add, _float_up, _grid_exponent, _to_float, discrete_gaussian,
-    discrete_laplace, gaussian_closeness, gaussian_plan, laplace_closeness, laplace_plan, release_on_grid, to_grid,
+    GAUSSIAN_BITS, gaussian_closeness, gaussian_plan, laplace_plan, release_on_grid,
 )
 from dpstats.privacy.secure_random import SecureGenerator
 
@@ -69,10 +65,6 @@ __all__ = [
 #: What dp_accounting raises when a privacy-loss distribution cannot be built in double precision (exp
 #: overflow above about 709, an infinite number of discretisation buckets, an array too large to allocate).
 _PLD_NUMERIC_FAILURES = (OverflowError, FloatingPointError, ValueError, MemoryError)
-
-#: A generous figure for the tail mass dp_accounting's PLD accountant truncates per Poisson-sampled Gaussian
-#: step (measured 6e-18 at q = 0.02, z = 4); only used to word a refusal.
-_PLD_TAIL_PER_STEP = 1e-16
 
 
 def make_rng(random_state: "int | np.random.Generator | None") -> tuple[np.random.Generator, bool]:
@@ -374,212 +366,6 @@ def gaussian_block(*, rounds: int, mu_round: float, ledger: PrivacyLedger, name:
                          dimension=dimension, note=note)
 
 
-# --- Peeling (Dwork, Su & Zhang 2021; Cai, Wang & Zhang 2021, Algorithm 4) ----------------------------------
-
-
-@lru_cache(maxsize=256)
-def peeling_noise_multiplier(sparsity: int, epsilon: float, delta: float) -> tuple[float, float]:
-    """Laplace noise multiplier b/lambda of an (epsilon, delta)-DP Peeling, and the delta it actually uses.
-
-    Peeling (see :class:`PeelingBlock`) is the adaptive composition of
-
-    * ``s`` report-noisy-max selections with Lap(b) noise on scores |v_j| of
-      l_inf-sensitivity lambda.  Each is pure (2 lambda / b)-DP: fixing the
-      noise of every other coordinate, coordinate j wins iff its own noise
-      exceeds a threshold that moves by at most 2 lambda between neighbours
-      (lambda from |v_j|, lambda from the best competitor), and the Laplace
-      density ratio over a shift 2 lambda is at most exp(2 lambda / b).  The
-      scores need not be monotone (Dwork, Su & Zhang, Lemma 3.1 uses the same
-      2 lambda / b);
-    * the release of the ``s`` selected values plus fresh Lap(b) noise: every
-      coordinate moves by at most lambda, so this is exactly the s-fold
-      composition of a one-dimensional Laplace mechanism with noise
-      multiplier b / lambda (a per-coordinate dominating pair).
-
-    Each pure epsilon'-DP selection is dominated by randomized response with
-    parameter epsilon' (Kairouz, Oh & Viswanath 2015), so the privacy loss
-    distribution (PLD) of the whole run is dominated by RR(2 lambda/b)^s
-    composed with Laplace(b/lambda)^s; ``dp_accounting`` composes these PLDs
-    with pessimistic discretisation (an upper bound).  The multiplier returned
-    is the smallest (to 1e-4 relative) at which that bound gives epsilon at
-    ``delta``.  Basic composition gives the pure bound 3 s lambda / b; when it
-    is at least as good, the multiplier 3 s / epsilon is returned with delta
-    0: Peeling is then (epsilon, 0)-DP.
-
-    The paper's constant b = lambda * 2 sqrt(3 s log(1/delta)) / epsilon
-    (Dwork, Su & Zhang; Cai, Wang & Zhang, Algorithm 4) rests on advanced
-    composition; the PLD bound is valid for every epsilon and needs less
-    noise (about half for s = 5, epsilon = 1, delta = 1e-6).
-
-    Returns
-    -------
-    (multiplier, delta_used):
-        b = multiplier * lambda; delta_used is 0.0 when the pure bound is used.
-    """
-    s = int(sparsity)
-    if s < 1:
-        raise ValueError("sparsity must be >= 1")
-    if not (epsilon > 0 and math.isfinite(epsilon) and 0 < delta < 1):
-        raise ValueError("Peeling needs a finite epsilon > 0 and 0 < delta < 1")
-    pure = 3.0 * s / epsilon
-
-    def pld_epsilon(multiplier: float) -> float:
-        try:
-            select = pld.privacy_loss_distribution.from_privacy_parameters(
-                pld.common.DifferentialPrivacyParameters(2.0 / multiplier, 0.0)).self_compose(s)
-            values = pld.privacy_loss_distribution.from_laplace_mechanism(
-                parameter=multiplier, sensitivity=1.0).self_compose(s)
-            return float(select.compose(values).get_epsilon_for_delta(delta))
-        except _PLD_NUMERIC_FAILURES:
-            return math.inf  # no PLD bound at this multiplier (exp(2/multiplier) overflows): the pure bound stands
-
-    lo, hi = pure / 8.0, pure
-    if pld_epsilon(hi * (1.0 - 1e-3)) > epsilon:
-        return pure, 0.0
-    while pld_epsilon(lo) <= epsilon:
-        lo /= 2.0
-    while hi - lo > 1e-4 * hi:
-        mid = 0.5 * (lo + hi)
-        if pld_epsilon(mid) > epsilon:
-            lo = mid
-        else:
-            hi = mid
-    return hi, float(delta)
-
-
-class PeelingBlock:
-    """Private top-s selection and release (Peeling), charged to the ledger once for ``parts`` calls.
-
-    Peeling(v, s, lambda, epsilon, delta) (Dwork, Su & Zhang 2021, Alg. 1;
-    Cai, Wang & Zhang 2021, Algorithm 4, line 6) for a vector v whose
-    l_inf-sensitivity is ``linf_sensitivity`` = lambda:
-
-    1. S = {}.  Repeat s times: draw w ~ Lap(b)^d afresh and add
-       argmax_{j not in S} (|v_j| + w_j) to S;
-    2. draw fresh Lap(b) noise and release u_j = v_j + noise_j for j in S,
-       u_j = 0 otherwise.
-
-    The noise scale b = lambda * :func:`peeling_noise_multiplier` makes one
-    call (epsilon, delta_used)-DP (proof there).
-
-    Parallel composition: when the ``parts`` calls are computed from pairwise
-    disjoint sets of rows (the data split of DP-LASSO, Algorithm 4, line 2)
-    and a replaced row therefore enters at most one call, the whole block is
-    (epsilon, delta_used)-DP, even though each call's input may depend on the
-    outputs of the earlier calls (parallel composition holds for adaptively
-    chosen mechanisms: conditionally on the earlier outputs, the calls on
-    unchanged parts have identical output distributions on both neighbours).
-    The block is recorded as ONE approximate-DP step with the per-part
-    (epsilon, delta_used), charged before any noise is drawn; more than
-    ``parts`` calls are refused.  With ``parts=1`` it is a single Peeling.
-
-    Hardened: the scores |v_j| and the values v_j are rounded to the public
-    grid g = 2^e (b / g in [2^52, 2^53)) and the Laplace noise is exact
-    discrete Laplace with parameter t = ceil((lambda + g) * multiplier / g)
-    (integer arithmetic throughout, ties broken by the lowest index).  The
-    rounded scores and values have l_inf sensitivity lambda' = lambda + g, so
-    the scale b' = g t satisfies b' / lambda' >= multiplier.  Each selection
-    is then exactly pure (2 lambda' / b')-DP: with every other coordinate's
-    noise fixed, coordinate j wins iff its integer noise is at least an
-    integer threshold that moves by at most 2 lambda' / g, and the discrete
-    Laplace satisfies P(Y >= k) <= e^(m/t) P(Y >= k + m) for all integers k and
-    m >= 0 (its mass function does, pointwise).  The released values are a
-    discrete Laplace mechanism: exactly pure, and (lambda_L, 0)-close per
-    coordinate to the rounded continuous Laplace
-    (:func:`~dpstats.privacy.samplers.laplace_closeness`, about 2^-54) that
-    the PLD bound of :func:`peeling_noise_multiplier` describes.  When that
-    bound is used (delta > 0), the multiplier is calibrated for the reference
-    at (epsilon - 2 Lambda, delta_R) (:func:`~dpstats.privacy.ledger.reference_delta`,
-    Lambda = parts * sparsity * lambda_L), so the sampled block is
-    (epsilon, delta)-DP as recorded.  In the pure case the discrete block is
-    exactly pure by basic composition.
-    """
-
-    def __init__(self, *, parts: int, sparsity: int, linf_sensitivity: float, epsilon: float, delta: float,
-                 ledger: PrivacyLedger, name: str, dimension: int) -> None:
-        if int(parts) != parts or parts < 1:
-            raise ValueError("parts must be a positive integer")
-        if int(sparsity) != sparsity or not 1 <= sparsity <= dimension:
-            raise ValueError(f"sparsity must be an integer in [1, d={dimension}], got {sparsity!r}")
-        lam = _check_sensitivity(linf_sensitivity)
-        if lam == 0:
-            raise ValueError("Peeling needs a positive l_inf sensitivity")
-        multiplier, delta_used = peeling_noise_multiplier(int(sparsity), float(epsilon), float(delta))
-        if delta_used:
-            # the (epsilon, delta) bound is for the reference values (rounded continuous Laplace): calibrate the
-            # reference at (epsilon - 2 Lambda, delta_R) so that the sampled values are (epsilon, delta)-DP
-            lam_total = int(parts) * int(sparsity) * laplace_closeness(1 << LAPLACE_BITS)  # t >= 2^52
-            multiplier, delta_used = peeling_noise_multiplier(int(sparsity), float(epsilon) - 2.0 * lam_total,
-                                                              reference_delta(float(delta), lam_total, 0.0))
-            delta_used = float(delta) if delta_used else 0.0
-        self.parts = int(parts)
-        self.sparsity = int(sparsity)
-        self.dimension = int(dimension)
-        self.grid_exponent = _grid_exponent(lam * multiplier, LAPLACE_BITS)
-        g = Fraction(2) ** self.grid_exponent
-        lam_rounded = Fraction(lam) + g
-        self.t = math.ceil(lam_rounded * Fraction(multiplier) / g)
-        self.scale = math.ldexp(float(self.t), self.grid_exponent)
-        self.used = 0
-        how = (f"parallel composition over {self.parts} disjoint parts" if self.parts > 1 else "one call")
-        ledger.charge(PrivacyStep(
-            name, "approximate-dp", _float_up(lam_rounded), "L-inf", self.scale, epsilon=float(epsilon),
-            delta=delta_used, dimension=self.sparsity,
-            note=(f"Peeling: {self.sparsity} report-noisy-max selections + {self.sparsity} Laplace values, "
-                  f"Lap scale {self.scale:.4g}; "
-                  + ("composed by PLD" if delta_used else "pure epsilon-DP by basic composition") + f"; {how}; "
-                  f"discrete Laplace on the grid 2^{self.grid_exponent} (t={self.t} grid steps; exact integer "
-                  "sampler, Canonne, Kamath & Steinke 2020); sensitivity includes the grid rounding")))
-
-    def release(self, v: np.ndarray, *, rng: np.random.Generator) -> np.ndarray:
-        """One Peeling call on ``v`` (length d); returns a vector with ``sparsity`` non-zero coordinates."""
-        if self.used >= self.parts:
-            raise RuntimeError("this Peeling block has already made all the calls it was charged for")
-        vec = np.asarray(v, dtype=float)
-        if vec.shape != (self.dimension,) or not np.all(np.isfinite(vec)):
-            raise ValueError(f"Peeling needs a finite vector of length {self.dimension}")
-        self.used += 1
-        e = self.grid_exponent
-        score, _ = to_grid(np.abs(vec), e)  # exact integers
-        chosen = np.empty(self.sparsity, dtype=int)
-        taken = np.zeros(self.dimension, dtype=bool)
-        for k in range(self.sparsity):
-            noisy = _exact_add(score, discrete_laplace(self.t, self.dimension, rng))
-            if noisy.dtype != object:  # |noisy| < 2^63 - 1: the int64 minimum is below every candidate
-                noisy[taken] = np.iinfo(np.int64).min
-                best = int(np.argmax(noisy))  # the first maximum: ties go to the lowest index
-            else:
-                best = max((i for i in range(self.dimension) if not taken[i]), key=lambda i: (noisy[i], -i))
-            chosen[k] = best
-            taken[best] = True
-        values, _ = to_grid(vec[chosen], e)
-        out = np.zeros(self.dimension)
-        out[chosen] = _to_float(_exact_add(values, discrete_laplace(self.t, self.sparsity, rng)), e)
-        return out
-
-
-def peeling_block(*, parts: int, sparsity: int, linf_sensitivity: float, epsilon: float, delta: float,
-                  ledger: PrivacyLedger, name: str, dimension: int) -> PeelingBlock:
-    """Charge ``parts`` Peeling calls on disjoint data now; see :class:`PeelingBlock`."""
-    return PeelingBlock(parts=parts, sparsity=sparsity, linf_sensitivity=linf_sensitivity, epsilon=epsilon,
-                        delta=delta, ledger=ledger, name=name, dimension=dimension)
-
-
-def peeling(v: np.ndarray, *, sparsity: int, linf_sensitivity: float, epsilon: float, delta: float,
-            rng: np.random.Generator, ledger: PrivacyLedger, name: str = "Peeling") -> np.ndarray:
-    """Peeling (Dwork, Su & Zhang 2021; Cai, Wang & Zhang 2021, Algorithm 4): private top-s of ``v``.
-
-    (epsilon, delta)-DP for a vector of l_inf-sensitivity ``linf_sensitivity``
-    (see :func:`peeling_noise_multiplier` for the proof); charges the ledger
-    once, then draws.  Returns the s-sparse noisy vector.
-    """
-    vec = np.asarray(v, dtype=float)
-    block = peeling_block(parts=1, sparsity=sparsity, linf_sensitivity=linf_sensitivity, epsilon=epsilon,
-                          delta=delta, ledger=ledger, name=name, dimension=vec.size)
-    return block.release(vec, rng=rng)
-
-
-__all__ += ["peeling_noise_multiplier", "PeelingBlock", "peeling_block", "peeling"]
 
 
 __all__ += ["post_processing_normal"]
@@ -595,261 +381,24 @@ def post_processing_normal(size: "int | tuple[int, ...]", rng: np.random.Generat
     return rng.standard_normal(size=size)
 
 
-# --- Poisson subsampling and the Poisson-sampled Gaussian of DP-SGD (Abadi et al. 2016) -----------------------
+# --- one-method mechanisms, moved to their own modules -------------------------------------------------------
 
-__all__ += ["poisson_subsample", "poisson_gaussian_epsilon", "PoissonGaussianBlock", "poisson_gaussian_block",
-            "ClippedGridSum", "add_grid_sums"]
-
-# Discretisation of the privacy-loss distribution.  dp_accounting rounds pessimistically, so any interval gives
-# an upper bound on epsilon; 1e-3 costs about 0.1% in noise against 1e-4 and is ten times faster.
-_PLD_INTERVAL = 1e-3
-
-
-def poisson_subsample(n: int, q: float, rng: np.random.Generator) -> np.ndarray:
-    """Indices of a Poisson sample of range(n): every index independently with probability ``q``.
-
-    Drawn as K ~ Binomial(n, q) followed by K distinct indices uniformly at
-    random.  Given its size a Poisson sample is a uniform subset of that size,
-    so this has exactly the Poisson law P[S] = q^|S| (1 - q)^(n - |S|), at
-    O(K) instead of O(n) cost.
-
-    The law depends only on the public n and q, so the draw charges nothing by
-    itself; it is part of the Poisson-sampled Gaussian mechanism, whose
-    accounting (:func:`poisson_gaussian_epsilon`) covers it.  The
-    amplification by subsampling holds only while the sample stays secret:
-    use it inside a charged :class:`PoissonGaussianBlock` and never release it.
-    """
-    if not (0.0 < q <= 1.0):
-        raise ValueError(f"the sampling rate must lie in (0, 1], got {q!r}")
-    k = int(rng.binomial(int(n), q))
-    return rng.choice(int(n), size=k, replace=False)
+#: public names that lived here until 0.1.0, and the module that holds them now
+_MOVED = {
+    **dict.fromkeys(("peeling_noise_multiplier", "PeelingBlock", "peeling_block", "peeling"), "dpstats.privacy.peeling"),
+    **dict.fromkeys(("poisson_subsample", "poisson_gaussian_epsilon", "PoissonGaussianBlock", "poisson_gaussian_block",
+                     "ClippedGridSum", "add_grid_sums"), "dpstats.privacy.poisson_gaussian"),
+    "restricted_exponential_mechanism": "dpstats.methods.tukey.em",
+}
 
 
-@lru_cache(maxsize=1024)
-def poisson_gaussian_epsilon(noise_multiplier: float, sampling_rate: float, steps: int, delta: float) -> float:
-    """Epsilon at ``delta`` of ``steps`` adaptively composed Poisson-sampled Gaussian sums, under replace-one.
+def __getattr__(name: str) -> object:
+    """The moved names (``_MOVED``), with a DeprecationWarning: import them from their new modules."""
+    if name not in _MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib  # noqa: PLC0415  (only for the deprecated names)
+    import warnings  # noqa: PLC0415
 
-    The mechanism of one step: sample each row independently with
-    probability q (:func:`poisson_subsample`), sum a per-row vector whose L2
-    norm is at most C over the sampled rows, add N(0, (z C)^2 I), with
-    z = ``noise_multiplier``.  Accounted with ``dp_accounting``'s PLD
-    accountant for the event
-    ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(z)), steps)``
-    under ``NeighboringRelation.REPLACE_ONE``, whose privacy-loss distribution
-    is that of the pair (in units of C)
-
-        P = (1 - q) N(0, z^2) + q N(-1, z^2),   Q = (1 - q) N(0, z^2) + q N(+1, z^2)
-
-    (pessimistic discretisation, so an upper bound).
-
-    Why (P, Q) dominates every replace-one pair.  Let D, D' differ in row i,
-    whose clipped vectors are g, g' (norms <= C; units of C below, noise sd z).
-    The other rows are identical and sampled by the same independent coins,
-    so, writing S for their noise-free sum, M(D) = E_S[A_S] and
-    M(D') = E_S[B_S] with A_S = (1 - q) N(S) + q N(S + g),
-    B_S = (1 - q) N(S) + q N(S + g').  The hockey-stick divergence
-    H_a(U||V) = sup_E [U(E) - a V(E)] is jointly convex and shift invariant,
-    so H_a(M(D)||M(D')) <= H_a(A_0||B_0).  For any event E let
-    p0 = N(0)(E), p1 = N(g')(E).  Neyman-Pearson for Gaussian shifts (Dong,
-    Roth & Su 2022, Gaussian trade-off G_mu) gives
-    N(g)(E) <= Phi(Phi^-1(p0) + |g|/z) <= Phi(Phi^-1(p0) + 1/z),
-    N(g)(E) <= Phi(Phi^-1(p1) + |g - g'|/z) <= Phi(Phi^-1(p1) + 2/z) and
-    p1 >= Phi(Phi^-1(p0) - 1/z).  Hence, with t = z Phi^-1(p0),
-    A_0(E) - a B_0(E) = (1 - q)(1 - a) p0 + q N(g)(E) - a q p1 is at most its
-    value at the smallest allowed p1, where both bounds on N(g)(E) coincide:
-
-        A_0(E) - a B_0(E) <= (1 - q)(1 - a) Phi(t/z) + q Phi((t + 1)/z) - a q Phi((t - 1)/z)
-                           = P(x <= t) - a Q(x <= t) <= H_a(P||Q).
-
-    So (P, Q) is a dominating pair for every ordered pair of neighbours and
-    every a >= 0 (Zhu, Dong & Wang 2022, Def. 7), whatever the current
-    iterate, and the adaptive T-fold composition is dominated by
-    (P^T, Q^T) (ibid., Thm 10): the epsilon returned is valid for DP-SGD under
-    replace-one (x -> -x swaps P and Q, so one direction covers both).
-    Normalising by the expected batch size, and any optimiser update, are
-    post-processing.  (Doubling the sensitivity to 2C in the add/remove
-    analysis is not an equivalent shortcut: its profile bounds a single step,
-    but its "add" half is not a dominating pair for the composition, and it
-    needs several times more noise at small z.)
-    """
-    import dp_accounting  # noqa: PLC0415  (kept local: only DP-SGD needs the event classes)
-
-    if not (noise_multiplier > 0 and 0 < sampling_rate <= 1 and steps >= 1 and 0 < delta < 1):
-        raise ValueError("need noise_multiplier > 0, 0 < sampling_rate <= 1, steps >= 1 and 0 < delta < 1")
-    step = dp_accounting.PoissonSampledDpEvent(float(sampling_rate),
-                                               dp_accounting.GaussianDpEvent(float(noise_multiplier)))
-    event = dp_accounting.SelfComposedDpEvent(step, int(steps))
-    accountant = pld.PLDAccountant(dp_accounting.NeighboringRelation.REPLACE_ONE,
-                                   value_discretization_interval=_PLD_INTERVAL)
-    try:
-        accountant.compose(event)
-        eps = float(accountant.get_epsilon(float(delta)))
-    except _PLD_NUMERIC_FAILURES:
-        eps = math.nan
-    if not math.isfinite(eps):
-        # Gaussian privacy losses are finite: an infinite (or failed) epsilon means that dp_accounting's
-        # truncated tails (mass up to about 1e-17 per step, counted as infinite loss) exceed delta, or that
-        # the PLD overflowed (a noise multiplier far below 1, i.e. an epsilon in the hundreds)
-        raise UnsupportedPrivacyParameterError(
-            f"DP-SGD's privacy accounting (dp_accounting PLD, {int(steps)} Poisson-sampled steps at rate "
-            f"{float(sampling_rate):.4g}, noise multiplier {float(noise_multiplier):.4g}) cannot certify "
-            f"delta={float(delta):.3g} in floating point; use a larger delta (at least about "
-            f"{_PLD_TAIL_PER_STEP * int(steps):.0e} for this many steps), fewer steps or a smaller epsilon; "
-            "nothing was spent")
-    return eps if eps >= 0 else 0.0
-
-
-class PoissonGaussianBlock:
-    """DP-SGD's ``rounds`` Poisson-sampled Gaussian sums, charged to the ledger once, before any is drawn.
-
-    Round t: :meth:`sample` draws the secret Poisson sample (rate q) of the
-    rows; :meth:`release_clipped_sum` clips each of the caller's per-row
-    vectors for that sample to L2 norm ``clip_norm`` = C (the mechanism
-    enforces its own sensitivity), sums them and adds N(0, (z C)^2 I),
-    z = ``noise_multiplier``.  The whole run is recorded as ONE
-    ``approximate-dp`` step whose (epsilon, delta) is
-    :func:`poisson_gaussian_epsilon` at the ledger's delta: dp_accounting's
-    PLD value for the composed ``PoissonSampledDpEvent`` under replace-one
-    (proof there).  The subsampling is part of the accounted mechanism.  More
-    than ``rounds`` samples or releases are refused.
-
-    Hardened: each clipped row is rounded to the public grid g = 2^e
-    (z C / g in [2^40, 2^41)), the integer rows are summed exactly, and an
-    exact discrete Gaussian N_Z(0, s^2) is added, s = ceil(z C' / g).  A
-    rounded row has norm at most C' = C (1 + 2^-30) + g ceil(sqrt(d)) / 2 (the
-    factor covers the floating-point error of the clipping for d < 2^20), so
-    the reference mechanism (the continuous Gaussian of sd g s >= z C' on the
-    sum of rounded rows, rounded to the grid) is the Poisson-sampled Gaussian
-    with rows of norm <= C' and noise multiplier >= z, which the charged
-    epsilon covers; the sampled one is (d lambda, d tau)-close to it per round
-    (:func:`~dpstats.privacy.samplers.gaussian_closeness`), so the epsilon
-    recorded is the reference's at delta_R = reference_delta(delta, Lambda, T)
-    plus 2 Lambda (Lambda, T: the closeness of all T rounds), which makes the
-    sampled run (epsilon, delta)-DP as recorded.
-    """
-
-    def __init__(self, *, noise_multiplier: float, sampling_rate: float, rounds: int, clip_norm: float, n: int,
-                 ledger: PrivacyLedger, name: str, dimension: int) -> None:
-        if int(rounds) != rounds or rounds < 1:
-            raise ValueError("rounds must be a positive integer")
-        clip = _check_sensitivity(clip_norm)
-        if clip == 0:
-            raise ValueError("clip_norm must be > 0")
-        self.noise_multiplier = float(noise_multiplier)
-        self.sampling_rate = float(sampling_rate)
-        self.rounds = int(rounds)
-        self.clip_norm = clip
-        self.n = int(n)
-        self.sampled = 0
-        self.released = 0
-        self.dimension = int(dimension)
-        if not 1 <= self.dimension <= (1 << 20):
-            raise ValueError("the hardened Poisson-sampled Gaussian supports 1 <= dimension <= 2^20")
-        if not (self.noise_multiplier > 0 and math.isfinite(self.noise_multiplier)):
-            raise ValueError("noise_multiplier must be finite and > 0")
-        self.grid_exponent = _grid_exponent(self.noise_multiplier * clip, GAUSSIAN_BITS)
-        g = Fraction(2) ** self.grid_exponent
-        rounded_clip = Fraction(clip) * (1 + Fraction(1, 1 << 30)) + g * _ceil_sqrt(self.dimension) / 2
-        self.s = math.ceil(Fraction(self.noise_multiplier) * rounded_clip / g)
-        sd = math.ldexp(float(self.s), self.grid_exponent)
-        lam, tau = gaussian_closeness(self.s)
-        lam_total, tau_total = self.rounds * self.dimension * lam, self.rounds * self.dimension * tau
-        # the reference run (continuous noise, rounded) at delta_R; the sampled run then at (eps_R + 2 Lambda, delta)
-        delta_r = reference_delta(float(ledger.delta), lam_total, tau_total)
-        # delta_r <= 0 (a ledger delta below the closeness slack): no finite bound, and the charge is refused
-        eps = (poisson_gaussian_epsilon(self.noise_multiplier, self.sampling_rate, self.rounds, delta_r)
-               if delta_r > 0 else math.inf)
-        eps = eps + 2.0 * lam_total if eps <= REFERENCE_EPSILON_CAP else math.inf
-        ledger.charge(PrivacyStep(
-            name, "approximate-dp", _float_up(rounded_clip), "L2, per-row clip C (after grid rounding)", sd,
-            epsilon=eps, delta=float(ledger.delta), dimension=self.dimension,
-            note=(f"Poisson-sampled Gaussian, T={self.rounds} steps, q={self.sampling_rate:.4g}, noise multiplier "
-                  f"z={self.noise_multiplier:.4g} (noise sd z*C on each batch sum of rows clipped to norm C; a "
-                  "replaced row moves it by <= 2C); accounted with dp_accounting PLD, replace-one; rows rounded to "
-                  f"the grid 2^{self.grid_exponent}, discrete Gaussian noise (s={self.s} grid steps; exact integer "
-                  "sampler, Canonne, Kamath & Steinke 2020)")))
-
-    def sample(self, rng: np.random.Generator) -> np.ndarray:
-        """The secret Poisson sample of this round (row indices); never release it."""
-        if self.sampled >= self.rounds:
-            raise RuntimeError("this block has already drawn all the samples it was charged for")
-        self.sampled += 1
-        return poisson_subsample(self.n, self.sampling_rate, rng)
-
-    @property
-    def summer(self) -> "ClippedGridSum":
-        """The data-dependent half of a release, for rows read in chunks (picklable, for workers)."""
-        return ClippedGridSum(self.clip_norm, self.grid_exponent, self.dimension)
-
-    def release_clipped_sum(self, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """sum_i clip_C(rows[i]) + discrete Gaussian noise of sd about z C, for the rows of the current sample."""
-        self._check_fresh_sample()
-        return self.release_grid_sum(self.summer(rows), rng)
-
-    def _check_fresh_sample(self) -> None:
-        if self.released >= self.sampled:
-            raise RuntimeError("release_clipped_sum needs a fresh sample() first (one release per sample)")
-
-    def release_grid_sum(self, total: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """The release of :meth:`release_clipped_sum` from ``total``, the exact integer sum of :attr:`summer`
-        over the rows of the current sample, accumulated over any split of them (chunks, workers) with
-        :func:`add_grid_sums`.  Integer sums are exact, so the split changes nothing; the caller must not pass
-        anything else (the clipping of :class:`ClippedGridSum` is what bounds the sensitivity)."""
-        self._check_fresh_sample()
-        total = np.asarray(total)
-        if total.shape != (self.dimension,) or total.dtype.kind not in "iO":
-            raise ValueError(f"the grid sum must be an integer vector of length {self.dimension}")
-        self.released += 1
-        noise = discrete_gaussian(self.s, self.dimension, rng)
-        return _to_float(_exact_add(total, noise), self.grid_exponent)
-
-
-class ClippedGridSum:
-    """rows -> sum_i round_g(clip_C(rows[i])) as exact integers (int64, or Python ints when large).
-
-    Each row (a vector of length ``dimension``) is scaled to L2 norm at most
-    C; rows with a non-finite norm contribute nothing (norm 0 <= C).  The
-    clipped entries are rounded to the grid g = 2^``grid_exponent`` of a
-    :class:`PoissonGaussianBlock` and summed exactly.  A small picklable
-    object, so that workers holding chunks of the rows can form partial sums.
-    """
-
-    def __init__(self, clip_norm: float, grid_exponent: int, dimension: int) -> None:
-        self.clip_norm, self.grid_exponent, self.dimension = float(clip_norm), int(grid_exponent), int(dimension)
-
-    def __call__(self, rows: np.ndarray) -> np.ndarray:
-        r = np.asarray(rows, dtype=float)
-        if r.ndim != 2 or r.shape[1] != self.dimension:
-            raise ValueError(f"rows must be a 2-d array with {self.dimension} columns (one vector per sampled row)")
-        norms = np.sqrt(np.einsum("ij,ij->i", r, r))
-        # min(1, C/||r_i||); rows with a non-finite norm contribute nothing (a contribution of norm 0 <= C)
-        finite = np.isfinite(norms)
-        scale = np.where(finite, self.clip_norm / np.maximum(np.where(finite, norms, 0.0), self.clip_norm), 0.0)
-        clipped = np.where(finite[:, None], r, 0.0) * scale[:, None]
-        ints, _ = to_grid(clipped, self.grid_exponent)  # |entries| <= C' / g < 2^62
-        return _exact_column_sums(ints)
-
-
-def add_grid_sums(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a + b for the exact integer sums of :class:`ClippedGridSum` (a reducer over chunks; exact)."""
-    return _exact_add(np.asarray(a), np.asarray(b))
-
-
-def _exact_column_sums(ints: np.ndarray) -> np.ndarray:
-    """Exact column sums of an integer matrix (int64 entries below 2^62 in absolute value)."""
-    if ints.dtype == object:
-        return np.array([sum(int(v) for v in col) for col in ints.T], dtype=object)
-    if ints.shape[0] == 0:
-        return np.zeros(ints.shape[1], dtype=np.int64)
-    if ints.shape[0] * int(np.max(np.abs(ints))) < (1 << 62):
-        return ints.sum(axis=0)
-    hi, lo = ints >> 31, ints & ((1 << 31) - 1)  # ints = hi 2^31 + lo, 0 <= lo < 2^31, |hi| < 2^31
-    hs, ls = hi.sum(axis=0), lo.sum(axis=0)   # each below 2^31 * rows < 2^62 for fewer than 2^31 rows
-    return np.array([(int(a) << 31) + int(b) for a, b in zip(hs, ls)], dtype=object)
-
-
-def poisson_gaussian_block(*, noise_multiplier: float, sampling_rate: float, rounds: int, clip_norm: float, n: int,
-                           ledger: PrivacyLedger, name: str, dimension: int) -> PoissonGaussianBlock:
-    """Charge a DP-SGD run of ``rounds`` Poisson-sampled Gaussian sums now; see :class:`PoissonGaussianBlock`."""
-    return PoissonGaussianBlock(noise_multiplier=noise_multiplier, sampling_rate=sampling_rate, rounds=rounds,
-                                clip_norm=clip_norm, n=n, ledger=ledger, name=name, dimension=dimension)
+    warnings.warn(f"dpstats.privacy.mechanisms.{name} moved to {_MOVED[name]}.{name}; the old path will be removed "
+                  "in the next release", DeprecationWarning, stacklevel=2)
+    return getattr(importlib.import_module(_MOVED[name]), name)
