@@ -32,7 +32,8 @@ DOCS = ROOT / "docs"
 sys.path.insert(0, str(DOCS / "_ext"))
 import dpstats_site  # noqa: E402
 
-ALL_PAGES = [*sorted(DOCS.glob("*.md")), *sorted((DOCS / "guide").glob("*.md")), *sorted((DOCS / "proofs").glob("*.md"))]
+ALL_PAGES = [*sorted(DOCS.glob("*.md")), *sorted((DOCS / "guide").glob("*.md")),
+             *sorted((DOCS / "proofs").glob("*.md"))]
 
 
 def _blocks(path: Path, language: str) -> list[str]:

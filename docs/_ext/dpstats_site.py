@@ -465,7 +465,7 @@ def benchmark_rows(root: Path, label: str, epsilon: str = "1") -> dict[str, str]
     header, rows = read_markdown_table(root / REAL_DATA_SUMMARY, REAL_DATA_TABLE)
     for r in rows:
         if r and r[0] == label and r[header.index("epsilon")] == epsilon:
-            return dict(zip(header, r))
+            return dict(zip(header, r, strict=False))
     return {}
 
 
@@ -573,8 +573,6 @@ def kind_of(obj: Any) -> str:
 def api_pages(api_dir: Path) -> list[Path]:
     """Write the API reference; returns the files written.  Each object is documented once, under its first
     public name in :data:`API_MODULES` order; later modules link to it."""
-    import importlib  # noqa: PLC0415
-
     documented: dict[int, str] = {}
     _DOCUMENTED.clear()
     _CONSTANTS.clear()
