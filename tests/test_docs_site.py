@@ -100,7 +100,7 @@ def test_every_registered_method_gets_a_page():
         for option in spec.option_names:
             assert f"`{option}`" in page, (name, option)
         assert "## When `method=\"auto\"` picks it" in page and "## How to cite" in page
-        if spec.auto_rank is None and spec.private:
+        if not dpstats_site.auto_rules_of(spec) and spec.private:
             assert "Never" in page
 
 
@@ -134,6 +134,80 @@ def test_a_new_method_gets_a_page_from_its_spec_and_options():
     assert "`bootstrap` (int; default: `1000`)\n: Number of parametric bootstrap replicates" in page  # "As for"
     assert "rank 99" in page and "not written yet (`docs/proofs/newmethod.md`)" in page
     assert "has no run of `newmethod` yet" in page
+
+
+@dataclasses.dataclass(frozen=True)
+class _Regime:
+    """A regime of ``auto`` as a registry with ``AutoRule`` declares it (the fields the pages read)."""
+
+    rank: int
+    bounds: str = "any"
+    min_n_mu: float = 0.0
+    max_n_mu: float = float("inf")
+    min_rows: object = None
+    max_rows: float = float("inf")
+    min_d: int = 1
+    max_d: int = 1 << 30
+    intervals: bool = False
+    why: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class _SpecWithRegimes(MethodSpec):
+    """A spec whose ``auto`` regimes are declared as rules (``effective_auto_rules``), as other branches add."""
+
+    effective_auto_rules: tuple = ()
+
+
+def test_a_method_with_several_auto_regimes_gets_them_on_its_page():
+    regimes = (_Regime(rank=5, bounds="missing", min_n_mu=40.0, max_rows=20_000, why="measured best there"),
+               _Regime(rank=2, bounds="all", max_n_mu=300.0, min_rows=lambda d: 50 * d, intervals=True))
+    spec = _SpecWithRegimes(name="regimes", title="Regimes", citation="Someone (2032)", needs_bounds=False,
+                            fit=lambda rows, ctx, options: None, options=_NewOptions, effective_auto_rules=regimes)
+    specs = {**available_methods(), "regimes": spec}
+    page = dpstats_site.method_page(spec, specs, DOCS, ROOT)
+    assert "- rank 2: bounds are declared for every variable; n >= 100 at d = 2" in page
+    assert "n mu < 300, where mu is the Gaussian-DP parameter" in page and "(it reports intervals there)" in page
+    assert "- rank 5: some variable has no declared bounds;" in page and "n < 20,000; n mu >= 40" in page
+    assert "Evidence: measured best there" in page
+    assert "| [`regimes`](regimes.md) | Regimes | no | worst-case | 2, 5 |" in dpstats_site.methods_index(specs, ROOT)
+
+
+def _ported(spec: MethodSpec) -> bool:
+    """False while the method still runs through the TEMPORARY adapter of the previous interface."""
+    try:
+        from dpstats.methods.legacy import LegacyFit  # noqa: PLC0415
+    except ImportError:  # the adapter is gone: every method is ported
+        return True
+    return not isinstance(spec.fit, LegacyFit)
+
+
+#: TEMPORARY: private methods ported before proofs moved to docs/proofs/, whose proof page is still to be
+#: written (their proofs are in their module docstrings).  The list only shrinks: the test fails on an entry
+#: whose page exists.
+PROOFS_TO_WRITE = {"ssp", "adassp", "noisy_ols"}
+
+
+def test_every_ported_private_method_has_its_proof_page():
+    """A missing proof page does not break the build (the method page says "not written yet"), but a method
+    that is ported (no longer run by the adapter of the previous interface) must have one."""
+    missing = []
+    for name, spec in available_methods().items():
+        has_page = (ROOT / spec.proof).exists()
+        if name in PROOFS_TO_WRITE:
+            assert not has_page, f"{spec.proof} exists now: remove {name!r} from PROOFS_TO_WRITE"
+        elif spec.private and _ported(spec) and not has_page:
+            missing.append(spec.proof)
+    assert missing == [], f"ported methods without their proof page: {missing}"
+
+
+def test_a_proof_page_is_linked_from_its_method_page():
+    for name, spec in available_methods().items():
+        page = dpstats_site.method_page(spec, dict(available_methods()), DOCS, ROOT)
+        if (ROOT / spec.proof).exists():
+            assert f"[{spec.proof}](../proofs/{name}.md)" in page
+        else:
+            assert f"not written yet (`{spec.proof}`)" in page
 
 
 def test_the_auto_rule_the_pages_state_is_the_pipelines():

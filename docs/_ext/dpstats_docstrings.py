@@ -12,8 +12,10 @@ Checks (numpydoc's validation, :mod:`numpydoc.validate`, on every object autodoc
 A check on a class accepts parameters documented under ``Attributes`` (the dataclasses document their
 fields there), ``RT01`` is not asked of properties, and ``PR01`` ignores ``*args``/``**kwargs`` of
 exceptions.  ``dpstats_docstring_exclusions`` in ``conf.py`` ({name: [checks]}) skips exactly those
-checks for exactly those names; an exclusion that no longer matches a failure is itself a warning, so
-the list can only shrink.  The pseudo-check ``RST`` (a docstring that docutils cannot parse because the
+checks for exactly those names, and ``dpstats_docstring_module_exclusions`` ({module: [checks]}) skips
+those checks for every documented object that module defines (for the files that several branches are
+changing at once, so that one branch's new or fixed docstrings do not break another's build); an exclusion
+that no longer matches a failure is itself a warning, so the lists can only shrink.  The pseudo-check ``RST`` (a docstring that docutils cannot parse because the
 bars of ``|x|`` read as substitutions) escapes those bars instead; it is not checked for staleness.
 
 Cross-references: an object is documented once, under its first public name (``dpstats.dp_ols``), but
@@ -57,6 +59,13 @@ def _store(env: Any) -> dict[str, dict[str, set[str]]]:
     if not hasattr(env, "dpstats_docstring_failures"):
         env.dpstats_docstring_failures = {}
     return env.dpstats_docstring_failures
+
+
+def _modules(env: Any) -> dict[str, str]:
+    """{name: the module that defines the object}, for the module exclusions' check."""
+    if not hasattr(env, "dpstats_docstring_modules"):
+        env.dpstats_docstring_modules = {}
+    return env.dpstats_docstring_modules
 
 
 def _entries(app: Sphinx) -> set[str]:
@@ -112,10 +121,19 @@ def _undocumented_members(cls: type) -> list[str]:
     return missing
 
 
-def _report(app: Sphinx, name: str, errors: list[tuple[str, str]]) -> None:
+def _defining_module(obj: Any) -> str:
+    """The module that defines an object (a property's getter's module for a property)."""
+    module = getattr(obj, "__module__", None) or getattr(getattr(obj, "fget", None), "__module__", None)
+    return module or ""
+
+
+def _report(app: Sphinx, name: str, errors: list[tuple[str, str]], module: str = "") -> None:
     """Record an object's failures (for the exclusions' check) and warn about those not excluded."""
     excluded = set(app.config.dpstats_docstring_exclusions.get(name, ()))
+    by_module = set(app.config.dpstats_docstring_module_exclusions.get(module, ()))
+    excluded |= by_module - {"GL08"} if name in _entries(app) else by_module  # a public name needs a docstring
     _store(app.env).setdefault(app.env.docname, {})[name] = {c for c, _ in errors}
+    _modules(app.env)[name] = module
     shown = [(c, m) for c, m in errors if c not in excluded]
     if shown:
         detail = "; ".join(f"{c}: {m}" for c, m in shown)
@@ -138,13 +156,14 @@ def check_docstring(app: Sphinx, what: str, name: str, obj: Any, options: Any, l
         entry = name in _entries(app) and not (isinstance(obj, type) and issubclass(obj, BaseException))
         checks = ALL_CHECKS | (ENTRY_CHECKS if entry else frozenset())
         errors = [(c, m) for c, m in _errors(obj, what) if c in checks]
-    _report(app, name, errors)
+    module = obj.__name__ if what == "module" else _defining_module(obj)
+    _report(app, name, errors, module)
     if what in ("class", "exception"):
         for member in _undocumented_members(obj):
             full = f"{name}.{member}"
             if full not in _seen:
                 _seen.add(full)
-                _report(app, full, [("GL08", "The object does not have a docstring")])
+                _report(app, full, [("GL08", "The object does not have a docstring")], _defining_module(obj))
 
 
 def escape_unparsable(app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]) -> None:
@@ -160,8 +179,17 @@ def purge_doc(app: Sphinx, env: Any, docname: str) -> None:
 
 
 def check_exclusions(app: Sphinx, env: Any) -> None:
-    """``env-check-consistency``: every TEMPORARY exclusion must still match a failure of a documented name."""
+    """``env-check-consistency``: every TEMPORARY exclusion must still match a failure of a documented name
+    (a module's exclusion: of some documented object that module defines)."""
     failures = {name: checks for per_doc in _store(env).values() for name, checks in per_doc.items()}
+    by_module: dict[str, set[str]] = {}
+    for name, checks in failures.items():
+        by_module.setdefault(_modules(env).get(name, ""), set()).update(checks)
+    for module, checks in app.config.dpstats_docstring_module_exclusions.items():
+        stale = sorted(set(checks) - by_module.get(module, set()))
+        if stale:
+            logger.warning("docstring exclusion for the objects of %s: %s now pass (remove them from conf.py)",
+                           module, ", ".join(stale), type="dpstats", subtype="exclusion")
     for name, checks in app.config.dpstats_docstring_exclusions.items():
         if name not in failures:
             logger.warning("docstring exclusion for %s: no such documented name (remove it from conf.py)", name,
@@ -278,6 +306,7 @@ def skip_foreign_member(app: Sphinx, what: str, name: str, obj: Any, skip: bool,
 def setup(app: Sphinx) -> dict[str, Any]:
     """Register the checks and the alias resolution with Sphinx."""
     app.add_config_value("dpstats_docstring_exclusions", {}, "env", types=[dict])
+    app.add_config_value("dpstats_docstring_module_exclusions", {}, "env", types=[dict])
     app.connect("autodoc-process-docstring", check_docstring, priority=400)
     app.connect("autodoc-process-docstring", escape_unparsable, priority=600)
     app.connect("env-purge-doc", purge_doc)

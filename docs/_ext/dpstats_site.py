@@ -26,6 +26,7 @@ import base64
 import dataclasses
 import inspect
 import json
+import math
 import re
 import shutil
 from collections.abc import Iterable
@@ -68,6 +69,8 @@ REAL_DATA_COLUMNS = ("method", "epsilon", "fits", "median rel. error (headline)"
 #: sizes at which methods/auto.md shows what ``method="auto"`` does: rows and covariates (plus an intercept)
 AUTO_ROWS = (200, 800, 2_000, 10_000, 50_000)
 AUTO_COVARIATES = (3, 10)
+#: the budget at which they show it (auto's choice may depend on n * mu(epsilon, delta))
+AUTO_EPSILON, AUTO_DELTA = 1.0, 1e-6
 #: an option name no method accepts: the pipeline refuses it right after ``auto`` has chosen, reading nothing
 PROBE_OPTION = "docs_site_probe"
 
@@ -231,30 +234,96 @@ def rows_text(spec: Any) -> str:
     return ", ".join(f"d = {d}: n >= {spec.min_rows(d):,}" for d in ds)
 
 
+@dataclasses.dataclass(frozen=True)
+class _RankRule:
+    """The one regime that ``auto_rank``/``auto_min_rows`` stand for (a registry without ``AutoRule``)."""
+
+    rank: int
+    min_rows: Any = None
+
+
+def auto_rules_of(spec: Any) -> list[Any]:
+    """The regimes in which ``method="auto"`` may choose the method, best rank first.
+
+    The registry's rules (``spec.effective_auto_rules``, :class:`AutoRule` objects with a rank and the
+    public facts they need) where the registry has them; otherwise the one rule of ``auto_rank`` and
+    ``auto_min_rows``.  Empty: ``auto`` never chooses the method.
+    """
+    rules = getattr(spec, "effective_auto_rules", None)
+    if rules is None:
+        rules = [] if getattr(spec, "auto_rank", None) is None else [_RankRule(spec.auto_rank, spec.auto_min_rows)]
+    return sorted(rules, key=lambda r: r.rank)
+
+
+def _example_mu() -> float:
+    """mu(epsilon, delta) of the budget the auto pages use (AUTO_EPSILON, AUTO_DELTA)."""
+    from dpstats.privacy.calibration import gaussian_mu  # noqa: PLC0415
+
+    return float(gaussian_mu(AUTO_EPSILON, AUTO_DELTA))
+
+
+def rule_conditions(rule: Any, spec: Any) -> list[str]:
+    """One regime of ``auto`` in words: the public facts it needs (attributes a rule lacks are unlimited)."""
+    conditions = []
+    bounds = getattr(rule, "bounds", "any")
+    if bounds == "all" and not spec.needs_bounds:
+        conditions.append("bounds are declared for every variable")
+    elif bounds == "missing":
+        conditions.append("some variable has no declared bounds")
+    min_rows = getattr(rule, "min_rows", None) or spec.min_rows
+    conditions.append("n >= " + ", ".join(f"{min_rows(d):,} at d = {d}" for d in (2, 5, 10)))
+    max_rows = getattr(rule, "max_rows", math.inf)
+    if max_rows < math.inf:
+        conditions.append(f"n < {max_rows:,.0f}")
+    lo, hi = getattr(rule, "min_n_mu", 0.0), getattr(rule, "max_n_mu", math.inf)
+    if lo > 0 or hi < math.inf:
+        span = (f"n mu >= {lo:g}" if hi == math.inf else f"n mu < {hi:g}" if lo <= 0
+                else f"{lo:g} <= n mu < {hi:g}")
+        conditions.append(f"{span}, where mu is the Gaussian-DP parameter of (epsilon, delta) (mu = "
+                          f"{_example_mu():.3f} at epsilon = {AUTO_EPSILON:g}, delta = {AUTO_DELTA:g})")
+    min_d, max_d = getattr(rule, "min_d", 1), getattr(rule, "max_d", 1 << 30)
+    if min_d > 1 or max_d < 1 << 30:
+        conditions.append(f"{min_d} <= d <= {max_d}" if max_d < 1 << 30 else f"d >= {min_d}")
+    text = "; ".join(conditions)
+    if getattr(rule, "intervals", False):
+        text += " (it reports intervals there)"
+    why = getattr(rule, "why", "")
+    return [text + (f". Evidence: {rst_to_myst(why)}" if why else "")]
+
+
 def auto_text(spec: Any, all_specs: dict[str, Any]) -> str:
-    """When ``method="auto"`` picks the method, from the registry's ``auto_*`` fields."""
+    """When ``method="auto"`` picks the method, from its registered regimes (:func:`auto_rules_of`)."""
     if not spec.private:
         return ("Only when `epsilon=float('inf')`: `method=\"auto\"` then resolves to this non-private "
                 "reference, labelled NOT PRIVATE in every output.")
-    if spec.auto_rank is None:
+    rules = auto_rules_of(spec)
+    if not rules:
         return (f"Never: `method=\"auto\"` does not consider `{spec.name}`; name it with "
                 f"`method=\"{spec.name}\"`.")
-    conditions = []
+    always = []
     if spec.needs_bounds:
-        conditions.append("bounds are declared for every design column and the response")
-    rule = spec.auto_min_rows or spec.min_rows
-    conditions.append("n >= " + ", ".join(f"{rule(d):,} at d = {d}" for d in (2, 5, 10)))
+        always.append("bounds are declared for every design column and the response")
     if not spec.allows_wide:
-        conditions.append("d <= n")
-    conditions.append("also with `missing=\"drop\"` (its releases ignore the null rows)" if spec.null_rows
-                      else "not with `missing=\"drop\"`, which it refuses")
-    better = sorted((s for s in all_specs.values() if s.private and s.auto_rank is not None
-                     and s.auto_rank < spec.auto_rank), key=lambda s: s.auto_rank)
-    pref = ("It is `auto`'s first choice when eligible." if not better else
-            "It is chosen when none of these, preferred by `auto`, is eligible: "
+        always.append("d <= n")
+    always.append("also with `missing=\"drop\"` (its releases ignore the null rows)" if spec.null_rows
+                  else "not with `missing=\"drop\"`, which it refuses")
+    if getattr(spec, "auto_refusal", None) is not None:
+        always.append("the method's own check of the public facts (the reason it would refuse with) passes")
+    ranks = [r.rank for r in rules]
+    better = sorted((s for s in all_specs.values() if s is not spec and s.private and auto_rules_of(s)
+                     and min(r.rank for r in auto_rules_of(s)) < max(ranks)),
+                    key=lambda s: (min(r.rank for r in auto_rules_of(s)), s.name))
+    pref = ("No other method ranks ahead of it." if not better else
+            "Where the regime of one of these, ranked ahead of it, matches too, that method is chosen: "
             + ", ".join(f"[`{s.name}`]({s.name}.md)" for s in better) + ".")
-    return ("`method=\"auto\"` considers it (rank " + str(spec.auto_rank) + "; the lowest eligible rank "
-            "wins) when " + "; ".join(conditions) + ". " + pref + " See [Choosing a method]"
+    if len(rules) == 1:
+        regimes = (f"(rank {rules[0].rank}; among the methods whose regime matches, the lowest rank wins) when "
+                   + "; ".join(always + rule_conditions(rules[0], spec)) + ".")
+    else:
+        regimes = ("when " + "; ".join(always) + ", in any of these regimes (among the methods whose regime "
+                   "matches, the lowest rank wins):\n\n"
+                   + "\n".join(f"- rank {r.rank}: {rule_conditions(r, spec)[0]}" for r in rules) + "\n\n")
+    return ("`method=\"auto\"` considers it " + regimes + " " + pref + " See [Choosing a method]"
             "(../guide/choosing-a-method.md) and [what `auto` does at a few sizes](auto.md).")
 
 
@@ -373,7 +442,7 @@ def methods_index(specs: dict[str, Any], root: Path) -> str:
         guarantee = spec.guarantee if spec.private else "none: NOT PRIVATE"
         rel, ref = err.get(name, ("-", "-"))
         lines.append(f"| [`{name}`]({name}.md) | {cell(spec.title)} | {yes_no(spec.needs_bounds)} | {guarantee} "
-                     f"| {spec.auto_rank if spec.auto_rank is not None else '-'} | {rel} | {ref} |")
+                     f"| {', '.join(str(r.rank) for r in auto_rules_of(spec)) or '-'} | {rel} | {ref} |")
     lines += ["", "```{toctree}", ":hidden:", "", *sorted(specs), "auto", "```", ""]
     return "\n".join(lines)
 
@@ -393,7 +462,7 @@ def auto_probe(n: int, k: int, bounds: bool) -> tuple[str, str]:
     frame = pd.DataFrame(np.zeros((n, k)), columns=cols).assign(y=0.0)
     declared = {**{c: (0.0, 1.0) for c in cols}, "y": (-1.0, 1.0)} if bounds else None
     try:
-        dpstats.dp_ols("y ~ " + " + ".join(cols), frame, 1.0, 1e-6, bounds=declared, random_state=0,
+        dpstats.dp_ols("y ~ " + " + ".join(cols), frame, AUTO_EPSILON, AUTO_DELTA, bounds=declared, random_state=0,
                        **{PROBE_OPTION: 1})
     except MethodOptionError as err:
         m = re.search(r"method '(\w+)' does not accept", str(err))
@@ -405,8 +474,26 @@ def auto_probe(n: int, k: int, bounds: bool) -> tuple[str, str]:
     raise RuntimeError("the auto probe was not refused: the pipeline no longer checks options after choosing")
 
 
+def _auto_facts(registry: Any, n: int, d: int, bounds: bool) -> Any:
+    """The registry's ``AutoFacts`` for a design of d columns on n rows at the pages' budget (the fields that
+    class declares; without bounds, every covariate and the response are unbounded)."""
+    values = {"n": n, "d": d, "epsilon": AUTO_EPSILON, "delta": AUTO_DELTA, "bounds": bounds,
+              "unbounded": 0 if bounds else d, "null_rows": False}
+    names = {f.name for f in dataclasses.fields(registry.AutoFacts)}
+    return registry.AutoFacts(**{k: v for k, v in values.items() if k in names})
+
+
 def auto_rule(specs: dict[str, Any], n: int, d: int, bounds: bool) -> str | None:
-    """The method ``auto`` should choose by the rule the method pages state (None: no method)."""
+    """The method ``auto`` should choose by the rule the method pages state (None: no method).
+
+    With a registry of regimes (``choose_auto``), the registry's own rule; otherwise the lowest ``auto_rank``
+    among the eligible methods.
+    """
+    from dpstats.methods import registry  # noqa: PLC0415
+
+    if hasattr(registry, "choose_auto") and hasattr(registry, "AutoFacts"):
+        chosen = registry.choose_auto(_auto_facts(registry, n, d, bounds))
+        return None if chosen is None else chosen[0].name
     eligible = [s for s in specs.values() if s.private and s.auto_rank is not None
                 and (bounds or not s.needs_bounds) and (d <= n or s.allows_wide)
                 and n >= (s.auto_min_rows or s.min_rows)(d)]
@@ -429,7 +516,7 @@ def auto_page(specs: dict[str, Any]) -> tuple[str, list[str]]:
              "<!-- generated by docs/_ext/dpstats_site.py: do not edit -->", "",
              "Decided by the pipeline itself when the site was built (with every size and every declared "
              "bound public; nothing is read or spent to decide), for `y ~ x1 + ... + xk` (d = k + 1 with the "
-             "intercept). \"named, without bounds\": the private methods that need no bounds and accept "
+             f"intercept) at epsilon = {AUTO_EPSILON:g}, delta = {AUTO_DELTA:g}. \"named, without bounds\": the private methods that need no bounds and accept "
              "this n when named with `method=...` (their minimum rows); `auto` considers only some of them, "
              "at larger n (see each method's page).", "",
              "| n | d | bounds declared for every column | `auto` | named, without bounds |", "|---|---|---|---|---|"]
@@ -495,8 +582,9 @@ def example_snippet(specs: dict[str, Any], root: Path) -> str:
             measured = (f"; on the real-data benchmark at epsilon = 1 it refused {bench['refused']} of fits, "
                         f"with a median relative error of {bench['median rel. error (headline)']} over the fits "
                         "it released" if bench else "")
-            auto = ("" if spec.auto_rank is None else
-                    f"; `auto` considers it from n = {(spec.auto_min_rows or spec.min_rows)(d):,}")
+            rules = auto_rules_of(spec)
+            auto = ("" if not rules else "; `auto` considers it from n = "
+                    f"{min((getattr(r, 'min_rows', None) or spec.min_rows)(d) for r in rules):,}")
             lines.append(f"  - [`{name}`](../methods/{name}.md) ({spec.citation}): minimum n = {spec.min_rows(d):,}"
                          f"{auto}; {spec.regimes}{measured}.")
     else:
@@ -695,6 +783,7 @@ def notebook_summary(path: Path) -> tuple[str, str, bytes | None]:
 
 def vignettes(root: Path, out: Path) -> list[Path]:
     """Copy the stored notebooks into the site and write the gallery page; returns the files written."""
+    out.mkdir(parents=True, exist_ok=True)  # docs/vignettes/ is generated: absent from a fresh clone
     written = []
     entries = []
     for nb in sorted((root / "vignettes").glob("[0-9][0-9]-*.ipynb")):
