@@ -7,7 +7,8 @@ Checks (numpydoc's validation, :mod:`numpydoc.validate`, on every object autodoc
   :data:`ALL_CHECKS`;
 * on the functions and classes listed in the API reference (the public names themselves, not their
   methods, nor the exception and warning classes, whose use the privacy model's table of refusals
-  documents): also :data:`ENTRY_CHECKS` (an ``Examples`` section).
+  documents): also :data:`ENTRY_CHECKS` (an ``Examples`` section, and a ``Raises`` section when the
+  function, or the class's constructor, raises in its own body: ``RS01``, a check of dpstats).
 
 A check on a class accepts parameters documented under ``Attributes`` (the dataclasses document their
 fields there), ``RT01`` is not asked of properties, and ``PR01`` ignores ``*args``/``**kwargs`` of
@@ -49,7 +50,10 @@ ALL_CHECKS = frozenset({
     "RT01",  # no Returns section, for a callable that returns something
 })
 #: further checks for the public functions and classes themselves (the entries of the API reference)
-ENTRY_CHECKS = frozenset({"EX01"})  # no Examples section
+ENTRY_CHECKS = frozenset({
+    "EX01",  # no Examples section
+    "RS01",  # (dpstats) raises an exception in its own body but has no Raises section
+})
 
 _seen: set[str] = set()
 
@@ -92,7 +96,34 @@ def _errors(obj: Any, what: str) -> list[tuple[str, str]]:
             errors.append(("PR01", f"Parameters {{{', '.join(params)}}} not documented"))
     if what == "property" or isinstance(obj, property):
         errors = [(c, m) for c, m in errors if c != "RT01"]
+    if what in ("function", "class") and _raises_without_section(obj):
+        errors.append(("RS01", "raises an exception in its own body but has no Raises section"))
     return errors
+
+
+def _raises_without_section(obj: Any) -> bool:
+    """True when a function (a class: its ``__init__``/``__post_init__``) of dpstats has a ``raise`` statement
+    of its own and its docstring no ``Raises`` section (exceptions raised by the functions it calls are not
+    seen: this catches the refusals a public function states itself)."""
+    import ast  # noqa: PLC0415
+    import textwrap  # noqa: PLC0415
+
+    from numpydoc.docscrape import get_doc_object  # noqa: PLC0415
+
+    if isinstance(obj, type):
+        targets = [vars(obj)[m] for m in ("__init__", "__post_init__") if m in vars(obj)]
+    else:
+        targets = [obj]
+    raises = False
+    for target in targets:
+        if not inspect.isfunction(target) or not getattr(target, "__module__", "").startswith("dpstats"):
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(target)))
+        except (OSError, TypeError, SyntaxError):
+            continue
+        raises = raises or any(isinstance(node, ast.Raise) for node in ast.walk(tree))
+    return raises and not get_doc_object(obj)["Raises"]
 
 
 def _init_parameters(cls: type) -> list[str]:

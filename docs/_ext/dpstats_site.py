@@ -1,6 +1,8 @@
 """Pages generated at build time from the package itself, so that they cannot go stale.
 
-Connected to Sphinx's ``builder-inited`` event (before any page is read), it writes, under ``docs/``:
+Connected to Sphinx's ``config-inited`` event (before Sphinx lists the source files, so that a fresh
+checkout's first build finds the generated pages and autosummary writes their stubs), it writes, under
+``docs/``:
 
 * ``methods/index.md`` and ``methods/<name>.md``: one page per registered method, read from its
   :class:`~dpstats.methods.registry.MethodSpec` (title, citation, needs bounds, guarantee, options with
@@ -817,8 +819,8 @@ def vignettes(root: Path, out: Path) -> list[Path]:
 
 # -- Sphinx hooks ---------------------------------------------------------------------------------------------------
 
-def generate(app: Sphinx) -> None:
-    """Write every generated page (``builder-inited``)."""
+def generate(app: Sphinx, config: Any = None) -> None:
+    """Write every generated page (``config-inited``)."""
     from sphinx.util import logging  # noqa: PLC0415
 
     import dpstats  # noqa: F401, PLC0415  (registers the methods)
@@ -873,6 +875,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     import logging as std_logging  # noqa: PLC0415
 
     std_logging.getLogger("sphinx.sphinx.directives.other").addFilter(_EmptyProofsGlob())
-    app.connect("builder-inited", generate, priority=100)  # before autosummary reads the generated API pages
+    # config-inited: before the source files are listed (at builder-inited they already are, and autosummary,
+    # which writes its stubs then, would miss the API pages of a fresh checkout)
+    app.connect("config-inited", generate)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
 
