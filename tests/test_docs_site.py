@@ -15,6 +15,7 @@ CI step of its own, after the tests (``.ci/run``).
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import sys
 from pathlib import Path
@@ -170,6 +171,8 @@ def test_a_method_with_several_auto_regimes_gets_them_on_its_page():
     assert "n mu < 300, where mu is the Gaussian-DP parameter" in page and "(it reports intervals there)" in page
     assert "- rank 5: some variable has no declared bounds;" in page and "n < 20,000; n mu >= 40" in page
     assert "Evidence: measured best there" in page
+    # without bounds only the rank-5 regime applies: from n * mu >= 40 at the pages' budget
+    assert dpstats_site.auto_start_without_bounds(spec, 2) == math.ceil(40.0 / dpstats_site._example_mu())
     assert "| [`regimes`](regimes.md) | Regimes | no | worst-case | 2, 5 |" in dpstats_site.methods_index(specs, ROOT)
 
 
@@ -243,3 +246,29 @@ def test_gallery_lists_every_vignette(tmp_path):
         assert (tmp_path / notebook.name).read_bytes() == notebook.read_bytes()
         assert f"({notebook.name})" in index
         assert (tmp_path / "_thumbs" / f"{notebook.stem}.png").exists()
+
+
+def test_choosing_a_method_lists_every_registered_method():
+    specs = dict(available_methods())
+    table = dpstats_site.needs_snippet(specs)
+    for name in specs:
+        assert f"| [`{name}`](../methods/{name}.md) |" in table
+    page = (DOCS / "guide" / "choosing-a-method.md").read_text()
+    assert "```{include} ../methods/_needs.md" in page and "```{include} ../methods/_example.md" in page
+
+
+def test_the_newcomer_question_is_answered():
+    """"Which method should I use for 800 rows without bounds, what will it cost, and how do I cite it":
+    the worked example of guide/choosing-a-method.md says what auto does at that size with and without bounds
+    and names each bound-free method that accepts it with its paper; the page says what it costs and how to
+    cite; each method's page has its paper and a "How to cite" section (test_every_registered_method_gets_a_page).
+    """
+    specs = dict(available_methods())
+    snippet = dpstats_site.example_snippet(specs, ROOT)
+    assert dpstats_site.EXAMPLE_ROWS == 800
+    assert "`method=\"auto\"` without bounds" in snippet and "With bounds declared" in snippet
+    for name in dpstats_site.bound_free_at(specs, 800, dpstats_site.EXAMPLE_COVARIATES + 1):
+        assert f"[`{name}`](../methods/{name}.md) ({specs[name].citation})" in snippet
+    page = (DOCS / "guide" / "choosing-a-method.md").read_text()
+    for question in ("**Which method.**", "**What it will cost.**", "**How to cite it.**"):
+        assert question in page
