@@ -134,6 +134,7 @@ def test_a_new_method_gets_a_page_from_its_spec_and_options():
     assert "`width` (default: `2.5`)\n: The width, from field metadata." in page
     assert "`bootstrap` (int; default: `1000`)\n: Number of parametric bootstrap replicates" in page  # "As for"
     assert "rank 99" in page and "not written yet (`docs/proofs/newmethod.md`)" in page
+    assert "## Privacy argument" not in page  # no module of dpstats implements it
     assert "has no run of `newmethod` yet" in page
 
 
@@ -211,6 +212,8 @@ def test_a_proof_page_is_linked_from_its_method_page():
             assert f"[{spec.proof}](../proofs/{name}.md)" in page
         else:
             assert f"not written yet (`{spec.proof}`)" in page
+            if spec.private:  # until then, the argument as the module states it
+                assert "## Privacy argument" in page and dpstats_site.method_module(spec).__doc__.strip()[:40] in page
 
 
 def test_the_auto_rule_the_pages_state_is_the_pipelines():

@@ -371,7 +371,8 @@ def method_page(spec: Any, all_specs: dict[str, Any], docs: Path, root: Path) ->
     """The Markdown page of one method."""
     proof = root / spec.proof
     proof_link = (f"[{spec.proof}](../proofs/{spec.name}.md)" if proof.exists()
-                  else f"not written yet (`{spec.proof}`)")
+                  else f"not written yet (`{spec.proof}`)" + ("; the module's own argument is under \"Privacy "
+                                                              "argument\" below" if interim_proof(spec) else ""))
     facts = [
         ("Use it", f"`dpstats.dp_ols(formula, data, epsilon, delta, method=\"{spec.name}\", ...)`"),
         ("Paper", spec.citation),
@@ -392,6 +393,8 @@ def method_page(spec: Any, all_specs: dict[str, Any], docs: Path, root: Path) ->
              "| | |", "|---|---|", *[f"| {k} | {cell(v)} |" for k, v in facts], ""]
     if spec.raw_units_warning:
         lines += [f"```{{note}}\n{spec.raw_units_warning}\n```", ""]
+    if not proof.exists() and spec.private:
+        lines += interim_proof(spec)
     lines += ["## Options", ""]
     entries = option_entries(spec)
     if not entries:
@@ -412,6 +415,33 @@ def method_page(spec: Any, all_specs: dict[str, Any], docs: Path, root: Path) ->
     if more:
         lines += ["## Further reading", "", *[f"- {p}" for p in more], ""]
     return "\n".join(lines)
+
+
+def method_module(spec: Any) -> Any:
+    """The module that implements a method: ``dpstats.methods.<name>`` (a module or a subpackage), else the
+    module of its fit function; None when neither can be imported."""
+    import importlib  # noqa: PLC0415
+
+    for name in (f"dpstats.methods.{spec.name}", getattr(spec.fit, "__module__", None)):
+        if name and name.startswith("dpstats."):
+            try:
+                return importlib.import_module(name)
+            except ImportError:
+                continue
+    return None
+
+
+def interim_proof(spec: Any) -> list[str]:
+    """Until ``docs/proofs/<name>.md`` exists: the privacy argument as the method's module docstring states it."""
+    module = method_module(spec)
+    doc = inspect.getdoc(module) if module is not None else None
+    if not doc:
+        return []
+    fence = "`" * max(4, 1 + max((len(m) for m in re.findall(r"`+", doc)), default=0))
+    return ["## Privacy argument", "",
+            f"The proof page `{spec.proof}` is not written yet. Until it is, here is the method's description and "
+            f"privacy argument as its module (`{module.__name__}`) states them:", "",
+            f"{fence}text", doc, fence, ""]
 
 
 def _version() -> str:
