@@ -918,6 +918,9 @@ def generate(app: Sphinx, config: Any = None) -> None:
     api = api_pages(docs / "api")
     remove_stale(docs / "api", api, "*.rst")
     remove_stale(docs / "api", api, "*.md")
+    # autosummary's stubs of names no longer public (it writes stubs, it never deletes them)
+    stubs = docs / "api" / "generated"
+    remove_stale(stubs, [stubs / f"{name}.rst" for name in documented_names() | documented_constants()], "*.rst")
     vig = vignettes(root, docs / "vignettes")
     remove_stale(docs / "vignettes", vig, "*.ipynb")
 
