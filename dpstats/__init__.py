@@ -1,9 +1,18 @@
 """dpstats: differentially private linear regression with an R-style formula interface.
 
+:func:`dp_ols` fits a formula with one of several published private
+estimators (:func:`available_methods`) and returns a
+:class:`DPRegressionResults` with a summary, standard errors where they can
+be trusted, a :class:`PrivacyReport` and the minimax theory at this n, d,
+epsilon and delta.  Bounds and factor levels are public facts, declared by
+the caller; a :class:`PrivacyAccountant` caps the budget of many fits.
+
 >>> import dpstats
 >>> df = dpstats.datasets.load("diamonds")
 >>> res = dpstats.dp_ols("price ~ carat + C(cut)", df, epsilon=1.0, delta=1e-6,
 ...                      bounds={"carat": (0, 3), "price": (0, 20000)}, random_state=0)
+>>> res.method, res.nobs
+('adassp', 53940)
 >>> print(res.summary())  # doctest: +SKIP
 """
 

@@ -45,45 +45,54 @@ def dp_ols(
 ) -> DPRegressionResults:
     """Fit a linear regression with differential privacy from an R-style formula.
 
+    The formula and the declared bounds and levels give the public design;
+    the budget is reserved (in ``accountant``, if given) before any data are
+    read; the method (``"auto"``: chosen from public facts) releases noisy
+    statistics through the fit's ledger; and the result holds only released
+    values and what follows from them.
+
     Parameters
     ----------
-    formula:
-        patsy formula, e.g. ``"np.log(price) ~ log(carat) + C(cut, levels=['Fair', 'Good'])"``.
+    formula : str
+        patsy formula, e.g. ``"np.log(price) ~ np.log(carat) + C(cut, levels=['Fair', 'Good'])"``.
         Factor levels must be public (declared in the formula, in ``levels=``
         or by a pandas Categorical dtype).  Factor code is limited to row-wise
         operations (:mod:`dpstats.formula.language`: arithmetic, comparisons,
         log/exp/sqrt/abs and the other elementwise functions, ``poly(x, k)``
         as raw powers, splines with literal knots and bounds), checked before
         any data are read; ``y ~ .`` stands for every other column.
-    data:
-        pandas DataFrame or dict of equal-length arrays; or, for data larger
-        than memory, a path, glob or list of paths to CSV or Parquet files (or
-        a directory of Parquet files), a ``dask.dataframe.DataFrame``, or a
+    data : pandas.DataFrame, dict, str, path, list of paths, dask.dataframe.DataFrame or source
+        A DataFrame or dict of equal-length arrays; or, for data larger than
+        memory, a path, glob or list of paths to CSV or Parquet files (or a
+        directory of Parquet files), a Dask DataFrame, or a
         :mod:`dpstats.rows.sources` source.  Those are read chunk by chunk (on
         a Dask cluster: where the partitions live, with only aggregates sent
         back) with the same public design as in memory, by every method (see
         ``docs/scale.md``).
-    epsilon, delta:
-        Privacy budget of this fit (epsilon > 0, 0 < delta < 1; choose delta
-        well below 1/n).  ``epsilon=float('inf')`` only with ``method='ols'``.
-    method:
-        A registered method name (see :func:`dpstats.methods.available_methods`)
-        or ``"auto"``, which decides from public facts (n, d, which bounds were
+    epsilon : float
+        Privacy budget of this fit, 0 < epsilon <= 100; ``float('inf')`` only
+        with ``method='ols'`` (the non-private reference).
+    delta : float
+        Privacy budget of this fit, 1e-12 <= delta < 1; choose it well below 1/n.
+    method : str
+        A registered method name (see :func:`dpstats.available_methods`) or
+        ``"auto"``, which decides from public facts (n, d, which bounds were
         given) and records why in the report.
-    bounds:
+    bounds : dict of str to (float, float), optional
         Public ranges ``{name: (lo, hi)}`` of raw variables, design columns, or
         the response as patsy writes it (e.g. ``"I(a / (a + b))"``), from
         domain knowledge; each must be finite with lo < hi.  Methods that need
         them clip the data to them.
-    accountant:
-        A :class:`~dpstats.privacy.accountant.PrivacyAccountant` the fit draws
-        from; a fit that would overspend it is refused before touching the data.
-    random_state:
-        ``None`` (the operating-system CSPRNG, the default for real releases), an int seed
-        or a Generator (reproducible; the report says the noise was seeded).
-    levels:
+    accountant : PrivacyAccountant, optional
+        The budget the fit draws from; a fit that would overspend it is
+        refused before touching the data.
+    random_state : int, numpy.random.Generator or None
+        ``None`` (the operating-system CSPRNG, the default for real releases),
+        an int seed or a Generator (reproducible, for research and tests; the
+        report says the noise was seeded).
+    levels : dict of str to list, optional
         Public factor levels ``{variable: [level, ...]}``.
-    missing:
+    missing : {"raise", "drop"}
         ``"raise"`` (default: a missing value in a variable the formula uses
         is refused) or ``"drop"``: each incomplete row becomes a public null
         row (zero design row and response, after clipping) that adds nothing
@@ -92,28 +101,78 @@ def dp_ols(
         the methods whose releases are sums over rows (``ssp``, ``adassp``,
         ``noisy_ols``, ``lasso``, ``dpsgd``; ``method="auto"`` chooses among
         them); the non-private ``ols`` drops the rows.
-    allow_data_levels:
+    allow_data_levels : bool
         Accept factor levels read from the data; reported as a leak.
-    rescale:
+    rescale : bool
         When every column and the response have declared bounds, centre and
         scale them to [-1, 1] with those public numbers before fitting and map
         the coefficients back (post-processing; see :mod:`dpstats.scaling`).
         This usually improves private fits a lot; ``False`` fits on the raw
         design.
-    chunksize:
+    chunksize : int, optional
         Rows per chunk for files (default 131072), or, with a DataFrame,
         process it in chunks of this many rows (same result as in one piece).
-    eval_env:
+    eval_env : object, optional
         Deprecated and ignored (a ``DeprecationWarning`` says so): formulas
         are evaluated in dpstats's own namespace of row-wise functions
         (:mod:`dpstats.formula.language`), never in the caller's, so the
         formula cannot call code that reads across rows.
-    **options:
-        Method-specific options (e.g. ``rho=`` for adassp).
+    **options
+        Method-specific options (e.g. ``rho=`` for adassp; each method's page
+        lists its options and their defaults).
 
     Returns
     -------
     DPRegressionResults
+        The released coefficients (``params``), standard errors and intervals
+        where the method gives them, ``summary()``, ``predict()``, the privacy
+        report (``privacy``) and the theory (``error_bounds``).
+
+    Raises
+    ------
+    InvalidPrivacyParameterError
+        epsilon or delta out of range (``UnsupportedPrivacyParameterError``
+        outside the supported range), a private method with an infinite
+        epsilon, or ``ols`` with a finite one.  Nothing is spent.
+    UnknownMethodError, MethodOptionError
+        An unknown method, or an option it does not accept or out of range.
+        Nothing is spent.
+    BudgetExceededError
+        The accountant cannot cover (epsilon, delta).  Nothing is spent.
+    FormulaError, UndeclaredLevelsError, DisallowedExpressionError, TransformDomainError
+        The formula cannot be evaluated privately (a syntax error, levels
+        that would be read from the data, code that reads across rows, a
+        transform undefined inside the declared bounds).  Nothing is spent.
+    MissingBoundsError, InsufficientDataError, SingularDesignError
+        The method needs bounds that were not declared, or n is too small
+        for it (``"auto"``: for every method it may choose).  Nothing is spent.
+    MissingDataError, NonFiniteValueError
+        The data are outside the guarantee's domain (a missing or non-finite
+        value where no declared bound settles it); the message is the same
+        whatever the value.
+    DPStatsError
+        A refusal after a release (for example ``PTRFailure`` of ``tukey``)
+        or an internal failure (``InternalFitError``); the exception's
+        ``privacy_spent`` says what was spent.
+
+    See Also
+    --------
+    dp_ols_arrays : The same fit from arrays.
+    PrivacyAccountant : A budget shared by several fits.
+
+    Examples
+    --------
+    >>> import dpstats
+    >>> df = dpstats.datasets.load("diamonds")
+    >>> res = dpstats.dp_ols("np.log(price) ~ np.log(carat) + C(cut, Treatment('Ideal'))", df,
+    ...                      epsilon=1.0, delta=1e-6, bounds={"carat": (0.2, 5.01), "price": (326, 18823)},
+    ...                      random_state=0)
+    >>> res.method
+    'adassp'
+    >>> res.params.index[-1]
+    'np.log(carat)'
+    >>> res.privacy.epsilon_spent <= 1.0
+    True
     """
     if eval_env is not None:
         warnings.warn("dp_ols(eval_env=...) is deprecated and ignored: formulas are evaluated in dpstats's own "
@@ -155,38 +214,66 @@ def dp_ols_arrays(
 
     Parameters
     ----------
-    X:
-        n x d array of covariates (any array-like; a DataFrame's column names
-        are used when ``column_names`` is not given).
-    y:
+    X : array_like
+        n x d array of covariates (a DataFrame's column names are used when
+        ``column_names`` is not given).
+    y : array_like
         Length-n response.
-    epsilon, delta, method, accountant, random_state, rescale, **options:
-        As in :func:`dpstats.dp_ols`.
-    x_bounds:
+    epsilon : float
+        Privacy budget of this fit, as in :func:`dpstats.dp_ols`.
+    delta : float
+        Privacy budget of this fit, as in :func:`dpstats.dp_ols`.
+    method : str
+        A registered method name or ``"auto"``.
+    x_bounds : (float, float) or array_like of shape (d, 2), optional
         Public ranges of the columns: one pair ``(lo, hi)`` for every column,
-        or d pairs (one per column, an array of shape (d, 2)).  Never derive
-        them from the data.
-    y_bounds:
+        or one pair per column.  Never derive them from the data.
+    y_bounds : (float, float), optional
         Public range ``(lo, hi)`` of the response.
-    column_names:
+    column_names : sequence of str, optional
         Names of the d columns (default: a DataFrame's columns, else
         ``x1 .. xd``, as statsmodels names array columns).
-    response_name:
+    response_name : str
         Name of the response in the report (default ``"y"``).
-    intercept:
+    intercept : bool
         Prepend an ``Intercept`` column of ones (default False, as statsmodels'
         array interface; the formula interface adds one as R does).
+    accountant : PrivacyAccountant, optional
+        As in :func:`dpstats.dp_ols`.
+    random_state : int, numpy.random.Generator or None
+        As in :func:`dpstats.dp_ols`.
+    rescale : bool
+        As in :func:`dpstats.dp_ols`.
+    **options
+        Method-specific options (e.g. ``sparsity=`` for the lasso).
 
     Returns
     -------
     DPRegressionResults
-        ``predict`` takes a DataFrame with the column names; for arrays use
-        ``X_new @ res.params``.
+        As from :func:`dpstats.dp_ols`; ``predict`` takes a DataFrame with the
+        column names (for arrays use ``X_new @ res.params``).
+
+    Raises
+    ------
+    DataTypeError, MissingDataError
+        X is not an n x d numeric array or y does not have n values; a value
+        is NaN or infinite.  Nothing is spent.
+    InvalidBoundsError
+        ``x_bounds`` or ``y_bounds`` is malformed.  Nothing is spent.
+    DPStatsError
+        Every refusal of :func:`dpstats.dp_ols` after the design.
 
     Examples
     --------
-    >>> res = dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="lasso", x_bounds=(-1, 1), y_bounds=(-10, 10),
-    ...                             sparsity=5)  # doctest: +SKIP
+    >>> import numpy as np
+    >>> import dpstats
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(2000, 3))
+    >>> y = X @ np.array([1.0, -2.0, 0.5]) + rng.normal(0, 0.1, size=2000)
+    >>> res = dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="ssp", x_bounds=(-1, 1), y_bounds=(-4, 4),
+    ...                             random_state=0)
+    >>> list(res.params.index)
+    ['x1', 'x2', 'x3']
     """
     data = ArrayData(X, y, x_bounds=x_bounds, y_bounds=y_bounds, column_names=column_names,
                      response_name=response_name, intercept=intercept)

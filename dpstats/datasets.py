@@ -28,7 +28,10 @@ _list = list
 
 
 class UnknownDatasetError(DPStatsError, KeyError):
-    """``load``/``describe`` was given a name that is not a bundled data set."""
+    """``load``/``describe`` was given a name that is not a bundled data set.
+
+    The message lists the bundled data sets.
+    """
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable
         return str(self.args[0]) if self.args else ""
@@ -38,11 +41,39 @@ class UnknownDatasetError(DPStatsError, KeyError):
 class DatasetInfo:
     """Facts about a bundled data set (all public: from its documentation, not its values).
 
-    ``levels`` are the public factor levels the loader applies as Categorical
-    dtypes; ``documented_ranges`` are public ranges of numeric variables and
-    ``ranges_source`` says where they come from; ``example_formula`` is the
-    formula of the examples (``dpstats example`` for diamonds) and
-    ``example_note`` the public facts behind its choices.
+    Attributes
+    ----------
+    name : str
+        The name :func:`load` takes.
+    file : str
+        The packaged file.
+    title : str
+        What the data are.
+    source : str
+        Where the file comes from.
+    licence : str
+        The licences of the package it comes from and of the data.
+    n_rows : int
+        Number of rows.
+    levels : dict of str to list
+        Public factor levels, which :func:`load` applies as Categorical dtypes.
+    documented_ranges : dict of str to (float, float)
+        Public ranges of numeric variables, usable as ``bounds=``.
+    example_formula : str
+        The formula of the examples (``dpstats example`` for diamonds).
+    drop_columns : tuple of str
+        Columns the examples leave out.
+    ranges_source : str
+        Where ``documented_ranges`` come from.
+    example_note : str
+        The public facts behind the example's choices.
+
+    Examples
+    --------
+    >>> import dpstats
+    >>> info = dpstats.datasets.describe("diamonds")
+    >>> info.n_rows, info.documented_ranges["carat"]
+    (53940, (0.2, 5.01))
     """
 
     name: str
@@ -108,12 +139,46 @@ _DATASETS: dict[str, DatasetInfo] = {
 
 
 def list() -> _list:  # noqa: A001 - mirrors the documented API dpstats.datasets.list()
-    """Names of the bundled data sets."""
+    """Names of the bundled data sets.
+
+    Returns
+    -------
+    list of str
+        The names :func:`load` and :func:`describe` take, sorted.
+
+    Examples
+    --------
+    >>> import dpstats
+    >>> dpstats.datasets.list()
+    ['diamonds', 'mtcars', 'penguins']
+    """
     return sorted(_DATASETS)
 
 
 def describe(name: str) -> DatasetInfo:
-    """Provenance, licence, public levels and public ranges of a bundled data set (a copy)."""
+    """Provenance, licence, public levels and public ranges of a bundled data set.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`list`.
+
+    Returns
+    -------
+    DatasetInfo
+        A copy (changing it changes nothing in the package).
+
+    Raises
+    ------
+    UnknownDatasetError
+        ``name`` is not a bundled data set.
+
+    Examples
+    --------
+    >>> import dpstats
+    >>> dpstats.datasets.describe("penguins").levels["species"]
+    ['Adelie', 'Chinstrap', 'Gentoo']
+    """
     if not isinstance(name, str) or name not in _DATASETS:
         raise UnknownDatasetError(f"unknown data set {name!r}; bundled: {', '.join(list())}")
     info = _DATASETS[name]
@@ -130,7 +195,33 @@ def _data_file(filename: str):
 
 
 def load(name: str) -> pd.DataFrame:
-    """Load a bundled data set as a DataFrame with public Categorical levels."""
+    """Load a bundled data set as a DataFrame with public Categorical levels.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`list`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The data; each factor has a Categorical dtype with its documented
+        levels (``describe(name).levels``), so formulas need not declare them.
+
+    Raises
+    ------
+    UnknownDatasetError
+        ``name`` is not a bundled data set.
+
+    Examples
+    --------
+    >>> import dpstats
+    >>> df = dpstats.datasets.load("diamonds")
+    >>> df.shape
+    (53940, 10)
+    >>> df["cut"].cat.categories.tolist()
+    ['Fair', 'Good', 'Very Good', 'Premium', 'Ideal']
+    """
     info = describe(name)
     with _data_file(info.file).open("rb") as fh:
         df = pd.read_csv(fh, compression="gzip")

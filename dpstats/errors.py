@@ -128,6 +128,13 @@ class IllConditionedDesignError(DPStatsError, RuntimeError):
     (a noisy lower bound on the smallest eigenvalue of X^T X).  The refusal is
     post-processing of that release, so the spend is exactly the check's;
     ``privacy_spent`` holds it as (epsilon, delta) and the message states it.
+
+    Parameters
+    ----------
+    message : str
+        What was refused and why, from public facts and released values.
+    privacy_spent : tuple of float
+        The (epsilon, delta) the check spent.
     """
 
     def __init__(self, message: str, privacy_spent: tuple[float, float]) -> None:
@@ -143,6 +150,19 @@ class PTRFailure(DPStatsError, RuntimeError):
     spent before refusing, ``hint`` says in words what makes the test pass
     more often, and ``noisy_statistic`` / ``threshold`` are the released noisy
     distance-to-unsafety bound and the value it had to exceed.
+
+    Parameters
+    ----------
+    message : str
+        What the test found, from released values.
+    privacy_spent : tuple of float
+        The (epsilon, delta) spent before refusing.
+    hint : str
+        What makes the test pass more often (appended to the message).
+    noisy_statistic : float, optional
+        The released noisy distance to an unsafe data set.
+    threshold : float, optional
+        The value it had to exceed.
     """
 
     def __init__(self, message: str, *, privacy_spent: tuple[float, float], hint: str,
@@ -161,6 +181,15 @@ class InternalFitError(DPStatsError, RuntimeError):
     names the stage and the original exception's type only (also in
     ``original_type``).  ``privacy_spent`` is what the fit's ledger charged
     before the failure, and the accountant was settled with it.
+
+    Parameters
+    ----------
+    message : str
+        The stage that failed and the original exception's type.
+    privacy_spent : tuple of float
+        The (epsilon, delta) charged before the failure.
+    original_type : str
+        The name of the original exception's type.
     """
 
     def __init__(self, message: str, *, privacy_spent: tuple[float, float], original_type: str) -> None:
@@ -198,6 +227,15 @@ class BudgetFileError(DPStatsError, RuntimeError):
     Raised by ``PrivacyAccountant(..., path=...)`` and ``dpstats budget show``.
     The file is never reset or overwritten: a custodian must look at it.
     ``path`` is the file and ``reason`` says what is wrong in a few words.
+
+    Parameters
+    ----------
+    message : str
+        What is wrong and what to do.
+    path : str
+        The budget file.
+    reason : str
+        What is wrong, in a few words.
     """
 
     def __init__(self, message: str, *, path: str = "", reason: str = "") -> None:
@@ -213,6 +251,13 @@ class SettlementError(DPStatsError, RuntimeError):
     the accountant counts the whole reserved budget as spent until a
     custodian settles it.  ``privacy_spent`` is what the fit's ledger charged;
     no released value travels with this error or its chain.
+
+    Parameters
+    ----------
+    message : str
+        What failed while settling.
+    privacy_spent : tuple of float
+        The (epsilon, delta) the fit's ledger charged.
     """
 
     def __init__(self, message: str, *, privacy_spent: tuple[float, float]) -> None:
@@ -226,6 +271,15 @@ class BudgetMismatchError(BudgetFileError):
     Pass the stored budget (or use ``PrivacyAccountant.open(path)``), or
     ``allow_budget_change=True`` to change it on purpose (the change is logged
     in the file).
+
+    Parameters
+    ----------
+    message : str
+        The stored and the requested budgets, and what to do.
+    path : str
+        The budget file.
+    reason : str
+        What is wrong, in a few words.
     """
 
 

@@ -44,7 +44,26 @@ _FACTOR_COLUMN = re.compile(r"^C\((?P<var>[^,()]+)(?:,.*)?\)\[(?:T\.)?(?P<level>
 
 
 def short_name(column: str) -> str:
-    """A readable label for a patsy column: ``C(cut, Treatment('Ideal'))[T.Good]`` -> ``cut: Good``."""
+    """A readable label for a patsy design column.
+
+    Parameters
+    ----------
+    column : str
+        A design column name.
+
+    Returns
+    -------
+    str
+        ``var: level`` for a factor's dummy column, else the name unchanged.
+
+    Examples
+    --------
+    >>> from dpstats.plotting import short_name
+    >>> short_name("C(cut, Treatment('Ideal'))[T.Good]")
+    'cut: Good'
+    >>> short_name("np.log(carat)")
+    'np.log(carat)'
+    """
     m = _FACTOR_COLUMN.match(column)
     return f"{m.group('var').strip()}: {m.group('level')}" if m else column
 
@@ -63,35 +82,54 @@ def coef_plot(results: Any, *, alpha: float = 0.05, reference: "pd.Series | Mapp
 
     Parameters
     ----------
-    results:
-        A :class:`~dpstats.DPRegressionResults`, or a mapping ``{label: results}``
-        to compare several fits (drawn side by side in each row).
-    alpha:
+    results : DPRegressionResults or dict of str to DPRegressionResults
+        One fit, or a mapping ``{label: results}`` to compare several fits
+        (drawn side by side in each row).
+    alpha : float
         Intervals are ``conf_int(alpha)`` where the method provides them;
         a fit without private intervals is drawn as points only and its legend
         entry says so.
-    reference:
+    reference : pandas.Series or dict of str to float, optional
         Coefficients to mark beside the estimates (the truth of a simulation,
         or OLS on public data), indexed by coefficient name; names not in it
         are skipped.
-    reference_label:
+    reference_label : str
         Legend label of ``reference``.
-    terms:
+    terms : sequence of str or callable, optional
         The coefficients to show: a list of names (in that order) or a
         predicate on the name.  Default: all, in the design's order.
-    drop_intercept:
+    drop_intercept : bool
         Leave out ``Intercept`` (its scale often dwarfs the others).
-    short_names:
+    short_names : bool
         Label factor columns as ``cut: Good`` instead of patsy's
         ``C(cut, Treatment('Ideal'))[T.Good]``.
-    ax:
-        Axes to draw on.
-    title:
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on (default: a new figure).
+    title : str, optional
         Axes title (default: the formula of the first fit).
 
     Returns
     -------
-    matplotlib Axes
+    matplotlib.axes.Axes
+        The axes drawn on.
+
+    Raises
+    ------
+    ImportError
+        matplotlib is not installed (``pip install "dpstats[plot]"``).
+    ValueError
+        No fit, terms that are not coefficients, or no coefficient left.
+
+    Examples
+    --------
+    >>> import dpstats
+    >>> from dpstats.plotting import coef_plot
+    >>> df = dpstats.datasets.load("diamonds")
+    >>> res = dpstats.dp_ols("np.log(price) ~ np.log(carat) + C(cut, Treatment('Ideal'))", df, epsilon=1.0,
+    ...                      delta=1e-6, bounds={"carat": (0.2, 5.01), "price": (326, 18823)}, random_state=0)
+    >>> ax = coef_plot(res, drop_intercept=True)
+    >>> len(ax.get_yticklabels())
+    5
     """
     plt = _pyplot()
     fits = dict(results) if isinstance(results, Mapping) else {_fit_label(results): results}
@@ -159,7 +197,44 @@ def privacy_utility(comparison: Any, metric: str | None = None, *, reference: fl
     Draws :meth:`dpstats.Comparison.plot` (median and interquartile band of
     ``metric`` against epsilon, one curve per method) and, if given, a
     horizontal line at ``reference`` (for instance the non-private R^2 of OLS
-    on the same public data).  Returns the Axes.
+    on the same public data).
+
+    Parameters
+    ----------
+    comparison : Comparison
+        The study.
+    metric : {"r2", "coef_error"}, optional
+        The column to plot (default: the study's metric).
+    reference : float, optional
+        A horizontal reference line.
+    reference_label : str
+        Its legend label.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on (default: a new figure).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+
+    Raises
+    ------
+    ImportError
+        matplotlib is not installed.
+    ValueError
+        An unknown metric.
+
+    Examples
+    --------
+    >>> import dpstats
+    >>> from dpstats.plotting import privacy_utility
+    >>> df = dpstats.datasets.load("diamonds")
+    >>> study = dpstats.compare("np.log(price) ~ np.log(carat)", df, methods=["ssp"], epsilons=[0.5, 1.0],
+    ...                         trials=2, data_are_public=True, bounds={"carat": (0.2, 5.01), "price": (326, 18823)},
+    ...                         random_state=0, progress=False, verbose=False)
+    >>> ax = privacy_utility(study, reference=0.93)
+    >>> ax.get_xlabel()
+    'epsilon'
     """
     ax = comparison.plot(metric=metric, ax=ax)
     if reference is not None:
@@ -175,30 +250,50 @@ def error_vs_n(ns: Sequence[float], errors: "Mapping[str, Any]", *, sigma: float
 
     Parameters
     ----------
-    ns:
+    ns : sequence of float
         The sample sizes measured.
-    errors:
+    errors : dict of str to array_like
         ``{label: values}``, where values has one entry per n, or one row per
         n with one column per repetition (then the median is drawn with an
         interquartile band).  NaN entries (say, refused fits) are ignored.
-    sigma:
+    sigma : float
         The noise standard deviation; errors are divided by it, so that they
         are in the units of the bounds.
-    d, epsilon, delta, sparsity, method:
-        When ``d``, ``epsilon`` and ``delta`` are given, the minimax lower
+    d : int, optional
+        Design columns; with ``epsilon`` and ``delta``, the minimax lower
         bound (Thm 18, or Thm 16 with ``sparsity``) and the upper bound of
         ``method`` (where one is known) are drawn first by
-        :func:`dpstats.theory.plot_plan`.  The bounds hold up to unknown
-        constants (set to 1): compare slopes and orders of magnitude, not
-        levels.
-    ax:
-        Axes to draw on.
-    ylabel:
+        :func:`dpstats.plot_plan`.  The bounds hold up to unknown constants
+        (set to 1): compare slopes and orders of magnitude, not levels.
+    epsilon, delta : float, optional
+        The budget of the bounds.
+    sparsity : int, optional
+        The sparsity of the sparse bounds.
+    method : str, optional
+        The method whose upper bound is drawn.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on (default: a new figure).
+    ylabel : str, optional
         Label of the y axis.
 
     Returns
     -------
-    matplotlib Axes
+    matplotlib.axes.Axes
+        The axes drawn on.
+
+    Raises
+    ------
+    ImportError
+        matplotlib is not installed.
+    ValueError
+        No positive sample sizes, a non-positive sigma, or errors of the wrong shape.
+
+    Examples
+    --------
+    >>> from dpstats.plotting import error_vs_n
+    >>> ax = error_vs_n([1000, 10000], {"ssp": [0.5, 0.1]}, d=4, epsilon=1.0, delta=1e-6)
+    >>> ax.get_xscale()
+    'log'
     """
     plt = _pyplot()
     n_arr = np.asarray(ns, dtype=float)

@@ -24,7 +24,7 @@ same declaration with and without corruption.
 The error metric of the paper is ||w - w*||_Sigma; here Sigma is taken as
 the covariance E[x x^T] of the *projected* covariates the regression sees
 (diagonal, computed by one-dimensional quadrature), available as
-:attr:`SimulatedData.covariance` and used by :meth:`SimulatedData.error`.
+``SimulatedData.covariance`` and used by :meth:`SimulatedData.error`.
 
 :func:`sparse_regression_data` simulates the sparse setting of Cai, Wang &
 Zhang (2021) instead: an s-sparse coefficient vector with entries +-1, a
@@ -48,21 +48,32 @@ __all__ = ["SimulatedData", "projected_covariance", "robust_regression_data", "S
 
 @dataclass(frozen=True)
 class SimulatedData:
-    """A simulated data set and its truth.
+    """A simulated data set with corrupted labels and its truth (made by :func:`robust_regression_data`).
 
     Attributes
     ----------
-    frame:
-        DataFrame with columns ``y, x1, ..., xd`` (no intercept column; use the
-        formula ``y ~ x1 + ... + xd - 1``, see :attr:`formula`).
-    w_star:
+    frame : pandas.DataFrame
+        Columns ``y, x1, ..., xd`` (no intercept column; use the formula
+        ``y ~ x1 + ... + xd - 1``, see :attr:`formula`).
+    w_star : numpy.ndarray
         The true coefficients.
-    covariance:
+    covariance : numpy.ndarray
         E[x x^T] of the (projected) covariates: the Sigma of the error metric.
-    corrupted:
+    corrupted : numpy.ndarray
         Boolean mask of the rows whose labels the adversary replaced.
-    sigma, kappa, corruption, label_bound:
-        Public parameters of the simulation; ``label_bound`` bounds |y|.
+    sigma, kappa, corruption : float
+        Public parameters of the simulation.
+    label_bound : float
+        Public bound on ``|y|``.
+
+    Examples
+    --------
+    >>> from dpstats.simulate import robust_regression_data
+    >>> data = robust_regression_data(1000, 3, corruption=0.05, random_state=0)
+    >>> data.formula
+    'y ~ x1 + x2 + x3 - 1'
+    >>> int(data.corrupted.sum())
+    50
     """
 
     frame: pd.DataFrame
@@ -76,14 +87,17 @@ class SimulatedData:
 
     @property
     def X(self) -> np.ndarray:
+        """The covariates as an n x d array."""
         return self.frame[self.columns].to_numpy()
 
     @property
     def y(self) -> np.ndarray:
+        """The (partly corrupted) labels."""
         return self.frame["y"].to_numpy()
 
     @property
     def columns(self) -> list[str]:
+        """The covariates' names, ``x1 .. xd``."""
         return [f"x{j + 1}" for j in range(self.w_star.size)]
 
     @property
@@ -92,24 +106,62 @@ class SimulatedData:
         return "y ~ " + " + ".join(self.columns) + " - 1"
 
     def bounds(self) -> dict[str, tuple[float, float]]:
-        """The public bounds: every covariate in [-1, 1] (unit sphere), |y| <= label_bound."""
+        """The public bounds of the simulation's design.
+
+        Returns
+        -------
+        dict of str to (float, float)
+            Every covariate in [-1, 1] (the unit sphere) and ``|y| <= label_bound``.
+        """
         out = {c: (-1.0, 1.0) for c in self.columns}
         out["y"] = (-self.label_bound, self.label_bound)
         return out
 
     def error(self, w: "np.ndarray | pd.Series") -> float:
-        """||w - w*||_Sigma with Sigma the covariance of the projected covariates."""
+        """The paper's error of an estimate: ``||w - w*||_Sigma``, Sigma the covariance of the projected covariates.
+
+        Parameters
+        ----------
+        w : numpy.ndarray or pandas.Series
+            An estimate of the d coefficients.
+
+        Returns
+        -------
+        float
+            The error.
+        """
         diff = np.asarray(w, dtype=float) - self.w_star
         return float(math.sqrt(diff @ self.covariance @ diff))
 
 
 def projected_covariance(d: int, kappa: float) -> np.ndarray:
-    """E[x x^T] for x = g/||g||, g ~ N(0, diag(kappa, 1, ..., 1)).
+    """The covariance E[x x^T] of x = g/||g||, g ~ N(0, diag(kappa, 1, ..., 1)).
 
-    By sign symmetry it is diagonal.  With U = kappa Z^2 and V ~ chi^2_{d-1},
-    E[U/(U+V)] = int_0^inf E[U e^{-tU}] E[e^{-tV}] dt
-               = int_0^inf kappa (1 + 2 kappa t)^{-3/2} (1 + 2t)^{-(d-1)/2} dt;
+    By sign symmetry it is diagonal.  With U = kappa Z^2 and V ~ chi^2_{d-1}::
+
+        E[U/(U+V)] = int_0^inf E[U e^{-tU}] E[e^{-tV}] dt
+                   = int_0^inf kappa (1 + 2 kappa t)^{-3/2} (1 + 2t)^{-(d-1)/2} dt;
+
     the other d-1 entries share the rest of the unit trace equally.
+
+    Parameters
+    ----------
+    d : int
+        Dimension.
+    kappa : float
+        The first variance before the projection (the others are 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        The d x d diagonal covariance (trace 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.simulate import projected_covariance
+    >>> float(np.trace(projected_covariance(4, kappa=10.0)))
+    1.0
     """
     if d == 1:
         return np.ones((1, 1))
@@ -128,20 +180,40 @@ def robust_regression_data(n: int, d: int, *, kappa: float = 1.0, sigma: float =
 
     Parameters
     ----------
-    n, d:
+    n, d : int
         Rows and covariates.
-    kappa:
-        Sigma = diag(kappa, 1, ..., 1) before the projection onto the sphere.
-    sigma:
+    kappa : float
+        Sigma = diag(kappa, 1, ..., 1) before the projection onto the sphere (>= 1).
+    sigma : float
         Noise z ~ U[-sigma, sigma].
-    corruption:
-        Fraction of labels replaced by the adversary (rows chosen at random).
-    corrupt_scale:
+    corruption : float
+        Fraction of labels replaced by the adversary (rows chosen at random), in [0, 1).
+    corrupt_scale : float, optional
         M, the magnitude of corrupted labels; default 5 (1 + sigma).
-    attack:
+    attack : {"sign", "constant"}
         ``"sign"`` (y = -M sign(w*^T x)) or ``"constant"`` (y = M).
-    random_state:
+    random_state : int, numpy.random.Generator or None
         Seed or Generator (this is data simulation, not a private release).
+
+    Returns
+    -------
+    SimulatedData
+        The data, the truth and the public facts of the design.
+
+    Raises
+    ------
+    ValueError
+        A parameter out of range, or an unknown attack.
+
+    Examples
+    --------
+    >>> import dpstats
+    >>> from dpstats.simulate import robust_regression_data
+    >>> data = robust_regression_data(20_000, 5, corruption=0.05, random_state=1)
+    >>> res = dpstats.dp_ols(data.formula, data.frame, epsilon=1.0, delta=1e-6, method="ssp",
+    ...                      bounds=data.bounds(), random_state=0)
+    >>> data.error(res.params) > 0
+    True
     """
     if not (n >= 1 and d >= 1 and kappa >= 1 and sigma >= 0 and 0 <= corruption < 1):
         raise ValueError("need n, d >= 1, kappa >= 1, sigma >= 0 and 0 <= corruption < 1")
@@ -169,7 +241,26 @@ def robust_regression_data(n: int, d: int, *, kappa: float = 1.0, sigma: float =
 
 
 class SparseRegressionData(NamedTuple):
-    """A draw of :func:`sparse_regression_data`: design, response, true coefficients and their support."""
+    """A draw of :func:`sparse_regression_data`: design, response, true coefficients and their support.
+
+    Attributes
+    ----------
+    X : numpy.ndarray
+        The n x d Rademacher design.
+    y : numpy.ndarray
+        The n responses.
+    beta : numpy.ndarray
+        The d true coefficients (s of them non-zero).
+    support : numpy.ndarray
+        The sorted indices of beta's non-zeros.
+
+    Examples
+    --------
+    >>> from dpstats.simulate import sparse_regression_data
+    >>> X, y, beta, support = sparse_regression_data(100, 20, 3, 0.5, random_state=0)
+    >>> X.shape, support.size
+    ((100, 20), 3)
+    """
 
     X: np.ndarray
     y: np.ndarray
@@ -182,7 +273,7 @@ def sparse_regression_data(n: int, d: int, s: int, sigma: float, *,
     """Simulate y = X beta + N(0, sigma^2) with an s-sparse beta, the sparse setting of Cai, Wang & Zhang (2021).
 
     An instance of their high-dimensional sparse linear model (Sec. 5.4: the lower bound of Thm 16 and the
-    DP-LASSO of Algorithm 4, numbered as in ALGORITHMS.md): beta has s non-zero entries, each -1 or +1 with
+    DP-LASSO of Algorithm 4): beta has s non-zero entries, each -1 or +1 with
     equal probability, on a support drawn uniformly without replacement; a Rademacher design (independent
     entries +-1, so uncorrelated columns, each bounded by the public range [-1, 1]); noise N(0, sigma^2).
 
@@ -192,17 +283,32 @@ def sparse_regression_data(n: int, d: int, s: int, sigma: float, *,
 
     Parameters
     ----------
-    n, d, s:
+    n, d, s : int
         Rows, columns and the number of non-zero coefficients (1 <= s <= d).
-    sigma:
+    sigma : float
         Standard deviation of the noise (>= 0).
-    random_state:
+    random_state : int, numpy.random.Generator or None
         Seed or Generator (this is data simulation, not a private release).
 
     Returns
     -------
     SparseRegressionData
         ``X`` (n x d), ``y`` (n), ``beta`` (d) and ``support`` (the sorted indices of beta's non-zeros).
+
+    Raises
+    ------
+    ValueError
+        A parameter out of range.
+
+    Examples
+    --------
+    >>> import dpstats
+    >>> from dpstats.simulate import sparse_regression_data
+    >>> X, y, beta, support = sparse_regression_data(500, 1000, 5, 0.5, random_state=0)
+    >>> res = dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="lasso", x_bounds=(-1, 1), y_bounds=(-8, 8),
+    ...                             sparsity=5, random_state=0)
+    >>> res.params.size
+    1000
     """
     if not (n >= 1 and 1 <= s <= d and sigma >= 0):
         raise ValueError("need n >= 1, 1 <= s <= d and sigma >= 0")

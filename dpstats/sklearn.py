@@ -4,7 +4,6 @@
 >>> est = DPLinearRegression(method="adassp", epsilon=1.0, delta=1e-6,
 ...                          bounds=[(0, 10), (-5, 5)], y_bounds=(-50, 50), random_state=0)
 >>> est.fit(X, y).predict(X_new)                              # doctest: +SKIP
->>> est.privacy_report_                                       # doctest: +SKIP
 
 It works in a :class:`sklearn.pipeline.Pipeline`, with ``clone``,
 ``get_params``/``set_params`` and grid searches.  Mind two facts that
@@ -69,41 +68,65 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
 
     Parameters
     ----------
-    method:
+    method : str
         A registered method name or ``"auto"`` (see
         :func:`dpstats.available_methods`).
-    epsilon, delta:
+    epsilon : float
         Budget of each fit (replace-one neighbours; n is public).
-    bounds:
+    delta : float
+        Budget of each fit.
+    bounds : dict, array_like of shape (p, 2), (float, float) or None
         Public ranges of the input columns, from domain knowledge (never from
-        the data): a dict ``{column name: (lo, hi)}``, an array of shape
-        (p, 2) with one (lo, hi) row per column, or one pair (lo, hi) for
-        every column.  ``None`` declares none.
-    y_bounds:
+        the data): a dict ``{column name: (lo, hi)}``, an array with one
+        (lo, hi) row per column, or one pair (lo, hi) for every column.
+        ``None`` declares none.
+    y_bounds : (float, float) or None
         Public range (lo, hi) of the target, or ``None``.
-    fit_intercept:
+    fit_intercept : bool
         Add an intercept column (as the formula interface does).
-    random_state:
-        ``None`` (the operating-system CSPRNG: the default for real releases), an int
-        seed or a :class:`numpy.random.Generator`.
-    accountant:
-        A :class:`dpstats.PrivacyAccountant` that every fit draws from.
-    **options:
+    random_state : int, numpy.random.Generator or None
+        ``None`` (the operating-system CSPRNG: the default for real
+        releases), an int seed or a Generator.
+    accountant : PrivacyAccountant, optional
+        A budget that every fit draws from (it survives ``clone``).
+    **options
         Method options (e.g. ``rho=`` for adassp, ``epochs=`` for dpsgd);
         they are estimator parameters too (``get_params``/``set_params``).
 
     Attributes
     ----------
-    coef_, intercept_:
-        Released coefficients (``intercept_`` is 0.0 without an intercept).
-    params_:
-        The coefficients as a pandas Series named by the design columns.
-    privacy_report_:
-        The fit's :class:`dpstats.PrivacyReport` (budget spent step by step).
-    method_:
+    coef_ : numpy.ndarray
+        Released coefficients of the inputs.
+    intercept_ : float
+        Released intercept (0.0 without an intercept).
+    params_ : pandas.Series
+        The coefficients named by the design columns.
+    privacy_report_ : PrivacyReport
+        The fit's privacy report (budget spent step by step).
+    method_ : str
         The method that was fitted (what ``"auto"`` chose).
-    n_features_in_, feature_names_in_:
-        As in scikit-learn.
+    n_features_in_ : int
+        Number of input columns, as in scikit-learn.
+    feature_names_in_ : numpy.ndarray
+        Input column names, when X was a DataFrame with string column names.
+
+    See Also
+    --------
+    dpstats.dp_ols : The formula interface each fit calls.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.sklearn import DPLinearRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(0, 10, size=(3000, 2))
+    >>> y = X @ np.array([1.5, -2.0]) + 3.0 + rng.normal(0, 1.0, size=3000)
+    >>> est = DPLinearRegression(method="adassp", epsilon=1.0, delta=1e-6, bounds=(0, 10),
+    ...                          y_bounds=(-30, 30), random_state=0).fit(X, y)
+    >>> est.coef_.shape, est.method_
+    ((2,), 'adassp')
+    >>> est.predict(X[:2]).shape
+    (2,)
     """
 
     def __init__(self, method: str = "auto", epsilon: float = 1.0, delta: float = 1e-6,
@@ -123,11 +146,36 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
 
     # -- parameters: the signature's plus the method options given as keywords ---------------------------------
     def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The estimator's parameters, including the method options given as keywords.
+
+        Parameters
+        ----------
+        deep : bool
+            As in scikit-learn (this estimator has no sub-estimators).
+
+        Returns
+        -------
+        dict
+            Parameter names mapped to their values.
+        """
         params = super().get_params(deep=deep)
         params.update(self._options)
         return params
 
     def set_params(self, **params: Any) -> "DPLinearRegression":
+        """Set parameters; a name that is not in the signature is a method option.
+
+        Parameters
+        ----------
+        **params
+            Parameter values by name (method options are validated by the
+            method at fit time).
+
+        Returns
+        -------
+        DPLinearRegression
+            The estimator itself.
+        """
         known = set(self._get_param_names())
         for key, value in params.items():
             if key in known:
@@ -144,7 +192,28 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
 
     # -- fitting ------------------------------------------------------------------------------------------------
     def fit(self, X: Any, y: Any) -> "DPLinearRegression":
-        """Fit privately; spends (epsilon, delta) of the training data (and of ``accountant``, if given)."""
+        """Fit privately: spends (epsilon, delta) of the training data (and of ``accountant``, if given).
+
+        Parameters
+        ----------
+        X : array_like of shape (n, p)
+            Inputs (a DataFrame's string column names become the design's names).
+        y : array_like of shape (n,)
+            Target.
+
+        Returns
+        -------
+        DPLinearRegression
+            The fitted estimator.
+
+        Raises
+        ------
+        InvalidBoundsError
+            ``bounds`` or ``y_bounds`` is malformed or names unknown columns.
+        DPStatsError
+            Every refusal of :func:`dpstats.dp_ols` (a method that needs
+            bounds without them, an overspent accountant, ...).
+        """
         Xa, ya = validate_data(self, X, y, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
         names = ([str(c) for c in self.feature_names_in_] if hasattr(self, "feature_names_in_")
                  else [f"x{j}" for j in range(Xa.shape[1])])
@@ -167,7 +236,23 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         return self
 
     def predict(self, X: Any) -> np.ndarray:
-        """X @ coef_ + intercept_ (post-processing of the released coefficients)."""
+        """Predictions ``X @ coef_ + intercept_`` (post-processing of the released coefficients).
+
+        Parameters
+        ----------
+        X : array_like of shape (m, p)
+            Inputs with the training data's columns.
+
+        Returns
+        -------
+        numpy.ndarray
+            The m predictions.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            The estimator was not fitted.
+        """
         check_is_fitted(self, "coef_")
         Xa = validate_data(self, X, reset=False, dtype=np.float64)
         return Xa @ self.coef_ + self.intercept_

@@ -440,8 +440,33 @@ def _mark(p: float, stars: list[tuple[str, float]]) -> str:
 # -- the table ----------------------------------------------------------------------------------------------------
 
 class RegressionTable:
-    """Several fits side by side (made by :func:`table`): ``as_text``, ``as_markdown``, ``as_html``,
-    ``as_latex``, ``to_frame`` and ``save``; prints as text and shows as HTML in Jupyter."""
+    """Several fits side by side, rendered as text, Markdown, HTML or LaTeX.
+
+    Made by :func:`table`; prints as text and shows as HTML in Jupyter.
+
+    Parameters
+    ----------
+    grid : Grid
+        The cells and notes, laid out by :func:`table`.
+    frame : pandas.DataFrame
+        The same cells as strings (:meth:`to_frame`).
+
+    See Also
+    --------
+    table : Builds the table from fitted models.
+
+    Examples
+    --------
+    >>> import dpstats
+    >>> df = dpstats.datasets.load("mtcars")
+    >>> bounds = {"wt": (1, 6), "mpg": (10, 35)}
+    >>> ols = dpstats.dp_ols("mpg ~ wt", df, epsilon=float("inf"), method="ols")
+    >>> tab = dpstats.table({"OLS": ols})
+    >>> tab.to_frame().shape[1]
+    1
+    >>> print(tab.as_markdown().splitlines()[0])
+    |  | OLS |
+    """
 
     def __init__(self, grid: Grid, frame: pd.DataFrame) -> None:
         self._grid = grid
@@ -453,24 +478,81 @@ class RegressionTable:
         return list(self._grid.notes)
 
     def to_frame(self) -> pd.DataFrame:
-        """The cells as strings (one column per model; the statistic on the row under each coefficient)."""
+        """The cells as strings.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One column per model; the statistic on the row under each coefficient.
+        """
         return self._frame.copy()
 
     def as_text(self) -> str:
+        """The table as plain text (what ``print`` shows).
+
+        Returns
+        -------
+        str
+            Fixed-width text with the notes under the table.
+        """
         return self._grid.as_text()
 
     def as_markdown(self) -> str:
+        """The table as a Markdown (pipe) table.
+
+        Returns
+        -------
+        str
+            The table, then the notes as a paragraph.
+        """
         return self._grid.as_markdown()
 
     def as_html(self) -> str:
+        """The table as an HTML fragment (what Jupyter shows).
+
+        Returns
+        -------
+        str
+            A ``<table>`` with the notes under it.
+        """
         return self._grid.as_html()
 
     def as_latex(self, label: str | None = None) -> str:
-        """A LaTeX ``table`` float; preamble :data:`LATEX_PREAMBLE` (booktabs, graphicx)."""
+        """The table as a LaTeX ``table`` float with booktabs rules.
+
+        Parameters
+        ----------
+        label : str, optional
+            A ``\\label`` for the float.
+
+        Returns
+        -------
+        str
+            The float; its preamble is ``LATEX_PREAMBLE`` (booktabs, graphicx).
+        """
         return self._grid.as_latex(label)
 
     def save(self, path: str | Path, label: str | None = None) -> Path:
-        """Write the table in the format of the file's extension: .tex, .md, .html (or .htm), .txt."""
+        """Write the table in the format of the file's extension.
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            The file; its extension chooses the format: ``.tex``, ``.md``,
+            ``.html`` (or ``.htm``) or ``.txt``.
+        label : str, optional
+            A ``\\label`` for the LaTeX float.
+
+        Returns
+        -------
+        pathlib.Path
+            The file written.
+
+        Raises
+        ------
+        ValueError
+            The extension is none of these.
+        """
         path = Path(path)
         writers: dict[str, Callable[[], str]] = {
             ".tex": lambda: self.as_latex(label), ".md": self.as_markdown, ".html": self.as_html,
@@ -544,6 +626,13 @@ def table(models: Sequence[Any] | Mapping[str, Any], *, model_names: Sequence[st
         ``print()`` it, show it in Jupyter (HTML), or take ``as_latex()``,
         ``as_markdown()``, ``as_html()``, ``to_frame()``, ``save(path)``.
 
+    Raises
+    ------
+    ValueError
+        An unknown ``statistic`` or footer row, ``alpha`` outside (0, 1), a
+        bad ``fmt``, a ``keep``/``drop``/``order`` entry that matches no term,
+        or a model that is not a dpstats or statsmodels result.
+
     Notes
     -----
     A private fit's numbers are its released values and what follows from
@@ -555,9 +644,18 @@ def table(models: Sequence[Any] | Mapping[str, Any], *, model_names: Sequence[st
 
     Examples
     --------
-    >>> tab = dpstats.table({"OLS": ols, "AdaSSP": ada, "TukeyEM": tukey}, stars=True,
-    ...                     drop=["Intercept"], rename={"np.log(carat)": "log(carat)"})  # doctest: +SKIP
-    >>> print(tab.as_latex(label="tab:main"))  # doctest: +SKIP
+    >>> import dpstats
+    >>> df = dpstats.datasets.load("mtcars")
+    >>> bounds = {"wt": (1, 6), "hp": (50, 350), "mpg": (10, 35)}
+    >>> ols = dpstats.dp_ols("mpg ~ wt + hp", df, epsilon=float("inf"), method="ols")
+    >>> ssp = dpstats.dp_ols("mpg ~ wt + hp", df, epsilon=1.0, delta=1e-6, method="ssp", bounds=bounds,
+    ...                      random_state=0)
+    >>> tab = dpstats.table({"OLS": ols, "SSP": ssp}, stars=True, drop=["Intercept"])
+    >>> tab.to_frame().columns.tolist()
+    ['OLS', 'SSP']
+    >>> latex = tab.as_latex(label="tab:mtcars")
+    >>> "begin{table}" in latex and "tab:mtcars" in latex
+    True
     """
     if statistic not in _STATISTICS and statistic is not None:
         raise ValueError(f"statistic must be one of {', '.join(map(repr, _STATISTICS))} or None, got {statistic!r}")

@@ -1,24 +1,24 @@
-"""Execute the vignettes in place (stored with their outputs) and render them to HTML.
+"""Execute the vignettes in place, so that they are stored with their outputs.
 
 Run from anywhere:
 
-    python vignettes/build.py                 # every notebook, then docs/vignettes/*.html
+    python vignettes/build.py                 # every notebook
     python vignettes/build.py 01 04           # only the notebooks whose names start with 01 or 04
-    python vignettes/build.py --no-html       # skip the HTML rendering
-    python vignettes/build.py --html-only     # render the stored notebooks without executing them
 
 Each notebook runs top to bottom in a fresh kernel whose working directory is
 ``vignettes/`` and whose ``PYTHONPATH`` starts with the repository root, so it
 uses this checkout's ``dpstats`` whether or not the package is installed.
-Needs the ``test`` extra (nbclient, nbformat, ipykernel, matplotlib); the HTML
-needs the ``docs`` extra (nbconvert).
+Needs the ``test`` extra (nbclient, nbformat, ipykernel, matplotlib).
+
+The documentation site shows the stored notebooks as they are (myst-nb, never
+executed there; ``docs/_ext/dpstats_site.py`` copies them into the site and
+makes the gallery), so this script is the only place they run.
 
 ``tests/test_vignettes.py`` imports :func:`execute` and :func:`compare` from
 this file: it re-runs every notebook from a clean kernel and checks that the
 stored outputs are current (see :func:`compare`).  When it fails because the
 package's output changed on purpose (a new sampler draws different noise, a
-reworded report), run this script and commit the regenerated notebooks and
-HTML.
+reworded report), run this script and commit the regenerated notebooks.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-HTML_DIR = ROOT / "docs" / "vignettes"
 
 #: Cells with this tag have their text outputs compared number by number with a fresh run.
 COMPARE_TAG = "compare"
@@ -186,24 +185,9 @@ def compare(stored: Any, fresh: Any, rtol: float = RTOL) -> list[str]:
     return problems
 
 
-def render_html(path: Path) -> Path:
-    """Render a stored notebook to docs/vignettes/<name>.html (nbconvert, the ``docs`` extra)."""
-    import nbformat  # noqa: PLC0415
-    from nbconvert import HTMLExporter  # noqa: PLC0415
-
-    nb = nbformat.read(path, as_version=4)
-    body, _ = HTMLExporter().from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
-    HTML_DIR.mkdir(parents=True, exist_ok=True)
-    out = HTML_DIR / (path.stem + ".html")
-    out.write_text(body, encoding="utf-8")
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("names", nargs="*", help="prefixes of notebook names (default: all)")
-    ap.add_argument("--no-html", action="store_true", help="do not render HTML")
-    ap.add_argument("--html-only", action="store_true", help="render the stored notebooks without executing them")
     args = ap.parse_args(argv)
     import nbformat  # noqa: PLC0415
 
@@ -215,20 +199,17 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     failed = []
     for path in paths:
-        if not args.html_only:
-            t0 = time.perf_counter()
-            try:
-                nb = execute(path)
-            except CellExecutionError as exc:  # keep the stored copy; report and go on with the others
-                failed.append(path.name)
-                last = [line for line in str(exc).splitlines() if line.strip()][-1:]
-                print(f"FAILED {path.relative_to(ROOT)} (stored copy kept): {' '.join(last)}", file=sys.stderr,
-                      flush=True)
-                continue
-            nbformat.write(nb, path)
-            print(f"executed {path.relative_to(ROOT)} in {time.perf_counter() - t0:.1f} s", flush=True)
-        if not args.no_html:
-            print(f"rendered {render_html(path).relative_to(ROOT)}", flush=True)
+        t0 = time.perf_counter()
+        try:
+            nb = execute(path)
+        except CellExecutionError as exc:  # keep the stored copy; report and go on with the others
+            failed.append(path.name)
+            last = [line for line in str(exc).splitlines() if line.strip()][-1:]
+            print(f"FAILED {path.relative_to(ROOT)} (stored copy kept): {' '.join(last)}", file=sys.stderr,
+                  flush=True)
+            continue
+        nbformat.write(nb, path)
+        print(f"executed {path.relative_to(ROOT)} in {time.perf_counter() - t0:.1f} s", flush=True)
     if failed:
         print(f"{len(failed)} notebook(s) failed: {', '.join(failed)}", file=sys.stderr)
         return 1

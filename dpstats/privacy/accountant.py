@@ -50,7 +50,28 @@ __all__ = ["PrivacyAccountant", "Spend"]
 
 @dataclass(frozen=True)
 class Spend:
-    """One settled fit in an accountant's history."""
+    """One settled fit in an accountant's history.
+
+    Attributes
+    ----------
+    label : str
+        The fit: its method and formula.
+    epsilon, delta : float
+        What it spent.
+    when : datetime.datetime
+        When it was settled (UTC).
+    status : str
+        ``"released"``, ``"failed after spending"`` or ``"refused"``.
+
+    Examples
+    --------
+    >>> import dpstats
+    >>> acct = dpstats.PrivacyAccountant(epsilon=1.0, delta=1e-6)
+    >>> token = acct.reserve(0.5, 1e-7, label="a fit")
+    >>> spend = acct.settle(token, 0.5, 1e-7)
+    >>> spend.label, spend.epsilon, spend.status
+    ('a fit', 0.5, 'released')
+    """
 
     label: str
     epsilon: float
@@ -78,33 +99,57 @@ class PrivacyAccountant:
 
     Parameters
     ----------
-    epsilon, delta:
-        The total budget (epsilon > 0, 0 < delta < 1).
-    path:
+    epsilon, delta : float
+        The total budget (epsilon > 0 and finite, 0 < delta < 1).
+    path : str or os.PathLike, optional
         ``None`` (default): the budget lives in this object only.  A file
         path: the budget lives in that SQLite file, shared by every process
         and every accountant that opens it, and survives crashes (see the
         module docstring).  A new file is created with this budget; an
         existing file must hold the same budget.
-    allow_budget_change:
+    allow_budget_change : bool
         Let an existing file's budget be replaced by (epsilon, delta); the
         change is logged in the file.  Without it a different budget is a
         :class:`~dpstats.errors.BudgetMismatchError`.
-    timeout:
+    timeout : float
         Seconds to wait for another process's lock on the file.
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The total budget.
+    path : str or None
+        The budget file, or None for an in-memory budget.
 
     Raises
     ------
+    InvalidPrivacyParameterError
+        An invalid or infinite budget.
     BudgetFileError
-        when ``path`` exists but is corrupt, empty or not a dpstats budget
-        file (it is never reset).
+        ``path`` exists but is corrupt, empty or not a dpstats budget file
+        (it is never reset).
+    BudgetMismatchError
+        ``path`` holds another budget and ``allow_budget_change`` is False.
+
+    See Also
+    --------
+    dpstats.dp_ols : Its ``accountant=`` draws from the budget.
 
     Examples
     --------
-    >>> acct = PrivacyAccountant(epsilon=2.0, delta=1e-6)
-    >>> # dpstats.dp_ols(..., epsilon=1.0, delta=5e-7, accountant=acct)  twice,
-    >>> # then a third fit is refused with BudgetExceededError and spends nothing.
-    >>> # shared = PrivacyAccountant(10.0, 1e-5, path="budget.sqlite")  # persistent, multi-process
+    >>> import dpstats
+    >>> df = dpstats.datasets.load("mtcars")
+    >>> bounds = {"wt": (1, 6), "mpg": (5, 40)}
+    >>> acct = dpstats.PrivacyAccountant(epsilon=2.0, delta=1e-6)
+    >>> res = dpstats.dp_ols("mpg ~ wt", df, 1.5, 5e-7, method="ssp", bounds=bounds, accountant=acct,
+    ...                      random_state=0)
+    >>> try:
+    ...     dpstats.dp_ols("mpg ~ wt", df, 1.0, 5e-7, method="ssp", bounds=bounds, accountant=acct)
+    ... except dpstats.errors.BudgetExceededError:
+    ...     print("refused, nothing spent")
+    refused, nothing spent
+    >>> round(acct.remaining[0], 6)
+    0.5
     """
 
     def __init__(self, epsilon: float, delta: float, path: "str | os.PathLike[str] | None" = None, *,
@@ -138,7 +183,25 @@ class PrivacyAccountant:
 
     @classmethod
     def open(cls, path: "str | os.PathLike[str]", *, timeout: float = 60.0) -> "PrivacyAccountant":
-        """Open an existing budget file with the budget stored in it."""
+        """Open an existing budget file with the budget stored in it.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The budget file.
+        timeout : float
+            Seconds to wait for another process's lock on the file.
+
+        Returns
+        -------
+        PrivacyAccountant
+            A persistent accountant on that file.
+
+        Raises
+        ------
+        BudgetFileError
+            The file is missing, corrupt or not a dpstats budget file.
+        """
         eps, dlt = BudgetStore(os.fspath(path), timeout=timeout).validate()
         return cls(eps, dlt, path=path, timeout=timeout)
 
@@ -192,16 +255,44 @@ class PrivacyAccountant:
             return list(self._history)
 
     def is_open(self, token: str) -> bool:
-        """True while the reservation ``token`` has not been settled."""
+        """Whether a reservation is still held.
+
+        Parameters
+        ----------
+        token : str
+            A token from :meth:`reserve`.
+
+        Returns
+        -------
+        bool
+            True while the reservation has not been settled.
+        """
         with self._lock:
             if self._store is not None:
                 return self._store.is_open(token)
             return token in self._reserved
 
     def reserve(self, epsilon: float, delta: float, label: str = "fit") -> str:
-        """Set aside (epsilon, delta) for a fit, or raise BudgetExceededError.
+        """Set aside (epsilon, delta) for a fit before it touches the data.
 
-        Returns a token for :meth:`settle`.  Nothing is spent by a refusal.
+        Parameters
+        ----------
+        epsilon, delta : float
+            The fit's request (finite, >= 0; delta < 1).
+        label : str
+            What the history calls the fit.
+
+        Returns
+        -------
+        str
+            A token for :meth:`settle`.
+
+        Raises
+        ------
+        BudgetExceededError
+            The budget left cannot cover the request; nothing is spent.
+        InvalidPrivacyParameterError
+            A negative, NaN or infinite request.
         """
         epsilon, delta = float(epsilon), float(delta)
         # a negative or NaN reservation would enlarge (or disable) the budget check of every
@@ -232,8 +323,28 @@ class PrivacyAccountant:
                method: str | None = None) -> Spend:
         """Record what a reserved fit actually spent and release the rest.
 
-        ``method``: the method that ran, when the reservation was made before it was chosen
-        (``method="auto"``); the history then names it (see :func:`chosen_label`).
+        Parameters
+        ----------
+        token : str
+            The reservation's token from :meth:`reserve`.
+        epsilon, delta : float
+            What the fit's ledger spent; clamped to [0, reserved] (NaN counts
+            as the whole reservation).
+        status : str
+            ``"released"``, ``"failed after spending"`` or ``"refused"``.
+        method : str, optional
+            The method that ran, when the reservation was made before it was
+            chosen (``method="auto"``); the history then names it.
+
+        Returns
+        -------
+        Spend
+            The history's record of the fit.
+
+        Raises
+        ------
+        KeyError
+            An unknown or already settled token.
         """
         with self._lock:
             if self._store is not None:

@@ -34,19 +34,34 @@ __all__ = ["AuditResult", "clopper_pearson", "epsilon_lower_bound", "audit_sampl
 
 @dataclass(frozen=True)
 class AuditResult:
-    """Outcome of an audit.
+    """Outcome of an audit (:func:`audit_samples`, :func:`audit_mechanism`).
 
     Attributes
     ----------
-    epsilon_lower_bound:
+    epsilon_lower_bound : float
         A (1 - alpha) lower confidence bound on the mechanism's epsilon.
-    threshold, direction, swapped:
+    threshold : float
         The event used: statistic > threshold (direction +1) or < threshold
         (-1), with D and D' swapped when ``swapped``.
-    p_hat, q_hat:
+    direction : int
+        +1 or -1.
+    swapped : bool
+        Whether the event was evaluated with D and D' swapped.
+    p_hat, q_hat : float
         Empirical frequencies of the event on the evaluation half.
-    runs, alpha, delta:
-        Runs per data set, error level and the delta assumed.
+    runs : int
+        Runs per data set.
+    alpha, delta : float
+        The error level and the delta assumed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.privacy.audit import audit_samples
+    >>> rng = np.random.default_rng(0)
+    >>> result = audit_samples(rng.normal(0, 1, 2000), rng.normal(0, 1, 2000))
+    >>> result.epsilon_lower_bound < 0.5
+    True
     """
 
     epsilon_lower_bound: float
@@ -61,17 +76,63 @@ class AuditResult:
 
 
 def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
-    """Two one-sided (1 - alpha) Clopper-Pearson bounds (lower, upper) on a binomial rate."""
+    """Two one-sided (1 - alpha) Clopper-Pearson bounds on a binomial rate.
+
+    Parameters
+    ----------
+    k : int
+        Successes.
+    n : int
+        Trials.
+    alpha : float
+        Error level of each bound.
+
+    Returns
+    -------
+    tuple of float
+        (lower, upper): 0 when k = 0 and 1 when k = n.
+
+    Examples
+    --------
+    >>> from dpstats.privacy.audit import clopper_pearson
+    >>> lo, hi = clopper_pearson(50, 100, 0.025)
+    >>> bool(0.39 < lo < 0.5 < hi < 0.61)
+    True
+    """
     lo = 0.0 if k == 0 else float(stats.beta.ppf(alpha, k, n - k + 1))
     hi = 1.0 if k == n else float(stats.beta.ppf(1 - alpha, k + 1, n - k))
     return lo, hi
 
 
 def epsilon_lower_bound(k_p: int, k_q: int, n: int, delta: float, alpha: float) -> float:
-    """Lower confidence bound on epsilon from event counts k_p (on D) and k_q (on D') out of n runs each.
+    """Lower confidence bound on epsilon from the counts of an event on D and on D'.
 
     Each one-sided bound is taken at level alpha/2, so the result is a valid
     (1 - alpha) lower bound.
+
+    Parameters
+    ----------
+    k_p : int
+        Runs on D in which the event happened.
+    k_q : int
+        Runs on D' in which it happened.
+    n : int
+        Runs on each data set.
+    delta : float
+        The delta the mechanism claims.
+    alpha : float
+        Error level of the bound.
+
+    Returns
+    -------
+    float
+        ``log((p_lo - delta) / q_hi)``, or 0 when that is not positive.
+
+    Examples
+    --------
+    >>> from dpstats.privacy.audit import epsilon_lower_bound
+    >>> round(epsilon_lower_bound(900, 100, 1000, delta=0.0, alpha=0.05), 2)
+    1.99
     """
     p_lo, _ = clopper_pearson(k_p, n, alpha / 2)
     _, q_hi = clopper_pearson(k_q, n, alpha / 2)
@@ -104,6 +165,39 @@ def audit_samples(samples_d: np.ndarray, samples_dprime: np.ndarray, *, delta: f
     """Audit from scalar outputs of a mechanism run on D and on D' (equal numbers of runs).
 
     Half of the runs choose the event, the other half bound epsilon.
+
+    Parameters
+    ----------
+    samples_d, samples_dprime : array_like
+        The outputs on D and on D' (at least 20 runs each, finite).
+    delta : float
+        The delta the mechanism claims.
+    alpha : float
+        Error level: a truly (epsilon, delta)-DP mechanism gives a bound above
+        epsilon with probability at most alpha.
+    grid : int
+        Number of candidate thresholds for the event.
+    rng : numpy.random.Generator, optional
+        Splits the runs into halves (default: seed 0).
+
+    Returns
+    -------
+    AuditResult
+        The bound and the event it used.
+
+    Raises
+    ------
+    ValueError
+        Different numbers of runs, fewer than 20, or non-finite outputs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.privacy.audit import audit_samples
+    >>> rng = np.random.default_rng(0)
+    >>> result = audit_samples(rng.normal(0, 1, 2000), rng.normal(1, 1, 2000))
+    >>> result.epsilon_lower_bound > 0
+    True
     """
     a = np.asarray(samples_d, dtype=float).ravel()
     b = np.asarray(samples_dprime, dtype=float).ravel()
@@ -129,10 +223,42 @@ def audit_samples(samples_d: np.ndarray, samples_dprime: np.ndarray, *, delta: f
 def audit_mechanism(run: Callable[[Any, np.random.Generator], Any], data: Any, neighbour: Any, *, runs: int,
                     delta: float = 0.0, statistic: Callable[[Any], float] | None = None, alpha: float = 1e-3,
                     seed: int = 0) -> AuditResult:
-    """Run ``run(dataset, rng)`` ``runs`` times on each of a neighbouring pair and audit a scalar statistic.
+    """Run a mechanism many times on each of a neighbouring pair and audit a scalar statistic.
 
-    ``statistic`` maps one output to a float (default: the output itself, or
-    its first coordinate).  Seeds are fixed, so the audit is reproducible.
+    Parameters
+    ----------
+    run : callable
+        ``run(dataset, rng) -> output``: one run of the mechanism.
+    data, neighbour : object
+        The neighbouring pair.
+    runs : int
+        Runs on each data set.
+    delta : float
+        The delta the mechanism claims.
+    statistic : callable, optional
+        Maps one output to a float (default: the output itself, or its first
+        coordinate).
+    alpha : float
+        Error level of the bound.
+    seed : int
+        Seeds every run, so the audit is reproducible.
+
+    Returns
+    -------
+    AuditResult
+        The bound and the event it used.
+
+    Examples
+    --------
+    >>> from dpstats.privacy import PrivacyLedger
+    >>> from dpstats.privacy.audit import audit_mechanism
+    >>> from dpstats.privacy.mechanisms import laplace_mechanism
+    >>> def count(data, rng):  # a count (sensitivity 1) released with epsilon = 1
+    ...     return laplace_mechanism(float(sum(data)), l1_sensitivity=1.0, epsilon=1.0, rng=rng,
+    ...                              ledger=PrivacyLedger(1.0, 0.0), name="count")
+    >>> result = audit_mechanism(count, [1, 0, 1], [1, 1, 1], runs=2000)
+    >>> result.epsilon_lower_bound <= 1.0
+    True
     """
     stat = statistic or (lambda out: float(np.ravel(out)[0]))
     root = np.random.SeedSequence(seed)

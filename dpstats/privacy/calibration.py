@@ -37,6 +37,24 @@ def gaussian_delta(mu: float, epsilon: float) -> float:
     """delta(epsilon) of a mu-GDP mechanism (Balle & Wang 2018, Thm 8).
 
     Computed in log space so that tiny deltas (1e-12 and below) stay accurate.
+
+    Parameters
+    ----------
+    mu : float
+        The GDP parameter (0: no release; inf: no noise).
+    epsilon : float
+        The epsilon at which to read the privacy curve (>= 0).
+
+    Returns
+    -------
+    float
+        The smallest delta such that the mechanism is (epsilon, delta)-DP.
+
+    Examples
+    --------
+    >>> from dpstats.privacy import gaussian_delta
+    >>> round(gaussian_delta(0.5, 1.0), 6)
+    0.00683
     """
     if mu <= 0:
         return 0.0
@@ -60,6 +78,25 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
 
     Cached: a ledger re-composes its steps on every charge and report, and the
     same (mu, delta) recur across fits.
+
+    Parameters
+    ----------
+    mu : float
+        The GDP parameter.
+    delta : float
+        The delta at which to read the privacy curve.
+
+    Returns
+    -------
+    float
+        The epsilon (bisection to machine precision, rounded up); inf when
+        delta = 0 or mu = inf.
+
+    Examples
+    --------
+    >>> from dpstats.privacy import gaussian_epsilon, gaussian_mu
+    >>> round(gaussian_epsilon(gaussian_mu(1.0, 1e-6), 1e-6), 6)
+    1.0
     """
     return _gaussian_epsilon(float(mu), float(delta))
 
@@ -91,7 +128,33 @@ def _gaussian_epsilon(mu: float, delta: float) -> float:
 
 @lru_cache(maxsize=4096)
 def gaussian_mu(epsilon: float, delta: float) -> float:
-    """Largest mu (up to 1e-9 relative slack) such that mu-GDP implies (epsilon, delta)-DP."""
+    """Largest mu (up to 1e-9 relative slack) such that mu-GDP implies (epsilon, delta)-DP.
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget's epsilon (> 0; inf gives mu = inf, no noise).
+    delta : float
+        The budget's delta, in (0, 1).
+
+    Returns
+    -------
+    float
+        mu, verified against the exact curve of :func:`gaussian_delta`.
+
+    Raises
+    ------
+    ValueError
+        When epsilon <= 0 or delta is not in (0, 1).
+    UnsupportedPrivacyParameterError
+        When (epsilon, delta) cannot be calibrated in floating point.
+
+    Examples
+    --------
+    >>> from dpstats.privacy import gaussian_mu
+    >>> round(gaussian_mu(1.0, 1e-6), 4)
+    0.2367
+    """
     if not (epsilon > 0 and 0 < delta < 1):
         raise ValueError("gaussian_mu needs epsilon > 0 and 0 < delta < 1")
     if math.isinf(epsilon):
@@ -113,12 +176,60 @@ def gaussian_mu(epsilon: float, delta: float) -> float:
 
 
 def gaussian_sigma(l2_sensitivity: float, epsilon: float, delta: float) -> float:
-    """Noise standard deviation of an exactly calibrated (epsilon, delta) Gaussian mechanism."""
+    """Noise standard deviation of an exactly calibrated (epsilon, delta) Gaussian mechanism.
+
+    Parameters
+    ----------
+    l2_sensitivity : float
+        The L2 sensitivity of the released statistic.
+    epsilon, delta : float
+        The budget of the release.
+
+    Returns
+    -------
+    float
+        ``l2_sensitivity / gaussian_mu(epsilon, delta)``.
+
+    Raises
+    ------
+    ValueError, UnsupportedPrivacyParameterError
+        As for :func:`gaussian_mu`.
+
+    Examples
+    --------
+    >>> from dpstats.privacy import gaussian_sigma
+    >>> round(gaussian_sigma(2.0, 1.0, 1e-6), 4)
+    8.4494
+    """
     return float(l2_sensitivity) / gaussian_mu(float(epsilon), float(delta))
 
 
 def split_mu(mu: float, weights: "np.ndarray | list[float]") -> np.ndarray:
-    """Split a GDP budget mu over releases in proportion to ``weights`` (mu^2 adds up)."""
+    """Split a GDP budget mu over releases in proportion to ``weights`` (mu^2 adds up).
+
+    Parameters
+    ----------
+    mu : float
+        The GDP budget to split.
+    weights : array_like of float
+        One positive weight per release.
+
+    Returns
+    -------
+    numpy.ndarray
+        mu_i = mu * sqrt(w_i / sum(w)), so that sqrt(sum mu_i^2) = mu.
+
+    Raises
+    ------
+    ValueError
+        When a weight is not positive.
+
+    Examples
+    --------
+    >>> from dpstats.privacy import split_mu
+    >>> split_mu(1.0, [1, 3]).round(4)
+    array([0.5  , 0.866])
+    """
     w = np.asarray(weights, dtype=float)
     if np.any(w <= 0):
         raise ValueError("budget weights must be positive")

@@ -56,40 +56,57 @@ class PrivacyStep:
 
     Attributes
     ----------
-    name:
+    name : str
         What was released, in words ("noisy X^T X").
-    mechanism:
+    mechanism : {"gaussian", "laplace", "exponential", "approximate-dp"}
         ``"gaussian"``, ``"laplace"``, ``"exponential"`` or ``"approximate-dp"``
         (a generic (epsilon, delta) step such as a propose-test-release check).
-    sensitivity:
+    sensitivity : float
         Sensitivity of the released statistic under the fit's neighbouring
         relation, in the norm given by ``sensitivity_norm``.
-    noise_scale:
+    sensitivity_norm : str
+        The norm of ``sensitivity`` (``"L2"``, ``"L1"``, ...).
+    noise_scale : float
         Gaussian standard deviation, Laplace scale b, or ``nan`` where the
         mechanism has no additive noise (exponential mechanism).
-    epsilon, delta:
+    epsilon, delta : float or None
         The step's own privacy parameters.  ``None`` for Gaussian steps, whose
         exact privacy is the GDP parameter :attr:`mu` (composed exactly).
-    count:
+    count : int
         How many times the same mechanism was applied (T rounds of a loop).
-    dimension:
+    dimension : int
         Number of released coordinates (for the report only).
-    note:
+    note : str
         Free text for the report (how the noise was sampled, ...).
-    closeness_epsilon, closeness_delta:
+    closeness_epsilon, closeness_delta : float
         For Gaussian noise drawn exactly from the discrete Gaussian on a public
-        grid (:mod:`dpstats.privacy.samplers`): the step's sampled outputs are
+        grid (``dpstats.privacy.samplers``): the step's sampled outputs are
         (closeness_epsilon, closeness_delta)-close, in both directions, to
         those of the reference mechanism the other fields describe (the
         continuous Gaussian on the grid-rounded statistic, rounded to the
-        grid).  0 for steps that are exactly what they describe.  See
-        :meth:`PrivacyLedger._total` for how the ledger accounts for it.
-    discrete:
+        grid).  0 for steps that are exactly what they describe.  The ledger
+        adds 2 closeness_epsilon to the composed epsilon and takes the
+        reference mechanisms' epsilon at a delta reduced by the closeness
+        (``reference_delta``).
+    discrete : bool
         True for a Laplace step sampled from the discrete Laplace on a public
         grid.  It is exactly epsilon-DP as sampled, but its privacy-loss
         distribution is not the continuous Laplace's, so PLD composition uses
         the randomized-response pair that dominates every epsilon-DP
         mechanism (Kairouz, Oh & Viswanath 2015) instead.
+
+    Raises
+    ------
+    ValueError
+        Inconsistent fields (a Gaussian step without noise, a Laplace step
+        whose epsilon is below sensitivity / noise_scale, ...).
+
+    Examples
+    --------
+    >>> from dpstats.privacy import PrivacyStep
+    >>> step = PrivacyStep("noisy X^T y", "gaussian", sensitivity=2.0, sensitivity_norm="L2", noise_scale=4.0)
+    >>> step.mu, step.describe_privacy()
+    (0.5, 'mu=0.5 (GDP), rho=0.125 (zCDP)')
     """
 
     name: str
@@ -157,7 +174,13 @@ class PrivacyStep:
         return None if mu is None else 0.5 * mu * mu
 
     def describe_privacy(self) -> str:
-        """The step's privacy parameter in words, for reports."""
+        """The step's privacy parameter in words, for reports.
+
+        Returns
+        -------
+        str
+            ``mu`` and ``rho`` for a Gaussian step, else its total epsilon (and delta).
+        """
         if self.mechanism == "gaussian":
             return f"mu={self.mu:.4g} (GDP), rho={self.rho:.4g} (zCDP)"
         total_eps = self.epsilon * self.count
@@ -169,13 +192,31 @@ class PrivacyStep:
 
 @dataclass
 class PrivacyLedger:
-    """Budget and record of one fit.
+    """Budget and record of one fit: every release is charged here before its noise is drawn.
 
     Parameters
     ----------
-    epsilon, delta:
+    epsilon, delta : float
         The fit's budget.  ``epsilon = inf`` means a non-private fit (nothing
         may be charged at all: :meth:`charge` refuses every step).
+    steps : list of PrivacyStep
+        The steps charged so far (empty for a new ledger).
+
+    Examples
+    --------
+    >>> from dpstats.errors import BudgetExceededError
+    >>> from dpstats.privacy import PrivacyLedger, PrivacyStep
+    >>> ledger = PrivacyLedger(epsilon=1.0, delta=1e-6)
+    >>> ledger.charge(PrivacyStep("a count", "laplace", sensitivity=1.0, sensitivity_norm="L1",
+    ...                           noise_scale=2.0, epsilon=0.5))
+    >>> ledger.spent
+    (0.5, 0.0)
+    >>> try:
+    ...     ledger.charge(PrivacyStep("another count", "laplace", sensitivity=1.0, sensitivity_norm="L1",
+    ...                               noise_scale=1.0, epsilon=1.0))
+    ... except BudgetExceededError:
+    ...     print("refused: nothing released")
+    refused: nothing released
     """
 
     epsilon: float
@@ -185,6 +226,11 @@ class PrivacyLedger:
 
     def charge(self, step: PrivacyStep) -> None:
         """Record ``step`` if the composed total stays within budget, else raise.
+
+        Parameters
+        ----------
+        step : PrivacyStep
+            The release about to be made.
 
         Raises
         ------
@@ -268,4 +314,5 @@ class PrivacyLedger:
 
     @property
     def remaining_epsilon(self) -> float:
+        """The epsilon left: the budget minus the composed spend (never negative)."""
         return max(0.0, self.epsilon - self.spent[0])

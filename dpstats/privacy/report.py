@@ -24,33 +24,54 @@ def _fmt(x: float | None, spec: str = ".4g") -> str:
 
 @dataclass(frozen=True)
 class PrivacyReport:
-    """What a fit promised and spent, step by step.
+    """What a fit promised and spent, step by step (``res.privacy``).
+
+    Built by the pipeline from public facts and the fit's ledger only; it
+    prints as plain text (:meth:`lines`) and shows as HTML in Jupyter.
 
     Attributes
     ----------
-    method, private:
-        The estimator, and False for the non-private reference ``ols``.
-    epsilon_requested, delta_requested:
+    method : str
+        The estimator that ran.
+    private : bool
+        False only for the non-private reference ``ols``.
+    epsilon_requested, delta_requested : float
         The budget passed to the fit.
-    epsilon_spent, delta_spent:
+    epsilon_spent, delta_spent : float
         The composed total of the ledger (never above the request).
-    steps:
-        One :class:`PrivacyStep` per mechanism call.
-    relation:
+    steps : tuple of PrivacyStep
+        One step per mechanism call, in order.
+    relation : str
         The neighbouring relation the guarantee is for.
-    guarantee:
-        ``"worst-case"``, ``"conditional"`` or ``"none"``.
-    composition:
+    guarantee : str
+        The kind of guarantee in words: worst-case, conditional or none.
+    composition : str
         How the steps were composed into the total.
-    assumptions, notes:
+    n : int
+        The number of rows (public).
+    assumptions, notes : tuple of str
         Plain-language conditions of the guarantee, and facts a reader must
         know (clipping applied, values treated as public, leaks opted into).
-    method_choice:
+    method_choice : str
         Why ``method="auto"`` picked this method (empty when chosen by name).
-    seeded:
-        True when a seed was given (reproducible noise, for research and tests);
-        False means every draw came from the operating system's CSPRNG
-        (:class:`~dpstats.privacy.secure_random.SecureGenerator`).
+    seeded : bool
+        True when a seed was given (reproducible noise, for research and
+        tests); False means every draw came from the operating system's
+        CSPRNG (``dpstats.privacy.secure_random.SecureGenerator``).
+    status : str
+        ``"released"``, or what happened to a fit that did not release.
+
+    Examples
+    --------
+    >>> import dpstats
+    >>> df = dpstats.datasets.load("mtcars")
+    >>> res = dpstats.dp_ols("mpg ~ wt", df, 1.0, 1e-6, method="ssp", bounds={"wt": (1, 6), "mpg": (5, 40)},
+    ...                      random_state=0)
+    >>> report = res.privacy
+    >>> report.lines()[0]
+    'Budget requested: epsilon=1, delta=1e-06'
+    >>> report.steps_frame()["step"].tolist()
+    ['noisy X^T X', 'noisy X^T y', 'noisy y^T y (for inference)']
     """
 
     method: str
@@ -71,7 +92,15 @@ class PrivacyReport:
     status: str = "released"
 
     def steps_frame(self) -> pd.DataFrame:
-        """The steps as a DataFrame (one row per mechanism call)."""
+        """The steps as a table.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per mechanism call: step, mechanism, count, dimension,
+            sensitivity, norm, noise_scale, epsilon, delta, mu, rho and the
+            step's privacy in words.
+        """
         rows = [{
             "step": s.name, "mechanism": s.mechanism, "count": s.count, "dimension": s.dimension,
             "sensitivity": s.sensitivity, "norm": s.sensitivity_norm, "noise_scale": s.noise_scale,
@@ -81,7 +110,14 @@ class PrivacyReport:
                                            "noise_scale", "epsilon", "delta", "mu", "rho", "privacy"])
 
     def lines(self) -> list[str]:
-        """The report as plain-text lines."""
+        """The report as plain-text lines (what ``print(report)`` shows).
+
+        Returns
+        -------
+        list of str
+            Budget requested and spent, the guarantee, the method choice, one
+            line per step, assumptions, notes and the random source.
+        """
         if not self.private:
             out = ["NOT PRIVATE: method 'ols' is the non-private reference; its output reveals the data."]
         else:
@@ -114,7 +150,13 @@ class PrivacyReport:
         return f"<div class='dpstats-privacy'><b>Privacy report ({html.escape(self.method)})</b><ul>{items}</ul></div>"
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dictionary."""
+        """The report as a JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+            Every attribute, with the steps as a list of records.
+        """
         return {
             "method": self.method, "private": self.private,
             "epsilon_requested": self.epsilon_requested, "delta_requested": self.delta_requested,

@@ -50,9 +50,39 @@ Combine = Callable[[T, T], T]
 
 
 class Pass(Protocol[T_co]):
-    """``pass_fn(X, y, offset) -> T`` on one chunk; optionally ``select(offset, count) -> indices``."""
+    """``pass_fn(X, y, offset) -> T`` on one chunk; optionally ``select(offset, count) -> indices``.
 
-    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> T_co: ...
+    Any callable of that signature is a pass; see the module docstring for ``select`` and
+    ``uses_offset``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.rows import InMemoryRows
+    >>> def row_count(X, y, offset):
+    ...     return X.shape[0]
+    >>> InMemoryRows(np.ones((6, 2)), np.zeros(6), chunk_rows=4).reduce(row_count, lambda a, b: a + b)
+    6
+    """
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> T_co:
+        """The pass's partial result on one chunk.
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            The chunk's design rows (rows x d).
+        y : numpy.ndarray
+            The chunk's responses.
+        offset : int
+            The global index of the chunk's first row.
+
+        Returns
+        -------
+        T
+            The partial result, combined with the other chunks' by the runner.
+        """
+        ...
 
 
 @runtime_checkable
@@ -62,20 +92,73 @@ class Rows(Protocol):
     ``n`` (public: fixed before the method runs) and ``d`` are known before
     any pass; ``local`` is True when the chunks are read in this process, so
     that a method may gather a few rows here instead of aggregates.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.rows import InMemoryRows, Rows
+    >>> rows = InMemoryRows(np.ones((5, 2)), np.arange(5.0))
+    >>> isinstance(rows, Rows), rows.n, rows.d
+    (True, 5, 2)
     """
 
     @property
-    def n(self) -> int: ...
+    def n(self) -> int:
+        """The number of rows (public)."""
+        ...
 
     @property
-    def d(self) -> int: ...
+    def d(self) -> int:
+        """The number of design columns."""
+        ...
 
     @property
-    def local(self) -> bool: ...
+    def local(self) -> bool:
+        """True when the chunks are read in this process."""
+        ...
 
-    def reduce(self, pass_fn: Callable[[np.ndarray, np.ndarray, int], T], combine: Combine[T]) -> T: ...
+    def reduce(self, pass_fn: Callable[[np.ndarray, np.ndarray, int], T], combine: Combine[T]) -> T:
+        """Evaluate a pass on every chunk and combine the partial results in row order.
+
+        Parameters
+        ----------
+        pass_fn : callable
+            ``pass_fn(X, y, offset) -> T`` (:class:`Pass`).
+        combine : callable
+            ``combine(a, b) -> T``, associative; may update ``a`` in place.
+
+        Returns
+        -------
+        T
+            The combined result over all rows.
+        """
+        ...
 
 
 def writable(X: np.ndarray, y: np.ndarray) -> bool:
-    """True when a pass may modify the chunk ``(X, y)`` in place (both arrays are its own and writeable)."""
+    """True when a pass may modify the chunk ``(X, y)`` in place (both arrays are its own and writeable).
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        The chunk's design rows.
+    y : numpy.ndarray
+        The chunk's responses.
+
+    Returns
+    -------
+    bool
+        Whether both arrays are writeable.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.rows import writable
+    >>> X, y = np.ones((2, 2)), np.zeros(2)
+    >>> writable(X, y)
+    True
+    >>> X.flags.writeable = False
+    >>> writable(X, y)
+    False
+    """
     return bool(X.flags.writeable and y.flags.writeable)

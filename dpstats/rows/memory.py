@@ -44,6 +44,19 @@ class InMemoryRows:
     chunk_rows : int or None
         None (default): one chunk, passed as read-only views.  An int: chunks
         of that many rows, passed as copies (tests of partition invariance).
+
+    Raises
+    ------
+    ValueError
+        When ``X`` is not two-dimensional or ``y`` not a vector of its length.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.rows import InMemoryRows
+    >>> rows = InMemoryRows(np.ones((4, 2)), np.arange(4.0))
+    >>> rows.reduce(lambda X, y, offset: float(y.sum()), lambda a, b: a + b)
+    6.0
     """
 
     local = True
@@ -58,10 +71,12 @@ class InMemoryRows:
 
     @property
     def n(self) -> int:
+        """The number of rows."""
         return int(self.X.shape[0])
 
     @property
     def d(self) -> int:
+        """The number of design columns."""
         return int(self.X.shape[1])
 
     @property
@@ -70,7 +85,20 @@ class InMemoryRows:
         return self.chunk_rows is None
 
     def reduce(self, pass_fn: Callable[[np.ndarray, np.ndarray, int], T], combine: Combine[T]) -> T:
-        """``pass_fn`` on every chunk, combined in row order (see :mod:`dpstats.rows.base`)."""
+        """``pass_fn`` on every chunk, combined in row order (see :mod:`dpstats.rows.base`).
+
+        Parameters
+        ----------
+        pass_fn : callable
+            ``pass_fn(X, y, offset) -> T`` on one chunk.
+        combine : callable
+            ``combine(a, b) -> T``, associative.
+
+        Returns
+        -------
+        T
+            The combined result over all rows.
+        """
         self.passes += 1
         if self.chunk_rows is None:
             return self._chunk(pass_fn, _read_only(self.X), _read_only(self.y), 0)

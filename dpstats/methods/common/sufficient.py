@@ -173,9 +173,29 @@ class StatisticsPass:
 class ReleasedStatistics:
     """Released (noisy) sufficient statistics and the public noise sd of each release.
 
-    ``gram`` is the noisy X^T X, ``moment`` the noisy X^T y, ``yty`` the noisy
-    y^T y (all of the clipped, rescaled rows the method saw), ``n`` the public
-    number of rows.
+    All of the clipped, rescaled rows the method saw.
+
+    Attributes
+    ----------
+    gram : numpy.ndarray
+        The noisy X^T X (d x d).
+    moment : numpy.ndarray
+        The noisy X^T y.
+    yty : float
+        The noisy y^T y.
+    n : int
+        The public number of rows.
+    gram_noise_sd, moment_noise_sd, yty_noise_sd : float
+        The public standard deviation of the noise of each entry of each release.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.inference import SufficientStatisticsRelease
+    >>> release = SufficientStatisticsRelease(gram=np.eye(2) * 100, moment=np.array([50.0, 20.0]), yty=40.0,
+    ...                                       n=100, gram_noise_sd=1.0, moment_noise_sd=1.0, yty_noise_sd=1.0)
+    >>> release.n, release.moment.shape
+    (100, (2,))
     """
 
     gram: np.ndarray
@@ -208,6 +228,15 @@ class ReleasedSums:
         Standard deviation of the noise of each entry of ``xty``.
     noise_to_signal : float
         The released noise-to-signal ratio of X^T X where the estimate depends on it (plug-in), else 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.inference import ReleasedSums
+    >>> sums = ReleasedSums(rss=12.0, yty=40.0, xty=np.array([50.0, 20.0]), rss_noise_sd=0.5, yty_noise_sd=1.0,
+    ...                     xty_noise_sd=np.ones(2))
+    >>> sums.noise_to_signal
+    0.0
     """
 
     rss: float
