@@ -59,8 +59,9 @@ SLOPE_DECADES = (-4.0, 3.0)
 GRID_RATIO = 1.01
 #: the base measure of a slope cell is (cell width) / (|slope| + PRIOR_SCALE * S): flat below PRIOR_SCALE * S
 PRIOR_SCALE = 0.2
-#: cells of the residual grid (linear over the residual's public range)
-RESIDUAL_CELLS = 16384
+#: cells of the residual grid (linear over the residual's public range): a power of two near 64 sqrt(n), clipped
+#: to [2^10, 2^16], so that a cell stays well below the intercept's sampling error (public: depends on n only)
+RESIDUAL_CELLS = (1 << 10, 1 << 16)
 #: radius grid of the residual spread: R * 10^[-5, 0], R the width of the residual range
 RESIDUAL_RADIUS_DECADES = (-5.0, 0.0)
 #: the spread is the radius around the released median that holds this share of the pairs (or residuals)
@@ -69,7 +70,7 @@ SPREAD_SHARE = 0.25
 ZETA1 = 1.0 / 36.0
 #: n * epsilon below which intervals are not reported (the exponential mechanism's rank error is then too
 #: heavy-tailed for a calibrated interval; measured in benchmarks/theilsen.py, see BENCHMARKS.md)
-INTERVAL_MIN_N_EPSILON = 150.0
+INTERVAL_MIN_N_EPSILON = 250.0
 #: shares of epsilon: slope median, slope spread, intercept median, intercept spread, mean of x
 INFERENCE_SHARES = (0.55, 0.15, 0.16, 0.10, 0.04)
 #: shares of epsilon without inference: slope median, intercept median
@@ -129,12 +130,16 @@ class CellGrid:
     Cell 0 is (-inf, e_0), cell c is [e_(c-1), e_c) and the last cell is [e_last, inf), with ``edges`` e
     sorted and finite.  ``values`` is the number that stands for each cell when it is released, and
     ``log_prior`` the log base measure of each cell (the mechanism samples a cell with probability
-    proportional to exp(log_prior + epsilon * score / (2 sensitivity))).
+    proportional to exp(log_prior + epsilon * score / (2 sensitivity))).  ``locator`` describes how the edges
+    were built (``("log", g_1, log ratio, m)`` for edges -g_m..-g_1, g_1..g_m; ``("radius", r_1, log ratio)``;
+    ``("linear", lo, width)``), so that :meth:`index` can guess a value's cell arithmetically before the exact
+    comparison with the edges.
     """
 
     edges: np.ndarray
     values: np.ndarray
     log_prior: np.ndarray
+    locator: tuple[str, float, float, int] = ("none", 0.0, 0.0, 0)
 
     @property
     def cells(self) -> int:
@@ -142,18 +147,46 @@ class CellGrid:
         return int(self.edges.size) + 1
 
     def index(self, v: np.ndarray) -> np.ndarray:
-        """The cell of each value: the number of edges at or below it."""
+        """The cell of each value: the number of edges at or below it (``searchsorted(edges, v, "right")``)."""
+        v = np.asarray(v, dtype=float)
+        guess = self._guess(v)
+        if guess is None:
+            return np.searchsorted(self.edges, v, side="right")
+        # the guess is off by at most a step or two (rounding of the logarithm): fix it by exact comparisons
+        top = self.edges.size
+        for _ in range(64):
+            up = (guess < top) & (self.edges[np.minimum(guess, top - 1)] <= v)
+            down = (guess > 0) & (self.edges[np.maximum(guess - 1, 0)] > v)
+            if not (up.any() or down.any()):
+                return guess
+            guess = guess + up - down
         return np.searchsorted(self.edges, v, side="right")
+
+    def _guess(self, v: np.ndarray) -> np.ndarray | None:
+        kind, first, step, m = self.locator
+        top = self.edges.size
+        with np.errstate(all="ignore"):
+            if kind == "linear":
+                raw = np.floor((v - first) / step) + 1.0
+            elif kind in ("log", "radius"):
+                a = np.abs(v)
+                k = np.where(a >= first, np.floor(np.log(np.maximum(a, first) / first) / step) + 1.0, 0.0)
+                raw = k if kind == "radius" else np.where(v >= 0, m + k, m - k)
+            else:
+                return None
+        raw = np.where(np.isnan(v), float(top), raw)  # NaN sorts after every edge, as in searchsorted
+        return np.clip(np.nan_to_num(raw, nan=float(top), posinf=float(top), neginf=0.0), 0, top).astype(np.int64)
 
     def counts(self, v: np.ndarray) -> np.ndarray:
         """How many values fall in each cell (int64, length ``cells``)."""
         return np.bincount(self.index(v), minlength=self.cells).astype(np.int64)
 
 
-def _log_magnitudes(scale: float, decades: tuple[float, float]) -> np.ndarray:
-    """scale * 10^u for u from decades[0] to decades[1], consecutive values GRID_RATIO apart (at most)."""
+def _log_magnitudes(scale: float, decades: tuple[float, float]) -> tuple[np.ndarray, float]:
+    """scale * 10^u for u from decades[0] to decades[1], consecutive values GRID_RATIO apart (at most); and the
+    log of their ratio."""
     m = int(math.ceil((decades[1] - decades[0]) * math.log(10.0) / math.log(GRID_RATIO))) + 1
-    return scale * 10.0 ** np.linspace(decades[0], decades[1], m)
+    return scale * 10.0 ** np.linspace(decades[0], decades[1], m), (decades[1] - decades[0]) * math.log(10.0) / (m - 1)
 
 
 def _with_ends(inner: np.ndarray) -> np.ndarray:
@@ -165,28 +198,28 @@ def slope_grid(scale: float) -> CellGrid:
     """The public grid of pair slopes: edges -g_m .. -g_1, g_1 .. g_m with g = ``scale`` * 10^[-4, 3] (1% apart),
     a zero cell [-g_1, g_1), base measure width / (|mid| + PRIOR_SCALE * scale) (flat near zero, log-uniform
     beyond); the unbounded end cells stand for -g_m and g_m."""
-    g = _log_magnitudes(scale, SLOPE_DECADES)
+    g, step = _log_magnitudes(scale, SLOPE_DECADES)
     edges = np.concatenate([-g[::-1], g])
     mid = 0.5 * (edges[:-1] + edges[1:])
     log_prior = np.log(np.diff(edges)) - np.log(np.abs(mid) + PRIOR_SCALE * scale)
-    return CellGrid(edges, _with_ends(mid), _with_ends(log_prior))
+    return CellGrid(edges, _with_ends(mid), _with_ends(log_prior), ("log", float(g[0]), step, g.size))
 
 
 def radius_grid(scale: float, decades: tuple[float, float], prior_scale: float) -> CellGrid:
     """A public grid of radii r >= 0: edges ``scale`` * 10^decades (1% apart), cells [0, r_1), [r_1, r_2), ...,
     [r_m, inf) (the last stands for r_m), base measure width / (mid + prior_scale)."""
-    r = _log_magnitudes(scale, decades)
+    r, step = _log_magnitudes(scale, decades)
     bounded = np.concatenate([[0.0], r])
     mid = 0.5 * (bounded[:-1] + bounded[1:])
     log_prior = np.log(np.diff(bounded)) - np.log(mid + prior_scale)
-    return CellGrid(r, np.append(mid, r[-1]), np.append(log_prior, log_prior[-1]))
+    return CellGrid(r, np.append(mid, r[-1]), np.append(log_prior, log_prior[-1]), ("radius", float(r[0]), step, 0))
 
 
 def linear_grid(lo: float, hi: float, cells: int) -> CellGrid:
     """``cells`` equal cells over [lo, hi] (values outside fall in the end cells), uniform base measure."""
     edges = np.linspace(lo, hi, cells + 1)
     values = 0.5 * (edges[:-1] + edges[1:])
-    return CellGrid(edges[1:-1], values, np.zeros(cells))
+    return CellGrid(edges[1:-1], values, np.zeros(cells), ("linear", float(lo), (hi - lo) / cells, 0))
 
 
 # -- the public pairing -------------------------------------------------------------------------------------------
@@ -423,6 +456,11 @@ def slope_rank_variance(pairs: int, matchings: int) -> float:
     return (0.25 + 2.0 * (matchings - 1) * ZETA1) / pairs
 
 
+def residual_cells(n: int) -> int:
+    """Cells of the residual grid for n rows (see RESIDUAL_CELLS)."""
+    return int(np.clip(1 << max(0, math.ceil(math.log2(64.0 * math.sqrt(n)))), *RESIDUAL_CELLS))
+
+
 def interval_reported(n: int, epsilon: float) -> bool:
     """Whether a fit with these public facts reports intervals (n * epsilon >= INTERVAL_MIN_N_EPSILON)."""
     return n * epsilon >= INTERVAL_MIN_N_EPSILON
@@ -489,7 +527,7 @@ def fit(rows: Rows, ctx: FitContext, options: TheilSenOptions) -> MethodFit:
 
     r_lo = y_range[0] - max(b * x_range[0], b * x_range[1])
     r_hi = y_range[1] - min(b * x_range[0], b * x_range[1])
-    rgrid = linear_grid(r_lo, r_hi, RESIDUAL_CELLS)
+    rgrid = linear_grid(r_lo, r_hi, residual_cells(ctx.n))
     residuals = rows.reduce(ResidualPass(b, rgrid, x_col, x_range, y_range), add_residual_counts)
     a_cell = private_cell(rgrid, residuals.counts, 0.5 * ctx.n, below=0.0, sensitivity=1.0, epsilon=shares.intercept,
                           rng=ctx.rng, ledger=ctx.ledger, name="private median of the residuals y - b x")
