@@ -284,7 +284,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         theilsen.INTERVAL_MIN_N_EPSILON = args.interval_threshold
     methods = [m for m in args.methods.split(",") if m != "opendp" or rd.peer_available("opendp")]
     epsilons = [float(e) for e in args.epsilons.split(",")]
-    log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
+    log = lambda m: print(m, file=sys.stderr, flush=True)
     started = time.perf_counter()
     if args.part == "sim":
         records = run_sim(methods, args.reps, [int(n) for n in args.ns.split(",")], epsilons,

@@ -6,7 +6,6 @@ Statistical tests use fixed seeds; each states its false-failure rate (over seed
 
 from __future__ import annotations
 
-import math
 import re
 import warnings
 

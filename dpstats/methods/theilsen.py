@@ -35,23 +35,47 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from dpstats.errors import InvalidArgumentError, MethodOptionError
 from dpstats.methods.registry import (
-    FitContext, Inference, InferenceRule, MethodFit, MethodOptions, MethodSpec, check_bool, register,
+    FitContext,
+    Inference,
+    InferenceRule,
+    MethodFit,
+    MethodOptions,
+    MethodSpec,
+    check_bool,
+    register,
 )
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import (
-    exponential_mechanism, laplace_mechanism, permutation, post_processing_normal, public_uniform,
+    exponential_mechanism,
+    laplace_mechanism,
+    permutation,
+    post_processing_normal,
+    public_uniform,
 )
 from dpstats.rates import UpperRate
 from dpstats.rows.base import Rows
 
-__all__ = ["TheilSenOptions", "CellGrid", "WindowedPairing", "SlopePass", "ResidualPass", "slope_grid",
-           "radius_grid", "linear_grid", "cell_scores", "interval_reported", "fit", "SPEC",
-           "INTERVAL_MIN_N_EPSILON"]
+__all__ = [
+    "INTERVAL_MIN_N_EPSILON",
+    "SPEC",
+    "CellGrid",
+    "ResidualPass",
+    "SlopePass",
+    "TheilSenOptions",
+    "WindowedPairing",
+    "cell_scores",
+    "fit",
+    "interval_reported",
+    "linear_grid",
+    "radius_grid",
+    "slope_grid",
+]
 
 #: the slope grid spans |slope| in S * 10^[-4, 3], S = (y range) / (x range) the box diagonal
 SLOPE_DECADES = (-4.0, 3.0)
@@ -185,7 +209,7 @@ class CellGrid:
 def _log_magnitudes(scale: float, decades: tuple[float, float]) -> tuple[np.ndarray, float]:
     """scale * 10^u for u from decades[0] to decades[1], consecutive values GRID_RATIO apart (at most); and the
     log of their ratio."""
-    m = int(math.ceil((decades[1] - decades[0]) * math.log(10.0) / math.log(GRID_RATIO))) + 1
+    m = math.ceil((decades[1] - decades[0]) * math.log(10.0) / math.log(GRID_RATIO)) + 1
     return scale * 10.0 ** np.linspace(decades[0], decades[1], m), (decades[1] - decades[0]) * math.log(10.0) / (m - 1)
 
 
@@ -535,10 +559,10 @@ def fit(rows: Rows, ctx: FitContext, options: TheilSenOptions) -> MethodFit:
     params = np.empty(2)
     params[ctx.intercept_index] = a
     params[x_col] = b
-    diagnostics = {"pairs": pairs, "matchings": k, "windows": pairing.windows, "slope_cell": b_cell,
+    diagnostics: dict[str, Any] = {"pairs": pairs, "matchings": k, "windows": pairing.windows, "slope_cell": b_cell,
                    "intercept_cell": a_cell}
-    notes = (f"pure epsilon-DP: {len([s for s in vars(shares).values() if s])} exponential-mechanism and Laplace "
-             "releases whose epsilons add up to the budget; delta spent is 0",)
+    notes = ((f"pure epsilon-DP: {len([s for s in vars(shares).values() if s])} exponential-mechanism and Laplace "
+              "releases whose epsilons add up to the budget; delta spent is 0"),)
     if not inference:
         return MethodFit(params=params, no_inference_reason=_no_inference_reason(ctx, options), notes=notes,
                          rsquared_reason=NO_RSQUARED, diagnostics=diagnostics)
