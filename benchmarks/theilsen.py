@@ -20,7 +20,8 @@ Run from the repository root (about 25 minutes for both on one loaded core)::
 
     python benchmarks/theilsen.py sim --reps 40
     python benchmarks/theilsen.py real --seeds 10
-    python benchmarks/theilsen.py summary           # tables from the saved records (BENCHMARKS.md)
+    python benchmarks/theilsen.py summary           # tables from the saved records: results/theilsen/summary.md
+    python benchmarks/assemble_report.py            # BENCHMARKS.md
 
 ``--interval-threshold`` overrides ``dpstats.methods.theilsen.INTERVAL_MIN_N_EPSILON`` (0 reports every
 interval: the calibration run of that threshold).
@@ -222,7 +223,8 @@ def table(records: list[dict], keys: Sequence[str], cover_key: str) -> str:
     groups: dict[tuple, list[dict]] = {}
     for r in records:
         groups.setdefault(tuple(r[k] for k in keys), []).append(r)
-    for key in sorted(groups, key=lambda k: tuple((METHODS.index(v) if v in METHODS else v) for v in k)):
+    order = [keys.index("method")] if "method" in keys else []
+    for key in sorted(groups, key=lambda k: tuple(METHODS.index(v) if i in order else v for i, v in enumerate(k))):
         lines.append("| " + " | ".join([*(f"{v:g}" if isinstance(v, float) else str(v) for v in key),
                                          *_cell(groups[key], cover_key)]) + " |")
     return "\n".join(lines)
@@ -278,7 +280,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.part == "summary":
-        print(summary(out))
+        text = summary(out)
+        (out / "summary.md").write_text(text)
+        print(text)
         return
     if args.interval_threshold is not None:
         theilsen.INTERVAL_MIN_N_EPSILON = args.interval_threshold
@@ -297,7 +301,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     with gzip.GzipFile(out / f"{args.part}.jsonl.gz", "wb", mtime=0) as fh:
         fh.write("".join(json.dumps(r, sort_keys=True, default=float) + "\n" for r in records).encode())
     (out / f"{args.part}.meta.json").write_text(json.dumps(meta, indent=1))
-    print(summary(out))
+    text = summary(out)
+    (out / "summary.md").write_text(text)
+    print(text)
 
 
 if __name__ == "__main__":
