@@ -1,0 +1,306 @@
+"""Coverage of private confidence intervals where users are (issue 18, part 2): a grid of realistic settings.
+
+Run:  python benchmarks/coverage_grid.py [--quick] [--reps 100] [--methods ssp adassp ...] [--jobs 2]
+                                         [--jsonl rows.jsonl] [--out benchmarks/results/coverage_grid.md]
+      python benchmarks/coverage_grid.py --assemble rows.jsonl [...] --out benchmarks/results/coverage_grid.md
+
+The methods are read from the registry: every private method whose
+``MethodSpec.inference_rule`` gives inference (a method registered later joins
+the grid without a change here; ``--methods`` picks some).  The grid:
+
+* n in {100, 1000, 10^4, 10^5}; d in {2, 5, 10, 20} coefficients (an
+  intercept and d - 1 covariates);
+* design ``correlated``: x ~ N(0, R) with R_jk = 0.6^|j - k|; ``skewed``:
+  x_j = exp(0.75 z_j) - 1 with z ~ N(0, R) (log-normal, correlated);
+* y = 1 + x'beta + e, beta_j = (-1)^j / sqrt(d - 1), e ~ N(0, 1);
+* bounds ``loose``: the declared ranges are 3x wider than needed (x in
+  +-6 sd of a column for the correlated design, [-1, 6 e^(2.25) - 1] for the skewed;
+  y in +-3 times the largest |1 + x'beta| plus 6 sd of e, so nothing is
+  clipped); ``tight``: about the 1st and 99th percentiles of each column and
+  of y (about 2% of each column clipped: the fit estimates the clipped data's
+  regression, so the truth is not what its intervals are for);
+* epsilon in {0.3, 1, 3}, delta = 1e-6.
+
+Each fit goes through ``dp_ols_arrays`` with the default options (so
+``inference=True``).  Per setting (method, n, d, design, bounds, epsilon) and
+over ``--reps`` simulated data sets it records:
+
+* ``reported``: the share of fits that report intervals (not refused, not
+  withheld);
+* ``coverage``: of the true coefficients by the nominal 95% intervals, all
+  coefficients pooled, over the fits that report; ``coverage_ls``: of the
+  least-squares coefficients of the clipped data (the intervals' estimand);
+* ``width``: the median over fits of the mean ratio of the interval's width
+  to the OLS interval's on the same (unclipped) data, i.e. the ratio of
+  standard errors;
+* ``privacy_ratio``: measured over predicted privacy error, the root mean
+  square of (released coefficient - least squares on the clipped data) over
+  the root mean square of the error block's predicted privacy error
+  (``res.error_bounds.coefficients.privacy``), over every released fit.
+
+The seed of a setting depends only on the method's name and the setting, so a
+run of some methods reproduces the rows of the full run; ``--jsonl`` appends
+each row as it finishes.  ``--quick`` runs n = 10^4, d in {2, 5}, epsilon = 1,
+the correlated design with both bounds, 30 reps (about a minute).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import sys
+import time
+import zlib
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's dpstats
+
+import dpstats  # noqa: E402
+from dpstats.errors import DPStatsError  # noqa: E402
+from dpstats.methods import available_methods  # noqa: E402
+
+GRID_N = (100, 1000, 10_000, 100_000)
+GRID_D = (2, 5, 10, 20)
+GRID_DESIGN = ("correlated", "skewed")
+GRID_BOUNDS = ("loose", "tight")
+GRID_EPS = (0.3, 1.0, 3.0)
+DELTA = 1e-6
+BAND = (0.93, 0.97)
+RHO = 0.6
+SKEW = 0.75
+OUT = Path("benchmarks/results/coverage_grid.md")
+
+
+def interval_methods() -> list[str]:
+    """Every private registered method that gives inference (read from the registry)."""
+    return sorted(name for name, spec in available_methods().items()
+                  if spec.private and spec.inference_rule.kind != "none")
+
+
+@dataclass(frozen=True)
+class Setting:
+    method: str
+    n: int
+    d: int
+    design: str
+    bounds: str
+    epsilon: float
+
+    @property
+    def seed(self) -> int:
+        """Depends only on the method's name and the setting."""
+        key = f"{self.method}|{self.n}|{self.d}|{self.design}|{self.bounds}|{self.epsilon}"
+        return zlib.crc32(key.encode())
+
+
+# -- data ---------------------------------------------------------------------------------------------------------
+
+def correlation(p: int) -> np.ndarray:
+    idx = np.arange(p)
+    return RHO ** np.abs(idx[:, None] - idx[None, :])
+
+
+def coefficients(d: int) -> np.ndarray:
+    """Intercept 1 and slopes (-1)^j / sqrt(d - 1)."""
+    p = d - 1
+    return np.r_[1.0, (-1.0) ** np.arange(p) / math.sqrt(p)]
+
+
+def simulate(n: int, d: int, design: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    p = d - 1
+    z = rng.standard_normal((n, p)) @ np.linalg.cholesky(correlation(p)).T
+    X = z if design == "correlated" else np.exp(SKEW * z) - 1.0
+    y = X @ coefficients(d)[1:] + coefficients(d)[0] + rng.standard_normal(n)
+    return X, y
+
+
+def declared_bounds(d: int, design: str, bounds: str) -> tuple[list[tuple[float, float]], tuple[float, float]]:
+    """Public ranges of the covariates and of y (from the design's known law, never from a sample)."""
+    p = d - 1
+    beta = coefficients(d)
+    if design == "correlated":
+        lo, hi = (-6.0, 6.0) if bounds == "loose" else (-2.33, 2.33)  # N(0,1): 1st and 99th percentiles
+    else:
+        lo, hi = ((-1.0, 6.0 * math.exp(3 * SKEW) - 1.0) if bounds == "loose"
+                  else (math.exp(-2.33 * SKEW) - 1.0, math.exp(2.33 * SKEW) - 1.0))
+    if bounds == "loose":
+        reach = abs(beta[0]) + np.sum(np.abs(beta[1:])) * max(abs(lo), abs(hi))
+        y = (-3.0 * reach - 6.0, 3.0 * reach + 6.0)
+    else:
+        sd = _linear_sd(d, design)
+        y = (beta[0] + _linear_mean(d, design) - 2.33 * sd, beta[0] + _linear_mean(d, design) + 2.33 * sd)
+    return [(lo, hi)] * p, y
+
+
+def _linear_mean(d: int, design: str) -> float:
+    """E[x'beta] (the log-normal columns have mean e^(s^2/2) - 1)."""
+    mean = 0.0 if design == "correlated" else math.exp(SKEW**2 / 2) - 1.0
+    return float(np.sum(coefficients(d)[1:]) * mean)
+
+
+def _linear_sd(d: int, design: str) -> float:
+    """sd of x'beta + e, from the design's law."""
+    p = d - 1
+    r = correlation(p)
+    if design == "correlated":
+        cov = r
+    else:
+        s2 = SKEW**2
+        cov = math.exp(s2) * (np.exp(s2 * r) - 1.0)  # covariance of correlated log-normals
+    b = coefficients(d)[1:]
+    return math.sqrt(float(b @ cov @ b) + 1.0)
+
+
+# -- one setting ----------------------------------------------------------------------------------------------------
+
+def _least_squares(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """OLS coefficients and standard errors with an intercept (NOT PRIVATE: the benchmark's reference)."""
+    A = np.column_stack([np.ones(len(y)), X])
+    coef, *_ = np.linalg.lstsq(A, y, rcond=None)
+    resid = y - A @ coef
+    sigma2 = float(resid @ resid) / max(len(y) - A.shape[1], 1)
+    se = np.sqrt(np.diag(sigma2 * np.linalg.pinv(A.T @ A)))
+    return coef, se
+
+
+def run_setting(setting: Setting, reps: int) -> dict:
+    rng = np.random.default_rng(setting.seed)
+    truth = coefficients(setting.d)
+    x_bounds, y_bounds = declared_bounds(setting.d, setting.design, setting.bounds)
+    lo, hi = np.array([b[0] for b in x_bounds]), np.array([b[1] for b in x_bounds])
+    covered, covered_ls, widths, errors, predicted = [], [], [], [], []
+    refused = withheld = 0
+    for r in range(reps):
+        X, y = simulate(setting.n, setting.d, setting.design, rng)
+        try:
+            res = dpstats.dp_ols_arrays(X, y, setting.epsilon, DELTA, method=setting.method, x_bounds=x_bounds,
+                                        y_bounds=y_bounds, intercept=True, random_state=setting.seed + r)
+        except DPStatsError:
+            refused += 1
+            continue
+        target, _ = _least_squares(np.clip(X, lo, hi), np.clip(y, *y_bounds))
+        split = res.error_bounds.coefficients
+        if split is not None and split.released:
+            errors.append(res.params.to_numpy() - target)
+            predicted.append(split.privacy)
+        if not res.inference_available:
+            withheld += 1
+            continue
+        _, ols_se = _least_squares(X, y)
+        ci = res.conf_int().to_numpy()
+        covered.append((ci[:, 0] <= truth) & (truth <= ci[:, 1]))
+        covered_ls.append((ci[:, 0] <= target) & (target <= ci[:, 1]))
+        widths.append(float(np.mean((ci[:, 1] - ci[:, 0]) / (2 * 1.959964 * ols_se))))
+    row = asdict(setting) | {"reps": reps, "refused": refused / reps, "withheld": withheld / reps,
+                             "reported": len(covered) / reps}
+    nan = float("nan")
+    row["coverage"] = float(np.mean(covered)) if covered else nan
+    row["worst_coef"] = float(np.min(np.mean(covered, axis=0))) if covered else nan
+    row["coverage_ls"] = float(np.mean(covered_ls)) if covered_ls else nan
+    row["width"] = float(np.median(widths)) if widths else nan
+    row["privacy_ratio"] = (float(np.sqrt(np.mean(np.square(errors))) / np.sqrt(np.mean(np.square(predicted))))
+                            if errors else nan)
+    return row
+
+
+def settings(methods: list[str], quick: bool) -> list[Setting]:
+    if quick:
+        grid = itertools.product((10_000,), (2, 5), ("correlated",), GRID_BOUNDS, (1.0,))
+    else:
+        grid = itertools.product(GRID_N, GRID_D, GRID_DESIGN, GRID_BOUNDS, GRID_EPS)
+    cells = list(grid)
+    return [Setting(m, n, d, design, bounds, eps) for m in methods for n, d, design, bounds, eps in cells if n > d]
+
+
+# -- report ---------------------------------------------------------------------------------------------------------
+
+def _fmt(x: object) -> str:
+    if isinstance(x, float):
+        return "" if math.isnan(x) else f"{x:.3g}"
+    return str(x)
+
+
+def report(rows: list[dict], command: str) -> str:
+    frame = pd.DataFrame(rows).sort_values(["method", "design", "bounds", "n", "d", "epsilon"])
+    lines = ["### Coverage on the realistic grid (issue 18)", "", f"Command: `{command}`.", "",
+             "Columns: `reported` = share of fits that report intervals (not refused, not withheld); `coverage` = "
+             "share of true coefficients inside the nominal 95% intervals (pooled, over reported fits); "
+             "`worst` = the least-covered coefficient; `coverage_ls` = coverage of the least-squares "
+             "coefficients of the clipped data; `width` = median over fits of the interval width over the OLS "
+             "interval's (ratio of standard errors); `privacy_ratio` = measured / predicted privacy error "
+             "(root mean squares of released minus clipped least squares, and of the error block's prediction).",
+             ""]
+    for method, part in frame.groupby("method"):
+        rep = part[part["reported"] > 0]
+        inside = rep["coverage"].between(*BAND)
+        lines += [f"#### {method}", "",
+                  f"Reported in {np.mean(part['reported']):.0%} of all fits; coverage of the truth in "
+                  f"{BAND} in {int(inside.sum())} of {len(rep)} settings that report (loose bounds: "
+                  f"{int(inside[rep['bounds'] == 'loose'].sum())} of {int((rep['bounds'] == 'loose').sum())}); "
+                  f"median width {np.nanmedian(rep['width']):.3g}x OLS; privacy_ratio median "
+                  f"{np.nanmedian(part['privacy_ratio']):.2f}, range {np.nanmin(part['privacy_ratio']):.2f}-"
+                  f"{np.nanmax(part['privacy_ratio']):.2f}.", ""]
+        cols = ["design", "bounds", "n", "d", "epsilon", "reported", "coverage", "worst_coef", "coverage_ls", "width",
+                "privacy_ratio"]
+        lines.append("| " + " | ".join(cols) + " |")
+        lines.append("|" + "|".join("---" for _ in cols) + "|")
+        for _, r in part.iterrows():
+            lines.append("| " + " | ".join(_fmt(r[c]) for c in cols) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--reps", type=int, default=None)
+    parser.add_argument("--methods", nargs="*", default=None)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--jsonl", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--assemble", nargs="*", type=Path, default=None)
+    args = parser.parse_args()
+    command = "python benchmarks/coverage_grid.py " + " ".join(
+        a for a in ["--quick" if args.quick else "", f"--reps {args.reps}" if args.reps else "",
+                    ("--methods " + " ".join(args.methods)) if args.methods else ""] if a)
+    if args.assemble:
+        rows = [json.loads(line) for path in args.assemble for line in path.read_text().splitlines() if line]
+        args.out.write_text(report(rows, command) + "\n")
+        return
+    reps = args.reps or (30 if args.quick else 100)
+    todo = settings(args.methods or interval_methods(), args.quick)
+    rows, start = [], time.time()
+    with ProcessPoolExecutor(args.jobs) if args.jobs > 1 else _Serial() as pool:
+        for row in pool.map(run_setting, todo, [reps] * len(todo)):
+            rows.append(row)
+            if args.jsonl:
+                with args.jsonl.open("a") as fh:
+                    fh.write(json.dumps(row) + "\n")
+            print(f"[{time.time() - start:7.0f}s] {json.dumps(row)}", flush=True)
+    text = report(rows, command)
+    args.out.write_text(text + "\n")
+    print(text)
+
+
+class _Serial:
+    """map() in this process (``--jobs 1``)."""
+
+    def __enter__(self) -> _Serial:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def map(self, fn, *iterables):  # noqa: ANN001, ANN201 - mirrors Executor.map
+        return map(fn, *iterables)
+
+
+if __name__ == "__main__":
+    main()
