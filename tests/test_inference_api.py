@@ -39,7 +39,8 @@ def fit(method: str, **kwargs) -> dpstats.DPRegressionResults:
     spec = available_methods()[method]
     options = {k: v for k, v in FAST.items() if k in spec.option_names}
     eps = 1.0 if spec.private else math.inf
-    return dpstats.dp_ols(FORMULA, data(), eps, 1e-6, method=method, bounds=BOUNDS, random_state=0,
+    formula = FORMULA if spec.max_columns is None or spec.max_columns >= 3 else "y ~ x1"  # theilsen: one predictor
+    return dpstats.dp_ols(formula, data(), eps, 1e-6, method=method, bounds=BOUNDS, random_state=0,
                           **(options | kwargs))
 
 

@@ -350,6 +350,9 @@ class MethodSpec:
         Public minimum n as a function of d.
     allows_wide : bool
         True when d > n is allowed (sparse methods).
+    max_columns : int or None
+        The most design columns (intercept included) the method fits, a public shape fact (``theilsen``: 2, one
+        predictor with an intercept); None: no limit.
     inference_rule : InferenceRule
         The inference the method gives and its withholding threshold.
     theory_rate : callable or None
@@ -387,6 +390,7 @@ class MethodSpec:
     regimes: str = ""
     min_rows: Callable[[int], int] = _min_rows_default
     allows_wide: bool = False
+    max_columns: int | None = None
     inference_rule: InferenceRule = InferenceRule()
     theory_rate: Callable[[str], UpperRate] | None = None
     auto_rank: int | None = None
@@ -437,7 +441,7 @@ class MethodSpec:
 
 #: the built-in estimators: modules (or subpackages) of :mod:`dpstats.methods`, each registering its MethodSpec
 #: when imported; imported in this order on the first lookup (adassp and noisy_ols import ssp, ambssgd robgd)
-BUILTIN_METHODS = ("adassp", "ambssgd", "dpsgd", "lasso", "noisy_ols", "ols", "robgd", "ssp", "tukey")
+BUILTIN_METHODS = ("adassp", "ambssgd", "dpsgd", "lasso", "noisy_ols", "ols", "robgd", "ssp", "theilsen", "tukey")
 
 _REGISTRY: dict[str, MethodSpec] = {}
 _BUILTIN_LOADED = [False]

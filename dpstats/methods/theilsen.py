@@ -1,0 +1,631 @@
+"""Private Theil-Sen estimator for one predictor (``y ~ x``: d = 2 with the intercept).
+
+The DPTheilSen estimator of Alabi, McMillan, Sarathy, Smith & Vadhan ("Differentially private simple linear
+regression", PoPETs 2022, Algorithm "DPTheilSenkMatch" with the exponential-mechanism median), analysed by
+Sarathy & Vadhan ("Analyzing the differentially private Theil-Sen estimator for simple linear regression",
+2022), with these choices of ours:
+
+* **pairs**: k public random perfect matchings (default 16) of the rows inside public windows of consecutive
+  row indices (:class:`WindowedPairing`), so that a row is in at most k pairs and a pass over chunked data
+  needs only the rows of the windows cut by a chunk edge from its neighbour;
+* **slope** b: the exponential-mechanism median of the pair slopes (dy / dx) over the cells of a public
+  symmetric log grid scaled by the declared ranges (slopes from 1e-4 to 1e3 times the box diagonal
+  (y range) / (x range), 1% apart, plus a zero cell), with a base measure that is flat near zero and
+  log-uniform beyond (:func:`slope_grid`); pairs with dx = 0 count half below and half above every cell;
+* **intercept** a: the exponential-mechanism median of the residuals y - b x (Sen's intercept) over a public
+  linear grid of the residual's range, in a second pass;
+* **intervals** (``inference=True``, when n * epsilon >= :data:`INTERVAL_MIN_N_EPSILON`): a parametric
+  bootstrap of the linearised error of each median, from released values only: the sampling spread of the
+  median's rank (an incomplete U-statistic for the k-matching, a binomial for the residuals), the Laplace
+  rank noise of the exponential mechanism, and the slope of the inverse distribution function at the median,
+  read off a private quarter-radius (the radius around the released median holding a quarter of the pairs);
+  the intercept's draws carry the slope's error through a private mean of x.
+
+Privacy (replace-one neighbours, n public): a replaced row changes at most k pair slopes and one residual, so
+every count the exponential mechanisms score moves by at most k (slopes) or 1 (residuals), and the clipped sum
+of x by at most the width of x's range.  Each release is pure epsilon_i-DP and the epsilon_i add up to
+epsilon: the fit is epsilon-DP (delta = 0 spent).  Everything else (grids, pairing, bootstrap draws) is public
+randomness or post-processing.  The two passes compute the same counts whatever the partition of the rows into
+chunks, so the argument holds for in-memory rows, files and Dask alike.
+
+Proof: docs/proofs/theilsen.md
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpstats.errors import InvalidArgumentError, MethodOptionError
+from dpstats.methods.registry import (
+    FitContext,
+    Inference,
+    InferenceRule,
+    MethodFit,
+    MethodOptions,
+    MethodSpec,
+    check_bool,
+    register,
+)
+from dpstats.privacy.ledger import PrivacyLedger
+from dpstats.privacy.mechanisms import (
+    exponential_mechanism,
+    laplace_mechanism,
+    permutation,
+    post_processing_normal,
+    public_uniform,
+)
+from dpstats.rates import UpperRate
+from dpstats.rows.base import Rows
+
+__all__ = [
+    "INTERVAL_MIN_N_EPSILON",
+    "SPEC",
+    "CellGrid",
+    "ResidualPass",
+    "SlopePass",
+    "TheilSenOptions",
+    "WindowedPairing",
+    "cell_scores",
+    "fit",
+    "interval_reported",
+    "linear_grid",
+    "radius_grid",
+    "slope_grid",
+]
+
+#: the slope grid spans |slope| in S * 10^[-4, 3], S = (y range) / (x range) the box diagonal
+SLOPE_DECADES = (-4.0, 3.0)
+#: consecutive edges of the log grids differ by this factor (1% resolution)
+GRID_RATIO = 1.01
+#: the base measure of a slope cell is (cell width) / (|slope| + PRIOR_SCALE * S): flat below PRIOR_SCALE * S
+PRIOR_SCALE = 0.2
+#: cells of the residual grid (linear over the residual's public range): a power of two near 64 sqrt(n), clipped
+#: to [2^10, 2^16], so that a cell stays well below the intercept's sampling error (public: depends on n only)
+RESIDUAL_CELLS = (1 << 10, 1 << 16)
+#: radius grid of the residual spread: R * 10^[-5, 0], R the width of the residual range
+RESIDUAL_RADIUS_DECADES = (-5.0, 0.0)
+#: the spread is the radius around the released median that holds this share of the pairs (or residuals)
+SPREAD_SHARE = 0.25
+#: Var(E[1{slope_ij < beta} | row i]) for continuous x and errors independent of x (derived in the proof page)
+ZETA1 = 1.0 / 36.0
+#: n * epsilon below which intervals are not reported (the exponential mechanism's rank error is then too
+#: heavy-tailed for a calibrated interval; measured in benchmarks/theilsen.py, see BENCHMARKS.md)
+INTERVAL_MIN_N_EPSILON = 250.0
+#: shares of epsilon: slope median, slope spread, intercept median, intercept spread, mean of x
+INFERENCE_SHARES = (0.55, 0.15, 0.16, 0.10, 0.04)
+#: shares of epsilon without inference: slope median, intercept median
+POINT_SHARES = (0.75, 0.25)
+#: the bootstrap keeps the spread's relative error above -1 + this floor (a draw of the spread stays positive)
+SPREAD_FLOOR = 0.2
+
+BOOTSTRAP_DESCRIPTION = ("parametric bootstrap of the linearised error of the private medians (sampling, "
+                         "exponential-mechanism rank noise, private spreads), from released values only")
+NO_RSQUARED = "Theil-Sen releases medians of slopes and residuals, not the sums of squares R^2 needs"
+
+
+@dataclass(frozen=True)
+class TheilSenOptions(MethodOptions):
+    """Options of ``theilsen``.
+
+    Attributes
+    ----------
+    inference : bool
+        Spend a share of the budget on the releases that give standard errors and intervals (default), when
+        n * epsilon >= :data:`INTERVAL_MIN_N_EPSILON`; below, or with ``False``, the whole budget goes to the
+        two medians.
+    matchings : int
+        k, the number of public random matchings of the rows in each window (1 to 64; default 16): each row
+        is in at most k pairs.  More matchings use more pairs (smaller sampling error) at the same privacy
+        noise in rank fraction; 1 is the single matching of OpenDP's Theil-Sen.
+    window_rows : int
+        Rows per pairing window (at least 16; default 32,768): rows are paired only with rows of their
+        window.  Data sorted by x and much longer than a window lose efficiency (never privacy).
+    bootstrap : int
+        Parametric bootstrap replicates (>= 100).
+    """
+
+    inference: bool = True
+    matchings: int = 16
+    window_rows: int = 32768
+    bootstrap: int = 2000
+
+    def __post_init__(self) -> None:
+        check_bool(self.inference, "inference")
+        _check_int(self.matchings, "matchings", 1, 64, "the number of matchings per window")
+        _check_int(self.window_rows, "window_rows", 16, 1 << 24, "rows per pairing window")
+        _check_int(self.bootstrap, "bootstrap", 100, 1 << 20, "parametric bootstrap replicates")
+
+
+def _check_int(value: object, name: str, lo: int, hi: int, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
+        raise MethodOptionError(f"{name} must be an integer in [{lo}, {hi}] ({what})")
+
+
+# -- public grids -------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CellGrid:
+    """A public partition of the real line into cells, for the exponential mechanism.
+
+    Cell 0 is (-inf, e_0), cell c is [e_(c-1), e_c) and the last cell is [e_last, inf), with ``edges`` e
+    sorted and finite.  ``values`` is the number that stands for each cell when it is released, and
+    ``log_prior`` the log base measure of each cell (the mechanism samples a cell with probability
+    proportional to exp(log_prior + epsilon * score / (2 sensitivity))).  ``locator`` describes how the edges
+    were built (``("log", g_1, log ratio, m)`` for edges -g_m..-g_1, g_1..g_m; ``("radius", r_1, log ratio)``;
+    ``("linear", lo, width)``), so that :meth:`index` can guess a value's cell arithmetically before the exact
+    comparison with the edges.
+    """
+
+    edges: np.ndarray
+    values: np.ndarray
+    log_prior: np.ndarray
+    locator: tuple[str, float, float, int] = ("none", 0.0, 0.0, 0)
+
+    @property
+    def cells(self) -> int:
+        """The number of cells (edges + 1)."""
+        return int(self.edges.size) + 1
+
+    def index(self, v: np.ndarray) -> np.ndarray:
+        """The cell of each value: the number of edges at or below it (``searchsorted(edges, v, "right")``)."""
+        v = np.asarray(v, dtype=float)
+        guess = self._guess(v)
+        if guess is None:
+            return np.searchsorted(self.edges, v, side="right")
+        # the guess is off by at most a step or two (rounding of the logarithm): fix it by exact comparisons
+        top = self.edges.size
+        for _ in range(64):
+            up = (guess < top) & (self.edges[np.minimum(guess, top - 1)] <= v)
+            down = (guess > 0) & (self.edges[np.maximum(guess - 1, 0)] > v)
+            if not (up.any() or down.any()):
+                return guess
+            guess = guess + up - down
+        return np.searchsorted(self.edges, v, side="right")
+
+    def _guess(self, v: np.ndarray) -> np.ndarray | None:
+        kind, first, step, m = self.locator
+        top = self.edges.size
+        with np.errstate(all="ignore"):
+            if kind == "linear":
+                raw = np.floor((v - first) / step) + 1.0
+            elif kind in ("log", "radius"):
+                a = np.abs(v)
+                k = np.where(a >= first, np.floor(np.log(np.maximum(a, first) / first) / step) + 1.0, 0.0)
+                raw = k if kind == "radius" else np.where(v >= 0, m + k, m - k)
+            else:
+                return None
+        raw = np.where(np.isnan(v), float(top), raw)  # NaN sorts after every edge, as in searchsorted
+        return np.clip(np.nan_to_num(raw, nan=float(top), posinf=float(top), neginf=0.0), 0, top).astype(np.int64)
+
+    def counts(self, v: np.ndarray) -> np.ndarray:
+        """How many values fall in each cell (int64, length ``cells``)."""
+        return np.bincount(self.index(v), minlength=self.cells).astype(np.int64)
+
+
+def _log_magnitudes(scale: float, decades: tuple[float, float]) -> tuple[np.ndarray, float]:
+    """scale * 10^u for u from decades[0] to decades[1], consecutive values GRID_RATIO apart (at most); and the
+    log of their ratio."""
+    m = math.ceil((decades[1] - decades[0]) * math.log(10.0) / math.log(GRID_RATIO)) + 1
+    return scale * 10.0 ** np.linspace(decades[0], decades[1], m), (decades[1] - decades[0]) * math.log(10.0) / (m - 1)
+
+
+def _with_ends(inner: np.ndarray) -> np.ndarray:
+    """Cell quantities for the two unbounded end cells copied from their neighbours."""
+    return np.concatenate([inner[:1], inner, inner[-1:]])
+
+
+def slope_grid(scale: float) -> CellGrid:
+    """The public grid of pair slopes: edges -g_m .. -g_1, g_1 .. g_m with g = ``scale`` * 10^[-4, 3] (1% apart),
+    a zero cell [-g_1, g_1), base measure width / (|mid| + PRIOR_SCALE * scale) (flat near zero, log-uniform
+    beyond); the unbounded end cells stand for -g_m and g_m."""
+    g, step = _log_magnitudes(scale, SLOPE_DECADES)
+    edges = np.concatenate([-g[::-1], g])
+    mid = 0.5 * (edges[:-1] + edges[1:])
+    log_prior = np.log(np.diff(edges)) - np.log(np.abs(mid) + PRIOR_SCALE * scale)
+    return CellGrid(edges, _with_ends(mid), _with_ends(log_prior), ("log", float(g[0]), step, g.size))
+
+
+def radius_grid(scale: float, decades: tuple[float, float], prior_scale: float) -> CellGrid:
+    """A public grid of radii r >= 0: edges ``scale`` * 10^decades (1% apart), cells [0, r_1), [r_1, r_2), ...,
+    [r_m, inf) (the last stands for r_m), base measure width / (mid + prior_scale)."""
+    r, step = _log_magnitudes(scale, decades)
+    bounded = np.concatenate([[0.0], r])
+    mid = 0.5 * (bounded[:-1] + bounded[1:])
+    log_prior = np.log(np.diff(bounded)) - np.log(mid + prior_scale)
+    return CellGrid(r, np.append(mid, r[-1]), np.append(log_prior, log_prior[-1]), ("radius", float(r[0]), step, 0))
+
+
+def linear_grid(lo: float, hi: float, cells: int) -> CellGrid:
+    """``cells`` equal cells over [lo, hi] (values outside fall in the end cells), uniform base measure."""
+    edges = np.linspace(lo, hi, cells + 1)
+    values = 0.5 * (edges[:-1] + edges[1:])
+    return CellGrid(edges[1:-1], values, np.zeros(cells), ("linear", float(lo), (hi - lo) / cells, 0))
+
+
+# -- the public pairing -------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class WindowedPairing:
+    """k public random matchings of the rows inside public windows of consecutive row indices.
+
+    The n rows are cut into w = ceil(n / ``window_rows``) windows, window j holding the rows
+    [floor(j n / w), floor((j + 1) n / w)).  In each window of m rows, matching r pairs the rows at positions
+    (2t, 2t + 1) of a uniformly random permutation of the window (t < floor(m / 2)); the permutations come from
+    a generator seeded with the public ``key`` and j, so any worker can rebuild a window's pairs.  A row is in
+    at most one pair per matching, so in at most k = ``matchings`` pairs.
+    """
+
+    n: int
+    window_rows: int
+    matchings: int
+    key: tuple[int, int]
+
+    @classmethod
+    def draw(cls, n: int, window_rows: int, matchings: int, rng: np.random.Generator) -> WindowedPairing:
+        """Draw the public key (two 32-bit integers) with public randomness."""
+        u = public_uniform(0.0, 1.0, 2, rng)
+        key = (min(int(u[0] * 2.0**32), 2**32 - 1), min(int(u[1] * 2.0**32), 2**32 - 1))
+        return cls(int(n), int(window_rows), int(matchings), key)
+
+    @property
+    def windows(self) -> int:
+        """w = ceil(n / window_rows) (at least 1)."""
+        return max(1, -(-self.n // self.window_rows))
+
+    def start(self, j: int) -> int:
+        """The first row of window j (``start(w)`` is n)."""
+        return j * self.n // self.windows
+
+    def window_of(self, i: int) -> int:
+        """The window that holds row i."""
+        return ((i + 1) * self.windows + self.n - 1) // self.n - 1
+
+    @property
+    def pairs(self) -> int:
+        """N, the number of pairs (public): k * sum_j floor(m_j / 2)."""
+        starts = np.arange(self.windows + 1, dtype=np.int64) * self.n // self.windows
+        return int(self.matchings * np.sum(np.diff(starts) // 2))
+
+    def local_pairs(self, j: int) -> tuple[np.ndarray, np.ndarray]:
+        """The pairs of window j as two arrays of positions inside the window."""
+        m = self.start(j + 1) - self.start(j)
+        half = m // 2
+        gen = np.random.default_rng([*self.key, j])
+        perms = [permutation(m, gen) for _ in range(self.matchings)]
+        first = np.concatenate([p[0:2 * half:2] for p in perms])
+        second = np.concatenate([p[1:2 * half:2] for p in perms])
+        return first, second
+
+
+# -- pass 1: the pair slopes --------------------------------------------------------------------------------------
+
+@dataclass
+class SlopeCounts:
+    """A pass's partial result: slope counts per grid cell, pairs with dx = 0 (``ties``), and the rows of the
+    windows not complete in this part (``pending``: window -> (positions in the window, x, y))."""
+
+    counts: np.ndarray
+    ties: int = 0
+    pending: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict)
+
+
+class SlopePass:
+    """One pass over the rows: the counts of the k-matching's pair slopes in each cell of the slope grid.
+
+    Rows are clipped to the declared ranges of x and y.  A window that lies inside the chunk is counted at
+    once; the rows of a window cut by a chunk edge travel in the partial result (``pending``) until
+    :meth:`combine` joins the window's parts (chunks are combined in row order), so the counts are the same
+    whatever the partition.  Only counts leave the pass once every window is complete.
+    """
+
+    def __init__(self, pairing: WindowedPairing, grid: CellGrid, x_col: int, x_range: tuple[float, float],
+                 y_range: tuple[float, float]) -> None:
+        self.pairing = pairing
+        self.grid = grid
+        self.x_col = x_col
+        self.x_range = x_range
+        self.y_range = y_range
+
+    def empty(self) -> SlopeCounts:
+        return SlopeCounts(np.zeros(self.grid.cells, dtype=np.int64))
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> SlopeCounts:
+        x = np.clip(X[:, self.x_col], *self.x_range)
+        yc = np.clip(y, *self.y_range)
+        out = self.empty()
+        count = yc.shape[0]
+        if count == 0:
+            return out
+        p = self.pairing
+        for j in range(p.window_of(offset), p.window_of(offset + count - 1) + 1):
+            start, stop = p.start(j), p.start(j + 1)
+            lo, hi = max(start, offset), min(stop, offset + count)
+            xs, ys = x[lo - offset:hi - offset], yc[lo - offset:hi - offset]
+            if lo == start and hi == stop:
+                self._count_window(out, j, xs, ys)
+            else:
+                out.pending[j] = (np.arange(lo - start, hi - start), xs.copy(), ys.copy())
+        return out
+
+    def combine(self, a: SlopeCounts, b: SlopeCounts) -> SlopeCounts:
+        """``a`` then ``b`` (row order): counts added, the parts of a window joined and counted when complete."""
+        a.counts += b.counts
+        a.ties += b.ties
+        for j, (pos, xs, ys) in b.pending.items():
+            if j in a.pending:
+                pa, xa, ya = a.pending[j]
+                pos, xs, ys = np.concatenate([pa, pos]), np.concatenate([xa, xs]), np.concatenate([ya, ys])
+            size = self.pairing.start(j + 1) - self.pairing.start(j)
+            if pos.size == size:
+                order = np.argsort(pos, kind="stable")
+                a.pending.pop(j, None)
+                self._count_window(a, j, xs[order], ys[order])
+            else:
+                a.pending[j] = (pos, xs, ys)
+        return a
+
+    def _count_window(self, acc: SlopeCounts, j: int, xs: np.ndarray, ys: np.ndarray) -> None:
+        first, second = self.pairing.local_pairs(j)
+        dx = xs[second] - xs[first]
+        dy = ys[second] - ys[first]
+        tie = dx == 0
+        with np.errstate(all="ignore"):  # a tiny dx gives an infinite slope: it falls in an end cell
+            slopes = dy[~tie] / dx[~tie]
+        acc.counts += self.grid.counts(slopes)
+        acc.ties += int(np.count_nonzero(tie))
+
+
+# -- pass 2: the residuals ----------------------------------------------------------------------------------------
+
+@dataclass
+class ResidualCounts:
+    """Residual counts per cell of the residual grid and the sum of the clipped x."""
+
+    counts: np.ndarray
+    x_sum: float
+
+
+def add_residual_counts(a: ResidualCounts, b: ResidualCounts) -> ResidualCounts:
+    """Combine two parts of the residual pass (in place in ``a``)."""
+    a.counts += b.counts
+    a.x_sum += b.x_sum
+    return a
+
+
+class ResidualPass:
+    """One pass over the rows: counts of the residuals y - b x of the clipped rows in the residual grid's cells,
+    and the sum of the clipped x (row by row: no offset needed)."""
+
+    uses_offset = False
+
+    def __init__(self, slope: float, grid: CellGrid, x_col: int, x_range: tuple[float, float],
+                 y_range: tuple[float, float]) -> None:
+        self.slope = slope
+        self.grid = grid
+        self.x_col = x_col
+        self.x_range = x_range
+        self.y_range = y_range
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> ResidualCounts:
+        x = np.clip(X[:, self.x_col], *self.x_range)
+        residuals = np.clip(y, *self.y_range) - self.slope * x
+        return ResidualCounts(self.grid.counts(residuals), float(np.sum(x)))
+
+
+# -- private medians and spreads ------------------------------------------------------------------------------------
+
+def cell_scores(counts: np.ndarray, target: float, below: float = 0.0) -> np.ndarray:
+    """The score of each cell for the quantile at rank ``target``: minus the distance from ``target`` to
+    [C_left, C_right], the counts below the cell's left and right edges (plus ``below``, a count that lies
+    below every cell); 0 for the cells that hold the target rank.  A count that changes by at most s changes
+    every score by at most s."""
+    right = np.cumsum(counts, dtype=np.float64) + below
+    left = right - counts
+    return -np.maximum(0.0, np.maximum(left - target, target - right))
+
+
+def private_cell(grid: CellGrid, counts: np.ndarray, target: float, *, below: float, sensitivity: float,
+                 epsilon: float, rng: np.random.Generator, ledger: PrivacyLedger, name: str) -> int:
+    """The exponential mechanism over the cells of ``grid`` for the quantile at rank ``target`` (epsilon-DP when
+    every count moves by at most ``sensitivity``); returns the released cell."""
+    return exponential_mechanism(grid.log_prior, cell_scores(counts, target, below), sensitivity=sensitivity,
+                                 epsilon=epsilon, rng=rng, ledger=ledger, name=name)
+
+
+def radius_counts(grid: CellGrid, counts: np.ndarray, centre: float, radii: CellGrid) -> np.ndarray:
+    """Counts per radius cell of |value - centre|, each cell of ``grid`` standing at its value (a public map of
+    cells to radius cells, so a count that moves by s moves these by at most s)."""
+    cell = radii.index(np.abs(grid.values - centre))
+    return np.bincount(cell, weights=counts, minlength=radii.cells).astype(np.int64)
+
+
+# -- inference: the linearised error, drawn from released values --------------------------------------------------
+
+@dataclass(frozen=True)
+class MedianError:
+    """The linearised error model of one private median (all public or released).
+
+    error = spread * (sqrt(rank_variance) Z + L), Z standard normal, L Laplace with scale ``rank_noise`` (the
+    exponential mechanism's rank error, in shares of the count), and the spread (slope of the inverse
+    distribution function at the median, released) uncertain by the relative Laplace error
+    ``spread_noise``.
+    """
+
+    spread: float
+    rank_variance: float
+    rank_noise: float
+    spread_noise: float
+
+    def draws(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        """``size`` draws of the error (post-processing: public randomness combined with released values)."""
+        relative = np.maximum(1.0 + _laplace_draws(self.spread_noise, size, rng), SPREAD_FLOOR)
+        rank = math.sqrt(self.rank_variance) * post_processing_normal(size, rng) + _laplace_draws(
+            self.rank_noise, size, rng)
+        return self.spread / relative * rank
+
+
+def _laplace_draws(scale: float, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Laplace(0, scale) draws by the inverse distribution function of public uniforms."""
+    u = np.clip(public_uniform(-0.5, 0.5, size, rng), -0.5 + 2.0**-53, 0.5 - 2.0**-53)
+    return -scale * np.sign(u) * np.log1p(-2.0 * np.abs(u))
+
+
+def slope_rank_variance(pairs: int, matchings: int) -> float:
+    """Var of the share of pair slopes below the true slope, for a k-matching with N pairs: (1/4 + 2 (k - 1)
+    ZETA1) / N (an incomplete U-statistic whose rows are each in k pairs; proof page)."""
+    return (0.25 + 2.0 * (matchings - 1) * ZETA1) / pairs
+
+
+def residual_cells(n: int) -> int:
+    """Cells of the residual grid for n rows (see RESIDUAL_CELLS)."""
+    return int(np.clip(1 << max(0, math.ceil(math.log2(64.0 * math.sqrt(n)))), *RESIDUAL_CELLS))
+
+
+def interval_reported(n: int, epsilon: float) -> bool:
+    """Whether a fit with these public facts reports intervals (n * epsilon >= INTERVAL_MIN_N_EPSILON)."""
+    return n * epsilon >= INTERVAL_MIN_N_EPSILON
+
+
+# -- the fit ----------------------------------------------------------------------------------------------------
+
+def _predictor_column(ctx: FitContext) -> int:
+    """The column of the one predictor (public checks, before any row is read)."""
+    if ctx.d != 2 or ctx.intercept_index is None:
+        what = "has no intercept" if ctx.intercept_index is None else f"has d={ctx.d} columns"
+        raise InvalidArgumentError(
+            f"method 'theilsen' fits one predictor with an intercept (a formula like 'y ~ x', d=2); this design "
+            f"{what}. Use another method for several predictors. Nothing was spent")
+    return 1 - ctx.intercept_index
+
+
+@dataclass(frozen=True)
+class _Shares:
+    """Epsilon of each release."""
+
+    slope: float
+    intercept: float
+    slope_spread: float = 0.0
+    intercept_spread: float = 0.0
+    x_mean: float = 0.0
+
+
+def _shares(epsilon: float, inference: bool) -> _Shares:
+    if inference:
+        s, ss, a, sa, xm = (epsilon * w for w in INFERENCE_SHARES)
+        return _Shares(s, a, ss, sa, xm)
+    s, a = (epsilon * w for w in POINT_SHARES)
+    return _Shares(s, a)
+
+
+def fit(rows: Rows, ctx: FitContext, options: TheilSenOptions) -> MethodFit:
+    """Private Theil-Sen (module docstring): two passes, two to five pure epsilon-DP releases."""
+    x_col = _predictor_column(ctx)
+    bounds = ctx.require_bounds()
+    x_range = (float(bounds.column_lo[x_col]), float(bounds.column_hi[x_col]))
+    y_range = (float(bounds.y_lo), float(bounds.y_hi))
+    scale = (y_range[1] - y_range[0]) / (x_range[1] - x_range[0])
+    inference = options.inference and interval_reported(ctx.n, ctx.epsilon)
+    shares = _shares(ctx.epsilon, inference)
+    k = options.matchings
+
+    pairing = WindowedPairing.draw(ctx.n, options.window_rows, k, ctx.rng)
+    grid = slope_grid(scale)
+    slope_pass = SlopePass(pairing, grid, x_col, x_range, y_range)
+    slopes = rows.reduce(slope_pass, slope_pass.combine)
+    pairs = pairing.pairs
+    tie_half = 0.5 * slopes.ties
+    b_cell = private_cell(grid, slopes.counts, 0.5 * pairs, below=tie_half, sensitivity=k, epsilon=shares.slope,
+                          rng=ctx.rng, ledger=ctx.ledger, name="private median of the pair slopes")
+    b = float(grid.values[b_cell])
+    slope_spread = None
+    if inference:
+        radii = radius_grid(scale, SLOPE_DECADES, PRIOR_SCALE * scale)
+        r_cell = private_cell(radii, radius_counts(grid, slopes.counts, b, radii), SPREAD_SHARE * pairs, below=0.0,
+                              sensitivity=k, epsilon=shares.slope_spread, rng=ctx.rng, ledger=ctx.ledger,
+                              name="private quarter-radius of the pair slopes")
+        slope_spread = 2.0 * float(radii.values[r_cell]) / SPREAD_SHARE
+
+    r_lo = y_range[0] - max(b * x_range[0], b * x_range[1])
+    r_hi = y_range[1] - min(b * x_range[0], b * x_range[1])
+    rgrid = linear_grid(r_lo, r_hi, residual_cells(ctx.n))
+    residuals = rows.reduce(ResidualPass(b, rgrid, x_col, x_range, y_range), add_residual_counts)
+    a_cell = private_cell(rgrid, residuals.counts, 0.5 * ctx.n, below=0.0, sensitivity=1.0, epsilon=shares.intercept,
+                          rng=ctx.rng, ledger=ctx.ledger, name="private median of the residuals y - b x")
+    a = float(rgrid.values[a_cell])
+    params = np.empty(2)
+    params[ctx.intercept_index] = a
+    params[x_col] = b
+    diagnostics: dict[str, Any] = {"pairs": pairs, "matchings": k, "windows": pairing.windows, "slope_cell": b_cell,
+                   "intercept_cell": a_cell}
+    notes = ((f"pure epsilon-DP: {len([s for s in vars(shares).values() if s])} exponential-mechanism and Laplace "
+              "releases whose epsilons add up to the budget; delta spent is 0"),)
+    if not inference:
+        return MethodFit(params=params, no_inference_reason=_no_inference_reason(ctx, options), notes=notes,
+                         rsquared_reason=NO_RSQUARED, diagnostics=diagnostics)
+
+    assert slope_spread is not None
+    rradii = radius_grid(r_hi - r_lo, RESIDUAL_RADIUS_DECADES, PRIOR_SCALE * 0.5 * (y_range[1] - y_range[0]))
+    ra_cell = private_cell(rradii, radius_counts(rgrid, residuals.counts, a, rradii), SPREAD_SHARE * ctx.n,
+                           below=0.0, sensitivity=1.0, epsilon=shares.intercept_spread, rng=ctx.rng,
+                           ledger=ctx.ledger, name="private quarter-radius of the residuals")
+    intercept_spread = 2.0 * float(rradii.values[ra_cell]) / SPREAD_SHARE
+    x_width = x_range[1] - x_range[0]
+    x_sum = laplace_mechanism(residuals.x_sum, l1_sensitivity=x_width, epsilon=shares.x_mean, rng=ctx.rng,
+                              ledger=ctx.ledger, name="noisy sum of x (for the intercept's interval)")
+    x_mean = float(np.clip(float(x_sum) / ctx.n, *x_range))
+
+    slope_error = MedianError(slope_spread, slope_rank_variance(pairs, k), 2.0 * k / (shares.slope * pairs),
+                              2.0 * k / (shares.slope_spread * pairs) / SPREAD_SHARE)
+    intercept_error = MedianError(intercept_spread, 0.25 / ctx.n, 2.0 / (shares.intercept * ctx.n),
+                                  2.0 / (shares.intercept_spread * ctx.n) / SPREAD_SHARE)
+    x_noise = _laplace_draws(x_width / (shares.x_mean * ctx.n), options.bootstrap, ctx.rng)
+    eb = slope_error.draws(options.bootstrap, ctx.rng)
+    ea = intercept_error.draws(options.bootstrap, ctx.rng) - np.clip(x_mean + x_noise, *x_range) * eb
+    draws = np.empty((options.bootstrap, 2))
+    draws[:, ctx.intercept_index] = a + ea
+    draws[:, x_col] = b + eb
+    diagnostics.update({"slope_spread": slope_spread, "intercept_spread": intercept_spread, "x_mean": x_mean})
+    return MethodFit(params=params, inference=Inference("bootstrap", draws=draws, description=BOOTSTRAP_DESCRIPTION),
+                     notes=notes, rsquared_reason=NO_RSQUARED, diagnostics=diagnostics)
+
+
+def _no_inference_reason(ctx: FitContext, options: TheilSenOptions) -> str:
+    if not options.inference:
+        return "inference=False gave the whole budget to the two medians"
+    need_n = math.ceil(INTERVAL_MIN_N_EPSILON / ctx.epsilon)
+    return (f"n * epsilon = {ctx.n * ctx.epsilon:.4g} is below {INTERVAL_MIN_N_EPSILON:g}: there the exponential "
+            "mechanism's rank error is too heavy-tailed for an interval that covers as stated, so the whole budget "
+            f"went to the two medians (intervals need n >= {need_n} at this epsilon, or epsilon >= "
+            f"{INTERVAL_MIN_N_EPSILON / ctx.n:.3g} at this n)")
+
+
+def theory_rate(guarantee: str) -> UpperRate:
+    """No rate in the minimax model of :mod:`dpstats.theory` covers this estimator."""
+    return UpperRate(
+        why_none="the proved error bound (Sarathy & Vadhan 2022) is for the exponential-mechanism median of a single "
+                 "matching's slopes over a uniform grid, stated through the slope distribution, not ||b - beta||_2 "
+                 "in the minimax model",
+        uncovered_source="Sarathy & Vadhan (2022)")
+
+
+def _min_rows(d: int) -> int:
+    return 16
+
+
+SPEC = register(MethodSpec(
+    name="theilsen",
+    title="Private Theil-Sen (one predictor)",
+    citation="Alabi, McMillan, Sarathy, Smith & Vadhan (PoPETs 2022); Sarathy & Vadhan (2022)",
+    fit=fit,
+    options=TheilSenOptions,
+    needs_bounds=True,
+    regimes="one predictor with an intercept (y ~ x); robust medians, accurate at small n * epsilon; pure epsilon-DP",
+    min_rows=_min_rows,
+    max_columns=2,
+    inference_rule=InferenceRule("bootstrap"),
+    theory_rate=theory_rate,
+))
