@@ -47,7 +47,8 @@ from dpstats.methods.common.private_scaling import (
 )
 from dpstats.methods.extremes import QUIET, quiet
 from dpstats.methods.registry import (
-    FitContext, Inference, InferenceRule, MethodFit, MethodOptions, MethodSpec, TheoryInputs, check_bool, register,
+    AutoFacts, AutoRule, FitContext, Inference, InferenceRule, MethodFit, MethodOptions, MethodSpec, TheoryInputs,
+    check_bool, register,
 )
 from dpstats.methods.row_passes import add_arrays
 from dpstats.privacy.calibration import gaussian_epsilon, gaussian_mu, split_mu
@@ -60,6 +61,10 @@ from dpstats.rows.base import Rows
 
 __all__ = ["PGDOptions", "fit", "INTERVAL_MIN_N_MU", "WEIGHTS", "SPEC", "clip_rule", "interval_reason",
            "GramPass", "NormHistogramPass", "GradientPass", "InferencePass"]
+
+#: ``method="auto"`` picks pgd below this many rows (above, adassp: one pass, and its privacy error is already
+#: below the sampling error; docs/choosing.md).
+AUTO_MAX_ROWS = 100_000
 
 #: Intervals are computed only where n * mu(epsilon, delta) reaches this: below it the chains' spread cannot see
 #: the early-stopping shrinkage of the weak directions, and their intervals under-covered in simulation
@@ -412,6 +417,12 @@ def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np
     return st.params_back(estimate)[None, :] + privacy + sampling
 
 
+def auto_refusal(facts: AutoFacts) -> str:
+    """Why ``method="auto"`` cannot fit pgd under these public facts ("" when it can): the clipping domain of the
+    variables without bounds would cost too much (:func:`domain_refusal`)."""
+    return domain_refusal(facts.n, facts.d, facts.epsilon, facts.delta, ["?"] * facts.unbounded)
+
+
 def theory_rate(guarantee: str) -> UpperRate:
     """pgd has no registered rate for ||b - beta||_2 in the minimax model."""
     return UpperRate(why_none="Brown et al. (2024) bound DP-GD's error given the data (instance-specific, unclipped "
@@ -430,4 +441,8 @@ SPEC = register(MethodSpec(
             "them) and reports intervals where n * mu(epsilon, delta) >= 100",
     inference_rule=InferenceRule("bootstrap"),
     theory_rate=theory_rate,
+    auto_rules=(AutoRule(rank=10, min_n_mu=INTERVAL_MIN_N_MU, max_rows=AUTO_MAX_ROWS, intervals=True, why=(
+        "at 100 <= n * mu(epsilon, delta) and n < 10^5 it was the most accurate method that reports intervals, "
+        "with or without declared bounds (docs/choosing.md)")),),
+    auto_refusal=auto_refusal,
 ))
