@@ -94,7 +94,6 @@ from dpstats.methods.extremes import QUIET, residuals, unit_rows
 from dpstats.methods.legacy import (  # TEMPORARY: the adapter, until this method is ported
     LegacyMethodFit as MethodFit, LegacyMethodSpec as MethodSpec, register_legacy as register,
 )
-from dpstats.methods.registry import AutoRule
 from dpstats.methods.sufficient import RowChunks
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.validation import check_privacy_parameters
@@ -347,9 +346,6 @@ SPEC = register(MethodSpec(
             "and learning rate, which must be chosen without looking at the data",
     options=("clip_norm", "learning_rate", "batch_size", "epochs", "optimizer"),
     auto_rank=None,
-    auto_rules=(AutoRule(rank=12, bounds="all", max_n_mu=100.0, why=(
-        "at n * mu(epsilon, delta) < 100 its averaged, early-stopped iterates were the most accurate on the "
-        "rescaled design (docs/choosing.md)")),),
     fit_chunks=fit_chunks,
     raw_units_warning=(
         "DP-SGD ran on the data's own units (not every variable has declared bounds, so there was no public "

@@ -42,7 +42,7 @@ import numpy as np
 
 from dpstats.errors import MethodOptionError
 from dpstats.methods.registry import (
-    PUBLIC_FACTS, AutoRule, FitContext, Inference, MethodFit, MethodOptions, MethodSpec, TheoryInputs, register,
+    PUBLIC_FACTS, FitContext, Inference, MethodFit, MethodOptions, MethodSpec, TheoryInputs, register,
 )
 from dpstats.rates import CAI, SPARSE_MODEL, Rate, UpperRate, log_inv, needs_sparsity, no_conditions
 from dpstats.rows.base import Rows
@@ -84,7 +84,6 @@ class LegacyMethodSpec:
     theory: str | None = None
     auto_rank: int | None = None
     auto_min_rows: Callable[[int], int] | None = None
-    auto_rules: tuple[AutoRule, ...] = ()
     fit_chunks: Callable[..., LegacyMethodFit] | None = None
     chunks_note: str = ""
     null_rows: bool = False
@@ -214,7 +213,6 @@ def register_legacy(legacy: LegacyMethodSpec) -> MethodSpec:
         needs_bounds=legacy.needs_bounds, private=legacy.private, relation=legacy.relation,
         guarantee=legacy.guarantee, regimes=legacy.regimes, min_rows=legacy.min_rows,
         allows_wide=legacy.allows_wide, theory_rate=None if upper is None else _FixedRate(upper),
-        auto_rank=legacy.auto_rank, auto_min_rows=legacy.auto_min_rows, auto_rules=legacy.auto_rules,
-        raw_units_warning=legacy.raw_units_warning,
+        auto_rank=legacy.auto_rank, auto_min_rows=legacy.auto_min_rows, raw_units_warning=legacy.raw_units_warning,
         null_rows=legacy.null_rows,
     ))

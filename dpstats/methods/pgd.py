@@ -48,7 +48,7 @@ from dpstats.methods.common.private_scaling import (
 from dpstats.methods.extremes import QUIET, quiet
 from dpstats.methods.registry import (
     AutoFacts, AutoRule, FitContext, Inference, InferenceRule, MethodFit, MethodOptions, MethodSpec, TheoryInputs,
-    check_bool, register,
+    add_auto_rules, check_bool, register,
 )
 from dpstats.methods.row_passes import add_arrays
 from dpstats.privacy.calibration import gaussian_epsilon, gaussian_mu, split_mu
@@ -77,9 +77,9 @@ WEIGHTS = {"centre": 0.15, "scale": 0.15, "gram": 0.1, "histogram": 0.03, "warm 
            "inference": 0.02}
 #: The released clipping domain gives each of its histograms n mu_round = DOMAIN_N_MU (its modal bins then clear
 #: the noise of the empty bins); pgd refuses, before spending, where that takes more than MAX_DOMAIN_SHARE of
-#: mu^2, and releases a domain inside the declared bounds too (intersecting them) where that takes at most
-#: TIGHTEN_SHARE.
-DOMAIN_N_MU, MAX_DOMAIN_SHARE, TIGHTEN_SHARE = 60.0, 0.5, 0.05
+#: mu^2.  Variables with declared bounds keep them (a released domain inside them too was measured to lower the
+#: intervals' coverage: BENCHMARKS.md, "pgd").
+DOMAIN_N_MU, MAX_DOMAIN_SHARE = 60.0, 0.5
 
 #: Radius of the ball, in units of sqrt(d), to which standardised rows are clipped for the Gram matrix (a
 #: preconditioner only): squared radius GRAM_RADIUS2 * d.
@@ -261,7 +261,6 @@ class _Plan:
     n_mu: float
     chains: int
     inference: bool
-    tighten: bool
     mus: dict[str, float]
 
 
@@ -289,19 +288,18 @@ def _plan(ctx: FitContext, options: PGDOptions, ranges: tuple[tuple[float, float
     mu = gaussian_mu(ctx.epsilon, ctx.delta)
     n_mu = ctx.n * mu
     inference = options.inference and n_mu >= INTERVAL_MIN_N_MU
-    private, declared = domain_variables(ctx.d, ctx.intercept_index, ranges, ctx.response_range)
+    private, _ = domain_variables(ctx.d, ctx.intercept_index, ranges, ctx.response_range)
     reason = domain_refusal(ctx.n, ctx.d, ctx.epsilon, ctx.delta, private)
     if reason:
         raise InsufficientDataError(reason + "; nothing was spent")
-    tighten = bool(declared) and domain_mu(ctx.n, len(private) + len(declared)) <= math.sqrt(TIGHTEN_SHARE) * mu
-    mu_domain = domain_mu(ctx.n, len(private) + (len(declared) if tighten else 0))
+    mu_domain = domain_mu(ctx.n, len(private))
     names = [*(["centre"] if ctx.intercept_index is not None else []), "scale", "gram", "histogram 1",
              "histogram 2", "warm start", "chains", *(["inference"] if inference else [])]
     weights = [WEIGHTS["histogram"] if k.startswith("histogram") else WEIGHTS[k] for k in names]
     mus = dict(zip(names, split_mu(math.sqrt(mu * mu - mu_domain * mu_domain), weights), strict=True))
     if mu_domain:
         mus["domain"] = mu_domain
-    return _Plan(ctx.n, ctx.d, n_mu, options.chains if inference else 1, inference, tighten, mus)
+    return _Plan(ctx.n, ctx.d, n_mu, options.chains if inference else 1, inference, mus)
 
 
 def _steps(gram: np.ndarray, precond_inv: np.ndarray, sigma_g: float, n: int, options: PGDOptions) -> tuple[int, float]:
@@ -343,8 +341,7 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     plan = _plan(ctx, options, ranges)
     mus, rng, ledger = plan.mus, ctx.rng, ctx.ledger
     domain, notes = release_domain(rows.reduce, n, d, intercept_index=ctx.intercept_index, column_ranges=ranges,
-                                   response_range=ctx.response_range, tighten=plan.tighten,
-                                   mu=mus.get("domain", 1.0), rng=rng, ledger=ledger)
+                                   response_range=ctx.response_range, mu=mus.get("domain", 1.0), rng=rng, ledger=ledger)
     st = release_moments(rows.reduce, n, domain, mu_centre=mus.get("centre", 1.0), mu_scale=mus["scale"], rng=rng,
                          ledger=ledger)
     radius2 = GRAM_RADIUS2 * d
@@ -369,11 +366,11 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
                        ledger=ledger, rng=rng, name=f"pgd: noisy gradient steps (phase {phase})")
     estimate = theta.mean(axis=1)
     params = st.params_back(estimate)
-    notes += [f"pgd: {steps} preconditioned full-batch steps per phase (2 phases; {plan.chains} independent final "
-              f"chain{'s' if plan.chains > 1 else ''}), per-example gradient clip {k:g} x the private "
-              f"{q:g}-quantile of the gradient norms; coefficients are the average of the last half of the iterates "
-              "(clipping makes this a Huber-type estimate, which differs from least squares when residuals are "
-              "skewed and n * mu is small)"]
+    notes += [(f"pgd: {steps} preconditioned full-batch steps per phase (2 phases; {plan.chains} independent final "
+               f"chain{'s' if plan.chains > 1 else ''}), per-example gradient clip {k:g} x the private "
+               f"{q:g}-quantile of the gradient norms; coefficients are the average of the last half of the iterates "
+               "(clipping makes this a Huber-type estimate, which differs from least squares when residuals are "
+               "skewed and n * mu is small)")]
     diagnostics = {"steps": steps, "rate": rate, "clips": tuple(clips), "chains": plan.chains, "n_mu": plan.n_mu}
     if not plan.inference:
         reason = ("inference=False gave the whole budget to the point estimate" if not options.inference
@@ -423,6 +420,12 @@ def auto_refusal(facts: AutoFacts) -> str:
     return domain_refusal(facts.n, facts.d, facts.epsilon, facts.delta, ["?"] * facts.unbounded)
 
 
+def auto_no_interval_reason(facts: AutoFacts) -> str:
+    """The results' reason when ``method="auto"`` fitted a point estimate below pgd's interval threshold."""
+    return ("method='auto' fitted a point estimate without an interval: "
+            + interval_reason(facts.n, facts.epsilon, facts.delta))
+
+
 def theory_rate(guarantee: str) -> UpperRate:
     """pgd has no registered rate for ||b - beta||_2 in the minimax model."""
     return UpperRate(why_none="Brown et al. (2024) bound DP-GD's error given the data (instance-specific, unclipped "
@@ -446,3 +449,17 @@ SPEC = register(MethodSpec(
         "with or without declared bounds (docs/choosing.md)")),),
     auto_refusal=auto_refusal,
 ))
+
+#: Below pgd's interval threshold, with every bound declared, auto fits the most accurate point estimate there
+#: (docs/choosing.md): private Theil-Sen for one predictor with an intercept, when that method is registered,
+#: else DP-SGD (its averaged, early-stopped iterates); the results say why there is no interval.  These rules
+#: belong to this study, so they are added here, and apply only to registered methods.
+add_auto_rules("theilsen", (AutoRule(
+    rank=11, bounds="all", max_n_mu=INTERVAL_MIN_N_MU, min_d=2, max_d=2, needs_intercept=True,
+    no_interval_reason=auto_no_interval_reason,
+    why="at n * mu(epsilon, delta) < 100 with one predictor, the private median of pairwise slopes was the most "
+        "accurate point estimate (docs/choosing.md)"),))
+add_auto_rules("dpsgd", (AutoRule(
+    rank=12, bounds="all", max_n_mu=INTERVAL_MIN_N_MU, no_interval_reason=auto_no_interval_reason,
+    why="at n * mu(epsilon, delta) < 100 its averaged, early-stopped iterates were the most accurate point "
+        "estimate on the rescaled design (docs/choosing.md)"),))

@@ -39,7 +39,7 @@ from dpstats.rows.memory import InMemoryRows
 
 __all__ = ["MethodOptions", "FitContext", "Inference", "InferenceRule", "ReleasedStatistics", "ReleasedSums",
            "TheoryInputs", "MethodFit", "MethodSpec", "MethodTable", "FitFunction", "register", "get_method",
-           "available_methods", "PUBLIC_FACTS", "AutoFacts", "AutoRule", "choose_auto"]
+           "available_methods", "PUBLIC_FACTS", "AutoFacts", "AutoRule", "choose_auto", "add_auto_rules"]
 
 OptionsT = TypeVar("OptionsT", bound="MethodOptions")
 
@@ -297,6 +297,8 @@ class AutoFacts:
         Variables (design columns other than the intercept, and the response) without a public range.
     null_rows : bool
         ``missing="drop"`` turned incomplete rows into public null rows.
+    intercept : bool
+        The design has an intercept column.
     """
 
     n: int
@@ -306,6 +308,7 @@ class AutoFacts:
     bounds: bool
     unbounded: int = 0
     null_rows: bool = False
+    intercept: bool = True
 
     @property
     def mu(self) -> float:
@@ -343,10 +346,15 @@ class AutoRule:
         n < max_rows.
     min_d, max_d : int
         d in [min_d, max_d].
+    needs_intercept : bool
+        Only for designs with an intercept.
     intervals : bool
         The method reports intervals in this regime (said in the choice's reason).
     why : str
         The evidence, in one sentence (docs/choosing.md has the tables); shown in the choice's reason.
+    no_interval_reason : callable or None
+        ``no_interval_reason(facts) -> str``: when auto chose the method under this rule and the fit reports no
+        interval, the results' reason (public facts only), in place of the method's own.
     """
 
     rank: int
@@ -357,8 +365,10 @@ class AutoRule:
     max_rows: float = math.inf
     min_d: int = 1
     max_d: int = 1 << 30
+    needs_intercept: bool = False
     intervals: bool = False
     why: str = ""
+    no_interval_reason: Callable[[AutoFacts], str] | None = None
 
     def __post_init__(self) -> None:
         if self.bounds not in ("all", "missing", "any"):
@@ -369,6 +379,8 @@ class AutoRule:
         if self.bounds != "any" and facts.bounds != (self.bounds == "all"):
             return False
         if not (self.min_d <= facts.d <= self.max_d and facts.n < self.max_rows):
+            return False
+        if self.needs_intercept and not facts.intercept:
             return False
         if facts.n < (self.min_rows or spec.min_rows)(facts.d):
             return False
@@ -487,7 +499,8 @@ class MethodSpec:
             return None
         if facts.d > facts.n and not self.allows_wide:
             return None
-        rules = [r for r in self.effective_auto_rules if r.matches(facts, self)]
+        rules = [r for r in (*self.effective_auto_rules, *_ADDED_AUTO_RULES.get(self.name, ()))
+                 if r.matches(facts, self)]
         if not rules or (self.auto_refusal is not None and self.auto_refusal(facts)):
             return None
         return min(rules, key=lambda r: r.rank)
@@ -579,6 +592,20 @@ class MethodTable(dict):
 def available_methods() -> MethodTable:
     """All registered methods, by name (a copy): a mapping name -> :class:`MethodSpec` that prints as a table."""
     return MethodTable(_REGISTRY)
+
+
+#: Rules added by another module for a method that may or may not be registered (:func:`add_auto_rules`).
+_ADDED_AUTO_RULES: dict[str, tuple[AutoRule, ...]] = {}
+
+
+def add_auto_rules(name: str, rules: tuple[AutoRule, ...]) -> None:
+    """Add ``rules`` to the method ``name``'s regimes for ``method="auto"``, whether or not ``name`` is registered
+    (yet): they apply only while it is (:func:`choose_auto` looks at the registered methods).
+
+    For a regime measured by another method's study: e.g. pgd's, where auto falls back to a point estimate
+    below pgd's interval threshold (dpstats/methods/pgd.py, docs/choosing.md).
+    """
+    _ADDED_AUTO_RULES[name] = (*_ADDED_AUTO_RULES.get(name, ()), *rules)
 
 
 def choose_auto(facts: AutoFacts) -> tuple[MethodSpec, AutoRule] | None:

@@ -264,10 +264,9 @@ def domain_variables(d: int, intercept_index: int | None, column_ranges: Sequenc
 
 def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, intercept_index: int | None,
                    column_ranges: Sequence[tuple[float, float] | None], response_range: tuple[float, float] | None,
-                   tighten: bool, mu: float, rng: np.random.Generator,
+                   mu: float, rng: np.random.Generator,
                    ledger: PrivacyLedger) -> tuple[Domain, list[str]]:
-    """The clipping domain (module docstring, step 1): public ranges where known, released ones elsewhere, and
-    with ``tighten`` the released one intersected with the public one for the variables that have one.
+    """The clipping domain (module docstring, step 1): public ranges where known, released ones elsewhere.
 
     For the k variables released, one pass sums x and x^2 over the groups of a public random partition of the
     rows (:class:`~dpstats.methods.private_centring.GroupSumsPass`); per variable a noisy histogram of the
@@ -285,8 +284,7 @@ def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, interce
         if j != intercept_index and r is not None:
             lo[j], hi[j] = float(r[0]), float(r[1])
     y_lo, y_hi = (0.0, 0.0) if response_range is None else (float(response_range[0]), float(response_range[1]))
-    private, declared = domain_variables(d, intercept_index, column_ranges, response_range)
-    names = private + (declared if tighten else [])
+    names, _ = domain_variables(d, intercept_index, column_ranges, response_range)
     notes: list[str] = []
     if not names:
         return Domain(lo, hi, y_lo, y_hi, intercept_index), notes
@@ -309,19 +307,12 @@ def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, interce
         low, high, cleared = _released_domain(means[i], variances[i], block, rng)
         if not cleared:
             uncleared.append(name)
-        old = (y_lo, y_hi) if name == "response" else (lo[int(name)], hi[int(name)])
-        if name in declared:  # intersect with the public range (the public range where they do not meet)
-            low, high = (max(low, old[0]), min(high, old[1])) if max(low, old[0]) < min(high, old[1]) else old
         if name == "response":
             y_lo, y_hi = low, high
         else:
             lo[int(name)], hi[int(name)] = low, high
-    if private:
-        notes.append(f"variables {private} have no public range: each was clipped to a released domain, centre "
-                     f"+- {DOMAIN_HALF_WIDTH:g} released scales ({k} groups of {b} rows)")
-    if tighten and declared:
-        notes.append(f"variables {declared}: clipped to the intersection of the public range and a released domain "
-                     f"(centre +- {DOMAIN_HALF_WIDTH:g} released scales)")
+    notes.append(f"variables {names} have no public range: each was clipped to a released domain, centre "
+                 f"+- {DOMAIN_HALF_WIDTH:g} released scales ({k} groups of {b} rows)")
     if uncleared:
         notes.append(f"variables {uncleared}: a domain histogram's mode did not clear the noise of its empty bins "
                      "(too few rows for this budget): the domain is rough")
