@@ -9,6 +9,7 @@ Everything uses fixed seeds; the statistical test states its false-failure rate.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -17,9 +18,10 @@ import pytest
 
 import dpstats
 from dpstats.errors import InsufficientDataError, MethodOptionError
-from dpstats.methods import pgd
+from dpstats.methods import available_methods, get_method, pgd, registry
 from dpstats.methods.common.geometric_histogram import GeometricGrid, grid_counts, quantile_from_counts
 from dpstats.methods.common.private_scaling import Domain, Standardisation
+from dpstats.methods.registry import AutoFacts, choose_auto
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.rows.sources import CSVSource, ParquetSource
@@ -185,3 +187,49 @@ def test_accuracy_and_coverage_on_a_simulated_design():
         errors.append(abs(res.params["x1"] - 0.5) / 0.5)
     assert covered >= 31
     assert np.median(errors) < 0.1
+
+
+# -- method="auto" ------------------------------------------------------------------------------------------------
+
+def _facts(n: int, d: int = 4, epsilon: float = 1.0, bounds: bool = True, **kw) -> AutoFacts:
+    return AutoFacts(n=n, d=d, epsilon=epsilon, delta=1e-6, bounds=bounds, unbounded=0 if bounds else d, **kw)
+
+
+@pytest.mark.parametrize("n,epsilon,expected", [
+    (300, 1.0, "dpsgd"),     # n mu = 71
+    (423, 1.0, "pgd"),       # n mu = 100.1
+    (300, 3.0, "pgd"),       # n mu = 194
+    (99_999, 1.0, "pgd"),
+    (100_000, 1.0, "adassp"),
+    (1_000, 0.5, "pgd"),     # n mu = 124
+    (700, 0.5, "dpsgd"),     # n mu = 87
+])
+def test_auto_rule_with_bounds(n, epsilon, expected):
+    spec, _ = choose_auto(_facts(n, epsilon=epsilon))
+    assert spec.name == expected
+
+
+def test_auto_without_bounds_uses_pgd_only_where_its_domain_is_affordable():
+    assert choose_auto(_facts(5_000, bounds=False))[0].name == "pgd"
+    small = choose_auto(_facts(300, bounds=False))  # the domain would take more than half the budget
+    assert small is None or small[0].name != "pgd"
+    assert choose_auto(_facts(300_000, bounds=False))[0].name == "tukey"  # pgd only below 10^5 rows
+
+
+def test_auto_names_theilsen_only_when_it_is_registered(monkeypatch):
+    facts = _facts(300, d=2)
+    assert "theilsen" in available_methods() or choose_auto(facts)[0].name == "dpsgd"
+    fake = dataclasses.replace(get_method("dpsgd"), name="theilsen")
+    monkeypatch.setitem(registry._REGISTRY, "theilsen", fake)
+    assert choose_auto(facts)[0].name == "theilsen"
+    assert choose_auto(_facts(300, d=3))[0].name == "dpsgd"  # one predictor only
+    assert choose_auto(_facts(300, d=2, intercept=False))[0].name == "dpsgd"
+
+
+def test_auto_below_the_threshold_says_why_there_is_no_interval():
+    small = _frame(300)  # n mu = 71 at epsilon = 1
+    res = dpstats.dp_ols(FORMULA, small, 1.0, 1e-6, bounds=BOUNDS, random_state=0)
+    assert res.method == "dpsgd" and "n * mu = 71" in res.privacy.method_choice
+    reason = res.inference_reason if hasattr(res, "inference_reason") else res._bse_reason
+    assert reason.startswith("method='auto' fitted a point estimate without an interval")
+    assert "n >= 423 rows" in reason
