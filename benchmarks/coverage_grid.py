@@ -1,217 +1,305 @@
-"""Coverage of the default path's intervals where users are: a simulation grid at real sizes (issue 18, item 2).
+"""Coverage of private confidence intervals where users are (issue 18, part 2): a grid of realistic settings.
 
-Grid: n in {100, 300, 1000, 3000, 10^4, 10^5}; d in {2, 5, 10, 20} design columns (with the intercept);
-designs ``corr`` (equicorrelated Gaussian columns, rho = 0.5, uncentred and on different scales) and ``skew``
-(correlated log-normal columns and a 0/1 dummy); bounds ``tight`` (about +-4 sd, light clipping of the skewed
-columns) and ``loose`` (asymmetric [m - 6 s, m + 20 s], like documented caps); epsilon in {0.3, 1, 3},
-delta = 1e-6.  Population R^2 = 0.3, Gaussian errors, alternating standardised effects with the largest on
-column 1 (the headline).  Truth: the true coefficients.  Each cell is fitted with ``method="auto"`` (and any
-other method given with ``--methods``) with the declared bounds.
+Run:  python benchmarks/coverage_grid.py [--quick] [--reps 100] [--methods ssp adassp ...] [--jobs 2]
+                                         [--jsonl rows.jsonl] [--out benchmarks/results/coverage_grid.md]
+      python benchmarks/coverage_grid.py --assemble rows.jsonl [...] --out benchmarks/results/coverage_grid.md
 
-Reported per cell group: the share of fits that report an interval, coverage of the true coefficient by the
-95% intervals (headline, and pooled over all slopes), the median width over the OLS interval's width
-(2 x 1.96 x the OLS standard error on the same data), the median relative error of the headline, and which
-method auto chose.
+The methods are read from the registry: every private method whose
+``MethodSpec.inference_rule`` gives inference (a method registered later joins
+the grid without a change here; ``--methods`` picks some).  The grid:
 
-Run (about an hour at 10 seeds on a shared 2-core machine)::
+* n in {100, 1000, 10^4, 10^5}; d in {2, 5, 10, 20} coefficients (an
+  intercept and d - 1 covariates);
+* design ``correlated``: x ~ N(0, R) with R_jk = 0.6^|j - k|; ``skewed``:
+  x_j = exp(0.75 z_j) - 1 with z ~ N(0, R) (log-normal, correlated);
+* y = 1 + x'beta + e, beta_j = (-1)^j / sqrt(d - 1), e ~ N(0, 1);
+* bounds ``loose``: the declared ranges are 3x wider than needed (x in
+  +-6 sd of a column for the correlated design, [-1, 6 e^(2.25) - 1] for the skewed;
+  y in +-3 times the largest |1 + x'beta| plus 6 sd of e, so nothing is
+  clipped); ``tight``: about the 1st and 99th percentiles of each column and
+  of y (about 2% of each column clipped: the fit estimates the clipped data's
+  regression, so the truth is not what its intervals are for);
+* epsilon in {0.3, 1, 3}, delta = 1e-6.
 
-    python benchmarks/coverage_grid.py --seeds 10 --out benchmarks/results/coverage_grid.md
+Each fit goes through ``dp_ols_arrays`` with the default options (so
+``inference=True``).  Per setting (method, n, d, design, bounds, epsilon) and
+over ``--reps`` simulated data sets it records:
 
-``--quick`` runs a small corner of the grid in a few minutes.
+* ``reported``: the share of fits that report intervals (not refused, not
+  withheld);
+* ``coverage``: of the true coefficients by the nominal 95% intervals, all
+  coefficients pooled, over the fits that report; ``coverage_ls``: of the
+  least-squares coefficients of the clipped data (the intervals' estimand);
+* ``width``: the median over fits of the mean ratio of the interval's width
+  to the OLS interval's on the same (unclipped) data, i.e. the ratio of
+  standard errors;
+* ``privacy_ratio``: measured over predicted privacy error, the root mean
+  square of (released coefficient - least squares on the clipped data) over
+  the root mean square of the error block's predicted privacy error
+  (``res.error_bounds.coefficients.privacy``), over every released fit.
+
+The seed of a setting depends only on the method's name and the setting, so a
+run of some methods reproduces the rows of the full run; ``--jsonl`` appends
+each row as it finishes.  ``--quick`` runs n = 10^4, d in {2, 5}, epsilon = 1,
+the correlated design with both bounds, 30 reps (about a minute).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+import json
 import math
 import sys
 import time
-import warnings
-from collections.abc import Sequence
+import zlib
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's dpstats
 
 import dpstats  # noqa: E402
 from dpstats.errors import DPStatsError  # noqa: E402
+from dpstats.methods import available_methods  # noqa: E402
 
-NS = (100, 300, 1000, 3000, 10_000, 100_000)
-DS = (2, 5, 10, 20)
-DESIGNS = ("corr", "skew")
-BOUNDS = ("tight", "loose")
-EPSILONS = (0.3, 1.0, 3.0)
+GRID_N = (100, 1000, 10_000, 100_000)
+GRID_D = (2, 5, 10, 20)
+GRID_DESIGN = ("correlated", "skewed")
+GRID_BOUNDS = ("loose", "tight")
+GRID_EPS = (0.3, 1.0, 3.0)
 DELTA = 1e-6
-R2 = 0.3
+BAND = (0.93, 0.97)
+RHO = 0.6
+SKEW = 0.75
+OUT = Path("benchmarks/results/coverage_grid.md")
 
 
-def simulate(design: str, n: int, d: int, bounds: str, rng: np.random.Generator
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[float, float]], tuple[float, float]]:
-    """(X without the intercept, y, true coefficients with the intercept first, x bounds, y bounds)."""
+def interval_methods() -> list[str]:
+    """Every private registered method that gives inference (read from the registry)."""
+    return sorted(name for name, spec in available_methods().items()
+                  if spec.private and spec.inference_rule.kind != "none")
+
+
+@dataclass(frozen=True)
+class Setting:
+    method: str
+    n: int
+    d: int
+    design: str
+    bounds: str
+    epsilon: float
+
+    @property
+    def seed(self) -> int:
+        """Depends only on the method's name and the setting."""
+        key = f"{self.method}|{self.n}|{self.d}|{self.design}|{self.bounds}|{self.epsilon}"
+        return zlib.crc32(key.encode())
+
+
+# -- data ---------------------------------------------------------------------------------------------------------
+
+def correlation(p: int) -> np.ndarray:
+    idx = np.arange(p)
+    return RHO ** np.abs(idx[:, None] - idx[None, :])
+
+
+def coefficients(d: int) -> np.ndarray:
+    """Intercept 1 and slopes (-1)^j / sqrt(d - 1)."""
     p = d - 1
-    j = np.arange(p)
-    rho = 0.5 if design == "corr" else 0.3
-    corr = np.full((p, p), rho) + (1 - rho) * np.eye(p)
-    g = rng.standard_normal((n, p)) @ np.linalg.cholesky(corr).T
-    scale = 1.0 + 0.5 * j
-    if design == "corr":
-        mean, sd = 2.0 + j, scale
-        Z = mean + sd * g
-    else:  # log-normal exp(0.75 g) scaled, the last column a Bernoulli(0.3) dummy
-        m_ln, s_ln = math.exp(0.75**2 / 2), math.sqrt((math.exp(0.75**2) - 1) * math.exp(0.75**2))
-        mean, sd = scale * m_ln, scale * s_ln
-        Z = scale * np.exp(0.75 * g)
-        if p >= 2:
-            Z[:, -1] = (g[:, -1] > 0.5244).astype(float)
-            mean[-1], sd[-1] = 0.3, math.sqrt(0.21)
-    w = np.where(j % 2 == 0, 1.0, -0.6) / math.sqrt(max(p, 1))  # standardised effects; the headline the largest
-    signal = float(w @ corr @ w)
-    sigma = math.sqrt(signal * (1 - R2) / R2)
-    beta = np.concatenate(([1.0 - float(np.sum(w * mean / sd))], w / sd))
-    y = beta[0] + Z @ beta[1:] + sigma * rng.standard_normal(n)
-    sdy = math.sqrt(signal + sigma**2)
-    if bounds == "tight":
-        lo, hi = (mean - 4 * sd, mean + 4 * sd) if design == "corr" else (np.zeros(p), scale * math.exp(0.75 * 3))
-        ylo, yhi = 1.0 - 4 * sdy, 1.0 + 4 * sdy
+    return np.r_[1.0, (-1.0) ** np.arange(p) / math.sqrt(p)]
+
+
+def simulate(n: int, d: int, design: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    p = d - 1
+    z = rng.standard_normal((n, p)) @ np.linalg.cholesky(correlation(p)).T
+    X = z if design == "correlated" else np.exp(SKEW * z) - 1.0
+    y = X @ coefficients(d)[1:] + coefficients(d)[0] + rng.standard_normal(n)
+    return X, y
+
+
+def declared_bounds(d: int, design: str, bounds: str) -> tuple[list[tuple[float, float]], tuple[float, float]]:
+    """Public ranges of the covariates and of y (from the design's known law, never from a sample)."""
+    p = d - 1
+    beta = coefficients(d)
+    if design == "correlated":
+        lo, hi = (-6.0, 6.0) if bounds == "loose" else (-2.33, 2.33)  # N(0,1): 1st and 99th percentiles
     else:
-        lo, hi = (mean - 6 * sd, mean + 20 * sd) if design == "corr" else (np.zeros(p), mean + 20 * sd)
-        ylo, yhi = 1.0 - 6 * sdy, 1.0 + 20 * sdy
-    if design == "skew" and p >= 2:
-        lo[-1], hi[-1] = 0.0, 1.0
-    return Z, y, beta, list(zip(lo.tolist(), hi.tolist())), (ylo, yhi)
+        lo, hi = ((-1.0, 6.0 * math.exp(3 * SKEW) - 1.0) if bounds == "loose"
+                  else (math.exp(-2.33 * SKEW) - 1.0, math.exp(2.33 * SKEW) - 1.0))
+    if bounds == "loose":
+        reach = abs(beta[0]) + np.sum(np.abs(beta[1:])) * max(abs(lo), abs(hi))
+        y = (-3.0 * reach - 6.0, 3.0 * reach + 6.0)
+    else:
+        sd = _linear_sd(d, design)
+        y = (beta[0] + _linear_mean(d, design) - 2.33 * sd, beta[0] + _linear_mean(d, design) + 2.33 * sd)
+    return [(lo, hi)] * p, y
 
 
-def ols(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """OLS coefficients and standard errors (X with the intercept)."""
-    b, *_ = np.linalg.lstsq(X, y, rcond=None)
-    r = y - X @ b
-    s2 = float(r @ r) / (len(y) - X.shape[1])
-    return b, np.sqrt(np.diag(s2 * np.linalg.inv(X.T @ X)))
+def _linear_mean(d: int, design: str) -> float:
+    """E[x'beta] (the log-normal columns have mean e^(s^2/2) - 1)."""
+    mean = 0.0 if design == "correlated" else math.exp(SKEW**2 / 2) - 1.0
+    return float(np.sum(coefficients(d)[1:]) * mean)
 
 
-def fit(method: str, Z: np.ndarray, y: np.ndarray, xb: list, yb: tuple, eps: float, seed: int) -> dict:
-    """One fit: the coefficients, the 95% interval (NaN where none is reported) and the method used."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = dpstats.dp_ols_arrays(Z, y, eps, DELTA, method=method, x_bounds=xb, y_bounds=yb, intercept=True,
-                                        random_state=seed)
-            try:
-                ci = res.conf_int().to_numpy()
-            except DPStatsError:
-                ci = np.full((Z.shape[1] + 1, 2), np.nan)
-        return {"params": res.params.to_numpy(), "ci": ci, "used": res.method}
-    except DPStatsError as exc:
-        return {"params": None, "ci": None, "used": type(exc).__name__}
+def _linear_sd(d: int, design: str) -> float:
+    """sd of x'beta + e, from the design's law."""
+    p = d - 1
+    r = correlation(p)
+    if design == "correlated":
+        cov = r
+    else:
+        s2 = SKEW**2
+        cov = math.exp(s2) * (np.exp(s2 * r) - 1.0)  # covariance of correlated log-normals
+    b = coefficients(d)[1:]
+    return math.sqrt(float(b @ cov @ b) + 1.0)
 
 
-def run(methods: Sequence[str], ns: Sequence[int], ds: Sequence[int], epsilons: Sequence[float], seeds: int
-        ) -> pd.DataFrame:
-    rows = []
-    for design in DESIGNS:
-        for bounds in BOUNDS:
-            for d in ds:
-                for n in ns:
-                    for k in range(seeds):
-                        Z, y, beta, xb, yb = simulate(design, n, d, bounds, np.random.default_rng([n, d, k, 18]))
-                        b_ols, se_ols = ols(np.column_stack([np.ones(n), Z]), y)
-                        for eps in epsilons:
-                            for method in methods:
-                                out = fit(method, Z, y, xb, yb, eps, 1000 + k)
-                                for j in range(1, d):
-                                    est = np.nan if out["params"] is None else out["params"][j]
-                                    lo, hi = (np.nan, np.nan) if out["ci"] is None else out["ci"][j]
-                                    rows.append((method, out["used"], design, bounds, n, d, eps, k, j, est, beta[j],
-                                                 b_ols[j], se_ols[j], lo, hi))
-                print(f"  {design} {bounds} d={d} done", file=sys.stderr, flush=True)
-    return pd.DataFrame(rows, columns=["method", "used", "design", "bounds", "n", "d", "epsilon", "seed", "coef",
-                                       "est", "truth", "ols", "ols_se", "lo", "hi"])
+# -- one setting ----------------------------------------------------------------------------------------------------
+
+def _least_squares(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """OLS coefficients and standard errors with an intercept (NOT PRIVATE: the benchmark's reference)."""
+    A = np.column_stack([np.ones(len(y)), X])
+    coef, *_ = np.linalg.lstsq(A, y, rcond=None)
+    resid = y - A @ coef
+    sigma2 = float(resid @ resid) / max(len(y) - A.shape[1], 1)
+    se = np.sqrt(np.diag(sigma2 * np.linalg.pinv(A.T @ A)))
+    return coef, se
 
 
-def summarise(df: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
-    """Per group: fits, share reporting, coverage of the truth (headline; all slopes), median width / OLS width,
-    median relative error of the headline, methods chosen."""
-    df = df.copy()
-    df["reported"] = np.isfinite(df.lo) & np.isfinite(df.hi)
-    df["covers"] = (df.lo <= df.truth) & (df.truth <= df.hi)
-    df["width"] = (df.hi - df.lo) / (2 * 1.96 * df.ols_se)
-    df["rel_err"] = (df.est - df.truth).abs() / df.truth.abs()
-    out = []
-    for key, g in df.groupby(list(by)):
-        head = g[g.coef == 1]
-        rep, rep_all = head[head.reported], g[g.reported]
-        out.append({**dict(zip(by, key if isinstance(key, tuple) else (key,))),
-                    "fits": len(head), "reported": head.reported.mean(),
-                    "coverage (headline)": rep.covers.mean() if len(rep) else np.nan,
-                    "coverage (all slopes)": rep_all.covers.mean() if len(rep_all) else np.nan,
-                    "width / OLS": rep_all.width.median() if len(rep_all) else np.nan,
-                    "rel. error (headline)": head.rel_err.median(),
-                    "chose": ", ".join(sorted(set(head.used)))})
-    return pd.DataFrame(out)
+def run_setting(setting: Setting, reps: int) -> dict:
+    rng = np.random.default_rng(setting.seed)
+    truth = coefficients(setting.d)
+    x_bounds, y_bounds = declared_bounds(setting.d, setting.design, setting.bounds)
+    lo, hi = np.array([b[0] for b in x_bounds]), np.array([b[1] for b in x_bounds])
+    covered, covered_ls, widths, errors, predicted = [], [], [], [], []
+    refused = withheld = 0
+    for r in range(reps):
+        X, y = simulate(setting.n, setting.d, setting.design, rng)
+        try:
+            res = dpstats.dp_ols_arrays(X, y, setting.epsilon, DELTA, method=setting.method, x_bounds=x_bounds,
+                                        y_bounds=y_bounds, intercept=True, random_state=setting.seed + r)
+        except DPStatsError:
+            refused += 1
+            continue
+        target, _ = _least_squares(np.clip(X, lo, hi), np.clip(y, *y_bounds))
+        split = res.error_bounds.coefficients
+        if split is not None and split.released:
+            errors.append(res.params.to_numpy() - target)
+            predicted.append(split.privacy)
+        if not res.inference_available:
+            withheld += 1
+            continue
+        _, ols_se = _least_squares(X, y)
+        ci = res.conf_int().to_numpy()
+        covered.append((ci[:, 0] <= truth) & (truth <= ci[:, 1]))
+        covered_ls.append((ci[:, 0] <= target) & (target <= ci[:, 1]))
+        widths.append(float(np.mean((ci[:, 1] - ci[:, 0]) / (2 * 1.959964 * ols_se))))
+    row = asdict(setting) | {"reps": reps, "refused": refused / reps, "withheld": withheld / reps,
+                             "reported": len(covered) / reps}
+    nan = float("nan")
+    row["coverage"] = float(np.mean(covered)) if covered else nan
+    row["worst_coef"] = float(np.min(np.mean(covered, axis=0))) if covered else nan
+    row["coverage_ls"] = float(np.mean(covered_ls)) if covered_ls else nan
+    row["width"] = float(np.median(widths)) if widths else nan
+    row["privacy_ratio"] = (float(np.sqrt(np.mean(np.square(errors))) / np.sqrt(np.mean(np.square(predicted))))
+                            if errors else nan)
+    return row
 
 
-def markdown(frame: pd.DataFrame) -> str:
-    def fmt(v: object) -> str:
-        if isinstance(v, float):
-            return "-" if math.isnan(v) else f"{v:.3g}" if abs(v) < 100 else f"{v:.0f}"
-        return str(v)
-    head = "| " + " | ".join(frame.columns) + " |"
-    rule = "|" + "---|" * len(frame.columns)
-    body = ["| " + " | ".join(fmt(v) for v in row) + " |" for row in frame.itertuples(index=False)]
-    return "\n".join([head, rule, *body])
+def settings(methods: list[str], quick: bool) -> list[Setting]:
+    if quick:
+        grid = itertools.product((10_000,), (2, 5), ("correlated",), GRID_BOUNDS, (1.0,))
+    else:
+        grid = itertools.product(GRID_N, GRID_D, GRID_DESIGN, GRID_BOUNDS, GRID_EPS)
+    cells = list(grid)
+    return [Setting(m, n, d, design, bounds, eps) for m in methods for n, d, design, bounds, eps in cells if n > d]
 
 
-def report(df: pd.DataFrame, command: str, seconds: float) -> str:
-    cells = summarise(df, ["method", "epsilon", "n", "d"])
-    rep = cells[cells.reported > 0]
-    band = ((rep["coverage (all slopes)"] >= 0.93) & (rep["coverage (all slopes)"] <= 0.97)).mean()
-    return f"""# Coverage of the default path's intervals (simulation grid)
+# -- report ---------------------------------------------------------------------------------------------------------
 
-Command: `{command}` ({seconds:.0f} s).  Designs corr/skew, bounds tight/loose, Gaussian errors, population
-R^2 = {R2}; delta = {DELTA:g}; truth = the true coefficients (`benchmarks/coverage_grid.py`).  "reported":
-share of fits with a finite 95% interval for the headline; coverage of the truth by the reported intervals
-(headline; all slopes pooled); width over the OLS interval's (2 x 1.96 x OLS se), median over slopes;
-relative error of the headline (median).
-
-Cells (method, epsilon, n, d) with intervals reported: {len(rep)} of {len(cells)}; pooled slope coverage in
-[0.93, 0.97] in {100 * band:.0f}% of them.
-
-## By method, epsilon and n (pooled over d, designs and bounds)
-
-{markdown(summarise(df, ["method", "epsilon", "n"]))}
-
-## By method, epsilon, n and d
-
-{markdown(cells)}
-
-## By design and bounds (pooled over n, d and epsilon, where intervals are reported)
-
-{markdown(summarise(df[np.isfinite(df.lo)], ["method", "design", "bounds"]))}
-"""
+def _fmt(x: object) -> str:
+    if isinstance(x, float):
+        return "" if math.isnan(x) else f"{x:.3g}"
+    return str(x)
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--methods", default="auto", help="comma-separated (default auto)")
-    p.add_argument("--seeds", type=int, default=10)
-    p.add_argument("--quick", action="store_true", help="n in {300, 3000}, d in {2, 5}, epsilon 1, 3 seeds")
-    p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "coverage_grid.md"))
-    p.add_argument("--raw", help="also write the per-coefficient records (CSV)")
-    args = p.parse_args(argv)
-    ns, ds, eps = (300, 3000), (2, 5), (1.0,)
-    seeds = 3 if args.quick else args.seeds
-    if not args.quick:
-        ns, ds, eps = NS, DS, EPSILONS
-    started = time.perf_counter()
-    df = run(args.methods.split(","), ns, ds, eps, seeds)
-    command = "python benchmarks/coverage_grid.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    Path(args.out).write_text(report(df, command.strip(), time.perf_counter() - started))
-    if args.raw:
-        df.to_csv(args.raw, index=False)
-    print(f"wrote {args.out}", file=sys.stderr)
+def report(rows: list[dict], command: str) -> str:
+    frame = pd.DataFrame(rows).sort_values(["method", "design", "bounds", "n", "d", "epsilon"])
+    lines = ["### Coverage on the realistic grid (issue 18)", "", f"Command: `{command}`.", "",
+             "Columns: `reported` = share of fits that report intervals (not refused, not withheld); `coverage` = "
+             "share of true coefficients inside the nominal 95% intervals (pooled, over reported fits); "
+             "`worst` = the least-covered coefficient; `coverage_ls` = coverage of the least-squares "
+             "coefficients of the clipped data; `width` = median over fits of the interval width over the OLS "
+             "interval's (ratio of standard errors); `privacy_ratio` = measured / predicted privacy error "
+             "(root mean squares of released minus clipped least squares, and of the error block's prediction).",
+             ""]
+    for method, part in frame.groupby("method"):
+        rep = part[part["reported"] > 0]
+        inside = rep["coverage"].between(*BAND)
+        lines += [f"#### {method}", "",
+                  f"Reported in {np.mean(part['reported']):.0%} of all fits; coverage of the truth in "
+                  f"{BAND} in {int(inside.sum())} of {len(rep)} settings that report (loose bounds: "
+                  f"{int(inside[rep['bounds'] == 'loose'].sum())} of {int((rep['bounds'] == 'loose').sum())}); "
+                  f"median width {np.nanmedian(rep['width']):.3g}x OLS; privacy_ratio median "
+                  f"{np.nanmedian(part['privacy_ratio']):.2f}, range {np.nanmin(part['privacy_ratio']):.2f}-"
+                  f"{np.nanmax(part['privacy_ratio']):.2f}.", ""]
+        cols = ["design", "bounds", "n", "d", "epsilon", "reported", "coverage", "worst_coef", "coverage_ls", "width",
+                "privacy_ratio"]
+        lines.append("| " + " | ".join(cols) + " |")
+        lines.append("|" + "|".join("---" for _ in cols) + "|")
+        for _, r in part.iterrows():
+            lines.append("| " + " | ".join(_fmt(r[c]) for c in cols) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--reps", type=int, default=None)
+    parser.add_argument("--methods", nargs="*", default=None)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--jsonl", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--assemble", nargs="*", type=Path, default=None)
+    args = parser.parse_args()
+    command = "python benchmarks/coverage_grid.py " + " ".join(
+        a for a in ["--quick" if args.quick else "", f"--reps {args.reps}" if args.reps else "",
+                    ("--methods " + " ".join(args.methods)) if args.methods else ""] if a)
+    if args.assemble:
+        rows = [json.loads(line) for path in args.assemble for line in path.read_text().splitlines() if line]
+        args.out.write_text(report(rows, command) + "\n")
+        return
+    reps = args.reps or (30 if args.quick else 100)
+    todo = settings(args.methods or interval_methods(), args.quick)
+    rows, start = [], time.time()
+    with ProcessPoolExecutor(args.jobs) if args.jobs > 1 else _Serial() as pool:
+        for row in pool.map(run_setting, todo, [reps] * len(todo)):
+            rows.append(row)
+            if args.jsonl:
+                with args.jsonl.open("a") as fh:
+                    fh.write(json.dumps(row) + "\n")
+            print(f"[{time.time() - start:7.0f}s] {json.dumps(row)}", flush=True)
+    text = report(rows, command)
+    args.out.write_text(text + "\n")
+    print(text)
+
+
+class _Serial:
+    """map() in this process (``--jobs 1``)."""
+
+    def __enter__(self) -> _Serial:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def map(self, fn, *iterables):  # noqa: ANN001, ANN201 - mirrors Executor.map
+        return map(fn, *iterables)
 
 
 if __name__ == "__main__":

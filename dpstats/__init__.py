@@ -13,25 +13,32 @@ from dpstats.api_arrays import formula_all
 from dpstats.compare import Comparison, compare
 from dpstats.methods import available_methods
 from dpstats.privacy import PrivacyAccountant, PrivacyReport
-from dpstats.inference import InferenceWithheldWarning
-from dpstats.results import DPRegressionResults, InferenceUnavailableError
+from dpstats.results import DPRegressionResults
 from dpstats.tables import RegressionTable, table
 from dpstats.theory import plan, plot_plan
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "dp_ols", "PrivacyAccountant", "PrivacyReport", "DPRegressionResults", "InferenceUnavailableError",
-    "InferenceWithheldWarning",
+    "dp_ols", "PrivacyAccountant", "PrivacyReport", "DPRegressionResults",
     "available_methods", "datasets", "errors", "simulate", "theory", "plan", "__version__",
     "dp_ols_arrays", "formula_all", "plot_plan", "compare", "Comparison", "plotting", "table", "RegressionTable",
 ]
 
 
 def __getattr__(name: str):
-    """``dpstats.sklearn`` is imported on first use, so ``import dpstats`` never needs scikit-learn."""
+    """``dpstats.sklearn`` is imported on first use, so ``import dpstats`` never needs scikit-learn; the
+    deprecated ``InferenceUnavailableError`` (no longer raised) and ``InferenceWithheldWarning`` (no longer
+    emitted) stay importable from here with a DeprecationWarning (their home is :mod:`dpstats.errors`)."""
     if name == "sklearn":
         import importlib  # noqa: PLC0415
 
         return importlib.import_module("dpstats.sklearn")
+    if name in ("InferenceUnavailableError", "InferenceWithheldWarning"):
+        import warnings  # noqa: PLC0415
+
+        warnings.warn(f"dpstats.{name} is deprecated: a fit without inference returns NaN and "
+                      "DPRegressionResults.inference_reason says why (the class is dpstats.errors." + name + ")",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(errors, name)
     raise AttributeError(f"module 'dpstats' has no attribute {name!r}")

@@ -10,6 +10,11 @@ Commands
     picks TukeyEM; ``--documented-bounds``: the ranges published in its
     documentation, auto picks AdaSSP), print the summary and the private
     coefficients next to ordinary least squares on that public data.
+``dpstats plan --bounds JSON [--formula F] [--levels JSON] [--n N] [--epsilon E] [--delta D] [--method M ...]
+[--rsquared R | --residual-sd S] [--format text|csv|json]``
+    Before spending budget (public facts only): at n rows, the epsilon each
+    coefficient needs for a privacy error below its sampling error; at
+    epsilon, the rows it needs (:func:`dpstats.plan`).
 ``dpstats datasets``
     The bundled data sets.
 ``dpstats methods``
@@ -48,6 +53,7 @@ from dpstats.errors import DPStatsError, MissingBoundsError, MissingDataError, U
 from dpstats.methods import available_methods
 from dpstats.privacy.budget_store import read_budget_file
 from dpstats.tables import table
+from dpstats.theory import plan
 
 __all__ = ["main", "build_parser"]
 
@@ -157,6 +163,32 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--seed", type=_seed_arg, metavar="S",
                     help="seed of the noise (default: the operating system's CSPRNG)")
     ex.set_defaults(func=_cmd_example)
+
+    pl = sub.add_parser(
+        "plan", help="plan a fit before spending budget (errors in the coefficients' units)",
+        description="From public facts only (declared bounds, n, epsilon) and stated assumptions: each "
+                    "coefficient's expected privacy error next to its sampling error, the epsilon it needs at n "
+                    "rows and the rows it needs at epsilon, in agreement with each method's minimum n and refusal "
+                    "rules. Nothing is read from data and nothing is spent.",
+        epilog="Example: dpstats plan --formula 'price ~ carat' --bounds '{\"carat\": [0, 5], \"price\": [0, 20000]}' "
+               "--n 5000 --epsilon 1",
+    )
+    pl.add_argument("--bounds", required=True, metavar="JSON",
+                    help="declared ranges of the variables, the response included (JSON object or file)")
+    pl.add_argument("--formula", metavar="F", help="the model (default: y ~ every other bounded variable)")
+    pl.add_argument("--levels", metavar="JSON", help="declared factor levels (JSON object or file)")
+    pl.add_argument("--n", type=int, metavar="N", help="rows: gives the epsilon each coefficient needs")
+    pl.add_argument("--epsilon", type=_float_arg, metavar="E", help="budget: gives the rows each coefficient needs")
+    pl.add_argument("--delta", type=_float_arg, default=1e-6, metavar="D", help="(default: %(default)g)")
+    pl.add_argument("--method", nargs="+", metavar="M",
+                    help="method(s) to plan, or auto (default: every private method)")
+    assumed = pl.add_mutually_exclusive_group()
+    assumed.add_argument("--rsquared", type=_float_arg, metavar="R",
+                         help="assumed R^2 (default 0, of a response uniform on its declared range)")
+    assumed.add_argument("--residual-sd", type=_float_arg, metavar="S", help="assumed residual sd (response units)")
+    pl.add_argument("--format", choices=["text", "csv", "json"], default="text",
+                    help="output format (default: %(default)s)")
+    pl.set_defaults(func=_cmd_plan)
 
     ds = sub.add_parser("datasets", help="list the bundled data sets",
                         description="List the bundled real data sets (shipped inside the package).")
@@ -334,6 +366,21 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
         return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
 
     return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+
+
+def _cmd_plan(args: argparse.Namespace) -> int:
+    bounds = _parse_bounds(args.bounds) or {}
+    result = plan(bounds=bounds, formula=args.formula, levels=_parse_levels(args.levels), n=args.n,
+                  epsilon=args.epsilon, delta=args.delta, method=args.method, rsquared=args.rsquared,
+                  residual_sd=args.residual_sd)
+    frame = result.to_frame()
+    if args.format == "csv":
+        print(frame.to_csv(index=False), end="")
+    elif args.format == "json":
+        print(frame.to_json(orient="records", indent=2))
+    else:
+        print(result)
+    return EXIT_OK
 
 
 def _cmd_datasets(args: argparse.Namespace) -> int:

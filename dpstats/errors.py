@@ -240,3 +240,24 @@ class NoiseScaleRangeError(DPStatsError, ValueError):
     the data directly, so the refusal leaks nothing more; ``privacy_spent``
     (set by the API) holds what was charged before it.
     """
+
+
+class InferenceUnavailableError(DPStatsError, AttributeError):
+    """Deprecated: no longer raised.
+
+    Reading ``bse``, ``tvalues``, ``pvalues``, ``conf_int()`` or ``cov_params()``
+    of a fit without inference returns NaN, and
+    ``DPRegressionResults.inference_reason`` says why.  The class stays so that
+    ``except InferenceUnavailableError`` clauses keep working; it will be
+    removed in a later release.
+    """
+
+
+class InferenceWithheldWarning(UserWarning):
+    """Deprecated: no longer emitted.
+
+    A fit whose inference is withheld returns NaN for its standard errors, z,
+    p and intervals without a warning; ``DPRegressionResults.inference_reason``
+    says why.  The class stays so that warning filters naming it keep working;
+    it will be removed in a later release.
+    """

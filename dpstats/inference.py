@@ -65,8 +65,8 @@ method's threshold (``MethodSpec.inference_rule.withhold_above``; ssp: 10,
 adassp: 0.6), or when the replicates are
 degenerate (a non-finite value or a zero spread).  The results then report
 the coefficients but no standard error, z, p or interval: the text, LaTeX
-and HTML tables show "—" with the reason, and the accessors return NaN with
-an :class:`InferenceWithheldWarning`.
+and HTML tables show "—" with the reason, the accessors return NaN (without
+a warning) and ``DPRegressionResults.inference_reason`` holds the reason.
 Between :data:`RELIABILITY_THRESHOLD` and the withholding threshold the
 intervals are reported with the warning of :func:`unreliable_note`.
 
@@ -116,6 +116,32 @@ Intervals are b~ -/+ z_(1-alpha/2) se.  They are for the coefficients of the
 regression of the clipped labels truncated at T (truncation that binds,
 T below the declared bound, biases them).
 
+The error split (:func:`sufficient_statistics_split`)
+------------------------------------------------------
+The summary's error block reports, for each coefficient, the privacy part
+of its error (b - b_ls, with b_ls least squares on the same clipped data)
+next to its sampling part (the error of b_ls), both from released values.
+With H the inverse of the matrix the method solves with (the released XX~,
+plus AdaSSP's ridge, eigenvalues floored as in the fit) and b the released
+coefficients, the first-order expansion of b = H Xy~ in the noises e (of
+X^T y, sd s_xy) and E (of X^T X, symmetric, sd s_xx on and above the
+diagonal) is b - b_ls ~ H (e - E b) - (bias of the ridge), with
+
+    Cov(e - E b) = s_xy^2 I + s_xx^2 (||b||^2 I + b b^T - diag(b o b))
+
+(for j != k, E_jk and E_kj are one draw).  The sampling part is
+sigma^2_hat G~^{-1}, G~ the released X^T X with its eigenvalues floored at
+its noise sd.  When the fit ran the bootstrap, its replicates correct what
+the expansion misses: their mean minus b is the bias (AdaSSP's shrinkage),
+and wherever their variance minus the sampling part exceeds its Monte Carlo
+error (3 sqrt(2 / (B - 1)) relative), that difference is the coefficient's
+privacy variance (the expansion's covariance is rescaled coefficient by
+coefficient to it): where the noise of X^T X is large next to its smallest
+eigenvalue the estimator is far from linear in the noise (its eigenvalue
+floor and ridge damp it), and the replicates, which re-run it, follow it.  For ``noisy_ols`` the
+split is exact: the released noise s^2 I is the privacy part and
+sigma^2_hat G~^{-1} the sampling part of its covariance.
+
 Private R^2 (:func:`private_rsquared`)
 --------------------------------------
 R^2 = 1 - RSS(b) / TSS, for the released coefficients b on the data as the
@@ -156,11 +182,12 @@ import numpy as np
 
 from dpstats.methods.common.linalg import psd_projection, psd_sqrt, solve_noisy_normal_equations
 from dpstats.methods.common.sufficient import ReleasedStatistics, ReleasedSums
+from dpstats.methods.registry import ErrorSplit
 from dpstats.privacy.mechanisms import post_processing_normal
 
 __all__ = ["SufficientStatisticsRelease", "parametric_bootstrap", "residual_variance", "noise_to_signal",
            "RELIABILITY_THRESHOLD", "unreliable_note", "format_ratio", "withheld_reason", "withholding_reason",
-           "InferenceWithheldWarning", "basic_bootstrap_interval", "basic_bootstrap_pvalue", "bootstrap_zvalues",
+           "floored_inverse", "noise_propagation", "sufficient_statistics_split", "expected_noise_to_signal", "basic_bootstrap_interval", "basic_bootstrap_pvalue", "bootstrap_zvalues",
            "noisy_estimate_covariance", "ReleasedSums", "plug_in_sums", "output_perturbation_sums",
            "private_rsquared"]
 
@@ -201,11 +228,6 @@ def noise_to_signal(release: SufficientStatisticsRelease) -> float:
 #: noise-to-signal ratios above this are displayed as "> 1e6": the released X^T X is then singular at the
 #: scale of its noise, and the digits of the ratio carry no information.
 RATIO_DISPLAY_CAP = 1e6
-
-
-class InferenceWithheldWarning(UserWarning):
-    """Standard errors, z, p and intervals of this fit are NaN because its inference was withheld (the message
-    and ``DPRegressionResults.inference_withheld`` say why)."""
 
 
 def format_ratio(ratio: float) -> str:
@@ -336,6 +358,105 @@ def noisy_estimate_covariance(params: np.ndarray, noise_sd: float, gram: np.ndar
     return sigma2 * inverse + noise_sd**2 * np.eye(d), sigma2
 
 
+def floored_inverse(matrix: np.ndarray, floor: float = 0.0) -> np.ndarray:
+    """The inverse of a symmetric matrix with its eigenvalues floored at ``floor`` (the operator the fit's
+    :func:`~dpstats.methods.common.linalg.solve_noisy_normal_equations` applies); zero on a null space."""
+    w, v = np.linalg.eigh(0.5 * (matrix + matrix.T))
+    w = np.maximum(w, floor)
+    tol = max(float(np.max(np.abs(w))), 1.0) * w.size * np.finfo(float).eps
+    inv = np.where(w > tol, 1.0 / np.where(w > tol, w, 1.0), 0.0)
+    return (v * inv) @ v.T
+
+
+def noise_propagation(solve: np.ndarray, params: np.ndarray, moment_noise_sd: float,
+                      gram_noise_sd: float) -> np.ndarray:
+    """First-order covariance H C H of b = H Xy~ from the noises of X^T y and X^T X (module docstring, "The
+    error split"): C = s_xy^2 I + s_xx^2 (||b||^2 I + b b^T - diag(b o b)), ``solve`` = H."""
+    b = np.asarray(params, dtype=float)
+    c = gram_noise_sd**2 * (float(b @ b) * np.eye(b.size) + np.outer(b, b) - np.diag(b * b))
+    c += moment_noise_sd**2 * np.eye(b.size)
+    return solve @ c @ solve
+
+
+def expected_noise_to_signal(gram: np.ndarray, gram_noise_sd: float) -> float:
+    """The :func:`noise_to_signal` a release of ``gram`` with noise sd ``gram_noise_sd`` is expected to show (for
+    planning): 2 sqrt(d) s / (lambda_min - 2 sqrt(d) s), the spectral size of the noise over the smallest
+    eigenvalue it leaves (inf when none)."""
+    spectral_noise = 2.0 * math.sqrt(gram.shape[0]) * gram_noise_sd
+    lam = float(np.linalg.eigvalsh(gram)[0]) - spectral_noise
+    return spectral_noise / lam if lam > 0 else math.inf
+
+
+#: the Monte Carlo tolerance of a bootstrap variance, relative, in units of its sd sqrt(2 / (B - 1))
+_MC_SDS = 3.0
+
+
+def _match_bootstrap(linear: np.ndarray, draws: np.ndarray, sampling: np.ndarray | None) -> np.ndarray:
+    """The first-order privacy covariance ``linear`` rescaled, coefficient by coefficient, to the privacy variance
+    the bootstrap shows (replicate variance minus the sampling part) wherever that exceeds its Monte Carlo error
+    (module docstring, "The error split"): S linear S with S diagonal, which keeps it positive semi-definite."""
+    spread = np.var(draws, axis=0, ddof=1)
+    excess = spread - (0.0 if sampling is None else np.diag(sampling))
+    resolved = excess > _MC_SDS * math.sqrt(2.0 / max(draws.shape[0] - 1, 1)) * spread
+    lin = np.diag(linear)
+    scale = np.where(resolved & (lin > 0), np.sqrt(np.maximum(excess, 0.0) / np.where(lin > 0, lin, 1.0)), 1.0)
+    return linear * np.outer(scale, scale)
+
+
+def _debiased(bias: np.ndarray, released: ReleasedStatistics, params: np.ndarray, solve: np.ndarray,
+              sigma2: float | None) -> np.ndarray:
+    """The bootstrap's bias, shrunk by the part that comes from its plug-in truth (module docstring, "The error
+    split").  The bias at beta_0 is M beta_0 with M = I - H Q (H the fit's solve, Q the projected XX~), and
+    beta_0 (the SSP estimate) has covariance V = H_0 C H_0 + sigma^2_hat H_0 around beta: so E[(M beta_0)_j^2]
+    exceeds the bias at beta squared by (M V M^T)_jj, which is subtracted coordinate by coordinate (floored at 0).
+    C is evaluated at the released coefficients (``params``), not at beta_0, whose size the noise inflates."""
+    d = bias.size
+    plain = floored_inverse(released.gram, released.gram_noise_sd)
+    spread = noise_propagation(plain, params, released.moment_noise_sd, released.gram_noise_sd)
+    if sigma2 is not None:
+        spread = spread + sigma2 * plain
+    m = np.eye(d) - solve @ psd_projection(released.gram)
+    excess = np.diag(m @ spread @ m.T)
+    keep = np.sqrt(np.maximum(bias**2 - excess, 0.0))
+    return np.sign(bias) * keep
+
+
+def sufficient_statistics_split(released: ReleasedStatistics, params: np.ndarray, *, sigma2: float | None,
+                                ridge: float = 0.0, eigen_floor: float = 0.0, draws: np.ndarray | None = None,
+                                privacy_source: str = "", sampling_source: str = "") -> ErrorSplit:
+    """Privacy and sampling parts of the error of b = (XX~ + ridge I)^{-1} Xy~ (eigenvalues floored at
+    ``eigen_floor``) from released values only (module docstring, "The error split").
+
+    Parameters
+    ----------
+    released : ReleasedStatistics
+        The noisy X^T X and X^T y and their noise sds (``yty`` is not read).
+    params : numpy.ndarray
+        The released coefficients b.
+    sigma2 : float or None
+        sigma^2_hat from released values, or None (no sampling part).
+    ridge, eigen_floor : float
+        The fit's ridge (AdaSSP) and eigenvalue floor (SSP).
+    draws : numpy.ndarray or None
+        The fit's re-centred bootstrap replicates (B, d), when it ran the bootstrap.
+    privacy_source, sampling_source : str
+        How the parts were computed, in words.
+    """
+    b = np.asarray(params, dtype=float)
+    d = b.size
+    solve = floored_inverse(released.gram + ridge * np.eye(d), eigen_floor)
+    privacy = noise_propagation(solve, b, released.moment_noise_sd, released.gram_noise_sd)
+    sampling = None if sigma2 is None else sigma2 * floored_inverse(released.gram, released.gram_noise_sd)
+    if draws is not None:
+        bias = _debiased(np.mean(draws, axis=0) - b, released, b, solve, sigma2)
+        privacy = _match_bootstrap(privacy, draws, sampling) + np.outer(bias, bias)
+    elif ridge > 0:
+        bias = -ridge * floored_inverse(released.gram, released.gram_noise_sd) @ b  # first order in the ridge
+        privacy = privacy + np.outer(bias, bias)
+    return ErrorSplit(privacy=privacy, sampling=sampling, privacy_source=privacy_source,
+                      sampling_source=sampling_source)
+
+
 def plug_in_sums(params: np.ndarray, release: SufficientStatisticsRelease, noise_to_signal: float) -> ReleasedSums:
     """RSS(b) = y'y - 2 b'X'y + b'X'X b with the released XX~, Xy~ and yy~ of ``release`` plugged in (ssp,
     adassp; module docstring, "Private R^2").  Noise other than yy~'s: -2 b'e + b'E b (e, E the independent
@@ -422,6 +543,15 @@ def private_rsquared(sums: ReleasedSums, *, n: int, d: int, intercept_index: int
 
 
 def __getattr__(name: str) -> Any:
+    if name == "InferenceWithheldWarning":
+        import warnings  # noqa: PLC0415
+
+        from dpstats import errors  # noqa: PLC0415
+
+        warnings.warn("InferenceWithheldWarning is deprecated and no longer emitted: a withheld fit's standard "
+                      "errors are NaN and DPRegressionResults.inference_reason says why", DeprecationWarning,
+                      stacklevel=2)
+        return errors.InferenceWithheldWarning
     if name == "WITHHOLD_THRESHOLD":
         import warnings  # noqa: PLC0415
 

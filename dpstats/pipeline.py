@@ -57,7 +57,7 @@ from dpstats.formula import Design, build_design, public_design
 from dpstats.inference import withholding_reason
 from dpstats.methods import available_methods, get_method
 from dpstats.methods.registry import (
-    AutoFacts, FitContext, Inference, MethodFit, MethodOptions, MethodSpec, choose_auto,
+    AutoFacts, ErrorSplit, FitContext, Inference, MethodFit, MethodOptions, MethodSpec, choose_auto,
 )
 from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.privacy.ledger import PrivacyLedger
@@ -69,7 +69,7 @@ from dpstats.rows.chunked import ChunkedRows, ChunkEvaluator, formula_levels, ze
 from dpstats.rows.memory import InMemoryRows
 from dpstats.rows.sources import as_source
 from dpstats.scaling import PublicScaling
-from dpstats.theory import error_bounds
+from dpstats.theory import ErrorBounds, error_bounds, with_coefficients
 from dpstats.validation import check_privacy_parameters
 
 __all__ = ["FitRequest", "FrameData", "SourceData", "ArrayData", "run", "resolve_method", "missing_mode",
@@ -550,6 +550,30 @@ def _inference_back(inference: Inference, scaling: PublicScaling) -> Inference:
     return dataclasses.replace(inference, cov=scaling.cov_back(np.asarray(inference.cov, dtype=float)))
 
 
+def _split_back(split: ErrorSplit, scaling: PublicScaling) -> ErrorSplit:
+    """The error split of coefficients fitted on the rescaled design, in the user's units (post-processing)."""
+    return dataclasses.replace(split, privacy=scaling.cov_back(split.privacy),
+                               sampling=None if split.sampling is None else scaling.cov_back(split.sampling))
+
+
+def _error_bounds(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, eps: float, dlt: float,
+                  guarantee: str, scaling: PublicScaling | None) -> ErrorBounds:
+    """The fit's error block (:mod:`dpstats.theory`): the rates, and each coefficient's error in the user's units
+    from the released split (mapped back) or from public facts."""
+    split = fitted.error_split
+    if split is not None and scaling is not None:
+        split = _split_back(split, scaling)
+    theory = fitted.theory_inputs
+    bounds = error_bounds(spec, n, design.d, eps, dlt, sparsity=theory.sparsity, guarantee=guarantee,
+                          inference=theory.inference)
+    intervals = [None if iv is None else (iv.lo, iv.hi) for iv in design.column_intervals]
+    response = None if design.response_interval is None else (design.response_interval.lo,
+                                                               design.response_interval.hi)
+    return with_coefficients(bounds, design.column_names, split=split, intervals=intervals,
+                             response_interval=response,
+                             intercept_index=design.column_names.index("Intercept") if design.has_intercept else None)
+
+
 def _results(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, ledger: PrivacyLedger, eps: float,
              dlt: float, *, choice: str, seeded: bool, scaling: PublicScaling | None, clipped: bool,
              formula: str) -> DPRegressionResults:
@@ -569,12 +593,10 @@ def _results(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, ledger
     guarantee = fitted.guarantee or spec.guarantee
     report = _report(spec, design, n, ledger, eps, dlt, choice, seeded, fitted.assumptions, notes, clipped,
                      guarantee=guarantee)
-    theory = fitted.theory_inputs
     return DPRegressionResults(
         params=pd.Series(params, index=design.column_names, name="coef"),
         privacy=report,
-        error_bounds=error_bounds(spec, n, design.d, eps, dlt, sparsity=theory.sparsity, guarantee=guarantee,
-                                  inference=theory.inference),
+        error_bounds=_error_bounds(spec, design, n, fitted, eps, dlt, guarantee, scaling),
         nobs=n, df_model=design.d - int(design.has_intercept), df_resid=n - design.d,
         method=spec.name, formula=formula, response_name=design.response_name, design_info=design.design_info,
         info=_info(fitted), _inference=inference, _bse_reason=fitted.no_inference_reason, _withheld=withheld,

@@ -136,7 +136,7 @@ def coef_plot(results: Any, *, alpha: float = 0.05, reference: "pd.Series | Mapp
             ax.hlines(pos, lo, hi, color=color, linewidth=1.6, alpha=0.8)
             ax.plot(est, pos, "o", color=color, label=f"{label}: {100 * (1 - alpha):g}% interval")
         else:
-            why = "inference withheld" if res.inference_withheld else "no intervals"
+            why = "inference withheld" if res._withheld else "no intervals"
             ax.plot(est, pos, "o", color=color, label=f"{label} ({why})")
     if reference is not None:
         ref = pd.Series(reference, dtype=float)

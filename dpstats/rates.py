@@ -9,6 +9,13 @@ the conditions of its theorem; :meth:`Rate.at` evaluates it to a
 live in :mod:`dpstats.theory`.  The conditions and model descriptions below
 are shared by the theorems of Cai, Wang & Zhang ("The cost of privacy", Ann.
 Statist. 2021).
+
+A method may also register the privacy error it expects from its own
+calibration (``UpperRate.expected_error``): a function of public facts and
+the planner's assumptions (:class:`PlanningFacts`) that gives the second
+moment of the privacy part of its coefficients' error in the units the method
+sees (:class:`ExpectedError`); :func:`dpstats.plan` converts it to the
+coefficients' units.
 """
 
 from __future__ import annotations
@@ -17,8 +24,11 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 __all__ = ["RateBound", "Rate", "UpperRate", "CAI", "MODEL", "SPARSE_MODEL", "log_inv", "delta_range",
-           "classical_conditions", "sparse_conditions", "classical_n", "no_conditions", "needs_sparsity"]
+           "classical_conditions", "sparse_conditions", "classical_n", "no_conditions", "needs_sparsity",
+           "PlanningFacts", "ExpectedError"]
 
 CAI = "Cai, Wang & Zhang (2021)"
 
@@ -155,6 +165,70 @@ SPARSE_MODEL = MODEL.replace("P(sigma, d)", "P(sigma, d, s)").replace("||beta||_
 
 
 @dataclass(frozen=True)
+class PlanningFacts:
+    """A planned fit, in the units the method sees (after the public rescaling to [-1, 1]): public facts and
+    the planner's assumptions about the data (:func:`dpstats.plan`).
+
+    Attributes
+    ----------
+    n, d : int
+        Rows and design columns.
+    epsilon, delta : float
+        The fit's budget.
+    second_moment : numpy.ndarray
+        Assumed E[x x^T] of one (clipped) row, d x d; X^T X is taken as n times it.
+    residual_var : float
+        Assumed residual variance sigma^2 of the response.
+    coefficients : numpy.ndarray
+        Assumed coefficients beta (their size enters the noise of X^T X b).
+    x_norm, y_abs : float
+        B_X and B_Y of the clip ranges.
+    intercept_index : int or None
+        The intercept column.
+    inference : bool
+        The fit's ``inference`` option (its share of the budget for standard errors).
+    """
+
+    n: int
+    d: int
+    epsilon: float
+    delta: float
+    second_moment: np.ndarray
+    residual_var: float
+    coefficients: np.ndarray
+    x_norm: float
+    y_abs: float
+    intercept_index: int | None = None
+    inference: bool = True
+
+    @property
+    def gram(self) -> np.ndarray:
+        """The assumed X^T X: n times the second moment."""
+        return self.n * self.second_moment
+
+
+@dataclass(frozen=True)
+class ExpectedError:
+    """What a method expects of a planned fit (:class:`PlanningFacts`), from its own calibration.
+
+    Attributes
+    ----------
+    privacy : numpy.ndarray or None
+        Second moment (d x d) of the privacy part of the coefficients' error (the released coefficients minus
+        least squares on the same data), first order in the noise; None when the fit would refuse.
+    refusal : str
+        Why the fit would refuse (a public or private check), "" when it would not.
+    noise_to_signal : float or None
+        The expected value of the released diagnostic the method's withholding rule reads
+        (``MethodSpec.inference_rule``), None when it has none.
+    """
+
+    privacy: np.ndarray | None
+    refusal: str = ""
+    noise_to_signal: float | None = None
+
+
+@dataclass(frozen=True)
 class UpperRate:
     """A method's upper rate for one kind of fit, as its ``MethodSpec.theory_rate(guarantee)`` returns it.
 
@@ -171,9 +245,13 @@ class UpperRate:
         Share of the GDP budget mu^2 a fit with ``inference=True`` gives to releases for standard errors: the
         rate is then evaluated at the budget left to the point estimate
         (:func:`dpstats.theory.point_estimate_epsilon`).
+    expected_error : callable or None
+        ``expected_error(facts: PlanningFacts) -> ExpectedError``: the privacy error the method's own
+        calibration gives a planned fit (read by :func:`dpstats.plan`); None to plan with the rate.
     """
 
     rate: Rate | None = None
     why_none: str = ""
     uncovered_source: str = ""
     inference_share: float = 0.0
+    expected_error: Callable[[PlanningFacts], ExpectedError] | None = None

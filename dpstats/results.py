@@ -6,6 +6,15 @@ that makes sense (``params``, ``bse``, ``conf_int``, ``predict``, ``nobs``,
 quantity the method cannot provide privately is unavailable with the reason,
 never computed non-privately from the data: the results object does not even
 hold the data.
+
+One inference API for every method: ``bse``, ``tvalues``, ``pvalues``,
+``conf_int()`` and ``cov_params()`` never raise and never warn.  A fit
+without reported inference (the method gives none, ``inference=False``, or
+its inference was withheld) returns NaN of the usual shape, and
+:attr:`DPRegressionResults.inference_reason` says why, so generic code needs
+neither ``try``/``except`` nor warning filters.  For every kind of inference
+(bootstrap, normal, t, classical) the p-values invert the intervals: p <
+alpha exactly when the (1 - alpha) interval excludes 0.
 """
 
 from __future__ import annotations
@@ -24,24 +33,30 @@ from scipy import stats
 from statsmodels.iolib.summary import Summary
 from statsmodels.iolib.table import SimpleTable
 
+from dpstats import errors
 from dpstats.design_recipe import DesignRecipe
-from dpstats.errors import DPStatsError
 from dpstats.formula import design_matrix_for_prediction
-from dpstats.inference import (
-    InferenceWithheldWarning, basic_bootstrap_interval, basic_bootstrap_pvalue, bootstrap_zvalues, private_rsquared,
-)
+from dpstats.inference import basic_bootstrap_interval, basic_bootstrap_pvalue, bootstrap_zvalues, private_rsquared
 from dpstats.methods.registry import Inference, ReleasedSums
 from dpstats.privacy.report import PrivacyReport
 from dpstats.theory import ErrorBounds
 
-__all__ = ["DPRegressionResults", "DPModel", "InferenceUnavailableError", "InferenceWithheldWarning"]
+__all__ = ["DPRegressionResults", "DPModel"]
 
-#: what the tables show in the inference columns of a fit whose inference was withheld
+#: what the tables show in the inference columns of a fit that reports no inference
 WITHHELD_CELL = "\u2014"
 
+#: names that moved to dpstats.errors and are no longer raised or emitted (deprecated here)
+_DEPRECATED = {"InferenceUnavailableError": "no longer raised", "InferenceWithheldWarning": "no longer emitted"}
 
-class InferenceUnavailableError(DPStatsError, AttributeError):
-    """The method provides no private standard errors / intervals (the message says why)."""
+
+def __getattr__(name: str) -> Any:
+    if name in _DEPRECATED:
+        warnings.warn(f"dpstats.results.{name} is deprecated and {_DEPRECATED[name]}: a fit without inference "
+                      "returns NaN and DPRegressionResults.inference_reason says why (the class is "
+                      f"dpstats.errors.{name})", DeprecationWarning, stacklevel=2)
+        return getattr(errors, name)
+    raise AttributeError(f"module 'dpstats.results' has no attribute {name!r}")
 
 
 @dataclass
@@ -55,16 +70,17 @@ class DPRegressionResults:
     privacy : PrivacyReport
         Budget requested and spent, step by step, and the guarantee.
     error_bounds : ErrorBounds
-        What the minimax theory says at this n, d, epsilon, delta.
+        Each coefficient's privacy and sampling error in its units (from released values where the method
+        released them), and the rates at this n, d, epsilon, delta as a reference (:mod:`dpstats.theory`).
     nobs, df_model, df_resid : public facts of the design.
     method, formula, response_name : what was fitted.
     info : dict
         Released or public by-products of the fit (e.g. AdaSSP's ridge), for display: the method's
         ``MethodFit.diagnostics`` (and its released sums for R^2, when it gives them).
-    inference_withheld : str
-        "" when the standard errors, z, p and intervals are reported; otherwise why they are not (the
-        diagnostic of :func:`dpstats.inference.withheld_reason` failed).  They are then NaN, and reading them
-        warns with :class:`~dpstats.inference.InferenceWithheldWarning`; the tables show "\u2014".
+    inference_reason : str
+        "" when the standard errors, z, p and intervals are reported; otherwise why they are not (the method
+        gives none, ``inference=False``, or the diagnostic of :func:`dpstats.inference.withholding_reason`
+        failed).  They are then NaN, without an exception or a warning; the tables show "\u2014".
     """
 
     params: pd.Series
@@ -105,59 +121,68 @@ class DPRegressionResults:
         return self._bse is not None and not self._withheld
 
     @property
+    def inference_reason(self) -> str:
+        """Why this fit reports no standard errors, z, p or intervals ("" when it does); public facts and
+        released values only."""
+        if self._withheld:
+            return self._withheld
+        return "" if self._bse is not None else self._bse_reason
+
+    @property
+    def inference_kind(self) -> str:
+        """How the reported inference was made: ``"bootstrap"``, ``"normal"``, ``"t"``, ``"classical"`` (the
+        non-private reference), or ``"none"`` when none is reported (:attr:`inference_reason` says why)."""
+        return self._inference.kind if self.inference_available and self._inference is not None else "none"
+
+    @property
     def inference_withheld(self) -> str:
-        """Why this fit's inference is withheld ("" when it is reported); see the class docstring."""
+        """Deprecated: :attr:`inference_reason` (which also covers methods that give no inference).  Why this
+        fit's inference was withheld ("" when it is reported or the method gives none)."""
+        warnings.warn("DPRegressionResults.inference_withheld is deprecated: use inference_reason",
+                      DeprecationWarning, stacklevel=2)
         return self._withheld
 
-    def _require_inference(self) -> np.ndarray:
-        """The standard errors; NaN with an InferenceWithheldWarning when withheld; raises when not provided."""
-        if self._bse is None:
-            raise InferenceUnavailableError(
-                f"standard errors are not available for method '{self.method}': {self._bse_reason}")
-        if self._withheld:
-            warnings.warn(f"inference withheld for this fit, NaN returned: {self._withheld}",
-                          InferenceWithheldWarning, stacklevel=3)
-            return np.full(self._bse.shape, np.nan)
-        return self._bse
+    def _nan(self) -> np.ndarray:
+        return np.full(len(self.params), np.nan)
 
     @property
     def bse(self) -> pd.Series:
-        """Standard errors (raises InferenceUnavailableError with the reason when not provided; NaN with an
-        InferenceWithheldWarning when withheld)."""
-        return pd.Series(self._require_inference(), index=self.params.index, name="bse")
+        """Standard errors; NaN when the fit reports no inference (:attr:`inference_reason` says why)."""
+        values = self._bse if self.inference_available else self._nan()
+        return pd.Series(values, index=self.params.index, name="bse")
 
     @property
     def tvalues(self) -> pd.Series:
-        """z (or t) statistics.  Bootstrap fits: (2 b - median of the replicates) / se, the bias-corrected
-        estimate over the standard error (see :mod:`dpstats.inference`); others: b / se."""
-        bse = self._require_inference()
+        """z (or t) statistics; NaN without inference.  Bootstrap fits: (2 b - median of the replicates) / se,
+        the bias-corrected estimate over the standard error (see :mod:`dpstats.inference`); others: b / se."""
+        if not self.inference_available:
+            return pd.Series(self._nan(), index=self.params.index)
         p = self.params.to_numpy()
-        z = bootstrap_zvalues(p, self._draws) if self._draws is not None and not self._withheld else p / bse
+        z = bootstrap_zvalues(p, self._draws) if self._draws is not None else p / self._bse
         return pd.Series(z, index=self.params.index)
 
     @property
     def pvalues(self) -> pd.Series:
         """Two-sided p-values of coefficient = 0, from the same procedure as :meth:`conf_int`, so that
-        p < alpha exactly when 0 lies outside the (1 - alpha) interval.  Bootstrap fits: the basic bootstrap
-        test (resolution 2 / replicates); others: normal (or t) on the z (t) statistic."""
-        bse = self._require_inference()
-        if self._draws is not None and not self._withheld:
+        p < alpha exactly when 0 lies outside the (1 - alpha) interval; NaN without inference.  Bootstrap fits:
+        the basic bootstrap test (resolution 2 / replicates); others: normal (or t) on the z (t) statistic."""
+        if not self.inference_available:
+            return pd.Series(self._nan(), index=self.params.index)
+        if self._draws is not None:
             p = basic_bootstrap_pvalue(self.params.to_numpy(), self._draws)
         else:
-            t = self.params.to_numpy() / bse
+            t = self.params.to_numpy() / self._bse
             p = 2 * (stats.t.sf(np.abs(t), self._tdist_df) if self._tdist_df else stats.norm.sf(np.abs(t)))
         return pd.Series(p, index=self.params.index)
 
     def cov_params(self) -> pd.DataFrame:
-        """Covariance of the estimates (NaN with an InferenceWithheldWarning when withheld)."""
-        self._require_inference()
-        if self._cov is None:
-            raise InferenceUnavailableError(f"no covariance matrix for method '{self.method}'")
-        cov = np.full(self._cov.shape, np.nan) if self._withheld else self._cov
+        """Covariance of the estimates (of the bootstrap replicates for bootstrap fits); NaN without inference."""
+        d = len(self.params)
+        cov = self._cov if self.inference_available and self._cov is not None else np.full((d, d), np.nan)
         return pd.DataFrame(cov, index=self.params.index, columns=self.params.index)
 
     def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
-        """(1 - alpha) confidence intervals, columns 0 and 1 as in statsmodels.
+        """(1 - alpha) confidence intervals, columns 0 and 1 as in statsmodels; NaN without inference.
 
         Methods with a parametric bootstrap give basic bootstrap intervals
         [2 b - r_(B-k+1), 2 b - r_(k)] (order statistics of the B re-centred
@@ -165,18 +190,19 @@ class DPRegressionResults:
         as :attr:`pvalues`); methods with a Gaussian release and a covariance
         from released values (``noisy_ols``) give normal intervals
         b -/+ z_(1 - alpha/2) se; the non-private reference gives classical t
-        intervals.  NaN, with an InferenceWithheldWarning, when the fit's
-        inference is withheld (:attr:`inference_withheld`).
+        intervals.  A fit that reports no inference gives NaN
+        (:attr:`inference_reason` says why).
         """
         if not 0 < alpha < 1:
             raise ValueError("alpha must lie in (0, 1)")
-        bse = self._require_inference()
+        if not self.inference_available:
+            return pd.DataFrame({0: self._nan(), 1: self._nan()}, index=self.params.index)
         p = self.params.to_numpy()
-        if self._draws is not None and not self._withheld:
+        if self._draws is not None:
             lo, hi = basic_bootstrap_interval(p, self._draws, alpha)
             return pd.DataFrame({0: lo, 1: hi}, index=self.params.index)
         q = stats.t.ppf(1 - alpha / 2, self._tdist_df) if self._tdist_df else stats.norm.ppf(1 - alpha / 2)
-        return pd.DataFrame({0: p - q * bse, 1: p + q * bse}, index=self.params.index)
+        return pd.DataFrame({0: p - q * self._bse, 1: p + q * self._bse}, index=self.params.index)
 
     @property
     def inference_method(self) -> str:
@@ -315,8 +341,7 @@ class DPRegressionResults:
                 rows.append([f"{c:.4g}", f"{bse[i]:.3g}", f"{t[i]:.3f}", f"{p[i]:.3f}", f"{ci[i, 0]:.4g}",
                              f"{ci[i, 1]:.4g}"])
         else:
-            cell = WITHHELD_CELL if self._withheld else "n/a"
-            rows = [[f"{c:.4g}"] + [cell] * 5 for c in self.params]
+            rows = [[f"{c:.4g}"] + [WITHHELD_CELL] * 5 for c in self.params]
         return SimpleTable([[esc(c) for c in r] for r in rows], headers=[esc(h) for h in header],
                            stubs=[esc(str(s)) for s in self.params.index], txt_fmt=_TXT_FMT)
 
@@ -365,7 +390,7 @@ class DPRegressionResults:
         ptab = self._privacy_table(esc)
         if ptab is not None:
             tables.append(ptab)
-        tables.append(self.error_bounds.table(esc))
+        tables.extend(self.error_bounds.tables(esc))
         return tables
 
     def _extra_lines(self) -> list[str]:
@@ -373,7 +398,7 @@ class DPRegressionResults:
         if self._withheld:
             extra.append(f"Inference withheld ({WITHHELD_CELL}): {self._withheld}.")
         elif not self.inference_available:
-            extra.append(f"Standard errors not available: {self._bse_reason}")
+            extra.append(f"No standard errors ({WITHHELD_CELL}): {self._bse_reason}.")
         elif not self.privacy.private:
             extra.append("NOT PRIVATE: standard errors computed from the data (classical OLS).")
         else:
@@ -439,12 +464,14 @@ class DPRegressionResults:
             "formula": self.formula, "method": self.method, "nobs": self.nobs,
             "params": {k: float(v) for k, v in self.params.items()},
             "privacy": self.privacy.to_dict(),
-            "error_bounds": {k: v for k, v in self.error_bounds.__dict__.items()},
+            "error_bounds": self.error_bounds.to_dict(),
+            "inference_kind": self.inference_kind,
+            "inference_reason": self.inference_reason,
         }
         if self.inference_available:
             out["bse"] = {k: float(v) for k, v in self.bse.items()}
         elif self._withheld:
-            out["inference_withheld"] = self._withheld
+            out["inference_withheld"] = self._withheld  # the keys of earlier versions
         else:
             out["bse_unavailable"] = self._bse_reason
         return out

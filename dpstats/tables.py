@@ -746,10 +746,9 @@ def _fit_notes(res: DPRegressionResults) -> list[str]:
     else:
         kind = " (private estimates from released statistics, no extra budget)" if pr.private else ""
         notes.append(f"R\u00b2 = {r2:.3f}, adjusted R\u00b2 = {adj:.3f}{kind}.")
-    if res.inference_withheld:
-        notes.append(f"Inference withheld ({WITHHELD_CELL}): {_sentence(res.inference_withheld)}")
-    elif not res.inference_available:
-        notes.append(f"No standard errors ({WITHHELD_CELL}): {_sentence(res._bse_reason)}")
+    if not res.inference_available:
+        kind = "Inference withheld" if res._withheld else "No standard errors"
+        notes.append(f"{kind} ({WITHHELD_CELL}): {_sentence(res.inference_reason)}")
     else:
         notes.append(f"Standard errors and intervals: {_sentence(res.inference_method)}")
     notes += [n for n in pr.notes if n.startswith("WARNING")]

@@ -1,9 +1,30 @@
-"""What the minimax theorems say about the error at this n, d, epsilon, delta.
+"""The error of a fit's coefficients, in their own units, and what the minimax theorems say about it.
 
-Every rate is in units of the noise standard deviation sigma and holds up to
-absolute constants (the papers do not give them): it tells orders of magnitude
-and which term dominates, not exact errors.  Each bound is split into a
-statistical (sampling) term and a privacy term (:mod:`dpstats.rates`).
+The error block of a fit (:class:`ErrorBounds`, ``DPRegressionResults.error_bounds``)
+starts with each coefficient's error split into two parts
+(:class:`CoefficientErrors`), in the units of the coefficients:
+
+* privacy: the released coefficient minus least squares on the same clipped
+  data (the privacy noise and the bias it causes), as a root mean square;
+* sampling: the standard error of that least-squares fit.
+
+Where the method released its noise scales and statistics (``ssp``,
+``adassp``, ``noisy_ols``: ``MethodFit.error_split``), both parts are
+computed from released values (:mod:`dpstats.inference`, "The error
+split").  Otherwise only public facts are known, and the block says so: the
+sampling part is that of least squares on a design uniform on the declared
+ranges with the residual sd of a response uniform on its declared range
+(:func:`design_moments`, :func:`assumed_residual_sd`), and the privacy part is
+that times the privacy-to-sampling ratio of the method's upper rate (or of
+the minimax lower bound when it has none), up to the rates' constants.
+Without declared bounds there are no units to convert to, and only the rates
+are shown.
+
+The rates (below) are in units of the noise standard deviation sigma and
+hold up to absolute constants (the papers do not give them): they tell
+orders of magnitude, not exact errors, and are kept as a labelled reference.
+Each is split into a statistical (sampling) term and a privacy term
+(:mod:`dpstats.rates`).
 
 Lower bounds (over all (epsilon, delta)-DP estimators; Cai, Wang & Zhang,
 "The cost of privacy", Ann. Statist. 2021, seed numbering):
@@ -22,32 +43,37 @@ estimate actually spends (:func:`point_estimate_epsilon`).
 
 Conditions stated as "= O(1)" are checked with the constant 1; a failed
 condition makes the bound "not applicable" and names the condition.
-:func:`plan` inverts the bounds (the n needed for a target error) and
-:func:`plot_plan` draws them (matplotlib, the ``plot`` extra).
+:func:`plan` answers, before any budget is spent, which epsilon or how many
+rows make each coefficient's privacy error smaller than its sampling error
+(given the declared bounds; :mod:`dpstats.planning`), or, without bounds,
+inverts the rates for a target error in units of sigma (:func:`rate_plan`);
+:func:`plot_plan` draws the rates (matplotlib, the ``plot`` extra).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 from statsmodels.iolib.table import SimpleTable
 
-from dpstats.errors import InvalidArgumentError, InvalidPrivacyParameterError, UnknownMethodError
-from dpstats.methods.registry import MethodSpec, available_methods, get_method
+from dpstats.errors import InvalidArgumentError, InvalidPrivacyParameterError, MissingBoundsError, UnknownMethodError
+from dpstats.methods.registry import ErrorSplit, MethodSpec, available_methods, get_method
 from dpstats.privacy.calibration import gaussian_epsilon, gaussian_mu
 from dpstats.rates import (
     CAI, MODEL, SPARSE_MODEL, Rate, RateBound, UpperRate, classical_conditions, log_inv, no_conditions,
     sparse_conditions,
 )
 
-__all__ = ["RateBound", "ErrorBounds", "classical_lower_bound", "sparse_lower_bound", "error_bounds", "plan",
-           "plot_plan", "point_estimate_epsilon", "CLASSICAL_LOWER", "SPARSE_LOWER"]
+__all__ = ["RateBound", "ErrorBounds", "CoefficientErrors", "classical_lower_bound", "sparse_lower_bound",
+           "error_bounds", "coefficient_errors", "with_coefficients", "design_moments", "assumed_residual_sd", "sampling_covariance",
+           "plan", "rate_plan", "plot_plan", "point_estimate_epsilon", "CLASSICAL_LOWER", "SPARSE_LOWER"]
 
 _GUARANTEES = ("worst-case", "conditional")
 
@@ -127,9 +153,192 @@ def _cell(x: float | None, ok: bool) -> str:
     return f"{x:.3g}" if (ok and x is not None) else "n/a"
 
 
+# -- the error of each coefficient, in the coefficients' units -----------------------------------------------------
+
+#: what the block says when the privacy part comes from a rate, not from the fit's released values
+RATE_CAVEAT = "up to constants; from public facts, not measured on this fit"
+
+
+def design_moments(intervals: Sequence[tuple[float, float] | None], intercept_index: int | None, *,
+                   spread: Sequence[float] | None = None, correlation: float = 0.0) -> np.ndarray | None:
+    """E[x x^T] of a row whose design columns are uniform on their declared ranges (the default of the error
+    block and of :func:`plan`), or None when some column has no declared range.
+
+    Parameters
+    ----------
+    intervals : sequence of (float, float) or None
+        Declared range (lo, hi) of each design column.
+    intercept_index : int or None
+        The intercept column (the constant 1).
+    spread : sequence of float, optional
+        The sd of each column instead of that of the uniform, (hi - lo) / sqrt(12).
+    correlation : float
+        Common correlation of the non-constant columns (default 0: independent).
+    """
+    if any(iv is None for iv in intervals):
+        return None
+    lo = np.array([iv[0] for iv in intervals], dtype=float)  # type: ignore[index]
+    hi = np.array([iv[1] for iv in intervals], dtype=float)  # type: ignore[index]
+    mean = (lo + hi) / 2.0
+    sd = (hi - lo) / math.sqrt(12.0) if spread is None else np.asarray(spread, dtype=float)
+    if intercept_index is not None:
+        mean[intercept_index], sd[intercept_index] = 1.0, 0.0
+    corr = np.full((mean.size, mean.size), float(correlation))
+    np.fill_diagonal(corr, 1.0)
+    return corr * np.outer(sd, sd) + np.outer(mean, mean)
+
+
+def assumed_residual_sd(response_interval: tuple[float, float], rsquared: float = 0.0) -> float:
+    """The residual sd of a response uniform on its declared range with this R^2: (hi - lo) / sqrt(12)
+    sqrt(1 - R^2)."""
+    lo, hi = response_interval
+    return (hi - lo) / math.sqrt(12.0) * math.sqrt(max(1.0 - rsquared, 0.0))
+
+
+def sampling_covariance(n: float, second_moment: np.ndarray, residual_sd: float) -> np.ndarray:
+    """sigma^2 (n E[x x^T])^{-1}: the covariance of least squares on n rows with this second moment."""
+    return residual_sd**2 * np.linalg.pinv(n * second_moment)
+
+
+def _sd(cov: np.ndarray | None, d: int) -> np.ndarray:
+    return np.full(d, np.nan) if cov is None else np.sqrt(np.maximum(np.diag(cov), 0.0))
+
+
+@dataclass(frozen=True)
+class CoefficientErrors:
+    """The privacy and the sampling part of each coefficient's error, in the coefficients' units.
+
+    Attributes
+    ----------
+    names : tuple of str
+        The coefficients.
+    privacy : numpy.ndarray
+        Root mean square of the privacy part: the released coefficient minus least squares on the same
+        (clipped) data.
+    sampling : numpy.ndarray
+        Standard error of that least-squares fit (the sampling part); NaN where unknown.
+    privacy_source, sampling_source : str
+        How each part was obtained, in words.
+    released : bool
+        True when the privacy part comes from the fit's released values, False when from a rate.
+    """
+
+    names: tuple[str, ...]
+    privacy: np.ndarray
+    sampling: np.ndarray
+    privacy_source: str
+    sampling_source: str
+    released: bool
+
+    @property
+    def ratio(self) -> np.ndarray:
+        """privacy / sampling, per coefficient (NaN where the sampling part is unknown)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self.privacy / self.sampling
+
+    def statement(self) -> str:
+        """One line: for which coefficients the privacy part is the larger one."""
+        where = "From the released values" if self.released else f"By the rates ({RATE_CAVEAT})"
+        ratio = self.ratio
+        if not np.any(np.isfinite(ratio)):
+            return (f"{where}: privacy error of each coefficient up to {np.nanmax(self.privacy):.3g}; its sampling "
+                    "error is not known from released values.")
+        larger = [name for name, r in zip(self.names, ratio, strict=True) if r > 1]
+        if not larger:
+            return (f"{where}: the sampling error is larger than the privacy error for every coefficient (privacy at "
+                    f"most {np.nanmax(ratio):.2g} times sampling).")
+        shown = ", ".join(larger[:4]) + (", ..." if len(larger) > 4 else "")
+        return (f"{where}: the privacy error is larger than the sampling error for {len(larger)} of {len(self.names)} "
+                f"coefficients ({shown}; up to {np.nanmax(ratio):.2g} times).")
+
+    def sources(self) -> str:
+        """How both parts were obtained."""
+        return f"privacy: {self.privacy_source}; sampling: {self.sampling_source}"
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per coefficient: privacy, sampling, ratio."""
+        return pd.DataFrame({"privacy": self.privacy, "sampling": self.sampling, "ratio": self.ratio},
+                            index=pd.Index(self.names, name="term"))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dictionary (non-finite values as None)."""
+        def clean(a: np.ndarray) -> list[float | None]:
+            return [float(v) if math.isfinite(v) else None for v in a]
+        return {"terms": list(self.names), "privacy": clean(self.privacy), "sampling": clean(self.sampling),
+                "privacy_source": self.privacy_source, "sampling_source": self.sampling_source,
+                "released": self.released}
+
+    def table(self, esc: Callable[[str], str] = str) -> SimpleTable:
+        """The split as a statsmodels SimpleTable (for ``DPRegressionResults.summary()``)."""
+        rows = [[esc(_number(p)), esc(_number(s)), esc(_number(r, ".2g"))]
+                for p, s, r in zip(self.privacy, self.sampling, self.ratio, strict=True)]
+        title = "Error of each coefficient (its units" + ("" if self.released else "; rates, up to constants") + ")"
+        return SimpleTable(rows, headers=["privacy", "sampling", "privacy/sampling"],
+                           stubs=[esc(n) for n in self.names], title=esc(title), txt_fmt=_FMT)
+
+
+def _number(x: float, fmt: str = ".3g") -> str:
+    return format(float(x), fmt) if math.isfinite(x) else "n/a"
+
+
+def coefficient_errors(names: Sequence[str], n: int, *, split: ErrorSplit | None = None,
+                       intervals: Sequence[tuple[float, float] | None] = (),
+                       response_interval: tuple[float, float] | None = None, intercept_index: int | None = None,
+                       rate: RateBound | None = None) -> CoefficientErrors | None:
+    """Each coefficient's privacy and sampling error in the user's units (module docstring).
+
+    Parameters
+    ----------
+    names : sequence of str
+        The coefficients.
+    n : int
+        Rows (public).
+    split : ErrorSplit or None
+        The fit's split from released values, in the user's units (``MethodFit.error_split`` mapped back).
+    intervals, response_interval, intercept_index
+        The declared ranges of the design columns and of the response, and the intercept column (public).
+    rate : RateBound or None
+        The bound whose privacy-to-sampling ratio converts the sampling part when the fit released no
+        privacy part (the method's upper rate, else the minimax lower bound).
+
+    Returns
+    -------
+    CoefficientErrors or None
+        None when neither released values nor declared bounds give the coefficients' units.
+    """
+    d = len(names)
+    public, public_source = _public_sampling(n, intervals, response_interval, intercept_index)
+    if split is not None:
+        sampling = split.sampling if split.sampling is not None else public
+        sampling_source = (split.sampling_source if split.sampling is not None
+                           else public_source if public is not None else "not released")
+        return CoefficientErrors(tuple(names), _sd(split.privacy, d), _sd(sampling, d), split.privacy_source,
+                                 sampling_source, released=True)
+    if public is None or rate is None or not rate.applicable or not rate.statistical:
+        return None
+    ratio = float(rate.privacy) / float(rate.statistical)  # type: ignore[arg-type]
+    return CoefficientErrors(tuple(names), ratio * _sd(public, d), _sd(public, d),
+                             f"the {rate.label}'s privacy-to-sampling ratio ({rate.source}) times the sampling error",
+                             public_source, released=False)
+
+
+def _public_sampling(n: int, intervals: Sequence[tuple[float, float] | None],
+                     response_interval: tuple[float, float] | None, intercept_index: int | None
+                     ) -> tuple[np.ndarray | None, str]:
+    """The sampling covariance from public facts and the default assumptions, and how it was obtained."""
+    moments = design_moments(intervals, intercept_index) if intervals else None
+    if moments is None or response_interval is None:
+        return None, "not known (no declared bounds)"
+    sd = assumed_residual_sd(response_interval)
+    return sampling_covariance(n, moments, sd), (
+        f"least squares on a design uniform on the declared ranges, residual sd {sd:.3g} (a response uniform "
+        "on its declared range; an assumption, not released)")
+
+
 @dataclass(frozen=True)
 class ErrorBounds:
-    """Theory summary of one fit, in units of sigma, up to constants.
+    """The error block of one fit: each coefficient's privacy and sampling error in its units, and the rates
+    (units of sigma, up to constants) as a reference.
 
     Attributes
     ----------
@@ -143,6 +352,9 @@ class ErrorBounds:
     upper_note:
         Why there is no upper bound, or at which budget it was evaluated
         when that is not the fit's (noisy_ols with inference).
+    coefficients:
+        Each coefficient's privacy and sampling error in its units (:class:`CoefficientErrors`), or None
+        (no fit, or neither released values nor declared bounds give the units).
     """
 
     method: str
@@ -154,6 +366,7 @@ class ErrorBounds:
     lower: RateBound
     upper: RateBound | None
     upper_note: str = ""
+    coefficients: CoefficientErrors | None = None
 
     # -- the lower bound's terms, under the names earlier versions used --------------
     @property
@@ -202,7 +415,11 @@ class ErrorBounds:
         return [self.lower] + ([self.upper] if self.upper is not None else [])
 
     def dominance_line(self) -> str:
-        """One line: does privacy or sampling dominate at this n, d, epsilon, delta?"""
+        """One line: is the privacy or the sampling error larger?  For a fit, per coefficient in its units
+        (:meth:`CoefficientErrors.statement`); otherwise which term of each rate is larger at this n, d,
+        epsilon, delta."""
+        if self.coefficients is not None:
+            return self.coefficients.statement()
         where = f"n={self.n}, d={self.d}, epsilon={self.epsilon:.4g}, delta={self.delta:.3g}"
         parts = [f"{b.dominant} dominates the {b.label} (privacy {b.privacy:.3g} vs sampling {b.statistical:.3g})"
                  for b in self.bounds() if b.applicable]
@@ -210,10 +427,26 @@ class ErrorBounds:
             return f"At {where} no bound applies (see the failed conditions)."
         return f"At {where}: " + "; ".join(parts) + "."
 
+    def reference_line(self) -> str:
+        """The rates' terms at this n, d, epsilon, delta, as a reference (units of sigma)."""
+        where = f"n={self.n}, d={self.d}, epsilon={self.epsilon:.4g}, delta={self.delta:.3g}"
+        parts = [f"{b.label}: privacy {b.privacy:.3g}, sampling {b.statistical:.3g}"
+                 for b in self.bounds() if b.applicable]
+        body = "; ".join(parts) if parts else "no bound applies (see the failed conditions)"
+        return (f"Reference rates at {where} (units of sigma, up to constants; they describe the model class, "
+                f"not this fit): {body}.")
+
     def notes(self) -> list[str]:
-        """Everything the table does not show: dominance, constants, failed conditions, caveats, missing rate."""
-        out = [self.dominance_line(),
-               "Rates hold up to absolute constants (units of sigma); they tell orders of magnitude, not exact errors."]
+        """Everything the tables do not show: which error is larger, how it was computed, the rates as a
+        reference, constants, failed conditions, caveats, missing rate."""
+        out = [self.dominance_line()]
+        if self.coefficients is not None:
+            out += [f"Error of each coefficient: {self.coefficients.sources()}.", self.reference_line()]
+        elif self.epsilon < math.inf:
+            out.append("No declared bounds: the errors cannot be put in the coefficients' units; only the rates "
+                       "(units of sigma) are shown.")
+        out.append("Rates hold up to absolute constants (units of sigma); they tell orders of magnitude, not exact "
+                   "errors.")
         if self.upper_note:
             out.append(f"Method upper bound: {self.upper_note}")
         out += list(self.conditions)
@@ -224,6 +457,10 @@ class ErrorBounds:
     def lines(self) -> list[str]:
         """The whole summary as plain-text lines."""
         out = []
+        if self.coefficients is not None:
+            c = self.coefficients
+            out += [f"{name}: privacy {_number(p)}, sampling {_number(q)} (units of the coefficient)"
+                    for name, p, q in zip(c.names, c.privacy, c.sampling, strict=True)]
         for b in self.bounds():
             if b.applicable:
                 out.append(f"{b.label} ({b.source}): ~ {b.total:.3g} sigma = sampling {b.statistical:.3g} + "
@@ -244,11 +481,17 @@ class ErrorBounds:
         return pd.DataFrame(rows).set_index("bound")
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dictionary."""
+        """JSON-ready dictionary (``units`` are those of ``bounds``; ``coefficients`` are in the coefficients'
+        units)."""
         return {"method": self.method, "n": self.n, "d": self.d, "epsilon": self.epsilon, "delta": self.delta,
                 "sparsity": self.sparsity, "units": "sigma, up to absolute constants",
                 "bounds": self.to_frame().reset_index().replace({np.nan: None}).to_dict(orient="records"),
-                "upper_note": self.upper_note, "dominance": self.dominance_line()}
+                "upper_note": self.upper_note, "dominance": self.dominance_line(),
+                "coefficients": None if self.coefficients is None else self.coefficients.to_dict()}
+
+    def tables(self, esc: Callable[[str], str] = str) -> list[SimpleTable]:
+        """The summary's tables: each coefficient's error (when known), then the rates (:meth:`table`)."""
+        return ([] if self.coefficients is None else [self.coefficients.table(esc)]) + [self.table(esc)]
 
     def table(self, esc: Callable[[str], str] = str) -> SimpleTable:
         """The bounds as a statsmodels SimpleTable (for ``DPRegressionResults.summary()``).
@@ -298,7 +541,8 @@ def _spec(method: str | MethodSpec) -> MethodSpec | None:
 
 
 def error_bounds(method: str | MethodSpec, n: int, d: int, epsilon: float, delta: float,
-                 sparsity: int | None = None, guarantee: str | None = None, inference: bool = True) -> ErrorBounds:
+                 sparsity: int | None = None, guarantee: str | None = None, inference: bool = True,
+                 coefficients: CoefficientErrors | None = None) -> ErrorBounds:
     """Theory summary for ``method`` (a registered name or spec) at (n, d, epsilon, delta).
 
     ``sparsity`` switches the lower bound to the sparse Thm 16 (and is needed
@@ -310,7 +554,8 @@ def error_bounds(method: str | MethodSpec, n: int, d: int, epsilon: float, delta
     releases is then evaluated at the budget left to the point estimate
     (:func:`point_estimate_epsilon`), with ``False`` at the full budget.  The
     lower bound always uses the full (epsilon, delta): it holds for every
-    (epsilon, delta)-DP estimator.
+    (epsilon, delta)-DP estimator.  ``coefficients`` is the fit's error of
+    each coefficient (:func:`coefficient_errors`), shown first.
     """
     s = int(sparsity) if sparsity is not None else 0
     lower = _lower_rate(epsilon, sparsity).at(n, d, epsilon, delta, s)
@@ -333,7 +578,19 @@ def error_bounds(method: str | MethodSpec, n: int, d: int, epsilon: float, delta
     elif registered is not None and registered.why_none:
         note = registered.why_none
     return ErrorBounds(method=name, n=n, d=d, epsilon=epsilon, delta=delta, sparsity=sparsity, lower=lower,
-                       upper=upper, upper_note=note)
+                       upper=upper, upper_note=note, coefficients=coefficients)
+
+
+def with_coefficients(bounds: ErrorBounds, names: Sequence[str], *, split: ErrorSplit | None,
+                      intervals: Sequence[tuple[float, float] | None], response_interval: tuple[float, float] | None,
+                      intercept_index: int | None) -> ErrorBounds:
+    """``bounds`` with each coefficient's error (:func:`coefficient_errors`): from the fit's released ``split``
+    (in the user's units), else converted from the method's upper rate where it applies, else from the minimax
+    lower bound."""
+    rate = bounds.upper if bounds.upper is not None and bounds.upper.applicable else bounds.lower
+    coefficients = coefficient_errors(names, bounds.n, split=split, intervals=intervals,
+                                      response_interval=response_interval, intercept_index=intercept_index, rate=rate)
+    return dataclasses.replace(bounds, coefficients=coefficients)
 
 
 def _rate_epsilon(upper: UpperRate, epsilon: float, delta: float, inference: bool) -> tuple[float, str]:
@@ -423,9 +680,52 @@ def _check_plan_arguments(target: float, d: int, epsilon: float, delta: float, s
         get_method(method)  # UnknownMethodError listing the registered methods
 
 
-def plan(target: float, d: int, epsilon: float, delta: float, *, sparsity: int | None = None,
-         method: str | None = None) -> pd.DataFrame:
-    """How many rows are needed: the bounds of this module inverted for n.
+def plan(target: Any = None, d: int | None = None, epsilon: float | None = None, delta: float | None = None, *,
+         sparsity: int | None = None, method: str | Sequence[str] | None = None,
+         bounds: Mapping[str, tuple[float, float]] | None = None, formula: str | None = None,
+         levels: Mapping[str, Sequence[Any]] | None = None, response: str | None = None, n: int | None = None,
+         residual_sd: float | None = None, rsquared: float | None = None, spread: Mapping[str, float] | None = None,
+         correlation: float = 0.0, inference: bool = True) -> Any:
+    """Plan a fit before spending budget.
+
+    With declared ``bounds`` (and optionally ``formula``, ``levels``), in
+    the units of the coefficients: at ``n`` rows, which epsilon gives each
+    coefficient a privacy error below its sampling error; at ``epsilon``, how
+    many rows it needs (and, with ``target``, how many for a total error at
+    most ``target``); at both, the expected errors, whether the method would
+    refuse and whether its intervals would be reported.  It agrees with each
+    method's minimum n (``MethodSpec.min_rows``) and refusal rules.  Returns a
+    :class:`~dpstats.planning.Plan` (print it, or ``to_frame()``); see
+    :func:`dpstats.planning.coefficient_plan` for every argument and the
+    assumptions.
+
+    Without bounds, ``plan(target, d, epsilon, delta)`` inverts the rates for
+    a target error in units of sigma, up to their unknown constants
+    (:func:`rate_plan`, a DataFrame).
+
+    Examples
+    --------
+    >>> dpstats.plan(bounds={"x": (0, 10), "y": (-50, 50)}, n=5000, epsilon=1.0, method="adassp")  # doctest: +SKIP
+    >>> dpstats.plan(formula="y ~ x + C(g)", bounds={"x": (0, 10), "y": (-50, 50)},
+    ...              levels={"g": ["a", "b"]}, epsilon=1.0, rsquared=0.5)  # doctest: +SKIP
+    """
+    if bounds is None and formula is None:
+        return rate_plan(target, d, epsilon, delta, sparsity=sparsity, method=method)  # type: ignore[arg-type]
+    from dpstats.planning import DEFAULT_DELTA, coefficient_plan  # noqa: PLC0415 - planning imports this module
+
+    if d is not None:
+        raise InvalidArgumentError("with bounds or a formula, d comes from the design: leave d out")
+    if bounds is None:
+        raise MissingBoundsError("plan with a formula needs the declared bounds of its variables (bounds=)")
+    return coefficient_plan(bounds=bounds, formula=formula, levels=levels, response=response, n=n, epsilon=epsilon,
+                            delta=DEFAULT_DELTA if delta is None else delta, method=method, target=target,
+                            residual_sd=residual_sd, rsquared=rsquared, spread=spread, correlation=correlation,
+                            inference=inference, sparsity=sparsity)
+
+
+def rate_plan(target: float, d: int, epsilon: float, delta: float, *, sparsity: int | None = None,
+              method: str | None = None) -> pd.DataFrame:
+    """How many rows are needed, in units of sigma: the rates of this module inverted for n.
 
     For each bound (the minimax lower bounds, and the upper bound of
     ``method``, or of every method with a known rate when ``method`` is None)
@@ -440,7 +740,10 @@ def plan(target: float, d: int, epsilon: float, delta: float, *, sparsity: int |
       bottleneck);
     * ``sampling``, ``privacy``: the two terms at ``n_for_target``;
     * ``conditions``: the theorem's conditions that fail at ``n_for_target``
-      (for instance delta >= 1/n when the n needed exceeds 1/delta).
+      (for instance delta >= 1/n when the n needed exceeds 1/delta);
+    * ``min_rows``: the method's public minimum n (``MethodSpec.min_rows``);
+      a method's three n columns are never below it (the method refuses
+      fewer rows), and ``conditions`` says when it binds.
 
     For a lower bound, ``n_for_target`` is the n below which no
     (epsilon, delta)-DP estimator can reach the target (up to constants).
@@ -464,12 +767,14 @@ def plan(target: float, d: int, epsilon: float, delta: float, *, sparsity: int |
     s = int(sparsity) if sparsity is not None else 0
     records = []
     for name, rate, note in _plan_rates(method, sparsity):
+        spec = _spec(name)
+        floor = float(spec.min_rows(d)) if spec is not None else np.nan
         if rate is None:
             records.append({"method": name, "bound": "(no rate)", "source": "", "n_for_target": np.nan,
                             "n_privacy_for_target": np.nan, "n_privacy_below_sampling": np.nan,
-                            "sampling": np.nan, "privacy": np.nan, "conditions": note})
+                            "sampling": np.nan, "privacy": np.nan, "conditions": note, "min_rows": floor})
             continue
-        n0 = rate.n_min(d, s)
+        n0 = max(rate.n_min(d, s), 1.0 if math.isnan(floor) else floor)
 
         def total(n: float, r: Rate = rate) -> float:
             return r.statistical(n, d, s) + r.privacy_term(n, d, epsilon, delta, s)
@@ -479,14 +784,17 @@ def plan(target: float, d: int, epsilon: float, delta: float, *, sparsity: int |
         n_p = _smallest_n(lambda n, r=rate: r.privacy_term(n, d, epsilon, delta, s) <= target, n0)
         n_x = _smallest_n(lambda n, r=rate: r.privacy(n, d, epsilon, delta, s) <= r.statistical(n, d, s), n0)
         at = rate.at(n_t, d, epsilon, delta, s) if math.isfinite(n_t) else None
+        conditions = list(at.failed) if at else ["target not reached below n=1e18"]
+        if n_t == floor:
+            conditions.append(f"{name} refuses fewer than {int(floor)} rows for d={d} (its min_rows)")
         records.append({
             "method": name, "bound": rate.label, "source": rate.source,
             "n_for_target": n_t, "n_privacy_for_target": n_p, "n_privacy_below_sampling": n_x,
             "sampling": at.statistical if at else np.nan, "privacy": at.privacy if at else np.nan,
-            "conditions": "; ".join(at.failed) if at else "target not reached below n=1e18",
+            "conditions": "; ".join(conditions), "min_rows": floor,
         })
     frame = pd.DataFrame.from_records(records)
-    for col in ("n_for_target", "n_privacy_for_target", "n_privacy_below_sampling"):
+    for col in ("n_for_target", "n_privacy_for_target", "n_privacy_below_sampling", "min_rows"):
         frame[col] = frame[col].astype(float)
     frame.attrs.update(target=target, d=d, epsilon=epsilon, delta=delta, sparsity=sparsity,
                        units="sigma, up to absolute constants")

@@ -125,7 +125,7 @@ def test_chunked_fit_equals_in_memory_fit_for_every_partitioning(df, files, meth
 def test_inference_quantities_equal_in_memory(df, files, method):
     a = _fit(df, method, epsilon=20.0)  # a budget at which inference is reported, not withheld
     b = _fit(files["parquet"], method, epsilon=20.0)
-    assert a.inference_available and b.inference_available, a.inference_withheld
+    assert a.inference_available and b.inference_available, a.inference_reason
     np.testing.assert_allclose(b.bse, a.bse, rtol=1e-8)
     np.testing.assert_allclose(b.conf_int().to_numpy(), a.conf_int().to_numpy(), rtol=1e-8)
 

@@ -291,3 +291,26 @@ def test_example_with_documented_bounds_withholds_unsupported_inference(capsys):
     table = out.split("privacy step")[0]
     assert "adassp" in table and "\u2014" in table and "Inference withheld" in out
     assert "e+1" not in out and "inf" not in table.split("Df Model")[1]
+
+
+def test_plan_command_prints_the_library_plan(capsys):
+    argv = ["plan", "--bounds", json.dumps(BOUNDS), "--n", "5000", "--epsilon", "1", "--method", "ssp", "noisy_ols"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "ssp:" in text and "noisy_ols:" in text and "rows needed" in text and "Assumptions:" in text
+    assert main(argv + ["--format", "csv"]) == 0
+    csv_text = capsys.readouterr().out
+    library = dpstats.plan(bounds={k: tuple(v) for k, v in BOUNDS.items()}, n=5000, epsilon=1.0,
+                           method=["ssp", "noisy_ols"]).to_frame()
+    from io import StringIO  # noqa: PLC0415
+
+    printed = pd.read_csv(StringIO(csv_text))
+    np.testing.assert_allclose(printed["privacy"], library["privacy"], rtol=1e-12)
+    assert main(["plan", "--bounds", json.dumps(BOUNDS), "--n", "5000", "--format", "json"]) == 0
+    assert isinstance(json.loads(capsys.readouterr().out), list)
+
+
+def test_plan_command_errors_are_one_line(capsys):
+    assert main(["plan", "--bounds", json.dumps({"x": [0, 1]}), "--n", "100"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "formula" in err and len(err.strip().splitlines()) == 1

@@ -87,7 +87,7 @@ def test_interval_withheld_below_the_n_mu_threshold_with_a_specific_reason():
     small = _frame(300)  # n mu = 71 at epsilon = 1
     res = dpstats.dp_ols(FORMULA, small, 1.0, 1e-6, method="pgd", bounds=BOUNDS, random_state=0, **STEPS)
     assert not res.inference_available
-    reason = res.inference_reason if hasattr(res, "inference_reason") else res._bse_reason
+    reason = res.inference_reason
     need = math.ceil(pgd.INTERVAL_MIN_N_MU / gaussian_mu(1.0, 1e-6))
     assert "below 100" in reason and f"n >= {need} rows" in reason
     assert not any("inference" in s.name for s in res.privacy.steps)  # nothing was spent on an interval
@@ -230,6 +230,6 @@ def test_auto_below_the_threshold_says_why_there_is_no_interval():
     small = _frame(300)  # n mu = 71 at epsilon = 1
     res = dpstats.dp_ols(FORMULA, small, 1.0, 1e-6, bounds=BOUNDS, random_state=0)
     assert res.method == "dpsgd" and "n * mu = 71" in res.privacy.method_choice
-    reason = res.inference_reason if hasattr(res, "inference_reason") else res._bse_reason
+    reason = res.inference_reason
     assert reason.startswith("method='auto' fitted a point estimate without an interval")
     assert "n >= 423 rows" in reason

@@ -39,7 +39,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpstats.errors import MethodOptionError
-from dpstats.inference import noise_to_signal, parametric_bootstrap, plug_in_sums
+from dpstats.inference import (
+    expected_noise_to_signal, floored_inverse, noise_propagation, noise_to_signal, parametric_bootstrap, plug_in_sums,
+    sufficient_statistics_split,
+)
 from dpstats.methods.common.linalg import psd_projection, solve_noisy_normal_equations
 from dpstats.methods.common.sufficient import ReleasedStatistics, check_bounds_range
 from dpstats.methods.extremes import square
@@ -47,12 +50,12 @@ from dpstats.methods.registry import (
     AutoRule, FitContext, Inference, InferenceRule, MethodFit, MethodSpec, TheoryInputs, register,
 )
 from dpstats.methods.ssp import (
-    BOOTSTRAP_DESCRIPTION, INFERENCE_WEIGHT, NO_YTY, SSPOptions, bootstrap_notes, release_gram, release_moment,
+    BOOTSTRAP_DESCRIPTION, INFERENCE_WEIGHT, NO_YTY, SPLIT_PRIVACY, SPLIT_PRIVACY_NO_BOOTSTRAP, SPLIT_SAMPLING, SSPOptions, bootstrap_notes, release_gram, release_moment,
     release_yty, statistics_pass,
 )
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu, post_processing_normal
-from dpstats.rates import UpperRate
+from dpstats.rates import ExpectedError, PlanningFacts, UpperRate
 from dpstats.rows.base import Rows
 
 __all__ = ["AdaSSPOptions", "fit", "WITHHOLD_ABOVE", "SPEC"]
@@ -113,8 +116,11 @@ def fit(rows: Rows, ctx: FitContext, options: AdaSSPOptions) -> MethodFit:
     params = solve_noisy_normal_equations(xx, xy, ridge=ridge)
     diagnostics = {"ridge": ridge, "lambda_min_tilde": lam_min_tilde, "gram_noise_sd": sigma_xx}
     if not options.inference:
+        point_only = ReleasedStatistics(xx, xy, math.nan, n, sigma_xx, sigma_xy, math.nan)
         return MethodFit(params=params, diagnostics=diagnostics, rsquared_reason=NO_YTY,
-                         no_inference_reason="inference=False gave the whole budget to the point estimate")
+                         no_inference_reason="inference=False gave the whole budget to the point estimate",
+                         error_split=sufficient_statistics_split(point_only, params, sigma2=None, ridge=ridge,
+                                                                 privacy_source=SPLIT_PRIVACY_NO_BOOTSTRAP))
     yy, sigma_yy = release_yty(stats.yty, mus[3], bounds.y_abs, rng=rng, ledger=ledger)
     released = ReleasedStatistics(xx, xy, yy, n, sigma_xx, sigma_xy, sigma_yy)
     lam_q = float(np.linalg.eigvalsh(psd_projection(xx))[0])
@@ -135,13 +141,34 @@ def fit(rows: Rows, ctx: FitContext, options: AdaSSPOptions) -> MethodFit:
         inference=Inference("bootstrap", draws=draws, description=BOOTSTRAP_DESCRIPTION, noise_to_signal=ratio),
         released=released, released_sums=plug_in_sums(params, released, ratio), notes=notes,
         theory_inputs=TheoryInputs(inference=True),
+        error_split=sufficient_statistics_split(released, params, sigma2=sigma2, ridge=ridge, draws=draws,
+                                                privacy_source=SPLIT_PRIVACY, sampling_source=SPLIT_SAMPLING),
         diagnostics={**diagnostics, "sigma2_hat_scaled": sigma2, "noise_to_signal": ratio})
 
 
+def expected_error(facts: PlanningFacts) -> ExpectedError:
+    """The privacy error of a planned adassp fit (default rho): its calibration (module docstring), the ridge it
+    would choose for the assumed X^T X, the noise propagated to first order and the ridge's bias
+    -ridge (X^T X + ridge I)^{-1} beta."""
+    d = facts.d
+    mus = split_mu(gaussian_mu(facts.epsilon, facts.delta), [1.0, 1.0, 1.0, INFERENCE_WEIGHT] if facts.inference
+                   else [1.0, 1.0, 1.0])
+    b2 = square(facts.x_norm)
+    sigma_xx = math.sqrt(2.0) * b2 / mus[1]
+    sigma_xy = 2.0 * facts.x_norm * facts.y_abs / mus[2]
+    lam_tilde = max(0.0, float(np.linalg.eigvalsh(facts.gram)[0]) - b2 / mus[0] * math.sqrt(math.log(6.0 / facts.delta)))
+    ridge = max(0.0, sigma_xx * math.sqrt(d * math.log(2.0 * d * d / AdaSSPOptions().rho)) - lam_tilde)
+    solve = floored_inverse(facts.gram + ridge * np.eye(d))
+    bias = -ridge * solve @ facts.coefficients
+    privacy = noise_propagation(solve, facts.coefficients, sigma_xy, sigma_xx) + np.outer(bias, bias)
+    return ExpectedError(privacy, noise_to_signal=expected_noise_to_signal(facts.gram, sigma_xx))
+
+
 def theory_rate(guarantee: str) -> UpperRate:
-    """adassp has no proved rate for ||b - beta||_2 in the minimax model."""
+    """adassp has no proved rate for ||b - beta||_2 in the minimax model; its expected error comes from its
+    calibration."""
     return UpperRate(why_none="Wang (2018) bounds the excess empirical risk for bounded data, not ||b - beta||_2 in "
-                              "this model")
+                              "this model", expected_error=expected_error)
 
 
 SPEC = register(MethodSpec(

@@ -141,14 +141,14 @@ from dpstats.methods.common.sufficient import (
 )
 from dpstats.methods.extremes import square
 from dpstats.methods.registry import (
-    FitContext, Inference, InferenceRule, MethodFit, MethodOptions, MethodSpec, TheoryInputs, check_bool, register,
+    ErrorSplit, FitContext, Inference, InferenceRule, MethodFit, MethodOptions, MethodSpec, TheoryInputs, check_bool, register,
 )
 from dpstats.methods.ssp import NO_YTY, release_yty
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu, symmetric_gaussian_mechanism
 from dpstats.privacy.samplers import gaussian_plan
-from dpstats.rates import CAI, MODEL, Rate, UpperRate, classical_n, log_inv
+from dpstats.rates import CAI, MODEL, ExpectedError, PlanningFacts, Rate, UpperRate, classical_n, log_inv
 from dpstats.rows.base import Combine, Rows
 
 #: share of the GDP budget mu^2 spent on the inference releases (noisy X^T X and v^T v, half each) when
@@ -163,6 +163,10 @@ NO_INFERENCE = "inference=False gave the whole budget to the point estimate"
 
 INFERENCE_METHOD = ("Gaussian: released noise sd of the coefficients plus the sampling covariance "
                     "sigma^2 (X^T X)^-1 from a noisy X^T X and y^T y (dpstats.inference.noisy_estimate_covariance)")
+
+#: how noisy_ols's error split is computed (the summary's error block)
+SPLIT_PRIVACY = "the released noise sd of the coefficients"
+SPLIT_SAMPLING = "sigma^2 (X^T X)^-1 from the noisy X^T X and y^T y released for inference"
 
 __all__ = ["NoisyOLSOptions", "ols_sensitivity", "fit", "statistics_pass", "INFERENCE_SHARE", "SPEC"]
 
@@ -396,18 +400,21 @@ def _with_inference(params: np.ndarray, noise_sd: float, released: _InferenceRel
     releases were made (module docstring, "Inference")."""
     inference, sums = None, None
     diagnostics = {**diagnostics, "noise_sd": noise_sd}
+    privacy = noise_sd**2 * np.eye(params.size)  # the released noise of the coefficients: exactly the privacy part
+    split = ErrorSplit(privacy, None, SPLIT_PRIVACY)
     if released is not None:
         cov, sigma2 = noisy_estimate_covariance(params, noise_sd, released.gram, released.yty, n=n,
                                                 yty_noise_sd=released.yty_noise_sd, label_bound=label_bound,
                                                 eigen_floor=max(eigen_floor, released.gram_noise_sd))
         inference = Inference("normal", cov=cov, description=INFERENCE_METHOD)
+        split = ErrorSplit(privacy, cov - privacy, SPLIT_PRIVACY, SPLIT_SAMPLING)
         sums = output_perturbation_sums(params, noise_sd, released.gram, released.gram_noise_sd, released.yty,
                                         released.yty_noise_sd)
         diagnostics.update(sigma2_hat_scaled=sigma2, inference_method=INFERENCE_METHOD)
     return MethodFit(params=params, inference=inference, no_inference_reason=NO_INFERENCE, released_sums=sums,
                      rsquared_reason="" if sums is not None else NO_YTY,
                      theory_inputs=TheoryInputs(inference=released is not None), diagnostics=diagnostics,
-                     **fields)  # type: ignore[arg-type]
+                     error_split=split, **fields)  # type: ignore[arg-type]
 
 
 def _fit_conditional(stats: SufficientStatistics, T: float, bounds: DataBounds, lam0: float, inference_share: float,
@@ -467,11 +474,33 @@ WORST_CASE_RATE = Rate(
     _worst_case_conditions, (MODEL, "T ≍ sigma sqrt(log n)"), n_min=lambda d, s: max(5.0, d + 1.0))
 
 
+def expected_error(facts: PlanningFacts) -> ExpectedError:
+    """The privacy error of a planned worst-case fit with the default options: the noisy lambda_min check at its
+    expected value (a refusal when the certified bound is not positive), the sensitivity (*) it certifies, and
+    the released noise s^2 I of the coefficients."""
+    options = NoisyOLSOptions(inference=facts.inference)
+    gamma = options.failure_probability(facts.delta)
+    mu = gaussian_mu(facts.epsilon, facts.delta - gamma)
+    mu_1, mu_2, *_ = _split(mu, [options.share, 1.0 - options.share], INFERENCE_SHARE if facts.inference else 0.0)
+    b2 = square(facts.x_norm)
+    margin = b2 / mu_1 * float(-ndtri(gamma))
+    lam_lower = float(np.linalg.eigvalsh(facts.gram)[0]) - margin - b2
+    if not lam_lower > 0:
+        return ExpectedError(None, refusal=(f"the private lambda_min check would refuse: lambda_min(X^T X) is about "
+                                            f"{lam_lower + margin + b2:.3g}, not above its noise margin {margin:.3g} "
+                                            f"plus one row's B_X^2 = {b2:.3g}"))
+    noise_sd = ols_sensitivity(facts.x_norm, facts.y_abs, facts.n, lam_lower) / mu_2
+    return ExpectedError(noise_sd**2 * np.eye(facts.d))
+
+
 def theory_rate(guarantee: str) -> UpperRate:
     """Thm 19 for the conditional calibration, its worst-case version otherwise; with inference the rate is
-    evaluated at the point estimate's budget (INFERENCE_SHARE of mu^2 goes to the inference releases)."""
-    rate = CONDITIONAL_RATE if guarantee == "conditional" else WORST_CASE_RATE
-    return UpperRate(rate, inference_share=INFERENCE_SHARE)
+    evaluated at the point estimate's budget (INFERENCE_SHARE of mu^2 goes to the inference releases).  The
+    worst-case fit's expected error comes from its calibration (the conditional one depends on an assumed
+    lambda_0: planned with the rate)."""
+    if guarantee == "conditional":
+        return UpperRate(CONDITIONAL_RATE, inference_share=INFERENCE_SHARE)
+    return UpperRate(WORST_CASE_RATE, inference_share=INFERENCE_SHARE, expected_error=expected_error)
 
 
 SPEC = register(MethodSpec(

@@ -21,7 +21,7 @@ from scipy.linalg import solve_triangular
 from dpstats.bounds import DataBounds
 from dpstats.methods.common.least_squares import LeastSquaresFactor, LeastSquaresPass, combine_factors
 from dpstats.methods.registry import (
-    FitContext, Inference, InferenceRule, MethodFit, MethodOptions, MethodSpec, register,
+    ErrorSplit, FitContext, Inference, InferenceRule, MethodFit, MethodOptions, MethodSpec, register,
 )
 from dpstats.rates import Rate, UpperRate, classical_n
 from dpstats.rows.base import Combine, Rows
@@ -73,7 +73,9 @@ def solve(factor: LeastSquaresFactor) -> MethodFit:
     rsquared = 1.0 - rss / factor.y_m2 if factor.y_m2 > 0 else math.nan
     diagnostics.update(scale=sigma2, rsquared=rsquared)
     return MethodFit(params=params, inference=Inference("classical", cov=cov, df=int(df_resid)), rsquared=rsquared,
-                     notes=("NOT PRIVATE: computed directly from the data",), diagnostics=diagnostics)
+                     notes=("NOT PRIVATE: computed directly from the data",), diagnostics=diagnostics,
+                     error_split=ErrorSplit(np.zeros((d, d)), cov, "none (NOT PRIVATE)",
+                                            "the classical covariance (NOT PRIVATE)"))
 
 
 def fit(rows: Rows, ctx: FitContext, options: OLSOptions) -> MethodFit:

@@ -37,7 +37,7 @@ from dpstats.rates import UpperRate
 from dpstats.rows.base import Combine, Rows
 from dpstats.rows.memory import InMemoryRows
 
-__all__ = ["MethodOptions", "FitContext", "Inference", "InferenceRule", "ReleasedStatistics", "ReleasedSums",
+__all__ = ["MethodOptions", "FitContext", "Inference", "InferenceRule", "ErrorSplit", "ReleasedStatistics", "ReleasedSums",
            "TheoryInputs", "MethodFit", "MethodSpec", "MethodTable", "FitFunction", "register", "get_method",
            "available_methods", "PUBLIC_FACTS", "AutoFacts", "AutoRule", "choose_auto", "add_auto_rules"]
 
@@ -186,6 +186,27 @@ class Inference:
 
 
 @dataclass(frozen=True)
+class ErrorSplit:
+    """The released coefficients' error split into its privacy and sampling parts, from released values only.
+
+    Both are d x d matrices in the method's units (the pipeline maps them to
+    the user's through the public rescaling, like the inference):
+
+    ``privacy``: second moment E[(b - b_ls)(b - b_ls)^T] of the difference
+    between the released coefficients b and least squares b_ls on the same
+    (clipped) data: the privacy noise, and the bias it causes (a ridge, an
+    eigenvalue floor).  ``sampling``: the covariance sigma^2 (X^T X)^{-1} of
+    b_ls, or None when the fit released nothing that determines sigma^2.
+    ``privacy_source`` and ``sampling_source`` say how each was computed (shown in the summary).
+    """
+
+    privacy: np.ndarray
+    sampling: np.ndarray | None = None
+    privacy_source: str = ""
+    sampling_source: str = ""
+
+
+@dataclass(frozen=True)
 class InferenceRule:
     """What inference a method gives, and when it is withheld.
 
@@ -243,6 +264,9 @@ class MethodFit:
         default reason.
     theory_inputs : TheoryInputs
         Facts that select and evaluate the method's upper rate.
+    error_split : ErrorSplit or None
+        The privacy and sampling parts of the coefficients' error, from released values, when the method can
+        compute them (the summary's error block; :mod:`dpstats.theory` falls back to rates otherwise).
     rsquared : float or None
         In-sample R^2; only the non-private reference computes it.
     diagnostics : dict
@@ -261,6 +285,7 @@ class MethodFit:
     released_sums: ReleasedSums | None = None
     rsquared_reason: str = ""
     theory_inputs: TheoryInputs = TheoryInputs()
+    error_split: ErrorSplit | None = None
     rsquared: float | None = None
     diagnostics: Mapping[str, Any] = field(default_factory=dict)
     passes: int = 0

@@ -42,7 +42,8 @@ import numpy as np
 from dpstats.bounds import DataBounds
 from dpstats.errors import MethodOptionError
 from dpstats.inference import (
-    RELIABILITY_THRESHOLD, noise_to_signal, parametric_bootstrap, plug_in_sums, unreliable_note,
+    RELIABILITY_THRESHOLD, expected_noise_to_signal, floored_inverse, noise_propagation, noise_to_signal,
+    parametric_bootstrap, plug_in_sums, sufficient_statistics_split, unreliable_note,
 )
 from dpstats.methods.common.linalg import solve_noisy_normal_equations
 from dpstats.methods.common.sufficient import (
@@ -55,7 +56,7 @@ from dpstats.methods.registry import (
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu, symmetric_gaussian_mechanism
-from dpstats.rates import UpperRate
+from dpstats.rates import ExpectedError, PlanningFacts, UpperRate
 from dpstats.rows.base import Combine, Rows
 
 __all__ = ["SSPOptions", "fit", "statistics_pass", "release_gram", "release_moment", "release_yty",
@@ -71,6 +72,12 @@ INFERENCE_WEIGHT = 0.1
 WITHHOLD_ABOVE = 10.0
 
 BOOTSTRAP_DESCRIPTION = "parametric bootstrap on released values"
+
+#: how the error split of the sufficient-statistics methods is computed (the summary's error block)
+SPLIT_PRIVACY = ("the released noise sds of X^T X and X^T y propagated through the released X^T X, plus the bias "
+                 "and non-linearity the bootstrap shows")
+SPLIT_PRIVACY_NO_BOOTSTRAP = "the released noise sds of X^T X and X^T y propagated through the released X^T X"
+SPLIT_SAMPLING = "sigma^2 (X^T X)^-1 from the released X^T X and y^T y"
 
 #: why a fit with inference=False has no private R^2
 NO_YTY = "inference=False: y^T y, which R^2 needs, was not released"
@@ -153,8 +160,11 @@ def fit(rows: Rows, ctx: FitContext, options: SSPOptions) -> MethodFit:
     xy, sigma_xy = release_moment(stats.xty, mus[1], bounds.x_norm, bounds.y_abs, rng=ctx.rng, ledger=ctx.ledger)
     params = solve_noisy_normal_equations(xx, xy, eigen_floor=sigma_xx)
     if not options.inference:
+        point_only = ReleasedStatistics(xx, xy, math.nan, stats.n, sigma_xx, sigma_xy, math.nan)
         return MethodFit(params=params, diagnostics={"gram_noise_sd": sigma_xx}, rsquared_reason=NO_YTY,
-                         no_inference_reason="inference=False gave the whole budget to the point estimate")
+                         no_inference_reason="inference=False gave the whole budget to the point estimate",
+                         error_split=sufficient_statistics_split(point_only, params, sigma2=None,
+                                                                 eigen_floor=sigma_xx, privacy_source=SPLIT_PRIVACY_NO_BOOTSTRAP))
     yy, sigma_yy = release_yty(stats.yty, mus[2], bounds.y_abs, rng=ctx.rng, ledger=ctx.ledger)
     released = ReleasedStatistics(xx, xy, yy, stats.n, sigma_xx, sigma_xy, sigma_yy)
     draws, sigma2 = parametric_bootstrap(
@@ -166,13 +176,28 @@ def fit(rows: Rows, ctx: FitContext, options: SSPOptions) -> MethodFit:
         inference=Inference("bootstrap", draws=draws, description=BOOTSTRAP_DESCRIPTION, noise_to_signal=ratio),
         released=released, released_sums=plug_in_sums(params, released, ratio), notes=bootstrap_notes(ratio),
         theory_inputs=TheoryInputs(inference=True),
+        error_split=sufficient_statistics_split(released, params, sigma2=sigma2, eigen_floor=sigma_xx, draws=draws,
+                                                privacy_source=SPLIT_PRIVACY, sampling_source=SPLIT_SAMPLING),
         diagnostics={"gram_noise_sd": sigma_xx, "sigma2_hat_scaled": sigma2, "noise_to_signal": ratio})
 
 
+def expected_error(facts: PlanningFacts) -> ExpectedError:
+    """The privacy error of a planned ssp fit: its calibration (module docstring) with the noise propagated to
+    first order through X^T X (:func:`dpstats.inference.noise_propagation`)."""
+    mus = split_mu(gaussian_mu(facts.epsilon, facts.delta), [1.0, 1.0, INFERENCE_WEIGHT] if facts.inference
+                   else [1.0, 1.0])
+    sigma_xx = math.sqrt(2.0) * square(facts.x_norm) / mus[0]
+    sigma_xy = 2.0 * facts.x_norm * facts.y_abs / mus[1]
+    solve = floored_inverse(facts.gram, sigma_xx)
+    return ExpectedError(noise_propagation(solve, facts.coefficients, sigma_xy, sigma_xx),
+                         noise_to_signal=expected_noise_to_signal(facts.gram, sigma_xx))
+
+
 def theory_rate(guarantee: str) -> UpperRate:
-    """ssp has no proved rate for ||b - beta||_2 in the minimax model."""
+    """ssp has no proved rate for ||b - beta||_2 in the minimax model; its expected error comes from its
+    calibration."""
     return UpperRate(why_none="no rate in this model is proved for SSP (Wang 2018 bounds the excess empirical risk "
-                              "of bounded data)")
+                              "of bounded data)", expected_error=expected_error)
 
 
 SPEC = register(MethodSpec(

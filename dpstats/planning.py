@@ -1,0 +1,607 @@
+"""Planning a private fit before any budget is spent: each coefficient's privacy error next to its sampling error.
+
+:func:`coefficient_plan` (``dpstats.plan`` with ``bounds=`` or ``formula=``)
+answers, in the units of the coefficients and from public facts only:
+
+* at n rows and epsilon: the expected privacy error of each coefficient (the
+  released coefficient minus least squares on the same clipped data, as a
+  root mean square) and its sampling error (the standard error of that least
+  squares fit), whether the method would refuse, and whether its intervals
+  would be reported;
+* ``epsilon_needed``: at n rows, the smallest epsilon from which the privacy
+  error of the coefficient is at most its sampling error;
+* ``n_needed``: at epsilon, the smallest n from which it is, never below the
+  method's own minimum (``MethodSpec.min_rows``) and never where its checks
+  would refuse;
+* ``n_for_target``: at epsilon, the smallest such n at which the total error
+  sqrt(privacy^2 + sampling^2) is at most ``target`` (coefficient units).
+
+The planned fit is the default pipeline's: the public rescaling of every
+column and the response to [-1, 1] by the declared bounds, and the method's
+default options.  What is not public is assumed, and the plan lists its
+assumptions: by default each design column is uniform on its declared range
+(independent; ``spread`` and ``correlation`` change this), the response is
+uniform on its declared range, and the model explains ``rsquared`` of it
+(default 0; or give ``residual_sd`` in the response's units), with equal
+standardised slopes.  The sampling error is sigma^2 (n E[x x^T])^{-1}.  The
+privacy error comes from the method's own calibration where it registers
+one (``UpperRate.expected_error``: ``ssp``, ``adassp``, ``noisy_ols``; first
+order in the noise), otherwise from a rate, up to its unknown constants:
+the sampling error times the privacy-to-sampling ratio of the method's
+upper rate, or of the minimax lower bound (Cai, Wang & Zhang 2021, Thm 18;
+Thm 16 with ``sparsity``) when the method has none; the ``model`` column
+says which.  Searches use a grid of 8 points per decade refined by
+log-linear interpolation of the error ratio (within about 1%), and a
+bisection for the boundary of a refusal.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpstats.bounds import DataBounds
+from dpstats.errors import InvalidArgumentError, InvalidPrivacyParameterError, MissingBoundsError, UnknownMethodError
+from dpstats.formula import public_design
+from dpstats.inference import RELIABILITY_THRESHOLD
+from dpstats.methods.registry import MethodSpec, available_methods, get_method
+from dpstats.rates import PlanningFacts, Rate, UpperRate
+from dpstats.scaling import PublicScaling
+from dpstats.theory import (
+    CLASSICAL_LOWER, SPARSE_LOWER, _rate_epsilon, assumed_residual_sd, design_moments, sampling_covariance,
+)
+from dpstats.validation import MAX_EPSILON
+
+__all__ = ["Plan", "coefficient_plan", "DEFAULT_DELTA"]
+
+#: delta of a planned fit when none is given
+DEFAULT_DELTA = 1e-6
+
+#: the range searched for epsilon_needed, and the largest n searched
+EPSILON_SEARCH = (1e-3, MAX_EPSILON)
+N_SEARCH_MAX = 1e12
+
+#: grid points per decade of the searches
+_PER_DECADE = 8
+
+_COLUMNS = ["method", "term", "n", "epsilon", "privacy", "sampling", "ratio", "epsilon_needed", "n_needed",
+            "n_for_target", "min_rows", "refusal", "inference", "noise_to_signal", "model", "kind"]
+
+
+# -- the planned design: public facts and assumptions ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Setting:
+    """The planned design in the units the method sees (rescaled), and how to map back."""
+
+    names: list[str]
+    scaling: PublicScaling
+    bounds: DataBounds  # the rescaled clip ranges
+    second_moment: np.ndarray
+    residual_var: float
+    coefficients: np.ndarray
+    intercept_index: int | None
+    assumptions: list[str]
+
+    @property
+    def d(self) -> int:
+        return len(self.names)
+
+
+def _schema(bounds: Mapping[str, tuple[float, float]], levels: Mapping[str, Sequence[Any]] | None) -> pd.DataFrame:
+    """A zero-row frame with a float column per bounded variable and a categorical per factor (public)."""
+    columns: dict[str, Any] = {name: pd.Series(dtype=float) for name in bounds}
+    for name, values in (levels or {}).items():
+        columns[name] = pd.Categorical([], categories=list(values))
+    return pd.DataFrame(columns)
+
+
+def _formula(bounds: Mapping[str, tuple[float, float]], levels: Mapping[str, Sequence[Any]] | None,
+             response: str | None) -> str:
+    """``response ~ every other variable`` when no formula is given."""
+    if response is None:
+        if "y" not in bounds:
+            raise InvalidArgumentError("plan needs formula= (or response= naming the response among the bounds)")
+        response = "y"
+    if response not in bounds:
+        raise MissingBoundsError(f"plan needs declared bounds for the response {response!r}")
+    terms = [_quoted(name) for name in bounds if name != response]
+    terms += [f"C({_quoted(name)})" for name in (levels or {})]
+    if not terms:
+        raise InvalidArgumentError("plan needs at least one design variable besides the response")
+    return f"{_quoted(response)} ~ " + " + ".join(terms)
+
+
+def _quoted(name: str) -> str:
+    """A variable name as a formula term: bare when it is an identifier, else ``Q('name')``."""
+    return name if name.isidentifier() else f"Q({name!r})"
+
+
+def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
+             levels: Mapping[str, Sequence[Any]] | None, response: str | None, residual_sd: float | None,
+             rsquared: float | None, spread: Mapping[str, float] | None, correlation: float) -> _Setting:
+    """The public design of the planned fit and the assumed moments, in the method's units."""
+    text = formula if formula is not None else _formula(bounds, levels, response)
+    design, _, _ = public_design(text, _schema(bounds, levels), bounds=bounds, levels=levels)
+    if design.missing_bounds:
+        raise MissingBoundsError(f"plan needs declared bounds for: {', '.join(design.bounds_to_declare())}")
+    names = list(design.column_names)
+    intercept = names.index("Intercept") if design.has_intercept else None
+    scaling = PublicScaling.from_bounds(design.data_bounds(), intercept)
+    rescaled = scaling.transform_bounds(design.data_bounds())
+    intervals = list(zip(rescaled.column_lo, rescaled.column_hi, strict=True))
+    unknown = sorted(set(spread or {}) - set(names))
+    if unknown:
+        raise InvalidArgumentError(f"spread names columns that are not in the design: {', '.join(unknown)}; the "
+                                   f"design's columns are {', '.join(names)}")
+    sd = None
+    if spread:
+        sd = [float(spread[name]) / s if name in spread else (hi - lo) / math.sqrt(12.0)
+              for name, s, (lo, hi) in zip(names, scaling.scale, intervals, strict=True)]
+    moments = design_moments(intervals, intercept, spread=sd, correlation=correlation)
+    assert moments is not None  # every column has a declared range here
+    y_range = (rescaled.y_lo, rescaled.y_hi)
+    total_var = assumed_residual_sd(y_range) ** 2  # a response uniform on its range
+    if residual_sd is not None:
+        residual_var = min((float(residual_sd) / scaling.y_scale) ** 2, total_var)
+        explained = total_var - residual_var
+    else:
+        residual_var = assumed_residual_sd(y_range, rsquared or 0.0) ** 2
+        explained = total_var * (rsquared or 0.0)
+    coefficients = _coefficients(moments, intercept, explained)
+    words = [f"design columns uniform on their declared ranges{' (sd as given in spread= where given)' if spread else ''}"
+             + (f", with correlation {correlation:g} between columns" if correlation else ", independent"),
+             f"residual sd {math.sqrt(residual_var) * scaling.y_scale:.4g} in the response's units ("
+             + (f"as given" if residual_sd is not None else f"R^2 = {rsquared or 0.0:g} of a response uniform on "
+                "its declared range") + ")",
+             "the default pipeline: columns and response rescaled to [-1, 1] by the declared bounds, the method's "
+             "default options"]
+    return _Setting(names, scaling, rescaled, moments, residual_var, coefficients, intercept, words)
+
+
+def _coefficients(moments: np.ndarray, intercept: int | None, explained: float) -> np.ndarray:
+    """Equal standardised slopes that explain ``explained`` of the response's variance (0 at the intercept)."""
+    d = moments.shape[0]
+    slopes = np.ones(d)
+    if intercept is not None:
+        slopes[intercept] = 0.0
+    mean = moments[:, intercept] if intercept is not None else np.zeros(d)
+    cov = moments - np.outer(mean, mean)
+    var = float(slopes @ cov @ slopes)
+    return slopes * math.sqrt(explained / var) if var > 0 and explained > 0 else np.zeros(d)
+
+
+# -- one method's expected error ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Point:
+    """One method at (n, epsilon), in the user's units."""
+
+    privacy: np.ndarray
+    sampling: np.ndarray
+    refusal: str = ""
+    noise_to_signal: float | None = None
+
+    @property
+    def ratio(self) -> np.ndarray:
+        return self.privacy / self.sampling
+
+
+class _Model:
+    """What one method gives a planned fit: its calibration's expected error, or a rate."""
+
+    def __init__(self, spec: MethodSpec, setting: _Setting, delta: float, inference: bool,
+                 sparsity: int | None) -> None:
+        self.spec, self.setting, self.delta, self.inference, self.sparsity = spec, setting, delta, inference, sparsity
+        self.upper: UpperRate | None = spec.theory_rate(spec.guarantee) if spec.theory_rate is not None else None
+        self.rate = self._rate()
+
+    def _rate(self) -> Rate:
+        rate = self.upper.rate if self.upper is not None else None
+        if rate is not None and (self.sparsity is not None or not rate.needs_sparsity):
+            return rate
+        return SPARSE_LOWER if self.sparsity is not None else CLASSICAL_LOWER
+
+    @property
+    def kind(self) -> str:
+        """``"calibration"`` (the method's own expected error), ``"upper rate"`` or ``"lower bound"`` (the
+        minimax lower bound: the privacy error is then at least this, and the n and epsilon needed at least
+        these, up to constants)."""
+        if self.upper is not None and self.upper.expected_error is not None:
+            return "calibration"
+        return "upper rate" if self.rate.kind == "upper" else "lower bound"
+
+    @property
+    def label(self) -> str:
+        """Which model gives the privacy error, in words."""
+        if self.upper is not None and self.upper.expected_error is not None:
+            return "the method's calibration (first order in the noise)"
+        if self.rate.kind == "upper":
+            return f"{self.rate.label} ({self.rate.source}), up to constants"
+        return f"no rate for this method: the {self.rate.label} ({self.rate.source}), up to constants"
+
+    def at(self, n: float, epsilon: float) -> _Point:
+        """The expected errors at (n, epsilon)."""
+        s = self.setting
+        sampling_scaled = sampling_covariance(n, s.second_moment, math.sqrt(s.residual_var))
+        sampling = _sd(s.scaling.cov_back(sampling_scaled))
+        if self.upper is not None and self.upper.expected_error is not None:
+            facts = PlanningFacts(n=int(n), d=s.d, epsilon=epsilon, delta=self.delta, second_moment=s.second_moment,
+                                  residual_var=s.residual_var, coefficients=s.coefficients,
+                                  x_norm=s.bounds.x_norm, y_abs=s.bounds.y_abs, intercept_index=s.intercept_index,
+                                  inference=self.inference)
+            expected = self.upper.expected_error(facts)
+            if expected.privacy is None:
+                return _Point(np.full(s.d, np.nan), sampling, expected.refusal or "refuses")
+            return _Point(_sd(s.scaling.cov_back(expected.privacy)), sampling, expected.refusal,
+                          expected.noise_to_signal)
+        eps = epsilon
+        if self.upper is not None and self.rate is self.upper.rate:
+            eps, _ = _rate_epsilon(self.upper, epsilon, self.delta, self.inference)
+        k = int(self.sparsity or 0)
+        ratio = self.rate.privacy_term(n, s.d, eps, self.delta, k) / self.rate.statistical(n, s.d, k)
+        return _Point(ratio * sampling, sampling)
+
+    def min_rows(self) -> int:
+        return int(self.spec.min_rows(self.setting.d))
+
+    def runs(self, n: float) -> bool:
+        """The public shape checks of the pipeline (d <= n unless the method allows wide designs, min_rows)."""
+        d = self.setting.d
+        return n >= self.min_rows() and (n >= d or self.spec.allows_wide)
+
+    def inference_status(self, point: _Point) -> str:
+        """Whether the fit's intervals would be reported, by the method's own rule (``MethodSpec.inference_rule``)."""
+        rule = self.spec.inference_rule
+        if rule.kind == "none" or not self.inference:
+            return "none"
+        if point.refusal:
+            return "-"
+        ratio = point.noise_to_signal
+        if ratio is not None and rule.withhold_above is not None and not ratio <= rule.withhold_above:
+            return f"withheld (expected noise-to-signal {ratio:.2g} > {rule.withhold_above:g})"
+        if ratio is not None and ratio > RELIABILITY_THRESHOLD:
+            return f"reported, with a warning (expected noise-to-signal {ratio:.2g})"
+        return "reported"
+
+
+def _sd(cov: np.ndarray) -> np.ndarray:
+    return np.sqrt(np.maximum(np.diag(cov), 0.0))
+
+
+# -- searches ----------------------------------------------------------------------------------------------------
+
+def _grid(lo: float, hi: float) -> np.ndarray:
+    count = max(2, int(math.ceil(math.log10(hi / lo) * _PER_DECADE)) + 1)
+    return np.geomspace(lo, hi, count)
+
+
+def _bisect(ok: Any, lo: float, hi: float, *, integer: bool, steps: int = 40) -> float:
+    """The smallest value in (lo, hi] with ok(value) (ok(lo) false, ok(hi) true), geometrically, or as an integer."""
+    for _ in range(steps):
+        if integer and hi - lo <= 1:
+            return hi
+        mid = math.floor((lo + hi) / 2) if integer else math.sqrt(lo * hi)
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+        if not integer and hi / lo < 1.001:
+            break
+    return hi
+
+
+def _smallest(model: _Model, values: np.ndarray, point_at: Any, runs: Any, needed: Any, *, integer: bool
+              ) -> np.ndarray:
+    """Per coefficient, the smallest value on the grid ``values`` (refined) at which the fit runs and
+    ``needed(point) <= 1``; inf where none.  ``needed`` is log-linear between grid points."""
+    d = model.setting.d
+    points = [point_at(v) if runs(v) else None for v in values]
+    usable = np.array([p is not None and not p.refusal for p in points])
+    out = np.full(d, math.inf)
+    if not usable.any():
+        return out
+    first = int(np.argmax(usable))
+    start = values[first]
+    if first > 0:  # refine the boundary of the refusal (or of the public checks)
+        start = _bisect(lambda v: runs(v) and not point_at(v).refusal, values[first - 1], values[first],
+                        integer=integer)
+    grid = np.concatenate([[start], values[first + 1:]])
+    ratios = np.array([needed(point_at(start))] + [needed(p) for p in points[first + 1:]])  # (k, d)
+    for j in range(d):
+        below = np.flatnonzero(ratios[:, j] <= 1.0)
+        if below.size == 0:
+            continue
+        k = int(below[0])
+        if k == 0:
+            out[j] = grid[0]
+            continue
+        a, b = math.log(ratios[k - 1, j]), math.log(ratios[k, j])
+        t = a / (a - b) if a != b else 1.0
+        value = math.exp(math.log(grid[k - 1]) + t * (math.log(grid[k]) - math.log(grid[k - 1])))
+        out[j] = min(max(math.ceil(value) if integer else value, grid[k - 1]), grid[k])
+    return out
+
+
+def _epsilon_needed(model: _Model, n: int) -> np.ndarray:
+    """At n rows: the smallest epsilon with privacy <= sampling, per coefficient (inf: not below MAX_EPSILON)."""
+    if not model.runs(n):
+        return np.full(model.setting.d, math.nan)  # refused at n whatever epsilon (the refusal column says why)
+    return _smallest(model, _grid(*EPSILON_SEARCH), lambda e: model.at(n, e), lambda e: True,
+                     lambda p: p.ratio, integer=False)
+
+
+def _n_needed(model: _Model, epsilon: float, target: np.ndarray | None = None) -> np.ndarray:
+    """At epsilon: the smallest n (from min_rows, where the fit runs) with privacy <= sampling, or with a total
+    error at most ``target``, per coefficient."""
+    d = model.setting.d
+    lo = float(max(model.min_rows(), 2 if model.spec.allows_wide else d + 1))
+    grid = np.unique(np.ceil(_grid(lo, N_SEARCH_MAX)))
+
+    def needed(p: _Point) -> np.ndarray:
+        if target is None:
+            return p.ratio
+        return np.hypot(p.privacy, p.sampling) / target
+
+    return _smallest(model, grid, lambda n: model.at(n, epsilon), model.runs, needed, integer=True)
+
+
+# -- the plan ----------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Plan:
+    """The answer of :func:`dpstats.plan` in the coefficients' units: a table (``str(plan)``, HTML in Jupyter) and
+    a DataFrame (:meth:`to_frame`), one row per method and coefficient.
+
+    Columns: ``privacy`` and ``sampling`` (expected errors at ``n`` and
+    ``epsilon``, in the coefficient's units), ``ratio`` (privacy / sampling),
+    ``epsilon_needed`` (at ``n``: the smallest epsilon with privacy <=
+    sampling), ``n_needed`` (at ``epsilon``: the smallest n with privacy <=
+    sampling, at least ``min_rows`` and where the method's checks pass),
+    ``n_for_target`` (at ``epsilon``: the smallest n with a total error at most
+    the target), ``min_rows`` (the method's public minimum), ``refusal`` (why
+    the fit would refuse at ``n``), ``inference`` (whether its intervals would
+    be reported, by the method's own rule), ``noise_to_signal`` (the released
+    diagnostic of X^T X it is expected to show; above 0.3 the first-order
+    privacy error is optimistic), ``model`` (where the privacy error
+    comes from, in words) and ``kind`` (``"calibration"``, ``"upper rate"``,
+    or ``"lower bound"``: then the privacy error, the epsilon and the n needed
+    are at least the values shown).  NaN where a question was not asked; inf
+    where no n up to 1e12 (no epsilon up to the largest supported) suffices.
+    """
+
+    frame: pd.DataFrame
+    assumptions: tuple[str, ...]
+    facts: Mapping[str, Any]
+
+    def to_frame(self) -> pd.DataFrame:
+        """The plan as a DataFrame (a copy)."""
+        return self.frame.copy()
+
+    def _blocks(self) -> list[tuple[str, pd.DataFrame]]:
+        return [(str(method), rows) for method, rows in self.frame.groupby("method", sort=False)]
+
+    def _header(self) -> str:
+        f = self.facts
+        where = ", ".join(f"{k}={_fmt(v)}" for k, v in (("n", f.get("n")), ("epsilon", f.get("epsilon")),
+                                                           ("delta", f.get("delta"))) if v is not None)
+        return f"Plan ({where}; errors in the units of each coefficient)"
+
+    def lines(self) -> list[str]:
+        """The plan as plain-text lines."""
+        out = [self._header(), ""]
+        for method, rows in self._blocks():
+            first = rows.iloc[0]
+            status = f"refuses: {first['refusal']}" if first["refusal"] else f"intervals: {first['inference']}"
+            out.append(f"{method}: {status}; at least {int(first['min_rows'])} rows; privacy error from "
+                       f"{first['model']}" + (" (so at least the values shown)" if first["kind"] == "lower bound"
+                                              else "") + _optimistic(first["noise_to_signal"]))
+            out += _text_table(rows[_SHOWN].rename(columns=_LABELS).set_index("term")).splitlines()
+            out.append("")
+        out += ["Assumptions: " + "; ".join(self.assumptions) + "."]
+        return out
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        parts = [f"<p><b>{html.escape(self._header())}</b></p>"]
+        for method, rows in self._blocks():
+            first = rows.iloc[0]
+            status = f"refuses: {first['refusal']}" if first["refusal"] else f"intervals: {first['inference']}"
+            parts.append(f"<p>{html.escape(method)}: {html.escape(status)}; privacy error from "
+                         f"{html.escape(str(first['model']) + _optimistic(first['noise_to_signal']))}</p>")
+            parts.append(rows[_SHOWN].rename(columns=_LABELS).set_index("term").to_html(float_format=_fmt))
+        parts.append("<p><small>Assumptions: " + html.escape("; ".join(self.assumptions)) + ".</small></p>")
+        return "\n".join(parts)
+
+
+def _optimistic(ratio: float) -> str:
+    """The caveat of a first-order privacy error where the noise of X^T X is not small (the expected released
+    noise-to-signal ratio above the reliability threshold of :mod:`dpstats.inference`)."""
+    if not ratio > RELIABILITY_THRESHOLD:
+        return ""
+    return (f"; the noise of X^T X is not small at this n and epsilon (expected noise-to-signal "
+            f"{'inf' if math.isinf(ratio) else format(ratio, '.2g')}), so the first-order privacy error is optimistic")
+
+
+_SHOWN = ["term", "privacy", "sampling", "ratio", "epsilon_needed", "n_needed", "n_for_target"]
+_LABELS = {"privacy": "privacy", "sampling": "sampling", "ratio": "priv/samp", "epsilon_needed": "eps needed",
+           "n_needed": "rows needed", "n_for_target": "rows for target"}
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, (int, np.integer)):
+        return f"{int(value):,}"
+    if isinstance(value, (float, np.floating)):
+        if math.isnan(value):
+            return ""
+        if math.isinf(value):
+            return "never"
+        return f"{int(value):,}" if float(value).is_integer() and abs(value) >= 100 else f"{value:.3g}"
+    return str(value)
+
+
+def _text_table(frame: pd.DataFrame) -> str:
+    frame = frame.dropna(axis=1, how="all")
+    cells = [[str(frame.index.name or "")] + list(frame.columns)]
+    cells += [[str(i)] + [_fmt(v) for v in row] for i, row in zip(frame.index, frame.itertuples(index=False))]
+    widths = [max(len(r[j]) for r in cells) for j in range(len(cells[0]))]
+    lines = ["  ".join(c.ljust(w) if j == 0 else c.rjust(w) for j, (c, w) in enumerate(zip(r, widths)))
+             for r in cells]
+    return "\n".join(["  " + lines[0], "  " + "-" * len(lines[0]), *("  " + x for x in lines[1:])])
+
+
+def _methods(method: str | Sequence[str] | None, n: int | None, setting: _Setting) -> list[MethodSpec]:
+    """The planned methods: one, several, every private one (None), or the one ``auto`` would choose at n."""
+    if method is None:
+        return [spec for _, spec in sorted(available_methods().items()) if spec.private]
+    names = [method] if isinstance(method, str) else list(method)
+    specs = []
+    for name in names:
+        if name == "auto":
+            specs.append(_auto(n, setting.d))
+            continue
+        spec = get_method(name)
+        if not spec.private:
+            raise UnknownMethodError(f"method '{name}' is not private: there is nothing to plan")
+        specs.append(spec)
+    return specs
+
+
+def _auto(n: int | None, d: int) -> MethodSpec:
+    """The method ``method="auto"`` chooses with every bound declared, from public facts (n, d, the registry)."""
+    if n is None:
+        raise InvalidArgumentError("plan(method='auto') needs n: auto chooses from n and d")
+    candidates = [s for s in available_methods().values() if s.private and s.auto_rank is not None
+                  and (d <= n or s.allows_wide) and n >= (s.auto_min_rows or s.min_rows)(d)]
+    if not candidates:
+        raise InvalidArgumentError(f"method='auto' finds no method for n={n}, d={d}")
+    return min(candidates, key=lambda s: s.auto_rank)  # type: ignore[arg-type,return-value]
+
+
+def _check(n: int | None, epsilon: float | None, delta: float, residual_sd: float | None, rsquared: float | None,
+           correlation: float) -> None:
+    """Refuse the plan's public arguments with typed errors that say what to fix."""
+    if n is None and epsilon is None:
+        raise InvalidArgumentError("plan needs n (to find the epsilon needed), epsilon (to find the rows "
+                                   "needed), or both")
+    if n is not None and (isinstance(n, bool) or not float(n).is_integer() or n < 1):
+        raise InvalidArgumentError(f"n must be a whole number of rows >= 1, got {n!r}")
+    if epsilon is not None and not (isinstance(epsilon, (int, float)) and 0 < epsilon <= MAX_EPSILON):
+        raise InvalidPrivacyParameterError(f"epsilon must lie in (0, {MAX_EPSILON:g}], got {epsilon!r}")
+    if not (isinstance(delta, (int, float)) and 0 < delta < 1):
+        raise InvalidPrivacyParameterError(f"delta must lie strictly between 0 and 1, got {delta!r}")
+    if residual_sd is not None and rsquared is not None:
+        raise InvalidArgumentError("give residual_sd or rsquared, not both")
+    if residual_sd is not None and not (isinstance(residual_sd, (int, float)) and residual_sd > 0):
+        raise InvalidArgumentError(f"residual_sd must be > 0 (in the response's units), got {residual_sd!r}")
+    if rsquared is not None and not (isinstance(rsquared, (int, float)) and 0 <= rsquared < 1):
+        raise InvalidArgumentError(f"rsquared must lie in [0, 1), got {rsquared!r}")
+    if not -0.5 < correlation < 1:
+        raise InvalidArgumentError(f"correlation must lie in (-0.5, 1), got {correlation!r}")
+
+
+def _targets(target: float | Mapping[str, float] | None, names: list[str]) -> np.ndarray | None:
+    if target is None:
+        return None
+    if isinstance(target, Mapping):
+        unknown = sorted(set(target) - set(names))
+        if unknown:
+            raise InvalidArgumentError(f"target names terms that are not in the design: {', '.join(unknown)}")
+        values = np.array([float(target.get(name, math.inf)) for name in names])
+    else:
+        values = np.full(len(names), float(target))
+    if not np.all(values > 0):
+        raise InvalidArgumentError("target must be a positive error in the coefficients' units")
+    return values
+
+
+def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str | None = None,
+                     levels: Mapping[str, Sequence[Any]] | None = None, response: str | None = None,
+                     n: int | None = None, epsilon: float | None = None, delta: float = DEFAULT_DELTA,
+                     method: str | Sequence[str] | None = None, target: float | Mapping[str, float] | None = None,
+                     residual_sd: float | None = None, rsquared: float | None = None,
+                     spread: Mapping[str, float] | None = None, correlation: float = 0.0, inference: bool = True,
+                     sparsity: int | None = None) -> Plan:
+    """Plan a fit in the coefficients' units (module docstring); called by :func:`dpstats.plan`.
+
+    Parameters
+    ----------
+    bounds : mapping
+        Declared (public) ranges of the variables, response included, as for :func:`dpstats.dp_ols`.
+    formula : str, optional
+        The model (default: ``response ~`` every other bounded variable and every factor of ``levels``).
+    levels : mapping, optional
+        Declared levels of the factors.
+    response : str, optional
+        The response among the bounds when no formula is given (default ``"y"``).
+    n : int, optional
+        Rows: the plan then gives the epsilon each coefficient needs.
+    epsilon : float, optional
+        Budget: the plan then gives the rows each coefficient needs.
+    delta : float
+        The fit's delta (default 1e-6).
+    method : str, sequence of str or None
+        The method(s) to plan (``"auto"``: the one auto would choose at ``n``); None: every private method.
+    target : float or mapping, optional
+        A total error (coefficient units; per term with a mapping) for ``n_for_target``.
+    residual_sd, rsquared : float, optional
+        The assumed residual sd (response units) or R^2 (default R^2 = 0 of a response uniform on its range).
+    spread : mapping, optional
+        Assumed sd of design columns (by design column name; default: uniform on the declared range).
+    correlation : float
+        Assumed common correlation between design columns (default 0).
+    inference : bool
+        The fit's ``inference`` option (its share of the budget for standard errors).
+    sparsity : int, optional
+        s for the sparse rates (lasso, the sparse lower bound).
+
+    Returns
+    -------
+    Plan
+    """
+    _check(n, epsilon, delta, residual_sd, rsquared, correlation)
+    setting = _setting(formula, bounds, levels, response, residual_sd, rsquared, spread, correlation)
+    targets = _targets(target, setting.names)
+    records = []
+    for spec in _methods(method, n, setting):
+        model = _Model(spec, setting, delta, inference, sparsity)
+        records += _method_rows(model, n, epsilon, targets)
+    frame = pd.DataFrame.from_records(records, columns=_COLUMNS)
+    facts = {"n": n, "epsilon": epsilon, "delta": delta, "names": setting.names}
+    return Plan(frame, tuple(setting.assumptions), facts)
+
+
+def _method_rows(model: _Model, n: int | None, epsilon: float | None, targets: np.ndarray | None
+                 ) -> list[dict[str, Any]]:
+    d = model.setting.d
+    nan = np.full(d, np.nan)
+    privacy, sampling, refusal, status, ratio = nan, nan, "", "", math.nan
+    if n is not None and not model.runs(n):
+        refusal = f"n={n} is below the method's minimum of {model.min_rows()} rows for d={d}"
+    elif n is not None and epsilon is not None:
+        point = model.at(n, epsilon)
+        privacy, sampling, refusal, status = point.privacy, point.sampling, point.refusal, model.inference_status(point)
+        ratio = math.nan if point.noise_to_signal is None else point.noise_to_signal
+    elif n is not None:
+        sampling = model.at(n, 1.0).sampling
+    eps_needed = _epsilon_needed(model, int(n)) if n is not None else nan
+    n_needed = _n_needed(model, epsilon) if epsilon is not None else nan
+    n_target = nan
+    if epsilon is not None and targets is not None:
+        n_target = np.where(np.isfinite(targets), _n_needed(model, epsilon, targets), np.nan)  # NaN: no target
+    return [{"method": model.spec.name, "term": term, "n": n, "epsilon": epsilon, "privacy": privacy[j],
+             "sampling": sampling[j], "ratio": privacy[j] / sampling[j], "epsilon_needed": eps_needed[j],
+             "n_needed": n_needed[j], "n_for_target": n_target[j], "min_rows": model.min_rows(),
+             "refusal": refusal, "inference": status, "noise_to_signal": ratio, "model": model.label,
+             "kind": model.kind}
+            for j, term in enumerate(model.setting.names)]

@@ -1,0 +1,174 @@
+"""The error block in the coefficients' units (issue 18, part 4): each coefficient's privacy error next to its
+sampling error, from released values where the method released them, from the rates (labelled) otherwise."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpstats
+from dpstats.bounds import DataBounds
+from dpstats.inference import floored_inverse, noise_propagation
+from dpstats.methods import get_method
+from dpstats.privacy.ledger import PrivacyLedger
+from dpstats.scaling import PublicScaling
+from dpstats.theory import assumed_residual_sd, coefficient_errors, design_moments, sampling_covariance
+
+FORMULA = "y ~ x1 + x2"
+BOUNDS = {"x1": (-1.0, 1.0), "x2": (0.0, 5.0), "y": (-10.0, 10.0)}
+
+
+def data(n: int, seed: int, noise: float = 1.0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"x1": rng.uniform(-1, 1, n), "x2": rng.uniform(0, 5, n)})
+    df["y"] = 1 + 2 * df.x1 - 0.5 * df.x2 + noise * rng.normal(0, 1, n)
+    return df
+
+
+def scaling() -> PublicScaling:
+    lo, hi = np.array([1.0, -1.0, 0.0]), np.array([1.0, 1.0, 5.0])
+    return PublicScaling.from_bounds(DataBounds(column_lo=lo, column_hi=hi, y_lo=-10.0, y_hi=10.0), 0)
+
+
+def test_noisy_ols_privacy_part_is_its_released_noise():
+    """noisy_ols releases b + N(0, s^2 I) on the rescaled design: the privacy part is A s^2 A^T mapped back by the
+    public rescaling (exactly), and privacy^2 + sampling^2 = bse^2 (its covariance is their sum).  Deterministic."""
+    res = dpstats.dp_ols(FORMULA, data(20000, 1), 1.0, 1e-6, method="noisy_ols", bounds=BOUNDS, random_state=3)
+    split = res.error_bounds.coefficients
+    noise_sd = res.info["noise_sd"]
+    a, _ = scaling().coefficient_map()
+    np.testing.assert_allclose(split.privacy, noise_sd * np.sqrt(np.diag(a @ a.T)), rtol=1e-12)
+    np.testing.assert_allclose(split.privacy**2 + split.sampling**2, res.bse.to_numpy() ** 2, rtol=1e-9)
+    assert split.released and "released noise sd" in split.privacy_source
+
+
+def test_sufficient_statistics_split_from_released_values():
+    """ssp on arrays (no rescaling): the sampling part is sigma^2_hat times the released X^T X's inverse with its
+    eigenvalues floored at its noise sd, and, where the noise is small (noise-to-signal 0.02 here), the privacy part
+    is the first-order propagation H C H of the released noise sds, computed here by hand.  Deterministic (seeded);
+    the bootstrap's rescaling and bias change it by Monte Carlo amounts only (tolerance 20%, about 6 Monte Carlo
+    sds of a variance from 1000 replicates)."""
+    rng = np.random.default_rng(0)
+    n = 20000
+    X = np.column_stack([np.ones(n), rng.uniform(-1, 1, n)])
+    y = np.clip(0.2 + 0.5 * X[:, 1] + 0.2 * rng.normal(size=n), -1, 1)
+    bounds = DataBounds(column_lo=np.array([1.0, -1.0]), column_hi=np.array([1.0, 1.0]), y_lo=-1.0, y_hi=1.0)
+    fit = get_method("ssp").fit_arrays(X, y, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(1),
+                                       bounds=bounds, intercept_index=0)
+    rel, b = fit.released, fit.params
+    sigma2 = fit.diagnostics["sigma2_hat_scaled"]
+    np.testing.assert_allclose(fit.error_split.sampling, sigma2 * floored_inverse(rel.gram, rel.gram_noise_sd),
+                               rtol=1e-12)
+    w, v = np.linalg.eigh(rel.gram)
+    h = (v / np.maximum(w, rel.gram_noise_sd)) @ v.T
+    s_xx, s_xy = rel.gram_noise_sd, rel.moment_noise_sd
+    c = np.array([[s_xy**2 + s_xx**2 * (b @ b + b[0] ** 2 - b[0] ** 2), s_xx**2 * b[0] * b[1]],
+                  [s_xx**2 * b[0] * b[1], s_xy**2 + s_xx**2 * (b @ b + b[1] ** 2 - b[1] ** 2)]])
+    by_hand = h @ c @ h
+    np.testing.assert_allclose(noise_propagation(h, b, s_xy, s_xx), by_hand, rtol=1e-12)
+    np.testing.assert_allclose(np.diag(fit.error_split.privacy), np.diag(by_hand), rtol=0.2)
+    assert fit.inference.noise_to_signal < 0.05
+
+
+@pytest.mark.parametrize("method", ["ssp", "adassp", "noisy_ols"])
+def test_predicted_privacy_error_matches_the_measured_one(method):
+    """30 simulated data sets (n = 20000, epsilon = 1, noise-to-signal below 0.1): the root mean square over fits
+    and coefficients of (released - least squares on the same clipped data) is within [0.7, 1.4] of that of the
+    block's predicted privacy error.  Fixed seeds.  With 90 pooled, partly correlated squared errors the ratio of
+    root mean squares has a relative sd of about 10%; the band is 3 sds wide below and 4 above (false-failure rate
+    below 0.3%).  Measured at these seeds: 0.93-1.01 (benchmarks/coverage_grid.py measures the grid)."""
+    measured, predicted = [], []
+    options = {"bootstrap": 400} if method != "noisy_ols" else {}
+    for seed in range(30):
+        df = data(20000, seed)
+        res = dpstats.dp_ols(FORMULA, df, 1.0, 1e-6, method=method, bounds=BOUNDS, random_state=seed, **options)
+        clipped = df.assign(**{c: df[c].clip(*BOUNDS[c]) for c in BOUNDS})
+        ols = dpstats.dp_ols(FORMULA, clipped, math.inf, method="ols")
+        measured.append(res.params.to_numpy() - ols.params.to_numpy())
+        predicted.append(res.error_bounds.coefficients.privacy)
+    ratio = math.sqrt(np.mean(np.square(measured)) / np.mean(np.square(predicted)))
+    assert 0.7 <= ratio <= 1.4, ratio
+
+
+def test_block_never_says_sampling_dominates_when_the_released_noise_says_otherwise():
+    """The issue's case: noisy_ols at a moderate n, whose estimate is many OLS standard errors off.  The block says
+    privacy is the larger error for every coefficient, and the rates are labelled a reference, not a statement
+    about the fit.  Seeded; at these sizes the released noise sd is 10x the sampling error for every seed (its
+    calibration, not the draw, sets it), so the false-failure rate is 0."""
+    res = dpstats.dp_ols(FORMULA, data(3000, 2), 1.0, 1e-6, method="noisy_ols", bounds=BOUNDS, random_state=1)
+    split = res.error_bounds.coefficients
+    assert np.all(split.privacy > 5 * split.sampling)
+    text = res.summary().as_text()
+    assert "sampling dominates" not in text
+    assert "the privacy error is larger than the sampling error for 3 of 3 coefficients" in text
+    assert "Error of each coefficient (its units)" in text and "describe the model class, not this fit" in text
+    notes = res.error_bounds.notes()
+    assert notes[0].startswith("From the released values: the privacy error is larger")
+
+
+def test_block_says_sampling_is_larger_where_it_is():
+    """ssp at n = 10^5, epsilon = 3 with a noisy response: the sampling error is larger for every coefficient (the
+    predicted privacy error is below half of it for every seed at these sizes; seeded)."""
+    res = dpstats.dp_ols(FORMULA, data(100_000, 3, noise=3.0), 3.0, 1e-6, method="ssp", bounds=BOUNDS,
+                         random_state=0)
+    split = res.error_bounds.coefficients
+    assert np.all(split.privacy < 0.5 * split.sampling)
+    assert "the sampling error is larger than the privacy error for every coefficient" in res.error_bounds.notes()[0]
+
+
+def test_without_released_values_the_rates_are_converted_and_labelled():
+    """tukey releases no noise scale: with declared bounds the block converts the rate with the public facts (a
+    design uniform on the declared ranges, a response uniform on its range) and says so; without bounds it has no
+    units and only the rates are shown.  Deterministic given the fit (the numbers are public functions)."""
+    df = data(3000, 4)
+    res = dpstats.dp_ols(FORMULA, df, 1.0, 1e-6, method="tukey", bounds=BOUNDS, random_state=0)
+    eb = res.error_bounds
+    split = eb.coefficients
+    assert not split.released and eb.notes()[0].startswith("By the rates (up to constants")
+    intervals = [(1.0, 1.0), (-1.0, 1.0), (0.0, 5.0)]
+    sigma = assumed_residual_sd((-10.0, 10.0))
+    assert sigma == pytest.approx(20 / math.sqrt(12))
+    sampling = np.sqrt(np.diag(sampling_covariance(3000, design_moments(intervals, 0), sigma)))
+    np.testing.assert_allclose(split.sampling, sampling, rtol=1e-12)
+    np.testing.assert_allclose(split.sampling[1], sigma / math.sqrt(3000 / 3), rtol=1e-9)  # var of U[-1, 1] is 1/3
+    rate = eb.lower  # tukey's own theorem does not cover the implemented estimator
+    np.testing.assert_allclose(split.privacy, sampling * rate.privacy / rate.statistical, rtol=1e-12)
+    assert "uniform on the declared ranges" in split.sampling_source and "assumption" in split.sampling_source
+    bare = dpstats.dp_ols(FORMULA, df, 1.0, 1e-6, method="tukey", random_state=0)
+    assert bare.error_bounds.coefficients is None
+    assert any("No declared bounds" in line for line in bare.error_bounds.notes())
+
+
+def test_inference_false_keeps_the_released_privacy_part():
+    res = dpstats.dp_ols(FORMULA, data(20000, 5), 1.0, 1e-6, method="noisy_ols", bounds=BOUNDS, random_state=0,
+                         inference=False)
+    split = res.error_bounds.coefficients
+    a, _ = scaling().coefficient_map()
+    np.testing.assert_allclose(split.privacy, res.info["noise_sd"] * np.sqrt(np.diag(a @ a.T)), rtol=1e-12)
+    assert split.released and "assumption" in split.sampling_source  # sampling from public facts
+
+
+def test_non_private_reference_has_no_privacy_error():
+    res = dpstats.dp_ols(FORMULA, data(3000, 6), math.inf, method="ols")
+    split = res.error_bounds.coefficients
+    assert np.all(split.privacy == 0) and np.allclose(split.sampling, res.bse.to_numpy())
+
+
+def test_block_is_in_the_json_and_the_frame():
+    res = dpstats.dp_ols(FORMULA, data(5000, 7), 1.0, 1e-6, method="ssp", bounds=BOUNDS, random_state=0)
+    out = json.loads(res.to_json())
+    coefficients = out["error_bounds"]["coefficients"]
+    assert coefficients["terms"] == list(res.params.index) and coefficients["released"] is True
+    np.testing.assert_allclose(coefficients["privacy"], res.error_bounds.coefficients.privacy)
+    frame = res.error_bounds.coefficients.to_frame()
+    assert list(frame.columns) == ["privacy", "sampling", "ratio"] and list(frame.index) == list(res.params.index)
+    assert any(line.startswith("x1: privacy") for line in res.error_bounds.lines())
+
+
+def test_coefficient_errors_needs_bounds_or_a_split():
+    assert coefficient_errors(["a", "b"], 100, intervals=[(1.0, 1.0), None], response_interval=(0.0, 1.0),
+                              intercept_index=0) is None
