@@ -66,6 +66,7 @@ count of partition rows now reads one column.
 """
 body+=sec("Real published regressions at paper sizes (issue 17)", "benchmarks/results/real_data/summary.md")
 body+=open('benchmarks/results/real_data/reading.md').read()
+body+=sec("pgd and the auto rule on the real regressions (issues 17 and 18)", "benchmarks/results/pgd.md")
 body+=sec("dpstats beside diffprivlib and OpenDP (issue 6)", "benchmarks/results/peers.md")
 body+=sec("Hardened privacy: cost (issue 10)", "benchmarks/results/hardened.md")
 open('BENCHMARKS.md','w').write(body)
