@@ -51,7 +51,7 @@ def dp_ols(
         patsy formula, e.g. ``"np.log(price) ~ log(carat) + C(cut, levels=['Fair', 'Good'])"``.
         Factor levels must be public (declared in the formula, in ``levels=``
         or by a pandas Categorical dtype).  Factor code is limited to row-wise
-        operations (:mod:`dpstats.formula_language`: arithmetic, comparisons,
+        operations (:mod:`dpstats.formula.language`: arithmetic, comparisons,
         log/exp/sqrt/abs and the other elementwise functions, ``poly(x, k)``
         as raw powers, splines with literal knots and bounds), checked before
         any data are read; ``y ~ .`` stands for every other column.
@@ -106,7 +106,7 @@ def dp_ols(
     eval_env:
         Deprecated and ignored (a ``DeprecationWarning`` says so): formulas
         are evaluated in dpstats's own namespace of row-wise functions
-        (:mod:`dpstats.formula_language`), never in the caller's, so the
+        (:mod:`dpstats.formula.language`), never in the caller's, so the
         formula cannot call code that reads across rows.
     **options:
         Method-specific options (e.g. ``rho=`` for adassp).
@@ -117,7 +117,7 @@ def dp_ols(
     """
     if eval_env is not None:
         warnings.warn("dp_ols(eval_env=...) is deprecated and ignored: formulas are evaluated in dpstats's own "
-                      "namespace of row-wise functions (see dpstats.formula_language), never in the caller's",
+                      "namespace of row-wise functions (see dpstats.formula.language), never in the caller's",
                       DeprecationWarning, stacklevel=2)
     request: FrameData
     if chunksize is not None or is_chunked_data(data):

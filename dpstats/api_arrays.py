@@ -31,7 +31,8 @@ from dpstats.errors import (
     DataTypeError, InvalidBoundsError, MissingBoundsError, MissingDataError, UnknownColumnError,
 )
 from dpstats.formula import Design
-from dpstats.formula_language import FORMULA_ENV, join_terms, term
+from dpstats.formula.language import FORMULA_ENV
+from dpstats.formula.parse import join_terms, term
 from dpstats.methods.registry import MethodSpec
 
 __all__ = ["formula_all", "array_design", "describe_arrays"]

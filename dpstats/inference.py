@@ -182,7 +182,7 @@ import numpy as np
 
 from dpstats.methods.common.linalg import psd_projection, psd_sqrt, solve_noisy_normal_equations
 from dpstats.methods.common.sufficient import ReleasedStatistics, ReleasedSums
-from dpstats.methods.registry import ErrorSplit
+from dpstats.methods.registry import ErrorSplit, available_methods, get_method
 from dpstats.privacy.mechanisms import post_processing_normal
 
 __all__ = ["SufficientStatisticsRelease", "parametric_bootstrap", "residual_variance", "noise_to_signal",
@@ -240,8 +240,6 @@ def format_ratio(ratio: float) -> str:
 def unreliable_note(ratio: float) -> str:
     """The summary's warning when noise_to_signal() exceeds RELIABILITY_THRESHOLD (naming each registered
     method's withholding threshold, ``MethodSpec.inference_rule.withhold_above``, the most tolerant first)."""
-    from dpstats.methods.registry import available_methods  # noqa: PLC0415 - the registry lists the methods
-
     thresholds = sorted(((spec.inference_rule.withhold_above, name) for name, spec in available_methods().items()
                          if spec.inference_rule.withhold_above is not None), reverse=True)
     limits = ", ".join(f"{name} {limit:g}" for limit, name in thresholds)
@@ -258,8 +256,6 @@ def withheld_reason(method: str, info: Mapping[str, Any], draws: np.ndarray | No
                     bse: np.ndarray | None = None) -> str:
     """:func:`withholding_reason` for a registered ``method`` (its threshold read from the registry) and a fit's
     diagnostics ``info`` (its ``"noise_to_signal"``)."""
-    from dpstats.methods.registry import get_method  # noqa: PLC0415 - the registry lists the methods, above here
-
     ratio = info.get("noise_to_signal")
     return withholding_reason(method, None if ratio is None else float(ratio),
                               get_method(method).inference_rule.withhold_above, draws, bse)
@@ -554,8 +550,6 @@ def __getattr__(name: str) -> Any:
         return errors.InferenceWithheldWarning
     if name == "WITHHOLD_THRESHOLD":
         import warnings  # noqa: PLC0415
-
-        from dpstats.methods.registry import available_methods  # noqa: PLC0415
 
         warnings.warn("dpstats.inference.WITHHOLD_THRESHOLD is deprecated: each method's threshold is "
                       "MethodSpec.inference_rule.withhold_above", DeprecationWarning, stacklevel=2)

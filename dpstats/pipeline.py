@@ -455,7 +455,21 @@ def _public_ranges(design: Design, scaling: PublicScaling | None) -> dict[str, A
         if response is not None:
             response = ((response[0] - scaling.y_centre) / scaling.y_scale,
                         (response[1] - scaling.y_centre) / scaling.y_scale)
-    return {"column_ranges": tuple(columns), "response_range": response}
+    return {"column_ranges": tuple(columns), "response_range": response, "declared_ranges": _declared_ranges(design)}
+
+
+def _declared_ranges(design: Design) -> tuple[bool, ...]:
+    """True for each column whose range needs the user's bounds (a term with a single-column numeric factor),
+    False for those the design bounds by construction (the intercept, factor dummies and their interactions,
+    spline bases) and for columns without a range (public facts of the design)."""
+    info = design.design_info
+    out = [False] * design.d
+    for term, cols in info.term_slices.items():
+        numeric = any(info.factor_infos[f].type == "numerical" and info.factor_infos[f].num_columns == 1
+                      for f in term.factors)
+        for j in range(cols.start, cols.stop):
+            out[j] = numeric and design.column_intervals[j] is not None
+    return tuple(out)
 
 
 # -- the guard --------------------------------------------------------------------------------------------------

@@ -34,8 +34,8 @@ from statsmodels.iolib.summary import Summary
 from statsmodels.iolib.table import SimpleTable
 
 from dpstats import errors
-from dpstats.design_recipe import DesignRecipe
-from dpstats.formula import design_matrix_for_prediction
+from dpstats.formula.predict import design_matrix_for_prediction
+from dpstats.formula.recipe import DesignRecipe
 from dpstats.inference import basic_bootstrap_interval, basic_bootstrap_pvalue, bootstrap_zvalues, private_rsquared
 from dpstats.methods.registry import Inference, ReleasedSums
 from dpstats.privacy.report import PrivacyReport
@@ -434,7 +434,7 @@ class DPRegressionResults:
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickling: patsy's DesignInfo cannot be pickled; what rebuilds it (formula terms, the names they use,
-        a zero-row public prototype) is stored instead (:mod:`dpstats.design_recipe`)."""
+        a zero-row public prototype) is stored instead (:mod:`dpstats.formula.recipe`)."""
         state = self.__dict__.copy()
         state["design_info"] = DesignRecipe.of(self.design_info)
         return state

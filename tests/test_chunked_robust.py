@@ -21,21 +21,21 @@ import pytest
 
 import dpstats
 from dpstats.errors import InsufficientDataError, MethodOptionError
-from dpstats.methods import ambssgd, robgd
+from dpstats.methods import get_method, robgd
 from dpstats.methods.blocks import RowPermutation
-from dpstats.methods.private_centring import GroupSumsPass, Standardisation, Transformed
-from dpstats.methods.robust_estimators import (
+from dpstats.methods.common.permutations import WindowedOrder
+from dpstats.methods.common.private_centring import GroupSumsPass, Standardisation, Transformed
+from dpstats.methods.common.robust_estimators import (
     DISTANCE_GRID,
     histogram_counts,
     slot_means,
 )
-from dpstats.methods.row_passes import (
+from dpstats.methods.common.row_passes import (
     ClipTable,
     GroupedCounts,
-    WindowedOrder,
     geometric_buckets,
 )
-from dpstats.rows import InMemoryRows
+from dpstats.methods.registry import FitContext
 from dpstats.privacy import PrivacyAccountant, PrivacyLedger
 from dpstats.simulate import robust_regression_data
 from dpstats.rows.sources import CSVSource, DataFrameSource, ParquetSource
@@ -89,37 +89,36 @@ def _same(a, b) -> None:
 def test_fit_chunks_equals_fit_with_private_centring(sim, method):
     """With an intercept, an uncentred column and a column with a public range: the released centres and scales,
     and the fit, are the in-memory ones for chunks of 7, 100 and n rows (the transform is elementwise per chunk)."""
-    mod = {"robgd": robgd, "ambssgd": ambssgd}[method]
+    spec = get_method(method)
     X = np.column_stack([np.ones(N), 50.0 + 10.0 * sim.X[:, 0], 1e3 * sim.X[:, 1], np.sign(sim.X[:, 2])])
     kw = {"max_rounds": 3, "intercept_index": 0, "column_ranges": [(1.0, 1.0), None, None, (-1.0, 1.0)]}
-    a = mod.fit(X, sim.y, ledger=PrivacyLedger(EPSILON, DELTA), rng=np.random.default_rng(3), bounds=None, **kw)
-    assert a.info["centre"][3] == 0.0 and a.info["scale"][3] == 1.0  # the public range: nothing released
-    assert 30 < a.info["centre"][1] < 70 and a.info["scale"][2] > 100  # released: near 50 and on the 1e3 scale
+    a = spec.fit_arrays(X, sim.y, ledger=PrivacyLedger(EPSILON, DELTA), rng=np.random.default_rng(3), **kw)
+    assert a.diagnostics["centre"][3] == 0.0 and a.diagnostics["scale"][3] == 1.0  # the public range: nothing released
+    assert 30 < a.diagnostics["centre"][1] < 70 and a.diagnostics["scale"][2] > 100  # released: near 50, 1e3 scale
     for rows in (7, 100, N):
-        b = mod.fit_chunks(InMemoryRows(X, sim.y, rows), ledger=PrivacyLedger(EPSILON, DELTA),
-                           rng=np.random.default_rng(3), bounds=None, **kw)
+        b = spec.fit_arrays(X, sim.y, ledger=PrivacyLedger(EPSILON, DELTA), rng=np.random.default_rng(3),
+                            chunk_rows=rows, **kw)
         for key in ("centre", "scale", "y_centre"):
-            np.testing.assert_array_equal(b.info[key], a.info[key])
+            np.testing.assert_array_equal(b.diagnostics[key], a.diagnostics[key])
         np.testing.assert_allclose(b.params, a.params, rtol=RTOL, atol=1e-12)
-        np.testing.assert_array_equal(b.info["gammas"], a.info["gammas"])
+        np.testing.assert_array_equal(b.diagnostics["gammas"], a.diagnostics["gammas"])
 
 
 @pytest.mark.parametrize("method,kw", CASES, ids=IDS)
 def test_fit_chunks_equals_fit_for_every_chunk_size(sim, method, kw):
     """The methods layer: chunks of 7, 100 and n rows give the in-memory fit, with one pass per round plus one per
     setup release (norm histogram, spectrum)."""
-    mod = {"robgd": robgd, "ambssgd": ambssgd}[method]
+    spec = get_method(method)
     led_a = PrivacyLedger(EPSILON, DELTA)
-    a = mod.fit(sim.X, sim.y, ledger=led_a, rng=np.random.default_rng(3), bounds=None, **kw)
+    a = spec.fit_arrays(sim.X, sim.y, ledger=led_a, rng=np.random.default_rng(3), **kw)
     for rows in (7, 100, N):
         led = PrivacyLedger(EPSILON, DELTA)
-        b = mod.fit_chunks(InMemoryRows(sim.X, sim.y, rows), ledger=led, rng=np.random.default_rng(3), bounds=None,
-                           **kw)
+        b = spec.fit_arrays(sim.X, sim.y, ledger=led, rng=np.random.default_rng(3), chunk_rows=rows, **kw)
         np.testing.assert_allclose(b.params, a.params, rtol=RTOL, atol=1e-15)
-        np.testing.assert_array_equal(b.info["gammas"], a.info["gammas"])
+        np.testing.assert_array_equal(b.diagnostics["gammas"], a.diagnostics["gammas"])
         pre = int("trace" not in kw)  # private preconditioning (standardize defaults to on unless trace is given)
         assert led.steps == led_a.steps and len(led.steps) == 1 + pre
-        T = a.info["rounds"]
+        T = a.diagnostics["rounds"]
         setup = pre + int("trace" not in kw) + int("rounds" not in kw)  # preconditioning, norm histogram, spectrum
         passes = setup + T + int(kw.get("best_iterate", False))
         assert any(f"{passes} passes over the data" in note and f"T = {T}" in note for note in b.notes)
@@ -132,18 +131,18 @@ def test_fit_chunks_equals_fit_with_held_rounds(sim, method, kw):
     spread out and its mode does not clear its noise, so rounds hold the iterate and pool their histograms
     (PooledHistogram).  The held rounds, the pooled readout and the fit are the in-memory ones for every chunk
     size (the seed is one at which rounds do hold: asserted)."""
-    mod = {"robgd": robgd, "ambssgd": ambssgd}[method]
+    spec = get_method(method)
     rs = np.random.default_rng(5)
     y = np.where(rs.random(N) < 0.7, 0.0, np.exp(2.0 * rs.standard_normal(N)))
-    a = mod.fit(sim.X, y, ledger=PrivacyLedger(EPSILON, DELTA), rng=np.random.default_rng(0), bounds=None, **kw)
-    assert a.info["held_rounds"] >= 1 and np.isinf(a.info["gammas"]).sum() >= 1
+    a = spec.fit_arrays(sim.X, y, ledger=PrivacyLedger(EPSILON, DELTA), rng=np.random.default_rng(0), **kw)
+    assert a.diagnostics["held_rounds"] >= 1 and np.isinf(a.diagnostics["gammas"]).sum() >= 1
     assert any("held the iterate" in note for note in a.notes)
     for rows in (7, 100, N):
-        b = mod.fit_chunks(InMemoryRows(sim.X, y, rows), ledger=PrivacyLedger(EPSILON, DELTA),
-                           rng=np.random.default_rng(0), bounds=None, **kw)
+        b = spec.fit_arrays(sim.X, y, ledger=PrivacyLedger(EPSILON, DELTA), rng=np.random.default_rng(0),
+                            chunk_rows=rows, **kw)
         np.testing.assert_allclose(b.params, a.params, rtol=RTOL, atol=1e-15)
-        np.testing.assert_array_equal(b.info["gammas"], a.info["gammas"])
-        assert b.info["held_rounds"] == a.info["held_rounds"]
+        np.testing.assert_array_equal(b.diagnostics["gammas"], a.diagnostics["gammas"])
+        assert b.diagnostics["held_rounds"] == a.diagnostics["held_rounds"]
 
 
 def test_api_fit_on_csv_parquet_dask_and_tiny_chunks_equals_in_memory(sim, files):
@@ -193,9 +192,10 @@ def test_refusals_come_before_any_pass_and_spend_nothing(sim, method, kw, error)
     kw = dict(kw)
     epsilon = kw.pop("epsilon", EPSILON)
     led = PrivacyLedger(epsilon, DELTA)
-    mod = {"robgd": robgd, "ambssgd": ambssgd}[method]
+    spec = get_method(method)
     with pytest.raises(error):
-        mod.fit_chunks(_NoReads(N, 3), ledger=led, rng=np.random.default_rng(0), bounds=None, **kw)
+        spec.fit(_NoReads(N, 3), FitContext(n=N, d=3, ledger=led, rng=np.random.default_rng(0)),
+                 spec.parse_options(kw, delta=DELTA))
     assert led.steps == []
     acct = PrivacyAccountant(5.0, 1e-5)
     with pytest.raises(error):
@@ -207,11 +207,11 @@ def test_refusals_come_before_any_pass_and_spend_nothing(sim, method, kw, error)
 def test_pass_functions_pickle(sim):
     """What a pass ships to a Dask worker pickles and computes the same partial result after the trip."""
     lay = robgd.RobGDLayout.draw(N, 0.2, 2, np.random.default_rng(1))
-    fn = robgd._RoundPass(lay, np.full(3, 0.1), 2.0, robgd.threshold_candidates(2.4))
+    fn = robgd._RoundPass(robgd._Preparer(lay, None), np.full(3, 0.1), 2.0, robgd.threshold_candidates(2.4))
     X, y = sim.X[100:900], sim.y[100:900]
     a, b = fn(X, y, 100), pickle.loads(pickle.dumps(fn))(X, y, 100)
     np.testing.assert_array_equal(a.counts.counts, b.counts.counts)
-    np.testing.assert_array_equal(a.table.full, b.table.full)  # type: ignore[union-attr]
+    np.testing.assert_array_equal(a.gradient.table.full, b.gradient.table.full)  # type: ignore[union-attr]
     st = Standardisation(np.array([0.0, 1.0, -2.0]), np.array([1.0, 3.0, 0.5]), 0, 0.25)
     sums = GroupSumsPass(RowPermutation.draw(N, np.random.default_rng(2)), 4, N // 4, np.array([1, 2]), True)
     for f in (Transformed(fn, st), sums):

@@ -16,7 +16,8 @@ from dpstats.errors import (
     DisallowedExpressionError, FormulaError, StatefulTransformError, UndeclaredLevelsError, UnknownColumnError,
 )
 from dpstats.formula import build_design
-from dpstats.formula_language import check_factor, expand_formula, model_desc
+from dpstats.formula.language import check_factor
+from dpstats.formula.parse import expand_formula, model_desc
 
 N = 3000
 

@@ -275,14 +275,14 @@ def patched_ssp(monkeypatch) -> Callable[[Callable[..., Any]], None]:
     """Replace ssp's fit by ``fit`` (which may call the real one) for one test."""
 
     def patch(fit: Callable[..., Any]) -> None:
-        spec = registry._REGISTRY["ssp"]
+        spec = registry.get_method("ssp")
         monkeypatch.setitem(registry._REGISTRY, "ssp", dataclasses.replace(spec, fit=fit))
 
     return patch
 
 
 def _release_then(exc: BaseException) -> Callable[..., Any]:
-    real = registry._REGISTRY["ssp"].fit
+    real = registry.get_method("ssp").fit
 
     def fit(*args, **kw):
         released = real(*args, **kw)  # spends the budget and releases coefficients

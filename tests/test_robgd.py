@@ -16,9 +16,9 @@ import pytest
 
 import dpstats
 from dpstats.errors import BudgetExceededError, InsufficientDataError, MethodOptionError
-from dpstats.methods import ambssgd, get_method, robgd
-from dpstats.methods import robust_estimators as est
-from dpstats.methods.private_centring import CENTRE_GRID
+from dpstats.methods import get_method
+from dpstats.methods.common import robust_estimators as est
+from dpstats.methods.common.private_centring import CENTRE_GRID
 from dpstats.methods.robgd import PRECONDITION_SHARE
 from dpstats.privacy import PrivacyAccountant, PrivacyLedger
 from dpstats.privacy.audit import audit_mechanism
@@ -320,9 +320,9 @@ def test_output_depends_on_the_data_only_through_released_values(monkeypatch: py
         recorded.clear()
         monkeypatch.setattr(mechanisms.GaussianBlock, "release", rec_release)
         monkeypatch.setattr(est, "gaussian_mechanism_mu", rec_gauss)
-        fit = {"robgd": robgd, "ambssgd": ambssgd}[method].fit  # the method's own fit on arrays
-        first = fit(X1, y_first, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(1), bounds=None, **opts)
-        assert (first.info["held_rounds"] > 0) == (y_first is zero_inflated), method
+        fit = get_method(method).fit_arrays  # the method's own fit on arrays
+        first = fit(X1, y_first, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(1), **opts)
+        assert (first.diagnostics["held_rounds"] > 0) == (y_first is zero_inflated), method
         replay = iter(list(recorded))
         sens_seen: list[float] = []
 
@@ -339,9 +339,9 @@ def test_output_depends_on_the_data_only_through_released_values(monkeypatch: py
 
         monkeypatch.setattr(mechanisms.GaussianBlock, "release", rep_release)
         monkeypatch.setattr(est, "gaussian_mechanism_mu", rep_gauss)
-        second = fit(X2, y2, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(1), bounds=None, **opts)
+        second = fit(X2, y2, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(1), **opts)
         assert np.array_equal(first.params, second.params), method
-        assert second.info["held_rounds"] == first.info["held_rounds"], method
+        assert second.diagnostics["held_rounds"] == first.diagnostics["held_rounds"], method
         assert sens_seen == [s for _, s in recorded], method  # sensitivities are functions of released values
 
 
@@ -600,4 +600,50 @@ def test_a_wide_declared_response_range_does_not_hurt(method: str) -> None:
     for seed in range(3):
         with_bounds = dpstats.dp_ols("y ~ x1 + x2", df, 1.0, 1e-6, method=method, bounds=bounds, random_state=seed)
         without = dpstats.dp_ols("y ~ x1 + x2", df, 1.0, 1e-6, method=method, random_state=seed)
+        assert r2(with_bounds) > r2(without) - 0.05
+
+
+def _wide_bounds_frame() -> tuple[pd.DataFrame, dict[str, tuple[float, float]]]:
+    """x2 ~ N(50, 5^2) declared in [0, 1000] (a documented cap, 100 sds wide), a factor, y declared wide."""
+    rng = np.random.default_rng(5)
+    n = 20_000
+    g = pd.Categorical(rng.choice(["a", "b", "c"], n), categories=["a", "b", "c"])  # public levels
+    df = pd.DataFrame({"x1": rng.uniform(0, 10, n), "x2": rng.normal(50, 5, n), "g": g})
+    df["y"] = 1.0 + 0.5 * df.x1 - 0.3 * df.x2 + (df.g == "b") * 1.0 + rng.normal(size=n)
+    return df, {"x1": (0, 10), "x2": (0, 1000), "y": (-1000, 1000)}
+
+
+def test_declared_ranges_are_marked_and_released_privately() -> None:
+    """A declared range is a privacy domain, not a scale: the pipeline marks the columns whose range comes from
+    declared bounds (x1, x2), not the intercept or the factor's dummies (ranges by construction), and robgd
+    releases a private centre and scale for the marked columns while the dummies' ranges stay free."""
+    from dpstats.pipeline import _declared_ranges
+
+    df, bounds = _wide_bounds_frame()
+    design = dpstats.formula.build_design("y ~ x1 + x2 + C(g)", df, bounds=bounds)
+    assert design.column_names == ["Intercept", "C(g)[T.b]", "C(g)[T.c]", "x1", "x2"]
+    assert _declared_ranges(design) == (False, False, False, True, True)
+    res = dpstats.dp_ols("y ~ x1 + x2 + C(g)", df, 1.0, 1e-6, method="robgd", bounds=bounds, random_state=0)
+    assert any(note.startswith("columns [1, 2]: centred and scaled by their public ranges") for note in res.privacy.notes)
+    assert any(note.startswith("columns [3, 4] and the response: private centres and scales")
+               for note in res.privacy.notes)
+
+
+@pytest.mark.parametrize("method", ["robgd", "ambssgd"])
+def test_wide_declared_covariate_bounds_do_not_hurt(method: str) -> None:
+    # Issue 17: a declared range used to be the column's scale in the preconditioning, so x2 (sd 5, declared in
+    # [0, 1000]) was scaled to a spread of 0.01 and the descent barely moved along it: in-sample R^2 0.33-0.40 with
+    # bounds against 0.79-0.82 without (seeds 0-2, both methods).  Declared ranges are now released privately like
+    # undeclared ones; the gap over these seeds is at most 0.018, and the margin 0.05 is about 4 of its standard
+    # deviations.  Fixed seeds.
+    df, bounds = _wide_bounds_frame()
+    y = df.y.to_numpy()
+
+    def r2(res: dpstats.DPRegressionResults) -> float:
+        return 1 - float(np.sum((y - res.predict(df)) ** 2) / np.sum((y - y.mean()) ** 2))
+
+    for seed in range(3):
+        with_bounds = dpstats.dp_ols("y ~ x1 + x2 + C(g)", df, 1.0, 1e-6, method=method, bounds=bounds,
+                                     random_state=seed)
+        without = dpstats.dp_ols("y ~ x1 + x2 + C(g)", df, 1.0, 1e-6, method=method, random_state=seed)
         assert r2(with_bounds) > r2(without) - 0.05

@@ -1,6 +1,6 @@
 """TEMPORARY adapter for the methods not yet ported to ``fit(rows, ctx, options)``: remove it once they are.
 
-``tukey``, ``robgd``, ``ambssgd``, ``dpsgd`` and ``lasso`` still define the
+``tukey``, ``dpsgd`` and ``lasso`` still define the
 previous interface: ``fit(X, y, *, ledger, rng, bounds, **options)`` on
 in-memory arrays and ``fit_chunks(rows, *, ledger, rng, bounds, **options)``
 on chunked rows, returning a :class:`LegacyMethodFit` (``info`` dict,
@@ -44,7 +44,7 @@ from dpstats.errors import MethodOptionError
 from dpstats.methods.registry import (
     PUBLIC_FACTS, FitContext, Inference, MethodFit, MethodOptions, MethodSpec, TheoryInputs, register,
 )
-from dpstats.rates import CAI, SPARSE_MODEL, Rate, UpperRate, log_inv, needs_sparsity, no_conditions
+from dpstats.rates import CAI, SPARSE_MODEL, Rate, UpperRate, log_inv, needs_sparsity
 from dpstats.rows.base import Rows
 from dpstats.rows.memory import InMemoryRows
 
@@ -152,11 +152,6 @@ def translate(old: LegacyMethodFit) -> MethodFit:
 
 # -- the legacy methods' theory rates (move each into its module when it is ported) ---------------------------
 
-def _ambssgd_conditions(n: float, d: int, epsilon: float, delta: float, s: int) -> list[str]:
-    need = d * math.sqrt(log_inv(delta)) / epsilon
-    return [] if n >= need else [f"n={n:g} < kappa^2 d sqrt(log(1/delta))/eps = {need:.3g} (burn-in, kappa=1)"]
-
-
 _LASSO = Rate(
     "upper", "lasso upper bound", f"{CAI} Thm 17",
     "sqrt(s log d log n / n) + s sqrt(log(1/delta)) log d log^(3/2) n/(n eps)",
@@ -166,25 +161,8 @@ _LASSO = Rate(
                      "paper's step 1/c_x^2 (step_size=1.0 after rescaling) and N0 ≍ log n; dpstats' default "
                      "step 1/L_2s is safe on any design but is not covered by the theorem"), needs_sparsity=True)
 
-_ROBGD = Rate(
-    "upper", "robgd upper bound", "Liu, Jain, Kong, Oh & Suggala (2023)",
-    "sqrt(d/n) + kappa^(1/2) d/(n eps), kappa=1, logs and log(1/delta) hidden (Sigma-norm)",
-    lambda n, d, s: math.sqrt(d / n),
-    lambda n, d, e, dl, s: d / (n * e),
-    no_conditions, ("sub-Weibull covariates and noise; at most an alpha fraction of labels corrupted, "
-                    "alpha below the error; error in Sigma-norm",))
-
-_AMBSSGD = Rate(
-    "upper", "ambssgd upper bound", "Varshney, Thakurta & Jain (2022)",
-    "sqrt(d/n) + kappa d sqrt(log(1/delta))/(n eps), kappa=1, logs hidden",
-    lambda n, d, s: math.sqrt(d / n),
-    lambda n, d, e, dl, s: d * math.sqrt(log_inv(dl)) / (n * e),
-    _ambssgd_conditions, ("sub-Gaussian covariates with known Tr(Sigma); error in Sigma-norm",))
-
 _LEGACY_RATES: dict[str, UpperRate] = {
     "lasso": UpperRate(_LASSO),
-    "robgd": UpperRate(_ROBGD),
-    "ambssgd": UpperRate(_AMBSSGD),
     "tukey": UpperRate(uncovered_source="TukeyEM (Amin et al. 2023)", why_none=(
         "Amin et al.'s utility theorem (Thm 3.1, via Brown et al. 2021) covers only the exact-depth Tukey EM; "
         "dpstats implements the approximate-depth EM, which has no utility theorem (in practice it needs "

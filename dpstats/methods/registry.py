@@ -11,16 +11,24 @@ defines
 * ``SPEC = register(MethodSpec(...))``: its name, citation, options class,
   public requirements, inference rule and theory rate;
 
-and is imported in ``dpstats/methods/__init__.py``.  The pipeline, the
-summary, the theory tables, the CLI, the README's method table and the
-parametrised tests read the registry; no other module keeps a table keyed by
-method name.  :mod:`dpstats.methods.ssp` is the reference example.
+and is named in :data:`BUILTIN_METHODS`.  The pipeline, the summary, the
+theory tables, the CLI, the README's method table and the parametrised tests
+read the registry; no other module keeps a table keyed by method name.
+:mod:`dpstats.methods.ssp` is the reference example.
+
+The registry imports no estimator: it imports the built-in ones by name on
+the first lookup (:func:`get_method`, :func:`available_methods`,
+:func:`register`), as it would load plug-ins.  So the registry and the
+shared blocks under :mod:`dpstats.methods.common`, which the layers below the
+estimators use (inference, results, theory), can be imported without loading
+every estimator, and no import cycle runs through the methods package.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import html
+import importlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -39,7 +47,8 @@ from dpstats.rows.memory import InMemoryRows
 
 __all__ = ["MethodOptions", "FitContext", "Inference", "InferenceRule", "ErrorSplit", "ReleasedStatistics", "ReleasedSums",
            "TheoryInputs", "MethodFit", "MethodSpec", "MethodTable", "FitFunction", "register", "get_method",
-           "available_methods", "PUBLIC_FACTS", "AutoFacts", "AutoRule", "choose_auto", "add_auto_rules"]
+           "available_methods", "PUBLIC_FACTS", "BUILTIN_METHODS", "AutoFacts", "AutoRule", "choose_auto",
+           "add_auto_rules"]
 
 OptionsT = TypeVar("OptionsT", bound="MethodOptions")
 
@@ -111,6 +120,10 @@ class FitContext:
         The clip ranges, for methods that need bounds (None otherwise).
     rescaled : bool
         The public rescaling to [-1, 1] was applied.
+    declared_ranges : tuple of bool
+        True for each column whose range in ``column_ranges`` comes from the user's declared bounds (a privacy
+        domain, wide by design: not a scale), False for a range the design gives by construction (the intercept,
+        factor dummies, spline bases) or no range; () means none is declared.
     """
 
     n: int
@@ -122,6 +135,7 @@ class FitContext:
     response_range: tuple[float, float] | None = None
     bounds: DataBounds | None = None
     rescaled: bool = False
+    declared_ranges: tuple[bool, ...] = ()
 
     @property
     def epsilon(self) -> float:
@@ -559,11 +573,46 @@ class MethodSpec:
         return self.fit(rows, ctx, self.parse_options(options, delta=ledger.delta))
 
 
+#: the built-in estimators: modules (or subpackages) of :mod:`dpstats.methods`, each registering its MethodSpec
+#: when imported; imported in this order on the first lookup (adassp and noisy_ols import ssp, ambssgd robgd)
+BUILTIN_METHODS = ("adassp", "ambssgd", "dpsgd", "lasso", "noisy_ols", "ols", "pgd", "robgd", "ssp", "tukey")
+
 _REGISTRY: dict[str, MethodSpec] = {}
+_BUILTIN_LOADED = [False]
+
+
+def _load_builtin_methods() -> None:
+    """Import the built-in estimators once (each registers itself); a method imported directly registers as well.
+
+    The flag is set before the imports, so that the registrations they make
+    do not load again; it is cleared if an import fails, so that the next
+    lookup retries and reports the failure.
+    """
+    if _BUILTIN_LOADED[0]:
+        return
+    _BUILTIN_LOADED[0] = True
+    try:
+        for name in BUILTIN_METHODS:
+            importlib.import_module(f"{__package__}.{name}")
+    except BaseException:
+        _BUILTIN_LOADED[0] = False
+        raise
 
 
 def register(spec: MethodSpec) -> MethodSpec:
-    """Add a method to the registry (its name must be new) and return its spec."""
+    """Add a method to the registry (its name must be new, also among the built-in methods) and return its spec.
+
+    Parameters
+    ----------
+    spec : MethodSpec
+        The method's description.
+
+    Returns
+    -------
+    MethodSpec
+        ``spec``, so that a module can write ``SPEC = register(MethodSpec(...))``.
+    """
+    _load_builtin_methods()
     if spec.name in _REGISTRY or spec.name == "auto":
         raise ValueError(f"method '{spec.name}' is already registered")
     if not (isinstance(spec.options, type) and issubclass(spec.options, MethodOptions)):
@@ -575,7 +624,24 @@ def register(spec: MethodSpec) -> MethodSpec:
 
 
 def get_method(name: str) -> MethodSpec:
-    """Look up a registered method by name, with a helpful error."""
+    """Look up a registered method by name, with a helpful error.
+
+    Parameters
+    ----------
+    name : str
+        The method's registered name.
+
+    Returns
+    -------
+    MethodSpec
+        Its description.
+
+    Raises
+    ------
+    UnknownMethodError
+        No method of that name, listing the registered ones.
+    """
+    _load_builtin_methods()
     if not isinstance(name, str) or name not in _REGISTRY:
         raise UnknownMethodError(
             f"unknown method {name!r}; available: {', '.join(sorted(_REGISTRY))} or 'auto'")
@@ -616,6 +682,7 @@ class MethodTable(dict):
 
 def available_methods() -> MethodTable:
     """All registered methods, by name (a copy): a mapping name -> :class:`MethodSpec` that prints as a table."""
+    _load_builtin_methods()
     return MethodTable(_REGISTRY)
 
 
@@ -640,6 +707,7 @@ def choose_auto(facts: AutoFacts) -> tuple[MethodSpec, AutoRule] | None:
     This is the whole of auto's rule: each method's regimes are its registered facts (``auto_rules``), chosen on
     simulations and the real-data benchmark (docs/choosing.md).
     """
+    _load_builtin_methods()  # every built-in method, and the rules they add (add_auto_rules), before choosing
     eligible = [(rule, spec) for spec in _REGISTRY.values() if (rule := spec.auto_rule(facts)) is not None]
     if not eligible:
         return None

@@ -5,7 +5,7 @@
 :class:`ChunkTask` on every chunk, where the source's chunks live (on a Dask
 cluster: on the workers), and only the combined result comes back:
 
-1. the chunk is prepared by the public :class:`~dpstats.formula.FramePlan`
+1. the chunk is prepared by the public :class:`~dpstats.formula.frame.FramePlan`
    (declared levels, clipping of raw variables, missing values) and
    evaluated with the public patsy design built from the schema
    (:class:`ChunkEvaluator`), so no chunk can change the design;
@@ -29,12 +29,12 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 import patsy
-from patsy.eval import ast_names
 
-from dpstats.errors import DataTypeError, DPStatsError, FormulaError
-from dpstats.formula import FramePlan, _finite_arrays, _quoted_names, _sanitised
-from dpstats.formula import non_finite_message as non_finite_message_of
-from dpstats.formula_language import FORMULA_ENV, expand_formula, model_desc
+from dpstats.errors import DataTypeError, DPStatsError
+from dpstats.formula.design import finite_arrays, rebuild_design_infos, sanitised_error
+from dpstats.formula.frame import FramePlan
+from dpstats.formula.parse import code_names, expand_formula, model_desc, quoted_names
+from dpstats.formula.schema import non_finite_message as non_finite_message_of
 from dpstats.rows.base import Combine
 from dpstats.rows.sources import DEFAULT_CHUNK_ROWS, DaskSource, DataSource
 from dpstats.scaling import PublicScaling
@@ -80,14 +80,10 @@ class ChunkEvaluator:
         return len(self.column_names)
 
     def infos(self) -> tuple[Any, Any]:
+        """(the response's DesignInfo, the right-hand side's), rebuilt once from public facts
+        (:func:`dpstats.formula.design.rebuild_design_infos`)."""
         if self._infos is None:
-            with np.errstate(all="ignore"):
-                y_dm, X_dm = patsy.dmatrices(model_desc(self.formula, shown=self.shown), self.prototype,
-                                             eval_env=FORMULA_ENV, return_type="matrix",
-                                             NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
-            if list(X_dm.design_info.column_names) != self.column_names:  # pragma: no cover - a patsy change
-                raise FormulaError("internal error: the design rebuilt on a worker differs from the driver's")
-            self._infos = (y_dm.design_info, X_dm.design_info)
+            self._infos = rebuild_design_infos(self.formula, self.prototype, self.column_names, self.shown)
         return self._infos
 
     def count(self, frame: pd.DataFrame) -> int:
@@ -146,7 +142,7 @@ class ChunkEvaluator:
             part = np.asarray(built.pop(0), dtype=float)
             for term, sl in sub.term_slices.items():
                 X[:, X_info.term_slices[term]] = part[:, sl]
-        return _finite_arrays(X, y_dm, self.non_finite_message, nulls)
+        return finite_arrays(X, y_dm, self.non_finite_message, nulls)
 
     def _build(self, infos: list[Any], df: pd.DataFrame) -> list[Any]:
         """patsy's matrices of the prepared rows; any failure becomes a typed error with a public message."""
@@ -155,7 +151,7 @@ class ChunkEvaluator:
                 return patsy.build_design_matrices(infos, df, return_type="matrix",
                                                    NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
         except Exception as exc:  # noqa: BLE001 - every failure is reported from public facts only
-            error = _sanitised(exc, self.shown)
+            error = sanitised_error(exc, self.shown)
         raise error
 
 
@@ -170,7 +166,7 @@ def _bare_variable(term: Any, info: Any, variables: set[str]) -> str | None:
     code = factor.code.strip()
     if code in variables:
         return code
-    quoted = _quoted_names(code)
+    quoted = quoted_names(code)
     if len(quoted) == 1 and quoted[0] in variables and code.replace(" ", "") in {f'Q("{quoted[0]}")',
                                                                                 f"Q('{quoted[0]}')"}:
         return quoted[0]
@@ -345,7 +341,7 @@ def formula_levels(schema: pd.DataFrame, formula: str, levels: Mapping[str, Sequ
         codes = [f.code for t in [*desc.lhs_termlist, *desc.rhs_termlist] for f in t.factors]
     except DPStatsError:  # the formula layer reports parse errors properly
         return dict(levels) if levels else None
-    used = {n for c in codes for n in [*ast_names(c), *_quoted_names(c)]}
+    used = {n for c in codes for n in code_names(c)}
     for c in schema.columns:
         if c in used and isinstance(schema[c].dtype, pd.CategoricalDtype):
             out[str(c)] = list(schema[c].cat.categories)

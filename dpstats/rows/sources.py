@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from dpstats.errors import DataTypeError, MissingDataError
+from dpstats.formula.frame import as_frame
 
 __all__ = ["DataSource", "DataFrameSource", "CSVSource", "ParquetSource", "DaskSource", "as_source",
            "is_chunked_data", "DEFAULT_CHUNK_ROWS"]
@@ -530,9 +531,7 @@ def as_source(data: Any, chunksize: int | None = None) -> DataSource:
     if isinstance(data, pd.DataFrame):
         return DataFrameSource(data, chunksize or DEFAULT_CHUNK_ROWS)
     if isinstance(data, Mapping):
-        from dpstats.formula import _as_frame  # noqa: PLC0415 - the formula layer is above this one
-
-        return DataFrameSource(_as_frame(data), chunksize or DEFAULT_CHUNK_ROWS)
+        return DataFrameSource(as_frame(data), chunksize or DEFAULT_CHUNK_ROWS)
     if isinstance(data, (str, os.PathLike)) or (isinstance(data, (list, tuple)) and data):
         items = [data] if isinstance(data, (str, os.PathLike)) else list(data)
         names = [os.fspath(p).lower().rstrip("/") for p in items]

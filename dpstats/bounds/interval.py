@@ -1,29 +1,33 @@
-"""Public data bounds: declared intervals, interval arithmetic and clipping.
+"""Interval arithmetic over factor code: the range of ``np.log(x)``, ``I(x ** 2)``, ``x1 * x2``, ... from
+declared ranges of the variables, and the public domain of each transform.
 
-The formula layer turns the user's ``bounds={...}`` (on raw variables or on
-design columns) into one interval per design column and one for the response,
-using interval arithmetic over the factor code (``np.log(x)``, ``I(x**2)``,
-``x1:x2``, ...).  Methods that need bounds receive a :class:`DataBounds` and
-clip the data to it, so the declared bounds hold for every row whatever the
-data are: that is what makes the sensitivities worst-case.
+Everything here reads the code's syntax tree and the declared intervals only
+(no data): :func:`interval_of_code` bounds a numeric factor,
+:func:`domain_violation` says why a transform is undefined somewhere on the
+declared ranges, :func:`domain_requirements` states each transform's domain in
+words for messages that must not depend on the data.
 """
 
 from __future__ import annotations
 
 import ast
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
-import numpy as np
-
-__all__ = ["Interval", "DataBounds", "IntervalError", "UnsupportedExpressionError", "DomainError", "interval_of_code",
+__all__ = ["Interval", "IntervalError", "UnsupportedExpressionError", "DomainError", "interval_of_code",
            "domain_violation", "domain_requirements", "ELEMENTWISE_FUNCTIONS"]
 
 
 @dataclass(frozen=True)
 class Interval:
-    """A closed interval [lo, hi] of the real line."""
+    """A closed interval [lo, hi] of the real line, with the interval arithmetic of its operators.
+
+    Attributes
+    ----------
+    lo, hi : float
+        The ends, lo <= hi (an empty interval is a ValueError).
+    """
 
     lo: float
     hi: float
@@ -34,31 +38,64 @@ class Interval:
 
     @property
     def abs_max(self) -> float:
+        """The largest absolute value on the interval, max(|lo|, |hi|)."""
         return max(abs(self.lo), abs(self.hi))
 
     @property
     def finite(self) -> bool:
+        """Both ends are finite."""
         return math.isfinite(self.lo) and math.isfinite(self.hi)
 
-    def __add__(self, other: "Interval") -> "Interval":
+    def __add__(self, other: Interval) -> Interval:
         return _finite(self.lo + other.lo, self.hi + other.hi)
 
-    def __neg__(self) -> "Interval":
+    def __neg__(self) -> Interval:
         return Interval(-self.hi, -self.lo)
 
-    def __sub__(self, other: "Interval") -> "Interval":
+    def __sub__(self, other: Interval) -> Interval:
         return self + (-other)
 
-    def __mul__(self, other: "Interval") -> "Interval":
+    def __mul__(self, other: Interval) -> Interval:
         p = [self.lo * other.lo, self.lo * other.hi, self.hi * other.lo, self.hi * other.hi]
         return _finite(min(p), max(p))
 
-    def reciprocal(self) -> "Interval":
+    def reciprocal(self) -> Interval:
+        """The image of the interval under x -> 1/x.
+
+        Returns
+        -------
+        Interval
+            [1/hi, 1/lo].
+
+        Raises
+        ------
+        DomainError
+            The interval contains 0, or an end of the image is not finite.
+        """
         if self.lo <= 0 <= self.hi:
             raise DomainError("division by an interval that contains 0")
         return _finite(1.0 / self.hi, 1.0 / self.lo)
 
-    def power(self, k: float) -> "Interval":
+    def power(self, k: float) -> Interval:
+        """The image of the interval under x -> x ** k.
+
+        Parameters
+        ----------
+        k : float
+            The exponent; an integer one allows any interval (a negative one through :meth:`reciprocal`), a
+            fractional one needs lo >= 0 (lo > 0 when k < 0).
+
+        Returns
+        -------
+        Interval
+            The smallest interval holding x ** k for every x in [lo, hi] (for even k, 0 when the interval
+            contains 0).
+
+        Raises
+        ------
+        DomainError
+            The power is undefined somewhere on the interval, or overflows a float.
+        """
         if float(k).is_integer():
             k = int(k)
             if k == 0:
@@ -77,8 +114,31 @@ class Interval:
         ends = [_pow(self.lo, k), _pow(self.hi, k)]
         return _finite(min(ends), max(ends))
 
-    def monotone(self, f, name: str, domain_lo: float = -math.inf, strict_lo: bool = False) -> "Interval":
-        """Image under an increasing function f defined on [domain_lo, inf)."""
+    def monotone(self, f: Callable[[float], float], name: str, domain_lo: float = -math.inf,
+                 strict_lo: bool = False) -> Interval:
+        """The image of the interval under an increasing function.
+
+        Parameters
+        ----------
+        f : callable
+            An increasing function of a float, defined on [domain_lo, inf) (or (domain_lo, inf)).
+        name : str
+            The function's name, for the message.
+        domain_lo : float
+            The lower end of f's domain.
+        strict_lo : bool
+            The domain is open at ``domain_lo`` (as for log).
+
+        Returns
+        -------
+        Interval
+            [f(lo), f(hi)].
+
+        Raises
+        ------
+        DomainError
+            The interval reaches outside f's domain, or f overflows a float on it.
+        """
         if self.lo < domain_lo or (strict_lo and self.lo <= domain_lo):
             raise DomainError(f"{name} needs a lower bound {'>' if strict_lo else '>='} {domain_lo}")
         try:
@@ -152,9 +212,26 @@ def interval_of_code(code: str, variables: Mapping[str, Interval]) -> Interval:
     Supports names, numeric constants, + - * / **, comparisons (0/1), ``I()``,
     ``Q("name")`` and the increasing functions log, log2, log10, log1p, exp,
     expm1, sqrt, arcsinh, tanh (bare or as ``np.``), plus
-    ``abs``/``np.abs`` and ``np.square``.  Raises :class:`IntervalError`
-    naming what is missing, :class:`DomainError` when the expression is
-    undefined or overflows somewhere on the ranges.
+    ``abs``/``np.abs`` and ``np.square``.
+
+    Parameters
+    ----------
+    code : str
+        The factor's code.
+    variables : mapping of str to Interval
+        The declared range of each variable.
+
+    Returns
+    -------
+    Interval
+        A range that holds the code's value for every value of the variables in their ranges.
+
+    Raises
+    ------
+    IntervalError
+        Naming what is missing (a variable's range); :class:`UnsupportedExpressionError` for an operation
+        interval arithmetic does not cover; :class:`DomainError` when the expression is undefined or
+        overflows somewhere on the ranges.
     """
     iv = _eval(_parse(code), variables, partial=False)
     assert iv is not None  # not partial: every variable has a range or IntervalError was raised
@@ -169,6 +246,18 @@ def domain_violation(code: str, variables: Mapping[str, Interval]) -> str | None
     ranges is (so ``np.log(x) * z`` with x declared in [0, 10] is found even
     when z has no bound).  Structural problems (an operation interval
     arithmetic does not cover) are not domain violations and give None.
+
+    Parameters
+    ----------
+    code : str
+        The factor's code.
+    variables : mapping of str to Interval
+        The declared ranges (variables not in it are unknown).
+
+    Returns
+    -------
+    str or None
+        Why the code is undefined somewhere on the ranges, or None.
     """
     return _violation(_parse(code), variables)
 
@@ -298,6 +387,16 @@ def domain_requirements(code: str) -> list[str]:
 
     Read from the formula text alone: used in messages that must not depend
     on which value or row broke a transform.
+
+    Parameters
+    ----------
+    code : str
+        The factor's code.
+
+    Returns
+    -------
+    list of str
+        Each transform's domain in words, without repeats.
     """
     try:
         tree = ast.parse(code.strip(), mode="eval")
@@ -325,60 +424,3 @@ def _power_domain(exponent: ast.AST) -> str:
     if float(k).is_integer():
         return "!= 0" if k < 0 else ""
     return "> 0" if k < 0 else ">= 0"
-
-
-@dataclass(frozen=True)
-class DataBounds:
-    """Per-design-column clip ranges and the response range, all public.
-
-    Attributes
-    ----------
-    column_lo, column_hi:
-        Clip range of each design column (length d).
-    y_lo, y_hi:
-        Clip range of the response.
-    null_rows:
-        True when the data may hold public null rows (``missing="drop"``):
-        rows whose response is NaN, put there by the formula layer for rows
-        with a missing value.  :meth:`clip` sets them to zero (design row and
-        response) *after* clipping, so that a null row adds nothing to any
-        sum over rows (clipping would move it: the intercept's range is
-        [1, 1]).  A public fact: it depends on the option, not on the data.
-    """
-
-    column_lo: np.ndarray
-    column_hi: np.ndarray
-    y_lo: float
-    y_hi: float
-    null_rows: bool = False
-
-    @property
-    def x_norm(self) -> float:
-        """B_X: bound on the Euclidean norm of a clipped design row."""
-        return float(np.sqrt(np.sum(np.maximum(self.column_lo**2, self.column_hi**2))))
-
-    @property
-    def y_abs(self) -> float:
-        """B_Y: bound on |y| of a clipped response."""
-        return float(max(abs(self.y_lo), abs(self.y_hi)))
-
-    def clip(self, X: np.ndarray, y: np.ndarray, inplace: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """Clip X column-wise and y to the declared ranges (new arrays, inputs untouched; with ``inplace`` the
-        float arrays X and y are overwritten, for chunks that are the caller's own); null rows (``null_rows``)
-        become zero rows."""
-        # one scalar clip to the envelope of all ranges (fast), then the columns with narrower ranges
-        Xc = np.clip(X, self.column_lo.min(), self.column_hi.max(), out=X if inplace else None)
-        narrower = np.flatnonzero((self.column_lo > self.column_lo.min()) | (self.column_hi < self.column_hi.max()))
-        for j in narrower:
-            np.clip(Xc[:, j], self.column_lo[j], self.column_hi[j], out=Xc[:, j])
-        yc = np.clip(y, self.y_lo, self.y_hi, out=y if inplace else None)
-        if self.null_rows:
-            null = np.isnan(yc)
-            if null.any():
-                Xc[null] = 0.0
-                yc[null] = 0.0
-        return Xc, yc
-
-    def describe(self, names: list[str] | None = None) -> str:
-        return (f"design rows clipped to declared per-column ranges (||x||_2 <= {self.x_norm:.4g}); "
-                f"response clipped to [{self.y_lo:.4g}, {self.y_hi:.4g}]")

@@ -1,0 +1,29 @@
+"""Public bounds: interval arithmetic over factor code, each design column's derived range, and clipping.
+
+* :mod:`dpstats.bounds.interval`: :class:`Interval` and interval arithmetic over factor code
+  (:func:`interval_of_code`), the domain of each transform (:func:`domain_violation`,
+  :func:`domain_requirements`) and the elementwise functions it bounds (:data:`ELEMENTWISE_FUNCTIONS`);
+* :mod:`dpstats.bounds.derive`: the range of every design column and of the response from the declared
+  ``bounds={...}`` (:func:`derive_ranges`), and what to declare when one is missing (:class:`BoundsAdvice`,
+  the message of :class:`~dpstats.errors.MissingBoundsError`);
+* :mod:`dpstats.bounds.data`: :class:`DataBounds`, the clip ranges a method that needs bounds receives.
+
+Nothing here reads data: every range is a function of the declared bounds, the formula and the schema.
+"""
+
+from dpstats.bounds.data import DataBounds
+from dpstats.bounds.derive import BoundsAdvice, DesignRanges, declared_interval, derive_ranges
+from dpstats.bounds.interval import (
+    ELEMENTWISE_FUNCTIONS,
+    DomainError,
+    Interval,
+    IntervalError,
+    UnsupportedExpressionError,
+    domain_requirements,
+    domain_violation,
+    interval_of_code,
+)
+
+__all__ = ["Interval", "DataBounds", "IntervalError", "UnsupportedExpressionError", "DomainError", "interval_of_code",
+           "domain_violation", "domain_requirements", "ELEMENTWISE_FUNCTIONS", "BoundsAdvice", "DesignRanges",
+           "declared_interval", "derive_ranges"]

@@ -1,0 +1,588 @@
+"""Formula + data -> the public design (:class:`Design`): X, y, patsy's design and each column's range.
+
+This layer never draws noise.  It guarantees that the *shape* of the design is
+a function of public facts only:
+
+* factor levels come from the formula (``C(g, levels=[...])``), from the
+  ``levels=`` argument, or from a declared schema (a pandas ``Categorical``
+  dtype, or ``bool``), never from the values present in the data, unless the
+  user opts in with ``allow_data_levels=True`` (reported as a leak);
+* factor code is row-wise: it is checked against the allow-list of
+  :mod:`dpstats.formula.language` before any data are read and evaluated in
+  dpstats's own namespace, never the caller's;
+* errors are decided from the schema (column names, dtypes, the formula, the
+  declared bounds: a transform undefined inside the declared bounds of its
+  variables is refused before any data are read, :mod:`dpstats.formula.schema`);
+  the few that depend on values (missing values, values outside declared
+  levels, non-finite values where no bound settles the transform) are checks
+  of the public domain and never echo a value or a count (``docs/privacy.md``);
+* ``missing="drop"`` keeps n public in a private fit: incomplete rows become
+  public null rows (see :func:`build_design`).
+
+:func:`build_design` evaluates the design on a frame in memory;
+:func:`public_design` builds it from a schema alone, for data read in chunks
+(:mod:`dpstats.rows.chunked` then evaluates every chunk with it).  Each design
+column's range is derived from the declared bounds by
+:func:`dpstats.bounds.derive_ranges`; the design for new data (``predict``) is
+:mod:`dpstats.formula.predict`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import patsy
+
+from dpstats.bounds import BoundsAdvice, DataBounds, Interval, declared_interval, derive_ranges
+from dpstats.errors import (
+    DataTypeError,
+    DPStatsError,
+    FormulaError,
+    MissingBoundsError,
+    NonFiniteValueError,
+    UndeclaredLevelsError,
+)
+from dpstats.formula.frame import FramePlan, as_frame, is_numeric
+from dpstats.formula.language import FORMULA_ENV
+from dpstats.formula.parse import code_names, declares_levels, formula_first_levels, model_desc, origin_code
+from dpstats.formula.schema import ParsedFormula, parse_formula
+
+__all__ = ["Design", "build_design", "public_design", "public_prototype", "finite_arrays", "sanitised_error",
+           "rebuild_design_infos"]
+
+
+@dataclass
+class Design:
+    """The public design of a fit and the (private) arrays it produced.
+
+    Everything but ``X`` and ``y`` is public: the column names, the patsy
+    designs of both sides, each column's range and the response's
+    (:func:`dpstats.bounds.derive_ranges`), what to declare for the missing
+    ranges, and the notes for the report.
+
+    Attributes
+    ----------
+    X, y : numpy.ndarray
+        The design and the response (no rows for a design built from a schema).
+    column_names : list of str
+        The design columns.
+    response_name : str
+        The response as patsy writes it.
+    design_info : patsy.DesignInfo
+        The right-hand side's design.
+    column_intervals : list of Interval or None
+        Each column's range (None where none is declared or derived).
+    response_interval : Interval or None
+        The response's range.
+    missing_bounds : list of str
+        The columns, then ``"<response> (response)"``, without a range.
+    notes : list of str
+        Notes for the report (missing values, levels read from the data).
+    numeric_variables : list of str
+        The numeric variables the formula uses.
+    response_info : patsy.DesignInfo or None
+        The left-hand side's design (used to evaluate chunks).
+    bound_variables : list of str
+        What to declare for the missing ranges: the raw variables whose bounds derive them.
+    underivable_bounds : list of tuple of (str, str)
+        (design column or response code, why) for the ranges no variable bounds can derive.
+    null_rows : bool
+        ``missing="drop"`` in a private fit: rows with a missing value are public null rows, NaN in X and y here
+        (the mask itself is private: it is never stored, only the NaN marks, which ``DataBounds.clip`` turns into
+        zeros).
+    formula_expanded : str
+        The formula as patsy parses it ('.' expanded, long sums nested), for workers.
+    non_finite_message : str
+        The public refusal for a non-finite value (the same for every value and row).
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    column_names: list[str]
+    response_name: str
+    design_info: Any
+    column_intervals: list[Interval | None]
+    response_interval: Interval | None
+    missing_bounds: list[str]
+    notes: list[str] = field(default_factory=list)
+    numeric_variables: list[str] = field(default_factory=list)
+    response_info: Any = None
+    bound_variables: list[str] = field(default_factory=list)
+    underivable_bounds: list[tuple[str, str]] = field(default_factory=list)
+    null_rows: bool = False
+    formula_expanded: str = ""
+    non_finite_message: str = ""
+
+    @property
+    def n(self) -> int:
+        """Rows of the design."""
+        return int(self.X.shape[0])
+
+    @property
+    def d(self) -> int:
+        """Columns of the design."""
+        return int(self.X.shape[1])
+
+    @property
+    def has_intercept(self) -> bool:
+        """The design has a column named ``Intercept``."""
+        return "Intercept" in self.column_names
+
+    def bounds_advice(self) -> BoundsAdvice:
+        """What to declare so that every column and the response have a range (:mod:`dpstats.bounds.derive`).
+
+        Returns
+        -------
+        BoundsAdvice
+            The keys to declare and the message of :class:`~dpstats.errors.MissingBoundsError`.
+        """
+        return BoundsAdvice(self.missing_bounds, self.bound_variables, self.underivable_bounds, self.response_name,
+                            self.numeric_variables)
+
+    def bounds_to_declare(self) -> list[str]:
+        """The ``bounds=`` keys that would give every column and the response a range.
+
+        Returns
+        -------
+        list of str
+            Raw variables first, then the design columns (or the response code) whose range cannot be derived
+            from variable bounds.
+        """
+        return self.bounds_advice().keys()
+
+    def data_bounds(self) -> DataBounds:
+        """The clip ranges of the design columns and the response.
+
+        Returns
+        -------
+        DataBounds
+            The declared or derived ranges, with the null-row mark.
+
+        Raises
+        ------
+        MissingBoundsError
+            A column or the response has no range (naming what to declare).
+        """
+        if self.missing_bounds:
+            raise MissingBoundsError(self.bounds_advice().message())
+        return DataBounds(
+            column_lo=np.array([iv.lo for iv in self.column_intervals], dtype=float),  # type: ignore[union-attr]
+            column_hi=np.array([iv.hi for iv in self.column_intervals], dtype=float),  # type: ignore[union-attr]
+            y_lo=self.response_interval.lo, y_hi=self.response_interval.hi,  # type: ignore[union-attr]
+            null_rows=self.null_rows,
+        )
+
+
+def _is_schema_categorical(series: pd.Series) -> bool:
+    return isinstance(series.dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(series.dtype)
+
+
+def _duplicate_columns_error(formula: str) -> FormulaError:
+    """patsy's raw ValueError when two design columns get one name (a declaration not written as a literal)."""
+    return FormulaError(
+        f"two design columns of {formula!r} would get the same name: a factor's declared levels list a level "
+        "twice, or a data column is named like a design column (e.g. 'Intercept'). List each level once and "
+        "rename the column; no budget was spent.")
+
+
+def _missing_notes(missing: str) -> list[str]:
+    if missing == "null":
+        return ["missing='drop': each row with a missing value in a variable the formula uses became a public null "
+                "row (design row and response zero after clipping), which adds nothing to the released sums; n "
+                "counts every row and is public, the number of complete rows is private and not reported"]
+    if missing == "drop":
+        return ["rows with missing values were dropped (missing='drop'); the remaining n is treated as public"]
+    return []
+
+
+def build_design(
+    formula: str,
+    data: Any,
+    *,
+    eval_env: Any = None,
+    bounds: Mapping[str, tuple[float, float]] | None = None,
+    levels: Mapping[str, Sequence[Any]] | None = None,
+    missing: str = "raise",
+    allow_data_levels: bool = False,
+    clip_variables: bool = True,
+) -> Design:
+    """Build the design matrix from public facts; see the module docstring.
+
+    Parameters
+    ----------
+    formula : str
+        A patsy formula in the formula language (:mod:`dpstats.formula.language`).
+    data : pandas.DataFrame or mapping
+        The data (a dict of equal-length arrays is made a table).
+    eval_env : object
+        Ignored, kept for compatibility: factor code is evaluated in dpstats's
+        own namespace (:data:`dpstats.formula.language.NAMESPACE`).
+    bounds : mapping of str to (float, float) or None
+        Declared ranges of variables, design columns or the response code.
+    levels : mapping of str to sequence or None
+        Declared levels of factors.
+    missing : str
+        ``"raise"``, ``"null"`` (incomplete rows become public null rows:
+        their design row and response are NaN here, and become zero rows
+        where the method clips, see :class:`~dpstats.bounds.DataBounds`) or
+        ``"drop"`` (rows removed; only for the non-private reference).
+    allow_data_levels : bool
+        Accept factor levels read from the data (a leak, named in the notes).
+    clip_variables : bool
+        Kept for compatibility; raw variables that enter a transform are
+        always clipped to their declared bounds (so ``np.log(x)`` with x in
+        [1, 10] is always finite).
+
+    Returns
+    -------
+    Design
+        The design, its arrays and each column's range.
+
+    Raises
+    ------
+    DPStatsError
+        A typed refusal decided from the formula, the schema and the declared
+        bounds and levels, or a domain check (missing values, values outside
+        declared levels, non-finite values), never echoing a value.
+    """
+    if not isinstance(formula, str) or "~" not in formula:
+        raise FormulaError("formula must be a string of the form 'y ~ x1 + x2', with a response on the left")
+    df = as_frame(data)
+    parsed = parse_formula(formula, df, bounds=bounds, levels=levels, missing=missing)
+    df, nulls = parsed.plan.prepare(df)
+    notes = _missing_notes(missing)
+    y_dm, X_dm = _dmatrices(parsed.desc, df, formula)
+    design_info = X_dm.design_info
+    notes += _check_levels(design_info, df, parsed, allow_data_levels)
+    X, y = finite_arrays(X_dm, y_dm, parsed.non_finite_message, nulls)
+    return _assemble(parsed, X, y, design_info, y_dm.design_info, bounds, notes)
+
+
+def _dmatrices(desc: Any, df: pd.DataFrame, formula: str) -> tuple[Any, Any]:
+    """patsy's (y, X) of the data in dpstats's namespace; any failure becomes a typed error with a public message."""
+    try:
+        with np.errstate(all="ignore"):  # numpy's warnings would say which rows are out of a domain
+            return patsy.dmatrices(desc, df, eval_env=FORMULA_ENV, return_type="matrix",
+                                   NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
+    except Exception as exc:  # noqa: BLE001 - every failure is reported from public facts only
+        error = sanitised_error(exc, formula)
+    raise error  # outside the handler, so that the original (which may quote values) is not the context
+
+
+def _check_levels(design_info: Any, df: pd.DataFrame, parsed: ParsedFormula, allow_data_levels: bool) -> list[str]:
+    """Refuse categorical factors whose levels were read from the data (unless the leak is opted in).
+
+    Levels are public when written in the formula, declared with ``levels=``
+    or by the schema (Categorical or bool dtype), or when the factor is a
+    comparison (levels False and True).
+    """
+    notes: list[str] = []
+    for factor, info in design_info.factor_infos.items():
+        if info.type != "categorical" or declares_levels(factor.code):
+            continue
+        facts = parsed.facts.get(factor.code)
+        if facts is not None and facts.boolean:
+            continue
+        fvars = [v for v in code_names(factor.code) if v in parsed.columns]
+        if fvars and all(_is_schema_categorical(df[v]) for v in fvars):
+            continue
+        if allow_data_levels:
+            notes.append(f"LEAK (opted in with allow_data_levels=True): the levels of '{factor.code}' were read "
+                         "from the data, which reveals which values occur")
+            continue
+        var = fvars[0] if fvars else factor.code
+        raise UndeclaredLevelsError(
+            f"the levels of '{factor.code}' would be read from the private data (which values occur is itself "
+            f"private). Declare them: write C({var}, levels=['level1', 'level2', ...]) in the formula, pass "
+            f"levels={{'{var}': [...]}}, or give the column a pandas Categorical dtype with the public "
+            "categories. allow_data_levels=True accepts the leak and names it in the report.")
+    return notes
+
+
+def finite_arrays(X_dm: Any, y_dm: Any, message: str, nulls: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The design and response as float arrays, null rows marked NaN; a non-finite value elsewhere is refused.
+
+    Parameters
+    ----------
+    X_dm, y_dm : array_like
+        patsy's design and response matrices (the response one column).
+    message : str
+        The public refusal (:func:`dpstats.formula.schema.non_finite_message`),
+        the same whatever value or row is not finite.
+    nulls : numpy.ndarray or None
+        The mask of the public null rows.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(X, y)``, float.
+
+    Raises
+    ------
+    NonFiniteValueError
+        A non-finite value outside the null rows.
+    """
+    X = np.asarray(X_dm, dtype=float)
+    y = np.asarray(y_dm, dtype=float)
+    if y.ndim != 2 or y.shape[1] != 1:
+        raise DataTypeError("the response must be a single numeric column")
+    y = y[:, 0]
+    finite = np.isfinite(y) & np.isfinite(X).all(axis=1)
+    if nulls is not None:
+        finite |= nulls
+    if not finite.all():
+        raise NonFiniteValueError(message)
+    if nulls is not None and nulls.any():
+        X[nulls] = np.nan
+        y[nulls] = np.nan
+    return X, y
+
+
+def _assemble(parsed: ParsedFormula, X: np.ndarray, y: np.ndarray, design_info: Any, response_info: Any,
+              bounds: Mapping[str, tuple[float, float]] | None, notes: list[str]) -> Design:
+    """The :class:`Design`, with each column's range derived from the declared bounds."""
+    numeric = [v for v in parsed.plan.variables if is_numeric(parsed.schema[v])]
+    ranges = derive_ranges(design_info, parsed.response_code, bounds, columns=parsed.columns, numeric=numeric,
+                           variables=code_names)
+    return Design(X=X, y=y, column_names=list(design_info.column_names), response_name=parsed.response_code,
+                  design_info=design_info, column_intervals=ranges.column_intervals,
+                  response_interval=ranges.response_interval, missing_bounds=ranges.missing, notes=notes,
+                  numeric_variables=numeric, response_info=response_info, bound_variables=ranges.bound_variables,
+                  underivable_bounds=ranges.underivable, null_rows=parsed.plan.missing == "null",
+                  formula_expanded=parsed.expanded, non_finite_message=parsed.non_finite_message)
+
+
+def public_prototype(schema: pd.DataFrame, bounds: Mapping[str, tuple[float, float]] | None,
+                     codes: Sequence[str] = ()) -> pd.DataFrame:
+    """A one-row frame of public values with the schema's (prepared) dtypes, on which patsy builds the design.
+
+    Numeric variables take the midpoint of their declared range (1.0 when none
+    is declared), categorical ones their first declared category (or the first
+    literal level of a ``C(var, levels=[...])`` in ``codes``), booleans False,
+    anything else an empty string (which the level check then refuses as
+    undeclared).  No value comes from the data.
+
+    Parameters
+    ----------
+    schema : pandas.DataFrame
+        The prepared schema (zero rows).
+    bounds : mapping of str to (float, float) or None
+        The declared bounds.
+    codes : sequence of str
+        The formula's codes (for levels written in ``C(var, levels=[...])``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row of public values.
+    """
+    first_levels = formula_first_levels(codes)
+    row: dict[str, Any] = {}
+    for v in schema.columns:
+        col = schema[v]
+        if v in first_levels and not isinstance(col.dtype, pd.CategoricalDtype):
+            row[v] = np.array([first_levels[v]], dtype=object)
+        elif isinstance(col.dtype, pd.CategoricalDtype):
+            cats = list(col.cat.categories)
+            row[v] = pd.Categorical(cats[:1], categories=cats) if cats else pd.Categorical([""])
+        elif pd.api.types.is_bool_dtype(col.dtype):
+            row[v] = np.array([False])
+        elif is_numeric(col):
+            iv = None
+            if bounds and v in bounds:
+                iv = declared_interval(v, bounds[v])
+            row[v] = np.array([1.0 if iv is None else (iv.lo + iv.hi) / 2.0], dtype=col.dtype)
+        else:
+            row[v] = np.array([""], dtype=object)
+    return pd.DataFrame(row, columns=list(schema.columns))
+
+
+def _prototype_error(formula: str, exc: BaseException) -> FormulaError:
+    """Why patsy cannot build the design on the public prototype (its message quotes public values only)."""
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if "does not match any of the expected levels" in first:
+        first = "a level of a factor cannot be built from its declaration"
+    return FormulaError(
+        f"the design of {formula!r} cannot be built from the declared schema alone ({first}); for data read in "
+        "chunks patsy evaluates the formula on the zero-row schema or on one row of public values (the midpoints "
+        "of declared bounds, else 1.0, and the first declared level): declare bounds for the variables of "
+        "transforms such as bs() so that this row is in their domain, and levels as literals")
+
+
+def _prototype_dmatrices(desc: Any, proto: pd.DataFrame) -> tuple[Any, Any]:
+    with np.errstate(all="ignore"):
+        return patsy.dmatrices(desc, proto, eval_env=FORMULA_ENV, return_type="matrix",
+                               NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
+
+
+def _schema_dmatrices(parsed: ParsedFormula, bounds: Mapping[str, tuple[float, float]] | None,
+                      formula: str) -> tuple[Any, Any, pd.DataFrame]:
+    """patsy's (y, X) built on the zero-row schema when it can (most formulas), else on one row of public values
+    (transforms that cannot evaluate an empty column), and the frame they were built on."""
+    proto = parsed.schema
+    failure: BaseException | None = None
+    try:
+        y_dm, X_dm = _prototype_dmatrices(parsed.desc, proto)
+    except (patsy.PatsyError, ValueError, TypeError, IndexError):
+        proto = public_prototype(parsed.schema, bounds, [parsed.response_code, *parsed.factor_codes])
+        try:
+            y_dm, X_dm = _prototype_dmatrices(parsed.desc, proto)
+        except (patsy.PatsyError, ValueError, TypeError, IndexError) as exc:
+            failure = (_duplicate_columns_error(formula) if "mismatch between column_names" in str(exc)
+                       else _prototype_error(formula, exc))
+    if failure is not None:
+        raise failure
+    return y_dm, X_dm, proto
+
+
+def rebuild_design_infos(expanded: str, prototype: pd.DataFrame, column_names: Sequence[str],
+                         shown: str | None = None) -> tuple[Any, Any]:
+    """The DesignInfos of both sides, rebuilt from the expanded formula on the frame the design was built on.
+
+    patsy's objects cannot be pickled, so a Dask worker (and a pickled
+    result, :mod:`dpstats.formula.recipe`) rebuilds them from public facts:
+    the formula as the driver parsed it (:attr:`Design.formula_expanded`)
+    and the zero-row schema or one-row public prototype of
+    :func:`public_design`, in dpstats's own formula namespace.
+
+    Parameters
+    ----------
+    expanded : str
+        The formula with '.' expanded and long sums nested.
+    prototype : pandas.DataFrame
+        The public frame the design is built on.
+    column_names : sequence of str
+        The design columns the rebuild must reproduce.
+    shown : str or None
+        The formula as the user wrote it, for messages.
+
+    Returns
+    -------
+    tuple
+        (the response's DesignInfo, the right-hand side's DesignInfo).
+
+    Raises
+    ------
+    FormulaError
+        The formula cannot be evaluated on the prototype, or the rebuilt columns differ from ``column_names``.
+    """
+    y_dm, X_dm = _prototype_dmatrices(model_desc(expanded, shown=shown), prototype)
+    if list(X_dm.design_info.column_names) != list(column_names):  # pragma: no cover - a patsy change
+        raise FormulaError("internal error: the design rebuilt on a worker differs from the driver's")
+    return y_dm.design_info, X_dm.design_info
+
+
+def public_design(
+    formula: str,
+    schema: pd.DataFrame,
+    *,
+    eval_env: Any = None,
+    bounds: Mapping[str, tuple[float, float]] | None = None,
+    levels: Mapping[str, Sequence[Any]] | None = None,
+    missing: str = "raise",
+    allow_data_levels: bool = False,
+    clip_variables: bool = True,
+) -> tuple[Design, FramePlan, pd.DataFrame]:
+    """The public design of a formula on data known only by its schema (data read in chunks).
+
+    ``schema`` is a frame with the data's column names and dtypes (its rows,
+    if any, are not used).  Every check of :func:`build_design` that does not
+    need the data runs here, before any row is read; patsy builds the design
+    on the zero-row schema, or, when a transform cannot evaluate an empty
+    column, on :func:`public_prototype`, one row of public values.
+    So the columns, levels and clip ranges come from public facts only, and
+    every chunk is later evaluated with this same design.  Returns the design
+    (with no rows), the per-chunk :class:`FramePlan` and the frame the design
+    was built on (which workers use to rebuild it).  ``eval_env`` and
+    ``clip_variables`` are ignored, as in :func:`build_design`.
+
+    Factor levels cannot be read from the data here (no chunk may change the
+    design): with ``allow_data_levels=True`` an undeclared factor is still
+    refused, with an explanation.
+
+    Parameters
+    ----------
+    formula : str
+        The formula.
+    schema : pandas.DataFrame
+        The data's column names and dtypes.
+    eval_env : object
+        Ignored, as in :func:`build_design`.
+    bounds : mapping of str to (float, float) or None
+        Declared ranges of variables, design columns or the response code.
+    levels : mapping of str to sequence or None
+        Declared levels of factors.
+    missing : str
+        ``"raise"``, ``"null"`` or ``"drop"``, as in :func:`build_design`.
+    allow_data_levels : bool
+        Only changes the explanation when a factor's levels are not declared (they cannot be read from chunks).
+    clip_variables : bool
+        Ignored, as in :func:`build_design`.
+
+    Returns
+    -------
+    tuple of (Design, FramePlan, pandas.DataFrame)
+        The design (no rows), the plan that prepares every chunk and the frame the design was built on.
+
+    Raises
+    ------
+    DPStatsError
+        The typed refusals of :func:`build_design` that are decided without data; an undeclared factor is an
+        :class:`~dpstats.errors.UndeclaredLevelsError` even with ``allow_data_levels=True``.
+    """
+    parsed = parse_formula(formula, schema.iloc[:0], bounds=bounds, levels=levels, missing=missing)
+    y_dm, X_dm, proto = _schema_dmatrices(parsed, bounds, formula)
+    try:
+        notes = _check_levels(X_dm.design_info, parsed.schema, parsed, allow_data_levels=False)
+    except UndeclaredLevelsError as exc:
+        if allow_data_levels:
+            raise UndeclaredLevelsError(
+                f"{exc} For data read in chunks (files, Dask) allow_data_levels=True is not supported: the levels "
+                "must be known before the first chunk is read, so that no chunk can change the design.") from None
+        raise
+    notes = _missing_notes(missing) + notes
+    empty = np.empty((0, len(X_dm.design_info.column_names)))
+    design = _assemble(parsed, empty, np.empty(0), X_dm.design_info, y_dm.design_info, bounds, notes)
+    return design, parsed.plan, proto
+
+
+def sanitised_error(exc: BaseException, formula: str) -> DPStatsError:
+    """A typed error for a failure of patsy (or numpy, pandas) while evaluating the design on data.
+
+    The original message is never passed on (patsy quotes the offending
+    value, e.g. "observation with value 'P-1234' does not match..."): the
+    message is built from the formula, the factor's code (where patsy says
+    which factor failed) and the exception's type.
+
+    Parameters
+    ----------
+    exc : BaseException
+        The failure.
+    formula : str
+        The formula as the user wrote it.
+
+    Returns
+    -------
+    DPStatsError
+        ``exc`` itself (its chain cut) if it is typed already, else a :class:`~dpstats.errors.FormulaError`.
+    """
+    if isinstance(exc, DPStatsError):
+        exc.__cause__ = exc.__context__ = None
+        return exc
+    msg = str(exc)
+    code = origin_code(exc)
+    where = f" '{code}'" if code else ""
+    if "does not match any of the expected levels" in msg or "mismatching levels" in msg:
+        return FormulaError(f"a factor{where} has values outside the levels declared for it (the declared schema "
+                            "is violated). Fix the data or the declared levels.")
+    if "mismatch between column_names" in msg:
+        return _duplicate_columns_error(formula)
+    return FormulaError(
+        f"patsy could not evaluate{(' the factor' + where) if code else ' the design'} of {formula!r} on the data "
+        f"({type(exc).__name__}; the original message is withheld because it may quote data values). Check that "
+        "every variable has the type the formula uses it as.")

@@ -1,0 +1,245 @@
+"""How a data frame (the whole data, or one chunk of it) is prepared for the public design: :class:`FramePlan`.
+
+The plan is decided from public facts (the formula, the declared levels and
+bounds, the schema) by :mod:`dpstats.formula.schema`; here it is applied to
+rows: missing values (refused, public null rows, or dropped for the
+non-private reference), declared levels (a value outside them is a schema
+violation, refused without naming the value), clipping of the raw variables
+that enter a transform, and the numpy dtypes patsy reads for columns with
+pandas extension dtypes (nullable ``boolean``, ``Int64``, ``Float64``,
+``string``; ``pd.NA`` being a missing value).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpstats.errors import DataTypeError, FormulaError, MissingDataError
+
+__all__ = ["FramePlan", "as_frame", "is_numeric", "numpy_columns"]
+
+
+def as_frame(data: Any) -> pd.DataFrame:
+    """The data as a DataFrame.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame or mapping
+        A DataFrame (returned as it is) or a dict of equal-length arrays.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table.
+
+    Raises
+    ------
+    DataTypeError
+        Anything else, or arrays that cannot form a table (pandas' message, which may quote values, is not passed
+        on).
+    """
+    if isinstance(data, pd.DataFrame):
+        return data
+    if isinstance(data, Mapping):
+        frame = _frame_from_mapping(data)
+        if frame is None:
+            raise DataTypeError("data is a dict whose arrays cannot form a table (their lengths or shapes differ); "
+                                "pass equal-length 1-d arrays")
+        return frame
+    raise DataTypeError(f"data must be a pandas DataFrame or a dict of equal-length arrays, got {type(data).__name__}")
+
+
+def _frame_from_mapping(data: Mapping[str, Any]) -> pd.DataFrame | None:
+    """A DataFrame of the mapping's arrays, or None (pandas' message is not passed on: it may quote values)."""
+    try:
+        return pd.DataFrame({k: np.asarray(v) if not isinstance(v, pd.Series) else v for k, v in data.items()})
+    except (ValueError, TypeError):
+        return None
+
+
+def is_numeric(series: pd.Series) -> bool:
+    """Whether a column can carry a declared range, from its dtype alone.
+
+    Parameters
+    ----------
+    series : pandas.Series
+        A column (or a zero-row column of the schema).
+
+    Returns
+    -------
+    bool
+        Its dtype is numeric and not boolean.
+    """
+    return pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype)
+
+
+@dataclass(frozen=True)
+class FramePlan:
+    """How a data frame (the whole data, or one chunk of it) is prepared for the public design.
+
+    Decided from the formula, the declared levels and bounds and the schema
+    only, and picklable (it holds no patsy objects), so every chunk and every
+    worker of a cluster prepares its rows identically:
+
+    * keep the variables the formula uses; a boolean response becomes 0/1;
+    * variables with declared levels become pandas Categoricals with exactly
+      those categories, and variables whose levels are written in the formula
+      (``C(g, levels=[...])``) are checked against them (a value outside them
+      is a schema violation, refused without naming the value);
+    * raw variables that enter a transform are clipped to their declared
+      range (``clip``), so the transform is evaluated inside the range on
+      which its domain was checked;
+    * missing values: ``"raise"`` (a schema violation), ``"null"`` (a row
+      with a missing value becomes the public null row ``fill``, evaluated
+      like any row and then marked, see
+      :func:`dpstats.formula.design.build_design`) or ``"drop"`` (the rows
+      are removed: only for the non-private reference ``ols``, whose n need
+      not be protected).
+
+    Attributes
+    ----------
+    variables : tuple of str
+        The variables the formula uses, in order of first use.
+    bool_responses : tuple of str
+        Boolean response variables, read as 0/1.
+    levels : tuple of (str, tuple)
+        Declared levels (``levels=``): the column becomes a Categorical with exactly these categories.
+    clip : tuple of (str, float, float)
+        The declared range of each raw variable that enters a transform.
+    missing : str
+        ``"raise"``, ``"null"`` or ``"drop"``.
+    allowed : tuple of (str, tuple)
+        Levels written in the formula (``C(g, levels=[...])``), checked before patsy sees the column.
+    fill : tuple of (str, Any)
+        The public null row (``missing="null"``), from public facts only.
+    """
+
+    variables: tuple[str, ...]
+    bool_responses: tuple[str, ...] = ()
+    levels: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    clip: tuple[tuple[str, float, float], ...] = ()
+    missing: str = "raise"
+    allowed: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    fill: tuple[tuple[str, Any], ...] = ()
+
+    def prepare(self, df: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray | None]:
+        """The prepared frame and, with ``missing="null"``, the mask of its null rows (None when it has none).
+
+        Missing values (NaN, None, ``pd.NA``) are handled first, so that the
+        columns with a pandas extension dtype (nullable ``boolean``, ``Int64``,
+        ``Float64``, ``string``, Arrow-backed) can then be given the numpy
+        dtype patsy understands (:func:`numpy_columns`).
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+            The rows (the whole data, a chunk, or the zero-row schema).
+
+        Returns
+        -------
+        tuple of (pandas.DataFrame, numpy.ndarray or None)
+            The prepared frame and the mask of its null rows.
+
+        Raises
+        ------
+        MissingDataError
+            A missing value with ``missing="raise"`` (naming the variables, never a row or a count).
+        FormulaError
+            A value outside the declared levels (never named).
+        """
+        variables = list(self.variables)
+        if variables and list(df.columns) != variables:  # (a column list copies a consolidated frame's block)
+            df = df[variables]
+        nulls = None
+        bad = [str(v) for v in variables if df[v].hasnans]
+        if bad:
+            if self.missing == "raise":
+                raise MissingDataError(
+                    f"missing values in {', '.join(bad)}. Impute them with a public rule, or pass missing='drop' "
+                    "(each incomplete row then becomes a public null row that adds nothing to the fit; n stays "
+                    "public and the number of complete rows private).")
+            if self.missing == "drop":
+                df = df.dropna(subset=variables)
+            else:
+                df, nulls = self._null_rows(df, bad)
+        df = numpy_columns(df, variables)
+        if self.bool_responses or self.levels or self.clip:
+            df = df.copy(deep=False)
+        for v in self.bool_responses:  # a binary response is a linear probability model: False/True -> 0/1
+            df[v] = df[v].astype(float)
+        for var, lv in self.levels:
+            _check_in_levels(df[var], var, lv)
+            df[var] = pd.Categorical(df[var], categories=list(lv))
+        for var, lv in self.allowed:
+            _check_in_levels(df[var], var, lv)
+        for var, lo, hi in self.clip:
+            df[var] = np.clip(df[var].to_numpy(dtype=float), lo, hi)
+        return df, nulls
+
+    def _null_rows(self, df: pd.DataFrame, bad: Sequence[str]) -> tuple[pd.DataFrame, np.ndarray]:
+        """``df`` with every row that has a missing value replaced by the public null row, and their mask."""
+        nulls = df[list(bad)].isna().any(axis=1).to_numpy()
+        fill = dict(self.fill)
+        out = df.copy()
+        for v in self.variables:
+            value = fill.get(v)
+            if value is None:  # text without declared levels (allow_data_levels=True): a value the column has
+                present = out.loc[~nulls, v]
+                value = present.iloc[0] if len(present) else ""
+            if isinstance(out[v].dtype, pd.CategoricalDtype) and value not in out[v].cat.categories:
+                out[v] = out[v].cat.add_categories([value])  # a declared level the schema's categories lack
+            out.loc[nulls, v] = value
+        return out, nulls
+
+
+def _check_in_levels(col: pd.Series, var: str, levels: Sequence[Any]) -> None:
+    if not bool(col.isin(list(levels)).all()):
+        raise FormulaError(
+            f"variable '{var}' has values outside its declared levels (the declared schema is violated). "
+            "Fix the data or the declared levels.")
+
+
+def numpy_columns(df: pd.DataFrame, variables: Sequence[str]) -> pd.DataFrame:
+    """``df`` with its pandas extension-dtype columns among ``variables`` given numpy dtypes patsy can read.
+
+    Nullable ``boolean`` becomes ``bool`` (so it is a declared two-level
+    factor, as ``bool`` is), nullable integers and floats (``Int64``,
+    ``Float64``, Arrow-backed numbers) their numpy counterparts, ``string``
+    becomes ``object``.  A decision on the dtype alone (schema); the columns
+    must hold no missing values (they are checked before).  Categoricals and
+    numpy columns are left alone, and ``df`` is returned as it is when no
+    column needs converting.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The rows, without missing values in ``variables``.
+    variables : sequence of str
+        The columns the formula uses.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``df`` with those columns converted (a shallow copy), or ``df`` itself.
+    """
+    converted: dict[str, Any] = {}
+    for v in variables:
+        dt = df[v].dtype
+        if not isinstance(dt, pd.api.extensions.ExtensionDtype) or isinstance(dt, pd.CategoricalDtype):
+            continue
+        numpy_dtype = getattr(dt, "numpy_dtype", None)
+        if numpy_dtype is not None and (pd.api.types.is_bool_dtype(dt) or pd.api.types.is_numeric_dtype(dt)):
+            converted[v] = df[v].to_numpy(dtype=numpy_dtype)
+        elif pd.api.types.is_string_dtype(dt):
+            converted[v] = df[v].to_numpy(dtype=object)
+    if not converted:
+        return df
+    out = df.copy(deep=False)
+    for v, values in converted.items():
+        out[v] = values
+    return out

@@ -1,0 +1,526 @@
+"""The formula language dpstats evaluates: row-wise operations only, checked before any data are read.
+
+patsy evaluates factor code as Python on whole columns, so any code that
+reads across rows (``np.mean(x)``, ``np.max(x)``, ``np.unique(g)``,
+indexing, knots at quantiles of ``x``) would let one row change every
+transformed value, outside every sensitivity the methods assume.  dpstats
+therefore checks each factor's code against an allow-list on its syntax tree,
+before any row is read (in memory, for files and Dask, and in ``predict``),
+and evaluates the accepted code in a namespace it controls
+(:data:`NAMESPACE`), never in the caller's, so that no name in the formula can
+be shadowed by an object of the caller's.
+
+Allowed:
+
+* column names (bare, or quoted as ``Q("name")``) and finite numeric literals;
+* ``+ - * / **`` (the exponent a constant) and one comparison
+  ``< <= > >= == !=`` per expression, all row by row;
+* ``I(...)``; ``C(var, contrast, levels=[...])`` with a literal list of levels
+  and a literal contrast (``Treatment``, ``Treatment('a')``, ``Sum``,
+  ``Sum(omit=...)``, ``Helmert``, ``Diff``, ``Poly``);
+* the elementwise functions the bounds layer can bound
+  (:data:`dpstats.bounds.ELEMENTWISE_FUNCTIONS`: log, log2, log10, log1p,
+  exp, expm1, sqrt, abs, square, arcsinh, tanh), bare (as in R) or with an
+  ``np.``/``numpy.`` prefix;
+* ``poly(x, k)``, as a term of its own: the raw powers x, x^2, ..., x^k
+  (R's ``poly(x, k, raw = TRUE)``), written out by
+  :func:`dpstats.formula.parse.model_desc` as the terms
+  ``x + I(x ** 2) + ... + I(x ** k)``, whose ranges interval arithmetic
+  derives from the bounds on x;
+* B-splines ``bs`` and the cubic regression splines ``cr``/``cc`` with literal
+  ``knots``, ``lower_bound`` and ``upper_bound`` (and literal ``df``,
+  ``degree``, ``include_intercept``); their argument is clipped to
+  [lower_bound, upper_bound] before the basis is evaluated, so no value can
+  make the basis fail.
+
+Everything else (cross-row functions, attribute calls such as
+``.astype(float)``, indexing, lambdas, comprehensions, functions from the
+caller's namespace) is refused with a
+:class:`~dpstats.errors.DisallowedExpressionError` that names the call and
+says why.  Unknown functions are named as functions, never as missing
+columns.  The formula's text is turned into terms (``y ~ .``, long sums,
+``poly``) by :mod:`dpstats.formula.parse`.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import patsy
+import patsy.builtins
+from patsy.mgcv_cubic_splines import CC, CR
+from patsy.splines import BS
+from patsy.state import stateful_transform
+
+from dpstats.bounds.interval import ELEMENTWISE_FUNCTIONS
+from dpstats.errors import (
+    DataTypeError,
+    DisallowedExpressionError,
+    FormulaError,
+    StatefulTransformError,
+    UnknownColumnError,
+)
+from dpstats.formula.parse import finite_number, is_call, literal_value
+
+__all__ = ["NAMESPACE", "FORMULA_ENV", "FactorFacts", "check_factor", "check_numeric_dtypes"]
+
+_CONTRASTS = ("Treatment", "Sum", "Helmert", "Diff", "Poly")
+_SPLINE_KEYWORDS = {"bs": {"df", "knots", "degree", "include_intercept", "lower_bound", "upper_bound"},
+                    "cr": {"df", "knots", "lower_bound", "upper_bound"},
+                    "cc": {"df", "knots", "lower_bound", "upper_bound"}}
+_SPLINE_PUBLIC_KEYWORDS = ("knots", "lower_bound", "upper_bound")
+_DATA_STATISTIC_TRANSFORMS = {"center", "standardize", "scale"}
+#: functions whose value for one row depends on other rows (named in the refusal's explanation)
+_CROSS_ROW = {
+    "mean", "average", "median", "std", "var", "sum", "prod", "min", "max", "amin", "amax", "ptp", "quantile",
+    "percentile", "nanmean", "nanmedian", "nanstd", "nanvar", "nansum", "nanmin", "nanmax", "nanquantile",
+    "nanpercentile", "unique", "sort", "argsort", "argmin", "argmax", "cumsum", "cumprod", "diff", "ediff1d",
+    "gradient", "rank", "histogram", "digitize", "bincount", "cov", "corrcoef", "convolve", "correlate", "roll",
+    "shuffle", "permutation", "searchsorted", "len", "sorted", "any", "all", "count_nonzero", "center",
+    "standardize", "scale", "zscore", "demean",
+}
+_ALLOWED_SUMMARY = ("+ - * / ** and comparisons, I(), Q('name'), C(var, levels=[...]), "
+                    f"{', '.join(sorted(ELEMENTWISE_FUNCTIONS))} (bare or as np.f), poly(x, k), "
+                    "and bs/cr/cc with literal knots, lower_bound and upper_bound")
+_CENTRE_HINT = "centre and scale with public constants instead, e.g. I((x - 40) / 10)"
+
+
+# -- the namespace formulas are evaluated in ------------------------------------------------------------------------
+
+def _clip_spline_argument(x: Any, lower_bound: float, upper_bound: float) -> Any:
+    """The spline's argument clipped to its declared [lower_bound, upper_bound] (a Series stays a Series)."""
+    return np.clip(x, lower_bound, upper_bound)
+
+
+class _ClippedBS(BS):
+    """patsy's B-spline basis with its argument clipped to the declared [lower_bound, upper_bound].
+
+    The knots and boundaries are literals (checked by :func:`check_factor`),
+    so nothing is memorised from the data: the basis is a fixed row-wise map.
+    """
+
+    def memorize_chunk(self, x: Any, *args: Any, **kwargs: Any) -> None:
+        super().memorize_chunk(np.zeros(0), *args, **kwargs)
+
+    def transform(self, x: Any, *args: Any, **kwargs: Any) -> Any:
+        return super().transform(_clip_spline_argument(x, kwargs["lower_bound"], kwargs["upper_bound"]),
+                                 *args, **kwargs)
+
+
+class _ClippedCR(CR):
+    """patsy's natural cubic regression spline (mgcv's ``cr``), argument clipped as in :class:`_ClippedBS`."""
+
+    def memorize_chunk(self, x: Any, *args: Any, **kwargs: Any) -> None:
+        super().memorize_chunk(np.zeros(0), *args, **kwargs)
+
+    def transform(self, x: Any, *args: Any, **kwargs: Any) -> Any:
+        return super().transform(_clip_spline_argument(x, kwargs["lower_bound"], kwargs["upper_bound"]),
+                                 *args, **kwargs)
+
+
+class _ClippedCC(CC):
+    """patsy's cyclic cubic regression spline (mgcv's ``cc``), argument clipped as in :class:`_ClippedBS`."""
+
+    def memorize_chunk(self, x: Any, *args: Any, **kwargs: Any) -> None:
+        super().memorize_chunk(np.zeros(0), *args, **kwargs)
+
+    def transform(self, x: Any, *args: Any, **kwargs: Any) -> Any:
+        return super().transform(_clip_spline_argument(x, kwargs["lower_bound"], kwargs["upper_bound"]),
+                                 *args, **kwargs)
+
+
+#: every name factor code can use besides the data's columns; the formula layer evaluates in this namespace only
+NAMESPACE: dict[str, Any] = {
+    "np": np, "numpy": np,
+    "I": patsy.builtins.I, "Q": patsy.builtins.Q, "C": patsy.builtins.C,
+    **{name: getattr(patsy.builtins, name) for name in _CONTRASTS},
+    **{name: (np.abs if name == "abs" else getattr(np, name)) for name in ELEMENTWISE_FUNCTIONS},
+    "bs": stateful_transform(_ClippedBS), "cr": stateful_transform(_ClippedCR), "cc": stateful_transform(_ClippedCC),
+}
+#: the patsy evaluation environment of every design dpstats builds
+FORMULA_ENV = patsy.EvalEnvironment([NAMESPACE])
+
+
+# -- checking one factor's code -------------------------------------------------------------------------------------
+
+@dataclass
+class FactorFacts:
+    """What the allow-list learned about one factor's code (all public: read from the formula and the names).
+
+    Attributes
+    ----------
+    code : str
+        The factor's code as patsy writes it.
+    variables : list of str
+        The data columns it reads, in order of first use.
+    numeric : list of str
+        The columns it uses as numbers (in arithmetic, a function, a spline
+        or a comparison); their dtypes must be numeric or boolean.
+    boolean : bool
+        The factor's value is a comparison, whose levels (False, True) are public.
+    calls : set of str
+        The namespace names it uses as functions or modules (``np``, ``log``, ``bs``, ...).
+    """
+
+    code: str
+    variables: list[str] = field(default_factory=list)
+    numeric: list[str] = field(default_factory=list)
+    boolean: bool = False
+    calls: set[str] = field(default_factory=set)
+
+
+def check_factor(code: str, columns: Iterable[str]) -> FactorFacts:
+    """Check one factor's code against the allow-list (module docstring); decided from the code and column names.
+
+    Parameters
+    ----------
+    code : str
+        The factor's code as patsy writes it.
+    columns : iterable of str
+        The data's column names.
+
+    Returns
+    -------
+    FactorFacts
+        The columns it reads, those it uses as numbers, whether it is a comparison, the functions it calls.
+
+    Raises
+    ------
+    FormulaError
+        Code that is not a Python expression, or a column named like a function the code calls.
+    DisallowedExpressionError
+        An operation outside the allow-list (naming it and saying why); its
+        subclass :class:`~dpstats.errors.StatefulTransformError` for patsy's
+        transforms that compute statistics of the data.
+    UnknownColumnError
+        A name that is neither a column nor a function of the language.
+    """
+    try:
+        tree = ast.parse(code.strip(), mode="eval")
+    except SyntaxError:
+        raise FormulaError(f"'{code}' is not a valid expression") from None
+    checker = _Checker(code, [str(c) for c in columns])
+    top = tree.body
+    checker.expr(top, numeric=False)
+    wrapped = (is_call(top, "I") or is_call(top, "C")) and top.args  # type: ignore[attr-defined]
+    inner = top.args[0] if wrapped else top  # type: ignore[attr-defined]
+    checker.facts.boolean = isinstance(inner, ast.Compare)
+    shadowed = sorted(checker.facts.calls & checker.columns)
+    if shadowed:
+        raise FormulaError(
+            f"the data have a column named {shadowed[0]!r}, which is also the name of a function the formula "
+            f"calls in '{code}'; rename the column (e.g. df.rename(columns={{{shadowed[0]!r}: "
+            f"'{shadowed[0]}_value'}})). No budget was spent.")
+    return checker.facts
+
+
+def check_numeric_dtypes(facts: Iterable[FactorFacts], schema: pd.DataFrame) -> None:
+    """Refuse a non-numeric column used as a number (``I(code * 2)`` on text), from the dtypes alone.
+
+    Parameters
+    ----------
+    facts : iterable of FactorFacts
+        The checked factors (:func:`check_factor`).
+    schema : pandas.DataFrame
+        The prepared frame (declared levels make a column categorical),
+        whose dtypes are public facts; no value is read.
+
+    Raises
+    ------
+    DataTypeError
+        A column used as a number whose dtype is neither numeric nor boolean.
+    """
+    for f in facts:
+        for v in f.numeric:
+            dt = schema[v].dtype
+            if pd.api.types.is_bool_dtype(dt) or (pd.api.types.is_numeric_dtype(dt)
+                                                   and not isinstance(dt, pd.CategoricalDtype)):
+                continue
+            raise DataTypeError(
+                f"'{f.code}' uses the column '{v}' as a number, but its type is {_dtype_words(dt)}. Convert it "
+                f"with a public rule before fitting (e.g. df['{v}'] = pd.to_numeric(df['{v}'])), or use it as a "
+                f"factor: C({v}, levels=[...]). Decided from the column's type; no value was read and no budget "
+                "was spent.")
+
+
+def _dtype_words(dt: Any) -> str:
+    """A dtype in words, without a string dtype's width (the width of a fixed-width text dtype is its longest value)."""
+    if isinstance(dt, pd.CategoricalDtype):
+        return "categorical (declared levels)"
+    if pd.api.types.is_string_dtype(dt) or getattr(dt, "kind", "") in "OSU":
+        return "text or objects"
+    return str(dt)
+
+
+def _constant_expression(node: ast.AST) -> bool:
+    """Numeric literals combined with + - * / ** only (an exponent)."""
+    if isinstance(node, ast.Constant):
+        return finite_number(node) is not None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _constant_expression(node.operand)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)):
+        return _constant_expression(node.left) and _constant_expression(node.right)
+    return False
+
+
+_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
+_COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
+_REFUSED_NODES = {
+    ast.Subscript: "indexing reads values of other rows (or picks rows); it is not row-wise",
+    ast.Attribute: "attribute access (such as x.values or x.astype) is not evaluated; convert the column before "
+                   "fitting",
+    ast.Lambda: "lambdas are not evaluated",
+    ast.ListComp: "comprehensions are not evaluated", ast.SetComp: "comprehensions are not evaluated",
+    ast.DictComp: "comprehensions are not evaluated", ast.GeneratorExp: "comprehensions are not evaluated",
+    ast.BoolOp: "'and'/'or' are not row-wise on columns; write the condition as a comparison",
+    ast.IfExp: "conditional expressions are not row-wise on columns",
+    ast.NamedExpr: "assignments are not evaluated",
+    ast.JoinedStr: "f-strings are not evaluated",
+}
+
+
+class _Checker:
+    """Walks one factor's syntax tree, refusing anything outside the allow-list and collecting public facts."""
+
+    def __init__(self, code: str, columns: Sequence[str]) -> None:
+        self.code = code
+        self.column_list = list(columns)
+        self.columns = set(columns)
+        self.facts = FactorFacts(code)
+
+    # -- refusals -------------------------------------------------------------------------------------------------
+    def refuse(self, what: str, why: str) -> DisallowedExpressionError:
+        return DisallowedExpressionError(
+            f"'{self.code}' uses {what}: {why}. dpstats evaluates formulas with row-wise operations only "
+            f"({_ALLOWED_SUMMARY}), checked before any data are read; nothing was spent.")
+
+    def unknown_name(self, name: str) -> UnknownColumnError:
+        return UnknownColumnError(
+            f"the formula uses '{name}', which is not a column of the data; columns are: "
+            f"{', '.join(self.column_list)}")
+
+    # -- expressions ----------------------------------------------------------------------------------------------
+    def variable(self, name: str, numeric: bool) -> None:
+        if name not in self.columns:
+            raise self.unknown_name(name)
+        if name not in self.facts.variables:
+            self.facts.variables.append(name)
+        if numeric and name not in self.facts.numeric:
+            self.facts.numeric.append(name)
+
+    def expr(self, node: ast.AST, numeric: bool = True) -> None:
+        if isinstance(node, ast.Constant):
+            if finite_number(node) is None:
+                raise self.refuse(f"the literal {ast.unparse(node)}", "only finite numbers may appear in "
+                                  "expressions (text appears only as a level in C(..., levels=[...]), a contrast's "
+                                  "reference, or a column name in Q('name'))")
+        elif isinstance(node, ast.Name):
+            if node.id in NAMESPACE and node.id not in self.columns:
+                raise self.refuse(f"'{node.id}' as a value", f"{node.id} is a function or module of the "
+                                  f"formula language; call it on a column, e.g. {node.id}(x)")
+            self.variable(node.id, numeric)
+        elif isinstance(node, ast.BinOp):
+            if not isinstance(node.op, _OPERATORS):
+                raise self.refuse(f"the operator in {ast.unparse(node)!r}", "only + - * / ** are evaluated")
+            self.expr(node.left)
+            if isinstance(node.op, ast.Pow) and not _constant_expression(node.right):
+                raise self.refuse(f"the power {ast.unparse(node)!r}", "the exponent must be a number (a literal "
+                                  "such as 2 or 0.5), so that the range of the power follows from the bounds")
+            self.expr(node.right)
+        elif isinstance(node, ast.UnaryOp):
+            if not isinstance(node.op, (ast.USub, ast.UAdd)):
+                raise self.refuse(f"the operator in {ast.unparse(node)!r}", "only unary - and + are evaluated")
+            self.expr(node.operand)
+        elif isinstance(node, ast.Compare):
+            if len(node.ops) != 1 or not isinstance(node.ops[0], _COMPARISONS):
+                raise self.refuse(f"the comparison {ast.unparse(node)!r}", "write one comparison (< <= > >= == "
+                                  "!=) between two numeric expressions; chained comparisons are not row-wise")
+            self.expr(node.left)
+            self.expr(node.comparators[0])
+        elif isinstance(node, ast.Call):
+            self.call(node, numeric)
+        else:
+            why = next((w for t, w in _REFUSED_NODES.items() if isinstance(node, t)),
+                       "this kind of Python expression is not evaluated")
+            raise self.refuse(repr(ast.unparse(node)), why)
+
+    # -- calls ----------------------------------------------------------------------------------------------------
+    def call(self, node: ast.Call, numeric: bool) -> None:
+        name, shown = self.function_name(node)
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            raise self.refuse(f"*args or **kwargs in {shown}()", "arguments must be written out")
+        bare = isinstance(node.func, ast.Name)
+        self.facts.calls.add(name if bare else node.func.value.id)  # type: ignore[attr-defined]
+        if bare and name == "I":
+            self.single_argument(node, shown)
+            self.expr(node.args[0], numeric=True)
+        elif bare and name == "Q":
+            arg = node.args[0] if len(node.args) == 1 and not node.keywords else None
+            if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
+                raise self.refuse(f"{ast.unparse(node)}", "Q() takes one quoted column name, e.g. Q('my column')")
+            if arg.value not in self.columns:
+                raise UnknownColumnError(
+                    f"the formula quotes Q('{arg.value}'), which is not a column of the data; columns are: "
+                    f"{', '.join(self.column_list)}")
+            self.variable(arg.value, numeric)
+        elif bare and name == "C":
+            self.categorical(node)
+        elif name in ELEMENTWISE_FUNCTIONS:
+            self.single_argument(node, shown)
+            self.expr(node.args[0], numeric=True)
+        elif bare and name in _SPLINE_KEYWORDS:
+            self.spline(node, name)
+        else:
+            raise self.refused_function(node, name, shown, bare)
+
+    def function_name(self, node: ast.Call) -> tuple[str, str]:
+        """(the function's name, how it is written), or a refusal for a call that is not of a plain name."""
+        func = node.func
+        if isinstance(func, ast.Name):
+            return func.id, func.id
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in {"np", "numpy"}:
+            return func.attr, f"{func.value.id}.{func.attr}"
+        if isinstance(func, ast.Attribute):
+            raise self.refuse(f"the method call {ast.unparse(node)!r}",
+                              f"calling .{func.attr}() on a value is not evaluated (it could compute across rows, "
+                              "or read values the formula does not declare); convert or transform the column with "
+                              "a public rule before fitting, or use the row-wise functions listed next")
+        raise self.refuse(f"the call {ast.unparse(node)!r}", "only functions called by name are evaluated")
+
+    def single_argument(self, node: ast.Call, shown: str) -> None:
+        if len(node.args) != 1 or node.keywords:
+            raise self.refuse(f"{ast.unparse(node)}", f"{shown}() takes exactly one argument here")
+
+    def refused_function(self, node: ast.Call, name: str, shown: str, bare: bool) -> DisallowedExpressionError:
+        if bare and name in _DATA_STATISTIC_TRANSFORMS:
+            return StatefulTransformError(
+                f"'{self.code}' uses patsy's {name}(), which computes the mean/sd of the private data. Write the "
+                "transform with public constants instead, e.g. I((x - 50) / 10), using centre and scale from "
+                "domain knowledge.")
+        if bare and name == "te":
+            return StatefulTransformError(f"'{self.code}': te() tensor splines choose knots from the data; not "
+                                          "supported.")
+        if bare and name == "poly":
+            return self.refuse(f"{ast.unparse(node)}", "poly(x, k) must be a term of its own (y ~ poly(x, 2), or "
+                               "poly(x, 2):z); inside an expression write the powers, e.g. I(x ** 2)")
+        if bare and name in _CONTRASTS:
+            return self.refuse(f"{shown}()", "a contrast belongs inside C(), e.g. C(g, Treatment('a'), "
+                               "levels=['a', 'b'])")
+        if name in _CROSS_ROW:
+            return self.refuse(f"{shown}()", f"{shown}() computes on every row at once, so each row's value would "
+                               "depend on the other rows (one person's data could change every transformed value, "
+                               f"which no bound covers); {_CENTRE_HINT}")
+        if not bare:
+            return self.refuse(f"{shown}()", f"{shown}() is not one of the row-wise functions dpstats evaluates")
+        return DisallowedExpressionError(
+            f"'{self.code}' calls the function {name}(), which dpstats does not evaluate: formulas are evaluated in "
+            f"dpstats's own namespace with row-wise operations only ({_ALLOWED_SUMMARY}); functions defined by the "
+            "caller are not looked up, because dpstats cannot check that they compute row by row. Write the "
+            "transform with these operations, or transform the column with a public rule before fitting. "
+            "Nothing was spent.")
+
+    def categorical(self, node: ast.Call) -> None:
+        if not node.args or len(node.args) > 2:
+            raise self.refuse(ast.unparse(node), "C() takes a variable, an optional contrast and levels=[...]")
+        target = node.args[0]
+        if isinstance(target, ast.Name) and target.id in self.columns:
+            self.variable(target.id, numeric=False)
+        elif is_call(target, "Q"):
+            self.call(target, numeric=False)  # type: ignore[arg-type]
+        else:
+            self.expr(target, numeric=True)
+        contrasts = list(node.args[1:])
+        for kw in node.keywords:
+            if kw.arg == "levels":
+                self.levels(kw.value)
+            elif kw.arg == "contrast":
+                contrasts.append(kw.value)
+            else:
+                raise self.refuse(f"C(..., {kw.arg}=...)", "C() takes only a contrast and levels=[...]")
+        if len(contrasts) > 1:
+            raise self.refuse(ast.unparse(node), "C() takes one contrast")
+        for c in contrasts:
+            self.contrast(c)
+
+    def levels(self, node: ast.AST) -> None:
+        try:
+            value = literal_value(node)
+        except ValueError:
+            value = None
+        ok = isinstance(value, (list, tuple)) and len(value) > 0 and all(
+            isinstance(v, (str, int, float, bool)) for v in value)
+        if not ok:
+            raise self.refuse(
+                f"levels={ast.unparse(node)}",
+                "levels must be written as a literal list, e.g. levels=['a', 'b', 'c']: levels computed by code "
+                "(np.unique(g), a variable of your session) would be read from the data or from outside the "
+                "formula. Pass a list from your session with levels={'g': [...]} instead")
+
+    def contrast(self, node: ast.AST) -> None:
+        why = ("the contrast must be Treatment, Treatment('level'), Treatment(reference='level'), Sum, "
+               "Sum(omit='level'), Helmert, Diff or Poly, with literal arguments")
+        if isinstance(node, ast.Name) and node.id in _CONTRASTS:
+            return
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _CONTRASTS:
+            try:
+                for arg in [*node.args, *(k.value for k in node.keywords)]:
+                    literal_value(arg)
+            except ValueError:
+                raise self.refuse(f"the contrast {ast.unparse(node)}", why) from None
+            if all(k.arg is not None for k in node.keywords):
+                return
+        raise self.refuse(f"the contrast {ast.unparse(node)}", why)
+
+    def spline(self, node: ast.Call, name: str) -> None:
+        given = {k.arg for k in node.keywords}
+        missing = [k for k in _SPLINE_PUBLIC_KEYWORDS if k not in given]
+        if missing:
+            raise StatefulTransformError(
+                f"'{self.code}': {name}() places knots and boundaries at quantiles of the private data unless "
+                f"they are given. Pass {', '.join(missing)}= with public values, e.g. "
+                f"{name}(x, knots=[2, 5, 8], lower_bound=0, upper_bound=10).")
+        if len(node.args) != 1:
+            raise self.refuse(ast.unparse(node), f"{name}() takes its variable as the only positional argument "
+                              "and the rest by keyword (knots=, lower_bound=, upper_bound=, df=)")
+        values: dict[str, Any] = {}
+        for kw in node.keywords:
+            if kw.arg not in _SPLINE_KEYWORDS[name]:
+                raise self.refuse(f"{name}(..., {kw.arg}=...)",
+                                  f"{name}() takes only {', '.join(sorted(_SPLINE_KEYWORDS[name]))} (constraints "
+                                  "such as 'center' are computed from the data)")
+            values[kw.arg] = self.spline_argument(name, kw.arg, kw.value)  # type: ignore[arg-type]
+        if not values["lower_bound"] < values["upper_bound"]:
+            raise self.refuse(ast.unparse(node), "lower_bound must be below upper_bound")
+        if any(not values["lower_bound"] <= k <= values["upper_bound"] for k in values["knots"]):
+            raise self.refuse(ast.unparse(node), "every knot must lie in [lower_bound, upper_bound]")
+        self.expr(node.args[0], numeric=True)
+
+    def spline_argument(self, name: str, arg: str, node: ast.AST) -> Any:
+        """A spline keyword's literal value, checked (knots: finite numbers; bounds: a finite number; ...)."""
+        try:
+            value = literal_value(node)
+        except ValueError:
+            value = None
+        if arg == "knots":
+            ok = isinstance(value, (list, tuple)) and all(_isfinite_number(v) for v in value)
+        elif arg in {"lower_bound", "upper_bound"}:
+            ok = _isfinite_number(value)
+        elif arg == "include_intercept":
+            ok = isinstance(value, bool)
+        else:  # df, degree
+            ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        if not ok:
+            raise self.refuse(f"{name}(..., {arg}={ast.unparse(node)})",
+                              f"{arg} must be a literal ({'a list of numbers' if arg == 'knots' else 'a number'}"
+                              "), written in the formula from domain knowledge, never computed from the data")
+        return value
+
+
+def _isfinite_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)

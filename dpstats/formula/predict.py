@@ -1,0 +1,126 @@
+"""The design of a fitted model evaluated on new data (``DPRegressionResults.predict``).
+
+New data are not private to the fit (the results never see the fitted
+rows), but the refusals are built from public facts all the same: the
+factor's code and its declared levels, never a value of ``newdata``.  The
+factor code of the stored design is checked against the allow-list again
+(:mod:`dpstats.formula.language`: a design info built elsewhere could hold any
+code) and evaluated in dpstats's own namespace, as when fitting.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import patsy
+
+from dpstats.errors import (
+    DataTypeError,
+    DPStatsError,
+    FormulaError,
+    MissingDataError,
+    UnknownColumnError,
+    UnseenLevelError,
+)
+from dpstats.formula.frame import as_frame, numpy_columns
+from dpstats.formula.language import check_factor
+from dpstats.formula.parse import code_names, origin_code
+
+__all__ = ["design_matrix_for_prediction"]
+
+
+def _prediction_frame(design_info: Any, df: pd.DataFrame) -> pd.DataFrame:
+    """``newdata`` checked against the fitted design: the factor code allowed, every variable present, numeric
+    variables numeric, no missing values.
+
+    Extension dtypes (``Int64``, ``boolean``, ``string``) get the numpy dtypes
+    patsy reads, as in :meth:`dpstats.formula.frame.FramePlan.prepare`.
+    """
+    column_list = [str(c) for c in df.columns]
+    numeric: list[str] = []
+    used: list[str] = []
+    for factor, info in design_info.factor_infos.items():
+        try:
+            facts = check_factor(factor.code, column_list)
+        except UnknownColumnError:
+            facts = None
+        if facts is None:
+            lacking = [v for v in code_names(factor.code) if v not in column_list]
+            raise UnknownColumnError(f"newdata lacks a variable the model uses: {', '.join(lacking) or factor.code}")
+        used += [v for v in facts.variables if v not in used]
+        if info.type == "numerical":
+            numeric += [v for v in facts.variables if v not in numeric]
+    wrong = [v for v in numeric
+             if not (pd.api.types.is_numeric_dtype(df[v].dtype) or pd.api.types.is_bool_dtype(df[v].dtype))]
+    if wrong:
+        raise DataTypeError(
+            f"newdata gives {', '.join(f'{v!r} (dtype {df[v].dtype})' for v in wrong)} as non-numbers, but the "
+            f"model uses {'it' if len(wrong) == 1 else 'them'} as numeric. Convert first, e.g. "
+            f"newdata[{wrong[0]!r}] = pd.to_numeric(newdata[{wrong[0]!r}]).")
+    missing = [v for v in used if df[v].hasnans]
+    if missing:
+        raise MissingDataError(
+            f"newdata has missing values (NaN, None or pd.NA) in {', '.join(missing)}; a prediction needs every "
+            "variable the model uses: drop those rows or fill them in before predict().")
+    return numpy_columns(df, used)
+
+
+def design_matrix_for_prediction(design_info: Any, newdata: Any) -> np.ndarray:
+    """Evaluate the stored design on new data, refusing unseen levels, wrong types and gaps.
+
+    The factor code is checked against the formula language again (a design
+    info built elsewhere could hold any code), and failures are reported from
+    public facts only: the factor's code and its declared levels, never a
+    value of ``newdata``.
+
+    Parameters
+    ----------
+    design_info : patsy.DesignInfo
+        The fitted right-hand side.
+    newdata : pandas.DataFrame or mapping
+        The new rows, with every variable the model uses.
+
+    Returns
+    -------
+    numpy.ndarray
+        The design matrix of ``newdata`` (float).
+
+    Raises
+    ------
+    UnknownColumnError, DataTypeError, MissingDataError
+        A variable lacking, given as non-numbers, or with missing values.
+    UnseenLevelError
+        A value of a factor outside its levels.
+    FormulaError
+        Any other failure of patsy (its message withheld).
+    DisallowedExpressionError
+        Factor code outside the formula language.
+    """
+    df = _prediction_frame(design_info, as_frame(newdata))
+    try:
+        with np.errstate(all="ignore"):
+            (X,) = patsy.build_design_matrices([design_info], df, NA_action="raise", return_type="matrix")
+    except Exception as exc:  # noqa: BLE001 - every failure is reported from public facts only
+        error = _prediction_error(exc, design_info)
+    else:
+        return np.asarray(X, dtype=float)
+    raise error
+
+
+def _prediction_error(exc: BaseException, design_info: Any) -> DPStatsError:
+    """A typed error for a failure of patsy on ``newdata``, from the factor's code and declared levels only."""
+    msg = str(exc)
+    code = origin_code(exc)
+    if "expected levels" in msg or "mismatching levels" in msg:
+        levels = next((info.categories for f, info in design_info.factor_infos.items()
+                       if f.code == code and info.categories is not None), None)
+        known = f" (its levels are: {', '.join(map(str, levels))})" if levels is not None else ""
+        return UnseenLevelError(f"newdata has a value of the factor '{code or 'a factor'}' that the fitted model does "
+                                f"not know{known}")
+    if "missing values" in msg:
+        where = f" in {code!r}" if code else ""
+        return MissingDataError(f"a transform in the model produced missing values on newdata{where}")
+    return FormulaError(f"cannot evaluate the model's design on newdata{f' (factor {code!r})' if code else ''}: "
+                        f"{type(exc).__name__}; the original message is withheld because it may quote data values")

@@ -1,0 +1,151 @@
+"""What rebuilds a fit's patsy DesignInfo, so that results can be pickled.
+
+patsy refuses to pickle its objects, and a fit keeps the DesignInfo of its
+right-hand side to evaluate new data in ``predict``.  :class:`DesignRecipe`
+stores what rebuilds it, all of it public (the formula's terms and the
+declared levels; nothing from the data):
+
+* the right-hand side, written back from the DesignInfo's terms
+  (``1 + x + C(g, levels=[...])``, grouped in parentheses when long, as
+  :func:`dpstats.formula_all` does, so that patsy's parser does not recurse
+  deeply);
+* (functions come from dpstats's own formula namespace,
+  :data:`dpstats.formula.language.NAMESPACE`, so nothing of the caller's is stored);
+* a zero-row prototype frame: a variable that enters as a factor is a
+  Categorical with the categories the DesignInfo holds (its public levels),
+  any other variable a float column.
+
+:meth:`DesignRecipe.rebuild` builds the design on the prototype with
+:func:`dpstats.formula.design.rebuild_design_infos`, the same rebuild the
+workers of a Dask cluster run, which checks the column names against the
+original.
+:meth:`DesignRecipe.of` rebuilds once, so a design that cannot be rebuilt
+this way is refused when the results are pickled (``pickle.PicklingError``
+saying why), never when they are loaded.  Designs whose transforms cannot be
+evaluated on zero rows (spline bases such as ``bs``) cannot be pickled.
+"""
+
+from __future__ import annotations
+
+import ast
+import pickle
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from patsy.eval import ast_names
+
+from dpstats.formula.design import rebuild_design_infos
+from dpstats.formula.language import NAMESPACE
+from dpstats.formula.parse import join_terms, quoted_names
+
+__all__ = ["DesignRecipe"]
+
+#: the response of the rebuilt formula (ChunkEvaluator builds both sides; only the right-hand side is kept)
+_RESPONSE = "_dpstats_response_"
+
+
+def _factor_variable(code: str) -> str | None:
+    """The variable a categorical factor codes directly: ``g``, ``C(g, ...)`` or ``C(Q("g"), ...)``; else None."""
+    try:
+        node = ast.parse(code.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "C" and node.args:
+        node = node.args[0]
+    if isinstance(node, ast.Name):
+        return node.id
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Q" and node.args
+            and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+        return node.args[0].value
+    return None
+
+
+@dataclass(frozen=True)
+class DesignRecipe:
+    """The public facts that rebuild a right-hand-side DesignInfo (module docstring).
+
+    Attributes
+    ----------
+    rhs : str
+        The right-hand side as a patsy formula.
+    prototype : pandas.DataFrame
+        Zero rows; the variables with their public dtypes and categories.
+    column_names : tuple of str
+        The design columns the rebuild must reproduce.
+    """
+
+    rhs: str
+    prototype: pd.DataFrame
+    column_names: tuple[str, ...]
+
+    @classmethod
+    def of(cls, design_info: Any) -> DesignRecipe:
+        """The recipe of ``design_info``, checked by rebuilding it.
+
+        Parameters
+        ----------
+        design_info : patsy.DesignInfo
+            A fit's right-hand side.
+
+        Returns
+        -------
+        DesignRecipe
+            What rebuilds it.
+
+        Raises
+        ------
+        pickle.PicklingError
+            The design cannot be rebuilt this way (saying why).
+        """
+        categorical: dict[str, tuple[Any, ...]] = {}
+        numeric: set[str] = set()
+        for factor, finfo in design_info.factor_infos.items():
+            code = getattr(factor, "code", None)
+            if code is None:
+                raise pickle.PicklingError(f"cannot pickle a design with the patsy factor {factor!r} (not a formula "
+                                           "term)")
+            quoted = quoted_names(code)
+            variables = [name for name in [*ast_names(code), *quoted] if name not in NAMESPACE or name in quoted]
+            direct = _factor_variable(code) if finfo.type == "categorical" else None
+            for name in variables:
+                if name == direct:
+                    categorical[name] = tuple(finfo.categories)
+                else:
+                    numeric.add(name)
+        columns: dict[str, Any] = {}
+        for name in [*categorical, *sorted(numeric)]:
+            if name in numeric:
+                columns[name] = np.empty(0)
+            else:
+                columns[name] = pd.Categorical([], categories=list(categorical[name]))
+        recipe = cls(rhs=_rhs(design_info),
+                     prototype=pd.DataFrame(columns, index=pd.RangeIndex(0)),
+                     column_names=tuple(design_info.column_names))
+        try:
+            recipe.rebuild()
+        except Exception as exc:  # noqa: BLE001 - any failure means this design cannot be pickled this way
+            raise pickle.PicklingError(
+                "these results cannot be pickled: their design (patsy cannot pickle it) could not be rebuilt from "
+                f"the formula's terms on a zero-row frame of the variables ({type(exc).__name__}: "
+                f"{str(exc).splitlines()[0] if str(exc) else ''}); keep res.params and the formula instead") from None
+        return recipe
+
+    def rebuild(self) -> Any:
+        """The DesignInfo, rebuilt on the prototype by :func:`dpstats.formula.design.rebuild_design_infos`.
+
+        Returns
+        -------
+        patsy.DesignInfo
+            The right-hand side's design, with the original column names.
+        """
+        proto = self.prototype.assign(**{_RESPONSE: np.empty(0)})
+        return rebuild_design_infos(f"{_RESPONSE} ~ {self.rhs}", proto, self.column_names)[1]
+
+
+def _rhs(design_info: Any) -> str:
+    """The right-hand side of ``design_info`` as a formula, its terms in their order, long sums nested."""
+    terms = [":".join(f.code for f in t.factors) for t in design_info.terms if t.factors]
+    has_intercept = any(not t.factors for t in design_info.terms)
+    return ("1" if has_intercept else "0") + (" + " + join_terms(terms) if terms else "")

@@ -1,0 +1,281 @@
+"""A formula checked against a schema, before any row is read: :class:`ParsedFormula` and its :class:`FramePlan`.
+
+Every check that needs only the formula, the declared levels and bounds and
+the schema (column names and dtypes) runs here, for data in memory and for
+data read in chunks alike: the formula's text is expanded and parsed
+(:mod:`dpstats.formula.parse`), each factor's code is checked against the
+allow-list (:mod:`dpstats.formula.language`), a non-numeric response or a
+non-numeric column used as a number is refused from its dtype, declared
+levels and bounds are validated, and a transform undefined somewhere inside
+the declared bounds of its variables is refused
+(:func:`dpstats.bounds.domain_violation`).  The result says how every frame
+is prepared (:class:`~dpstats.formula.frame.FramePlan`), including the public
+null row that stands in for an incomplete row with ``missing="drop"``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from dpstats.bounds import declared_interval, domain_requirements, domain_violation
+from dpstats.errors import DataTypeError, FormulaError, InvalidBoundsError, TransformDomainError, UnknownColumnError
+from dpstats.formula.frame import FramePlan, is_numeric
+from dpstats.formula.language import FactorFacts, check_factor, check_numeric_dtypes
+from dpstats.formula.parse import (
+    check_formula_levels,
+    expand_formula,
+    formula_first_levels,
+    formula_literal_levels,
+    model_desc,
+)
+
+__all__ = ["ParsedFormula", "parse_formula", "non_finite_message"]
+
+
+@dataclass
+class ParsedFormula:
+    """The public facts of a formula checked against a schema (column names and dtypes).
+
+    Attributes
+    ----------
+    desc : patsy.desc.ModelDesc
+        The formula's terms (``poly`` written out).
+    expanded : str
+        The formula with '.' expanded and long sums nested: what patsy parses (workers parse it too).
+    response_code : str
+        The response as patsy writes it.
+    factor_codes : list of str
+        The right-hand side's factor codes, in order of first use.
+    columns : set of str
+        The data's column names.
+    plan : FramePlan
+        How every frame is prepared.
+    schema : pandas.DataFrame
+        Zero rows of the prepared frame (its dtypes are public).
+    facts : dict of str to FactorFacts
+        What the allow-list learned about each code (the response's included).
+    """
+
+    desc: Any
+    expanded: str
+    response_code: str
+    factor_codes: list[str]
+    columns: set[str]
+    plan: FramePlan
+    schema: pd.DataFrame
+    facts: dict[str, FactorFacts]
+
+    @property
+    def non_finite_message(self) -> str:
+        """The refusal for a non-finite value: the same whatever value or row caused it (public: the formula)."""
+        return non_finite_message([self.response_code, *self.factor_codes])
+
+
+def non_finite_message(codes: Sequence[str]) -> str:
+    """The message of :class:`~dpstats.errors.NonFiniteValueError`, built from the formula's codes alone.
+
+    Parameters
+    ----------
+    codes : sequence of str
+        The response code and the factor codes.
+
+    Returns
+    -------
+    str
+        The refusal, naming the domain of every transform; the same whatever value or row is not finite.
+    """
+    reqs = list(dict.fromkeys(r for code in codes for r in domain_requirements(code)))
+    domain = f"; its transforms need {'; '.join(reqs)}" if reqs else ""
+    return ("a variable or a transform of the formula is not finite (inf or NaN) on some row. The guarantee covers "
+            f"data sets on which every variable the formula uses is finite{domain}. Declare bounds on these "
+            "variables (values are then clipped into them, and each transform is checked on the bounds before any "
+            "data are read), or transform the data with a public rule first. This message is the same whatever "
+            "value or row caused it.")
+
+
+def parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[float, float]] | None,
+                  levels: Mapping[str, Sequence[Any]] | None, missing: str) -> ParsedFormula:
+    """Every check that needs only the formula, the declared levels and bounds, and the schema of ``df``.
+
+    Parameters
+    ----------
+    formula : str
+        The formula as the user wrote it.
+    df : pandas.DataFrame
+        The data or its schema: only the column names and dtypes are read.
+    bounds : mapping of str to (float, float) or None
+        The declared bounds.
+    levels : mapping of str to sequence or None
+        The declared levels (``levels=``).
+    missing : str
+        ``"raise"``, ``"null"`` (public null rows) or ``"drop"``.
+
+    Returns
+    -------
+    ParsedFormula
+        The formula's public facts and the plan that prepares every frame.
+    """
+    column_list = [str(c) for c in df.columns]
+    expanded, desc = _model(formula, column_list, missing)
+    response_code = desc.lhs_termlist[0].factors[0].code
+    factor_codes = list(dict.fromkeys(f.code for t in desc.rhs_termlist for f in t.factors))
+    facts = {code: check_factor(code, column_list) for code in dict.fromkeys([response_code, *factor_codes])}
+    _check_column_names(desc, set(column_list))
+    check_formula_levels(factor_codes)
+    bool_responses = _check_response(facts[response_code].variables, df)
+    plan = _frame_plan(df, bounds or {}, levels, facts, factor_codes, bool_responses, missing)
+    schema, _ = plan.prepare(df.iloc[:0])
+    check_numeric_dtypes(facts.values(), schema)
+    _check_transform_domains(facts.values(), bounds or {}, schema)
+    return ParsedFormula(desc, expanded, response_code, factor_codes, set(column_list), plan, schema, facts)
+
+
+def _model(formula: str, columns: Sequence[str], missing: str) -> tuple[str, Any]:
+    """The expanded formula and patsy's model description, with one response and at least one term."""
+    if not isinstance(formula, str) or "~" not in formula:
+        raise FormulaError("formula must be a string of the form 'y ~ x1 + x2', with a response on the left")
+    expanded = expand_formula(formula, columns)
+    desc = model_desc(expanded, shown=formula)
+    if len(desc.lhs_termlist) != 1 or len(desc.lhs_termlist[0].factors) != 1:
+        raise FormulaError("the formula needs exactly one response on the left of '~', e.g. 'y ~ x'")
+    if not desc.rhs_termlist:
+        raise FormulaError("the formula has no columns on the right of '~'; add terms or an intercept ('y ~ 1')")
+    if missing not in {"raise", "drop", "null"}:
+        raise FormulaError("missing must be 'raise' (default) or 'drop'")
+    return expanded, desc
+
+
+def _check_response(response_vars: Sequence[str], df: pd.DataFrame) -> list[str]:
+    """Refuse a non-numeric response (from its dtype); the boolean response variables (coded 0/1)."""
+    bool_responses = [v for v in response_vars if pd.api.types.is_bool_dtype(df[v].dtype)]
+    for v in response_vars:
+        if not (is_numeric(df[v]) or v in bool_responses):
+            raise DataTypeError(f"the response '{v}' must be numeric (its dtype is {df[v].dtype}); "
+                                "code a categorical outcome as 0/1 with a public rule")
+    return bool_responses
+
+
+def _frame_plan(df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]],
+                levels: Mapping[str, Sequence[Any]] | None, facts: Mapping[str, FactorFacts],
+                factor_codes: Sequence[str], bool_responses: Sequence[str], missing: str) -> FramePlan:
+    """How every frame is prepared: declared levels, clip ranges, levels written in the formula, null row."""
+    variables = list(dict.fromkeys(v for f in facts.values() for v in f.variables))
+    columns = {str(c) for c in df.columns}
+    declared = _declared_levels(levels, variables, df)
+    leveled = {v for v, _ in declared}
+    clip = _clip_ranges(bounds, facts.values(), variables, df, bool_responses, leveled)
+    allowed = [(v, lv) for v, lv in formula_literal_levels(factor_codes).items() if v in columns and v not in leveled]
+    fill = _null_fill(df, bounds, declared, factor_codes) if missing == "null" else ()
+    return FramePlan(tuple(variables), tuple(bool_responses), tuple(declared), tuple(clip), missing,
+                     tuple(allowed), tuple(fill))
+
+
+def _declared_levels(levels: Mapping[str, Sequence[Any]] | None, variables: Sequence[str],
+                     df: pd.DataFrame) -> list[tuple[str, tuple[Any, ...]]]:
+    declared: list[tuple[str, tuple[Any, ...]]] = []
+    for var, lv in (levels or {}).items():
+        if var not in variables:
+            raise UnknownColumnError(f"levels= names '{var}', which is not a column of the data; "
+                                     f"columns are: {', '.join(map(str, variables or df.columns))}")
+        lv = list(lv)
+        if len(lv) == 0 or len(set(lv)) != len(lv):
+            raise FormulaError(f"levels for '{var}' must be a non-empty list of distinct values")
+        declared.append((var, tuple(lv)))
+    return declared
+
+
+def _clip_ranges(bounds: Mapping[str, tuple[float, float]], facts: Iterable[FactorFacts], variables: Sequence[str],
+                 df: pd.DataFrame, bool_responses: Sequence[str], leveled: set[str]) -> list[tuple[str, float, float]]:
+    """The declared ranges of the raw variables that enter a transform (they are clipped before it is evaluated).
+
+    Every declared bound is validated here.  Bare variables are not clipped
+    here: methods that need bounds clip the design columns themselves.
+    """
+    for key, val in bounds.items():
+        declared_interval(key, val)
+    facts = list(facts)
+    transformed = {v for f in facts for v in f.variables if f.code.strip() != v}
+    clip: list[tuple[str, float, float]] = []
+    for k, v in bounds.items():
+        if k not in variables:
+            continue
+        numeric = (is_numeric(df[k]) or k in bool_responses) and k not in leveled
+        if not numeric:
+            raise InvalidBoundsError(f"bounds were given for '{k}', which is not numeric; factors are bounded "
+                                     "automatically")
+        if k in transformed:
+            iv = declared_interval(k, v)
+            clip.append((k, iv.lo, iv.hi))
+    return clip
+
+
+def _check_transform_domains(facts: Iterable[FactorFacts], bounds: Mapping[str, tuple[float, float]],
+                             schema: pd.DataFrame) -> None:
+    """Refuse a transform that is undefined (or overflows) somewhere inside the declared bounds of its variables.
+
+    Decided from the formula and the bounds alone, before any row is read: the
+    variables are clipped to those bounds before the transform, so inside
+    them is where the transform must be defined (``np.log(x)`` with x in
+    [0, 10] is refused; with x in [1, 10] it is always finite).
+    """
+    declared = {k: declared_interval(k, v) for k, v in bounds.items()
+                if k in schema.columns and pd.api.types.is_numeric_dtype(schema[k].dtype)
+                and not isinstance(schema[k].dtype, pd.CategoricalDtype)}
+    for f in facts:
+        if f.code.strip() in f.variables:
+            continue
+        why = domain_violation(f.code, declared)
+        if why:
+            ranges = ", ".join(f"{v} in [{declared[v].lo:g}, {declared[v].hi:g}]" for v in f.variables
+                               if v in declared)
+            raise TransformDomainError(
+                f"'{f.code}' is undefined (or overflows) for part of the declared bounds ({ranges}): {why}. Declare "
+                "bounds inside the transform's domain (e.g. x in [1, 100] for np.log(x)), or change the transform "
+                "(np.log1p(x) for counts that can be 0). Decided from the bounds alone, before any data were read; "
+                "nothing was spent.")
+
+
+def _null_fill(df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]],
+               declared: Sequence[tuple[str, tuple[Any, ...]]], codes: Sequence[str]) -> list[tuple[str, Any]]:
+    """The public null row: for each variable a value from public facts only (a declared level, the midpoint of
+    its declared bounds or 1.0, False); None for text without declared levels (only with allow_data_levels)."""
+    first_levels = {**formula_first_levels(codes), **{v: lv[0] for v, lv in declared}}
+    fill: list[tuple[str, Any]] = []
+    for v in df.columns:
+        col = df[v]
+        if v in first_levels:
+            value: Any = first_levels[v]
+        elif isinstance(col.dtype, pd.CategoricalDtype):
+            value = col.cat.categories[0] if len(col.cat.categories) else None
+        elif pd.api.types.is_bool_dtype(col.dtype):
+            value = False
+        elif is_numeric(col):
+            iv = declared_interval(v, bounds[v]) if v in bounds else None
+            mid = 1.0 if iv is None else (iv.lo + iv.hi) / 2.0
+            value = int(math.floor(mid)) if pd.api.types.is_integer_dtype(col.dtype) else float(mid)
+        else:
+            value = None
+        fill.append((str(v), value))
+    return fill
+
+
+def _check_column_names(desc: Any, columns: set[str]) -> None:
+    """Refuse a data column named ``Intercept`` entering as a bare term next to the intercept.
+
+    patsy names the intercept column ``Intercept``, so the two design columns
+    would share a name (patsy fails with an unrelated message).  Decided from
+    the formula and the column names.
+    """
+    has_intercept = any(not term.factors for term in desc.rhs_termlist)
+    clash = any(len(term.factors) == 1 and term.factors[0].code.strip() == "Intercept"
+                for term in desc.rhs_termlist)
+    if has_intercept and clash and "Intercept" in columns:
+        raise FormulaError(
+            "the data column 'Intercept' would get the same design-column name as the model's intercept. Rename "
+            "the column (e.g. df.rename(columns={'Intercept': 'intercept_var'})), write it as Q('Intercept') in "
+            "the formula, or drop the intercept with '- 1'; no budget was spent.")

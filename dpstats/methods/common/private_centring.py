@@ -1,0 +1,474 @@
+"""Private preconditioning for DP-RobGD and DP-AMBSSGD: a released centre and scale for each covariate.
+
+Gradient descent needs T ~ kappa ln(n) rounds (Liu et al. 2023, Thm 3), and
+the budget pays for few rounds at moderate n.  Real covariates are uncentred
+and on different scales (age ~ 30 beside an intercept), which puts kappa of
+E[x x^T] in the thousands: the rounds allowed then never leave 0.  This
+module releases, from all n rows, a centre c_j and a scale s_j of each
+non-intercept column (and a centre c_y of the response when there is an
+intercept); the method then runs unchanged on z = (x - c) / s and y - c_y
+(the intercept column untouched) and maps its coefficients back exactly:
+beta_j = b_j / s_j, intercept b_0 - sum_j b_j c_j / s_j + c_y.  The map is a
+released value, so the fit on z is the method's fit (its proof applies to
+the rows z: a replaced row x is a replaced row z) composed with this step.
+
+The releases, per variable without a public range (noisy histograms on
+public grids with modal-bin readout: the idea of the Private Norm Estimator
+of Liu et al., Alg. 3).  The rows are cut into k = n // b groups of b rows
+by a public pseudo-random bijection of range(n), b from public n and the
+budget only (:func:`group_size`); each group gives its mean and its sample
+variance (from the group's sums of v and v^2, which add up over chunks):
+
+1. scale: s = sqrt of the geometric middle of the modal bin of the group
+   variances on ``SPREAD_GRID`` (bins of ratio 2 over [2^-64, 2^64)), the
+   bottom bin (groups of equal values) never taken.  An almost constant or
+   zero-inflated column (a 0/1 column with 2% ones) has many groups of
+   equal values; skipping their bin gives the typical size of the others.
+2. centre (only with an intercept, which absorbs it): the modal bin of the
+   group means divided by s on ``CENTRE_GRID`` (bins of a quarter, centred
+   on the multiples of 1/4, for |u| < 2^10; geometric, 8 per octave,
+   beyond); c = s times the bin's representative: within about s/8 of the
+   mode of the group means when |mean| < 2^10 s, within 4.4% of it beyond.
+
+Group means and variances are sums of b >= 2 rows: as in the norm
+estimator, data read in chunks add them in another order, which can change
+the last bit of a group statistic (and so, with probability ~1e-16 per
+group, its bin); the tests check that the chunked release equals the
+in-memory one.  A variable whose mean exceeds its sd by a factor ~1e7 or
+more loses its group variances to cancellation (they come out 0 or noisy):
+its scale then falls back or is coarse.
+
+A release is used only when its noisy modal count clears the largest of the
+grid's noisy empty bins (2 sds above sqrt(2 ln B) sds, :func:`~dpstats.methods.common.robust_estimators.clearance`;
+post-processing of the released counts).  Otherwise the variable keeps a
+public fallback, and the notes name it: scale 1 and centre 0, or the
+half-width and midpoint of its declared range.
+
+Public ranges.  A range the design gives by construction (factor dummies,
+spline bases: ``declared`` False) is a tight fact about the column: it is
+used as the map and nothing is spent (centre (lo + hi) / 2, scale
+(hi - lo) / 2; scale max(|lo|, |hi|) without an intercept; a zero width
+gives scale 1).  A range from declared bounds (``declared`` True) is the
+privacy domain of the bounded methods, wide by design (a documented cap, a
+plausible extreme): scaling a column by it instead of by its spread put kappa
+of E[z z^T] in the hundreds, where the rounds the budget allows barely moved
+(issue 17: declaring bounds made robgd worse).  Such a column is released
+like one without a range; its range only bounds the released values (a scale
+at most its half-width, a centre inside it: post-processing with public
+numbers) and is the fallback.
+
+The response gets a private centre (even when its range is declared: a
+declared response range is a clip bound for the bounded methods, usually far
+wider than the response's spread) but no scale: the methods' residual grids are
+geometric over [2^-64, 2^64), so they need no scale of y (descent with
+released thresholds is equivariant to scaling y, up to the grid's
+alignment); its centre makes the initial residuals y - c_y centred, so the
+intercept, which centring the columns makes a well-conditioned direction,
+starts near its value.
+
+Privacy (replace-one, n public).  The grouping is public and each row is in
+at most one group, so replacing a row changes one group's mean and
+variance: in each variable's histogram one count falls by 1 and one rises
+by 1, L2 sensitivity sqrt(2).  The 2k histograms of the k released
+variables (k without an intercept, where only scales are released) are
+releases of one Gaussian block with mu_round = mu_pre / sqrt(releases),
+adaptively composed (the centre histogram uses the released scale):
+mu_pre-GDP in all (Dong, Roth & Su 2022, Cor. 3.3), charged to the fit's
+ledger before the first draw.  Argmaxes, fallbacks and the map are
+post-processing.
+
+Extreme finite values: a group's sums of v and v^2 may overflow (entries
+near 1.8e308).  Its variance is then inf or NaN and lands in the last bin
+of the scale histogram, its mean +-inf (NaN when sums of both signs
+overflowed) in an end bin of the centre histogram: fixed public rules, so
+each group still adds one count to one bin and the sensitivity is sqrt(2).
+The released map is clamped to +-the largest double, value by value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpstats.errors import MethodOptionError
+from dpstats.methods.blocks import RowPermutation
+from dpstats.methods.extremes import QUIET, clamp_finite, quiet
+from dpstats.methods.common.robust_estimators import (
+    DISTANCE_GRID,
+    HISTOGRAM_SENSITIVITY,
+    clearance,
+    histogram_counts,
+)
+from dpstats.methods.common.row_passes import add_arrays
+from dpstats.privacy.ledger import PrivacyLedger
+from dpstats.privacy.mechanisms import GaussianBlock, gaussian_block
+
+__all__ = [
+    "CENTRE_GRID",
+    "SPREAD_GRID",
+    "CentreGrid",
+    "GroupSumsPass",
+    "Standardisation",
+    "Transformed",
+    "standardised",
+    "check_public_options",
+    "group_size",
+    "private_columns",
+    "releases_anything",
+    "release_standardisation",
+    "releases_per_column",
+]
+
+#: Grid of the scale histogram: bins of ratio 2 over [2^-64, 2^64) (bin 0 also holds zero differences).
+SPREAD_GRID = DISTANCE_GRID
+#: Groups per noise sd of a count (sets the group size from public n and mu).
+_GROUPS_PER_SD = 32.0
+
+
+@dataclass(frozen=True)
+class CentreGrid:
+    """Bins of u: width 1/``fine`` centred on the multiples of 1/``fine`` for |u| < ``limit`` (powers of 2),
+    then ``per_octave`` geometric bins per octave up to 2^``top`` on each side (values beyond go to the end
+    bins)."""
+
+    limit: int = 1 << 10
+    fine: int = 4
+    per_octave: int = 8
+    top: int = 140
+
+    @property
+    def _geo(self) -> int:
+        return (self.top - int(math.log2(self.limit))) * self.per_octave
+
+    @property
+    def _half(self) -> int:
+        return self.limit * self.fine  # linear bins on each side of 0
+
+    @property
+    def size(self) -> int:
+        return 2 * self._half + 1 + 2 * self._geo
+
+    @quiet
+    def index(self, u: np.ndarray) -> np.ndarray:
+        """Bin of each value: linear bins are g .. g + 2L (u = -limit .. limit), geometric ones outside; +-inf go
+        to the end bins and NaN (a group mean formed from sums that overflowed with both signs) to the last bin,
+        a fixed public rule."""
+        u = np.asarray(u, dtype=float)
+        nan = np.isnan(u)
+        u = np.where(nan, np.inf, u)
+        L, g = self._half, self._geo
+        out = np.rint(np.clip(u * self.fine, -L, L)).astype(np.intp) + L + g
+        big = np.abs(u) * self.fine >= L + 0.5
+        if big.any():
+            k = np.floor((np.log2(np.abs(u[big])) - math.log2(self.limit)) * self.per_octave)
+            k = np.clip(np.nan_to_num(k, posinf=g - 1), 0, g - 1).astype(np.intp)
+            out[big] = np.where(u[big] > 0, 2 * L + 1 + g + k, g - 1 - k)
+        return out
+
+    def value(self, j: int) -> float:
+        """Representative of bin j: its multiple of 1/fine, or the geometric middle of a geometric bin."""
+        L, g = self._half, self._geo
+        if g <= j <= g + 2 * L:
+            return float(j - g - L) / self.fine
+        k = j - (2 * L + 1 + g) if j > g + 2 * L else g - 1 - j
+        mag = self.limit * 2.0 ** ((k + 0.5) / self.per_octave)
+        return mag if j > g + 2 * L else -mag
+
+
+CENTRE_GRID = CentreGrid()
+
+
+class GroupSumsPass:
+    """fn(X, y, offset) -> (2, columns, groups) sums of x_j and x_j^2 over the rows of each group (picklable).
+
+    Row i is in group pi(i) // b of a public pseudo-random bijection pi of
+    range(n) (:class:`~dpstats.methods.blocks.RowPermutation`, evaluated row
+    by row), for the first ``groups`` groups; the sums add up over chunks.
+    """
+
+    def __init__(self, perm: RowPermutation, group_size: int, groups: int, columns: np.ndarray,
+                 response: bool) -> None:
+        self.perm, self.group_size, self.groups, self.columns = perm, group_size, groups, columns
+        self.response = response
+
+    @quiet  # a square or sum that overflows is inf (release_standardisation bins it publicly)
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
+        g = self.perm.positions(np.arange(offset, offset + X.shape[0], dtype=np.int64)) // self.group_size
+        keep = g < self.groups
+        gk, Xk = g[keep], X[keep][:, self.columns]
+        if self.response:  # the response is the last variable
+            Xk = np.column_stack([Xk, y[keep]])
+        p = Xk.shape[1]
+        # one bincount per moment over all variables: bin (variable i, group g) = i * groups + g; each bin
+        # still adds its rows in row order, as a bincount per variable would
+        bins = (gk[:, None] + self.groups * np.arange(p)).ravel()
+        size = p * self.groups
+        return np.stack([np.bincount(bins, weights=Xk.ravel(), minlength=size),
+                         np.bincount(bins, weights=(Xk * Xk).ravel(), minlength=size)]).reshape(2, p, self.groups)
+
+
+@dataclass(frozen=True)
+class Standardisation:
+    """The released map z = (x - centre) / scale (the intercept column has centre 0, scale 1)."""
+
+    centre: np.ndarray
+    scale: np.ndarray
+    intercept_index: int | None
+    y_centre: float = 0.0
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        """(X - centre) / scale as a new array (elementwise, so the same doubles for any split of the rows).
+
+        A value beyond the largest double (a finite x near it over a scale below 1) is clamped to +-the largest
+        double (:func:`~dpstats.methods.extremes.clamp_finite`): an elementwise, monotone public map, so the
+        methods see finite rows only and each row still depends on its own x only."""
+        with np.errstate(**QUIET):
+            return clamp_finite((X - self.centre) / self.scale)
+
+    def response(self, y: np.ndarray) -> np.ndarray:
+        """y - y_centre as a new array (clamped to +-the largest double, as :meth:`transform`)."""
+        with np.errstate(**QUIET):
+            return clamp_finite(y - self.y_centre)
+
+    def params_back(self, coef: np.ndarray) -> np.ndarray:
+        """Coefficients on x from those on z: beta_j = b_j / s_j, intercept b_0 - sum_j b_j c_j / s_j."""
+        beta = np.asarray(coef, dtype=float) / self.scale
+        if self.intercept_index is not None:
+            beta[self.intercept_index] = coef[self.intercept_index] - float(beta @ self.centre) + self.y_centre
+        return beta
+
+
+class Transformed:
+    """fn(X, y, offset) evaluated on the standardised rows: wraps a pass (picklable; keeps ``select``)."""
+
+    def __init__(self, fn: Any, st: Standardisation) -> None:
+        self.fn, self.st = fn, st
+        if hasattr(fn, "select"):
+            self.select = fn.select
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> Any:
+        return self.fn(self.st.transform(X), self.st.response(y), offset)
+
+
+def standardised(st: Standardisation | None, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows (x - centre) / scale and y - y_centre (new arrays), or the rows themselves when ``st`` is None."""
+    return (X, y) if st is None else (st.transform(X), st.response(y))
+
+
+def check_public_options(d: int, intercept_index: int | None,
+                         column_ranges: Sequence[tuple[float, float] | None] | None) -> None:
+    """Validate the public facts of the fit context (intercept position, per-column ranges); nothing is read."""
+    if intercept_index is not None and (isinstance(intercept_index, bool) or not (
+            isinstance(intercept_index, (int, np.integer)) and 0 <= intercept_index < d)):
+        raise MethodOptionError(f"intercept_index must be None or a column index in 0..{d - 1}")
+    if column_ranges is not None:
+        if len(column_ranges) != d:
+            raise MethodOptionError(f"column_ranges must have one entry per column ({d})")
+        for iv in column_ranges:
+            if iv is not None and not (len(iv) == 2 and all(math.isfinite(v) for v in iv) and iv[0] <= iv[1]):
+                raise MethodOptionError("each column range must be None or a finite (lo, hi) with lo <= hi")
+
+
+Ranges = Sequence[tuple[float, float] | None] | None
+
+
+def _range(column_ranges: Ranges, j: int) -> tuple[float, float] | None:
+    """The public range of column j, or None."""
+    if column_ranges is None or column_ranges[j] is None:
+        return None
+    lo, hi = column_ranges[j]  # type: ignore[misc]
+    return float(lo), float(hi)
+
+
+def _is_declared(declared: Sequence[bool], j: int) -> bool:
+    return bool(declared[j]) if j < len(declared) else False
+
+
+def _free(j: int, intercept_index: int | None, column_ranges: Ranges, declared: Sequence[bool]) -> bool:
+    """Column j needs no release: the intercept, a range given by the design, or a constant (zero-width) range."""
+    if j == intercept_index:
+        return True
+    iv = _range(column_ranges, j)
+    return iv is not None and (not _is_declared(declared, j) or iv[0] == iv[1])
+
+
+def private_columns(d: int, intercept_index: int | None, column_ranges: Ranges,
+                    declared: Sequence[bool] = ()) -> list[int]:
+    """The columns whose centre and scale are released: not the intercept, and no public range from the design
+    (a declared range is not a scale, module docstring) unless it has zero width (public facts)."""
+    return [j for j in range(d) if not _free(j, intercept_index, column_ranges, declared)]
+
+
+def releases_anything(d: int, intercept_index: int | None, column_ranges: Ranges,
+                      declared: Sequence[bool] = ()) -> bool:
+    """Whether :func:`release_standardisation` spends budget: a column to release, or an intercept (the response
+    is then centred privately, whatever its declared range)."""
+    return intercept_index is not None or bool(private_columns(d, intercept_index, column_ranges, declared))
+
+
+def releases_per_column(intercept_index: int | None) -> int:
+    """Histograms released per private column: scale, and centre when an intercept absorbs it."""
+    return 2 if intercept_index is not None else 1
+
+
+def _clears(noisy: np.ndarray, j: int, block: GaussianBlock, bins: int) -> bool:
+    """Whether the noisy count of bin j exceeds the expected largest of ``bins`` noisy empty bins by 2 sds."""
+    return bool(noisy[j] > clearance(bins, block.mu_round))
+
+
+def group_size(n: int, mu_round: float) -> int:
+    """Rows per group, from public n and the per-histogram GDP parameter only: as many groups as
+    ``_GROUPS_PER_SD`` noise sds (so a modal bin holding a third of them clears the noise on the grid's
+    largest empty bin), as large as that allows (larger groups concentrate their means), at least 2."""
+    k_target = math.ceil(_GROUPS_PER_SD * HISTOGRAM_SENSITIVITY / mu_round)
+    return max(2, n // max(k_target, 1))
+
+
+def _public_map(iv: tuple[float, float] | None, centring: bool) -> tuple[float, float]:
+    """(centre, scale) of a column from its public range alone: the map of a column bounded by the design (or of
+    a constant column: a zero width gives scale 1), and the fallback of a release that does not clear."""
+    if iv is None:
+        return 0.0, 1.0
+    lo, hi = iv
+    half = (hi - lo) / 2.0 if centring else max(abs(lo), abs(hi))
+    return ((lo + hi) / 2.0 if centring else 0.0), (half if half > 0 else 1.0)
+
+
+def _within_range(centre: float, scale: float, iv: tuple[float, float] | None) -> tuple[float, float]:
+    """A released centre moved into the declared range and a released scale capped at its half-width (values in
+    [lo, hi] have spread at most (hi - lo) / 2): post-processing with public numbers."""
+    if iv is None:
+        return centre, scale
+    lo, hi = iv
+    half = (hi - lo) / 2.0
+    return min(max(centre, lo), hi), (min(scale, half) if half > 0 else scale)
+
+
+@dataclass(frozen=True)
+class _Releases:
+    """The block and the group sums of one preconditioning: the released variables' statistics per group."""
+
+    block: GaussianBlock
+    means: np.ndarray
+    variances: np.ndarray
+
+
+def _group_statistics(reduce: Callable[[Any, Any], Any], n: int, private: list[int], private_y: bool, b: int,
+                      rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Group means and sample variances of the released variables (one pass over the rows; public groups)."""
+    k = n // b
+    perm = RowPermutation.draw(n, rng)
+    sums = reduce(GroupSumsPass(perm, b, k, np.array(private, dtype=np.intp), private_y), add_arrays)
+    with np.errstate(**QUIET):  # sums that overflowed give inf or NaN statistics: the histograms bin them publicly
+        means = sums[0] / b
+        variances = np.maximum(sums[1] - sums[0] * means, 0.0) / (b - 1)
+    return means, variances
+
+
+def _release_scales(rel: _Releases, rng: np.random.Generator) -> np.ndarray:
+    """Per released variable, the released scale, or NaN where its histogram did not clear its noise."""
+    out = np.full(rel.variances.shape[0], np.nan)
+    for i, variances in enumerate(rel.variances):
+        noisy = np.asarray(rel.block.release(histogram_counts(variances, SPREAD_GRID).astype(float),
+                                             l2_sensitivity=HISTOGRAM_SENSITIVITY, rng=rng))
+        m = 1 + int(np.argmax(noisy[1:]))  # bin 0: groups of equal values (and variances below 2^-63)
+        if _clears(noisy, m, rel.block, SPREAD_GRID.size):
+            out[i] = math.sqrt(SPREAD_GRID.upper_edge(m) / math.sqrt(2.0))
+    return out
+
+
+def _release_centres(rel: _Releases, scales: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Per released variable, the released centre (the group means over the scale used, binned on
+    ``CENTRE_GRID``), or NaN where its histogram did not clear its noise."""
+    out = np.full(rel.means.shape[0], np.nan)
+    for i, means in enumerate(rel.means):
+        with np.errstate(**QUIET):
+            centred = means / scales[i]
+        counts = np.bincount(CENTRE_GRID.index(centred), minlength=CENTRE_GRID.size)
+        noisy = np.asarray(rel.block.release(counts.astype(float), l2_sensitivity=HISTOGRAM_SENSITIVITY, rng=rng))
+        m = int(np.argmax(noisy))
+        if _clears(noisy, m, rel.block, CENTRE_GRID.size):
+            out[i] = scales[i] * CENTRE_GRID.value(m)
+    return out
+
+
+def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *, intercept_index: int | None,
+                            column_ranges: Ranges, mu: float, rng: np.random.Generator, ledger: PrivacyLedger,
+                            declared: Sequence[bool] = ()) -> tuple[Standardisation, list[str]]:
+    """Release the centres and scales (module docstring) from the ``n`` rows under mu-GDP, charged to ``ledger``.
+
+    ``reduce(fn, combine)`` evaluates a pass on all the rows (:meth:`~dpstats.rows.base.Rows.reduce`): one
+    pass.  ``declared[j]`` is True when column j's range comes from declared bounds (not a scale).  Returns
+    the map and report notes.
+    """
+    centring = intercept_index is not None
+    centre, scale = np.zeros(d), np.ones(d)
+    private = private_columns(d, intercept_index, column_ranges, declared)
+    public = [j for j in range(d) if j != intercept_index and j not in private]
+    for j in public:
+        centre[j], scale[j] = _public_map(_range(column_ranges, j), centring)
+    notes = [f"columns {public}: centred and scaled by their public ranges (nothing spent)"] if public else []
+    # The response is always centred privately (with an intercept): its declared range is a clip bound for the
+    # bounded methods, typically far wider than its spread (statsmodels' fair: hours 0-60, sd 2.2), and its
+    # midpoint as a centre left the robust methods' residual-scale search far from the residuals (R^2 -7).
+    private_y = centring
+    if not private and not private_y:
+        return Standardisation(centre, scale, intercept_index, 0.0), notes
+    names: list[int | str] = [*private, *(["response"] if private_y else [])]
+    releases = len(names) * releases_per_column(intercept_index)
+    mu_round = mu / math.sqrt(releases)
+    b = group_size(n, mu_round)
+    k = n // b
+    block = gaussian_block(rounds=releases, mu_round=mu_round, ledger=ledger,
+                           name="private centres and scales of the covariates (preconditioning)",
+                           note=f"{len(private)} columns, {k} groups of {b} rows; per column a histogram of the group "
+                                "variances" + (" and one of the group means / scale" if centring else "")
+                                + ", sensitivity sqrt 2 each")
+    means, variances = _group_statistics(reduce, n, private, private_y, b, rng)
+    rel = _Releases(block, means, variances)
+    released_scale = _release_scales(rel, rng)
+    used_scale = np.where(np.isnan(released_scale), 1.0, released_scale)
+    released_centre = _release_centres(rel, used_scale, rng) if centring else np.zeros(len(names))
+    fallback_scale: list[int | str] = []
+    fallback_centre: list[int | str] = []
+    for i, j in enumerate(private):
+        iv = _range(column_ranges, j)
+        public_centre, public_scale = _public_map(iv, centring)
+        c, s = _within_range(float(released_centre[i]), float(released_scale[i]), iv)
+        if math.isnan(s):
+            fallback_scale.append(j)
+            s = public_scale
+        if math.isnan(c):
+            fallback_centre.append(j)
+            c = public_centre
+        centre[j], scale[j] = c, s
+    y_centre = 0.0
+    if private_y:
+        y_centre = 0.0 if math.isnan(released_centre[-1]) else float(released_centre[-1])
+        if math.isnan(released_scale[-1]):
+            fallback_scale.append("response")
+        if math.isnan(released_centre[-1]):
+            fallback_centre.append("response")
+    notes += _notes(private, private_y, centring, k, b, mu, fallback_scale, fallback_centre)
+    return Standardisation(centre, scale, intercept_index, y_centre), notes
+
+
+def _notes(private: list[int], private_y: bool, centring: bool, k: int, b: int, mu: float,
+           fallback_scale: list[int | str], fallback_centre: list[int | str]) -> list[str]:
+    """The report lines of a preconditioning (public facts and which releases fell back)."""
+    notes = [f"columns {private}{' and the response' if private_y else ''}: private "
+             f"{'centres and ' if centring else ''}scales released from {k} groups of "
+             f"{b} rows (mu={mu:.4g}-GDP, composed with the rest of the fit); the fit ran on (x - centre) / "
+             "scale and its coefficients were mapped back"]
+    if fallback_scale:
+        notes.append(f"columns {fallback_scale}: the scale histogram did not clear its noise (too few rows for this "
+                     "budget, or an almost constant column): the public fallback (the half-width of the column's "
+                     "declared range, else 1)")
+    if fallback_centre:
+        notes.append(f"columns {fallback_centre}: the centre histogram did not clear its noise: the public fallback "
+                     "(the midpoint of the column's declared range, else 0)")
+    return notes

@@ -1,0 +1,156 @@
+"""What DP-RobGD and DP-AMBSSGD share: option checks, the step schedule, the threshold candidates, the parallel
+block's accounting and report lines, and their public minimum number of rows.
+
+Both methods run private gradient descent on rows split into public parts
+(:mod:`dpstats.methods.robgd`, :mod:`dpstats.methods.ambssgd`): a step size
+eta = 1/lambda_up and T = ceil(kappa_hat ln(n) / 2) rounds from a released
+spectrum (Liu, Jain, Kong, Oh & Suggala 2023, Thm 3: T = Theta~(kappa)),
+residual or gradient thresholds read from a released histogram on a public
+grid, and one ledger step for the parallel composition of their parts.
+Proofs: docs/proofs/robgd.md and docs/proofs/ambssgd.md.  Nothing here reads
+data or draws noise.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from dpstats.errors import MethodOptionError
+from dpstats.methods.common.robust_estimators import DISTANCE_GRID, SpectrumEstimate
+from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
+
+__all__ = ["PRECONDITION_SHARE", "min_rows", "precondition_split", "check_fraction", "check_descent_options",
+           "default_covariate_tail", "rounds_from_kappa", "step_schedule", "threshold_candidates",
+           "parallel_block_step", "held_notes", "part_notes"]
+
+#: share of mu^2 for the private centres and scales on all rows (when standardising)
+PRECONDITION_SHARE = 0.1
+_ZETA = 0.05  # failure probability of the covariate-norm bound in the default tail
+_TAIL_RANGE = (1e-6, 1e6)  # public range of covariate_tail (check_descent_options)
+_MIN_ROWS, _MIN_ROWS_PER_COLUMN = 1000, 50
+
+
+def min_rows(d: int) -> int:
+    """The public minimum n of both methods for d columns: max(1000, 50 d).
+
+    The one registered fact (``MethodSpec.min_rows`` and the ``n_min`` of the methods' upper rates, so that
+    :func:`dpstats.theory.plan` never proposes fewer rows than the method accepts).  Below it the private
+    estimates (norm, spectrum, one residual histogram per round) leave too few rows per part for the rounds
+    the budget allows; the fit also refuses, from public n and mu, when not even 2 rounds can clear their
+    histogram's noise.
+    """
+    return max(_MIN_ROWS, _MIN_ROWS_PER_COLUMN * int(d))
+
+
+def precondition_split(mu: float, standardize: bool) -> tuple[float, float]:
+    """(mu of the method's block, mu of the preconditioning): mu^2 = sum of squares (GDP composition); the
+    preconditioning gets ``PRECONDITION_SHARE`` of mu^2 when it runs, else nothing."""
+    if not standardize:
+        return mu, 0.0
+    return mu * math.sqrt(1.0 - PRECONDITION_SHARE), mu * math.sqrt(PRECONDITION_SHARE)
+
+
+def _real(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(float(value))
+
+
+def _whole(value: object) -> bool:
+    """An integer, or a real number with an integral value (3.0)."""
+    return _real(value) and float(value).is_integer()  # type: ignore[arg-type]
+
+
+def check_fraction(name: str, value: object, *, low_open: bool = True, high: float = 1.0) -> float:
+    """Validate an option that must lie in (0, high) (or [0, high) when ``low_open`` is False); returns it."""
+    v = float(value) if _real(value) else math.nan  # type: ignore[arg-type]
+    ok = (0.0 < v < high) if low_open else (0.0 <= v < high)
+    if not ok:
+        raise MethodOptionError(f"{name} must lie in {'(' if low_open else '['}0, {high}), got {value!r}")
+    return v
+
+
+def check_descent_options(*, clip_level: object, covariate_tail: object, rounds: object, step_size: object,
+                          max_rounds: object) -> None:
+    """Validate the options DP-RobGD and DP-AMBSSGD share (public, before anything is read)."""
+    check_fraction("clip_level", clip_level)
+    if covariate_tail is not None and not (_real(covariate_tail)
+                                           and _TAIL_RANGE[0] <= float(covariate_tail) <= _TAIL_RANGE[1]):  # type: ignore[arg-type]
+        # outside this range Theta^2 over- or underflows for some released Gamma (a step size 1/0 or an
+        # infinite sensitivity after part of the budget is spent); Theta / sqrt(Tr Sigma) is about 1 to 10
+        raise MethodOptionError(f"covariate_tail must be a number in [{_TAIL_RANGE[0]:g}, {_TAIL_RANGE[1]:g}]")
+    if rounds is not None and not (_whole(rounds) and rounds >= 1):  # type: ignore[operator]
+        raise MethodOptionError("rounds must be a positive integer")
+    if step_size is not None and not (_real(step_size) and step_size > 0):  # type: ignore[operator]
+        raise MethodOptionError("step_size must be a positive number")
+    if not (_whole(max_rounds) and max_rounds >= 2):  # type: ignore[operator]
+        raise MethodOptionError("max_rounds must be an integer >= 2")
+
+
+def default_covariate_tail(n: int, zeta: float = _ZETA) -> float:
+    """1 + sqrt(2 ln(n/zeta)): Theta/sqrt(Tr Sigma) that clips no Gaussian covariate w.p. 1 - zeta.
+
+    ||x||^2 <= Tr(Sigma) (1 + sqrt(2t))^2 with probability 1 - e^-t for Gaussian x (Laurent & Massart 2000,
+    using ||Sigma||_F, ||Sigma|| <= Tr Sigma), union over the n rows.
+    """
+    return 1.0 + math.sqrt(2.0 * math.log(n / zeta))
+
+
+def rounds_from_kappa(kappa: float, n: int, max_rounds: int) -> int:
+    """T = ceil(kappa ln(n) / 2), clamped to [2, max_rounds] (Liu et al.: T = Theta~(kappa))."""
+    return int(min(max_rounds, max(2, math.ceil(kappa * math.log(n) / 2.0))))
+
+
+def step_schedule(spec: SpectrumEstimate, n: int, *, max_rounds: int, step_size: float | None,
+                  rounds: int | None) -> tuple[float, int, float]:
+    """(eta, T, kappa_hat) from a released spectrum: eta = 1/lambda_up unless given, kappa_hat =
+    lambda_up / lambda_low clamped to [1, 2 max_rounds / ln n], T = :func:`rounds_from_kappa` unless given
+    (post-processing of released values and public options)."""
+    kappa_cap = 2.0 * max_rounds / math.log(n)
+    kappa_hat = spec.lam_max_upper / spec.lam_min_lower if spec.lam_min_lower > 0 else kappa_cap
+    kappa_hat = min(max(kappa_hat, 1.0), kappa_cap)
+    eta = 1.0 / spec.lam_max_upper if step_size is None else float(step_size)
+    T = rounds_from_kappa(kappa_hat, n, int(max_rounds)) if rounds is None else int(rounds)
+    return eta, T, kappa_hat
+
+
+def threshold_candidates(scale: float) -> np.ndarray:
+    """``scale`` sqrt(e_j) for the upper edges e_j of ``DISTANCE_GRID``: every threshold a round can release.
+
+    A round's threshold is ``scale`` sqrt(gamma_t) with gamma_t the upper edge
+    of the released modal bin, computed by the same expression, so the table
+    of a pass (:class:`~dpstats.methods.common.row_passes.ClipTable`) has the
+    exact threshold among its candidates.
+    """
+    return np.array([scale * math.sqrt(DISTANCE_GRID.upper_edge(j)) for j in range(DISTANCE_GRID.size)])
+
+
+def parallel_block_step(name: str, mu: float, parts: str) -> PrivacyStep:
+    """The single ledger step of a fit whose parts touch disjoint rows (parallel composition).
+
+    Each part is mu-GDP on its own rows, enforced by its own ledger; a
+    replaced row lies in one part only, so the fit is mu-GDP.  Recorded as a
+    Gaussian step of normalised sensitivity 1 and noise multiplier 1/mu.
+    """
+    return PrivacyStep(name, "gaussian", 1.0, "normalised (GDP of the block)", 1.0 / mu,
+                       note=f"parallel composition over disjoint row sets: {parts}; each part is mu={mu:.4g}-GDP "
+                            "on its own ledger, so the block is mu-GDP")
+
+
+def held_notes(held: int, T: int, what: str) -> list[str]:
+    """Report lines for the rounds that held the iterate because no reliable scale was released
+    (:class:`~dpstats.methods.common.robust_estimators.PooledHistogram`; public facts of the run)."""
+    if held == 0:
+        return []
+    line = (f"{held} of {T} rounds held the iterate: their {what}, pooled with the earlier ones at the same iterate, "
+            "did not clear its noise, so they took no step (an arbitrary threshold could throw the iterate far away)")
+    if held < T:
+        return [line]
+    return [line, ("no round took a step: the fit is the starting point w = 0 (with an intercept and the private "
+                   "preconditioning: slopes 0, intercept the released centre of y); use more rows or a larger epsilon")]
+
+
+def part_notes(label: str, ledger: PrivacyLedger) -> list[str]:
+    """One report line per step of a part's own ledger (the itemisation of a parallel block)."""
+    return [f"{label}: {s.name}: {s.describe_privacy()}" + (f" [{s.note}]" if s.note else "") for s in ledger.steps]
