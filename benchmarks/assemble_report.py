@@ -69,6 +69,7 @@ body+=sec("Real published regressions at paper sizes (issue 17)", "benchmarks/re
 body+=open('benchmarks/results/real_data/reading.md').read()
 body+=sec("Private Theil-Sen for one predictor (issues 17 and 18)", "benchmarks/results/theilsen/summary.md")
 body+=open('benchmarks/results/theilsen/reading.md').read()
+body+=sec("pgd and the auto rule on the real regressions (issues 17 and 18)", "benchmarks/results/pgd.md")
 body+=sec("dpstats beside diffprivlib and OpenDP (issue 6)", "benchmarks/results/peers.md")
 body+=sec("Hardened privacy: cost (issue 10)", "benchmarks/results/hardened.md")
 open('BENCHMARKS.md','w').write(body)

@@ -56,7 +56,9 @@ from dpstats.errors import (
 from dpstats.formula import Design, build_design, public_design
 from dpstats.inference import withholding_reason
 from dpstats.methods import available_methods, get_method
-from dpstats.methods.registry import ErrorSplit, FitContext, Inference, MethodFit, MethodOptions, MethodSpec
+from dpstats.methods.registry import (
+    AutoFacts, ErrorSplit, FitContext, Inference, MethodFit, MethodOptions, MethodSpec, choose_auto,
+)
 from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import make_rng
@@ -278,7 +280,7 @@ def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodO
                   dlt: float, mode: str, state: _FitState) -> DPRegressionResults:
     data = request.data.prepare(spec, mode)
     state.stage = "reading the data"
-    spec, options, choice = _method(data, spec, options, request, dlt)
+    spec, options, choice, auto_reason = _method(data, spec, options, request, eps, dlt)
     bounds, scaling, n = _public_facts(data, spec, options, request.rescale)
     rows = data.rows(scaling, data.design.null_rows and bounds is None)
     rng, seeded = make_rng(request.random_state)
@@ -292,6 +294,8 @@ def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodO
     note = data.note(rows)
     fitted = dataclasses.replace(fitted, notes=(*fitted.notes, note) if note else fitted.notes,
                                  passes=int(getattr(rows, "passes", 1)))
+    if auto_reason and fitted.inference is None:
+        fitted = dataclasses.replace(fitted, no_inference_reason=auto_reason)
     return _results(spec, data.design, n, fitted, ctx.ledger, eps, dlt, choice=choice, seeded=seeded,
                     scaling=scaling, clipped=bounds is not None, formula=data.formula)
 
@@ -322,14 +326,15 @@ def missing_mode(missing: str, spec: MethodSpec | None) -> str:
 
 
 def _method(data: _MemoryData | _ChunkedData, spec: MethodSpec | None, options: MethodOptions | None,
-            request: FitRequest, dlt: float) -> tuple[MethodSpec, MethodOptions, str]:
-    """The method, its options and why it was chosen: ``method="auto"`` decides here, from public facts."""
+            request: FitRequest, eps: float, dlt: float) -> tuple[MethodSpec, MethodOptions, str, str]:
+    """The method, its options, why it was chosen and (auto) the reason to give if it reports no interval:
+    ``method="auto"`` decides here, from public facts."""
     if spec is None:
-        spec, choice = _choose_method(data.design, data.count())
-        return spec, spec.parse_options(request.options, delta=dlt), choice
+        spec, choice, reason = _choose_method(data.design, data.count(), eps, dlt)
+        return spec, spec.parse_options(request.options, delta=dlt), choice, reason
     choice = "epsilon=inf: the non-private reference 'ols' (NOT PRIVATE)" if request.method == "auto" else ""
     assert options is not None  # parsed with the named method
-    return spec, options, choice
+    return spec, options, choice, ""
 
 
 def _public_facts(data: _MemoryData | _ChunkedData, spec: MethodSpec, options: MethodOptions, rescale: bool
@@ -379,33 +384,37 @@ def _check_epsilon_for_method(spec: MethodSpec, eps: float) -> None:
             "a finite epsilon")
 
 
-def _choose_method(design: Design, n: int) -> tuple[MethodSpec, str]:
-    """Pick a private method from public facts only: n, d, the declared bounds and the registry."""
+def auto_facts(design: Design, n: int, eps: float, dlt: float) -> AutoFacts:
+    """The public facts ``method="auto"`` chooses from (:class:`~dpstats.methods.registry.AutoFacts`)."""
+    intercept = design.column_names.index("Intercept") if design.has_intercept else None
+    unbounded = sum(1 for j, iv in enumerate(design.column_intervals) if iv is None and j != intercept)
+    unbounded += int(design.response_interval is None)
+    return AutoFacts(n=n, d=design.d, epsilon=eps, delta=dlt, bounds=not design.missing_bounds, unbounded=unbounded,
+                     null_rows=design.null_rows, intercept=design.has_intercept)
+
+
+def _choose_method(design: Design, n: int, eps: float, dlt: float) -> tuple[MethodSpec, str, str]:
+    """Pick a private method from public facts only (n, d, epsilon, delta, the declared bounds), by the
+    registry's rule (:func:`~dpstats.methods.registry.choose_auto`): (method, why it was chosen (the regime),
+    the reason to give if it reports no interval ("": the method's own))."""
+    facts = auto_facts(design, n, eps, dlt)
     d = design.d
-    has_bounds = not design.missing_bounds
-    candidates = []
-    for spec in available_methods().values():
-        if not spec.private or spec.auto_rank is None:
-            continue
-        if design.null_rows and not spec.null_rows:
-            continue
-        if spec.needs_bounds and not has_bounds:
-            continue
-        if (d > n and not spec.allows_wide) or n < (spec.auto_min_rows or spec.min_rows)(d):
-            continue
-        candidates.append(spec)
-    if not candidates:
-        if not has_bounds:
+    chosen = choose_auto(facts)
+    if chosen is None:
+        if not facts.bounds:
             drop = (" (with missing='drop', only methods that keep a null row inert qualify; among those without "
                     "bounds, name one, e.g. method='dpsgd')") if design.null_rows else ""
             raise MissingBoundsError(
-                f"method='auto' found no registered method that fits n={n}, d={d} without data bounds{drop}. Declare "
-                f"bounds for: {', '.join(design.bounds_to_declare())}, or name a method.")
+                f"method='auto' found no registered method that fits n={n}, d={d} at epsilon={eps:g} without data "
+                f"bounds{drop}. Declare bounds for: {', '.join(design.bounds_to_declare())}, or name a method.")
         raise InsufficientDataError(f"method='auto' found no registered method for n={n}, d={d}")
-    spec = min(candidates, key=lambda s: s.auto_rank)  # type: ignore[arg-type,return-value]
-    why = ("bounds were declared for every column" if has_bounds and spec.needs_bounds
-           else "not every column has declared bounds" if not has_bounds else "bounds were declared")
-    return spec, (f"auto chose '{spec.name}' from public facts: n={n}, d={d}, {why}; {spec.regimes}")
+    spec, rule = chosen
+    why = "bounds were declared for every column" if facts.bounds else "not every column has declared bounds"
+    intervals = ("it reports intervals in this regime" if rule.intervals
+                 else "it reports no interval in this regime (see its reason under the table)")
+    reason = rule.no_interval_reason(facts) if rule.no_interval_reason is not None else ""
+    return spec, (f"auto chose '{spec.name}' from public facts: n={n}, d={d}, epsilon={eps:g}, delta={dlt:g} "
+                  f"(n * mu = {facts.n_mu:.3g}), {why}; {rule.why or spec.regimes}; {intervals}"), reason
 
 
 def _check_shape(spec: MethodSpec, n: int, d: int) -> None:

@@ -50,7 +50,7 @@ from dpstats.bounds import DataBounds
 from dpstats.errors import InvalidArgumentError, InvalidPrivacyParameterError, MissingBoundsError, UnknownMethodError
 from dpstats.formula import public_design
 from dpstats.inference import RELIABILITY_THRESHOLD
-from dpstats.methods.registry import MethodSpec, available_methods, get_method
+from dpstats.methods.registry import AutoFacts, MethodSpec, available_methods, choose_auto, get_method
 from dpstats.rates import PlanningFacts, Rate, UpperRate
 from dpstats.scaling import PublicScaling
 from dpstats.theory import (
@@ -460,7 +460,8 @@ def _text_table(frame: pd.DataFrame) -> str:
     return "\n".join(["  " + lines[0], "  " + "-" * len(lines[0]), *("  " + x for x in lines[1:])])
 
 
-def _methods(method: str | Sequence[str] | None, n: int | None, setting: _Setting) -> list[MethodSpec]:
+def _methods(method: str | Sequence[str] | None, n: int | None, setting: _Setting, epsilon: float | None,
+             delta: float) -> list[MethodSpec]:
     """The planned methods: one, several, every private one (None), or the one ``auto`` would choose at n."""
     if method is None:
         return [spec for _, spec in sorted(available_methods().items()) if spec.private]
@@ -468,7 +469,7 @@ def _methods(method: str | Sequence[str] | None, n: int | None, setting: _Settin
     specs = []
     for name in names:
         if name == "auto":
-            specs.append(_auto(n, setting.d))
+            specs.append(_auto(n, setting.d, epsilon, delta))
             continue
         spec = get_method(name)
         if not spec.private:
@@ -477,15 +478,16 @@ def _methods(method: str | Sequence[str] | None, n: int | None, setting: _Settin
     return specs
 
 
-def _auto(n: int | None, d: int) -> MethodSpec:
-    """The method ``method="auto"`` chooses with every bound declared, from public facts (n, d, the registry)."""
-    if n is None:
-        raise InvalidArgumentError("plan(method='auto') needs n: auto chooses from n and d")
-    candidates = [s for s in available_methods().values() if s.private and s.auto_rank is not None
-                  and (d <= n or s.allows_wide) and n >= (s.auto_min_rows or s.min_rows)(d)]
-    if not candidates:
-        raise InvalidArgumentError(f"method='auto' finds no method for n={n}, d={d}")
-    return min(candidates, key=lambda s: s.auto_rank)  # type: ignore[arg-type,return-value]
+def _auto(n: int | None, d: int, epsilon: float | None, delta: float) -> MethodSpec:
+    """The method ``method="auto"`` chooses with every bound declared, from public facts (n, d, epsilon, delta,
+    the registry: :func:`~dpstats.methods.registry.choose_auto`)."""
+    if n is None or epsilon is None:
+        raise InvalidArgumentError("plan(method='auto') needs n and epsilon: auto chooses from n, d, epsilon and "
+                                   "delta")
+    chosen = choose_auto(AutoFacts(n=int(n), d=d, epsilon=epsilon, delta=delta, bounds=True))
+    if chosen is None:
+        raise InvalidArgumentError(f"method='auto' finds no method for n={n}, d={d}, epsilon={epsilon:g}")
+    return chosen[0]
 
 
 def _check(n: int | None, epsilon: float | None, delta: float, residual_sd: float | None, rsquared: float | None,
@@ -573,7 +575,7 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
     setting = _setting(formula, bounds, levels, response, residual_sd, rsquared, spread, correlation)
     targets = _targets(target, setting.names)
     records = []
-    for spec in _methods(method, n, setting):
+    for spec in _methods(method, n, setting, epsilon, delta):
         model = _Model(spec, setting, delta, inference, sparsity)
         records += _method_rows(model, n, epsilon, targets)
     frame = pd.DataFrame.from_records(records, columns=_COLUMNS)

@@ -242,11 +242,11 @@ def test_missing_drop_matches_in_memory(df, tmp_path):
 
 def test_auto_chooses_among_chunk_capable_methods_and_predict_works(df, files):
     res = dpstats.dp_ols(FORMULA, files["parquet"], 1.0, 1e-6, bounds=BOUNDS, random_state=1)
-    assert res.method == "adassp"
+    assert res.method == "pgd"  # n * mu >= 100 and n < 10^5
     pred = res.predict(df.head(5))
     assert pred.shape == (5,) and np.all(np.isfinite(pred))
-    nb = dpstats.dp_ols("y ~ x1 + x2", files["csv"], 3.0, 1e-6, random_state=1)  # no bounds: tukey
-    assert nb.method == "tukey"
+    nb = dpstats.dp_ols("y ~ x1 + x2", files["csv"], 3.0, 1e-6, random_state=1)  # no bounds: pgd, released domain
+    assert nb.method == "pgd"
 
 
 def test_refusal_after_spending_is_settled(df):

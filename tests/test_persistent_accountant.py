@@ -115,7 +115,7 @@ def test_auto_fits_are_recorded_under_the_chosen_method_and_residues_show_as_zer
     for acct in (PrivacyAccountant(1.0, 1e-5, path=tmp_path / "budget.sqlite"), PrivacyAccountant(1.0, 1e-5)):
         dpstats.dp_ols("y ~ x", df, epsilon=1.0, delta=5e-6, bounds=bounds, accountant=acct, random_state=1)
         (fit,) = acct.history
-        assert fit.label == "adassp (auto): y ~ x"
+        assert fit.label == "pgd (auto): y ~ x"  # n * mu(1, 5e-6) >= 100, n < 10^5: auto chooses pgd
         assert repr(acct).endswith("over 1 fit)") or "over 1 fit;" in repr(acct)
         left = acct.epsilon - acct.spent[0]
         assert 0 <= left < 1e-6  # a rounding residue of the ledger's composed spend, if any

@@ -161,7 +161,8 @@ def test_plan_predicts_what_fits_measure():
 
 
 def test_plan_reads_formula_levels_and_names():
-    plan = dpstats.plan(formula="y ~ x + C(g)", bounds=BOUNDS, levels={"g": ["a", "b", "c"]}, n=10000,
+    # n = 2 x 10^5: auto chooses adassp with every bound declared from 10^5 rows (pgd below)
+    plan = dpstats.plan(formula="y ~ x + C(g)", bounds=BOUNDS, levels={"g": ["a", "b", "c"]}, n=200_000,
                         epsilon=1.0, method="auto")
     frame = plan.to_frame()
     assert list(frame["term"]) == ["Intercept", "C(g)[T.b]", "C(g)[T.c]", "x"]

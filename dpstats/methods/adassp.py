@@ -46,7 +46,9 @@ from dpstats.inference import (
 from dpstats.methods.common.linalg import psd_projection, solve_noisy_normal_equations
 from dpstats.methods.common.sufficient import ReleasedStatistics, check_bounds_range
 from dpstats.methods.extremes import square
-from dpstats.methods.registry import FitContext, Inference, InferenceRule, MethodFit, MethodSpec, TheoryInputs, register
+from dpstats.methods.registry import (
+    AutoRule, FitContext, Inference, InferenceRule, MethodFit, MethodSpec, TheoryInputs, register,
+)
 from dpstats.methods.ssp import (
     BOOTSTRAP_DESCRIPTION, INFERENCE_WEIGHT, NO_YTY, SPLIT_PRIVACY, SPLIT_PRIVACY_NO_BOOTSTRAP, SPLIT_SAMPLING, SSPOptions, bootstrap_notes, release_gram, release_moment,
     release_yty, statistics_pass,
@@ -180,6 +182,8 @@ SPEC = register(MethodSpec(
     regimes="bounded data of any n; adapts its ridge to lambda_min(X^T X); the default when bounds are given",
     inference_rule=InferenceRule("bootstrap", withhold_above=WITHHOLD_ABOVE),
     theory_rate=theory_rate,
-    auto_rank=10,
+    auto_rules=(AutoRule(rank=15, bounds="all", why=(
+        "with bounds declared, it is one pass over the data and its privacy error is below the sampling error at "
+        "n >= 10^5 (it is also the choice where pgd and dpsgd cannot fit, e.g. missing='drop')")),),
     first_pass=statistics_pass,
 ))

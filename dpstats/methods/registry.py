@@ -47,7 +47,8 @@ from dpstats.rows.memory import InMemoryRows
 
 __all__ = ["MethodOptions", "FitContext", "Inference", "InferenceRule", "ErrorSplit", "ReleasedStatistics", "ReleasedSums",
            "TheoryInputs", "MethodFit", "MethodSpec", "MethodTable", "FitFunction", "register", "get_method",
-           "available_methods", "PUBLIC_FACTS", "BUILTIN_METHODS"]
+           "available_methods", "PUBLIC_FACTS", "BUILTIN_METHODS", "AutoFacts", "AutoRule", "choose_auto",
+           "add_auto_rules"]
 
 OptionsT = TypeVar("OptionsT", bound="MethodOptions")
 
@@ -318,6 +319,113 @@ class FitFunction(Protocol):
     def __call__(self, rows: Rows, ctx: FitContext, options: Any) -> MethodFit: ...
 
 
+@dataclass(frozen=True)
+class AutoFacts:
+    """What ``method="auto"`` knows when it chooses: public facts only.
+
+    Attributes
+    ----------
+    n, d : int
+        Rows and design columns.
+    epsilon, delta : float
+        The fit's budget.
+    bounds : bool
+        True when every design column and the response have a public range (declared, or bounded by
+        construction: the intercept and factor dummies).
+    unbounded : int
+        Variables (design columns other than the intercept, and the response) without a public range.
+    null_rows : bool
+        ``missing="drop"`` turned incomplete rows into public null rows.
+    intercept : bool
+        The design has an intercept column.
+    """
+
+    n: int
+    d: int
+    epsilon: float
+    delta: float
+    bounds: bool
+    unbounded: int = 0
+    null_rows: bool = False
+    intercept: bool = True
+
+    @property
+    def mu(self) -> float:
+        """The GDP parameter of (epsilon, delta): the noise level every method's releases share."""
+        from dpstats.privacy.calibration import gaussian_mu  # noqa: PLC0415 - a leaf module, kept local
+
+        return gaussian_mu(self.epsilon, self.delta)
+
+    @property
+    def n_mu(self) -> float:
+        """n * mu(epsilon, delta): how many rows' worth of signal each unit of noise faces."""
+        return self.n * self.mu
+
+
+@dataclass(frozen=True)
+class AutoRule:
+    """One regime in which ``method="auto"`` may choose a method, in public facts (:class:`AutoFacts`).
+
+    A method registers the regimes where it was measured to be the best choice (``MethodSpec.auto_rules``);
+    :func:`choose_auto` picks, among the methods with a matching rule, the one whose rule has the lowest
+    ``rank``.  Ranks order methods that share a regime: a method that reports intervals there ranks ahead of
+    one that does not unless the latter was measured to be clearly more accurate.
+
+    Attributes
+    ----------
+    rank : int
+        Preference (lowest wins).
+    bounds : str
+        ``"all"`` (every variable has a public range), ``"missing"`` (some has none) or ``"any"``.
+    min_n_mu, max_n_mu : float
+        n * mu(epsilon, delta) in [min_n_mu, max_n_mu).
+    min_rows : callable or None
+        Public minimum n as a function of d (None: the method's ``min_rows``).
+    max_rows : float
+        n < max_rows.
+    min_d, max_d : int
+        d in [min_d, max_d].
+    needs_intercept : bool
+        Only for designs with an intercept.
+    intervals : bool
+        The method reports intervals in this regime (said in the choice's reason).
+    why : str
+        The evidence, in one sentence (docs/choosing.md has the tables); shown in the choice's reason.
+    no_interval_reason : callable or None
+        ``no_interval_reason(facts) -> str``: when auto chose the method under this rule and the fit reports no
+        interval, the results' reason (public facts only), in place of the method's own.
+    """
+
+    rank: int
+    bounds: str = "any"
+    min_n_mu: float = 0.0
+    max_n_mu: float = math.inf
+    min_rows: Callable[[int], int] | None = None
+    max_rows: float = math.inf
+    min_d: int = 1
+    max_d: int = 1 << 30
+    needs_intercept: bool = False
+    intervals: bool = False
+    why: str = ""
+    no_interval_reason: Callable[[AutoFacts], str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.bounds not in ("all", "missing", "any"):
+            raise ValueError("AutoRule.bounds must be 'all', 'missing' or 'any'")
+
+    def matches(self, facts: AutoFacts, spec: MethodSpec) -> bool:
+        """Whether the public ``facts`` lie in this regime (and satisfy the method's minimum rows)."""
+        if self.bounds != "any" and facts.bounds != (self.bounds == "all"):
+            return False
+        if not (self.min_d <= facts.d <= self.max_d and facts.n < self.max_rows):
+            return False
+        if self.needs_intercept and not facts.intercept:
+            return False
+        if facts.n < (self.min_rows or spec.min_rows)(facts.d):
+            return False
+        return self.min_n_mu <= facts.n_mu < self.max_n_mu
+
+
 #: first_pass(bounds, options) -> (pass, combine): a one-pass method's pass, which needs no n
 FirstPass = Callable[[DataBounds | None, Any], tuple[Callable[[np.ndarray, np.ndarray, int], Any], Combine[Any]]]
 
@@ -358,10 +466,17 @@ class MethodSpec:
     theory_rate : callable or None
         ``theory_rate(guarantee) -> UpperRate``: the method's upper rate for a
         fit with that guarantee (:mod:`dpstats.theory`); None when none is registered.
+    auto_rules : tuple of AutoRule
+        The regimes in which ``method="auto"`` may choose the method (:func:`choose_auto`); empty: see
+        ``auto_rank``.
     auto_rank : int or None
-        Preference of ``method="auto"`` among eligible methods (lowest wins); None keeps it out of ``auto``.
+        Shorthand for one rule ``AutoRule(rank=auto_rank, min_rows=auto_min_rows)`` (any bounds, any n mu) when
+        ``auto_rules`` is empty; None (and no rules) keeps the method out of ``auto``.
     auto_min_rows : callable or None
-        Public minimum n (given d) for ``auto`` to pick the method; defaults to ``min_rows``.
+        Public minimum n (given d) of that shorthand rule; defaults to ``min_rows``.
+    auto_refusal : callable or None
+        ``auto_refusal(facts) -> str``: why the method cannot fit under these public facts ("" when it can), for
+        methods whose feasibility depends on more than n, d and bounds (the method refuses with the same reason).
     raw_units_warning : str
         Shown as a WARNING when the fit ran on the data's own units (no public rescaling), for methods whose
         defaults assume unit scale.
@@ -393,8 +508,10 @@ class MethodSpec:
     max_columns: int | None = None
     inference_rule: InferenceRule = InferenceRule()
     theory_rate: Callable[[str], UpperRate] | None = None
+    auto_rules: tuple[AutoRule, ...] = ()
     auto_rank: int | None = None
     auto_min_rows: Callable[[int], int] | None = None
+    auto_refusal: Callable[[AutoFacts], str] | None = None
     raw_units_warning: str = ""
     null_rows: bool = False
     first_pass: FirstPass | None = None
@@ -409,6 +526,27 @@ class MethodSpec:
     @property
     def option_names(self) -> tuple[str, ...]:
         return self.options.names()
+
+    @property
+    def effective_auto_rules(self) -> tuple[AutoRule, ...]:
+        """``auto_rules``, or the one rule ``auto_rank`` / ``auto_min_rows`` stand for (none when both are unset)."""
+        if self.auto_rules:
+            return self.auto_rules
+        if self.auto_rank is None:
+            return ()
+        return (AutoRule(rank=self.auto_rank, min_rows=self.auto_min_rows),)
+
+    def auto_rule(self, facts: AutoFacts) -> AutoRule | None:
+        """The best-ranked of this method's rules that ``facts`` satisfy, if the method can fit there."""
+        if not self.private or (facts.null_rows and not self.null_rows) or (self.needs_bounds and not facts.bounds):
+            return None
+        if facts.d > facts.n and not self.allows_wide:
+            return None
+        rules = [r for r in (*self.effective_auto_rules, *_ADDED_AUTO_RULES.get(self.name, ()))
+                 if r.matches(facts, self)]
+        if not rules or (self.auto_refusal is not None and self.auto_refusal(facts)):
+            return None
+        return min(rules, key=lambda r: r.rank)
 
     @property
     def supports_chunks(self) -> bool:
@@ -441,7 +579,8 @@ class MethodSpec:
 
 #: the built-in estimators: modules (or subpackages) of :mod:`dpstats.methods`, each registering its MethodSpec
 #: when imported; imported in this order on the first lookup (adassp and noisy_ols import ssp, ambssgd robgd)
-BUILTIN_METHODS = ("adassp", "ambssgd", "dpsgd", "lasso", "noisy_ols", "ols", "robgd", "ssp", "theilsen", "tukey")
+BUILTIN_METHODS = ("adassp", "ambssgd", "dpsgd", "lasso", "noisy_ols", "ols", "pgd", "robgd", "ssp", "theilsen",
+                   "tukey")
 
 _REGISTRY: dict[str, MethodSpec] = {}
 _BUILTIN_LOADED = [False]
@@ -550,3 +689,32 @@ def available_methods() -> MethodTable:
     """All registered methods, by name (a copy): a mapping name -> :class:`MethodSpec` that prints as a table."""
     _load_builtin_methods()
     return MethodTable(_REGISTRY)
+
+
+#: Rules added by another module for a method that may or may not be registered (:func:`add_auto_rules`).
+_ADDED_AUTO_RULES: dict[str, tuple[AutoRule, ...]] = {}
+
+
+def add_auto_rules(name: str, rules: tuple[AutoRule, ...]) -> None:
+    """Add ``rules`` to the method ``name``'s regimes for ``method="auto"``, whether or not ``name`` is registered
+    (yet): they apply only while it is (:func:`choose_auto` looks at the registered methods).
+
+    For a regime measured by another method's study: e.g. pgd's, where auto falls back to a point estimate
+    below pgd's interval threshold (dpstats/methods/pgd.py, docs/choosing.md).
+    """
+    _ADDED_AUTO_RULES[name] = (*_ADDED_AUTO_RULES.get(name, ()), *rules)
+
+
+def choose_auto(facts: AutoFacts) -> tuple[MethodSpec, AutoRule] | None:
+    """The method ``method="auto"`` fits with under the public ``facts``: among the registered methods with a
+    matching rule (:meth:`MethodSpec.auto_rule`), the lowest rank (ties: the name); None when there is none.
+
+    This is the whole of auto's rule: each method's regimes are its registered facts (``auto_rules``), chosen on
+    simulations and the real-data benchmark (docs/choosing.md).
+    """
+    _load_builtin_methods()  # every built-in method, and the rules they add (add_auto_rules), before choosing
+    eligible = [(rule, spec) for spec in _REGISTRY.values() if (rule := spec.auto_rule(facts)) is not None]
+    if not eligible:
+        return None
+    rule, spec = min(eligible, key=lambda pair: (pair[0].rank, pair[1].name))
+    return spec, rule

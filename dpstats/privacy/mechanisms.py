@@ -45,7 +45,8 @@ from dpstats.errors import MethodOptionError, NoiseScaleRangeError
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.samplers import (
-    GAUSSIAN_BITS, gaussian_closeness, gaussian_plan, laplace_plan, release_on_grid,
+    GAUSSIAN_BITS, _exact_add, _to_float, discrete_gaussian, gaussian_closeness, gaussian_plan, laplace_plan,
+    release_on_grid, to_grid,
 )
 from dpstats.privacy.secure_random import SecureGenerator
 
@@ -60,6 +61,8 @@ __all__ = [
     "public_uniform",
     "GaussianBlock",
     "gaussian_block",
+    "FixedGaussianBlock",
+    "fixed_gaussian_block",
 ]
 
 #: What dp_accounting raises when a privacy-loss distribution cannot be built in double precision (exp
@@ -365,6 +368,72 @@ def gaussian_block(*, rounds: int, mu_round: float, ledger: PrivacyLedger, name:
     return GaussianBlock(rounds=rounds, mu_round=mu_round, ledger=ledger, name=name, disjoint=disjoint,
                          dimension=dimension, note=note)
 
+
+
+class FixedGaussianBlock(GaussianBlock):
+    """A :class:`GaussianBlock` whose releases all have one public L2 sensitivity and one length, fixed when it
+    is charged: noisy gradient descent with a clip set before the run (``pgd``).
+
+    Privacy is that of :class:`GaussianBlock` (``rounds`` adaptively composed releases at ``mu_round``), and
+    each release is the same hardened mechanism: g * (round(value / g) + Z), Z exactly discrete Gaussian with
+    the parameter of :func:`~dpstats.privacy.samplers.gaussian_plan` for (``l2_sensitivity``, ``mu_round``,
+    ``dimension``).  Because the grid and the law of Z are public and the same for every release, the integer
+    noise is drawn in vectorised batches of ``BATCH`` releases ahead of use (Z is independent of the data, so
+    when it is drawn does not change the law of any release); a release then costs one rounding and one exact
+    integer addition instead of a call of the sampler.
+    """
+
+    #: releases whose noise is drawn at once
+    BATCH = 256
+
+    def __init__(self, *, rounds: int, mu_round: float, ledger: PrivacyLedger, name: str, l2_sensitivity: float,
+                 dimension: int, note: str = "") -> None:
+        sens = _check_sensitivity(l2_sensitivity)
+        if sens == 0:
+            raise ValueError("a Gaussian release needs a positive sensitivity")
+        if int(dimension) != dimension or dimension < 1:
+            raise ValueError("dimension must be a positive integer")
+        super().__init__(rounds=rounds, mu_round=mu_round, ledger=ledger, name=name, dimension=int(dimension),
+                         note=note)
+        self.l2_sensitivity = sens
+        self.dimension = int(dimension)
+        self.plan = gaussian_plan(sens, self.mu_round, self.dimension)
+        self._noise = np.zeros((0, self.dimension), dtype=np.int64)
+        self._drawn = 0
+
+    def _next_noise(self, rng: np.random.Generator) -> np.ndarray:
+        """The integer noise of the next release, from the current batch (a new batch when it is used up)."""
+        if self._noise.shape[0] == 0:
+            m = min(self.BATCH, self.rounds - self._drawn)
+            self._noise = discrete_gaussian(self.plan.param, (m, self.dimension), rng)
+            self._drawn += m
+        z, self._noise = self._noise[0], self._noise[1:]
+        return z
+
+    def release(self, value: "float | np.ndarray", *, l2_sensitivity: float | None = None,
+                rng: np.random.Generator) -> "float | np.ndarray":
+        """value + discrete Gaussian noise of sd about l2_sensitivity / mu_round (the block's sensitivity; a
+        different one is refused); refused after ``rounds`` releases."""
+        if self.used >= self.rounds:
+            raise RuntimeError("this Gaussian block has already made all the releases it was charged for")
+        if l2_sensitivity is not None and float(l2_sensitivity) != self.l2_sensitivity:
+            raise ValueError("this Gaussian block was charged for one fixed sensitivity")
+        arr = np.asarray(value, dtype=float)
+        if arr.size != self.dimension:
+            raise ValueError(f"this Gaussian block releases vectors of length {self.dimension}, got {arr.size}")
+        self.used += 1
+        k, finite = to_grid(arr.ravel(), self.plan.grid_exponent)
+        out = _to_float(_exact_add(k, self._next_noise(rng)), self.plan.grid_exponent).reshape(arr.shape)
+        if not finite.all():  # as release_on_grid: a non-finite input passes through (no noise can hide it)
+            out = np.where(finite.reshape(arr.shape), out, arr)
+        return float(out) if np.ndim(value) == 0 else out
+
+
+def fixed_gaussian_block(*, rounds: int, mu_round: float, ledger: PrivacyLedger, name: str, l2_sensitivity: float,
+                         dimension: int, note: str = "") -> FixedGaussianBlock:
+    """Charge ``rounds`` Gaussian releases of one sensitivity and length now; see :class:`FixedGaussianBlock`."""
+    return FixedGaussianBlock(rounds=rounds, mu_round=mu_round, ledger=ledger, name=name,
+                              l2_sensitivity=l2_sensitivity, dimension=dimension, note=note)
 
 
 

@@ -1,0 +1,337 @@
+"""Private centring and scaling of every column and of the response inside a clipping domain.
+
+The gradient methods need the design on a unit scale: a column whose declared range is 20 times its spread
+leaves a gradient method's weak directions unresolved within any affordable number of steps, and a clip or a
+step size set from the declared range is too coarse by the same factor.  This module gives the pieces that put
+the rows on the scale of the data, privately:
+
+1. a **domain** for each variable (design column or response): its public range where one is known (declared
+   bounds, factor dummies, the intercept), else a released one, [c - R s, c + R s] from noisy histograms of
+   group means and variances (:func:`release_domain`; the modal-bin estimators of
+   :mod:`dpstats.methods.private_centring`);
+2. the rows clipped to their domain and mapped to u = (x - mid) / half in [-1, 1] (:class:`Domain`);
+3. **moments** of u released by two Gaussian mechanisms (:func:`release_moments`): centres c'_j (noisy means)
+   and scales s'_j (1.25 times the noisy mean absolute deviation about the released centre, about one
+   standard deviation for a normal column), so that z_j = (u_j - c'_j) / s'_j (:class:`Standardisation`).
+
+The map x -> z is a released affine map composed with a public clip: a fit on the rows z maps back to the
+user's coefficients exactly (:meth:`Standardisation.params_back`), and a method's privacy argument on the rows
+z applies to the rows x (a replaced row x is a replaced row z).  Proof of the releases: docs/proofs/pgd.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpstats.methods.blocks import RowPermutation
+from dpstats.methods.common.geometric_histogram import GeometricGrid, grid_counts
+from dpstats.methods.extremes import LARGEST, QUIET, clamp_finite, quiet
+from dpstats.methods.private_centring import CentreGrid, GroupSumsPass, group_size
+from dpstats.methods.robust_estimators import HISTOGRAM_SENSITIVITY, clearance
+from dpstats.methods.row_passes import add_arrays
+from dpstats.privacy.ledger import PrivacyLedger
+from dpstats.privacy.mechanisms import gaussian_block, gaussian_mechanism_mu
+
+__all__ = ["Domain", "Standardisation", "DOMAIN_HALF_WIDTH", "VARIANCE_GRID", "LOCATION_GRID", "release_domain",
+           "domain_variables", "release_moments", "UnitSumsPass", "DeviationSumsPass", "free_variables"]
+
+#: Half-width, in released scales, of a released domain: [c - R s, c + R s].
+DOMAIN_HALF_WIDTH = 8.0
+#: Grid of the group variances: ratio 4 over [2^-64, 2^64) (bin 0 also holds groups of equal values).  Coarse
+#: bins hold more groups, so the mode clears the noise at smaller n mu; the domain needs the scale only within
+#: a factor 2.
+VARIANCE_GRID = GeometricGrid(lo=2.0**-64, ratio=4.0, bins=64)
+#: Grid of the group means over twice the released scale: unit bins for |u| < 2^8, 2 per octave beyond (the
+#: domain needs the centre only within about one scale).
+LOCATION_GRID = CentreGrid(limit=1 << 8, fine=1, per_octave=2)
+
+
+@dataclass(frozen=True)
+class Domain:
+    """Clipping domain of each design column ([lo_j, hi_j]; the intercept's is [1, 1]) and of the response, and
+    the public map of a clipped value to u = (x - mid) / half in [-1, 1] (u = 0 where the domain is a point).
+
+    Attributes
+    ----------
+    lo, hi : numpy.ndarray
+        Per design column, finite, lo <= hi.
+    y_lo, y_hi : float
+        The response's domain.
+    intercept_index : int or None
+        The intercept column (always 1; its u is 1).
+    """
+
+    lo: np.ndarray
+    hi: np.ndarray
+    y_lo: float
+    y_hi: float
+    intercept_index: int | None
+
+    @property
+    def mid(self) -> np.ndarray:
+        return self.lo / 2.0 + self.hi / 2.0
+
+    @property
+    def half(self) -> np.ndarray:
+        return self.hi / 2.0 - self.lo / 2.0
+
+    @staticmethod
+    def _unit(v: np.ndarray, lo: Any, hi: Any) -> np.ndarray:
+        mid, half = np.asarray(lo / 2.0 + hi / 2.0), np.asarray(hi / 2.0 - lo / 2.0)
+        with np.errstate(**QUIET):  # |x - mid| <= half for x in [lo, hi]: finite; NaN cannot occur (clip)
+            u = (np.clip(v, lo, hi) - mid) / np.where(half > 0, half, 1.0)
+        return np.clip(np.where(half > 0, u, 0.0), -1.0, 1.0)
+
+    def design(self, X: np.ndarray) -> np.ndarray:
+        """u of every design column (a new array; the intercept column stays 1)."""
+        U = self._unit(np.asarray(X, dtype=float), self.lo, self.hi)
+        if self.intercept_index is not None:
+            U[:, self.intercept_index] = 1.0
+        return U
+
+    def response(self, y: np.ndarray) -> np.ndarray:
+        """u of the response (a new array)."""
+        return self._unit(np.asarray(y, dtype=float), self.y_lo, self.y_hi)
+
+
+def free_variables(domain: Domain) -> tuple[np.ndarray, bool]:
+    """(design columns with a non-degenerate domain, other than the intercept; whether the response's is): the
+    variables whose moments are released (public facts)."""
+    d = domain.lo.size
+    cols = np.array([j for j in range(d) if j != domain.intercept_index and domain.hi[j] > domain.lo[j]],
+                    dtype=np.intp)
+    return cols, bool(domain.y_hi > domain.y_lo)
+
+
+@dataclass(frozen=True)
+class Standardisation:
+    """The released map of a row: z_j = (u_j - c_j) / s_j, v = (u_y - c_y) / s_y, with u the :class:`Domain`'s
+    map to [-1, 1] (the intercept column stays 1; a column with a degenerate domain is 0).
+
+    Attributes
+    ----------
+    domain : Domain
+        The clipping domain.
+    centre, scale : numpy.ndarray
+        c_j and s_j > 0 per design column (0 and 1 for the intercept and degenerate columns).
+    y_centre, y_scale : float
+        c_y and s_y > 0.
+    """
+
+    domain: Domain
+    centre: np.ndarray
+    scale: np.ndarray
+    y_centre: float
+    y_scale: float
+
+    def design(self, X: np.ndarray) -> np.ndarray:
+        """The rows z (a new array)."""
+        Z = (self.domain.design(X) - self.centre) / self.scale
+        if self.domain.intercept_index is not None:
+            Z[:, self.domain.intercept_index] = 1.0
+        return Z
+
+    def response(self, y: np.ndarray) -> np.ndarray:
+        """The responses v (a new array)."""
+        return (self.domain.response(y) - self.y_centre) / self.y_scale
+
+    def affine_back(self) -> tuple[np.ndarray, np.ndarray]:
+        """(A, b) with beta = A theta + b: coefficients theta fitted on (z, v) as coefficients on (x, y).
+
+        With a_j = mid_j + half_j c_j and b_j = half_j s_j (x_j = a_j + b_j z_j; similarly y = a_y + b_y v),
+        beta_j = b_y theta_j / b_j and, with an intercept, beta_0 = a_y + b_y theta_0 - sum_j beta_j a_j.
+        """
+        dom = self.domain
+        a_x, b_x = dom.mid + dom.half * self.centre, dom.half * self.scale
+        a_y = dom.y_lo / 2.0 + dom.y_hi / 2.0 + (dom.y_hi / 2.0 - dom.y_lo / 2.0) * self.y_centre
+        b_y = (dom.y_hi / 2.0 - dom.y_lo / 2.0) * self.y_scale
+        d = a_x.size
+        with np.errstate(**QUIET):
+            ratio = np.where(b_x > 0, b_y / np.where(b_x > 0, b_x, 1.0), 0.0)
+            A = np.diag(ratio)
+            b = np.zeros(d)
+            k = dom.intercept_index
+            if k is not None:
+                slopes = np.arange(d) != k
+                A[k, :] = np.where(slopes, -ratio * a_x, b_y)
+                b[k] = a_y
+        return clamp_finite(A), clamp_finite(b)
+
+    def params_back(self, theta: np.ndarray) -> np.ndarray:
+        """The coefficients on the method's units (clamped to finite doubles: a public, elementwise map)."""
+        A, b = self.affine_back()
+        with np.errstate(**QUIET):
+            return clamp_finite(A @ np.asarray(theta, dtype=float) + b)
+
+
+class UnitSumsPass:
+    """The pass (X, y, offset) -> sums over rows of u of the free variables (columns, then the response)."""
+
+    uses_offset = False
+
+    def __init__(self, domain: Domain, columns: np.ndarray, response: bool) -> None:
+        self.domain, self.columns, self.response = domain, columns, response
+
+    def values(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        parts = [self.domain.design(X)[:, self.columns]]
+        if self.response:
+            parts.append(self.domain.response(y)[:, None])
+        return np.hstack(parts)
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
+        return self.values(X, y).sum(axis=0)
+
+
+class DeviationSumsPass(UnitSumsPass):
+    """The pass (X, y, offset) -> sums over rows of |u - c| of the free variables (c released)."""
+
+    def __init__(self, domain: Domain, columns: np.ndarray, response: bool, centre: np.ndarray) -> None:
+        super().__init__(domain, columns, response)
+        self.centre = centre
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
+        return np.abs(self.values(X, y) - self.centre).sum(axis=0)
+
+
+def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *, mu_centre: float, mu_scale: float,
+                    rng: np.random.Generator, ledger: PrivacyLedger) -> Standardisation:
+    """Release the centres and scales of the free variables (module docstring, step 3): two passes.
+
+    With an intercept: the k-vector of sums of u (each term in [-1, 1]: replace-one L2 sensitivity 2 sqrt(k))
+    under ``mu_centre``, c = clip(noisy sums / n, -1, 1); then the sums of |u - c| (each term in [0, 2]:
+    sensitivity 2 sqrt(k)) under ``mu_scale``.  Without an intercept nothing can absorb a centre: c = 0 and
+    only the sums of |u| are released (terms in [0, 1]: sensitivity sqrt(k)), under ``mu_scale``.  A scale is
+    1.25 times the noisy mean absolute deviation, floored at twice the noise sd of that mean (and at 2^-10):
+    never below what the release resolves.
+    """
+    cols, resp = free_variables(domain)
+    k = cols.size + int(resp)
+    d = domain.lo.size
+    centre, scale = np.zeros(d), np.ones(d)
+    if k == 0:
+        return Standardisation(domain, centre, scale, 0.0, 1.0)
+    c = np.zeros(k)
+    if domain.intercept_index is not None:
+        sums = reduce(UnitSumsPass(domain, cols, resp), add_arrays)
+        noisy = gaussian_mechanism_mu(sums, l2_sensitivity=2.0 * math.sqrt(k), mu=mu_centre, rng=rng,
+                                      ledger=ledger, name="pgd: private centres (sums of the clipped variables)")
+        c = np.clip(np.asarray(noisy, dtype=float) / n, -1.0, 1.0)
+        sens = 2.0 * math.sqrt(k)
+    else:
+        sens = math.sqrt(k)
+    dev = reduce(DeviationSumsPass(domain, cols, resp, c), add_arrays)
+    noisy = gaussian_mechanism_mu(dev, l2_sensitivity=sens, mu=mu_scale, rng=rng, ledger=ledger,
+                                  name="pgd: private scales (sums of absolute deviations)")
+    s = np.maximum(1.25 * np.asarray(noisy, dtype=float) / n, max(2.0 * sens / (mu_scale * n), 2.0**-10))
+    centre[cols], scale[cols] = c[:cols.size], s[:cols.size]
+    y_centre, y_scale = (float(c[-1]), float(s[-1])) if resp else (0.0, 1.0)
+    return Standardisation(domain, centre, scale, y_centre, y_scale)
+
+
+@quiet
+def _domain_of(centre: float, scale: float) -> tuple[float, float]:
+    """[c - R s, c + R s], clamped to finite doubles (a public map of released values)."""
+    lo = float(np.clip(centre - DOMAIN_HALF_WIDTH * scale, -LARGEST, LARGEST))
+    hi = float(np.clip(centre + DOMAIN_HALF_WIDTH * scale, -LARGEST, LARGEST))
+    return lo, hi
+
+
+def domain_variables(d: int, intercept_index: int | None, column_ranges: Sequence[tuple[float, float] | None],
+                     response_range: tuple[float, float] | None) -> tuple[list[int | str], list[int | str]]:
+    """(variables without a public range, variables with a non-degenerate one): design column indices and
+    "response" (public facts)."""
+    private: list[int | str] = []
+    declared: list[int | str] = []
+    for j in range(d):
+        if j == intercept_index:
+            continue
+        r = column_ranges[j] if j < len(column_ranges) else None
+        if r is None:
+            private.append(j)
+        elif r[1] > r[0]:
+            declared.append(j)
+    if response_range is None:
+        private.append("response")
+    elif response_range[1] > response_range[0]:
+        declared.append("response")
+    return private, declared
+
+
+def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, intercept_index: int | None,
+                   column_ranges: Sequence[tuple[float, float] | None], response_range: tuple[float, float] | None,
+                   mu: float, rng: np.random.Generator,
+                   ledger: PrivacyLedger) -> tuple[Domain, list[str]]:
+    """The clipping domain (module docstring, step 1): public ranges where known, released ones elsewhere.
+
+    For the k variables released, one pass sums x and x^2 over the groups of a public random partition of the
+    rows (:class:`~dpstats.methods.private_centring.GroupSumsPass`); per variable a noisy histogram of the
+    group variances (``VARIANCE_GRID``) gives a scale s (the modal bin's geometric middle, square-rooted), and
+    a noisy histogram of the group means over 2 s (``LOCATION_GRID``) a centre c.  Replacing a row changes one
+    group, so each histogram has L2 sensitivity sqrt(2); the 2k histograms are one Gaussian block of 2k
+    releases at mu / sqrt(2k), adaptively composed: mu-GDP in all.  The released domain is [c - R s, c + R s]
+    with R = ``DOMAIN_HALF_WIDTH`` (public).  A histogram whose mode does not clear the noise of its empty
+    bins still gives its mode (a released value, only less accurate); the notes say so.  Returns the domain
+    and notes.
+    """
+    lo, hi = np.ones(d), np.ones(d)
+    for j in range(d):
+        r = column_ranges[j] if j < len(column_ranges) else None
+        if j != intercept_index and r is not None:
+            lo[j], hi[j] = float(r[0]), float(r[1])
+    y_lo, y_hi = (0.0, 0.0) if response_range is None else (float(response_range[0]), float(response_range[1]))
+    names, _ = domain_variables(d, intercept_index, column_ranges, response_range)
+    notes: list[str] = []
+    if not names:
+        return Domain(lo, hi, y_lo, y_hi, intercept_index), notes
+    releases = 2 * len(names)
+    mu_round = mu / math.sqrt(releases)
+    b = group_size(n, mu_round)
+    k = n // b
+    block = gaussian_block(rounds=releases, mu_round=mu_round, ledger=ledger,
+                           name="private clipping domain (centre and scale of each variable)",
+                           note=f"{len(names)} variables, {k} groups of {b} rows; per variable a histogram of the "
+                                "group variances and one of the group means / scale, sensitivity sqrt 2 each")
+    columns = np.array([j for j in names if j != "response"], dtype=np.intp)
+    sums = reduce(GroupSumsPass(RowPermutation.draw(n, rng), b, k, columns, "response" in names), add_arrays)
+    with np.errstate(**QUIET):  # overflowed sums give inf / NaN statistics, binned by public rules
+        means = sums[0] / b
+        variances = np.maximum(sums[1] - sums[0] * means, 0.0) / (b - 1)
+    order = [*[j for j in names if j != "response"], *(["response"] if "response" in names else [])]
+    uncleared = []
+    for i, name in enumerate(order):
+        low, high, cleared = _released_domain(means[i], variances[i], block, rng)
+        if not cleared:
+            uncleared.append(name)
+        if name == "response":
+            y_lo, y_hi = low, high
+        else:
+            lo[int(name)], hi[int(name)] = low, high
+    notes.append(f"variables {names} have no public range: each was clipped to a released domain, centre "
+                 f"+- {DOMAIN_HALF_WIDTH:g} released scales ({k} groups of {b} rows)")
+    if uncleared:
+        notes.append(f"variables {uncleared}: a domain histogram's mode did not clear the noise of its empty bins "
+                     "(too few rows for this budget): the domain is rough")
+    return Domain(lo, hi, y_lo, y_hi, intercept_index), notes
+
+
+def _released_domain(means: np.ndarray, variances: np.ndarray, block: Any,
+                     rng: np.random.Generator) -> tuple[float, float, bool]:
+    """(lo, hi, cleared) of one variable from its group means and variances: two releases of ``block``."""
+    noisy = np.asarray(block.release(grid_counts(variances, VARIANCE_GRID).astype(float),
+                                     l2_sensitivity=HISTOGRAM_SENSITIVITY, rng=rng))
+    m = 1 + int(np.argmax(noisy[1:]))  # bin 0: groups of equal values
+    scale = math.sqrt(VARIANCE_GRID.edges[m] * math.sqrt(VARIANCE_GRID.ratio))  # the bin's geometric middle
+    with np.errstate(**QUIET):
+        located = means / (2.0 * scale)
+    counts = np.bincount(LOCATION_GRID.index(located), minlength=LOCATION_GRID.size).astype(float)
+    noisy_c = np.asarray(block.release(counts, l2_sensitivity=HISTOGRAM_SENSITIVITY, rng=rng))
+    mc = int(np.argmax(noisy_c))
+    cleared = bool(noisy[m] > clearance(VARIANCE_GRID.bins, block.mu_round)
+                   and noisy_c[mc] > clearance(LOCATION_GRID.size, block.mu_round))
+    low, high = _domain_of(2.0 * scale * LOCATION_GRID.value(mc), scale)
+    return low, high, cleared

@@ -1,0 +1,465 @@
+"""Private full-batch gradient descent on privately standardised rows, with independent chains for inference.
+
+Implements full-batch DP gradient descent for least squares with iterate averaging and instance-specific
+intervals from independent runs (Brown, Dvijotham, Evans, Liu, Smith & Thakurta, "Private gradient descent for
+linear regression: tighter error bounds and instance-specific uncertainty estimation", ICML 2024, Secs. 3-4),
+with three additions that make it accurate at n = 100 to 10^5:
+
+* private centring and scaling of every column and of the response inside a clipping domain (declared bounds,
+  or a released domain when bounds are missing: :mod:`dpstats.methods.common.private_scaling`);
+* a preconditioner from one noisy Gram matrix of the standardised rows, reused by every step (the Hessian reuse
+  of Boosted AdaSSP, Tang et al. 2023, and of Iterative Hessian Mixing, Lev et al. 2026): the iteration's fixed
+  point does not depend on it;
+* per-example gradient clipping at a private quantile of the gradient norms, released by a noisy histogram at
+  the start of each phase (adaptive clipping, Andrew, Thakkar, McMahan & Ramaswamy, NeurIPS 2021).
+
+The fit: domain -> moments (z = standardised rows) -> noisy Gram G~, preconditioner P = psd(G~) + 2 sqrt(d)
+sigma_G I, steps T from the released spectrum -> phase 1: one chain of T steps theta <- theta - P^{-1}(sum_i
+clip_C(z_i (z_i' theta - v_i)) + N(0, sigma^2 I)) from 0 -> phase 2: K chains of T steps from phase 1's average
+(K = ``chains`` when an interval is computed, else 1) -> estimate = mean of the chains' averages of their last
+T/2 iterates, mapped back.  The interval: the spread of the K chains (privacy error on this data set, K - 1
+degrees of freedom) plus a sandwich sampling variance of the clipped estimating equation from one released
+2-vector; predictive draws, basic intervals (:attr:`~dpstats.methods.registry.Inference.draws`).
+
+Privacy (replace-one, n public; worst case over all finite data, given the domain): every release is a
+Gaussian mechanism with the replace-one sensitivity its clipping enforces; everything data-dependent that a
+later release uses (domain, centres, scales, P, T, each clip, each phase's start) is a function of earlier
+releases; GDP composes adaptively, and the weights below split mu(epsilon, delta) exactly, so the fit is
+(epsilon, delta)-DP.  Proof: docs/proofs/pgd.md.
+
+Every release is a sum over rows (a pass over :class:`~dpstats.rows.base.Rows`): in-memory arrays, files and
+Dask take the same path; a step needs the previous iterate, so the fit makes one pass per step.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpstats.errors import InsufficientDataError, MethodOptionError
+from dpstats.methods.common.geometric_histogram import GeometricGrid, grid_counts, release_quantile
+from dpstats.methods.common.linalg import psd_projection
+from dpstats.methods.common.private_scaling import (
+    Standardisation, domain_variables, release_domain, release_moments,
+)
+from dpstats.methods.extremes import QUIET, quiet
+from dpstats.methods.registry import (
+    AutoFacts, AutoRule, FitContext, Inference, InferenceRule, MethodFit, MethodOptions, MethodSpec, TheoryInputs,
+    add_auto_rules, check_bool, register,
+)
+from dpstats.methods.row_passes import add_arrays
+from dpstats.privacy.calibration import gaussian_epsilon, gaussian_mu, split_mu
+from dpstats.privacy.ledger import PrivacyLedger
+from dpstats.privacy.mechanisms import (
+    fixed_gaussian_block, gaussian_mechanism_mu, post_processing_normal, symmetric_gaussian_mechanism,
+)
+from dpstats.rates import UpperRate
+from dpstats.rows.base import Rows
+
+__all__ = ["PGDOptions", "fit", "INTERVAL_MIN_N_MU", "WEIGHTS", "SPEC", "clip_rule", "interval_reason",
+           "GramPass", "NormHistogramPass", "GradientPass", "InferencePass"]
+
+#: ``method="auto"`` picks pgd below this many rows (above, adassp: one pass, and its privacy error is already
+#: below the sampling error; docs/choosing.md).
+AUTO_MAX_ROWS = 100_000
+
+#: Intervals are computed only where n * mu(epsilon, delta) reaches this: below it the chains' spread cannot see
+#: the early-stopping shrinkage of the weak directions, and their intervals under-covered in simulation
+#: (docs/choosing.md, "Intervals").
+INTERVAL_MIN_N_MU = 100.0
+
+#: Shares of the GDP budget left after the domain (mu^2 - mu_domain^2) of the releases (the centres only with an
+#: intercept, the inference 2-vector only with an interval).  Chosen on simulations (BENCHMARKS.md, "pgd").
+WEIGHTS = {"centre": 0.15, "scale": 0.15, "gram": 0.1, "histogram": 0.03, "warm start": 0.25, "chains": 1.0,
+           "inference": 0.02}
+#: The released clipping domain gives each of its histograms n mu_round = DOMAIN_N_MU (its modal bins then clear
+#: the noise of the empty bins); pgd refuses, before spending, where that takes more than MAX_DOMAIN_SHARE of
+#: mu^2.  Variables with declared bounds keep them (a released domain inside them too was measured to lower the
+#: intervals' coverage: BENCHMARKS.md, "pgd").
+DOMAIN_N_MU, MAX_DOMAIN_SHARE = 60.0, 0.5
+
+#: Radius of the ball, in units of sqrt(d), to which standardised rows are clipped for the Gram matrix (a
+#: preconditioner only): squared radius GRAM_RADIUS2 * d.
+GRAM_RADIUS2 = 4.0
+#: Steps: T = clip(ceil(MIX / rate), MIN_STEPS, clip(WORK / n, 300, 20000)) with rate the slowest contraction
+#: of the preconditioned step on the released Gram (eigenvalues floored at RATE_FLOOR sigma_G).
+MIX, MIN_STEPS, WORK, RATE_FLOOR = 4.0, 100, 3e6, 0.25
+#: The grid of the gradient-norm histogram.
+NORM_GRID = GeometricGrid(lo=2.0**-10, ratio=4.0, bins=12)
+#: Predictive draws of an interval.
+DRAWS = 4000
+#: Iterates are kept inside +-THETA_LIMIT (post-processing), so residuals never overflow.
+THETA_LIMIT = 1e100
+
+
+@dataclass(frozen=True)
+class PGDOptions(MethodOptions):
+    """Options of ``pgd``.
+
+    Attributes
+    ----------
+    inference : bool
+        Run ``chains`` independent final chains and release the 2-vector of the sampling variance, for
+        standard errors and intervals (default).  Only where n * mu(epsilon, delta) >= ``INTERVAL_MIN_N_MU``;
+        below, and with ``False``, one chain takes the whole final budget and no interval is given.
+    chains : int
+        Number of independent final chains (2 to 100; default 5).
+    steps : int or None
+        Steps per phase; None (default) sets them from the released Gram matrix (a public rule).
+    """
+
+    inference: bool = True
+    chains: int = 5
+    steps: int | None = None
+
+    def __post_init__(self) -> None:
+        check_bool(self.inference, "inference")
+        if isinstance(self.chains, bool) or not isinstance(self.chains, (int, np.integer)) \
+                or not 2 <= self.chains <= 100:
+            raise MethodOptionError("chains must be an integer from 2 to 100 (independent final chains)")
+        if self.steps is not None and (isinstance(self.steps, bool) or not isinstance(self.steps, (int, np.integer))
+                                       or not 2 <= self.steps <= 1_000_000):
+            raise MethodOptionError("steps must be None (the public rule) or an integer from 2 to 1,000,000")
+
+
+def clip_rule(n_mu: float) -> tuple[float, float]:
+    """(q, k): each phase clips the per-example gradients at k times the private q-quantile of their norms.
+
+    A public function of n mu, chosen on simulations: where privacy noise is dear (n mu < 500) the median and
+    k = 3; where it is cheap a high quantile and a clip that grows with n mu, so that skewed residuals keep the
+    least-squares estimand (the clipped equation targets a Huber-type coefficient).
+    """
+    if n_mu < 500.0:
+        return 0.5, 3.0
+    return 0.9, 1.5 * (n_mu / 250.0) ** 0.3
+
+
+def interval_reason(n: int, epsilon: float, delta: float) -> str:
+    """Why no interval is given at this n * mu, with the rows (or the epsilon) that would give one (public)."""
+    mu = gaussian_mu(epsilon, delta)
+    need_n = math.ceil(INTERVAL_MIN_N_MU / mu)
+    need_mu = INTERVAL_MIN_N_MU / n
+    need_eps = gaussian_epsilon(need_mu, delta)
+    eps_text = f"epsilon >= {need_eps:.3g}" if math.isfinite(need_eps) else "a larger epsilon"
+    return (f"n * mu(epsilon, delta) = {n} * {mu:.4g} = {n * mu:.3g} is below {INTERVAL_MIN_N_MU:g}: at this "
+            "sample size the noisy steps leave the weakest directions short of convergence (an early-stopping "
+            "shrinkage that the chains' spread cannot see), and intervals computed here were measured to "
+            f"under-cover; pgd reports intervals from n >= {need_n} rows at epsilon={epsilon:g}, delta={delta:g} "
+            f"(or {eps_text} at n={n})")
+
+
+# -- passes over the rows (picklable; each returns a sum over rows) ---------------------------------------------
+
+class RowCache:
+    """The standardised rows of the last chunk a pass saw, keyed by the chunk's (offset, count), shared by the
+    passes of one fit: in-memory rows are one chunk, so they are standardised once instead of once per step.
+    Rows at a given offset are always the same rows, so the key identifies them.  One entry (memory stays one
+    chunk's); dropped when pickled (a Dask worker recomputes)."""
+
+    def __init__(self) -> None:
+        self.key: tuple[int, int] | None = None
+        self.value: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def __getstate__(self) -> dict[str, object]:
+        return {"key": None, "value": None}
+
+
+class _StandardisedPass:
+    """Shared by the passes: the standardised rows z, responses v and row norms ||z|| of a chunk."""
+
+    uses_offset = True
+
+    def __init__(self, st: Standardisation, cache: RowCache | None = None) -> None:
+        self.st = st
+        self.cache = cache if cache is not None else RowCache()
+
+    def rows(self, X: np.ndarray, y: np.ndarray, offset: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        key = (int(offset), int(X.shape[0]))
+        if self.cache.key != key or self.cache.value is None:
+            Z, v = self.st.design(X), self.st.response(y)
+            self.cache.key, self.cache.value = key, (Z, v, np.sqrt(np.einsum("ij,ij->i", Z, Z)))
+        return self.cache.value
+
+
+class GramPass(_StandardisedPass):
+    """sum_i z_i z_i^T of the standardised rows clipped to the ball of squared radius ``radius2``."""
+
+    def __init__(self, st: Standardisation, radius2: float, cache: RowCache | None = None) -> None:
+        super().__init__(st, cache)
+        self.radius2 = radius2
+
+    @quiet
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
+        Z, _, norms = self.rows(X, y, offset)
+        Zc = Z * np.minimum(1.0, math.sqrt(self.radius2) / np.maximum(norms, 1e-300))[:, None]
+        return Zc.T @ Zc
+
+
+def _clipped_residuals(Z: np.ndarray, v: np.ndarray, norms: np.ndarray, theta: np.ndarray,
+                       clip: float) -> tuple[np.ndarray, np.ndarray]:
+    """(r, psi): residuals Z theta - v and psi = r clipped to +-C / ||z|| (so ||z psi|| <= C); theta (d, K)."""
+    R = Z @ theta - v[:, None]
+    t = (clip / np.maximum(norms, np.finfo(float).tiny))[:, None]
+    return R, np.clip(R, -t, t)
+
+
+class NormHistogramPass(_StandardisedPass):
+    """Counts of the gradient norms ||z_i|| |r_i| at ``theta`` in the bins of ``grid``."""
+
+    def __init__(self, st: Standardisation, theta: np.ndarray, grid: GeometricGrid,
+                 cache: RowCache | None = None) -> None:
+        super().__init__(st, cache)
+        self.theta, self.grid = theta, grid
+
+    @quiet
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
+        Z, v, norms = self.rows(X, y, offset)
+        return grid_counts(norms * np.abs(Z @ self.theta - v), self.grid)
+
+
+class GradientPass(_StandardisedPass):
+    """sum_i z_i psi_i for each of the K iterates (columns of ``theta``): the per-example gradients z_i r_i
+    clipped to norm ``clip``; a (d, K) array."""
+
+    def __init__(self, st: Standardisation, theta: np.ndarray, clip: float, cache: RowCache | None = None) -> None:
+        super().__init__(st, cache)
+        self.theta, self.clip = theta, clip
+
+    @quiet
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
+        Z, v, norms = self.rows(X, y, offset)
+        _, psi = _clipped_residuals(Z, v, norms, self.theta, self.clip)
+        return Z.T @ psi
+
+
+class InferencePass(_StandardisedPass):
+    """[sum_i min(r_i^2 ||z_i||^2, C^2) / C^2, #{i : ||z_i|| |r_i| < C}] at ``theta``: each row adds at most 1
+    to each coordinate."""
+
+    def __init__(self, st: Standardisation, theta: np.ndarray, clip: float, cache: RowCache | None = None) -> None:
+        super().__init__(st, cache)
+        self.theta, self.clip = theta, clip
+
+    @quiet
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
+        Z, v, norms = self.rows(X, y, offset)
+        g = norms * np.abs(Z @ self.theta - v)
+        return np.array([np.sum(np.minimum(g, self.clip) ** 2) / self.clip**2, np.sum(g < self.clip)])
+
+
+# -- the fit -----------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Plan:
+    """Public facts of one fit, decided before anything is released."""
+
+    n: int
+    d: int
+    n_mu: float
+    chains: int
+    inference: bool
+    mus: dict[str, float]
+
+
+def domain_mu(n: int, variables: int) -> float:
+    """GDP parameter the released clipping domain of ``variables`` variables needs at n rows: each of its
+    2 x variables histograms gets n mu_round = ``DOMAIN_N_MU`` (public)."""
+    return DOMAIN_N_MU * math.sqrt(2.0 * variables) / n if variables else 0.0
+
+
+def domain_refusal(n: int, d: int, epsilon: float, delta: float, private: Sequence[int | str]) -> str:
+    """Why pgd cannot release a clipping domain for the variables ``private`` (no public range) at this n and
+    epsilon ("" when it can): their histograms would need more than ``MAX_DOMAIN_SHARE`` of mu^2 (public)."""
+    if not private:
+        return ""
+    mu = gaussian_mu(epsilon, delta)
+    need = domain_mu(n, len(private))
+    if need <= math.sqrt(MAX_DOMAIN_SHARE) * mu:
+        return ""
+    rows = math.ceil(DOMAIN_N_MU * math.sqrt(2.0 * len(private)) / (math.sqrt(MAX_DOMAIN_SHARE) * mu))
+    return (f"pgd needs a clipping domain for {len(private)} variable(s) without declared bounds, which at "
+            f"epsilon={epsilon:g}, delta={delta:g} takes n >= {rows} rows (n={n}); declare bounds for them")
+
+
+def _plan(ctx: FitContext, options: PGDOptions, ranges: tuple[tuple[float, float] | None, ...]) -> _Plan:
+    mu = gaussian_mu(ctx.epsilon, ctx.delta)
+    n_mu = ctx.n * mu
+    inference = options.inference and n_mu >= INTERVAL_MIN_N_MU
+    private, _ = domain_variables(ctx.d, ctx.intercept_index, ranges, ctx.response_range)
+    reason = domain_refusal(ctx.n, ctx.d, ctx.epsilon, ctx.delta, private)
+    if reason:
+        raise InsufficientDataError(reason + "; nothing was spent")
+    mu_domain = domain_mu(ctx.n, len(private))
+    names = [*(["centre"] if ctx.intercept_index is not None else []), "scale", "gram", "histogram 1",
+             "histogram 2", "warm start", "chains", *(["inference"] if inference else [])]
+    weights = [WEIGHTS["histogram"] if k.startswith("histogram") else WEIGHTS[k] for k in names]
+    mus = dict(zip(names, split_mu(math.sqrt(mu * mu - mu_domain * mu_domain), weights), strict=True))
+    if mu_domain:
+        mus["domain"] = mu_domain
+    return _Plan(ctx.n, ctx.d, n_mu, options.chains if inference else 1, inference, mus)
+
+
+def _steps(gram: np.ndarray, precond_inv: np.ndarray, sigma_g: float, n: int, options: PGDOptions) -> tuple[int, float]:
+    """(T, rate): the public step rule on the released Gram matrix (post-processing)."""
+    floored = psd_projection(gram, RATE_FLOOR * sigma_g)
+    rate = float(np.min(np.linalg.eigvals(precond_inv @ floored).real))
+    if options.steps is not None:
+        return int(options.steps), rate
+    cap = int(np.clip(WORK / n, 300, 20000))
+    return int(np.clip(math.ceil(MIX / max(rate, 1e-12)), MIN_STEPS, cap)), rate
+
+
+def _phase(rows: Rows, st: Standardisation, cache: RowCache, start: np.ndarray, precond_inv: np.ndarray, clip: float,
+           steps: int, mu: float, *, ledger: PrivacyLedger, rng: np.random.Generator, name: str) -> np.ndarray:
+    """``steps`` noisy preconditioned steps of K chains from ``start`` (d, K) at ``clip``; returns the (d, K)
+    averages of the last steps // 2 iterates.  One Gaussian release per step of the K clipped gradient sums
+    (sensitivity 2 C sqrt(K)) at mu / sqrt(steps): mu-GDP for the phase."""
+    d, K = start.shape
+    block = fixed_gaussian_block(rounds=steps, mu_round=mu / math.sqrt(steps), ledger=ledger, name=name,
+                                 l2_sensitivity=2.0 * clip * math.sqrt(K), dimension=d * K,
+                                 note=f"{K} chain{'s' if K > 1 else ''} of {steps} steps, per-example clip {clip:.4g}")
+    theta = start.copy()
+    total = np.zeros_like(theta)
+    keep = steps // 2
+    for t in range(steps):
+        grad = rows.reduce(GradientPass(st, theta, clip, cache), add_arrays)
+        noisy = np.asarray(block.release(grad.T.ravel(), rng=rng), dtype=float).reshape(K, d).T
+        with np.errstate(**QUIET):
+            theta = np.clip(theta - precond_inv @ noisy, -THETA_LIMIT, THETA_LIMIT)
+        if t >= steps - keep:
+            total += theta
+    return total / keep
+
+
+def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
+    """pgd (module docstring); the proof is docs/proofs/pgd.md."""
+    n, d = ctx.n, ctx.d
+    ranges = tuple(ctx.column_ranges) if ctx.column_ranges else (None,) * d
+    plan = _plan(ctx, options, ranges)
+    mus, rng, ledger = plan.mus, ctx.rng, ctx.ledger
+    domain, notes = release_domain(rows.reduce, n, d, intercept_index=ctx.intercept_index, column_ranges=ranges,
+                                   response_range=ctx.response_range, mu=mus.get("domain", 1.0), rng=rng, ledger=ledger)
+    st = release_moments(rows.reduce, n, domain, mu_centre=mus.get("centre", 1.0), mu_scale=mus["scale"], rng=rng,
+                         ledger=ledger)
+    radius2 = GRAM_RADIUS2 * d
+    sens_g = math.sqrt(2.0) * radius2
+    cache = RowCache()
+    gram = symmetric_gaussian_mechanism(rows.reduce(GramPass(st, radius2, cache), add_arrays), l2_sensitivity=sens_g,
+                                        mu=mus["gram"], rng=rng, ledger=ledger,
+                                        name="pgd: noisy Gram matrix of the standardised rows (preconditioner)")
+    sigma_g = sens_g / mus["gram"]
+    precond_inv = np.linalg.inv(psd_projection(gram) + 2.0 * math.sqrt(d) * sigma_g * np.eye(d))
+    steps, rate = _steps(gram, precond_inv, sigma_g, n, options)
+    q, k = clip_rule(plan.n_mu)
+    theta = np.zeros((d, 1))
+    clips = []
+    for phase, chains in ((1, 1), (2, plan.chains)):
+        counts = rows.reduce(NormHistogramPass(st, theta[:, 0], NORM_GRID, cache), add_arrays)
+        clip = k * release_quantile(counts, q, n, NORM_GRID, mu=mus[f"histogram {phase}"], rng=rng, ledger=ledger,
+                                    name=f"pgd: gradient-norm histogram (phase {phase})")
+        clips.append(clip)
+        start = np.repeat(theta.mean(axis=1, keepdims=True), chains, axis=1)
+        theta = _phase(rows, st, cache, start, precond_inv, clip, steps, mus["warm start" if phase == 1 else "chains"],
+                       ledger=ledger, rng=rng, name=f"pgd: noisy gradient steps (phase {phase})")
+    estimate = theta.mean(axis=1)
+    params = st.params_back(estimate)
+    notes += [(f"pgd: {steps} preconditioned full-batch steps per phase (2 phases; {plan.chains} independent final "
+               f"chain{'s' if plan.chains > 1 else ''}), per-example gradient clip {k:g} x the private "
+               f"{q:g}-quantile of the gradient norms; coefficients are the average of the last half of the iterates "
+               "(clipping makes this a Huber-type estimate, which differs from least squares when residuals are "
+               "skewed and n * mu is small)")]
+    diagnostics = {"steps": steps, "rate": rate, "clips": tuple(clips), "chains": plan.chains, "n_mu": plan.n_mu}
+    if not plan.inference:
+        reason = ("inference=False gave the whole budget to the point estimate" if not options.inference
+                  else interval_reason(n, ctx.epsilon, ctx.delta))
+        return MethodFit(params=params, no_inference_reason=reason, notes=tuple(notes), diagnostics=diagnostics,
+                         rsquared_reason="pgd releases no sums from which R^2 follows")
+    draws = _interval_draws(rows, st, cache, theta, gram, sigma_g, clips[-1], mus["inference"], n, rng=rng, ledger=ledger)
+    inference = Inference("bootstrap", draws=draws, description=(
+        f"spread of {plan.chains} independent chains (privacy error on these data, t with {plan.chains - 1} df; "
+        "Brown et al. 2024) plus a sandwich sampling variance from released values; predictive draws"))
+    return MethodFit(params=params, inference=inference, notes=tuple(notes), diagnostics=diagnostics,
+                     theory_inputs=TheoryInputs(inference=True),
+                     rsquared_reason="pgd releases no sums from which R^2 follows")
+
+
+def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np.ndarray, gram: np.ndarray, sigma_g: float,
+                    clip: float, mu: float, n: int, *, rng: np.random.Generator,
+                    ledger: PrivacyLedger) -> np.ndarray:
+    """Predictive draws of the coefficients (method units): estimate + multivariate t_(K-1) with the chains'
+    covariance / K + normal with the sandwich covariance (E psi^2 / phi^2) G^-1 of the clipped estimating
+    equation, E psi^2 and phi (the unclipped share) from one released 2-vector (sensitivity sqrt 2)."""
+    estimate = chains.mean(axis=1)
+    stats = rows.reduce(InferencePass(st, estimate, clip, cache), add_arrays)
+    noisy = np.asarray(gaussian_mechanism_mu(np.asarray(stats, dtype=float), l2_sensitivity=math.sqrt(2.0), mu=mu,
+                                             rng=rng, ledger=ledger,
+                                             name="pgd: clipped residual variance and unclipped count (inference)"),
+                       dtype=float)
+    gram_floor = psd_projection(gram, sigma_g)
+    e_psi2 = max(noisy[0], 0.0) * clip**2 / max(float(np.trace(gram_floor)), 1e-300)
+    phi = float(np.clip(noisy[1] / n, 0.25, 1.0))
+    A, b = st.affine_back()
+    v_sampling = A @ ((e_psi2 / phi**2) * np.linalg.inv(gram_floor)) @ A.T
+    betas = (A @ chains + b[:, None]).T  # (K, d) chain outputs in method units
+    K = betas.shape[0]
+    dev = betas - betas.mean(axis=0)
+    g = post_processing_normal((DRAWS, K), rng)
+    chi2 = np.sum(post_processing_normal((DRAWS, K - 1), rng) ** 2, axis=1)  # chi-square with K - 1 df
+    privacy = (g @ dev) / math.sqrt(K * (K - 1)) * np.sqrt((K - 1) / chi2)[:, None]
+    w, V = np.linalg.eigh(0.5 * (v_sampling + v_sampling.T))
+    sampling = (post_processing_normal((DRAWS, w.size), rng) * np.sqrt(np.maximum(w, 0.0))) @ V.T
+    return st.params_back(estimate)[None, :] + privacy + sampling
+
+
+def auto_refusal(facts: AutoFacts) -> str:
+    """Why ``method="auto"`` cannot fit pgd under these public facts ("" when it can): the clipping domain of the
+    variables without bounds would cost too much (:func:`domain_refusal`)."""
+    return domain_refusal(facts.n, facts.d, facts.epsilon, facts.delta, ["?"] * facts.unbounded)
+
+
+def auto_no_interval_reason(facts: AutoFacts) -> str:
+    """The results' reason when ``method="auto"`` fitted a point estimate below pgd's interval threshold."""
+    return ("method='auto' fitted a point estimate without an interval: "
+            + interval_reason(facts.n, facts.epsilon, facts.delta))
+
+
+def theory_rate(guarantee: str) -> UpperRate:
+    """pgd has no registered rate for ||b - beta||_2 in the minimax model."""
+    return UpperRate(why_none="Brown et al. (2024) bound DP-GD's error given the data (instance-specific, unclipped "
+                              "regime), not ||b - beta||_2 in this model")
+
+
+SPEC = register(MethodSpec(
+    name="pgd",
+    title="Private gradient descent (standardised, preconditioned, with chains for intervals)",
+    citation="Brown, Dvijotham, Evans, Liu, Smith & Thakurta (ICML 2024); adaptive clipping after Andrew et al. "
+             "(NeurIPS 2021); Hessian reuse after Tang et al. (2023) and Lev et al. (2026)",
+    fit=fit,
+    options=PGDOptions,
+    needs_bounds=False,
+    regimes="n = 100 to 10^5 rows: standardises privately inside the declared bounds (or a released domain without "
+            "them) and reports intervals where n * mu(epsilon, delta) >= 100",
+    inference_rule=InferenceRule("bootstrap"),
+    theory_rate=theory_rate,
+    auto_rules=(AutoRule(rank=10, min_n_mu=INTERVAL_MIN_N_MU, max_rows=AUTO_MAX_ROWS, intervals=True, why=(
+        "at 100 <= n * mu(epsilon, delta) and n < 10^5 it was the most accurate method that reports intervals, "
+        "with or without declared bounds (docs/choosing.md)")),),
+    auto_refusal=auto_refusal,
+))
+
+#: Below pgd's interval threshold, with every bound declared, auto fits the most accurate point estimate there
+#: (docs/choosing.md): private Theil-Sen for one predictor with an intercept, when that method is registered,
+#: else DP-SGD (its averaged, early-stopped iterates); the results say why there is no interval.  These rules
+#: belong to this study, so they are added here, and apply only to registered methods.
+add_auto_rules("theilsen", (AutoRule(
+    rank=11, bounds="all", max_n_mu=INTERVAL_MIN_N_MU, min_d=2, max_d=2, needs_intercept=True,
+    no_interval_reason=auto_no_interval_reason,
+    why="at n * mu(epsilon, delta) < 100 with one predictor, the private median of pairwise slopes was the most "
+        "accurate point estimate (docs/choosing.md)"),))
+add_auto_rules("dpsgd", (AutoRule(
+    rank=12, bounds="all", max_n_mu=INTERVAL_MIN_N_MU, no_interval_reason=auto_no_interval_reason,
+    why="at n * mu(epsilon, delta) < 100 its averaged, early-stopped iterates were the most accurate point "
+        "estimate on the rescaled design (docs/choosing.md)"),))
