@@ -12,7 +12,7 @@ the caller; a :class:`PrivacyAccountant` caps the budget of many fits.
 >>> res = dpstats.dp_ols("price ~ carat + C(cut)", df, epsilon=1.0, delta=1e-6,
 ...                      bounds={"carat": (0, 3), "price": (0, 20000)}, random_state=0)
 >>> res.method, res.nobs
-('adassp', 53940)
+('pgd', 53940)
 >>> print(res.summary())  # doctest: +SKIP
 """
 

@@ -168,7 +168,7 @@ def dp_ols(
     ...                      epsilon=1.0, delta=1e-6, bounds={"carat": (0.2, 5.01), "price": (326, 18823)},
     ...                      random_state=0)
     >>> res.method
-    'adassp'
+    'pgd'
     >>> res.params.index[-1]
     'np.log(carat)'
     >>> res.privacy.epsilon_spent <= 1.0

@@ -40,7 +40,7 @@ BOUNDS = {"wage": (1, 200), "educ": (8, 20), "exper": (0, 40)}
 @pytest.mark.parametrize("response", ["np.log(wage)", "log(wage)", "numpy.log(wage)"])
 def test_log_wage_regression_in_dp_ols(wages, response):
     res = dpstats.dp_ols(f"{response} ~ educ + sqrt(exper)", wages, 1.0, 1e-6, bounds=BOUNDS, random_state=0)
-    assert res.method == "adassp" and res.response_name == response
+    assert res.method == "pgd" and res.response_name == response  # behaviour change: auto picks pgd at n*mu >= 100
     assert list(res.params.index) == ["Intercept", "educ", "sqrt(exper)"]
     assert 0.0 < res.params["educ"] < 0.2  # the simulated return to schooling is 0.08
 
@@ -87,7 +87,7 @@ def test_the_command_line_runs_a_log_wage_regression(capsys, tmp_path, wages, fo
     code, out, err = _run(capsys, "fit", formula, "--data", str(path), "--epsilon", "1", "--seed", "0",
                           "--bounds", json.dumps(BOUNDS), "--format", "json")
     assert code == 0, err
-    assert json.loads(out)["method"] == "adassp"
+    assert json.loads(out)["method"] == "pgd"  # behaviour change: auto picks pgd at n*mu >= 100
 
 
 def test_the_command_line_names_an_unknown_function(capsys, tmp_path, wages):
