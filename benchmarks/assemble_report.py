@@ -3,6 +3,7 @@
 Run:  python benchmarks/assemble_report.py   (after any benchmark script has rewritten its results file)
 """
 import os
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 os.chdir(ROOT)

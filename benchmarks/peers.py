@@ -31,9 +31,9 @@ import platform
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Callable
 
 import numpy as np
 import pandas as pd

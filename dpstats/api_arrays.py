@@ -20,7 +20,8 @@ more ways around it:
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,7 +29,11 @@ import patsy
 
 from dpstats.bounds import Interval
 from dpstats.errors import (
-    DataTypeError, InvalidBoundsError, MissingBoundsError, MissingDataError, UnknownColumnError,
+    DataTypeError,
+    InvalidBoundsError,
+    MissingBoundsError,
+    MissingDataError,
+    UnknownColumnError,
 )
 from dpstats.formula import Design
 from dpstats.formula.language import FORMULA_ENV

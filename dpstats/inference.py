@@ -176,7 +176,8 @@ Adjusted R^2 is 1 - (1 - R^2)(n - 1)/(n - d).  Without an intercept column,
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 

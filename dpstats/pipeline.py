@@ -50,14 +50,28 @@ import pandas as pd
 from dpstats.api_arrays import array_design, describe_arrays
 from dpstats.bounds import DataBounds
 from dpstats.errors import (
-    DPStatsError, FormulaError, InsufficientDataError, InternalFitError, InvalidArgumentError,
-    InvalidPrivacyParameterError, MissingBoundsError, SettlementError, SingularDesignError,
+    DPStatsError,
+    FormulaError,
+    InsufficientDataError,
+    InternalFitError,
+    InvalidArgumentError,
+    InvalidPrivacyParameterError,
+    MissingBoundsError,
+    SettlementError,
+    SingularDesignError,
 )
 from dpstats.formula import Design, build_design, public_design
 from dpstats.inference import withholding_reason
 from dpstats.methods import available_methods, get_method
 from dpstats.methods.registry import (
-    AutoFacts, ErrorSplit, FitContext, Inference, MethodFit, MethodOptions, MethodSpec, choose_auto,
+    AutoFacts,
+    ErrorSplit,
+    FitContext,
+    Inference,
+    MethodFit,
+    MethodOptions,
+    MethodSpec,
+    choose_auto,
 )
 from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.privacy.ledger import PrivacyLedger

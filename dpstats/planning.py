@@ -54,7 +54,12 @@ from dpstats.methods.registry import AutoFacts, MethodSpec, available_methods, c
 from dpstats.rates import PlanningFacts, Rate, UpperRate
 from dpstats.scaling import PublicScaling
 from dpstats.theory import (
-    CLASSICAL_LOWER, SPARSE_LOWER, _rate_epsilon, assumed_residual_sd, design_moments, sampling_covariance,
+    CLASSICAL_LOWER,
+    SPARSE_LOWER,
+    _rate_epsilon,
+    assumed_residual_sd,
+    design_moments,
+    sampling_covariance,
 )
 from dpstats.validation import MAX_EPSILON
 
@@ -158,7 +163,7 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
     words = [f"design columns uniform on their declared ranges{' (sd as given in spread= where given)' if spread else ''}"
              + (f", with correlation {correlation:g} between columns" if correlation else ", independent"),
              f"residual sd {math.sqrt(residual_var) * scaling.y_scale:.4g} in the response's units ("
-             + (f"as given" if residual_sd is not None else f"R^2 = {rsquared or 0.0:g} of a response uniform on "
+             + ("as given" if residual_sd is not None else f"R^2 = {rsquared or 0.0:g} of a response uniform on "
                 "its declared range") + ")",
              "the default pipeline: columns and response rescaled to [-1, 1] by the declared bounds, the method's "
              "default options"]

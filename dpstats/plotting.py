@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import re
 import textwrap
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -74,8 +75,8 @@ def _fit_label(res: Any) -> str:
     return f"{res.method}, epsilon={res.privacy.epsilon_spent:.3g}"
 
 
-def coef_plot(results: Any, *, alpha: float = 0.05, reference: "pd.Series | Mapping[str, float] | None" = None,
-              reference_label: str = "reference", terms: "Sequence[str] | Callable[[str], bool] | None" = None,
+def coef_plot(results: Any, *, alpha: float = 0.05, reference: pd.Series | Mapping[str, float] | None = None,
+              reference_label: str = "reference", terms: Sequence[str] | Callable[[str], bool] | None = None,
               drop_intercept: bool = False, short_names: bool = True, ax: Any = None,
               title: str | None = None) -> Any:
     """Dot-and-whisker plot of released coefficients, one row per coefficient.
@@ -243,7 +244,7 @@ def privacy_utility(comparison: Any, metric: str | None = None, *, reference: fl
     return ax
 
 
-def error_vs_n(ns: Sequence[float], errors: "Mapping[str, Any]", *, sigma: float = 1.0, d: int | None = None,
+def error_vs_n(ns: Sequence[float], errors: Mapping[str, Any], *, sigma: float = 1.0, d: int | None = None,
                epsilon: float | None = None, delta: float | None = None, sparsity: int | None = None,
                method: str | None = None, ax: Any = None, ylabel: str | None = None) -> Any:
     """Measured errors against n (log-log), optionally beside the theory's bounds.

@@ -23,9 +23,10 @@ import html
 import json
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -299,13 +300,13 @@ class DPRegressionResults:
             "adj.r.squared": adj, "df.model": self.df_model, "df.residual": self.df_resid}])
 
     @property
-    def model(self) -> "DPModel":
+    def model(self) -> DPModel:
         """The public description of the model (names only), where statsmodels' table helpers look for it."""
         return DPModel(formula=self.formula, endog_names=self.response_name, exog_names=list(self.params.index),
                        method=self.method)
 
     @property
-    def default_model_infos(self) -> dict[str, Callable[["DPRegressionResults"], str]]:
+    def default_model_infos(self) -> dict[str, Callable[[DPRegressionResults], str]]:
         """The rows statsmodels' ``summary_col`` adds under a dpstats fit: N, the budget spent, method, guarantee."""
         return {"N": lambda r: f"{r.nobs}",
                 "epsilon": lambda r: f"{r.privacy.epsilon_spent:.3g}" if r.privacy.private else "inf",
@@ -409,7 +410,7 @@ class DPRegressionResults:
         extra += [f"Theory: {line}" for line in self.error_bounds.notes()]
         return extra
 
-    def summary(self, alpha: float = 0.05) -> "DPSummary":
+    def summary(self, alpha: float = 0.05) -> DPSummary:
         """A statsmodels-style :class:`~statsmodels.iolib.summary.Summary` (as_text, as_latex, as_html).
 
         ``as_text()`` and ``as_html()`` give the whole report (model,

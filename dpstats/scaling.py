@@ -41,7 +41,7 @@ class PublicScaling:
     intercept_index: int | None
 
     @classmethod
-    def from_bounds(cls, bounds: DataBounds, intercept_index: int | None) -> "PublicScaling":
+    def from_bounds(cls, bounds: DataBounds, intercept_index: int | None) -> PublicScaling:
         lo, hi = bounds.column_lo.astype(float), bounds.column_hi.astype(float)
         if intercept_index is not None:
             centre = (lo + hi) / 2.0

@@ -117,7 +117,7 @@ class SimulatedData:
         out["y"] = (-self.label_bound, self.label_bound)
         return out
 
-    def error(self, w: "np.ndarray | pd.Series") -> float:
+    def error(self, w: np.ndarray | pd.Series) -> float:
         """The paper's error of an estimate: ``||w - w*||_Sigma``, Sigma the covariance of the projected covariates.
 
         Parameters
@@ -175,7 +175,7 @@ def projected_covariance(d: int, kappa: float) -> np.ndarray:
 
 def robust_regression_data(n: int, d: int, *, kappa: float = 1.0, sigma: float = 0.1, corruption: float = 0.0,
                            corrupt_scale: float | None = None, attack: str = "sign",
-                           random_state: "int | np.random.Generator | None" = None) -> SimulatedData:
+                           random_state: int | np.random.Generator | None = None) -> SimulatedData:
     """Simulate the paper's setting with a fraction ``corruption`` of adversarially corrupted labels.
 
     Parameters
@@ -269,7 +269,7 @@ class SparseRegressionData(NamedTuple):
 
 
 def sparse_regression_data(n: int, d: int, s: int, sigma: float, *,
-                           random_state: "int | np.random.Generator | None" = None) -> SparseRegressionData:
+                           random_state: int | np.random.Generator | None = None) -> SparseRegressionData:
     """Simulate y = X beta + N(0, sigma^2) with an s-sparse beta, the sparse setting of Cai, Wang & Zhang (2021).
 
     An instance of their high-dimensional sparse linear model (Sec. 5.4: the lower bound of Thm 16 and the

@@ -27,7 +27,8 @@ this module is.
 from __future__ import annotations
 
 import keyword
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -132,7 +133,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
     def __init__(self, method: str = "auto", epsilon: float = 1.0, delta: float = 1e-6,
                  bounds: Mapping[str, tuple[float, float]] | Sequence[Any] | np.ndarray | None = None,
                  y_bounds: tuple[float, float] | None = None, fit_intercept: bool = True,
-                 random_state: "int | np.random.Generator | None" = None,
+                 random_state: int | np.random.Generator | None = None,
                  accountant: PrivacyAccountant | None = None, **options: Any) -> None:
         self.method = method
         self.epsilon = epsilon
@@ -162,7 +163,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         params.update(self._options)
         return params
 
-    def set_params(self, **params: Any) -> "DPLinearRegression":
+    def set_params(self, **params: Any) -> DPLinearRegression:
         """Set parameters; a name that is not in the signature is a method option.
 
         Parameters
@@ -191,7 +192,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         return tags
 
     # -- fitting ------------------------------------------------------------------------------------------------
-    def fit(self, X: Any, y: Any) -> "DPLinearRegression":
+    def fit(self, X: Any, y: Any) -> DPLinearRegression:
         """Fit privately: spends (epsilon, delta) of the training data (and of ``accountant``, if given).
 
         Parameters

@@ -56,8 +56,9 @@ import dataclasses
 import math
 import numbers
 import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -67,7 +68,15 @@ from dpstats.errors import InvalidArgumentError, InvalidPrivacyParameterError, M
 from dpstats.methods.registry import ErrorSplit, MethodSpec, available_methods, get_method
 from dpstats.privacy.calibration import gaussian_epsilon, gaussian_mu
 from dpstats.rates import (
-    CAI, MODEL, SPARSE_MODEL, Rate, RateBound, UpperRate, classical_conditions, log_inv, no_conditions,
+    CAI,
+    MODEL,
+    SPARSE_MODEL,
+    Rate,
+    RateBound,
+    UpperRate,
+    classical_conditions,
+    log_inv,
+    no_conditions,
     sparse_conditions,
 )
 

@@ -6,7 +6,7 @@ default ("prepend") import mode puts this folder on ``sys.path`` before it impor
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import pandas as pd
 

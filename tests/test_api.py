@@ -11,9 +11,18 @@ import pytest
 
 import dpstats
 from dpstats.errors import (
-    BudgetExceededError, DataTypeError, InsufficientDataError, InvalidPrivacyParameterError, MethodOptionError,
-    MissingBoundsError, MissingDataError, SingularDesignError, UndeclaredLevelsError, UnknownColumnError,
-    UnknownMethodError, UnseenLevelError,
+    BudgetExceededError,
+    DataTypeError,
+    InsufficientDataError,
+    InvalidPrivacyParameterError,
+    MethodOptionError,
+    MissingBoundsError,
+    MissingDataError,
+    SingularDesignError,
+    UndeclaredLevelsError,
+    UnknownColumnError,
+    UnknownMethodError,
+    UnseenLevelError,
 )
 from dpstats.methods import available_methods
 

@@ -16,7 +16,6 @@ from dpstats.privacy.audit import AuditResult, audit_mechanism, audit_samples, c
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import gaussian_mechanism, laplace_mechanism
 
-
 # ---------------------------------------------------------------------------------------------
 # Clopper-Pearson
 # ---------------------------------------------------------------------------------------------

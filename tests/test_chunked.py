@@ -15,20 +15,23 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from chunk_helpers import UnreadableSource
 
 import dpstats
 from dpstats.errors import (
-    BudgetExceededError, DataTypeError, FormulaError, MissingDataError, UndeclaredLevelsError,
+    BudgetExceededError,
+    DataTypeError,
+    FormulaError,
+    MissingDataError,
+    UndeclaredLevelsError,
 )
 from dpstats.methods import adassp, tukey
 from dpstats.methods.common.permutations import RowPermutation
-from dpstats.methods.common.sufficient import SufficientStatistics, StatisticsPass, add_statistics
+from dpstats.methods.common.sufficient import StatisticsPass, SufficientStatistics, add_statistics
 from dpstats.methods.registry import FitContext
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.rows import InMemoryRows
 from dpstats.rows.sources import CSVSource, DataFrameSource, ParquetSource
-
-from chunk_helpers import UnreadableSource
 
 pa = pytest.importorskip("pyarrow")
 dd = pytest.importorskip("dask.dataframe")
@@ -345,8 +348,8 @@ def test_tukey_fit_chunks_equals_fit(blocks, centre, public):
 
 def test_large_partitions_are_processed_in_bounded_slices(df):
     """A chunk (a Dask partition) longer than the slice size is evaluated in slices: bounded working memory."""
-    from dpstats.rows.chunked import ChunkEvaluator, ChunkTask
     from dpstats.formula import public_design
+    from dpstats.rows.chunked import ChunkEvaluator, ChunkTask
 
     seen: list[int] = []
 

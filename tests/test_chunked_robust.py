@@ -37,8 +37,8 @@ from dpstats.methods.common.row_passes import (
 )
 from dpstats.methods.registry import FitContext
 from dpstats.privacy import PrivacyAccountant, PrivacyLedger
-from dpstats.simulate import robust_regression_data
 from dpstats.rows.sources import CSVSource, DataFrameSource, ParquetSource
+from dpstats.simulate import robust_regression_data
 
 pa = pytest.importorskip("pyarrow")
 dd = pytest.importorskip("dask.dataframe")

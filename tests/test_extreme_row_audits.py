@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest

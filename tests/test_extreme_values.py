@@ -16,13 +16,19 @@ import pytest
 
 import dpstats
 from dpstats.errors import MethodOptionError, NoiseScaleRangeError
-from dpstats.methods.extremes import (
-    LARGEST, clamp_finite, divide_by_norms, residuals, row_norms, square, unit_rows,
-)
 from dpstats.methods.common.private_centring import CENTRE_GRID
-from dpstats.methods.registry import get_method
 from dpstats.methods.common.robust_estimators import DISTANCE_GRID, clip_factors, separately_clipped_gradient
 from dpstats.methods.common.row_passes import ClipTable
+from dpstats.methods.extremes import (
+    LARGEST,
+    clamp_finite,
+    divide_by_norms,
+    residuals,
+    row_norms,
+    square,
+    unit_rows,
+)
+from dpstats.methods.registry import get_method
 from dpstats.methods.tukey.depth import solve_block_models
 from dpstats.methods.tukey.em import tukey_em
 from dpstats.privacy.ledger import PrivacyLedger

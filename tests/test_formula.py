@@ -11,8 +11,14 @@ import pytest
 
 from dpstats.bounds import Interval, IntervalError, interval_of_code
 from dpstats.errors import (
-    DataTypeError, FormulaError, InvalidBoundsError, MissingBoundsError, MissingDataError, StatefulTransformError,
-    UndeclaredLevelsError, UnknownColumnError,
+    DataTypeError,
+    FormulaError,
+    InvalidBoundsError,
+    MissingBoundsError,
+    MissingDataError,
+    StatefulTransformError,
+    UndeclaredLevelsError,
+    UnknownColumnError,
 )
 from dpstats.formula import build_design
 

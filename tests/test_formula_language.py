@@ -13,7 +13,11 @@ import dpstats
 from dpstats.bounds import Interval
 from dpstats.cli import main
 from dpstats.errors import (
-    DisallowedExpressionError, FormulaError, StatefulTransformError, UndeclaredLevelsError, UnknownColumnError,
+    DisallowedExpressionError,
+    FormulaError,
+    StatefulTransformError,
+    UndeclaredLevelsError,
+    UnknownColumnError,
 )
 from dpstats.formula import build_design
 from dpstats.formula.language import check_factor

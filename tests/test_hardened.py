@@ -21,8 +21,14 @@ from dpstats.privacy import secure_random
 from dpstats.privacy.audit import epsilon_lower_bound
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep, reference_delta
 from dpstats.privacy.mechanisms import (
-    gaussian_block, gaussian_mechanism, gaussian_mechanism_mu, laplace_mechanism, make_rng, peeling,
-    poisson_gaussian_block, symmetric_gaussian_mechanism,
+    gaussian_block,
+    gaussian_mechanism,
+    gaussian_mechanism_mu,
+    laplace_mechanism,
+    make_rng,
+    peeling,
+    poisson_gaussian_block,
+    symmetric_gaussian_mechanism,
 )
 from dpstats.privacy.samplers import gaussian_plan, laplace_plan
 from dpstats.privacy.secure_random import SecureGenerator

@@ -17,8 +17,14 @@ from dpstats.errors import BudgetExceededError
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import (
-    exponential_mechanism, gaussian_mechanism, gaussian_mechanism_mu, laplace_mechanism, make_rng,
-    permutation, public_uniform, symmetric_gaussian_mechanism,
+    exponential_mechanism,
+    gaussian_mechanism,
+    gaussian_mechanism_mu,
+    laplace_mechanism,
+    make_rng,
+    permutation,
+    public_uniform,
+    symmetric_gaussian_mechanism,
 )
 
 N = 200_000

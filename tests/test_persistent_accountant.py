@@ -211,8 +211,8 @@ def test_the_reservation_is_committed_before_reserve_returns(tmp_path):
 # concurrency: processes sharing a file never overspend together
 # ---------------------------------------------------------------------------------------------
 
-def _spend_until_refused(path: str, start: "multiprocessing.synchronize.Event", hold: float,
-                         ready: "multiprocessing.Queue", results: "multiprocessing.Queue") -> None:
+def _spend_until_refused(path: str, start: multiprocessing.synchronize.Event, hold: float,
+                         ready: multiprocessing.Queue, results: multiprocessing.Queue) -> None:
     acct = PrivacyAccountant(1.0, 1e-6, path=path)
     ready.put(os.getpid())
     start.wait()

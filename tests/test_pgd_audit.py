@@ -33,7 +33,11 @@ import pytest
 from dpstats.methods import pgd
 from dpstats.methods.common.geometric_histogram import HISTOGRAM_SENSITIVITY
 from dpstats.methods.common.private_scaling import (
-    DeviationSumsPass, Domain, Standardisation, UnitSumsPass, free_variables,
+    DeviationSumsPass,
+    Domain,
+    Standardisation,
+    UnitSumsPass,
+    free_variables,
 )
 from dpstats.privacy.audit import audit_mechanism
 from dpstats.privacy.calibration import gaussian_mu

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pytest
+from chunk_helpers import UnreadableSource
 
 import dpstats
 from dpstats.errors import InternalFitError, MethodOptionError
@@ -15,8 +16,6 @@ from dpstats.methods import registry, ssp
 from dpstats.methods.registry import FitContext, MethodFit, MethodOptions, MethodSpec
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu
 from dpstats.rows import InMemoryRows, Rows
-
-from chunk_helpers import UnreadableSource
 
 BOUNDS = {"x": (0.0, 1.0), "y": (-2.0, 4.0)}
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,8 +23,17 @@ import pytest
 import dpstats
 from dpstats.bounds import DataBounds
 from dpstats.errors import (
-    DataTypeError, DisallowedExpressionError, DPStatsError, FormulaError, InternalFitError, InvalidArgumentError,
-    MissingBoundsError, NonFiniteValueError, SettlementError, StatefulTransformError, TransformDomainError,
+    DataTypeError,
+    DisallowedExpressionError,
+    DPStatsError,
+    FormulaError,
+    InternalFitError,
+    InvalidArgumentError,
+    MissingBoundsError,
+    NonFiniteValueError,
+    SettlementError,
+    StatefulTransformError,
+    TransformDomainError,
     UnseenLevelError,
 )
 from dpstats.formula import build_design, design_matrix_for_prediction

@@ -17,8 +17,12 @@ from statsmodels.iolib.summary2 import summary_col
 
 import dpstats
 from dpstats.inference import (
-    RSQUARED_MAX_SD, ReleasedSums, output_perturbation_sums, plug_in_sums, private_rsquared,
+    RSQUARED_MAX_SD,
+    ReleasedSums,
     SufficientStatisticsRelease,
+    output_perturbation_sums,
+    plug_in_sums,
+    private_rsquared,
 )
 
 FORMULA = "y ~ x1 + x2 + C(g, levels=['a', 'b', 'c'])"

@@ -18,8 +18,14 @@ from scipy import stats
 
 from dpstats.privacy import samplers
 from dpstats.privacy.samplers import (
-    bernoulli_exp, discrete_gaussian, discrete_laplace, gaussian_closeness, gaussian_plan, laplace_closeness,
-    laplace_plan, release_on_grid,
+    bernoulli_exp,
+    discrete_gaussian,
+    discrete_laplace,
+    gaussian_closeness,
+    gaussian_plan,
+    laplace_closeness,
+    laplace_plan,
+    release_on_grid,
 )
 from dpstats.privacy.secure_random import SecureGenerator
 

@@ -22,21 +22,29 @@ from scipy import stats
 import dpstats
 from dpstats.errors import InsufficientDataError, MethodOptionError, PTRFailure
 from dpstats.methods import get_method
-from dpstats.methods.registry import FitContext
 from dpstats.methods.common.permutations import WindowedBlocks
+from dpstats.methods.registry import FitContext
 from dpstats.methods.tukey import SPEC
 from dpstats.methods.tukey.depth import (
-    approximate_tukey_depth, lemma_distance, log_exact_volumes, log_region_volumes, log_side_lengths, log_volumes,
-    mass_distance, max_depth, point_of_depth, solve_block_models,
+    approximate_tukey_depth,
+    lemma_distance,
+    log_exact_volumes,
+    log_region_volumes,
+    log_side_lengths,
+    log_volumes,
+    mass_distance,
+    max_depth,
+    point_of_depth,
+    solve_block_models,
 )
 from dpstats.methods.tukey.em import jitter_models, tukey_em
 from dpstats.methods.tukey.passes import PilotPass, ResidualPass
 from dpstats.methods.tukey.plan import choose_blocks, default_m, ideal_distance
 from dpstats.methods.tukey.preprocessing import Preprocessing
-from dpstats.rows import InMemoryRows
 from dpstats.privacy.audit import audit_mechanism
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
+from dpstats.rows import InMemoryRows
 
 
 class _FastLedger(PrivacyLedger):

@@ -33,7 +33,7 @@ that the fast configuration has teeth.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pytest

@@ -190,7 +190,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("names", nargs="*", help="prefixes of notebook names (default: all)")
     args = ap.parse_args(argv)
     import nbformat  # noqa: PLC0415
-
     from nbclient.exceptions import CellExecutionError  # noqa: PLC0415
 
     paths = notebooks(args.names)

@@ -40,18 +40,40 @@ import numpy as np
 
 from dpstats.errors import MethodOptionError
 from dpstats.inference import (
-    expected_noise_to_signal, floored_inverse, noise_propagation, noise_to_signal, parametric_bootstrap, plug_in_sums,
+    expected_noise_to_signal,
+    floored_inverse,
+    noise_propagation,
+    noise_to_signal,
+    parametric_bootstrap,
+    plug_in_sums,
     sufficient_statistics_split,
 )
 from dpstats.methods.common.linalg import psd_projection, solve_noisy_normal_equations
 from dpstats.methods.common.sufficient import ReleasedStatistics, check_bounds_range
 from dpstats.methods.extremes import square
 from dpstats.methods.registry import (
-    AutoRule, FitContext, Inference, InferenceRule, MethodFit, MethodSpec, TheoryInputs, register,
+    AutoRule,
+    FitContext,
+    Inference,
+    InferenceRule,
+    MethodFit,
+    MethodSpec,
+    TheoryInputs,
+    register,
 )
 from dpstats.methods.ssp import (
-    BOOTSTRAP_DESCRIPTION, INFERENCE_WEIGHT, NO_YTY, SPLIT_PRIVACY, SPLIT_PRIVACY_NO_BOOTSTRAP, SPLIT_SAMPLING, SSPOptions, bootstrap_notes, release_gram, release_moment,
-    release_yty, statistics_pass,
+    BOOTSTRAP_DESCRIPTION,
+    INFERENCE_WEIGHT,
+    NO_YTY,
+    SPLIT_PRIVACY,
+    SPLIT_PRIVACY_NO_BOOTSTRAP,
+    SPLIT_SAMPLING,
+    SSPOptions,
+    bootstrap_notes,
+    release_gram,
+    release_moment,
+    release_yty,
+    statistics_pass,
 )
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu, post_processing_normal

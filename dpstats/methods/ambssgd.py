@@ -52,15 +52,35 @@ import numpy as np
 from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods.blocks import RowPermutation
 from dpstats.methods.common.private_centring import (
-    Standardisation, check_public_options, release_standardisation, releases_anything, standardised,
+    Standardisation,
+    check_public_options,
+    release_standardisation,
+    releases_anything,
+    standardised,
 )
 from dpstats.methods.common.robust_descent import (
-    check_descent_options, check_fraction, default_covariate_tail, held_notes, min_rows, parallel_block_step,
-    part_notes, precondition_split, step_schedule, threshold_candidates,
+    check_descent_options,
+    check_fraction,
+    default_covariate_tail,
+    held_notes,
+    min_rows,
+    parallel_block_step,
+    part_notes,
+    precondition_split,
+    step_schedule,
+    threshold_candidates,
 )
 from dpstats.methods.common.robust_estimators import (
-    DISTANCE_GRID, PooledHistogram, clipped_gram, histogram_counts, max_disjoint_histograms, norm_group_size,
-    norm_group_sums, private_norm_from_means, release_histogram, release_spectrum,
+    DISTANCE_GRID,
+    PooledHistogram,
+    clipped_gram,
+    histogram_counts,
+    max_disjoint_histograms,
+    norm_group_size,
+    norm_group_sums,
+    private_norm_from_means,
+    release_histogram,
+    release_spectrum,
 )
 from dpstats.methods.common.row_passes import ClipTable, KeyCache, add_arrays, add_clip_tables
 from dpstats.methods.extremes import divide_by_norms, quiet, residuals, row_norms

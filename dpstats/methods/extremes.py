@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -81,7 +82,7 @@ def row_norms(X: np.ndarray) -> np.ndarray:
     return out
 
 
-def divide_by_norms(numerator: "float | np.ndarray", X: np.ndarray, norms: np.ndarray) -> np.ndarray:
+def divide_by_norms(numerator: float | np.ndarray, X: np.ndarray, norms: np.ndarray) -> np.ndarray:
     """numerator / ||x|| per row, given ``norms`` from :func:`row_norms`; a zero norm counts as the smallest
     normal double (so the quotient is large, not inf).  Where the norm is inf (beyond the largest double) the
     quotient is formed as (numerator / a) / nu, a finite (possibly subnormal) number."""

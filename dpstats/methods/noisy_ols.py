@@ -137,11 +137,24 @@ from dpstats.errors import IllConditionedDesignError, MethodOptionError, NoiseSc
 from dpstats.inference import noisy_estimate_covariance, output_perturbation_sums
 from dpstats.methods.common.linalg import solve_noisy_normal_equations
 from dpstats.methods.common.sufficient import (
-    StatisticsPass, StatisticsPlan, SufficientStatistics, add_statistics, check_bounds_range,
+    StatisticsPass,
+    StatisticsPlan,
+    SufficientStatistics,
+    add_statistics,
+    check_bounds_range,
 )
 from dpstats.methods.extremes import square
 from dpstats.methods.registry import (
-    ErrorSplit, FitContext, Inference, InferenceRule, MethodFit, MethodOptions, MethodSpec, TheoryInputs, check_bool, register,
+    ErrorSplit,
+    FitContext,
+    Inference,
+    InferenceRule,
+    MethodFit,
+    MethodOptions,
+    MethodSpec,
+    TheoryInputs,
+    check_bool,
+    register,
 )
 from dpstats.methods.ssp import NO_YTY, release_yty
 from dpstats.privacy.calibration import gaussian_mu, split_mu

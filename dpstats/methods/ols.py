@@ -21,7 +21,14 @@ from scipy.linalg import solve_triangular
 from dpstats.bounds import DataBounds
 from dpstats.methods.common.least_squares import LeastSquaresFactor, LeastSquaresPass, combine_factors
 from dpstats.methods.registry import (
-    ErrorSplit, FitContext, Inference, InferenceRule, MethodFit, MethodOptions, MethodSpec, register,
+    ErrorSplit,
+    FitContext,
+    Inference,
+    InferenceRule,
+    MethodFit,
+    MethodOptions,
+    MethodSpec,
+    register,
 )
 from dpstats.rates import Rate, UpperRate, classical_n
 from dpstats.rows.base import Combine, Rows

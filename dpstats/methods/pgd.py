@@ -43,18 +43,34 @@ from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods.common.geometric_histogram import GeometricGrid, grid_counts, release_quantile
 from dpstats.methods.common.linalg import psd_projection
 from dpstats.methods.common.private_scaling import (
-    Standardisation, domain_variables, release_domain, release_moments,
+    Standardisation,
+    domain_variables,
+    release_domain,
+    release_moments,
 )
 from dpstats.methods.extremes import QUIET, quiet
 from dpstats.methods.registry import (
-    AutoFacts, AutoRule, FitContext, Inference, InferenceRule, MethodFit, MethodOptions, MethodSpec, TheoryInputs,
-    add_auto_rules, check_bool, register,
+    AutoFacts,
+    AutoRule,
+    FitContext,
+    Inference,
+    InferenceRule,
+    MethodFit,
+    MethodOptions,
+    MethodSpec,
+    TheoryInputs,
+    add_auto_rules,
+    check_bool,
+    register,
 )
 from dpstats.methods.row_passes import add_arrays
 from dpstats.privacy.calibration import gaussian_epsilon, gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import (
-    fixed_gaussian_block, gaussian_mechanism_mu, post_processing_normal, symmetric_gaussian_mechanism,
+    fixed_gaussian_block,
+    gaussian_mechanism_mu,
+    post_processing_normal,
+    symmetric_gaussian_mechanism,
 )
 from dpstats.rates import UpperRate
 from dpstats.rows.base import Rows

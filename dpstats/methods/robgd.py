@@ -53,19 +53,47 @@ from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods.blocks import RowPermutation
 from dpstats.methods.common.permutations import WindowedOrder
 from dpstats.methods.common.private_centring import (
-    Standardisation, check_public_options, release_standardisation, releases_anything, standardised,
+    Standardisation,
+    check_public_options,
+    release_standardisation,
+    releases_anything,
+    standardised,
 )
 from dpstats.methods.common.robust_descent import (
-    PRECONDITION_SHARE, check_descent_options, check_fraction, default_covariate_tail, held_notes, min_rows,
-    parallel_block_step, part_notes, precondition_split, step_schedule, threshold_candidates,
+    PRECONDITION_SHARE,
+    check_descent_options,
+    check_fraction,
+    default_covariate_tail,
+    held_notes,
+    min_rows,
+    parallel_block_step,
+    part_notes,
+    precondition_split,
+    step_schedule,
+    threshold_candidates,
 )
 from dpstats.methods.common.robust_estimators import (
-    DISTANCE_GRID, PooledHistogram, clip_factors, clipped_gram, distance_group_size, max_histogram_releases,
-    norm_group_size, norm_group_sums, private_norm_from_means, release_histogram, release_spectrum,
+    DISTANCE_GRID,
+    PooledHistogram,
+    clip_factors,
+    clipped_gram,
+    distance_group_size,
+    max_histogram_releases,
+    norm_group_size,
+    norm_group_sums,
+    private_norm_from_means,
+    release_histogram,
+    release_spectrum,
     separately_clipped_gradient,
 )
 from dpstats.methods.common.row_passes import (
-    ChunkMemo, ClipTable, GroupedCounts, KeyCache, add_arrays, add_clip_tables, add_grouped_counts,
+    ChunkMemo,
+    ClipTable,
+    GroupedCounts,
+    KeyCache,
+    add_arrays,
+    add_clip_tables,
+    add_grouped_counts,
 )
 from dpstats.methods.extremes import quiet, residuals
 from dpstats.methods.registry import FitContext, MethodFit, MethodOptions, MethodSpec, check_bool, register

@@ -42,16 +42,35 @@ import numpy as np
 from dpstats.bounds import DataBounds
 from dpstats.errors import MethodOptionError
 from dpstats.inference import (
-    RELIABILITY_THRESHOLD, expected_noise_to_signal, floored_inverse, noise_propagation, noise_to_signal,
-    parametric_bootstrap, plug_in_sums, sufficient_statistics_split, unreliable_note,
+    RELIABILITY_THRESHOLD,
+    expected_noise_to_signal,
+    floored_inverse,
+    noise_propagation,
+    noise_to_signal,
+    parametric_bootstrap,
+    plug_in_sums,
+    sufficient_statistics_split,
+    unreliable_note,
 )
 from dpstats.methods.common.linalg import solve_noisy_normal_equations
 from dpstats.methods.common.sufficient import (
-    ReleasedStatistics, StatisticsPass, SufficientStatistics, add_statistics, check_bounds_range,
+    ReleasedStatistics,
+    StatisticsPass,
+    SufficientStatistics,
+    add_statistics,
+    check_bounds_range,
 )
 from dpstats.methods.extremes import square
 from dpstats.methods.registry import (
-    FitContext, Inference, InferenceRule, MethodFit, MethodOptions, MethodSpec, TheoryInputs, check_bool, register,
+    FitContext,
+    Inference,
+    InferenceRule,
+    MethodFit,
+    MethodOptions,
+    MethodSpec,
+    TheoryInputs,
+    check_bool,
+    register,
 )
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger

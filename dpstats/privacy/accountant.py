@@ -152,7 +152,7 @@ class PrivacyAccountant:
     0.5
     """
 
-    def __init__(self, epsilon: float, delta: float, path: "str | os.PathLike[str] | None" = None, *,
+    def __init__(self, epsilon: float, delta: float, path: str | os.PathLike[str] | None = None, *,
                  allow_budget_change: bool = False, timeout: float = 60.0) -> None:
         check_budget_total(epsilon, delta)
         if epsilon == float("inf"):
@@ -182,7 +182,7 @@ class PrivacyAccountant:
             self.path = store.path
 
     @classmethod
-    def open(cls, path: "str | os.PathLike[str]", *, timeout: float = 60.0) -> "PrivacyAccountant":
+    def open(cls, path: str | os.PathLike[str], *, timeout: float = 60.0) -> PrivacyAccountant:
         """Open an existing budget file with the budget stored in it.
 
         Parameters
@@ -363,11 +363,11 @@ class PrivacyAccountant:
                 self._history.append(spend)
             return spend
 
-    def __copy__(self) -> "PrivacyAccountant":
+    def __copy__(self) -> PrivacyAccountant:
         """The accountant itself: a budget is a shared resource (see the module docstring)."""
         return self
 
-    def __deepcopy__(self, memo: dict) -> "PrivacyAccountant":
+    def __deepcopy__(self, memo: dict) -> PrivacyAccountant:
         """The accountant itself: a copy would carry its own budget and bypass the cap."""
         return self
 

@@ -23,8 +23,9 @@ its real epsilon exceeds the claim by enough for the number of runs.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from scipy import stats

@@ -329,7 +329,7 @@ class BudgetStore:
         return f"{_user()}@{self._host} pid {os.getpid()}"
 
     # -- transactions ----------------------------------------------------------------------------------------
-    def _transaction(self) -> "_Txn":
+    def _transaction(self) -> _Txn:
         return _Txn(self)
 
     def _reap(self, conn: sqlite3.Connection) -> None:
@@ -428,7 +428,7 @@ class BudgetStore:
             return [Reservation(*r) for r in conn.execute(
                 f"SELECT {self._COLUMNS} FROM reservations ORDER BY id").fetchall()]
 
-    def _reader(self) -> "_Reader":
+    def _reader(self) -> _Reader:
         return _Reader(self)
 
 

@@ -204,7 +204,7 @@ def gaussian_sigma(l2_sensitivity: float, epsilon: float, delta: float) -> float
     return float(l2_sensitivity) / gaussian_mu(float(epsilon), float(delta))
 
 
-def split_mu(mu: float, weights: "np.ndarray | list[float]") -> np.ndarray:
+def split_mu(mu: float, weights: np.ndarray | list[float]) -> np.ndarray:
     """Split a GDP budget mu over releases in proportion to ``weights`` (mu^2 adds up).
 
     Parameters

@@ -24,8 +24,9 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from dp_accounting import pld
 
@@ -37,16 +38,16 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["compose_epsilon", "is_pure"]
 
 
-def is_pure(steps: Sequence["PrivacyStep"]) -> bool:
+def is_pure(steps: Sequence[PrivacyStep]) -> bool:
     """True when every step is pure epsilon-DP (no Gaussian, no delta)."""
     return all(s.mechanism != "gaussian" and not s.delta for s in steps)
 
 
-def _gaussian_mu_total(steps: Sequence["PrivacyStep"]) -> float:
+def _gaussian_mu_total(steps: Sequence[PrivacyStep]) -> float:
     return math.sqrt(sum(s.mu**2 for s in steps if s.mechanism == "gaussian"))
 
 
-def compose_epsilon(steps: Sequence["PrivacyStep"], delta: float) -> float:
+def compose_epsilon(steps: Sequence[PrivacyStep], delta: float) -> float:
     """Epsilon spent by ``steps`` at the target ``delta`` (an upper bound)."""
     if not steps:
         return 0.0
@@ -82,11 +83,11 @@ def compose_epsilon(steps: Sequence["PrivacyStep"], delta: float) -> float:
 # left fold [Gaussian block, step 1, step 2, ...], so the numbers are identical.
 
 _FOLD_CACHE_SIZE = 32
-_fold_cache: "OrderedDict[tuple, Any]" = OrderedDict()
+_fold_cache: OrderedDict[tuple, Any] = OrderedDict()
 _fold_lock = threading.Lock()
 
 
-def _pld_key(s: "PrivacyStep") -> tuple | None:
+def _pld_key(s: PrivacyStep) -> tuple | None:
     """What the PLD of a non-Gaussian step depends on; None for a step with no privacy loss."""
     if s.mechanism == "laplace" and not s.delta and not s.discrete:
         if s.sensitivity == 0 or s.epsilon == 0:
@@ -143,7 +144,7 @@ def _fold(mu: float, keys: tuple) -> Any:
 _NUMERIC_FAILURES = (OverflowError, FloatingPointError, ValueError, MemoryError)
 
 
-def _pld_epsilon(mu: float, other: Sequence["PrivacyStep"], delta: float) -> float | None:
+def _pld_epsilon(mu: float, other: Sequence[PrivacyStep], delta: float) -> float | None:
     """PLD composition of a mu-GDP block with the non-Gaussian steps (None when it cannot be computed)."""
     keys = tuple(k for k in (_pld_key(s) for s in other) if k is not None)
     try:

@@ -45,8 +45,15 @@ from dpstats.errors import MethodOptionError, NoiseScaleRangeError
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.samplers import (
-    GAUSSIAN_BITS, _exact_add, _to_float, discrete_gaussian, gaussian_closeness, gaussian_plan, laplace_plan,
-    release_on_grid, to_grid,
+    GAUSSIAN_BITS,
+    _exact_add,
+    _to_float,
+    discrete_gaussian,
+    gaussian_closeness,
+    gaussian_plan,
+    laplace_plan,
+    release_on_grid,
+    to_grid,
 )
 from dpstats.privacy.secure_random import SecureGenerator
 
@@ -70,7 +77,7 @@ __all__ = [
 _PLD_NUMERIC_FAILURES = (OverflowError, FloatingPointError, ValueError, MemoryError)
 
 
-def make_rng(random_state: "int | np.random.Generator | None") -> tuple[np.random.Generator, bool]:
+def make_rng(random_state: int | np.random.Generator | None) -> tuple[np.random.Generator, bool]:
     """Return ``(generator, seeded)``.
 
     ``None`` gives a :class:`~dpstats.privacy.secure_random.SecureGenerator`:
@@ -104,14 +111,14 @@ def _check_sensitivity(sensitivity: float) -> float:
 
 
 def laplace_mechanism(
-    value: "float | np.ndarray",
+    value: float | np.ndarray,
     *,
     l1_sensitivity: float,
     epsilon: float,
     rng: np.random.Generator,
     ledger: PrivacyLedger,
     name: str,
-) -> "float | np.ndarray":
+) -> float | np.ndarray:
     """Laplace mechanism, hardened: value + discrete Laplace noise of scale about l1_sensitivity / epsilon.
 
     epsilon-DP for a statistic of L1 sensitivity ``l1_sensitivity`` (Dwork,
@@ -144,14 +151,14 @@ def laplace_mechanism(
 
 
 def gaussian_mechanism_mu(
-    value: "float | np.ndarray",
+    value: float | np.ndarray,
     *,
     l2_sensitivity: float,
     mu: float,
     rng: np.random.Generator,
     ledger: PrivacyLedger,
     name: str,
-) -> "float | np.ndarray":
+) -> float | np.ndarray:
     """Gaussian mechanism with a GDP parameter, hardened: value + discrete Gaussian noise of sd about l2_sensitivity/mu.
 
     mu-GDP for a statistic of L2 sensitivity ``l2_sensitivity`` (Dong, Roth &
@@ -187,7 +194,7 @@ def gaussian_mechanism_mu(
 
 
 def gaussian_mechanism(
-    value: "float | np.ndarray",
+    value: float | np.ndarray,
     *,
     l2_sensitivity: float,
     epsilon: float,
@@ -195,7 +202,7 @@ def gaussian_mechanism(
     rng: np.random.Generator,
     ledger: PrivacyLedger,
     name: str,
-) -> "float | np.ndarray":
+) -> float | np.ndarray:
     """Gaussian mechanism calibrated exactly to (epsilon, delta).
 
     Uses the analytic Gaussian mechanism (Balle & Wang 2018), not the classic
@@ -280,7 +287,7 @@ def permutation(n: int, rng: np.random.Generator) -> np.ndarray:
     return rng.permutation(n)
 
 
-def public_uniform(low: float, high: float, size: "int | tuple[int, ...]",
+def public_uniform(low: float, high: float, size: int | tuple[int, ...],
                    rng: np.random.Generator) -> np.ndarray:
     """Uniform draws whose distribution does not depend on the data: not charged."""
     return rng.uniform(low, high, size=size)
@@ -345,8 +352,8 @@ class GaussianBlock:
                                        "sampler, Canonne, Kamath & Steinke 2020)" + (f"; {note}" if note else ""),
                                   closeness_epsilon=coords * lam, closeness_delta=coords * tau))
 
-    def release(self, value: "float | np.ndarray", *, l2_sensitivity: float,
-                rng: np.random.Generator) -> "float | np.ndarray":
+    def release(self, value: float | np.ndarray, *, l2_sensitivity: float,
+                rng: np.random.Generator) -> float | np.ndarray:
         """value + discrete Gaussian noise of sd about l2_sensitivity / mu_round; refused after ``rounds`` releases."""
         if self.used >= self.rounds:
             raise RuntimeError("this Gaussian block has already made all the releases it was charged for")
@@ -410,8 +417,8 @@ class FixedGaussianBlock(GaussianBlock):
         z, self._noise = self._noise[0], self._noise[1:]
         return z
 
-    def release(self, value: "float | np.ndarray", *, l2_sensitivity: float | None = None,
-                rng: np.random.Generator) -> "float | np.ndarray":
+    def release(self, value: float | np.ndarray, *, l2_sensitivity: float | None = None,
+                rng: np.random.Generator) -> float | np.ndarray:
         """value + discrete Gaussian noise of sd about l2_sensitivity / mu_round (the block's sensitivity; a
         different one is refused); refused after ``rounds`` releases."""
         if self.used >= self.rounds:
@@ -440,7 +447,7 @@ def fixed_gaussian_block(*, rounds: int, mu_round: float, ledger: PrivacyLedger,
 __all__ += ["post_processing_normal"]
 
 
-def post_processing_normal(size: "int | tuple[int, ...]", rng: np.random.Generator) -> np.ndarray:
+def post_processing_normal(size: int | tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
     """Standard normal draws for simulations from released quantities (parametric bootstrap).
 
     Post-processing: the draws are independent of the data and are combined

@@ -57,7 +57,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -78,7 +78,7 @@ _I64 = np.int64
 _SAFE = 1 << 62  # products and sums of int64 values are kept below this
 
 
-def _below(rng: np.random.Generator, high: "np.ndarray | int", size: "int | None" = None) -> np.ndarray:
+def _below(rng: np.random.Generator, high: np.ndarray | int, size: int | None = None) -> np.ndarray:
     """Exact uniform integers on {0, ..., high - 1} (1 <= high <= 2^62), elementwise."""
     if type(rng) is SecureGenerator:
         return rng._below(high, size)
@@ -129,7 +129,7 @@ def _ones(n: int) -> np.ndarray:
     return np.ones(n, dtype=_I64)
 
 
-def bernoulli_exp(gamma: "Fraction | int", size: int, rng: np.random.Generator) -> np.ndarray:
+def bernoulli_exp(gamma: Fraction | int, size: int, rng: np.random.Generator) -> np.ndarray:
     """``size`` independent exact Bernoulli(exp(-gamma)) draws for a rational gamma >= 0 (CKS20, Sec. 5).
 
     gamma = floor(gamma) + frac: the product of floor(gamma) Bernoulli(exp(-1))
@@ -185,7 +185,7 @@ def _laplace_candidates(t: int, m: int, rng: np.random.Generator) -> np.ndarray:
     return y[keep]
 
 
-def discrete_laplace(t: int, size: "int | tuple[int, ...]", rng: np.random.Generator) -> np.ndarray:
+def discrete_laplace(t: int, size: int | tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
     """Exact draws from the discrete Laplace distribution P(y) = tanh(1/(2t)) exp(-|y|/t), y integer.
 
     ``t`` is a positive integer below 2^62 (CKS20, Sec. 5).  Returns an int64
@@ -271,7 +271,7 @@ def _gaussian_accept_scalar(rng: np.random.Generator, y: int, s: int) -> bool:
                              np.full(1, 2 * s, dtype=_I64))[0])
 
 
-def discrete_gaussian(s: int, size: "int | tuple[int, ...]", rng: np.random.Generator) -> np.ndarray:
+def discrete_gaussian(s: int, size: int | tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
     """Exact draws from the discrete Gaussian N_Z(0, s^2): P(y) proportional to exp(-y^2 / (2 s^2)), y integer.
 
     ``s`` is a positive integer below 2^41 (CKS20, Sec. 5, proposal parameter
@@ -370,7 +370,7 @@ def _gaussian_scalar(words: _Words, s: int) -> int:
             return y
 
 
-def _small(draw: "object", param: int, n: int, rng: np.random.Generator) -> np.ndarray:
+def _small(draw: object, param: int, n: int, rng: np.random.Generator) -> np.ndarray:
     words = _Words(rng)
     vals = [draw(words, param) for _ in range(n)]  # type: ignore[operator]
     if all(abs(v) < _SAFE for v in vals):
@@ -384,7 +384,7 @@ def _small(draw: "object", param: int, n: int, rng: np.random.Generator) -> np.n
 _GAUSS_TAIL_C = 37.0
 
 
-@lru_cache(maxsize=None)
+@cache
 def gaussian_closeness(s: int) -> tuple[float, float]:
     """(lambda, tau) with DG(E) <= e^lambda RG(E) + tau and RG(E) <= e^lambda DG(E) + tau for every set E.
 
@@ -414,7 +414,7 @@ def _gaussian_closeness_bound(s: int, c: float) -> tuple[float, float]:
     return lam, tau
 
 
-@lru_cache(maxsize=None)
+@cache
 def laplace_closeness(t: int) -> float:
     """lambda with DL(E) <= e^lambda RL(E) and RL(E) <= e^lambda DL(E) for every set E.
 
@@ -582,7 +582,7 @@ def _to_float(k: np.ndarray, exponent: int) -> np.ndarray:
     return np.ldexp(f, exponent)
 
 
-def release_on_grid(values: "float | np.ndarray", plan: GridPlan, rng: np.random.Generator) -> np.ndarray:
+def release_on_grid(values: float | np.ndarray, plan: GridPlan, rng: np.random.Generator) -> np.ndarray:
     """g * (round(values / g) + Z), Z exact discrete noise of the plan; non-finite values pass through.
 
     The integer round(values / g) + Z is computed exactly; its conversion to

@@ -80,10 +80,10 @@ class SecureGenerator(np.random.Generator):
     def __reduce__(self) -> tuple[Any, ...]:
         return (SecureGenerator, ())
 
-    def __copy__(self) -> "SecureGenerator":
+    def __copy__(self) -> SecureGenerator:
         return SecureGenerator()
 
-    def __deepcopy__(self, memo: dict) -> "SecureGenerator":
+    def __deepcopy__(self, memo: dict) -> SecureGenerator:
         return SecureGenerator()
 
     def __repr__(self) -> str:
@@ -91,7 +91,7 @@ class SecureGenerator(np.random.Generator):
 
     __str__ = __repr__
 
-    def spawn(self, n_children: int) -> list["SecureGenerator"]:  # type: ignore[override]
+    def spawn(self, n_children: int) -> list[SecureGenerator]:  # type: ignore[override]
         return [SecureGenerator() for _ in range(int(n_children))]
 
     # -- uniform integers and doubles ------------------------------------------------------------------------

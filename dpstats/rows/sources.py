@@ -39,10 +39,11 @@ from __future__ import annotations
 import glob
 import os
 from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -214,7 +215,7 @@ def _check_chunksize(chunksize: Any) -> int:
     return int(chunksize)
 
 
-def _expand(paths: "str | os.PathLike[str] | Sequence[str | os.PathLike[str]]", suffixes: tuple[str, ...]
+def _expand(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], suffixes: tuple[str, ...]
             ) -> list[str]:
     items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     if not items:
@@ -251,7 +252,7 @@ class CSVSource(DataSource):
 
     kind = "CSV"
 
-    def __init__(self, paths: "str | os.PathLike[str] | Sequence[str | os.PathLike[str]]", *,
+    def __init__(self, paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
                  chunksize: int = DEFAULT_CHUNK_ROWS, dtype: dict[str, Any] | None = None, infer_rows: int = 1000,
                  workers: int | None = None, **read_csv_kwargs: Any) -> None:
         self.paths = _expand(paths, _CSV_SUFFIXES)
@@ -322,7 +323,7 @@ class ParquetSource(DataSource):
 
     kind = "Parquet"
 
-    def __init__(self, paths: "str | os.PathLike[str] | Sequence[str | os.PathLike[str]]", *,
+    def __init__(self, paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
                  batch_size: int = DEFAULT_CHUNK_ROWS, workers: int | None = None) -> None:
         try:
             import pyarrow.parquet  # noqa: F401, PLC0415

@@ -96,7 +96,6 @@ import numpy as np
 
 from dpstats.errors import MethodOptionError
 from dpstats.methods.blocks import RowPermutation
-from dpstats.methods.extremes import QUIET, clamp_finite, quiet
 from dpstats.methods.common.robust_estimators import (
     DISTANCE_GRID,
     HISTOGRAM_SENSITIVITY,
@@ -104,6 +103,7 @@ from dpstats.methods.common.robust_estimators import (
     histogram_counts,
 )
 from dpstats.methods.common.row_passes import add_arrays
+from dpstats.methods.extremes import QUIET, clamp_finite, quiet
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import GaussianBlock, gaussian_block
 
