@@ -29,6 +29,8 @@ Every release is a function of X^T X, X^T y and y^T y of the clipped rows
 pass over the rows (:func:`dpstats.methods.ssp.statistics_pass`): the same
 functions of the data whatever the partition into chunks, so the privacy
 argument holds for in-memory rows, files and a Dask cluster alike.
+
+Proof: docs/proofs/adassp.md
 """
 
 from __future__ import annotations

@@ -122,6 +122,8 @@ the proof.  The released quantities are the same functions of the data
 whatever the partition into chunks (only the order of the floating-point
 additions changes), so the privacy argument holds for in-memory rows, files
 and a Dask cluster alike.
+
+Proof: docs/proofs/noisy_ols.md
 """
 
 from __future__ import annotations

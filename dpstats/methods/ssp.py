@@ -30,6 +30,8 @@ The three sums are accumulated in one pass over the rows
 functions of the data whatever the partition into chunks (only the order of
 the floating-point additions changes), so the argument above holds for
 in-memory rows, files and a Dask cluster alike.
+
+Proof: docs/proofs/ssp.md
 """
 
 from __future__ import annotations
