@@ -206,7 +206,12 @@ def assumed_residual_sd(response_interval: tuple[float, float], rsquared: float 
 
 def sampling_covariance(n: float, second_moment: np.ndarray, residual_sd: float) -> np.ndarray:
     """sigma^2 (n E[x x^T])^{-1}: the covariance of least squares on n rows with this second moment."""
-    return residual_sd**2 * np.linalg.pinv(n * second_moment)
+    # the second moment is symmetric positive semi-definite: its pseudo-inverse from one symmetric
+    # eigendecomposition (several times cheaper than the SVD of np.linalg.pinv at large d)
+    values, vectors = np.linalg.eigh(n * np.asarray(second_moment, dtype=float))
+    keep = values > max(values.max(initial=0.0), 0.0) * values.size * np.finfo(float).eps
+    inverse = (vectors[:, keep] / values[keep]) @ vectors[:, keep].T
+    return residual_sd**2 * inverse
 
 
 def _sd(cov: np.ndarray | None, d: int) -> np.ndarray:
@@ -338,6 +343,8 @@ def _public_sampling(n: int, intervals: Sequence[tuple[float, float] | None],
     moments = design_moments(intervals, intercept_index) if intervals else None
     if moments is None or response_interval is None:
         return None, "not known (no declared bounds)"
+    if len(intervals) > n:
+        return None, "not defined (more design columns than rows: least squares is not identified)"
     sd = assumed_residual_sd(response_interval)
     return sampling_covariance(n, moments, sd), (
         f"least squares on a design uniform on the declared ranges, residual sd {sd:.3g} (a response uniform "
