@@ -45,24 +45,40 @@ __all__ = ["formula_all", "array_design", "describe_arrays"]
 def formula_all(data: Any, response: str, *, exclude: Sequence[str] = (), intercept: bool = True) -> str:
     """The formula "response ~ every other column" (R's ``y ~ .``) for :func:`dpstats.dp_ols`.
 
-    Parameters
-    ----------
-    data:
-        A pandas DataFrame (or anything with ``.columns``); only its column
-        names are read.
-    response:
-        The response column.
-    exclude:
-        Columns to leave out (identifiers, weights, ...).
-    intercept:
-        Keep patsy's intercept (default, as in R) or drop it with ``- 1``.
-
     Names that are not Python identifiers are quoted as ``Q('name')``.
     Categorical columns still need public levels (a Categorical dtype or
     ``levels=``).  Beyond 64 columns the terms are grouped in parentheses,
     which patsy reads as the same flat sum, so formulas with thousands of
     columns parse.
 
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        A pandas DataFrame (or anything with ``.columns``); only its column
+        names are read.
+    response : str
+        The response column.
+    exclude : sequence of str, optional
+        Columns to leave out (identifiers, weights, ...).
+    intercept : bool, default True
+        Keep patsy's intercept (default, as in R) or drop it with ``- 1``.
+
+    Returns
+    -------
+    str
+        The formula, ``"response ~ a + b + ..."`` (with ``- 1`` when
+        ``intercept=False``).
+
+    Raises
+    ------
+    dpstats.errors.UnknownColumnError
+        When the response or a name in ``exclude`` is not a column, or no
+        column is left for the right-hand side.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from dpstats import formula_all
     >>> formula_all(pd.DataFrame(columns=["y", "age", "income"]), "y")
     'y ~ age + income'
     """

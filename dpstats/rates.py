@@ -38,18 +38,25 @@ class RateBound:
 
     Attributes
     ----------
-    kind:
+    kind : str
         ``"lower"`` (no (epsilon, delta)-DP estimator does better in the
         worst case over the model) or ``"upper"`` (the method's own rate).
-    label, source, formula:
+    label, source, formula : str
         What the bound is, the theorem it comes from, and its formula.
-    statistical, privacy:
+    statistical, privacy : float or None
         The two terms at (n, d, epsilon, delta), in units of sigma.
-    failed:
+    failed : tuple of str
         Conditions of the theorem that fail here; non-empty means the bound
         is not applicable.
-    caveats:
+    caveats : tuple of str
         Assumptions of the theorem that cannot be checked from public facts.
+
+    Examples
+    --------
+    >>> from dpstats.rates import RateBound
+    >>> bound = RateBound("upper", "example", "a theorem", "sqrt(d/n) + d/(n eps)", 0.1, 0.3)
+    >>> bound.applicable, round(bound.total, 2), bound.dominant
+    (True, 0.4, 'privacy')
     """
 
     kind: str
@@ -63,10 +70,12 @@ class RateBound:
 
     @property
     def applicable(self) -> bool:
+        """True when no condition of the theorem fails and both terms are known."""
         return not self.failed and self.statistical is not None and self.privacy is not None
 
     @property
     def total(self) -> float | None:
+        """The statistical plus the privacy term (None when either is unknown)."""
         if self.statistical is None or self.privacy is None:
             return None
         return self.statistical + self.privacy
