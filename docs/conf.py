@@ -79,7 +79,6 @@ suppress_warnings = [
 # empty dict.  GL08 here: properties and methods of those classes without a docstring (a public name
 # itself always needs one); RS01: raises in its own body without a Raises section.
 dpstats_docstring_module_exclusions: dict[str, list[str]] = {
-    "dpstats.inference": ["EX01", "PR01", "RT01"],
     "dpstats.results": ["EX01", "PR01", "RT01"],
     "dpstats.theory": ["EX01", "GL08", "PR01", "PR02", "PR04", "RS01", "RT01"],
 }
