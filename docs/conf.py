@@ -80,7 +80,6 @@ suppress_warnings = [
 # itself always needs one); RS01: raises in its own body without a Raises section.
 dpstats_docstring_module_exclusions: dict[str, list[str]] = {
     "dpstats.results": ["EX01", "PR01", "RT01"],
-    "dpstats.theory": ["EX01", "GL08", "PR01", "PR02", "PR04", "RS01", "RT01"],
 }
 # "RST": the docstring does not parse as reStructuredText (the |x| of absolute values reads as a substitution
 # reference); its bars are escaped.  Per name; other checks may be listed per name too.
