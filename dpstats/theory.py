@@ -345,7 +345,8 @@ class CoefficientErrors:
     >>> errors.ratio
     array([0.5, 1.5])
     >>> print(errors.statement())
-    From the released values: the privacy error is larger than the sampling error for 1 of 2 coefficients (x; up to 1.5 times).
+    From the released values: the privacy error is larger than the sampling error for 1 of 2 coefficients
+    (x; up to 1.5 times).
     """
 
     names: tuple[str, ...]
@@ -872,7 +873,8 @@ def error_bounds(method: str | MethodSpec, n: int, d: int, epsilon: float, delta
     >>> from dpstats.theory import error_bounds
     >>> bounds = error_bounds("ssp", 10_000, 5, 1.0, 1e-6)
     >>> print(bounds.dominance_line())
-    At n=10000, d=5, epsilon=1, delta=1e-06: sampling dominates the minimax lower bound (classical) (privacy 0.00186 vs sampling 0.0224).
+    At n=10000, d=5, epsilon=1, delta=1e-06: sampling dominates the minimax lower bound (classical)
+    (privacy 0.00186 vs sampling 0.0224).
     """
     s = int(sparsity) if sparsity is not None else 0
     lower = _lower_rate(epsilon, sparsity).at(n, d, epsilon, delta, s)
