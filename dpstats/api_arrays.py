@@ -45,24 +45,40 @@ __all__ = ["formula_all", "array_design", "describe_arrays"]
 def formula_all(data: Any, response: str, *, exclude: Sequence[str] = (), intercept: bool = True) -> str:
     """The formula "response ~ every other column" (R's ``y ~ .``) for :func:`dpstats.dp_ols`.
 
-    Parameters
-    ----------
-    data:
-        A pandas DataFrame (or anything with ``.columns``); only its column
-        names are read.
-    response:
-        The response column.
-    exclude:
-        Columns to leave out (identifiers, weights, ...).
-    intercept:
-        Keep patsy's intercept (default, as in R) or drop it with ``- 1``.
-
     Names that are not Python identifiers are quoted as ``Q('name')``.
     Categorical columns still need public levels (a Categorical dtype or
     ``levels=``).  Beyond 64 columns the terms are grouped in parentheses,
     which patsy reads as the same flat sum, so formulas with thousands of
     columns parse.
 
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        A pandas DataFrame (or anything with ``.columns``); only its column
+        names are read.
+    response : str
+        The response column.
+    exclude : sequence of str, optional
+        Columns to leave out (identifiers, weights, ...).
+    intercept : bool, default True
+        Keep patsy's intercept (default, as in R) or drop it with ``- 1``.
+
+    Returns
+    -------
+    str
+        The formula, ``"response ~ a + b + ..."`` (with ``- 1`` when
+        ``intercept=False``).
+
+    Raises
+    ------
+    dpstats.errors.UnknownColumnError
+        When the response or a name in ``exclude`` is not a column, or no
+        column is left for the right-hand side.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from dpstats import formula_all
     >>> formula_all(pd.DataFrame(columns=["y", "age", "income"]), "y")
     'y ~ age + income'
     """
@@ -105,7 +121,26 @@ def _column_intervals(x_bounds: Any, names: list[str]) -> list[Interval | None]:
 
 
 def describe_arrays(response_name: str, names: list[str]) -> str:
-    """The formula-like label of an array fit (its report and results)."""
+    """The formula-like label of an array fit (its report and results).
+
+    Parameters
+    ----------
+    response_name : str
+        The response's name.
+    names : list of str
+        The design columns' names (beyond eight, only the first and the last are shown).
+
+    Returns
+    -------
+    str
+        ``"y ~ x1 + x2 [arrays]"``.
+
+    Examples
+    --------
+    >>> from dpstats.api_arrays import describe_arrays
+    >>> describe_arrays("y", ["x1", "x2"])
+    'y ~ x1 + x2 [arrays]'
+    """
     rhs = " + ".join(names) if len(names) <= 8 else f"{names[0]} + ... + {names[-1]} ({len(names)} columns)"
     return f"{response_name} ~ {rhs} [arrays]"
 
@@ -133,7 +168,52 @@ def array_design(X: Any, y: Any, spec: MethodSpec | None, *, x_bounds: Any, y_bo
     """The public design of :func:`dpstats.dp_ols_arrays`: X itself (plus an intercept column when ``intercept``)
     and y as float arrays of the call's own, the declared ranges per column, and a DesignInfo for ``predict``
     built from the names only.  Bad input is a typed error; a method that needs bounds (``spec``) is refused,
-    naming what is missing, when some are not declared."""
+    naming what is missing, when some are not declared.
+
+    Parameters
+    ----------
+    X : array_like or pandas.DataFrame
+        The design, n x d (numeric; a DataFrame's columns name the columns).
+    y : array_like
+        The response, n.
+    spec : MethodSpec or None
+        The method to fit (its ``needs_bounds``), or None.
+    x_bounds : (float, float), sequence of (float, float) or None
+        The declared range of every column (one pair), or one pair (or None) per column.
+    y_bounds : (float, float) or None
+        The declared range of the response.
+    column_names : sequence of str or None
+        The columns' names (default: a DataFrame's columns, else ``x1, ..., xd``).
+    response_name : str
+        The response's name.
+    intercept : bool
+        Add an intercept column (named ``Intercept``) in front.
+
+    Returns
+    -------
+    Design
+        The arrays, names, declared ranges (the intercept's is (1, 1)), missing bounds and the DesignInfo.
+
+    Raises
+    ------
+    dpstats.errors.DataTypeError
+        When X or y is not numeric, their shapes do not match, or the column names are not d distinct names
+        (or include ``Intercept``).
+    dpstats.errors.MissingDataError
+        When X or y has a missing or infinite value.
+    dpstats.errors.MissingBoundsError
+        When ``spec`` needs bounds and some column or the response has none.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.api_arrays import array_design
+    >>> design = array_design(np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 7.0]]), [1.0, 2.0, 3.0], None,
+    ...                       x_bounds=(0, 10), y_bounds=(0, 5), column_names=None, response_name="y",
+    ...                       intercept=True)
+    >>> design.column_names, design.X.shape
+    (['Intercept', 'x1', 'x2'], (3, 3))
+    """
     if column_names is None and isinstance(X, pd.DataFrame):
         column_names = [str(c) for c in X.columns]
     Xa = _float_array(X, "X")

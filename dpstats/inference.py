@@ -206,7 +206,32 @@ SufficientStatisticsRelease = ReleasedStatistics
 
 
 def residual_variance(release: SufficientStatisticsRelease, beta: np.ndarray, gram_psd: np.ndarray) -> float:
-    """sigma^2_hat from released quantities only (see the module docstring)."""
+    """sigma^2_hat from released quantities only (see the module docstring).
+
+    Parameters
+    ----------
+    release : ReleasedStatistics
+        The noisy X^T X, X^T y and y^T y, with n and their noise sds.
+    beta : numpy.ndarray
+        The coefficients at which the residuals are taken (d).
+    gram_psd : numpy.ndarray
+        The PSD projection Q of the released X^T X (d, d).
+
+    Returns
+    -------
+    float
+        (y^T y~ - 2 beta' X^T y~ + beta' Q beta) / (n - d), floored at the noise sd of y^T y~ over n - d.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.methods.registry import ReleasedStatistics
+    >>> release = ReleasedStatistics(gram=np.array([[100.0, 0.0], [0.0, 50.0]]), moment=np.array([20.0, 25.0]),
+    ...                              yty=30.0, n=100, gram_noise_sd=1.0, moment_noise_sd=1.0, yty_noise_sd=1.0)
+    >>> from dpstats.inference import residual_variance
+    >>> round(residual_variance(release, np.array([0.2, 0.5]), release.gram), 4)
+    0.1378
+    """
     d = beta.size
     dof = max(release.n - d, 1)
     rss = release.yty - 2.0 * float(beta @ release.moment) + float(beta @ gram_psd @ beta)
@@ -219,6 +244,26 @@ def noise_to_signal(release: SufficientStatisticsRelease) -> float:
 
     When it is not small, the estimator is far from linear in the noise and the plug-in Q is poor, so the
     bootstrap's approximation breaks down (measured in benchmarks/coverage.py).
+
+    Parameters
+    ----------
+    release : ReleasedStatistics
+        The noisy X^T X and its noise sd.
+
+    Returns
+    -------
+    float
+        The ratio (inf when the projected X^T X is singular).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.methods.registry import ReleasedStatistics
+    >>> release = ReleasedStatistics(gram=np.array([[100.0, 0.0], [0.0, 50.0]]), moment=np.array([20.0, 25.0]),
+    ...                              yty=30.0, n=100, gram_noise_sd=1.0, moment_noise_sd=1.0, yty_noise_sd=1.0)
+    >>> from dpstats.inference import noise_to_signal
+    >>> round(float(noise_to_signal(release)), 4)
+    0.0566
     """
     d = release.moment.size
     lam = float(np.linalg.eigvalsh(psd_projection(release.gram))[0])
@@ -232,7 +277,24 @@ RATIO_DISPLAY_CAP = 1e6
 
 
 def format_ratio(ratio: float) -> str:
-    """A noise-to-signal ratio for people: two significant digits, or "> 1e6" when larger or infinite."""
+    """A noise-to-signal ratio for people: two significant digits, or "> 1e6" when larger or infinite.
+
+    Parameters
+    ----------
+    ratio : float
+        The ratio (:func:`noise_to_signal`).
+
+    Returns
+    -------
+    str
+        The ratio as shown in messages.
+
+    Examples
+    --------
+    >>> from dpstats.inference import format_ratio
+    >>> format_ratio(0.04321), format_ratio(float("inf"))
+    ('0.043', '> 1e6')
+    """
     if not math.isfinite(ratio) or ratio > RATIO_DISPLAY_CAP:
         return f"> {RATIO_DISPLAY_CAP:.0e}".replace("e+0", "e")
     return f"{ratio:.2g}"
@@ -240,7 +302,24 @@ def format_ratio(ratio: float) -> str:
 
 def unreliable_note(ratio: float) -> str:
     """The summary's warning when noise_to_signal() exceeds RELIABILITY_THRESHOLD (naming each registered
-    method's withholding threshold, ``MethodSpec.inference_rule.withhold_above``, the most tolerant first)."""
+    method's withholding threshold, ``MethodSpec.inference_rule.withhold_above``, the most tolerant first).
+
+    Parameters
+    ----------
+    ratio : float
+        The fit's released noise-to-signal ratio (:func:`noise_to_signal`).
+
+    Returns
+    -------
+    str
+        The warning, starting with ``"WARNING:"``.
+
+    Examples
+    --------
+    >>> from dpstats.inference import unreliable_note
+    >>> print(unreliable_note(0.45))
+    WARNING: the privacy noise in X^T X is large next to its smallest eigenvalue (noise-to-signal 0.45; ...
+    """
     thresholds = sorted(((spec.inference_rule.withhold_above, name) for name, spec in available_methods().items()
                          if spec.inference_rule.withhold_above is not None), reverse=True)
     limits = ", ".join(f"{name} {limit:g}" for limit, name in thresholds)
@@ -256,7 +335,32 @@ def unreliable_note(ratio: float) -> str:
 def withheld_reason(method: str, info: Mapping[str, Any], draws: np.ndarray | None,
                     bse: np.ndarray | None = None) -> str:
     """:func:`withholding_reason` for a registered ``method`` (its threshold read from the registry) and a fit's
-    diagnostics ``info`` (its ``"noise_to_signal"``)."""
+    diagnostics ``info`` (its ``"noise_to_signal"``).
+
+    Parameters
+    ----------
+    method : str
+        A registered method's name.
+    info : mapping of str to object
+        The fit's diagnostics; its ``"noise_to_signal"`` entry, when present, is compared with the threshold.
+    draws : numpy.ndarray or None
+        The fit's re-centred bootstrap replicates (B, d), if any.
+    bse : numpy.ndarray or None, optional
+        The fit's standard errors, if any.
+
+    Returns
+    -------
+    str
+        The reason, or ``""`` when the inference may be reported.
+
+    Examples
+    --------
+    >>> from dpstats.inference import withheld_reason
+    >>> withheld_reason("ssp", {"noise_to_signal": 0.05}, None)
+    ''
+    >>> print(withheld_reason("ssp", {"noise_to_signal": 50.0}, None))
+    the privacy noise in X^T X is too large next to its smallest eigenvalue (noise-to-signal 50, above 10 for ssp), ...
+    """
     ratio = info.get("noise_to_signal")
     return withholding_reason(method, None if ratio is None else float(ratio),
                               get_method(method).inference_rule.withhold_above, draws, bse)
@@ -269,6 +373,31 @@ def withholding_reason(method: str, ratio: float | None, limit: float | None, dr
     Withheld when the released noise-to-signal ``ratio`` exceeds the method's withholding threshold ``limit``
     (``MethodSpec.inference_rule``), when the bootstrap replicates are degenerate (a non-finite value, or a
     coefficient whose replicates do not vary), or when a standard error is not finite.
+
+    Parameters
+    ----------
+    method : str
+        The method's name (for the message).
+    ratio : float or None
+        The fit's released noise-to-signal ratio (None: not released).
+    limit : float or None
+        The method's withholding threshold (None: none).
+    draws : numpy.ndarray or None
+        The fit's re-centred bootstrap replicates (B, d), if any.
+    bse : numpy.ndarray or None, optional
+        The fit's standard errors, if any.
+
+    Returns
+    -------
+    str
+        The reason, or ``""`` when the inference may be reported.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.inference import withholding_reason
+    >>> withholding_reason("ssp", 0.2, 10.0, None, bse=np.array([0.1, np.inf]))
+    'some standard errors are not finite'
     """
     if ratio is not None and limit is not None and not float(ratio) <= limit:
         return (f"the privacy noise in X^T X is too large next to its smallest eigenvalue (noise-to-signal "
@@ -298,7 +427,31 @@ def _order_statistic_rank(alpha: float, replicates: int) -> int:
 
 def basic_bootstrap_interval(params: np.ndarray, draws: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     """(1 - alpha) basic bootstrap intervals [2 b - r_(B-k+1), 2 b - r_(k)] from re-centred replicates
-    (rows of ``draws``); see the module docstring."""
+    (rows of ``draws``); see the module docstring.
+
+    Parameters
+    ----------
+    params : numpy.ndarray
+        The released coefficients b (d).
+    draws : numpy.ndarray
+        The re-centred replicates r (B, d).
+    alpha : float
+        One minus the confidence level.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The lower and the upper ends (d each).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> draws = np.random.default_rng(0).normal([1.0, 0.0], 0.5, size=(1000, 2))
+    >>> from dpstats.inference import basic_bootstrap_interval
+    >>> lower, upper = basic_bootstrap_interval(np.array([1.0, 0.0]), draws, 0.05)
+    >>> lower.round(1), upper.round(1)
+    (array([ 0.1, -1. ]), array([2. , 0.9]))
+    """
     b = draws.shape[0]
     k = _order_statistic_rank(alpha, b)
     ordered = np.sort(draws, axis=0)
@@ -307,7 +460,28 @@ def basic_bootstrap_interval(params: np.ndarray, draws: np.ndarray, alpha: float
 
 def basic_bootstrap_pvalue(params: np.ndarray, draws: np.ndarray) -> np.ndarray:
     """Two-sided p-values of beta_j = 0 by inverting the basic bootstrap intervals: min(1, 2 m_j / B) with
-    m_j = min(#{r <= 2 b_j}, #{r >= 2 b_j}); p_j < alpha iff 0 is outside the (1 - alpha) interval."""
+    m_j = min(#{r <= 2 b_j}, #{r >= 2 b_j}); p_j < alpha iff 0 is outside the (1 - alpha) interval.
+
+    Parameters
+    ----------
+    params : numpy.ndarray
+        The released coefficients b (d).
+    draws : numpy.ndarray
+        The re-centred replicates r (B, d).
+
+    Returns
+    -------
+    numpy.ndarray
+        The p-values (d), in steps of 2 / B.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> draws = np.random.default_rng(0).normal([1.0, 0.0], 0.5, size=(1000, 2))
+    >>> from dpstats.inference import basic_bootstrap_pvalue
+    >>> basic_bootstrap_pvalue(np.array([1.0, 0.0]), draws)
+    array([0.034, 0.964])
+    """
     centre = 2 * params
     below = np.sum(draws <= centre, axis=0)
     above = np.sum(draws >= centre, axis=0)
@@ -315,13 +489,67 @@ def basic_bootstrap_pvalue(params: np.ndarray, draws: np.ndarray) -> np.ndarray:
 
 
 def bootstrap_zvalues(params: np.ndarray, draws: np.ndarray) -> np.ndarray:
-    """(2 b - median(r)) / sd(r): the bias-corrected estimate over the bootstrap standard error."""
+    """(2 b - median(r)) / sd(r): the bias-corrected estimate over the bootstrap standard error.
+
+    Parameters
+    ----------
+    params : numpy.ndarray
+        The released coefficients b (d).
+    draws : numpy.ndarray
+        The re-centred replicates r (B, d).
+
+    Returns
+    -------
+    numpy.ndarray
+        The z values (d).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> draws = np.random.default_rng(0).normal([1.0, 0.0], 0.5, size=(1000, 2))
+    >>> from dpstats.inference import bootstrap_zvalues
+    >>> bootstrap_zvalues(np.array([1.0, 0.0]), draws).round(1)
+    array([2., 0.])
+    """
     return (2 * params - np.median(draws, axis=0)) / np.std(draws, axis=0, ddof=1)
 
 
 def parametric_bootstrap(release: SufficientStatisticsRelease, beta_hat: np.ndarray, estimator: BatchEstimator,
                          replicates: int, rng: np.random.Generator) -> tuple[np.ndarray, float]:
-    """Re-centred replicates (replicates, d) of the estimator (see the module docstring); and sigma^2_hat."""
+    """Re-centred replicates (replicates, d) of the estimator (see the module docstring); and sigma^2_hat.
+
+    Parameters
+    ----------
+    release : ReleasedStatistics
+        The noisy X^T X, X^T y and y^T y, with n and their noise sds.
+    beta_hat : numpy.ndarray
+        The released coefficients (d).
+    estimator : callable
+        ``estimator(gram_draws (B, d, d), moment_draws (B, d), rng) -> coefficient draws (B, d)``: the method's
+        post-processing of its releases, vectorised over replicates.
+    replicates : int
+        The number B of replicates.
+    rng : numpy.random.Generator
+        The random source of the simulation (post-processing: it touches released values only).
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, float)
+        The re-centred replicates b_hat + b* - beta_0 (B, d), and sigma^2_hat.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.methods.registry import ReleasedStatistics
+    >>> release = ReleasedStatistics(gram=np.array([[100.0, 0.0], [0.0, 50.0]]), moment=np.array([20.0, 25.0]),
+    ...                              yty=30.0, n=100, gram_noise_sd=1.0, moment_noise_sd=1.0, yty_noise_sd=1.0)
+    >>> from dpstats.inference import parametric_bootstrap
+    >>> def solve(gram, moment, rng):
+    ...     return np.linalg.solve(gram, moment[..., None])[..., 0]
+    >>> draws, sigma2 = parametric_bootstrap(release, np.array([0.2, 0.5]), solve, 500, np.random.default_rng(0))
+    >>> draws.shape, round(sigma2, 4)
+    ((500, 2), 0.1378)
+    """
     d = beta_hat.size
     q = psd_projection(release.gram)
     beta_0 = solve_noisy_normal_equations(release.gram, release.moment, eigen_floor=release.gram_noise_sd)
@@ -344,6 +572,39 @@ def noisy_estimate_covariance(params: np.ndarray, noise_sd: float, gram: np.ndar
     and v^T v (v: the labels as the estimator saw them, |v| <= ``label_bound``), ``eigen_floor`` a released
     lower bound on lambda_min(X^T X).  See "Output perturbation" in the module docstring; released and public
     values only.
+
+    Parameters
+    ----------
+    params : numpy.ndarray
+        The released coefficients b~ (d).
+    noise_sd : float
+        Their released noise sd s.
+    gram : numpy.ndarray
+        The noisy X^T X (d, d).
+    yty : float
+        The noisy v^T v.
+    n : int
+        Rows (public).
+    yty_noise_sd : float
+        The noise sd of ``yty``.
+    label_bound : float
+        The public bound on the labels as the estimator saw them.
+    eigen_floor : float
+        A released lower bound on lambda_min(X^T X).
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, float)
+        The covariance (d, d) of b~, and sigma^2_hat.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.inference import noisy_estimate_covariance
+    >>> cov, sigma2 = noisy_estimate_covariance(np.array([0.2, 0.5]), 0.01, np.diag([100.0, 50.0]), 30.0, n=100,
+    ...                                         yty_noise_sd=1.0, label_bound=1.0, eigen_floor=10.0)
+    >>> np.sqrt(np.diag(cov)).round(3), round(sigma2, 4)
+    (array([0.038, 0.053]), 0.1379)
     """
     d = params.size
     dof = max(n - d, 1)
@@ -357,7 +618,28 @@ def noisy_estimate_covariance(params: np.ndarray, noise_sd: float, gram: np.ndar
 
 def floored_inverse(matrix: np.ndarray, floor: float = 0.0) -> np.ndarray:
     """The inverse of a symmetric matrix with its eigenvalues floored at ``floor`` (the operator the fit's
-    :func:`~dpstats.methods.common.linalg.solve_noisy_normal_equations` applies); zero on a null space."""
+    :func:`~dpstats.methods.common.linalg.solve_noisy_normal_equations` applies); zero on a null space.
+
+    Parameters
+    ----------
+    matrix : numpy.ndarray
+        A symmetric matrix (d, d) (its symmetric part is used).
+    floor : float, default 0.0
+        The eigenvalue floor.
+
+    Returns
+    -------
+    numpy.ndarray
+        The (pseudo-)inverse (d, d).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.inference import floored_inverse
+    >>> floored_inverse(np.diag([4.0, 0.5]), floor=1.0)
+    array([[0.25, 0.  ],
+           [0.  , 1.  ]])
+    """
     w, v = np.linalg.eigh(0.5 * (matrix + matrix.T))
     w = np.maximum(w, floor)
     tol = max(float(np.max(np.abs(w))), 1.0) * w.size * np.finfo(float).eps
@@ -368,7 +650,32 @@ def floored_inverse(matrix: np.ndarray, floor: float = 0.0) -> np.ndarray:
 def noise_propagation(solve: np.ndarray, params: np.ndarray, moment_noise_sd: float,
                       gram_noise_sd: float) -> np.ndarray:
     """First-order covariance H C H of b = H Xy~ from the noises of X^T y and X^T X (module docstring, "The
-    error split"): C = s_xy^2 I + s_xx^2 (||b||^2 I + b b^T - diag(b o b)), ``solve`` = H."""
+    error split"): C = s_xy^2 I + s_xx^2 (||b||^2 I + b b^T - diag(b o b)), ``solve`` = H.
+
+    Parameters
+    ----------
+    solve : numpy.ndarray
+        H, the inverse of the matrix the method solves with (d, d).
+    params : numpy.ndarray
+        The released coefficients b (d).
+    moment_noise_sd : float
+        The noise sd s_xy of X^T y.
+    gram_noise_sd : float
+        The noise sd s_xx of X^T X.
+
+    Returns
+    -------
+    numpy.ndarray
+        The covariance H C H (d, d).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.inference import noise_propagation
+    >>> cov = noise_propagation(np.diag([0.01, 0.02]), np.array([0.2, 0.5]), 1.0, 1.0)
+    >>> np.sqrt(np.diag(cov)).round(4)
+    array([0.0114, 0.0227])
+    """
     b = np.asarray(params, dtype=float)
     c = gram_noise_sd**2 * (float(b @ b) * np.eye(b.size) + np.outer(b, b) - np.diag(b * b))
     c += moment_noise_sd**2 * np.eye(b.size)
@@ -378,7 +685,27 @@ def noise_propagation(solve: np.ndarray, params: np.ndarray, moment_noise_sd: fl
 def expected_noise_to_signal(gram: np.ndarray, gram_noise_sd: float) -> float:
     """The :func:`noise_to_signal` a release of ``gram`` with noise sd ``gram_noise_sd`` is expected to show (for
     planning): 2 sqrt(d) s / (lambda_min - 2 sqrt(d) s), the spectral size of the noise over the smallest
-    eigenvalue it leaves (inf when none)."""
+    eigenvalue it leaves (inf when none).
+
+    Parameters
+    ----------
+    gram : numpy.ndarray
+        An X^T X (d, d) that the planner assumes (not a released one).
+    gram_noise_sd : float
+        The noise sd its release would have.
+
+    Returns
+    -------
+    float
+        The expected ratio (inf when the noise would swamp the smallest eigenvalue).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.inference import expected_noise_to_signal
+    >>> round(expected_noise_to_signal(np.diag([100.0, 50.0]), 1.0), 4)
+    0.06
+    """
     spectral_noise = 2.0 * math.sqrt(gram.shape[0]) * gram_noise_sd
     lam = float(np.linalg.eigvalsh(gram)[0]) - spectral_noise
     return spectral_noise / lam if lam > 0 else math.inf
@@ -438,6 +765,22 @@ def sufficient_statistics_split(released: ReleasedStatistics, params: np.ndarray
         The fit's re-centred bootstrap replicates (B, d), when it ran the bootstrap.
     privacy_source, sampling_source : str
         How the parts were computed, in words.
+
+    Returns
+    -------
+    ErrorSplit
+        The privacy part (second moment of b - b_ls) and the sampling part (covariance of b_ls), d x d each.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.methods.registry import ReleasedStatistics
+    >>> release = ReleasedStatistics(gram=np.array([[100.0, 0.0], [0.0, 50.0]]), moment=np.array([20.0, 25.0]),
+    ...                              yty=30.0, n=100, gram_noise_sd=1.0, moment_noise_sd=1.0, yty_noise_sd=1.0)
+    >>> from dpstats.inference import sufficient_statistics_split
+    >>> split = sufficient_statistics_split(release, np.array([0.2, 0.5]), sigma2=0.12)
+    >>> np.sqrt(np.diag(split.privacy)).round(4), np.sqrt(np.diag(split.sampling)).round(4)
+    (array([0.0114, 0.0227]), array([0.0346, 0.049 ]))
     """
     b = np.asarray(params, dtype=float)
     d = b.size
@@ -457,7 +800,33 @@ def sufficient_statistics_split(released: ReleasedStatistics, params: np.ndarray
 def plug_in_sums(params: np.ndarray, release: SufficientStatisticsRelease, noise_to_signal: float) -> ReleasedSums:
     """RSS(b) = y'y - 2 b'X'y + b'X'X b with the released XX~, Xy~ and yy~ of ``release`` plugged in (ssp,
     adassp; module docstring, "Private R^2").  Noise other than yy~'s: -2 b'e + b'E b (e, E the independent
-    noises of Xy~ and XX~), of sd sqrt(4 s_xy^2 ||b||^2 + 2 s_xx^2 ||b||^4) at most."""
+    noises of Xy~ and XX~), of sd sqrt(4 s_xy^2 ||b||^2 + 2 s_xx^2 ||b||^4) at most.
+
+    Parameters
+    ----------
+    params : numpy.ndarray
+        The released coefficients b (d).
+    release : ReleasedStatistics
+        The noisy X^T X, X^T y and y^T y, and their noise sds.
+    noise_to_signal : float
+        The fit's released noise-to-signal ratio (:func:`noise_to_signal`), kept with the sums.
+
+    Returns
+    -------
+    ReleasedSums
+        RSS(b), y^T y~, X^T y~ and their noise sds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.methods.registry import ReleasedStatistics
+    >>> release = ReleasedStatistics(gram=np.array([[100.0, 0.0], [0.0, 50.0]]), moment=np.array([20.0, 25.0]),
+    ...                              yty=30.0, n=100, gram_noise_sd=1.0, moment_noise_sd=1.0, yty_noise_sd=1.0)
+    >>> from dpstats.inference import plug_in_sums
+    >>> sums = plug_in_sums(np.array([0.2, 0.5]), release, noise_to_signal=0.06)
+    >>> round(sums.rss, 2), round(sums.rss_noise_sd, 3)
+    (13.5, 1.152)
+    """
     b = np.asarray(params, dtype=float)
     rss = release.yty - 2.0 * float(b @ release.moment) + float(b @ release.gram @ b)
     norm = float(np.linalg.norm(b))
@@ -473,7 +842,36 @@ def output_perturbation_sums(params: np.ndarray, noise_sd: float, gram: np.ndarr
     """Sums for released b~ = b + N(0, s^2 I) (``noise_sd`` s) with a noisy X^T X (``gram``) and v^T v (``yty``):
     RSS(b~) ~ vv~ - b~'XX~ b~ + 2 s^2 tr(XX~) and X^T v ~ XX~ b~, both unbiased (module docstring).  Noise
     other than vv~'s: -b~'E b~ + 2 s^2 tr E (from XX~) and -2 W'G b - 2 (W'G W - s^2 tr G) (from W), their sds
-    added in quadrature."""
+    added in quadrature.
+
+    Parameters
+    ----------
+    params : numpy.ndarray
+        The released coefficients b~ (d).
+    noise_sd : float
+        Their released noise sd s.
+    gram : numpy.ndarray
+        The noisy X^T X (d, d).
+    gram_noise_sd : float
+        Its noise sd.
+    yty : float
+        The noisy v^T v.
+    yty_noise_sd : float
+        Its noise sd.
+
+    Returns
+    -------
+    ReleasedSums
+        RSS(b~), v^T v~, the estimate of X^T v and their noise sds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.inference import output_perturbation_sums
+    >>> sums = output_perturbation_sums(np.array([0.2, 0.5]), 0.01, np.diag([100.0, 50.0]), 1.0, 30.0, 1.0)
+    >>> round(sums.rss, 2), sums.xty
+    (13.53, array([20., 25.]))
+    """
     b = np.asarray(params, dtype=float)
     g = np.asarray(gram, dtype=float)
     gb = g @ b
@@ -506,6 +904,12 @@ def private_rsquared(sums: ReleasedSums, *, n: int, d: int, intercept_index: int
     intercept_index : int or None
         The position of the intercept column (a column of ones), None without one.
 
+    Returns
+    -------
+    tuple of (float, float, str, float)
+        R^2, adjusted R^2, the reason there is none (``""`` when there is one) and the estimate's noise sd
+        (NaN where not computed).
+
     Notes
     -----
     To first order, R^2 - R^2_true = (-dRSS + (1 - R^2) dTSS) / TSS, where y^T y's noise enters both (net
@@ -515,6 +919,16 @@ def private_rsquared(sums: ReleasedSums, *, n: int, d: int, intercept_index: int
     R^2 is withheld when this sd exceeds :data:`RSQUARED_MAX_SD`, and, for the plug-in, when the released
     noise-to-signal ratio exceeds :data:`RELIABILITY_THRESHOLD` (the estimate's bias from the dependence of b
     on the noise grows with it; benchmarks/private_rsquared.py).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.inference import ReleasedSums, private_rsquared
+    >>> sums = ReleasedSums(rss=3000.0, yty=12000.0, xty=np.array([800.0, 40000.0]), rss_noise_sd=20.0,
+    ...                     yty_noise_sd=20.0, xty_noise_sd=np.array([20.0, 20.0]))
+    >>> r2, adjusted, reason, sd = private_rsquared(sums, n=10000, d=2, intercept_index=0)
+    >>> round(r2, 3), reason
+    (0.749, '')
     """
     nan = float("nan")
     if intercept_index is None:

@@ -73,8 +73,12 @@ class DPRegressionResults:
     error_bounds : ErrorBounds
         Each coefficient's privacy and sampling error in its units (from released values where the method
         released them), and the rates at this n, d, epsilon, delta as a reference (:mod:`dpstats.theory`).
-    nobs, df_model, df_resid : public facts of the design.
-    method, formula, response_name : what was fitted.
+    nobs, df_model, df_resid : int
+        Public facts of the design: rows, and the model's and the residuals' degrees of freedom.
+    method, formula, response_name : str
+        What was fitted.
+    design_info : patsy.DesignInfo
+        The design's description (public: column names, declared levels), which :meth:`predict` uses.
     info : dict
         Released or public by-products of the fit (e.g. AdaSSP's ridge), for display: the method's
         ``MethodFit.diagnostics`` (and its released sums for R^2, when it gives them).
@@ -82,6 +86,19 @@ class DPRegressionResults:
         "" when the standard errors, z, p and intervals are reported; otherwise why they are not (the method
         gives none, ``inference=False``, or the diagnostic of :func:`dpstats.inference.withholding_reason`
         failed).  They are then NaN, without an exception or a warning; the tables show "\u2014".
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, dpstats
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"x": rng.uniform(0, 10, 2000)})
+    >>> df["y"] = 1.0 + 2.0 * df["x"] + rng.normal(0, 2, 2000)
+    >>> res = dpstats.dp_ols("y ~ x", df, epsilon=1.0, delta=1e-6, method="ssp",
+    ...                      bounds={"x": (0, 10), "y": (-10, 40)}, random_state=0)
+    >>> res.method, res.nobs, res.privacy.epsilon_spent <= 1.0
+    ('ssp', 2000, True)
+    >>> list(res.params.index)
+    ['Intercept', 'x']
     """
 
     params: pd.Series
@@ -177,7 +194,24 @@ class DPRegressionResults:
         return pd.Series(p, index=self.params.index)
 
     def cov_params(self) -> pd.DataFrame:
-        """Covariance of the estimates (of the bootstrap replicates for bootstrap fits); NaN without inference."""
+        """Covariance of the estimates (of the bootstrap replicates for bootstrap fits); NaN without inference.
+
+        Returns
+        -------
+        pandas.DataFrame
+            d x d, indexed and labelled by the coefficients' names.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, dpstats
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"x": rng.uniform(0, 10, 2000)})
+        >>> df["y"] = 1.0 + 2.0 * df["x"] + rng.normal(0, 2, 2000)
+        >>> res = dpstats.dp_ols("y ~ x", df, epsilon=1.0, delta=1e-6, method="ssp",
+        ...                      bounds={"x": (0, 10), "y": (-10, 40)}, random_state=0)
+        >>> res.cov_params().shape
+        (2, 2)
+        """
         d = len(self.params)
         cov = self._cov if self.inference_available and self._cov is not None else np.full((d, d), np.nan)
         return pd.DataFrame(cov, index=self.params.index, columns=self.params.index)
@@ -193,6 +227,33 @@ class DPRegressionResults:
         b -/+ z_(1 - alpha/2) se; the non-private reference gives classical t
         intervals.  A fit that reports no inference gives NaN
         (:attr:`inference_reason` says why).
+
+        Parameters
+        ----------
+        alpha : float, default 0.05
+            One minus the confidence level, in (0, 1).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns 0 (lower end) and 1 (upper end), one row per coefficient.
+
+        Raises
+        ------
+        ValueError
+            When ``alpha`` is not in (0, 1).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, dpstats
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"x": rng.uniform(0, 10, 2000)})
+        >>> df["y"] = 1.0 + 2.0 * df["x"] + rng.normal(0, 2, 2000)
+        >>> res = dpstats.dp_ols("y ~ x", df, epsilon=1.0, delta=1e-6, method="ssp",
+        ...                      bounds={"x": (0, 10), "y": (-10, 40)}, random_state=0)
+        >>> ci = res.conf_int(alpha=0.1)
+        >>> bool((ci[0] < res.params).all() and (res.params < ci[1]).all())
+        True
         """
         if not 0 < alpha < 1:
             raise ValueError("alpha must lie in (0, 1)")
@@ -274,6 +335,32 @@ class DPRegressionResults:
 
         Where the fit reports no inference the last five columns are NaN,
         without a warning (:attr:`inference_method` says why).
+
+        Parameters
+        ----------
+        alpha : float, default 0.05
+            One minus the confidence level of ``conf.low`` and ``conf.high``, in (0, 1).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per coefficient.
+
+        Raises
+        ------
+        ValueError
+            When ``alpha`` is not in (0, 1).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, dpstats
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"x": rng.uniform(0, 10, 2000)})
+        >>> df["y"] = 1.0 + 2.0 * df["x"] + rng.normal(0, 2, 2000)
+        >>> res = dpstats.dp_ols("y ~ x", df, epsilon=1.0, delta=1e-6, method="ssp",
+        ...                      bounds={"x": (0, 10), "y": (-10, 40)}, random_state=0)
+        >>> list(res.tidy().columns)
+        ['term', 'estimate', 'std.error', 'statistic', 'p.value', 'conf.low', 'conf.high']
         """
         if not 0 < alpha < 1:
             raise ValueError("alpha must lie in (0, 1)")
@@ -290,7 +377,25 @@ class DPRegressionResults:
     def glance(self) -> pd.DataFrame:
         """One row about the fit, in broom's style: nobs, epsilon and delta spent (inf and NaN for the
         non-private reference), method, guarantee ("worst-case", "conditional" or "not private"), r.squared and
-        adj.r.squared (:attr:`rsquared`: NaN where not released), df.model, df.residual."""
+        adj.r.squared (:attr:`rsquared`: NaN where not released), df.model, df.residual.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, dpstats
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"x": rng.uniform(0, 10, 2000)})
+        >>> df["y"] = 1.0 + 2.0 * df["x"] + rng.normal(0, 2, 2000)
+        >>> res = dpstats.dp_ols("y ~ x", df, epsilon=1.0, delta=1e-6, method="ssp",
+        ...                      bounds={"x": (0, 10), "y": (-10, 40)}, random_state=0)
+        >>> row = res.glance().iloc[0]
+        >>> row["method"], row["guarantee"], int(row["nobs"])
+        ('ssp', 'worst-case', 2000)
+        """
         r2, adj, _ = self._rsquared()
         pr = self.privacy
         return pd.DataFrame([{
@@ -321,6 +426,34 @@ class DPRegressionResults:
         ``newdata`` is required: in-sample fitted values would need the private
         data, which the results object does not hold.  An unseen factor level is
         an :class:`~dpstats.errors.UnseenLevelError`.
+
+        Parameters
+        ----------
+        newdata : pandas.DataFrame or mapping
+            The new rows, with the columns the formula uses (except the response).
+
+        Returns
+        -------
+        pandas.Series
+            One prediction per row (named ``predicted``).
+
+        Raises
+        ------
+        ValueError
+            When ``newdata`` is not given.
+        dpstats.errors.UnseenLevelError
+            When a factor has a level that was not declared.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, dpstats
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"x": rng.uniform(0, 10, 2000)})
+        >>> df["y"] = 1.0 + 2.0 * df["x"] + rng.normal(0, 2, 2000)
+        >>> res = dpstats.dp_ols("y ~ x", df, epsilon=1.0, delta=1e-6, method="ssp",
+        ...                      bounds={"x": (0, 10), "y": (-10, 40)}, random_state=0)
+        >>> res.predict(pd.DataFrame({"x": [0.0, 5.0]})).shape
+        (2,)
         """
         if newdata is None:
             raise ValueError("predict needs newdata: in-sample fitted values would reveal the private data, "
@@ -419,6 +552,28 @@ class DPRegressionResults:
         the fit's facts as notes); ``as_latex(privacy=True)`` adds the privacy
         report as a second table.  Preamble: ``\\usepackage{booktabs}`` and
         ``\\usepackage{graphicx}`` (:data:`dpstats.tables.LATEX_PREAMBLE`).
+
+        Parameters
+        ----------
+        alpha : float, default 0.05
+            One minus the confidence level of the intervals shown.
+
+        Returns
+        -------
+        DPSummary
+            The report; ``print`` it, or call ``as_text()``, ``as_html()`` or ``as_latex()``.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, dpstats
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"x": rng.uniform(0, 10, 2000)})
+        >>> df["y"] = 1.0 + 2.0 * df["x"] + rng.normal(0, 2, 2000)
+        >>> res = dpstats.dp_ols("y ~ x", df, epsilon=1.0, delta=1e-6, method="ssp",
+        ...                      bounds={"x": (0, 10), "y": (-10, 40)}, random_state=0)
+        >>> print(res.summary().as_text())  # doctest: +ELLIPSIS
+                Differentially Private Regression Results
+        ...
         """
         smry = DPSummary()
         tables = self._tables(alpha)
@@ -454,13 +609,55 @@ class DPRegressionResults:
         return self.summary().as_html() + self.privacy._repr_html_()
 
     def plot_coefficients(self, **kwargs: Any) -> Any:
-        """Coefficient plot with the intervals the method provides; see :func:`dpstats.plotting.coef_plot`."""
+        """Coefficient plot with the intervals the method provides; see :func:`dpstats.plotting.coef_plot`.
+
+        Needs matplotlib (the ``plot`` extra).
+
+        Parameters
+        ----------
+        **kwargs : object
+            Passed to :func:`dpstats.plotting.coef_plot`.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The plot's axes.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, dpstats
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"x": rng.uniform(0, 10, 2000)})
+        >>> df["y"] = 1.0 + 2.0 * df["x"] + rng.normal(0, 2, 2000)
+        >>> res = dpstats.dp_ols("y ~ x", df, epsilon=1.0, delta=1e-6, method="ssp",
+        ...                      bounds={"x": (0, 10), "y": (-10, 40)}, random_state=0)
+        >>> ax = res.plot_coefficients()
+        """
         from dpstats.plotting import coef_plot  # noqa: PLC0415  (matplotlib is optional)
 
         return coef_plot(self, **kwargs)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dictionary of everything released."""
+        """JSON-ready dictionary of everything released.
+
+        Returns
+        -------
+        dict
+            The formula, method, n, coefficients, privacy report, error bounds and inference (standard errors,
+            or why there are none).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, dpstats
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"x": rng.uniform(0, 10, 2000)})
+        >>> df["y"] = 1.0 + 2.0 * df["x"] + rng.normal(0, 2, 2000)
+        >>> res = dpstats.dp_ols("y ~ x", df, epsilon=1.0, delta=1e-6, method="ssp",
+        ...                      bounds={"x": (0, 10), "y": (-10, 40)}, random_state=0)
+        >>> out = res.to_dict()
+        >>> out["method"], out["params"].keys()
+        ('ssp', dict_keys(['Intercept', 'x']))
+        """
         out: dict[str, Any] = {
             "formula": self.formula, "method": self.method, "nobs": self.nobs,
             "params": {k: float(v) for k, v in self.params.items()},
@@ -479,7 +676,25 @@ class DPRegressionResults:
 
     def to_json(self) -> str:
         """:meth:`to_dict` as standard JSON: non-finite numbers (NaN where a quantity does not apply, the
-        infinite epsilon of the non-private reference) are written as null, never as NaN or Infinity."""
+        infinite epsilon of the non-private reference) are written as null, never as NaN or Infinity.
+
+        Returns
+        -------
+        str
+            The JSON text, indented.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, dpstats
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"x": rng.uniform(0, 10, 2000)})
+        >>> df["y"] = 1.0 + 2.0 * df["x"] + rng.normal(0, 2, 2000)
+        >>> res = dpstats.dp_ols("y ~ x", df, epsilon=1.0, delta=1e-6, method="ssp",
+        ...                      bounds={"x": (0, 10), "y": (-10, 40)}, random_state=0)
+        >>> import json
+        >>> json.loads(res.to_json())["nobs"]
+        2000
+        """
         return json.dumps(_finite_or_null(self.to_dict()), indent=2, allow_nan=False,
                           default=lambda o: list(o) if isinstance(o, tuple) else str(o))
 
@@ -487,7 +702,26 @@ class DPRegressionResults:
 @dataclass(frozen=True)
 class DPModel:
     """``results.model`` of a dpstats fit: the formula and the names (public facts), which statsmodels' table
-    helpers (``summary_col``, ``summary_params``) read.  It cannot refit: the results hold no data."""
+    helpers (``summary_col``, ``summary_params``) read.  It cannot refit: the results hold no data.
+
+    Attributes
+    ----------
+    formula : str
+        The model's formula.
+    endog_names : str
+        The response's name.
+    exog_names : list of str
+        The coefficients' names.
+    method : str
+        The method that fitted the model.
+
+    Examples
+    --------
+    >>> from dpstats.results import DPModel
+    >>> model = DPModel(formula="y ~ x", endog_names="y", exog_names=["Intercept", "x"], method="ssp")
+    >>> model.data.param_names
+    ['Intercept', 'x']
+    """
 
     formula: str
     endog_names: str

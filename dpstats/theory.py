@@ -139,14 +139,65 @@ def __getattr__(name: str) -> Any:
 
 
 def classical_lower_bound(n: int, d: int, epsilon: float, delta: float) -> tuple[float, float]:
-    """(statistical, privacy) terms of Cai, Wang & Zhang Thm 18, in units of sigma."""
+    """(statistical, privacy) terms of Cai, Wang & Zhang Thm 18, in units of sigma.
+
+    sqrt(d/n) and min(d sqrt(log(1/delta)) / (n epsilon), 1), up to absolute constants; with an infinite
+    epsilon, the non-private rate (privacy term 0).
+
+    Parameters
+    ----------
+    n : int
+        Rows.
+    d : int
+        Coefficients.
+    epsilon, delta : float
+        The privacy budget.
+
+    Returns
+    -------
+    tuple of (float, float)
+        The statistical and the privacy term.
+
+    Examples
+    --------
+    >>> from dpstats.theory import classical_lower_bound
+    >>> sampling, privacy = classical_lower_bound(10_000, 5, 1.0, 1e-6)
+    >>> round(sampling, 4), round(privacy, 4)
+    (0.0224, 0.0019)
+    """
     rate = NON_PRIVATE_LOWER if math.isinf(epsilon) else CLASSICAL_LOWER
     b = rate.at(n, d, epsilon, delta, 0)
     return b.statistical, b.privacy  # type: ignore[return-value]
 
 
 def sparse_lower_bound(n: int, d: int, s: int, epsilon: float, delta: float) -> tuple[float, float]:
-    """(statistical, privacy) terms of Cai, Wang & Zhang Thm 16, in units of sigma."""
+    """(statistical, privacy) terms of Cai, Wang & Zhang Thm 16, in units of sigma.
+
+    sqrt(s log d / n) and min(s log(d/s) sqrt(log(1/delta)) / (n epsilon), 1), up to absolute constants.
+
+    Parameters
+    ----------
+    n : int
+        Rows.
+    d : int
+        Coefficients.
+    s : int
+        Sparsity: the number of non-zero coefficients.
+    epsilon, delta : float
+        The privacy budget.
+
+    Returns
+    -------
+    tuple of (float, float)
+        The statistical and the privacy term.
+
+    Examples
+    --------
+    >>> from dpstats.theory import sparse_lower_bound
+    >>> sampling, privacy = sparse_lower_bound(10_000, 100, 5, 1.0, 1e-6)
+    >>> round(sampling, 4), round(privacy, 4)
+    (0.048, 0.0056)
+    """
     b = SPARSE_LOWER.at(n, d, epsilon, delta, s)
     return b.statistical, b.privacy  # type: ignore[return-value]
 
@@ -183,6 +234,18 @@ def design_moments(intervals: Sequence[tuple[float, float] | None], intercept_in
         The sd of each column instead of that of the uniform, (hi - lo) / sqrt(12).
     correlation : float
         Common correlation of the non-constant columns (default 0: independent).
+
+    Returns
+    -------
+    numpy.ndarray or None
+        E[x x^T] (d, d), or None when some column has no declared range.
+
+    Examples
+    --------
+    >>> from dpstats.theory import design_moments
+    >>> design_moments([(1.0, 1.0), (0.0, 1.0)], intercept_index=0)
+    array([[1.        , 0.5       ],
+           [0.5       , 0.33333333]])
     """
     if any(iv is None for iv in intervals):
         return None
@@ -199,13 +262,55 @@ def design_moments(intervals: Sequence[tuple[float, float] | None], intercept_in
 
 def assumed_residual_sd(response_interval: tuple[float, float], rsquared: float = 0.0) -> float:
     """The residual sd of a response uniform on its declared range with this R^2: (hi - lo) / sqrt(12)
-    sqrt(1 - R^2)."""
+    sqrt(1 - R^2).
+
+    Parameters
+    ----------
+    response_interval : (float, float)
+        The declared range (lo, hi) of the response.
+    rsquared : float, default 0.0
+        The assumed R^2 of the model.
+
+    Returns
+    -------
+    float
+        The assumed residual sd, in the response's units.
+
+    Examples
+    --------
+    >>> from dpstats.theory import assumed_residual_sd
+    >>> round(assumed_residual_sd((0.0, 12.0), rsquared=0.75), 4)
+    1.7321
+    """
     lo, hi = response_interval
     return (hi - lo) / math.sqrt(12.0) * math.sqrt(max(1.0 - rsquared, 0.0))
 
 
 def sampling_covariance(n: float, second_moment: np.ndarray, residual_sd: float) -> np.ndarray:
-    """sigma^2 (n E[x x^T])^{-1}: the covariance of least squares on n rows with this second moment."""
+    """sigma^2 (n E[x x^T])^{-1}: the covariance of least squares on n rows with this second moment.
+
+    Parameters
+    ----------
+    n : float
+        Rows.
+    second_moment : numpy.ndarray
+        E[x x^T] of a row (d, d), e.g. from :func:`design_moments`.
+    residual_sd : float
+        sigma, the residual sd.
+
+    Returns
+    -------
+    numpy.ndarray
+        The covariance (d, d) (a pseudo-inverse when the second moment is singular).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.theory import sampling_covariance
+    >>> sampling_covariance(100, np.eye(2), 2.0)
+    array([[0.04, 0.  ],
+           [0.  , 0.04]])
+    """
     # the second moment is symmetric positive semi-definite: its pseudo-inverse from one symmetric
     # eigendecomposition (several times cheaper than the SVD of np.linalg.pinv at large d)
     values, vectors = np.linalg.eigh(n * np.asarray(second_moment, dtype=float))
@@ -235,6 +340,18 @@ class CoefficientErrors:
         How each part was obtained, in words.
     released : bool
         True when the privacy part comes from the fit's released values, False when from a rate.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.theory import CoefficientErrors
+    >>> errors = CoefficientErrors(("Intercept", "x"), np.array([0.1, 0.3]), np.array([0.2, 0.2]),
+    ...                            "released noise", "plug-in sigma^2", released=True)
+    >>> errors.ratio
+    array([0.5, 1.5])
+    >>> print(errors.statement())
+    From the released values: the privacy error is larger than the sampling error for 1 of 2 coefficients
+    (x; up to 1.5 times).
     """
 
     names: tuple[str, ...]
@@ -251,7 +368,13 @@ class CoefficientErrors:
             return self.privacy / self.sampling
 
     def statement(self) -> str:
-        """One line: for which coefficients the privacy part is the larger one."""
+        """One line: for which coefficients the privacy part is the larger one.
+
+        Returns
+        -------
+        str
+            The sentence shown in the summary.
+        """
         where = "From the released values" if self.released else f"By the rates ({RATE_CAVEAT})"
         ratio = self.ratio
         if not np.any(np.isfinite(ratio)):
@@ -266,16 +389,34 @@ class CoefficientErrors:
                 f"coefficients ({shown}; up to {np.nanmax(ratio):.2g} times).")
 
     def sources(self) -> str:
-        """How both parts were obtained."""
+        """How both parts were obtained.
+
+        Returns
+        -------
+        str
+            ``"privacy: ...; sampling: ..."``.
+        """
         return f"privacy: {self.privacy_source}; sampling: {self.sampling_source}"
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per coefficient: privacy, sampling, ratio."""
+        """One row per coefficient: privacy, sampling, ratio.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``privacy``, ``sampling`` and ``ratio``, indexed by ``term``.
+        """
         return pd.DataFrame({"privacy": self.privacy, "sampling": self.sampling, "ratio": self.ratio},
                             index=pd.Index(self.names, name="term"))
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dictionary (non-finite values as None)."""
+        """JSON-ready dictionary (non-finite values as None).
+
+        Returns
+        -------
+        dict
+            ``terms``, ``privacy``, ``sampling``, ``privacy_source``, ``sampling_source`` and ``released``.
+        """
         def clean(a: np.ndarray) -> list[float | None]:
             return [float(v) if math.isfinite(v) else None for v in a]
         return {"terms": list(self.names), "privacy": clean(self.privacy), "sampling": clean(self.sampling),
@@ -283,7 +424,18 @@ class CoefficientErrors:
                 "released": self.released}
 
     def table(self, esc: Callable[[str], str] = str) -> SimpleTable:
-        """The split as a statsmodels SimpleTable (for ``DPRegressionResults.summary()``)."""
+        """The split as a statsmodels SimpleTable (for ``DPRegressionResults.summary()``).
+
+        Parameters
+        ----------
+        esc : callable, default str
+            Escapes each cell (e.g. for LaTeX).
+
+        Returns
+        -------
+        statsmodels.iolib.table.SimpleTable
+            One row per coefficient: privacy, sampling, privacy/sampling.
+        """
         rows = [[esc(_number(p)), esc(_number(s)), esc(_number(r, ".2g"))]
                 for p, s, r in zip(self.privacy, self.sampling, self.ratio, strict=True)]
         title = "Error of each coefficient (its units" + ("" if self.released else "; rates, up to constants") + ")"
@@ -309,8 +461,12 @@ def coefficient_errors(names: Sequence[str], n: int, *, split: ErrorSplit | None
         Rows (public).
     split : ErrorSplit or None
         The fit's split from released values, in the user's units (``MethodFit.error_split`` mapped back).
-    intervals, response_interval, intercept_index
-        The declared ranges of the design columns and of the response, and the intercept column (public).
+    intervals : sequence of (float, float) or None
+        The declared range of each design column (public).
+    response_interval : (float, float) or None
+        The declared range of the response (public).
+    intercept_index : int or None
+        The intercept column.
     rate : RateBound or None
         The bound whose privacy-to-sampling ratio converts the sampling part when the fit released no
         privacy part (the method's upper rate, else the minimax lower bound).
@@ -319,6 +475,18 @@ def coefficient_errors(names: Sequence[str], n: int, *, split: ErrorSplit | None
     -------
     CoefficientErrors or None
         None when neither released values nor declared bounds give the coefficients' units.
+
+    Examples
+    --------
+    >>> from dpstats.theory import coefficient_errors, error_bounds
+    >>> rate = error_bounds("ssp", 1000, 2, 1.0, 1e-6).lower
+    >>> errors = coefficient_errors(["Intercept", "x"], 1000, intervals=[(1, 1), (0, 10)],
+    ...                             response_interval=(-50, 50), intercept_index=0, rate=rate)
+    >>> errors.to_frame().round(3)
+               privacy  sampling  ratio
+    term
+    Intercept    0.303     1.826  0.166
+    x            0.053     0.316  0.166
     """
     d = len(names)
     public, public_source = _public_sampling(n, intervals, response_interval, intercept_index)
@@ -358,19 +526,39 @@ class ErrorBounds:
 
     Attributes
     ----------
-    method, n, d, epsilon, delta, sparsity:
-        The fit (sparsity: the s used for the sparse bounds, or None).
-    lower:
+    method : str
+        The method's name.
+    n, d : int
+        Rows and coefficients.
+    epsilon, delta : float
+        The privacy budget.
+    sparsity : int or None
+        The s used for the sparse bounds, or None.
+    lower : RateBound
         The minimax lower bound (Thm 16 when ``sparsity`` is given, else
         Thm 18; the non-private rate when epsilon is infinite).
-    upper:
+    upper : RateBound or None
         The method's own rate, or None (``upper_note`` says why).
-    upper_note:
+    upper_note : str
         Why there is no upper bound, or at which budget it was evaluated
         when that is not the fit's (noisy_ols with inference).
-    coefficients:
+    coefficients : CoefficientErrors or None
         Each coefficient's privacy and sampling error in its units (:class:`CoefficientErrors`), or None
         (no fit, or neither released values nor declared bounds give the units).
+
+    Examples
+    --------
+    >>> from dpstats.theory import error_bounds
+    >>> bounds = error_bounds("ssp", 10_000, 5, 1.0, 1e-6)
+    >>> bounds.dominant, round(bounds.lower_bound, 4)
+    ('sampling', 0.0242)
+    >>> print(bounds.table())
+                     Error bounds (units of sigma, up to constants)
+    ===============================================================================
+                         sampling  privacy   total                           source
+    -------------------------------------------------------------------------------
+    minimax lower bound    0.0224  0.00186  0.0242  Cai, Wang & Zhang (2021) Thm 18
+    ===============================================================================
     """
 
     method: str
@@ -387,10 +575,12 @@ class ErrorBounds:
     # -- the lower bound's terms, under the names earlier versions used --------------
     @property
     def statistical_term(self) -> float:
+        """The lower bound's statistical (sampling) term, in units of sigma."""
         return float(self.lower.statistical)  # type: ignore[arg-type]
 
     @property
     def privacy_term(self) -> float:
+        """The lower bound's privacy term, in units of sigma."""
         return float(self.lower.privacy)  # type: ignore[arg-type]
 
     @property
@@ -405,10 +595,12 @@ class ErrorBounds:
 
     @property
     def lower_bound_source(self) -> str:
+        """The theorem of the lower bound."""
         return self.lower.source
 
     @property
     def upper_bound_source(self) -> str:
+        """The theorem of the method's upper bound, or why there is none."""
         return self.upper.source if self.upper is not None else self.upper_note
 
     @property
@@ -428,12 +620,25 @@ class ErrorBounds:
         return tuple(out)
 
     def bounds(self) -> list[RateBound]:
+        """The lower bound, then the method's upper bound when there is one.
+
+        Returns
+        -------
+        list of RateBound
+            One or two bounds.
+        """
         return [self.lower] + ([self.upper] if self.upper is not None else [])
 
     def dominance_line(self) -> str:
         """One line: is the privacy or the sampling error larger?  For a fit, per coefficient in its units
         (:meth:`CoefficientErrors.statement`); otherwise which term of each rate is larger at this n, d,
-        epsilon, delta."""
+        epsilon, delta.
+
+        Returns
+        -------
+        str
+            The sentence shown first in the summary's notes.
+        """
         if self.coefficients is not None:
             return self.coefficients.statement()
         where = f"n={self.n}, d={self.d}, epsilon={self.epsilon:.4g}, delta={self.delta:.3g}"
@@ -444,7 +649,13 @@ class ErrorBounds:
         return f"At {where}: " + "; ".join(parts) + "."
 
     def reference_line(self) -> str:
-        """The rates' terms at this n, d, epsilon, delta, as a reference (units of sigma)."""
+        """The rates' terms at this n, d, epsilon, delta, as a reference (units of sigma).
+
+        Returns
+        -------
+        str
+            One sentence.
+        """
         where = f"n={self.n}, d={self.d}, epsilon={self.epsilon:.4g}, delta={self.delta:.3g}"
         parts = [f"{b.label}: privacy {b.privacy:.3g}, sampling {b.statistical:.3g}"
                  for b in self.bounds() if b.applicable]
@@ -454,7 +665,13 @@ class ErrorBounds:
 
     def notes(self) -> list[str]:
         """Everything the tables do not show: which error is larger, how it was computed, the rates as a
-        reference, constants, failed conditions, caveats, missing rate."""
+        reference, constants, failed conditions, caveats, missing rate.
+
+        Returns
+        -------
+        list of str
+            One note per line.
+        """
         out = [self.dominance_line()]
         if self.coefficients is not None:
             out += [f"Error of each coefficient: {self.coefficients.sources()}.", self.reference_line()]
@@ -471,7 +688,13 @@ class ErrorBounds:
         return out
 
     def lines(self) -> list[str]:
-        """The whole summary as plain-text lines."""
+        """The whole summary as plain-text lines.
+
+        Returns
+        -------
+        list of str
+            Each coefficient's error (when known), each bound, then :meth:`notes`.
+        """
         out = []
         if self.coefficients is not None:
             c = self.coefficients
@@ -489,7 +712,13 @@ class ErrorBounds:
         return "\n".join(self.lines())
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per bound: terms (NaN when not applicable), source, formula, failed conditions."""
+        """One row per bound: terms (NaN when not applicable), source, formula, failed conditions.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by ``bound``.
+        """
         rows = [{"bound": b.label, "kind": b.kind, "sampling": b.statistical if b.applicable else np.nan,
                  "privacy": b.privacy if b.applicable else np.nan, "total": b.total if b.applicable else np.nan,
                  "source": b.source, "formula": b.formula, "applicable": b.applicable,
@@ -498,7 +727,14 @@ class ErrorBounds:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary (``units`` are those of ``bounds``; ``coefficients`` are in the coefficients'
-        units)."""
+        units).
+
+        Returns
+        -------
+        dict
+            The fit's facts, ``bounds`` (one record per bound), ``upper_note``, ``dominance`` and
+            ``coefficients``.
+        """
         return {"method": self.method, "n": self.n, "d": self.d, "epsilon": self.epsilon, "delta": self.delta,
                 "sparsity": self.sparsity, "units": "sigma, up to absolute constants",
                 "bounds": self.to_frame().reset_index().replace({np.nan: None}).to_dict(orient="records"),
@@ -506,7 +742,18 @@ class ErrorBounds:
                 "coefficients": None if self.coefficients is None else self.coefficients.to_dict()}
 
     def tables(self, esc: Callable[[str], str] = str) -> list[SimpleTable]:
-        """The summary's tables: each coefficient's error (when known), then the rates (:meth:`table`)."""
+        """The summary's tables: each coefficient's error (when known), then the rates (:meth:`table`).
+
+        Parameters
+        ----------
+        esc : callable, default str
+            Escapes each cell (e.g. for LaTeX).
+
+        Returns
+        -------
+        list of statsmodels.iolib.table.SimpleTable
+            One or two tables.
+        """
         return ([] if self.coefficients is None else [self.coefficients.table(esc)]) + [self.table(esc)]
 
     def table(self, esc: Callable[[str], str] = str) -> SimpleTable:
@@ -514,6 +761,16 @@ class ErrorBounds:
 
         ``esc`` escapes each cell (e.g. for LaTeX).  Columns: sampling and
         privacy terms, total, theorem; "n/a" where a condition fails.
+
+        Parameters
+        ----------
+        esc : callable, default str
+            Escapes each cell.
+
+        Returns
+        -------
+        statsmodels.iolib.table.SimpleTable
+            One row per bound.
         """
         rows = [[esc(_cell(b.statistical, b.applicable)), esc(_cell(b.privacy, b.applicable)),
                  esc(_cell(b.total, b.applicable)), esc(b.source)] for b in self.bounds()]
@@ -538,6 +795,29 @@ def point_estimate_epsilon(epsilon: float, delta: float, inference_share: float)
     delta (Balle & Wang 2018, Thm 8).  noisy_ols's worst-case fit first sets aside gamma (delta / 10 by
     default) of delta; converting at delta - gamma instead moves the result by about 2e-5 relative at
     delta = 1e-6, far below the rates' unknown constants.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The fit's budget.
+    inference_share : float
+        The share of mu^2 given to the releases for inference, in [0, 1).
+
+    Returns
+    -------
+    float
+        The point estimate's epsilon (``epsilon`` itself when the share is 0 or epsilon is infinite).
+
+    Raises
+    ------
+    ValueError
+        When ``inference_share`` is not in [0, 1).
+
+    Examples
+    --------
+    >>> from dpstats.theory import point_estimate_epsilon
+    >>> round(point_estimate_epsilon(1.0, 1e-6, 0.25), 3)
+    0.857
     """
     if not 0.0 <= inference_share < 1.0:
         raise ValueError(f"inference_share must lie in [0, 1), got {inference_share!r}")
@@ -572,6 +852,36 @@ def error_bounds(method: str | MethodSpec, n: int, d: int, epsilon: float, delta
     lower bound always uses the full (epsilon, delta): it holds for every
     (epsilon, delta)-DP estimator.  ``coefficients`` is the fit's error of
     each coefficient (:func:`coefficient_errors`), shown first.
+
+    Parameters
+    ----------
+    method : str or MethodSpec
+        A registered method (an unknown name gets the lower bound only).
+    n, d : int
+        Rows and coefficients.
+    epsilon, delta : float
+        The privacy budget.
+    sparsity : int or None, optional
+        s for the sparse bounds.
+    guarantee : str or None, optional
+        The guarantee whose rate is used (default: the method's own).
+    inference : bool, default True
+        The fit's ``inference`` option.
+    coefficients : CoefficientErrors or None, optional
+        The fit's error of each coefficient.
+
+    Returns
+    -------
+    ErrorBounds
+        The lower bound, the method's upper bound (or why there is none) and the coefficients' errors.
+
+    Examples
+    --------
+    >>> from dpstats.theory import error_bounds
+    >>> bounds = error_bounds("ssp", 10_000, 5, 1.0, 1e-6)
+    >>> print(bounds.dominance_line())
+    At n=10000, d=5, epsilon=1, delta=1e-06: sampling dominates the minimax lower bound (classical)
+    (privacy 0.00186 vs sampling 0.0224).
     """
     s = int(sparsity) if sparsity is not None else 0
     lower = _lower_rate(epsilon, sparsity).at(n, d, epsilon, delta, s)
@@ -602,7 +912,36 @@ def with_coefficients(bounds: ErrorBounds, names: Sequence[str], *, split: Error
                       intercept_index: int | None) -> ErrorBounds:
     """``bounds`` with each coefficient's error (:func:`coefficient_errors`): from the fit's released ``split``
     (in the user's units), else converted from the method's upper rate where it applies, else from the minimax
-    lower bound."""
+    lower bound.
+
+    Parameters
+    ----------
+    bounds : ErrorBounds
+        The fit's bounds (:func:`error_bounds`).
+    names : sequence of str
+        The coefficients.
+    split : ErrorSplit or None
+        The fit's split from released values, in the user's units, or None.
+    intervals : sequence of (float, float) or None
+        The declared range of each design column.
+    response_interval : (float, float) or None
+        The declared range of the response.
+    intercept_index : int or None
+        The intercept column.
+
+    Returns
+    -------
+    ErrorBounds
+        A copy of ``bounds`` with ``coefficients`` set.
+
+    Examples
+    --------
+    >>> from dpstats.theory import error_bounds, with_coefficients
+    >>> bounds = with_coefficients(error_bounds("ssp", 1000, 2, 1.0, 1e-6), ["Intercept", "x"], split=None,
+    ...                            intervals=[(1, 1), (0, 10)], response_interval=(-50, 50), intercept_index=0)
+    >>> bounds.coefficients.sampling.round(3)
+    array([1.826, 0.316])
+    """
     rate = bounds.upper if bounds.upper is not None and bounds.upper.applicable else bounds.lower
     coefficients = coefficient_errors(names, bounds.n, split=split, intervals=intervals,
                                       response_interval=response_interval, intercept_index=intercept_index, rate=rate)
@@ -719,8 +1058,58 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
     a target error in units of sigma, up to their unknown constants
     (:func:`rate_plan`, a DataFrame).
 
+    Parameters
+    ----------
+    target : float or mapping, optional
+        A total error: in units of sigma without bounds; with bounds in the coefficients' units (per term with a
+        mapping).
+    d : int, optional
+        Coefficients (without bounds only; with bounds the design gives d).
+    epsilon : float, optional
+        The budget's epsilon.
+    delta : float, optional
+        The budget's delta (with bounds, default 1e-6).
+    sparsity : int, optional
+        s for the sparse rates (lasso, the sparse lower bound).
+    method : str, sequence of str or None
+        The method(s) to plan; None: every private method.
+    bounds : mapping, optional
+        Declared (public) ranges of the variables, response included, as for :func:`dpstats.dp_ols`.
+    formula : str, optional
+        The model (default: ``response ~`` every other bounded variable and every factor of ``levels``).
+    levels : mapping, optional
+        Declared levels of the factors.
+    response : str, optional
+        The response among the bounds when no formula is given (default ``"y"``).
+    n : int, optional
+        Rows: the plan then gives the epsilon each coefficient needs.
+    residual_sd, rsquared : float, optional
+        The assumed residual sd (response units) or R^2.
+    spread : mapping, optional
+        Assumed sd of design columns (default: uniform on the declared range).
+    correlation : float, default 0.0
+        Assumed common correlation between design columns.
+    inference : bool, default True
+        The fit's ``inference`` option (its share of the budget for standard errors).
+
+    Returns
+    -------
+    dpstats.planning.Plan or pandas.DataFrame
+        With bounds or a formula, a :class:`~dpstats.planning.Plan`; otherwise the table of :func:`rate_plan`.
+
+    Raises
+    ------
+    dpstats.errors.InvalidArgumentError
+        When ``d`` is given together with bounds or a formula (or an argument is invalid).
+    dpstats.errors.MissingBoundsError
+        When a formula is given without ``bounds``.
+
     Examples
     --------
+    >>> import dpstats
+    >>> table = dpstats.plan(0.1, 5, 1.0, 1e-6, method="ssp")  # rates only: units of sigma
+    >>> table.loc[0, "bound"], int(table.loc[0, "n_for_target"])
+    ('minimax lower bound (classical)', 831)
     >>> dpstats.plan(bounds={"x": (0, 10), "y": (-50, 50)}, n=5000, epsilon=1.0, method="adassp")  # doctest: +SKIP
     >>> dpstats.plan(formula="y ~ x + C(g)", bounds={"x": (0, 10), "y": (-50, 50)},
     ...              levels={"g": ["a", "b"]}, epsilon=1.0, rsquared=0.5)  # doctest: +SKIP
@@ -766,18 +1155,39 @@ def rate_plan(target: float, d: int, epsilon: float, delta: float, *, sparsity: 
 
     Parameters
     ----------
-    target:
+    target : float
         Target error E||b - beta||_2 / sigma (> 0).
-    d, epsilon, delta:
-        Number of coefficients and the privacy budget.
-    sparsity:
+    d : int
+        Number of coefficients.
+    epsilon, delta : float
+        The privacy budget.
+    sparsity : int or None, optional
         s for the sparse bounds (Thm 16 and the lasso's Thm 17).
-    method:
+    method : str or None, optional
         Restrict the upper bounds to one method.
 
     Returns
     -------
-    pandas.DataFrame, one row per bound.
+    pandas.DataFrame
+        One row per bound.
+
+    Raises
+    ------
+    dpstats.errors.InvalidArgumentError
+        When ``target``, ``d`` or ``sparsity`` is invalid.
+    dpstats.errors.InvalidPrivacyParameterError
+        When ``epsilon`` or ``delta`` is invalid.
+    dpstats.errors.UnknownMethodError
+        When ``method`` is ``"auto"`` or not registered.
+
+    Examples
+    --------
+    >>> from dpstats.theory import rate_plan
+    >>> table = rate_plan(0.1, 5, 1.0, 1e-6, method="ssp")
+    >>> table[["method", "n_for_target"]]
+                method  n_for_target
+    0  (any DP method)         831.0
+    1              ssp           NaN
     """
     _check_plan_arguments(target, d, epsilon, delta, sparsity, method)
     s = int(sparsity) if sparsity is not None else 0
@@ -826,6 +1236,42 @@ def plot_plan(d: int, epsilons: Sequence[float], delta: float, *, sparsity: int 
     Solid lines: the lower bound (Thm 16 with ``sparsity``, else Thm 18);
     dashed: the upper bound of ``method`` when it has a rate.  Log-log axes,
     units of sigma, up to constants.  Returns the matplotlib Axes.
+
+    Parameters
+    ----------
+    d : int
+        Number of coefficients.
+    epsilons : sequence of float
+        One pair of curves per epsilon.
+    delta : float
+        The budget's delta.
+    sparsity : int or None, optional
+        s for the sparse bounds.
+    method : str or None, optional
+        The method whose upper bound is drawn, when it has a rate.
+    n_range : (float, float), default (1e2, 1e7)
+        The range of n on the x axis.
+    target : float or None, optional
+        A target error, drawn as a horizontal line.
+    ax : matplotlib.axes.Axes, optional
+        The axes to draw on (default: a new figure).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes.
+
+    Raises
+    ------
+    ImportError
+        When matplotlib is not installed.
+
+    Examples
+    --------
+    >>> from dpstats.theory import plot_plan
+    >>> ax = plot_plan(5, [0.5, 1.0], 1e-6, target=0.05)
+    >>> ax.get_xscale(), ax.get_yscale()
+    ('log', 'log')
     """
     try:
         import matplotlib.pyplot as plt

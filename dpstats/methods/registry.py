@@ -66,6 +66,13 @@ class MethodOptions:
     budget go in :meth:`validate_for`.  The pipeline builds the options with
     :meth:`from_user` and validates them before any data are read, so a bad
     option is a public refusal that spends nothing.
+
+    Examples
+    --------
+    >>> from dpstats.methods.registry import get_method
+    >>> options = get_method("ssp").options.from_user({"bootstrap": 200}, method="ssp")
+    >>> options.as_dict()
+    {'inference': True, 'bootstrap': 200}
     """
 
     @classmethod
@@ -75,7 +82,25 @@ class MethodOptions:
 
     @classmethod
     def from_user(cls: type[OptionsT], options: Mapping[str, Any], *, method: str = "this method") -> OptionsT:
-        """The options given by keyword to ``dp_ols``; unknown names are refused with the list of valid ones."""
+        """The options given by keyword to ``dp_ols``; unknown names are refused with the list of valid ones.
+
+        Parameters
+        ----------
+        options : mapping of str to object
+            The options by name, as the user gave them.
+        method : str, optional
+            The method's name, for the error message.
+
+        Returns
+        -------
+        MethodOptions
+            An instance of the class, validated by its ``__post_init__``.
+
+        Raises
+        ------
+        dpstats.errors.MethodOptionError
+            When a name is not an option of the class (or a value is invalid).
+        """
         unknown = sorted(set(options) - set(cls.names()))
         if unknown:
             accepted = ", ".join(cls.names()) or "no options"
@@ -83,9 +108,22 @@ class MethodOptions:
         return cls(**options)
 
     def validate_for(self, *, delta: float) -> None:
-        """Checks that need the fit's delta (public); called before any data are read.  Default: none."""
+        """Checks that need the fit's delta (public); called before any data are read.  Default: none.
+
+        Parameters
+        ----------
+        delta : float
+            The fit's delta (public).
+        """
 
     def as_dict(self) -> dict[str, Any]:
+        """The options as a dict, by name in declaration order.
+
+        Returns
+        -------
+        dict
+            ``{option name: value}``.
+        """
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
@@ -124,6 +162,15 @@ class FitContext:
         True for each column whose range in ``column_ranges`` comes from the user's declared bounds (a privacy
         domain, wide by design: not a scale), False for a range the design gives by construction (the intercept,
         factor dummies, spline bases) or no range; () means none is declared.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.methods.registry import FitContext
+    >>> from dpstats.privacy.ledger import PrivacyLedger
+    >>> ctx = FitContext(n=100, d=2, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(0))
+    >>> ctx.epsilon, ctx.delta, ctx.bounds is None
+    (1.0, 1e-06, True)
     """
 
     n: int
@@ -139,17 +186,30 @@ class FitContext:
 
     @property
     def epsilon(self) -> float:
+        """The fit's epsilon (the ledger's total budget)."""
         return self.ledger.epsilon
 
     def require_bounds(self) -> DataBounds:
         """The clip ranges, for a method registered with ``needs_bounds=True`` (the pipeline refuses its fit,
-        naming what to declare, when they are missing)."""
+        naming what to declare, when they are missing).
+
+        Returns
+        -------
+        DataBounds
+            ``bounds``.
+
+        Raises
+        ------
+        ValueError
+            When ``bounds`` is None (a method registered without ``needs_bounds=True`` asked for them).
+        """
         if self.bounds is None:
             raise ValueError("this method needs the public clip ranges in FitContext.bounds")
         return self.bounds
 
     @property
     def delta(self) -> float:
+        """The fit's delta (the ledger's total budget)."""
         return self.ledger.delta
 
 
@@ -166,6 +226,34 @@ class Inference:
     non-private reference: ``cov`` and ``df``).  ``description`` says how it
     was obtained; ``noise_to_signal`` is the released diagnostic the
     method's withholding rule reads (:class:`InferenceRule`).
+
+    Attributes
+    ----------
+    kind : str
+        ``"bootstrap"``, ``"normal"``, ``"t"`` or ``"classical"``.
+    draws : numpy.ndarray or None
+        Bootstrap replicates (B, d) of the estimator (``"bootstrap"``).
+    cov : numpy.ndarray or None
+        Covariance (d, d) of the coefficients (the other kinds).
+    df : int or None
+        Degrees of freedom (``"t"`` and ``"classical"``).
+    description : str
+        How the inference was obtained (shown in the summary).
+    noise_to_signal : float or None
+        The released diagnostic the withholding rule reads.
+
+    Raises
+    ------
+    ValueError
+        When ``kind`` is unknown or the fields that kind needs are missing.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.methods.registry import Inference
+    >>> inference = Inference("normal", cov=np.diag([4.0, 0.25]), description="plug-in")
+    >>> inference.bse
+    array([2. , 0.5])
     """
 
     kind: str
@@ -212,6 +300,23 @@ class ErrorSplit:
     eigenvalue floor).  ``sampling``: the covariance sigma^2 (X^T X)^{-1} of
     b_ls, or None when the fit released nothing that determines sigma^2.
     ``privacy_source`` and ``sampling_source`` say how each was computed (shown in the summary).
+
+    Attributes
+    ----------
+    privacy : numpy.ndarray
+        Second moment (d, d) of the privacy part of the error.
+    sampling : numpy.ndarray or None
+        Covariance (d, d) of least squares on the same data, or None.
+    privacy_source, sampling_source : str
+        How each was computed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.methods.registry import ErrorSplit
+    >>> split = ErrorSplit(np.eye(2) * 0.01, np.eye(2) * 0.04, "released noise sds", "plug-in sigma^2")
+    >>> np.sqrt(np.diag(split.privacy + split.sampling)).round(3)
+    array([0.224, 0.224])
     """
 
     privacy: np.ndarray
@@ -229,6 +334,19 @@ class InferenceRule:
     exceeds ``withhold_above`` (None: never, for this reason), where the
     method's intervals were measured to cover less than 90% of the time
     (:mod:`dpstats.inference`).
+
+    Attributes
+    ----------
+    kind : str
+        The :class:`Inference` kind the method's fits give, or ``"none"``.
+    withhold_above : float or None
+        The noise-to-signal ratio above which inference is withheld (None: never).
+
+    Examples
+    --------
+    >>> from dpstats.methods.registry import get_method
+    >>> get_method("ols").inference_rule.kind
+    'classical'
     """
 
     kind: str = "none"
@@ -243,6 +361,19 @@ class TheoryInputs:
     the fit spent part of its budget on releases for inference (the rate is
     then evaluated at its point estimate's budget, when the method's rate
     says so).
+
+    Attributes
+    ----------
+    sparsity : int or None
+        The sparsity the fit used (sparse methods), else None.
+    inference : bool
+        The fit spent part of its budget on releases for inference.
+
+    Examples
+    --------
+    >>> from dpstats.methods.registry import TheoryInputs
+    >>> TheoryInputs(sparsity=3)
+    TheoryInputs(sparsity=3, inference=False)
     """
 
     sparsity: int | None = None
@@ -287,6 +418,14 @@ class MethodFit:
         Free-form by-products for display (``DPRegressionResults.info``); no other layer reads them.
     passes : int
         Passes over the data (set by the pipeline).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.methods.registry import MethodFit
+    >>> fit = MethodFit(params=[0.2, 0.5], no_inference_reason="an example without inference")
+    >>> fit.params, fit.bse is None
+    (array([0.2, 0.5]), True)
     """
 
     params: np.ndarray
@@ -314,7 +453,15 @@ class MethodFit:
 
 
 class FitFunction(Protocol):
-    """``fit(rows, ctx, options) -> MethodFit`` (see the module docstring)."""
+    """``fit(rows, ctx, options) -> MethodFit`` (see the module docstring).
+
+    Examples
+    --------
+    >>> from dpstats.methods.registry import get_method
+    >>> fit = get_method("ssp").fit  # a FitFunction
+    >>> callable(fit)
+    True
+    """
 
     def __call__(self, rows: Rows, ctx: FitContext, options: Any) -> MethodFit: ...
 
@@ -338,6 +485,13 @@ class AutoFacts:
         ``missing="drop"`` turned incomplete rows into public null rows.
     intercept : bool
         The design has an intercept column.
+
+    Examples
+    --------
+    >>> from dpstats.methods.registry import AutoFacts
+    >>> facts = AutoFacts(n=800, d=3, epsilon=1.0, delta=1e-6, bounds=False, unbounded=3)
+    >>> round(facts.n_mu, 1)
+    189.4
     """
 
     n: int
@@ -394,6 +548,19 @@ class AutoRule:
     no_interval_reason : callable or None
         ``no_interval_reason(facts) -> str``: when auto chose the method under this rule and the fit reports no
         interval, the results' reason (public facts only), in place of the method's own.
+
+    Raises
+    ------
+    ValueError
+        When ``bounds`` is not ``"all"``, ``"missing"`` or ``"any"``.
+
+    Examples
+    --------
+    >>> from dpstats.methods.registry import AutoFacts, AutoRule, get_method
+    >>> rule = AutoRule(rank=50, bounds="all", min_n_mu=100.0)
+    >>> facts = AutoFacts(n=800, d=3, epsilon=1.0, delta=1e-6, bounds=True)
+    >>> rule.matches(facts, get_method("ssp"))
+    True
     """
 
     rank: int
@@ -414,7 +581,20 @@ class AutoRule:
             raise ValueError("AutoRule.bounds must be 'all', 'missing' or 'any'")
 
     def matches(self, facts: AutoFacts, spec: MethodSpec) -> bool:
-        """Whether the public ``facts`` lie in this regime (and satisfy the method's minimum rows)."""
+        """Whether the public ``facts`` lie in this regime (and satisfy the method's minimum rows).
+
+        Parameters
+        ----------
+        facts : AutoFacts
+            The public facts of the fit.
+        spec : MethodSpec
+            The method the rule belongs to (its ``min_rows`` when the rule sets none).
+
+        Returns
+        -------
+        bool
+            True when every condition of the rule holds.
+        """
         if self.bounds != "any" and facts.bounds != (self.bounds == "all"):
             return False
         if not (self.min_d <= facts.d <= self.max_d and facts.n < self.max_rows):
@@ -491,6 +671,13 @@ class MethodSpec:
         which needs no n.  When a source knows its row count only by reading (CSV, Dask), the pipeline runs
         this pass to count the rows and the method's own first ``rows.reduce`` of an equal pass is served
         from it, so the data are read once.
+
+    Examples
+    --------
+    >>> from dpstats.methods.registry import get_method
+    >>> spec = get_method("ssp")
+    >>> spec.needs_bounds, spec.option_names, spec.proof
+    (True, ('inference', 'bootstrap'), 'docs/proofs/ssp.md')
     """
 
     name: str
@@ -525,6 +712,7 @@ class MethodSpec:
 
     @property
     def option_names(self) -> tuple[str, ...]:
+        """The names of the method's options, in declaration order."""
         return self.options.names()
 
     @property
@@ -537,7 +725,18 @@ class MethodSpec:
         return (AutoRule(rank=self.auto_rank, min_rows=self.auto_min_rows),)
 
     def auto_rule(self, facts: AutoFacts) -> AutoRule | None:
-        """The best-ranked of this method's rules that ``facts`` satisfy, if the method can fit there."""
+        """The best-ranked of this method's rules that ``facts`` satisfy, if the method can fit there.
+
+        Parameters
+        ----------
+        facts : AutoFacts
+            The public facts of the fit.
+
+        Returns
+        -------
+        AutoRule or None
+            The matching rule of lowest rank, or None when the method cannot be chosen under ``facts``.
+        """
         if not self.private or (facts.null_rows and not self.null_rows) or (self.needs_bounds and not facts.bounds):
             return None
         if facts.d > facts.n and not self.allows_wide:
@@ -554,7 +753,20 @@ class MethodSpec:
         return True
 
     def parse_options(self, options: Mapping[str, Any], *, delta: float | None = None) -> MethodOptions:
-        """The user's options as the method's options dataclass, validated (public facts only, nothing spent)."""
+        """The user's options as the method's options dataclass, validated (public facts only, nothing spent).
+
+        Parameters
+        ----------
+        options : mapping of str to object
+            The options by name, as the user gave them.
+        delta : float or None, optional
+            The fit's delta, for the checks that need it (:meth:`MethodOptions.validate_for`).
+
+        Returns
+        -------
+        MethodOptions
+            The method's options.
+        """
         parsed = self.options.from_user(options, method=self.name)
         if delta is not None:
             parsed.validate_for(delta=delta)
@@ -569,6 +781,46 @@ class MethodSpec:
         ``X`` and ``y`` are used as they are (no rescaling, no clipping beyond
         the method's own); ``chunk_rows`` cuts them into chunks of that many
         rows (see :class:`~dpstats.rows.memory.InMemoryRows`).
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            The design, n x d.
+        y : numpy.ndarray
+            The response, n.
+        ledger : PrivacyLedger
+            The fit's budget; every release is charged here.
+        rng : numpy.random.Generator
+            The fit's random source.
+        bounds : DataBounds or None, optional
+            The clip ranges, for methods that need them.
+        intercept_index : int or None, optional
+            Position of the intercept column.
+        column_ranges : sequence of (float, float) or None, optional
+            Public range of each design column (None: unknown).
+        response_range : (float, float) or None, optional
+            Public range of the response.
+        chunk_rows : int or None, optional
+            Rows per chunk (None: one chunk).
+        **options : object
+            The method's options.
+
+        Returns
+        -------
+        MethodFit
+            The method's fit, in the units of ``X`` and ``y``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dpstats.methods.registry import get_method
+        >>> from dpstats.privacy.ledger import PrivacyLedger
+        >>> rng = np.random.default_rng(0)
+        >>> X = np.column_stack([np.ones(200), rng.uniform(-1, 1, 200)])
+        >>> y = X @ [0.2, 0.5] + 0.1 * rng.normal(size=200)
+        >>> fit = get_method("ols").fit_arrays(X, y, ledger=PrivacyLedger(1.0, 1e-6), rng=rng)
+        >>> fit.params.round(1)
+        array([0.2, 0.5])
         """
         rows = InMemoryRows(X, y, chunk_rows)
         ranges = tuple(column_ranges) if column_ranges is not None else (None,) * rows.d
@@ -616,6 +868,23 @@ def register(spec: MethodSpec) -> MethodSpec:
     -------
     MethodSpec
         ``spec``, so that a module can write ``SPEC = register(MethodSpec(...))``.
+
+    Raises
+    ------
+    ValueError
+        When the name is taken (or is ``"auto"``), or a withholding threshold is not finite.
+    TypeError
+        When ``spec.options`` is not a :class:`MethodOptions` dataclass.
+
+    Examples
+    --------
+    A name that is already registered is refused:
+
+    >>> from dpstats.methods.registry import get_method, register
+    >>> register(get_method("ssp"))
+    Traceback (most recent call last):
+    ...
+    ValueError: method 'ssp' is already registered
     """
     _load_builtin_methods()
     if spec.name in _REGISTRY or spec.name == "auto":
@@ -645,6 +914,12 @@ def get_method(name: str) -> MethodSpec:
     ------
     UnknownMethodError
         No method of that name, listing the registered ones.
+
+    Examples
+    --------
+    >>> from dpstats.methods.registry import get_method
+    >>> get_method("ssp").title
+    'Sufficient statistics perturbation'
     """
     _load_builtin_methods()
     if not isinstance(name, str) or name not in _REGISTRY:
@@ -655,10 +930,24 @@ def get_method(name: str) -> MethodSpec:
 
 class MethodTable(dict):
     """The registered methods: a dict from name to :class:`MethodSpec` that shows itself as a table (name,
-    title, needs bounds, guarantee, chunks: whether it fits data read in chunks)."""
+    title, needs bounds, guarantee, chunks: whether it fits data read in chunks).
+
+    Examples
+    --------
+    >>> from dpstats import available_methods
+    >>> table = available_methods()
+    >>> table.to_frame().loc["ols", "guarantee"]
+    'none: NOT PRIVATE'
+    """
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per method, indexed by name."""
+        """One row per method, indexed by name.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``title``, ``needs bounds``, ``guarantee`` and ``chunks``, indexed by ``name``.
+        """
         rows = [{"name": name, "title": spec.title, "needs bounds": spec.needs_bounds,
                  "guarantee": spec.guarantee if spec.private else "none: NOT PRIVATE",
                  "chunks": spec.supports_chunks} for name, spec in sorted(self.items())]
@@ -686,7 +975,20 @@ class MethodTable(dict):
 
 
 def available_methods() -> MethodTable:
-    """All registered methods, by name (a copy): a mapping name -> :class:`MethodSpec` that prints as a table."""
+    """All registered methods, by name (a copy): a mapping name -> :class:`MethodSpec` that prints as a table.
+
+    Returns
+    -------
+    MethodTable
+        ``{name: MethodSpec}``, shown as a table (name, title, needs bounds, guarantee, chunks).
+
+    Examples
+    --------
+    >>> from dpstats import available_methods
+    >>> methods = available_methods()
+    >>> "ssp" in methods, methods["ssp"].needs_bounds
+    (True, True)
+    """
     _load_builtin_methods()
     return MethodTable(_REGISTRY)
 
@@ -701,6 +1003,18 @@ def add_auto_rules(name: str, rules: tuple[AutoRule, ...]) -> None:
 
     For a regime measured by another method's study: e.g. pgd's, where auto falls back to a point estimate
     below pgd's interval threshold (dpstats/methods/pgd.py, docs/choosing.md).
+
+    Parameters
+    ----------
+    name : str
+        The method's name (registered or not).
+    rules : tuple of AutoRule
+        The regimes to add.
+
+    Examples
+    --------
+    >>> from dpstats.methods.registry import AutoRule, add_auto_rules
+    >>> add_auto_rules("a_method_not_registered", (AutoRule(rank=99),))  # no effect until it is registered
     """
     _ADDED_AUTO_RULES[name] = (*_ADDED_AUTO_RULES.get(name, ()), *rules)
 
@@ -711,6 +1025,23 @@ def choose_auto(facts: AutoFacts) -> tuple[MethodSpec, AutoRule] | None:
 
     This is the whole of auto's rule: each method's regimes are its registered facts (``auto_rules``), chosen on
     simulations and the real-data benchmark (docs/choosing.md).
+
+    Parameters
+    ----------
+    facts : AutoFacts
+        The public facts of the fit.
+
+    Returns
+    -------
+    tuple of (MethodSpec, AutoRule) or None
+        The chosen method and the rule that chose it, or None when no method matches.
+
+    Examples
+    --------
+    >>> from dpstats.methods.registry import AutoFacts, choose_auto
+    >>> spec, rule = choose_auto(AutoFacts(n=800, d=3, epsilon=1.0, delta=1e-6, bounds=True))
+    >>> spec.name
+    'pgd'
     """
     _load_builtin_methods()  # every built-in method, and the rules they add (add_auto_rules), before choosing
     eligible = [(rule, spec) for spec in _REGISTRY.values() if (rule := spec.auto_rule(facts)) is not None]
