@@ -91,7 +91,7 @@ def test_stars_follow_the_p_values_and_the_legend_is_given(fits, stars):
     tab = dpstats.table([fits["sm"], fits["ada"]], stars=stars)
     frame = tab.to_frame()
     marks = sorted((dpstats.tables.DEFAULT_STARS if stars is True else stars).items(), key=lambda kv: -kv[1])
-    for col, res in zip(frame.columns, [fits["sm"], fits["ada"]]):
+    for col, res in zip(frame.columns, [fits["sm"], fits["ada"]], strict=True):
         for term, p in res.pvalues.items():
             expected = ""
             for mark, level in marks:
