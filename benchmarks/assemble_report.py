@@ -9,12 +9,13 @@ ROOT = os.path.dirname(HERE)
 os.chdir(ROOT)
 head=open(os.path.join(HERE, 'report_head.md')).read()
 speed=open('benchmarks/results/speed.md').read().strip()
-head=head.replace('SPEED_TABLE', speed).replace('SPEED_SSP','0.26').replace('SPEED_ADA','0.26').replace('SPEED_FLOOR','0.26')
+head=(head.replace('SPEED_TABLE', speed).replace('SPEED_SSP','0.26').replace('SPEED_ADA','0.26')
+      .replace('SPEED_FLOOR','0.26'))
 def read(path):
     return open(path).read()
 def sec(title, path):
     t=read(path).strip()
-    t="\n".join(("##"+l if l.startswith("#") else l) for l in t.splitlines())
+    t="\n".join(("##"+line if line.startswith("#") else line) for line in t.splitlines())
     return f"\n\n## {title}\n\n_Raw file: `{path}`._\n\n{t}\n"
 body=head
 body+="""
@@ -27,7 +28,9 @@ body+=sec("Cai, Wang & Zhang: error against n and sparse recovery (issue 3)", "b
 body+=sec("DP-LASSO default step (issue 17)", "benchmarks/results/lasso_default.md")
 body=body.replace("![error against n](error_vs_n.png)","![error against n](benchmarks/results/error_vs_n.png)")
 body+=sec("DP-RobGD and DP-AMBSSGD: the paper's experiment (issue 5)", "benchmarks/results/robgd.md")
-body+="\n![error against n](benchmarks/results/robgd_vs_n.png)\n![error against kappa](benchmarks/results/robgd_vs_kappa.png)\n![corrupted labels](benchmarks/results/robgd_corrupted.png)\n"
+body+=("\n![error against n](benchmarks/results/robgd_vs_n.png)\n"
+       "![error against kappa](benchmarks/results/robgd_vs_kappa.png)\n"
+       "![corrupted labels](benchmarks/results/robgd_corrupted.png)\n")
 body+=sec("DP-RobGD speed", "benchmarks/results/robgd_speed.md")
 body+="""
 
@@ -55,7 +58,10 @@ within the band, 0.1 is the default; noisy_ols's inference share
 (`python benchmarks/coverage.py --split noisy_ols --reps 200`): 0.01, 0.05 and 0.2 all cover, 0.05 is
 the default (+2% width against 0.01).
 
-""" + open('benchmarks/results/coverage.md').read().strip() + "\n\n" + open('benchmarks/results/coverage_withheld.md').read().strip() + "\n\n" + open('benchmarks/results/coverage_split.md').read().strip() + "\n\n" + open('benchmarks/results/coverage_split_noisy_ols.md').read().strip() + "\n"
+""" + open('benchmarks/results/coverage.md').read().strip() + "\n\n" \
+    + open('benchmarks/results/coverage_withheld.md').read().strip() + "\n\n" \
+    + open('benchmarks/results/coverage_split.md').read().strip() + "\n\n" \
+    + open('benchmarks/results/coverage_split_noisy_ols.md').read().strip() + "\n"
 body+=sec("Data larger than memory (issue 9)", "benchmarks/results/scale.md")
 body+="""
 Reading (latest 10^8-row runs, 9.2 GB of Parquet never loaded whole): `ssp` and `adassp` through the

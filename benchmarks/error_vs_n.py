@@ -121,7 +121,7 @@ def plot(med: dict[str, list[float]], bounds: dict[str, list[float]], path: str)
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7.5, 5))
-    markers = dict(zip(METHODS, "os^Dv"))
+    markers = dict(zip(METHODS, "os^Dv", strict=True))
     for m in METHODS:
         ax.plot(NS, med[m], marker=markers[m], label=m + (" (NOT PRIVATE)" if m == "ols" else ""))
     styles = {"Thm 18 lower (d=20)": ("black", "-"), "Thm 16 lower (s=4)": ("black", ":"),

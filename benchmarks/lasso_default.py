@@ -52,7 +52,8 @@ def main() -> None:
     p.add_argument("--out", help="also write the markdown table here")
     args = p.parse_args()
     lines = [f"Command: `python benchmarks/lasso_default.py --seeds {args.seeds}`", "",
-             "| residual bound | exact support | mean hits (of 5) | median l2 error | median step | median N0 | s per fit |",
+             "| residual bound | exact support | mean hits (of 5) | median l2 error | median step | median N0 "
+             "| s per fit |",
              "|---|---:|---:|---:|---:|---:|---:|"]
     for label, R in (("4 sigma (paper's public noise level)", 4 * SIGMA / Y_ABS), ("default 2T", None)):
         r = run(args.seeds, R)

@@ -49,12 +49,12 @@ def main(argv: list[str] | None = None) -> None:
         t_sm = t_pgd = t_pgd0 = np.inf
         res = None
         for _ in range(args.repeats):  # alternate the contenders within each repeat
-            t_sm = min(t_sm, best_of(lambda: smf.ols(formula, df).fit(), 1)[0])
-            t, res = best_of(lambda: dpstats.dp_ols(formula, df, 1.0, 1e-6, method="pgd", bounds=bounds,
-                                                    random_state=0), 1)
+            t_sm = min(t_sm, best_of(lambda f=formula, df=df: smf.ols(f, df).fit(), 1)[0])
+            t, res = best_of(lambda f=formula, df=df, b=bounds: dpstats.dp_ols(f, df, 1.0, 1e-6, method="pgd",
+                                                                               bounds=b, random_state=0), 1)
             t_pgd = min(t_pgd, t)
-            t_pgd0 = min(t_pgd0, best_of(lambda: dpstats.dp_ols(formula, df, 1.0, 1e-6, method="pgd", bounds=bounds,
-                                                                random_state=0, inference=False), 1)[0])
+            t_pgd0 = min(t_pgd0, best_of(lambda f=formula, df=df, b=bounds: dpstats.dp_ols(
+                f, df, 1.0, 1e-6, method="pgd", bounds=b, random_state=0, inference=False), 1)[0])
         rows.append({"n": n, "d": args.d, "statsmodels (s)": t_sm, "pgd (s)": t_pgd, "pgd, no interval (s)": t_pgd0,
                      "pgd / sm": t_pgd / t_sm, "no interval / sm": t_pgd0 / t_sm,
                      "steps per phase": res.info["steps"], "chains": res.info["chains"]})

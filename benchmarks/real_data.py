@@ -539,7 +539,8 @@ def interval_notes(records: list[dict]) -> str:
 
 def specs_table(names: Sequence[str]) -> str:
     """The data sets: n, formula, headline, source of the specification."""
-    lines = ["| data set | n (all / train) | d | formula | headline | specification from |", "|---|---|---|---|---|---|"]
+    lines = ["| data set | n (all / train) | d | formula | headline | specification from |",
+             "|---|---|---|---|---|---|"]
     for name in names:
         spec, train, test = prepared(name)
         d = len(reference(name, "full").names)

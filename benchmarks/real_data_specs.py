@@ -318,7 +318,8 @@ SPECS: tuple[Spec, ...] = (
         name="bikeshare", title="Hourly Capital Bikeshare rentals, Washington DC, 2011 (8,645 hours)",
         formula="bikers ~ C(mnth) + C(hr) + workingday + temp + C(weathersit)", headline="temp",
         one_predictor="bikers ~ temp",
-        spec_source="James et al. (2021), ISLR2 section 4.6.1 (least squares fit of bikers, Table 4.10; the one heavy-rain hour merged with light rain)",
+        spec_source="James et al. (2021), ISLR2 section 4.6.1 (least squares fit of bikers, Table 4.10; "
+                    "the one heavy-rain hour merged with light rain)",
         bounds={"bikers": Bound(0, 2_000, "rentals in one hour across the 2011 system (a few hundred docks)"),
                 "workingday": Bound(0, 1, _DUMMY),
                 "temp": Bound(0, 1, "documented: temperature in Celsius normalised to [0, 1] (divided by 41)")},

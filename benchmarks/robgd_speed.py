@@ -58,15 +58,17 @@ def main() -> None:
     for kappa in (1.0, 10.0):
         sim = robust_regression_data(n, d, kappa=kappa, sigma=0.1, random_state=0)
         df, formula = sim.frame, sim.formula
-        t_sm, sm = best_of(lambda: smf.ols(formula, df).fit(), args.repeats)
-        t_rob, rob = best_of(lambda: dpstats.dp_ols(formula, df, epsilon=1.0, delta=delta, method="robgd",
-                                                    covariate_tail=1.0, random_state=0), args.repeats)
+        t_sm, sm = best_of(lambda f=formula, df=df: smf.ols(f, df).fit(), args.repeats)
+        t_rob, rob = best_of(lambda f=formula, df=df: dpstats.dp_ols(f, df, epsilon=1.0, delta=delta, method="robgd",
+                                                                     covariate_tail=1.0, random_state=0),
+                             args.repeats)
         X, y = sim.X, sim.y
-        t_fit, _ = best_of(lambda: get_method("robgd").fit_arrays(X, y, ledger=PrivacyLedger(1.0, delta),
-                                                                  rng=np.random.default_rng(0),
-                                                                  covariate_tail=1.0), args.repeats)
-        t_amb, _ = best_of(lambda: dpstats.dp_ols(formula, df, epsilon=1.0, delta=delta, method="ambssgd",
-                                                  covariate_tail=1.0, trace=1.0, random_state=0), args.repeats)
+        t_fit, _ = best_of(lambda X=X, y=y: get_method("robgd").fit_arrays(X, y, ledger=PrivacyLedger(1.0, delta),
+                                                                           rng=np.random.default_rng(0),
+                                                                           covariate_tail=1.0), args.repeats)
+        t_amb, _ = best_of(lambda f=formula, df=df: dpstats.dp_ols(f, df, epsilon=1.0, delta=delta, method="ambssgd",
+                                                                   covariate_tail=1.0, trace=1.0, random_state=0),
+                           args.repeats)
         row = (f"| {kappa:g} | {t_sm:.2f} | {t_rob:.2f} | {t_rob / t_sm:.2f} | {t_fit:.2f} | {rob.info['rounds']} "
                f"| {t_amb:.2f} | {sim.error(rob.params):.2e} | {sim.error(sm.params.to_numpy()):.2e} |")
         print(row, flush=True)

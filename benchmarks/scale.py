@@ -172,7 +172,7 @@ def run_all(args: argparse.Namespace) -> None:
                   f"peak +{res['peak_mb']:6.0f} MB  {res['n'] / res['wall'] / 1e6:6.2f} M rows/s  "
                   f"(load {load:.1f})", flush=True)
     rows = []
-    for key, rs in runs.items():
+    for rs in runs.values():
         best = min(rs, key=lambda r: r["wall"])
         best = {**best, "walls": [r["wall"] for r in rs], "peak_mb": max(r["peak_mb"] for r in rs),
                 "loads": [r["load"] for r in rs]}

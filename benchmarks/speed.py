@@ -65,10 +65,11 @@ def main() -> None:
     for d in (10, 50):
         for n in ns:
             df, formula, bounds = make_frame(n, d)
-            t_sm = best_time(lambda: smf.ols(formula, df).fit(), args.repeats)
-            t_floor = best_time(lambda: floor(formula, df), args.repeats)
-            t = {m: best_time(lambda m=m: dpstats.dp_ols(formula, df, 1.0, 1e-6, method=m, bounds=bounds,
-                                                         random_state=0), args.repeats)
+            t_sm = best_time(lambda f=formula, df=df: smf.ols(f, df).fit(), args.repeats)
+            t_floor = best_time(lambda f=formula, df=df: floor(f, df), args.repeats)
+            t = {m: best_time(lambda m=m, f=formula, df=df, b=bounds: dpstats.dp_ols(f, df, 1.0, 1e-6, method=m,
+                                                                                     bounds=b, random_state=0),
+                              args.repeats)
                  for m in ("ssp", "adassp")}
             row = dict(n=n, d=d, statsmodels_s=t_sm, floor_s=t_floor, ssp_s=t["ssp"], adassp_s=t["adassp"],
                        floor_ratio=t_floor / t_sm, ssp_ratio=t["ssp"] / t_sm, adassp_ratio=t["adassp"] / t_sm)

@@ -45,11 +45,12 @@ from scipy import stats
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]  # this checkout's dpstats, then the benchmark helpers
-import real_data as rd
+# these imports need the sys.path set up just above
+import real_data as rd  # noqa: E402
 
-import dpstats
-from dpstats.errors import DPStatsError
-from dpstats.methods import theilsen
+import dpstats  # noqa: E402
+from dpstats.errors import DPStatsError  # noqa: E402
+from dpstats.methods import theilsen  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "theilsen"
 DELTA = 1e-6
@@ -182,7 +183,8 @@ def run_real(methods: Sequence[str], seeds: int, epsilons: Sequence[float], name
         spec, train, _ = rd.prepared(name)
         ref = rd.reference(name, "one")
         for method in methods:
-            cfg = rd.Config("Theil-Sen", "opendp", model="one") if method == "opendp" else rd.Config(method, model="one")
+            cfg = (rd.Config("Theil-Sen", "opendp", model="one") if method == "opendp"
+                   else rd.Config(method, model="one"))
             for eps in epsilons:
                 for s in range(seeds):
                     seed = rd.SEED_BASE + s
@@ -288,7 +290,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         theilsen.INTERVAL_MIN_N_EPSILON = args.interval_threshold
     methods = [m for m in args.methods.split(",") if m != "opendp" or rd.peer_available("opendp")]
     epsilons = [float(e) for e in args.epsilons.split(",")]
-    log = lambda m: print(m, file=sys.stderr, flush=True)
+
+    def log(m: str) -> None:
+        print(m, file=sys.stderr, flush=True)
+
     started = time.perf_counter()
     if args.part == "sim":
         records = run_sim(methods, args.reps, [int(n) for n in args.ns.split(",")], epsilons,

@@ -117,7 +117,7 @@ def _column_intervals(x_bounds: Any, names: list[str]) -> list[Interval | None]:
     if arr.shape != (d, 2):
         raise InvalidBoundsError(f"x_bounds must be one pair (lo, hi) for every column or {d} pairs, one per "
                                  f"column; got shape {arr.shape}")
-    return [_pair(row, f"x_bounds for column '{name}'") for row, name in zip(x_bounds, names)]
+    return [_pair(row, f"x_bounds for column '{name}'") for row, name in zip(x_bounds, names, strict=True)]
 
 
 def describe_arrays(response_name: str, names: list[str]) -> str:
@@ -235,7 +235,7 @@ def array_design(X: Any, y: Any, spec: MethodSpec | None, *, x_bounds: Any, y_bo
         Xa = np.column_stack([np.ones(n), Xa])
         names = ["Intercept", *names]
         intervals = [Interval(1.0, 1.0), *intervals]
-    missing = [nm for nm, iv in zip(names, intervals) if iv is None]
+    missing = [nm for nm, iv in zip(names, intervals, strict=True) if iv is None]
     if y_interval is None:
         missing.append(f"{response_name} (response)")
     if spec is not None and spec.needs_bounds and missing:

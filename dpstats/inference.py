@@ -188,7 +188,8 @@ from dpstats.privacy.mechanisms import post_processing_normal
 
 __all__ = ["SufficientStatisticsRelease", "parametric_bootstrap", "residual_variance", "noise_to_signal",
            "RELIABILITY_THRESHOLD", "unreliable_note", "format_ratio", "withheld_reason", "withholding_reason",
-           "floored_inverse", "noise_propagation", "sufficient_statistics_split", "expected_noise_to_signal", "basic_bootstrap_interval", "basic_bootstrap_pvalue", "bootstrap_zvalues",
+           "floored_inverse", "noise_propagation", "sufficient_statistics_split", "expected_noise_to_signal",
+           "basic_bootstrap_interval", "basic_bootstrap_pvalue", "bootstrap_zvalues",
            "noisy_estimate_covariance", "ReleasedSums", "plug_in_sums", "output_perturbation_sums",
            "private_rsquared"]
 

@@ -160,7 +160,8 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
         residual_var = assumed_residual_sd(y_range, rsquared or 0.0) ** 2
         explained = total_var * (rsquared or 0.0)
     coefficients = _coefficients(moments, intercept, explained)
-    words = [f"design columns uniform on their declared ranges{' (sd as given in spread= where given)' if spread else ''}"
+    words = ["design columns uniform on their declared ranges"
+             + (" (sd as given in spread= where given)" if spread else "")
              + (f", with correlation {correlation:g} between columns" if correlation else ", independent"),
              f"residual sd {math.sqrt(residual_var) * scaling.y_scale:.4g} in the response's units ("
              + ("as given" if residual_sd is not None else f"R^2 = {rsquared or 0.0:g} of a response uniform on "
@@ -458,9 +459,10 @@ def _fmt(value: Any) -> str:
 def _text_table(frame: pd.DataFrame) -> str:
     frame = frame.dropna(axis=1, how="all")
     cells = [[str(frame.index.name or "")] + list(frame.columns)]
-    cells += [[str(i)] + [_fmt(v) for v in row] for i, row in zip(frame.index, frame.itertuples(index=False))]
+    cells += [[str(i)] + [_fmt(v) for v in row]
+              for i, row in zip(frame.index, frame.itertuples(index=False), strict=True)]
     widths = [max(len(r[j]) for r in cells) for j in range(len(cells[0]))]
-    lines = ["  ".join(c.ljust(w) if j == 0 else c.rjust(w) for j, (c, w) in enumerate(zip(r, widths)))
+    lines = ["  ".join(c.ljust(w) if j == 0 else c.rjust(w) for j, (c, w) in enumerate(zip(r, widths, strict=True)))
              for r in cells]
     return "\n".join(["  " + lines[0], "  " + "-" * len(lines[0]), *("  " + x for x in lines[1:])])
 

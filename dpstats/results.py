@@ -370,7 +370,7 @@ class DPRegressionResults:
             values = [self._bse, self.tvalues.to_numpy(), self.pvalues.to_numpy(), ci[:, 0], ci[:, 1]]
         else:
             values = [np.full(len(self.params), np.nan)] * 5
-        for name, value in zip(["std.error", "statistic", "p.value", "conf.low", "conf.high"], values):
+        for name, value in zip(["std.error", "statistic", "p.value", "conf.low", "conf.high"], values, strict=True):
             frame[name] = np.asarray(value, dtype=float)
         return frame
 
@@ -493,7 +493,7 @@ class DPRegressionResults:
                      ("Steps:", str(len(pr.steps))), ("Seeded:", "yes" if pr.seeded else "no"), ("", "")]
         else:
             right = [("epsilon:", "inf"), ("", ""), ("", ""), ("", ""), ("", ""), ("", ""), ("", "")]
-        rows = [[esc(a[0]), esc(a[1]), esc(b[0]), esc(b[1])] for a, b in zip(left, right)]
+        rows = [[esc(a[0]), esc(a[1]), esc(b[0]), esc(b[1])] for a, b in zip(left, right, strict=True)]
         return SimpleTable(rows, txt_fmt=_TXT_FMT)
 
     def _guarantee_kind(self) -> str:

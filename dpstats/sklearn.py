@@ -271,7 +271,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
             if arr.shape == (2,):
                 out.update({n: _pair(arr, "bounds") for n in names})
             elif arr.shape == (len(names), 2):
-                out.update({n: _pair(row, f"bounds for column '{n}'") for n, row in zip(names, arr)})
+                out.update({n: _pair(row, f"bounds for column '{n}'") for n, row in zip(names, arr, strict=True)})
             else:
                 raise InvalidBoundsError(f"bounds must be a dict, one pair (lo, hi) or an array of shape "
                                          f"({len(names)}, 2); got shape {arr.shape}")

@@ -233,7 +233,7 @@ class Grid:
     # LaTeX -----------------------------------------------------------------------------------------------------
     def _latex_row(self, row: list[Cell]) -> str:
         out = []
-        for i, c in enumerate(row):
+        for c in row:
             text = c.latex if c.latex is not None else latex_text(c.text, numeric=c.numeric)
             if c.stars:
                 text += "$^{" + c.stars + "}$"
@@ -668,7 +668,7 @@ def table(models: Sequence[Any] | Mapping[str, Any], *, model_names: Sequence[st
     if unknown:
         raise ValueError(f"stats must be a list of {', '.join(STAT_LABELS)}; not one of them: {unknown}")
     names, results = _names_and_results(models, model_names)
-    fits = [_as_fit(r, n, alpha) for n, r in zip(names, results)]
+    fits = [_as_fit(r, n, alpha) for n, r in zip(names, results, strict=True)]
     rows = _rows_by_label(fits, dict(rename or {}))
     labels = _select_rows(rows, keep, drop, order)
     grid, frame = _assemble(fits, rows, labels, statistic, marks, stats, fmt, alpha, depvar)

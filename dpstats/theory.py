@@ -81,8 +81,9 @@ from dpstats.rates import (
 )
 
 __all__ = ["RateBound", "ErrorBounds", "CoefficientErrors", "classical_lower_bound", "sparse_lower_bound",
-           "error_bounds", "coefficient_errors", "with_coefficients", "design_moments", "assumed_residual_sd", "sampling_covariance",
-           "plan", "rate_plan", "plot_plan", "point_estimate_epsilon", "CLASSICAL_LOWER", "SPARSE_LOWER"]
+           "error_bounds", "coefficient_errors", "with_coefficients", "design_moments", "assumed_residual_sd",
+           "sampling_covariance", "plan", "rate_plan", "plot_plan", "point_estimate_epsilon", "CLASSICAL_LOWER",
+           "SPARSE_LOWER"]
 
 _GUARANTEES = ("worst-case", "conditional")
 

@@ -461,7 +461,7 @@ def test_sparse_regression_data_shape_and_sparsity():
     assert set(np.unique(X)) == {-1.0, 1.0}
     assert abs(np.std(y - X @ beta) / sigma - 1.0) < 0.1  # sd of the sd estimate: 1.6% at n = 2000
     again = sparse_regression_data(n, d, s, sigma, random_state=3)
-    assert all(np.array_equal(a, b) for a, b in zip(again, (X, y, beta, support)))
+    assert all(np.array_equal(a, b) for a, b in zip(again, (X, y, beta, support), strict=True))
     with pytest.raises(ValueError):
         sparse_regression_data(n, d, d + 1, sigma)
 
@@ -572,7 +572,8 @@ def test_lasso_error_rate_matches_thm17_privacy_term():
         for _ in range(60):
             X = rng.choice([-1.0, 1.0], size=(n, d))
             y = X @ beta + 0.01 * rng.normal(size=n)
-            fit = lasso.SPEC.fit_arrays(X, y, ledger=PrivacyLedger(eps, delta), rng=rng, bounds=_bounded(d, 5.0), sparsity=s)
+            fit = lasso.SPEC.fit_arrays(X, y, ledger=PrivacyLedger(eps, delta), rng=rng, bounds=_bounded(d, 5.0),
+                                        sparsity=s)
             e.append(np.linalg.norm(fit.params - beta))
         errs.append(np.mean(e))
     assert abs(_slope(ns, np.array(errs)) - _bound_slope("lasso", ns, d, eps, delta, s)) < 0.2
@@ -693,12 +694,12 @@ def test_lasso_iterates_cannot_diverge_on_a_worst_case_design(monkeypatch):
     def loss(beta: np.ndarray) -> float:
         return 0.5 * (beta.sum() - target) ** 2
 
-    fit = lasso.SPEC.fit_arrays(X, y, ledger=PrivacyLedger(100.0, 1e-6), rng=np.random.default_rng(0), bounds=_bounded(d),
-                    sparsity=s_hat)
+    fit = lasso.SPEC.fit_arrays(X, y, ledger=PrivacyLedger(100.0, 1e-6), rng=np.random.default_rng(0),
+                                bounds=_bounded(d), sparsity=s_hat)
     losses = [loss(np.zeros(d))] + [loss(b) for b in iterates]
-    assert all(b <= a + 1e-5 for a, b in zip(losses, losses[1:]))
+    assert all(b <= a + 1e-5 for a, b in zip(losses, losses[1:], strict=False))  # consecutive pairs
     assert abs(fit.params.sum() - target) < 5e-3 and np.count_nonzero(fit.params) == s_hat
     iterates.clear()
-    paper = lasso.SPEC.fit_arrays(X, y, ledger=PrivacyLedger(100.0, 1e-6), rng=np.random.default_rng(0), bounds=_bounded(d),
-                      sparsity=s_hat, step_size=1.0)
+    paper = lasso.SPEC.fit_arrays(X, y, ledger=PrivacyLedger(100.0, 1e-6), rng=np.random.default_rng(0),
+                                  bounds=_bounded(d), sparsity=s_hat, step_size=1.0)
     assert abs(paper.params.sum() - target) > 1.0 and any("exceeds 1/L_2s" in note for note in paper.notes)

@@ -98,7 +98,7 @@ def _same_fit(a, b) -> None:
     steps_a = [(s.name, s.mechanism, s.sensitivity, s.noise_scale) for s in a.privacy.steps]
     steps_b = [(s.name, s.mechanism, s.sensitivity, s.noise_scale) for s in b.privacy.steps]
     assert len(steps_a) == len(steps_b)
-    for (na, ma, sa, za), (nb, mb, sb, zb) in zip(steps_a, steps_b):
+    for (na, ma, sa, za), (nb, mb, sb, zb) in zip(steps_a, steps_b, strict=True):
         assert (na, ma) == (nb, mb)
         np.testing.assert_allclose([sb, zb], [sa, za], rtol=RTOL)
     np.testing.assert_allclose(b.privacy.epsilon_spent, a.privacy.epsilon_spent, rtol=1e-12)

@@ -7,8 +7,10 @@ import json
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
+from conftest import LINEAR_BOUNDS as BOUNDS
+from conftest import LINEAR_FORMULA as FORMULA
+from conftest import linear_frame as data
 
 import dpstats
 from dpstats.bounds import DataBounds
@@ -17,16 +19,6 @@ from dpstats.methods import get_method
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.scaling import PublicScaling
 from dpstats.theory import assumed_residual_sd, coefficient_errors, design_moments, sampling_covariance
-
-FORMULA = "y ~ x1 + x2"
-BOUNDS = {"x1": (-1.0, 1.0), "x2": (0.0, 5.0), "y": (-10.0, 10.0)}
-
-
-def data(n: int, seed: int, noise: float = 1.0) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    df = pd.DataFrame({"x1": rng.uniform(-1, 1, n), "x2": rng.uniform(0, 5, n)})
-    df["y"] = 1 + 2 * df.x1 - 0.5 * df.x2 + noise * rng.normal(0, 1, n)
-    return df
 
 
 def scaling() -> PublicScaling:

@@ -33,7 +33,8 @@ from dpstats.methods.tukey.depth import solve_block_models
 from dpstats.methods.tukey.em import tukey_em
 from dpstats.privacy.ledger import PrivacyLedger
 
-EXTREME_ROWS = np.array([[1e300, -1e300, 2.0], [LARGEST, LARGEST, LARGEST], [3e154, 0.5, -3e154], [5e-324, 0.0, 1e-310]])
+EXTREME_ROWS = np.array([[1e300, -1e300, 2.0], [LARGEST, LARGEST, LARGEST], [3e154, 0.5, -3e154],
+                         [5e-324, 0.0, 1e-310]])
 
 
 def _ordinary(n: int = 50) -> np.ndarray:

@@ -145,7 +145,7 @@ def test_dict_data_is_accepted():
 def test_bounds_derived_through_transforms_and_interactions():
     bounds = {"x1": (1, 10), "x2": (-2, 2), "y": (-4, 4)}
     d = build("y ~ np.log(x1) + I(x2**2) + x1:x2 + C(g, levels=['a', 'b', 'c'])", frame(), bounds=bounds)
-    iv = dict(zip(d.column_names, d.column_intervals))
+    iv = dict(zip(d.column_names, d.column_intervals, strict=True))
     assert iv["Intercept"] == Interval(1, 1)
     assert iv["np.log(x1)"] == Interval(0.0, math.log(10))
     assert iv["I(x2 ** 2)"] == Interval(0.0, 4.0)
@@ -160,7 +160,7 @@ def test_bounds_derived_through_transforms_and_interactions():
 def test_design_column_bound_overrides_derivation():
     d = build("y ~ np.exp(x2) + x1", frame(), bounds={"y": (-4, 4), "x1": (1, 10), "x2": (-2, 2),
                                                       "np.exp(x2)": (0, 5)})
-    iv = dict(zip(d.column_names, d.column_intervals))
+    iv = dict(zip(d.column_names, d.column_intervals, strict=True))
     assert iv["np.exp(x2)"] == Interval(0, 5)  # declared, not exp([-2, 2])
 
 

@@ -186,8 +186,9 @@ def test_noise_to_signal_is_displayed_sensibly():
 
 
 def test_readme_tour_coefficients_lie_inside_their_intervals():
-    # the README's tour (method="auto" picks pgd since n*mu >= 100; it picked adassp before) at a fixed seed: inference reported, no warning, each
-    # coefficient inside its own interval, and every p-value consistent with its interval
+    # the README's tour (method="auto" picks pgd since n*mu >= 100; it picked adassp before) at a fixed seed:
+    # inference reported, no warning, each coefficient inside its own interval, and every p-value consistent with its
+    # interval
     df = dpstats.datasets.load("diamonds")
     res = dpstats.dp_ols(TOUR_FORMULA, df, epsilon=1.0, delta=1e-6, bounds=TOUR_BOUNDS, random_state=0)
     assert res.method == "pgd" and res.inference_available

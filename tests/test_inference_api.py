@@ -11,6 +11,9 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import LINEAR_BOUNDS as BOUNDS
+from conftest import LINEAR_FORMULA as FORMULA
+from conftest import linear_frame
 
 import dpstats
 import dpstats.inference
@@ -19,8 +22,6 @@ from dpstats.errors import InferenceUnavailableError, InferenceWithheldWarning
 from dpstats.methods import available_methods
 from dpstats.methods.registry import Inference
 
-FORMULA = "y ~ x1 + x2"
-BOUNDS = {"x1": (-1.0, 1.0), "x2": (0.0, 5.0), "y": (-10.0, 10.0)}
 ACCESSORS = {"bse": lambda r: r.bse, "tvalues": lambda r: r.tvalues, "pvalues": lambda r: r.pvalues,
              "conf_int": lambda r: r.conf_int(), "cov_params": lambda r: r.cov_params()}
 
@@ -28,19 +29,12 @@ ACCESSORS = {"bse": lambda r: r.bse, "tvalues": lambda r: r.tvalues, "pvalues": 
 FAST = {"sparsity": 2, "epochs": 1, "bootstrap": 200}
 
 
-def data(n: int = 3000, seed: int = 0) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    df = pd.DataFrame({"x1": rng.uniform(-1, 1, n), "x2": rng.uniform(0, 5, n)})
-    df["y"] = 1 + 2 * df.x1 - 0.5 * df.x2 + rng.normal(0, 1, n)
-    return df
-
-
 def fit(method: str, **kwargs) -> dpstats.DPRegressionResults:
     spec = available_methods()[method]
     options = {k: v for k, v in FAST.items() if k in spec.option_names}
     eps = 1.0 if spec.private else math.inf
     formula = FORMULA if spec.max_columns is None or spec.max_columns >= 3 else "y ~ x1"  # theilsen: one predictor
-    return dpstats.dp_ols(formula, data(), eps, 1e-6, method=method, bounds=BOUNDS, random_state=0,
+    return dpstats.dp_ols(formula, linear_frame(3000, 0), eps, 1e-6, method=method, bounds=BOUNDS, random_state=0,
                           **(options | kwargs))
 
 

@@ -53,15 +53,16 @@ def approx(eps: float, delta: float, count: int = 1) -> PrivacyStep:
 def test_all_gaussian_ledger_composes_exactly_in_gdp():
     mus, counts, delta = [0.3, 0.5, 0.2], [1, 3, 2], 1e-6
     ledger = PrivacyLedger(10.0, delta)
-    for m, c in zip(mus, counts):
+    for m, c in zip(mus, counts, strict=True):
         ledger.charge(gauss(m, sens=2.0, count=c))
-    mu_total = math.sqrt(sum(c * m * m for m, c in zip(mus, counts)))
+    mu_total = math.sqrt(sum(c * m * m for m, c in zip(mus, counts, strict=True)))
     eps, dlt = ledger.spent
     assert eps == gaussian_epsilon(mu_total, delta)
     assert dlt == delta
     # dp_accounting's PLD accountant agrees (it is an upper bound, GDP is exact); RDP is looser
     event = dp_accounting.ComposedDpEvent([
-        dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(1.0 / m), c) for m, c in zip(mus, counts)])
+        dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(1.0 / m), c)
+        for m, c in zip(mus, counts, strict=True)])
     acct = dp_accounting.pld.PLDAccountant()
     acct.compose(event)
     pld_eps = acct.get_epsilon(delta)

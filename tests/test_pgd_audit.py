@@ -72,7 +72,8 @@ def _adversarial_rows(st: Standardisation) -> list[tuple[np.ndarray, float]]:
     ys = (dom.y_lo, dom.y_hi, -BIG, BIG, 0.0)
     rng = np.random.default_rng(7)
     picks = [tuple(rng.choice(v) for v in values) for _ in range(40)]
-    picks += [tuple(v[i % 2] for v in values) for i in range(2)] + [tuple(v[2 + i % 2] for v in values) for i in range(2)]
+    picks += [tuple(v[i % 2] for v in values) for i in range(2)]
+    picks += [tuple(v[2 + i % 2] for v in values) for i in range(2)]
     return [(np.r_[1.0, p], float(rng.choice(ys))) for p in picks]
 
 

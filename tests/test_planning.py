@@ -174,7 +174,7 @@ def test_plan_reads_formula_levels_and_names():
 
 def test_rate_based_methods_are_labelled():
     frame = dpstats.plan(bounds=BOUNDS, n=5000, epsilon=1.0, method=["robgd", "tukey"]).to_frame()
-    kinds = dict(zip(frame["method"], frame["kind"]))
+    kinds = dict(zip(frame["method"], frame["kind"], strict=True))
     assert kinds == {"robgd": "upper rate", "tukey": "lower bound"}
     assert (frame["model"].str.contains("up to constants")).all()
     assert "so at least the values shown" in str(dpstats.plan(bounds=BOUNDS, n=5000, epsilon=1.0, method="tukey"))

@@ -13,6 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.formula.api as smf
+from conftest import FACTOR_BOUNDS as BOUNDS
+from conftest import FACTOR_FORMULA as FORMULA
+from conftest import factor_frame
 from statsmodels.iolib.summary2 import summary_col
 
 import dpstats
@@ -25,23 +28,13 @@ from dpstats.inference import (
     private_rsquared,
 )
 
-FORMULA = "y ~ x1 + x2 + C(g, levels=['a', 'b', 'c'])"
-BOUNDS = {"x1": (0, 10), "x2": (-1, 1), "y": (-10, 40)}
 TIDY = ["term", "estimate", "std.error", "statistic", "p.value", "conf.low", "conf.high"]
 GLANCE = ["nobs", "epsilon", "delta", "method", "guarantee", "r.squared", "adj.r.squared", "df.model", "df.residual"]
 
 
-def make_data(n: int = 20_000, seed: int = 0) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    df = pd.DataFrame({"x1": rng.uniform(0, 10, n), "x2": rng.uniform(-1, 1, n),
-                       "g": rng.choice(["a", "b", "c"], n)})
-    df["y"] = 1 + 2 * df.x1 - 3 * df.x2 + 2 * (df.g == "b") + rng.normal(0, 1, n)
-    return df
-
-
 @pytest.fixture(scope="module")
 def data():
-    return make_data()
+    return factor_frame(20_000)
 
 
 @pytest.fixture(scope="module")

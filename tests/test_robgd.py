@@ -326,13 +326,13 @@ def test_output_depends_on_the_data_only_through_released_values(monkeypatch: py
         replay = iter(list(recorded))
         sens_seen: list[float] = []
 
-        def rep_release(self, value, *, l2_sensitivity, rng):  # type: ignore[no-untyped-def]
+        def rep_release(self, value, *, l2_sensitivity, rng, replay=replay, sens_seen=sens_seen):  # type: ignore[no-untyped-def]
             out, _ = next(replay)
             self.used += 1
             sens_seen.append(l2_sensitivity)
             return out
 
-        def rep_gauss(value, **kw):  # type: ignore[no-untyped-def]
+        def rep_gauss(value, *, replay=replay, sens_seen=sens_seen, **kw):  # type: ignore[no-untyped-def]
             out, _ = next(replay)
             sens_seen.append(kw["l2_sensitivity"])
             return out
@@ -624,7 +624,8 @@ def test_declared_ranges_are_marked_and_released_privately() -> None:
     assert design.column_names == ["Intercept", "C(g)[T.b]", "C(g)[T.c]", "x1", "x2"]
     assert _declared_ranges(design) == (False, False, False, True, True)
     res = dpstats.dp_ols("y ~ x1 + x2 + C(g)", df, 1.0, 1e-6, method="robgd", bounds=bounds, random_state=0)
-    assert any(note.startswith("columns [1, 2]: centred and scaled by their public ranges") for note in res.privacy.notes)
+    assert any(note.startswith("columns [1, 2]: centred and scaled by their public ranges")
+               for note in res.privacy.notes)
     assert any(note.startswith("columns [3, 4] and the response: private centres and scales")
                for note in res.privacy.notes)
 

@@ -10,25 +10,17 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.formula.api as smf
+from conftest import FACTOR_BOUNDS as BOUNDS
+from conftest import FACTOR_FORMULA as FORMULA
+from conftest import factor_frame
 
 import dpstats
 from dpstats.tables import LATEX_PREAMBLE, format_number
 
-LEVELS = ["a", "b", "c"]
-FORMULA = "y ~ x1 + x2 + C(g, levels=['a', 'b', 'c'])"
-BOUNDS = {"x1": (0, 10), "x2": (-1, 1), "y": (-10, 40)}
-
-
-def make_data(n: int = 12_000, seed: int = 0) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    df = pd.DataFrame({"x1": rng.uniform(0, 10, n), "x2": rng.uniform(-1, 1, n), "g": rng.choice(LEVELS, n)})
-    df["y"] = 1 + 2 * df.x1 - 3 * df.x2 + 2 * (df.g == "b") + rng.normal(0, 1, n)
-    return df
-
 
 @pytest.fixture(scope="module")
 def fits():
-    df = make_data()
+    df = factor_frame(12_000)
     return {
         "sm": smf.ols(FORMULA, df).fit(),
         "ada": dpstats.dp_ols(FORMULA, df, 4.0, 1e-6, method="adassp", bounds=BOUNDS, random_state=0),
@@ -74,7 +66,7 @@ def test_missing_inference_and_rsquared_are_dashes_with_the_reason(fits):
 
 
 def test_withheld_inference_is_a_dash_with_the_reason():
-    df = make_data(2000)
+    df = factor_frame(2000)
     res = dpstats.dp_ols(FORMULA, df, 0.3, 1e-6, method="adassp", bounds=BOUNDS, random_state=0, bootstrap=200)
     assert "noise-to-signal" in res.inference_reason  # released noise-to-signal far above 0.6 at this n and epsilon
     with warnings.catch_warnings():
@@ -91,7 +83,7 @@ def test_stars_follow_the_p_values_and_the_legend_is_given(fits, stars):
     tab = dpstats.table([fits["sm"], fits["ada"]], stars=stars)
     frame = tab.to_frame()
     marks = sorted((dpstats.tables.DEFAULT_STARS if stars is True else stars).items(), key=lambda kv: -kv[1])
-    for col, res in zip(frame.columns, [fits["sm"], fits["ada"]]):
+    for col, res in zip(frame.columns, [fits["sm"], fits["ada"]], strict=True):
         for term, p in res.pvalues.items():
             expected = ""
             for mark, level in marks:
@@ -122,7 +114,7 @@ def test_keep_drop_order_and_rename(fits):
 
 
 def test_renamed_terms_of_different_models_share_a_row():
-    df = make_data(3000)
+    df = factor_frame(3000)
     df["z"] = df.x1
     a = smf.ols("y ~ x1", df).fit()
     b = smf.ols("y ~ z", df).fit()

@@ -205,7 +205,7 @@ def test_plan_returns_the_smallest_n(kwargs):
     for _, row in table.iterrows():
         r = rates[row["bound"]]
 
-        def total(n: float) -> float:
+        def total(n: float, r=r) -> float:  # r bound per row
             return r.statistical(n, kwargs["d"], s) + r.privacy_term(n, kwargs["d"], kwargs["epsilon"],
                                                                       kwargs["delta"], s)
         n = row["n_for_target"]

@@ -560,8 +560,9 @@ def test_zero_inflated_column_falls_back_to_block_ols_with_a_sane_fit(zeros: flo
     # Regression: more than 75% of a column at its median made the private quartile of |v - centre| about 0 (or
     # the gap to the next value), the moments path's one-step correction overshot, and the fit came out as
     # (6.8, 2.0, -35) or worse for the truth (1, 2, 1.5).  The private radius check now sends such fits to
-    # per-block OLS (a released radius of exactly 0, or the private check).  Deterministic given the seeds; over seeds 0-3 the check caught both columns every time
-    # and the largest coefficient error was 0.04 (the tolerance is 0.15).
+    # per-block OLS (a released radius of exactly 0, or the private check).  Deterministic given the seeds; over
+    # seeds 0-3 the check caught both columns every time and the largest coefficient error was 0.04 (the tolerance
+    # is 0.15).
     df = _zero_inflated(150_000, zeros)
     X = np.column_stack([np.ones(len(df)), df[["x1", "visits"]].to_numpy()])
     ols = np.linalg.lstsq(X, df["y"].to_numpy(), rcond=None)[0]

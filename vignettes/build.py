@@ -132,11 +132,12 @@ def text_differences(stored: str, fresh: str, rtol: float = RTOL) -> str | None:
     s_nums, f_nums = _NUMBER.findall(stored), _NUMBER.findall(fresh)
     s_rest, f_rest = _NUMBER.sub("#", stored), _NUMBER.sub("#", fresh)
     if s_rest.split() != f_rest.split() or len(s_nums) != len(f_nums):
-        for i, (a, b) in enumerate(zip(stored.splitlines(), fresh.splitlines())):
+        # the texts may differ in length: compare the common lines first
+        for i, (a, b) in enumerate(zip(stored.splitlines(), fresh.splitlines(), strict=False)):
             if _NUMBER.sub("#", a).split() != _NUMBER.sub("#", b).split():
                 return f"text differs at line {i + 1}:\n  stored: {a}\n  fresh:  {b}"
         return f"text differs in length ({len(stored.splitlines())} vs {len(fresh.splitlines())} lines)"
-    for a, b in zip(s_nums, f_nums):
+    for a, b in zip(s_nums, f_nums, strict=True):
         if not _numbers_match(a, b, rtol):
             line = next((ln for ln in fresh.splitlines() if b in ln), "")
             return f"number {a} (stored) vs {b} (fresh), beyond tolerance: {line.strip()}"
@@ -163,7 +164,7 @@ def compare(stored: Any, fresh: Any, rtol: float = RTOL) -> list[str]:
         problems.append(f"stored notebook was not run top to bottom in one kernel (execution counts {counts})")
     if [c.source for c in s_code] != [c.source for c in f_code]:
         return problems + ["the code cells differ between the stored and the executed notebook"]
-    for k, (s, f) in enumerate(zip(s_code, f_code), start=1):
+    for k, (s, f) in enumerate(zip(s_code, f_code, strict=True), start=1):
         where = f"cell {k} ({s.source.strip().splitlines()[0][:60] if s.source.strip() else 'empty'!r})"
         errors = [o for o in f.outputs if o.output_type == "error"]
         if errors:
@@ -177,7 +178,7 @@ def compare(stored: Any, fresh: Any, rtol: float = RTOL) -> list[str]:
             if [k for k, _ in s_txt] != [k for k, _ in f_txt]:
                 problems.append(f"{where}: text outputs differ in kind")
                 continue
-            for (_, a), (_, b) in zip(s_txt, f_txt):
+            for (_, a), (_, b) in zip(s_txt, f_txt, strict=True):
                 diff = text_differences(a, b, rtol)
                 if diff:
                     problems.append(f"{where}: {diff}")

@@ -16,8 +16,9 @@ exceptions.  ``dpstats_docstring_exclusions`` in ``conf.py`` ({name: [checks]}) 
 checks for exactly those names, and ``dpstats_docstring_module_exclusions`` ({module: [checks]}) skips
 those checks for every documented object that module defines (for the files that several branches are
 changing at once, so that one branch's new or fixed docstrings do not break another's build); an exclusion
-that no longer matches a failure is itself a warning, so the lists can only shrink.  The pseudo-check ``RST`` (a docstring that docutils cannot parse because the
-bars of ``|x|`` read as substitutions) escapes those bars instead; it is not checked for staleness.
+that no longer matches a failure is itself a warning, so the lists can only shrink.  The pseudo-check ``RST``
+(a docstring that docutils cannot parse because the bars of ``|x|`` read as substitutions) escapes those bars
+instead; it is not checked for staleness.
 
 Cross-references: an object is documented once, under its first public name (``dpstats.dp_ols``), but
 docstrings may name it by another import path (``dpstats.api.dp_ols``).  A reference that Sphinx cannot

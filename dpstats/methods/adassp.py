@@ -180,7 +180,8 @@ def expected_error(facts: PlanningFacts) -> ExpectedError:
     b2 = square(facts.x_norm)
     sigma_xx = math.sqrt(2.0) * b2 / mus[1]
     sigma_xy = 2.0 * facts.x_norm * facts.y_abs / mus[2]
-    lam_tilde = max(0.0, float(np.linalg.eigvalsh(facts.gram)[0]) - b2 / mus[0] * math.sqrt(math.log(6.0 / facts.delta)))
+    lam_tilde = max(0.0, float(np.linalg.eigvalsh(facts.gram)[0])
+                    - b2 / mus[0] * math.sqrt(math.log(6.0 / facts.delta)))
     ridge = max(0.0, sigma_xx * math.sqrt(d * math.log(2.0 * d * d / AdaSSPOptions().rho)) - lam_tilde)
     solve = floored_inverse(facts.gram + ridge * np.eye(d))
     bias = -ridge * solve @ facts.coefficients

@@ -393,7 +393,8 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
                   else interval_reason(n, ctx.epsilon, ctx.delta))
         return MethodFit(params=params, no_inference_reason=reason, notes=tuple(notes), diagnostics=diagnostics,
                          rsquared_reason="pgd releases no sums from which R^2 follows")
-    draws = _interval_draws(rows, st, cache, theta, gram, sigma_g, clips[-1], mus["inference"], n, rng=rng, ledger=ledger)
+    draws = _interval_draws(rows, st, cache, theta, gram, sigma_g, clips[-1], mus["inference"], n, rng=rng,
+                            ledger=ledger)
     inference = Inference("bootstrap", draws=draws, description=(
         f"spread of {plan.chains} independent chains (privacy error on these data, t with {plan.chains - 1} df; "
         "Brown et al. 2024) plus a sandwich sampling variance from released values; predictive draws"))
@@ -402,8 +403,8 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
                      rsquared_reason="pgd releases no sums from which R^2 follows")
 
 
-def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np.ndarray, gram: np.ndarray, sigma_g: float,
-                    clip: float, mu: float, n: int, *, rng: np.random.Generator,
+def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np.ndarray, gram: np.ndarray,
+                    sigma_g: float, clip: float, mu: float, n: int, *, rng: np.random.Generator,
                     ledger: PrivacyLedger) -> np.ndarray:
     """Predictive draws of the coefficients (method units): estimate + multivariate t_(K-1) with the chains'
     covariance / K + normal with the sandwich covariance (E psi^2 / phi^2) G^-1 of the clipped estimating

@@ -45,9 +45,9 @@ from dpstats.rates import UpperRate
 from dpstats.rows.base import Combine, Rows
 from dpstats.rows.memory import InMemoryRows
 
-__all__ = ["MethodOptions", "FitContext", "Inference", "InferenceRule", "ErrorSplit", "ReleasedStatistics", "ReleasedSums",
-           "TheoryInputs", "MethodFit", "MethodSpec", "MethodTable", "FitFunction", "register", "get_method",
-           "available_methods", "PUBLIC_FACTS", "BUILTIN_METHODS", "AutoFacts", "AutoRule", "choose_auto",
+__all__ = ["MethodOptions", "FitContext", "Inference", "InferenceRule", "ErrorSplit", "ReleasedStatistics",
+           "ReleasedSums", "TheoryInputs", "MethodFit", "MethodSpec", "MethodTable", "FitFunction", "register",
+           "get_method", "available_methods", "PUBLIC_FACTS", "BUILTIN_METHODS", "AutoFacts", "AutoRule", "choose_auto",
            "add_auto_rules"]
 
 OptionsT = TypeVar("OptionsT", bound="MethodOptions")

@@ -185,7 +185,8 @@ def fit(rows: Rows, ctx: FitContext, options: SSPOptions) -> MethodFit:
         return MethodFit(params=params, diagnostics={"gram_noise_sd": sigma_xx}, rsquared_reason=NO_YTY,
                          no_inference_reason="inference=False gave the whole budget to the point estimate",
                          error_split=sufficient_statistics_split(point_only, params, sigma2=None,
-                                                                 eigen_floor=sigma_xx, privacy_source=SPLIT_PRIVACY_NO_BOOTSTRAP))
+                                                                 eigen_floor=sigma_xx,
+                                                                 privacy_source=SPLIT_PRIVACY_NO_BOOTSTRAP))
     yy, sigma_yy = release_yty(stats.yty, mus[2], bounds.y_abs, rng=ctx.rng, ledger=ctx.ledger)
     released = ReleasedStatistics(xx, xy, yy, stats.n, sigma_xx, sigma_xy, sigma_yy)
     draws, sigma2 = parametric_bootstrap(

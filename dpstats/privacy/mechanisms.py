@@ -461,7 +461,8 @@ def post_processing_normal(size: int | tuple[int, ...], rng: np.random.Generator
 
 #: public names that lived here until 0.1.0, and the module that holds them now
 _MOVED = {
-    **dict.fromkeys(("peeling_noise_multiplier", "PeelingBlock", "peeling_block", "peeling"), "dpstats.privacy.peeling"),
+    **dict.fromkeys(("peeling_noise_multiplier", "PeelingBlock", "peeling_block", "peeling"),
+                    "dpstats.privacy.peeling"),
     **dict.fromkeys(("poisson_subsample", "poisson_gaussian_epsilon", "PoissonGaussianBlock", "poisson_gaussian_block",
                      "ClippedGridSum", "add_grid_sums"), "dpstats.privacy.poisson_gaussian"),
     "restricted_exponential_mechanism": "dpstats.methods.tukey.em",

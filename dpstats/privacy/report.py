@@ -131,8 +131,8 @@ class PrivacyReport:
             out.append(f"Method choice: {self.method_choice}")
         for i, s in enumerate(self.steps, 1):
             rep = f" x{s.count}" if s.count > 1 else ""
-            out.append(f"  step {i}: {s.name} [{s.mechanism}{rep}] sensitivity={_fmt(s.sensitivity)} ({s.sensitivity_norm}),"
-                       f" noise scale={_fmt(s.noise_scale)}, {s.describe_privacy()}")
+            out.append(f"  step {i}: {s.name} [{s.mechanism}{rep}] sensitivity={_fmt(s.sensitivity)}"
+                       f" ({s.sensitivity_norm}), noise scale={_fmt(s.noise_scale)}, {s.describe_privacy()}")
         out += [f"Assumption: {a}" for a in self.assumptions]
         out += [f"Note: {n}" for n in self.notes]
         out.append("Random source: " + ("seeded generator (reproducible; for research and tests only)"

@@ -176,7 +176,7 @@ def _laplace_candidates(t: int, m: int, rng: np.random.Generator) -> np.ndarray:
     u = u[keep_u]
     v = _geometric_e1(rng, u.size)
     if u.size and int(v.max()) >= _SAFE // t:  # X = U + t V would leave int64 (probability < e^-500)
-        x = np.array([int(a) + t * int(b) for a, b in zip(u, v)], dtype=object)
+        x = np.array([int(a) + t * int(b) for a, b in zip(u, v, strict=True)], dtype=object)
     else:
         x = u + t * v
     negative = _below(rng, 2, size=u.size) == 1
@@ -570,7 +570,7 @@ def _exact_add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.dtype != object and b.dtype != object:
         if (a.size == 0 or int(np.max(np.abs(a))) < _SAFE) and (b.size == 0 or int(np.max(np.abs(b))) < _SAFE):
             return a + b
-    return np.array([int(x) + int(y) for x, y in zip(a.ravel(), b.ravel())], dtype=object).reshape(a.shape)
+    return np.array([int(x) + int(y) for x, y in zip(a.ravel(), b.ravel(), strict=True)], dtype=object).reshape(a.shape)
 
 
 def _to_float(k: np.ndarray, exponent: int) -> np.ndarray:

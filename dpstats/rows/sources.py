@@ -300,8 +300,7 @@ class CSVSource(DataSource):
             try:
                 reader = pd.read_csv(p, chunksize=self.chunksize, usecols=list(columns), dtype=dtypes, **self.kwargs)
                 with reader:
-                    for chunk in reader:
-                        yield chunk
+                    yield from reader
             except (ValueError, TypeError) as exc:
                 if isinstance(exc, (MissingDataError, DataTypeError)) or "Usecols" in str(exc):
                     raise
@@ -486,7 +485,7 @@ class DaskSource(DataSource):
             starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(int).tolist()
         else:
             starts = [0] * len(parts)
-        level = [dask.delayed(task)(p, int(s)) for p, s in zip(parts, starts)]
+        level = [dask.delayed(task)(p, int(s)) for p, s in zip(parts, starts, strict=True)]
         pair = dask.delayed(_combine_pairs)
         while len(level) > 1:
             level = [pair(combine, *level[i:i + self.split_every]) for i in range(0, len(level), self.split_every)]
@@ -538,7 +537,7 @@ def as_source(data: Any, chunksize: int | None = None) -> DataSource:
         names = [os.fspath(p).lower().rstrip("/") for p in items]
         dirs = [os.path.isdir(os.fspath(p)) for p in items]
         kw = {} if chunksize is None else {"chunksize": chunksize}
-        if all(n.endswith(_PARQUET_SUFFIXES) or isdir for n, isdir in zip(names, dirs)):
+        if all(n.endswith(_PARQUET_SUFFIXES) or isdir for n, isdir in zip(names, dirs, strict=True)):
             return ParquetSource(data, **({} if chunksize is None else {"batch_size": chunksize}))
         if all(n.endswith(_CSV_SUFFIXES) for n in names):
             return CSVSource(data, **kw)

@@ -88,7 +88,7 @@ class RowPermutation:
         mask = t((1 << self.bits) - 1)
         shift = t(max(1, (self.bits + 1) // 2))
         x = x.copy()
-        for key, mult in zip(self.keys, self.multipliers):
+        for key, mult in zip(self.keys, self.multipliers, strict=True):
             x ^= t(key)
             x *= t(mult)
             x &= mask
@@ -102,7 +102,7 @@ class RowPermutation:
         mask = t((1 << self.bits) - 1)
         shift = t(max(1, (self.bits + 1) // 2))
         x = x.copy()
-        for key, mult in zip(reversed(self.keys), reversed(self.multipliers)):
+        for key, mult in zip(reversed(self.keys), reversed(self.multipliers), strict=True):
             x ^= x >> shift
             x *= t(pow(mult, -1, 1 << self.bits))
             x &= mask

@@ -40,8 +40,8 @@ from dpstats.errors import NoiseScaleRangeError
 from dpstats.methods.extremes import QUIET, square
 from dpstats.rows.base import writable
 
-__all__ = ["STATISTICS_LIMIT", "check_statistics_range", "check_bounds_range", "SufficientStatistics", "StatisticsPlan", "StatisticsPass", "add_statistics", "ReleasedStatistics",
-           "ReleasedSums"]
+__all__ = ["STATISTICS_LIMIT", "check_statistics_range", "check_bounds_range", "SufficientStatistics", "StatisticsPlan",
+           "StatisticsPass", "add_statistics", "ReleasedStatistics", "ReleasedSums"]
 
 
 #: The largest value a sum over the rows of clipped terms may reach: below it nothing computed from the sums

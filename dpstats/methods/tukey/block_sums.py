@@ -1,4 +1,6 @@
-"""Per-block sums of TukeyEM's blocks over chunks of rows (the blocks: :class:`~dpstats.methods.common.permutations.WindowedBlocks`).
+"""Per-block sums of TukeyEM's blocks over chunks of rows.
+
+The blocks are :class:`~dpstats.methods.common.permutations.WindowedBlocks`.
 
 A row's block depends on its index and public draws only, and every sum here
 keeps each block's arithmetic, rounding included, a function of that block's

@@ -92,8 +92,8 @@ class Domains:
     hi: np.ndarray
 
     @classmethod
-    def from_ranges(cls, column_ranges: Sequence[tuple[float, float] | None], response_range: tuple[float, float] | None,
-                    d: int, intercept_index: int | None) -> Domains:
+    def from_ranges(cls, column_ranges: Sequence[tuple[float, float] | None],
+                    response_range: tuple[float, float] | None, d: int, intercept_index: int | None) -> Domains:
         """The domains from the fit's public ranges (``FitContext.column_ranges``, ``response_range``).
 
         Parameters
