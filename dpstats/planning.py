@@ -452,7 +452,7 @@ def _fmt(value: Any) -> str:
             return ""
         if math.isinf(value):
             return "never"
-        return f"{int(value):,}" if float(value).is_integer() and abs(value) >= 100 else f"{value:.3g}"
+        return f"{int(value):,}" if float(value).is_integer() and abs(float(value)) >= 100 else f"{value:.3g}"
     return str(value)
 
 

@@ -468,9 +468,10 @@ class DPRegressionResults:
         header = ["coef", "std err", "t" if self._tdist_df else "z", "P>|t|" if self._tdist_df else "P>|z|",
                   lo_name, hi_name]
         rows = []
-        if self.inference_available:
+        bse = self._bse
+        if self.inference_available and bse is not None:  # inference_available implies bse is set (narrowed here)
             ci = self.conf_int(alpha).to_numpy()
-            bse, t, p = self._bse, self.tvalues.to_numpy(), self.pvalues.to_numpy()
+            t, p = self.tvalues.to_numpy(), self.pvalues.to_numpy()
             for i, c in enumerate(self.params):
                 rows.append([f"{c:.4g}", f"{bse[i]:.3g}", f"{t[i]:.3f}", f"{p[i]:.3f}", f"{ci[i, 0]:.4g}",
                              f"{ci[i, 1]:.4g}"])
@@ -768,7 +769,7 @@ class DPSummary(Summary):
         """The tables and notes as HTML, with every name and note HTML-escaped."""
         return ("\n".join(t.as_html() for t in self.html_tables) + "<br/><br/>" + "<br/>".join(self.html_notes))
 
-    def as_latex(self, label: str | None = "tab:dpstats", privacy: bool = False) -> str:  # type: ignore[override]
+    def as_latex(self, label: str | None = "tab:dpstats", privacy: bool = False) -> str:
         """The coefficient table for a paper: a LaTeX ``table`` float (booktabs rules; shrunk to the text width
         only when wider) with coefficient, standard error, z (t), p and interval, and the fit's facts (N, method,
         budget spent, guarantee, R^2, how the intervals were made, or why there are none) as notes.

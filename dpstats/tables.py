@@ -717,7 +717,7 @@ def _coef_cells(fit: _Fit, term: str | None, statistic: str | None, marks: list[
 
 
 def _stat_cell(fit: _Fit, key: str, fmt: Any) -> Cell:
-    value = fit.glance.get(key)
+    value = fit.glance[key]  # every glance (dpstats' and statsmodels') has each column of STAT_LABELS
     if key in ("r.squared", "adj.r.squared"):
         return Cell(format_number(float(value), 3 if not isinstance(fmt, int) else max(fmt, 3)), numeric=True)
     if key in ("epsilon", "delta"):

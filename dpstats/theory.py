@@ -248,10 +248,11 @@ def design_moments(intervals: Sequence[tuple[float, float] | None], intercept_in
     array([[1.        , 0.5       ],
            [0.5       , 0.33333333]])
     """
-    if any(iv is None for iv in intervals):
+    declared = [iv for iv in intervals if iv is not None]
+    if len(declared) < len(intervals):
         return None
-    lo = np.array([iv[0] for iv in intervals], dtype=float)  # type: ignore[index]
-    hi = np.array([iv[1] for iv in intervals], dtype=float)  # type: ignore[index]
+    lo = np.array([iv[0] for iv in declared], dtype=float)
+    hi = np.array([iv[1] for iv in declared], dtype=float)
     mean = (lo + hi) / 2.0
     sd = (hi - lo) / math.sqrt(12.0) if spread is None else np.asarray(spread, dtype=float)
     if intercept_index is not None:
@@ -1207,9 +1208,18 @@ def rate_plan(target: float, d: int, epsilon: float, delta: float, *, sparsity: 
             return r.statistical(n, d, s) + r.privacy_term(n, d, epsilon, delta, s)
 
         # the crossing uses the uncapped privacy term: with the cap, privacy <= sampling also holds at tiny n
-        n_t = _smallest_n(lambda n, f=total: f(n) <= target, n0)
-        n_p = _smallest_n(lambda n, r=rate: r.privacy_term(n, d, epsilon, delta, s) <= target, n0)
-        n_x = _smallest_n(lambda n, r=rate: r.privacy(n, d, epsilon, delta, s) <= r.statistical(n, d, s), n0)
+        def total_reaches(n: float, f: Callable[[float], float] = total) -> bool:
+            return f(n) <= target
+
+        def privacy_reaches(n: float, r: Rate = rate) -> bool:
+            return r.privacy_term(n, d, epsilon, delta, s) <= target
+
+        def privacy_below_sampling(n: float, r: Rate = rate) -> bool:
+            return r.privacy(n, d, epsilon, delta, s) <= r.statistical(n, d, s)
+
+        n_t = _smallest_n(total_reaches, n0)
+        n_p = _smallest_n(privacy_reaches, n0)
+        n_x = _smallest_n(privacy_below_sampling, n0)
         at = rate.at(n_t, d, epsilon, delta, s) if math.isfinite(n_t) else None
         conditions = list(at.failed) if at else ["target not reached below n=1e18"]
         if n_t == floor:

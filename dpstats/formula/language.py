@@ -494,7 +494,7 @@ class _Checker:
                 raise self.refuse(f"{name}(..., {kw.arg}=...)",
                                   f"{name}() takes only {', '.join(sorted(_SPLINE_KEYWORDS[name]))} (constraints "
                                   "such as 'center' are computed from the data)")
-            values[kw.arg] = self.spline_argument(name, kw.arg, kw.value)  # type: ignore[arg-type]
+            values[kw.arg] = self.spline_argument(name, kw.arg, kw.value)
         if not values["lower_bound"] < values["upper_bound"]:
             raise self.refuse(ast.unparse(node), "lower_bound must be below upper_bound")
         if any(not values["lower_bound"] <= k <= values["upper_bound"] for k in values["knots"]):

@@ -222,7 +222,7 @@ def formula_literal_levels(codes: Sequence[str]) -> dict[str, tuple[Any, ...]]:
             for kw in call.keywords:
                 if kw.arg == "levels" and var is not None:
                     try:
-                        out.setdefault(var, tuple(ast.literal_eval(kw.value)))  # type: ignore[arg-type]
+                        out.setdefault(var, tuple(ast.literal_eval(kw.value)))
                     except (ValueError, TypeError, SyntaxError):
                         continue
     return out

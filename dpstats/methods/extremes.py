@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypedDict, TypeVar
 
 import numpy as np
 
@@ -43,7 +43,13 @@ LARGEST = float(np.finfo(float).max)
 #: Floating-point error handling for code that touches the data: nothing printed, nothing raised (the results
 #: are checked explicitly instead).  ``np.errstate`` is local to the thread, so every pass function that runs on
 #: a worker enters it itself.
-QUIET: dict[str, str] = {"all": "ignore"}
+class _ErrState(TypedDict):
+    """The keyword arguments of ``np.errstate`` that :data:`QUIET` sets (typed so the call checks)."""
+
+    all: Literal["ignore"]
+
+
+QUIET: _ErrState = {"all": "ignore"}
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -45,7 +45,7 @@ import urllib.parse
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Literal
 
 from dpstats.errors import BudgetExceededError, BudgetFileError
 
@@ -447,7 +447,7 @@ class _Txn:
             raise self.store._error("could not lock the budget file", str(exc)) from None
         return self.conn
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Literal[False]:
         try:
             if exc_type is None:
                 try:
@@ -472,7 +472,7 @@ class _Reader:
         self.conn = self.store._connect()
         return self.conn
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Literal[False]:
         self.conn.close()
         if isinstance(exc, sqlite3.DatabaseError):
             raise self.store._error("corrupt or unusable budget file", str(exc)) from None

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from dp_accounting import pld
 
+from dpstats.errors import InvalidPrivacyParameterError
 from dpstats.privacy.calibration import gaussian_epsilon
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -43,8 +44,23 @@ def is_pure(steps: Sequence[PrivacyStep]) -> bool:
     return all(s.mechanism != "gaussian" and not s.delta for s in steps)
 
 
+def _epsilon_of(step: PrivacyStep) -> float:
+    """The epsilon of a non-Gaussian step (``PrivacyStep.__post_init__`` refuses such a step without one)."""
+    if step.epsilon is None:
+        raise InvalidPrivacyParameterError(f"the {step.mechanism} step '{step.name}' has no epsilon")
+    return step.epsilon
+
+
+def _mu_of(step: PrivacyStep) -> float:
+    """The GDP parameter of a Gaussian step (None only for the other mechanisms)."""
+    mu = step.mu
+    if mu is None:
+        raise InvalidPrivacyParameterError(f"the {step.mechanism} step '{step.name}' has no GDP parameter mu")
+    return mu
+
+
 def _gaussian_mu_total(steps: Sequence[PrivacyStep]) -> float:
-    return math.sqrt(sum(s.mu**2 for s in steps if s.mechanism == "gaussian"))
+    return math.sqrt(sum(_mu_of(s)**2 for s in steps if s.mechanism == "gaussian"))
 
 
 def compose_epsilon(steps: Sequence[PrivacyStep], delta: float) -> float:
@@ -57,9 +73,9 @@ def compose_epsilon(steps: Sequence[PrivacyStep], delta: float) -> float:
     if not other:
         return gaussian_epsilon(mu, delta)
 
-    candidates = []
+    candidates: list[float] = []
     other_delta = sum((s.delta or 0.0) * s.count for s in other)
-    other_eps = sum(s.epsilon * s.count for s in other)  # type: ignore[operator]
+    other_eps = sum(_epsilon_of(s) * s.count for s in other)
     if not gaussian and other_delta <= delta:
         candidates.append(other_eps)  # basic composition
     if gaussian and other_delta < delta:
@@ -97,7 +113,7 @@ def _pld_key(s: PrivacyStep) -> tuple | None:
     # continuous Laplace's): the randomized-response pair, which dominates every (epsilon, delta)-DP mechanism
     if s.epsilon == 0 and not s.delta:
         return None
-    return ("dp", float(s.epsilon), float(s.delta or 0.0), int(s.count))  # type: ignore[arg-type]
+    return ("dp", float(_epsilon_of(s)), float(s.delta or 0.0), int(s.count))
 
 
 @lru_cache(maxsize=64)

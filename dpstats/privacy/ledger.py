@@ -18,7 +18,7 @@ from typing import Literal
 import numpy as np
 
 from dpstats.errors import BudgetExceededError
-from dpstats.privacy.composition import compose_epsilon, is_pure
+from dpstats.privacy.composition import _epsilon_of, compose_epsilon, is_pure
 from dpstats.validation import MAX_EPSILON, MIN_DELTA
 
 __all__ = ["PrivacyStep", "PrivacyLedger", "Mechanism", "reference_delta", "REFERENCE_EPSILON_CAP"]
@@ -183,7 +183,7 @@ class PrivacyStep:
         """
         if self.mechanism == "gaussian":
             return f"mu={self.mu:.4g} (GDP), rho={self.rho:.4g} (zCDP)"
-        total_eps = self.epsilon * self.count
+        total_eps = _epsilon_of(self) * self.count
         total_delta = (self.delta or 0.0) * self.count
         if total_delta:
             return f"eps={total_eps:.4g}, delta={total_delta:.3g}"
@@ -293,7 +293,7 @@ class PrivacyLedger:
         if not steps:
             return 0.0, 0.0
         if is_pure(steps):
-            return sum(s.epsilon * s.count for s in steps), 0.0  # type: ignore[operator]
+            return sum(_epsilon_of(s) * s.count for s in steps), 0.0
         lam = math.fsum(s.closeness_epsilon for s in steps)
         tau = math.fsum(s.closeness_delta for s in steps)
         if lam == 0.0 and tau == 0.0:

@@ -277,7 +277,7 @@ class ChunkedRows:
         if self._primed is not None and self._primed[0] == pass_fn:
             result = self._primed[1]
             self._primed = None
-            return result  # type: ignore[no-any-return]
+            return result
         result, total = self._run(pass_fn, combine)
         if total != self.n:
             raise DataTypeError(f"the source gave {total} rows in this pass and {self.n} before: the data changed "

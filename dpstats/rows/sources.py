@@ -536,7 +536,7 @@ def as_source(data: Any, chunksize: int | None = None) -> DataSource:
         items = [data] if isinstance(data, (str, os.PathLike)) else list(data)
         names = [os.fspath(p).lower().rstrip("/") for p in items]
         dirs = [os.path.isdir(os.fspath(p)) for p in items]
-        kw = {} if chunksize is None else {"chunksize": chunksize}
+        kw: dict[str, Any] = {} if chunksize is None else {"chunksize": chunksize}
         if all(n.endswith(_PARQUET_SUFFIXES) or isdir for n, isdir in zip(names, dirs, strict=True)):
             return ParquetSource(data, **({} if chunksize is None else {"batch_size": chunksize}))
         if all(n.endswith(_CSV_SUFFIXES) for n in names):

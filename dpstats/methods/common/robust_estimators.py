@@ -382,8 +382,9 @@ def release_spectrum(gram: np.ndarray, n_rows: int, bound: float, *, mu: float, 
     eig = np.linalg.eigvalsh(gram)
     bound2 = square(bound)  # inf (not an OverflowError) for an absurd covariate_tail: refused when released
     sens = math.sqrt(2.0) * bound2
-    noisy = gaussian_mechanism_mu(np.array([eig[-1], eig[0]]), l2_sensitivity=sens, mu=mu, rng=rng, ledger=ledger,
-                                  name="lambda_max, lambda_min of the clipped second-moment matrix")
+    noisy = np.asarray(gaussian_mechanism_mu(np.array([eig[-1], eig[0]]), l2_sensitivity=sens, mu=mu, rng=rng,
+                                             ledger=ledger,
+                                             name="lambda_max, lambda_min of the clipped second-moment matrix"))
     sd = sens / mu / n_rows
     lam_max, lam_min = float(noisy[0]) / n_rows, float(noisy[1]) / n_rows
     upper = lam_max + z * sd

@@ -60,7 +60,7 @@ class KeyCache:
     def get(self, key: Hashable, make: Callable[[], T]) -> T:
         """The value for ``key``, computed by ``make()`` on a miss."""
         if key in self._items:
-            return self._items[key]  # type: ignore[no-any-return]
+            return self._items[key]
         value = make()
         if len(self._items) >= self.size:
             del self._items[next(iter(self._items))]
@@ -114,7 +114,7 @@ class ChunkMemo:
         owners = (_owner(X), _owner(y))
         for k, refs, value in self._items:
             if k == key and refs[0]() is owners[0] and refs[1]() is owners[1]:
-                return value  # type: ignore[no-any-return]
+                return value
         value = make(X, y, offset)
         try:
             refs = (weakref.ref(owners[0]), weakref.ref(owners[1]))

@@ -207,9 +207,9 @@ def tukey_em(models: np.ndarray, *, epsilon_ptr: float, epsilon_em: float, delta
     else:
         distance = mass_distance(log_vol, log_exact, t, epsilon_em, delta)
     threshold = ptr_threshold(epsilon_ptr, delta)
-    noisy = laplace_mechanism(float(distance), l1_sensitivity=1.0, epsilon=epsilon_ptr, rng=rng, ledger=ledger,
-                              name="TukeyEM PTR: noisy distance to unsafety "
-                                   + ("(Lemma 3.6)" if ptr == "lemma" else "(mass bound)"))
+    noisy = float(laplace_mechanism(float(distance), l1_sensitivity=1.0, epsilon=epsilon_ptr, rng=rng, ledger=ledger,
+                                    name="TukeyEM PTR: noisy distance to unsafety "
+                                         + ("(Lemma 3.6)" if ptr == "lemma" else "(mass bound)")))
     if not noisy > threshold:
         spent = ledger.spent
         raise PTRFailure(

@@ -175,7 +175,8 @@ def _sample_statistics(rows: Rows, plan: Plan, layout: Layout, part: object
     the first read); the cumulative grid counts are exactly the ranks of the gathered rows."""
     cols = handled_columns(plan.d, plan.intercept_index)
     if rows.local:
-        X_sub, y_sub = part if part is not None else rows.reduce(SampleRows(layout.sample), concat_rows)
+        # in this process the first read's sample part, when there is one, is the (X, y) of concat_rows
+        X_sub, y_sub = part if isinstance(part, tuple) else rows.reduce(SampleRows(layout.sample), concat_rows)
         return sample_ranks(X_sub, y_sub, cols, plan.domains), lambda prep: clip_excess(X_sub, prep)
     first = part if isinstance(part, GridCounts) else None
 

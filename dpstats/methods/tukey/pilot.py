@@ -81,9 +81,9 @@ def private_pilot(gram: np.ndarray, moment: np.ndarray, n: int, prep: Preprocess
     """
     d = gram.shape[0]
     iu = np.triu_indices(d)
-    noisy = gaussian_mechanism_mu(np.concatenate([gram[iu], moment]), l2_sensitivity=pilot_sensitivity(d), mu=mu,
-                                  rng=rng, ledger=ledger,
-                                  name="TukeyEM pilot: noisy (Z^T Z, Z^T y) of the clipped, rescaled data")
+    noisy = np.asarray(gaussian_mechanism_mu(np.concatenate([gram[iu], moment]), l2_sensitivity=pilot_sensitivity(d),
+                                             mu=mu, rng=rng, ledger=ledger,
+                                             name="TukeyEM pilot: noisy (Z^T Z, Z^T y) of the clipped, rescaled data"))
     g = np.empty((d, d))
     g[iu] = noisy[:iu[0].size]
     g.T[iu] = noisy[:iu[0].size]

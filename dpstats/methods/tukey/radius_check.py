@@ -147,13 +147,13 @@ def check_radii(prep: Preprocessing, statistics: np.ndarray, *, epsilon: float, 
                                         "within half a column's private quantile of |x - centre|)"))
     bad = [j for j, t in zip(prep.private_columns, noisy, strict=True) if t > CHECK_MARGIN * scale]
     degenerate = mass > MASS_LIMIT * sample_rows
-    released = {"radius_check": (noisy / scale).round(2), "mass_check": round(mass / sample_rows, 3)}
+    radius_check, mass_check = (noisy / scale).round(2), round(mass / sample_rows, 3)
     if not bad and not degenerate:
-        return RadiusCheck(True, **released)
+        return RadiusCheck(True, radius_check, mass_check)
     why = (f"clipping at the private radius removes much of the second moment of column(s) "
            f"{', '.join(str(j) for j in bad)}" if bad else "")
     if degenerate:
         why += ("; " if why else "") + (f"more than {MASS_LIMIT:.0%} of the sample lies within half of some "
                                          "column's private quantile of |x - centre|, so that quantile is about zero")
-    return RadiusCheck(False, **released, why=f"a private check found that {why}",
+    return RadiusCheck(False, radius_check, mass_check, why=f"a private check found that {why}",
                        short="mass at the centre" if not bad else f"radius check failed for columns {bad}")
