@@ -70,6 +70,7 @@ import statsmodels.formula.api as smf
 from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's dpstats, not an installed one
 from real_data_specs import SPECS, Spec, frame, spec_by_name
 
 import dpstats
