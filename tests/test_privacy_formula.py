@@ -481,3 +481,22 @@ def test_missing_drop_audit_of_a_neighbouring_pair():
 def test_stateful_transforms_are_still_refused_with_their_own_type():
     t, m, _ = refusal(frame(), "y ~ standardize(x)", method="tukey")
     assert issubclass(t, StatefulTransformError) and "I((x - 50) / 10)" in m
+
+
+def test_finite_check_sees_every_non_finite_value_and_accepts_finite_values_whose_sum_overflows():
+    from dpstats.formula.design import finite_arrays
+
+    big = np.full((4, 2), 1e308)  # finite, but the sum overflows to inf
+    X, y = finite_arrays(big, np.ones((4, 1)), "refused")
+    assert X.shape == (4, 2) and y.shape == (4,)
+    for bad in (np.inf, -np.inf, np.nan):
+        for where in ("X", "y"):
+            Xb, yb = big.copy(), np.ones((4, 1))
+            (Xb if where == "X" else yb)[3, 0] = bad
+            with pytest.raises(NonFiniteValueError, match="^refused$"):
+                finite_arrays(Xb, yb, "refused")
+    nulls = np.array([False, False, False, True])
+    Xn, yn = big.copy(), np.ones((4, 1))
+    Xn[3, 0] = np.nan
+    X, y = finite_arrays(Xn, yn, "refused", nulls)
+    assert np.isnan(X[3]).all() and np.isnan(y[3]) and np.isfinite(X[:3]).all()

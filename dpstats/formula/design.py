@@ -332,15 +332,24 @@ def finite_arrays(X_dm: Any, y_dm: Any, message: str, nulls: np.ndarray | None =
     if y.ndim != 2 or y.shape[1] != 1:
         raise DataTypeError("the response must be a single numeric column")
     y = y[:, 0]
-    finite = np.isfinite(y) & np.isfinite(X).all(axis=1)
-    if nulls is not None:
-        finite |= nulls
+    if nulls is None or not nulls.any():
+        if not (_all_finite(X) and _all_finite(y)):
+            raise NonFiniteValueError(message)
+        return X, y
+    finite = (np.isfinite(y) & np.isfinite(X).all(axis=1)) | nulls
     if not finite.all():
         raise NonFiniteValueError(message)
-    if nulls is not None and nulls.any():
-        X[nulls] = np.nan
-        y[nulls] = np.nan
+    X[nulls] = np.nan
+    y[nulls] = np.nan
     return X, y
+
+
+def _all_finite(a: np.ndarray) -> bool:
+    """Whether every value of ``a`` is finite: one summing pass, and an elementwise check only when the sum is not
+    finite (a non-finite value, or finite values whose sum overflows)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = a.sum()
+    return bool(np.isfinite(total)) or bool(np.isfinite(a).all())
 
 
 def _assemble(parsed: ParsedFormula, X: np.ndarray, y: np.ndarray, design_info: Any, response_info: Any,
