@@ -40,7 +40,6 @@ import glob
 import os
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpstats.blas import single_threaded_blas
 from dpstats.errors import DataTypeError, MissingDataError
 from dpstats.formula.frame import as_frame
 
@@ -78,26 +78,6 @@ def _unknown_to_object(schema: pd.DataFrame) -> pd.DataFrame:
                 col = col.astype(object)
         out[c] = col
     return pd.DataFrame(out, columns=schema.columns).iloc[:0]
-
-
-@contextmanager
-def single_threaded_blas() -> Iterator[None]:
-    """One BLAS thread per task while several chunk tasks run at once.
-
-    The products of a chunk are small (a chunk times d^2), and BLAS threads
-    nested in the threads of a pool (or of Dask's threaded scheduler)
-    oversubscribe the cores: measured about 2x slower on 2 cores.  Uses
-    threadpoolctl (installed with the ``io`` and ``dask`` extras) for the
-    duration of the run; the limit is process-wide.  Without threadpoolctl
-    nothing changes.
-    """
-    try:
-        from threadpoolctl import threadpool_limits  # noqa: PLC0415
-    except ImportError:  # pragma: no cover - depends on the environment
-        yield
-        return
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
 
 
 def default_workers() -> int:

@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from dpstats.methods.common.linalg import eigh
 from dpstats.methods.extremes import QUIET, finite_rows
 
 __all__ = [
@@ -70,7 +71,7 @@ def solve_block_models(grams: np.ndarray, moments: np.ndarray) -> np.ndarray:
         bad = ~(finite_rows(scaled) & finite_rows(rhs))
         if bad.any():  # no eigendecomposition of a non-finite matrix: an identity system with a zero right side
             scaled[bad], rhs[bad], diag[bad] = np.eye(d), 0.0, 1.0
-        w, v = np.linalg.eigh(scaled)
+        w, v = eigh(scaled)
         tol = _RANK_TOL_FACTOR * d * np.finfo(float).eps * np.maximum(w[:, -1:], np.finfo(float).tiny)
         keep = w > tol
         inv_w = np.where(keep, 1.0 / np.where(keep, w, 1.0), 0.0)
