@@ -357,3 +357,30 @@ def test_names_moved_to_an_upper_layer_still_work_with_a_deprecation_warning(old
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
         module.not_a_name  # noqa: B018
 
+
+
+@pytest.mark.parametrize("old, new, names", [
+    ("dpstats.methods.extremes", "dpstats.methods.common.extremes", ["QUIET", "quiet", "row_norms", "residuals"]),
+    ("dpstats.methods.linalg", "dpstats.methods.common.linalg", ["solve_noisy_normal_equations", "psd_sqrt"]),
+    ("dpstats.methods.row_passes", "dpstats.methods.common.row_passes", ["add_arrays"]),
+])
+def test_old_paths_of_the_shared_blocks_still_work_with_a_deprecation_warning(old, new, names):
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=new.replace(".", r"\.")):
+        module = importlib.import_module(old)
+    for name in names:
+        assert getattr(module, name) is getattr(importlib.import_module(new), name)
+
+
+def test_methods_holds_estimators_and_the_registry_only():
+    """Every module directly in dpstats/methods/ is an estimator, the registry, or a deprecated alias (a module
+    whose body warns); the shared blocks live in dpstats/methods/common/."""
+    helpers = []
+    for module, path in MODULES.items():
+        if module.count(".") != 2 or not module.startswith("dpstats.methods.") or path.name == "__init__.py":
+            continue
+        name = module.rsplit(".", 1)[1]
+        source = path.read_text(encoding="utf-8")
+        if name not in BUILTIN_METHODS and name != "registry" and "DeprecationWarning" not in source:
+            helpers.append(module)
+    assert helpers == []

@@ -51,6 +51,7 @@ import numpy as np
 
 from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods.blocks import RowPermutation
+from dpstats.methods.common.extremes import divide_by_norms, quiet, residuals, row_norms
 from dpstats.methods.common.private_centring import (
     Standardisation,
     check_public_options,
@@ -83,7 +84,6 @@ from dpstats.methods.common.robust_estimators import (
     release_spectrum,
 )
 from dpstats.methods.common.row_passes import ClipTable, KeyCache, add_arrays, add_clip_tables
-from dpstats.methods.extremes import divide_by_norms, quiet, residuals, row_norms
 from dpstats.methods.registry import FitContext, MethodFit, MethodOptions, MethodSpec, register
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger
@@ -212,7 +212,7 @@ def batch_bounds(rest: int, T: int, est: float, t: int) -> tuple[int, int, int]:
 @quiet
 def _error_counts(X: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     """``DISTANCE_GRID`` counts of the squared residuals of an estimation part (groups of one row): a residual
-    is never NaN (:func:`~dpstats.methods.extremes.residuals`), and a square that overflows is inf, which lands
+    is never NaN (:func:`~dpstats.methods.common.extremes.residuals`), and a square that overflows is inf, which lands
     in the last bin."""
     r = residuals(X, y, w)  # X w - y: its square is that of y - X w, bit for bit
     return histogram_counts(r * r, DISTANCE_GRID)
@@ -225,7 +225,7 @@ def _clipped_coefficients(X: np.ndarray, r: np.ndarray, norms: np.ndarray, clip:
     v_i = r_i min(1, C / (|r_i| ||x_i||)) where that is finite (bit for bit the plain formula); where the
     product |r_i| ||x_i|| or r_i itself overflowed, the gradient's norm exceeds every double and its clipped
     value is C sign(r_i) x_i / ||x_i||, so v_i = sign(r_i) C / ||x_i||
-    (:func:`~dpstats.methods.extremes.divide_by_norms`).  Each v_i depends on row i (and public C, released
+    (:func:`~dpstats.methods.common.extremes.divide_by_norms`).  Each v_i depends on row i (and public C, released
     w) only, and ||v_i x_i|| <= C (up to rounding) whatever the row."""
     scale = np.abs(r) * norms
     v = r * np.minimum(1.0, clip / np.maximum(scale, np.finfo(float).tiny))

@@ -51,6 +51,7 @@ import numpy as np
 
 from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods.blocks import RowPermutation
+from dpstats.methods.common.extremes import quiet, residuals
 from dpstats.methods.common.permutations import WindowedOrder
 from dpstats.methods.common.private_centring import (
     Standardisation,
@@ -95,7 +96,6 @@ from dpstats.methods.common.row_passes import (
     add_clip_tables,
     add_grouped_counts,
 )
-from dpstats.methods.extremes import quiet, residuals
 from dpstats.methods.registry import FitContext, MethodFit, MethodOptions, MethodSpec, check_bool, register
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from dpstats.methods.extremes import QUIET, finite_rows
+from dpstats.methods.common.extremes import QUIET, finite_rows
 
 __all__ = [
     "FALLBACK_MODEL",
