@@ -324,8 +324,11 @@ def test_importing_dpstats_loads_no_estimator_until_the_registry_is_read():
     ("dpstats.formula_language", "dpstats.formula.language", ["NAMESPACE", "FORMULA_ENV", "check_factor"]),
     ("dpstats.formula_language", "dpstats.formula.parse", ["expand_formula", "model_desc", "term", "join_terms"]),
     ("dpstats.design_recipe", "dpstats.formula.recipe", ["DesignRecipe"]),
+    ("dpstats.methods.extremes", "dpstats.methods.common.extremes", ["QUIET", "quiet", "row_norms", "residuals"]),
+    ("dpstats.methods.linalg", "dpstats.methods.common.linalg", ["solve_noisy_normal_equations", "psd_sqrt"]),
+    ("dpstats.methods.row_passes", "dpstats.methods.common.row_passes", ["add_arrays"]),
 ])
-def test_old_formula_module_paths_still_work_with_a_deprecation_warning(old, new, names):
+def test_old_module_paths_still_work_with_a_deprecation_warning(old, new, names):
     sys.modules.pop(old, None)
     with pytest.warns(DeprecationWarning, match=new.replace(".", r"\.")):
         module = importlib.import_module(old)
@@ -357,19 +360,6 @@ def test_names_moved_to_an_upper_layer_still_work_with_a_deprecation_warning(old
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
         module.not_a_name  # noqa: B018
 
-
-
-@pytest.mark.parametrize("old, new, names", [
-    ("dpstats.methods.extremes", "dpstats.methods.common.extremes", ["QUIET", "quiet", "row_norms", "residuals"]),
-    ("dpstats.methods.linalg", "dpstats.methods.common.linalg", ["solve_noisy_normal_equations", "psd_sqrt"]),
-    ("dpstats.methods.row_passes", "dpstats.methods.common.row_passes", ["add_arrays"]),
-])
-def test_old_paths_of_the_shared_blocks_still_work_with_a_deprecation_warning(old, new, names):
-    sys.modules.pop(old, None)
-    with pytest.warns(DeprecationWarning, match=new.replace(".", r"\.")):
-        module = importlib.import_module(old)
-    for name in names:
-        assert getattr(module, name) is getattr(importlib.import_module(new), name)
 
 
 def test_methods_holds_estimators_and_the_registry_only():
