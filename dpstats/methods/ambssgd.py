@@ -57,7 +57,6 @@ from dpstats.methods.common.extremes import divide_by_norms, quiet, residuals, r
 from dpstats.methods.common.robust_estimators import (
     DISTANCE_GRID,
     PooledHistogram,
-    clipped_gram,
     histogram_counts,
     max_disjoint_histograms,
     norm_group_size,
@@ -225,19 +224,6 @@ class _NormPass:
         return norm_group_sums(X0, groups, self.layout.n0 // self.group_size)
 
 
-class _GramPass:
-    """fn(X, y, offset) -> clipped Gram matrix of the chunk's S_0 rows; ``select`` evaluates only those."""
-
-    def __init__(self, layout: AMBSSGDLayout, st: centring.Standardisation | None, theta_x: float) -> None:
-        self.layout, self.st, self.theta_x = layout, st, theta_x
-
-    def select(self, offset: int, count: int) -> np.ndarray:
-        return self.layout.keys(offset, count).s0_rows
-
-    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
-        return clipped_gram(centring.standardised(self.st, X, y)[0], self.theta_x)
-
-
 class _ExactGradient:
     """The clipped gradient of a batch's gradient part, from the one local chunk that holds every row, computed
     once the clipping norm is released (the in-memory fast path: no table).  Never combined with another chunk's."""
@@ -251,24 +237,15 @@ class _ExactGradient:
         return self.X.T @ coef / size
 
 
-class _TableGradient:
-    """The clipped-gradient sums of some chunks' gradient rows at every clipping norm: adds up over chunks."""
-
-    def __init__(self, table: ClipTable) -> None:
-        self.table = table
-
-    def mean(self, clips: np.ndarray, j: int, size: int) -> np.ndarray:
-        return self.table.at(clips, j) / size
-
-
 @dataclass
 class _RoundPartial:
     counts: np.ndarray
-    gradient: _ExactGradient | _TableGradient
+    gradient: _ExactGradient | descent.TableGradient
 
 
 def _add_rounds(a: _RoundPartial, b: _RoundPartial) -> _RoundPartial:
-    if not (isinstance(a.gradient, _TableGradient) and isinstance(b.gradient, _TableGradient)):  # pragma: no cover
+    table = descent.TableGradient
+    if not (isinstance(a.gradient, table) and isinstance(b.gradient, table)):  # pragma: no cover
         raise RuntimeError("internal error: a whole-batch gradient met another chunk")
     a.counts += b.counts
     a.gradient.table = add_clip_tables(a.gradient.table, b.gradient.table)
@@ -298,7 +275,8 @@ class _RoundPass:
         norms = row_norms(Xg)
         # a term r x whose size overflowed is clipped at every norm: its direction sign(r) x / ||x|| is the limit
         limit = np.sign(r) * divide_by_norms(1.0, Xg, norms)
-        return _RoundPartial(counts, _TableGradient(ClipTable.of(Xg, r, np.abs(r) * norms, self.clips, limit=limit)))
+        table = ClipTable.of(Xg, r, np.abs(r) * norms, self.clips, limit=limit)
+        return _RoundPartial(counts, descent.TableGradient(table))
 
 
 # ----------------------------------------------------------------------------- the fit
@@ -382,7 +360,7 @@ def _setup(rows: Rows, ctx: FitContext, run: _Run, options: AMBSSGDOptions) -> t
         gamma_norm = float(options.trace)
     theta_x = plan.tail * math.sqrt(gamma_norm)
     if plan.need_spectrum:
-        gram = rows.reduce(_GramPass(layout, run.st, theta_x), add_arrays)
+        gram = rows.reduce(descent.GramPass(layout, "s0_rows", run.st, theta_x), add_arrays)
         spec = release_spectrum(gram, plan.n0, theta_x, mu=mu_0, rng=ctx.rng, ledger=run.ledger_0)
         eta, T, kappa_hat = descent.step_schedule(spec, plan.n, max_rounds=int(options.max_rounds),
                                                   step_size=options.step_size, rounds=options.rounds)

@@ -60,7 +60,6 @@ from dpstats.methods.common.robust_estimators import (
     DISTANCE_GRID,
     PooledHistogram,
     clip_factors,
-    clipped_gram,
     distance_group_size,
     max_histogram_releases,
     norm_group_size,
@@ -261,19 +260,6 @@ class _NormPass:
         return norm_group_sums(parts.Xa, groups, layout.n_a // self.group_size)
 
 
-class _GramPass:
-    """fn(X, y, offset) -> clipped Gram matrix of the chunk's S_a rows; ``select`` evaluates only those."""
-
-    def __init__(self, layout: RobGDLayout, st: centring.Standardisation | None, theta_x: float) -> None:
-        self.layout, self.st, self.theta_x = layout, st, theta_x
-
-    def select(self, offset: int, count: int) -> np.ndarray:
-        return self.layout.keys(offset, count).a_rows
-
-    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
-        return clipped_gram(centring.standardised(self.st, X, y)[0], self.theta_x)
-
-
 class _ExactGradient:
     """The clipped gradient of the one local chunk that holds every row, computed once the threshold is
     released (the in-memory fast path: no table of all thresholds).  Never combined with another chunk."""
@@ -286,25 +272,15 @@ class _ExactGradient:
         return separately_clipped_gradient(p.Xb, p.yb, self.w, p.clip_factors(self.theta_x), float(thresholds[j]))
 
 
-class _TableGradient:
-    """The clipped-gradient sums of some chunks at every threshold (:class:`ClipTable`): adds up over chunks."""
-
-    def __init__(self, table: ClipTable) -> None:
-        self.table = table
-
-    def mean(self, thresholds: np.ndarray, j: int, m: int) -> np.ndarray:
-        return self.table.at(thresholds, j) / m
-
-
 @dataclass
 class _RoundPartial:
     counts: GroupedCounts
-    gradient: _ExactGradient | _TableGradient | None
+    gradient: _ExactGradient | descent.TableGradient | None
 
 
 def _add_rounds(a: _RoundPartial, b: _RoundPartial) -> _RoundPartial:
     a.counts = add_grouped_counts(a.counts, b.counts)
-    if isinstance(a.gradient, _TableGradient) and isinstance(b.gradient, _TableGradient):
+    if isinstance(a.gradient, descent.TableGradient) and isinstance(b.gradient, descent.TableGradient):
         a.gradient.table = add_clip_tables(a.gradient.table, b.gradient.table)
     elif a.gradient is not None or b.gradient is not None:  # pragma: no cover - an exact gradient holds all rows
         raise RuntimeError("internal error: a whole-data gradient met another chunk")
@@ -335,7 +311,7 @@ class _RoundPass:
         c = parts.clip_factors(self.theta_x)
         # an infinite residual is clipped at every threshold: its term is theta c sign(r) x (the table's limit)
         table = ClipTable.of(parts.Xb, c * rb, np.abs(rb), self.thresholds, limit=c * np.sign(rb))
-        return _RoundPartial(counts, _TableGradient(table))
+        return _RoundPartial(counts, descent.TableGradient(table))
 
 
 # ----------------------------------------------------------------------------- the fit
@@ -433,7 +409,7 @@ def _schedule(rows: Rows, ctx: FitContext, run: _Run, options: RobGDOptions, the
     if not plan.need_spectrum:
         eta, T = float(options.step_size), int(options.rounds)  # type: ignore[arg-type]
     else:
-        gram = rows.reduce(_GramPass(prepare.layout, prepare.st, theta_x), add_arrays)
+        gram = rows.reduce(descent.GramPass(prepare.layout, "a_rows", prepare.st, theta_x), add_arrays)
         spec = release_spectrum(gram, plan.n_a, theta_x, mu=plan.mu * math.sqrt(_SPECTRUM_SHARE), rng=ctx.rng,
                                 ledger=run.ledger_a)
         eta, T, kappa_hat = descent.step_schedule(spec, plan.n, max_rounds=int(options.max_rounds),

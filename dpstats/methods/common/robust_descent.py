@@ -25,15 +25,16 @@ from typing import Any
 import numpy as np
 
 from dpstats.errors import MethodOptionError
-from dpstats.methods.common.private_centring import Standardisation, release_standardisation
-from dpstats.methods.common.robust_estimators import DISTANCE_GRID, SpectrumEstimate
+from dpstats.methods.common.private_centring import Standardisation, release_standardisation, standardised
+from dpstats.methods.common.robust_estimators import DISTANCE_GRID, SpectrumEstimate, clipped_gram
+from dpstats.methods.common.row_passes import ClipTable
 from dpstats.methods.registry import FitContext, MethodOptions
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.rows.base import Rows
 
 __all__ = ["PRECONDITION_SHARE", "min_rows", "precondition_split", "check_fraction", "DescentOptions",
-           "precondition", "default_covariate_tail", "rounds_from_kappa", "step_schedule", "threshold_candidates",
-           "parallel_block_step", "held_notes", "part_notes"]
+           "precondition", "GramPass", "TableGradient", "default_covariate_tail", "rounds_from_kappa", "step_schedule",
+           "threshold_candidates", "parallel_block_step", "held_notes", "part_notes"]
 
 #: share of mu^2 for the private centres and scales on all rows (when standardising)
 PRECONDITION_SHARE = 0.1
@@ -154,6 +155,71 @@ def precondition(rows: Rows, ctx: FitContext, mu_pre: float, notes: list[str],
     notes.extend(lines)
     diagnostics.update(centre=st.centre, scale=st.scale, y_centre=st.y_centre)
     return st
+
+
+class GramPass:
+    """fn(X, y, offset) -> the clipped Gram matrix of a chunk's estimation rows (the spectrum's pass of both methods).
+
+    ``select`` evaluates only those rows: the attribute ``part`` of the
+    layout's keys of the chunk (``a_rows``, S_a of DP-RobGD; ``s0_rows``, S_0
+    of DP-AMBSSGD).  The pass holds public facts and released values only,
+    so it can be sent to workers.
+
+    Parameters
+    ----------
+    layout : object
+        The method's public layout of rows (``keys(offset, count)``).
+    part : str
+        The attribute of the keys that holds the chunk's estimation rows.
+    st : Standardisation or None
+        The released preconditioning, if any.
+    theta_x : float
+        The covariate clipping norm.
+    """
+
+    def __init__(self, layout: Any, part: str, st: Standardisation | None, theta_x: float) -> None:
+        self.layout, self.part, self.st, self.theta_x = layout, part, st, theta_x
+
+    def select(self, offset: int, count: int) -> np.ndarray:
+        """The local indices of the chunk's estimation rows."""
+        rows: np.ndarray = getattr(self.layout.keys(offset, count), self.part)
+        return rows
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
+        return clipped_gram(standardised(self.st, X, y)[0], self.theta_x)
+
+
+class TableGradient:
+    """The clipped-gradient sums of some chunks' gradient rows at every threshold a round can release
+    (:class:`~dpstats.methods.common.row_passes.ClipTable`); adds up over chunks.
+
+    Parameters
+    ----------
+    table : ClipTable
+        The sums at every candidate threshold.
+    """
+
+    def __init__(self, table: ClipTable) -> None:
+        self.table = table
+
+    def mean(self, thresholds: np.ndarray, j: int, size: int) -> np.ndarray:
+        """The clipped gradient at the released threshold ``thresholds[j]``: the sum over ``size`` rows, divided.
+
+        Parameters
+        ----------
+        thresholds : numpy.ndarray
+            The candidate thresholds.
+        j : int
+            The index of the released one.
+        size : int
+            The number of gradient rows of the round (public).
+
+        Returns
+        -------
+        numpy.ndarray
+            The mean clipped gradient.
+        """
+        return self.table.at(thresholds, j) / size
 
 
 def default_covariate_tail(n: int, zeta: float = _ZETA) -> float:
