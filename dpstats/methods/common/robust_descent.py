@@ -47,7 +47,7 @@ def min_rows(d: int) -> int:
     """The public minimum n of both methods for d columns: max(1000, 50 d).
 
     The one registered fact (``MethodSpec.min_rows`` and the ``n_min`` of the methods' upper rates, so that
-    :func:`dpstats.theory.plan` never proposes fewer rows than the method accepts).  Below it the private
+    :func:`dpstats.plan` never proposes fewer rows than the method accepts).  Below it the private
     estimates (norm, spectrum, one residual histogram per round) leave too few rows per part for the rounds
     the budget allows; the fit also refuses, from public n and mu, when not even 2 rounds can clear their
     histogram's noise.
