@@ -39,7 +39,7 @@ __all__ = ["PRECONDITION_SHARE", "min_rows", "precondition_split", "check_fracti
 #: share of mu^2 for the private centres and scales on all rows (when standardising)
 PRECONDITION_SHARE = 0.1
 _ZETA = 0.05  # failure probability of the covariate-norm bound in the default tail
-_TAIL_RANGE = (1e-6, 1e6)  # public range of covariate_tail (check_descent_options)
+_TAIL_RANGE = (1e-6, 1e6)  # public range of covariate_tail (DescentOptions)
 _MIN_ROWS, _MIN_ROWS_PER_COLUMN = 1000, 50
 
 
