@@ -30,7 +30,7 @@ from dpstats.plotting import median_band, pyplot
 
 __all__ = ["compare", "Comparison", "COLUMNS"]
 
-#: Columns of :attr:`Comparison.frame`, one row per fit.
+#: Columns of the ``frame`` of a :class:`Comparison`, one row per fit.
 COLUMNS = ["method", "epsilon", "trial", "r2", "coef_error", "status", "seconds", "epsilon_spent", "delta_spent"]
 _METRICS = ("r2", "coef_error")
 _DEFAULT_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0)
