@@ -16,7 +16,8 @@ name (``importlib.import_module``, ``__import__``, ``sys.modules[...]``),
 whose name is read from the call's string, f-string (``__package__`` and
 ``__name__`` are known; another value stands for any string constant of the
 module) or, when the name is computed otherwise, from every string constant
-of the module that names a dpstats module.  None of them may close a cycle.
+of the module that names a dpstats module.  None of them may close a cycle, but
+the loads listed in ``DYNAMIC_IMPORTS`` with their reasons.
 """
 
 from __future__ import annotations
