@@ -21,10 +21,11 @@ from dpstats.api import dp_ols, dp_ols_arrays
 from dpstats.api_arrays import formula_all
 from dpstats.compare import Comparison, compare
 from dpstats.methods import available_methods
+from dpstats.planning import plan
 from dpstats.privacy import PrivacyAccountant, PrivacyReport
 from dpstats.results import DPRegressionResults
 from dpstats.tables import RegressionTable, table
-from dpstats.theory import plan, plot_plan
+from dpstats.theory import plot_plan
 
 __version__ = "0.1.0"
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from dpstats.api_arrays import MOVED_UP
 from dpstats.pipeline import ArrayData, FitRequest, FrameData, SourceData, run
 from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.results import DPRegressionResults
@@ -279,3 +280,6 @@ def dp_ols_arrays(
                      response_name=response_name, intercept=intercept)
     return run(FitRequest(data, epsilon, delta, method=method, options=options, accountant=accountant,
                           random_state=random_state, rescale=rescale))
+
+
+MOVED_UP.add("dp_ols_arrays", "dpstats.dp_ols_arrays", dp_ols_arrays)  # the deprecated api_arrays.dp_ols_arrays

@@ -28,6 +28,7 @@ import pandas as pd
 import patsy
 
 from dpstats.bounds import Interval
+from dpstats.deprecation import MovedUp
 from dpstats.errors import (
     DataTypeError,
     InvalidBoundsError,
@@ -253,13 +254,9 @@ def array_design(X: Any, y: Any, spec: MethodSpec | None, *, x_bounds: Any, y_bo
                   notes=["design given as arrays (dp_ols_arrays)"], numeric_variables=list(names))
 
 
+#: deprecated names that moved to a module above this one (``dp_ols_arrays``: :mod:`dpstats.api`, which adds it)
+MOVED_UP = MovedUp("dpstats.api_arrays")
+
+
 def __getattr__(name: str) -> Any:
-    if name == "dp_ols_arrays":  # moved beside dp_ols, in dpstats.api (above this module): imported on use
-        import warnings  # noqa: PLC0415
-
-        from dpstats.api import dp_ols_arrays  # noqa: PLC0415
-
-        warnings.warn("dpstats.api_arrays.dp_ols_arrays is deprecated: use dpstats.dp_ols_arrays",
-                      DeprecationWarning, stacklevel=2)
-        return dp_ols_arrays
-    raise AttributeError(f"module 'dpstats.api_arrays' has no attribute {name!r}")
+    return MOVED_UP.get(name)

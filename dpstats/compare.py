@@ -26,10 +26,11 @@ from dpstats.api import dp_ols
 from dpstats.errors import DPStatsError, PTRFailure, PublicDataRequiredError
 from dpstats.formula import build_design
 from dpstats.methods import available_methods, get_method
+from dpstats.plotting import median_band, pyplot
 
 __all__ = ["compare", "Comparison", "COLUMNS"]
 
-#: Columns of :attr:`Comparison.frame`, one row per fit.
+#: Columns of the ``frame`` of a :class:`Comparison`, one row per fit.
 COLUMNS = ["method", "epsilon", "trial", "r2", "coef_error", "status", "seconds", "epsilon_spent", "delta_spent"]
 _METRICS = ("r2", "coef_error")
 _DEFAULT_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0)
@@ -129,18 +130,13 @@ class Comparison:
             An unknown metric, or ``"coef_error"`` without a truth.
         """
         col = self._metric(metric)
-        try:
-            import matplotlib.pyplot as plt  # noqa: PLC0415  (optional dependency, imported when used)
-        except ImportError as exc:
-            raise ImportError('Comparison.plot needs matplotlib: pip install "dpstats[plot]"') from exc
         if ax is None:
-            _, ax = plt.subplots(figsize=(6, 4))
+            _, ax = pyplot("Comparison.plot").subplots(figsize=(6, 4))
         table = self.summary(col)
         for method in table.index.get_level_values("method").unique():
             rows = table.loc[method]
-            eps = rows.index.to_numpy(dtype=float)
-            line = ax.plot(eps, rows["median"], marker="o", label=method)[0]
-            ax.fill_between(eps, rows["q25"], rows["q75"], color=line.get_color(), alpha=0.2, linewidth=0)
+            median_band(ax, rows.index.to_numpy(dtype=float), rows["median"], rows["q25"], rows["q75"], marker="o",
+                        label=method)
         ax.set_xscale("log")
         grid = np.unique(table.index.get_level_values("epsilon").to_numpy(dtype=float))
         ax.set_xticks(grid, [f"{e:g}" for e in grid])

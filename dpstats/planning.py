@@ -55,15 +55,17 @@ from dpstats.rates import PlanningFacts, Rate, UpperRate
 from dpstats.scaling import PublicScaling
 from dpstats.theory import (
     CLASSICAL_LOWER,
+    MOVED_UP,
     SPARSE_LOWER,
     _rate_epsilon,
     assumed_residual_sd,
     design_moments,
+    rate_plan,
     sampling_covariance,
 )
 from dpstats.validation import MAX_EPSILON
 
-__all__ = ["Plan", "coefficient_plan", "DEFAULT_DELTA"]
+__all__ = ["Plan", "plan", "coefficient_plan", "DEFAULT_DELTA"]
 
 #: delta of a planned fit when none is given
 DEFAULT_DELTA = 1e-6
@@ -614,3 +616,97 @@ def _method_rows(model: _Model, n: int | None, epsilon: float | None, targets: n
              "refusal": refusal, "inference": status, "noise_to_signal": ratio, "model": model.label,
              "kind": model.kind}
             for j, term in enumerate(model.setting.names)]
+
+
+def plan(target: Any = None, d: int | None = None, epsilon: float | None = None, delta: float | None = None, *,
+         sparsity: int | None = None, method: str | Sequence[str] | None = None,
+         bounds: Mapping[str, tuple[float, float]] | None = None, formula: str | None = None,
+         levels: Mapping[str, Sequence[Any]] | None = None, response: str | None = None, n: int | None = None,
+         residual_sd: float | None = None, rsquared: float | None = None, spread: Mapping[str, float] | None = None,
+         correlation: float = 0.0, inference: bool = True) -> Any:
+    """Plan a fit before spending budget.
+
+    With declared ``bounds`` (and optionally ``formula``, ``levels``), in
+    the units of the coefficients: at ``n`` rows, which epsilon gives each
+    coefficient a privacy error below its sampling error; at ``epsilon``, how
+    many rows it needs (and, with ``target``, how many for a total error at
+    most ``target``); at both, the expected errors, whether the method would
+    refuse and whether its intervals would be reported.  It agrees with each
+    method's minimum n (``MethodSpec.min_rows``) and refusal rules.  Returns a
+    :class:`~dpstats.planning.Plan` (print it, or ``to_frame()``); see
+    :func:`dpstats.planning.coefficient_plan` for every argument and the
+    assumptions.
+
+    Without bounds, ``plan(target, d, epsilon, delta)`` inverts the rates for
+    a target error in units of sigma, up to their unknown constants
+    (:func:`rate_plan`, a DataFrame).
+
+    Parameters
+    ----------
+    target : float or mapping, optional
+        A total error: in units of sigma without bounds; with bounds in the coefficients' units (per term with a
+        mapping).
+    d : int, optional
+        Coefficients (without bounds only; with bounds the design gives d).
+    epsilon : float, optional
+        The budget's epsilon.
+    delta : float, optional
+        The budget's delta (with bounds, default 1e-6).
+    sparsity : int, optional
+        s for the sparse rates (lasso, the sparse lower bound).
+    method : str, sequence of str or None
+        The method(s) to plan; None: every private method.
+    bounds : mapping, optional
+        Declared (public) ranges of the variables, response included, as for :func:`dpstats.dp_ols`.
+    formula : str, optional
+        The model (default: ``response ~`` every other bounded variable and every factor of ``levels``).
+    levels : mapping, optional
+        Declared levels of the factors.
+    response : str, optional
+        The response among the bounds when no formula is given (default ``"y"``).
+    n : int, optional
+        Rows: the plan then gives the epsilon each coefficient needs.
+    residual_sd, rsquared : float, optional
+        The assumed residual sd (response units) or R^2.
+    spread : mapping, optional
+        Assumed sd of design columns (default: uniform on the declared range).
+    correlation : float, default 0.0
+        Assumed common correlation between design columns.
+    inference : bool, default True
+        The fit's ``inference`` option (its share of the budget for standard errors).
+
+    Returns
+    -------
+    dpstats.planning.Plan or pandas.DataFrame
+        With bounds or a formula, a :class:`~dpstats.planning.Plan`; otherwise the table of :func:`rate_plan`.
+
+    Raises
+    ------
+    dpstats.errors.InvalidArgumentError
+        When ``d`` is given together with bounds or a formula (or an argument is invalid).
+    dpstats.errors.MissingBoundsError
+        When a formula is given without ``bounds``.
+
+    Examples
+    --------
+    >>> import dpstats
+    >>> table = dpstats.plan(0.1, 5, 1.0, 1e-6, method="ssp")  # rates only: units of sigma
+    >>> table.loc[0, "bound"], int(table.loc[0, "n_for_target"])
+    ('minimax lower bound (classical)', 831)
+    >>> dpstats.plan(bounds={"x": (0, 10), "y": (-50, 50)}, n=5000, epsilon=1.0, method="adassp")  # doctest: +SKIP
+    >>> dpstats.plan(formula="y ~ x + C(g)", bounds={"x": (0, 10), "y": (-50, 50)},
+    ...              levels={"g": ["a", "b"]}, epsilon=1.0, rsquared=0.5)  # doctest: +SKIP
+    """
+    if bounds is None and formula is None:
+        return rate_plan(target, d, epsilon, delta, sparsity=sparsity, method=method)  # type: ignore[arg-type]
+    if d is not None:
+        raise InvalidArgumentError("with bounds or a formula, d comes from the design: leave d out")
+    if bounds is None:
+        raise MissingBoundsError("plan with a formula needs the declared bounds of its variables (bounds=)")
+    return coefficient_plan(bounds=bounds, formula=formula, levels=levels, response=response, n=n, epsilon=epsilon,
+                            delta=DEFAULT_DELTA if delta is None else delta, method=method, target=target,
+                            residual_sd=residual_sd, rsquared=rsquared, spread=spread, correlation=correlation,
+                            inference=inference, sparsity=sparsity)
+
+
+MOVED_UP.add("plan", "dpstats.planning.plan", plan)  # the deprecated dpstats.theory.plan (one release)

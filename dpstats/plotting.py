@@ -33,12 +33,57 @@ import pandas as pd
 __all__ = ["coef_plot", "privacy_utility", "error_vs_n", "short_name"]
 
 
-def _pyplot() -> Any:
+def pyplot(what: str = "dpstats.plotting") -> Any:
+    """``matplotlib.pyplot``, imported on use (the ``plot`` extra).
+
+    Parameters
+    ----------
+    what : str
+        What needs it, for the error message.
+
+    Returns
+    -------
+    module
+        ``matplotlib.pyplot``.
+
+    Raises
+    ------
+    ImportError
+        When matplotlib is not installed.
+    """
     try:
         import matplotlib.pyplot as plt  # noqa: PLC0415  (optional dependency, imported when used)
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError('dpstats.plotting needs matplotlib: pip install "dpstats[plot]"') from exc
+        raise ImportError(f'{what} needs matplotlib: pip install "dpstats[plot]"') from exc
     return plt
+
+
+def median_band(ax: Any, x: Any, median: Any, q25: Any = None, q75: Any = None, **line: Any) -> str:
+    """Draw a median curve and, when quartiles are given, its interquartile band in the same colour.
+
+    The block of :meth:`dpstats.Comparison.plot` (against epsilon) and of
+    :func:`error_vs_n` (against n).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes to draw on.
+    x, median : array_like
+        The curve.
+    q25, q75 : array_like, optional
+        The lower and upper quartiles at ``x`` (no band without them).
+    **line
+        Passed to ``ax.plot`` (label, marker, colour, line width).
+
+    Returns
+    -------
+    str
+        The colour of the curve and its band.
+    """
+    color = ax.plot(x, median, **line)[0].get_color()
+    if q25 is not None and q75 is not None:
+        ax.fill_between(x, q25, q75, color=color, alpha=0.2, linewidth=0)
+    return str(color)
 
 
 _FACTOR_COLUMN = re.compile(r"^C\((?P<var>[^,()]+)(?:,.*)?\)\[(?:T\.)?(?P<level>.*)\]$")
@@ -132,7 +177,7 @@ def coef_plot(results: Any, *, alpha: float = 0.05, reference: pd.Series | Mappi
     >>> len(ax.get_yticklabels())
     5
     """
-    plt = _pyplot()
+    plt = pyplot()
     fits = dict(results) if isinstance(results, Mapping) else {_fit_label(results): results}
     if not fits:
         raise ValueError("coef_plot needs at least one fit")
@@ -296,7 +341,7 @@ def error_vs_n(ns: Sequence[float], errors: Mapping[str, Any], *, sigma: float =
     >>> ax.get_xscale()
     'log'
     """
-    plt = _pyplot()
+    plt = pyplot()
     n_arr = np.asarray(ns, dtype=float)
     if n_arr.ndim != 1 or n_arr.size == 0 or not np.all(n_arr > 0):
         raise ValueError("ns must be a non-empty sequence of positive sample sizes")
@@ -322,13 +367,11 @@ def error_vs_n(ns: Sequence[float], errors: Mapping[str, Any], *, sigma: float =
             ok = ~np.all(np.isnan(finite), axis=1)
             med = np.full(n_arr.size, np.nan)
             med[ok] = np.nanmedian(finite[ok], axis=1)
-        color = f"C{(j + 3) % 10}" if theory else f"C{j % 10}"
-        ax.plot(n_arr[ok], med[ok], marker=markers[j % len(markers)], color=color, linewidth=1.4,
-                label=f"{label} (measured)")
+        q1 = q3 = None
         if finite.shape[1] > 1 and ok.any():
-            q1 = np.nanquantile(finite[ok], 0.25, axis=1)
-            q3 = np.nanquantile(finite[ok], 0.75, axis=1)
-            ax.fill_between(n_arr[ok], q1, q3, color=color, alpha=0.2, linewidth=0)
+            q1, q3 = np.nanquantile(finite[ok], [0.25, 0.75], axis=1)
+        median_band(ax, n_arr[ok], med[ok], q1, q3, marker=markers[j % len(markers)],
+                    color=f"C{(j + 3) % 10}" if theory else f"C{j % 10}", linewidth=1.4, label=f"{label} (measured)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("n")

@@ -40,12 +40,10 @@ from dpstats.formula.recipe import DesignRecipe
 from dpstats.inference import basic_bootstrap_interval, basic_bootstrap_pvalue, bootstrap_zvalues, private_rsquared
 from dpstats.methods.registry import Inference, ReleasedSums
 from dpstats.privacy.report import PrivacyReport
+from dpstats.table_grid import WITHHELD_CELL, coefficient_grid, privacy_latex
 from dpstats.theory import ErrorBounds
 
 __all__ = ["DPRegressionResults", "DPModel"]
-
-#: what the tables show in the inference columns of a fit that reports no inference
-WITHHELD_CELL = "\u2014"
 
 #: names that moved to dpstats.errors and are no longer raised or emitted (deprecated here)
 _DEPRECATED = {"InferenceUnavailableError": "no longer raised", "InferenceWithheldWarning": "no longer emitted"}
@@ -747,16 +745,6 @@ def _finite_or_null(value: Any) -> Any:
     return value
 
 
-def latex_escape_text(text: str) -> str:
-    """Escape every LaTeX special character of running text (the notes under the table)."""
-    return "".join(_LATEX.get(ch, ch) for ch in str(text))
-
-
-_LATEX = {"{": r"\{", "}": r"\}", "^": r"\textasciicircum{}", "~": r"\textasciitilde{}", "&": r"\&",
-          "%": r"\%", "#": r"\#", "$": r"\$", "_": r"\_", "|": r"\textbar{}", "<": r"\textless{}",
-          ">": r"\textgreater{}", "\\": r"\textbackslash{}", WITHHELD_CELL: "---"}
-
-
 class DPSummary(Summary):
     """statsmodels Summary of a fit: the whole report as text and HTML, a table for papers as LaTeX."""
 
@@ -785,8 +773,6 @@ class DPSummary(Summary):
         The preamble needs ``\\usepackage{booktabs}`` and ``\\usepackage{graphicx}``
         (:data:`dpstats.tables.LATEX_PREAMBLE`).
         """
-        from dpstats.tables import coefficient_grid, privacy_latex  # noqa: PLC0415 - tables imports this module
-
         out = coefficient_grid(self.result, self.alpha).as_latex(label)
         if privacy:
             out += "\n" + privacy_latex(self.result, f"{label}:privacy" if label else None)

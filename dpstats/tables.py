@@ -27,24 +27,29 @@ needs them in ASCII (or a Unicode engine such as lualatex).
 
 from __future__ import annotations
 
-import html
 import math
 import re
-import textwrap
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from dpstats.results import WITHHELD_CELL, DPRegressionResults, latex_escape_text
+from dpstats.results import DPRegressionResults
+from dpstats.table_grid import (
+    LATEX_PREAMBLE,
+    WITHHELD_CELL,
+    Cell,
+    Grid,
+    _budget,
+    _pvalue,
+    _sentence,
+    format_number,
+)
 
 __all__ = ["table", "RegressionTable", "LATEX_PREAMBLE", "DEFAULT_STATS", "STAT_LABELS"]
-
-#: the LaTeX packages the tables use (booktabs rules; graphicx to shrink a table wider than the text)
-LATEX_PREAMBLE = "\\usepackage{booktabs}\n\\usepackage{graphicx}"
 
 #: footer rows of :func:`table` by default: columns of :meth:`DPRegressionResults.glance`
 DEFAULT_STATS = ("nobs", "r.squared", "adj.r.squared", "epsilon", "delta", "method", "guarantee")
@@ -63,30 +68,6 @@ _STATISTICS = {"se": "standard errors in parentheses", "t": "z (or t) statistics
 
 # -- numbers ------------------------------------------------------------------------------------------------------
 
-def format_number(x: float, fmt: Any = 3) -> str:
-    """A number for a table cell.
-
-    Parameters
-    ----------
-    x : float
-        The value (NaN gives the dash).
-    fmt : int, str or callable
-        Decimals (an int: fixed point, falling back to 3 significant digits
-        for a non-zero value that would print as zero), a format spec such as
-        ``".3g"``, or a function of the value.
-    """
-    if x is None or not math.isfinite(float(x)):
-        return WITHHELD_CELL if x is None or math.isnan(float(x)) else ("\u221e" if x > 0 else "-\u221e")
-    if callable(fmt):
-        return str(fmt(x))
-    if isinstance(fmt, str):
-        return format(float(x), fmt)
-    text = f"{float(x):.{int(fmt)}f}"
-    if float(text) == 0:
-        text = f"{float(x):.3g}" if x != 0 else text.lstrip("-")
-    return text
-
-
 def _check_fmt(fmt: Any) -> None:
     if callable(fmt):
         return
@@ -98,204 +79,6 @@ def _check_fmt(fmt: Any) -> None:
         except ValueError:
             raise ValueError(f"fmt {fmt!r} is not a format spec for numbers (e.g. '.3f' or '.3g')") from None
 
-
-def _pvalue(p: float) -> str:
-    if not math.isfinite(p):
-        return WITHHELD_CELL
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
-
-
-def _budget(x: float) -> str:
-    """epsilon or delta for a footer: 3 significant digits, exponents without padding (1e-6), inf as the sign."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return ""
-    if math.isinf(x):
-        return "\u221e"
-    return re.sub(r"e([+-])0*(\d)", lambda m: "e" + ("-" if m.group(1) == "-" else "") + m.group(2), f"{x:.3g}")
-
-
-# -- the grid of cells and its four renderings ------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Cell:
-    """One cell: plain text (Unicode), significance marks, a column span, and optional raw LaTeX."""
-
-    text: str = ""
-    stars: str = ""
-    span: int = 1
-    numeric: bool = False
-    latex: str | None = None
-
-
-@dataclass
-class Grid:
-    """Header rows, body panels (separated by rules) and notes; rendered as text, Markdown, HTML and LaTeX."""
-
-    header: list[list[Cell]]
-    panels: list[list[list[Cell]]]
-    notes: list[str] = field(default_factory=list)
-    caption: str = ""
-
-    @property
-    def ncols(self) -> int:
-        rows = self.header + [r for p in self.panels for r in p]
-        return max(sum(c.span for c in r) for r in rows)
-
-    # text ------------------------------------------------------------------------------------------------------
-    def _widths(self) -> list[int]:
-        widths = [0] * self.ncols
-        rows = self.header + [r for p in self.panels for r in p]
-        for row in rows:
-            j = 0
-            for c in row:
-                if c.span == 1:
-                    widths[j] = max(widths[j], len(c.text + c.stars))
-                j += c.span
-        for row in rows:  # a spanning cell wider than its columns widens the last of them
-            j = 0
-            for c in row:
-                if c.span > 1:
-                    have = sum(widths[j:j + c.span]) + 2 * (c.span - 1)
-                    widths[j + c.span - 1] += max(0, len(c.text) - have)
-                j += c.span
-        return widths
-
-    def _text_row(self, row: list[Cell], widths: list[int]) -> str:
-        out, j = [], 0
-        for c in row:
-            w = sum(widths[j:j + c.span]) + 2 * (c.span - 1)
-            text = c.text + c.stars
-            out.append(text.ljust(w) if j == 0 else text.center(w))
-            j += c.span
-        return "  ".join(out).rstrip()
-
-    def as_text(self) -> str:
-        widths = self._widths()
-        total = sum(widths) + 2 * (len(widths) - 1)
-        lines = [self.caption.center(total).rstrip()] if self.caption else []
-        lines.append("=" * total)
-        lines += [self._text_row(r, widths) for r in self.header]
-        for panel in self.panels:
-            lines.append("-" * total)
-            lines += [self._text_row(r, widths) for r in panel]
-        lines.append("=" * total)
-        for note in self.notes:
-            lines += textwrap.wrap(note, width=max(total, 60), subsequent_indent="  ")
-        return "\n".join(lines)
-
-    # Markdown ------------------------------------------------------------------------------------------------
-    def as_markdown(self) -> str:
-        def cells(row: list[Cell]) -> list[str]:
-            out = []
-            for c in row:
-                out += [_md_escape(c.text) + _md_escape(c.stars)] * c.span
-            return out
-
-        head, *lead = self.header[::-1]
-        lines = [f"**{_md_escape(self.caption)}**", ""] if self.caption else []
-        lines.append("| " + " | ".join(cells(head)) + " |")
-        lines.append("|" + "|".join([":---"] + [":---:"] * (self.ncols - 1)) + "|")
-        for row in [*lead[::-1], *(r for p in self.panels for r in p)]:
-            lines.append("| " + " | ".join(cells(row)) + " |")
-        if self.notes:
-            lines += [""] + ["  \n".join(_md_escape(n) for n in self.notes)]
-        return "\n".join(lines)
-
-    # HTML ------------------------------------------------------------------------------------------------------
-    def as_html(self) -> str:
-        rule = "border-top: 1px solid"
-
-        def cell(c: Cell, tag: str, first: bool, style: str = "") -> str:
-            align = "left" if first else "center"
-            span = f' colspan="{c.span}"' if c.span > 1 else ""
-            under = "; border-bottom: 1px solid" if c.span > 1 and c.text else ""
-            sup = f"<sup>{html.escape(c.stars)}</sup>" if c.stars else ""
-            return (f'<{tag}{span} style="text-align: {align}{under}{"; " + style if style else ""}">'
-                    f"{html.escape(c.text)}{sup}</{tag}>")
-
-        def row(r: list[Cell], tag: str, style: str = "") -> str:
-            return "<tr>" + "".join(cell(c, tag, i == 0, style) for i, c in enumerate(r)) + "</tr>"
-
-        parts = ['<table class="dpstats-table" style="border-collapse: collapse">']
-        if self.caption:
-            parts.append(f"<caption>{html.escape(self.caption)}</caption>")
-        parts.append("<thead>" + "".join(row(r, "th") for r in self.header) + "</thead>")
-        for panel in self.panels:
-            body = [row(r, "td", rule if i == 0 else "") for i, r in enumerate(panel)]
-            parts.append("<tbody>" + "".join(body) + "</tbody>")
-        if self.notes:
-            notes = "<br/>".join(html.escape(n) for n in self.notes)
-            parts.append(f'<tfoot><tr><td colspan="{self.ncols}" style="text-align: left; {rule}">'
-                         f"<small>{notes}</small></td></tr></tfoot>")
-        parts.append("</table>")
-        return "\n".join(parts)
-
-    # LaTeX -----------------------------------------------------------------------------------------------------
-    def _latex_row(self, row: list[Cell]) -> str:
-        out = []
-        for c in row:
-            text = c.latex if c.latex is not None else latex_text(c.text, numeric=c.numeric)
-            if c.stars:
-                text += "$^{" + c.stars + "}$"
-            if c.span > 1:
-                text = f"\\multicolumn{{{c.span}}}{{c}}{{{text}}}"
-            out.append(text)
-        line = " & ".join(out) + " \\\\"
-        rules, j = [], 0
-        for c in row:
-            if c.span > 1 and c.text:
-                rules.append(f"\\cmidrule(lr){{{j + 1}-{j + c.span}}}")
-            j += c.span
-        return line + ("\n" + " ".join(rules) if rules else "")
-
-    def as_latex(self, label: str | None = None) -> str:
-        """A ``table`` float (preamble: :data:`LATEX_PREAMBLE`); the tabular is shrunk, keeping its proportions,
-        only when it is wider than the text or taller than 0.7 of the text height."""
-        lines = ["\\begin{table}[htbp]", "\\centering"]
-        if self.caption:
-            lines.append("\\caption{" + latex_text(self.caption) + "}")
-        if label:
-            lines.append("\\label{" + label + "}")
-        lines.append((_SHRINK_HEIGHT + _SHRINK_WIDTH).rstrip("\n"))
-        lines.append("\\begin{tabular}{@{}l" + "c" * (self.ncols - 1) + "@{}}")
-        lines.append("\\toprule")
-        lines += [self._latex_row(r) for r in self.header]
-        for panel in self.panels:
-            lines.append("\\midrule")
-            lines += [self._latex_row(r) for r in panel]
-        lines += ["\\bottomrule", "\\end{tabular}}}"]
-        if self.notes:
-            notes = " \\\\\n".join(latex_text(n) for n in self.notes)
-            lines += ["\\par\\smallskip", "{\\footnotesize\\raggedright " + notes + "\\par}"]
-        lines.append("\\end{table}")
-        return "\n".join(lines) + "\n"
-
-
-#: scale the box down to the text width when it is wider (graphicx; \\width is the box's natural width)
-_SHRINK_WIDTH = "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n"
-#: and then to 0.7 of the text height when taller, leaving room for the caption and the notes
-_SHRINK_HEIGHT = ("\\resizebox*{!}{\\ifdim\\totalheight>0.7\\textheight 0.7\\textheight\\else\\totalheight"
-                  "\\fi}{%\n")
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
-_SUPERSCRIPT = re.compile(r"\b([A-Za-z])\\textasciicircum\{\}([A-Za-z0-9])\b")
-_LATEX_SYMBOLS = {"\u03b5": "$\\varepsilon$", "\u03b4": "$\\delta$", "\u00b2": "$^2$", "\u221e": "$\\infty$",
-                  "\u2264": "$\\le$", "\u2265": "$\\ge$"}
-
-
-def _md_escape(text: str) -> str:
-    return _MD_SPECIAL.sub(r"\\\1", text)
-
-
-def latex_text(text: str, numeric: bool = False) -> str:
-    """Plain text as LaTeX: specials escaped, the dash, epsilon, delta, squares and infinity as LaTeX; in a
-    numeric cell a minus sign before a digit is set as math."""
-    out = latex_escape_text(text)
-    for sym, rep in _LATEX_SYMBOLS.items():
-        out = out.replace(sym, rep)
-    out = _SUPERSCRIPT.sub(r"$\1^{\2}$", out)  # X^T, R^2 as mathematics
-    if numeric:
-        out = re.sub(r"-(?=[\d$])", "$-$", out)
-    return out
 
 
 # -- a uniform view of one fit (dpstats or statsmodels) ---------------------------------------------------------
@@ -801,93 +584,3 @@ def _first_clause(reason: str) -> str:
     """A reason up to its first parenthesis, semicolon or ", where": the table's notes stay short (the results
     give the whole text: ``inference_method``, ``rsquared_reason``)."""
     return re.split(r" \(|; |, where ", reason, maxsplit=1)[0]
-
-
-def _sentence(text: str) -> str:
-    text = text.strip()
-    return text if text.endswith(".") else text + "."
-
-
-# -- one fit: the compact coefficient table and its privacy report (DPRegressionResults.summary().as_latex) ------
-
-def coefficient_grid(res: DPRegressionResults, alpha: float = 0.05, fmt: Any = 3) -> Grid:
-    """One fit's coefficients with standard error, z (t), p and interval, and notes on the fit; no privacy steps."""
-    stat = "t" if res._tdist_df else "z"
-    level = f"{100 * (1 - alpha):g}% CI"
-    header = [Cell(), Cell("Coef."), Cell("Std. err."), Cell(stat, latex=f"${stat}$"),
-              Cell(f"P>|{stat}|", latex=f"$P>|{stat}|$"), Cell(level)]
-    tidy = res.tidy(alpha)
-    body = []
-    for row in tidy.itertuples(index=False):
-        est, se, z, p, lo, hi = row[1:]
-        ci = f"[{format_number(lo, fmt)}, {format_number(hi, fmt)}]" if math.isfinite(lo) else WITHHELD_CELL
-        body.append([Cell(str(row[0])), Cell(format_number(est, fmt), numeric=True),
-                     Cell(format_number(se, fmt), numeric=True), Cell(format_number(z, 2), numeric=True),
-                     Cell(_pvalue(p), numeric=True), Cell(ci, numeric=True)])
-    caption = res._title() + (f": {res.method}" if res.privacy.private else "")
-    return Grid(header=[header], panels=[body], notes=_fit_notes(res), caption=caption)
-
-
-def _fit_notes(res: DPRegressionResults) -> list[str]:
-    """The facts a reader of one fit's table needs, from public and released values."""
-    pr = res.privacy
-    notes = [f"Dependent variable: {res.response_name}. N = {res.nobs:,}."]
-    if pr.private:
-        notes.append(f"Method: {res.method}. Privacy: \u03b5 = {_budget(pr.epsilon_spent)}, "
-                     f"\u03b4 = {_budget(pr.delta_spent)} spent; {res._guarantee_kind()} guarantee "
-                     f"({res._relation_kind()} neighbours).")
-    else:
-        notes.append("NOT PRIVATE: ordinary least squares computed directly from the data (the non-private "
-                     "reference).")
-    r2, adj, why = res._rsquared()
-    if why:
-        notes.append(f"R\u00b2: not available: {_sentence(why)}")
-    else:
-        kind = " (private estimates from released statistics, no extra budget)" if pr.private else ""
-        notes.append(f"R\u00b2 = {r2:.3f}, adjusted R\u00b2 = {adj:.3f}{kind}.")
-    if not res.inference_available:
-        kind = "Inference withheld" if res._withheld else "No standard errors"
-        notes.append(f"{kind} ({WITHHELD_CELL}): {_sentence(res.inference_reason)}")
-    else:
-        notes.append(f"Standard errors and intervals: {_sentence(res.inference_method)}")
-    notes += [n for n in pr.notes if n.startswith("WARNING")]
-    if pr.private and any("clipped to the declared bounds" in n for n in pr.notes):
-        notes.append("Estimates are for the data clipped to the declared public bounds.")
-    if pr.seeded:
-        notes.append("Noise from a seeded generator (reproducible; for research and tests only).")
-    return notes
-
-
-def privacy_latex(res: DPRegressionResults, label: str | None = None) -> str:
-    """The privacy report as a LaTeX table (steps, then the budget, guarantee and notes), as wide as the text:
-    its columns are fractions of ``\\linewidth`` and the text wraps inside them (preamble: booktabs)."""
-    pr = res.privacy
-    widths = (0.29, 0.16, 0.15, 0.12, 0.28)  # of the text width, \\tabcolsep included
-    spec = "".join(f"p{{\\dimexpr {w}\\linewidth-2\\tabcolsep\\relax}}" for w in widths)
-
-    def row(cells: Sequence[str]) -> str:
-        return " & ".join("\\raggedright " + _breakable(latex_text(c)) for c in cells) + " \\tabularnewline"
-
-    lines = ["\\begin{table}[htbp]", "\\centering",
-             "\\caption{Privacy report: " + latex_text(res.method) + "}"]
-    if label:
-        lines.append("\\label{" + label + "}")
-    lines += ["\\footnotesize", "\\setlength{\\tabcolsep}{3pt}"]
-    if pr.steps:
-        lines += ["\\begin{tabular}{" + spec + "}", "\\toprule",
-                  row(["Step", "Mechanism", "Sensitivity", "Noise scale", "Privacy"]), "\\midrule"]
-        for s in pr.steps:
-            scale = "-" if isinstance(s.noise_scale, float) and math.isnan(s.noise_scale) else f"{s.noise_scale:.4g}"
-            mech = s.mechanism + (f" x{s.count}" if s.count > 1 else "")
-            lines.append(row([s.name, mech, f"{s.sensitivity:.4g} ({s.sensitivity_norm})", scale,
-                              s.describe_privacy()]))
-        lines += ["\\bottomrule", "\\end{tabular}", "\\par\\smallskip"]
-    facts = [line.strip() for line in pr.lines() if not line.startswith("  step")]
-    lines += ["{\\raggedright " + " \\\\\n".join(_breakable(latex_text(f)) for f in facts) + "\\par}",
-              "\\end{table}"]
-    return "\n".join(lines) + "\n"
-
-
-def _breakable(latex: str) -> str:
-    """Allow line breaks after escaped underscores (long identifiers in narrow columns)."""
-    return latex.replace("\\_", "\\_\\allowbreak{}")

@@ -43,10 +43,9 @@ estimate actually spends (:func:`point_estimate_epsilon`).
 
 Conditions stated as "= O(1)" are checked with the constant 1; a failed
 condition makes the bound "not applicable" and names the condition.
-:func:`plan` answers, before any budget is spent, which epsilon or how many
-rows make each coefficient's privacy error smaller than its sampling error
-(given the declared bounds; :mod:`dpstats.planning`), or, without bounds,
-inverts the rates for a target error in units of sigma (:func:`rate_plan`);
+:func:`rate_plan` inverts the rates for a target error in units of sigma
+(``dpstats.plan`` without bounds; :func:`dpstats.planning.plan`, which with
+declared bounds answers in the units of the coefficients);
 :func:`plot_plan` draws the rates (matplotlib, the ``plot`` extra).
 """
 
@@ -56,7 +55,7 @@ import dataclasses
 import math
 import numbers
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,7 +63,8 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.table import SimpleTable
 
-from dpstats.errors import InvalidArgumentError, InvalidPrivacyParameterError, MissingBoundsError, UnknownMethodError
+from dpstats.deprecation import MovedUp
+from dpstats.errors import InvalidArgumentError, InvalidPrivacyParameterError, UnknownMethodError
 from dpstats.methods.registry import ErrorSplit, MethodSpec, available_methods, get_method
 from dpstats.privacy.calibration import gaussian_epsilon, gaussian_mu
 from dpstats.rates import (
@@ -82,7 +82,7 @@ from dpstats.rates import (
 
 __all__ = ["RateBound", "ErrorBounds", "CoefficientErrors", "classical_lower_bound", "sparse_lower_bound",
            "error_bounds", "coefficient_errors", "with_coefficients", "design_moments", "assumed_residual_sd",
-           "sampling_covariance", "plan", "rate_plan", "plot_plan", "point_estimate_epsilon", "CLASSICAL_LOWER",
+           "sampling_covariance", "rate_plan", "plot_plan", "point_estimate_epsilon", "CLASSICAL_LOWER",
            "SPARSE_LOWER"]
 
 _GUARANTEES = ("worst-case", "conditional")
@@ -130,12 +130,16 @@ def _upper_rates_view() -> dict[str, Rate]:
     return out
 
 
+#: deprecated names that moved to a module above this one (``plan``: :mod:`dpstats.planning`, which adds it)
+MOVED_UP = MovedUp("dpstats.theory")
+
+
 def __getattr__(name: str) -> Any:
     if name == "UPPER_RATES":
         warnings.warn("dpstats.theory.UPPER_RATES is deprecated: each method registers its rate as "
                       "MethodSpec.theory_rate (see dpstats.theory.upper_rates)", DeprecationWarning, stacklevel=2)
         return _upper_rates_view()
-    raise AttributeError(f"module 'dpstats.theory' has no attribute {name!r}")
+    return MOVED_UP.get(name)
 
 
 
@@ -223,7 +227,7 @@ RATE_CAVEAT = "up to constants; from public facts, not measured on this fit"
 def design_moments(intervals: Sequence[tuple[float, float] | None], intercept_index: int | None, *,
                    spread: Sequence[float] | None = None, correlation: float = 0.0) -> np.ndarray | None:
     """E[x x^T] of a row whose design columns are uniform on their declared ranges (the default of the error
-    block and of :func:`plan`), or None when some column has no declared range.
+    block and of :func:`dpstats.planning.plan`), or None when some column has no declared range.
 
     Parameters
     ----------
@@ -985,7 +989,7 @@ def _smallest_n(pred: Callable[[float], bool], n_min: float) -> float:
 
 
 def _plan_rates(method: str | None, sparsity: int | None) -> list[tuple[str, Rate | None, str]]:
-    """(method name or '(any)', rate or None, note) rows for :func:`plan`."""
+    """(method name or '(any)', rate or None, note) rows for :func:`rate_plan`."""
     rows: list[tuple[str, Rate | None, str]] = [("(any DP method)", CLASSICAL_LOWER, "")]
     if sparsity is not None:
         rows.append(("(any DP method)", SPARSE_LOWER, ""))
@@ -1013,7 +1017,7 @@ def _plan_rates(method: str | None, sparsity: int | None) -> list[tuple[str, Rat
 
 def _check_plan_arguments(target: float, d: int, epsilon: float, delta: float, sparsity: int | None,
                           method: str | None) -> None:
-    """Refuse :func:`plan`'s arguments with typed errors (all ``ValueError`` subclasses) saying what to fix."""
+    """Refuse :func:`rate_plan`'s arguments with typed errors (all ``ValueError`` subclasses) saying what to fix."""
     def real(x: object) -> bool:
         return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
@@ -1035,99 +1039,6 @@ def _check_plan_arguments(target: float, d: int, epsilon: float, delta: float, s
                                  "see every method with a known rate")
     if method is not None:
         get_method(method)  # UnknownMethodError listing the registered methods
-
-
-def plan(target: Any = None, d: int | None = None, epsilon: float | None = None, delta: float | None = None, *,
-         sparsity: int | None = None, method: str | Sequence[str] | None = None,
-         bounds: Mapping[str, tuple[float, float]] | None = None, formula: str | None = None,
-         levels: Mapping[str, Sequence[Any]] | None = None, response: str | None = None, n: int | None = None,
-         residual_sd: float | None = None, rsquared: float | None = None, spread: Mapping[str, float] | None = None,
-         correlation: float = 0.0, inference: bool = True) -> Any:
-    """Plan a fit before spending budget.
-
-    With declared ``bounds`` (and optionally ``formula``, ``levels``), in
-    the units of the coefficients: at ``n`` rows, which epsilon gives each
-    coefficient a privacy error below its sampling error; at ``epsilon``, how
-    many rows it needs (and, with ``target``, how many for a total error at
-    most ``target``); at both, the expected errors, whether the method would
-    refuse and whether its intervals would be reported.  It agrees with each
-    method's minimum n (``MethodSpec.min_rows``) and refusal rules.  Returns a
-    :class:`~dpstats.planning.Plan` (print it, or ``to_frame()``); see
-    :func:`dpstats.planning.coefficient_plan` for every argument and the
-    assumptions.
-
-    Without bounds, ``plan(target, d, epsilon, delta)`` inverts the rates for
-    a target error in units of sigma, up to their unknown constants
-    (:func:`rate_plan`, a DataFrame).
-
-    Parameters
-    ----------
-    target : float or mapping, optional
-        A total error: in units of sigma without bounds; with bounds in the coefficients' units (per term with a
-        mapping).
-    d : int, optional
-        Coefficients (without bounds only; with bounds the design gives d).
-    epsilon : float, optional
-        The budget's epsilon.
-    delta : float, optional
-        The budget's delta (with bounds, default 1e-6).
-    sparsity : int, optional
-        s for the sparse rates (lasso, the sparse lower bound).
-    method : str, sequence of str or None
-        The method(s) to plan; None: every private method.
-    bounds : mapping, optional
-        Declared (public) ranges of the variables, response included, as for :func:`dpstats.dp_ols`.
-    formula : str, optional
-        The model (default: ``response ~`` every other bounded variable and every factor of ``levels``).
-    levels : mapping, optional
-        Declared levels of the factors.
-    response : str, optional
-        The response among the bounds when no formula is given (default ``"y"``).
-    n : int, optional
-        Rows: the plan then gives the epsilon each coefficient needs.
-    residual_sd, rsquared : float, optional
-        The assumed residual sd (response units) or R^2.
-    spread : mapping, optional
-        Assumed sd of design columns (default: uniform on the declared range).
-    correlation : float, default 0.0
-        Assumed common correlation between design columns.
-    inference : bool, default True
-        The fit's ``inference`` option (its share of the budget for standard errors).
-
-    Returns
-    -------
-    dpstats.planning.Plan or pandas.DataFrame
-        With bounds or a formula, a :class:`~dpstats.planning.Plan`; otherwise the table of :func:`rate_plan`.
-
-    Raises
-    ------
-    dpstats.errors.InvalidArgumentError
-        When ``d`` is given together with bounds or a formula (or an argument is invalid).
-    dpstats.errors.MissingBoundsError
-        When a formula is given without ``bounds``.
-
-    Examples
-    --------
-    >>> import dpstats
-    >>> table = dpstats.plan(0.1, 5, 1.0, 1e-6, method="ssp")  # rates only: units of sigma
-    >>> table.loc[0, "bound"], int(table.loc[0, "n_for_target"])
-    ('minimax lower bound (classical)', 831)
-    >>> dpstats.plan(bounds={"x": (0, 10), "y": (-50, 50)}, n=5000, epsilon=1.0, method="adassp")  # doctest: +SKIP
-    >>> dpstats.plan(formula="y ~ x + C(g)", bounds={"x": (0, 10), "y": (-50, 50)},
-    ...              levels={"g": ["a", "b"]}, epsilon=1.0, rsquared=0.5)  # doctest: +SKIP
-    """
-    if bounds is None and formula is None:
-        return rate_plan(target, d, epsilon, delta, sparsity=sparsity, method=method)  # type: ignore[arg-type]
-    from dpstats.planning import DEFAULT_DELTA, coefficient_plan  # noqa: PLC0415 - planning imports this module
-
-    if d is not None:
-        raise InvalidArgumentError("with bounds or a formula, d comes from the design: leave d out")
-    if bounds is None:
-        raise MissingBoundsError("plan with a formula needs the declared bounds of its variables (bounds=)")
-    return coefficient_plan(bounds=bounds, formula=formula, levels=levels, response=response, n=n, epsilon=epsilon,
-                            delta=DEFAULT_DELTA if delta is None else delta, method=method, target=target,
-                            residual_sd=residual_sd, rsquared=rsquared, spread=spread, correlation=correlation,
-                            inference=inference, sparsity=sparsity)
 
 
 def rate_plan(target: float, d: int, epsilon: float, delta: float, *, sparsity: int | None = None,

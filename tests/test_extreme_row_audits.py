@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 import dpstats
-from dpstats.methods import extremes
+from dpstats.methods.common import extremes
 from dpstats.privacy.audit import AuditResult, audit_mechanism
 
 ALPHA = 1e-3  # false-failure rate of each validity audit

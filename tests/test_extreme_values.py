@@ -16,10 +16,7 @@ import pytest
 
 import dpstats
 from dpstats.errors import MethodOptionError, NoiseScaleRangeError
-from dpstats.methods.common.private_centring import CENTRE_GRID
-from dpstats.methods.common.robust_estimators import DISTANCE_GRID, clip_factors, separately_clipped_gradient
-from dpstats.methods.common.row_passes import ClipTable
-from dpstats.methods.extremes import (
+from dpstats.methods.common.extremes import (
     LARGEST,
     clamp_finite,
     divide_by_norms,
@@ -28,6 +25,9 @@ from dpstats.methods.extremes import (
     square,
     unit_rows,
 )
+from dpstats.methods.common.private_centring import CENTRE_GRID
+from dpstats.methods.common.robust_estimators import DISTANCE_GRID, clip_factors, separately_clipped_gradient
+from dpstats.methods.common.row_passes import ClipTable
 from dpstats.methods.registry import get_method
 from dpstats.methods.tukey.depth import solve_block_models
 from dpstats.methods.tukey.em import tukey_em

@@ -9,6 +9,15 @@ way, except the root package ``dpstats`` (whose ``__init__`` is the public
 facade and imports the API) and the importing module's own packages (they
 are already being imported when it runs).  ``docs/architecture.md``
 ("Layers") states the rule these tests check.
+
+Imports that run later count too: an import statement inside a function or
+a class (a module-level ``__getattr__`` included), and a module loaded by
+name (``importlib.import_module``, ``__import__``, ``sys.modules[...]``),
+whose name is read from the call's string, f-string (``__package__`` and
+``__name__`` are known; another value stands for any string constant of the
+module) or, when the name is computed otherwise, from every string constant
+of the module that names a dpstats module.  None of them may close a cycle, but
+the loads listed in ``DYNAMIC_IMPORTS`` with their reasons.
 """
 
 from __future__ import annotations
@@ -32,18 +41,18 @@ from dpstats.methods.registry import BUILTIN_METHODS
 PACKAGE = Path(dpstats.__file__).parent
 ROOT = "dpstats"
 
-#: imports inside a function that would close an import cycle if they ran at import time, each with its reason
+#: modules loaded by name (importlib) that close a cycle: (module, the module it loads) with the reason
 #: (docs/architecture.md, "Layers"); the test fails on any other, and on an entry that no longer applies
-DEFERRED_IMPORTS = {
-    ("dpstats.api_arrays", "dpstats.api"):
-        "the deprecated alias dpstats.api_arrays.dp_ols_arrays forwards to its new home, dpstats.api, which is above "
-        "api_arrays (api -> pipeline -> api_arrays); it goes with the alias",
-    ("dpstats.results", "dpstats.tables"):
-        "DPSummary.as_latex renders one fit with the table grid of dpstats.tables, which reads DPRegressionResults; "
-        "it goes when the grid (Cell, Grid, coefficient_grid) moves to a module below results",
-    ("dpstats.theory", "dpstats.planning"):
-        "dpstats.plan (theory.plan) hands a plan with bounds or a formula to planning.coefficient_plan, and planning "
-        "reads theory's rates and lower bounds; it goes when plan() moves to dpstats.planning",
+DYNAMIC_IMPORTS = {
+    **dict.fromkeys([("dpstats.methods.registry", f"dpstats.methods.{name}") for name in BUILTIN_METHODS],
+                    "the registry loads the built-in estimators by name on the first lookup, as it would load "
+                    "plug-ins, and each estimator imports the registry to register itself (the decision on the "
+                    "estimators and the layers below them)"),
+    **dict.fromkeys([("dpstats.privacy.mechanisms", "dpstats.privacy.peeling"),
+                     ("dpstats.privacy.mechanisms", "dpstats.privacy.poisson_gaussian"),
+                     ("dpstats.privacy.mechanisms", "dpstats.methods.tukey.em")],
+                    "the deprecated names of one-method mechanisms that moved out of privacy.mechanisms; their new "
+                    "modules import privacy.mechanisms; they go with the aliases"),
 }
 
 
@@ -119,16 +128,77 @@ def _targets(module: str, node: ast.Import | ast.ImportFrom) -> set[str]:
     return out
 
 
+def _named(module: str, tree: ast.Module) -> set[str]:
+    """The dpstats modules that ``module`` loads by name: ``importlib.import_module(x)``, ``__import__(x)``,
+    ``sys.modules[x]`` and ``sys.modules.get(x)``, anywhere in the module (at import time or later)."""
+    constants = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    package = module if MODULES[module].name == "__init__.py" else module.rsplit(".", 1)[0]
+    known = {"__package__": package, "__name__": module}
+
+    assigned: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assigned.setdefault(node.targets[0].id, []).append(node.value)
+
+    def names(arg: ast.expr, depth: int = 0) -> set[str]:
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            return {arg.value}
+        if isinstance(arg, ast.Name) and arg.id in assigned and depth < 3:  # name = f"..." earlier
+            return {n for value in assigned[arg.id] for n in names(value, depth + 1)}
+        if not isinstance(arg, ast.JoinedStr):
+            return constants
+        out = {""}
+        for part in arg.values:
+            if isinstance(part, ast.Constant):
+                out = {o + str(part.value) for o in out}
+            elif isinstance(part, ast.FormattedValue) and isinstance(part.value, ast.Name) and part.value.id in known:
+                out = {o + known[part.value.id] for o in out}
+            else:
+                out = {o + c for o in out for c in constants}
+        return out
+
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        arg = None
+        if isinstance(node, ast.Call) and node.args:
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            on_modules = isinstance(func, ast.Attribute) and ast.unparse(func.value) == "sys.modules"
+            if name in ("import_module", "__import__") or (on_modules and name == "get"):
+                arg = node.args[0]
+        elif isinstance(node, ast.Subscript) and ast.unparse(node.value) == "sys.modules":
+            arg = node.slice
+        if arg is not None:
+            found |= {n for n in names(arg) if n in MODULES and n != module}
+    return found
+
+
+def _named_targets(module: str, name: str) -> set[str]:
+    """The modules whose code runs when ``module`` loads ``name`` by name (as for an import statement)."""
+    return _targets(module, ast.Import(names=[ast.alias(name=name)]))
+
+
 @functools.cache
-def _graphs() -> tuple[dict[str, set[str]], set[tuple[str, str]]]:
-    """The import-time graph, and the (module, target) pairs of the deferred imports."""
+def _graphs() -> tuple[dict[str, set[str]], set[tuple[str, str]], set[tuple[str, str]]]:
+    """The import-time graph, the (module, target) pairs of the deferred imports (import statements in
+    function and class bodies), and those of the modules loaded by name."""
     graph: dict[str, set[str]] = {}
     deferred: set[tuple[str, str]] = set()
+    dynamic: set[tuple[str, str]] = set()
     for module, path in MODULES.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         graph[module] = {t for n in _import_time_imports(tree.body) for t in _targets(module, n)}
         deferred |= {(module, t) for n in _deferred_imports(tree) for t in _targets(module, n)}
-    return graph, deferred
+        dynamic |= {(module, t) for name in _named(module, tree) for t in _named_targets(module, name)}
+    return graph, deferred, dynamic
+
+
+def _with(graph: dict[str, set[str]], edges: set[tuple[str, str]]) -> dict[str, set[str]]:
+    """The graph with the later imports ``edges`` (module, target) added."""
+    full = {module: set(targets) for module, targets in graph.items()}
+    for module, target in edges:
+        full[module].add(target)
+    return full
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -188,24 +258,55 @@ def _reaches(graph: dict[str, set[str]], source: str, target: str) -> bool:
 
 def test_the_graph_reader_sees_the_imports_it_must():
     """The reader is not blind: the known edges are in the graph (a failing reader would find no cycle)."""
-    graph, deferred = _graphs()
+    graph, deferred, dynamic = _graphs()
     assert {"dpstats.pipeline", "dpstats.results", "dpstats.rows.sources"} <= graph["dpstats.api"]
     assert "dpstats.formula.frame" in graph["dpstats.rows.sources"]
     assert {"dpstats.methods", "dpstats.methods.common", "dpstats.methods.common.linalg"} <= graph["dpstats.inference"]
     assert "dpstats.privacy.ledger" not in graph["dpstats.privacy.composition"]  # under TYPE_CHECKING only
-    assert ("dpstats.results", "dpstats.tables") in deferred
+    assert ("dpstats.results", "dpstats.plotting") in deferred  # coef_plot: matplotlib is optional
+    assert {("dpstats.methods.registry", "dpstats.methods.ols"), ("dpstats.methods.tukey", "dpstats.methods.tukey.em"),
+            ("dpstats.methods.blocks", "dpstats.methods.tukey.block_sums")} <= dynamic
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles(_with({"a": {"b"}, "b": set(), "c": set()}, {("b", "a"), ("c", "a")})) == [["a", "b"]]
+
+
+@pytest.mark.parametrize("source, found", [
+    ("import importlib\ndef f():\n    return importlib.import_module('dpstats.api')", {"dpstats.api"}),
+    ("from importlib import import_module\nimport_module(f'{__package__}.api')", {"dpstats.api"}),
+    ("_MOVED = {'x': 'dpstats.api'}\ndef __getattr__(name):\n    return __import__(_MOVED[name])", {"dpstats.api"}),
+    ("import sys\ndef __getattr__(name):\n    return sys.modules['dpstats.api'].dp_ols", {"dpstats.api"}),
+    ("import sys\nNAMES = ('api', 'results')\nsys.modules.get(f'dpstats.{NAMES[0]}')",
+     {"dpstats.api", "dpstats.results"}),
+    ("import importlib\ndef f(x):\n    m = f'dpstats.{x}'\n    return importlib.import_module(m)\nX = 'api'",
+     {"dpstats.api"}),
+    ("import importlib\nimportlib.import_module('numpy')", set()),
+])
+def test_modules_loaded_by_name_are_read(source, found):
+    """A module-level ``__getattr__`` (or any function) that loads a module by name is an edge of the graph."""
+    assert _named("dpstats.theory", ast.parse(source)) == found
 
 
 def test_no_module_imports_a_module_that_imports_it_back():
-    graph, _ = _graphs()
+    graph, _, _ = _graphs()
     assert _cycles(graph) == []
 
 
-def test_deferred_imports_that_would_close_a_cycle_are_the_listed_ones():
-    graph, deferred = _graphs()
-    dodging = {(module, target) for module, target in deferred if _reaches(graph, target, module)}
-    assert dodging == set(DEFERRED_IMPORTS)
+def test_no_deferred_import_closes_a_cycle():
+    """An import inside a function (a module-level ``__getattr__`` included) may load an optional extra or a
+    module below, never one that imports this module back: that is a cycle too, only hidden."""
+    graph, deferred, _ = _graphs()
+    assert _cycles(_with(graph, deferred)) == []
+
+
+def test_modules_loaded_by_name_close_no_cycle_but_the_listed_ones():
+    """Without the listed loads the whole graph (import time, deferred, by name) has no cycle, and each listed
+    load is still made and still closes one (loading ``a.b.c`` runs the packages on the way: they count)."""
+    graph, deferred, dynamic = _graphs()
+    listed = {load: {(load[0], t) for t in _named_targets(*load)} for load in DYNAMIC_IMPORTS}
+    assert _cycles(_with(graph, (deferred | dynamic) - set().union(*listed.values()))) == []
+    full = _with(graph, deferred | dynamic)
+    assert [load for load, edges in listed.items() if not any(_reaches(full, t, m) for m, t in edges)] == []
+    assert set().union(*listed.values()) <= dynamic
 
 
 def test_importing_dpstats_loads_no_estimator_until_the_registry_is_read():
@@ -224,8 +325,11 @@ def test_importing_dpstats_loads_no_estimator_until_the_registry_is_read():
     ("dpstats.formula_language", "dpstats.formula.language", ["NAMESPACE", "FORMULA_ENV", "check_factor"]),
     ("dpstats.formula_language", "dpstats.formula.parse", ["expand_formula", "model_desc", "term", "join_terms"]),
     ("dpstats.design_recipe", "dpstats.formula.recipe", ["DesignRecipe"]),
+    ("dpstats.methods.extremes", "dpstats.methods.common.extremes", ["QUIET", "quiet", "row_norms", "residuals"]),
+    ("dpstats.methods.linalg", "dpstats.methods.common.linalg", ["solve_noisy_normal_equations", "psd_sqrt"]),
+    ("dpstats.methods.row_passes", "dpstats.methods.common.row_passes", ["add_arrays"]),
 ])
-def test_old_formula_module_paths_still_work_with_a_deprecation_warning(old, new, names):
+def test_old_module_paths_still_work_with_a_deprecation_warning(old, new, names):
     sys.modules.pop(old, None)
     with pytest.warns(DeprecationWarning, match=new.replace(".", r"\.")):
         module = importlib.import_module(old)
@@ -239,3 +343,35 @@ def test_the_formula_package_exports_what_the_formula_module_did():
     assert formula.FramePlan is frame.FramePlan and formula.non_finite_message is schema.non_finite_message
     assert formula.design_matrix_for_prediction is predict.design_matrix_for_prediction
     assert formula.DesignRecipe is recipe.DesignRecipe
+
+
+@pytest.mark.parametrize("old, new, name", [
+    ("dpstats.theory", "dpstats.planning", "plan"),
+    ("dpstats.api_arrays", "dpstats.api", "dp_ols_arrays"),
+])
+def test_names_moved_to_an_upper_layer_still_work_with_a_deprecation_warning(old, new, name):
+    """The old module does not import the new one (no cycle): the new home hands the name down (MovedUp)."""
+    module = importlib.import_module(old)
+    with pytest.warns(DeprecationWarning, match=rf"{old}\.{name} is deprecated"):
+        obj = getattr(module, name)
+    assert obj is getattr(importlib.import_module(new), name) is getattr(dpstats, name)
+    with pytest.warns(DeprecationWarning):
+        exec(f"from {old} import {name} as imported", namespace := {})
+    assert namespace["imported"] is obj
+    with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+        module.not_a_name  # noqa: B018
+
+
+
+def test_methods_holds_estimators_and_the_registry_only():
+    """Every module directly in dpstats/methods/ is an estimator, the registry, or a deprecated alias (a module
+    whose body warns); the shared blocks live in dpstats/methods/common/."""
+    helpers = []
+    for module, path in MODULES.items():
+        if module.count(".") != 2 or not module.startswith("dpstats.methods.") or path.name == "__init__.py":
+            continue
+        name = module.rsplit(".", 1)[1]
+        source = path.read_text(encoding="utf-8")
+        if name not in BUILTIN_METHODS and name != "registry" and "DeprecationWarning" not in source:
+            helpers.append(module)
+    assert helpers == []

@@ -27,7 +27,7 @@ from dpstats.errors import (
     UnknownMethodError,
 )
 from dpstats.formula import build_design
-from dpstats.theory import plan
+from dpstats.planning import plan
 
 ENV = patsy.EvalEnvironment.capture()
 N = 400
@@ -286,7 +286,7 @@ def test_degenerate_bound_on_a_design_column_or_response_is_refused(people):
     refused(InvalidBoundsError, "y ~ age", people, 1.0, 1e-6, method="ssp", bounds={"age": (0, 120), "y": (1, 1)})
 
 
-# -- i. theory.plan's arguments ------------------------------------------------------------------------------------
+# -- i. plan's arguments ------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("method", ["nope", "auto"])
 def test_plan_refuses_unknown_methods(method):

@@ -17,11 +17,11 @@ import pytest
 
 import dpstats
 from dpstats.methods.noisy_ols import INFERENCE_SHARE
+from dpstats.planning import plan
 from dpstats.privacy.calibration import gaussian_delta, gaussian_epsilon, gaussian_mu
 from dpstats.theory import (
     classical_lower_bound,
     error_bounds,
-    plan,
     plot_plan,
     point_estimate_epsilon,
     sparse_lower_bound,

@@ -731,7 +731,7 @@ def kind_of(obj: Any) -> str:
 def api_pages(api_dir: Path) -> list[Path]:
     """Write the API reference; returns the files written.  Each object is documented once, under its first
     public name in :data:`API_MODULES` order; later modules link to it."""
-    documented: dict[int, str] = {}
+    documented: dict[object, str] = {}  # by id of the object; a constant by (module, name), never shared
     _DOCUMENTED.clear()
     _CONSTANTS.clear()
     written = []
@@ -747,7 +747,7 @@ def api_pages(api_dir: Path) -> list[Path]:
             if kind == "module":
                 submodules.append(obj.__name__)
                 continue
-            key = id(obj) if kind != "data" else id((modname, name))
+            key: object = id(obj) if kind != "data" else (modname, name)
             if key in documented:
                 elsewhere.append((name, documented[key]))
                 continue

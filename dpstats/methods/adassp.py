@@ -50,9 +50,9 @@ from dpstats.inference import (
     plug_in_sums,
     sufficient_statistics_split,
 )
+from dpstats.methods.common.extremes import square
 from dpstats.methods.common.linalg import psd_projection, solve_noisy_normal_equations
 from dpstats.methods.common.sufficient import ReleasedStatistics, check_bounds_range
-from dpstats.methods.extremes import square
 from dpstats.methods.registry import (
     AutoRule,
     FitContext,

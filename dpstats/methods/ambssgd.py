@@ -51,29 +51,12 @@ import numpy as np
 
 from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods.blocks import RowPermutation
-from dpstats.methods.common.private_centring import (
-    Standardisation,
-    check_public_options,
-    release_standardisation,
-    releases_anything,
-    standardised,
-)
-from dpstats.methods.common.robust_descent import (
-    check_descent_options,
-    check_fraction,
-    default_covariate_tail,
-    held_notes,
-    min_rows,
-    parallel_block_step,
-    part_notes,
-    precondition_split,
-    step_schedule,
-    threshold_candidates,
-)
+from dpstats.methods.common import private_centring as centring
+from dpstats.methods.common import robust_descent as descent
+from dpstats.methods.common.extremes import divide_by_norms, quiet, residuals, row_norms
 from dpstats.methods.common.robust_estimators import (
     DISTANCE_GRID,
     PooledHistogram,
-    clipped_gram,
     histogram_counts,
     max_disjoint_histograms,
     norm_group_size,
@@ -83,8 +66,7 @@ from dpstats.methods.common.robust_estimators import (
     release_spectrum,
 )
 from dpstats.methods.common.row_passes import ClipTable, KeyCache, add_arrays, add_clip_tables
-from dpstats.methods.extremes import divide_by_norms, quiet, residuals, row_norms
-from dpstats.methods.registry import FitContext, MethodFit, MethodOptions, MethodSpec, register
+from dpstats.methods.registry import FitContext, MethodFit, MethodSpec, register
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import GaussianBlock, gaussian_block
@@ -100,7 +82,7 @@ NO_INFERENCE = ("DP-AMBSSGD releases a tail average of noisy one-pass SGD; no pr
 
 
 @dataclass(frozen=True)
-class AMBSSGDOptions(MethodOptions):
+class AMBSSGDOptions(descent.DescentOptions):
     """Options of ``ambssgd``.
 
     Attributes
@@ -111,29 +93,23 @@ class AMBSSGDOptions(MethodOptions):
     est_fraction : float
         Fraction of each mini-batch used for the private error estimate, in (0, 1).
     clip_level, covariate_tail, rounds, step_size, max_rounds :
-        As for ``robgd`` (:class:`~dpstats.methods.robgd.RobGDOptions`).
+        As for :class:`~dpstats.methods.common.robust_descent.DescentOptions`.
     standardize : bool or None
         Private preconditioning; None (default): on unless ``trace`` is given (both together are refused).
     """
 
     trace: float | None = None
     est_fraction: float = 0.2
-    clip_level: float = 0.05
-    covariate_tail: float | None = None
-    rounds: int | None = None
-    step_size: float | None = None
-    max_rounds: int = 2000
     standardize: bool | None = None
 
     def __post_init__(self) -> None:
-        check_fraction("est_fraction", self.est_fraction)
+        descent.check_fraction("est_fraction", self.est_fraction)
         if self.standardize is not None and not isinstance(self.standardize, bool):
             raise MethodOptionError("standardize must be True, False or None")
         if self.standardize and self.trace is not None:
             raise MethodOptionError("trace states Tr(Sigma) of the raw covariates, which standardize=True would "
                                     "change: pass one of them")
-        check_descent_options(clip_level=self.clip_level, covariate_tail=self.covariate_tail, rounds=self.rounds,
-                              step_size=self.step_size, max_rounds=self.max_rounds)
+        super().__post_init__()
         if self.trace is not None:
             try:
                 ok = math.isfinite(self.trace) and self.trace > 0
@@ -212,7 +188,7 @@ def batch_bounds(rest: int, T: int, est: float, t: int) -> tuple[int, int, int]:
 @quiet
 def _error_counts(X: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     """``DISTANCE_GRID`` counts of the squared residuals of an estimation part (groups of one row): a residual
-    is never NaN (:func:`~dpstats.methods.extremes.residuals`), and a square that overflows is inf, which lands
+    is never NaN (:func:`~dpstats.methods.common.extremes.residuals`), and a square that overflows is inf, which lands
     in the last bin."""
     r = residuals(X, y, w)  # X w - y: its square is that of y - X w, bit for bit
     return histogram_counts(r * r, DISTANCE_GRID)
@@ -225,7 +201,7 @@ def _clipped_coefficients(X: np.ndarray, r: np.ndarray, norms: np.ndarray, clip:
     v_i = r_i min(1, C / (|r_i| ||x_i||)) where that is finite (bit for bit the plain formula); where the
     product |r_i| ||x_i|| or r_i itself overflowed, the gradient's norm exceeds every double and its clipped
     value is C sign(r_i) x_i / ||x_i||, so v_i = sign(r_i) C / ||x_i||
-    (:func:`~dpstats.methods.extremes.divide_by_norms`).  Each v_i depends on row i (and public C, released
+    (:func:`~dpstats.methods.common.extremes.divide_by_norms`).  Each v_i depends on row i (and public C, released
     w) only, and ||v_i x_i|| <= C (up to rounding) whatever the row."""
     scale = np.abs(r) * norms
     v = r * np.minimum(1.0, clip / np.maximum(scale, np.finfo(float).tiny))
@@ -238,27 +214,14 @@ def _clipped_coefficients(X: np.ndarray, r: np.ndarray, norms: np.ndarray, clip:
 class _NormPass:
     """fn(X, y, offset) -> per-group sums of ||x||^2 over the chunk's S_0 rows (standardised; picklable)."""
 
-    def __init__(self, layout: AMBSSGDLayout, st: Standardisation | None, group_size: int) -> None:
+    def __init__(self, layout: AMBSSGDLayout, st: centring.Standardisation | None, group_size: int) -> None:
         self.layout, self.st, self.group_size = layout, st, group_size
 
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
         keys = self.layout.keys(offset, X.shape[0])
-        X0 = standardised(self.st, X[keys.s0_rows], y[keys.s0_rows])[0]
+        X0 = centring.standardised(self.st, X[keys.s0_rows], y[keys.s0_rows])[0]
         groups = self.layout.norm_groups(keys.s0_positions, self.group_size)
         return norm_group_sums(X0, groups, self.layout.n0 // self.group_size)
-
-
-class _GramPass:
-    """fn(X, y, offset) -> clipped Gram matrix of the chunk's S_0 rows; ``select`` evaluates only those."""
-
-    def __init__(self, layout: AMBSSGDLayout, st: Standardisation | None, theta_x: float) -> None:
-        self.layout, self.st, self.theta_x = layout, st, theta_x
-
-    def select(self, offset: int, count: int) -> np.ndarray:
-        return self.layout.keys(offset, count).s0_rows
-
-    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
-        return clipped_gram(standardised(self.st, X, y)[0], self.theta_x)
 
 
 class _ExactGradient:
@@ -274,24 +237,15 @@ class _ExactGradient:
         return self.X.T @ coef / size
 
 
-class _TableGradient:
-    """The clipped-gradient sums of some chunks' gradient rows at every clipping norm: adds up over chunks."""
-
-    def __init__(self, table: ClipTable) -> None:
-        self.table = table
-
-    def mean(self, clips: np.ndarray, j: int, size: int) -> np.ndarray:
-        return self.table.at(clips, j) / size
-
-
 @dataclass
 class _RoundPartial:
     counts: np.ndarray
-    gradient: _ExactGradient | _TableGradient
+    gradient: _ExactGradient | descent.TableGradient
 
 
 def _add_rounds(a: _RoundPartial, b: _RoundPartial) -> _RoundPartial:
-    if not (isinstance(a.gradient, _TableGradient) and isinstance(b.gradient, _TableGradient)):  # pragma: no cover
+    table = descent.TableGradient
+    if not (isinstance(a.gradient, table) and isinstance(b.gradient, table)):  # pragma: no cover
         raise RuntimeError("internal error: a whole-batch gradient met another chunk")
     a.counts += b.counts
     a.gradient.table = add_clip_tables(a.gradient.table, b.gradient.table)
@@ -303,7 +257,7 @@ class _RoundPass:
     clipped gradient of its gradient part at every clipping norm a round can release (``clips``); with
     ``exact`` (local rows), a chunk that holds every row returns the exact gradient instead."""
 
-    def __init__(self, layout: AMBSSGDLayout, st: Standardisation | None, bounds: tuple[int, int, int],
+    def __init__(self, layout: AMBSSGDLayout, st: centring.Standardisation | None, bounds: tuple[int, int, int],
                  w: np.ndarray, clips: np.ndarray, exact: bool = False) -> None:
         self.layout, self.st, self.bounds, self.w, self.clips, self.exact = layout, st, bounds, w, clips, exact
 
@@ -312,8 +266,8 @@ class _RoundPass:
         keys = self.layout.keys(offset, X.shape[0])
         lo, cut, hi = self.bounds
         est, grad = keys.batch(lo, cut), keys.batch(cut, hi)
-        Xe, ye = standardised(self.st, X[est], y[est])
-        Xg, yg = standardised(self.st, X[grad], y[grad])
+        Xe, ye = centring.standardised(self.st, X[est], y[est])
+        Xg, yg = centring.standardised(self.st, X[grad], y[grad])
         counts = _error_counts(Xe, ye, self.w)
         if self.exact and offset == 0 and X.shape[0] == self.layout.perm.n:
             return _RoundPartial(counts, _ExactGradient(Xg, yg, self.w))
@@ -321,7 +275,8 @@ class _RoundPass:
         norms = row_norms(Xg)
         # a term r x whose size overflowed is clipped at every norm: its direction sign(r) x / ||x|| is the limit
         limit = np.sign(r) * divide_by_norms(1.0, Xg, norms)
-        return _RoundPartial(counts, _TableGradient(ClipTable.of(Xg, r, np.abs(r) * norms, self.clips, limit=limit)))
+        table = ClipTable.of(Xg, r, np.abs(r) * norms, self.clips, limit=limit)
+        return _RoundPartial(counts, descent.TableGradient(table))
 
 
 # ----------------------------------------------------------------------------- the fit
@@ -347,15 +302,15 @@ class _Plan:
 def _plan(ctx: FitContext, options: AMBSSGDOptions) -> _Plan:
     """Sizes, budget split and round cap from public facts; refuses, spending nothing, when they cannot work."""
     n, d = ctx.n, ctx.d
-    check_public_options(d, ctx.intercept_index, ctx.column_ranges or None)
+    centring.check_public_options(d, ctx.intercept_index, ctx.column_ranges or None)
     n0 = int(round(_S0_FRACTION * n))
     if n0 < 10 or n - n0 < 4:
         raise MethodOptionError(f"too few rows (n={n}) for DP-AMBSSGD")
-    tail = default_covariate_tail(n) if options.covariate_tail is None else float(options.covariate_tail)
+    tail = descent.default_covariate_tail(n) if options.covariate_tail is None else float(options.covariate_tail)
     mu = gaussian_mu(ctx.epsilon, ctx.delta)
-    mu, mu_pre = precondition_split(
-        mu, options.standardising and releases_anything(d, ctx.intercept_index, ctx.column_ranges or None,
-                                                    ctx.declared_ranges))
+    mu, mu_pre = descent.precondition_split(
+        mu, options.standardising and centring.releases_anything(d, ctx.intercept_index, ctx.column_ranges or None,
+                                                                 ctx.declared_ranges))
     round_cap = min((n - n0) // 4, max_disjoint_histograms(int(float(options.est_fraction) * (n - n0)), mu))
     if round_cap < 2:
         raise InsufficientDataError(
@@ -373,31 +328,20 @@ class _Run:
     ledger_est: PrivacyLedger
     ledger_grad: PrivacyLedger
     layout: AMBSSGDLayout | None = None
-    st: Standardisation | None = None
+    st: centring.Standardisation | None = None
     diagnostics: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
 def _charge(ctx: FitContext, plan: _Plan, options: AMBSSGDOptions) -> _Run:
     """Charge the parallel block (one step of GDP mu) before any draw; the part families get their own ledgers."""
-    ctx.ledger.charge(parallel_block_step(
+    ctx.ledger.charge(descent.parallel_block_step(
         "DP-AMBSSGD (parallel block: S_0 || disjoint mini-batches)", plan.mu,
         f"S_0 ({plan.n0} rows): {'norm histogram, ' if options.trace is None else ''}"
         f"{'spectrum' if plan.need_spectrum else 'nothing'}; each mini-batch: one error histogram on its estimation "
         "part, one noisy clipped gradient on its gradient part"))
     return _Run(plan, PrivacyLedger(ctx.epsilon, ctx.delta), PrivacyLedger(ctx.epsilon, ctx.delta),
                 PrivacyLedger(ctx.epsilon, ctx.delta))
-
-
-def _precondition(rows: Rows, ctx: FitContext, run: _Run) -> None:
-    """The private centres and scales on all rows (robgd's step 0), when the preconditioning releases anything."""
-    if run.plan.mu_pre == 0.0:
-        return
-    run.st, notes = release_standardisation(rows.reduce, ctx.n, ctx.d, intercept_index=ctx.intercept_index,
-                                            column_ranges=ctx.column_ranges or None, mu=run.plan.mu_pre, rng=ctx.rng,
-                                            ledger=ctx.ledger, declared=ctx.declared_ranges)
-    run.notes.extend(notes)
-    run.diagnostics.update(centre=run.st.centre, scale=run.st.scale, y_centre=run.st.y_centre)
 
 
 def _setup(rows: Rows, ctx: FitContext, run: _Run, options: AMBSSGDOptions) -> tuple[float, float, int]:
@@ -416,10 +360,10 @@ def _setup(rows: Rows, ctx: FitContext, run: _Run, options: AMBSSGDOptions) -> t
         gamma_norm = float(options.trace)
     theta_x = plan.tail * math.sqrt(gamma_norm)
     if plan.need_spectrum:
-        gram = rows.reduce(_GramPass(layout, run.st, theta_x), add_arrays)
+        gram = rows.reduce(descent.GramPass(layout, "s0_rows", run.st, theta_x), add_arrays)
         spec = release_spectrum(gram, plan.n0, theta_x, mu=mu_0, rng=ctx.rng, ledger=run.ledger_0)
-        eta, T, kappa_hat = step_schedule(spec, plan.n, max_rounds=int(options.max_rounds),
-                                          step_size=options.step_size, rounds=options.rounds)
+        eta, T, kappa_hat = descent.step_schedule(spec, plan.n, max_rounds=int(options.max_rounds),
+                                                  step_size=options.step_size, rounds=options.rounds)
         run.diagnostics.update(lambda_max_upper=spec.lam_max_upper, lambda_min_lower=spec.lam_min_lower,
                                kappa_hat=kappa_hat)
     else:
@@ -445,7 +389,7 @@ def _descend(rows: Rows, ctx: FitContext, run: _Run, options: AMBSSGDOptions, th
     the released gamma_t (inf for a held batch)."""
     assert run.layout is not None
     est_block, grad_block = _blocks(run, T, ctx.d)
-    clips = threshold_candidates(theta_x * math.sqrt(2.0 * math.log(2.0 / float(options.clip_level))))
+    clips = descent.threshold_candidates(theta_x * math.sqrt(2.0 * math.log(2.0 / float(options.clip_level))))
     w = np.zeros(ctx.d)
     iterates, gammas = [w], []
     pooled = PooledHistogram(est_block.mu_round, start=1)  # bin 0 (exact zeros) is never the scale
@@ -476,8 +420,10 @@ def _report(run: _Run, options: AMBSSGDOptions, T: int, eta: float, held: int) -
     notes = ["BASELINE (Varshney et al. 2022): not robust to corrupted labels",
              f"rows split by a public pseudo-random order into S_0 ({plan.n0} rows) and {T} disjoint mini-batches; "
              "parallel composition",
-             *run.notes, *part_notes("S_0", run.ledger_0), *part_notes("estimation parts", run.ledger_est),
-             *part_notes("gradient parts", run.ledger_grad), *held_notes(held, T, "batch's error histogram"),
+             *run.notes, *descent.part_notes("S_0", run.ledger_0),
+             *descent.part_notes("estimation parts", run.ledger_est),
+             *descent.part_notes("gradient parts", run.ledger_grad),
+             *descent.held_notes(held, T, "batch's error histogram"),
              f"T = {T} rounds, step size {eta:.4g}, tail average of the last {T + 1 - math.ceil(T / 2)} iterates"]
     if options.trace is not None:
         notes.append(f"Tr(Sigma) = {options.trace:g} was given as public knowledge (trace=)")
@@ -506,7 +452,7 @@ def fit(rows: Rows, ctx: FitContext, options: AMBSSGDOptions) -> MethodFit:
     """
     plan = _plan(ctx, options)
     run = _charge(ctx, plan, options)
-    _precondition(rows, ctx, run)
+    run.st = descent.precondition(rows, ctx, run.plan.mu_pre, run.notes, run.diagnostics)
     run.layout = AMBSSGDLayout(RowPermutation.draw(ctx.n, ctx.rng), plan.n0)
     theta_x, eta, T = _setup(rows, ctx, run, options)
     iterates, gammas = _descend(rows, ctx, run, options, theta_x, eta, T)
@@ -534,7 +480,7 @@ _RATE = Rate(
     lambda n, d, s: math.sqrt(d / n),
     lambda n, d, e, dl, s: d * math.sqrt(log_inv(dl)) / (n * e),
     _burn_in, ("sub-Gaussian covariates with known Tr(Sigma); error in Sigma-norm",),
-    n_min=lambda d, s: float(min_rows(d)))
+    n_min=lambda d, s: float(descent.min_rows(d)))
 
 
 def theory_rate(guarantee: str) -> UpperRate:
@@ -550,6 +496,6 @@ SPEC = register(MethodSpec(
     options=AMBSSGDOptions,
     needs_bounds=False,
     regimes="baseline for DP-RobGD: no data bounds needed, large n, well-conditioned covariates, clean labels",
-    min_rows=min_rows,
+    min_rows=descent.min_rows,
     theory_rate=theory_rate,
 ))

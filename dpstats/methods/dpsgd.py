@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpstats.errors import ConvergenceError, MethodOptionError
-from dpstats.methods.extremes import QUIET, residuals, unit_rows
+from dpstats.methods.common.extremes import QUIET, residuals, unit_rows
 from dpstats.methods.registry import (
     FitContext,
     MethodFit,
@@ -176,7 +176,7 @@ def _gradients(X: np.ndarray, y: np.ndarray, w: np.ndarray, clip_norm: float) ->
     Computed plainly (bit for bit) where the gradient's squared norm is finite.  A row whose residual or
     gradient overflows (values near the largest double) has a gradient of norm far above C, whose clipped
     value is C sign(r_i) x_i / ||x_i||: that row is passed already clipped
-    (:func:`~dpstats.methods.extremes.unit_rows`, :func:`~dpstats.methods.extremes.residuals`), instead of
+    (:func:`~dpstats.methods.common.extremes.unit_rows`, :func:`~dpstats.methods.common.extremes.residuals`), instead of
     contributing nothing; a row whose residual is 0 contributes 0.  Each row's vector depends on that row and
     the released iterate only, and the mechanism clips it again, so the sensitivity is the mechanism's
     whatever the data (docs/proofs/dpsgd.md, "Extreme values").

@@ -49,8 +49,8 @@ import numpy as np
 from dpstats.bounds import DataBounds
 from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods.blocks import RowPermutation
+from dpstats.methods.common.extremes import quiet, residuals
 from dpstats.methods.common.sufficient import STATISTICS_LIMIT, check_statistics_range
-from dpstats.methods.extremes import quiet, residuals
 from dpstats.methods.registry import (
     FitContext,
     InferenceRule,

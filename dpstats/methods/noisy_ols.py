@@ -137,6 +137,7 @@ from scipy.special import ndtri
 from dpstats.bounds import DataBounds
 from dpstats.errors import IllConditionedDesignError, MethodOptionError, NoiseScaleRangeError
 from dpstats.inference import noisy_estimate_covariance, output_perturbation_sums
+from dpstats.methods.common.extremes import square
 from dpstats.methods.common.linalg import solve_noisy_normal_equations
 from dpstats.methods.common.sufficient import (
     StatisticsPass,
@@ -145,7 +146,6 @@ from dpstats.methods.common.sufficient import (
     add_statistics,
     check_bounds_range,
 )
-from dpstats.methods.extremes import square
 from dpstats.methods.registry import (
     ErrorSplit,
     FitContext,

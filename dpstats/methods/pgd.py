@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpstats.errors import InsufficientDataError, MethodOptionError
+from dpstats.methods.common.extremes import QUIET, quiet
 from dpstats.methods.common.geometric_histogram import GeometricGrid, grid_counts, release_quantile
 from dpstats.methods.common.linalg import psd_projection
 from dpstats.methods.common.private_scaling import (
@@ -48,7 +49,7 @@ from dpstats.methods.common.private_scaling import (
     release_domain,
     release_moments,
 )
-from dpstats.methods.extremes import QUIET, quiet
+from dpstats.methods.common.row_passes import add_arrays
 from dpstats.methods.registry import (
     AutoFacts,
     AutoRule,
@@ -63,7 +64,6 @@ from dpstats.methods.registry import (
     check_bool,
     register,
 )
-from dpstats.methods.row_passes import add_arrays
 from dpstats.privacy.calibration import gaussian_epsilon, gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import (

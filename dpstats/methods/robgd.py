@@ -51,32 +51,15 @@ import numpy as np
 
 from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods.blocks import RowPermutation
+from dpstats.methods.common import private_centring as centring
+from dpstats.methods.common import robust_descent as descent
+from dpstats.methods.common.extremes import quiet, residuals
 from dpstats.methods.common.permutations import WindowedOrder
-from dpstats.methods.common.private_centring import (
-    Standardisation,
-    check_public_options,
-    release_standardisation,
-    releases_anything,
-    standardised,
-)
-from dpstats.methods.common.robust_descent import (
-    PRECONDITION_SHARE,
-    check_descent_options,
-    check_fraction,
-    default_covariate_tail,
-    held_notes,
-    min_rows,
-    parallel_block_step,
-    part_notes,
-    precondition_split,
-    step_schedule,
-    threshold_candidates,
-)
+from dpstats.methods.common.robust_descent import PRECONDITION_SHARE, threshold_candidates  # re-exported
 from dpstats.methods.common.robust_estimators import (
     DISTANCE_GRID,
     PooledHistogram,
     clip_factors,
-    clipped_gram,
     distance_group_size,
     max_histogram_releases,
     norm_group_size,
@@ -95,8 +78,7 @@ from dpstats.methods.common.row_passes import (
     add_clip_tables,
     add_grouped_counts,
 )
-from dpstats.methods.extremes import quiet, residuals
-from dpstats.methods.registry import FitContext, MethodFit, MethodOptions, MethodSpec, check_bool, register
+from dpstats.methods.registry import FitContext, MethodFit, MethodSpec, check_bool, register
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import GaussianBlock, gaussian_block
@@ -115,7 +97,7 @@ NO_INFERENCE = ("DP-RobGD releases the last iterate of noisy, clipped gradient d
 
 
 @dataclass(frozen=True)
-class RobGDOptions(MethodOptions):
+class RobGDOptions(descent.DescentOptions):
     """Options of ``robgd``.
 
     Attributes
@@ -127,16 +109,8 @@ class RobGDOptions(MethodOptions):
     max_corruption : float
         Public upper bound on the fraction of corrupted labels, in [0, 0.5); sets the distance estimator's group
         size.
-    clip_level : float
-        Fraction of clean residuals the residual threshold theta_t may clip (under Gaussian tails), in (0, 1).
-    covariate_tail : float or None
-        Theta / sqrt(Gamma), in [1e-6, 1e6]; None: 1 + sqrt(2 ln(n / 0.05)) (Gaussian covariates); 1 for
-        covariates with ||x||^2 <= Tr(Sigma).
-    rounds, step_size : int or None, float or None
-        Public T and eta; by default set from the private spectrum estimate (in the units of the standardised
-        covariates when ``standardize``).
-    max_rounds : int
-        Public cap on T (and so on the number of passes over the data), >= 2.
+    clip_level, covariate_tail, rounds, step_size, max_rounds :
+        As for :class:`~dpstats.methods.common.robust_descent.DescentOptions`.
     standardize : bool
         Private preconditioning; False runs the paper's algorithm on the covariates as given.
     """
@@ -144,20 +118,14 @@ class RobGDOptions(MethodOptions):
     best_iterate: bool = False
     gamma_fraction: float = 0.2
     max_corruption: float = 0.05
-    clip_level: float = 0.05
-    covariate_tail: float | None = None
-    rounds: int | None = None
-    step_size: float | None = None
-    max_rounds: int = 2000
     standardize: bool = True
 
     def __post_init__(self) -> None:
         check_bool(self.best_iterate, "best_iterate")
         check_bool(self.standardize, "standardize")
-        check_fraction("gamma_fraction", self.gamma_fraction)
-        check_fraction("max_corruption", self.max_corruption, low_open=False, high=0.5)
-        check_descent_options(clip_level=self.clip_level, covariate_tail=self.covariate_tail, rounds=self.rounds,
-                              step_size=self.step_size, max_rounds=self.max_rounds)
+        descent.check_fraction("gamma_fraction", self.gamma_fraction)
+        descent.check_fraction("max_corruption", self.max_corruption, low_open=False, high=0.5)
+        super().__post_init__()
 
 
 # ----------------------------------------------------------------------------- the public assignment of rows
@@ -265,7 +233,7 @@ class _Preparer:
     """Standardises a chunk and splits it by the layout (:class:`_Parts`); kept for the fit's later passes when
     the chunk is in memory (:class:`~dpstats.methods.common.row_passes.ChunkMemo`).  Picklable."""
 
-    def __init__(self, layout: RobGDLayout, st: Standardisation | None) -> None:
+    def __init__(self, layout: RobGDLayout, st: centring.Standardisation | None) -> None:
         self.layout, self.st = layout, st
         self.memo = ChunkMemo()
 
@@ -274,8 +242,8 @@ class _Preparer:
 
     def _parts(self, X: np.ndarray, y: np.ndarray, offset: int) -> _Parts:
         keys = self.layout.keys(offset, X.shape[0])
-        Xa, ya = standardised(self.st, X[keys.a_rows], y[keys.a_rows])
-        Xb, yb = standardised(self.st, X[keys.b_rows], y[keys.b_rows])
+        Xa, ya = centring.standardised(self.st, X[keys.a_rows], y[keys.a_rows])
+        Xb, yb = centring.standardised(self.st, X[keys.b_rows], y[keys.b_rows])
         return _Parts(keys.a, Xa, ya, Xb, yb)
 
 
@@ -292,19 +260,6 @@ class _NormPass:
         return norm_group_sums(parts.Xa, groups, layout.n_a // self.group_size)
 
 
-class _GramPass:
-    """fn(X, y, offset) -> clipped Gram matrix of the chunk's S_a rows; ``select`` evaluates only those."""
-
-    def __init__(self, layout: RobGDLayout, st: Standardisation | None, theta_x: float) -> None:
-        self.layout, self.st, self.theta_x = layout, st, theta_x
-
-    def select(self, offset: int, count: int) -> np.ndarray:
-        return self.layout.keys(offset, count).a_rows
-
-    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
-        return clipped_gram(standardised(self.st, X, y)[0], self.theta_x)
-
-
 class _ExactGradient:
     """The clipped gradient of the one local chunk that holds every row, computed once the threshold is
     released (the in-memory fast path: no table of all thresholds).  Never combined with another chunk."""
@@ -317,25 +272,15 @@ class _ExactGradient:
         return separately_clipped_gradient(p.Xb, p.yb, self.w, p.clip_factors(self.theta_x), float(thresholds[j]))
 
 
-class _TableGradient:
-    """The clipped-gradient sums of some chunks at every threshold (:class:`ClipTable`): adds up over chunks."""
-
-    def __init__(self, table: ClipTable) -> None:
-        self.table = table
-
-    def mean(self, thresholds: np.ndarray, j: int, m: int) -> np.ndarray:
-        return self.table.at(thresholds, j) / m
-
-
 @dataclass
 class _RoundPartial:
     counts: GroupedCounts
-    gradient: _ExactGradient | _TableGradient | None
+    gradient: _ExactGradient | descent.TableGradient | None
 
 
 def _add_rounds(a: _RoundPartial, b: _RoundPartial) -> _RoundPartial:
     a.counts = add_grouped_counts(a.counts, b.counts)
-    if isinstance(a.gradient, _TableGradient) and isinstance(b.gradient, _TableGradient):
+    if isinstance(a.gradient, descent.TableGradient) and isinstance(b.gradient, descent.TableGradient):
         a.gradient.table = add_clip_tables(a.gradient.table, b.gradient.table)
     elif a.gradient is not None or b.gradient is not None:  # pragma: no cover - an exact gradient holds all rows
         raise RuntimeError("internal error: a whole-data gradient met another chunk")
@@ -366,7 +311,7 @@ class _RoundPass:
         c = parts.clip_factors(self.theta_x)
         # an infinite residual is clipped at every threshold: its term is theta c sign(r) x (the table's limit)
         table = ClipTable.of(parts.Xb, c * rb, np.abs(rb), self.thresholds, limit=c * np.sign(rb))
-        return _RoundPartial(counts, _TableGradient(table))
+        return _RoundPartial(counts, descent.TableGradient(table))
 
 
 # ----------------------------------------------------------------------------- the fit
@@ -398,17 +343,17 @@ class _Plan:
 def _plan(ctx: FitContext, options: RobGDOptions) -> _Plan:
     """Sizes, budget split and round cap from public facts; refuses, spending nothing, when they cannot work."""
     n, d = ctx.n, ctx.d
-    check_public_options(d, ctx.intercept_index, ctx.column_ranges or None)
+    centring.check_public_options(d, ctx.intercept_index, ctx.column_ranges or None)
     frac = float(options.gamma_fraction)
     b_dist = distance_group_size(float(options.max_corruption))
     n_a = RobGDLayout.split_sizes(n, frac, b_dist)[1]
     if n_a < 10 * b_dist or n - n_a < d:
         raise MethodOptionError(f"gamma_fraction={frac} leaves too few rows in one part (n={n}, d={d})")
-    tail = default_covariate_tail(n) if options.covariate_tail is None else float(options.covariate_tail)
+    tail = descent.default_covariate_tail(n) if options.covariate_tail is None else float(options.covariate_tail)
     mu = gaussian_mu(ctx.epsilon, ctx.delta)
-    mu, mu_pre = precondition_split(
-        mu, options.standardize and releases_anything(d, ctx.intercept_index, ctx.column_ranges or None,
-                                                  ctx.declared_ranges))
+    mu, mu_pre = descent.precondition_split(
+        mu, options.standardize and centring.releases_anything(d, ctx.intercept_index, ctx.column_ranges or None,
+                                                               ctx.declared_ranges))
     rest = 1.0 - _NORM_SHARE - _SPECTRUM_SHARE
     hist_cap = max_histogram_releases(n_a // b_dist, b_dist, mu * math.sqrt(rest),
                                       min(1.0, b_dist * float(options.max_corruption)))
@@ -434,24 +379,11 @@ class _Run:
 
 def _charge(ctx: FitContext, plan: _Plan) -> _Run:
     """Charge the parallel block (one step of GDP mu) before any draw; the parts get their own ledgers."""
-    ctx.ledger.charge(parallel_block_step(
+    ctx.ledger.charge(descent.parallel_block_step(
         "DP-RobGD (parallel block: S_a estimates || S_b gradients)", plan.mu,
         f"S_a ({plan.n_a} rows): norm histogram, {'spectrum, ' if plan.need_spectrum else ''}one distance histogram "
         f"per round; S_b ({plan.m} rows): one noisy clipped gradient per round"))
     return _Run(plan, PrivacyLedger(ctx.epsilon, ctx.delta), PrivacyLedger(ctx.epsilon, ctx.delta))
-
-
-def _precondition(rows: Rows, ctx: FitContext, run: _Run) -> Standardisation | None:
-    """Step 0: the private centres and scales on all rows (sequentially composed with the block); None when the
-    preconditioning is off or releases nothing."""
-    if run.plan.mu_pre == 0.0:
-        return None
-    st, notes = release_standardisation(rows.reduce, ctx.n, ctx.d, intercept_index=ctx.intercept_index,
-                                        column_ranges=ctx.column_ranges or None, mu=run.plan.mu_pre, rng=ctx.rng,
-                                        ledger=ctx.ledger, declared=ctx.declared_ranges)
-    run.notes.extend(notes)
-    run.diagnostics.update(centre=st.centre, scale=st.scale, y_centre=st.y_centre)
-    return st
 
 
 def _covariate_clip(rows: Rows, ctx: FitContext, run: _Run) -> float:
@@ -477,11 +409,11 @@ def _schedule(rows: Rows, ctx: FitContext, run: _Run, options: RobGDOptions, the
     if not plan.need_spectrum:
         eta, T = float(options.step_size), int(options.rounds)  # type: ignore[arg-type]
     else:
-        gram = rows.reduce(_GramPass(prepare.layout, prepare.st, theta_x), add_arrays)
+        gram = rows.reduce(descent.GramPass(prepare.layout, "a_rows", prepare.st, theta_x), add_arrays)
         spec = release_spectrum(gram, plan.n_a, theta_x, mu=plan.mu * math.sqrt(_SPECTRUM_SHARE), rng=ctx.rng,
                                 ledger=run.ledger_a)
-        eta, T, kappa_hat = step_schedule(spec, plan.n, max_rounds=int(options.max_rounds),
-                                          step_size=options.step_size, rounds=options.rounds)
+        eta, T, kappa_hat = descent.step_schedule(spec, plan.n, max_rounds=int(options.max_rounds),
+                                                  step_size=options.step_size, rounds=options.rounds)
         T = min(T, plan.round_cap) if options.rounds is None else T
         run.diagnostics.update(lambda_max=spec.lam_max, lambda_min=spec.lam_min, lambda_max_upper=spec.lam_max_upper,
                                lambda_min_lower=spec.lam_min_lower, kappa_hat=kappa_hat)
@@ -520,7 +452,7 @@ def _descend(rows: Rows, ctx: FitContext, run: _Run, options: RobGDOptions, thet
     prepare = run.prepare
     assert prepare is not None
     dist, grad = _blocks(run, T, options.best_iterate, ctx.d)
-    thresholds = threshold_candidates(math.sqrt(2.0 * math.log(2.0 / float(options.clip_level))))
+    thresholds = descent.threshold_candidates(math.sqrt(2.0 * math.log(2.0 / float(options.clip_level))))
     state = _Descent(np.zeros(ctx.d), PooledHistogram(dist.mu_round, start=1))  # bin 0 (exact zeros) never
     for _ in range(T):
         part = rows.reduce(_RoundPass(prepare, state.w, theta_x, thresholds, exact=rows.local), _add_rounds)
@@ -567,10 +499,10 @@ def _report(run: _Run, options: RobGDOptions, T: int, eta: float, theta_x: float
     chosen = run.diagnostics.get("chosen_iterate")
     return [f"rows split by a public pseudo-random order, stratified by windows of {WINDOW} rows: S_a = {plan.n_a} "
             f"rows for private estimates, S_b = {plan.m} rows for gradients; parallel composition (disjoint rows)",
-            *run.notes, *part_notes("S_a", run.ledger_a), *part_notes("S_b", run.ledger_b),
+            *run.notes, *descent.part_notes("S_a", run.ledger_a), *descent.part_notes("S_b", run.ledger_b),
             *([f"rounds={T} exceeds {plan.round_cap}, the most rounds whose distance histograms clear their noise at "
                "this n and budget: many rounds may hold the iterate"] if plan.round_cap < T else []),
-            *held_notes(held, T, "residual-scale histogram"),
+            *descent.held_notes(held, T, "residual-scale histogram"),
             f"T = {T} rounds, step size {eta:.4g}, covariate clip Theta = {theta_x:.4g}"
             + (f", output the iterate {chosen} with the smallest gamma_t (DP-RobGD*)" if options.best_iterate else ""),
             f"{passes} passes over the data ({', '.join(setup)}, then one per round: T = {T}"
@@ -598,7 +530,7 @@ def fit(rows: Rows, ctx: FitContext, options: RobGDOptions) -> MethodFit:
     """
     plan = _plan(ctx, options)
     run = _charge(ctx, plan)
-    st = _precondition(rows, ctx, run)
+    st = descent.precondition(rows, ctx, run.plan.mu_pre, run.notes, run.diagnostics)
     run.prepare = _Preparer(RobGDLayout.draw(ctx.n, float(options.gamma_fraction), plan.b_dist, ctx.rng), st)
     theta_x = _covariate_clip(rows, ctx, run)
     eta, T = _schedule(rows, ctx, run, options, theta_x)
@@ -621,7 +553,7 @@ _RATE = Rate(
     lambda n, d, e, dl, s: d / (n * e),
     no_conditions, ("sub-Weibull covariates and noise; at most an alpha fraction of labels corrupted, "
                     "alpha below the error; error in Sigma-norm",),
-    n_min=lambda d, s: float(min_rows(d)))
+    n_min=lambda d, s: float(descent.min_rows(d)))
 
 
 def theory_rate(guarantee: str) -> UpperRate:
@@ -638,6 +570,6 @@ SPEC = register(MethodSpec(
     needs_bounds=False,
     regimes="no data bounds needed; labels possibly corrupted (up to max_corruption); large n "
             "(tens of thousands of rows); well-conditioned covariates (T grows with the condition number)",
-    min_rows=min_rows,
+    min_rows=descent.min_rows,
     theory_rate=theory_rate,
 ))

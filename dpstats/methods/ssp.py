@@ -54,6 +54,7 @@ from dpstats.inference import (
     sufficient_statistics_split,
     unreliable_note,
 )
+from dpstats.methods.common.extremes import square
 from dpstats.methods.common.linalg import solve_noisy_normal_equations
 from dpstats.methods.common.sufficient import (
     ReleasedStatistics,
@@ -62,7 +63,6 @@ from dpstats.methods.common.sufficient import (
     add_statistics,
     check_bounds_range,
 )
-from dpstats.methods.extremes import square
 from dpstats.methods.registry import (
     FitContext,
     Inference,

@@ -47,7 +47,7 @@ from functools import cached_property
 
 import numpy as np
 
-from dpstats.methods.extremes import quiet
+from dpstats.methods.common.extremes import quiet
 from dpstats.privacy.mechanisms import public_uniform
 
 __all__ = ["BlockedRows", "RowPermutation", "WindowedBlocks", "WindowedOrder"]

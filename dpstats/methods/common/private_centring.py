@@ -96,6 +96,7 @@ import numpy as np
 
 from dpstats.errors import MethodOptionError
 from dpstats.methods.blocks import RowPermutation
+from dpstats.methods.common.extremes import QUIET, clamp_finite, quiet
 from dpstats.methods.common.robust_estimators import (
     DISTANCE_GRID,
     HISTOGRAM_SENSITIVITY,
@@ -103,7 +104,6 @@ from dpstats.methods.common.robust_estimators import (
     histogram_counts,
 )
 from dpstats.methods.common.row_passes import add_arrays
-from dpstats.methods.extremes import QUIET, clamp_finite, quiet
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import GaussianBlock, gaussian_block
 
@@ -224,7 +224,7 @@ class Standardisation:
         """(X - centre) / scale as a new array (elementwise, so the same doubles for any split of the rows).
 
         A value beyond the largest double (a finite x near it over a scale below 1) is clamped to +-the largest
-        double (:func:`~dpstats.methods.extremes.clamp_finite`): an elementwise, monotone public map, so the
+        double (:func:`~dpstats.methods.common.extremes.clamp_finite`): an elementwise, monotone public map, so the
         methods see finite rows only and each row still depends on its own x only."""
         with np.errstate(**QUIET):
             return clamp_finite((X - self.centre) / self.scale)

@@ -1,5 +1,9 @@
-"""What DP-RobGD and DP-AMBSSGD share: option checks, the step schedule, the threshold candidates, the parallel
-block's accounting and report lines, and their public minimum number of rows.
+"""What DP-RobGD and DP-AMBSSGD share: options, preconditioning, step schedule, thresholds, accounting, minimum n.
+
+Their common options (:class:`DescentOptions`), the private preconditioning
+(:func:`precondition`), the step schedule, the threshold candidates, the
+parallel block's accounting and report lines, and their public minimum
+number of rows.
 
 Both methods run private gradient descent on rows split into public parts
 (:mod:`dpstats.methods.robgd`, :mod:`dpstats.methods.ambssgd`): a step size
@@ -7,29 +11,35 @@ eta = 1/lambda_up and T = ceil(kappa_hat ln(n) / 2) rounds from a released
 spectrum (Liu, Jain, Kong, Oh & Suggala 2023, Thm 3: T = Theta~(kappa)),
 residual or gradient thresholds read from a released histogram on a public
 grid, and one ledger step for the parallel composition of their parts.
-Proofs: docs/proofs/robgd.md and docs/proofs/ambssgd.md.  Nothing here reads
-data or draws noise.
+Proofs: docs/proofs/robgd.md and docs/proofs/ambssgd.md.  Only :func:`precondition` reads
+data and draws noise (through :mod:`dpstats.methods.common.private_centring`).
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from dpstats.errors import MethodOptionError
-from dpstats.methods.common.robust_estimators import DISTANCE_GRID, SpectrumEstimate
+from dpstats.methods.common.private_centring import Standardisation, release_standardisation, standardised
+from dpstats.methods.common.robust_estimators import DISTANCE_GRID, SpectrumEstimate, clipped_gram
+from dpstats.methods.common.row_passes import ClipTable
+from dpstats.methods.registry import FitContext, MethodOptions
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
+from dpstats.rows.base import Rows
 
-__all__ = ["PRECONDITION_SHARE", "min_rows", "precondition_split", "check_fraction", "check_descent_options",
-           "default_covariate_tail", "rounds_from_kappa", "step_schedule", "threshold_candidates",
-           "parallel_block_step", "held_notes", "part_notes"]
+__all__ = ["PRECONDITION_SHARE", "min_rows", "precondition_split", "check_fraction", "DescentOptions",
+           "precondition", "GramPass", "TableGradient", "default_covariate_tail", "rounds_from_kappa", "step_schedule",
+           "threshold_candidates", "parallel_block_step", "held_notes", "part_notes"]
 
 #: share of mu^2 for the private centres and scales on all rows (when standardising)
 PRECONDITION_SHARE = 0.1
 _ZETA = 0.05  # failure probability of the covariate-norm bound in the default tail
-_TAIL_RANGE = (1e-6, 1e6)  # public range of covariate_tail (check_descent_options)
+_TAIL_RANGE = (1e-6, 1e6)  # public range of covariate_tail (DescentOptions)
 _MIN_ROWS, _MIN_ROWS_PER_COLUMN = 1000, 50
 
 
@@ -37,7 +47,7 @@ def min_rows(d: int) -> int:
     """The public minimum n of both methods for d columns: max(1000, 50 d).
 
     The one registered fact (``MethodSpec.min_rows`` and the ``n_min`` of the methods' upper rates, so that
-    :func:`dpstats.theory.plan` never proposes fewer rows than the method accepts).  Below it the private
+    :func:`dpstats.plan` never proposes fewer rows than the method accepts).  Below it the private
     estimates (norm, spectrum, one residual histogram per round) leave too few rows per part for the rounds
     the budget allows; the fit also refuses, from public n and mu, when not even 2 rounds can clear their
     histogram's noise.
@@ -71,21 +81,145 @@ def check_fraction(name: str, value: object, *, low_open: bool = True, high: flo
     return v
 
 
-def check_descent_options(*, clip_level: object, covariate_tail: object, rounds: object, step_size: object,
-                          max_rounds: object) -> None:
-    """Validate the options DP-RobGD and DP-AMBSSGD share (public, before anything is read)."""
-    check_fraction("clip_level", clip_level)
-    if covariate_tail is not None and not (_real(covariate_tail)
-                                           and _TAIL_RANGE[0] <= float(covariate_tail) <= _TAIL_RANGE[1]):  # type: ignore[arg-type]
-        # outside this range Theta^2 over- or underflows for some released Gamma (a step size 1/0 or an
-        # infinite sensitivity after part of the budget is spent); Theta / sqrt(Tr Sigma) is about 1 to 10
-        raise MethodOptionError(f"covariate_tail must be a number in [{_TAIL_RANGE[0]:g}, {_TAIL_RANGE[1]:g}]")
-    if rounds is not None and not (_whole(rounds) and rounds >= 1):  # type: ignore[operator]
-        raise MethodOptionError("rounds must be a positive integer")
-    if step_size is not None and not (_real(step_size) and step_size > 0):  # type: ignore[operator]
-        raise MethodOptionError("step_size must be a positive number")
-    if not (_whole(max_rounds) and max_rounds >= 2):  # type: ignore[operator]
-        raise MethodOptionError("max_rounds must be an integer >= 2")
+@dataclass(frozen=True)
+class DescentOptions(MethodOptions):
+    """The options DP-RobGD and DP-AMBSSGD share, declared and checked once (public, before anything is read).
+
+    The options classes of the two methods derive from it
+    (:class:`~dpstats.methods.robgd.RobGDOptions`,
+    :class:`~dpstats.methods.ambssgd.AMBSSGDOptions`) and call its
+    ``__post_init__`` from theirs.
+
+    Attributes
+    ----------
+    clip_level : float
+        Fraction of clean residuals the residual threshold theta_t may clip (under Gaussian tails), in (0, 1).
+    covariate_tail : float or None
+        Theta / sqrt(Gamma), in [1e-6, 1e6]; None: 1 + sqrt(2 ln(n / 0.05)) (Gaussian covariates); 1 for
+        covariates with ||x||^2 <= Tr(Sigma).
+    rounds, step_size : int or None, float or None
+        Public T and eta; by default set from the private spectrum estimate (in the units of the standardised
+        covariates when ``standardize``).
+    max_rounds : int
+        Public cap on T (and so on the number of passes over the data), >= 2.
+    """
+
+    clip_level: float = 0.05
+    covariate_tail: float | None = None
+    rounds: int | None = None
+    step_size: float | None = None
+    max_rounds: int = 2000
+
+    def __post_init__(self) -> None:
+        check_fraction("clip_level", self.clip_level)
+        tail = self.covariate_tail
+        if tail is not None and not (_real(tail) and _TAIL_RANGE[0] <= float(tail) <= _TAIL_RANGE[1]):
+            # outside this range Theta^2 over- or underflows for some released Gamma (a step size 1/0 or an
+            # infinite sensitivity after part of the budget is spent); Theta / sqrt(Tr Sigma) is about 1 to 10
+            raise MethodOptionError(f"covariate_tail must be a number in [{_TAIL_RANGE[0]:g}, {_TAIL_RANGE[1]:g}]")
+        if self.rounds is not None and not (_whole(self.rounds) and self.rounds >= 1):
+            raise MethodOptionError("rounds must be a positive integer")
+        if self.step_size is not None and not (_real(self.step_size) and self.step_size > 0):
+            raise MethodOptionError("step_size must be a positive number")
+        if not (_whole(self.max_rounds) and self.max_rounds >= 2):
+            raise MethodOptionError("max_rounds must be an integer >= 2")
+
+
+def precondition(rows: Rows, ctx: FitContext, mu_pre: float, notes: list[str],
+                 diagnostics: dict[str, Any]) -> Standardisation | None:
+    """Step 0 of both methods: the private centres and scales on all rows, sequentially composed with the block.
+
+    Parameters
+    ----------
+    rows : Rows
+        The data.
+    ctx : FitContext
+        The fit's public facts, ledger and random source.
+    mu_pre : float
+        GDP parameter of the preconditioning (:func:`precondition_split`); 0 when it is off or releases nothing.
+    notes : list of str
+        The fit's report lines; the preconditioning's are appended.
+    diagnostics : dict
+        The fit's diagnostics; the released centres and scales are added.
+
+    Returns
+    -------
+    Standardisation or None
+        The released standardisation, or None when ``mu_pre`` is 0 (nothing is read or spent).
+    """
+    if mu_pre == 0.0:
+        return None
+    st, lines = release_standardisation(rows.reduce, ctx.n, ctx.d, intercept_index=ctx.intercept_index,
+                                        column_ranges=ctx.column_ranges or None, mu=mu_pre, rng=ctx.rng,
+                                        ledger=ctx.ledger, declared=ctx.declared_ranges)
+    notes.extend(lines)
+    diagnostics.update(centre=st.centre, scale=st.scale, y_centre=st.y_centre)
+    return st
+
+
+class GramPass:
+    """fn(X, y, offset) -> the clipped Gram matrix of a chunk's estimation rows (the spectrum's pass of both methods).
+
+    ``select`` evaluates only those rows: the attribute ``part`` of the
+    layout's keys of the chunk (``a_rows``, S_a of DP-RobGD; ``s0_rows``, S_0
+    of DP-AMBSSGD).  The pass holds public facts and released values only,
+    so it can be sent to workers.
+
+    Parameters
+    ----------
+    layout : object
+        The method's public layout of rows (``keys(offset, count)``).
+    part : str
+        The attribute of the keys that holds the chunk's estimation rows.
+    st : Standardisation or None
+        The released preconditioning, if any.
+    theta_x : float
+        The covariate clipping norm.
+    """
+
+    def __init__(self, layout: Any, part: str, st: Standardisation | None, theta_x: float) -> None:
+        self.layout, self.part, self.st, self.theta_x = layout, part, st, theta_x
+
+    def select(self, offset: int, count: int) -> np.ndarray:
+        """The local indices of the chunk's estimation rows."""
+        rows: np.ndarray = getattr(self.layout.keys(offset, count), self.part)
+        return rows
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
+        return clipped_gram(standardised(self.st, X, y)[0], self.theta_x)
+
+
+class TableGradient:
+    """The clipped-gradient sums of some chunks' gradient rows at every threshold a round can release
+    (:class:`~dpstats.methods.common.row_passes.ClipTable`); adds up over chunks.
+
+    Parameters
+    ----------
+    table : ClipTable
+        The sums at every candidate threshold.
+    """
+
+    def __init__(self, table: ClipTable) -> None:
+        self.table = table
+
+    def mean(self, thresholds: np.ndarray, j: int, size: int) -> np.ndarray:
+        """The clipped gradient at the released threshold ``thresholds[j]``: the sum over ``size`` rows, divided.
+
+        Parameters
+        ----------
+        thresholds : numpy.ndarray
+            The candidate thresholds.
+        j : int
+            The index of the released one.
+        size : int
+            The number of gradient rows of the round (public).
+
+        Returns
+        -------
+        numpy.ndarray
+            The mean clipped gradient.
+        """
+        return self.table.at(thresholds, j) / size
 
 
 def default_covariate_tail(n: int, zeta: float = _ZETA) -> float:

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from dpstats.methods.extremes import QUIET, divide_by_norms, residuals, row_norms, square
+from dpstats.methods.common.extremes import QUIET, divide_by_norms, residuals, row_norms, square
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import GaussianBlock, gaussian_mechanism_mu
 
@@ -297,7 +297,7 @@ def private_norm_estimate(X: np.ndarray, *, group_size: int, block: GaussianBloc
 def distance_counts(X: np.ndarray, y: np.ndarray, w: np.ndarray, group_size: int) -> np.ndarray:
     """``DISTANCE_GRID`` counts of the group means of (y - w^T x)^2 over consecutive groups of ``group_size``
     rows (the rows of an incomplete last group are left out), each mean formed by :func:`slot_means`.  The
-    residuals come from :func:`~dpstats.methods.extremes.residuals` (never NaN); a square or a mean that
+    residuals come from :func:`~dpstats.methods.common.extremes.residuals` (never NaN); a square or a mean that
     overflows is inf, and its group lands in the last bin, where every mean at or above 2^64 goes."""
     r = residuals(X, y, w)  # X w - y: its square is that of y - X w, bit for bit
     k = r.shape[0] // group_size
@@ -336,8 +336,8 @@ def norm_group_sums(X: np.ndarray, groups: np.ndarray, k: int) -> np.ndarray:
 def clip_factors(X: np.ndarray, bound: float) -> np.ndarray:
     """c_i = min(1, bound / ||x_i||), so that c_i x_i = clip_bound(x_i) (norm clipping).
 
-    The norms and quotients are overflow-safe (:func:`~dpstats.methods.extremes.row_norms`,
-    :func:`~dpstats.methods.extremes.divide_by_norms`): a row with entries near the largest double gets the
+    The norms and quotients are overflow-safe (:func:`~dpstats.methods.common.extremes.row_norms`,
+    :func:`~dpstats.methods.common.extremes.divide_by_norms`): a row with entries near the largest double gets the
     factor that scales it to norm ``bound`` (finite, perhaps subnormal), not 0 or NaN; ordinary rows get
     bound / ||x_i|| bit for bit.  Each factor depends on its own row only, so ||c_i x_i|| <= bound holds row by
     row (up to rounding) whatever the data."""
@@ -442,7 +442,7 @@ def separately_clipped_gradient(X: np.ndarray, y: np.ndarray, w: np.ndarray, c: 
     Alg. 1 line 6, Sec. 3.1), so each term has norm <= Theta theta and the
     mean has replace-one L2 sensitivity 2 Theta theta / m.  One pair of
     matrix-vector products over the rows, no per-row Python.  The residuals
-    come from :func:`~dpstats.methods.extremes.residuals` (never NaN; +-inf
+    come from :func:`~dpstats.methods.common.extremes.residuals` (never NaN; +-inf
     clips to +-theta), so every term is finite and its bound holds row by row
     whatever the data.
     """

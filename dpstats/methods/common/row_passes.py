@@ -34,8 +34,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from dpstats.methods.common.extremes import quiet
 from dpstats.methods.common.robust_estimators import LogHistogram, histogram_counts, slot_means
-from dpstats.methods.extremes import quiet
 
 __all__ = ["ClipTable", "geometric_buckets", "add_clip_tables", "GroupedCounts", "add_grouped_counts",
            "add_arrays", "KeyCache", "ChunkMemo"]

@@ -37,7 +37,7 @@ import numpy as np
 
 from dpstats.bounds import DataBounds
 from dpstats.errors import NoiseScaleRangeError
-from dpstats.methods.extremes import QUIET, square
+from dpstats.methods.common.extremes import QUIET, square
 from dpstats.rows.base import writable
 
 __all__ = ["STATISTICS_LIMIT", "check_statistics_range", "check_bounds_range", "SufficientStatistics", "StatisticsPlan",

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpstats.methods.common.extremes import quiet
 from dpstats.methods.common.permutations import WindowedBlocks
-from dpstats.methods.extremes import quiet
 
 __all__ = ["GROUP_ROWS", "ShiftedBlockSums", "block_sums"]
 

@@ -20,8 +20,8 @@ import math
 
 import numpy as np
 
+from dpstats.methods.common.extremes import QUIET, finite_rows
 from dpstats.methods.common.linalg import eigh
-from dpstats.methods.extremes import QUIET, finite_rows
 
 __all__ = [
     "FALLBACK_MODEL",

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpstats.errors import MethodOptionError, PTRFailure
-from dpstats.methods.extremes import QUIET, clamp_finite
+from dpstats.methods.common.extremes import QUIET, clamp_finite
 from dpstats.methods.tukey.depth import (
     coordinate_shifts,
     finite_models,

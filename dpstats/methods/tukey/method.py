@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from dpstats.methods.extremes import quiet
+from dpstats.methods.common.extremes import quiet
 from dpstats.methods.registry import FitContext, MethodFit
 from dpstats.methods.tukey.block_sums import ShiftedBlockSums
 from dpstats.methods.tukey.depth import solve_block_models

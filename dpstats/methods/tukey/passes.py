@@ -6,7 +6,7 @@ to the order of floating-point additions.  A pass that needs only the
 preprocessing sample names its rows with ``select`` (the rows at the first
 positions of the public order, computed from row indices alone), so a source
 evaluates only those rows.  Each pass runs under ``np.errstate(all="ignore")``
-(:func:`~dpstats.methods.extremes.quiet`), in whatever thread or worker
+(:func:`~dpstats.methods.common.extremes.quiet`), in whatever thread or worker
 evaluates it, so nothing printed depends on the data.  Nothing here draws
 noise.
 """
@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 from scipy.sparse import csc_matrix
 
+from dpstats.methods.common.extremes import quiet
 from dpstats.methods.common.permutations import WindowedBlocks
-from dpstats.methods.extremes import quiet
 from dpstats.methods.tukey.block_sums import ShiftedBlockSums
 from dpstats.methods.tukey.preprocessing import Domains, Preprocessing
 from dpstats.methods.tukey.radius_check import clip_excess

@@ -14,7 +14,7 @@ import math
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from dpstats.methods.extremes import finite_rows
+from dpstats.methods.common.extremes import finite_rows
 from dpstats.methods.tukey.preprocessing import Preprocessing
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu
