@@ -79,8 +79,8 @@ def _same_fit(a, b) -> None:
 @pytest.mark.parametrize("method", ["dpsgd", "lasso"])
 def test_chunked_fit_equals_in_memory_fit(df, files, method):
     reference = _fit(df, method)
-    # the lasso's default step adds one pass, the private curvature estimate (issue 17 part 5)
-    passes = reference.info["steps"] if method == "dpsgd" else reference.info["iterations"] + 1
+    # the lasso's defaults add two passes, the private residual scale and curvature estimate (issue 17 part 5)
+    passes = reference.info["steps"] if method == "dpsgd" else reference.info["iterations"] + 2
     partitionings = {
         "DataFrame chunks of 7": DataFrameSource(df, chunksize=7),
         "DataFrame chunks of 100": DataFrameSource(df, chunksize=100),
@@ -202,8 +202,9 @@ def test_pass_objects_are_picklable_and_sums_are_exact():
     plan = lasso._plan(public, 1.0 / public.smoothness, 2)
     part = lasso.PartGradient(lasso.PartIndex(perm, plan), 1, np.zeros(5), bounds)
     gram = lasso.GramColumns(bounds, 0, 5)
+    pairs = lasso.PairDifferences(perm, bounds, 1.0)
     step = dpsgd.StepSum(np.array([3, 9, 20, 41]), np.ones(5), ClippedGridSum(1.0, -40, 5))
-    for fn in (part, gram, step, lasso._add, add_grid_sums):
+    for fn in (part, gram, pairs, step, lasso._add, add_grid_sums):
         assert pickle.loads(pickle.dumps(fn)) is not None
     copy = pickle.loads(pickle.dumps(step))
     np.testing.assert_array_equal(copy.select(0, 25), [3, 9, 20])
