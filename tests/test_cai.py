@@ -806,8 +806,11 @@ def test_lasso_default_step_does_not_diverge_on_diamonds():
     df = dpstats.datasets.load("diamonds")
     bounds = dpstats.datasets.describe("diamonds").documented_ranges
     ols = _in_sample_r2(dpstats.dp_ols(DIAMONDS_FORMULA, df, float("inf"), method="ols"), df)
+    # residual_share=0: the public residual bound 2T, so that the test measures the step alone; the default private
+    # residual bound (0.8 sd of price) clips diamonds' skewed residuals, a Huber bias that lowers R^2 to 0.38 here
+    # (benchmarks/results/lasso_default.md)
     res = dpstats.dp_ols(DIAMONDS_FORMULA, df, 100.0, 1e-6, method="lasso", sparsity=5, bounds=bounds,
-                         random_state=0)
+                         random_state=0, residual_share=0.0)
     assert ols - 0.5 < _in_sample_r2(res, df) <= ols
     assert any("had not settled" in line for line in res.privacy.lines())
 

@@ -174,7 +174,7 @@ def test_each_lasso_pass_evaluates_only_its_disjoint_part():
     rows = _Recorder(X, y, 64)
     ctx = FitContext(n=1000, d=5, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(1), bounds=bounds)
     # curvature_share=0: the public step, so that every pass is an iteration's (the default adds a curvature pass)
-    fit = lasso.fit(rows, ctx, lasso.LassoOptions(sparsity=2, iterations=7, curvature_share=0.0))
+    fit = lasso.fit(rows, ctx, lasso.LassoOptions(sparsity=2, iterations=7, curvature_share=0.0, residual_share=0.0))
     sizes = [len(part) for part in np.array_split(np.arange(1000), 7)]
     assert [len(s) for s in rows.seen] == sizes == [143] * 6 + [142]
     assert np.array_equal(np.sort(np.concatenate(rows.seen)), np.arange(1000))  # every row in exactly one part

@@ -73,7 +73,7 @@ from dpstats.methods.registry import (
 )
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import laplace_mechanism
-from dpstats.privacy.peeling import peeling_block, peeling_noise_multiplier
+from dpstats.privacy.peeling import check_peeling_scale, peeling_block, peeling_noise_multiplier
 from dpstats.rates import CAI, SPARSE_MODEL, Rate, UpperRate, log_inv, needs_sparsity
 from dpstats.rows.base import Rows, writable
 
@@ -602,6 +602,7 @@ def fit(rows: Rows, ctx: FitContext, options: LassoOptions) -> MethodFit:
     bounds = ctx.require_bounds()
     public = _public(ctx.n, ctx.d, bounds, options)
     epsilon = float(ctx.epsilon)
+    _check_noise_range(public, options, epsilon, float(ctx.delta))
     peel_epsilon = epsilon
     residual = None
     if public.release_residual_scale:
@@ -625,6 +626,22 @@ def fit(rows: Rows, ctx: FitContext, options: LassoOptions) -> MethodFit:
     plan = _plan(public, eta, iterations)
     beta, half, scale = _iterate(rows, plan, bounds, epsilon=peel_epsilon, ledger=ctx.ledger, rng=ctx.rng)
     return _result(plan, curvature, residual, beta, half, scale)
+
+
+def _check_noise_range(public: _Public, options: LassoOptions, epsilon: float, delta: float) -> None:
+    """Refuse before any release a fit whose Peeling noise would be too small to sample (a public step or bound far
+    below the data's scale): the smallest lambda any release can lead to is 2 eta_min c_x R_min / n, with eta_min
+    the public step or 1/L_2s (the estimated step is at least that) and R_min the public bound or the released
+    one's floor 2T 2^-RESIDUAL_OCTAVES (the conditional fit: 2T)."""
+    eta = float(options.step_size) if options.step_size is not None else 1.0 / public.smoothness
+    if public.release_residual_scale:
+        R = residual_grid(public.truncation).lo
+    else:
+        R = 2.0 * public.truncation if public.residual_bound is None else public.residual_bound
+    shares = (options.residual_share if public.release_residual_scale else 0.0) + (
+        options.curvature_share if options.step_size is None else 0.0)
+    check_peeling_scale(linf_sensitivity=2.0 * eta * public.c_x * R / public.n, sparsity=public.sparsity,
+                        epsilon=epsilon * (1.0 - shares), delta=delta, select=public.sparsity < public.d)
 
 
 def _result(plan: _Plan, curvature: _Curvature | None, residual: _ResidualScale | None, beta: np.ndarray,
