@@ -638,10 +638,13 @@ def _check_noise_range(public: _Public, options: LassoOptions, epsilon: float, d
         R = residual_grid(public.truncation).lo
     else:
         R = 2.0 * public.truncation if public.residual_bound is None else public.residual_bound
-    shares = (options.residual_share if public.release_residual_scale else 0.0) + (
-        options.curvature_share if options.step_size is None else 0.0)
+    peel_epsilon = epsilon  # the Peeling budget, computed as fit() does (the same double: one cached calibration)
+    if public.release_residual_scale:
+        peel_epsilon -= options.residual_share * epsilon
+    if options.step_size is None and options.curvature_share > 0:
+        peel_epsilon -= options.curvature_share * epsilon
     check_peeling_scale(linf_sensitivity=2.0 * eta * public.c_x * R / public.n, sparsity=public.sparsity,
-                        epsilon=epsilon * (1.0 - shares), delta=delta, select=public.sparsity < public.d)
+                        epsilon=peel_epsilon, delta=delta, select=public.sparsity < public.d)
 
 
 def _result(plan: _Plan, curvature: _Curvature | None, residual: _ResidualScale | None, beta: np.ndarray,
