@@ -22,8 +22,7 @@ import pytest
 import dpstats
 from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods import get_method, robgd
-from dpstats.methods.blocks import RowPermutation
-from dpstats.methods.common.permutations import WindowedOrder
+from dpstats.methods.common.permutations import RowPermutation, WindowedOrder
 from dpstats.methods.common.private_centring import GroupSumsPass, Standardisation, Transformed
 from dpstats.methods.common.robust_estimators import (
     DISTANCE_GRID,

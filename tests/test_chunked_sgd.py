@@ -79,8 +79,8 @@ def _same_fit(a, b) -> None:
 @pytest.mark.parametrize("method", ["dpsgd", "lasso"])
 def test_chunked_fit_equals_in_memory_fit(df, files, method):
     reference = _fit(df, method)
-    # the lasso's default step adds one pass, the private curvature estimate (issue 17 part 5)
-    passes = reference.info["steps"] if method == "dpsgd" else reference.info["iterations"] + 1
+    # the lasso's defaults add two passes, the private residual scale and curvature estimate (issue 17 part 5)
+    passes = reference.info["steps"] if method == "dpsgd" else reference.info["iterations"] + 2
     partitionings = {
         "DataFrame chunks of 7": DataFrameSource(df, chunksize=7),
         "DataFrame chunks of 100": DataFrameSource(df, chunksize=100),
@@ -174,7 +174,7 @@ def test_each_lasso_pass_evaluates_only_its_disjoint_part():
     rows = _Recorder(X, y, 64)
     ctx = FitContext(n=1000, d=5, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(1), bounds=bounds)
     # curvature_share=0: the public step, so that every pass is an iteration's (the default adds a curvature pass)
-    fit = lasso.fit(rows, ctx, lasso.LassoOptions(sparsity=2, iterations=7, curvature_share=0.0))
+    fit = lasso.fit(rows, ctx, lasso.LassoOptions(sparsity=2, iterations=7, curvature_share=0.0, residual_share=0.0))
     sizes = [len(part) for part in np.array_split(np.arange(1000), 7)]
     assert [len(s) for s in rows.seen] == sizes == [143] * 6 + [142]
     assert np.array_equal(np.sort(np.concatenate(rows.seen)), np.arange(1000))  # every row in exactly one part
@@ -197,13 +197,14 @@ def test_each_dpsgd_pass_evaluates_only_its_poisson_sample():
 def test_pass_objects_are_picklable_and_sums_are_exact():
     """What a Dask worker receives (fn, combine) pickles; integer partial sums add exactly."""
     X, y, bounds = _arrays(n=50)
-    perm = dpstats.methods.blocks.RowPermutation.draw(50, np.random.default_rng(0))
+    perm = dpstats.methods.common.permutations.RowPermutation.draw(50, np.random.default_rng(0))
     public = lasso._public(50, 5, bounds, lasso.LassoOptions(sparsity=2, iterations=2))
     plan = lasso._plan(public, 1.0 / public.smoothness, 2)
     part = lasso.PartGradient(lasso.PartIndex(perm, plan), 1, np.zeros(5), bounds)
     gram = lasso.GramColumns(bounds, 0, 5)
+    pairs = lasso.PairDifferences(perm, bounds, 1.0)
     step = dpsgd.StepSum(np.array([3, 9, 20, 41]), np.ones(5), ClippedGridSum(1.0, -40, 5))
-    for fn in (part, gram, step, lasso._add, add_grid_sums):
+    for fn in (part, gram, pairs, step, lasso._add, add_grid_sums):
         assert pickle.loads(pickle.dumps(fn)) is not None
     copy = pickle.loads(pickle.dumps(step))
     np.testing.assert_array_equal(copy.select(0, 25), [3, 9, 20])

@@ -50,10 +50,10 @@ from typing import Any
 import numpy as np
 
 from dpstats.errors import InsufficientDataError, MethodOptionError
-from dpstats.methods.blocks import RowPermutation
 from dpstats.methods.common import private_centring as centring
 from dpstats.methods.common import robust_descent as descent
 from dpstats.methods.common.extremes import divide_by_norms, quiet, residuals, row_norms
+from dpstats.methods.common.permutations import RowPermutation
 from dpstats.methods.common.robust_estimators import (
     DISTANCE_GRID,
     PooledHistogram,

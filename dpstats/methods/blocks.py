@@ -1,20 +1,16 @@
-"""TEMPORARY alias of :mod:`dpstats.methods.common.permutations` (and of TukeyEM's per-block sums).
-
-robgd, ambssgd, lasso and private_centring, not yet ported to the ``fit(rows, ctx, options)`` interface,
-import :class:`~dpstats.methods.common.permutations.RowPermutation` from here; remove this module when they
-import it from :mod:`dpstats.methods.common.permutations`.  Other names warn with a DeprecationWarning.
-"""
+"""Deprecated: the old home of the row permutations and block assignments (:mod:`dpstats.methods.common.permutations`)
+and of TukeyEM's per-block sums (:mod:`dpstats.methods.tukey.block_sums`); every name warns with a DeprecationWarning
+and is removed in the next release."""
 
 from __future__ import annotations
 
 import warnings
 from typing import Any
 
-from dpstats.methods.common.permutations import RowPermutation
+__all__: list[str] = []
 
-__all__ = ["RowPermutation"]
-
-_MOVED = {"WindowedBlocks": "dpstats.methods.common.permutations", "BlockedRows": "dpstats.methods.common.permutations",
+_MOVED = {"RowPermutation": "dpstats.methods.common.permutations",
+          "WindowedBlocks": "dpstats.methods.common.permutations", "BlockedRows": "dpstats.methods.common.permutations",
           "ShiftedBlockSums": "dpstats.methods.tukey.block_sums", "block_sums": "dpstats.methods.tukey.block_sums"}
 
 

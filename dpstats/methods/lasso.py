@@ -9,6 +9,14 @@ clipped to the declared bounds, labels truncated at T and residuals clipped to
 s_hat coordinates of the result with Peeling
 (:class:`~dpstats.privacy.peeling.PeelingBlock`); the last release is the fit.
 
+Residual bound (changed from the paper's public noise level, which a user cannot know): by default R is
+a private scale of the response, RESIDUAL_FACTOR times the RESIDUAL_QUANTILE-quantile of the differences
+|f_T(y_a) - f_T(y_b)| over floor(n / 2) disjoint pairs of rows (a public pairing), read from one Laplace
+histogram on a public geometric grid with the share ``residual_share`` (default 10%) of epsilon and kept
+within the grid's range [2T 2^-RESIDUAL_OCTAVES, 2T]; about 0.8 standard deviations of y for a normal
+response.  The Peeling noise is proportional to R, and the old public default 2T is the whole declared range
+of y, tens of times the spread of real responses.
+
 Step size (changed from the paper's 1/c_x^2, which diverges on ill-conditioned
 designs): by default eta = 1/B~, where B~ is a private upper estimate of the
 restricted curvature of the design, a restricted Gershgorin bound on the
@@ -23,16 +31,18 @@ against the Peeling noise, which grows with the number of parts: the paper's
 ceil(log n) on near-isotropic designs, more on ill-conditioned ones with many
 rows, fewer on small samples (docs/proofs/lasso.md, "Iterations").
 
-Privacy (replace-one, worst case given the declared bounds): the curvature
-release is epsilon_c-DP (its sensitivity follows from the bounds); every part's
+Privacy (replace-one, worst case given the declared bounds): the residual-scale
+release is epsilon_r-DP (a replaced row moves one pair's difference, so one
+count: L1 sensitivity 2) and the curvature release epsilon_c-DP (its sensitivity
+follows from the bounds); with residuals clipped to the released R every part's
 gradient step has l_inf sensitivity lambda = 2 eta c_x R / floor(n / N0), so
-each Peeling call is (epsilon - epsilon_c, delta_p)-DP, and the N0 calls on
-disjoint parts compose in parallel; the fit is (epsilon, delta)-DP.  Opt-in
+each Peeling call is (epsilon - epsilon_r - epsilon_c, delta_p)-DP, and the N0
+calls on disjoint parts compose in parallel; the fit is (epsilon, delta)-DP.  Opt-in
 ``guarantee="conditional"`` drops the residual clipping (Algorithm 4 as
 written), DP only with high probability under the paper's model.
 Proof: docs/proofs/lasso.md.
 
-Passes over the rows: one for the curvature estimate (its columns in blocks
+Passes over the rows: one for the residual scale, one for the curvature estimate (its columns in blocks
 when d is large), then one per iteration that evaluates only that
 iteration's part (:class:`PartGradient`); in-memory data are one chunk, and
 chunked data give the same fit up to the order of floating-point additions.
@@ -41,15 +51,16 @@ chunked data give the same fit up to the order of floating-point additions.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from dpstats.bounds import DataBounds
 from dpstats.errors import InsufficientDataError, MethodOptionError
-from dpstats.methods.blocks import RowPermutation
 from dpstats.methods.common.extremes import quiet, residuals
+from dpstats.methods.common.geometric_histogram import GeometricGrid, grid_counts, quantile_from_counts
+from dpstats.methods.common.permutations import RowPermutation
 from dpstats.methods.common.sufficient import STATISTICS_LIMIT, check_statistics_range
 from dpstats.methods.registry import (
     FitContext,
@@ -62,7 +73,7 @@ from dpstats.methods.registry import (
 )
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import laplace_mechanism
-from dpstats.privacy.peeling import peeling_block, peeling_noise_multiplier
+from dpstats.privacy.peeling import check_peeling_scale, peeling_block, peeling_noise_multiplier
 from dpstats.rates import CAI, SPARSE_MODEL, Rate, UpperRate, log_inv, needs_sparsity
 from dpstats.rows.base import Rows, writable
 
@@ -78,6 +89,16 @@ _GUARANTEES = ("worst-case", "conditional")
 #: one-sided failure probability of the curvature bound: B~ = noisy B + b log(1 / (2 CURVATURE_FAILURE)) is below
 #: the true B with this probability (Laplace noise of scale b)
 CURVATURE_FAILURE = 0.05
+
+#: the residual scale is RESIDUAL_FACTOR times the RESIDUAL_QUANTILE-quantile of the pair differences |y_a - y_b|:
+#: for a normal response 0.5 * 1.63 sd, about 0.8 sd (a quantile above 1/2, so that a response with many ties,
+#: a 0/1 or a count, does not give a scale of 0)
+RESIDUAL_QUANTILE = 0.75
+RESIDUAL_FACTOR = 0.5
+#: the residual-scale grid: ratio 2 over [2T 2^-RESIDUAL_OCTAVES, 2T] (smaller differences share the first bin)
+RESIDUAL_OCTAVES = 16
+#: the largest total share of epsilon the curvature and residual-scale releases may take
+MAX_SCALE_SHARE = 0.9
 
 #: entries of X^T X held at once by the curvature pass (8 bytes each: 128 MB); wider designs take several passes
 GRAM_ENTRIES = 1 << 24
@@ -101,6 +122,12 @@ def _whole(name: str, value: Any) -> None:
         raise MethodOptionError(f"{name} must be a positive integer, got {value!r}")
 
 
+def _share(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not (
+            0 <= value <= 0.5):
+        raise MethodOptionError(f"{name} must be a number in [0, 0.5], got {value!r}")
+
+
 @dataclass(frozen=True)
 class LassoOptions(MethodOptions):
     """Options of ``lasso``.
@@ -122,7 +149,12 @@ class LassoOptions(MethodOptions):
         Share of epsilon spent on the curvature estimate when ``step_size`` is None, in [0, 0.5] (default 0.05);
         0 uses the public worst-case step 1/L_2s and spends nothing on it.
     residual_bound : float or None
-        R, worst-case fit only: residuals are clipped to [-R, R]; default 2T.
+        R, worst-case fit only: residuals are clipped to [-R, R]; default None: a private scale of the response
+        (module docstring), or 2T when ``residual_share`` is 0.
+    residual_share : float
+        Share of epsilon spent on the residual scale when ``residual_bound`` is None (worst-case fit), in
+        [0, 0.5] (default 0.1); 0 uses the public bound 2T and spends nothing on it.  With ``curvature_share``
+        at most 0.9 in all.
     guarantee : str
         ``"worst-case"`` (default) or ``"conditional"`` (Algorithm 4 as written, DP only with high probability
         under the paper's model).
@@ -134,6 +166,7 @@ class LassoOptions(MethodOptions):
     step_size: float | None = None
     curvature_share: float = 0.05
     residual_bound: float | None = None
+    residual_share: float = 0.1
     guarantee: str = "worst-case"
 
     def __post_init__(self) -> None:
@@ -150,10 +183,12 @@ class LassoOptions(MethodOptions):
         _positive("truncation", self.truncation)
         _whole("iterations", self.iterations)
         _positive("step_size", self.step_size)
-        share = self.curvature_share
-        if isinstance(share, bool) or not isinstance(share, (int, float, np.integer, np.floating)) or not (
-                0 <= share <= 0.5):
-            raise MethodOptionError(f"curvature_share must be a number in [0, 0.5], got {share!r}")
+        _share("curvature_share", self.curvature_share)
+        _share("residual_share", self.residual_share)
+        if self.curvature_share + self.residual_share > MAX_SCALE_SHARE:
+            raise MethodOptionError(f"curvature_share + residual_share must be at most {MAX_SCALE_SHARE:g} (the rest "
+                                    f"of epsilon is for the Peeling steps), got {self.curvature_share!r} + "
+                                    f"{self.residual_share!r}")
         _positive("residual_bound", self.residual_bound)
         if self.guarantee == "conditional" and self.residual_bound is not None:
             raise MethodOptionError("residual_bound belongs to the worst-case fit; guarantee='conditional' runs "
@@ -168,7 +203,8 @@ class _Public:
     d: int
     sparsity: int
     truncation: float
-    residual_bound: float | None  # None: guarantee="conditional", residuals not clipped
+    residual_bound: float | None  # None: guarantee="conditional", residuals not clipped; 2T until released
+    release_residual_scale: bool  # the default worst-case fit: R is released (within [2T 2^-16, 2T])
     c_x: float  # the largest |column bound|
     smoothness: float  # L_2s, the public worst-case restricted smoothness
     pairs: int  # k = min(d, 2 s_hat): the size of the sparse moves
@@ -218,15 +254,16 @@ def _public(n: int, d: int, bounds: DataBounds, options: LassoOptions) -> _Publi
     check_statistics_range(n * d, c_x * max(c_x, T))  # public: the smoothness bound and the sums stay finite
     pairs = min(d, 2 * s_hat)
     smooth = float(np.sum(np.sort(c * c)[::-1][:pairs]))
+    release = options.guarantee == "worst-case" and options.residual_bound is None and options.residual_share > 0
     if options.guarantee == "conditional":
         R = None
-    else:
+    else:  # a released R is at most 2T
         R = 2.0 * T if options.residual_bound is None else float(options.residual_bound)
         check_statistics_range(n, c_x * R)  # a part's gradient sum, |x r| <= c_x R per row, stays finite
     if options.iterations is not None and n < options.iterations:  # the default N0 is capped at n
         raise InsufficientDataError(f"lasso splits the rows into iterations={options.iterations} parts; n={n} is "
                                     "too few")
-    return _Public(n, d, s_hat, T, R, c_x, smooth, pairs)
+    return _Public(n, d, s_hat, T, R, release, c_x, smooth, pairs)
 
 
 def _estimated_iterations(public: _Public, step_size: float, epsilon: float, delta: float) -> int:
@@ -262,6 +299,74 @@ def _plan(public: _Public, step_size: float, iterations: int | None) -> _Plan:
     R = 2.0 * public.truncation if public.residual_bound is None else public.residual_bound
     lam = 2.0 * step_size * public.c_x * R / (public.n // n_parts)
     return _Plan(public, step_size, n_parts, lam)
+
+
+# -- the residual scale -------------------------------------------------------------------------------------------
+
+class PairDifferences:
+    """The pass of the residual scale: for pair i of the public pairing (positions 2i and 2i + 1 under a public
+    permutation, i < floor(n / 2)), f_T(clip(y_a)) - f_T(clip(y_b)) (picklable, for Dask).
+
+    Each row adds its own signed term to its pair's entry (+ at the even position, - at the odd one), so chunks
+    add up to the same doubles in any order (one addition per entry: a + (-b) = (-b) + a exactly).
+
+    Parameters
+    ----------
+    perm : RowPermutation
+        The public permutation of the rows.
+    bounds : DataBounds
+        The clip range of the response.
+    truncation : float
+        T.
+    """
+
+    def __init__(self, perm: RowPermutation, bounds: DataBounds, truncation: float) -> None:
+        self.perm, self.bounds, self.truncation = perm, bounds, float(truncation)
+
+    @property
+    def pairs(self) -> int:
+        return self.perm.n // 2
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
+        positions = self.perm.positions(np.arange(offset, offset + y.shape[0], dtype=np.int64))
+        keep = positions < 2 * self.pairs
+        yc = np.clip(y[keep], self.bounds.y_lo, self.bounds.y_hi)
+        if self.bounds.null_rows:  # a public null row (NaN response) counts as 0, as in the gradient passes
+            yc = np.where(np.isnan(yc), 0.0, yc)
+        signed = np.clip(yc, -self.truncation, self.truncation) * np.where(positions[keep] % 2 == 0, 1.0, -1.0)
+        return np.bincount(positions[keep] // 2, weights=signed, minlength=self.pairs)
+
+
+def residual_grid(truncation: float) -> GeometricGrid:
+    """The public grid of the pair differences: ratio 2 over [2T 2^-RESIDUAL_OCTAVES, 2T]."""
+    return GeometricGrid(lo=2.0 * truncation * 2.0 ** -RESIDUAL_OCTAVES, ratio=2.0, bins=RESIDUAL_OCTAVES)
+
+
+@dataclass(frozen=True)
+class _ResidualScale:
+    """The released residual scale (post-processing of one noisy histogram)."""
+
+    quantile: float  # the RESIDUAL_QUANTILE-quantile of |y_a - y_b| read from the noisy counts
+    bound: float  # R = RESIDUAL_FACTOR * quantile, within the grid's range
+    epsilon: float
+    pairs: int
+
+
+def _release_residual_scale(rows: Rows, public: _Public, bounds: DataBounds, epsilon: float, *,
+                            ledger: PrivacyLedger, rng: np.random.Generator) -> _ResidualScale:
+    """The counts of |y_a - y_b| on :func:`residual_grid`, released by the Laplace mechanism (L1 sensitivity 2: a
+    replaced row moves one pair's difference, so one count from one bin to another), and R read from them."""
+    T = public.truncation
+    grid = residual_grid(T)
+    perm = RowPermutation.draw(public.n, rng)
+    diffs = rows.reduce(PairDifferences(perm, bounds, T), _add)
+    counts = np.zeros(grid.bins) if diffs is None else grid_counts(np.abs(diffs), grid).astype(float)
+    noisy = laplace_mechanism(counts, l1_sensitivity=2.0, epsilon=epsilon, rng=rng, ledger=ledger,
+                              name="DP-LASSO residual scale (histogram of response differences in pairs)")
+    pairs = public.n // 2
+    q = quantile_from_counts(np.asarray(noisy, dtype=float), RESIDUAL_QUANTILE, pairs, grid)
+    bound = float(min(max(RESIDUAL_FACTOR * q, grid.lo), 2.0 * T))
+    return _ResidualScale(q, bound, epsilon, pairs)
 
 
 # -- the curvature estimate --------------------------------------------------------------------------------------
@@ -496,12 +601,20 @@ def fit(rows: Rows, ctx: FitContext, options: LassoOptions) -> MethodFit:
     """
     bounds = ctx.require_bounds()
     public = _public(ctx.n, ctx.d, bounds, options)
+    epsilon = float(ctx.epsilon)
+    _check_noise_range(public, options, epsilon, float(ctx.delta))
+    peel_epsilon = epsilon
+    residual = None
+    if public.release_residual_scale:
+        residual = _release_residual_scale(rows, public, bounds, options.residual_share * epsilon,
+                                           ledger=ctx.ledger, rng=ctx.rng)
+        peel_epsilon -= residual.epsilon
+        public = replace(public, residual_bound=residual.bound)
     curvature = None
-    peel_epsilon = float(ctx.epsilon)
     if options.step_size is not None:
         eta = float(options.step_size)
     elif options.curvature_share > 0:
-        curvature = _release_curvature(rows, public, bounds, options.curvature_share * peel_epsilon,
+        curvature = _release_curvature(rows, public, bounds, options.curvature_share * epsilon,
                                        ledger=ctx.ledger, rng=ctx.rng)
         peel_epsilon -= curvature.epsilon
         eta = 1.0 / curvature.bound
@@ -512,29 +625,53 @@ def fit(rows: Rows, ctx: FitContext, options: LassoOptions) -> MethodFit:
         iterations = _estimated_iterations(public, eta, peel_epsilon, float(ctx.delta))
     plan = _plan(public, eta, iterations)
     beta, half, scale = _iterate(rows, plan, bounds, epsilon=peel_epsilon, ledger=ctx.ledger, rng=ctx.rng)
-    return _result(plan, curvature, beta, half, scale)
+    return _result(plan, curvature, residual, beta, half, scale)
 
 
-def _result(plan: _Plan, curvature: _Curvature | None, beta: np.ndarray, half: np.ndarray,
-            scale: float) -> MethodFit:
+def _check_noise_range(public: _Public, options: LassoOptions, epsilon: float, delta: float) -> None:
+    """Refuse before any release a fit whose Peeling noise would be too small to sample (a public step or bound far
+    below the data's scale): the smallest lambda any release can lead to is 2 eta_min c_x R_min / n, with eta_min
+    the public step or 1/L_2s (the estimated step is at least that) and R_min the public bound or the released
+    one's floor 2T 2^-RESIDUAL_OCTAVES (the conditional fit: 2T)."""
+    eta = float(options.step_size) if options.step_size is not None else 1.0 / public.smoothness
+    if public.release_residual_scale:
+        R = residual_grid(public.truncation).lo
+    else:
+        R = 2.0 * public.truncation if public.residual_bound is None else public.residual_bound
+    peel_epsilon = epsilon  # the Peeling budget, computed as fit() does (the same double: one cached calibration)
+    if public.release_residual_scale:
+        peel_epsilon -= options.residual_share * epsilon
+    if options.step_size is None and options.curvature_share > 0:
+        peel_epsilon -= options.curvature_share * epsilon
+    check_peeling_scale(linf_sensitivity=2.0 * eta * public.c_x * R / public.n, sparsity=public.sparsity,
+                        epsilon=peel_epsilon, delta=delta, select=public.sparsity < public.d)
+
+
+def _result(plan: _Plan, curvature: _Curvature | None, residual: _ResidualScale | None, beta: np.ndarray,
+            half: np.ndarray, scale: float) -> MethodFit:
     """The fit, its diagnostics and notes (public facts and released values only)."""
     public = plan.public
     T, R, s_hat = public.truncation, public.residual_bound, public.sparsity
     diagnostics: dict[str, Any] = {
         "sparsity": s_hat, "iterations": plan.parts, "step_size": plan.step_size, "truncation": T,
         "linf_sensitivity": plan.linf_sensitivity, "peeling_noise_scale": scale, "smoothness_bound": public.smoothness}
-    extra = 0 if curvature is None else curvature.passes
+    extra = (0 if curvature is None else curvature.passes) + (0 if residual is None else 1)
     passes = plan.parts + extra
     notes = [f"DP-LASSO: {plan.parts} gradient steps of size {plan.step_size:.3g} on disjoint parts of >= "
              f"{public.n // plan.parts} rows, each followed by Peeling of the top {s_hat} coordinates; labels "
              f"truncated to [-{T:.4g}, {T:.4g}]",
-             "one pass over the data per iteration" + (f", plus {extra} for the curvature estimate" if extra else "")
+             "one pass over the data per iteration" + (f", plus {extra} for the scale estimates" if extra else "")
              + f" ({passes} passes; an iteration's pass evaluates only that iteration's part)"]
     if curvature is not None:
         diagnostics.update(curvature_noisy=curvature.noisy, curvature_bound=curvature.bound,
                            curvature_epsilon=curvature.epsilon)
         notes.append(f"step 1/{curvature.bound:.4g} from a private estimate of the design's restricted curvature "
                      f"(epsilon={curvature.epsilon:.3g})")
+    if residual is not None:
+        diagnostics.update(residual_quantile=residual.quantile, residual_epsilon=residual.epsilon)
+        notes.append(f"residual bound {residual.bound:.4g} = {RESIDUAL_FACTOR:g} x a private "
+                     f"{RESIDUAL_QUANTILE:g}-quantile of |y_a - y_b| over {residual.pairs} pairs of rows "
+                     f"(epsilon={residual.epsilon:.3g})")
     notes += _warnings(plan, beta, half, scale)
     theory = TheoryInputs(sparsity=s_hat)
     if R is not None:

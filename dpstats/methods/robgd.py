@@ -50,11 +50,10 @@ from typing import Any
 import numpy as np
 
 from dpstats.errors import InsufficientDataError, MethodOptionError
-from dpstats.methods.blocks import RowPermutation
 from dpstats.methods.common import private_centring as centring
 from dpstats.methods.common import robust_descent as descent
 from dpstats.methods.common.extremes import quiet, residuals
-from dpstats.methods.common.permutations import WindowedOrder
+from dpstats.methods.common.permutations import RowPermutation, WindowedOrder
 from dpstats.methods.common.robust_descent import PRECONDITION_SHARE, threshold_candidates  # re-exported
 from dpstats.methods.common.robust_estimators import (
     DISTANCE_GRID,

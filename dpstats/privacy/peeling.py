@@ -41,7 +41,7 @@ from dpstats.privacy.samplers import (
     to_grid,
 )
 
-__all__ = ["PeelingBlock", "peeling", "peeling_block", "peeling_noise_multiplier"]
+__all__ = ["PeelingBlock", "check_peeling_scale", "peeling", "peeling_block", "peeling_noise_multiplier"]
 
 
 @lru_cache(maxsize=256)
@@ -105,6 +105,29 @@ def peeling_noise_multiplier(sparsity: int, epsilon: float, delta: float, *,
         else:
             hi = mid
     return hi, float(delta)
+
+
+def check_peeling_scale(*, linf_sensitivity: float, sparsity: int, epsilon: float, delta: float,
+                        select: bool) -> None:
+    """Refuse, from public numbers alone and before anything is released, a Peeling whose noise scale
+    lambda * multiplier would lie below the floating-point grid (:class:`~dpstats.errors.NoiseScaleRangeError`).
+
+    A method whose lambda is only known after other releases passes the smallest lambda those releases can give,
+    so that the refusal comes before any budget is spent.
+
+    Parameters
+    ----------
+    linf_sensitivity : float
+        The smallest lambda the calls can have.
+    sparsity : int
+        s.
+    epsilon, delta : float
+        The budget of one call.
+    select : bool
+        False when s equals the dimension.
+    """
+    multiplier, _ = peeling_noise_multiplier(sparsity, epsilon, delta, select=select)
+    _grid_exponent(float(linf_sensitivity) * multiplier, LAPLACE_BITS)
 
 
 class PeelingBlock:

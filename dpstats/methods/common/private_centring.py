@@ -95,8 +95,8 @@ from typing import Any
 import numpy as np
 
 from dpstats.errors import MethodOptionError
-from dpstats.methods.blocks import RowPermutation
 from dpstats.methods.common.extremes import QUIET, clamp_finite, quiet
+from dpstats.methods.common.permutations import RowPermutation
 from dpstats.methods.common.robust_estimators import (
     DISTANCE_GRID,
     HISTOGRAM_SENSITIVITY,

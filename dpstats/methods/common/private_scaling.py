@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from dpstats.methods.blocks import RowPermutation
 from dpstats.methods.common.extremes import LARGEST, QUIET, clamp_finite, quiet
 from dpstats.methods.common.geometric_histogram import GeometricGrid, grid_counts
+from dpstats.methods.common.permutations import RowPermutation
 from dpstats.methods.common.private_centring import CentreGrid, GroupSumsPass, group_size
 from dpstats.methods.common.robust_estimators import HISTOGRAM_SENSITIVITY, clearance
 from dpstats.methods.common.row_passes import add_arrays
