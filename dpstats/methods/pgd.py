@@ -116,6 +116,12 @@ WARM_CLIP = (0.5, 1.0)
 #: averaged gradient sum, per coordinate): directions of the design whose curvature is below the privacy noise are
 #: shrunk instead of filled with noise (the noise-level ridge of AdaSSP, Wang 2018, on the gradient).
 PENALTY = 1.0
+#: The final chains start at the warm start plus public normal offsets of sd START_SPREAD per standardised
+#: coordinate, centred over the chains (over-dispersed starts, as in Gelman & Rubin 1992): in directions the steps
+#: leave short of convergence the chains keep part of their offsets, so their spread, hence the interval, shows
+#: that direction's remaining uncertainty; the offsets sum to zero, so the chains' mean is unchanged where the
+#: clip does not bind.
+START_SPREAD = 1.0
 #: Each chain's output is the average of its last KEEP_SHARE * T iterates.
 KEEP_SHARE = 0.75
 #: Predictive draws of an interval.
@@ -372,6 +378,15 @@ def _phase(rows: Rows, st: Standardisation, cache: RowCache, start: np.ndarray, 
     return total / keep
 
 
+def _start_offsets(d: int, chains: int, rng: np.random.Generator) -> np.ndarray:
+    """(d, K) public offsets of the chains' starts: ``START_SPREAD`` times standard normals, centred over the K
+    chains (zeros for one chain).  Post-processing: drawn independently of the data."""
+    if chains < 2:
+        return np.zeros((d, chains))
+    offsets = START_SPREAD * post_processing_normal((d, chains), rng)
+    return offsets - offsets.mean(axis=1, keepdims=True)
+
+
 def _clips(rows: Rows, st: Standardisation, cache: RowCache, theta: np.ndarray, phase: int, n_mu: float, mu: float,
            cap: float, *, ledger: PrivacyLedger, rng: np.random.Generator) -> tuple[float, float]:
     """(clip of this phase, cap of the final clip) from one released gradient-norm histogram at ``theta`` (d,).
@@ -417,7 +432,7 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
         mu_phase = mus["warm start" if phase == 1 else "chains"]
         clips.append(clip)
         penalties.append(phase_penalty(clip, mu_phase))
-        start = np.repeat(theta.mean(axis=1, keepdims=True), chains, axis=1)
+        start = np.repeat(theta.mean(axis=1, keepdims=True), chains, axis=1) + _start_offsets(d, chains, rng)
         theta = _phase(rows, st, cache, start, precond_inv, clip, steps, mu_phase, ledger=ledger, rng=rng,
                        name=f"pgd: noisy gradient steps (phase {phase})", penalty=penalties[-1])
     estimate = theta.mean(axis=1)
