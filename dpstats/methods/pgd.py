@@ -17,11 +17,12 @@ with four additions that make it accurate at n = 100 to 10^5:
   the gradient), which shrinks the directions of the design that the noise swamps.
 
 The fit: domain -> moments (z = standardised rows) -> noisy Gram G~, preconditioner P = psd(G~) + 2 sqrt(d)
-sigma_G I, steps T from the released spectrum -> phase 1: one chain of T steps theta <- theta - P^{-1}(sum_i
-clip_C(z_i (z_i' theta - v_i)) + N(0, sigma^2 I) + lambda theta) from 0 -> phase 2: K chains of T steps from phase
-1's average (K = ``chains`` when an interval is computed, else 1) -> estimate = mean of the chains' averages of
-their last 3T/4 iterates, mapped back.  The interval: the spread of the K chains (privacy error on this data set, K - 1
-degrees of freedom) plus a sandwich sampling variance of the clipped estimating equation from one released
+sigma_G I, steps T from the released spectrum -> phase 1: one chain of T steps theta <- theta - (P + lambda
+I)^{-1} (sum_i clip_C(z_i (z_i' theta - v_i)) + N(0, sigma^2 I) + lambda theta) from 0 -> phase 2: K chains of
+T steps from phase 1's average plus centred public offsets (K = ``chains`` when an interval is computed, else
+1) -> estimate = mean of the chains' averages of their last 3T/4 iterates, mapped back.  The interval: the
+spread of the K chains (privacy error on this data set, K - 1 degrees of freedom) plus a sandwich sampling
+variance of the clipped estimating equation from one released
 2-vector; predictive draws, basic intervals (:attr:`~dpstats.methods.registry.Inference.draws`).
 
 Privacy (replace-one, n public; worst case over all finite data, given the domain): every release is a
@@ -420,8 +421,8 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
                                         mu=mus["gram"], rng=rng, ledger=ledger,
                                         name="pgd: noisy Gram matrix of the standardised rows (preconditioner)")
     sigma_g = sens_g / mus["gram"]
-    precond_inv = np.linalg.inv(psd_projection(gram) + 2.0 * math.sqrt(d) * sigma_g * np.eye(d))
-    steps, rate = _steps(gram, precond_inv, sigma_g, n, options)
+    precond = psd_projection(gram) + 2.0 * math.sqrt(d) * sigma_g * np.eye(d)
+    steps, rate = _steps(gram, np.linalg.inv(precond), sigma_g, n, options)
     q, k = clip_rule(plan.n_mu)
     theta = np.zeros((d, 1))
     clips, penalties = [], []
@@ -433,6 +434,7 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
         clips.append(clip)
         penalties.append(phase_penalty(clip, mu_phase))
         start = np.repeat(theta.mean(axis=1, keepdims=True), chains, axis=1) + _start_offsets(d, chains, rng)
+        precond_inv = np.linalg.inv(precond + penalties[-1] * np.eye(d))  # the penalised loss's curvature
         theta = _phase(rows, st, cache, start, precond_inv, clip, steps, mu_phase, ledger=ledger, rng=rng,
                        name=f"pgd: noisy gradient steps (phase {phase})", penalty=penalties[-1])
     estimate = theta.mean(axis=1)
