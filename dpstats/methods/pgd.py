@@ -86,9 +86,9 @@ __all__ = ["PGDOptions", "fit", "INTERVAL_MIN_N_MU", "WEIGHTS", "SPEC", "clip_ru
 #: below the sampling error; docs/choosing.md).
 AUTO_MAX_ROWS = 100_000
 
-#: Intervals are computed only where n * mu(epsilon, delta) reaches this: below it the chains' spread cannot see
-#: the early-stopping shrinkage of the weak directions, and their intervals under-covered in simulation
-#: (docs/choosing.md, "Intervals").
+#: Intervals are computed only where n * mu(epsilon, delta) reaches this: below it the chains' spread shows the
+#: shrinkage of the weak directions only in part (up to the scale of the start offsets), and their intervals
+#: under-covered in simulation and on the real-data benchmark (docs/choosing.md).
 INTERVAL_MIN_N_MU = 100.0
 
 #: Shares of the GDP budget left after the domain (mu^2 - mu_domain^2) of the releases (the centres only with an
@@ -181,8 +181,8 @@ def interval_reason(n: int, epsilon: float, delta: float) -> str:
     need_eps = gaussian_epsilon(need_mu, delta)
     eps_text = f"epsilon >= {need_eps:.3g}" if math.isfinite(need_eps) else "a larger epsilon"
     return (f"n * mu(epsilon, delta) = {n} * {mu:.4g} = {n * mu:.3g} is below {INTERVAL_MIN_N_MU:g}: at this "
-            "sample size the noisy steps leave the weakest directions short of convergence (an early-stopping "
-            "shrinkage that the chains' spread cannot see), and intervals computed here were measured to "
+            "sample size the noisy steps leave the weakest directions short of convergence (a shrinkage that "
+            "the chains' spread shows only in part), and intervals computed here were measured to "
             f"under-cover; pgd reports intervals from n >= {need_n} rows at epsilon={epsilon:g}, delta={delta:g} "
             f"(or {eps_text} at n={n})")
 
