@@ -166,10 +166,10 @@ def clip_rule(n_mu: float) -> tuple[float, float]:
 
     A public function of n mu, chosen on simulations and the real-data benchmark: the 0.9-quantile, so that a
     skewed or two-valued residual distribution (a linear probability model) keeps its large residuals unclipped,
-    and k = max(1.25, 1.5 (n mu / 250)^0.3), a clip that grows where privacy noise is cheap, so that the clipped
+    and k = 1.25 (n mu / 250)^0.3, a clip that grows where privacy noise is cheap, so that the clipped
     (Huber-type) estimand stays close to least squares.
     """
-    return 0.9, max(1.25, 1.5 * (n_mu / 250.0) ** 0.3)
+    return 0.9, 1.25 * (n_mu / 250.0) ** 0.3
 
 
 def interval_reason(n: int, epsilon: float, delta: float) -> str:
