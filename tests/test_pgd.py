@@ -19,11 +19,17 @@ import pytest
 import dpstats
 from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods import available_methods, get_method, pgd, registry
-from dpstats.methods.common.geometric_histogram import GeometricGrid, grid_counts, quantile_from_counts
+from dpstats.methods.common.geometric_histogram import (
+    GeometricGrid,
+    grid_counts,
+    quantile_from_counts,
+    release_quantiles,
+)
 from dpstats.methods.common.private_scaling import Domain, Standardisation
 from dpstats.methods.registry import AutoFacts, choose_auto
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger
+from dpstats.rows import InMemoryRows
 from dpstats.rows.sources import CSVSource, ParquetSource
 
 FORMULA = "y ~ x1 + x2 + C(g, levels=['a', 'b'])"
@@ -125,6 +131,62 @@ def test_the_histogram_quantile_reads_the_right_bin_without_noise():
     median = quantile_from_counts(counts.astype(float), 0.5, 1000, grid)
     assert 1.0 <= median <= 4.0  # the bin [1, 4) holds the median 2
     assert grid.index(np.array([0.0, -1.0, np.inf, np.nan, 1e300])).tolist() == [0, 0, 11, 11, 11]
+
+
+def test_several_quantiles_are_read_from_one_release():
+    grid = GeometricGrid(lo=2.0**-10, ratio=4.0, bins=12)
+    counts = grid_counts(np.r_[np.full(500, 0.3), np.full(500, 20.0)], grid)
+    ledger = PrivacyLedger(3.0, 1e-6)
+    low, high = release_quantiles(counts, (0.25, 0.75), 1000, grid, mu=0.5, rng=np.random.default_rng(0),
+                                  ledger=ledger, name="two quantiles")
+    assert len(ledger.steps) == 1  # one release, two post-processed reads
+    assert 2.0**-2 <= low < 1.0 and 16.0 <= high < 64.0  # the bins of 0.3 and 20 (noise sd 2.8 counts of 500)
+
+
+def _unit_rows(n: int = 200, seed: int = 3) -> tuple[InMemoryRows, Standardisation, np.ndarray, np.ndarray]:
+    """Rows (1, x) and y with the identity standardisation: z = (1, x), v = y."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, n)
+    y = np.clip(0.1 + 0.5 * x + rng.normal(0, 0.1, n), -1, 1)
+    st = Standardisation(Domain(np.array([1.0, -1.0]), np.array([1.0, 1.0]), -1.0, 1.0, intercept_index=0),
+                         np.zeros(2), np.ones(2), 0.0, 1.0)
+    X = np.column_stack([np.ones(n), x])
+    return InMemoryRows(X, y), st, X, y
+
+
+def test_the_penalty_makes_the_phase_converge_to_the_ridge_solution():
+    """With noise far below the signal (mu = 10, n = 2000) and a clip that never binds (gradient norms are at most
+    sqrt 2 x 2 < 4), the phase's average is the ridge solution (Z'Z + lambda I)^-1 Z'v, not least squares (the
+    two slopes differ by about 0.1)."""
+    rows, st, X, y = _unit_rows(2000)
+    lam, gram = 200.0, X.T @ X
+    out = pgd._phase(rows, st, pgd.RowCache(), np.zeros((2, 1)), np.linalg.inv(gram + lam * np.eye(2)), 4.0, 100,
+                     10.0, ledger=PrivacyLedger(100.0, 1e-6), rng=np.random.default_rng(1), name="ridge", penalty=lam)
+    ridge = np.linalg.solve(gram + lam * np.eye(2), X.T @ y)
+    np.testing.assert_allclose(out[:, 0], ridge, atol=0.01)  # the averaged noise has sd about 1e-3 per coordinate
+    assert abs(ridge[1] - np.linalg.lstsq(X, y, rcond=None)[0][1]) > 0.05
+    assert pgd.phase_penalty(2.0, 0.5) == pytest.approx(pgd.PENALTY * 2 * math.sqrt(2) * 2.0 / 0.5)
+
+
+def test_the_chains_start_apart_with_offsets_that_sum_to_zero():
+    offsets = pgd._start_offsets(6, 5, np.random.default_rng(2))
+    assert offsets.shape == (6, 5)
+    np.testing.assert_allclose(offsets.sum(axis=1), 0.0, atol=1e-12)
+    assert np.all(offsets.std(axis=1) > 0)
+    assert not np.any(pgd._start_offsets(6, 1, np.random.default_rng(2)))  # one chain: the warm start itself
+
+
+def test_the_warm_clip_is_below_the_cap_and_the_final_clip_never_above_it():
+    rows, st, _, _ = _unit_rows()
+    ledger, rng = PrivacyLedger(100.0, 1e-6), np.random.default_rng(4)
+    mu = 5.0  # three releases within the ledger's budget; count noise sd 0.3 of 200 rows: exact reads
+    warm, cap = pgd._clips(rows, st, pgd.RowCache(), np.zeros(2), 1, 5000.0, mu, math.inf, ledger=ledger, rng=rng)
+    assert 0 < warm < cap  # the median at theta = 0 against k (>= 1.5) x the 0.9-quantile there
+    far = np.array([50.0, -50.0])  # a start whose residuals are 100 times those at 0
+    final, same = pgd._clips(rows, st, pgd.RowCache(), far, 2, 5000.0, mu, cap, ledger=ledger, rng=rng)
+    assert final == cap and same == cap
+    near, _ = pgd._clips(rows, st, pgd.RowCache(), np.array([0.1, 0.5]), 2, 5000.0, mu, cap, ledger=ledger, rng=rng)
+    assert near < cap  # at the solution the residuals are small: the rule's clip there is below the cap
 
 
 # -- data read in chunks --------------------------------------------------------------------------------------------

@@ -27,7 +27,8 @@ from dpstats.methods.common.extremes import QUIET
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu
 
-__all__ = ["GeometricGrid", "HISTOGRAM_SENSITIVITY", "grid_counts", "quantile_from_counts", "release_quantile"]
+__all__ = ["GeometricGrid", "HISTOGRAM_SENSITIVITY", "grid_counts", "quantile_from_counts", "release_quantile",
+           "release_quantiles"]
 
 #: L2 sensitivity of a vector of counts, one per row, under replace-one neighbours.
 HISTOGRAM_SENSITIVITY = math.sqrt(2.0)
@@ -95,8 +96,16 @@ def release_quantile(counts: np.ndarray, q: float, n: int, grid: GeometricGrid, 
                      rng: np.random.Generator, ledger: PrivacyLedger, name: str) -> float:
     """Release ``counts`` (of :func:`grid_counts` over all n rows) with a mu-GDP Gaussian mechanism
     (sensitivity sqrt 2) and return the q-quantile read from them."""
+    return release_quantiles(counts, (q,), n, grid, mu=mu, rng=rng, ledger=ledger, name=name)[0]
+
+
+def release_quantiles(counts: np.ndarray, qs: tuple[float, ...], n: int, grid: GeometricGrid, *, mu: float,
+                      rng: np.random.Generator, ledger: PrivacyLedger, name: str) -> tuple[float, ...]:
+    """Release ``counts`` once, as :func:`release_quantile`, and read every q in ``qs`` from the same noisy
+    counts (post-processing: one release, whatever the number of quantiles)."""
     if counts.shape != (grid.bins,):
         raise ValueError("the counts do not match the grid")
     noisy = gaussian_mechanism_mu(np.asarray(counts, dtype=float), l2_sensitivity=HISTOGRAM_SENSITIVITY, mu=mu,
                                   rng=rng, ledger=ledger, name=name)
-    return quantile_from_counts(np.asarray(noisy, dtype=float), q, n, grid)
+    noisy = np.asarray(noisy, dtype=float)
+    return tuple(quantile_from_counts(noisy, q, n, grid) for q in qs)
