@@ -626,6 +626,6 @@ SPEC = register(MethodSpec(
     regimes="one predictor with an intercept (y ~ x); robust medians, accurate at small n * epsilon; pure epsilon-DP",
     min_rows=_min_rows,
     max_columns=2,
-    inference_rule=InferenceRule("bootstrap"),
+    inference_rule=InferenceRule("bootstrap", min_n_epsilon=INTERVAL_MIN_N_EPSILON),
     theory_rate=theory_rate,
 ))
