@@ -32,7 +32,14 @@ Metrics of one fit (released fits; refusals are counted separately):
   for some methods and returns NaN with a warning for others, both count as "not reported"), whether it
   covers the OLS estimate, and ``width_ratio``, its width over the width of the OLS 95% interval
   (2 t_0.975 se_OLS), i.e. 1 means as wide as the classical interval;
-* ``seconds``: wall time of the fit call.
+* ``seconds``: wall time of the fit call;
+* ``pred_privacy``: the error block's predicted privacy error of the headline
+  (``res.error_bounds.coefficients.privacy``, in the coefficient's units: the root mean square of the
+  released coefficient minus least squares on the same clipped data), ``pred_released`` whether it came from
+  the fit's released values (else from public facts and a rate).  The theory check compares, per data set,
+  method and epsilon, the root mean square of the predictions over the noise seeds with the measured privacy
+  error, the root mean square of b_dp - b_ols of the headline over the same seeds (issue 18's target: within
+  a factor of 3).
 
 Run (from the repository root; about an hour for everything at 5 seeds on 2 cores)::
 
@@ -130,6 +137,7 @@ def configs(methods: Sequence[str] | None, peers: bool) -> list[Config]:
     out = [Config(m) for m in [*registered, "auto"]]
     out += [Config(m, bounds=False) for m in [*[n for n, s in registered.items() if not s.needs_bounds], "auto"]]
     out.append(Config("auto", model="one"))
+    out += [Config(m, model="one") for m, s in registered.items() if s.max_columns == 2]  # one-predictor methods
     if peers and peer_available("diffprivlib"):
         out += [Config("LinearRegression", "diffprivlib"), Config("LinearRegression", "diffprivlib", model="one")]
     if peers and peer_available("opendp"):
@@ -216,6 +224,8 @@ class Outcome:
     interval: tuple[float, float] | None = None
     interval_note: str = ""
     seconds: float = 0.0
+    pred_privacy: float | None = None
+    pred_released: bool = False
 
 
 def headline_index(spec: Spec, ref: Reference) -> int:
@@ -266,8 +276,20 @@ def fit_dpstats(cfg: Config, spec: Spec, train: pd.DataFrame, ref: Reference, ep
                        interval_note=str(exc)[:200])
     seconds = time.perf_counter() - start
     params = res.params.reindex(ref.names).to_numpy()
-    interval, note = headline_interval(res, ref.names[headline_index(spec, ref)])
-    return Outcome("ok", params, float(res.privacy.epsilon_spent), res.method, interval, note, seconds)
+    name = ref.names[headline_index(spec, ref)]
+    interval, note = headline_interval(res, name)
+    pred, released = predicted_privacy(res, name)
+    return Outcome("ok", params, float(res.privacy.epsilon_spent), res.method, interval, note, seconds, pred, released)
+
+
+def predicted_privacy(res: Any, name: str) -> tuple[float | None, bool]:
+    """The error block's predicted privacy error of one coefficient (its units) and whether it came from the
+    fit's released values; (None, False) when the block has none."""
+    errors = res.error_bounds.coefficients
+    if errors is None or name not in errors.names:
+        return None, False
+    value = float(errors.privacy[list(errors.names).index(name)])
+    return (value if math.isfinite(value) else None), bool(errors.released)
 
 
 def peer_design(spec: Spec, train: pd.DataFrame, model: str) -> tuple[np.ndarray, np.ndarray, list, tuple]:
@@ -345,7 +367,7 @@ def record(cfg: Config, spec: Spec, ref: Reference, n_train: int, eps: float, se
         "delta": 0.0 if cfg.library != "dpstats" else DELTA, "seed": seed, "status": out.status,
         "refused": out.status != "ok", "method_used": out.method_used, "eps_spent": out.eps_spent,
         "seconds": round(out.seconds, 5), "headline": ref.names[j], "headline_ols": float(ref.params[j]),
-        "interval_note": out.interval_note,
+        "interval_note": out.interval_note, "pred_privacy": out.pred_privacy, "pred_released": out.pred_released,
     }
     if out.params is None:
         return rec
@@ -511,6 +533,55 @@ def dataset_table(records: list[dict], epsilons: Sequence[float], label: str) ->
     return "\n".join(lines)
 
 
+#: the theory check's band: predicted / measured privacy error within a factor of 3 (issue 18)
+THEORY_BAND = 3.0
+
+
+def theory_cells(records: list[dict]) -> list[dict]:
+    """Per (configuration, data set, epsilon) with released fits that all carry a prediction: the root mean
+    square of the predicted privacy error of the headline over the seeds, the measured one (root mean square
+    of b_dp - b_ols over the same fits) and their ratio."""
+    groups: dict[tuple[str, str, float], list[dict]] = {}
+    for r in records:
+        if not r["refused"] and "headline_dp" in r:
+            groups.setdefault((r["config"], r["dataset"], r["epsilon"]), []).append(r)
+    out = []
+    for (label, name, eps), recs in groups.items():
+        preds = [r.get("pred_privacy") for r in recs]
+        if any(p is None for p in preds):
+            continue
+        measured = math.sqrt(np.mean([(r["headline_dp"] - r["headline_ols"]) ** 2 for r in recs]))
+        predicted = math.sqrt(np.mean(np.square(preds)))
+        out.append({"config": label, "dataset": name, "epsilon": eps, "fits": len(recs), "predicted": predicted,
+                    "measured": measured, "ratio": predicted / measured if measured > 0 else math.inf,
+                    "released": all(r.get("pred_released") for r in recs),
+                    "methods": ", ".join(sorted({r["method_used"] for r in recs}))})
+    return out
+
+
+def theory_table(records: list[dict]) -> str:
+    """Per configuration: the share of (data set, epsilon) cells whose predicted / measured privacy error of
+    the headline lies in [1/3, 3], the median ratio, and the cells outside the band."""
+    cells = theory_cells(records)
+    lines = ["| method | cells | within [1/3, 3] | median predicted / measured | predicted < 1/3 | predicted > 3 | "
+             "prediction from | cells outside the band (data set@epsilon: ratio) |", "|" + "---|" * 8]
+    for label in dict.fromkeys(r["config"] for r in records):
+        part = [c for c in cells if c["config"] == label]
+        if not part:
+            continue
+        ratios = np.array([c["ratio"] for c in part])
+        inside = (ratios >= 1 / THEORY_BAND) & (ratios <= THEORY_BAND)
+        released = np.mean([c["released"] for c in part])
+        source = "released values" if released == 1 else "rates" if released == 0 else f"released in {released:.0%}"
+        off = sorted((c for c in part if not 1 / THEORY_BAND <= c["ratio"] <= THEORY_BAND), key=lambda c: c["ratio"])
+        shown = ", ".join(f"{c['dataset']}@{c['epsilon']:g}: {c['ratio']:.2g}" for c in off[:12])
+        shown += f", ... ({len(off)} in all)" if len(off) > 12 else ""
+        lines.append(f"| {label} | {len(part)} | {np.mean(inside):.0%} | {np.median(ratios):.2f} | "
+                     f"{np.mean(ratios < 1 / THEORY_BAND):.0%} | {np.mean(ratios > THEORY_BAND):.0%} | {source} | "
+                     f"{shown or '-'} |")
+    return "\n".join(lines)
+
+
 def status_table(records: list[dict]) -> str:
     """Why fits were refused, by configuration."""
     lines = ["| method | refusals by reason |", "|---|---|"]
@@ -597,6 +668,15 @@ headline variable alone (the comparison with OpenDP's Theil-Sen is like for like
 ## `auto` without bounds, per data set
 
 {dataset_table(records, epsilons, "auto (no bounds)")}
+
+## The theory block's predicted privacy error against the measured one (issue 18)
+
+Per data set and epsilon (a cell), the error block's predicted privacy error of the headline coefficient
+(`res.error_bounds.coefficients.privacy`, the root mean square over the noise seeds) over the measured one (the
+root mean square of b_dp - b_ols over the same seeds); the target is a ratio in [1/3, 3].  Cells with a refused
+fit or without a prediction (no declared bounds and no released error split) are left out.
+
+{theory_table(records)}
 
 ## Refusals by reason
 
