@@ -52,6 +52,7 @@ from dpstats.methods.extremes import QUIET, quiet
 from dpstats.methods.registry import (
     AutoFacts,
     AutoRule,
+    ErrorSplit,
     FitContext,
     Inference,
     InferenceRule,
@@ -388,11 +389,12 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
                "(clipping makes this a Huber-type estimate, which differs from least squares when residuals are "
                "skewed and n * mu is small)")]
     diagnostics = {"steps": steps, "rate": rate, "clips": tuple(clips), "chains": plan.chains, "n_mu": plan.n_mu}
+    split = error_split(st, gram, sigma_g, clips, (mus["warm start"], mus["chains"]), steps, plan.chains, estimate)
     if not plan.inference:
         reason = ("inference=False gave the whole budget to the point estimate" if not options.inference
                   else interval_reason(n, ctx.epsilon, ctx.delta))
         return MethodFit(params=params, no_inference_reason=reason, notes=tuple(notes), diagnostics=diagnostics,
-                         rsquared_reason="pgd releases no sums from which R^2 follows")
+                         rsquared_reason="pgd releases no sums from which R^2 follows", error_split=split)
     draws = _interval_draws(rows, st, cache, theta, gram, sigma_g, clips[-1], mus["inference"], n, rng=rng,
                             ledger=ledger)
     inference = Inference("bootstrap", draws=draws, description=(
@@ -400,7 +402,46 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
         "Brown et al. 2024) plus a sandwich sampling variance from released values; predictive draws"))
     return MethodFit(params=params, inference=inference, notes=tuple(notes), diagnostics=diagnostics,
                      theory_inputs=TheoryInputs(inference=True),
-                     rsquared_reason="pgd releases no sums from which R^2 follows")
+                     rsquared_reason="pgd releases no sums from which R^2 follows", error_split=split)
+
+
+def error_split(st: Standardisation, gram: np.ndarray, sigma_g: float, clips: Sequence[float], mus: Sequence[float],
+                steps: int, chains: int, estimate: np.ndarray) -> ErrorSplit:
+    """The privacy part of the error of the released coefficients (method units), from released values.
+
+    The two phases linearised: in each eigendirection of the released Gram matrix G~ (eigenvalue g), the
+    preconditioner is P = max(g, 0) + 2 sqrt(d) sigma_G and the Hessian of the least-squares sum is taken as
+    H = max(g, sigma_G) (G~ floored at its noise sd), so a chain's error follows the AR(1) recursion
+    e_t = (1 - H / P) e_(t-1) - xi_t / P, with xi_t the step's noise: sd 2 C sqrt(K T) / mu per coordinate for
+    each of K chains (:func:`_phase`).  The estimate averages the last m = T // 2 iterates of each chain and the
+    K chains of phase 2, which start from phase 1's average; phase 1 starts from 0, so the error keeps a share
+    of -theta (early stopping), plugged in from the released estimate.  The second moment is that share squared
+    plus the noise's variance (phase 1's carried into phase 2, phase 2's divided by K).  Per-example clipping
+    is taken as inactive (the clipped equation's Huber-type bias against least squares is not included).
+    """
+    d = gram.shape[0]
+    g, V = np.linalg.eigh(0.5 * (gram + gram.T))
+    precond = np.maximum(g, 0.0) + 2.0 * math.sqrt(d) * sigma_g
+    contraction = 1.0 - np.maximum(g, sigma_g) / precond  # in [0, 1)
+    keep = max(steps // 2, 1)
+    t = np.arange(1, steps + 1)
+    window = t > steps - keep
+    # powers a^t (steps x d), the start's weight (mean of a^t over the window) and each noise draw's weight
+    powers = contraction[None, :] ** t[:, None]
+    start_weight = powers[window].mean(axis=0)
+    partial = np.cumsum(np.vstack([np.ones((1, d)), powers[:keep - 1]]), axis=0)  # row L - 1: sum_{j < L} a^j
+    # draw k (1-based) enters the window's sum with weight sum_{t = f}^{T} a^(t - k), f = max(k, T - m + 1)
+    first = np.maximum(t, steps - keep + 1)
+    weights = (contraction[None, :] ** (first - t)[:, None]) * partial[steps - first]
+    noise_sum = np.sum(weights**2, axis=0) / keep**2 / precond**2  # variance of the window mean per unit noise
+    sd2 = [(2.0 * c) ** 2 * steps / m**2 for c, m in zip(clips, mus, strict=True)]  # per chain: K cancels below
+    var = start_weight**2 * noise_sum * sd2[0] + noise_sum * sd2[1]
+    shrink = start_weight**2 * (V.T @ np.asarray(estimate, dtype=float))  # phase 1's then phase 2's start weight
+    cov = (V * var) @ V.T + np.outer(V @ shrink, V @ shrink)
+    A, _ = st.affine_back()
+    return ErrorSplit(privacy=A @ cov @ A.T, privacy_source=(
+        "the released per-step noise of both phases and the early-stopping share of the released estimate, "
+        "propagated through the released Gram matrix (linearised; clipping bias not included)"))
 
 
 def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np.ndarray, gram: np.ndarray,
