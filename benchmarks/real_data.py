@@ -632,6 +632,26 @@ def versions() -> str:
     return ", ".join(out)
 
 
+def theory_report(records: list[dict], meta: dict) -> str:
+    """theory.md: the theory check alone (for BENCHMARKS.md), with the command and the run's size."""
+    names = list(dict.fromkeys(r["dataset"] for r in records))
+    return f"""# The theory block's predicted privacy error against the measured one (issue 18)
+
+Command: `{meta['command']}` ({meta['seconds']:.0f} s on {meta['jobs']} process(es); {meta['versions']}).
+{len(names)} data sets, {len(records)} fits, delta = {DELTA:g}, noise seeds
+{SEED_BASE}..{SEED_BASE + meta['seeds'] - 1}.
+
+Per data set and epsilon (a cell), the error block's predicted privacy error of the headline coefficient
+(`res.error_bounds.coefficients.privacy`: the root mean square of the released coefficient minus least squares on
+the same clipped data, in the coefficient's units; root mean square over the noise seeds) over the measured one
+(the root mean square of b_dp - b_ols over the same seeds, b_ols statsmodels OLS on the same training rows).
+Target (issue 18): a ratio in [1/3, 3].  Cells with a refused fit or without a prediction (no declared bounds and
+no released error split) are left out; "1 predictor" is the response on the headline variable alone.
+
+{theory_table(records)}
+"""
+
+
 def summary(records: list[dict], meta: dict) -> str:
     """The markdown summary written to summary.md (and included in BENCHMARKS.md)."""
     epsilons = sorted({r["epsilon"] for r in records})
@@ -730,6 +750,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict]:
             records = [json.loads(line) for line in fh]
         meta = json.loads((out / "meta.json").read_text())
         (out / "summary.md").write_text(summary(records, meta))
+        (out / "theory.md").write_text(theory_report(records, meta))
         return records
     args.seeds = args.seeds or (1 if args.quick else 5)
     if args.quick:
@@ -749,6 +770,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict]:
     (out / "ols_reference.json").write_text(json.dumps(reference_rows(names), indent=1))
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
     (out / "summary.md").write_text(summary(records, meta))
+    (out / "theory.md").write_text(theory_report(records, meta))
     print(f"{len(records)} fits in {meta['seconds']:.0f} s; summary: {out / 'summary.md'}", file=sys.stderr)
     return records
 
