@@ -183,7 +183,20 @@ def _least_squares(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return coef, se
 
 
+def no_interval_row(setting: Setting, why: str) -> dict:
+    """The row of a setting where the method's public size rule gives no interval (``InferenceRule.reports_at``:
+    pgd below n * mu = 100, theilsen below n * epsilon = 250): nothing is fitted (the rule is public and the
+    plan's tests check that fits follow it)."""
+    nan = float("nan")
+    return asdict(setting) | {"reps": 0, "refused": nan, "withheld": 1.0, "reported": 0.0, "coverage": nan,
+                              "worst_coef": nan, "coverage_ls": nan, "width": nan, "privacy_ratio": nan,
+                              "note": why}
+
+
 def run_setting(setting: Setting, reps: int) -> dict:
+    rule = get_method(setting.method).inference_rule
+    if not rule.reports_at(setting.n, setting.epsilon, DELTA):
+        return no_interval_row(setting, "no interval by the method's public size rule")
     rng = np.random.default_rng(setting.seed)
     truth = coefficients(setting.d)
     x_bounds, y_bounds = declared_bounds(setting.d, setting.design, setting.bounds)
@@ -258,9 +271,8 @@ def auto_rows(rows: list[dict], quick: bool) -> list[dict]:
         base = {"method": "auto", "n": n, "d": d, "design": design, "bounds": bounds, "epsilon": eps,
                 "chosen": spec.name}
         if spec.inference_rule.kind == "none":
-            nan = float("nan")
-            out.append(base | {"reps": 0, "refused": nan, "withheld": 1.0, "reported": 0.0, "coverage": nan,
-                               "worst_coef": nan, "coverage_ls": nan, "width": nan, "privacy_ratio": nan})
+            out.append(no_interval_row(Setting("auto", n, d, design, bounds, eps), f"auto chooses {spec.name}")
+                       | {"chosen": spec.name})
         elif (spec.name, n, d, design, bounds, eps) in by_setting:
             out.append(by_setting[(spec.name, n, d, design, bounds, eps)] | base)
     return out
@@ -359,9 +371,10 @@ def main() -> None:
     if args.jsonl and args.jsonl.exists():
         done = [json.loads(line) for line in args.jsonl.read_text().splitlines() if line]
     keys = {(r["method"], r["n"], r["d"], r["design"], r["bounds"], r["epsilon"], r["reps"]) for r in done}
+    keys |= {k[:-1] + (reps,) for k in keys if k[-1] == 0}  # rows of the public size rule hold for any reps
     todo = [s for s in settings(methods, args.quick, max_n)
             if (s.method, s.n, s.d, s.design, s.bounds, s.epsilon, reps) not in keys]
-    rows, start = [r for r in done if r["reps"] == reps], time.time()
+    rows, start = [r for r in done if r["reps"] in (reps, 0)], time.time()
     with ProcessPoolExecutor(args.jobs) if args.jobs > 1 else _Serial() as pool:
         for row in pool.map(run_setting, todo, [reps] * len(todo)):
             rows.append(row)
