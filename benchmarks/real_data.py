@@ -83,6 +83,7 @@ from real_data_specs import SPECS, Spec, frame, spec_by_name
 import dpstats
 from dpstats.errors import DPStatsError
 from dpstats.formula import build_design
+from dpstats.theory import error_bounds, with_coefficients
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "results" / "real_data"
@@ -537,32 +538,61 @@ def dataset_table(records: list[dict], epsilons: Sequence[float], label: str) ->
 THEORY_BAND = 3.0
 
 
-def theory_cells(records: list[dict]) -> list[dict]:
+@cache
+def public_intervals(name: str, model: str) -> tuple[list[str], list, tuple[float, float] | None, int | None]:
+    """The design's column names, declared column ranges, response range and intercept column (public facts)."""
+    spec, train, _ = prepared(name)
+    design = build_design(model_formula(spec, model), train, eval_env=patsy.EvalEnvironment.capture(0),
+                          bounds=spec.bound_pairs(), clip_variables=True)
+    names = list(design.column_names)
+    intervals = [None if iv is None else (iv.lo, iv.hi) for iv in design.column_intervals]
+    response = None if design.response_interval is None else (design.response_interval.lo,
+                                                               design.response_interval.hi)
+    return names, intervals, response, names.index("Intercept") if "Intercept" in names else None
+
+
+def rates_prediction(r: dict) -> float | None:
+    """The headline's privacy error as the error block gives it from public facts and the rates alone (the
+    sampling error of a design uniform on the declared ranges times the privacy-to-sampling ratio of the
+    method's upper rate, else of the minimax lower bound): what it showed for pgd, dpsgd and theilsen before
+    they released their error split.  None without bounds or a released fit."""
+    if r["refused"] or not r["bounds"] or not r["method_used"]:
+        return None
+    names, intervals, response, intercept = public_intervals(r["dataset"], r["model"])
+    bounds = error_bounds(r["method_used"], r["n_train"], r["d"], r["epsilon"], r["delta"])
+    errors = with_coefficients(bounds, names, split=None, intervals=intervals, response_interval=response,
+                               intercept_index=intercept).coefficients
+    return None if errors is None or r["headline"] not in names else float(errors.privacy[names.index(r["headline"])])
+
+
+def theory_cells(records: list[dict], rates: bool = False) -> list[dict]:
     """Per (configuration, data set, epsilon) with released fits that all carry a prediction: the root mean
     square of the predicted privacy error of the headline over the seeds, the measured one (root mean square
-    of b_dp - b_ols over the same fits) and their ratio."""
+    of b_dp - b_ols over the same fits) and their ratio; with ``rates``, the prediction from the rates alone
+    (:func:`rates_prediction`)."""
     groups: dict[tuple[str, str, float], list[dict]] = {}
     for r in records:
         if not r["refused"] and "headline_dp" in r:
             groups.setdefault((r["config"], r["dataset"], r["epsilon"]), []).append(r)
     out = []
     for (label, name, eps), recs in groups.items():
-        preds = [r.get("pred_privacy") for r in recs]
+        preds = [rates_prediction(r) if rates else r.get("pred_privacy") for r in recs]
         if any(p is None for p in preds):
             continue
         measured = math.sqrt(np.mean([(r["headline_dp"] - r["headline_ols"]) ** 2 for r in recs]))
         predicted = math.sqrt(np.mean(np.square(preds)))
         out.append({"config": label, "dataset": name, "epsilon": eps, "fits": len(recs), "predicted": predicted,
                     "measured": measured, "ratio": predicted / measured if measured > 0 else math.inf,
-                    "released": all(r.get("pred_released") for r in recs),
+                    "released": not rates and all(r.get("pred_released") for r in recs),
                     "methods": ", ".join(sorted({r["method_used"] for r in recs}))})
     return out
 
 
-def theory_table(records: list[dict]) -> str:
+def theory_table(records: list[dict], rates: bool = False) -> str:
     """Per configuration: the share of (data set, epsilon) cells whose predicted / measured privacy error of
-    the headline lies in [1/3, 3], the median ratio, and the cells outside the band."""
-    cells = theory_cells(records)
+    the headline lies in [1/3, 3], the median ratio, and the cells outside the band (``rates``: the prediction
+    from the rates alone)."""
+    cells = theory_cells(records, rates)
     lines = ["| method | cells | within [1/3, 3] | median predicted / measured | predicted < 1/3 | predicted > 3 | "
              "prediction from | cells outside the band (data set@epsilon: ratio) |", "|" + "---|" * 8]
     for label in dict.fromkeys(r["config"] for r in records):
@@ -649,6 +679,11 @@ Target (issue 18): a ratio in [1/3, 3].  Cells with a refused fit or without a p
 no released error split) are left out; "1 predictor" is the response on the headline variable alone.
 
 {theory_table(records)}
+
+The same cells with the prediction from public facts and the rates alone (the error block's prediction for pgd,
+dpsgd and theilsen before they released their error split; ssp and adassp always used released values):
+
+{theory_table([r for r in records if r["bounds"]], rates=True)}
 """
 
 
