@@ -83,6 +83,7 @@ from real_data_specs import SPECS, Spec, frame, spec_by_name
 import dpstats
 from dpstats.errors import DPStatsError
 from dpstats.formula import build_design
+from dpstats.privacy.calibration import gaussian_mu
 from dpstats.theory import error_bounds, with_coefficients
 
 HERE = Path(__file__).resolve().parent
@@ -579,10 +580,15 @@ def theory_cells(records: list[dict], rates: bool = False) -> list[dict]:
         preds = [rates_prediction(r) if rates else r.get("pred_privacy") for r in recs]
         if any(p is None for p in preds):
             continue
-        measured = math.sqrt(np.mean([(r["headline_dp"] - r["headline_ols"]) ** 2 for r in recs]))
+        errors = np.array([r["headline_dp"] - r["headline_ols"] for r in recs])
+        measured = math.sqrt(np.mean(errors**2))
         predicted = math.sqrt(np.mean(np.square(preds)))
+        spread = float(np.std(errors, ddof=1)) if len(recs) > 1 else math.nan
         out.append({"config": label, "dataset": name, "epsilon": eps, "fits": len(recs), "predicted": predicted,
                     "measured": measured, "ratio": predicted / measured if measured > 0 else math.inf,
+                    "bias_share": abs(float(np.mean(errors))) / measured if measured > 0 else math.nan,
+                    "noise_ratio": predicted / spread if spread > 0 else math.nan,
+                    "n_mu": recs[0]["n_train"] * gaussian_mu(eps, recs[0]["delta"]),
                     "released": not rates and all(r.get("pred_released") for r in recs),
                     "methods": ", ".join(sorted({r["method_used"] for r in recs}))})
     return out
@@ -594,7 +600,8 @@ def theory_table(records: list[dict], rates: bool = False) -> str:
     from the rates alone)."""
     cells = theory_cells(records, rates)
     lines = ["| method | cells | within [1/3, 3] | median predicted / measured | predicted < 1/3 | predicted > 3 | "
-             "prediction from | cells outside the band (data set@epsilon: ratio) |", "|" + "---|" * 8]
+             "within, n mu < 100 / >= 100 | median predicted / sd over seeds | median abs(mean error) / rms | "
+             "prediction from | cells outside the band (data set@epsilon: ratio) |", "|" + "---|" * 11]
     for label in dict.fromkeys(r["config"] for r in records):
         part = [c for c in cells if c["config"] == label]
         if not part:
@@ -606,9 +613,12 @@ def theory_table(records: list[dict], rates: bool = False) -> str:
         off = sorted((c for c in part if not 1 / THEORY_BAND <= c["ratio"] <= THEORY_BAND), key=lambda c: c["ratio"])
         shown = ", ".join(f"{c['dataset']}@{c['epsilon']:g}: {c['ratio']:.2g}" for c in off[:12])
         shown += f", ... ({len(off)} in all)" if len(off) > 12 else ""
+        small = np.array([c["n_mu"] < 100 for c in part])
+        split = " / ".join(f"{np.mean(inside[m]):.0%} of {int(m.sum())}" if m.any() else "-" for m in (small, ~small))
         lines.append(f"| {label} | {len(part)} | {np.mean(inside):.0%} | {np.median(ratios):.2f} | "
-                     f"{np.mean(ratios < 1 / THEORY_BAND):.0%} | {np.mean(ratios > THEORY_BAND):.0%} | {source} | "
-                     f"{shown or '-'} |")
+                     f"{np.mean(ratios < 1 / THEORY_BAND):.0%} | {np.mean(ratios > THEORY_BAND):.0%} | {split} | "
+                     f"{np.nanmedian([c['noise_ratio'] for c in part]):.2f} | "
+                     f"{np.nanmedian([c['bias_share'] for c in part]):.2f} | {source} | {shown or '-'} |")
     return "\n".join(lines)
 
 
