@@ -389,7 +389,7 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
                "(clipping makes this a Huber-type estimate, which differs from least squares when residuals are "
                "skewed and n * mu is small)")]
     diagnostics = {"steps": steps, "rate": rate, "clips": tuple(clips), "chains": plan.chains, "n_mu": plan.n_mu}
-    split = error_split(st, gram, sigma_g, clips, (mus["warm start"], mus["chains"]), steps, plan.chains, estimate)
+    split = error_split(st, gram, sigma_g, clips, (mus["warm start"], mus["chains"]), steps, theta)
     if not plan.inference:
         reason = ("inference=False gave the whole budget to the point estimate" if not options.inference
                   else interval_reason(n, ctx.epsilon, ctx.delta))
@@ -406,7 +406,7 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
 
 
 def error_split(st: Standardisation, gram: np.ndarray, sigma_g: float, clips: Sequence[float], mus: Sequence[float],
-                steps: int, chains: int, estimate: np.ndarray) -> ErrorSplit:
+                steps: int, chains: np.ndarray) -> ErrorSplit:
     """The privacy part of the error of the released coefficients (method units), from released values.
 
     The two phases linearised: in each eigendirection of the released Gram matrix G~ (eigenvalue g), the
@@ -416,9 +416,13 @@ def error_split(st: Standardisation, gram: np.ndarray, sigma_g: float, clips: Se
     each of K chains (:func:`_phase`).  The estimate averages the last m = T // 2 iterates of each chain and the
     K chains of phase 2, which start from phase 1's average; phase 1 starts from 0, so the error keeps a share
     of -theta (early stopping), plugged in from the released estimate.  The second moment is that share squared
-    plus the noise's variance (phase 1's carried into phase 2, phase 2's divided by K).  Per-example clipping
-    is taken as inactive (the clipped equation's Huber-type bias against least squares is not included).
+    plus the noise's variance (phase 1's carried into phase 2, phase 2's divided by K).  With K >= 2 final
+    chains (``chains``: their averages, d x K), phase 2's part is their covariance divided by K instead (the
+    spread of independent chains from one start, Brown et al. 2024: it sees the actual geometry and clipping,
+    which the linearisation does not).  Per-example clipping is otherwise taken as inactive (the clipped
+    equation's Huber-type bias against least squares is not included).
     """
+    estimate = chains.mean(axis=1)
     d = gram.shape[0]
     g, V = np.linalg.eigh(0.5 * (gram + gram.T))
     precond = np.maximum(g, 0.0) + 2.0 * math.sqrt(d) * sigma_g
@@ -435,13 +439,16 @@ def error_split(st: Standardisation, gram: np.ndarray, sigma_g: float, clips: Se
     weights = (contraction[None, :] ** (first - t)[:, None]) * partial[steps - first]
     noise_sum = np.sum(weights**2, axis=0) / keep**2 / precond**2  # variance of the window mean per unit noise
     sd2 = [(2.0 * c) ** 2 * steps / m**2 for c, m in zip(clips, mus, strict=True)]  # per chain: K cancels below
-    var = start_weight**2 * noise_sum * sd2[0] + noise_sum * sd2[1]
-    shrink = start_weight**2 * (V.T @ np.asarray(estimate, dtype=float))  # phase 1's then phase 2's start weight
-    cov = (V * var) @ V.T + np.outer(V @ shrink, V @ shrink)
+    k = chains.shape[1]
+    phase2 = (V * (noise_sum * sd2[1])) @ V.T if k < 2 else np.atleast_2d(np.cov(chains)) / k
+    shrink = start_weight**2 * (V.T @ estimate)  # phase 1's then phase 2's start weight
+    cov = (V * (start_weight**2 * noise_sum * sd2[0])) @ V.T + phase2 + np.outer(V @ shrink, V @ shrink)
     A, _ = st.affine_back()
-    return ErrorSplit(privacy=A @ cov @ A.T, privacy_source=(
-        "the released per-step noise of both phases and the early-stopping share of the released estimate, "
-        "propagated through the released Gram matrix (linearised; clipping bias not included)"))
+    source = ("the spread of the final chains, with the warm start's noise and the early-stopping share of the "
+              "released estimate propagated through the released Gram matrix" if k >= 2 else
+              "the released per-step noise of both phases and the early-stopping share of the released estimate, "
+              "propagated through the released Gram matrix (linearised)")
+    return ErrorSplit(privacy=A @ cov @ A.T, privacy_source=source + "; clipping bias not included")
 
 
 def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np.ndarray, gram: np.ndarray,
