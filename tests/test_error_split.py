@@ -88,13 +88,13 @@ def test_predicted_privacy_error_matches_the_measured_one(method):
 
 @pytest.mark.parametrize("method", ["pgd", "dpsgd"])
 def test_descent_methods_predict_their_privacy_error_from_released_values(method):
-    """pgd (its final chains' spread and its warm start's noise through the released Gram matrix) and dpsgd (batch means of its averaged
-    iterates): 20 simulated data sets at n = 2000, epsilon = 1 (n * mu = 470, where both converge): the root mean
-    square over fits and coefficients of (released - least squares on the same clipped data) is within [0.6, 1.6]
-    of that of the block's prediction, which comes from released values.  Fixed seeds; with 60 pooled, partly
-    correlated squared errors and a prediction that varies between fits the ratio has a relative sd of about 12%,
-    so the band is about 4 sds wide on either side (false-failure rate below 1e-4).  Measured at these seeds:
-    0.89 (pgd), 1.04 (dpsgd)."""
+    """pgd (its final chains' spread, and its warm start's noise through the released Gram matrix) and dpsgd
+    (batch means of its averaged iterates): 20 simulated data sets at n = 2000, epsilon = 1 (n * mu = 470, where
+    both converge): the root mean square over fits and coefficients of (released - least squares on the same
+    clipped data) is within [0.6, 1.6] of that of the block's prediction, which comes from released values.
+    Fixed seeds; with 60 pooled, partly correlated squared errors and a prediction that varies between fits the
+    ratio has a relative sd of about 12%, so the band is about 4 sds wide on either side (false-failure rate
+    below 1e-4).  Measured at these seeds: 0.89 (pgd), 1.04 (dpsgd)."""
     measured, predicted = [], []
     for seed in range(20):
         df = data(2000, seed)
