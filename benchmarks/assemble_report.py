@@ -77,6 +77,13 @@ body+=open('benchmarks/results/real_data/reading.md').read()
 body+=sec("Private Theil-Sen for one predictor (issues 17 and 18)", "benchmarks/results/theilsen/summary.md")
 body+=open('benchmarks/results/theilsen/reading.md').read()
 body+=sec("pgd and the auto rule on the real regressions (issues 17 and 18)", "benchmarks/results/pgd.md")
+body+=sec("The theory block against the measured privacy error on the real regressions (issue 18)",
+         "benchmarks/results/theory_check/theory.md")
+if os.path.exists('benchmarks/results/theory_check/reading.md'):
+    body+=open('benchmarks/results/theory_check/reading.md').read()
+body+=sec("Coverage on the realistic simulation grid (issue 18)", "benchmarks/results/coverage_grid.md")
+if os.path.exists('benchmarks/results/coverage_grid_reading.md'):
+    body+=open('benchmarks/results/coverage_grid_reading.md').read()
 body+=sec("dpstats beside diffprivlib and OpenDP (issue 6)", "benchmarks/results/peers.md")
 body+=sec("Hardened privacy: cost (issue 10)", "benchmarks/results/hardened.md")
 open('BENCHMARKS.md','w').write(body)

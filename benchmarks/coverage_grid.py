@@ -38,9 +38,21 @@ over ``--reps`` simulated data sets it records:
   the root mean square of the error block's predicted privacy error
   (``res.error_bounds.coefficients.privacy``), over every released fit.
 
+``auto`` (``--methods ... auto``; what users get by default) is not fitted
+again: its choice is a public function of (n, d, epsilon, delta, bounds)
+(:func:`dpstats.methods.registry.choose_auto`) and a fit with
+``method="auto"`` is the chosen method's fit with its default options (the
+same coefficients and intervals at the same seed), so each auto row is the
+row of the method it chooses there, and "no interval" (reported 0) where it
+chooses one that gives none (dpsgd below pgd's n * mu threshold).  A
+method with ``max_columns`` (theilsen: d = 2) runs only where it fits, and
+``--max-n pgd=10000`` skips a method's larger settings (pgd at n = 10^5,
+where auto chooses adassp, costs about 10 s a fit).
+
 The seed of a setting depends only on the method's name and the setting, so a
 run of some methods reproduces the rows of the full run; ``--jsonl`` appends
-each row as it finishes.  ``--quick`` runs n = 10^4, d in {2, 5}, epsilon = 1,
+each row as it finishes, and a rerun with the same ``--jsonl`` skips the
+settings already in it (so an interrupted run resumes).  ``--quick`` runs n = 10^4, d in {2, 5}, epsilon = 1,
 the correlated design with both bounds, 30 reps (about a minute).
 """
 
@@ -64,7 +76,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout
 
 import dpstats  # noqa: E402
 from dpstats.errors import DPStatsError  # noqa: E402
-from dpstats.methods import available_methods  # noqa: E402
+from dpstats.methods import available_methods, get_method  # noqa: E402
+from dpstats.methods.registry import AutoFacts, choose_auto  # noqa: E402
 
 GRID_N = (100, 1000, 10_000, 100_000)
 GRID_D = (2, 5, 10, 20)
@@ -170,7 +183,20 @@ def _least_squares(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return coef, se
 
 
+def no_interval_row(setting: Setting, why: str) -> dict:
+    """The row of a setting where the method's public size rule gives no interval (``InferenceRule.reports_at``:
+    pgd below n * mu = 100, theilsen below n * epsilon = 250): nothing is fitted (the rule is public and the
+    plan's tests check that fits follow it)."""
+    nan = float("nan")
+    return asdict(setting) | {"reps": 0, "refused": nan, "withheld": 1.0, "reported": 0.0, "coverage": nan,
+                              "worst_coef": nan, "coverage_ls": nan, "width": nan, "privacy_ratio": nan,
+                              "note": why}
+
+
 def run_setting(setting: Setting, reps: int) -> dict:
+    rule = get_method(setting.method).inference_rule
+    if not rule.reports_at(setting.n, setting.epsilon, DELTA):
+        return no_interval_row(setting, "no interval by the method's public size rule")
     rng = np.random.default_rng(setting.seed)
     truth = coefficients(setting.d)
     x_bounds, y_bounds = declared_bounds(setting.d, setting.design, setting.bounds)
@@ -210,13 +236,46 @@ def run_setting(setting: Setting, reps: int) -> dict:
     return row
 
 
-def settings(methods: list[str], quick: bool) -> list[Setting]:
+def cells(quick: bool) -> list[tuple[int, int, str, str, float]]:
+    """(n, d, design, bounds, epsilon) of the grid (n > d)."""
     if quick:
         grid = itertools.product((10_000,), (2, 5), ("correlated",), GRID_BOUNDS, (1.0,))
     else:
         grid = itertools.product(GRID_N, GRID_D, GRID_DESIGN, GRID_BOUNDS, GRID_EPS)
-    cells = list(grid)
-    return [Setting(m, n, d, design, bounds, eps) for m in methods for n, d, design, bounds, eps in cells if n > d]
+    return [cell for cell in grid if cell[0] > cell[1]]
+
+
+def settings(methods: list[str], quick: bool, max_n: dict[str, int] | None = None) -> list[Setting]:
+    """The settings to fit: every grid cell of each method (not ``auto``: its rows are derived) that the method
+    can fit (``max_columns``) and that ``max_n`` keeps."""
+    out = []
+    for m in methods:
+        if m == "auto":
+            continue
+        wide = get_method(m).max_columns
+        out += [Setting(m, n, d, design, bounds, eps) for n, d, design, bounds, eps in cells(quick)
+                if (wide is None or d <= wide) and n <= (max_n or {}).get(m, n)]
+    return out
+
+
+def auto_rows(rows: list[dict], quick: bool) -> list[dict]:
+    """auto's row in each grid cell: the row of the method it chooses there (module docstring), or a row without
+    intervals where that method gives none; cells whose chosen method was not run are left out."""
+    by_setting = {(r["method"], r["n"], r["d"], r["design"], r["bounds"], r["epsilon"]): r for r in rows}
+    out = []
+    for n, d, design, bounds, eps in cells(quick):
+        chosen = choose_auto(AutoFacts(n=n, d=d, epsilon=eps, delta=DELTA, bounds=True, intercept=True))
+        if chosen is None:
+            continue
+        spec, rule = chosen
+        base = {"method": "auto", "n": n, "d": d, "design": design, "bounds": bounds, "epsilon": eps,
+                "chosen": spec.name}
+        if spec.inference_rule.kind == "none":
+            out.append(no_interval_row(Setting("auto", n, d, design, bounds, eps), f"auto chooses {spec.name}")
+                       | {"chosen": spec.name})
+        elif (spec.name, n, d, design, bounds, eps) in by_setting:
+            out.append(by_setting[(spec.name, n, d, design, bounds, eps)] | base)
+    return out
 
 
 # -- report ---------------------------------------------------------------------------------------------------------
@@ -227,9 +286,42 @@ def _fmt(x: object) -> str:
     return str(x)
 
 
+def _cell_name(r: pd.Series) -> str:
+    return f"{r['design'][:4]}/{r['bounds']} n={r['n']:g} d={r['d']} eps={r['epsilon']:g}"
+
+
+def summary_table(frame: pd.DataFrame) -> str:
+    """Per method: settings, how many report, coverage inside / below / above the band, the share of fits that
+    report, the median width, and the settings that miss the band (coverage shown)."""
+    head = ["method", "settings", "settings that report", f"coverage in {list(BAND)}", "below", "above",
+            "below by > 2 MC sd", "loose bounds: in band / below / above", "coverage of clipped LS >= 0.93",
+            "fits that report", "median width / OLS", "median privacy_ratio"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    misses = []
+    for method, part in frame.groupby("method", sort=False):
+        rep = part[part["reported"] > 0]
+        cov = rep["coverage"]
+        below, above = rep[cov < BAND[0]], rep[cov > BAND[1]]
+        mc_sd = np.sqrt(0.95 * 0.05 / (rep["reported"] * rep["reps"] * rep["d"]))  # binomial, coefficients pooled
+        loose = rep[rep["bounds"] == "loose"]["coverage"]
+        lines.append(f"| {method} | {len(part)} | {len(rep)} | {int(cov.between(*BAND).sum())} | {len(below)} | "
+                     f"{len(above)} | {int((cov < 0.95 - 2 * mc_sd).sum())} | "
+                     f"{int(loose.between(*BAND).sum())} / {int((loose < BAND[0]).sum())} / "
+                     f"{int((loose > BAND[1]).sum())} | {int((rep['coverage_ls'] >= BAND[0]).sum())} | "
+                     f"{np.mean(part['reported']):.0%} | {np.nanmedian(rep['width']):.3g} | "
+                     f"{np.nanmedian(part['privacy_ratio']):.2f} |")
+        for what, miss in (("below", below), ("above", above)):
+            if len(miss):
+                shown = "; ".join(f"{_cell_name(r)}: {r['coverage']:.3f}" for _, r in
+                                  miss.sort_values("coverage").iterrows())
+                misses.append(f"* {method}, {what} {BAND[0] if what == 'below' else BAND[1]}: {shown}")
+    return "\n".join(lines + [""] + misses)
+
+
 def report(rows: list[dict], command: str) -> str:
     frame = pd.DataFrame(rows).sort_values(["method", "design", "bounds", "n", "d", "epsilon"])
     lines = ["### Coverage on the realistic grid (issue 18)", "", f"Command: `{command}`.", "",
+             "#### Summary", "", summary_table(frame), "",
              "Columns: `reported` = share of fits that report intervals (not refused, not withheld); `coverage` = "
              "share of true coefficients inside the nominal 95% intervals (pooled, over reported fits); "
              "`worst` = the least-covered coefficient; `coverage_ls` = coverage of the least-squares "
@@ -248,7 +340,7 @@ def report(rows: list[dict], command: str) -> str:
                   f"{np.nanmedian(part['privacy_ratio']):.2f}, range {np.nanmin(part['privacy_ratio']):.2f}-"
                   f"{np.nanmax(part['privacy_ratio']):.2f}.", ""]
         cols = ["design", "bounds", "n", "d", "epsilon", "reported", "coverage", "worst_coef", "coverage_ls", "width",
-                "privacy_ratio"]
+                "privacy_ratio"] + (["chosen"] if method == "auto" else [])
         lines.append("| " + " | ".join(cols) + " |")
         lines.append("|" + "|".join("---" for _ in cols) + "|")
         for _, r in part.iterrows():
@@ -266,17 +358,29 @@ def main() -> None:
     parser.add_argument("--jsonl", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--assemble", nargs="*", type=Path, default=None)
+    parser.add_argument("--max-n", nargs="*", default=[], help="METHOD=N: skip the method's settings with n > N")
     args = parser.parse_args()
+    max_n = {k: int(v) for k, v in (item.split("=") for item in args.max_n)}
     command = "python benchmarks/coverage_grid.py " + " ".join(
         a for a in ["--quick" if args.quick else "", f"--reps {args.reps}" if args.reps else "",
-                    ("--methods " + " ".join(args.methods)) if args.methods else ""] if a)
+                    ("--methods " + " ".join(args.methods)) if args.methods else "",
+                    ("--max-n " + " ".join(args.max_n)) if args.max_n else ""] if a)
+    methods = args.methods or interval_methods()
     if args.assemble:
         rows = [json.loads(line) for path in args.assemble for line in path.read_text().splitlines() if line]
-        args.out.write_text(report(rows, command) + "\n")
+        rows = [r for r in rows if r["method"] != "auto"]
+        args.out.write_text(report(rows + (auto_rows(rows, args.quick) if "auto" in methods else []), command)
+                            + "\n")
         return
     reps = args.reps or (30 if args.quick else 100)
-    todo = settings(args.methods or interval_methods(), args.quick)
-    rows, start = [], time.time()
+    done = []
+    if args.jsonl and args.jsonl.exists():
+        done = [json.loads(line) for line in args.jsonl.read_text().splitlines() if line]
+    keys = {(r["method"], r["n"], r["d"], r["design"], r["bounds"], r["epsilon"], r["reps"]) for r in done}
+    keys |= {k[:-1] + (reps,) for k in keys if k[-1] == 0}  # rows of the public size rule hold for any reps
+    todo = [s for s in settings(methods, args.quick, max_n)
+            if (s.method, s.n, s.d, s.design, s.bounds, s.epsilon, reps) not in keys]
+    rows, start = [r for r in done if r["reps"] in (reps, 0)], time.time()
     with ProcessPoolExecutor(args.jobs) if args.jobs > 1 else _Serial() as pool:
         for row in pool.map(run_setting, todo, [reps] * len(todo)):
             rows.append(row)
@@ -284,7 +388,7 @@ def main() -> None:
                 with args.jsonl.open("a") as fh:
                     fh.write(json.dumps(row) + "\n")
             print(f"[{time.time() - start:7.0f}s] {json.dumps(row)}", flush=True)
-    text = report(rows, command)
+    text = report(rows + (auto_rows(rows, args.quick) if "auto" in methods else []), command)
     args.out.write_text(text + "\n")
     print(text)
 

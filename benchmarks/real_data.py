@@ -32,7 +32,14 @@ Metrics of one fit (released fits; refusals are counted separately):
   for some methods and returns NaN with a warning for others, both count as "not reported"), whether it
   covers the OLS estimate, and ``width_ratio``, its width over the width of the OLS 95% interval
   (2 t_0.975 se_OLS), i.e. 1 means as wide as the classical interval;
-* ``seconds``: wall time of the fit call.
+* ``seconds``: wall time of the fit call;
+* ``pred_privacy``: the error block's predicted privacy error of the headline
+  (``res.error_bounds.coefficients.privacy``, in the coefficient's units: the root mean square of the
+  released coefficient minus least squares on the same clipped data), ``pred_released`` whether it came from
+  the fit's released values (else from public facts and a rate).  The theory check compares, per data set,
+  method and epsilon, the root mean square of the predictions over the noise seeds with the measured privacy
+  error, the root mean square of b_dp - b_ols of the headline over the same seeds (issue 18's target: within
+  a factor of 3).
 
 Run (from the repository root; about an hour for everything at 5 seeds on 2 cores)::
 
@@ -76,6 +83,8 @@ from real_data_specs import SPECS, Spec, frame, spec_by_name
 import dpstats
 from dpstats.errors import DPStatsError
 from dpstats.formula import build_design
+from dpstats.privacy.calibration import gaussian_mu
+from dpstats.theory import error_bounds, with_coefficients
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "results" / "real_data"
@@ -130,6 +139,7 @@ def configs(methods: Sequence[str] | None, peers: bool) -> list[Config]:
     out = [Config(m) for m in [*registered, "auto"]]
     out += [Config(m, bounds=False) for m in [*[n for n, s in registered.items() if not s.needs_bounds], "auto"]]
     out.append(Config("auto", model="one"))
+    out += [Config(m, model="one") for m, s in registered.items() if s.max_columns == 2]  # one-predictor methods
     if peers and peer_available("diffprivlib"):
         out += [Config("LinearRegression", "diffprivlib"), Config("LinearRegression", "diffprivlib", model="one")]
     if peers and peer_available("opendp"):
@@ -216,6 +226,8 @@ class Outcome:
     interval: tuple[float, float] | None = None
     interval_note: str = ""
     seconds: float = 0.0
+    pred_privacy: float | None = None
+    pred_released: bool = False
 
 
 def headline_index(spec: Spec, ref: Reference) -> int:
@@ -266,8 +278,20 @@ def fit_dpstats(cfg: Config, spec: Spec, train: pd.DataFrame, ref: Reference, ep
                        interval_note=str(exc)[:200])
     seconds = time.perf_counter() - start
     params = res.params.reindex(ref.names).to_numpy()
-    interval, note = headline_interval(res, ref.names[headline_index(spec, ref)])
-    return Outcome("ok", params, float(res.privacy.epsilon_spent), res.method, interval, note, seconds)
+    name = ref.names[headline_index(spec, ref)]
+    interval, note = headline_interval(res, name)
+    pred, released = predicted_privacy(res, name)
+    return Outcome("ok", params, float(res.privacy.epsilon_spent), res.method, interval, note, seconds, pred, released)
+
+
+def predicted_privacy(res: Any, name: str) -> tuple[float | None, bool]:
+    """The error block's predicted privacy error of one coefficient (its units) and whether it came from the
+    fit's released values; (None, False) when the block has none."""
+    errors = res.error_bounds.coefficients
+    if errors is None or name not in errors.names:
+        return None, False
+    value = float(errors.privacy[list(errors.names).index(name)])
+    return (value if math.isfinite(value) else None), bool(errors.released)
 
 
 def peer_design(spec: Spec, train: pd.DataFrame, model: str) -> tuple[np.ndarray, np.ndarray, list, tuple]:
@@ -345,7 +369,7 @@ def record(cfg: Config, spec: Spec, ref: Reference, n_train: int, eps: float, se
         "delta": 0.0 if cfg.library != "dpstats" else DELTA, "seed": seed, "status": out.status,
         "refused": out.status != "ok", "method_used": out.method_used, "eps_spent": out.eps_spent,
         "seconds": round(out.seconds, 5), "headline": ref.names[j], "headline_ols": float(ref.params[j]),
-        "interval_note": out.interval_note,
+        "interval_note": out.interval_note, "pred_privacy": out.pred_privacy, "pred_released": out.pred_released,
     }
     if out.params is None:
         return rec
@@ -511,6 +535,93 @@ def dataset_table(records: list[dict], epsilons: Sequence[float], label: str) ->
     return "\n".join(lines)
 
 
+#: the theory check's band: predicted / measured privacy error within a factor of 3 (issue 18)
+THEORY_BAND = 3.0
+
+
+@cache
+def public_intervals(name: str, model: str) -> tuple[list[str], list, tuple[float, float] | None, int | None]:
+    """The design's column names, declared column ranges, response range and intercept column (public facts)."""
+    spec, train, _ = prepared(name)
+    design = build_design(model_formula(spec, model), train, eval_env=patsy.EvalEnvironment.capture(0),
+                          bounds=spec.bound_pairs(), clip_variables=True)
+    names = list(design.column_names)
+    intervals = [None if iv is None else (iv.lo, iv.hi) for iv in design.column_intervals]
+    response = None if design.response_interval is None else (design.response_interval.lo,
+                                                               design.response_interval.hi)
+    return names, intervals, response, names.index("Intercept") if "Intercept" in names else None
+
+
+def rates_prediction(r: dict) -> float | None:
+    """The headline's privacy error as the error block gives it from public facts and the rates alone (the
+    sampling error of a design uniform on the declared ranges times the privacy-to-sampling ratio of the
+    method's upper rate, else of the minimax lower bound): what it showed for pgd, dpsgd and theilsen before
+    they released their error split.  None without bounds or a released fit."""
+    if r["refused"] or not r["bounds"] or not r["method_used"]:
+        return None
+    names, intervals, response, intercept = public_intervals(r["dataset"], r["model"])
+    bounds = error_bounds(r["method_used"], r["n_train"], r["d"], r["epsilon"], r["delta"])
+    errors = with_coefficients(bounds, names, split=None, intervals=intervals, response_interval=response,
+                               intercept_index=intercept).coefficients
+    return None if errors is None or r["headline"] not in names else float(errors.privacy[names.index(r["headline"])])
+
+
+def theory_cells(records: list[dict], rates: bool = False) -> list[dict]:
+    """Per (configuration, data set, epsilon) with released fits that all carry a prediction: the root mean
+    square of the predicted privacy error of the headline over the seeds, the measured one (root mean square
+    of b_dp - b_ols over the same fits) and their ratio; with ``rates``, the prediction from the rates alone
+    (:func:`rates_prediction`)."""
+    groups: dict[tuple[str, str, float], list[dict]] = {}
+    for r in records:
+        if not r["refused"] and "headline_dp" in r:
+            groups.setdefault((r["config"], r["dataset"], r["epsilon"]), []).append(r)
+    out = []
+    for (label, name, eps), recs in groups.items():
+        preds = [rates_prediction(r) if rates else r.get("pred_privacy") for r in recs]
+        if any(p is None for p in preds):
+            continue
+        errors = np.array([r["headline_dp"] - r["headline_ols"] for r in recs])
+        measured = math.sqrt(np.mean(errors**2))
+        predicted = math.sqrt(np.mean(np.square(preds)))
+        spread = float(np.std(errors, ddof=1)) if len(recs) > 1 else math.nan
+        out.append({"config": label, "dataset": name, "epsilon": eps, "fits": len(recs), "predicted": predicted,
+                    "measured": measured, "ratio": predicted / measured if measured > 0 else math.inf,
+                    "bias_share": abs(float(np.mean(errors))) / measured if measured > 0 else math.nan,
+                    "noise_ratio": predicted / spread if spread > 0 else math.nan,
+                    "n_mu": recs[0]["n_train"] * gaussian_mu(eps, recs[0]["delta"]),
+                    "released": not rates and all(r.get("pred_released") for r in recs),
+                    "methods": ", ".join(sorted({r["method_used"] for r in recs}))})
+    return out
+
+
+def theory_table(records: list[dict], rates: bool = False) -> str:
+    """Per configuration: the share of (data set, epsilon) cells whose predicted / measured privacy error of
+    the headline lies in [1/3, 3], the median ratio, and the cells outside the band (``rates``: the prediction
+    from the rates alone)."""
+    cells = theory_cells(records, rates)
+    lines = ["| method | cells | within [1/3, 3] | median predicted / measured | predicted < 1/3 | predicted > 3 | "
+             "within, n mu < 100 / >= 100 | median predicted / sd over seeds | median abs(mean error) / rms | "
+             "prediction from | cells outside the band (data set@epsilon: ratio) |", "|" + "---|" * 11]
+    for label in dict.fromkeys(r["config"] for r in records):
+        part = [c for c in cells if c["config"] == label]
+        if not part:
+            continue
+        ratios = np.array([c["ratio"] for c in part])
+        inside = (ratios >= 1 / THEORY_BAND) & (ratios <= THEORY_BAND)
+        released = np.mean([c["released"] for c in part])
+        source = "released values" if released == 1 else "rates" if released == 0 else f"released in {released:.0%}"
+        off = sorted((c for c in part if not 1 / THEORY_BAND <= c["ratio"] <= THEORY_BAND), key=lambda c: c["ratio"])
+        shown = ", ".join(f"{c['dataset']}@{c['epsilon']:g}: {c['ratio']:.2g}" for c in off[:12])
+        shown += f", ... ({len(off)} in all)" if len(off) > 12 else ""
+        small = np.array([c["n_mu"] < 100 for c in part])
+        split = " / ".join(f"{np.mean(inside[m]):.0%} of {int(m.sum())}" if m.any() else "-" for m in (small, ~small))
+        lines.append(f"| {label} | {len(part)} | {np.mean(inside):.0%} | {np.median(ratios):.2f} | "
+                     f"{np.mean(ratios < 1 / THEORY_BAND):.0%} | {np.mean(ratios > THEORY_BAND):.0%} | {split} | "
+                     f"{np.nanmedian([c['noise_ratio'] for c in part]):.2f} | "
+                     f"{np.nanmedian([c['bias_share'] for c in part]):.2f} | {source} | {shown or '-'} |")
+    return "\n".join(lines)
+
+
 def status_table(records: list[dict]) -> str:
     """Why fits were refused, by configuration."""
     lines = ["| method | refusals by reason |", "|---|---|"]
@@ -561,6 +672,31 @@ def versions() -> str:
     return ", ".join(out)
 
 
+def theory_report(records: list[dict], meta: dict) -> str:
+    """theory.md: the theory check alone (for BENCHMARKS.md), with the command and the run's size."""
+    names = list(dict.fromkeys(r["dataset"] for r in records))
+    return f"""# The theory block's predicted privacy error against the measured one (issue 18)
+
+Command: `{meta['command']}` ({meta['seconds']:.0f} s on {meta['jobs']} process(es); {meta['versions']}).
+{len(names)} data sets, {len(records)} fits, delta = {DELTA:g}, noise seeds
+{SEED_BASE}..{SEED_BASE + meta['seeds'] - 1}.
+
+Per data set and epsilon (a cell), the error block's predicted privacy error of the headline coefficient
+(`res.error_bounds.coefficients.privacy`: the root mean square of the released coefficient minus least squares on
+the same clipped data, in the coefficient's units; root mean square over the noise seeds) over the measured one
+(the root mean square of b_dp - b_ols over the same seeds, b_ols statsmodels OLS on the same training rows).
+Target (issue 18): a ratio in [1/3, 3].  Cells with a refused fit or without a prediction (no declared bounds and
+no released error split) are left out; "1 predictor" is the response on the headline variable alone.
+
+{theory_table(records)}
+
+The same cells with the prediction from public facts and the rates alone (the error block's prediction for pgd,
+dpsgd and theilsen before they released their error split; ssp and adassp always used released values):
+
+{theory_table([r for r in records if r["bounds"]], rates=True)}
+"""
+
+
 def summary(records: list[dict], meta: dict) -> str:
     """The markdown summary written to summary.md (and included in BENCHMARKS.md)."""
     epsilons = sorted({r["epsilon"] for r in records})
@@ -597,6 +733,15 @@ headline variable alone (the comparison with OpenDP's Theil-Sen is like for like
 ## `auto` without bounds, per data set
 
 {dataset_table(records, epsilons, "auto (no bounds)")}
+
+## The theory block's predicted privacy error against the measured one (issue 18)
+
+Per data set and epsilon (a cell), the error block's predicted privacy error of the headline coefficient
+(`res.error_bounds.coefficients.privacy`, the root mean square over the noise seeds) over the measured one (the
+root mean square of b_dp - b_ols over the same seeds); the target is a ratio in [1/3, 3].  Cells with a refused
+fit or without a prediction (no declared bounds and no released error split) are left out.
+
+{theory_table(records)}
 
 ## Refusals by reason
 
@@ -650,6 +795,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict]:
             records = [json.loads(line) for line in fh]
         meta = json.loads((out / "meta.json").read_text())
         (out / "summary.md").write_text(summary(records, meta))
+        (out / "theory.md").write_text(theory_report(records, meta))
         return records
     args.seeds = args.seeds or (1 if args.quick else 5)
     if args.quick:
@@ -669,6 +815,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict]:
     (out / "ols_reference.json").write_text(json.dumps(reference_rows(names), indent=1))
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
     (out / "summary.md").write_text(summary(records, meta))
+    (out / "theory.md").write_text(theory_report(records, meta))
     print(f"{len(records)} fits in {meta['seconds']:.0f} s; summary: {out / 'summary.md'}", file=sys.stderr)
     return records
 

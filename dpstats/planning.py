@@ -14,7 +14,13 @@ answers, in the units of the coefficients and from public facts only:
   method's own minimum (``MethodSpec.min_rows``) and never where its checks
   would refuse;
 * ``n_for_target``: at epsilon, the smallest such n at which the total error
-  sqrt(privacy^2 + sampling^2) is at most ``target`` (coefficient units).
+  sqrt(privacy^2 + sampling^2) is at most ``target`` (coefficient units);
+* ``interval_n`` and ``interval_epsilon``: from which n (at epsilon) and from
+  which epsilon (at n) the fit reports intervals, by the method's own rules
+  (``MethodSpec.inference_rule``: its public size rule, e.g. pgd's
+  n * mu(epsilon, delta) >= 100, and its withholding rule), and for
+  ``method="auto"`` by the method auto chooses there (it switches to a point
+  estimate without an interval below pgd's threshold).
 
 The planned fit is the default pipeline's: the public rescaling of every
 column and the response to [-1, 1] by the declared bounds, and the method's
@@ -39,7 +45,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +57,7 @@ from dpstats.errors import InvalidArgumentError, InvalidPrivacyParameterError, M
 from dpstats.formula import public_design
 from dpstats.inference import RELIABILITY_THRESHOLD
 from dpstats.methods.registry import AutoFacts, MethodSpec, available_methods, choose_auto, get_method
+from dpstats.privacy.calibration import gaussian_mu
 from dpstats.rates import PlanningFacts, Rate, UpperRate
 from dpstats.scaling import PublicScaling
 from dpstats.theory import (
@@ -78,7 +85,8 @@ N_SEARCH_MAX = 1e12
 _PER_DECADE = 8
 
 _COLUMNS = ["method", "term", "n", "epsilon", "privacy", "sampling", "ratio", "epsilon_needed", "n_needed",
-            "n_for_target", "min_rows", "refusal", "inference", "noise_to_signal", "model", "kind"]
+            "n_for_target", "min_rows", "refusal", "inference", "interval_n", "interval_epsilon", "auto",
+            "noise_to_signal", "model", "kind"]
 
 
 # -- the planned design: public facts and assumptions ------------------------------------------------------------
@@ -264,19 +272,35 @@ class _Model:
         d = self.setting.d
         return n >= self.min_rows() and (n >= d or self.spec.allows_wide)
 
-    def inference_status(self, point: _Point) -> str:
-        """Whether the fit's intervals would be reported, by the method's own rule (``MethodSpec.inference_rule``)."""
+    def inference_status(self, point: _Point, n: float, epsilon: float) -> str:
+        """Whether the fit's intervals would be reported, by the method's own rules (``MethodSpec.inference_rule``:
+        its public size rule, then its withholding rule)."""
         rule = self.spec.inference_rule
         if rule.kind == "none" or not self.inference:
             return "none"
         if point.refusal:
             return "-"
+        if not rule.reports_at(n, epsilon, self.delta):
+            return "none at this n and epsilon (" + _size_rule(rule.min_n_mu, rule.min_n_epsilon, n, epsilon,
+                                                               self.delta) + ")"
         ratio = point.noise_to_signal
         if ratio is not None and rule.withhold_above is not None and not ratio <= rule.withhold_above:
             return f"withheld (expected noise-to-signal {ratio:.2g} > {rule.withhold_above:g})"
         if ratio is not None and ratio > RELIABILITY_THRESHOLD:
             return f"reported, with a warning (expected noise-to-signal {ratio:.2g})"
         return "reported"
+
+
+    def reports(self, n: float, epsilon: float) -> bool:
+        """Whether a fit at (n, epsilon) runs and reports intervals."""
+        return self.runs(n) and self.inference_status(self.at(n, epsilon), n, epsilon).startswith("reported")
+
+
+def _size_rule(min_n_mu: float, min_n_epsilon: float, n: float, epsilon: float, delta: float) -> str:
+    """The public size rule a fit at (n, epsilon) misses, in words."""
+    if n * epsilon < min_n_epsilon:
+        return f"n * epsilon = {n * epsilon:.3g} < {min_n_epsilon:g}"
+    return f"n * mu(epsilon, delta) = {n * gaussian_mu(epsilon, delta):.3g} < {min_n_mu:g}"
 
 
 def _sd(cov: np.ndarray) -> np.ndarray:
@@ -360,6 +384,52 @@ def _n_needed(model: _Model, epsilon: float, target: np.ndarray | None = None) -
     return _smallest(model, grid, lambda n: model.at(n, epsilon), model.runs, needed, integer=True)
 
 
+#: reports(n, epsilon): whether a fit at (n, epsilon) runs and reports intervals
+Reports = Callable[[float, float], bool]
+
+
+def _first(reports: Callable[[float], bool], values: np.ndarray, *, integer: bool) -> float:
+    """The smallest value of the grid ``values``, refined by bisection, from which ``reports`` holds (it is
+    assumed to stay true once true); inf where it holds nowhere on the grid."""
+    for k, value in enumerate(values):
+        if reports(float(value)):
+            return float(value) if k == 0 else _bisect(reports, float(values[k - 1]), float(value), integer=integer)
+    return math.inf
+
+
+def _interval_n(model: _Model, reports: Reports, epsilon: float) -> float:
+    """At epsilon: the smallest n from which the fit reports intervals (inf: none up to ``N_SEARCH_MAX``)."""
+    d = model.setting.d
+    lo = float(max(2 if model.spec.allows_wide else d + 1, 2))
+    return _first(lambda n: reports(n, epsilon), np.unique(np.ceil(_grid(lo, N_SEARCH_MAX))), integer=True)
+
+
+def _interval_epsilon(reports: Reports, n: int) -> float:
+    """At n rows: the smallest epsilon from which the fit reports intervals (inf: none up to the largest)."""
+    return _first(lambda e: reports(n, e), _grid(*EPSILON_SEARCH), integer=False)
+
+
+def _reporter(model: _Model, auto: bool) -> Reports:
+    """``reports(n, epsilon)`` of the planned method, or, for ``method="auto"``, of the method auto chooses at
+    (n, epsilon) (its choice changes with them)."""
+    if not auto:
+        return model.reports
+    s = model.setting
+    models: dict[str, _Model] = {model.spec.name: model}
+
+    def reports(n: float, epsilon: float) -> bool:
+        chosen = choose_auto(AutoFacts(n=int(n), d=s.d, epsilon=epsilon, delta=model.delta, bounds=True,
+                                       intercept=s.intercept_index is not None))
+        if chosen is None:
+            return False
+        spec = chosen[0]
+        if spec.name not in models:
+            models[spec.name] = _Model(spec, s, model.delta, model.inference, model.sparsity)
+        return models[spec.name].reports(n, epsilon)
+
+    return reports
+
+
 # -- the plan ----------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -406,7 +476,7 @@ class Plan:
         out = [self._header(), ""]
         for method, rows in self._blocks():
             first = rows.iloc[0]
-            status = f"refuses: {first['refusal']}" if first["refusal"] else f"intervals: {first['inference']}"
+            status = _status(first)
             out.append(f"{method}: {status}; at least {int(first['min_rows'])} rows; privacy error from "
                        f"{first['model']}" + (" (so at least the values shown)" if first["kind"] == "lower bound"
                                               else "") + _optimistic(first["noise_to_signal"]))
@@ -424,12 +494,31 @@ class Plan:
         parts = [f"<p><b>{html.escape(self._header())}</b></p>"]
         for method, rows in self._blocks():
             first = rows.iloc[0]
-            status = f"refuses: {first['refusal']}" if first["refusal"] else f"intervals: {first['inference']}"
+            status = _status(first)
             parts.append(f"<p>{html.escape(method)}: {html.escape(status)}; privacy error from "
                          f"{html.escape(str(first['model']) + _optimistic(first['noise_to_signal']))}</p>")
             parts.append(rows[_SHOWN].rename(columns=_LABELS).set_index("term").to_html(float_format=_fmt))
         parts.append("<p><small>Assumptions: " + html.escape("; ".join(self.assumptions)) + ".</small></p>")
         return "\n".join(parts)
+
+
+def _status(first: pd.Series) -> str:
+    """The refusal, or whether intervals are reported and from which n (at epsilon) or epsilon (at n) they
+    would be, in words."""
+    prefix = "chosen by method='auto'; " if first["auto"] else ""
+    if first["refusal"]:
+        return f"{prefix}refuses: {first['refusal']}"
+    status = f"{prefix}intervals: {first['inference']}" if first["inference"] else f"{prefix}intervals"
+    if str(first["inference"]).startswith("reported"):
+        return status
+    where = []
+    if math.isfinite(first["interval_n"]):
+        where.append(f"from n >= {int(first['interval_n']):,} at this epsilon")
+    if math.isfinite(first["interval_epsilon"]):
+        where.append(f"from epsilon >= {first['interval_epsilon']:.3g} at this n")
+    if not where:
+        return f"{prefix}intervals: none" + ("" if first["inference"] in ("", "none") else f" ({first['inference']})")
+    return status + (": reported " if not first["inference"] else "; reported ") + " or ".join(where)
 
 
 def _optimistic(ratio: float) -> str:
@@ -470,30 +559,31 @@ def _text_table(frame: pd.DataFrame) -> str:
 
 
 def _methods(method: str | Sequence[str] | None, n: int | None, setting: _Setting, epsilon: float | None,
-             delta: float) -> list[MethodSpec]:
-    """The planned methods: one, several, every private one (None), or the one ``auto`` would choose at n."""
+             delta: float) -> list[tuple[MethodSpec, bool]]:
+    """The planned methods, each with True when it is the one ``auto`` would choose at n: one, several, or every
+    private one (None)."""
     if method is None:
-        return [spec for _, spec in sorted(available_methods().items()) if spec.private]
+        return [(spec, False) for _, spec in sorted(available_methods().items()) if spec.private]
     names = [method] if isinstance(method, str) else list(method)
     specs = []
     for name in names:
         if name == "auto":
-            specs.append(_auto(n, setting.d, epsilon, delta))
+            specs.append((_auto(n, setting.d, epsilon, delta, setting.intercept_index is not None), True))
             continue
         spec = get_method(name)
         if not spec.private:
             raise UnknownMethodError(f"method '{name}' is not private: there is nothing to plan")
-        specs.append(spec)
+        specs.append((spec, False))
     return specs
 
 
-def _auto(n: int | None, d: int, epsilon: float | None, delta: float) -> MethodSpec:
+def _auto(n: int | None, d: int, epsilon: float | None, delta: float, intercept: bool) -> MethodSpec:
     """The method ``method="auto"`` chooses with every bound declared, from public facts (n, d, epsilon, delta,
-    the registry: :func:`~dpstats.methods.registry.choose_auto`)."""
+    the intercept, the registry: :func:`~dpstats.methods.registry.choose_auto`)."""
     if n is None or epsilon is None:
         raise InvalidArgumentError("plan(method='auto') needs n and epsilon: auto chooses from n, d, epsilon and "
                                    "delta")
-    chosen = choose_auto(AutoFacts(n=int(n), d=d, epsilon=epsilon, delta=delta, bounds=True))
+    chosen = choose_auto(AutoFacts(n=int(n), d=d, epsilon=epsilon, delta=delta, bounds=True, intercept=intercept))
     if chosen is None:
         raise InvalidArgumentError(f"method='auto' finds no method for n={n}, d={d}, epsilon={epsilon:g}")
     return chosen[0]
@@ -584,16 +674,16 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
     setting = _setting(formula, bounds, levels, response, residual_sd, rsquared, spread, correlation)
     targets = _targets(target, setting.names)
     records = []
-    for spec in _methods(method, n, setting, epsilon, delta):
+    for spec, auto in _methods(method, n, setting, epsilon, delta):
         model = _Model(spec, setting, delta, inference, sparsity)
-        records += _method_rows(model, n, epsilon, targets)
+        records += _method_rows(model, n, epsilon, targets, auto)
     frame = pd.DataFrame.from_records(records, columns=_COLUMNS)
     facts = {"n": n, "epsilon": epsilon, "delta": delta, "names": setting.names}
     return Plan(frame, tuple(setting.assumptions), facts)
 
 
-def _method_rows(model: _Model, n: int | None, epsilon: float | None, targets: np.ndarray | None
-                 ) -> list[dict[str, Any]]:
+def _method_rows(model: _Model, n: int | None, epsilon: float | None, targets: np.ndarray | None,
+                 auto: bool = False) -> list[dict[str, Any]]:
     d = model.setting.d
     nan = np.full(d, np.nan)
     privacy, sampling, refusal, status, ratio = nan, nan, "", "", math.nan
@@ -601,10 +691,14 @@ def _method_rows(model: _Model, n: int | None, epsilon: float | None, targets: n
         refusal = f"n={n} is below the method's minimum of {model.min_rows()} rows for d={d}"
     elif n is not None and epsilon is not None:
         point = model.at(n, epsilon)
-        privacy, sampling, refusal, status = point.privacy, point.sampling, point.refusal, model.inference_status(point)
+        privacy, sampling, refusal = point.privacy, point.sampling, point.refusal
+        status = model.inference_status(point, n, epsilon)
         ratio = math.nan if point.noise_to_signal is None else point.noise_to_signal
     elif n is not None:
         sampling = model.at(n, 1.0).sampling
+    reports = _reporter(model, auto)
+    interval_n = _interval_n(model, reports, epsilon) if epsilon is not None else math.nan
+    interval_epsilon = _interval_epsilon(reports, int(n)) if n is not None else math.nan
     eps_needed = _epsilon_needed(model, int(n)) if n is not None else nan
     n_needed = _n_needed(model, epsilon) if epsilon is not None else nan
     n_target = nan
@@ -613,7 +707,8 @@ def _method_rows(model: _Model, n: int | None, epsilon: float | None, targets: n
     return [{"method": model.spec.name, "term": term, "n": n, "epsilon": epsilon, "privacy": privacy[j],
              "sampling": sampling[j], "ratio": privacy[j] / sampling[j], "epsilon_needed": eps_needed[j],
              "n_needed": n_needed[j], "n_for_target": n_target[j], "min_rows": model.min_rows(),
-             "refusal": refusal, "inference": status, "noise_to_signal": ratio, "model": model.label,
+             "refusal": refusal, "inference": status, "interval_n": interval_n, "interval_epsilon": interval_epsilon,
+             "auto": auto, "noise_to_signal": ratio, "model": model.label,
              "kind": model.kind}
             for j, term in enumerate(model.setting.names)]
 

@@ -198,3 +198,64 @@ def test_plan_refuses_bad_arguments_with_typed_errors(kwargs, error, word):
 def test_plan_without_bounds_is_the_rate_table():
     assert isinstance(dpstats.plan(0.1, 10, 1.0, 1e-6), pd.DataFrame)
     assert isinstance(dpstats.plan(bounds=BOUNDS, n=1000), Plan)
+
+
+BOUNDS_2 = {"x1": (0.0, 10.0), "x2": (0.0, 10.0), "y": (-50.0, 50.0)}
+
+
+def _frame(n: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"x1": rng.uniform(0, 10, n), "x2": rng.uniform(0, 10, n)})
+    df["y"] = np.clip(2.0 * df["x1"] - df["x2"] + rng.normal(0, 10, n), -50, 50)
+    return df
+
+
+def _reports(formula: str, n: int, epsilon: float, method: str) -> tuple[str, bool]:
+    """(the method used, whether the fit reports finite standard errors) of an actual fit."""
+    fit = dpstats.dp_ols(formula, _frame(n, n), epsilon, 1e-6, method=method, bounds=BOUNDS_2, random_state=0)
+    return fit.method, bool(np.isfinite(fit.bse).all())
+
+
+@pytest.mark.parametrize("method,formula,used", [
+    ("pgd", "y ~ x1 + x2", ("pgd", "pgd")),
+    ("auto", "y ~ x1 + x2", ("dpsgd", "pgd")),  # auto switches from dpsgd (no interval) to pgd at n * mu = 100
+    ("theilsen", "y ~ x1", ("theilsen", "theilsen")),  # theilsen's own rule: n * epsilon >= 250
+    ("auto", "y ~ x1", ("theilsen", "theilsen")),  # one predictor: auto's theilsen below n * mu = 100 reports from 250
+])
+def test_plan_says_from_which_n_an_interval_is_reported_as_the_fits_do(method, formula, used):
+    """The plan's ``interval_n`` at epsilon = 1 is where the fits start reporting: at interval_n - 1 the plan says
+    no interval and the fit gives none; at interval_n both report (pgd: ceil(100 / mu(1, 1e-6)) = 423; auto on
+    two predictors the same, through its switch from dpsgd to pgd; theilsen, and auto on one predictor, from
+    n * epsilon = 250).  Public rules only: deterministic."""
+    bounds = {k: v for k, v in BOUNDS_2.items() if k in formula}
+    start = int(dpstats.plan(formula=formula, bounds=bounds, n=1000, epsilon=1.0, method=method).to_frame()
+                ["interval_n"].iloc[0])
+    for n, reported, name in ((start - 1, False, used[0]), (start, True, used[1])):
+        row = one(dpstats.plan(formula=formula, bounds=bounds, n=n, epsilon=1.0, method=method), name)
+        assert row["inference"].iloc[0].startswith("reported") is reported, (n, row["inference"].iloc[0])
+        assert bool(row["auto"].iloc[0]) is (method == "auto")
+        assert _reports(formula, n, 1.0, method) == (name, reported)
+    assert start == (250 if formula == "y ~ x1" else math.ceil(100.0 / gaussian_mu(1.0, 1e-6)))
+
+
+def test_plan_says_from_which_epsilon_an_interval_is_reported_as_the_fits_do():
+    """At n = 300 pgd's intervals start at the epsilon where n * mu(epsilon, 1e-6) = 100: the plan's
+    ``interval_epsilon``; a fit 1% below it gives none, one at it gives one, and auto switches there.
+    Deterministic (public rules)."""
+    row = one(dpstats.plan(bounds=BOUNDS_2, formula="y ~ x1 + x2", n=300, epsilon=1.0, method="pgd"), "pgd")
+    eps = float(row["interval_epsilon"].iloc[0])
+    assert 300 * gaussian_mu(eps, 1e-6) == pytest.approx(100.0, rel=2e-3)
+    assert "n * mu(epsilon, delta) = 71" in row["inference"].iloc[0] and not row["auto"].iloc[0]
+    assert _reports("y ~ x1 + x2", 300, eps * 0.99, "pgd") == ("pgd", False)
+    assert _reports("y ~ x1 + x2", 300, eps * 1.001, "pgd") == ("pgd", True)
+    assert _reports("y ~ x1 + x2", 300, eps * 0.99, "auto") == ("dpsgd", False)
+    assert _reports("y ~ x1 + x2", 300, eps * 1.001, "auto") == ("pgd", True)
+    text = str(dpstats.plan(bounds=BOUNDS_2, formula="y ~ x1 + x2", n=300, epsilon=1.0, method="auto"))
+    assert "chosen by method='auto'; intervals: none; reported from n >= 423 at this epsilon" in text
+
+
+def test_plan_of_a_method_without_intervals_says_none():
+    row = one(dpstats.plan(bounds=BOUNDS_2, formula="y ~ x1 + x2", n=5000, epsilon=1.0, method="dpsgd"), "dpsgd")
+    assert row["inference"].iloc[0] == "none" and math.isinf(row["interval_n"].iloc[0])
+    assert "dpsgd: intervals: none;" in str(dpstats.plan(bounds=BOUNDS_2, formula="y ~ x1 + x2", epsilon=1.0,
+                                                          method="dpsgd"))

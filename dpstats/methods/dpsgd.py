@@ -30,8 +30,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpstats.errors import ConvergenceError, MethodOptionError
+from dpstats.inference import window_mean_covariance
 from dpstats.methods.common.extremes import QUIET, residuals, unit_rows
 from dpstats.methods.registry import (
+    ErrorSplit,
     FitContext,
     MethodFit,
     MethodOptions,
@@ -223,8 +225,9 @@ def fit(rows: Rows, ctx: FitContext, options: DPSGDOptions) -> MethodFit:
     block = poisson_gaussian_block(noise_multiplier=z, sampling_rate=q, rounds=steps, clip_norm=C, n=n,
                                    ledger=ctx.ledger, name="DP-SGD clipped gradient sums", dimension=d)
     with np.errstate(over="ignore", invalid="ignore"):  # divergence is detected below, after the loop
-        params = _train(block, rows, ctx.rng, d=d, steps=steps, expected_batch=q * n, lr=lr,
+        window = _train(block, rows, ctx.rng, d=d, steps=steps, expected_batch=q * n, lr=lr,
                         optimizer=plan.optimizer)
+        params = window.mean(axis=0)
     if not np.all(np.isfinite(params)):
         raise ConvergenceError(
             f"DP-SGD diverged (non-finite coefficients) with learning_rate={lr:g}; lower it. The privacy budget "
@@ -239,6 +242,9 @@ def fit(rows: Rows, ctx: FitContext, options: DPSGDOptions) -> MethodFit:
         diagnostics={"noise_multiplier": z, "steps": steps, "sampling_rate": q, "clip_norm": C, "learning_rate": lr,
                      "optimizer": plan.optimizer},
         passes=steps,
+        error_split=ErrorSplit(privacy=window_mean_covariance(window), privacy_source=(
+            "batch means of the averaged iterates (their noise around the run's limit; the clipped gradient's "
+            "bias against least squares is not included)")),
     )
 
 
@@ -250,15 +256,17 @@ def _clipped_sum(rows: Rows, step: StepSum, d: int) -> np.ndarray:
 
 def _train(block: PoissonGaussianBlock, rows: Rows, rng: np.random.Generator, *, d: int, steps: int,
            expected_batch: float, lr: float, optimizer: str) -> np.ndarray:
-    """The T noisy steps (Adam or SGD) from w = 0; returns the average of the last half of the iterates.
+    """The T noisy steps (Adam or SGD) from w = 0; returns the last half of the iterates (T - T // 2, d), or the
+    first non-finite iterate (1, d).
 
     A non-finite iterate stays non-finite (its gradients add nothing and the update keeps the non-finite
     entries), so the run stops there: the outcome, a :class:`~dpstats.errors.ConvergenceError`, is already
     decided by released values, and the remaining passes are saved.
     """
-    w, m, v, w_sum = np.zeros(d), np.zeros(d), np.zeros(d), np.zeros(d)
+    w, m, v = np.zeros(d), np.zeros(d), np.zeros(d)
     b1, b2 = _ADAM_BETAS
     tail_start = steps // 2
+    window = np.empty((steps - tail_start, d))
     summer = block.summer
     for t in range(1, steps + 1):
         sample = np.sort(block.sample(rng))
@@ -270,10 +278,10 @@ def _train(block: PoissonGaussianBlock, rows: Rows, rng: np.random.Generator, *,
         else:
             w = w - lr * grad
         if not np.all(np.isfinite(w)):
-            return w
+            return w[None, :]
         if t > tail_start:
-            w_sum += w
-    return w_sum / (steps - tail_start)
+            window[t - tail_start - 1] = w
+    return window
 
 
 def theory_rate(guarantee: str) -> UpperRate:

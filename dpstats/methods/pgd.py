@@ -57,6 +57,7 @@ from dpstats.methods.common.row_passes import add_arrays
 from dpstats.methods.registry import (
     AutoFacts,
     AutoRule,
+    ErrorSplit,
     FitContext,
     Inference,
     InferenceRule,
@@ -447,11 +448,12 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
                "the penalty shrinks directions of the design that the noise swamps)")]
     diagnostics = {"steps": steps, "rate": rate, "clips": tuple(clips), "penalties": tuple(penalties),
                    "chains": plan.chains, "n_mu": plan.n_mu}
+    split = error_split(st, gram, sigma_g, clips, (mus["warm start"], mus["chains"]), steps, theta, penalties)
     if not plan.inference:
         reason = ("inference=False gave the whole budget to the point estimate" if not options.inference
                   else interval_reason(n, ctx.epsilon, ctx.delta))
         return MethodFit(params=params, no_inference_reason=reason, notes=tuple(notes), diagnostics=diagnostics,
-                         rsquared_reason="pgd releases no sums from which R^2 follows")
+                         rsquared_reason="pgd releases no sums from which R^2 follows", error_split=split)
     draws = _interval_draws(rows, st, cache, theta, gram, sigma_g, clips[-1], mus["inference"], n, rng=rng,
                             ledger=ledger)
     inference = Inference("bootstrap", draws=draws, description=(
@@ -459,7 +461,63 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
         "Brown et al. 2024) plus a sandwich sampling variance from released values; predictive draws"))
     return MethodFit(params=params, inference=inference, notes=tuple(notes), diagnostics=diagnostics,
                      theory_inputs=TheoryInputs(inference=True),
-                     rsquared_reason="pgd releases no sums from which R^2 follows")
+                     rsquared_reason="pgd releases no sums from which R^2 follows", error_split=split)
+
+
+def error_split(st: Standardisation, gram: np.ndarray, sigma_g: float, clips: Sequence[float], mus: Sequence[float],
+                steps: int, chains: np.ndarray, penalties: Sequence[float]) -> ErrorSplit:
+    """The privacy part of the error of the released coefficients (method units), from released values.
+
+    The two phases linearised: in each eigendirection of the released Gram matrix G~ (eigenvalue g), phase i's
+    preconditioner is P_i = max(g, 0) + 2 sqrt(d) sigma_G + lambda_i (lambda_i its ridge penalty) and the
+    curvature of its penalised least-squares sum is taken as H_i = max(g, sigma_G) + lambda_i (G~ floored at its
+    noise sd), so a chain's error about the phase's ridge solution r_i beta (r_i = h / (h + lambda_i)) follows
+    the AR(1) recursion e_t = (1 - H_i / P_i) e_(t-1) - xi_t / P_i, with xi_t the step's noise: sd 2 C sqrt(K T)
+    / mu per coordinate for each of K chains (:func:`_phase`).  Each chain's output averages its last
+    ``KEEP_SHARE`` of the iterates; phase 2's K chains start from phase 1's average and phase 1 starts from 0, so
+    the error keeps a share of -beta (early stopping) and the penalties' shrinkage (1 - r_i) beta, both plugged
+    in from the released estimate.  The second moment is that bias squared plus the noise's variance (phase 1's
+    carried into phase 2, phase 2's divided by K).  With K >= 2 final chains (``chains``: their averages, d x K),
+    phase 2's part is their covariance divided by K instead (the spread of independent chains, Brown et al.
+    2024: it sees the actual geometry and clipping, which the linearisation does not; their over-dispersed
+    starts make it conservative in directions the steps leave unconverged).  Per-example clipping is otherwise
+    taken as inactive (the clipped equation's Huber-type bias against least squares is not included).
+    """
+    estimate = chains.mean(axis=1)
+    d = gram.shape[0]
+    g, V = np.linalg.eigh(0.5 * (gram + gram.T))
+    keep = max(1, int(KEEP_SHARE * steps))
+    t = np.arange(1, steps + 1)
+    window = t > steps - keep
+    first = np.maximum(t, steps - keep + 1)
+    start_weights, noise_sums, ratios = [], [], []
+    for penalty in penalties:
+        precond = np.maximum(g, 0.0) + 2.0 * math.sqrt(d) * sigma_g + penalty
+        curvature = np.maximum(g, sigma_g) + penalty
+        contraction = np.clip(1.0 - curvature / precond, 0.0, 1.0)
+        # powers a^t (steps x d), the start's weight (mean of a^t over the window) and each noise draw's weight
+        powers = contraction[None, :] ** t[:, None]
+        start_weights.append(powers[window].mean(axis=0))
+        partial = np.cumsum(np.vstack([np.ones((1, d)), powers[:keep - 1]]), axis=0)  # row L - 1: sum_{j<L} a^j
+        # draw k (1-based) enters the window's sum with weight sum_{t = f}^{T} a^(t - k), f = max(k, T - m + 1)
+        weights = (contraction[None, :] ** (first - t)[:, None]) * partial[steps - first]
+        noise_sums.append(np.sum(weights**2, axis=0) / keep**2 / precond**2)  # variance of the window mean
+        ratios.append(np.maximum(g, sigma_g) / curvature)
+    sd2 = [(2.0 * c) ** 2 * steps / m**2 for c, m in zip(clips, mus, strict=True)]  # per chain: K cancels below
+    k = chains.shape[1]
+    phase2 = (V * (noise_sums[1] * sd2[1])) @ V.T if k < 2 else np.atleast_2d(np.cov(chains)) / k
+    beta = V.T @ estimate
+    bias1 = -start_weights[0] * ratios[0] * beta + (ratios[0] - 1.0) * beta
+    bias = start_weights[1] * (bias1 + (1.0 - ratios[1]) * beta) + (ratios[1] - 1.0) * beta
+    carried = start_weights[1] ** 2 * noise_sums[0] * sd2[0]
+    cov = (V * carried) @ V.T + phase2 + np.outer(V @ bias, V @ bias)
+    A, _ = st.affine_back()
+    source = ("the spread of the final chains, with the warm start's noise, the early-stopping share and the "
+              "penalties' shrinkage of the released estimate propagated through the released Gram matrix"
+              if k >= 2 else
+              "the released per-step noise of both phases, the early-stopping share and the penalties' shrinkage "
+              "of the released estimate, propagated through the released Gram matrix (linearised)")
+    return ErrorSplit(privacy=A @ cov @ A.T, privacy_source=source + "; clipping bias not included")
 
 
 def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np.ndarray, gram: np.ndarray,
@@ -518,7 +576,7 @@ SPEC = register(MethodSpec(
     needs_bounds=False,
     regimes="n = 100 to 10^5 rows: standardises privately inside the declared bounds (or a released domain without "
             "them) and reports intervals where n * mu(epsilon, delta) >= 100",
-    inference_rule=InferenceRule("bootstrap"),
+    inference_rule=InferenceRule("bootstrap", min_n_mu=INTERVAL_MIN_N_MU),
     theory_rate=theory_rate,
     auto_rules=(AutoRule(rank=10, min_n_mu=INTERVAL_MIN_N_MU, max_rows=AUTO_MAX_ROWS, intervals=True, why=(
         "at 100 <= n * mu(epsilon, delta) and n < 10^5 it was the most accurate method that reports intervals, "

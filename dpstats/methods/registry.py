@@ -333,7 +333,9 @@ class InferenceRule:
     none); inference is withheld when the fit's released ``noise_to_signal``
     exceeds ``withhold_above`` (None: never, for this reason), where the
     method's intervals were measured to cover less than 90% of the time
-    (:mod:`dpstats.inference`).
+    (:mod:`dpstats.inference`).  A method whose fits give no interval below
+    a public size declares it here too (``min_n_mu``, ``min_n_epsilon``), so
+    that :func:`dpstats.plan` says in advance whether a fit will report one.
 
     Attributes
     ----------
@@ -341,16 +343,45 @@ class InferenceRule:
         The :class:`Inference` kind the method's fits give, or ``"none"``.
     withhold_above : float or None
         The noise-to-signal ratio above which inference is withheld (None: never).
+    min_n_mu : float
+        Inference only where n * mu(epsilon, delta) >= this (pgd: 100; 0: no such rule).
+    min_n_epsilon : float
+        Inference only where n * epsilon >= this (theilsen: 250; 0: no such rule).
 
     Examples
     --------
     >>> from dpstats.methods.registry import get_method
     >>> get_method("ols").inference_rule.kind
     'classical'
+    >>> get_method("pgd").inference_rule.reports_at(400, 1.0, 1e-6)
+    False
     """
 
     kind: str = "none"
     withhold_above: float | None = None
+    min_n_mu: float = 0.0
+    min_n_epsilon: float = 0.0
+
+    def reports_at(self, n: float, epsilon: float, delta: float) -> bool:
+        """Whether a fit at these public facts is large enough to give inference (before any withholding).
+
+        Parameters
+        ----------
+        n : float
+            Rows.
+        epsilon, delta : float
+            The fit's budget.
+
+        Returns
+        -------
+        bool
+            False when the method gives none, or n is below its public size rule.
+        """
+        from dpstats.privacy.calibration import gaussian_mu  # noqa: PLC0415 - a leaf module, kept local (as AutoFacts)
+
+        if self.kind == "none" or n * epsilon < self.min_n_epsilon:
+            return False
+        return not self.min_n_mu or n * gaussian_mu(epsilon, delta) >= self.min_n_mu
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ import numpy as np
 
 from dpstats.errors import InvalidArgumentError, MethodOptionError
 from dpstats.methods.registry import (
+    ErrorSplit,
     FitContext,
     Inference,
     InferenceRule,
@@ -590,7 +591,23 @@ def fit(rows: Rows, ctx: FitContext, options: TheilSenOptions) -> MethodFit:
     draws[:, x_col] = b + eb
     diagnostics.update({"slope_spread": slope_spread, "intercept_spread": intercept_spread, "x_mean": x_mean})
     return MethodFit(params=params, inference=Inference("bootstrap", draws=draws, description=BOOTSTRAP_DESCRIPTION),
-                     notes=notes, rsquared_reason=NO_RSQUARED, diagnostics=diagnostics)
+                     notes=notes, rsquared_reason=NO_RSQUARED, diagnostics=diagnostics,
+                     error_split=privacy_split(slope_error, intercept_error, x_mean, x_col, 1 - x_col))
+
+
+def privacy_split(slope: MedianError, intercept: MedianError, x_mean: float, x_col: int,
+                  intercept_index: int) -> ErrorSplit:
+    """The privacy part of the error from released values: each median's exponential-mechanism rank error
+    (Laplace, variance 2 rank_noise^2) times its released spread, the intercept's through a = median(y - b x)
+    carrying -x_mean times the slope's (the spreads' own noise is left out)."""
+    var_b = 2.0 * (slope.spread * slope.rank_noise) ** 2
+    var_a = 2.0 * (intercept.spread * intercept.rank_noise) ** 2 + x_mean**2 * var_b
+    cov = np.empty((2, 2))
+    cov[x_col, x_col], cov[intercept_index, intercept_index] = var_b, var_a
+    cov[x_col, intercept_index] = cov[intercept_index, x_col] = -x_mean * var_b
+    return ErrorSplit(privacy=cov, privacy_source=(
+        "the exponential mechanism's rank error of each private median times its released spread (the private "
+        "medians' difference from least squares on the same data is not included)"))
 
 
 def _no_inference_reason(ctx: FitContext, options: TheilSenOptions) -> str:
@@ -626,6 +643,6 @@ SPEC = register(MethodSpec(
     regimes="one predictor with an intercept (y ~ x); robust medians, accurate at small n * epsilon; pure epsilon-DP",
     min_rows=_min_rows,
     max_columns=2,
-    inference_rule=InferenceRule("bootstrap"),
+    inference_rule=InferenceRule("bootstrap", min_n_epsilon=INTERVAL_MIN_N_EPSILON),
     theory_rate=theory_rate,
 ))
