@@ -19,10 +19,49 @@ import numpy as np
 from dpstats.methods.common.extremes import quiet
 from dpstats.methods.common.permutations import WindowedBlocks
 
-__all__ = ["GROUP_ROWS", "ShiftedBlockSums", "block_sums"]
+__all__ = ["GROUP_ROWS", "ShiftedBlockSums", "block_products", "block_sums"]
 
 #: rows gathered by block at a time (bounded working memory whatever the chunk's size)
 GROUP_ROWS = 1 << 12
+
+
+def block_products(a: np.ndarray, blocks: WindowedBlocks, offset: int) -> np.ndarray:
+    """Per-block sums of outer products v v^T of the rows v of one chunk ``a`` (rows offset..; rows in no block
+    are left out).
+
+    The chunk's full windows are gathered by groups of blocks (at most about :data:`GROUP_ROWS` rows at a time,
+    so the gathered rows stay in cache), each group with one batched product; the rows of the at most two
+    windows cut by the chunk's edges (at most one row per block each) are added separately.  Each block's sum is
+    computed from that block's rows alone.
+
+    Parameters
+    ----------
+    a : numpy.ndarray
+        The chunk's rows (rows x p).
+    blocks : WindowedBlocks
+        The public assignment of rows to blocks.
+    offset : int
+        Global index of the chunk's first row.
+
+    Returns
+    -------
+    numpy.ndarray
+        (m, p, p).
+    """
+    m, p = blocks.m, a.shape[1]
+    out = np.zeros((m, p, p))
+    stop = offset + a.shape[0]
+    first, last = blocks.full_windows(offset, stop)
+    if last > first:
+        lanes = blocks.lanes(first, last) - offset
+        per = max(1, GROUP_ROWS // lanes.shape[1])
+        for start in range(0, m, per):
+            v = np.take(a, lanes[start:start + per], axis=0, mode="clip")  # indices are in range
+            np.matmul(v.transpose(0, 2, 1), v, out=out[start:start + per])
+    for lo, hi, blk in blocks.edges(offset, stop, first, last):
+        rows = a[lo - offset:hi - offset]
+        out[blk] += rows[:, :, None] * rows[:, None, :]
+    return out
 
 
 def block_sums(z: np.ndarray, y: np.ndarray, blocks: WindowedBlocks, offset: int) -> tuple[np.ndarray, np.ndarray]:
@@ -48,7 +87,7 @@ def block_sums(z: np.ndarray, y: np.ndarray, blocks: WindowedBlocks, offset: int
     aug = np.empty((z.shape[0], d + 1))
     aug[:, :d] = z
     aug[:, d] = y
-    full = blocks.arrange(aug, offset).products()
+    full = block_products(aug, blocks, offset)
     return np.ascontiguousarray(full[:, :d, :d]), np.ascontiguousarray(full[:, :d, d])
 
 

@@ -21,12 +21,13 @@ from scipy.sparse import csc_matrix
 
 from dpstats.methods.common.extremes import quiet
 from dpstats.methods.common.permutations import WindowedBlocks
-from dpstats.methods.tukey.block_sums import ShiftedBlockSums
+from dpstats.methods.tukey.block_sums import ShiftedBlockSums, block_products
 from dpstats.methods.tukey.preprocessing import Domains, Preprocessing
 from dpstats.methods.tukey.radius_check import clip_excess
 
 __all__ = [
     "PASS_ROWS",
+    "CentredBlockSums",
     "CombineWithBlockSums",
     "GridCounts",
     "PilotPass",
@@ -36,6 +37,7 @@ __all__ = [
     "SampleRows",
     "WithBlockSums",
     "add_arrays",
+    "add_centred_sums",
     "add_pairs",
     "concat_rows",
     "dense_ranks",
@@ -255,6 +257,44 @@ class PilotPass:
             gram += g
             moment += v
         return gram, moment
+
+
+class CentredBlockSums:
+    """fn(X, y, offset) -> (the per-block sums of v v^T for v = [x - c, y - c_y] about the released centres (m,
+    d + 1, d + 1), the pilot's sums of the chunk (:class:`PilotPass`)): the read of ``blocks="moments"`` on rows
+    that are not re-read cheaply.
+
+    The centres are released before this read, so each block's sums are taken about them directly (one
+    centred copy of the chunk, gathered by block: :func:`~dpstats.methods.tukey.block_sums.block_products`);
+    per-chunk partial sums add up.  A column equal to its centre in a block is exactly 0 there.
+
+    Parameters
+    ----------
+    assignment : WindowedBlocks
+        The public blocks.
+    prep : Preprocessing
+        The released centres and radii.
+    """
+
+    def __init__(self, assignment: WindowedBlocks, prep: Preprocessing) -> None:
+        self.assignment, self.prep = assignment, prep
+
+    @quiet
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int
+                 ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        d = X.shape[1]
+        v = np.empty((X.shape[0], d + 1))
+        np.subtract(X, self.prep.centre, out=v[:, :d])
+        np.subtract(y, self.prep.y_centre, out=v[:, d])
+        return block_products(v, self.assignment, offset), PilotPass(self.prep)(X, y, offset)
+
+
+@quiet
+def add_centred_sums(a: tuple[np.ndarray, tuple[np.ndarray, np.ndarray]],
+                     b: tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]
+                     ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """combine of :class:`CentredBlockSums`."""
+    return a[0] + b[0], add_pairs(a[1], b[1])
 
 
 class ResidualPass:
