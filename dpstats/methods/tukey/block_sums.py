@@ -146,30 +146,31 @@ class ShiftedBlockSums:
         have = np.zeros(m, dtype=bool)
         first, last = blocks.full_windows(offset, stop)
         if last > first:
-            out._add_windows(X, y, blocks.lanes(first, last) - offset)
+            v = np.empty((X.shape[0], p + 1))  # [x, y, 1]: the products of the last column give the sums and counts
+            v[:, :d] = X
+            v[:, d] = y
+            v[:, p] = 1.0
+            out._add_windows(v, blocks.lanes(first, last) - offset)
             have[:] = True
         for lo, hi, blk in blocks.edges(offset, stop, first, last):
             out._add_edge(X[lo - offset:hi - offset], y[lo - offset:hi - offset], blk, have)
         return out
 
-    def _add_windows(self, X: np.ndarray, y: np.ndarray, lanes: np.ndarray) -> None:
+    def _add_windows(self, v: np.ndarray, lanes: np.ndarray) -> None:
         """Sums of the full windows (``lanes``: (m, w) local row indices, block k's row of each window), each
-        block about its first row: [x, y, 1] gathered by groups of blocks, one batched product per group."""
+        block about its first row: the rows [x, y, 1] of ``v`` gathered by groups of blocks, one batched product
+        per group."""
         m, w = lanes.shape
-        d = X.shape[1]
-        p = d + 1
+        p = v.shape[1] - 1
         per = max(1, GROUP_ROWS // w)
         for start in range(0, m, per):
             stop = min(m, start + per)
-            idx = lanes[start:stop]
-            v = np.empty((stop - start, w, p + 1))
-            np.take(X, idx, axis=0, out=v[..., :d], mode="clip")  # indices are in range: no buffering needed
-            np.take(y, idx, out=v[..., d], mode="clip")
-            shift = v[:, 0, :p].copy()
-            v[..., :p] -= shift[:, None, :]
-            v[..., p] = 1.0
-            full = np.matmul(v.transpose(0, 2, 1), v)
-            self.shift[start:stop] = shift
+            g = np.take(v, lanes[start:stop], axis=0, mode="clip")  # indices are in range
+            shift = g[:, 0].copy()
+            shift[:, p] = 0.0  # the column of ones stays 1
+            g -= shift[:, None, :]
+            full = np.matmul(g.transpose(0, 2, 1), g)
+            self.shift[start:stop] = shift[:, :p]
             self.second[start:stop] = full[:, :p, :p]
             self.first[start:stop] = full[:, :p, p]
             self.count[start:stop] = full[:, p, p]
@@ -191,14 +192,19 @@ class ShiftedBlockSums:
         new = np.broadcast_to(np.asarray(shift, dtype=float), self.shift.shape)
         t = self.shift - new
         outer = self.first[:, :, None] * t[:, None, :]
-        second = (self.second + outer + outer.transpose(0, 2, 1)
-                  + self.count[:, None, None] * (t[:, :, None] * t[:, None, :]))
+        second = self.second + outer  # S2 + S1 t^T + t S1^T + k t t^T, added in that order, in place
+        second += outer.transpose(0, 2, 1)
+        outer = t[:, :, None] * t[:, None, :]
+        outer *= self.count[:, None, None]
+        second += outer
         return ShiftedBlockSums(np.array(new), self.count, self.first + self.count[:, None] * t, second)
 
     @quiet
     def __add__(self, other: ShiftedBlockSums) -> ShiftedBlockSums:
-        o = other.about(self.shift)
-        return ShiftedBlockSums(self.shift, self.count + o.count, self.first + o.first, self.second + o.second)
+        o = other.about(self.shift)  # its first and second are new arrays: added into in place
+        o.first += self.first
+        o.second += self.second
+        return ShiftedBlockSums(self.shift, self.count + o.count, o.first, o.second)
 
     def centred(self, centre: np.ndarray, y_centre: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """Per-block Z_k^T Z_k and Z_k^T (y_k - y_centre) for z = x - centre.

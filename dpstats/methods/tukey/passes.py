@@ -72,6 +72,10 @@ def add_pairs(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]
 class SampleRows:
     """The rows of a chunk at the sample's positions, themselves (sources in this process only; picklable).
 
+    The passes over the sample (this class and its subclasses) name their selection with ``selection`` (the
+    array of sample rows itself), so a cluster keeps the sample's rows where it read them and runs the later
+    passes over the sample without reading the data again (:mod:`dpstats.rows.base`).
+
     Parameters
     ----------
     rows : numpy.ndarray
@@ -80,6 +84,11 @@ class SampleRows:
 
     def __init__(self, rows: np.ndarray) -> None:
         self.rows = rows
+
+    @property
+    def selection(self) -> np.ndarray:
+        """The selected rows (passes with the same array select the same rows)."""
+        return self.rows
 
     def select(self, offset: int, count: int) -> np.ndarray:
         """The chunk's sample rows (local indices)."""
