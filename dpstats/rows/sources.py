@@ -407,7 +407,9 @@ class DaskSource(DataSource):
     iterative methods) first count the rows of every partition: on one column
     with ``missing="raise"`` (a light pass; the values are checked when the
     rows are read), on the prepared rows otherwise (a full pass); only counts
-    return.
+    return.  Passes over a few selected rows (a method's sample) that name
+    their selection keep those rows where they were read (:meth:`keep`), so
+    that later passes over the same selection read nothing again.
     """
 
     kind = "Dask"
@@ -424,7 +426,12 @@ class DaskSource(DataSource):
         return _unknown_to_object(self.frame._meta.iloc[:0])
 
     def _parts(self, columns: Sequence[str]) -> list[Any]:
-        return list(self.frame[list(columns)].to_delayed())
+        """One delayed partition per task, with the ``columns`` (in the frame's order: reordering would copy
+        every partition; the rows are read by column name)."""
+        wanted = set(columns)
+        if len(wanted) == len(self.frame.columns) and wanted == set(self.frame.columns):
+            return list(self.frame.to_delayed())
+        return list(self.frame[[c for c in self.frame.columns if c in wanted]].to_delayed())
 
     def _lengths_of(self, counter: Callable[[pd.DataFrame], int], columns: Sequence[str]) -> list[int]:
         import dask  # noqa: PLC0415
