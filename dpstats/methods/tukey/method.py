@@ -26,6 +26,7 @@ from dpstats.methods.tukey.passes import (
     GridCounts,
     PilotPass,
     ResidualPass,
+    RowPieces,
     SampleCheck,
     SampleHistogram,
     SampleRows,
@@ -176,8 +177,9 @@ def _sample_statistics(rows: Rows, plan: Plan, layout: Layout, part: object
     the first read); the cumulative grid counts are exactly the ranks of the gathered rows."""
     cols = handled_columns(plan.d, plan.intercept_index)
     if rows.local:
-        # in this process the first read's sample part, when there is one, is the (X, y) of concat_rows
-        X_sub, y_sub = part if isinstance(part, tuple) else rows.reduce(SampleRows(layout.sample), concat_rows)
+        # in this process the first read's sample part, when there is one, is the rows gathered by concat_rows
+        pieces = part if isinstance(part, RowPieces) else rows.reduce(SampleRows(layout.sample), concat_rows)
+        X_sub, y_sub = pieces.arrays()
         return sample_ranks(X_sub, y_sub, cols, plan.domains), lambda prep: clip_excess(X_sub, prep)
     first = part if isinstance(part, GridCounts) else None
 

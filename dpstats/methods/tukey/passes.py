@@ -32,6 +32,7 @@ __all__ = [
     "GridCounts",
     "PilotPass",
     "ResidualPass",
+    "RowPieces",
     "SampleCheck",
     "SampleHistogram",
     "SampleRows",
@@ -50,9 +51,21 @@ _DENSE_AFTER = 1 << 14  # a histogram with more occupied bins than this is kept 
 
 # -- combines -----------------------------------------------------------------------------------------------------
 
-def concat_rows(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+@dataclass
+class RowPieces:
+    """Rows gathered from chunks, in row order: the chunks' (X, y) pieces, joined once when read (:meth:`arrays`),
+    so that adding a chunk copies no rows."""
+
+    pieces: list[tuple[np.ndarray, np.ndarray]]
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(X, y) of all the rows, in row order."""
+        return np.concatenate([p[0] for p in self.pieces]), np.concatenate([p[1] for p in self.pieces])
+
+
+def concat_rows(a: RowPieces, b: RowPieces) -> RowPieces:
     """Rows gathered from two chunks, in row order."""
-    return np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]])
+    return RowPieces(a.pieces + b.pieces)
 
 
 @quiet
@@ -95,8 +108,8 @@ class SampleRows:
         lo, hi = np.searchsorted(self.rows, [offset, offset + count])
         return self.rows[lo:hi] - offset
 
-    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> tuple[np.ndarray, np.ndarray]:
-        return np.array(X, dtype=float), np.array(y, dtype=float)
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> RowPieces:
+        return RowPieces([(np.array(X, dtype=float), np.array(y, dtype=float))])
 
 
 @dataclass
