@@ -19,10 +19,13 @@ import numpy as np
 from dpstats.methods.common.extremes import quiet
 from dpstats.methods.common.permutations import WindowedBlocks
 
-__all__ = ["GROUP_ROWS", "ShiftedBlockSums", "block_products", "block_sums"]
+__all__ = ["COPY_ROWS", "GROUP_ROWS", "ShiftedBlockSums", "block_products", "block_sums"]
 
 #: rows gathered by block at a time (bounded working memory whatever the chunk's size)
 GROUP_ROWS = 1 << 12
+#: a chunk of at most this many rows is copied as [x, y, 1] before it is gathered (faster); a larger one (rows
+#: held in memory) is gathered without a copy
+COPY_ROWS = 1 << 18
 
 
 def block_products(a: np.ndarray, blocks: WindowedBlocks, offset: int) -> np.ndarray:
@@ -146,26 +149,38 @@ class ShiftedBlockSums:
         have = np.zeros(m, dtype=bool)
         first, last = blocks.full_windows(offset, stop)
         if last > first:
-            v = np.empty((X.shape[0], p + 1))  # [x, y, 1]: the products of the last column give the sums and counts
-            v[:, :d] = X
-            v[:, d] = y
-            v[:, p] = 1.0
-            out._add_windows(v, blocks.lanes(first, last) - offset)
+            out._add_windows(X, y, blocks.lanes(first, last) - offset)
             have[:] = True
         for lo, hi, blk in blocks.edges(offset, stop, first, last):
             out._add_edge(X[lo - offset:hi - offset], y[lo - offset:hi - offset], blk, have)
         return out
 
-    def _add_windows(self, v: np.ndarray, lanes: np.ndarray) -> None:
+    def _add_windows(self, X: np.ndarray, y: np.ndarray, lanes: np.ndarray) -> None:
         """Sums of the full windows (``lanes``: (m, w) local row indices, block k's row of each window), each
-        block about its first row: the rows [x, y, 1] of ``v`` gathered by groups of blocks, one batched product
-        per group."""
+        block about its first row: the rows [x, y, 1] gathered by groups of blocks, one batched product per
+        group.  A chunk of at most :data:`COPY_ROWS` rows is first copied as [x, y, 1] (one gather per group
+        then); a larger one (rows held in memory) is gathered straight from ``X`` and ``y``, without a copy of
+        the chunk.  The gathered values are the same either way."""
         m, w = lanes.shape
-        p = v.shape[1] - 1
+        d = X.shape[1]
+        p = d + 1
+        whole = None
+        if X.shape[0] <= COPY_ROWS:
+            whole = np.empty((X.shape[0], p + 1))
+            whole[:, :d] = X
+            whole[:, d] = y
+            whole[:, p] = 1.0
         per = max(1, GROUP_ROWS // w)
         for start in range(0, m, per):
             stop = min(m, start + per)
-            g = np.take(v, lanes[start:stop], axis=0, mode="clip")  # indices are in range
+            idx = lanes[start:stop]
+            if whole is not None:
+                g = np.take(whole, idx, axis=0, mode="clip")  # indices are in range
+            else:
+                g = np.empty((stop - start, w, p + 1))
+                g[..., :d] = np.take(X, idx, axis=0, mode="clip")
+                np.take(y, idx, out=g[..., d], mode="clip")
+                g[..., p] = 1.0
             shift = g[:, 0].copy()
             shift[:, p] = 0.0  # the column of ones stays 1
             g -= shift[:, None, :]

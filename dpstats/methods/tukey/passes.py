@@ -59,7 +59,9 @@ class RowPieces:
     pieces: list[tuple[np.ndarray, np.ndarray]]
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """(X, y) of all the rows, in row order."""
+        """(X, y) of all the rows, in row order (the piece itself when there is one)."""
+        if len(self.pieces) == 1:
+            return self.pieces[0]
         return np.concatenate([p[0] for p in self.pieces]), np.concatenate([p[1] for p in self.pieces])
 
 
