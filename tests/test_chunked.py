@@ -398,8 +398,12 @@ def test_passes_over_one_selection_read_a_cluster_once(df):
     first = rows.reduce(_Sample(rows_at, rows_at), _add_sample)
     again = rows.reduce(_Sample(rows_at, rows_at), _add_sample)
     assert rows.passes == reads + 1  # the second pass ran on the kept rows
-    other = rows.reduce(_Sample(rows_at, rows_at.copy()), _add_sample)  # another selection object: read again
+    same_rows = rows_at.copy()
+    other = rows.reduce(_Sample(rows_at, same_rows), _add_sample)  # another selection object: read again
     assert rows.passes == reads + 2
+    rows.reduce(lambda X, y, offset: X.shape[0], lambda a, b: a + b)  # a pass over every row releases them
+    rows.reduce(_Sample(rows_at, same_rows), _add_sample)
+    assert rows.passes == reads + 4
     for got in (first, again, other):
         np.testing.assert_allclose(got[0], expected, rtol=1e-12)
         assert got[1] == rows_at.size

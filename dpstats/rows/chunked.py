@@ -316,6 +316,7 @@ class ChunkedRows:
         selection = getattr(pass_fn, "selection", None)
         if selection is not None and hasattr(self.source, "keep"):
             return self._run_selected(selection, pass_fn, combine)
+        self._kept = None  # a pass over every row: the kept rows of earlier passes are released
         offsets = bool(getattr(pass_fn, "uses_offset", True))
         task = ChunkTask(self.evaluator, self.scaling, pass_fn, combine, zero_null_rows=self.zero_null_rows)
         result, total = self.source.run(task, combine, self.evaluator.columns, offsets=offsets,
@@ -327,7 +328,8 @@ class ChunkedRows:
                       combine: Combine[T]) -> tuple[T, int]:
         """A pass with a ``selection`` on a source that keeps rows (a cluster): the first such pass reads the
         data and keeps the selected rows where they were read (:class:`KeepSelected`); it and later passes with
-        the same selection (the same object) run on the kept rows, so the data are read once for them all."""
+        the same selection (the same object) run on the kept rows, so the data are read once for them all.  The
+        kept rows are released by the next pass over every row."""
         kept = self._kept
         if kept is None or kept[0] is not selection or kept[1] is not self.scaling or kept[2] != self.zero_null_rows:
             task = ChunkTask(self.evaluator, self.scaling, KeepSelected(pass_fn.select),  # type: ignore[attr-defined]
