@@ -361,3 +361,51 @@ def test_large_partitions_are_processed_in_bounded_slices(df):
     ev = ChunkEvaluator(design.formula_expanded, plan, proto, design.column_names, design.response_name)
     total, rows = ChunkTask(ev, None, record, lambda a, b: a + b, max_rows=5000)(df, 0)
     assert total == rows == len(df) and max(seen) <= 5000 and len(seen) == math.ceil(len(df) / 5000)
+
+
+class _Sample:
+    """A pass over a public selection of rows (every 7th row) that names it with ``selection``."""
+
+    def __init__(self, rows: np.ndarray, selection: object) -> None:
+        self.rows, self.selection = rows, selection
+
+    def select(self, offset, count):
+        lo, hi = np.searchsorted(self.rows, [offset, offset + count])
+        return self.rows[lo:hi] - offset
+
+    def __call__(self, X, y, offset):
+        return np.column_stack([X, y]).sum(axis=0), X.shape[0]
+
+
+def _add_sample(a, b):
+    return a[0] + b[0], a[1] + b[1]
+
+
+def test_passes_over_one_selection_read_a_cluster_once(df):
+    """On Dask, passes that name the same selection read the partitions once: the first keeps the selected rows
+    where it read them and every such pass runs on them, with the results of reading the data each time."""
+    from dpstats.formula import public_design
+    from dpstats.rows.chunked import ChunkedRows, ChunkEvaluator
+    from dpstats.rows.sources import DaskSource
+
+    design, plan, proto = public_design(FORMULA, df, bounds=BOUNDS)
+    ev = ChunkEvaluator(design.formula_expanded, plan, proto, design.column_names, design.response_name)
+    rows_at = np.arange(3, len(df), 7)
+    X, y = ev.evaluate(df)
+    expected = np.column_stack([X, y])[rows_at].sum(axis=0)
+    rows = ChunkedRows(DaskSource(dd.from_pandas(df, npartitions=5)), ev, None, n=len(df))
+    reads = rows.passes
+    first = rows.reduce(_Sample(rows_at, rows_at), _add_sample)
+    again = rows.reduce(_Sample(rows_at, rows_at), _add_sample)
+    assert rows.passes == reads + 1  # the second pass ran on the kept rows
+    same_rows = rows_at.copy()
+    other = rows.reduce(_Sample(rows_at, same_rows), _add_sample)  # another selection object: read again
+    assert rows.passes == reads + 2
+    rows.reduce(lambda X, y, offset: X.shape[0], lambda a, b: a + b)  # a pass over every row releases them
+    rows.reduce(_Sample(rows_at, same_rows), _add_sample)
+    assert rows.passes == reads + 4
+    for got in (first, again, other):
+        np.testing.assert_allclose(got[0], expected, rtol=1e-12)
+        assert got[1] == rows_at.size
+    np.testing.assert_array_equal(first[0], again[0])
+

@@ -38,7 +38,7 @@ from dpstats.methods.tukey.depth import (
     solve_block_models,
 )
 from dpstats.methods.tukey.em import jitter_models, tukey_em
-from dpstats.methods.tukey.passes import PilotPass, ResidualPass
+from dpstats.methods.tukey.passes import CentredBlockSums, PilotPass, ResidualPass, add_centred_sums
 from dpstats.methods.tukey.plan import choose_blocks, default_m, ideal_distance
 from dpstats.methods.tukey.preprocessing import Preprocessing
 from dpstats.privacy.audit import audit_mechanism
@@ -167,6 +167,14 @@ def test_moments_passes_match_direct_sums() -> None:
             rows = blocks == k
             zu = p.rescale(X[rows])
             np.testing.assert_allclose(moments[k], zu.T @ (y[rows] - p.y_centre) - (zu.T @ zu) @ pilot, atol=1e-9)
+    # the moments read on rows that are not re-read cheaply: per-block sums about the released centres, and the
+    # pilot's sums of the same read
+    sums, (gram_c, moment_c) = InMemoryRows(X, y, 77).reduce(CentredBlockSums(assignment, prep), add_centred_sums)
+    np.testing.assert_allclose(gram_c, gram, atol=1e-9)
+    np.testing.assert_allclose(moment_c, moment, atol=1e-9)
+    for k in (0, 7, m - 1):
+        v = np.column_stack([X - prep.centre, y - prep.y_centre])[blocks == k]
+        np.testing.assert_allclose(sums[k], v.T @ v, atol=1e-9)
     np.testing.assert_allclose(prep.params_back(np.array([1.0, 2.0, 3.0])) @ X[0],
                                np.array([1.0, 2.0, 3.0]) @ prep.rescale(X[:1])[0] + prep.y_centre)  # exact
 

@@ -153,8 +153,8 @@ class FramePlan:
             A value outside the declared levels (never named).
         """
         variables = list(self.variables)
-        if variables and list(df.columns) != variables:  # (a column list copies a consolidated frame's block)
-            df = df[variables]
+        if variables and (len(df.columns) != len(variables) or set(df.columns) != set(variables)):
+            df = df[variables]  # (a column list copies a consolidated frame's block: not done for a mere reorder)
         nulls = None
         bad = [str(v) for v in variables if df[v].hasnans]
         if bad:

@@ -16,6 +16,11 @@ of rows and combines the partial results::
 * A pass may define ``select(offset, count) -> indices``: only those rows of
   the chunk (local indices into its ``count`` rows) are evaluated and handed
   to ``pass_fn`` (``offset`` still refers to the chunk's first row).
+* A pass with ``select`` may name its selection with ``selection`` (any
+  object; passes whose ``selection`` is the same object select the same
+  rows).  A cluster source then keeps the selected rows where it read them,
+  and later passes with that selection run on the kept rows without reading
+  the data again (the results are the same).
 * A pass that ignores ``offset`` may say so with ``uses_offset = False``:
   a source whose offsets need the row counts of earlier chunks (rows with
   missing values dropped) can then process its chunks in parallel, passing

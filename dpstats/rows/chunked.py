@@ -39,7 +39,8 @@ from dpstats.rows.base import Combine
 from dpstats.rows.sources import DEFAULT_CHUNK_ROWS, DaskSource, DataSource
 from dpstats.scaling import PublicScaling
 
-__all__ = ["ChunkEvaluator", "ChunkTask", "ChunkedRows", "formula_levels", "zero_null_rows"]
+__all__ = ["ApplyKept", "ChunkEvaluator", "ChunkTask", "ChunkedRows", "KeepSelected", "concat_pieces",
+           "formula_levels", "zero_null_rows"]
 
 T = TypeVar("T")
 
@@ -215,6 +216,52 @@ class ChunkTask:
         return acc, rows
 
 
+class KeepSelected:
+    """A pass that keeps the rows another pass selects: [(X, y, offset)] of each chunk's selected rows (picklable;
+    combined by :func:`concat_pieces`).
+
+    Parameters
+    ----------
+    select : callable
+        The other pass's ``select(offset, count)``.
+    """
+
+    def __init__(self, select: Callable[[int, int], np.ndarray]) -> None:
+        self.select = select
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> list[tuple[np.ndarray, np.ndarray, int]]:
+        return [(X, y, offset)]
+
+
+def concat_pieces(a: list[Any], b: list[Any]) -> list[Any]:
+    """combine of :class:`KeepSelected`: the pieces in row order."""
+    return a + b
+
+
+class ApplyKept:
+    """fn((pieces, rows)) -> (``pass_fn`` on each kept piece, combined in row order, rows): a pass with a
+    ``selection`` run on the rows :class:`KeepSelected` kept, as it would run on the chunks (picklable).  Each
+    piece is handed as read-only views (it is read again by later passes)."""
+
+    def __init__(self, pass_fn: Callable[[np.ndarray, np.ndarray, int], Any], combine: Callable[[Any, Any], Any]
+                 ) -> None:
+        self.pass_fn, self.combine = pass_fn, combine
+
+    def __call__(self, kept: tuple[list[tuple[np.ndarray, np.ndarray, int]], int]) -> tuple[Any, int]:
+        pieces, rows = kept
+        acc = None
+        for X, y, offset in pieces:
+            part = self.pass_fn(_read_only(X), _read_only(y), offset)
+            acc = part if acc is None else self.combine(acc, part)
+        return acc, rows
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
 def zero_null_rows(X: np.ndarray, y: np.ndarray) -> None:
     """Set the public null rows (NaN response, ``missing="drop"``) to zero rows, in place: for a method that gets
     no clip ranges (those that do get them zeroed after clipping, in :meth:`~dpstats.bounds.DataBounds.clip`)."""
@@ -242,6 +289,7 @@ class ChunkedRows:
         self._n = None if n is None else int(n)
         self._counter = evaluator.count  # one object, so a Dask source reuses its per-partition counts
         self._primed: tuple[Any, Any] | None = None
+        self._kept: tuple[Any, Any, bool, list[Any]] | None = None  # (selection, scaling, zero_null_rows, kept)
         self.passes = 0
 
     @property
@@ -265,11 +313,32 @@ class ChunkedRows:
         return not isinstance(self.source, DaskSource)
 
     def _run(self, pass_fn: Callable[[np.ndarray, np.ndarray, int], T], combine: Combine[T]) -> tuple[T, int]:
+        selection = getattr(pass_fn, "selection", None)
+        if selection is not None and hasattr(self.source, "keep"):
+            return self._run_selected(selection, pass_fn, combine)
+        self._kept = None  # a pass over every row: the kept rows of earlier passes are released
         offsets = bool(getattr(pass_fn, "uses_offset", True))
         task = ChunkTask(self.evaluator, self.scaling, pass_fn, combine, zero_null_rows=self.zero_null_rows)
         result, total = self.source.run(task, combine, self.evaluator.columns, offsets=offsets,
                                         counter=self._counter, raw_offsets=self._keeps_rows)
         self.passes += 1
+        return result, total
+
+    def _run_selected(self, selection: Any, pass_fn: Callable[[np.ndarray, np.ndarray, int], T],
+                      combine: Combine[T]) -> tuple[T, int]:
+        """A pass with a ``selection`` on a source that keeps rows (a cluster): the first such pass reads the
+        data and keeps the selected rows where they were read (:class:`KeepSelected`); it and later passes with
+        the same selection (the same object) run on the kept rows, so the data are read once for them all.  The
+        kept rows are released by the next pass over every row."""
+        kept = self._kept
+        if kept is None or kept[0] is not selection or kept[1] is not self.scaling or kept[2] != self.zero_null_rows:
+            task = ChunkTask(self.evaluator, self.scaling, KeepSelected(pass_fn.select),  # type: ignore[attr-defined]
+                             concat_pieces, zero_null_rows=self.zero_null_rows)
+            parts = self.source.keep(task, self.evaluator.columns, offsets=True,  # type: ignore[attr-defined]
+                                     counter=self._counter, raw_offsets=self._keeps_rows)
+            kept = self._kept = (selection, self.scaling, self.zero_null_rows, parts)
+            self.passes += 1
+        result, total = self.source.run_kept(kept[3], ApplyKept(pass_fn, combine), combine)  # type: ignore[attr-defined]
         return result, total
 
     def reduce(self, pass_fn: Callable[[np.ndarray, np.ndarray, int], T], combine: Combine[T]) -> T:

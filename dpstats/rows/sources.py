@@ -407,7 +407,9 @@ class DaskSource(DataSource):
     iterative methods) first count the rows of every partition: on one column
     with ``missing="raise"`` (a light pass; the values are checked when the
     rows are read), on the prepared rows otherwise (a full pass); only counts
-    return.
+    return.  Passes over a few selected rows (a method's sample) that name
+    their selection keep those rows where they were read (:meth:`keep`), so
+    that later passes over the same selection read nothing again.
     """
 
     kind = "Dask"
@@ -424,7 +426,12 @@ class DaskSource(DataSource):
         return _unknown_to_object(self.frame._meta.iloc[:0])
 
     def _parts(self, columns: Sequence[str]) -> list[Any]:
-        return list(self.frame[list(columns)].to_delayed())
+        """One delayed partition per task, with the ``columns`` (in the frame's order: reordering would copy
+        every partition; the rows are read by column name)."""
+        wanted = set(columns)
+        if len(wanted) == len(self.frame.columns) and wanted == set(self.frame.columns):
+            return list(self.frame.to_delayed())
+        return list(self.frame[[c for c in self.frame.columns if c in wanted]].to_delayed())
 
     def _lengths_of(self, counter: Callable[[pd.DataFrame], int], columns: Sequence[str]) -> list[int]:
         import dask  # noqa: PLC0415
@@ -451,27 +458,65 @@ class DaskSource(DataSource):
     def raw_rows(self) -> int | None:
         return int(sum(self._raw_lengths()))
 
+    def _starts(self, parts: list[Any], columns: Sequence[str], *, offsets: bool,
+                counter: Callable[[pd.DataFrame], int] | None, raw_offsets: bool) -> list[int]:
+        """The global index of each partition's first row (0 for every partition when ``offsets`` is off)."""
+        if not offsets:
+            return [0] * len(parts)
+        if counter is None:
+            raise ValueError("a task that needs row offsets needs a counter")
+        # with missing="raise" preparation drops no row: the raw counts are the offsets, and the values are
+        # checked when each partition is prepared in this pass
+        lengths = self._raw_lengths() if raw_offsets else self._lengths_of(counter, columns)
+        return [int(s) for s in np.concatenate([[0], np.cumsum(lengths)[:-1]])]
+
     def run(self, task: Task, combine: Combine, columns: Sequence[str], *, offsets: bool,
             counter: Callable[[pd.DataFrame], int] | None = None, raw_offsets: bool = False) -> tuple[Any, int]:
         import dask  # noqa: PLC0415
 
         parts = self._parts(columns)
-        if offsets:
-            if counter is None:
-                raise ValueError("a task that needs row offsets needs a counter")
-            # with missing="raise" preparation drops no row: the raw counts are the offsets, and the values are
-            # checked when each partition is prepared in this pass
-            lengths = self._raw_lengths() if raw_offsets else self._lengths_of(counter, columns)
-            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(int).tolist()
-        else:
-            starts = [0] * len(parts)
+        starts = self._starts(parts, columns, offsets=offsets, counter=counter, raw_offsets=raw_offsets)
         level = [dask.delayed(task)(p, int(s)) for p, s in zip(parts, starts, strict=True)]
+        return self._compute_tree(level, combine)
+
+    def _compute_tree(self, level: list[Any], combine: Combine) -> tuple[Any, int]:
+        """Combine delayed (partial, rows) pairs in a tree of fan-in ``split_every`` and compute the root."""
+        import dask  # noqa: PLC0415
+
         pair = dask.delayed(_combine_pairs)
         while len(level) > 1:
             level = [pair(combine, *level[i:i + self.split_every]) for i in range(0, len(level), self.split_every)]
         with single_threaded_blas():  # for Dask's local threaded scheduler (distributed workers set their own)
             (result,) = dask.compute(level[0])
         return result
+
+    def keep(self, task: Task, columns: Sequence[str], *, offsets: bool,
+             counter: Callable[[pd.DataFrame], int] | None = None, raw_offsets: bool = False) -> list[Any]:
+        """Run ``task`` on every partition and keep its results where they were computed (``dask.persist``: on
+        the workers of a distributed cluster, in this process otherwise); nothing is brought back.
+
+        Used for the few rows a pass selects (``select``): later passes over the same selection then run on
+        the kept rows (:meth:`run_kept`) instead of reading every partition again.
+
+        Returns
+        -------
+        list
+            One persisted delayed (partial, rows) per partition, in row order.
+        """
+        import dask  # noqa: PLC0415
+
+        parts = self._parts(columns)
+        starts = self._starts(parts, columns, offsets=offsets, counter=counter, raw_offsets=raw_offsets)
+        level = [dask.delayed(task)(p, int(s)) for p, s in zip(parts, starts, strict=True)]
+        with single_threaded_blas():
+            return list(dask.persist(*level))
+
+    def run_kept(self, kept: list[Any], fn: Callable[[Any], tuple[Any, int]], combine: Combine) -> tuple[Any, int]:
+        """``fn`` on every kept (partial, rows) pair of :meth:`keep`, combined in row order; returns (combined,
+        total rows)."""
+        import dask  # noqa: PLC0415
+
+        return self._compute_tree([dask.delayed(fn)(k) for k in kept], combine)
 
 
 def _combine_pairs(combine: Combine, *parts: tuple[Any, int]) -> tuple[Any, int]:

@@ -19,10 +19,52 @@ import numpy as np
 from dpstats.methods.common.extremes import quiet
 from dpstats.methods.common.permutations import WindowedBlocks
 
-__all__ = ["GROUP_ROWS", "ShiftedBlockSums", "block_sums"]
+__all__ = ["COPY_ROWS", "GROUP_ROWS", "ShiftedBlockSums", "block_products", "block_sums"]
 
 #: rows gathered by block at a time (bounded working memory whatever the chunk's size)
 GROUP_ROWS = 1 << 12
+#: a chunk of at most this many rows is copied as [x, y, 1] before it is gathered (faster); a larger one (rows
+#: held in memory) is gathered without a copy
+COPY_ROWS = 1 << 18
+
+
+def block_products(a: np.ndarray, blocks: WindowedBlocks, offset: int) -> np.ndarray:
+    """Per-block sums of outer products v v^T of the rows v of one chunk ``a`` (rows offset..; rows in no block
+    are left out).
+
+    The chunk's full windows are gathered by groups of blocks (at most about :data:`GROUP_ROWS` rows at a time,
+    so the gathered rows stay in cache), each group with one batched product; the rows of the at most two
+    windows cut by the chunk's edges (at most one row per block each) are added separately.  Each block's sum is
+    computed from that block's rows alone.
+
+    Parameters
+    ----------
+    a : numpy.ndarray
+        The chunk's rows (rows x p).
+    blocks : WindowedBlocks
+        The public assignment of rows to blocks.
+    offset : int
+        Global index of the chunk's first row.
+
+    Returns
+    -------
+    numpy.ndarray
+        (m, p, p).
+    """
+    m, p = blocks.m, a.shape[1]
+    out = np.zeros((m, p, p))
+    stop = offset + a.shape[0]
+    first, last = blocks.full_windows(offset, stop)
+    if last > first:
+        lanes = blocks.lanes(first, last) - offset
+        per = max(1, GROUP_ROWS // lanes.shape[1])
+        for start in range(0, m, per):
+            v = np.take(a, lanes[start:start + per], axis=0, mode="clip")  # indices are in range
+            np.matmul(v.transpose(0, 2, 1), v, out=out[start:start + per])
+    for lo, hi, blk in blocks.edges(offset, stop, first, last):
+        rows = a[lo - offset:hi - offset]
+        out[blk] += rows[:, :, None] * rows[:, None, :]
+    return out
 
 
 def block_sums(z: np.ndarray, y: np.ndarray, blocks: WindowedBlocks, offset: int) -> tuple[np.ndarray, np.ndarray]:
@@ -48,7 +90,7 @@ def block_sums(z: np.ndarray, y: np.ndarray, blocks: WindowedBlocks, offset: int
     aug = np.empty((z.shape[0], d + 1))
     aug[:, :d] = z
     aug[:, d] = y
-    full = blocks.arrange(aug, offset).products()
+    full = block_products(aug, blocks, offset)
     return np.ascontiguousarray(full[:, :d, :d]), np.ascontiguousarray(full[:, :d, d])
 
 
@@ -115,22 +157,35 @@ class ShiftedBlockSums:
 
     def _add_windows(self, X: np.ndarray, y: np.ndarray, lanes: np.ndarray) -> None:
         """Sums of the full windows (``lanes``: (m, w) local row indices, block k's row of each window), each
-        block about its first row: [x, y, 1] gathered by groups of blocks, one batched product per group."""
+        block about its first row: the rows [x, y, 1] gathered by groups of blocks, one batched product per
+        group.  A chunk of at most :data:`COPY_ROWS` rows is first copied as [x, y, 1] (one gather per group
+        then); a larger one (rows held in memory) is gathered straight from ``X`` and ``y``, without a copy of
+        the chunk.  The gathered values are the same either way."""
         m, w = lanes.shape
         d = X.shape[1]
         p = d + 1
+        whole = None
+        if X.shape[0] <= COPY_ROWS:
+            whole = np.empty((X.shape[0], p + 1))
+            whole[:, :d] = X
+            whole[:, d] = y
+            whole[:, p] = 1.0
         per = max(1, GROUP_ROWS // w)
         for start in range(0, m, per):
             stop = min(m, start + per)
             idx = lanes[start:stop]
-            v = np.empty((stop - start, w, p + 1))
-            np.take(X, idx, axis=0, out=v[..., :d], mode="clip")  # indices are in range: no buffering needed
-            np.take(y, idx, out=v[..., d], mode="clip")
-            shift = v[:, 0, :p].copy()
-            v[..., :p] -= shift[:, None, :]
-            v[..., p] = 1.0
-            full = np.matmul(v.transpose(0, 2, 1), v)
-            self.shift[start:stop] = shift
+            if whole is not None:
+                g = np.take(whole, idx, axis=0, mode="clip")  # indices are in range
+            else:
+                g = np.empty((stop - start, w, p + 1))
+                g[..., :d] = np.take(X, idx, axis=0, mode="clip")
+                np.take(y, idx, out=g[..., d], mode="clip")
+                g[..., p] = 1.0
+            shift = g[:, 0].copy()
+            shift[:, p] = 0.0  # the column of ones stays 1
+            g -= shift[:, None, :]
+            full = np.matmul(g.transpose(0, 2, 1), g)
+            self.shift[start:stop] = shift[:, :p]
             self.second[start:stop] = full[:, :p, :p]
             self.first[start:stop] = full[:, :p, p]
             self.count[start:stop] = full[:, p, p]
@@ -152,14 +207,19 @@ class ShiftedBlockSums:
         new = np.broadcast_to(np.asarray(shift, dtype=float), self.shift.shape)
         t = self.shift - new
         outer = self.first[:, :, None] * t[:, None, :]
-        second = (self.second + outer + outer.transpose(0, 2, 1)
-                  + self.count[:, None, None] * (t[:, :, None] * t[:, None, :]))
+        second = self.second + outer  # S2 + S1 t^T + t S1^T + k t t^T, added in that order, in place
+        second += outer.transpose(0, 2, 1)
+        outer = t[:, :, None] * t[:, None, :]
+        outer *= self.count[:, None, None]
+        second += outer
         return ShiftedBlockSums(np.array(new), self.count, self.first + self.count[:, None] * t, second)
 
     @quiet
     def __add__(self, other: ShiftedBlockSums) -> ShiftedBlockSums:
-        o = other.about(self.shift)
-        return ShiftedBlockSums(self.shift, self.count + o.count, self.first + o.first, self.second + o.second)
+        o = other.about(self.shift)  # its first and second are new arrays: added into in place
+        o.first += self.first
+        o.second += self.second
+        return ShiftedBlockSums(self.shift, self.count + o.count, o.first, o.second)
 
     def centred(self, centre: np.ndarray, y_centre: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """Per-block Z_k^T Z_k and Z_k^T (y_k - y_centre) for z = x - centre.

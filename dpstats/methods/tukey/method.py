@@ -17,20 +17,22 @@ from scipy.linalg import solve_triangular
 
 from dpstats.methods.common.extremes import quiet
 from dpstats.methods.registry import FitContext, MethodFit
-from dpstats.methods.tukey.block_sums import ShiftedBlockSums
 from dpstats.methods.tukey.depth import solve_block_models
 from dpstats.methods.tukey.em import tukey_em
 from dpstats.methods.tukey.options import TukeyOptions
 from dpstats.methods.tukey.passes import (
+    CentredBlockSums,
     CombineWithBlockSums,
     GridCounts,
     PilotPass,
     ResidualPass,
+    RowPieces,
     SampleCheck,
     SampleHistogram,
     SampleRows,
     WithBlockSums,
     add_arrays,
+    add_centred_sums,
     add_pairs,
     concat_rows,
     dense_ranks,
@@ -175,8 +177,9 @@ def _sample_statistics(rows: Rows, plan: Plan, layout: Layout, part: object
     the first read); the cumulative grid counts are exactly the ranks of the gathered rows."""
     cols = handled_columns(plan.d, plan.intercept_index)
     if rows.local:
-        # in this process the first read's sample part, when there is one, is the (X, y) of concat_rows
-        X_sub, y_sub = part if isinstance(part, tuple) else rows.reduce(SampleRows(layout.sample), concat_rows)
+        # in this process the first read's sample part, when there is one, is the rows gathered by concat_rows
+        pieces = part if isinstance(part, RowPieces) else rows.reduce(SampleRows(layout.sample), concat_rows)
+        X_sub, y_sub = pieces.arrays()
         return sample_ranks(X_sub, y_sub, cols, plan.domains), lambda prep: clip_excess(X_sub, prep)
     first = part if isinstance(part, GridCounts) else None
 
@@ -218,12 +221,11 @@ def _moment_estimates(rows: Rows, ctx: FitContext, plan: Plan, layout: Layout, p
                       ) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
     """The pilot's read and release, then u_k = L^{-1} Z_k^T (y_k - c_y - Z_k b~) / b: from per-block sums taken
     in the same read as the pilot's, or, when the rows are re-read cheaply, from a read of the residuals."""
-    sums: ShiftedBlockSums | None = None
+    sums: np.ndarray | None = None
     if _rereads_are_cheap(rows):
         gram, moment = rows.reduce(PilotPass(prep), add_pairs)
     else:
-        sums, (gram, moment) = rows.reduce(WithBlockSums(layout.assignment, PilotPass(prep)),
-                                           CombineWithBlockSums(add_pairs))
+        sums, (gram, moment) = rows.reduce(CentredBlockSums(layout.assignment, prep), add_centred_sums)
     delta_pilot = ctx.delta - plan.delta_tukey
     mu = gaussian_mu(plan.share_pilot * ctx.epsilon, delta_pilot)
     gram_n, pilot = private_pilot(gram, moment, plan.n, prep, mu, ctx.rng, ctx.ledger)
@@ -234,7 +236,8 @@ def _moment_estimates(rows: Rows, ctx: FitContext, plan: Plan, layout: Layout, p
     if sums is None:
         moments = rows.reduce(ResidualPass(layout.assignment, prep, pilot), add_arrays)
     else:
-        zz, zy = sums.centred(prep.centre, prep.y_centre)
+        d = plan.d
+        zz, zy = sums[:, :d, :d], sums[:, :d, d]
         moments = zy / prep.radius - (zz / np.outer(prep.radius, prep.radius)) @ pilot
 
     def coef_of(point: np.ndarray) -> np.ndarray:

@@ -21,21 +21,24 @@ from scipy.sparse import csc_matrix
 
 from dpstats.methods.common.extremes import quiet
 from dpstats.methods.common.permutations import WindowedBlocks
-from dpstats.methods.tukey.block_sums import ShiftedBlockSums
+from dpstats.methods.tukey.block_sums import ShiftedBlockSums, block_products
 from dpstats.methods.tukey.preprocessing import Domains, Preprocessing
 from dpstats.methods.tukey.radius_check import clip_excess
 
 __all__ = [
     "PASS_ROWS",
+    "CentredBlockSums",
     "CombineWithBlockSums",
     "GridCounts",
     "PilotPass",
     "ResidualPass",
+    "RowPieces",
     "SampleCheck",
     "SampleHistogram",
     "SampleRows",
     "WithBlockSums",
     "add_arrays",
+    "add_centred_sums",
     "add_pairs",
     "concat_rows",
     "dense_ranks",
@@ -48,9 +51,23 @@ _DENSE_AFTER = 1 << 14  # a histogram with more occupied bins than this is kept 
 
 # -- combines -----------------------------------------------------------------------------------------------------
 
-def concat_rows(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+@dataclass
+class RowPieces:
+    """Rows gathered from chunks, in row order: the chunks' (X, y) pieces, joined once when read (:meth:`arrays`),
+    so that adding a chunk copies no rows."""
+
+    pieces: list[tuple[np.ndarray, np.ndarray]]
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(X, y) of all the rows, in row order (the piece itself when there is one)."""
+        if len(self.pieces) == 1:
+            return self.pieces[0]
+        return np.concatenate([p[0] for p in self.pieces]), np.concatenate([p[1] for p in self.pieces])
+
+
+def concat_rows(a: RowPieces, b: RowPieces) -> RowPieces:
     """Rows gathered from two chunks, in row order."""
-    return np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]])
+    return RowPieces(a.pieces + b.pieces)
 
 
 @quiet
@@ -70,6 +87,10 @@ def add_pairs(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]
 class SampleRows:
     """The rows of a chunk at the sample's positions, themselves (sources in this process only; picklable).
 
+    The passes over the sample (this class and its subclasses) name their selection with ``selection`` (the
+    array of sample rows itself), so a cluster keeps the sample's rows where it read them and runs the later
+    passes over the sample without reading the data again (:mod:`dpstats.rows.base`).
+
     Parameters
     ----------
     rows : numpy.ndarray
@@ -79,13 +100,18 @@ class SampleRows:
     def __init__(self, rows: np.ndarray) -> None:
         self.rows = rows
 
+    @property
+    def selection(self) -> np.ndarray:
+        """The selected rows (passes with the same array select the same rows)."""
+        return self.rows
+
     def select(self, offset: int, count: int) -> np.ndarray:
         """The chunk's sample rows (local indices)."""
         lo, hi = np.searchsorted(self.rows, [offset, offset + count])
         return self.rows[lo:hi] - offset
 
-    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> tuple[np.ndarray, np.ndarray]:
-        return np.array(X, dtype=float), np.array(y, dtype=float)
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> RowPieces:
+        return RowPieces([(np.array(X, dtype=float), np.array(y, dtype=float))])
 
 
 @dataclass
@@ -255,6 +281,44 @@ class PilotPass:
             gram += g
             moment += v
         return gram, moment
+
+
+class CentredBlockSums:
+    """fn(X, y, offset) -> (the per-block sums of v v^T for v = [x - c, y - c_y] about the released centres (m,
+    d + 1, d + 1), the pilot's sums of the chunk (:class:`PilotPass`)): the read of ``blocks="moments"`` on rows
+    that are not re-read cheaply.
+
+    The centres are released before this read, so each block's sums are taken about them directly (one
+    centred copy of the chunk, gathered by block: :func:`~dpstats.methods.tukey.block_sums.block_products`);
+    per-chunk partial sums add up.  A column equal to its centre in a block is exactly 0 there.
+
+    Parameters
+    ----------
+    assignment : WindowedBlocks
+        The public blocks.
+    prep : Preprocessing
+        The released centres and radii.
+    """
+
+    def __init__(self, assignment: WindowedBlocks, prep: Preprocessing) -> None:
+        self.assignment, self.prep = assignment, prep
+
+    @quiet
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int
+                 ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        d = X.shape[1]
+        v = np.empty((X.shape[0], d + 1))
+        np.subtract(X, self.prep.centre, out=v[:, :d])
+        np.subtract(y, self.prep.y_centre, out=v[:, d])
+        return block_products(v, self.assignment, offset), PilotPass(self.prep)(X, y, offset)
+
+
+@quiet
+def add_centred_sums(a: tuple[np.ndarray, tuple[np.ndarray, np.ndarray]],
+                     b: tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]
+                     ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """combine of :class:`CentredBlockSums`."""
+    return a[0] + b[0], add_pairs(a[1], b[1])
 
 
 class ResidualPass:
