@@ -65,12 +65,13 @@ __all__ = ["MethodOptions", "FitContext", "Inference", "InferenceRule", "ErrorSp
            "get_method", "available_methods", "PUBLIC_FACTS", "BUILTIN_METHODS", "AutoFacts", "AutoRule", "choose_auto",
            "add_auto_rules"]
 
-#: the built-in estimators, registered in this order when the registry is imported: modules (or subpackages) of
-#: :mod:`dpstats.methods`, each exporting its MethodSpec as ``SPEC`` (a module's name is its method's name)
-_BUILTIN_MODULES = (adassp, ambssgd, dpsgd, lasso, noisy_ols, ols, pgd, robgd, ssp, theilsen, tukey)
+#: the built-in estimators: modules (or subpackages) of :mod:`dpstats.methods`, each exporting its MethodSpec as
+#: ``SPEC`` (a module's name is its method's name); registered in this order when the registry is imported (the
+#: order :func:`available_methods` lists them in): the reference example ssp first, then by name
+_BUILTIN_MODULES = (ssp, adassp, ambssgd, dpsgd, lasso, noisy_ols, ols, pgd, robgd, theilsen, tukey)
 
-#: the names of the built-in estimators (their modules' names)
-BUILTIN_METHODS = tuple(module.SPEC.name for module in _BUILTIN_MODULES)
+#: the names of the built-in estimators (their modules' names), by name
+BUILTIN_METHODS = tuple(sorted(module.SPEC.name for module in _BUILTIN_MODULES))
 
 _REGISTRY: dict[str, MethodSpec] = {}
 
