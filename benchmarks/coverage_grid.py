@@ -76,8 +76,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout
 
 import dpstats  # noqa: E402
 from dpstats.errors import DPStatsError  # noqa: E402
-from dpstats.methods import available_methods, get_method  # noqa: E402
-from dpstats.methods.registry import AutoFacts, choose_auto  # noqa: E402
+from dpstats.methods.registry import AutoFacts, available_methods, choose_auto, get_method  # noqa: E402
 
 GRID_N = (100, 1000, 10_000, 100_000)
 GRID_D = (2, 5, 10, 20)

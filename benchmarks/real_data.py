@@ -7,7 +7,7 @@ not, uses the training rows, and the reference is statsmodels OLS on the same tr
 
 Fits, per data set, epsilon in ``--epsilons`` (delta = 1e-6) and noise seed in ``range(--seeds)``:
 
-* every registered private method (``dpstats.methods.available_methods()``, so new methods are picked up) and
+* every registered private method (``dpstats.available_methods()``, so new methods are picked up) and
   ``method="auto"``, with the declared bounds;
 * ``auto`` and the methods that need no bounds, without bounds (levels stay declared: they are public);
 * ``auto`` on the one-predictor version (response on the headline variable alone), with bounds;
@@ -118,7 +118,7 @@ class Config:
 
 def private_methods() -> dict[str, Any]:
     """The registered private methods, by name."""
-    return {name: spec for name, spec in sorted(dpstats.methods.available_methods().items()) if spec.private}
+    return {name: spec for name, spec in sorted(dpstats.available_methods().items()) if spec.private}
 
 
 def peer_available(name: str) -> bool:
@@ -241,7 +241,7 @@ def method_options(method: str, d: int) -> dict[str, Any]:
     assumed), every other method runs with its defaults."""
     if method == "auto":
         return {}
-    spec = dpstats.methods.get_method(method)
+    spec = dpstats.methods.registry.get_method(method)
     return {"sparsity": d} if "sparsity" in spec.option_names else {}
 
 

@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 from dpstats.bounds import DataBounds
-from dpstats.methods import get_method
+from dpstats.methods.registry import get_method
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.simulate import SimulatedData, robust_regression_data
 

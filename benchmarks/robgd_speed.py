@@ -27,7 +27,7 @@ import statsmodels
 import statsmodels.formula.api as smf
 
 import dpstats
-from dpstats.methods import get_method
+from dpstats.methods.registry import get_method
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.simulate import robust_regression_data
 

@@ -20,7 +20,7 @@ from dpstats import datasets, errors, plotting, simulate, theory
 from dpstats.api import dp_ols, dp_ols_arrays
 from dpstats.api_arrays import formula_all
 from dpstats.compare import Comparison, compare
-from dpstats.methods import available_methods
+from dpstats.methods.registry import available_methods
 from dpstats.planning import plan
 from dpstats.privacy import PrivacyAccountant, PrivacyReport
 from dpstats.results import DPRegressionResults

@@ -39,7 +39,7 @@ from dpstats.errors import (
 from dpstats.formula import Design
 from dpstats.formula.language import FORMULA_ENV
 from dpstats.formula.parse import join_terms, term
-from dpstats.methods.registry import MethodSpec
+from dpstats.methods.spec import MethodSpec
 
 __all__ = ["formula_all", "array_design", "describe_arrays"]
 

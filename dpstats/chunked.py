@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 
-from dpstats.methods import available_methods
+from dpstats.methods.registry import available_methods
 from dpstats.rows.chunked import ChunkedRows, ChunkEvaluator, ChunkTask
 
 __all__ = ["ChunkEvaluator", "ChunkTask", "ChunkedRows", "chunked_methods"]

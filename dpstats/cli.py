@@ -51,7 +51,7 @@ import patsy
 from dpstats import __version__, datasets
 from dpstats.api import dp_ols
 from dpstats.errors import DPStatsError, MissingBoundsError, MissingDataError, UndeclaredLevelsError
-from dpstats.methods import available_methods
+from dpstats.methods.registry import available_methods
 from dpstats.planning import plan
 from dpstats.privacy.budget_store import read_budget_file
 from dpstats.tables import table

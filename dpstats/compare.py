@@ -25,7 +25,7 @@ import pandas as pd
 from dpstats.api import dp_ols
 from dpstats.errors import DPStatsError, PTRFailure, PublicDataRequiredError
 from dpstats.formula import build_design
-from dpstats.methods import available_methods, get_method
+from dpstats.methods.registry import available_methods, get_method
 from dpstats.plotting import median_band, pyplot
 
 __all__ = ["compare", "Comparison", "COLUMNS"]

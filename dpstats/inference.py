@@ -41,8 +41,8 @@ means "below 2/B").  The z column is (2 b_j - median_k r_kj) / sd_k(r_kj): the
 bias-corrected estimate over the bootstrap standard error, the normal
 approximation of the same test (equal to it when the replicates are normal).
 
-When inference is withheld (:func:`withheld_reason`)
--------------------------------------------------------
+When inference is withheld (:func:`withholding_reason`)
+----------------------------------------------------------
 The bootstrap's plug-in Q and its linearisation need the privacy noise in
 X^T X to be small next to lambda_min; ``noise_to_signal`` measures this from
 released values.  Pooling 1520 fits of ``benchmarks/coverage.py``'s
@@ -181,13 +181,14 @@ from typing import Any
 
 import numpy as np
 
+from dpstats.deprecation import MovedUp
 from dpstats.methods.common.linalg import psd_projection, psd_sqrt, solve_noisy_normal_equations
 from dpstats.methods.common.sufficient import ReleasedStatistics, ReleasedSums
-from dpstats.methods.registry import ErrorSplit, available_methods, get_method
+from dpstats.methods.spec import ErrorSplit
 from dpstats.privacy.mechanisms import post_processing_normal
 
 __all__ = ["SufficientStatisticsRelease", "parametric_bootstrap", "residual_variance", "noise_to_signal",
-           "RELIABILITY_THRESHOLD", "unreliable_note", "format_ratio", "withheld_reason", "withholding_reason",
+           "RELIABILITY_THRESHOLD", "unreliable_note", "format_ratio", "withholding_reason",
            "floored_inverse", "noise_propagation", "sufficient_statistics_split", "expected_noise_to_signal",
            "basic_bootstrap_interval", "basic_bootstrap_pvalue", "bootstrap_zvalues",
            "noisy_estimate_covariance", "ReleasedSums", "plug_in_sums", "output_perturbation_sums",
@@ -301,14 +302,17 @@ def format_ratio(ratio: float) -> str:
     return f"{ratio:.2g}"
 
 
-def unreliable_note(ratio: float) -> str:
-    """The summary's warning when noise_to_signal() exceeds RELIABILITY_THRESHOLD (naming each registered
-    method's withholding threshold, ``MethodSpec.inference_rule.withhold_above``, the most tolerant first).
+def unreliable_note(ratio: float, limits: Mapping[str, float] | None = None) -> str:
+    """The summary's warning when noise_to_signal() exceeds RELIABILITY_THRESHOLD, naming the withholding
+    thresholds ``limits`` (``MethodSpec.inference_rule.withhold_above``, the most tolerant first).
 
     Parameters
     ----------
     ratio : float
         The fit's released noise-to-signal ratio (:func:`noise_to_signal`).
+    limits : mapping of str to float or None, optional
+        Withholding thresholds by method name, named in the warning (a fit passes its own method's); None:
+        none named.
 
     Returns
     -------
@@ -318,53 +322,18 @@ def unreliable_note(ratio: float) -> str:
     Examples
     --------
     >>> from dpstats.inference import unreliable_note
-    >>> print(unreliable_note(0.45))
+    >>> print(unreliable_note(0.45, {"ssp": 10.0}))
     WARNING: the privacy noise in X^T X is large next to its smallest eigenvalue (noise-to-signal 0.45; ...
     """
-    thresholds = sorted(((spec.inference_rule.withhold_above, name) for name, spec in available_methods().items()
-                         if spec.inference_rule.withhold_above is not None), reverse=True)
-    limits = ", ".join(f"{name} {limit:g}" for limit, name in thresholds)
+    thresholds = sorted(((limit, name) for name, limit in (limits or {}).items()), reverse=True)
+    named = " (" + ", ".join(f"{name} {limit:g}" for limit, name in thresholds) + ")" if thresholds else ""
     singular = not math.isfinite(ratio) or ratio > RATIO_DISPLAY_CAP
     shown = format_ratio(ratio) + (": the released X^T X is singular at the scale of its noise" if singular else "")
     return (f"WARNING: the privacy noise in X^T X is large next to its smallest eigenvalue (noise-to-signal "
             f"{shown}; above {RELIABILITY_THRESHOLD}); in this regime the bootstrap intervals were measured to miss "
-            f"their nominal coverage (benchmarks/coverage.py), and above a method's withholding threshold ({limits}) "
+            f"their nominal coverage (benchmarks/coverage.py), and above a method's withholding threshold{named} "
             "none are reported. More rows, a larger epsilon, fewer columns or factor codings with common "
             "reference levels help.")
-
-
-def withheld_reason(method: str, info: Mapping[str, Any], draws: np.ndarray | None,
-                    bse: np.ndarray | None = None) -> str:
-    """:func:`withholding_reason` for a registered ``method`` (its threshold read from the registry) and a fit's
-    diagnostics ``info`` (its ``"noise_to_signal"``).
-
-    Parameters
-    ----------
-    method : str
-        A registered method's name.
-    info : mapping of str to object
-        The fit's diagnostics; its ``"noise_to_signal"`` entry, when present, is compared with the threshold.
-    draws : numpy.ndarray or None
-        The fit's re-centred bootstrap replicates (B, d), if any.
-    bse : numpy.ndarray or None, optional
-        The fit's standard errors, if any.
-
-    Returns
-    -------
-    str
-        The reason, or ``""`` when the inference may be reported.
-
-    Examples
-    --------
-    >>> from dpstats.inference import withheld_reason
-    >>> withheld_reason("ssp", {"noise_to_signal": 0.05}, None)
-    ''
-    >>> print(withheld_reason("ssp", {"noise_to_signal": 50.0}, None))
-    the privacy noise in X^T X is too large next to its smallest eigenvalue (noise-to-signal 50, above 10 for ssp), ...
-    """
-    ratio = info.get("noise_to_signal")
-    return withholding_reason(method, None if ratio is None else float(ratio),
-                              get_method(method).inference_rule.withhold_above, draws, bse)
 
 
 def withholding_reason(method: str, ratio: float | None, limit: float | None, draws: np.ndarray | None,
@@ -993,6 +962,11 @@ def private_rsquared(sums: ReleasedSums, *, n: int, d: int, intercept_index: int
     return r2, adj, "", sd
 
 
+#: withheld_reason and WITHHOLD_THRESHOLD, deprecated: they read the registry, which sits above this module
+#: (dpstats.methods.registry adds them when it is imported)
+MOVED_UP = MovedUp("dpstats.inference")
+
+
 def __getattr__(name: str) -> Any:
     if name == "InferenceWithheldWarning":
         import warnings  # noqa: PLC0415
@@ -1003,11 +977,4 @@ def __getattr__(name: str) -> Any:
                       "errors are NaN and DPRegressionResults.inference_reason says why", DeprecationWarning,
                       stacklevel=2)
         return errors.InferenceWithheldWarning
-    if name == "WITHHOLD_THRESHOLD":
-        import warnings  # noqa: PLC0415
-
-        warnings.warn("dpstats.inference.WITHHOLD_THRESHOLD is deprecated: each method's threshold is "
-                      "MethodSpec.inference_rule.withhold_above", DeprecationWarning, stacklevel=2)
-        return {name: spec.inference_rule.withhold_above for name, spec in available_methods().items()
-                if spec.inference_rule.withhold_above is not None}
-    raise AttributeError(f"module 'dpstats.inference' has no attribute {name!r}")
+    return MOVED_UP.get(name)

@@ -62,7 +62,6 @@ from dpstats.errors import (
 )
 from dpstats.formula import Design, build_design, public_design
 from dpstats.inference import withholding_reason
-from dpstats.methods import available_methods, get_method
 from dpstats.methods.registry import (
     AutoFacts,
     ErrorSplit,
@@ -71,7 +70,9 @@ from dpstats.methods.registry import (
     MethodFit,
     MethodOptions,
     MethodSpec,
+    available_methods,
     choose_auto,
+    get_method,
 )
 from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.privacy.ledger import PrivacyLedger

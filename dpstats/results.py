@@ -38,7 +38,7 @@ from dpstats import errors
 from dpstats.formula.predict import design_matrix_for_prediction
 from dpstats.formula.recipe import DesignRecipe
 from dpstats.inference import basic_bootstrap_interval, basic_bootstrap_pvalue, bootstrap_zvalues, private_rsquared
-from dpstats.methods.registry import Inference, ReleasedSums
+from dpstats.methods.spec import Inference, ReleasedSums
 from dpstats.privacy.report import PrivacyReport
 from dpstats.table_grid import WITHHELD_CELL, coefficient_grid, privacy_latex
 from dpstats.theory import ErrorBounds

@@ -24,7 +24,7 @@ from dpstats.errors import (
     UnknownMethodError,
     UnseenLevelError,
 )
-from dpstats.methods import available_methods
+from dpstats.methods.registry import available_methods
 
 LEVELS = ["a", "b", "c"]
 BOUNDS = {"x1": (0, 10), "x2": (-3, 3), "y": (-60, 60)}

@@ -21,7 +21,7 @@ import pytest
 
 import dpstats
 from dpstats.errors import InsufficientDataError, MethodOptionError
-from dpstats.methods import get_method, robgd
+from dpstats.methods import robgd
 from dpstats.methods.common.permutations import RowPermutation, WindowedOrder
 from dpstats.methods.common.private_centring import GroupSumsPass, Standardisation, Transformed
 from dpstats.methods.common.robust_estimators import (
@@ -34,7 +34,7 @@ from dpstats.methods.common.row_passes import (
     GroupedCounts,
     geometric_buckets,
 )
-from dpstats.methods.registry import FitContext
+from dpstats.methods.registry import FitContext, get_method
 from dpstats.privacy import PrivacyAccountant, PrivacyLedger
 from dpstats.rows.sources import CSVSource, DataFrameSource, ParquetSource
 from dpstats.simulate import robust_regression_data

@@ -23,8 +23,7 @@ from pathlib import Path
 import pytest
 
 import dpstats
-from dpstats.methods import available_methods
-from dpstats.methods.registry import MethodOptions, MethodSpec
+from dpstats.methods.registry import MethodOptions, MethodSpec, available_methods
 
 pytest.importorskip("numpydoc", reason="the site's generators read options docs with numpydoc (test extra)")
 

@@ -15,7 +15,7 @@ from conftest import linear_frame as data
 import dpstats
 from dpstats.bounds import DataBounds
 from dpstats.inference import floored_inverse, noise_propagation
-from dpstats.methods import get_method
+from dpstats.methods.registry import get_method
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.scaling import PublicScaling
 from dpstats.theory import assumed_residual_sd, coefficient_errors, design_moments, sampling_covariance

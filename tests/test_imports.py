@@ -16,8 +16,10 @@ name (``importlib.import_module``, ``__import__``, ``sys.modules[...]``),
 whose name is read from the call's string, f-string (``__package__`` and
 ``__name__`` are known; another value stands for any string constant of the
 module) or, when the name is computed otherwise, from every string constant
-of the module that names a dpstats module.  None of them may close a cycle, but
-the loads listed in ``DYNAMIC_IMPORTS`` with their reasons.
+of the module that names a dpstats module.  None of them may close a cycle:
+there is no exception (the registry imports the built-in estimators
+statically, and deprecated names are handed down by the module above them,
+``dpstats.deprecation.MovedUp``).
 """
 
 from __future__ import annotations
@@ -36,25 +38,10 @@ import pytest
 import dpstats
 from dpstats import formula
 from dpstats.formula import design, frame, predict, recipe, schema
-from dpstats.methods.registry import BUILTIN_METHODS
+from dpstats.methods.registry import BUILTIN_METHODS, available_methods, get_method
 
 PACKAGE = Path(dpstats.__file__).parent
 ROOT = "dpstats"
-
-#: modules loaded by name (importlib) that close a cycle: (module, the module it loads) with the reason
-#: (docs/architecture.md, "Layers"); the test fails on any other, and on an entry that no longer applies
-DYNAMIC_IMPORTS = {
-    **dict.fromkeys([("dpstats.methods.registry", f"dpstats.methods.{name}") for name in BUILTIN_METHODS],
-                    "the registry loads the built-in estimators by name on the first lookup, as it would load "
-                    "plug-ins, and each estimator imports the registry to register itself (the decision on the "
-                    "estimators and the layers below them)"),
-    **dict.fromkeys([("dpstats.privacy.mechanisms", "dpstats.privacy.peeling"),
-                     ("dpstats.privacy.mechanisms", "dpstats.privacy.poisson_gaussian"),
-                     ("dpstats.privacy.mechanisms", "dpstats.methods.tukey.em")],
-                    "the deprecated names of one-method mechanisms that moved out of privacy.mechanisms; their new "
-                    "modules import privacy.mechanisms; they go with the aliases"),
-}
-
 
 def _modules() -> dict[str, Path]:
     """Every module of the package by dotted name (a package by its own name)."""
@@ -178,18 +165,25 @@ def _named_targets(module: str, name: str) -> set[str]:
     return _targets(module, ast.Import(names=[ast.alias(name=name)]))
 
 
+def _edges(module: str, tree: ast.Module) -> tuple[set[str], set[str], set[str]]:
+    """The modules ``module`` (parsed as ``tree``) runs at import time, in deferred imports (import statements
+    in function and class bodies) and by name."""
+    return ({t for n in _import_time_imports(tree.body) for t in _targets(module, n)},
+            {t for n in _deferred_imports(tree) for t in _targets(module, n)},
+            {t for name in _named(module, tree) for t in _named_targets(module, name)})
+
+
 @functools.cache
 def _graphs() -> tuple[dict[str, set[str]], set[tuple[str, str]], set[tuple[str, str]]]:
-    """The import-time graph, the (module, target) pairs of the deferred imports (import statements in
-    function and class bodies), and those of the modules loaded by name."""
+    """The import-time graph, the (module, target) pairs of the deferred imports, and those of the modules
+    loaded by name."""
     graph: dict[str, set[str]] = {}
     deferred: set[tuple[str, str]] = set()
     dynamic: set[tuple[str, str]] = set()
     for module, path in MODULES.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        graph[module] = {t for n in _import_time_imports(tree.body) for t in _targets(module, n)}
-        deferred |= {(module, t) for n in _deferred_imports(tree) for t in _targets(module, n)}
-        dynamic |= {(module, t) for name in _named(module, tree) for t in _named_targets(module, name)}
+        graph[module], later, named = _edges(module, ast.parse(path.read_text(encoding="utf-8")))
+        deferred |= {(module, t) for t in later}
+        dynamic |= {(module, t) for t in named}
     return graph, deferred, dynamic
 
 
@@ -264,7 +258,8 @@ def test_the_graph_reader_sees_the_imports_it_must():
     assert {"dpstats.methods", "dpstats.methods.common", "dpstats.methods.common.linalg"} <= graph["dpstats.inference"]
     assert "dpstats.privacy.ledger" not in graph["dpstats.privacy.composition"]  # under TYPE_CHECKING only
     assert ("dpstats.results", "dpstats.plotting") in deferred  # coef_plot: matplotlib is optional
-    assert {("dpstats.methods.registry", "dpstats.methods.ols"), ("dpstats.methods.tukey", "dpstats.methods.tukey.em"),
+    assert {"dpstats.methods.ols", "dpstats.methods.tukey", "dpstats.inference"} <= graph["dpstats.methods.registry"]
+    assert {("dpstats.methods.tukey", "dpstats.methods.tukey.em"),
             ("dpstats.methods.blocks", "dpstats.methods.tukey.block_sums")} <= dynamic
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert _cycles(_with({"a": {"b"}, "b": set(), "c": set()}, {("b", "a"), ("c", "a")})) == [["a", "b"]]
@@ -298,27 +293,53 @@ def test_no_deferred_import_closes_a_cycle():
     assert _cycles(_with(graph, deferred)) == []
 
 
-def test_modules_loaded_by_name_close_no_cycle_but_the_listed_ones():
-    """Without the listed loads the whole graph (import time, deferred, by name) has no cycle, and each listed
-    load is still made and still closes one (loading ``a.b.c`` runs the packages on the way: they count)."""
+def test_no_module_loaded_by_name_closes_a_cycle():
+    """Import time, deferred imports and loads by name together: no cycle, and no listed exception."""
     graph, deferred, dynamic = _graphs()
-    listed = {load: {(load[0], t) for t in _named_targets(*load)} for load in DYNAMIC_IMPORTS}
-    assert _cycles(_with(graph, (deferred | dynamic) - set().union(*listed.values()))) == []
+    assert _cycles(_with(graph, deferred | dynamic)) == []
+
+
+#: ways of loading the registry later from a module below it: each would close a cycle (the registry imports
+#: the estimators, which import dpstats.inference)
+LAZY_LOADS = {
+    "import in a function": "def f():\n    from dpstats.methods.registry import get_method\n    return get_method",
+    "importlib by name": "import importlib\ndef f():\n    return importlib.import_module('dpstats.methods.registry')",
+    "module __getattr__": ("import sys\ndef __getattr__(name):\n"
+                           "    return getattr(sys.modules['dpstats.methods.registry'], name)"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(LAZY_LOADS))
+def test_a_lazy_cycle_is_found(how):
+    """The tests above would fail on a lazy cycle: the registry loaded later by dpstats.inference (which the
+    estimators import) closes one through the estimators, however it is loaded."""
+    graph, deferred, dynamic = _graphs()
+    _, later, named = _edges("dpstats.inference", ast.parse(LAZY_LOADS[how]))
+    assert "dpstats.methods.registry" in later | named
+    found = _cycles(_with(graph, deferred | dynamic | {("dpstats.inference", t) for t in later | named}))
+    assert any({"dpstats.inference", "dpstats.methods.registry", "dpstats.methods.ssp"} <= set(c) for c in found)
+
+
+#: the layers below the estimators: they import the method types (dpstats.methods.spec) and the shared blocks,
+#: and take a method's facts as arguments, never from the registry
+BELOW_THE_ESTIMATORS = ("dpstats.methods", "dpstats.methods.spec", "dpstats.methods.common", "dpstats.inference",
+                        "dpstats.rates", "dpstats.rows", "dpstats.privacy.mechanisms")
+
+
+def test_the_registry_imports_the_estimators_and_the_layers_below_reach_none():
+    graph, deferred, dynamic = _graphs()
+    estimators = {f"dpstats.methods.{name}" for name in BUILTIN_METHODS}
+    assert estimators <= graph["dpstats.methods.registry"]
     full = _with(graph, deferred | dynamic)
-    assert [load for load, edges in listed.items() if not any(_reaches(full, t, m) for m, t in edges)] == []
-    assert set().union(*listed.values()) <= dynamic
+    assert [(low, est) for low in BELOW_THE_ESTIMATORS for est in sorted(estimators) if _reaches(full, low, est)] == []
 
 
-def test_importing_dpstats_loads_no_estimator_until_the_registry_is_read():
-    code = ("import json, sys, dpstats\n"
-            "before = [m for m in sys.modules if m.startswith('dpstats.methods.')]\n"
-            "print(json.dumps([before, sorted(dpstats.available_methods())]))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=PACKAGE.parent).stdout
-    before, names = json.loads(out)
-    assert "dpstats.methods.registry" in before
-    assert not {f"dpstats.methods.{name}" for name in BUILTIN_METHODS} & set(before)
-    assert set(BUILTIN_METHODS) <= set(names)
+def test_each_builtin_estimator_exports_the_spec_the_registry_holds():
+    """An estimator's module is named after its method and exports its ``SPEC``; the registry registers it (the
+    module registers nothing itself), and every built-in method is registered once dpstats is imported."""
+    assert set(BUILTIN_METHODS) <= set(available_methods())
+    for name in BUILTIN_METHODS:
+        assert importlib.import_module(f"dpstats.methods.{name}").SPEC is get_method(name)
 
 
 @pytest.mark.parametrize("old, new, names", [
@@ -363,15 +384,54 @@ def test_names_moved_to_an_upper_layer_still_work_with_a_deprecation_warning(old
 
 
 
+#: deprecated names served by their old module and handed down by their new home (MovedUp): (old, new, name)
+HANDED_DOWN = [
+    *(("dpstats.methods", "dpstats.methods.registry", name)
+      for name in ("get_method", "register", "available_methods")),
+    *(("dpstats.privacy.mechanisms", "dpstats.privacy.peeling", name)
+      for name in ("peeling_noise_multiplier", "PeelingBlock", "peeling_block", "peeling")),
+    *(("dpstats.privacy.mechanisms", "dpstats.privacy.poisson_gaussian", name)
+      for name in ("poisson_subsample", "poisson_gaussian_epsilon", "PoissonGaussianBlock", "poisson_gaussian_block",
+                   "ClippedGridSum", "add_grid_sums")),
+    ("dpstats.privacy.mechanisms", "dpstats.methods.tukey.em", "restricted_exponential_mechanism"),
+    ("dpstats.inference", "dpstats.methods.registry", "withheld_reason"),
+    ("dpstats.inference", "dpstats.methods.registry", "WITHHOLD_THRESHOLD"),
+]
+
+
+@pytest.mark.parametrize("old, new, name", [h for h in HANDED_DOWN if h[0] != "dpstats.inference"])
+def test_names_handed_down_from_a_module_above_still_work_with_a_deprecation_warning(old, new, name):
+    """The old module does not import the new one (it is above: the new one imports the old one, directly or
+    through the packages on the way); the new home hands the name down (MovedUp) when dpstats is imported."""
+    module = importlib.import_module(old)
+    with pytest.warns(DeprecationWarning, match=rf"{old}\.{name} is deprecated"):
+        obj = getattr(module, name)
+    assert obj is getattr(importlib.import_module(new), name)
+    with pytest.warns(DeprecationWarning):
+        exec(f"from {old} import {name} as imported", namespace := {})
+    assert namespace["imported"] is obj
+
+
+def test_a_fresh_interpreter_finds_every_handed_down_name_at_its_old_home():
+    """Importing only the old module (Python runs dpstats/__init__.py first, which imports every new home)."""
+    code = ("import importlib, json, warnings\n"
+            "warnings.simplefilter('ignore', DeprecationWarning)\n"
+            f"found = [hasattr(importlib.import_module(old), name) for old, _, name in {HANDED_DOWN!r}]\n"
+            "print(json.dumps(found))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=PACKAGE.parent).stdout
+    assert json.loads(out) == [True] * len(HANDED_DOWN)
+
+
 def test_methods_holds_estimators_and_the_registry_only():
-    """Every module directly in dpstats/methods/ is an estimator, the registry, or a deprecated alias (a module
-    whose body warns); the shared blocks live in dpstats/methods/common/."""
+    """Every module directly in dpstats/methods/ is an estimator, the registry, the method types (spec) or a
+    deprecated alias (a module whose body warns); the shared blocks live in dpstats/methods/common/."""
     helpers = []
     for module, path in MODULES.items():
         if module.count(".") != 2 or not module.startswith("dpstats.methods.") or path.name == "__init__.py":
             continue
         name = module.rsplit(".", 1)[1]
         source = path.read_text(encoding="utf-8")
-        if name not in BUILTIN_METHODS and name != "registry" and "DeprecationWarning" not in source:
+        if name not in BUILTIN_METHODS and name not in ("registry", "spec") and "DeprecationWarning" not in source:
             helpers.append(module)
     assert helpers == []

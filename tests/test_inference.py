@@ -10,6 +10,7 @@ import pytest
 
 import dpstats
 import dpstats.inference
+from dpstats.methods.registry import get_method
 
 
 def simulate(n: int, rng: np.random.Generator, d: int = 4) -> tuple[pd.DataFrame, str, dict, np.ndarray]:
@@ -149,7 +150,7 @@ def test_no_interval_when_the_diagnostic_fails(method, eps):
     # for every seed measured (coverage 0.17-0.77 there, benchmarks/results/coverage.md); fixed seed
     df, formula, bounds, _ = simulate(2000, np.random.default_rng(4), d=11)
     res = dpstats.dp_ols(formula, df, eps, 1e-6, method=method, bounds=bounds, random_state=0, bootstrap=200)
-    assert res.info["noise_to_signal"] > dpstats.inference.WITHHOLD_THRESHOLD[method]
+    assert res.info["noise_to_signal"] > get_method(method).inference_rule.withhold_above
     assert not res.inference_available and "noise-to-signal" in res.inference_reason
     assert np.all(np.isfinite(res.params))  # the coefficients are still released
     for read in (lambda r: r.bse, lambda r: r.pvalues, lambda r: r.tvalues, lambda r: r.conf_int(),
@@ -167,15 +168,32 @@ def test_no_interval_when_the_diagnostic_fails(method, eps):
     assert "inference_withheld" in res.to_dict() and "bse" not in res.to_dict()
 
 
+def _withheld_reason(method: str, ratio: float, draws: np.ndarray) -> str:
+    return dpstats.inference.withholding_reason(method, ratio, get_method(method).inference_rule.withhold_above,
+                                                draws)
+
+
 def test_degenerate_bootstrap_is_withheld():
     draws = np.ones((50, 3))
-    reason = dpstats.inference.withheld_reason("ssp", {"noise_to_signal": 0.1}, draws)
+    reason = _withheld_reason("ssp", 0.1, draws)
     assert "do not vary" in reason
     draws = np.random.default_rng(0).normal(size=(50, 3))
-    assert dpstats.inference.withheld_reason("ssp", {"noise_to_signal": 0.1}, draws) == ""
+    assert _withheld_reason("ssp", 0.1, draws) == ""
     draws[3, 1] = np.inf
-    assert "finite" in dpstats.inference.withheld_reason("ssp", {"noise_to_signal": 0.1}, draws)
-    assert "noise-to-signal" in dpstats.inference.withheld_reason("adassp", {"noise_to_signal": np.inf}, draws)
+    assert "finite" in _withheld_reason("ssp", 0.1, draws)
+    assert "noise-to-signal" in _withheld_reason("adassp", np.inf, draws)
+
+
+def test_the_deprecated_names_that_read_the_registry_still_work():
+    """``withheld_reason`` and ``WITHHOLD_THRESHOLD`` read the registry, which sits above dpstats.inference: the
+    registry hands them down (one release, with a DeprecationWarning)."""
+    draws = np.random.default_rng(0).normal(size=(50, 3))
+    with pytest.warns(DeprecationWarning, match="withheld_reason is deprecated"):
+        withheld_reason = dpstats.inference.withheld_reason
+    for method, ratio in (("ssp", 0.1), ("ssp", 50.0), ("adassp", np.inf)):
+        assert withheld_reason(method, {"noise_to_signal": ratio}, draws) == _withheld_reason(method, ratio, draws)
+    with pytest.warns(DeprecationWarning, match="WITHHOLD_THRESHOLD is deprecated"):
+        assert dpstats.inference.WITHHOLD_THRESHOLD == {"adassp": 0.6, "ssp": 10.0}
 
 
 def test_noise_to_signal_is_displayed_sensibly():
@@ -183,6 +201,7 @@ def test_noise_to_signal_is_displayed_sensibly():
     assert fmt(0.345) == "0.34" or fmt(0.345) == "0.35"
     assert fmt(2.3e14) == fmt(float("inf")) == "> 1e6"
     assert "> 1e6" in dpstats.inference.unreliable_note(float("inf"))
+    assert "withholding threshold (ssp 10) none" in dpstats.inference.unreliable_note(0.5, {"ssp": 10.0})
 
 
 def test_readme_tour_coefficients_lie_inside_their_intervals():

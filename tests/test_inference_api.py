@@ -19,8 +19,7 @@ import dpstats
 import dpstats.inference
 import dpstats.results
 from dpstats.errors import InferenceUnavailableError, InferenceWithheldWarning
-from dpstats.methods import available_methods
-from dpstats.methods.registry import Inference
+from dpstats.methods.registry import Inference, available_methods
 
 ACCESSORS = {"bse": lambda r: r.bse, "tvalues": lambda r: r.tvalues, "pvalues": lambda r: r.pvalues,
              "conf_int": lambda r: r.conf_int(), "cov_params": lambda r: r.cov_params()}

@@ -18,7 +18,7 @@ import pytest
 
 import dpstats
 from dpstats.errors import InsufficientDataError, MethodOptionError
-from dpstats.methods import available_methods, get_method, pgd, registry
+from dpstats.methods import pgd, registry
 from dpstats.methods.common.geometric_histogram import (
     GeometricGrid,
     grid_counts,
@@ -26,7 +26,7 @@ from dpstats.methods.common.geometric_histogram import (
     release_quantiles,
 )
 from dpstats.methods.common.private_scaling import Domain, Standardisation
-from dpstats.methods.registry import AutoFacts, choose_auto
+from dpstats.methods.registry import AutoFacts, available_methods, choose_auto, get_method
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.rows import InMemoryRows

@@ -12,8 +12,8 @@ from scipy.special import ndtri
 
 import dpstats
 from dpstats.errors import IllConditionedDesignError, InvalidArgumentError, InvalidPrivacyParameterError
-from dpstats.methods import available_methods, get_method
 from dpstats.methods.noisy_ols import INFERENCE_SHARE, ols_sensitivity
+from dpstats.methods.registry import available_methods, get_method
 from dpstats.methods.ssp import INFERENCE_WEIGHT
 from dpstats.planning import Plan, coefficient_plan
 from dpstats.privacy.calibration import gaussian_mu, split_mu

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dpstats.methods import available_methods
+from dpstats.methods.registry import available_methods
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()

@@ -20,7 +20,7 @@ import patsy
 import pytest
 
 from dpstats.errors import DPStatsError
-from dpstats.methods import available_methods
+from dpstats.methods.registry import available_methods
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))

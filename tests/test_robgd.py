@@ -16,9 +16,9 @@ import pytest
 
 import dpstats
 from dpstats.errors import BudgetExceededError, InsufficientDataError, MethodOptionError
-from dpstats.methods import get_method
 from dpstats.methods.common import robust_estimators as est
 from dpstats.methods.common.private_centring import CENTRE_GRID
+from dpstats.methods.registry import get_method
 from dpstats.methods.robgd import PRECONDITION_SHARE
 from dpstats.privacy import PrivacyAccountant, PrivacyLedger
 from dpstats.privacy.audit import audit_mechanism

@@ -21,9 +21,8 @@ from scipy import stats
 
 import dpstats
 from dpstats.errors import InsufficientDataError, MethodOptionError, PTRFailure
-from dpstats.methods import get_method
 from dpstats.methods.common.permutations import WindowedBlocks
-from dpstats.methods.registry import FitContext
+from dpstats.methods.registry import FitContext, get_method
 from dpstats.methods.tukey import SPEC
 from dpstats.methods.tukey.depth import (
     approximate_tukey_depth,

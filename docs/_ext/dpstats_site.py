@@ -894,7 +894,7 @@ def generate(app: Sphinx, config: Any = None) -> None:
     import dpstats  # noqa: F401, PLC0415  (registers the methods)
 
     logger = logging.getLogger(__name__)
-    from dpstats.methods import available_methods  # noqa: PLC0415
+    from dpstats.methods.registry import available_methods  # noqa: PLC0415
 
     docs = Path(app.srcdir)
     root = docs.parent

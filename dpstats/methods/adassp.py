@@ -53,7 +53,7 @@ from dpstats.inference import (
 from dpstats.methods.common.extremes import square
 from dpstats.methods.common.linalg import psd_projection, solve_noisy_normal_equations
 from dpstats.methods.common.sufficient import ReleasedStatistics, check_bounds_range
-from dpstats.methods.registry import (
+from dpstats.methods.spec import (
     AutoRule,
     FitContext,
     Inference,
@@ -61,7 +61,6 @@ from dpstats.methods.registry import (
     MethodFit,
     MethodSpec,
     TheoryInputs,
-    register,
 )
 from dpstats.methods.ssp import (
     BOOTSTRAP_DESCRIPTION,
@@ -155,7 +154,7 @@ def fit(rows: Rows, ctx: FitContext, options: AdaSSPOptions) -> MethodFit:
 
     draws, sigma2 = parametric_bootstrap(released, params, estimator, options.bootstrap, rng)
     ratio = noise_to_signal(released)
-    notes = bootstrap_notes(ratio)
+    notes = bootstrap_notes(ratio, {"adassp": WITHHOLD_ABOVE})
     if ridge > 0.1 * lam_min_tilde:
         notes += ("WARNING: the private ridge is not small next to the certified lambda_min(X^T X), so the "
                   "estimate is shrunk; the bootstrap corrects the bias only approximately and intervals may "
@@ -196,7 +195,7 @@ def theory_rate(guarantee: str) -> UpperRate:
                               "this model", expected_error=expected_error)
 
 
-SPEC = register(MethodSpec(
+SPEC = MethodSpec(
     name="adassp",
     title="AdaSSP (adaptive sufficient statistics perturbation)",
     citation="Wang (UAI 2018), Algorithm 2",
@@ -211,4 +210,4 @@ SPEC = register(MethodSpec(
         "with bounds declared, it is one pass over the data and its privacy error is below the sampling error at "
         "n >= 10^5 (it is also the choice where pgd and dpsgd cannot fit, e.g. missing='drop')")),),
     first_pass=statistics_pass,
-))
+)

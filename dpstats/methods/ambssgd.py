@@ -66,7 +66,7 @@ from dpstats.methods.common.robust_estimators import (
     release_spectrum,
 )
 from dpstats.methods.common.row_passes import ClipTable, KeyCache, add_arrays, add_clip_tables
-from dpstats.methods.registry import FitContext, MethodFit, MethodSpec, register
+from dpstats.methods.spec import FitContext, MethodFit, MethodSpec
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import GaussianBlock, gaussian_block
@@ -488,7 +488,7 @@ def theory_rate(guarantee: str) -> UpperRate:
     return UpperRate(_RATE)
 
 
-SPEC = register(MethodSpec(
+SPEC = MethodSpec(
     name="ambssgd",
     title="DP-AMBSSGD (one-pass private SGD with adaptive clipping; baseline)",
     citation="Varshney, Thakurta & Jain (COLT 2022)",
@@ -498,4 +498,4 @@ SPEC = register(MethodSpec(
     regimes="baseline for DP-RobGD: no data bounds needed, large n, well-conditioned covariates, clean labels",
     min_rows=descent.min_rows,
     theory_rate=theory_rate,
-))
+)

@@ -32,13 +32,12 @@ import numpy as np
 from dpstats.errors import ConvergenceError, MethodOptionError
 from dpstats.inference import window_mean_covariance
 from dpstats.methods.common.extremes import QUIET, residuals, unit_rows
-from dpstats.methods.registry import (
+from dpstats.methods.spec import (
     ErrorSplit,
     FitContext,
     MethodFit,
     MethodOptions,
     MethodSpec,
-    register,
 )
 from dpstats.privacy.poisson_gaussian import (
     ClippedGridSum,
@@ -300,7 +299,7 @@ def theory_rate(guarantee: str) -> UpperRate:
     return UpperRate(why_none="no rate for ||b - beta||_2 is proved for DP-SGD in this model")
 
 
-SPEC = register(MethodSpec(
+SPEC = MethodSpec(
     name="dpsgd",
     title="DP-SGD (noisy clipped stochastic gradient descent)",
     citation="Abadi et al. (CCS 2016); Poisson-sampled Gaussian accounted with dp_accounting PLD",
@@ -316,4 +315,4 @@ SPEC = register(MethodSpec(
         "rescaling to [-1, 1]); its default clip norm and learning rate and its start at 0 assume coefficients and "
         "per-row gradients of order 1, and on other scales the coefficients can be off by orders of magnitude. "
         "Declare bounds for every variable, or pass clip_norm= and learning_rate= on your data's scale."),
-))
+)

@@ -62,14 +62,13 @@ from dpstats.methods.common.extremes import quiet, residuals
 from dpstats.methods.common.geometric_histogram import GeometricGrid, grid_counts, quantile_from_counts
 from dpstats.methods.common.permutations import RowPermutation
 from dpstats.methods.common.sufficient import STATISTICS_LIMIT, check_statistics_range
-from dpstats.methods.registry import (
+from dpstats.methods.spec import (
     FitContext,
     InferenceRule,
     MethodFit,
     MethodOptions,
     MethodSpec,
     TheoryInputs,
-    register,
 )
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import laplace_mechanism
@@ -753,7 +752,7 @@ def theory_rate(guarantee: str) -> UpperRate:
     return UpperRate(_RATE)
 
 
-SPEC = register(MethodSpec(
+SPEC = MethodSpec(
     name="lasso",
     title="DP-LASSO with Peeling",
     citation="Cai, Wang & Zhang (Ann. Statist. 2021), Algorithm 4; Peeling from Dwork, Su & Zhang (2021)",
@@ -766,4 +765,4 @@ SPEC = register(MethodSpec(
     allows_wide=True,
     inference_rule=InferenceRule(),
     theory_rate=theory_rate,
-))
+)

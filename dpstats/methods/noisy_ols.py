@@ -146,7 +146,7 @@ from dpstats.methods.common.sufficient import (
     add_statistics,
     check_bounds_range,
 )
-from dpstats.methods.registry import (
+from dpstats.methods.spec import (
     ErrorSplit,
     FitContext,
     Inference,
@@ -156,7 +156,6 @@ from dpstats.methods.registry import (
     MethodSpec,
     TheoryInputs,
     check_bool,
-    register,
 )
 from dpstats.methods.ssp import NO_YTY, release_yty
 from dpstats.privacy.calibration import gaussian_mu, split_mu
@@ -518,7 +517,7 @@ def theory_rate(guarantee: str) -> UpperRate:
     return UpperRate(WORST_CASE_RATE, inference_share=INFERENCE_SHARE, expected_error=expected_error)
 
 
-SPEC = register(MethodSpec(
+SPEC = MethodSpec(
     name="noisy_ols",
     title="Noisy OLS on truncated labels",
     citation="Cai, Wang & Zhang (Ann. Statist. 2021), Thm 19",
@@ -531,4 +530,4 @@ SPEC = register(MethodSpec(
     inference_rule=InferenceRule("normal"),
     theory_rate=theory_rate,
     first_pass=statistics_pass,
-))
+)

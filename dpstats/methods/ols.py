@@ -20,7 +20,7 @@ from scipy.linalg import solve_triangular
 
 from dpstats.bounds import DataBounds
 from dpstats.methods.common.least_squares import LeastSquaresFactor, LeastSquaresPass, combine_factors
-from dpstats.methods.registry import (
+from dpstats.methods.spec import (
     ErrorSplit,
     FitContext,
     Inference,
@@ -28,7 +28,6 @@ from dpstats.methods.registry import (
     MethodFit,
     MethodOptions,
     MethodSpec,
-    register,
 )
 from dpstats.rates import Rate, UpperRate, classical_n
 from dpstats.rows.base import Combine, Rows
@@ -99,7 +98,7 @@ def theory_rate(guarantee: str) -> UpperRate:
     return UpperRate(RATE)
 
 
-SPEC = register(MethodSpec(
+SPEC = MethodSpec(
     name="ols",
     title="Ordinary least squares (non-private reference)",
     citation="Gauss/Legendre; the non-private baseline of every paper",
@@ -114,4 +113,4 @@ SPEC = register(MethodSpec(
     inference_rule=InferenceRule("classical"),
     theory_rate=theory_rate,
     first_pass=least_squares_pass,
-))
+)

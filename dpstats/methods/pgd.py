@@ -54,7 +54,7 @@ from dpstats.methods.common.private_scaling import (
     release_moments,
 )
 from dpstats.methods.common.row_passes import add_arrays
-from dpstats.methods.registry import (
+from dpstats.methods.spec import (
     AutoFacts,
     AutoRule,
     ErrorSplit,
@@ -65,9 +65,7 @@ from dpstats.methods.registry import (
     MethodOptions,
     MethodSpec,
     TheoryInputs,
-    add_auto_rules,
     check_bool,
-    register,
 )
 from dpstats.privacy.calibration import gaussian_epsilon, gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger
@@ -566,7 +564,24 @@ def theory_rate(guarantee: str) -> UpperRate:
                               "regime), not ||b - beta||_2 in this model")
 
 
-SPEC = register(MethodSpec(
+#: Below pgd's interval threshold, with every bound declared, auto fits the most accurate point estimate there
+#: (docs/choosing.md): private Theil-Sen for one predictor with an intercept, when that method is registered,
+#: else DP-SGD (its averaged, early-stopped iterates); the results say why there is no interval.  These rules
+#: belong to this study, so pgd's spec declares them (``auto_rules_for``); they apply only to registered methods.
+AUTO_RULES_FOR_OTHERS = (
+    ("theilsen", AutoRule(
+        rank=11, bounds="all", max_n_mu=INTERVAL_MIN_N_MU, min_d=2, max_d=2, needs_intercept=True,
+        no_interval_reason=auto_no_interval_reason,
+        why="at n * mu(epsilon, delta) < 100 with one predictor, the private median of pairwise slopes was the most "
+            "accurate point estimate (docs/choosing.md)")),
+    ("dpsgd", AutoRule(
+        rank=12, bounds="all", max_n_mu=INTERVAL_MIN_N_MU, no_interval_reason=auto_no_interval_reason,
+        why="at n * mu(epsilon, delta) < 100 its averaged, early-stopped iterates were the most accurate point "
+            "estimate on the rescaled design (docs/choosing.md)")),
+)
+
+
+SPEC = MethodSpec(
     name="pgd",
     title="Private gradient descent (standardised, preconditioned, with chains for intervals)",
     citation="Brown, Dvijotham, Evans, Liu, Smith & Thakurta (ICML 2024); adaptive clipping after Andrew et al. "
@@ -581,19 +596,6 @@ SPEC = register(MethodSpec(
     auto_rules=(AutoRule(rank=10, min_n_mu=INTERVAL_MIN_N_MU, max_rows=AUTO_MAX_ROWS, intervals=True, why=(
         "at 100 <= n * mu(epsilon, delta) and n < 10^5 it was the most accurate method that reports intervals, "
         "with or without declared bounds (docs/choosing.md)")),),
+    auto_rules_for=AUTO_RULES_FOR_OTHERS,
     auto_refusal=auto_refusal,
-))
-
-#: Below pgd's interval threshold, with every bound declared, auto fits the most accurate point estimate there
-#: (docs/choosing.md): private Theil-Sen for one predictor with an intercept, when that method is registered,
-#: else DP-SGD (its averaged, early-stopped iterates); the results say why there is no interval.  These rules
-#: belong to this study, so they are added here, and apply only to registered methods.
-add_auto_rules("theilsen", (AutoRule(
-    rank=11, bounds="all", max_n_mu=INTERVAL_MIN_N_MU, min_d=2, max_d=2, needs_intercept=True,
-    no_interval_reason=auto_no_interval_reason,
-    why="at n * mu(epsilon, delta) < 100 with one predictor, the private median of pairwise slopes was the most "
-        "accurate point estimate (docs/choosing.md)"),))
-add_auto_rules("dpsgd", (AutoRule(
-    rank=12, bounds="all", max_n_mu=INTERVAL_MIN_N_MU, no_interval_reason=auto_no_interval_reason,
-    why="at n * mu(epsilon, delta) < 100 its averaged, early-stopped iterates were the most accurate point "
-        "estimate on the rescaled design (docs/choosing.md)"),))
+)

@@ -1,894 +1,87 @@
 """The method registry: the one place an estimator is described, read by every other layer.
 
 An estimator is one module (or subpackage) under :mod:`dpstats.methods` that
-defines
+defines, with the types of :mod:`dpstats.methods.spec`,
 
 * a frozen options dataclass subclassing :class:`MethodOptions` (its real
   options, defaults written once, validation in ``__post_init__``);
 * ``fit(rows, ctx, options) -> MethodFit``, reading the data only through
   :class:`~dpstats.rows.base.Rows` passes and drawing noise only through
   ``ctx.ledger`` and ``ctx.rng``;
-* ``SPEC = register(MethodSpec(...))``: its name, citation, options class,
-  public requirements, inference rule and theory rate;
+* ``SPEC = MethodSpec(...)``, a module constant: its name, citation, options
+  class, public requirements, inference rule and theory rate (importing the
+  module registers nothing);
 
-and is named in :data:`BUILTIN_METHODS`.  The pipeline, the summary, the
-theory tables, the CLI, the README's method table and the parametrised tests
-read the registry; no other module keeps a table keyed by method name.
-:mod:`dpstats.methods.ssp` is the reference example.
+and is imported here and listed in ``_BUILTIN_MODULES``
+(:data:`BUILTIN_METHODS` are their names).  :mod:`dpstats.methods.ssp` is the
+reference example.  A method of another package is added with
+:func:`register`.
 
-The registry imports no estimator: it imports the built-in ones by name on
-the first lookup (:func:`get_method`, :func:`available_methods`,
-:func:`register`), as it would load plug-ins.  So the registry and the
-shared blocks under :mod:`dpstats.methods.common`, which the layers below the
-estimators use (inference, results, theory), can be imported without loading
-every estimator, and no import cycle runs through the methods package.
+This module sits above the estimators: it imports every built-in one and
+registers its ``SPEC`` when it is imported, so the registry is complete as
+soon as it can be read.  The pipeline, ``method="auto"``, the summary, the
+theory tables, the planning, the CLI, the README's method table and the
+parametrised tests read it; no other module keeps a table keyed by method
+name.  The layers below the estimators (:mod:`dpstats.inference`, the
+shared blocks) never read it: they take a method's facts as arguments.
+The types of :mod:`dpstats.methods.spec` are re-exported here, their public
+home for authors of a new method.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import html
-import importlib
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, TypeVar
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from dpstats.bounds import DataBounds
-from dpstats.errors import MethodOptionError, UnknownMethodError
-from dpstats.methods.common.sufficient import ReleasedStatistics, ReleasedSums
-from dpstats.privacy.ledger import PrivacyLedger
-from dpstats.rates import UpperRate
-from dpstats.rows.base import Combine, Rows
-from dpstats.rows.memory import InMemoryRows
+from dpstats.errors import UnknownMethodError
+from dpstats.inference import MOVED_UP as INFERENCE_MOVED_UP
+from dpstats.inference import withholding_reason
+from dpstats.methods import MOVED_UP as PACKAGE_MOVED_UP
+from dpstats.methods import adassp, ambssgd, dpsgd, lasso, noisy_ols, ols, pgd, robgd, ssp, theilsen, tukey
+from dpstats.methods.spec import (
+    PUBLIC_FACTS,
+    AutoFacts,
+    AutoRule,
+    ErrorSplit,
+    FitContext,
+    FitFunction,
+    Inference,
+    InferenceRule,
+    MethodFit,
+    MethodOptions,
+    MethodSpec,
+    ReleasedStatistics,
+    ReleasedSums,
+    TheoryInputs,
+)
 
 __all__ = ["MethodOptions", "FitContext", "Inference", "InferenceRule", "ErrorSplit", "ReleasedStatistics",
            "ReleasedSums", "TheoryInputs", "MethodFit", "MethodSpec", "MethodTable", "FitFunction", "register",
            "get_method", "available_methods", "PUBLIC_FACTS", "BUILTIN_METHODS", "AutoFacts", "AutoRule", "choose_auto",
            "add_auto_rules"]
 
-OptionsT = TypeVar("OptionsT", bound="MethodOptions")
-
-#: names the pipeline fills from public facts; users cannot pass them as options
-PUBLIC_FACTS = ("intercept_index", "column_ranges", "response_range")
-
-
-@dataclass(frozen=True)
-class MethodOptions:
-    """Base class of every method's options: a frozen dataclass of the method's real options.
-
-    A subclass declares each option once, with its default, and validates it
-    in ``__post_init__`` (a :class:`~dpstats.errors.MethodOptionError` naming
-    the option and its valid range).  Checks that need the fit's public
-    budget go in :meth:`validate_for`.  The pipeline builds the options with
-    :meth:`from_user` and validates them before any data are read, so a bad
-    option is a public refusal that spends nothing.
-
-    Examples
-    --------
-    >>> from dpstats.methods.registry import get_method
-    >>> options = get_method("ssp").options.from_user({"bootstrap": 200}, method="ssp")
-    >>> options.as_dict()
-    {'inference': True, 'bootstrap': 200}
-    """
-
-    @classmethod
-    def names(cls) -> tuple[str, ...]:
-        """The option names, in declaration order."""
-        return tuple(f.name for f in dataclasses.fields(cls))
-
-    @classmethod
-    def from_user(cls: type[OptionsT], options: Mapping[str, Any], *, method: str = "this method") -> OptionsT:
-        """The options given by keyword to ``dp_ols``; unknown names are refused with the list of valid ones.
-
-        Parameters
-        ----------
-        options : mapping of str to object
-            The options by name, as the user gave them.
-        method : str, optional
-            The method's name, for the error message.
-
-        Returns
-        -------
-        MethodOptions
-            An instance of the class, validated by its ``__post_init__``.
-
-        Raises
-        ------
-        dpstats.errors.MethodOptionError
-            When a name is not an option of the class (or a value is invalid).
-        """
-        unknown = sorted(set(options) - set(cls.names()))
-        if unknown:
-            accepted = ", ".join(cls.names()) or "no options"
-            raise MethodOptionError(f"method '{method}' does not accept {', '.join(unknown)}; it accepts {accepted}")
-        return cls(**options)
-
-    def validate_for(self, *, delta: float) -> None:
-        """Checks that need the fit's delta (public); called before any data are read.  Default: none.
-
-        Parameters
-        ----------
-        delta : float
-            The fit's delta (public).
-        """
-
-    def as_dict(self) -> dict[str, Any]:
-        """The options as a dict, by name in declaration order.
-
-        Returns
-        -------
-        dict
-            ``{option name: value}``.
-        """
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-
-
-def check_bool(value: Any, name: str) -> None:
-    """Refuse an option that must be True or False."""
-    if not isinstance(value, bool):
-        raise MethodOptionError(f"{name} must be True or False")
-
-
-@dataclass(frozen=True)
-class FitContext:
-    """What the pipeline hands a method besides its rows and options: public facts and the privacy machinery.
-
-    Built from public facts only.  Ranges are in the units the method sees
-    (after the public rescaling when ``rescaled``), None where unknown.
-
-    Attributes
-    ----------
-    n, d : int
-        Rows and design columns (public).
-    ledger : PrivacyLedger
-        The fit's budget; every release is charged here.
-    rng : numpy.random.Generator
-        The fit's random source (all noise goes through dpstats.privacy.mechanisms with it).
-    intercept_index : int or None
-        Position of the intercept column.
-    column_ranges : tuple of (float, float) or None
-        Public range of each design column (the intercept and factor dummies are bounded by construction).
-    response_range : (float, float) or None
-        Public range of the response.
-    bounds : DataBounds or None
-        The clip ranges, for methods that need bounds (None otherwise).
-    rescaled : bool
-        The public rescaling to [-1, 1] was applied.
-    declared_ranges : tuple of bool
-        True for each column whose range in ``column_ranges`` comes from the user's declared bounds (a privacy
-        domain, wide by design: not a scale), False for a range the design gives by construction (the intercept,
-        factor dummies, spline bases) or no range; () means none is declared.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from dpstats.methods.registry import FitContext
-    >>> from dpstats.privacy.ledger import PrivacyLedger
-    >>> ctx = FitContext(n=100, d=2, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(0))
-    >>> ctx.epsilon, ctx.delta, ctx.bounds is None
-    (1.0, 1e-06, True)
-    """
-
-    n: int
-    d: int
-    ledger: PrivacyLedger
-    rng: np.random.Generator
-    intercept_index: int | None = None
-    column_ranges: tuple[tuple[float, float] | None, ...] = ()
-    response_range: tuple[float, float] | None = None
-    bounds: DataBounds | None = None
-    rescaled: bool = False
-    declared_ranges: tuple[bool, ...] = ()
-
-    @property
-    def epsilon(self) -> float:
-        """The fit's epsilon (the ledger's total budget)."""
-        return self.ledger.epsilon
-
-    def require_bounds(self) -> DataBounds:
-        """The clip ranges, for a method registered with ``needs_bounds=True`` (the pipeline refuses its fit,
-        naming what to declare, when they are missing).
-
-        Returns
-        -------
-        DataBounds
-            ``bounds``.
-
-        Raises
-        ------
-        ValueError
-            When ``bounds`` is None (a method registered without ``needs_bounds=True`` asked for them).
-        """
-        if self.bounds is None:
-            raise ValueError("this method needs the public clip ranges in FitContext.bounds")
-        return self.bounds
-
-    @property
-    def delta(self) -> float:
-        """The fit's delta (the ledger's total budget)."""
-        return self.ledger.delta
-
-
-_INFERENCE_KINDS = ("bootstrap", "normal", "t", "classical")
-
-
-@dataclass(frozen=True)
-class Inference:
-    """How the released coefficients' uncertainty is described, from released values only.
-
-    ``kind``: ``"bootstrap"`` (``draws``, replicates (B, d) of the estimator:
-    basic bootstrap intervals), ``"normal"`` (``cov``: normal intervals),
-    ``"t"`` (``cov`` and ``df``: t intervals) or ``"classical"`` (the
-    non-private reference: ``cov`` and ``df``).  ``description`` says how it
-    was obtained; ``noise_to_signal`` is the released diagnostic the
-    method's withholding rule reads (:class:`InferenceRule`).
-
-    Attributes
-    ----------
-    kind : str
-        ``"bootstrap"``, ``"normal"``, ``"t"`` or ``"classical"``.
-    draws : numpy.ndarray or None
-        Bootstrap replicates (B, d) of the estimator (``"bootstrap"``).
-    cov : numpy.ndarray or None
-        Covariance (d, d) of the coefficients (the other kinds).
-    df : int or None
-        Degrees of freedom (``"t"`` and ``"classical"``).
-    description : str
-        How the inference was obtained (shown in the summary).
-    noise_to_signal : float or None
-        The released diagnostic the withholding rule reads.
-
-    Raises
-    ------
-    ValueError
-        When ``kind`` is unknown or the fields that kind needs are missing.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from dpstats.methods.registry import Inference
-    >>> inference = Inference("normal", cov=np.diag([4.0, 0.25]), description="plug-in")
-    >>> inference.bse
-    array([2. , 0.5])
-    """
-
-    kind: str
-    draws: np.ndarray | None = None
-    cov: np.ndarray | None = None
-    df: int | None = None
-    description: str = ""
-    noise_to_signal: float | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind not in _INFERENCE_KINDS:
-            raise ValueError(f"Inference.kind must be one of {', '.join(_INFERENCE_KINDS)}, got {self.kind!r}")
-        if self.kind == "bootstrap" and self.draws is None:
-            raise ValueError("bootstrap inference needs draws")
-        if self.kind != "bootstrap" and self.cov is None:
-            raise ValueError(f"{self.kind} inference needs cov")
-        if self.kind in ("t", "classical") and self.df is None:
-            raise ValueError(f"{self.kind} inference needs df")
-
-    @property
-    def covariance(self) -> np.ndarray:
-        """``cov``, or the covariance of the bootstrap replicates."""
-        if self.cov is not None:
-            return self.cov
-        assert self.draws is not None  # checked at construction
-        return np.atleast_2d(np.cov(self.draws, rowvar=False))
-
-    @property
-    def bse(self) -> np.ndarray:
-        """Standard errors: the square root of the covariance's diagonal."""
-        return np.sqrt(np.diag(self.covariance))
-
-
-@dataclass(frozen=True)
-class ErrorSplit:
-    """The released coefficients' error split into its privacy and sampling parts, from released values only.
-
-    Both are d x d matrices in the method's units (the pipeline maps them to
-    the user's through the public rescaling, like the inference):
-
-    ``privacy``: second moment E[(b - b_ls)(b - b_ls)^T] of the difference
-    between the released coefficients b and least squares b_ls on the same
-    (clipped) data: the privacy noise, and the bias it causes (a ridge, an
-    eigenvalue floor).  ``sampling``: the covariance sigma^2 (X^T X)^{-1} of
-    b_ls, or None when the fit released nothing that determines sigma^2.
-    ``privacy_source`` and ``sampling_source`` say how each was computed (shown in the summary).
-
-    Attributes
-    ----------
-    privacy : numpy.ndarray
-        Second moment (d, d) of the privacy part of the error.
-    sampling : numpy.ndarray or None
-        Covariance (d, d) of least squares on the same data, or None.
-    privacy_source, sampling_source : str
-        How each was computed.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from dpstats.methods.registry import ErrorSplit
-    >>> split = ErrorSplit(np.eye(2) * 0.01, np.eye(2) * 0.04, "released noise sds", "plug-in sigma^2")
-    >>> np.sqrt(np.diag(split.privacy + split.sampling)).round(3)
-    array([0.224, 0.224])
-    """
-
-    privacy: np.ndarray
-    sampling: np.ndarray | None = None
-    privacy_source: str = ""
-    sampling_source: str = ""
-
-
-@dataclass(frozen=True)
-class InferenceRule:
-    """What inference a method gives, and when it is withheld.
-
-    ``kind`` is the :class:`Inference` kind its fits give (``"none"`` when
-    none); inference is withheld when the fit's released ``noise_to_signal``
-    exceeds ``withhold_above`` (None: never, for this reason), where the
-    method's intervals were measured to cover less than 90% of the time
-    (:mod:`dpstats.inference`).  A method whose fits give no interval below
-    a public size declares it here too (``min_n_mu``, ``min_n_epsilon``), so
-    that :func:`dpstats.plan` says in advance whether a fit will report one.
-
-    Attributes
-    ----------
-    kind : str
-        The :class:`Inference` kind the method's fits give, or ``"none"``.
-    withhold_above : float or None
-        The noise-to-signal ratio above which inference is withheld (None: never).
-    min_n_mu : float
-        Inference only where n * mu(epsilon, delta) >= this (pgd: 100; 0: no such rule).
-    min_n_epsilon : float
-        Inference only where n * epsilon >= this (theilsen: 250; 0: no such rule).
-
-    Examples
-    --------
-    >>> from dpstats.methods.registry import get_method
-    >>> get_method("ols").inference_rule.kind
-    'classical'
-    >>> get_method("pgd").inference_rule.reports_at(400, 1.0, 1e-6)
-    False
-    """
-
-    kind: str = "none"
-    withhold_above: float | None = None
-    min_n_mu: float = 0.0
-    min_n_epsilon: float = 0.0
-
-    def reports_at(self, n: float, epsilon: float, delta: float) -> bool:
-        """Whether a fit at these public facts is large enough to give inference (before any withholding).
-
-        Parameters
-        ----------
-        n : float
-            Rows.
-        epsilon, delta : float
-            The fit's budget.
-
-        Returns
-        -------
-        bool
-            False when the method gives none, or n is below its public size rule.
-        """
-        from dpstats.privacy.calibration import gaussian_mu  # noqa: PLC0415 - a leaf module, kept local (as AutoFacts)
-
-        if self.kind == "none" or n * epsilon < self.min_n_epsilon:
-            return False
-        return not self.min_n_mu or n * gaussian_mu(epsilon, delta) >= self.min_n_mu
-
-
-@dataclass(frozen=True)
-class TheoryInputs:
-    """Facts of a fit that select and evaluate its upper rate (:mod:`dpstats.theory`).
-
-    ``sparsity``: the sparsity the fit used (sparse methods); ``inference``:
-    the fit spent part of its budget on releases for inference (the rate is
-    then evaluated at its point estimate's budget, when the method's rate
-    says so).
-
-    Attributes
-    ----------
-    sparsity : int or None
-        The sparsity the fit used (sparse methods), else None.
-    inference : bool
-        The fit spent part of its budget on releases for inference.
-
-    Examples
-    --------
-    >>> from dpstats.methods.registry import TheoryInputs
-    >>> TheoryInputs(sparsity=3)
-    TheoryInputs(sparsity=3, inference=False)
-    """
-
-    sparsity: int | None = None
-    inference: bool = False
-
-
-@dataclass(frozen=True)
-class MethodFit:
-    """What a method returns: the released coefficients and typed facts about the fit.
-
-    Everything in here is released through the ledger or computed from
-    released quantities and public facts (post-processing), in the units the
-    method saw (the pipeline maps them back through the public rescaling).
-
-    Attributes
-    ----------
-    params : numpy.ndarray
-        The released coefficients (d).
-    inference : Inference or None
-        Standard errors and intervals, when the method gives them.
-    no_inference_reason : str
-        Why ``inference`` is None (shown to the user).
-    notes, assumptions : tuple of str
-        Shown in the privacy report.
-    guarantee : str or None
-        Overrides the spec's guarantee for this fit (e.g. an opt-in "conditional").
-    released : ReleasedStatistics or None
-        Noisy X^T X, X^T y, y^T y and their noise sds, when the method released them.
-    released_sums : ReleasedSums or None
-        The sums a private R^2 needs, from released values only (:func:`dpstats.inference.private_rsquared`).
-    rsquared_reason : str
-        Why there are no ``released_sums`` (shown as ``DPRegressionResults.rsquared_reason``); "" for the
-        default reason.
-    theory_inputs : TheoryInputs
-        Facts that select and evaluate the method's upper rate.
-    error_split : ErrorSplit or None
-        The privacy and sampling parts of the coefficients' error, from released values, when the method can
-        compute them (the summary's error block; :mod:`dpstats.theory` falls back to rates otherwise).
-    rsquared : float or None
-        In-sample R^2; only the non-private reference computes it.
-    diagnostics : dict
-        Free-form by-products for display (``DPRegressionResults.info``); no other layer reads them.
-    passes : int
-        Passes over the data (set by the pipeline).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from dpstats.methods.registry import MethodFit
-    >>> fit = MethodFit(params=[0.2, 0.5], no_inference_reason="an example without inference")
-    >>> fit.params, fit.bse is None
-    (array([0.2, 0.5]), True)
-    """
-
-    params: np.ndarray
-    inference: Inference | None = None
-    no_inference_reason: str = "this method does not provide private standard errors yet"
-    notes: tuple[str, ...] = ()
-    assumptions: tuple[str, ...] = ()
-    guarantee: str | None = None
-    released: ReleasedStatistics | None = None
-    released_sums: ReleasedSums | None = None
-    rsquared_reason: str = ""
-    theory_inputs: TheoryInputs = TheoryInputs()
-    error_split: ErrorSplit | None = None
-    rsquared: float | None = None
-    diagnostics: Mapping[str, Any] = field(default_factory=dict)
-    passes: int = 0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "params", np.asarray(self.params, dtype=float))
-
-    @property
-    def bse(self) -> np.ndarray | None:
-        """Standard errors in the method's units (None without inference)."""
-        return None if self.inference is None else self.inference.bse
-
-
-class FitFunction(Protocol):
-    """``fit(rows, ctx, options) -> MethodFit`` (see the module docstring).
-
-    Examples
-    --------
-    >>> from dpstats.methods.registry import get_method
-    >>> fit = get_method("ssp").fit  # a FitFunction
-    >>> callable(fit)
-    True
-    """
-
-    def __call__(self, rows: Rows, ctx: FitContext, options: Any) -> MethodFit: ...
-
-
-@dataclass(frozen=True)
-class AutoFacts:
-    """What ``method="auto"`` knows when it chooses: public facts only.
-
-    Attributes
-    ----------
-    n, d : int
-        Rows and design columns.
-    epsilon, delta : float
-        The fit's budget.
-    bounds : bool
-        True when every design column and the response have a public range (declared, or bounded by
-        construction: the intercept and factor dummies).
-    unbounded : int
-        Variables (design columns other than the intercept, and the response) without a public range.
-    null_rows : bool
-        ``missing="drop"`` turned incomplete rows into public null rows.
-    intercept : bool
-        The design has an intercept column.
-
-    Examples
-    --------
-    >>> from dpstats.methods.registry import AutoFacts
-    >>> facts = AutoFacts(n=800, d=3, epsilon=1.0, delta=1e-6, bounds=False, unbounded=3)
-    >>> round(facts.n_mu, 1)
-    189.4
-    """
-
-    n: int
-    d: int
-    epsilon: float
-    delta: float
-    bounds: bool
-    unbounded: int = 0
-    null_rows: bool = False
-    intercept: bool = True
-
-    @property
-    def mu(self) -> float:
-        """The GDP parameter of (epsilon, delta): the noise level every method's releases share."""
-        from dpstats.privacy.calibration import gaussian_mu  # noqa: PLC0415 - a leaf module, kept local
-
-        return gaussian_mu(self.epsilon, self.delta)
-
-    @property
-    def n_mu(self) -> float:
-        """n * mu(epsilon, delta): how many rows' worth of signal each unit of noise faces."""
-        return self.n * self.mu
-
-
-@dataclass(frozen=True)
-class AutoRule:
-    """One regime in which ``method="auto"`` may choose a method, in public facts (:class:`AutoFacts`).
-
-    A method registers the regimes where it was measured to be the best choice (``MethodSpec.auto_rules``);
-    :func:`choose_auto` picks, among the methods with a matching rule, the one whose rule has the lowest
-    ``rank``.  Ranks order methods that share a regime: a method that reports intervals there ranks ahead of
-    one that does not unless the latter was measured to be clearly more accurate.
-
-    Attributes
-    ----------
-    rank : int
-        Preference (lowest wins).
-    bounds : str
-        ``"all"`` (every variable has a public range), ``"missing"`` (some has none) or ``"any"``.
-    min_n_mu, max_n_mu : float
-        n * mu(epsilon, delta) in [min_n_mu, max_n_mu).
-    min_rows : callable or None
-        Public minimum n as a function of d (None: the method's ``min_rows``).
-    max_rows : float
-        n < max_rows.
-    min_d, max_d : int
-        d in [min_d, max_d].
-    needs_intercept : bool
-        Only for designs with an intercept.
-    intervals : bool
-        The method reports intervals in this regime (said in the choice's reason).
-    why : str
-        The evidence, in one sentence (docs/choosing.md has the tables); shown in the choice's reason.
-    no_interval_reason : callable or None
-        ``no_interval_reason(facts) -> str``: when auto chose the method under this rule and the fit reports no
-        interval, the results' reason (public facts only), in place of the method's own.
-
-    Raises
-    ------
-    ValueError
-        When ``bounds`` is not ``"all"``, ``"missing"`` or ``"any"``.
-
-    Examples
-    --------
-    >>> from dpstats.methods.registry import AutoFacts, AutoRule, get_method
-    >>> rule = AutoRule(rank=50, bounds="all", min_n_mu=100.0)
-    >>> facts = AutoFacts(n=800, d=3, epsilon=1.0, delta=1e-6, bounds=True)
-    >>> rule.matches(facts, get_method("ssp"))
-    True
-    """
-
-    rank: int
-    bounds: str = "any"
-    min_n_mu: float = 0.0
-    max_n_mu: float = math.inf
-    min_rows: Callable[[int], int] | None = None
-    max_rows: float = math.inf
-    min_d: int = 1
-    max_d: int = 1 << 30
-    needs_intercept: bool = False
-    intervals: bool = False
-    why: str = ""
-    no_interval_reason: Callable[[AutoFacts], str] | None = None
-
-    def __post_init__(self) -> None:
-        if self.bounds not in ("all", "missing", "any"):
-            raise ValueError("AutoRule.bounds must be 'all', 'missing' or 'any'")
-
-    def matches(self, facts: AutoFacts, spec: MethodSpec) -> bool:
-        """Whether the public ``facts`` lie in this regime (and satisfy the method's minimum rows).
-
-        Parameters
-        ----------
-        facts : AutoFacts
-            The public facts of the fit.
-        spec : MethodSpec
-            The method the rule belongs to (its ``min_rows`` when the rule sets none).
-
-        Returns
-        -------
-        bool
-            True when every condition of the rule holds.
-        """
-        if self.bounds != "any" and facts.bounds != (self.bounds == "all"):
-            return False
-        if not (self.min_d <= facts.d <= self.max_d and facts.n < self.max_rows):
-            return False
-        if self.needs_intercept and not facts.intercept:
-            return False
-        if facts.n < (self.min_rows or spec.min_rows)(facts.d):
-            return False
-        return self.min_n_mu <= facts.n_mu < self.max_n_mu
-
-
-#: first_pass(bounds, options) -> (pass, combine): a one-pass method's pass, which needs no n
-FirstPass = Callable[[DataBounds | None, Any], tuple[Callable[[np.ndarray, np.ndarray, int], Any], Combine[Any]]]
-
-
-def _min_rows_default(d: int) -> int:
-    return d + 1
-
-
-@dataclass(frozen=True)
-class MethodSpec:
-    """Registry entry of one estimator.
-
-    Attributes
-    ----------
-    name, title, citation : str
-        ``method=`` name, a human title and the paper it implements.
-    fit : FitFunction
-        ``fit(rows, ctx, options) -> MethodFit``.
-    options : type[MethodOptions]
-        The method's options dataclass.
-    needs_bounds : bool
-        True when the method needs public data bounds (enforced by clipping).
-    private : bool
-        False only for the non-private reference ``ols``.
-    relation, guarantee : str
-        Neighbouring relation and guarantee kind ("worst-case", "conditional", "none").
-    regimes : str
-        When the method suits, in words (docs and ``method="auto"``'s reason).
-    min_rows : callable
-        Public minimum n as a function of d.
-    allows_wide : bool
-        True when d > n is allowed (sparse methods).
-    max_columns : int or None
-        The most design columns (intercept included) the method fits, a public shape fact (``theilsen``: 2, one
-        predictor with an intercept); None: no limit.
-    inference_rule : InferenceRule
-        The inference the method gives and its withholding threshold.
-    theory_rate : callable or None
-        ``theory_rate(guarantee) -> UpperRate``: the method's upper rate for a
-        fit with that guarantee (:mod:`dpstats.theory`); None when none is registered.
-    auto_rules : tuple of AutoRule
-        The regimes in which ``method="auto"`` may choose the method (:func:`choose_auto`); empty: see
-        ``auto_rank``.
-    auto_rank : int or None
-        Shorthand for one rule ``AutoRule(rank=auto_rank, min_rows=auto_min_rows)`` (any bounds, any n mu) when
-        ``auto_rules`` is empty; None (and no rules) keeps the method out of ``auto``.
-    auto_min_rows : callable or None
-        Public minimum n (given d) of that shorthand rule; defaults to ``min_rows``.
-    auto_refusal : callable or None
-        ``auto_refusal(facts) -> str``: why the method cannot fit under these public facts ("" when it can), for
-        methods whose feasibility depends on more than n, d and bounds (the method refuses with the same reason).
-    raw_units_warning : str
-        Shown as a WARNING when the fit ran on the data's own units (no public rescaling), for methods whose
-        defaults assume unit scale.
-    null_rows : bool
-        True when a zero row (x = 0, including the intercept, and y = 0, in the units the method sees, after its
-        clipping) adds nothing to what the method releases, so that ``missing="drop"`` can map each incomplete
-        row to such a public null row and keep n public (the sufficient-statistics methods, the lasso and DP-SGD:
-        their releases are sums over rows of terms that vanish at a zero row).  Methods that centre or
-        standardise rows internally would turn a zero row into a data point, so they refuse ``missing="drop"``.
-    first_pass : callable or None
-        For one-pass methods: ``first_pass(bounds, options) -> (pass, combine)``, the method's first pass,
-        which needs no n.  When a source knows its row count only by reading (CSV, Dask), the pipeline runs
-        this pass to count the rows and the method's own first ``rows.reduce`` of an equal pass is served
-        from it, so the data are read once.
-
-    Examples
-    --------
-    >>> from dpstats.methods.registry import get_method
-    >>> spec = get_method("ssp")
-    >>> spec.needs_bounds, spec.option_names, spec.proof
-    (True, ('inference', 'bootstrap'), 'docs/proofs/ssp.md')
-    """
-
-    name: str
-    title: str
-    citation: str
-    fit: FitFunction
-    options: type[MethodOptions]
-    needs_bounds: bool
-    private: bool = True
-    relation: str = "replace-one"
-    guarantee: str = "worst-case"
-    regimes: str = ""
-    min_rows: Callable[[int], int] = _min_rows_default
-    allows_wide: bool = False
-    max_columns: int | None = None
-    inference_rule: InferenceRule = InferenceRule()
-    theory_rate: Callable[[str], UpperRate] | None = None
-    auto_rules: tuple[AutoRule, ...] = ()
-    auto_rank: int | None = None
-    auto_min_rows: Callable[[int], int] | None = None
-    auto_refusal: Callable[[AutoFacts], str] | None = None
-    raw_units_warning: str = ""
-    null_rows: bool = False
-    first_pass: FirstPass | None = None
-
-    proofs_dir: ClassVar[str] = "docs/proofs"
-
-    @property
-    def proof(self) -> str:
-        """The page with the method's privacy proof and derivations, relative to the repository root."""
-        return f"{self.proofs_dir}/{self.name}.md"
-
-    @property
-    def option_names(self) -> tuple[str, ...]:
-        """The names of the method's options, in declaration order."""
-        return self.options.names()
-
-    @property
-    def effective_auto_rules(self) -> tuple[AutoRule, ...]:
-        """``auto_rules``, or the one rule ``auto_rank`` / ``auto_min_rows`` stand for (none when both are unset)."""
-        if self.auto_rules:
-            return self.auto_rules
-        if self.auto_rank is None:
-            return ()
-        return (AutoRule(rank=self.auto_rank, min_rows=self.auto_min_rows),)
-
-    def auto_rule(self, facts: AutoFacts) -> AutoRule | None:
-        """The best-ranked of this method's rules that ``facts`` satisfy, if the method can fit there.
-
-        Parameters
-        ----------
-        facts : AutoFacts
-            The public facts of the fit.
-
-        Returns
-        -------
-        AutoRule or None
-            The matching rule of lowest rank, or None when the method cannot be chosen under ``facts``.
-        """
-        if not self.private or (facts.null_rows and not self.null_rows) or (self.needs_bounds and not facts.bounds):
-            return None
-        if facts.d > facts.n and not self.allows_wide:
-            return None
-        rules = [r for r in (*self.effective_auto_rules, *_ADDED_AUTO_RULES.get(self.name, ()))
-                 if r.matches(facts, self)]
-        if not rules or (self.auto_refusal is not None and self.auto_refusal(facts)):
-            return None
-        return min(rules, key=lambda r: r.rank)
-
-    @property
-    def supports_chunks(self) -> bool:
-        """Every method reads data in chunks (files, Dask) through the same :class:`~dpstats.rows.base.Rows`."""
-        return True
-
-    def parse_options(self, options: Mapping[str, Any], *, delta: float | None = None) -> MethodOptions:
-        """The user's options as the method's options dataclass, validated (public facts only, nothing spent).
-
-        Parameters
-        ----------
-        options : mapping of str to object
-            The options by name, as the user gave them.
-        delta : float or None, optional
-            The fit's delta, for the checks that need it (:meth:`MethodOptions.validate_for`).
-
-        Returns
-        -------
-        MethodOptions
-            The method's options.
-        """
-        parsed = self.options.from_user(options, method=self.name)
-        if delta is not None:
-            parsed.validate_for(delta=delta)
-        return parsed
-
-    def fit_arrays(self, X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
-                   bounds: DataBounds | None = None, intercept_index: int | None = None,
-                   column_ranges: Any = None, response_range: tuple[float, float] | None = None,
-                   chunk_rows: int | None = None, **options: Any) -> MethodFit:
-        """Run the method on arrays X (n x d) and y with the given public facts (tests, benchmarks).
-
-        ``X`` and ``y`` are used as they are (no rescaling, no clipping beyond
-        the method's own); ``chunk_rows`` cuts them into chunks of that many
-        rows (see :class:`~dpstats.rows.memory.InMemoryRows`).
-
-        Parameters
-        ----------
-        X : numpy.ndarray
-            The design, n x d.
-        y : numpy.ndarray
-            The response, n.
-        ledger : PrivacyLedger
-            The fit's budget; every release is charged here.
-        rng : numpy.random.Generator
-            The fit's random source.
-        bounds : DataBounds or None, optional
-            The clip ranges, for methods that need them.
-        intercept_index : int or None, optional
-            Position of the intercept column.
-        column_ranges : sequence of (float, float) or None, optional
-            Public range of each design column (None: unknown).
-        response_range : (float, float) or None, optional
-            Public range of the response.
-        chunk_rows : int or None, optional
-            Rows per chunk (None: one chunk).
-        **options : object
-            The method's options.
-
-        Returns
-        -------
-        MethodFit
-            The method's fit, in the units of ``X`` and ``y``.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from dpstats.methods.registry import get_method
-        >>> from dpstats.privacy.ledger import PrivacyLedger
-        >>> rng = np.random.default_rng(0)
-        >>> X = np.column_stack([np.ones(200), rng.uniform(-1, 1, 200)])
-        >>> y = X @ [0.2, 0.5] + 0.1 * rng.normal(size=200)
-        >>> fit = get_method("ols").fit_arrays(X, y, ledger=PrivacyLedger(1.0, 1e-6), rng=rng)
-        >>> fit.params.round(1)
-        array([0.2, 0.5])
-        """
-        rows = InMemoryRows(X, y, chunk_rows)
-        ranges = tuple(column_ranges) if column_ranges is not None else (None,) * rows.d
-        ctx = FitContext(n=rows.n, d=rows.d, ledger=ledger, rng=rng, intercept_index=intercept_index,
-                         column_ranges=ranges, response_range=response_range, bounds=bounds)
-        return self.fit(rows, ctx, self.parse_options(options, delta=ledger.delta))
-
-
-#: the built-in estimators: modules (or subpackages) of :mod:`dpstats.methods`, each registering its MethodSpec
-#: when imported; imported in this order on the first lookup (adassp and noisy_ols import ssp, ambssgd robgd)
-BUILTIN_METHODS = ("adassp", "ambssgd", "dpsgd", "lasso", "noisy_ols", "ols", "pgd", "robgd", "ssp", "theilsen",
-                   "tukey")
+#: the built-in estimators: modules (or subpackages) of :mod:`dpstats.methods`, each exporting its MethodSpec as
+#: ``SPEC`` (a module's name is its method's name); registered in this order when the registry is imported (the
+#: order :func:`available_methods` lists them in): the reference example ssp first, then by name
+_BUILTIN_MODULES = (ssp, adassp, ambssgd, dpsgd, lasso, noisy_ols, ols, pgd, robgd, theilsen, tukey)
+
+#: the names of the built-in estimators (their modules' names), by name
+BUILTIN_METHODS = tuple(sorted(module.SPEC.name for module in _BUILTIN_MODULES))
 
 _REGISTRY: dict[str, MethodSpec] = {}
-_BUILTIN_LOADED = [False]
-
-
-def _load_builtin_methods() -> None:
-    """Import the built-in estimators once (each registers itself); a method imported directly registers as well.
-
-    The flag is set before the imports, so that the registrations they make
-    do not load again; it is cleared if an import fails, so that the next
-    lookup retries and reports the failure.
-    """
-    if _BUILTIN_LOADED[0]:
-        return
-    _BUILTIN_LOADED[0] = True
-    try:
-        for name in BUILTIN_METHODS:
-            importlib.import_module(f"{__package__}.{name}")
-    except BaseException:
-        _BUILTIN_LOADED[0] = False
-        raise
 
 
 def register(spec: MethodSpec) -> MethodSpec:
     """Add a method to the registry (its name must be new, also among the built-in methods) and return its spec.
+
+    The rules its spec adds to other methods' regimes (``MethodSpec.auto_rules_for``) are added with
+    :func:`add_auto_rules`.  The registry registers the built-in methods itself; a method of another package
+    (a plug-in) calls this once.
 
     Parameters
     ----------
@@ -898,7 +91,7 @@ def register(spec: MethodSpec) -> MethodSpec:
     Returns
     -------
     MethodSpec
-        ``spec``, so that a module can write ``SPEC = register(MethodSpec(...))``.
+        ``spec``, so that a plug-in's module can write ``SPEC = register(MethodSpec(...))``.
 
     Raises
     ------
@@ -917,7 +110,6 @@ def register(spec: MethodSpec) -> MethodSpec:
     ...
     ValueError: method 'ssp' is already registered
     """
-    _load_builtin_methods()
     if spec.name in _REGISTRY or spec.name == "auto":
         raise ValueError(f"method '{spec.name}' is already registered")
     if not (isinstance(spec.options, type) and issubclass(spec.options, MethodOptions)):
@@ -925,6 +117,8 @@ def register(spec: MethodSpec) -> MethodSpec:
     if spec.inference_rule.withhold_above is not None and not math.isfinite(spec.inference_rule.withhold_above):
         raise ValueError(f"method '{spec.name}': a withholding threshold must be finite")
     _REGISTRY[spec.name] = spec
+    for name, rule in spec.auto_rules_for:
+        add_auto_rules(name, (rule,))
     return spec
 
 
@@ -952,7 +146,6 @@ def get_method(name: str) -> MethodSpec:
     >>> get_method("ssp").title
     'Sufficient statistics perturbation'
     """
-    _load_builtin_methods()
     if not isinstance(name, str) or name not in _REGISTRY:
         raise UnknownMethodError(
             f"unknown method {name!r}; available: {', '.join(sorted(_REGISTRY))} or 'auto'")
@@ -1020,7 +213,6 @@ def available_methods() -> MethodTable:
     >>> "ssp" in methods, methods["ssp"].needs_bounds
     (True, True)
     """
-    _load_builtin_methods()
     return MethodTable(_REGISTRY)
 
 
@@ -1032,8 +224,9 @@ def add_auto_rules(name: str, rules: tuple[AutoRule, ...]) -> None:
     """Add ``rules`` to the method ``name``'s regimes for ``method="auto"``, whether or not ``name`` is registered
     (yet): they apply only while it is (:func:`choose_auto` looks at the registered methods).
 
-    For a regime measured by another method's study: e.g. pgd's, where auto falls back to a point estimate
-    below pgd's interval threshold (dpstats/methods/pgd.py, docs/choosing.md).
+    For a regime measured by another method's study.  A registered method declares such rules in its spec
+    (``MethodSpec.auto_rules_for``, added by :func:`register`): e.g. pgd's, where auto falls back to a point
+    estimate below pgd's interval threshold (dpstats/methods/pgd.py, docs/choosing.md).
 
     Parameters
     ----------
@@ -1074,9 +267,34 @@ def choose_auto(facts: AutoFacts) -> tuple[MethodSpec, AutoRule] | None:
     >>> spec.name
     'pgd'
     """
-    _load_builtin_methods()  # every built-in method, and the rules they add (add_auto_rules), before choosing
-    eligible = [(rule, spec) for spec in _REGISTRY.values() if (rule := spec.auto_rule(facts)) is not None]
+    eligible = [(rule, spec) for spec in _REGISTRY.values()
+                if (rule := spec.auto_rule(facts, _ADDED_AUTO_RULES.get(spec.name, ()))) is not None]
     if not eligible:
         return None
     rule, spec = min(eligible, key=lambda pair: (pair[0].rank, pair[1].name))
     return spec, rule
+
+
+for _module in _BUILTIN_MODULES:
+    register(_module.SPEC)
+
+
+# -- names that read the registry, kept for one release where they used to be (dpstats.deprecation.MovedUp) ---------
+
+def _withheld_reason(method: str, info: Mapping[str, Any], draws: np.ndarray | None,
+                     bse: np.ndarray | None = None) -> str:
+    """The deprecated ``dpstats.inference.withheld_reason``: :func:`~dpstats.inference.withholding_reason` with a
+    registered method's threshold and a fit's diagnostics ``info`` (its ``"noise_to_signal"``)."""
+    ratio = info.get("noise_to_signal")
+    return withholding_reason(method, None if ratio is None else float(ratio),
+                              get_method(method).inference_rule.withhold_above, draws, bse)
+
+
+PACKAGE_MOVED_UP.add("available_methods", "dpstats.available_methods", available_methods)
+PACKAGE_MOVED_UP.add("get_method", f"{__name__}.get_method", get_method)
+PACKAGE_MOVED_UP.add("register", f"{__name__}.register", register)
+INFERENCE_MOVED_UP.add("withheld_reason", "dpstats.inference.withholding_reason with the method's "
+                       "MethodSpec.inference_rule.withhold_above", _withheld_reason)
+INFERENCE_MOVED_UP.add("WITHHOLD_THRESHOLD", "each method's MethodSpec.inference_rule.withhold_above",
+                       {name: spec.inference_rule.withhold_above for name, spec in _REGISTRY.items()
+                        if spec.inference_rule.withhold_above is not None})

@@ -77,7 +77,7 @@ from dpstats.methods.common.row_passes import (
     add_clip_tables,
     add_grouped_counts,
 )
-from dpstats.methods.registry import FitContext, MethodFit, MethodSpec, check_bool, register
+from dpstats.methods.spec import FitContext, MethodFit, MethodSpec, check_bool
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import GaussianBlock, gaussian_block
@@ -560,7 +560,7 @@ def theory_rate(guarantee: str) -> UpperRate:
     return UpperRate(_RATE)
 
 
-SPEC = register(MethodSpec(
+SPEC = MethodSpec(
     name="robgd",
     title="DP-RobGD (label-robust private gradient descent)",
     citation="Liu, Jain, Kong, Oh & Suggala (NeurIPS 2023; arXiv 2301.13273), Algorithm 1",
@@ -571,4 +571,4 @@ SPEC = register(MethodSpec(
             "(tens of thousands of rows); well-conditioned covariates (T grows with the condition number)",
     min_rows=descent.min_rows,
     theory_rate=theory_rate,
-))
+)

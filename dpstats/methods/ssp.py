@@ -6,7 +6,8 @@ a baseline by Wang (UAI 2018) and by Liu et al. (2023, "DP-SSP").
 This module is the reference example of an estimator (see
 ``docs/architecture.md``, "Adding an estimator"): an options dataclass, one
 ``fit(rows, ctx, options)`` that reads the data in one pass and releases
-through the ledger, and one ``register(MethodSpec(...))``.
+through the ledger, and its ``SPEC = MethodSpec(...)``, which
+:mod:`dpstats.methods.registry` imports and registers.
 
 Privacy (replace-one neighbours, n public, worst case given the declared
 bounds, which are enforced by clipping rows of X column-wise and y):
@@ -37,6 +38,7 @@ Proof: docs/proofs/ssp.md
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,7 +65,7 @@ from dpstats.methods.common.sufficient import (
     add_statistics,
     check_bounds_range,
 )
-from dpstats.methods.registry import (
+from dpstats.methods.spec import (
     FitContext,
     Inference,
     InferenceRule,
@@ -72,7 +74,6 @@ from dpstats.methods.registry import (
     MethodSpec,
     TheoryInputs,
     check_bool,
-    register,
 )
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger
@@ -165,9 +166,10 @@ def release_yty(yty: float, mu: float, y_abs: float, *, rng: np.random.Generator
     return float(noisy), sens / mu
 
 
-def bootstrap_notes(ratio: float) -> tuple[str, ...]:
-    """The warning shown when the released noise-to-signal ratio makes the bootstrap intervals unreliable."""
-    return (unreliable_note(ratio),) if ratio > RELIABILITY_THRESHOLD else ()
+def bootstrap_notes(ratio: float, limits: Mapping[str, float]) -> tuple[str, ...]:
+    """The warning shown when the released noise-to-signal ratio makes the bootstrap intervals unreliable, naming
+    the method's withholding threshold ``limits`` ({method name: threshold})."""
+    return (unreliable_note(ratio, limits),) if ratio > RELIABILITY_THRESHOLD else ()
 
 
 def fit(rows: Rows, ctx: FitContext, options: SSPOptions) -> MethodFit:
@@ -196,7 +198,8 @@ def fit(rows: Rows, ctx: FitContext, options: SSPOptions) -> MethodFit:
     return MethodFit(
         params=params,
         inference=Inference("bootstrap", draws=draws, description=BOOTSTRAP_DESCRIPTION, noise_to_signal=ratio),
-        released=released, released_sums=plug_in_sums(params, released, ratio), notes=bootstrap_notes(ratio),
+        released=released, released_sums=plug_in_sums(params, released, ratio),
+        notes=bootstrap_notes(ratio, {"ssp": WITHHOLD_ABOVE}),
         theory_inputs=TheoryInputs(inference=True),
         error_split=sufficient_statistics_split(released, params, sigma2=sigma2, eigen_floor=sigma_xx, draws=draws,
                                                 privacy_source=SPLIT_PRIVACY, sampling_source=SPLIT_SAMPLING),
@@ -222,7 +225,7 @@ def theory_rate(guarantee: str) -> UpperRate:
                               "of bounded data)", expected_error=expected_error)
 
 
-SPEC = register(MethodSpec(
+SPEC = MethodSpec(
     name="ssp",
     title="Sufficient statistics perturbation",
     citation="Foulds et al. (UAI 2016); Wang (UAI 2018)",
@@ -234,4 +237,4 @@ SPEC = register(MethodSpec(
     inference_rule=InferenceRule("bootstrap", withhold_above=WITHHOLD_ABOVE),
     theory_rate=theory_rate,
     first_pass=statistics_pass,
-))
+)

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from dpstats.errors import InvalidArgumentError, MethodOptionError
-from dpstats.methods.registry import (
+from dpstats.methods.spec import (
     ErrorSplit,
     FitContext,
     Inference,
@@ -49,7 +49,6 @@ from dpstats.methods.registry import (
     MethodOptions,
     MethodSpec,
     check_bool,
-    register,
 )
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import (
@@ -633,7 +632,7 @@ def _min_rows(d: int) -> int:
     return 16
 
 
-SPEC = register(MethodSpec(
+SPEC = MethodSpec(
     name="theilsen",
     title="Private Theil-Sen (one predictor)",
     citation="Alabi, McMillan, Sarathy, Smith & Vadhan (PoPETs 2022); Sarathy & Vadhan (2022)",
@@ -645,4 +644,4 @@ SPEC = register(MethodSpec(
     max_columns=2,
     inference_rule=InferenceRule("bootstrap", min_n_epsilon=INTERVAL_MIN_N_EPSILON),
     theory_rate=theory_rate,
-))
+)

@@ -41,6 +41,7 @@ import math
 
 import numpy as np
 
+from dpstats.deprecation import MovedUp
 from dpstats.errors import MethodOptionError, NoiseScaleRangeError
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
@@ -459,23 +460,11 @@ def post_processing_normal(size: int | tuple[int, ...], rng: np.random.Generator
 
 # --- one-method mechanisms, moved to their own modules -------------------------------------------------------
 
-#: public names that lived here until 0.1.0, and the module that holds them now
-_MOVED = {
-    **dict.fromkeys(("peeling_noise_multiplier", "PeelingBlock", "peeling_block", "peeling"),
-                    "dpstats.privacy.peeling"),
-    **dict.fromkeys(("poisson_subsample", "poisson_gaussian_epsilon", "PoissonGaussianBlock", "poisson_gaussian_block",
-                     "ClippedGridSum", "add_grid_sums"), "dpstats.privacy.poisson_gaussian"),
-    "restricted_exponential_mechanism": "dpstats.methods.tukey.em",
-}
+#: the public names that lived here until 0.1.0 (deprecated, one release), added by their new modules, which
+#: import this one: dpstats.privacy.peeling, dpstats.privacy.poisson_gaussian and dpstats.methods.tukey.em
+MOVED_UP = MovedUp(__name__)
 
 
 def __getattr__(name: str) -> object:
-    """The moved names (``_MOVED``), with a DeprecationWarning: import them from their new modules."""
-    if name not in _MOVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib  # noqa: PLC0415  (only for the deprecated names)
-    import warnings  # noqa: PLC0415
-
-    warnings.warn(f"dpstats.privacy.mechanisms.{name} moved to {_MOVED[name]}.{name}; the old path will be removed "
-                  "in the next release", DeprecationWarning, stacklevel=2)
-    return getattr(importlib.import_module(_MOVED[name]), name)
+    """The moved names (:data:`MOVED_UP`), with a DeprecationWarning: import them from their new modules."""
+    return MOVED_UP.get(name)

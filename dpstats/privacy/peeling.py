@@ -29,7 +29,7 @@ import numpy as np
 from dp_accounting import pld
 
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep, reference_delta
-from dpstats.privacy.mechanisms import _PLD_NUMERIC_FAILURES, _check_sensitivity
+from dpstats.privacy.mechanisms import _PLD_NUMERIC_FAILURES, MOVED_UP, _check_sensitivity
 from dpstats.privacy.samplers import (
     LAPLACE_BITS,
     _exact_add,
@@ -294,3 +294,8 @@ def peeling(v: np.ndarray, *, sparsity: int, linf_sensitivity: float, epsilon: f
     block = peeling_block(parts=1, sparsity=sparsity, linf_sensitivity=linf_sensitivity, epsilon=epsilon,
                           delta=delta, ledger=ledger, name=name, dimension=vec.size)
     return block.release(vec, rng=rng)
+
+
+# the deprecated dpstats.privacy.mechanisms.<name> of the names that moved here (one release)
+for _name in ("peeling_noise_multiplier", "PeelingBlock", "peeling_block", "peeling"):
+    MOVED_UP.add(_name, f"{__name__}.{_name}", globals()[_name])

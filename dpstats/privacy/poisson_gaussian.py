@@ -38,7 +38,7 @@ from dpstats.privacy.ledger import (
     PrivacyStep,
     reference_delta,
 )
-from dpstats.privacy.mechanisms import _PLD_NUMERIC_FAILURES, _check_sensitivity
+from dpstats.privacy.mechanisms import _PLD_NUMERIC_FAILURES, MOVED_UP, _check_sensitivity
 from dpstats.privacy.samplers import (
     GAUSSIAN_BITS,
     _ceil_sqrt,
@@ -366,3 +366,9 @@ def poisson_gaussian_block(*, noise_multiplier: float, sampling_rate: float, rou
     """Charge a DP-SGD run of ``rounds`` Poisson-sampled Gaussian sums now; see :class:`PoissonGaussianBlock`."""
     return PoissonGaussianBlock(noise_multiplier=noise_multiplier, sampling_rate=sampling_rate, rounds=rounds,
                                 clip_norm=clip_norm, n=n, ledger=ledger, name=name, dimension=dimension)
+
+
+# the deprecated dpstats.privacy.mechanisms.<name> of the names that moved here (one release)
+for _name in ("poisson_subsample", "poisson_gaussian_epsilon", "PoissonGaussianBlock", "poisson_gaussian_block",
+              "ClippedGridSum", "add_grid_sums"):
+    MOVED_UP.add(_name, f"{__name__}.{_name}", globals()[_name])

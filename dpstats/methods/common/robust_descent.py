@@ -28,7 +28,7 @@ from dpstats.errors import MethodOptionError
 from dpstats.methods.common.private_centring import Standardisation, release_standardisation, standardised
 from dpstats.methods.common.robust_estimators import DISTANCE_GRID, SpectrumEstimate, clipped_gram
 from dpstats.methods.common.row_passes import ClipTable
-from dpstats.methods.registry import FitContext, MethodOptions
+from dpstats.methods.spec import FitContext, MethodOptions
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.rows.base import Rows
 

@@ -39,7 +39,7 @@ import importlib
 import warnings
 from typing import Any
 
-from dpstats.methods.registry import MethodSpec, register
+from dpstats.methods.spec import MethodSpec
 from dpstats.methods.tukey.method import fit
 from dpstats.methods.tukey.options import TukeyOptions
 from dpstats.methods.tukey.plan import AUTO_ROWS_PER_COLUMN, MIN_ROWS_PER_COLUMN
@@ -66,7 +66,7 @@ def _auto_min_rows(d: int) -> int:
     return AUTO_ROWS_PER_COLUMN * d
 
 
-SPEC = register(MethodSpec(
+SPEC = MethodSpec(
     name="tukey",
     title="TukeyEM (approximate Tukey depth with propose-test-release)",
     citation="Amin, Joseph, Ribero & Vassilvitskii (ICLR 2023), Algorithms 1-2",
@@ -78,7 +78,7 @@ SPEC = register(MethodSpec(
     theory_rate=theory_rate,
     auto_rank=20,
     auto_min_rows=_auto_min_rows,
-))
+)
 
 #: names that moved into the submodules (kept for one release, with a DeprecationWarning)
 _MOVED = {"default_m": "plan", "ideal_distance": "plan", "choose_blocks": "plan", "jitter_models": "em",

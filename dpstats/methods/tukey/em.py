@@ -31,7 +31,7 @@ from dpstats.methods.tukey.depth import (
     point_of_depth,
 )
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
-from dpstats.privacy.mechanisms import laplace_mechanism, public_uniform
+from dpstats.privacy.mechanisms import MOVED_UP, laplace_mechanism, public_uniform
 
 __all__ = ["JITTER", "TukeyRelease", "jitter_models", "ptr_threshold", "restricted_exponential_mechanism",
            "tukey_em"]
@@ -228,3 +228,8 @@ def tukey_em(models: np.ndarray, *, epsilon_ptr: float, epsilon_em: float, delta
     if shifts.any():  # back to the models' scale (exact), inside the coordinate's range so that nothing overflows
         point = np.where(shifts > 0, np.ldexp(np.clip(point, s[:, 0], s[:, -1]), shifts), point)
     return TukeyRelease(point=point, noisy_distance=noisy, threshold=threshold, t=t)
+
+
+# the deprecated dpstats.privacy.mechanisms.restricted_exponential_mechanism (one release)
+MOVED_UP.add("restricted_exponential_mechanism", f"{__name__}.restricted_exponential_mechanism",
+             restricted_exponential_mechanism)

@@ -16,7 +16,7 @@ import numpy as np
 from scipy.linalg import solve_triangular
 
 from dpstats.methods.common.extremes import quiet
-from dpstats.methods.registry import FitContext, MethodFit
+from dpstats.methods.spec import FitContext, MethodFit
 from dpstats.methods.tukey.depth import solve_block_models
 from dpstats.methods.tukey.em import tukey_em
 from dpstats.methods.tukey.options import TukeyOptions

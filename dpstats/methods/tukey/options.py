@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpstats.errors import MethodOptionError
-from dpstats.methods.registry import MethodOptions, check_bool
+from dpstats.methods.spec import MethodOptions, check_bool
 
 __all__ = ["MAX_SHARE", "MIN_M", "TukeyOptions"]
 

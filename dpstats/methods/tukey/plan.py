@@ -18,7 +18,7 @@ from scipy.special import ndtri
 
 from dpstats.errors import InsufficientDataError
 from dpstats.methods.common.permutations import RowPermutation, WindowedBlocks
-from dpstats.methods.registry import FitContext
+from dpstats.methods.spec import FitContext
 from dpstats.methods.tukey.depth import lemma_distance, max_depth
 from dpstats.methods.tukey.em import ptr_threshold
 from dpstats.methods.tukey.options import MIN_M, TukeyOptions
