@@ -18,9 +18,9 @@ answers, in the units of the coefficients and from public facts only:
 * ``interval_n`` and ``interval_epsilon``: from which n (at epsilon) and from
   which epsilon (at n) the fit reports intervals, by the method's own rules
   (``MethodSpec.inference_rule``: its public size rule, e.g. pgd's
-  n * mu(epsilon, delta) >= 100, and its withholding rule), and for
-  ``method="auto"`` by the method auto chooses there (it switches to a point
-  estimate without an interval below pgd's threshold).
+  n * mu(epsilon, delta) >= 15, and its withholding rule), and for
+  ``method="auto"`` by the method auto chooses there (below n * mu = 100 it
+  fits a more accurate point estimate without an interval).
 
 The planned fit is the default pipeline's: the public rescaling of every
 column and the response to [-1, 1] by the declared bounds, and the method's

@@ -90,14 +90,24 @@ def test_without_bounds_too_few_rows_are_refused_before_spending():
 
 
 def test_interval_withheld_below_the_n_mu_threshold_with_a_specific_reason():
-    small = _frame(300)  # n mu = 71 at epsilon = 1
+    small = _frame(50)  # n mu = 11.8 at epsilon = 1, below INTERVAL_MIN_N_MU = 15
     res = dpstats.dp_ols(FORMULA, small, 1.0, 1e-6, method="pgd", bounds=BOUNDS, random_state=0, **STEPS)
     assert not res.inference_available
     reason = res.inference_reason
     need = math.ceil(pgd.INTERVAL_MIN_N_MU / gaussian_mu(1.0, 1e-6))
-    assert "below 100" in reason and f"n >= {need} rows" in reason
+    assert f"below {pgd.INTERVAL_MIN_N_MU:g}" in reason and f"n >= {need} rows" in reason
     assert not any("inference" in s.name for s in res.privacy.steps)  # nothing was spent on an interval
     assert res.info["chains"] == 1
+
+
+def test_below_the_small_n_mu_the_chains_start_wider_apart_and_report_an_interval():
+    assert pgd.start_spread(pgd.SMALL_N_MU) == pgd.START_SPREAD
+    assert pgd.start_spread(pgd.SMALL_N_MU - 1e-9) == pgd.WIDE_START_SPREAD > pgd.START_SPREAD
+    small = _frame(300)  # n mu = 71 at epsilon = 1: between the interval threshold and SMALL_N_MU
+    res = dpstats.dp_ols(FORMULA, small, 1.0, 1e-6, method="pgd", bounds=BOUNDS, random_state=0, **STEPS)
+    assert res.inference_available and res.info["chains"] == 5
+    assert any("inference" in s.name for s in res.privacy.steps)
+    assert np.all(np.isfinite(res.bse)) and np.all(res.bse > 0)
 
 
 def test_intervals_agree_with_standard_errors_and_p_values(df):
@@ -169,11 +179,13 @@ def test_the_penalty_makes_the_phase_converge_to_the_ridge_solution():
 
 
 def test_the_chains_start_apart_with_offsets_that_sum_to_zero():
-    offsets = pgd._start_offsets(6, 5, np.random.default_rng(2))
+    offsets = pgd._start_offsets(6, 5, 1.0, np.random.default_rng(2))
     assert offsets.shape == (6, 5)
     np.testing.assert_allclose(offsets.sum(axis=1), 0.0, atol=1e-12)
     assert np.all(offsets.std(axis=1) > 0)
-    assert not np.any(pgd._start_offsets(6, 1, np.random.default_rng(2)))  # one chain: the warm start itself
+    wide = pgd._start_offsets(6, 5, 3.0, np.random.default_rng(2))
+    np.testing.assert_allclose(wide, 3.0 * offsets)  # the spread scales the same public draws
+    assert not np.any(pgd._start_offsets(6, 1, 1.0, np.random.default_rng(2)))  # one chain: the warm start itself
 
 
 def test_the_warm_clip_is_below_the_cap_and_the_final_clip_never_above_it():
@@ -293,5 +305,6 @@ def test_auto_below_the_threshold_says_why_there_is_no_interval():
     res = dpstats.dp_ols(FORMULA, small, 1.0, 1e-6, bounds=BOUNDS, random_state=0)
     assert res.method == "dpsgd" and "n * mu = 71" in res.privacy.method_choice
     reason = res.inference_reason
-    assert reason.startswith("method='auto' fitted a point estimate without an interval")
-    assert "n >= 423 rows" in reason
+    assert reason.startswith("method='auto' fitted the most accurate point estimate at this sample size, which has "
+                             "no interval")
+    assert "below 100" in reason and "method='pgd' reports an interval here" in reason

@@ -12,6 +12,7 @@ from scipy.special import ndtri
 
 import dpstats
 from dpstats.errors import IllConditionedDesignError, InvalidArgumentError, InvalidPrivacyParameterError
+from dpstats.methods import pgd
 from dpstats.methods.noisy_ols import INFERENCE_SHARE, ols_sensitivity
 from dpstats.methods.registry import available_methods, get_method
 from dpstats.methods.ssp import INFERENCE_WEIGHT
@@ -235,19 +236,23 @@ def test_plan_says_from_which_n_an_interval_is_reported_as_the_fits_do(method, f
         assert row["inference"].iloc[0].startswith("reported") is reported, (n, row["inference"].iloc[0])
         assert bool(row["auto"].iloc[0]) is (method == "auto")
         assert _reports(formula, n, 1.0, method) == (name, reported)
-    assert start == (250 if formula == "y ~ x1" else math.ceil(100.0 / gaussian_mu(1.0, 1e-6)))
+    threshold = pgd.SMALL_N_MU if method == "auto" else pgd.INTERVAL_MIN_N_MU  # auto fits pgd from n * mu = 100
+    assert start == (250 if formula == "y ~ x1" else math.ceil(threshold / gaussian_mu(1.0, 1e-6)))
 
 
 def test_plan_says_from_which_epsilon_an_interval_is_reported_as_the_fits_do():
-    """At n = 300 pgd's intervals start at the epsilon where n * mu(epsilon, 1e-6) = 100: the plan's
-    ``interval_epsilon``; a fit 1% below it gives none, one at it gives one, and auto switches there.
-    Deterministic (public rules)."""
-    row = one(dpstats.plan(bounds=BOUNDS_2, formula="y ~ x1 + x2", n=300, epsilon=1.0, method="pgd"), "pgd")
+    """At n = 50 pgd's intervals start at the epsilon where n * mu(epsilon, 1e-6) = 15 (its interval threshold), and
+    at n = 300 auto switches from dpsgd to pgd where n * mu = 100: the plan's ``interval_epsilon``; a fit 1% below
+    it gives none, one at it gives one.  Deterministic (public rules)."""
+    row = one(dpstats.plan(bounds=BOUNDS_2, formula="y ~ x1 + x2", n=50, epsilon=1.0, method="pgd"), "pgd")
     eps = float(row["interval_epsilon"].iloc[0])
-    assert 300 * gaussian_mu(eps, 1e-6) == pytest.approx(100.0, rel=2e-3)
-    assert "n * mu(epsilon, delta) = 71" in row["inference"].iloc[0] and not row["auto"].iloc[0]
-    assert _reports("y ~ x1 + x2", 300, eps * 0.99, "pgd") == ("pgd", False)
-    assert _reports("y ~ x1 + x2", 300, eps * 1.001, "pgd") == ("pgd", True)
+    assert 50 * gaussian_mu(eps, 1e-6) == pytest.approx(pgd.INTERVAL_MIN_N_MU, rel=2e-3)
+    assert "n * mu(epsilon, delta) = 11.8" in row["inference"].iloc[0] and not row["auto"].iloc[0]
+    assert _reports("y ~ x1 + x2", 50, eps * 0.99, "pgd") == ("pgd", False)
+    assert _reports("y ~ x1 + x2", 50, eps * 1.001, "pgd") == ("pgd", True)
+    row = one(dpstats.plan(bounds=BOUNDS_2, formula="y ~ x1 + x2", n=300, epsilon=1.0, method="auto"), "dpsgd")
+    eps = float(row["interval_epsilon"].iloc[0])
+    assert 300 * gaussian_mu(eps, 1e-6) == pytest.approx(pgd.SMALL_N_MU, rel=2e-3)
     assert _reports("y ~ x1 + x2", 300, eps * 0.99, "auto") == ("dpsgd", False)
     assert _reports("y ~ x1 + x2", 300, eps * 1.001, "auto") == ("pgd", True)
     text = str(dpstats.plan(bounds=BOUNDS_2, formula="y ~ x1 + x2", n=300, epsilon=1.0, method="auto"))

@@ -78,17 +78,20 @@ from dpstats.privacy.mechanisms import (
 from dpstats.rates import UpperRate
 from dpstats.rows.base import Rows
 
-__all__ = ["PGDOptions", "fit", "INTERVAL_MIN_N_MU", "WEIGHTS", "SPEC", "clip_rule", "interval_reason",
-           "GramPass", "NormHistogramPass", "GradientPass", "InferencePass"]
+__all__ = ["PGDOptions", "fit", "INTERVAL_MIN_N_MU", "SMALL_N_MU", "start_spread", "WEIGHTS", "SPEC", "clip_rule",
+           "interval_reason", "GramPass", "NormHistogramPass", "GradientPass", "InferencePass"]
 
 #: ``method="auto"`` picks pgd below this many rows (above, adassp: one pass, and its privacy error is already
 #: below the sampling error; docs/choosing.md).
 AUTO_MAX_ROWS = 100_000
 
-#: Intervals are computed only where n * mu(epsilon, delta) reaches this: below it the chains' spread shows the
-#: shrinkage of the weak directions only in part (up to the scale of the start offsets), and their intervals
-#: under-covered in simulation and on the real-data benchmark (docs/choosing.md).
-INTERVAL_MIN_N_MU = 100.0
+#: Intervals are computed only where n * mu(epsilon, delta) reaches this: below it the fit is nearly all shrinkage
+#: (the estimate stays near 0 in every direction) and intervals were not measured (docs/choosing.md).
+INTERVAL_MIN_N_MU = 15.0
+#: Below this n * mu the steps leave the weak directions of the design short of convergence, and the chains start
+#: ``WIDE_START_SPREAD`` apart instead of ``START_SPREAD`` (:func:`start_spread`); ``method="auto"`` fits pgd only
+#: from here, where it was also the most accurate (docs/choosing.md).
+SMALL_N_MU = 100.0
 
 #: Shares of the GDP budget left after the domain (mu^2 - mu_domain^2) of the releases (the centres only with an
 #: intercept, the inference 2-vector only with an interval).  Chosen on simulations (BENCHMARKS.md, "pgd").
@@ -120,8 +123,10 @@ PENALTY = 1.0
 #: coordinate, centred over the chains (over-dispersed starts, as in Gelman & Rubin 1992): in directions the steps
 #: leave short of convergence the chains keep part of their offsets, so their spread, hence the interval, shows
 #: that direction's remaining uncertainty; the offsets sum to zero, so the chains' mean is unchanged where the
-#: clip does not bind.
-START_SPREAD = 1.0
+#: clip does not bind.  Where n * mu < ``SMALL_N_MU`` the spread is ``WIDE_START_SPREAD``: the unresolved
+#: directions there are most of the design, and with one unit the intervals under-covered the OLS estimate on the
+#: real-data benchmark (docs/choosing.md).
+START_SPREAD, WIDE_START_SPREAD = 1.0, 3.0
 #: Each chain's output is the average of its last KEEP_SHARE * T iterates.
 KEEP_SHARE = 0.75
 #: Predictive draws of an interval.
@@ -171,6 +176,12 @@ def clip_rule(n_mu: float) -> tuple[float, float]:
     return 0.9, 1.25 * (n_mu / 250.0) ** 0.3
 
 
+def start_spread(n_mu: float) -> float:
+    """The sd of the chains' start offsets per standardised coordinate: ``START_SPREAD``, or ``WIDE_START_SPREAD``
+    below n * mu = ``SMALL_N_MU`` (a public rule)."""
+    return START_SPREAD if n_mu >= SMALL_N_MU else WIDE_START_SPREAD
+
+
 def interval_reason(n: int, epsilon: float, delta: float) -> str:
     """Why no interval is given at this n * mu, with the rows (or the epsilon) that would give one (public)."""
     mu = gaussian_mu(epsilon, delta)
@@ -179,10 +190,9 @@ def interval_reason(n: int, epsilon: float, delta: float) -> str:
     need_eps = gaussian_epsilon(need_mu, delta)
     eps_text = f"epsilon >= {need_eps:.3g}" if math.isfinite(need_eps) else "a larger epsilon"
     return (f"n * mu(epsilon, delta) = {n} * {mu:.4g} = {n * mu:.3g} is below {INTERVAL_MIN_N_MU:g}: at this "
-            "sample size the noisy steps leave the weakest directions short of convergence (a shrinkage that "
-            "the chains' spread shows only in part), and intervals computed here were measured to "
-            f"under-cover; pgd reports intervals from n >= {need_n} rows at epsilon={epsilon:g}, delta={delta:g} "
-            f"(or {eps_text} at n={n})")
+            "sample size the noisy steps barely move the estimate from its start in any direction, and intervals "
+            f"were not measured here; pgd reports intervals from n >= {need_n} rows at epsilon={epsilon:g}, "
+            f"delta={delta:g} (or {eps_text} at n={n})")
 
 
 # -- passes over the rows (picklable; each returns a sum over rows) ---------------------------------------------
@@ -377,12 +387,12 @@ def _phase(rows: Rows, st: Standardisation, cache: RowCache, start: np.ndarray, 
     return total / keep
 
 
-def _start_offsets(d: int, chains: int, rng: np.random.Generator) -> np.ndarray:
-    """(d, K) public offsets of the chains' starts: ``START_SPREAD`` times standard normals, centred over the K
-    chains (zeros for one chain).  Post-processing: drawn independently of the data."""
+def _start_offsets(d: int, chains: int, spread: float, rng: np.random.Generator) -> np.ndarray:
+    """(d, K) public offsets of the chains' starts: ``spread`` (:func:`start_spread`) times standard normals,
+    centred over the K chains (zeros for one chain).  Post-processing: drawn independently of the data."""
     if chains < 2:
         return np.zeros((d, chains))
-    offsets = START_SPREAD * post_processing_normal((d, chains), rng)
+    offsets = spread * post_processing_normal((d, chains), rng)
     return offsets - offsets.mean(axis=1, keepdims=True)
 
 
@@ -431,7 +441,8 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
         mu_phase = mus["warm start" if phase == 1 else "chains"]
         clips.append(clip)
         penalties.append(phase_penalty(clip, mu_phase))
-        start = np.repeat(theta.mean(axis=1, keepdims=True), chains, axis=1) + _start_offsets(d, chains, rng)
+        offsets = _start_offsets(d, chains, start_spread(plan.n_mu), rng)
+        start = np.repeat(theta.mean(axis=1, keepdims=True), chains, axis=1) + offsets
         precond_inv = np.linalg.inv(precond + penalties[-1] * np.eye(d))  # the penalised loss's curvature
         theta = _phase(rows, st, cache, start, precond_inv, clip, steps, mu_phase, ledger=ledger, rng=rng,
                        name=f"pgd: noisy gradient steps (phase {phase})", penalty=penalties[-1])
@@ -553,9 +564,13 @@ def auto_refusal(facts: AutoFacts) -> str:
 
 
 def auto_no_interval_reason(facts: AutoFacts) -> str:
-    """The results' reason when ``method="auto"`` fitted a point estimate below pgd's interval threshold."""
-    return ("method='auto' fitted a point estimate without an interval: "
-            + interval_reason(facts.n, facts.epsilon, facts.delta))
+    """The results' reason when ``method="auto"`` fitted a point estimate below n * mu = ``SMALL_N_MU``."""
+    head = "method='auto' fitted the most accurate point estimate at this sample size, which has no interval: "
+    if facts.n_mu < INTERVAL_MIN_N_MU:
+        return head + interval_reason(facts.n, facts.epsilon, facts.delta)
+    return (head + f"n * mu(epsilon, delta) = {facts.n_mu:.3g} is below {SMALL_N_MU:g}, where pgd's estimates "
+            "were measured to be about twice as far from least squares (shrunk towards 0); method='pgd' reports an "
+            "interval here, from released values only, wide enough to show that shrinkage")
 
 
 def theory_rate(guarantee: str) -> UpperRate:
@@ -564,18 +579,18 @@ def theory_rate(guarantee: str) -> UpperRate:
                               "regime), not ||b - beta||_2 in this model")
 
 
-#: Below pgd's interval threshold, with every bound declared, auto fits the most accurate point estimate there
+#: Below n * mu = ``SMALL_N_MU``, with every bound declared, auto fits the most accurate point estimate there
 #: (docs/choosing.md): private Theil-Sen for one predictor with an intercept, when that method is registered,
 #: else DP-SGD (its averaged, early-stopped iterates); the results say why there is no interval.  These rules
 #: belong to this study, so pgd's spec declares them (``auto_rules_for``); they apply only to registered methods.
 AUTO_RULES_FOR_OTHERS = (
     ("theilsen", AutoRule(
-        rank=11, bounds="all", max_n_mu=INTERVAL_MIN_N_MU, min_d=2, max_d=2, needs_intercept=True,
+        rank=11, bounds="all", max_n_mu=SMALL_N_MU, min_d=2, max_d=2, needs_intercept=True,
         no_interval_reason=auto_no_interval_reason,
         why="at n * mu(epsilon, delta) < 100 with one predictor, the private median of pairwise slopes was the most "
             "accurate point estimate (docs/choosing.md)")),
     ("dpsgd", AutoRule(
-        rank=12, bounds="all", max_n_mu=INTERVAL_MIN_N_MU, no_interval_reason=auto_no_interval_reason,
+        rank=12, bounds="all", max_n_mu=SMALL_N_MU, no_interval_reason=auto_no_interval_reason,
         why="at n * mu(epsilon, delta) < 100 its averaged, early-stopped iterates were the most accurate point "
             "estimate on the rescaled design (docs/choosing.md)")),
 )
@@ -590,10 +605,10 @@ SPEC = MethodSpec(
     options=PGDOptions,
     needs_bounds=False,
     regimes="n = 100 to 10^5 rows: standardises privately inside the declared bounds (or a released domain without "
-            "them) and reports intervals where n * mu(epsilon, delta) >= 100",
+            "them) and reports intervals where n * mu(epsilon, delta) >= 15 (wide below 100)",
     inference_rule=InferenceRule("bootstrap", min_n_mu=INTERVAL_MIN_N_MU),
     theory_rate=theory_rate,
-    auto_rules=(AutoRule(rank=10, min_n_mu=INTERVAL_MIN_N_MU, max_rows=AUTO_MAX_ROWS, intervals=True, why=(
+    auto_rules=(AutoRule(rank=10, min_n_mu=SMALL_N_MU, max_rows=AUTO_MAX_ROWS, intervals=True, why=(
         "at 100 <= n * mu(epsilon, delta) and n < 10^5 it was the most accurate method that reports intervals, "
         "with or without declared bounds (docs/choosing.md)")),),
     auto_rules_for=AUTO_RULES_FOR_OTHERS,

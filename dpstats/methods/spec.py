@@ -341,7 +341,7 @@ class InferenceRule:
     >>> from dpstats.methods.registry import get_method
     >>> get_method("ols").inference_rule.kind
     'classical'
-    >>> get_method("pgd").inference_rule.reports_at(400, 1.0, 1e-6)
+    >>> get_method("pgd").inference_rule.reports_at(60, 1.0, 1e-6)
     False
     """
 
