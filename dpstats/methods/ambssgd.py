@@ -310,7 +310,7 @@ def _plan(ctx: FitContext, options: AMBSSGDOptions) -> _Plan:
     mu = gaussian_mu(ctx.epsilon, ctx.delta)
     mu, mu_pre = descent.precondition_split(
         mu, options.standardising and centring.releases_anything(d, ctx.intercept_index, ctx.column_ranges or None,
-                                                                 ctx.declared_ranges))
+                                                                 ctx.declared_ranges, ctx.response_range))
     round_cap = min((n - n0) // 4, max_disjoint_histograms(int(float(options.est_fraction) * (n - n0)), mu))
     if round_cap < 2:
         raise InsufficientDataError(

@@ -352,7 +352,7 @@ def _plan(ctx: FitContext, options: RobGDOptions) -> _Plan:
     mu = gaussian_mu(ctx.epsilon, ctx.delta)
     mu, mu_pre = descent.precondition_split(
         mu, options.standardize and centring.releases_anything(d, ctx.intercept_index, ctx.column_ranges or None,
-                                                               ctx.declared_ranges))
+                                                               ctx.declared_ranges, ctx.response_range))
     rest = 1.0 - _NORM_SHARE - _SPECTRUM_SHARE
     hist_cap = max_histogram_releases(n_a // b_dist, b_dist, mu * math.sqrt(rest),
                                       min(1.0, b_dist * float(options.max_corruption)))

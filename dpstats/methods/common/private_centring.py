@@ -41,40 +41,59 @@ its scale then falls back or is coarse.
 A release is used only when its noisy modal count clears the largest of the
 grid's noisy empty bins (2 sds above sqrt(2 ln B) sds, :func:`~dpstats.methods.common.robust_estimators.clearance`;
 post-processing of the released counts).  Otherwise the variable keeps a
-public fallback, and the notes name it: scale 1 and centre 0, or the
-half-width and midpoint of its declared range.
+public fallback, and the notes name it: scale 1 and centre 0.  (Variables
+with a declared range are released differently and never fall back: below.)
 
 Public ranges.  A range the design gives by construction (factor dummies,
 spline bases: ``declared`` False) is a tight fact about the column: it is
 used as the map and nothing is spent (centre (lo + hi) / 2, scale
 (hi - lo) / 2; scale max(|lo|, |hi|) without an intercept; a zero width
-gives scale 1).  A range from declared bounds (``declared`` True) is the
-privacy domain of the bounded methods, wide by design (a documented cap, a
-plausible extreme): scaling a column by it instead of by its spread put kappa
-of E[z z^T] in the hundreds, where the rounds the budget allows barely moved
-(issue 17: declaring bounds made robgd worse).  Such a column is released
-like one without a range; its range only bounds the released values (a scale
-at most its half-width, a centre inside it: post-processing with public
-numbers) and is the fallback.
+gives scale 1).
 
-The response gets a private centre (even when its range is declared: a
-declared response range is a clip bound for the bounded methods, usually far
-wider than the response's spread) but no scale: the methods' residual grids are
-geometric over [2^-64, 2^64), so they need no scale of y (descent with
+Declared ranges.  A range from declared bounds (``declared`` True, and the
+response's declared range) is the privacy domain, wide by design (a
+documented cap, a plausible extreme), not a scale: scaling by it made kappa
+of E[z z^T] huge, and falling back to its midpoint when a histogram did not
+clear put the starting point far from the data (issue 17: declaring bounds
+made robgd and ambssgd worse: bikeshare R^2 -17.7 against -0.19 without).
+Inside that domain the estimates are clipped Gaussian means, which never
+fail to clear: in units u = (clip(v, lo, hi) - lo) / (hi - lo) in [0, 1] of
+each range, with p such variables,
+
+3. centres (with an intercept; the response too, when its range is declared):
+   the vector of means of u plus Gaussian noise, L2 sensitivity sqrt(p) / n
+   (replacing a row moves each mean by at most 1 / n), clamped to [0, 1];
+4. scales (columns only): the vector of mean absolute deviations
+   |u - c_u| about the released centres (about the u of 0 without an
+   intercept), L2 sensitivity sqrt(q) / n for q columns (each term lies in
+   an interval of length at most 1); the scale is sqrt(pi / 2) (hi - lo)
+   times the released deviation (the sd of a normal variable), at least the
+   release's noise sd and at most the public map's scale (the half-width).
+
+Their noise sd, (hi - lo) sqrt(p) / (n mu_round), is small against the
+spread whenever n mu_round exceeds the ratio of the declared width to the
+spread (a few hundred for a cap 100 sds wide).  The bounds so only limit
+the privacy domain and set the sensitivity; the scale comes from the data.
+
+The response gets a private centre but no scale: the methods' residual grids
+are geometric over [2^-64, 2^64), so they need no scale of y (descent with
 released thresholds is equivariant to scaling y, up to the grid's
 alignment); its centre makes the initial residuals y - c_y centred, so the
 intercept, which centring the columns makes a well-conditioned direction,
-starts near its value.
+starts near its value.  A response without a declared range is centred by
+the histograms (its scale histogram only sets the centre's bins).
 
 Privacy (replace-one, n public).  The grouping is public and each row is in
 at most one group, so replacing a row changes one group's mean and
 variance: in each variable's histogram one count falls by 1 and one rises
-by 1, L2 sensitivity sqrt(2).  The 2k histograms of the k released
-variables (k without an intercept, where only scales are released) are
-releases of one Gaussian block with mu_round = mu_pre / sqrt(releases),
-adaptively composed (the centre histogram uses the released scale):
-mu_pre-GDP in all (Dong, Roth & Su 2022, Cor. 3.3), charged to the fit's
-ledger before the first draw.  Argmaxes, fallbacks and the map are
+by 1, L2 sensitivity sqrt(2).  The histograms of the variables without a
+range (2 per variable, 1 without an intercept) and the one or two vectors of
+clipped means of the variables with declared ranges
+(:func:`release_count`) are the releases of one Gaussian block with
+mu_round = mu_pre / sqrt(releases), adaptively composed (a centre histogram
+uses the released scale, the deviations the released centres): mu_pre-GDP
+in all (Dong, Roth & Su 2022, Cor. 3.3), charged to the fit's ledger before
+the first draw.  Argmaxes, clamps, fallbacks and the map are
 post-processing.
 
 Extreme finite values: a group's sums of v and v^2 may overflow (entries
@@ -118,6 +137,8 @@ __all__ = [
     "check_public_options",
     "group_size",
     "private_columns",
+    "BoundedSumsPass",
+    "release_count",
     "releases_anything",
     "release_standardisation",
     "releases_per_column",
@@ -304,10 +325,11 @@ def private_columns(d: int, intercept_index: int | None, column_ranges: Ranges,
 
 
 def releases_anything(d: int, intercept_index: int | None, column_ranges: Ranges,
-                      declared: Sequence[bool] = ()) -> bool:
-    """Whether :func:`release_standardisation` spends budget: a column to release, or an intercept (the response
-    is then centred privately, whatever its declared range)."""
-    return intercept_index is not None or bool(private_columns(d, intercept_index, column_ranges, declared))
+                      declared: Sequence[bool] = (), response_range: tuple[float, float] | None = None) -> bool:
+    """Whether :func:`release_standardisation` spends budget: a column to release, or an intercept with a response
+    whose centre is released (the response is centred privately whatever its declared range, unless the range
+    has zero width)."""
+    return release_count(d, intercept_index, column_ranges, declared, response_range) > 0
 
 
 def releases_per_column(intercept_index: int | None) -> int:
@@ -396,14 +418,72 @@ def _release_centres(rel: _Releases, scales: np.ndarray, rng: np.random.Generato
     return out
 
 
+def _bounded(iv: tuple[float, float] | None) -> bool:
+    """Whether a variable has a public range of positive width (its values are clipped to it by the Gaussian
+    releases, :class:`BoundedSumsPass`)."""
+    return iv is not None and iv[1] > iv[0]
+
+
+class BoundedSumsPass:
+    """fn(X, y, offset) -> per variable, the sum over all rows of u = (clip(v, lo, hi) - lo) / (hi - lo) in [0, 1],
+    or with ``centre`` the sum of |u - centre_u| (in an interval of length at most 1); picklable.
+
+    The variables are the design columns ``columns`` and, with ``response``, the response last; ``lo`` and
+    ``width`` are their public ranges.  Each row adds one term in [0, 1] per variable, so replacing a row moves
+    each coordinate of the mean (sum / n) by at most 1 / n: L2 sensitivity sqrt(p) / n for p variables.
+    """
+
+    def __init__(self, columns: np.ndarray, response: bool, lo: np.ndarray, width: np.ndarray,
+                 centre: np.ndarray | None = None) -> None:
+        self.columns, self.response, self.lo, self.width, self.centre = columns, response, lo, width, centre
+
+    @quiet  # a value beyond the largest double over a small width is +-inf: clipped like any other
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
+        V = X[:, self.columns]
+        if self.response:
+            V = np.column_stack([V, y])
+        u = np.clip((V - self.lo) / self.width, 0.0, 1.0)
+        if self.centre is not None:
+            u = np.abs(u - self.centre)
+        return np.asarray(u.sum(axis=0), dtype=float)
+
+
+def _plan_variables(d: int, intercept_index: int | None, column_ranges: Ranges, declared: Sequence[bool],
+                    response_range: tuple[float, float] | None) -> tuple[list[int], list[int], bool, bool]:
+    """(columns released by histograms, columns released by clipped Gaussian means, response by histograms,
+    response by a clipped Gaussian mean): a variable with a declared range of positive width is released inside
+    that range (its privacy domain); one without a range by the histograms (public facts only)."""
+    private = private_columns(d, intercept_index, column_ranges, declared)
+    bounded = [j for j in private if _bounded(_range(column_ranges, j))]
+    free = [j for j in private if j not in bounded]
+    centring = intercept_index is not None
+    y_bounded = centring and response_range is not None and _bounded(response_range)
+    y_free = centring and response_range is None
+    return free, bounded, y_free, y_bounded
+
+
+def release_count(d: int, intercept_index: int | None, column_ranges: Ranges, declared: Sequence[bool] = (),
+                  response_range: tuple[float, float] | None = None) -> int:
+    """Releases of one preconditioning (public facts): per column without a range a histogram of its group
+    variances and, with an intercept, one of its group means (the same for a response without a range); one
+    vector of clipped means of the variables with declared ranges (with an intercept) and one vector of their
+    clipped mean absolute deviations (when a column has one)."""
+    free, bounded, y_free, y_bounded = _plan_variables(d, intercept_index, column_ranges, declared, response_range)
+    per = releases_per_column(intercept_index)
+    centres = intercept_index is not None and bool(bounded or y_bounded)
+    return (len(free) + int(y_free)) * per + int(centres) + int(bool(bounded))
+
+
 def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *, intercept_index: int | None,
                             column_ranges: Ranges, mu: float, rng: np.random.Generator, ledger: PrivacyLedger,
-                            declared: Sequence[bool] = ()) -> tuple[Standardisation, list[str]]:
+                            declared: Sequence[bool] = (), response_range: tuple[float, float] | None = None
+                            ) -> tuple[Standardisation, list[str]]:
     """Release the centres and scales (module docstring) from the ``n`` rows under mu-GDP, charged to ``ledger``.
 
     ``reduce(fn, combine)`` evaluates a pass on all the rows (:meth:`~dpstats.rows.base.Rows.reduce`): one
-    pass.  ``declared[j]`` is True when column j's range comes from declared bounds (not a scale).  Returns
-    the map and report notes.
+    pass, and a second for the clipped deviations when a column has a declared range.  ``declared[j]`` is True
+    when column j's range comes from declared bounds (not a scale); ``response_range`` is the response's
+    declared range (None: none).  Returns the map and report notes.
     """
     centring = intercept_index is not None
     centre, scale = np.zeros(d), np.ones(d)
@@ -412,33 +492,65 @@ def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *
     for j in public:
         centre[j], scale[j] = _public_map(_range(column_ranges, j), centring)
     notes = [f"columns {public}: centred and scaled by their public ranges (nothing spent)"] if public else []
-    # The response is always centred privately (with an intercept): its declared range is a clip bound for the
-    # bounded methods, typically far wider than its spread (statsmodels' fair: hours 0-60, sd 2.2), and its
-    # midpoint as a centre left the robust methods' residual-scale search far from the residuals (R^2 -7).
-    private_y = centring
-    if not private and not private_y:
-        return Standardisation(centre, scale, intercept_index, 0.0), notes
-    names: list[int | str] = [*private, *(["response"] if private_y else [])]
-    releases = len(names) * releases_per_column(intercept_index)
+    free, bounded, y_free, y_bounded = _plan_variables(d, intercept_index, column_ranges, declared, response_range)
+    # The response is always centred (with an intercept): its declared range is a clip bound for the bounded
+    # methods, typically far wider than its spread (statsmodels' fair: hours 0-60, sd 2.2), and its midpoint as a
+    # centre left the robust methods' residual-scale search far from the residuals (R^2 -7).
+    y_centre = response_range[0] if centring and response_range is not None and not y_bounded else 0.0
+    releases = release_count(d, intercept_index, column_ranges, declared, response_range)
+    if releases == 0:
+        return Standardisation(centre, scale, intercept_index, float(y_centre)), notes
     mu_round = mu / math.sqrt(releases)
-    b = group_size(n, mu_round)
-    k = n // b
     block = gaussian_block(rounds=releases, mu_round=mu_round, ledger=ledger,
                            name="private centres and scales of the covariates (preconditioning)",
-                           note=f"{len(private)} columns, {k} groups of {b} rows; per column a histogram of the group "
-                                "variances" + (" and one of the group means / scale" if centring else "")
-                                + ", sensitivity sqrt 2 each")
-    means, variances = _group_statistics(reduce, n, private, private_y, b, rng)
+                           note=_block_note(free, y_free, bounded, y_bounded, centring, group_size(n, mu_round), n))
+    if free or y_free:
+        y_hist, hist_notes = _release_free(reduce, n, free, y_free, column_ranges, centring, block, centre, scale,
+                                           rng)
+        y_centre = y_hist if y_free else y_centre
+        notes += hist_notes
+    if bounded or y_bounded:
+        y_gauss, gauss_notes = _release_bounded(reduce, n, bounded, y_bounded, column_ranges, response_range,
+                                                centring, block, centre, scale, rng)
+        y_centre = y_gauss if y_bounded else y_centre
+        notes += gauss_notes
+    return Standardisation(centre, scale, intercept_index, float(y_centre)), notes
+
+
+def _block_note(free: list[int], y_free: bool, bounded: list[int], y_bounded: bool, centring: bool, b: int,
+                n: int) -> str:
+    """The ledger note of the preconditioning's block (public facts)."""
+    parts = []
+    if free or y_free:
+        parts.append(f"{len(free) + int(y_free)} variables without a range, {n // b} groups of {b} rows: per variable "
+                     "a histogram of the group variances" + (" and one of the group means / scale" if centring else "")
+                     + ", sensitivity sqrt 2 each")
+    if bounded or y_bounded:
+        p_c, p_s = len(bounded) + int(y_bounded), len(bounded)
+        parts.append(f"{p_c} variables with declared ranges: " + (f"a vector of {p_c} clipped means (sensitivity "
+                     f"sqrt({p_c}) / n in units of each range)" if centring else "")
+                     + (", " if centring and p_s else "") + (f"a vector of {p_s} clipped mean absolute deviations "
+                                                             f"(sensitivity sqrt({p_s}) / n)" if p_s else ""))
+    return "; ".join(parts)
+
+
+def _release_free(reduce: Callable[[Any, Any], Any], n: int, free: list[int], y_free: bool, column_ranges: Ranges,
+                  centring: bool, block: GaussianBlock, centre: np.ndarray, scale: np.ndarray,
+                  rng: np.random.Generator) -> tuple[float, list[str]]:
+    """The histogram releases of the variables without a range (module docstring, steps 1 and 2): fills their
+    ``centre`` and ``scale`` in place; returns the response's centre (0 when it fell back) and the notes."""
+    b = group_size(n, block.mu_round)
+    k = n // b
+    means, variances = _group_statistics(reduce, n, free, y_free, b, rng)
     rel = _Releases(block, means, variances)
     released_scale = _release_scales(rel, rng)
     used_scale = np.where(np.isnan(released_scale), 1.0, released_scale)
-    released_centre = _release_centres(rel, used_scale, rng) if centring else np.zeros(len(names))
+    released_centre = _release_centres(rel, used_scale, rng) if centring else np.zeros(len(free) + int(y_free))
     fallback_scale: list[int | str] = []
     fallback_centre: list[int | str] = []
-    for i, j in enumerate(private):
-        iv = _range(column_ranges, j)
-        public_centre, public_scale = _public_map(iv, centring)
-        c, s = _within_range(float(released_centre[i]), float(released_scale[i]), iv)
+    for i, j in enumerate(free):
+        public_centre, public_scale = _public_map(_range(column_ranges, j), centring)
+        c, s = float(released_centre[i]), float(released_scale[i])
         if math.isnan(s):
             fallback_scale.append(j)
             s = public_scale
@@ -447,28 +559,73 @@ def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *
             c = public_centre
         centre[j], scale[j] = c, s
     y_centre = 0.0
-    if private_y:
+    if y_free:
         y_centre = 0.0 if math.isnan(released_centre[-1]) else float(released_centre[-1])
         if math.isnan(released_scale[-1]):
             fallback_scale.append("response")
         if math.isnan(released_centre[-1]):
             fallback_centre.append("response")
-    notes += _notes(private, private_y, centring, k, b, mu, fallback_scale, fallback_centre)
-    return Standardisation(centre, scale, intercept_index, y_centre), notes
+    return y_centre, _notes(free, y_free, centring, k, b, block.mu_round, fallback_scale, fallback_centre)
 
 
-def _notes(private: list[int], private_y: bool, centring: bool, k: int, b: int, mu: float,
+#: sd / mean absolute deviation of a normal variable: E|X - mean| = sd sqrt(2 / pi)
+_MAD_TO_SD = math.sqrt(math.pi / 2.0)
+
+
+def _release_bounded(reduce: Callable[[Any, Any], Any], n: int, bounded: list[int], y_bounded: bool,
+                     column_ranges: Ranges, response_range: tuple[float, float] | None, centring: bool,
+                     block: GaussianBlock, centre: np.ndarray, scale: np.ndarray,
+                     rng: np.random.Generator) -> tuple[float, list[str]]:
+    """The releases of the variables with declared ranges (module docstring, "Declared ranges"): fills their
+    ``centre`` and ``scale`` in place; returns the response's centre and the notes.
+
+    In units u = (clip(v) - lo) / (hi - lo) of each range: the vector of means of u (with an intercept), then
+    the vector of mean absolute deviations |u - c_u| of the columns about their released centres c_u (about the
+    u of 0 without an intercept), each one Gaussian release of L2 sensitivity sqrt(p) / n.  A column's scale is
+    sqrt(pi / 2) (hi - lo) times its released deviation (the sd of a normal variable), at least that release's
+    noise sd and at most the column's public map scale (its half-width; max(|lo|, |hi|) without an intercept).
+    """
+    ivs = [_range(column_ranges, j) for j in bounded] + ([response_range] if y_bounded else [])
+    lo = np.array([iv[0] for iv in ivs])  # type: ignore[index]
+    width = np.array([iv[1] - iv[0] for iv in ivs])  # type: ignore[index]
+    cols = np.array(bounded, dtype=np.intp)
+    p = len(ivs)
+    centre_u = -lo / width  # the u of 0: the centre without an intercept
+    if centring:
+        means = reduce(BoundedSumsPass(cols, y_bounded, lo, width), add_arrays) / n
+        noisy = np.asarray(block.release(means, l2_sensitivity=math.sqrt(p) / n, rng=rng), dtype=float)
+        centre_u = np.clip(noisy, 0.0, 1.0)  # inside the range: post-processing with public numbers
+    for i, j in enumerate(bounded):
+        centre[j] = lo[i] + width[i] * centre_u[i]
+    y_centre = float(lo[-1] + width[-1] * centre_u[-1]) if y_bounded else 0.0
+    if bounded:
+        q = len(bounded)
+        sums = reduce(BoundedSumsPass(cols, False, lo[:q], width[:q], centre=centre_u[:q]), add_arrays)
+        sens = math.sqrt(q) / n
+        mad = np.asarray(block.release(sums / n, l2_sensitivity=sens, rng=rng), dtype=float)
+        floor = sens / block.mu_round  # the release's noise sd: a deviation below it is noise
+        for i, j in enumerate(bounded):
+            cap = _public_map(_range(column_ranges, j), centring)[1]
+            scale[j] = min(_MAD_TO_SD * width[i] * max(float(mad[i]), floor), cap)
+    what = " and ".join([*([f"columns {bounded}"] if bounded else []), *(["the response"] if y_bounded else [])])
+    released = " and ".join([*(["means"] if centring else []),
+                             *(["scales (mean absolute deviations)"] if bounded else [])])
+    return y_centre, [f"{what} (declared ranges: the privacy domain, not a scale): private {released} of the values "
+                      f"clipped to their ranges (Gaussian, mu={block.mu_round:.4g}-GDP per release); the fit ran on "
+                      "(x - centre) / scale and its coefficients were mapped back"]
+
+
+def _notes(private: list[int], private_y: bool, centring: bool, k: int, b: int, mu_round: float,
            fallback_scale: list[int | str], fallback_centre: list[int | str]) -> list[str]:
-    """The report lines of a preconditioning (public facts and which releases fell back)."""
+    """The report lines of the histogram releases (public facts and which releases fell back)."""
     notes = [f"columns {private}{' and the response' if private_y else ''}: private "
              f"{'centres and ' if centring else ''}scales released from {k} groups of "
-             f"{b} rows (mu={mu:.4g}-GDP, composed with the rest of the fit); the fit ran on (x - centre) / "
-             "scale and its coefficients were mapped back"]
+             f"{b} rows (histograms, mu={mu_round:.4g}-GDP each, composed with the rest of the fit); the fit ran on "
+             "(x - centre) / scale and its coefficients were mapped back"]
     if fallback_scale:
         notes.append(f"columns {fallback_scale}: the scale histogram did not clear its noise (too few rows for this "
-                     "budget, or an almost constant column): the public fallback (the half-width of the column's "
-                     "declared range, else 1)")
+                     "budget, or an almost constant column): the public fallback, scale 1")
     if fallback_centre:
-        notes.append(f"columns {fallback_centre}: the centre histogram did not clear its noise: the public fallback "
-                     "(the midpoint of the column's declared range, else 0)")
+        notes.append(f"columns {fallback_centre}: the centre histogram did not clear its noise: the public fallback, "
+                     "centre 0")
     return notes
