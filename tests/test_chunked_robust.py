@@ -168,6 +168,28 @@ def test_api_fit_on_csv_parquet_dask_and_tiny_chunks_equals_in_memory(sim, files
     _same(_fit(sim, sim.frame, "robgd", **small), _fit(sim, sim.frame, "robgd", chunksize=7, **small))
 
 
+@pytest.mark.parametrize("method", ["robgd", "ambssgd"])
+@pytest.mark.parametrize("intercept", [False, True])
+def test_declared_bounds_path_in_chunks_equals_in_memory(sim, files, method, intercept):
+    """With every variable's bounds declared, the preconditioning releases clipped Gaussian means (with an
+    intercept, also of the response) and clipped mean absolute deviations: one pass each.  A CSV in chunks of
+    100 rows and a DataFrame in chunks of 7 give the in-memory fit and ledger, and the notes count the passes."""
+    bounds = {"x1": (-5.0, 5.0), "x2": (-5.0, 5.0), "x3": (-5.0, 5.0), "y": (-20.0, 20.0)}
+    formula = "y ~ x1 + x2 + x3" if intercept else sim.formula
+
+    def fit(data, **kw):
+        return dpstats.dp_ols(formula, data, EPSILON, DELTA, method=method, random_state=7, max_rounds=3,
+                              bounds=bounds, **kw)
+
+    reference = fit(sim.frame)
+    assert any("declared ranges: the privacy domain" in note for note in reference.privacy.notes)
+    T = reference.info["rounds"]
+    setup = 1 + int(intercept) + 1 + 1  # preconditioning (deviations; means with an intercept), norm, spectrum
+    assert any(f"{setup + T} passes over the data" in note for note in reference.privacy.notes)
+    _same(reference, fit(CSVSource(files["csv"], chunksize=100)))
+    _same(reference, fit(sim.frame, chunksize=7))
+
+
 class _NoReads:
     """RowChunks whose rows must never be read (refusals are decided from public n, d and the options)."""
 

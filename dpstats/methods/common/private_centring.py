@@ -234,12 +234,14 @@ class GroupSumsPass:
 
 @dataclass(frozen=True)
 class Standardisation:
-    """The released map z = (x - centre) / scale (the intercept column has centre 0, scale 1)."""
+    """The released map z = (x - centre) / scale (the intercept column has centre 0, scale 1), and how many passes
+    over the rows released it."""
 
     centre: np.ndarray
     scale: np.ndarray
     intercept_index: int | None
     y_centre: float = 0.0
+    passes: int = 0  # passes over the rows that released it (public)
 
     def transform(self, X: np.ndarray) -> np.ndarray:
         """(X - centre) / scale as a new array (elementwise, so the same doubles for any split of the rows).
@@ -500,6 +502,7 @@ def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *
     releases = release_count(d, intercept_index, column_ranges, declared, response_range)
     if releases == 0:
         return Standardisation(centre, scale, intercept_index, float(y_centre)), notes
+    passes = int(bool(free or y_free)) + int(centring and bool(bounded or y_bounded)) + int(bool(bounded))
     mu_round = mu / math.sqrt(releases)
     block = gaussian_block(rounds=releases, mu_round=mu_round, ledger=ledger,
                            name="private centres and scales of the covariates (preconditioning)",
@@ -514,7 +517,7 @@ def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *
                                                 centring, block, centre, scale, rng)
         y_centre = y_gauss if y_bounded else y_centre
         notes += gauss_notes
-    return Standardisation(centre, scale, intercept_index, float(y_centre)), notes
+    return Standardisation(centre, scale, intercept_index, float(y_centre), passes), notes
 
 
 def _block_note(free: list[int], y_free: bool, bounded: list[int], y_bounded: bool, centring: bool, b: int,
