@@ -354,22 +354,13 @@ def group_size(n: int, mu_round: float) -> int:
 
 def _public_map(iv: tuple[float, float] | None, centring: bool) -> tuple[float, float]:
     """(centre, scale) of a column from its public range alone: the map of a column bounded by the design (or of
-    a constant column: a zero width gives scale 1), and the fallback of a release that does not clear."""
+    a constant column: a zero width gives scale 1), the cap of a declared column's released scale, and (no
+    range: centre 0, scale 1) the fallback of a histogram that does not clear."""
     if iv is None:
         return 0.0, 1.0
     lo, hi = iv
     half = (hi - lo) / 2.0 if centring else max(abs(lo), abs(hi))
     return ((lo + hi) / 2.0 if centring else 0.0), (half if half > 0 else 1.0)
-
-
-def _within_range(centre: float, scale: float, iv: tuple[float, float] | None) -> tuple[float, float]:
-    """A released centre moved into the declared range and a released scale capped at its half-width (values in
-    [lo, hi] have spread at most (hi - lo) / 2): post-processing with public numbers."""
-    if iv is None:
-        return centre, scale
-    lo, hi = iv
-    half = (hi - lo) / 2.0
-    return min(max(centre, lo), hi), (min(scale, half) if half > 0 else scale)
 
 
 @dataclass(frozen=True)
@@ -483,7 +474,8 @@ def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *
     """Release the centres and scales (module docstring) from the ``n`` rows under mu-GDP, charged to ``ledger``.
 
     ``reduce(fn, combine)`` evaluates a pass on all the rows (:meth:`~dpstats.rows.base.Rows.reduce`): one
-    pass, and a second for the clipped deviations when a column has a declared range.  ``declared[j]`` is True
+    pass for the histograms, one for the clipped means, one for the clipped deviations, each only when it has
+    variables (``Standardisation.passes``).  ``declared[j]`` is True
     when column j's range comes from declared bounds (not a scale); ``response_range`` is the response's
     declared range (None: none).  Returns the map and report notes.
     """
@@ -508,8 +500,7 @@ def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *
                            name="private centres and scales of the covariates (preconditioning)",
                            note=_block_note(free, y_free, bounded, y_bounded, centring, group_size(n, mu_round), n))
     if free or y_free:
-        y_hist, hist_notes = _release_free(reduce, n, free, y_free, column_ranges, centring, block, centre, scale,
-                                           rng)
+        y_hist, hist_notes = _release_free(reduce, n, free, y_free, centring, block, centre, scale, rng)
         y_centre = y_hist if y_free else y_centre
         notes += hist_notes
     if bounded or y_bounded:
@@ -537,8 +528,8 @@ def _block_note(free: list[int], y_free: bool, bounded: list[int], y_bounded: bo
     return "; ".join(parts)
 
 
-def _release_free(reduce: Callable[[Any, Any], Any], n: int, free: list[int], y_free: bool, column_ranges: Ranges,
-                  centring: bool, block: GaussianBlock, centre: np.ndarray, scale: np.ndarray,
+def _release_free(reduce: Callable[[Any, Any], Any], n: int, free: list[int], y_free: bool, centring: bool,
+                  block: GaussianBlock, centre: np.ndarray, scale: np.ndarray,
                   rng: np.random.Generator) -> tuple[float, list[str]]:
     """The histogram releases of the variables without a range (module docstring, steps 1 and 2): fills their
     ``centre`` and ``scale`` in place; returns the response's centre (0 when it fell back) and the notes."""
@@ -551,15 +542,14 @@ def _release_free(reduce: Callable[[Any, Any], Any], n: int, free: list[int], y_
     released_centre = _release_centres(rel, used_scale, rng) if centring else np.zeros(len(free) + int(y_free))
     fallback_scale: list[int | str] = []
     fallback_centre: list[int | str] = []
-    for i, j in enumerate(free):
-        public_centre, public_scale = _public_map(_range(column_ranges, j), centring)
+    for i, j in enumerate(free):  # no range: the public fallback is centre 0, scale 1
         c, s = float(released_centre[i]), float(released_scale[i])
         if math.isnan(s):
             fallback_scale.append(j)
-            s = public_scale
+            s = 1.0
         if math.isnan(c):
             fallback_centre.append(j)
-            c = public_centre
+            c = 0.0
         centre[j], scale[j] = c, s
     y_centre = 0.0
     if y_free:
