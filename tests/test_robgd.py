@@ -631,8 +631,8 @@ def test_declared_ranges_are_marked_and_released_privately() -> None:
     res = dpstats.dp_ols("y ~ x1 + x2 + C(g)", df, 1.0, 1e-6, method="robgd", bounds=bounds, random_state=0)
     assert any(note.startswith("columns [1, 2]: centred and scaled by their public ranges")
                for note in res.privacy.notes)
-    assert any(note.startswith("columns [3, 4] and the response (declared ranges: the privacy domain, not a "
-                               "scale): private means and scales") for note in res.privacy.notes)
+    assert any(note.startswith("columns [3, 4] and the response: private centres and scales")
+               for note in res.privacy.notes)
     # inside the domain the scale comes from the data: x2 ~ N(50, 5^2) declared in [0, 1000] is centred near 50 and
     # scaled near 5, not by its half-width 500 (the map is in the units of the public rescaling to [-1, 1]: x2 =
     # 500 + 500 x2').  Noise sds at n = 20000, mu_round = 0.053: centre 1000 sqrt(3) / (n mu_round) = 1.6, scale

@@ -443,28 +443,35 @@ class BoundedSumsPass:
 
 def _plan_variables(d: int, intercept_index: int | None, column_ranges: Ranges, declared: Sequence[bool],
                     response_range: tuple[float, float] | None) -> tuple[list[int], list[int], bool, bool]:
-    """(columns released by histograms, columns released by clipped Gaussian means, response by histograms,
-    response by a clipped Gaussian mean): a variable with a declared range of positive width is released inside
-    that range (its privacy domain); one without a range by the histograms (public facts only)."""
+    """(columns without a range, columns with a declared range of positive width, whether the response is
+    released (with an intercept, unless its declared range has zero width), whether it has a declared range of
+    positive width): public facts only."""
     private = private_columns(d, intercept_index, column_ranges, declared)
     bounded = [j for j in private if _bounded(_range(column_ranges, j))]
     free = [j for j in private if j not in bounded]
     centring = intercept_index is not None
     y_bounded = centring and response_range is not None and _bounded(response_range)
-    y_free = centring and response_range is None
-    return free, bounded, y_free, y_bounded
+    y_released = centring and (response_range is None or y_bounded)
+    return free, bounded, y_released, y_bounded
+
+
+def _gaussian_rounds(centring: bool, bounded: list[int], y_bounded: bool) -> tuple[int, int]:
+    """(rounds for the clipped means, rounds for the clipped deviations) reserved for the variables with declared
+    ranges whose histograms do not clear: one vector each, when such variables exist (public facts)."""
+    return int(centring and bool(bounded or y_bounded)), int(bool(bounded))
 
 
 def release_count(d: int, intercept_index: int | None, column_ranges: Ranges, declared: Sequence[bool] = (),
                   response_range: tuple[float, float] | None = None) -> int:
-    """Releases of one preconditioning (public facts): per column without a range a histogram of its group
-    variances and, with an intercept, one of its group means (the same for a response without a range); one
-    vector of clipped means of the variables with declared ranges (with an intercept) and one vector of their
-    clipped mean absolute deviations (when a column has one)."""
-    free, bounded, y_free, y_bounded = _plan_variables(d, intercept_index, column_ranges, declared, response_range)
-    per = releases_per_column(intercept_index)
-    centres = intercept_index is not None and bool(bounded or y_bounded)
-    return (len(free) + int(y_free)) * per + int(centres) + int(bool(bounded))
+    """Releases of one preconditioning (public facts): per released variable a histogram of its group variances
+    and, with an intercept, one of its group means; with declared ranges, one vector of clipped means (with an
+    intercept) and one of clipped mean absolute deviations (when a column has one), reserved for the variables
+    whose histograms do not clear."""
+    free, bounded, y_released, y_bounded = _plan_variables(d, intercept_index, column_ranges, declared,
+                                                           response_range)
+    centring = intercept_index is not None
+    return ((len(free) + len(bounded) + int(y_released)) * releases_per_column(intercept_index)
+            + sum(_gaussian_rounds(centring, bounded, y_bounded)))
 
 
 def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *, intercept_index: int | None,
@@ -474,10 +481,10 @@ def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *
     """Release the centres and scales (module docstring) from the ``n`` rows under mu-GDP, charged to ``ledger``.
 
     ``reduce(fn, combine)`` evaluates a pass on all the rows (:meth:`~dpstats.rows.base.Rows.reduce`): one
-    pass for the histograms, one for the clipped means, one for the clipped deviations, each only when it has
-    variables (``Standardisation.passes``).  ``declared[j]`` is True
-    when column j's range comes from declared bounds (not a scale); ``response_range`` is the response's
-    declared range (None: none).  Returns the map and report notes.
+    pass for the histograms, and for the variables with declared ranges whose histograms did not clear one
+    for their clipped means and one for their clipped deviations (``Standardisation.passes``).
+    ``declared[j]`` is True when column j's range comes from declared bounds (not a scale);
+    ``response_range`` is the response's declared range (None: none).  Returns the map and report notes.
     """
     centring = intercept_index is not None
     centre, scale = np.zeros(d), np.ones(d)
@@ -486,131 +493,140 @@ def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *
     for j in public:
         centre[j], scale[j] = _public_map(_range(column_ranges, j), centring)
     notes = [f"columns {public}: centred and scaled by their public ranges (nothing spent)"] if public else []
-    free, bounded, y_free, y_bounded = _plan_variables(d, intercept_index, column_ranges, declared, response_range)
-    # The response is always centred (with an intercept): its declared range is a clip bound for the bounded
-    # methods, typically far wider than its spread (statsmodels' fair: hours 0-60, sd 2.2), and its midpoint as a
-    # centre left the robust methods' residual-scale search far from the residuals (R^2 -7).
-    y_centre = response_range[0] if centring and response_range is not None and not y_bounded else 0.0
+    free, bounded, y_released, y_bounded = _plan_variables(d, intercept_index, column_ranges, declared,
+                                                           response_range)
+    # The response is always centred (with an intercept), even when its range is declared: a declared response
+    # range is a clip bound for the bounded methods, typically far wider than its spread (statsmodels' fair: hours
+    # 0-60, sd 2.2), and its midpoint as a centre left the robust methods' residual-scale search far from the
+    # residuals (R^2 -7).  A zero-width range is the response's value.
+    y_centre = response_range[0] if centring and response_range is not None and not y_released else 0.0
     releases = release_count(d, intercept_index, column_ranges, declared, response_range)
     if releases == 0:
         return Standardisation(centre, scale, intercept_index, float(y_centre)), notes
-    passes = int(bool(free or y_free)) + int(centring and bool(bounded or y_bounded)) + int(bool(bounded))
     mu_round = mu / math.sqrt(releases)
+    b = group_size(n, mu_round)
+    columns = free + bounded
     block = gaussian_block(rounds=releases, mu_round=mu_round, ledger=ledger,
                            name="private centres and scales of the covariates (preconditioning)",
-                           note=_block_note(free, y_free, bounded, y_bounded, centring, group_size(n, mu_round), n))
-    if free or y_free:
-        y_hist, hist_notes = _release_free(reduce, n, free, y_free, centring, block, centre, scale, rng)
-        y_centre = y_hist if y_free else y_centre
-        notes += hist_notes
+                           note=_block_note(columns, y_released, bounded, y_bounded, centring, b, n))
+    hist_c, hist_s = _release_histograms(reduce, n, columns, y_released, centring, block, b, rng)
+    ranges = [_range(column_ranges, j) for j in columns] + ([response_range] if y_released else [])
+    c_all, s_all = _within_ranges(hist_c, hist_s, ranges)
+    names: list[int | str] = [*columns, *(["response"] if y_released else [])]
+    fallback = [i for i, iv in enumerate(ranges) if iv is None or not _bounded(iv)]
+    notes += _notes(columns, y_released, centring, n // b, b, mu_round,
+                    [names[i] for i in fallback if math.isnan(s_all[i]) and names[i] != "response"],
+                    [names[i] for i in fallback if math.isnan(c_all[i])])
+    passes = 1
     if bounded or y_bounded:
-        y_gauss, gauss_notes = _release_bounded(reduce, n, bounded, y_bounded, column_ranges, response_range,
-                                                centring, block, centre, scale, rng)
-        y_centre = y_gauss if y_bounded else y_centre
-        notes += gauss_notes
+        gauss = [i for i, iv in enumerate(ranges) if iv is not None and _bounded(iv)]
+        passes += _release_bounded(reduce, n, gauss, ranges, names, centring, block, c_all, s_all, rng, notes)
+    for i, j in enumerate(columns):  # no range and no release: the public fallback centre 0, scale 1
+        centre[j] = 0.0 if math.isnan(c_all[i]) else c_all[i]
+        scale[j] = 1.0 if math.isnan(s_all[i]) else s_all[i]
+    if y_released:
+        y_centre = 0.0 if math.isnan(c_all[-1]) else float(c_all[-1])
     return Standardisation(centre, scale, intercept_index, float(y_centre), passes), notes
 
 
-def _block_note(free: list[int], y_free: bool, bounded: list[int], y_bounded: bool, centring: bool, b: int,
+def _within_ranges(centres: np.ndarray, scales: np.ndarray,
+                   ranges: list[tuple[float, float] | None]) -> tuple[np.ndarray, np.ndarray]:
+    """Released centres moved into their declared ranges and scales capped at the half-widths (values in [lo, hi]
+    have spread at most (hi - lo) / 2): post-processing with public numbers; NaN (not cleared) stays NaN."""
+    c, s = centres.copy(), scales.copy()
+    for i, iv in enumerate(ranges):
+        if iv is not None and _bounded(iv):
+            lo, hi = iv
+            c[i] = c[i] if math.isnan(c[i]) else min(max(c[i], lo), hi)
+            s[i] = s[i] if math.isnan(s[i]) else min(s[i], (hi - lo) / 2.0)
+    return c, s
+
+
+def _block_note(columns: list[int], y_released: bool, bounded: list[int], y_bounded: bool, centring: bool, b: int,
                 n: int) -> str:
     """The ledger note of the preconditioning's block (public facts)."""
-    parts = []
-    if free or y_free:
-        parts.append(f"{len(free) + int(y_free)} variables without a range, {n // b} groups of {b} rows: per variable "
-                     "a histogram of the group variances" + (" and one of the group means / scale" if centring else "")
-                     + ", sensitivity sqrt 2 each")
-    if bounded or y_bounded:
-        p_c, p_s = len(bounded) + int(y_bounded), len(bounded)
-        parts.append(f"{p_c} variables with declared ranges: " + (f"a vector of {p_c} clipped means (sensitivity "
-                     f"sqrt({p_c}) / n in units of each range)" if centring else "")
-                     + (", " if centring and p_s else "") + (f"a vector of {p_s} clipped mean absolute deviations "
-                                                             f"(sensitivity sqrt({p_s}) / n)" if p_s else ""))
-    return "; ".join(parts)
+    note = (f"{len(columns) + int(y_released)} variables, {n // b} groups of {b} rows: per variable a histogram of "
+            "the group variances" + (" and one of the group means / scale" if centring else "")
+            + ", sensitivity sqrt 2 each")
+    rounds_c, rounds_s = _gaussian_rounds(centring, bounded, y_bounded)
+    if rounds_c or rounds_s:
+        note += ("; reserved for the variables with declared ranges whose histograms do not clear: "
+                 + ", ".join([*(["a vector of clipped means"] if rounds_c else []),
+                              *(["a vector of clipped mean absolute deviations"] if rounds_s else [])])
+                 + " (sensitivity sqrt(p) / n in units of each range, p such variables)")
+    return note
 
 
-def _release_free(reduce: Callable[[Any, Any], Any], n: int, free: list[int], y_free: bool, centring: bool,
-                  block: GaussianBlock, centre: np.ndarray, scale: np.ndarray,
-                  rng: np.random.Generator) -> tuple[float, list[str]]:
-    """The histogram releases of the variables without a range (module docstring, steps 1 and 2): fills their
-    ``centre`` and ``scale`` in place; returns the response's centre (0 when it fell back) and the notes."""
-    b = group_size(n, block.mu_round)
-    k = n // b
-    means, variances = _group_statistics(reduce, n, free, y_free, b, rng)
+def _release_histograms(reduce: Callable[[Any, Any], Any], n: int, columns: list[int], response: bool,
+                        centring: bool, block: GaussianBlock, b: int,
+                        rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The histogram releases (module docstring, steps 1 and 2) of ``columns`` and (last) the response: per
+    variable the released centre (0 without an intercept) and scale, NaN where the histogram did not clear."""
+    means, variances = _group_statistics(reduce, n, columns, response, b, rng)
     rel = _Releases(block, means, variances)
     released_scale = _release_scales(rel, rng)
     used_scale = np.where(np.isnan(released_scale), 1.0, released_scale)
-    released_centre = _release_centres(rel, used_scale, rng) if centring else np.zeros(len(free) + int(y_free))
-    fallback_scale: list[int | str] = []
-    fallback_centre: list[int | str] = []
-    for i, j in enumerate(free):  # no range: the public fallback is centre 0, scale 1
-        c, s = float(released_centre[i]), float(released_scale[i])
-        if math.isnan(s):
-            fallback_scale.append(j)
-            s = 1.0
-        if math.isnan(c):
-            fallback_centre.append(j)
-            c = 0.0
-        centre[j], scale[j] = c, s
-    y_centre = 0.0
-    if y_free:
-        y_centre = 0.0 if math.isnan(released_centre[-1]) else float(released_centre[-1])
-        if math.isnan(released_scale[-1]):
-            fallback_scale.append("response")
-        if math.isnan(released_centre[-1]):
-            fallback_centre.append("response")
-    return y_centre, _notes(free, y_free, centring, k, b, block.mu_round, fallback_scale, fallback_centre)
+    released_centre = _release_centres(rel, used_scale, rng) if centring else np.zeros(len(columns) + int(response))
+    return released_centre, released_scale
 
 
 #: sd / mean absolute deviation of a normal variable: E|X - mean| = sd sqrt(2 / pi)
 _MAD_TO_SD = math.sqrt(math.pi / 2.0)
 
 
-def _release_bounded(reduce: Callable[[Any, Any], Any], n: int, bounded: list[int], y_bounded: bool,
-                     column_ranges: Ranges, response_range: tuple[float, float] | None, centring: bool,
-                     block: GaussianBlock, centre: np.ndarray, scale: np.ndarray,
-                     rng: np.random.Generator) -> tuple[float, list[str]]:
-    """The releases of the variables with declared ranges (module docstring, "Declared ranges"): fills their
-    ``centre`` and ``scale`` in place; returns the response's centre and the notes.
+def _release_bounded(reduce: Callable[[Any, Any], Any], n: int, gauss: list[int],
+                     ranges: list[tuple[float, float] | None], names: list[int | str], centring: bool,
+                     block: GaussianBlock, centres: np.ndarray, scales: np.ndarray, rng: np.random.Generator,
+                     notes: list[str]) -> int:
+    """The fallback of the variables with declared ranges (positions ``gauss`` among the released variables)
+    whose histograms did not clear (module docstring, "Declared ranges"): fills their NaN ``centres`` and
+    ``scales`` in place, adds a note, and returns the passes made.
 
-    In units u = (clip(v) - lo) / (hi - lo) of each range: the vector of means of u (with an intercept), then
-    the vector of mean absolute deviations |u - c_u| of the columns about their released centres c_u (about the
-    u of 0 without an intercept), each one Gaussian release of L2 sensitivity sqrt(p) / n.  A column's scale is
-    sqrt(pi / 2) (hi - lo) times its released deviation (the sd of a normal variable), at least that release's
-    noise sd and at most the column's public map scale (its half-width; max(|lo|, |hi|) without an intercept).
+    In units u = (clip(v) - lo) / (hi - lo) of each range: the vector of means of u over the variables whose
+    centre did not clear (with an intercept), then the vector of mean absolute deviations |u - c_u| about their
+    centres (about the u of 0 without an intercept) over the columns whose scale did not clear, each one Gaussian
+    release of L2 sensitivity sqrt(p) / n.  The scale is sqrt(pi / 2) (hi - lo) times the released deviation
+    (the sd of a normal variable), at least that release's noise sd and at most the half-width (max(|lo|, |hi|)
+    without an intercept).  The variables to release are chosen from released values (post-processing).
     """
-    ivs = [_range(column_ranges, j) for j in bounded] + ([response_range] if y_bounded else [])
-    lo = np.array([iv[0] for iv in ivs])  # type: ignore[index]
-    width = np.array([iv[1] - iv[0] for iv in ivs])  # type: ignore[index]
-    cols = np.array(bounded, dtype=np.intp)
-    p = len(ivs)
-    centre_u = -lo / width  # the u of 0: the centre without an intercept
-    if centring:
-        means = reduce(BoundedSumsPass(cols, y_bounded, lo, width), add_arrays) / n
-        noisy = np.asarray(block.release(means, l2_sensitivity=math.sqrt(p) / n, rng=rng), dtype=float)
-        centre_u = np.clip(noisy, 0.0, 1.0)  # inside the range: post-processing with public numbers
-    for i, j in enumerate(bounded):
-        centre[j] = lo[i] + width[i] * centre_u[i]
-    y_centre = float(lo[-1] + width[-1] * centre_u[-1]) if y_bounded else 0.0
-    if bounded:
-        q = len(bounded)
-        sums = reduce(BoundedSumsPass(cols, False, lo[:q], width[:q], centre=centre_u[:q]), add_arrays)
-        sens = math.sqrt(q) / n
-        mad = np.asarray(block.release(sums / n, l2_sensitivity=sens, rng=rng), dtype=float)
+    lo = np.array([ranges[i][0] if ranges[i] is not None else 0.0 for i in range(len(ranges))])  # type: ignore[index]
+    width = np.array([ranges[i][1] - ranges[i][0] if ranges[i] is not None else 1.0  # type: ignore[index]
+                      for i in range(len(ranges))])
+    cols = np.array([j for j in names if j != "response"], dtype=np.intp)
+    passes = 0
+    need_c = [i for i in gauss if centring and math.isnan(centres[i])]
+    if need_c:
+        sums = reduce(BoundedSumsPass(cols, names[-1] == "response", lo, width), add_arrays)
+        sens = math.sqrt(len(need_c)) / n
+        noisy = np.asarray(block.release(sums[need_c] / n, l2_sensitivity=sens, rng=rng), dtype=float)
+        centres[need_c] = lo[need_c] + width[need_c] * np.clip(noisy, 0.0, 1.0)  # inside the range
+        passes += 1
+    need_s = [i for i in gauss if names[i] != "response" and math.isnan(scales[i])]
+    if need_s:
+        about = (centres - lo) / width if centring else -lo / width  # the u of the centre (of 0 without one)
+        q = len(cols)
+        sums = reduce(BoundedSumsPass(cols, False, lo[:q], width[:q], centre=np.clip(about[:q], 0.0, 1.0)
+                                      if centring else about[:q]), add_arrays)
+        sens = math.sqrt(len(need_s)) / n
+        mad = np.asarray(block.release(sums[need_s] / n, l2_sensitivity=sens, rng=rng), dtype=float)
         floor = sens / block.mu_round  # the release's noise sd: a deviation below it is noise
-        for i, j in enumerate(bounded):
-            cap = _public_map(_range(column_ranges, j), centring)[1]
-            scale[j] = min(_MAD_TO_SD * width[i] * max(float(mad[i]), floor), cap)
-    what = " and ".join([*([f"columns {bounded}"] if bounded else []), *(["the response"] if y_bounded else [])])
-    released = " and ".join([*(["means"] if centring else []),
-                             *(["scales (mean absolute deviations)"] if bounded else [])])
-    return y_centre, [f"{what} (declared ranges: the privacy domain, not a scale): private {released} of the values "
-                      f"clipped to their ranges (Gaussian, mu={block.mu_round:.4g}-GDP per release); the fit ran on "
-                      "(x - centre) / scale and its coefficients were mapped back"]
+        for k, i in enumerate(need_s):
+            cap = _public_map(ranges[i], centring)[1]
+            scales[i] = min(_MAD_TO_SD * width[i] * max(float(mad[k]), floor), cap)
+        passes += 1
+    if need_c or need_s:
+        what = " and ".join([*([f"centres of {[names[i] for i in need_c]}"] if need_c else []),
+                             *([f"scales of {[names[i] for i in need_s]}"] if need_s else [])])
+        notes.append(f"declared ranges (the privacy domain, not a scale): the histograms did not clear for the "
+                     f"{what}; released instead as clipped Gaussian means (scales: mean absolute deviations) of the "
+                     f"values clipped to their ranges (mu={block.mu_round:.4g}-GDP per release)")
+    return passes
 
 
 def _notes(private: list[int], private_y: bool, centring: bool, k: int, b: int, mu_round: float,
            fallback_scale: list[int | str], fallback_centre: list[int | str]) -> list[str]:
-    """The report lines of the histogram releases (public facts and which releases fell back)."""
+    """The report lines of the histogram releases (public facts and which variables without a range fell
+    back)."""
     notes = [f"columns {private}{' and the response' if private_y else ''}: private "
              f"{'centres and ' if centring else ''}scales released from {k} groups of "
              f"{b} rows (histograms, mu={mu_round:.4g}-GDP each, composed with the rest of the fit); the fit ran on "
