@@ -168,26 +168,39 @@ def test_api_fit_on_csv_parquet_dask_and_tiny_chunks_equals_in_memory(sim, files
     _same(_fit(sim, sim.frame, "robgd", **small), _fit(sim, sim.frame, "robgd", chunksize=7, **small))
 
 
-@pytest.mark.parametrize("method", ["robgd", "ambssgd"])
-@pytest.mark.parametrize("intercept", [False, True])
-def test_declared_bounds_path_in_chunks_equals_in_memory(sim, files, method, intercept):
-    """With every variable's bounds declared, the preconditioning releases clipped Gaussian means (with an
-    intercept, also of the response) and clipped mean absolute deviations: one pass each.  A CSV in chunks of
-    100 rows and a DataFrame in chunks of 7 give the in-memory fit and ledger, and the notes count the passes."""
-    bounds = {"x1": (-5.0, 5.0), "x2": (-5.0, 5.0), "x3": (-5.0, 5.0), "y": (-20.0, 20.0)}
-    formula = "y ~ x1 + x2 + x3" if intercept else sim.formula
+@pytest.mark.parametrize("intercept", [None, 0])
+def test_declared_range_fallback_in_chunks_equals_in_memory(intercept):
+    """The preconditioning with declared ranges at a budget where the histograms cannot clear (mu = 0.05 at n =
+    3000: groups of 2 rows), so every declared variable falls back to its clipped Gaussian mean and mean absolute
+    deviation (two more passes): chunks of 7, 100 and n rows give the in-memory releases, and the fallback is
+    inside the ranges (not their midpoints)."""
+    from dpstats.methods.common.private_centring import release_standardisation
+    from dpstats.rows.memory import InMemoryRows
 
-    def fit(data, **kw):
-        return dpstats.dp_ols(formula, data, EPSILON, DELTA, method=method, random_state=7, max_rounds=3,
-                              bounds=bounds, **kw)
+    rng = np.random.default_rng(1)
+    n = 3000
+    X = np.column_stack([np.ones(n), rng.poisson(8, n), rng.uniform(0, 1, n)])
+    y = rng.poisson(150, n).astype(float)
+    ranges = [(1.0, 1.0), (0.0, 100.0), (0.0, 1.0)]
 
-    reference = fit(sim.frame)
-    assert any("declared ranges: the privacy domain" in note for note in reference.privacy.notes)
-    T = reference.info["rounds"]
-    setup = 1 + int(intercept) + 1 + 1  # preconditioning (deviations; means with an intercept), norm, spectrum
-    assert any(f"{setup + T} passes over the data" in note for note in reference.privacy.notes)
-    _same(reference, fit(CSVSource(files["csv"], chunksize=100)))
-    _same(reference, fit(sim.frame, chunksize=7))
+    def release(chunk_rows):
+        rows = InMemoryRows(X, y, chunk_rows)
+        return release_standardisation(rows.reduce, n, 3, intercept_index=intercept, column_ranges=ranges, mu=0.05,
+                                       rng=np.random.default_rng(4), ledger=PrivacyLedger(EPSILON, DELTA),
+                                       declared=(False, True, True), response_range=(0.0, 2000.0))
+
+    st, notes = release(None)
+    assert st.passes == 2 + int(intercept is not None) and any("did not clear" in note for note in notes)
+    if intercept is not None:
+        # noise sd of a centre: width sqrt(3) / (n mu_round) with mu_round = 0.05 / sqrt(8): 3.3 for x (width 100),
+        # 65 for y (width 2000); the margins are 4.5 sds (false-failure rate below 1e-5 for a fresh seed) and
+        # exclude the ranges' midpoints 50 and 1000
+        assert abs(st.centre[1] - 8.0) < 15.0 and abs(st.y_centre - 150.0) < 300.0
+    for chunk_rows in (7, 100, n):
+        got, got_notes = release(chunk_rows)
+        for key in ("centre", "scale"):
+            np.testing.assert_array_equal(getattr(got, key), getattr(st, key))
+        assert got.y_centre == st.y_centre and got.passes == st.passes and got_notes == notes
 
 
 class _NoReads:

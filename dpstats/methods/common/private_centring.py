@@ -41,8 +41,8 @@ its scale then falls back or is coarse.
 A release is used only when its noisy modal count clears the largest of the
 grid's noisy empty bins (2 sds above sqrt(2 ln B) sds, :func:`~dpstats.methods.common.robust_estimators.clearance`;
 post-processing of the released counts).  Otherwise the variable keeps a
-public fallback, and the notes name it: scale 1 and centre 0.  (Variables
-with a declared range are released differently and never fall back: below.)
+public fallback, and the notes name it: scale 1 and centre 0 without a
+range; with a declared range, the clipped Gaussian estimates below.
 
 Public ranges.  A range the design gives by construction (factor dummies,
 spline bases: ``declared`` False) is a tight fact about the column: it is
@@ -53,48 +53,52 @@ gives scale 1).
 Declared ranges.  A range from declared bounds (``declared`` True, and the
 response's declared range) is the privacy domain, wide by design (a
 documented cap, a plausible extreme), not a scale: scaling by it made kappa
-of E[z z^T] huge, and falling back to its midpoint when a histogram did not
-clear put the starting point far from the data (issue 17: declaring bounds
-made robgd and ambssgd worse: bikeshare R^2 -17.7 against -0.19 without).
-Inside that domain the estimates are clipped Gaussian means, which never
-fail to clear: in units u = (clip(v, lo, hi) - lo) / (hi - lo) in [0, 1] of
-each range, with p such variables,
+of E[z z^T] huge, and falling back to its midpoint and half-width when a
+histogram did not clear put the starting point far from the data (issue 17:
+declaring bounds made robgd and ambssgd worse: bikeshare R^2 -17.7 against
+-0.19 without).  Such a variable is released by the histograms like one
+without a range (its range then only bounds the released values: a centre
+inside it, a scale at most its half-width), and where a histogram does not
+clear it falls back to estimates inside the range that never fail: in units
+u = (clip(v, lo, hi) - lo) / (hi - lo) in [0, 1] of each range, with p
+such variables,
 
-3. centres (with an intercept; the response too, when its range is declared):
-   the vector of means of u plus Gaussian noise, L2 sensitivity sqrt(p) / n
-   (replacing a row moves each mean by at most 1 / n), clamped to [0, 1];
-4. scales (columns only): the vector of mean absolute deviations
-   |u - c_u| about the released centres (about the u of 0 without an
-   intercept), L2 sensitivity sqrt(q) / n for q columns (each term lies in
-   an interval of length at most 1); the scale is sqrt(pi / 2) (hi - lo)
-   times the released deviation (the sd of a normal variable), at least the
-   release's noise sd and at most the public map's scale (the half-width).
+3. centres (with an intercept; the response too): the vector of the means of
+   u plus Gaussian noise, L2 sensitivity sqrt(p) / n (replacing a row moves
+   each mean by at most 1 / n), clamped to [0, 1];
+4. scales (columns only): the vector of the mean absolute deviations
+   |u - c_u| about their centres (about the u of 0 without an intercept),
+   L2 sensitivity sqrt(p) / n (each term lies in an interval of length at
+   most 1); the scale is sqrt(pi / 2) (hi - lo) times the released deviation
+   (the sd of a normal variable), at least the release's noise sd and at
+   most the public map's scale (the half-width).
 
 Their noise sd, (hi - lo) sqrt(p) / (n mu_round), is small against the
 spread whenever n mu_round exceeds the ratio of the declared width to the
-spread (a few hundred for a cap 100 sds wide).  The bounds so only limit
-the privacy domain and set the sensitivity; the scale comes from the data.
+spread; where it does not (a range 100 sds wide at large n), the
+histograms, whose error does not grow with the width, have usually cleared.
+One round for each vector is reserved in the block whenever a variable has
+a declared range, and spent only on the variables that need it.  The
+bounds so only set the privacy domain and the sensitivity.
 
 The response gets a private centre but no scale: the methods' residual grids
 are geometric over [2^-64, 2^64), so they need no scale of y (descent with
 released thresholds is equivariant to scaling y, up to the grid's
 alignment); its centre makes the initial residuals y - c_y centred, so the
 intercept, which centring the columns makes a well-conditioned direction,
-starts near its value.  A response without a declared range is centred by
-the histograms (its scale histogram only sets the centre's bins).
+starts near its value.  Its scale histogram only sets the centre's bins.
 
 Privacy (replace-one, n public).  The grouping is public and each row is in
 at most one group, so replacing a row changes one group's mean and
 variance: in each variable's histogram one count falls by 1 and one rises
-by 1, L2 sensitivity sqrt(2).  The histograms of the variables without a
-range (2 per variable, 1 without an intercept) and the one or two vectors of
-clipped means of the variables with declared ranges
-(:func:`release_count`) are the releases of one Gaussian block with
-mu_round = mu_pre / sqrt(releases), adaptively composed (a centre histogram
-uses the released scale, the deviations the released centres): mu_pre-GDP
-in all (Dong, Roth & Su 2022, Cor. 3.3), charged to the fit's ledger before
-the first draw.  Argmaxes, clamps, fallbacks and the map are
-post-processing.
+by 1, L2 sensitivity sqrt(2).  The histograms (2 per variable, 1 without an
+intercept) and the one or two reserved vectors of the variables with
+declared ranges (:func:`release_count`) are the releases of one Gaussian
+block with mu_round = mu_pre / sqrt(releases), adaptively composed (a centre
+histogram uses the released scale; which variables enter a vector, and the
+centres the deviations are taken about, are released values): mu_pre-GDP in
+all (Dong, Roth & Su 2022, Cor. 3.3), charged to the fit's ledger before the
+first draw.  Argmaxes, clamps, fallbacks and the map are post-processing.
 
 Extreme finite values: a group's sums of v and v^2 may overflow (entries
 near 1.8e308).  Its variance is then inf or NaN and lands in the last bin
