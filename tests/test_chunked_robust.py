@@ -168,6 +168,41 @@ def test_api_fit_on_csv_parquet_dask_and_tiny_chunks_equals_in_memory(sim, files
     _same(_fit(sim, sim.frame, "robgd", **small), _fit(sim, sim.frame, "robgd", chunksize=7, **small))
 
 
+@pytest.mark.parametrize("intercept", [None, 0])
+def test_declared_range_fallback_in_chunks_equals_in_memory(intercept):
+    """The preconditioning with declared ranges at a budget where the histograms cannot clear (mu = 0.05 at n =
+    3000: groups of 2 rows), so every declared variable falls back to its clipped Gaussian mean and mean absolute
+    deviation (two more passes): chunks of 7, 100 and n rows give the in-memory releases, and the fallback is
+    inside the ranges (not their midpoints)."""
+    from dpstats.methods.common.private_centring import release_standardisation
+    from dpstats.rows.memory import InMemoryRows
+
+    rng = np.random.default_rng(1)
+    n = 3000
+    X = np.column_stack([np.ones(n), rng.poisson(8, n), rng.uniform(0, 1, n)])
+    y = rng.poisson(150, n).astype(float)
+    ranges = [(1.0, 1.0), (0.0, 100.0), (0.0, 1.0)]
+
+    def release(chunk_rows):
+        rows = InMemoryRows(X, y, chunk_rows)
+        return release_standardisation(rows.reduce, n, 3, intercept_index=intercept, column_ranges=ranges, mu=0.05,
+                                       rng=np.random.default_rng(4), ledger=PrivacyLedger(EPSILON, DELTA),
+                                       declared=(False, True, True), response_range=(0.0, 2000.0))
+
+    st, notes = release(None)
+    assert st.passes == 2 + int(intercept is not None) and any("did not clear" in note for note in notes)
+    if intercept is not None:
+        # noise sd of a centre: width sqrt(3) / (n mu_round) with mu_round = 0.05 / sqrt(8): 3.3 for x (width 100),
+        # 65 for y (width 2000); the margins are 4.5 sds (false-failure rate below 1e-5 for a fresh seed) and
+        # exclude the ranges' midpoints 50 and 1000
+        assert abs(st.centre[1] - 8.0) < 15.0 and abs(st.y_centre - 150.0) < 300.0
+    for chunk_rows in (7, 100, n):
+        got, got_notes = release(chunk_rows)
+        for key in ("centre", "scale"):
+            np.testing.assert_array_equal(getattr(got, key), getattr(st, key))
+        assert got.y_centre == st.y_centre and got.passes == st.passes and got_notes == notes
+
+
 class _NoReads:
     """RowChunks whose rows must never be read (refusals are decided from public n, d and the options)."""
 

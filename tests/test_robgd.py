@@ -214,33 +214,38 @@ def _whole_method_pair(n: int) -> tuple[dict, dict]:
     d_frame = sim.frame
     n_frame = d_frame.copy()
     n_frame.loc[0, ["y", "x1", "x2"]] = [-1e6, 1e3, 0.0]  # one row replaced by an extreme one
-    return {"frame": d_frame, "formula": sim.formula}, {"frame": n_frame, "formula": sim.formula}
+    return {"frame": d_frame, "formula": sim.formula, "bounds": sim.bounds()}, \
+        {"frame": n_frame, "formula": sim.formula, "bounds": sim.bounds()}
 
 
-def _audit_method(method: str, runs: int, epsilon: float, delta: float) -> float:
+def _audit_method(method: str, runs: int, epsilon: float, delta: float, bounds: bool = False) -> float:
+    """Whole-method audit on worst-case neighbours; with ``bounds`` the simulation's declared bounds are passed
+    (the preconditioning's clipped Gaussian releases; the replaced row is clipped to them)."""
     d_set, n_set = _whole_method_pair(2000)
 
     def run(ds: dict, rng: np.random.Generator) -> float:
         res = dpstats.dp_ols(ds["formula"], ds["frame"], epsilon=epsilon, delta=delta, method=method,
-                             random_state=rng)
+                             random_state=rng, bounds=ds["bounds"] if bounds else None)
         return float(res.params.iloc[0])
 
     return audit_mechanism(run, d_set, n_set, runs=runs, delta=AUDIT_DELTA, seed=6).epsilon_lower_bound
 
 
+@pytest.mark.parametrize("bounds", [False, True], ids=["no-bounds", "bounds"])
 @pytest.mark.parametrize("method", ["robgd", "ambssgd"])
-def test_audit_whole_method(method: str) -> None:
+def test_audit_whole_method(method: str, bounds: bool) -> None:
     epsilon, delta = 2.0, 1e-5
     claim = gaussian_epsilon(gaussian_mu(epsilon, delta), AUDIT_DELTA)
-    assert _audit_method(method, 300, epsilon, delta) <= claim
+    assert _audit_method(method, 300, epsilon, delta, bounds) <= claim
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("bounds", [False, True], ids=["no-bounds", "bounds"])
 @pytest.mark.parametrize("method", ["robgd", "ambssgd"])
-def test_audit_whole_method_long(method: str) -> None:
+def test_audit_whole_method_long(method: str, bounds: bool) -> None:
     epsilon, delta = 2.0, 1e-5
     claim = gaussian_epsilon(gaussian_mu(epsilon, delta), AUDIT_DELTA)
-    assert _audit_method(method, 4000, epsilon, delta) <= claim
+    assert _audit_method(method, 4000, epsilon, delta, bounds) <= claim
 
 
 @pytest.mark.slow
@@ -628,6 +633,14 @@ def test_declared_ranges_are_marked_and_released_privately() -> None:
                for note in res.privacy.notes)
     assert any(note.startswith("columns [3, 4] and the response: private centres and scales")
                for note in res.privacy.notes)
+    # inside the domain the scale comes from the data: x2 ~ N(50, 5^2) declared in [0, 1000] is centred near 50 and
+    # scaled near 5, not by its half-width 500 (the map is in the units of the public rescaling to [-1, 1]: x2 =
+    # 500 + 500 x2').  At n = 20000, epsilon = 1 the histograms clear (groups of 13 rows): the scale is within a
+    # factor of about 2 of the sd (bins of ratio 2 on the variance, group variances with 12 degrees of freedom),
+    # the centre within about s / 8 of the mode of the group means; were a histogram not to clear, the clipped
+    # Gaussian fallback has noise sds 1.6 (centre) and 1.7 (scale).  Margins of 4+ sds either way: false-failure
+    # rate below 1e-4 for a fresh seed
+    assert abs(500.0 + 500.0 * res.info["centre"][4] - 50.0) < 8.0 and 1.0 < 500.0 * res.info["scale"][4] < 14.0
 
 
 @pytest.mark.parametrize("method", ["robgd", "ambssgd"])
@@ -648,3 +661,88 @@ def test_wide_declared_covariate_bounds_do_not_hurt(method: str) -> None:
                                      random_state=seed)
         without = dpstats.dp_ols("y ~ x1 + x2 + C(g)", df, 1.0, 1e-6, method=method, random_state=seed)
         assert r2(with_bounds) > r2(without) - 0.05
+
+
+def _count_response_frame() -> tuple[pd.DataFrame, dict[str, tuple[float, float]]]:
+    """A count response (mean ~150, sd ~70, >= 0) declared in [0, 2000], a proportion in [0, 1] and a count
+    (Poisson(8)) declared in [0, 100]: documented caps far wider than the spreads, at n = 6000 (the real-data
+    benchmark's bikeshare and randhie in miniature)."""
+    rng = np.random.default_rng(3)
+    n = 6000
+    df = pd.DataFrame({"x1": rng.uniform(0, 1, n), "x2": rng.poisson(8, n).astype(float)})
+    df["y"] = np.maximum(0.0, 40 + 120 * df.x1 + 6 * df.x2 + 60 * rng.standard_normal(n)).round()
+    return df, {"x1": (0, 1), "x2": (0, 100), "y": (0, 2000)}
+
+
+@pytest.mark.parametrize("method", ["robgd", "ambssgd"])
+def test_wide_declared_bounds_at_small_n_epsilon_do_not_hurt(method: str) -> None:
+    # Issue 17 part 4.  At n = 6000, epsilon = 0.5 the preconditioning's histograms (groups of 2-3 rows) often do
+    # not clear their noise; a declared variable then fell back to the midpoint and half-width of its range: the
+    # fit started at y = 1000 instead of ~150 and the few rounds allowed left it there (in-sample R^2 -75, -69, 2.1,
+    # -1.1, -75 on seeds 0-4 for robgd against -2.6, -2.3, -2.1, -0.6, -2.1 without bounds; ambssgd alike).  A
+    # declared variable now falls back to clipped Gaussian estimates inside its range.  Criterion: the median R^2
+    # over 15 seeds with bounds is above the median without, less 0.05.  Over 60 other seeds (robgd) the per-seed
+    # R^2 with bounds had median -0.46 (quartiles -1.53, -0.02; 40% below -1: fits whose norm estimate is noise
+    # diverge, in either path) and without bounds median -2.34 (quartiles -3.02, -1.45): the median of 15 with
+    # bounds falls below -1.5 with probability binom.sf(7, 15, 0.25) = 0.004 and the one without rises above it
+    # with about the same, so a false failure for fresh seeds needs both or a rarer crossing in between: below 1e-3
+    # (a rough bound from these quantiles; ambssgd: medians -0.28 with, -1.80 without, quartiles -1.40 / -0.01 and
+    # -2.34 / -0.81).  The seeds here are fixed.
+    df, bounds = _count_response_frame()
+    y = df.y.to_numpy()
+
+    def r2(res: dpstats.DPRegressionResults) -> float:
+        return 1 - float(np.sum((y - res.predict(df)) ** 2) / np.sum((y - y.mean()) ** 2))
+
+    with_bounds, without = [], []
+    for seed in range(15):
+        with_bounds.append(r2(dpstats.dp_ols("y ~ x1 + x2", df, 0.5, 1e-6, method=method, bounds=bounds,
+                                             random_state=seed)))
+        without.append(r2(dpstats.dp_ols("y ~ x1 + x2", df, 0.5, 1e-6, method=method, random_state=seed)))
+    assert np.median(with_bounds) > np.median(without) - 0.05, (np.round(with_bounds, 2), np.round(without, 2))
+
+
+def _declared_release_pair() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """Neighbours for the declared-range releases: 60 rows inside [0, 10] (x) and [0, 100] (y); the neighbour
+    moves row 0 from the bottom of both ranges to far beyond their tops (clipped to the tops: the worst case)."""
+    rng = np.random.default_rng(2)
+    X = np.column_stack([np.ones(60), rng.uniform(0, 10, 60)])
+    y = rng.uniform(0, 100, 60)
+    X[0, 1], y[0] = 0.0, 0.0
+    Xn, yn = X.copy(), y.copy()
+    Xn[0, 1], yn[0] = 1e6, 1e9
+    return (X, y), (Xn, yn)
+
+
+def _audit_declared_release(runs: int) -> tuple[float, float]:
+    """Audit of the preconditioning's clipped Gaussian releases (centres of x and y, scale of x) at mu = 1: the
+    released centre of x is the statistic.  Returns (lower bound, claim)."""
+    from dpstats.methods.common.private_centring import release_standardisation
+    from dpstats.rows.memory import InMemoryRows
+
+    mu = 1.0
+
+    def run(data: tuple[np.ndarray, np.ndarray], rng: np.random.Generator) -> float:
+        rows = InMemoryRows(*data)
+        st, _ = release_standardisation(rows.reduce, 60, 2, intercept_index=0, column_ranges=[None, (0.0, 10.0)],
+                                        mu=mu, rng=rng, ledger=_ledger(), declared=(False, True),
+                                        response_range=(0.0, 100.0))
+        return float(st.centre[1])
+
+    d_set, n_set = _declared_release_pair()
+    res = audit_mechanism(run, d_set, n_set, runs=runs, delta=AUDIT_DELTA, seed=8)
+    return res.epsilon_lower_bound, gaussian_epsilon(mu, AUDIT_DELTA)
+
+
+def test_audit_declared_range_release() -> None:
+    lower, claim = _audit_declared_release(1500)
+    assert lower <= claim
+
+
+@pytest.mark.slow
+def test_audit_declared_range_release_long() -> None:
+    # power: the centres vector is one of 2 releases of mu / sqrt(2) each, L2 sensitivity sqrt(2) / n; the pair
+    # moves each coordinate by 1 / n, so the released centre of x alone is (1 / sqrt 2) / sqrt 2 = 0.5-GDP, and
+    # a sound audit of it sees part of gaussian_epsilon(0.5) (1.35 at delta 1e-3); 20000 runs gave 0.76
+    lower, claim = _audit_declared_release(20000)
+    assert lower <= claim and lower > 0.4 * gaussian_epsilon(0.5, AUDIT_DELTA)

@@ -310,7 +310,7 @@ def _plan(ctx: FitContext, options: AMBSSGDOptions) -> _Plan:
     mu = gaussian_mu(ctx.epsilon, ctx.delta)
     mu, mu_pre = descent.precondition_split(
         mu, options.standardising and centring.releases_anything(d, ctx.intercept_index, ctx.column_ranges or None,
-                                                                 ctx.declared_ranges))
+                                                                 ctx.declared_ranges, ctx.response_range))
     round_cap = min((n - n0) // 4, max_disjoint_histograms(int(float(options.est_fraction) * (n - n0)), mu))
     if round_cap < 2:
         raise InsufficientDataError(
@@ -416,7 +416,7 @@ def _report(run: _Run, options: AMBSSGDOptions, T: int, eta: float, held: int) -
     plan = run.plan
     setup = [name for name, used in (("preconditioning", plan.mu_pre > 0), ("norm histogram", options.trace is None),
                                      ("spectrum", plan.need_spectrum)) if used]
-    passes = len(setup) + T
+    passes = len(setup) - int(plan.mu_pre > 0) + (0 if run.st is None else run.st.passes) + T
     notes = ["BASELINE (Varshney et al. 2022): not robust to corrupted labels",
              f"rows split by a public pseudo-random order into S_0 ({plan.n0} rows) and {T} disjoint mini-batches; "
              "parallel composition",

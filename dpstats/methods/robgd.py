@@ -352,7 +352,7 @@ def _plan(ctx: FitContext, options: RobGDOptions) -> _Plan:
     mu = gaussian_mu(ctx.epsilon, ctx.delta)
     mu, mu_pre = descent.precondition_split(
         mu, options.standardize and centring.releases_anything(d, ctx.intercept_index, ctx.column_ranges or None,
-                                                               ctx.declared_ranges))
+                                                               ctx.declared_ranges, ctx.response_range))
     rest = 1.0 - _NORM_SHARE - _SPECTRUM_SHARE
     hist_cap = max_histogram_releases(n_a // b_dist, b_dist, mu * math.sqrt(rest),
                                       min(1.0, b_dist * float(options.max_corruption)))
@@ -492,7 +492,8 @@ def _choose_best(rows: Rows, ctx: FitContext, run: _Run, state: _Descent, dist: 
 def _report(run: _Run, options: RobGDOptions, T: int, eta: float, theta_x: float, held: int) -> list[str]:
     """The fit's report lines (public facts and released values)."""
     plan = run.plan
-    passes = int(plan.mu_pre > 0) + 1 + int(plan.need_spectrum) + T + int(options.best_iterate)
+    pre_passes = 0 if run.prepare is None or run.prepare.st is None else run.prepare.st.passes
+    passes = pre_passes + 1 + int(plan.need_spectrum) + T + int(options.best_iterate)
     setup = [name for name, used in (("preconditioning", plan.mu_pre > 0), ("norm histogram", True),
                                      ("spectrum", plan.need_spectrum)) if used]
     chosen = run.diagnostics.get("chosen_iterate")

@@ -41,41 +41,64 @@ its scale then falls back or is coarse.
 A release is used only when its noisy modal count clears the largest of the
 grid's noisy empty bins (2 sds above sqrt(2 ln B) sds, :func:`~dpstats.methods.common.robust_estimators.clearance`;
 post-processing of the released counts).  Otherwise the variable keeps a
-public fallback, and the notes name it: scale 1 and centre 0, or the
-half-width and midpoint of its declared range.
+public fallback, and the notes name it: scale 1 and centre 0 without a
+range; with a declared range, the clipped Gaussian estimates below.
 
 Public ranges.  A range the design gives by construction (factor dummies,
 spline bases: ``declared`` False) is a tight fact about the column: it is
 used as the map and nothing is spent (centre (lo + hi) / 2, scale
 (hi - lo) / 2; scale max(|lo|, |hi|) without an intercept; a zero width
-gives scale 1).  A range from declared bounds (``declared`` True) is the
-privacy domain of the bounded methods, wide by design (a documented cap, a
-plausible extreme): scaling a column by it instead of by its spread put kappa
-of E[z z^T] in the hundreds, where the rounds the budget allows barely moved
-(issue 17: declaring bounds made robgd worse).  Such a column is released
-like one without a range; its range only bounds the released values (a scale
-at most its half-width, a centre inside it: post-processing with public
-numbers) and is the fallback.
+gives scale 1).
 
-The response gets a private centre (even when its range is declared: a
-declared response range is a clip bound for the bounded methods, usually far
-wider than the response's spread) but no scale: the methods' residual grids are
-geometric over [2^-64, 2^64), so they need no scale of y (descent with
+Declared ranges.  A range from declared bounds (``declared`` True, and the
+response's declared range) is the privacy domain, wide by design (a
+documented cap, a plausible extreme), not a scale: scaling by it made kappa
+of E[z z^T] huge, and falling back to its midpoint and half-width when a
+histogram did not clear put the starting point far from the data (issue 17:
+declaring bounds made robgd and ambssgd worse: bikeshare R^2 -17.7 against
+-0.19 without).  Such a variable is released by the histograms like one
+without a range (its range then only bounds the released values: a centre
+inside it, a scale at most its half-width), and where a histogram does not
+clear it falls back to estimates inside the range that never fail: in units
+u = (clip(v, lo, hi) - lo) / (hi - lo) in [0, 1] of each range, with p
+such variables,
+
+3. centres (with an intercept; the response too): the vector of the means of
+   u plus Gaussian noise, L2 sensitivity sqrt(p) / n (replacing a row moves
+   each mean by at most 1 / n), clamped to [0, 1];
+4. scales (columns only): the vector of the mean absolute deviations
+   |u - c_u| about their centres (about the u of 0 without an intercept),
+   L2 sensitivity sqrt(p) / n (each term lies in an interval of length at
+   most 1); the scale is sqrt(pi / 2) (hi - lo) times the released deviation
+   (the sd of a normal variable), at least the release's noise sd and at
+   most the public map's scale (the half-width).
+
+Their noise sd, (hi - lo) sqrt(p) / (n mu_round), is small against the
+spread whenever n mu_round exceeds the ratio of the declared width to the
+spread; where it does not (a range 100 sds wide at large n), the
+histograms, whose error does not grow with the width, have usually cleared.
+One round for each vector is reserved in the block whenever a variable has
+a declared range, and spent only on the variables that need it.  The
+bounds so only set the privacy domain and the sensitivity.
+
+The response gets a private centre but no scale: the methods' residual grids
+are geometric over [2^-64, 2^64), so they need no scale of y (descent with
 released thresholds is equivariant to scaling y, up to the grid's
 alignment); its centre makes the initial residuals y - c_y centred, so the
 intercept, which centring the columns makes a well-conditioned direction,
-starts near its value.
+starts near its value.  Its scale histogram only sets the centre's bins.
 
 Privacy (replace-one, n public).  The grouping is public and each row is in
 at most one group, so replacing a row changes one group's mean and
 variance: in each variable's histogram one count falls by 1 and one rises
-by 1, L2 sensitivity sqrt(2).  The 2k histograms of the k released
-variables (k without an intercept, where only scales are released) are
-releases of one Gaussian block with mu_round = mu_pre / sqrt(releases),
-adaptively composed (the centre histogram uses the released scale):
-mu_pre-GDP in all (Dong, Roth & Su 2022, Cor. 3.3), charged to the fit's
-ledger before the first draw.  Argmaxes, fallbacks and the map are
-post-processing.
+by 1, L2 sensitivity sqrt(2).  The histograms (2 per variable, 1 without an
+intercept) and the one or two reserved vectors of the variables with
+declared ranges (:func:`release_count`) are the releases of one Gaussian
+block with mu_round = mu_pre / sqrt(releases), adaptively composed (a centre
+histogram uses the released scale; which variables enter a vector, and the
+centres the deviations are taken about, are released values): mu_pre-GDP in
+all (Dong, Roth & Su 2022, Cor. 3.3), charged to the fit's ledger before the
+first draw.  Argmaxes, clamps, fallbacks and the map are post-processing.
 
 Extreme finite values: a group's sums of v and v^2 may overflow (entries
 near 1.8e308).  Its variance is then inf or NaN and lands in the last bin
@@ -118,6 +141,8 @@ __all__ = [
     "check_public_options",
     "group_size",
     "private_columns",
+    "BoundedSumsPass",
+    "release_count",
     "releases_anything",
     "release_standardisation",
     "releases_per_column",
@@ -213,12 +238,14 @@ class GroupSumsPass:
 
 @dataclass(frozen=True)
 class Standardisation:
-    """The released map z = (x - centre) / scale (the intercept column has centre 0, scale 1)."""
+    """The released map z = (x - centre) / scale (the intercept column has centre 0, scale 1), and how many passes
+    over the rows released it."""
 
     centre: np.ndarray
     scale: np.ndarray
     intercept_index: int | None
     y_centre: float = 0.0
+    passes: int = 0  # passes over the rows that released it (public)
 
     def transform(self, X: np.ndarray) -> np.ndarray:
         """(X - centre) / scale as a new array (elementwise, so the same doubles for any split of the rows).
@@ -304,10 +331,11 @@ def private_columns(d: int, intercept_index: int | None, column_ranges: Ranges,
 
 
 def releases_anything(d: int, intercept_index: int | None, column_ranges: Ranges,
-                      declared: Sequence[bool] = ()) -> bool:
-    """Whether :func:`release_standardisation` spends budget: a column to release, or an intercept (the response
-    is then centred privately, whatever its declared range)."""
-    return intercept_index is not None or bool(private_columns(d, intercept_index, column_ranges, declared))
+                      declared: Sequence[bool] = (), response_range: tuple[float, float] | None = None) -> bool:
+    """Whether :func:`release_standardisation` spends budget: a column to release, or an intercept with a response
+    whose centre is released (the response is centred privately whatever its declared range, unless the range
+    has zero width)."""
+    return release_count(d, intercept_index, column_ranges, declared, response_range) > 0
 
 
 def releases_per_column(intercept_index: int | None) -> int:
@@ -330,22 +358,13 @@ def group_size(n: int, mu_round: float) -> int:
 
 def _public_map(iv: tuple[float, float] | None, centring: bool) -> tuple[float, float]:
     """(centre, scale) of a column from its public range alone: the map of a column bounded by the design (or of
-    a constant column: a zero width gives scale 1), and the fallback of a release that does not clear."""
+    a constant column: a zero width gives scale 1), the cap of a declared column's released scale, and (no
+    range: centre 0, scale 1) the fallback of a histogram that does not clear."""
     if iv is None:
         return 0.0, 1.0
     lo, hi = iv
     half = (hi - lo) / 2.0 if centring else max(abs(lo), abs(hi))
     return ((lo + hi) / 2.0 if centring else 0.0), (half if half > 0 else 1.0)
-
-
-def _within_range(centre: float, scale: float, iv: tuple[float, float] | None) -> tuple[float, float]:
-    """A released centre moved into the declared range and a released scale capped at its half-width (values in
-    [lo, hi] have spread at most (hi - lo) / 2): post-processing with public numbers."""
-    if iv is None:
-        return centre, scale
-    lo, hi = iv
-    half = (hi - lo) / 2.0
-    return min(max(centre, lo), hi), (min(scale, half) if half > 0 else scale)
 
 
 @dataclass(frozen=True)
@@ -396,14 +415,80 @@ def _release_centres(rel: _Releases, scales: np.ndarray, rng: np.random.Generato
     return out
 
 
+def _bounded(iv: tuple[float, float] | None) -> bool:
+    """Whether a variable has a public range of positive width (its values are clipped to it by the Gaussian
+    releases, :class:`BoundedSumsPass`)."""
+    return iv is not None and iv[1] > iv[0]
+
+
+class BoundedSumsPass:
+    """fn(X, y, offset) -> per variable, the sum over all rows of u = (clip(v, lo, hi) - lo) / (hi - lo) in [0, 1],
+    or with ``centre`` the sum of |u - centre_u| (in an interval of length at most 1); picklable.
+
+    The variables are the design columns ``columns`` and, with ``response``, the response last; ``lo`` and
+    ``width`` are their public ranges.  Each row adds one term in [0, 1] per variable, so replacing a row moves
+    each coordinate of the mean (sum / n) by at most 1 / n: L2 sensitivity sqrt(p) / n for p variables.
+    """
+
+    def __init__(self, columns: np.ndarray, response: bool, lo: np.ndarray, width: np.ndarray,
+                 centre: np.ndarray | None = None) -> None:
+        self.columns, self.response, self.lo, self.width, self.centre = columns, response, lo, width, centre
+
+    @quiet  # a value beyond the largest double over a small width is +-inf: clipped like any other
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
+        V = X[:, self.columns]
+        if self.response:
+            V = np.column_stack([V, y])
+        u = np.clip((V - self.lo) / self.width, 0.0, 1.0)
+        if self.centre is not None:
+            u = np.abs(u - self.centre)
+        return np.asarray(u.sum(axis=0), dtype=float)
+
+
+def _plan_variables(d: int, intercept_index: int | None, column_ranges: Ranges, declared: Sequence[bool],
+                    response_range: tuple[float, float] | None) -> tuple[list[int], list[int], bool, bool]:
+    """(columns without a range, columns with a declared range of positive width, whether the response is
+    released (with an intercept, unless its declared range has zero width), whether it has a declared range of
+    positive width): public facts only."""
+    private = private_columns(d, intercept_index, column_ranges, declared)
+    bounded = [j for j in private if _bounded(_range(column_ranges, j))]
+    free = [j for j in private if j not in bounded]
+    centring = intercept_index is not None
+    y_bounded = centring and response_range is not None and _bounded(response_range)
+    y_released = centring and (response_range is None or y_bounded)
+    return free, bounded, y_released, y_bounded
+
+
+def _gaussian_rounds(centring: bool, bounded: list[int], y_bounded: bool) -> tuple[int, int]:
+    """(rounds for the clipped means, rounds for the clipped deviations) reserved for the variables with declared
+    ranges whose histograms do not clear: one vector each, when such variables exist (public facts)."""
+    return int(centring and bool(bounded or y_bounded)), int(bool(bounded))
+
+
+def release_count(d: int, intercept_index: int | None, column_ranges: Ranges, declared: Sequence[bool] = (),
+                  response_range: tuple[float, float] | None = None) -> int:
+    """Releases of one preconditioning (public facts): per released variable a histogram of its group variances
+    and, with an intercept, one of its group means; with declared ranges, one vector of clipped means (with an
+    intercept) and one of clipped mean absolute deviations (when a column has one), reserved for the variables
+    whose histograms do not clear."""
+    free, bounded, y_released, y_bounded = _plan_variables(d, intercept_index, column_ranges, declared,
+                                                           response_range)
+    centring = intercept_index is not None
+    return ((len(free) + len(bounded) + int(y_released)) * releases_per_column(intercept_index)
+            + sum(_gaussian_rounds(centring, bounded, y_bounded)))
+
+
 def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *, intercept_index: int | None,
                             column_ranges: Ranges, mu: float, rng: np.random.Generator, ledger: PrivacyLedger,
-                            declared: Sequence[bool] = ()) -> tuple[Standardisation, list[str]]:
+                            declared: Sequence[bool] = (), response_range: tuple[float, float] | None = None
+                            ) -> tuple[Standardisation, list[str]]:
     """Release the centres and scales (module docstring) from the ``n`` rows under mu-GDP, charged to ``ledger``.
 
     ``reduce(fn, combine)`` evaluates a pass on all the rows (:meth:`~dpstats.rows.base.Rows.reduce`): one
-    pass.  ``declared[j]`` is True when column j's range comes from declared bounds (not a scale).  Returns
-    the map and report notes.
+    pass for the histograms, and for the variables with declared ranges whose histograms did not clear one
+    for their clipped means and one for their clipped deviations (``Standardisation.passes``).
+    ``declared[j]`` is True when column j's range comes from declared bounds (not a scale);
+    ``response_range`` is the response's declared range (None: none).  Returns the map and report notes.
     """
     centring = intercept_index is not None
     centre, scale = np.zeros(d), np.ones(d)
@@ -412,63 +497,148 @@ def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *
     for j in public:
         centre[j], scale[j] = _public_map(_range(column_ranges, j), centring)
     notes = [f"columns {public}: centred and scaled by their public ranges (nothing spent)"] if public else []
-    # The response is always centred privately (with an intercept): its declared range is a clip bound for the
-    # bounded methods, typically far wider than its spread (statsmodels' fair: hours 0-60, sd 2.2), and its
-    # midpoint as a centre left the robust methods' residual-scale search far from the residuals (R^2 -7).
-    private_y = centring
-    if not private and not private_y:
-        return Standardisation(centre, scale, intercept_index, 0.0), notes
-    names: list[int | str] = [*private, *(["response"] if private_y else [])]
-    releases = len(names) * releases_per_column(intercept_index)
+    free, bounded, y_released, y_bounded = _plan_variables(d, intercept_index, column_ranges, declared,
+                                                           response_range)
+    # The response is always centred (with an intercept), even when its range is declared: a declared response
+    # range is a clip bound for the bounded methods, typically far wider than its spread (statsmodels' fair: hours
+    # 0-60, sd 2.2), and its midpoint as a centre left the robust methods' residual-scale search far from the
+    # residuals (R^2 -7).  A zero-width range is the response's value.
+    y_centre = response_range[0] if centring and response_range is not None and not y_released else 0.0
+    releases = release_count(d, intercept_index, column_ranges, declared, response_range)
+    if releases == 0:
+        return Standardisation(centre, scale, intercept_index, float(y_centre)), notes
     mu_round = mu / math.sqrt(releases)
     b = group_size(n, mu_round)
-    k = n // b
+    columns = free + bounded
     block = gaussian_block(rounds=releases, mu_round=mu_round, ledger=ledger,
                            name="private centres and scales of the covariates (preconditioning)",
-                           note=f"{len(private)} columns, {k} groups of {b} rows; per column a histogram of the group "
-                                "variances" + (" and one of the group means / scale" if centring else "")
-                                + ", sensitivity sqrt 2 each")
-    means, variances = _group_statistics(reduce, n, private, private_y, b, rng)
+                           note=_block_note(columns, y_released, bounded, y_bounded, centring, b, n))
+    hist_c, hist_s = _release_histograms(reduce, n, columns, y_released, centring, block, b, rng)
+    ranges = [_range(column_ranges, j) for j in columns] + ([response_range] if y_released else [])
+    c_all, s_all = _within_ranges(hist_c, hist_s, ranges)
+    names: list[int | str] = [*columns, *(["response"] if y_released else [])]
+    fallback = [i for i, iv in enumerate(ranges) if iv is None or not _bounded(iv)]
+    notes += _notes(columns, y_released, centring, n // b, b, mu_round,
+                    [names[i] for i in fallback if math.isnan(s_all[i]) and names[i] != "response"],
+                    [names[i] for i in fallback if math.isnan(c_all[i])])
+    passes = 1
+    if bounded or y_bounded:
+        gauss = [i for i, iv in enumerate(ranges) if iv is not None and _bounded(iv)]
+        passes += _release_bounded(reduce, n, gauss, ranges, names, centring, block, c_all, s_all, rng, notes)
+    for i, j in enumerate(columns):  # no range and no release: the public fallback centre 0, scale 1
+        centre[j] = 0.0 if math.isnan(c_all[i]) else c_all[i]
+        scale[j] = 1.0 if math.isnan(s_all[i]) else s_all[i]
+    if y_released:
+        y_centre = 0.0 if math.isnan(c_all[-1]) else float(c_all[-1])
+    return Standardisation(centre, scale, intercept_index, float(y_centre), passes), notes
+
+
+def _within_ranges(centres: np.ndarray, scales: np.ndarray,
+                   ranges: list[tuple[float, float] | None]) -> tuple[np.ndarray, np.ndarray]:
+    """Released centres moved into their declared ranges and scales capped at the half-widths (values in [lo, hi]
+    have spread at most (hi - lo) / 2): post-processing with public numbers; NaN (not cleared) stays NaN."""
+    c, s = centres.copy(), scales.copy()
+    for i, iv in enumerate(ranges):
+        if iv is not None and _bounded(iv):
+            lo, hi = iv
+            c[i] = c[i] if math.isnan(c[i]) else min(max(c[i], lo), hi)
+            s[i] = s[i] if math.isnan(s[i]) else min(s[i], (hi - lo) / 2.0)
+    return c, s
+
+
+def _block_note(columns: list[int], y_released: bool, bounded: list[int], y_bounded: bool, centring: bool, b: int,
+                n: int) -> str:
+    """The ledger note of the preconditioning's block (public facts)."""
+    note = (f"{len(columns) + int(y_released)} variables, {n // b} groups of {b} rows: per variable a histogram of "
+            "the group variances" + (" and one of the group means / scale" if centring else "")
+            + ", sensitivity sqrt 2 each")
+    rounds_c, rounds_s = _gaussian_rounds(centring, bounded, y_bounded)
+    if rounds_c or rounds_s:
+        note += ("; reserved for the variables with declared ranges whose histograms do not clear: "
+                 + ", ".join([*(["a vector of clipped means"] if rounds_c else []),
+                              *(["a vector of clipped mean absolute deviations"] if rounds_s else [])])
+                 + " (sensitivity sqrt(p) / n in units of each range, p such variables)")
+    return note
+
+
+def _release_histograms(reduce: Callable[[Any, Any], Any], n: int, columns: list[int], response: bool,
+                        centring: bool, block: GaussianBlock, b: int,
+                        rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The histogram releases (module docstring, steps 1 and 2) of ``columns`` and (last) the response: per
+    variable the released centre (0 without an intercept) and scale, NaN where the histogram did not clear."""
+    means, variances = _group_statistics(reduce, n, columns, response, b, rng)
     rel = _Releases(block, means, variances)
     released_scale = _release_scales(rel, rng)
     used_scale = np.where(np.isnan(released_scale), 1.0, released_scale)
-    released_centre = _release_centres(rel, used_scale, rng) if centring else np.zeros(len(names))
-    fallback_scale: list[int | str] = []
-    fallback_centre: list[int | str] = []
-    for i, j in enumerate(private):
-        iv = _range(column_ranges, j)
-        public_centre, public_scale = _public_map(iv, centring)
-        c, s = _within_range(float(released_centre[i]), float(released_scale[i]), iv)
-        if math.isnan(s):
-            fallback_scale.append(j)
-            s = public_scale
-        if math.isnan(c):
-            fallback_centre.append(j)
-            c = public_centre
-        centre[j], scale[j] = c, s
-    y_centre = 0.0
-    if private_y:
-        y_centre = 0.0 if math.isnan(released_centre[-1]) else float(released_centre[-1])
-        if math.isnan(released_scale[-1]):
-            fallback_scale.append("response")
-        if math.isnan(released_centre[-1]):
-            fallback_centre.append("response")
-    notes += _notes(private, private_y, centring, k, b, mu, fallback_scale, fallback_centre)
-    return Standardisation(centre, scale, intercept_index, y_centre), notes
+    released_centre = _release_centres(rel, used_scale, rng) if centring else np.zeros(len(columns) + int(response))
+    return released_centre, released_scale
 
 
-def _notes(private: list[int], private_y: bool, centring: bool, k: int, b: int, mu: float,
+#: sd / mean absolute deviation of a normal variable: E|X - mean| = sd sqrt(2 / pi)
+_MAD_TO_SD = math.sqrt(math.pi / 2.0)
+
+
+def _release_bounded(reduce: Callable[[Any, Any], Any], n: int, gauss: list[int],
+                     ranges: list[tuple[float, float] | None], names: list[int | str], centring: bool,
+                     block: GaussianBlock, centres: np.ndarray, scales: np.ndarray, rng: np.random.Generator,
+                     notes: list[str]) -> int:
+    """The fallback of the variables with declared ranges (positions ``gauss`` among the released variables)
+    whose histograms did not clear (module docstring, "Declared ranges"): fills their NaN ``centres`` and
+    ``scales`` in place, adds a note, and returns the passes made.
+
+    In units u = (clip(v) - lo) / (hi - lo) of each range: the vector of means of u over the variables whose
+    centre did not clear (with an intercept), then the vector of mean absolute deviations |u - c_u| about their
+    centres (about the u of 0 without an intercept) over the columns whose scale did not clear, each one Gaussian
+    release of L2 sensitivity sqrt(p) / n.  The scale is sqrt(pi / 2) (hi - lo) times the released deviation
+    (the sd of a normal variable), at least that release's noise sd and at most the half-width (max(|lo|, |hi|)
+    without an intercept).  The variables to release are chosen from released values (post-processing).
+    """
+    lo = np.array([ranges[i][0] if ranges[i] is not None else 0.0 for i in range(len(ranges))])  # type: ignore[index]
+    width = np.array([ranges[i][1] - ranges[i][0] if ranges[i] is not None else 1.0  # type: ignore[index]
+                      for i in range(len(ranges))])
+    cols = np.array([j for j in names if j != "response"], dtype=np.intp)
+    passes = 0
+    need_c = [i for i in gauss if centring and math.isnan(centres[i])]
+    if need_c:
+        sums = reduce(BoundedSumsPass(cols, names[-1] == "response", lo, width), add_arrays)
+        sens = math.sqrt(len(need_c)) / n
+        noisy = np.asarray(block.release(sums[need_c] / n, l2_sensitivity=sens, rng=rng), dtype=float)
+        centres[need_c] = lo[need_c] + width[need_c] * np.clip(noisy, 0.0, 1.0)  # inside the range
+        passes += 1
+    need_s = [i for i in gauss if names[i] != "response" and math.isnan(scales[i])]
+    if need_s:
+        about = (centres - lo) / width if centring else -lo / width  # the u of the centre (of 0 without one)
+        q = len(cols)
+        sums = reduce(BoundedSumsPass(cols, False, lo[:q], width[:q], centre=np.clip(about[:q], 0.0, 1.0)
+                                      if centring else about[:q]), add_arrays)
+        sens = math.sqrt(len(need_s)) / n
+        mad = np.asarray(block.release(sums[need_s] / n, l2_sensitivity=sens, rng=rng), dtype=float)
+        floor = sens / block.mu_round  # the release's noise sd: a deviation below it is noise
+        for k, i in enumerate(need_s):
+            cap = _public_map(ranges[i], centring)[1]
+            scales[i] = min(_MAD_TO_SD * width[i] * max(float(mad[k]), floor), cap)
+        passes += 1
+    if need_c or need_s:
+        what = " and ".join([*([f"centres of {[names[i] for i in need_c]}"] if need_c else []),
+                             *([f"scales of {[names[i] for i in need_s]}"] if need_s else [])])
+        notes.append(f"declared ranges (the privacy domain, not a scale): the histograms did not clear for the "
+                     f"{what}; released instead as clipped Gaussian means (scales: mean absolute deviations) of the "
+                     f"values clipped to their ranges (mu={block.mu_round:.4g}-GDP per release)")
+    return passes
+
+
+def _notes(private: list[int], private_y: bool, centring: bool, k: int, b: int, mu_round: float,
            fallback_scale: list[int | str], fallback_centre: list[int | str]) -> list[str]:
-    """The report lines of a preconditioning (public facts and which releases fell back)."""
+    """The report lines of the histogram releases (public facts and which variables without a range fell
+    back)."""
     notes = [f"columns {private}{' and the response' if private_y else ''}: private "
              f"{'centres and ' if centring else ''}scales released from {k} groups of "
-             f"{b} rows (mu={mu:.4g}-GDP, composed with the rest of the fit); the fit ran on (x - centre) / "
-             "scale and its coefficients were mapped back"]
+             f"{b} rows (histograms, mu={mu_round:.4g}-GDP each, composed with the rest of the fit); the fit ran on "
+             "(x - centre) / scale and its coefficients were mapped back"]
     if fallback_scale:
         notes.append(f"columns {fallback_scale}: the scale histogram did not clear its noise (too few rows for this "
-                     "budget, or an almost constant column): the public fallback (the half-width of the column's "
-                     "declared range, else 1)")
+                     "budget, or an almost constant column): the public fallback, scale 1")
     if fallback_centre:
-        notes.append(f"columns {fallback_centre}: the centre histogram did not clear its noise: the public fallback "
-                     "(the midpoint of the column's declared range, else 0)")
+        notes.append(f"columns {fallback_centre}: the centre histogram did not clear its noise: the public fallback, "
+                     "centre 0")
     return notes

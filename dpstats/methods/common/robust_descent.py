@@ -151,7 +151,8 @@ def precondition(rows: Rows, ctx: FitContext, mu_pre: float, notes: list[str],
         return None
     st, lines = release_standardisation(rows.reduce, ctx.n, ctx.d, intercept_index=ctx.intercept_index,
                                         column_ranges=ctx.column_ranges or None, mu=mu_pre, rng=ctx.rng,
-                                        ledger=ctx.ledger, declared=ctx.declared_ranges)
+                                        ledger=ctx.ledger, declared=ctx.declared_ranges,
+                                        response_range=ctx.response_range)
     notes.extend(lines)
     diagnostics.update(centre=st.centre, scale=st.scale, y_centre=st.y_centre)
     return st
