@@ -564,11 +564,16 @@ def auto_refusal(facts: AutoFacts) -> str:
 
 
 def auto_no_interval_reason(facts: AutoFacts) -> str:
-    """The results' reason when ``method="auto"`` fitted DP-SGD's point estimate below n * mu = ``INTERVAL_MIN_N_MU``,
-    where no method here gives an interval (public facts only)."""
-    return ("method='auto' fitted DP-SGD's point estimate, which has no interval: " +
-            interval_reason(facts.n, facts.epsilon, facts.delta) +
-            "; at this n * mu no private estimate here is reliable, so treat the coefficients as indicative only")
+    """The results' reason when ``method="auto"`` fitted DP-SGD's point estimate: below n * mu =
+    ``INTERVAL_MIN_N_MU``, where no method here gives an interval, or below ``SMALL_N_MU`` with null rows kept
+    (``missing='drop'``), which pgd cannot keep inert (public facts only)."""
+    head = "method='auto' fitted DP-SGD's point estimate, which has no interval: "
+    if facts.n_mu < INTERVAL_MIN_N_MU:
+        return (head + interval_reason(facts.n, facts.epsilon, facts.delta) +
+                "; at this n * mu no private estimate here is reliable, so treat the coefficients as indicative only")
+    return (head + f"pgd, which reports an interval at n * mu(epsilon, delta) = {facts.n_mu:.3g}, cannot keep the "
+            "null rows of missing='drop' inert; drop them before the fit (the row count is then public) to get "
+            "its interval")
 
 
 def theory_rate(guarantee: str) -> UpperRate:
@@ -581,15 +586,16 @@ def theory_rate(guarantee: str) -> UpperRate:
 #: them (``auto_rules_for``); they apply only to registered methods.  With every bound declared: private Theil-Sen
 #: for one predictor with an intercept below n * mu = ``SMALL_N_MU`` (ahead of pgd: its point estimate was far
 #: closer to least squares there), and DP-SGD's averaged, early-stopped iterates below n * mu =
-#: ``INTERVAL_MIN_N_MU``, where pgd gives no interval either.
+#: ``INTERVAL_MIN_N_MU``, where pgd gives no interval either, and up to ``SMALL_N_MU`` where pgd cannot fit (null
+#: rows kept with ``missing='drop'``; pgd ranks ahead wherever it can).
 AUTO_RULES_FOR_OTHERS = (
     ("theilsen", AutoRule(
         rank=9, bounds="all", max_n_mu=SMALL_N_MU, min_d=2, max_d=2, needs_intercept=True,
         why="at n * mu(epsilon, delta) < 100 with one predictor, the private median of pairwise slopes was far "
             "closer to least squares than pgd (docs/choosing.md)")),
     ("dpsgd", AutoRule(
-        rank=12, bounds="all", max_n_mu=INTERVAL_MIN_N_MU, no_interval_reason=auto_no_interval_reason,
-        why="at n * mu(epsilon, delta) < 15 no method here reports an interval, and its averaged, early-stopped "
+        rank=12, bounds="all", max_n_mu=SMALL_N_MU, no_interval_reason=auto_no_interval_reason,
+        why="below n * mu(epsilon, delta) = 15 (or up to 100 where pgd cannot fit) its averaged, early-stopped "
             "iterates were the most accurate point estimate on the rescaled design (docs/choosing.md)")),
 )
 
