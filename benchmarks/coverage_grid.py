@@ -184,7 +184,7 @@ def _least_squares(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 def no_interval_row(setting: Setting, why: str) -> dict:
     """The row of a setting where the method's public size rule gives no interval (``InferenceRule.reports_at``:
-    pgd below n * mu = 100, theilsen below n * epsilon = 250): nothing is fitted (the rule is public and the
+    pgd below n * mu = 15, theilsen below n * epsilon = 250): nothing is fitted (the rule is public and the
     plan's tests check that fits follow it)."""
     nan = float("nan")
     return asdict(setting) | {"reps": 0, "refused": nan, "withheld": 1.0, "reported": 0.0, "coverage": nan,

@@ -19,8 +19,8 @@ answers, in the units of the coefficients and from public facts only:
   which epsilon (at n) the fit reports intervals, by the method's own rules
   (``MethodSpec.inference_rule``: its public size rule, e.g. pgd's
   n * mu(epsilon, delta) >= 15, and its withholding rule), and for
-  ``method="auto"`` by the method auto chooses there (below n * mu = 100 it
-  fits a more accurate point estimate without an interval).
+  ``method="auto"`` by the method auto chooses there (below n * mu = 15 it
+  fits a point estimate without an interval).
 
 The planned fit is the default pipeline's: the public rescaling of every
 column and the response to [-1, 1] by the declared bounds, and the method's

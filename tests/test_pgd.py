@@ -1,7 +1,7 @@
 """pgd: private gradient descent on privately standardised rows (dpstats.methods.pgd).
 
 Options are refused before anything is read; the budget is spent exactly (GDP split of mu(epsilon, delta)); the
-interval is withheld below n * mu = 100 with a specific reason; pgd without bounds refuses, before spending, where
+interval is withheld below n * mu = 15 with a specific reason; pgd without bounds refuses, before spending, where
 its clipping domain would cost too much; the released map back to the user's coefficients is exact; a fit on data
 read in chunks (CSV, Parquet, Dask) is the in-memory fit; a fixed-seed statistical check of accuracy and coverage.
 Everything uses fixed seeds; the statistical test states its false-failure rate.
@@ -270,13 +270,16 @@ def _facts(n: int, d: int = 4, epsilon: float = 1.0, bounds: bool = True, **kw) 
 
 
 @pytest.mark.parametrize("n,epsilon,expected", [
-    (300, 1.0, "dpsgd"),     # n mu = 71
+    (60, 1.0, "dpsgd"),      # n mu = 14.2: no method here gives an interval
+    (64, 1.0, "pgd"),        # n mu = 15.1: pgd's (wide) interval
+    (300, 1.0, "pgd"),       # n mu = 71
     (423, 1.0, "pgd"),       # n mu = 100.1
     (300, 3.0, "pgd"),       # n mu = 194
     (99_999, 1.0, "pgd"),
     (100_000, 1.0, "adassp"),
     (1_000, 0.5, "pgd"),     # n mu = 124
-    (700, 0.5, "dpsgd"),     # n mu = 87
+    (700, 0.5, "pgd"),       # n mu = 87
+    (100, 0.5, "dpsgd"),     # n mu = 12.4
 ])
 def test_auto_rule_with_bounds(n, epsilon, expected):
     spec, _ = choose_auto(_facts(n, epsilon=epsilon))
@@ -292,19 +295,28 @@ def test_auto_without_bounds_uses_pgd_only_where_its_domain_is_affordable():
 
 def test_auto_names_theilsen_only_when_it_is_registered(monkeypatch):
     facts = _facts(300, d=2)
-    assert "theilsen" in available_methods() or choose_auto(facts)[0].name == "dpsgd"
+    assert "theilsen" in available_methods() or choose_auto(facts)[0].name == "pgd"
     fake = dataclasses.replace(get_method("dpsgd"), name="theilsen")
     monkeypatch.setitem(registry._REGISTRY, "theilsen", fake)
     assert choose_auto(facts)[0].name == "theilsen"
-    assert choose_auto(_facts(300, d=3))[0].name == "dpsgd"  # one predictor only
-    assert choose_auto(_facts(300, d=2, intercept=False))[0].name == "dpsgd"
+    assert choose_auto(_facts(50, d=2))[0].name == "theilsen"  # below pgd's interval threshold too
+    assert choose_auto(_facts(300, d=3))[0].name == "pgd"  # one predictor only
+    assert choose_auto(_facts(300, d=2, intercept=False))[0].name == "pgd"
+    assert choose_auto(_facts(50, d=3))[0].name == "dpsgd"
 
 
 def test_auto_below_the_threshold_says_why_there_is_no_interval():
-    small = _frame(300)  # n mu = 71 at epsilon = 1
+    small = _frame(50)  # n mu = 11.8 at epsilon = 1: below pgd's interval threshold
     res = dpstats.dp_ols(FORMULA, small, 1.0, 1e-6, bounds=BOUNDS, random_state=0)
-    assert res.method == "dpsgd" and "n * mu = 71" in res.privacy.method_choice
+    assert res.method == "dpsgd" and "n * mu = 11.8" in res.privacy.method_choice
     reason = res.inference_reason
-    assert reason.startswith("method='auto' fitted the most accurate point estimate at this sample size, which has "
-                             "no interval")
-    assert "below 100" in reason and "method='pgd' reports an interval here" in reason
+    assert reason.startswith("method='auto' fitted DP-SGD's point estimate, which has no interval")
+    assert "below 15" in reason and "pgd reports intervals from n >= 64 rows" in reason
+    assert res.bse.isna().all()
+
+
+def test_auto_between_the_thresholds_reports_pgds_wide_interval():
+    res = dpstats.dp_ols(FORMULA, _frame(300), 1.0, 1e-6, bounds=BOUNDS, random_state=0)  # n mu = 71
+    assert res.method == "pgd" and "n * mu = 71" in res.privacy.method_choice
+    assert "never excluding 0 with the wrong sign" in res.privacy.method_choice
+    assert np.isfinite(res.conf_int().to_numpy()).all() and not res.inference_reason

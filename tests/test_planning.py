@@ -225,7 +225,7 @@ def _reports(formula: str, n: int, epsilon: float, method: str) -> tuple[str, bo
 ])
 def test_plan_says_from_which_n_an_interval_is_reported_as_the_fits_do(method, formula, used):
     """The plan's ``interval_n`` at epsilon = 1 is where the fits start reporting: at interval_n - 1 the plan says
-    no interval and the fit gives none; at interval_n both report (pgd: ceil(100 / mu(1, 1e-6)) = 423; auto on
+    no interval and the fit gives none; at interval_n both report (pgd: ceil(15 / mu(1, 1e-6)) = 64; auto on
     two predictors the same, through its switch from dpsgd to pgd; theilsen, and auto on one predictor, from
     n * epsilon = 250).  Public rules only: deterministic."""
     bounds = {k: v for k, v in BOUNDS_2.items() if k in formula}
@@ -236,27 +236,24 @@ def test_plan_says_from_which_n_an_interval_is_reported_as_the_fits_do(method, f
         assert row["inference"].iloc[0].startswith("reported") is reported, (n, row["inference"].iloc[0])
         assert bool(row["auto"].iloc[0]) is (method == "auto")
         assert _reports(formula, n, 1.0, method) == (name, reported)
-    threshold = pgd.SMALL_N_MU if method == "auto" else pgd.INTERVAL_MIN_N_MU  # auto fits pgd from n * mu = 100
-    assert start == (250 if formula == "y ~ x1" else math.ceil(threshold / gaussian_mu(1.0, 1e-6)))
+    assert start == (250 if formula == "y ~ x1" else math.ceil(pgd.INTERVAL_MIN_N_MU / gaussian_mu(1.0, 1e-6)))
 
 
 def test_plan_says_from_which_epsilon_an_interval_is_reported_as_the_fits_do():
     """At n = 50 pgd's intervals start at the epsilon where n * mu(epsilon, 1e-6) = 15 (its interval threshold), and
-    at n = 300 auto switches from dpsgd to pgd where n * mu = 100: the plan's ``interval_epsilon``; a fit 1% below
-    it gives none, one at it gives one.  Deterministic (public rules)."""
-    row = one(dpstats.plan(bounds=BOUNDS_2, formula="y ~ x1 + x2", n=50, epsilon=1.0, method="pgd"), "pgd")
-    eps = float(row["interval_epsilon"].iloc[0])
-    assert 50 * gaussian_mu(eps, 1e-6) == pytest.approx(pgd.INTERVAL_MIN_N_MU, rel=2e-3)
-    assert "n * mu(epsilon, delta) = 11.8" in row["inference"].iloc[0] and not row["auto"].iloc[0]
-    assert _reports("y ~ x1 + x2", 50, eps * 0.99, "pgd") == ("pgd", False)
-    assert _reports("y ~ x1 + x2", 50, eps * 1.001, "pgd") == ("pgd", True)
-    row = one(dpstats.plan(bounds=BOUNDS_2, formula="y ~ x1 + x2", n=300, epsilon=1.0, method="auto"), "dpsgd")
-    eps = float(row["interval_epsilon"].iloc[0])
-    assert 300 * gaussian_mu(eps, 1e-6) == pytest.approx(pgd.SMALL_N_MU, rel=2e-3)
-    assert _reports("y ~ x1 + x2", 300, eps * 0.99, "auto") == ("dpsgd", False)
-    assert _reports("y ~ x1 + x2", 300, eps * 1.001, "auto") == ("pgd", True)
-    text = str(dpstats.plan(bounds=BOUNDS_2, formula="y ~ x1 + x2", n=300, epsilon=1.0, method="auto"))
-    assert "chosen by method='auto'; intervals: none; reported from n >= 423 at this epsilon" in text
+    auto switches there from dpsgd (no interval) to pgd: the plan's ``interval_epsilon``; a fit 1% below it gives
+    none, one just above gives one.  Deterministic (public rules)."""
+    for method, below in (("pgd", "pgd"), ("auto", "dpsgd")):
+        row = one(dpstats.plan(bounds=BOUNDS_2, formula="y ~ x1 + x2", n=50, epsilon=1.0, method=method), below)
+        eps = float(row["interval_epsilon"].iloc[0])
+        assert 50 * gaussian_mu(eps, 1e-6) == pytest.approx(pgd.INTERVAL_MIN_N_MU, rel=2e-3)
+        if method == "pgd":
+            assert "n * mu(epsilon, delta) = 11.8" in row["inference"].iloc[0]
+        assert bool(row["auto"].iloc[0]) is (method == "auto")
+        assert _reports("y ~ x1 + x2", 50, eps * 0.99, method) == (below, False)
+        assert _reports("y ~ x1 + x2", 50, eps * 1.001, method) == ("pgd", True)
+    text = str(dpstats.plan(bounds=BOUNDS_2, formula="y ~ x1 + x2", n=50, epsilon=1.0, method="auto"))
+    assert "chosen by method='auto'; intervals: none; reported from n >= 64 at this epsilon" in text
 
 
 def test_plan_of_a_method_without_intervals_says_none():

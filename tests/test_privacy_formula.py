@@ -443,7 +443,8 @@ def test_missing_drop_is_refused_for_methods_that_standardise_rows_and_auto_avoi
         assert t is InvalidArgumentError and "null row" in m and acct.spent == (0.0, 0.0)
     res = dpstats.dp_ols("y ~ x", d, 1.0, 1e-6, bounds={"x": (0, 10), "y": (-10, 20)}, missing="drop",
                          random_state=0)
-    assert res.method == "dpsgd" and res.nobs == N  # n * mu < 100 with bounds: auto's point estimate, null rows inert
+    assert res.method == "dpsgd" and res.nobs == N  # n * mu < 100 with bounds: pgd cannot keep null rows inert
+    assert "cannot keep the null rows of missing='drop' inert" in res.inference_reason
     t, _, _ = refusal(d, "y ~ x", missing="drop")
     assert t is MissingBoundsError
     res = dpstats.dp_ols("y ~ x", d, 1.0, 1e-6, method="dpsgd", missing="drop", random_state=0)

@@ -332,7 +332,7 @@ class InferenceRule:
     withhold_above : float or None
         The noise-to-signal ratio above which inference is withheld (None: never).
     min_n_mu : float
-        Inference only where n * mu(epsilon, delta) >= this (pgd: 100; 0: no such rule).
+        Inference only where n * mu(epsilon, delta) >= this (pgd: 15; 0: no such rule).
     min_n_epsilon : float
         Inference only where n * epsilon >= this (theilsen: 250; 0: no such rule).
 
