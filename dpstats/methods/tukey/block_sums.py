@@ -28,41 +28,57 @@ GROUP_ROWS = 1 << 12
 COPY_ROWS = 1 << 18
 
 
-def block_products(a: np.ndarray, blocks: WindowedBlocks, offset: int) -> np.ndarray:
-    """Per-block sums of outer products v v^T of the rows v of one chunk ``a`` (rows offset..; rows in no block
-    are left out).
+def block_products(X: np.ndarray, y: np.ndarray, blocks: WindowedBlocks, offset: int,
+                   shift: np.ndarray | None = None) -> np.ndarray:
+    """Per-block sums of outer products v v^T of the rows v = [x, y] - shift of one chunk (rows offset..; rows in
+    no block are left out).
 
-    The chunk's full windows are gathered by groups of blocks (at most about :data:`GROUP_ROWS` rows at a time,
-    so the gathered rows stay in cache), each group with one batched product; the rows of the at most two
-    windows cut by the chunk's edges (at most one row per block each) are added separately.  Each block's sum is
+    The chunk's full windows are gathered by groups of blocks straight from ``X`` and ``y`` (at most about
+    :data:`GROUP_ROWS` rows at a time, so the gathered rows stay in cache) and shifted there, each group with one
+    batched product; the rows of the at most two windows cut by the chunk's edges (at most one row per block
+    each) are added separately.  No copy of the chunk is made, and each entry of v is the same subtraction as
+    in a shifted copy of the chunk, so the sums are those of that copy, bit for bit.  Each block's sum is
     computed from that block's rows alone.
 
     Parameters
     ----------
-    a : numpy.ndarray
-        The chunk's rows (rows x p).
+    X : numpy.ndarray
+        The chunk's design rows (rows x d).
+    y : numpy.ndarray
+        The chunk's responses.
     blocks : WindowedBlocks
         The public assignment of rows to blocks.
     offset : int
         Global index of the chunk's first row.
+    shift : numpy.ndarray or None
+        (d + 1,) subtracted from every row [x, y] (TukeyEM's released centres); None: no shift.
 
     Returns
     -------
     numpy.ndarray
-        (m, p, p).
+        (m, d + 1, d + 1).
     """
-    m, p = blocks.m, a.shape[1]
+    m, d = blocks.m, X.shape[1]
+    p = d + 1
     out = np.zeros((m, p, p))
-    stop = offset + a.shape[0]
+    stop = offset + X.shape[0]
     first, last = blocks.full_windows(offset, stop)
     if last > first:
         lanes = blocks.lanes(first, last) - offset
-        per = max(1, GROUP_ROWS // lanes.shape[1])
+        w = lanes.shape[1]
+        per = max(1, GROUP_ROWS // w)
         for start in range(0, m, per):
-            v = np.take(a, lanes[start:start + per], axis=0, mode="clip")  # indices are in range
+            idx = lanes[start:start + per]
+            v = np.empty((idx.shape[0], w, p))
+            np.take(X, idx, axis=0, out=v[..., :d], mode="clip")  # indices are in range
+            np.take(y, idx, out=v[..., d], mode="clip")
+            if shift is not None:
+                v -= shift
             np.matmul(v.transpose(0, 2, 1), v, out=out[start:start + per])
     for lo, hi, blk in blocks.edges(offset, stop, first, last):
-        rows = a[lo - offset:hi - offset]
+        rows = np.column_stack([X[lo - offset:hi - offset], y[lo - offset:hi - offset]])
+        if shift is not None:
+            rows -= shift
         out[blk] += rows[:, :, None] * rows[:, None, :]
     return out
 
@@ -87,10 +103,7 @@ def block_sums(z: np.ndarray, y: np.ndarray, blocks: WindowedBlocks, offset: int
         (m, d, d) and (m, d).
     """
     d = z.shape[1]
-    aug = np.empty((z.shape[0], d + 1))
-    aug[:, :d] = z
-    aug[:, d] = y
-    full = block_products(aug, blocks, offset)
+    full = block_products(z, y, blocks, offset)
     return np.ascontiguousarray(full[:, :d, :d]), np.ascontiguousarray(full[:, :d, d])
 
 

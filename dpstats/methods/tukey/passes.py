@@ -288,9 +288,10 @@ class CentredBlockSums:
     d + 1, d + 1), the pilot's sums of the chunk (:class:`PilotPass`)): the read of ``blocks="moments"`` on rows
     that are not re-read cheaply.
 
-    The centres are released before this read, so each block's sums are taken about them directly (one
-    centred copy of the chunk, gathered by block: :func:`~dpstats.methods.tukey.block_sums.block_products`);
-    per-chunk partial sums add up.  A column equal to its centre in a block is exactly 0 there.
+    The centres are released before this read, so each block's sums are taken about them directly (the rows
+    gathered by block and centred in cache, no copy of the chunk:
+    :func:`~dpstats.methods.tukey.block_sums.block_products`); per-chunk partial sums add up.  A column equal
+    to its centre in a block is exactly 0 there.
 
     Parameters
     ----------
@@ -306,11 +307,8 @@ class CentredBlockSums:
     @quiet
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int
                  ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
-        d = X.shape[1]
-        v = np.empty((X.shape[0], d + 1))
-        np.subtract(X, self.prep.centre, out=v[:, :d])
-        np.subtract(y, self.prep.y_centre, out=v[:, d])
-        return block_products(v, self.assignment, offset), PilotPass(self.prep)(X, y, offset)
+        shift = np.append(self.prep.centre, self.prep.y_centre)
+        return block_products(X, y, self.assignment, offset, shift), PilotPass(self.prep)(X, y, offset)
 
 
 @quiet
