@@ -12,7 +12,7 @@ from scipy.special import ndtri
 
 import dpstats
 from dpstats.errors import IllConditionedDesignError, InvalidArgumentError, InvalidPrivacyParameterError
-from dpstats.methods import pgd
+from dpstats.methods import pgd, theilsen
 from dpstats.methods.noisy_ols import INFERENCE_SHARE, ols_sensitivity
 from dpstats.methods.registry import available_methods, get_method
 from dpstats.methods.ssp import INFERENCE_WEIGHT
@@ -220,14 +220,14 @@ def _reports(formula: str, n: int, epsilon: float, method: str) -> tuple[str, bo
 @pytest.mark.parametrize("method,formula,used", [
     ("pgd", "y ~ x1 + x2", ("pgd", "pgd")),
     ("auto", "y ~ x1 + x2", ("dpsgd", "pgd")),  # auto switches from dpsgd (no interval) to pgd at n * mu = 100
-    ("theilsen", "y ~ x1", ("theilsen", "theilsen")),  # theilsen's own rule: n * epsilon >= 250
-    ("auto", "y ~ x1", ("theilsen", "theilsen")),  # one predictor: auto's theilsen below n * mu = 100 reports from 250
+    ("theilsen", "y ~ x1", ("theilsen", "theilsen")),  # theilsen's own rule: n * epsilon >= INTERVAL_MIN_N_EPSILON
+    ("auto", "y ~ x1", ("theilsen", "theilsen")),  # one predictor: auto's theilsen below n * mu = 100, same rule
 ])
 def test_plan_says_from_which_n_an_interval_is_reported_as_the_fits_do(method, formula, used):
     """The plan's ``interval_n`` at epsilon = 1 is where the fits start reporting: at interval_n - 1 the plan says
     no interval and the fit gives none; at interval_n both report (pgd: ceil(15 / mu(1, 1e-6)) = 64; auto on
     two predictors the same, through its switch from dpsgd to pgd; theilsen, and auto on one predictor, from
-    n * epsilon = 250).  Public rules only: deterministic."""
+    n * epsilon = theilsen.INTERVAL_MIN_N_EPSILON).  Public rules only: deterministic."""
     bounds = {k: v for k, v in BOUNDS_2.items() if k in formula}
     start = int(dpstats.plan(formula=formula, bounds=bounds, n=1000, epsilon=1.0, method=method).to_frame()
                 ["interval_n"].iloc[0])
@@ -236,7 +236,8 @@ def test_plan_says_from_which_n_an_interval_is_reported_as_the_fits_do(method, f
         assert row["inference"].iloc[0].startswith("reported") is reported, (n, row["inference"].iloc[0])
         assert bool(row["auto"].iloc[0]) is (method == "auto")
         assert _reports(formula, n, 1.0, method) == (name, reported)
-    assert start == (250 if formula == "y ~ x1" else math.ceil(pgd.INTERVAL_MIN_N_MU / gaussian_mu(1.0, 1e-6)))
+    one_predictor = math.ceil(theilsen.INTERVAL_MIN_N_EPSILON)
+    assert start == (one_predictor if formula == "y ~ x1" else math.ceil(pgd.INTERVAL_MIN_N_MU / gaussian_mu(1.0, 1e-6)))
 
 
 def test_plan_says_from_which_epsilon_an_interval_is_reported_as_the_fits_do():

@@ -334,7 +334,7 @@ class InferenceRule:
     min_n_mu : float
         Inference only where n * mu(epsilon, delta) >= this (pgd: 15; 0: no such rule).
     min_n_epsilon : float
-        Inference only where n * epsilon >= this (theilsen: 250; 0: no such rule).
+        Inference only where n * epsilon >= this (theilsen: 50; 0: no such rule).
 
     Examples
     --------

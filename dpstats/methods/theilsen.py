@@ -15,11 +15,15 @@ Sarathy & Vadhan ("Analyzing the differentially private Theil-Sen estimator for 
 * **intercept** a: the exponential-mechanism median of the residuals y - b x (Sen's intercept) over a public
   linear grid of the residual's range, in a second pass;
 * **intervals** (``inference=True``, when n * epsilon >= :data:`INTERVAL_MIN_N_EPSILON`): a parametric
-  bootstrap of the linearised error of each median, from released values only: the sampling spread of the
-  median's rank (an incomplete U-statistic for the k-matching, a binomial for the residuals), the Laplace
-  rank noise of the exponential mechanism, and the slope of the inverse distribution function at the median,
-  read off a private quarter-radius (the radius around the released median holding a quarter of the pairs);
-  the intercept's draws carry the slope's error through a private mean of x.
+  bootstrap from released values only, in two regimes of the public n * epsilon.  From
+  :data:`SIMULATE_BELOW_N_EPSILON` on, the linearised error of each median: the sampling spread of the median's
+  rank (an incomplete U-statistic for the k-matching, a binomial for the residuals), the Laplace rank noise of
+  the exponential mechanism, and the slope of the inverse distribution function at the median, read off a
+  private quarter-radius (the radius around the released median holding a quarter of the pairs).  Below it,
+  where that model under-covers (the radius and the median's rank error are too heavy-tailed), the bootstrap
+  runs both exponential mechanisms exactly on Cauchy profiles with ties, whose scale and tie share are drawn
+  from their posterior given the released radius (:class:`MedianRelease`): honest, but wide.  The intercept's
+  draws carry the slope's error through a private mean of x.
 
 Privacy (replace-one neighbours, n public): a replaced row changes at most k pair slopes and one residual, so
 every count the exponential mechanisms score moves by at most k (slopes) or 1 (residuals), and the clipped sum
@@ -92,18 +96,22 @@ RESIDUAL_RADIUS_DECADES = (-5.0, 0.0)
 SPREAD_SHARE = 0.25
 #: Var(E[1{slope_ij < beta} | row i]) for continuous x and errors independent of x (derived in the proof page)
 ZETA1 = 1.0 / 36.0
-#: n * epsilon below which intervals are not reported (the exponential mechanism's rank error is then too
-#: heavy-tailed for a calibrated interval; measured in benchmarks/theilsen.py, see BENCHMARKS.md)
-INTERVAL_MIN_N_EPSILON = 250.0
+#: the linearised bootstrap keeps the radius's relative error above -1 + this floor (a draw stays positive)
+SPREAD_FLOOR = 0.2
+#: n * epsilon below which intervals are not reported (the lowest n * epsilon where their coverage was measured,
+#: in benchmarks/theilsen.py; see BENCHMARKS.md)
+INTERVAL_MIN_N_EPSILON = 50.0
 #: shares of epsilon: slope median, slope spread, intercept median, intercept spread, mean of x
 INFERENCE_SHARES = (0.55, 0.15, 0.16, 0.10, 0.04)
+#: the same below SIMULATE_BELOW_N_EPSILON, where no share of the budget makes the radii informative (their
+#: simulated bootstrap is then wide whatever they get): the medians keep nearly their shares without inference
+SMALL_INFERENCE_SHARES = (0.70, 0.05, 0.20, 0.03, 0.02)
 #: shares of epsilon without inference: slope median, intercept median
 POINT_SHARES = (0.75, 0.25)
-#: the bootstrap keeps the spread's relative error above -1 + this floor (a draw of the spread stays positive)
-SPREAD_FLOOR = 0.2
 
-BOOTSTRAP_DESCRIPTION = ("parametric bootstrap of the linearised error of the private medians (sampling, "
-                         "exponential-mechanism rank noise, private spreads), from released values only")
+BOOTSTRAP_DESCRIPTION = ("parametric bootstrap of the error of the private medians (sampling, exponential-"
+                         "mechanism rank noise, private spreads; below n * epsilon = 250 the mechanisms simulated "
+                         "on the profiles the released spreads make plausible), from released values only")
 NO_RSQUARED = "Theil-Sen releases medians of slopes and residuals, not the sums of squares R^2 needs"
 
 
@@ -443,29 +451,158 @@ def radius_counts(grid: CellGrid, counts: np.ndarray, centre: float, radii: Cell
     return np.bincount(cell, weights=counts, minlength=radii.cells).astype(np.int64)
 
 
-# -- inference: the linearised error, drawn from released values --------------------------------------------------
+# -- inference: the releases simulated on a profile implied by released values --------------------------------------
+
+#: the simulated profiles of the values (MedianRelease.simulated_draws) are Cauchy around the median (a pair
+#: slope beta + de / dx is a ratio of two differences: exactly Cauchy for normal x and errors), their scales on a
+#: log grid this far apart (10%)
+SCALE_STEP = 0.1
+#: n * epsilon below which the bootstrap simulates the exponential mechanisms on profiles (the linearised model
+#: under-covers there); from it on, the linearised model, calibrated there (measured in benchmarks/theilsen.py)
+SIMULATE_BELOW_N_EPSILON = 250.0
+#: tie shares of the simulated profiles (pairs with equal x count half below and half above every cell; the
+#: radius holds SPREAD_SHARE of the values only if fewer than 1 - SPREAD_SHARE are ties)
+TIE_SHARES = (0.0, 0.25, 0.5, 0.7)
+
 
 @dataclass(frozen=True)
-class MedianError:
-    """The linearised error model of one private median (all public or released).
+class MedianRelease:
+    """One private median and its private quarter-radius, as released, with the public facts of their mechanisms.
 
-    error = spread * (sqrt(rank_variance) Z + L), Z standard normal, L Laplace with scale ``rank_noise`` (the
-    exponential mechanism's rank error, in shares of the count), and the spread (slope of the inverse
-    distribution function at the median, released) uncertain by the relative Laplace error
-    ``spread_noise``.
+    ``grid`` and ``radii`` are the public grids of the median and of the radius; ``count`` the number of values
+    (N pairs or n residuals), ``sensitivity`` how far one row moves any count, ``epsilon`` and
+    ``epsilon_spread`` the budgets of the two releases, ``rank_variance`` the sampling variance of the share of
+    values below the population median, ``median``, ``median_cell`` and ``radius_cell`` the released median and
+    cells, ``simulate`` which error model the bootstrap uses (:meth:`draws`; public: from n * epsilon), and
+    ``tie_shares`` the shares of ties the simulated profiles may have (pair slopes: TIE_SHARES; residuals: 0).
     """
 
-    spread: float
+    grid: CellGrid
+    radii: CellGrid
+    count: float
+    sensitivity: float
+    epsilon: float
+    epsilon_spread: float
     rank_variance: float
-    rank_noise: float
-    spread_noise: float
+    median: float
+    median_cell: int
+    radius_cell: int
+    simulate: bool
+    tie_shares: tuple[float, ...] = (0.0,)
+
+    @property
+    def radius(self) -> float:
+        """The released quarter-radius."""
+        return float(self.radii.values[self.radius_cell])
+
+    @property
+    def rank_noise(self) -> float:
+        """Scale of the median's rank error in shares of the count (Laplace tails of the mechanism)."""
+        return 2.0 * self.sensitivity / (self.epsilon * self.count)
+
+    @property
+    def inverse_density(self) -> float:
+        """1 / f, the slope of the inverse distribution function at the median read off the radius: a share
+        SPREAD_SHARE of the values within the radius, so f ~ SPREAD_SHARE / (2 radius)."""
+        return 2.0 * self.radius / SPREAD_SHARE
 
     def draws(self, size: int, rng: np.random.Generator) -> np.ndarray:
-        """``size`` draws of the error (post-processing: public randomness combined with released values)."""
-        relative = np.maximum(1.0 + _laplace_draws(self.spread_noise, size, rng), SPREAD_FLOOR)
+        """``size`` draws of the median's error: :meth:`simulated_draws` if ``simulate``, else
+        :meth:`linearised_draws`."""
+        if self.simulate:
+            return self.simulated_draws(size, rng)
+        return self.linearised_draws(size, rng)
+
+    def linearised_draws(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        """The linearised error inverse_density * (sqrt(rank_variance) Z + L), Z standard normal, L Laplace with
+        scale ``rank_noise`` (the exponential mechanism's rank error in shares of the count), the radius
+        uncertain by a relative Laplace error of scale (the radius release's rank noise) / SPREAD_SHARE (each
+        draw divides by 1 + that error, floored at SPREAD_FLOOR)."""
+        spread_noise = 2.0 * self.sensitivity / (self.epsilon_spread * self.count) / SPREAD_SHARE
+        relative = np.maximum(1.0 + _laplace_draws(spread_noise, size, rng), SPREAD_FLOOR)
         rank = math.sqrt(self.rank_variance) * post_processing_normal(size, rng) + _laplace_draws(
             self.rank_noise, size, rng)
-        return self.spread / relative * rank
+        return self.inverse_density / relative * rank
+
+    def simulated_draws(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        """``size`` draws of the median's error, simulated on the profiles the released radius makes plausible.
+
+        A profile is a share t of values that count half below and half above every cell (ties: pairs with
+        equal x) and a share 1 - t from a Cauchy of scale g centred at the released median.  Each replicate
+        draws (g, t) from their posterior given the released radius (:meth:`profile_draws`), so that a radius
+        released too small at small n * epsilon, or many ties, cannot make the interval too narrow.  The
+        median's exponential mechanism is run exactly on the shares the profile puts below each cell edge (same
+        grid, base measure, sensitivity and epsilon), and two errors the fixed centre leaves out are added: the
+        sampling error (normal rank error of variance ``rank_variance`` times the inverse density
+        pi g / (1 - t)) and the grid's rounding (uniform over the released cell: the population median lies
+        anywhere in it).  Post-processing: public randomness and released values.
+        """
+        scales, ties, pick = self.profile_draws(size, rng)
+        below = 0.5 * ties[:, None] + (1.0 - ties[:, None]) * _cauchy_cdf(
+            (self.grid.edges[None, :] - self.median) / scales[:, None])
+        b_cell = _sample_rows(_release_weights(self.grid.log_prior, below, 0.5, self._factor(self.epsilon)), pick, rng)
+        lo, hi = _cell_span(self.grid, self.median_cell)
+        inverse_density = math.pi * scales / (1.0 - ties)
+        return (self.grid.values[b_cell] - self.median
+                + inverse_density[pick] * math.sqrt(self.rank_variance) * post_processing_normal(size, rng)
+                - (hi - lo) * public_uniform(-0.5, 0.5, size, rng))
+
+    def profile_draws(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Draws of the profile (scale g, tie share t) from their posterior given the released radius cell: the
+        distinct profiles drawn (scales, tie shares) and the index of each replicate's profile among them.
+
+        The prior is uniform over the public grid of (log g, t): g SCALE_STEP apart in log, spanning the radius
+        grid, and t in TIE_SHARES; the likelihood of (g, t) is the probability that the quarter-radius
+        mechanism, run on that profile centred at the median, releases the radius cell that was released."""
+        lo, hi = float(self.radii.edges[0]), float(self.radii.edges[-1])
+        g = np.exp(np.arange(math.log(lo), math.log(hi) + SCALE_STEP, SCALE_STEP))
+        scales = np.tile(g, len(self.tie_shares))
+        ties = np.repeat(np.asarray(self.tie_shares, dtype=float), g.size)
+        scales = scales / np.tan(0.5 * math.pi * np.minimum(SPREAD_SHARE / (1.0 - ties), 1.0 - 1e-9))
+        within = (1.0 - ties[:, None]) * 2.0 / math.pi * np.arctan(self.radii.edges[None, :] / scales[:, None])
+        cum = _release_weights(self.radii.log_prior, within, SPREAD_SHARE, self._factor(self.epsilon_spread))
+        cell = self.radius_cell
+        below = cum[:, cell - 1] if cell > 0 else np.zeros(scales.size)
+        posterior = np.cumsum((cum[:, cell] - below) / cum[:, -1])
+        at = np.searchsorted(posterior, public_uniform(0.0, 1.0, size, rng) * posterior[-1], side="right")
+        used, pick = np.unique(np.minimum(at, scales.size - 1), return_inverse=True)
+        return scales[used], ties[used], pick.ravel()
+
+    def _factor(self, epsilon: float) -> float:
+        """The exponential mechanism's factor on a score in shares of the count."""
+        return epsilon * self.count / (2.0 * self.sensitivity)
+
+
+def _cauchy_cdf(z: np.ndarray) -> np.ndarray:
+    return 0.5 + np.arctan(z) / math.pi
+
+
+def _cell_span(grid: CellGrid, cell: int) -> tuple[float, float]:
+    """The bounds of a cell; an unbounded end cell stands for its edge (a point)."""
+    edges = grid.edges
+    lo = float(edges[cell - 1]) if cell > 0 else float(edges[0])
+    hi = float(edges[cell]) if cell < edges.size else float(edges[-1])
+    return lo, hi
+
+
+def _release_weights(log_prior: np.ndarray, below: np.ndarray, share: float, factor: float) -> np.ndarray:
+    """Cumulative (unnormalised) probabilities of the exponential mechanism's cells for the quantile at
+    ``share``, one row per profile: ``below`` holds the shares of the count below each edge, and the score of a
+    cell is :func:`cell_scores` in shares of the count (``factor`` = epsilon * count / (2 sensitivity))."""
+    ones = np.ones((below.shape[0], 1))
+    right = np.concatenate([below, ones], axis=1)
+    left = np.concatenate([np.zeros_like(ones), below], axis=1)
+    logits = log_prior[None, :] - factor * np.maximum(0.0, np.maximum(left - share, share - right))
+    return np.cumsum(np.exp(logits - logits.max(axis=1, keepdims=True)), axis=1)
+
+
+def _sample_rows(cumulative: np.ndarray, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A cell for each entry of ``rows`` from that row's cumulative weights, by inverting at public uniforms
+    (one search in the rows' normalised distribution functions laid end to end, row r shifted by r)."""
+    cells = cumulative.shape[1]
+    shifted = cumulative / cumulative[:, -1:] + np.arange(cumulative.shape[0])[:, None]
+    at = np.searchsorted(shifted.ravel(), public_uniform(0.0, 1.0, rows.size, rng) + rows, side="right")
+    return np.clip(at - rows * cells, 0, cells - 1)
 
 
 def _laplace_draws(scale: float, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -513,9 +650,9 @@ class _Shares:
     x_mean: float = 0.0
 
 
-def _shares(epsilon: float, inference: bool) -> _Shares:
+def _shares(epsilon: float, inference: bool, simulate: bool) -> _Shares:
     if inference:
-        s, ss, a, sa, xm = (epsilon * w for w in INFERENCE_SHARES)
+        s, ss, a, sa, xm = (epsilon * w for w in (SMALL_INFERENCE_SHARES if simulate else INFERENCE_SHARES))
         return _Shares(s, a, ss, sa, xm)
     s, a = (epsilon * w for w in POINT_SHARES)
     return _Shares(s, a)
@@ -529,7 +666,8 @@ def fit(rows: Rows, ctx: FitContext, options: TheilSenOptions) -> MethodFit:
     y_range = (float(bounds.y_lo), float(bounds.y_hi))
     scale = (y_range[1] - y_range[0]) / (x_range[1] - x_range[0])
     inference = options.inference and interval_reported(ctx.n, ctx.epsilon)
-    shares = _shares(ctx.epsilon, inference)
+    simulate = ctx.n * ctx.epsilon < SIMULATE_BELOW_N_EPSILON
+    shares = _shares(ctx.epsilon, inference, simulate)
     k = options.matchings
 
     pairing = WindowedPairing.draw(ctx.n, options.window_rows, k, ctx.rng)
@@ -541,13 +679,15 @@ def fit(rows: Rows, ctx: FitContext, options: TheilSenOptions) -> MethodFit:
     b_cell = private_cell(grid, slopes.counts, 0.5 * pairs, below=tie_half, sensitivity=k, epsilon=shares.slope,
                           rng=ctx.rng, ledger=ctx.ledger, name="private median of the pair slopes")
     b = float(grid.values[b_cell])
-    slope_spread = None
+    slope_release = None
     if inference:
         radii = radius_grid(scale, SLOPE_DECADES, PRIOR_SCALE * scale)
         r_cell = private_cell(radii, radius_counts(grid, slopes.counts, b, radii), SPREAD_SHARE * pairs, below=0.0,
                               sensitivity=k, epsilon=shares.slope_spread, rng=ctx.rng, ledger=ctx.ledger,
                               name="private quarter-radius of the pair slopes")
-        slope_spread = 2.0 * float(radii.values[r_cell]) / SPREAD_SHARE
+        slope_release = MedianRelease(grid, radii, float(pairs), float(k), shares.slope, shares.slope_spread,
+                                     slope_rank_variance(pairs, k), b, b_cell, r_cell,
+                                     simulate, TIE_SHARES)
 
     r_lo = y_range[0] - max(b * x_range[0], b * x_range[1])
     r_hi = y_range[1] - min(b * x_range[0], b * x_range[1])
@@ -567,40 +707,39 @@ def fit(rows: Rows, ctx: FitContext, options: TheilSenOptions) -> MethodFit:
         return MethodFit(params=params, no_inference_reason=_no_inference_reason(ctx, options), notes=notes,
                          rsquared_reason=NO_RSQUARED, diagnostics=diagnostics)
 
-    assert slope_spread is not None
+    assert slope_release is not None
     rradii = radius_grid(r_hi - r_lo, RESIDUAL_RADIUS_DECADES, PRIOR_SCALE * 0.5 * (y_range[1] - y_range[0]))
     ra_cell = private_cell(rradii, radius_counts(rgrid, residuals.counts, a, rradii), SPREAD_SHARE * ctx.n,
                            below=0.0, sensitivity=1.0, epsilon=shares.intercept_spread, rng=ctx.rng,
                            ledger=ctx.ledger, name="private quarter-radius of the residuals")
-    intercept_spread = 2.0 * float(rradii.values[ra_cell]) / SPREAD_SHARE
+    intercept_release = MedianRelease(rgrid, rradii, float(ctx.n), 1.0, shares.intercept, shares.intercept_spread,
+                                     0.25 / ctx.n, a, a_cell, ra_cell, simulate)
     x_width = x_range[1] - x_range[0]
     x_sum = laplace_mechanism(residuals.x_sum, l1_sensitivity=x_width, epsilon=shares.x_mean, rng=ctx.rng,
                               ledger=ctx.ledger, name="noisy sum of x (for the intercept's interval)")
     x_mean = float(np.clip(float(x_sum) / ctx.n, *x_range))
 
-    slope_error = MedianError(slope_spread, slope_rank_variance(pairs, k), 2.0 * k / (shares.slope * pairs),
-                              2.0 * k / (shares.slope_spread * pairs) / SPREAD_SHARE)
-    intercept_error = MedianError(intercept_spread, 0.25 / ctx.n, 2.0 / (shares.intercept * ctx.n),
-                                  2.0 / (shares.intercept_spread * ctx.n) / SPREAD_SHARE)
     x_noise = _laplace_draws(x_width / (shares.x_mean * ctx.n), options.bootstrap, ctx.rng)
-    eb = slope_error.draws(options.bootstrap, ctx.rng)
-    ea = intercept_error.draws(options.bootstrap, ctx.rng) - np.clip(x_mean + x_noise, *x_range) * eb
+    eb = slope_release.draws(options.bootstrap, ctx.rng)
+    ea = intercept_release.draws(options.bootstrap, ctx.rng) - np.clip(x_mean + x_noise, *x_range) * eb
     draws = np.empty((options.bootstrap, 2))
     draws[:, ctx.intercept_index] = a + ea
     draws[:, x_col] = b + eb
-    diagnostics.update({"slope_spread": slope_spread, "intercept_spread": intercept_spread, "x_mean": x_mean})
+    diagnostics.update({"slope_radius": slope_release.radius, "intercept_radius": intercept_release.radius,
+                        "x_mean": x_mean})
     return MethodFit(params=params, inference=Inference("bootstrap", draws=draws, description=BOOTSTRAP_DESCRIPTION),
                      notes=notes, rsquared_reason=NO_RSQUARED, diagnostics=diagnostics,
-                     error_split=privacy_split(slope_error, intercept_error, x_mean, x_col, 1 - x_col))
+                     error_split=privacy_split(slope_release, intercept_release, x_mean, x_col, 1 - x_col))
 
 
-def privacy_split(slope: MedianError, intercept: MedianError, x_mean: float, x_col: int,
+def privacy_split(slope: MedianRelease, intercept: MedianRelease, x_mean: float, x_col: int,
                   intercept_index: int) -> ErrorSplit:
     """The privacy part of the error from released values: each median's exponential-mechanism rank error
-    (Laplace, variance 2 rank_noise^2) times its released spread, the intercept's through a = median(y - b x)
-    carrying -x_mean times the slope's (the spreads' own noise is left out)."""
-    var_b = 2.0 * (slope.spread * slope.rank_noise) ** 2
-    var_a = 2.0 * (intercept.spread * intercept.rank_noise) ** 2 + x_mean**2 * var_b
+    (Laplace, variance 2 rank_noise^2) times the inverse density read off its quarter-radius r (a quarter of the
+    values within r: 1 / f ~ 8 r), the intercept's through a = median(y - b x) carrying -x_mean times the
+    slope's (the radii's own noise is left out)."""
+    var_b = 2.0 * (slope.inverse_density * slope.rank_noise) ** 2
+    var_a = 2.0 * (intercept.inverse_density * intercept.rank_noise) ** 2 + x_mean**2 * var_b
     cov = np.empty((2, 2))
     cov[x_col, x_col], cov[intercept_index, intercept_index] = var_b, var_a
     cov[x_col, intercept_index] = cov[intercept_index, x_col] = -x_mean * var_b
@@ -613,8 +752,8 @@ def _no_inference_reason(ctx: FitContext, options: TheilSenOptions) -> str:
     if not options.inference:
         return "inference=False gave the whole budget to the two medians"
     need_n = math.ceil(INTERVAL_MIN_N_EPSILON / ctx.epsilon)
-    return (f"n * epsilon = {ctx.n * ctx.epsilon:.4g} is below {INTERVAL_MIN_N_EPSILON:g}: there the exponential "
-            "mechanism's rank error is too heavy-tailed for an interval that covers as stated, so the whole budget "
+    return (f"n * epsilon = {ctx.n * ctx.epsilon:.4g} is below {INTERVAL_MIN_N_EPSILON:g}: there the private "
+            "medians carry too little information for an interval whose coverage was measured, so the whole budget "
             f"went to the two medians (intervals need n >= {need_n} at this epsilon, or epsilon >= "
             f"{INTERVAL_MIN_N_EPSILON / ctx.n:.3g} at this n)")
 
