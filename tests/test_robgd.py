@@ -96,8 +96,8 @@ def test_norm_estimator_within_constant_factor() -> None:
         b = est.norm_group_size(4000, mu_n)
         for X, trace in ((sim.X, 1.0), (rng.standard_normal((4000, 10)) * np.sqrt([10.0] + [1.0] * 9), 19.0)):
             block = gaussian_block(rounds=1, mu_round=mu_n, ledger=_ledger(), name="norm")
-            gamma = est.private_norm_estimate(X, group_size=b, block=block, rng=rng)
-            assert 0.5 <= gamma / trace <= 2.0
+            norm = est.private_norm_estimate(X, group_size=b, block=block, rng=rng)
+            assert norm.released and 0.5 <= norm.gamma / trace <= 2.0
 
 
 def test_distance_estimator_within_constant_factor_under_corruption() -> None:
@@ -167,7 +167,7 @@ def test_audit_norm_estimator() -> None:
 
     def run(data: np.ndarray, rng: np.random.Generator) -> float:
         block = GaussianBlock(rounds=1, mu_round=mu, ledger=_ledger(), name="norm")
-        return est.private_norm_estimate(data, group_size=1, block=block, rng=rng)
+        return est.private_norm_estimate(data, group_size=1, block=block, rng=rng).gamma
 
     res = audit_mechanism(run, X, Xn, runs=4000, delta=AUDIT_DELTA, seed=2)
     assert res.epsilon_lower_bound <= gaussian_epsilon(mu, AUDIT_DELTA)
