@@ -123,8 +123,9 @@ from dpstats.methods.common.permutations import RowPermutation
 from dpstats.methods.common.robust_estimators import (
     DISTANCE_GRID,
     HISTOGRAM_SENSITIVITY,
-    clearance,
+    RELIABLE_WIDTHS,
     histogram_counts,
+    reliable_mode,
 )
 from dpstats.methods.common.row_passes import add_arrays
 from dpstats.privacy.ledger import PrivacyLedger
@@ -343,9 +344,10 @@ def releases_per_column(intercept_index: int | None) -> int:
     return 2 if intercept_index is not None else 1
 
 
-def _clears(noisy: np.ndarray, j: int, block: GaussianBlock, bins: int) -> bool:
-    """Whether the noisy count of bin j exceeds the expected largest of ``bins`` noisy empty bins by 2 sds."""
-    return bool(noisy[j] > clearance(bins, block.mu_round))
+def _widths(windowed: bool) -> tuple[int, ...]:
+    """Widths a histogram's mode may clear with: a single bin for a variable with a declared range (which has
+    the clipped Gaussian fallback), windows of 1, 2 or 4 bins for one without (whose fallback is 0 or 1)."""
+    return RELIABLE_WIDTHS if windowed else (1,)
 
 
 def group_size(n: int, mu_round: float) -> int:
@@ -388,29 +390,32 @@ def _group_statistics(reduce: Callable[[Any, Any], Any], n: int, private: list[i
     return means, variances
 
 
-def _release_scales(rel: _Releases, rng: np.random.Generator) -> np.ndarray:
-    """Per released variable, the released scale, or NaN where its histogram did not clear its noise."""
+def _release_scales(rel: _Releases, windowed: list[bool], rng: np.random.Generator) -> np.ndarray:
+    """Per released variable, the released scale, or NaN where its histogram did not clear its noise
+    (:func:`~dpstats.methods.common.robust_estimators.reliable_mode` with :func:`_widths`)."""
     out = np.full(rel.variances.shape[0], np.nan)
     for i, variances in enumerate(rel.variances):
         noisy = np.asarray(rel.block.release(histogram_counts(variances, SPREAD_GRID).astype(float),
                                              l2_sensitivity=HISTOGRAM_SENSITIVITY, rng=rng))
-        m = 1 + int(np.argmax(noisy[1:]))  # bin 0: groups of equal values (and variances below 2^-63)
-        if _clears(noisy, m, rel.block, SPREAD_GRID.size):
+        # bin 0 (groups of equal values, variances below 2^-63) is never the scale
+        m = reliable_mode(noisy, rel.block.mu_round, start=1, widths=_widths(windowed[i]))
+        if m is not None:
             out[i] = math.sqrt(SPREAD_GRID.upper_edge(m) / math.sqrt(2.0))
     return out
 
 
-def _release_centres(rel: _Releases, scales: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def _release_centres(rel: _Releases, scales: np.ndarray, windowed: list[bool],
+                     rng: np.random.Generator) -> np.ndarray:
     """Per released variable, the released centre (the group means over the scale used, binned on
-    ``CENTRE_GRID``), or NaN where its histogram did not clear its noise."""
+    ``CENTRE_GRID``), or NaN where its histogram did not clear its noise (as in :func:`_release_scales`)."""
     out = np.full(rel.means.shape[0], np.nan)
     for i, means in enumerate(rel.means):
         with np.errstate(**QUIET):
             centred = means / scales[i]
         counts = np.bincount(CENTRE_GRID.index(centred), minlength=CENTRE_GRID.size)
         noisy = np.asarray(rel.block.release(counts.astype(float), l2_sensitivity=HISTOGRAM_SENSITIVITY, rng=rng))
-        m = int(np.argmax(noisy))
-        if _clears(noisy, m, rel.block, CENTRE_GRID.size):
+        m = reliable_mode(noisy, rel.block.mu_round, widths=_widths(windowed[i]))
+        if m is not None:
             out[i] = scales[i] * CENTRE_GRID.value(m)
     return out
 
@@ -513,8 +518,9 @@ def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *
     block = gaussian_block(rounds=releases, mu_round=mu_round, ledger=ledger,
                            name="private centres and scales of the covariates (preconditioning)",
                            note=_block_note(columns, y_released, bounded, y_bounded, centring, b, n))
-    hist_c, hist_s = _release_histograms(reduce, n, columns, y_released, centring, block, b, rng)
     ranges = [_range(column_ranges, j) for j in columns] + ([response_range] if y_released else [])
+    windowed = [iv is None or not _bounded(iv) for iv in ranges]
+    hist_c, hist_s = _release_histograms(reduce, n, columns, y_released, centring, block, b, windowed, rng)
     c_all, s_all = _within_ranges(hist_c, hist_s, ranges)
     names: list[int | str] = [*columns, *(["response"] if y_released else [])]
     fallback = [i for i, iv in enumerate(ranges) if iv is None or not _bounded(iv)]
@@ -562,15 +568,17 @@ def _block_note(columns: list[int], y_released: bool, bounded: list[int], y_boun
 
 
 def _release_histograms(reduce: Callable[[Any, Any], Any], n: int, columns: list[int], response: bool,
-                        centring: bool, block: GaussianBlock, b: int,
+                        centring: bool, block: GaussianBlock, b: int, windowed: list[bool],
                         rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """The histogram releases (module docstring, steps 1 and 2) of ``columns`` and (last) the response: per
-    variable the released centre (0 without an intercept) and scale, NaN where the histogram did not clear."""
+    variable the released centre (0 without an intercept) and scale, NaN where the histogram did not clear
+    (``windowed[i]``: variable i may clear with a window of bins, :func:`_widths`)."""
     means, variances = _group_statistics(reduce, n, columns, response, b, rng)
     rel = _Releases(block, means, variances)
-    released_scale = _release_scales(rel, rng)
+    released_scale = _release_scales(rel, windowed, rng)
     used_scale = np.where(np.isnan(released_scale), 1.0, released_scale)
-    released_centre = _release_centres(rel, used_scale, rng) if centring else np.zeros(len(columns) + int(response))
+    released_centre = (_release_centres(rel, used_scale, windowed, rng) if centring
+                       else np.zeros(len(columns) + int(response)))
     return released_centre, released_scale
 
 

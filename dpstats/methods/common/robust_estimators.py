@@ -161,14 +161,15 @@ def clearance(bins: int, mu_round: float) -> float:
 RELIABLE_WIDTHS: tuple[int, ...] = (1, 2, 4)
 
 
-def reliable_mode(noisy: np.ndarray, mu: float, start: int = 0) -> int | None:
+def reliable_mode(noisy: np.ndarray, mu: float, start: int = 0,
+                  widths: tuple[int, ...] = RELIABLE_WIDTHS) -> int | None:
     """The modal bin of noisy histogram counts when it stands out from the noise, else None.
 
     ``noisy`` are counts with independent N(0, (sqrt(2)/mu)^2) noise on
     every bin (a release of GDP parameter mu, or the mean of k releases of
     parameter mu / sqrt(k)); bins before ``start`` are ignored.  For each
-    width w of ``RELIABLE_WIDTHS`` in turn, the window of w consecutive bins
-    with the largest noisy sum is accepted when that sum exceeds
+    width w of ``widths`` in turn, the window of w consecutive bins with
+    the largest noisy sum is accepted when that sum exceeds
     :func:`clearance` at noise sd sqrt(w) sqrt(2)/mu (the expected largest
     of at most B windows of empty bins, plus 2 sds); the answer is the bin
     with the largest noisy count in that window (for w = 1, the argmax).  A
@@ -177,10 +178,11 @@ def reliable_mode(noisy: np.ndarray, mu: float, start: int = 0) -> int | None:
     or small (a residual threshold scales the gradient noise, which then
     throws the iterate far away; a covariate norm sets the step size).  A
     function of the noisy counts and public mu only (post-processing).
+    ``widths=(1,)`` accepts a single bin only.
     """
     v = np.asarray(noisy, dtype=float)[start:]
     cum = np.concatenate([[0.0], np.cumsum(v)])
-    for w in RELIABLE_WIDTHS:
+    for w in widths:
         if w > v.size:
             break
         sums = cum[w:] - cum[:-w]
