@@ -100,6 +100,24 @@ def test_norm_estimator_within_constant_factor() -> None:
             assert norm.released and 0.5 <= norm.gamma / trace <= 2.0
 
 
+def test_norm_estimate_falls_back_when_its_mode_does_not_clear() -> None:
+    """Issue 17.  Groups of one row at small n mu: 200 standardised rows (an intercept and 3 N(0, 1) columns,
+    Tr Sigma = 4) at robgd's norm budget for epsilon = 0.5.  The count noise sd (54) puts the clearance (297) above
+    the number of groups, so the modal count never clears: the argmax of the noisy counts was the largest of the
+    512 bins' noises, an arbitrary bin of [2^-64, 2^64) (Gamma from 1e-16 to 1e18 in these seeds).  Now Gamma is
+    the public fallback d = 4.  A released Gamma needs some window of up to 4 bins to clear 5.5 of its noise sds;
+    for a window of noise alone that has probability below 3 * 512 * P(Z > 5.5) < 3e-5 per draw, so these 20
+    draws fail falsely with probability below 1e-3."""
+    mu_n = gaussian_mu(0.5, 1e-6) * math.sqrt((1.0 - PRECONDITION_SHARE) * 0.05)
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        X = np.column_stack([np.ones(200), rng.standard_normal((200, 3))])
+        block = gaussian_block(rounds=1, mu_round=mu_n, ledger=_ledger(), name="norm")
+        norm = est.private_norm_estimate(X, group_size=1, block=block, rng=rng)
+        assert 0.5 <= norm.gamma / 4.0 <= 2.0, (seed, norm)
+    assert est.norm_fallback(4) == 4.0
+
+
 def test_distance_estimator_within_constant_factor_under_corruption() -> None:
     # 5% corrupted labels, 4000 rows, the per-round budget of a 20-round fit at eps=1.  300 draws gave
     # gamma / (||w - w*||_Sigma^2 + sigma_z^2) in [0.66, 2.6]; the band [1/4, 4] was never approached
@@ -551,6 +569,7 @@ def test_reliable_mode_accepts_a_bin_or_window_only_above_the_noise() -> None:
     spread = np.zeros(grid.size)
     spread[60:64] = 3.0 * sd  # single bins 3 sds, pairs 6/sqrt(2) = 4.2, the window of 4: 12/2 = 6 sds
     assert est.reliable_mode(spread, mu) in range(60, 64)
+    assert est.reliable_mode(spread, mu, widths=(1,)) is None  # single bins only
     assert est.reliable_mode(spread, mu, start=64) is None
     bottom = np.zeros(grid.size)
     bottom[0] = 100.0 * sd  # exact zeros: not a scale when start=1
@@ -746,3 +765,61 @@ def test_audit_declared_range_release_long() -> None:
     # a sound audit of it sees part of gaussian_epsilon(0.5) (1.35 at delta 1e-3); 20000 runs gave 0.76
     lower, claim = _audit_declared_release(20000)
     assert lower <= claim and lower > 0.4 * gaussian_epsilon(0.5, AUDIT_DELTA)
+
+
+def _small_n_mu_design(n: int) -> tuple[np.ndarray, np.ndarray, list[tuple[float, float]], tuple[float, float]]:
+    """Three Gaussian columns (means 12, -3, 25; sds 4, 0.5, 2) with declared ranges mean +- 6 sd, and a response
+    of mean ~51 and sd ~2.5 declared in [0, 80]."""
+    rng = np.random.default_rng(0)
+    means, sds = np.array([12.0, -3.0, 25.0]), np.array([4.0, 0.5, 2.0])
+    X = rng.standard_normal((n, 3)) * sds + means
+    y = 30.0 + X @ (np.array([1.0, -2.0, 0.5]) / sds) + rng.standard_normal(n)
+    return X, y, [(m - 6 * s, m + 6 * s) for m, s in zip(means, sds)], (0.0, 80.0)
+
+
+@pytest.mark.parametrize(("method", "n", "epsilon", "falls_back"), [("robgd", 3000, 1.0, True),
+                                                                     ("ambssgd", 1000, 3.0, False)])
+def test_small_n_mu_fits_do_not_diverge(method: str, n: int, epsilon: float, falls_back: bool) -> None:
+    """Issue 17: near the methods' minimum n (n mu ~ 650 to 700) the norm histogram's mode often does not clear,
+    and an uncleared mode set Gamma to an arbitrary bin: on these seeds the in-sample R^2 was -4.6e13, -6.2e8,
+    -1.9e13 and -9.6e6 (robgd, seeds 2, 4, 8, 9) and -3.9e14 (ambssgd, seed 6).  With the clearance check and the public
+    fallback Gamma = d, over 200 seeds per method the lowest R^2 was -4.25 (robgd, 160 fits on the fallback) and
+    -1.92 (ambssgd, 31), 3 fits each below -1: the
+    remaining low fits have a response centre read on bins an eighth of the declared range wide (5 units against
+    an sd of 2.5), which bounds them near -4.  None of 400 came near the bound -20 used here, so a fit below it is
+    a regression, not chance (false-failure rate for fresh seeds estimated below 1e-3; the seeds are fixed).  The
+    robgd fits use the fallback (asserted); the ambssgd ones clear, some only with a window of bins."""
+    X, y, xb, yb = _small_n_mu_design(n)
+    fallbacks = 0
+    for seed in range(10):
+        res = dpstats.dp_ols_arrays(X, y, epsilon, 1e-6, method=method, intercept=True, x_bounds=xb, y_bounds=yb,
+                                    random_state=seed)
+        params = res.params.to_numpy()
+        r2 = 1.0 - np.sum((y - params[0] - X @ params[1:]) ** 2) / np.sum((y - y.mean()) ** 2)
+        assert r2 > -20.0, (seed, r2)
+        fallbacks += not res.info.get("Gamma_released", True)
+    assert fallbacks > 0 or not falls_back
+
+
+def test_response_centre_without_a_range_clears_with_a_window() -> None:
+    """Issue 17: without declared bounds at small n mu, the response's centre histogram (bins of a quarter of its
+    scale) rarely cleared with a single bin, its centre fell back to 0, and a fit that could not move far from the
+    start predicted 0 for a response of mean 51 (in-sample R^2 -100).  A variable without a range may now clear
+    with a window of 2 or 4 bins.  At n = 1000 and the preconditioning's mu at epsilon = 3: released in 2 of 100
+    seeds before, 568 of 1000 now, every released centre within 0.78 sd of the mean.  Criteria: at least 5 of 20
+    released (fails falsely with probability binom.cdf(4, 20, 0.568) < 1e-3) and each within 1.5 sd."""
+    from dpstats.methods.common.private_centring import release_standardisation
+    from dpstats.rows.memory import InMemoryRows
+
+    X, y, _, _ = _small_n_mu_design(1000)
+    Xi = np.column_stack([np.ones(1000), X])
+    mu_pre = gaussian_mu(3.0, 1e-6) * math.sqrt(PRECONDITION_SHARE)
+    released = 0
+    for seed in range(20):
+        st, _ = release_standardisation(InMemoryRows(Xi, y).reduce, 1000, 4, intercept_index=0,
+                                        column_ranges=[None] * 4, mu=mu_pre, rng=np.random.default_rng(seed),
+                                        ledger=_ledger())
+        if st.y_centre != 0.0:
+            released += 1
+            assert abs(st.y_centre - y.mean()) < 1.5 * y.std(), (seed, st.y_centre)
+    assert released >= 5
