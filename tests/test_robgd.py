@@ -774,7 +774,7 @@ def _small_n_mu_design(n: int) -> tuple[np.ndarray, np.ndarray, list[tuple[float
     means, sds = np.array([12.0, -3.0, 25.0]), np.array([4.0, 0.5, 2.0])
     X = rng.standard_normal((n, 3)) * sds + means
     y = 30.0 + X @ (np.array([1.0, -2.0, 0.5]) / sds) + rng.standard_normal(n)
-    return X, y, [(m - 6 * s, m + 6 * s) for m, s in zip(means, sds)], (0.0, 80.0)
+    return X, y, [(m - 6 * s, m + 6 * s) for m, s in zip(means, sds, strict=True)], (0.0, 80.0)
 
 
 @pytest.mark.parametrize(("method", "n", "epsilon", "falls_back"), [("robgd", 3000, 1.0, True),
@@ -782,13 +782,13 @@ def _small_n_mu_design(n: int) -> tuple[np.ndarray, np.ndarray, list[tuple[float
 def test_small_n_mu_fits_do_not_diverge(method: str, n: int, epsilon: float, falls_back: bool) -> None:
     """Issue 17: near the methods' minimum n (n mu ~ 650 to 700) the norm histogram's mode often does not clear,
     and an uncleared mode set Gamma to an arbitrary bin: on these seeds the in-sample R^2 was -4.6e13, -6.2e8,
-    -1.9e13 and -9.6e6 (robgd, seeds 2, 4, 8, 9) and -3.9e14 (ambssgd, seed 6).  With the clearance check and the public
-    fallback Gamma = d, over 200 seeds per method the lowest R^2 was -4.25 (robgd, 160 fits on the fallback) and
-    -1.92 (ambssgd, 31), 3 fits each below -1: the
-    remaining low fits have a response centre read on bins an eighth of the declared range wide (5 units against
-    an sd of 2.5), which bounds them near -4.  None of 400 came near the bound -20 used here, so a fit below it is
-    a regression, not chance (false-failure rate for fresh seeds estimated below 1e-3; the seeds are fixed).  The
-    robgd fits use the fallback (asserted); the ambssgd ones clear, some only with a window of bins."""
+    -1.9e13 and -9.6e6 (robgd, seeds 2, 4, 8, 9) and -3.9e14 (ambssgd, seed 6).  With the clearance check and
+    the public fallback Gamma = d, over 200 seeds per method the lowest R^2 was -4.25 (robgd, 160 fits on the
+    fallback) and -1.92 (ambssgd, 31), 3 fits each below -1: those have a response centre read on bins an eighth
+    of the declared range wide (5 units against an sd of 2.5), which bounds them near -4.  None of 400 came near
+    the bound -20 used here, so a fit below it is a regression, not chance (false-failure rate for fresh seeds
+    estimated below 1e-3; the seeds are fixed).  The robgd fits use the fallback (asserted); the ambssgd ones
+    clear, some only with a window of bins."""
     X, y, xb, yb = _small_n_mu_design(n)
     fallbacks = 0
     for seed in range(10):

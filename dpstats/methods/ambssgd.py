@@ -59,8 +59,8 @@ from dpstats.methods.common.robust_estimators import (
     PooledHistogram,
     histogram_counts,
     max_disjoint_histograms,
-    norm_group_size,
     norm_fallback,
+    norm_group_size,
     norm_group_sums,
     private_norm_from_means,
     release_histogram,
@@ -346,8 +346,8 @@ def _charge(ctx: FitContext, plan: _Plan, options: AMBSSGDOptions) -> _Run:
 
 
 def _setup(rows: Rows, ctx: FitContext, run: _Run, options: AMBSSGDOptions) -> tuple[float, float, int]:
-    """On S_0: Gamma (``trace``, or the private norm histogram with its public fallback d), Theta, and (eta, T) from the private spectrum
-    unless both are given; T capped publicly.  Returns (Theta, eta, T)."""
+    """On S_0: Gamma (``trace``, or the private norm histogram with its public fallback d), Theta, and (eta, T)
+    from the private spectrum unless both are given; T capped publicly.  Returns (Theta, eta, T)."""
     plan, layout = run.plan, run.layout
     assert layout is not None
     mu_0 = plan.mu / math.sqrt(max(int(options.trace is None) + int(plan.need_spectrum), 1))
