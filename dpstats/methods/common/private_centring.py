@@ -40,9 +40,14 @@ its scale then falls back or is coarse.
 
 A release is used only when its noisy modal count clears the largest of the
 grid's noisy empty bins (2 sds above sqrt(2 ln B) sds, :func:`~dpstats.methods.common.robust_estimators.clearance`;
-post-processing of the released counts).  Otherwise the variable keeps a
-public fallback, and the notes name it: scale 1 and centre 0 without a
-range; with a declared range, the clipped Gaussian estimates below.
+post-processing of the released counts).  A variable without a range may
+clear instead with a window of 2 or 4 adjacent bins (:func:`~dpstats.methods.common.robust_estimators.reliable_mode`;
+the largest bin of the window is read): near the methods' minimum n the
+response's group means spread over several quarter bins, none cleared
+alone, and its centre fell back to 0 (in-sample R^2 near -100, issue 17).
+Otherwise the variable keeps a public fallback, and the notes name it:
+scale 1 and centre 0 without a range; with a declared range (single bins
+only), the clipped Gaussian estimates below.
 
 Public ranges.  A range the design gives by construction (factor dummies,
 spline bases: ``declared`` False) is a tight fact about the column: it is
