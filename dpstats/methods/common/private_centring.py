@@ -40,14 +40,16 @@ its scale then falls back or is coarse.
 
 A release is used only when its noisy modal count clears the largest of the
 grid's noisy empty bins (2 sds above sqrt(2 ln B) sds, :func:`~dpstats.methods.common.robust_estimators.clearance`;
-post-processing of the released counts).  A variable without a range may
-clear instead with a window of 2 or 4 adjacent bins (:func:`~dpstats.methods.common.robust_estimators.reliable_mode`;
-the largest bin of the window is read): near the methods' minimum n the
-response's group means spread over several quarter bins, none cleared
-alone, and its centre fell back to 0 (in-sample R^2 near -100, issue 17).
-Otherwise the variable keeps a public fallback, and the notes name it:
-scale 1 and centre 0 without a range; with a declared range (single bins
-only), the clipped Gaussian estimates below.
+post-processing of the released counts), or failing a single bin when a
+window of 2 or 4 adjacent bins clears at its own noise sd
+(:func:`~dpstats.methods.common.robust_estimators.reliable_mode`; the
+largest bin of the window is read): near the methods' minimum n the group
+means spread over several quarter bins, none cleared alone, and the
+response's centre fell back to 0 (in-sample R^2 near -100, issue 17), or,
+declared, was read on bins a quarter of its half-range wide.  Otherwise
+the variable keeps a public fallback, and the notes name it: scale 1 and
+centre 0 without a range; with a declared range, the clipped Gaussian
+estimates below.
 
 Public ranges.  A range the design gives by construction (factor dummies,
 spline bases: ``declared`` False) is a tight fact about the column: it is
@@ -128,7 +130,6 @@ from dpstats.methods.common.permutations import RowPermutation
 from dpstats.methods.common.robust_estimators import (
     DISTANCE_GRID,
     HISTOGRAM_SENSITIVITY,
-    RELIABLE_WIDTHS,
     histogram_counts,
     reliable_mode,
 )
@@ -349,12 +350,6 @@ def releases_per_column(intercept_index: int | None) -> int:
     return 2 if intercept_index is not None else 1
 
 
-def _widths(windowed: bool) -> tuple[int, ...]:
-    """Widths a histogram's mode may clear with: a single bin for a variable with a declared range (which has
-    the clipped Gaussian fallback), windows of 1, 2 or 4 bins for one without (whose fallback is 0 or 1)."""
-    return RELIABLE_WIDTHS if windowed else (1,)
-
-
 def group_size(n: int, mu_round: float) -> int:
     """Rows per group, from public n and the per-histogram GDP parameter only: as many groups as
     ``_GROUPS_PER_SD`` noise sds (so a modal bin holding a third of them clears the noise on the grid's
@@ -395,22 +390,21 @@ def _group_statistics(reduce: Callable[[Any, Any], Any], n: int, private: list[i
     return means, variances
 
 
-def _release_scales(rel: _Releases, windowed: list[bool], rng: np.random.Generator) -> np.ndarray:
+def _release_scales(rel: _Releases, rng: np.random.Generator) -> np.ndarray:
     """Per released variable, the released scale, or NaN where its histogram did not clear its noise
-    (:func:`~dpstats.methods.common.robust_estimators.reliable_mode` with :func:`_widths`)."""
+    (:func:`~dpstats.methods.common.robust_estimators.reliable_mode`: a bin or a window of 2 or 4 bins)."""
     out = np.full(rel.variances.shape[0], np.nan)
     for i, variances in enumerate(rel.variances):
         noisy = np.asarray(rel.block.release(histogram_counts(variances, SPREAD_GRID).astype(float),
                                              l2_sensitivity=HISTOGRAM_SENSITIVITY, rng=rng))
         # bin 0 (groups of equal values, variances below 2^-63) is never the scale
-        m = reliable_mode(noisy, rel.block.mu_round, start=1, widths=_widths(windowed[i]))
+        m = reliable_mode(noisy, rel.block.mu_round, start=1)
         if m is not None:
             out[i] = math.sqrt(SPREAD_GRID.upper_edge(m) / math.sqrt(2.0))
     return out
 
 
-def _release_centres(rel: _Releases, scales: np.ndarray, windowed: list[bool],
-                     rng: np.random.Generator) -> np.ndarray:
+def _release_centres(rel: _Releases, scales: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Per released variable, the released centre (the group means over the scale used, binned on
     ``CENTRE_GRID``), or NaN where its histogram did not clear its noise (as in :func:`_release_scales`)."""
     out = np.full(rel.means.shape[0], np.nan)
@@ -419,7 +413,7 @@ def _release_centres(rel: _Releases, scales: np.ndarray, windowed: list[bool],
             centred = means / scales[i]
         counts = np.bincount(CENTRE_GRID.index(centred), minlength=CENTRE_GRID.size)
         noisy = np.asarray(rel.block.release(counts.astype(float), l2_sensitivity=HISTOGRAM_SENSITIVITY, rng=rng))
-        m = reliable_mode(noisy, rel.block.mu_round, widths=_widths(windowed[i]))
+        m = reliable_mode(noisy, rel.block.mu_round)
         if m is not None:
             out[i] = scales[i] * CENTRE_GRID.value(m)
     return out
@@ -523,9 +517,8 @@ def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *
     block = gaussian_block(rounds=releases, mu_round=mu_round, ledger=ledger,
                            name="private centres and scales of the covariates (preconditioning)",
                            note=_block_note(columns, y_released, bounded, y_bounded, centring, b, n))
+    hist_c, hist_s = _release_histograms(reduce, n, columns, y_released, centring, block, b, rng)
     ranges = [_range(column_ranges, j) for j in columns] + ([response_range] if y_released else [])
-    windowed = [iv is None or not _bounded(iv) for iv in ranges]
-    hist_c, hist_s = _release_histograms(reduce, n, columns, y_released, centring, block, b, windowed, rng)
     c_all, s_all = _within_ranges(hist_c, hist_s, ranges)
     names: list[int | str] = [*columns, *(["response"] if y_released else [])]
     fallback = [i for i, iv in enumerate(ranges) if iv is None or not _bounded(iv)]
@@ -573,17 +566,15 @@ def _block_note(columns: list[int], y_released: bool, bounded: list[int], y_boun
 
 
 def _release_histograms(reduce: Callable[[Any, Any], Any], n: int, columns: list[int], response: bool,
-                        centring: bool, block: GaussianBlock, b: int, windowed: list[bool],
+                        centring: bool, block: GaussianBlock, b: int,
                         rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """The histogram releases (module docstring, steps 1 and 2) of ``columns`` and (last) the response: per
-    variable the released centre (0 without an intercept) and scale, NaN where the histogram did not clear
-    (``windowed[i]``: variable i may clear with a window of bins, :func:`_widths`)."""
+    variable the released centre (0 without an intercept) and scale, NaN where the histogram did not clear."""
     means, variances = _group_statistics(reduce, n, columns, response, b, rng)
     rel = _Releases(block, means, variances)
-    released_scale = _release_scales(rel, windowed, rng)
+    released_scale = _release_scales(rel, rng)
     used_scale = np.where(np.isnan(released_scale), 1.0, released_scale)
-    released_centre = (_release_centres(rel, used_scale, windowed, rng) if centring
-                       else np.zeros(len(columns) + int(response)))
+    released_centre = _release_centres(rel, used_scale, rng) if centring else np.zeros(len(columns) + int(response))
     return released_centre, released_scale
 
 
