@@ -96,8 +96,26 @@ def test_norm_estimator_within_constant_factor() -> None:
         b = est.norm_group_size(4000, mu_n)
         for X, trace in ((sim.X, 1.0), (rng.standard_normal((4000, 10)) * np.sqrt([10.0] + [1.0] * 9), 19.0)):
             block = gaussian_block(rounds=1, mu_round=mu_n, ledger=_ledger(), name="norm")
-            gamma = est.private_norm_estimate(X, group_size=b, block=block, rng=rng)
-            assert 0.5 <= gamma / trace <= 2.0
+            norm = est.private_norm_estimate(X, group_size=b, block=block, rng=rng)
+            assert norm.released and 0.5 <= norm.gamma / trace <= 2.0
+
+
+def test_norm_estimate_falls_back_when_its_mode_does_not_clear() -> None:
+    """Issue 17.  Groups of one row at small n mu: 200 standardised rows (an intercept and 3 N(0, 1) columns,
+    Tr Sigma = 4) at robgd's norm budget for epsilon = 0.5.  The count noise sd (54) puts the clearance (297) above
+    the number of groups, so the modal count never clears: the argmax of the noisy counts was the largest of the
+    512 bins' noises, an arbitrary bin of [2^-64, 2^64) (Gamma from 1e-16 to 1e18 in these seeds).  Now Gamma is
+    the public fallback d = 4.  A released Gamma needs some window of up to 4 bins to clear 5.5 of its noise sds;
+    for a window of noise alone that has probability below 3 * 512 * P(Z > 5.5) < 3e-5 per draw, so these 20
+    draws fail falsely with probability below 1e-3."""
+    mu_n = gaussian_mu(0.5, 1e-6) * math.sqrt((1.0 - PRECONDITION_SHARE) * 0.05)
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        X = np.column_stack([np.ones(200), rng.standard_normal((200, 3))])
+        block = gaussian_block(rounds=1, mu_round=mu_n, ledger=_ledger(), name="norm")
+        norm = est.private_norm_estimate(X, group_size=1, block=block, rng=rng)
+        assert 0.5 <= norm.gamma / 4.0 <= 2.0, (seed, norm)
+    assert est.norm_fallback(4) == 4.0
 
 
 def test_distance_estimator_within_constant_factor_under_corruption() -> None:
@@ -167,7 +185,7 @@ def test_audit_norm_estimator() -> None:
 
     def run(data: np.ndarray, rng: np.random.Generator) -> float:
         block = GaussianBlock(rounds=1, mu_round=mu, ledger=_ledger(), name="norm")
-        return est.private_norm_estimate(data, group_size=1, block=block, rng=rng)
+        return est.private_norm_estimate(data, group_size=1, block=block, rng=rng).gamma
 
     res = audit_mechanism(run, X, Xn, runs=4000, delta=AUDIT_DELTA, seed=2)
     assert res.epsilon_lower_bound <= gaussian_epsilon(mu, AUDIT_DELTA)
@@ -551,6 +569,7 @@ def test_reliable_mode_accepts_a_bin_or_window_only_above_the_noise() -> None:
     spread = np.zeros(grid.size)
     spread[60:64] = 3.0 * sd  # single bins 3 sds, pairs 6/sqrt(2) = 4.2, the window of 4: 12/2 = 6 sds
     assert est.reliable_mode(spread, mu) in range(60, 64)
+    assert est.reliable_mode(spread, mu, widths=(1,)) is None  # single bins only
     assert est.reliable_mode(spread, mu, start=64) is None
     bottom = np.zeros(grid.size)
     bottom[0] = 100.0 * sd  # exact zeros: not a scale when start=1
@@ -680,14 +699,14 @@ def test_wide_declared_bounds_at_small_n_epsilon_do_not_hurt(method: str) -> Non
     # not clear their noise; a declared variable then fell back to the midpoint and half-width of its range: the
     # fit started at y = 1000 instead of ~150 and the few rounds allowed left it there (in-sample R^2 -75, -69, 2.1,
     # -1.1, -75 on seeds 0-4 for robgd against -2.6, -2.3, -2.1, -0.6, -2.1 without bounds; ambssgd alike).  A
-    # declared variable now falls back to clipped Gaussian estimates inside its range.  Criterion: the median R^2
-    # over 15 seeds with bounds is above the median without, less 0.05.  Over 60 other seeds (robgd) the per-seed
-    # R^2 with bounds had median -0.46 (quartiles -1.53, -0.02; 40% below -1: fits whose norm estimate is noise
-    # diverge, in either path) and without bounds median -2.34 (quartiles -3.02, -1.45): the median of 15 with
-    # bounds falls below -1.5 with probability binom.sf(7, 15, 0.25) = 0.004 and the one without rises above it
-    # with about the same, so a false failure for fresh seeds needs both or a rarer crossing in between: below 1e-3
-    # (a rough bound from these quantiles; ambssgd: medians -0.28 with, -1.80 without, quartiles -1.40 / -0.01 and
-    # -2.34 / -0.81).  The seeds here are fixed.
+    # declared variable now falls back to clipped Gaussian estimates inside its range.  Since issue 17's fix (the
+    # norm estimate's clearance check, windows for the preconditioning's histograms) neither path diverges: over
+    # 60 other seeds (15-74) the per-seed R^2 had median 0.037 with bounds (quartiles -0.01, 0.06; 1 below -1) and
+    # 0.029 without (quartiles -0.05, 0.05; 4 below -1) for robgd, 0.035 and 0.016 for ambssgd (before the fix:
+    # medians -0.46 and -2.34, 40% of the fits with bounds below -1).  Criterion: the median R^2 over 15 seeds
+    # with bounds is above the median without, less 0.1.  From those quartiles the sd of a median of 15 is about
+    # 0.017 (with) and 0.024 (without), so the margin 0.108 is about 3.7 sds of the difference: a false failure
+    # for fresh seeds has probability about 1e-4 (normal approximation).  The seeds here are fixed.
     df, bounds = _count_response_frame()
     y = df.y.to_numpy()
 
@@ -699,7 +718,7 @@ def test_wide_declared_bounds_at_small_n_epsilon_do_not_hurt(method: str) -> Non
         with_bounds.append(r2(dpstats.dp_ols("y ~ x1 + x2", df, 0.5, 1e-6, method=method, bounds=bounds,
                                              random_state=seed)))
         without.append(r2(dpstats.dp_ols("y ~ x1 + x2", df, 0.5, 1e-6, method=method, random_state=seed)))
-    assert np.median(with_bounds) > np.median(without) - 0.05, (np.round(with_bounds, 2), np.round(without, 2))
+    assert np.median(with_bounds) > np.median(without) - 0.1, (np.round(with_bounds, 2), np.round(without, 2))
 
 
 def _declared_release_pair() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
@@ -746,3 +765,61 @@ def test_audit_declared_range_release_long() -> None:
     # a sound audit of it sees part of gaussian_epsilon(0.5) (1.35 at delta 1e-3); 20000 runs gave 0.76
     lower, claim = _audit_declared_release(20000)
     assert lower <= claim and lower > 0.4 * gaussian_epsilon(0.5, AUDIT_DELTA)
+
+
+def _small_n_mu_design(n: int) -> tuple[np.ndarray, np.ndarray, list[tuple[float, float]], tuple[float, float]]:
+    """Three Gaussian columns (means 12, -3, 25; sds 4, 0.5, 2) with declared ranges mean +- 6 sd, and a response
+    of mean ~51 and sd ~2.5 declared in [0, 80]."""
+    rng = np.random.default_rng(0)
+    means, sds = np.array([12.0, -3.0, 25.0]), np.array([4.0, 0.5, 2.0])
+    X = rng.standard_normal((n, 3)) * sds + means
+    y = 30.0 + X @ (np.array([1.0, -2.0, 0.5]) / sds) + rng.standard_normal(n)
+    return X, y, [(m - 6 * s, m + 6 * s) for m, s in zip(means, sds, strict=True)], (0.0, 80.0)
+
+
+@pytest.mark.parametrize(("method", "n", "epsilon", "falls_back"), [("robgd", 3000, 1.0, True),
+                                                                     ("ambssgd", 1000, 3.0, False)])
+def test_small_n_mu_fits_do_not_diverge(method: str, n: int, epsilon: float, falls_back: bool) -> None:
+    """Issue 17: near the methods' minimum n (n mu ~ 650 to 700) the norm histogram's mode often does not clear,
+    and an uncleared mode set Gamma to an arbitrary bin: on these seeds the in-sample R^2 was -4.6e13, -6.2e8,
+    -1.9e13 and -9.6e6 (robgd, seeds 2, 4, 8, 9) and -3.9e14 (ambssgd, seed 6).  With the clearance check and
+    the public fallback Gamma = d, over 200 seeds per method the lowest R^2 was -4.38 (robgd, 155 fits on the
+    fallback; 7 below -1) and -4.37 (ambssgd, 29; 16 below -1), medians 0.07: the low fits are no longer
+    divergent, and their size is bounded by how far a coarse private centre of the response (sd 2.5, declared
+    range 80 wide) can sit from its mean.  None of 400 came near the bound -20 used here, so a fit below it is
+    a regression, not chance (false-failure rate for fresh seeds estimated below 1e-3; the seeds are fixed).
+    The robgd fits use the fallback (asserted); the ambssgd ones clear, some only with a window of bins."""
+    X, y, xb, yb = _small_n_mu_design(n)
+    fallbacks = 0
+    for seed in range(10):
+        res = dpstats.dp_ols_arrays(X, y, epsilon, 1e-6, method=method, intercept=True, x_bounds=xb, y_bounds=yb,
+                                    random_state=seed)
+        params = res.params.to_numpy()
+        r2 = 1.0 - np.sum((y - params[0] - X @ params[1:]) ** 2) / np.sum((y - y.mean()) ** 2)
+        assert r2 > -20.0, (seed, r2)
+        fallbacks += not res.info.get("Gamma_released", True)
+    assert fallbacks > 0 or not falls_back
+
+
+def test_response_centre_without_a_range_clears_with_a_window() -> None:
+    """Issue 17: without declared bounds at small n mu, the response's centre histogram (bins of a quarter of its
+    scale) rarely cleared with a single bin, its centre fell back to 0, and a fit that could not move far from the
+    start predicted 0 for a response of mean 51 (in-sample R^2 -100).  A variable without a range may now clear
+    with a window of 2 or 4 bins.  At n = 1000 and the preconditioning's mu at epsilon = 3: released in 2 of 100
+    seeds before, 568 of 1000 now, every released centre within 0.78 sd of the mean.  Criteria: at least 5 of 20
+    released (fails falsely with probability binom.cdf(4, 20, 0.568) < 1e-3) and each within 1.5 sd."""
+    from dpstats.methods.common.private_centring import release_standardisation
+    from dpstats.rows.memory import InMemoryRows
+
+    X, y, _, _ = _small_n_mu_design(1000)
+    Xi = np.column_stack([np.ones(1000), X])
+    mu_pre = gaussian_mu(3.0, 1e-6) * math.sqrt(PRECONDITION_SHARE)
+    released = 0
+    for seed in range(20):
+        st, _ = release_standardisation(InMemoryRows(Xi, y).reduce, 1000, 4, intercept_index=0,
+                                        column_ranges=[None] * 4, mu=mu_pre, rng=np.random.default_rng(seed),
+                                        ledger=_ledger())
+        if st.y_centre != 0.0:
+            released += 1
+            assert abs(st.y_centre - y.mean()) < 1.5 * y.std(), (seed, st.y_centre)
+    assert released >= 5

@@ -59,6 +59,7 @@ from dpstats.methods.common.robust_estimators import (
     PooledHistogram,
     histogram_counts,
     max_disjoint_histograms,
+    norm_fallback,
     norm_group_size,
     norm_group_sums,
     private_norm_from_means,
@@ -345,8 +346,8 @@ def _charge(ctx: FitContext, plan: _Plan, options: AMBSSGDOptions) -> _Run:
 
 
 def _setup(rows: Rows, ctx: FitContext, run: _Run, options: AMBSSGDOptions) -> tuple[float, float, int]:
-    """On S_0: Gamma (``trace`` or the private norm histogram), Theta, and (eta, T) from the private spectrum
-    unless both are given; T capped publicly.  Returns (Theta, eta, T)."""
+    """On S_0: Gamma (``trace``, or the private norm histogram with its public fallback d), Theta, and (eta, T)
+    from the private spectrum unless both are given; T capped publicly.  Returns (Theta, eta, T)."""
     plan, layout = run.plan, run.layout
     assert layout is not None
     mu_0 = plan.mu / math.sqrt(max(int(options.trace is None) + int(plan.need_spectrum), 1))
@@ -355,7 +356,10 @@ def _setup(rows: Rows, ctx: FitContext, run: _Run, options: AMBSSGDOptions) -> t
         block = gaussian_block(rounds=1, mu_round=mu_0, ledger=run.ledger_0, name="norm histogram (Gamma ~ Tr Sigma)",
                                note=f"groups of {b} rows, 4 bins per octave")
         sums = rows.reduce(_NormPass(layout, run.st, b), add_arrays)
-        gamma_norm = private_norm_from_means(sums / b, block=block, rng=ctx.rng)
+        norm = private_norm_from_means(sums / b, block=block, rng=ctx.rng, fallback=norm_fallback(ctx.d))
+        run.notes.extend(descent.norm_notes(norm, ctx.d, standardised=run.st is not None))
+        run.diagnostics["Gamma_released"] = norm.released
+        gamma_norm = norm.gamma
     else:
         gamma_norm = float(options.trace)
     theta_x = plan.tail * math.sqrt(gamma_norm)

@@ -61,6 +61,7 @@ from dpstats.methods.common.robust_estimators import (
     clip_factors,
     distance_group_size,
     max_histogram_releases,
+    norm_fallback,
     norm_group_size,
     norm_group_sums,
     private_norm_from_means,
@@ -386,18 +387,20 @@ def _charge(ctx: FitContext, plan: _Plan) -> _Run:
 
 
 def _covariate_clip(rows: Rows, ctx: FitContext, run: _Run) -> float:
-    """Step 1: Gamma ~ Tr(Sigma) from the norm histogram on S_a (Alg. 3); returns Theta = tail sqrt(Gamma)."""
+    """Step 1: Gamma ~ Tr(Sigma) from the norm histogram on S_a (Alg. 3), or the public fallback d when its mode
+    does not clear the noise; returns Theta = tail sqrt(Gamma)."""
     plan, prepare = run.plan, run.prepare
     assert prepare is not None
     mu_n = plan.mu * math.sqrt(_NORM_SHARE if plan.need_spectrum else _NORM_SHARE + _SPECTRUM_SHARE)
     b_norm = norm_group_size(plan.n_a, mu_n)
     block = gaussian_block(rounds=1, mu_round=mu_n, ledger=run.ledger_a, name="norm histogram (Gamma ~ Tr Sigma)",
                            dimension=1, note=f"groups of {b_norm} rows, 4 bins per octave")
-    gamma_norm = private_norm_from_means(rows.reduce(_NormPass(prepare, b_norm), add_arrays) / b_norm, block=block,
-                                         rng=ctx.rng)
-    theta_x = plan.tail * math.sqrt(gamma_norm)
-    run.diagnostics.update(Gamma=gamma_norm, Theta=theta_x, covariate_tail=plan.tail, n_a=plan.n_a, n_b=plan.m,
-                           distance_group_size=plan.b_dist, norm_group_size=b_norm)
+    norm = private_norm_from_means(rows.reduce(_NormPass(prepare, b_norm), add_arrays) / b_norm, block=block,
+                                   rng=ctx.rng, fallback=norm_fallback(plan.d))
+    run.notes.extend(descent.norm_notes(norm, plan.d, standardised=prepare.st is not None))
+    theta_x = plan.tail * math.sqrt(norm.gamma)
+    run.diagnostics.update(Gamma=norm.gamma, Gamma_released=norm.released, Theta=theta_x, covariate_tail=plan.tail,
+                           n_a=plan.n_a, n_b=plan.m, distance_group_size=plan.b_dist, norm_group_size=b_norm)
     return theta_x
 
 

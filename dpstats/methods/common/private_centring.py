@@ -40,9 +40,16 @@ its scale then falls back or is coarse.
 
 A release is used only when its noisy modal count clears the largest of the
 grid's noisy empty bins (2 sds above sqrt(2 ln B) sds, :func:`~dpstats.methods.common.robust_estimators.clearance`;
-post-processing of the released counts).  Otherwise the variable keeps a
-public fallback, and the notes name it: scale 1 and centre 0 without a
-range; with a declared range, the clipped Gaussian estimates below.
+post-processing of the released counts), or failing a single bin when a
+window of 2 or 4 adjacent bins clears at its own noise sd
+(:func:`~dpstats.methods.common.robust_estimators.reliable_mode`; the
+largest bin of the window is read): near the methods' minimum n the group
+means spread over several quarter bins, none cleared alone, and the
+response's centre fell back to 0 (in-sample R^2 near -100, issue 17), or,
+declared, was read on bins a quarter of its half-range wide.  Otherwise
+the variable keeps a public fallback, and the notes name it: scale 1 and
+centre 0 without a range; with a declared range, the clipped Gaussian
+estimates below.
 
 Public ranges.  A range the design gives by construction (factor dummies,
 spline bases: ``declared`` False) is a tight fact about the column: it is
@@ -123,8 +130,8 @@ from dpstats.methods.common.permutations import RowPermutation
 from dpstats.methods.common.robust_estimators import (
     DISTANCE_GRID,
     HISTOGRAM_SENSITIVITY,
-    clearance,
     histogram_counts,
+    reliable_mode,
 )
 from dpstats.methods.common.row_passes import add_arrays
 from dpstats.privacy.ledger import PrivacyLedger
@@ -343,11 +350,6 @@ def releases_per_column(intercept_index: int | None) -> int:
     return 2 if intercept_index is not None else 1
 
 
-def _clears(noisy: np.ndarray, j: int, block: GaussianBlock, bins: int) -> bool:
-    """Whether the noisy count of bin j exceeds the expected largest of ``bins`` noisy empty bins by 2 sds."""
-    return bool(noisy[j] > clearance(bins, block.mu_round))
-
-
 def group_size(n: int, mu_round: float) -> int:
     """Rows per group, from public n and the per-histogram GDP parameter only: as many groups as
     ``_GROUPS_PER_SD`` noise sds (so a modal bin holding a third of them clears the noise on the grid's
@@ -389,28 +391,30 @@ def _group_statistics(reduce: Callable[[Any, Any], Any], n: int, private: list[i
 
 
 def _release_scales(rel: _Releases, rng: np.random.Generator) -> np.ndarray:
-    """Per released variable, the released scale, or NaN where its histogram did not clear its noise."""
+    """Per released variable, the released scale, or NaN where its histogram did not clear its noise
+    (:func:`~dpstats.methods.common.robust_estimators.reliable_mode`: a bin or a window of 2 or 4 bins)."""
     out = np.full(rel.variances.shape[0], np.nan)
     for i, variances in enumerate(rel.variances):
         noisy = np.asarray(rel.block.release(histogram_counts(variances, SPREAD_GRID).astype(float),
                                              l2_sensitivity=HISTOGRAM_SENSITIVITY, rng=rng))
-        m = 1 + int(np.argmax(noisy[1:]))  # bin 0: groups of equal values (and variances below 2^-63)
-        if _clears(noisy, m, rel.block, SPREAD_GRID.size):
+        # bin 0 (groups of equal values, variances below 2^-63) is never the scale
+        m = reliable_mode(noisy, rel.block.mu_round, start=1)
+        if m is not None:
             out[i] = math.sqrt(SPREAD_GRID.upper_edge(m) / math.sqrt(2.0))
     return out
 
 
 def _release_centres(rel: _Releases, scales: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Per released variable, the released centre (the group means over the scale used, binned on
-    ``CENTRE_GRID``), or NaN where its histogram did not clear its noise."""
+    ``CENTRE_GRID``), or NaN where its histogram did not clear its noise (as in :func:`_release_scales`)."""
     out = np.full(rel.means.shape[0], np.nan)
     for i, means in enumerate(rel.means):
         with np.errstate(**QUIET):
             centred = means / scales[i]
         counts = np.bincount(CENTRE_GRID.index(centred), minlength=CENTRE_GRID.size)
         noisy = np.asarray(rel.block.release(counts.astype(float), l2_sensitivity=HISTOGRAM_SENSITIVITY, rng=rng))
-        m = int(np.argmax(noisy))
-        if _clears(noisy, m, rel.block, CENTRE_GRID.size):
+        m = reliable_mode(noisy, rel.block.mu_round)
+        if m is not None:
             out[i] = scales[i] * CENTRE_GRID.value(m)
     return out
 

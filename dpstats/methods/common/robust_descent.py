@@ -26,7 +26,7 @@ import numpy as np
 
 from dpstats.errors import MethodOptionError
 from dpstats.methods.common.private_centring import Standardisation, release_standardisation, standardised
-from dpstats.methods.common.robust_estimators import DISTANCE_GRID, SpectrumEstimate, clipped_gram
+from dpstats.methods.common.robust_estimators import DISTANCE_GRID, NormEstimate, SpectrumEstimate, clipped_gram
 from dpstats.methods.common.row_passes import ClipTable
 from dpstats.methods.spec import FitContext, MethodOptions
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
@@ -34,7 +34,7 @@ from dpstats.rows.base import Rows
 
 __all__ = ["PRECONDITION_SHARE", "min_rows", "precondition_split", "check_fraction", "DescentOptions",
            "precondition", "GramPass", "TableGradient", "default_covariate_tail", "rounds_from_kappa", "step_schedule",
-           "threshold_candidates", "parallel_block_step", "held_notes", "part_notes"]
+           "threshold_candidates", "parallel_block_step", "held_notes", "norm_notes", "part_notes"]
 
 #: share of mu^2 for the private centres and scales on all rows (when standardising)
 PRECONDITION_SHARE = 0.1
@@ -284,6 +284,16 @@ def held_notes(held: int, T: int, what: str) -> list[str]:
         return [line]
     return [line, ("no round took a step: the fit is the starting point w = 0 (with an intercept and the private "
                    "preconditioning: slopes 0, intercept the released centre of y); use more rows or a larger epsilon")]
+
+
+def norm_notes(norm: NormEstimate, d: int, *, standardised: bool) -> list[str]:
+    """The report line for a norm histogram whose mode did not clear its noise (public facts and released values:
+    whether it cleared, d, whether the preconditioning ran)."""
+    if norm.released:
+        return []
+    units = "the standardised covariates" if standardised else "covariates taken to be on unit scale"
+    return [f"the norm histogram did not clear its noise: Gamma ~ Tr(Sigma) is the public d = {d} ({units}), "
+            "not a bin that may hold only noise"]
 
 
 def part_notes(label: str, ledger: PrivacyLedger) -> list[str]:

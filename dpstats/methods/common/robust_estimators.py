@@ -24,7 +24,8 @@ mu-GDP and needs no delta for empty bins:
   histogram under mu-GDP (Dong, Roth & Su 2022, Thm 2.7); the reported mode
   (argmax) and its bin edge are post-processing;
 * so are the descent methods' readout (:func:`reliable_mode`: the mode is
-  used only when it stands out from the noise of the empty bins) and the
+  used only when it stands out from the noise of the empty bins; the norm
+  estimate falls back to a public value when it does not) and the
   averaging of several releases of the same histogram while the iterate
   holds (:class:`PooledHistogram`).  A threshold read from an uncleared
   mode is arbitrary and, through the gradient noise it scales, can throw
@@ -60,7 +61,8 @@ from dpstats.privacy.mechanisms import GaussianBlock, gaussian_mechanism_mu
 __all__ = [
     "EXPONENT_RANGE", "HISTOGRAM_SENSITIVITY", "LogHistogram", "NORM_GRID", "DISTANCE_GRID", "histogram_counts",
     "release_histogram", "release_log_mode", "RELIABLE_WIDTHS", "reliable_mode", "PooledHistogram", "clearance",
-    "private_log_mode", "group_means", "slot_means", "private_norm_from_means", "private_norm_estimate",
+    "private_log_mode", "group_means", "slot_means", "NormEstimate", "norm_fallback", "private_norm_from_means",
+    "private_norm_estimate",
     "distance_counts", "private_distance_estimate", "norm_group_size", "distance_group_size", "norm_group_sums",
     "SpectrumEstimate", "clipped_gram", "release_spectrum", "clip_factors", "modal_fraction", "max_histogram_releases",
     "max_disjoint_histograms", "separately_clipped_gradient",
@@ -159,26 +161,28 @@ def clearance(bins: int, mu_round: float) -> float:
 RELIABLE_WIDTHS: tuple[int, ...] = (1, 2, 4)
 
 
-def reliable_mode(noisy: np.ndarray, mu: float, start: int = 0) -> int | None:
+def reliable_mode(noisy: np.ndarray, mu: float, start: int = 0,
+                  widths: tuple[int, ...] = RELIABLE_WIDTHS) -> int | None:
     """The modal bin of noisy histogram counts when it stands out from the noise, else None.
 
     ``noisy`` are counts with independent N(0, (sqrt(2)/mu)^2) noise on
     every bin (a release of GDP parameter mu, or the mean of k releases of
     parameter mu / sqrt(k)); bins before ``start`` are ignored.  For each
-    width w of ``RELIABLE_WIDTHS`` in turn, the window of w consecutive bins
-    with the largest noisy sum is accepted when that sum exceeds
+    width w of ``widths`` in turn, the window of w consecutive bins with
+    the largest noisy sum is accepted when that sum exceeds
     :func:`clearance` at noise sd sqrt(w) sqrt(2)/mu (the expected largest
     of at most B windows of empty bins, plus 2 sds); the answer is the bin
     with the largest noisy count in that window (for w = 1, the argmax).  A
     mode that clears no width may be the largest of the empty bins' noises,
-    an arbitrary bin of the grid, and a residual threshold read from it
-    arbitrarily large (the gradient noise, proportional to it, then throws
-    the iterate far away) or small.  A function of the noisy counts and
-    public mu only (post-processing).
+    an arbitrary bin of the grid, and a scale read from it arbitrarily large
+    or small (a residual threshold scales the gradient noise, which then
+    throws the iterate far away; a covariate norm sets the step size).  A
+    function of the noisy counts and public mu only (post-processing).
+    ``widths=(1,)`` accepts a single bin only.
     """
     v = np.asarray(noisy, dtype=float)[start:]
     cum = np.concatenate([[0.0], np.cumsum(v)])
-    for w in RELIABLE_WIDTHS:
+    for w in widths:
         if w > v.size:
             break
         sums = cum[w:] - cum[:-w]
@@ -278,20 +282,59 @@ def distance_group_size(max_corruption: float) -> int:
     return int(min(10, max(1, math.floor(0.1 / max_corruption))))
 
 
-def private_norm_from_means(means: np.ndarray, *, block: GaussianBlock, rng: np.random.Generator) -> float:
+@dataclass(frozen=True)
+class NormEstimate:
+    """Gamma ~ Tr(Sigma) as the descent methods use it: the released estimate, or the public fallback.
+
+    ``released`` is False when the norm histogram's mode did not clear its noise (:func:`reliable_mode`) and
+    ``gamma`` is the caller's public fallback; a function of released values and public facts only.
+    """
+
+    gamma: float
+    released: bool
+
+
+def norm_fallback(columns: int) -> float:
+    """Public Gamma used when the norm histogram does not clear: the number of design columns.
+
+    After the private preconditioning every non-intercept column is z = (x - c) / s with a released centre and
+    scale, so E z^2 is about 1, and the intercept column is 1: Tr(Sigma) = E||z||^2 is about d.  Without the
+    preconditioning it is the same value, read as covariates on unit scale (the normalisation of Liu et al.'s
+    analysis); the covariate tail then leaves a factor of about 30 of headroom in ||x||^2 before clipping.
+    """
+    return float(max(1, int(columns)))
+
+
+def private_norm_from_means(means: np.ndarray, *, block: GaussianBlock, rng: np.random.Generator,
+                            fallback: float) -> NormEstimate:
     """Private estimate Gamma of Tr(Sigma) = E||x||^2 from the group means of ||x_i||^2 (Liu et al. 2023,
-    Private Norm Estimator, Alg. 3): the upper edge of the modal bin of a private histogram on ``NORM_GRID``
-    (4 bins per octave, finer than the paper's factor-2 bins, which is safe because the group means
-    concentrate).  mu-GDP with the block's mu_round when each row is in at most one group; no bound needed."""
-    return NORM_GRID.upper_edge(release_log_mode(histogram_counts(means, NORM_GRID), NORM_GRID, block=block, rng=rng))
+    Private Norm Estimator, Alg. 3), with a clearance check.
+
+    One release of ``block``: the noisy histogram of the means on ``NORM_GRID`` (4 bins per octave, finer
+    than the paper's factor-2 bins, which is safe because the group means concentrate).  Gamma is the upper
+    edge of its :func:`reliable_mode` (a bin, or failing that a window of 2 or 4 adjacent bins, whose noisy
+    count clears the expected largest of the grid's noisy empty bins by 2 sds).  When nothing clears, Gamma
+    is ``fallback`` (public): with few groups (groups of one row at small n mu) the modal count may be below
+    the noise, and the argmax of the noisy counts is then the largest of the empty bins' noises, an arbitrary
+    bin of [2^-64, 2^64); a Gamma of 1e-16 set a step size of 1e15 and threw the fit to R^2 = -1e30.
+    mu-GDP with the block's mu_round when each row is in at most one group; the readout and the fallback are
+    post-processing; no bound needed.
+    """
+    noisy = release_histogram(histogram_counts(means, NORM_GRID), NORM_GRID, block=block, rng=rng)
+    j = reliable_mode(noisy, block.mu_round)
+    if j is None:
+        return NormEstimate(float(fallback), False)
+    return NormEstimate(NORM_GRID.upper_edge(j), True)
 
 
 def private_norm_estimate(X: np.ndarray, *, group_size: int, block: GaussianBlock,
-                          rng: np.random.Generator) -> float:
-    """:func:`private_norm_from_means` of consecutive groups of ``group_size`` rows of ``X``."""
+                          rng: np.random.Generator) -> NormEstimate:
+    """:func:`private_norm_from_means` of consecutive groups of ``group_size`` rows of ``X`` (fallback: the
+    number of columns, :func:`norm_fallback`)."""
     with np.errstate(**QUIET):  # a square that overflows is inf: its group lands in the last bin
         squares = np.einsum("ij,ij->i", X, X)
-    return private_norm_from_means(group_means(squares, group_size), block=block, rng=rng)
+    return private_norm_from_means(group_means(squares, group_size), block=block, rng=rng,
+                                   fallback=norm_fallback(X.shape[1]))
 
 
 def distance_counts(X: np.ndarray, y: np.ndarray, w: np.ndarray, group_size: int) -> np.ndarray:
