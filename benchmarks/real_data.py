@@ -557,7 +557,7 @@ def rates_prediction(r: dict) -> float | None:
     sampling error of a design uniform on the declared ranges times the privacy-to-sampling ratio of the
     method's upper rate, else of the minimax lower bound): what it showed for pgd, dpsgd and theilsen before
     they released their error split.  None without bounds or a released fit."""
-    if r["refused"] or not r["bounds"] or not r["method_used"]:
+    if r["refused"] or not r["bounds"] or not r["method_used"] or r["library"] != "dpstats":
         return None
     names, intervals, response, intercept = public_intervals(r["dataset"], r["model"])
     bounds = error_bounds(r["method_used"], r["n_train"], r["d"], r["epsilon"], r["delta"])
