@@ -171,9 +171,9 @@ def test_api_fit_on_csv_parquet_dask_and_tiny_chunks_equals_in_memory(sim, files
 @pytest.mark.parametrize("intercept", [None, 0])
 def test_declared_range_fallback_in_chunks_equals_in_memory(intercept):
     """The preconditioning with declared ranges at a budget where the histograms cannot clear, not even with a
-    window of bins (mu = 0.02 at n = 3000: groups of 2 rows), so every declared variable falls back to its clipped Gaussian mean and mean absolute
-    deviation (two more passes): chunks of 7, 100 and n rows give the in-memory releases, and the fallback is
-    inside the ranges (not their midpoints)."""
+    window of bins (mu = 0.02 at n = 3000: groups of 2 rows), so every declared variable falls back to its clipped
+    Gaussian mean and mean absolute deviation (two more passes): chunks of 7, 100 and n rows give the in-memory
+    releases, and the fallback is inside the ranges (not their midpoints)."""
     from dpstats.methods.common.private_centring import release_standardisation
     from dpstats.rows.memory import InMemoryRows
 

@@ -237,7 +237,8 @@ def test_plan_says_from_which_n_an_interval_is_reported_as_the_fits_do(method, f
         assert bool(row["auto"].iloc[0]) is (method == "auto")
         assert _reports(formula, n, 1.0, method) == (name, reported)
     one_predictor = math.ceil(theilsen.INTERVAL_MIN_N_EPSILON)
-    assert start == (one_predictor if formula == "y ~ x1" else math.ceil(pgd.INTERVAL_MIN_N_MU / gaussian_mu(1.0, 1e-6)))
+    several = math.ceil(pgd.INTERVAL_MIN_N_MU / gaussian_mu(1.0, 1e-6))
+    assert start == (one_predictor if formula == "y ~ x1" else several)
 
 
 def test_plan_says_from_which_epsilon_an_interval_is_reported_as_the_fits_do():
