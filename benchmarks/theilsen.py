@@ -113,17 +113,19 @@ def ols_slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
 
 
 def fit_sim(method: str, x: np.ndarray, y: np.ndarray, bounds: dict[str, Any], eps: float,
-            seed: int) -> tuple[float, tuple[float, float] | None, str]:
-    """One fit: the slope, its 95% interval (None if not reported) and the method used."""
+            seed: int) -> tuple[float, tuple[float, float] | None, str, float | None]:
+    """One fit: the slope, its 95% interval (None if not reported), the method used and the error block's
+    predicted privacy error of the slope (None if it has none)."""
     if method == "opendp":
         b = fit_opendp(x, y, bounds, eps, seed)
-        return b, None, "opendp"
+        return b, None, "opendp", None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = dpstats.dp_ols_arrays(x[:, None], y, eps, DELTA, method=method, x_bounds=[bounds["x"]],
                                     y_bounds=bounds["y"], intercept=True, random_state=seed)
         interval, _ = rd.headline_interval(res, res.params.index[1])
-    return float(res.params.iloc[1]), interval, res.method
+        predicted, _ = rd.predicted_privacy(res, res.params.index[1])
+    return float(res.params.iloc[1]), interval, res.method, predicted
 
 
 def fit_opendp(x: np.ndarray, y: np.ndarray, bounds: dict[str, Any], eps: float, seed: int) -> float:
@@ -150,7 +152,7 @@ def run_sim(methods: Sequence[str], reps: int, ns: Sequence[int], epsilons: Sequ
                     for method in methods:
                         start = time.perf_counter()
                         try:
-                            b, ci, used = fit_sim(method, x, y, bounds, eps, 1000 + r)
+                            b, ci, used, predicted = fit_sim(method, x, y, bounds, eps, 1000 + r)
                         except DPStatsError as exc:
                             out.append({"part": "sim", "design": design, "n": n, "epsilon": eps, "rep": r,
                                         "method": method, "status": type(exc).__name__})
@@ -158,7 +160,8 @@ def run_sim(methods: Sequence[str], reps: int, ns: Sequence[int], epsilons: Sequ
                         rec = {"part": "sim", "design": design, "n": n, "epsilon": eps, "rep": r, "method": method,
                                "status": "ok", "method_used": used, "truth": beta, "b": b, "b_ols": b_ols,
                                "rel_err": abs(b - beta) / abs(beta), "sign_ok": bool(np.sign(b) == np.sign(beta)),
-                               "interval": ci is not None, "seconds": time.perf_counter() - start}
+                               "interval": ci is not None, "pred_privacy": predicted,
+                               "seconds": time.perf_counter() - start}
                         if ci is not None:
                             rec.update({"covers": bool(ci[0] <= beta <= ci[1]),
                                         "width_ratio": (ci[1] - ci[0]) / (2 * t * se)})
