@@ -22,15 +22,17 @@ Sarathy & Vadhan ("Analyzing the differentially private Theil-Sen estimator for 
   private quarter-radius (the radius around the released median holding a quarter of the pairs).  Below it,
   where that model under-covers (the radius and the median's rank error are too heavy-tailed), the bootstrap
   runs both exponential mechanisms exactly on Cauchy profiles with ties, whose scale and tie share are drawn
-  from their posterior given the released radius (:class:`MedianRelease`): honest, but wide.  The intercept's
+  from their posterior given a noisy histogram (Laplace) of the values' distances from the released median in
+  one-decade bins, the ties one more bin (:class:`ProfileRelease`).  The intercept's
   draws carry the slope's error through a private mean of x.
 
 Privacy (replace-one neighbours, n public): a replaced row changes at most k pair slopes and one residual, so
-every count the exponential mechanisms score moves by at most k (slopes) or 1 (residuals), and the clipped sum
-of x by at most the width of x's range.  Each release is pure epsilon_i-DP and the epsilon_i add up to
-epsilon: the fit is epsilon-DP (delta = 0 spent).  Everything else (grids, pairing, bootstrap draws) is public
-randomness or post-processing.  The two passes compute the same counts whatever the partition of the rows into
-chunks, so the argument holds for in-memory rows, files and Dask alike.
+every count the exponential mechanisms score moves by at most k (slopes) or 1 (residuals), a distance histogram
+by at most 2k (2) in L1 norm, and the clipped sum of x by at most the width of x's range.  Each release is pure
+epsilon_i-DP and the epsilon_i add up to epsilon: the fit is epsilon-DP (delta = 0 spent).  Everything else
+(grids, pairing, bootstrap draws) is public randomness or post-processing.  The two passes compute the same
+counts whatever the partition of the rows into chunks, so the argument holds for in-memory rows, files and Dask
+alike.
 
 Proof: docs/proofs/theilsen.md
 """
@@ -69,16 +71,22 @@ __all__ = [
     "INTERVAL_MIN_N_EPSILON",
     "SPEC",
     "CellGrid",
+    "MedianRelease",
+    "ProfileRelease",
     "ResidualPass",
     "SlopePass",
     "TheilSenOptions",
     "WindowedPairing",
     "cell_scores",
+    "distance_counts",
+    "distance_edges",
     "fit",
     "interval_reported",
     "linear_grid",
+    "privacy_moment",
     "radius_grid",
     "slope_grid",
+    "spread_release",
 ]
 
 #: the slope grid spans |slope| in S * 10^[-4, 3], S = (y range) / (x range) the box diagonal
@@ -103,15 +111,17 @@ SPREAD_FLOOR = 0.2
 INTERVAL_MIN_N_EPSILON = 50.0
 #: shares of epsilon: slope median, slope spread, intercept median, intercept spread, mean of x
 INFERENCE_SHARES = (0.55, 0.15, 0.16, 0.10, 0.04)
-#: the same below SIMULATE_BELOW_N_EPSILON, where no share of the budget makes the radii informative (their
-#: simulated bootstrap is then wide whatever they get): the medians keep nearly their shares without inference
+#: the same below SIMULATE_BELOW_N_EPSILON, where the spreads are noisy distance histograms (ProfileRelease): the
+#: slope's histogram gets what makes the intervals informative from n * epsilon = 150 at a small cost in the
+#: slope's accuracy (benchmarks/results/theilsen/reading.md)
 SMALL_INFERENCE_SHARES = (0.61, 0.15, 0.16, 0.06, 0.02)
 #: shares of epsilon without inference: slope median, intercept median
 POINT_SHARES = (0.75, 0.25)
 
 BOOTSTRAP_DESCRIPTION = ("parametric bootstrap of the error of the private medians (sampling, exponential-"
                          "mechanism rank noise, private spreads; below n * epsilon = 250 the mechanisms simulated "
-                         "on the profiles the released spreads make plausible), from released values only")
+                         "on the profiles the released distance histograms make plausible), from released values "
+                         "only")
 NO_RSQUARED = "Theil-Sen releases medians of slopes and residuals, not the sums of squares R^2 needs"
 
 
