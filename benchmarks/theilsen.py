@@ -14,7 +14,8 @@ as in ``benchmarks/real_data.py``):
 
 Metrics: median relative error |b - beta| / |beta| of the slope, sign right, share of fits reporting a finite
 95% interval, its coverage of the truth (sim) or of the OLS estimate (real), and its median width over the
-width of the classical OLS 95% interval on the same data (2 t se_OLS).
+width of the classical OLS 95% interval on the same data (2 t se_OLS); in the simulations also the error
+block's predicted privacy error of the slope against the measured one (b - b_OLS on the same data).
 
 Run from the repository root (about 25 minutes for both on one loaded core)::
 
@@ -247,6 +248,29 @@ def coverage_by_n_eps(records: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def privacy_by_n_eps(records: list[dict]) -> str:
+    """theilsen's predicted privacy error of the slope (the error block's) against the measured one (root mean
+    square of b - b_OLS), per (design, n, epsilon) cell, summarised by n * epsilon: the share of cells whose
+    ratio of root mean squares lies in [1/3, 3] and the median ratio (issue 18's band)."""
+    cells: dict[tuple, list[dict]] = {}
+    for r in records:
+        if r["method"] == "theilsen" and r["status"] == "ok" and r.get("pred_privacy") is not None:
+            cells.setdefault((r["design"], r["n"], r["epsilon"]), []).append(r)
+    if not cells:
+        return ""
+    ratios: dict[float, list[float]] = {}
+    for (_, n, eps), recs in cells.items():
+        predicted = math.sqrt(np.mean([r["pred_privacy"] ** 2 for r in recs]))
+        measured = math.sqrt(np.mean([(r["b"] - r["b_ols"]) ** 2 for r in recs]))
+        ratios.setdefault(n * eps, []).append(predicted / measured if measured > 0 else math.inf)
+    lines = ["| n * epsilon | cells | predicted / measured within [1/3, 3] | median predicted / measured |",
+             "|---|---|---|---|"]
+    for c in sorted(ratios):
+        v = np.array(ratios[c])
+        lines.append(f"| {c:g} | {v.size} | {_share(list((v >= 1 / 3) & (v <= 3)))} | {np.median(v):.2g} |")
+    return "\n".join(lines)
+
+
 def summary(out: Path) -> str:
     parts = []
     for part, cover in (("sim", "covers"), ("real", "covers_ols")):
@@ -263,6 +287,10 @@ def summary(out: Path) -> str:
             parts.append("\nBy n (pooled over designs and epsilons):\n\n" + table(records, ["method", "n"], cover))
             parts.append("\nBy design (pooled over n and epsilons):\n\n" + table(records, ["method", "design"], cover))
             parts.append("\ntheilsen's intervals by n * epsilon:\n\n" + coverage_by_n_eps(records))
+            privacy = privacy_by_n_eps(records)
+            if privacy:
+                parts.append("\ntheilsen's predicted privacy error of the slope against the measured one (root mean "
+                             "square of b - b_OLS), per design, n and epsilon:\n\n" + privacy)
         else:
             parts.append("\nBy data set, epsilon = 1:\n\n" + table([r for r in records if r["epsilon"] == 1.0],
                                                                   ["dataset", "n_train", "method"], cover))
