@@ -550,10 +550,11 @@ class ProfileRelease:
     facts of their mechanisms (the simulated model, n * epsilon < SIMULATE_BELOW_N_EPSILON).
 
     ``grid`` is the median's public grid, ``edges`` the distance bins' public edges, ``histogram`` the released
-    noisy counts per bin (Laplace of scale ``2 sensitivity / epsilon_spread``), ``count`` the number of values
-    (N pairs or n residuals; ties are in no bin), ``sensitivity`` how far one row moves any count, ``epsilon``
-    the median's budget, ``rank_variance`` the sampling variance of the share of values below the population
-    median, ``median`` and ``median_cell`` the release, ``tie_shares`` the shares of ties a profile may have.
+    noisy counts per bin, the ties' bin last (Laplace of scale ``2 sensitivity / epsilon_spread``; Dwork, McSherry,
+    Nissim & Smith 2006), ``count`` the number of values (N pairs or n residuals), ``sensitivity`` how far one row
+    moves any count, ``epsilon`` the median's budget, ``rank_variance`` the sampling variance of the share of values
+    below the population median, ``median`` and ``median_cell`` the release, ``tie_shares`` the shares of ties a
+    profile may have.
     """
 
     grid: CellGrid
