@@ -14,7 +14,8 @@ as in ``benchmarks/real_data.py``):
 
 Metrics: median relative error |b - beta| / |beta| of the slope, sign right, share of fits reporting a finite
 95% interval, its coverage of the truth (sim) or of the OLS estimate (real), and its median width over the
-width of the classical OLS 95% interval on the same data (2 t se_OLS).
+width of the classical OLS 95% interval on the same data (2 t se_OLS); in the simulations also the error
+block's predicted privacy error of the slope against the measured one (b - b_OLS on the same data).
 
 Run from the repository root (about 25 minutes for both on one loaded core)::
 
@@ -113,17 +114,19 @@ def ols_slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
 
 
 def fit_sim(method: str, x: np.ndarray, y: np.ndarray, bounds: dict[str, Any], eps: float,
-            seed: int) -> tuple[float, tuple[float, float] | None, str]:
-    """One fit: the slope, its 95% interval (None if not reported) and the method used."""
+            seed: int) -> tuple[float, tuple[float, float] | None, str, float | None]:
+    """One fit: the slope, its 95% interval (None if not reported), the method used and the error block's
+    predicted privacy error of the slope (None if it has none)."""
     if method == "opendp":
         b = fit_opendp(x, y, bounds, eps, seed)
-        return b, None, "opendp"
+        return b, None, "opendp", None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = dpstats.dp_ols_arrays(x[:, None], y, eps, DELTA, method=method, x_bounds=[bounds["x"]],
                                     y_bounds=bounds["y"], intercept=True, random_state=seed)
         interval, _ = rd.headline_interval(res, res.params.index[1])
-    return float(res.params.iloc[1]), interval, res.method
+        predicted, _ = rd.predicted_privacy(res, res.params.index[1])
+    return float(res.params.iloc[1]), interval, res.method, predicted
 
 
 def fit_opendp(x: np.ndarray, y: np.ndarray, bounds: dict[str, Any], eps: float, seed: int) -> float:
@@ -150,7 +153,7 @@ def run_sim(methods: Sequence[str], reps: int, ns: Sequence[int], epsilons: Sequ
                     for method in methods:
                         start = time.perf_counter()
                         try:
-                            b, ci, used = fit_sim(method, x, y, bounds, eps, 1000 + r)
+                            b, ci, used, predicted = fit_sim(method, x, y, bounds, eps, 1000 + r)
                         except DPStatsError as exc:
                             out.append({"part": "sim", "design": design, "n": n, "epsilon": eps, "rep": r,
                                         "method": method, "status": type(exc).__name__})
@@ -158,7 +161,8 @@ def run_sim(methods: Sequence[str], reps: int, ns: Sequence[int], epsilons: Sequ
                         rec = {"part": "sim", "design": design, "n": n, "epsilon": eps, "rep": r, "method": method,
                                "status": "ok", "method_used": used, "truth": beta, "b": b, "b_ols": b_ols,
                                "rel_err": abs(b - beta) / abs(beta), "sign_ok": bool(np.sign(b) == np.sign(beta)),
-                               "interval": ci is not None, "seconds": time.perf_counter() - start}
+                               "interval": ci is not None, "pred_privacy": predicted,
+                               "seconds": time.perf_counter() - start}
                         if ci is not None:
                             rec.update({"covers": bool(ci[0] <= beta <= ci[1]),
                                         "width_ratio": (ci[1] - ci[0]) / (2 * t * se)})
@@ -244,6 +248,29 @@ def coverage_by_n_eps(records: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def privacy_by_n_eps(records: list[dict]) -> str:
+    """theilsen's predicted privacy error of the slope (the error block's) against the measured one (root mean
+    square of b - b_OLS), per (design, n, epsilon) cell, summarised by n * epsilon: the share of cells whose
+    ratio of root mean squares lies in [1/3, 3] and the median ratio (issue 18's band)."""
+    cells: dict[tuple, list[dict]] = {}
+    for r in records:
+        if r["method"] == "theilsen" and r["status"] == "ok" and r.get("pred_privacy") is not None:
+            cells.setdefault((r["design"], r["n"], r["epsilon"]), []).append(r)
+    if not cells:
+        return ""
+    ratios: dict[float, list[float]] = {}
+    for (_, n, eps), recs in cells.items():
+        predicted = math.sqrt(np.mean([r["pred_privacy"] ** 2 for r in recs]))
+        measured = math.sqrt(np.mean([(r["b"] - r["b_ols"]) ** 2 for r in recs]))
+        ratios.setdefault(n * eps, []).append(predicted / measured if measured > 0 else math.inf)
+    lines = ["| n * epsilon | cells | predicted / measured within [1/3, 3] | median predicted / measured |",
+             "|---|---|---|---|"]
+    for c in sorted(ratios):
+        v = np.array(ratios[c])
+        lines.append(f"| {c:g} | {v.size} | {_share(list((v >= 1 / 3) & (v <= 3)))} | {np.median(v):.2g} |")
+    return "\n".join(lines)
+
+
 def summary(out: Path) -> str:
     parts = []
     for part, cover in (("sim", "covers"), ("real", "covers_ols")):
@@ -260,6 +287,10 @@ def summary(out: Path) -> str:
             parts.append("\nBy n (pooled over designs and epsilons):\n\n" + table(records, ["method", "n"], cover))
             parts.append("\nBy design (pooled over n and epsilons):\n\n" + table(records, ["method", "design"], cover))
             parts.append("\ntheilsen's intervals by n * epsilon:\n\n" + coverage_by_n_eps(records))
+            privacy = privacy_by_n_eps(records)
+            if privacy:
+                parts.append("\ntheilsen's predicted privacy error of the slope against the measured one (root mean "
+                             "square of b - b_OLS), per design, n and epsilon:\n\n" + privacy)
         else:
             parts.append("\nBy data set, epsilon = 1:\n\n" + table([r for r in records if r["epsilon"] == 1.0],
                                                                   ["dataset", "n_train", "method"], cover))

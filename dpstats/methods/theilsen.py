@@ -22,15 +22,17 @@ Sarathy & Vadhan ("Analyzing the differentially private Theil-Sen estimator for 
   private quarter-radius (the radius around the released median holding a quarter of the pairs).  Below it,
   where that model under-covers (the radius and the median's rank error are too heavy-tailed), the bootstrap
   runs both exponential mechanisms exactly on Cauchy profiles with ties, whose scale and tie share are drawn
-  from their posterior given the released radius (:class:`MedianRelease`): honest, but wide.  The intercept's
+  from their posterior given a noisy histogram (Laplace) of the values' distances from the released median in
+  one-decade bins, the ties one more bin (:class:`ProfileRelease`).  The intercept's
   draws carry the slope's error through a private mean of x.
 
 Privacy (replace-one neighbours, n public): a replaced row changes at most k pair slopes and one residual, so
-every count the exponential mechanisms score moves by at most k (slopes) or 1 (residuals), and the clipped sum
-of x by at most the width of x's range.  Each release is pure epsilon_i-DP and the epsilon_i add up to
-epsilon: the fit is epsilon-DP (delta = 0 spent).  Everything else (grids, pairing, bootstrap draws) is public
-randomness or post-processing.  The two passes compute the same counts whatever the partition of the rows into
-chunks, so the argument holds for in-memory rows, files and Dask alike.
+every count the exponential mechanisms score moves by at most k (slopes) or 1 (residuals), a distance histogram
+by at most 2k (2) in L1 norm, and the clipped sum of x by at most the width of x's range.  Each release is pure
+epsilon_i-DP and the epsilon_i add up to epsilon: the fit is epsilon-DP (delta = 0 spent).  Everything else
+(grids, pairing, bootstrap draws) is public randomness or post-processing.  The two passes compute the same
+counts whatever the partition of the rows into chunks, so the argument holds for in-memory rows, files and Dask
+alike.
 
 Proof: docs/proofs/theilsen.md
 """
@@ -69,16 +71,22 @@ __all__ = [
     "INTERVAL_MIN_N_EPSILON",
     "SPEC",
     "CellGrid",
+    "MedianRelease",
+    "ProfileRelease",
     "ResidualPass",
     "SlopePass",
     "TheilSenOptions",
     "WindowedPairing",
     "cell_scores",
+    "distance_counts",
+    "distance_edges",
     "fit",
     "interval_reported",
     "linear_grid",
+    "privacy_moment",
     "radius_grid",
     "slope_grid",
+    "spread_release",
 ]
 
 #: the slope grid spans |slope| in S * 10^[-4, 3], S = (y range) / (x range) the box diagonal
@@ -103,15 +111,17 @@ SPREAD_FLOOR = 0.2
 INTERVAL_MIN_N_EPSILON = 50.0
 #: shares of epsilon: slope median, slope spread, intercept median, intercept spread, mean of x
 INFERENCE_SHARES = (0.55, 0.15, 0.16, 0.10, 0.04)
-#: the same below SIMULATE_BELOW_N_EPSILON, where no share of the budget makes the radii informative (their
-#: simulated bootstrap is then wide whatever they get): the medians keep nearly their shares without inference
-SMALL_INFERENCE_SHARES = (0.70, 0.05, 0.20, 0.03, 0.02)
+#: the same below SIMULATE_BELOW_N_EPSILON, where the spreads are noisy distance histograms (ProfileRelease): the
+#: slope's histogram gets what makes the intervals informative from n * epsilon = 150 at a small cost in the
+#: slope's accuracy (benchmarks/results/theilsen/reading.md)
+SMALL_INFERENCE_SHARES = (0.61, 0.15, 0.16, 0.06, 0.02)
 #: shares of epsilon without inference: slope median, intercept median
 POINT_SHARES = (0.75, 0.25)
 
 BOOTSTRAP_DESCRIPTION = ("parametric bootstrap of the error of the private medians (sampling, exponential-"
                          "mechanism rank noise, private spreads; below n * epsilon = 250 the mechanisms simulated "
-                         "on the profiles the released spreads make plausible), from released values only")
+                         "on the profiles the released distance histograms make plausible), from released values "
+                         "only")
 NO_RSQUARED = "Theil-Sen releases medians of slopes and residuals, not the sums of squares R^2 needs"
 
 
@@ -451,30 +461,22 @@ def radius_counts(grid: CellGrid, counts: np.ndarray, centre: float, radii: Cell
     return np.bincount(cell, weights=counts, minlength=radii.cells).astype(np.int64)
 
 
-# -- inference: the releases simulated on a profile implied by released values --------------------------------------
+# -- inference: the linearised model (n * epsilon >= SIMULATE_BELOW_N_EPSILON) ----------------------------------------
 
-#: the simulated profiles of the values (MedianRelease.simulated_draws) are Cauchy around the median (a pair
-#: slope beta + de / dx is a ratio of two differences: exactly Cauchy for normal x and errors), their scales on a
-#: log grid this far apart (10%)
-SCALE_STEP = 0.1
 #: n * epsilon below which the bootstrap simulates the exponential mechanisms on profiles (the linearised model
 #: under-covers there); from it on, the linearised model, calibrated there (measured in benchmarks/theilsen.py)
 SIMULATE_BELOW_N_EPSILON = 250.0
-#: tie shares of the simulated profiles (pairs with equal x count half below and half above every cell; the
-#: radius holds SPREAD_SHARE of the values only if fewer than 1 - SPREAD_SHARE are ties)
-TIE_SHARES = (0.0, 0.25, 0.5, 0.7)
 
 
 @dataclass(frozen=True)
 class MedianRelease:
-    """One private median and its private quarter-radius, as released, with the public facts of their mechanisms.
+    """One private median and its private quarter-radius, as released, with the public facts of their mechanisms
+    (the linearised model, n * epsilon >= SIMULATE_BELOW_N_EPSILON).
 
     ``grid`` and ``radii`` are the public grids of the median and of the radius; ``count`` the number of values
     (N pairs or n residuals), ``sensitivity`` how far one row moves any count, ``epsilon`` and
     ``epsilon_spread`` the budgets of the two releases, ``rank_variance`` the sampling variance of the share of
-    values below the population median, ``median``, ``median_cell`` and ``radius_cell`` the released median and
-    cells, ``simulate`` which error model the bootstrap uses (:meth:`draws`; public: from n * epsilon), and
-    ``tie_shares`` the shares of ties the simulated profiles may have (pair slopes: TIE_SHARES; residuals: 0).
+    values below the population median, ``median`` and ``radius_cell`` the released median and radius cell.
     """
 
     grid: CellGrid
@@ -485,10 +487,7 @@ class MedianRelease:
     epsilon_spread: float
     rank_variance: float
     median: float
-    median_cell: int
     radius_cell: int
-    simulate: bool
-    tie_shares: tuple[float, ...] = (0.0,)
 
     @property
     def radius(self) -> float:
@@ -506,71 +505,129 @@ class MedianRelease:
         SPREAD_SHARE of the values within the radius, so f ~ SPREAD_SHARE / (2 radius)."""
         return 2.0 * self.radius / SPREAD_SHARE
 
-    def draws(self, size: int, rng: np.random.Generator) -> np.ndarray:
-        """``size`` draws of the median's error: :meth:`simulated_draws` if ``simulate``, else
-        :meth:`linearised_draws`."""
-        if self.simulate:
-            return self.simulated_draws(size, rng)
-        return self.linearised_draws(size, rng)
-
-    def linearised_draws(self, size: int, rng: np.random.Generator) -> np.ndarray:
-        """The linearised error inverse_density * (sqrt(rank_variance) Z + L), Z standard normal, L Laplace with
-        scale ``rank_noise`` (the exponential mechanism's rank error in shares of the count), the radius
-        uncertain by a relative Laplace error of scale (the radius release's rank noise) / SPREAD_SHARE (each
-        draw divides by 1 + that error, floored at SPREAD_FLOOR)."""
+    def draws(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, float]:
+        """``size`` draws of the linearised error inverse_density * (sqrt(rank_variance) Z + L), Z standard
+        normal, L Laplace with scale ``rank_noise`` (the exponential mechanism's rank error in shares of the
+        count), the radius uncertain by a relative Laplace error of scale (the radius release's rank noise) /
+        SPREAD_SHARE (each draw divides by 1 + that error, floored at SPREAD_FLOOR); and the privacy part's
+        second moment, 2 (inverse_density rank_noise)^2 (the radius's own noise left out)."""
         spread_noise = 2.0 * self.sensitivity / (self.epsilon_spread * self.count) / SPREAD_SHARE
         relative = np.maximum(1.0 + _laplace_draws(spread_noise, size, rng), SPREAD_FLOOR)
         rank = math.sqrt(self.rank_variance) * post_processing_normal(size, rng) + _laplace_draws(
             self.rank_noise, size, rng)
-        return self.inverse_density / relative * rank
+        return self.inverse_density / relative * rank, 2.0 * (self.inverse_density * self.rank_noise) ** 2
 
-    def simulated_draws(self, size: int, rng: np.random.Generator) -> np.ndarray:
-        """``size`` draws of the median's error, simulated on the profiles the released radius makes plausible.
+
+# -- inference: the mechanisms simulated on profiles (n * epsilon < SIMULATE_BELOW_N_EPSILON) -------------------------
+
+#: the simulated profiles of the values are Cauchy around the median (a pair slope beta + de / dx is a ratio of
+#: two differences: exactly Cauchy for normal x and errors), their scales on a log grid this far apart (10%)
+SCALE_STEP = 0.1
+#: tie shares of the simulated pair-slope profiles (pairs with equal x count half below and half above every cell)
+TIE_SHARES = (0.0, 0.1, 0.25, 0.4, 0.5, 0.6, 0.7, 0.8)
+#: the released histogram of distances from the private median has bins this many decades wide
+DISTANCE_BIN_DECADES = 1.0
+
+
+def distance_edges(scale: float, decades: tuple[float, float]) -> np.ndarray:
+    """Public edges of the distance histogram: ``scale`` * 10^u for u from decades[0] to decades[1] in steps of
+    DISTANCE_BIN_DECADES; the bins are [0, e_0), [e_0, e_1), ..., [e_last, inf)."""
+    m = round((decades[1] - decades[0]) / DISTANCE_BIN_DECADES) + 1
+    return scale * 10.0 ** np.linspace(decades[0], decades[1], m)
+
+
+def distance_counts(grid: CellGrid, counts: np.ndarray, centre: float, edges: np.ndarray, ties: float) -> np.ndarray:
+    """Counts per distance bin of |value - centre|, each cell of ``grid`` standing at its value (a public map of
+    cells to bins), then the ties as a last bin: a value that moves between cells or to or from the ties moves
+    one unit between two bins (L1 change 2)."""
+    bins = np.searchsorted(edges, np.abs(grid.values - centre), side="right")
+    return np.append(np.bincount(bins, weights=counts, minlength=edges.size + 1), ties)
+
+
+@dataclass(frozen=True)
+class ProfileRelease:
+    """One private median and a noisy histogram of the values' distances from it, as released, with the public
+    facts of their mechanisms (the simulated model, n * epsilon < SIMULATE_BELOW_N_EPSILON).
+
+    ``grid`` is the median's public grid, ``edges`` the distance bins' public edges, ``histogram`` the released
+    noisy counts per bin, the ties' bin last (Laplace of scale ``2 sensitivity / epsilon_spread``; Dwork, McSherry,
+    Nissim & Smith 2006), ``count`` the number of values (N pairs or n residuals), ``sensitivity`` how far one row
+    moves any count, ``epsilon`` the median's budget, ``rank_variance`` the sampling variance of the share of values
+    below the population median, ``median`` and ``median_cell`` the release, ``tie_shares`` the shares of ties a
+    profile may have.
+    """
+
+    grid: CellGrid
+    edges: np.ndarray
+    histogram: np.ndarray
+    count: float
+    sensitivity: float
+    epsilon: float
+    epsilon_spread: float
+    rank_variance: float
+    median: float
+    median_cell: int
+    tie_shares: tuple[float, ...] = (0.0,)
+
+    def draws(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, float]:
+        """``size`` draws of the median's error simulated on the profiles the released histogram makes
+        plausible, and the second moment of their privacy part.
 
         A profile is a share t of values that count half below and half above every cell (ties: pairs with
-        equal x) and a share 1 - t from a Cauchy of scale g centred at the released median.  Each replicate
-        draws (g, t) from their posterior given the released radius (:meth:`profile_draws`), so that a radius
-        released too small at small n * epsilon, or many ties, cannot make the interval too narrow.  The
-        median's exponential mechanism is run exactly on the shares the profile puts below each cell edge (same
-        grid, base measure, sensitivity and epsilon), and two errors the fixed centre leaves out are added: the
-        sampling error (normal rank error of variance ``rank_variance`` times the inverse density
-        pi g / (1 - t)) and the grid's rounding (uniform over the released cell: the population median lies
-        anywhere in it).  Post-processing: public randomness and released values.
+        equal x) and a share 1 - t from a Cauchy of scale g centred at the released median; each replicate draws
+        (g, t) from their posterior given the histogram (:meth:`profile_draws`).  The median's exponential
+        mechanism is run exactly on the shares the profile puts below each cell edge (same grid, base measure,
+        sensitivity and epsilon): its release minus the centre is the privacy part.  Two errors the fixed centre
+        leaves out are added: the sampling error (normal rank error of variance ``rank_variance`` times the
+        inverse density pi g / (1 - t)) and the grid's rounding (uniform over the released cell).
+        Post-processing: public randomness and released values.
         """
         scales, ties, pick = self.profile_draws(size, rng)
         below = 0.5 * ties[:, None] + (1.0 - ties[:, None]) * _cauchy_cdf(
             (self.grid.edges[None, :] - self.median) / scales[:, None])
-        b_cell = _sample_rows(_release_weights(self.grid.log_prior, below, 0.5, self._factor(self.epsilon)), pick, rng)
+        factor = self.epsilon * self.count / (2.0 * self.sensitivity)
+        b_cell = _sample_rows(_release_weights(self.grid.log_prior, below, 0.5, factor), pick, rng)
+        privacy = self.grid.values[b_cell] - self.median
         lo, hi = _cell_span(self.grid, self.median_cell)
         inverse_density = math.pi * scales / (1.0 - ties)
-        return (self.grid.values[b_cell] - self.median
-                + inverse_density[pick] * math.sqrt(self.rank_variance) * post_processing_normal(size, rng)
-                - (hi - lo) * public_uniform(-0.5, 0.5, size, rng))
+        errors = (privacy + inverse_density[pick] * math.sqrt(self.rank_variance) * post_processing_normal(size, rng)
+                  - (hi - lo) * public_uniform(-0.5, 0.5, size, rng))
+        return errors, privacy_moment(privacy)
 
-    def profile_draws(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Draws of the profile (scale g, tie share t) from their posterior given the released radius cell: the
-        distinct profiles drawn (scales, tie shares) and the index of each replicate's profile among them.
-
-        The prior is uniform over the public grid of (log g, t): g SCALE_STEP apart in log, spanning the radius
-        grid, and t in TIE_SHARES; the likelihood of (g, t) is the probability that the quarter-radius
-        mechanism, run on that profile centred at the median, releases the radius cell that was released."""
-        lo, hi = float(self.radii.edges[0]), float(self.radii.edges[-1])
-        g = np.exp(np.arange(math.log(lo), math.log(hi) + SCALE_STEP, SCALE_STEP))
+    def log_likelihood(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The public grid of profiles (scales g, tie shares t) and the log-likelihood of the released histogram
+        under each: the bins' expected counts (1 - t) count (F(e_j) - F(e_(j-1))), F the distribution function
+        of |Cauchy(0, g)|, and t count in the ties' bin; each bin's error is Laplace, its variance the release's
+        noise variance 2 (2 sensitivity / epsilon_spread)^2 plus the count's sampling variance, taken as
+        sensitivity count p (1 - p) (p the bin's share; a row is in ``sensitivity`` pairs, which inflates the
+        multinomial variance of pair counts up to about that factor)."""
+        g = np.exp(np.arange(math.log(self.edges[0]), math.log(self.edges[-1]) + SCALE_STEP, SCALE_STEP))
         scales = np.tile(g, len(self.tie_shares))
         ties = np.repeat(np.asarray(self.tie_shares, dtype=float), g.size)
-        scales = scales / np.tan(0.5 * math.pi * np.minimum(SPREAD_SHARE / (1.0 - ties), 1.0 - 1e-9))
-        within = (1.0 - ties[:, None]) * 2.0 / math.pi * np.arctan(self.radii.edges[None, :] / scales[:, None])
-        cum = _release_weights(self.radii.log_prior, within, SPREAD_SHARE, self._factor(self.epsilon_spread))
-        cell = self.radius_cell
-        below = cum[:, cell - 1] if cell > 0 else np.zeros(scales.size)
-        posterior = np.cumsum((cum[:, cell] - below) / cum[:, -1])
+        cdf = 2.0 / math.pi * np.arctan(self.edges[None, :] / scales[:, None])
+        shares = np.diff(np.concatenate([np.zeros((scales.size, 1)), cdf, np.ones((scales.size, 1))], axis=1), axis=1)
+        expected = self.count * np.concatenate([(1.0 - ties[:, None]) * shares, ties[:, None]], axis=1)
+        noise = np.sqrt((2.0 * self.sensitivity / self.epsilon_spread) ** 2
+                        + 0.5 * self.sensitivity * expected * (1.0 - expected / self.count))
+        return scales, ties, -(np.abs(self.histogram[None, :] - expected) / noise + np.log(noise)).sum(axis=1)
+
+    def profile_draws(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Draws of the profile (scale g, tie share t) from their posterior given the released histogram (prior
+        uniform over the public grid of (log g, t)): the distinct profiles drawn and each replicate's index."""
+        scales, ties, loglik = self.log_likelihood()
+        posterior = np.cumsum(np.exp(loglik - loglik.max()))
         at = np.searchsorted(posterior, public_uniform(0.0, 1.0, size, rng) * posterior[-1], side="right")
         used, pick = np.unique(np.minimum(at, scales.size - 1), return_inverse=True)
         return scales[used], ties[used], pick.ravel()
 
-    def _factor(self, epsilon: float) -> float:
-        """The exponential mechanism's factor on a score in shares of the count."""
-        return epsilon * self.count / (2.0 * self.sensitivity)
+
+def privacy_moment(privacy: np.ndarray) -> float:
+    """The second moment the error block reports for simulated privacy errors: the square of half the spread of
+    their central 68% (a normal's sd).  Their mean square is dominated by the profiles of large scale that the
+    noisy histogram cannot exclude and by rare far releases, and overstates the typical privacy error by orders of
+    magnitude at n * epsilon < SIMULATE_BELOW_N_EPSILON (benchmarks/theilsen.py); the intervals keep the tails."""
+    lo, hi = np.quantile(privacy, [0.15865, 0.84135])
+    return float(((hi - lo) / 2.0) ** 2)
 
 
 def _cauchy_cdf(z: np.ndarray) -> np.ndarray:
@@ -679,15 +736,13 @@ def fit(rows: Rows, ctx: FitContext, options: TheilSenOptions) -> MethodFit:
     b_cell = private_cell(grid, slopes.counts, 0.5 * pairs, below=tie_half, sensitivity=k, epsilon=shares.slope,
                           rng=ctx.rng, ledger=ctx.ledger, name="private median of the pair slopes")
     b = float(grid.values[b_cell])
-    slope_release = None
+    slope_release: MedianRelease | ProfileRelease | None = None
     if inference:
-        radii = radius_grid(scale, SLOPE_DECADES, PRIOR_SCALE * scale)
-        r_cell = private_cell(radii, radius_counts(grid, slopes.counts, b, radii), SPREAD_SHARE * pairs, below=0.0,
-                              sensitivity=k, epsilon=shares.slope_spread, rng=ctx.rng, ledger=ctx.ledger,
-                              name="private quarter-radius of the pair slopes")
-        slope_release = MedianRelease(grid, radii, float(pairs), float(k), shares.slope, shares.slope_spread,
-                                     slope_rank_variance(pairs, k), b, b_cell, r_cell,
-                                     simulate, TIE_SHARES)
+        slope_release = spread_release(
+            grid, slopes.counts, b, b_cell, count=pairs, sensitivity=k, epsilon=shares.slope,
+            epsilon_spread=shares.slope_spread, rank_variance=slope_rank_variance(pairs, k), simulate=simulate,
+            radii=(scale, SLOPE_DECADES, PRIOR_SCALE * scale), ties=slopes.ties, tie_shares=TIE_SHARES, rng=ctx.rng,
+            ledger=ctx.ledger, what="pair slopes")
 
     r_lo = y_range[0] - max(b * x_range[0], b * x_range[1])
     r_hi = y_range[1] - min(b * x_range[0], b * x_range[1])
@@ -708,44 +763,70 @@ def fit(rows: Rows, ctx: FitContext, options: TheilSenOptions) -> MethodFit:
                          rsquared_reason=NO_RSQUARED, diagnostics=diagnostics)
 
     assert slope_release is not None
-    rradii = radius_grid(r_hi - r_lo, RESIDUAL_RADIUS_DECADES, PRIOR_SCALE * 0.5 * (y_range[1] - y_range[0]))
-    ra_cell = private_cell(rradii, radius_counts(rgrid, residuals.counts, a, rradii), SPREAD_SHARE * ctx.n,
-                           below=0.0, sensitivity=1.0, epsilon=shares.intercept_spread, rng=ctx.rng,
-                           ledger=ctx.ledger, name="private quarter-radius of the residuals")
-    intercept_release = MedianRelease(rgrid, rradii, float(ctx.n), 1.0, shares.intercept, shares.intercept_spread,
-                                     0.25 / ctx.n, a, a_cell, ra_cell, simulate)
+    intercept_release = spread_release(
+        rgrid, residuals.counts, a, a_cell, count=ctx.n, sensitivity=1.0, epsilon=shares.intercept,
+        epsilon_spread=shares.intercept_spread, rank_variance=0.25 / ctx.n, simulate=simulate,
+        radii=(r_hi - r_lo, RESIDUAL_RADIUS_DECADES, PRIOR_SCALE * 0.5 * (y_range[1] - y_range[0])), ties=0.0,
+        tie_shares=(0.0,), rng=ctx.rng, ledger=ctx.ledger, what="residuals")
     x_width = x_range[1] - x_range[0]
     x_sum = laplace_mechanism(residuals.x_sum, l1_sensitivity=x_width, epsilon=shares.x_mean, rng=ctx.rng,
                               ledger=ctx.ledger, name="noisy sum of x (for the intercept's interval)")
     x_mean = float(np.clip(float(x_sum) / ctx.n, *x_range))
 
-    x_noise = _laplace_draws(x_width / (shares.x_mean * ctx.n), options.bootstrap, ctx.rng)
-    eb = slope_release.draws(options.bootstrap, ctx.rng)
-    ea = intercept_release.draws(options.bootstrap, ctx.rng) - np.clip(x_mean + x_noise, *x_range) * eb
+    x_draws = np.clip(x_mean + _laplace_draws(x_width / (shares.x_mean * ctx.n), options.bootstrap, ctx.rng),
+                      *x_range)
+    eb, privacy_b = slope_release.draws(options.bootstrap, ctx.rng)
+    ea, privacy_a = intercept_release.draws(options.bootstrap, ctx.rng)
     draws = np.empty((options.bootstrap, 2))
-    draws[:, ctx.intercept_index] = a + ea
+    draws[:, ctx.intercept_index] = a + ea - x_draws * eb
     draws[:, x_col] = b + eb
-    diagnostics.update({"slope_radius": slope_release.radius, "intercept_radius": intercept_release.radius,
-                        "x_mean": x_mean})
+    diagnostics["x_mean"] = x_mean
     return MethodFit(params=params, inference=Inference("bootstrap", draws=draws, description=BOOTSTRAP_DESCRIPTION),
                      notes=notes, rsquared_reason=NO_RSQUARED, diagnostics=diagnostics,
-                     error_split=privacy_split(slope_release, intercept_release, x_mean, x_col, 1 - x_col))
+                     error_split=privacy_split(privacy_b, privacy_a, x_mean, x_col, 1 - x_col, simulate))
 
 
-def privacy_split(slope: MedianRelease, intercept: MedianRelease, x_mean: float, x_col: int,
-                  intercept_index: int) -> ErrorSplit:
-    """The privacy part of the error from released values: each median's exponential-mechanism rank error
-    (Laplace, variance 2 rank_noise^2) times the inverse density read off its quarter-radius r (a quarter of the
-    values within r: 1 / f ~ 8 r), the intercept's through a = median(y - b x) carrying -x_mean times the
-    slope's (the radii's own noise is left out)."""
-    var_b = 2.0 * (slope.inverse_density * slope.rank_noise) ** 2
-    var_a = 2.0 * (intercept.inverse_density * intercept.rank_noise) ** 2 + x_mean**2 * var_b
+def spread_release(grid: CellGrid, counts: np.ndarray, median: float, median_cell: int, *, count: float,
+                   sensitivity: float, epsilon: float, epsilon_spread: float, rank_variance: float, simulate: bool,
+                   radii: tuple[float, tuple[float, float], float], ties: float, tie_shares: tuple[float, ...],
+                   rng: np.random.Generator, ledger: PrivacyLedger, what: str) -> MedianRelease | ProfileRelease:
+    """The release that describes the values' spread around their private median, charged to the ledger.
+
+    ``simulate`` (n * epsilon < SIMULATE_BELOW_N_EPSILON): a noisy histogram of the distances |value - median|
+    in public bins (:func:`distance_edges` over the decades ``radii[1]`` of the scale ``radii[0]``), Laplace
+    with L1 sensitivity 2 ``sensitivity`` (a moved value leaves one bin for another).  Otherwise the private
+    quarter-radius on the public radius grid of ``radii`` (scale, decades, prior scale), an exponential
+    mechanism with ``sensitivity``."""
+    scale, decades, prior = radii
+    if simulate:
+        edges = distance_edges(scale, decades)
+        noisy = laplace_mechanism(distance_counts(grid, counts, median, edges, ties), l1_sensitivity=2.0 * sensitivity,
+                                  epsilon=epsilon_spread, rng=rng, ledger=ledger,
+                                  name=f"noisy histogram of the {what}' distances from their private median")
+        return ProfileRelease(grid, edges, np.asarray(noisy, dtype=float), float(count), float(sensitivity), epsilon,
+                              epsilon_spread, rank_variance, median, median_cell, tie_shares)
+    rgrid = radius_grid(scale, decades, prior)
+    r_cell = private_cell(rgrid, radius_counts(grid, counts, median, rgrid), SPREAD_SHARE * count, below=0.0,
+                          sensitivity=sensitivity, epsilon=epsilon_spread, rng=rng, ledger=ledger,
+                          name=f"private quarter-radius of the {what}")
+    return MedianRelease(grid, rgrid, float(count), float(sensitivity), epsilon, epsilon_spread, rank_variance,
+                         median, r_cell)
+
+
+def privacy_split(privacy_b: float, privacy_a: float, x_mean: float, x_col: int, intercept_index: int,
+                  simulate: bool) -> ErrorSplit:
+    """The privacy part of the error from released values: each median's second moment of privacy error
+    (``privacy_b``, ``privacy_a``: from the mechanisms simulated on the plausible profiles, or the linearised
+    Laplace rank error times the inverse density), the intercept's through a = median(y - b x) carrying
+    -x_mean times the slope's."""
+    var_a = privacy_a + x_mean**2 * privacy_b
     cov = np.empty((2, 2))
-    cov[x_col, x_col], cov[intercept_index, intercept_index] = var_b, var_a
-    cov[x_col, intercept_index] = cov[intercept_index, x_col] = -x_mean * var_b
+    cov[x_col, x_col], cov[intercept_index, intercept_index] = privacy_b, var_a
+    cov[x_col, intercept_index] = cov[intercept_index, x_col] = -x_mean * privacy_b
+    how = ("the exponential mechanisms run on the value profiles the released histograms make plausible"
+           if simulate else "the exponential mechanism's rank error of each private median times its released spread")
     return ErrorSplit(privacy=cov, privacy_source=(
-        "the exponential mechanism's rank error of each private median times its released spread (the private "
-        "medians' difference from least squares on the same data is not included)"))
+        f"{how} (the private medians' difference from least squares on the same data is not included)"))
 
 
 def _no_inference_reason(ctx: FitContext, options: TheilSenOptions) -> str:
