@@ -517,6 +517,59 @@ def method_table(records: list[dict], epsilons: Sequence[float]) -> str:
     return "\n".join(lines)
 
 
+def _paired(records: list[dict], a: str, b: str, key: str = "rel_err") -> dict[tuple, tuple[dict, dict]]:
+    """Fits of configurations ``a`` and ``b`` on the same data set, epsilon and seed where both have ``key``."""
+    def index(label: str) -> dict[tuple, dict]:
+        return {(r["dataset"], r["epsilon"], r["seed"]): r for r in records
+                if r["config"] == label and r.get(key) is not None}
+    left, right = index(a), index(b)
+    return {k: (left[k], right[k]) for k in left.keys() & right.keys()}
+
+
+def bounds_table(records: list[dict], epsilons: Sequence[float]) -> str:
+    """Each method with declared bounds against the same method without, on the fits where both released."""
+    lines = ["| method | epsilon | paired fits | median rel. error with bounds | without | sign right with | without | "
+             "data sets worse with bounds (median > 1.5 x without + 0.02) |", "|" + "---|" * 8]
+    for label in dict.fromkeys(r["config"] for r in records):
+        if not label.endswith(" (no bounds)"):
+            continue
+        method = label[: -len(" (no bounds)")]
+        for eps in epsilons:
+            pairs = [v for k, v in _paired(records, method, label).items() if k[1] == eps]
+            if not pairs:
+                continue
+            per: dict[str, tuple[list[float], list[float]]] = {}
+            for w, wo in pairs:
+                per.setdefault(w["dataset"], ([], []))
+                per[w["dataset"]][0].append(w["rel_err"])
+                per[w["dataset"]][1].append(wo["rel_err"])
+            worse = [f"{name} ({np.median(x):.2f} vs {np.median(y):.2f})" for name, (x, y) in per.items()
+                     if np.median(x) > 1.5 * np.median(y) + 0.02]
+            lines.append(f"| {method} | {eps:g} | {len(pairs)} | {_med(w['rel_err'] for w, _ in pairs)} | "
+                         f"{_med(wo['rel_err'] for _, wo in pairs)} | {_share([w['sign_ok'] for w, _ in pairs])} | "
+                         f"{_share([wo['sign_ok'] for _, wo in pairs])} | "
+                         f"{len(worse)} of {len(per)}{': ' + '; '.join(worse) if worse else ''} |")
+    return "\n".join(lines)
+
+
+def baseline_width_table(records: list[dict], epsilons: Sequence[float], baseline: str = "ssp") -> str:
+    """The width of ``auto``'s interval against the parametric bootstrap's (``baseline``) on the same fits."""
+    lines = [f"| epsilon | fits where both report | median width auto / {baseline} | share within 2x (ratio <= 2) | "
+             "by method `auto` chose: fits, median ratio |", "|---|---|---|---|---|"]
+    pairs = _paired(records, "auto", baseline, key="width_ratio")
+    for eps in epsilons:
+        ratios = [(a["method_used"], a["width_ratio"] / b["width_ratio"]) for k, (a, b) in pairs.items()
+                  if k[1] == eps and a.get("interval") and b.get("interval")]
+        if not ratios:
+            continue
+        chosen = sorted({m for m, _ in ratios})
+        by = "; ".join(f"{m}: {sum(1 for c, _ in ratios if c == m)}, {_med((r for c, r in ratios if c == m), 2)}"
+                       for m in chosen)
+        lines.append(f"| {eps:g} | {len(ratios)} | {_med((r for _, r in ratios), 2)} | "
+                     f"{_share([r <= 2.0 for _, r in ratios])} | {by} |")
+    return "\n".join(lines)
+
+
 def dataset_table(records: list[dict], epsilons: Sequence[float], label: str) -> str:
     """Per data set, for one configuration (auto with bounds by default)."""
     eps_cols = " | ".join(f"rel. error eps={e:g}" for e in epsilons)
@@ -725,6 +778,22 @@ headline variable alone (the comparison with OpenDP's Theil-Sen is like for like
 ## By method and epsilon (pooled over data sets)
 
 {method_table(records, epsilons)}
+
+## Declared bounds against none, fit by fit (issue 17, part 4)
+
+Each method that also ran without bounds, on the fits where both configurations released an estimate (same data
+set, epsilon and noise seed); the last column lists the data sets where the median with bounds is worse than
+1.5 times the median without plus 0.02 (five seeds per cell, so single sets move by chance).
+
+{bounds_table(records, epsilons)}
+
+## Interval width against the parametric bootstrap (issue 18)
+
+`auto`'s 95% interval for the headline coefficient against the parametric bootstrap of `ssp` (Ferrando, Wang &
+Sheldon 2022: re-draw the released sufficient statistics' noise and sampling error, re-fit) on the same fits,
+where both report one; the target is a median ratio of at most 2.
+
+{baseline_width_table(records, epsilons)}
 
 ## `auto` with bounds, per data set
 

@@ -19,13 +19,41 @@ import numpy as np
 from dpstats.methods.common.extremes import quiet
 from dpstats.methods.common.permutations import WindowedBlocks
 
-__all__ = ["COPY_ROWS", "GROUP_ROWS", "ShiftedBlockSums", "block_products", "block_sums"]
+__all__ = ["COPY_ROWS", "GROUP_ROWS", "ShiftedBlockSums", "block_products", "block_sums", "gather_rows"]
 
 #: rows gathered by block at a time (bounded working memory whatever the chunk's size)
 GROUP_ROWS = 1 << 12
 #: a chunk of at most this many rows is copied as [x, y, 1] before it is gathered (faster); a larger one (rows
 #: held in memory) is gathered without a copy
 COPY_ROWS = 1 << 18
+
+
+def gather_rows(X: np.ndarray, y: np.ndarray, idx: np.ndarray, *, ones: bool = False) -> np.ndarray:
+    """The rows [x, y] (and a column of ones when ``ones``) at the local indices ``idx`` (any shape), gathered
+    straight from ``X`` and ``y`` into one new array of shape idx.shape + (d + 1 [+ 1],) (no copy of the chunk).
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        The chunk's design rows (rows x d).
+    y : numpy.ndarray
+        The chunk's responses.
+    idx : numpy.ndarray
+        Row indices into the chunk (all in range).
+    ones : bool
+        Append a column of ones.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    d = X.shape[1]
+    out = np.empty((*idx.shape, d + 1 + int(ones)))
+    np.take(X, idx, axis=0, out=out[..., :d], mode="clip")  # indices are in range
+    np.take(y, idx, out=out[..., d], mode="clip")
+    if ones:
+        out[..., d + 1] = 1.0
+    return out
 
 
 def block_products(X: np.ndarray, y: np.ndarray, blocks: WindowedBlocks, offset: int,
@@ -68,10 +96,7 @@ def block_products(X: np.ndarray, y: np.ndarray, blocks: WindowedBlocks, offset:
         w = lanes.shape[1]
         per = max(1, GROUP_ROWS // w)
         for start in range(0, m, per):
-            idx = lanes[start:start + per]
-            v = np.empty((idx.shape[0], w, p))
-            np.take(X, idx, axis=0, out=v[..., :d], mode="clip")  # indices are in range
-            np.take(y, idx, out=v[..., d], mode="clip")
+            v = gather_rows(X, y, lanes[start:start + per])
             if shift is not None:
                 v -= shift
             np.matmul(v.transpose(0, 2, 1), v, out=out[start:start + per])
@@ -190,10 +215,7 @@ class ShiftedBlockSums:
             if whole is not None:
                 g = np.take(whole, idx, axis=0, mode="clip")  # indices are in range
             else:
-                g = np.empty((stop - start, w, p + 1))
-                g[..., :d] = np.take(X, idx, axis=0, mode="clip")
-                np.take(y, idx, out=g[..., d], mode="clip")
-                g[..., p] = 1.0
+                g = gather_rows(X, y, idx, ones=True)
             shift = g[:, 0].copy()
             shift[:, p] = 0.0  # the column of ones stays 1
             g -= shift[:, None, :]
