@@ -594,10 +594,11 @@ def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np
 
     Linearised, the estimate is b = S (theta + u) + e in the standardised coordinates (:func:`linearise`:
     S = V diag(s) V', the penalties' ridge shrinkage and early stopping; u the sampling error of the clipped
-    estimating equation; e the privacy error), so b - theta = (I - S^-1) b + S^-1 e + u.  The draws are b + (I - S^-1) b + S^-1 (t + c) + z: t multivariate t_(K-1) with the chains' covariance / K
-    (Brown et al. 2024), c normal with the variance of phase 1's noise carried into the output (common to the
-    chains, so not in their spread), z normal with the sandwich covariance (E psi^2 / phi^2) G^-1 of the clipped
-    estimating equation, E psi^2 and phi (the unclipped share) from one released 2-vector (sensitivity sqrt 2).
+    estimating equation; e the privacy error), so b - theta = (I - S^-1) b + S^-1 e + u.  The draws are
+    b + (I - S^-1) b + S^-1 (t + c) + z: t multivariate t_(K-1) with the chains' covariance / K (Brown et al.
+    2024), c normal with the variance of phase 1's noise carried into the output (common to the chains, so not in
+    their spread), z normal with the sandwich covariance (E psi^2 / phi^2) G^-1 of the clipped estimating
+    equation, E psi^2 and phi (the unclipped share) from one released 2-vector (sensitivity sqrt 2).
     The basic interval of these draws, 2 b - quantiles, is then centred at S^-1 b, the estimate with its shrinkage
     undone, and its privacy part is widened by S^-1 (bias-corrected; the point estimate itself is unchanged).
     """
