@@ -22,8 +22,9 @@ I)^{-1} (sum_i clip_C(z_i (z_i' theta - v_i)) + N(0, sigma^2 I) + lambda theta) 
 T steps from phase 1's average plus centred public offsets (K = ``chains`` when an interval is computed, else
 1) -> estimate = mean of the chains' averages of their last 3T/4 iterates, mapped back.  The interval: the
 spread of the K chains (privacy error on this data set, K - 1 degrees of freedom) plus a sandwich sampling
-variance of the clipped estimating equation from one released 2-vector; predictive draws, basic intervals
-(:attr:`~dpstats.methods.registry.Inference.draws`).
+variance of the clipped estimating equation from one released 2-vector, with the shrinkage of the penalties and
+of early stopping, linearised through the released Gram matrix, undone (bias-corrected: :func:`linearise`);
+predictive draws, basic intervals (:attr:`~dpstats.methods.registry.Inference.draws`).
 
 Privacy (replace-one, n public; worst case over all finite data, given the domain): every release is a
 Gaussian mechanism with the replace-one sensitivity its clipping enforces; everything data-dependent that a
