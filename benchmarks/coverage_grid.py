@@ -1,7 +1,8 @@
 """Coverage of private confidence intervals where users are (issue 18, part 2): a grid of realistic settings.
 
 Run:  python benchmarks/coverage_grid.py [--quick] [--reps 100] [--methods ssp adassp ...] [--jobs 2]
-                                         [--jsonl rows.jsonl] [--out benchmarks/results/coverage_grid.md]
+                                         [--designs correlated] [--jsonl rows.jsonl]
+                                         [--out benchmarks/results/coverage_grid.md]
       python benchmarks/coverage_grid.py --assemble rows.jsonl [...] --out benchmarks/results/coverage_grid.md
 
 The methods are read from the registry: every private method whose
@@ -47,7 +48,7 @@ row of the method it chooses there, and "no interval" (reported 0) where it
 chooses one that gives none (dpsgd below pgd's n * mu threshold).  A
 method with ``max_columns`` (theilsen: d = 2) runs only where it fits, and
 ``--max-n pgd=10000`` skips a method's larger settings (pgd at n = 10^5,
-where auto chooses adassp, costs about 10 s a fit).
+where auto chooses adassp, costs about 10 s a fit); ``--designs correlated`` keeps one design.
 
 The seed of a setting depends only on the method's name and the setting, so a
 run of some methods reproduces the rows of the full run; ``--jsonl`` appends
@@ -235,34 +236,35 @@ def run_setting(setting: Setting, reps: int) -> dict:
     return row
 
 
-def cells(quick: bool) -> list[tuple[int, int, str, str, float]]:
-    """(n, d, design, bounds, epsilon) of the grid (n > d)."""
+def cells(quick: bool, designs: tuple[str, ...] = GRID_DESIGN) -> list[tuple[int, int, str, str, float]]:
+    """(n, d, design, bounds, epsilon) of the grid (n > d), for the designs in ``designs``."""
     if quick:
         grid = itertools.product((10_000,), (2, 5), ("correlated",), GRID_BOUNDS, (1.0,))
     else:
         grid = itertools.product(GRID_N, GRID_D, GRID_DESIGN, GRID_BOUNDS, GRID_EPS)
-    return [cell for cell in grid if cell[0] > cell[1]]
+    return [cell for cell in grid if cell[0] > cell[1] and cell[2] in designs]
 
 
-def settings(methods: list[str], quick: bool, max_n: dict[str, int] | None = None) -> list[Setting]:
+def settings(methods: list[str], quick: bool, max_n: dict[str, int] | None = None,
+             designs: tuple[str, ...] = GRID_DESIGN) -> list[Setting]:
     """The settings to fit: every grid cell of each method (not ``auto``: its rows are derived) that the method
-    can fit (``max_columns``) and that ``max_n`` keeps."""
+    can fit (``max_columns``), of the designs in ``designs``, that ``max_n`` keeps."""
     out = []
     for m in methods:
         if m == "auto":
             continue
         wide = get_method(m).max_columns
-        out += [Setting(m, n, d, design, bounds, eps) for n, d, design, bounds, eps in cells(quick)
+        out += [Setting(m, n, d, design, bounds, eps) for n, d, design, bounds, eps in cells(quick, designs)
                 if (wide is None or d <= wide) and n <= (max_n or {}).get(m, n)]
     return out
 
 
-def auto_rows(rows: list[dict], quick: bool) -> list[dict]:
+def auto_rows(rows: list[dict], quick: bool, designs: tuple[str, ...] = GRID_DESIGN) -> list[dict]:
     """auto's row in each grid cell: the row of the method it chooses there (module docstring), or a row without
     intervals where that method gives none; cells whose chosen method was not run are left out."""
     by_setting = {(r["method"], r["n"], r["d"], r["design"], r["bounds"], r["epsilon"]): r for r in rows}
     out = []
-    for n, d, design, bounds, eps in cells(quick):
+    for n, d, design, bounds, eps in cells(quick, designs):
         chosen = choose_auto(AutoFacts(n=n, d=d, epsilon=eps, delta=DELTA, bounds=True, intercept=True))
         if chosen is None:
             continue
@@ -358,17 +360,21 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--assemble", nargs="*", type=Path, default=None)
     parser.add_argument("--max-n", nargs="*", default=[], help="METHOD=N: skip the method's settings with n > N")
+    parser.add_argument("--designs", nargs="*", choices=GRID_DESIGN, default=list(GRID_DESIGN),
+                        help="run only these designs (default: all)")
     args = parser.parse_args()
+    designs = tuple(args.designs)
     max_n = {k: int(v) for k, v in (item.split("=") for item in args.max_n)}
     command = "python benchmarks/coverage_grid.py " + " ".join(
         a for a in ["--quick" if args.quick else "", f"--reps {args.reps}" if args.reps else "",
                     ("--methods " + " ".join(args.methods)) if args.methods else "",
-                    ("--max-n " + " ".join(args.max_n)) if args.max_n else ""] if a)
+                    ("--max-n " + " ".join(args.max_n)) if args.max_n else "",
+                    ("--designs " + " ".join(designs)) if designs != GRID_DESIGN else ""] if a)
     methods = args.methods or interval_methods()
     if args.assemble:
         rows = [json.loads(line) for path in args.assemble for line in path.read_text().splitlines() if line]
         rows = [r for r in rows if r["method"] != "auto"]
-        args.out.write_text(report(rows + (auto_rows(rows, args.quick) if "auto" in methods else []), command)
+        args.out.write_text(report(rows + (auto_rows(rows, args.quick, designs) if "auto" in methods else []), command)
                             + "\n")
         return
     reps = args.reps or (30 if args.quick else 100)
@@ -377,7 +383,7 @@ def main() -> None:
         done = [json.loads(line) for line in args.jsonl.read_text().splitlines() if line]
     keys = {(r["method"], r["n"], r["d"], r["design"], r["bounds"], r["epsilon"], r["reps"]) for r in done}
     keys |= {k[:-1] + (reps,) for k in keys if k[-1] == 0}  # rows of the public size rule hold for any reps
-    todo = [s for s in settings(methods, args.quick, max_n)
+    todo = [s for s in settings(methods, args.quick, max_n, designs)
             if (s.method, s.n, s.d, s.design, s.bounds, s.epsilon, reps) not in keys]
     rows, start = [r for r in done if r["reps"] in (reps, 0)], time.time()
     with ProcessPoolExecutor(args.jobs) if args.jobs > 1 else _Serial() as pool:
@@ -387,7 +393,7 @@ def main() -> None:
                 with args.jsonl.open("a") as fh:
                     fh.write(json.dumps(row) + "\n")
             print(f"[{time.time() - start:7.0f}s] {json.dumps(row)}", flush=True)
-    text = report(rows + (auto_rows(rows, args.quick) if "auto" in methods else []), command)
+    text = report(rows + (auto_rows(rows, args.quick, designs) if "auto" in methods else []), command)
     args.out.write_text(text + "\n")
     print(text)
 

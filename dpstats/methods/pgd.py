@@ -22,8 +22,9 @@ I)^{-1} (sum_i clip_C(z_i (z_i' theta - v_i)) + N(0, sigma^2 I) + lambda theta) 
 T steps from phase 1's average plus centred public offsets (K = ``chains`` when an interval is computed, else
 1) -> estimate = mean of the chains' averages of their last 3T/4 iterates, mapped back.  The interval: the
 spread of the K chains (privacy error on this data set, K - 1 degrees of freedom) plus a sandwich sampling
-variance of the clipped estimating equation from one released 2-vector; predictive draws, basic intervals
-(:attr:`~dpstats.methods.registry.Inference.draws`).
+variance of the clipped estimating equation from one released 2-vector, with the shrinkage of the penalties and
+of early stopping, linearised through the released Gram matrix, undone (bias-corrected: :func:`linearise`);
+predictive draws, basic intervals (:attr:`~dpstats.methods.registry.Inference.draws`).
 
 Privacy (replace-one, n public; worst case over all finite data, given the domain): every release is a
 Gaussian mechanism with the replace-one sensitivity its clipping enforces; everything data-dependent that a
@@ -131,6 +132,11 @@ START_SPREAD, WIDE_START_SPREAD = 1.0, 3.0
 KEEP_SHARE = 0.75
 #: Predictive draws of an interval.
 DRAWS = 4000
+#: The interval undoes the linearised shrinkage s of each direction (:func:`linearise`) only down to s =
+#: SHRINK_FLOOR: the de-biasing multiplies that direction's noise by 1 / s, at most 1 / SHRINK_FLOOR (a guard for a
+#: direction the steps barely moved, where the chains' start offsets show the distance instead; measured s was
+#: >= 0.7 on the simulation grid).
+SHRINK_FLOOR = 0.5
 #: Iterates are kept inside +-THETA_LIMIT (post-processing), so residuals never overflow.
 THETA_LIMIT = 1e100
 
@@ -457,42 +463,78 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
                "the penalty shrinks directions of the design that the noise swamps)")]
     diagnostics = {"steps": steps, "rate": rate, "clips": tuple(clips), "penalties": tuple(penalties),
                    "chains": plan.chains, "n_mu": plan.n_mu}
-    split = error_split(st, gram, sigma_g, clips, (mus["warm start"], mus["chains"]), steps, theta, penalties)
+    lin = linearise(gram, sigma_g, clips, (mus["warm start"], mus["chains"]), steps, penalties)
+    split = error_split(st, lin, theta)
     if not plan.inference:
         reason = ("inference=False gave the whole budget to the point estimate" if not options.inference
                   else interval_reason(n, ctx.epsilon, ctx.delta))
         return MethodFit(params=params, no_inference_reason=reason, notes=tuple(notes), diagnostics=diagnostics,
                          rsquared_reason="pgd releases no sums from which R^2 follows", error_split=split)
-    draws = _interval_draws(rows, st, cache, theta, gram, sigma_g, clips[-1], mus["inference"], n, rng=rng,
+    draws = _interval_draws(rows, st, cache, theta, gram, sigma_g, clips[-1], mus["inference"], n, lin, rng=rng,
                             ledger=ledger)
     inference = Inference("bootstrap", draws=draws, description=(
         f"spread of {plan.chains} independent chains (privacy error on these data, t with {plan.chains - 1} df; "
-        "Brown et al. 2024) plus a sandwich sampling variance from released values; predictive draws"))
+        "Brown et al. 2024) plus a sandwich sampling variance from released values, with the penalty's and early "
+        "stopping's shrinkage undone through the released Gram matrix; predictive draws"))
     return MethodFit(params=params, inference=inference, notes=tuple(notes), diagnostics=diagnostics,
                      theory_inputs=TheoryInputs(inference=True),
                      rsquared_reason="pgd releases no sums from which R^2 follows", error_split=split)
 
 
-def error_split(st: Standardisation, gram: np.ndarray, sigma_g: float, clips: Sequence[float], mus: Sequence[float],
-                steps: int, chains: np.ndarray, penalties: Sequence[float]) -> ErrorSplit:
-    """The privacy part of the error of the released coefficients (method units), from released values.
+@dataclass(frozen=True)
+class Linearisation:
+    """The two phases linearised in the eigenbasis of the released Gram matrix (:func:`linearise`; standardised
+    coordinates).
 
-    The two phases linearised: in each eigendirection of the released Gram matrix G~ (eigenvalue g), phase i's
-    preconditioner is P_i = max(g, 0) + 2 sqrt(d) sigma_G + lambda_i (lambda_i its ridge penalty) and the
-    curvature of its penalised least-squares sum is taken as H_i = max(g, sigma_G) + lambda_i (G~ floored at its
-    noise sd), so a chain's error about the phase's ridge solution r_i beta (r_i = h / (h + lambda_i)) follows
-    the AR(1) recursion e_t = (1 - H_i / P_i) e_(t-1) - xi_t / P_i, with xi_t the step's noise: sd 2 C sqrt(K T)
-    / mu per coordinate for each of K chains (:func:`_phase`).  Each chain's output averages its last
-    ``KEEP_SHARE`` of the iterates; phase 2's K chains start from phase 1's average and phase 1 starts from 0, so
-    the error keeps a share of -beta (early stopping) and the penalties' shrinkage (1 - r_i) beta, both plugged
-    in from the released estimate.  The second moment is that bias squared plus the noise's variance (phase 1's
-    carried into phase 2, phase 2's divided by K).  With K >= 2 final chains (``chains``: their averages, d x K),
-    phase 2's part is their covariance divided by K instead (the spread of independent chains, Brown et al.
-    2024: it sees the actual geometry and clipping, which the linearisation does not; their over-dispersed
-    starts make it conservative in directions the steps leave unconverged).  Per-example clipping is otherwise
-    taken as inactive (the clipped equation's Huber-type bias against least squares is not included).
+    Attributes
+    ----------
+    basis : numpy.ndarray
+        V (d, d), the eigenvectors of the released Gram matrix G~ (columns).
+    shrink : numpy.ndarray
+        s (d,): in direction k the expected estimate is s_k times the penalty-free solution (the penalties' ridge
+        shrinkage and the early-stopping share of the starts at 0).
+    carried : numpy.ndarray
+        (d,): the variance of phase 1's noise left in the final estimate in each direction (common to the chains).
+    noise : numpy.ndarray
+        (d,): the variance of one chain's phase-2 output in each direction from its own noise.
     """
-    estimate = chains.mean(axis=1)
+
+    basis: np.ndarray
+    shrink: np.ndarray
+    carried: np.ndarray
+    noise: np.ndarray
+
+    def bias(self, estimate: np.ndarray) -> np.ndarray:
+        """The estimate's bias (s - 1) theta, with theta = estimate / s (the shrinkage undone, s floored at
+        ``SHRINK_FLOOR``): V ((1 - 1 / s) V' estimate)."""
+        V = self.basis
+        return V @ ((1.0 - 1.0 / self.floored) * (V.T @ estimate))
+
+    def undo(self, draws: np.ndarray) -> np.ndarray:
+        """Rows of ``draws`` (B, d) mapped by S^-1 = V diag(1 / s) V' (s floored at ``SHRINK_FLOOR``)."""
+        V = self.basis
+        return ((draws @ V) / self.floored) @ V.T
+
+    @property
+    def floored(self) -> np.ndarray:
+        return np.maximum(self.shrink, SHRINK_FLOOR)
+
+
+def linearise(gram: np.ndarray, sigma_g: float, clips: Sequence[float], mus: Sequence[float], steps: int,
+              penalties: Sequence[float]) -> Linearisation:
+    """The two phases linearised through the released Gram matrix (released values only: post-processing).
+
+    In each eigendirection of the released Gram matrix G~ (eigenvalue g), phase i's preconditioner is
+    P_i = max(g, 0) + 2 sqrt(d) sigma_G + lambda_i (lambda_i its ridge penalty) and the curvature of its penalised
+    least-squares sum is taken as H_i = max(g, sigma_G) + lambda_i (G~ floored at its noise sd), so a chain's error
+    about the phase's ridge solution r_i theta (r_i = h / (h + lambda_i)) follows the AR(1) recursion
+    e_t = (1 - H_i / P_i) e_(t-1) - xi_t / P_i, with xi_t the step's noise: sd 2 C sqrt(K T) / mu per coordinate
+    for each of K chains (:func:`_phase`).  Each chain's output averages its last ``KEEP_SHARE`` of the iterates,
+    whose start weight is w_i (the mean of (1 - H_i / P_i)^t over the window); phase 2's chains start from phase
+    1's average and phase 1 starts from 0, so the expected output is s theta with
+    s = w_2 (r_1 (1 - w_1) - r_2) + r_2 (the early-stopping share and the penalties' shrinkage), phase 1's noise
+    is carried with weight w_2 and phase 2's adds its window-mean variance.
+    """
     d = gram.shape[0]
     g, V = np.linalg.eigh(0.5 * (gram + gram.T))
     keep = max(1, int(KEEP_SHARE * steps))
@@ -513,13 +555,30 @@ def error_split(st: Standardisation, gram: np.ndarray, sigma_g: float, clips: Se
         noise_sums.append(np.sum(weights**2, axis=0) / keep**2 / precond**2)  # variance of the window mean
         ratios.append(np.maximum(g, sigma_g) / curvature)
     sd2 = [(2.0 * c) ** 2 * steps / m**2 for c, m in zip(clips, mus, strict=True)]  # per chain: K cancels below
+    (w1, w2), (r1, r2) = start_weights, ratios
+    shrink = w2 * (r1 * (1.0 - w1) - r2) + r2
+    return Linearisation(basis=V, shrink=shrink, carried=w2**2 * noise_sums[0] * sd2[0],
+                         noise=noise_sums[1] * sd2[1])
+
+
+def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray) -> ErrorSplit:
+    """The privacy part of the error of the released coefficients (method units), from released values.
+
+    The two phases linearised (:func:`linearise`): the second moment of the estimate's privacy error is the bias
+    (s - 1) theta squared, theta plugged in from the released estimate with the shrinkage undone
+    (:meth:`Linearisation.bias`), plus the variance of phase 1's noise carried into the output and of phase 2's
+    (divided by K).  With K >= 2 final chains (``chains``: their averages, d x K), phase 2's part is their
+    covariance divided by K instead (the spread of independent chains, Brown et al. 2024: it sees the actual
+    geometry and clipping, which the linearisation does not; their over-dispersed starts make it conservative in
+    directions the steps leave unconverged).  Per-example clipping is otherwise taken as inactive (the clipped
+    equation's Huber-type bias against least squares is not included).
+    """
+    estimate = chains.mean(axis=1)
+    V = lin.basis
     k = chains.shape[1]
-    phase2 = (V * (noise_sums[1] * sd2[1])) @ V.T if k < 2 else np.atleast_2d(np.cov(chains)) / k
-    beta = V.T @ estimate
-    bias1 = -start_weights[0] * ratios[0] * beta + (ratios[0] - 1.0) * beta
-    bias = start_weights[1] * (bias1 + (1.0 - ratios[1]) * beta) + (ratios[1] - 1.0) * beta
-    carried = start_weights[1] ** 2 * noise_sums[0] * sd2[0]
-    cov = (V * carried) @ V.T + phase2 + np.outer(V @ bias, V @ bias)
+    phase2 = (V * lin.noise) @ V.T if k < 2 else np.atleast_2d(np.cov(chains)) / k
+    bias = lin.bias(estimate)
+    cov = (V * lin.carried) @ V.T + phase2 + np.outer(bias, bias)
     A, _ = st.affine_back()
     source = ("the spread of the final chains, with the warm start's noise, the early-stopping share and the "
               "penalties' shrinkage of the released estimate propagated through the released Gram matrix"
@@ -530,11 +589,20 @@ def error_split(st: Standardisation, gram: np.ndarray, sigma_g: float, clips: Se
 
 
 def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np.ndarray, gram: np.ndarray,
-                    sigma_g: float, clip: float, mu: float, n: int, *, rng: np.random.Generator,
-                    ledger: PrivacyLedger) -> np.ndarray:
-    """Predictive draws of the coefficients (method units): estimate + multivariate t_(K-1) with the chains'
-    covariance / K + normal with the sandwich covariance (E psi^2 / phi^2) G^-1 of the clipped estimating
-    equation, E psi^2 and phi (the unclipped share) from one released 2-vector (sensitivity sqrt 2)."""
+                    sigma_g: float, clip: float, mu: float, n: int, lin: Linearisation, *,
+                    rng: np.random.Generator, ledger: PrivacyLedger) -> np.ndarray:
+    """Predictive draws of the coefficients (method units) whose basic intervals undo the estimate's shrinkage.
+
+    Linearised, the estimate is b = S (theta + u) + e in the standardised coordinates (:func:`linearise`:
+    S = V diag(s) V', the penalties' ridge shrinkage and early stopping; u the sampling error of the clipped
+    estimating equation; e the privacy error), so b - theta = (I - S^-1) b + S^-1 e + u.  The draws are
+    b + (I - S^-1) b + S^-1 (t + c) + z: t multivariate t_(K-1) with the chains' covariance / K (Brown et al.
+    2024), c normal with the variance of phase 1's noise carried into the output (common to the chains, so not in
+    their spread), z normal with the sandwich covariance (E psi^2 / phi^2) G^-1 of the clipped estimating
+    equation, E psi^2 and phi (the unclipped share) from one released 2-vector (sensitivity sqrt 2).
+    The basic interval of these draws, 2 b - quantiles, is then centred at S^-1 b, the estimate with its shrinkage
+    undone, and its privacy part is widened by S^-1 (bias-corrected; the point estimate itself is unchanged).
+    """
     estimate = chains.mean(axis=1)
     stats = rows.reduce(InferencePass(st, estimate, clip, cache), add_arrays)
     noisy = np.asarray(gaussian_mechanism_mu(np.asarray(stats, dtype=float), l2_sensitivity=math.sqrt(2.0), mu=mu,
@@ -544,17 +612,18 @@ def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np
     gram_floor = psd_projection(gram, sigma_g)
     e_psi2 = max(noisy[0], 0.0) * clip**2 / max(float(np.trace(gram_floor)), 1e-300)
     phi = float(np.clip(noisy[1] / n, 0.25, 1.0))
-    A, b = st.affine_back()
+    A, _ = st.affine_back()
     v_sampling = A @ ((e_psi2 / phi**2) * np.linalg.inv(gram_floor)) @ A.T
-    betas = (A @ chains + b[:, None]).T  # (K, d) chain outputs in method units
-    K = betas.shape[0]
-    dev = betas - betas.mean(axis=0)
+    d, K = chains.shape
+    dev = (chains - estimate[:, None]).T  # (K, d) chain outputs about their mean, standardised coordinates
     g = post_processing_normal((DRAWS, K), rng)
     chi2 = np.sum(post_processing_normal((DRAWS, K - 1), rng) ** 2, axis=1)  # chi-square with K - 1 df
-    privacy = (g @ dev) / math.sqrt(K * (K - 1)) * np.sqrt((K - 1) / chi2)[:, None]
+    spread = (g @ dev) / math.sqrt(K * (K - 1)) * np.sqrt((K - 1) / chi2)[:, None]
+    carried = (post_processing_normal((DRAWS, d), rng) * np.sqrt(lin.carried)) @ lin.basis.T
+    privacy = lin.undo(spread + carried) + lin.bias(estimate)[None, :]
     w, V = np.linalg.eigh(0.5 * (v_sampling + v_sampling.T))
     sampling = (post_processing_normal((DRAWS, w.size), rng) * np.sqrt(np.maximum(w, 0.0))) @ V.T
-    return st.params_back(estimate)[None, :] + privacy + sampling
+    return st.params_back(estimate)[None, :] + privacy @ A.T + sampling
 
 
 def auto_refusal(facts: AutoFacts) -> str:
