@@ -414,8 +414,8 @@ def test_lasso_ledger_is_one_parallel_step(step_size):
 def test_lasso_default_step_is_charged_in_the_ledger():
     """The default step 1/B~ comes from a Laplace release of the restricted Gershgorin bound at curvature_share
     (5 %) of epsilon, recorded after the residual scale (10 %) and before the Peeling step at the remaining 85 %; B~
-    is kept within [c_x^2, L_2s] and N0 follows the released step and residual bound (deterministic: fixed seed,
-    and every assertion holds for any noise draw)."""
+    is kept within [c_x^2, L_2s] and N0 follows the released step and residual bound (deterministic: fixed seed;
+    every assertion but the last on N0 holds for any noise draw)."""
     rng = np.random.default_rng(3)
     X = rng.choice([-1.0, 1.0], size=(3000, 40))
     y = np.clip(X[:, 0] - X[:, 1], -3, 3)
@@ -430,7 +430,9 @@ def test_lasso_default_step_is_charged_in_the_ledger():
     public = lasso._public(3000, 40, _bounded(40, 3.0), lasso.LassoOptions(sparsity=2))
     public = lasso.replace(public, residual_bound=fit.diagnostics["residual_bound"])
     assert fit.diagnostics["iterations"] == lasso._estimated_iterations(public, 1.0 / bound, 0.85, 1e-6)
-    assert fit.diagnostics["iterations"] >= math.ceil(math.log(3000))  # at least the paper's N0
+    # at least the paper's N0 at this seed's released B~ = 1.20 and R = 1.25 (N0 = 10); not a property of the rule,
+    # which takes 7 at B~ = 1 and R = 2 (docs/proofs/lasso.md, "Iterations")
+    assert fit.diagnostics["iterations"] >= math.ceil(math.log(3000))
     with pytest.raises(MethodOptionError, match="curvature_share"):
         lasso.LassoOptions(sparsity=2, curvature_share=0.9)
 
