@@ -414,8 +414,8 @@ def test_lasso_ledger_is_one_parallel_step(step_size):
 def test_lasso_default_step_is_charged_in_the_ledger():
     """The default step 1/B~ comes from a Laplace release of the restricted Gershgorin bound at curvature_share
     (5 %) of epsilon, recorded after the residual scale (10 %) and before the Peeling step at the remaining 85 %; B~
-    is kept within [c_x^2, L_2s] and N0 follows the released step and residual bound (deterministic: fixed seed,
-    and every assertion holds for any noise draw)."""
+    is kept within [c_x^2, L_2s] and N0 follows the released step and residual bound (deterministic: fixed seed;
+    every assertion but the last on N0 holds for any noise draw)."""
     rng = np.random.default_rng(3)
     X = rng.choice([-1.0, 1.0], size=(3000, 40))
     y = np.clip(X[:, 0] - X[:, 1], -3, 3)
@@ -430,7 +430,9 @@ def test_lasso_default_step_is_charged_in_the_ledger():
     public = lasso._public(3000, 40, _bounded(40, 3.0), lasso.LassoOptions(sparsity=2))
     public = lasso.replace(public, residual_bound=fit.diagnostics["residual_bound"])
     assert fit.diagnostics["iterations"] == lasso._estimated_iterations(public, 1.0 / bound, 0.85, 1e-6)
-    assert fit.diagnostics["iterations"] >= math.ceil(math.log(3000))  # at least the paper's N0
+    # at least the paper's N0 at this seed's released B~ = 1.20 and R = 1.25 (N0 = 10); not a property of the rule,
+    # which takes 7 at B~ = 1 and R = 2 (docs/proofs/lasso.md, "Iterations")
+    assert fit.diagnostics["iterations"] >= math.ceil(math.log(3000))
     with pytest.raises(MethodOptionError, match="curvature_share"):
         lasso.LassoOptions(sparsity=2, curvature_share=0.9)
 
@@ -701,8 +703,9 @@ def test_noisy_ols_error_rate_matches_the_sampling_term_at_large_epsilon():
 
 
 def test_lasso_error_rate_matches_thm17_privacy_term():
-    """Privacy-dominated regime, default N0 = ceil(log n): the slope of Thm 17's privacy term
-    (log^(3/2) n / n, slope -0.84 over this grid).
+    """Privacy-dominated regime at the paper's N0 = ceil(log n) (Thm 17's hypothesis; the default N0, chosen for
+    designs without restricted strong convexity, grows like n^(2/5) and is not covered by the theorem): the slope
+    of Thm 17's privacy term (log^(3/2) n / n, slope -0.84 over this grid).
 
     d = s, so Peeling's selection is trivial and the test isolates the privacy noise of Algorithm 4
     (selection is tested by the support-recovery test).  60 fits per n; over 6 seeds the slope was
@@ -720,7 +723,7 @@ def test_lasso_error_rate_matches_thm17_privacy_term():
             X = rng.choice([-1.0, 1.0], size=(n, d))
             y = X @ beta + 0.01 * rng.normal(size=n)
             fit = lasso.SPEC.fit_arrays(X, y, ledger=PrivacyLedger(eps, delta), rng=rng, bounds=_bounded(d, 5.0),
-                                        sparsity=s)
+                                        sparsity=s, iterations=math.ceil(math.log(n)))
             e.append(np.linalg.norm(fit.params - beta))
         errs.append(np.mean(e))
     assert abs(_slope(ns, np.array(errs)) - _bound_slope("lasso", ns, d, eps, delta, s)) < 0.2
@@ -808,9 +811,10 @@ def test_lasso_default_step_does_not_diverge_on_diamonds():
     ols = _in_sample_r2(dpstats.dp_ols(DIAMONDS_FORMULA, df, float("inf"), method="ols"), df)
     # residual_share=0: the public residual bound 2T, so that the test measures the step alone; the default private
     # residual bound (0.8 sd of price) clips diamonds' skewed residuals, a Huber bias that lowers R^2 to 0.38 here
-    # (benchmarks/results/lasso_default.md)
+    # (benchmarks/results/lasso_default.md); iterations=109, the N0 of the rule before the accumulated-noise one, for
+    # the same reason (the default N0 is now 301 here, R^2 0.61 to 0.69 over seeds 0-2)
     res = dpstats.dp_ols(DIAMONDS_FORMULA, df, 100.0, 1e-6, method="lasso", sparsity=5, bounds=bounds,
-                         random_state=0, residual_share=0.0)
+                         random_state=0, residual_share=0.0, iterations=109)
     assert ols - 0.5 < _in_sample_r2(res, df) <= ols
     assert any("had not settled" in line for line in res.privacy.lines())
 
@@ -853,3 +857,61 @@ def test_lasso_iterates_cannot_diverge_on_a_worst_case_design(monkeypatch):
     paper = lasso.SPEC.fit_arrays(X, y, ledger=PrivacyLedger(100.0, 1e-6), rng=np.random.default_rng(0),
                                   bounds=_bounded(d), sparsity=s_hat, step_size=1.0)
     assert abs(paper.params.sum() - target) > 1.0 and any("exceeds 1/L_2s" in note for note in paper.notes)
+
+
+# ---------------------------------------------------------------------------------------------
+# DP-LASSO default iterations: few where the accumulated Peeling noise dominates
+# ---------------------------------------------------------------------------------------------
+
+def _default_iterations(n: int, d: int, s_hat: int, step_size: float, residual_bound: float,
+                        epsilon: float = 0.85) -> int:
+    """The default N0 for a +-1-bounded design with |y| <= 1 (T = c_x = 1) and a released step and R."""
+    public = lasso._public(n, d, _bounded(d), lasso.LassoOptions(sparsity=s_hat))
+    return lasso._estimated_iterations(lasso.replace(public, residual_bound=residual_bound), step_size, epsilon, 1e-6)
+
+
+def test_lasso_default_iterations_follow_the_noise():
+    """The default N0 (public facts and released values only, deterministic): at Cai et al.'s setting (n = 5000,
+    d = 1000, s_hat = 5, the released step 0.61 and R 0.29 of benchmarks/results/lasso_default.md) it is of the
+    order of the paper's ceil(log n) = 9; on a small panel whose released step is the worst case 1/L_2s (n = 440,
+    d = s_hat = 61, where the old rule took 81 parts of 5 rows) it is at most 2; it grows with n and shrinks as
+    the residual bound (so the Peeling noise) grows."""
+    paper = _default_iterations(5000, 1000, 5, 0.61, 0.29)
+    assert math.ceil(math.log(5000)) / 2 <= paper <= 2 * math.ceil(math.log(5000))
+    assert _default_iterations(440, 61, 61, 1 / 61, 0.2) <= 2
+    by_n = [_default_iterations(n, 10, 10, 0.17, 0.05) for n in (500, 2000, 8000, 32000)]
+    assert by_n == sorted(by_n) and by_n[-1] > by_n[0]
+    by_r = [_default_iterations(8000, 10, 10, 0.17, r) for r in (0.01, 0.1, 1.0)]
+    assert by_r == sorted(by_r, reverse=True) and by_r[0] > by_r[-1]
+    assert all(1 <= it <= 32000 for it in by_n + by_r)
+
+
+def _panel(seed: int) -> pd.DataFrame:
+    """A difference-in-differences panel: 50 units x 9 periods, unit and period effects, the first 10 units
+    treated from period 5 on (effect 0.1, noise sd 0.1); levels declared (Categorical)."""
+    rng = np.random.default_rng(seed)
+    units, periods = 50, 9
+    unit, period = np.repeat(np.arange(units), periods), np.tile(np.arange(periods), units)
+    post = ((unit < 10) & (period >= 5)).astype(float)
+    y = (rng.normal(0, 0.3, units)[unit] + rng.normal(0, 0.1, periods)[period] + 0.1 * post
+         + rng.normal(0, 0.1, unit.size))
+    return pd.DataFrame({"y": y, "post": post, "unit": pd.Categorical(unit, categories=range(units)),
+                         "period": pd.Categorical(period, categories=range(periods))})
+
+
+def test_lasso_default_stays_near_zero_on_a_fixed_effects_panel():
+    """Regression test for the real-data benchmark's castle (issue 17 part 5): on a two-way fixed-effects panel
+    (n = 450, 59 columns, sparsity = d, epsilon = 1) the rescaled design has no strong convexity (rare-level
+    dummies nearly collinear with the intercept) and the old default N0 (130 parts of 3 rows) let the Peeling
+    noise accumulate: the treatment coefficient was 53 times (median over seeds 0-4, largest 94) its OLS value
+    away from it.  The default now takes one step and the coefficient stays near 0 (relative error about 1; in 5 of
+    seeds 20-119 the released residual bound came out 10 to 50 times too small, N0 rose above 100 and the error
+    reached 2 to 6).  False-failure rate: 0 of seeds 0-119 above the tolerance 8, so below 2.5 % per run (95 %
+    upper bound); the two seeds here are fixed, so the test is deterministic."""
+    formula = "y ~ post + C(unit) + C(period)"
+    for seed in (0, 1):
+        df = _panel(seed)
+        ols = dpstats.dp_ols(formula, df, float("inf"), method="ols").params["post"]
+        res = dpstats.dp_ols(formula, df, 1.0, 1e-6, method="lasso", sparsity=59, bounds={"y": (-3, 3), "post": (0, 1)},
+                             random_state=seed)
+        assert abs(res.params["post"] - ols) < 8 * abs(ols)
