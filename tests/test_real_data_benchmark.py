@@ -130,3 +130,36 @@ def test_quick_path_runs_end_to_end(tmp_path: Path) -> None:
     assert "| auto | 1 |" in text and "## `auto` with bounds, per data set" in text
     real_data.main(["--summarise", "--out", str(out)])  # the summary is rebuilt from the saved records alone
     assert (out / "summary.md").read_text() == text
+
+
+def _record(config: str, dataset: str, seed: int, rel_err: float, width: float | None = None,
+            method_used: str = "pgd") -> dict:
+    rec = {"config": config, "dataset": dataset, "epsilon": 1.0, "seed": seed, "rel_err": rel_err,
+           "sign_ok": rel_err < 1.0, "method_used": method_used, "interval": width is not None}
+    if width is not None:
+        rec["width_ratio"] = width
+    return rec
+
+
+def test_bounds_table_pairs_fits_and_names_the_data_sets_worse_with_bounds() -> None:
+    records = [_record("pgd", "a", s, 0.1) for s in range(3)] + [_record("pgd (no bounds)", "a", s, 0.2)
+                                                                   for s in range(3)]
+    records += [_record("pgd", "b", s, 0.9) for s in range(3)] + [_record("pgd (no bounds)", "b", s, 0.3)
+                                                                    for s in range(2)]  # seed 2 refused there
+    text = real_data.bounds_table(records, [1.0])
+    row = next(line for line in text.splitlines() if line.startswith("| pgd | 1 |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[2] == "5"  # three pairs on a, two on b
+    assert cells[7].startswith("1 of 2: b (0.90 vs 0.30)")
+
+
+def test_baseline_width_table_compares_auto_with_ssp_on_the_same_fits() -> None:
+    records = [_record("auto", "a", 0, 0.1, width=2.0), _record("ssp", "a", 0, 0.5, width=10.0),
+               _record("auto", "a", 1, 0.1, width=30.0, method_used="theilsen"),
+               _record("ssp", "a", 1, 0.5, width=10.0),
+               _record("auto", "a", 2, 0.1, width=5.0), _record("ssp", "a", 2, 0.5)]  # ssp withheld: no pair
+    text = real_data.baseline_width_table(records, [1.0])
+    row = next(line for line in text.splitlines() if line.startswith("| 1 |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == "2" and cells[3] == "50%"
+    assert "pgd: 1, 0.20" in cells[4] and "theilsen: 1, 3.00" in cells[4]
