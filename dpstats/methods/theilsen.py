@@ -73,6 +73,7 @@ __all__ = [
     "CellGrid",
     "MedianRelease",
     "ProfileRelease",
+    "ReleasedMedian",
     "ResidualPass",
     "SlopePass",
     "TheilSenOptions",
@@ -469,24 +470,28 @@ SIMULATE_BELOW_N_EPSILON = 250.0
 
 
 @dataclass(frozen=True)
-class MedianRelease:
-    """One private median and its private quarter-radius, as released, with the public facts of their mechanisms
-    (the linearised model, n * epsilon >= SIMULATE_BELOW_N_EPSILON).
-
-    ``grid`` and ``radii`` are the public grids of the median and of the radius; ``count`` the number of values
-    (N pairs or n residuals), ``sensitivity`` how far one row moves any count, ``epsilon`` and
-    ``epsilon_spread`` the budgets of the two releases, ``rank_variance`` the sampling variance of the share of
-    values below the population median, ``median`` and ``radius_cell`` the released median and radius cell.
-    """
+class ReleasedMedian:
+    """What every spread release keeps of its private median: ``grid`` the median's public grid, ``count`` the
+    number of values (N pairs or n residuals), ``sensitivity`` how far one row moves any count, ``epsilon`` and
+    ``epsilon_spread`` the budgets of the median and of the spread release, ``rank_variance`` the sampling
+    variance of the share of values below the population median, ``median`` the released median."""
 
     grid: CellGrid
-    radii: CellGrid
     count: float
     sensitivity: float
     epsilon: float
     epsilon_spread: float
     rank_variance: float
     median: float
+
+
+@dataclass(frozen=True)
+class MedianRelease(ReleasedMedian):
+    """One private median (:class:`ReleasedMedian`) and its private quarter-radius, as released (the linearised
+    model, n * epsilon >= SIMULATE_BELOW_N_EPSILON): ``radii`` the radius's public grid, ``radius_cell`` the
+    released cell."""
+
+    radii: CellGrid
     radius_cell: int
 
     @property
@@ -545,27 +550,16 @@ def distance_counts(grid: CellGrid, counts: np.ndarray, centre: float, edges: np
 
 
 @dataclass(frozen=True)
-class ProfileRelease:
-    """One private median and a noisy histogram of the values' distances from it, as released, with the public
-    facts of their mechanisms (the simulated model, n * epsilon < SIMULATE_BELOW_N_EPSILON).
-
-    ``grid`` is the median's public grid, ``edges`` the distance bins' public edges, ``histogram`` the released
-    noisy counts per bin, the ties' bin last (Laplace of scale ``2 sensitivity / epsilon_spread``; Dwork, McSherry,
-    Nissim & Smith 2006), ``count`` the number of values (N pairs or n residuals), ``sensitivity`` how far one row
-    moves any count, ``epsilon`` the median's budget, ``rank_variance`` the sampling variance of the share of values
-    below the population median, ``median`` and ``median_cell`` the release, ``tie_shares`` the shares of ties a
-    profile may have.
+class ProfileRelease(ReleasedMedian):
+    """One private median (:class:`ReleasedMedian`) and a noisy histogram of the values' distances from it, as
+    released (the simulated model, n * epsilon < SIMULATE_BELOW_N_EPSILON): ``edges`` the distance bins' public
+    edges, ``histogram`` the released noisy counts per bin, the ties' bin last (Laplace of scale
+    ``2 sensitivity / epsilon_spread``; Dwork, McSherry, Nissim & Smith 2006), ``median_cell`` the median's
+    released cell, ``tie_shares`` the shares of ties a profile may have.
     """
 
-    grid: CellGrid
     edges: np.ndarray
     histogram: np.ndarray
-    count: float
-    sensitivity: float
-    epsilon: float
-    epsilon_spread: float
-    rank_variance: float
-    median: float
     median_cell: int
     tie_shares: tuple[float, ...] = (0.0,)
 
@@ -803,14 +797,15 @@ def spread_release(grid: CellGrid, counts: np.ndarray, median: float, median_cel
         noisy = laplace_mechanism(distance_counts(grid, counts, median, edges, ties), l1_sensitivity=2.0 * sensitivity,
                                   epsilon=epsilon_spread, rng=rng, ledger=ledger,
                                   name=f"noisy histogram of the {what}' distances from their private median")
-        return ProfileRelease(grid, edges, np.asarray(noisy, dtype=float), float(count), float(sensitivity), epsilon,
-                              epsilon_spread, rank_variance, median, median_cell, tie_shares)
+        return ProfileRelease(grid, float(count), float(sensitivity), epsilon, epsilon_spread, rank_variance, median,
+                              edges=edges, histogram=np.asarray(noisy, dtype=float), median_cell=median_cell,
+                              tie_shares=tie_shares)
     rgrid = radius_grid(scale, decades, prior)
     r_cell = private_cell(rgrid, radius_counts(grid, counts, median, rgrid), SPREAD_SHARE * count, below=0.0,
                           sensitivity=sensitivity, epsilon=epsilon_spread, rng=rng, ledger=ledger,
                           name=f"private quarter-radius of the {what}")
-    return MedianRelease(grid, rgrid, float(count), float(sensitivity), epsilon, epsilon_spread, rank_variance,
-                         median, r_cell)
+    return MedianRelease(grid, float(count), float(sensitivity), epsilon, epsilon_spread, rank_variance, median,
+                         radii=rgrid, radius_cell=r_cell)
 
 
 def privacy_split(privacy_b: float, privacy_a: float, x_mean: float, x_col: int, intercept_index: int,
