@@ -34,10 +34,8 @@ def gather_rows(X: np.ndarray, y: np.ndarray, idx: np.ndarray, *, ones: bool = F
 
     Parameters
     ----------
-    X : numpy.ndarray
-        The chunk's design rows (rows x d).
-    y : numpy.ndarray
-        The chunk's responses.
+    X, y : numpy.ndarray
+        A chunk's design rows (rows x d) and responses.
     idx : numpy.ndarray
         Row indices into the chunk (all in range).
     ones : bool
