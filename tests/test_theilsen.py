@@ -217,9 +217,7 @@ def test_intervals_cover_at_small_n_epsilon():
     below 0.7% (0.95 is the nominal level; the simulations of benchmarks/theilsen.py cover more there)."""
     covers = np.zeros(2, dtype=int)
     for seed in range(40):
-        rng = np.random.default_rng(2000 + seed)
-        x = rng.normal(size=100)
-        df = pd.DataFrame({"x": x, "y": 1.0 + 0.5 * x + rng.normal(size=100)})
+        df = _frame(100, seed=2000 + seed)
         res = dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method="theilsen", bounds=BOUNDS, random_state=seed,
                              bootstrap=500)
         ci = res.conf_int()
@@ -235,9 +233,7 @@ def test_intervals_are_informative_at_n_epsilon_200():
     fits do, each with probability below 0.05: a false-failure rate below 1e-7."""
     widths = []
     for seed in range(20):
-        rng = np.random.default_rng(3000 + seed)
-        x = rng.normal(size=200)
-        df = pd.DataFrame({"x": x, "y": 1.0 + 0.5 * x + rng.normal(size=200)})
+        df = _frame(200, seed=3000 + seed)
         res = dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method="theilsen", bounds=BOUNDS, random_state=seed,
                              bootstrap=500)
         lo, hi = res.conf_int().loc["x"]
@@ -269,9 +265,7 @@ def test_intervals_cover_the_true_slope():
     and P(count < 100) is about 0.4%."""
     covers = 0
     for seed in range(120):
-        rng = np.random.default_rng(1000 + seed)
-        x = rng.normal(size=1000)
-        df = pd.DataFrame({"x": x, "y": 1.0 + 0.5 * x + rng.normal(size=1000)})
+        df = _frame(1000, seed=1000 + seed)
         res = dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method="theilsen", bounds=BOUNDS, random_state=seed)
         lo, hi = res.conf_int().loc["x"]
         covers += lo <= 0.5 <= hi
