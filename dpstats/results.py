@@ -275,7 +275,9 @@ class DPRegressionResults:
         if inference.kind == "bootstrap":
             replicates = 0 if inference.draws is None else inference.draws.shape[0]
             return (f"{inference.description or 'parametric bootstrap'} ({replicates} replicates; "
-                    "Ferrando, Wang & Sheldon 2022); basic bootstrap intervals, p-values from the same test")
+                    "Ferrando, Wang & Sheldon 2022); basic bootstrap intervals, p-values from the same test; z is the "
+                    "bias-corrected estimate (2 coef - median of the replicates) over the standard error, so it "
+                    "need not equal coef / std err")
         if inference.kind == "classical":
             return "classical OLS (NOT PRIVATE)"
         return f"{inference.description}; {'t' if inference.kind == 't' else 'normal'} intervals"
