@@ -316,6 +316,24 @@ def test_the_error_split_is_computed_after_the_estimate_and_the_intervals():
     assert not np.array_equal(other.error_bounds.coefficients.privacy, reference.error_bounds.coefficients.privacy)
 
 
+def _spread_fit(df: pd.DataFrame, seed: int, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """(predicted privacy error, variance of the final chains' outputs) per coefficient of a pgd fit whose chains
+    start ``scale`` standardised units apart (method units; the same noise draws at every scale)."""
+    captured = []
+
+    def capture(st, lin, chains, offsets):
+        A, _ = st.affine_back()
+        captured.append(np.diag(A @ np.cov(chains) @ A.T))
+        return split(st, lin, chains, offsets)
+
+    split = pgd.error_split
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pgd, "start_spread", lambda n_mu: scale)
+        mp.setattr(pgd, "error_split", capture)
+        res = dpstats.dp_ols(FORMULA, df, 1.0, 1e-6, method="pgd", bounds=BOUNDS, random_state=seed)
+    return res.error_bounds.coefficients.privacy, captured[0]
+
+
 def test_wider_start_offsets_grow_the_predicted_error_far_less_than_the_chains_spread():
     """Where the steps leave the chains' starts partly unforgotten (n * mu = 59; 4 data sets, fixed seeds), the same
     data and seed fitted with the chains started 3 standardised units apart instead of 0 (the noise draws are the
@@ -327,20 +345,9 @@ def test_wider_start_offsets_grow_the_predicted_error_far_less_than_the_chains_s
     grown, spread = [], []
     for seed in range(4):
         df = _frame(250, seed)
-        captured, predicted = {}, {}
-        original = pgd.error_split
-        for scale in (0.0, 3.0):
-            def capture(st, lin, chains, offsets, scale=scale):
-                A, _ = st.affine_back()
-                captured[scale] = np.diag(A @ np.cov(chains) @ A.T)
-                return original(st, lin, chains, offsets)
-            with pytest.MonkeyPatch.context() as mp:
-                mp.setattr(pgd, "start_spread", lambda n_mu, scale=scale: scale)
-                mp.setattr(pgd, "error_split", capture)
-                res = dpstats.dp_ols(FORMULA, df, 1.0, 1e-6, method="pgd", bounds=BOUNDS, random_state=seed)
-            predicted[scale] = res.error_bounds.coefficients.privacy
-        spread.append(0.5 * np.log(captured[3.0] / captured[0.0]))
-        grown.append(np.log(predicted[3.0] / predicted[0.0]))
+        (near, near_var), (wide, wide_var) = (_spread_fit(df, seed, scale) for scale in (0.0, 3.0))
+        spread.append(0.5 * np.log(wide_var / near_var))
+        grown.append(np.log(wide / near))
     spread_rms, grown_rms = (float(np.sqrt(np.mean(np.square(v)))) for v in (spread, grown))
     assert spread_rms > math.log(3.0)
     assert grown_rms < 0.75 * spread_rms, (grown_rms, spread_rms)
