@@ -262,6 +262,14 @@ def test_the_error_split_leaves_out_the_share_of_the_start_offsets_the_chains_ke
     assert pgd.kept_share(noise + 3.0 * offsets, offsets) == 1.0  # kept more than all of it: clipped to [0, 1]
 
 
+def test_two_chains_of_one_coefficient_fit_no_share():
+    """d (K - 1) = 1 leaves no degree of freedom for the share: the chains' covariance / K is used as it is (finite;
+    deterministic)."""
+    chains, offsets = np.array([[0.3, -0.3]]), np.array([[1.0, -1.0]])
+    split = pgd.error_split(_identity_standardisation(1), _flat_linearisation(1), chains, offsets)
+    np.testing.assert_allclose(split.privacy, [[np.var(chains, ddof=1) / 2]], rtol=1e-12)
+
+
 def test_the_error_splits_chain_covariance_is_unbiased_after_the_fitted_share():
     """Independent N(0, sigma^2 I) chain noise plus a kept share 0.5 of the offsets, 2000 fixed-seed replicates:
     the mean of the phase-2 part's trace times K / d is sigma^2 within 3%.  The fitted share takes one of the

@@ -581,10 +581,9 @@ def linearise(gram: np.ndarray, sigma_g: float, clips: Sequence[float], mus: Seq
         ratios.append(np.maximum(g, sigma_g) / curvature)
     sd2 = [(2.0 * c) ** 2 * steps / m**2 for c, m in zip(clips, mus, strict=True)]  # per chain: K cancels below
     (w1, w2), (r1, r2) = start_weights, ratios
-    warm = noise_sums[0] * sd2[0]
     return Linearisation(basis=V, shrink=_shrinkage(w1, w2, r1, r2), carried=w2**2 * noise_sums[0] * sd2[0],
                          noise=noise_sums[1] * sd2[1], starts=np.vstack([w1, w2]), ratios=np.vstack([r1, r2]),
-                         warm=warm)
+                         warm=noise_sums[0] * sd2[0])
 
 
 def kept_share(deviations: np.ndarray, offsets: np.ndarray) -> float:
@@ -609,7 +608,8 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
     its public start offset (``offsets``, d x K) that the chains kept (:func:`kept_share`): the offsets sum to
     zero over the chains, so they are in the chains' spread but not in their mean, the estimate (the intervals keep
     them, to show the directions the steps leave unconverged).  The residuals' covariance is divided by
-    K - 1 - 1 / d (the degree of freedom the fitted share takes, spread over the d coordinates).  Where the chains
+    K - 1 - 1 / d (the degree of freedom the fitted share takes, spread over the d coordinates; no share is fitted
+    where d (K - 1) = 1).  Where the chains
     kept more of their starts than the linearisation says (the clipped steps move more slowly than the floored
     Gram matrix predicts, at small n * mu), each phase's start weight is raised to w (:meth:`Linearisation.keeping`)
     for the shrinkage and for phase 1's carried noise.  Per-example clipping is otherwise taken as inactive (the
@@ -622,10 +622,11 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
         phase2 = (V * lin.noise) @ V.T
     else:
         deviations = chains - estimate[:, None]
-        share = kept_share(deviations, offsets)
+        fitted = 1 if d * (k - 1) > 1 else 0  # the share takes one of the d (K - 1) degrees of freedom, if one is left
+        share = kept_share(deviations, offsets) if fitted else 0.0
         lin = lin.keeping(share)
         residuals = deviations - share * offsets
-        phase2 = residuals @ residuals.T / (k - 1.0 - 1.0 / d) / k
+        phase2 = residuals @ residuals.T / (k - 1.0 - fitted / d) / k
     bias = lin.bias(estimate)
     cov = (V * lin.carried) @ V.T + phase2 + np.outer(bias, bias)
     A, _ = st.affine_back()
