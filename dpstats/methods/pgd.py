@@ -525,11 +525,11 @@ class Linearisation:
         V = self.basis
         return ((draws @ V) / self.floored) @ V.T
 
-    def keeping(self, share: float) -> Linearisation:
-        """The linearisation with each phase's start weight raised to at least ``share`` in every direction (the
-        share of their starts the chains were seen to keep: :func:`kept_share`); shrinkage and carried noise
-        recomputed."""
-        w1, w2 = np.maximum(self.starts, share)
+    def keeping(self, share: np.ndarray) -> Linearisation:
+        """The linearisation with each phase's start weight raised to at least ``share`` (d,) in each direction of
+        ``basis`` (the share of their starts the chains were seen to keep: :func:`kept_share`); the shrinkage and
+        the carried noise recomputed from them."""
+        w1, w2 = np.maximum(self.starts, share[None, :])
         r1, r2 = self.ratios
         return dataclasses.replace(self, shrink=_shrinkage(w1, w2, r1, r2), carried=w2**2 * self.warm,
                                    starts=np.vstack([w1, w2]))
@@ -586,14 +586,13 @@ def linearise(gram: np.ndarray, sigma_g: float, clips: Sequence[float], mus: Seq
                          warm=noise_sums[0] * sd2[0])
 
 
-def kept_share(deviations: np.ndarray, offsets: np.ndarray) -> float:
-    """The share of their start offsets the final chains kept: the least-squares coefficient of the chains'
-    deviations from their mean (d, K) on their public start offsets (d, K), over all coordinates, in [0, 1]
-    (0 without offsets).  Post-processing: the chains' outputs are released, the offsets public."""
-    scale = float(np.sum(offsets**2))
-    if scale == 0.0:
-        return 0.0
-    return float(np.clip(np.sum(deviations * offsets) / scale, 0.0, 1.0))
+def kept_share(deviations: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """The share of their start offsets the final chains kept in each direction (row): the least-squares coefficient
+    of the chains' deviations from their mean (d, K) on their public start offsets (d, K), both in the same
+    coordinates (the eigenbasis of the released Gram matrix in :func:`error_split`), in [0, 1] (0 where the offsets
+    are 0).  Post-processing: the chains' outputs are released, the offsets public."""
+    scale = np.sum(offsets**2, axis=1)
+    return np.clip(np.sum(deviations * offsets, axis=1) / np.where(scale > 0, scale, 1.0), 0.0, 1.0)
 
 
 def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, offsets: np.ndarray) -> ErrorSplit:
@@ -604,16 +603,16 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
     (:meth:`Linearisation.bias`), plus the variance of phase 1's noise carried into the output and of phase 2's
     (divided by K).  With K >= 2 final chains (``chains``: their averages, d x K), phase 2's part is their
     covariance divided by K instead (the spread of independent chains, Brown et al. 2024: it sees the actual
-    geometry and clipping, which the linearisation does not), taken after removing from each chain the share w of
-    its public start offset (``offsets``, d x K) that the chains kept (:func:`kept_share`): the offsets sum to
-    zero over the chains, so they are in the chains' spread but not in their mean, the estimate (the intervals keep
-    them, to show the directions the steps leave unconverged).  The residuals' covariance is divided by
-    K - 1 - 1 / d (the degree of freedom the fitted share takes, spread over the d coordinates; no share is fitted
-    where d (K - 1) = 1).  Where the chains
-    kept more of their starts than the linearisation says (the clipped steps move more slowly than the floored
-    Gram matrix predicts, at small n * mu), each phase's start weight is raised to w (:meth:`Linearisation.keeping`)
-    for the shrinkage and for phase 1's carried noise.  Per-example clipping is otherwise taken as inactive (the
-    clipped equation's Huber-type bias against least squares is not included).
+    geometry and clipping, which the linearisation does not), taken after removing from each chain the share w_k
+    of its public start offset (``offsets``, d x K) that the chains kept in each eigendirection k of the released
+    Gram matrix (:func:`kept_share`): the offsets sum to zero over the chains, so they are in the chains' spread but
+    not in their mean, the estimate (the intervals keep them, to show the directions the steps leave unconverged).
+    In each direction the residuals' sum of squares is divided by K - 2 where the share is fitted inside (0, 1)
+    (it takes one degree of freedom), else by K - 1; with K = 2 no share is fitted.  Where the chains kept more of
+    their starts than the linearisation says (the clipped steps move more slowly than the floored Gram matrix
+    predicts, at small n * mu), each phase's start weight in direction k is raised to w_k
+    (:meth:`Linearisation.keeping`) for the shrinkage and for phase 1's carried noise.  Per-example clipping is
+    otherwise taken as inactive (the clipped equation's Huber-type bias against least squares is not included).
     """
     estimate = chains.mean(axis=1)
     V = lin.basis
@@ -621,12 +620,13 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
     if k < 2:
         phase2 = (V * lin.noise) @ V.T
     else:
-        deviations = chains - estimate[:, None]
-        fitted = 1 if d * (k - 1) > 1 else 0  # the share takes one of the d (K - 1) degrees of freedom, if one is left
-        share = kept_share(deviations, offsets) if fitted else 0.0
+        dev = V.T @ (chains - estimate[:, None])  # the chains' deviations and their offsets in the eigenbasis
+        off = V.T @ offsets
+        share = kept_share(dev, off) if k > 2 else np.zeros(d)
         lin = lin.keeping(share)
-        residuals = deviations - share * offsets
-        phase2 = residuals @ residuals.T / (k - 1.0 - fitted / d) / k
+        dof = np.where((share > 0.0) & (share < 1.0), k - 2.0, k - 1.0)  # a fitted share takes one
+        residuals = (dev - share[:, None] * off) / np.sqrt(dof)[:, None]
+        phase2 = V @ (residuals @ residuals.T) @ V.T / k
     bias = lin.bias(estimate)
     cov = (V * lin.carried) @ V.T + phase2 + np.outer(bias, bias)
     A, _ = st.affine_back()
