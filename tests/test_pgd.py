@@ -238,10 +238,11 @@ def _identity_standardisation(d: int) -> Standardisation:
 
 
 def test_the_error_split_leaves_out_the_share_of_the_start_offsets_the_chains_kept():
-    """Chains that keep a share w = 0.6 of their public start offsets on top of their own noise: the fitted share is
-    w up to the noise's projection on the offsets, and the error split's privacy part is the same whatever the
-    offsets' scale (1, 3 or 10 x), where the chains' raw covariance grows with it: the offsets, which sum to zero
-    over the chains and so are not in their mean, do not leak into the predicted error.  Deterministic."""
+    """Chains that keep a share w = 0.6 of their public start offsets on top of their own noise: the share fitted in
+    each direction is w up to the noise's projection on the offsets there, and the error split's privacy part is
+    the same whatever the offsets' scale (1, 3 or 10 x), where the chains' raw covariance grows with it: the
+    offsets, which sum to zero over the chains and so are not in their mean, do not leak into the predicted error.
+    Deterministic."""
     d, k = 6, 5
     rng = np.random.default_rng(8)
     noise = rng.normal(0.0, 0.1, (d, k))
@@ -251,31 +252,32 @@ def test_the_error_split_leaves_out_the_share_of_the_start_offsets_the_chains_ke
     for scale in (1.0, 3.0, 10.0):
         offsets = pgd._start_offsets(d, k, scale, np.random.default_rng(2))
         chains = noise + 0.6 * offsets
-        expected = 0.6 + np.sum(noise * offsets) / np.sum(offsets**2)
-        assert pgd.kept_share(chains, offsets) == pytest.approx(expected, rel=1e-12)
+        expected = 0.6 + np.sum(noise * offsets, axis=1) / np.sum(offsets**2, axis=1)
+        np.testing.assert_allclose(pgd.kept_share(chains, offsets), expected, rtol=1e-12)
         splits.append(pgd.error_split(st, lin, chains, offsets).privacy)
         raw.append(np.trace(np.cov(chains)))
     np.testing.assert_allclose(splits[1], splits[0], rtol=1e-9, atol=1e-15)
     np.testing.assert_allclose(splits[2], splits[0], rtol=1e-9, atol=1e-15)
     assert raw[2] > 20 * raw[0]  # what the raw spread would have put in the error block
-    assert pgd.kept_share(noise, np.zeros((d, k))) == 0.0
-    assert pgd.kept_share(noise + 3.0 * offsets, offsets) == 1.0  # kept more than all of it: clipped to [0, 1]
+    assert not np.any(pgd.kept_share(noise, np.zeros((d, k))))
+    assert np.all(pgd.kept_share(noise + 3.0 * offsets, offsets) == 1.0)  # more than all of it: clipped to [0, 1]
 
 
-def test_two_chains_of_one_coefficient_fit_no_share():
-    """d (K - 1) = 1 leaves no degree of freedom for the share: the chains' covariance / K is used as it is (finite;
-    deterministic)."""
-    chains, offsets = np.array([[0.3, -0.3]]), np.array([[1.0, -1.0]])
-    split = pgd.error_split(_identity_standardisation(1), _flat_linearisation(1), chains, offsets)
-    np.testing.assert_allclose(split.privacy, [[np.var(chains, ddof=1) / 2]], rtol=1e-12)
+def test_two_chains_fit_no_share():
+    """With K = 2 each direction has one degree of freedom, none to spare for a share: the chains' covariance / K
+    is used as it is (deterministic)."""
+    chains = np.array([[0.3, -0.3], [0.1, -0.1]])
+    offsets = np.array([[1.0, -1.0], [0.5, -0.5]])
+    split = pgd.error_split(_identity_standardisation(2), _flat_linearisation(2), chains, offsets)
+    np.testing.assert_allclose(split.privacy, np.cov(chains) / 2, rtol=1e-12)
 
 
 def test_the_error_splits_chain_covariance_is_unbiased_after_the_fitted_share():
     """Independent N(0, sigma^2 I) chain noise plus a kept share 0.5 of the offsets, 2000 fixed-seed replicates:
-    the mean of the phase-2 part's trace times K / d is sigma^2 within 3%.  The fitted share takes one of the
-    d (K - 1) = 24 degrees of freedom, which the divisor K - 1 - 1 / d gives back (without it the mean is 4.2% low).
-    Each replicate's trace has relative sd sqrt(2 / 23) = 0.29, so the mean over 2000 has 0.0066: the band is 4.5
-    sds on either side (false-failure rate below 1e-5)."""
+    the mean of the phase-2 part's trace times K / d is sigma^2 within 3%.  The share fitted in each direction takes
+    one of its K - 1 = 4 degrees of freedom, which the divisor K - 2 gives back (without it the mean is 25% low).
+    Each replicate's trace has d (K - 2) = 18 degrees of freedom, relative sd sqrt(2 / 18) = 0.33, so the mean over
+    2000 has 0.0075: the band is 4 sds on either side (false-failure rate below 1e-4)."""
     d, k, sigma, reps = 6, 5, 0.2, 2000
     rng = np.random.default_rng(11)
     st, lin = _identity_standardisation(d), _flat_linearisation(d)
@@ -290,21 +292,22 @@ def test_the_error_splits_chain_covariance_is_unbiased_after_the_fitted_share():
 
 def test_keeping_raises_the_start_weights_and_nothing_else():
     """``keeping(0)`` is the linearisation itself (the intervals' shrinkage is unchanged: exactly equal arrays);
-    ``keeping(w)`` raises both phases' start weights to at least w and recomputes the shrinkage and the carried
-    warm-start noise from them.  Deterministic."""
+    ``keeping(w)`` raises both phases' start weights in each direction to at least that direction's w and recomputes
+    the shrinkage and the carried warm-start noise from them.  Deterministic."""
     h = np.array([4000.0, 1000.0, 250.0])
     V = np.linalg.qr(np.random.default_rng(3).normal(size=(3, 3)))[0]
     lin = pgd.linearise((V * h) @ V.T, 1.0, (2.0, 3.0), (1.0, 1.0), 400, (10.0, 50.0))
-    same = lin.keeping(0.0)
+    same = lin.keeping(np.zeros(3))
     for name in ("shrink", "carried", "noise", "starts"):
         np.testing.assert_array_equal(getattr(same, name), getattr(lin, name))
-    kept = lin.keeping(0.5)
+    kept = lin.keeping(np.array([0.5, 0.5, 0.0]))
     w1, w2 = kept.starts
-    assert np.all(kept.starts >= 0.5) and np.all(kept.starts >= lin.starts)
+    assert np.all(kept.starts[:, :2] >= 0.5) and np.all(kept.starts >= lin.starts)
+    np.testing.assert_array_equal(kept.starts[:, 2], lin.starts[:, 2])  # a share of 0 keeps that direction's
     r1, r2 = lin.ratios
     np.testing.assert_allclose(kept.shrink, w2 * (r1 * (1 - w1) - r2) + r2, rtol=1e-12)
     np.testing.assert_allclose(kept.carried, w2**2 * lin.warm, rtol=1e-12)
-    assert np.all(kept.shrink < lin.shrink) and np.all(kept.carried > lin.carried)
+    assert np.all(kept.shrink[:2] < lin.shrink[:2]) and np.all(kept.carried[:2] > lin.carried[:2])
     np.testing.assert_array_equal(kept.noise, lin.noise)
 
 
