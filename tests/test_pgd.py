@@ -263,6 +263,21 @@ def test_the_error_split_leaves_out_the_share_of_the_start_offsets_the_chains_ke
     assert np.all(pgd.kept_share(noise + 3.0 * offsets, offsets) == 1.0)  # more than all of it: clipped to [0, 1]
 
 
+def test_a_direction_whose_chains_kept_almost_all_of_their_starts_keeps_its_whole_spread():
+    """Chains that kept 95% of their offsets (share above ``KEPT_SHARE_LIMIT``) learned almost nothing in that
+    direction: the error split keeps their whole covariance / K there (as before offsets were removed), instead of
+    reporting almost no error for a direction the steps never resolved.  Deterministic."""
+    d, k = 4, 5
+    rng = np.random.default_rng(5)
+    noise = rng.normal(0.0, 0.01, (d, k))
+    noise -= noise.mean(axis=1, keepdims=True)
+    offsets = pgd._start_offsets(d, k, 3.0, np.random.default_rng(6))
+    chains = noise + 0.95 * offsets
+    assert np.all(pgd.kept_share(chains, offsets) > pgd.KEPT_SHARE_LIMIT)
+    split = pgd.error_split(_identity_standardisation(d), _flat_linearisation(d), chains, offsets)
+    np.testing.assert_allclose(np.diag(split.privacy), np.diag(np.cov(chains)) / k, rtol=1e-9)
+
+
 def test_two_chains_fit_no_share():
     """With K = 2 each direction has one degree of freedom, none to spare for a share: the chains' covariance / K
     is used as it is (deterministic)."""
