@@ -94,7 +94,7 @@ def test_descent_methods_predict_their_privacy_error_from_released_values(method
     clipped data) is within [0.6, 1.6] of that of the block's prediction, which comes from released values.
     Fixed seeds; with 60 pooled, partly correlated squared errors and a prediction that varies between fits the
     ratio has a relative sd of about 12%, so the band is about 4 sds wide on either side (false-failure rate
-    below 1e-4).  Measured at these seeds: 0.89 (pgd), 1.04 (dpsgd)."""
+    below 1e-4).  Measured at these seeds: 1.02 (pgd), 1.04 (dpsgd)."""
     measured, predicted = [], []
     for seed in range(20):
         df = data(2000, seed)
@@ -106,6 +106,37 @@ def test_descent_methods_predict_their_privacy_error_from_released_values(method
         assert res.error_bounds.coefficients.released
     ratio = math.sqrt(np.mean(np.square(measured)) / np.mean(np.square(predicted)))
     assert 0.6 <= ratio <= 1.6, ratio
+
+
+def _pgd_ratio(n: int, seeds: int) -> float:
+    """Root mean square over fits and coefficients of (pgd's released - least squares on the same clipped data) over
+    that of its predicted privacy error, on ``seeds`` simulated data sets of n rows at epsilon = 1."""
+    measured, predicted = [], []
+    for seed in range(seeds):
+        df = data(n, seed)
+        res = dpstats.dp_ols(FORMULA, df, 1.0, 1e-6, method="pgd", bounds=BOUNDS, random_state=seed)
+        clipped = df.assign(**{c: df[c].clip(*BOUNDS[c]) for c in BOUNDS})
+        ols = dpstats.dp_ols(FORMULA, clipped, math.inf, method="ols")
+        measured.append(res.params.to_numpy() - ols.params.to_numpy())
+        predicted.append(res.error_bounds.coefficients.privacy)
+    return math.sqrt(np.mean(np.square(measured)) / np.mean(np.square(predicted)))
+
+
+@pytest.mark.slow
+def test_pgd_predicts_its_privacy_error_where_the_chains_keep_their_starts():
+    """pgd at n = 211, epsilon = 1 (n * mu = 50: the chains start 3 standardised units apart and keep part of it):
+    over 80 simulated data sets the measured / predicted ratio is within [0.5, 2], so the start offsets, which are
+    in the chains' spread but not in their mean, are not counted as error (the chains' raw covariance over-predicted
+    about 2.5x here).  Fixed seeds; on blocks of 20 fits the log ratio has sd 0.28, so 80 fits have about 0.14 and
+    its centre (near log 0.83) is 3.6 sds from log 0.5 (false-failure rate below 3e-4)."""
+    assert 0.5 <= _pgd_ratio(211, 80) <= 2.0
+
+
+def test_pgd_predicts_its_privacy_error_where_the_chains_keep_their_starts_fast():
+    """The fast version of the slow test above: 20 data sets, and the issue's band [1/3, 3] for the ratio.  Fixed
+    seeds; the log ratio's sd is 0.28 on 20 fits, its centre near log 0.83, so the band's ends are 3.2 and 4.6 sds
+    away (false-failure rate below 1e-3)."""
+    assert 1 / 3 <= _pgd_ratio(211, 20) <= 3.0
 
 
 def test_block_never_says_sampling_dominates_when_the_released_noise_says_otherwise():
