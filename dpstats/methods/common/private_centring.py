@@ -580,6 +580,11 @@ def _release_histograms(reduce: Callable[[Any, Any], Any], n: int, columns: list
 
 #: sd / mean absolute deviation of a normal variable: E|X - mean| = sd sqrt(2 / pi)
 _MAD_TO_SD = math.sqrt(math.pi / 2.0)
+#: A declared column's released mean absolute deviation replaces its cleared histogram's scale when it is at least
+#: ``_MAD_PRECISION`` of its noise sds (relative noise sd at most 1/4; the histogram's mode reads a scale within a
+#: factor 2 at best) or differs from the histogram's reading by more than ``_MAD_AGREEMENT`` noise sds (the mode
+#: of the group variances of an integer-valued column reads its step, not its spread: issue 17).
+_MAD_PRECISION, _MAD_AGREEMENT = 4.0, 2.0
 
 
 def _release_bounded(reduce: Callable[[Any, Any], Any], n: int, gauss: list[int],
@@ -609,7 +614,11 @@ def _release_bounded(reduce: Callable[[Any, Any], Any], n: int, gauss: list[int]
         noisy = np.asarray(block.release(sums[need_c] / n, l2_sensitivity=sens, rng=rng), dtype=float)
         centres[need_c] = lo[need_c] + width[need_c] * np.clip(noisy, 0.0, 1.0)  # inside the range
         passes += 1
-    need_s = [i for i in gauss if names[i] != "response" and math.isnan(scales[i])]
+    # every declared column's deviation is released (the round is reserved and charged whenever one exists): it
+    # replaces a cleared histogram's scale when it is precise (below), and is the scale where none cleared
+    need_s = [i for i in gauss if names[i] != "response"]
+    fallback_s = [i for i in need_s if math.isnan(scales[i])]
+    replaced: list[int] = []
     if need_s:
         about = (centres - lo) / width if centring else -lo / width  # the u of the centre (of 0 without one)
         q = len(cols)
@@ -620,14 +629,24 @@ def _release_bounded(reduce: Callable[[Any, Any], Any], n: int, gauss: list[int]
         floor = sens / block.mu_round  # the release's noise sd: a deviation below it is noise
         for k, i in enumerate(need_s):
             cap = _public_map(ranges[i], centring)[1]
-            scales[i] = min(_MAD_TO_SD * width[i] * max(float(mad[k]), floor), cap)
+            m = float(mad[k])
+            if not math.isnan(scales[i]):  # the histogram's reading, in units of the deviation
+                h = scales[i] / (_MAD_TO_SD * width[i])
+                if m < _MAD_PRECISION * floor and abs(m - h) <= _MAD_AGREEMENT * floor:
+                    continue  # an imprecise deviation that agrees with the histogram: keep the histogram's
+                replaced.append(i)
+            scales[i] = min(_MAD_TO_SD * width[i] * max(m, floor), cap)
         passes += 1
-    if need_c or need_s:
+    if need_c or fallback_s:
         what = " and ".join([*([f"centres of {[names[i] for i in need_c]}"] if need_c else []),
-                             *([f"scales of {[names[i] for i in need_s]}"] if need_s else [])])
+                             *([f"scales of {[names[i] for i in fallback_s]}"] if fallback_s else [])])
         notes.append(f"declared ranges (the privacy domain, not a scale): the histograms did not clear for the "
                      f"{what}; released instead as clipped Gaussian means (scales: mean absolute deviations) of the "
                      f"values clipped to their ranges (mu={block.mu_round:.4g}-GDP per release)")
+    if replaced:
+        notes.append(f"declared ranges: the scales of {[names[i] for i in replaced]} are their released clipped mean "
+                     f"absolute deviations (at least {_MAD_PRECISION:g} noise sds, or more than {_MAD_AGREEMENT:g} "
+                     "from the histogram's reading), not the modes of their group-variance histograms")
     return passes
 
 
