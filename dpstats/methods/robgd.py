@@ -533,7 +533,7 @@ def fit(rows: Rows, ctx: FitContext, options: RobGDOptions) -> MethodFit:
     """
     plan = _plan(ctx, options)
     run = _charge(ctx, plan)
-    st = descent.precondition(rows, ctx, run.plan.mu_pre, run.notes, run.diagnostics)
+    st = descent.precondition(rows, ctx, run.plan.mu_pre, run.notes, run.diagnostics, moments_first=True)
     run.prepare = _Preparer(RobGDLayout.draw(ctx.n, float(options.gamma_fraction), plan.b_dist, ctx.rng), st)
     theta_x = _covariate_clip(rows, ctx, run)
     eta, T = _schedule(rows, ctx, run, options, theta_x)

@@ -65,10 +65,10 @@ histogram did not clear put the starting point far from the data (issue 17:
 declaring bounds made robgd and ambssgd worse: bikeshare R^2 -17.7 against
 -0.19 without).  Such a variable is released by the histograms like one
 without a range (its range then only bounds the released values: a centre
-inside it, a scale at most its half-width), and where a histogram does not
-clear it falls back to estimates inside the range that never fail: in units
-u = (clip(v, lo, hi) - lo) / (hi - lo) in [0, 1] of each range, with p
-such variables,
+inside it, a scale at most its half-width), and by estimates inside the
+range that never fail (for DP-RobGD, ``moments_first``, always; for
+DP-AMBSSGD only where a histogram does not clear): in units u = (clip(v, lo, hi) - lo) / (hi - lo)
+in [0, 1] of each range, with p such variables,
 
 3. centres (with an intercept; the response too): the vector of the means of
    u plus Gaussian noise, L2 sensitivity sqrt(p) / n (replacing a row moves
@@ -80,13 +80,25 @@ such variables,
    (the sd of a normal variable), at least the release's noise sd and at
    most the public map's scale (the half-width).
 
+Where a histogram did not clear, these are the variable's centre and scale.
+Where it cleared (DP-RobGD), they replace its reading when they are precise (a mean
+whose noise sd is at most 1/8 of the histogram's scale; a deviation of at
+least 4 noise sds) or differ from it by more than 2 noise sds; otherwise
+the histogram's reading stays (issue 17 part 4: the modes read a discrete
+variable badly.  Years of schooling, integers declared in [0, 18] and
+rescaled to [-1, 1], at cps's n and epsilon 0.5 have groups of 2 or 3 rows
+whose variances' mode is the column's step: a scale of a third of its sd,
+which multiplies the noise of its coefficient by 3; the mode of the group
+means of a variable with a few values, such as log coinsurance, sits far
+from their mean).  The choices are post-processing of released values.
 Their noise sd, (hi - lo) sqrt(p) / (n mu_round), is small against the
 spread whenever n mu_round exceeds the ratio of the declared width to the
 spread; where it does not (a range 100 sds wide at large n), the
-histograms, whose error does not grow with the width, have usually cleared.
-One round for each vector is reserved in the block whenever a variable has
-a declared range, and spent only on the variables that need it.  The
-bounds so only set the privacy domain and the sensitivity.
+histograms, whose error does not grow with the width, have usually cleared
+and keep their readings.  One round for each vector is reserved in the
+block whenever a variable has a declared range, and spent on all of them
+with ``moments_first`` (else only on the variables that need them).
+The bounds so only set the privacy domain and the sensitivity.
 
 The response gets a private centre but no scale: the methods' residual grids
 are geometric over [2^-64, 2^64), so they need no scale of y (descent with
@@ -464,8 +476,8 @@ def _plan_variables(d: int, intercept_index: int | None, column_ranges: Ranges, 
 
 
 def _gaussian_rounds(centring: bool, bounded: list[int], y_bounded: bool) -> tuple[int, int]:
-    """(rounds for the clipped means, rounds for the clipped deviations) reserved for the variables with declared
-    ranges whose histograms do not clear: one vector each, when such variables exist (public facts)."""
+    """(rounds for the clipped means, rounds for the clipped deviations) of the variables with declared ranges: one
+    vector each, when such variables exist (public facts)."""
     return int(centring and bool(bounded or y_bounded)), int(bool(bounded))
 
 
@@ -473,8 +485,7 @@ def release_count(d: int, intercept_index: int | None, column_ranges: Ranges, de
                   response_range: tuple[float, float] | None = None) -> int:
     """Releases of one preconditioning (public facts): per released variable a histogram of its group variances
     and, with an intercept, one of its group means; with declared ranges, one vector of clipped means (with an
-    intercept) and one of clipped mean absolute deviations (when a column has one), reserved for the variables
-    whose histograms do not clear."""
+    intercept) and one of clipped mean absolute deviations (when a column has one), over all those variables."""
     free, bounded, y_released, y_bounded = _plan_variables(d, intercept_index, column_ranges, declared,
                                                            response_range)
     centring = intercept_index is not None
@@ -484,15 +495,19 @@ def release_count(d: int, intercept_index: int | None, column_ranges: Ranges, de
 
 def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *, intercept_index: int | None,
                             column_ranges: Ranges, mu: float, rng: np.random.Generator, ledger: PrivacyLedger,
-                            declared: Sequence[bool] = (), response_range: tuple[float, float] | None = None
-                            ) -> tuple[Standardisation, list[str]]:
+                            declared: Sequence[bool] = (), response_range: tuple[float, float] | None = None,
+                            moments_first: bool = False) -> tuple[Standardisation, list[str]]:
     """Release the centres and scales (module docstring) from the ``n`` rows under mu-GDP, charged to ``ledger``.
 
     ``reduce(fn, combine)`` evaluates a pass on all the rows (:meth:`~dpstats.rows.base.Rows.reduce`): one
-    pass for the histograms, and for the variables with declared ranges whose histograms did not clear one
-    for their clipped means and one for their clipped deviations (``Standardisation.passes``).
+    pass for the histograms, and for the variables with declared ranges one for their clipped means (with an
+    intercept) and one for their clipped deviations (when a column has one) (``Standardisation.passes``).
     ``declared[j]`` is True when column j's range comes from declared bounds (not a scale);
-    ``response_range`` is the response's declared range (None: none).  Returns the map and report notes.
+    ``response_range`` is the response's declared range (None: none).  ``moments_first`` (public; DP-RobGD):
+    the clipped Gaussian releases of the declared variables are made for all of them and replace a cleared
+    histogram's reading where they are precise or at odds with it (module docstring); False (DP-AMBSSGD, whose
+    benchmark fits this did not help): they are made only where a histogram did not clear.  Returns the map and
+    report notes.
     """
     centring = intercept_index is not None
     centre, scale = np.zeros(d), np.ones(d)
@@ -528,7 +543,8 @@ def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *
     passes = 1
     if bounded or y_bounded:
         gauss = [i for i, iv in enumerate(ranges) if iv is not None and _bounded(iv)]
-        passes += _release_bounded(reduce, n, gauss, ranges, names, centring, block, c_all, s_all, rng, notes)
+        passes += _release_bounded(reduce, n, gauss, ranges, names, centring, block, c_all, s_all, rng, notes,
+                                   moments_first)
     for i, j in enumerate(columns):  # no range and no release: the public fallback centre 0, scale 1
         centre[j] = 0.0 if math.isnan(c_all[i]) else c_all[i]
         scale[j] = 1.0 if math.isnan(s_all[i]) else s_all[i]
@@ -558,7 +574,7 @@ def _block_note(columns: list[int], y_released: bool, bounded: list[int], y_boun
             + ", sensitivity sqrt 2 each")
     rounds_c, rounds_s = _gaussian_rounds(centring, bounded, y_bounded)
     if rounds_c or rounds_s:
-        note += ("; reserved for the variables with declared ranges whose histograms do not clear: "
+        note += ("; for the variables with declared ranges: "
                  + ", ".join([*(["a vector of clipped means"] if rounds_c else []),
                               *(["a vector of clipped mean absolute deviations"] if rounds_s else [])])
                  + " (sensitivity sqrt(p) / n in units of each range, p such variables)")
@@ -580,36 +596,67 @@ def _release_histograms(reduce: Callable[[Any, Any], Any], n: int, columns: list
 
 #: sd / mean absolute deviation of a normal variable: E|X - mean| = sd sqrt(2 / pi)
 _MAD_TO_SD = math.sqrt(math.pi / 2.0)
+#: A declared column's released mean absolute deviation replaces its cleared histogram's scale when it is at least
+#: ``_MAD_PRECISION`` of its noise sds (relative noise sd at most 1/4; the histogram's mode reads a scale within a
+#: factor 2 at best) or differs from the histogram's reading by more than ``_MAD_AGREEMENT`` noise sds (the mode
+#: of the group variances of an integer-valued column reads its step, not its spread: issue 17).
+_MAD_PRECISION, _MAD_AGREEMENT = 4.0, 2.0
+#: A declared variable's released clipped mean replaces its cleared histogram's centre when its noise sd is at most
+#: 1 / ``_CENTRE_PRECISION`` of the histogram's scale (the histogram reads the mode of the group means within about
+#: a scale / 8) or it differs from the histogram's centre by more than ``_MAD_AGREEMENT`` noise sds.
+_CENTRE_PRECISION = 8.0
 
 
 def _release_bounded(reduce: Callable[[Any, Any], Any], n: int, gauss: list[int],
                      ranges: list[tuple[float, float] | None], names: list[int | str], centring: bool,
                      block: GaussianBlock, centres: np.ndarray, scales: np.ndarray, rng: np.random.Generator,
-                     notes: list[str]) -> int:
-    """The fallback of the variables with declared ranges (positions ``gauss`` among the released variables)
-    whose histograms did not clear (module docstring, "Declared ranges"): fills their NaN ``centres`` and
-    ``scales`` in place, adds a note, and returns the passes made.
+                     notes: list[str], moments_first: bool = True) -> int:
+    """The clipped Gaussian releases of the variables with declared ranges (positions ``gauss`` among the released
+    variables; module docstring, "Declared ranges"): sets their ``centres`` and ``scales`` in place where the
+    histograms did not clear (NaN) or where a release is precise or at odds with the histogram's reading, adds
+    notes, and returns the passes made.
 
-    In units u = (clip(v) - lo) / (hi - lo) of each range: the vector of means of u over the variables whose
-    centre did not clear (with an intercept), then the vector of mean absolute deviations |u - c_u| about their
-    centres (about the u of 0 without an intercept) over the columns whose scale did not clear, each one Gaussian
-    release of L2 sensitivity sqrt(p) / n.  The scale is sqrt(pi / 2) (hi - lo) times the released deviation
-    (the sd of a normal variable), at least that release's noise sd and at most the half-width (max(|lo|, |hi|)
-    without an intercept).  The variables to release are chosen from released values (post-processing).
+    In units u = (clip(v) - lo) / (hi - lo) of each range: the vector of means of u over all these variables
+    (with an intercept), then the vector of mean absolute deviations |u - c_u| about their centres so chosen
+    (about the u of 0 without an intercept) over all these columns, each one Gaussian release of L2 sensitivity
+    sqrt(p) / n.  A mean replaces a cleared centre when its noise sd is at most 1 / ``_CENTRE_PRECISION`` of the
+    histogram's scale or it differs from that centre by more than ``_MAD_AGREEMENT`` noise sds; a deviation
+    replaces a cleared scale when it is at least ``_MAD_PRECISION`` noise sds or differs from the histogram's
+    reading (in its units) by more than ``_MAD_AGREEMENT`` noise sds.  The scale is sqrt(pi / 2) (hi - lo) times
+    the released deviation (the sd of a normal variable), at least that release's noise sd and at most the
+    half-width (max(|lo|, |hi|) without an intercept).  The choices read released values only (post-processing).
     """
     lo = np.array([ranges[i][0] if ranges[i] is not None else 0.0 for i in range(len(ranges))])  # type: ignore[index]
     width = np.array([ranges[i][1] - ranges[i][0] if ranges[i] is not None else 1.0  # type: ignore[index]
                       for i in range(len(ranges))])
     cols = np.array([j for j in names if j != "response"], dtype=np.intp)
     passes = 0
-    need_c = [i for i in gauss if centring and math.isnan(centres[i])]
+    # every declared variable's clipped mean is released (the round is reserved and charged whenever one exists):
+    # it replaces a cleared histogram's centre (the mode of the group means, not their mean: a discrete or skewed
+    # variable's mode can sit a scale away) when it is precise or at odds with it, and is the centre where the
+    # histograms did not clear
+    need_c = [i for i in gauss if centring and (moments_first or math.isnan(centres[i]))]
+    fallback_c = [i for i in need_c if math.isnan(centres[i])]
+    replaced_c: list[int | str] = []
     if need_c:
         sums = reduce(BoundedSumsPass(cols, names[-1] == "response", lo, width), add_arrays)
         sens = math.sqrt(len(need_c)) / n
         noisy = np.asarray(block.release(sums[need_c] / n, l2_sensitivity=sens, rng=rng), dtype=float)
-        centres[need_c] = lo[need_c] + width[need_c] * np.clip(noisy, 0.0, 1.0)  # inside the range
+        sd_c = sens / block.mu_round  # the release's noise sd (units of each range)
+        for k, i in enumerate(need_c):
+            if not (math.isnan(centres[i]) or math.isnan(scales[i])):
+                h = (centres[i] - lo[i]) / width[i]  # the histogram's centre, in the same units
+                precise = _CENTRE_PRECISION * sd_c * width[i] <= scales[i]
+                if not precise and abs(float(noisy[k]) - h) <= _MAD_AGREEMENT * sd_c:
+                    continue  # an imprecise mean that agrees with the histogram: keep the histogram's
+                replaced_c.append(names[i])
+            centres[i] = lo[i] + width[i] * min(max(float(noisy[k]), 0.0), 1.0)  # inside the range
         passes += 1
-    need_s = [i for i in gauss if names[i] != "response" and math.isnan(scales[i])]
+    # every declared column's deviation is released (the round is reserved and charged whenever one exists): it
+    # replaces a cleared histogram's scale when it is precise (below), and is the scale where none cleared
+    need_s = [i for i in gauss if names[i] != "response" and (moments_first or math.isnan(scales[i]))]
+    fallback_s = [i for i in need_s if math.isnan(scales[i])]
+    replaced: list[int] = []
     if need_s:
         about = (centres - lo) / width if centring else -lo / width  # the u of the centre (of 0 without one)
         q = len(cols)
@@ -620,14 +667,28 @@ def _release_bounded(reduce: Callable[[Any, Any], Any], n: int, gauss: list[int]
         floor = sens / block.mu_round  # the release's noise sd: a deviation below it is noise
         for k, i in enumerate(need_s):
             cap = _public_map(ranges[i], centring)[1]
-            scales[i] = min(_MAD_TO_SD * width[i] * max(float(mad[k]), floor), cap)
+            m = float(mad[k])
+            if not math.isnan(scales[i]):  # the histogram's reading, in units of the deviation
+                h = scales[i] / (_MAD_TO_SD * width[i])
+                if m < _MAD_PRECISION * floor and abs(m - h) <= _MAD_AGREEMENT * floor:
+                    continue  # an imprecise deviation that agrees with the histogram: keep the histogram's
+                replaced.append(i)
+            scales[i] = min(_MAD_TO_SD * width[i] * max(m, floor), cap)
         passes += 1
-    if need_c or need_s:
-        what = " and ".join([*([f"centres of {[names[i] for i in need_c]}"] if need_c else []),
-                             *([f"scales of {[names[i] for i in need_s]}"] if need_s else [])])
+    if fallback_c or fallback_s:
+        what = " and ".join([*([f"centres of {[names[i] for i in fallback_c]}"] if fallback_c else []),
+                             *([f"scales of {[names[i] for i in fallback_s]}"] if fallback_s else [])])
         notes.append(f"declared ranges (the privacy domain, not a scale): the histograms did not clear for the "
                      f"{what}; released instead as clipped Gaussian means (scales: mean absolute deviations) of the "
                      f"values clipped to their ranges (mu={block.mu_round:.4g}-GDP per release)")
+    if replaced_c:
+        notes.append(f"declared ranges: the centres of {replaced_c} are their released clipped means (noise sd at most "
+                     f"1/{_CENTRE_PRECISION:g} of the scale, or more than {_MAD_AGREEMENT:g} noise sds from the "
+                     "histogram's reading), not the modes of their group-mean histograms")
+    if replaced:
+        notes.append(f"declared ranges: the scales of {[names[i] for i in replaced]} are their released clipped mean "
+                     f"absolute deviations (at least {_MAD_PRECISION:g} noise sds, or more than {_MAD_AGREEMENT:g} "
+                     "from the histogram's reading), not the modes of their group-variance histograms")
     return passes
 
 

@@ -126,7 +126,7 @@ class DescentOptions(MethodOptions):
 
 
 def precondition(rows: Rows, ctx: FitContext, mu_pre: float, notes: list[str],
-                 diagnostics: dict[str, Any]) -> Standardisation | None:
+                 diagnostics: dict[str, Any], moments_first: bool = False) -> Standardisation | None:
     """Step 0 of both methods: the private centres and scales on all rows, sequentially composed with the block.
 
     Parameters
@@ -141,6 +141,10 @@ def precondition(rows: Rows, ctx: FitContext, mu_pre: float, notes: list[str],
         The fit's report lines; the preconditioning's are appended.
     diagnostics : dict
         The fit's diagnostics; the released centres and scales are added.
+    moments_first : bool
+        Public (DP-RobGD: True): the declared variables' clipped Gaussian centres and scales are released for all
+        of them and replace the histograms' readings where precise or at odds with them
+        (:func:`~dpstats.methods.common.private_centring.release_standardisation`).
 
     Returns
     -------
@@ -152,7 +156,7 @@ def precondition(rows: Rows, ctx: FitContext, mu_pre: float, notes: list[str],
     st, lines = release_standardisation(rows.reduce, ctx.n, ctx.d, intercept_index=ctx.intercept_index,
                                         column_ranges=ctx.column_ranges or None, mu=mu_pre, rng=ctx.rng,
                                         ledger=ctx.ledger, declared=ctx.declared_ranges,
-                                        response_range=ctx.response_range)
+                                        response_range=ctx.response_range, moments_first=moments_first)
     notes.extend(lines)
     diagnostics.update(centre=st.centre, scale=st.scale, y_centre=st.y_centre)
     return st
