@@ -78,6 +78,7 @@ body+=sec("Private Theil-Sen for one predictor (issues 17 and 18)", "benchmarks/
 body+=open('benchmarks/results/theilsen/reading.md').read()
 body+=sec("pgd and the auto rule on the real regressions (issues 17 and 18)", "benchmarks/results/pgd.md")
 body+=sec("pgd's clip multiple (issue 17)", "benchmarks/results/pgd_clip.md")
+body+=sec("Held-out regressions (issue 17)", "benchmarks/results/held_out.md")
 body+=sec("Declared bounds against none: robgd and ambssgd (issue 17, part 4)", "benchmarks/results/bounds_robust.md")
 body+=sec("The theory block against the measured privacy error on the real regressions (issue 18)",
          "benchmarks/results/theory_check/theory.md")
