@@ -22,6 +22,7 @@ data, so only the values are released and charged.
 from __future__ import annotations
 
 import math
+import sys
 from fractions import Fraction
 from functools import lru_cache
 
@@ -42,6 +43,10 @@ from dpstats.privacy.samplers import (
 )
 
 __all__ = ["PeelingBlock", "check_peeling_scale", "peeling", "peeling_block", "peeling_noise_multiplier"]
+
+
+#: exp(x) overflows double precision above this x
+_LARGEST_EXP = math.log(sys.float_info.max)
 
 
 @lru_cache(maxsize=256)
@@ -83,6 +88,8 @@ def peeling_noise_multiplier(sparsity: int, epsilon: float, delta: float, *,
     pure = (3.0 if select else 1.0) * s / epsilon
 
     def pld_epsilon(multiplier: float) -> float:
+        if select and 2.0 / multiplier > _LARGEST_EXP:
+            return math.inf  # building RR(2 / multiplier) overflows exp, as below: skip the costly Laplace part first
         try:
             values = pld.privacy_loss_distribution.from_laplace_mechanism(
                 parameter=multiplier, sensitivity=1.0).self_compose(s)
