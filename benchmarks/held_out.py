@@ -113,7 +113,8 @@ def frame(name: str) -> pd.DataFrame:
 
 
 def levels(df: pd.DataFrame, formula: str) -> dict[str, tuple]:
-    """The categories of each C(...) variable: their documented codes (the values this data set uses)."""
+    """The categories of each C(...) variable, read from the data set's values (a benchmark shortcut: these are
+    yes/no, sex and rank codes documented with each data set, not private facts; a real analysis declares them)."""
     return {v: tuple(sorted(df[v].unique().tolist())) for v in re.findall(r"C\(([\w.]+)\)", formula)}
 
 

@@ -610,7 +610,7 @@ _CENTRE_PRECISION = 8.0
 def _release_bounded(reduce: Callable[[Any, Any], Any], n: int, gauss: list[int],
                      ranges: list[tuple[float, float] | None], names: list[int | str], centring: bool,
                      block: GaussianBlock, centres: np.ndarray, scales: np.ndarray, rng: np.random.Generator,
-                     notes: list[str], moments_first: bool = True) -> int:
+                     notes: list[str], moments_first: bool) -> int:
     """The clipped Gaussian releases of the variables with declared ranges (positions ``gauss`` among the released
     variables; module docstring, "Declared ranges"): sets their ``centres`` and ``scales`` in place where the
     histograms did not clear (NaN) or where a release is precise or at odds with the histogram's reading, adds
