@@ -113,11 +113,10 @@ GRAM_RADIUS2 = 4.0
 MIX, MIN_STEPS, WORK, RATE_FLOOR = 4.0, 100, 3e6, 0.25
 #: The grid of the gradient-norm histogram.
 NORM_GRID = GeometricGrid(lo=2.0**-10, ratio=4.0, bins=12)
-#: The multiple of the clip rule (:func:`clip_rule`) at n * mu = 250.  0.875 replaced 1.25: with 0.7 times the
-#: clip, the headline errors on the real-data benchmark and on held-out regressions fell at every epsilon with the
-#: intervals' coverage of the OLS estimate unchanged, while 0.5 times or less lowered that coverage on two-valued and
-#: skewed responses (docs/choosing.md).
-CLIP_MULTIPLE = 0.875
+#: The clip rule's multiple k = CLIP_MULTIPLE (n mu / 250)^a with a = CLIP_EXPONENTS[0] below n mu = 250 and
+#: CLIP_EXPONENTS[1] above (:func:`clip_rule`), chosen on paired sweeps over the real-data benchmark and held-out
+#: regressions (docs/choosing.md, "The clip's multiple").
+CLIP_MULTIPLE, CLIP_EXPONENTS = 0.875, (0.3, 0.15)
 #: The warm start (phase 1) clips at WARM_CLIP[1] times the private WARM_CLIP[0]-quantile of the gradient norms at
 #: theta = 0: a robust start with little noise (its estimand need not be least squares; phase 2's clip is the
 #: clip rule's, read at the warm start and never above the rule's clip at theta = 0, from the same histogram).
@@ -188,11 +187,14 @@ def clip_rule(n_mu: float) -> tuple[float, float]:
 
     A public function of n mu, chosen on simulations and the real-data benchmark: the 0.9-quantile, so that a
     skewed or two-valued residual distribution (a linear probability model) keeps its large residuals unclipped,
-    and k = ``CLIP_MULTIPLE`` (n mu / 250)^0.3, a clip that grows where privacy noise is cheap, so that the
-    clipped (Huber-type) estimand stays close to least squares.  The multiple trades the noise, proportional to
-    the clip, against the clipped estimand's distance from least squares (docs/choosing.md).
+    and k = ``CLIP_MULTIPLE`` (n mu / 250)^a, a clip that grows where privacy noise is cheap, so that the
+    clipped (Huber-type) estimand stays close to least squares; a = ``CLIP_EXPONENTS`` (0.3 below n mu = 250,
+    0.15 above, where the noise of a larger clip cost more than its smaller clipping bias saved).  The multiple
+    trades the noise, proportional to the clip, against the clipped estimand's distance from least squares
+    (docs/choosing.md).
     """
-    return 0.9, CLIP_MULTIPLE * (n_mu / 250.0) ** 0.3
+    ratio = n_mu / 250.0
+    return 0.9, CLIP_MULTIPLE * ratio ** CLIP_EXPONENTS[0 if ratio < 1.0 else 1]
 
 
 def start_spread(n_mu: float) -> float:
