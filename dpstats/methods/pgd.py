@@ -116,7 +116,7 @@ NORM_GRID = GeometricGrid(lo=2.0**-10, ratio=4.0, bins=12)
 #: The clip rule's multiple k = CLIP_MULTIPLE (n mu / 250)^a with a = CLIP_EXPONENTS[0] below n mu = 250 and
 #: CLIP_EXPONENTS[1] above (:func:`clip_rule`), chosen on paired sweeps over the real-data benchmark and held-out
 #: regressions (docs/choosing.md, "The clip's multiple").
-CLIP_MULTIPLE, CLIP_EXPONENTS = 0.875, (0.3, 0.15)
+CLIP_MULTIPLE, CLIP_EXPONENTS = 0.875, (0.3, 0.2)
 #: The warm start (phase 1) clips at WARM_CLIP[1] times the private WARM_CLIP[0]-quantile of the gradient norms at
 #: theta = 0: a robust start with little noise (its estimand need not be least squares; phase 2's clip is the
 #: clip rule's, read at the warm start and never above the rule's clip at theta = 0, from the same histogram).
@@ -189,7 +189,7 @@ def clip_rule(n_mu: float) -> tuple[float, float]:
     skewed or two-valued residual distribution (a linear probability model) keeps its large residuals unclipped,
     and k = ``CLIP_MULTIPLE`` (n mu / 250)^a, a clip that grows where privacy noise is cheap, so that the
     clipped (Huber-type) estimand stays close to least squares; a = ``CLIP_EXPONENTS`` (0.3 below n mu = 250,
-    0.15 above, where the noise of a larger clip cost more than its smaller clipping bias saved).  The multiple
+    0.2 above, where the noise of a larger clip cost more than its smaller clipping bias saved).  The multiple
     trades the noise, proportional to the clip, against the clipped estimand's distance from least squares
     (docs/choosing.md).
     """

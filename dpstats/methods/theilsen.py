@@ -617,9 +617,9 @@ class ProfileRelease(ReleasedMedian):
 
         At n * epsilon below about 150 the noisy histogram hardly constrains the profile: under the flat prior
         of the intervals the mixture spans decades of scale and tie shares up to 0.8, and its spread overstates
-        the privacy error measured on real data sets by 3 to 50 times (benchmarks/results/real_data/theory.md,
-        issue 18).  The prior only matters where the histogram says little; the intervals keep the flat prior,
-        which they need to cover whatever the profile."""
+        the measured privacy error (docs/proofs/theilsen.md, "The privacy part of the error").  The prior only
+        matters where the histogram says little; the intervals keep the flat prior, which they need to cover
+        whatever the profile."""
         assert self.moment_scale is not None
         scales, ties, loglik = self.log_likelihood()
         logw = (loglik - 0.5 * (np.log10(scales / self.moment_scale) / MOMENT_SCALE_DECADES) ** 2
