@@ -9,8 +9,7 @@ health), each with bounds from the variables' documented or natural ranges, neve
 the headline coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95%
 interval covers the OLS estimate and its width over the classical interval's.  ``--clip-rule k0@a`` replaces pgd's
 clip rule multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as
-installed), to compare clip rules on the same
-noise seeds.
+installed), to compare clip rules on the same noise seeds.
 """
 
 from __future__ import annotations
@@ -190,7 +189,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.clip_rule:
         k0, a = (float(v) for v in args.clip_rule.split("@"))
         installed = pgd.clip_rule
-        pgd.clip_rule = lambda n_mu: (installed(n_mu)[0], k0 * (n_mu / 250.0) ** (a if n_mu >= 250.0 else 0.3))  # type: ignore
+        below = pgd.CLIP_EXPONENTS[0]
+        pgd.clip_rule = lambda n_mu: (installed(n_mu)[0], k0 * (n_mu / 250.0) ** (a if n_mu >= 250.0 else below))  # type: ignore
     names = args.datasets.split(",") if args.datasets else list(SPECS)
     records = [r for name in names for r in fits(name, args.method, [float(e) for e in args.epsilons.split(",")],
                                                   args.seeds)]

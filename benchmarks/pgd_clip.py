@@ -1,6 +1,6 @@
 """pgd's clip rule on the real-data benchmark: the headline error and the interval under several rules.
 
-Run:  python benchmarks/pgd_clip.py [--rules 0.875@0.3,0.7@0.15] [--epsilons 1,3] [--seeds 12]
+Run:  python benchmarks/pgd_clip.py [--rules 0.875@0.3,0.875@0.2] [--epsilons 1,3] [--seeds 12]
                                     [--datasets a,b] [--jobs 2] [--jsonl FILE] [--summarise FILE[.gz]]
 
 A rule ``k0@a`` is the clip rule's multiple k = k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3
@@ -63,7 +63,7 @@ def fits(name: str, eps: float, rules: Sequence[tuple[float, float]], seeds: int
     try:
         for k0, a in rules:
             pgd.clip_rule = lambda n_mu, k0=k0, a=a: (installed(n_mu)[0], k0 * (n_mu / 250.0) ** (  # type: ignore
-                a if n_mu >= 250.0 else 0.3))
+                a if n_mu >= 250.0 else pgd.CLIP_EXPONENTS[0]))
             for seed in range(SEED0, SEED0 + seeds):
                 base = dict(set=name, eps=eps, multiple=k0, exponent=a, seed=seed)
                 with warnings.catch_warnings():
@@ -117,7 +117,7 @@ def summarise(records: list[dict]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--rules", default="0.875@0.3,0.7@0.15", help="comma-separated k0@a")
+    p.add_argument("--rules", default="0.875@0.3,0.875@0.2", help="comma-separated k0@a")
     p.add_argument("--epsilons", default="1,3")
     p.add_argument("--seeds", type=int, default=12)
     p.add_argument("--datasets", help="comma-separated names (default: all)")
