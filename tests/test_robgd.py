@@ -662,7 +662,6 @@ def test_declared_ranges_are_marked_and_released_privately() -> None:
     assert abs(500.0 + 500.0 * res.info["centre"][4] - 50.0) < 8.0 and 1.0 < 500.0 * res.info["scale"][4] < 14.0
 
 
-
 def test_integer_declared_column_scale_is_its_spread_not_its_step() -> None:
     """Issue 17 part 4: years of schooling (integers, half of them at 12, sd 2.6) declared in [0, 18] and publicly
     rescaled to [-1, 1], at n = 12000 and the preconditioning's mu = 0.03 (cps at epsilon 0.5): the groups hold 2
@@ -686,6 +685,7 @@ def test_integer_declared_column_scale_is_its_spread_not_its_step() -> None:
                                             declared=(False, True, True), moments_first=True)
         assert 0.4 < st.scale[1] / (educ.std() / 9) < 1.2, seed
         assert st.passes == 3 and any("mean absolute deviations" in note for note in notes)
+
 
 @pytest.mark.parametrize("method", ["robgd", "ambssgd"])
 def test_wide_declared_covariate_bounds_do_not_hurt(method: str) -> None:

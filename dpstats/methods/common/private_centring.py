@@ -643,14 +643,14 @@ def _release_bounded(reduce: Callable[[Any, Any], Any], n: int, gauss: list[int]
         sens = math.sqrt(len(need_c)) / n
         noisy = np.asarray(block.release(sums[need_c] / n, l2_sensitivity=sens, rng=rng), dtype=float)
         sd_c = sens / block.mu_round  # the release's noise sd (units of each range)
-        for k, i in enumerate(need_c):
-            if not (math.isnan(centres[i]) or math.isnan(scales[i])):
-                h = (centres[i] - lo[i]) / width[i]  # the histogram's centre, in the same units
-                precise = _CENTRE_PRECISION * sd_c * width[i] <= scales[i]
-                if not precise and abs(float(noisy[k]) - h) <= _MAD_AGREEMENT * sd_c:
-                    continue  # an imprecise mean that agrees with the histogram: keep the histogram's
-                replaced_c.append(names[i])
-            centres[i] = lo[i] + width[i] * min(max(float(noisy[k]), 0.0), 1.0)  # inside the range
+        at = np.asarray(need_c, dtype=np.intp)
+        cleared = ~(np.isnan(centres[at]) | np.isnan(scales[at]))
+        h = (centres[at] - lo[at]) / width[at]  # the histogram's centre, in the same units
+        precise = _CENTRE_PRECISION * sd_c * width[at] <= scales[at]
+        # an imprecise mean that agrees with the histogram keeps the histogram's centre
+        use = ~(cleared & ~precise & (np.abs(noisy - h) <= _MAD_AGREEMENT * sd_c))
+        replaced_c = [names[i] for i in at[cleared & use]]
+        centres[at[use]] = lo[at[use]] + width[at[use]] * np.clip(noisy[use], 0.0, 1.0)  # inside the range
         passes += 1
     # every declared column's deviation is released (the round is reserved and charged whenever one exists): it
     # replaces a cleared histogram's scale when it is precise (below), and is the scale where none cleared
@@ -665,15 +665,14 @@ def _release_bounded(reduce: Callable[[Any, Any], Any], n: int, gauss: list[int]
         sens = math.sqrt(len(need_s)) / n
         mad = np.asarray(block.release(sums[need_s] / n, l2_sensitivity=sens, rng=rng), dtype=float)
         floor = sens / block.mu_round  # the release's noise sd: a deviation below it is noise
-        for k, i in enumerate(need_s):
-            cap = _public_map(ranges[i], centring)[1]
-            m = float(mad[k])
-            if not math.isnan(scales[i]):  # the histogram's reading, in units of the deviation
-                h = scales[i] / (_MAD_TO_SD * width[i])
-                if m < _MAD_PRECISION * floor and abs(m - h) <= _MAD_AGREEMENT * floor:
-                    continue  # an imprecise deviation that agrees with the histogram: keep the histogram's
-                replaced.append(i)
-            scales[i] = min(_MAD_TO_SD * width[i] * max(m, floor), cap)
+        at = np.asarray(need_s, dtype=np.intp)
+        caps = np.array([_public_map(ranges[i], centring)[1] for i in need_s])
+        cleared = ~np.isnan(scales[at])
+        h = scales[at] / (_MAD_TO_SD * width[at])  # the histogram's reading, in units of the deviation
+        # an imprecise deviation that agrees with the histogram keeps the histogram's scale
+        use = ~(cleared & (mad < _MAD_PRECISION * floor) & (np.abs(mad - h) <= _MAD_AGREEMENT * floor))
+        replaced = [int(i) for i in at[cleared & use]]
+        scales[at[use]] = np.minimum(_MAD_TO_SD * width[at[use]] * np.maximum(mad[use], floor), caps[use])
         passes += 1
     if fallback_c or fallback_s:
         what = " and ".join([*([f"centres of {[names[i] for i in fallback_c]}"] if fallback_c else []),
