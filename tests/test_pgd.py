@@ -288,21 +288,66 @@ def test_two_chains_fit_no_share():
 
 
 def test_the_error_splits_chain_covariance_is_unbiased_after_the_fitted_share():
-    """Independent N(0, sigma^2 I) chain noise plus a kept share 0.5 of the offsets, 2000 fixed-seed replicates:
-    the mean of the phase-2 part's trace times K / d is sigma^2 within 3%.  The share fitted in each direction takes
-    one of its K - 1 = 4 degrees of freedom, which the divisor K - 2 gives back (without it the mean is 25% low).
-    Each replicate's trace has d (K - 2) = 18 degrees of freedom, relative sd sqrt(2 / 18) = 0.33, so the mean over
+    """Independent N(0, sigma^2 I) chain noise plus a kept share 0.5 of the offsets (sigma = 0.05: the share is
+    significant in more than 99% of directions, :func:`pgd.significant_share`, all but those whose offsets happen to
+    be short), 2000 fixed-seed replicates: the mean of the
+    phase-2 part's trace times K / d is sigma^2 within 3%.  The share fitted in each direction takes one of its
+    K - 1 = 4 degrees of freedom, which the divisor K - 2 gives back (without it the mean is 25% low).  Each
+    replicate's trace has d (K - 2) = 18 degrees of freedom, relative sd sqrt(2 / 18) = 0.33, so the mean over
     2000 has 0.0075: the band is 4 sds on either side (false-failure rate below 1e-4)."""
-    d, k, sigma, reps = 6, 5, 0.2, 2000
+    d, k, sigma, reps = 6, 5, 0.05, 2000
     rng = np.random.default_rng(11)
     st, lin = _identity_standardisation(d), _flat_linearisation(d)
-    traces = np.empty(reps)
+    traces, kept = np.empty(reps), np.empty(reps)
     for r in range(reps):
         offsets = pgd._start_offsets(d, k, 1.0, rng)
         chains = sigma * rng.normal(size=(d, k)) + 0.5 * offsets
         chains -= chains.mean(axis=1, keepdims=True)  # estimate 0: no bias term, only the chains' part
+        kept[r] = np.mean(pgd.significant_share(pgd.kept_share(chains, offsets), chains, offsets) > 0.0)
         traces[r] = np.trace(pgd.error_split(st, lin, chains, offsets).privacy)
+    assert np.mean(kept) > 0.99
     assert np.mean(traces) * k / d == pytest.approx(sigma**2, rel=0.03)
+
+
+def test_a_share_fitted_to_the_chains_noise_alone_is_dropped():
+    """Chains that kept none of their offsets (pure N(0, sigma^2) noise), 2000 fixed-seed replicates of d = 6
+    directions: the least-squares share is positive in about half of the directions, but the one-sided t test at
+    ``SHARE_TEST_LEVEL`` = 0.95 keeps it in 5% of them (measured 4.5%; binomial sd over 12,000 directions 0.2%, so
+    the band [3%, 7%] is 7 sds wide on either side).  With the share dropped the error split is the chains' whole
+    covariance / K, whose mean trace times K / d is sigma^2: the test's rare kept shares remove a little noise, so
+    the mean is within [0.93, 1.0] of sigma^2 (measured 0.968, sd of the mean 0.0065: 5 sds from either end).
+    The shrinkage of the linearisation is untouched where the share is dropped (``keeping(0)``)."""
+    d, k, sigma, reps = 6, 5, 0.1, 2000
+    rng = np.random.default_rng(11)
+    st, lin = _identity_standardisation(d), _flat_linearisation(d)
+    traces, kept, positive = np.empty(reps), np.empty(reps), np.empty(reps)
+    for r in range(reps):
+        offsets = pgd._start_offsets(d, k, 1.0, rng)
+        chains = sigma * rng.normal(size=(d, k))
+        chains -= chains.mean(axis=1, keepdims=True)
+        share = pgd.kept_share(chains, offsets)
+        positive[r] = np.mean(share > 0.0)
+        kept[r] = np.mean(pgd.significant_share(share, chains, offsets) > 0.0)
+        traces[r] = np.trace(pgd.error_split(st, lin, chains, offsets).privacy)
+    assert 0.4 < np.mean(positive) < 0.6
+    assert 0.03 < np.mean(kept) < 0.07
+    assert 0.93 * sigma**2 < np.mean(traces) * k / d < sigma**2
+
+
+def test_the_spread_without_the_offsets_never_exceeds_the_whole_spread_per_coefficient():
+    """``capped_spread``: a coefficient whose variance without the kept offsets is above its whole spread's gets the
+    whole spread's variance; the others keep theirs; correlations are kept and the result stays positive
+    semi-definite.  Deterministic."""
+    rng = np.random.default_rng(4)
+    B = rng.normal(size=(4, 3))
+    residual = B @ B.T
+    whole = np.diag(np.diag(residual) * np.array([0.25, 1.0, 4.0, 0.5]))
+    capped = pgd.capped_spread(residual, whole)
+    np.testing.assert_allclose(np.diag(capped), np.minimum(np.diag(residual), np.diag(whole)), rtol=1e-12)
+    corr = lambda m: m / np.sqrt(np.outer(np.diag(m), np.diag(m)))  # noqa: E731
+    np.testing.assert_allclose(corr(capped), corr(residual), rtol=1e-12)
+    assert np.min(np.linalg.eigvalsh(capped)) > -1e-12
+    np.testing.assert_array_equal(pgd.capped_spread(residual, 2.0 * residual), residual)
 
 
 def test_keeping_raises_the_start_weights_and_nothing_else():

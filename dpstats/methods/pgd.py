@@ -44,6 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import t as t_distribution
 
 from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods.common.extremes import QUIET, quiet
@@ -148,6 +149,10 @@ SHRINK_FLOOR = 0.5
 #: spread there (conservative; with the share removed the block reported almost no error for such a direction,
 #: grunfeld at epsilon 0.5 on the real-data benchmark).
 KEPT_SHARE_LIMIT = 0.9
+#: ... and only a share that the chains' own noise would reach with probability below 1 - SHARE_TEST_LEVEL
+#: (:func:`significant_share`): a share fitted to noise read a large early-stopping shrinkage into directions the
+#: steps had resolved.
+SHARE_TEST_LEVEL = 0.95
 #: Iterates are kept inside +-THETA_LIMIT (post-processing), so residuals never overflow.
 THETA_LIMIT = 1e100
 
@@ -609,6 +614,21 @@ def kept_share(deviations: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return np.clip(np.sum(deviations * offsets, axis=1) / np.where(scale > 0, scale, 1.0), 0.0, 1.0)
 
 
+def significant_share(share: np.ndarray, deviations: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """``share`` (:func:`kept_share`) where the chains' own noise would exceed it with probability below
+    1 - ``SHARE_TEST_LEVEL`` (one-sided t test of the least-squares slope, K - 2 degrees of freedom), else 0.
+
+    With no share kept, the fitted slope is the chains' noise projected on their offsets; taken as a kept share,
+    that noise would be removed from the spread and, in a direction where the estimate is large, read as an
+    early-stopping shrinkage of it (:meth:`Linearisation.keeping`).  Needs K >= 3 chains (deviations d x K).
+    Post-processing."""
+    k = deviations.shape[1]
+    scale = np.sum(offsets**2, axis=1)
+    residual = np.sum((deviations - share[:, None] * offsets) ** 2, axis=1) / (k - 2.0)
+    se = np.sqrt(residual / np.where(scale > 0, scale, 1.0))
+    return np.where(share > t_distribution.ppf(SHARE_TEST_LEVEL, k - 2) * se, share, 0.0)
+
+
 def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, offsets: np.ndarray) -> ErrorSplit:
     """The privacy part of the error of the released coefficients (method units), from released values.
 
@@ -619,11 +639,13 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
     covariance divided by K instead (the spread of independent chains, Brown et al. 2024: it sees the actual
     geometry and clipping, which the linearisation does not), taken after removing from each chain the share w_k
     of its public start offset (``offsets``, d x K) that the chains kept in each eigendirection k of the released
-    Gram matrix (:func:`kept_share`): the offsets sum to zero over the chains, so they are in the chains' spread but
-    not in their mean, the estimate (the intervals keep them, to show the directions the steps leave unconverged).
+    Gram matrix (:func:`kept_share`, where significant: :func:`significant_share`): the offsets sum to zero over
+    the chains, so they are in the chains' spread but not in their mean, the estimate (the intervals keep them, to
+    show the directions the steps leave unconverged).
     Where the share is above ``KEPT_SHARE_LIMIT`` the steps learned almost nothing in that direction and its whole
     spread is kept.  In each direction the residuals' sum of squares is divided by K - 2 where the share is fitted
-    inside (0, 1) (it takes one degree of freedom), else by K - 1; with K = 2 no share is fitted.  Where the chains
+    inside (0, 1) (it takes one degree of freedom), else by K - 1; with K = 2 no share is fitted.  Each coefficient's
+    variance from this is capped at that of the chains' whole spread (:func:`capped_spread`).  Where the chains
     kept more of their starts than the linearisation says (the clipped steps move more slowly than the floored Gram
     matrix predicts, at small n * mu), each phase's start weight in direction k is raised to w_k
     (:meth:`Linearisation.keeping`) for the shrinkage and for phase 1's carried noise.  Per-example clipping is
@@ -631,28 +653,44 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
     """
     estimate = chains.mean(axis=1)
     V = lin.basis
+    A, _ = st.affine_back()
     d, k = chains.shape
     if k < 2:
-        phase2 = (V * lin.noise) @ V.T
+        phase2 = A @ ((V * lin.noise) @ V.T) @ A.T
     else:
         dev = V.T @ (chains - estimate[:, None])  # the chains' deviations and their offsets in the eigenbasis
         off = V.T @ offsets
-        share = kept_share(dev, off) if k > 2 else np.zeros(d)
+        share = significant_share(kept_share(dev, off), dev, off) if k > 2 else np.zeros(d)
         lin = lin.keeping(share)
         share = np.where(share <= KEPT_SHARE_LIMIT, share, 0.0)  # unlearned directions keep their whole spread
         dof = np.where((share > 0.0) & (share < 1.0), k - 2.0, k - 1.0)  # a fitted share takes one
         residuals = (dev - share[:, None] * off) / np.sqrt(dof)[:, None]
-        phase2 = V @ (residuals @ residuals.T) @ V.T / k
-    bias = lin.bias(estimate)
-    cov = (V * lin.carried) @ V.T + phase2 + np.outer(bias, bias)
-    A, _ = st.affine_back()
+        phase2 = capped_spread(A @ V @ (residuals @ residuals.T) @ V.T @ A.T / k,
+                               A @ V @ (dev @ dev.T) @ V.T @ A.T / (k * (k - 1.0)))
+    bias = A @ lin.bias(estimate)
+    cov = A @ ((V * lin.carried) @ V.T) @ A.T + phase2 + np.outer(bias, bias)
     source = ("the spread of the final chains without the share of their start offsets they kept, with the warm "
               "start's noise, the early-stopping share and the penalties' shrinkage of the released estimate "
               "propagated through the released Gram matrix"
               if k >= 2 else
               "the released per-step noise of both phases, the early-stopping share and the penalties' shrinkage "
               "of the released estimate, propagated through the released Gram matrix (linearised)")
-    return ErrorSplit(privacy=A @ cov @ A.T, privacy_source=source + "; clipping bias not included")
+    return ErrorSplit(privacy=cov, privacy_source=source + "; clipping bias not included")
+
+
+def capped_spread(residual: np.ndarray, whole: np.ndarray) -> np.ndarray:
+    """The chains' covariance without their kept start offsets (``residual``), each coefficient's variance capped at
+    that of their whole spread (``whole``), correlations kept: D R D with D = diag(min(1, sqrt(W_jj / R_jj))).
+
+    The offsets are independent of the privacy noise, so the whole spread's expected covariance is the noise's plus
+    the kept offsets': per coefficient, an upper bound on the noise's.  The share of the offsets is fitted per
+    eigendirection of the released Gram matrix from K chains, and a coefficient that mixes many directions can sum
+    those fits' errors into a variance above the whole spread's; the cap keeps what that coefficient's spread
+    shows.  Post-processing of the released chains.
+    """
+    r, w = np.diag(residual), np.diag(whole)
+    scale = np.where(r > w, np.sqrt(w / np.where(r > 0.0, r, 1.0)), 1.0)
+    return residual * np.outer(scale, scale)
 
 
 def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np.ndarray, gram: np.ndarray,
