@@ -152,9 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Fit the diamonds example formula (log price on log carat, cut and color, with the most "
                     "common grades as reference levels) and print the summary, then the private coefficients next "
                     "to ordinary least squares on the same public data. By default no bounds are declared, so "
-                    "method=auto picks a method that needs none (TukeyEM at this n); --documented-bounds declares "
-                    "the ranges published in the data set's documentation instead (auto then picks AdaSSP, whose "
-                    "intervals at epsilon=1 are withheld here: the summary shows '\u2014' and says why).",
+                    "method=auto picks pgd, which releases its own clipping domain from part of the budget; "
+                    "--documented-bounds declares the ranges published in the data set's documentation instead "
+                    "(pgd then clips inside them). The summary says which method was fitted and why.",
     )
     ex.add_argument("--documented-bounds", action="store_true",
                     help="declare the ranges published in the data set's documentation as bounds")

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,6 +57,7 @@ from dpstats.errors import (
     InternalFitError,
     InvalidArgumentError,
     InvalidPrivacyParameterError,
+    LargeDeltaWarning,
     MissingBoundsError,
     SettlementError,
     SingularDesignError,
@@ -297,6 +299,10 @@ def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodO
     state.stage = "reading the data"
     spec, options, choice, auto_reason = _method(data, spec, options, request, eps, dlt)
     bounds, scaling, n = _public_facts(data, spec, options, request.rescale)
+    if spec.private and dlt * n >= 1.0:
+        warnings.warn(f"delta={dlt:g} is at least 1/n = 1/{n}: with delta >= 1/n an (epsilon, delta)-DP fit may "
+                      "publish rows outright; choose delta well below 1/n (e.g. 1e-6 up to a few hundred thousand "
+                      "rows)", LargeDeltaWarning, stacklevel=4)
     rows = data.rows(scaling, data.design.null_rows and bounds is None)
     rng, seeded = make_rng(request.random_state)
     ctx = _context(data.design, n, PrivacyLedger(eps, dlt if spec.private else 0.0), rng, bounds, scaling)

@@ -346,6 +346,8 @@ class CoefficientErrors:
         How each part was obtained, in words.
     released : bool
         True when the privacy part comes from the fit's released values, False when from a rate.
+    lower_bound : bool
+        True when the privacy part leaves out a bias known to be large (``ErrorSplit.privacy_lower_bound``).
 
     Examples
     --------
@@ -366,6 +368,7 @@ class CoefficientErrors:
     privacy_source: str
     sampling_source: str
     released: bool
+    lower_bound: bool = False
 
     @property
     def ratio(self) -> np.ndarray:
@@ -387,12 +390,18 @@ class CoefficientErrors:
             return (f"{where}: privacy error of each coefficient up to {np.nanmax(self.privacy):.3g}; its sampling "
                     "error is not known from released values.")
         larger = [name for name, r in zip(self.names, ratio, strict=True) if r > 1]
+        if not larger and self.lower_bound:
+            return (f"{where}: the privacy error shown (at most {np.nanmax(ratio):.2g} times sampling) is a lower "
+                    "bound: it leaves out this method's bias against least squares, which can be the larger part, "
+                    "so neither part is known to dominate.")
         if not larger:
             return (f"{where}: the sampling error is larger than the privacy error for every coefficient (privacy at "
                     f"most {np.nanmax(ratio):.2g} times sampling).")
         shown = ", ".join(larger[:4]) + (", ..." if len(larger) > 4 else "")
-        return (f"{where}: the privacy error is larger than the sampling error for {len(larger)} of {len(self.names)} "
-                f"coefficients ({shown}; up to {np.nanmax(ratio):.2g} times).")
+        least = "at least " if self.lower_bound else ""
+        return (f"{where}: the privacy error is larger than the sampling error for {least}{len(larger)} of "
+                f"{len(self.names)} coefficients ({shown}; up to {np.nanmax(ratio):.2g} times"
+                f"{', a lower bound' if self.lower_bound else ''}).")
 
     def sources(self) -> str:
         """How both parts were obtained.
@@ -421,13 +430,14 @@ class CoefficientErrors:
         Returns
         -------
         dict
-            ``terms``, ``privacy``, ``sampling``, ``privacy_source``, ``sampling_source`` and ``released``.
+            ``terms``, ``privacy``, ``sampling``, ``privacy_source``, ``sampling_source``, ``released`` and
+            ``lower_bound``.
         """
         def clean(a: np.ndarray) -> list[float | None]:
             return [float(v) if math.isfinite(v) else None for v in a]
         return {"terms": list(self.names), "privacy": clean(self.privacy), "sampling": clean(self.sampling),
                 "privacy_source": self.privacy_source, "sampling_source": self.sampling_source,
-                "released": self.released}
+                "released": self.released, "lower_bound": self.lower_bound}
 
     def table(self, esc: Callable[[str], str] = str) -> SimpleTable:
         """The split as a statsmodels SimpleTable (for ``DPRegressionResults.summary()``).
@@ -501,7 +511,7 @@ def coefficient_errors(names: Sequence[str], n: int, *, split: ErrorSplit | None
         sampling_source = (split.sampling_source if split.sampling is not None
                            else public_source if public is not None else "not released")
         return CoefficientErrors(tuple(names), _sd(split.privacy, d), _sd(sampling, d), split.privacy_source,
-                                 sampling_source, released=True)
+                                 sampling_source, released=True, lower_bound=split.privacy_lower_bound)
     if public is None or rate is None or not rate.applicable or not rate.statistical:
         return None
     ratio = float(rate.privacy) / float(rate.statistical)  # type: ignore[arg-type]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,7 @@ from dpstats.errors import (
     DataTypeError,
     InsufficientDataError,
     InvalidPrivacyParameterError,
+    LargeDeltaWarning,
     MethodOptionError,
     MissingBoundsError,
     MissingDataError,
@@ -336,3 +338,13 @@ def test_latex_html_and_json_escape_names_and_levels_once() -> None:
     for fit in (res, tukey, reference):
         text = fit.to_json()
         json.loads(text, parse_constant=lambda token: pytest.fail(f"non-standard JSON token {token}"))
+
+
+def test_a_delta_of_at_least_one_over_n_is_warned_about_from_public_facts():
+    """delta >= 1/n: the fit runs and warns (delta and n only, no data value); delta well below 1/n: no warning."""
+    df = make_data(200)
+    with pytest.warns(LargeDeltaWarning, match=r"delta=0\.01 is at least 1/n = 1/200"):
+        dpstats.dp_ols(FORMULA, df, 1.0, 0.01, bounds=BOUNDS, method="adassp", random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LargeDeltaWarning)
+        dpstats.dp_ols(FORMULA, df, 1.0, 1e-6, bounds=BOUNDS, method="adassp", random_state=0)

@@ -238,3 +238,13 @@ def test_nullable_integer_with_missing_values_is_refused():
     df.loc[2, "k"] = pd.NA
     with pytest.raises(MissingDataError):
         build("y ~ k", df)
+
+
+def test_levels_for_a_column_the_formula_does_not_use_are_ignored_like_its_bounds():
+    """levels= for a column of the data that the formula leaves out is ignored (bounds= for one are too); a name
+    that is no column of the data is refused, listing the data's columns (schema only)."""
+    df = frame()
+    d = build("y ~ x1", df, levels={"g": ["a", "b", "c"]})
+    assert list(d.column_names) == ["Intercept", "x1"]
+    with pytest.raises(UnknownColumnError, match="'nope', which is not a column of the data; columns are: y, x1"):
+        build("y ~ x1", df, levels={"nope": ["a"]})

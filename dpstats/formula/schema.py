@@ -178,10 +178,13 @@ def _frame_plan(df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]],
 def _declared_levels(levels: Mapping[str, Sequence[Any]] | None, variables: Sequence[str],
                      df: pd.DataFrame) -> list[tuple[str, tuple[Any, ...]]]:
     declared: list[tuple[str, tuple[Any, ...]]] = []
+    columns = {str(c) for c in df.columns}
     for var, lv in (levels or {}).items():
         if var not in variables:
+            if var in columns:  # a column the formula does not use: ignored, as bounds= for one are
+                continue
             raise UnknownColumnError(f"levels= names '{var}', which is not a column of the data; "
-                                     f"columns are: {', '.join(map(str, variables or df.columns))}")
+                                     f"columns are: {', '.join(map(str, df.columns))}")
         lv = list(lv)
         if len(lv) == 0 or len(set(lv)) != len(lv):
             raise FormulaError(f"levels for '{var}' must be a non-empty list of distinct values")

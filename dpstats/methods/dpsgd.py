@@ -243,7 +243,8 @@ def fit(rows: Rows, ctx: FitContext, options: DPSGDOptions) -> MethodFit:
         passes=steps,
         error_split=ErrorSplit(privacy=window_mean_covariance(window), privacy_source=(
             "batch means of the averaged iterates (their noise around the run's limit; the clipped gradient's "
-            "bias against least squares is not included)")),
+            "bias against least squares and the distance the steps did not cover are not included)"),
+            privacy_lower_bound=True),
     )
 
 

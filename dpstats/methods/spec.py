@@ -297,6 +297,10 @@ class ErrorSplit:
         Covariance (d, d) of least squares on the same data, or None.
     privacy_source, sampling_source : str
         How each was computed.
+    privacy_lower_bound : bool
+        True when ``privacy`` leaves out a part of the error known to be large (a bias against least squares
+        that no released value measures): the summary then states it as a lower bound and does not conclude
+        that sampling is the larger part.
 
     Examples
     --------
@@ -311,6 +315,7 @@ class ErrorSplit:
     sampling: np.ndarray | None = None
     privacy_source: str = ""
     sampling_source: str = ""
+    privacy_lower_bound: bool = False
 
 
 @dataclass(frozen=True)
