@@ -321,4 +321,3 @@ class LargeDeltaWarning(UserWarning):
     """delta is at least 1/n: an (epsilon, delta)-DP fit may then publish a whole row with probability delta for
     each row, so the guarantee protects no one in particular; choose delta well below 1/n (for example 1e-6 up to a
     few hundred thousand rows).  Decided from public facts (delta and n); the fit runs."""
-

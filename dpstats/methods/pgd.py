@@ -654,9 +654,10 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
     estimate = chains.mean(axis=1)
     V = lin.basis
     A, _ = st.affine_back()
+    AV = A @ V  # eigenbasis coordinates -> method units
     d, k = chains.shape
     if k < 2:
-        phase2 = A @ ((V * lin.noise) @ V.T) @ A.T
+        phase2 = (AV * lin.noise) @ AV.T
     else:
         dev = V.T @ (chains - estimate[:, None])  # the chains' deviations and their offsets in the eigenbasis
         off = V.T @ offsets
@@ -665,10 +666,10 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
         share = np.where(share <= KEPT_SHARE_LIMIT, share, 0.0)  # unlearned directions keep their whole spread
         dof = np.where((share > 0.0) & (share < 1.0), k - 2.0, k - 1.0)  # a fitted share takes one
         residuals = (dev - share[:, None] * off) / np.sqrt(dof)[:, None]
-        phase2 = capped_spread(A @ V @ (residuals @ residuals.T) @ V.T @ A.T / k,
-                               A @ V @ (dev @ dev.T) @ V.T @ A.T / (k * (k - 1.0)))
+        fitted, whole = AV @ residuals, AV @ dev
+        phase2 = capped_spread(fitted @ fitted.T / k, whole @ whole.T / (k * (k - 1.0)))
     bias = A @ lin.bias(estimate)
-    cov = A @ ((V * lin.carried) @ V.T) @ A.T + phase2 + np.outer(bias, bias)
+    cov = (AV * lin.carried) @ AV.T + phase2 + np.outer(bias, bias)
     source = ("the spread of the final chains without the share of their start offsets they kept, with the warm "
               "start's noise, the early-stopping share and the penalties' shrinkage of the released estimate "
               "propagated through the released Gram matrix"
