@@ -367,6 +367,7 @@ def _public_facts(data: _MemoryData | _ChunkedData, spec: MethodSpec, options: M
     if n is not None:
         _check_shape(spec, n, data.design.d)
     bounds, scaling = _public_transform(spec, data.design, rescale)
+    _check_identifiable(spec, data.design)
     if n is None:
         n = data.learn_n(spec, bounds, scaling, options)
         _check_shape(spec, n, data.design.d)
@@ -436,6 +437,21 @@ def _choose_method(design: Design, n: int, eps: float, dlt: float) -> tuple[Meth
     reason = rule.no_interval_reason(facts) if rule.no_interval_reason is not None else ""
     return spec, (f"auto chose '{spec.name}' from public facts: n={n}, d={d}, epsilon={eps:g}, delta={dlt:g} "
                   f"(n * mu = {facts.n_mu:.3g}), {why}; {rule.why or spec.regimes}; {intervals}"), reason
+
+
+def _check_identifiable(spec: MethodSpec, design: Design) -> None:
+    """Refuse a design whose columns are dependent for every data set the declarations allow (public facts
+    only, so nothing is spent); sparse methods, which allow wide designs, select among such columns."""
+    if spec.allows_wide:
+        return
+    dependent = design.dependent_columns()
+    if dependent:
+        raise SingularDesignError(
+            f"the columns {', '.join(repr(c) for c in dependent)} are linearly dependent for every data set that "
+            "the declared bounds and levels allow (one is a multiple or a combination of the others, as x and "
+            "I(2 * x), or a factor's dummies and a column that sums them), so the design is singular by "
+            "construction and their coefficients cannot be told apart; remove one of them from the formula. "
+            "This was decided from the formula and the declarations alone: nothing was spent.")
 
 
 def _check_shape(spec: MethodSpec, n: int, d: int) -> None:

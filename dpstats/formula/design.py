@@ -47,6 +47,7 @@ from dpstats.errors import (
     UndeclaredLevelsError,
 )
 from dpstats.formula.frame import FramePlan, as_frame, is_numeric
+from dpstats.formula.identifiable import RankProbe
 from dpstats.formula.language import FORMULA_ENV
 from dpstats.formula.parse import code_names, declares_levels, formula_first_levels, model_desc, origin_code
 from dpstats.formula.schema import ParsedFormula, parse_formula
@@ -98,6 +99,8 @@ class Design:
         The formula as patsy parses it ('.' expanded, long sums nested), for workers.
     non_finite_message : str
         The public refusal for a non-finite value (the same for every value and row).
+    rank_probe : RankProbe or None
+        The public facts the rank check by construction evaluates (None for designs given as arrays).
     """
 
     X: np.ndarray
@@ -116,6 +119,7 @@ class Design:
     null_rows: bool = False
     formula_expanded: str = ""
     non_finite_message: str = ""
+    rank_probe: RankProbe | None = None
 
     @property
     def n(self) -> int:
@@ -131,6 +135,17 @@ class Design:
     def has_intercept(self) -> bool:
         """The design has a column named ``Intercept``."""
         return "Intercept" in self.column_names
+
+    def dependent_columns(self) -> list[str]:
+        """The columns that are linearly dependent for every data set the declarations allow (public facts only).
+
+        Returns
+        -------
+        list of str
+            The columns in a dependency on the public domain (:mod:`dpstats.formula.identifiable`); empty when
+            none is found or the design was given as arrays.
+        """
+        return self.rank_probe.dependent_columns(self.design_info) if self.rank_probe is not None else []
 
     def bounds_advice(self) -> BoundsAdvice:
         """What to declare so that every column and the response have a range (:mod:`dpstats.bounds.derive`).
@@ -363,7 +378,8 @@ def _assemble(parsed: ParsedFormula, X: np.ndarray, y: np.ndarray, design_info: 
                   response_interval=ranges.response_interval, missing_bounds=ranges.missing, notes=notes,
                   numeric_variables=numeric, response_info=response_info, bound_variables=ranges.bound_variables,
                   underivable_bounds=ranges.underivable, null_rows=parsed.plan.missing == "null",
-                  formula_expanded=parsed.expanded, non_finite_message=parsed.non_finite_message)
+                  formula_expanded=parsed.expanded, non_finite_message=parsed.non_finite_message,
+                  rank_probe=RankProbe(parsed.plan, parsed.schema, dict(bounds or {})))
 
 
 def public_prototype(schema: pd.DataFrame, bounds: Mapping[str, tuple[float, float]] | None,

@@ -177,8 +177,9 @@ class FramePlan:
             df[var] = pd.Categorical(df[var], categories=list(lv))
         for var, lv in self.allowed:
             _check_in_levels(df[var], var, lv)
-        for var, lo, hi in self.clip:
-            df[var] = np.clip(df[var].to_numpy(dtype=float), lo, hi)
+        for var, lo, hi in self.clip:  # (inf stays a refusal, as in a variable that is not clipped: NaN here)
+            values = df[var].to_numpy(dtype=float)
+            df[var] = np.where(np.isinf(values), np.nan, np.clip(values, lo, hi))
         return df, nulls
 
     def _null_rows(self, df: pd.DataFrame, bad: Sequence[str]) -> tuple[pd.DataFrame, np.ndarray]:

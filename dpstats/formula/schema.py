@@ -90,11 +90,11 @@ def non_finite_message(codes: Sequence[str]) -> str:
         The refusal, naming the domain of every transform; the same whatever value or row is not finite.
     """
     reqs = list(dict.fromkeys(r for code in codes for r in domain_requirements(code)))
-    domain = f"; its transforms need {'; '.join(reqs)}" if reqs else ""
+    domain = (f", and on which every transform is inside its domain ({'; '.join(reqs)}: declare bounds on these "
+              "variables and each transform is checked on the bounds before any data are read)") if reqs else ""
     return ("a variable or a transform of the formula is not finite (inf or NaN) on some row. The guarantee covers "
-            f"data sets on which every variable the formula uses is finite{domain}. Declare bounds on these "
-            "variables (values are then clipped into them, and each transform is checked on the bounds before any "
-            "data are read), or transform the data with a public rule first. This message is the same whatever "
+            f"data sets on which every variable the formula uses is finite (no inf){domain}. Replace infinite "
+            "values, or transform the data with a public rule first. This message is the same whatever variable, "
             "value or row caused it.")
 
 

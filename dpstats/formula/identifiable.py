@@ -1,0 +1,171 @@
+"""Designs that are singular by construction, found from public facts alone.
+
+A formula such as ``y ~ x + I(2 * x)`` gives two columns that are
+proportional for every data set: their coefficients cannot be told apart, and
+a private method would return an arbitrary split of the effect between them
+(each carrying noise).  Whether this happens is a property of the formula and
+the declared domain, not of the data, so it is decided without reading a row:
+the design is evaluated on *probe rows*, a fixed set of values drawn from the
+public domain of every variable the formula uses, and its rank is computed
+there.
+
+The domain of a variable is what the caller declared: a numeric variable's
+bounds, a factor's declared levels, a boolean's two values.  A numeric variable without bounds is probed on
+``[-3, 3]``, both signs, so that piecewise transforms (``np.abs``,
+``np.maximum``) are seen on both of their pieces; probe rows on which a
+transform is undefined (``np.log`` of a negative value) are dropped.  The
+columns of a design built from analytic transforms are linearly dependent on
+the whole domain exactly when they are on almost every set of more rows than
+columns drawn from it, so a rank deficiency on the probe rows is a dependency
+by construction (a false refusal would need a transform that changes form
+outside the probed range of an unbounded variable, which the caller avoids by
+declaring its bounds).
+
+The probe rows are not random: variable k takes the fractional parts of
+``i * frac(sqrt(p_k))`` for rows i = 1, 2, ... (a Weyl sequence, with p_k
+the k-th prime), mapped onto its domain.  These are equidistributed, and the
+sequences of different variables are not affine functions of one another, so
+no dependency is invented between variables.  The probe is a deterministic
+function of the formula, the schema and the declarations, never of the data,
+so the refusal it leads to spends nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import patsy
+
+from dpstats.bounds import declared_interval
+from dpstats.formula.frame import FramePlan, is_numeric
+
+__all__ = ["RankProbe", "UNBOUNDED_PROBE_RANGE"]
+
+#: The range on which a numeric variable without declared bounds is probed (both signs).
+UNBOUNDED_PROBE_RANGE = (-3.0, 3.0)
+
+
+
+@dataclass(frozen=True)
+class RankProbe:
+    """What the rank check needs: the frame plan, the prepared zero-row schema and the declared bounds.
+
+    Attributes
+    ----------
+    plan : FramePlan
+        The variables the formula uses and their declared levels.
+    schema : pandas.DataFrame
+        The prepared schema (zero rows): dtypes and the categories of declared factors.
+    bounds : mapping of str to (float, float)
+        The declared bounds (only entries naming a raw variable are used).
+    """
+
+    plan: FramePlan
+    schema: pd.DataFrame
+    bounds: Mapping[str, tuple[float, float]]
+
+    def dependent_columns(self, design_info: Any) -> list[str]:
+        """The design columns that take part in a linear dependency on the public domain (empty: none found).
+
+        Parameters
+        ----------
+        design_info : patsy.DesignInfo
+            The right-hand side's design.
+
+        Returns
+        -------
+        list of str
+            The names of the columns with weight in a null vector of the design on the probe rows, in design
+            order; empty when the design has full column rank there, or when some variable's domain is not
+            public (text without declared levels), so that no verdict can be reached without the data.
+        """
+        names = list(design_info.column_names)
+        rows = 4 * len(names) + 20
+        frame = self._probe_frame(rows)
+        if frame is None:
+            return []
+        with np.errstate(all="ignore"):
+            try:
+                (X,) = patsy.build_design_matrices([design_info], frame, return_type="matrix",
+                                                   NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
+            except (patsy.PatsyError, ValueError, TypeError, IndexError):
+                return []
+        X = np.asarray(X, dtype=float)
+        X = X[np.all(np.isfinite(X), axis=1)]
+        if X.shape[0] < 2 * X.shape[1]:
+            return []
+        return _dependent(X, names)
+
+    def _probe_frame(self, rows: int) -> pd.DataFrame | None:
+        """``rows`` probe rows drawn from each variable's public domain, or None when a domain is not public."""
+        allowed = dict(self.plan.allowed)
+        columns: dict[str, Any] = {}
+        for var, u in zip(self.plan.variables, _weyl(rows, len(self.plan.variables)), strict=True):
+            col = self.schema[var]
+            if isinstance(col.dtype, pd.CategoricalDtype):
+                cats = list(col.cat.categories)
+                if not cats:
+                    return None
+                columns[var] = pd.Categorical([cats[k] for k in _indices(u, len(cats))], categories=cats)
+            elif var in allowed:
+                levels = list(allowed[var])
+                columns[var] = np.array([levels[k] for k in _indices(u, len(levels))], dtype=object)
+            elif pd.api.types.is_bool_dtype(col.dtype):
+                columns[var] = u >= 0.5
+            elif is_numeric(col):
+                columns[var] = self._numeric(var, u)
+            else:
+                return None
+        return pd.DataFrame(columns, columns=list(self.plan.variables))
+
+    def _numeric(self, var: str, u: np.ndarray) -> np.ndarray:
+        """Probe values of a numeric variable on its declared range (or ``UNBOUNDED_PROBE_RANGE``) from ``u``."""
+        lo, hi = UNBOUNDED_PROBE_RANGE
+        if var in self.bounds:
+            iv = declared_interval(var, self.bounds[var])
+            lo, hi = iv.lo, iv.hi
+        # (float even for an integer column: integrality is not used, so no dependency is claimed from it;
+        # the weighted form does not overflow for the widest finite bounds)
+        return lo * (1.0 - u) + hi * u
+
+
+def _weyl(rows: int, k: int) -> np.ndarray:
+    """A k x rows array: row j is frac(i * frac(sqrt(p_j))) for i = 1..rows, p_j the j-th prime."""
+    alphas = np.sqrt(np.array(_primes(k), dtype=float)) % 1.0
+    return np.outer(alphas, np.arange(1, rows + 1, dtype=float)) % 1.0
+
+
+def _primes(k: int) -> list[int]:
+    """The first k primes."""
+    found: list[int] = []
+    candidate = 2
+    while len(found) < k:
+        if all(candidate % p for p in found if p * p <= candidate):
+            found.append(candidate)
+        candidate += 1
+    return found
+
+
+def _indices(u: np.ndarray, levels: int) -> np.ndarray:
+    """Level indices 0..levels-1 from values in [0, 1)."""
+    return np.minimum((u * levels).astype(int), levels - 1)
+
+
+def _dependent(X: np.ndarray, names: Sequence[str]) -> list[str]:
+    """The columns of ``X`` with weight in a null vector (column scale removed; numpy's default rank tolerance)."""
+    X = X / np.maximum(np.abs(X).max(axis=0), np.finfo(float).tiny)  # (norms of huge values would overflow)
+    norms = np.linalg.norm(X, axis=0)
+    zero = norms == 0.0
+    scaled = X[:, ~zero] / norms[~zero]
+    _, s, vt = np.linalg.svd(scaled, full_matrices=False)
+    tol = s.max(initial=0.0) * max(scaled.shape) * np.finfo(float).eps
+    null = vt[s <= tol]
+    involved = np.zeros(X.shape[1], dtype=bool)
+    involved[zero] = True
+    if null.size:
+        involved[np.flatnonzero(~zero)] = np.any(np.abs(null) > 1e-8, axis=0)
+    return [name for name, flag in zip(names, involved, strict=True) if flag]
