@@ -245,7 +245,7 @@ class _ChunkedData:
         """Read n: by the method's first pass when it has one (the data are then read once), else by counting."""
         if spec.first_pass is None:
             return self._rows.count()
-        self._rows.scaling, self._rows.zero_null_rows = scaling, self.design.null_rows and bounds is None
+        self._rows.scaling, self._rows.zero_null_rows = scaling, zeroes_null_rows(spec, self.design, bounds)
         return self._rows.prime(*spec.first_pass(bounds, options))
 
     def rows(self, scaling: PublicScaling | None, zero_nulls: bool) -> ChunkedRows:
@@ -303,7 +303,7 @@ def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodO
         warnings.warn(f"delta={dlt:g} is at least 1/n = 1/{n}: with delta >= 1/n an (epsilon, delta)-DP fit may "
                       "publish rows outright; choose delta well below 1/n (e.g. 1e-6 up to a few hundred thousand "
                       "rows)", LargeDeltaWarning, stacklevel=4)
-    rows = data.rows(scaling, data.design.null_rows and bounds is None)
+    rows = data.rows(scaling, zeroes_null_rows(spec, data.design, bounds))
     rng, seeded = make_rng(request.random_state)
     ctx = _context(data.design, n, PrivacyLedger(eps, dlt if spec.private else 0.0), rng, bounds, scaling)
     state.stage, state.ledger, state.method, state.private = "fitting", ctx.ledger, spec.name, spec.private
@@ -319,6 +319,12 @@ def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodO
         fitted = dataclasses.replace(fitted, no_inference_reason=auto_reason)
     return _results(spec, data.design, n, fitted, ctx.ledger, eps, dlt, choice=choice, seeded=seeded,
                     scaling=scaling, clipped=bounds is not None, formula=data.formula)
+
+
+def zeroes_null_rows(spec: MethodSpec, design: Design, bounds: DataBounds | None) -> bool:
+    """Whether the public null rows reach the method as zero rows: for a method that gets no clip ranges (clipping
+    zeroes them otherwise) and does not read them marked (:attr:`~dpstats.methods.registry.MethodSpec.null_marks`)."""
+    return design.null_rows and bounds is None and not spec.null_marks
 
 
 def missing_mode(missing: str, spec: MethodSpec | None) -> str:
@@ -432,8 +438,13 @@ def _choose_method(design: Design, n: int, eps: float, dlt: float) -> tuple[Meth
         raise InsufficientDataError(f"method='auto' found no registered method for n={n}, d={d}")
     spec, rule = chosen
     why = "bounds were declared for every column" if facts.bounds else "not every column has declared bounds"
-    intervals = ("it reports intervals in this regime" if rule.intervals
-                 else "it reports no interval in this regime (see its reason under the table)")
+    if rule.intervals:
+        intervals = "it reports intervals in this regime"
+    elif spec.inference_rule.reports_at(n, eps, dlt):
+        intervals = ("it reports intervals at this n and epsilon unless its released values show them unreliable "
+                     "(the reason is then given under the table)")
+    else:
+        intervals = "it reports no interval in this regime (see its reason under the table)"
     reason = rule.no_interval_reason(facts) if rule.no_interval_reason is not None else ""
     return spec, (f"auto chose '{spec.name}' from public facts: n={n}, d={d}, epsilon={eps:g}, delta={dlt:g} "
                   f"(n * mu = {facts.n_mu:.3g}), {why}; {rule.why or spec.regimes}; {intervals}"), reason

@@ -5,8 +5,10 @@ Two kinds of audit, both black-box (they look only at what a pass returns or at 
 * **Sensitivity audits** of every sum over rows that pgd releases (centres, scales, Gram matrix, gradient-norm
   histogram, clipped gradient sums of K chains, the inference 2-vector): on random data sets, every row is
   replaced by adversarial rows (domain corners, points far outside the domain, the largest finite doubles,
-  rows whose gradient is far above the clip) and the L2 change of the pass's output is checked against the
-  sensitivity that pgd's mechanism is calibrated to.  Exact checks (no false failures).
+  rows whose gradient is far above the clip, and the public null row of ``missing="drop"``, read marked with
+  NaN) and the L2 change of the pass's output is checked against the sensitivity that pgd's mechanism is
+  calibrated to; the data sets hold null rows too, so a null row is also replaced by each adversarial row.
+  Exact checks (no false failures).
 * **Statistical audits** (dpstats.privacy.audit: Clopper-Pearson lower confidence bound on epsilon from a
   threshold event chosen on half of the runs):
   - the gradient phase (``pgd._phase``, the real code: pass, clipping, noise block) on a pair whose last row's
@@ -74,14 +76,16 @@ def _adversarial_rows(st: Standardisation) -> list[tuple[np.ndarray, float]]:
     picks = [tuple(rng.choice(v) for v in values) for _ in range(40)]
     picks += [tuple(v[i % 2] for v in values) for i in range(2)]
     picks += [tuple(v[2 + i % 2] for v in values) for i in range(2)]
-    return [(np.r_[1.0, p], float(rng.choice(ys))) for p in picks]
+    return [(np.r_[1.0, p], float(rng.choice(ys))) for p in picks] + [(np.full(D, np.nan), np.nan)]
 
 
 def _data(rng: np.random.Generator, st: Standardisation, n: int = 30) -> tuple[np.ndarray, np.ndarray]:
     dom = st.domain
     X = np.column_stack([np.ones(n), *(rng.uniform(lo - 2, hi + 2, n) for lo, hi in zip(dom.lo[1:], dom.hi[1:],
                                                                                          strict=True))])
-    return X, rng.uniform(dom.y_lo - 2, dom.y_hi + 2, n)
+    y = rng.uniform(dom.y_lo - 2, dom.y_hi + 2, n)
+    X[::7], y[::7] = np.nan, np.nan  # public null rows (missing="drop"), as pgd reads them: marked
+    return X, y
 
 
 def _passes(st: Standardisation, rng: np.random.Generator) -> list[tuple[str, Callable[[], Any], float]]:
@@ -114,6 +118,7 @@ def test_every_released_sum_moves_at_most_by_its_sensitivity(seed):
     adversarial = _adversarial_rows(st)
     for name, make, sens in _passes(st, rng):
         base = np.asarray(make()(X, y, 0), dtype=float)
+        assert np.all(np.isfinite(base)), name
         worst = 0.0
         for i, (row, yi) in itertools.product(range(0, X.shape[0], 3), adversarial):
             Xp, yp = X.copy(), y.copy()

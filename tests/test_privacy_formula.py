@@ -413,6 +413,23 @@ def test_missing_drop_neighbours_release_the_same_structure():
     assert [s.name for s in a.privacy.steps] == [s.name for s in b.privacy.steps]
 
 
+@pytest.mark.parametrize("bounds", [{"x": (0, 10), "y": (-10, 20)}, None])
+def test_pgd_null_rows_are_inert_whatever_their_other_values(bounds):
+    """pgd reads each null row marked and leaves it out of every sum: the values an incomplete row still has
+    cannot change the fit (same seed, bit-identical coefficients, intervals and privacy report)."""
+    d = frame(2000)
+    gone = [3, 50, 700, 1999]
+    d.loc[gone, "x"] = np.nan
+    other = d.copy()
+    other.loc[gone, "y"] = [1e6, -1e6, 0.0, 42.0]  # the rest of each incomplete row, changed
+    fits = [dpstats.dp_ols("y ~ x + C(g)", data, 1.0, 1e-6, method="pgd", bounds=bounds, missing="drop",
+                           random_state=3) for data in (d, other)]
+    np.testing.assert_array_equal(fits[0].params, fits[1].params)
+    np.testing.assert_array_equal(fits[0].conf_int(), fits[1].conf_int())
+    assert [s.name for s in fits[0].privacy.steps] == [s.name for s in fits[1].privacy.steps]
+    assert fits[0].nobs == 2000
+
+
 def test_null_rows_add_nothing_to_the_sums():
     d = frame()
     d.loc[[0, 7, 30], "x"] = np.nan
@@ -443,8 +460,8 @@ def test_missing_drop_is_refused_for_methods_that_standardise_rows_and_auto_avoi
         assert t is InvalidArgumentError and "null row" in m and acct.spent == (0.0, 0.0)
     res = dpstats.dp_ols("y ~ x", d, 1.0, 1e-6, bounds={"x": (0, 10), "y": (-10, 20)}, missing="drop",
                          random_state=0)
-    assert res.method == "dpsgd" and res.nobs == N  # n * mu < 100 with bounds: pgd cannot keep null rows inert
-    assert "cannot keep the null rows of missing='drop' inert" in res.inference_reason
+    assert res.method == "pgd" and res.nobs == N  # pgd reads the null rows marked and leaves them out of its sums
+    assert np.isfinite(res.conf_int().to_numpy()).all() and not res.inference_reason
     t, _, _ = refusal(d, "y ~ x", missing="drop")
     assert t is MissingBoundsError
     res = dpstats.dp_ols("y ~ x", d, 1.0, 1e-6, method="dpsgd", missing="drop", random_state=0)
@@ -457,8 +474,10 @@ def test_the_non_private_reference_still_drops_rows():
     assert res.nobs == N - 1
 
 
-def test_missing_drop_audit_of_a_neighbouring_pair():
-    """Audit of ssp's slope on D (row 0 incomplete) and D' (row 0 complete at the worst corner).
+@pytest.mark.parametrize("method", ["ssp", "pgd"])
+def test_missing_drop_audit_of_a_neighbouring_pair(method):
+    """Audit of the slope (ssp; pgd, which reads the null row marked) on D (row 0 incomplete) and D' (row 0
+    complete at the worst corner).
 
     False-failure rate: the audit's (1 - alpha) lower confidence bound exceeds
     the claimed epsilon = 1 with probability at most alpha = 1e-3 when the fit
@@ -471,7 +490,7 @@ def test_missing_drop_audit_of_a_neighbouring_pair():
     dp.loc[0, ["x", "y"]] = [10.0, -10.0]
 
     def run(data: pd.DataFrame, rng: np.random.Generator) -> float:
-        res = dpstats.dp_ols("y ~ x", data, 1.0, 1e-6, method="ssp", bounds={"x": (0, 10), "y": (-10, 20)},
+        res = dpstats.dp_ols("y ~ x", data, 1.0, 1e-6, method=method, bounds={"x": (0, 10), "y": (-10, 20)},
                              missing="drop", random_state=rng, inference=False)
         return float(res.params["x"])
 

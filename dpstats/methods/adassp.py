@@ -208,7 +208,6 @@ SPEC = MethodSpec(
     theory_rate=theory_rate,
     auto_rules=(AutoRule(rank=15, bounds="all", why=(
         "with bounds declared, it is one pass over the data and its privacy error is below the sampling error at "
-        "n >= 10^5 (it is also the choice from n * mu = 100 on where pgd cannot fit: null rows kept with "
-        "missing='drop'; drop them before the fit, which makes the row count public, to get pgd and its interval)")),),
+        "n >= 10^5")),),
     first_pass=statistics_pass,
 )

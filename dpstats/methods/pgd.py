@@ -53,6 +53,7 @@ from dpstats.methods.common.linalg import psd_projection
 from dpstats.methods.common.private_scaling import (
     Standardisation,
     domain_variables,
+    null_marks,
     release_domain,
     release_moments,
 )
@@ -231,14 +232,17 @@ class RowCache:
 
     def __init__(self) -> None:
         self.key: tuple[int, int] | None = None
-        self.value: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.value: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None] | None = None
 
     def __getstate__(self) -> dict[str, object]:
         return {"key": None, "value": None}
 
 
 class _StandardisedPass:
-    """Shared by the passes: the standardised rows z, responses v and row norms ||z|| of a chunk."""
+    """Shared by the passes: the standardised rows z, responses v and row norms ||z|| of a chunk, and which rows
+    are live (None: all).  A public null row (``missing="drop"``, read marked: :attr:`MethodSpec.null_marks`) has
+    z = 0 and v = 0, so it adds nothing to a Gram matrix or a gradient sum, and the passes that count rows leave
+    it out."""
 
     uses_offset = True
 
@@ -247,10 +251,18 @@ class _StandardisedPass:
         self.cache = cache if cache is not None else RowCache()
 
     def rows(self, X: np.ndarray, y: np.ndarray, offset: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.live_rows(X, y, offset)[:3]
+
+    def live_rows(self, X: np.ndarray, y: np.ndarray, offset: int
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
         key = (int(offset), int(X.shape[0]))
         if self.cache.key != key or self.cache.value is None:
             Z, v = self.st.design(X), self.st.response(y)
-            self.cache.key, self.cache.value = key, (Z, v, np.sqrt(np.einsum("ij,ij->i", Z, Z)))
+            marked = null_marks(y)
+            if marked is not None:
+                Z[marked], v[marked] = 0.0, 0.0
+            live = None if marked is None else ~marked
+            self.cache.key, self.cache.value = key, (Z, v, np.sqrt(np.einsum("ij,ij->i", Z, Z)), live)
         return self.cache.value
 
 
@@ -286,8 +298,9 @@ class NormHistogramPass(_StandardisedPass):
 
     @quiet
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
-        Z, v, norms = self.rows(X, y, offset)
-        return grid_counts(norms * np.abs(Z @ self.theta - v), self.grid)
+        Z, v, norms, live = self.live_rows(X, y, offset)
+        values = norms * np.abs(Z @ self.theta - v)
+        return grid_counts(values if live is None else values[live], self.grid)
 
 
 class GradientPass(_StandardisedPass):
@@ -315,9 +328,10 @@ class InferencePass(_StandardisedPass):
 
     @quiet
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
-        Z, v, norms = self.rows(X, y, offset)
+        Z, v, norms, live = self.live_rows(X, y, offset)
         g = norms * np.abs(Z @ self.theta - v)
-        return np.array([np.sum(np.minimum(g, self.clip) ** 2) / self.clip**2, np.sum(g < self.clip)])
+        unclipped = g < self.clip if live is None else (g < self.clip) & live
+        return np.array([np.sum(np.minimum(g, self.clip) ** 2) / self.clip**2, np.sum(unclipped)])
 
 
 # -- the fit -----------------------------------------------------------------------------------------------------
@@ -740,15 +754,10 @@ def auto_refusal(facts: AutoFacts) -> str:
 
 def auto_no_interval_reason(facts: AutoFacts) -> str:
     """The results' reason when ``method="auto"`` fitted DP-SGD's point estimate: below n * mu =
-    ``INTERVAL_MIN_N_MU``, where no method here gives an interval, or below ``SMALL_N_MU`` with null rows kept
-    (``missing='drop'``), which pgd cannot keep inert (public facts only)."""
-    head = "method='auto' fitted DP-SGD's point estimate, which has no interval: "
-    if facts.n_mu < INTERVAL_MIN_N_MU:
-        return (head + interval_reason(facts.n, facts.epsilon, facts.delta) +
-                "; at this n * mu no private estimate here is reliable, so treat the coefficients as indicative only")
-    return (head + f"pgd, which reports an interval at n * mu(epsilon, delta) = {facts.n_mu:.3g}, cannot keep the "
-            "null rows of missing='drop' inert; drop them before the fit (the row count is then public) to get "
-            "its interval")
+    ``INTERVAL_MIN_N_MU``, where no method here gives an interval (public facts only)."""
+    return ("method='auto' fitted DP-SGD's point estimate, which has no interval: " +
+            interval_reason(facts.n, facts.epsilon, facts.delta) +
+            "; at this n * mu no private estimate here is reliable, so treat the coefficients as indicative only")
 
 
 def theory_rate(guarantee: str) -> UpperRate:
@@ -761,17 +770,16 @@ def theory_rate(guarantee: str) -> UpperRate:
 #: them (``auto_rules_for``); they apply only to registered methods.  With every bound declared: private Theil-Sen
 #: for one predictor with an intercept below n * mu = ``SMALL_N_MU`` (ahead of pgd: its point estimate was far
 #: closer to least squares there), and DP-SGD's averaged, early-stopped iterates below n * mu =
-#: ``INTERVAL_MIN_N_MU``, where pgd gives no interval either, and up to ``SMALL_N_MU`` where pgd cannot fit (null
-#: rows kept with ``missing='drop'``; pgd ranks ahead wherever it can).
+#: ``INTERVAL_MIN_N_MU``, where pgd gives no interval either (pgd ranks ahead wherever it can).
 AUTO_RULES_FOR_OTHERS = (
     ("theilsen", AutoRule(
         rank=9, bounds="all", max_n_mu=SMALL_N_MU, min_d=2, max_d=2, needs_intercept=True,
         why="at n * mu(epsilon, delta) < 100 with one predictor, the private median of pairwise slopes was far "
             "closer to least squares than pgd (docs/choosing.md)")),
     ("dpsgd", AutoRule(
-        rank=12, bounds="all", max_n_mu=SMALL_N_MU, no_interval_reason=auto_no_interval_reason,
-        why="below n * mu(epsilon, delta) = 15 (or up to 100 where pgd cannot fit) its averaged, early-stopped "
-            "iterates were the most accurate point estimate on the rescaled design (docs/choosing.md)")),
+        rank=12, bounds="all", max_n_mu=INTERVAL_MIN_N_MU, no_interval_reason=auto_no_interval_reason,
+        why="below n * mu(epsilon, delta) = 15 its averaged, early-stopped iterates were the most accurate point "
+            "estimate on the rescaled design (docs/choosing.md)")),
 )
 
 
@@ -783,6 +791,8 @@ SPEC = MethodSpec(
     fit=fit,
     options=PGDOptions,
     needs_bounds=False,
+    null_rows=True,
+    null_marks=True,
     regimes="n = 100 to 10^5 rows: standardises privately inside the declared bounds (or a released domain without "
             "them) and reports intervals where n * mu(epsilon, delta) >= 15 (wide below 100)",
     inference_rule=InferenceRule("bootstrap", min_n_mu=INTERVAL_MIN_N_MU),

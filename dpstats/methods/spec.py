@@ -693,7 +693,12 @@ class MethodSpec:
         clipping) adds nothing to what the method releases, so that ``missing="drop"`` can map each incomplete
         row to such a public null row and keep n public (the sufficient-statistics methods, the lasso and DP-SGD:
         their releases are sums over rows of terms that vanish at a zero row).  Methods that centre or
-        standardise rows internally would turn a zero row into a data point, so they refuse ``missing="drop"``.
+        standardise rows internally would turn a zero row into a data point, so they refuse ``missing="drop"``,
+        unless they read the null rows marked (``null_marks``).
+    null_marks : bool
+        True when the method reads the public null rows as they are marked (NaN in every column and the
+        response) and leaves each of them out of every sum it releases itself, instead of reading zero rows
+        (pgd, which centres and standardises its rows); implies ``null_rows``.
     first_pass : callable or None
         For one-pass methods: ``first_pass(bounds, options) -> (pass, combine)``, the method's first pass,
         which needs no n.  When a source knows its row count only by reading (CSV, Dask), the pipeline runs
@@ -730,6 +735,7 @@ class MethodSpec:
     auto_refusal: Callable[[AutoFacts], str] | None = None
     raw_units_warning: str = ""
     null_rows: bool = False
+    null_marks: bool = False
     first_pass: FirstPass | None = None
 
     proofs_dir: ClassVar[str] = "docs/proofs"

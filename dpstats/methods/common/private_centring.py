@@ -232,6 +232,7 @@ class GroupSumsPass:
     Row i is in group pi(i) // b of a public pseudo-random bijection pi of
     range(n) (:class:`~dpstats.methods.blocks.RowPermutation`, evaluated row
     by row), for the first ``groups`` groups; the sums add up over chunks.
+    A public null row read marked (NaN, ``missing="drop"``) adds 0 to both sums.
     """
 
     def __init__(self, perm: RowPermutation, group_size: int, groups: int, columns: np.ndarray,
@@ -246,6 +247,7 @@ class GroupSumsPass:
         gk, Xk = g[keep], X[keep][:, self.columns]
         if self.response:  # the response is the last variable
             Xk = np.column_stack([Xk, y[keep]])
+        Xk = np.where(np.isnan(Xk), 0.0, Xk)  # (NaN marks only the null rows: other values were checked finite)
         p = Xk.shape[1]
         # one bincount per moment over all variables: bin (variable i, group g) = i * groups + g; each bin
         # still adds its rows in row order, as a bincount per variable would

@@ -38,7 +38,8 @@ from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import gaussian_block, gaussian_mechanism_mu
 
 __all__ = ["Domain", "Standardisation", "DOMAIN_HALF_WIDTH", "VARIANCE_GRID", "LOCATION_GRID", "release_domain",
-           "domain_variables", "release_moments", "UnitSumsPass", "DeviationSumsPass", "free_variables"]
+           "domain_variables", "release_moments", "UnitSumsPass", "DeviationSumsPass", "free_variables",
+           "null_marks"]
 
 #: Half-width, in released scales, of a released domain: [c - R s, c + R s].
 DOMAIN_HALF_WIDTH = 8.0
@@ -169,8 +170,16 @@ class Standardisation:
             return clamp_finite(A @ np.asarray(theta, dtype=float) + b)
 
 
+def null_marks(y: np.ndarray) -> np.ndarray | None:
+    """The public null rows of ``missing="drop"`` as a method reading them marked sees them (NaN response; the
+    mask is private and only used to leave those rows out of sums), or None when the chunk has none."""
+    marked = np.isnan(y)
+    return marked if marked.any() else None
+
+
 class UnitSumsPass:
-    """The pass (X, y, offset) -> sums over rows of u of the free variables (columns, then the response)."""
+    """The pass (X, y, offset) -> sums over rows of u of the free variables (columns, then the response); a
+    public null row (NaN-marked) adds nothing."""
 
     uses_offset = False
 
@@ -183,8 +192,16 @@ class UnitSumsPass:
             parts.append(self.domain.response(y)[:, None])
         return np.hstack(parts)
 
+    def terms(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Each row's term of the sums (zero rows for the null rows)."""
+        values = self.values(X, y)
+        marked = null_marks(y)
+        if marked is not None:
+            values[marked] = 0.0
+        return values
+
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
-        return self.values(X, y).sum(axis=0)
+        return self.terms(X, y).sum(axis=0)
 
 
 class DeviationSumsPass(UnitSumsPass):
@@ -195,7 +212,11 @@ class DeviationSumsPass(UnitSumsPass):
         self.centre = centre
 
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
-        return np.abs(self.values(X, y) - self.centre).sum(axis=0)
+        terms = np.abs(self.values(X, y) - self.centre)
+        marked = null_marks(y)
+        if marked is not None:
+            terms[marked] = 0.0
+        return terms.sum(axis=0)
 
 
 def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *, mu_centre: float, mu_scale: float,
