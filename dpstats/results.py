@@ -537,8 +537,10 @@ class DPRegressionResults:
         elif not self.privacy.private:
             extra.append("NOT PRIVATE: standard errors computed from the data (classical OLS).")
         else:
+            target = (self._inference.target if self._inference is not None else "") or \
+                "the regression of the clipped data"
             extra.append(f"Inference: {self.inference_method}, computed only from released quantities; intervals "
-                         "are for the regression of the clipped data and approximate at small n.")
+                         f"are for {target}, and approximate at small n.")
         extra += [f"Privacy: {line}" for line in self.privacy.lines()
                   if line.startswith(("Budget spent", "Guarantee", "Method choice", "Assumption", "Note", "Random"))]
         extra += [f"Theory: {line}" for line in self.error_bounds.notes()]

@@ -509,7 +509,10 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     inference = Inference("bootstrap", draws=draws, description=(
         f"spread of {plan.chains} independent chains (privacy error on these data, t with {plan.chains - 1} df; "
         "Brown et al. 2024) plus a sandwich sampling variance from released values, with the penalty's and early "
-        "stopping's shrinkage undone through the released Gram matrix; predictive draws"))
+        "stopping's shrinkage undone through the released Gram matrix; predictive draws"), target=(
+        "the fit whose per-example gradients are clipped (least squares where none is clipped; where large "
+        "residuals fall mostly on one side, as with a response of many zeros and a long tail, a Huber-type fit "
+        "that can differ from least squares by more than the interval's width)"))
     return MethodFit(params=params, inference=inference, notes=tuple(notes), diagnostics=diagnostics,
                      theory_inputs=TheoryInputs(inference=True),
                      rsquared_reason="pgd releases no sums from which R^2 follows", error_split=split)

@@ -229,6 +229,8 @@ class Inference:
         How the inference was obtained (shown in the summary).
     noise_to_signal : float or None
         The released diagnostic the withholding rule reads.
+    target : str
+        What the intervals are for, in words (shown in the summary; empty: the regression of the clipped data).
 
     Raises
     ------
@@ -250,6 +252,7 @@ class Inference:
     df: int | None = None
     description: str = ""
     noise_to_signal: float | None = None
+    target: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in _INFERENCE_KINDS:

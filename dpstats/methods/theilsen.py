@@ -111,6 +111,9 @@ SPREAD_FLOOR = 0.2
 #: n * epsilon below which intervals are not reported (the lowest n * epsilon where their coverage was measured,
 #: in benchmarks/theilsen.py; see BENCHMARKS.md)
 INTERVAL_MIN_N_EPSILON = 50.0
+#: What the intervals are for (the summary says it).
+INTERVAL_TARGET = ("the Theil-Sen line of the clipped data (the median of the pairwise slopes, and the median "
+                   "intercept given it), which is least squares' line when the errors are symmetric")
 #: shares of epsilon: slope median, slope spread, intercept median, intercept spread, mean of x
 INFERENCE_SHARES = (0.55, 0.15, 0.16, 0.10, 0.04)
 #: the same below SIMULATE_BELOW_N_EPSILON, where the spreads are noisy distance histograms (ProfileRelease): the
@@ -831,7 +834,8 @@ def fit(rows: Rows, ctx: FitContext, options: TheilSenOptions) -> MethodFit:
     draws[:, ctx.intercept_index] = a + ea - x_draws * eb
     draws[:, x_col] = b + eb
     diagnostics["x_mean"] = x_mean
-    return MethodFit(params=params, inference=Inference("bootstrap", draws=draws, description=BOOTSTRAP_DESCRIPTION),
+    inference = Inference("bootstrap", draws=draws, description=BOOTSTRAP_DESCRIPTION, target=INTERVAL_TARGET)
+    return MethodFit(params=params, inference=inference,
                      notes=notes, rsquared_reason=NO_RSQUARED, diagnostics=diagnostics,
                      error_split=privacy_split(privacy_b, privacy_a, x_mean, x_col, 1 - x_col, simulate))
 
