@@ -116,6 +116,7 @@ class DPRegressionResults:
     _rsquared_value: float | None = None  # the non-private reference's classical R^2
     _released_sums: ReleasedSums | None = None
     _rsquared_reason: str = ""
+    _declared_bounds: tuple[tuple[str, float, float], ...] = ()  # (name, lo, hi): what predict() checks new data by
     _bse: np.ndarray | None = field(init=False, default=None, repr=False)
     _cov: np.ndarray | None = field(init=False, default=None, repr=False)
     _tdist_df: int | None = field(init=False, default=None, repr=False)
@@ -425,7 +426,10 @@ class DPRegressionResults:
 
         ``newdata`` is required: in-sample fitted values would need the private
         data, which the results object does not hold.  An unseen factor level is
-        an :class:`~dpstats.errors.UnseenLevelError`.
+        an :class:`~dpstats.errors.UnseenLevelError`.  New rows with a covariate
+        outside the bounds declared for the fit are predicted with an
+        :class:`~dpstats.errors.ExtrapolationWarning` (the fit clipped its data
+        to those bounds); fits without declared bounds are not checked.
 
         Parameters
         ----------
@@ -444,6 +448,12 @@ class DPRegressionResults:
         dpstats.errors.UnseenLevelError
             When a factor has a level that was not declared.
 
+        Warns
+        -----
+        dpstats.errors.ExtrapolationWarning
+            When a variable (or design column) with declared bounds lies outside them on some rows of ``newdata``;
+            the message names the columns, their bounds and how many rows, never a value.
+
         Examples
         --------
         >>> import numpy as np, pandas as pd, dpstats
@@ -458,7 +468,8 @@ class DPRegressionResults:
         if newdata is None:
             raise ValueError("predict needs newdata: in-sample fitted values would reveal the private data, "
                              "which the results object does not keep")
-        X = design_matrix_for_prediction(self.design_info, newdata)
+        declared = {name: (lo, hi) for name, lo, hi in self._declared_bounds}
+        X = design_matrix_for_prediction(self.design_info, newdata, declared)
         index = newdata.index if isinstance(newdata, pd.DataFrame) and len(newdata.index) == X.shape[0] else None
         return pd.Series(X @ self.params.to_numpy(), index=index, name="predicted")
 
