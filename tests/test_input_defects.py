@@ -312,6 +312,14 @@ def test_bounds_on_an_integer_column_used_as_a_factor_are_refused_as_such(people
     assert "not numeric" not in str(err) and "which is a factor (categorical or with levels=)" in str(err)
 
 
+def test_an_integer_column_made_a_factor_by_levels_and_used_as_a_number_says_to_drop_its_levels(people):
+    err, _ = refused(DataTypeError, "y ~ I(age * g)", people, 1.0, 1e-6, method="ssp",
+                     bounds={**BOUNDS, "I(age * g)": (0, 400)}, levels={"g": [1, 2, 3]})
+    msg = str(err)
+    assert "uses the column 'g' as a number, but it is a factor" in msg and "drop levels['g']" in msg
+    assert "not numeric" not in msg and "no value was read" in msg
+
+
 # -- i. plan's arguments ------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("method", ["nope", "auto"])
