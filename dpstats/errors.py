@@ -326,7 +326,8 @@ class LargeDeltaWarning(UserWarning):
 class ExtrapolationWarning(UserWarning):
     """``predict`` was given new rows with a covariate outside the bounds declared for the fit.
 
-    The fit clipped its data to the declared bounds, so the released coefficients describe the relation inside
-    them; predictions beyond them extrapolate.  The message names the columns, their declared bounds and how many
-    new rows lie outside (never a value); fits without declared bounds are not checked.  The prediction is made.
+    The fit took the declared bounds as the range of its data (it clipped or rescaled by them), so the released
+    coefficients describe the relation inside them; predictions beyond them extrapolate.  The message names the
+    columns, their declared bounds and how many new rows lie outside (never a value); fits without declared
+    bounds are not checked.  The prediction is made.
     """

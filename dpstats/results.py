@@ -429,8 +429,8 @@ class DPRegressionResults:
         data, which the results object does not hold.  An unseen factor level is
         an :class:`~dpstats.errors.UnseenLevelError`.  New rows with a covariate
         outside the bounds declared for the fit are predicted with an
-        :class:`~dpstats.errors.ExtrapolationWarning` (the fit clipped its data
-        to those bounds); fits without declared bounds are not checked.
+        :class:`~dpstats.errors.ExtrapolationWarning` (the fit took those bounds
+        as the range of its data); fits without declared bounds are not checked.
 
         Parameters
         ----------
@@ -535,9 +535,10 @@ class DPRegressionResults:
             return SimpleTable([[esc(c) for c in r] for r in rows], headers=headers, txt_fmt=_TXT_FMT)
         printed = fit_rows(rows, headers, [(4, 20, True), (0, 24, False), (2, 12, False)], width)
         name_width = max(len(headers[0]), *(len(r[0]) for r in printed))
-        table = FootnotedTable(printed, headers=[headers[0].ljust(name_width), *headers[1:]],
+        table = FootnotedTable([[esc(c) for c in r] for r in printed],
+                               headers=[esc(headers[0].ljust(name_width)), *map(esc, headers[1:])],
                                datatypes=list(range(len(headers))), txt_fmt={**_TXT_FMT, "data_aligns": "lrrrr"})
-        table.footnotes = [f"{mark} {text}" for text, mark in footnotes.items()]
+        table.footnotes = [esc(f"{mark} {text}") for text, mark in footnotes.items()]
         return table
 
     def _title(self) -> str:
