@@ -321,3 +321,13 @@ class LargeDeltaWarning(UserWarning):
     """delta is at least 1/n: an (epsilon, delta)-DP fit may then publish a whole row with probability delta for
     each row, so the guarantee protects no one in particular; choose delta well below 1/n (for example 1e-6 up to a
     few hundred thousand rows).  Decided from public facts (delta and n); the fit runs."""
+
+
+class ExtrapolationWarning(UserWarning):
+    """``predict`` was given new rows with a covariate outside the bounds declared for the fit.
+
+    The fit took the declared bounds as the range of its data (it clipped or rescaled by them), so the released
+    coefficients describe the relation inside them; predictions beyond them extrapolate.  The message names the
+    columns, their declared bounds and how many new rows lie outside (never a value); fits without declared
+    bounds are not checked.  The prediction is made.
+    """

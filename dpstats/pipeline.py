@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 from dpstats.api_arrays import array_design, describe_arrays
-from dpstats.bounds import DataBounds
+from dpstats.bounds import DataBounds, declared_interval
 from dpstats.errors import (
     DPStatsError,
     FormulaError,
@@ -318,7 +318,19 @@ def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodO
     if auto_reason and fitted.inference is None:
         fitted = dataclasses.replace(fitted, no_inference_reason=auto_reason)
     return _results(spec, data.design, n, fitted, ctx.ledger, eps, dlt, choice=choice, seeded=seeded,
-                    scaling=scaling, clipped=bounds is not None, formula=data.formula)
+                    scaling=scaling, clipped=bounds is not None, formula=data.formula,
+                    declared=_prediction_bounds(request.data, data.design))
+
+
+def _prediction_bounds(data: FrameData | ArrayData, design: Design) -> tuple[tuple[str, float, float], ...]:
+    """The declared bounds ``predict`` checks new rows against: the formula's ``bounds=`` (validated), or for
+    arrays each column's declared range (the intercept aside)."""
+    if isinstance(data, ArrayData):
+        return tuple((name, iv.lo, iv.hi) for name, iv in zip(design.column_names, design.column_intervals,
+                                                              strict=True)
+                     if iv is not None and name != "Intercept")
+    return tuple((str(k), iv.lo, iv.hi) for k, iv in
+                 ((k, declared_interval(str(k), v)) for k, v in (data.bounds or {}).items()))
 
 
 def zeroes_null_rows(spec: MethodSpec, design: Design, bounds: DataBounds | None) -> bool:
@@ -638,7 +650,7 @@ def _error_bounds(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, e
 
 def _results(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, ledger: PrivacyLedger, eps: float,
              dlt: float, *, choice: str, seeded: bool, scaling: PublicScaling | None, clipped: bool,
-             formula: str) -> DPRegressionResults:
+             formula: str, declared: tuple[tuple[str, float, float], ...] = ()) -> DPRegressionResults:
     params = np.asarray(fitted.params, dtype=float)
     notes = list(fitted.notes)
     inference = fitted.inference
@@ -663,6 +675,7 @@ def _results(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, ledger
         method=spec.name, formula=formula, response_name=design.response_name, design_info=design.design_info,
         info=_info(fitted), _inference=inference, _bse_reason=fitted.no_inference_reason, _withheld=withheld,
         _rsquared_value=fitted.rsquared, _released_sums=fitted.released_sums, _rsquared_reason=fitted.rsquared_reason,
+        _declared_bounds=declared,
     )
 
 

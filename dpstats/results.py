@@ -40,6 +40,7 @@ from dpstats.formula.recipe import DesignRecipe
 from dpstats.inference import basic_bootstrap_interval, basic_bootstrap_pvalue, bootstrap_zvalues, private_rsquared
 from dpstats.methods.spec import Inference, ReleasedSums
 from dpstats.privacy.report import PrivacyReport
+from dpstats.summary_text import SUMMARY_WIDTH, FootnotedTable, fit_rows, split_explanation, wrap_note
 from dpstats.table_grid import WITHHELD_CELL, coefficient_grid, privacy_latex
 from dpstats.theory import ErrorBounds
 
@@ -116,6 +117,7 @@ class DPRegressionResults:
     _rsquared_value: float | None = None  # the non-private reference's classical R^2
     _released_sums: ReleasedSums | None = None
     _rsquared_reason: str = ""
+    _declared_bounds: tuple[tuple[str, float, float], ...] = ()  # (name, lo, hi): what predict() checks new data by
     _bse: np.ndarray | None = field(init=False, default=None, repr=False)
     _cov: np.ndarray | None = field(init=False, default=None, repr=False)
     _tdist_df: int | None = field(init=False, default=None, repr=False)
@@ -425,7 +427,10 @@ class DPRegressionResults:
 
         ``newdata`` is required: in-sample fitted values would need the private
         data, which the results object does not hold.  An unseen factor level is
-        an :class:`~dpstats.errors.UnseenLevelError`.
+        an :class:`~dpstats.errors.UnseenLevelError`.  New rows with a covariate
+        outside the bounds declared for the fit are predicted with an
+        :class:`~dpstats.errors.ExtrapolationWarning` (the fit took those bounds
+        as the range of its data); fits without declared bounds are not checked.
 
         Parameters
         ----------
@@ -444,6 +449,12 @@ class DPRegressionResults:
         dpstats.errors.UnseenLevelError
             When a factor has a level that was not declared.
 
+        Warns
+        -----
+        dpstats.errors.ExtrapolationWarning
+            When a variable (or design column) with declared bounds lies outside them on some rows of ``newdata``;
+            the message names the columns, their bounds and how many rows, never a value.
+
         Examples
         --------
         >>> import numpy as np, pandas as pd, dpstats
@@ -458,7 +469,8 @@ class DPRegressionResults:
         if newdata is None:
             raise ValueError("predict needs newdata: in-sample fitted values would reveal the private data, "
                              "which the results object does not keep")
-        X = design_matrix_for_prediction(self.design_info, newdata)
+        declared = {name: (lo, hi) for name, lo, hi in self._declared_bounds}
+        X = design_matrix_for_prediction(self.design_info, newdata, declared)
         index = newdata.index if isinstance(newdata, pd.DataFrame) and len(newdata.index) == X.shape[0] else None
         return pd.Series(X @ self.params.to_numpy(), index=index, name="predicted")
 
@@ -504,28 +516,42 @@ class DPRegressionResults:
     def _relation_kind(self) -> str:
         return self.privacy.relation.split(" ", 1)[0] if self.privacy.private else "-"
 
-    def _privacy_table(self, esc: Callable[[str], str] = str) -> SimpleTable | None:
+    def _privacy_table(self, esc: Callable[[str], str] = str, width: int | None = None) -> SimpleTable | None:
+        """The privacy steps; with ``width`` (the text summary) the names left-aligned, a norm's parenthetical
+        explanation a numbered footnote under the table, and the widest columns wrapped to fit ``width``."""
         if not self.privacy.steps:
             return None
+        headers = ["privacy step", "mechanism", "sensitivity", "noise scale", "privacy"]
+        footnotes: dict[str, str] = {}
         rows = []
         for s in self.privacy.steps:
             scale = "-" if (isinstance(s.noise_scale, float) and math.isnan(s.noise_scale)) else f"{s.noise_scale:.4g}"
-            rows.append([s.name, s.mechanism + (f" x{s.count}" if s.count > 1 else ""),
-                         f"{s.sensitivity:.4g} ({s.sensitivity_norm})", scale, s.describe_privacy()])
-        return SimpleTable([[esc(c) for c in r] for r in rows],
-                           headers=["privacy step", "mechanism", "sensitivity", "noise scale", "privacy"],
-                           txt_fmt=_TXT_FMT)
+            sensitivity = f"{s.sensitivity:.4g} ({s.sensitivity_norm})"
+            if width is not None:
+                sensitivity = _footnoted(s.sensitivity, s.sensitivity_norm, footnotes)
+            rows.append([s.name, s.mechanism + (f" x{s.count}" if s.count > 1 else ""), sensitivity, scale,
+                         s.describe_privacy()])
+        if width is None:
+            return SimpleTable([[esc(c) for c in r] for r in rows], headers=headers, txt_fmt=_TXT_FMT)
+        printed = fit_rows(rows, headers, [(4, 20, True), (0, 24, False), (2, 12, False)], width)
+        name_width = max(len(headers[0]), *(len(r[0]) for r in printed))
+        table = FootnotedTable([[esc(c) for c in r] for r in printed],
+                               headers=[esc(headers[0].ljust(name_width)), *map(esc, headers[1:])],
+                               datatypes=list(range(len(headers))), txt_fmt={**_TXT_FMT, "data_aligns": "lrrrr"})
+        table.footnotes = [esc(f"{mark} {text}") for text, mark in footnotes.items()]
+        return table
 
     def _title(self) -> str:
         return ("Differentially Private Regression Results" if self.privacy.private
                 else "OLS Regression Results (NOT PRIVATE)")
 
-    def _tables(self, alpha: float, esc: Callable[[str], str] = str) -> list[SimpleTable]:
+    def _tables(self, alpha: float, esc: Callable[[str], str] = str, width: int | None = None) -> list[SimpleTable]:
+        """The summary's tables; ``width``: the text summary's widest line (wide tables wrap to it)."""
         tables = [self._model_table(esc), self._coef_table(alpha, esc)]
-        ptab = self._privacy_table(esc)
+        ptab = self._privacy_table(esc, width)
         if ptab is not None:
             tables.append(ptab)
-        tables.extend(self.error_bounds.tables(esc))
+        tables.extend(self.error_bounds.tables(esc, width))
         return tables
 
     def _extra_lines(self) -> list[str]:
@@ -579,10 +605,10 @@ class DPRegressionResults:
         ...
         """
         smry = DPSummary()
-        tables = self._tables(alpha)
+        tables = self._tables(alpha, width=SUMMARY_WIDTH)
         tables[0].title = self._title()
         smry.tables.extend(tables)
-        smry.add_extra_txt(self._extra_lines())
+        smry.add_extra_txt([part for line in self._extra_lines() for part in wrap_note(line)])
         smry.result, smry.alpha = self, alpha
         smry.html_tables = self._tables(alpha, esc=html.escape)
         smry.html_notes = [html.escape(line) for line in self._extra_lines()]
@@ -736,6 +762,16 @@ class DPModel:
         """Names in the layout of statsmodels' ``model.data`` (param_names, xnames, ynames)."""
         return SimpleNamespace(param_names=list(self.exog_names), xnames=list(self.exog_names),
                                ynames=self.endog_names)
+
+
+def _footnoted(sensitivity: float, norm: str, footnotes: dict[str, str]) -> str:
+    """A sensitivity cell of the text table: the value and its norm's name, with a footnote mark for the norm's
+    parenthetical explanation (the explanation, keyed by its text, goes to ``footnotes`` once)."""
+    name, explanation = split_explanation(norm)
+    if not explanation:
+        return f"{sensitivity:.4g} ({norm})"
+    mark = footnotes.setdefault(f"{name}: {explanation}", f"[{len(footnotes) + 1}]")
+    return f"{sensitivity:.4g} ({name}) {mark}"
 
 
 def _finite_or_null(value: Any) -> Any:

@@ -79,6 +79,7 @@ from dpstats.rates import (
     no_conditions,
     sparse_conditions,
 )
+from dpstats.summary_text import fit_rows
 
 __all__ = ["RateBound", "ErrorBounds", "CoefficientErrors", "classical_lower_bound", "sparse_lower_bound",
            "error_bounds", "coefficient_errors", "with_coefficients", "design_moments", "assumed_residual_sd",
@@ -757,22 +758,24 @@ class ErrorBounds:
                 "upper_note": self.upper_note, "dominance": self.dominance_line(),
                 "coefficients": None if self.coefficients is None else self.coefficients.to_dict()}
 
-    def tables(self, esc: Callable[[str], str] = str) -> list[SimpleTable]:
+    def tables(self, esc: Callable[[str], str] = str, width: int | None = None) -> list[SimpleTable]:
         """The summary's tables: each coefficient's error (when known), then the rates (:meth:`table`).
 
         Parameters
         ----------
         esc : callable, default str
             Escapes each cell (e.g. for LaTeX).
+        width : int, optional
+            The widest text line: a longer rates table wraps its source column (:meth:`table`).
 
         Returns
         -------
         list of statsmodels.iolib.table.SimpleTable
             One or two tables.
         """
-        return ([] if self.coefficients is None else [self.coefficients.table(esc)]) + [self.table(esc)]
+        return ([] if self.coefficients is None else [self.coefficients.table(esc)]) + [self.table(esc, width)]
 
-    def table(self, esc: Callable[[str], str] = str) -> SimpleTable:
+    def table(self, esc: Callable[[str], str] = str, width: int | None = None) -> SimpleTable:
         """The bounds as a statsmodels SimpleTable (for ``DPRegressionResults.summary()``).
 
         ``esc`` escapes each cell (e.g. for LaTeX).  Columns: sampling and
@@ -782,6 +785,8 @@ class ErrorBounds:
         ----------
         esc : callable, default str
             Escapes each cell.
+        width : int, optional
+            The widest text line: a source too long for it continues on further rows.
 
         Returns
         -------
@@ -792,7 +797,12 @@ class ErrorBounds:
                  esc(_cell(b.total, b.applicable)), esc(b.source)] for b in self.bounds()]
         stubs = [esc(("minimax lower bound" if b.kind == "lower" else f"{self.method} upper bound")
                      + ("" if b.applicable else " (n/a)")) for b in self.bounds()]
-        return SimpleTable(rows, headers=["sampling", "privacy", "total", "source"], stubs=stubs,
+        headers = ["sampling", "privacy", "total", "source"]
+        if width is not None:
+            printed = fit_rows([[stub, *row] for stub, row in zip(stubs, rows, strict=True)], ["", *headers],
+                               [(4, 24, False)], width)
+            stubs, rows = [r[0] for r in printed], [r[1:] for r in printed]
+        return SimpleTable(rows, headers=headers, stubs=stubs,
                            title=esc("Error bounds (units of sigma, up to constants)"), txt_fmt=_FMT)
 
 

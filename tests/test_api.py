@@ -14,6 +14,7 @@ import dpstats
 from dpstats.errors import (
     BudgetExceededError,
     DataTypeError,
+    ExtrapolationWarning,
     InsufficientDataError,
     InvalidPrivacyParameterError,
     LargeDeltaWarning,
@@ -227,6 +228,40 @@ def test_predict_through_stored_design():
     with pytest.raises(ValueError):
         res.predict()
     del X
+
+
+def test_predict_warns_when_new_rows_lie_outside_the_declared_bounds():
+    res = dpstats.dp_ols(FORMULA, make_data(3000), 2.0, method="ssp", bounds=BOUNDS, random_state=0)
+    inside = pd.DataFrame({"x1": [0.0, 10.0], "x2": [-3.0, 3.0], "g": ["a", "b"]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res.predict(inside)
+    outside = pd.DataFrame({"x1": [50.0, 5.0, -1.0], "x2": [0.0, 7.25, 0.0], "g": ["a", "b", "c"]})
+    with pytest.warns(ExtrapolationWarning) as record:
+        pred = res.predict(outside)
+    assert len(pred) == 3 and np.isfinite(pred).all()
+    msg = str(record[0].message)
+    assert record[0].filename == __file__  # points at the caller of predict
+    assert msg.startswith("3 of 3 rows of newdata lie outside the bounds declared for the fit")
+    assert "x1 (declared [0, 10]: 2 rows)" in msg and "x2 (declared [-3, 3]: 1 row)" in msg
+    assert "y (" not in msg and "50" not in msg and "7.25" not in msg  # the response is not checked; no value shown
+
+
+def test_predict_checks_declared_design_columns_and_arrays_but_not_fits_without_bounds():
+    df = make_data(3000)
+    bounds = {"x1": (0, 10), "np.exp(x2)": (0, 25), "y": (-60, 60)}
+    res = dpstats.dp_ols("y ~ x1 + np.exp(x2)", df, 2.0, method="ssp", bounds=bounds, random_state=0)
+    with pytest.warns(ExtrapolationWarning, match=r"1 of 2 rows .* in np\.exp\(x2\) \(declared \[0, 25\]: 1 row\)"):
+        res.predict(pd.DataFrame({"x1": [1.0, 2.0], "x2": [0.0, 4.0]}))
+    arrays = dpstats.dp_ols_arrays(df[["x1", "x2"]].to_numpy(), df["y"].to_numpy(), 2.0, method="ssp",
+                                   x_bounds=[(0, 10), (-3, 3)], y_bounds=(-60, 60), column_names=["x1", "x2"],
+                                   random_state=0)
+    with pytest.warns(ExtrapolationWarning, match=r"x2 \(declared \[-3, 3\]: 1 row\)"):
+        arrays.predict(pd.DataFrame({"x1": [1.0], "x2": [4.0]}))
+    free = dpstats.dp_ols("y ~ x1", df, 2.0, method="pgd", random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        free.predict(pd.DataFrame({"x1": [1e6]}))
 
 
 def test_summary_renders_in_three_formats():

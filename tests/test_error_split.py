@@ -148,7 +148,7 @@ def test_block_never_says_sampling_dominates_when_the_released_noise_says_otherw
     res = dpstats.dp_ols(FORMULA, data(3000, 2), 1.0, 1e-6, method="noisy_ols", bounds=BOUNDS, random_state=1)
     split = res.error_bounds.coefficients
     assert np.all(split.privacy > 5 * split.sampling)
-    text = res.summary().as_text()
+    text = " ".join(res.summary().as_text().split())  # the notes wrap at the summary's width
     assert "sampling dominates" not in text
     assert "the privacy error is larger than the sampling error for 3 of 3 coefficients" in text
     assert "Error of each coefficient (its units)" in text and "describe the model class, not this fit" in text

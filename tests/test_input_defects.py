@@ -253,8 +253,8 @@ def test_underivable_design_columns_are_listed_after_the_variables(people):
     with pytest.raises(MissingBoundsError) as info:
         d.data_bounds()
     msg = str(info.value)
-    assert msg.index("variables income") < msg.index("I(smoker * age) (smoker is not numeric)")
-    assert "smoker is not numeric" in msg
+    assert msg.index("variables income") < msg.index("I(smoker * age) (smoker is boolean, a factor")
+    assert "which carries no declared range" in msg
     declared = {"y": (-20, 30), "income": (1, 100), "I(smoker * age)": (0, 120), "I(smoker * income)": (0, 100)}
     assert build_design(formula, people, eval_env=ENV, bounds=declared).missing_bounds == []
 
@@ -284,6 +284,40 @@ def test_degenerate_bound_on_a_design_column_or_response_is_refused(people):
     refused(InvalidBoundsError, "y ~ np.log(income)", people, 1.0, 1e-6, method="ssp",
             bounds={"np.log(income)": (2, 2), "y": (-20, 30)})
     refused(InvalidBoundsError, "y ~ age", people, 1.0, 1e-6, method="ssp", bounds={"age": (0, 120), "y": (1, 1)})
+
+
+@pytest.mark.parametrize("dtype", [object, "string"])
+def test_bounds_on_numbers_stored_as_text_say_how_to_convert(people, dtype):
+    text = people.assign(ages=people.age.astype(str).astype(dtype))
+    err, _ = refused(InvalidBoundsError, "y ~ ages", text, 1.0, 1e-6, method="ssp",
+                     bounds={"ages": (0, 120), "y": (-20, 30)})
+    msg = str(err)
+    assert "bounds were given for 'ages', which is not numeric" in msg
+    assert "df['ages'] = pd.to_numeric(df['ages'])" in msg
+    assert "drop its bounds and declare its levels" in msg
+    assert "no value was read" in msg
+
+
+def test_bounds_on_an_integer_column_used_as_a_factor_are_refused_as_such(people):
+    bounds = {**BOUNDS, "g": (1, 3)}
+    for formula in ("y ~ age + C(g)", "y ~ age + g"):
+        err, _ = refused(InvalidBoundsError, formula, people, 1.0, 1e-6, method="ssp", bounds=bounds,
+                         levels={"g": [1, 2, 3]})
+        msg = str(err)
+        assert "not numeric" not in msg
+        assert "a numeric column (dtype int64) that levels= makes a factor in the formula" in msg
+        assert "bounds for it are refused" in msg and "drop levels['g'] to use it as a number" in msg
+    cat = people.assign(g=people.g.astype("category"))
+    err, _ = refused(InvalidBoundsError, "y ~ age + g", cat, 1.0, 1e-6, method="ssp", bounds=bounds)
+    assert "not numeric" not in str(err) and "which is a factor (categorical or with levels=)" in str(err)
+
+
+def test_an_integer_column_made_a_factor_by_levels_and_used_as_a_number_says_to_drop_its_levels(people):
+    err, _ = refused(DataTypeError, "y ~ I(age * g)", people, 1.0, 1e-6, method="ssp",
+                     bounds={**BOUNDS, "I(age * g)": (0, 400)}, levels={"g": [1, 2, 3]})
+    msg = str(err)
+    assert "uses the column 'g' as a number, but it is a factor" in msg and "drop levels['g']" in msg
+    assert "not numeric" not in msg and "no value was read" in msg
 
 
 # -- i. plan's arguments ------------------------------------------------------------------------------------------

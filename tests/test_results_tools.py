@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import html
 import math
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -27,6 +29,7 @@ from dpstats.inference import (
     plug_in_sums,
     private_rsquared,
 )
+from dpstats.summary_text import SUMMARY_WIDTH, fit_rows, wrap_note
 
 TIDY = ["term", "estimate", "std.error", "statistic", "p.value", "conf.low", "conf.high"]
 GLANCE = ["nobs", "epsilon", "delta", "method", "guarantee", "r.squared", "adj.r.squared", "df.model", "df.residual"]
@@ -247,3 +250,41 @@ def test_available_methods_is_a_readable_mapping():
     frame = methods.to_frame()
     assert list(frame.columns) == ["title", "needs bounds", "guarantee", "chunks"] and len(frame) == len(methods)
     assert "<table>" in methods._repr_html_()
+
+
+# -- the text summary's width -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("method", ["ssp", "adassp", "pgd", "dpsgd", "noisy_ols", "lasso", "robgd", "ambssgd",
+                                    "tukey", "theilsen"])
+def test_text_summary_lines_fit_the_width_and_html_keeps_whole_cells(data, method):
+    formula = "y ~ x1" if method == "theilsen" else FORMULA
+    options = {"sparsity": 3} if method == "lasso" else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = dpstats.dp_ols(formula, data, 1.0, 1e-6, method=method, bounds=BOUNDS, random_state=0, **options)
+    smry = res.summary()
+    text = smry.as_text()
+    assert max(len(line) for line in text.splitlines()) <= SUMMARY_WIDTH
+    flat = " ".join(text.split())  # wrapped notes read as before once the line breaks are undone
+    assert all(" ".join(note.split()) in flat for note in res._extra_lines())
+    lines = text.splitlines()
+    top = next(i for i, line in enumerate(lines) if line.startswith("privacy step"))
+    bottom = next(i for i in range(top + 2, len(lines)) if lines[i].startswith("==="))
+    names = " ".join(chunk for line in lines[top + 2:bottom] if (chunk := re.split(r"\s{2,}", line)[0]))
+    assert names == " ".join(step.name for step in res.privacy.steps)  # wrapped names, left-aligned, in order
+    page = smry.as_html()
+    for step in res.privacy.steps:
+        assert f"({html.escape(step.sensitivity_norm)})" in page  # HTML cells are not shortened or wrapped
+    if method == "pgd":
+        assert "1 (normalised) [1]" in text
+        assert "\n[1] normalised: each release: noise sd = its L2 sensitivity / mu_round\n" in text
+
+
+def test_wide_cells_wrap_after_commas_and_within_the_width():
+    rows = [["a step with a rather long name indeed", "gaussian", "mu=0.0697 (GDP), rho=0.002429 (zCDP)"]]
+    printed = fit_rows(rows, ["step", "mechanism", "privacy"], [(2, 20, True), (0, 10, False)], width=60)
+    assert printed == [["a step with a rather long", "gaussian", "mu=0.0697 (GDP),"],
+                       ["name indeed", "", "rho=0.002429 (zCDP)"]]
+    assert fit_rows(rows, ["step", "mechanism", "privacy"], [(2, 20, True)], width=200) == rows
+    lines = wrap_note("Privacy: " + "word " * 40, width=50)
+    assert all(len(line) <= 50 for line in lines) and all(line.startswith("    ") for line in lines[1:])

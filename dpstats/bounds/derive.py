@@ -271,7 +271,9 @@ class _Needs:
         undeclared = [v for v in names if v not in declared]
         not_numeric = [v for v in undeclared if v not in self.numeric]
         if not_numeric:
-            return [], f"{', '.join(not_numeric)} {'is' if len(not_numeric) == 1 else 'are'} not numeric"
+            one = len(not_numeric) == 1
+            return [], (f"{', '.join(not_numeric)} {'is' if one else 'are'} boolean, a factor (declared levels or "
+                        "categorical) or text, which carries no declared range")
         try:
             iv = interval_of_code(code, {**declared, **{v: Interval(1.0, 2.0) for v in undeclared}})
         except UnsupportedExpressionError as exc:

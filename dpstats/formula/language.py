@@ -242,17 +242,23 @@ def check_numeric_dtypes(facts: Iterable[FactorFacts], schema: pd.DataFrame) -> 
             if pd.api.types.is_bool_dtype(dt) or (pd.api.types.is_numeric_dtype(dt)
                                                    and not isinstance(dt, pd.CategoricalDtype)):
                 continue
-            raise DataTypeError(
-                f"'{f.code}' uses the column '{v}' as a number, but its type is {_dtype_words(dt)}. Convert it "
-                f"with a public rule before fitting (e.g. df['{v}'] = pd.to_numeric(df['{v}'])), or use it as a "
-                f"factor: C({v}, levels=[...]). Decided from the column's type; no value was read and no budget "
-                "was spent.")
+            raise DataTypeError(f"'{f.code}' uses the column '{v}' as a number, but {_numeric_fix(v, dt)} Decided "
+                                "from the column's type; no value was read and no budget was spent.")
+
+
+def _numeric_fix(name: str, dt: Any) -> str:
+    """Why a column cannot be used as a number, from its (prepared) dtype, and what to do."""
+    if isinstance(dt, pd.CategoricalDtype):
+        return (f"it is a factor (its levels were declared with levels=, or it is a pandas Categorical). To use it "
+                f"as a number, drop levels['{name}'] (a numeric column is then a number) or convert the "
+                f"Categorical with a public rule (e.g. df['{name}'] = pd.to_numeric(df['{name}'].astype(str))); "
+                f"to use it as a factor, write C({name}) rather than arithmetic on it.")
+    return (f"its type is {_dtype_words(dt)}. Convert it with a public rule before fitting (e.g. df['{name}'] = "
+            f"pd.to_numeric(df['{name}'])), or use it as a factor: C({name}, levels=[...]).")
 
 
 def _dtype_words(dt: Any) -> str:
     """A dtype in words, without a string dtype's width (the width of a fixed-width text dtype is its longest value)."""
-    if isinstance(dt, pd.CategoricalDtype):
-        return "categorical (declared levels)"
     if pd.api.types.is_string_dtype(dt) or getattr(dt, "kind", "") in "OSU":
         return "text or objects"
     return str(dt)

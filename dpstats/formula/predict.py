@@ -10,6 +10,8 @@ code) and evaluated in dpstats's own namespace, as when fitting.
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -19,6 +21,7 @@ import patsy
 from dpstats.errors import (
     DataTypeError,
     DPStatsError,
+    ExtrapolationWarning,
     FormulaError,
     MissingDataError,
     UnknownColumnError,
@@ -31,9 +34,9 @@ from dpstats.formula.parse import code_names, origin_code
 __all__ = ["design_matrix_for_prediction"]
 
 
-def _prediction_frame(design_info: Any, df: pd.DataFrame) -> pd.DataFrame:
-    """``newdata`` checked against the fitted design: the factor code allowed, every variable present, numeric
-    variables numeric, no missing values.
+def _prediction_frame(design_info: Any, df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """``newdata`` checked against the fitted design (the factor code allowed, every variable present, numeric
+    variables numeric, no missing values), and the variables the model uses as numbers.
 
     Extension dtypes (``Int64``, ``boolean``, ``string``) get the numpy dtypes
     patsy reads, as in :meth:`dpstats.formula.frame.FramePlan.prepare`.
@@ -64,16 +67,19 @@ def _prediction_frame(design_info: Any, df: pd.DataFrame) -> pd.DataFrame:
         raise MissingDataError(
             f"newdata has missing values (NaN, None or pd.NA) in {', '.join(missing)}; a prediction needs every "
             "variable the model uses: drop those rows or fill them in before predict().")
-    return numpy_columns(df, used)
+    return numpy_columns(df, used), numeric
 
 
-def design_matrix_for_prediction(design_info: Any, newdata: Any) -> np.ndarray:
-    """Evaluate the stored design on new data, refusing unseen levels, wrong types and gaps.
+def design_matrix_for_prediction(design_info: Any, newdata: Any,
+                                 declared: Mapping[str, tuple[float, float]] | None = None) -> np.ndarray:
+    """Evaluate the stored design on new data, refusing unseen levels, wrong types and gaps, and warn when a
+    covariate lies outside the bounds declared for the fit.
 
     The factor code is checked against the formula language again (a design
     info built elsewhere could hold any code), and failures are reported from
     public facts only: the factor's code and its declared levels, never a
-    value of ``newdata``.
+    value of ``newdata``.  The warning names the columns, their declared
+    bounds and how many rows lie outside, never a value.
 
     Parameters
     ----------
@@ -81,6 +87,9 @@ def design_matrix_for_prediction(design_info: Any, newdata: Any) -> np.ndarray:
         The fitted right-hand side.
     newdata : pandas.DataFrame or mapping
         The new rows, with every variable the model uses.
+    declared : mapping of str to (float, float), optional
+        The fit's declared bounds: of the raw variables the model uses as numbers, and of design columns
+        declared by name; other keys (the response) are not checked.
 
     Returns
     -------
@@ -97,16 +106,55 @@ def design_matrix_for_prediction(design_info: Any, newdata: Any) -> np.ndarray:
         Any other failure of patsy (its message withheld).
     DisallowedExpressionError
         Factor code outside the formula language.
+
+    Warns
+    -----
+    ExtrapolationWarning
+        A variable or design column with declared bounds lies outside them on some rows of ``newdata``.
     """
-    df = _prediction_frame(design_info, as_frame(newdata))
+    df, numeric = _prediction_frame(design_info, as_frame(newdata))
     try:
         with np.errstate(all="ignore"):
             (X,) = patsy.build_design_matrices([design_info], df, NA_action="raise", return_type="matrix")
     except Exception as exc:  # noqa: BLE001 - every failure is reported from public facts only
         error = _prediction_error(exc, design_info)
     else:
-        return np.asarray(X, dtype=float)
+        X = np.asarray(X, dtype=float)
+        _warn_outside(_outside_declared(df, numeric, X, list(design_info.column_names), declared or {}), len(X))
+        return X
     raise error
+
+
+def _outside_declared(df: pd.DataFrame, numeric: list[str], X: np.ndarray, column_names: list[str],
+                      declared: Mapping[str, tuple[float, float]]) -> list[tuple[str, float, float, np.ndarray]]:
+    """(name, lo, hi, rows outside) for each declared variable the model uses as a number and each design column
+    declared by name, where some row of the new data lies outside [lo, hi]."""
+    found = []
+    for name, (lo, hi) in declared.items():
+        if name in numeric:
+            values = np.asarray(df[name], dtype=float)
+        elif name in column_names:
+            values = X[:, column_names.index(name)]
+        else:
+            continue
+        outside = (values < lo) | (values > hi)
+        if outside.any():
+            found.append((name, lo, hi, outside))
+    return found
+
+
+def _warn_outside(found: list[tuple[str, float, float, np.ndarray]], rows: int) -> None:
+    """An :class:`~dpstats.errors.ExtrapolationWarning` naming the columns outside their declared bounds, with
+    how many rows of the new data lie outside (no value)."""
+    if not found:
+        return
+    outside = np.logical_or.reduce([f[3] for f in found])
+    where = "; ".join(f"{name} (declared [{lo:g}, {hi:g}]: {int(mask.sum())} row{'s' if mask.sum() != 1 else ''})"
+                      for name, lo, hi, mask in found)
+    count = int(outside.sum())
+    warnings.warn(f"{count} of {rows} rows of newdata {'lies' if count == 1 else 'lie'} outside the bounds declared "
+                  f"for the fit, in {where}. The fit took those bounds as the range of its data, so these "
+                  "predictions extrapolate the model beyond it.", ExtrapolationWarning, stacklevel=4)
 
 
 def _prediction_error(exc: BaseException, design_info: Any) -> DPStatsError:

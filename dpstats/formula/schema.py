@@ -207,14 +207,31 @@ def _clip_ranges(bounds: Mapping[str, tuple[float, float]], facts: Iterable[Fact
     for k, v in bounds.items():
         if k not in variables:
             continue
-        numeric = (is_numeric(df[k]) or k in bool_responses) and k not in leveled
-        if not numeric:
-            raise InvalidBoundsError(f"bounds were given for '{k}', which is not numeric; factors are bounded "
-                                     "automatically")
+        if k in leveled or not (is_numeric(df[k]) or k in bool_responses):
+            raise InvalidBoundsError(_factor_bounds_message(k, df[k].dtype, k in leveled))
         if k in transformed:
             iv = declared_interval(k, v)
             clip.append((k, iv.lo, iv.hi))
     return clip
+
+
+def _factor_bounds_message(name: str, dtype: Any, leveled: bool) -> str:
+    """Why bounds for a variable the formula uses as a factor are refused, and what to fix, from its dtype and
+    whether levels were declared for it (never from its values)."""
+    lead = f"bounds were given for '{name}', "
+    if leveled and pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype):
+        return (lead + f"a numeric column (dtype {dtype}) that levels= makes a factor in the formula, so bounds for "
+                "it are refused (a factor's columns are 0/1, bounded automatically). Drop its bounds to use it as a "
+                f"factor, or drop levels['{name}'] to use it as a number.")
+    if isinstance(dtype, pd.CategoricalDtype) or leveled or pd.api.types.is_bool_dtype(dtype):
+        kind = "a boolean column" if pd.api.types.is_bool_dtype(dtype) else "a factor (categorical or with levels=)"
+        return (lead + f"which is {kind}, so bounds for it are refused (its columns are 0/1, bounded "
+                "automatically): drop its bounds.")
+    return (lead + f"which is not numeric (its dtype is {dtype}); factors are bounded automatically. If the column "
+            f"holds numbers stored as text, convert it before the fit (e.g. df['{name}'] = "
+            f"pd.to_numeric(df['{name}'])); if it is a factor, drop its bounds and declare its levels "
+            f"(levels={{'{name}': [...]}} or C({name}, levels=[...]) in the formula). Decided from the column's "
+            "dtype; no value was read and no budget was spent.")
 
 
 def _check_transform_domains(facts: Iterable[FactorFacts], bounds: Mapping[str, tuple[float, float]],
