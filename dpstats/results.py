@@ -277,9 +277,10 @@ class DPRegressionResults:
         if inference.kind == "bootstrap":
             replicates = 0 if inference.draws is None else inference.draws.shape[0]
             return (f"{inference.description or 'parametric bootstrap'} ({replicates} replicates; "
-                    "Ferrando, Wang & Sheldon 2022); basic bootstrap intervals, p-values from the same test; z is the "
-                    "bias-corrected estimate (2 coef - median of the replicates) over the standard error, so it "
-                    "need not equal coef / std err")
+                    "Ferrando, Wang & Sheldon 2022); basic bootstrap intervals; P(boot) is the p-value of the basic "
+                    "bootstrap test that the interval inverts (0 outside the 95% interval exactly when P(boot) < "
+                    "0.05), read from the replicates' own tails, not from a normal table; z* is the bias-corrected "
+                    "estimate (2 coef - median of the replicates) over the standard error")
         if inference.kind == "classical":
             return "classical OLS (NOT PRIVATE)"
         return f"{inference.description}; {'t' if inference.kind == 't' else 'normal'} intervals"
@@ -475,10 +476,24 @@ class DPRegressionResults:
         return pd.Series(X @ self.params.to_numpy(), index=index, name="predicted")
 
     # -- display --------------------------------------------------------------------
+    def statistic_labels(self) -> tuple[str, str]:
+        """The headers of the test statistic and p-value columns: t and P>|t| (t intervals), z and P>|z| (normal),
+        z* and P(boot) for bootstrap fits, whose p-value comes from the replicates, not from a normal table of z*.
+
+        Returns
+        -------
+        tuple of (str, str)
+            (statistic, p-value) headers.
+        """
+        if self._tdist_df:
+            return "t", "P>|t|"
+        if self._draws is not None:
+            return "z*", "P(boot)"
+        return "z", "P>|z|"
+
     def _coef_table(self, alpha: float, esc: Callable[[str], str] = str) -> SimpleTable:
         lo_name, hi_name = f"[{alpha / 2:g}", f"{1 - alpha / 2:g}]"
-        header = ["coef", "std err", "t" if self._tdist_df else "z", "P>|t|" if self._tdist_df else "P>|z|",
-                  lo_name, hi_name]
+        header = ["coef", "std err", *self.statistic_labels(), lo_name, hi_name]
         rows = []
         bse = self._bse
         if self.inference_available and bse is not None:  # inference_available implies bse is set (narrowed here)

@@ -278,10 +278,12 @@ def _sentence(text: str) -> str:
 
 def coefficient_grid(res: DPRegressionResults, alpha: float = 0.05, fmt: Any = 3) -> Grid:
     """One fit's coefficients with standard error, z (t), p and interval, and notes on the fit; no privacy steps."""
-    stat = "t" if res._tdist_df else "z"
+    stat, pvalue = res.statistic_labels()
+    latex_stat = {"z*": "z^*"}.get(stat, stat)
+    latex_p = {"P(boot)": r"P_{\mathrm{boot}}"}.get(pvalue, pvalue)
     level = f"{100 * (1 - alpha):g}% CI"
-    header = [Cell(), Cell("Coef."), Cell("Std. err."), Cell(stat, latex=f"${stat}$"),
-              Cell(f"P>|{stat}|", latex=f"$P>|{stat}|$"), Cell(level)]
+    header = [Cell(), Cell("Coef."), Cell("Std. err."), Cell(stat, latex=f"${latex_stat}$"),
+              Cell(pvalue, latex=f"${latex_p}$"), Cell(level)]
     tidy = res.tidy(alpha)
     body = []
     for row in tidy.itertuples(index=False):

@@ -288,3 +288,26 @@ def test_wide_cells_wrap_after_commas_and_within_the_width():
     assert fit_rows(rows, ["step", "mechanism", "privacy"], [(2, 20, True)], width=200) == rows
     lines = wrap_note("Privacy: " + "word " * 40, width=50)
     assert all(len(line) <= 50 for line in lines) and all(line.startswith("    ") for line in lines[1:])
+
+
+def test_bootstrap_fits_label_their_p_value_as_the_bootstrap_test():
+    """A bootstrap fit's p-value comes from the replicates (the test its interval inverts), not from a normal
+    table of its z*: the headers say so, and p < 0.05 exactly when 0 is outside the 95% interval."""
+    import numpy as np
+    import pandas as pd
+
+    import dpstats
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.uniform(0, 10, 2000)})
+    df["y"] = 1 + 0.05 * df.x + rng.normal(0, 2, 2000)
+    res = dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, bounds={"x": (0, 10), "y": (-10, 40)}, method="pgd",
+                         random_state=0)
+    assert res.statistic_labels() == ("z*", "P(boot)")
+    text = res.summary().as_text()
+    assert "P(boot)" in text and "P>|z|" not in text
+    ci = res.conf_int().to_numpy()
+    outside = (ci[:, 0] > 0) | (ci[:, 1] < 0)
+    np.testing.assert_array_equal(outside, res.pvalues.to_numpy() < 0.05)
+    ref = dpstats.dp_ols("y ~ x", df, float("inf"), method="ols")
+    assert ref.statistic_labels() == ("t", "P>|t|")
