@@ -44,9 +44,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
-import patsy
 
 from dpstats import __version__, datasets
 from dpstats.api import dp_ols
@@ -316,9 +314,8 @@ def _cmd_example(args: argparse.Namespace) -> int:
     formula = info.example_formula
     used = _variables_in(formula)
     bounds = {k: v for k, v in info.documented_ranges.items() if k in used} if args.documented_bounds else {}
-    env = patsy.EvalEnvironment([{"np": np}])  # the example formula takes logs with numpy
     res = dp_ols(formula, df, epsilon=args.epsilon, delta=args.delta, method=args.method, bounds=bounds or None,
-                 random_state=args.seed, eval_env=env)
+                 random_state=args.seed)
     eps = "inf" if math.isinf(args.epsilon) else f"{args.epsilon:g}"
     lines = [
         f"dpstats example: differentially private linear regression on the bundled '{info.name}' data set",
@@ -341,7 +338,7 @@ def _cmd_example(args: argparse.Namespace) -> int:
         "",
         res.summary().as_text(),
         "",
-        *_example_comparison(formula, df, res, env),
+        *_example_comparison(formula, df, res),
         "Fit your own: dpstats fit FORMULA --data CSV_OR_NAME --epsilon E --delta D --bounds JSON "
         "(see dpstats fit --help)",
     ]
@@ -349,11 +346,11 @@ def _cmd_example(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _example_comparison(formula: str, df: pd.DataFrame, res: Any, env: patsy.EvalEnvironment) -> list[str]:
+def _example_comparison(formula: str, df: pd.DataFrame, res: Any) -> list[str]:
     """The private fit next to ordinary least squares on the same public data (none for a non-private fit)."""
     if not res.privacy.private:
         return []
-    reference = dp_ols(formula, df, epsilon=math.inf, method="ols", eval_env=env)
+    reference = dp_ols(formula, df, epsilon=math.inf, method="ols")
     tab = table({"OLS": reference, res.method: res}, statistic=None,
                 stats=("nobs", "r.squared", "epsilon", "delta", "guarantee"))
     return ["The private coefficients next to ordinary least squares on the same data (NOT PRIVATE: shown only "
