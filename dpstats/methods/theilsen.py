@@ -834,8 +834,8 @@ def fit(rows: Rows, ctx: FitContext, options: TheilSenOptions) -> MethodFit:
     draws[:, ctx.intercept_index] = a + ea - x_draws * eb
     draws[:, x_col] = b + eb
     diagnostics["x_mean"] = x_mean
-    inference = Inference("bootstrap", draws=draws, description=BOOTSTRAP_DESCRIPTION, target=INTERVAL_TARGET)
-    return MethodFit(params=params, inference=inference,
+    released = Inference("bootstrap", draws=draws, description=BOOTSTRAP_DESCRIPTION, target=INTERVAL_TARGET)
+    return MethodFit(params=params, inference=released,
                      notes=notes, rsquared_reason=NO_RSQUARED, diagnostics=diagnostics,
                      error_split=privacy_split(privacy_b, privacy_a, x_mean, x_col, 1 - x_col, simulate))
 
