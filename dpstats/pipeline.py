@@ -473,7 +473,9 @@ def _check_identifiable(spec: MethodSpec, design: Design) -> None:
             f"the columns {', '.join(repr(c) for c in dependent)} are linearly dependent for every data set that "
             "the declared bounds and levels allow (one is a multiple or a combination of the others, as x and "
             "I(2 * x), or a factor's dummies and a column that sums them), so the design is singular by "
-            "construction and their coefficients cannot be told apart; remove one of them from the formula. "
+            "construction and their coefficients cannot be told apart; remove one of them from the formula (or, "
+            "where they are powers of a variable far from 0, such as poly(year, 5), dependent within double "
+            "precision: centre and scale the variable first, e.g. poly(I((year - 1980) / 10), 5)). "
             "This was decided from the formula and the declarations alone: nothing was spent.")
 
 

@@ -9,6 +9,16 @@ the design is evaluated on *probe rows*, a fixed set of values drawn from the
 public domain of every variable the formula uses, and its rank is computed
 there.
 
+Only the columns built from analytic functions of the variables enter the
+check: the intercept, factor dummies (exact indicators of declared levels),
+arithmetic, powers and the elementwise functions such as ``np.log`` and
+``np.exp``.  Columns built with a comparison (``I(x >= 12)``), an absolute
+value or a spline (``bs``, ``cr``, ``cc``) are piecewise: their pieces can
+fall between the probe rows (a threshold at a bound or at an integer, knots
+close together), so they are left out.  Leaving columns out can hide a
+dependency but never invent one: if a subset of the columns is dependent, so
+is the design.
+
 The domain of a variable is what the caller declared: a numeric variable's
 bounds, a factor's declared levels, a boolean's two values.  A numeric variable without bounds is probed on
 ``[-3, 3]``, both signs, so that piecewise transforms (``np.abs``,
@@ -32,6 +42,7 @@ so the refusal it leads to spends nothing.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +54,7 @@ import patsy
 from dpstats.bounds import declared_interval
 from dpstats.formula.frame import FramePlan, is_numeric
 
-__all__ = ["RankProbe", "UNBOUNDED_PROBE_RANGE"]
+__all__ = ["RankProbe", "UNBOUNDED_PROBE_RANGE", "PIECEWISE_CALLS", "analytic_columns"]
 
 #: The range on which a numeric variable without declared bounds is probed (both signs).
 UNBOUNDED_PROBE_RANGE = (-3.0, 3.0)
@@ -84,7 +95,10 @@ class RankProbe:
             public (text without declared levels), so that no verdict can be reached without the data.
         """
         names = list(design_info.column_names)
-        rows = 4 * len(names) + 20
+        checked = analytic_columns(design_info)
+        if not checked.any():
+            return []
+        rows = 4 * int(checked.sum()) + 20
         frame = self._probe_frame(rows)
         if frame is None:
             return []
@@ -94,11 +108,11 @@ class RankProbe:
                                                    NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
             except (patsy.PatsyError, ValueError, TypeError, IndexError):
                 return []
-        X = np.asarray(X, dtype=float)
+        X = np.asarray(X, dtype=float)[:, checked]
         X = X[np.all(np.isfinite(X), axis=1)]
         if X.shape[0] < 2 * X.shape[1]:
             return []
-        return _dependent(X, names)
+        return _dependent(X, [name for name, keep in zip(names, checked, strict=True) if keep])
 
     def _probe_frame(self, rows: int) -> pd.DataFrame | None:
         """``rows`` probe rows drawn from each variable's public domain, or None when a domain is not public."""
@@ -131,6 +145,48 @@ class RankProbe:
         # (float even for an integer column: integrality is not used, so no dependency is claimed from it;
         # the weighted form does not overflow for the widest finite bounds)
         return lo * (1.0 - u) + hi * u
+
+
+#: Calls whose value is piecewise in their argument (their columns are left out of the check).
+PIECEWISE_CALLS = frozenset({"abs", "absolute", "fabs", "bs", "cr", "cc"})
+
+
+def analytic_columns(design_info: Any) -> np.ndarray:
+    """A mask of the design columns whose term is built from analytic functions only (no comparison, absolute
+    value or spline in any of its factors' code).
+
+    Parameters
+    ----------
+    design_info : patsy.DesignInfo
+        The right-hand side's design.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean, one entry per design column.
+    """
+    mask = np.ones(len(design_info.column_names), dtype=bool)
+    for term, columns in design_info.term_slices.items():
+        if any(_piecewise(getattr(factor, "code", "")) for factor in term.factors):
+            mask[columns] = False
+    return mask
+
+
+def _piecewise(code: str) -> bool:
+    """Whether factor code uses a comparison or a piecewise call (unparsable code counts as piecewise)."""
+    try:
+        tree = ast.parse(code, mode="eval")
+    except SyntaxError:
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            return True
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in PIECEWISE_CALLS:
+                return True
+    return False
 
 
 def _weyl(rows: int, k: int) -> np.ndarray:

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from dpstats.privacy.ledger import PrivacyStep
+from dpstats.summary_text import wrap_note
 
 __all__ = ["PrivacyReport"]
 
@@ -143,7 +144,7 @@ class PrivacyReport:
         return out
 
     def __str__(self) -> str:
-        return "\n".join(self.lines())
+        return "\n".join(part for line in self.lines() for part in wrap_note(line))
 
     def _repr_html_(self) -> str:
         items = "".join(f"<li>{html.escape(line)}</li>" for line in self.lines())
