@@ -397,7 +397,8 @@ def _context(design: Design, n: int, ledger: PrivacyLedger, rng: np.random.Gener
     """The method's context, from public facts only (and the fit's ledger and random source)."""
     return FitContext(n=n, d=design.d, ledger=ledger, rng=rng,
                       intercept_index=design.column_names.index("Intercept") if design.has_intercept else None,
-                      bounds=bounds, rescaled=scaling is not None, **_public_ranges(design, scaling))
+                      bounds=bounds, rescaled=scaling is not None, null_rows=design.null_rows,
+                      **_public_ranges(design, scaling))
 
 
 def resolve_method(method: str, eps: float) -> MethodSpec | None:

@@ -130,8 +130,10 @@ def test_privacy_report_contents():
                                           "noisy y^T y (for inference)"]
     assert all(s.mechanism == "gaussian" and s.noise_scale > 0 and s.sensitivity > 0 for s in pr.steps)
     assert "replace-one" in pr.relation and pr.n == 2000 and pr.seeded
-    text = str(pr)
+    text = "\n".join(pr.lines())  # (str(pr) is the same text wrapped at 110 characters)
     assert "clipped" in text and "how many rows were clipped is private" in text
+    assert max(len(line) for line in str(pr).splitlines()) <= 110
+    assert " ".join(str(pr).split()) == " ".join(text.split())
     frame = pr.steps_frame()
     assert list(frame["step"]) == [s.name for s in pr.steps]
     assert pr.to_dict()["epsilon_spent"] == pr.epsilon_spent

@@ -101,6 +101,10 @@ def _passes(st: Standardisation, rng: np.random.Generator) -> list[tuple[str, Ca
     return [
         ("centres", lambda: UnitSumsPass(st.domain, cols, resp), 2 * math.sqrt(k)),
         ("scales", lambda: DeviationSumsPass(st.domain, cols, resp, centre), 2 * math.sqrt(k)),
+        # with missing="drop" the first moment vector also counts the rows that are not null rows
+        ("centres and count", lambda: UnitSumsPass(st.domain, cols, resp, count=True), math.sqrt(4 * k + 1)),
+        ("scales and count (no intercept: |u| in [0, 1])",
+         lambda: DeviationSumsPass(st.domain, cols, resp, np.zeros(k), count=True), math.sqrt(k + 1)),
         ("gram", lambda: pgd.GramPass(st, radius2), math.sqrt(2.0) * radius2),
         ("norm histogram", lambda: pgd.NormHistogramPass(st, theta[:, 0], pgd.NORM_GRID), HISTOGRAM_SENSITIVITY),
         ("gradients of 3 chains", lambda: pgd.GradientPass(st, theta, clip), 2 * clip * math.sqrt(3)),

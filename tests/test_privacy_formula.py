@@ -413,8 +413,9 @@ def test_missing_drop_neighbours_release_the_same_structure():
     assert [s.name for s in a.privacy.steps] == [s.name for s in b.privacy.steps]
 
 
+@pytest.mark.parametrize("formula", ["y ~ x + C(g)", "y ~ 0 + x"])
 @pytest.mark.parametrize("bounds", [{"x": (0, 10), "y": (-10, 20)}, None])
-def test_pgd_null_rows_are_inert_whatever_their_other_values(bounds):
+def test_pgd_null_rows_are_inert_whatever_their_other_values(bounds, formula):
     """pgd reads each null row marked and leaves it out of every sum: the values an incomplete row still has
     cannot change the fit (same seed, bit-identical coefficients, intervals and privacy report)."""
     d = frame(2000)
@@ -422,7 +423,7 @@ def test_pgd_null_rows_are_inert_whatever_their_other_values(bounds):
     d.loc[gone, "x"] = np.nan
     other = d.copy()
     other.loc[gone, "y"] = [1e6, -1e6, 0.0, 42.0]  # the rest of each incomplete row, changed
-    fits = [dpstats.dp_ols("y ~ x + C(g)", data, 1.0, 1e-6, method="pgd", bounds=bounds, missing="drop",
+    fits = [dpstats.dp_ols(formula, data, 1.0, 1e-6, method="pgd", bounds=bounds, missing="drop",
                            random_state=3) for data in (d, other)]
     np.testing.assert_array_equal(fits[0].params, fits[1].params)
     np.testing.assert_array_equal(fits[0].conf_int(), fits[1].conf_int())

@@ -445,7 +445,7 @@ def _clips(rows: Rows, st: Standardisation, cache: RowCache, theta: np.ndarray, 
     q, k = clip_rule(n_mu)
     counts = rows.reduce(NormHistogramPass(st, theta, NORM_GRID, cache), add_arrays)
     qs = (WARM_CLIP[0], q) if phase == 1 else (q,)
-    read = release_quantiles(counts, qs, rows.n, NORM_GRID, mu=mu, rng=rng, ledger=ledger,
+    read = release_quantiles(counts, qs, st.rows or rows.n, NORM_GRID, mu=mu, rng=rng, ledger=ledger,
                              name=f"pgd: gradient-norm histogram (phase {phase})")
     if phase == 1:
         return WARM_CLIP[1] * read[0], k * read[1]
@@ -461,7 +461,7 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     domain, notes = release_domain(rows.reduce, n, d, intercept_index=ctx.intercept_index, column_ranges=ranges,
                                    response_range=ctx.response_range, mu=mus.get("domain", 1.0), rng=rng, ledger=ledger)
     st = release_moments(rows.reduce, n, domain, mu_centre=mus.get("centre", 1.0), mu_scale=mus["scale"], rng=rng,
-                         ledger=ledger)
+                         ledger=ledger, null_rows=ctx.null_rows)
     radius2 = GRAM_RADIUS2 * d
     sens_g = math.sqrt(2.0) * radius2
     cache = RowCache()
@@ -734,7 +734,7 @@ def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np
                        dtype=float)
     gram_floor = psd_projection(gram, sigma_g)
     e_psi2 = max(noisy[0], 0.0) * clip**2 / max(float(np.trace(gram_floor)), 1e-300)
-    phi = float(np.clip(noisy[1] / n, 0.25, 1.0))
+    phi = float(np.clip(noisy[1] / (st.rows or n), 0.25, 1.0))
     A, _ = st.affine_back()
     v_sampling = A @ ((e_psi2 / phi**2) * np.linalg.inv(gram_floor)) @ A.T
     d, K = chains.shape

@@ -150,6 +150,9 @@ class FitContext:
         True for each column whose range in ``column_ranges`` comes from the user's declared bounds (a privacy
         domain, wide by design: not a scale), False for a range the design gives by construction (the intercept,
         factor dummies, spline bases) or no range; () means none is declared.
+    null_rows : bool
+        ``missing="drop"`` in a private fit: incomplete rows are public null rows (n counts them; how many there
+        are is private).
 
     Examples
     --------
@@ -171,6 +174,7 @@ class FitContext:
     bounds: DataBounds | None = None
     rescaled: bool = False
     declared_ranges: tuple[bool, ...] = ()
+    null_rows: bool = False
 
     @property
     def epsilon(self) -> float:

@@ -72,7 +72,7 @@ def grid_counts(values: np.ndarray, grid: GeometricGrid) -> np.ndarray:
     return np.bincount(grid.index(values), minlength=grid.bins).astype(np.int64)
 
 
-def quantile_from_counts(noisy: np.ndarray, q: float, n: int, grid: GeometricGrid) -> float:
+def quantile_from_counts(noisy: np.ndarray, q: float, n: float, grid: GeometricGrid) -> float:
     """The q-quantile read from noisy counts (module docstring): post-processing of a release and public n."""
     m = grid.bins
     noisy = np.asarray(noisy, dtype=float)
@@ -99,7 +99,7 @@ def release_quantile(counts: np.ndarray, q: float, n: int, grid: GeometricGrid, 
     return release_quantiles(counts, (q,), n, grid, mu=mu, rng=rng, ledger=ledger, name=name)[0]
 
 
-def release_quantiles(counts: np.ndarray, qs: tuple[float, ...], n: int, grid: GeometricGrid, *, mu: float,
+def release_quantiles(counts: np.ndarray, qs: tuple[float, ...], n: float, grid: GeometricGrid, *, mu: float,
                       rng: np.random.Generator, ledger: PrivacyLedger, name: str) -> tuple[float, ...]:
     """Release ``counts`` once, as :func:`release_quantile`, and read every q in ``qs`` from the same noisy
     counts (post-processing: one release, whatever the number of quantiles)."""

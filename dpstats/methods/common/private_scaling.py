@@ -122,6 +122,9 @@ class Standardisation:
         c_j and s_j > 0 per design column (0 and 1 for the intercept and degenerate columns).
     y_centre, y_scale : float
         c_y and s_y > 0.
+    rows : float or None
+        The released number of rows that are not public null rows (``missing="drop"``), which the moments are
+        averaged over; None when the fit has no null rows (all n rows count).
     """
 
     domain: Domain
@@ -129,6 +132,7 @@ class Standardisation:
     scale: np.ndarray
     y_centre: float
     y_scale: float
+    rows: float | None = None
 
     def design(self, X: np.ndarray) -> np.ndarray:
         """The rows z (a new array)."""
@@ -179,12 +183,13 @@ def null_marks(y: np.ndarray) -> np.ndarray | None:
 
 class UnitSumsPass:
     """The pass (X, y, offset) -> sums over rows of u of the free variables (columns, then the response); a
-    public null row (NaN-marked) adds nothing."""
+    public null row (NaN-marked) adds nothing.  With ``count``, a last coordinate counts the rows that are not
+    null rows."""
 
     uses_offset = False
 
-    def __init__(self, domain: Domain, columns: np.ndarray, response: bool) -> None:
-        self.domain, self.columns, self.response = domain, columns, response
+    def __init__(self, domain: Domain, columns: np.ndarray, response: bool, count: bool = False) -> None:
+        self.domain, self.columns, self.response, self.count = domain, columns, response, count
 
     def values(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         parts = [self.domain.design(X)[:, self.columns]]
@@ -201,14 +206,22 @@ class UnitSumsPass:
         return values
 
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
-        return self.terms(X, y).sum(axis=0)
+        return self.counted(self.terms(X, y).sum(axis=0), y)
+
+    def counted(self, sums: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """``sums`` with the count of the rows that are not null rows appended, when ``count``."""
+        if not self.count:
+            return sums
+        marked = null_marks(y)
+        return np.append(sums, float(y.shape[0] - (0 if marked is None else int(marked.sum()))))
 
 
 class DeviationSumsPass(UnitSumsPass):
     """The pass (X, y, offset) -> sums over rows of |u - c| of the free variables (c released)."""
 
-    def __init__(self, domain: Domain, columns: np.ndarray, response: bool, centre: np.ndarray) -> None:
-        super().__init__(domain, columns, response)
+    def __init__(self, domain: Domain, columns: np.ndarray, response: bool, centre: np.ndarray,
+                 count: bool = False) -> None:
+        super().__init__(domain, columns, response, count)
         self.centre = centre
 
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
@@ -216,11 +229,11 @@ class DeviationSumsPass(UnitSumsPass):
         marked = null_marks(y)
         if marked is not None:
             terms[marked] = 0.0
-        return terms.sum(axis=0)
+        return self.counted(terms.sum(axis=0), y)
 
 
 def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *, mu_centre: float, mu_scale: float,
-                    rng: np.random.Generator, ledger: PrivacyLedger) -> Standardisation:
+                    rng: np.random.Generator, ledger: PrivacyLedger, null_rows: bool = False) -> Standardisation:
     """Release the centres and scales of the free variables (module docstring, step 3): two passes.
 
     With an intercept: the k-vector of sums of u (each term in [-1, 1]: replace-one L2 sensitivity 2 sqrt(k))
@@ -228,7 +241,10 @@ def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *
     sensitivity 2 sqrt(k)) under ``mu_scale``.  Without an intercept nothing can absorb a centre: c = 0 and
     only the sums of |u| are released (terms in [0, 1]: sensitivity sqrt(k)), under ``mu_scale``.  A scale is
     1.25 times the noisy mean absolute deviation, floored at twice the noise sd of that mean (and at 2^-10):
-    never below what the release resolves.
+    never below what the release resolves.  With ``null_rows`` (``missing="drop"``: the public null rows add
+    nothing to the sums), the first of the two vectors also counts the rows that are not null rows (a term in
+    {0, 1}: its sensitivity becomes sqrt(Delta^2 + 1)), and the means divide by that released count, clipped to
+    [1, n], instead of n.
     """
     cols, resp = free_variables(domain)
     k = cols.size + int(resp)
@@ -237,21 +253,41 @@ def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *
     if k == 0:
         return Standardisation(domain, centre, scale, 0.0, 1.0)
     c = np.zeros(k)
+    extra = 1.0 if null_rows else 0.0
+    rows: float | None = None
     if domain.intercept_index is not None:
-        sums = reduce(UnitSumsPass(domain, cols, resp), add_arrays)
-        noisy = gaussian_mechanism_mu(sums, l2_sensitivity=2.0 * math.sqrt(k), mu=mu_centre, rng=rng,
-                                      ledger=ledger, name="pgd: private centres (sums of the clipped variables)")
-        c = np.clip(np.asarray(noisy, dtype=float) / n, -1.0, 1.0)
+        sums = reduce(UnitSumsPass(domain, cols, resp, count=null_rows), add_arrays)
+        noisy = np.asarray(gaussian_mechanism_mu(sums, l2_sensitivity=math.sqrt(4.0 * k + extra), mu=mu_centre,
+                                                 rng=rng, ledger=ledger,
+                                                 name="pgd: private centres (sums of the clipped variables)"),
+                           dtype=float)
+        noisy, rows = _split_count(noisy, n, null_rows)
+        c = np.clip(noisy / (rows or n), -1.0, 1.0)
         sens = 2.0 * math.sqrt(k)
+        dev_pass = DeviationSumsPass(domain, cols, resp, c)
     else:
         sens = math.sqrt(k)
-    dev = reduce(DeviationSumsPass(domain, cols, resp, c), add_arrays)
-    noisy = gaussian_mechanism_mu(dev, l2_sensitivity=sens, mu=mu_scale, rng=rng, ledger=ledger,
-                                  name="pgd: private scales (sums of absolute deviations)")
-    s = np.maximum(1.25 * np.asarray(noisy, dtype=float) / n, max(2.0 * sens / (mu_scale * n), 2.0**-10))
+        dev_pass = DeviationSumsPass(domain, cols, resp, c, count=null_rows)
+    counted = rows is None and null_rows
+    dev = reduce(dev_pass, add_arrays)
+    noisy = np.asarray(gaussian_mechanism_mu(dev, l2_sensitivity=math.sqrt(sens**2 + (1.0 if counted else 0.0)),
+                                             mu=mu_scale, rng=rng, ledger=ledger,
+                                             name="pgd: private scales (sums of absolute deviations)"), dtype=float)
+    if counted:
+        noisy, rows = _split_count(noisy, n, True)
+    mean_rows = rows or n
+    s = np.maximum(1.25 * noisy / mean_rows, max(2.0 * sens / (mu_scale * mean_rows), 2.0**-10))
     centre[cols], scale[cols] = c[:cols.size], s[:cols.size]
     y_centre, y_scale = (float(c[-1]), float(s[-1])) if resp else (0.0, 1.0)
-    return Standardisation(domain, centre, scale, y_centre, y_scale)
+    return Standardisation(domain, centre, scale, y_centre, y_scale, rows=rows)
+
+
+def _split_count(noisy: np.ndarray, n: int, counted: bool) -> tuple[np.ndarray, float | None]:
+    """(the noisy sums, the released count of rows that are not null rows clipped to [1, n]) when ``counted``
+    (its last coordinate), else (``noisy``, None): post-processing of a release and the public n."""
+    if not counted:
+        return noisy, None
+    return noisy[:-1], float(np.clip(noisy[-1], 1.0, n))
 
 
 @quiet
