@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import patsy
 
 from dpstats.bounds.interval import Interval, IntervalError, UnsupportedExpressionError, interval_of_code
 from dpstats.errors import FormulaError, InvalidBoundsError
@@ -214,16 +215,50 @@ def _column_intervals(design_info: Any, bounds: Bounds, columns: set[str], respo
     return intervals, missing, unbounded
 
 
+#: Points of the public grid on [lower_bound, upper_bound] on which a regression spline's basis is evaluated, and
+#: the margin added on each side of its range there (a share of the range's width: the basis is a smooth cubic
+#: between knots, so the grid's extremes are within a far smaller share of the true ones).
+SPLINE_GRID, SPLINE_MARGIN = 4001, 0.01
+
+
 def _spline_interval(code: str) -> Interval | None:
-    """B-spline basis functions lie in [0, 1]; other multi-column factors need explicit bounds."""
+    """B-spline basis functions lie in [0, 1]; the natural and cyclic cubic regression splines (``cr``, ``cc``)
+    take the range of their basis on a public grid of their literal [lower_bound, upper_bound], widened by
+    ``SPLINE_MARGIN`` (their argument is clipped to that interval, so this is the basis's whole range); other
+    multi-column factors need explicit bounds."""
     try:
         tree = ast.parse(code.strip(), mode="eval")
     except SyntaxError:
         return None
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
-    func = calls[0].func if calls else None
+    call = calls[0] if calls else None
+    func = call.func if call is not None else None
     name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-    return Interval(0.0, 1.0) if name == "bs" else None
+    if name == "bs":
+        return Interval(0.0, 1.0)
+    if name in ("cr", "cc") and call is not None:
+        return _regression_spline_interval(name, call)
+    return None
+
+
+def _regression_spline_interval(name: str, call: ast.Call) -> Interval | None:
+    """The range of a ``cr``/``cc`` basis over its literal [lower_bound, upper_bound] (None when its options are not
+    literals, which the formula language refuses anyway)."""
+    from dpstats.formula.language import NAMESPACE  # noqa: PLC0415 - the formula layer imports this module
+
+    try:
+        args = [ast.literal_eval(a) for a in call.args[1:]]
+        kwargs = {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg is not None}
+        grid = np.linspace(float(kwargs["lower_bound"]), float(kwargs["upper_bound"]), SPLINE_GRID)
+        with np.errstate(all="ignore"):
+            basis = np.asarray(NAMESPACE[name](grid, *args, **kwargs), dtype=float)
+    except (ValueError, TypeError, KeyError, SyntaxError, patsy.PatsyError):
+        return None
+    if basis.size == 0 or not np.all(np.isfinite(basis)):
+        return None
+    lo, hi = float(basis.min()), float(basis.max())
+    margin = SPLINE_MARGIN * max(hi - lo, 1e-12)
+    return Interval(lo - margin, hi + margin)
 
 
 @dataclass(frozen=True)
@@ -249,7 +284,7 @@ class _Needs:
             for code in codes:
                 need: list[str]
                 if code is None:
-                    need, why = [], "a multi-column basis other than bs() has no derived range"
+                    need, why = [], "a multi-column basis other than bs(), cr() and cc() has no derived range"
                 else:
                     need, why = self.derivation(code)
                 variables += [v for v in need if v not in variables]
