@@ -244,14 +244,13 @@ def _spline_interval(code: str) -> Interval | None:
 def _regression_spline_interval(name: str, call: ast.Call) -> Interval | None:
     """The range of a ``cr``/``cc`` basis over its literal [lower_bound, upper_bound] (None when its options are not
     literals, which the formula language refuses anyway)."""
-    from dpstats.formula.language import NAMESPACE  # noqa: PLC0415 - the formula layer imports this module
-
     try:
         args = [ast.literal_eval(a) for a in call.args[1:]]
         kwargs = {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg is not None}
         grid = np.linspace(float(kwargs["lower_bound"]), float(kwargs["upper_bound"]), SPLINE_GRID)
         with np.errstate(all="ignore"):
-            basis = np.asarray(NAMESPACE[name](grid, *args, **kwargs), dtype=float)
+            # patsy's own transform (the grid is inside the bounds, so the formula layer's clipping is moot)
+            basis = np.asarray(getattr(patsy.builtins, name)(grid, *args, **kwargs), dtype=float)
     except (ValueError, TypeError, KeyError, SyntaxError, patsy.PatsyError):
         return None
     if basis.size == 0 or not np.all(np.isfinite(basis)):
