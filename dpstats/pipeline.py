@@ -97,8 +97,9 @@ _RELATIONS = {
     "add/remove": "add/remove neighbours: data sets differ by one row",
     "none": "no privacy",
 }
+_WORST_CASE = "worst-case (epsilon, delta)-DP: holds for every data set"
 _GUARANTEES = {
-    "worst-case": "worst-case (epsilon, delta)-DP: holds for every data set, given the declared bounds",
+    "worst-case": f"{_WORST_CASE}, given the declared bounds",
     "conditional": "CONDITIONAL: holds only with high probability under the method's distributional assumptions",
     "none": "none (NOT PRIVATE)",
 }
@@ -398,6 +399,7 @@ def _context(design: Design, n: int, ledger: PrivacyLedger, rng: np.random.Gener
     return FitContext(n=n, d=design.d, ledger=ledger, rng=rng,
                       intercept_index=design.column_names.index("Intercept") if design.has_intercept else None,
                       bounds=bounds, rescaled=scaling is not None, null_rows=design.null_rows,
+                      column_names=tuple(design.column_names), response_name=design.response_name,
                       **_public_ranges(design, scaling))
 
 
@@ -690,6 +692,18 @@ def _info(fitted: MethodFit) -> dict[str, Any]:
     return info
 
 
+def _guarantee_line(spec: MethodSpec, design: Design, guarantee: str) -> str:
+    """The report's guarantee, saying what a worst-case guarantee is given: the declared bounds, and for the
+    variables without any (a method that needs none ran) why it holds without them (public facts)."""
+    text = _GUARANTEES.get(guarantee, guarantee)
+    if guarantee != "worst-case" or not design.missing_bounds:
+        return text
+    why = spec.unbounded_guarantee or "the method needs none"
+    if any(_declared_ranges(design)) or design.response_interval is not None:
+        return f"{text}; the variables without declared bounds need none: {why}"
+    return f"{_WORST_CASE}; no bounds were declared and none are needed: {why}"
+
+
 def _report(spec: MethodSpec, design: Design, n: int, ledger: PrivacyLedger, eps: float, dlt: float, choice: str,
             seeded: bool, assumptions: Sequence[str], notes: Sequence[str], clipped: bool,
             guarantee: str) -> PrivacyReport:
@@ -706,6 +720,6 @@ def _report(spec: MethodSpec, design: Design, n: int, ledger: PrivacyLedger, eps
         epsilon_requested=eps if spec.private else math.inf, delta_requested=dlt if spec.private else 0.0,
         epsilon_spent=spent_eps if spec.private else math.inf, delta_spent=spent_delta if spec.private else 1.0,
         steps=tuple(ledger.steps), relation=_RELATIONS.get(spec.relation, spec.relation),
-        guarantee=_GUARANTEES.get(guarantee, guarantee), composition=composition, n=n,
+        guarantee=_guarantee_line(spec, design, guarantee), composition=composition, n=n,
         assumptions=tuple(assumptions), notes=tuple(all_notes), method_choice=choice, seeded=seeded,
     )

@@ -345,3 +345,143 @@ def test_plan_argument_errors_are_typed_value_errors(kwargs, error, word):
 def test_plan_still_accepts_numpy_scalars_and_registered_methods():
     t = plan(np.float64(0.1), np.int64(10), np.float64(1.0), 1e-6, method="ssp")
     assert t["method"].iloc[-1] == "ssp"
+
+
+# -- j. duplicate column names (public schema) ----------------------------------------------------------------------
+
+def _duplicated(people: pd.DataFrame) -> pd.DataFrame:
+    return pd.concat([people, people[["age", "income"]]], axis=1)
+
+
+def test_duplicate_column_names_are_refused_naming_them(people):
+    err, _ = refused(FormulaError, "y ~ age", _duplicated(people), 1.0, 1e-6, method="ssp", bounds=BOUNDS)
+    msg = str(err)
+    assert "more than one column named 'age', 'income'" in msg and "Rename" in msg and "no budget" in msg
+    assert not isinstance(err, dpstats.errors.InternalFitError)
+
+
+def test_duplicate_column_names_are_refused_even_when_unused(people):
+    # the formula could not say which column it means ('y ~ .' would use both), so any duplicate is refused
+    data = pd.concat([people, people[["g"]]], axis=1)
+    for missing in ("raise", "drop"):
+        err, _ = refused(FormulaError, "y ~ age", data, 1.0, 1e-6, method="ssp", bounds=BOUNDS, missing=missing)
+        assert "more than one column named 'g'" in str(err)
+
+
+def test_duplicate_column_names_are_refused_before_reading_chunks(people, tmp_path):
+    data = _duplicated(people)
+    err, _ = refused(FormulaError, "y ~ age", data, 1.0, 1e-6, method="ssp", bounds=BOUNDS, chunksize=100)
+    assert "more than one column named 'age', 'income'" in str(err)
+    dd = pytest.importorskip("dask.dataframe")
+    err, _ = refused(FormulaError, "y ~ age", dd.from_pandas(data, npartitions=2), 1.0, 1e-6, method="ssp",
+                     bounds=BOUNDS)
+    assert "more than one column named 'age', 'income'" in str(err)
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "dup.parquet"
+    pq.write_table(pa.Table.from_arrays([pa.array(data.iloc[:, j]) for j in range(data.shape[1])],
+                                        names=[str(c) for c in data.columns]), path)
+    err, _ = refused(FormulaError, "y ~ age", str(path), 1.0, 1e-6, method="ssp", bounds=BOUNDS)
+    assert "more than one column named 'age', 'income'" in str(err)
+
+
+# -- k. bounds= keys: the rule the message states -------------------------------------------------------------------
+
+def test_misspelt_bounds_key_states_the_rule_and_suggests_the_column(people):
+    err, _ = refused(InvalidBoundsError, "y ~ age", people, 1.0, 1e-6, method="ssp",
+                     bounds={**BOUNDS, "incom": (1, 100)})
+    msg = str(err)
+    assert "'incom', which is not a column of the data, a design column or the response" in msg
+    assert "Did you mean 'income'?" in msg
+    assert "Columns of the data: age, g, income, smoker, y." in msg
+    assert "Bounds for a column of the data that the formula does not use are accepted and ignored" in msg
+    assert "neither" not in msg
+
+
+def test_bounds_for_a_column_the_formula_does_not_use_are_ignored(people):
+    kw = dict(method="ssp", random_state=0)
+    plain = dpstats.dp_ols("y ~ age", people, 1.0, 1e-6, bounds=BOUNDS, **kw)
+    extra = dpstats.dp_ols("y ~ age", people, 1.0, 1e-6, bounds={**BOUNDS, "income": (1, 100)}, **kw)
+    np.testing.assert_array_equal(plain.params.to_numpy(), extra.params.to_numpy())
+
+
+# -- l. levels= must be a list --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value,got", [("123", "a string"), (b"12", "a string"), ({1, 2, 3}, "a set"),
+                                       (3, "a value of type int"), (np.array([[1, 2, 3]]), "a 2-dimensional array")])
+def test_levels_that_are_not_a_list_are_refused_up_front(people, value, got):
+    err, _ = refused(FormulaError, "y ~ C(g)", people, 1.0, 1e-6, method="ssp", bounds=BOUNDS,
+                     levels={"g": value})
+    assert str(err).startswith(f"levels for 'g' must be a list of the levels, e.g. [0, 1]; got {got}")
+    assert "outside" not in str(err)  # it used to blame the data
+
+
+@pytest.mark.parametrize("value", [(1, 2, 3), np.array([1, 2, 3]), pd.Index([1, 2, 3]), range(1, 4)])
+def test_levels_as_any_ordered_sequence_fit_like_a_list(people, value):
+    kw = dict(method="ssp", bounds=BOUNDS, random_state=0)
+    as_list = dpstats.dp_ols("y ~ C(g)", people, 1.0, 1e-6, levels={"g": [1, 2, 3]}, **kw)
+    other = dpstats.dp_ols("y ~ C(g)", people, 1.0, 1e-6, levels={"g": value}, **kw)
+    np.testing.assert_array_equal(as_list.params.to_numpy(), other.params.to_numpy())
+
+
+def test_levels_written_as_a_string_in_the_formula_are_refused(people):
+    err, _ = refused(dpstats.errors.DisallowedExpressionError, "y ~ C(g, levels='123')", people, 1.0, 1e-6,
+                     method="ssp", bounds=BOUNDS)
+    assert "levels must be a list of the levels, e.g. levels=['a', 'b']; got a string" in str(err)
+
+
+# -- m. the privacy report without bounds ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def wages() -> pd.DataFrame:
+    rng = np.random.default_rng(7)
+    n = 4000
+    df = pd.DataFrame({"school": rng.integers(6, 18, n), "exper": rng.uniform(0, 25, n),
+                       "sex": rng.choice(["female", "male"], n)})
+    df["wage"] = np.exp(0.5 + 0.08 * df.school + 0.03 * df.exper + rng.normal(0, 0.4, n))
+    return df
+
+
+WAGE_FORMULA = "np.log(wage) ~ school + exper + C(sex, levels=['female', 'male'])"
+
+
+def test_report_names_the_variables_without_bounds(wages):
+    res = dpstats.dp_ols(WAGE_FORMULA, wages, 1.0, 1e-6, method="pgd", random_state=0)
+    note = next(n for n in res.privacy.notes if "have no public range" in n)
+    assert note.startswith("variables school, exper, np.log(wage) (response) have no public range")
+    assert "[" not in note.split("have no public range")[0]
+
+
+def test_guarantee_line_says_what_it_holds_given(wages):
+    kw = dict(method="pgd", random_state=0)
+    none = dpstats.dp_ols(WAGE_FORMULA, wages, 1.0, 1e-6, **kw).privacy.guarantee
+    assert none == ("worst-case (epsilon, delta)-DP: holds for every data set; no bounds were declared and none are "
+                    "needed: the method clips to privately released ranges")
+    some = dpstats.dp_ols(WAGE_FORMULA, wages, 1.0, 1e-6, bounds={"school": (0, 20)}, **kw).privacy.guarantee
+    assert some == ("worst-case (epsilon, delta)-DP: holds for every data set, given the declared bounds; the "
+                    "variables without declared bounds need none: the method clips to privately released ranges")
+    every = {"school": (0, 20), "exper": (0, 30), "wage": (0.5, 200)}
+    full = dpstats.dp_ols(WAGE_FORMULA, wages, 1.0, 1e-6, bounds=every, **kw).privacy.guarantee
+    assert full == "worst-case (epsilon, delta)-DP: holds for every data set, given the declared bounds"
+    dpsgd = dpstats.dp_ols(WAGE_FORMULA, wages, 1.0, 1e-6, method="dpsgd", random_state=0).privacy.guarantee
+    assert dpsgd.endswith("no bounds were declared and none are needed: the method clips each row's gradient to a "
+                          "public norm")
+
+
+def test_every_bound_free_method_says_why_it_needs_no_bounds():
+    built_in = {name: spec for name, spec in dpstats.available_methods().items()
+                if spec.fit.__module__.startswith("dpstats.")}
+    assert {"pgd", "dpsgd", "robgd", "ambssgd", "tukey", "ssp"} <= set(built_in)
+    for name, spec in built_in.items():
+        assert bool(spec.unbounded_guarantee) == (spec.private and not spec.needs_bounds), name
+
+
+def test_fit_context_names_columns_and_the_response():
+    from dpstats.methods.registry import FitContext
+    from dpstats.privacy.ledger import PrivacyLedger
+
+    ctx = FitContext(n=10, d=2, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(0),
+                     column_names=("Intercept", "x"), response_name="np.log(y)")
+    assert [ctx.variable_name(v) for v in (1, "response")] == ["x", "np.log(y) (response)"]
+    bare = FitContext(n=10, d=2, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(0))
+    assert [bare.variable_name(v) for v in (1, "response")] == ["column 1", "the response"]

@@ -648,9 +648,9 @@ def test_declared_ranges_are_marked_and_released_privately() -> None:
     assert design.column_names == ["Intercept", "C(g)[T.b]", "C(g)[T.c]", "x1", "x2"]
     assert _declared_ranges(design) == (False, False, False, True, True)
     res = dpstats.dp_ols("y ~ x1 + x2 + C(g)", df, 1.0, 1e-6, method="robgd", bounds=bounds, random_state=0)
-    assert any(note.startswith("columns [1, 2]: centred and scaled by their public ranges")
+    assert any(note.startswith("columns C(g)[T.b], C(g)[T.c]: centred and scaled by their public ranges")
                for note in res.privacy.notes)
-    assert any(note.startswith("columns [3, 4] and the response: private centres and scales")
+    assert any(note.startswith("variables x1, x2, y (response): private centres and scales")
                for note in res.privacy.notes)
     # inside the domain the scale comes from the data: x2 ~ N(50, 5^2) declared in [0, 1000] is centred near 50 and
     # scaled near 5, not by its half-width 500 (the map is in the units of the public rescaling to [-1, 1]: x2 =

@@ -20,6 +20,7 @@ schema's dtypes.
 from __future__ import annotations
 
 import ast
+import difflib
 import itertools
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,6 +36,8 @@ from dpstats.validation import check_bounds_pair
 __all__ = ["BoundsAdvice", "DesignRanges", "declared_interval", "derive_ranges"]
 
 Bounds = Mapping[str, tuple[float, float]]
+#: how many of the data's column names a refused ``bounds=`` key lists (the closest matches come first anyway)
+_LISTED_COLUMNS = 30
 #: (design-column name piece, its range or None, the factor code to bound when the range is missing, else None)
 _Piece = tuple[str, "Interval | None", "str | None"]
 
@@ -110,7 +113,8 @@ def derive_ranges(design_info: Any, response_code: str, bounds: Bounds | None, *
     Raises
     ------
     InvalidBoundsError
-        A key of ``bounds`` that is neither a variable of the data, a design column nor the response.
+        A key of ``bounds`` that is not a column of the data, a design column or the response code (bounds for a
+        column the formula does not use are accepted and ignored).
     """
     bounds = bounds or {}
     columns = set(columns)
@@ -138,14 +142,29 @@ def _bound_of(code: str, bounds: Bounds, columns: set[str]) -> Interval | None:
         return None
 
 
-def _check_keys(bounds: Bounds, names: Sequence[str], columns: set[str], response_code: str) -> None:
-    valid_keys = set(names) | columns | {response_code}
+def _check_keys(bounds: Bounds, names: Sequence[str], columns: Collection[str], response_code: str) -> None:
+    """Refuse a ``bounds=`` key that is not a column of the data, a design column or the response code.
+
+    A column of the data the formula does not use is a valid key (its bound
+    is ignored), so the message says that and lists the data's columns, with
+    the closest names first (all public: the schema and the formula).
+    """
+    valid_keys = set(names) | set(columns) | {response_code}
     for key in bounds:
         if key not in valid_keys:
-            raise InvalidBoundsError(
-                f"bounds names '{key}', which is neither a variable used by the formula, a design column nor the "
-                f"response. Design columns are: {', '.join(names)}; the response is '{response_code}' (spell "
-                "a transformed one exactly so)")
+            raise InvalidBoundsError(_unknown_key_message(key, names, sorted(columns), response_code))
+
+
+def _unknown_key_message(key: str, names: Sequence[str], columns: Sequence[str], response_code: str) -> str:
+    """Why ``key`` is refused, with the close matches among the columns, design columns and response."""
+    close = difflib.get_close_matches(str(key), list(dict.fromkeys([*columns, *names, response_code])), n=3)
+    hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    shown = ", ".join(columns[:_LISTED_COLUMNS])
+    more = f", ... ({len(columns) - _LISTED_COLUMNS} more)" if len(columns) > _LISTED_COLUMNS else ""
+    return (f"bounds names '{key}', which is not a column of the data, a design column or the response.{hint} "
+            f"Columns of the data: {shown}{more}. Design columns: {', '.join(names)}; the response is "
+            f"'{response_code}' (spell a transformed one exactly so). Bounds for a column of the data that the "
+            "formula does not use are accepted and ignored.")
 
 
 def _column_combinations(columns_per_factor: list[int]) -> Iterator[tuple[int, ...]]:

@@ -12,6 +12,7 @@ pandas extension dtypes (nullable ``boolean``, ``Int64``, ``Float64``,
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +22,7 @@ import pandas as pd
 
 from dpstats.errors import DataTypeError, FormulaError, MissingDataError
 
-__all__ = ["FramePlan", "as_frame", "is_numeric", "numpy_columns"]
+__all__ = ["FramePlan", "as_frame", "check_unique_columns", "is_numeric", "numpy_columns"]
 
 
 def as_frame(data: Any) -> pd.DataFrame:
@@ -52,6 +53,34 @@ def as_frame(data: Any) -> pd.DataFrame:
                                 "pass equal-length 1-d arrays")
         return frame
     raise DataTypeError(f"data must be a pandas DataFrame or a dict of equal-length arrays, got {type(data).__name__}")
+
+
+def check_unique_columns(columns: Sequence[Any]) -> None:
+    """Refuse a table in which two columns have the same name (as the formula reads it, ``str(name)``).
+
+    Column names are the public schema: a name must pick out one column, or
+    neither the formula nor ``bounds=`` and ``levels=`` can say which is
+    meant.  Decided from the names alone, before any row is read.
+
+    Parameters
+    ----------
+    columns : sequence
+        The table's column names.
+
+    Raises
+    ------
+    FormulaError
+        A name is used by more than one column (the message names every such name).
+    """
+    names = [str(c) for c in columns]
+    counts = Counter(names)
+    twice = [c for c in dict.fromkeys(names) if counts[c] > 1]
+    if twice:
+        listed = ", ".join(repr(c) for c in twice)
+        raise FormulaError(
+            f"the data have more than one column named {listed}: each column name must be unique (it is how the "
+            "formula, bounds= and levels= name a column). Rename them (e.g. set df.columns to unique names) or drop "
+            "the extra copies; no budget was spent.")
 
 
 def _frame_from_mapping(data: Mapping[str, Any]) -> pd.DataFrame | None:

@@ -459,6 +459,9 @@ class _Checker:
             value = literal_value(node)
         except ValueError:
             value = None
+        if isinstance(value, (str, bytes)):
+            raise self.refuse(f"levels={ast.unparse(node)}",
+                              "levels must be a list of the levels, e.g. levels=['a', 'b']; got a string")
         ok = isinstance(value, (list, tuple)) and len(value) > 0 and all(
             isinstance(v, (str, int, float, bool)) for v in value)
         if not ok:

@@ -20,11 +20,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from dpstats.bounds import declared_interval, domain_requirements, domain_violation
 from dpstats.errors import DataTypeError, FormulaError, InvalidBoundsError, TransformDomainError, UnknownColumnError
-from dpstats.formula.frame import FramePlan, is_numeric
+from dpstats.formula.frame import FramePlan, check_unique_columns, is_numeric
 from dpstats.formula.language import FactorFacts, check_factor, check_numeric_dtypes
 from dpstats.formula.parse import (
     check_formula_levels,
@@ -120,6 +121,7 @@ def parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[
     ParsedFormula
         The formula's public facts and the plan that prepares every frame.
     """
+    check_unique_columns(df.columns)
     column_list = [str(c) for c in df.columns]
     expanded, desc = _model(formula, column_list, missing)
     response_code = desc.lhs_termlist[0].factors[0].code
@@ -185,11 +187,30 @@ def _declared_levels(levels: Mapping[str, Sequence[Any]] | None, variables: Sequ
                 continue
             raise UnknownColumnError(f"levels= names '{var}', which is not a column of the data; "
                                      f"columns are: {', '.join(map(str, df.columns))}")
-        lv = list(lv)
+        lv = _level_list(var, lv)
         if len(lv) == 0 or len(set(lv)) != len(lv):
             raise FormulaError(f"levels for '{var}' must be a non-empty list of distinct values")
         declared.append((var, tuple(lv)))
     return declared
+
+
+def _level_list(var: str, value: Any) -> list[Any]:
+    """The declared levels of ``var`` as a list; anything but an ordered one-dimensional collection is refused
+    (a string would otherwise be read as its characters, a set has no order to take the reference level from)."""
+    ordered = isinstance(value, (Sequence, pd.Index, pd.Series, pd.Categorical)) or (
+        isinstance(value, np.ndarray) and value.ndim == 1)
+    if ordered and not isinstance(value, (str, bytes)):
+        return list(value)
+    if isinstance(value, (str, bytes)):
+        got = "a string"
+    elif isinstance(value, (set, frozenset)):
+        got = "a set, which has no order (the first level is the reference)"
+    elif isinstance(value, np.ndarray):
+        got = f"a {value.ndim}-dimensional array"
+    else:
+        got = f"a value of type {type(value).__name__}"
+    raise FormulaError(f"levels for '{var}' must be a list of the levels, e.g. [0, 1]; got {got}. No budget was "
+                       "spent.")
 
 
 def _clip_ranges(bounds: Mapping[str, tuple[float, float]], facts: Iterable[FactorFacts], variables: Sequence[str],

@@ -499,6 +499,7 @@ SPEC = MethodSpec(
     fit=fit,
     options=AMBSSGDOptions,
     needs_bounds=False,
+    unbounded_guarantee="the method clips each row's gradient to a privately released norm",
     regimes="baseline for DP-RobGD: no data bounds needed, large n, well-conditioned covariates, clean labels",
     min_rows=descent.min_rows,
     theory_rate=theory_rate,

@@ -307,6 +307,7 @@ SPEC = MethodSpec(
     fit=fit,
     options=DPSGDOptions,
     needs_bounds=False,
+    unbounded_guarantee="the method clips each row's gradient to a public norm",
     null_rows=True,
     regimes="baseline that needs no data bounds (worst-case DP by gradient clipping); sensitive to the clip norm "
             "and learning rate, which must be chosen without looking at the data",

@@ -459,7 +459,8 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     plan = _plan(ctx, options, ranges)
     mus, rng, ledger = plan.mus, ctx.rng, ctx.ledger
     domain, notes = release_domain(rows.reduce, n, d, intercept_index=ctx.intercept_index, column_ranges=ranges,
-                                   response_range=ctx.response_range, mu=mus.get("domain", 1.0), rng=rng, ledger=ledger)
+                                   response_range=ctx.response_range, mu=mus.get("domain", 1.0), rng=rng, ledger=ledger,
+                                   label=ctx.variable_name)
     st = release_moments(rows.reduce, n, domain, mu_centre=mus.get("centre", 1.0), mu_scale=mus["scale"], rng=rng,
                          ledger=ledger, null_rows=ctx.null_rows)
     radius2 = GRAM_RADIUS2 * d
@@ -796,6 +797,7 @@ SPEC = MethodSpec(
     needs_bounds=False,
     null_rows=True,
     null_marks=True,
+    unbounded_guarantee="the method clips to privately released ranges",
     regimes="n = 100 to 10^5 rows: standardises privately inside the declared bounds (or a released domain without "
             "them) and reports intervals where n * mu(epsilon, delta) >= 15 (wide below 100)",
     inference_rule=InferenceRule("bootstrap", min_n_mu=INTERVAL_MIN_N_MU),

@@ -571,6 +571,7 @@ SPEC = MethodSpec(
     fit=fit,
     options=RobGDOptions,
     needs_bounds=False,
+    unbounded_guarantee="the method clips each row's covariates and residual to privately released thresholds",
     regimes="no data bounds needed; labels possibly corrupted (up to max_corruption); large n "
             "(tens of thousands of rows); well-conditioned covariates (T grows with the condition number)",
     min_rows=descent.min_rows,

@@ -153,6 +153,10 @@ class FitContext:
     null_rows : bool
         ``missing="drop"`` in a private fit: incomplete rows are public null rows (n counts them; how many there
         are is private).
+    column_names : tuple of str
+        The design columns' names (public), for notes; () when the caller gave none.
+    response_name : str
+        The response's name (public), for notes.
 
     Examples
     --------
@@ -175,6 +179,26 @@ class FitContext:
     rescaled: bool = False
     declared_ranges: tuple[bool, ...] = ()
     null_rows: bool = False
+    column_names: tuple[str, ...] = ()
+    response_name: str = ""
+
+    def variable_name(self, variable: int | str) -> str:
+        """The name of a design column (by index) or of the response (``"response"``), for notes (public).
+
+        Parameters
+        ----------
+        variable : int or str
+            A design column's index, or ``"response"``.
+
+        Returns
+        -------
+        str
+            The column's name (``"column j"`` when no names were given), or ``"<name> (response)"``.
+        """
+        if variable == "response":
+            return f"{self.response_name} (response)" if self.response_name else "the response"
+        j = int(variable)
+        return self.column_names[j] if j < len(self.column_names) else f"column {j}"
 
     @property
     def epsilon(self) -> float:
@@ -711,6 +735,9 @@ class MethodSpec:
         which needs no n.  When a source knows its row count only by reading (CSV, Dask), the pipeline runs
         this pass to count the rows and the method's own first ``rows.reduce`` of an equal pass is served
         from it, so the data are read once.
+    unbounded_guarantee : str
+        For a method that needs no bounds: why its guarantee holds for the variables without declared bounds, in a
+        few words (the privacy report's Guarantee line); empty: "the method needs none".
 
     Examples
     --------
@@ -744,6 +771,7 @@ class MethodSpec:
     null_rows: bool = False
     null_marks: bool = False
     first_pass: FirstPass | None = None
+    unbounded_guarantee: str = ""
 
     proofs_dir: ClassVar[str] = "docs/proofs"
 

@@ -49,7 +49,7 @@ import pandas as pd
 
 from dpstats.blas import single_threaded_blas
 from dpstats.errors import DataTypeError, MissingDataError
-from dpstats.formula.frame import as_frame
+from dpstats.formula.frame import as_frame, check_unique_columns
 
 __all__ = ["DataSource", "DataFrameSource", "CSVSource", "ParquetSource", "DaskSource", "as_source",
            "is_chunked_data", "DEFAULT_CHUNK_ROWS"]
@@ -68,7 +68,9 @@ Combine = Callable[[Any, Any], Any]
 
 
 def _unknown_to_object(schema: pd.DataFrame) -> pd.DataFrame:
-    """Categorical columns without public categories are treated as plain values (levels then must be declared)."""
+    """Categorical columns without public categories are treated as plain values (levels then must be declared);
+    duplicate column names are refused (:func:`~dpstats.formula.frame.check_unique_columns`)."""
+    check_unique_columns(schema.columns)
     out = {}
     for c in schema.columns:
         col = schema[c]
@@ -178,6 +180,7 @@ class DataFrameSource(DataSource):
         self.chunksize = _check_chunksize(self.chunksize)
 
     def schema(self) -> pd.DataFrame:
+        check_unique_columns(self.frame.columns)
         return self.frame.iloc[:0]
 
     def known_rows(self) -> int | None:

@@ -498,7 +498,8 @@ def release_count(d: int, intercept_index: int | None, column_ranges: Ranges, de
 def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *, intercept_index: int | None,
                             column_ranges: Ranges, mu: float, rng: np.random.Generator, ledger: PrivacyLedger,
                             declared: Sequence[bool] = (), response_range: tuple[float, float] | None = None,
-                            moments_first: bool = False) -> tuple[Standardisation, list[str]]:
+                            moments_first: bool = False,
+                            label: Callable[[int | str], str] = str) -> tuple[Standardisation, list[str]]:
     """Release the centres and scales (module docstring) from the ``n`` rows under mu-GDP, charged to ``ledger``.
 
     ``reduce(fn, combine)`` evaluates a pass on all the rows (:meth:`~dpstats.rows.base.Rows.reduce`): one
@@ -509,7 +510,8 @@ def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *
     the clipped Gaussian releases of the declared variables are made for all of them and replace a cleared
     histogram's reading where they are precise or at odds with it (module docstring); False (DP-AMBSSGD, whose
     benchmark fits this did not help): they are made only where a histogram did not clear.  Returns the map and
-    report notes.
+    report notes, which name each variable by ``label`` (a design column's index or ``"response"`` -> its public
+    name).
     """
     centring = intercept_index is not None
     centre, scale = np.zeros(d), np.ones(d)
@@ -517,7 +519,8 @@ def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *
     public = [j for j in range(d) if j != intercept_index and j not in private]
     for j in public:
         centre[j], scale[j] = _public_map(_range(column_ranges, j), centring)
-    notes = [f"columns {public}: centred and scaled by their public ranges (nothing spent)"] if public else []
+    notes = [f"columns {_named(label, public)}: centred and scaled by their public ranges (nothing spent)"
+             ] if public else []
     free, bounded, y_released, y_bounded = _plan_variables(d, intercept_index, column_ranges, declared,
                                                            response_range)
     # The response is always centred (with an intercept), even when its range is declared: a declared response
@@ -539,14 +542,14 @@ def release_standardisation(reduce: Callable[[Any, Any], Any], n: int, d: int, *
     c_all, s_all = _within_ranges(hist_c, hist_s, ranges)
     names: list[int | str] = [*columns, *(["response"] if y_released else [])]
     fallback = [i for i, iv in enumerate(ranges) if iv is None or not _bounded(iv)]
-    notes += _notes(columns, y_released, centring, n // b, b, mu_round,
+    notes += _notes(names, centring, n // b, b, mu_round,
                     [names[i] for i in fallback if math.isnan(s_all[i]) and names[i] != "response"],
-                    [names[i] for i in fallback if math.isnan(c_all[i])])
+                    [names[i] for i in fallback if math.isnan(c_all[i])], label)
     passes = 1
     if bounded or y_bounded:
         gauss = [i for i, iv in enumerate(ranges) if iv is not None and _bounded(iv)]
         passes += _release_bounded(reduce, n, gauss, ranges, names, centring, block, c_all, s_all, rng, notes,
-                                   moments_first)
+                                   moments_first, label)
     for i, j in enumerate(columns):  # no range and no release: the public fallback centre 0, scale 1
         centre[j] = 0.0 if math.isnan(c_all[i]) else c_all[i]
         scale[j] = 1.0 if math.isnan(s_all[i]) else s_all[i]
@@ -612,7 +615,7 @@ _CENTRE_PRECISION = 8.0
 def _release_bounded(reduce: Callable[[Any, Any], Any], n: int, gauss: list[int],
                      ranges: list[tuple[float, float] | None], names: list[int | str], centring: bool,
                      block: GaussianBlock, centres: np.ndarray, scales: np.ndarray, rng: np.random.Generator,
-                     notes: list[str], moments_first: bool) -> int:
+                     notes: list[str], moments_first: bool, label: Callable[[int | str], str] = str) -> int:
     """The clipped Gaussian releases of the variables with declared ranges (positions ``gauss`` among the released
     variables; module docstring, "Declared ranges"): sets their ``centres`` and ``scales`` in place where the
     histograms did not clear (NaN) or where a release is precise or at odds with the histogram's reading, adds
@@ -658,7 +661,7 @@ def _release_bounded(reduce: Callable[[Any, Any], Any], n: int, gauss: list[int]
     # replaces a cleared histogram's scale when it is precise (below), and is the scale where none cleared
     need_s = [i for i in gauss if names[i] != "response" and (moments_first or math.isnan(scales[i]))]
     fallback_s = [i for i in need_s if math.isnan(scales[i])]
-    replaced: list[int] = []
+    replaced: list[int | str] = []
     if need_s:
         about = (centres - lo) / width if centring else -lo / width  # the u of the centre (of 0 without one)
         q = len(cols)
@@ -673,38 +676,43 @@ def _release_bounded(reduce: Callable[[Any, Any], Any], n: int, gauss: list[int]
         h = scales[at] / (_MAD_TO_SD * width[at])  # the histogram's reading, in units of the deviation
         # an imprecise deviation that agrees with the histogram keeps the histogram's scale
         use = ~(cleared & (mad < _MAD_PRECISION * floor) & (np.abs(mad - h) <= _MAD_AGREEMENT * floor))
-        replaced = [int(i) for i in at[cleared & use]]
+        replaced = [names[i] for i in at[cleared & use]]
         scales[at[use]] = np.minimum(_MAD_TO_SD * width[at[use]] * np.maximum(mad[use], floor), caps[use])
         passes += 1
     if fallback_c or fallback_s:
-        what = " and ".join([*([f"centres of {[names[i] for i in fallback_c]}"] if fallback_c else []),
-                             *([f"scales of {[names[i] for i in fallback_s]}"] if fallback_s else [])])
+        what = " and ".join([*([f"centres of {_named(label, [names[i] for i in fallback_c])}"] if fallback_c else []),
+                             *([f"scales of {_named(label, [names[i] for i in fallback_s])}"] if fallback_s else [])])
         notes.append(f"declared ranges (the privacy domain, not a scale): the histograms did not clear for the "
                      f"{what}; released instead as clipped Gaussian means (scales: mean absolute deviations) of the "
                      f"values clipped to their ranges (mu={block.mu_round:.4g}-GDP per release)")
     if replaced_c:
-        notes.append(f"declared ranges: the centres of {replaced_c} are their released clipped means (noise sd at most "
-                     f"1/{_CENTRE_PRECISION:g} of the scale, or more than {_MAD_AGREEMENT:g} noise sds from the "
-                     "histogram's reading), not the modes of their group-mean histograms")
+        notes.append(f"declared ranges: the centres of {_named(label, replaced_c)} are their released clipped means "
+                     f"(noise sd at most 1/{_CENTRE_PRECISION:g} of the scale, or more than {_MAD_AGREEMENT:g} noise "
+                     "sds from the histogram's reading), not the modes of their group-mean histograms")
     if replaced:
-        notes.append(f"declared ranges: the scales of {[names[i] for i in replaced]} are their released clipped mean "
+        notes.append(f"declared ranges: the scales of {_named(label, replaced)} are their released clipped mean "
                      f"absolute deviations (at least {_MAD_PRECISION:g} noise sds, or more than {_MAD_AGREEMENT:g} "
                      "from the histogram's reading), not the modes of their group-variance histograms")
     return passes
 
 
-def _notes(private: list[int], private_y: bool, centring: bool, k: int, b: int, mu_round: float,
-           fallback_scale: list[int | str], fallback_centre: list[int | str]) -> list[str]:
-    """The report lines of the histogram releases (public facts and which variables without a range fell
-    back)."""
-    notes = [f"columns {private}{' and the response' if private_y else ''}: private "
-             f"{'centres and ' if centring else ''}scales released from {k} groups of "
-             f"{b} rows (histograms, mu={mu_round:.4g}-GDP each, composed with the rest of the fit); the fit ran on "
-             "(x - centre) / scale and its coefficients were mapped back"]
+def _named(label: Callable[[int | str], str], variables: Sequence[int | str]) -> str:
+    """The variables' public names, comma-separated (``label`` maps a design column's index or ``"response"``)."""
+    return ", ".join(label(v) for v in variables)
+
+
+def _notes(names: list[int | str], centring: bool, k: int, b: int, mu_round: float,
+           fallback_scale: list[int | str], fallback_centre: list[int | str],
+           label: Callable[[int | str], str] = str) -> list[str]:
+    """The report lines of the histogram releases of the variables ``names`` (public facts and which variables
+    without a range fell back), naming each by ``label``."""
+    notes = [f"variables {_named(label, names)}: private {'centres and ' if centring else ''}scales released from "
+             f"{k} groups of {b} rows (histograms, mu={mu_round:.4g}-GDP each, composed with the rest of the fit); the "
+             "fit ran on (x - centre) / scale and its coefficients were mapped back"]
     if fallback_scale:
-        notes.append(f"columns {fallback_scale}: the scale histogram did not clear its noise (too few rows for this "
-                     "budget, or an almost constant column): the public fallback, scale 1")
+        notes.append(f"columns {_named(label, fallback_scale)}: the scale histogram did not clear its noise (too few "
+                     "rows for this budget, or an almost constant column): the public fallback, scale 1")
     if fallback_centre:
-        notes.append(f"columns {fallback_centre}: the centre histogram did not clear its noise: the public fallback, "
-                     "centre 0")
+        notes.append(f"variables {_named(label, fallback_centre)}: the centre histogram did not clear its noise: the "
+                     "public fallback, centre 0")
     return notes

@@ -321,8 +321,8 @@ def domain_variables(d: int, intercept_index: int | None, column_ranges: Sequenc
 
 def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, intercept_index: int | None,
                    column_ranges: Sequence[tuple[float, float] | None], response_range: tuple[float, float] | None,
-                   mu: float, rng: np.random.Generator,
-                   ledger: PrivacyLedger) -> tuple[Domain, list[str]]:
+                   mu: float, rng: np.random.Generator, ledger: PrivacyLedger,
+                   label: Callable[[int | str], str] = str) -> tuple[Domain, list[str]]:
     """The clipping domain (module docstring, step 1): public ranges where known, released ones elsewhere.
 
     For the k variables released, one pass sums x and x^2 over the groups of a public random partition of the
@@ -332,8 +332,8 @@ def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, interce
     group, so each histogram has L2 sensitivity sqrt(2); the 2k histograms are one Gaussian block of 2k
     releases at mu / sqrt(2k), adaptively composed: mu-GDP in all.  The released domain is [c - R s, c + R s]
     with R = ``DOMAIN_HALF_WIDTH`` (public).  A histogram whose mode does not clear the noise of its empty
-    bins still gives its mode (a released value, only less accurate); the notes say so.  Returns the domain
-    and notes.
+    bins still gives its mode (a released value, only less accurate); the notes say so, naming each variable
+    by ``label`` (a design column's index or ``"response"`` -> its public name).  Returns the domain and notes.
     """
     lo, hi = np.ones(d), np.ones(d)
     for j in range(d):
@@ -368,11 +368,12 @@ def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, interce
             y_lo, y_hi = low, high
         else:
             lo[int(name)], hi[int(name)] = low, high
-    notes.append(f"variables {names} have no public range: each was clipped to a released domain, centre "
-                 f"+- {DOMAIN_HALF_WIDTH:g} released scales ({k} groups of {b} rows)")
+    notes.append(f"variables {', '.join(map(label, names))} have no public range (no bounds declared): each was "
+                 f"clipped to a released domain, centre +- {DOMAIN_HALF_WIDTH:g} released scales ({k} groups of "
+                 f"{b} rows)")
     if uncleared:
-        notes.append(f"variables {uncleared}: a domain histogram's mode did not clear the noise of its empty bins "
-                     "(too few rows for this budget): the domain is rough")
+        notes.append(f"variables {', '.join(map(label, uncleared))}: a domain histogram's mode did not clear the "
+                     "noise of its empty bins (too few rows for this budget): the domain is rough")
     return Domain(lo, hi, y_lo, y_hi, intercept_index), notes
 
 

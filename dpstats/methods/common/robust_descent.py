@@ -156,7 +156,8 @@ def precondition(rows: Rows, ctx: FitContext, mu_pre: float, notes: list[str],
     st, lines = release_standardisation(rows.reduce, ctx.n, ctx.d, intercept_index=ctx.intercept_index,
                                         column_ranges=ctx.column_ranges or None, mu=mu_pre, rng=ctx.rng,
                                         ledger=ctx.ledger, declared=ctx.declared_ranges,
-                                        response_range=ctx.response_range, moments_first=moments_first)
+                                        response_range=ctx.response_range, moments_first=moments_first,
+                                        label=ctx.variable_name)
     notes.extend(lines)
     diagnostics.update(centre=st.centre, scale=st.scale, y_centre=st.y_centre)
     return st

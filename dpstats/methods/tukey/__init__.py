@@ -73,6 +73,7 @@ SPEC = MethodSpec(
     fit=fit,
     options=TukeyOptions,
     needs_bounds=False,
+    unbounded_guarantee="a replaced row changes one block's model, whatever its values",
     regimes="no data bounds needed; n of about 1000*d or more; may refuse (PTR) and still spend budget",
     min_rows=_min_rows,
     theory_rate=theory_rate,

@@ -149,12 +149,12 @@ def _prepare(rows: Rows, ctx: FitContext, plan: Plan, layout: Layout, part: obje
     _note_preprocessing(plan, prep, epsilon, log)
     if not plan.moments:
         return prep, plan
-    zero = prep.zero_radius()
+    zero = [ctx.variable_name(v) for v in prep.zero_radius()]
     if zero:
         return _fall_back(ctx, plan, prep, log, check_spent=False,
                           why=f"the private spread of {', '.join(zero)} is 0 (more than 75% of the values equal the "
                               "private median, as in a rare 0/1 indicator or a zero-inflated count)",
-                          short=f"zero radius of {zero}")
+                          short=f"zero radius of {', '.join(zero)}")
     if not prep.private_columns:
         if plan.share_check > 0.0:
             log.notes.append("no released radius can clip a column (each reached its public range's limit): the "

@@ -248,13 +248,13 @@ class Preprocessing:
             beta[self.intercept_index] = coef[self.intercept_index] - float(beta @ self.centre) + self.y_centre
         return beta
 
-    def zero_radius(self) -> list[str]:
+    def zero_radius(self) -> list[int | str]:
         """The variables whose released radius is 0 (more than about 75% of the values at the released centre,
-        and no public range to fall back on); empty when none.  A fact about released values."""
+        and no public range to fall back on), as design-column indices and ``"response"``; empty when none.  A
+        fact about released values."""
         if not self.clip:
             return []
-        return [str(int(j)) for j in np.flatnonzero(self.radius == 0.0)] + (
-            ["the response"] if self.y_radius == 0.0 else [])
+        return [int(j) for j in np.flatnonzero(self.radius == 0.0)] + (["response"] if self.y_radius == 0.0 else [])
 
 
 def ranks_sorted(ordered: np.ndarray, grid: np.ndarray) -> np.ndarray:
