@@ -124,10 +124,10 @@ class RankProbe:
                 cats = list(col.cat.categories)
                 if not cats:
                     return None
-                columns[var] = pd.Categorical([cats[k] for k in _indices(u, len(cats))], categories=cats)
+                columns[var] = pd.Categorical.from_codes(_indices(u, len(cats)), categories=cats)
             elif var in allowed:
-                levels = list(allowed[var])
-                columns[var] = np.array([levels[k] for k in _indices(u, len(levels))], dtype=object)
+                levels = np.array(list(allowed[var]), dtype=object)
+                columns[var] = levels[_indices(u, levels.size)]
             elif pd.api.types.is_bool_dtype(col.dtype):
                 columns[var] = u >= 0.5
             elif is_numeric(col):

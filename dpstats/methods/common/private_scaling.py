@@ -197,22 +197,18 @@ class UnitSumsPass:
             parts.append(self.domain.response(y)[:, None])
         return np.hstack(parts)
 
-    def terms(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """Each row's term of the sums (zero rows for the null rows)."""
-        values = self.values(X, y)
-        marked = null_marks(y)
-        if marked is not None:
-            values[marked] = 0.0
+    def row_terms(self, values: np.ndarray) -> np.ndarray:
+        """Each row's term of the sums from its values u (here u itself)."""
         return values
 
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
-        return self.counted(self.terms(X, y).sum(axis=0), y)
-
-    def counted(self, sums: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """``sums`` with the count of the rows that are not null rows appended, when ``count``."""
+        terms = self.row_terms(self.values(X, y))
+        marked = null_marks(y)
+        if marked is not None:
+            terms[marked] = 0.0
+        sums = terms.sum(axis=0)
         if not self.count:
             return sums
-        marked = null_marks(y)
         return np.append(sums, float(y.shape[0] - (0 if marked is None else int(marked.sum()))))
 
 
@@ -224,12 +220,9 @@ class DeviationSumsPass(UnitSumsPass):
         super().__init__(domain, columns, response, count)
         self.centre = centre
 
-    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
-        terms = np.abs(self.values(X, y) - self.centre)
-        marked = null_marks(y)
-        if marked is not None:
-            terms[marked] = 0.0
-        return self.counted(terms.sum(axis=0), y)
+    def row_terms(self, values: np.ndarray) -> np.ndarray:
+        """|u - c| of each row."""
+        return np.abs(values - self.centre)
 
 
 def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *, mu_centre: float, mu_scale: float,
@@ -253,33 +246,28 @@ def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *
     if k == 0:
         return Standardisation(domain, centre, scale, 0.0, 1.0)
     c = np.zeros(k)
-    extra = 1.0 if null_rows else 0.0
+    centring = domain.intercept_index is not None
     rows: float | None = None
-    if domain.intercept_index is not None:
+    if centring:
         sums = reduce(UnitSumsPass(domain, cols, resp, count=null_rows), add_arrays)
-        noisy = np.asarray(gaussian_mechanism_mu(sums, l2_sensitivity=math.sqrt(4.0 * k + extra), mu=mu_centre,
-                                                 rng=rng, ledger=ledger,
+        noisy = np.asarray(gaussian_mechanism_mu(sums, l2_sensitivity=math.sqrt(4.0 * k + null_rows),
+                                                 mu=mu_centre, rng=rng, ledger=ledger,
                                                  name="pgd: private centres (sums of the clipped variables)"),
                            dtype=float)
         noisy, rows = _split_count(noisy, n, null_rows)
         c = np.clip(noisy / (rows or n), -1.0, 1.0)
-        sens = 2.0 * math.sqrt(k)
-        dev_pass = DeviationSumsPass(domain, cols, resp, c)
-    else:
-        sens = math.sqrt(k)
-        dev_pass = DeviationSumsPass(domain, cols, resp, c, count=null_rows)
-    counted = rows is None and null_rows
-    dev = reduce(dev_pass, add_arrays)
-    noisy = np.asarray(gaussian_mechanism_mu(dev, l2_sensitivity=math.sqrt(sens**2 + (1.0 if counted else 0.0)),
-                                             mu=mu_scale, rng=rng, ledger=ledger,
+    sens = 2.0 * math.sqrt(k) if centring else math.sqrt(k)
+    counted = null_rows and not centring  # without a centre release, the scales' vector carries the count
+    dev = reduce(DeviationSumsPass(domain, cols, resp, c, count=counted), add_arrays)
+    noisy = np.asarray(gaussian_mechanism_mu(dev, l2_sensitivity=math.sqrt(sens**2 + counted), mu=mu_scale,
+                                             rng=rng, ledger=ledger,
                                              name="pgd: private scales (sums of absolute deviations)"), dtype=float)
-    if counted:
-        noisy, rows = _split_count(noisy, n, True)
-    mean_rows = rows or n
+    noisy, counted_rows = _split_count(noisy, n, counted)
+    mean_rows = rows or counted_rows or n
     s = np.maximum(1.25 * noisy / mean_rows, max(2.0 * sens / (mu_scale * mean_rows), 2.0**-10))
     centre[cols], scale[cols] = c[:cols.size], s[:cols.size]
     y_centre, y_scale = (float(c[-1]), float(s[-1])) if resp else (0.0, 1.0)
-    return Standardisation(domain, centre, scale, y_centre, y_scale, rows=rows)
+    return Standardisation(domain, centre, scale, y_centre, y_scale, rows=rows or counted_rows)
 
 
 def _split_count(noisy: np.ndarray, n: int, counted: bool) -> tuple[np.ndarray, float | None]:
