@@ -237,3 +237,19 @@ def test_a_lasso_step_too_small_for_a_double_is_a_typed_refusal() -> None:
         dpstats.dp_ols("y ~ x", _frame(200), epsilon=1.0, delta=1e-6, method="lasso", sparsity=1, step_size=1e-320,
                        bounds={"x": (-4, 4), "y": (-8, 8)}, accountant=acct)
     assert acct.spent == (0.0, 0.0)
+
+
+def test_a_spread_beyond_the_released_domains_scale_grid_is_flagged_in_the_notes() -> None:
+    """pgd without bounds: a variable whose released spread lands in the scale grid's last bin is clipped to a
+    domain that may be far narrower than its values; the notes say so (from the released bin alone), and an
+    ordinary scale gives no such note."""
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"x": rng.normal(5.0, 2.0, 800)})
+    frame["y"] = 1.0 + 0.5 * frame["x"] + rng.normal(0.0, 1.0, 800)
+    flagged = []
+    for scale in (1.0, 1e12, 1e200):
+        res = dpstats.dp_ols("y ~ x", frame.assign(x=frame["x"] * scale), 1.0, 1e-6, method="pgd", random_state=1)
+        assert np.all(np.isfinite(res.params))
+        flagged.append(any("top bin of the scale grid" in note and "variables x:" in note
+                           for note in res.privacy.notes))
+    assert flagged == [False, True, True]

@@ -347,11 +347,13 @@ def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, interce
         means = sums[0] / b
         variances = np.maximum(sums[1] - sums[0] * means, 0.0) / (b - 1)
     order = [*[j for j in names if j != "response"], *(["response"] if "response" in names else [])]
-    uncleared = []
+    uncleared, saturated = [], []
     for i, name in enumerate(order):
-        low, high, cleared = _released_domain(means[i], variances[i], block, rng)
+        low, high, cleared, beyond = _released_domain(means[i], variances[i], block, rng)
         if not cleared:
             uncleared.append(name)
+        if beyond:
+            saturated.append(name)
         if name == "response":
             y_lo, y_hi = low, high
         else:
@@ -362,12 +364,19 @@ def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, interce
     if uncleared:
         notes.append(f"variables {', '.join(map(label, uncleared))}: a domain histogram's mode did not clear the "
                      "noise of its empty bins (too few rows for this budget): the domain is rough")
+    if saturated:
+        top = math.sqrt(VARIANCE_GRID.edges[-2])
+        notes.append(f"WARNING: variables {', '.join(map(label, saturated))}: the released spread is in the top bin "
+                     f"of the scale grid (standard deviation {top:.3g} or more), so the released domain can be much "
+                     "narrower than the values and clips them hard (their coefficients shrink towards 0); express "
+                     "these variables in larger units (e.g. thousands) or declare bounds for them")
     return Domain(lo, hi, y_lo, y_hi, intercept_index), notes
 
 
 def _released_domain(means: np.ndarray, variances: np.ndarray, block: Any,
-                     rng: np.random.Generator) -> tuple[float, float, bool]:
-    """(lo, hi, cleared) of one variable from its group means and variances: two releases of ``block``."""
+                     rng: np.random.Generator) -> tuple[float, float, bool, bool]:
+    """(lo, hi, cleared, beyond) of one variable from its group means and variances: two releases of ``block``;
+    ``beyond`` says the released variance bin is the grid's last (the spread may exceed the grid)."""
     noisy = np.asarray(block.release(grid_counts(variances, VARIANCE_GRID).astype(float),
                                      l2_sensitivity=HISTOGRAM_SENSITIVITY, rng=rng))
     m = 1 + int(np.argmax(noisy[1:]))  # bin 0: groups of equal values
@@ -380,4 +389,4 @@ def _released_domain(means: np.ndarray, variances: np.ndarray, block: Any,
     cleared = bool(noisy[m] > clearance(VARIANCE_GRID.bins, block.mu_round)
                    and noisy_c[mc] > clearance(LOCATION_GRID.size, block.mu_round))
     low, high = _domain_of(2.0 * scale * LOCATION_GRID.value(mc), scale)
-    return low, high, cleared
+    return low, high, cleared, m == VARIANCE_GRID.bins - 1
