@@ -271,8 +271,29 @@ class _FitState:
         self.private = True
 
 
+#: Keywords of one entry point passed to the other, and what to write instead (they would otherwise reach the
+#: method as unknown options).
+_ARRAY_KEYWORDS = {"bounds": "x_bounds= (the columns' ranges) and y_bounds= (the response's)",
+                   "X_bounds": "x_bounds=", "levels": "a numeric design (dp_ols_arrays has no factors)"}
+_FRAME_KEYWORDS = {"x_bounds": "bounds={'column': (lo, hi), ...}, the response's range included",
+                   "X_bounds": "bounds={'column': (lo, hi), ...}, the response's range included",
+                   "y_bounds": "bounds={'column': (lo, hi), ...}, the response's range included"}
+
+
+def _check_entry_keywords(request: FitRequest) -> None:
+    """Refuse, before anything is read, a keyword of the other entry point (``bounds=`` given to
+    :func:`dpstats.dp_ols_arrays`, ``x_bounds=`` to :func:`dpstats.dp_ols`) with what to write instead."""
+    arrays = isinstance(request.data, ArrayData)
+    known = _ARRAY_KEYWORDS if arrays else _FRAME_KEYWORDS
+    misplaced = [name for name in request.options if name in known]
+    if misplaced:
+        entry = "dp_ols_arrays" if arrays else "dp_ols"
+        raise InvalidArgumentError(f"{entry} has no argument {misplaced[0]}=; write {known[misplaced[0]]}")
+
+
 def run(request: FitRequest) -> DPRegressionResults:
     """Fit ``request`` (module docstring).  Every exit settles the accountant's reservation."""
+    _check_entry_keywords(request)
     eps, dlt = check_privacy_parameters(request.epsilon, request.delta)
     spec = resolve_method(request.method, eps)
     options = spec.parse_options(request.options, delta=dlt) if spec is not None else None

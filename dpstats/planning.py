@@ -746,7 +746,7 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
     epsilon : float, optional
         The budget's epsilon.
     delta : float, optional
-        The budget's delta (with bounds, default 1e-6).
+        The budget's delta (default 1e-6).
     sparsity : int, optional
         s for the sparse rates (lasso, the sparse lower bound).
     method : str, sequence of str or None
@@ -793,7 +793,8 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
     ...              levels={"g": ["a", "b"]}, epsilon=1.0, rsquared=0.5)  # doctest: +SKIP
     """
     if bounds is None and formula is None:
-        return rate_plan(target, d, epsilon, delta, sparsity=sparsity, method=method)  # type: ignore[arg-type]
+        return rate_plan(target, d, epsilon, DEFAULT_DELTA if delta is None else delta,  # type: ignore[arg-type]
+                         sparsity=sparsity, method=method)  # type: ignore[arg-type]
     if d is not None:
         raise InvalidArgumentError("with bounds or a formula, d comes from the design: leave d out")
     if bounds is None:

@@ -264,7 +264,8 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
             unknown = [str(k) for k in self.bounds if str(k) not in names]
             if unknown:
                 raise InvalidBoundsError(f"bounds name columns that are not inputs: {', '.join(unknown)}; the "
-                                         f"input columns are {', '.join(names)}")
+                                         f"input columns are {', '.join(names)} (the response's range goes in "
+                                         "y_bounds=)")
             out.update({str(k): _pair(v, f"bounds[{k!r}]") for k, v in self.bounds.items()})
         elif self.bounds is not None:
             arr = np.asarray(self.bounds, dtype=float)

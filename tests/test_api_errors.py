@@ -1,0 +1,49 @@
+"""Keywords given to the wrong entry point, and defaults of the planning call: typed refusals that say what to
+write, decided before any data are read."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpstats
+from dpstats.errors import InvalidArgumentError, InvalidBoundsError
+from dpstats.sklearn import DPLinearRegression
+
+
+def _data() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(200, 2))
+    return X, X @ np.array([1.0, -1.0]) + rng.normal(0, 0.1, 200)
+
+
+@pytest.mark.parametrize(("keyword", "hint"), [("bounds", "x_bounds="), ("X_bounds", "x_bounds="),
+                                               ("levels", "numeric design")])
+def test_dp_ols_arrays_names_its_own_keyword_for_a_misplaced_one(keyword: str, hint: str) -> None:
+    X, y = _data()
+    acct = dpstats.PrivacyAccountant(epsilon=2.0, delta=1e-5)
+    with pytest.raises(InvalidArgumentError, match=hint):
+        dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, accountant=acct, **{keyword: {"x1": (-1, 1)}})
+    assert acct.spent == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("keyword", ["x_bounds", "y_bounds", "X_bounds"])
+def test_dp_ols_names_bounds_for_an_arrays_keyword(keyword: str) -> None:
+    X, y = _data()
+    frame = pd.DataFrame({"a": X[:, 0], "y": y})
+    with pytest.raises(InvalidArgumentError, match=r"bounds=\{'column'"):
+        dpstats.dp_ols("y ~ a", frame, 1.0, 1e-6, **{keyword: (-1, 1)})
+
+
+def test_sklearn_bounds_on_the_response_point_to_y_bounds() -> None:
+    X, y = _data()
+    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1]})
+    with pytest.raises(InvalidBoundsError, match="y_bounds="):
+        DPLinearRegression(epsilon=1.0, bounds={"a": (-1, 1), "b": (-1, 1), "y": (-3, 3)}).fit(frame, y)
+
+
+def test_plan_by_rates_defaults_delta_as_the_planning_call_with_bounds_does() -> None:
+    implicit = dpstats.plan(0.1, d=4, epsilon=1.0)
+    explicit = dpstats.plan(0.1, d=4, epsilon=1.0, delta=1e-6)
+    pd.testing.assert_frame_equal(implicit, explicit)
