@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 from dpstats.api_arrays import array_design, describe_arrays
-from dpstats.bounds import DataBounds, declared_interval
+from dpstats.bounds import DataBounds, column_values, declared_interval
 from dpstats.errors import (
     DPStatsError,
     FormulaError,
@@ -541,7 +541,18 @@ def _public_ranges(design: Design, scaling: PublicScaling | None) -> dict[str, A
         if response is not None:
             response = ((response[0] - scaling.y_centre) / scaling.y_scale,
                         (response[1] - scaling.y_centre) / scaling.y_scale)
-    return {"column_ranges": tuple(columns), "response_range": response, "declared_ranges": _declared_ranges(design)}
+    return {"column_ranges": tuple(columns), "response_range": response, "declared_ranges": _declared_ranges(design),
+            "column_values": _column_values(design, scaling)}
+
+
+def _column_values(design: Design, scaling: PublicScaling | None) -> tuple[tuple[float, ...] | None, ...]:
+    """The values each design column can take when they come from the public contrast matrices (None for a
+    column with a numerical factor), in the units the method sees."""
+    values = column_values(design.design_info)
+    if scaling is None:
+        return values
+    return tuple(None if v is None else tuple(float((u - c) / s) for u in v)
+                 for v, c, s in zip(values, scaling.centre, scaling.scale, strict=True))
 
 
 def _declared_ranges(design: Design) -> tuple[bool, ...]:

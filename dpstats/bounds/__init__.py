@@ -4,15 +4,16 @@
   (:func:`interval_of_code`), the domain of each transform (:func:`domain_violation`,
   :func:`domain_requirements`) and the elementwise functions it bounds (:data:`ELEMENTWISE_FUNCTIONS`);
 * :mod:`dpstats.bounds.derive`: the range of every design column and of the response from the declared
-  ``bounds={...}`` (:func:`derive_ranges`), and what to declare when one is missing (:class:`BoundsAdvice`,
-  the message of :class:`~dpstats.errors.MissingBoundsError`);
+  ``bounds={...}`` (:func:`derive_ranges`), what to declare when one is missing (:class:`BoundsAdvice`,
+  the message of :class:`~dpstats.errors.MissingBoundsError`), and the values a factor's columns can take
+  (:func:`column_values`, from the contrast matrices);
 * :mod:`dpstats.bounds.data`: :class:`DataBounds`, the clip ranges a method that needs bounds receives.
 
 Nothing here reads data: every range is a function of the declared bounds, the formula and the schema.
 """
 
 from dpstats.bounds.data import DataBounds
-from dpstats.bounds.derive import BoundsAdvice, DesignRanges, declared_interval, derive_ranges
+from dpstats.bounds.derive import BoundsAdvice, DesignRanges, column_values, declared_interval, derive_ranges
 from dpstats.bounds.interval import (
     ELEMENTWISE_FUNCTIONS,
     DomainError,
@@ -26,4 +27,4 @@ from dpstats.bounds.interval import (
 
 __all__ = ["Interval", "DataBounds", "IntervalError", "UnsupportedExpressionError", "DomainError", "interval_of_code",
            "domain_violation", "domain_requirements", "ELEMENTWISE_FUNCTIONS", "BoundsAdvice", "DesignRanges",
-           "declared_interval", "derive_ranges"]
+           "column_values", "declared_interval", "derive_ranges"]

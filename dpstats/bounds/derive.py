@@ -33,7 +33,7 @@ from dpstats.bounds.interval import Interval, IntervalError, UnsupportedExpressi
 from dpstats.errors import FormulaError, InvalidBoundsError
 from dpstats.validation import check_bounds_pair
 
-__all__ = ["BoundsAdvice", "DesignRanges", "declared_interval", "derive_ranges"]
+__all__ = ["BoundsAdvice", "DesignRanges", "column_values", "declared_interval", "derive_ranges"]
 
 Bounds = Mapping[str, tuple[float, float]]
 #: how many of the data's column names a refused ``bounds=`` key lists (the closest matches come first anyway)
@@ -202,6 +202,58 @@ def _derived_ranges(design_info: Any, bounds: Bounds, columns: set[str]
                     iv = None if (iv is None or piv is None) else iv * piv
                 derived[name] = (iv, [code for _, piv, code in pieces if piv is None])
     return derived
+
+
+def column_values(design_info: Any) -> tuple[tuple[float, ...] | None, ...]:
+    """The values each design column can take when the design alone fixes them: for a column whose factors are
+    all categorical, the products of one entry from each factor's contrast-matrix column (a contrast matrix holds
+    one row per declared level), sorted and distinct; the intercept's is (1.0,); None for a column with a
+    numerical factor.  Read from the public contrast matrices only, never from the data.
+
+    Parameters
+    ----------
+    design_info : patsy.DesignInfo or None
+        The right-hand side's design (None: no column has known values).
+
+    Returns
+    -------
+    tuple of (tuple of float) or None
+        One entry per column of ``design_info``, in its column order.
+    """
+    if design_info is None:
+        return ()
+    found: dict[str, tuple[float, ...] | None] = {}
+    for term in design_info.terms:
+        for subterm in design_info.term_codings[term]:
+            per_factor = [_factor_values(f, subterm, design_info.factor_infos[f]) for f in subterm.factors]
+            for combo in _column_combinations([len(p) for p in per_factor]):
+                pieces = [per_factor[i][k] for i, k in enumerate(combo)]
+                name = ":".join(p[0] for p in pieces) or "Intercept"
+                found[name] = _product_values([p[1] for p in pieces])
+    return tuple(found.get(name) for name in design_info.column_names)
+
+
+def _factor_values(factor: Any, subterm: Any, info: Any) -> list[tuple[str, tuple[float, ...] | None]]:
+    """The design-column pieces one factor contributes to a subterm (named as in :func:`_factor_pieces`), with
+    the values each can take: the distinct entries of its contrast-matrix column; None for a numerical factor."""
+    if factor in subterm.contrast_matrices:
+        cm = subterm.contrast_matrices[factor]
+        mat = np.asarray(cm.matrix, dtype=float)
+        return [(factor.name() + sfx, tuple(float(v) for v in np.unique(mat[:, k])))
+                for k, sfx in enumerate(cm.column_suffixes)]
+    if info.num_columns == 1:
+        return [(factor.name(), None)]
+    return [(f"{factor.name()}[{k}]", None) for k in range(info.num_columns)]
+
+
+def _product_values(parts: Sequence[tuple[float, ...] | None]) -> tuple[float, ...] | None:
+    """The distinct products of one value from each part (None if any part is None; (1.0,) for no part)."""
+    values: set[float] = {1.0}
+    for part in parts:
+        if part is None:
+            return None
+        values = {v * w for v in values for w in part}
+    return tuple(sorted(values))
 
 
 def _column_intervals(design_info: Any, bounds: Bounds, columns: set[str], response_code: str

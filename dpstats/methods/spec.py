@@ -41,7 +41,7 @@ __all__ = ["MethodOptions", "check_bool", "FitContext", "Inference", "InferenceR
 OptionsT = TypeVar("OptionsT", bound="MethodOptions")
 
 #: names the pipeline fills from public facts; users cannot pass them as options
-PUBLIC_FACTS = ("intercept_index", "column_ranges", "response_range")
+PUBLIC_FACTS = ("intercept_index", "column_ranges", "response_range", "column_values")
 
 
 @dataclass(frozen=True)
@@ -157,6 +157,10 @@ class FitContext:
         The design columns' names (public), for notes; () when the caller gave none.
     response_name : str
         The response's name (public), for notes.
+    column_values : tuple of (tuple of float) or None
+        The values each design column can take when the design fixes them (a factor's dummy columns: the entries
+        of its public contrast matrix, e.g. (0.0, 1.0) for a two-level factor; the intercept (1.0,)), None for a
+        column with a numerical factor; never read from the data.  () means none is known.
 
     Examples
     --------
@@ -181,6 +185,7 @@ class FitContext:
     null_rows: bool = False
     column_names: tuple[str, ...] = ()
     response_name: str = ""
+    column_values: tuple[tuple[float, ...] | None, ...] = ()
 
     def variable_name(self, variable: int | str) -> str:
         """The name of a design column (by index) or of the response (``"response"``), for notes (public).

@@ -24,7 +24,11 @@ Sarathy & Vadhan ("Analyzing the differentially private Theil-Sen estimator for 
   runs both exponential mechanisms exactly on Cauchy profiles with ties, whose scale and tie share are drawn
   from their posterior given a noisy histogram (Laplace) of the values' distances from the released median in
   one-decade bins, the ties one more bin (:class:`ProfileRelease`).  The intercept's
-  draws carry the slope's error through a private mean of x.
+  draws carry the slope's error through a private mean of x;
+* **error block** (each coefficient's predicted privacy error): the second moments of the bootstrap's privacy
+  parts; for a two-valued predictor (a two-level factor, whose values are public: ``FitContext.column_values``)
+  from n * epsilon = 250 on, the slope's exponential mechanism run on the pair-slope profile the released values
+  imply (:class:`TwoValueProfile`: ties for pairs with equal x, normal slopes for the others), post-processing.
 
 Privacy (replace-one neighbours, n public): a replaced row changes at most k pair slopes and one residual, so
 every count the exponential mechanisms score moves by at most k (slopes) or 1 (residuals), a distance histogram
@@ -44,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy import optimize, stats
 
 from dpstats.errors import InvalidArgumentError, MethodOptionError
 from dpstats.methods.spec import (
@@ -74,9 +79,11 @@ __all__ = [
     "MedianRelease",
     "ProfileRelease",
     "ReleasedMedian",
+    "ReleasedMoments",
     "ResidualPass",
     "SlopePass",
     "TheilSenOptions",
+    "TwoValueProfile",
     "WindowedPairing",
     "cell_scores",
     "distance_counts",
@@ -85,10 +92,12 @@ __all__ = [
     "interval_reported",
     "linear_grid",
     "privacy_moment",
+    "privacy_split",
     "quantile_moment",
     "radius_grid",
     "slope_grid",
     "spread_release",
+    "two_values",
 ]
 
 #: the slope grid spans |slope| in S * 10^[-4, 3], S = (y range) / (x range) the box diagonal
@@ -835,9 +844,14 @@ def fit(rows: Rows, ctx: FitContext, options: TheilSenOptions) -> MethodFit:
     draws[:, x_col] = b + eb
     diagnostics["x_mean"] = x_mean
     released = Inference("bootstrap", draws=draws, description=BOOTSTRAP_DESCRIPTION, target=INTERVAL_TARGET)
+    moments = ReleasedMoments(privacy_b, privacy_a, -x_mean, SIMULATED_MOMENTS if simulate else LINEARISED_MOMENTS)
+    profile = None if simulate else TwoValueProfile.from_released(
+        two_values(ctx, x_col, x_range), x_mean, x_width / (shares.x_mean * ctx.n), b, scale, intercept_release)
+    if profile is not None:
+        moments = profile.moments(slope_release, privacy_a)
     return MethodFit(params=params, inference=released,
                      notes=notes, rsquared_reason=NO_RSQUARED, diagnostics=diagnostics,
-                     error_split=privacy_split(privacy_b, privacy_a, x_mean, x_col, 1 - x_col, simulate))
+                     error_split=privacy_split(moments, x_col, 1 - x_col))
 
 
 def spread_release(grid: CellGrid, counts: np.ndarray, median: float, median_cell: int, *, count: float,
@@ -869,21 +883,144 @@ def spread_release(grid: CellGrid, counts: np.ndarray, median: float, median_cel
                          radii=rgrid, radius_cell=r_cell)
 
 
-def privacy_split(privacy_b: float, privacy_a: float, x_mean: float, x_col: int, intercept_index: int,
-                  simulate: bool) -> ErrorSplit:
-    """The privacy part of the error from released values: each median's second moment of privacy error
-    (``privacy_b``, ``privacy_a``: from the mechanisms simulated on the plausible profiles, the slope's under
-    the weakly informative prior of :meth:`ProfileRelease.typical_moment`, or the linearised Laplace rank error
-    times the inverse density), the intercept's through a = median(y - b x) carrying -x_mean times the slope's
-    (docs/proofs/theilsen.md, "The privacy part of the error")."""
-    var_a = privacy_a + x_mean**2 * privacy_b
+SIMULATED_MOMENTS = "the exponential mechanisms run on the value profiles the released histograms make plausible"
+LINEARISED_MOMENTS = "the exponential mechanism's rank error of each private median times its released spread"
+TWO_VALUE_MOMENTS = ("for a two-valued predictor, the slope's exponential mechanism run on the pair-slope profiles "
+                     "its released mean and the residuals' released spread make plausible, the intercept's rank "
+                     "error times its released spread plus its response to the slope's error on that profile")
+
+
+@dataclass(frozen=True)
+class ReleasedMoments:
+    """The error block's inputs from released values: the second moments of the privacy error of the slope's
+    median (``slope``) and of the residuals' median at a fixed slope (``intercept``), the intercept's change per
+    unit of slope error (``slope_effect``: a = median(y - b x) moves by about -mean(x) times b's error), and how
+    they were computed (``how``, for the summary)."""
+
+    slope: float
+    intercept: float
+    slope_effect: float
+    how: str
+
+
+def privacy_split(moments: ReleasedMoments, x_col: int, intercept_index: int) -> ErrorSplit:
+    """The privacy part of the error from released values: the slope's second moment, the intercept's own plus
+    ``slope_effect``^2 times the slope's (the residuals' median carries the slope's error), and their covariance
+    ``slope_effect`` times the slope's moment (docs/proofs/theilsen.md, "The privacy part of the error")."""
+    var_b, effect = moments.slope, moments.slope_effect
     cov = np.empty((2, 2))
-    cov[x_col, x_col], cov[intercept_index, intercept_index] = privacy_b, var_a
-    cov[x_col, intercept_index] = cov[intercept_index, x_col] = -x_mean * privacy_b
-    how = ("the exponential mechanisms run on the value profiles the released histograms make plausible"
-           if simulate else "the exponential mechanism's rank error of each private median times its released spread")
+    cov[x_col, x_col], cov[intercept_index, intercept_index] = var_b, moments.intercept + effect**2 * var_b
+    cov[x_col, intercept_index] = cov[intercept_index, x_col] = effect * var_b
     return ErrorSplit(privacy=cov, privacy_source=(
-        f"{how} (the private medians' difference from least squares on the same data is not included)"))
+        f"{moments.how} (the private medians' difference from least squares on the same data is not included)"))
+
+
+# -- the error block of a two-valued predictor (n * epsilon >= SIMULATE_BELOW_N_EPSILON) ------------------------------
+
+def two_values(ctx: FitContext, x_col: int, x_range: tuple[float, float]) -> tuple[float, float] | None:
+    """The two values of a predictor that can take only two (a two-level factor's dummy: the public
+    ``FitContext.column_values``, clipped to x's range), else None."""
+    known = ctx.column_values[x_col] if len(ctx.column_values) > x_col else None
+    if known is None:
+        return None
+    values = np.unique(np.clip(np.asarray(known, dtype=float), *x_range))
+    return (float(values[0]), float(values[1])) if values.size == 2 else None
+
+
+#: the share of rows at a two-valued predictor's upper value is weighed over this many points ...
+SHARE_POINTS = 81
+#: ... spread over +/- this many scales of the released mean's Laplace noise around the released share
+SHARE_SPAN = 10.0
+
+
+@dataclass(frozen=True)
+class TwoValueProfile:
+    """The profile of the data a two-valued predictor implies, from released values only.
+
+    x takes the values ``low`` and ``high``, a share s of the rows at ``high``: ``share`` is the share the
+    released mean of x gives (a Laplace release whose noise, in shares, has scale ``share_noise``); the errors around
+    the line are normal with sd ``sigma`` (the residuals' released quarter-radius r: a share SPREAD_SHARE of
+    normal errors lies within sigma z of their median, z the normal quantile at (1 + SPREAD_SHARE) / 2).  A pair
+    with equal x is a tie, which a random matching makes with probability s^2 + (1 - s)^2; the other pairs'
+    slopes are the line's slope plus the difference of two errors over (high - low): normal with sd
+    sqrt(2) sigma / (high - low).
+    """
+
+    low: float
+    high: float
+    share: float
+    share_noise: float
+    sigma: float
+
+    @classmethod
+    def from_released(cls, values: tuple[float, float] | None, x_mean: float, x_mean_noise: float,
+                      slope: float, slope_scale: float,
+                      residuals: MedianRelease | ProfileRelease) -> TwoValueProfile | None:
+        """The profile from the two public values, the released mean of x (``x_mean_noise``: the scale of its
+        Laplace noise, public), the released slope and the residuals' released quarter-radius; None for a
+        predictor with other than two values, and when the radius is in the radius grid's first cell although
+        |slope| <= ``slope_scale`` (the box diagonal (y range) / (x range)): a quarter of the residuals then sit on
+        one value, as for a 0/1 response, and no normal profile fits.  (A slope beyond the diagonal is a far
+        release, whose wide residual grid puts even continuous residuals in the first cell: the cell's value
+        stands for the radius.)"""
+        if values is None or not isinstance(residuals, MedianRelease):
+            return None
+        if residuals.radius_cell == 0 and abs(slope) <= slope_scale:
+            return None
+        low, high = values
+        share = float(np.clip((x_mean - low) / (high - low), 0.0, 1.0))
+        z = float(stats.norm.ppf(0.5 + 0.5 * SPREAD_SHARE))
+        return cls(low, high, share, x_mean_noise / (high - low), residuals.radius / z)
+
+    @property
+    def slope_sd(self) -> float:
+        """The sd of the slopes of the pairs with unequal x."""
+        return math.sqrt(2.0) * self.sigma / (self.high - self.low)
+
+    def selection(self, release: ReleasedMedian) -> tuple[np.ndarray, float]:
+        """The exponential mechanism's selection distribution over the slope grid (same grid, base measure,
+        count, sensitivity and epsilon as the released median) on the profile centred at the released slope,
+        mixed over the shares s: each weighted by the Laplace likelihood of the released share and by the
+        probability that the mechanism releases the cell it released.  Returns the mixture's distribution
+        function over the cells and the mean share under those weights.  No random draw."""
+        shares = np.unique(np.clip(self.share + self.share_noise * np.linspace(-SHARE_SPAN, SHARE_SPAN, SHARE_POINTS),
+                                   0.0, 1.0))
+        ties = shares**2 + (1.0 - shares) ** 2
+        grid = release.grid
+        below = 0.5 * ties[:, None] + (1.0 - ties[:, None]) * stats.norm.cdf(
+            (grid.edges[None, :] - release.median) / self.slope_sd)
+        cumulative = _release_weights(grid.log_prior, below, 0.5, release.epsilon * release.count /
+                                      (2.0 * release.sensitivity))
+        cdf = cumulative / cumulative[:, -1:]
+        cell = int(grid.index(np.array([release.median]))[0])
+        released = cdf[:, cell] - (cdf[:, cell - 1] if cell > 0 else 0.0)
+        logw = -np.abs(shares - self.share) / self.share_noise + np.log(np.maximum(released, 1e-300))
+        weights = np.exp(logw - logw.max())
+        weights /= weights.sum()
+        return weights @ cdf, float(weights @ shares)
+
+    def residual_median(self, slope_error: float, share: float) -> float:
+        """Where the residuals' median moves when the slope is off by ``slope_error``, a share ``share`` of the
+        rows at ``high``: the m with (1 - share) F(m + e low) + share F(m + e high) = 1/2, F the errors' normal
+        distribution function."""
+        def excess(m: float) -> float:
+            return float((1.0 - share) * stats.norm.cdf((m + slope_error * self.low) / self.sigma)
+                         + share * stats.norm.cdf((m + slope_error * self.high) / self.sigma) - 0.5)
+
+        reach = abs(slope_error) * max(abs(self.low), abs(self.high)) + 10.0 * self.sigma
+        return float(optimize.brentq(excess, -reach, reach))
+
+    def moments(self, slope: MedianRelease | ProfileRelease, intercept_moment: float) -> ReleasedMoments:
+        """The error block's moments: the slope's :func:`quantile_moment` of the :meth:`selection` mixture; the
+        intercept's slope effect the residuals' median's change between the slope off by minus and plus that
+        predicted error, over twice the error, at the mixture's mean share (the linear -mean(x) when the error is
+        small against sigma; 0 when the error is 0)."""
+        cdf, share = self.selection(slope)
+        var_b = quantile_moment(cdf, slope.grid.values - slope.median)
+        error = math.sqrt(var_b)
+        effect = ((self.residual_median(error, share) - self.residual_median(-error, share)) / (2.0 * error)
+                  if error > 0 else 0.0)
+        return ReleasedMoments(var_b, intercept_moment, effect, TWO_VALUE_MOMENTS)
 
 
 def _no_inference_reason(ctx: FitContext, options: TheilSenOptions) -> str:
