@@ -76,6 +76,8 @@ body+=sec("Real published regressions at paper sizes (issue 17)", "benchmarks/re
 body+=open('benchmarks/results/real_data/reading.md').read()
 body+=sec("Private Theil-Sen for one predictor (issues 17 and 18)", "benchmarks/results/theilsen/summary.md")
 body+=open('benchmarks/results/theilsen/reading.md').read()
+body+=sec("Theil-Sen's error block for a two-valued predictor (issue 18)",
+         "benchmarks/results/theilsen_binary/summary.md")
 body+=sec("pgd and the auto rule on the real regressions (issues 17 and 18)", "benchmarks/results/pgd.md")
 body+=sec("pgd's clip multiple (issue 17)", "benchmarks/results/pgd_clip.md")
 body+=sec("Held-out regressions (issue 17)", "benchmarks/results/held_out.md")
