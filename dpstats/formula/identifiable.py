@@ -153,8 +153,8 @@ class RankProbe:
                 if not cats:
                     return None
                 columns[var] = pd.Categorical.from_codes(_indices(u, len(cats)), categories=cats)
-            elif var in allowed:
-                levels = np.array(list(allowed[var]), dtype=object)
+            elif var in allowed:  # (numeric levels stay numeric: the variable may also enter as a number)
+                levels = np.array(list(allowed[var]), dtype=None if is_numeric(col) else object)
                 columns[var] = levels[_indices(u, levels.size)]
             elif pd.api.types.is_bool_dtype(col.dtype):
                 columns[var] = u >= 0.5
