@@ -40,7 +40,15 @@ from dpstats.formula.recipe import DesignRecipe
 from dpstats.inference import basic_bootstrap_interval, basic_bootstrap_pvalue, bootstrap_zvalues, private_rsquared
 from dpstats.methods.spec import Inference, ReleasedSums
 from dpstats.privacy.report import PrivacyReport
-from dpstats.summary_text import SUMMARY_WIDTH, FootnotedTable, fit_rows, split_explanation, wrap_note
+from dpstats.summary_text import (
+    SUMMARY_WIDTH,
+    FootnotedTable,
+    fit_rows,
+    shorten_stubs,
+    split_explanation,
+    stub_room,
+    wrap_note,
+)
 from dpstats.table_grid import WITHHELD_CELL, coefficient_grid, privacy_latex
 from dpstats.theory import ErrorBounds
 
@@ -491,7 +499,8 @@ class DPRegressionResults:
             return "z*", "P(boot)"
         return "z", "P>|z|"
 
-    def _coef_table(self, alpha: float, esc: Callable[[str], str] = str) -> SimpleTable:
+    def _coef_cells(self, alpha: float) -> tuple[list[str], list[list[str]]]:
+        """The coefficient table's headers and its rows of cells (one row per coefficient, no stub)."""
         lo_name, hi_name = f"[{alpha / 2:g}", f"{1 - alpha / 2:g}]"
         header = ["coef", "std err", *self.statistic_labels(), lo_name, hi_name]
         rows = []
@@ -504,13 +513,38 @@ class DPRegressionResults:
                              f"{ci[i, 1]:.4g}"])
         else:
             rows = [[f"{c:.4g}"] + [WITHHELD_CELL] * 5 for c in self.params]
-        return SimpleTable([[esc(c) for c in r] for r in rows], headers=[esc(h) for h in header],
-                           stubs=[esc(str(s)) for s in self.params.index], txt_fmt=_TXT_FMT)
+        return header, rows
 
-    def _model_table(self, esc: Callable[[str], str] = str) -> SimpleTable:
+    def _coef_table(self, alpha: float, esc: Callable[[str], str] = str,
+                    stubs: tuple[list[str], list[str]] | None = None) -> SimpleTable:
+        """The coefficient table; ``stubs``: the text summary's (shortened stubs, their footnotes)."""
+        header, rows = self._coef_cells(alpha)
+        names, footnotes = stubs if stubs is not None else ([str(s) for s in self.params.index], [])
+        table = FootnotedTable([[esc(c) for c in r] for r in rows], headers=[esc(h) for h in header],
+                               stubs=[esc(s) for s in names], txt_fmt=_TXT_FMT)
+        table.footnotes = [esc(f) for f in footnotes]
+        return table
+
+    def _text_stubs(self, alpha: float, width: int) -> tuple[list[str], list[str]]:
+        """The term names as the text summary's stubs (each table's lines within ``width``) and the footnotes
+        that give the shortened terms whole (:func:`dpstats.summary_text.shorten_stubs`)."""
+        header, rows = self._coef_cells(alpha)
+        room = stub_room(rows, header, width)
+        errors = self.error_bounds.coefficients
+        if errors is not None:
+            room = min(room, stub_room(errors.cells(), errors.headers(), width))
+        first = int(len(self.response_name) > width - _MODEL_TABLE_REST)  # the response's mark comes first
+        return shorten_stubs([str(s) for s in self.params.index], room, first)
+
+    def _model_table(self, esc: Callable[[str], str] = str, width: int | None = None) -> SimpleTable:
+        """The model facts; with ``width`` (the text summary) a response name too long for it is shortened, with
+        a footnote that gives it whole."""
         pr = self.privacy
         private = "yes" if pr.private else "NOT PRIVATE"
-        left = [("Dep. Variable:", self.response_name), ("Method:", self.method), ("Private:", private),
+        response, footnotes = [self.response_name], list[str]()
+        if width is not None:
+            response, footnotes = shorten_stubs(response, width - _MODEL_TABLE_REST)
+        left = [("Dep. Variable:", response[0]), ("Method:", self.method), ("Private:", private),
                 ("Guarantee:", self._guarantee_kind()), ("Neighbours:", self._relation_kind()),
                 ("No. Observations:", str(self.nobs)),
                 ("Df Model:", str(self.df_model))]
@@ -522,7 +556,9 @@ class DPRegressionResults:
         else:
             right = [("epsilon:", "inf"), ("", ""), ("", ""), ("", ""), ("", ""), ("", ""), ("", "")]
         rows = [[esc(a[0]), esc(a[1]), esc(b[0]), esc(b[1])] for a, b in zip(left, right, strict=True)]
-        return SimpleTable(rows, txt_fmt=_TXT_FMT)
+        table = FootnotedTable(rows, txt_fmt=_TXT_FMT)
+        table.footnotes = [esc(f) for f in footnotes]
+        return table
 
     def _guarantee_kind(self) -> str:
         g = self.privacy.guarantee
@@ -562,11 +598,12 @@ class DPRegressionResults:
 
     def _tables(self, alpha: float, esc: Callable[[str], str] = str, width: int | None = None) -> list[SimpleTable]:
         """The summary's tables; ``width``: the text summary's widest line (wide tables wrap to it)."""
-        tables = [self._model_table(esc), self._coef_table(alpha, esc)]
+        stubs = self._text_stubs(alpha, width) if width is not None else None
+        tables = [self._model_table(esc, width), self._coef_table(alpha, esc, stubs)]
         ptab = self._privacy_table(esc, width)
         if ptab is not None:
             tables.append(ptab)
-        tables.extend(self.error_bounds.tables(esc, width))
+        tables.extend(self.error_bounds.tables(esc, width, None if stubs is None else stubs[0]))
         return tables
 
     def _extra_lines(self) -> list[str]:
@@ -834,6 +871,9 @@ class DPSummary(Summary):
         return out
 
 
+#: the model table's text width besides the response name: its labels, the other values (at most 12 characters:
+#: the observation count, epsilon and delta cells) and the column separators
+_MODEL_TABLE_REST = len("No. Observations:") + len("epsilon requested:") + 12 + 3 * 2
 _TXT_FMT = dict(
     data_fmts=["%s"], empty_cell="", colwidths=None, colsep="  ", row_pre="", row_post="",
     table_dec_above="=", table_dec_below="=", header_dec_below="-", header_fmt="%s",

@@ -41,6 +41,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
 
 from dpstats.api import dp_ols
 from dpstats.errors import InvalidBoundsError
+from dpstats.formula.frame import check_unique_columns
 from dpstats.privacy.accountant import PrivacyAccountant
 
 __all__ = ["DPLinearRegression"]
@@ -209,12 +210,16 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
 
         Raises
         ------
+        FormulaError
+            ``X`` has two columns with one name (as ``str(name)``): refused before scikit-learn's validation,
+            spending nothing.
         InvalidBoundsError
             ``bounds`` or ``y_bounds`` is malformed or names unknown columns.
         DPStatsError
             Every refusal of :func:`dpstats.dp_ols` (a method that needs
             bounds without them, an overspent accountant, ...).
         """
+        _check_column_names(X)
         Xa, ya = validate_data(self, X, y, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
         names = ([str(c) for c in self.feature_names_in_] if hasattr(self, "feature_names_in_")
                  else [f"x{j}" for j in range(Xa.shape[1])])
@@ -253,8 +258,11 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         ------
         sklearn.exceptions.NotFittedError
             The estimator was not fitted.
+        FormulaError
+            ``X`` has two columns with one name.
         """
         check_is_fitted(self, "coef_")
+        _check_column_names(X)
         Xa = validate_data(self, X, reset=False, dtype=np.float64)
         return Xa @ self.coef_ + self.intercept_
 
@@ -279,6 +287,15 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         if self.y_bounds is not None:
             out[response] = _pair(self.y_bounds, "y_bounds")
         return out or None
+
+
+def _check_column_names(X: Any) -> None:
+    """Refuse a table input (anything with ``columns``: pandas, polars) whose column names repeat, with the formula
+    interface's :class:`~dpstats.errors.FormulaError` (scikit-learn's own validation fails on it less clearly);
+    decided from the names alone.  Arrays have no names and pass."""
+    columns = getattr(X, "columns", None)
+    if columns is not None:
+        check_unique_columns(list(columns))
 
 
 def _pair(value: Any, what: str) -> tuple[float, float]:

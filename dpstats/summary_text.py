@@ -4,9 +4,11 @@
 ``SimpleTable`` s and note lines.  A table whose natural width exceeds the
 limit has its widest wrappable columns wrapped (each logical row becomes as
 many printed rows as its tallest cell needs); a sensitivity's parenthetical
-explanation moves to a numbered footnote under the table; a note line longer
-than the limit continues on indented lines.  Only the text is reshaped: the
-HTML and LaTeX tables keep their cells whole.
+explanation moves to a numbered footnote under the table; a term name too
+long for the coefficient table's stub column is shortened with a lettered
+mark whose footnote gives the whole term; a note line longer than the limit
+continues on indented lines.  Only the text is reshaped: the HTML and LaTeX
+tables keep their cells whole.
 """
 
 from __future__ import annotations
@@ -18,13 +20,16 @@ from typing import Any
 
 from statsmodels.iolib.table import SimpleTable
 
-__all__ = ["SUMMARY_WIDTH", "FootnotedTable", "wrap_note", "fit_rows", "split_explanation"]
+__all__ = ["SUMMARY_WIDTH", "FootnotedTable", "wrap_note", "fit_rows", "split_explanation", "stub_room",
+           "shorten_stubs"]
 
 #: the widest line of the text summary, in characters
 SUMMARY_WIDTH = 110
 
 _COLSEP = 2  # the text tables' column separator, "  "
 _NOTE_INDENT = "    "
+_NARROWEST_STUB = 24  # a shortened stub keeps at least this many characters
+_COLUMN_SUFFIX = re.compile(r"(\[[^\[\]]*\])$")  # patsy's column suffix of a term: [0], [T.b]
 
 
 class FootnotedTable(SimpleTable):
@@ -46,11 +51,11 @@ class FootnotedTable(SimpleTable):
 
 
 def wrap_note(line: str, width: int = SUMMARY_WIDTH) -> list[str]:
-    """``line`` in lines of at most ``width`` characters (continuations indented), broken only at spaces."""
+    """``line`` in lines of at most ``width`` characters (continuations indented), broken at spaces, and
+    within a word only when the word alone is longer than a line."""
     if len(line) <= width:
         return [line]
-    return textwrap.wrap(line, width, subsequent_indent=_NOTE_INDENT, break_long_words=False,
-                         break_on_hyphens=False)
+    return textwrap.wrap(line, width, subsequent_indent=_NOTE_INDENT, break_on_hyphens=False)
 
 
 def split_explanation(norm: str) -> tuple[str, str]:
@@ -104,3 +109,54 @@ def _wrap_cell(text: str, width: int, at_commas: bool) -> list[str]:
     glued = re.sub(r"(?<!,) ", "\x00", text) if at_commas else text
     lines = textwrap.wrap(glued, width, break_long_words=False, break_on_hyphens=False) or [""]
     return [line.replace("\x00", " ") for line in lines]
+
+
+def stub_room(rows: Sequence[Sequence[str]], headers: Sequence[str], width: int = SUMMARY_WIDTH) -> int:
+    """The widest stub (term name) that keeps a text table with these data cells within ``width``."""
+    widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(headers)]
+    return max(width - sum(widths) - _COLSEP * len(widths), _NARROWEST_STUB)
+
+
+def shorten_stubs(names: Sequence[str], room: int, first_mark: int = 0) -> tuple[list[str], list[str]]:
+    """The names as stubs of at most ``room`` characters, and the footnotes that give the shortened terms whole.
+
+    A longer name keeps its column suffix (``[0]``, ``[T.b]``) and as much of its term as fits, then ``...``,
+    the suffix and a lettered mark (``[a]``); columns of one term share the mark, whose footnote gives the term.
+
+    Parameters
+    ----------
+    names : sequence of str
+        The design's column names (public: the formula and the declared levels).
+    room : int
+        The widest stub allowed.
+    first_mark : int, default 0
+        The index of the first mark's letter (marks already used elsewhere in the summary come before it).
+
+    Returns
+    -------
+    (list of str, list of str)
+        The stubs, one per name, and the footnote lines (``[a] <term>``), one per shortened term.
+    """
+    marks: dict[str, str] = {}
+    stubs = []
+    for name in names:
+        if len(name) <= room:
+            stubs.append(name)
+            continue
+        match = _COLUMN_SUFFIX.search(name)
+        suffix = match.group(1) if match and len(match.group(1)) <= room // 2 else ""
+        term = name[: len(name) - len(suffix)]
+        mark = marks.setdefault(term, f"[{_letters(first_mark + len(marks))}]")
+        keep = max(room - len(suffix) - len(mark) - 4, 1)
+        stubs.append(f"{term[:keep].rstrip()}...{suffix} {mark}")
+    return stubs, [f"{mark} {term}" for term, mark in marks.items()]
+
+
+def _letters(index: int) -> str:
+    """The ``index``-th footnote letter mark: a..z, then aa, ab, ..."""
+    letters = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        letters = chr(ord("a") + rest) + letters
+    return letters

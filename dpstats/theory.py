@@ -440,24 +440,34 @@ class CoefficientErrors:
                 "privacy_source": self.privacy_source, "sampling_source": self.sampling_source,
                 "released": self.released, "lower_bound": self.lower_bound}
 
-    def table(self, esc: Callable[[str], str] = str) -> SimpleTable:
+    def headers(self) -> list[str]:
+        """The headers of :meth:`table`'s columns."""
+        return ["privacy", "sampling", "privacy/sampling"]
+
+    def cells(self) -> list[list[str]]:
+        """:meth:`table`'s rows of cells, one per coefficient (no stub)."""
+        return [[_number(p), _number(s), _number(r, ".2g")]
+                for p, s, r in zip(self.privacy, self.sampling, self.ratio, strict=True)]
+
+    def table(self, esc: Callable[[str], str] = str, stubs: Sequence[str] | None = None) -> SimpleTable:
         """The split as a statsmodels SimpleTable (for ``DPRegressionResults.summary()``).
 
         Parameters
         ----------
         esc : callable, default str
             Escapes each cell (e.g. for LaTeX).
+        stubs : sequence of str, optional
+            The row names (the text summary's shortened term names); by default the coefficients' names.
 
         Returns
         -------
         statsmodels.iolib.table.SimpleTable
             One row per coefficient: privacy, sampling, privacy/sampling.
         """
-        rows = [[esc(_number(p)), esc(_number(s)), esc(_number(r, ".2g"))]
-                for p, s, r in zip(self.privacy, self.sampling, self.ratio, strict=True)]
+        rows = [[esc(c) for c in row] for row in self.cells()]
         title = "Error of each coefficient (its units" + ("" if self.released else "; rates, up to constants") + ")"
-        return SimpleTable(rows, headers=["privacy", "sampling", "privacy/sampling"],
-                           stubs=[esc(n) for n in self.names], title=esc(title), txt_fmt=_FMT)
+        return SimpleTable(rows, headers=self.headers(), stubs=[esc(n) for n in (stubs or self.names)],
+                           title=esc(title), txt_fmt=_FMT)
 
 
 def _number(x: float, fmt: str = ".3g") -> str:
@@ -758,7 +768,8 @@ class ErrorBounds:
                 "upper_note": self.upper_note, "dominance": self.dominance_line(),
                 "coefficients": None if self.coefficients is None else self.coefficients.to_dict()}
 
-    def tables(self, esc: Callable[[str], str] = str, width: int | None = None) -> list[SimpleTable]:
+    def tables(self, esc: Callable[[str], str] = str, width: int | None = None,
+               stubs: Sequence[str] | None = None) -> list[SimpleTable]:
         """The summary's tables: each coefficient's error (when known), then the rates (:meth:`table`).
 
         Parameters
@@ -767,13 +778,16 @@ class ErrorBounds:
             Escapes each cell (e.g. for LaTeX).
         width : int, optional
             The widest text line: a longer rates table wraps its source column (:meth:`table`).
+        stubs : sequence of str, optional
+            The coefficients' row names (the text summary's shortened term names).
 
         Returns
         -------
         list of statsmodels.iolib.table.SimpleTable
             One or two tables.
         """
-        return ([] if self.coefficients is None else [self.coefficients.table(esc)]) + [self.table(esc, width)]
+        return (([] if self.coefficients is None else [self.coefficients.table(esc, stubs)])
+                + [self.table(esc, width)])
 
     def table(self, esc: Callable[[str], str] = str, width: int | None = None) -> SimpleTable:
         """The bounds as a statsmodels SimpleTable (for ``DPRegressionResults.summary()``).

@@ -7,6 +7,8 @@ deterministic fits, so the false-failure rate is 0.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import patsy
@@ -23,6 +25,7 @@ from dpstats.errors import (
     InvalidPrivacyParameterError,
     MissingBoundsError,
     MissingDataError,
+    SingularDesignError,
     TransformDomainError,
     UnknownMethodError,
 )
@@ -310,6 +313,35 @@ def test_bounds_on_an_integer_column_used_as_a_factor_are_refused_as_such(people
     cat = people.assign(g=people.g.astype("category"))
     err, _ = refused(InvalidBoundsError, "y ~ age + g", cat, 1.0, 1e-6, method="ssp", bounds=bounds)
     assert "not numeric" not in str(err) and "which is a factor (categorical or with levels=)" in str(err)
+
+
+@pytest.mark.parametrize("formula", ["y ~ age + C(g, levels=[1, 2, 3])",
+                                     "y ~ age + C(g, Treatment(3), levels=[1, 2, 3]) + C(g, levels=[1, 2, 3]):age",
+                                     "y ~ age + C(Q('g'), levels=[1, 2, 3])"])
+def test_bounds_on_a_variable_used_only_as_a_factor_in_the_formula_are_refused(people, formula):
+    """C(g, levels=[...]) makes g a factor whose columns are 0/1 indicators: bounds on g could only clip its values
+    onto other levels, so they are refused (as with levels=), naming the factor, before anything is spent."""
+    err, _ = refused(InvalidBoundsError, formula, people, 1.0, 1e-6, method="ssp", bounds={**BOUNDS, "g": (1, 3)})
+    msg = str(err)
+    assert "bounds were given for 'g', which the formula uses only as a factor (C(" in msg
+    assert "have no effect and are refused" in msg and "Drop bounds['g'] to use it as a factor" in msg
+    assert "no value was read and no budget was spent" in msg
+    res = dpstats.dp_ols(formula, people, 1.0, 1e-6, method="ssp", bounds=BOUNDS, random_state=0)
+    assert any("[T.2]" in c for c in res.params.index)  # without the bounds it fits
+
+
+def test_bounds_on_a_variable_used_as_a_factor_and_as_a_number_are_used_without_a_warning(people):
+    """Where g also enters as a number its bounds matter (they bound age:g): no refusal, no warning. g beside its
+    own full set of dummies is dependent by construction (g takes only its declared levels): refused by name."""
+    bounds = {**BOUNDS, "g": (1, 3)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = dpstats.dp_ols("y ~ C(g, levels=[1, 2, 3]) + age:g", people, 1.0, 1e-6, method="ssp", bounds=bounds,
+                             random_state=0)
+    assert "age:g" in res.params.index
+    err, _ = refused(SingularDesignError, "y ~ age + C(g, levels=[1, 2, 3]) + g", people, 1.0, 1e-6, method="ssp",
+                     bounds=bounds)
+    assert "'C(g, levels=[1, 2, 3])[T.2]'" in str(err) and "'g'" in str(err)
 
 
 def test_an_integer_column_made_a_factor_by_levels_and_used_as_a_number_says_to_drop_its_levels(people):

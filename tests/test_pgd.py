@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -81,12 +82,26 @@ def test_the_domain_is_released_only_for_variables_without_bounds(df):
     assert any("no public range" in note for note in partial.privacy.notes)
 
 
-def test_without_bounds_too_few_rows_are_refused_before_spending():
+@pytest.mark.parametrize("bounds,named", [(None, "x1, x2, y (response)"), ({"x1": (0.0, 10.0)}, "x2, y (response)")])
+def test_without_bounds_too_few_rows_are_refused_before_spending(bounds, named):
+    """The refusal names the variables without bounds, and says the n and the epsilon (at this n) that suffice and
+    that declaring their bounds avoids the domain; each remedy indeed lifts it."""
     small = _frame(200)
     acct = dpstats.PrivacyAccountant(1.0, 1e-5)
-    with pytest.raises(InsufficientDataError, match=r"declare bounds") as exc:
-        dpstats.dp_ols(FORMULA, small, 1.0, 1e-6, method="pgd", accountant=acct)
-    assert "n >= " in str(exc.value) and acct.spent == (0.0, 0.0)
+    with pytest.raises(InsufficientDataError, match=r"declare bounds for them") as exc:
+        dpstats.dp_ols(FORMULA, small, 1.0, 1e-6, method="pgd", bounds=bounds, accountant=acct)
+    message = str(exc.value)
+    assert acct.spent == (0.0, 0.0)
+    k = named.count(",") + 1
+    assert f"the {k} variable(s) without declared bounds ({named})" in message
+    rows = int(re.search(r"takes n >= (\d+) rows \(n=200\)", message).group(1))
+    epsilon = float(re.search(r"or at n=200 epsilon >= ([\d.]+);", message).group(1))
+    assert "nothing was spent" in message
+    private = list(range(k))
+    assert pgd.domain_refusal(200, 4, 1.0, 1e-6, private)  # the message's own numbers lift the refusal
+    assert not pgd.domain_refusal(rows, 4, 1.0, 1e-6, private) and pgd.domain_refusal(rows - 1, 4, 1.0, 1e-6, private)
+    assert not pgd.domain_refusal(200, 4, epsilon, 1e-6, private)
+    assert pgd.domain_refusal(200, 4, epsilon * 0.99, 1e-6, private)
 
 
 def test_interval_withheld_below_the_n_mu_threshold_with_a_specific_reason():

@@ -280,6 +280,42 @@ def test_text_summary_lines_fit_the_width_and_html_keeps_whole_cells(data, metho
         assert "\n[1] normalised: each release: noise sd = its L2 sensitivity / mu_round\n" in text
 
 
+LONG_NAME = "a_variable_name_much_longer_than_the_coefficient_table_has_room_for_" + "z" * 60
+
+
+@pytest.mark.parametrize("formula", ["y ~ bs(x, knots=(20, 40, 60), degree=3, lower_bound=0, upper_bound=100)",
+                                     f"y ~ x + {LONG_NAME}", f"{LONG_NAME} ~ x"])
+def test_long_term_and_variable_names_are_shortened_with_footnotes_in_the_text_only(formula):
+    """Stubs (term names) and the response name too long for the width are shortened with a lettered mark whose
+    footnote gives the name whole; HTML and LaTeX keep the names whole."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"x": rng.uniform(0, 100, 3000), LONG_NAME: rng.uniform(0, 1, 3000)})
+    df["y"] = 1 + 0.02 * df.x + df[LONG_NAME] + rng.normal(0, 1, 3000)
+    response = formula.split(" ~ ")[0]
+    bounds = {"x": (0, 100), LONG_NAME: (0, 1), "y": (-10, 10)}
+    res = dpstats.dp_ols(formula, df, 1.0, 1e-6, method="ssp", bounds=bounds, random_state=0)
+    smry = res.summary()
+    text = smry.as_text()
+    assert max(len(line) for line in text.splitlines()) <= SUMMARY_WIDTH
+    solid = "".join(text.split())  # the footnotes may break a name longer than a line
+    long_names = [n for n in [response, *res.params.index] if len(n) > 60]
+    assert long_names and re.search(r"^\[a\] ", text, re.M)
+    for name in long_names:
+        assert "[a]" + "".join(re.sub(r"\[\d+\]$", "", name).split()) in solid  # the footnote gives it whole
+        assert not any(line.startswith(name) for line in text.splitlines())
+    if "bs(" in formula:  # each column keeps its suffix; all share the term's mark
+        shortened = [line for line in text.splitlines() if re.match(r"bs\(x, .*\.\.\.\[\d\] \[a\]  ", line)]
+        assert len(shortened) == 2 * 6  # the coefficient table and the error table
+        assert "\n[a] bs(x, knots=(20, 40, 60), degree=3, lower_bound=0, upper_bound=100)\n" in text
+    page = smry.as_html()
+    assert all(html.escape(name) in page for name in long_names)
+    if response == "y":
+        assert all(name.replace("_", "\\_") in smry.as_latex() for name in long_names)
+
+
 def test_wide_cells_wrap_after_commas_and_within_the_width():
     rows = [["a step with a rather long name indeed", "gaussian", "mu=0.0697 (GDP), rho=0.002429 (zCDP)"]]
     printed = fit_rows(rows, ["step", "mechanism", "privacy"], [(2, 20, True), (0, 10, False)], width=60)

@@ -72,11 +72,54 @@ def test_piecewise_columns_on_unbounded_variables_are_not_refused(data):
         assert build_design(formula, data).dependent_columns() == []
 
 
-def test_a_truly_dependent_spline_is_not_claimed(data):
-    """x beside a cubic spline of x with an intercept is dependent, but splines are left out of the check (their
-    pieces can fall between probe rows): the check only ever errs towards fitting."""
-    assert build_design("y ~ x + bs(x, knots=[3, 6], lower_bound=0, upper_bound=10)", data,
-                        bounds=BOUNDS).dependent_columns() == []
+SPLINE = "knots=[3, 6], lower_bound=0, upper_bound=10"
+
+
+@pytest.mark.parametrize("formula,dependent", [
+    # x is a cubic spline: with the intercept it lies in the span of the bs columns (bs drops one basis column)
+    (f"y ~ x + bs(x, {SPLINE})", ["x"] + [f"bs(x, {SPLINE})[{k}]" for k in range(5)]),
+    # the cr and cc bases sum to 1, the intercept
+    (f"y ~ cr(x, {SPLINE})", ["Intercept"] + [f"cr(x, {SPLINE})[{k}]" for k in range(4)]),
+    (f"y ~ cc(x, {SPLINE}) + z", ["Intercept"] + [f"cc(x, {SPLINE})[{k}]" for k in range(3)]),
+    (f"y ~ bs(x, include_intercept=True, {SPLINE})", ["Intercept"] + [f"bs(x, include_intercept=True, {SPLINE})[{k}]"
+                                                                       for k in range(6)]),
+    # on x's declared [0, 10] the B-splines that start at the knots 12 and 15 are 0
+    ("y ~ bs(x, knots=[12, 15], lower_bound=0, upper_bound=20)",
+     [f"bs(x, knots=[12, 15], lower_bound=0, upper_bound=20)[{k}]" for k in (3, 4)]),
+])
+def test_dependent_spline_columns_are_refused_by_name_and_nothing_is_spent(data, formula, dependent):
+    """A spline of a bounded variable is a polynomial between public breakpoints (its literal knots and
+    boundaries, the variable's bounds): the probe sees every piece, so a dependency by construction is found."""
+    assert build_design(formula, data, bounds=BOUNDS).dependent_columns() == dependent
+    acct = dpstats.PrivacyAccountant(5.0, 1e-5)
+    with pytest.raises(SingularDesignError, match="singular by construction") as info:
+        dpstats.dp_ols(formula, data, 1.0, 1e-6, method="ssp", bounds=BOUNDS, accountant=acct, random_state=0)
+    assert all(repr(name) in str(info.value) for name in dependent)
+    assert acct.spent == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("formula", [
+    f"y ~ bs(x, {SPLINE})",  # without include_intercept, bs drops one column: full rank beside the intercept
+    f"y ~ cr(x, {SPLINE}) - 1",
+    f"y ~ cc(x, {SPLINE}) - 1 + z",
+    "y ~ bs(x, knots=[3, 3.001], lower_bound=0, upper_bound=10)",  # close knots: each piece is probed
+    "y ~ bs(x, knots=[3, 3.000001], lower_bound=0, upper_bound=10) + z",
+    "y ~ bs(x, knots=[9.998, 9.999], lower_bound=0, upper_bound=10)",  # close knots near a bound
+    "y ~ x + bs(x, knots=[3, 6], lower_bound=2, upper_bound=8)",  # clipped at 2 and 8: x is no spline on [0, 10]
+    "y ~ bs(x, knots=[3, 6], degree=1, lower_bound=0, upper_bound=10) + I(x > 10) + I(x >= 3)",
+    f"y ~ bs(x, {SPLINE}):C(g) + z",
+    "y ~ bs(z, knots=[2, 3], lower_bound=1, upper_bound=5) + cr(x, knots=[5], lower_bound=0, upper_bound=10) - 1",
+])
+def test_full_rank_spline_designs_are_not_refused(data, formula):
+    assert build_design(formula, data, bounds=BOUNDS).dependent_columns() == []
+
+
+def test_splines_of_expressions_are_left_out(data):
+    """A spline of an expression is piecewise at points the probe does not know: its columns are left out (the
+    check only ever errs towards fitting)."""
+    formula = ("y ~ x + bs(np.log(z), knots=[0.5, 1], lower_bound=0, upper_bound=2) "
+               "+ bs(z, knots=[2], lower_bound=1, upper_bound=5)")
+    assert build_design(formula, data, bounds=BOUNDS).dependent_columns() == []
 
 
 def test_unbounded_variables_are_probed_on_both_signs(data):

@@ -16,7 +16,7 @@ from sklearn.preprocessing import FunctionTransformer  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 import dpstats  # noqa: E402
-from dpstats.errors import BudgetExceededError, InvalidBoundsError, MissingBoundsError  # noqa: E402
+from dpstats.errors import BudgetExceededError, FormulaError, InvalidBoundsError, MissingBoundsError  # noqa: E402
 from dpstats.sklearn import DPLinearRegression  # noqa: E402
 
 
@@ -87,6 +87,23 @@ def test_dataframe_with_odd_column_names(data):
     assert est.predict(df.iloc[:3]).shape == (3,)
     with pytest.raises(InvalidBoundsError, match="not inputs"):
         DPLinearRegression(method="ssp", bounds={"carat": (0, 10)}, y_bounds=(-20, 40)).fit(df, y)
+
+
+@pytest.mark.parametrize("columns,named", [(["a", "a"], "'a'"), ([0, "0"], "'0'")])
+def test_duplicate_column_names_are_refused_before_spending(data, columns, named):
+    """Two columns with one name (as the formula reads it, str(name)) are refused with the formula interface's
+    typed error, before scikit-learn's validation and before anything is spent; arrays, which have no names, fit."""
+    X, y = data
+    acct = dpstats.PrivacyAccountant(5.0, 1e-5)
+    est = DPLinearRegression(method="ssp", bounds=(0, 10), y_bounds=(-20, 40), random_state=0, accountant=acct)
+    with pytest.raises(FormulaError, match=f"more than one column named {named}.*no budget was spent"):
+        est.fit(pd.DataFrame(X, columns=columns), y)
+    assert acct.spent == (0.0, 0.0)
+    est.fit(X, y)  # the same values as an array
+    assert est.coef_.shape == (2,) and acct.spent[0] == pytest.approx(1.0)
+    with pytest.raises(FormulaError, match="more than one column named"):
+        est.predict(pd.DataFrame(X[:3], columns=columns))
+    assert est.predict(X[:3]).shape == (3,)
 
 
 def test_bounds_forms_and_no_intercept(data):

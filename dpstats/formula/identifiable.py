@@ -9,15 +9,22 @@ the design is evaluated on *probe rows*, a fixed set of values drawn from the
 public domain of every variable the formula uses, and its rank is computed
 there.
 
-Only the columns built from analytic functions of the variables enter the
-check: the intercept, factor dummies (exact indicators of declared levels),
+The columns built from analytic functions of the variables enter the check:
+the intercept, factor dummies (exact indicators of declared levels),
 arithmetic, powers and the elementwise functions such as ``np.log`` and
-``np.exp``.  Columns built with a comparison (``I(x >= 12)``), an absolute
-value or a spline (``bs``, ``cr``, ``cc``) are piecewise: their pieces can
-fall between the probe rows (a threshold at a bound or at an integer, knots
-close together), so they are left out.  Leaving columns out can hide a
-dependency but never invent one: if a subset of the columns is dependent, so
-is the design.
+``np.exp``.  So do the regression splines ``bs``, ``cr`` and ``cc`` of a bare
+variable with declared bounds: their knots and boundaries are literals of the
+formula and their argument is clipped to the variable's bounds, so they are
+polynomials between public breakpoints.  The probe gives every such piece the
+same share of its rows (each variable's probe values are mapped piecewise
+linearly so that every interval between consecutive breakpoints inside its
+bounds, however narrow, receives as many rows as the widest), so knots close
+together or near a bound are seen on each of their pieces.  Columns built
+with a comparison (``I(x >= 12)``), an absolute value, or a spline of an
+expression or of a variable without bounds are piecewise at points the probe
+does not know (a threshold at a bound or at an integer), so they are left
+out.  Leaving columns out can hide a dependency but never invent one: if a
+subset of the columns is dependent, so is the design.
 
 The domain of a variable is what the caller declared: a numeric variable's
 bounds, a factor's declared levels, a boolean's two values.  A numeric variable without bounds is probed on
@@ -33,11 +40,12 @@ declaring its bounds).
 
 The probe rows are not random: variable k takes the fractional parts of
 ``i * frac(sqrt(p_k))`` for rows i = 1, 2, ... (a Weyl sequence, with p_k
-the k-th prime), mapped onto its domain.  These are equidistributed, and the
-sequences of different variables are not affine functions of one another, so
-no dependency is invented between variables.  The probe is a deterministic
-function of the formula, the schema and the declarations, never of the data,
-so the refusal it leads to spends nothing.
+the k-th prime), mapped onto its domain (piecewise, for a spline variable).
+These are equidistributed, and the sequences of different variables are not
+affine functions of one another, so no dependency is invented between
+variables.  The probe is a deterministic function of the formula, the schema
+and the declarations, never of the data, so the refusal it leads to spends
+nothing.
 """
 
 from __future__ import annotations
@@ -54,11 +62,13 @@ import patsy
 from dpstats.bounds import declared_interval
 from dpstats.formula.frame import FramePlan, is_numeric
 
-__all__ = ["RankProbe", "UNBOUNDED_PROBE_RANGE", "PIECEWISE_CALLS", "analytic_columns"]
+__all__ = ["RankProbe", "UNBOUNDED_PROBE_RANGE", "PIECEWISE_CALLS", "SPLINE_CALLS", "ROWS_PER_PIECE",
+           "analytic_columns"]
 
 #: The range on which a numeric variable without declared bounds is probed (both signs).
 UNBOUNDED_PROBE_RANGE = (-3.0, 3.0)
-
+#: Probe rows added for each piece of a spline variable's domain (between consecutive breakpoints).
+ROWS_PER_PIECE = 24
 
 
 @dataclass(frozen=True)
@@ -95,11 +105,12 @@ class RankProbe:
             public (text without declared levels), so that no verdict can be reached without the data.
         """
         names = list(design_info.column_names)
-        checked = analytic_columns(design_info)
+        breaks = self._spline_breaks(design_info)
+        checked = analytic_columns(design_info, frozenset(breaks))
         if not checked.any():
             return []
-        rows = 4 * int(checked.sum()) + 20
-        frame = self._probe_frame(rows)
+        rows = 4 * int(checked.sum()) + 20 + ROWS_PER_PIECE * sum(len(b) - 1 for b in breaks.values())
+        frame = self._probe_frame(rows, breaks)
         if frame is None:
             return []
         with np.errstate(all="ignore"):
@@ -114,8 +125,25 @@ class RankProbe:
             return []
         return _dependent(X, [name for name, keep in zip(names, checked, strict=True) if keep])
 
-    def _probe_frame(self, rows: int) -> pd.DataFrame | None:
-        """``rows`` probe rows drawn from each variable's public domain, or None when a domain is not public."""
+    def _spline_breaks(self, design_info: Any) -> dict[str, np.ndarray]:
+        """The breakpoints of each variable that is the bare argument of a spline and has declared bounds: its
+        bounds and the spline's literal knots and boundaries inside them, sorted."""
+        found: dict[str, set[float]] = {}
+        unknown: set[str] = set()  # a spline whose breakpoints cannot be read leaves its variable's splines out
+        for term in design_info.terms:
+            for factor in term.factors:
+                for var, points in _spline_points(getattr(factor, "code", "")):
+                    if points is None or var not in self.bounds or var not in self.plan.variables \
+                            or not is_numeric(self.schema[var]):
+                        unknown.add(var)
+                        continue
+                    iv = declared_interval(var, self.bounds[var])
+                    found.setdefault(var, {iv.lo, iv.hi}).update(p for p in points if iv.lo < p < iv.hi)
+        return {var: np.array(sorted(points)) for var, points in found.items() if var not in unknown}
+
+    def _probe_frame(self, rows: int, breaks: Mapping[str, np.ndarray]) -> pd.DataFrame | None:
+        """``rows`` probe rows drawn from each variable's public domain, or None when a domain is not public; a
+        variable with spline ``breaks`` gets the same number of rows between each pair of consecutive ones."""
         allowed = dict(self.plan.allowed)
         columns: dict[str, Any] = {}
         for var, u in zip(self.plan.variables, _weyl(rows, len(self.plan.variables)), strict=True):
@@ -125,11 +153,13 @@ class RankProbe:
                 if not cats:
                     return None
                 columns[var] = pd.Categorical.from_codes(_indices(u, len(cats)), categories=cats)
-            elif var in allowed:
-                levels = np.array(list(allowed[var]), dtype=object)
+            elif var in allowed:  # (numeric levels stay numeric: the variable may also enter as a number)
+                levels = np.array(list(allowed[var]), dtype=None if is_numeric(col) else object)
                 columns[var] = levels[_indices(u, levels.size)]
             elif pd.api.types.is_bool_dtype(col.dtype):
                 columns[var] = u >= 0.5
+            elif var in breaks:
+                columns[var] = _piecewise_uniform(u, breaks[var])
             elif is_numeric(col):
                 columns[var] = self._numeric(var, u)
             else:
@@ -147,18 +177,23 @@ class RankProbe:
         return lo * (1.0 - u) + hi * u
 
 
-#: Calls whose value is piecewise in their argument (their columns are left out of the check).
+#: Calls whose value is piecewise in their argument (their columns are left out of the check, except a spline of a
+#: bare variable with declared bounds).
 PIECEWISE_CALLS = frozenset({"abs", "absolute", "fabs", "bs", "cr", "cc"})
+#: The regression splines, whose knots and boundaries are literals of the formula.
+SPLINE_CALLS = frozenset({"bs", "cr", "cc"})
 
 
-def analytic_columns(design_info: Any) -> np.ndarray:
+def analytic_columns(design_info: Any, spline_variables: frozenset[str] = frozenset()) -> np.ndarray:
     """A mask of the design columns whose term is built from analytic functions only (no comparison, absolute
-    value or spline in any of its factors' code).
+    value or spline in any of its factors' code, except splines of the bare ``spline_variables``).
 
     Parameters
     ----------
     design_info : patsy.DesignInfo
         The right-hand side's design.
+    spline_variables : frozenset of str
+        The variables whose splines the probe sees on every piece (bare arguments with declared bounds).
 
     Returns
     -------
@@ -167,13 +202,14 @@ def analytic_columns(design_info: Any) -> np.ndarray:
     """
     mask = np.ones(len(design_info.column_names), dtype=bool)
     for term, columns in design_info.term_slices.items():
-        if any(_piecewise(getattr(factor, "code", "")) for factor in term.factors):
+        if any(_piecewise(getattr(factor, "code", ""), spline_variables) for factor in term.factors):
             mask[columns] = False
     return mask
 
 
-def _piecewise(code: str) -> bool:
-    """Whether factor code uses a comparison or a piecewise call (unparsable code counts as piecewise)."""
+def _piecewise(code: str, spline_variables: frozenset[str] = frozenset()) -> bool:
+    """Whether factor code uses a comparison or a piecewise call other than a spline of one of the bare
+    ``spline_variables`` (unparsable code counts as piecewise)."""
     try:
         tree = ast.parse(code, mode="eval")
     except SyntaxError:
@@ -182,11 +218,61 @@ def _piecewise(code: str) -> bool:
         if isinstance(node, ast.Compare):
             return True
         if isinstance(node, ast.Call):
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            name = _call_name(node)
+            if name in SPLINE_CALLS and _bare_argument(node) in spline_variables:
+                continue
             if name in PIECEWISE_CALLS:
                 return True
     return False
+
+
+def _call_name(node: ast.Call) -> str:
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def _bare_argument(node: ast.Call) -> str | None:
+    """The name of a call's only positional argument when it is a bare variable, else None."""
+    return node.args[0].id if len(node.args) == 1 and isinstance(node.args[0], ast.Name) else None
+
+
+def _spline_points(code: str) -> list[tuple[str, list[float] | None]]:
+    """(variable, literal knots and boundaries) of each spline of a bare variable in factor code; None for a
+    spline whose knots or boundaries are not finite literals."""
+    try:
+        tree = ast.parse(code, mode="eval")
+    except SyntaxError:
+        return []
+    found: list[tuple[str, list[float] | None]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _call_name(node) in SPLINE_CALLS and (var := _bare_argument(node)):
+            found.append((var, _literal_points(node)))
+    return found
+
+
+def _literal_points(node: ast.Call) -> list[float] | None:
+    """A spline call's knots, lower_bound and upper_bound as floats, or None unless all are finite literals."""
+    points: list[float] = []
+    for kw in node.keywords:
+        if kw.arg in {"knots", "lower_bound", "upper_bound"}:
+            try:
+                value = ast.literal_eval(kw.value)
+                points += [float(v) for v in (value if isinstance(value, (list, tuple)) else [value])]
+            except (ValueError, TypeError, SyntaxError):
+                return None
+    given = {kw.arg for kw in node.keywords}
+    complete = {"knots", "lower_bound", "upper_bound"} <= given
+    return points if complete and all(np.isfinite(points)) else None
+
+
+def _piecewise_uniform(u: np.ndarray, breaks: np.ndarray) -> np.ndarray:
+    """Values in [breaks[0], breaks[-1]] from ``u`` in [0, 1): an equal share of ``u`` maps linearly onto each
+    interval between consecutive breakpoints."""
+    pieces = breaks.size - 1
+    scaled = u * pieces
+    index = np.minimum(scaled.astype(int), pieces - 1)
+    t = scaled - index
+    return breaks[index] * (1.0 - t) + breaks[index + 1] * t
 
 
 def _weyl(rows: int, k: int) -> np.ndarray:

@@ -38,7 +38,7 @@ from dpstats.errors import DisallowedExpressionError, FormulaError
 
 __all__ = ["term", "join_terms", "expand_formula", "model_desc", "is_call", "literal_value", "finite_number",
            "factor_calls", "call_name", "quoted_names", "code_names", "declares_levels", "formula_literal_levels",
-           "formula_first_levels", "check_formula_levels", "origin_code"]
+           "formula_first_levels", "check_formula_levels", "origin_code", "factor_of"]
 
 _GROUP = 64  # terms per parenthesised group: patsy's recursion depth stays O(64 * log_64 d)
 
@@ -226,6 +226,29 @@ def formula_literal_levels(codes: Sequence[str]) -> dict[str, tuple[Any, ...]]:
                     except (ValueError, TypeError, SyntaxError):
                         continue
     return out
+
+
+def factor_of(code: str) -> str | None:
+    """The column that a factor's code is wholly a ``C()`` of (``C(g, ...)``, ``C(Q('g'), ...)``), else None.
+
+    Parameters
+    ----------
+    code : str
+        The factor's code as patsy writes it.
+
+    Returns
+    -------
+    str or None
+        The column's name, when the whole code is one ``C()`` call on a bare or quoted column.
+    """
+    try:
+        tree = ast.parse(code.strip(), mode="eval")
+    except SyntaxError:
+        return None
+    call = tree.body
+    if isinstance(call, ast.Call) and call_name(call) == "C" and call.args:
+        return _c_variable(call.args[0])
+    return None
 
 
 def _c_variable(arg: ast.AST) -> str | None:

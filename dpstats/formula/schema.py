@@ -30,6 +30,7 @@ from dpstats.formula.language import FactorFacts, check_factor, check_numeric_dt
 from dpstats.formula.parse import (
     check_formula_levels,
     expand_formula,
+    factor_of,
     formula_first_levels,
     formula_literal_levels,
     model_desc,
@@ -218,7 +219,9 @@ def _clip_ranges(bounds: Mapping[str, tuple[float, float]], facts: Iterable[Fact
     """The declared ranges of the raw variables that enter a transform (they are clipped before it is evaluated).
 
     Every declared bound is validated here.  Bare variables are not clipped
-    here: methods that need bounds clip the design columns themselves.
+    here: methods that need bounds clip the design columns themselves.  Bounds
+    for a variable that enters only as a factor are refused: they could have
+    no effect but to clip its values onto other levels.
     """
     for key, val in bounds.items():
         declared_interval(key, val)
@@ -230,6 +233,9 @@ def _clip_ranges(bounds: Mapping[str, tuple[float, float]], facts: Iterable[Fact
             continue
         if k in leveled or not (is_numeric(df[k]) or k in bool_responses):
             raise InvalidBoundsError(_factor_bounds_message(k, df[k].dtype, k in leveled))
+        factors = [f.code for f in facts if k in f.variables]
+        if all(factor_of(code) == k for code in factors):
+            raise InvalidBoundsError(_factor_only_bounds_message(k, factors))
         if k in transformed:
             iv = declared_interval(k, v)
             clip.append((k, iv.lo, iv.hi))
@@ -253,6 +259,17 @@ def _factor_bounds_message(name: str, dtype: Any, leveled: bool) -> str:
             f"pd.to_numeric(df['{name}'])); if it is a factor, drop its bounds and declare its levels "
             f"(levels={{'{name}': [...]}} or C({name}, levels=[...]) in the formula). Decided from the column's "
             "dtype; no value was read and no budget was spent.")
+
+
+def _factor_only_bounds_message(name: str, factors: Sequence[str]) -> str:
+    """Why bounds for a numeric variable that the formula uses only as a factor (``factors``, its ``C()`` codes)
+    are refused, and what to do instead (public: the formula and the name)."""
+    listed = ", ".join(dict.fromkeys(factors))
+    return (f"bounds were given for '{name}', which the formula uses only as a factor ({listed}): a factor's columns "
+            "are 0/1 indicators of its declared levels, bounded automatically, so bounds for it have no effect and are "
+            f"refused. Drop bounds['{name}'] to use it as a factor; its bounds matter only where it enters as a number "
+            f"({name} itself in place of the factor, or a product such as z:{name} with another variable z). Decided "
+            "from the formula; no value was read and no budget was spent.")
 
 
 def _check_transform_domains(facts: Iterable[FactorFacts], bounds: Mapping[str, tuple[float, float]],

@@ -81,6 +81,7 @@ from dpstats.privacy.mechanisms import (
 )
 from dpstats.rates import UpperRate
 from dpstats.rows.base import Rows
+from dpstats.validation import MAX_EPSILON
 
 __all__ = ["PGDOptions", "fit", "INTERVAL_MIN_N_MU", "SMALL_N_MU", "start_spread", "WEIGHTS", "SPEC", "clip_rule",
            "interval_reason", "GramPass", "NormHistogramPass", "GradientPass", "InferencePass"]
@@ -354,9 +355,12 @@ def domain_mu(n: int, variables: int) -> float:
     return DOMAIN_N_MU * math.sqrt(2.0 * variables) / n if variables else 0.0
 
 
-def domain_refusal(n: int, d: int, epsilon: float, delta: float, private: Sequence[int | str]) -> str:
+def domain_refusal(n: int, d: int, epsilon: float, delta: float, private: Sequence[int | str],
+                   names: Sequence[str] = ()) -> str:
     """Why pgd cannot release a clipping domain for the variables ``private`` (no public range) at this n and
-    epsilon ("" when it can): their histograms would need more than ``MAX_DOMAIN_SHARE`` of mu^2 (public)."""
+    epsilon ("" when it can): their histograms would need more than ``MAX_DOMAIN_SHARE`` of mu^2.  The message
+    names them (``names``, when given), and says the n, or the epsilon at this n, that would suffice and that
+    declaring their bounds avoids the domain (public facts only)."""
     if not private:
         return ""
     mu = gaussian_mu(epsilon, delta)
@@ -364,8 +368,21 @@ def domain_refusal(n: int, d: int, epsilon: float, delta: float, private: Sequen
     if need <= math.sqrt(MAX_DOMAIN_SHARE) * mu:
         return ""
     rows = math.ceil(DOMAIN_N_MU * math.sqrt(2.0 * len(private)) / (math.sqrt(MAX_DOMAIN_SHARE) * mu))
-    return (f"pgd needs a clipping domain for {len(private)} variable(s) without declared bounds, which at "
-            f"epsilon={epsilon:g}, delta={delta:g} takes n >= {rows} rows (n={n}); declare bounds for them")
+    listed = f" ({', '.join(names)})" if names else ""
+    return (f"pgd needs a clipping domain for the {len(private)} variable(s) without declared bounds{listed}, which "
+            f"at epsilon={epsilon:g}, delta={delta:g} takes n >= {rows} rows (n={n}){_epsilon_needed(need, n, delta)}"
+            "; declare bounds for them (or for the variables they are built from) to avoid it: pgd then clips to the "
+            "bounds and releases no domain")
+
+
+def _epsilon_needed(need: float, n: int, delta: float) -> str:
+    """", or at n=... epsilon >= e": the epsilon at ``delta`` whose mu gives the domain's GDP parameter ``need`` at
+    most ``MAX_DOMAIN_SHARE`` of mu^2 (rounded up to 3 significant digits; "" above ``MAX_EPSILON``)."""
+    eps = gaussian_epsilon(need / math.sqrt(MAX_DOMAIN_SHARE), delta)
+    if not math.isfinite(eps) or eps > MAX_EPSILON:
+        return ""
+    digits = 2 - math.floor(math.log10(eps)) if eps > 0 else 0
+    return f", or at n={n} epsilon >= {math.ceil(eps * 10.0**digits) / 10.0**digits:g}"
 
 
 def _plan(ctx: FitContext, options: PGDOptions, ranges: tuple[tuple[float, float] | None, ...]) -> _Plan:
@@ -373,7 +390,7 @@ def _plan(ctx: FitContext, options: PGDOptions, ranges: tuple[tuple[float, float
     n_mu = ctx.n * mu
     inference = options.inference and n_mu >= INTERVAL_MIN_N_MU
     private, _ = domain_variables(ctx.d, ctx.intercept_index, ranges, ctx.response_range)
-    reason = domain_refusal(ctx.n, ctx.d, ctx.epsilon, ctx.delta, private)
+    reason = domain_refusal(ctx.n, ctx.d, ctx.epsilon, ctx.delta, private, [ctx.variable_name(v) for v in private])
     if reason:
         raise InsufficientDataError(reason + "; nothing was spent")
     mu_domain = domain_mu(ctx.n, len(private))
