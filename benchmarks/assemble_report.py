@@ -80,6 +80,7 @@ body+=sec("Theil-Sen's error block for a two-valued predictor (issue 18)",
          "benchmarks/results/theilsen_binary/summary.md")
 body+=sec("pgd and the auto rule on the real regressions (issues 17 and 18)", "benchmarks/results/pgd.md")
 body+=sec("pgd's clip multiple (issue 17)", "benchmarks/results/pgd_clip.md")
+body+=sec("pgd's number of final chains (issues 17 and 18)", "benchmarks/results/pgd_chains.md")
 body+=sec("Held-out regressions (issue 17)", "benchmarks/results/held_out.md")
 body+=sec("Declared bounds against none: robgd and ambssgd (issue 17, part 4)", "benchmarks/results/bounds_robust.md")
 body+=sec("The theory block against the measured privacy error on the real regressions (issue 18)",

@@ -53,6 +53,7 @@ Run (from the repository root; about an hour for everything at 5 seeds on 2 core
 from __future__ import annotations
 
 import argparse
+import ast
 import gzip
 import json
 import math
@@ -62,7 +63,7 @@ import sys
 import time
 import warnings
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from functools import cache
@@ -236,13 +237,14 @@ def headline_index(spec: Spec, ref: Reference) -> int:
     return ref.names.index(spec.headline) if spec.headline in ref.names else len(ref.names) - 1
 
 
-def method_options(method: str, d: int) -> dict[str, Any]:
+def method_options(method: str, d: int, extra: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """Options a method needs to run at all: the sparse method releases all d coefficients (no sparsity
-    assumed), every other method runs with its defaults."""
+    assumed), every other method runs with its defaults; ``extra`` (from ``--option``) adds options by method."""
+    added = dict((extra or {}).get(method, {}))
     if method == "auto":
-        return {}
+        return added
     spec = dpstats.methods.registry.get_method(method)
-    return {"sparsity": d} if "sparsity" in spec.option_names else {}
+    return ({"sparsity": d} if "sparsity" in spec.option_names else {}) | added
 
 
 def headline_interval(res: Any, name: str) -> tuple[tuple[float, float] | None, str]:
@@ -262,10 +264,11 @@ def headline_interval(res: Any, name: str) -> tuple[tuple[float, float] | None, 
     return None, f"withheld: {str(reason)[:160]}"
 
 
-def fit_dpstats(cfg: Config, spec: Spec, train: pd.DataFrame, ref: Reference, eps: float, seed: int) -> Outcome:
+def fit_dpstats(cfg: Config, spec: Spec, train: pd.DataFrame, ref: Reference, eps: float, seed: int,
+                extra: Mapping[str, Mapping[str, Any]] | None = None) -> Outcome:
     """One dp_ols fit; refusals become an Outcome with the spend the exception reports."""
     bounds = spec.bound_pairs() if cfg.bounds else None
-    options = method_options(cfg.method, len(ref.names))
+    options = method_options(cfg.method, len(ref.names), extra)
     start = time.perf_counter()
     try:
         with warnings.catch_warnings():
@@ -394,9 +397,9 @@ def record(cfg: Config, spec: Spec, ref: Reference, n_train: int, eps: float, se
     return rec
 
 
-def run_task(task: tuple[str, Config, tuple[float, ...], int]) -> list[dict]:
-    """All epsilons and seeds of one configuration on one data set."""
-    name, cfg, epsilons, seeds = task
+def run_task(task: tuple[str, Config, tuple[float, ...], int, int, dict[str, dict[str, Any]]]) -> list[dict]:
+    """All epsilons and seeds (``first_seed`` on) of one configuration on one data set."""
+    name, cfg, epsilons, seeds, first_seed, extra = task
     spec, train, _ = prepared(name)
     ref = reference(name, cfg.model)
     if cfg.library == "opendp" and len(ref.names) != 2:
@@ -404,9 +407,9 @@ def run_task(task: tuple[str, Config, tuple[float, ...], int]) -> list[dict]:
     out = []
     for eps in epsilons:
         for s in range(seeds):
-            seed = SEED_BASE + s
+            seed = first_seed + s
             if cfg.library == "dpstats":
-                outcome = fit_dpstats(cfg, spec, train, ref, eps, seed)
+                outcome = fit_dpstats(cfg, spec, train, ref, eps, seed, extra)
             else:
                 try:
                     outcome = fit_peer(cfg, spec, train, ref, eps, seed)
@@ -428,9 +431,12 @@ def reference_rows(names: Iterable[str]) -> list[dict]:
 
 
 def run(names: Sequence[str], cfgs: Sequence[Config], epsilons: Sequence[float], seeds: int, jobs: int,
-        log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> list[dict]:
-    """Run every (data set, configuration) task, in ``jobs`` processes; records sorted for reproducibility."""
-    tasks = [(n, c, tuple(epsilons), seeds) for n in names for c in cfgs]
+        log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), *, first_seed: int = SEED_BASE,
+        extra: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict]:
+    """Run every (data set, configuration) task, in ``jobs`` processes; records sorted for reproducibility.
+    ``extra``: options added to a method's defaults (``--option``)."""
+    added = {m: dict(o) for m, o in (extra or {}).items()}
+    tasks = [(n, c, tuple(epsilons), seeds, first_seed, added) for n in names for c in cfgs]
     tasks.sort(key=lambda t: -len(prepared(t[0])[1]))  # largest first: better packing across processes
     records: list[dict] = []
     started = time.perf_counter()
@@ -725,6 +731,12 @@ def versions() -> str:
     return ", ".join(out)
 
 
+def seed_range(meta: dict) -> str:
+    """The run's noise seeds, 'first..last' (runs before ``--first-seed`` started at ``SEED_BASE``)."""
+    first = int(meta.get("first_seed", SEED_BASE))
+    return f"{first}..{first + meta['seeds'] - 1}"
+
+
 def theory_report(records: list[dict], meta: dict) -> str:
     """theory.md: the theory check alone (for BENCHMARKS.md), with the command and the run's size."""
     names = list(dict.fromkeys(r["dataset"] for r in records))
@@ -732,7 +744,7 @@ def theory_report(records: list[dict], meta: dict) -> str:
 
 Command: `{meta['command']}` ({meta['seconds']:.0f} s on {meta['jobs']} process(es); {meta['versions']}).
 {len(names)} data sets, {len(records)} fits, delta = {DELTA:g}, noise seeds
-{SEED_BASE}..{SEED_BASE + meta['seeds'] - 1}.
+{seed_range(meta)}.
 
 Per data set and epsilon (a cell), the error block's predicted privacy error of the headline coefficient
 (`res.error_bounds.coefficients.privacy`: the root mean square of the released coefficient minus least squares on
@@ -758,7 +770,7 @@ def summary(records: list[dict], meta: dict) -> str:
 
 Command: `{meta['command']}` ({meta['seconds']:.0f} s on {meta['jobs']} process(es); {meta['versions']}).
 {len(names)} data sets, {len(records)} fits; delta = {DELTA:g} for dpstats, 0 for the peers (pure epsilon-DP);
-noise seeds {SEED_BASE}..{SEED_BASE + meta['seeds'] - 1}; every fit on the fixed 80% training split, the reference
+noise seeds {seed_range(meta)}; every fit on the fixed 80% training split, the reference
 is statsmodels OLS on the same rows.  Raw records: `benchmarks/results/real_data/records.jsonl.gz`; OLS
 references: `benchmarks/results/real_data/ols_reference.json`.
 
@@ -842,7 +854,22 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--no-peers", action="store_true", help="skip diffprivlib and OpenDP even when installed")
     p.add_argument("--out", default=str(DEFAULT_OUT), help="output folder (records, references, summary.md)")
     p.add_argument("--summarise", action="store_true", help="rebuild summary.md from the saved records only")
+    p.add_argument("--first-seed", type=int, default=SEED_BASE, help=f"first noise seed (default {SEED_BASE})")
+    p.add_argument("--option", action="append", default=[], metavar="METHOD.NAME=VALUE",
+                   help="an option added to a method's defaults, e.g. pgd.chains=10 (a Python literal; repeatable)")
     return p.parse_args(argv)
+
+
+def extra_options(items: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``--option`` values as {method: {name: value}} (values read as Python literals)."""
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        method, _, name = key.partition(".")
+        if not (method and name and value):
+            raise SystemExit(f"--option takes METHOD.NAME=VALUE, got {item!r}")
+        out.setdefault(method, {})[name] = ast.literal_eval(value)
+    return out
 
 
 def command_line(args: argparse.Namespace) -> str:
@@ -852,6 +879,8 @@ def command_line(args: argparse.Namespace) -> str:
             parts.append(f"--{flag} {getattr(args, flag)}")
     parts += [f"--seeds {args.seeds}", f"--jobs {args.jobs}"] + (["--quick"] if args.quick else [])
     parts += ["--no-peers"] if args.no_peers else []
+    parts += [f"--first-seed {args.first_seed}"] if args.first_seed != SEED_BASE else []
+    parts += [f"--option {o}" for o in args.option]
     return " ".join(parts)
 
 
@@ -876,9 +905,11 @@ def main(argv: Sequence[str] | None = None) -> list[dict]:
     epsilons = [float(e) for e in args.epsilons.split(",")] if args.epsilons else list(EPSILONS)
     cfgs = configs(args.methods.split(",") if args.methods else None, peers=not args.no_peers)
     started = time.perf_counter()
-    records = run(names, cfgs, epsilons, args.seeds, max(1, args.jobs))
+    records = run(names, cfgs, epsilons, args.seeds, max(1, args.jobs), first_seed=args.first_seed,
+                  extra=extra_options(args.option))
     meta = {"command": command_line(args), "seconds": time.perf_counter() - started, "jobs": args.jobs,
-            "seeds": args.seeds, "versions": versions(), "configs": [asdict(c) for c in cfgs]}
+            "seeds": args.seeds, "first_seed": args.first_seed, "versions": versions(),
+            "configs": [asdict(c) for c in cfgs]}
     with gzip.GzipFile(out / "records.jsonl.gz", "wb", mtime=0) as fh:
         fh.write("".join(json.dumps(r, sort_keys=True) + "\n" for r in records).encode())
     (out / "ols_reference.json").write_text(json.dumps(reference_rows(names), indent=1))
