@@ -14,6 +14,7 @@ bounds declare every variable).  Seeds are fixed.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -104,6 +105,19 @@ def test_without_every_bound_the_rows_are_not_standardised(easy):
     (run,) = res.privacy.steps
     assert res.info["standardised"] is False
     assert run.delta == DELTA and run.epsilon <= EPS
+
+
+def test_where_the_moments_cannot_resolve_the_scales_the_rows_are_not_standardised(easy):
+    """A public rule (n, d, epsilon, delta): at n = 200 and epsilon = 1 the moments' smallest scale is above
+    MAX_SCALE_FLOOR of the declared half-ranges, so the steps keep the whole budget; at n = 20,000 it is far below."""
+    small = _fit(easy.iloc[:200])
+    assert small.info["standardised"] is False and len(small.privacy.steps) == 1
+    ctx = FitContext(n=200, d=3, ledger=PrivacyLedger(EPS, DELTA), rng=np.random.default_rng(0), intercept_index=0,
+                     column_ranges=((1.0, 1.0), (-1.0, 1.0), (-1.0, 1.0)), response_range=(-1.0, 1.0),
+                     rescaled=True)
+    assert dpsgd.scale_floor(ctx) > dpsgd.MAX_SCALE_FLOOR
+    large = dataclasses.replace(ctx, n=20_000)
+    assert dpsgd.scale_floor(large) == pytest.approx(dpsgd.scale_floor(ctx) / 100) and dpsgd.standardises(large)
 
 
 def test_at_the_smallest_supported_delta_the_steps_keep_the_whole_budget(easy):
@@ -201,8 +215,8 @@ def test_step_sums_add_exactly_over_chunks():
 
 
 AUDIT_EPS, AUDIT_DELTA, AUDIT_ALPHA = 2.0, 1e-3, 1e-3
-AUDIT_N = 10
-AUDIT_RUNS = 2_000
+AUDIT_N = 400  # at epsilon 2 the moments resolve the scales here (dpsgd.scale_floor below MAX_SCALE_FLOOR)
+AUDIT_RUNS = 1_500
 
 
 def _audit_pair() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
@@ -230,7 +244,7 @@ def _audit_run(data, rng):
     X, y = data
     ctx = FitContext(n=AUDIT_N, d=2, ledger=_RecordingLedger(AUDIT_EPS, AUDIT_DELTA), rng=rng, intercept_index=0,
                      column_ranges=((1.0, 1.0), (-1.0, 1.0)), response_range=(-1.0, 1.0), rescaled=True)
-    fitted = dpsgd.fit(InMemoryRows(X, y), ctx, dpsgd.DPSGDOptions(batch_size=5, epochs=1, clip_norm=1.0,
+    fitted = dpsgd.fit(InMemoryRows(X, y), ctx, dpsgd.DPSGDOptions(batch_size=40, epochs=0.5, clip_norm=1.0,
                                                                      optimizer="sgd", learning_rate=0.5))
     assert fitted.diagnostics["standardised"]
     return float(fitted.params[1])

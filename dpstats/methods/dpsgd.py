@@ -16,8 +16,11 @@ before the steps, the fit releases private centres and scales of every column
 and of the response inside that domain (two Gaussian releases of sums over
 rows, :func:`~dpstats.methods.common.private_scaling.release_moments`, as in
 pgd), runs the steps on the standardised rows and maps the coefficients back
-by the released affine map (post-processing).  Without bounds on every
-variable the steps run on the rows as they come.
+by the released affine map (post-processing); this where those releases
+resolve scales well inside the declared ranges (:func:`standardises`, a
+public rule of n, d, epsilon and delta).  Otherwise the steps run on the rows
+as they come (the public rescaling by the bounds, when every variable has
+them).
 
 Privacy: each step is one Poisson-sampled Gaussian mechanism
 (:class:`~dpstats.privacy.poisson_gaussian.PoissonGaussianBlock`); the noise
@@ -46,6 +49,7 @@ from dpstats.methods.common.extremes import QUIET, residuals, unit_rows
 from dpstats.methods.common.private_scaling import (
     Domain,
     Standardisation,
+    free_variables,
     null_marks,
     release_moments,
 )
@@ -69,7 +73,7 @@ from dpstats.rows.base import Rows
 from dpstats.validation import MIN_DELTA
 
 __all__ = ["SPEC", "DPSGDOptions", "StepSum", "calibrate_noise_multiplier", "default_batch_size", "fit",
-           "MOMENT_EPSILON_SHARE", "MOMENT_DELTA_SHARE"]
+           "MOMENT_EPSILON_SHARE", "MOMENT_DELTA_SHARE", "MAX_SCALE_FLOOR", "scale_floor", "standardises"]
 
 _OPTIMIZERS = ("adam", "sgd")
 _DEFAULT_CLIP_PER_SQRT_D = 0.1
@@ -81,6 +85,10 @@ _STANDARDISED_CLIP_PER_SQRT_D = 0.3
 #: Chosen on the real-data benchmark against 0.1 and 0.35 (BENCHMARKS.md).
 MOMENT_EPSILON_SHARE = 0.2
 MOMENT_DELTA_SHARE = 0.5
+#: The rows are standardised only where the moments resolve scales down to this share of a variable's declared
+#: half-range (:func:`scale_floor`); where they cannot, standardising costs the steps budget and gains nothing
+#: (chosen on the real-data benchmark against 0.1, 0.2, 0.5, 0.75, 1 and none: BENCHMARKS.md).
+MAX_SCALE_FLOOR = 0.3
 _DEFAULT_LR = {"adam": 0.05, "sgd": 0.5}
 _ADAM_BETAS = (0.9, 0.999)
 _ADAM_EPS = 1e-8
@@ -180,8 +188,8 @@ def _budget(epsilon: float, delta: float, standardise: bool) -> tuple[float, flo
 def _plan(ctx: FitContext, options: DPSGDOptions) -> _Plan:
     """C, the learning rate, q, T and the budget's split from public facts and the (validated) options.
 
-    The rows are standardised privately where every variable is bounded (:func:`standardises`); the default
-    clip is then the standardised rows'."""
+    The rows are standardised privately where every variable is bounded and the moments resolve the scales
+    (:func:`standardises`); the default clip is then the standardised rows'."""
     n, d = ctx.n, ctx.d
     standardise = standardises(ctx)
     per_sqrt_d = _STANDARDISED_CLIP_PER_SQRT_D if standardise else _DEFAULT_CLIP_PER_SQRT_D
@@ -196,10 +204,27 @@ def _plan(ctx: FitContext, options: DPSGDOptions) -> _Plan:
 
 def standardises(ctx: FitContext) -> bool:
     """Whether the fit standardises its rows privately (public facts only): when every variable has a public
-    range, i.e. the pipeline rescaled the rows by the declared bounds, and the steps' share of delta is within
-    the supported range (at least ``MIN_DELTA``: a fit at delta below twice that runs as without the
-    standardisation); else the steps run on the rows as they come, with the whole budget."""
-    return bool(ctx.rescaled) and (1.0 - MOMENT_DELTA_SHARE) * float(ctx.delta) >= MIN_DELTA
+    range, i.e. the pipeline rescaled the rows by the declared bounds, the steps' share of delta is within the
+    supported range (at least ``MIN_DELTA``) and the moments resolve scales down to ``MAX_SCALE_FLOOR`` of the
+    declared half-ranges (:func:`scale_floor`); else the steps run on the rows as they come, with the whole
+    budget."""
+    return (bool(ctx.rescaled) and (1.0 - MOMENT_DELTA_SHARE) * float(ctx.delta) >= MIN_DELTA
+            and scale_floor(ctx) <= MAX_SCALE_FLOOR)
+
+
+def scale_floor(ctx: FitContext) -> float:
+    """The smallest scale, as a share of a variable's declared half-range, that the private moments release at
+    this n and budget: :func:`~dpstats.methods.common.private_scaling.release_moments`' floor 2 Delta / (mu_s n),
+    with mu_s the scales' GDP parameter and Delta their sensitivity, 2 sqrt(k) with an intercept and sqrt(k)
+    without, for k variables with a non-degenerate range (public facts: n, epsilon, delta, the design)."""
+    cols, resp = free_variables(_declared_domain(ctx))
+    k = cols.size + int(resp)
+    if k == 0:
+        return 0.0
+    centring = ctx.intercept_index is not None
+    _, _, mu_m = _budget(float(ctx.epsilon), float(ctx.delta), True)
+    mu_s = mu_m / math.sqrt(2.0) if centring else mu_m
+    return 2.0 * (2.0 if centring else 1.0) * math.sqrt(k) / (mu_s * ctx.n)
 
 
 def _declared_domain(ctx: FitContext) -> Domain:
