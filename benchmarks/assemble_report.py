@@ -84,6 +84,7 @@ body+=sec("pgd's clip multiple (issue 17)", "benchmarks/results/pgd_clip.md")
 body+=sec("pgd's number of final chains (issues 17 and 18)", "benchmarks/results/pgd_chains.md")
 body+=sec("Held-out regressions (issue 17)", "benchmarks/results/held_out.md")
 body+=sec("Declared bounds against none: robgd and ambssgd (issue 17, part 4)", "benchmarks/results/bounds_robust.md")
+body+=sec("Declared bounds against none: dpsgd (issue 17, part 4)", "benchmarks/results/dpsgd_bounds.md")
 body+=sec("The theory block against the measured privacy error on the real regressions (issue 18)",
          "benchmarks/results/theory_check/theory.md")
 if os.path.exists('benchmarks/results/theory_check/reading.md'):

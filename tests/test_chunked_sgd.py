@@ -122,6 +122,40 @@ def test_missing_drop_matches_in_memory(df, tmp_path):
         assert b.nobs == N  # n stays public: the incomplete rows are public null rows
 
 
+#: At n = 240 and epsilon = 10 the private moments resolve the scales (``dpsgd.scale_floor`` below
+#: ``dpsgd.MAX_SCALE_FLOOR``): DP-SGD standardises its rows privately (at epsilon 1, above, it does not).
+STANDARDISED_EPSILON = 10.0
+
+
+def _standardised_fit(data, **kw):
+    return dpstats.dp_ols(FORMULA, data, STANDARDISED_EPSILON, 1e-6, method="dpsgd", bounds=BOUNDS,
+                          random_state=11, **OPTIONS["dpsgd"], **kw)
+
+
+def test_standardised_dpsgd_in_chunks_is_the_in_memory_fit(df, files, tmp_path):
+    """The private moments are sums over rows too: any chunking (and Dask) gives the same releases, bit for bit,
+    with two more passes; with missing="drop" the null rows, read marked, add nothing in memory or in chunks."""
+    reference = _standardised_fit(df)
+    assert reference.info["standardised"] and len(reference.privacy.steps) == 3
+    steps = reference.info["steps"]
+    for label, data in {"DataFrame chunks of 7": DataFrameSource(df, chunksize=7),
+                        "CSV chunks of 100": CSVSource(files["csv"], chunksize=100),
+                        "Dask, 3 partitions": dd.from_pandas(df, npartitions=3)}.items():
+        got = _standardised_fit(data)
+        _same_fit(reference, got)
+        np.testing.assert_array_equal(reference.params.to_numpy(), got.params.to_numpy())
+        counting = 0 if label.startswith("DataFrame") else 1
+        assert any(f"read in chunks ({steps + 2 + counting} passes over the data" in note
+                   for note in got.privacy.notes), label
+    bad = df.copy()
+    bad.loc[[3, 100, 200], "x2"] = np.nan
+    path = tmp_path / "drop.parquet"
+    bad.to_parquet(path, row_group_size=70)
+    a, b = _standardised_fit(bad, missing="drop"), _standardised_fit(str(path), missing="drop")
+    assert a.info["standardised"] and b.nobs == N
+    _same_fit(a, b)
+
+
 def _arrays(n: int = 600, d: int = 5, seed: int = 2) -> tuple[np.ndarray, np.ndarray, DataBounds]:
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1, 1, (n, d))

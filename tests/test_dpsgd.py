@@ -83,13 +83,16 @@ def easy():
 def test_accounting_matches_dp_accounting_for_the_same_event(easy):
     res = _fit(easy, epsilon=1.0, delta=1e-6, epochs=1)
     info = res.info
-    (step,) = res.privacy.steps
+    step, centres, scales = res.privacy.steps  # the run is charged first, then the private moments
     z, q, steps = info["noise_multiplier"], info["sampling_rate"], info["steps"]
-    independent = _pld_epsilon(z, q, steps, 1e-6, NR.REPLACE_ONE)
+    # every variable is bounded: the steps get (1 - share) epsilon at (1 - delta share) delta
+    eps_sgd, delta_sgd = (1 - dpsgd.MOMENT_EPSILON_SHARE) * 1.0, (1 - dpsgd.MOMENT_DELTA_SHARE) * 1e-6
+    independent = _pld_epsilon(z, q, steps, delta_sgd, NR.REPLACE_ONE)
     assert step.mechanism == "approximate-dp" and step.count == 1
+    assert centres.mechanism == scales.mechanism == "gaussian"
     assert step.epsilon == pytest.approx(independent, rel=1e-12)
-    assert step.delta == 1e-6
-    assert step.epsilon <= 1.0 and res.privacy.epsilon_spent <= 1.0 + 1e-9
+    assert step.delta == delta_sgd
+    assert step.epsilon <= eps_sgd and res.privacy.epsilon_spent <= 1.0 + 1e-9
     # hardened noise: rows are rounded to a public grid after clipping, so the recorded per-row bound is
     # C' = C (1 + 2^-30) + g ceil(sqrt(d)) / 2 (the float-clipping margin plus the rounding allowance, with
     # g <= z C 2^-40), and the discrete Gaussian's sd is at least z C'
@@ -98,9 +101,9 @@ def test_accounting_matches_dp_accounting_for_the_same_event(easy):
     assert step.noise_scale == pytest.approx(z * info["clip_norm"])
     assert f"T={steps} steps" in step.note and "dp_accounting PLD" in step.note
     # the calibration is tight: 1% less noise would overspend
-    assert _pld_epsilon(0.99 * z, q, steps, 1e-6, NR.REPLACE_ONE) > 1.0
+    assert _pld_epsilon(0.99 * z, q, steps, delta_sgd, NR.REPLACE_ONE) > eps_sgd
     # and the replace-one relation matters: the add/remove analysis would under-state the spend
-    assert _pld_epsilon(z, q, steps, 1e-6, NR.ADD_OR_REMOVE_ONE) < 0.95 * step.epsilon
+    assert _pld_epsilon(z, q, steps, delta_sgd, NR.ADD_OR_REMOVE_ONE) < 0.95 * step.epsilon
 
 
 def test_replace_one_pair_dominates_non_antipodal_neighbours():

@@ -11,15 +11,29 @@ sample and returns the exact integer sum of its clipped, grid-rounded
 gradients, so in-memory and chunked data (one chunk or many, files, Dask)
 give the same releases bit for bit for the same seed.
 
+With every variable bounded, the declared bounds are the privacy domain only:
+before the steps, the fit releases private centres and scales of every column
+and of the response inside that domain (two Gaussian releases of sums over
+rows, :func:`~dpstats.methods.common.private_scaling.release_moments`, as in
+pgd), runs the steps on the standardised rows and maps the coefficients back
+by the released affine map (post-processing); this where those releases
+resolve scales well inside the declared ranges (:func:`standardises`, a
+public rule of n, d, epsilon and delta).  Otherwise the steps run on the rows
+as they come (the public rescaling by the bounds, when every variable has
+them).
+
 Privacy: each step is one Poisson-sampled Gaussian mechanism
 (:class:`~dpstats.privacy.poisson_gaussian.PoissonGaussianBlock`); the noise
 multiplier z is the smallest for which ``dp_accounting``'s PLD accountant
-certifies the T composed steps as (epsilon, delta)-DP under replace-one
-neighbours, and the whole run is charged once, before any row is read.
+certifies the T composed steps as (epsilon_S, delta_S)-DP under replace-one
+neighbours, and the whole run is charged once, before any row is read.  With
+the standardisation, (epsilon_S, delta_S) = ((1 - a) epsilon, (1 - b) delta)
+and the two moment releases are mu(a epsilon, b delta)-GDP (a =
+``MOMENT_EPSILON_SHARE``, b = ``MOMENT_DELTA_SHARE``): by basic composition
+the fit is (epsilon, delta)-DP; without it the steps take the whole budget.
 Clipping bounds every row's influence whatever the data, so the guarantee is
-worst-case and needs no data bounds; the clip norm, learning rate, batch size
-and epochs are public utility choices, fixed rules of n and d by default.
-Proof: docs/proofs/dpsgd.md.
+worst-case; the clip norm, learning rate, batch size and epochs are public
+utility choices, fixed rules of n and d by default.  Proof: docs/proofs/dpsgd.md.
 """
 
 from __future__ import annotations
@@ -32,6 +46,13 @@ import numpy as np
 from dpstats.errors import ConvergenceError, MethodOptionError
 from dpstats.inference import window_mean_covariance
 from dpstats.methods.common.extremes import QUIET, residuals, unit_rows
+from dpstats.methods.common.private_scaling import (
+    Domain,
+    Standardisation,
+    free_variables,
+    null_marks,
+    release_moments,
+)
 from dpstats.methods.spec import (
     ErrorSplit,
     FitContext,
@@ -39,6 +60,7 @@ from dpstats.methods.spec import (
     MethodOptions,
     MethodSpec,
 )
+from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.poisson_gaussian import (
     ClippedGridSum,
     PoissonGaussianBlock,
@@ -48,11 +70,25 @@ from dpstats.privacy.poisson_gaussian import (
 )
 from dpstats.rates import UpperRate
 from dpstats.rows.base import Rows
+from dpstats.validation import MIN_DELTA
 
-__all__ = ["SPEC", "DPSGDOptions", "StepSum", "calibrate_noise_multiplier", "default_batch_size", "fit"]
+__all__ = ["SPEC", "DPSGDOptions", "StepSum", "calibrate_noise_multiplier", "default_batch_size", "fit",
+           "MOMENT_EPSILON_SHARE", "MOMENT_DELTA_SHARE", "MAX_SCALE_FLOOR", "scale_floor", "standardises"]
 
 _OPTIMIZERS = ("adam", "sgd")
 _DEFAULT_CLIP_PER_SQRT_D = 0.1
+#: The default clip per sqrt(d) on privately standardised rows (every variable bounded), where a row's gradient
+#: at w = 0 has norm about sqrt(d) (chosen on the real-data benchmark against 0.1 and 1: BENCHMARKS.md).
+_STANDARDISED_CLIP_PER_SQRT_D = 0.3
+#: With every variable bounded, the private centres and scales get this share of epsilon, and
+#: ``MOMENT_DELTA_SHARE`` of delta; the DP-SGD steps get the rest (basic composition: docs/proofs/dpsgd.md).
+#: Chosen on the real-data benchmark against 0.1 and 0.35 (BENCHMARKS.md).
+MOMENT_EPSILON_SHARE = 0.2
+MOMENT_DELTA_SHARE = 0.5
+#: The rows are standardised only where the moments resolve scales down to this share of a variable's declared
+#: half-range (:func:`scale_floor`); where they cannot, standardising costs the steps budget and gains nothing
+#: (chosen on the real-data benchmark against 0.1, 0.2, 0.5, 0.75, 1 and none: BENCHMARKS.md).
+MAX_SCALE_FLOOR = 0.3
 _DEFAULT_LR = {"adam": 0.05, "sgd": 0.5}
 _ADAM_BETAS = (0.9, 0.999)
 _ADAM_EPS = 1e-8
@@ -89,9 +125,10 @@ class DPSGDOptions(MethodOptions):
     Attributes
     ----------
     clip_norm : float or None
-        Per-example gradient clip C (default 0.1 sqrt(d), for the API's rescaled [-1, 1] design).
+        Per-example gradient clip C, in the units the steps run on: the privately standardised rows when every
+        variable is bounded (default 0.3 sqrt(d)), else the rows as they come (default 0.1 sqrt(d)).
     learning_rate : float or None
-        Step size on the gradient of the mean loss (default 0.05 for Adam, 0.5 for SGD).
+        Step size on the gradient of the mean loss, in the same units (default 0.05 for Adam, 0.5 for SGD).
     batch_size : int or None
         Expected batch size L; the sampling rate is q = L / n (default :func:`default_batch_size`).
     epochs : float
@@ -121,22 +158,85 @@ class DPSGDOptions(MethodOptions):
 
 @dataclass(frozen=True)
 class _Plan:
-    """The public settings of a run, fixed from n, d and the options before anything is charged."""
+    """The public settings of a run, fixed from n, d, the budget, the declared bounds and the options before
+    anything is charged."""
 
     clip_norm: float
     learning_rate: float
     sampling_rate: float
     steps: int
     optimizer: str
+    standardise: bool
+    epsilon: float
+    delta: float
+    moment_mu: float
 
 
-def _plan(n: int, d: int, options: DPSGDOptions) -> _Plan:
-    """C, the learning rate, q and T from the public n and d and the (validated) options."""
-    C = float(_DEFAULT_CLIP_PER_SQRT_D * math.sqrt(d) if options.clip_norm is None else options.clip_norm)
+def _budget(epsilon: float, delta: float, standardise: bool) -> tuple[float, float, float]:
+    """(epsilon, delta) of the DP-SGD steps and the GDP parameter of the private moments (0 without them).
+
+    With ``standardise``, the moments get epsilon_m = ``MOMENT_EPSILON_SHARE`` epsilon at delta_m =
+    ``MOMENT_DELTA_SHARE`` delta, as mu_m = mu(epsilon_m, delta_m); the steps get (epsilon - epsilon_m,
+    delta - delta_m).  Basic composition of the two parts is (epsilon, delta)-DP, and it is one of the bounds the
+    ledger computes for a Gaussian block composed with an (epsilon, delta) step (docs/proofs/dpsgd.md)."""
+    if not standardise:
+        return epsilon, delta, 0.0
+    eps_m, delta_m = MOMENT_EPSILON_SHARE * epsilon, MOMENT_DELTA_SHARE * delta
+    return epsilon - eps_m, delta - delta_m, gaussian_mu(eps_m, delta_m)
+
+
+def _plan(ctx: FitContext, options: DPSGDOptions) -> _Plan:
+    """C, the learning rate, q, T and the budget's split from public facts and the (validated) options.
+
+    The rows are standardised privately where every variable is bounded and the moments resolve the scales
+    (:func:`standardises`); the default clip is then the standardised rows'."""
+    n, d = ctx.n, ctx.d
+    standardise = standardises(ctx)
+    per_sqrt_d = _STANDARDISED_CLIP_PER_SQRT_D if standardise else _DEFAULT_CLIP_PER_SQRT_D
+    C = float(per_sqrt_d * math.sqrt(d) if options.clip_norm is None else options.clip_norm)
     lr = float(_DEFAULT_LR[options.optimizer] if options.learning_rate is None else options.learning_rate)
     L = default_batch_size(n) if options.batch_size is None else int(options.batch_size)
     q = min(1.0, L / n)
-    return _Plan(C, lr, q, max(1, math.ceil(float(options.epochs) / q)), options.optimizer)
+    eps, delta, mu_m = _budget(float(ctx.epsilon), float(ctx.delta), standardise)
+    return _Plan(C, lr, q, max(1, math.ceil(float(options.epochs) / q)), options.optimizer, standardise, eps, delta,
+                 mu_m)
+
+
+def standardises(ctx: FitContext) -> bool:
+    """Whether the fit standardises its rows privately (public facts only): when every variable has a public
+    range, i.e. the pipeline rescaled the rows by the declared bounds, the steps' share of delta is within the
+    supported range (at least ``MIN_DELTA``) and the moments resolve scales down to ``MAX_SCALE_FLOOR`` of the
+    declared half-ranges (:func:`scale_floor`); else the steps run on the rows as they come, with the whole
+    budget."""
+    return (bool(ctx.rescaled) and (1.0 - MOMENT_DELTA_SHARE) * float(ctx.delta) >= MIN_DELTA
+            and scale_floor(ctx) <= MAX_SCALE_FLOOR)
+
+
+def scale_floor(ctx: FitContext) -> float:
+    """The smallest scale, as a share of a variable's declared half-range, that the private moments release at
+    this n and budget: :func:`~dpstats.methods.common.private_scaling.release_moments`' floor 2 Delta / (mu_s n),
+    with mu_s the scales' GDP parameter and Delta their sensitivity, 2 sqrt(k) with an intercept and sqrt(k)
+    without, for k variables with a non-degenerate range (public facts: n, epsilon, delta, the design)."""
+    cols, resp = free_variables(_declared_domain(ctx))
+    k = cols.size + int(resp)
+    if k == 0:
+        return 0.0
+    centring = ctx.intercept_index is not None
+    _, _, mu_m = _budget(float(ctx.epsilon), float(ctx.delta), True)
+    mu_s = mu_m / math.sqrt(2.0) if centring else mu_m
+    return 2.0 * (2.0 if centring else 1.0) * math.sqrt(k) / (mu_s * ctx.n)
+
+
+def _declared_domain(ctx: FitContext) -> Domain:
+    """The clipping domain of the standardised path: every variable's public range (declared bounds after the
+    public rescaling, factor dummies and the intercept by construction)."""
+    ranges = [r if r is not None else (1.0, 1.0) for r in ctx.column_ranges]
+    lo = np.array([r[0] for r in ranges], dtype=float)
+    hi = np.array([r[1] for r in ranges], dtype=float)
+    if ctx.intercept_index is not None:
+        lo[ctx.intercept_index] = hi[ctx.intercept_index] = 1.0
+    y_lo, y_hi = ctx.response_range if ctx.response_range is not None else (0.0, 0.0)
+    return Domain(lo, hi, float(y_lo), float(y_hi), ctx.intercept_index)
 
 
 class StepSum:
@@ -146,7 +246,10 @@ class StepSum:
     ``select`` names the chunk's sampled rows from ``sample`` (the sorted
     global indices of the step's secret Poisson sample), so only those are
     evaluated; a row's gradient depends on that row and ``w`` only, so the
-    integer sum is the same whatever the chunking.
+    integer sum is the same whatever the chunking.  With ``standardisation``
+    the gradient is taken on the row's standardised values (z_i, v_i)
+    (:class:`~dpstats.methods.common.private_scaling.Standardisation`).  A
+    public null row (NaN-marked, ``missing="drop"``) adds nothing.
 
     Parameters
     ----------
@@ -156,10 +259,13 @@ class StepSum:
         The current (released) iterate.
     summer : ClippedGridSum
         The mechanism's clipping and grid rounding.
+    standardisation : Standardisation or None
+        The released map of the rows, or None (the rows as they come).
     """
 
-    def __init__(self, sample: np.ndarray, w: np.ndarray, summer: ClippedGridSum) -> None:
-        self.sample, self.w, self.summer = sample, w, summer
+    def __init__(self, sample: np.ndarray, w: np.ndarray, summer: ClippedGridSum,
+                 standardisation: Standardisation | None = None) -> None:
+        self.sample, self.w, self.summer, self.standardisation = sample, w, summer, standardisation
 
     def select(self, offset: int, count: int) -> np.ndarray:
         """Local indices of the sampled rows among the chunk's ``count`` rows starting at ``offset``."""
@@ -167,8 +273,22 @@ class StepSum:
         return self.sample[lo:hi] - offset
 
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
+        X, y = self.rows(X, y)
         with np.errstate(**QUIET):
             return self.summer(_gradients(X, y, self.w, self.summer.clip_norm))
+
+    def rows(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows the gradients are taken on: standardised when there is a standardisation, public null rows
+        set to zero (their gradient is 0)."""
+        st = self.standardisation
+        marked = null_marks(y)
+        if st is not None:
+            X, y = st.design(X), st.response(y)
+        elif marked is not None:
+            X, y = X.copy(), y.copy()
+        if marked is not None:
+            X[marked], y[marked] = 0.0, 0.0
+        return X, y
 
 
 def _gradients(X: np.ndarray, y: np.ndarray, w: np.ndarray, clip_norm: float) -> np.ndarray:
@@ -194,9 +314,11 @@ def _gradients(X: np.ndarray, y: np.ndarray, w: np.ndarray, clip_norm: float) ->
 def fit(rows: Rows, ctx: FitContext, options: DPSGDOptions) -> MethodFit:
     """DP-SGD (Abadi et al. 2016) for least squares with Poisson sampling; see the module docstring.
 
-    Calibrates z, charges the whole run once, then takes the T steps, one pass over the rows each
-    (:class:`StepSum`); the released coefficients are the average of the iterates over the last half of the
-    steps (Polyak-Ruppert averaging, post-processing).
+    Calibrates z and charges the whole run of steps once; with every variable bounded, then releases the private
+    centres and scales of the rows (two Gaussian releases, :func:`~dpstats.methods.common.private_scaling.
+    release_moments`); then takes the T steps, one pass over the rows each (:class:`StepSum`).  The released
+    coefficients are the average of the iterates over the last half of the steps (Polyak-Ruppert averaging,
+    post-processing), mapped back from the standardised rows where they were standardised.
 
     Parameters
     ----------
@@ -218,34 +340,65 @@ def fit(rows: Rows, ctx: FitContext, options: DPSGDOptions) -> MethodFit:
         When the iterates became non-finite (after spending: the message says so).
     """
     n, d = ctx.n, ctx.d
-    plan = _plan(n, d, options)
+    plan = _plan(ctx, options)
     q, steps, C, lr = plan.sampling_rate, plan.steps, plan.clip_norm, plan.learning_rate
-    z = calibrate_noise_multiplier(float(ctx.epsilon), float(ctx.delta), q, steps)
+    z = calibrate_noise_multiplier(plan.epsilon, plan.delta, q, steps)
     block = poisson_gaussian_block(noise_multiplier=z, sampling_rate=q, rounds=steps, clip_norm=C, n=n,
-                                   ledger=ctx.ledger, name="DP-SGD clipped gradient sums", dimension=d)
+                                   ledger=ctx.ledger, name="DP-SGD clipped gradient sums", dimension=d,
+                                   delta=plan.delta)
+    st = _standardisation(rows, ctx, plan) if plan.standardise else None
     with np.errstate(over="ignore", invalid="ignore"):  # divergence is detected below, after the loop
         window = _train(block, rows, ctx.rng, d=d, steps=steps, expected_batch=q * n, lr=lr,
-                        optimizer=plan.optimizer)
+                        optimizer=plan.optimizer, standardisation=st)
         params = window.mean(axis=0)
     if not np.all(np.isfinite(params)):
         raise ConvergenceError(
             f"DP-SGD diverged (non-finite coefficients) with learning_rate={lr:g}; lower it. The privacy budget "
             "of this fit was spent")
+    privacy = window_mean_covariance(window)
+    if st is not None:
+        A, _ = st.affine_back()
+        params, privacy = st.params_back(params), A @ privacy @ A.T
     return MethodFit(
         params=params,
-        notes=(f"DP-SGD: {steps} steps, sampling rate q={q:.4g} (expected batch {q * n:.4g}), clip norm "
-               f"{C:.4g}, noise multiplier {z:.4g}, {plan.optimizer} with learning rate {lr:g}; coefficients are "
-               "the average of the last half of the iterates",
-               f"one pass over the data per step ({steps} passes, each evaluating only that step's Poisson sample; a "
-               "step needs the previous iterate, so the passes cannot be merged)"),
+        notes=_notes(plan, z, n),
         diagnostics={"noise_multiplier": z, "steps": steps, "sampling_rate": q, "clip_norm": C, "learning_rate": lr,
-                     "optimizer": plan.optimizer},
+                     "optimizer": plan.optimizer, "standardised": plan.standardise},
         passes=steps,
-        error_split=ErrorSplit(privacy=window_mean_covariance(window), privacy_source=(
+        error_split=ErrorSplit(privacy=privacy, privacy_source=(
             "batch means of the averaged iterates (their noise around the run's limit; the clipped gradient's "
-            "bias against least squares and the distance the steps did not cover are not included)"),
+            "bias against least squares, the distance the steps did not cover and the noise of the released "
+            "centres and scales are not included)"),
             privacy_lower_bound=True),
     )
+
+
+def _standardisation(rows: Rows, ctx: FitContext, plan: _Plan) -> Standardisation:
+    """The private centres and scales of every variable inside its declared domain, at GDP parameter
+    ``plan.moment_mu`` (split equally between the centres and the scales when there is an intercept; the
+    scales take it all without one)."""
+    centring = ctx.intercept_index is not None
+    mu_part = plan.moment_mu / math.sqrt(2.0) if centring else plan.moment_mu
+    return release_moments(rows.reduce, ctx.n, _declared_domain(ctx), mu_centre=mu_part, mu_scale=mu_part,
+                           rng=ctx.rng, ledger=ctx.ledger, null_rows=ctx.null_rows, label="DP-SGD")
+
+
+def _notes(plan: _Plan, z: float, n: int) -> tuple[str, ...]:
+    """What the run released and how (public settings only)."""
+    q, steps = plan.sampling_rate, plan.steps
+    notes = [f"DP-SGD: {steps} steps, sampling rate q={q:.4g} (expected batch {q * n:.4g}), clip norm "
+             f"{plan.clip_norm:.4g}, noise multiplier {z:.4g}, {plan.optimizer} with learning rate "
+             f"{plan.learning_rate:g}; coefficients are the average of the last half of the iterates"]
+    if plan.standardise:
+        notes.append(
+            f"the declared bounds were used as the clipping domain only: the steps ran on rows standardised by "
+            f"private centres and scales of every variable (Gaussian releases at mu={plan.moment_mu:.4g}, "
+            f"{MOMENT_EPSILON_SHARE:.0%} of epsilon and {MOMENT_DELTA_SHARE:.0%} of delta; the steps took the rest), "
+            "and the coefficients were mapped back (post-processing); the moments take two more passes over the "
+            "data (one without an intercept)")
+    notes.append(f"one pass over the data per step ({steps} passes, each evaluating only that step's Poisson sample; "
+                 "a step needs the previous iterate, so the passes cannot be merged)")
+    return tuple(notes)
 
 
 def _clipped_sum(rows: Rows, step: StepSum, d: int) -> np.ndarray:
@@ -255,7 +408,8 @@ def _clipped_sum(rows: Rows, step: StepSum, d: int) -> np.ndarray:
 
 
 def _train(block: PoissonGaussianBlock, rows: Rows, rng: np.random.Generator, *, d: int, steps: int,
-           expected_batch: float, lr: float, optimizer: str) -> np.ndarray:
+           expected_batch: float, lr: float, optimizer: str,
+           standardisation: Standardisation | None = None) -> np.ndarray:
     """The T noisy steps (Adam or SGD) from w = 0; returns the last half of the iterates (T - T // 2, d), or the
     first non-finite iterate (1, d).
 
@@ -270,7 +424,8 @@ def _train(block: PoissonGaussianBlock, rows: Rows, rng: np.random.Generator, *,
     summer = block.summer
     for t in range(1, steps + 1):
         sample = np.sort(block.sample(rng))
-        grad = block.release_grid_sum(_clipped_sum(rows, StepSum(sample, w, summer), d), rng) / expected_batch
+        step = StepSum(sample, w, summer, standardisation)
+        grad = block.release_grid_sum(_clipped_sum(rows, step, d), rng) / expected_batch
         if optimizer == "adam":
             m = b1 * m + (1 - b1) * grad
             v = b2 * v + (1 - b2) * grad * grad
@@ -309,6 +464,7 @@ SPEC = MethodSpec(
     needs_bounds=False,
     unbounded_guarantee="the method clips each row's gradient to a public norm",
     null_rows=True,
+    null_marks=True,
     regimes="baseline that needs no data bounds (worst-case DP by gradient clipping); sensitive to the clip norm "
             "and learning rate, which must be chosen without looking at the data",
     theory_rate=theory_rate,

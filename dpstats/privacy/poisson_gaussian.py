@@ -239,10 +239,14 @@ class PoissonGaussianBlock:
         The ledger step's name.
     dimension : int
         d, the length of every per-row vector (1 to 2^20).
+    delta : float or None
+        The delta the run is charged at (its epsilon is certified there); None: the ledger's delta.  A smaller
+        delta leaves the rest of the ledger's delta to other releases of the fit (basic composition of the
+        deltas in the ledger's total).
     """
 
     def __init__(self, *, noise_multiplier: float, sampling_rate: float, rounds: int, clip_norm: float, n: int,
-                 ledger: PrivacyLedger, name: str, dimension: int) -> None:
+                 ledger: PrivacyLedger, name: str, dimension: int, delta: float | None = None) -> None:
         if int(rounds) != rounds or rounds < 1:
             raise ValueError("rounds must be a positive integer")
         clip = _check_sensitivity(clip_norm)
@@ -268,14 +272,15 @@ class PoissonGaussianBlock:
         lam, tau = gaussian_closeness(self.s)
         lam_total, tau_total = self.rounds * self.dimension * lam, self.rounds * self.dimension * tau
         # the reference run (continuous noise, rounded) at delta_R; the sampled run then at (eps_R + 2 Lambda, delta)
-        delta_r = reference_delta(float(ledger.delta), lam_total, tau_total)
+        run_delta = float(ledger.delta if delta is None else delta)
+        delta_r = reference_delta(run_delta, lam_total, tau_total)
         # delta_r <= 0 (a ledger delta below the closeness slack): no finite bound, and the charge is refused
         eps = (poisson_gaussian_epsilon(self.noise_multiplier, self.sampling_rate, self.rounds, delta_r)
                if delta_r > 0 else math.inf)
         eps = eps + 2.0 * lam_total if eps <= REFERENCE_EPSILON_CAP else math.inf
         ledger.charge(PrivacyStep(
             name, "approximate-dp", _float_up(rounded_clip), "L2, per-row clip C (after grid rounding)", sd,
-            epsilon=eps, delta=float(ledger.delta), dimension=self.dimension,
+            epsilon=eps, delta=run_delta, dimension=self.dimension,
             note=(f"Poisson-sampled Gaussian, T={self.rounds} steps, q={self.sampling_rate:.4g}, noise multiplier "
                   f"z={self.noise_multiplier:.4g} (noise sd z*C on each batch sum of rows clipped to norm C; a "
                   "replaced row moves it by <= 2C); accounted with dp_accounting PLD, replace-one; rows rounded to "
@@ -362,10 +367,11 @@ def _exact_column_sums(ints: np.ndarray) -> np.ndarray:
 
 
 def poisson_gaussian_block(*, noise_multiplier: float, sampling_rate: float, rounds: int, clip_norm: float, n: int,
-                           ledger: PrivacyLedger, name: str, dimension: int) -> PoissonGaussianBlock:
+                           ledger: PrivacyLedger, name: str, dimension: int,
+                           delta: float | None = None) -> PoissonGaussianBlock:
     """Charge a DP-SGD run of ``rounds`` Poisson-sampled Gaussian sums now; see :class:`PoissonGaussianBlock`."""
     return PoissonGaussianBlock(noise_multiplier=noise_multiplier, sampling_rate=sampling_rate, rounds=rounds,
-                                clip_norm=clip_norm, n=n, ledger=ledger, name=name, dimension=dimension)
+                                clip_norm=clip_norm, n=n, ledger=ledger, name=name, dimension=dimension, delta=delta)
 
 
 # the deprecated dpstats.privacy.mechanisms.<name> of the names that moved here (one release)

@@ -226,7 +226,8 @@ class DeviationSumsPass(UnitSumsPass):
 
 
 def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *, mu_centre: float, mu_scale: float,
-                    rng: np.random.Generator, ledger: PrivacyLedger, null_rows: bool = False) -> Standardisation:
+                    rng: np.random.Generator, ledger: PrivacyLedger, null_rows: bool = False,
+                    label: str = "pgd") -> Standardisation:
     """Release the centres and scales of the free variables (module docstring, step 3): two passes.
 
     With an intercept: the k-vector of sums of u (each term in [-1, 1]: replace-one L2 sensitivity 2 sqrt(k))
@@ -237,7 +238,7 @@ def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *
     never below what the release resolves.  With ``null_rows`` (``missing="drop"``: the public null rows add
     nothing to the sums), the first of the two vectors also counts the rows that are not null rows (a term in
     {0, 1}: its sensitivity becomes sqrt(Delta^2 + 1)), and the means divide by that released count, clipped to
-    [1, n], instead of n.
+    [1, n], instead of n.  ``label`` (the method's name) starts the ledger steps' names.
     """
     cols, resp = free_variables(domain)
     k = cols.size + int(resp)
@@ -252,7 +253,7 @@ def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *
         sums = reduce(UnitSumsPass(domain, cols, resp, count=null_rows), add_arrays)
         noisy = np.asarray(gaussian_mechanism_mu(sums, l2_sensitivity=math.sqrt(4.0 * k + null_rows),
                                                  mu=mu_centre, rng=rng, ledger=ledger,
-                                                 name="pgd: private centres (sums of the clipped variables)"),
+                                                 name=f"{label}: private centres (sums of the clipped variables)"),
                            dtype=float)
         noisy, rows = _split_count(noisy, n, null_rows)
         c = np.clip(noisy / (rows or n), -1.0, 1.0)
@@ -261,7 +262,8 @@ def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *
     dev = reduce(DeviationSumsPass(domain, cols, resp, c, count=counted), add_arrays)
     noisy = np.asarray(gaussian_mechanism_mu(dev, l2_sensitivity=math.sqrt(sens**2 + counted), mu=mu_scale,
                                              rng=rng, ledger=ledger,
-                                             name="pgd: private scales (sums of absolute deviations)"), dtype=float)
+                                             name=f"{label}: private scales (sums of absolute deviations)"),
+                       dtype=float)
     noisy, counted_rows = _split_count(noisy, n, counted)
     mean_rows = rows or counted_rows or n
     s = np.maximum(1.25 * noisy / mean_rows, max(2.0 * sens / (mu_scale * mean_rows), 2.0**-10))
