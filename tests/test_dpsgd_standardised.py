@@ -21,11 +21,12 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from standardisation_helpers import small_scale_standardisation
 
 import dpstats
 from dpstats.errors import BudgetExceededError
 from dpstats.methods import dpsgd
-from dpstats.methods.common.private_scaling import Domain, Standardisation
+from dpstats.methods.common.private_scaling import Standardisation
 from dpstats.methods.registry import FitContext
 from dpstats.privacy.audit import audit_mechanism
 from dpstats.privacy.calibration import gaussian_epsilon, gaussian_mu
@@ -150,16 +151,6 @@ D = 3  # intercept + 2 columns
 BIG = np.finfo(float).max
 
 
-def _standardisation(rng: np.random.Generator) -> Standardisation:
-    """A released map with small scales (standardised rows are long: the clip binds)."""
-    lo = np.r_[1.0, rng.uniform(-5, 0, D - 1)]
-    hi = np.r_[1.0, lo[1:] + rng.uniform(0.5, 10, D - 1)]
-    domain = Domain(lo, hi, -3.0, 7.0, intercept_index=0)
-    centre = np.r_[0.0, rng.uniform(-1, 1, D - 1)]
-    scale = np.r_[1.0, rng.uniform(2.0**-10, 0.5, D - 1)]
-    return Standardisation(domain, centre, scale, float(rng.uniform(-1, 1)), float(rng.uniform(2.0**-10, 0.5)))
-
-
 def _adversarial_rows(st: Standardisation) -> list[tuple[np.ndarray, float]]:
     """Corners of the domain, points far outside it, the largest finite doubles, zero, and the public null row
     of ``missing="drop"`` (NaN-marked)."""
@@ -177,7 +168,7 @@ def test_a_step_sum_on_standardised_rows_moves_at_most_by_its_sensitivity(seed):
     adversarial row moves a step's exact clipped grid sum by at most 2 C' (C' the rounded clip), and a null row
     adds nothing."""
     rng = np.random.default_rng(seed)
-    st = _standardisation(rng)
+    st = small_scale_standardisation(rng, D)
     n = 24
     dom = st.domain
     X = np.column_stack([np.ones(n), *(rng.uniform(lo - 2, hi + 2, n) for lo, hi in zip(dom.lo[1:], dom.hi[1:],
@@ -204,7 +195,7 @@ def test_a_step_sum_on_standardised_rows_moves_at_most_by_its_sensitivity(seed):
 
 def test_step_sums_add_exactly_over_chunks():
     rng = np.random.default_rng(4)
-    st = _standardisation(rng)
+    st = small_scale_standardisation(rng, D)
     X = np.column_stack([np.ones(40), rng.uniform(-5, 5, (40, D - 1))])
     y = rng.uniform(-3, 7, 40)
     step = dpsgd.StepSum(np.sort(rng.choice(40, 15, replace=False)), rng.normal(0, 1, D), ClippedGridSum(0.3, -40, D),

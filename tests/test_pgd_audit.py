@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from standardisation_helpers import small_scale_standardisation
 
 from dpstats.methods import pgd
 from dpstats.methods.common.geometric_histogram import HISTOGRAM_SENSITIVITY
@@ -55,16 +56,6 @@ BIG = np.finfo(float).max
 # -- sensitivity audits ----------------------------------------------------------------------------------------
 
 D = 4  # intercept + 3 columns
-
-
-def _standardisation(rng: np.random.Generator) -> Standardisation:
-    """A public map with small scales (so the standardised rows are long: the clips bind)."""
-    lo = np.r_[1.0, rng.uniform(-5, 0, D - 1)]
-    hi = np.r_[1.0, lo[1:] + rng.uniform(0.5, 10, D - 1)]
-    domain = Domain(lo, hi, -3.0, 7.0, intercept_index=0)
-    centre = np.r_[0.0, rng.uniform(-1, 1, D - 1)]
-    scale = np.r_[1.0, rng.uniform(2.0**-10, 0.5, D - 1)]
-    return Standardisation(domain, centre, scale, float(rng.uniform(-1, 1)), float(rng.uniform(2.0**-10, 0.5)))
 
 
 def _adversarial_rows(st: Standardisation) -> list[tuple[np.ndarray, float]]:
@@ -117,7 +108,7 @@ def _passes(st: Standardisation, rng: np.random.Generator) -> list[tuple[str, Ca
 def test_every_released_sum_moves_at_most_by_its_sensitivity(seed):
     """Exact check: for each pass, each row of a random data set replaced by each adversarial row."""
     rng = np.random.default_rng(seed)
-    st = _standardisation(rng)
+    st = small_scale_standardisation(rng, D)
     X, y = _data(rng, st)
     adversarial = _adversarial_rows(st)
     for name, make, sens in _passes(st, rng):
