@@ -441,11 +441,23 @@ class CoefficientErrors:
                 "released": self.released, "lower_bound": self.lower_bound}
 
     def headers(self) -> list[str]:
-        """The headers of :meth:`table`'s columns."""
+        """The headers of :meth:`table`'s columns.
+
+        Returns
+        -------
+        list of str
+            One header per column.
+        """
         return ["privacy", "sampling", "privacy/sampling"]
 
     def cells(self) -> list[list[str]]:
-        """:meth:`table`'s rows of cells, one per coefficient (no stub)."""
+        """:meth:`table`'s rows of cells, one per coefficient (no stub).
+
+        Returns
+        -------
+        list of list of str
+            The formatted privacy error, sampling error and their ratio of each coefficient.
+        """
         return [[_number(p), _number(s), _number(r, ".2g")]
                 for p, s, r in zip(self.privacy, self.sampling, self.ratio, strict=True)]
 
