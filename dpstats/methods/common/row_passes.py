@@ -27,6 +27,7 @@ Nothing here draws noise.
 from __future__ import annotations
 
 import math
+import threading
 import weakref
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -49,22 +50,26 @@ class KeyCache:
     At most ``size`` entries (the oldest is dropped), so a source read in
     many chunks keeps a few and the one chunk of in-memory rows computes its
     keys once for all the passes of a fit.  The values must be functions of
-    the key and public draws only.  Pickles empty (a Dask worker starts
-    afresh).
+    the key and public draws only.  Safe when the threads of a local source
+    share it (a lock guards each look-up and insertion; ``make`` runs outside
+    it).  Pickles empty (a Dask worker starts afresh).
     """
 
     def __init__(self, size: int = 4) -> None:
         self.size = int(size)
         self._items: dict[Hashable, Any] = {}
+        self._lock = threading.Lock()
 
     def get(self, key: Hashable, make: Callable[[], T]) -> T:
         """The value for ``key``, computed by ``make()`` on a miss."""
-        if key in self._items:
-            return self._items[key]
+        with self._lock:
+            if key in self._items:
+                return self._items[key]
         value = make()
-        if len(self._items) >= self.size:
-            del self._items[next(iter(self._items))]
-        self._items[key] = value
+        with self._lock:
+            if key not in self._items and len(self._items) >= self.size:
+                del self._items[next(iter(self._items))]
+            self._items[key] = value
         return value
 
     def __getstate__(self) -> dict[str, int]:
