@@ -275,9 +275,8 @@ class _FitState:
 #: method as unknown options).
 _ARRAY_KEYWORDS = {"bounds": "x_bounds= (the columns' ranges) and y_bounds= (the response's)",
                    "X_bounds": "x_bounds=", "levels": "a numeric design (dp_ols_arrays has no factors)"}
-_FRAME_KEYWORDS = {"x_bounds": "bounds={'column': (lo, hi), ...}, the response's range included",
-                   "X_bounds": "bounds={'column': (lo, hi), ...}, the response's range included",
-                   "y_bounds": "bounds={'column': (lo, hi), ...}, the response's range included"}
+_FRAME_KEYWORDS = dict.fromkeys(("x_bounds", "X_bounds", "y_bounds"),
+                                "bounds={'column': (lo, hi), ...}, the response's range included")
 
 
 def _check_entry_keywords(request: FitRequest) -> None:

@@ -61,6 +61,7 @@ import patsy
 
 from dpstats.bounds import declared_interval
 from dpstats.formula.frame import FramePlan, is_numeric
+from dpstats.formula.parse import call_name, factor_calls
 
 __all__ = ["RankProbe", "UNBOUNDED_PROBE_RANGE", "PIECEWISE_CALLS", "SPLINE_CALLS", "ROWS_PER_PIECE",
            "analytic_columns"]
@@ -218,17 +219,12 @@ def _piecewise(code: str, spline_variables: frozenset[str] = frozenset()) -> boo
         if isinstance(node, ast.Compare):
             return True
         if isinstance(node, ast.Call):
-            name = _call_name(node)
+            name = call_name(node)
             if name in SPLINE_CALLS and _bare_argument(node) in spline_variables:
                 continue
             if name in PIECEWISE_CALLS:
                 return True
     return False
-
-
-def _call_name(node: ast.Call) -> str:
-    func = node.func
-    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
 
 
 def _bare_argument(node: ast.Call) -> str | None:
@@ -239,15 +235,8 @@ def _bare_argument(node: ast.Call) -> str | None:
 def _spline_points(code: str) -> list[tuple[str, list[float] | None]]:
     """(variable, literal knots and boundaries) of each spline of a bare variable in factor code; None for a
     spline whose knots or boundaries are not finite literals."""
-    try:
-        tree = ast.parse(code, mode="eval")
-    except SyntaxError:
-        return []
-    found: list[tuple[str, list[float] | None]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _call_name(node) in SPLINE_CALLS and (var := _bare_argument(node)):
-            found.append((var, _literal_points(node)))
-    return found
+    return [(var, _literal_points(node)) for node in factor_calls(code)
+            if call_name(node) in SPLINE_CALLS and (var := _bare_argument(node))]
 
 
 def _literal_points(node: ast.Call) -> list[float] | None:

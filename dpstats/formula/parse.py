@@ -122,11 +122,16 @@ def factor_calls(code: str) -> list[ast.Call]:
     list of ast.Call
         Its calls, outermost first (``ast.walk`` order); none when it does not parse.
     """
+    node = _expression(code)
+    return [] if node is None else [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+
+
+def _expression(code: str) -> ast.expr | None:
+    """The expression a factor's code parses to, or None when it does not parse."""
     try:
-        tree = ast.parse(code.strip(), mode="eval")
+        return ast.parse(code.strip(), mode="eval").body
     except SyntaxError:
-        return []
-    return [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+        return None
 
 
 def call_name(call: ast.Call) -> str | None:
@@ -241,13 +246,9 @@ def factor_of(code: str) -> str | None:
     str or None
         The column's name, when the whole code is one ``C()`` call on a bare or quoted column.
     """
-    try:
-        tree = ast.parse(code.strip(), mode="eval")
-    except SyntaxError:
-        return None
-    call = tree.body
-    if isinstance(call, ast.Call) and call_name(call) == "C" and call.args:
-        return _c_variable(call.args[0])
+    node = _expression(code)
+    if isinstance(node, ast.Call) and call_name(node) == "C" and node.args:
+        return _c_variable(node.args[0])
     return None
 
 
@@ -544,11 +545,8 @@ def model_desc(expanded: str, shown: str | None = None) -> ModelDesc:
 
 
 def _poly_call(code: str) -> ast.Call | None:
-    try:
-        node = ast.parse(code.strip(), mode="eval").body
-    except SyntaxError:
-        return None
-    return node if is_call(node, "poly") else None  # type: ignore[return-value]
+    node = _expression(code)
+    return node if node is not None and is_call(node, "poly") else None  # type: ignore[return-value]
 
 
 def _poly_powers(code: str, call: ast.Call) -> list[str]:

@@ -223,8 +223,13 @@ def scale_floor(ctx: FitContext) -> float:
         return 0.0
     centring = ctx.intercept_index is not None
     _, _, mu_m = _budget(float(ctx.epsilon), float(ctx.delta), True)
-    mu_s = mu_m / math.sqrt(2.0) if centring else mu_m
-    return 2.0 * (2.0 if centring else 1.0) * math.sqrt(k) / (mu_s * ctx.n)
+    return 2.0 * (2.0 if centring else 1.0) * math.sqrt(k) / (_moment_part_mu(ctx, mu_m) * ctx.n)
+
+
+def _moment_part_mu(ctx: FitContext, moment_mu: float) -> float:
+    """The GDP parameter of each moment release: ``moment_mu`` split equally between the centres and the scales
+    with an intercept; the scales take it all without one."""
+    return moment_mu / math.sqrt(2.0) if ctx.intercept_index is not None else moment_mu
 
 
 def _declared_domain(ctx: FitContext) -> Domain:
@@ -377,8 +382,7 @@ def _standardisation(rows: Rows, ctx: FitContext, plan: _Plan) -> Standardisatio
     """The private centres and scales of every variable inside its declared domain, at GDP parameter
     ``plan.moment_mu`` (split equally between the centres and the scales when there is an intercept; the
     scales take it all without one)."""
-    centring = ctx.intercept_index is not None
-    mu_part = plan.moment_mu / math.sqrt(2.0) if centring else plan.moment_mu
+    mu_part = _moment_part_mu(ctx, plan.moment_mu)
     return release_moments(rows.reduce, ctx.n, _declared_domain(ctx), mu_centre=mu_part, mu_scale=mu_part,
                            rng=ctx.rng, ledger=ctx.ledger, null_rows=ctx.null_rows, label="DP-SGD")
 
