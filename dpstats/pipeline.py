@@ -379,7 +379,8 @@ def missing_mode(missing: str, spec: MethodSpec | None) -> str:
     if spec is not None and not spec.null_rows:
         able = sorted(n for n, s in available_methods().items() if s.private and s.null_rows)
         raise InvalidArgumentError(
-            f"method '{spec.name}' cannot take missing='drop': it centres or standardises rows itself, so the public "
+            f"method '{spec.name}' cannot take missing='drop': what it releases is not a sum over rows of terms that "
+            "vanish at a zero row (it centres or standardises rows, or fits blocks or pairs of rows), so the public "
             "null row that stands for an incomplete row would become a data point. Impute the missing values with "
             f"a public rule, or use one of {', '.join(able)}. Nothing was read or spent.")
     return "null"
