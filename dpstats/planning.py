@@ -53,7 +53,13 @@ import numpy as np
 import pandas as pd
 
 from dpstats.bounds import DataBounds
-from dpstats.errors import InvalidArgumentError, InvalidPrivacyParameterError, MissingBoundsError, UnknownMethodError
+from dpstats.errors import (
+    InvalidArgumentError,
+    InvalidPrivacyParameterError,
+    MissingBoundsError,
+    UnknownColumnError,
+    UnknownMethodError,
+)
 from dpstats.formula import public_design
 from dpstats.inference import RELIABILITY_THRESHOLD
 from dpstats.methods.registry import AutoFacts, MethodSpec, available_methods, choose_auto, get_method
@@ -143,7 +149,15 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
              rsquared: float | None, spread: Mapping[str, float] | None, correlation: float) -> _Setting:
     """The public design of the planned fit and the assumed moments, in the method's units."""
     text = formula if formula is not None else _formula(bounds, levels, response)
-    design, _, _ = public_design(text, _schema(bounds, levels), bounds=bounds, levels=levels)
+    try:
+        design, _, _ = public_design(text, _schema(bounds, levels), bounds=bounds, levels=levels)
+    except UnknownColumnError as err:
+        if err.column is None:
+            raise
+        raise UnknownColumnError(
+            f"plan() has no data: it knows each variable of the formula from bounds= (a numeric variable's public "
+            f"range) or levels= (a factor's public levels), and '{err.column}' has neither. Declare "
+            f"bounds={{{err.column!r}: (lo, hi)}} or levels={{{err.column!r}: [...]}}.", column=err.column) from None
     if design.missing_bounds:
         raise MissingBoundsError(f"plan needs declared bounds for: {', '.join(design.bounds_to_declare())}")
     names = list(design.column_names)

@@ -11,7 +11,12 @@ import pytest
 from scipy.special import ndtri
 
 import dpstats
-from dpstats.errors import IllConditionedDesignError, InvalidArgumentError, InvalidPrivacyParameterError
+from dpstats.errors import (
+    IllConditionedDesignError,
+    InvalidArgumentError,
+    InvalidPrivacyParameterError,
+    UnknownColumnError,
+)
 from dpstats.methods import pgd, theilsen
 from dpstats.methods.noisy_ols import INFERENCE_SHARE, ols_sensitivity
 from dpstats.methods.registry import available_methods, get_method
@@ -171,6 +176,17 @@ def test_plan_reads_formula_levels_and_names():
     text = str(plan)
     assert "adassp" in text and "Assumptions:" in text and "rows needed" in text
     assert "<table" in plan._repr_html_()
+
+
+@pytest.mark.parametrize("formula,levels,name", [("y ~ x + C(g)", None, "g"), ("y ~ x + z", None, "z"),
+                                                 ("y ~ x + Q('z z')", {"g": ["a"]}, "z z")])
+def test_plan_names_the_variable_that_needs_bounds_or_levels(formula, levels, name):
+    # plan() has no data: a variable without bounds or levels is not "a column missing from the data"
+    with pytest.raises(UnknownColumnError) as info:
+        dpstats.plan(formula=formula, bounds=BOUNDS, levels=levels, n=1000, epsilon=1.0)
+    msg = str(info.value)
+    assert "plan() has no data" in msg and "not a column of the data" not in msg
+    assert f"bounds={{{name!r}: (lo, hi)}} or levels={{{name!r}: [...]}}" in msg and info.value.column == name
 
 
 def test_rate_based_methods_are_labelled():
