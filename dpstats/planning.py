@@ -281,10 +281,19 @@ class _Model:
     def min_rows(self) -> int:
         return int(self.spec.min_rows(self.setting.d))
 
+    def too_many_columns(self) -> str:
+        """Why the method refuses this design whatever n and epsilon (more columns than its ``max_columns``), or
+        ""."""
+        most, d = self.spec.max_columns, self.setting.d
+        if most is None or d <= most:
+            return ""
+        return f"method '{self.spec.name}' fits at most {most} design columns; this design has d={d}"
+
     def runs(self, n: float) -> bool:
-        """The public shape checks of the pipeline (d <= n unless the method allows wide designs, min_rows)."""
+        """The public shape checks of the pipeline (d <= n unless the method allows wide designs, min_rows, at most
+        the method's ``max_columns``)."""
         d = self.setting.d
-        return n >= self.min_rows() and (n >= d or self.spec.allows_wide)
+        return n >= self.min_rows() and (n >= d or self.spec.allows_wide) and not self.too_many_columns()
 
     def inference_status(self, point: _Point, n: float, epsilon: float) -> str:
         """Whether the fit's intervals would be reported, by the method's own rules (``MethodSpec.inference_rule``:
@@ -701,7 +710,9 @@ def _method_rows(model: _Model, n: int | None, epsilon: float | None, targets: n
     d = model.setting.d
     nan = np.full(d, np.nan)
     privacy, sampling, refusal, status, ratio = nan, nan, "", "", math.nan
-    if n is not None and not model.runs(n):
+    if model.too_many_columns():
+        refusal = model.too_many_columns()
+    elif n is not None and not model.runs(n):
         refusal = f"n={n} is below the method's minimum of {model.min_rows()} rows for d={d}"
     elif n is not None and epsilon is not None:
         point = model.at(n, epsilon)

@@ -189,6 +189,24 @@ def test_plan_names_the_variable_that_needs_bounds_or_levels(formula, levels, na
     assert f"bounds={{{name!r}: (lo, hi)}} or levels={{{name!r}: [...]}}" in msg and info.value.column == name
 
 
+def test_plan_refuses_a_design_wider_than_the_method_fits_as_the_fit_does():
+    # theilsen fits one predictor with an intercept: the fit refuses d=3 before spending, and so must the plan
+    bounds = {**BOUNDS, "z": (0.0, 1.0)}
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.uniform(0, 10, 500), "z": rng.uniform(0, 1, 500)})
+    df["y"] = df["x"] + rng.normal(0, 1, 500)
+    with pytest.raises(InvalidArgumentError, match="one predictor"):
+        dpstats.dp_ols("y ~ x + z", df, 1.0, 1e-6, method="theilsen", bounds=bounds)
+    frame = one(dpstats.plan(formula="y ~ x + z", bounds=bounds, n=500, epsilon=1.0, method="theilsen"), "theilsen")
+    assert (frame["refusal"] == "method 'theilsen' fits at most 2 design columns; this design has d=3").all()
+    assert np.isinf(frame["n_needed"]).all() and frame["privacy"].isna().all() and frame["epsilon_needed"].isna().all()
+    assert "theilsen: refuses: method 'theilsen' fits at most 2" in str(dpstats.plan(
+        formula="y ~ x + z", bounds=bounds, n=500, epsilon=1.0, method="theilsen"))
+    one_predictor = one(dpstats.plan(formula="y ~ x", bounds=BOUNDS, n=500, epsilon=1.0, method="theilsen"),
+                        "theilsen")
+    assert (one_predictor["refusal"] == "").all() and np.isfinite(one_predictor["privacy"]).all()
+
+
 def test_rate_based_methods_are_labelled():
     frame = dpstats.plan(bounds=BOUNDS, n=5000, epsilon=1.0, method=["robgd", "tukey"]).to_frame()
     kinds = dict(zip(frame["method"], frame["kind"], strict=True))
