@@ -424,6 +424,14 @@ def _context(design: Design, n: int, ledger: PrivacyLedger, rng: np.random.Gener
                       **_public_ranges(design, scaling))
 
 
+def planned_context(spec: MethodSpec, design: Design, n: int, epsilon: float, delta: float) -> FitContext:
+    """The context a fit of ``spec`` with n rows and this budget gets on ``design``, from public facts only (the
+    declared bounds and the default public rescaling; a fresh ledger; a generator nothing draws from): what
+    :func:`dpstats.plan` hands a method's ``public_refusal``."""
+    bounds, scaling = _public_transform(spec, design, rescale=True)
+    return _context(design, n, PrivacyLedger(epsilon, delta), np.random.default_rng(0), bounds, scaling)
+
+
 def resolve_method(method: str, eps: float) -> MethodSpec | None:
     """The named method checked against epsilon (public facts only); None means auto.
 

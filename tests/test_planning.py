@@ -13,6 +13,7 @@ from scipy.special import ndtri
 import dpstats
 from dpstats.errors import (
     IllConditionedDesignError,
+    InsufficientDataError,
     InvalidArgumentError,
     InvalidPrivacyParameterError,
     UnknownColumnError,
@@ -205,6 +206,26 @@ def test_plan_refuses_a_design_wider_than_the_method_fits_as_the_fit_does():
     one_predictor = one(dpstats.plan(formula="y ~ x", bounds=BOUNDS, n=500, epsilon=1.0, method="theilsen"),
                         "theilsen")
     assert (one_predictor["refusal"] == "").all() and np.isfinite(one_predictor["privacy"]).all()
+
+
+@pytest.mark.parametrize("method", ["robgd", "ambssgd"])
+def test_plan_agrees_with_the_public_size_refusal_of_the_robust_descents(method):
+    # robgd/ambssgd refuse from n, d, epsilon, delta alone when their noise budget cannot cover 2 rounds; plan said
+    # they fit (it checked min_rows only). Now the plan's refusal is the fit's, on both sides of the boundary.
+    boundary = int(one(dpstats.plan(formula="y ~ x", bounds=BOUNDS, n=1000, epsilon=1.0, method=method),
+                       method)["n_needed"].iloc[0])
+    for n in (boundary - 1, boundary):
+        rng = np.random.default_rng(n)
+        df = pd.DataFrame({"x": rng.uniform(0, 10, n)})
+        df["y"] = 2.0 * df["x"] + rng.normal(0, 3, n)
+        planned = one(dpstats.plan(formula="y ~ x", bounds=BOUNDS, n=n, epsilon=1.0, method=method), method)
+        try:
+            dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method=method, bounds=BOUNDS, random_state=0)
+            refusal = ""
+        except InsufficientDataError as err:
+            refusal = str(err)
+        assert (planned["refusal"] == refusal).all(), (n, refusal)
+        assert bool(refusal) == (n < boundary) and planned["privacy"].isna().all() == bool(refusal)
 
 
 def test_rate_based_methods_are_labelled():
