@@ -135,8 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="seed of the noise, for reproducible research and tests only "
                           "(default: the operating system's CSPRNG)")
     fit.add_argument("--missing", choices=["raise", "drop"], default="raise",
-                     help="rows with missing values: refuse (default) or drop them (the post-drop n is then "
-                          "treated as public)")
+                     help="rows with missing values: refuse (default) or drop them (each becomes a public null "
+                          "row that adds nothing to the fit: n counts every row and stays public, the number of "
+                          "complete rows stays private)")
     fit.add_argument("--format", choices=["text", "latex", "html", "json"], default="text",
                      help="output format of the summary (default: %(default)s)")
     fit.add_argument("--option", action="append", type=_option_arg, default=[], metavar="NAME=VALUE",

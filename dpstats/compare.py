@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from dpstats.api import dp_ols
-from dpstats.errors import DPStatsError, PTRFailure, PublicDataRequiredError
+from dpstats.errors import DPStatsError, InvalidArgumentError, PTRFailure, PublicDataRequiredError
 from dpstats.formula import build_design
 from dpstats.methods.registry import available_methods, get_method
 from dpstats.plotting import median_band, pyplot
@@ -150,9 +150,9 @@ class Comparison:
     def _metric(self, metric: str | None) -> str:
         col = self.metric if metric is None else metric
         if col not in _METRICS:
-            raise ValueError(f"metric must be one of {', '.join(_METRICS)}, got {col!r}")
+            raise InvalidArgumentError(f"metric must be one of {', '.join(_METRICS)}, got {col!r}")
         if col == "coef_error" and self.frame["coef_error"].isna().all():
-            raise ValueError("coef_error needs compare(..., truth=...): no fit has a coefficient error")
+            raise InvalidArgumentError("coef_error needs compare(..., truth=...): no fit has a coefficient error")
         return col
 
     def __repr__(self) -> str:
@@ -257,19 +257,19 @@ def compare(
             "the data without noise. Run it only on public or synthetic data, and say so with "
             "data_are_public=True; for private data, fit once with dpstats.dp_ols.")
     if metric not in _METRICS:
-        raise ValueError(f"metric must be one of {', '.join(_METRICS)}, got {metric!r}")
+        raise InvalidArgumentError(f"metric must be one of {', '.join(_METRICS)}, got {metric!r}")
     if metric == "coef_error" and truth is None:
-        raise ValueError("metric='coef_error' needs truth= (the true coefficients of synthetic data)")
+        raise InvalidArgumentError("metric='coef_error' needs truth= (the true coefficients of synthetic data)")
     if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
-        raise ValueError(f"trials must be a positive integer, got {trials!r}")
+        raise InvalidArgumentError(f"trials must be a positive integer, got {trials!r}")
     eps_grid = [float(e) for e in epsilons]
     if not eps_grid or not all(0 < e < math.inf for e in eps_grid):
-        raise ValueError("epsilons must be a non-empty sequence of finite numbers > 0")
+        raise InvalidArgumentError("epsilons must be a non-empty sequence of finite numbers > 0")
     names = _methods(methods)
     opts = {k: dict(v) for k, v in (method_options or {}).items()}
     unknown = sorted(set(opts) - set(names))
     if unknown:
-        raise ValueError(f"method_options names methods that are not compared: {', '.join(unknown)}")
+        raise InvalidArgumentError(f"method_options names methods that are not compared: {', '.join(unknown)}")
 
     design = build_design(formula, data, bounds=bounds, levels=levels)
     X, y = design.X, design.y
@@ -313,9 +313,9 @@ def _methods(methods: Sequence[str] | None) -> list[str]:
     names = list(dict.fromkeys(methods))
     for name in names:
         if not get_method(name).private:
-            raise ValueError(f"method '{name}' is not private; compare() studies private methods only")
+            raise InvalidArgumentError(f"method '{name}' is not private; compare() studies private methods only")
     if not names:
-        raise ValueError("methods must name at least one method")
+        raise InvalidArgumentError("methods must name at least one method")
     return names
 
 
@@ -326,7 +326,8 @@ def _truth_vector(truth: pd.Series | Mapping[str, float] | None, columns: list[s
     missing = [c for c in columns if c not in series.index]
     extra = [c for c in series.index if c not in columns]
     if missing or extra:
-        raise ValueError(f"truth must be indexed by the design columns {columns}; missing {missing}, unknown {extra}")
+        raise InvalidArgumentError(
+            f"truth must be indexed by the design columns {columns}; missing {missing}, unknown {extra}")
     return series.loc[columns].to_numpy()
 
 

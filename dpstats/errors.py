@@ -35,7 +35,14 @@ class FormulaError(DPStatsError, ValueError):
 
 
 class UnknownColumnError(FormulaError, KeyError):
-    """The formula or the bounds name a variable that is not in the data."""
+    """The formula or the bounds name a variable that is not in the data.
+
+    ``column`` is the variable's name when the formula names it (None otherwise).
+    """
+
+    def __init__(self, message: str = "", column: str | None = None) -> None:
+        super().__init__(message)
+        self.column = column
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable
         return str(self.args[0]) if self.args else ""

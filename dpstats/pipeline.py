@@ -379,7 +379,8 @@ def missing_mode(missing: str, spec: MethodSpec | None) -> str:
     if spec is not None and not spec.null_rows:
         able = sorted(n for n, s in available_methods().items() if s.private and s.null_rows)
         raise InvalidArgumentError(
-            f"method '{spec.name}' cannot take missing='drop': it centres or standardises rows itself, so the public "
+            f"method '{spec.name}' cannot take missing='drop': what it releases is not a sum over rows of terms that "
+            "vanish at a zero row (it centres or standardises rows, or fits blocks or pairs of rows), so the public "
             "null row that stands for an incomplete row would become a data point. Impute the missing values with "
             f"a public rule, or use one of {', '.join(able)}. Nothing was read or spent.")
     return "null"
@@ -421,6 +422,14 @@ def _context(design: Design, n: int, ledger: PrivacyLedger, rng: np.random.Gener
                       bounds=bounds, rescaled=scaling is not None, null_rows=design.null_rows,
                       column_names=tuple(design.column_names), response_name=design.response_name,
                       **_public_ranges(design, scaling))
+
+
+def planned_context(spec: MethodSpec, design: Design, n: int, epsilon: float, delta: float) -> FitContext:
+    """The context a fit of ``spec`` with n rows and this budget gets on ``design``, from public facts only (the
+    declared bounds and the default public rescaling; a fresh ledger; a generator nothing draws from): what
+    :func:`dpstats.plan` hands a method's ``public_refusal``."""
+    bounds, scaling = _public_transform(spec, design, rescale=True)
+    return _context(design, n, PrivacyLedger(epsilon, delta), np.random.default_rng(0), bounds, scaling)
 
 
 def resolve_method(method: str, eps: float) -> MethodSpec | None:

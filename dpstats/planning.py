@@ -12,7 +12,8 @@ answers, in the units of the coefficients and from public facts only:
   error of the coefficient is at most its sampling error;
 * ``n_needed``: at epsilon, the smallest n from which it is, never below the
   method's own minimum (``MethodSpec.min_rows``) and never where its checks
-  would refuse;
+  would refuse (its ``max_columns``, and its ``public_refusal``: the check its
+  fit runs on public facts before reading a row);
 * ``n_for_target``: at epsilon, the smallest such n at which the total error
   sqrt(privacy^2 + sampling^2) is at most ``target`` (coefficient units);
 * ``interval_n`` and ``interval_epsilon``: from which n (at epsilon) and from
@@ -53,10 +54,17 @@ import numpy as np
 import pandas as pd
 
 from dpstats.bounds import DataBounds
-from dpstats.errors import InvalidArgumentError, InvalidPrivacyParameterError, MissingBoundsError, UnknownMethodError
-from dpstats.formula import public_design
+from dpstats.errors import (
+    InvalidArgumentError,
+    InvalidPrivacyParameterError,
+    MissingBoundsError,
+    UnknownColumnError,
+    UnknownMethodError,
+)
+from dpstats.formula import Design, public_design
 from dpstats.inference import RELIABILITY_THRESHOLD
 from dpstats.methods.registry import AutoFacts, MethodSpec, available_methods, choose_auto, get_method
+from dpstats.pipeline import planned_context
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.rates import PlanningFacts, Rate, UpperRate
 from dpstats.scaling import PublicScaling
@@ -103,6 +111,7 @@ class _Setting:
     coefficients: np.ndarray
     intercept_index: int | None
     assumptions: list[str]
+    design: Design  # the public design (no rows), for the methods' public refusals
 
     @property
     def d(self) -> int:
@@ -143,7 +152,15 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
              rsquared: float | None, spread: Mapping[str, float] | None, correlation: float) -> _Setting:
     """The public design of the planned fit and the assumed moments, in the method's units."""
     text = formula if formula is not None else _formula(bounds, levels, response)
-    design, _, _ = public_design(text, _schema(bounds, levels), bounds=bounds, levels=levels)
+    try:
+        design, _, _ = public_design(text, _schema(bounds, levels), bounds=bounds, levels=levels)
+    except UnknownColumnError as err:
+        if err.column is None:
+            raise
+        raise UnknownColumnError(
+            f"plan() has no data: it knows each variable of the formula from bounds= (a numeric variable's public "
+            f"range) or levels= (a factor's public levels), and '{err.column}' has neither. Declare "
+            f"bounds={{{err.column!r}: (lo, hi)}} or levels={{{err.column!r}: [...]}}.", column=err.column) from None
     if design.missing_bounds:
         raise MissingBoundsError(f"plan needs declared bounds for: {', '.join(design.bounds_to_declare())}")
     names = list(design.column_names)
@@ -178,7 +195,7 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
                 "its declared range") + ")",
              "the default pipeline: columns and response rescaled to [-1, 1] by the declared bounds, the method's "
              "default options"]
-    return _Setting(names, scaling, rescaled, moments, residual_var, coefficients, intercept, words)
+    return _Setting(names, scaling, rescaled, moments, residual_var, coefficients, intercept, words, design)
 
 
 def _coefficients(moments: np.ndarray, intercept: int | None, explained: float) -> np.ndarray:
@@ -217,6 +234,8 @@ class _Model:
         self.spec, self.setting, self.delta, self.inference, self.sparsity = spec, setting, delta, inference, sparsity
         self.upper: UpperRate | None = spec.theory_rate(spec.guarantee) if spec.theory_rate is not None else None
         self.rate = self._rate()
+        self.default_options = spec.parse_options({}, delta=delta) if spec.public_refusal is not None else None
+        self._refusals: dict[tuple[int, float], str] = {}  # the searches ask at the same (n, epsilon) again
 
     def _rate(self) -> Rate:
         rate = self.upper.rate if self.upper is not None else None
@@ -247,6 +266,9 @@ class _Model:
         s = self.setting
         sampling_scaled = sampling_covariance(n, s.second_moment, math.sqrt(s.residual_var))
         sampling = _sd(s.scaling.cov_back(sampling_scaled))
+        refusal = self.public_refusal(n, epsilon)
+        if refusal:
+            return _Point(np.full(s.d, np.nan), sampling, refusal)
         if self.upper is not None and self.upper.expected_error is not None:
             facts = PlanningFacts(n=int(n), d=s.d, epsilon=epsilon, delta=self.delta, second_moment=s.second_moment,
                                   residual_var=s.residual_var, coefficients=s.coefficients,
@@ -264,13 +286,33 @@ class _Model:
         ratio = self.rate.privacy_term(n, s.d, eps, self.delta, k) / self.rate.statistical(n, s.d, k)
         return _Point(ratio * sampling, sampling)
 
+    def public_refusal(self, n: float, epsilon: float) -> str:
+        """The method's own refusal at (n, epsilon) from public facts, with its default options ("" when it fits):
+        the check its fit runs before reading any row (``MethodSpec.public_refusal``)."""
+        if self.spec.public_refusal is None:
+            return ""
+        key = (int(n), float(epsilon))
+        if key not in self._refusals:
+            ctx = planned_context(self.spec, self.setting.design, key[0], key[1], self.delta)
+            self._refusals[key] = self.spec.public_refusal(ctx, self.default_options)
+        return self._refusals[key]
+
     def min_rows(self) -> int:
         return int(self.spec.min_rows(self.setting.d))
 
+    def too_many_columns(self) -> str:
+        """Why the method refuses this design whatever n and epsilon (more columns than its ``max_columns``), or
+        ""."""
+        most, d = self.spec.max_columns, self.setting.d
+        if most is None or d <= most:
+            return ""
+        return f"method '{self.spec.name}' fits at most {most} design columns; this design has d={d}"
+
     def runs(self, n: float) -> bool:
-        """The public shape checks of the pipeline (d <= n unless the method allows wide designs, min_rows)."""
+        """The public shape checks of the pipeline (d <= n unless the method allows wide designs, min_rows, at most
+        the method's ``max_columns``)."""
         d = self.setting.d
-        return n >= self.min_rows() and (n >= d or self.spec.allows_wide)
+        return n >= self.min_rows() and (n >= d or self.spec.allows_wide) and not self.too_many_columns()
 
     def inference_status(self, point: _Point, n: float, epsilon: float) -> str:
         """Whether the fit's intervals would be reported, by the method's own rules (``MethodSpec.inference_rule``:
@@ -293,6 +335,8 @@ class _Model:
 
     def reports(self, n: float, epsilon: float) -> bool:
         """Whether a fit at (n, epsilon) runs and reports intervals."""
+        if self.spec.inference_rule.kind == "none" or not self.inference:
+            return False  # (what inference_status says first, without working out the point)
         return self.runs(n) and self.inference_status(self.at(n, epsilon), n, epsilon).startswith("reported")
 
 
@@ -687,7 +731,9 @@ def _method_rows(model: _Model, n: int | None, epsilon: float | None, targets: n
     d = model.setting.d
     nan = np.full(d, np.nan)
     privacy, sampling, refusal, status, ratio = nan, nan, "", "", math.nan
-    if n is not None and not model.runs(n):
+    if model.too_many_columns():
+        refusal = model.too_many_columns()
+    elif n is not None and not model.runs(n):
         refusal = f"n={n} is below the method's minimum of {model.min_rows()} rows for d={d}"
     elif n is not None and epsilon is not None:
         point = model.at(n, epsilon)

@@ -51,6 +51,7 @@ from dpstats.summary_text import (
 )
 from dpstats.table_grid import WITHHELD_CELL, coefficient_grid, privacy_latex
 from dpstats.theory import ErrorBounds
+from dpstats.validation import check_alpha
 
 __all__ = ["DPRegressionResults", "DPModel"]
 
@@ -263,8 +264,7 @@ class DPRegressionResults:
         >>> bool((ci[0] < res.params).all() and (res.params < ci[1]).all())
         True
         """
-        if not 0 < alpha < 1:
-            raise ValueError("alpha must lie in (0, 1)")
+        alpha = check_alpha(alpha)
         if not self.inference_available:
             return pd.DataFrame({0: self._nan(), 1: self._nan()}, index=self.params.index)
         p = self.params.to_numpy()
@@ -373,8 +373,7 @@ class DPRegressionResults:
         >>> list(res.tidy().columns)
         ['term', 'estimate', 'std.error', 'statistic', 'p.value', 'conf.low', 'conf.high']
         """
-        if not 0 < alpha < 1:
-            raise ValueError("alpha must lie in (0, 1)")
+        alpha = check_alpha(alpha)
         frame = pd.DataFrame({"term": list(self.params.index), "estimate": self.params.to_numpy()})
         if self.inference_available:
             ci = self.conf_int(alpha).to_numpy()
@@ -476,8 +475,9 @@ class DPRegressionResults:
         (2,)
         """
         if newdata is None:
-            raise ValueError("predict needs newdata: in-sample fitted values would reveal the private data, "
-                             "which the results object does not keep")
+            raise errors.InvalidArgumentError(
+                "predict needs newdata: in-sample fitted values would reveal the private data, which the results "
+                "object does not keep")
         declared = {name: (lo, hi) for name, lo, hi in self._declared_bounds}
         X = design_matrix_for_prediction(self.design_info, newdata, declared)
         index = newdata.index if isinstance(newdata, pd.DataFrame) and len(newdata.index) == X.shape[0] else None
@@ -656,6 +656,7 @@ class DPRegressionResults:
                 Differentially Private Regression Results
         ...
         """
+        alpha = check_alpha(alpha)
         smry = DPSummary()
         tables = self._tables(alpha, width=SUMMARY_WIDTH)
         tables[0].title = self._title()

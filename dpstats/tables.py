@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpstats.errors import InvalidArgumentError
 from dpstats.results import DPRegressionResults
 from dpstats.table_grid import (
     LATEX_PREAMBLE,
@@ -48,6 +49,7 @@ from dpstats.table_grid import (
     _sentence,
     format_number,
 )
+from dpstats.validation import check_alpha
 
 __all__ = ["table", "RegressionTable", "LATEX_PREAMBLE", "DEFAULT_STATS", "STAT_LABELS"]
 
@@ -72,12 +74,13 @@ def _check_fmt(fmt: Any) -> None:
     if callable(fmt):
         return
     if isinstance(fmt, bool) or not isinstance(fmt, (int, str)) or (isinstance(fmt, int) and not 0 <= fmt <= 15):
-        raise ValueError("fmt must be a number of decimals (0-15), a format spec such as '.3g', or a function")
+        raise InvalidArgumentError(
+            "fmt must be a number of decimals (0-15), a format spec such as '.3g', or a function")
     if isinstance(fmt, str):
         try:
             format(1.5, fmt)
         except ValueError:
-            raise ValueError(f"fmt {fmt!r} is not a format spec for numbers (e.g. '.3f' or '.3g')") from None
+            raise InvalidArgumentError(f"fmt {fmt!r} is not a format spec for numbers (e.g. '.3f' or '.3g')") from None
 
 
 
@@ -156,8 +159,8 @@ def _check_patterns(arg: str, patterns: Sequence[str], rows: Mapping[str, list[s
         raise TypeError(f"{arg} must be a list of term names or regular expressions, e.g. {arg}=[{patterns!r}]")
     for p in patterns:
         if not any(_matches(p, [label, *names]) for label, names in rows.items()):
-            raise ValueError(f"{arg}: {p!r} matches no coefficient (neither a term name nor a regular expression "
-                             f"found in one); the terms are: {', '.join(rows)}")
+            raise InvalidArgumentError(f"{arg}: {p!r} matches no coefficient (neither a term name nor a regular "
+                                       f"expression found in one); the terms are: {', '.join(rows)}")
 
 
 def _select_rows(rows: dict[str, list[str]], keep: Sequence[str] | None, drop: Sequence[str] | None,
@@ -191,8 +194,8 @@ def _rows_by_label(fits: Sequence[_Fit], rename: Mapping[str, str]) -> dict[str,
         for term in fit.tidy.index:
             label = rename.get(term, term)
             if label in seen:
-                raise ValueError(f"rename maps {seen[label]!r} and {term!r} of {fit.name} to the same label "
-                                 f"{label!r}; a model can show one coefficient per row")
+                raise InvalidArgumentError(f"rename maps {seen[label]!r} and {term!r} of {fit.name} to the same "
+                                           f"label {label!r}; a model can show one coefficient per row")
             seen[label] = term
             names = rows.setdefault(label, [])
             if term not in names:
@@ -209,7 +212,8 @@ def _normalise_stars(stars: bool | Mapping[str, float]) -> list[tuple[str, float
                         "e.g. {'*': 0.1, '**': 0.05, '***': 0.01}")
     for mark, level in marks.items():
         if not isinstance(mark, str) or not mark or not (isinstance(level, (int, float)) and 0 < level < 1):
-            raise ValueError(f"stars: {mark!r}: {level!r} must map a non-empty mark to a p-value threshold in (0, 1)")
+            raise InvalidArgumentError(
+                f"stars: {mark!r}: {level!r} must map a non-empty mark to a p-value threshold in (0, 1)")
     return sorted(marks.items(), key=lambda kv: -kv[1])
 
 
@@ -342,7 +346,7 @@ class RegressionTable:
             ".tex": lambda: self.as_latex(label), ".md": self.as_markdown, ".html": self.as_html,
             ".htm": self.as_html, ".txt": self.as_text}
         if path.suffix.lower() not in writers:
-            raise ValueError(f"cannot tell the format from {path.name!r}: use .tex, .md, .html or .txt")
+            raise InvalidArgumentError(f"cannot tell the format from {path.name!r}: use .tex, .md, .html or .txt")
         path.write_text(writers[path.suffix.lower()](), encoding="utf-8")
         return path
 
@@ -442,14 +446,14 @@ def table(models: Sequence[Any] | Mapping[str, Any], *, model_names: Sequence[st
     True
     """
     if statistic not in _STATISTICS and statistic is not None:
-        raise ValueError(f"statistic must be one of {', '.join(map(repr, _STATISTICS))} or None, got {statistic!r}")
-    if not 0 < alpha < 1:
-        raise ValueError("alpha must lie in (0, 1)")
+        raise InvalidArgumentError(
+            f"statistic must be one of {', '.join(map(repr, _STATISTICS))} or None, got {statistic!r}")
+    check_alpha(alpha)
     _check_fmt(fmt)
     marks = _normalise_stars(stars)
     unknown = [stats] if isinstance(stats, str) else [s for s in stats if s not in STAT_LABELS]
     if unknown:
-        raise ValueError(f"stats must be a list of {', '.join(STAT_LABELS)}; not one of them: {unknown}")
+        raise InvalidArgumentError(f"stats must be a list of {', '.join(STAT_LABELS)}; not one of them: {unknown}")
     names, results = _names_and_results(models, model_names)
     fits = [_as_fit(r, n, alpha) for n, r in zip(names, results, strict=True)]
     rows = _rows_by_label(fits, dict(rename or {}))
@@ -470,13 +474,13 @@ def _names_and_results(models: Sequence[Any] | Mapping[str, Any], model_names: S
     else:
         results, names = [models], ["(1)"]
     if not results:
-        raise ValueError("table() needs at least one fitted model")
+        raise InvalidArgumentError("table() needs at least one fitted model")
     if model_names is not None:
         if isinstance(model_names, str) or len(model_names) != len(results):
-            raise ValueError(f"model_names must be a list of {len(results)} names, one per model")
+            raise InvalidArgumentError(f"model_names must be a list of {len(results)} names, one per model")
         names = [str(n) for n in model_names]
     if len(set(names)) != len(names):
-        raise ValueError(f"model names must be distinct, got {names}")
+        raise InvalidArgumentError(f"model names must be distinct, got {names}")
     return names, results
 
 

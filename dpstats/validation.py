@@ -15,9 +15,15 @@ from __future__ import annotations
 import math
 import numbers
 
-from dpstats.errors import InvalidBoundsError, InvalidPrivacyParameterError, UnsupportedPrivacyParameterError
+from dpstats.errors import (
+    InvalidArgumentError,
+    InvalidBoundsError,
+    InvalidPrivacyParameterError,
+    UnsupportedPrivacyParameterError,
+)
 
-__all__ = ["MAX_EPSILON", "MIN_DELTA", "check_bounds_pair", "check_budget_total", "check_privacy_parameters"]
+__all__ = ["MAX_EPSILON", "MIN_DELTA", "check_alpha", "check_bounds_pair", "check_budget_total",
+           "check_privacy_parameters"]
 
 #: Largest finite epsilon of one fit.  exp(epsilon) is formed by the privacy-loss-distribution code
 #: (dp_accounting) and overflows above about 709; the hardened Gaussian steps are certified for a composed
@@ -40,6 +46,14 @@ def _as_real(value: object, name: str, expected: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InvalidPrivacyParameterError(f"{name} must be {expected}, got {value!r}")
     return float(value)
+
+
+def check_alpha(alpha: object) -> float:
+    """Return ``alpha`` as a float if it is a real number in (0, 1) (1 - alpha is an interval's coverage), else
+    raise :class:`~dpstats.errors.InvalidArgumentError`."""
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 < float(alpha) < 1:
+        raise InvalidArgumentError(f"alpha must be a number in (0, 1), e.g. 0.05 for 95% intervals; got {alpha!r}")
+    return float(alpha)
 
 
 def check_budget_total(epsilon: object, delta: object) -> tuple[float, float]:

@@ -97,6 +97,19 @@ def test_missing_values_refused_and_spend_nothing(acct):
     assert any("null row" in n for n in res.privacy.notes)
 
 
+@pytest.mark.parametrize("method,formula", [("tukey", FORMULA), ("theilsen", "y ~ x1")])
+def test_missing_drop_refusal_gives_the_methods_real_reason(acct, method, formula):
+    # tukey fits blocks and theilsen pairs of rows: neither centres its rows, so the refusal must not say it does
+    df = make_data(3000)
+    df.loc[5, "x1"] = np.nan
+    with pytest.raises(dpstats.errors.InvalidArgumentError, match="missing='drop'") as info:
+        dpstats.dp_ols(formula, df, 1.0, method=method, bounds=BOUNDS, accountant=acct, missing="drop")
+    msg = str(info.value)
+    assert "not a sum over rows of terms that vanish at a zero row" in msg and "blocks or pairs of rows" in msg
+    assert "adassp" in msg and "Nothing was read or spent" in msg
+    assert _unchanged(acct)
+
+
 def test_more_columns_than_rows_is_singular_by_construction(acct):
     df = make_data(4)
     with pytest.raises(SingularDesignError):

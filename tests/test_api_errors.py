@@ -47,3 +47,22 @@ def test_plan_by_rates_defaults_delta_as_the_planning_call_with_bounds_does() ->
     implicit = dpstats.plan(0.1, d=4, epsilon=1.0)
     explicit = dpstats.plan(0.1, d=4, epsilon=1.0, delta=1e-6)
     pd.testing.assert_frame_equal(implicit, explicit)
+
+
+def _result() -> dpstats.DPRegressionResults:
+    X, y = _data()
+    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": y})
+    return dpstats.dp_ols("y ~ a + b", frame, 1.0, 1e-6, method="ssp", random_state=0,
+                          bounds={"a": (-1, 1), "b": (-1, 1), "y": (-3, 3)})
+
+
+@pytest.mark.parametrize("call", [lambda r: r.predict(), lambda r: r.conf_int(alpha=0),
+                                  lambda r: r.conf_int(alpha="0.05"), lambda r: r.summary(alpha=1.5),
+                                  lambda r: r.tidy(alpha=True), lambda r: dpstats.table([r], alpha=2.0),
+                                  lambda r: dpstats.table([r], statistic="se2")])
+def test_result_methods_refuse_bad_arguments_with_the_package_error(call) -> None:
+    # a user who loops over fits catches dpstats.errors.DPStatsError; ValueError still works as before
+    res = _result()
+    with pytest.raises(InvalidArgumentError) as info:
+        call(res)
+    assert isinstance(info.value, ValueError)

@@ -148,6 +148,9 @@ def test_missing_values_refused_then_dropped_on_request(capsys, frame, tmp_path)
     got = json.loads(out)
     assert got["nobs"] == len(frame)  # n stays public: the incomplete rows are public null rows
     assert any("null row" in note for note in got["privacy"]["notes"])
+    assert main(["fit", "--help"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "public null row" in help_text and "post-drop n" not in help_text  # the help says what the fit does
 
 
 def test_non_private_reference_is_labelled(capsys, csv):

@@ -11,7 +11,13 @@ import pytest
 from scipy.special import ndtri
 
 import dpstats
-from dpstats.errors import IllConditionedDesignError, InvalidArgumentError, InvalidPrivacyParameterError
+from dpstats.errors import (
+    IllConditionedDesignError,
+    InsufficientDataError,
+    InvalidArgumentError,
+    InvalidPrivacyParameterError,
+    UnknownColumnError,
+)
 from dpstats.methods import pgd, theilsen
 from dpstats.methods.noisy_ols import INFERENCE_SHARE, ols_sensitivity
 from dpstats.methods.registry import available_methods, get_method
@@ -171,6 +177,55 @@ def test_plan_reads_formula_levels_and_names():
     text = str(plan)
     assert "adassp" in text and "Assumptions:" in text and "rows needed" in text
     assert "<table" in plan._repr_html_()
+
+
+@pytest.mark.parametrize("formula,levels,name", [("y ~ x + C(g)", None, "g"), ("y ~ x + z", None, "z"),
+                                                 ("y ~ x + Q('z z')", {"g": ["a"]}, "z z")])
+def test_plan_names_the_variable_that_needs_bounds_or_levels(formula, levels, name):
+    # plan() has no data: a variable without bounds or levels is not "a column missing from the data"
+    with pytest.raises(UnknownColumnError) as info:
+        dpstats.plan(formula=formula, bounds=BOUNDS, levels=levels, n=1000, epsilon=1.0)
+    msg = str(info.value)
+    assert "plan() has no data" in msg and "not a column of the data" not in msg
+    assert f"bounds={{{name!r}: (lo, hi)}} or levels={{{name!r}: [...]}}" in msg and info.value.column == name
+
+
+def test_plan_refuses_a_design_wider_than_the_method_fits_as_the_fit_does():
+    # theilsen fits one predictor with an intercept: the fit refuses d=3 before spending, and so must the plan
+    bounds = {**BOUNDS, "z": (0.0, 1.0)}
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.uniform(0, 10, 500), "z": rng.uniform(0, 1, 500)})
+    df["y"] = df["x"] + rng.normal(0, 1, 500)
+    with pytest.raises(InvalidArgumentError, match="one predictor"):
+        dpstats.dp_ols("y ~ x + z", df, 1.0, 1e-6, method="theilsen", bounds=bounds)
+    frame = one(dpstats.plan(formula="y ~ x + z", bounds=bounds, n=500, epsilon=1.0, method="theilsen"), "theilsen")
+    assert (frame["refusal"] == "method 'theilsen' fits at most 2 design columns; this design has d=3").all()
+    assert np.isinf(frame["n_needed"]).all() and frame["privacy"].isna().all() and frame["epsilon_needed"].isna().all()
+    assert "theilsen: refuses: method 'theilsen' fits at most 2" in str(dpstats.plan(
+        formula="y ~ x + z", bounds=bounds, n=500, epsilon=1.0, method="theilsen"))
+    one_predictor = one(dpstats.plan(formula="y ~ x", bounds=BOUNDS, n=500, epsilon=1.0, method="theilsen"),
+                        "theilsen")
+    assert (one_predictor["refusal"] == "").all() and np.isfinite(one_predictor["privacy"]).all()
+
+
+@pytest.mark.parametrize("method", ["robgd", "ambssgd"])
+def test_plan_agrees_with_the_public_size_refusal_of_the_robust_descents(method):
+    # robgd/ambssgd refuse from n, d, epsilon, delta alone when their noise budget cannot cover 2 rounds; plan said
+    # they fit (it checked min_rows only). Now the plan's refusal is the fit's, on both sides of the boundary.
+    boundary = int(one(dpstats.plan(formula="y ~ x", bounds=BOUNDS, n=1000, epsilon=1.0, method=method),
+                       method)["n_needed"].iloc[0])
+    for n in (boundary - 1, boundary):
+        rng = np.random.default_rng(n)
+        df = pd.DataFrame({"x": rng.uniform(0, 10, n)})
+        df["y"] = 2.0 * df["x"] + rng.normal(0, 3, n)
+        planned = one(dpstats.plan(formula="y ~ x", bounds=BOUNDS, n=n, epsilon=1.0, method=method), method)
+        try:
+            dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method=method, bounds=BOUNDS, random_state=0)
+            refusal = ""
+        except InsufficientDataError as err:
+            refusal = str(err)
+        assert (planned["refusal"] == refusal).all(), (n, refusal)
+        assert bool(refusal) == (n < boundary) and planned["privacy"].isna().all() == bool(refusal)
 
 
 def test_rate_based_methods_are_labelled():

@@ -53,6 +53,10 @@ def test_tour_code_runs(capsys):
     assert "Differentially Private Regression Results" in out
     assert "nothing was spent" in out or "nothing was" in out
     assert "\\begin{table}" in out
+    # each column of the tour's table is labelled by the method its fit used (`res` is auto's pgd at this n)
+    frame = namespace["tab"].to_frame()
+    for label in frame.columns:
+        assert str(frame.loc["Method", label]).strip().lower() in str(label).lower(), label
 
 
 @pytest.mark.parametrize("block", _bash_blocks())

@@ -309,7 +309,7 @@ class _Checker:
     def unknown_name(self, name: str) -> UnknownColumnError:
         return UnknownColumnError(
             f"the formula uses '{name}', which is not a column of the data; columns are: "
-            f"{', '.join(self.column_list)}")
+            f"{', '.join(self.column_list)}", column=name)
 
     # -- expressions ----------------------------------------------------------------------------------------------
     def variable(self, name: str, numeric: bool) -> None:
@@ -373,7 +373,7 @@ class _Checker:
             if arg.value not in self.columns:
                 raise UnknownColumnError(
                     f"the formula quotes Q('{arg.value}'), which is not a column of the data; columns are: "
-                    f"{', '.join(self.column_list)}")
+                    f"{', '.join(self.column_list)}", column=arg.value)
             self.variable(arg.value, numeric)
         elif bare and name == "C":
             self.categorical(node)

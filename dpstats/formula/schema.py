@@ -191,8 +191,26 @@ def _declared_levels(levels: Mapping[str, Sequence[Any]] | None, variables: Sequ
         lv = _level_list(var, lv)
         if len(lv) == 0 or len(set(lv)) != len(lv):
             raise FormulaError(f"levels for '{var}' must be a non-empty list of distinct values")
+        _check_level_types(var, lv, df[var])
         declared.append((var, tuple(lv)))
     return declared
+
+
+def _check_level_types(var: str, levels: Sequence[Any], column: pd.Series) -> None:
+    """Refuse declared levels of another kind than the column (text levels for a numeric column, numbers for a
+    text column), which no value could match: decided from the declared levels and the dtype (the schema)."""
+    text = all(isinstance(lv, str) for lv in levels)
+    numbers = all(isinstance(lv, (int, float, np.number)) and not isinstance(lv, (bool, np.bool_)) for lv in levels)
+    if is_numeric(column) and text:
+        kind, fix = "text", "declare them as numbers (e.g. [1, 2] rather than ['1', '2'])"
+    elif pd.api.types.is_string_dtype(column.dtype) and not pd.api.types.is_object_dtype(column.dtype) and numbers:
+        kind, fix = "numbers", "declare them as text (e.g. ['1', '2'] rather than [1, 2])"
+    else:
+        return
+    raise FormulaError(
+        f"levels for '{var}' are {kind} ({', '.join(map(repr, levels[:6]))}{', ...' if len(levels) > 6 else ''}) "
+        f"but the column's dtype is {column.dtype}, so no value could match them: {fix}, or convert the column. "
+        "Nothing was read or spent.")
 
 
 def _level_list(var: str, value: Any) -> list[Any]:

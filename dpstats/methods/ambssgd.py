@@ -320,6 +320,16 @@ def _plan(ctx: FitContext, options: AMBSSGDOptions) -> _Plan:
     return _Plan(n, n0, tail, options.rounds is None or options.step_size is None, mu, mu_pre, round_cap)
 
 
+def public_refusal(ctx: FitContext, options: AMBSSGDOptions) -> str:
+    """Why :func:`fit` refuses under the public facts of ``ctx`` before reading any row ("" when it fits): the
+    sizes and the round cap of its plan (the check :func:`dpstats.plan` shares)."""
+    try:
+        _plan(ctx, options)
+    except (InsufficientDataError, MethodOptionError) as err:
+        return str(err)
+    return ""
+
+
 @dataclass
 class _Run:
     """What the fit carries from step to step: its part ledgers, layout, map and released values."""
@@ -503,4 +513,5 @@ SPEC = MethodSpec(
     regimes="baseline for DP-RobGD: no data bounds needed, large n, well-conditioned covariates, clean labels",
     min_rows=descent.min_rows,
     theory_rate=theory_rate,
+    public_refusal=public_refusal,
 )

@@ -365,6 +365,16 @@ def _plan(ctx: FitContext, options: RobGDOptions) -> _Plan:
     return _Plan(n, d, b_dist, n_a, tail, options.rounds is None or options.step_size is None, mu, mu_pre, round_cap)
 
 
+def public_refusal(ctx: FitContext, options: RobGDOptions) -> str:
+    """Why :func:`fit` refuses under the public facts of ``ctx`` before reading any row ("" when it fits): the
+    sizes and the round cap of its plan (the check :func:`dpstats.plan` shares)."""
+    try:
+        _plan(ctx, options)
+    except (InsufficientDataError, MethodOptionError) as err:
+        return str(err)
+    return ""
+
+
 @dataclass
 class _Run:
     """What the fit carries from step to step: its part ledgers, layout and released values."""
@@ -576,4 +586,5 @@ SPEC = MethodSpec(
             "(tens of thousands of rows); well-conditioned covariates (T grows with the condition number)",
     min_rows=descent.min_rows,
     theory_rate=theory_rate,
+    public_refusal=public_refusal,
 )

@@ -721,6 +721,10 @@ class MethodSpec:
     auto_refusal : callable or None
         ``auto_refusal(facts) -> str``: why the method cannot fit under these public facts ("" when it can), for
         methods whose feasibility depends on more than n, d and bounds (the method refuses with the same reason).
+    public_refusal : callable or None
+        ``public_refusal(ctx, options) -> str``: why the fit would refuse before reading any row, decided from the
+        public facts in ``ctx`` (n, d, epsilon, delta, ranges) and the options ("" when it fits), for refusals
+        beyond ``min_rows`` and ``max_columns``; :func:`dpstats.plan` asks it, so that the plan agrees with the fit.
     raw_units_warning : str
         Shown as a WARNING when the fit ran on the data's own units (no public rescaling), for methods whose
         defaults assume unit scale.
@@ -772,6 +776,7 @@ class MethodSpec:
     auto_min_rows: Callable[[int], int] | None = None
     auto_rules_for: tuple[tuple[str, AutoRule], ...] = ()
     auto_refusal: Callable[[AutoFacts], str] | None = None
+    public_refusal: Callable[[FitContext, Any], str] | None = None
     raw_units_warning: str = ""
     null_rows: bool = False
     null_marks: bool = False
