@@ -857,3 +857,81 @@ def test_response_centre_without_a_range_clears_with_a_window() -> None:
             released += 1
             assert abs(st.y_centre - y.mean()) < 1.5 * y.std(), (seed, st.y_centre)
     assert released >= 5
+
+
+# ----------------------------------------------------------------------------- the predicted privacy error
+
+
+def _privacy_errors(method: str, seeds: range, **opts: object) -> tuple[np.ndarray, np.ndarray]:
+    """Per coefficient (intercept first): the root mean square over ``seeds`` of the fit's predicted privacy error
+    (``MethodFit.error_split``) and of its measured one, the released coefficients minus least squares on the same
+    rows (n = 20000, d = 4 on the sphere shifted by 0.5, sigma = 1, epsilon = 0.5)."""
+    sim = robust_regression_data(20000, 4, sigma=1.0, random_state=0)
+    X, y = np.column_stack([np.ones(20000), sim.X + 0.5]), sim.y + 2.0
+    ols = np.linalg.lstsq(X, y, rcond=None)[0]
+    predicted, measured = [], []
+    for seed in seeds:
+        fit = get_method(method).fit_arrays(X, y, ledger=PrivacyLedger(0.5, 1e-6), rng=np.random.default_rng(seed),
+                                            intercept_index=0, **opts)
+        assert fit.error_split is not None
+        predicted.append(np.diag(fit.error_split.privacy))
+        measured.append((fit.params - ols) ** 2)
+    return np.sqrt(np.mean(predicted, axis=0)), np.sqrt(np.mean(measured, axis=0))
+
+
+@pytest.mark.parametrize(("method", "opts"), [("robgd", {}), ("robgd", {"rounds": 4, "step_size": 0.1}),
+                                              ("ambssgd", {})])
+def test_predicted_privacy_error_matches_the_measured_one(method: str, opts: dict[str, float]) -> None:
+    """The error block's privacy error from released values is within a factor 2 of the measured root mean square
+    of the coefficients minus least squares, per coefficient, over 30 seeds: where the steps converge (robgd's
+    own schedule: the injected noise, measured sd about rms), where they stop early (4 rounds of step 0.1: the
+    shrinkage bias, about 5 times the noise) and for the tail average of one-pass SGD (both).  Observed ratios
+    0.86-1.33 (robgd), 0.90-1.11 (4 rounds), 0.86-1.39 (ambssgd); over 3 further sets of 30 seeds they stayed in
+    [0.69, 1.31] (each ratio has a sampling sd of about 13%, so a false failure needs a 5-sd excursion)."""
+    predicted, measured = _privacy_errors(method, range(30), **opts)
+    ratio = predicted / measured
+    assert np.all((ratio > 0.5) & (ratio < 2.0)), ratio
+
+
+@pytest.mark.parametrize("method", ["robgd", "ambssgd"])
+def test_predicted_privacy_error_is_post_processing(method: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The error split spends nothing, draws nothing and leaves the estimate alone: a fit without it (the split
+    replaced by None) has the same coefficients, the same ledger steps and leaves the generator in the same state;
+    and it is the noise's variance plus the early-stopping bias, propagated (a positive semi-definite matrix)."""
+    from dpstats.methods.common import robust_descent
+
+    sim = robust_regression_data(20000, 3, sigma=0.5, random_state=1)
+    X = np.column_stack([np.ones(20000), sim.X])
+    runs = []
+    for split in (True, False):
+        if not split:
+            monkeypatch.setattr(robust_descent, "error_split", lambda *args: None)
+        ledger, rng = PrivacyLedger(1.0, 1e-6), np.random.default_rng(4)
+        fit = get_method(method).fit_arrays(X, sim.y, ledger=ledger, rng=rng, intercept_index=0)
+        runs.append((fit, ledger.steps, rng.bit_generator.state))
+    (with_split, steps, state), (without, steps_without, state_without) = runs
+    assert np.array_equal(with_split.params, without.params)
+    assert steps == steps_without and state == state_without
+    assert without.error_split is None and with_split.error_split is not None
+    cov = with_split.error_split.privacy
+    assert np.allclose(cov, cov.T) and np.linalg.eigvalsh(cov).min() > -1e-12 * np.abs(cov).max()
+    assert "early-stopping" in with_split.error_split.privacy_source
+
+
+def test_descent_error_propagates_held_rounds_and_output_weights() -> None:
+    """The linearisation by hand: two steps of eta with contraction c around a held round; the last iterate
+    keeps c of the first draw and all of the second, the tail average of the last two iterates their mean; with
+    every round held nothing moved and there is no split."""
+    from dpstats.methods.common.robust_descent import DescentError, descent_error, error_split
+
+    eta, h = 0.2, 1.5
+    c = 1.0 - eta * h
+    last = descent_error([1.0, math.nan, 2.0], np.array([0.0, 0.0, 0.0, 1.0]), eta, h)
+    assert math.isclose(last.shrink, 1.0 - c**2)
+    assert math.isclose(last.variance, eta**2 * (c**2 * 1.0 + 4.0))
+    tail = descent_error([1.0, math.nan, 2.0], np.array([0.0, 0.0, 0.5, 0.5]), eta, h)
+    assert math.isclose(tail.shrink, 0.5 * (1.0 - c) + 0.5 * (1.0 - c**2))
+    assert math.isclose(tail.variance, eta**2 * ((0.5 + 0.5 * c) ** 2 + 0.25 * 4.0))
+    held = descent_error([math.nan, math.nan], np.array([0.0, 0.0, 1.0]), eta, h)
+    assert held == DescentError(0.0, 0.0)
+    assert error_split(None, np.zeros(2), held, 1.0, "") is None  # nothing moved: no released value measures w*

@@ -67,7 +67,7 @@ from dpstats.methods.common.robust_estimators import (
     release_spectrum,
 )
 from dpstats.methods.common.row_passes import ClipTable, KeyCache, add_arrays, add_clip_tables
-from dpstats.methods.spec import FitContext, MethodFit, MethodSpec
+from dpstats.methods.spec import ErrorSplit, FitContext, MethodFit, MethodSpec
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import GaussianBlock, gaussian_block
@@ -398,14 +398,14 @@ def _blocks(run: _Run, T: int, d: int) -> tuple[GaussianBlock, GaussianBlock]:
 
 
 def _descend(rows: Rows, ctx: FitContext, run: _Run, options: AMBSSGDOptions, theta_x: float, eta: float,
-             T: int) -> tuple[list[np.ndarray], list[float]]:
-    """The T mini-batches, one pass each; returns the iterates w_0..w_T (a held batch repeats its iterate) and
-    the released gamma_t (inf for a held batch)."""
+             T: int) -> tuple[list[np.ndarray], list[float], list[float]]:
+    """The T mini-batches, one pass each; returns the iterates w_0..w_T (a held batch repeats its iterate), the
+    released gamma_t (inf for a held batch) and the noise sd of each batch's gradient (NaN for a held batch)."""
     assert run.layout is not None
     est_block, grad_block = _blocks(run, T, ctx.d)
     clips = descent.threshold_candidates(theta_x * math.sqrt(2.0 * math.log(2.0 / float(options.clip_level))))
     w = np.zeros(ctx.d)
-    iterates, gammas = [w], []
+    iterates, gammas, noise_sds = [w], [], []
     pooled = PooledHistogram(est_block.mu_round, start=1)  # bin 0 (exact zeros) is never the scale
     for t in range(T):
         bounds = batch_bounds(run.plan.rest, T, float(options.est_fraction), t)
@@ -414,15 +414,17 @@ def _descend(rows: Rows, ctx: FitContext, run: _Run, options: AMBSSGDOptions, th
         if j is None:  # no reliable error scale at w yet: hold w (this batch's gradient part is not used)
             iterates.append(w)
             gammas.append(math.inf)
+            noise_sds.append(math.nan)
             continue
         pooled = PooledHistogram(est_block.mu_round, start=1)
         size = bounds[2] - bounds[1]
-        noisy = grad_block.release(part.gradient.mean(clips, j, size), l2_sensitivity=2.0 * clips[j] / size,
-                                   rng=ctx.rng)
+        sensitivity = 2.0 * clips[j] / size
+        noisy = grad_block.release(part.gradient.mean(clips, j, size), l2_sensitivity=sensitivity, rng=ctx.rng)
         w = w - eta * noisy
         iterates.append(w)
         gammas.append(DISTANCE_GRID.upper_edge(j))
-    return iterates, gammas
+        noise_sds.append(sensitivity / grad_block.mu_round)
+    return iterates, gammas, noise_sds
 
 
 def _report(run: _Run, options: AMBSSGDOptions, T: int, eta: float, held: int) -> list[str]:
@@ -469,18 +471,38 @@ def fit(rows: Rows, ctx: FitContext, options: AMBSSGDOptions) -> MethodFit:
     run.st = descent.precondition(rows, ctx, run.plan.mu_pre, run.notes, run.diagnostics)
     run.layout = AMBSSGDLayout(RowPermutation.draw(ctx.n, ctx.rng), plan.n0)
     theta_x, eta, T = _setup(rows, ctx, run, options)
-    iterates, gammas = _descend(rows, ctx, run, options, theta_x, eta, T)
+    iterates, gammas, noise_sds = _descend(rows, ctx, run, options, theta_x, eta, T)
     held = int(np.isinf(gammas).sum())
-    params = np.mean(iterates[math.ceil(T / 2):], axis=0)
-    if run.st is not None:
-        params = run.st.params_back(params)
+    tail = np.mean(iterates[math.ceil(T / 2):], axis=0)
+    split = _error_split(run.st, tail, gammas, noise_sds, eta, float(run.diagnostics["Gamma"]))
+    params = tail if run.st is None else run.st.params_back(tail)
     run.diagnostics.update(n_0=plan.n0, gammas=np.asarray(gammas), held_rounds=held,
                            part_steps={"S_0": list(run.ledger_0.steps), "estimation parts": list(run.ledger_est.steps),
                                        "gradient parts": list(run.ledger_grad.steps)})
     return MethodFit(params=params, notes=tuple(_report(run, options, T, eta, held)),
                      assumptions=("utility (not privacy) assumes sub-Gaussian covariates and noise and no corrupted "
                                   "labels (Varshney et al. 2022)",),
-                     no_inference_reason=NO_INFERENCE, diagnostics=run.diagnostics)
+                     no_inference_reason=NO_INFERENCE, diagnostics=run.diagnostics, error_split=split)
+
+
+SPLIT_SOURCE = ("the released noise sd of each mini-batch's gradient propagated through the linearised steps to the "
+                "tail average (released step size, rounds and held batches; curvature Gamma/d, the mean eigenvalue "
+                "from the released or public Tr(Sigma), in every direction of the descent's coordinates), and the "
+                "early-stopping shrinkage of the released estimate; not included: the gradient clipping's bias "
+                "against least squares, the mini-batches' sampling noise, the columns' correlations and the noise "
+                "of the released centres and scales")
+
+
+def _error_split(st: centring.Standardisation | None, tail: np.ndarray, gammas: list[float], noise_sds: list[float],
+                 eta: float, gamma_norm: float) -> ErrorSplit | None:
+    """The privacy part of the error of the tail average, from released values
+    (:func:`~dpstats.methods.common.robust_descent.error_split`; docs/proofs/ambssgd.md)."""
+    T, d = len(noise_sds), tail.size
+    weights = np.zeros(T + 1)
+    weights[math.ceil(T / 2):] = 1.0 / (T + 1 - math.ceil(T / 2))
+    h = gamma_norm / d
+    err = descent.descent_error(noise_sds, weights, eta, h)
+    return descent.error_split(st, tail, err, descent.signal_scale(gammas, h, d), SPLIT_SOURCE)
 
 
 def _burn_in(n: float, d: int, epsilon: float, delta: float, s: int) -> list[str]:

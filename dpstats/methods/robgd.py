@@ -78,7 +78,7 @@ from dpstats.methods.common.row_passes import (
     add_clip_tables,
     add_grouped_counts,
 )
-from dpstats.methods.spec import FitContext, MethodFit, MethodSpec, check_bool
+from dpstats.methods.spec import ErrorSplit, FitContext, MethodFit, MethodSpec, check_bool
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import GaussianBlock, gaussian_block
@@ -442,6 +442,7 @@ class _Descent:
     iterates: list[np.ndarray] = field(default_factory=list)
     gammas: list[float] = field(default_factory=list)
     thetas: list[float] = field(default_factory=list)
+    noise_sds: list[float] = field(default_factory=list)
 
 
 def _blocks(run: _Run, T: int, best_iterate: bool, d: int) -> tuple[GaussianBlock, GaussianBlock]:
@@ -473,14 +474,16 @@ def _descend(rows: Rows, ctx: FitContext, run: _Run, options: RobGDOptions, thet
         if j is None:  # no reliable residual scale at w yet: hold w (no gradient is released this round)
             state.gammas.append(math.inf)
             state.thetas.append(math.nan)
+            state.noise_sds.append(math.nan)
             continue
         state.pooled = PooledHistogram(dist.mu_round, start=1)
         theta_t = float(thresholds[j])
         assert part.gradient is not None
-        noisy = grad.release(part.gradient.mean(thresholds, j, run.plan.m),
-                             l2_sensitivity=2.0 * theta_x * theta_t / run.plan.m, rng=ctx.rng)
+        sensitivity = 2.0 * theta_x * theta_t / run.plan.m
+        noisy = grad.release(part.gradient.mean(thresholds, j, run.plan.m), l2_sensitivity=sensitivity, rng=ctx.rng)
         state.gammas.append(DISTANCE_GRID.upper_edge(j))
         state.thetas.append(theta_t)
+        state.noise_sds.append(sensitivity / grad.mu_round)
         state.w = state.w - eta * noisy
     if options.best_iterate:
         _choose_best(rows, ctx, run, state, dist, theta_x)
@@ -552,11 +555,31 @@ def fit(rows: Rows, ctx: FitContext, options: RobGDOptions) -> MethodFit:
     w = state.w if st is None else st.params_back(state.w)
     run.diagnostics.update(gammas=np.asarray(state.gammas), thetas=np.asarray(state.thetas), held_rounds=held,
                            part_steps={"S_a": list(run.ledger_a.steps), "S_b": list(run.ledger_b.steps)})
+    split = _error_split(st, state, run.diagnostics, eta)
     assumptions = ("utility (not privacy) assumes sub-Weibull covariates and noise (Liu et al. Assumption 1), "
                    "that only labels are corrupted, and a corrupted fraction below max_corruption="
                    f"{float(options.max_corruption):g} (Assumption 2)",)
     return MethodFit(params=w, assumptions=assumptions, notes=tuple(_report(run, options, T, eta, theta_x, held)),
-                     no_inference_reason=NO_INFERENCE, diagnostics=run.diagnostics)
+                     no_inference_reason=NO_INFERENCE, diagnostics=run.diagnostics, error_split=split)
+
+
+SPLIT_SOURCE = ("the released noise sd of each round's gradient propagated through the linearised steps (released "
+                "step size, rounds and held rounds; curvature Gamma/d, the mean eigenvalue from the released "
+                "Tr(Sigma) estimate, in every direction of the standardised coordinates), and the early-stopping "
+                "shrinkage of the released estimate; not included: the residual and covariate clipping's bias "
+                "against least squares, the columns' correlations and the noise of the released centres and scales")
+
+
+def _error_split(st: centring.Standardisation | None, state: _Descent, diagnostics: dict[str, Any],
+                 eta: float) -> ErrorSplit | None:
+    """The privacy part of the error of the output iterate (last, or DP-RobGD*'s choice), from released values
+    (:func:`~dpstats.methods.common.robust_descent.error_split`; docs/proofs/robgd.md)."""
+    T = len(state.noise_sds)
+    weights = np.zeros(T + 1)
+    weights[int(diagnostics.get("chosen_iterate", T))] = 1.0
+    h = float(diagnostics["Gamma"]) / state.w.size
+    err = descent.descent_error(state.noise_sds, weights, eta, h)
+    return descent.error_split(st, state.w, err, descent.signal_scale(state.gammas, h, state.w.size), SPLIT_SOURCE)
 
 
 _RATE = Rate(

@@ -289,6 +289,20 @@ class Standardisation:
             beta[self.intercept_index] = coef[self.intercept_index] - float(beta @ self.centre) + self.y_centre
         return beta
 
+    def affine_back(self) -> tuple[np.ndarray, np.ndarray]:
+        """(A, b) with :meth:`params_back` (coef) = A coef + b: A = diag(1 / scale) with, for an intercept k, row k
+        equal to -centre_j / scale_j off the diagonal and 1 on it; b = y_centre e_k (zero without an intercept)."""
+        d = self.scale.size
+        with np.errstate(**QUIET):
+            A = np.diag(1.0 / self.scale)
+            b = np.zeros(d)
+            k = self.intercept_index
+            if k is not None:
+                A[k, :] = -self.centre / self.scale
+                A[k, k] = 1.0
+                b[k] = self.y_centre
+        return clamp_finite(A), b
+
 
 class Transformed:
     """fn(X, y, offset) evaluated on the standardised rows: wraps a pass (picklable; keeps ``select``)."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,13 +29,14 @@ from dpstats.errors import MethodOptionError
 from dpstats.methods.common.private_centring import Standardisation, release_standardisation, standardised
 from dpstats.methods.common.robust_estimators import DISTANCE_GRID, NormEstimate, SpectrumEstimate, clipped_gram
 from dpstats.methods.common.row_passes import ClipTable
-from dpstats.methods.spec import FitContext, MethodOptions
+from dpstats.methods.spec import ErrorSplit, FitContext, MethodOptions
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.rows.base import Rows
 
 __all__ = ["PRECONDITION_SHARE", "min_rows", "precondition_split", "check_fraction", "DescentOptions",
            "precondition", "GramPass", "TableGradient", "default_covariate_tail", "rounds_from_kappa", "step_schedule",
-           "threshold_candidates", "parallel_block_step", "held_notes", "norm_notes", "part_notes"]
+           "threshold_candidates", "parallel_block_step", "held_notes", "norm_notes", "part_notes", "DescentError",
+           "descent_error", "signal_scale", "error_split"]
 
 #: share of mu^2 for the private centres and scales on all rows (when standardising)
 PRECONDITION_SHARE = 0.1
@@ -304,3 +306,76 @@ def norm_notes(norm: NormEstimate, d: int, *, standardised: bool) -> list[str]:
 def part_notes(label: str, ledger: PrivacyLedger) -> list[str]:
     """One report line per step of a part's own ledger (the itemisation of a parallel block)."""
     return [f"{label}: {s.name}: {s.describe_privacy()}" + (f" [{s.note}]" if s.note else "") for s in ledger.steps]
+
+
+# ----------------------------------------------------------------------------- the predicted privacy error
+
+
+@dataclass(frozen=True)
+class DescentError:
+    """The released output of the descent, linearised with isotropic curvature h in the descent's coordinates:
+    E[output] = ``shrink`` w* (w* least squares in those coordinates, start 0) and the injected noise adds
+    ``variance`` to every coordinate, independently."""
+
+    shrink: float
+    variance: float
+
+
+def descent_error(noise_sds: Sequence[float], weights: np.ndarray, eta: float, curvature: float) -> DescentError:
+    """Propagate the released gradient noise of each round through the linearised steps (post-processing).
+
+    Round t (0-based) either holds (``noise_sds[t]`` NaN: no gradient released) or steps
+    w_(t+1) = w_t - eta (h (w_t - w*) + xi_t) with xi_t ~ N(0, ``noise_sds[t]``^2 I), h = ``curvature``; the
+    contraction c = 1 - eta h is clipped to [0, 1].  The output is sum_k ``weights[k]`` w_k over the iterates
+    w_0 = 0, ..., w_T (the last, a chosen one, or a tail average).  Then E[output] = sum_k weights[k] (1 - c^K_k)
+    w* (K_k the steps before w_k) and draw t enters with coefficient -eta sum_(k > t) weights[k] c^(K_k - K_(t+1)).
+    """
+    c = min(max(1.0 - eta * curvature, 0.0), 1.0)
+    sds = np.asarray(noise_sds, dtype=float)
+    coef = np.zeros(sds.size)  # each draw's coefficient in the current iterate
+    out = np.zeros(sds.size)   # ... in the output
+    remain = 1.0               # c^(steps so far): the share of w* not yet covered
+    shrink = float(weights[0]) * (1.0 - remain)
+    for t, sd in enumerate(sds):
+        if math.isfinite(sd):
+            coef *= c
+            coef[t] = -eta
+            remain *= c
+        out += weights[t + 1] * coef
+        shrink += float(weights[t + 1]) * (1.0 - remain)
+    taken = np.isfinite(sds)
+    return DescentError(shrink, float(np.sum(out[taken] ** 2 * sds[taken] ** 2)))
+
+
+def signal_scale(gammas: Sequence[float], curvature: float, d: int) -> float:
+    """The mean square of the coordinates of w* that a released residual scale allows: the first finite gamma_t
+    (the squared-residual scale at an early iterate, about Var(y) when the steps have covered little; inf for a
+    held round) over h d, as if the design explained all of it (R^2 = 1 with isotropic curvature h:
+    h ||w*||^2 = Var(y) - sigma^2); 0 when every round held."""
+    finite = [g for g in gammas if math.isfinite(g)]
+    return finite[0] / (curvature * d) if finite and curvature > 0 else 0.0
+
+
+def error_split(st: Standardisation | None, estimate: np.ndarray, err: DescentError, signal: float,
+                source: str) -> ErrorSplit | None:
+    """The privacy part of the error of the released coefficients (method units) from the linearised descent.
+
+    In the descent's coordinates: the noise's variance v = ``err.variance`` in every coordinate plus the square of
+    the early-stopping bias (s - 1) w*, s = ``err.shrink``.  The released estimate is b = s w* + e, e ~ N(0, v I);
+    with the coordinates of w* taken as draws from N(0, ``signal``) (:func:`signal_scale`), the posterior mean
+    of (s w*_j)^2 is (k b_j)^2 + k v, k = s^2 signal / (s^2 signal + v): about b_j^2 where b_j stands out of the
+    noise, s^2 signal where it does not (the steps covered too little for the estimate to show w*).  The bias is
+    (1/s - 1) sign(b_j) sqrt(that); everything is mapped to the method's units by the linear part of the
+    standardisation's affine map (the identity without one).  None when no step was taken (s = 0).
+    """
+    if not err.shrink > 0.0:
+        return None
+    b = np.asarray(estimate, dtype=float)
+    v, prior = err.variance, err.shrink**2 * signal
+    k = prior / (prior + v) if prior + v > 0.0 else 0.0
+    bias = (1.0 / err.shrink - 1.0) * np.where(b < 0, -1.0, 1.0) * np.sqrt((k * b) ** 2 + k * v)
+    cov = v * np.eye(b.size) + np.outer(bias, bias)
+    if st is not None:
+        A = st.affine_back()[0]
+        cov = A @ cov @ A.T
+    return ErrorSplit(privacy=cov, privacy_source=source)
