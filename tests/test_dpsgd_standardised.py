@@ -85,7 +85,8 @@ def test_every_release_is_charged_and_the_total_is_within_budget(easy):
     spent_eps, spent_delta = res.privacy.epsilon_spent, res.privacy.delta_spent
     assert spent_eps <= EPS * (1 + 1e-9) and spent_delta <= DELTA
     assert any("private centres and scales" in note for note in res.privacy.notes)
-    assert any("private 0.9-quantile of the per-example gradient norms" in note for note in res.privacy.notes)
+    assert any(f"private {dpsgd.CLIP_QUANTILE:g}-quantile of the per-example gradient norms" in note
+               for note in res.privacy.notes)
     # the mechanism is charged at clip 1 (the gradients are divided by the released clip)
     assert 1.0 <= run.sensitivity <= 1.0 + 2.0**-29 and res.info["clip_norm"] > 0
 
