@@ -19,7 +19,6 @@ import dpstats
 from dpstats.errors import BudgetExceededError, ConvergenceError, MethodOptionError
 from dpstats.methods import dpsgd
 from dpstats.privacy.audit import audit_mechanism
-from dpstats.privacy.calibration import gaussian_epsilon
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.poisson_gaussian import poisson_gaussian_block, poisson_gaussian_epsilon, poisson_subsample
 
@@ -84,27 +83,22 @@ def easy():
 def test_accounting_matches_dp_accounting_for_the_same_event(easy):
     res = _fit(easy, epsilon=1.0, delta=1e-6, epochs=1)
     info = res.info
-    # the run is charged first, then the private moments and the clip's histogram
-    step, centres, scales, histogram = res.privacy.steps
+    step, centres, scales = res.privacy.steps  # the run is charged first, then the private moments
     z, q, steps = info["noise_multiplier"], info["sampling_rate"], info["steps"]
-    # every variable is bounded: the Gaussian releases are mu_g-GDP, the steps get the rest of epsilon at
-    # (1 - delta share) delta
-    delta_m = dpsgd.MOMENT_DELTA_SHARE * 1e-6
-    mu_g = math.sqrt(centres.mu**2 + scales.mu**2 + histogram.mu**2)
-    eps_sgd, delta_sgd = 1.0 - gaussian_epsilon(mu_g, delta_m), 1e-6 - delta_m
+    # every variable is bounded: the steps get (1 - share) epsilon at (1 - delta share) delta
+    eps_sgd, delta_sgd = (1 - dpsgd.MOMENT_EPSILON_SHARE) * 1.0, (1 - dpsgd.MOMENT_DELTA_SHARE) * 1e-6
     independent = _pld_epsilon(z, q, steps, delta_sgd, NR.REPLACE_ONE)
     assert step.mechanism == "approximate-dp" and step.count == 1
-    assert centres.mechanism == scales.mechanism == histogram.mechanism == "gaussian"
+    assert centres.mechanism == scales.mechanism == "gaussian"
     assert step.epsilon == pytest.approx(independent, rel=1e-12)
     assert step.delta == delta_sgd
     assert step.epsilon <= eps_sgd and res.privacy.epsilon_spent <= 1.0 + 1e-9
     # hardened noise: rows are rounded to a public grid after clipping, so the recorded per-row bound is
     # C' = C (1 + 2^-30) + g ceil(sqrt(d)) / 2 (the float-clipping margin plus the rounding allowance, with
-    # g <= z C 2^-40), and the discrete Gaussian's sd is at least z C'; with a released clip the mechanism's C is 1
-    # (the gradients are divided by the released clip, info["clip_norm"])
-    assert info["clip_norm"] > 0 and 1 + 2.0**-30 <= step.sensitivity <= 1 + 2.0**-29
+    # g <= z C 2^-40), and the discrete Gaussian's sd is at least z C'
+    assert info["clip_norm"] * (1 + 2.0**-30) <= step.sensitivity <= info["clip_norm"] * (1 + 2.0**-29)
     assert step.noise_scale >= z * step.sensitivity
-    assert step.noise_scale == pytest.approx(z)
+    assert step.noise_scale == pytest.approx(z * info["clip_norm"])
     assert f"T={steps} steps" in step.note and "dp_accounting PLD" in step.note
     # the calibration is tight: 1% less noise would overspend
     assert _pld_epsilon(0.99 * z, q, steps, delta_sgd, NR.REPLACE_ONE) > eps_sgd

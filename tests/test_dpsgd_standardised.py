@@ -1,15 +1,12 @@
 """DP-SGD with every variable bounded: the rows are standardised privately inside the declared domain
 (issue 17, part 4: declared bounds are a privacy domain, not a scale).
 
-* the ledger: the run of steps, the two moment releases and the clip's gradient-norm histogram are each charged,
-  and the composed total stays within the budget (basic composition of the documented split); a given clip_norm
-  saves the histogram;
+* the ledger: the run of steps and the two moment releases are each charged, and the composed total stays within
+  the budget (basic composition of the documented split);
 * bounds act as a domain only: data filling a tenth of a declared range are fit as well as data filling it;
-* privacy audits of the standardised path: exact sensitivity audits of a step's clipped gradient sum on
-  standardised rows (at a given clip, and divided by a released clip) and of the gradient-norm counts the clip is
-  read from (worst-case rows, public null rows), and statistical audits of the clip's release and of the whole
-  fit (released and given clip) on worst-case neighbouring pairs (Clopper-Pearson lower bound, false-failure rate
-  stated per test).
+* privacy audits of the standardised path: an exact sensitivity audit of a step's clipped gradient sum on
+  standardised rows (worst-case rows, public null rows), and a statistical audit of the whole fit on a
+  worst-case neighbouring pair (Clopper-Pearson lower bound, false-failure rate stated per test).
 
 In-memory against chunked and Dask bit-identity of the standardised path is tests/test_chunked_sgd.py (its
 bounds declare every variable).  Seeds are fixed.
@@ -29,9 +26,7 @@ from standardisation_helpers import small_scale_standardisation
 import dpstats
 from dpstats.errors import BudgetExceededError
 from dpstats.methods import dpsgd
-from dpstats.methods.common.private_scaling import Domain, Standardisation
-from dpstats.methods.common.row_passes import add_arrays
-from dpstats.methods.pgd import NORM_GRID, NormHistogramPass
+from dpstats.methods.common.private_scaling import Standardisation
 from dpstats.methods.registry import FitContext
 from dpstats.privacy.audit import audit_mechanism
 from dpstats.privacy.calibration import gaussian_epsilon, gaussian_mu
@@ -65,51 +60,28 @@ def easy() -> pd.DataFrame:
 
 def test_every_release_is_charged_and_the_total_is_within_budget(easy):
     res = _fit(easy)
-    run, centres, scales, histogram = res.privacy.steps
+    run, centres, scales = res.privacy.steps
     assert res.info["standardised"] is True
     assert run.mechanism == "approximate-dp" and "DP-SGD" in run.name
     assert centres.name.startswith("DP-SGD: private centres") and scales.name.startswith("DP-SGD: private scales")
-    assert histogram.name.startswith("DP-SGD: gradient-norm histogram") and histogram.mechanism == "gaussian"
-    assert math.sqrt(2.0) <= histogram.sensitivity <= math.sqrt(2.0) * (1 + 1e-9)  # with the grid's rounding margin
-    # the documented split: the moments get mu(share epsilon, share delta), the histogram sqrt(its share) of that,
-    # the run the rest
+    # the documented split: the moments get mu(share epsilon, share delta), the run the rest
     eps_m, delta_m = dpsgd.MOMENT_EPSILON_SHARE * EPS, dpsgd.MOMENT_DELTA_SHARE * DELTA
     mu_m = math.hypot(centres.mu, scales.mu)
     assert mu_m == pytest.approx(gaussian_mu(eps_m, delta_m), rel=1e-12)
-    assert histogram.mu == pytest.approx(math.sqrt(dpsgd.HISTOGRAM_SHARE) * mu_m, rel=1e-12)
-    mu_g = math.hypot(mu_m, histogram.mu)
-    assert run.delta == pytest.approx(DELTA - delta_m, rel=1e-12)
-    assert run.epsilon <= EPS - gaussian_epsilon(mu_g, delta_m)
+    assert run.delta == pytest.approx(DELTA - delta_m, rel=1e-12) and run.epsilon <= EPS - eps_m
     # basic composition of the two parts, and the ledger's own total, are within the budget
-    assert run.epsilon + gaussian_epsilon(mu_g, DELTA - run.delta) <= EPS * (1 + 1e-9)
+    assert run.epsilon + gaussian_epsilon(mu_m, DELTA - run.delta) <= EPS * (1 + 1e-9)
     spent_eps, spent_delta = res.privacy.epsilon_spent, res.privacy.delta_spent
     assert spent_eps <= EPS * (1 + 1e-9) and spent_delta <= DELTA
     assert any("private centres and scales" in note for note in res.privacy.notes)
-    assert any(f"private {dpsgd.CLIP_QUANTILE:g}-quantile of the per-example gradient norms" in note
-               for note in res.privacy.notes)
-    # the mechanism is charged at clip 1 (the gradients are divided by the released clip)
-    assert 1.0 <= run.sensitivity <= 1.0 + 2.0**-29 and res.info["clip_norm"] > 0
-
-
-def test_a_given_clip_saves_the_histogram(easy):
-    """With clip_norm the moments and the steps split the budget as before the released clip, and nothing else is
-    released."""
-    res = _fit(easy, clip_norm=0.5)
-    run, centres, scales = res.privacy.steps
-    eps_m, delta_m = dpsgd.MOMENT_EPSILON_SHARE * EPS, dpsgd.MOMENT_DELTA_SHARE * DELTA
-    assert run.epsilon <= EPS - eps_m and res.info["clip_norm"] == 0.5
-    assert 0.5 <= run.sensitivity <= 0.5 * (1 + 2.0**-29)
-    assert math.hypot(centres.mu, scales.mu) == pytest.approx(gaussian_mu(eps_m, delta_m), rel=1e-12)
-    assert res.privacy.epsilon_spent <= EPS * (1 + 1e-9)
 
 
 def test_without_an_intercept_only_the_scales_are_released(easy):
     res = _fit(easy, formula="y ~ x1 + x2 - 1")
-    run, scales, histogram = res.privacy.steps
+    run, scales = res.privacy.steps
     assert scales.name.startswith("DP-SGD: private scales")
-    mu_m = gaussian_mu(dpsgd.MOMENT_EPSILON_SHARE * EPS, dpsgd.MOMENT_DELTA_SHARE * DELTA)
-    assert scales.mu == pytest.approx(mu_m, rel=1e-12)
-    assert histogram.mu == pytest.approx(math.sqrt(dpsgd.HISTOGRAM_SHARE) * mu_m, rel=1e-12)
+    assert scales.mu == pytest.approx(gaussian_mu(dpsgd.MOMENT_EPSILON_SHARE * EPS, dpsgd.MOMENT_DELTA_SHARE * DELTA),
+                                      rel=1e-12)
     assert res.privacy.epsilon_spent <= EPS * (1 + 1e-9)
 
 
@@ -190,33 +162,25 @@ def _adversarial_rows(st: Standardisation) -> list[tuple[np.ndarray, float]]:
     return [(np.r_[1.0, p], float(rng.choice(ys))) for p in picks] + [(np.full(D, np.nan), np.nan)]
 
 
-def _random_rows(rng: np.random.Generator, st: Standardisation, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """n rows around and beyond the domain, every fifth a public null row (NaN-marked)."""
+@pytest.mark.parametrize("seed", range(3))
+def test_a_step_sum_on_standardised_rows_moves_at_most_by_its_sensitivity(seed):
+    """Exact check (no false failures): each row of a random data set (with public null rows) replaced by each
+    adversarial row moves a step's exact clipped grid sum by at most 2 C' (C' the rounded clip), and a null row
+    adds nothing."""
+    rng = np.random.default_rng(seed)
+    st = small_scale_standardisation(rng, D)
+    n = 24
     dom = st.domain
     X = np.column_stack([np.ones(n), *(rng.uniform(lo - 2, hi + 2, n) for lo, hi in zip(dom.lo[1:], dom.hi[1:],
                                                                                          strict=True))])
     y = rng.uniform(dom.y_lo - 2, dom.y_hi + 2, n)
     X[::5], y[::5] = np.nan, np.nan
-    return X, y
-
-
-@pytest.mark.parametrize(("seed", "clip", "unit"), [(0, 0.3, None), (1, 0.3, None), (2, 0.3, None),
-                                                    (0, 1.0, 0.3), (1, 1.0, 2.0**-10), (2, 1.0, 50.0)])
-def test_a_step_sum_on_standardised_rows_moves_at_most_by_its_sensitivity(seed, clip, unit):
-    """Exact check (no false failures): each row of a random data set (with public null rows) replaced by each
-    adversarial row moves a step's exact clipped grid sum by at most 2 C' (C' the mechanism's rounded clip,
-    whether the gradients are clipped at a given clip or divided by a released one, ``unit``), and a null row adds
-    nothing."""
-    rng = np.random.default_rng(seed)
-    st = small_scale_standardisation(rng, D)
-    n = 24
-    X, y = _random_rows(rng, st, n)
-    exponent = -40
+    clip, exponent = 0.3, -40
     summer = ClippedGridSum(clip, exponent, D)
     w = rng.normal(0, 3, D)
 
     def grid_sum(Xs, ys):
-        return np.asarray(dpsgd.StepSum(np.arange(n), w, summer, st, unit)(Xs, ys, 0), dtype=float) * 2.0**exponent
+        return np.asarray(dpsgd.StepSum(np.arange(n), w, summer, st)(Xs, ys, 0), dtype=float) * 2.0**exponent
 
     base = grid_sum(X, y)
     live = ~np.isnan(y)
@@ -227,29 +191,6 @@ def test_a_step_sum_on_standardised_rows_moves_at_most_by_its_sensitivity(seed, 
         Xp[i], yp[i] = row, yi
         moved = float(np.linalg.norm(grid_sum(Xp, yp) - base))
         assert math.isfinite(moved) and moved <= bound
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_the_clip_histogram_counts_move_at_most_by_their_sensitivity(seed):
-    """Exact check (no false failures): the counts of the gradient norms at w = 0 that the clip is read from move
-    by at most sqrt 2 (L2) when any row is replaced by any adversarial row (one count moves from one bin to
-    another, or one is added where a null row is replaced), and null rows add nothing."""
-    rng = np.random.default_rng(seed)
-    st = small_scale_standardisation(rng, D)
-    n = 24
-    X, y = _random_rows(rng, st, n)
-
-    def counts(Xs, ys):
-        return np.asarray(InMemoryRows(Xs, ys).reduce(NormHistogramPass(st, np.zeros(D), NORM_GRID), add_arrays),
-                          dtype=float)
-
-    base = counts(X, y)
-    live = ~np.isnan(y)
-    assert np.array_equal(base, counts(X[live], y[live])) and base.sum() == live.sum()
-    for i, (row, yi) in itertools.product(range(n), _adversarial_rows(st)):
-        Xp, yp = X.copy(), y.copy()
-        Xp[i], yp[i] = row, yi
-        assert float(np.linalg.norm(counts(Xp, yp) - base)) <= math.sqrt(2.0)
 
 
 def test_step_sums_add_exactly_over_chunks():
@@ -290,66 +231,28 @@ class _RecordingLedger(PrivacyLedger):
         self.steps.append(step)
 
 
-def _audit_run(clip_norm: float | None):
-    def run(data, rng):
-        X, y = data
-        ctx = FitContext(n=AUDIT_N, d=2, ledger=_RecordingLedger(AUDIT_EPS, AUDIT_DELTA), rng=rng, intercept_index=0,
-                         column_ranges=((1.0, 1.0), (-1.0, 1.0)), response_range=(-1.0, 1.0), rescaled=True)
-        fitted = dpsgd.fit(InMemoryRows(X, y), ctx, dpsgd.DPSGDOptions(batch_size=40, epochs=0.5, clip_norm=clip_norm,
-                                                                         optimizer="sgd", learning_rate=0.5))
-        assert fitted.diagnostics["standardised"]
-        return float(fitted.params[1])
-    return run
+def _audit_run(data, rng):
+    X, y = data
+    ctx = FitContext(n=AUDIT_N, d=2, ledger=_RecordingLedger(AUDIT_EPS, AUDIT_DELTA), rng=rng, intercept_index=0,
+                     column_ranges=((1.0, 1.0), (-1.0, 1.0)), response_range=(-1.0, 1.0), rescaled=True)
+    fitted = dpsgd.fit(InMemoryRows(X, y), ctx, dpsgd.DPSGDOptions(batch_size=40, epochs=0.5, clip_norm=1.0,
+                                                                     optimizer="sgd", learning_rate=0.5))
+    assert fitted.diagnostics["standardised"]
+    return float(fitted.params[1])
 
 
-@pytest.mark.parametrize("clip_norm", [1.0, None])
-def test_audit_standardised_fit(clip_norm):
-    """The whole standardised fit (a given clip, and the released one) on a worst-case pair; false-failure rate
-    alpha = 1e-3 for the upper assertion (a validity check: the output is a non-linear function of all releases, so
-    the bound is far below the claim)."""
+def test_audit_standardised_fit():
+    """The whole standardised fit on a worst-case pair; false-failure rate alpha = 1e-3 for the upper assertion
+    (a validity check: the output is a non-linear function of all releases, so the bound is far below the claim)."""
     d_pair, dp_pair = _audit_pair()
-    res = audit_mechanism(_audit_run(clip_norm), d_pair, dp_pair, runs=AUDIT_RUNS, delta=AUDIT_DELTA,
-                          alpha=AUDIT_ALPHA, seed=11)
+    res = audit_mechanism(_audit_run, d_pair, dp_pair, runs=AUDIT_RUNS, delta=AUDIT_DELTA, alpha=AUDIT_ALPHA,
+                          seed=11)
     assert res.epsilon_lower_bound <= AUDIT_EPS
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("clip_norm", [1.0, None])
-def test_audit_standardised_fit_slow(clip_norm):
+def test_audit_standardised_fit_slow():
     """As above with 20,000 runs per data set; false-failure rate alpha = 1e-3."""
     d_pair, dp_pair = _audit_pair()
-    res = audit_mechanism(_audit_run(clip_norm), d_pair, dp_pair, runs=20_000, delta=AUDIT_DELTA, alpha=AUDIT_ALPHA,
-                          seed=12)
+    res = audit_mechanism(_audit_run, d_pair, dp_pair, runs=20_000, delta=AUDIT_DELTA, alpha=AUDIT_ALPHA, seed=12)
     assert res.epsilon_lower_bound <= AUDIT_EPS
-
-
-CLIP_AUDIT_MU, CLIP_AUDIT_N = 1.0, 10
-
-
-def _clip_audit_pair() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """Ten rows whose gradient norms ||z|| |v| at w = 0 (about 14.5) share a bin of the grid in D; in D' the last
-    row's response is at the end of its domain, which puts its norm (about 1,450) four bins higher: the
-    0.9-quantile is read at that row."""
-    X = np.column_stack([np.ones(CLIP_AUDIT_N), np.ones(CLIP_AUDIT_N)])
-    y = np.full(CLIP_AUDIT_N, 0.01)
-    y_prime = y.copy()
-    y_prime[-1] = 1.0
-    return (X, y), (X, y_prime)
-
-
-def _clip_run(data, rng):
-    X, y = data
-    domain = Domain(np.array([1.0, -1.0]), np.array([1.0, 1.0]), -1.0, 1.0, intercept_index=0)
-    st = Standardisation(domain, np.zeros(2), np.array([1.0, 1.0]), 0.0, 2.0**-10)
-    ctx = FitContext(n=CLIP_AUDIT_N, d=2, ledger=_RecordingLedger(1e6, AUDIT_DELTA), rng=rng, intercept_index=0)
-    plan = dataclasses.replace(dpsgd._plan(ctx, dpsgd.DPSGDOptions()), histogram_mu=CLIP_AUDIT_MU)
-    return dpsgd._released_clip(InMemoryRows(X, y), st, ctx, plan)
-
-
-def test_audit_released_clip():
-    """The clip's release alone (one noisy histogram at mu = 1, then the quantile: post-processing) on a pair whose
-    replaced row moves one count from the bottom of the grid to its top; the lower bound stays below the
-    release's claimed epsilon(mu, delta); false-failure rate alpha = 1e-3."""
-    d_pair, dp_pair = _clip_audit_pair()
-    res = audit_mechanism(_clip_run, d_pair, dp_pair, runs=5_000, delta=AUDIT_DELTA, alpha=AUDIT_ALPHA, seed=13)
-    assert res.epsilon_lower_bound <= gaussian_epsilon(CLIP_AUDIT_MU, AUDIT_DELTA)

@@ -18,34 +18,22 @@ rows, :func:`~dpstats.methods.common.private_scaling.release_moments`, as in
 pgd), runs the steps on the standardised rows and maps the coefficients back
 by the released affine map (post-processing); this where those releases
 resolve scales well inside the declared ranges (:func:`standardises`, a
-public rule of n, d, epsilon and delta).  There, unless ``clip_norm`` is
-given, the steps clip at ``CLIP_MULTIPLE`` times the private
-``CLIP_QUANTILE``-quantile of the per-example gradient norms at w = 0 on the
-standardised rows, read from one noisy histogram (pgd's
-:class:`~dpstats.methods.pgd.NormHistogramPass` and
-:func:`~dpstats.methods.common.geometric_histogram.release_quantiles`).
-Otherwise the steps run on the rows as they come (the public rescaling by the
-bounds, when every variable has them).
+public rule of n, d, epsilon and delta).  Otherwise the steps run on the rows
+as they come (the public rescaling by the bounds, when every variable has
+them).
 
 Privacy: each step is one Poisson-sampled Gaussian mechanism
 (:class:`~dpstats.privacy.poisson_gaussian.PoissonGaussianBlock`); the noise
 multiplier z is the smallest for which ``dp_accounting``'s PLD accountant
 certifies the T composed steps as (epsilon_S, delta_S)-DP under replace-one
 neighbours, and the whole run is charged once, before any row is read.  With
-the standardisation, the two moment releases are mu_M-GDP, mu_M = mu(a
-epsilon, b delta) (a = ``MOMENT_EPSILON_SHARE``, b = ``MOMENT_DELTA_SHARE``),
-the clip's histogram is mu_H-GDP, mu_H^2 = ``HISTOGRAM_SHARE`` mu_M^2 (none
-when ``clip_norm`` is given), together mu_G-GDP, mu_G = sqrt(mu_M^2 + mu_H^2),
-hence (epsilon_G, b delta)-DP, and the steps get (epsilon_S, delta_S) =
-(epsilon - epsilon_G, (1 - b) delta): by basic composition the fit is
-(epsilon, delta)-DP; without the standardisation the steps take the whole
-budget.  With a released clip, the steps' mechanism is charged at clip 1
-before anything is read, and each row's gradient is divided by the released
-clip before the mechanism clips it to norm 1 (the release at the released clip,
-divided by it).  Clipping bounds every row's influence whatever the data, so
-the guarantee is worst-case; the clip rule, learning rate, batch size and
-epochs are public utility choices, fixed rules of n and d by default.  Proof:
-docs/proofs/dpsgd.md.
+the standardisation, (epsilon_S, delta_S) = ((1 - a) epsilon, (1 - b) delta)
+and the two moment releases are mu(a epsilon, b delta)-GDP (a =
+``MOMENT_EPSILON_SHARE``, b = ``MOMENT_DELTA_SHARE``): by basic composition
+the fit is (epsilon, delta)-DP; without it the steps take the whole budget.
+Clipping bounds every row's influence whatever the data, so the guarantee is
+worst-case; the clip norm, learning rate, batch size and epochs are public
+utility choices, fixed rules of n and d by default.  Proof: docs/proofs/dpsgd.md.
 """
 
 from __future__ import annotations
@@ -58,7 +46,6 @@ import numpy as np
 from dpstats.errors import ConvergenceError, MethodOptionError
 from dpstats.inference import window_mean_covariance
 from dpstats.methods.common.extremes import QUIET, residuals, unit_rows
-from dpstats.methods.common.geometric_histogram import release_quantiles
 from dpstats.methods.common.private_scaling import (
     Domain,
     Standardisation,
@@ -66,8 +53,6 @@ from dpstats.methods.common.private_scaling import (
     null_marks,
     release_moments,
 )
-from dpstats.methods.common.row_passes import add_arrays
-from dpstats.methods.pgd import NORM_GRID, NormHistogramPass
 from dpstats.methods.spec import (
     ErrorSplit,
     FitContext,
@@ -75,7 +60,7 @@ from dpstats.methods.spec import (
     MethodOptions,
     MethodSpec,
 )
-from dpstats.privacy.calibration import gaussian_epsilon, gaussian_mu
+from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.poisson_gaussian import (
     ClippedGridSum,
     PoissonGaussianBlock,
@@ -88,17 +73,13 @@ from dpstats.rows.base import Rows
 from dpstats.validation import MIN_DELTA
 
 __all__ = ["SPEC", "DPSGDOptions", "StepSum", "calibrate_noise_multiplier", "default_batch_size", "fit",
-           "MOMENT_EPSILON_SHARE", "MOMENT_DELTA_SHARE", "MAX_SCALE_FLOOR", "scale_floor", "standardises",
-           "CLIP_QUANTILE", "CLIP_MULTIPLE", "HISTOGRAM_SHARE"]
+           "MOMENT_EPSILON_SHARE", "MOMENT_DELTA_SHARE", "MAX_SCALE_FLOOR", "scale_floor", "standardises"]
 
 _OPTIMIZERS = ("adam", "sgd")
 _DEFAULT_CLIP_PER_SQRT_D = 0.1
-#: On privately standardised rows (every variable bounded) the default clip is CLIP_MULTIPLE times the private
-#: CLIP_QUANTILE-quantile of the per-example gradient norms ||z_i|| |v_i| at w = 0, released by one noisy histogram
-#: on pgd's grid at GDP parameter sqrt(HISTOGRAM_SHARE) mu_M (mu_M the moments'; chosen on the real-data benchmark
-#: and checked on held-out regressions: benchmarks/results/dpsgd_bounds.md).
-CLIP_QUANTILE, CLIP_MULTIPLE = 0.75, 0.35
-HISTOGRAM_SHARE = 0.1
+#: The default clip per sqrt(d) on privately standardised rows (every variable bounded), where a row's gradient
+#: at w = 0 has norm about sqrt(d) (chosen on the real-data benchmark against 0.1 and 1: BENCHMARKS.md).
+_STANDARDISED_CLIP_PER_SQRT_D = 0.3
 #: With every variable bounded, the private centres and scales get this share of epsilon, and
 #: ``MOMENT_DELTA_SHARE`` of delta; the DP-SGD steps get the rest (basic composition: docs/proofs/dpsgd.md).
 #: Chosen on the real-data benchmark against 0.1 and 0.35 (BENCHMARKS.md).
@@ -145,9 +126,7 @@ class DPSGDOptions(MethodOptions):
     ----------
     clip_norm : float or None
         Per-example gradient clip C, in the units the steps run on: the privately standardised rows when every
-        variable is bounded (default: ``CLIP_MULTIPLE`` times a private quantile of the gradient norms at w = 0,
-        released from the fit's budget; a given value saves that release), else the rows as they come (default
-        0.1 sqrt(d)).
+        variable is bounded (default 0.3 sqrt(d)), else the rows as they come (default 0.1 sqrt(d)).
     learning_rate : float or None
         Step size on the gradient of the mean loss, in the same units (default 0.05 for Adam, 0.5 for SGD).
     batch_size : int or None
@@ -180,9 +159,9 @@ class DPSGDOptions(MethodOptions):
 @dataclass(frozen=True)
 class _Plan:
     """The public settings of a run, fixed from n, d, the budget, the declared bounds and the options before
-    anything is charged; ``clip_norm`` None: the clip is released (:func:`_released_clip`)."""
+    anything is charged."""
 
-    clip_norm: float | None
+    clip_norm: float
     learning_rate: float
     sampling_rate: float
     steps: int
@@ -191,53 +170,36 @@ class _Plan:
     epsilon: float
     delta: float
     moment_mu: float
-    histogram_mu: float
-
-    @property
-    def block_clip(self) -> float:
-        """The clip the steps' mechanism is charged at: the given clip, or 1 for a released one (the gradients
-        are then divided by the released clip: :class:`StepSum`)."""
-        return 1.0 if self.clip_norm is None else self.clip_norm
 
 
-def _budget(epsilon: float, delta: float, standardise: bool,
-            released_clip: bool = False) -> tuple[float, float, float, float]:
-    """(epsilon, delta) of the DP-SGD steps and the GDP parameters of the private moments and of the clip's
-    histogram (0 without them).
+def _budget(epsilon: float, delta: float, standardise: bool) -> tuple[float, float, float]:
+    """(epsilon, delta) of the DP-SGD steps and the GDP parameter of the private moments (0 without them).
 
-    With ``standardise``, the moments get mu_m = mu(epsilon_m, delta_m), epsilon_m = ``MOMENT_EPSILON_SHARE``
-    epsilon and delta_m = ``MOMENT_DELTA_SHARE`` delta; with ``released_clip`` too, the histogram gets mu_h =
-    sqrt(``HISTOGRAM_SHARE``) mu_m.  The Gaussian releases are mu_g = sqrt(mu_m^2 + mu_h^2)-GDP, so
-    (epsilon_g, delta_m)-DP with epsilon_g = epsilon(mu_g, delta_m) (epsilon_m without the histogram); the steps
-    get (epsilon - epsilon_g, delta - delta_m).  Basic composition of the two parts is (epsilon, delta)-DP, and it
-    is one of the bounds the ledger computes for a Gaussian block composed with an (epsilon, delta) step
-    (docs/proofs/dpsgd.md)."""
+    With ``standardise``, the moments get epsilon_m = ``MOMENT_EPSILON_SHARE`` epsilon at delta_m =
+    ``MOMENT_DELTA_SHARE`` delta, as mu_m = mu(epsilon_m, delta_m); the steps get (epsilon - epsilon_m,
+    delta - delta_m).  Basic composition of the two parts is (epsilon, delta)-DP, and it is one of the bounds the
+    ledger computes for a Gaussian block composed with an (epsilon, delta) step (docs/proofs/dpsgd.md)."""
     if not standardise:
-        return epsilon, delta, 0.0, 0.0
+        return epsilon, delta, 0.0
     eps_m, delta_m = MOMENT_EPSILON_SHARE * epsilon, MOMENT_DELTA_SHARE * delta
-    mu_m = gaussian_mu(eps_m, delta_m)
-    if not released_clip:
-        return epsilon - eps_m, delta - delta_m, mu_m, 0.0
-    mu_h = math.sqrt(HISTOGRAM_SHARE) * mu_m
-    return epsilon - gaussian_epsilon(math.hypot(mu_m, mu_h), delta_m), delta - delta_m, mu_m, mu_h
+    return epsilon - eps_m, delta - delta_m, gaussian_mu(eps_m, delta_m)
 
 
 def _plan(ctx: FitContext, options: DPSGDOptions) -> _Plan:
     """C, the learning rate, q, T and the budget's split from public facts and the (validated) options.
 
     The rows are standardised privately where every variable is bounded and the moments resolve the scales
-    (:func:`standardises`); the default clip is then released (C None), else it is a public rule of d."""
+    (:func:`standardises`); the default clip is then the standardised rows'."""
     n, d = ctx.n, ctx.d
     standardise = standardises(ctx)
-    released_clip = standardise and options.clip_norm is None
-    C: float | None = None if released_clip else float(
-        _DEFAULT_CLIP_PER_SQRT_D * math.sqrt(d) if options.clip_norm is None else options.clip_norm)
+    per_sqrt_d = _STANDARDISED_CLIP_PER_SQRT_D if standardise else _DEFAULT_CLIP_PER_SQRT_D
+    C = float(per_sqrt_d * math.sqrt(d) if options.clip_norm is None else options.clip_norm)
     lr = float(_DEFAULT_LR[options.optimizer] if options.learning_rate is None else options.learning_rate)
     L = default_batch_size(n) if options.batch_size is None else int(options.batch_size)
     q = min(1.0, L / n)
-    eps, delta, mu_m, mu_h = _budget(float(ctx.epsilon), float(ctx.delta), standardise, released_clip)
+    eps, delta, mu_m = _budget(float(ctx.epsilon), float(ctx.delta), standardise)
     return _Plan(C, lr, q, max(1, math.ceil(float(options.epochs) / q)), options.optimizer, standardise, eps, delta,
-                 mu_m, mu_h)
+                 mu_m)
 
 
 def standardises(ctx: FitContext) -> bool:
@@ -260,7 +222,7 @@ def scale_floor(ctx: FitContext) -> float:
     if k == 0:
         return 0.0
     centring = ctx.intercept_index is not None
-    _, _, mu_m, _ = _budget(float(ctx.epsilon), float(ctx.delta), True)
+    _, _, mu_m = _budget(float(ctx.epsilon), float(ctx.delta), True)
     return 2.0 * (2.0 if centring else 1.0) * math.sqrt(k) / (_moment_part_mu(ctx, mu_m) * ctx.n)
 
 
@@ -291,11 +253,8 @@ class StepSum:
     evaluated; a row's gradient depends on that row and ``w`` only, so the
     integer sum is the same whatever the chunking.  With ``standardisation``
     the gradient is taken on the row's standardised values (z_i, v_i)
-    (:class:`~dpstats.methods.common.private_scaling.Standardisation`).  With
-    ``unit`` (a released clip C), each gradient is divided by C before the
-    mechanism clips it to its norm 1: the sum is that of the gradients clipped
-    at C, divided by C.  A public null row (NaN-marked, ``missing="drop"``)
-    adds nothing.
+    (:class:`~dpstats.methods.common.private_scaling.Standardisation`).  A
+    public null row (NaN-marked, ``missing="drop"``) adds nothing.
 
     Parameters
     ----------
@@ -307,14 +266,11 @@ class StepSum:
         The mechanism's clipping and grid rounding.
     standardisation : Standardisation or None
         The released map of the rows, or None (the rows as they come).
-    unit : float or None
-        The released clip the gradients are divided by (the mechanism's clip is then 1), or None.
     """
 
     def __init__(self, sample: np.ndarray, w: np.ndarray, summer: ClippedGridSum,
-                 standardisation: Standardisation | None = None, unit: float | None = None) -> None:
+                 standardisation: Standardisation | None = None) -> None:
         self.sample, self.w, self.summer, self.standardisation = sample, w, summer, standardisation
-        self.unit = unit
 
     def select(self, offset: int, count: int) -> np.ndarray:
         """Local indices of the sampled rows among the chunk's ``count`` rows starting at ``offset``."""
@@ -324,9 +280,7 @@ class StepSum:
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
         X, y = self.rows(X, y)
         with np.errstate(**QUIET):
-            if self.unit is None:
-                return self.summer(_gradients(X, y, self.w, self.summer.clip_norm))
-            return self.summer(_gradients(X, y, self.w, self.unit) / self.unit)
+            return self.summer(_gradients(X, y, self.w, self.summer.clip_norm))
 
     def rows(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The rows the gradients are taken on: standardised when there is a standardisation, public null rows
@@ -367,8 +321,7 @@ def fit(rows: Rows, ctx: FitContext, options: DPSGDOptions) -> MethodFit:
 
     Calibrates z and charges the whole run of steps once; with every variable bounded, then releases the private
     centres and scales of the rows (two Gaussian releases, :func:`~dpstats.methods.common.private_scaling.
-    release_moments`) and, unless ``clip_norm`` is given, the clip (:func:`_released_clip`); then takes the T
-    steps, one pass over the rows each (:class:`StepSum`).  The released
+    release_moments`); then takes the T steps, one pass over the rows each (:class:`StepSum`).  The released
     coefficients are the average of the iterates over the last half of the steps (Polyak-Ruppert averaging,
     post-processing), mapped back from the standardised rows where they were standardised.
 
@@ -393,17 +346,15 @@ def fit(rows: Rows, ctx: FitContext, options: DPSGDOptions) -> MethodFit:
     """
     n, d = ctx.n, ctx.d
     plan = _plan(ctx, options)
-    q, steps, lr = plan.sampling_rate, plan.steps, plan.learning_rate
+    q, steps, C, lr = plan.sampling_rate, plan.steps, plan.clip_norm, plan.learning_rate
     z = calibrate_noise_multiplier(plan.epsilon, plan.delta, q, steps)
-    block = poisson_gaussian_block(noise_multiplier=z, sampling_rate=q, rounds=steps, clip_norm=plan.block_clip, n=n,
+    block = poisson_gaussian_block(noise_multiplier=z, sampling_rate=q, rounds=steps, clip_norm=C, n=n,
                                    ledger=ctx.ledger, name="DP-SGD clipped gradient sums", dimension=d,
                                    delta=plan.delta)
     st = _standardisation(rows, ctx, plan) if plan.standardise else None
-    unit = None if st is None or plan.clip_norm is not None else _released_clip(rows, st, ctx, plan)
-    C = plan.block_clip if unit is None else unit
     with np.errstate(over="ignore", invalid="ignore"):  # divergence is detected below, after the loop
         window = _train(block, rows, ctx.rng, d=d, steps=steps, expected_batch=q * n, lr=lr,
-                        optimizer=plan.optimizer, standardisation=st, unit=unit)
+                        optimizer=plan.optimizer, standardisation=st)
         params = window.mean(axis=0)
     if not np.all(np.isfinite(params)):
         raise ConvergenceError(
@@ -415,7 +366,7 @@ def fit(rows: Rows, ctx: FitContext, options: DPSGDOptions) -> MethodFit:
         params, privacy = st.params_back(params), A @ privacy @ A.T
     return MethodFit(
         params=params,
-        notes=_notes(plan, z, n, C),
+        notes=_notes(plan, z, n),
         diagnostics={"noise_multiplier": z, "steps": steps, "sampling_rate": q, "clip_norm": C, "learning_rate": lr,
                      "optimizer": plan.optimizer, "standardised": plan.standardise},
         passes=steps,
@@ -436,22 +387,11 @@ def _standardisation(rows: Rows, ctx: FitContext, plan: _Plan) -> Standardisatio
                            rng=ctx.rng, ledger=ctx.ledger, null_rows=ctx.null_rows, label="DP-SGD")
 
 
-def _released_clip(rows: Rows, st: Standardisation, ctx: FitContext, plan: _Plan) -> float:
-    """``CLIP_MULTIPLE`` times the private ``CLIP_QUANTILE``-quantile of the gradient norms ||z_i|| |v_i| at w = 0
-    on the standardised rows: one pass counting them on pgd's grid (public null rows left out), one Gaussian
-    release of the counts at ``plan.histogram_mu`` (L2 sensitivity sqrt 2 under replace-one), the quantile read
-    from the noisy counts and the released number of rows (post-processing)."""
-    counts = rows.reduce(NormHistogramPass(st, np.zeros(ctx.d), NORM_GRID), add_arrays)
-    (quantile,) = release_quantiles(counts, (CLIP_QUANTILE,), st.rows or ctx.n, NORM_GRID, mu=plan.histogram_mu,
-                                    rng=ctx.rng, ledger=ctx.ledger, name="DP-SGD: gradient-norm histogram (clip)")
-    return CLIP_MULTIPLE * quantile
-
-
-def _notes(plan: _Plan, z: float, n: int, clip: float) -> tuple[str, ...]:
-    """What the run released and how (public settings and released values only)."""
+def _notes(plan: _Plan, z: float, n: int) -> tuple[str, ...]:
+    """What the run released and how (public settings only)."""
     q, steps = plan.sampling_rate, plan.steps
     notes = [f"DP-SGD: {steps} steps, sampling rate q={q:.4g} (expected batch {q * n:.4g}), clip norm "
-             f"{clip:.4g}, noise multiplier {z:.4g}, {plan.optimizer} with learning rate "
+             f"{plan.clip_norm:.4g}, noise multiplier {z:.4g}, {plan.optimizer} with learning rate "
              f"{plan.learning_rate:g}; coefficients are the average of the last half of the iterates"]
     if plan.standardise:
         notes.append(
@@ -460,11 +400,6 @@ def _notes(plan: _Plan, z: float, n: int, clip: float) -> tuple[str, ...]:
             f"{MOMENT_EPSILON_SHARE:.0%} of epsilon and {MOMENT_DELTA_SHARE:.0%} of delta; the steps took the rest), "
             "and the coefficients were mapped back (post-processing); the moments take two more passes over the "
             "data (one without an intercept)")
-    if plan.standardise and plan.clip_norm is None:
-        notes.append(
-            f"the clip norm is {CLIP_MULTIPLE:g} x the private {CLIP_QUANTILE:g}-quantile of the per-example gradient "
-            f"norms at 0 on the standardised rows (a noisy histogram at mu={plan.histogram_mu:.4g}, from the steps' "
-            "share of epsilon; one more pass over the data)")
     notes.append(f"one pass over the data per step ({steps} passes, each evaluating only that step's Poisson sample; "
                  "a step needs the previous iterate, so the passes cannot be merged)")
     return tuple(notes)
@@ -478,14 +413,13 @@ def _clipped_sum(rows: Rows, step: StepSum, d: int) -> np.ndarray:
 
 def _train(block: PoissonGaussianBlock, rows: Rows, rng: np.random.Generator, *, d: int, steps: int,
            expected_batch: float, lr: float, optimizer: str,
-           standardisation: Standardisation | None = None, unit: float | None = None) -> np.ndarray:
+           standardisation: Standardisation | None = None) -> np.ndarray:
     """The T noisy steps (Adam or SGD) from w = 0; returns the last half of the iterates (T - T // 2, d), or the
     first non-finite iterate (1, d).
 
     A non-finite iterate stays non-finite (its gradients add nothing and the update keeps the non-finite
     entries), so the run stops there: the outcome, a :class:`~dpstats.errors.ConvergenceError`, is already
-    decided by released values, and the remaining passes are saved.  With ``unit`` (a released clip), each
-    release is of the gradients divided by it, and is multiplied back (post-processing).
+    decided by released values, and the remaining passes are saved.
     """
     w, m, v = np.zeros(d), np.zeros(d), np.zeros(d)
     b1, b2 = _ADAM_BETAS
@@ -494,9 +428,8 @@ def _train(block: PoissonGaussianBlock, rows: Rows, rng: np.random.Generator, *,
     summer = block.summer
     for t in range(1, steps + 1):
         sample = np.sort(block.sample(rng))
-        step = StepSum(sample, w, summer, standardisation, unit)
-        released = block.release_grid_sum(_clipped_sum(rows, step, d), rng)
-        grad = (released if unit is None else released * unit) / expected_batch
+        step = StepSum(sample, w, summer, standardisation)
+        grad = block.release_grid_sum(_clipped_sum(rows, step, d), rng) / expected_batch
         if optimizer == "adam":
             m = b1 * m + (1 - b1) * grad
             v = b2 * v + (1 - b2) * grad * grad
