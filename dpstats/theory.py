@@ -8,10 +8,13 @@ starts with each coefficient's error split into two parts
   data (the privacy noise and the bias it causes), as a root mean square;
 * sampling: the standard error of that least-squares fit.
 
-Where the method released its noise scales and statistics (``ssp``,
-``adassp``, ``noisy_ols``: ``MethodFit.error_split``), both parts are
-computed from released values (:mod:`dpstats.inference`, "The error
-split").  Otherwise only public facts are known, and the block says so: the
+Where the method returns an error split from its released values
+(``MethodFit.error_split``: ``ssp``, ``adassp`` and ``noisy_ols`` from their
+released statistics; ``pgd``, ``dpsgd``, ``theilsen``, ``robgd`` and
+``ambssgd`` from their released noise scales, steps and estimates), the
+privacy part is computed from those (:mod:`dpstats.inference`, "The error
+split"), and the sampling part too where the method released what it needs.
+Otherwise only public facts are known, and the block says so: the
 sampling part is that of least squares on a design uniform on the declared
 ranges with the residual sd of a response uniform on its declared range
 (:func:`design_moments`, :func:`assumed_residual_sd`), and the privacy part is
@@ -349,6 +352,9 @@ class CoefficientErrors:
         True when the privacy part comes from the fit's released values, False when from a rate.
     lower_bound : bool
         True when the privacy part leaves out a bias known to be large (``ErrorSplit.privacy_lower_bound``).
+    sampling_assumed : bool
+        True when the sampling part is not from released values but from the public assumptions (a design and
+        a response uniform on their declared ranges): then no statement says which part is larger.
 
     Examples
     --------
@@ -370,6 +376,7 @@ class CoefficientErrors:
     sampling_source: str
     released: bool
     lower_bound: bool = False
+    sampling_assumed: bool = False
 
     @property
     def ratio(self) -> np.ndarray:
@@ -391,6 +398,13 @@ class CoefficientErrors:
             return (f"{where}: privacy error of each coefficient up to {np.nanmax(self.privacy):.3g}; its sampling "
                     "error is not known from released values.")
         larger = [name for name, r in zip(self.names, ratio, strict=True) if r > 1]
+        if self.released and self.sampling_assumed:
+            bound = (", a lower bound: it leaves out this method's bias against least squares" if self.lower_bound
+                     else "")
+            return (f"{where} (privacy part): privacy error of each coefficient up to {np.nanmax(self.privacy):.3g}"
+                    f"{bound}; {np.nanmin(ratio):.2g} to {np.nanmax(ratio):.2g} times the sampling error shown, "
+                    "which is not released but an assumption (a response uniform on its declared range), so which "
+                    "part is larger is not known from released values.")
         if not larger and self.lower_bound:
             return (f"{where}: the privacy error shown (at most {np.nanmax(ratio):.2g} times sampling) is a lower "
                     "bound: it leaves out this method's bias against least squares, which can be the larger part, "
@@ -431,14 +445,15 @@ class CoefficientErrors:
         Returns
         -------
         dict
-            ``terms``, ``privacy``, ``sampling``, ``privacy_source``, ``sampling_source``, ``released`` and
-            ``lower_bound``.
+            ``terms``, ``privacy``, ``sampling``, ``privacy_source``, ``sampling_source``, ``released``,
+            ``lower_bound`` and ``sampling_assumed``.
         """
         def clean(a: np.ndarray) -> list[float | None]:
             return [float(v) if math.isfinite(v) else None for v in a]
         return {"terms": list(self.names), "privacy": clean(self.privacy), "sampling": clean(self.sampling),
                 "privacy_source": self.privacy_source, "sampling_source": self.sampling_source,
-                "released": self.released, "lower_bound": self.lower_bound}
+                "released": self.released, "lower_bound": self.lower_bound,
+                "sampling_assumed": self.sampling_assumed}
 
     def headers(self) -> list[str]:
         """The headers of :meth:`table`'s columns.
@@ -534,7 +549,8 @@ def coefficient_errors(names: Sequence[str], n: int, *, split: ErrorSplit | None
         sampling_source = (split.sampling_source if split.sampling is not None
                            else public_source if public is not None else "not released")
         return CoefficientErrors(tuple(names), _sd(split.privacy, d), _sd(sampling, d), split.privacy_source,
-                                 sampling_source, released=True, lower_bound=split.privacy_lower_bound)
+                                 sampling_source, released=True, lower_bound=split.privacy_lower_bound,
+                                 sampling_assumed=split.sampling is None and public is not None)
     if public is None or rate is None or not rate.applicable or not rate.statistical:
         return None
     ratio = float(rate.privacy) / float(rate.statistical)  # type: ignore[arg-type]

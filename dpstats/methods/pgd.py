@@ -155,6 +155,9 @@ KEPT_SHARE_LIMIT = 0.9
 #: (:func:`significant_share`): a share fitted to noise read a large early-stopping shrinkage into directions the
 #: steps had resolved.
 SHARE_TEST_LEVEL = 0.95
+#: How the error block's sampling part is computed where the interval's 2-vector was released.
+SAMPLING_SOURCE = ("the sandwich variance (E psi^2 / phi^2) G^-1 of the clipped estimating equation, E psi^2 and phi "
+                   "from one released 2-vector, G the released Gram matrix (floored at its noise sd)")
 #: Iterates are kept inside +-THETA_LIMIT (post-processing), so residuals never overflow.
 THETA_LIMIT = 1e100
 
@@ -522,8 +525,9 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
                   else interval_reason(n, ctx.epsilon, ctx.delta))
         return MethodFit(params=params, no_inference_reason=reason, notes=tuple(notes), diagnostics=diagnostics,
                          rsquared_reason="pgd releases no sums from which R^2 follows", error_split=split)
-    draws = _interval_draws(rows, st, cache, theta, gram, sigma_g, clips[-1], mus["inference"], n, lin, rng=rng,
-                            ledger=ledger)
+    draws, sampling = _interval_draws(rows, st, cache, theta, gram, sigma_g, clips[-1], mus["inference"], n, lin,
+                                      rng=rng, ledger=ledger)
+    split = dataclasses.replace(split, sampling=sampling, sampling_source=SAMPLING_SOURCE)
     inference = Inference("bootstrap", draws=draws, description=(
         f"spread of {plan.chains} independent chains (privacy error on these data, t with {plan.chains - 1} df; "
         "Brown et al. 2024) plus a sandwich sampling variance from released values, with the penalty's and early "
@@ -731,8 +735,10 @@ def capped_spread(residual: np.ndarray, whole: np.ndarray) -> np.ndarray:
 
 def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np.ndarray, gram: np.ndarray,
                     sigma_g: float, clip: float, mu: float, n: int, lin: Linearisation, *,
-                    rng: np.random.Generator, ledger: PrivacyLedger) -> np.ndarray:
-    """Predictive draws of the coefficients (method units) whose basic intervals undo the estimate's shrinkage.
+                    rng: np.random.Generator, ledger: PrivacyLedger) -> tuple[np.ndarray, np.ndarray]:
+    """Predictive draws of the coefficients (method units) whose basic intervals undo the estimate's shrinkage,
+    and the sandwich sampling covariance (method units) they use.
+
 
     Linearised, the estimate is b = S (theta + u) + e in the standardised coordinates (:func:`linearise`:
     S = V diag(s) V', the penalties' ridge shrinkage and early stopping; u the sampling error of the clipped
@@ -743,6 +749,7 @@ def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np
     equation, E psi^2 and phi (the unclipped share) from one released 2-vector (sensitivity sqrt 2).
     The basic interval of these draws, 2 b - quantiles, is then centred at S^-1 b, the estimate with its shrinkage
     undone, and its privacy part is widened by S^-1 (bias-corrected; the point estimate itself is unchanged).
+    The sampling covariance is also the error block's sampling part (``SAMPLING_SOURCE``).
     """
     estimate = chains.mean(axis=1)
     stats = rows.reduce(InferencePass(st, estimate, clip, cache), add_arrays)
@@ -764,7 +771,7 @@ def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np
     privacy = lin.undo(spread + carried) + lin.bias(estimate)[None, :]
     w, V = np.linalg.eigh(0.5 * (v_sampling + v_sampling.T))
     sampling = (post_processing_normal((DRAWS, w.size), rng) * np.sqrt(np.maximum(w, 0.0))) @ V.T
-    return st.params_back(estimate)[None, :] + privacy @ A.T + sampling
+    return st.params_back(estimate)[None, :] + privacy @ A.T + sampling, v_sampling
 
 
 def auto_refusal(facts: AutoFacts) -> str:
