@@ -119,8 +119,11 @@ def test_cross_row_factor_code_is_refused_before_the_data(formula, method):
     assert "1000" not in msg
 
 
-@pytest.mark.parametrize("formula", CROSS_ROW[:4])
+@pytest.mark.parametrize("formula", [*CROSS_ROW, "y ~ I([v for v in x])"])
 def test_cross_row_code_is_refused_for_chunked_data_too(formula):
+    """Also lambdas and comprehensions, which patsy's name scan cannot read: before the fix, the chunked path's
+    scan for Categorical columns raised PatsyError, reported as an InternalFitError (a bug) instead of the
+    formula language's public refusal."""
     d, dp = neighbours("x", 1.0, 1000.0)
     m = [refusal(data, formula, method="ssp", bounds={"x": (0, 10), "y": (-10, 20)}, chunksize=64)
          for data in (d, dp)]

@@ -419,9 +419,9 @@ def formula_levels(schema: pd.DataFrame, formula: str, levels: Mapping[str, Sequ
     try:
         desc = model_desc(expand_formula(formula, [str(c) for c in schema.columns]), shown=formula)
         codes = [f.code for t in [*desc.lhs_termlist, *desc.rhs_termlist] for f in t.factors]
-    except DPStatsError:  # the formula layer reports parse errors properly
+        used = {n for c in codes for n in code_names(c)}
+    except (DPStatsError, patsy.PatsyError):  # the formula layer reports parse errors and disallowed code properly
         return dict(levels) if levels else None
-    used = {n for c in codes for n in code_names(c)}
     for c in schema.columns:
         if c in used and isinstance(schema[c].dtype, pd.CategoricalDtype):
             out[str(c)] = list(schema[c].cat.categories)
