@@ -87,6 +87,12 @@ class DataTypeError(DPStatsError, TypeError):
     """A variable has a type the model cannot use (say, a non-numeric response)."""
 
 
+class DataValueError(DataTypeError, ValueError):
+    """Data that cannot be read as numeric arrays of the required shape (say, a 1-D ``X`` or a string in ``X`` for
+    :class:`dpstats.sklearn.DPLinearRegression`); a ``ValueError`` too, as scikit-learn expects.  Its message
+    never quotes a value."""
+
+
 class MissingBoundsError(DPStatsError, ValueError):
     """The method needs public data bounds that were not given or cannot be derived."""
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,7 +77,7 @@ from dpstats.methods.registry import (
     get_method,
 )
 from dpstats.privacy.accountant import PrivacyAccountant
-from dpstats.privacy.ledger import PrivacyLedger
+from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import make_rng
 from dpstats.privacy.report import PrivacyReport
 from dpstats.results import DPRegressionResults
@@ -211,6 +211,10 @@ class _MemoryData:
                 options: MethodOptions) -> int:
         return self.design.n
 
+    def row_check(self, spec: MethodSpec) -> Callable[[], object] | None:
+        """None: every row went through the public design (and its domain checks) when it was built."""
+        return None
+
     def rows(self, scaling: PublicScaling | None, zero_nulls: bool) -> InMemoryRows:
         """The rows the method reads; ``zero_nulls``: set the public null rows to zero rows (for a method that
         gets no clip ranges; clipping zeroes them otherwise)."""
@@ -243,11 +247,25 @@ class _ChunkedData:
 
     def learn_n(self, spec: MethodSpec, bounds: DataBounds | None, scaling: PublicScaling | None,
                 options: MethodOptions) -> int:
-        """Read n: by the method's first pass when it has one (the data are then read once), else by counting."""
+        """Read n: by the method's first pass when it has one (the data are then read once), else by the pass that
+        checks every row (:meth:`check_rows`)."""
         if spec.first_pass is None:
-            return self._rows.count()
+            return self._rows.check_every_row()
         self._rows.scaling, self._rows.zero_null_rows = scaling, zeroes_null_rows(spec, self.design, bounds)
         return self._rows.prime(*spec.first_pass(bounds, options))
+
+    def row_check(self, spec: MethodSpec) -> Callable[[], object] | None:
+        """What the fit's ledger runs before its first charge (:class:`_RowCheckedLedger`): for a method without a
+        first pass, one pass that evaluates every row and releases nothing, unless counting the rows ran it
+        already; None for a one-pass method, whose first pass reads every row before its noise is drawn.
+
+        So a row outside the guarantee's domain is refused before any release, as in memory, even where the
+        method's own passes read only some rows (DP-SGD's samples) or some only after releasing something; and
+        the method's public refusals (its options against n and d) still come before any row is read.
+        """
+        if spec.first_pass is not None or self._rows.checked:
+            return None
+        return self._rows.check_every_row
 
     def rows(self, scaling: PublicScaling | None, zero_nulls: bool) -> ChunkedRows:
         self._rows.scaling, self._rows.zero_null_rows = scaling, zero_nulls
@@ -255,7 +273,8 @@ class _ChunkedData:
 
     def note(self, rows: Rows) -> str:
         passes = self._rows.passes
-        return f"data read in chunks ({passes} pass{'es' if passes != 1 else ''} over the data, counting included)"
+        return (f"data read in chunks ({passes} pass{'es' if passes != 1 else ''} over the data, counting and "
+                "checking every row included)")
 
 
 # -- the steps --------------------------------------------------------------------------------------------------
@@ -326,7 +345,8 @@ def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodO
                       "rows)", LargeDeltaWarning, stacklevel=4)
     rows = data.rows(scaling, zeroes_null_rows(spec, data.design, bounds))
     rng, seeded = make_rng(request.random_state)
-    ctx = _context(data.design, n, PrivacyLedger(eps, dlt if spec.private else 0.0), rng, bounds, scaling)
+    ledger = _RowCheckedLedger(eps, dlt if spec.private else 0.0, before_first_charge=data.row_check(spec))
+    ctx = _context(data.design, n, ledger, rng, bounds, scaling)
     state.stage, state.ledger, state.method, state.private = "fitting", ctx.ledger, spec.name, spec.private
     fitted = spec.fit(rows, ctx, options)
     params = np.asarray(fitted.params, dtype=float)
@@ -341,6 +361,21 @@ def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodO
     return _results(spec, data.design, n, fitted, ctx.ledger, eps, dlt, choice=choice, seeded=seeded,
                     scaling=scaling, clipped=bounds is not None, formula=data.formula,
                     declared=_prediction_bounds(request.data, data.design))
+
+
+@dataclass
+class _RowCheckedLedger(PrivacyLedger):
+    """The fit's ledger: runs ``before_first_charge`` (if any) once, before recording its first step, so that
+    whatever it raises comes before anything is spent or released."""
+
+    before_first_charge: Callable[[], object] | None = None
+
+    def charge(self, step: PrivacyStep) -> None:
+        """Run the pending check, then :meth:`PrivacyLedger.charge`."""
+        check, self.before_first_charge = self.before_first_charge, None
+        if check is not None:
+            check()
+        super().charge(step)
 
 
 def _prediction_bounds(data: FrameData | ArrayData, design: Design) -> tuple[tuple[str, float, float], ...]:

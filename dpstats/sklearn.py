@@ -27,6 +27,7 @@ this module is.
 from __future__ import annotations
 
 import keyword
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,7 +41,14 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
     raise ImportError('dpstats.sklearn needs scikit-learn >= 1.6: pip install "dpstats[sklearn]"') from exc
 
 from dpstats.api import dp_ols
-from dpstats.errors import InvalidBoundsError
+from dpstats.errors import (
+    DataTypeError,
+    DataValueError,
+    DPStatsError,
+    InvalidBoundsError,
+    MissingDataError,
+    NonFiniteValueError,
+)
 from dpstats.formula.frame import check_unique_columns
 from dpstats.privacy.accountant import PrivacyAccountant
 
@@ -56,6 +64,57 @@ def _patsy_name(name: str) -> str:
     if name.isidentifier() and not keyword.iskeyword(name) and name not in {"C", "I", "Q", "Intercept"}:
         return name
     return f"Q({name!r})"
+
+
+#: first lines of scikit-learn's validation messages that hold only public facts (shapes, counts, dtype and type
+#: names) and are kept; any other message (numpy's "could not convert string to float: '<value>'", the data printed
+#: after "Expected 2D array, got 1D array instead:" or "Complex data not supported") is cut or withheld
+_PUBLIC_VALIDATION = re.compile(
+    r"Found array with \d+ (sample|feature)\(s\) \(shape=\([\d, ]*\)\) while a minimum of \d+ is required"
+    r"( by \w+)?\.?"
+    r"|Found input variables with inconsistent numbers of samples: \[[\d, ]*\]"
+    r"|Input (X |y )?contains (NaN|infinity or a value too large for dtype\('\w+'\))\.?"
+    r"|Complex data not supported"
+    r"|(float\(\) )?argument must be a string or a (real )?number, not '\w+'"
+    r"|Expected 2D array, got (1D|scalar) array instead"
+    r"|y should be a 1d array, got an array of shape \([\d, ]*\) instead\.?"
+    r"|dtype='numeric' is not compatible with arrays of bytes/strings\.[^']*"
+    r"|Sparse data was passed for X, but dense data is required\. Use '\.toarray\(\)' to convert to a dense numpy "
+    r"array\."
+    r"|This \w+ estimator requires y to be passed, but the target y is None\.")
+
+
+def validation_error(exc: ValueError | TypeError) -> DPStatsError:
+    """The typed error of a failed scikit-learn validation of the training data, built from public facts only.
+
+    The first line of scikit-learn's message is kept when it is one of its public forms
+    (:data:`_PUBLIC_VALIDATION`, cut before any listing of the data); otherwise the message is withheld.  The type
+    follows the original: NaN is a :class:`~dpstats.errors.MissingDataError`, infinity a
+    :class:`~dpstats.errors.NonFiniteValueError`, another ``TypeError`` a :class:`~dpstats.errors.DataTypeError`,
+    another ``ValueError`` a :class:`~dpstats.errors.DataValueError`.
+
+    Parameters
+    ----------
+    exc : ValueError or TypeError
+        What ``validate_data`` raised.
+
+    Returns
+    -------
+    DPStatsError
+        The error to raise in its place (with its chain cut by the caller).
+    """
+    first = str(exc).split("\n", 1)[0].split(" instead:", 1)[0]
+    first = first + " instead" if str(exc).startswith("Expected 2D array") else first
+    kept = _PUBLIC_VALIDATION.fullmatch(first)
+    message = (f"{first} (scikit-learn's validation of X and y; nothing was spent)" if kept else
+               f"scikit-learn's validation of X and y failed with {type(exc).__name__}; its message is withheld "
+               "because it may quote data values. X must be a 2-D numeric array with at least 2 rows and y a numeric "
+               "array of the same length, both finite; nothing was spent")
+    if kept and "contains NaN" in first:
+        return MissingDataError(message)
+    if kept and "contains infinity" in first:
+        return NonFiniteValueError(message)
+    return DataTypeError(message) if isinstance(exc, TypeError) else DataValueError(message)
 
 
 class DPLinearRegression(RegressorMixin, BaseEstimator):
@@ -220,7 +279,13 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
             bounds without them, an overspent accountant, ...).
         """
         _check_column_names(X)
-        Xa, ya = validate_data(self, X, y, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
+        failure: DPStatsError | None = None
+        try:
+            Xa, ya = validate_data(self, X, y, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
+        except (ValueError, TypeError) as exc:
+            failure = validation_error(exc)
+        if failure is not None:
+            raise failure  # outside the handler: no __context__ carries scikit-learn's message
         names = ([str(c) for c in self.feature_names_in_] if hasattr(self, "feature_names_in_")
                  else [f"x{j}" for j in range(Xa.shape[1])])
         response = "y"

@@ -119,8 +119,11 @@ def test_cross_row_factor_code_is_refused_before_the_data(formula, method):
     assert "1000" not in msg
 
 
-@pytest.mark.parametrize("formula", CROSS_ROW[:4])
+@pytest.mark.parametrize("formula", [*CROSS_ROW, "y ~ I([v for v in x])"])
 def test_cross_row_code_is_refused_for_chunked_data_too(formula):
+    """Also lambdas and comprehensions, which patsy's name scan cannot read: before the fix, the chunked path's
+    scan for Categorical columns raised PatsyError, reported as an InternalFitError (a bug) instead of the
+    formula language's public refusal."""
     d, dp = neighbours("x", 1.0, 1000.0)
     m = [refusal(data, formula, method="ssp", bounds={"x": (0, 10), "y": (-10, 20)}, chunksize=64)
          for data in (d, dp)]
@@ -245,6 +248,31 @@ def test_messages_never_quote_a_value(formula, expected, chunked):
         with pytest.raises(expected) as info:
             dpstats.dp_ols(formula, secret_frame(), 1.0, 1e-6, method="dpsgd", **kw)
     _assert_no_secret(info.value, caught)
+
+
+@pytest.mark.parametrize("malformed, line", [(",7731", 5), (',"7731', 5), (',"7731', 1200)],
+                         ids=["extra field", "open quote", "open quote after the schema's rows"])
+def test_a_malformed_csv_line_is_a_typed_domain_check_that_spends_nothing(tmp_path, line, malformed):
+    """A line pandas cannot parse, among the rows read to infer the schema (line 5) or later (line 1200), is the
+    CSV domain check (DataTypeError, the value not shown, nothing spent) with one message.  Before, a malformed
+    line among the schema's rows raised pandas' ParserError, reported as an InternalFitError (a bug).  (pandas'
+    chunked reader drops an extra trailing field after the schema's rows: that row is read as its columns say.)"""
+    p = tmp_path / "base.csv"
+    frame(1500).to_csv(p, index=False)
+    lines = p.read_text().splitlines()
+    lines[line] += malformed
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join(lines) + "\n")
+    acct = dpstats.PrivacyAccountant(10.0, 1e-4)
+    messages = set()
+    for method, bounds in (("ssp", {"x": (0, 10), "y": (-10, 20)}), ("pgd", None)):
+        with pytest.raises(DataTypeError) as info:
+            dpstats.dp_ols("y ~ x", str(bad), 1.0, 1e-6, method=method, bounds=bounds, accountant=acct,
+                           random_state=0)
+        assert tuple(info.value.privacy_spent) == (0.0, 0.0)
+        assert "7731" not in chain_text(info.value)
+        messages.add(str(info.value))
+    assert len(messages) == 1 and acct.spent == (0.0, 0.0)
 
 
 def test_messages_never_quote_a_value_from_files(tmp_path):

@@ -191,3 +191,33 @@ def test_default_refuses_tiny_unbounded_data():
     X, y = rng.normal(size=(30, 3)), rng.normal(size=30)
     with pytest.raises((MissingBoundsError, dpstats.errors.InsufficientDataError)):
         DPLinearRegression(random_state=0).fit(X, y)
+
+
+def _secret_inputs() -> dict[str, tuple[object, object, str]]:
+    """Training data whose scikit-learn validation fails, each holding the value 7731.5 or the string
+    'SECRET-7731': before the fix, scikit-learn's message printed the whole of a 1-D X ("Expected 2D array, got 1D
+    array instead: array=[...]"), or numpy's quoted the string ("could not convert string to float: '...'")."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=60)
+    x[3] = 7731.5
+    y = rng.normal(size=60)
+    strings = np.c_[x, x].astype(object)
+    strings[5, 1] = "SECRET-7731"
+    nan = np.c_[x, x]
+    nan[7, 0] = np.nan
+    return {"1-D X": (x, y, "DataValueError"), "a string in X": (strings, y, "DataValueError"),
+            "complex X": (np.c_[x, x] + 1j, y, "DataValueError"), "NaN in X": (nan, y, "MissingDataError")}
+
+
+@pytest.mark.parametrize("case", list(_secret_inputs()))
+def test_validation_failures_are_typed_and_never_quote_the_data(case):
+    X, y, expected = _secret_inputs()[case]
+    acct = dpstats.PrivacyAccountant(5.0, 1e-5)
+    with pytest.raises(ValueError) as info:  # scikit-learn's convention for invalid training data
+        DPLinearRegression(method="dpsgd", random_state=0, accountant=acct, epochs=1).fit(X, y)
+    err = info.value
+    assert isinstance(err, dpstats.errors.DPStatsError) and type(err).__name__ == expected
+    assert err.__cause__ is None and err.__context__ is None
+    text = f"{err}\n{err.args!r}"
+    assert "7731" not in text and "SECRET" not in text
+    assert acct.spent == (0.0, 0.0)

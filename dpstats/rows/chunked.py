@@ -244,6 +244,21 @@ class KeepSelected:
         return [(X, y, offset)]
 
 
+class DomainCheck:
+    """A pass that releases nothing and returns 0: run by :meth:`ChunkedRows.check_every_row`, it makes every row
+    go through the public design, whose evaluation refuses a row outside the guarantee's domain (picklable)."""
+
+    uses_offset = False
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> int:
+        return 0
+
+
+def add_zeros(a: int, b: int) -> int:
+    """combine of :class:`DomainCheck`."""
+    return a + b
+
+
 def concat_pieces(a: list[Any], b: list[Any]) -> list[Any]:
     """combine of :class:`KeepSelected`: the pieces in row order."""
     return a + b
@@ -301,6 +316,7 @@ class ChunkedRows:
         self._counter = evaluator.count  # one object, so a Dask source reuses its per-partition counts
         self._primed: tuple[Any, Any] | None = None
         self._kept: tuple[Any, Any, bool, list[Any]] | None = None  # (selection, scaling, zero_null_rows, kept)
+        self._checked = False
         self.passes = 0
 
     @property
@@ -392,6 +408,27 @@ class ChunkedRows:
             self._n = None if known is None else int(known)
         return self._n
 
+    @property
+    def checked(self) -> bool:
+        """True once :meth:`check_every_row` has run."""
+        return self._checked
+
+    def check_every_row(self) -> int:
+        """One pass that evaluates every row through the public design and releases nothing (:class:`DomainCheck`);
+        fixes n if it is not fixed yet, and returns it.
+
+        Run before a method that reads some rows only in later passes (a sample, a part) releases anything: a
+        row outside the guarantee's domain (a missing value with ``missing="raise"``, a value outside the declared
+        levels, a non-finite variable or transform) is then refused before any release, as in memory, whichever
+        rows the method's passes read.
+        """
+        result, total = self._run(DomainCheck(), add_zeros)
+        if self._n is not None and total != self._n:
+            raise DataTypeError(f"the source gave {total} rows in this pass and {self._n} before: the data changed "
+                                "while being read (nothing was released from this pass)")
+        self._n, self._checked = int(total), True
+        return self._n
+
     def count(self) -> int:
         """Fix n by a counting pass over the prepared rows (or the source's cheap raw count when preparation
         drops no row); returns n."""
@@ -419,9 +456,9 @@ def formula_levels(schema: pd.DataFrame, formula: str, levels: Mapping[str, Sequ
     try:
         desc = model_desc(expand_formula(formula, [str(c) for c in schema.columns]), shown=formula)
         codes = [f.code for t in [*desc.lhs_termlist, *desc.rhs_termlist] for f in t.factors]
-    except DPStatsError:  # the formula layer reports parse errors properly
+        used = {n for c in codes for n in code_names(c)}
+    except (DPStatsError, patsy.PatsyError):  # the formula layer reports parse errors and disallowed code properly
         return dict(levels) if levels else None
-    used = {n for c in codes for n in code_names(c)}
     for c in schema.columns:
         if c in used and isinstance(schema[c].dtype, pd.CategoricalDtype):
             out[str(c)] = list(schema[c].cat.categories)

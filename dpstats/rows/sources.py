@@ -254,7 +254,12 @@ class CSVSource(DataSource):
 
     def schema(self) -> pd.DataFrame:
         if self._schema is None:
-            head = pd.read_csv(self.paths[0], nrows=self._infer_rows, dtype=self._dtype, **self.kwargs)
+            try:
+                head = pd.read_csv(self.paths[0], nrows=self._infer_rows, dtype=self._dtype, **self.kwargs)
+            except (ValueError, TypeError) as exc:  # pandas' ParserError (a malformed line) is a ValueError
+                if "Usecols" in str(exc):
+                    raise
+                raise DataTypeError(_UNREADABLE_CSV) from None
             for p in self.paths[1:]:
                 cols = list(pd.read_csv(p, nrows=0, **self.kwargs).columns)
                 if cols != list(head.columns):
@@ -287,10 +292,13 @@ class CSVSource(DataSource):
             except (ValueError, TypeError) as exc:
                 if isinstance(exc, (MissingDataError, DataTypeError)) or "Usecols" in str(exc):
                     raise
-                raise DataTypeError(
-                    "a value in the CSV data cannot be read as its column's type (the declared schema is violated; "
-                    "the value is not shown). Fix the data, or declare the column types with "
-                    "CSVSource(..., dtype={...})") from None
+                raise DataTypeError(_UNREADABLE_CSV) from None
+
+
+#: the domain check of a CSV line that cannot be parsed, or a value that cannot be read as its column's type
+_UNREADABLE_CSV = ("a value in the CSV data cannot be read as its column's type, or a line cannot be parsed (the "
+                   "declared schema is violated; the value is not shown). Fix the data, or declare the column types "
+                   "with CSVSource(..., dtype={...})")
 
 
 class ParquetSource(DataSource):
