@@ -55,6 +55,7 @@ from __future__ import annotations
 import argparse
 import ast
 import gzip
+import importlib
 import json
 import math
 import os
@@ -432,16 +433,19 @@ def reference_rows(names: Iterable[str]) -> list[dict]:
 
 def run(names: Sequence[str], cfgs: Sequence[Config], epsilons: Sequence[float], seeds: int, jobs: int,
         log: Callable[[str], None] = lambda m: print(m, file=sys.stderr), *, first_seed: int = SEED_BASE,
-        extra: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict]:
+        extra: Mapping[str, Mapping[str, Any]] | None = None,
+        constants: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict]:
     """Run every (data set, configuration) task, in ``jobs`` processes; records sorted for reproducibility.
-    ``extra``: options added to a method's defaults (``--option``)."""
+    ``extra``: options added to a method's defaults (``--option``); ``constants``: module constants of the methods
+    set in every process before the fits (``--constant``)."""
+    set_constants(constants or {})
     added = {m: dict(o) for m, o in (extra or {}).items()}
     tasks = [(n, c, tuple(epsilons), seeds, first_seed, added) for n in names for c in cfgs]
     tasks.sort(key=lambda t: -len(prepared(t[0])[1]))  # largest first: better packing across processes
     records: list[dict] = []
     started = time.perf_counter()
     if jobs > 1:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=set_constants, initargs=(constants or {},)) as pool:
             for i, recs in enumerate(pool.map(run_task, tasks, chunksize=1)):
                 records += recs
                 if (i + 1) % 20 == 0:
@@ -857,7 +861,20 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--first-seed", type=int, default=SEED_BASE, help=f"first noise seed (default {SEED_BASE})")
     p.add_argument("--option", action="append", default=[], metavar="METHOD.NAME=VALUE",
                    help="an option added to a method's defaults, e.g. pgd.chains=10 (a Python literal; repeatable)")
+    p.add_argument("--constant", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                   help="a module constant of dpstats.methods set for the run, e.g. pgd.PENALTY=0.5 (a measurement "
+                        "of a public rule's constant; a Python literal; repeatable)")
     return p.parse_args(argv)
+
+
+def set_constants(constants: Mapping[str, Mapping[str, Any]]) -> None:
+    """Set ``--constant`` values on the modules of dpstats.methods (in this process); an unknown name is refused."""
+    for module_name, values in constants.items():
+        module = importlib.import_module(f"dpstats.methods.{module_name}")
+        for name, value in values.items():
+            if not hasattr(module, name):
+                raise SystemExit(f"--constant: dpstats.methods.{module_name} has no {name}")
+            setattr(module, name, value)
 
 
 def extra_options(items: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -872,6 +889,14 @@ def extra_options(items: Sequence[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def constant_values(items: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``--constant`` values as {module: {name: value}} (the same form as ``--option``)."""
+    try:
+        return extra_options(items)
+    except SystemExit:
+        raise SystemExit(f"--constant takes MODULE.NAME=VALUE, got {list(items)!r}") from None
+
+
 def command_line(args: argparse.Namespace) -> str:
     parts = ["python benchmarks/real_data.py"]
     for flag in ("datasets", "methods", "epsilons"):
@@ -880,7 +905,7 @@ def command_line(args: argparse.Namespace) -> str:
     parts += [f"--seeds {args.seeds}", f"--jobs {args.jobs}"] + (["--quick"] if args.quick else [])
     parts += ["--no-peers"] if args.no_peers else []
     parts += [f"--first-seed {args.first_seed}"] if args.first_seed != SEED_BASE else []
-    parts += [f"--option {o}" for o in args.option]
+    parts += [f"--option {o}" for o in args.option] + [f"--constant {c}" for c in args.constant]
     return " ".join(parts)
 
 
@@ -906,7 +931,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict]:
     cfgs = configs(args.methods.split(",") if args.methods else None, peers=not args.no_peers)
     started = time.perf_counter()
     records = run(names, cfgs, epsilons, args.seeds, max(1, args.jobs), first_seed=args.first_seed,
-                  extra=extra_options(args.option))
+                  extra=extra_options(args.option), constants=constant_values(args.constant))
     meta = {"command": command_line(args), "seconds": time.perf_counter() - started, "jobs": args.jobs,
             "seeds": args.seeds, "first_seed": args.first_seed, "versions": versions(),
             "configs": [asdict(c) for c in cfgs]}
