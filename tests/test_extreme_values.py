@@ -16,6 +16,7 @@ import pytest
 
 import dpstats
 from dpstats.errors import MethodOptionError, NoiseScaleRangeError
+from dpstats.formula import build_design
 from dpstats.methods.common.extremes import (
     LARGEST,
     clamp_finite,
@@ -253,3 +254,20 @@ def test_a_spread_beyond_the_released_domains_scale_grid_is_flagged_in_the_notes
         flagged.append(any("top bin of the scale grid" in note and "variables x:" in note
                            for note in res.privacy.notes))
     assert flagged == [False, True, True]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "Float32", "float16"])
+def test_narrow_float_columns_are_transformed_in_double_precision(dtype: str) -> None:
+    """A float32 (or float16, or nullable Float32) column is widened to float64 before the formula's transforms (a
+    decision on the dtype alone): I(x * x) of a finite float32 value near its largest is finite in double precision,
+    so a bound-free fit of it releases instead of refusing the row as non-finite, and the design column is the
+    float64 product."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0.0, 1.0, 400)
+    x[3] = 6e4 if dtype == "float16" else 3e38
+    df = pd.DataFrame({"x": pd.array(x, dtype=dtype), "y": rng.normal(size=400)})
+    res = dpstats.dp_ols("y ~ I(x * x)", df, 3.0, 1e-6, method="pgd", random_state=0)
+    assert np.all(np.isfinite(res.params.to_numpy()))
+    design = build_design("y ~ I(x * x)", df)
+    widened = np.asarray(df["x"].to_numpy(dtype=np.float64))
+    np.testing.assert_array_equal(design.X[:, 1], widened * widened)
