@@ -11,7 +11,7 @@ Sarathy & Vadhan ("Analyzing the differentially private Theil-Sen estimator for 
 * **slope** b: the exponential-mechanism median of the pair slopes (dy / dx) over the cells of a public
   symmetric log grid scaled by the declared ranges (slopes from 1e-4 to 1e3 times the box diagonal
   (y range) / (x range), 1% apart, plus a zero cell), with a base measure that is flat near zero, log-uniform
-  beyond and falls as 1 / slope^2 beyond ten box diagonals (:func:`slope_grid`); pairs with dx = 0 count half
+  beyond and falls as 1 / slope^2 beyond 30 box diagonals (:func:`slope_grid`); pairs with dx = 0 count half
   below and half above every cell;
 * **intercept** a: the exponential-mechanism median of the residuals y - b x (Sen's intercept) over a public
   linear grid of the residual's range, in a second pass;
@@ -111,7 +111,7 @@ PRIOR_SCALE = 0.2
 #: a slope beyond this many box diagonals needs the data's x to span under 1/PRIOR_DECAY of x's declared range
 #: while y spans its range; the decay keeps the base measure's far cells from outweighing the median at small
 #: n * epsilon (benchmarks/results/theilsen_tail.md)
-PRIOR_DECAY = 10.0
+PRIOR_DECAY = 30.0
 #: cells of the residual grid (linear over the residual's public range): a power of two near 64 sqrt(n), clipped
 #: to [2^10, 2^16], so that a cell stays well below the intercept's sampling error (public: depends on n only)
 RESIDUAL_CELLS = (1 << 10, 1 << 16)
