@@ -10,9 +10,8 @@ Sarathy & Vadhan ("Analyzing the differentially private Theil-Sen estimator for 
   needs only the rows of the windows cut by a chunk edge from its neighbour;
 * **slope** b: the exponential-mechanism median of the pair slopes (dy / dx) over the cells of a public
   symmetric log grid scaled by the declared ranges (slopes from 1e-4 to 1e3 times the box diagonal
-  (y range) / (x range), 1% apart, plus a zero cell), with a base measure that is flat near zero, log-uniform
-  beyond and falls as 1 / slope^2 beyond 30 box diagonals (:func:`slope_grid`); pairs with dx = 0 count half
-  below and half above every cell;
+  (y range) / (x range), 1% apart, plus a zero cell), with a base measure that is flat near zero and
+  log-uniform beyond (:func:`slope_grid`); pairs with dx = 0 count half below and half above every cell;
 * **intercept** a: the exponential-mechanism median of the residuals y - b x (Sen's intercept) over a public
   linear grid of the residual's range, in a second pass;
 * **intervals** (``inference=True``, when n * epsilon >= :data:`INTERVAL_MIN_N_EPSILON`): a parametric
@@ -105,13 +104,8 @@ __all__ = [
 SLOPE_DECADES = (-4.0, 3.0)
 #: consecutive edges of the log grids differ by this factor (1% resolution)
 GRID_RATIO = 1.01
-#: the base measure of a slope cell is (cell width) / ((|slope| + PRIOR_SCALE * S) (1 + |slope| / (PRIOR_DECAY * S))):
-#: flat below PRIOR_SCALE * S, log-uniform up to PRIOR_DECAY * S, falling as 1 / slope^2 beyond
+#: the base measure of a slope cell is (cell width) / (|slope| + PRIOR_SCALE * S): flat below PRIOR_SCALE * S
 PRIOR_SCALE = 0.2
-#: a slope beyond this many box diagonals needs the data's x to span under 1/PRIOR_DECAY of x's declared range
-#: while y spans its range; the decay keeps the base measure's far cells from outweighing the median at small
-#: n * epsilon (benchmarks/results/theilsen_tail.md)
-PRIOR_DECAY = 30.0
 #: cells of the residual grid (linear over the residual's public range): a power of two near 64 sqrt(n), clipped
 #: to [2^10, 2^16], so that a cell stays well below the intercept's sampling error (public: depends on n only)
 RESIDUAL_CELLS = (1 << 10, 1 << 16)
@@ -258,14 +252,12 @@ def _with_ends(inner: np.ndarray) -> np.ndarray:
 
 def slope_grid(scale: float) -> CellGrid:
     """The public grid of pair slopes: edges -g_m .. -g_1, g_1 .. g_m with g = ``scale`` * 10^[-4, 3] (1% apart),
-    a zero cell [-g_1, g_1), base measure width / ((|mid| + PRIOR_SCALE * scale) (1 + |mid| / (PRIOR_DECAY *
-    scale))) (flat near zero, log-uniform in between, falling as 1 / mid^2 beyond PRIOR_DECAY * scale); the
-    unbounded end cells stand for -g_m and g_m."""
+    a zero cell [-g_1, g_1), base measure width / (|mid| + PRIOR_SCALE * scale) (flat near zero, log-uniform
+    beyond); the unbounded end cells stand for -g_m and g_m."""
     g, step = _log_magnitudes(scale, SLOPE_DECADES)
     edges = np.concatenate([-g[::-1], g])
     mid = 0.5 * (edges[:-1] + edges[1:])
-    log_prior = (np.log(np.diff(edges)) - np.log(np.abs(mid) + PRIOR_SCALE * scale)
-                 - np.log1p(np.abs(mid) / (PRIOR_DECAY * scale)))
+    log_prior = np.log(np.diff(edges)) - np.log(np.abs(mid) + PRIOR_SCALE * scale)
     return CellGrid(edges, _with_ends(mid), _with_ends(log_prior), ("log", float(g[0]), step, g.size))
 
 
