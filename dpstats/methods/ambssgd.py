@@ -320,14 +320,8 @@ def _plan(ctx: FitContext, options: AMBSSGDOptions) -> _Plan:
     return _Plan(n, n0, tail, options.rounds is None or options.step_size is None, mu, mu_pre, round_cap)
 
 
-def public_refusal(ctx: FitContext, options: AMBSSGDOptions) -> str:
-    """Why :func:`fit` refuses under the public facts of ``ctx`` before reading any row ("" when it fits): the
-    sizes and the round cap of its plan (the check :func:`dpstats.plan` shares)."""
-    try:
-        _plan(ctx, options)
-    except (InsufficientDataError, MethodOptionError) as err:
-        return str(err)
-    return ""
+#: Why :func:`fit` refuses under the public facts before reading any row: the sizes and the round cap of its plan.
+public_refusal = descent.plan_refusal(_plan)
 
 
 @dataclass

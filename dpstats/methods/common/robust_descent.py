@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from dpstats.errors import MethodOptionError
+from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods.common.private_centring import Standardisation, release_standardisation, standardised
 from dpstats.methods.common.robust_estimators import DISTANCE_GRID, NormEstimate, SpectrumEstimate, clipped_gram
 from dpstats.methods.common.row_passes import ClipTable
@@ -33,7 +33,7 @@ from dpstats.methods.spec import ErrorSplit, FitContext, MethodOptions
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.rows.base import Rows
 
-__all__ = ["PRECONDITION_SHARE", "min_rows", "precondition_split", "check_fraction", "DescentOptions",
+__all__ = ["PRECONDITION_SHARE", "min_rows", "plan_refusal", "precondition_split", "check_fraction", "DescentOptions",
            "precondition", "GramPass", "TableGradient", "default_covariate_tail", "rounds_from_kappa", "step_schedule",
            "threshold_candidates", "parallel_block_step", "held_notes", "norm_notes", "part_notes", "DescentError",
            "descent_error", "signal_scale", "error_split"]
@@ -43,6 +43,19 @@ PRECONDITION_SHARE = 0.1
 _ZETA = 0.05  # failure probability of the covariate-norm bound in the default tail
 _TAIL_RANGE = (1e-6, 1e6)  # public range of covariate_tail (DescentOptions)
 _MIN_ROWS, _MIN_ROWS_PER_COLUMN = 1000, 50
+
+
+def plan_refusal(plan: Callable[[FitContext, Any], object]) -> Callable[[FitContext, Any], str]:
+    """The method's ``public_refusal`` from its ``plan(ctx, options)``: why the fit refuses under the public facts of
+    ``ctx`` before reading any row (the refusal its plan raises), or "" when it fits; the check
+    :func:`dpstats.plan` shares with the fit."""
+    def public_refusal(ctx: FitContext, options: Any) -> str:
+        try:
+            plan(ctx, options)
+        except (InsufficientDataError, MethodOptionError) as err:
+            return str(err)
+        return ""
+    return public_refusal
 
 
 def min_rows(d: int) -> int:
