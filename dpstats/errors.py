@@ -37,7 +37,12 @@ class FormulaError(DPStatsError, ValueError):
 class UnknownColumnError(FormulaError, KeyError):
     """The formula or the bounds name a variable that is not in the data.
 
-    ``column`` is the variable's name when the formula names it (None otherwise).
+    Parameters
+    ----------
+    message : str
+        What is missing and what to declare or fix (public facts only).
+    column : str or None
+        The variable's name when the formula names it (None otherwise); kept as ``column``.
     """
 
     def __init__(self, message: str = "", column: str | None = None) -> None:
