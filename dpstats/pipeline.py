@@ -248,7 +248,7 @@ class _ChunkedData:
     def learn_n(self, spec: MethodSpec, bounds: DataBounds | None, scaling: PublicScaling | None,
                 options: MethodOptions) -> int:
         """Read n: by the method's first pass when it has one (the data are then read once), else by the pass that
-        checks every row (:meth:`check_rows`)."""
+        checks every row (:meth:`~dpstats.rows.chunked.ChunkedRows.check_every_row`)."""
         if spec.first_pass is None:
             return self._rows.check_every_row()
         self._rows.scaling, self._rows.zero_null_rows = scaling, zeroes_null_rows(spec, self.design, bounds)

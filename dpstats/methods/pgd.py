@@ -739,7 +739,6 @@ def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np
     """Predictive draws of the coefficients (method units) whose basic intervals undo the estimate's shrinkage,
     and the sandwich sampling covariance (method units) they use.
 
-
     Linearised, the estimate is b = S (theta + u) + e in the standardised coordinates (:func:`linearise`:
     S = V diag(s) V', the penalties' ridge shrinkage and early stopping; u the sampling error of the clipped
     estimating equation; e the privacy error), so b - theta = (I - S^-1) b + S^-1 e + u.  The draws are
