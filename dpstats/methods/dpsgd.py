@@ -20,7 +20,9 @@ by the released affine map (post-processing); this where those releases
 resolve scales well inside the declared ranges (:func:`standardises`, a
 public rule of n, d, epsilon and delta).  Otherwise the steps run on the rows
 as they come (the public rescaling by the bounds, when every variable has
-them).
+them; there, with an intercept, every factor dummy is put back on its
+contrast's own values, 0 and 1, by a public map whose inverse maps the
+coefficients back: :class:`DummyUnits`).
 
 Privacy: each step is one Poisson-sampled Gaussian mechanism
 (:class:`~dpstats.privacy.poisson_gaussian.PoissonGaussianBlock`); the noise
