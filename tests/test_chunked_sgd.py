@@ -104,9 +104,11 @@ def test_chunked_fit_equals_in_memory_fit(df, files, method):
 
 
 def test_dpsgd_releases_are_identical_not_just_close(df):
-    """The clipped gradient sums are exact integers on the mechanism's grid: any chunking gives the same bits."""
+    """The clipped gradient sums are exact integers on the mechanism's grid: any chunking gives the same bits
+    (here on the public rescaling with the factor's dummy on its own values, dpsgd.DummyUnits)."""
     a = _fit(df, "dpsgd")
     b = _fit(DataFrameSource(df, chunksize=7), "dpsgd")
+    assert a.info["dummies_on_own_values"] and b.info["dummies_on_own_values"]
     np.testing.assert_array_equal(a.params.to_numpy(), b.params.to_numpy())
 
 

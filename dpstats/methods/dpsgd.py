@@ -20,7 +20,9 @@ by the released affine map (post-processing); this where those releases
 resolve scales well inside the declared ranges (:func:`standardises`, a
 public rule of n, d, epsilon and delta).  Otherwise the steps run on the rows
 as they come (the public rescaling by the bounds, when every variable has
-them).
+them; there, with an intercept, every factor dummy is put back on its
+contrast's own values, 0 and 1, by a public map whose inverse maps the
+coefficients back: :class:`DummyUnits`).
 
 Privacy: each step is one Poisson-sampled Gaussian mechanism
 (:class:`~dpstats.privacy.poisson_gaussian.PoissonGaussianBlock`); the noise
@@ -45,7 +47,7 @@ import numpy as np
 
 from dpstats.errors import ConvergenceError, MethodOptionError
 from dpstats.inference import window_mean_covariance
-from dpstats.methods.common.extremes import QUIET, residuals, unit_rows
+from dpstats.methods.common.extremes import QUIET, clamp_finite, residuals, unit_rows
 from dpstats.methods.common.private_scaling import (
     Domain,
     Standardisation,
@@ -73,7 +75,8 @@ from dpstats.rows.base import Rows
 from dpstats.validation import MIN_DELTA
 
 __all__ = ["SPEC", "DPSGDOptions", "StepSum", "calibrate_noise_multiplier", "default_batch_size", "fit",
-           "MOMENT_EPSILON_SHARE", "MOMENT_DELTA_SHARE", "MAX_SCALE_FLOOR", "scale_floor", "standardises"]
+           "MOMENT_EPSILON_SHARE", "MOMENT_DELTA_SHARE", "MAX_SCALE_FLOOR", "scale_floor", "standardises",
+           "DummyUnits", "dummy_units"]
 
 _OPTIMIZERS = ("adam", "sgd")
 _DEFAULT_CLIP_PER_SQRT_D = 0.1
@@ -244,6 +247,75 @@ def _declared_domain(ctx: FitContext) -> Domain:
     return Domain(lo, hi, float(y_lo), float(y_hi), ctx.intercept_index)
 
 
+@dataclass(frozen=True)
+class DummyUnits:
+    """A public map of the rescaled rows: each factor dummy column j back on its contrast's values,
+    z_j = (u_j - lo_j) / (hi_j - lo_j) (lo_j, hi_j the smallest and largest of its public values, so a treatment
+    dummy is 0 or 1 again), every other column and the response unchanged (:func:`dummy_units`).
+
+    The public rescaling maps a dummy's 0 and 1 to -1 and +1, so every row of a k-level factor has k - 1 entries
+    -1 or +1 and the intercept must offset their sum: the steps then start far from the least-squares
+    coefficients in an ill-conditioned direction.  The map uses public facts only (the design's contrast values),
+    so it is post-processing of nothing private; the coefficients are mapped back exactly (:meth:`affine_back`).
+
+    Attributes
+    ----------
+    columns : numpy.ndarray
+        Indices of the dummy columns.
+    lo, span : numpy.ndarray
+        lo_j and hi_j - lo_j > 0 of those columns.
+    d : int
+        Number of design columns.
+    intercept_index : int
+        The intercept column (the map needs one: it absorbs the shifts).
+    """
+
+    columns: np.ndarray
+    lo: np.ndarray
+    span: np.ndarray
+    d: int
+    intercept_index: int
+
+    def design(self, X: np.ndarray) -> np.ndarray:
+        """The rows z (a new array)."""
+        Z = np.array(X, dtype=float)
+        Z[:, self.columns] = (Z[:, self.columns] - self.lo) / self.span
+        return Z
+
+    def response(self, y: np.ndarray) -> np.ndarray:
+        """The responses (unchanged; a new array)."""
+        return np.array(y, dtype=float)
+
+    def affine_back(self) -> tuple[np.ndarray, np.ndarray]:
+        """(A, b) with beta = A theta + b: beta_j = theta_j / span_j for a dummy, beta_0 = theta_0 - sum over
+        the dummies of theta_j lo_j / span_j for the intercept, every other coefficient unchanged (b = 0)."""
+        A = np.eye(self.d)
+        A[self.columns, self.columns] = 1.0 / self.span
+        A[self.intercept_index, self.columns] = -self.lo / self.span
+        return A, np.zeros(self.d)
+
+    def params_back(self, theta: np.ndarray) -> np.ndarray:
+        """The coefficients on the method's units (clamped to finite doubles)."""
+        A, b = self.affine_back()
+        with np.errstate(**QUIET):
+            return clamp_finite(A @ np.asarray(theta, dtype=float) + b)
+
+
+def dummy_units(ctx: FitContext) -> DummyUnits | None:
+    """The public :class:`DummyUnits` map of the rows where the steps run on the public rescaling (every variable
+    bounded, not standardised privately) and the design has an intercept and factor dummy columns
+    (``ctx.column_values``: a column other than the intercept whose values the design fixes); else None."""
+    k = ctx.intercept_index
+    if not ctx.rescaled or k is None or not ctx.column_values:
+        return None
+    spans = [(j, min(v), max(v) - min(v)) for j, v in enumerate(ctx.column_values)
+             if v is not None and j != k and len(v) > 1 and max(v) > min(v)]
+    if not spans:
+        return None
+    cols, lo, span = (np.array(a) for a in zip(*spans, strict=True))
+    return DummyUnits(cols.astype(int), lo.astype(float), span.astype(float), ctx.d, k)
+
+
 class StepSum:
     """The pass of one step: the exact integer sum of the clipped, grid-rounded gradients (w'x_i - y_i) x_i of
     the step's sampled rows, at the released iterate ``w`` (picklable, for Dask).
@@ -264,12 +336,12 @@ class StepSum:
         The current (released) iterate.
     summer : ClippedGridSum
         The mechanism's clipping and grid rounding.
-    standardisation : Standardisation or None
-        The released map of the rows, or None (the rows as they come).
+    standardisation : Standardisation or DummyUnits or None
+        The released map of the rows, the public map of the dummies, or None (the rows as they come).
     """
 
     def __init__(self, sample: np.ndarray, w: np.ndarray, summer: ClippedGridSum,
-                 standardisation: Standardisation | None = None) -> None:
+                 standardisation: Standardisation | DummyUnits | None = None) -> None:
         self.sample, self.w, self.summer, self.standardisation = sample, w, summer, standardisation
 
     def select(self, offset: int, count: int) -> np.ndarray:
@@ -351,7 +423,8 @@ def fit(rows: Rows, ctx: FitContext, options: DPSGDOptions) -> MethodFit:
     block = poisson_gaussian_block(noise_multiplier=z, sampling_rate=q, rounds=steps, clip_norm=C, n=n,
                                    ledger=ctx.ledger, name="DP-SGD clipped gradient sums", dimension=d,
                                    delta=plan.delta)
-    st = _standardisation(rows, ctx, plan) if plan.standardise else None
+    st: Standardisation | DummyUnits | None = _standardisation(rows, ctx, plan) if plan.standardise else (
+        dummy_units(ctx))
     with np.errstate(over="ignore", invalid="ignore"):  # divergence is detected below, after the loop
         window = _train(block, rows, ctx.rng, d=d, steps=steps, expected_batch=q * n, lr=lr,
                         optimizer=plan.optimizer, standardisation=st)
@@ -366,9 +439,10 @@ def fit(rows: Rows, ctx: FitContext, options: DPSGDOptions) -> MethodFit:
         params, privacy = st.params_back(params), A @ privacy @ A.T
     return MethodFit(
         params=params,
-        notes=_notes(plan, z, n),
+        notes=_notes(plan, z, n, isinstance(st, DummyUnits)),
         diagnostics={"noise_multiplier": z, "steps": steps, "sampling_rate": q, "clip_norm": C, "learning_rate": lr,
-                     "optimizer": plan.optimizer, "standardised": plan.standardise},
+                     "optimizer": plan.optimizer, "standardised": plan.standardise,
+                     "dummies_on_own_values": isinstance(st, DummyUnits)},
         passes=steps,
         error_split=ErrorSplit(privacy=privacy, privacy_source=(
             "batch means of the averaged iterates (their noise around the run's limit; the clipped gradient's "
@@ -387,7 +461,7 @@ def _standardisation(rows: Rows, ctx: FitContext, plan: _Plan) -> Standardisatio
                            rng=ctx.rng, ledger=ctx.ledger, null_rows=ctx.null_rows, label="DP-SGD")
 
 
-def _notes(plan: _Plan, z: float, n: int) -> tuple[str, ...]:
+def _notes(plan: _Plan, z: float, n: int, dummies: bool) -> tuple[str, ...]:
     """What the run released and how (public settings only)."""
     q, steps = plan.sampling_rate, plan.steps
     notes = [f"DP-SGD: {steps} steps, sampling rate q={q:.4g} (expected batch {q * n:.4g}), clip norm "
@@ -400,6 +474,10 @@ def _notes(plan: _Plan, z: float, n: int) -> tuple[str, ...]:
             f"{MOMENT_EPSILON_SHARE:.0%} of epsilon and {MOMENT_DELTA_SHARE:.0%} of delta; the steps took the rest), "
             "and the coefficients were mapped back (post-processing); the moments take two more passes over the "
             "data (one without an intercept)")
+    if dummies:
+        notes.append("the steps ran on the public rescaling by the declared bounds with every factor dummy back on its "
+                     "contrast's own values (0 and 1 for a treatment dummy), and the coefficients were mapped back "
+                     "(public facts only)")
     notes.append(f"one pass over the data per step ({steps} passes, each evaluating only that step's Poisson sample; "
                  "a step needs the previous iterate, so the passes cannot be merged)")
     return tuple(notes)
@@ -413,7 +491,7 @@ def _clipped_sum(rows: Rows, step: StepSum, d: int) -> np.ndarray:
 
 def _train(block: PoissonGaussianBlock, rows: Rows, rng: np.random.Generator, *, d: int, steps: int,
            expected_batch: float, lr: float, optimizer: str,
-           standardisation: Standardisation | None = None) -> np.ndarray:
+           standardisation: Standardisation | DummyUnits | None = None) -> np.ndarray:
     """The T noisy steps (Adam or SGD) from w = 0; returns the last half of the iterates (T - T // 2, d), or the
     first non-finite iterate (1, d).
 
