@@ -596,10 +596,10 @@ def test_a_two_level_factor_at_small_n_epsilon_gets_a_possible_slope_and_a_cover
     """n = 120, epsilon = 0.5 (n epsilon = 60, the smallest with an interval): a 0/1 dummy's slope is at most the
     response's range (12) in absolute value, and every release over 40 data sets is; the intervals (percentile
     orientation at the grid's ends) cover the OLS slope in at least 36 of the 40 and are at most 100 OLS widths
-    wide.  With the general grid (up to 1000 box diagonals) the median error was 84 times the slope and the
-    intervals about 18,000 OLS widths.  Deterministic (fixed data and seeds); in a simulation of 100 data sets
-    per setting the coverage was 1.00 here and 0.97-1.00 from n epsilon = 60 to 250, so the chance that 40
-    fresh seeds miss more than 4 times is below 1%."""
+    wide.  With the general grid (up to 1000 box diagonals) the median error was 217 times the slope and the
+    intervals about 17,800 OLS widths (benchmarks/theilsen_two_level.py).  Deterministic (fixed data and seeds);
+    in a simulation of 100 data sets per setting the coverage was 1.00 here and 0.97-1.00 from n epsilon = 60 to
+    250, so the chance that 40 fresh seeds miss more than 4 times is below 1%."""
     import statsmodels.formula.api as smf
 
     covers, widths = 0, []
