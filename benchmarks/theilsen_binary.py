@@ -3,7 +3,8 @@
 For a two-level factor the pair slopes take few distinct values; from n * epsilon = 250 on, the error block
 predicts the slope's privacy error from the exponential mechanism's selection distribution on the profile the
 released values imply (:class:`dpstats.methods.theilsen.TwoValueProfile`; "after") instead of the linearised rank
-error times the slope's released quarter-radius ("before": the same fit with ``two_values`` returning None).
+error times the slope's released quarter-radius ("before": the same fit with
+``TwoValueProfile.from_released`` returning None).
 
 Simulation: g ~ Bernoulli(share), y = 1 + 0.5 g + e, e standard normal, ``y ~ C(g, levels=[0, 1])`` with y's
 bounds the population mean +/- 6 sd, delta = 1e-6, default options (16 matchings, intervals on); n in {100, 300,
@@ -55,7 +56,7 @@ FORMULA = "y ~ C(g, levels=[0, 1])"
 #: the pairs of the last fit's slope pass, as global row indices (filled by the wrapper of SlopePass._count_window)
 PAIRS: list[tuple[np.ndarray, np.ndarray]] = []
 _COUNT_WINDOW = theilsen.SlopePass._count_window
-_TWO_VALUES = theilsen.two_values
+_FROM_RELEASED = vars(theilsen.TwoValueProfile)["from_released"]  # the classmethod itself
 
 
 def _recording_count_window(self: theilsen.SlopePass, acc: Any, j: int, xs: np.ndarray, ys: np.ndarray) -> None:
@@ -75,7 +76,8 @@ def draw(n: int, share: float, rng: np.random.Generator) -> tuple[pd.DataFrame, 
 
 def fit(df: pd.DataFrame, bounds: tuple[float, float], eps: float, seed: int, after: bool) -> Any:
     """One fit; ``after=False`` turns the two-valued error path off (the error block of before the change)."""
-    theilsen.two_values = _TWO_VALUES if after else (lambda *args: None)
+    if not after:
+        theilsen.TwoValueProfile.from_released = staticmethod(lambda *args: None)  # type: ignore[method-assign]
     PAIRS.clear()
     try:
         with warnings.catch_warnings():
@@ -83,7 +85,7 @@ def fit(df: pd.DataFrame, bounds: tuple[float, float], eps: float, seed: int, af
             return dpstats.dp_ols(FORMULA, df, eps, DELTA, method="theilsen", bounds={"y": bounds},
                                   random_state=seed)
     finally:
-        theilsen.two_values = _TWO_VALUES
+        theilsen.TwoValueProfile.from_released = _FROM_RELEASED  # type: ignore[method-assign]
 
 
 def nonprivate(df: pd.DataFrame, bounds: tuple[float, float]) -> tuple[float, float]:

@@ -250,11 +250,11 @@ def _with_ends(inner: np.ndarray) -> np.ndarray:
     return np.concatenate([inner[:1], inner, inner[-1:]])
 
 
-def slope_grid(scale: float) -> CellGrid:
-    """The public grid of pair slopes: edges -g_m .. -g_1, g_1 .. g_m with g = ``scale`` * 10^[-4, 3] (1% apart),
-    a zero cell [-g_1, g_1), base measure width / (|mid| + PRIOR_SCALE * scale) (flat near zero, log-uniform
-    beyond); the unbounded end cells stand for -g_m and g_m."""
-    g, step = _log_magnitudes(scale, SLOPE_DECADES)
+def slope_grid(scale: float, decades: tuple[float, float] = SLOPE_DECADES) -> CellGrid:
+    """The public grid of pair slopes: edges -g_m .. -g_1, g_1 .. g_m with g = ``scale`` * 10^``decades`` (default
+    [-4, 3]; 1% apart), a zero cell [-g_1, g_1), base measure width / (|mid| + PRIOR_SCALE * scale) (flat near
+    zero, log-uniform beyond); the unbounded end cells stand for -g_m and g_m."""
+    g, step = _log_magnitudes(scale, decades)
     edges = np.concatenate([-g[::-1], g])
     mid = 0.5 * (edges[:-1] + edges[1:])
     log_prior = np.log(np.diff(edges)) - np.log(np.abs(mid) + PRIOR_SCALE * scale)
@@ -790,7 +790,9 @@ def fit(rows: Rows, ctx: FitContext, options: TheilSenOptions) -> MethodFit:
     k = options.matchings
 
     pairing = WindowedPairing.draw(ctx.n, options.window_rows, k, ctx.rng)
-    grid = slope_grid(scale)
+    values = two_values(ctx, x_col, x_range)
+    decades = slope_decades(values, x_range)
+    grid = slope_grid(scale, decades)
     slope_pass = SlopePass(pairing, grid, x_col, x_range, y_range)
     slopes = rows.reduce(slope_pass, slope_pass.combine)
     pairs = pairing.pairs
@@ -803,7 +805,7 @@ def fit(rows: Rows, ctx: FitContext, options: TheilSenOptions) -> MethodFit:
         slope_release = spread_release(
             grid, slopes.counts, b, b_cell, count=pairs, sensitivity=k, epsilon=shares.slope,
             epsilon_spread=shares.slope_spread, rank_variance=slope_rank_variance(pairs, k), simulate=simulate,
-            radii=(scale, SLOPE_DECADES, PRIOR_SCALE * scale), ties=slopes.ties, tie_shares=TIE_SHARES, rng=ctx.rng,
+            radii=(scale, decades, PRIOR_SCALE * scale), ties=slopes.ties, tie_shares=TIE_SHARES, rng=ctx.rng,
             ledger=ctx.ledger, what="pair slopes", moment_scale=MOMENT_SCALE_CENTRE * scale)
 
     r_lo = y_range[0] - max(b * x_range[0], b * x_range[1])
@@ -839,14 +841,19 @@ def fit(rows: Rows, ctx: FitContext, options: TheilSenOptions) -> MethodFit:
                       *x_range)
     eb, privacy_b = slope_release.draws(options.bootstrap, ctx.rng)
     ea, privacy_a = intercept_release.draws(options.bootstrap, ctx.rng)
+    # the intervals are basic (reflected) bootstrap intervals of the draws; where the slope grid ends at the
+    # largest possible slope (a two-valued predictor), a release near the end would reflect its truncated errors
+    # away from the truth, so there the errors enter with the opposite sign (percentile intervals; the same where
+    # the errors are symmetric)
+    orientation = -1.0 if decades[1] < SLOPE_DECADES[1] else 1.0
     draws = np.empty((options.bootstrap, 2))
-    draws[:, ctx.intercept_index] = a + ea - x_draws * eb
-    draws[:, x_col] = b + eb
+    draws[:, ctx.intercept_index] = a + orientation * (ea - x_draws * eb)
+    draws[:, x_col] = b + orientation * eb
     diagnostics["x_mean"] = x_mean
     released = Inference("bootstrap", draws=draws, description=BOOTSTRAP_DESCRIPTION, target=INTERVAL_TARGET)
     moments = ReleasedMoments(privacy_b, privacy_a, -x_mean, SIMULATED_MOMENTS if simulate else LINEARISED_MOMENTS)
     profile = None if simulate else TwoValueProfile.from_released(
-        two_values(ctx, x_col, x_range), x_mean, x_width / (shares.x_mean * ctx.n), b, scale, intercept_release)
+        values, x_mean, x_width / (shares.x_mean * ctx.n), b, scale, intercept_release)
     if profile is not None:
         moments = profile.moments(slope_release, privacy_a)
     return MethodFit(params=params, inference=released,
@@ -925,6 +932,17 @@ def two_values(ctx: FitContext, x_col: int, x_range: tuple[float, float]) -> tup
         return None
     values = np.unique(np.clip(np.asarray(known, dtype=float), *x_range))
     return (float(values[0]), float(values[1])) if values.size == 2 else None
+
+
+def slope_decades(values: tuple[float, float] | None, x_range: tuple[float, float]) -> tuple[float, float]:
+    """The decades of the slope grid, in units of the box diagonal S = (y range) / (x range): SLOPE_DECADES; for a
+    two-valued predictor (public ``values``) every pair with dx != 0 has |dx| = |x1 - x0| and |dy| <= y range,
+    so no pair slope exceeds S (x range) / |x1 - x0| and the grid stops there (public: the declared ranges and
+    the factor's levels)."""
+    if values is None or values[1] <= values[0]:
+        return SLOPE_DECADES
+    top = math.log10((x_range[1] - x_range[0]) / (values[1] - values[0]))
+    return (SLOPE_DECADES[0], min(SLOPE_DECADES[1], top))
 
 
 #: the share of rows at a two-valued predictor's upper value is weighed over this many points ...
