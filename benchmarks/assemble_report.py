@@ -27,6 +27,7 @@ body+=sec("TukeyEM (issue 4)", "benchmarks/results/tukey.md")
 body+=sec("Cai, Wang & Zhang: error against n and sparse recovery (issue 3)", "benchmarks/results/cai.md")
 body+=sec("DP-LASSO default step (issue 17)", "benchmarks/results/lasso_default.md")
 body+=sec("DP-LASSO's iterations on the real designs (issue 17, part 5)", "benchmarks/results/lasso_iterations.md")
+body+=sec("DP-LASSO on centred real designs (issue 17, part 5)", "benchmarks/results/lasso_centring.md")
 body=body.replace("![error against n](error_vs_n.png)","![error against n](benchmarks/results/error_vs_n.png)")
 body+=sec("DP-RobGD and DP-AMBSSGD: the paper's experiment (issue 5)", "benchmarks/results/robgd.md")
 body+=("\n![error against n](benchmarks/results/robgd_vs_n.png)\n"
