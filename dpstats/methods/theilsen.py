@@ -136,6 +136,9 @@ BOOTSTRAP_DESCRIPTION = ("parametric bootstrap of the error of the private media
                          "mechanism rank noise, private spreads; below n * epsilon = 250 the mechanisms simulated "
                          "on the profiles the released distance histograms make plausible), from released values "
                          "only")
+REFLECTED_DESCRIPTION = ("; for a two-level factor the slope grid ends at the largest possible slope and the errors "
+                         "enter the replicates with the opposite sign, so the basic intervals below are the errors' "
+                         "percentile intervals")
 NO_RSQUARED = "Theil-Sen releases medians of slopes and residuals, not the sums of squares R^2 needs"
 
 
@@ -850,7 +853,8 @@ def fit(rows: Rows, ctx: FitContext, options: TheilSenOptions) -> MethodFit:
     draws[:, ctx.intercept_index] = a + orientation * (ea - x_draws * eb)
     draws[:, x_col] = b + orientation * eb
     diagnostics["x_mean"] = x_mean
-    released = Inference("bootstrap", draws=draws, description=BOOTSTRAP_DESCRIPTION, target=INTERVAL_TARGET)
+    released = Inference("bootstrap", draws=draws, target=INTERVAL_TARGET,
+                         description=BOOTSTRAP_DESCRIPTION + (REFLECTED_DESCRIPTION if orientation < 0 else ""))
     moments = ReleasedMoments(privacy_b, privacy_a, -x_mean, SIMULATED_MOMENTS if simulate else LINEARISED_MOMENTS)
     profile = None if simulate else TwoValueProfile.from_released(
         values, x_mean, x_width / (shares.x_mean * ctx.n), b, scale, intercept_release)
