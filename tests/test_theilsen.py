@@ -652,3 +652,13 @@ def test_audit_theilsen_on_a_two_level_factor_slow():
     """False-failure rate alpha = 1e-3 (10x the runs of the fast audit)."""
     res = _two_level_audit(15_000, seed=65)
     assert 0.0 < res.epsilon_lower_bound <= AUDIT_EPSILON
+
+
+def test_a_two_level_factor_fit_says_what_its_slope_estimates():
+    """The slope of a two-level factor is a median of group differences, not the difference of means: the fit
+    says so (a public fact: the predictor is a two-level factor), and a numeric column's fit does not."""
+    df = _two_level(300, 0.5, 3)
+    assert any("Hodges-Lehmann" in note for note in _fit_two_level(df, 1.0, 1).privacy.notes)
+    numeric = dpstats.dp_ols("y ~ g", df, 1.0, 1e-6, method="theilsen", bounds={"g": (0.0, 1.0), **TWO_LEVEL_BOUNDS},
+                             random_state=1, bootstrap=100)
+    assert not any("Hodges-Lehmann" in note for note in numeric.privacy.notes)

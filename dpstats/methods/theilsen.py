@@ -139,6 +139,11 @@ BOOTSTRAP_DESCRIPTION = ("parametric bootstrap of the error of the private media
 REFLECTED_DESCRIPTION = ("; for a two-level factor the slope grid ends at the largest possible slope and the errors "
                          "enter the replicates with the opposite sign, so the basic intervals below are the errors' "
                          "percentile intervals")
+TWO_VALUE_NOTE = ("for a two-level factor Theil-Sen's slope is the median of the differences between the two groups' "
+                  "responses (the Hodges-Lehmann shift), which equals least squares' difference of the group means "
+                  "for a continuous response with symmetric errors; for a discrete response such as 0/1 it can be "
+                  "far from it (e.g. 1 where the proportions differ by 0.5): fit method='pgd' for the difference "
+                  "of means")
 NO_RSQUARED = "Theil-Sen releases medians of slopes and residuals, not the sums of squares R^2 needs"
 
 
@@ -825,6 +830,8 @@ def fit(rows: Rows, ctx: FitContext, options: TheilSenOptions) -> MethodFit:
                    "intercept_cell": a_cell}
     notes = ((f"pure epsilon-DP: {len([s for s in vars(shares).values() if s])} exponential-mechanism and Laplace "
               "releases whose epsilons add up to the budget; delta spent is 0"),)
+    if values is not None:
+        notes += (TWO_VALUE_NOTE,)
     if not inference:
         return MethodFit(params=params, no_inference_reason=_no_inference_reason(ctx, options), notes=notes,
                          rsquared_reason=NO_RSQUARED, diagnostics=diagnostics)
