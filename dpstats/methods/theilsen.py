@@ -828,8 +828,9 @@ def fit(rows: Rows, ctx: FitContext, options: TheilSenOptions) -> MethodFit:
     params[x_col] = b
     diagnostics: dict[str, Any] = {"pairs": pairs, "matchings": k, "windows": pairing.windows, "slope_cell": b_cell,
                    "intercept_cell": a_cell}
-    notes = ((f"pure epsilon-DP: {len([s for s in vars(shares).values() if s])} exponential-mechanism and Laplace "
-              "releases whose epsilons add up to the budget; delta spent is 0"),)
+    releases = len([s for s in vars(shares).values() if s])
+    notes: tuple[str, ...] = (f"pure epsilon-DP: {releases} exponential-mechanism and Laplace releases whose "
+                              "epsilons add up to the budget; delta spent is 0",)
     if values is not None:
         notes += (TWO_VALUE_NOTE,)
     if not inference:
