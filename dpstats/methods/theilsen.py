@@ -948,10 +948,10 @@ def two_values(ctx: FitContext, x_col: int, x_range: tuple[float, float]) -> tup
 
 def slope_decades(values: tuple[float, float] | None, x_range: tuple[float, float]) -> tuple[float, float]:
     """The decades of the slope grid, in units of the box diagonal S = (y range) / (x range): SLOPE_DECADES; for a
-    two-valued predictor (public ``values``) every pair with dx != 0 has |dx| = |x1 - x0| and |dy| <= y range,
-    so no pair slope exceeds S (x range) / |x1 - x0| and the grid stops there (public: the declared ranges and
-    the factor's levels)."""
-    if values is None or values[1] <= values[0]:
+    two-valued predictor (public ``values`` x0 < x1, from :func:`two_values`) every pair with dx != 0 has
+    |dx| = x1 - x0 and |dy| <= y range, so no pair slope exceeds S (x range) / (x1 - x0) and the grid stops there
+    (public: the declared ranges and the factor's levels)."""
+    if values is None:
         return SLOPE_DECADES
     top = math.log10((x_range[1] - x_range[0]) / (values[1] - values[0]))
     return (SLOPE_DECADES[0], min(SLOPE_DECADES[1], top))
