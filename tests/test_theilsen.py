@@ -536,8 +536,8 @@ def _histogram_run(k: int, sensitivity: float):
         release = theilsen.spread_release(
             grid, counts.counts, AUDIT_CENTRE, 0, count=float(pairing.pairs), sensitivity=sensitivity, epsilon=1.0,
             epsilon_spread=AUDIT_EPSILON, rank_variance=0.0, simulate=True, radii=(1.0, (-4.0, 3.0), 0.2),
-            ties=counts.ties, tie_shares=theilsen.TIE_SHARES, rng=rng, ledger=PrivacyLedger(AUDIT_EPSILON, 0.0),
-            what="pair slopes")
+            ties=counts.ties, rng=rng, ledger=PrivacyLedger(AUDIT_EPSILON, 0.0), what="pair slopes",
+            profile_prior=theilsen.slope_profile_prior(None, 1.0))
         return release.histogram
     return run
 

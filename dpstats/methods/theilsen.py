@@ -553,17 +553,19 @@ SCALE_STEP = 0.1
 TIE_SHARES = (0.0, 0.1, 0.25, 0.4, 0.5, 0.6, 0.7, 0.8)
 #: the released histogram of distances from the private median has bins this many decades wide
 DISTANCE_BIN_DECADES = 1.0
-#: the error block's privacy moment of the slope (not the intervals) weighs the profiles by a weakly informative
-#: prior: log10(g / (MOMENT_SCALE_CENTRE * S)) normal with sd MOMENT_SCALE_DECADES (S the slope grid's scale,
+#: the slope's profiles (its intervals and its error block's privacy moment) are weighed by a weakly informative
+#: prior: log10(g / (PROFILE_SCALE_CENTRE * S)) normal with sd PROFILE_SCALE_DECADES (S the slope grid's scale,
 #: (y range) / (x range); the pair slopes' scale is about sd(e) / sd(x), near 0.3 S when the declared ranges
 #: are about as loose for x as for y: 0.05 S to 0.9 S in the data sets and designs of benchmarks/theilsen.py and
-#: benchmarks/real_data.py) and a tie share t weighted by exp(-t / MOMENT_TIE_SCALE) (ties need a discrete x)
-MOMENT_SCALE_CENTRE = 0.3
-MOMENT_SCALE_DECADES = 0.75
-MOMENT_TIE_SCALE = 0.25
+#: benchmarks/real_data.py) and a tie share t weighted by exp(-t / PROFILE_TIE_SCALE) (ties need a discrete x;
+#: a two-valued predictor, whose pairs are ties with probability s^2 + (1 - s)^2 >= 1/2, s the share at one
+#: value, takes the tie shares from 1/2 on under a flat prior)
+PROFILE_SCALE_CENTRE = 0.3
+PROFILE_SCALE_DECADES = 0.75
+PROFILE_TIE_SCALE = 0.25
 #: profiles whose weight in the moment's mixture is below this share of the largest are left out (at most 1304
 #: profiles, so under 1.5% of the mixture)
-MOMENT_WEIGHT_FLOOR = 1e-5
+PROFILE_WEIGHT_FLOOR = 1e-5
 
 
 def distance_edges(scale: float, decades: tuple[float, float]) -> np.ndarray:
@@ -582,21 +584,41 @@ def distance_counts(grid: CellGrid, counts: np.ndarray, centre: float, edges: np
 
 
 @dataclass(frozen=True)
+class ProfilePrior:
+    """The public prior over the profiles a :class:`ProfileRelease` simulates: the tie shares a profile may
+    have (``tie_shares``), and the centre of the normal prior of log10 of their scale (``scale_centre``, sd
+    PROFILE_SCALE_DECADES) and the scale of the exponential prior of their tie share (``tie_scale``); None
+    leaves that part flat."""
+
+    tie_shares: tuple[float, ...] = (0.0,)
+    scale_centre: float | None = None
+    tie_scale: float | None = None
+
+
+def slope_profile_prior(values: tuple[float, float] | None, scale: float) -> ProfilePrior:
+    """The prior over the pair slopes' profiles (public: the slope grid's ``scale`` S and whether the predictor
+    takes two known values, :func:`two_values`): scales centred at PROFILE_SCALE_CENTRE * S; tie shares
+    TIE_SHARES weighted by exp(-t / PROFILE_TIE_SCALE), or for a two-valued predictor those from 1/2 on, flat
+    (a share s of rows at one value makes s^2 + (1 - s)^2 >= 1/2 of the pairs ties)."""
+    if values is None:
+        return ProfilePrior(TIE_SHARES, PROFILE_SCALE_CENTRE * scale, PROFILE_TIE_SCALE)
+    return ProfilePrior(tuple(t for t in TIE_SHARES if t >= 0.5), PROFILE_SCALE_CENTRE * scale, None)
+
+
+@dataclass(frozen=True)
 class ProfileRelease(ReleasedMedian):
     """One private median (:class:`ReleasedMedian`) and a noisy histogram of the values' distances from it, as
     released (the simulated model, n * epsilon < SIMULATE_BELOW_N_EPSILON): ``edges`` the distance bins' public
     edges, ``histogram`` the released noisy counts per bin, the ties' bin last (Laplace of scale
     ``2 sensitivity / epsilon_spread``; Dwork, McSherry, Nissim & Smith 2006), ``median_cell`` the median's
-    released cell, ``tie_shares`` the shares of ties a profile may have, ``moment_scale`` the public centre of
-    the scale prior of the error block's moment (:meth:`typical_moment`; None: the moment of the draws' privacy
-    parts, under the flat prior of the intervals).
+    released cell, ``prior`` the public prior over the profiles (:meth:`log_posterior`; without a scale prior
+    the error block's moment is that of the draws' privacy parts).
     """
 
     edges: np.ndarray
     histogram: np.ndarray
     median_cell: int
-    tie_shares: tuple[float, ...] = (0.0,)
-    moment_scale: float | None = None
+    prior: ProfilePrior = ProfilePrior()
 
     def draws(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, float]:
         """``size`` draws of the median's error simulated on the profiles the released histogram makes
@@ -609,7 +631,7 @@ class ProfileRelease(ReleasedMedian):
         sensitivity and epsilon): its release minus the centre is the privacy part.  Two errors the fixed centre
         leaves out are added: the sampling error (normal rank error of variance ``rank_variance`` times the
         inverse density pi g / (1 - t)) and the grid's rounding (uniform over the released cell).
-        The second moment is :meth:`typical_moment` when ``moment_scale`` is set, else :func:`privacy_moment` of
+        The second moment is :meth:`typical_moment` when ``prior`` has a scale centre, else :func:`privacy_moment` of
         the draws' privacy parts.  Post-processing: public randomness and released values.
         """
         scales, ties, pick = self.profile_draws(size, rng)
@@ -619,7 +641,7 @@ class ProfileRelease(ReleasedMedian):
         inverse_density = math.pi * scales / (1.0 - ties)
         errors = (privacy + inverse_density[pick] * math.sqrt(self.rank_variance) * post_processing_normal(size, rng)
                   - (hi - lo) * public_uniform(-0.5, 0.5, size, rng))
-        return errors, (privacy_moment(privacy) if self.moment_scale is None else self.typical_moment())
+        return errors, (privacy_moment(privacy) if self.prior.scale_centre is None else self.typical_moment())
 
     def _release_cumulative(self, scales: np.ndarray, ties: np.ndarray) -> np.ndarray:
         """Cumulative weights of the median's exponential mechanism over the cells, one row per profile."""
@@ -631,24 +653,32 @@ class ProfileRelease(ReleasedMedian):
     def typical_moment(self) -> float:
         """The error block's second moment of the privacy error: :func:`privacy_moment` of the exact mixture,
         over the profiles (g, t), of the exponential mechanism's release minus the centre, each profile
-        weighted by the histogram's likelihood (:meth:`log_likelihood`) times a weakly informative prior:
-        log10(g / ``moment_scale``) normal with sd MOMENT_SCALE_DECADES, t weighted by exp(-t /
-        MOMENT_TIE_SCALE).  No random draw (the bootstrap's draws are untouched).
-
-        At n * epsilon below about 150 the noisy histogram hardly constrains the profile: under the flat prior
-        of the intervals the mixture spans decades of scale and tie shares up to 0.8, and its spread overstates
-        the measured privacy error (docs/proofs/theilsen.md, "The privacy part of the error").  The prior only
-        matters where the histogram says little; the intervals keep the flat prior, which they need to cover
-        whatever the profile."""
-        assert self.moment_scale is not None
-        scales, ties, loglik = self.log_likelihood()
-        logw = (loglik - 0.5 * (np.log10(scales / self.moment_scale) / MOMENT_SCALE_DECADES) ** 2
-                - ties / MOMENT_TIE_SCALE)
-        keep = logw >= logw.max() + math.log(MOMENT_WEIGHT_FLOOR)
+        weighted by its posterior (:meth:`log_posterior`).  No random draw (the bootstrap's draws are
+        untouched)."""
+        scales, ties, logw = self.log_posterior()
+        keep = logw >= logw.max() + math.log(PROFILE_WEIGHT_FLOOR)
         weights = np.exp(logw[keep] - logw.max())
         cumulative = self._release_cumulative(scales[keep], ties[keep])
         mixture = (weights / weights.sum()) @ (cumulative / cumulative[:, -1:])
         return quantile_moment(mixture, self.grid.values - self.median)
+
+    def log_posterior(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The public grid of profiles (scales g, tie shares t) and their unnormalised log-posterior: the
+        histogram's log-likelihood (:meth:`log_likelihood`) plus the weakly informative ``prior``: log10(g /
+        scale_centre) normal with sd PROFILE_SCALE_DECADES, and t weighted by exp(-t / tie_scale) (ties need a
+        discrete x); each part flat when its centre or scale is None.
+
+        At n * epsilon below about 150 the noisy histogram hardly constrains the profile: under a flat prior
+        the posterior spans decades of scale and tie shares up to 0.8, profiles under which the median's
+        mechanism releases far from the bulk, and both the intervals and the error block's moment overstate the
+        error the fit shows (docs/proofs/theilsen.md, "Simulating the mechanisms").  The prior only matters
+        where the histogram says little."""
+        scales, ties, logw = self.log_likelihood()
+        if self.prior.scale_centre is not None:
+            logw = logw - 0.5 * (np.log10(scales / self.prior.scale_centre) / PROFILE_SCALE_DECADES) ** 2
+        if self.prior.tie_scale is not None:
+            logw = logw - ties / self.prior.tie_scale
+        return scales, ties, logw
 
     def log_likelihood(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The public grid of profiles (scales g, tie shares t) and the log-likelihood of the released histogram
@@ -658,8 +688,8 @@ class ProfileRelease(ReleasedMedian):
         sensitivity count p (1 - p) (p the bin's share; a row is in ``sensitivity`` pairs, which inflates the
         multinomial variance of pair counts up to about that factor)."""
         g = np.exp(np.arange(math.log(self.edges[0]), math.log(self.edges[-1]) + SCALE_STEP, SCALE_STEP))
-        scales = np.tile(g, len(self.tie_shares))
-        ties = np.repeat(np.asarray(self.tie_shares, dtype=float), g.size)
+        scales = np.tile(g, len(self.prior.tie_shares))
+        ties = np.repeat(np.asarray(self.prior.tie_shares, dtype=float), g.size)
         cdf = 2.0 / math.pi * np.arctan(self.edges[None, :] / scales[:, None])
         shares = np.diff(np.concatenate([np.zeros((scales.size, 1)), cdf, np.ones((scales.size, 1))], axis=1), axis=1)
         expected = self.count * np.concatenate([(1.0 - ties[:, None]) * shares, ties[:, None]], axis=1)
@@ -668,10 +698,10 @@ class ProfileRelease(ReleasedMedian):
         return scales, ties, -(np.abs(self.histogram[None, :] - expected) / noise + np.log(noise)).sum(axis=1)
 
     def profile_draws(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Draws of the profile (scale g, tie share t) from their posterior given the released histogram (prior
-        uniform over the public grid of (log g, t)): the distinct profiles drawn and each replicate's index."""
-        scales, ties, loglik = self.log_likelihood()
-        posterior = np.cumsum(np.exp(loglik - loglik.max()))
+        """Draws of the profile (scale g, tie share t) from their posterior given the released histogram
+        (:meth:`log_posterior`): the distinct profiles drawn and each replicate's index."""
+        scales, ties, logw = self.log_posterior()
+        posterior = np.cumsum(np.exp(logw - logw.max()))
         at = np.searchsorted(posterior, public_uniform(0.0, 1.0, size, rng) * posterior[-1], side="right")
         used, pick = np.unique(np.minimum(at, scales.size - 1), return_inverse=True)
         return scales[used], ties[used], pick.ravel()
@@ -813,8 +843,8 @@ def fit(rows: Rows, ctx: FitContext, options: TheilSenOptions) -> MethodFit:
         slope_release = spread_release(
             grid, slopes.counts, b, b_cell, count=pairs, sensitivity=k, epsilon=shares.slope,
             epsilon_spread=shares.slope_spread, rank_variance=slope_rank_variance(pairs, k), simulate=simulate,
-            radii=(scale, decades, PRIOR_SCALE * scale), ties=slopes.ties, tie_shares=TIE_SHARES, rng=ctx.rng,
-            ledger=ctx.ledger, what="pair slopes", moment_scale=MOMENT_SCALE_CENTRE * scale)
+            radii=(scale, decades, PRIOR_SCALE * scale), ties=slopes.ties, rng=ctx.rng, ledger=ctx.ledger,
+            what="pair slopes", profile_prior=slope_profile_prior(values, scale))
 
     r_lo = y_range[0] - max(b * x_range[0], b * x_range[1])
     r_hi = y_range[1] - min(b * x_range[0], b * x_range[1])
@@ -842,7 +872,7 @@ def fit(rows: Rows, ctx: FitContext, options: TheilSenOptions) -> MethodFit:
         rgrid, residuals.counts, a, a_cell, count=ctx.n, sensitivity=1.0, epsilon=shares.intercept,
         epsilon_spread=shares.intercept_spread, rank_variance=0.25 / ctx.n, simulate=simulate,
         radii=(r_hi - r_lo, RESIDUAL_RADIUS_DECADES, PRIOR_SCALE * 0.5 * (y_range[1] - y_range[0])), ties=0.0,
-        tie_shares=(0.0,), rng=ctx.rng, ledger=ctx.ledger, what="residuals")
+        rng=ctx.rng, ledger=ctx.ledger, what="residuals", profile_prior=ProfilePrior())
     x_width = x_range[1] - x_range[0]
     x_sum = laplace_mechanism(residuals.x_sum, l1_sensitivity=x_width, epsilon=shares.x_mean, rng=ctx.rng,
                               ledger=ctx.ledger, name="noisy sum of x (for the intercept's interval)")
@@ -875,16 +905,15 @@ def fit(rows: Rows, ctx: FitContext, options: TheilSenOptions) -> MethodFit:
 
 def spread_release(grid: CellGrid, counts: np.ndarray, median: float, median_cell: int, *, count: float,
                    sensitivity: float, epsilon: float, epsilon_spread: float, rank_variance: float, simulate: bool,
-                   radii: tuple[float, tuple[float, float], float], ties: float, tie_shares: tuple[float, ...],
-                   rng: np.random.Generator, ledger: PrivacyLedger, what: str,
-                   moment_scale: float | None = None) -> MedianRelease | ProfileRelease:
+                   radii: tuple[float, tuple[float, float], float], ties: float, rng: np.random.Generator,
+                   ledger: PrivacyLedger, what: str, profile_prior: ProfilePrior) -> MedianRelease | ProfileRelease:
     """The release that describes the values' spread around their private median, charged to the ledger.
 
     ``simulate`` (n * epsilon < SIMULATE_BELOW_N_EPSILON): a noisy histogram of the distances |value - median|
     in public bins (:func:`distance_edges` over the decades ``radii[1]`` of the scale ``radii[0]``), Laplace
     with L1 sensitivity 2 ``sensitivity`` (a moved value leaves one bin for another).  Otherwise the private
     quarter-radius on the public radius grid of ``radii`` (scale, decades, prior scale), an exponential
-    mechanism with ``sensitivity``.  ``moment_scale``: see :class:`ProfileRelease` (public)."""
+    mechanism with ``sensitivity``.  ``profile_prior``: see :class:`ProfileRelease` (public)."""
     scale, decades, prior = radii
     if simulate:
         edges = distance_edges(scale, decades)
@@ -893,7 +922,7 @@ def spread_release(grid: CellGrid, counts: np.ndarray, median: float, median_cel
                                   name=f"noisy histogram of the {what}' distances from their private median")
         return ProfileRelease(grid, float(count), float(sensitivity), epsilon, epsilon_spread, rank_variance, median,
                               edges=edges, histogram=np.asarray(noisy, dtype=float), median_cell=median_cell,
-                              tie_shares=tie_shares, moment_scale=moment_scale)
+                              prior=profile_prior)
     rgrid = radius_grid(scale, decades, prior)
     r_cell = private_cell(rgrid, radius_counts(grid, counts, median, rgrid), SPREAD_SHARE * count, below=0.0,
                           sensitivity=sensitivity, epsilon=epsilon_spread, rng=rng, ledger=ledger,
