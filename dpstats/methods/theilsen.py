@@ -104,8 +104,10 @@ __all__ = [
 SLOPE_DECADES = (-4.0, 3.0)
 #: consecutive edges of the log grids differ by this factor (1% resolution)
 GRID_RATIO = 1.01
-#: the base measure of a slope cell is (cell width) / (|slope| + PRIOR_SCALE * S): flat below PRIOR_SCALE * S
+#: the base measure of a slope cell is (cell width) / ((|slope| + PRIOR_SCALE * S) (1 + |slope| / (PRIOR_TAIL * S))):
+#: flat below PRIOR_SCALE * S, log-uniform up to PRIOR_TAIL * S, its log-density falling as 1 / |slope| beyond
 PRIOR_SCALE = 0.2
+PRIOR_TAIL = 3.0
 #: cells of the residual grid (linear over the residual's public range): a power of two near 64 sqrt(n), clipped
 #: to [2^10, 2^16], so that a cell stays well below the intercept's sampling error (public: depends on n only)
 RESIDUAL_CELLS = (1 << 10, 1 << 16)
@@ -260,12 +262,15 @@ def _with_ends(inner: np.ndarray) -> np.ndarray:
 
 def slope_grid(scale: float, decades: tuple[float, float] = SLOPE_DECADES) -> CellGrid:
     """The public grid of pair slopes: edges -g_m .. -g_1, g_1 .. g_m with g = ``scale`` * 10^``decades`` (default
-    [-4, 3]; 1% apart), a zero cell [-g_1, g_1), base measure width / (|mid| + PRIOR_SCALE * scale) (flat near
-    zero, log-uniform beyond); the unbounded end cells stand for -g_m and g_m."""
+    [-4, 3]; 1% apart), a zero cell [-g_1, g_1), base measure width / ((|mid| + PRIOR_SCALE * scale) (1 + |mid| /
+    (PRIOR_TAIL * scale))) (flat near zero, log-uniform up to a few box diagonals, a falling log-density beyond,
+    so that where the scores are nearly flat, at small n * epsilon or with many ties, the mechanism does not
+    release slopes hundreds of box diagonals out); the unbounded end cells stand for -g_m and g_m."""
     g, step = _log_magnitudes(scale, decades)
     edges = np.concatenate([-g[::-1], g])
     mid = 0.5 * (edges[:-1] + edges[1:])
-    log_prior = np.log(np.diff(edges)) - np.log(np.abs(mid) + PRIOR_SCALE * scale)
+    log_prior = (np.log(np.diff(edges)) - np.log(np.abs(mid) + PRIOR_SCALE * scale)
+                 - np.log1p(np.abs(mid) / (PRIOR_TAIL * scale)))
     return CellGrid(edges, _with_ends(mid), _with_ends(log_prior), ("log", float(g[0]), step, g.size))
 
 
@@ -554,15 +559,14 @@ TIE_SHARES = (0.0, 0.1, 0.25, 0.4, 0.5, 0.6, 0.7, 0.8)
 #: the released histogram of distances from the private median has bins this many decades wide
 DISTANCE_BIN_DECADES = 1.0
 #: the slope's profiles (its intervals and its error block's privacy moment) are weighed by a weakly informative
-#: prior: log10(g / (PROFILE_SCALE_CENTRE * S)) normal with sd PROFILE_SCALE_DECADES (S the slope grid's scale,
-#: (y range) / (x range); the pair slopes' scale is about sd(e) / sd(x), near 0.3 S when the declared ranges
-#: are about as loose for x as for y: 0.05 S to 0.9 S in the data sets and designs of benchmarks/theilsen.py and
-#: benchmarks/real_data.py) and a tie share t weighted by exp(-t / PROFILE_TIE_SCALE) (ties need a discrete x;
-#: a two-valued predictor, whose pairs are ties with probability s^2 + (1 - s)^2 >= 1/2, s the share at one
-#: value, takes the tie shares from 1/2 on under a flat prior)
+#: prior on their scale g: log10(g / (PROFILE_SCALE_CENTRE * S)) normal with sd PROFILE_SCALE_DECADES (S the slope
+#: grid's scale, (y range) / (x range); the pair slopes' scale is about sd(e) / sd(x), near 0.3 S when the
+#: declared ranges are about as loose for x as for y: 0.05 S to 0.9 S in the data sets and designs of
+#: benchmarks/theilsen.py and benchmarks/real_data.py); their tie shares are weighted equally (a two-valued
+#: predictor, whose pairs are ties with probability s^2 + (1 - s)^2 >= 1/2, s the share at one value, takes
+#: the tie shares from 1/2 on)
 PROFILE_SCALE_CENTRE = 0.3
 PROFILE_SCALE_DECADES = 0.75
-PROFILE_TIE_SCALE = 0.25
 #: profiles whose weight in the moment's mixture is below this share of the largest are left out (at most 1304
 #: profiles, so under 1.5% of the mixture)
 PROFILE_WEIGHT_FLOOR = 1e-5
@@ -586,23 +590,20 @@ def distance_counts(grid: CellGrid, counts: np.ndarray, centre: float, edges: np
 @dataclass(frozen=True)
 class ProfilePrior:
     """The public prior over the profiles a :class:`ProfileRelease` simulates: the tie shares a profile may
-    have (``tie_shares``), and the centre of the normal prior of log10 of their scale (``scale_centre``, sd
-    PROFILE_SCALE_DECADES) and the scale of the exponential prior of their tie share (``tie_scale``); None
-    leaves that part flat."""
+    have (``tie_shares``, equally weighted) and the centre of the normal prior of log10 of their scale
+    (``scale_centre``, sd PROFILE_SCALE_DECADES; None: flat)."""
 
     tie_shares: tuple[float, ...] = (0.0,)
     scale_centre: float | None = None
-    tie_scale: float | None = None
 
 
 def slope_profile_prior(values: tuple[float, float] | None, scale: float) -> ProfilePrior:
     """The prior over the pair slopes' profiles (public: the slope grid's ``scale`` S and whether the predictor
     takes two known values, :func:`two_values`): scales centred at PROFILE_SCALE_CENTRE * S; tie shares
-    TIE_SHARES weighted by exp(-t / PROFILE_TIE_SCALE), or for a two-valued predictor those from 1/2 on, flat
-    (a share s of rows at one value makes s^2 + (1 - s)^2 >= 1/2 of the pairs ties)."""
-    if values is None:
-        return ProfilePrior(TIE_SHARES, PROFILE_SCALE_CENTRE * scale, PROFILE_TIE_SCALE)
-    return ProfilePrior(tuple(t for t in TIE_SHARES if t >= 0.5), PROFILE_SCALE_CENTRE * scale, None)
+    TIE_SHARES, for a two-valued predictor those from 1/2 on (a share s of rows at one value makes
+    s^2 + (1 - s)^2 >= 1/2 of the pairs ties)."""
+    shares = TIE_SHARES if values is None else tuple(t for t in TIE_SHARES if t >= 0.5)
+    return ProfilePrior(shares, PROFILE_SCALE_CENTRE * scale)
 
 
 @dataclass(frozen=True)
@@ -665,19 +666,15 @@ class ProfileRelease(ReleasedMedian):
     def log_posterior(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The public grid of profiles (scales g, tie shares t) and their unnormalised log-posterior: the
         histogram's log-likelihood (:meth:`log_likelihood`) plus the weakly informative ``prior``: log10(g /
-        scale_centre) normal with sd PROFILE_SCALE_DECADES, and t weighted by exp(-t / tie_scale) (ties need a
-        discrete x); each part flat when its centre or scale is None.
+        scale_centre) normal with sd PROFILE_SCALE_DECADES (flat when the centre is None).
 
         At n * epsilon below about 150 the noisy histogram hardly constrains the profile: under a flat prior
-        the posterior spans decades of scale and tie shares up to 0.8, profiles under which the median's
-        mechanism releases far from the bulk, and both the intervals and the error block's moment overstate the
-        error the fit shows (docs/proofs/theilsen.md, "Simulating the mechanisms").  The prior only matters
-        where the histogram says little."""
+        the posterior spans decades of scale, and both the intervals and the error block's moment overstate the
+        error the fit shows (docs/proofs/theilsen.md, "The simulated model").  The prior only matters where the
+        histogram says little."""
         scales, ties, logw = self.log_likelihood()
         if self.prior.scale_centre is not None:
             logw = logw - 0.5 * (np.log10(scales / self.prior.scale_centre) / PROFILE_SCALE_DECADES) ** 2
-        if self.prior.tie_scale is not None:
-            logw = logw - ties / self.prior.tie_scale
         return scales, ties, logw
 
     def log_likelihood(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
