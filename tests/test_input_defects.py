@@ -236,6 +236,16 @@ def test_misspelt_response_key_lists_the_response(schools):
     assert f"the response is '{RESPONSE}'" in str(err)
 
 
+def test_comparison_response_is_refused_with_its_numeric_rewrite(people):
+    # patsy codes a True/False response as two indicator columns; the refusal is decided from the formula
+    err, _ = refused(DataTypeError, "I(age > 50) ~ income", people, 1.0, 1e-6, method="ssp",
+                     bounds={"age": (0, 120), "income": (0, 100)})
+    assert "'I(age > 50)' is a comparison" in str(err) and "I(1.0 * (age > 50))" in str(err)
+    res = dpstats.dp_ols("I(1.0 * (age > 50)) ~ income", people, 1.0, 1e-6, method="ssp",
+                         bounds={"age": (0, 120), "income": (0, 100)}, random_state=0)
+    assert list(res.params.index) == ["Intercept", "income"] and np.isfinite(res.params).all()
+
+
 def test_missing_bounds_ask_for_raw_variables_first(people):
     formula = "y ~ age + I(age ** 2) + np.log(income)"
     d = build_design(formula, people, eval_env=ENV, bounds={"y": (-20, 30)})
