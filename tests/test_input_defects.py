@@ -473,12 +473,13 @@ def test_levels_written_as_a_string_in_the_formula_are_refused(people):
 
 
 @pytest.mark.parametrize("missing", ["raise", "drop"])
-def test_text_levels_for_a_numeric_column_are_refused_before_reading(people, missing):
-    # levels={'g': ['1', '2', '3']} for an int column: with missing='drop' the fill of the public null row met the
-    # int column and the fit failed with an InternalFitError that said nothing about the cause
+@pytest.mark.parametrize("term, levels", [("C(g)", {"g": ["1", "2", "3"]}), ("C(g, levels=['1', '2', '3'])", None)])
+def test_text_levels_for_a_numeric_column_are_refused_before_reading(people, missing, term, levels):
+    # text levels for an int column, by levels= or in the formula: with missing='drop' the fill of the public null
+    # row met the int column and the fit failed with an InternalFitError that said nothing about the cause
     data = people.assign(income=people.income.where(people.index != 5))
-    err, _ = refused(FormulaError, "y ~ income + C(g)", data, 1.0, 1e-6, method="ssp", missing=missing,
-                     bounds={**BOUNDS, "income": (1, 100)}, levels={"g": ["1", "2", "3"]})
+    err, _ = refused(FormulaError, f"y ~ income + {term}", data, 1.0, 1e-6, method="ssp", missing=missing,
+                     bounds={**BOUNDS, "income": (1, 100)}, levels=levels)
     assert str(err).startswith("levels for 'g' are text ('1', '2', '3') but the column's dtype is int64")
     assert "declare them as numbers" in str(err) and "Nothing was read or spent" in str(err)
 
@@ -486,6 +487,8 @@ def test_text_levels_for_a_numeric_column_are_refused_before_reading(people, mis
 def test_number_levels_for_a_text_column_are_refused_and_matching_kinds_fit(people):
     data = people.assign(g=people.g.map({1: "a", 2: "b", 3: "c"}).astype("string"))
     err, _ = refused(FormulaError, "y ~ C(g)", data, 1.0, 1e-6, method="ssp", bounds=BOUNDS, levels={"g": [1, 2, 3]})
+    assert "are numbers (1, 2, 3)" in str(err) and "declare them as text" in str(err)
+    err, _ = refused(FormulaError, "y ~ C(g, levels=[1, 2, 3])", data, 1.0, 1e-6, method="ssp", bounds=BOUNDS)
     assert "are numbers (1, 2, 3)" in str(err) and "declare them as text" in str(err)
     res = dpstats.dp_ols("y ~ C(g)", data, 1.0, 1e-6, method="ssp", bounds=BOUNDS, levels={"g": ["a", "b", "c"]},
                          random_state=0)

@@ -180,6 +180,8 @@ def _frame_plan(df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]],
     leveled = {v for v, _ in declared}
     clip = _clip_ranges(bounds, facts.values(), variables, df, bool_responses, leveled)
     allowed = [(v, lv) for v, lv in formula_literal_levels(factor_codes).items() if v in columns and v not in leveled]
+    for v, lv in allowed:
+        _check_level_types(v, lv, df[v])
     fill = _null_fill(df, bounds, declared, factor_codes) if missing == "null" else ()
     return FramePlan(tuple(variables), tuple(bool_responses), tuple(declared), tuple(clip), missing,
                      tuple(allowed), tuple(fill))
