@@ -484,6 +484,23 @@ def test_text_levels_for_a_numeric_column_are_refused_before_reading(people, mis
     assert "declare them as numbers" in str(err) and "Nothing was read or spent" in str(err)
 
 
+def test_null_row_fill_that_the_column_dtype_cannot_hold_is_not_an_internal_error(people):
+    # the public null row takes a factor's first declared level; 0.5 or True in an int column made pandas refuse the
+    # fill, so whether the data had a missing value decided between an InternalFitError and a fit (or a domain error)
+    bounds = {**BOUNDS, "income": (1, 100)}
+    complete = people
+    incomplete = people.assign(income=people.income.where(people.index != 5))
+    fits = [dpstats.dp_ols("y ~ income + C(g, levels=[0.5, 1, 2, 3])", d, 1.0, 1e-6, method="ssp", missing="drop",
+                           bounds=bounds, random_state=0) for d in (complete, incomplete)]
+    for res in fits:
+        assert list(res.params.index)[1:4] == [f"C(g, levels=[0.5, 1, 2, 3])[T.{lv}]" for lv in (1, 2, 3)]
+        assert np.isfinite(res.params.to_numpy()).all()
+    for data in (complete, incomplete):
+        err, _ = refused(FormulaError, "y ~ income + C(g, levels=[True, False])", data, 1.0, 1e-6, method="ssp",
+                         missing="drop", bounds=bounds)
+        assert "has values outside its declared levels" in str(err)
+
+
 def test_number_levels_for_a_text_column_are_refused_and_matching_kinds_fit(people):
     data = people.assign(g=people.g.map({1: "a", 2: "b", 3: "c"}).astype("string"))
     err, _ = refused(FormulaError, "y ~ C(g)", data, 1.0, 1e-6, method="ssp", bounds=BOUNDS, levels={"g": [1, 2, 3]})
