@@ -236,6 +236,16 @@ def test_misspelt_response_key_lists_the_response(schools):
     assert f"the response is '{RESPONSE}'" in str(err)
 
 
+def test_comparison_response_is_refused_with_its_numeric_rewrite(people):
+    # patsy codes a True/False response as two indicator columns; the refusal is decided from the formula
+    err, _ = refused(DataTypeError, "I(age > 50) ~ income", people, 1.0, 1e-6, method="ssp",
+                     bounds={"age": (0, 120), "income": (0, 100)})
+    assert "'I(age > 50)' is a comparison" in str(err) and "I(1.0 * (age > 50))" in str(err)
+    res = dpstats.dp_ols("I(1.0 * (age > 50)) ~ income", people, 1.0, 1e-6, method="ssp",
+                         bounds={"age": (0, 120), "income": (0, 100)}, random_state=0)
+    assert list(res.params.index) == ["Intercept", "income"] and np.isfinite(res.params).all()
+
+
 def test_missing_bounds_ask_for_raw_variables_first(people):
     formula = "y ~ age + I(age ** 2) + np.log(income)"
     d = build_design(formula, people, eval_env=ENV, bounds={"y": (-20, 30)})
@@ -463,19 +473,39 @@ def test_levels_written_as_a_string_in_the_formula_are_refused(people):
 
 
 @pytest.mark.parametrize("missing", ["raise", "drop"])
-def test_text_levels_for_a_numeric_column_are_refused_before_reading(people, missing):
-    # levels={'g': ['1', '2', '3']} for an int column: with missing='drop' the fill of the public null row met the
-    # int column and the fit failed with an InternalFitError that said nothing about the cause
+@pytest.mark.parametrize("term, levels", [("C(g)", {"g": ["1", "2", "3"]}), ("C(g, levels=['1', '2', '3'])", None)])
+def test_text_levels_for_a_numeric_column_are_refused_before_reading(people, missing, term, levels):
+    # text levels for an int column, by levels= or in the formula: with missing='drop' the fill of the public null
+    # row met the int column and the fit failed with an InternalFitError that said nothing about the cause
     data = people.assign(income=people.income.where(people.index != 5))
-    err, _ = refused(FormulaError, "y ~ income + C(g)", data, 1.0, 1e-6, method="ssp", missing=missing,
-                     bounds={**BOUNDS, "income": (1, 100)}, levels={"g": ["1", "2", "3"]})
+    err, _ = refused(FormulaError, f"y ~ income + {term}", data, 1.0, 1e-6, method="ssp", missing=missing,
+                     bounds={**BOUNDS, "income": (1, 100)}, levels=levels)
     assert str(err).startswith("levels for 'g' are text ('1', '2', '3') but the column's dtype is int64")
     assert "declare them as numbers" in str(err) and "Nothing was read or spent" in str(err)
+
+
+def test_null_row_fill_that_the_column_dtype_cannot_hold_is_not_an_internal_error(people):
+    # the public null row takes a factor's first declared level; 0.5 or True in an int column made pandas refuse the
+    # fill, so whether the data had a missing value decided between an InternalFitError and a fit (or a domain error)
+    bounds = {**BOUNDS, "income": (1, 100)}
+    complete = people
+    incomplete = people.assign(income=people.income.where(people.index != 5))
+    fits = [dpstats.dp_ols("y ~ income + C(g, levels=[0.5, 1, 2, 3])", d, 1.0, 1e-6, method="ssp", missing="drop",
+                           bounds=bounds, random_state=0) for d in (complete, incomplete)]
+    for res in fits:
+        assert list(res.params.index)[1:4] == [f"C(g, levels=[0.5, 1, 2, 3])[T.{lv}]" for lv in (1, 2, 3)]
+        assert np.isfinite(res.params.to_numpy()).all()
+    for data in (complete, incomplete):
+        err, _ = refused(FormulaError, "y ~ income + C(g, levels=[True, False])", data, 1.0, 1e-6, method="ssp",
+                         missing="drop", bounds=bounds)
+        assert "has values outside its declared levels" in str(err)
 
 
 def test_number_levels_for_a_text_column_are_refused_and_matching_kinds_fit(people):
     data = people.assign(g=people.g.map({1: "a", 2: "b", 3: "c"}).astype("string"))
     err, _ = refused(FormulaError, "y ~ C(g)", data, 1.0, 1e-6, method="ssp", bounds=BOUNDS, levels={"g": [1, 2, 3]})
+    assert "are numbers (1, 2, 3)" in str(err) and "declare them as text" in str(err)
+    err, _ = refused(FormulaError, "y ~ C(g, levels=[1, 2, 3])", data, 1.0, 1e-6, method="ssp", bounds=BOUNDS)
     assert "are numbers (1, 2, 3)" in str(err) and "declare them as text" in str(err)
     res = dpstats.dp_ols("y ~ C(g)", data, 1.0, 1e-6, method="ssp", bounds=BOUNDS, levels={"g": ["a", "b", "c"]},
                          random_state=0)

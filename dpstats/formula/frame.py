@@ -223,7 +223,8 @@ class FramePlan:
                 value = present.iloc[0] if len(present) else ""
             if isinstance(out[v].dtype, pd.CategoricalDtype) and value not in out[v].cat.categories:
                 out[v] = out[v].cat.add_categories([value])  # a declared level the schema's categories lack
-            out.loc[nulls, v] = value
+            # where() widens a dtype that cannot hold the value (1.5 or True in an int column), which .loc refuses
+            out[v] = out[v].where(~nulls, value)
         return out, nulls
 
 

@@ -130,7 +130,7 @@ def parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[
     facts = {code: check_factor(code, column_list) for code in dict.fromkeys([response_code, *factor_codes])}
     _check_column_names(desc, set(column_list))
     check_formula_levels(factor_codes)
-    bool_responses = _check_response(facts[response_code].variables, df)
+    bool_responses = _check_response(facts[response_code], df)
     plan = _frame_plan(df, bounds or {}, levels, facts, factor_codes, bool_responses, missing)
     schema, _ = plan.prepare(df.iloc[:0])
     check_numeric_dtypes(facts.values(), schema)
@@ -153,10 +153,17 @@ def _model(formula: str, columns: Sequence[str], missing: str) -> tuple[str, Any
     return expanded, desc
 
 
-def _check_response(response_vars: Sequence[str], df: pd.DataFrame) -> list[str]:
-    """Refuse a non-numeric response (from its dtype); the boolean response variables (coded 0/1)."""
-    bool_responses = [v for v in response_vars if pd.api.types.is_bool_dtype(df[v].dtype)]
-    for v in response_vars:
+def _check_response(response: FactorFacts, df: pd.DataFrame) -> list[str]:
+    """Refuse a comparison as the response (from the formula) and a non-numeric response (from its dtype); the
+    boolean response variables (coded 0/1)."""
+    if response.boolean:
+        code = response.code.strip()
+        inner = code[2:-1] if code.startswith("I(") and code.endswith(")") else code
+        raise DataTypeError(f"the response '{code}' is a comparison, whose True/False values patsy codes as two "
+                            f"indicator columns; write it as a number, I(1.0 * ({inner})), or make it a boolean "
+                            "column of the data with a public rule")
+    bool_responses = [v for v in response.variables if pd.api.types.is_bool_dtype(df[v].dtype)]
+    for v in response.variables:
         if not (is_numeric(df[v]) or v in bool_responses):
             raise DataTypeError(f"the response '{v}' must be numeric (its dtype is {df[v].dtype}); "
                                 "code a categorical outcome as 0/1 with a public rule")
@@ -173,6 +180,8 @@ def _frame_plan(df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]],
     leveled = {v for v, _ in declared}
     clip = _clip_ranges(bounds, facts.values(), variables, df, bool_responses, leveled)
     allowed = [(v, lv) for v, lv in formula_literal_levels(factor_codes).items() if v in columns and v not in leveled]
+    for v, lv in allowed:
+        _check_level_types(v, lv, df[v])
     fill = _null_fill(df, bounds, declared, factor_codes) if missing == "null" else ()
     return FramePlan(tuple(variables), tuple(bool_responses), tuple(declared), tuple(clip), missing,
                      tuple(allowed), tuple(fill))
