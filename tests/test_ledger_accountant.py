@@ -107,6 +107,21 @@ def test_pure_steps_compose_by_basic_composition():
     assert not is_pure([*steps, gauss(0.1)])
 
 
+def test_shares_that_sum_to_the_budget_report_the_budget_not_its_float_rounding():
+    """Shares of epsilon that sum to one in exact arithmetic can add up to an ulp above the budget in floats
+    (theilsen's small-n shares at epsilon 3: 3 * 0.61 + 3 * 0.15 + 3 * 0.16 + 3 * 0.06 + 3 * 0.02 > 3); the
+    ledger admits them and reports the budget, while a real excess is still refused."""
+    shares = (0.61, 0.15, 0.16, 0.06, 0.02)
+    ledger = PrivacyLedger(3.0, 0.0)
+    for w in shares:
+        ledger.charge(lap(3.0 * w))
+    assert ledger._total(list(ledger.steps))[0] > 3.0
+    assert ledger.spent == (3.0, 0.0)
+    assert ledger.remaining_epsilon == 0.0
+    with pytest.raises(BudgetExceededError):
+        ledger.charge(lap(1e-6))
+
+
 def test_approximate_steps_compose_basically_or_by_pld():
     steps = [approx(0.2, 1e-7), approx(0.3, 2e-7, count=2)]
     eps = compose_epsilon(steps, 1e-6)

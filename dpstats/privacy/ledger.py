@@ -308,9 +308,12 @@ class PrivacyLedger:
 
     @property
     def spent(self) -> tuple[float, float]:
-        """(epsilon, delta) spent so far, composed as tightly as the steps allow."""
+        """(epsilon, delta) spent so far, composed as tightly as the steps allow.  A total above the budget by
+        no more than the float rounding every charge was admitted with (a relative _REL_TOL: shares of epsilon
+        that sum to one in exact arithmetic, such as 3 * 0.55 + ... + 3 * 0.04) is the budget."""
         with self._lock:
-            return self._total(list(self.steps))
+            eps, delta = self._total(list(self.steps))
+        return (self.epsilon if self.epsilon < eps <= self.epsilon * (1.0 + _REL_TOL) else eps), delta
 
     @property
     def remaining_epsilon(self) -> float:
