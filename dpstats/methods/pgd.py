@@ -801,8 +801,9 @@ def theory_rate(guarantee: str) -> UpperRate:
 AUTO_RULES_FOR_OTHERS = (
     ("theilsen", AutoRule(
         rank=9, bounds="all", max_n_mu=SMALL_N_MU, min_d=2, max_d=2, needs_intercept=True,
-        why="at n * mu(epsilon, delta) < 100 with one predictor, the private median of pairwise slopes was far "
-            "closer to least squares than pgd (docs/choosing.md)")),
+        why="at n * mu(epsilon, delta) < 100 with one predictor, the private median of pairwise slopes was "
+            "closer to least squares than pgd on the benchmark's regressions (docs/choosing.md); it estimates the "
+            "median line, which differs from least squares' where the errors are skewed")),
     ("dpsgd", AutoRule(
         rank=12, bounds="all", max_n_mu=INTERVAL_MIN_N_MU, no_interval_reason=auto_no_interval_reason,
         why="below n * mu(epsilon, delta) = 15 its averaged, early-stopped iterates were the most accurate point "
