@@ -935,3 +935,63 @@ def test_descent_error_propagates_held_rounds_and_output_weights() -> None:
     held = descent_error([math.nan, math.nan], np.array([0.0, 0.0, 1.0]), eta, h)
     assert held == DescentError(0.0, 0.0)
     assert error_split(None, np.zeros(2), held, 1.0, "") is None  # nothing moved: no released value measures w*
+
+
+def _descent_error_by_rounds(noise_sds: list[float], weights: np.ndarray, eta: float,
+                             curvature: float) -> tuple[float, float]:
+    """Reference: the recurrence of ``descent_error`` run round by round (each stepping round contracts every
+    earlier draw's coefficient in the iterate by c and adds its own -eta; the output accumulates weighted
+    iterates)."""
+    c = min(max(1.0 - eta * curvature, 0.0), 1.0)
+    sds = np.asarray(noise_sds, dtype=float)
+    coef, out = np.zeros(sds.size), np.zeros(sds.size)
+    remain = 1.0
+    shrink = float(weights[0]) * (1.0 - remain)
+    for t, sd in enumerate(sds):
+        if math.isfinite(sd):
+            coef *= c
+            coef[t] = -eta
+            remain *= c
+        out += weights[t + 1] * coef
+        shrink += float(weights[t + 1]) * (1.0 - remain)
+    taken = np.isfinite(sds)
+    return shrink, float(np.sum(out[taken] ** 2 * sds[taken] ** 2))
+
+
+def _descent_error_cases() -> list[tuple[list[float], np.ndarray, float, float]]:
+    """Public inputs: one round, held rounds first/last, the contraction at 0 (exactly, and clipped from below),
+    near 1 and at 1 (no curvature), output weights on the start, a chosen iterate, a tail average, and a long
+    run whose powers of c underflow."""
+    rng = np.random.default_rng(20261203)
+    long_sds = rng.uniform(0.1, 3.0, 3000)
+    long_sds[rng.random(3000) < 0.2] = math.nan
+    long_tail = np.zeros(3001)
+    long_tail[1500:] = 1.0 / 1501
+    last3, tail3 = np.array([0.0, 0.0, 0.0, 1.0]), np.array([0.0, 0.0, 0.5, 0.5])
+    sds3 = [1.0, math.nan, 2.0]
+    return [
+        ([1.5], np.array([0.0, 1.0]), 0.3, 1.0),             # a single round
+        ([math.nan], np.array([0.0, 1.0]), 0.3, 1.0),        # a single held round
+        ([1.5], np.array([1.0, 0.0]), 0.3, 1.0),             # output the start
+        (sds3, last3, 0.5, 2.0),                             # c = 0 exactly
+        (sds3, tail3, 0.5, 5.0),                             # 1 - eta h < 0: c clipped to 0
+        (sds3, tail3, 0.2, 1.5),                             # c = 0.7
+        (sds3, tail3, 1e-9, 1.0),                            # c near 1
+        (sds3, last3, 0.2, 0.0),                             # c = 1: no contraction
+        ([math.nan, 0.5, 0.7, math.nan], np.array([0.0, 0.0, 1.0, 0.0, 0.0]), 0.4, 1.0),  # a chosen iterate
+        ([math.nan, 2.0, 1.0, math.nan, 3.0], np.full(6, 1.0 / 6), 0.1, 1.0 - 1e-12),     # all iterates
+        (list(long_sds), long_tail, 0.5, 1.0),               # c = 0.5: c^m underflows
+        (list(long_sds), long_tail, 0.01, 0.1),              # c = 0.999
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_descent_error_cases())))
+def test_descent_error_matches_the_recurrence_round_by_round(case: int) -> None:
+    """The closed form (pooled weights, running powers of c, discounted tail sums) equals the recurrence to
+    floating-point rounding."""
+    from dpstats.methods.common.robust_descent import descent_error
+
+    sds, weights, eta, h = _descent_error_cases()[case]
+    got = descent_error(sds, weights, eta, h)
+    want = _descent_error_by_rounds(sds, weights, eta, h)
+    assert np.allclose([got.shrink, got.variance], want, rtol=1e-10, atol=0.0)

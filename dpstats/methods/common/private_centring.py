@@ -283,14 +283,14 @@ class Standardisation:
             return clamp_finite(y - self.y_centre)
 
     def params_back(self, coef: np.ndarray) -> np.ndarray:
-        """Coefficients on x from those on z: beta_j = b_j / s_j, intercept b_0 - sum_j b_j c_j / s_j."""
-        beta = np.asarray(coef, dtype=float) / self.scale
-        if self.intercept_index is not None:
-            beta[self.intercept_index] = coef[self.intercept_index] - float(beta @ self.centre) + self.y_centre
-        return beta
+        """Coefficients on x from those on z, A coef + b with (A, b) from :meth:`affine_back`: beta_j = b_j / s_j,
+        intercept b_0 - sum_j b_j c_j / s_j + y_centre (clamped to finite doubles: a public, elementwise map)."""
+        A, b = self.affine_back()
+        with np.errstate(**QUIET):
+            return clamp_finite(A @ np.asarray(coef, dtype=float) + b)
 
     def affine_back(self) -> tuple[np.ndarray, np.ndarray]:
-        """(A, b) with :meth:`params_back` (coef) = A coef + b: A = diag(1 / scale) with, for an intercept k, row k
+        """(A, b) with beta = A coef + b (:meth:`params_back`): A = diag(1 / scale) with, for an intercept k, row k
         equal to -centre_j / scale_j off the diagonal and 1 on it; b = y_centre e_k (zero without an intercept)."""
         d = self.scale.size
         with np.errstate(**QUIET):

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.signal import lfilter
 
 from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods.common.private_centring import Standardisation, release_standardisation, standardised
@@ -340,24 +341,25 @@ def descent_error(noise_sds: Sequence[float], weights: np.ndarray, eta: float, c
     Round t (0-based) either holds (``noise_sds[t]`` NaN: no gradient released) or steps
     w_(t+1) = w_t - eta (h (w_t - w*) + xi_t) with xi_t ~ N(0, ``noise_sds[t]``^2 I), h = ``curvature``; the
     contraction c = 1 - eta h is clipped to [0, 1].  The output is sum_k ``weights[k]`` w_k over the iterates
-    w_0 = 0, ..., w_T (the last, a chosen one, or a tail average).  Then E[output] = sum_k weights[k] (1 - c^K_k)
-    w* (K_k the steps before w_k) and draw t enters with coefficient -eta sum_(k > t) weights[k] c^(K_k - K_(t+1)).
+    w_0 = 0, ..., w_T (the last, a chosen one, or a tail average; ``weights`` has T + 1 entries).  Then
+    E[output] = sum_k weights[k] (1 - c^K_k) w* (K_k the steps before w_k) and draw t enters with coefficient
+    -eta sum_(k > t) weights[k] c^(K_k - K_(t+1)).
+
+    Closed form of that recurrence: c^m is the running product of the contraction factors; pooling the weights
+    by step count, W_m = sum_(K_k = m) weights[k], the draw of the m-th step (m >= 1) has coefficient
+    -eta B_m with B_m = sum_(m' >= m) W_m' c^(m' - m), the discounted tail sum B_m = W_m + c B_(m+1), computed
+    by a first-order linear filter over the reversed pools (no division by powers of c, which may be 0).
     """
     c = min(max(1.0 - eta * curvature, 0.0), 1.0)
     sds = np.asarray(noise_sds, dtype=float)
-    coef = np.zeros(sds.size)  # each draw's coefficient in the current iterate
-    out = np.zeros(sds.size)   # ... in the output
-    remain = 1.0               # c^(steps so far): the share of w* not yet covered
-    shrink = float(weights[0]) * (1.0 - remain)
-    for t, sd in enumerate(sds):
-        if math.isfinite(sd):
-            coef *= c
-            coef[t] = -eta
-            remain *= c
-        out += weights[t + 1] * coef
-        shrink += float(weights[t + 1]) * (1.0 - remain)
+    w = np.asarray(weights, dtype=float)
     taken = np.isfinite(sds)
-    return DescentError(shrink, float(np.sum(out[taken] ** 2 * sds[taken] ** 2)))
+    steps = np.concatenate(([0], np.cumsum(taken)))                            # K_k for k = 0, ..., T
+    powers = np.concatenate(([1.0], np.cumprod(np.full(int(steps[-1]), c))))  # c^m for m = 0, ..., steps
+    shrink = float(np.sum(w * (1.0 - powers[steps])))
+    pooled = np.bincount(steps, weights=w, minlength=powers.size)              # W_m
+    tail = lfilter([1.0], [1.0, -c], pooled[::-1])[::-1]                       # B_m
+    return DescentError(shrink, float(eta**2 * np.sum(tail[1:] ** 2 * sds[taken] ** 2)))
 
 
 def signal_scale(gammas: Sequence[float], curvature: float, d: int) -> float:
