@@ -567,3 +567,21 @@ def test_fit_context_names_columns_and_the_response():
     assert [ctx.variable_name(v) for v in (1, "response")] == ["x", "np.log(y) (response)"]
     bare = FitContext(n=10, d=2, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(0))
     assert [bare.variable_name(v) for v in (1, "response")] == ["column 1", "the response"]
+
+
+def test_a_boolean_response_is_bounded_by_its_dtype():
+    """A bool response is coded 0/1, so its range [0, 1] is public from the dtype: methods that need bounds fit
+    with bounds declared for the predictors only (the same fit as with y's bounds declared, same seed), a
+    declared response bound still wins, and without any bounds the refusal names only the predictors."""
+    rng = np.random.default_rng(7)
+    x = rng.uniform(0.0, 1.0, 400)
+    df = pd.DataFrame({"x": x, "y": rng.uniform(size=400) < 0.2 + 0.5 * x})
+    implied = dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method="ssp", bounds={"x": (0, 1)}, random_state=3)
+    explicit = dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method="ssp", bounds={"x": (0, 1), "y": (0, 1)},
+                              random_state=3)
+    np.testing.assert_array_equal(implied.params.to_numpy(), explicit.params.to_numpy())
+    design = build_design("y ~ x", df, bounds={"x": (0, 1), "y": (0, 0.5)})
+    assert (design.response_interval.lo, design.response_interval.hi) == (0.0, 0.5)
+    with pytest.raises(MissingBoundsError) as err:
+        dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method="ssp", random_state=3)
+    assert "'x'" in str(err.value) and "'y'" not in str(err.value)

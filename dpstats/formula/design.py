@@ -369,9 +369,11 @@ def _all_finite(a: np.ndarray) -> bool:
 
 def _assemble(parsed: ParsedFormula, X: np.ndarray, y: np.ndarray, design_info: Any, response_info: Any,
               bounds: Mapping[str, tuple[float, float]] | None, notes: list[str]) -> Design:
-    """The :class:`Design`, with each column's range derived from the declared bounds."""
+    """The :class:`Design`, with each column's range derived from the declared bounds; a boolean response
+    variable, coded 0/1, is bounded by [0, 1] unless bounds were declared for it (public: its dtype)."""
     numeric = [v for v in parsed.plan.variables if is_numeric(parsed.schema[v])]
-    ranges = derive_ranges(design_info, parsed.response_code, bounds, columns=parsed.columns, numeric=numeric,
+    declared = {**{v: (0.0, 1.0) for v in parsed.plan.bool_responses}, **(bounds or {})}
+    ranges = derive_ranges(design_info, parsed.response_code, declared, columns=parsed.columns, numeric=numeric,
                            variables=code_names)
     return Design(X=X, y=y, column_names=list(design_info.column_names), response_name=parsed.response_code,
                   design_info=design_info, column_intervals=ranges.column_intervals,
