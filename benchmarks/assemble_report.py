@@ -82,6 +82,8 @@ body+=sec("Theil-Sen's error block for a two-valued predictor (issue 18)",
          "benchmarks/results/theilsen_binary/summary.md")
 body+=sec("Theil-Sen's far tail at small n * epsilon (issue 17)", "benchmarks/results/theilsen_tail.md")
 body+=sec("Private Theil-Sen for a two-level factor (issues 17 and 18)", "benchmarks/results/theilsen_two_level.md")
+body+=sec("A boolean response: why auto skips Theil-Sen there (issues 17 and 18)",
+         "benchmarks/results/boolean_response.md")
 body+=sec("pgd and the auto rule on the real regressions (issues 17 and 18)", "benchmarks/results/pgd.md")
 body+=sec("pgd's clip multiple (issue 17)", "benchmarks/results/pgd_clip.md")
 body+=sec("pgd's number of final chains (issues 17 and 18)", "benchmarks/results/pgd_chains.md")

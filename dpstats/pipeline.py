@@ -497,7 +497,8 @@ def auto_facts(design: Design, n: int, eps: float, dlt: float) -> AutoFacts:
     unbounded = sum(1 for j, iv in enumerate(design.column_intervals) if iv is None and j != intercept)
     unbounded += int(design.response_interval is None)
     return AutoFacts(n=n, d=design.d, epsilon=eps, delta=dlt, bounds=not design.missing_bounds, unbounded=unbounded,
-                     null_rows=design.null_rows, intercept=design.has_intercept)
+                     null_rows=design.null_rows, intercept=design.has_intercept,
+                     two_valued_response=design.two_valued_response)
 
 
 def _choose_method(design: Design, n: int, eps: float, dlt: float) -> tuple[MethodSpec, str, str]:

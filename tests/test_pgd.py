@@ -593,6 +593,25 @@ def test_auto_names_theilsen_only_when_it_is_registered(monkeypatch):
     assert choose_auto(_facts(50, d=3))[0].name == "dpsgd"
 
 
+def test_auto_skips_theilsen_for_a_boolean_response():
+    """A boolean response (0/1, public from its dtype) takes two values, where Theil-Sen's median line is not
+    least squares' line: auto fits pgd (or DP-SGD below pgd's interval threshold) instead; a float response
+    with the same values is not two-valued by any public fact and keeps Theil-Sen."""
+    facts = _facts(300, d=2)
+    assert choose_auto(facts)[0].name == "theilsen"
+    assert choose_auto(dataclasses.replace(facts, two_valued_response=True))[0].name == "pgd"
+    assert choose_auto(dataclasses.replace(_facts(50, d=2), two_valued_response=True))[0].name == "dpsgd"
+    rng = np.random.default_rng(5)
+    g = (rng.uniform(size=250) < 0.5).astype(int)
+    df = pd.DataFrame({"g": g, "y": rng.uniform(size=250) < 0.3 + 0.2 * g})
+    formula = "y ~ C(g, levels=[0, 1])"
+    assert dpstats.dp_ols(formula, df, 1.0, 1e-6, random_state=0).method == "pgd"
+    assert dpstats.dp_ols("I(1 - y) ~ C(g, levels=[0, 1])", df, 1.0, 1e-6, random_state=0,
+                          bounds={"y": (0, 1)}).method == "pgd"
+    as_float = df.assign(y=df["y"].astype(float))
+    assert dpstats.dp_ols(formula, as_float, 1.0, 1e-6, bounds={"y": (0, 1)}, random_state=0).method == "theilsen"
+
+
 def test_auto_below_the_threshold_says_why_there_is_no_interval():
     small = _frame(50)  # n mu = 11.8 at epsilon = 1: below pgd's interval threshold
     res = dpstats.dp_ols(FORMULA, small, 1.0, 1e-6, bounds=BOUNDS, random_state=0)

@@ -95,6 +95,9 @@ class Design:
         ``missing="drop"`` in a private fit: rows with a missing value are public null rows, NaN in X and y here
         (the mask itself is private: it is never stored, only the NaN marks, which ``DataBounds.clip`` turns into
         zeros).
+    two_valued_response : bool
+        The response is a function of one boolean variable (coded 0/1), so it takes at most two values (public:
+        the formula and the dtype).
     formula_expanded : str
         The formula as patsy parses it ('.' expanded, long sums nested), for workers.
     non_finite_message : str
@@ -117,6 +120,7 @@ class Design:
     bound_variables: list[str] = field(default_factory=list)
     underivable_bounds: list[tuple[str, str]] = field(default_factory=list)
     null_rows: bool = False
+    two_valued_response: bool = False
     formula_expanded: str = ""
     non_finite_message: str = ""
     rank_probe: RankProbe | None = None
@@ -359,6 +363,12 @@ def finite_arrays(X_dm: Any, y_dm: Any, message: str, nulls: np.ndarray | None =
     return X, y
 
 
+def _two_valued_response(parsed: ParsedFormula) -> bool:
+    """Whether the response is a function of a single boolean variable (public: the formula and the dtype)."""
+    variables = parsed.facts[parsed.response_code].variables
+    return len(variables) == 1 and variables[0] in parsed.plan.bool_responses
+
+
 def _all_finite(a: np.ndarray) -> bool:
     """Whether every value of ``a`` is finite: one summing pass, and an elementwise check only when the sum is not
     finite (a non-finite value, or finite values whose sum overflows)."""
@@ -380,6 +390,7 @@ def _assemble(parsed: ParsedFormula, X: np.ndarray, y: np.ndarray, design_info: 
                   response_interval=ranges.response_interval, missing_bounds=ranges.missing, notes=notes,
                   numeric_variables=numeric, response_info=response_info, bound_variables=ranges.bound_variables,
                   underivable_bounds=ranges.underivable, null_rows=parsed.plan.missing == "null",
+                  two_valued_response=_two_valued_response(parsed),
                   formula_expanded=parsed.expanded, non_finite_message=parsed.non_finite_message,
                   rank_probe=RankProbe(parsed.plan, parsed.schema, dict(bounds or {})))
 

@@ -796,11 +796,14 @@ def theory_rate(guarantee: str) -> UpperRate:
 #: ``method="auto"``'s rules for other methods, measured in pgd's study (docs/choosing.md), so pgd's spec declares
 #: them (``auto_rules_for``); they apply only to registered methods.  With every bound declared: private Theil-Sen
 #: for one predictor with an intercept below n * mu = ``SMALL_N_MU`` (ahead of pgd: its point estimate was far
-#: closer to least squares there), and DP-SGD's averaged, early-stopped iterates below n * mu =
+#: closer to least squares there), unless the response is a boolean (its median line is not least squares' line:
+#: for a 0/1 response on a two-level factor Theil-Sen's slope is the median difference, 0 or +/-1, and its
+#: intervals missed the difference in proportions where pgd's covered it), and DP-SGD's averaged, early-stopped iterates below n * mu =
 #: ``INTERVAL_MIN_N_MU``, where pgd gives no interval either (pgd ranks ahead wherever it can).
 AUTO_RULES_FOR_OTHERS = (
     ("theilsen", AutoRule(
         rank=9, bounds="all", max_n_mu=SMALL_N_MU, min_d=2, max_d=2, needs_intercept=True,
+        needs_many_response_values=True,
         why="at n * mu(epsilon, delta) < 100 with one predictor, the private median of pairwise slopes was "
             "closer to least squares than pgd on the benchmark's regressions (docs/choosing.md); it estimates the "
             "median line, which differs from least squares' where the errors are skewed")),

@@ -545,6 +545,8 @@ class AutoFacts:
         ``missing="drop"`` turned incomplete rows into public null rows.
     intercept : bool
         The design has an intercept column.
+    two_valued_response : bool
+        The response takes at most two values (a boolean response variable, coded 0/1: its dtype is public).
 
     Examples
     --------
@@ -562,6 +564,7 @@ class AutoFacts:
     unbounded: int = 0
     null_rows: bool = False
     intercept: bool = True
+    two_valued_response: bool = False
 
     @property
     def mu(self) -> float:
@@ -601,6 +604,8 @@ class AutoRule:
         d in [min_d, max_d].
     needs_intercept : bool
         Only for designs with an intercept.
+    needs_many_response_values : bool
+        Not where the response takes at most two values (a method whose target there is not least squares').
     intervals : bool
         The method reports intervals in this regime (said in the choice's reason).
     why : str
@@ -632,6 +637,7 @@ class AutoRule:
     min_d: int = 1
     max_d: int = 1 << 30
     needs_intercept: bool = False
+    needs_many_response_values: bool = False
     intervals: bool = False
     why: str = ""
     no_interval_reason: Callable[[AutoFacts], str] | None = None
@@ -659,7 +665,8 @@ class AutoRule:
             return False
         if not (self.min_d <= facts.d <= self.max_d and facts.n < self.max_rows):
             return False
-        if self.needs_intercept and not facts.intercept:
+        if (self.needs_intercept and not facts.intercept) or (self.needs_many_response_values
+                                                              and facts.two_valued_response):
             return False
         if facts.n < (self.min_rows or spec.min_rows)(facts.d):
             return False
