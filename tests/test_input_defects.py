@@ -362,6 +362,16 @@ def test_an_integer_column_made_a_factor_by_levels_and_used_as_a_number_says_to_
     assert "not numeric" not in msg and "no value was read" in msg
 
 
+@pytest.mark.parametrize("name,suggestion", [("OLS", "'ols'"), ("theilsne", "'theilsen'"), ("Auto", "'auto'"),
+                                             ("nope", None)])
+def test_an_unknown_method_name_suggests_the_close_one(people, name, suggestion):
+    with pytest.raises(UnknownMethodError) as info:
+        dpstats.dp_ols("y ~ age", people, 1.0, 1e-6, method=name, bounds=BOUNDS)
+    msg = str(info.value)
+    assert "available: " in msg
+    assert (f"did you mean {suggestion}" in msg) if suggestion else ("did you mean" not in msg)
+
+
 # -- i. plan's arguments ------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("method", ["nope", "auto"])

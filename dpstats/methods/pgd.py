@@ -798,8 +798,9 @@ def theory_rate(guarantee: str) -> UpperRate:
 #: for one predictor with an intercept below n * mu = ``SMALL_N_MU`` (ahead of pgd: its point estimate was far
 #: closer to least squares there), unless the response is a boolean (its median line is not least squares' line:
 #: for a 0/1 response on a two-level factor Theil-Sen's slope is the median difference, 0 or +/-1, and its
-#: intervals missed the difference in proportions where pgd's covered it), and DP-SGD's averaged, early-stopped iterates below n * mu =
-#: ``INTERVAL_MIN_N_MU``, where pgd gives no interval either (pgd ranks ahead wherever it can).
+#: intervals missed the difference in proportions where pgd's covered it), and DP-SGD's averaged, early-stopped
+#: iterates below n * mu = ``INTERVAL_MIN_N_MU``, where pgd gives no interval either (pgd ranks ahead wherever it
+#: can).
 AUTO_RULES_FOR_OTHERS = (
     ("theilsen", AutoRule(
         rank=9, bounds="all", max_n_mu=SMALL_N_MU, min_d=2, max_d=2, needs_intercept=True,

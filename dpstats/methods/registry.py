@@ -30,6 +30,7 @@ home for authors of a new method.
 
 from __future__ import annotations
 
+import difflib
 import html
 import math
 from collections.abc import Mapping
@@ -147,9 +148,19 @@ def get_method(name: str) -> MethodSpec:
     'Sufficient statistics perturbation'
     """
     if not isinstance(name, str) or name not in _REGISTRY:
-        raise UnknownMethodError(
-            f"unknown method {name!r}; available: {', '.join(sorted(_REGISTRY))} or 'auto'")
+        raise UnknownMethodError(f"unknown method {name!r}{_did_you_mean(name)}; available: "
+                                 f"{', '.join(sorted(_REGISTRY))} or 'auto'")
     return _REGISTRY[name]
+
+
+def _did_you_mean(name: object) -> str:
+    """'; did you mean ...' for a name that differs from a registered method or 'auto' in case or spelling."""
+    if not isinstance(name, str):
+        return ""
+    names = [*sorted(_REGISTRY), "auto"]
+    folded = {n.lower(): n for n in names}
+    match = folded.get(name.lower()) or next(iter(difflib.get_close_matches(name.lower(), names, n=1)), None)
+    return f"; did you mean {match!r}" if match else ""
 
 
 class MethodTable(dict):
