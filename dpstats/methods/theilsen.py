@@ -10,8 +10,9 @@ Sarathy & Vadhan ("Analyzing the differentially private Theil-Sen estimator for 
   needs only the rows of the windows cut by a chunk edge from its neighbour;
 * **slope** b: the exponential-mechanism median of the pair slopes (dy / dx) over the cells of a public
   symmetric log grid scaled by the declared ranges (slopes from 1e-4 to 1e3 times the box diagonal
-  (y range) / (x range), 1% apart, plus a zero cell), with a base measure that is flat near zero and
-  log-uniform beyond (:func:`slope_grid`); pairs with dx = 0 count half below and half above every cell;
+  (y range) / (x range), 1% apart, plus a zero cell), with a base measure that is flat near zero, log-uniform
+  up to a few box diagonals and falling beyond (:func:`slope_grid`); pairs with dx = 0 count half below and
+  half above every cell;
 * **intercept** a: the exponential-mechanism median of the residuals y - b x (Sen's intercept) over a public
   linear grid of the residual's range, in a second pass;
 * **intervals** (``inference=True``, when n * epsilon >= :data:`INTERVAL_MIN_N_EPSILON`): a parametric
@@ -23,7 +24,8 @@ Sarathy & Vadhan ("Analyzing the differentially private Theil-Sen estimator for 
   where that model under-covers (the radius and the median's rank error are too heavy-tailed), the bootstrap
   runs both exponential mechanisms exactly on Cauchy profiles with ties, whose scale and tie share are drawn
   from their posterior given a noisy histogram (Laplace) of the values' distances from the released median in
-  one-decade bins, the ties one more bin (:class:`ProfileRelease`).  The intercept's
+  one-decade bins, the ties one more bin, under a weakly informative prior on the slopes' scale
+  (:class:`ProfileRelease`, :class:`ProfilePrior`).  The intercept's
   draws carry the slope's error through a private mean of x;
 * **error block** (each coefficient's predicted privacy error): the second moments of the bootstrap's privacy
   parts; for a two-valued predictor (a two-level factor, whose values are public: ``FitContext.column_values``)
@@ -713,9 +715,9 @@ def privacy_moment(privacy: np.ndarray) -> float:
     their central 68% (a normal's sd).  Their mean square is dominated by rare far releases and overstates the
     typical privacy error by orders of magnitude at n * epsilon < SIMULATE_BELOW_N_EPSILON
     (benchmarks/theilsen.py); the intervals keep the tails.  The slope's moment mixes the profiles under a
-    weakly informative prior (:meth:`ProfileRelease.typical_moment`): under the flat prior the profiles of
-    large (and tiny) scale and large tie share that the noisy histogram cannot exclude make this spread overstate
-    the measured privacy error (issue 18)."""
+    weakly informative prior on their scale (:meth:`ProfileRelease.typical_moment`): under a flat prior the
+    profiles of large (and tiny) scale that the noisy histogram cannot exclude make this spread overstate the
+    measured privacy error (issue 18)."""
     lo, hi = np.quantile(privacy, MOMENT_QUANTILES)
     return float(((hi - lo) / 2.0) ** 2)
 
