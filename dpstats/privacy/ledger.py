@@ -310,7 +310,7 @@ class PrivacyLedger:
     def spent(self) -> tuple[float, float]:
         """(epsilon, delta) spent so far, composed as tightly as the steps allow.  A total above the budget by
         no more than the float rounding every charge was admitted with (a relative _REL_TOL: shares of epsilon
-        that sum to one in exact arithmetic, such as 3 * 0.55 + ... + 3 * 0.04) is the budget."""
+        that sum to one in exact arithmetic, such as theilsen's 3 * 0.61 + ... + 3 * 0.02) is the budget."""
         with self._lock:
             eps, delta = self._total(list(self.steps))
         return (self.epsilon if self.epsilon < eps <= self.epsilon * (1.0 + _REL_TOL) else eps), delta
