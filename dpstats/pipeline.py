@@ -590,9 +590,9 @@ def _public_ranges(design: Design, scaling: PublicScaling | None) -> dict[str, A
 
 
 def _column_values(design: Design, scaling: PublicScaling | None) -> tuple[tuple[float, ...] | None, ...]:
-    """The values each design column can take when they come from the public contrast matrices (None for a
-    column with a numerical factor), in the units the method sees."""
-    values = column_values(design.design_info)
+    """The values each design column can take when public facts fix them (the contrast matrices, or a two-valued
+    integer variable's declared bounds; None for any other numerical column), in the units the method sees."""
+    values = column_values(design.design_info, design.variable_supports)
     if scaling is None:
         return values
     return tuple(None if v is None else tuple(float((u - c) / s) for u in v)

@@ -377,12 +377,17 @@ def test_the_two_valued_error_path_is_post_processing(monkeypatch):
 
 
 def test_a_numeric_0_1_predictor_and_a_0_1_response_keep_the_linearised_block(monkeypatch):
-    """The two-valued path needs a factor (a numeric column's values are not public) and a residual spread that
-    a normal profile can fit: a 0/1 response puts a quarter of the residuals on one value, and its block stays
-    the linearised one (deterministic)."""
-    numeric = dpstats.dp_ols("y ~ g", _two_level(2000, 0.2, 11), 1.0, 1e-6, method="theilsen",
+    """The two-valued path needs public values (a factor, or an integer column declared between consecutive
+    integers; a float column's values are not public) and a residual spread that a normal profile can fit: a 0/1
+    response puts a quarter of the residuals on one value, and its block stays the linearised one
+    (deterministic)."""
+    df = _two_level(2000, 0.2, 11)
+    numeric = dpstats.dp_ols("y ~ g", df.assign(g=df["g"].astype(float)), 1.0, 1e-6, method="theilsen",
                              bounds={"g": (0.0, 1.0), **TWO_LEVEL_BOUNDS}, random_state=5, bootstrap=100)
     assert "two-valued" not in numeric.error_bounds.coefficients.privacy_source
+    integer = dpstats.dp_ols("y ~ g", df.assign(g=df["g"].astype(int)), 1.0, 1e-6, method="theilsen",
+                             bounds={"g": (0.0, 1.0), **TWO_LEVEL_BOUNDS}, random_state=5, bootstrap=100)
+    assert "two-valued" in integer.error_bounds.coefficients.privacy_source
     rng = np.random.default_rng(2)
     g = (rng.uniform(size=2000) < 0.3).astype(int)
     binary = pd.DataFrame({"g": g, "y": (rng.uniform(size=2000) < 0.3 + 0.3 * g).astype(float)})
@@ -656,9 +661,11 @@ def test_audit_theilsen_on_a_two_level_factor_slow():
 
 def test_a_two_level_factor_fit_says_what_its_slope_estimates():
     """The slope of a two-level factor is a median of group differences, not the difference of means: the fit
-    says so (a public fact: the predictor is a two-level factor), and a numeric column's fit does not."""
+    says so (a public fact: the predictor is a two-level factor, or an integer column declared (0, 1)), and a
+    float column's fit does not."""
     df = _two_level(300, 0.5, 3)
     assert any("Hodges-Lehmann" in note for note in _fit_two_level(df, 1.0, 1).privacy.notes)
-    numeric = dpstats.dp_ols("y ~ g", df, 1.0, 1e-6, method="theilsen", bounds={"g": (0.0, 1.0), **TWO_LEVEL_BOUNDS},
-                             random_state=1, bootstrap=100)
-    assert not any("Hodges-Lehmann" in note for note in numeric.privacy.notes)
+    fits = [dpstats.dp_ols("y ~ g", df.assign(g=df["g"].astype(kind)), 1.0, 1e-6, method="theilsen",
+                           bounds={"g": (0.0, 1.0), **TWO_LEVEL_BOUNDS}, random_state=1, bootstrap=100)
+            for kind in (float, int)]
+    assert [any("Hodges-Lehmann" in note for note in fit.privacy.notes) for fit in fits] == [False, True]

@@ -204,7 +204,8 @@ def _derived_ranges(design_info: Any, bounds: Bounds, columns: set[str]
     return derived
 
 
-def column_values(design_info: Any) -> tuple[tuple[float, ...] | None, ...]:
+def column_values(design_info: Any, supports: Mapping[str, tuple[float, ...]] | None = None
+                  ) -> tuple[tuple[float, ...] | None, ...]:
     """The values each design column can take when the design alone fixes them: for a column whose factors are
     all categorical, the products of one entry from each factor's contrast-matrix column (a contrast matrix holds
     one row per declared level), sorted and distinct; the intercept's is (1.0,); None for a column with a
@@ -225,7 +226,8 @@ def column_values(design_info: Any) -> tuple[tuple[float, ...] | None, ...]:
     found: dict[str, tuple[float, ...] | None] = {}
     for term in design_info.terms:
         for subterm in design_info.term_codings[term]:
-            per_factor = [_factor_values(f, subterm, design_info.factor_infos[f]) for f in subterm.factors]
+            per_factor = [_factor_values(f, subterm, design_info.factor_infos[f], supports or {})
+                          for f in subterm.factors]
             for combo in _column_combinations([len(p) for p in per_factor]):
                 pieces = [per_factor[i][k] for i, k in enumerate(combo)]
                 name = ":".join(p[0] for p in pieces) or "Intercept"
@@ -233,16 +235,18 @@ def column_values(design_info: Any) -> tuple[tuple[float, ...] | None, ...]:
     return tuple(found.get(name) for name in design_info.column_names)
 
 
-def _factor_values(factor: Any, subterm: Any, info: Any) -> list[tuple[str, tuple[float, ...] | None]]:
+def _factor_values(factor: Any, subterm: Any, info: Any, supports: Mapping[str, tuple[float, ...]]
+                   ) -> list[tuple[str, tuple[float, ...] | None]]:
     """The design-column pieces one factor contributes to a subterm (named as in :func:`_factor_pieces`), with
-    the values each can take: the distinct entries of its contrast-matrix column; None for a numerical factor."""
+    the values each can take: the distinct entries of its contrast-matrix column; a bare variable's public
+    support; None for any other numerical factor."""
     if factor in subterm.contrast_matrices:
         cm = subterm.contrast_matrices[factor]
         mat = np.asarray(cm.matrix, dtype=float)
         return [(factor.name() + sfx, tuple(float(v) for v in np.unique(mat[:, k])))
                 for k, sfx in enumerate(cm.column_suffixes)]
     if info.num_columns == 1:
-        return [(factor.name(), None)]
+        return [(factor.name(), supports.get(factor.name()))]
     return [(f"{factor.name()}[{k}]", None) for k in range(info.num_columns)]
 
 

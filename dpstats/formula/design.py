@@ -96,8 +96,11 @@ class Design:
         (the mask itself is private: it is never stored, only the NaN marks, which ``DataBounds.clip`` turns into
         zeros).
     two_valued_response : bool
-        The response is a function of one boolean variable (coded 0/1), so it takes at most two values (public:
-        the formula and the dtype).
+        The response is a function of one two-valued variable (a boolean, coded 0/1, or one in
+        ``variable_supports``), so it takes at most two values (public: the formula, the dtype and the bounds).
+    variable_supports : dict of str to tuple of float
+        The numeric variables whose values public facts fix: an integer dtype clipped to declared bounds that are
+        consecutive integers (:func:`dpstats.formula.schema.integer_supports`), e.g. a 0/1 column declared (0, 1).
     formula_expanded : str
         The formula as patsy parses it ('.' expanded, long sums nested), for workers.
     non_finite_message : str
@@ -121,6 +124,7 @@ class Design:
     underivable_bounds: list[tuple[str, str]] = field(default_factory=list)
     null_rows: bool = False
     two_valued_response: bool = False
+    variable_supports: dict[str, tuple[float, ...]] = field(default_factory=dict)
     formula_expanded: str = ""
     non_finite_message: str = ""
     rank_probe: RankProbe | None = None
@@ -363,10 +367,11 @@ def finite_arrays(X_dm: Any, y_dm: Any, message: str, nulls: np.ndarray | None =
     return X, y
 
 
-def _two_valued_response(parsed: ParsedFormula) -> bool:
-    """Whether the response is a function of a single boolean variable (public: the formula and the dtype)."""
+def _two_valued_response(parsed: ParsedFormula, supports: Mapping[str, tuple[float, ...]]) -> bool:
+    """Whether the response is a function of a single two-valued variable: a boolean, or an integer variable
+    clipped to consecutive integers (``supports``; public: the formula, the dtype and the declared bounds)."""
     variables = parsed.facts[parsed.response_code].variables
-    return len(variables) == 1 and variables[0] in parsed.plan.bool_responses
+    return len(variables) == 1 and (variables[0] in parsed.plan.bool_responses or variables[0] in supports)
 
 
 def _all_finite(a: np.ndarray) -> bool:
@@ -385,12 +390,13 @@ def _assemble(parsed: ParsedFormula, X: np.ndarray, y: np.ndarray, design_info: 
     declared = {**{v: (0.0, 1.0) for v in parsed.plan.bool_responses}, **(bounds or {})}
     ranges = derive_ranges(design_info, parsed.response_code, declared, columns=parsed.columns, numeric=numeric,
                            variables=code_names)
+    supports = parsed.integer_supports
     return Design(X=X, y=y, column_names=list(design_info.column_names), response_name=parsed.response_code,
                   design_info=design_info, column_intervals=ranges.column_intervals,
                   response_interval=ranges.response_interval, missing_bounds=ranges.missing, notes=notes,
                   numeric_variables=numeric, response_info=response_info, bound_variables=ranges.bound_variables,
                   underivable_bounds=ranges.underivable, null_rows=parsed.plan.missing == "null",
-                  two_valued_response=_two_valued_response(parsed),
+                  two_valued_response=_two_valued_response(parsed, supports), variable_supports=supports,
                   formula_expanded=parsed.expanded, non_finite_message=parsed.non_finite_message,
                   rank_probe=RankProbe(parsed.plan, parsed.schema, dict(bounds or {})))
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -36,7 +36,7 @@ from dpstats.formula.parse import (
     model_desc,
 )
 
-__all__ = ["ParsedFormula", "parse_formula", "non_finite_message"]
+__all__ = ["ParsedFormula", "integer_supports", "parse_formula", "non_finite_message"]
 
 
 @dataclass
@@ -61,6 +61,8 @@ class ParsedFormula:
         Zero rows of the prepared frame (its dtypes are public).
     facts : dict of str to FactorFacts
         What the allow-list learned about each code (the response's included).
+    integer_supports : dict of str to tuple of float
+        The numeric variables that take two values by public facts (:func:`integer_supports`).
     """
 
     desc: Any
@@ -71,6 +73,7 @@ class ParsedFormula:
     plan: FramePlan
     schema: pd.DataFrame
     facts: dict[str, FactorFacts]
+    integer_supports: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
     @property
     def non_finite_message(self) -> str:
@@ -135,7 +138,44 @@ def parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[
     schema, _ = plan.prepare(df.iloc[:0])
     check_numeric_dtypes(facts.values(), schema)
     _check_transform_domains(facts.values(), bounds or {}, schema)
-    return ParsedFormula(desc, expanded, response_code, factor_codes, set(column_list), plan, schema, facts)
+    return ParsedFormula(desc, expanded, response_code, factor_codes, set(column_list), plan, schema, facts,
+                         integer_supports(df, bounds or {}, plan))
+
+
+def integer_supports(df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]], plan: FramePlan
+                     ) -> dict[str, tuple[float, ...]]:
+    """The numeric variables that take only two values by public facts: an integer dtype in the schema and
+    declared bounds that are two consecutive integers, e.g. (0, 1) for a 0/1 indicator stored as int.
+
+    Every design column and response built from such a variable is clipped to its bounds before a method reads
+    it (a transform's input by the frame plan, a bare column by the method), and an integer clipped to [k, k + 1]
+    is k or k + 1; the public null row's value (``missing="null"``) is the midpoint rounded down, k.  A wrong
+    dtype (a chunk holding non-integers) could only cost accuracy, never privacy: the methods that use these
+    values take them as public facts about the clipped rows, not as sensitivity bounds.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The data or their schema (only dtypes are read).
+    bounds : mapping of str to (float, float)
+        The declared bounds.
+    plan : FramePlan
+        The frame plan (its variables; variables with declared levels are factors, never listed).
+
+    Returns
+    -------
+    dict of str to tuple of float
+        Variable name to its two values (k, k + 1).
+    """
+    leveled = {v for v, _ in plan.levels}
+    out: dict[str, tuple[float, ...]] = {}
+    for v, val in bounds.items():
+        if v not in plan.variables or v in leveled or not pd.api.types.is_integer_dtype(df[v].dtype):
+            continue
+        iv = declared_interval(v, val)
+        if float(iv.lo).is_integer() and iv.hi - iv.lo == 1.0:
+            out[v] = (float(iv.lo), float(iv.hi))
+    return out
 
 
 def _model(formula: str, columns: Sequence[str], missing: str) -> tuple[str, Any]:

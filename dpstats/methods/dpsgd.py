@@ -20,7 +20,8 @@ by the released affine map (post-processing); this where those releases
 resolve scales well inside the declared ranges (:func:`standardises`, a
 public rule of n, d, epsilon and delta).  Otherwise the steps run on the rows
 as they come (the public rescaling by the bounds, when every variable has
-them; there, with an intercept, every factor dummy is put back on its
+them; there, with an intercept, every factor dummy (and every integer column
+declared between consecutive integers) is put back on its
 contrast's own values, 0 and 1, by a public map whose inverse maps the
 coefficients back: :class:`DummyUnits`).
 
@@ -74,7 +75,8 @@ from dpstats.rates import UpperRate
 from dpstats.rows.base import Rows
 from dpstats.validation import MIN_DELTA
 
-__all__ = ["SPEC", "DPSGDOptions", "StepSum", "calibrate_noise_multiplier", "default_batch_size", "fit",
+__all__ = ["SPEC", "DPSGDOptions", "DeclaredRanges", "StepSum", "calibrate_noise_multiplier", "default_batch_size",
+           "fit",
            "MOMENT_EPSILON_SHARE", "MOMENT_DELTA_SHARE", "MAX_SCALE_FLOOR", "scale_floor", "standardises",
            "DummyUnits", "dummy_units"]
 
@@ -249,7 +251,8 @@ def _declared_domain(ctx: FitContext) -> Domain:
 
 @dataclass(frozen=True)
 class DummyUnits:
-    """A public map of the rescaled rows: each factor dummy column j back on its contrast's values,
+    """A public map of the rescaled rows: each column with two or more public values (a factor dummy, an integer
+    column declared between consecutive integers) back on those values,
     z_j = (u_j - lo_j) / (hi_j - lo_j) (lo_j, hi_j the smallest and largest of its public values, so a treatment
     dummy is 0 or 1 again), every other column and the response unchanged (:func:`dummy_units`).
 
@@ -316,6 +319,33 @@ def dummy_units(ctx: FitContext) -> DummyUnits | None:
     return DummyUnits(cols.astype(int), lo.astype(float), span.astype(float), ctx.d, k)
 
 
+@dataclass(frozen=True)
+class DeclaredRanges:
+    """The public ranges of the design columns and the response (infinite where none is known), to which the
+    steps clip the rows as they come: declared bounds are enforced by clipping, as in every method, so a value
+    outside them counts as the nearest bound (the guarantee itself rests on the gradient clip)."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    y_lo: float
+    y_hi: float
+
+    @classmethod
+    def of(cls, ctx: FitContext) -> DeclaredRanges | None:
+        """The ranges in ``ctx`` (None when no column and not the response has one)."""
+        if ctx.response_range is None and all(r is None for r in ctx.column_ranges):
+            return None
+        ranges = list(ctx.column_ranges) or [None] * ctx.d
+        lo = np.array([-np.inf if r is None else r[0] for r in ranges], dtype=float)
+        hi = np.array([np.inf if r is None else r[1] for r in ranges], dtype=float)
+        y_lo, y_hi = ctx.response_range if ctx.response_range is not None else (-np.inf, np.inf)
+        return cls(lo, hi, float(y_lo), float(y_hi))
+
+    def clip(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The clipped rows (new arrays; NaN marks of public null rows stay NaN)."""
+        return np.clip(X, self.lo, self.hi), np.clip(y, self.y_lo, self.y_hi)
+
+
 class StepSum:
     """The pass of one step: the exact integer sum of the clipped, grid-rounded gradients (w'x_i - y_i) x_i of
     the step's sampled rows, at the released iterate ``w`` (picklable, for Dask).
@@ -338,11 +368,16 @@ class StepSum:
         The mechanism's clipping and grid rounding.
     standardisation : Standardisation or DummyUnits or None
         The released map of the rows, the public map of the dummies, or None (the rows as they come).
+    ranges : DeclaredRanges or None
+        The declared ranges the rows are clipped to first, where there is no standardisation (which clips to its
+        domain itself); None: no range is known.
     """
 
     def __init__(self, sample: np.ndarray, w: np.ndarray, summer: ClippedGridSum,
-                 standardisation: Standardisation | DummyUnits | None = None) -> None:
+                 standardisation: Standardisation | DummyUnits | None = None,
+                 ranges: DeclaredRanges | None = None) -> None:
         self.sample, self.w, self.summer, self.standardisation = sample, w, summer, standardisation
+        self.ranges = ranges
 
     def select(self, offset: int, count: int) -> np.ndarray:
         """Local indices of the sampled rows among the chunk's ``count`` rows starting at ``offset``."""
@@ -359,6 +394,8 @@ class StepSum:
         set to zero (their gradient is 0)."""
         st = self.standardisation
         marked = null_marks(y)
+        if self.ranges is not None and not isinstance(st, Standardisation):
+            X, y = self.ranges.clip(X, y)
         if st is not None:
             X, y = st.design(X), st.response(y)
         elif marked is not None:
@@ -427,7 +464,7 @@ def fit(rows: Rows, ctx: FitContext, options: DPSGDOptions) -> MethodFit:
         dummy_units(ctx))
     with np.errstate(over="ignore", invalid="ignore"):  # divergence is detected below, after the loop
         window = _train(block, rows, ctx.rng, d=d, steps=steps, expected_batch=q * n, lr=lr,
-                        optimizer=plan.optimizer, standardisation=st)
+                        optimizer=plan.optimizer, standardisation=st, ranges=DeclaredRanges.of(ctx))
         params = window.mean(axis=0)
     if not np.all(np.isfinite(params)):
         raise ConvergenceError(
@@ -475,9 +512,9 @@ def _notes(plan: _Plan, z: float, n: int, dummies: bool) -> tuple[str, ...]:
             "and the coefficients were mapped back (post-processing); the moments take two more passes over the "
             "data (one without an intercept)")
     if dummies:
-        notes.append("the steps ran on the public rescaling by the declared bounds with every factor dummy back on its "
-                     "contrast's own values (0 and 1 for a treatment dummy), and the coefficients were mapped back "
-                     "(public facts only)")
+        notes.append("the steps ran on the public rescaling by the declared bounds with every factor dummy (and every "
+                     "integer column declared between consecutive integers) back on its own values (0 and 1 for a "
+                     "treatment dummy), and the coefficients were mapped back (public facts only)")
     notes.append(f"one pass over the data per step ({steps} passes, each evaluating only that step's Poisson sample; "
                  "a step needs the previous iterate, so the passes cannot be merged)")
     return tuple(notes)
@@ -491,7 +528,8 @@ def _clipped_sum(rows: Rows, step: StepSum, d: int) -> np.ndarray:
 
 def _train(block: PoissonGaussianBlock, rows: Rows, rng: np.random.Generator, *, d: int, steps: int,
            expected_batch: float, lr: float, optimizer: str,
-           standardisation: Standardisation | DummyUnits | None = None) -> np.ndarray:
+           standardisation: Standardisation | DummyUnits | None = None,
+           ranges: DeclaredRanges | None = None) -> np.ndarray:
     """The T noisy steps (Adam or SGD) from w = 0; returns the last half of the iterates (T - T // 2, d), or the
     first non-finite iterate (1, d).
 
@@ -506,7 +544,7 @@ def _train(block: PoissonGaussianBlock, rows: Rows, rng: np.random.Generator, *,
     summer = block.summer
     for t in range(1, steps + 1):
         sample = np.sort(block.sample(rng))
-        step = StepSum(sample, w, summer, standardisation)
+        step = StepSum(sample, w, summer, standardisation, ranges)
         grad = block.release_grid_sum(_clipped_sum(rows, step, d), rng) / expected_batch
         if optimizer == "adam":
             m = b1 * m + (1 - b1) * grad

@@ -546,7 +546,8 @@ class AutoFacts:
     intercept : bool
         The design has an intercept column.
     two_valued_response : bool
-        The response takes at most two values (a boolean response variable, coded 0/1: its dtype is public).
+        The response takes at most two values (a boolean response variable, coded 0/1, or an integer one
+        declared between consecutive integers: its dtype and bounds are public).
 
     Examples
     --------

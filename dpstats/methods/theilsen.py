@@ -28,7 +28,8 @@ Sarathy & Vadhan ("Analyzing the differentially private Theil-Sen estimator for 
   (:class:`ProfileRelease`, :class:`ProfilePrior`).  The intercept's
   draws carry the slope's error through a private mean of x;
 * **error block** (each coefficient's predicted privacy error): the second moments of the bootstrap's privacy
-  parts; for a two-valued predictor (a two-level factor, whose values are public: ``FitContext.column_values``)
+  parts; for a two-valued predictor (a two-level factor, or an integer column declared between consecutive
+  integers, whose values are public: ``FitContext.column_values``)
   from n * epsilon = 250 on, the slope's exponential mechanism run on the pair-slope profile the released values
   imply (:class:`TwoValueProfile`: ties for pairs with equal x, normal slopes for the others), post-processing.
 
@@ -140,10 +141,11 @@ BOOTSTRAP_DESCRIPTION = ("parametric bootstrap of the error of the private media
                          "mechanism rank noise, private spreads; below n * epsilon = 250 the mechanisms simulated "
                          "on the profiles the released distance histograms make plausible), from released values "
                          "only")
-REFLECTED_DESCRIPTION = ("; for a two-level factor the slope grid ends at the largest possible slope and the errors "
-                         "enter the replicates with the opposite sign, so the basic intervals below are the errors' "
-                         "percentile intervals")
-TWO_VALUE_NOTE = ("for a two-level factor Theil-Sen's slope is the median of the differences between the two groups' "
+REFLECTED_DESCRIPTION = ("; for a two-valued predictor the slope grid ends at the largest possible slope and the "
+                         "errors enter the replicates with the opposite sign, so the basic intervals below are the "
+                         "errors' percentile intervals")
+TWO_VALUE_NOTE = ("for a two-valued predictor (a two-level factor, or an integer column declared between "
+                  "consecutive integers) Theil-Sen's slope is the median of the differences between the two groups' "
                   "responses (the Hodges-Lehmann shift), which equals least squares' difference of the group means "
                   "for a continuous response with symmetric errors; for a discrete response such as 0/1 it can be "
                   "far from it (e.g. 1 where the proportions differ by 0.5): fit method='pgd' for the difference "
@@ -965,8 +967,9 @@ def privacy_split(moments: ReleasedMoments, x_col: int, intercept_index: int) ->
 # -- the error block of a two-valued predictor (n * epsilon >= SIMULATE_BELOW_N_EPSILON) ------------------------------
 
 def two_values(ctx: FitContext, x_col: int, x_range: tuple[float, float]) -> tuple[float, float] | None:
-    """The two values of a predictor that can take only two (a two-level factor's dummy: the public
-    ``FitContext.column_values``, clipped to x's range), else None."""
+    """The two values of a predictor that can take only two (a two-level factor's dummy, or an integer column
+    declared between consecutive integers: the public ``FitContext.column_values``, clipped to x's range), else
+    None."""
     known = ctx.column_values[x_col] if len(ctx.column_values) > x_col else None
     if known is None:
         return None
