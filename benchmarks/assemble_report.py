@@ -84,6 +84,8 @@ body+=sec("Theil-Sen's far tail at small n * epsilon (issue 17)", "benchmarks/re
 body+=sec("Private Theil-Sen for a two-level factor (issues 17 and 18)", "benchmarks/results/theilsen_two_level.md")
 body+=sec("A boolean response: why auto skips Theil-Sen there (issues 17 and 18)",
          "benchmarks/results/boolean_response.md")
+body+=sec("A 0/1 indicator stored as integers: two-valued by public facts (issues 17 and 18)",
+         "benchmarks/results/integer_indicator.md")
 body+=sec("pgd and the auto rule on the real regressions (issues 17 and 18)", "benchmarks/results/pgd.md")
 body+=sec("pgd's clip multiple (issue 17)", "benchmarks/results/pgd_clip.md")
 body+=sec("pgd's number of final chains (issues 17 and 18)", "benchmarks/results/pgd_chains.md")
@@ -92,9 +94,8 @@ body+=sec("Held-out regressions (issue 17)", "benchmarks/results/held_out.md")
 body+=sec("Declared bounds against none: robgd and ambssgd (issue 17, part 4)", "benchmarks/results/bounds_robust.md")
 body+=sec("Declared bounds against none: dpsgd (issue 17, part 4)", "benchmarks/results/dpsgd_bounds.md")
 body+=sec("The theory block against the measured privacy error on the real regressions (issue 18)",
-         "benchmarks/results/theory_check/theory.md")
-if os.path.exists('benchmarks/results/theory_check/reading.md'):
-    body+=open('benchmarks/results/theory_check/reading.md').read()
+         "benchmarks/results/real_data/theory.md")
+body+=open('benchmarks/results/real_data/theory_reading.md').read()
 body+=sec("Coverage on the realistic simulation grid (issue 18)", "benchmarks/results/coverage_grid.md")
 if os.path.exists('benchmarks/results/coverage_grid_reading.md'):
     body+=open('benchmarks/results/coverage_grid_reading.md').read()
