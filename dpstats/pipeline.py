@@ -517,7 +517,8 @@ def _choose_method(design: Design, n: int, eps: float, dlt: float) -> tuple[Meth
                 f"bounds{drop}. Declare bounds for: {', '.join(design.bounds_to_declare())}, or name a method.")
         raise InsufficientDataError(f"method='auto' found no registered method for n={n}, d={d}")
     spec, rule = chosen
-    why = "bounds were declared for every column" if facts.bounds else "not every column has declared bounds"
+    why = ("every column and the response have a public range (declared bounds, or fixed by the design)"
+           if facts.bounds else "not every column, or not the response, has a public range")
     if rule.intervals:
         intervals = "it reports intervals in this regime"
     elif spec.inference_rule.reports_at(n, eps, dlt):

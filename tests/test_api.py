@@ -366,7 +366,7 @@ def test_auto_picks_a_bound_free_method_at_large_n_and_says_why():
     res = dpstats.dp_ols(FORMULA, df, 1.0, 1e-6, random_state=0)
     spec = available_methods()[res.method]
     assert not spec.needs_bounds and spec.private
-    assert "not every column has declared bounds" in res.privacy.method_choice
+    assert "not every column, or not the response, has a public range" in res.privacy.method_choice
 
 
 def test_latex_html_and_json_escape_names_and_levels_once() -> None:
