@@ -186,6 +186,25 @@ def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
 
+@pytest.mark.parametrize("case", ["NaN", "a string", "1-D X", "wrong width"])
+def test_predict_refusals_are_typed_and_never_quote_the_data(case):
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(0, 1, size=(200, 2)), rng.normal(size=200)
+    est = DPLinearRegression(method="adassp", bounds=(0, 1), y_bounds=(-5, 5), random_state=0).fit(X, y)
+    new = X[:3].astype(object)
+    new[1, 0] = 7731.5
+    bad = {"NaN": np.where(new == 7731.5, np.nan, new).astype(float),
+           "a string": np.where(new == 7731.5, "SECRET-7731", new),
+           "1-D X": new[:, 0], "wrong width": np.c_[new, new]}[case]
+    with pytest.raises(ValueError) as info:  # scikit-learn's convention for invalid input
+        est.predict(bad)
+    err = info.value
+    assert isinstance(err, dpstats.errors.DPStatsError), type(err)
+    assert err.__cause__ is None and err.__context__ is None
+    assert "7731" not in f"{err}\n{err.args!r}" and "SECRET" not in str(err)
+    assert "predict" in str(err)
+
+
 def test_default_refuses_tiny_unbounded_data():
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(30, 3)), rng.normal(size=30)
