@@ -453,8 +453,9 @@ def _cmd_budget_show(args: argparse.Namespace) -> int:
 _CARET_LINE = re.compile(r"^\s*\^[\s^~]*$")
 
 
-def _one_line(exc: BaseException) -> str:
-    """The error message on one line (patsy's caret diagrams are dropped: their first line says it all)."""
+def _one_line(exc: BaseException, example: bool = False) -> str:
+    """The error message on one line (patsy's caret diagrams are dropped: their first line says it all), with the
+    option that declares what is missing (for ``dpstats example``, which takes no ``--bounds``, its own)."""
     lines = [ln for ln in str(exc).splitlines() if ln.strip()]
     if not lines:
         return type(exc).__name__
@@ -463,6 +464,8 @@ def _one_line(exc: BaseException) -> str:
     msg = " ".join(" ".join(ln.split()) for ln in lines)
     if isinstance(exc, UndeclaredLevelsError):
         msg += " On the command line: --levels '{\"VAR\": [\"a\", \"b\"]}' or C(VAR, levels=[...]) in the formula."
+    elif isinstance(exc, MissingBoundsError) and example:
+        msg += " With dpstats example: --documented-bounds declares the ranges published with the data set."
     elif isinstance(exc, MissingBoundsError):
         msg += " On the command line: --bounds '{\"VAR\": [lo, hi]}'."
     elif isinstance(exc, MissingDataError) and "missing='drop'" in msg:
@@ -474,7 +477,7 @@ def _run(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) ->
     try:
         return func(args)
     except DPStatsError as exc:
-        print(f"error: {_one_line(exc)}", file=sys.stderr)
+        print(f"error: {_one_line(exc, example=func is _cmd_example)}", file=sys.stderr)
         return EXIT_ERROR
 
 
