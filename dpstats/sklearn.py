@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -45,6 +46,7 @@ from dpstats.errors import (
     DataTypeError,
     DataValueError,
     DPStatsError,
+    ExtrapolationWarning,
     InvalidBoundsError,
     MissingDataError,
     NonFiniteValueError,
@@ -305,8 +307,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
             failure = validation_error(exc)
         if failure is not None:
             raise failure  # outside the handler: no __context__ carries scikit-learn's message
-        names = ([str(c) for c in self.feature_names_in_] if hasattr(self, "feature_names_in_")
-                 else [f"x{j}" for j in range(Xa.shape[1])])
+        names = self._input_names(Xa.shape[1])
         response = "y"
         while response in names:
             response += "_"
@@ -357,7 +358,32 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
             failure = validation_error(exc, predict=True)
         if failure is not None:
             raise failure  # outside the handler: no __context__ carries scikit-learn's message
+        self._warn_outside_bounds(Xa)
         return Xa @ self.coef_ + self.intercept_
+
+    def _input_names(self, p: int) -> list[str]:
+        """The design's names of the p inputs: a DataFrame's column names as strings, else ``x0 .. x{p-1}``."""
+        if hasattr(self, "feature_names_in_"):
+            return [str(c) for c in self.feature_names_in_]
+        return [f"x{j}" for j in range(p)]
+
+    def _warn_outside_bounds(self, Xa: np.ndarray) -> None:
+        """An :class:`~dpstats.errors.ExtrapolationWarning` when rows of ``predict``'s X lie outside the bounds
+        declared for an input, naming the inputs, their bounds and how many rows (no value), as
+        :meth:`dpstats.DPRegressionResults.predict` warns."""
+        names = self._input_names(Xa.shape[1])
+        declared = self._bounds_dict(names, response="") or {}
+        found = [(name, *declared[name], (Xa[:, j] < declared[name][0]) | (Xa[:, j] > declared[name][1]))
+                 for j, name in enumerate(names) if name in declared]
+        found = [f for f in found if f[3].any()]
+        if not found:
+            return
+        count = int(np.logical_or.reduce([f[3] for f in found]).sum())
+        where = "; ".join(f"{name} (declared [{lo:g}, {hi:g}]: {int(mask.sum())} row{'s' if mask.sum() != 1 else ''})"
+                          for name, lo, hi, mask in found)
+        warnings.warn(f"{count} of {len(Xa)} rows of X {'lies' if count == 1 else 'lie'} outside the bounds declared "
+                      f"for the fit, in {where}. The fit took those bounds as the range of its data, so these "
+                      "predictions extrapolate the model beyond it.", ExtrapolationWarning, stacklevel=3)
 
     def _bounds_dict(self, names: list[str], response: str) -> dict[str, tuple[float, float]] | None:
         out: dict[str, tuple[float, float]] = {}
