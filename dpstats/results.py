@@ -35,6 +35,7 @@ from statsmodels.iolib.summary import Summary
 from statsmodels.iolib.table import SimpleTable
 
 from dpstats import errors
+from dpstats.formula.frame import check_unique_columns
 from dpstats.formula.predict import design_matrix_for_prediction
 from dpstats.formula.recipe import DesignRecipe
 from dpstats.inference import basic_bootstrap_interval, basic_bootstrap_pvalue, bootstrap_zvalues, private_rsquared
@@ -458,6 +459,8 @@ class DPRegressionResults:
             When a factor has a level that was not declared.
         dpstats.errors.NonFiniteValueError
             When a design column of ``newdata`` is infinite on some row (an infinite variable or a transform).
+        dpstats.errors.FormulaError
+            When two columns of ``newdata`` have one name, as the fit refuses them.
 
         Warns
         -----
@@ -481,6 +484,8 @@ class DPRegressionResults:
                 "predict needs newdata: in-sample fitted values would reveal the private data, which the results "
                 "object does not keep")
         declared = {name: (lo, hi) for name, lo, hi in self._declared_bounds}
+        if isinstance(newdata, pd.DataFrame):
+            check_unique_columns(list(newdata.columns))
         X = design_matrix_for_prediction(self.design_info, newdata, declared)
         _check_finite_prediction_design(X, list(self.design_info.column_names))
         index = newdata.index if isinstance(newdata, pd.DataFrame) and len(newdata.index) == X.shape[0] else None

@@ -154,6 +154,12 @@ def test_predict_a_transform_that_is_infinite_on_new_rows_is_refused(people):
             res.predict(pd.DataFrame({"age": [30.0, 0.0]}))
 
 
+def test_predict_refuses_repeated_column_names_as_the_fit_does(age_fit):
+    newdata = pd.DataFrame([[30.0, 40.0]], columns=["age", "age"])
+    with pytest.raises(FormulaError, match="more than one column named 'age'"):
+        age_fit.predict(newdata)
+
+
 def test_predict_numbers_given_as_strings_is_a_type_error(age_fit):
     with pytest.raises(DataTypeError) as info:
         age_fit.predict(pd.DataFrame({"age": ["30"]}))
