@@ -20,7 +20,7 @@ more ways around it:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -54,9 +54,9 @@ def formula_all(data: Any, response: str, *, exclude: Sequence[str] = (), interc
 
     Parameters
     ----------
-    data : pandas.DataFrame
-        A pandas DataFrame (or anything with ``.columns``); only its column
-        names are read.
+    data : pandas.DataFrame or mapping
+        A pandas DataFrame (or anything with ``.columns``) or a dict of
+        arrays; only its column names are read.
     response : str
         The response column.
     exclude : sequence of str, optional
@@ -75,6 +75,8 @@ def formula_all(data: Any, response: str, *, exclude: Sequence[str] = (), interc
     dpstats.errors.UnknownColumnError
         When the response or a name in ``exclude`` is not a column, or no
         column is left for the right-hand side.
+    dpstats.errors.DataTypeError
+        When ``data`` is neither a table nor a dict.
 
     Examples
     --------
@@ -83,7 +85,7 @@ def formula_all(data: Any, response: str, *, exclude: Sequence[str] = (), interc
     >>> formula_all(pd.DataFrame(columns=["y", "age", "income"]), "y")
     'y ~ age + income'
     """
-    columns = [str(c) for c in data.columns]
+    columns = _column_names(data)
     if response not in columns:
         raise UnknownColumnError(f"the response '{response}' is not a column of the data; columns are: "
                                  f"{', '.join(columns)}")
@@ -94,6 +96,16 @@ def formula_all(data: Any, response: str, *, exclude: Sequence[str] = (), interc
     if not terms:
         raise UnknownColumnError("no columns are left for the right-hand side of the formula")
     return f"{term(response)} ~ {join_terms(terms)}" + ("" if intercept else " - 1")
+
+
+def _column_names(data: Any) -> list[str]:
+    """The column names of a table (anything with ``columns``) or the keys of a dict of arrays, as strings."""
+    if hasattr(data, "columns"):
+        return [str(c) for c in data.columns]
+    if isinstance(data, Mapping):
+        return [str(c) for c in data]
+    raise DataTypeError("data must be a pandas DataFrame or a dict of equal-length arrays (only its column names "
+                        f"are read), got {type(data).__name__}")
 
 
 def _pair(value: Any, what: str) -> Interval:

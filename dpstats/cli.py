@@ -120,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"a CSV file (read with pandas; .gz etc. by extension) or a bundled data set "
                           f"({', '.join(datasets.list())})")
     fit.add_argument("--epsilon", required=True, type=_float_arg, metavar="E",
-                     help="privacy budget epsilon > 0 ('inf' only with --method ols, the NOT PRIVATE reference)")
+                     help="privacy budget epsilon > 0 ('inf' only with --method ols or auto, which then fits the NOT "
+                          "PRIVATE reference ols)")
     fit.add_argument("--delta", type=_float_arg, default=1e-6, metavar="D",
                      help="privacy budget delta in (0, 1), well below 1/n (default: %(default)g)")
     fit.add_argument("--method", default="auto", metavar="M",
@@ -453,8 +454,9 @@ def _cmd_budget_show(args: argparse.Namespace) -> int:
 _CARET_LINE = re.compile(r"^\s*\^[\s^~]*$")
 
 
-def _one_line(exc: BaseException) -> str:
-    """The error message on one line (patsy's caret diagrams are dropped: their first line says it all)."""
+def _one_line(exc: BaseException, example: bool = False) -> str:
+    """The error message on one line (patsy's caret diagrams are dropped: their first line says it all), with the
+    option that declares what is missing (for ``dpstats example``, which takes no ``--bounds``, its own)."""
     lines = [ln for ln in str(exc).splitlines() if ln.strip()]
     if not lines:
         return type(exc).__name__
@@ -463,6 +465,8 @@ def _one_line(exc: BaseException) -> str:
     msg = " ".join(" ".join(ln.split()) for ln in lines)
     if isinstance(exc, UndeclaredLevelsError):
         msg += " On the command line: --levels '{\"VAR\": [\"a\", \"b\"]}' or C(VAR, levels=[...]) in the formula."
+    elif isinstance(exc, MissingBoundsError) and example:
+        msg += " With dpstats example: --documented-bounds declares the ranges published with the data set."
     elif isinstance(exc, MissingBoundsError):
         msg += " On the command line: --bounds '{\"VAR\": [lo, hi]}'."
     elif isinstance(exc, MissingDataError) and "missing='drop'" in msg:
@@ -474,7 +478,7 @@ def _run(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) ->
     try:
         return func(args)
     except DPStatsError as exc:
-        print(f"error: {_one_line(exc)}", file=sys.stderr)
+        print(f"error: {_one_line(exc, example=func is _cmd_example)}", file=sys.stderr)
         return EXIT_ERROR
 
 

@@ -178,6 +178,7 @@ def compare(
     random_state: int | None = None,
     progress: bool = True,
     verbose: bool = True,
+    missing: str = "raise",
 ) -> Comparison:
     """Run each method over a grid of epsilon with repeated trials on one public data set.
 
@@ -219,6 +220,11 @@ def compare(
         Show a tqdm progress bar when tqdm is installed.
     verbose : bool
         Print the number of fits and the total spend they represent.
+    missing : {"raise", "drop"}
+        As for :func:`dpstats.dp_ols`: refuse rows with a missing value, or
+        let every fit take them as public null rows (a method that cannot
+        shows ``InvalidArgumentError`` in ``status``); the in-sample R^2 is
+        then that of the complete rows.
 
     Returns
     -------
@@ -236,6 +242,8 @@ def compare(
         not indexed by the design columns.
     UnknownMethodError
         A method that is not registered.
+    MissingDataError
+        A variable of the formula has a missing value and ``missing="raise"``.
 
     Examples
     --------
@@ -271,7 +279,7 @@ def compare(
     if unknown:
         raise InvalidArgumentError(f"method_options names methods that are not compared: {', '.join(unknown)}")
 
-    design = build_design(formula, data, bounds=bounds, levels=levels)
+    design = build_design(formula, data, bounds=bounds, levels=levels, missing=missing)
     X, y = design.X, design.y
     sst = float(np.sum((y - y.mean()) ** 2))
     truth_vec = _truth_vector(truth, design.column_names)
@@ -290,8 +298,8 @@ def compare(
             for trial in range(trials):
                 rng = np.random.default_rng(seeds[k])
                 k += 1
-                rows.append(_one_fit(formula, data, name, eps, delta, bounds, levels, opts.get(name, {}), rng,
-                                     X, y, sst, truth_vec, trial))
+                rows.append(_one_fit(formula, data, name, eps, delta, bounds, levels,
+                                     {"missing": missing, **opts.get(name, {})}, rng, X, y, sst, truth_vec, trial))
                 if bar is not None:
                     bar.update(1)
     if bar is not None:

@@ -55,6 +55,7 @@ import pandas as pd
 
 from dpstats.bounds import DataBounds
 from dpstats.errors import (
+    DPStatsError,
     InvalidArgumentError,
     InvalidPrivacyParameterError,
     MissingBoundsError,
@@ -62,6 +63,7 @@ from dpstats.errors import (
     UnknownMethodError,
 )
 from dpstats.formula import Design, public_design
+from dpstats.formula.parse import expand_formula, formula_literal_levels, model_desc
 from dpstats.inference import RELIABILITY_THRESHOLD
 from dpstats.methods.registry import AutoFacts, MethodSpec, available_methods, choose_auto, get_method
 from dpstats.pipeline import planned_context
@@ -118,12 +120,27 @@ class _Setting:
         return len(self.names)
 
 
-def _schema(bounds: Mapping[str, tuple[float, float]], levels: Mapping[str, Sequence[Any]] | None) -> pd.DataFrame:
-    """A zero-row frame with a float column per bounded variable and a categorical per factor (public)."""
+def _schema(bounds: Mapping[str, tuple[float, float]], levels: Mapping[str, Sequence[Any]] | None,
+            written: Mapping[str, Sequence[Any]]) -> pd.DataFrame:
+    """A zero-row frame with a float column per bounded variable and a categorical per factor (public): the factors
+    of ``levels=`` and those whose levels the formula writes (``written``) and that neither declaration names."""
     columns: dict[str, Any] = {name: pd.Series(dtype=float) for name in bounds}
+    for name, values in written.items():
+        if name not in columns and name not in (levels or {}):
+            columns[name] = pd.Categorical([], categories=list(values))
     for name, values in (levels or {}).items():
         columns[name] = pd.Categorical([], categories=list(values))
     return pd.DataFrame(columns)
+
+
+def _written_levels(text: str, names: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+    """The levels the formula declares as literals, ``C(g, levels=[...])``, by variable; none when the formula does
+    not parse (:func:`public_design` then reports why)."""
+    try:
+        desc = model_desc(expand_formula(text, names))
+    except DPStatsError:
+        return {}
+    return formula_literal_levels([f.code for term in desc.rhs_termlist for f in term.factors])
 
 
 def _formula(bounds: Mapping[str, tuple[float, float]], levels: Mapping[str, Sequence[Any]] | None,
@@ -153,7 +170,8 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
     """The public design of the planned fit and the assumed moments, in the method's units."""
     text = formula if formula is not None else _formula(bounds, levels, response)
     try:
-        design, _, _ = public_design(text, _schema(bounds, levels), bounds=bounds, levels=levels)
+        written = _written_levels(text, [*bounds, *(levels or {})])
+        design, _, _ = public_design(text, _schema(bounds, levels, written), bounds=bounds, levels=levels)
     except UnknownColumnError as err:
         if err.column is None:
             raise

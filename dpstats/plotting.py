@@ -30,6 +30,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpstats.errors import DataTypeError, InvalidArgumentError
+from dpstats.results import DPRegressionResults
+
 __all__ = ["coef_plot", "privacy_utility", "error_vs_n", "short_name"]
 
 
@@ -120,6 +123,28 @@ def _fit_label(res: Any) -> str:
     return f"{res.method}, epsilon={res.privacy.epsilon_spent:.3g}"
 
 
+def _labelled_fits(results: Any) -> dict[str, Any]:
+    """The fits of :func:`coef_plot` by legend label: a mapping's own labels, one fit's method and epsilon, or
+    those of each fit of a list numbered ``(1)``, ``(2)``, ... as in :func:`dpstats.table`."""
+    if isinstance(results, Mapping):
+        fits = dict(results)
+    elif isinstance(results, (list, tuple)):
+        fits = {f"({i}) {_fit_label(_checked_fit(res))}": res for i, res in enumerate(results, start=1)}
+    else:
+        fits = {_fit_label(_checked_fit(results)): results}
+    for res in fits.values():
+        _checked_fit(res)
+    return fits
+
+
+def _checked_fit(res: Any) -> Any:
+    """``res`` when it is a dpstats fit; a :class:`~dpstats.errors.DataTypeError` naming its type otherwise."""
+    if not isinstance(res, DPRegressionResults):
+        raise DataTypeError(f"coef_plot takes dpstats results (dp_ols), one, a list or a dict of them; got "
+                            f"{type(res).__name__}")
+    return res
+
+
 def coef_plot(results: Any, *, alpha: float = 0.05, reference: pd.Series | Mapping[str, float] | None = None,
               reference_label: str = "reference", terms: Sequence[str] | Callable[[str], bool] | None = None,
               drop_intercept: bool = False, short_names: bool = True, ax: Any = None,
@@ -128,9 +153,10 @@ def coef_plot(results: Any, *, alpha: float = 0.05, reference: pd.Series | Mappi
 
     Parameters
     ----------
-    results : DPRegressionResults or dict of str to DPRegressionResults
-        One fit, or a mapping ``{label: results}`` to compare several fits
-        (drawn side by side in each row).
+    results : DPRegressionResults, list of them or dict of str to DPRegressionResults
+        One fit, or several to compare (drawn side by side in each row): a
+        list, labelled ``(1)``, ``(2)``, ... with each fit's method and
+        epsilon, or a mapping ``{label: results}``.
     alpha : float
         Intervals are ``conf_int(alpha)`` where the method provides them;
         a fit without private intervals is drawn as points only and its legend
@@ -163,8 +189,10 @@ def coef_plot(results: Any, *, alpha: float = 0.05, reference: pd.Series | Mappi
     ------
     ImportError
         matplotlib is not installed (``pip install "dpstats[plot]"``).
-    ValueError
-        No fit, terms that are not coefficients, or no coefficient left.
+    dpstats.errors.InvalidArgumentError
+        No fit, terms that are not coefficients, or no coefficient left (a ``ValueError``).
+    dpstats.errors.DataTypeError
+        Something other than dpstats fits (a ``TypeError``).
 
     Examples
     --------
@@ -178,9 +206,9 @@ def coef_plot(results: Any, *, alpha: float = 0.05, reference: pd.Series | Mappi
     5
     """
     plt = pyplot()
-    fits = dict(results) if isinstance(results, Mapping) else {_fit_label(results): results}
+    fits = _labelled_fits(results)
     if not fits:
-        raise ValueError("coef_plot needs at least one fit")
+        raise InvalidArgumentError("coef_plot needs at least one fit")
     first = next(iter(fits.values()))
     names = list(first.params.index)
     for res in fits.values():
@@ -192,12 +220,12 @@ def coef_plot(results: Any, *, alpha: float = 0.05, reference: pd.Series | Mappi
     else:
         unknown = [t for t in terms if t not in names]
         if unknown:
-            raise ValueError(f"terms not among the coefficients: {', '.join(map(str, unknown))}")
+            raise InvalidArgumentError(f"terms not among the coefficients: {', '.join(map(str, unknown))}")
         chosen = list(terms)
     if drop_intercept:
         chosen = [c for c in chosen if c != "Intercept"]
     if not chosen:
-        raise ValueError("no coefficient left to plot")
+        raise InvalidArgumentError("no coefficient left to plot")
 
     if ax is None:
         # the tight layout engine re-fits the axes at every draw, so long coefficient labels stay inside the
@@ -331,8 +359,8 @@ def error_vs_n(ns: Sequence[float], errors: Mapping[str, Any], *, sigma: float =
     ------
     ImportError
         matplotlib is not installed.
-    ValueError
-        No positive sample sizes, a non-positive sigma, or errors of the wrong shape.
+    dpstats.errors.InvalidArgumentError
+        No positive sample sizes, a non-positive sigma, or errors of the wrong shape (a ``ValueError``).
 
     Examples
     --------
@@ -344,9 +372,9 @@ def error_vs_n(ns: Sequence[float], errors: Mapping[str, Any], *, sigma: float =
     plt = pyplot()
     n_arr = np.asarray(ns, dtype=float)
     if n_arr.ndim != 1 or n_arr.size == 0 or not np.all(n_arr > 0):
-        raise ValueError("ns must be a non-empty sequence of positive sample sizes")
+        raise InvalidArgumentError("ns must be a non-empty sequence of positive sample sizes")
     if not sigma > 0:
-        raise ValueError("sigma must be positive")
+        raise InvalidArgumentError("sigma must be positive")
     if ax is None:
         _, ax = plt.subplots(figsize=(6.8, 4.6), layout="tight")
     theory = d is not None and epsilon is not None and delta is not None
@@ -361,7 +389,7 @@ def error_vs_n(ns: Sequence[float], errors: Mapping[str, Any], *, sigma: float =
         if vals.ndim == 1:
             vals = vals[:, None]
         if vals.shape[0] != n_arr.size:
-            raise ValueError(f"errors[{label!r}] has {vals.shape[0]} rows; expected one per n ({n_arr.size})")
+            raise InvalidArgumentError(f"errors[{label!r}] has {vals.shape[0]} rows; expected one per n ({n_arr.size})")
         with np.errstate(all="ignore"):
             finite = np.where(np.isfinite(vals), vals, np.nan)
             ok = ~np.all(np.isnan(finite), axis=1)

@@ -35,6 +35,7 @@ from statsmodels.iolib.summary import Summary
 from statsmodels.iolib.table import SimpleTable
 
 from dpstats import errors
+from dpstats.formula.frame import check_unique_columns
 from dpstats.formula.predict import design_matrix_for_prediction
 from dpstats.formula.recipe import DesignRecipe
 from dpstats.inference import basic_bootstrap_interval, basic_bootstrap_pvalue, bootstrap_zvalues, private_rsquared
@@ -456,6 +457,10 @@ class DPRegressionResults:
             When ``newdata`` is not given.
         dpstats.errors.UnseenLevelError
             When a factor has a level that was not declared.
+        dpstats.errors.NonFiniteValueError
+            When a design column of ``newdata`` is infinite on some row (an infinite variable or a transform).
+        dpstats.errors.FormulaError
+            When two columns of ``newdata`` have one name, as the fit refuses them.
 
         Warns
         -----
@@ -479,7 +484,10 @@ class DPRegressionResults:
                 "predict needs newdata: in-sample fitted values would reveal the private data, which the results "
                 "object does not keep")
         declared = {name: (lo, hi) for name, lo, hi in self._declared_bounds}
+        if isinstance(newdata, pd.DataFrame):
+            check_unique_columns(list(newdata.columns))
         X = design_matrix_for_prediction(self.design_info, newdata, declared)
+        _check_finite_prediction_design(X, list(self.design_info.column_names))
         index = newdata.index if isinstance(newdata, pd.DataFrame) and len(newdata.index) == X.shape[0] else None
         return pd.Series(X @ self.params.to_numpy(), index=index, name="predicted")
 
@@ -815,6 +823,17 @@ class DPModel:
         """Names in the layout of statsmodels' ``model.data`` (param_names, xnames, ynames)."""
         return SimpleNamespace(param_names=list(self.exog_names), xnames=list(self.exog_names),
                                ynames=self.endog_names)
+
+
+def _check_finite_prediction_design(X: np.ndarray, column_names: list[str]) -> None:
+    """Refuse a design of new data with an infinite entry (an infinite variable, or a transform such as
+    ``np.log(0)``), naming its design columns, never a value: the fit's domain is finite values, and a prediction
+    of plus or minus infinity is none."""
+    bad = [name for name, finite in zip(column_names, np.isfinite(X).all(axis=0), strict=True) if not finite]
+    if bad:
+        raise errors.NonFiniteValueError(
+            f"newdata gives the design column{'s' if len(bad) > 1 else ''} {', '.join(bad)} an infinite value on "
+            "some rows; a prediction needs finite values: drop those rows or replace them before predict().")
 
 
 def _footnoted(sensitivity: float, norm: str, footnotes: dict[str, str]) -> str:

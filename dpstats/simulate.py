@@ -42,6 +42,8 @@ import numpy as np
 import pandas as pd
 from scipy import integrate
 
+from dpstats.errors import InvalidArgumentError
+
 __all__ = ["SimulatedData", "projected_covariance", "robust_regression_data", "SparseRegressionData",
            "sparse_regression_data"]
 
@@ -202,8 +204,8 @@ def robust_regression_data(n: int, d: int, *, kappa: float = 1.0, sigma: float =
 
     Raises
     ------
-    ValueError
-        A parameter out of range, or an unknown attack.
+    dpstats.errors.InvalidArgumentError
+        A parameter out of range, or an unknown attack (a ``ValueError``).
 
     Examples
     --------
@@ -216,9 +218,10 @@ def robust_regression_data(n: int, d: int, *, kappa: float = 1.0, sigma: float =
     True
     """
     if not (n >= 1 and d >= 1 and kappa >= 1 and sigma >= 0 and 0 <= corruption < 1):
-        raise ValueError("need n, d >= 1, kappa >= 1, sigma >= 0 and 0 <= corruption < 1")
+        raise InvalidArgumentError(f"need n, d >= 1, kappa >= 1, sigma >= 0 and 0 <= corruption < 1; got n={n}, "
+                                   f"d={d}, kappa={kappa}, sigma={sigma}, corruption={corruption}")
     if attack not in {"sign", "constant"}:
-        raise ValueError("attack must be 'sign' or 'constant'")
+        raise InvalidArgumentError(f"attack must be 'sign' or 'constant', got {attack!r}")
     rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
     scale = 5.0 * (1.0 + sigma) if corrupt_scale is None else float(corrupt_scale)
     w_star = rng.standard_normal(d)
@@ -297,8 +300,8 @@ def sparse_regression_data(n: int, d: int, s: int, sigma: float, *,
 
     Raises
     ------
-    ValueError
-        A parameter out of range.
+    dpstats.errors.InvalidArgumentError
+        A parameter out of range (a ``ValueError``).
 
     Examples
     --------
@@ -311,7 +314,7 @@ def sparse_regression_data(n: int, d: int, s: int, sigma: float, *,
     1000
     """
     if not (n >= 1 and 1 <= s <= d and sigma >= 0):
-        raise ValueError("need n >= 1, 1 <= s <= d and sigma >= 0")
+        raise InvalidArgumentError(f"need n >= 1, 1 <= s <= d and sigma >= 0; got n={n}, d={d}, s={s}, sigma={sigma}")
     rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
     X = rng.choice([-1.0, 1.0], size=(n, d))
     beta = np.zeros(d)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -45,6 +46,7 @@ from dpstats.errors import (
     DataTypeError,
     DataValueError,
     DPStatsError,
+    ExtrapolationWarning,
     InvalidBoundsError,
     MissingDataError,
     NonFiniteValueError,
@@ -84,32 +86,51 @@ _PUBLIC_VALIDATION = re.compile(
     r"|This \w+ estimator requires y to be passed, but the target y is None\.")
 
 
-def validation_error(exc: ValueError | TypeError) -> DPStatsError:
-    """The typed error of a failed scikit-learn validation of the training data, built from public facts only.
+#: scikit-learn's refusals of ``predict`` input whose columns do not match the training data's: the counts and the
+#: column names (the schema), kept whole
+_PUBLIC_PREDICT_VALIDATION = re.compile(
+    r"X has \d+ features, but \w+ is expecting \d+ features as input\.?"
+    r"|The feature names should match those that were passed during fit\.(\n.*)*")
+
+
+def validation_error(exc: ValueError | TypeError, predict: bool = False) -> DPStatsError:
+    """The typed error of a failed scikit-learn validation of the training data (or of ``predict``'s ``X``), built
+    from public facts only.
 
     The first line of scikit-learn's message is kept when it is one of its public forms
-    (:data:`_PUBLIC_VALIDATION`, cut before any listing of the data); otherwise the message is withheld.  The type
-    follows the original: NaN is a :class:`~dpstats.errors.MissingDataError`, infinity a
-    :class:`~dpstats.errors.NonFiniteValueError`, another ``TypeError`` a :class:`~dpstats.errors.DataTypeError`,
-    another ``ValueError`` a :class:`~dpstats.errors.DataValueError`.
+    (:data:`_PUBLIC_VALIDATION`, cut before any listing of the data); otherwise the message is withheld.  For
+    ``predict``, a mismatch with the training data's columns (:data:`_PUBLIC_PREDICT_VALIDATION`: their count and
+    names) is kept whole.  The type follows the original: NaN is a :class:`~dpstats.errors.MissingDataError`,
+    infinity a :class:`~dpstats.errors.NonFiniteValueError`, another ``TypeError`` a
+    :class:`~dpstats.errors.DataTypeError`, another ``ValueError`` a :class:`~dpstats.errors.DataValueError`.
 
     Parameters
     ----------
     exc : ValueError or TypeError
         What ``validate_data`` raised.
+    predict : bool
+        The validation was ``predict``'s, of ``X`` alone.
 
     Returns
     -------
     DPStatsError
         The error to raise in its place (with its chain cut by the caller).
     """
+    if predict and _PUBLIC_PREDICT_VALIDATION.fullmatch(str(exc).rstrip("\n")):
+        return DataValueError(f"{str(exc).rstrip()} (scikit-learn's validation of X for predict)")
     first = str(exc).split("\n", 1)[0].split(" instead:", 1)[0]
     first = first + " instead" if str(exc).startswith("Expected 2D array") else first
     kept = _PUBLIC_VALIDATION.fullmatch(first)
-    message = (f"{first} (scikit-learn's validation of X and y; nothing was spent)" if kept else
-               f"scikit-learn's validation of X and y failed with {type(exc).__name__}; its message is withheld "
-               "because it may quote data values. X must be a 2-D numeric array with at least 2 rows and y a numeric "
-               "array of the same length, both finite; nothing was spent")
+    if kept and first.startswith("Expected 2D array"):  # scikit-learn's advice, without the array it prints
+        first += (". Reshape your data either using array.reshape(-1, 1) if your data has a single feature or "
+                  "array.reshape(1, -1) if it contains a single sample")
+    what = "X for predict" if predict else "X and y"
+    needs = ("X must be a 2-D numeric array with the training data's columns, finite" if predict else
+             "X must be a 2-D numeric array with at least 2 rows and y a numeric array of the same length, both "
+             "finite; nothing was spent")
+    message = (f"{first} (scikit-learn's validation of {what}{'' if predict else '; nothing was spent'})" if kept
+               else f"scikit-learn's validation of {what} failed with {type(exc).__name__}; its message is withheld "
+               f"because it may quote data values. {needs}")
     if kept and "contains NaN" in first:
         return MissingDataError(message)
     if kept and "contains infinity" in first:
@@ -286,8 +307,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
             failure = validation_error(exc)
         if failure is not None:
             raise failure  # outside the handler: no __context__ carries scikit-learn's message
-        names = ([str(c) for c in self.feature_names_in_] if hasattr(self, "feature_names_in_")
-                 else [f"x{j}" for j in range(Xa.shape[1])])
+        names = self._input_names(Xa.shape[1])
         response = "y"
         while response in names:
             response += "_"
@@ -325,11 +345,45 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
             The estimator was not fitted.
         FormulaError
             ``X`` has two columns with one name.
+        DataValueError, DataTypeError, MissingDataError, NonFiniteValueError
+            ``X`` is not a finite numeric 2-D array with the training data's columns (scikit-learn's validation,
+            its message kept only in its public forms, as for ``fit``).
         """
         check_is_fitted(self, "coef_")
         _check_column_names(X)
-        Xa = validate_data(self, X, reset=False, dtype=np.float64)
+        failure: DPStatsError | None = None
+        try:
+            Xa = validate_data(self, X, reset=False, dtype=np.float64)
+        except (ValueError, TypeError) as exc:
+            failure = validation_error(exc, predict=True)
+        if failure is not None:
+            raise failure  # outside the handler: no __context__ carries scikit-learn's message
+        self._warn_outside_bounds(Xa)
         return Xa @ self.coef_ + self.intercept_
+
+    def _input_names(self, p: int) -> list[str]:
+        """The design's names of the p inputs: a DataFrame's column names as strings, else ``x0 .. x{p-1}``."""
+        if hasattr(self, "feature_names_in_"):
+            return [str(c) for c in self.feature_names_in_]
+        return [f"x{j}" for j in range(p)]
+
+    def _warn_outside_bounds(self, Xa: np.ndarray) -> None:
+        """An :class:`~dpstats.errors.ExtrapolationWarning` when rows of ``predict``'s X lie outside the bounds
+        declared for an input, naming the inputs, their bounds and how many rows (no value), as
+        :meth:`dpstats.DPRegressionResults.predict` warns."""
+        names = self._input_names(Xa.shape[1])
+        declared = self._bounds_dict(names, response="") or {}
+        found = [(name, *declared[name], (Xa[:, j] < declared[name][0]) | (Xa[:, j] > declared[name][1]))
+                 for j, name in enumerate(names) if name in declared]
+        found = [f for f in found if f[3].any()]
+        if not found:
+            return
+        count = int(np.logical_or.reduce([f[3] for f in found]).sum())
+        where = "; ".join(f"{name} (declared [{lo:g}, {hi:g}]: {int(mask.sum())} row{'s' if mask.sum() != 1 else ''})"
+                          for name, lo, hi, mask in found)
+        warnings.warn(f"{count} of {len(Xa)} rows of X {'lies' if count == 1 else 'lie'} outside the bounds declared "
+                      f"for the fit, in {where}. The fit took those bounds as the range of its data, so these "
+                      "predictions extrapolate the model beyond it.", ExtrapolationWarning, stacklevel=3)
 
     def _bounds_dict(self, names: list[str], response: str) -> dict[str, tuple[float, float]] | None:
         out: dict[str, tuple[float, float]] = {}

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpstats.errors import InvalidArgumentError
+from dpstats.errors import DataTypeError, InvalidArgumentError
 from dpstats.results import DPRegressionResults
 from dpstats.table_grid import (
     LATEX_PREAMBLE,
@@ -138,7 +138,7 @@ def _as_fit(res: Any, name: str, alpha: float) -> _Fit:
         return _from_dpstats(res, name, alpha)
     if _is_statsmodels(res):
         return _from_statsmodels(res, name, alpha)
-    raise TypeError(f"table() takes dpstats results (dp_ols) and statsmodels results; got {type(res).__name__}")
+    raise DataTypeError(f"table() takes dpstats results (dp_ols) and statsmodels results; got {type(res).__name__}")
 
 
 # -- choosing, ordering and renaming the terms ------------------------------------------------------------------
@@ -156,7 +156,7 @@ def _matches(pattern: str, names: Sequence[str]) -> bool:
 
 def _check_patterns(arg: str, patterns: Sequence[str], rows: Mapping[str, list[str]]) -> None:
     if isinstance(patterns, str):
-        raise TypeError(f"{arg} must be a list of term names or regular expressions, e.g. {arg}=[{patterns!r}]")
+        raise DataTypeError(f"{arg} must be a list of term names or regular expressions, e.g. {arg}=[{patterns!r}]")
     for p in patterns:
         if not any(_matches(p, [label, *names]) for label, names in rows.items()):
             raise InvalidArgumentError(f"{arg}: {p!r} matches no coefficient (neither a term name nor a regular "
@@ -208,7 +208,7 @@ def _normalise_stars(stars: bool | Mapping[str, float]) -> list[tuple[str, float
         return []
     marks = DEFAULT_STARS if stars is True else stars
     if not isinstance(marks, Mapping) or not marks:
-        raise TypeError("stars must be True, False or a mapping of marks to p-value thresholds, "
+        raise DataTypeError("stars must be True, False or a mapping of marks to p-value thresholds, "
                         "e.g. {'*': 0.1, '**': 0.05, '***': 0.01}")
     for mark, level in marks.items():
         if not isinstance(mark, str) or not mark or not (isinstance(level, (int, float)) and 0 < level < 1):
@@ -418,8 +418,12 @@ def table(models: Sequence[Any] | Mapping[str, Any], *, model_names: Sequence[st
     ------
     ValueError
         An unknown ``statistic`` or footer row, ``alpha`` outside (0, 1), a
-        bad ``fmt``, a ``keep``/``drop``/``order`` entry that matches no term,
-        or a model that is not a dpstats or statsmodels result.
+        bad ``fmt``, or a ``keep``/``drop``/``order`` entry that matches no
+        term.
+    dpstats.errors.DataTypeError
+        A model that is not a dpstats or statsmodels result, ``keep``/``drop``/
+        ``order`` that are not lists, or ``stars`` that is neither a bool nor a
+        mapping (a ``TypeError``).
 
     Notes
     -----

@@ -147,6 +147,19 @@ def __getattr__(name: str) -> Any:
 
 
 
+def _check_rate_arguments(n: float, d: int, epsilon: float, delta: float, s: int | None = None) -> None:
+    """Refuse (n, d, epsilon, delta) outside the rates' domain: n, d >= 1, epsilon > 0 (infinite: no privacy) and,
+    for a finite epsilon, 0 < delta < 1; a sparsity 1 <= s <= d."""
+    if not (n >= 1 and d >= 1):
+        raise InvalidArgumentError(f"the rates need n >= 1 rows and d >= 1 coefficients, got n={n}, d={d}")
+    if s is not None and not 1 <= s <= d:
+        raise InvalidArgumentError(f"the sparsity s must lie in 1..d, got s={s} with d={d}")
+    if not epsilon > 0:
+        raise InvalidPrivacyParameterError(f"epsilon must be > 0 (inf for the non-private rate), got {epsilon}")
+    if math.isfinite(epsilon) and not 0 < delta < 1:
+        raise InvalidPrivacyParameterError(f"delta must lie strictly between 0 and 1, got {delta}")
+
+
 def classical_lower_bound(n: int, d: int, epsilon: float, delta: float) -> tuple[float, float]:
     """(statistical, privacy) terms of Cai, Wang & Zhang Thm 18, in units of sigma.
 
@@ -167,6 +180,13 @@ def classical_lower_bound(n: int, d: int, epsilon: float, delta: float) -> tuple
     tuple of (float, float)
         The statistical and the privacy term.
 
+    Raises
+    ------
+    dpstats.errors.InvalidArgumentError
+        n or d below 1.
+    dpstats.errors.InvalidPrivacyParameterError
+        epsilon <= 0, or delta outside (0, 1) with a finite epsilon.
+
     Examples
     --------
     >>> from dpstats.theory import classical_lower_bound
@@ -174,6 +194,7 @@ def classical_lower_bound(n: int, d: int, epsilon: float, delta: float) -> tuple
     >>> round(sampling, 4), round(privacy, 4)
     (0.0224, 0.0019)
     """
+    _check_rate_arguments(n, d, epsilon, delta)
     rate = NON_PRIVATE_LOWER if math.isinf(epsilon) else CLASSICAL_LOWER
     b = rate.at(n, d, epsilon, delta, 0)
     return b.statistical, b.privacy  # type: ignore[return-value]
@@ -200,6 +221,13 @@ def sparse_lower_bound(n: int, d: int, s: int, epsilon: float, delta: float) -> 
     tuple of (float, float)
         The statistical and the privacy term.
 
+    Raises
+    ------
+    dpstats.errors.InvalidArgumentError
+        n or d below 1, or s outside 1..d.
+    dpstats.errors.InvalidPrivacyParameterError
+        epsilon <= 0, or delta outside (0, 1) with a finite epsilon.
+
     Examples
     --------
     >>> from dpstats.theory import sparse_lower_bound
@@ -207,6 +235,7 @@ def sparse_lower_bound(n: int, d: int, s: int, epsilon: float, delta: float) -> 
     >>> round(sampling, 4), round(privacy, 4)
     (0.048, 0.0056)
     """
+    _check_rate_arguments(n, d, epsilon, delta, s)
     b = SPARSE_LOWER.at(n, d, epsilon, delta, s)
     return b.statistical, b.privacy  # type: ignore[return-value]
 
@@ -943,6 +972,13 @@ def error_bounds(method: str | MethodSpec, n: int, d: int, epsilon: float, delta
     ErrorBounds
         The lower bound, the method's upper bound (or why there is none) and the coefficients' errors.
 
+    Raises
+    ------
+    dpstats.errors.InvalidArgumentError
+        n or d below 1.
+    dpstats.errors.InvalidPrivacyParameterError
+        epsilon <= 0, or delta outside (0, 1) with a finite epsilon.
+
     Examples
     --------
     >>> from dpstats.theory import error_bounds
@@ -951,6 +987,7 @@ def error_bounds(method: str | MethodSpec, n: int, d: int, epsilon: float, delta
     At n=10000, d=5, epsilon=1, delta=1e-06: sampling dominates the minimax lower bound (classical)
     (privacy 0.00186 vs sampling 0.0224).
     """
+    _check_rate_arguments(n, d, epsilon, delta)
     s = int(sparsity) if sparsity is not None else 0
     lower = _lower_rate(epsilon, sparsity).at(n, d, epsilon, delta, s)
     spec = _spec(method)

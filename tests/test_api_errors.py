@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import dpstats
-from dpstats.errors import InvalidArgumentError, InvalidBoundsError
+from dpstats.errors import DataTypeError, InvalidArgumentError, InvalidBoundsError
 from dpstats.sklearn import DPLinearRegression
 
 
@@ -66,3 +66,20 @@ def test_result_methods_refuse_bad_arguments_with_the_package_error(call) -> Non
     with pytest.raises(InvalidArgumentError) as info:
         call(res)
     assert isinstance(info.value, ValueError)
+
+
+def test_formula_all_reads_the_names_of_a_dict_as_dp_ols_reads_its_columns() -> None:
+    data = {"y": [1.0, 2.0], "a": [0.0, 1.0], "b c": [1.0, 0.0]}
+    assert dpstats.formula_all(data, "y") == "y ~ a + Q('b c')"
+    with pytest.raises(DataTypeError, match="DataFrame or a dict"):
+        dpstats.formula_all("y", pd.DataFrame(data))  # the arguments swapped
+
+
+@pytest.mark.parametrize("call", [
+    lambda: dpstats.simulate.robust_regression_data(100, 3, corruption=1.0),
+    lambda: dpstats.simulate.robust_regression_data(100, 3, attack="flip"),
+    lambda: dpstats.simulate.sparse_regression_data(100, 10, 20, 0.5),
+], ids=["corruption", "attack", "sparsity"])
+def test_simulators_refuse_bad_parameters_with_the_package_error(call) -> None:
+    with pytest.raises(InvalidArgumentError, match="got"):
+        call()

@@ -246,6 +246,13 @@ def test_example_needs_no_bounds_by_default(capsys):
     assert "epsilon spent" in out
 
 
+def test_example_with_a_method_that_needs_bounds_points_to_its_own_option(capsys):
+    # 'dpstats example' has no --bounds: its hint is --documented-bounds
+    code, out, err = run(capsys, "example", "--seed", "0", "--method", "ssp")
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and "--documented-bounds" in err and "--bounds '" not in err
+
+
 def test_example_with_documented_bounds_says_where_they_come_from(capsys):
     code, out, err = run(capsys, "example", "--seed", "0", "--documented-bounds")
     assert code == 0, err

@@ -11,7 +11,7 @@ import pytest
 
 import dpstats
 from dpstats.compare import COLUMNS, Comparison
-from dpstats.errors import PublicDataRequiredError
+from dpstats.errors import MissingDataError, PublicDataRequiredError
 
 matplotlib.use("Agg")
 
@@ -100,6 +100,18 @@ def test_failures_are_recorded_with_their_spend(synthetic):
         failed = tukey[tukey["status"] == "ptr_failure"]
         assert (failed["epsilon_spent"] > 0).all()  # a PTR refusal is not free
     assert res.total_epsilon == pytest.approx(res.frame["epsilon_spent"].sum())
+
+
+def test_missing_values_are_refused_or_dropped_as_in_dp_ols(synthetic):
+    gappy = synthetic.iloc[:1000].copy()
+    gappy.loc[[3, 10], "x"] = np.nan
+    kwargs = dict(methods=["ssp", "tukey"], epsilons=[1.0], trials=1, data_are_public=True, bounds=BOUNDS,
+                  random_state=0, progress=False, verbose=False)
+    with pytest.raises(MissingDataError, match="missing='drop'"):
+        dpstats.compare("y ~ x", gappy, **kwargs)
+    res = dpstats.compare("y ~ x", gappy, missing="drop", **kwargs).frame.set_index("method")
+    assert res.loc["ssp", "status"] == "ok" and 0.5 < res.loc["ssp", "r2"] <= 1  # R^2 on the complete rows
+    assert res.loc["tukey", "status"] == "InvalidArgumentError"  # tukey cannot take missing='drop', as in dp_ols
 
 
 def test_summary_and_plot(study):

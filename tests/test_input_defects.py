@@ -19,12 +19,14 @@ from dpstats.bounds import Interval
 from dpstats.errors import (
     DataTypeError,
     DPStatsError,
+    ExtrapolationWarning,
     FormulaError,
     InvalidArgumentError,
     InvalidBoundsError,
     InvalidPrivacyParameterError,
     MissingBoundsError,
     MissingDataError,
+    NonFiniteValueError,
     SingularDesignError,
     TransformDomainError,
     UnknownMethodError,
@@ -130,6 +132,32 @@ def test_predict_missing_values_name_the_variable(age_fit, newdata):
         age_fit.predict(newdata)
     msg = str(info.value)
     assert "age" in msg and "factor" not in msg and "drop those rows" in msg
+
+
+@pytest.mark.parametrize("age", [np.inf, -np.inf])
+def test_predict_infinite_values_are_refused_not_predicted(age_fit, age):
+    # the fit refuses non-finite values; a prediction of +-inf is no prediction either
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExtrapolationWarning)  # inf also lies outside the declared bounds
+        with pytest.raises(NonFiniteValueError) as info:
+            age_fit.predict(pd.DataFrame({"age": [30.0, age]}))
+    msg = str(info.value)
+    assert "age" in msg and "inf" not in msg.replace("infinite", "") and "before predict()" in msg
+
+
+def test_predict_a_transform_that_is_infinite_on_new_rows_is_refused(people):
+    res = dpstats.dp_ols("y ~ np.log(age)", people.assign(age=people.age + 1), 1.0, 1e-6, method="ssp",
+                         bounds={**BOUNDS, "age": (1, 121)}, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExtrapolationWarning)  # age 0 lies below the declared 1
+        with pytest.raises(NonFiniteValueError, match=r"np\.log\(age\)"):
+            res.predict(pd.DataFrame({"age": [30.0, 0.0]}))
+
+
+def test_predict_refuses_repeated_column_names_as_the_fit_does(age_fit):
+    newdata = pd.DataFrame([[30.0, 40.0]], columns=["age", "age"])
+    with pytest.raises(FormulaError, match="more than one column named 'age'"):
+        age_fit.predict(newdata)
 
 
 def test_predict_numbers_given_as_strings_is_a_type_error(age_fit):

@@ -329,6 +329,14 @@ def test_a_directory_or_missing_file_is_an_error(tmp_path):
         PrivacyAccountant(1.0, 1e-6, path=tmp_path)
 
 
+def test_a_budget_file_in_a_missing_directory_is_a_typed_error(tmp_path):
+    with pytest.raises(BudgetFileError) as info:
+        PrivacyAccountant(1.0, 1e-6, path=tmp_path / "no such dir" / "budget.sqlite")
+    msg = str(info.value)
+    assert "cannot create it" in msg and "no such dir" in msg and ".dpstats-budget-" not in msg
+    assert not (tmp_path / "no such dir").exists()
+
+
 def test_without_a_path_nothing_is_written(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     acct = PrivacyAccountant(1.0, 1e-6)

@@ -179,6 +179,18 @@ def test_plan_reads_formula_levels_and_names():
     assert "<table" in plan._repr_html_()
 
 
+def test_plan_takes_levels_written_in_the_formula_as_dp_ols_does():
+    # C(g, levels=[...]) declares the levels in the formula: plan() needs no levels= for g then
+    written = dpstats.plan(formula="y ~ x + C(g, levels=['a', 'b', 'c'])", bounds=BOUNDS, n=5000, epsilon=1.0,
+                           method="adassp", rsquared=0.5).to_frame()
+    declared = dpstats.plan(formula="y ~ x + C(g)", bounds=BOUNDS, levels={"g": ["a", "b", "c"]}, n=5000,
+                            epsilon=1.0, method="adassp", rsquared=0.5).to_frame()
+    assert list(written["term"]) == ["Intercept", "C(g, levels=['a', 'b', 'c'])[T.b]",
+                                     "C(g, levels=['a', 'b', 'c'])[T.c]", "x"]
+    np.testing.assert_allclose(written["privacy"], declared["privacy"])
+    np.testing.assert_allclose(written["sampling"], declared["sampling"])
+
+
 @pytest.mark.parametrize("formula,levels,name", [("y ~ x + C(g)", None, "g"), ("y ~ x + z", None, "z"),
                                                  ("y ~ x + Q('z z')", {"g": ["a"]}, "z z")])
 def test_plan_names_the_variable_that_needs_bounds_or_levels(formula, levels, name):

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import dpstats
+from dpstats.errors import DataTypeError, InvalidArgumentError
 from dpstats.plotting import coef_plot, error_vs_n, privacy_utility, short_name
 
 matplotlib.use("Agg")
@@ -69,6 +70,17 @@ def test_coef_plot_without_intervals_and_several_fits(fits):
     assert "Intercept" not in labels and "C(g)[T.b]" in labels
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert legend == ["with: 95% interval", "without (no intervals)", "ols: 95% interval"]
+
+
+def test_coef_plot_takes_a_list_of_fits_as_table_does(fits):
+    ssp, ssp_no_ci, _ = fits
+    ax = coef_plot([ssp, ssp_no_ci], drop_intercept=True)
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert len(legend) == 2 and legend[0].startswith("(1) ssp") and legend[1].startswith("(2) ssp")
+    with pytest.raises(DataTypeError, match="dpstats results"):
+        coef_plot([ssp, 5])
+    with pytest.raises(InvalidArgumentError, match="at least one"):
+        coef_plot([])
 
 
 def test_coef_plot_term_selection(fits):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -182,8 +183,43 @@ EXPECTED_FAILED: dict[str, str] = {}
      DPLinearRegression(method="adassp", epsilon=1.0, bounds=(-100, 100), y_bounds=(-1000, 1000), random_state=0)],
     expected_failed_checks=lambda est: EXPECTED_FAILED,
 )
+@pytest.mark.filterwarnings("ignore::dpstats.errors.ExtrapolationWarning")  # check_fit_idempotent predicts far out
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("case", ["NaN", "a string", "1-D X", "wrong width"])
+def test_predict_refusals_are_typed_and_never_quote_the_data(case):
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(0, 1, size=(200, 2)), rng.normal(size=200)
+    est = DPLinearRegression(method="adassp", bounds=(0, 1), y_bounds=(-5, 5), random_state=0).fit(X, y)
+    new = X[:3].astype(object)
+    new[1, 0] = 7731.5
+    bad = {"NaN": np.where(new == 7731.5, np.nan, new).astype(float),
+           "a string": np.where(new == 7731.5, "SECRET-7731", new),
+           "1-D X": new[:, 0], "wrong width": np.c_[new, new]}[case]
+    with pytest.raises(ValueError) as info:  # scikit-learn's convention for invalid input
+        est.predict(bad)
+    err = info.value
+    assert isinstance(err, dpstats.errors.DPStatsError), type(err)
+    assert err.__cause__ is None and err.__context__ is None
+    assert "7731" not in f"{err}\n{err.args!r}" and "SECRET" not in str(err)
+    assert "predict" in str(err)
+
+
+def test_predict_warns_outside_the_declared_bounds_as_the_formula_interface_does():
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(0, 1, size=(200, 2)), rng.normal(size=200)
+    est = DPLinearRegression(method="adassp", bounds=[(0, 1), (0, 1)], y_bounds=(-5, 5), random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est.predict(X[:3])
+    with pytest.warns(dpstats.errors.ExtrapolationWarning) as record:
+        pred = est.predict(np.array([[7.25, 0.5], [0.5, 0.5], [-1.0, 3.0]]))
+    assert pred.shape == (3,) and record[0].filename == __file__
+    msg = str(record[0].message)
+    assert msg.startswith("2 of 3 rows of X lie outside the bounds declared for the fit")
+    assert "x0 (declared [0, 1]: 2 rows)" in msg and "x1 (declared [0, 1]: 1 row)" in msg and "7.25" not in msg
 
 
 def test_default_refuses_tiny_unbounded_data():

@@ -15,6 +15,7 @@ from conftest import FACTOR_FORMULA as FORMULA
 from conftest import factor_frame
 
 import dpstats
+from dpstats.errors import DataTypeError
 from dpstats.tables import LATEX_PREAMBLE, format_number
 
 
@@ -107,7 +108,7 @@ def test_keep_drop_order_and_rename(fits):
     assert "slope of x1" in ordered.index and "x1" not in ordered.index
     with pytest.raises(ValueError, match="matches no coefficient"):
         dpstats.table(models, keep=["nonexistent"])
-    with pytest.raises(TypeError, match="list of term names"):
+    with pytest.raises(DataTypeError, match="list of term names"):  # a TypeError too
         dpstats.table(models, drop="Intercept")
     with pytest.raises(ValueError, match="same label"):
         dpstats.table(models, rename={"x1": "x", "x2": "x"})
@@ -145,8 +146,10 @@ def test_formats_and_errors(fits):
                         ({"model_names": ["one"]}, ValueError), ({"alpha": 1.5}, ValueError)]:
         with pytest.raises(err):
             dpstats.table([fits["sm"], fits["ada"]], **kwargs)
-    with pytest.raises(TypeError, match="statsmodels results"):
+    with pytest.raises(DataTypeError, match="statsmodels results"):  # a TypeError too
         dpstats.table([fits["sm"], "not a fit"])
+    with pytest.raises(DataTypeError, match="stars must be"):
+        dpstats.table([fits["sm"]], stars="yes")
     with pytest.raises(ValueError, match="distinct"):
         dpstats.table([fits["sm"], fits["ada"]], model_names=["A", "A"])
 

@@ -246,3 +246,23 @@ def test_plot_plan():
 def test_plan_frame_is_a_dataframe():
     assert isinstance(dpstats.plan(target=0.1, d=10, epsilon=1.0, delta=1e-6), pd.DataFrame)
     assert np.issubdtype(dpstats.plan(0.1, 10, 1.0, 1e-6)["n_for_target"].dtype, np.floating)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: dpstats.theory.classical_lower_bound(-5, 3, 1.0, 1e-6),
+    lambda: dpstats.theory.classical_lower_bound(1000, 0, 1.0, 1e-6),
+    lambda: dpstats.theory.classical_lower_bound(1000, 3, 0.0, 1e-6),
+    lambda: dpstats.theory.classical_lower_bound(1000, 3, 1.0, 0.0),
+    lambda: dpstats.theory.sparse_lower_bound(1000, 3, 5, 1.0, 1e-6),  # s > d: a negative privacy term
+    lambda: dpstats.theory.error_bounds("ssp", 0, 3, 1.0, 1e-6),
+    lambda: dpstats.theory.error_bounds("ssp", 1000, 3, 1.0, 0.0),
+], ids=["n<1", "d<1", "epsilon 0", "delta 0", "s>d", "error_bounds n 0", "error_bounds delta 0"])
+def test_the_public_rates_refuse_arguments_outside_their_domain(call):
+    # they answered with ZeroDivisionError, a math domain error, or a negative rate
+    with pytest.raises((dpstats.errors.InvalidArgumentError, dpstats.errors.InvalidPrivacyParameterError)):
+        call()
+
+
+def test_the_non_private_rate_takes_an_infinite_epsilon():
+    sampling, privacy = dpstats.theory.classical_lower_bound(1000, 3, math.inf, 0.0)
+    assert privacy == 0.0 and sampling == pytest.approx(math.sqrt(3 / 1000))

@@ -285,7 +285,11 @@ class BudgetStore:
         if os.path.exists(self.path):
             return False
         directory = os.path.dirname(self.path) or "."
-        fd, tmp = tempfile.mkstemp(prefix=".dpstats-budget-", suffix=".tmp", dir=directory)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=".dpstats-budget-", suffix=".tmp", dir=directory)
+        except OSError as exc:  # a missing or unwritable directory: the temporary file's name is no help
+            raise self._error("cannot create it", f"{exc.strerror or type(exc).__name__} in the directory "
+                              f"{directory!r}", untouched=False) from None
         os.close(fd)
         mask = os.umask(0)
         os.umask(mask)
