@@ -9,6 +9,7 @@ import pandas as pd
 import patsy
 import pytest
 
+import dpstats
 from dpstats.bounds import Interval, IntervalError, interval_of_code
 from dpstats.errors import (
     DataTypeError,
@@ -248,3 +249,17 @@ def test_levels_for_a_column_the_formula_does_not_use_are_ignored_like_its_bound
     assert list(d.column_names) == ["Intercept", "x1"]
     with pytest.raises(UnknownColumnError, match="'nope', which is not a column of the data; columns are: y, x1"):
         build("y ~ x1", df, levels={"nope": ["a"]})
+
+
+def test_a_data_column_named_intercept_does_not_bound_the_constant():
+    """bounds={"Intercept": ...} on a data column of that name bounds the variable only: the intercept column is 1
+    on every row, so the fit is the one the same data give under another column name (same seed)."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"Intercept": rng.uniform(0, 10, 300), "x": rng.normal(0, 1, 300)})
+    df["y"] = 1 + 0.3 * df["Intercept"] + df["x"] + rng.normal(0, 1, 300)
+    bounds = {"x": (-4, 4), "y": (-10, 20)}
+    named = dpstats.dp_ols("y ~ Q('Intercept') + x", df, 1.0, 1e-6, method="ssp",
+                           bounds={**bounds, "Intercept": (0, 10)}, random_state=0)
+    renamed = dpstats.dp_ols("y ~ Q('a') + x", df.rename(columns={"Intercept": "a"}), 1.0, 1e-6, method="ssp",
+                             bounds={**bounds, "a": (0, 10)}, random_state=0)
+    np.testing.assert_array_equal(named.params.to_numpy(), renamed.params.to_numpy())

@@ -29,6 +29,7 @@ from dpstats.errors import (
     NonFiniteValueError,
     SingularDesignError,
     TransformDomainError,
+    UnknownColumnError,
     UnknownMethodError,
 )
 from dpstats.formula import build_design
@@ -623,3 +624,27 @@ def test_a_boolean_response_is_bounded_by_its_dtype():
     with pytest.raises(MissingBoundsError) as err:
         dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method="ssp", random_state=3)
     assert "'x'" in str(err.value) and "'y'" not in str(err.value)
+
+
+def _predict_model():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"carat": rng.uniform(0.3, 3.0, 400), "g": rng.integers(0, 2, 400),
+                       "cut": pd.Categorical(rng.choice(["a", "b"], 400))})
+    df["y"] = np.log(df["carat"]) + 0.5 * df["g"] + rng.normal(0.0, 0.3, 400)
+    res = dpstats.dp_ols("y ~ np.log(carat) + g + C(cut)", df, 1.0, 1e-6,
+                         bounds={"carat": (0.2, 5.0), "g": (0, 1), "y": (-5, 5)}, random_state=0)
+    return res, df
+
+
+@pytest.mark.parametrize("drop", ["carat", "cut"])
+def test_predict_names_only_the_lacking_variable_not_the_functions(drop):
+    res, df = _predict_model()
+    with pytest.raises(UnknownColumnError) as info:
+        res.predict(df.drop(columns=[drop]).head(3))
+    assert str(info.value).endswith(f"lacks a variable the model uses: {drop}")
+
+
+def test_predict_reads_a_boolean_given_for_a_numeric_variable_as_0_1():
+    res, df = _predict_model()
+    np.testing.assert_array_equal(res.predict(df.assign(g=df["g"].astype(bool)).head(5)).to_numpy(),
+                                  res.predict(df.head(5)).to_numpy())

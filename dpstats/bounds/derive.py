@@ -264,13 +264,17 @@ def _column_intervals(design_info: Any, bounds: Bounds, columns: set[str], respo
                       ) -> tuple[list[Interval | None], list[str], dict[str, list[str | None]]]:
     """Each design column's clip range, the columns without one, and why each of them has none.
 
-    A bound declared on a design column wins over the derived one.  For a
-    column without a range, the third value lists the codes of its unbounded
+    A bound declared on a design column wins over the derived one, except on
+    the intercept, which is 1 on every row whatever is declared (a data column
+    named "Intercept" takes its bounds as a variable, not the constant's).  For
+    a column without a range, the third value lists the codes of its unbounded
     factors (None for a multi-column basis that cannot be bounded).
     """
     names = list(design_info.column_names)
     _check_keys(bounds, names, columns, response_code)
     derived = _derived_ranges(design_info, bounds, columns)
+    constant = {design_info.column_names[i] for term, sl in design_info.term_slices.items() if not term.factors
+                for i in range(sl.start, sl.stop)}
     intervals: list[Interval | None] = []
     missing: list[str] = []
     unbounded: dict[str, list[str | None]] = {}
@@ -279,7 +283,7 @@ def _column_intervals(design_info: Any, bounds: Bounds, columns: set[str], respo
         factors: list[str | None]
         if name not in derived:  # pragma: no cover - would be a patsy naming change
             raise FormulaError(f"internal error: cannot match design column '{name}'")
-        if name in bounds:
+        if name in bounds and name not in constant:
             iv, factors = declared_interval(name, bounds[name]), []
         else:
             iv, factors = derived[name]

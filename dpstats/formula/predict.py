@@ -28,7 +28,7 @@ from dpstats.errors import (
     UnseenLevelError,
 )
 from dpstats.formula.frame import as_frame, numpy_columns
-from dpstats.formula.language import check_factor
+from dpstats.formula.language import NAMESPACE, check_factor
 from dpstats.formula.parse import code_names, origin_code
 
 __all__ = ["design_matrix_for_prediction"]
@@ -50,7 +50,7 @@ def _prediction_frame(design_info: Any, df: pd.DataFrame) -> tuple[pd.DataFrame,
         except UnknownColumnError:
             facts = None
         if facts is None:
-            lacking = [v for v in code_names(factor.code) if v not in column_list]
+            lacking = [v for v in code_names(factor.code) if v not in column_list and v not in NAMESPACE]
             raise UnknownColumnError(f"newdata lacks a variable the model uses: {', '.join(lacking) or factor.code}")
         used += [v for v in facts.variables if v not in used]
         if info.type == "numerical":
@@ -67,7 +67,11 @@ def _prediction_frame(design_info: Any, df: pd.DataFrame) -> tuple[pd.DataFrame,
         raise MissingDataError(
             f"newdata has missing values (NaN, None or pd.NA) in {', '.join(missing)}; a prediction needs every "
             "variable the model uses: drop those rows or fill them in before predict().")
-    return numpy_columns(df, used), numeric
+    frame = numpy_columns(df, used)
+    as_numbers = [v for v in numeric if pd.api.types.is_bool_dtype(frame[v].dtype)]
+    if as_numbers:  # a boolean given for a variable the model used as a number: True is 1, False is 0
+        frame = frame.assign(**{v: frame[v].astype(float) for v in as_numbers})
+    return frame, numeric
 
 
 def design_matrix_for_prediction(design_info: Any, newdata: Any,
