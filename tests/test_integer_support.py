@@ -122,3 +122,16 @@ def test_a_value_outside_the_declared_bounds_is_clipped_onto_the_support(method)
     fits = [dpstats.dp_ols("y ~ g", frame, 1.0, 1e-6, method=method, bounds={"g": (0, 1), "y": (-2, 7)},
                            random_state=4) for frame in (wild, clipped)]
     np.testing.assert_array_equal(fits[0].params.to_numpy(), fits[1].params.to_numpy())
+
+
+def test_a_design_singular_on_the_two_values_is_refused_before_reading_a_row():
+    """g and I(g ** 2) of an integer column declared (0, 1) are the same column on every data set the fit allows
+    (it clips g to 0 or 1): refused from public facts, nothing spent; a float column's are not."""
+    from dpstats.errors import SingularDesignError
+
+    df = _frame()
+    bounds = {"g": (0, 1), "y": (-2, 7)}
+    with pytest.raises(SingularDesignError, match="'g', 'I\\(g \\*\\* 2\\)'"):
+        dpstats.dp_ols("y ~ g + I(g**2)", df, 1.0, 1e-6, bounds=bounds, random_state=0)
+    assert build_design("y ~ g + I(g**2)", df.assign(g=df["g"].astype(float)), bounds=bounds).dependent_columns() == []
+    assert build_design("y ~ g * w", df, bounds={**bounds, "w": (-4, 4)}).dependent_columns() == []

@@ -398,7 +398,7 @@ def _assemble(parsed: ParsedFormula, X: np.ndarray, y: np.ndarray, design_info: 
                   underivable_bounds=ranges.underivable, null_rows=parsed.plan.missing == "null",
                   two_valued_response=_two_valued_response(parsed, supports), variable_supports=supports,
                   formula_expanded=parsed.expanded, non_finite_message=parsed.non_finite_message,
-                  rank_probe=RankProbe(parsed.plan, parsed.schema, dict(bounds or {})))
+                  rank_probe=RankProbe(parsed.plan, parsed.schema, dict(bounds or {}), dict(supports)))
 
 
 def public_prototype(schema: pd.DataFrame, bounds: Mapping[str, tuple[float, float]] | None,

@@ -27,7 +27,10 @@ out.  Leaving columns out can hide a dependency but never invent one: if a
 subset of the columns is dependent, so is the design.
 
 The domain of a variable is what the caller declared: a numeric variable's
-bounds, a factor's declared levels, a boolean's two values.  A numeric variable without bounds is probed on
+bounds, a factor's declared levels, a boolean's two values, and an integer
+variable's two values when its declared bounds are consecutive integers (the
+fit clips it to them, so that ``g`` and ``I(g ** 2)`` of a 0/1 integer column
+are the same column for every data set).  A numeric variable without bounds is probed on
 ``[-3, 3]``, both signs, so that piecewise transforms (``np.abs``,
 ``np.maximum``) are seen on both of their pieces; probe rows on which a
 transform is undefined (``np.log`` of a negative value) are dropped.  The
@@ -52,7 +55,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -84,11 +87,15 @@ class RankProbe:
         The prepared schema (zero rows): dtypes and the categories of declared factors.
     bounds : mapping of str to (float, float)
         The declared bounds (only entries naming a raw variable are used).
+    supports : mapping of str to tuple of float
+        The numeric variables whose values public facts fix (an integer dtype declared between consecutive
+        integers: :func:`dpstats.formula.schema.integer_supports`), probed on those values.
     """
 
     plan: FramePlan
     schema: pd.DataFrame
     bounds: Mapping[str, tuple[float, float]]
+    supports: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
 
     def dependent_columns(self, design_info: Any) -> list[str]:
         """The design columns that take part in a linear dependency on the public domain (empty: none found).
@@ -159,6 +166,9 @@ class RankProbe:
                 columns[var] = levels[_indices(u, levels.size)]
             elif pd.api.types.is_bool_dtype(col.dtype):
                 columns[var] = u >= 0.5
+            elif var in self.supports:  # every row of every allowed data set takes one of these values
+                values = np.array(self.supports[var], dtype=float)
+                columns[var] = values[_indices(u, values.size)]
             elif var in breaks:
                 columns[var] = _piecewise_uniform(u, breaks[var])
             elif is_numeric(col):
@@ -173,8 +183,9 @@ class RankProbe:
         if var in self.bounds:
             iv = declared_interval(var, self.bounds[var])
             lo, hi = iv.lo, iv.hi
-        # (float even for an integer column: integrality is not used, so no dependency is claimed from it;
-        # the weighted form does not overflow for the widest finite bounds)
+        # (float even for an integer column: integrality is used only where it leaves two values
+        # (``supports``), so no other dependency is claimed from it; the weighted form does not overflow for the
+        # widest finite bounds)
         return lo * (1.0 - u) + hi * u
 
 
