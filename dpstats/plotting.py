@@ -31,7 +31,6 @@ import numpy as np
 import pandas as pd
 
 from dpstats.errors import DataTypeError, InvalidArgumentError
-from dpstats.results import DPRegressionResults
 
 __all__ = ["coef_plot", "privacy_utility", "error_vs_n", "short_name"]
 
@@ -138,8 +137,11 @@ def _labelled_fits(results: Any) -> dict[str, Any]:
 
 
 def _checked_fit(res: Any) -> Any:
-    """``res`` when it is a dpstats fit; a :class:`~dpstats.errors.DataTypeError` naming its type otherwise."""
-    if not isinstance(res, DPRegressionResults):
+    """``res`` when it is a dpstats fit (its results class, recognised by name: the results module imports this
+    one lazily, so importing it here would close a cycle); a :class:`~dpstats.errors.DataTypeError` naming its
+    type otherwise."""
+    if not any(cls.__name__ == "DPRegressionResults" and cls.__module__ == "dpstats.results"
+               for cls in type(res).__mro__):
         raise DataTypeError(f"coef_plot takes dpstats results (dp_ols), one, a list or a dict of them; got "
                             f"{type(res).__name__}")
     return res
