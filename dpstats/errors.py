@@ -341,6 +341,14 @@ class LargeDeltaWarning(UserWarning):
     few hundred thousand rows).  Decided from public facts (delta and n); the fit runs."""
 
 
+class UnscaledFitWarning(UserWarning):
+    """A method whose defaults assume unit scale (``dpsgd``'s clip norm, learning rate and start at 0) ran on the
+    data's own units: not every variable has declared bounds, so there was no public rescaling, and its scale
+    options were left at their defaults.  On data far from unit scale its coefficients can be off by orders of
+    magnitude.  Declare bounds for every variable, or pass the method's scale options (``clip_norm=`` and
+    ``learning_rate=``).  Decided from public facts (which bounds were declared, the options); the fit runs."""
+
+
 class ExtrapolationWarning(UserWarning):
     """``predict`` was given new rows with a covariate outside the bounds declared for the fit.
 

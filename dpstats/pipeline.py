@@ -61,6 +61,7 @@ from dpstats.errors import (
     MissingBoundsError,
     SettlementError,
     SingularDesignError,
+    UnscaledFitWarning,
 )
 from dpstats.formula import Design, build_design, public_design
 from dpstats.inference import withholding_reason
@@ -360,7 +361,7 @@ def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodO
         fitted = dataclasses.replace(fitted, no_inference_reason=auto_reason)
     return _results(spec, data.design, n, fitted, ctx.ledger, eps, dlt, choice=choice, seeded=seeded,
                     scaling=scaling, clipped=bounds is not None, formula=data.formula,
-                    declared=_prediction_bounds(request.data, data.design))
+                    declared=_prediction_bounds(request.data, data.design), options=options)
 
 
 @dataclass
@@ -732,7 +733,8 @@ def _error_bounds(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, e
 
 def _results(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, ledger: PrivacyLedger, eps: float,
              dlt: float, *, choice: str, seeded: bool, scaling: PublicScaling | None, clipped: bool,
-             formula: str, declared: tuple[tuple[str, float, float], ...] = ()) -> DPRegressionResults:
+             formula: str, declared: tuple[tuple[str, float, float], ...] = (),
+             options: MethodOptions | None = None) -> DPRegressionResults:
     params = np.asarray(fitted.params, dtype=float)
     notes = list(fitted.notes)
     inference = fitted.inference
@@ -742,8 +744,9 @@ def _results(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, ledger
                      "before fitting; the coefficients were mapped back (post-processing)")
         if inference is not None:
             inference = _inference_back(inference, scaling)
-    elif spec.raw_units_warning:
+    elif spec.raw_units_warning and not (options is not None and options.scale_chosen()):
         notes.append("WARNING: " + spec.raw_units_warning)
+        warnings.warn(spec.raw_units_warning, UnscaledFitWarning, stacklevel=5)
     withheld = "" if inference is None else withholding_reason(
         spec.name, inference.noise_to_signal, spec.inference_rule.withhold_above, inference.draws, inference.bse)
     guarantee = fitted.guarantee or spec.guarantee

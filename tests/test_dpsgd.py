@@ -297,3 +297,24 @@ def test_runs_without_bounds(easy):
                          learning_rate=0.1)
     assert np.max(np.abs(res.params.to_numpy() - [1.0, 2.0, -1.0])) < 0.2
     assert dpstats.available_methods()["dpsgd"].needs_bounds is False
+
+
+def test_a_fit_on_the_data_s_own_units_at_default_scale_warns_and_says_so():
+    """Without bounds for every variable there is no public rescaling: with its unit-scale defaults DP-SGD warns
+    (UnscaledFitWarning, from public facts) and the notes say so; with both scale options given, or with bounds,
+    it does not."""
+    import warnings
+
+    from dpstats.errors import UnscaledFitWarning
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.uniform(0, 40, 500)})
+    df["y"] = 10 + 2 * df["x"] + rng.normal(0, 5, 500)
+    with pytest.warns(UnscaledFitWarning, match="clip_norm= and learning_rate="):
+        res = dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method="dpsgd", random_state=0)
+    assert any(note.startswith("WARNING: DP-SGD ran on the data's own units") for note in res.privacy.notes)
+    for kwargs in ({"clip_norm": 50.0, "learning_rate": 0.1}, {"bounds": {"x": (0, 40), "y": (-50, 150)}}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UnscaledFitWarning)
+            res = dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method="dpsgd", random_state=0, **kwargs)
+        assert not any(note.startswith("WARNING: DP-SGD") for note in res.privacy.notes)

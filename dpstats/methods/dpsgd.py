@@ -160,6 +160,10 @@ class DPSGDOptions(MethodOptions):
         if isinstance(e, bool) or not (isinstance(e, (int, float, np.integer, np.floating)) and 0 < e <= 1e4):
             raise MethodOptionError(f"epochs must be a number in (0, 10000], got {e!r}")
 
+    def scale_chosen(self) -> bool:
+        """Both scale-dependent options (``clip_norm`` and ``learning_rate``) were given."""
+        return self.clip_norm is not None and self.learning_rate is not None
+
 
 @dataclass(frozen=True)
 class _Plan:

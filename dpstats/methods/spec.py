@@ -104,6 +104,17 @@ class MethodOptions:
             The fit's delta (public).
         """
 
+    def scale_chosen(self) -> bool:
+        """Whether the user set every option that depends on the data's scale (the method's
+        ``raw_units_warning`` is then not given).  Default: False.
+
+        Returns
+        -------
+        bool
+            True when the options carry the user's own scale.
+        """
+        return False
+
     def as_dict(self) -> dict[str, Any]:
         """The options as a dict, by name in declaration order.
 
@@ -734,8 +745,9 @@ class MethodSpec:
         public facts in ``ctx`` (n, d, epsilon, delta, ranges) and the options ("" when it fits), for refusals
         beyond ``min_rows`` and ``max_columns``; :func:`dpstats.plan` asks it, so that the plan agrees with the fit.
     raw_units_warning : str
-        Shown as a WARNING when the fit ran on the data's own units (no public rescaling), for methods whose
-        defaults assume unit scale.
+        Shown as a WARNING in the notes and raised as an :class:`~dpstats.errors.UnscaledFitWarning` when the fit
+        ran on the data's own units (no public rescaling) with options left at their unit-scale defaults
+        (:meth:`MethodOptions.scale_chosen`), for methods whose defaults assume unit scale.
     null_rows : bool
         True when a zero row (x = 0, including the intercept, and y = 0, in the units the method sees, after its
         clipping) adds nothing to what the method releases, so that ``missing="drop"`` can map each incomplete
