@@ -323,6 +323,14 @@ def dummy_units(ctx: FitContext) -> DummyUnits | None:
     return DummyUnits(cols.astype(int), lo.astype(float), span.astype(float), ctx.d, k)
 
 
+#: Why DP-SGD reports no standard errors or intervals.
+NO_INFERENCE_REASON = (
+    "DP-SGD releases an average of noisy clipped minibatch steps; its distance from least squares is mostly the "
+    "clipped gradient's bias and the distance the steps did not cover, which no released value measures, so no "
+    "sound interval is known (its error block shows the noise part only); method='pgd' (full-batch noisy gradient "
+    "descent with independent chains) reports intervals")
+
+
 @dataclass(frozen=True)
 class DeclaredRanges:
     """The public ranges of the design columns and the response (infinite where none is known), to which the
@@ -485,6 +493,7 @@ def fit(rows: Rows, ctx: FitContext, options: DPSGDOptions) -> MethodFit:
                      "optimizer": plan.optimizer, "standardised": plan.standardise,
                      "dummies_on_own_values": isinstance(st, DummyUnits)},
         passes=steps,
+        no_inference_reason=NO_INFERENCE_REASON,
         error_split=ErrorSplit(privacy=privacy, privacy_source=(
             "batch means of the averaged iterates (their noise around the run's limit; the clipped gradient's "
             "bias against least squares, the distance the steps did not cover and the noise of the released "

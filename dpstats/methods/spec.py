@@ -501,7 +501,7 @@ class MethodFit:
 
     params: np.ndarray
     inference: Inference | None = None
-    no_inference_reason: str = "this method does not provide private standard errors yet"
+    no_inference_reason: str = "this method reports no private standard errors"
     notes: tuple[str, ...] = ()
     assumptions: tuple[str, ...] = ()
     guarantee: str | None = None
