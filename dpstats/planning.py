@@ -121,10 +121,15 @@ class _Setting:
 
 
 def _schema(bounds: Mapping[str, tuple[float, float]], levels: Mapping[str, Sequence[Any]] | None,
-            written: Mapping[str, Sequence[Any]]) -> pd.DataFrame:
-    """A zero-row frame with a float column per bounded variable and a categorical per factor (public): the factors
-    of ``levels=`` and those whose levels the formula writes (``written``) and that neither declaration names."""
-    columns: dict[str, Any] = {name: pd.Series(dtype=float) for name in bounds}
+            written: Mapping[str, Sequence[Any]], dtypes: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """A zero-row frame with a column per bounded variable (of its type in ``dtypes``, float when not given) and a
+    categorical per factor (public): the factors of ``levels=`` and those whose levels the formula writes
+    (``written``) and that neither declaration names; a boolean of ``dtypes`` that neither names is a boolean."""
+    types = dict(dtypes or {})
+    columns: dict[str, Any] = {name: pd.Series(dtype=types.get(name, float)) for name in bounds}
+    for name, dtype in types.items():
+        if name not in columns and name not in (levels or {}) and pd.api.types.is_bool_dtype(dtype):
+            columns[name] = pd.Series(dtype=bool)
     for name, values in written.items():
         if name not in columns and name not in (levels or {}):
             columns[name] = pd.Categorical([], categories=list(values))
@@ -166,12 +171,13 @@ def _quoted(name: str) -> str:
 
 def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
              levels: Mapping[str, Sequence[Any]] | None, response: str | None, residual_sd: float | None,
-             rsquared: float | None, spread: Mapping[str, float] | None, correlation: float) -> _Setting:
+             rsquared: float | None, spread: Mapping[str, float] | None, correlation: float,
+             dtypes: Mapping[str, Any] | None = None) -> _Setting:
     """The public design of the planned fit and the assumed moments, in the method's units."""
     text = formula if formula is not None else _formula(bounds, levels, response)
     try:
         written = _written_levels(text, [*bounds, *(levels or {})])
-        design, _, _ = public_design(text, _schema(bounds, levels, written), bounds=bounds, levels=levels)
+        design, _, _ = public_design(text, _schema(bounds, levels, written, dtypes), bounds=bounds, levels=levels)
     except UnknownColumnError as err:
         if err.column is None:
             raise
@@ -481,7 +487,8 @@ def _reporter(model: _Model, auto: bool) -> Reports:
 
     def reports(n: float, epsilon: float) -> bool:
         chosen = choose_auto(AutoFacts(n=int(n), d=s.d, epsilon=epsilon, delta=model.delta, bounds=True,
-                                       intercept=s.intercept_index is not None))
+                                       intercept=s.intercept_index is not None,
+                                       two_valued_response=s.design.two_valued_response))
         if chosen is None:
             return False
         spec = chosen[0]
@@ -630,7 +637,8 @@ def _methods(method: str | Sequence[str] | None, n: int | None, setting: _Settin
     specs = []
     for name in names:
         if name == "auto":
-            specs.append((_auto(n, setting.d, epsilon, delta, setting.intercept_index is not None), True))
+            specs.append((_auto(n, setting.d, epsilon, delta, setting.intercept_index is not None,
+                                setting.design.two_valued_response), True))
             continue
         spec = get_method(name)
         if not spec.private:
@@ -639,13 +647,16 @@ def _methods(method: str | Sequence[str] | None, n: int | None, setting: _Settin
     return specs
 
 
-def _auto(n: int | None, d: int, epsilon: float | None, delta: float, intercept: bool) -> MethodSpec:
+def _auto(n: int | None, d: int, epsilon: float | None, delta: float, intercept: bool,
+          two_valued_response: bool = False) -> MethodSpec:
     """The method ``method="auto"`` chooses with every bound declared, from public facts (n, d, epsilon, delta,
-    the intercept, the registry: :func:`~dpstats.methods.registry.choose_auto`)."""
+    the intercept, whether the response takes two values, the registry:
+    :func:`~dpstats.methods.registry.choose_auto`)."""
     if n is None or epsilon is None:
         raise InvalidArgumentError("plan(method='auto') needs n and epsilon: auto chooses from n, d, epsilon and "
                                    "delta")
-    chosen = choose_auto(AutoFacts(n=int(n), d=d, epsilon=epsilon, delta=delta, bounds=True, intercept=intercept))
+    chosen = choose_auto(AutoFacts(n=int(n), d=d, epsilon=epsilon, delta=delta, bounds=True, intercept=intercept,
+                                   two_valued_response=two_valued_response))
     if chosen is None:
         raise InvalidArgumentError(f"method='auto' finds no method for n={n}, d={d}, epsilon={epsilon:g}")
     return chosen[0]
@@ -694,7 +705,7 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
                      method: str | Sequence[str] | None = None, target: float | Mapping[str, float] | None = None,
                      residual_sd: float | None = None, rsquared: float | None = None,
                      spread: Mapping[str, float] | None = None, correlation: float = 0.0, inference: bool = True,
-                     sparsity: int | None = None) -> Plan:
+                     sparsity: int | None = None, dtypes: Mapping[str, Any] | None = None) -> Plan:
     """Plan a fit in the coefficients' units (module docstring); called by :func:`dpstats.plan`.
 
     Parameters
@@ -727,13 +738,17 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
         The fit's ``inference`` option (its share of the budget for standard errors).
     sparsity : int, optional
         s for the sparse rates (lasso, the sparse lower bound).
+    dtypes : mapping, optional
+        The data's column types (public), e.g. ``dict(df.dtypes)``: read as the fit reads them, so that a boolean
+        response, or an integer one declared between consecutive integers, is two-valued for ``method="auto"``
+        (default: every bounded variable a float).
 
     Returns
     -------
     Plan
     """
     _check(n, epsilon, delta, residual_sd, rsquared, correlation)
-    setting = _setting(formula, bounds, levels, response, residual_sd, rsquared, spread, correlation)
+    setting = _setting(formula, bounds, levels, response, residual_sd, rsquared, spread, correlation, dtypes)
     targets = _targets(target, setting.names)
     records = []
     for spec, auto in _methods(method, n, setting, epsilon, delta):
@@ -782,7 +797,7 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
          bounds: Mapping[str, tuple[float, float]] | None = None, formula: str | None = None,
          levels: Mapping[str, Sequence[Any]] | None = None, response: str | None = None, n: int | None = None,
          residual_sd: float | None = None, rsquared: float | None = None, spread: Mapping[str, float] | None = None,
-         correlation: float = 0.0, inference: bool = True) -> Any:
+         correlation: float = 0.0, inference: bool = True, dtypes: Mapping[str, Any] | None = None) -> Any:
     """Plan a fit before spending budget.
 
     With declared ``bounds`` (and optionally ``formula``, ``levels``), in
@@ -833,6 +848,9 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
         Assumed common correlation between design columns.
     inference : bool, default True
         The fit's ``inference`` option (its share of the budget for standard errors).
+    dtypes : mapping, optional
+        The data's column types (public), e.g. ``dict(df.dtypes)``: read as the fit reads them (a boolean
+        response, or an integer one declared between consecutive integers, is two-valued for ``method="auto"``).
 
     Returns
     -------
@@ -866,7 +884,7 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
     return coefficient_plan(bounds=bounds, formula=formula, levels=levels, response=response, n=n, epsilon=epsilon,
                             delta=DEFAULT_DELTA if delta is None else delta, method=method, target=target,
                             residual_sd=residual_sd, rsquared=rsquared, spread=spread, correlation=correlation,
-                            inference=inference, sparsity=sparsity)
+                            inference=inference, sparsity=sparsity, dtypes=dtypes)
 
 
 MOVED_UP.add("plan", "dpstats.planning.plan", plan)  # the deprecated dpstats.theory.plan (one release)

@@ -330,3 +330,21 @@ def test_plan_of_a_method_without_intervals_says_none():
     assert row["inference"].iloc[0] == "none" and math.isinf(row["interval_n"].iloc[0])
     assert "dpsgd: intervals: none;" in str(dpstats.plan(bounds=BOUNDS_2, formula="y ~ x1 + x2", epsilon=1.0,
                                                           method="dpsgd"))
+
+
+def test_plan_reads_the_column_types_as_the_fit_does():
+    """With dtypes=, an integer 0/1 response declared (0, 1) (or a boolean one) is two-valued, so plan's auto
+    chooses what the fit chooses (pgd, not Theil-Sen); without them plan assumes floats."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"g": rng.integers(0, 2, 300), "yb": rng.integers(0, 2, 300)})
+    bounds = {"g": (0, 1), "yb": (0, 1)}
+
+    def planned(dtypes):
+        return set(dpstats.plan(formula="yb ~ g", bounds=bounds, n=300, epsilon=1.0, method="auto",
+                                dtypes=dtypes).to_frame()["method"])
+
+    fitted = dpstats.dp_ols("yb ~ g", df, 1.0, 1e-6, bounds=bounds, random_state=0).method
+    assert planned(dict(df.dtypes)) == {fitted} == {"pgd"}
+    assert planned(None) == {"theilsen"}
+    boolean = df.assign(yb=df["yb"].astype(bool))
+    assert planned(dict(boolean.dtypes)) == {"pgd"}
