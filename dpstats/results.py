@@ -36,6 +36,8 @@ from statsmodels.iolib.table import SimpleTable
 
 from dpstats import errors
 from dpstats.formula.frame import check_unique_columns
+from dpstats.formula.language import NAMESPACE
+from dpstats.formula.parse import code_names
 from dpstats.formula.predict import design_matrix_for_prediction
 from dpstats.formula.recipe import DesignRecipe
 from dpstats.inference import basic_bootstrap_interval, basic_bootstrap_pvalue, bootstrap_zvalues, private_rsquared
@@ -443,8 +445,10 @@ class DPRegressionResults:
 
         Parameters
         ----------
-        newdata : pandas.DataFrame or mapping
-            The new rows, with the columns the formula uses (except the response).
+        newdata : pandas.DataFrame, mapping or 2-D array
+            The new rows, with the columns the formula uses (except the response); an array only for a design
+            whose columns are all bare variables (a fit from :func:`dpstats.dp_ols_arrays`), its columns in the
+            fit's order.
 
         Returns
         -------
@@ -484,6 +488,8 @@ class DPRegressionResults:
                 "predict needs newdata: in-sample fitted values would reveal the private data, which the results "
                 "object does not keep")
         declared = {name: (lo, hi) for name, lo, hi in self._declared_bounds}
+        if isinstance(newdata, np.ndarray):
+            newdata = _array_rows(newdata, self.design_info)
         if isinstance(newdata, pd.DataFrame):
             check_unique_columns(list(newdata.columns))
         X = design_matrix_for_prediction(self.design_info, newdata, declared)
@@ -823,6 +829,31 @@ class DPModel:
         """Names in the layout of statsmodels' ``model.data`` (param_names, xnames, ynames)."""
         return SimpleNamespace(param_names=list(self.exog_names), xnames=list(self.exog_names),
                                ynames=self.endog_names)
+
+
+def _array_rows(newdata: np.ndarray, design_info: Any) -> pd.DataFrame:
+    """New rows given as a 2-D array, named by the design's variables in order, for a design whose every term but
+    the intercept is one bare variable (a fit from arrays); otherwise a typed refusal naming the variables."""
+    codes = [f.code for term in design_info.terms for f in term.factors]
+    variables = _variables_of(codes)
+    bare = all(len(term.factors) <= 1 for term in design_info.terms) and len(variables) == len(codes) and all(
+        code in (name, f"Q({name!r})") for code, name in zip(codes, variables, strict=True))
+    if not bare:
+        raise errors.DataTypeError(
+            "predict takes a numpy array only for a model whose columns are its variables (a fit from "
+            "dp_ols_arrays); this model's formula builds its columns from its variables (transforms or "
+            f"factors), so give newdata as a DataFrame with the columns {', '.join(variables)}")
+    if newdata.ndim != 2 or newdata.shape[1] != len(variables):
+        raise errors.DataTypeError(
+            f"predict's array must be 2-D with {len(variables)} columns ({', '.join(variables)}, in the fit's "
+            f"order); got shape {newdata.shape}")
+    return pd.DataFrame(newdata, columns=variables)
+
+
+def _variables_of(codes: list[str]) -> list[str]:
+    """The data columns the factor codes read (the formula language's functions left out), in order of use."""
+    names = (name for code in codes for name in code_names(code) if name not in NAMESPACE)
+    return list(dict.fromkeys(names))
 
 
 def _check_finite_prediction_design(X: np.ndarray, column_names: list[str]) -> None:

@@ -648,3 +648,19 @@ def test_predict_reads_a_boolean_given_for_a_numeric_variable_as_0_1():
     res, df = _predict_model()
     np.testing.assert_array_equal(res.predict(df.assign(g=df["g"].astype(bool)).head(5)).to_numpy(),
                                   res.predict(df.head(5)).to_numpy())
+
+
+def test_predict_takes_an_array_for_a_fit_from_arrays_in_the_fit_s_column_order():
+    rng = np.random.default_rng(0)
+    X = rng.normal(0.0, 1.0, (400, 2))
+    y = X @ np.array([1.0, 2.0]) + rng.normal(0.0, 1.0, 400)
+    res = dpstats.dp_ols_arrays(pd.DataFrame(X, columns=["my x", "b"]), y, epsilon=1.0, delta=1e-6,
+                                x_bounds=[(-4, 4), (-4, 4)], y_bounds=(-15, 15), random_state=0)
+    np.testing.assert_array_equal(res.predict(X[:3]).to_numpy(),
+                                  res.predict(pd.DataFrame(X[:3], columns=["my x", "b"])).to_numpy())
+    with pytest.raises(DataTypeError, match="2-D with 2 columns"):
+        res.predict(X[0])
+    formula = dpstats.dp_ols("y ~ np.log1p(x ** 2) + x", pd.DataFrame({"x": X[:, 0], "y": y}), 1.0, 1e-6,
+                             bounds={"x": (-4, 4), "y": (-15, 15)}, random_state=0)
+    with pytest.raises(DataTypeError, match="DataFrame with the columns x$"):
+        formula.predict(X[:3, :1])  # a transform's column is not the array's column
