@@ -127,13 +127,12 @@ def _labelled_fits(results: Any) -> dict[str, Any]:
     those of each fit of a list numbered ``(1)``, ``(2)``, ... as in :func:`dpstats.table`."""
     if isinstance(results, Mapping):
         fits = dict(results)
-    elif isinstance(results, (list, tuple)):
-        fits = {f"({i}) {_fit_label(_checked_fit(res))}": res for i, res in enumerate(results, start=1)}
-    else:
-        fits = {_fit_label(_checked_fit(results)): results}
-    for res in fits.values():
-        _checked_fit(res)
-    return fits
+        for res in fits.values():
+            _checked_fit(res)
+        return fits
+    if isinstance(results, (list, tuple)):
+        return {f"({i}) {_fit_label(_checked_fit(res))}": res for i, res in enumerate(results, start=1)}
+    return {_fit_label(_checked_fit(results)): results}
 
 
 def _checked_fit(res: Any) -> Any:

@@ -36,9 +36,7 @@ from statsmodels.iolib.table import SimpleTable
 
 from dpstats import errors
 from dpstats.formula.frame import check_unique_columns
-from dpstats.formula.language import NAMESPACE
-from dpstats.formula.parse import code_names
-from dpstats.formula.predict import design_matrix_for_prediction
+from dpstats.formula.predict import design_matrix_for_prediction, variables_of
 from dpstats.formula.recipe import DesignRecipe
 from dpstats.inference import basic_bootstrap_interval, basic_bootstrap_pvalue, bootstrap_zvalues, private_rsquared
 from dpstats.methods.spec import Inference, ReleasedSums
@@ -835,7 +833,7 @@ def _array_rows(newdata: np.ndarray, design_info: Any) -> pd.DataFrame:
     """New rows given as a 2-D array, named by the design's variables in order, for a design whose every term but
     the intercept is one bare variable (a fit from arrays); otherwise a typed refusal naming the variables."""
     codes = [f.code for term in design_info.terms for f in term.factors]
-    variables = _variables_of(codes)
+    variables = variables_of(codes)
     bare = all(len(term.factors) <= 1 for term in design_info.terms) and len(variables) == len(codes) and all(
         code in (name, f"Q({name!r})") for code, name in zip(codes, variables, strict=True))
     if not bare:
@@ -848,12 +846,6 @@ def _array_rows(newdata: np.ndarray, design_info: Any) -> pd.DataFrame:
             f"predict's array must be 2-D with {len(variables)} columns ({', '.join(variables)}, in the fit's "
             f"order); got shape {newdata.shape}")
     return pd.DataFrame(newdata, columns=variables)
-
-
-def _variables_of(codes: list[str]) -> list[str]:
-    """The data columns the factor codes read (the formula language's functions left out), in order of use."""
-    names = (name for code in codes for name in code_names(code) if name not in NAMESPACE)
-    return list(dict.fromkeys(names))
 
 
 def _check_finite_prediction_design(X: np.ndarray, column_names: list[str]) -> None:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import keyword
 import re
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -46,12 +45,12 @@ from dpstats.errors import (
     DataTypeError,
     DataValueError,
     DPStatsError,
-    ExtrapolationWarning,
     InvalidBoundsError,
     MissingDataError,
     NonFiniteValueError,
 )
 from dpstats.formula.frame import check_unique_columns
+from dpstats.formula.predict import warn_outside_bounds
 from dpstats.privacy.accountant import PrivacyAccountant
 
 __all__ = ["DPLinearRegression"]
@@ -375,15 +374,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         declared = self._bounds_dict(names, response="") or {}
         found = [(name, *declared[name], (Xa[:, j] < declared[name][0]) | (Xa[:, j] > declared[name][1]))
                  for j, name in enumerate(names) if name in declared]
-        found = [f for f in found if f[3].any()]
-        if not found:
-            return
-        count = int(np.logical_or.reduce([f[3] for f in found]).sum())
-        where = "; ".join(f"{name} (declared [{lo:g}, {hi:g}]: {int(mask.sum())} row{'s' if mask.sum() != 1 else ''})"
-                          for name, lo, hi, mask in found)
-        warnings.warn(f"{count} of {len(Xa)} rows of X {'lies' if count == 1 else 'lie'} outside the bounds declared "
-                      f"for the fit, in {where}. The fit took those bounds as the range of its data, so these "
-                      "predictions extrapolate the model beyond it.", ExtrapolationWarning, stacklevel=3)
+        warn_outside_bounds([f for f in found if f[3].any()], len(Xa), what="X", stacklevel=4)
 
     def _bounds_dict(self, names: list[str], response: str) -> dict[str, tuple[float, float]] | None:
         out: dict[str, tuple[float, float]] = {}

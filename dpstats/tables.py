@@ -209,7 +209,7 @@ def _normalise_stars(stars: bool | Mapping[str, float]) -> list[tuple[str, float
     marks = DEFAULT_STARS if stars is True else stars
     if not isinstance(marks, Mapping) or not marks:
         raise DataTypeError("stars must be True, False or a mapping of marks to p-value thresholds, "
-                        "e.g. {'*': 0.1, '**': 0.05, '***': 0.01}")
+                            "e.g. {'*': 0.1, '**': 0.05, '***': 0.01}")
     for mark, level in marks.items():
         if not isinstance(mark, str) or not mark or not (isinstance(level, (int, float)) and 0 < level < 1):
             raise InvalidArgumentError(

@@ -83,6 +83,7 @@ from dpstats.rates import (
     sparse_conditions,
 )
 from dpstats.summary_text import fit_rows
+from dpstats.validation import check_budget_total
 
 __all__ = ["RateBound", "ErrorBounds", "CoefficientErrors", "classical_lower_bound", "sparse_lower_bound",
            "error_bounds", "coefficient_errors", "with_coefficients", "design_moments", "assumed_residual_sd",
@@ -154,10 +155,8 @@ def _check_rate_arguments(n: float, d: int, epsilon: float, delta: float, s: int
         raise InvalidArgumentError(f"the rates need n >= 1 rows and d >= 1 coefficients, got n={n}, d={d}")
     if s is not None and not 1 <= s <= d:
         raise InvalidArgumentError(f"the sparsity s must lie in 1..d, got s={s} with d={d}")
-    if not epsilon > 0:
-        raise InvalidPrivacyParameterError(f"epsilon must be > 0 (inf for the non-private rate), got {epsilon}")
-    if math.isfinite(epsilon) and not 0 < delta < 1:
-        raise InvalidPrivacyParameterError(f"delta must lie strictly between 0 and 1, got {delta}")
+    if not (math.isinf(epsilon) and epsilon > 0):  # the non-private rate takes any delta
+        check_budget_total(epsilon, delta)
 
 
 def classical_lower_bound(n: int, d: int, epsilon: float, delta: float) -> tuple[float, float]:

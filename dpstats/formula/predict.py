@@ -31,7 +31,25 @@ from dpstats.formula.frame import as_frame, numpy_columns
 from dpstats.formula.language import NAMESPACE, check_factor
 from dpstats.formula.parse import code_names, origin_code
 
-__all__ = ["design_matrix_for_prediction"]
+__all__ = ["design_matrix_for_prediction", "variables_of", "warn_outside_bounds"]
+
+
+def variables_of(codes: list[str]) -> list[str]:
+    """The data columns the factor codes read (the formula language's functions, such as ``np`` and ``C``, left
+    out), in order of first use.
+
+    Parameters
+    ----------
+    codes : list of str
+        Factor codes.
+
+    Returns
+    -------
+    list of str
+        The variable names.
+    """
+    names = (name for code in codes for name in code_names(code) if name not in NAMESPACE)
+    return list(dict.fromkeys(names))
 
 
 def _prediction_frame(design_info: Any, df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
@@ -50,7 +68,7 @@ def _prediction_frame(design_info: Any, df: pd.DataFrame) -> tuple[pd.DataFrame,
         except UnknownColumnError:
             facts = None
         if facts is None:
-            lacking = [v for v in code_names(factor.code) if v not in column_list and v not in NAMESPACE]
+            lacking = [v for v in variables_of([factor.code]) if v not in column_list]
             raise UnknownColumnError(f"newdata lacks a variable the model uses: {', '.join(lacking) or factor.code}")
         used += [v for v in facts.variables if v not in used]
         if info.type == "numerical":
@@ -124,7 +142,7 @@ def design_matrix_for_prediction(design_info: Any, newdata: Any,
         error = _prediction_error(exc, design_info)
     else:
         X = np.asarray(X, dtype=float)
-        _warn_outside(_outside_declared(df, numeric, X, list(design_info.column_names), declared or {}), len(X))
+        warn_outside_bounds(_outside_declared(df, numeric, X, list(design_info.column_names), declared or {}), len(X))
         return X
     raise error
 
@@ -147,18 +165,31 @@ def _outside_declared(df: pd.DataFrame, numeric: list[str], X: np.ndarray, colum
     return found
 
 
-def _warn_outside(found: list[tuple[str, float, float, np.ndarray]], rows: int) -> None:
+def warn_outside_bounds(found: list[tuple[str, float, float, np.ndarray]], rows: int, what: str = "newdata",
+                        stacklevel: int = 4) -> None:
     """An :class:`~dpstats.errors.ExtrapolationWarning` naming the columns outside their declared bounds, with
-    how many rows of the new data lie outside (no value)."""
+    how many rows of the new data (``what``) lie outside (no value); nothing when ``found`` is empty.
+
+    Parameters
+    ----------
+    found : list of (str, float, float, numpy.ndarray)
+        (name, lo, hi, rows outside) of each column with some row outside [lo, hi].
+    rows : int
+        Rows of the new data.
+    what : str
+        How the message names the new data.
+    stacklevel : int
+        Passed to :func:`warnings.warn` (the user's call).
+    """
     if not found:
         return
     outside = np.logical_or.reduce([f[3] for f in found])
     where = "; ".join(f"{name} (declared [{lo:g}, {hi:g}]: {int(mask.sum())} row{'s' if mask.sum() != 1 else ''})"
                       for name, lo, hi, mask in found)
     count = int(outside.sum())
-    warnings.warn(f"{count} of {rows} rows of newdata {'lies' if count == 1 else 'lie'} outside the bounds declared "
+    warnings.warn(f"{count} of {rows} rows of {what} {'lies' if count == 1 else 'lie'} outside the bounds declared "
                   f"for the fit, in {where}. The fit took those bounds as the range of its data, so these "
-                  "predictions extrapolate the model beyond it.", ExtrapolationWarning, stacklevel=4)
+                  "predictions extrapolate the model beyond it.", ExtrapolationWarning, stacklevel=stacklevel)
 
 
 def _prediction_error(exc: BaseException, design_info: Any) -> DPStatsError:

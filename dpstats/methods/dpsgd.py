@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpstats.bounds import DataBounds
 from dpstats.errors import ConvergenceError, MethodOptionError
 from dpstats.inference import window_mean_covariance
 from dpstats.methods.common.extremes import QUIET, clamp_finite, residuals, unit_rows
@@ -75,10 +76,9 @@ from dpstats.rates import UpperRate
 from dpstats.rows.base import Rows
 from dpstats.validation import MIN_DELTA
 
-__all__ = ["SPEC", "DPSGDOptions", "DeclaredRanges", "StepSum", "calibrate_noise_multiplier", "default_batch_size",
-           "fit",
+__all__ = ["SPEC", "DPSGDOptions", "StepSum", "calibrate_noise_multiplier", "default_batch_size", "fit",
            "MOMENT_EPSILON_SHARE", "MOMENT_DELTA_SHARE", "MAX_SCALE_FLOOR", "scale_floor", "standardises",
-           "DummyUnits", "dummy_units"]
+           "DummyUnits", "dummy_units", "declared_ranges"]
 
 _OPTIMIZERS = ("adam", "sgd")
 _DEFAULT_CLIP_PER_SQRT_D = 0.1
@@ -331,31 +331,18 @@ NO_INFERENCE_REASON = (
     "descent with independent chains) reports intervals")
 
 
-@dataclass(frozen=True)
-class DeclaredRanges:
-    """The public ranges of the design columns and the response (infinite where none is known), to which the
-    steps clip the rows as they come: declared bounds are enforced by clipping, as in every method, so a value
-    outside them counts as the nearest bound (the guarantee itself rests on the gradient clip)."""
-
-    lo: np.ndarray
-    hi: np.ndarray
-    y_lo: float
-    y_hi: float
-
-    @classmethod
-    def of(cls, ctx: FitContext) -> DeclaredRanges | None:
-        """The ranges in ``ctx`` (None when no column and not the response has one)."""
-        if ctx.response_range is None and all(r is None for r in ctx.column_ranges):
-            return None
-        ranges = list(ctx.column_ranges) or [None] * ctx.d
-        lo = np.array([-np.inf if r is None else r[0] for r in ranges], dtype=float)
-        hi = np.array([np.inf if r is None else r[1] for r in ranges], dtype=float)
-        y_lo, y_hi = ctx.response_range if ctx.response_range is not None else (-np.inf, np.inf)
-        return cls(lo, hi, float(y_lo), float(y_hi))
-
-    def clip(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The clipped rows (new arrays; NaN marks of public null rows stay NaN)."""
-        return np.clip(X, self.lo, self.hi), np.clip(y, self.y_lo, self.y_hi)
+def declared_ranges(ctx: FitContext) -> DataBounds | None:
+    """The public ranges of the design columns and the response in ``ctx`` as clip ranges (infinite where none is
+    known; None when no column and not the response has one), to which the steps clip the rows as they come:
+    declared bounds are enforced by clipping, as in every method, so a value outside them counts as the nearest
+    bound (the guarantee itself rests on the gradient clip).  Public null rows keep their NaN marks."""
+    if ctx.response_range is None and all(r is None for r in ctx.column_ranges):
+        return None
+    ranges = list(ctx.column_ranges) or [None] * ctx.d
+    y_lo, y_hi = ctx.response_range if ctx.response_range is not None else (-np.inf, np.inf)
+    return DataBounds(column_lo=np.array([-np.inf if r is None else r[0] for r in ranges], dtype=float),
+                      column_hi=np.array([np.inf if r is None else r[1] for r in ranges], dtype=float),
+                      y_lo=float(y_lo), y_hi=float(y_hi))
 
 
 class StepSum:
@@ -380,14 +367,14 @@ class StepSum:
         The mechanism's clipping and grid rounding.
     standardisation : Standardisation or DummyUnits or None
         The released map of the rows, the public map of the dummies, or None (the rows as they come).
-    ranges : DeclaredRanges or None
+    ranges : DataBounds or None
         The declared ranges the rows are clipped to first, where there is no standardisation (which clips to its
         domain itself); None: no range is known.
     """
 
     def __init__(self, sample: np.ndarray, w: np.ndarray, summer: ClippedGridSum,
                  standardisation: Standardisation | DummyUnits | None = None,
-                 ranges: DeclaredRanges | None = None) -> None:
+                 ranges: DataBounds | None = None) -> None:
         self.sample, self.w, self.summer, self.standardisation = sample, w, summer, standardisation
         self.ranges = ranges
 
@@ -476,7 +463,7 @@ def fit(rows: Rows, ctx: FitContext, options: DPSGDOptions) -> MethodFit:
         dummy_units(ctx))
     with np.errstate(over="ignore", invalid="ignore"):  # divergence is detected below, after the loop
         window = _train(block, rows, ctx.rng, d=d, steps=steps, expected_batch=q * n, lr=lr,
-                        optimizer=plan.optimizer, standardisation=st, ranges=DeclaredRanges.of(ctx))
+                        optimizer=plan.optimizer, standardisation=st, ranges=declared_ranges(ctx))
         params = window.mean(axis=0)
     if not np.all(np.isfinite(params)):
         raise ConvergenceError(
@@ -542,7 +529,7 @@ def _clipped_sum(rows: Rows, step: StepSum, d: int) -> np.ndarray:
 def _train(block: PoissonGaussianBlock, rows: Rows, rng: np.random.Generator, *, d: int, steps: int,
            expected_batch: float, lr: float, optimizer: str,
            standardisation: Standardisation | DummyUnits | None = None,
-           ranges: DeclaredRanges | None = None) -> np.ndarray:
+           ranges: DataBounds | None = None) -> np.ndarray:
     """The T noisy steps (Adam or SGD) from w = 0; returns the last half of the iterates (T - T // 2, d), or the
     first non-finite iterate (1, d).
 
