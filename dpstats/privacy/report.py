@@ -151,12 +151,15 @@ class PrivacyReport:
         return f"<div class='dpstats-privacy'><b>Privacy report ({html.escape(self.method)})</b><ul>{items}</ul></div>"
 
     def to_dict(self) -> dict[str, Any]:
-        """The report as a JSON-ready dictionary.
+        """The report as a dictionary of plain Python values.
 
         Returns
         -------
         dict
-            Every attribute, with the steps as a list of records.
+            Every attribute, with the steps as a list of records.  A non-private fit's epsilon is ``inf``, as in
+            the report itself; ``json.dumps`` would write it as the non-standard ``Infinity``, so for a JSON file
+            use the result's :meth:`~dpstats.results.DPRegressionResults.to_json`, which writes every non-finite
+            number as null.
         """
         return {
             "method": self.method, "private": self.private,
