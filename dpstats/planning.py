@@ -399,8 +399,11 @@ def _bisect(ok: Any, lo: float, hi: float, *, integer: bool, steps: int = 40) ->
 
 def _smallest(model: _Model, values: np.ndarray, point_at: Any, runs: Any, needed: Any, *, integer: bool
               ) -> np.ndarray:
-    """Per coefficient, the smallest value on the grid ``values`` (refined) at which the fit runs and
-    ``needed(point) <= 1``; inf where none.  ``needed`` is log-linear between grid points."""
+    """Per coefficient, the smallest value on the grid ``values`` (refined) from which the fit runs and
+    ``needed(point) <= 1`` holds up to the end of the grid; inf where it does not hold at the grid's end.  ``needed``
+    is log-linear between grid points.  "From which" matters where ``needed`` is not monotone: adassp's privacy
+    error is bounded by its shrinkage, so at a handful of rows it can be below a sampling error that is larger
+    still, and rise above it before it falls again."""
     d = model.setting.d
     points = [point_at(v) if runs(v) else None for v in values]
     usable = np.array([p is not None and not p.refusal for p in points])
@@ -415,12 +418,15 @@ def _smallest(model: _Model, values: np.ndarray, point_at: Any, runs: Any, neede
     grid = np.concatenate([[start], values[first + 1:]])
     ratios = np.array([needed(point_at(start))] + [needed(p) for p in points[first + 1:]])  # (k, d)
     for j in range(d):
-        below = np.flatnonzero(ratios[:, j] <= 1.0)
-        if below.size == 0:
+        above = np.flatnonzero(~(ratios[:, j] <= 1.0))  # NaN (no error to compare) counts as not met
+        k = int(above[-1]) + 1 if above.size else 0
+        if k == len(grid):
             continue
-        k = int(below[0])
         if k == 0:
             out[j] = grid[0]
+            continue
+        if not np.isfinite(ratios[k - 1, j]):  # nothing to interpolate from: the grid point itself
+            out[j] = grid[k]
             continue
         a, b = math.log(ratios[k - 1, j]), math.log(ratios[k, j])
         t = a / (a - b) if a != b else 1.0

@@ -523,6 +523,49 @@ def test_text_levels_for_a_numeric_column_are_refused_before_reading(people, mis
     assert "declare them as numbers" in str(err) and "Nothing was read or spent" in str(err)
 
 
+@pytest.mark.parametrize("missing_level", [None, np.nan, pd.NA])
+def test_declared_levels_with_a_missing_value_are_refused_before_reading(people, missing_level):
+    # levels={"g": [1, 2, 3, None]} reached patsy, whose ValueError became an InternalFitError that said nothing
+    # about the cause
+    err, _ = refused(FormulaError, "y ~ age + C(g)", people, 1.0, 1e-6, method="ssp", bounds=BOUNDS,
+                     levels={"g": [1, 2, 3, missing_level]})
+    assert str(err).startswith("levels for 'g' include a missing value (None, NaN, pd.NA or NaT), which is not a level")
+    assert "missing='drop'" in str(err) and "Nothing was read or spent" in str(err)
+
+
+def test_undeclared_levels_suggest_a_formula_that_runs_for_a_name_with_a_space(people):
+    data = people.rename(columns={"g": "the group"}).assign(**{"the group": lambda d: d["the group"].astype(str)})
+    err, _ = refused(dpstats.errors.UndeclaredLevelsError, 'y ~ age + C(Q("the group"))', data, 1.0, 1e-6,
+                     method="ssp", bounds=BOUNDS)
+    assert "write C(Q('the group'), levels=['level1', 'level2', ...]) in the formula" in str(err)
+    assert "pass levels={'the group': [...]}" in str(err)
+    suggested = "y ~ age + C(Q('the group'), levels=['1', '2', '3'])"
+    res = dpstats.dp_ols(suggested, data, 1.0, 1e-6, method="ssp", bounds=BOUNDS, random_state=0)
+    assert len(res.params) == 4
+
+
+def test_undeclared_levels_of_a_date_column_say_how_to_use_it_as_a_number(people):
+    data = people.assign(day=pd.Timestamp("2020-01-01") + pd.to_timedelta(people.index % 30, unit="D"))
+    err, _ = refused(dpstats.errors.UndeclaredLevelsError, "y ~ age + day", data, 1.0, 1e-6, method="ssp",
+                     bounds=BOUNDS)
+    assert "'day' holds dates (dtype datetime64" in str(err)
+    assert "(df['day'] - pd.Timestamp('2000-01-01')).dt.days, and declare bounds for the new column" in str(err)
+    err, _ = refused(dpstats.errors.UndeclaredLevelsError, "y ~ age + C(g)", people, 1.0, 1e-6, method="ssp",
+                     bounds=BOUNDS)
+    assert "holds dates" not in str(err)
+
+
+@pytest.mark.parametrize("n", [0, 3, 4])
+def test_auto_without_a_method_for_as_many_columns_as_rows_says_why(people, n):
+    # auto's refusal said only "found no registered method for n=3, d=4", where a named method says that the design
+    # has more columns than rows
+    err, _ = refused(dpstats.errors.InsufficientDataError, "y ~ age + income + C(g, levels=[1, 2, 3])",
+                     people.head(n), 1.0, 1e-6, bounds={**BOUNDS, "income": (1, 100)})
+    assert str(err).startswith(f"method='auto' found no registered method for n={n}, d=5: the data have no more "
+                               "rows than the design has columns")
+    assert "use fewer terms or more rows" in str(err)
+
+
 def test_null_row_fill_that_the_column_dtype_cannot_hold_is_not_an_internal_error(people):
     # the public null row takes a factor's first declared level; 0.5 or True in an int column made pandas refuse the
     # fill, so whether the data had a missing value decided between an InternalFitError and a fit (or a domain error)

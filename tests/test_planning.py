@@ -132,6 +132,19 @@ def test_searches_find_the_crossing():
         assert at_e["ratio"] <= 1.0 and below_e["ratio"] > 1.0, method
 
 
+def test_rows_needed_is_where_privacy_stays_below_sampling_for_adassp():
+    """adassp's privacy error is bounded by its shrinkage, so with the default assumption (R^2 = 0) its ratio to the
+    sampling error is below 1 at a handful of rows, above 1 at a few hundred and below 1 again from a few thousand:
+    rows needed is where it stays below (it was the method's minimum, 3 rows, while the plan itself showed a ratio
+    of 2.3 at n=200).  Deterministic."""
+    bounds = {"x": (0, 10), "y": (0, 100)}
+    row = one(dpstats.plan(formula="y ~ x", bounds=bounds, n=200, epsilon=1.0, method="adassp"), "adassp").loc["x"]
+    assert row["ratio"] > 2.0 and row["n_needed"] > 1000
+    ratio = [one(coefficient_plan(bounds=bounds, n=n, epsilon=1.0, method="adassp"), "adassp").loc["x", "ratio"]
+             for n in (3, int(row["n_needed"]) - 50, int(row["n_needed"]), 10 * int(row["n_needed"]))]
+    assert ratio[0] < 1.0 < ratio[1] and ratio[2] <= 1.0 + 1e-6 and ratio[3] < 1.0
+
+
 def test_target_in_the_coefficients_units():
     plan = dpstats.plan(bounds=BOUNDS, epsilon=1.0, method="adassp", target={"x": 0.5}, rsquared=0.3)
     row = one(plan, "adassp")

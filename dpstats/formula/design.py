@@ -29,6 +29,7 @@ column's range is derived from the declared bounds by
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -320,10 +321,26 @@ def _check_levels(design_info: Any, df: pd.DataFrame, parsed: ParsedFormula, all
         var = fvars[0] if fvars else factor.code
         raise UndeclaredLevelsError(
             f"the levels of '{factor.code}' would be read from the private data (which values occur is itself "
-            f"private). Declare them: write C({var}, levels=['level1', 'level2', ...]) in the formula, pass "
-            f"levels={{'{var}': [...]}}, or give the column a pandas Categorical dtype with the public "
-            "categories. allow_data_levels=True accepts the leak and names it in the report.")
+            f"private). Declare them: write C({_formula_name(var)}, levels=['level1', 'level2', ...]) in the "
+            f"formula, pass levels={{{var!r}: [...]}}, or give the column a pandas Categorical dtype with the public "
+            "categories. allow_data_levels=True accepts the leak and names it in the report."
+            + (_date_hint(var, df[var].dtype) if var in df.columns else ""))
     return notes
+
+
+def _formula_name(var: str) -> str:
+    """How the formula refers to column ``var``: bare when it is a Python name, else quoted with ``Q()``."""
+    return var if var.isidentifier() and not keyword.iskeyword(var) else f"Q({var!r})"
+
+
+def _date_hint(var: str, dtype: Any) -> str:
+    """For a date column (patsy reads it as a factor), how to use it as a number instead; "" for any other dtype.
+    Decided from the dtype (the schema) alone."""
+    if not pd.api.types.is_datetime64_any_dtype(dtype):
+        return ""
+    return (f" '{var}' holds dates (dtype {dtype}), which a formula can use only as a factor; to use it as a "
+            f"number, convert it before the fit with a public origin and unit, e.g. "
+            f"(df[{var!r}] - pd.Timestamp('2000-01-01')).dt.days, and declare bounds for the new column.")
 
 
 def finite_arrays(X_dm: Any, y_dm: Any, message: str, nulls: np.ndarray | None = None

@@ -221,6 +221,7 @@ def _frame_plan(df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]],
     clip = _clip_ranges(bounds, facts.values(), variables, df, bool_responses, leveled)
     allowed = [(v, lv) for v, lv in formula_literal_levels(factor_codes).items() if v in columns and v not in leveled]
     for v, lv in allowed:
+        _check_no_missing_level(v, lv)
         _check_level_types(v, lv, df[v])
     fill = _null_fill(df, bounds, declared, factor_codes) if missing == "null" else ()
     return FramePlan(tuple(variables), tuple(bool_responses), tuple(declared), tuple(clip), missing,
@@ -240,9 +241,20 @@ def _declared_levels(levels: Mapping[str, Sequence[Any]] | None, variables: Sequ
         lv = _level_list(var, lv)
         if len(lv) == 0 or len(set(lv)) != len(lv):
             raise FormulaError(f"levels for '{var}' must be a non-empty list of distinct values")
+        _check_no_missing_level(var, lv)
         _check_level_types(var, lv, df[var])
         declared.append((var, tuple(lv)))
     return declared
+
+
+def _check_no_missing_level(var: str, levels: Sequence[Any]) -> None:
+    """Refuse declared levels that include a missing value (None, NaN, pd.NA, NaT): a missing value is not a
+    category, and patsy cannot build a factor with one.  Decided from the declared levels alone."""
+    if any(not isinstance(lv, (str, bytes)) and pd.api.types.is_scalar(lv) and pd.isna(lv) for lv in levels):
+        raise FormulaError(
+            f"levels for '{var}' include a missing value (None, NaN, pd.NA or NaT), which is not a level: declare "
+            "only the categories, and pass missing='drop' to turn rows with a missing value into public null rows "
+            "(or impute them with a public rule). Nothing was read or spent.")
 
 
 def _check_level_types(var: str, levels: Sequence[Any], column: pd.Series) -> None:
