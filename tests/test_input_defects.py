@@ -533,6 +533,30 @@ def test_declared_levels_with_a_missing_value_are_refused_before_reading(people,
     assert "missing='drop'" in str(err) and "Nothing was read or spent" in str(err)
 
 
+@pytest.mark.parametrize("term, levels, ref", [
+    ("C(g, Treatment(4))", {"g": [1, 2, 3]}, "4"),
+    ("C(s, Treatment('Yes'))", {"s": ["no", "yes"]}, "'Yes'"),
+    ("C(s, levels=['no', 'yes'], contrast=Treatment(reference='YES'))", None, "'YES'"),
+])
+def test_a_treatment_reference_that_is_not_a_level_is_named_before_reading(people, term, levels, ref):
+    # patsy's error was withheld (it may quote data values) behind "Check that every variable has the type the
+    # formula uses it as", which said nothing about the misspelt reference
+    data = people.assign(s=np.where(people.smoker, "yes", "no"))
+    err, _ = refused(FormulaError, f"y ~ age + {term}", data, 1.0, 1e-6, method="ssp", bounds=BOUNDS, levels=levels)
+    assert f"takes {ref} as its reference level, which is not a level of" in str(err)
+    assert "Nothing was read or spent" in str(err)
+
+
+def test_a_treatment_reference_by_level_or_position_still_fits(people):
+    fits = [dpstats.dp_ols(f"y ~ age + C(g, Treatment({ref}))", people, 1.0, 1e-6, method="ssp", bounds=BOUNDS,
+                           levels={"g": [1, 2, 3]}, random_state=0) for ref in ("3", "-1", "2")]
+    np.testing.assert_array_equal(fits[0].params.to_numpy(), fits[1].params.to_numpy())  # level 3 = position -1
+    assert [c for c in fits[2].params.index if "T." in c] == ["C(g, Treatment(2))[T.1]", "C(g, Treatment(2))[T.3]"]
+    cats = people.assign(s=pd.Categorical(np.where(people.smoker, "yes", "no"), categories=["no", "yes"]))
+    err, _ = refused(FormulaError, "y ~ age + C(s, Treatment('Yes'))", cats, 1.0, 1e-6, method="ssp", bounds=BOUNDS)
+    assert "(its declared levels: 'no', 'yes')" in str(err)
+
+
 def test_undeclared_levels_suggest_a_formula_that_runs_for_a_name_with_a_space(people):
     data = people.rename(columns={"g": "the group"}).assign(**{"the group": lambda d: d["the group"].astype(str)})
     err, _ = refused(dpstats.errors.UndeclaredLevelsError, 'y ~ age + C(Q("the group"))', data, 1.0, 1e-6,
@@ -553,6 +577,18 @@ def test_undeclared_levels_of_a_date_column_say_how_to_use_it_as_a_number(people
     err, _ = refused(dpstats.errors.UndeclaredLevelsError, "y ~ age + C(g)", people, 1.0, 1e-6, method="ssp",
                      bounds=BOUNDS)
     assert "holds dates" not in str(err)
+
+
+@pytest.mark.parametrize("dtype", [object, str])
+def test_undeclared_levels_of_numbers_stored_as_text_say_how_to_convert(people, dtype):
+    data = people.assign(**{"the age": people.age.astype(dtype)})
+    err, _ = refused(dpstats.errors.UndeclaredLevelsError, 'y ~ Q("the age")', data, 1.0, 1e-6, method="ssp",
+                     bounds=BOUNDS)
+    assert "If 'the age' holds numbers stored as text" in str(err)
+    assert "df['the age'] = pd.to_numeric(df['the age'])" in str(err)
+    err, _ = refused(dpstats.errors.UndeclaredLevelsError, 'y ~ C(Q("the age"))', data, 1.0, 1e-6, method="ssp",
+                     bounds=BOUNDS)
+    assert "pd.to_numeric" not in str(err)  # C() asks for a factor
 
 
 @pytest.mark.parametrize("n", [0, 3, 4])
