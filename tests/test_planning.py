@@ -145,6 +145,20 @@ def test_rows_needed_is_where_privacy_stays_below_sampling_for_adassp():
     assert ratio[0] < 1.0 < ratio[1] and ratio[2] <= 1.0 + 1e-6 and ratio[3] < 1.0
 
 
+@pytest.mark.parametrize("n", ["3294", float("nan"), 2.5, 0])
+def test_n_that_is_not_a_whole_number_is_a_typed_refusal(n):
+    # n="3294" raised a bare TypeError from a comparison of str and int
+    with pytest.raises(InvalidArgumentError, match="n must be a whole number of rows >= 1"):
+        dpstats.plan(formula="y ~ x", bounds=BOUNDS, n=n, epsilon=1.0)
+
+
+def test_a_misspelt_bound_is_named_next_to_the_variable_without_one():
+    with pytest.raises(UnknownColumnError) as info:
+        dpstats.plan(formula="y ~ school", bounds={"y": (0, 1), "schol": (0, 20)}, n=500, epsilon=1.0)
+    assert "'school' has neither" in str(info.value)
+    assert "(bounds= or levels= names 'schol': a misspelling of 'school'?)" in str(info.value)
+
+
 def test_target_in_the_coefficients_units():
     plan = dpstats.plan(bounds=BOUNDS, epsilon=1.0, method="adassp", target={"x": 0.5}, rsquared=0.3)
     row = one(plan, "adassp")
