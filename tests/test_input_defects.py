@@ -591,6 +591,16 @@ def test_undeclared_levels_of_numbers_stored_as_text_say_how_to_convert(people, 
     assert "pd.to_numeric" not in str(err)  # C() asks for a factor
 
 
+@pytest.mark.parametrize("eps, delta, says", [
+    ("1", 1e-6, "epsilon must be a positive number, got the string '1'; pass a number, e.g. epsilon=1.0"),
+    ("one", 1e-6, "epsilon must be a positive number, got the string 'one'; pass a number"),
+    (1.0, "1e-6", "delta must be a number in (0, 1), got the string '1e-6'; pass a number, e.g. delta=1e-06"),
+])
+def test_a_budget_given_as_a_string_says_to_pass_a_number(people, eps, delta, says):
+    err, _ = refused(InvalidPrivacyParameterError, "y ~ age", people, eps, delta, method="ssp", bounds=BOUNDS)
+    assert str(err) == says
+
+
 @pytest.mark.parametrize("n", [0, 3, 4])
 def test_auto_without_a_method_for_as_many_columns_as_rows_says_why(people, n):
     # auto's refusal said only "found no registered method for n=3, d=4", where a named method says that the design
