@@ -516,7 +516,7 @@ def _choose_method(design: Design, n: int, eps: float, dlt: float) -> tuple[Meth
             raise MissingBoundsError(
                 f"method='auto' found no registered method that fits n={n}, d={d} at epsilon={eps:g} without data "
                 f"bounds{drop}. Declare bounds for: {', '.join(design.bounds_to_declare())}, or name a method.")
-        raise InsufficientDataError(f"method='auto' found no registered method for n={n}, d={d}")
+        raise InsufficientDataError(_no_auto_method(n, d))
     spec, rule = chosen
     why = ("every column and the response have a public range (declared bounds, or fixed by the design)"
            if facts.bounds else "not every column, or not the response, has a public range")
@@ -530,6 +530,17 @@ def _choose_method(design: Design, n: int, eps: float, dlt: float) -> tuple[Meth
     reason = rule.no_interval_reason(facts) if rule.no_interval_reason is not None else ""
     return spec, (f"auto chose '{spec.name}' from public facts: n={n}, d={d}, epsilon={eps:g}, delta={dlt:g} "
                   f"(n * mu = {facts.n_mu:.3g}), {why}; {rule.why or spec.regimes}; {intervals}"), reason
+
+
+def _no_auto_method(n: int, d: int) -> str:
+    """Why ``method="auto"`` found no method with every bound declared, and what to change (public facts only)."""
+    head = f"method='auto' found no registered method for n={n}, d={d}"
+    if n <= d:
+        return (f"{head}: the data have no more rows than the design has columns, and every method auto chooses "
+                "among needs more rows than columns; use fewer terms or more rows (or, for a sparse model, name "
+                "method='lasso' with sparsity=). Nothing was spent.")
+    return (f"{head}: no method's rule for auto matches these public facts; name a method "
+            "(dpstats.available_methods() lists each one with what it needs). Nothing was spent.")
 
 
 def _check_identifiable(spec: MethodSpec, design: Design) -> None:

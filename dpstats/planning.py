@@ -44,6 +44,7 @@ bisection for the boundary of a refusal.
 
 from __future__ import annotations
 
+import difflib
 import html
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -169,6 +170,12 @@ def _quoted(name: str) -> str:
     return name if name.isidentifier() else f"Q({name!r})"
 
 
+def _closest_declared(name: str, declared: Sequence[str]) -> str:
+    """" Did you mean ...?" when a declared key looks like a misspelling of ``name``, else ""."""
+    close = difflib.get_close_matches(name, [str(k) for k in declared if k != name], n=1, cutoff=0.75)
+    return f" (bounds= or levels= names {close[0]!r}: a misspelling of {name!r}?)" if close else ""
+
+
 def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
              levels: Mapping[str, Sequence[Any]] | None, response: str | None, residual_sd: float | None,
              rsquared: float | None, spread: Mapping[str, float] | None, correlation: float,
@@ -184,7 +191,8 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
         raise UnknownColumnError(
             f"plan() has no data: it knows each variable of the formula from bounds= (a numeric variable's public "
             f"range) or levels= (a factor's public levels), and '{err.column}' has neither. Declare "
-            f"bounds={{{err.column!r}: (lo, hi)}} or levels={{{err.column!r}: [...]}}.", column=err.column) from None
+            f"bounds={{{err.column!r}: (lo, hi)}} or levels={{{err.column!r}: [...]}}."
+            + _closest_declared(err.column, [*bounds, *(levels or {})]), column=err.column) from None
     if design.missing_bounds:
         raise MissingBoundsError(f"plan needs declared bounds for: {', '.join(design.bounds_to_declare())}")
     names = list(design.column_names)
@@ -399,8 +407,11 @@ def _bisect(ok: Any, lo: float, hi: float, *, integer: bool, steps: int = 40) ->
 
 def _smallest(model: _Model, values: np.ndarray, point_at: Any, runs: Any, needed: Any, *, integer: bool
               ) -> np.ndarray:
-    """Per coefficient, the smallest value on the grid ``values`` (refined) at which the fit runs and
-    ``needed(point) <= 1``; inf where none.  ``needed`` is log-linear between grid points."""
+    """Per coefficient, the smallest value on the grid ``values`` (refined) from which the fit runs and
+    ``needed(point) <= 1`` holds up to the end of the grid; inf where it does not hold at the grid's end.  ``needed``
+    is log-linear between grid points.  "From which" matters where ``needed`` is not monotone: adassp's privacy
+    error is bounded by its shrinkage, so at a handful of rows it can be below a sampling error that is larger
+    still, and rise above it before it falls again."""
     d = model.setting.d
     points = [point_at(v) if runs(v) else None for v in values]
     usable = np.array([p is not None and not p.refusal for p in points])
@@ -415,12 +426,15 @@ def _smallest(model: _Model, values: np.ndarray, point_at: Any, runs: Any, neede
     grid = np.concatenate([[start], values[first + 1:]])
     ratios = np.array([needed(point_at(start))] + [needed(p) for p in points[first + 1:]])  # (k, d)
     for j in range(d):
-        below = np.flatnonzero(ratios[:, j] <= 1.0)
-        if below.size == 0:
+        above = np.flatnonzero(~(ratios[:, j] <= 1.0))  # NaN (no error to compare) counts as not met
+        k = int(above[-1]) + 1 if above.size else 0
+        if k == len(grid):
             continue
-        k = int(below[0])
         if k == 0:
             out[j] = grid[0]
+            continue
+        if not np.isfinite(ratios[k - 1, j]):  # nothing to interpolate from: the grid point itself
+            out[j] = grid[k]
             continue
         a, b = math.log(ratios[k - 1, j]), math.log(ratios[k, j])
         t = a / (a - b) if a != b else 1.0
@@ -668,7 +682,8 @@ def _check(n: int | None, epsilon: float | None, delta: float, residual_sd: floa
     if n is None and epsilon is None:
         raise InvalidArgumentError("plan needs n (to find the epsilon needed), epsilon (to find the rows "
                                    "needed), or both")
-    if n is not None and (isinstance(n, bool) or not float(n).is_integer() or n < 1):
+    if n is not None and (isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, float, np.number))
+                          or not float(n).is_integer() or n < 1):
         raise InvalidArgumentError(f"n must be a whole number of rows >= 1, got {n!r}")
     if epsilon is not None and not (isinstance(epsilon, (int, float)) and 0 < epsilon <= MAX_EPSILON):
         raise InvalidPrivacyParameterError(f"epsilon must lie in (0, {MAX_EPSILON:g}], got {epsilon!r}")

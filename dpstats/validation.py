@@ -44,8 +44,20 @@ MIN_DELTA = 1e-12
 
 def _as_real(value: object, name: str, expected: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidPrivacyParameterError(f"{name} must be {expected}, got {value!r}")
+        given = repr(value)
+        if isinstance(value, str):
+            given = f"the string {value!r}; pass a number" + (f", e.g. {name}={_number(value)!r}"
+                                                              if _number(value) is not None else "")
+        raise InvalidPrivacyParameterError(f"{name} must be {expected}, got {given}")
     return float(value)
+
+
+def _number(text: str) -> float | None:
+    """``text`` read as a float, or None when it is not one."""
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def check_alpha(alpha: object) -> float:

@@ -523,6 +523,95 @@ def test_text_levels_for_a_numeric_column_are_refused_before_reading(people, mis
     assert "declare them as numbers" in str(err) and "Nothing was read or spent" in str(err)
 
 
+@pytest.mark.parametrize("missing_level", [None, np.nan, pd.NA])
+def test_declared_levels_with_a_missing_value_are_refused_before_reading(people, missing_level):
+    # levels={"g": [1, 2, 3, None]} reached patsy, whose ValueError became an InternalFitError that said nothing
+    # about the cause
+    err, _ = refused(FormulaError, "y ~ age + C(g)", people, 1.0, 1e-6, method="ssp", bounds=BOUNDS,
+                     levels={"g": [1, 2, 3, missing_level]})
+    assert str(err).startswith("levels for 'g' include a missing value (None, NaN, pd.NA or NaT), which is not a level")
+    assert "missing='drop'" in str(err) and "Nothing was read or spent" in str(err)
+
+
+@pytest.mark.parametrize("term, levels, ref", [
+    ("C(g, Treatment(4))", {"g": [1, 2, 3]}, "4"),
+    ("C(s, Treatment('Yes'))", {"s": ["no", "yes"]}, "'Yes'"),
+    ("C(s, levels=['no', 'yes'], contrast=Treatment(reference='YES'))", None, "'YES'"),
+])
+def test_a_treatment_reference_that_is_not_a_level_is_named_before_reading(people, term, levels, ref):
+    # patsy's error was withheld (it may quote data values) behind "Check that every variable has the type the
+    # formula uses it as", which said nothing about the misspelt reference
+    data = people.assign(s=np.where(people.smoker, "yes", "no"))
+    err, _ = refused(FormulaError, f"y ~ age + {term}", data, 1.0, 1e-6, method="ssp", bounds=BOUNDS, levels=levels)
+    assert f"takes {ref} as its reference level, which is not a level of" in str(err)
+    assert "Nothing was read or spent" in str(err)
+
+
+def test_a_treatment_reference_by_level_or_position_still_fits(people):
+    fits = [dpstats.dp_ols(f"y ~ age + C(g, Treatment({ref}))", people, 1.0, 1e-6, method="ssp", bounds=BOUNDS,
+                           levels={"g": [1, 2, 3]}, random_state=0) for ref in ("3", "-1", "2")]
+    np.testing.assert_array_equal(fits[0].params.to_numpy(), fits[1].params.to_numpy())  # level 3 = position -1
+    assert [c for c in fits[2].params.index if "T." in c] == ["C(g, Treatment(2))[T.1]", "C(g, Treatment(2))[T.3]"]
+    cats = people.assign(s=pd.Categorical(np.where(people.smoker, "yes", "no"), categories=["no", "yes"]))
+    err, _ = refused(FormulaError, "y ~ age + C(s, Treatment('Yes'))", cats, 1.0, 1e-6, method="ssp", bounds=BOUNDS)
+    assert "(its declared levels: 'no', 'yes')" in str(err)
+
+
+def test_undeclared_levels_suggest_a_formula_that_runs_for_a_name_with_a_space(people):
+    data = people.rename(columns={"g": "the group"}).assign(**{"the group": lambda d: d["the group"].astype(str)})
+    err, _ = refused(dpstats.errors.UndeclaredLevelsError, 'y ~ age + C(Q("the group"))', data, 1.0, 1e-6,
+                     method="ssp", bounds=BOUNDS)
+    assert "write C(Q('the group'), levels=['level1', 'level2', ...]) in the formula" in str(err)
+    assert "pass levels={'the group': [...]}" in str(err)
+    suggested = "y ~ age + C(Q('the group'), levels=['1', '2', '3'])"
+    res = dpstats.dp_ols(suggested, data, 1.0, 1e-6, method="ssp", bounds=BOUNDS, random_state=0)
+    assert len(res.params) == 4
+
+
+def test_undeclared_levels_of_a_date_column_say_how_to_use_it_as_a_number(people):
+    data = people.assign(day=pd.Timestamp("2020-01-01") + pd.to_timedelta(people.index % 30, unit="D"))
+    err, _ = refused(dpstats.errors.UndeclaredLevelsError, "y ~ age + day", data, 1.0, 1e-6, method="ssp",
+                     bounds=BOUNDS)
+    assert "'day' holds dates (dtype datetime64" in str(err)
+    assert "(df['day'] - pd.Timestamp('2000-01-01')).dt.days, and declare bounds for the new column" in str(err)
+    err, _ = refused(dpstats.errors.UndeclaredLevelsError, "y ~ age + C(g)", people, 1.0, 1e-6, method="ssp",
+                     bounds=BOUNDS)
+    assert "holds dates" not in str(err)
+
+
+@pytest.mark.parametrize("dtype", [object, str])
+def test_undeclared_levels_of_numbers_stored_as_text_say_how_to_convert(people, dtype):
+    data = people.assign(**{"the age": people.age.astype(dtype)})
+    err, _ = refused(dpstats.errors.UndeclaredLevelsError, 'y ~ Q("the age")', data, 1.0, 1e-6, method="ssp",
+                     bounds=BOUNDS)
+    assert "If 'the age' holds numbers stored as text" in str(err)
+    assert "df['the age'] = pd.to_numeric(df['the age'])" in str(err)
+    err, _ = refused(dpstats.errors.UndeclaredLevelsError, 'y ~ C(Q("the age"))', data, 1.0, 1e-6, method="ssp",
+                     bounds=BOUNDS)
+    assert "pd.to_numeric" not in str(err)  # C() asks for a factor
+
+
+@pytest.mark.parametrize("eps, delta, says", [
+    ("1", 1e-6, "epsilon must be a positive number, got the string '1'; pass a number, e.g. epsilon=1.0"),
+    ("one", 1e-6, "epsilon must be a positive number, got the string 'one'; pass a number"),
+    (1.0, "1e-6", "delta must be a number in (0, 1), got the string '1e-6'; pass a number, e.g. delta=1e-06"),
+])
+def test_a_budget_given_as_a_string_says_to_pass_a_number(people, eps, delta, says):
+    err, _ = refused(InvalidPrivacyParameterError, "y ~ age", people, eps, delta, method="ssp", bounds=BOUNDS)
+    assert str(err) == says
+
+
+@pytest.mark.parametrize("n", [0, 3, 4])
+def test_auto_without_a_method_for_as_many_columns_as_rows_says_why(people, n):
+    # auto's refusal said only "found no registered method for n=3, d=4", where a named method says that the design
+    # has more columns than rows
+    err, _ = refused(dpstats.errors.InsufficientDataError, "y ~ age + income + C(g, levels=[1, 2, 3])",
+                     people.head(n), 1.0, 1e-6, bounds={**BOUNDS, "income": (1, 100)})
+    assert str(err).startswith(f"method='auto' found no registered method for n={n}, d=5: the data have no more "
+                               "rows than the design has columns")
+    assert "use fewer terms or more rows" in str(err)
+
+
 def test_null_row_fill_that_the_column_dtype_cannot_hold_is_not_an_internal_error(people):
     # the public null row takes a factor's first declared level; 0.5 or True in an int column made pandas refuse the
     # fill, so whether the data had a missing value decided between an InternalFitError and a fit (or a domain error)

@@ -132,6 +132,33 @@ def test_searches_find_the_crossing():
         assert at_e["ratio"] <= 1.0 and below_e["ratio"] > 1.0, method
 
 
+def test_rows_needed_is_where_privacy_stays_below_sampling_for_adassp():
+    """adassp's privacy error is bounded by its shrinkage, so with the default assumption (R^2 = 0) its ratio to the
+    sampling error is below 1 at a handful of rows, above 1 at a few hundred and below 1 again from a few thousand:
+    rows needed is where it stays below (it was the method's minimum, 3 rows, while the plan itself showed a ratio
+    of 2.3 at n=200).  Deterministic."""
+    bounds = {"x": (0, 10), "y": (0, 100)}
+    row = one(dpstats.plan(formula="y ~ x", bounds=bounds, n=200, epsilon=1.0, method="adassp"), "adassp").loc["x"]
+    assert row["ratio"] > 2.0 and row["n_needed"] > 1000
+    ratio = [one(coefficient_plan(bounds=bounds, n=n, epsilon=1.0, method="adassp"), "adassp").loc["x", "ratio"]
+             for n in (3, int(row["n_needed"]) - 50, int(row["n_needed"]), 10 * int(row["n_needed"]))]
+    assert ratio[0] < 1.0 < ratio[1] and ratio[2] <= 1.0 + 1e-6 and ratio[3] < 1.0
+
+
+@pytest.mark.parametrize("n", ["3294", float("nan"), 2.5, 0])
+def test_n_that_is_not_a_whole_number_is_a_typed_refusal(n):
+    # n="3294" raised a bare TypeError from a comparison of str and int
+    with pytest.raises(InvalidArgumentError, match="n must be a whole number of rows >= 1"):
+        dpstats.plan(formula="y ~ x", bounds=BOUNDS, n=n, epsilon=1.0)
+
+
+def test_a_misspelt_bound_is_named_next_to_the_variable_without_one():
+    with pytest.raises(UnknownColumnError) as info:
+        dpstats.plan(formula="y ~ school", bounds={"y": (0, 1), "schol": (0, 20)}, n=500, epsilon=1.0)
+    assert "'school' has neither" in str(info.value)
+    assert "(bounds= or levels= names 'schol': a misspelling of 'school'?)" in str(info.value)
+
+
 def test_target_in_the_coefficients_units():
     plan = dpstats.plan(bounds=BOUNDS, epsilon=1.0, method="adassp", target={"x": 0.5}, rsquared=0.3)
     row = one(plan, "adassp")

@@ -29,6 +29,7 @@ column's range is derived from the declared bounds by
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -320,10 +321,31 @@ def _check_levels(design_info: Any, df: pd.DataFrame, parsed: ParsedFormula, all
         var = fvars[0] if fvars else factor.code
         raise UndeclaredLevelsError(
             f"the levels of '{factor.code}' would be read from the private data (which values occur is itself "
-            f"private). Declare them: write C({var}, levels=['level1', 'level2', ...]) in the formula, pass "
-            f"levels={{'{var}': [...]}}, or give the column a pandas Categorical dtype with the public "
-            "categories. allow_data_levels=True accepts the leak and names it in the report.")
+            f"private). Declare them: write C({_formula_name(var)}, levels=['level1', 'level2', ...]) in the "
+            f"formula, pass levels={{{var!r}: [...]}}, or give the column a pandas Categorical dtype with the public "
+            "categories. allow_data_levels=True accepts the leak and names it in the report."
+            + (_dtype_hint(factor.code, var, df[var].dtype) if var in df.columns else ""))
     return notes
+
+
+def _formula_name(var: str) -> str:
+    """How the formula refers to column ``var``: bare when it is a Python name, else quoted with ``Q()``."""
+    return var if var.isidentifier() and not keyword.iskeyword(var) else f"Q({var!r})"
+
+
+def _dtype_hint(code: str, var: str, dtype: Any) -> str:
+    """How to use column ``var`` as a number when the formula names it bare and patsy read it as a factor from its
+    dtype: a date column, or text or objects that may hold numbers; "" otherwise (``C(var)`` asks for a factor).
+    Decided from the formula and the dtype (the schema) alone."""
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return (f" '{var}' holds dates (dtype {dtype}), which a formula can use only as a factor; to use it as a "
+                f"number, convert it before the fit with a public origin and unit, e.g. "
+                f"(df[{var!r}] - pd.Timestamp('2000-01-01')).dt.days, and declare bounds for the new column.")
+    if code.strip() in (var, f"Q({var!r})", f'Q("{var}")') and (pd.api.types.is_object_dtype(dtype)
+                                               or pd.api.types.is_string_dtype(dtype)):
+        return (f" If '{var}' holds numbers stored as text (dtype {dtype}), convert it before the fit to use it as a "
+                f"number: df[{var!r}] = pd.to_numeric(df[{var!r}]).")
+    return ""
 
 
 def finite_arrays(X_dm: Any, y_dm: Any, message: str, nulls: np.ndarray | None = None

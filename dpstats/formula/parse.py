@@ -278,6 +278,35 @@ def formula_first_levels(codes: Sequence[str]) -> dict[str, Any]:
     return {v: lv[0] for v, lv in formula_literal_levels(codes).items() if lv}
 
 
+def treatment_references(codes: Sequence[str]) -> list[tuple[str, str, Any]]:
+    """The literal reference levels of ``C(var, Treatment(ref))`` (or ``Treatment(reference=ref)``, or
+    ``contrast=Treatment(...)``) where ``var`` is a bare (or quoted) name.
+
+    Parameters
+    ----------
+    codes : sequence of str
+        The formula's factor codes.
+
+    Returns
+    -------
+    list of (str, str, Any)
+        The factor code, the variable and the reference, for each such call.
+    """
+    out: list[tuple[str, str, Any]] = []
+    for code in codes:
+        for call in factor_calls(code):
+            var = _c_variable(call.args[0]) if call_name(call) == "C" and call.args else None
+            contrasts = [*call.args[1:], *(k.value for k in call.keywords if k.arg == "contrast")]
+            for c in contrasts:
+                if var is None or not (isinstance(c, ast.Call) and call_name(c) == "Treatment"):
+                    continue
+                given = [*c.args, *(k.value for k in c.keywords if k.arg == "reference")]
+                with contextlib.suppress(ValueError, TypeError, SyntaxError):
+                    if given:
+                        out.append((code, var, ast.literal_eval(given[0])))
+    return out
+
+
 def check_formula_levels(codes: Sequence[str]) -> None:
     """Refuse ``C(var, levels=[...])`` declarations that list a level twice.
 

@@ -34,6 +34,7 @@ from dpstats.formula.parse import (
     formula_first_levels,
     formula_literal_levels,
     model_desc,
+    treatment_references,
 )
 
 __all__ = ["ParsedFormula", "integer_supports", "parse_formula", "non_finite_message"]
@@ -221,7 +222,9 @@ def _frame_plan(df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]],
     clip = _clip_ranges(bounds, facts.values(), variables, df, bool_responses, leveled)
     allowed = [(v, lv) for v, lv in formula_literal_levels(factor_codes).items() if v in columns and v not in leveled]
     for v, lv in allowed:
+        _check_no_missing_level(v, lv)
         _check_level_types(v, lv, df[v])
+    _check_references(factor_codes, {**dict(allowed), **dict(declared)}, df)
     fill = _null_fill(df, bounds, declared, factor_codes) if missing == "null" else ()
     return FramePlan(tuple(variables), tuple(bool_responses), tuple(declared), tuple(clip), missing,
                      tuple(allowed), tuple(fill))
@@ -240,9 +243,38 @@ def _declared_levels(levels: Mapping[str, Sequence[Any]] | None, variables: Sequ
         lv = _level_list(var, lv)
         if len(lv) == 0 or len(set(lv)) != len(lv):
             raise FormulaError(f"levels for '{var}' must be a non-empty list of distinct values")
+        _check_no_missing_level(var, lv)
         _check_level_types(var, lv, df[var])
         declared.append((var, tuple(lv)))
     return declared
+
+
+def _check_references(factor_codes: Sequence[str], levels: Mapping[str, Sequence[Any]], df: pd.DataFrame) -> None:
+    """Refuse ``C(var, Treatment(ref))`` whose reference is neither one of var's public levels (declared, written
+    in the formula, or the schema's categories) nor a position among them, as patsy reads it; patsy's own error
+    would be withheld (it is raised while the data are read).  Decided from the formula and the declarations."""
+    for code, var, ref in treatment_references(factor_codes):
+        public = levels.get(var)
+        if public is None and var in df.columns and isinstance(df[var].dtype, pd.CategoricalDtype):
+            public = list(df[var].dtype.categories)
+        if public is None or ref in list(public):
+            continue
+        if isinstance(ref, int) and not isinstance(ref, bool) and -len(public) <= ref < len(public):
+            continue
+        shown = ", ".join(map(repr, list(public)[:8])) + (", ..." if len(public) > 8 else "")
+        raise FormulaError(
+            f"'{code}' takes {ref!r} as its reference level, which is not a level of '{var}' (its declared levels: "
+            f"{shown}); spell it as one of them (levels are case-sensitive). Nothing was read or spent.")
+
+
+def _check_no_missing_level(var: str, levels: Sequence[Any]) -> None:
+    """Refuse declared levels that include a missing value (None, NaN, pd.NA, NaT): a missing value is not a
+    category, and patsy cannot build a factor with one.  Decided from the declared levels alone."""
+    if any(not isinstance(lv, (str, bytes)) and pd.api.types.is_scalar(lv) and pd.isna(lv) for lv in levels):
+        raise FormulaError(
+            f"levels for '{var}' include a missing value (None, NaN, pd.NA or NaT), which is not a level: declare "
+            "only the categories, and pass missing='drop' to turn rows with a missing value into public null rows "
+            "(or impute them with a public rule). Nothing was read or spent.")
 
 
 def _check_level_types(var: str, levels: Sequence[Any], column: pd.Series) -> None:
