@@ -291,9 +291,10 @@ def _with_ends(inner: np.ndarray) -> np.ndarray:
 def slope_grid(scale: float, decades: tuple[float, float] = SLOPE_DECADES, ratio: float = GRID_RATIO) -> CellGrid:
     """The public grid of pair slopes: edges -g_m .. -g_1, g_1 .. g_m with g = ``scale`` * 10^``decades`` (default
     [-4, 3]; ``ratio`` apart, 1% by default: :func:`slope_grid_ratio`), a zero cell [-g_1, g_1), base measure
-    width / ((|mid| + PRIOR_SCALE * scale) (1 + |mid| / (PRIOR_TAIL * scale))) (flat near zero, log-uniform up to a few box diagonals, a falling log-density beyond,
-    so that where the scores are nearly flat, at small n * epsilon or with many ties, the mechanism does not
-    release slopes hundreds of box diagonals out); the unbounded end cells stand for -g_m and g_m."""
+    width / ((|mid| + PRIOR_SCALE * scale) (1 + |mid| / (PRIOR_TAIL * scale))) (flat near zero, log-uniform up to
+    a few box diagonals, a falling log-density beyond, so that where the scores are nearly flat, at small
+    n * epsilon or with many ties, the mechanism does not release slopes hundreds of box diagonals out); the
+    unbounded end cells stand for -g_m and g_m."""
     g, step = _log_magnitudes(scale, decades, ratio)
     edges = np.concatenate([-g[::-1], g])
     mid = 0.5 * (edges[:-1] + edges[1:])
