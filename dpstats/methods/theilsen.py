@@ -99,6 +99,7 @@ __all__ = [
     "quantile_moment",
     "radius_grid",
     "slope_grid",
+    "slope_grid_ratio",
     "spread_release",
     "two_values",
 ]
@@ -107,6 +108,12 @@ __all__ = [
 SLOPE_DECADES = (-4.0, 3.0)
 #: consecutive edges of the log grids differ by this factor (1% resolution)
 GRID_RATIO = 1.01
+#: from n * epsilon = SIMULATE_BELOW_N_EPSILON on, the slope grid's edges are 1 + FINE_GRID / sqrt(n) apart instead
+#: (never more than GRID_RATIO, never less than 1 + FINE_GRID_FLOOR): the slope's sampling error shrinks as
+#: 1 / sqrt(n), and a 1% cell was up to three standard errors wide at n = 10^5 (:func:`slope_grid_ratio`).  Finer
+#: only above 10^4 rows: at a few hundred rows a finer grid resolved point masses of rounded data (many pair slopes
+#: equal), whose quarter-radius then fell inside the median's cell and the linearised interval collapsed
+FINE_GRID, FINE_GRID_FLOOR = 1.0, 1e-4
 #: the base measure of a slope cell is (cell width) / ((|slope| + PRIOR_SCALE * S) (1 + |slope| / (PRIOR_TAIL * S))):
 #: flat below PRIOR_SCALE * S, log-uniform up to PRIOR_TAIL * S, its log-density falling as 1 / |slope| beyond
 PRIOR_SCALE = 0.2
@@ -247,15 +254,34 @@ class CellGrid:
         raw = np.where(np.isnan(v), float(top), raw)  # NaN sorts after every edge, as in searchsorted
         return np.clip(np.nan_to_num(raw, nan=float(top), posinf=float(top), neginf=0.0), 0, top).astype(np.int64)
 
+    def width(self, cell: int) -> float:
+        """The width of ``cell``; an unbounded end cell takes its bounded neighbour's (the value released for it
+        is the neighbour's edge)."""
+        top = self.edges.size
+        if top < 2:
+            return 0.0
+        inner = int(np.clip(cell, 1, top - 1))
+        return float(self.edges[inner] - self.edges[inner - 1])
+
     def counts(self, v: np.ndarray) -> np.ndarray:
         """How many values fall in each cell (int64, length ``cells``)."""
         return np.bincount(self.index(v), minlength=self.cells).astype(np.int64)
 
 
-def _log_magnitudes(scale: float, decades: tuple[float, float]) -> tuple[np.ndarray, float]:
-    """scale * 10^u for u from decades[0] to decades[1], consecutive values GRID_RATIO apart (at most); and the
+def slope_grid_ratio(n: int, simulate: bool) -> float:
+    """The ratio of consecutive slope-grid edges at n rows (public): ``GRID_RATIO`` where the bootstrap simulates
+    the mechanisms on the grid (``simulate``: its cost grows with the cells, and the privacy error dwarfs a 1%
+    cell there), else 1 + FINE_GRID / sqrt(n), between 1 + ``FINE_GRID_FLOOR`` and ``GRID_RATIO``."""
+    if simulate:
+        return GRID_RATIO
+    return 1.0 + float(np.clip(FINE_GRID / math.sqrt(n), FINE_GRID_FLOOR, GRID_RATIO - 1.0))
+
+
+def _log_magnitudes(scale: float, decades: tuple[float, float], ratio: float = GRID_RATIO
+                    ) -> tuple[np.ndarray, float]:
+    """scale * 10^u for u from decades[0] to decades[1], consecutive values ``ratio`` apart (at most); and the
     log of their ratio."""
-    m = math.ceil((decades[1] - decades[0]) * math.log(10.0) / math.log(GRID_RATIO)) + 1
+    m = math.ceil((decades[1] - decades[0]) * math.log(10.0) / math.log(ratio)) + 1
     return scale * 10.0 ** np.linspace(decades[0], decades[1], m), (decades[1] - decades[0]) * math.log(10.0) / (m - 1)
 
 
@@ -264,13 +290,14 @@ def _with_ends(inner: np.ndarray) -> np.ndarray:
     return np.concatenate([inner[:1], inner, inner[-1:]])
 
 
-def slope_grid(scale: float, decades: tuple[float, float] = SLOPE_DECADES) -> CellGrid:
+def slope_grid(scale: float, decades: tuple[float, float] = SLOPE_DECADES, ratio: float = GRID_RATIO) -> CellGrid:
     """The public grid of pair slopes: edges -g_m .. -g_1, g_1 .. g_m with g = ``scale`` * 10^``decades`` (default
-    [-4, 3]; 1% apart), a zero cell [-g_1, g_1), base measure width / ((|mid| + PRIOR_SCALE * scale) (1 + |mid| /
-    (PRIOR_TAIL * scale))) (flat near zero, log-uniform up to a few box diagonals, a falling log-density beyond,
-    so that where the scores are nearly flat, at small n * epsilon or with many ties, the mechanism does not
-    release slopes hundreds of box diagonals out); the unbounded end cells stand for -g_m and g_m."""
-    g, step = _log_magnitudes(scale, decades)
+    [-4, 3]; ``ratio`` apart, 1% by default: :func:`slope_grid_ratio`), a zero cell [-g_1, g_1), base measure
+    width / ((|mid| + PRIOR_SCALE * scale) (1 + |mid| / (PRIOR_TAIL * scale))) (flat near zero, log-uniform up to
+    a few box diagonals, a falling log-density beyond, so that where the scores are nearly flat, at small
+    n * epsilon or with many ties, the mechanism does not release slopes hundreds of box diagonals out); the
+    unbounded end cells stand for -g_m and g_m."""
+    g, step = _log_magnitudes(scale, decades, ratio)
     edges = np.concatenate([-g[::-1], g])
     mid = 0.5 * (edges[:-1] + edges[1:])
     log_prior = (np.log(np.diff(edges)) - np.log(np.abs(mid) + PRIOR_SCALE * scale)
@@ -523,6 +550,7 @@ class MedianRelease(ReleasedMedian):
 
     radii: CellGrid
     radius_cell: int
+    cell_width: float = 0.0
 
     @property
     def radius(self) -> float:
@@ -541,16 +569,19 @@ class MedianRelease(ReleasedMedian):
         return 2.0 * self.radius / SPREAD_SHARE
 
     def draws(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, float]:
-        """``size`` draws of the linearised error inverse_density * (sqrt(rank_variance) Z + L), Z standard
+        """``size`` draws of the linearised error inverse_density * (sqrt(rank_variance) Z + L) + W, Z standard
         normal, L Laplace with scale ``rank_noise`` (the exponential mechanism's rank error in shares of the
         count), the radius uncertain by a relative Laplace error of scale (the radius release's rank noise) /
-        SPREAD_SHARE (each draw divides by 1 + that error, floored at SPREAD_FLOOR); and the privacy part's
-        second moment, 2 (inverse_density rank_noise)^2 (the radius's own noise left out)."""
+        SPREAD_SHARE (each draw divides by 1 + that error, floored at SPREAD_FLOOR), W uniform over +-``cell_width``
+        / 2 (the released value is its cell's middle, the median anywhere in the cell); and the privacy part's
+        second moment, 2 (inverse_density rank_noise)^2 + cell_width^2 / 12 (the radius's own noise left out)."""
         spread_noise = 2.0 * self.sensitivity / (self.epsilon_spread * self.count) / SPREAD_SHARE
         relative = np.maximum(1.0 + _laplace_draws(spread_noise, size, rng), SPREAD_FLOOR)
         rank = math.sqrt(self.rank_variance) * post_processing_normal(size, rng) + _laplace_draws(
             self.rank_noise, size, rng)
-        return self.inverse_density / relative * rank, 2.0 * (self.inverse_density * self.rank_noise) ** 2
+        cell = self.cell_width * public_uniform(-0.5, 0.5, size, rng)
+        return (self.inverse_density / relative * rank + cell,
+                2.0 * (self.inverse_density * self.rank_noise) ** 2 + self.cell_width**2 / 12.0)
 
 
 # -- inference: the mechanisms simulated on profiles (n * epsilon < SIMULATE_BELOW_N_EPSILON) -------------------------
@@ -831,7 +862,7 @@ def fit(rows: Rows, ctx: FitContext, options: TheilSenOptions) -> MethodFit:
     pairing = WindowedPairing.draw(ctx.n, options.window_rows, k, ctx.rng)
     values = two_values(ctx, x_col, x_range)
     decades = slope_decades(values, x_range)
-    grid = slope_grid(scale, decades)
+    grid = slope_grid(scale, decades, slope_grid_ratio(ctx.n, simulate))
     slope_pass = SlopePass(pairing, grid, x_col, x_range, y_range)
     slopes = rows.reduce(slope_pass, slope_pass.combine)
     pairs = pairing.pairs
@@ -929,7 +960,7 @@ def spread_release(grid: CellGrid, counts: np.ndarray, median: float, median_cel
                           sensitivity=sensitivity, epsilon=epsilon_spread, rng=rng, ledger=ledger,
                           name=f"private quarter-radius of the {what}")
     return MedianRelease(grid, float(count), float(sensitivity), epsilon, epsilon_spread, rank_variance, median,
-                         radii=rgrid, radius_cell=r_cell)
+                         radii=rgrid, radius_cell=r_cell, cell_width=grid.width(median_cell))
 
 
 SIMULATED_MOMENTS = "the exponential mechanisms run on the value profiles the released histograms make plausible"
