@@ -82,6 +82,8 @@ body+=sec("Theil-Sen's error block for a two-valued predictor (issue 18)",
          "benchmarks/results/theilsen_binary/summary.md")
 body+=sec("Theil-Sen's far tail at small n * epsilon (issue 17)", "benchmarks/results/theilsen_tail.md")
 body+=sec("Private Theil-Sen for a two-level factor (issues 17 and 18)", "benchmarks/results/theilsen_two_level.md")
+body+=sec("Private Theil-Sen at large n: the slope grid's resolution (issue 18)",
+         "benchmarks/results/theilsen_large_n.md")
 body+=sec("A boolean response: why auto skips Theil-Sen there (issues 17 and 18)",
          "benchmarks/results/boolean_response.md")
 body+=sec("A 0/1 indicator stored as integers: two-valued by public facts (issues 17 and 18)",

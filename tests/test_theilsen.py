@@ -697,7 +697,7 @@ def test_cell_width_of_inner_and_end_cells():
 def test_large_n_slope_interval_covers_the_true_slope():
     """At n = 10^5 the slope's standard error (0.003 here) was a third of a 1% grid cell, and the intervals
     covered the true slope in 26 of 40 data sets at epsilon 1; with the finer grid and the cell's uniform error
-    in the draws, 38 of 40.  Threshold 34 of 40: a 95% interval misses 7 or more of 40 with probability 0.003."""
+    in the draws, 39 of 40.  Threshold 34 of 40: a 95% interval misses 7 or more of 40 with probability 0.003."""
     covered = 0
     for seed in range(40):
         rng = np.random.default_rng(seed)
