@@ -587,8 +587,8 @@ def _public_transform(spec: MethodSpec, design: Design, rescale: bool
 
 def _public_ranges(design: Design, scaling: PublicScaling | None) -> dict[str, Any]:
     """The public range of every design column (None where unknown) and of the response, in the units the
-    method sees (after the public rescaling, when it was applied).  Factor dummies and the intercept are
-    bounded by construction; other columns only when the user declared bounds."""
+    method sees (after the public rescaling, when it was applied), and whether the response is two-valued.  Factor
+    dummies and the intercept are bounded by construction; other columns only when the user declared bounds."""
     columns = [None if iv is None else (iv.lo, iv.hi) for iv in design.column_intervals]
     response = None if design.response_interval is None else (design.response_interval.lo,
                                                                design.response_interval.hi)
@@ -599,7 +599,7 @@ def _public_ranges(design: Design, scaling: PublicScaling | None) -> dict[str, A
             response = ((response[0] - scaling.y_centre) / scaling.y_scale,
                         (response[1] - scaling.y_centre) / scaling.y_scale)
     return {"column_ranges": tuple(columns), "response_range": response, "declared_ranges": _declared_ranges(design),
-            "column_values": _column_values(design, scaling)}
+            "column_values": _column_values(design, scaling), "two_valued_response": design.two_valued_response}
 
 
 def _column_values(design: Design, scaling: PublicScaling | None) -> tuple[tuple[float, ...] | None, ...]:

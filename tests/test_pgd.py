@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -627,3 +628,39 @@ def test_auto_between_the_thresholds_reports_pgds_wide_interval():
     assert res.method == "pgd" and "n * mu = 71" in res.privacy.method_choice
     assert "never excluding 0 with the wrong sign" in res.privacy.method_choice
     assert np.isfinite(res.conf_int().to_numpy()).all() and not res.inference_reason
+
+
+# -- a two-valued response: the clip's quantile from the rarer value's released share ---------------------------------
+
+def test_clip_rule_reads_a_higher_quantile_for_a_rare_two_valued_response():
+    assert pgd.clip_rule(500.0)[0] == 0.9
+    assert pgd.clip_rule(500.0, 0.5)[0] == 0.9
+    assert pgd.clip_rule(500.0, 0.4)[0] == 0.9
+    assert pgd.clip_rule(500.0, 0.3)[0] == pytest.approx(0.925)
+    assert pgd.clip_rule(500.0, 0.08)[0] == pytest.approx(0.98)
+    assert pgd.clip_rule(500.0, 0.0)[0] == pgd.TWO_VALUED_MAX_QUANTILE
+    assert pgd.clip_rule(500.0, 0.08)[1] == pgd.clip_rule(500.0)[1]  # the multiple does not change
+
+
+def test_a_rare_boolean_outcome_is_clipped_at_a_higher_quantile():
+    """About 8% ones: a bool response (two-valued by its dtype) reads the clip at the (1 - m / 4)-quantile, m the
+    rarer value's share read off the released centre; the same 0/1 values stored as floats (not two-valued by any
+    public fact) keep the 0.9-quantile.  Same data and seed, so the releases before the clip are the same and the
+    final clip is larger only because the quantile is (the rare rows' gradient norms are about ten times the
+    common rows')."""
+    rng = np.random.default_rng(7)
+    n = 3000
+    x = rng.uniform(0.0, 1.0, n)
+    y = rng.uniform(size=n) < 0.02 + 0.12 * x
+    clips, slopes = {}, {}
+    for kind, response in (("bool", y), ("float", y.astype(float))):
+        df = pd.DataFrame({"x": x, "y": response})
+        bounds = {"x": (0.0, 1.0)} | ({"y": (0.0, 1.0)} if kind == "float" else {})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = dpstats.dp_ols("y ~ x", df, 3.0, 1e-6, method="pgd", bounds=bounds, random_state=0)
+        clips[kind] = res.info["clips"][1]
+        slopes[kind] = res.params["x"]
+    assert clips["bool"] > 2.0 * clips["float"]
+    b_ols = np.linalg.lstsq(np.column_stack([np.ones(n), x]), y.astype(float), rcond=None)[0][1]
+    assert abs(slopes["bool"] - b_ols) < 0.35 * abs(b_ols)  # the float fit's slope is near 0 (the clip's pull)

@@ -120,6 +120,9 @@ NORM_GRID = GeometricGrid(lo=2.0**-10, ratio=4.0, bins=12)
 #: CLIP_EXPONENTS[1] above (:func:`clip_rule`), chosen on paired sweeps over the real-data benchmark and held-out
 #: regressions (docs/choosing.md, "The clip's multiple").
 CLIP_MULTIPLE, CLIP_EXPONENTS = 0.875, (0.3, 0.2)
+#: For a two-valued response the clip rule reads the (1 - MINORITY_SHARE * minority)-quantile of the gradient norms
+#: when that is above 0.9, at most TWO_VALUED_MAX_QUANTILE (:func:`clip_rule`; minority: the rarer value's share)
+MINORITY_SHARE, TWO_VALUED_MAX_QUANTILE = 0.25, 0.99
 #: The warm start (phase 1) clips at WARM_CLIP[1] times the private WARM_CLIP[0]-quantile of the gradient norms at
 #: theta = 0: a robust start with little noise (its estimand need not be least squares; phase 2's clip is the
 #: clip rule's, read at the warm start and never above the rule's clip at theta = 0, from the same histogram).
@@ -192,11 +195,16 @@ class PGDOptions(MethodOptions):
             raise MethodOptionError("steps must be None (the public rule) or an integer from 2 to 1,000,000")
 
 
-def clip_rule(n_mu: float) -> tuple[float, float]:
+def clip_rule(n_mu: float, minority: float | None = None) -> tuple[float, float]:
     """(q, k): the final phase clips the per-example gradients at k times the private q-quantile of their norms.
 
-    A public function of n mu, chosen on simulations and the real-data benchmark: the 0.9-quantile, so that a
-    skewed or two-valued residual distribution (a linear probability model) keeps its large residuals unclipped,
+    A function of n mu and, for a two-valued response (public: ``FitContext.two_valued_response``), of the released
+    share of its rarer value (``minority``, read off the response's private centre: post-processing), chosen on
+    simulations and the real-data benchmark: the 0.9-quantile, so that a skewed or two-valued residual distribution
+    (a linear probability model) keeps its large residuals unclipped; for a two-valued response the
+    (1 - ``MINORITY_SHARE`` minority)-quantile when that is higher (at most ``TWO_VALUED_MAX_QUANTILE``): where the
+    rarer value is below 10% of the rows the 0.9-quantile falls among the common value's small residuals, and the
+    clip cut the rare ones' (docs/choosing.md, "A rare outcome");
     and k = ``CLIP_MULTIPLE`` (n mu / 250)^a, a clip that grows where privacy noise is cheap, so that the
     clipped (Huber-type) estimand stays close to least squares; a = ``CLIP_EXPONENTS`` (0.3 below n mu = 250,
     0.2 above, where the noise of a larger clip cost more than its smaller clipping bias saved).  The multiple
@@ -204,7 +212,18 @@ def clip_rule(n_mu: float) -> tuple[float, float]:
     (docs/choosing.md).
     """
     ratio = n_mu / 250.0
-    return 0.9, CLIP_MULTIPLE * ratio ** CLIP_EXPONENTS[0 if ratio < 1.0 else 1]
+    multiple = CLIP_MULTIPLE * ratio ** CLIP_EXPONENTS[0 if ratio < 1.0 else 1]
+    q = 0.9 if minority is None else float(np.clip(1.0 - MINORITY_SHARE * minority, 0.9, TWO_VALUED_MAX_QUANTILE))
+    return q, multiple
+
+
+def response_minority(st: Standardisation) -> float:
+    """The share of a two-valued response's rarer value, read off its released centre (post-processing): the
+    domain maps the response's two values to -1 and +1, so the centre c is 2 p - 1 for a share p of the upper
+    value; min(p, 1 - p) with p = (c + 1) / 2 clipped to [0, 1].  Without an intercept no centre is released
+    (c = 0) and the share reads 1/2, which leaves the clip rule at its 0.9-quantile."""
+    p = float(np.clip(0.5 * (st.y_centre + 1.0), 0.0, 1.0))
+    return min(p, 1.0 - p)
 
 
 def start_spread(n_mu: float) -> float:
@@ -457,12 +476,13 @@ def _start_offsets(d: int, chains: int, spread: float, rng: np.random.Generator)
 
 
 def _clips(rows: Rows, st: Standardisation, cache: RowCache, theta: np.ndarray, phase: int, n_mu: float, mu: float,
-           cap: float, *, ledger: PrivacyLedger, rng: np.random.Generator) -> tuple[float, float]:
+           cap: float, *, minority: float | None = None, ledger: PrivacyLedger, rng: np.random.Generator
+           ) -> tuple[float, float]:
     """(clip of this phase, cap of the final clip) from one released gradient-norm histogram at ``theta`` (d,).
 
     Phase 1 (theta = 0): the warm clip ``WARM_CLIP`` and, read from the same noisy counts, the clip rule's clip at
     theta = 0, which caps phase 2's.  Phase 2: the clip rule's clip at the warm start, capped at ``cap``."""
-    q, k = clip_rule(n_mu)
+    q, k = clip_rule(n_mu, minority)
     counts = rows.reduce(NormHistogramPass(st, theta, NORM_GRID, cache), add_arrays)
     qs = (WARM_CLIP[0], q) if phase == 1 else (q,)
     read = release_quantiles(counts, qs, st.rows or rows.n, NORM_GRID, mu=mu, rng=rng, ledger=ledger,
@@ -492,13 +512,14 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     sigma_g = sens_g / mus["gram"]
     precond = psd_projection(gram) + 2.0 * math.sqrt(d) * sigma_g * np.eye(d)
     steps, rate = _steps(gram, np.linalg.inv(precond), sigma_g, n, options)
-    q, k = clip_rule(plan.n_mu)
+    minority = response_minority(st) if ctx.two_valued_response else None
+    q, k = clip_rule(plan.n_mu, minority)
     theta = np.zeros((d, 1))
     clips, penalties = [], []
     cap = math.inf
     for phase, chains in ((1, 1), (2, plan.chains)):
         clip, cap = _clips(rows, st, cache, theta.mean(axis=1), phase, plan.n_mu, mus[f"histogram {phase}"], cap,
-                           ledger=ledger, rng=rng)
+                           minority=minority, ledger=ledger, rng=rng)
         mu_phase = mus["warm start" if phase == 1 else "chains"]
         clips.append(clip)
         penalties.append(phase_penalty(clip, mu_phase))

@@ -172,6 +172,10 @@ class FitContext:
         The values each design column can take when the design fixes them (a factor's dummy columns: the entries
         of its public contrast matrix, e.g. (0.0, 1.0) for a two-level factor; the intercept (1.0,)), None for a
         column with a numerical factor; never read from the data.  () means none is known.
+    two_valued_response : bool
+        The response takes at most two values by public facts (a boolean, or an integer declared between two
+        consecutive integers: :attr:`dpstats.formula.design.Design.two_valued_response`), as in a linear
+        probability model.
 
     Examples
     --------
@@ -197,6 +201,7 @@ class FitContext:
     column_names: tuple[str, ...] = ()
     response_name: str = ""
     column_values: tuple[tuple[float, ...] | None, ...] = ()
+    two_valued_response: bool = False
 
     def variable_name(self, variable: int | str) -> str:
         """The name of a design column (by index) or of the response (``"response"``), for notes (public).
