@@ -22,9 +22,10 @@ I)^{-1} (sum_i clip_C(z_i (z_i' theta - v_i)) + N(0, sigma^2 I) + lambda theta) 
 T steps from phase 1's average plus centred public offsets (K = ``chains`` when an interval is computed, else
 1) -> estimate = mean of the chains' averages of their last 3T/4 iterates, mapped back.  The interval: the
 spread of the K chains (privacy error on this data set, K - 1 degrees of freedom) plus a sandwich sampling
-variance of the clipped estimating equation from one released 2-vector, with the shrinkage of the penalties and
-of early stopping, linearised through the released Gram matrix, undone (bias-corrected: :func:`linearise`);
-predictive draws, basic intervals (:attr:`~dpstats.methods.registry.Inference.draws`).
+variance of the clipped estimating equation from one released 2-vector (conservative where its noise is large:
+:func:`sandwich`), with the shrinkage of the penalties and of early stopping, linearised through the released
+Gram matrix, undone (bias-corrected: :func:`linearise`); predictive draws, basic intervals
+(:attr:`~dpstats.methods.registry.Inference.draws`).
 
 Privacy (replace-one, n public; worst case over all finite data, given the domain): every release is a
 Gaussian mechanism with the replace-one sensitivity its clipping enforces; everything data-dependent that a
@@ -84,7 +85,8 @@ from dpstats.rows.base import Rows
 from dpstats.validation import MAX_EPSILON
 
 __all__ = ["PGDOptions", "fit", "INTERVAL_MIN_N_MU", "SMALL_N_MU", "start_spread", "WEIGHTS", "SPEC", "clip_rule",
-           "interval_reason", "GramPass", "NormHistogramPass", "GradientPass", "InferencePass"]
+           "interval_reason", "GramPass", "NormHistogramPass", "GradientPass", "InferencePass", "sandwich",
+           "gradient_norm_bound", "SAMPLING_Z"]
 
 #: ``method="auto"`` picks pgd below this many rows (above, adassp: one pass, and its privacy error is already
 #: below the sampling error; docs/choosing.md).
@@ -160,7 +162,12 @@ KEPT_SHARE_LIMIT = 0.9
 SHARE_TEST_LEVEL = 0.95
 #: How the error block's sampling part is computed where the interval's 2-vector was released.
 SAMPLING_SOURCE = ("the sandwich variance (E psi^2 / phi^2) G^-1 of the clipped estimating equation, E psi^2 and phi "
-                   "from one released 2-vector, G the released Gram matrix (floored at its noise sd)")
+                   "from one released 2-vector (bounds that do not understate it, one-sided 95%, capped at their "
+                   "public maxima), G the released Gram matrix (floored at its noise sd, scaled down to the "
+                   "standardised rows' trace)")
+#: The sandwich sampling variance takes an upper bound on E psi^2 and a lower bound on phi from the released
+#: 2-vector at this normal quantile (one-sided 95%: :func:`sandwich`).
+SAMPLING_Z = 1.645
 #: Iterates are kept inside +-THETA_LIMIT (post-processing), so residuals never overflow.
 THETA_LIMIT = 1e100
 
@@ -766,7 +773,8 @@ def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np
     b + (I - S^-1) b + S^-1 (t + c) + z: t multivariate t_(K-1) with the chains' covariance / K (Brown et al.
     2024), c normal with the variance of phase 1's noise carried into the output (common to the chains, so not in
     their spread), z normal with the sandwich covariance (E psi^2 / phi^2) G^-1 of the clipped estimating
-    equation, E psi^2 and phi (the unclipped share) from one released 2-vector (sensitivity sqrt 2).
+    equation, E psi^2 and phi (the unclipped share) from one released 2-vector (sensitivity sqrt 2), taken on the
+    side that does not understate it (:func:`sandwich`).
     The basic interval of these draws, 2 b - quantiles, is then centred at S^-1 b, the estimate with its shrinkage
     undone, and its privacy part is widened by S^-1 (bias-corrected; the point estimate itself is unchanged).
     The sampling covariance is also the error block's sampling part (``SAMPLING_SOURCE``).
@@ -777,11 +785,9 @@ def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np
                                              rng=rng, ledger=ledger,
                                              name="pgd: clipped residual variance and unclipped count (inference)"),
                        dtype=float)
-    gram_floor = psd_projection(gram, sigma_g)
-    e_psi2 = max(noisy[0], 0.0) * clip**2 / max(float(np.trace(gram_floor)), 1e-300)
-    phi = float(np.clip(noisy[1] / (st.rows or n), 0.25, 1.0))
     A, _ = st.affine_back()
-    v_sampling = A @ ((e_psi2 / phi**2) * np.linalg.inv(gram_floor)) @ A.T
+    v_sampling = A @ sandwich(noisy, psd_projection(gram, sigma_g), clip, st.rows or n, mu,
+                              gradient_norm_bound(st, estimate)) @ A.T
     d, K = chains.shape
     dev = (chains - estimate[:, None]).T  # (K, d) chain outputs about their mean, standardised coordinates
     g = post_processing_normal((DRAWS, K), rng)
@@ -792,6 +798,52 @@ def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np
     w, V = np.linalg.eigh(0.5 * (v_sampling + v_sampling.T))
     sampling = (post_processing_normal((DRAWS, w.size), rng) * np.sqrt(np.maximum(w, 0.0))) @ V.T
     return st.params_back(estimate)[None, :] + privacy @ A.T + sampling, v_sampling
+
+
+def gradient_norm_bound(st: Standardisation, theta: np.ndarray) -> float:
+    """A public bound on every row's gradient norm ||z_i|| |z_i' theta - v_i| at ``theta`` (standardised
+    coordinates): the domain maps each variable into [-1, 1] and the released centres lie in [-1, 1], so
+    |z_j| <= (1 + |c_j|) / s_j (1 for the intercept) and |v| <= (1 + |c_y|) / s_y.  Released values only."""
+    zmax = (1.0 + np.abs(st.centre)) / st.scale
+    if st.domain.intercept_index is not None:
+        zmax[st.domain.intercept_index] = 1.0
+    vmax = (1.0 + abs(st.y_centre)) / st.y_scale
+    return float(np.linalg.norm(zmax) * (zmax @ np.abs(theta) + vmax))
+
+
+def sandwich(noisy: np.ndarray, gram_floor: np.ndarray, clip: float, rows: float, mu: float,
+             norm_bound: float) -> np.ndarray:
+    """The sandwich sampling covariance (E psi^2 / phi^2) G^-1 of the clipped estimating equation (standardised
+    coordinates) from the released 2-vector ``noisy`` = (s_1, s_2) (:class:`InferencePass`, Gaussian noise of sd
+    sqrt(2) / mu per coordinate), the released Gram matrix with its eigenvalues floored at their noise sd
+    (``gram_floor``), the clip C, the number of rows the moments count (``rows``) and the public bound on the
+    gradient norms (``norm_bound``, :func:`gradient_norm_bound`).  Post-processing.
+
+    Where n * mu is small the 2-vector's noise is as large as its coordinates, so each ingredient takes the side
+    that does not understate the sampling error, at the level z = ``SAMPLING_Z`` (the one-sided 95% normal
+    quantile: each bound falls on the wrong side of its statistic with probability at most 5%, which keeps the
+    sampling part honest where it matters, at moderate n * mu, while a bound moves its statistic by only
+    z sqrt(2) / mu, a share of order z sqrt(2) / (mu n) that vanishes where n * mu is large):
+
+    * E psi^2 from the upper bound s_1 + z sqrt(2) / mu of the clipped sum of squares, capped at its public
+      maximum rows * min(1, B^2 / C^2) (each row adds min(g_i^2, C^2) / C^2 with g_i <= B = ``norm_bound``);
+    * phi, the unclipped share, from the larger of two lower bounds on the unclipped count, s_2 - z sqrt(2) / mu
+      and rows minus the bound on s_1 (a clipped row adds exactly 1 to s_1, so at most s_1 rows are clipped),
+      over rows, clipped to [0.25, 1] (phi = 1 where C > B: no row can be clipped);
+    * G: where the noise floor of the released Gram matrix is above the curvature of the standardised rows (small
+      n * mu), its trace, which E psi^2 is per unit of, and its inverse would both state the sampling error
+      several times too small, so the floored matrix is scaled down to the trace rows * d at which the private
+      standardisation aims (unit-scale columns), when its own trace is larger (its shape is kept; where the noise
+      is small the trace is below rows * d and nothing changes).
+    """
+    d = gram_floor.shape[0]
+    margin = SAMPLING_Z * math.sqrt(2.0) / mu
+    gram = gram_floor * min(1.0, rows * d / max(float(np.trace(gram_floor)), 1e-300))
+    clipped_sum = float(np.clip(noisy[0] + margin, 0.0, rows * min(1.0, (norm_bound / clip) ** 2)))
+    e_psi2 = clipped_sum * clip**2 / max(float(np.trace(gram)), 1e-300)
+    unclipped = max(noisy[1] - margin, rows - clipped_sum) if norm_bound >= clip else rows
+    phi = float(np.clip(unclipped / rows, 0.25, 1.0))
+    return (e_psi2 / phi**2) * np.linalg.inv(gram)
 
 
 def auto_refusal(facts: AutoFacts) -> str:
