@@ -14,6 +14,7 @@ spend and returns it.
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from dpstats.errors import DPStatsError, InvalidArgumentError, PTRFailure, Publi
 from dpstats.formula import build_design
 from dpstats.methods.registry import available_methods, get_method
 from dpstats.plotting import median_band, pyplot
+from dpstats.validation import check_epsilon_grid
 
 __all__ = ["compare", "Comparison", "COLUMNS"]
 
@@ -165,7 +167,7 @@ def compare(
     formula: str,
     data: Any,
     methods: Sequence[str] | None = None,
-    epsilons: Sequence[float] = _DEFAULT_EPSILONS,
+    epsilons: float | Sequence[float] = _DEFAULT_EPSILONS,
     delta: float = 1e-6,
     trials: int = 10,
     metric: str = "r2",
@@ -192,10 +194,13 @@ def compare(
         Registered private method names (default: every private method in
         :func:`dpstats.available_methods`).  A method that cannot run (say, it
         needs bounds that were not given) shows its error class in ``status``.
-    epsilons : sequence of float
+    epsilons : float or sequence of float
         The budgets to try; each method is fitted ``trials`` times at each.
+        A single number is a grid of one.  Each is checked as
+        :func:`dpstats.dp_ols` checks its epsilon (a finite number > 0; a
+        string is refused), before any fit.
     delta : float
-        The delta of every fit.
+        The delta of every fit, checked as :func:`dpstats.dp_ols` checks it.
     trials : int
         Fits per method and epsilon (the outputs are random).
     metric : {"r2", "coef_error"}
@@ -237,9 +242,15 @@ def compare(
     PublicDataRequiredError
         Unless ``data_are_public is True``; nothing is fitted.
     ValueError
-        An unknown metric, a bad grid of epsilons or number of trials, a
-        non-private method, options for a method not compared, or a truth
-        not indexed by the design columns.
+        An unknown metric, an empty grid of epsilons, a bad number of
+        trials, methods that are not a name or a list of names, a
+        non-private method, options that are not a mapping per method or
+        for a method not compared, a random_state that is not a
+        non-negative integer or None, or a truth that is not numbers
+        indexed by the design columns.
+    InvalidPrivacyParameterError
+        An epsilon of the grid or the delta that :func:`dpstats.dp_ols` would
+        refuse, or an infinite epsilon; nothing is fitted.
     UnknownMethodError
         A method that is not registered.
     MissingDataError
@@ -270,11 +281,13 @@ def compare(
         raise InvalidArgumentError("metric='coef_error' needs truth= (the true coefficients of synthetic data)")
     if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
         raise InvalidArgumentError(f"trials must be a positive integer, got {trials!r}")
-    eps_grid = [float(e) for e in epsilons]
-    if not eps_grid or not all(0 < e < math.inf for e in eps_grid):
-        raise InvalidArgumentError("epsilons must be a non-empty sequence of finite numbers > 0")
+    eps_grid, delta = check_epsilon_grid(epsilons, delta)
     names = _methods(methods)
-    opts = {k: dict(v) for k, v in (method_options or {}).items()}
+    opts = _method_options(method_options)
+    if random_state is not None and (isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral)
+                                     or random_state < 0):
+        raise InvalidArgumentError(f"random_state must be a non-negative integer (a seed for the whole study) or "
+                                   f"None, got {type(random_state).__name__}")
     unknown = sorted(set(opts) - set(names))
     if unknown:
         raise InvalidArgumentError(f"method_options names methods that are not compared: {', '.join(unknown)}")
@@ -318,6 +331,9 @@ def _methods(methods: Sequence[str] | None) -> list[str]:
         return sorted(name for name, spec in available_methods().items() if spec.private)
     if isinstance(methods, str):
         methods = [methods]
+    if not isinstance(methods, Sequence):
+        raise InvalidArgumentError(f"methods must be a method name or a list of names, e.g. methods=['ssp', "
+                                   f"'adassp'], got {type(methods).__name__}")
     names = list(dict.fromkeys(methods))
     for name in names:
         if not get_method(name).private:
@@ -327,10 +343,29 @@ def _methods(methods: Sequence[str] | None) -> list[str]:
     return names
 
 
+def _method_options(method_options: Mapping[str, Mapping[str, Any]] | None) -> dict[str, dict[str, Any]]:
+    """The options per method as dicts, or a typed refusal naming the type that is not a mapping."""
+    if method_options is None:
+        return {}
+    example = "e.g. method_options={'dpsgd': {'epochs': 5}}"
+    if not isinstance(method_options, Mapping):
+        raise InvalidArgumentError(f"method_options must be a mapping of method names to options, {example}; got "
+                                   f"{type(method_options).__name__}")
+    bad = [str(k) for k, v in method_options.items() if not isinstance(v, Mapping)]
+    if bad:
+        raise InvalidArgumentError(f"method_options must map each method to a mapping of options, {example}; not a "
+                                   f"mapping for: {', '.join(bad)}")
+    return {k: dict(v) for k, v in method_options.items()}
+
+
 def _truth_vector(truth: pd.Series | Mapping[str, float] | None, columns: list[str]) -> np.ndarray | None:
     if truth is None:
         return None
-    series = pd.Series(truth, dtype=float)
+    try:
+        series = pd.Series(truth, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidArgumentError("truth must map each design column to a number (a pandas Series or a dict of "
+                                   "floats)") from None
     missing = [c for c in columns if c not in series.index]
     extra = [c for c in series.index if c not in columns]
     if missing or extra:

@@ -23,7 +23,7 @@ import html
 import json
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
@@ -457,6 +457,9 @@ class DPRegressionResults:
         ------
         ValueError
             When ``newdata`` is not given.
+        dpstats.errors.DataTypeError
+            When ``newdata`` is not a DataFrame, a dict of columns or (for a fit from arrays) a 2-D array, such
+            as a pandas Series.
         dpstats.errors.UnseenLevelError
             When a factor has a level that was not declared.
         dpstats.errors.NonFiniteValueError
@@ -488,6 +491,8 @@ class DPRegressionResults:
         declared = {name: (lo, hi) for name, lo, hi in self._declared_bounds}
         if isinstance(newdata, np.ndarray):
             newdata = _array_rows(newdata, self.design_info)
+        if not isinstance(newdata, (pd.DataFrame, Mapping)):
+            raise errors.DataTypeError(_newdata_type_message(newdata, self.design_info))
         if isinstance(newdata, pd.DataFrame):
             check_unique_columns(list(newdata.columns))
         X = design_matrix_for_prediction(self.design_info, newdata, declared)
@@ -848,6 +853,17 @@ def _array_rows(newdata: np.ndarray, design_info: Any) -> pd.DataFrame:
     return pd.DataFrame(newdata, columns=variables)
 
 
+def _newdata_type_message(newdata: object, design_info: Any) -> str:
+    """Why ``newdata`` of this type is refused and what to pass, from its type and the model's variables (never a
+    value): a Series is one column or one row, so which one is for the caller to say."""
+    variables = variables_of([f.code for term in design_info.terms for f in term.factors])
+    named = f" with the columns {', '.join(variables)}" if variables else ""
+    hint = (" A Series is one column or one row: pass pd.DataFrame({'name': series}) for a column, or "
+            "series.to_frame().T for one row." if isinstance(newdata, pd.Series) else "")
+    return (f"predict's newdata must be a pandas DataFrame (or a dict of equal-length columns){named}, got "
+            f"{type(newdata).__name__}.{hint}")
+
+
 def _check_finite_prediction_design(X: np.ndarray, column_names: list[str]) -> None:
     """Refuse a design of new data with an infinite entry (an infinite variable, or a transform such as
     ``np.log(0)``), naming its design columns, never a value: the fit's domain is finite values, and a prediction
@@ -907,7 +923,15 @@ class DPSummary(Summary):
 
         The preamble needs ``\\usepackage{booktabs}`` and ``\\usepackage{graphicx}``
         (:data:`dpstats.tables.LATEX_PREAMBLE`).
+
+        Raises
+        ------
+        dpstats.errors.DataTypeError
+            A ``label`` that is neither a string nor None.
         """
+        if label is not None and not isinstance(label, str):
+            raise errors.DataTypeError(f"label must be a string (e.g. label='tab:wages') or None, got "
+                                       f"{type(label).__name__}")
         out = coefficient_grid(self.result, self.alpha).as_latex(label)
         if privacy:
             out += "\n" + privacy_latex(self.result, f"{label}:privacy" if label else None)

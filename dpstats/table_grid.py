@@ -321,7 +321,7 @@ def _fit_notes(res: DPRegressionResults) -> list[str]:
     notes += [n for n in pr.notes if n.startswith("WARNING")]
     if pr.private and any("clipped to the declared bounds" in n for n in pr.notes):
         notes.append("Estimates are for the data clipped to the declared public bounds.")
-    if pr.seeded:
+    if pr.private and pr.seeded:
         notes.append("Noise from a seeded generator (reproducible; for research and tests only).")
     return notes
 

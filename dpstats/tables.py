@@ -422,8 +422,9 @@ def table(models: Sequence[Any] | Mapping[str, Any], *, model_names: Sequence[st
         term.
     dpstats.errors.DataTypeError
         A model that is not a dpstats or statsmodels result, ``keep``/``drop``/
-        ``order`` that are not lists, or ``stars`` that is neither a bool nor a
-        mapping (a ``TypeError``).
+        ``order`` that are not lists, ``stars`` that is neither a bool nor a
+        mapping, a ``rename`` that is not a mapping, a ``title`` that is not a
+        string or ``notes`` that are not a list of strings (a ``TypeError``).
 
     Notes
     -----
@@ -454,8 +455,11 @@ def table(models: Sequence[Any] | Mapping[str, Any], *, model_names: Sequence[st
             f"statistic must be one of {', '.join(map(repr, _STATISTICS))} or None, got {statistic!r}")
     check_alpha(alpha)
     _check_fmt(fmt)
+    _check_text_arguments(rename, title, notes)
     marks = _normalise_stars(stars)
-    unknown = [stats] if isinstance(stats, str) else [s for s in stats if s not in STAT_LABELS]
+    if isinstance(stats, str) or not isinstance(stats, Sequence):
+        raise InvalidArgumentError(f"stats must be a list of {', '.join(STAT_LABELS)}; got {type(stats).__name__}")
+    unknown = [s for s in stats if s not in STAT_LABELS]
     if unknown:
         raise InvalidArgumentError(f"stats must be a list of {', '.join(STAT_LABELS)}; not one of them: {unknown}")
     names, results = _names_and_results(models, model_names)
@@ -466,6 +470,20 @@ def table(models: Sequence[Any] | Mapping[str, Any], *, model_names: Sequence[st
     grid.caption = title
     grid.notes = _notes(fits, statistic, marks, stats, alpha) + list(notes)
     return RegressionTable(grid, frame)
+
+
+def _check_text_arguments(rename: object, title: object, notes: object) -> None:
+    """Refuse a ``rename`` that is not a mapping, a ``title`` that is not a string and ``notes`` that are not a
+    list of strings, by their types alone."""
+    if rename is not None and not isinstance(rename, Mapping):
+        raise DataTypeError(f"rename must be a mapping of term names to labels, e.g. rename={{'np.log(carat)': "
+                            f"'log carat'}}; got {type(rename).__name__}")
+    if not isinstance(title, str):
+        raise DataTypeError(f"title must be a string, got {type(title).__name__}")
+    if isinstance(notes, str) or not isinstance(notes, Sequence) or not all(isinstance(n, str) for n in notes):
+        raise DataTypeError("notes must be a list of strings, e.g. notes=['Standard errors in parentheses.']; got "
+                            f"{type(notes).__name__}" + ("" if isinstance(notes, str) or not isinstance(notes, Sequence)
+                                                         else " holding other objects"))
 
 
 def _names_and_results(models: Sequence[Any] | Mapping[str, Any], model_names: Sequence[str] | None
@@ -480,7 +498,7 @@ def _names_and_results(models: Sequence[Any] | Mapping[str, Any], model_names: S
     if not results:
         raise InvalidArgumentError("table() needs at least one fitted model")
     if model_names is not None:
-        if isinstance(model_names, str) or len(model_names) != len(results):
+        if isinstance(model_names, str) or not isinstance(model_names, Sequence) or len(model_names) != len(results):
             raise InvalidArgumentError(f"model_names must be a list of {len(results)} names, one per model")
         names = [str(n) for n in model_names]
     if len(set(names)) != len(names):

@@ -715,13 +715,17 @@ class ErrorBounds:
     def dominance_line(self) -> str:
         """One line: is the privacy or the sampling error larger?  For a fit, per coefficient in its units
         (:meth:`CoefficientErrors.statement`); otherwise which term of each rate is larger at this n, d,
-        epsilon, delta.
+        epsilon, delta.  With epsilon = inf (the non-private reference) there is no privacy noise, and the line
+        says so rather than compare a privacy error of 0 with the sampling error.
 
         Returns
         -------
         str
             The sentence shown first in the summary's notes.
         """
+        if math.isinf(self.epsilon):
+            return ("No privacy noise (epsilon = inf, not private): each coefficient's error is its sampling error "
+                    "alone.")
         if self.coefficients is not None:
             return self.coefficients.statement()
         where = f"n={self.n}, d={self.d}, epsilon={self.epsilon:.4g}, delta={self.delta:.3g}"

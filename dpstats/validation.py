@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterable
 
 from dpstats.errors import (
     InvalidArgumentError,
@@ -23,7 +24,7 @@ from dpstats.errors import (
 )
 
 __all__ = ["MAX_EPSILON", "MIN_DELTA", "check_alpha", "check_bounds_pair", "check_budget_total",
-           "check_privacy_parameters"]
+           "check_epsilon_grid", "check_privacy_parameters"]
 
 #: Largest finite epsilon of one fit.  exp(epsilon) is formed by the privacy-loss-distribution code
 #: (dp_accounting) and overflows above about 709; the hardened Gaussian steps are certified for a composed
@@ -112,6 +113,52 @@ def check_privacy_parameters(epsilon: object, delta: object) -> tuple[float, flo
             f"range is {MIN_DELTA:g} <= delta < 1); privacy accounting cannot certify a smaller delta in floating "
             "point; nothing was spent")
     return eps, dlt
+
+
+def check_epsilon_grid(epsilons: object, delta: object) -> tuple[list[float], float]:
+    """Return a grid of private budgets (``dpstats.compare``'s ``epsilons``) as floats, with their delta.
+
+    A single number is a grid of one.  Each epsilon is checked as
+    :func:`check_privacy_parameters` checks one fit's (a string is refused,
+    not read as a number), and must also be finite: a grid compares private
+    fits.
+
+    Parameters
+    ----------
+    epsilons : float or iterable of float
+        The budgets.
+    delta : float
+        The delta of every fit.
+
+    Returns
+    -------
+    tuple of (list of float, float)
+        The grid and delta.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``epsilons`` is neither a number nor an iterable of numbers, or it is empty.
+    InvalidPrivacyParameterError
+        An epsilon that is not a finite number > 0, or a delta outside (0, 1); its subclass
+        UnsupportedPrivacyParameterError outside the supported range of one fit.
+    """
+    if isinstance(epsilons, (str, bytes)) or not isinstance(epsilons, (numbers.Real, Iterable)):
+        kind = "a string" if isinstance(epsilons, (str, bytes)) else type(epsilons).__name__
+        raise InvalidArgumentError(f"epsilons must be a number or a list of numbers, e.g. epsilons=[0.5, 1.0, 2.0]; "
+                                   f"got {kind}")
+    given = [epsilons] if isinstance(epsilons, numbers.Real) else list(epsilons)
+    if not given:
+        raise InvalidArgumentError("epsilons must be a non-empty list of finite numbers > 0")
+    grid = []
+    for i, value in enumerate(given):
+        eps = _as_real(value, f"epsilons[{i}]", "a finite number > 0")
+        if not 0 < eps < math.inf:
+            raise InvalidPrivacyParameterError(
+                f"epsilons[{i}] must be a finite number > 0, got {value!r}: the grid compares private fits "
+                "(typical values 0.1 to 10)")
+        grid.append(check_privacy_parameters(eps, delta)[0])
+    return grid, float(delta)  # type: ignore[arg-type]  # checked by check_privacy_parameters
 
 
 def check_bounds_pair(key: str, value: object) -> tuple[float, float]:

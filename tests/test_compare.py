@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import math
 
 import matplotlib
@@ -11,7 +12,13 @@ import pytest
 
 import dpstats
 from dpstats.compare import COLUMNS, Comparison
-from dpstats.errors import MissingDataError, PublicDataRequiredError
+from dpstats.errors import (
+    InvalidArgumentError,
+    InvalidPrivacyParameterError,
+    MissingDataError,
+    PublicDataRequiredError,
+    UnsupportedPrivacyParameterError,
+)
 
 matplotlib.use("Agg")
 
@@ -169,3 +176,56 @@ def test_compare_and_dp_ols_refuse_functions_defined_by_the_caller():
     cmp = dpstats.compare(formula, df, methods=["ssp"], epsilons=[1.0], trials=2, data_are_public=True,
                           bounds=bounds, random_state=0)
     assert (cmp.frame["status"] == "ok").all()
+
+
+def test_a_single_epsilon_is_a_grid_of_one(synthetic):
+    kwargs = dict(methods=["ssp"], trials=2, data_are_public=True, bounds=BOUNDS, random_state=0, progress=False,
+                  verbose=False)
+    single = dpstats.compare("y ~ x", synthetic, epsilons=1.0, **kwargs)
+    listed = dpstats.compare("y ~ x", synthetic, epsilons=[1.0], **kwargs)
+    assert single.frame["epsilon"].tolist() == [1.0, 1.0]
+    pd.testing.assert_frame_equal(single.frame.drop(columns="seconds"), listed.frame.drop(columns="seconds"))
+    assert dpstats.compare("y ~ x", synthetic, epsilons=np.array([0.5, 2.0]), **kwargs).frame["epsilon"].nunique() == 2
+
+
+@pytest.mark.parametrize(("grid", "delta", "error", "words"), [
+    (["1"], 1e-6, InvalidPrivacyParameterError, ["epsilons[0]", "the string '1'", "pass a number"]),
+    ([1.0, 0.0], 1e-6, InvalidPrivacyParameterError, ["epsilons[1]", "finite number > 0"]),
+    ([math.nan], 1e-6, InvalidPrivacyParameterError, ["epsilons[0]", "finite number > 0"]),
+    ([True], 1e-6, InvalidPrivacyParameterError, ["epsilons[0]"]),
+    ([200.0], 1e-6, UnsupportedPrivacyParameterError, ["largest supported epsilon"]),
+    ([1.0], "1e-6", InvalidPrivacyParameterError, ["delta", "the string '1e-6'"]),
+    ([1.0], 0.0, InvalidPrivacyParameterError, ["delta", "between 0 and 1"]),
+    ([1.0], 1e-20, UnsupportedPrivacyParameterError, ["smallest supported delta"]),
+    ("1", 1e-6, InvalidArgumentError, ["epsilons must be a number or a list", "a string"]),
+    (None, 1e-6, InvalidArgumentError, ["epsilons must be a number or a list", "NoneType"]),
+    ([], 1e-6, InvalidArgumentError, ["non-empty"]),
+])
+def test_epsilons_and_delta_are_checked_as_dp_ols_checks_them_before_any_fit(synthetic, monkeypatch, grid, delta,
+                                                                              error, words):
+    monkeypatch.setattr(importlib.import_module("dpstats.compare"), "dp_ols", _no_fit)
+    with pytest.raises(error) as info:
+        dpstats.compare("y ~ x", synthetic, methods=["ssp"], epsilons=grid, delta=delta, trials=1,
+                        data_are_public=True, bounds=BOUNDS, progress=False, verbose=False)
+    assert all(w in str(info.value) for w in words), str(info.value)
+
+
+@pytest.mark.parametrize(("kwargs", "words"), [
+    (dict(methods=3), ["methods must be a method name or a list", "int"]),
+    (dict(method_options=[1]), ["method_options must be a mapping", "list"]),
+    (dict(method_options={"ssp": 3}), ["mapping of options", "ssp"]),
+    (dict(random_state="a"), ["random_state must be a non-negative integer", "str"]),
+    (dict(random_state=1.5), ["random_state", "float"]),
+    (dict(truth={"Intercept": "a", "x": 1.0}), ["truth must map each design column to a number"]),
+])
+def test_other_public_arguments_get_typed_refusals_before_any_fit(synthetic, monkeypatch, kwargs, words):
+    monkeypatch.setattr(importlib.import_module("dpstats.compare"), "dp_ols", _no_fit)
+    options = dict(methods=["ssp"], epsilons=[1.0], trials=1, data_are_public=True, bounds=BOUNDS, progress=False,
+                   verbose=False)
+    with pytest.raises(InvalidArgumentError) as info:
+        dpstats.compare("y ~ x", synthetic, **{**options, **kwargs})
+    assert all(w in str(info.value) for w in words), str(info.value)
+
+
+def _no_fit(*args, **kwargs):
+    raise AssertionError("compare fitted before checking its arguments")

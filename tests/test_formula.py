@@ -263,3 +263,52 @@ def test_a_data_column_named_intercept_does_not_bound_the_constant():
     renamed = dpstats.dp_ols("y ~ Q('a') + x", df.rename(columns={"Intercept": "a"}), 1.0, 1e-6, method="ssp",
                              bounds={**bounds, "a": (0, 10)}, random_state=0)
     np.testing.assert_array_equal(named.params.to_numpy(), renamed.params.to_numpy())
+
+
+def _durations() -> pd.DataFrame:
+    df = frame(40)
+    df["wait"] = pd.to_timedelta(np.arange(40) % 7 * 3 + 11, unit="h")
+    return df
+
+
+DURATION_WORDS = ["'wait' holds durations", "timedelta64", ".dt.total_seconds() / 3600"]
+
+
+@pytest.mark.parametrize("formula", ["y ~ wait", "y ~ x1 + wait", "y ~ x1:wait"])
+def test_a_duration_column_used_as_a_number_is_refused_with_its_conversion(formula):
+    with pytest.raises(DataTypeError) as info:
+        build(formula, _durations(), bounds={"x1": (1, 10), "y": (-5, 5)})
+    message = str(info.value)
+    assert all(w in message for w in DURATION_WORDS + ["declare bounds"]), message
+    assert "patsy" not in message and "Decided from the column's dtype" in message
+    assert "0 days" not in message and "11:00" not in message  # no value of the column
+
+
+@pytest.mark.parametrize(("formula", "kwargs", "error"), [
+    ("y ~ I(wait * 2)", {}, DataTypeError),
+    ("y ~ np.log(wait)", {}, DataTypeError),
+    ("wait ~ x1", {}, DataTypeError),
+    ("y ~ wait", {"bounds": {"wait": (0, 48)}}, InvalidBoundsError),
+    ("y ~ C(wait)", {}, UndeclaredLevelsError),
+])
+def test_every_refusal_of_a_duration_column_says_how_to_convert_it(formula, kwargs, error):
+    with pytest.raises(error) as info:
+        build(formula, _durations(), **kwargs)
+    message = str(info.value)
+    assert all(w in message for w in DURATION_WORDS), message
+    assert "pd.to_numeric" not in message
+
+
+def test_a_duration_column_with_declared_levels_is_a_factor():
+    df = _durations()
+    design = build("y ~ wait", df, levels={"wait": sorted(df["wait"].unique())})
+    assert design.X.shape == (40, 7)
+
+
+def test_predict_names_the_conversion_of_a_duration_column():
+    df = frame(200)
+    res = dpstats.dp_ols("y ~ x1", df, epsilon=1.0, bounds={"x1": (1, 10), "y": (-5, 5)}, random_state=0)
+    with pytest.raises(DataTypeError) as info:
+        res.predict(pd.DataFrame({"x1": pd.to_timedelta([1, 2], unit="h")}))
+    message = str(info.value)
+    assert "newdata['x1'].dt.total_seconds() / 3600" in message and "unit the model was fitted in" in message

@@ -347,3 +347,43 @@ def test_bootstrap_fits_label_their_p_value_as_the_bootstrap_test():
     np.testing.assert_array_equal(outside, res.pvalues.to_numpy() < 0.05)
     ref = dpstats.dp_ols("y ~ x", df, float("inf"), method="ols")
     assert ref.statistic_labels() == ("t", "P>|t|")
+
+
+def _small_fits():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.uniform(0, 10, 500)})
+    df["y"] = 1.0 + 2.0 * df["x"] + rng.normal(0, 2, 500)
+    private = dpstats.dp_ols("y ~ x", df, epsilon=1.0, method="ssp", bounds={"x": (0, 10), "y": (-10, 40)},
+                             random_state=0)
+    return df, private, dpstats.dp_ols("y ~ x", df, epsilon=math.inf, method="ols", random_state=0)
+
+
+@pytest.mark.parametrize("newdata", [pd.Series([1.0, 2.0], name="x"), [1.0, 2.0], 3.0])
+def test_predict_refuses_what_is_not_a_table_naming_newdata(newdata):
+    _, res, _ = _small_fits()
+    with pytest.raises(dpstats.errors.DataTypeError) as info:
+        res.predict(newdata)
+    message = str(info.value)
+    assert message.startswith("predict's newdata must be a pandas DataFrame (or a dict of equal-length columns)")
+    assert "with the columns x" in message and type(newdata).__name__ in message
+    assert "1.0" not in message and "2.0" not in message
+    if isinstance(newdata, pd.Series):
+        assert "series.to_frame().T" in message
+    with pytest.raises(dpstats.errors.DataTypeError, match="^newdata is a dict whose arrays"):
+        res.predict({"x": [1.0, 2.0], "z": [1.0]})
+    assert res.predict({"x": [1.0, 2.0]}).shape == (2,)
+
+
+def test_the_non_private_reference_says_it_draws_no_noise():
+    _, private, ols = _small_fits()
+    smry = ols.summary()
+    text, page, latex = smry.as_text(), smry.as_html(), smry.as_latex(privacy=True)
+    for out in (text, page, latex, str(ols.privacy), ols.privacy._repr_html_()):
+        assert "CSPRNG" not in out and "seeded generator" not in out
+        assert "times sampling" not in out
+    assert "Random source: none (no privacy noise" in text
+    assert "No privacy noise (epsilon = inf, not private)" in text and "No privacy noise" in page
+    assert "draws no random numbers" in latex and "draws no random numbers" in str(ols.privacy)
+    assert ols.privacy.to_dict()["random_source"] == "none"
+    assert ols.error_bounds.to_dict()["dominance"].startswith("No privacy noise")
+    assert "seeded generator" in str(private.privacy) and "From the released values" in private.summary().as_text()

@@ -222,3 +222,28 @@ def test_single_fit_latex_is_the_coefficient_table_with_an_optional_privacy_tabl
     tukey = fits["tukey"].summary().as_latex()
     assert "No standard errors (---)" in tukey and "R$^2$: not available" in tukey
     assert "NOT PRIVATE" in fits["ols"].summary().as_latex()
+
+
+@pytest.mark.parametrize(("kwargs", "words"), [
+    (dict(rename=["a"]), ["rename must be a mapping", "list"]),
+    (dict(title=3), ["title must be a string", "int"]),
+    (dict(notes="abc"), ["notes must be a list of strings", "str"]),
+    (dict(notes=["ok", 3]), ["notes must be a list of strings", "holding other objects"]),
+])
+def test_text_arguments_of_wrong_types_are_refused_by_type(fits, kwargs, words):
+    with pytest.raises(DataTypeError) as info:
+        dpstats.table([fits["ada"]], **kwargs)
+    assert all(w in str(info.value) for w in words), str(info.value)
+
+
+def test_model_names_and_stats_of_wrong_types_are_typed_refusals(fits):
+    with pytest.raises(dpstats.errors.InvalidArgumentError, match="model_names must be a list of 1 names"):
+        dpstats.table([fits["ada"]], model_names=3)
+    with pytest.raises(dpstats.errors.InvalidArgumentError, match="stats must be a list of .*; got NoneType"):
+        dpstats.table([fits["ada"]], stats=None)
+
+
+def test_summary_latex_label_must_be_a_string(fits):
+    with pytest.raises(DataTypeError, match="label must be a string"):
+        fits["ada"].summary().as_latex(label=3)
+    assert "\\label{tab:x}" in fits["ada"].summary().as_latex(label="tab:x")

@@ -47,7 +47,7 @@ from dpstats.errors import (
     NonFiniteValueError,
     UndeclaredLevelsError,
 )
-from dpstats.formula.frame import FramePlan, as_frame, is_numeric
+from dpstats.formula.frame import FramePlan, as_frame, duration_advice, is_numeric
 from dpstats.formula.identifiable import RankProbe
 from dpstats.formula.language import FORMULA_ENV
 from dpstats.formula.parse import code_names, declares_levels, formula_first_levels, model_desc, origin_code
@@ -335,12 +335,15 @@ def _formula_name(var: str) -> str:
 
 def _dtype_hint(code: str, var: str, dtype: Any) -> str:
     """How to use column ``var`` as a number when the formula names it bare and patsy read it as a factor from its
-    dtype: a date column, or text or objects that may hold numbers; "" otherwise (``C(var)`` asks for a factor).
+    dtype: a date or duration column, or text or objects that may hold numbers; "" otherwise (``C(var)`` asks for
+    a factor).
     Decided from the formula and the dtype (the schema) alone."""
     if pd.api.types.is_datetime64_any_dtype(dtype):
         return (f" '{var}' holds dates (dtype {dtype}), which a formula can use only as a factor; to use it as a "
                 f"number, convert it before the fit with a public origin and unit, e.g. "
                 f"(df[{var!r}] - pd.Timestamp('2000-01-01')).dt.days, and declare bounds for the new column.")
+    if pd.api.types.is_timedelta64_dtype(dtype):
+        return duration_advice(var, dtype)
     if code.strip() in (var, f"Q({var!r})", f'Q("{var}")') and (pd.api.types.is_object_dtype(dtype)
                                                or pd.api.types.is_string_dtype(dtype)):
         return (f" If '{var}' holds numbers stored as text (dtype {dtype}), convert it before the fit to use it as a "

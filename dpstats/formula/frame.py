@@ -22,16 +22,18 @@ import pandas as pd
 
 from dpstats.errors import DataTypeError, FormulaError, MissingDataError
 
-__all__ = ["FramePlan", "as_frame", "check_unique_columns", "is_numeric", "numpy_columns"]
+__all__ = ["FramePlan", "as_frame", "check_unique_columns", "duration_advice", "is_numeric", "numpy_columns"]
 
 
-def as_frame(data: Any) -> pd.DataFrame:
+def as_frame(data: Any, what: str = "data") -> pd.DataFrame:
     """The data as a DataFrame.
 
     Parameters
     ----------
     data : pandas.DataFrame or mapping
         A DataFrame (returned as it is) or a dict of equal-length arrays.
+    what : str
+        How the messages name the argument (``"newdata"`` for predictions).
 
     Returns
     -------
@@ -49,10 +51,42 @@ def as_frame(data: Any) -> pd.DataFrame:
     if isinstance(data, Mapping):
         frame = _frame_from_mapping(data)
         if frame is None:
-            raise DataTypeError("data is a dict whose arrays cannot form a table (their lengths or shapes differ); "
-                                "pass equal-length 1-d arrays")
+            raise DataTypeError(f"{what} is a dict whose arrays cannot form a table (their lengths or shapes "
+                                "differ); pass equal-length 1-d arrays")
         return frame
-    raise DataTypeError(f"data must be a pandas DataFrame or a dict of equal-length arrays, got {type(data).__name__}")
+    raise DataTypeError(f"{what} must be a pandas DataFrame or a dict of equal-length arrays, got "
+                        f"{type(data).__name__}")
+
+
+def duration_advice(name: str, dtype: Any, frame: str = "df", factor: bool = True) -> str:
+    """How to use column ``name`` as a number when its dtype holds durations (``timedelta64``), else "".
+
+    Decided from the dtype alone (the schema), never from a value.
+
+    Parameters
+    ----------
+    name : str
+        The column.
+    dtype : dtype
+        Its dtype.
+    frame : str
+        The table's name in the example: ``"df"`` for a fit (which then needs bounds in the new unit),
+        ``"newdata"`` for predictions (in the unit the model was fitted in).
+    factor : bool
+        Whether the column could be a factor instead (not for the response).
+
+    Returns
+    -------
+    str
+        A sentence (with a leading space) naming a conversion to a public unit, or "" for other dtypes.
+    """
+    if not pd.api.types.is_timedelta64_dtype(dtype):
+        return ""
+    example = f"e.g. {frame}[{name!r}] = {frame}[{name!r}].dt.total_seconds() / 3600 for hours"
+    how = (f"to a public unit, {example}, and declare bounds for it in that unit" if frame == "df"
+           else f"to the unit the model was fitted in, {example}")
+    use = ", which a formula can use only as a factor with declared levels; to use it as a number," if factor else ";"
+    return f" '{name}' holds durations (dtype {dtype}){use} convert it first {how}."
 
 
 def check_unique_columns(columns: Sequence[Any]) -> None:

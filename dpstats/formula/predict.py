@@ -27,7 +27,7 @@ from dpstats.errors import (
     UnknownColumnError,
     UnseenLevelError,
 )
-from dpstats.formula.frame import as_frame, numpy_columns
+from dpstats.formula.frame import as_frame, duration_advice, numpy_columns
 from dpstats.formula.language import NAMESPACE, check_factor
 from dpstats.formula.parse import code_names, origin_code
 
@@ -76,10 +76,11 @@ def _prediction_frame(design_info: Any, df: pd.DataFrame) -> tuple[pd.DataFrame,
     wrong = [v for v in numeric
              if not (pd.api.types.is_numeric_dtype(df[v].dtype) or pd.api.types.is_bool_dtype(df[v].dtype))]
     if wrong:
+        convert = (duration_advice(wrong[0], df[wrong[0]].dtype, "newdata")
+                   or f" Convert first, e.g. newdata[{wrong[0]!r}] = pd.to_numeric(newdata[{wrong[0]!r}]).")
         raise DataTypeError(
             f"newdata gives {', '.join(f'{v!r} (dtype {df[v].dtype})' for v in wrong)} as non-numbers, but the "
-            f"model uses {'it' if len(wrong) == 1 else 'them'} as numeric. Convert first, e.g. "
-            f"newdata[{wrong[0]!r}] = pd.to_numeric(newdata[{wrong[0]!r}]).")
+            f"model uses {'it' if len(wrong) == 1 else 'them'} as numeric.{convert}")
     missing = [v for v in used if df[v].hasnans]
     if missing:
         raise MissingDataError(
@@ -134,7 +135,7 @@ def design_matrix_for_prediction(design_info: Any, newdata: Any,
     ExtrapolationWarning
         A variable or design column with declared bounds lies outside them on some rows of ``newdata``.
     """
-    df, numeric = _prediction_frame(design_info, as_frame(newdata))
+    df, numeric = _prediction_frame(design_info, as_frame(newdata, "newdata"))
     try:
         with np.errstate(all="ignore"):
             (X,) = patsy.build_design_matrices([design_info], df, NA_action="raise", return_type="matrix")

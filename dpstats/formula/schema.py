@@ -25,7 +25,7 @@ import pandas as pd
 
 from dpstats.bounds import declared_interval, domain_requirements, domain_violation
 from dpstats.errors import DataTypeError, FormulaError, InvalidBoundsError, TransformDomainError, UnknownColumnError
-from dpstats.formula.frame import FramePlan, check_unique_columns, is_numeric
+from dpstats.formula.frame import FramePlan, check_unique_columns, duration_advice, is_numeric
 from dpstats.formula.language import FactorFacts, check_factor, check_numeric_dtypes
 from dpstats.formula.parse import (
     check_formula_levels,
@@ -138,6 +138,7 @@ def parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[
     plan = _frame_plan(df, bounds or {}, levels, facts, factor_codes, bool_responses, missing)
     schema, _ = plan.prepare(df.iloc[:0])
     check_numeric_dtypes(facts.values(), schema)
+    _check_durations(facts.values(), schema)
     _check_transform_domains(facts.values(), bounds or {}, schema)
     return ParsedFormula(desc, expanded, response_code, factor_codes, set(column_list), plan, schema, facts,
                          integer_supports(df, bounds or {}, plan))
@@ -206,9 +207,25 @@ def _check_response(response: FactorFacts, df: pd.DataFrame) -> list[str]:
     bool_responses = [v for v in response.variables if pd.api.types.is_bool_dtype(df[v].dtype)]
     for v in response.variables:
         if not (is_numeric(df[v]) or v in bool_responses):
-            raise DataTypeError(f"the response '{v}' must be numeric (its dtype is {df[v].dtype}); "
-                                "code a categorical outcome as 0/1 with a public rule")
+            advice = duration_advice(v, df[v].dtype, factor=False)
+            raise DataTypeError(f"the response '{v}' must be numeric;{advice}" if advice else
+                                f"the response '{v}' must be numeric (its dtype is {df[v].dtype}); code a "
+                                "categorical outcome as 0/1 with a public rule")
     return bool_responses
+
+
+def _check_durations(facts: Iterable[FactorFacts], schema: pd.DataFrame) -> None:
+    """Refuse a column of durations (``timedelta64``) that a term uses other than as a ``C()`` factor (bare, or in
+    an interaction), which patsy cannot evaluate, with how to convert it; decided from the prepared dtypes alone
+    (declared levels make a column a factor)."""
+    for f in facts:
+        if factor_of(f.code) is not None:
+            continue
+        for v in f.variables:
+            advice = duration_advice(v, schema[v].dtype)
+            if advice:
+                raise DataTypeError(f"the term '{f.code}' cannot be evaluated:{advice} Decided from the column's "
+                                    "dtype; no value was read and no budget was spent.")
 
 
 def _frame_plan(df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]],
@@ -349,6 +366,9 @@ def _factor_bounds_message(name: str, dtype: Any, leveled: bool) -> str:
         return (lead + f"a numeric column (dtype {dtype}) that levels= makes a factor in the formula, so bounds for "
                 "it are refused (a factor's columns are 0/1, bounded automatically). Drop its bounds to use it as a "
                 f"factor, or drop levels['{name}'] to use it as a number.")
+    if pd.api.types.is_timedelta64_dtype(dtype) and not leveled:
+        return (lead + f"which is not a number:{duration_advice(name, dtype)} Decided from the column's dtype; no "
+                "value was read and no budget was spent.")
     if isinstance(dtype, pd.CategoricalDtype) or leveled or pd.api.types.is_bool_dtype(dtype):
         kind = "a boolean column" if pd.api.types.is_bool_dtype(dtype) else "a factor (categorical or with levels=)"
         return (lead + f"which is {kind}, so bounds for it are refused (its columns are 0/1, bounded "

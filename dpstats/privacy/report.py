@@ -58,7 +58,8 @@ class PrivacyReport:
     seeded : bool
         True when a seed was given (reproducible noise, for research and
         tests); False means every draw came from the operating system's
-        CSPRNG (``dpstats.privacy.secure_random.SecureGenerator``).
+        CSPRNG (``dpstats.privacy.secure_random.SecureGenerator``).  The
+        non-private ``ols`` draws nothing: its report says so whatever the seed.
     status : str
         ``"released"``, or what happened to a fit that did not release.
 
@@ -136,12 +137,19 @@ class PrivacyReport:
                        f" ({s.sensitivity_norm}), noise scale={_fmt(s.noise_scale)}, {s.describe_privacy()}")
         out += [f"Assumption: {a}" for a in self.assumptions]
         out += [f"Note: {n}" for n in self.notes]
-        out.append("Random source: " + ("seeded generator (reproducible; for research and tests only)"
-                                        if self.seeded else "operating-system CSPRNG (every draw reads fresh "
-                                                            "operating-system entropy via os.urandom)"))
+        out.append(f"Random source: {self._random_source()}")
         if self.status != "released":
             out.append(f"Status: {self.status}")
         return out
+
+    def _random_source(self, short: bool = False) -> str:
+        """Where the noise came from: none for the non-private reference, else the seeded or the OS generator."""
+        if not self.private:
+            return "none" if short else "none (no privacy noise: the non-private reference draws no random numbers)"
+        if self.seeded:
+            return "seeded generator" if short else "seeded generator (reproducible; for research and tests only)"
+        return ("operating-system CSPRNG" if short
+                else "operating-system CSPRNG (every draw reads fresh operating-system entropy via os.urandom)")
 
     def __str__(self) -> str:
         return "\n".join(part for line in self.lines() for part in wrap_note(line))
@@ -168,6 +176,6 @@ class PrivacyReport:
             "relation": self.relation, "guarantee": self.guarantee, "composition": self.composition,
             "n": self.n, "assumptions": list(self.assumptions), "notes": list(self.notes),
             "method_choice": self.method_choice, "seeded": self.seeded,
-            "random_source": "seeded generator" if self.seeded else "operating-system CSPRNG", "status": self.status,
+            "random_source": self._random_source(short=True), "status": self.status,
             "steps": self.steps_frame().drop(columns=["privacy"]).to_dict(orient="records"),
         }
