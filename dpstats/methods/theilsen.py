@@ -110,9 +110,9 @@ SLOPE_DECADES = (-4.0, 3.0)
 GRID_RATIO = 1.01
 #: from n * epsilon = SIMULATE_BELOW_N_EPSILON on, the slope grid's edges are 1 + FINE_GRID / sqrt(n) apart instead
 #: (never more than GRID_RATIO, never less than 1 + FINE_GRID_FLOOR): the slope's sampling error shrinks as
-#: 1 / sqrt(n), and a 1% cell was up to three standard errors wide at n = 10^5 (:func:`slope_grid_ratio`).  Finer
-#: only above 10^4 rows: at a few hundred rows a finer grid resolved point masses of rounded data (many pair slopes
-#: equal), whose quarter-radius then fell inside the median's cell and the linearised interval collapsed
+#: 1 / sqrt(n), and at large n a 1% cell is several standard errors wide (:func:`slope_grid_ratio`; BENCHMARKS.md).
+#: Finer only above 10^4 rows: at a few hundred rows a finer grid resolves point masses of rounded data (many pair
+#: slopes equal), whose quarter-radius can then fall inside the median's cell and collapse the linearised interval
 FINE_GRID, FINE_GRID_FLOOR = 1.0, 1e-4
 #: the base measure of a slope cell is (cell width) / ((|slope| + PRIOR_SCALE * S) (1 + |slope| / (PRIOR_TAIL * S))):
 #: flat below PRIOR_SCALE * S, log-uniform up to PRIOR_TAIL * S, its log-density falling as 1 / |slope| beyond
