@@ -802,7 +802,7 @@ def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np
 
 def gradient_norm_bound(st: Standardisation, theta: np.ndarray) -> float:
     """A public bound on every row's gradient norm ||z_i|| |z_i' theta - v_i| at ``theta`` (standardised
-    coordinates): the domain maps each variable into [-1, 1] and the released centres lie in [-1, 1], so
+    coordinates): the domain maps each variable into [-1, 1], so whatever the released centres,
     |z_j| <= (1 + |c_j|) / s_j (1 for the intercept) and |v| <= (1 + |c_y|) / s_y.  Released values only."""
     zmax = (1.0 + np.abs(st.centre)) / st.scale
     if st.domain.intercept_index is not None:
