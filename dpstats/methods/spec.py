@@ -882,7 +882,7 @@ class MethodSpec:
     def fit_arrays(self, X: np.ndarray, y: np.ndarray, *, ledger: PrivacyLedger, rng: np.random.Generator,
                    bounds: DataBounds | None = None, intercept_index: int | None = None,
                    column_ranges: Any = None, response_range: tuple[float, float] | None = None,
-                   chunk_rows: int | None = None, **options: Any) -> MethodFit:
+                   chunk_rows: int | None = None, two_valued_response: bool = False, **options: Any) -> MethodFit:
         """Run the method on arrays X (n x d) and y with the given public facts (tests, benchmarks).
 
         ``X`` and ``y`` are used as they are (no rescaling, no clipping beyond
@@ -909,6 +909,8 @@ class MethodSpec:
             Public range of the response.
         chunk_rows : int or None, optional
             Rows per chunk (None: one chunk).
+        two_valued_response : bool, optional
+            Whether the response takes two values by public facts (:attr:`FitContext.two_valued_response`).
         **options : object
             The method's options.
 
@@ -932,5 +934,6 @@ class MethodSpec:
         rows = InMemoryRows(X, y, chunk_rows)
         ranges = tuple(column_ranges) if column_ranges is not None else (None,) * rows.d
         ctx = FitContext(n=rows.n, d=rows.d, ledger=ledger, rng=rng, intercept_index=intercept_index,
-                         column_ranges=ranges, response_range=response_range, bounds=bounds)
+                         column_ranges=ranges, response_range=response_range, bounds=bounds,
+                         two_valued_response=two_valued_response)
         return self.fit(rows, ctx, self.parse_options(options, delta=ledger.delta))
