@@ -150,15 +150,16 @@ def check_epsilon_grid(epsilons: object, delta: object) -> tuple[list[float], fl
     given = [epsilons] if isinstance(epsilons, numbers.Real) else list(epsilons)
     if not given:
         raise InvalidArgumentError("epsilons must be a non-empty list of finite numbers > 0")
-    grid = []
+    grid, dlt = [], 0.0
     for i, value in enumerate(given):
         eps = _as_real(value, f"epsilons[{i}]", "a finite number > 0")
         if not 0 < eps < math.inf:
             raise InvalidPrivacyParameterError(
                 f"epsilons[{i}] must be a finite number > 0, got {value!r}: the grid compares private fits "
                 "(typical values 0.1 to 10)")
-        grid.append(check_privacy_parameters(eps, delta)[0])
-    return grid, float(delta)  # type: ignore[arg-type]  # checked by check_privacy_parameters
+        eps, dlt = check_privacy_parameters(eps, delta)
+        grid.append(eps)
+    return grid, dlt
 
 
 def check_bounds_pair(key: str, value: object) -> tuple[float, float]:

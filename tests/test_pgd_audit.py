@@ -217,13 +217,13 @@ def _fit_pair(n: int = 100) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.nda
     return (X, y), (X, y_prime)
 
 
-def _fit_run(eps, delta):
+def _fit_run(eps, delta, two_valued=False):
     def run(data, rng):
         X, y = data
         fitted = pgd.SPEC.fit_arrays(X, y, ledger=PrivacyLedger(eps, delta), rng=rng, intercept_index=0,
                                      column_ranges=[(1.0, 1.0), (-1.0, 1.0)], response_range=(-1.0, 1.0),
-                                     steps=2, inference=False)
-        return fitted.params
+                                     two_valued_response=two_valued, steps=2, inference=False)
+        return fitted
     return run
 
 
@@ -233,7 +233,7 @@ def test_audit_pgd_whole_fit_slow():
     non-linear function of many releases, so the lower bound is far below the claim; this checks validity)."""
     d_pair, dp_pair = _fit_pair()
     res = audit_mechanism(_fit_run(EPS_G, DELTA_G), d_pair, dp_pair, runs=5_000, delta=DELTA_G, alpha=ALPHA,
-                          seed=304, statistic=lambda params: float(params[1]))
+                          seed=304, statistic=lambda fitted: float(fitted.params[1]))
     assert res.epsilon_lower_bound <= EPS_G
 
 
@@ -249,23 +249,13 @@ def _rare_outcome_pair(n: int = 100) -> tuple[tuple[np.ndarray, np.ndarray], tup
     return (X, y), (X, y_prime)
 
 
-def _two_valued_run(eps, delta):
-    def run(data, rng):
-        X, y = data
-        fitted = pgd.SPEC.fit_arrays(X, y, ledger=PrivacyLedger(eps, delta), rng=rng, intercept_index=0,
-                                     column_ranges=[(1.0, 1.0), (-1.0, 1.0)], response_range=(-1.0, 1.0),
-                                     two_valued_response=True, steps=2, inference=False)
-        return fitted.params
-    return run
-
-
 @pytest.mark.slow
 def test_audit_pgd_rare_two_valued_response_slow():
     """The whole fit on a rare two-valued response, whose clip quantile is read off the released centre.  False-
     failure rate alpha = 1e-3 for the upper assertion, as for the whole fit above."""
     d_pair, dp_pair = _rare_outcome_pair()
-    res = audit_mechanism(_two_valued_run(EPS_G, DELTA_G), d_pair, dp_pair, runs=5_000, delta=DELTA_G, alpha=ALPHA,
-                          seed=305, statistic=lambda params: float(params[0]))
+    res = audit_mechanism(_fit_run(EPS_G, DELTA_G, two_valued=True), d_pair, dp_pair, runs=5_000, delta=DELTA_G,
+                          alpha=ALPHA, seed=305, statistic=lambda fitted: float(fitted.params[0]))
     assert res.epsilon_lower_bound <= EPS_G
 
 
@@ -273,8 +263,6 @@ def test_the_rare_outcome_pair_reads_a_higher_quantile():
     """The audit's pair exercises the two-valued rule: with the public fact the final clip is read at a higher
     quantile than without it (same data and seed)."""
     (X, y), _ = _rare_outcome_pair()
-    clips = [pgd.SPEC.fit_arrays(X, y, ledger=PrivacyLedger(EPS_G, DELTA_G), rng=np.random.default_rng(1),
-                                 intercept_index=0, column_ranges=[(1.0, 1.0), (-1.0, 1.0)], response_range=(-1.0, 1.0),
-                                 two_valued_response=flag, steps=2, inference=False).diagnostics["clips"][1]
+    clips = [_fit_run(EPS_G, DELTA_G, two_valued=flag)((X, y), np.random.default_rng(1)).diagnostics["clips"][1]
              for flag in (False, True)]
     assert clips[1] > clips[0]

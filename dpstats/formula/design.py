@@ -29,7 +29,6 @@ column's range is derived from the declared bounds by
 
 from __future__ import annotations
 
-import keyword
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,7 +49,7 @@ from dpstats.errors import (
 from dpstats.formula.frame import FramePlan, as_frame, duration_advice, is_numeric
 from dpstats.formula.identifiable import RankProbe
 from dpstats.formula.language import FORMULA_ENV
-from dpstats.formula.parse import code_names, declares_levels, formula_first_levels, model_desc, origin_code
+from dpstats.formula.parse import code_names, declares_levels, formula_first_levels, model_desc, origin_code, term
 from dpstats.formula.schema import ParsedFormula, parse_formula
 
 __all__ = ["Design", "build_design", "public_design", "public_prototype", "finite_arrays", "sanitised_error",
@@ -321,16 +320,11 @@ def _check_levels(design_info: Any, df: pd.DataFrame, parsed: ParsedFormula, all
         var = fvars[0] if fvars else factor.code
         raise UndeclaredLevelsError(
             f"the levels of '{factor.code}' would be read from the private data (which values occur is itself "
-            f"private). Declare them: write C({_formula_name(var)}, levels=['level1', 'level2', ...]) in the "
+            f"private). Declare them: write C({term(var)}, levels=['level1', 'level2', ...]) in the "
             f"formula, pass levels={{{var!r}: [...]}}, or give the column a pandas Categorical dtype with the public "
             "categories. allow_data_levels=True accepts the leak and names it in the report."
             + (_dtype_hint(factor.code, var, df[var].dtype) if var in df.columns else ""))
     return notes
-
-
-def _formula_name(var: str) -> str:
-    """How the formula refers to column ``var``: bare when it is a Python name, else quoted with ``Q()``."""
-    return var if var.isidentifier() and not keyword.iskeyword(var) else f"Q({var!r})"
 
 
 def _dtype_hint(code: str, var: str, dtype: Any) -> str:

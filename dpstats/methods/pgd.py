@@ -211,7 +211,7 @@ def clip_rule(n_mu: float, minority: float | None = None) -> tuple[float, float]
     (a linear probability model) keeps its large residuals unclipped; for a two-valued response the
     (1 - ``MINORITY_SHARE`` minority)-quantile when that is higher (at most ``TWO_VALUED_MAX_QUANTILE``): where the
     rarer value is below 10% of the rows the 0.9-quantile falls among the common value's small residuals, and the
-    clip cut the rare ones' (docs/choosing.md, "A rare outcome");
+    clip cut the rare ones (docs/choosing.md, "A rare outcome");
     and k = ``CLIP_MULTIPLE`` (n mu / 250)^a, a clip that grows where privacy noise is cheap, so that the
     clipped (Huber-type) estimand stays close to least squares; a = ``CLIP_EXPONENTS`` (0.3 below n mu = 250,
     0.2 above, where the noise of a larger clip cost more than its smaller clipping bias saved).  The multiple
