@@ -64,7 +64,7 @@ from dpstats.errors import (
     UnknownMethodError,
 )
 from dpstats.formula import Design, public_design
-from dpstats.formula.parse import expand_formula, formula_literal_levels, model_desc
+from dpstats.formula.parse import expand_formula, formula_literal_levels, model_desc, term
 from dpstats.inference import RELIABILITY_THRESHOLD
 from dpstats.methods.registry import AutoFacts, MethodSpec, available_methods, choose_auto, get_method
 from dpstats.pipeline import planned_context
@@ -158,16 +158,11 @@ def _formula(bounds: Mapping[str, tuple[float, float]], levels: Mapping[str, Seq
         response = "y"
     if response not in bounds:
         raise MissingBoundsError(f"plan needs declared bounds for the response {response!r}")
-    terms = [_quoted(name) for name in bounds if name != response]
-    terms += [f"C({_quoted(name)})" for name in (levels or {})]
+    terms = [term(name) for name in bounds if name != response]
+    terms += [f"C({term(name)})" for name in (levels or {})]
     if not terms:
         raise InvalidArgumentError("plan needs at least one design variable besides the response")
-    return f"{_quoted(response)} ~ " + " + ".join(terms)
-
-
-def _quoted(name: str) -> str:
-    """A variable name as a formula term: bare when it is an identifier, else ``Q('name')``."""
-    return name if name.isidentifier() else f"Q({name!r})"
+    return f"{term(response)} ~ " + " + ".join(terms)
 
 
 def _closest_declared(name: str, declared: Sequence[str]) -> str:

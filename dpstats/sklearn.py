@@ -26,7 +26,6 @@ this module is.
 
 from __future__ import annotations
 
-import keyword
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -50,21 +49,15 @@ from dpstats.errors import (
     NonFiniteValueError,
 )
 from dpstats.formula.frame import check_unique_columns
+from dpstats.formula.parse import term
 from dpstats.formula.predict import warn_outside_bounds
 from dpstats.privacy.accountant import PrivacyAccountant
 
 __all__ = ["DPLinearRegression"]
 
 
-def _patsy_name(name: str) -> str:
-    """A column name as a formula term: bare for plain identifiers, else patsy's Q('name').
-
-    ``Intercept`` is quoted too: bare, it would share its design-column name
-    with the intercept that ``fit_intercept`` adds.
-    """
-    if name.isidentifier() and not keyword.iskeyword(name) and name not in {"C", "I", "Q", "Intercept"}:
-        return name
-    return f"Q({name!r})"
+#: ``Intercept`` is quoted too: bare, it would share its design-column name with the intercept ``fit_intercept`` adds
+_RESERVED = frozenset({"Intercept"})
 
 
 #: first lines of scikit-learn's validation messages that hold only public facts (shapes, counts, dtype and type
@@ -312,8 +305,8 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
             response += "_"
         frame = pd.DataFrame(Xa, columns=names)
         frame[response] = ya
-        rhs = " + ".join(_patsy_name(n) for n in names)
-        formula = f"{_patsy_name(response)} ~ {rhs}" + ("" if self.fit_intercept else " - 1")
+        rhs = " + ".join(term(n, _RESERVED) for n in names)
+        formula = f"{term(response, _RESERVED)} ~ {rhs}" + ("" if self.fit_intercept else " - 1")
         res = dp_ols(formula, frame, epsilon=self.epsilon, delta=self.delta, method=self.method,
                      bounds=self._bounds_dict(names, response), accountant=self.accountant,
                      random_state=self.random_state, **self._options)

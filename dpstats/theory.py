@@ -830,7 +830,10 @@ class ErrorBounds:
 
     def tables(self, esc: Callable[[str], str] = str, width: int | None = None,
                stubs: Sequence[str] | None = None) -> list[SimpleTable]:
-        """The summary's tables: each coefficient's error (when known), then the rates (:meth:`table`).
+        """The summary's tables: each coefficient's error (when known and the fit is private), then the rates.
+
+        A non-private fit (epsilon = inf) has no privacy error: its coefficients' sampling errors are the
+        coefficient table's standard errors, so the split is left out.
 
         Parameters
         ----------
@@ -846,8 +849,8 @@ class ErrorBounds:
         list of statsmodels.iolib.table.SimpleTable
             One or two tables.
         """
-        return (([] if self.coefficients is None else [self.coefficients.table(esc, stubs)])
-                + [self.table(esc, width)])
+        split = [] if self.coefficients is None or math.isinf(self.epsilon) else [self.coefficients.table(esc, stubs)]
+        return split + [self.table(esc, width)]
 
     def table(self, esc: Callable[[str], str] = str, width: int | None = None) -> SimpleTable:
         """The bounds as a statsmodels SimpleTable (for ``DPRegressionResults.summary()``).

@@ -47,8 +47,9 @@ def _as_real(value: object, name: str, expected: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         given = repr(value)
         if isinstance(value, str):
-            given = f"the string {value!r}; pass a number" + (f", e.g. {name}={_number(value)!r}"
-                                                              if _number(value) is not None else "")
+            number = _number(value)
+            example = f"e.g. {name}={number!r}" if name.isidentifier() else f"{number!r}, not {value!r}"
+            given = f"the string {value!r}; pass a number" + (f", {example}" if number is not None else "")
         raise InvalidPrivacyParameterError(f"{name} must be {expected}, got {given}")
     return float(value)
 
@@ -157,6 +158,10 @@ def check_epsilon_grid(epsilons: object, delta: object) -> tuple[list[float], fl
             raise InvalidPrivacyParameterError(
                 f"epsilons[{i}] must be a finite number > 0, got {value!r}: the grid compares private fits "
                 "(typical values 0.1 to 10)")
+        if eps > MAX_EPSILON:
+            raise UnsupportedPrivacyParameterError(
+                f"epsilons[{i}] = {value!r} is above the largest supported epsilon of one fit, {MAX_EPSILON:g}: "
+                "the grid compares private fits (typical values 0.1 to 10)")
         eps, dlt = check_privacy_parameters(eps, delta)
         grid.append(eps)
     return grid, dlt

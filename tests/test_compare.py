@@ -189,11 +189,11 @@ def test_a_single_epsilon_is_a_grid_of_one(synthetic):
 
 
 @pytest.mark.parametrize(("grid", "delta", "error", "words"), [
-    (["1"], 1e-6, InvalidPrivacyParameterError, ["epsilons[0]", "the string '1'", "pass a number"]),
+    (["1"], 1e-6, InvalidPrivacyParameterError, ["epsilons[0]", "the string '1'", "pass a number, 1.0"]),
     ([1.0, 0.0], 1e-6, InvalidPrivacyParameterError, ["epsilons[1]", "finite number > 0"]),
     ([math.nan], 1e-6, InvalidPrivacyParameterError, ["epsilons[0]", "finite number > 0"]),
     ([True], 1e-6, InvalidPrivacyParameterError, ["epsilons[0]"]),
-    ([200.0], 1e-6, UnsupportedPrivacyParameterError, ["largest supported epsilon"]),
+    ([200.0], 1e-6, UnsupportedPrivacyParameterError, ["epsilons[0]", "largest supported epsilon"]),
     ([1.0], "1e-6", InvalidPrivacyParameterError, ["delta", "the string '1e-6'"]),
     ([1.0], 0.0, InvalidPrivacyParameterError, ["delta", "between 0 and 1"]),
     ([1.0], 1e-20, UnsupportedPrivacyParameterError, ["smallest supported delta"]),

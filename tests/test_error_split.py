@@ -255,3 +255,13 @@ def test_block_is_in_the_json_and_the_frame():
 def test_coefficient_errors_needs_bounds_or_a_split():
     assert coefficient_errors(["a", "b"], 100, intervals=[(1.0, 1.0), None], response_interval=(0.0, 1.0),
                               intercept_index=0) is None
+
+
+def test_a_non_private_fit_has_no_privacy_error_table():
+    """The ols reference (epsilon = inf) draws no noise: its summary has no privacy/sampling split (the sampling
+    errors are the coefficient table's standard errors), while a private fit's has one."""
+    frame = data(500, 1)
+    reference = dpstats.dp_ols(FORMULA, frame, math.inf, method="ols").summary().as_text()
+    private = dpstats.dp_ols(FORMULA, frame, 1.0, 1e-6, method="ssp", bounds=BOUNDS, random_state=0)
+    assert "Error of each coefficient (its units" not in reference
+    assert "Error of each coefficient (its units" in private.summary().as_text()

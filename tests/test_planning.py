@@ -375,3 +375,11 @@ def test_plan_reads_the_column_types_as_the_fit_does():
     assert planned(None) == {"theilsen"}
     boolean = df.assign(yb=df["yb"].astype(bool))
     assert planned(dict(boolean.dtypes)) == {"pgd"}
+
+
+def test_plan_quotes_column_names_that_are_python_keywords():
+    """Without a formula, plan writes ``response ~ every other variable``; a column named like a keyword (``class``)
+    must be quoted as Q('class') or patsy cannot parse the formula."""
+    bounds = {"y": (0.0, 1.0), "class": (0.0, 3.0), "x": (0.0, 1.0)}
+    report = dpstats.plan(bounds=bounds, response="y", n=1000, epsilon=1.0)
+    assert report.facts["names"] == ["Intercept", "Q('class')", "x"]

@@ -360,20 +360,22 @@ def origin_code(exc: BaseException) -> str:
 
 # -- formulas: y ~ ., long sums, poly -------------------------------------------------------------------------------
 
-def term(name: str) -> str:
+def term(name: str, reserved: frozenset[str] = frozenset()) -> str:
     """A column name as a patsy factor.
 
     Parameters
     ----------
     name : str
         The column's name.
+    reserved : frozenset of str, optional
+        Further names to quote (``Intercept`` where a design adds its own intercept column).
 
     Returns
     -------
     str
-        The name bare when it is a plain identifier (and not a keyword or I, C, Q), else ``Q('...')``.
+        The name bare when it is a plain identifier (and not a keyword, I, C, Q or reserved), else ``Q('...')``.
     """
-    if name.isidentifier() and not keyword.iskeyword(name) and name not in {"C", "I", "Q"}:
+    if name.isidentifier() and not keyword.iskeyword(name) and name not in {"C", "I", "Q"} | reserved:
         return name
     return f"Q({name!r})"
 
