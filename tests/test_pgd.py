@@ -584,6 +584,17 @@ def test_the_sandwich_bounds_vanish_with_little_noise_and_cap_at_the_public_maxi
     np.testing.assert_allclose(capped[0], rows * 0.1**2 / np.trace(gram) * np.linalg.inv(gram))
 
 
+def test_the_sandwich_never_states_a_zero_sampling_error():
+    """A released clipped sum of squares far below 0 (its noise, at small n * mu) reads as the noise margin
+    z sqrt(2) / mu, not as 0: the sampling part stays positive (it was exactly 0 before)."""
+    gram, rows, mu = np.diag([40.0, 30.0]), 50.0, 0.1
+    got = pgd.sandwich(np.array([-400.0, 30.0]), gram, 1.0, rows, mu, norm_bound=10.0)
+    margin = pgd.SAMPLING_Z * math.sqrt(2.0) / mu
+    phi = max(30.0 - margin, rows - margin) / rows
+    np.testing.assert_allclose(got, margin / np.trace(gram) / phi**2 * np.linalg.inv(gram))
+    assert np.all(np.diag(got) > 0)
+
+
 def test_the_sandwich_scales_a_noise_floored_gram_matrix_down_to_the_standardised_trace():
     """A floored Gram matrix whose trace is above rows * d (its noise floor above the rows' curvature) is scaled
     down to that trace, shape kept: the sandwich is then the one of the scaled matrix."""

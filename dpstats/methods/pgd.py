@@ -825,8 +825,10 @@ def sandwich(noisy: np.ndarray, gram_floor: np.ndarray, clip: float, rows: float
     sampling part honest where it matters, at moderate n * mu, while a bound moves its statistic by only
     z sqrt(2) / mu, a share of order z sqrt(2) / (mu n) that vanishes where n * mu is large):
 
-    * E psi^2 from the upper bound s_1 + z sqrt(2) / mu of the clipped sum of squares, capped at its public
-      maximum rows * min(1, B^2 / C^2) (each row adds min(g_i^2, C^2) / C^2 with g_i <= B = ``norm_bound``);
+    * E psi^2 from the upper bound s_1 + z sqrt(2) / mu of the clipped sum of squares, at least the margin
+      z sqrt(2) / mu itself (a released s_1 far below 0 is noise, not a sum of squares near 0, and would state no
+      sampling error at all), capped at its public maximum rows * min(1, B^2 / C^2) (each row adds
+      min(g_i^2, C^2) / C^2 with g_i <= B = ``norm_bound``);
     * phi, the unclipped share, from the larger of two lower bounds on the unclipped count, s_2 - z sqrt(2) / mu
       and rows minus the bound on s_1 (a clipped row adds exactly 1 to s_1, so at most s_1 rows are clipped),
       over rows, clipped to [0.25, 1] (phi = 1 where C > B: no row can be clipped);
@@ -839,7 +841,7 @@ def sandwich(noisy: np.ndarray, gram_floor: np.ndarray, clip: float, rows: float
     d = gram_floor.shape[0]
     margin = SAMPLING_Z * math.sqrt(2.0) / mu
     gram = gram_floor * min(1.0, rows * d / max(float(np.trace(gram_floor)), 1e-300))
-    clipped_sum = float(np.clip(noisy[0] + margin, 0.0, rows * min(1.0, (norm_bound / clip) ** 2)))
+    clipped_sum = min(max(float(noisy[0]) + margin, margin), rows * min(1.0, (norm_bound / clip) ** 2))
     e_psi2 = clipped_sum * clip**2 / max(float(np.trace(gram)), 1e-300)
     unclipped = max(noisy[1] - margin, rows - clipped_sum) if norm_bound >= clip else rows
     phi = float(np.clip(unclipped / rows, 0.25, 1.0))
