@@ -764,3 +764,26 @@ def test_a_rare_boolean_outcome_is_clipped_at_a_higher_quantile():
     assert clips["bool"] > 2.0 * clips["float"]
     b_ols = np.linalg.lstsq(np.column_stack([np.ones(n), x]), y.astype(float), rcond=None)[0][1]
     assert abs(slopes["bool"] - b_ols) < 0.35 * abs(b_ols)  # the float fit's slope is near 0 (the clip's pull)
+
+
+def test_a_column_constant_in_the_data_is_named_in_a_note():
+    """A column whose released spread sits at the release's floor (here constant in the data) is named in the
+    summary's notes, with what that means; columns with a spread well above the noise (n * mu about 470) are not.
+    The floor is twice the noise sd of the released mean deviation, so a spread of 0.5 of the column's declared
+    half-range is at the floor with probability far below 1e-6 at this n * mu."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.uniform(-1.0, 1.0, 2000), "c": np.full(2000, 3.0)})
+    frame["y"] = 1.0 + 2.0 * frame["x"] + rng.normal(0.0, 0.5, 2000)
+    bounds = {"x": (-1.0, 1.0), "c": (0.0, 10.0), "y": (-5.0, 7.0)}
+    notes = dpstats.dp_ols("y ~ x + c", frame, 1.0, 1e-6, method="pgd", bounds=bounds, random_state=0).privacy.notes
+    floored = [note for note in notes if "released spread of" in note]
+    assert len(floored) == 1 and "released spread of c is at" in floored[0], floored
+    notes = dpstats.dp_ols("y ~ x", frame, 1.0, 1e-6, method="pgd", bounds=bounds, random_state=0).privacy.notes
+    assert not [note for note in notes if "released spread of" in note]
+
+
+def test_the_floored_note_names_at_most_five_design_columns():
+    names = {j: f"x{j}" for j in range(8)}
+    note = pgd.floored_note([*range(8), "response"], names.__getitem__)
+    assert "x0, x1, x2, x3, x4 and 3 more" in note
+    assert pgd.floored_note(["response"], str) == ""

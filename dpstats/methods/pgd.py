@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,7 +86,7 @@ from dpstats.validation import MAX_EPSILON
 
 __all__ = ["PGDOptions", "fit", "INTERVAL_MIN_N_MU", "SMALL_N_MU", "start_spread", "WEIGHTS", "SPEC", "clip_rule",
            "interval_reason", "GramPass", "NormHistogramPass", "GradientPass", "InferencePass", "sandwich",
-           "gradient_norm_bound", "SAMPLING_Z"]
+           "gradient_norm_bound", "SAMPLING_Z", "floored_note"]
 
 #: ``method="auto"`` picks pgd below this many rows (above, adassp: one pass, and its privacy error is already
 #: below the sampling error; docs/choosing.md).
@@ -544,6 +544,8 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
                f"coefficients are the average of the last {KEEP_SHARE:.0%} of the iterates (clipping makes this a "
                "Huber-type estimate, which differs from least squares when residuals are skewed and n * mu is small; "
                "the penalty shrinks directions of the design that the noise swamps)")]
+    if floored := floored_note(st.floored, ctx.variable_name):
+        notes.append(floored)
     diagnostics = {"steps": steps, "rate": rate, "clips": tuple(clips), "penalties": tuple(penalties),
                    "chains": plan.chains, "n_mu": plan.n_mu}
     lin = linearise(gram, sigma_g, clips, (mus["warm start"], mus["chains"]), steps, penalties)
@@ -846,6 +848,20 @@ def sandwich(noisy: np.ndarray, gram_floor: np.ndarray, clip: float, rows: float
     unclipped = max(noisy[1] - margin, rows - clipped_sum) if norm_bound >= clip else rows
     phi = float(np.clip(unclipped / rows, 0.25, 1.0))
     return (e_psi2 / phi**2) * np.linalg.inv(gram)
+
+
+def floored_note(variables: Sequence[int | str], name: Callable[[int | str], str], shown: int = 5) -> str:
+    """The note naming the design columns whose released scale sat at its floor (:attr:`Standardisation.floored`;
+    the response is left out), at most ``shown`` of them by name: public names of released facts ("" when none)."""
+    columns = [v for v in variables if v != "response"]
+    if not columns:
+        return ""
+    names = ", ".join(name(v) for v in columns[:shown]) + (
+        f" and {len(columns) - shown} more" if len(columns) > shown else "")
+    return (f"pgd: the released spread of {names} is at the smallest its release resolves at this n and epsilon (a "
+            "column nearly constant in these data, or one whose spread the noise swamps); pgd scales such a column "
+            "by that floor, so its coefficient rests on little information: read its interval's width, and drop a "
+            "column that is constant by design")
 
 
 def auto_refusal(facts: AutoFacts) -> str:

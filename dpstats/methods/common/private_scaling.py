@@ -125,6 +125,10 @@ class Standardisation:
     rows : float or None
         The released number of rows that are not public null rows (``missing="drop"``), which the moments are
         averaged over; None when the fit has no null rows (all n rows count).
+    floored : tuple
+        The variables (design column indices, and ``"response"``) whose released scale sits at the floor of
+        :func:`release_moments`: their spread is below what the release resolves (nearly constant in these data,
+        or swamped by the noise at this n and budget).  Post-processing of released values.
     """
 
     domain: Domain
@@ -133,6 +137,7 @@ class Standardisation:
     y_centre: float
     y_scale: float
     rows: float | None = None
+    floored: tuple[int | str, ...] = ()
 
     def design(self, X: np.ndarray) -> np.ndarray:
         """The rows z (a new array)."""
@@ -266,10 +271,13 @@ def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *
                        dtype=float)
     noisy, counted_rows = _split_count(noisy, n, counted)
     mean_rows = rows or counted_rows or n
-    s = np.maximum(1.25 * noisy / mean_rows, max(2.0 * sens / (mu_scale * mean_rows), 2.0**-10))
+    floor = max(2.0 * sens / (mu_scale * mean_rows), 2.0**-10)
+    s = np.maximum(1.25 * noisy / mean_rows, floor)
     centre[cols], scale[cols] = c[:cols.size], s[:cols.size]
     y_centre, y_scale = (float(c[-1]), float(s[-1])) if resp else (0.0, 1.0)
-    return Standardisation(domain, centre, scale, y_centre, y_scale, rows=rows or counted_rows)
+    variables: list[int | str] = [int(j) for j in cols] + (["response"] if resp else [])
+    floored = tuple(v for v, at_floor in zip(variables, s <= floor, strict=True) if at_floor)
+    return Standardisation(domain, centre, scale, y_centre, y_scale, rows=rows or counted_rows, floored=floored)
 
 
 def _split_count(noisy: np.ndarray, n: int, counted: bool) -> tuple[np.ndarray, float | None]:
