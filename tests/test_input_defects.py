@@ -603,6 +603,18 @@ def test_undeclared_levels_of_a_date_column_say_how_to_use_it_as_a_number(people
     assert "holds dates" not in str(err)
 
 
+@pytest.mark.parametrize("formula,extra,exc", [("y ~ age + I(day)", {}, DataTypeError),
+                                               ("y ~ age + I(day - 1)", {}, DataTypeError),
+                                               ("y ~ age + day", {"day": (0, 1)}, InvalidBoundsError)])
+def test_a_date_column_used_as_a_number_or_bounded_says_how_to_convert(people, formula, extra, exc):
+    # these used to advise pd.to_numeric (nanoseconds since 1970) or converting "numbers stored as text"
+    data = people.assign(day=pd.Timestamp("2020-01-01") + pd.to_timedelta(people.index % 30, unit="D"))
+    err, _ = refused(exc, formula, data, 1.0, 1e-6, method="ssp", bounds={**BOUNDS, **extra})
+    assert "'day' holds dates (dtype datetime64" in str(err)
+    assert "(df['day'] - pd.Timestamp('2000-01-01')).dt.days" in str(err)
+    assert "to_numeric" not in str(err) and "stored as text" not in str(err)
+
+
 @pytest.mark.parametrize("dtype", [object, str])
 def test_undeclared_levels_of_numbers_stored_as_text_say_how_to_convert(people, dtype):
     data = people.assign(**{"the age": people.age.astype(dtype)})
