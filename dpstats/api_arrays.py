@@ -40,6 +40,7 @@ from dpstats.formula import Design
 from dpstats.formula.language import FORMULA_ENV
 from dpstats.formula.parse import join_terms, term
 from dpstats.methods.spec import MethodSpec
+from dpstats.validation import check_range_magnitude
 
 __all__ = ["formula_all", "array_design", "describe_arrays"]
 
@@ -116,6 +117,7 @@ def _pair(value: Any, what: str) -> Interval:
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise InvalidBoundsError(f"{what} = ({lo}, {hi}) must be finite with lo strictly below hi (a single point "
                                  "declares a constant column, which has no coefficient to estimate)")
+    check_range_magnitude(what, lo, hi)
     return Interval(lo, hi)
 
 

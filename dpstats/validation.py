@@ -23,8 +23,8 @@ from dpstats.errors import (
     UnsupportedPrivacyParameterError,
 )
 
-__all__ = ["MAX_EPSILON", "MIN_DELTA", "check_alpha", "check_bounds_pair", "check_budget_total",
-           "check_epsilon_grid", "check_privacy_parameters"]
+__all__ = ["MAX_BOUND_MAGNITUDE", "MAX_EPSILON", "MIN_DELTA", "check_alpha", "check_bounds_pair",
+           "check_budget_total", "check_epsilon_grid", "check_privacy_parameters", "check_range_magnitude"]
 
 #: Largest finite epsilon of one fit.  exp(epsilon) is formed by the privacy-loss-distribution code
 #: (dp_accounting) and overflows above about 709; the hardened Gaussian steps are certified for a composed
@@ -41,6 +41,12 @@ MAX_EPSILON = 100.0
 #: Gaussian steps need delta well above their closeness slack (about 2e-37 per released coordinate).
 #: 1e-12 is far below 1/n for any data set that fits on a machine.
 MIN_DELTA = 1e-12
+
+#: Largest magnitude of a declared or derived range.  The methods release sums of squares and products of
+#: bounded values (X^T X, sensitivities B^2 d) and standardise by widths hi - lo; from ranges of about 1e154 these
+#: overflow double precision part-way through a fit, after budget is spent.  1e100 leaves room for n * d * B^2
+#: at any n and d that fit on a machine, and is beyond any quantity measured in a sensible unit.
+MAX_BOUND_MAGNITUDE = 1e100
 
 
 def _as_real(value: object, name: str, expected: str) -> float:
@@ -190,4 +196,20 @@ def check_bounds_pair(key: str, value: object) -> tuple[float, float]:
             f"bounds['{key}'] = ({lo:g}, {hi:g}) is {what}: lo must be strictly below hi. Declare the range the "
             "variable can take from domain knowledge; a variable that is constant by design has no coefficient "
             "to estimate and belongs out of the formula.")
+    check_range_magnitude(f"bounds['{key}']", lo, hi)
     return lo, hi
+
+
+def check_range_magnitude(what: str, lo: float, hi: float) -> None:
+    """Refuse a public range (declared, or derived from declared bounds) reaching beyond
+    :data:`MAX_BOUND_MAGNITUDE` with InvalidBoundsError, before anything is spent.
+
+    ``what`` names the range in the message (e.g. ``"bounds['x']"`` or ``"the range of design column 'x:z'"``);
+    the message quotes the range's ends, which are public.
+    """
+    if max(abs(lo), abs(hi)) > MAX_BOUND_MAGNITUDE:
+        raise InvalidBoundsError(
+            f"{what} = ({lo:g}, {hi:g}) reaches beyond +-{MAX_BOUND_MAGNITUDE:g}: the sums of squares and "
+            "products of bounded values that the methods release would overflow double precision. Declare the "
+            "range the variable can take from domain knowledge, in a unit in which it stays below "
+            f"{MAX_BOUND_MAGNITUDE:g} (divide the variable by a public constant before the fit).")

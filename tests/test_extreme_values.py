@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import dpstats
-from dpstats.errors import MethodOptionError, NoiseScaleRangeError
+from dpstats.errors import InvalidBoundsError, MethodOptionError, NoiseScaleRangeError
 from dpstats.formula import build_design
 from dpstats.methods.common.extremes import (
     LARGEST,
@@ -29,6 +29,7 @@ from dpstats.methods.common.extremes import (
 from dpstats.methods.common.private_centring import CENTRE_GRID
 from dpstats.methods.common.robust_estimators import DISTANCE_GRID, clip_factors, separately_clipped_gradient
 from dpstats.methods.common.row_passes import ClipTable
+from dpstats.methods.common.sufficient import check_statistics_range
 from dpstats.methods.registry import get_method
 from dpstats.methods.tukey.depth import solve_block_models
 from dpstats.methods.tukey.em import tukey_em
@@ -208,14 +209,20 @@ def _frame(n: int = 2000) -> pd.DataFrame:
 @pytest.mark.parametrize("method", ["ssp", "adassp", "noisy_ols"])
 def test_bounds_too_wide_for_double_precision_are_refused_before_anything_is_spent(method: str) -> None:
     """With rescale=False the sums of rows clipped to bounds near 1e200 could overflow for some data only; the
-    fit refuses from the bounds and n alone, before any release."""
+    fit refuses from the bounds alone (beyond MAX_BOUND_MAGNITUDE), before any release."""
     acct = dpstats.PrivacyAccountant(10.0, 1e-4)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the bounds' own B_X^2 overflows (public)
-        with pytest.raises(NoiseScaleRangeError, match="too wide for double precision") as info:
-            dpstats.dp_ols("y ~ x", _frame(), epsilon=1.0, delta=1e-6, method=method, rescale=False,
-                           bounds={"x": (-1e200, 1e200), "y": (-1e200, 1e200)}, accountant=acct)
-    assert info.value.privacy_spent == (0.0, 0.0) and acct.spent == (0.0, 0.0)
+    with pytest.raises(InvalidBoundsError, match="reaches beyond"):
+        dpstats.dp_ols("y ~ x", _frame(), epsilon=1.0, delta=1e-6, method=method, rescale=False,
+                       bounds={"x": (-1e200, 1e200), "y": (-1e200, 1e200)}, accountant=acct)
+    assert acct.spent == (0.0, 0.0)
+
+
+def test_sums_beyond_double_precision_are_refused_from_n_and_the_term_bound() -> None:
+    """The sufficient-statistics methods' own check, from n and the bound of one row's term (public): with every
+    declared bound at most MAX_BOUND_MAGNITUDE it is reached only by n * d beyond any real data set."""
+    check_statistics_range(2000, 1e200)
+    with pytest.raises(NoiseScaleRangeError, match="too wide for double precision"):
+        check_statistics_range(2000, 1e299)
 
 
 def test_an_absurd_clip_norm_is_a_typed_refusal_before_anything_is_spent() -> None:

@@ -328,6 +328,30 @@ def test_degenerate_bound_on_a_design_column_or_response_is_refused(people):
     refused(InvalidBoundsError, "y ~ age", people, 1.0, 1e-6, method="ssp", bounds={"age": (0, 120), "y": (1, 1)})
 
 
+@pytest.mark.parametrize("method", ["auto", "pgd", "adassp", "ssp", "dpsgd"])
+@pytest.mark.parametrize("formula,bounds,named", [
+    ("y ~ age", {"age": (12, 50), "y": (-1e308, 1e308)}, "bounds['y']"),
+    ("y ~ age", {"age": (-1e300, 1e300), "y": (-20, 30)}, "bounds['age']"),
+    ("y ~ I(age ** 3)", {"age": (0, 1e40), "y": (-20, 30)}, "design column 'I(age ** 3)'"),
+    ("y ~ age:income", {"age": (0, 1e60), "income": (0, 1e60), "y": (-20, 30)}, "design column 'age:income'")])
+def test_bounds_beyond_double_precision_are_refused_before_spending(people, method, formula, bounds, named):
+    # they used to overflow part-way (InternalFitError after spending, e.g. pgd all of epsilon=1)
+    err, _ = refused(InvalidBoundsError, formula, people, 1.0, 1e-6, method=method, bounds=bounds)
+    assert named in str(err) and "1e+100" in str(err) and "public constant" in str(err)
+
+
+def test_bounds_of_large_but_representable_magnitude_still_fit(people):
+    res = dpstats.dp_ols("y ~ age", people, 1.0, 1e-6, method="pgd", bounds={"age": (0, 1e100), "y": (-20, 30)},
+                         random_state=0)
+    assert np.isfinite(res.params).all()
+
+
+def test_array_bounds_beyond_double_precision_are_refused():
+    X, y = np.ones((100, 1)), np.zeros(100)
+    with pytest.raises(InvalidBoundsError, match=r"x_bounds = \(0, 1e\+200\) reaches beyond"):
+        dpstats.dp_ols_arrays(X, y, 1.0, x_bounds=(0, 1e200), y_bounds=(0, 1))
+
+
 @pytest.mark.parametrize("dtype", [object, "string"])
 def test_bounds_on_numbers_stored_as_text_say_how_to_convert(people, dtype):
     text = people.assign(ages=people.age.astype(str).astype(dtype))
@@ -577,6 +601,18 @@ def test_undeclared_levels_of_a_date_column_say_how_to_use_it_as_a_number(people
     err, _ = refused(dpstats.errors.UndeclaredLevelsError, "y ~ age + C(g)", people, 1.0, 1e-6, method="ssp",
                      bounds=BOUNDS)
     assert "holds dates" not in str(err)
+
+
+@pytest.mark.parametrize("formula,extra,exc", [("y ~ age + I(day)", {}, DataTypeError),
+                                               ("y ~ age + I(day - 1)", {}, DataTypeError),
+                                               ("y ~ age + day", {"day": (0, 1)}, InvalidBoundsError)])
+def test_a_date_column_used_as_a_number_or_bounded_says_how_to_convert(people, formula, extra, exc):
+    # these used to advise pd.to_numeric (nanoseconds since 1970) or converting "numbers stored as text"
+    data = people.assign(day=pd.Timestamp("2020-01-01") + pd.to_timedelta(people.index % 30, unit="D"))
+    err, _ = refused(exc, formula, data, 1.0, 1e-6, method="ssp", bounds={**BOUNDS, **extra})
+    assert "'day' holds dates (dtype datetime64" in str(err)
+    assert "(df['day'] - pd.Timestamp('2000-01-01')).dt.days" in str(err)
+    assert "to_numeric" not in str(err) and "stored as text" not in str(err)
 
 
 @pytest.mark.parametrize("dtype", [object, str])

@@ -31,7 +31,7 @@ import patsy
 
 from dpstats.bounds.interval import Interval, IntervalError, UnsupportedExpressionError, interval_of_code
 from dpstats.errors import FormulaError, InvalidBoundsError
-from dpstats.validation import check_bounds_pair
+from dpstats.validation import check_bounds_pair, check_range_magnitude
 
 __all__ = ["BoundsAdvice", "DesignRanges", "column_values", "declared_interval", "derive_ranges"]
 
@@ -120,12 +120,23 @@ def derive_ranges(design_info: Any, response_code: str, bounds: Bounds | None, *
     columns = set(columns)
     intervals, missing, unbounded = _column_intervals(design_info, bounds, columns, response_code)
     response_interval = _bound_of(response_code, bounds, columns)
+    _check_magnitudes(list(design_info.column_names), intervals, response_code, response_interval)
     response_missing = response_interval is None or not response_interval.finite
     if response_missing:
         missing.append(f"{response_code} (response)")
     need = _Needs(bounds, columns, variables, set(numeric))
     bound_variables, underivable = need.of(unbounded, (response_code, response_missing))
     return DesignRanges(intervals, response_interval, missing, bound_variables, underivable)
+
+
+def _check_magnitudes(names: Sequence[str], intervals: Sequence[Interval | None], response_code: str,
+                      response_interval: Interval | None) -> None:
+    """Refuse a finite range, declared or derived (``I(x ** 3)``, ``x:z``), beyond the magnitude the methods' sums
+    can hold (:func:`dpstats.validation.check_range_magnitude`): public facts, before anything is spent."""
+    named = [(f"the range of design column '{n}'", iv) for n, iv in zip(names, intervals, strict=True)]
+    for what, iv in named + [(f"the range of the response '{response_code}'", response_interval)]:
+        if iv is not None and iv.finite:
+            check_range_magnitude(what, iv.lo, iv.hi)
 
 
 def _raw_intervals(bounds: Bounds, columns: set[str]) -> dict[str, Interval]:

@@ -46,7 +46,7 @@ from dpstats.errors import (
     NonFiniteValueError,
     UndeclaredLevelsError,
 )
-from dpstats.formula.frame import FramePlan, as_frame, duration_advice, is_numeric
+from dpstats.formula.frame import FramePlan, as_frame, date_advice, duration_advice, is_numeric
 from dpstats.formula.identifiable import RankProbe
 from dpstats.formula.language import FORMULA_ENV
 from dpstats.formula.parse import code_names, declares_levels, formula_first_levels, model_desc, origin_code, term
@@ -333,9 +333,7 @@ def _dtype_hint(code: str, var: str, dtype: Any) -> str:
     a factor).
     Decided from the formula and the dtype (the schema) alone."""
     if pd.api.types.is_datetime64_any_dtype(dtype):
-        return (f" '{var}' holds dates (dtype {dtype}), which a formula can use only as a factor; to use it as a "
-                f"number, convert it before the fit with a public origin and unit, e.g. "
-                f"(df[{var!r}] - pd.Timestamp('2000-01-01')).dt.days, and declare bounds for the new column.")
+        return date_advice(var, dtype)
     if pd.api.types.is_timedelta64_dtype(dtype):
         return duration_advice(var, dtype)
     if code.strip() in (var, f"Q({var!r})", f'Q("{var}")') and (pd.api.types.is_object_dtype(dtype)

@@ -89,6 +89,31 @@ def duration_advice(name: str, dtype: Any, frame: str = "df", factor: bool = Tru
     return f" '{name}' holds durations (dtype {dtype}){use} convert it first {how}."
 
 
+def date_advice(name: str, dtype: Any) -> str:
+    """How to use column ``name`` as a number when its dtype holds dates (``datetime64``), else "".
+
+    Decided from the dtype alone (the schema), never from a value.
+
+    Parameters
+    ----------
+    name : str
+        The column.
+    dtype : dtype
+        Its dtype.
+
+    Returns
+    -------
+    str
+        A sentence (with a leading space) naming a conversion with a public origin and unit, or "" for other
+        dtypes.
+    """
+    if not pd.api.types.is_datetime64_any_dtype(dtype):
+        return ""
+    return (f" '{name}' holds dates (dtype {dtype}), which a formula can use only as a factor; to use it as a "
+            f"number, convert it before the fit with a public origin and unit, e.g. "
+            f"(df[{name!r}] - pd.Timestamp('2000-01-01')).dt.days, and declare bounds for the new column.")
+
+
 def check_unique_columns(columns: Sequence[Any]) -> None:
     """Refuse a table in which two columns have the same name (as the formula reads it, ``str(name)``).
 

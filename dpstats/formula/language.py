@@ -66,7 +66,7 @@ from dpstats.errors import (
     StatefulTransformError,
     UnknownColumnError,
 )
-from dpstats.formula.frame import duration_advice
+from dpstats.formula.frame import date_advice, duration_advice
 from dpstats.formula.parse import finite_number, is_call, literal_value
 
 __all__ = ["NAMESPACE", "FORMULA_ENV", "FactorFacts", "check_factor", "check_numeric_dtypes"]
@@ -251,6 +251,8 @@ def _numeric_fix(name: str, dt: Any) -> str:
     """Why a column cannot be used as a number, from its (prepared) dtype, and what to do."""
     if pd.api.types.is_timedelta64_dtype(dt):
         return f"it is not numeric:{duration_advice(name, dt)}"
+    if pd.api.types.is_datetime64_any_dtype(dt):
+        return f"it is not numeric:{date_advice(name, dt)}"
     if isinstance(dt, pd.CategoricalDtype):
         return (f"it is a factor (its levels were declared with levels=, or it is a pandas Categorical). To use it "
                 f"as a number, drop levels['{name}'] (a numeric column is then a number) or convert the "

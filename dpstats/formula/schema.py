@@ -25,7 +25,7 @@ import pandas as pd
 
 from dpstats.bounds import declared_interval, domain_requirements, domain_violation
 from dpstats.errors import DataTypeError, FormulaError, InvalidBoundsError, TransformDomainError, UnknownColumnError
-from dpstats.formula.frame import FramePlan, check_unique_columns, duration_advice, is_numeric
+from dpstats.formula.frame import FramePlan, check_unique_columns, date_advice, duration_advice, is_numeric
 from dpstats.formula.language import FactorFacts, check_factor, check_numeric_dtypes
 from dpstats.formula.parse import (
     check_formula_levels,
@@ -366,9 +366,10 @@ def _factor_bounds_message(name: str, dtype: Any, leveled: bool) -> str:
         return (lead + f"a numeric column (dtype {dtype}) that levels= makes a factor in the formula, so bounds for "
                 "it are refused (a factor's columns are 0/1, bounded automatically). Drop its bounds to use it as a "
                 f"factor, or drop levels['{name}'] to use it as a number.")
-    if pd.api.types.is_timedelta64_dtype(dtype) and not leveled:
-        return (lead + f"which is not a number:{duration_advice(name, dtype)} Decided from the column's dtype; no "
-                "value was read and no budget was spent.")
+    if (pd.api.types.is_timedelta64_dtype(dtype) or pd.api.types.is_datetime64_any_dtype(dtype)) and not leveled:
+        advice = duration_advice(name, dtype) or date_advice(name, dtype)
+        return (lead + f"which is not a number:{advice} Decided from the column's dtype; no value was read and no "
+                "budget was spent.")
     if isinstance(dtype, pd.CategoricalDtype) or leveled or pd.api.types.is_bool_dtype(dtype):
         kind = "a boolean column" if pd.api.types.is_bool_dtype(dtype) else "a factor (categorical or with levels=)"
         return (lead + f"which is {kind}, so bounds for it are refused (its columns are 0/1, bounded "

@@ -55,7 +55,9 @@ def check_statistics_range(n: int, term_bound: float) -> None:
 
     Without this check such a sum would be inf for some data and finite for others (and an eigenvalue routine
     would fail on it): a data-dependent outcome that no noise hides.  It is reachable only with declared
-    bounds near 1e150 or beyond and ``rescale=False`` (the public rescaling maps every bound to [-1, 1]).
+    bounds near 1e150 or beyond and ``rescale=False`` (the public rescaling maps every bound to [-1, 1]); since
+    declared and derived ranges are limited to :data:`dpstats.validation.MAX_BOUND_MAGNITUDE`, only with n * d
+    beyond any real data set.
     """
     total = n * term_bound  # a Python float: inf, not an exception, on overflow
     if not total <= STATISTICS_LIMIT:
