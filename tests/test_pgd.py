@@ -787,3 +787,20 @@ def test_the_floored_note_names_at_most_five_design_columns():
     note = pgd.floored_note([*range(8), "response"], names.__getitem__)
     assert "x0, x1, x2, x3, x4 and 3 more" in note
     assert pgd.floored_note(["response"], str) == ""
+
+
+def test_intervals_are_withheld_for_an_outcome_too_rare_for_the_budget():
+    """A boolean response with 2% ones at n = 2000, epsilon 1: n * mu * share is about 9.5, far below
+    RARE_MIN_N_MU = 50 (the released share's noise sd is about 0.01 here), so the interval is withheld with the
+    specific reason and the coefficients are still given; with 40% ones (about 190) it is reported."""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0.0, 1.0, 2000)
+    for share, reported in ((0.02, False), (0.4, True)):
+        frame = pd.DataFrame({"x": x, "y": rng.uniform(0.0, 1.0, 2000) < share * (0.5 + x)})
+        res = dpstats.dp_ols("y ~ x", frame, 1.0, 1e-6, method="pgd", bounds={"x": (0.0, 1.0)}, random_state=0)
+        assert np.all(np.isfinite(res.params))
+        assert bool(np.all(np.isfinite(res.bse))) is reported
+        if not reported:
+            assert "rarer value is rare for this budget" in res.inference_reason
+    assert pgd.rare_outcome_reason(1000.0, None) == "" and pgd.rare_outcome_reason(1000.0, 0.05) == ""
+    assert pgd.rare_outcome_reason(1000.0, 0.049)
