@@ -37,6 +37,16 @@ the noise of every step adds up instead of contracting.  The rule gives the pape
 n = 5000, s = 5), one step on a small panel with 61 fixed effects (n = 440), 76 to 154 on 16000 rows and 10
 columns at epsilon 0.5 to 3 (docs/proofs/lasso.md, "Iterations").
 
+Dense fits (``sparsity=d``, at most PRECONDITION_COLUMNS columns, default step): when a public rule says a
+released Gram matrix would be precise (its ridge r, about the spectral norm of the release's noise, at most
+PRECONDITION_RIDGE L_2s) and the released R is at least PRECONDITION_RESIDUAL T, the share ``gram_share``
+(default 20%) of epsilon releases X^T X / n by the Laplace mechanism instead of the curvature estimate, and the
+steps are -P grad with P = H^-1, H the released matrix with its eigenvalues raised by r and capped at L_2s (a
+Newton-type step: on ill-conditioned designs the scalar step contracts the error along weak directions by
+their curvature over B~ only); lambda = 2 R max_j (|P| c)_j / floor(n / N0), N0 balances the start error's decay
+along the released eigenvectors against the noise added per step, and the fit is the mean of the last half of
+the released iterates (docs/proofs/lasso.md, "Dense fits").
+
 Privacy (replace-one, worst case given the declared bounds): the residual-scale
 release is epsilon_r-DP (a replaced row moves one pair's difference, so one
 count: L1 sensitivity 2) and the curvature release epsilon_c-DP (its sensitivity
@@ -110,6 +120,14 @@ MAX_SCALE_SHARE = 0.9
 #: entries of X^T X held at once by the curvature pass (8 bytes each: 128 MB); wider designs take several passes
 GRAM_ENTRIES = 1 << 24
 
+#: a dense fit (s_hat = d) with at most PRECONDITION_COLUMNS columns is preconditioned by a released Gram matrix
+#: when its ridge r (GRAM_RIDGE sqrt(2 d) times the Laplace scale of the entries, about the noise's spectral norm) is
+#: at most PRECONDITION_RIDGE L_2s and the released residual bound is at least PRECONDITION_RESIDUAL T
+PRECONDITION_COLUMNS = 256
+GRAM_RIDGE = 2.0
+PRECONDITION_RIDGE = 0.06
+PRECONDITION_RESIDUAL = 0.1
+
 #: rows clipped and multiplied at once inside the curvature pass (bounds its working memory)
 _GRAM_ROW_BLOCK = 4096
 
@@ -159,6 +177,12 @@ class LassoOptions(MethodOptions):
     residual_bound : float or None
         R, worst-case fit only: residuals are clipped to [-R, R]; default None: a private scale of the response
         (module docstring), or 2T when ``residual_share`` is 0.
+    gram_share : float
+        Share of epsilon spent on the Gram matrix of a dense fit, in [0, 0.5] (default 0.2): with ``sparsity=d``
+        (at most PRECONDITION_COLUMNS columns) and ``step_size`` None, when the release would be precise (a public
+        rule on n, d, the bounds and epsilon) and the released residual bound is at least T / 10, the steps are
+        preconditioned by the released matrix (module docstring) and ``curvature_share`` is not spent; 0 never
+        preconditions.  With ``residual_share`` at most 0.9 in all.
     residual_share : float
         Share of epsilon spent on the residual scale when ``residual_bound`` is None (worst-case fit), in
         [0, 0.5] (default 0.1); 0 uses the public bound 2T and spends nothing on it.  With ``curvature_share``
@@ -173,6 +197,7 @@ class LassoOptions(MethodOptions):
     iterations: int | None = None
     step_size: float | None = None
     curvature_share: float = 0.05
+    gram_share: float = 0.2
     residual_bound: float | None = None
     residual_share: float = 0.1
     guarantee: str = "worst-case"
@@ -192,11 +217,12 @@ class LassoOptions(MethodOptions):
         _whole("iterations", self.iterations)
         _positive("step_size", self.step_size)
         _share("curvature_share", self.curvature_share)
+        _share("gram_share", self.gram_share)
         _share("residual_share", self.residual_share)
-        if self.curvature_share + self.residual_share > MAX_SCALE_SHARE:
-            raise MethodOptionError(f"curvature_share + residual_share must be at most {MAX_SCALE_SHARE:g} (the rest "
-                                    f"of epsilon is for the Peeling steps), got {self.curvature_share!r} + "
-                                    f"{self.residual_share!r}")
+        for name, share in (("curvature_share", self.curvature_share), ("gram_share", self.gram_share)):
+            if share + self.residual_share > MAX_SCALE_SHARE:
+                raise MethodOptionError(f"{name} + residual_share must be at most {MAX_SCALE_SHARE:g} (the rest of "
+                                        f"epsilon is for the Peeling steps), got {share!r} + {self.residual_share!r}")
         _positive("residual_bound", self.residual_bound)
         if self.guarantee == "conditional" and self.residual_bound is not None:
             raise MethodOptionError("residual_bound belongs to the worst-case fit; guarantee='conditional' runs "
@@ -216,6 +242,7 @@ class _Public:
     c_x: float  # the largest |column bound|
     smoothness: float  # L_2s, the public worst-case restricted smoothness
     pairs: int  # k = min(d, 2 s_hat): the size of the sparse moves
+    column_bounds: np.ndarray  # c_j
 
 
 @dataclass(frozen=True)
@@ -226,6 +253,7 @@ class _Plan:
     step_size: float
     parts: int
     linf_sensitivity: float
+    preconditioner: np.ndarray | None = None  # P of a dense fit: the step is -eta P grad (post-processing)
 
     @property
     def n(self) -> int:
@@ -271,7 +299,7 @@ def _public(n: int, d: int, bounds: DataBounds, options: LassoOptions) -> _Publi
     if options.iterations is not None and n < options.iterations:  # the default N0 is capped at n
         raise InsufficientDataError(f"lasso splits the rows into iterations={options.iterations} parts; n={n} is "
                                     "too few")
-    return _Public(n, d, s_hat, T, R, release, c_x, smooth, pairs)
+    return _Public(n, d, s_hat, T, R, release, c_x, smooth, pairs, c)
 
 
 def _estimated_iterations(public: _Public, step_size: float, epsilon: float, delta: float) -> int:
@@ -497,6 +525,120 @@ def _release_curvature(rows: Rows, public: _Public, bounds: DataBounds, epsilon:
     return _Curvature(noisy, scale, bound, epsilon, _gram_passes(public.d))
 
 
+# -- the preconditioner of a dense fit ---------------------------------------------------------------------------
+
+def _may_precondition(public: _Public, bounds: DataBounds, options: LassoOptions, epsilon: float) -> bool:
+    """The public part of the rule: a dense fit (s_hat = d <= PRECONDITION_COLUMNS) with the default step, whose
+    released Gram matrix would be precise (ridge at most PRECONDITION_RIDGE L_2s)."""
+    if not (public.sparsity == public.d <= PRECONDITION_COLUMNS and options.step_size is None
+            and options.gram_share > 0):
+        return False
+    return _gram_ridge(public, bounds, options.gram_share * epsilon) <= PRECONDITION_RIDGE * public.smoothness
+
+
+def _preconditioned(public: _Public, bounds: DataBounds, options: LassoOptions, epsilon: float) -> bool:
+    """The whole rule: the public part and R >= PRECONDITION_RESIDUAL T (R released, or public); a function of
+    public facts and released values only.  A small R against T is a response whose bulk fills a small part of
+    its declared range: the fit that clipping at R converges to (Huber-type) can then be far from least squares,
+    and the fast preconditioned steps reach it (docs/proofs/lasso.md, "Dense fits")."""
+    R = 2.0 * public.truncation if public.residual_bound is None else public.residual_bound
+    return _may_precondition(public, bounds, options, epsilon) and R >= PRECONDITION_RESIDUAL * public.truncation
+
+
+def _gram_ridge(public: _Public, bounds: DataBounds, epsilon: float) -> float:
+    """r = GRAM_RIDGE sqrt(2 d) b, b the Laplace scale of the released Gram matrix at epsilon (public)."""
+    return GRAM_RIDGE * math.sqrt(2.0 * public.d) * _gram_sensitivity(public, bounds) / epsilon
+
+
+@dataclass(frozen=True)
+class _Gram:
+    """The released Gram matrix of a dense fit and the preconditioner it sets (post-processing)."""
+
+    ridge: float  # r
+    spectrum: np.ndarray  # w, the eigenvalues of the released G~ = V diag(w) V'
+    heights: np.ndarray  # h = min(max(w, 0) + r, L_2s), the eigenvalues of H = V diag(h) V'
+    preconditioner: np.ndarray  # P = H^-1
+    epsilon: float
+    passes: int
+
+
+def _gram_sensitivity(public: _Public, bounds: DataBounds) -> float:
+    """L1 sensitivity of the upper triangle of X^T X / n: a replaced row moves entry (j, l) by at most 2 c_j c_l."""
+    c = _column_bounds(bounds)
+    outer = np.outer(c, c)
+    return 2.0 * float(np.sum(outer[np.triu_indices(public.d)])) / public.n
+
+
+def _release_gram(rows: Rows, public: _Public, bounds: DataBounds, epsilon: float, *, ledger: PrivacyLedger,
+                  rng: np.random.Generator) -> _Gram:
+    """X^T X / n of the clipped rows, its upper triangle released by the Laplace mechanism (epsilon-DP), then the
+    preconditioner H^-1 from its eigendecomposition (docs/proofs/lasso.md, "Dense fits")."""
+    d = public.d
+    sens = _gram_sensitivity(public, bounds)
+    gram = np.zeros((d, d))
+    width = _gram_width(d)
+    for start in range(0, d, width):
+        cols = rows.reduce(GramColumns(bounds, start, min(d, start + width)), _add)
+        if cols is not None:
+            gram[:, start:start + cols.shape[1]] = cols
+    upper = np.triu_indices(d)
+    noisy = np.asarray(laplace_mechanism(gram[upper] / public.n, l1_sensitivity=sens, epsilon=epsilon, rng=rng,
+                                         ledger=ledger, name="DP-LASSO Gram matrix (preconditioner of a dense fit)"),
+                       dtype=float).reshape(-1)
+    released = np.zeros((d, d))
+    released[upper] = noisy
+    released = released + np.triu(released, 1).T
+    return _preconditioner(public, released, GRAM_RIDGE * math.sqrt(2.0 * d) * sens / epsilon, epsilon)
+
+
+def _preconditioner(public: _Public, released: np.ndarray, ridge: float, epsilon: float) -> _Gram:
+    """P = H^-1, H = V diag(min(max(w, 0) + r, L_2s)) V' from the released G~ = V diag(w) V' (post-processing): H is
+    above X^T X / n when the noise's spectral norm is at most r, so a unit step along -P grad does not overshoot."""
+    w, V = np.linalg.eigh(released)
+    L = public.smoothness
+    h = np.clip(np.maximum(w, 0.0) + ridge, L * 2.0**-40, L)  # the floor only matters for a noiseless release
+    return _Gram(ridge, w, h, (V / h) @ V.T, epsilon, _gram_passes(public.d))
+
+
+def _preconditioned_iterations(public: _Public, gram: _Gram, reach: float, epsilon: float, delta: float) -> int:
+    """Default N0 of a dense fit: the N in 1..min(n, ITERATION_SEARCH) minimising the model error of the
+    preconditioned iteration (docs/proofs/lasso.md, "Dense fits"), a function of public facts and released values.
+
+    Along each eigenvector k of the released G~ one step contracts the error by m_k = 1 - max(w_k - r, 0) / h_k (a
+    lower estimate of the curvature over H's eigenvalue); the start error A = T / c_x decays as A m_k^N, and the
+    noise added at each step, the Peeling noise (variance 2 b^2, b = multiplier lambda) plus the sampling noise of a
+    part's gradient (at most (R reach)^2 N / n), adds up as sum_{i < N} m_k^(2i).
+    """
+    n, R = public.n, _residual_bound(public)
+    multiplier, _ = peeling_noise_multiplier(public.sparsity, epsilon, delta, select=False)
+    N = np.arange(1, min(n, ITERATION_SEARCH) + 1, dtype=float)[:, None]
+    m = 1.0 - np.maximum(gram.spectrum - gram.ridge, 0.0) / gram.heights
+    decay = m ** (2.0 * N)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        added = np.where(m < 1.0, (1.0 - decay) / (1.0 - m * m), N)
+    b = multiplier * 2.0 * R * reach * N / n
+    step_noise = 2.0 * b * b + (R * reach) ** 2 * N / n
+    A = public.truncation / public.c_x
+    error = np.sum(A * A * decay + step_noise * added, axis=1)
+    return int(N[np.argmin(error), 0])
+
+
+def _preconditioned_plan(public: _Public, gram: _Gram, iterations: int | None, epsilon: float,
+                         delta: float) -> _Plan:
+    """A dense fit's plan: unit steps along -P grad, N0 given or _preconditioned_iterations, and
+    lambda = 2 R max_j (|P| c)_j / floor(n / N0) (a replaced row moves (P x r)_j by at most 2 R (|P| c)_j)."""
+    reach = float(np.max(np.abs(gram.preconditioner) @ public.column_bounds))
+    if iterations is None:
+        iterations = _preconditioned_iterations(public, gram, reach, epsilon, delta)
+    lam = 2.0 * _residual_bound(public) * reach / (public.n // iterations)
+    return _Plan(public, 1.0, iterations, lam, gram.preconditioner)
+
+
+def _residual_bound(public: _Public) -> float:
+    """R, or 2T in the conditional fit (residuals not clipped)."""
+    return 2.0 * public.truncation if public.residual_bound is None else public.residual_bound
+
+
 # -- the iterations ----------------------------------------------------------------------------------------------
 
 class PartIndex:
@@ -585,13 +727,20 @@ def _iterate(rows: Rows, plan: _Plan, bounds: DataBounds, *, epsilon: float, led
                           dimension=public.d)
     index = PartIndex(RowPermutation.draw(public.n, rng), plan)
     beta, half = np.zeros(public.d), np.zeros(public.d)
+    tail = np.zeros(public.d)
     for t in range(plan.parts):
         start, stop = plan.part_range(t)
         total = rows.reduce(PartGradient(index, t, beta, bounds), _add)
         grad = (np.zeros(public.d) if total is None else total) / (stop - start)
+        if plan.preconditioner is not None:
+            grad = plan.preconditioner @ grad
         beta = block.release(beta - plan.step_size * grad, rng=rng)
         if t == (plan.parts - 1) // 2:
             half = beta
+        if t >= plan.parts // 2:
+            tail += beta
+    if plan.preconditioner is not None:  # a dense fit releases the mean of its last ceil(N0 / 2) iterates
+        return tail / (plan.parts - plan.parts // 2), half, block.scale
     return beta, half, block.scale
 
 
@@ -615,7 +764,7 @@ def fit(rows: Rows, ctx: FitContext, options: LassoOptions) -> MethodFit:
     bounds = ctx.require_bounds()
     public = _public(ctx.n, ctx.d, bounds, options)
     epsilon = float(ctx.epsilon)
-    _check_noise_range(public, options, epsilon, float(ctx.delta))
+    _check_noise_range(public, bounds, options, epsilon, float(ctx.delta))
     peel_epsilon = epsilon
     residual = None
     if public.release_residual_scale:
@@ -624,6 +773,12 @@ def fit(rows: Rows, ctx: FitContext, options: LassoOptions) -> MethodFit:
         peel_epsilon -= residual.epsilon
         public = replace(public, residual_bound=residual.bound)
     curvature = None
+    if _preconditioned(public, bounds, options, epsilon):
+        gram = _release_gram(rows, public, bounds, options.gram_share * epsilon, ledger=ctx.ledger, rng=ctx.rng)
+        peel_epsilon -= gram.epsilon
+        plan = _preconditioned_plan(public, gram, options.iterations, peel_epsilon, float(ctx.delta))
+        beta, half, scale = _iterate(rows, plan, bounds, epsilon=peel_epsilon, ledger=ctx.ledger, rng=ctx.rng)
+        return _result(plan, gram, residual, beta, half, scale)
     if options.step_size is not None:
         eta = float(options.step_size)
     elif options.curvature_share > 0:
@@ -641,11 +796,23 @@ def fit(rows: Rows, ctx: FitContext, options: LassoOptions) -> MethodFit:
     return _result(plan, curvature, residual, beta, half, scale)
 
 
-def _check_noise_range(public: _Public, options: LassoOptions, epsilon: float, delta: float) -> None:
+def _check_noise_range(public: _Public, bounds: DataBounds, options: LassoOptions, epsilon: float,
+                       delta: float) -> None:
     """Refuse before any release a fit whose Peeling noise would be too small to sample (a public step or bound far
     below the data's scale): the smallest lambda any release can lead to is 2 eta_min c_x R_min / n, with eta_min
     the public step or 1/L_2s (the estimated step is at least that) and R_min the public bound or the released
-    one's floor 2T 2^-RESIDUAL_OCTAVES (the conditional fit: 2T)."""
+    one's floor 2T 2^-RESIDUAL_OCTAVES (the conditional fit: 2T); for a fit that may be preconditioned (which
+    depends on the released R), also 2 c_x R_min / (L_2s sqrt(d) n) with R_min = PRECONDITION_RESIDUAL T or the
+    public bound (max_j (|P| c)_j >= |P c|_2 / sqrt(d) >= c_x / (L_2s sqrt(d)): P's eigenvalues are >= 1/L_2s)."""
+    if _may_precondition(public, bounds, options, epsilon):
+        R_dense = PRECONDITION_RESIDUAL * public.truncation if public.release_residual_scale else _residual_bound(
+            public)
+        dense_epsilon = epsilon - options.gram_share * epsilon  # computed as fit() does
+        if public.release_residual_scale:
+            dense_epsilon = epsilon - options.residual_share * epsilon - options.gram_share * epsilon
+        lam = 2.0 * public.c_x * R_dense / (public.smoothness * math.sqrt(public.d) * public.n)
+        check_peeling_scale(linf_sensitivity=lam, sparsity=public.sparsity, epsilon=dense_epsilon, delta=delta,
+                            select=False)
     eta = float(options.step_size) if options.step_size is not None else 1.0 / public.smoothness
     if public.release_residual_scale:
         R = residual_grid(public.truncation).lo
@@ -660,7 +827,7 @@ def _check_noise_range(public: _Public, options: LassoOptions, epsilon: float, d
                         epsilon=peel_epsilon, delta=delta, select=public.sparsity < public.d)
 
 
-def _result(plan: _Plan, curvature: _Curvature | None, residual: _ResidualScale | None, beta: np.ndarray,
+def _result(plan: _Plan, curvature: _Curvature | _Gram | None, residual: _ResidualScale | None, beta: np.ndarray,
             half: np.ndarray, scale: float) -> MethodFit:
     """The fit, its diagnostics and notes (public facts and released values only)."""
     public = plan.public
@@ -675,7 +842,11 @@ def _result(plan: _Plan, curvature: _Curvature | None, residual: _ResidualScale 
              f"truncated to [-{T:.4g}, {T:.4g}]",
              "one pass over the data per iteration" + (f", plus {extra} for the scale estimates" if extra else "")
              + f" ({passes} passes; an iteration's pass evaluates only that iteration's part)"]
-    if curvature is not None:
+    if isinstance(curvature, _Gram):
+        diagnostics.update(gram_epsilon=curvature.epsilon, gram_ridge=curvature.ridge)
+        notes.append(f"steps preconditioned by a private Gram matrix of the design (epsilon={curvature.epsilon:.3g}, "
+                     f"ridge {curvature.ridge:.3g})")
+    elif curvature is not None:
         diagnostics.update(curvature_noisy=curvature.noisy, curvature_bound=curvature.bound,
                            curvature_epsilon=curvature.epsilon)
         notes.append(f"step 1/{curvature.bound:.4g} from a private estimate of the design's restricted curvature "
@@ -719,7 +890,7 @@ def _warnings(plan: _Plan, beta: np.ndarray, half: np.ndarray, noise_scale: floa
     """
     public = plan.public
     notes = []
-    if plan.step_size * public.smoothness > 1.0 + 1e-12:
+    if plan.preconditioner is None and plan.step_size * public.smoothness > 1.0 + 1e-12:
         notes.append(f"step_size {plan.step_size:.3g} exceeds 1/L_2s = {1.0 / public.smoothness:.3g}, the largest "
                      "step that is stable for every design within the bounds; the iterates may oscillate or "
                      "grow on correlated designs")
