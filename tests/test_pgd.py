@@ -804,3 +804,4 @@ def test_intervals_are_withheld_for_an_outcome_too_rare_for_the_budget():
             assert "rarer value is rare for this budget" in res.inference_reason
     assert pgd.rare_outcome_reason(1000.0, None) == "" and pgd.rare_outcome_reason(1000.0, 0.05) == ""
     assert pgd.rare_outcome_reason(1000.0, 0.049)
+    assert pgd.rare_outcome_reason(60.0, 0.45) == ""  # a balanced outcome at small n keeps its interval

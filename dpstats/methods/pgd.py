@@ -87,7 +87,7 @@ from dpstats.validation import MAX_EPSILON
 __all__ = ["PGDOptions", "fit", "INTERVAL_MIN_N_MU", "SMALL_N_MU", "start_spread", "WEIGHTS", "SPEC", "clip_rule",
            "interval_reason", "GramPass", "NormHistogramPass", "GradientPass", "InferencePass", "sandwich",
            "gradient_norm_bound", "SAMPLING_Z", "floored_note",
-           "RARE_MIN_N_MU", "rare_outcome_reason"]
+           "RARE_SHARE", "RARE_MIN_N_MU", "rare_outcome_reason"]
 
 #: ``method="auto"`` picks pgd below this many rows (above, adassp: one pass, and its privacy error is already
 #: below the sampling error; docs/choosing.md).
@@ -126,10 +126,10 @@ CLIP_MULTIPLE, CLIP_EXPONENTS = 0.875, (0.3, 0.2)
 #: For a two-valued response the clip rule reads the (1 - MINORITY_SHARE * minority)-quantile of the gradient norms
 #: when that is above 0.9, at most TWO_VALUED_MAX_QUANTILE (:func:`clip_rule`; minority: the rarer value's share)
 MINORITY_SHARE, TWO_VALUED_MAX_QUANTILE = 0.25, 0.99
-#: With a two-valued response, intervals are withheld where n * mu times the released share of the rarer value is
-#: below RARE_MIN_N_MU: the clip then still cuts part of the rare rows' residuals and the fit's target sits away
-#: from least squares by more than the chains' spread shows (docs/choosing.md, "A rare outcome").
-RARE_MIN_N_MU = 50.0
+#: With a two-valued response whose released rarer share is below RARE_SHARE, intervals are withheld where n * mu
+#: times that share is below RARE_MIN_N_MU: the clip then still cuts part of the rare rows' residuals and the fit's
+#: target sits away from least squares by more than the chains' spread shows (docs/choosing.md, "A rare outcome").
+RARE_SHARE, RARE_MIN_N_MU = 0.1, 50.0
 #: The warm start (phase 1) clips at WARM_CLIP[1] times the private WARM_CLIP[0]-quantile of the gradient norms at
 #: theta = 0: a robust start with little noise (its estimand need not be least squares; phase 2's clip is the
 #: clip rule's, read at the warm start and never above the rule's clip at theta = 0, from the same histogram).
@@ -240,12 +240,13 @@ def response_minority(st: Standardisation) -> float:
 
 def rare_outcome_reason(n_mu: float, minority: float | None) -> str:
     """Why intervals are withheld for a two-valued response whose rarer value is too rare for this budget ("" when
-    they are not): n * mu times the released share ``minority`` below ``RARE_MIN_N_MU`` (post-processing of the
-    released centre and public n, epsilon, delta)."""
-    if minority is None or n_mu * minority >= RARE_MIN_N_MU:
+    they are not): a released share ``minority`` below ``RARE_SHARE`` whose product with n * mu is below
+    ``RARE_MIN_N_MU`` (post-processing of the released centre and public n, epsilon, delta)."""
+    if minority is None or minority >= RARE_SHARE or n_mu * minority >= RARE_MIN_N_MU:
         return ""
-    return (f"the response is two-valued and its rarer value is rare for this budget: n * mu(epsilon, delta) times "
-            f"the released share of the rarer value is {n_mu * minority:.3g}, below {RARE_MIN_N_MU:g}; there the "
+    return (f"the response is two-valued and its rarer value is rare for this budget: its released share is below "
+            f"{RARE_SHARE:g} and n * mu(epsilon, delta) times that share is {n_mu * minority:.3g}, below "
+            f"{RARE_MIN_N_MU:g}; there the "
             "clipped fit's target can sit away from least squares by more than an interval would show, so none is "
             "given (a larger epsilon, or more rows, gives one; docs/choosing.md, 'A rare outcome')")
 
