@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import dpstats
-from dpstats.errors import NonFiniteValueError, SingularDesignError
+from dpstats.errors import InvalidBoundsError, NonFiniteValueError, SingularDesignError
 from dpstats.formula import build_design
 
 N = 300
@@ -130,8 +130,12 @@ def test_unbounded_variables_are_probed_on_both_signs(data):
 
 
 def test_huge_declared_bounds_do_not_invent_a_dependency(data):
-    design = build_design("y ~ x + z", data, bounds={"x": (-1e300, 1e300), "z": (1, 5), "y": (-20, 30)})
+    """The largest declared range allowed (+-1e100, ``MAX_BOUND_MAGNITUDE``) beside a small one: the probe rows'
+    products span 200 orders of magnitude and must not read as a linear dependency; beyond it, a typed refusal."""
+    design = build_design("y ~ x + z", data, bounds={"x": (-1e100, 1e100), "z": (1, 5), "y": (-20, 30)})
     assert design.dependent_columns() == []
+    with pytest.raises(InvalidBoundsError, match="reaches beyond"):
+        build_design("y ~ x + z", data, bounds={"x": (-1e300, 1e300), "z": (1, 5), "y": (-20, 30)})
 
 
 def test_the_sparse_method_is_not_refused(data):
