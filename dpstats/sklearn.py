@@ -35,6 +35,7 @@ import pandas as pd
 
 try:
     from sklearn.base import BaseEstimator, RegressorMixin
+    from sklearn.metrics import r2_score
     from sklearn.utils.validation import check_is_fitted, validate_data
 except ImportError as exc:  # pragma: no cover - exercised only without scikit-learn
     raise ImportError('dpstats.sklearn needs scikit-learn >= 1.6: pip install "dpstats[sklearn]"') from exc
@@ -352,6 +353,44 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
             raise failure  # outside the handler: no __context__ carries scikit-learn's message
         self._warn_outside_bounds(Xa)
         return Xa @ self.coef_ + self.intercept_
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """R^2 of :meth:`predict` on ``X`` against ``y`` (scikit-learn's ``r2_score``), with typed errors.
+
+        Parameters
+        ----------
+        X : array_like of shape (m, p)
+            Inputs with the training data's columns.
+        y : array_like of shape (m,)
+            Observed targets.
+        sample_weight : array_like of shape (m,), optional
+            Weights, as for scikit-learn's ``score``.
+
+        Returns
+        -------
+        float
+            The coefficient of determination.
+
+        Raises
+        ------
+        NonFiniteValueError
+            A prediction overflows the float range (a finite row of ``X`` so large that its product with the
+            released coefficients does not fit), or ``y`` holds infinity.
+        DataValueError, DataTypeError, MissingDataError
+            ``X`` or ``y`` fails scikit-learn's validation (its message kept only in its public forms, as for
+            ``fit``).
+        """
+        predictions = self.predict(X)
+        if not np.all(np.isfinite(predictions)):
+            raise NonFiniteValueError("score: a prediction overflows the float range (a row of X is so large that "
+                                      "its product with the released coefficients does not fit in a float), so "
+                                      "R^2 cannot be computed; rescale X or drop such rows")
+        failure: DPStatsError | None = None
+        try:
+            return float(r2_score(y, predictions, sample_weight=sample_weight))
+        except (ValueError, TypeError) as exc:
+            failure = validation_error(exc)
+        raise failure  # outside the handler: no __context__ carries scikit-learn's message
 
     def _input_names(self, p: int) -> list[str]:
         """The design's names of the p inputs: a DataFrame's column names as strings, else ``x0 .. x{p-1}``."""

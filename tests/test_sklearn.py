@@ -257,3 +257,33 @@ def test_validation_failures_are_typed_and_never_quote_the_data(case):
     text = f"{err}\n{err.args!r}"
     assert "7731" not in text and "SECRET" not in text
     assert acct.spent == (0.0, 0.0)
+
+
+def _score_inputs(X: np.ndarray, y: np.ndarray) -> dict[str, tuple[object, object, str]]:
+    """Inputs to ``score`` holding the value 7731.5 or the string 'SECRET-7731': before the fix ``score`` was
+    scikit-learn's, whose ``r2_score`` raised an untyped ``ValueError`` quoting the string ("could not convert
+    string to float: '...'"), or on predictions that overflowed ("Input contains infinity ...")."""
+    huge = X[:50].copy()
+    huge[3, 0] = np.finfo(float).max  # finite, but its prediction overflows
+    strings = y[:50].astype(object)
+    strings[5] = "SECRET-7731"
+    nan = y[:50].copy()
+    nan[7] = np.nan
+    return {"a row of X whose prediction overflows": (huge, y[:50], "NonFiniteValueError"),
+            "a string in y": (X[:50], strings, "DataValueError"), "NaN in y": (X[:50], nan, "MissingDataError")}
+
+
+@pytest.mark.parametrize("case", ["a row of X whose prediction overflows", "a string in y", "NaN in y"])
+def test_score_failures_are_typed_and_never_quote_the_data(data, case):
+    X, y = data
+    est = DPLinearRegression(method="ssp", bounds=(0.0, 10.0), y_bounds=(-20.0, 50.0), random_state=0).fit(X, y)
+    Xs, ys, expected = _score_inputs(X, y)[case]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the huge row is outside the declared bounds
+        with pytest.raises(ValueError) as info:
+            est.score(Xs, ys)
+    err = info.value
+    assert isinstance(err, dpstats.errors.DPStatsError) and type(err).__name__ == expected
+    assert err.__cause__ is None and err.__context__ is None
+    assert "7731" not in f"{err}\n{err.args!r}" and "SECRET" not in str(err)
+    assert est.score(X, y) > 0.5  # R^2 of the true model is about 0.9; ssp at n=20,000, epsilon=1 is close to it
