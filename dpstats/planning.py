@@ -21,7 +21,10 @@ answers, in the units of the coefficients and from public facts only:
   (``MethodSpec.inference_rule``: its public size rule, e.g. pgd's
   n * mu(epsilon, delta) >= 15, and its withholding rule), and for
   ``method="auto"`` by the method auto chooses there (below n * mu = 15 it
-  fits a point estimate without an interval).
+  fits a point estimate without an interval).  Rules that read a released
+  value are not in the plan: pgd also withholds its intervals for a
+  two-valued response whose rarer value is below 10% of the rows and too
+  rare for the budget (docs/choosing.md, "A rare outcome").
 
 The planned fit is the default pipeline's: the public rescaling of every
 column and the response to [-1, 1] by the declared bounds, and the method's
