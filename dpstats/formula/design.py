@@ -332,10 +332,8 @@ def _dtype_hint(code: str, var: str, dtype: Any) -> str:
     dtype: a date or duration column, or text or objects that may hold numbers; "" otherwise (``C(var)`` asks for
     a factor).
     Decided from the formula and the dtype (the schema) alone."""
-    if pd.api.types.is_datetime64_any_dtype(dtype):
-        return date_advice(var, dtype)
-    if pd.api.types.is_timedelta64_dtype(dtype):
-        return duration_advice(var, dtype)
+    if advice := date_advice(var, dtype) or duration_advice(var, dtype):
+        return advice
     if code.strip() in (var, f"Q({var!r})", f'Q("{var}")') and (pd.api.types.is_object_dtype(dtype)
                                                or pd.api.types.is_string_dtype(dtype)):
         return (f" If '{var}' holds numbers stored as text (dtype {dtype}), convert it before the fit to use it as a "

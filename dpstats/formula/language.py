@@ -249,10 +249,8 @@ def check_numeric_dtypes(facts: Iterable[FactorFacts], schema: pd.DataFrame) -> 
 
 def _numeric_fix(name: str, dt: Any) -> str:
     """Why a column cannot be used as a number, from its (prepared) dtype, and what to do."""
-    if pd.api.types.is_timedelta64_dtype(dt):
-        return f"it is not numeric:{duration_advice(name, dt)}"
-    if pd.api.types.is_datetime64_any_dtype(dt):
-        return f"it is not numeric:{date_advice(name, dt)}"
+    if advice := duration_advice(name, dt) or date_advice(name, dt):
+        return f"it is not numeric:{advice}"
     if isinstance(dt, pd.CategoricalDtype):
         return (f"it is a factor (its levels were declared with levels=, or it is a pandas Categorical). To use it "
                 f"as a number, drop levels['{name}'] (a numeric column is then a number) or convert the "

@@ -366,8 +366,7 @@ def _factor_bounds_message(name: str, dtype: Any, leveled: bool) -> str:
         return (lead + f"a numeric column (dtype {dtype}) that levels= makes a factor in the formula, so bounds for "
                 "it are refused (a factor's columns are 0/1, bounded automatically). Drop its bounds to use it as a "
                 f"factor, or drop levels['{name}'] to use it as a number.")
-    if (pd.api.types.is_timedelta64_dtype(dtype) or pd.api.types.is_datetime64_any_dtype(dtype)) and not leveled:
-        advice = duration_advice(name, dtype) or date_advice(name, dtype)
+    if not leveled and (advice := duration_advice(name, dtype) or date_advice(name, dtype)):
         return (lead + f"which is not a number:{advice} Decided from the column's dtype; no value was read and no "
                 "budget was spent.")
     if isinstance(dtype, pd.CategoricalDtype) or leveled or pd.api.types.is_bool_dtype(dtype):

@@ -317,7 +317,7 @@ def _estimated_iterations(public: _Public, step_size: float, epsilon: float, del
     n, c_x, s = public.n, public.c_x, public.sparsity
     eta_c2 = step_size * c_x * c_x
     rho = min(1.0, -math.log1p(-eta_c2)) if eta_c2 < 1 else 1.0
-    R = 2.0 * public.truncation if public.residual_bound is None else public.residual_bound
+    R = _residual_bound(public)
     multiplier, _ = peeling_noise_multiplier(s, epsilon, delta, select=s < public.d)
     c = 2.0 * step_size * c_x * R * multiplier * math.sqrt(s) / n
     N = np.arange(1, min(n, ITERATION_SEARCH) + 1, dtype=float)
@@ -337,7 +337,7 @@ def _iterations(n: int, eta_c2: float, iterations: int | None) -> int:
 def _plan(public: _Public, step_size: float, iterations: int | None) -> _Plan:
     """N0 and the Peeling sensitivity lambda = 2 eta c_x R / floor(n / N0) (R = 2T in the conditional fit)."""
     n_parts = _iterations(public.n, step_size * public.c_x ** 2, iterations)
-    R = 2.0 * public.truncation if public.residual_bound is None else public.residual_bound
+    R = _residual_bound(public)
     lam = 2.0 * step_size * public.c_x * R / (public.n // n_parts)
     return _Plan(public, step_size, n_parts, lam)
 
@@ -541,7 +541,7 @@ def _preconditioned(public: _Public, bounds: DataBounds, options: LassoOptions, 
     public facts and released values only.  A small R against T is a response whose bulk fills a small part of
     its declared range: the fit that clipping at R converges to (Huber-type) can then be far from least squares,
     and the fast preconditioned steps reach it (docs/proofs/lasso.md, "Dense fits")."""
-    R = 2.0 * public.truncation if public.residual_bound is None else public.residual_bound
+    R = _residual_bound(public)
     return _may_precondition(public, bounds, options, epsilon) and R >= PRECONDITION_RESIDUAL * public.truncation
 
 
@@ -817,7 +817,7 @@ def _check_noise_range(public: _Public, bounds: DataBounds, options: LassoOption
     if public.release_residual_scale:
         R = residual_grid(public.truncation).lo
     else:
-        R = 2.0 * public.truncation if public.residual_bound is None else public.residual_bound
+        R = _residual_bound(public)
     peel_epsilon = epsilon  # the Peeling budget, computed as fit() does (the same double: one cached calibration)
     if public.release_residual_scale:
         peel_epsilon -= options.residual_share * epsilon
