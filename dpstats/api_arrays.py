@@ -19,7 +19,6 @@ more ways around it:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,7 +39,7 @@ from dpstats.formula import Design
 from dpstats.formula.language import FORMULA_ENV
 from dpstats.formula.parse import join_terms, term
 from dpstats.methods.spec import MethodSpec
-from dpstats.validation import check_range_magnitude
+from dpstats.validation import check_bounds_pair
 
 __all__ = ["formula_all", "array_design", "describe_arrays"]
 
@@ -110,15 +109,7 @@ def _column_names(data: Any) -> list[str]:
 
 
 def _pair(value: Any, what: str) -> Interval:
-    try:
-        lo, hi = (float(v) for v in value)
-    except (TypeError, ValueError):
-        raise InvalidBoundsError(f"{what} must be a pair (lo, hi) of numbers, got {value!r}") from None
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise InvalidBoundsError(f"{what} = ({lo}, {hi}) must be finite with lo strictly below hi (a single point "
-                                 "declares a constant column, which has no coefficient to estimate)")
-    check_range_magnitude(what, lo, hi)
-    return Interval(lo, hi)
+    return Interval(*check_bounds_pair(what, value, what))
 
 
 def _column_intervals(x_bounds: Any, names: list[str]) -> list[Interval | None]:

@@ -173,30 +173,32 @@ def check_epsilon_grid(epsilons: object, delta: object) -> tuple[list[float], fl
     return grid, dlt
 
 
-def check_bounds_pair(key: str, value: object) -> tuple[float, float]:
+def check_bounds_pair(key: str, value: object, what: str | None = None) -> tuple[float, float]:
     """Return a declared bound ``bounds[key] = (lo, hi)`` as floats, or raise InvalidBoundsError.
 
     Both ends must be finite and lo < hi strictly: a single point (lo == hi)
     declares a constant, which a model cannot estimate a coefficient for and
     which the public rescaling (centre and half-width of [lo, hi]) cannot map
-    to [-1, 1].  Decided from the argument alone, so a refusal spends nothing.
+    to [-1, 1].  Decided from the argument alone, so a refusal spends nothing.  ``what`` names the argument in
+    messages (default ``bounds['key']``; the array API passes ``x_bounds`` and ``y_bounds``).
     """
+    what = what or f"bounds['{key}']"
     try:
         if isinstance(value, (str, bytes)):
             raise TypeError
         lo, hi = (float(v) for v in value)  # type: ignore[attr-defined]
     except (TypeError, ValueError):
-        raise InvalidBoundsError(f"bounds['{key}'] must be a pair (lo, hi) of numbers, got {value!r}") from None
+        raise InvalidBoundsError(f"{what} must be a pair (lo, hi) of numbers, got {value!r}") from None
     if not (math.isfinite(lo) and math.isfinite(hi)):
-        raise InvalidBoundsError(f"bounds['{key}'] = ({lo:g}, {hi:g}) must be finite; declare the range the "
+        raise InvalidBoundsError(f"{what} = ({lo:g}, {hi:g}) must be finite; declare the range the "
                                  "variable can take from domain knowledge")
     if lo >= hi:
-        what = "a single point" if lo == hi else "empty (lo > hi)"
+        shape = "a single point" if lo == hi else "empty (lo > hi)"
         raise InvalidBoundsError(
-            f"bounds['{key}'] = ({lo:g}, {hi:g}) is {what}: lo must be strictly below hi. Declare the range the "
+            f"{what} = ({lo:g}, {hi:g}) is {shape}: lo must be strictly below hi. Declare the range the "
             "variable can take from domain knowledge; a variable that is constant by design has no coefficient "
             "to estimate and belongs out of the formula.")
-    check_range_magnitude(f"bounds['{key}']", lo, hi)
+    check_range_magnitude(what, lo, hi)
     return lo, hi
 
 
