@@ -352,6 +352,17 @@ def test_array_bounds_beyond_double_precision_are_refused():
         dpstats.dp_ols_arrays(X, y, 1.0, x_bounds=(0, 1e200), y_bounds=(0, 1))
 
 
+@pytest.mark.parametrize(("x_bounds", "y_bounds", "message"), [
+    ((0, 1), "09", r"y_bounds must be a pair \(lo, hi\) of numbers"),  # a string is not two digits
+    ((0, 1), (2, 2), r"y_bounds = \(2, 2\) is a single point"),
+    ((1, 0), (0, 1), r"x_bounds = \(1, 0\) is empty"),
+])
+def test_array_bounds_follow_the_formula_api_rules(x_bounds, y_bounds, message):
+    X, y = np.ones((100, 1)), np.zeros(100)
+    with pytest.raises(InvalidBoundsError, match=message):
+        dpstats.dp_ols_arrays(X, y, 1.0, x_bounds=x_bounds, y_bounds=y_bounds)
+
+
 @pytest.mark.parametrize("dtype", [object, "string"])
 def test_bounds_on_numbers_stored_as_text_say_how_to_convert(people, dtype):
     text = people.assign(ages=people.age.astype(str).astype(dtype))
