@@ -25,9 +25,10 @@ Commands
     when, which fit, how much was reserved and spent, and the status of each
     reservation.  The file is only read.
 
-A CSV file is read with pandas as it is: string columns stay strings, so
-their levels must be declared (``--levels`` or ``C(x, levels=[...])`` in the
-formula), exactly as in the library.  Errors raised by dpstats print one line
+A CSV file's columns are read as numbers, except the text columns whose
+levels are declared (``--levels`` or ``C(x, levels=[...])`` in the formula):
+the types are public facts, never guessed from the rows, exactly as in the
+library (:class:`~dpstats.rows.sources.CSVSource`).  Errors raised by dpstats print one line
 ``error: ...`` on stderr and exit with status 2; so do usage errors.
 """
 
@@ -48,10 +49,12 @@ import pandas as pd
 
 from dpstats import __version__, datasets
 from dpstats.api import dp_ols
-from dpstats.errors import DPStatsError, MissingBoundsError, MissingDataError, UndeclaredLevelsError
+from dpstats.errors import DataTypeError, DPStatsError, MissingBoundsError, MissingDataError, UndeclaredLevelsError
 from dpstats.methods.registry import available_methods
 from dpstats.planning import plan
 from dpstats.privacy.budget_store import read_budget_file
+from dpstats.rows.chunked import formula_columns, text_level_columns
+from dpstats.rows.sources import CSVSource
 from dpstats.tables import table
 
 __all__ = ["main", "build_parser"]
@@ -117,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fit.add_argument("formula", metavar="FORMULA", help="patsy formula, e.g. 'price ~ carat + C(cut)'")
     fit.add_argument("--data", required=True, metavar="CSV_OR_NAME",
-                     help=f"a CSV file (read with pandas; .gz etc. by extension) or a bundled data set "
+                     help=f"a CSV file (.gz etc. by extension; numbers, except text columns with declared levels) or a "
+                          f"bundled data set "
                           f"({', '.join(datasets.list())})")
     fit.add_argument("--epsilon", required=True, type=_float_arg, metavar="E",
                      help="privacy budget epsilon > 0 ('inf' only with --method ols or auto, which then fits the NOT "
@@ -266,21 +270,46 @@ def _parse_levels(text: str | None) -> dict[str, list[Any]] | None:
     return obj
 
 
-def _load_data(spec: str) -> pd.DataFrame:
-    """A CSV file, or else a bundled data set by name."""
+def _load_data(spec: str, formula: str, levels: dict[str, list[Any]] | None, allow_data_levels: bool
+               ) -> pd.DataFrame:
+    """A CSV file, or else a bundled data set by name.
+
+    A CSV file's column types are public facts, as for :class:`~dpstats.rows.sources.CSVSource`: text for the
+    columns with declared text levels, numbers for the others, never inferred from the rows (a rare text level
+    in one row would otherwise change a column's type, and so whether the fit runs).  With
+    ``--allow-data-levels`` (a leak the report names) pandas reads the types from the data.  A file that
+    cannot be read this way is refused with a message that quotes no value and no line of the data.
+    """
     path = Path(spec).expanduser()
     if path.exists():
         if path.is_dir():
             raise CLIError(f"--data: {spec!r} is a directory, not a CSV file")
         try:
-            return pd.read_csv(path)
-        except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+            return pd.read_csv(path) if allow_data_levels else _read_public_types(str(path), formula, levels)
+        except OSError as exc:
             reason = " ".join(str(exc).split()) or type(exc).__name__
             raise CLIError(f"--data: cannot read {spec!r} as CSV: {reason}") from None
+        except (DataTypeError, ValueError):  # UnicodeDecodeError and pandas' ParserError are ValueErrors
+            raise CLIError(f"--data: cannot read {spec!r} as CSV: {_UNREADABLE}") from None
     if spec in datasets.list():
         return datasets.load(spec)
     raise CLIError(f"--data: {spec!r} is neither an existing CSV file nor a bundled data set "
                    f"(bundled: {', '.join(datasets.list())})")
+
+
+#: why a CSV file was refused, the same whatever the file holds (a domain check)
+_UNREADABLE = ("a line cannot be parsed, or a value cannot be read as its column's type (the value is not "
+               "shown). Columns are read as numbers, except text columns whose levels are declared: --levels "
+               "'{\"VAR\": [\"a\", \"b\"]}' or C(VAR, levels=[...]) in the formula")
+
+
+def _read_public_types(path: str, formula: str, levels: dict[str, list[Any]] | None) -> pd.DataFrame:
+    """The columns of the CSV file that the formula reads, in memory, with the public column types of
+    :class:`~dpstats.rows.sources.CSVSource`."""
+    source = CSVSource(path)
+    source = source.with_text_columns(text_level_columns(source.schema(), formula, levels))
+    columns = formula_columns(source.schema(), formula)
+    return pd.concat([source.schema()[columns], *source.frames(columns)], ignore_index=True)
 
 
 # -- commands -----------------------------------------------------------------------------------------------------
@@ -298,7 +327,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     bounds = _parse_bounds(args.bounds)
     levels = _parse_levels(args.levels)
     options = dict(args.option)
-    data = _load_data(args.data)
+    data = _load_data(args.data, args.formula, levels, args.allow_data_levels)
     res = dp_ols(args.formula, data, epsilon=args.epsilon, delta=args.delta, method=args.method, bounds=bounds,
                  random_state=args.seed, levels=levels, missing=args.missing,
                  allow_data_levels=args.allow_data_levels, **options)

@@ -83,7 +83,7 @@ from dpstats.privacy.mechanisms import make_rng
 from dpstats.privacy.report import PrivacyReport
 from dpstats.results import DPRegressionResults
 from dpstats.rows.base import Rows
-from dpstats.rows.chunked import ChunkedRows, ChunkEvaluator, formula_levels, zero_null_rows
+from dpstats.rows.chunked import ChunkedRows, ChunkEvaluator, formula_levels, text_level_columns, zero_null_rows
 from dpstats.rows.memory import InMemoryRows
 from dpstats.rows.sources import as_source
 from dpstats.scaling import PublicScaling
@@ -142,6 +142,7 @@ class SourceData(FrameData):
 
     def prepare(self, spec: MethodSpec | None, missing: str) -> _ChunkedData:  # type: ignore[override]
         source = as_source(self.data, self.chunksize)
+        source = source.with_text_columns(text_level_columns(source.schema(), self.formula, self.levels))
         schema = source.schema()
         design, plan, proto = public_design(self.formula, schema, bounds=self.bounds,
                                             levels=formula_levels(schema, self.formula, self.levels),

@@ -33,14 +33,14 @@ import patsy
 from dpstats.errors import DataTypeError, DPStatsError
 from dpstats.formula.design import finite_arrays, rebuild_design_infos, sanitised_error
 from dpstats.formula.frame import FramePlan
-from dpstats.formula.parse import code_names, expand_formula, model_desc, quoted_names
+from dpstats.formula.parse import code_names, expand_formula, formula_literal_levels, model_desc, quoted_names
 from dpstats.formula.schema import non_finite_message as non_finite_message_of
 from dpstats.rows.base import Combine
 from dpstats.rows.sources import DEFAULT_CHUNK_ROWS, DaskSource, DataSource
 from dpstats.scaling import PublicScaling
 
 __all__ = ["ApplyKept", "ChunkEvaluator", "ChunkTask", "ChunkedRows", "KeepSelected", "concat_pieces",
-           "formula_levels", "zero_null_rows"]
+           "formula_columns", "formula_levels", "text_level_columns", "zero_null_rows"]
 
 T = TypeVar("T")
 
@@ -445,6 +445,37 @@ class ChunkedRows:
         return self._n
 
 
+def _formula_codes(schema: pd.DataFrame, formula: str) -> tuple[list[str], set[str]] | None:
+    """The factor codes of the formula on the schema's columns and the names they read, or None when it does not
+    parse (the formula layer then reports the parse error or the disallowed code properly)."""
+    try:
+        desc = model_desc(expand_formula(formula, [str(c) for c in schema.columns]), shown=formula)
+        codes = [f.code for t in [*desc.lhs_termlist, *desc.rhs_termlist] for f in t.factors]
+        return codes, {n for c in codes for n in code_names(c)}
+    except (DPStatsError, patsy.PatsyError):
+        return None
+
+
+def formula_columns(schema: pd.DataFrame, formula: str) -> list[str]:
+    """The schema's columns that the formula reads (every column when it does not parse), in schema order."""
+    parsed = _formula_codes(schema, formula)
+    return [str(c) for c in schema.columns if parsed is None or c in parsed[1]]
+
+
+def text_level_columns(schema: pd.DataFrame, formula: str, levels: Mapping[str, Sequence[Any]] | None
+                       ) -> list[str]:
+    """The columns whose declared levels (``levels=`` or a literal ``C(g, levels=[...])`` of the formula) include
+    text: a source that stores no types reads them as text (:meth:`DataSource.with_text_columns`).
+
+    Decided from the formula and the declarations alone, so a column's type never depends on the data.
+    """
+    parsed = _formula_codes(schema, formula)
+    declared: dict[str, Sequence[Any]] = dict(formula_literal_levels(parsed[0] if parsed else []))
+    declared.update(levels or {})
+    return [c for c, lv in declared.items()
+            if not isinstance(lv, (str, bytes)) and any(isinstance(v, str) for v in lv)]
+
+
 def formula_levels(schema: pd.DataFrame, formula: str, levels: Mapping[str, Sequence[Any]] | None
                     ) -> dict[str, Sequence[Any]] | None:
     """Declared levels plus the public categories of schema Categoricals that the formula uses.
@@ -453,12 +484,10 @@ def formula_levels(schema: pd.DataFrame, formula: str, levels: Mapping[str, Sequ
     Categorical has other (or fewer) categories cannot change the design.
     """
     out: dict[str, Sequence[Any]] = {}
-    try:
-        desc = model_desc(expand_formula(formula, [str(c) for c in schema.columns]), shown=formula)
-        codes = [f.code for t in [*desc.lhs_termlist, *desc.rhs_termlist] for f in t.factors]
-        used = {n for c in codes for n in code_names(c)}
-    except (DPStatsError, patsy.PatsyError):  # the formula layer reports parse errors and disallowed code properly
+    parsed = _formula_codes(schema, formula)
+    if parsed is None:
         return dict(levels) if levels else None
+    used = parsed[1]
     for c in schema.columns:
         if c in used and isinstance(schema[c].dtype, pd.CategoricalDtype):
             out[str(c)] = list(schema[c].cat.categories)

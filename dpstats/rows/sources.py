@@ -11,8 +11,9 @@ Parquet files), a ``dask.dataframe.DataFrame``, or one of the sources below
     dpstats.dp_ols("y ~ x1 + x2", CSVSource("big.csv", chunksize=100_000, sep=";"), ...)
 
 A source knows its **schema** (column names and dtypes, public) without
-reading the data, except that a CSV file's column types are taken from how
-pandas parses its first rows unless ``dtype=`` declares them.  It runs a
+reading the data.  A CSV file stores no types, so they come from public facts
+(:meth:`CSVSource.with_text_columns`): ``dtype=`` where it declares them,
+text for a column the call declares text levels for, float64 otherwise.  It runs a
 picklable *task* on every chunk (a pandas DataFrame of the used columns) and
 combines the partial results with an associative function:
 
@@ -36,8 +37,10 @@ Categorical dtype); Parquet dictionary columns and CSV strings need
 
 from __future__ import annotations
 
+import copy
 import glob
 import os
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -103,6 +106,11 @@ class DataSource:
     def schema(self) -> pd.DataFrame:
         """A frame with no rows and the table's columns and dtypes (public)."""
         raise NotImplementedError
+
+    def with_text_columns(self, text: Sequence[str]) -> DataSource:
+        """This source with the columns ``text`` (declared text levels) typed as text, for sources whose
+        files store no types (:class:`CSVSource`); the others know their types and return themselves."""
+        return self
 
     def known_rows(self) -> int | None:
         """The number of rows when the metadata give it without reading the data, else None."""
@@ -226,18 +234,28 @@ def _expand(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], su
 class CSVSource(DataSource):
     """CSV files read with ``pandas.read_csv(chunksize=...)``, in the order given.
 
-    ``dtype`` declares column types; without it they are taken from how
-    pandas parses the first ``infer_rows`` rows of the first file, with every
-    numeric column then read as float64 (a value that does not parse is a
-    schema violation, reported without the value).  Other keyword arguments
-    go to ``read_csv`` (``sep``, ``compression``, ...).
+    A CSV file stores no types, and taking them from how pandas parses the
+    first rows would make the design depend on the data (a rare text level,
+    or a number too large for an integer, in one row would change a column's
+    type and so the fit's outcome; see ``docs/privacy.md``).  The types are
+    therefore public facts: ``dtype`` where it declares them; text for a
+    column the call declares text levels for (``levels=`` or
+    ``C(g, levels=[...])``, :meth:`with_text_columns`); float64 for every
+    other column.  A value that does not parse as its column's type is a
+    schema violation, reported without the value.  Other keyword arguments
+    go to ``read_csv`` (``sep``, ``compression``, ...).  ``infer_rows`` is
+    deprecated and ignored.
     """
 
     kind = "CSV"
 
     def __init__(self, paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
-                 chunksize: int = DEFAULT_CHUNK_ROWS, dtype: dict[str, Any] | None = None, infer_rows: int = 1000,
-                 workers: int | None = None, **read_csv_kwargs: Any) -> None:
+                 chunksize: int = DEFAULT_CHUNK_ROWS, dtype: dict[str, Any] | None = None,
+                 infer_rows: int | None = None, workers: int | None = None, **read_csv_kwargs: Any) -> None:
+        if infer_rows is not None:
+            warnings.warn("CSVSource(infer_rows=...) is deprecated and ignored: CSV column types come from dtype=, "
+                          "the declared text levels and float64, never from the data", DeprecationWarning,
+                          stacklevel=2)
         self.paths = _expand(paths, _CSV_SUFFIXES)
         self.workers = workers
         self.chunksize = _check_chunksize(chunksize)
@@ -246,44 +264,44 @@ class CSVSource(DataSource):
             if bad in self.kwargs:
                 raise DataTypeError(f"CSVSource sets {bad} itself")
         self._dtype = dict(dtype) if dtype else None
-        self._infer_rows = int(infer_rows)
+        self._text: frozenset[str] = frozenset()
         self._schema: pd.DataFrame | None = None
 
     def describe(self) -> str:
         return f"CSV ({len(self.paths)} file{'s' if len(self.paths) > 1 else ''})"
 
-    def schema(self) -> pd.DataFrame:
-        if self._schema is None:
-            try:
-                head = pd.read_csv(self.paths[0], nrows=self._infer_rows, dtype=self._dtype, **self.kwargs)
-            except (ValueError, TypeError) as exc:  # pandas' ParserError (a malformed line) is a ValueError
-                if "Usecols" in str(exc):
-                    raise
-                raise DataTypeError(_UNREADABLE_CSV) from None
-            for p in self.paths[1:]:
-                cols = list(pd.read_csv(p, nrows=0, **self.kwargs).columns)
-                if cols != list(head.columns):
-                    raise DataTypeError(f"the CSV files have different columns ({p} differs from {self.paths[0]})")
-            declared = set(self._dtype or {})
-            for c in head.columns:
-                if c not in declared and pd.api.types.is_numeric_dtype(head[c].dtype) \
-                        and not pd.api.types.is_bool_dtype(head[c].dtype):
-                    head[c] = head[c].astype(float)
-            self._schema = _unknown_to_object(head.iloc[:0])
-        return self._schema
-
-    def _read_dtypes(self, columns: Sequence[str]) -> dict[str, Any]:
-        schema = self.schema()
-        out: dict[str, Any] = {}
-        for c in columns:
-            if self._dtype and c in self._dtype:
-                out[c] = self._dtype[c]
-            elif pd.api.types.is_float_dtype(schema[c].dtype):
-                out[c] = float
+    def with_text_columns(self, text: Sequence[str]) -> CSVSource:
+        out = copy.copy(self)
+        out._text, out._schema = frozenset(text), None
         return out
 
+    def schema(self) -> pd.DataFrame:
+        """The header's columns with their public types (the class docstring); no data row is read."""
+        if self._schema is None:
+            columns = [list(self._header(p).columns) for p in self.paths]
+            for p, cols in zip(self.paths[1:], columns[1:], strict=True):
+                if cols != columns[0]:
+                    raise DataTypeError(f"the CSV files have different columns ({p} differs from {self.paths[0]})")
+            check_unique_columns(columns[0])
+            types = self._types(columns[0])
+            frame = pd.DataFrame({c: pd.Series([], dtype=types[c]) for c in columns[0]}, columns=columns[0])
+            self._schema = _unknown_to_object(frame)
+        return self._schema
+
+    def _header(self, path: str) -> pd.DataFrame:
+        try:
+            return pd.read_csv(path, nrows=0, **self.kwargs)
+        except (ValueError, TypeError) as exc:  # pandas' ParserError (a malformed line) is a ValueError
+            if "Usecols" in str(exc):
+                raise
+            raise DataTypeError(_UNREADABLE_CSV) from None
+
+    def _types(self, columns: Sequence[str]) -> dict[str, Any]:
+        declared = self._dtype or {}
+        return {c: declared[c] if c in declared else ("str" if c in self._text else float) for c in columns}
+
     def frames(self, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
-        dtypes = self._read_dtypes(columns)
+        dtypes = self._types(columns)
         for p in self.paths:
             try:
                 reader = pd.read_csv(p, chunksize=self.chunksize, usecols=list(columns), dtype=dtypes, **self.kwargs)

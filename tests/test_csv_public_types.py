@@ -1,0 +1,123 @@
+"""A CSV file's column types come from public facts, never from the data (red team, session 22).
+
+Before: CSVSource took each column's type from how pandas parsed the first 1000 rows, and read text columns chunk
+by chunk with pandas' own per-chunk inference.  Two neighbouring data sets inside the declared domain then had
+different, deterministic outcomes, at no cost:
+
+* ``C(g, levels=['1', '2', 'a'])``: with one row at level 'a' (among the first rows) the column was text and the
+  fit ran; with that row at level '1' the column was numeric and the fit was refused ("levels ... are text but the
+  column's dtype is float64 ... Nothing was read or spent", although the data had been read);
+* with chunks of 10 rows, a chunk without an 'a' was read as integers, which are not among the text levels:
+  refused, while its neighbour with an 'a' in that chunk fitted;
+* a finite number written as a long integer (``100000000000000000000``, beyond uint64) made the column text: the
+  fit was refused ("bounds were given for 'x', which is not numeric"), while its neighbour fitted.
+
+A refusal that costs nothing and happens on one neighbour only is a one-bit oracle (epsilon = infinity).  The
+checks here are deterministic: both neighbours must fit, with the same design and the same ledger.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpstats
+from dpstats.errors import DataTypeError
+from dpstats.rows.sources import CSVSource
+
+BOUNDS = {"x": (-1.0, 1.0), "y": (-2.0, 2.0)}
+N = 60
+
+
+def _write(path: Path, first_g: str, first_x: str = "0.5") -> str:
+    """60 rows of x, g in {'1', '2'}, y; row 0 has g = first_g and x = first_x (as written in the file)."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, N).round(4)
+    g = rng.choice(["1", "2"], N)
+    y = np.clip(x + 0.3 * rng.normal(size=N), -2, 2).round(4)
+    lines = ["x,g,y"] + [f"{a},{b},{c}" for a, b, c in zip(x, g, y, strict=True)]
+    lines[1] = f"{first_x},{first_g},{y[0]}"
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def _fit(data: object, formula: str, **kw: object) -> dpstats.DPRegressionResults:
+    return dpstats.dp_ols(formula, data, 1.0, 1e-6, method="ssp", bounds=BOUNDS, random_state=3, **kw)
+
+
+def _same_outcome(a: dpstats.DPRegressionResults, b: dpstats.DPRegressionResults) -> None:
+    assert list(a.params.index) == list(b.params.index)
+    assert [(s.name, s.sensitivity, s.noise_scale) for s in a.privacy.steps] == \
+        [(s.name, s.sensitivity, s.noise_scale) for s in b.privacy.steps]
+
+
+@pytest.mark.parametrize("formula, levels", [
+    ("y ~ x + C(g, levels=['1', '2', 'a'])", None),
+    ("y ~ x + g", {"g": ["1", "2", "a"]}),
+])
+@pytest.mark.parametrize("chunksize", [None, 10])
+def test_a_rare_text_level_does_not_change_the_outcome(tmp_path, formula, levels, chunksize):
+    with_a = _write(tmp_path / "a.csv", "a")
+    without = _write(tmp_path / "one.csv", "1")
+    kw = {} if chunksize is None else {"chunksize": chunksize}
+    _same_outcome(_fit(with_a, formula, levels=levels, **kw), _fit(without, formula, levels=levels, **kw))
+
+
+def test_a_long_integer_is_a_number(tmp_path):
+    big = _write(tmp_path / "big.csv", "1", first_x="100000000000000000000")  # 1e20: clipped to the bound 1
+    small = _write(tmp_path / "small.csv", "1", first_x="1")
+    formula = "y ~ x + C(g, levels=['1', '2'])"
+    a, b = _fit(big, formula), _fit(small, formula)
+    _same_outcome(a, b)
+    np.testing.assert_array_equal(a.params.to_numpy(), b.params.to_numpy())  # the same clipped data, same seed
+
+
+def test_types_are_read_from_the_header_only(tmp_path):
+    src = CSVSource(_write(tmp_path / "a.csv", "a"))
+    schema = src.with_text_columns(["g"]).schema()
+    assert len(schema) == 0 and schema["x"].dtype == float and schema["y"].dtype == float
+    assert not pd.api.types.is_numeric_dtype(schema["g"].dtype)
+    assert src.schema()["g"].dtype == float  # no declared text levels: a number, whatever the rows hold
+
+
+def test_text_in_a_numeric_column_is_a_domain_check_without_the_value(tmp_path):
+    path = _write(tmp_path / "t.csv", "1", first_x="secret-123")
+    with pytest.raises(DataTypeError) as err:
+        _fit(path, "y ~ x + C(g, levels=['1', '2'])")
+    assert "secret" not in str(err.value) and err.value.privacy_spent == (0.0, 0.0)
+
+
+def test_infer_rows_is_deprecated_and_ignored(tmp_path):
+    path = _write(tmp_path / "a.csv", "a")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        src = CSVSource(path, infer_rows=5)
+    assert any(issubclass(w.category, DeprecationWarning) and "infer_rows" in str(w.message) for w in caught)
+    assert src.schema()["g"].dtype == float
+
+
+def test_the_command_line_reads_csv_types_from_public_facts(tmp_path, capsys):
+    from dpstats.cli import main  # noqa: PLC0415
+
+    def fit(path: str) -> tuple[int, str]:
+        code = main(["fit", "y ~ x + C(g, levels=['1', '2', 'a'])", "--data", path, "--epsilon", "1", "--method",
+                     "ssp", "--bounds", '{"x": [-1, 1], "y": [-2, 2]}', "--seed", "0", "--format", "json"])
+        out, err = capsys.readouterr()
+        return code, err
+
+    assert fit(_write(tmp_path / "a.csv", "a")) == (0, "")
+    assert fit(_write(tmp_path / "one.csv", "1")) == (0, "")
+    errors = set()
+    for row in (3, 40):  # a malformed line: the refusal names neither its line nor its content
+        bad = tmp_path / f"bad{row}.csv"
+        lines = Path(_write(bad, "1")).read_text().splitlines()
+        lines[row] = '"secret' + lines[row]  # a quote that is never closed
+        bad.write_text("\n".join(lines) + "\n")
+        code, err = fit(str(bad))
+        assert code == 2 and "secret" not in err
+        errors.add(err.replace(str(bad), "FILE"))
+    assert len(errors) == 1
