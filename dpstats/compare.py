@@ -394,7 +394,7 @@ def _one_fit(formula: str, data: Any, method: str, eps: float, delta: float,
                      random_state=rng, **options)
     except DPStatsError as exc:
         seconds = time.perf_counter() - start
-        spent = getattr(exc, "privacy_spent", (0.0, 0.0))
+        spent = exc.privacy_spent
         status = "ptr_failure" if isinstance(exc, PTRFailure) else type(exc).__name__
         return [method, eps, trial, math.nan, math.nan, status, seconds, float(spent[0]), float(spent[1])]
     seconds = time.perf_counter() - start

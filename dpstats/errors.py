@@ -10,7 +10,16 @@ from __future__ import annotations
 
 
 class DPStatsError(Exception):
-    """Base class of every error raised by dpstats."""
+    """Base class of every error raised by dpstats.
+
+    Every dpstats error has ``privacy_spent``, the (epsilon, delta) charged
+    before it was raised: (0.0, 0.0) for an error decided from the arguments
+    and public facts before a fit touched the data (the class default); a fit
+    that fails after touching the data sets it on the instance to what its
+    ledger charged.
+    """
+
+    privacy_spent: tuple[float, float] = (0.0, 0.0)
 
 
 class InvalidPrivacyParameterError(DPStatsError, ValueError):

@@ -695,8 +695,8 @@ def conclude(exc: BaseException, accountant: PrivacyAccountant | None, token: st
             return settle_failure
     _cut_chain(exc)
     if isinstance(exc, DPStatsError):
-        if not hasattr(exc, "privacy_spent"):
-            exc.privacy_spent = spent  # type: ignore[attr-defined]
+        if "privacy_spent" not in vars(exc):  # the class default (0, 0) is for errors raised before a fit
+            exc.privacy_spent = spent
         out: BaseException = exc
     elif isinstance(exc, Exception):
         out = InternalFitError(

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import dpstats
-from dpstats.errors import DataTypeError, InvalidArgumentError, InvalidBoundsError
+from dpstats.errors import DataTypeError, DPStatsError, InvalidArgumentError, InvalidBoundsError
 from dpstats.sklearn import DPLinearRegression
 
 
@@ -83,3 +83,17 @@ def test_formula_all_reads_the_names_of_a_dict_as_dp_ols_reads_its_columns() -> 
 def test_simulators_refuse_bad_parameters_with_the_package_error(call) -> None:
     with pytest.raises(InvalidArgumentError, match="got"):
         call()
+
+
+@pytest.mark.parametrize("arguments", [
+    {"epsilon": 0.0}, {"delta": 1.5}, {"method": "no_such_method"}, {"formula": "y ~ not_a_column"},
+])
+def test_every_error_before_the_data_are_touched_says_it_spent_nothing(arguments: dict) -> None:
+    """``privacy_spent`` is on every dpstats error, so code that reports a refusal's cost needs no getattr default;
+    an error decided from the arguments spent (0, 0), and one raised after spending carries the ledger's charge."""
+    X, y = _data()
+    frame = pd.DataFrame({"a": X[:, 0], "y": y})
+    call = {"formula": "y ~ a", "epsilon": 1.0, "delta": 1e-6, "method": "ssp", **arguments}
+    with pytest.raises(DPStatsError) as caught:
+        dpstats.dp_ols(call.pop("formula"), frame, bounds={"a": (-1, 1), "y": (-3, 3)}, **call)
+    assert caught.value.privacy_spent == (0.0, 0.0)

@@ -11,7 +11,7 @@ import pytest
 from chunk_helpers import UnreadableSource
 
 import dpstats
-from dpstats.errors import InternalFitError, MethodOptionError
+from dpstats.errors import ConvergenceError, InternalFitError, MethodOptionError
 from dpstats.methods import registry, ssp
 from dpstats.methods.registry import FitContext, MethodFit, MethodOptions, MethodSpec
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu
@@ -31,6 +31,7 @@ def frame() -> pd.DataFrame:
 @dataclass(frozen=True)
 class _Options(MethodOptions):
     spend: bool = True
+    typed: bool = False
 
 
 def _broken_fit(rows: Rows, ctx: FitContext, options: _Options) -> MethodFit:
@@ -38,6 +39,8 @@ def _broken_fit(rows: Rows, ctx: FitContext, options: _Options) -> MethodFit:
     total = rows.reduce(lambda X, y, offset: float(y.sum()), lambda a, b: a + b)
     if options.spend:
         gaussian_mechanism_mu(total / ctx.n, l2_sensitivity=1.0, mu=0.1, rng=ctx.rng, ledger=ctx.ledger, name="m")
+    if options.typed:
+        raise ConvergenceError("diverged")
     raise ValueError(f"secret value {total!r}")
 
 
@@ -60,6 +63,13 @@ def test_an_untyped_failure_after_reading_is_typed_charged_and_says_nothing_of_t
     assert (spent[0] > 0) == spend
     assert acct.spent == pytest.approx(spent)
     assert [s.status for s in acct.history] == (["failed after spending"] if spend else [])  # zero spends unlisted
+
+
+def test_a_typed_failure_after_spending_carries_the_ledgers_charge_not_the_class_default(frame, monkeypatch):
+    _register(monkeypatch)
+    with pytest.raises(ConvergenceError) as err:
+        dpstats.dp_ols("y ~ x", frame, 1.0, 1e-6, method="broken", random_state=0, typed=True)
+    assert err.value.privacy_spent[0] > 0.0 and ConvergenceError.privacy_spent == (0.0, 0.0)
 
 
 def test_options_are_declared_once_and_unknown_ones_refused_before_reading(frame):
