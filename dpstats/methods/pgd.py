@@ -878,9 +878,10 @@ def floored_note(variables: Sequence[int | str], name: Callable[[int | str], str
     names = ", ".join(name(v) for v in columns[:shown]) + (
         f" and {len(columns) - shown} more" if len(columns) > shown else "")
     return (f"pgd: the released spread of {names} is at the smallest its release resolves at this n and epsilon (a "
-            "column nearly constant in these data, or one whose spread the noise swamps); pgd scales such a column "
-            "by that floor, so its coefficient rests on little information: read its interval's width, and drop a "
-            "column that is constant by design")
+            "column nearly constant in these data, one whose spread the noise swamps, or one whose declared bounds "
+            "are far wider than its values); pgd scales such a column by that floor, so its coefficient rests on "
+            "little information and the ridge penalty can shrink it towards 0 by more than its interval corrects "
+            "for: declare bounds no wider than the values can be, and drop a column that is constant by design")
 
 
 def auto_refusal(facts: AutoFacts) -> str:
