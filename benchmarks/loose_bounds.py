@@ -61,7 +61,9 @@ def main() -> None:
     text = (f"pgd on statsmodels' cancer data (n = {len(frame)}, `{FORMULA}`, delta = {DELTA:g}, noise seeds "
             f"0-{args.seeds - 1}; least-squares slope {slope:.3g}, standard error {se:.2g}).\n\n"
             "    python benchmarks/loose_bounds.py --seeds " + str(args.seeds) + "\n\n" + "\n".join(lines) + "\n")
-    OUT.write_text(text)
+    previous = OUT.read_text() if OUT.exists() else ""
+    reading = previous[previous.find("\nReading"):] if "\nReading" in previous else ""
+    OUT.write_text(text + reading)  # the reading written by hand below the table is kept
     print(text)
 
 
