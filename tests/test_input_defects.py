@@ -712,6 +712,9 @@ def test_levels_mixing_kinds_are_refused_when_the_dtype_cannot_hold_one_and_fit_
     err, _ = refused(FormulaError, "y ~ C(g)", text, 1.0, 1e-6, method="ssp", bounds=BOUNDS,
                      levels={"g": [1, "a", "b"]})
     assert "include numbers (1)" in str(err) and "declare them as text" in str(err)
+    err, _ = refused(FormulaError, "y ~ C(g)", text, 1.0, 1e-6, method="ssp", bounds=BOUNDS,
+                     levels={"g": [True, "a", "b"]})
+    assert "include values that are not text (True)" in str(err)
     err, _ = refused(FormulaError, "y ~ C(g)", people, 1.0, 1e-6, method="ssp", bounds=BOUNDS,
                      levels={"g": [1, 2, 3, "a"]})
     assert "include text ('a')" in str(err) and "declare them as numbers" in str(err)
