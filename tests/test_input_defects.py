@@ -34,6 +34,7 @@ from dpstats.errors import (
 )
 from dpstats.formula import build_design
 from dpstats.planning import plan
+from dpstats.rows.sources import CSVSource
 
 ENV = patsy.EvalEnvironment.capture()
 N = 400
@@ -685,6 +686,46 @@ def test_number_levels_for_a_text_column_are_refused_and_matching_kinds_fit(peop
     res = dpstats.dp_ols("y ~ C(g)", data, 1.0, 1e-6, method="ssp", bounds=BOUNDS, levels={"g": ["a", "b", "c"]},
                          random_state=0)
     assert list(res.params.index) == ["Intercept", "C(g)[T.b]", "C(g)[T.c]"]
+
+
+
+@pytest.mark.parametrize("term, levels", [("g", {"g": [1, "a", "b"]}), ("C(g, levels=[1, 'a', 'b'])", None)])
+def test_levels_mixing_numbers_and_text_are_refused_alike_on_neighbouring_csv_files(people, tmp_path, term, levels):
+    # regression (s23 red team): a CSV column is read as text when its declared levels include text, so the level 1
+    # of [1, 'a', 'b'] never matched a row written 1: the file with row 0 at 'a' fitted and its neighbour with row 0
+    # at 1 (a declared level) was refused at no cost, a one-bit oracle. Now both are refused from the declaration
+    data = people.assign(g=np.where(people.index % 2 == 0, "a", "b"))
+    messages = []
+    for row0 in ("a", "1"):
+        path = tmp_path / f"row0_{row0}.csv"
+        data.assign(g=[row0, *data.g[1:]]).to_csv(path, index=False)
+        for source in (str(path), CSVSource(path, chunksize=7)):
+            err, _ = refused(FormulaError, f"y ~ age + {term}", source, 1.0, 1e-6, method="ssp", bounds=BOUNDS,
+                             levels=levels)
+            messages.append(str(err))
+    assert len(set(messages)) == 1
+    assert messages[0].startswith("levels for 'g' include numbers (1) but the column's dtype is str")
+
+
+def test_levels_mixing_kinds_are_refused_when_the_dtype_cannot_hold_one_and_fit_on_an_object_column(people, tmp_path):
+    text = people.assign(g=people.g.map({1: "a", 2: "b", 3: "1"}).astype("string"))
+    err, _ = refused(FormulaError, "y ~ C(g)", text, 1.0, 1e-6, method="ssp", bounds=BOUNDS,
+                     levels={"g": [1, "a", "b"]})
+    assert "include numbers (1)" in str(err) and "declare them as text" in str(err)
+    err, _ = refused(FormulaError, "y ~ C(g)", text, 1.0, 1e-6, method="ssp", bounds=BOUNDS,
+                     levels={"g": [True, "a", "b"]})
+    assert "include values that are not text (True)" in str(err)
+    err, _ = refused(FormulaError, "y ~ C(g)", people, 1.0, 1e-6, method="ssp", bounds=BOUNDS,
+                     levels={"g": [1, 2, 3, "a"]})
+    assert "include text ('a')" in str(err) and "declare them as numbers" in str(err)
+    people.to_csv(tmp_path / "people.csv", index=False)
+    err, _ = refused(FormulaError, "y ~ C(g)", CSVSource(tmp_path / "people.csv", dtype={"g": float}), 1.0, 1e-6,
+                     method="ssp", bounds=BOUNDS, levels={"g": [1, 2, 3, "a"]})
+    assert "include text ('a')" in str(err)
+    mixed = people.assign(g=people.g.map({1: 1, 2: "a", 3: "b"}).astype(object))
+    res = dpstats.dp_ols("y ~ C(g)", mixed, 1.0, 1e-6, method="ssp", bounds=BOUNDS, levels={"g": [1, "a", "b"]},
+                         random_state=0)
+    assert list(res.params.index) == ["Intercept", "C(g)[T.a]", "C(g)[T.b]"]
 
 
 # -- m. the privacy report without bounds ---------------------------------------------------------------------------

@@ -295,18 +295,30 @@ def _check_no_missing_level(var: str, levels: Sequence[Any]) -> None:
 
 
 def _check_level_types(var: str, levels: Sequence[Any], column: pd.Series) -> None:
-    """Refuse declared levels of another kind than the column (text levels for a numeric column, numbers for a
-    text column), which no value could match: decided from the declared levels and the dtype (the schema)."""
-    text = all(isinstance(lv, str) for lv in levels)
-    numbers = all(isinstance(lv, (int, float, np.number)) and not isinstance(lv, (bool, np.bool_)) for lv in levels)
-    if is_numeric(column) and text:
+    """Refuse declared levels of another kind than the column (text levels for a numeric column, levels that are
+    not text for a text column), which no value could match: decided from the declared levels and the dtype (the
+    schema).
+
+    One such level is enough: with ``[1, "a"]`` for a text column (a CSV column is read as text when its levels
+    include text) a row written ``1`` is the declared level 1 but never matches it, so a data set with one such row
+    would be refused at no cost while its neighbour fits (docs/privacy.md, "CSV column types are public").
+    """
+    wrong: list[Any]
+    if is_numeric(column):
+        wrong = [lv for lv in levels if isinstance(lv, str)]
         kind, fix = "text", "declare them as numbers (e.g. [1, 2] rather than ['1', '2'])"
-    elif pd.api.types.is_string_dtype(column.dtype) and not pd.api.types.is_object_dtype(column.dtype) and numbers:
-        kind, fix = "numbers", "declare them as text (e.g. ['1', '2'] rather than [1, 2])"
+    elif pd.api.types.is_string_dtype(column.dtype) and not pd.api.types.is_object_dtype(column.dtype):
+        wrong = [lv for lv in levels if not isinstance(lv, str)]
+        numbers = all(isinstance(lv, (int, float, np.number)) and not isinstance(lv, (bool, np.bool_)) for lv in wrong)
+        kind = "numbers" if numbers else "values that are not text"
+        fix = "declare them as text (e.g. ['1', '2'] rather than [1, 2])"
     else:
         return
+    if not wrong:
+        return
+    verb = "are" if len(wrong) == len(levels) else "include"
     raise FormulaError(
-        f"levels for '{var}' are {kind} ({', '.join(map(repr, levels[:6]))}{', ...' if len(levels) > 6 else ''}) "
+        f"levels for '{var}' {verb} {kind} ({', '.join(map(repr, wrong[:6]))}{', ...' if len(wrong) > 6 else ''}) "
         f"but the column's dtype is {column.dtype}, so no value could match them: {fix}, or convert the column. "
         "Nothing was read or spent.")
 
