@@ -22,6 +22,7 @@ from dpstats.pipeline import ArrayData, FitRequest, FrameData, SourceData, run
 from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.results import DPRegressionResults
 from dpstats.rows.sources import is_chunked_data
+from dpstats.validation import check_declarations
 
 __all__ = ["dp_ols", "dp_ols_arrays"]
 
@@ -180,6 +181,7 @@ def dp_ols(
         warnings.warn("dp_ols(eval_env=...) is deprecated and ignored: formulas are evaluated in dpstats's own "
                       "namespace of row-wise functions (see dpstats.formula.language), never in the caller's",
                       DeprecationWarning, stacklevel=2)
+    check_declarations(bounds, levels)
     request: FrameData
     if chunksize is not None or is_chunked_data(data):
         request = SourceData(formula, data, bounds, levels, missing, allow_data_levels, chunksize=chunksize)

@@ -161,6 +161,12 @@ def _float_array(a: Any, what: str) -> np.ndarray:
         if bad:
             raise DataTypeError(f"{what} must be numeric; its columns {', '.join(bad[:5])} are not (convert them "
                                 "with a public rule first)")
+    dtype = getattr(a, "dtype", None)
+    if isinstance(dtype, np.dtype) and dtype.kind not in "biuf":
+        # text or objects: whether every value parses as a number is a fact of the data, so the array's own type
+        # decides (a Python list has none: its elements are converted one by one, see docs/privacy.md)
+        raise DataTypeError(f"{what} must be a numeric array; its dtype is {dtype}, not a number type (convert it "
+                            "with a public rule first)")
     try:
         return np.array(a, dtype=float)  # a copy: the pipeline may rescale it in place
     except (TypeError, ValueError):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from dpstats.errors import (
     InvalidArgumentError,
@@ -24,7 +24,8 @@ from dpstats.errors import (
 )
 
 __all__ = ["MAX_BOUND_MAGNITUDE", "MAX_EPSILON", "MIN_DELTA", "check_alpha", "check_bounds_pair",
-           "check_budget_total", "check_epsilon_grid", "check_privacy_parameters", "check_range_magnitude"]
+           "check_budget_total", "check_declarations", "check_epsilon_grid", "check_privacy_parameters",
+           "check_range_magnitude"]
 
 #: Largest finite epsilon of one fit.  exp(epsilon) is formed by the privacy-loss-distribution code
 #: (dp_accounting) and overflows above about 709; the hardened Gaussian steps are certified for a composed
@@ -171,6 +172,18 @@ def check_epsilon_grid(epsilons: object, delta: object) -> tuple[list[float], fl
         eps, dlt = check_privacy_parameters(eps, delta)
         grid.append(eps)
     return grid, dlt
+
+
+def check_declarations(bounds: object, levels: object) -> None:
+    """Refuse ``bounds=`` or ``levels=`` that is neither None nor a mapping of names (a bare name, a list of
+    pairs, a number), before the design is built: InvalidBoundsError or InvalidArgumentError, from the arguments
+    alone, so nothing is spent."""
+    examples = {"bounds": "{'x1': (0, 10), 'y': (-5, 5)}", "levels": "{'group': ['a', 'b', 'c']}"}
+    for name, value in (("bounds", bounds), ("levels", levels)):
+        if value is not None and not isinstance(value, Mapping):
+            error = InvalidBoundsError if name == "bounds" else InvalidArgumentError
+            raise error(f"{name}= must be a dict from names to their declarations, e.g. {name}={examples[name]}; "
+                        f"got a {type(value).__name__}")
 
 
 def check_bounds_pair(key: str, value: object, what: str | None = None) -> tuple[float, float]:

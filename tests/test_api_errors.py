@@ -97,3 +97,25 @@ def test_every_error_before_the_data_are_touched_says_it_spent_nothing(arguments
     with pytest.raises(DPStatsError) as caught:
         dpstats.dp_ols(call.pop("formula"), frame, bounds={"a": (-1, 1), "y": (-3, 3)}, **call)
     assert caught.value.privacy_spent == (0.0, 0.0)
+
+
+@pytest.mark.parametrize(("keyword", "value", "error"), [
+    ("bounds", "x", InvalidBoundsError), ("bounds", [("a", (0, 1))], InvalidBoundsError),
+    ("levels", "g", InvalidArgumentError), ("levels", ["u", "v"], InvalidArgumentError),
+])
+def test_bounds_and_levels_that_are_not_mappings_are_refused_by_name(keyword, value, error) -> None:
+    """Before, a bare name or a list failed inside the design build (an InternalFitError that said nothing)."""
+    X, y = _data()
+    frame = pd.DataFrame({"a": X[:, 0], "g": ["u", "v"] * 100, "y": y})
+    with pytest.raises(error, match=f"{keyword}= must be a dict"):
+        dpstats.dp_ols("y ~ a + C(g)", frame, 1.0, 1e-6, **{keyword: value})
+
+
+@pytest.mark.parametrize("dtype", [str, object])
+def test_an_array_of_text_or_objects_is_refused_from_its_dtype(dtype) -> None:
+    """Whether every string parses as a number is a fact of the rows; the array's dtype (public) decides, so a
+    neighbour with one unparseable row is refused exactly as the other is."""
+    X, y = _data()
+    for rows in (X.astype(dtype), np.where(np.arange(200)[:, None] == 0, "oops", X.astype(str)).astype(dtype)):
+        with pytest.raises(DataTypeError, match="must be a numeric array; its dtype is"):
+            dpstats.dp_ols_arrays(rows, y, 1.0, 1e-6, method="ssp", x_bounds=(-1, 1), y_bounds=(-3, 3))
