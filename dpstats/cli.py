@@ -50,6 +50,7 @@ import pandas as pd
 from dpstats import __version__, datasets
 from dpstats.api import dp_ols
 from dpstats.errors import DataTypeError, DPStatsError, MissingBoundsError, MissingDataError, UndeclaredLevelsError
+from dpstats.formula import public_design
 from dpstats.methods.registry import available_methods
 from dpstats.planning import plan
 from dpstats.privacy.budget_store import read_budget_file
@@ -303,13 +304,33 @@ _UNREADABLE = ("a line cannot be parsed, or a value cannot be read as its column
                "'{\"VAR\": [\"a\", \"b\"]}' or C(VAR, levels=[...]) in the formula")
 
 
-def _read_public_types(path: str, formula: str, levels: dict[str, list[Any]] | None) -> pd.DataFrame:
-    """The columns of the CSV file that the formula reads, in memory, with the public column types of
-    :class:`~dpstats.rows.sources.CSVSource`."""
+def _public_source(path: str, formula: str, levels: dict[str, list[Any]] | None) -> CSVSource:
+    """The CSV file as a source with the public column types of :class:`~dpstats.rows.sources.CSVSource` (its
+    header is read, no data row)."""
     source = CSVSource(path)
-    source = source.with_text_columns(text_level_columns(source.schema(), formula, levels))
+    return source.with_text_columns(text_level_columns(source.schema(), formula, levels))
+
+
+def _read_public_types(path: str, formula: str, levels: dict[str, list[Any]] | None) -> pd.DataFrame:
+    """The columns of the CSV file that the formula reads, in memory, with the public column types."""
+    source = _public_source(path, formula, levels)
     columns = formula_columns(source.schema(), formula)
     return pd.concat([source.schema()[columns], *source.frames(columns)], ignore_index=True)
+
+
+def _check_before_reading(args: argparse.Namespace, bounds: dict[str, Any] | None,
+                          levels: dict[str, list[Any]] | None) -> None:
+    """The formula's public checks (declared levels, bounds, transforms, unknown names) on the CSV file's schema,
+    before any row is read, so that what the declarations decide is refused as such and never as a row that did
+    not parse (:func:`~dpstats.formula.public_design`)."""
+    path = Path(args.data).expanduser()
+    if args.allow_data_levels or not path.is_file():
+        return
+    try:
+        schema = _public_source(str(path), args.formula, levels).schema()
+    except (OSError, DataTypeError, ValueError):
+        return  # an unreadable header: _load_data refuses the file with its one message
+    public_design(args.formula, schema, bounds=bounds, levels=levels, missing=args.missing)
 
 
 # -- commands -----------------------------------------------------------------------------------------------------
@@ -327,6 +348,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     bounds = _parse_bounds(args.bounds)
     levels = _parse_levels(args.levels)
     options = dict(args.option)
+    _check_before_reading(args, bounds, levels)
     data = _load_data(args.data, args.formula, levels, args.allow_data_levels)
     res = dp_ols(args.formula, data, epsilon=args.epsilon, delta=args.delta, method=args.method, bounds=bounds,
                  random_state=args.seed, levels=levels, missing=args.missing,

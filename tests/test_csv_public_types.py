@@ -121,3 +121,17 @@ def test_the_command_line_reads_csv_types_from_public_facts(tmp_path, capsys):
         assert code == 2 and "secret" not in err
         errors.add(err.replace(str(bad), "FILE"))
     assert len(errors) == 1
+
+
+def test_the_command_line_refuses_what_the_declarations_decide_before_reading_a_row(tmp_path, capsys):
+    """A factor without declared levels is refused as such (from the formula and the header), whatever the rows
+    hold: a file whose g column has a text level and one whose g is all numbers get the same message."""
+    from dpstats.cli import main  # noqa: PLC0415
+
+    errors = set()
+    for first_g in ("a", "1"):
+        code = main(["fit", "y ~ x + C(g)", "--data", _write(tmp_path / f"{first_g}.csv", first_g), "--epsilon", "1",
+                     "--method", "ssp", "--bounds", '{"x": [-1, 1], "y": [-2, 2]}'])
+        assert code == 2
+        errors.add(capsys.readouterr().err)
+    assert len(errors) == 1 and "the levels of 'C(g)' would be read from the private data" in errors.pop()
