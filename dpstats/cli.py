@@ -43,7 +43,7 @@ import sys
 import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -64,6 +64,7 @@ EXIT_OK = 0
 EXIT_ERROR = 2
 
 _EXAMPLE_DATASET = "diamonds"
+_T = TypeVar("_T")
 
 
 class CLIError(DPStatsError):
@@ -271,31 +272,46 @@ def _parse_levels(text: str | None) -> dict[str, list[Any]] | None:
     return obj
 
 
-def _load_data(spec: str, formula: str, levels: dict[str, list[Any]] | None, allow_data_levels: bool
+def _load_data(args: argparse.Namespace, bounds: dict[str, Any] | None, levels: dict[str, list[Any]] | None
                ) -> pd.DataFrame:
     """A CSV file, or else a bundled data set by name.
 
     A CSV file's column types are public facts, as for :class:`~dpstats.rows.sources.CSVSource`: text for the
     columns with declared text levels, numbers for the others, never inferred from the rows (a rare text level
-    in one row would otherwise change a column's type, and so whether the fit runs).  With
-    ``--allow-data-levels`` (a leak the report names) pandas reads the types from the data.  A file that
-    cannot be read this way is refused with a message that quotes no value and no line of the data.
+    in one row would otherwise change a column's type, and so whether the fit runs).  The formula's public checks
+    (declared levels, bounds, transforms, unknown names: :func:`~dpstats.formula.public_design`) run on the
+    header before any row is read, so that what the declarations decide is refused as such and never as a row
+    that did not parse.  With ``--allow-data-levels`` (a leak the report names) pandas reads the types from the
+    data.  A file that cannot be read this way is refused with a message that quotes no value and no line of the
+    data.
     """
+    spec = args.data
     path = Path(spec).expanduser()
     if path.exists():
         if path.is_dir():
             raise CLIError(f"--data: {spec!r} is a directory, not a CSV file")
-        try:
-            return pd.read_csv(path) if allow_data_levels else _read_public_types(str(path), formula, levels)
-        except OSError as exc:
-            reason = " ".join(str(exc).split()) or type(exc).__name__
-            raise CLIError(f"--data: cannot read {spec!r} as CSV: {reason}") from None
-        except (DataTypeError, ValueError):  # UnicodeDecodeError and pandas' ParserError are ValueErrors
-            raise CLIError(f"--data: cannot read {spec!r} as CSV: {_UNREADABLE}") from None
+        if args.allow_data_levels:
+            return _read_csv(spec, lambda: pd.read_csv(path))
+        source = _read_csv(spec, lambda: _public_source(str(path), args.formula, levels))
+        public_design(args.formula, source.schema(), bounds=bounds, levels=levels, missing=args.missing)
+        columns = formula_columns(source.schema(), args.formula)
+        return _read_csv(spec, lambda: pd.concat([source.schema()[columns], *source.frames(columns)],
+                                                 ignore_index=True))
     if spec in datasets.list():
         return datasets.load(spec)
     raise CLIError(f"--data: {spec!r} is neither an existing CSV file nor a bundled data set "
                    f"(bundled: {', '.join(datasets.list())})")
+
+
+def _read_csv(spec: str, read: Callable[[], _T]) -> _T:
+    """``read()``, with a file that cannot be read as CSV refused in one message (no value, no line)."""
+    try:
+        return read()
+    except OSError as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise CLIError(f"--data: cannot read {spec!r} as CSV: {reason}") from None
+    except (DataTypeError, ValueError):  # UnicodeDecodeError and pandas' ParserError are ValueErrors
+        raise CLIError(f"--data: cannot read {spec!r} as CSV: {_UNREADABLE}") from None
 
 
 #: why a CSV file was refused, the same whatever the file holds (a domain check)
@@ -309,28 +325,6 @@ def _public_source(path: str, formula: str, levels: dict[str, list[Any]] | None)
     header is read, no data row)."""
     source = CSVSource(path)
     return source.with_text_columns(text_level_columns(source.schema(), formula, levels))
-
-
-def _read_public_types(path: str, formula: str, levels: dict[str, list[Any]] | None) -> pd.DataFrame:
-    """The columns of the CSV file that the formula reads, in memory, with the public column types."""
-    source = _public_source(path, formula, levels)
-    columns = formula_columns(source.schema(), formula)
-    return pd.concat([source.schema()[columns], *source.frames(columns)], ignore_index=True)
-
-
-def _check_before_reading(args: argparse.Namespace, bounds: dict[str, Any] | None,
-                          levels: dict[str, list[Any]] | None) -> None:
-    """The formula's public checks (declared levels, bounds, transforms, unknown names) on the CSV file's schema,
-    before any row is read, so that what the declarations decide is refused as such and never as a row that did
-    not parse (:func:`~dpstats.formula.public_design`)."""
-    path = Path(args.data).expanduser()
-    if args.allow_data_levels or not path.is_file():
-        return
-    try:
-        schema = _public_source(str(path), args.formula, levels).schema()
-    except (OSError, DataTypeError, ValueError):
-        return  # an unreadable header: _load_data refuses the file with its one message
-    public_design(args.formula, schema, bounds=bounds, levels=levels, missing=args.missing)
 
 
 # -- commands -----------------------------------------------------------------------------------------------------
@@ -348,8 +342,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     bounds = _parse_bounds(args.bounds)
     levels = _parse_levels(args.levels)
     options = dict(args.option)
-    _check_before_reading(args, bounds, levels)
-    data = _load_data(args.data, args.formula, levels, args.allow_data_levels)
+    data = _load_data(args, bounds, levels)
     res = dp_ols(args.formula, data, epsilon=args.epsilon, delta=args.delta, method=args.method, bounds=bounds,
                  random_state=args.seed, levels=levels, missing=args.missing,
                  allow_data_levels=args.allow_data_levels, **options)
