@@ -21,10 +21,13 @@ answers, in the units of the coefficients and from public facts only:
   (``MethodSpec.inference_rule``: its public size rule, e.g. pgd's
   n * mu(epsilon, delta) >= 15, and its withholding rule), and for
   ``method="auto"`` by the method auto chooses there (below n * mu = 15 it
-  fits a point estimate without an interval).  Rules that read a released
-  value are not in the plan: pgd also withholds its intervals for a
-  two-valued response whose rarer value is below 10% of the rows and too
-  rare for the budget (docs/choosing.md, "A rare outcome").
+  fits a point estimate without an interval).  A rule that the fit decides
+  from a released value is planned from an assumption: pgd also withholds
+  its intervals for a two-valued response whose rarer value is below 10% of
+  the rows and too rare for the budget (docs/choosing.md, "A rare
+  outcome"); with ``outcome_share=`` (the assumed share of the rarer value)
+  the plan applies that rule, without it the inference column says the
+  condition.
 
 The planned fit is the default pipeline's: the public rescaling of every
 column and the response to [-1, 1] by the declared bounds, and the method's
@@ -47,6 +50,7 @@ bisection for the boundary of a refusal.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import html
 import math
@@ -118,6 +122,7 @@ class _Setting:
     intercept_index: int | None
     assumptions: list[str]
     design: Design  # the public design (no rows), for the methods' public refusals
+    outcome_share: float | None = None  # assumed share of a two-valued response's rarer value (None: not given)
 
     @property
     def d(self) -> int:
@@ -166,6 +171,21 @@ def _formula(bounds: Mapping[str, tuple[float, float]], levels: Mapping[str, Seq
     if not terms:
         raise InvalidArgumentError("plan needs at least one design variable besides the response")
     return f"{term(response)} ~ " + " + ".join(terms)
+
+
+def _with_outcome_share(setting: _Setting, share: float) -> _Setting:
+    """The setting with the assumed share of a two-valued response's rarer value (refused, with what to fix, when
+    the share is not in (0, 0.5] or the response is not two-valued)."""
+    if isinstance(share, (bool, np.bool_)) or not isinstance(share, (int, float)) or not 0 < share <= 0.5:
+        raise InvalidArgumentError(f"outcome_share is the assumed share of the response's rarer value, in (0, 0.5]; "
+                                   f"got {share!r}")
+    if not setting.design.two_valued_response:
+        raise InvalidArgumentError("outcome_share= is for a two-valued response: a boolean response, or an integer "
+                                   "one declared between consecutive integers (give its type in dtypes=, e.g. "
+                                   "dtypes={'y': bool})")
+    return dataclasses.replace(setting, outcome_share=float(share),
+                               assumptions=[*setting.assumptions,
+                                            f"the response's rarer value is {share:g} of the rows (outcome_share)"])
 
 
 def _closest_declared(name: str, declared: Sequence[str]) -> str:
@@ -358,9 +378,28 @@ class _Model:
         ratio = point.noise_to_signal
         if ratio is not None and rule.withhold_above is not None and not ratio <= rule.withhold_above:
             return f"withheld (expected noise-to-signal {ratio:.2g} > {rule.withhold_above:g})"
+        rare = self._rare_outcome(n, epsilon)
+        if rare.startswith("withheld"):
+            return rare
         if ratio is not None and ratio > RELIABILITY_THRESHOLD:
-            return f"reported, with a warning (expected noise-to-signal {ratio:.2g})"
-        return "reported"
+            return f"reported, with a warning (expected noise-to-signal {ratio:.2g}){rare}"
+        return "reported" + rare
+
+    def _rare_outcome(self, n: float, epsilon: float) -> str:
+        """The method's rare-outcome rule for a two-valued response (``InferenceRule.rare_share``): "withheld
+        (...)" where the assumed ``outcome_share`` triggers it, a note on the condition where no share was assumed,
+        else ""."""
+        rule, share = self.spec.inference_rule, self.setting.outcome_share
+        if not (rule.rare_share and self.setting.design.two_valued_response):
+            return ""
+        if share is None:
+            return (f" (unless the response's rarer value is below {rule.rare_share:g} of the rows and n * "
+                    f"mu(epsilon, delta) times its share below {rule.rare_min_n_mu:g}: give outcome_share= to check)")
+        if rule.withholds_for_outcome(n, epsilon, self.delta, share=share):
+            n_mu = n * gaussian_mu(epsilon, self.delta)
+            return (f"withheld (rare outcome: an assumed share {share:g} of the rarer value, below "
+                    f"{rule.rare_share:g}, and n * mu * share = {n_mu * share:.3g} < {rule.rare_min_n_mu:g})")
+        return ""
 
 
     def reports(self, n: float, epsilon: float) -> bool:
@@ -718,7 +757,8 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
                      method: str | Sequence[str] | None = None, target: float | Mapping[str, float] | None = None,
                      residual_sd: float | None = None, rsquared: float | None = None,
                      spread: Mapping[str, float] | None = None, correlation: float = 0.0, inference: bool = True,
-                     sparsity: int | None = None, dtypes: Mapping[str, Any] | None = None) -> Plan:
+                     sparsity: int | None = None, dtypes: Mapping[str, Any] | None = None,
+                     outcome_share: float | None = None) -> Plan:
     """Plan a fit in the coefficients' units (module docstring); called by :func:`dpstats.plan`.
 
     Parameters
@@ -755,6 +795,11 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
         The data's column types (public), e.g. ``dict(df.dtypes)``: read as the fit reads them, so that a boolean
         response, or an integer one declared between consecutive integers, is two-valued for ``method="auto"``
         (default: every bounded variable a float).
+    outcome_share : float, optional
+        For a two-valued response: the assumed share of its rarer value, in (0, 0.5] (an assumption, not read from
+        data), so that ``inference``, ``interval_n`` and ``interval_epsilon`` follow a method's rare-outcome rule
+        (pgd withholds its intervals where that share is below 0.1 and n * mu(epsilon, delta) times it below 50;
+        the fit reads the share off a released value).  Without it the plan notes the condition.
 
     Returns
     -------
@@ -762,6 +807,8 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
     """
     _check(n, epsilon, delta, residual_sd, rsquared, correlation)
     setting = _setting(formula, bounds, levels, response, residual_sd, rsquared, spread, correlation, dtypes)
+    if outcome_share is not None:
+        setting = _with_outcome_share(setting, outcome_share)
     targets = _targets(target, setting.names)
     records = []
     for spec, auto in _methods(method, n, setting, epsilon, delta):
@@ -810,7 +857,8 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
          bounds: Mapping[str, tuple[float, float]] | None = None, formula: str | None = None,
          levels: Mapping[str, Sequence[Any]] | None = None, response: str | None = None, n: int | None = None,
          residual_sd: float | None = None, rsquared: float | None = None, spread: Mapping[str, float] | None = None,
-         correlation: float = 0.0, inference: bool = True, dtypes: Mapping[str, Any] | None = None) -> Any:
+         correlation: float = 0.0, inference: bool = True, dtypes: Mapping[str, Any] | None = None,
+         outcome_share: float | None = None) -> Any:
     """Plan a fit before spending budget.
 
     With declared ``bounds`` (and optionally ``formula``, ``levels``), in
@@ -864,6 +912,9 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
     dtypes : mapping, optional
         The data's column types (public), e.g. ``dict(df.dtypes)``: read as the fit reads them (a boolean
         response, or an integer one declared between consecutive integers, is two-valued for ``method="auto"``).
+    outcome_share : float, optional
+        For a two-valued response, the assumed share of its rarer value, in (0, 0.5]: the plan's intervals then
+        follow the methods' rare-outcome rules (:func:`dpstats.planning.coefficient_plan`).
 
     Returns
     -------
@@ -887,6 +938,8 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
     >>> dpstats.plan(formula="y ~ x + C(g)", bounds={"x": (0, 10), "y": (-50, 50)},
     ...              levels={"g": ["a", "b"]}, epsilon=1.0, rsquared=0.5)  # doctest: +SKIP
     """
+    if bounds is None and outcome_share is not None:
+        raise InvalidArgumentError("outcome_share= needs bounds= (a plan in the coefficients' units)")
     if bounds is None and formula is None:
         return rate_plan(target, d, epsilon, DEFAULT_DELTA if delta is None else delta,  # type: ignore[arg-type]
                          sparsity=sparsity, method=method)  # type: ignore[arg-type]
@@ -897,7 +950,7 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
     return coefficient_plan(bounds=bounds, formula=formula, levels=levels, response=response, n=n, epsilon=epsilon,
                             delta=DEFAULT_DELTA if delta is None else delta, method=method, target=target,
                             residual_sd=residual_sd, rsquared=rsquared, spread=spread, correlation=correlation,
-                            inference=inference, sparsity=sparsity, dtypes=dtypes)
+                            inference=inference, sparsity=sparsity, dtypes=dtypes, outcome_share=outcome_share)
 
 
 MOVED_UP.add("plan", "dpstats.planning.plan", plan)  # the deprecated dpstats.theory.plan (one release)

@@ -383,3 +383,47 @@ def test_plan_quotes_column_names_that_are_python_keywords():
     bounds = {"y": (0.0, 1.0), "class": (0.0, 3.0), "x": (0.0, 1.0)}
     report = dpstats.plan(bounds=bounds, response="y", n=1000, epsilon=1.0)
     assert report.facts["names"] == ["Intercept", "Q('class')", "x"]
+
+
+def test_plan_applies_pgds_rare_outcome_rule_given_an_assumed_share():
+    """pgd withholds its intervals for a two-valued response whose rarer value is below 10% of the rows where n * mu
+    times that share is below 50 (a rule of a released value); with ``outcome_share=`` plan applies the same rule,
+    and agrees with fits whose rarer value has that share (the released share's noise sd is about 0.003 at
+    n = 800 and 6,000 rows, epsilon = 1, far from the rule's edges here)."""
+    rng = np.random.default_rng(3)
+    bounds, dtypes = {"y": (0, 1), "x": (0.0, 10.0)}, {"y": bool, "x": float}
+
+    def planned(n, share):
+        return one(dpstats.plan(bounds=bounds, formula="y ~ x", n=n, epsilon=1.0, method="pgd", dtypes=dtypes,
+                                outcome_share=share), "pgd")
+
+    def fitted(n, share):
+        x = rng.uniform(0.0, 10.0, n)
+        y = np.zeros(n, dtype=bool)
+        y[: round(share * n)] = True
+        return dpstats.dp_ols("y ~ x", pd.DataFrame({"y": y, "x": x}), 1.0, 1e-6, method="pgd", bounds=bounds,
+                              random_state=0)
+
+    rare = planned(800, 0.05)
+    assert rare["inference"].iloc[0].startswith("withheld (rare outcome")
+    assert "rare" in fitted(800, 0.05).inference_reason
+    mu = gaussian_mu(1.0, 1e-6)
+    assert rare["interval_n"].iloc[0] == math.ceil(pgd.RARE_MIN_N_MU / (mu * 0.05))
+    assert planned(6000, 0.05)["inference"].iloc[0] == "reported"
+    assert np.isfinite(fitted(6000, 0.05).bse["x"])
+    assert planned(800, 0.3)["inference"].iloc[0] == "reported"
+    unknown = planned(800, None)["inference"].iloc[0]
+    assert unknown.startswith("reported (unless the response's rarer value is below 0.1")
+    assert "outcome_share=" in unknown
+
+
+def test_plan_refuses_an_outcome_share_it_cannot_use():
+    bounds = {"y": (0, 1), "x": (0.0, 10.0)}
+    with pytest.raises(InvalidArgumentError, match="two-valued response"):
+        dpstats.plan(bounds=bounds, formula="y ~ x", n=800, epsilon=1.0, method="pgd", outcome_share=0.1)
+    for share in (0.0, 0.7, True, "0.1"):
+        with pytest.raises(InvalidArgumentError, match=r"in \(0, 0.5\]"):
+            dpstats.plan(bounds=bounds, formula="y ~ x", n=800, epsilon=1.0, method="pgd", dtypes={"y": bool},
+                         outcome_share=share)
+    with pytest.raises(InvalidArgumentError, match="needs bounds="):
+        dpstats.plan(0.1, 2, 1.0, outcome_share=0.1)

@@ -939,7 +939,8 @@ SPEC = MethodSpec(
     unbounded_guarantee="the method clips to privately released ranges",
     regimes="n = 100 to 10^5 rows: standardises privately inside the declared bounds (or a released domain without "
             "them) and reports intervals where n * mu(epsilon, delta) >= 15 (wide below 100)",
-    inference_rule=InferenceRule("bootstrap", min_n_mu=INTERVAL_MIN_N_MU),
+    inference_rule=InferenceRule("bootstrap", min_n_mu=INTERVAL_MIN_N_MU, rare_share=RARE_SHARE,
+                                  rare_min_n_mu=RARE_MIN_N_MU),
     theory_rate=theory_rate,
     auto_rules=(AutoRule(rank=10, min_n_mu=SMALL_N_MU, max_rows=AUTO_MAX_ROWS, intervals=True, why=(
         "at 100 <= n * mu(epsilon, delta) and n < 10^5 it was the most accurate method that reports intervals, "

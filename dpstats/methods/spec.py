@@ -392,6 +392,11 @@ class InferenceRule:
         Inference only where n * mu(epsilon, delta) >= this (pgd: 15; 0: no such rule).
     min_n_epsilon : float
         Inference only where n * epsilon >= this (theilsen: 50; 0: no such rule).
+    rare_share, rare_min_n_mu : float
+        With a two-valued response, inference is withheld where the rarer value's share is below ``rare_share``
+        and n * mu(epsilon, delta) times that share is below ``rare_min_n_mu`` (pgd: 0.1 and 50; 0: no such
+        rule).  The fit reads the share off a released value; :func:`dpstats.plan` takes it as an assumption
+        (``outcome_share=``).
 
     Examples
     --------
@@ -400,12 +405,40 @@ class InferenceRule:
     'classical'
     >>> get_method("pgd").inference_rule.reports_at(60, 1.0, 1e-6)
     False
+    >>> get_method("pgd").inference_rule.withholds_for_outcome(1000, 1.0, 1e-6, share=0.05)
+    True
     """
 
     kind: str = "none"
     withhold_above: float | None = None
     min_n_mu: float = 0.0
     min_n_epsilon: float = 0.0
+    rare_share: float = 0.0
+    rare_min_n_mu: float = 0.0
+
+    def withholds_for_outcome(self, n: float, epsilon: float, delta: float, *, share: float) -> bool:
+        """Whether a fit with a two-valued response whose rarer value has this ``share`` of the rows withholds its
+        inference by the method's rare-outcome rule (``rare_share``, ``rare_min_n_mu``).
+
+        Parameters
+        ----------
+        n : float
+            Rows.
+        epsilon, delta : float
+            The fit's budget.
+        share : float
+            The share of the response's rarer value, in [0, 0.5].
+
+        Returns
+        -------
+        bool
+            False when the method has no such rule.
+        """
+        from dpstats.privacy.calibration import gaussian_mu  # noqa: PLC0415 - a leaf module, kept local (as above)
+
+        if not self.rare_share or share >= self.rare_share:
+            return False
+        return n * gaussian_mu(epsilon, delta) * share < self.rare_min_n_mu
 
     def reports_at(self, n: float, epsilon: float, delta: float) -> bool:
         """Whether a fit at these public facts is large enough to give inference (before any withholding).
