@@ -123,6 +123,12 @@ NORM_GRID = GeometricGrid(lo=2.0**-10, ratio=4.0, bins=12)
 #: CLIP_EXPONENTS[1] above (:func:`clip_rule`), chosen on paired sweeps over the real-data benchmark and held-out
 #: regressions (docs/choosing.md, "The clip's multiple").
 CLIP_MULTIPLE, CLIP_EXPONENTS = 0.875, (0.3, 0.2)
+#: The clip also reaches the private (1 - TAIL_ROWS / (n mu))-quantile of the gradient norms where that is above the
+#: rule's clip, up to TAIL_CAP times it (:func:`tail_level`, :func:`_clips`): where n mu is large the privacy noise of
+#: a larger clip is small against the sampling error, and a long tail of large residuals (a skewed or zero-inflated
+#: response) left beyond the rule's clip pulled the clipped estimand away from least squares by several standard
+#: errors, more than the interval showed (docs/choosing.md, "A long tail of residuals").
+TAIL_ROWS, TAIL_CAP = 64.0, 4.0
 #: For a two-valued response the clip rule reads the (1 - MINORITY_SHARE * minority)-quantile of the gradient norms
 #: when that is above 0.9, at most TWO_VALUED_MAX_QUANTILE (:func:`clip_rule`; minority: the rarer value's share)
 MINORITY_SHARE, TWO_VALUED_MAX_QUANTILE = 0.25, 0.99
@@ -227,6 +233,14 @@ def clip_rule(n_mu: float, minority: float | None = None) -> tuple[float, float]
     multiple = CLIP_MULTIPLE * ratio ** CLIP_EXPONENTS[0 if ratio < 1.0 else 1]
     q = 0.9 if minority is None else float(np.clip(1.0 - MINORITY_SHARE * minority, 0.9, TWO_VALUED_MAX_QUANTILE))
     return q, multiple
+
+
+def tail_level(n_mu: float) -> float | None:
+    """The quantile level 1 - ``TAIL_ROWS`` / (n mu) of the tail clip (:func:`_clips`), or None where it is not
+    above the clip rule's 0.9 (a public rule of n mu: the tail it leaves holds TAIL_ROWS / mu rows, which the noisy
+    histogram resolves)."""
+    level = 1.0 - TAIL_ROWS / max(n_mu, 1e-300)
+    return level if level > 0.9 else None
 
 
 def response_minority(st: Standardisation) -> float:
@@ -506,15 +520,22 @@ def _clips(rows: Rows, st: Standardisation, cache: RowCache, theta: np.ndarray, 
     """(clip of this phase, cap of the final clip) from one released gradient-norm histogram at ``theta`` (d,).
 
     Phase 1 (theta = 0): the warm clip ``WARM_CLIP`` and, read from the same noisy counts, the clip rule's clip at
-    theta = 0, which caps phase 2's.  Phase 2: the clip rule's clip at the warm start, capped at ``cap``."""
+    theta = 0, which caps phase 2's.  Phase 2: the clip rule's clip at the warm start, capped at ``cap``.  Where
+    n mu is large enough for a tail quantile (:func:`tail_level`), the rule's clip k x (q-quantile) is raised to the
+    tail quantile when that is larger, at most ``TAIL_CAP`` times the rule's: every quantile is read from the same
+    noisy counts (post-processing)."""
     q, k = clip_rule(n_mu, minority)
+    tail = tail_level(n_mu)
     counts = rows.reduce(NormHistogramPass(st, theta, NORM_GRID, cache), add_arrays)
-    qs = (WARM_CLIP[0], q) if phase == 1 else (q,)
+    qs = ((WARM_CLIP[0],) if phase == 1 else ()) + (q,) + ((tail,) if tail is not None else ())
     read = release_quantiles(counts, qs, st.rows or rows.n, NORM_GRID, mu=mu, rng=rng, ledger=ledger,
                              name=f"pgd: gradient-norm histogram (phase {phase})")
+    rule = read[1 if phase == 1 else 0] * k
+    if tail is not None:
+        rule = max(rule, min(read[-1], TAIL_CAP * rule))
     if phase == 1:
-        return WARM_CLIP[1] * read[0], k * read[1]
-    return min(k * read[0], cap), cap
+        return WARM_CLIP[1] * read[0], rule
+    return min(rule, cap), cap
 
 
 def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
