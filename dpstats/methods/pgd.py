@@ -104,7 +104,7 @@ SMALL_N_MU = 100.0
 #: Shares of the GDP budget left after the domain (mu^2 - mu_domain^2) of the releases (the centres only with an
 #: intercept, the inference 2-vector only with an interval).  Chosen on simulations (BENCHMARKS.md, "pgd").
 WEIGHTS = {"centre": 0.15, "scale": 0.15, "gram": 0.1, "histogram": 0.03, "warm start": 0.25, "chains": 1.0,
-           "inference": 0.02}
+           "inference": 0.02, "tail sign": 0.05}
 #: The released clipping domain gives each of its histograms n mu_round = DOMAIN_N_MU (its modal bins then clear
 #: the noise of the empty bins); pgd refuses, before spending, where that takes more than MAX_DOMAIN_SHARE of
 #: mu^2.  Variables with declared bounds keep them (a released domain inside them too was measured to lower the
@@ -129,6 +129,11 @@ CLIP_MULTIPLE, CLIP_EXPONENTS = 0.875, (0.3, 0.2)
 #: response) left beyond the rule's clip pulled the clipped estimand away from least squares by several standard
 #: errors, more than the interval showed (docs/choosing.md, "A long tail of residuals").
 TAIL_ROWS, TAIL_CAP = 64.0, 4.0
+#: The tail clip applies where the rows beyond the rule's clip at the warm start lean to one side: the released
+#: counts of positive and negative residuals among them differ by more than SKEW_SHARE of their sum and by more than
+#: SKEW_Z noise sds (:func:`skewed_tail`).  A tail on both sides (symmetric residuals, or rows of large leverage)
+#: moves the clipped estimand little, and a larger clip would only add noise.
+SKEW_SHARE, SKEW_Z = 0.25, 2.0
 #: For a two-valued response the clip rule reads the (1 - MINORITY_SHARE * minority)-quantile of the gradient norms
 #: when that is above 0.9, at most TWO_VALUED_MAX_QUANTILE (:func:`clip_rule`; minority: the rarer value's share)
 MINORITY_SHARE, TWO_VALUED_MAX_QUANTILE = 0.25, 0.99
@@ -365,6 +370,24 @@ class NormHistogramPass(_StandardisedPass):
         return grid_counts(values if live is None else values[live], self.grid)
 
 
+class TailSignPass(_StandardisedPass):
+    """[#{i : ||z_i|| |r_i| >= C, r_i > 0}, #{i : ||z_i|| |r_i| >= C, r_i < 0}] at ``theta``: each row adds at most
+    1 to one coordinate."""
+
+    def __init__(self, st: Standardisation, theta: np.ndarray, clip: float, cache: RowCache | None = None) -> None:
+        super().__init__(st, cache)
+        self.theta, self.clip = theta, clip
+
+    @quiet
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
+        Z, v, norms, live = self.live_rows(X, y, offset)
+        r = Z @ self.theta - v
+        beyond = norms * np.abs(r) >= self.clip
+        if live is not None:
+            beyond &= live
+        return np.array([np.sum(beyond & (r > 0)), np.sum(beyond & (r < 0))], dtype=float)
+
+
 class GradientPass(_StandardisedPass):
     """sum_i z_i psi_i for each of the K iterates (columns of ``theta``): the per-example gradients z_i r_i
     clipped to norm ``clip``; a (d, K) array."""
@@ -456,7 +479,8 @@ def _plan(ctx: FitContext, options: PGDOptions, ranges: tuple[tuple[float, float
         raise InsufficientDataError(reason + "; nothing was spent")
     mu_domain = domain_mu(ctx.n, len(private))
     names = [*(["centre"] if ctx.intercept_index is not None else []), "scale", "gram", "histogram 1",
-             "histogram 2", "warm start", "chains", *(["inference"] if inference else [])]
+             "histogram 2", *(["tail sign"] if tail_level(n_mu) is not None else []), "warm start", "chains",
+             *(["inference"] if inference else [])]
     weights = [WEIGHTS["histogram"] if k.startswith("histogram") else WEIGHTS[k] for k in names]
     mus = dict(zip(names, split_mu(math.sqrt(mu * mu - mu_domain * mu_domain), weights), strict=True))
     if mu_domain:
@@ -515,15 +539,17 @@ def _start_offsets(d: int, chains: int, spread: float, rng: np.random.Generator)
 
 
 def _clips(rows: Rows, st: Standardisation, cache: RowCache, theta: np.ndarray, phase: int, n_mu: float, mu: float,
-           cap: float, *, minority: float | None = None, ledger: PrivacyLedger, rng: np.random.Generator
-           ) -> tuple[float, float]:
-    """(clip of this phase, cap of the final clip) from one released gradient-norm histogram at ``theta`` (d,).
+           caps: tuple[float, float], *, minority: float | None = None, mu_sign: float | None = None,
+           ledger: PrivacyLedger, rng: np.random.Generator) -> tuple[float, tuple[float, float]]:
+    """(clip of this phase, caps of the final clip) from one released gradient-norm histogram at ``theta`` (d,).
 
-    Phase 1 (theta = 0): the warm clip ``WARM_CLIP`` and, read from the same noisy counts, the clip rule's clip at
-    theta = 0, which caps phase 2's.  Phase 2: the clip rule's clip at the warm start, capped at ``cap``.  Where
-    n mu is large enough for a tail quantile (:func:`tail_level`), the rule's clip k x (q-quantile) is raised to the
-    tail quantile when that is larger, at most ``TAIL_CAP`` times the rule's: every quantile is read from the same
-    noisy counts (post-processing)."""
+    Phase 1 (theta = 0): the warm clip ``WARM_CLIP`` and, read from the same noisy counts, the caps of phase 2's
+    clip: the clip rule's clip at theta = 0 and its tail clip (below).  Phase 2: the clip rule's clip k x (q-quantile)
+    at the warm start, capped at the first cap.  Where n mu is large enough for a tail quantile (:func:`tail_level`,
+    a public rule), phase 2 also releases the signs of the residuals beyond the rule's clip (``mu_sign``,
+    :class:`TailSignPass`); where they lean to one side (:func:`skewed_tail`) the clip is raised to the tail
+    quantile of the gradient norms when that is larger, at most ``TAIL_CAP`` times the rule's clip, and capped at the
+    second cap.  The quantiles of a phase are read from the same noisy counts (post-processing)."""
     q, k = clip_rule(n_mu, minority)
     tail = tail_level(n_mu)
     counts = rows.reduce(NormHistogramPass(st, theta, NORM_GRID, cache), add_arrays)
@@ -531,11 +557,23 @@ def _clips(rows: Rows, st: Standardisation, cache: RowCache, theta: np.ndarray, 
     read = release_quantiles(counts, qs, st.rows or rows.n, NORM_GRID, mu=mu, rng=rng, ledger=ledger,
                              name=f"pgd: gradient-norm histogram (phase {phase})")
     rule = read[1 if phase == 1 else 0] * k
-    if tail is not None:
-        rule = max(rule, min(read[-1], TAIL_CAP * rule))
+    raised = max(rule, min(read[-1], TAIL_CAP * rule)) if tail is not None else rule
     if phase == 1:
-        return WARM_CLIP[1] * read[0], rule
-    return min(rule, cap), cap
+        return WARM_CLIP[1] * read[0], (rule, raised)
+    if mu_sign is not None:
+        signs = gaussian_mechanism_mu(rows.reduce(TailSignPass(st, theta, rule, cache), add_arrays),
+                                      l2_sensitivity=math.sqrt(2.0), mu=mu_sign, rng=rng, ledger=ledger,
+                                      name="pgd: signs of the residuals beyond the clip (phase 2)")
+        if skewed_tail(np.asarray(signs, dtype=float), mu_sign):
+            return min(raised, caps[1]), caps
+    return min(rule, caps[0]), caps
+
+
+def skewed_tail(signs: np.ndarray, mu: float) -> bool:
+    """Whether the released counts (positive, negative) of the residuals beyond the rule's clip lean to one side
+    (``SKEW_SHARE``, ``SKEW_Z``): post-processing."""
+    p, m = (float(v) for v in signs)
+    return abs(p - m) > max(SKEW_SHARE * max(p + m, 0.0), SKEW_Z * 2.0 / mu)
 
 
 def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
@@ -562,10 +600,10 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     q, k = clip_rule(plan.n_mu, minority)
     theta = np.zeros((d, 1))
     clips, penalties = [], []
-    cap = math.inf
+    caps = (math.inf, math.inf)
     for phase, chains in ((1, 1), (2, plan.chains)):
-        clip, cap = _clips(rows, st, cache, theta.mean(axis=1), phase, plan.n_mu, mus[f"histogram {phase}"], cap,
-                           minority=minority, ledger=ledger, rng=rng)
+        clip, caps = _clips(rows, st, cache, theta.mean(axis=1), phase, plan.n_mu, mus[f"histogram {phase}"], caps,
+                            minority=minority, mu_sign=mus.get("tail sign"), ledger=ledger, rng=rng)
         mu_phase = mus["warm start" if phase == 1 else "chains"]
         clips.append(clip)
         penalties.append(phase_penalty(clip, mu_phase))
