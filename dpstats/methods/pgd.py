@@ -540,8 +540,9 @@ def _start_offsets(d: int, chains: int, spread: float, rng: np.random.Generator)
 
 def _clips(rows: Rows, st: Standardisation, cache: RowCache, theta: np.ndarray, phase: int, n_mu: float, mu: float,
            caps: tuple[float, float], *, minority: float | None = None, mu_sign: float | None = None,
-           ledger: PrivacyLedger, rng: np.random.Generator) -> tuple[float, tuple[float, float]]:
-    """(clip of this phase, caps of the final clip) from one released gradient-norm histogram at ``theta`` (d,).
+           ledger: PrivacyLedger, rng: np.random.Generator) -> tuple[float, tuple[float, float], bool]:
+    """(clip of this phase, caps of the final clip, whether the tail clip applies) from one released gradient-norm
+    histogram at ``theta`` (d,).
 
     Phase 1 (theta = 0): the warm clip ``WARM_CLIP`` and, read from the same noisy counts, the caps of phase 2's
     clip: the clip rule's clip at theta = 0 and its tail clip (below).  Phase 2: the clip rule's clip k x (q-quantile)
@@ -559,14 +560,14 @@ def _clips(rows: Rows, st: Standardisation, cache: RowCache, theta: np.ndarray, 
     rule = read[1 if phase == 1 else 0] * k
     raised = max(rule, min(read[-1], TAIL_CAP * rule)) if tail is not None else rule
     if phase == 1:
-        return WARM_CLIP[1] * read[0], (rule, raised)
+        return WARM_CLIP[1] * read[0], (rule, raised), False
     if mu_sign is not None:
         signs = gaussian_mechanism_mu(rows.reduce(TailSignPass(st, theta, rule, cache), add_arrays),
                                       l2_sensitivity=math.sqrt(2.0), mu=mu_sign, rng=rng, ledger=ledger,
                                       name="pgd: signs of the residuals beyond the clip (phase 2)")
         if skewed_tail(np.asarray(signs, dtype=float), mu_sign):
-            return min(raised, caps[1]), caps
-    return min(rule, caps[0]), caps
+            return min(raised, caps[1]), caps, True
+    return min(rule, caps[0]), caps, False
 
 
 def skewed_tail(signs: np.ndarray, mu: float) -> bool:
@@ -602,8 +603,8 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     clips, penalties = [], []
     caps = (math.inf, math.inf)
     for phase, chains in ((1, 1), (2, plan.chains)):
-        clip, caps = _clips(rows, st, cache, theta.mean(axis=1), phase, plan.n_mu, mus[f"histogram {phase}"], caps,
-                            minority=minority, mu_sign=mus.get("tail sign"), ledger=ledger, rng=rng)
+        clip, caps, tail = _clips(rows, st, cache, theta.mean(axis=1), phase, plan.n_mu, mus[f"histogram {phase}"],
+                                  caps, minority=minority, mu_sign=mus.get("tail sign"), ledger=ledger, rng=rng)
         mu_phase = mus["warm start" if phase == 1 else "chains"]
         clips.append(clip)
         penalties.append(phase_penalty(clip, mu_phase))
@@ -617,14 +618,18 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     notes += [(f"pgd: {steps} preconditioned full-batch steps per phase (2 phases; {plan.chains} independent final "
                f"chain{'s' if plan.chains > 1 else ''}); the warm start clips the per-example gradients at "
                f"{WARM_CLIP[1]:g} x their private {WARM_CLIP[0]:g}-quantile, the final phase at {k:g} x the private "
-               f"{q:g}-quantile at the warm start; each step adds a ridge penalty at the privacy-noise level; "
+               f"{q:g}-quantile at the warm start"
+               + (f", raised to the private {tail_level(plan.n_mu):.4g}-quantile (at most {TAIL_CAP:g} x the rule's "
+                  "clip): the released signs of the residuals beyond the rule's clip leaned to one side, a long tail "
+                  "that clipping would turn into a gap from least squares" if tail else "")
+               + "; each step adds a ridge penalty at the privacy-noise level; "
                f"coefficients are the average of the last {KEEP_SHARE:.0%} of the iterates (clipping makes this a "
                "Huber-type estimate, which differs from least squares when residuals are skewed and n * mu is small; "
                "the penalty shrinks directions of the design that the noise swamps)")]
     if floored := floored_note(st.floored, ctx.variable_name):
         notes.append(floored)
-    diagnostics = {"steps": steps, "rate": rate, "clips": tuple(clips), "penalties": tuple(penalties),
-                   "chains": plan.chains, "n_mu": plan.n_mu}
+    diagnostics = {"steps": steps, "rate": rate, "clips": tuple(clips), "tail_clip": tail,
+                   "penalties": tuple(penalties), "chains": plan.chains, "n_mu": plan.n_mu}
     lin = linearise(gram, sigma_g, clips, (mus["warm start"], mus["chains"]), steps, penalties)
     split = error_split(st, lin, theta, offsets)
     rare = rare_outcome_reason(plan.n_mu, minority)
