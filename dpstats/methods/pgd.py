@@ -370,13 +370,17 @@ class NormHistogramPass(_StandardisedPass):
         return grid_counts(values if live is None else values[live], self.grid)
 
 
-class TailSignPass(_StandardisedPass):
-    """[#{i : ||z_i|| |r_i| >= C, r_i > 0}, #{i : ||z_i|| |r_i| >= C, r_i < 0}] at ``theta``: each row adds at most
-    1 to one coordinate."""
+class _ClipPass(_StandardisedPass):
+    """A pass at the coefficients ``theta`` with the per-example gradient clip ``clip`` (both released or public)."""
 
     def __init__(self, st: Standardisation, theta: np.ndarray, clip: float, cache: RowCache | None = None) -> None:
         super().__init__(st, cache)
         self.theta, self.clip = theta, clip
+
+
+class TailSignPass(_ClipPass):
+    """[#{i : ||z_i|| |r_i| >= C, r_i > 0}, #{i : ||z_i|| |r_i| >= C, r_i < 0}] at ``theta``: each row adds at most
+    1 to one coordinate."""
 
     @quiet
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
@@ -388,13 +392,9 @@ class TailSignPass(_StandardisedPass):
         return np.array([np.sum(beyond & (r > 0)), np.sum(beyond & (r < 0))], dtype=float)
 
 
-class GradientPass(_StandardisedPass):
+class GradientPass(_ClipPass):
     """sum_i z_i psi_i for each of the K iterates (columns of ``theta``): the per-example gradients z_i r_i
     clipped to norm ``clip``; a (d, K) array."""
-
-    def __init__(self, st: Standardisation, theta: np.ndarray, clip: float, cache: RowCache | None = None) -> None:
-        super().__init__(st, cache)
-        self.theta, self.clip = theta, clip
 
     @quiet
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
@@ -403,13 +403,9 @@ class GradientPass(_StandardisedPass):
         return Z.T @ psi
 
 
-class InferencePass(_StandardisedPass):
+class InferencePass(_ClipPass):
     """[sum_i min(r_i^2 ||z_i||^2, C^2) / C^2, #{i : ||z_i|| |r_i| < C}] at ``theta``: each row adds at most 1
     to each coordinate."""
-
-    def __init__(self, st: Standardisation, theta: np.ndarray, clip: float, cache: RowCache | None = None) -> None:
-        super().__init__(st, cache)
-        self.theta, self.clip = theta, clip
 
     @quiet
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
