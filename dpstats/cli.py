@@ -11,7 +11,7 @@ Commands
     documentation, auto picks AdaSSP), print the summary and the private
     coefficients next to ordinary least squares on that public data.
 ``dpstats plan --bounds JSON [--formula F] [--levels JSON] [--n N] [--epsilon E] [--delta D] [--method M ...]
-[--rsquared R | --residual-sd S] [--format text|csv|json]``
+[--rsquared R | --residual-sd S] [--dtypes JSON] [--outcome-share P] [--format text|csv|json]``
     Before spending budget (public facts only): at n rows, the epsilon each
     coefficient needs for a privacy error below its sampling error; at
     epsilon, the rows it needs (:func:`dpstats.plan`).
@@ -45,6 +45,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
 import pandas as pd
 
 from dpstats import __version__, datasets
@@ -193,6 +194,12 @@ def build_parser() -> argparse.ArgumentParser:
     assumed.add_argument("--rsquared", type=_float_arg, metavar="R",
                          help="assumed R^2 (default 0, of a response uniform on its declared range)")
     assumed.add_argument("--residual-sd", type=_float_arg, metavar="S", help="assumed residual sd (response units)")
+    pl.add_argument("--dtypes", metavar="JSON",
+                    help="column types as the fit would read them, e.g. '{\"y\": \"bool\"}' (a boolean response, or "
+                         "an integer one declared between consecutive integers, is two-valued)")
+    pl.add_argument("--outcome-share", type=_float_arg, metavar="P",
+                    help="for a two-valued response, the assumed share of its rarer value, in (0, 0.5]: the plan "
+                         "then applies pgd's rare-outcome interval rule")
     pl.add_argument("--format", choices=["text", "csv", "json"], default="text",
                     help="output format (default: %(default)s)")
     pl.set_defaults(func=_cmd_plan)
@@ -249,6 +256,7 @@ def _json_object(text: str, flag: str) -> dict[str, Any]:
 _FLAG_EXAMPLES = {
     "--bounds": '{"carat": [0, 5], "price": [0, 20000]}',
     "--levels": '{"cut": ["Fair", "Good"]}',
+    "--dtypes": '{"y": "bool"}',
 }
 
 
@@ -270,6 +278,19 @@ def _parse_levels(text: str | None) -> dict[str, list[Any]] | None:
             raise CLIError(f"--levels: the levels of {var!r} must be a JSON list, e.g. "
                            f"{{\"{var}\": [\"a\", \"b\"]}}")
     return obj
+
+
+def _parse_dtypes(text: str | None) -> dict[str, np.dtype] | None:
+    if text is None:
+        return None
+    out = {}
+    for var, name in _json_object(text, "--dtypes").items():
+        try:
+            out[str(var)] = np.dtype(name)
+        except TypeError:
+            raise CLIError(f"--dtypes: the type of {var!r} must be a numpy type name such as \"bool\", \"int64\" or "
+                           f"\"float64\"") from None
+    return out
 
 
 def _load_data(args: argparse.Namespace, bounds: dict[str, Any] | None, levels: dict[str, list[Any]] | None
@@ -416,7 +437,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     bounds = _parse_bounds(args.bounds) or {}
     result = plan(bounds=bounds, formula=args.formula, levels=_parse_levels(args.levels), n=args.n,
                   epsilon=args.epsilon, delta=args.delta, method=args.method, rsquared=args.rsquared,
-                  residual_sd=args.residual_sd)
+                  residual_sd=args.residual_sd, dtypes=_parse_dtypes(args.dtypes), outcome_share=args.outcome_share)
     frame = result.to_frame()
     if args.format == "csv":
         print(frame.to_csv(index=False), end="")

@@ -324,3 +324,21 @@ def test_plan_command_errors_are_one_line(capsys):
     assert main(["plan", "--bounds", json.dumps({"x": [0, 1]}), "--n", "100"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "formula" in err and len(err.strip().splitlines()) == 1
+
+
+def test_plan_command_takes_the_response_type_and_an_assumed_outcome_share(capsys):
+    """--dtypes and --outcome-share reach dpstats.plan: pgd's rare-outcome rule withholds the intervals of a boolean
+    response whose rarer value is 5% of 800 rows at epsilon 1, as the library plan says; bad values are one-line
+    errors."""
+    argv = ["plan", "--formula", "y ~ x", "--bounds", json.dumps({"y": [0, 1], "x": [0, 10]}), "--n", "800",
+            "--epsilon", "1", "--method", "pgd", "--dtypes", json.dumps({"y": "bool"})]
+    assert main(argv + ["--outcome-share", "0.05", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    library = dpstats.plan(bounds={"y": (0, 1), "x": (0, 10)}, formula="y ~ x", n=800, epsilon=1.0, method="pgd",
+                           dtypes={"y": bool}, outcome_share=0.05).to_frame()
+    assert [r["inference"] for r in rows] == list(library["inference"])
+    assert rows[0]["inference"].startswith("withheld (rare outcome")
+    for bad in (["--dtypes", json.dumps({"y": "nonsense"})], ["--dtypes", "[1]"], ["--outcome-share", "0.7"]):
+        assert main(argv[:-2] + bad) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and len(err.strip().splitlines()) == 1
