@@ -89,7 +89,8 @@ from dpstats.validation import MAX_EPSILON
 __all__ = ["PGDOptions", "fit", "INTERVAL_MIN_N_MU", "SMALL_N_MU", "start_spread", "WEIGHTS", "SPEC", "clip_rule",
            "interval_reason", "GramPass", "NormHistogramPass", "GradientPass", "InferencePass", "sandwich",
            "gradient_norm_bound", "SAMPLING_Z", "floored_note",
-           "RARE_SHARE", "RARE_MIN_N_MU", "rare_outcome_reason"]
+           "RARE_SHARE", "RARE_MIN_N_MU", "rare_outcome_reason", "TAIL_ROWS", "TAIL_CAP", "SKEW_SHARE", "SKEW_Z",
+           "tail_level", "skewed_tail", "TailSignPass"]
 
 #: ``method="auto"`` picks pgd below this many rows (above, adassp: one pass, and its privacy error is already
 #: below the sampling error; docs/choosing.md).
