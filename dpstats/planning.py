@@ -56,7 +56,7 @@ import html
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -90,7 +90,7 @@ from dpstats.theory import (
 )
 from dpstats.validation import MAX_EPSILON
 
-__all__ = ["Plan", "plan", "coefficient_plan", "DEFAULT_DELTA"]
+__all__ = ["Plan", "plan", "coefficient_plan", "IntervalStatus", "DEFAULT_DELTA"]
 
 #: delta of a planned fit when none is given
 DEFAULT_DELTA = 1e-6
@@ -103,7 +103,7 @@ N_SEARCH_MAX = 1e12
 _PER_DECADE = 8
 
 _COLUMNS = ["method", "term", "n", "epsilon", "privacy", "sampling", "ratio", "epsilon_needed", "n_needed",
-            "n_for_target", "min_rows", "refusal", "inference", "interval_n", "interval_epsilon", "auto",
+            "n_for_target", "min_rows", "refusal", "intervals", "inference", "interval_n", "interval_epsilon", "auto",
             "noise_to_signal", "model", "kind"]
 
 
@@ -262,6 +262,15 @@ def _coefficients(moments: np.ndarray, intercept: int | None, explained: float) 
 
 # -- one method's expected error ---------------------------------------------------------------------------------
 
+class IntervalStatus(NamedTuple):
+    """Whether a planned fit's intervals would be reported: ``kind`` from a fixed vocabulary for code, ``text``
+    the reason in words (the plan's ``intervals`` and ``inference`` columns; "not asked" where the plan is not
+    at one n and epsilon)."""
+
+    kind: Literal["reported", "withheld", "none", "refused", "not asked"]
+    text: str
+
+
 @dataclass(frozen=True)
 class _Point:
     """One method at (n, epsilon), in the user's units."""
@@ -364,49 +373,52 @@ class _Model:
         d = self.setting.d
         return n >= self.min_rows() and (n >= d or self.spec.allows_wide) and not self.too_many_columns()
 
-    def inference_status(self, point: _Point, n: float, epsilon: float) -> str:
+    def inference_status(self, point: _Point, n: float, epsilon: float) -> IntervalStatus:
         """Whether the fit's intervals would be reported, by the method's own rules (``MethodSpec.inference_rule``:
         its public size rule, then its withholding rule)."""
         rule = self.spec.inference_rule
         if rule.kind == "none" or not self.inference:
-            return "none"
+            return IntervalStatus("none", "none")
         if point.refusal:
-            return "-"
+            return IntervalStatus("refused", "-")
         if not rule.reports_at(n, epsilon, self.delta):
-            return "none at this n and epsilon (" + _size_rule(rule.min_n_mu, rule.min_n_epsilon, n, epsilon,
-                                                               self.delta) + ")"
+            return IntervalStatus("none", "none at this n and epsilon (" + _size_rule(
+                rule.min_n_mu, rule.min_n_epsilon, n, epsilon, self.delta) + ")")
         ratio = point.noise_to_signal
         if ratio is not None and rule.withhold_above is not None and not ratio <= rule.withhold_above:
-            return f"withheld (expected noise-to-signal {ratio:.2g} > {rule.withhold_above:g})"
+            return IntervalStatus("withheld", f"withheld (expected noise-to-signal {ratio:.2g} > "
+                                              f"{rule.withhold_above:g})")
         rare = self._rare_outcome(n, epsilon)
-        if rare.startswith("withheld"):
+        if rare.kind == "withheld":
             return rare
         if ratio is not None and ratio > RELIABILITY_THRESHOLD:
-            return f"reported, with a warning (expected noise-to-signal {ratio:.2g}){rare}"
-        return "reported" + rare
+            return IntervalStatus("reported", f"reported, with a warning (expected noise-to-signal {ratio:.2g})"
+                                              f"{rare.text}")
+        return IntervalStatus("reported", "reported" + rare.text)
 
-    def _rare_outcome(self, n: float, epsilon: float) -> str:
-        """The method's rare-outcome rule for a two-valued response (``InferenceRule.rare_share``): "withheld
-        (...)" where the assumed ``outcome_share`` triggers it, a note on the condition where no share was assumed,
-        else ""."""
+    def _rare_outcome(self, n: float, epsilon: float) -> IntervalStatus:
+        """The method's rare-outcome rule for a two-valued response (``InferenceRule.rare_share``): withheld where
+        the assumed ``outcome_share`` triggers it; otherwise "reported" with a note on the condition where no share
+        was assumed (else an empty text)."""
         rule, share = self.spec.inference_rule, self.setting.outcome_share
         if not (rule.rare_share and self.setting.design.two_valued_response):
-            return ""
+            return IntervalStatus("reported", "")
         if share is None:
-            return (f" (unless the response's rarer value is below {rule.rare_share:g} of the rows and n * "
-                    f"mu(epsilon, delta) times its share below {rule.rare_min_n_mu:g}: give outcome_share= to check)")
+            return IntervalStatus("reported", f" (unless the response's rarer value is below {rule.rare_share:g} of "
+                                              f"the rows and n * mu(epsilon, delta) times its share below "
+                                              f"{rule.rare_min_n_mu:g}: give outcome_share= to check)")
         if rule.withholds_for_outcome(n, epsilon, self.delta, share=share):
             n_mu = n * gaussian_mu(epsilon, self.delta)
-            return (f"withheld (rare outcome: an assumed share {share:g} of the rarer value, below "
-                    f"{rule.rare_share:g}, and n * mu * share = {n_mu * share:.3g} < {rule.rare_min_n_mu:g})")
-        return ""
-
+            return IntervalStatus("withheld", f"withheld (rare outcome: an assumed share {share:g} of the rarer "
+                                              f"value, below {rule.rare_share:g}, and n * mu * share = "
+                                              f"{n_mu * share:.3g} < {rule.rare_min_n_mu:g})")
+        return IntervalStatus("reported", "")
 
     def reports(self, n: float, epsilon: float) -> bool:
         """Whether a fit at (n, epsilon) runs and reports intervals."""
         if self.spec.inference_rule.kind == "none" or not self.inference:
             return False  # (what inference_status says first, without working out the point)
-        return self.runs(n) and self.inference_status(self.at(n, epsilon), n, epsilon).startswith("reported")
+        return self.runs(n) and self.inference_status(self.at(n, epsilon), n, epsilon).kind == "reported"
 
 
 def _size_rule(min_n_mu: float, min_n_epsilon: float, n: float, epsilon: float, delta: float) -> str:
@@ -564,8 +576,10 @@ class Plan:
     sampling, at least ``min_rows`` and where the method's checks pass),
     ``n_for_target`` (at ``epsilon``: the smallest n with a total error at most
     the target), ``min_rows`` (the method's public minimum), ``refusal`` (why
-    the fit would refuse at ``n``), ``inference`` (whether its intervals would
-    be reported, by the method's own rule), ``noise_to_signal`` (the released
+    the fit would refuse at ``n``), ``intervals`` (whether its intervals would
+    be reported, by the method's own rules: ``"reported"``, ``"withheld"``,
+    ``"none"``, ``"refused"``, or ``"not asked"`` without both ``n`` and
+    ``epsilon``), ``inference`` (the same in words, with the reason), ``noise_to_signal`` (the released
     diagnostic of X^T X it is expected to show; above 0.3 the first-order
     privacy error is optimistic), ``model`` (where the privacy error
     comes from, in words) and ``kind`` (``"calibration"``, ``"upper rate"``,
@@ -629,7 +643,7 @@ def _status(first: pd.Series) -> str:
     if first["refusal"]:
         return f"{prefix}refuses: {first['refusal']}"
     status = f"{prefix}intervals: {first['inference']}" if first["inference"] else f"{prefix}intervals"
-    if str(first["inference"]).startswith("reported"):
+    if first["intervals"] == "reported":
         return status
     where = []
     if math.isfinite(first["interval_n"]):
@@ -823,11 +837,12 @@ def _method_rows(model: _Model, n: int | None, epsilon: float | None, targets: n
                  auto: bool = False) -> list[dict[str, Any]]:
     d = model.setting.d
     nan = np.full(d, np.nan)
-    privacy, sampling, refusal, status, ratio = nan, nan, "", "", math.nan
+    privacy, sampling, refusal, status, ratio = nan, nan, "", IntervalStatus("not asked", ""), math.nan
     if model.too_many_columns():
-        refusal = model.too_many_columns()
+        refusal, status = model.too_many_columns(), IntervalStatus("refused", "")
     elif n is not None and not model.runs(n):
         refusal = f"n={n} is below the method's minimum of {model.min_rows()} rows for d={d}"
+        status = IntervalStatus("refused", "")
     elif n is not None and epsilon is not None:
         point = model.at(n, epsilon)
         privacy, sampling, refusal = point.privacy, point.sampling, point.refusal
@@ -846,7 +861,8 @@ def _method_rows(model: _Model, n: int | None, epsilon: float | None, targets: n
     return [{"method": model.spec.name, "term": term, "n": n, "epsilon": epsilon, "privacy": privacy[j],
              "sampling": sampling[j], "ratio": privacy[j] / sampling[j], "epsilon_needed": eps_needed[j],
              "n_needed": n_needed[j], "n_for_target": n_target[j], "min_rows": model.min_rows(),
-             "refusal": refusal, "inference": status, "interval_n": interval_n, "interval_epsilon": interval_epsilon,
+             "refusal": refusal, "intervals": status.kind, "inference": status.text, "interval_n": interval_n,
+             "interval_epsilon": interval_epsilon,
              "auto": auto, "noise_to_signal": ratio, "model": model.label,
              "kind": model.kind}
             for j, term in enumerate(model.setting.names)]

@@ -337,7 +337,7 @@ def test_plan_command_takes_the_response_type_and_an_assumed_outcome_share(capsy
     library = dpstats.plan(bounds={"y": (0, 1), "x": (0, 10)}, formula="y ~ x", n=800, epsilon=1.0, method="pgd",
                            dtypes={"y": bool}, outcome_share=0.05).to_frame()
     assert [r["inference"] for r in rows] == list(library["inference"])
-    assert rows[0]["inference"].startswith("withheld (rare outcome")
+    assert rows[0]["intervals"] == "withheld" and rows[0]["inference"].startswith("withheld (rare outcome")
     for bad in (["--dtypes", json.dumps({"y": "nonsense"})], ["--dtypes", "[1]"], ["--outcome-share", "0.7"]):
         assert main(argv[:-2] + bad) == 2
         err = capsys.readouterr().err

@@ -50,6 +50,7 @@ def test_ssp_numbers_by_hand():
     assert row.loc["x", "sampling"] == pytest.approx(slope_scale * (1 / math.sqrt(3)) / math.sqrt(n / 3), rel=1e-9)
     assert row.loc["x", "ratio"] == pytest.approx(row.loc["x", "privacy"] / row.loc["x", "sampling"])
     assert row.loc["x", "kind"] == "calibration" and row.loc["x", "inference"] == "reported"
+    assert row.loc["x", "intervals"] == "reported"
 
 
 def test_noisy_ols_numbers_and_refusal_by_hand():
@@ -327,7 +328,7 @@ def test_plan_says_from_which_n_an_interval_is_reported_as_the_fits_do(method, f
                 ["interval_n"].iloc[0])
     for n, reported, name in ((start - 1, False, used[0]), (start, True, used[1])):
         row = one(dpstats.plan(formula=formula, bounds=bounds, n=n, epsilon=1.0, method=method), name)
-        assert row["inference"].iloc[0].startswith("reported") is reported, (n, row["inference"].iloc[0])
+        assert (row["intervals"].iloc[0] == "reported") is reported, (n, row["inference"].iloc[0])
         assert bool(row["auto"].iloc[0]) is (method == "auto")
         assert _reports(formula, n, 1.0, method) == (name, reported)
     one_predictor = math.ceil(theilsen.INTERVAL_MIN_N_EPSILON)
@@ -344,6 +345,7 @@ def test_plan_says_from_which_epsilon_an_interval_is_reported_as_the_fits_do():
         eps = float(row["interval_epsilon"].iloc[0])
         assert 50 * gaussian_mu(eps, 1e-6) == pytest.approx(pgd.INTERVAL_MIN_N_MU, rel=2e-3)
         if method == "pgd":
+            assert row["intervals"].iloc[0] == "none"
             assert "n * mu(epsilon, delta) = 11.8" in row["inference"].iloc[0]
         assert bool(row["auto"].iloc[0]) is (method == "auto")
         assert _reports("y ~ x1 + x2", 50, eps * 0.99, method) == (below, False)
@@ -405,7 +407,7 @@ def test_plan_applies_pgds_rare_outcome_rule_given_an_assumed_share():
                               random_state=0)
 
     rare = planned(800, 0.05)
-    assert rare["inference"].iloc[0].startswith("withheld (rare outcome")
+    assert rare["intervals"].iloc[0] == "withheld" and rare["inference"].iloc[0].startswith("withheld (rare outcome")
     assert "rare" in fitted(800, 0.05).inference_reason
     mu = gaussian_mu(1.0, 1e-6)
     assert rare["interval_n"].iloc[0] == math.ceil(pgd.RARE_MIN_N_MU / (mu * 0.05))
@@ -427,3 +429,14 @@ def test_plan_refuses_an_outcome_share_it_cannot_use():
                          outcome_share=share)
     with pytest.raises(InvalidArgumentError, match="needs bounds="):
         dpstats.plan(0.1, 2, 1.0, outcome_share=0.1)
+
+
+def test_plan_intervals_column_takes_a_fixed_vocabulary():
+    """``intervals`` is one of five words for code (the reason is in ``inference``): a fit below the method's
+    minimum of rows is "refused", one without n and epsilon "not asked", dpsgd's "none"."""
+    small = dpstats.plan(bounds=BOUNDS_2, formula="y ~ x1 + x2", n=2, epsilon=1.0, method="pgd").to_frame()
+    assert list(small["intervals"].unique()) == ["refused"]
+    rates = dpstats.plan(bounds=BOUNDS_2, formula="y ~ x1 + x2", epsilon=1.0, method="pgd").to_frame()
+    assert list(rates["intervals"].unique()) == ["not asked"]
+    none = dpstats.plan(bounds=BOUNDS_2, formula="y ~ x1 + x2", n=1000, epsilon=1.0, method="dpsgd").to_frame()
+    assert list(none["intervals"].unique()) == ["none"]
