@@ -40,7 +40,7 @@ def dp_ols(
     levels: Mapping[str, Sequence[Any]] | None = None,
     missing: str = "raise",
     allow_data_levels: bool = False,
-    rescale: bool = True,
+    rescale: bool | str = True,
     chunksize: int | None = None,
     eval_env: Any = None,
     **options: Any,
@@ -106,12 +106,20 @@ def dp_ols(
         them); the non-private ``ols`` drops the rows.
     allow_data_levels : bool
         Accept factor levels read from the data; reported as a leak.
-    rescale : bool
+    rescale : bool or "centred"
         When every column and the response have declared bounds, centre and
         scale them to [-1, 1] with those public numbers before fitting and map
         the coefficients back (post-processing; see :mod:`dpstats.scaling`).
         This usually improves private fits a lot; ``False`` fits on the raw
-        design.
+        design.  ``"centred"`` also fits product and power columns (``x:z``,
+        ``I(x ** 2)``) with their variables centred at the midpoints of their
+        declared ranges, ``(x - c)(z - c')`` and ``(x - c) ** 2``, a
+        reparametrisation that changes neither the model nor the fitted values
+        (:mod:`dpstats.formula.centring`; coefficients are reported for the
+        formula's own columns): much closer to least squares for the product's
+        or power's own coefficient and for the fitted values, but it can cost
+        accuracy on the other coefficients (``docs/choosing.md``, "Products
+        and powers").
     chunksize : int, optional
         Rows per chunk for files (default 131072), or, with a DataFrame,
         process it in chunks of this many rows (same result as in one piece).
@@ -205,7 +213,7 @@ def dp_ols_arrays(
     intercept: bool = False,
     accountant: PrivacyAccountant | None = None,
     random_state: int | np.random.Generator | None = None,
-    rescale: bool = True,
+    rescale: bool | str = True,
     **options: Any,
 ) -> DPRegressionResults:
     """Fit a private linear regression from arrays: :func:`dpstats.dp_ols` without a formula.
@@ -246,7 +254,7 @@ def dp_ols_arrays(
         As in :func:`dpstats.dp_ols`.
     random_state : int, numpy.random.Generator or None
         As in :func:`dpstats.dp_ols`.
-    rescale : bool
+    rescale : bool or "centred"
         As in :func:`dpstats.dp_ols`.
     **options
         Method-specific options (e.g. ``sparsity=`` for the lasso).

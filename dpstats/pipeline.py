@@ -192,7 +192,7 @@ class FitRequest:
     options: Mapping[str, Any] = field(default_factory=dict)
     accountant: PrivacyAccountant | None = None
     random_state: Any = None
-    rescale: bool = True
+    rescale: Any = True
 
 
 # -- the data once the public design is built -------------------------------------------------------------------
@@ -314,6 +314,7 @@ def _check_entry_keywords(request: FitRequest) -> None:
 def run(request: FitRequest) -> DPRegressionResults:
     """Fit ``request`` (module docstring).  Every exit settles the accountant's reservation."""
     _check_entry_keywords(request)
+    rescale = rescale_mode(request.rescale)
     eps, dlt = check_privacy_parameters(request.epsilon, request.delta)
     spec = resolve_method(request.method, eps)
     options = spec.parse_options(request.options, delta=dlt) if spec is not None else None
@@ -325,7 +326,7 @@ def run(request: FitRequest) -> DPRegressionResults:
              if accountant is not None and private else None)
     state = _FitState(request.data.stage)
     try:
-        result = _run_reserved(request, spec, options, eps, dlt, mode, state)
+        result = _run_reserved(request, spec, options, eps, dlt, mode, rescale, state)
         if token is not None and accountant is not None and state.ledger is not None:
             _settle(accountant, token, state.ledger.spent, "released", state.method)
     except BaseException as exc:  # noqa: BLE001 - concluded below: settled, typed, chain cut
@@ -336,11 +337,11 @@ def run(request: FitRequest) -> DPRegressionResults:
 
 
 def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodOptions | None, eps: float,
-                  dlt: float, mode: str, state: _FitState) -> DPRegressionResults:
+                  dlt: float, mode: str, rescale: str, state: _FitState) -> DPRegressionResults:
     data = request.data.prepare(spec, mode)
     state.stage = "reading the data"
     spec, options, choice, auto_reason = _method(data, spec, options, request, eps, dlt)
-    bounds, scaling, n = _public_facts(data, spec, options, request.rescale)
+    bounds, scaling, n = _public_facts(data, spec, options, rescale)
     if spec.private and dlt * n >= 1.0:
         warnings.warn(f"delta={dlt:g} is at least 1/n = 1/{n}: with delta >= 1/n an (epsilon, delta)-DP fit may "
                       "publish rows outright; choose delta well below 1/n (e.g. 1e-6 up to a few hundred thousand "
@@ -397,6 +398,24 @@ def zeroes_null_rows(spec: MethodSpec, design: Design, bounds: DataBounds | None
     return design.null_rows and bounds is None and not spec.null_marks
 
 
+#: The ``rescale=`` choices: the affine map of every column to [-1, 1] (True), that map after the public
+#: reparametrisation of product and power columns ("centred"), or neither (False)
+RESCALE_MODES = {True: "columns", "centred": "centred", False: "off"}
+
+
+def rescale_mode(rescale: Any) -> str:
+    """``"columns"``, ``"centred"`` or ``"off"`` for the ``rescale=`` argument (True, "centred" or False); any
+    other value is refused before anything is read."""
+    if isinstance(rescale, (bool, np.bool_)):
+        return RESCALE_MODES[bool(rescale)]
+    if isinstance(rescale, str) and rescale == "centred":
+        return "centred"
+    raise InvalidArgumentError("rescale must be True (default: every column and the response mapped to [-1, 1] by "
+                               "their declared bounds), 'centred' (product and power columns first re-expressed "
+                               "with their variables centred at the midpoints of their declared ranges) or False "
+                               "(the raw design)")
+
+
 def missing_mode(missing: str, spec: MethodSpec | None) -> str:
     """How the formula layer treats rows with missing values, decided from public facts (the option, the method).
 
@@ -435,7 +454,7 @@ def _method(data: _MemoryData | _ChunkedData, spec: MethodSpec | None, options: 
     return spec, options, choice, ""
 
 
-def _public_facts(data: _MemoryData | _ChunkedData, spec: MethodSpec, options: MethodOptions, rescale: bool
+def _public_facts(data: _MemoryData | _ChunkedData, spec: MethodSpec, options: MethodOptions, rescale: str
                   ) -> tuple[DataBounds | None, PublicScaling | None, int]:
     """The clip ranges, the public rescaling and n, with n checked against the method's public requirements
     before anything is released.  n is known (in memory, or from a source's metadata), or read by the method's
@@ -465,7 +484,7 @@ def planned_context(spec: MethodSpec, design: Design, n: int, epsilon: float, de
     """The context a fit of ``spec`` with n rows and this budget gets on ``design``, from public facts only (the
     declared bounds and the default public rescaling; a fresh ledger; a generator nothing draws from): what
     :func:`dpstats.plan` hands a method's ``public_refusal``."""
-    bounds, scaling = _public_transform(spec, design, rescale=True)
+    bounds, scaling = _public_transform(spec, design, rescale="columns")
     return _context(design, n, PrivacyLedger(epsilon, delta), np.random.default_rng(0), bounds, scaling)
 
 
@@ -572,25 +591,41 @@ def _check_shape(spec: MethodSpec, n: int, d: int) -> None:
                                     f"the data have n={n}")
 
 
-def _public_transform(spec: MethodSpec, design: Design, rescale: bool
+def _public_transform(spec: MethodSpec, design: Design, rescale: str
                       ) -> tuple[DataBounds | None, PublicScaling | None]:
     """The clip ranges the method gets (None if it needs none) and the public rescaling (None if off), both
-    from declared bounds only; the clip ranges are those of the rescaled design."""
+    from declared bounds only; the clip ranges are those of the rescaled design.  ``rescale`` is a mode of
+    :func:`rescale_mode` ("centred" adds the centring of product and power columns)."""
     data_bounds = design.data_bounds() if spec.needs_bounds else None
     scaling = None
-    if rescale and spec.private and not design.missing_bounds:
+    if rescale != "off" and spec.private and not design.missing_bounds:
         intercept_index = design.column_names.index("Intercept") if design.has_intercept else None
-        scaling = PublicScaling.from_bounds(design.data_bounds(), intercept_index)
+        fitted = design.data_bounds()
+        centring = design.public_centring() if rescale == "centred" else None
+        if centring is not None:  # product and power columns with their variables centred (public)
+            fitted = dataclasses.replace(fitted, column_lo=np.array([lo for lo, _ in centring.intervals]),
+                                         column_hi=np.array([hi for _, hi in centring.intervals]))
+        scaling = PublicScaling.from_bounds(fitted, intercept_index,
+                                            mix=None if centring is None else centring.matrix)
         if data_bounds is not None:
-            data_bounds = dataclasses.replace(scaling.transform_bounds(data_bounds), null_rows=data_bounds.null_rows)
+            data_bounds = dataclasses.replace(scaling.transform_bounds(fitted), null_rows=data_bounds.null_rows)
     return data_bounds, scaling
+
+
+def _fitted_intervals(design: Design, scaling: PublicScaling | None) -> list[tuple[float, float] | None]:
+    """The range of every column of the design the method is fitted on, before the affine rescaling: the
+    design's own, or the centred columns' where the rescaling re-expresses them (None where unknown)."""
+    centring = design.public_centring() if scaling is not None and scaling.mix is not None else None
+    if centring is not None:
+        return list(centring.intervals)
+    return [None if iv is None else (iv.lo, iv.hi) for iv in design.column_intervals]
 
 
 def _public_ranges(design: Design, scaling: PublicScaling | None) -> dict[str, Any]:
     """The public range of every design column (None where unknown) and of the response, in the units the
     method sees (after the public rescaling, when it was applied), and whether the response is two-valued.  Factor
     dummies and the intercept are bounded by construction; other columns only when the user declared bounds."""
-    columns = [None if iv is None else (iv.lo, iv.hi) for iv in design.column_intervals]
+    columns = _fitted_intervals(design, scaling)
     response = None if design.response_interval is None else (design.response_interval.lo,
                                                                design.response_interval.hi)
     if scaling is not None:
@@ -752,6 +787,9 @@ def _results(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, ledger
     inference = fitted.inference
     if scaling is not None:
         params = scaling.params_back(params)
+        centring = design.public_centring() if scaling.mix is not None else None
+        if centring is not None:
+            notes.append(centring.note())
         notes.append("the design and response were centred and scaled to [-1, 1] by the declared bounds (public) "
                      "before fitting; the coefficients were mapped back (post-processing)")
         if inference is not None:

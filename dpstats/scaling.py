@@ -17,6 +17,11 @@ puts each column in [-1, 1].  It uses only public numbers, so fitting on
 is post-processing: the privacy guarantee is that of the fit on (X', y').
 Centring needs an intercept column to absorb the shifts; without one, columns
 and response are only scaled (c = 0, s = max(|lo|, |hi|)).
+
+Before that map, product and power columns may be re-expressed with their
+variables centred (:mod:`dpstats.formula.centring`): the fitted design is
+X M for a public, invertible M, its ranges those of the centred columns, and
+the coefficients map back by b = M (A b' + a).
 """
 
 from __future__ import annotations
@@ -39,9 +44,13 @@ class PublicScaling:
     y_centre: float
     y_scale: float
     intercept_index: int | None
+    mix: np.ndarray | None = None  # M (d, d): the fitted design is X M before the affine map (None: X)
 
     @classmethod
-    def from_bounds(cls, bounds: DataBounds, intercept_index: int | None) -> PublicScaling:
+    def from_bounds(cls, bounds: DataBounds, intercept_index: int | None, mix: np.ndarray | None = None
+                    ) -> PublicScaling:
+        """The map that puts every column of the fitted design (X M, or X without ``mix``), whose ranges are
+        ``bounds``, and the response in [-1, 1]."""
         lo, hi = bounds.column_lo.astype(float), bounds.column_hi.astype(float)
         if intercept_index is not None:
             centre = (lo + hi) / 2.0
@@ -59,7 +68,7 @@ class PublicScaling:
         if y_scale <= 0:
             y_centre, y_scale = 0.0, 1.0
         return cls(centre=centre, scale=scale, y_centre=float(y_centre), y_scale=float(y_scale),
-                   intercept_index=intercept_index)
+                   intercept_index=intercept_index, mix=mix)
 
     def transform_bounds(self, bounds: DataBounds) -> DataBounds:
         return DataBounds(column_lo=(bounds.column_lo - self.centre) / self.scale,
@@ -73,7 +82,13 @@ class PublicScaling:
         A value that the map sends beyond the largest double (a finite value near it, over a half-width below
         1) becomes +-the largest double, without a warning: an elementwise, monotone public map, so every row
         stays finite and depends on its own values only (the bound-free methods take every finite double; the
-        bounded ones clip it to the bounds anyway)."""
+        bounded ones clip it to the bounds anyway).  With ``mix`` the design is first X M (a new array), its
+        entries first kept within a magnitude at which no sum in X M overflows (the rows' NaN marks stay)."""
+        if self.mix is not None:
+            limit = float(np.finfo(float).max) / (4.0 * float(np.abs(self.mix).sum(axis=0).max()))
+            X = np.clip(X, -limit, limit) @ self.mix
+            y = y if inplace else np.array(y, dtype=float)
+            inplace = True
         with np.errstate(over="ignore"):
             if not inplace:
                 X, y = X - self.centre, y - self.y_centre
@@ -96,6 +111,8 @@ class PublicScaling:
             A[self.intercept_index, :] -= self.y_scale * self.centre / self.scale
             A[self.intercept_index, self.intercept_index] = self.y_scale
             a[self.intercept_index] = self.y_centre
+        if self.mix is not None:
+            return self.mix @ A, self.mix @ a
         return A, a
 
     def params_back(self, params_scaled: np.ndarray) -> np.ndarray:

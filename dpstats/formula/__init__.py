@@ -8,6 +8,8 @@ One job per module, in import order (each imports only those above it):
 * :mod:`~dpstats.formula.frame`: :class:`FramePlan`, how a frame (or a chunk) is prepared: missing values and
   public null rows, declared levels, clipping of transformed variables, extension dtypes;
 * :mod:`~dpstats.formula.schema`: the formula checked against the schema before any row is read, and its plan;
+* :mod:`~dpstats.formula.centring`: the public centring of product and power columns, a reparametrisation of
+  the design that private fits see (:func:`~dpstats.formula.centring.public_centring`);
 * :mod:`~dpstats.formula.design`: :class:`Design`, :func:`build_design` (a frame in memory) and
   :func:`public_design` (a schema, for data read in chunks);
 * :mod:`~dpstats.formula.predict`: the design evaluated on new data (:func:`design_matrix_for_prediction`);

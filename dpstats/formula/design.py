@@ -46,6 +46,7 @@ from dpstats.errors import (
     NonFiniteValueError,
     UndeclaredLevelsError,
 )
+from dpstats.formula.centring import ColumnCentring, public_centring
 from dpstats.formula.frame import FramePlan, as_frame, date_advice, duration_advice, is_numeric
 from dpstats.formula.identifiable import RankProbe
 from dpstats.formula.language import FORMULA_ENV
@@ -154,6 +155,16 @@ class Design:
             none is found or the design was given as arrays.
         """
         return self.rank_probe.dependent_columns(self.design_info) if self.rank_probe is not None else []
+
+    def public_centring(self) -> ColumnCentring | None:
+        """The public centring of the design's product and power columns (:mod:`dpstats.formula.centring`).
+
+        Returns
+        -------
+        ColumnCentring or None
+            The reparametrisation private fits see, or None where no column qualifies (or a range is missing).
+        """
+        return public_centring(self.design_info, self.column_intervals, self.variable_supports)
 
     def bounds_advice(self) -> BoundsAdvice:
         """What to declare so that every column and the response have a range (:mod:`dpstats.bounds.derive`).

@@ -1,0 +1,213 @@
+"""Public centring of product and power columns: a reparametrisation of the design that private fits see.
+
+A column that multiplies numeric variables (``x:z``) or raises one to a power (``I(x ** 2)``) is, over the
+declared ranges, nearly a linear function of its lower-order columns whenever the variables' ranges sit away from
+0: ``x z`` moves with ``x`` and ``z``, ``x^2`` with ``x``.  The design is then badly conditioned, and a private
+fit pays for it: its noise is largest in the direction that separates the column from its parents (a noisy Gram
+matrix cannot resolve it, and gradient steps converge slowest there).  Centring each variable at the midpoint
+``c`` of its declared range before multiplying,
+
+    (x - c_x)(z - c_z) = x z - c_z x - c_x z + c_x c_z,      (x - c)^k = sum_j C(k, j) (-c)^(k-j) x^j,
+
+changes neither the model nor the fitted values (the new column is the old one plus a combination of the
+lower-order columns, all in the design), but takes most of that dependence out, and its range
+``[-h_x h_z, h_x h_z]`` (``h`` the half-widths) is narrower than that of ``x z`` for ranges away from 0.
+
+Everything here reads only public facts (the formula's terms, the declared and derived ranges, the public
+supports), so a fit on ``X M`` followed by the coefficient map ``b = M b'`` is post-processing
+(:class:`dpstats.scaling.PublicScaling`).  ``M`` is unit upper-triangular in an order by degree (each centred
+column takes only columns of lower degree), hence invertible.
+
+A column is centred when:
+
+* **product**: its term multiplies two or more numerical factors of one column each, each with a bounded main
+  effect in the design, and every proper sub-product (with the intercept for the empty one) is a column of the
+  design;
+* **power**: its term is one factor ``I(e ** k)`` or ``np.power(e, k)`` (an integer k >= 2) whose base ``e`` is
+  a main effect of the design, with every lower power ``e ** j`` (2 <= j < k) and the intercept present;
+
+and its variables' midpoints are not all 0 (then nothing would change), no variable involved has public values
+(a two-valued integer variable keeps its own coding), and every range involved is known.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpstats.bounds.derive import column_values
+from dpstats.bounds.interval import Interval
+
+__all__ = ["ColumnCentring", "public_centring"]
+
+
+@dataclass(frozen=True)
+class ColumnCentring:
+    """The public reparametrisation X -> X M of the design (module docstring).
+
+    Attributes
+    ----------
+    matrix : numpy.ndarray
+        M (d, d): column j of the fitted design is X M[:, j]; unit diagonal.
+    intervals : tuple of (float, float)
+        The range of every fitted column (the design's own for the columns left as they are).
+    centred : tuple of str
+        The names of the centred columns, in design order.
+    """
+
+    matrix: np.ndarray
+    intervals: tuple[tuple[float, float], ...]
+    centred: tuple[str, ...]
+
+    def note(self) -> str:
+        """The report's note (public facts only)."""
+        return ("the product and power column" + ("s " if len(self.centred) > 1 else " ") + ", ".join(self.centred)
+                + " were fitted with each variable centred at the midpoint of its declared range (public: "
+                "(x - c)(z - c'), (x - c)^k), which changes neither the model nor the fitted values; the "
+                "coefficients were mapped back to the formula's columns (post-processing)")
+
+
+def public_centring(design_info: Any, intervals: Sequence[Interval | None],
+                    supports: dict[str, tuple[float, ...]] | None = None) -> ColumnCentring | None:
+    """The centring of a design's product and power columns (module docstring), or None where no column qualifies.
+
+    Parameters
+    ----------
+    design_info : patsy.DesignInfo or None
+        The right-hand side's design (None: a design given as arrays, nothing to centre).
+    intervals : sequence of Interval or None
+        Each design column's declared or derived range.
+    supports : dict of str to tuple of float, optional
+        The numeric variables whose values public facts fix (left as they are).
+
+    Returns
+    -------
+    ColumnCentring or None
+    """
+    if design_info is None or any(iv is None for iv in intervals):
+        return None
+    ranges = [(float(iv.lo), float(iv.hi)) for iv in intervals if iv is not None]
+    values = column_values(design_info, supports)
+    columns = _single_columns(design_info)
+    mains = {next(iter(key)): j for key, j in columns.items()  # numerical main effects without public values
+             if len(key) == 1 and _numeric(next(iter(key)), design_info) and values[j] is None}
+    d = len(ranges)
+    matrix = np.eye(d)
+    fitted = list(ranges)
+    centred: list[str] = []
+    for term, cols in design_info.term_slices.items():
+        if cols.stop - cols.start != 1 or values[cols.start] is not None:
+            continue
+        j = cols.start
+        found = (_product(term.factors, columns, mains, ranges, design_info)
+                 or _power(term.factors, columns, mains, ranges, design_info))
+        if found is None:
+            continue
+        weights, interval = found
+        for k, w in weights.items():
+            matrix[k, j] = w
+        fitted[j] = interval
+        centred.append(design_info.column_names[j])
+    if not centred:
+        return None
+    return ColumnCentring(matrix=matrix, intervals=tuple(fitted), centred=tuple(centred))
+
+
+def _single_columns(design_info: Any) -> dict[frozenset[Any], int]:
+    """The design's one-column terms, keyed by their set of factors (the intercept by the empty set)."""
+    return {frozenset(term.factors): cols.start for term, cols in design_info.term_slices.items()
+            if cols.stop - cols.start == 1}
+
+
+def _numeric(factor: Any, design_info: Any) -> bool:
+    info = design_info.factor_infos[factor]
+    return bool(info.type == "numerical" and info.num_columns == 1)
+
+
+def _midpoint(lo: float, hi: float) -> tuple[float, float]:
+    return (lo + hi) / 2.0, (hi - lo) / 2.0
+
+
+def _product(factors: Sequence[Any], columns: dict[frozenset[Any], int], mains: dict[Any, int],
+             ranges: Sequence[tuple[float, float]], design_info: Any
+             ) -> tuple[dict[int, float], tuple[float, float]] | None:
+    """The lower-order weights and the range of a centred product of numerical factors, or None."""
+    if len(factors) < 2 or not all(f in mains for f in factors):
+        return None
+    centre = {f: _midpoint(*ranges[mains[f]]) for f in factors}
+    if all(c == 0.0 for c, _ in centre.values()):
+        return None
+    weights: dict[int, float] = {}
+    for size in range(len(factors)):
+        for subset in itertools.combinations(factors, size):
+            k = columns.get(frozenset(subset))
+            if k is None:
+                return None
+            rest = [f for f in factors if f not in subset]
+            weights[k] = weights.get(k, 0.0) + math.prod(-centre[f][0] for f in rest)
+    half = math.prod(h for _, h in centre.values())
+    return weights, (-half, half)
+
+
+def _power(factors: Sequence[Any], columns: dict[frozenset[Any], int], mains: dict[Any, int],
+           ranges: Sequence[tuple[float, float]], design_info: Any
+           ) -> tuple[dict[int, float], tuple[float, float]] | None:
+    """The lower-order weights and the range of a centred power ``e ** k`` of a main effect ``e``, or None."""
+    if len(factors) != 1 or not _numeric(factors[0], design_info):
+        return None
+    parsed = _power_of(factors[0])
+    if parsed is None:
+        return None
+    base, k = parsed
+    by_code = {_dump(f): f for f in mains}
+    main = by_code.get(base)
+    if main is None or frozenset() not in columns:
+        return None
+    powers = {1: mains[main], 0: columns[frozenset()]}
+    for other in mains:
+        found = _power_of(other)
+        if found is not None and found[0] == base and 2 <= found[1] < k:
+            powers[found[1]] = mains[other]
+    if any(j not in powers for j in range(k)):
+        return None
+    c, h = _midpoint(*ranges[mains[main]])
+    if c == 0.0:
+        return None
+    weights = {powers[j]: math.comb(k, j) * (-c) ** (k - j) for j in range(k)}
+    top = h ** k
+    return weights, ((0.0, top) if k % 2 == 0 else (-top, top))
+
+
+def _dump(factor: Any) -> str | None:
+    """The factor's code as a normalised syntax tree (None if it does not parse)."""
+    try:
+        return ast.dump(ast.parse(factor.code, mode="eval").body)
+    except (AttributeError, SyntaxError, ValueError):
+        return None
+
+
+def _power_of(factor: Any) -> tuple[str, int] | None:
+    """(base's syntax tree, k) for a factor ``I(base ** k)`` or ``np.power(base, k)`` with an integer k >= 2."""
+    try:
+        node = ast.parse(factor.code, mode="eval").body
+    except (AttributeError, SyntaxError, ValueError):
+        return None
+    if not isinstance(node, ast.Call) or node.keywords:
+        return None
+    name = ast.unparse(node.func)
+    if name == "I" and len(node.args) == 1 and isinstance(node.args[0], ast.BinOp) \
+            and isinstance(node.args[0].op, ast.Pow):
+        base, exponent = node.args[0].left, node.args[0].right
+    elif name in ("np.power", "numpy.power") and len(node.args) == 2:
+        base, exponent = node.args
+    else:
+        return None
+    if not (isinstance(exponent, ast.Constant) and type(exponent.value) is int and 2 <= exponent.value <= 10):
+        return None
+    return ast.dump(base), int(exponent.value)

@@ -1,0 +1,193 @@
+"""The public centring of product and power columns (dpstats.formula.centring, dpstats.scaling).
+
+The contract: the centred design is X M for a public, invertible M read from the formula's terms and the
+declared ranges only; each centred column equals the product (or power) of its variables minus their declared
+midpoints, and lies in the range the method is told; coefficients map back exactly (a fit that reproduces least
+squares on the centred design reproduces it on the formula's columns); a column is left as it is where a parent
+is missing, a variable is categorical or two-valued, or the midpoints are 0.  Deterministic (seeded) tests.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpstats
+from dpstats.formula import build_design
+from dpstats.formula.centring import public_centring
+from dpstats.scaling import PublicScaling
+
+BOUNDS = {"x": (10.0, 20.0), "z": (0.0, 24.0), "w": (-3.0, 5.0), "y": (-50.0, 150.0)}
+
+
+def _frame(n: int = 4000, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"x": rng.uniform(10, 20, n), "z": rng.uniform(0, 24, n), "w": rng.uniform(-3, 5, n),
+                       "g": rng.choice(["a", "b"], n), "k": rng.integers(0, 2, n)})
+    df["y"] = 1 + 0.5 * df.x - 0.2 * df.z + 0.05 * df.x * df.z + 0.02 * df.x**2 + rng.normal(0, 1, n)
+    return df
+
+
+def _design(formula: str, df: pd.DataFrame, bounds=None):
+    bounds = dict(BOUNDS if bounds is None else bounds)
+    return build_design(formula, df, bounds=bounds)
+
+
+def _centring(formula: str, df: pd.DataFrame, bounds=None):
+    design = _design(formula, df, bounds)
+    return design, design.public_centring()
+
+
+def test_product_and_power_columns_are_their_centred_values():
+    """X M equals (x - 15)(z - 12) in the product's column and (x - 15)^2, (x - 15)^3 in the powers', to rounding;
+    the other columns are unchanged; M has a unit diagonal and det 1."""
+    df = _frame()
+    design, centring = _centring("y ~ x + z + x:z + I(x ** 2) + I(x ** 3)", df)
+    assert centring is not None and centring.centred == ("x:z", "I(x ** 2)", "I(x ** 3)")
+    fitted = design.X @ centring.matrix
+    names = design.column_names
+    x, z = df.x.to_numpy(), df.z.to_numpy()
+    expected = {"Intercept": np.ones(len(df)), "x": x, "z": z, "x:z": (x - 15) * (z - 12),
+                "I(x ** 2)": (x - 15) ** 2, "I(x ** 3)": (x - 15) ** 3}
+    for j, name in enumerate(names):
+        np.testing.assert_allclose(fitted[:, j], expected[name], rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(np.diag(centring.matrix), np.ones(len(names)))
+    assert np.linalg.det(centring.matrix) == pytest.approx(1.0)
+    ranges = dict(zip(names, centring.intervals, strict=True))
+    assert ranges["x:z"] == (-60.0, 60.0) and ranges["I(x ** 2)"] == (0.0, 25.0)
+    assert ranges["I(x ** 3)"] == (-125.0, 125.0) and ranges["z"] == (0.0, 24.0)
+
+
+def test_centred_columns_stay_in_their_ranges_on_the_declared_box():
+    """Every row inside the declared ranges (the box's corners, its midpoints and random points) gives centred
+    values inside the ranges the method is told: the clip ranges stay valid, so clipping changes no such row."""
+    corners = [(x, z, w) for x in (10.0, 15.0, 20.0) for z in (0.0, 12.0, 24.0) for w in (-3.0, 1.0, 5.0)]
+    rng = np.random.default_rng(4)
+    inside = np.vstack([np.array(corners), np.column_stack([rng.uniform(10, 20, 500), rng.uniform(0, 24, 500),
+                                                            rng.uniform(-3, 5, 500)])])
+    df = pd.DataFrame(inside, columns=["x", "z", "w"]).assign(y=0.0)
+    design, centring = _centring("y ~ x + z + w + x:z + x:z:w + x:w + z:w + I(w ** 2) + I(z ** 2)", df)
+    assert centring is not None and set(centring.centred) == {"x:z", "x:z:w", "x:w", "z:w", "I(w ** 2)",
+                                                              "I(z ** 2)"}
+    fitted = design.X @ centring.matrix
+    lo = np.array([a for a, _ in centring.intervals])
+    hi = np.array([b for _, b in centring.intervals])
+    assert np.all(fitted >= lo - 1e-9) and np.all(fitted <= hi + 1e-9)
+
+
+@pytest.mark.parametrize("formula,bounds", [
+    ("y ~ x:z", None),                       # no main effects
+    ("y ~ x + x:z", None),                   # z missing
+    ("y ~ I(x ** 2)", None),                 # x missing
+    ("y ~ x + I(x ** 3)", None),             # x^2 missing
+    ("y ~ x + I(x ** 2) - 1", None),         # no intercept for the constant term
+    ("y ~ x + C(g, levels=['a', 'b']) + x:C(g, levels=['a', 'b'])", None),  # a categorical factor
+    ("y ~ w + z + w:z", {"w": (-3.0, 3.0), "z": (-1.0, 1.0), "y": (-50.0, 150.0)}),  # midpoints 0
+    ("y ~ x + k + x:k", {"x": (10.0, 20.0), "k": (0, 1), "y": (-50.0, 150.0)}),      # k two-valued
+])
+def test_columns_left_as_they_are(formula, bounds):
+    """No centring where a lower-order column is missing, a factor is categorical or two-valued (public values:
+    a 0/1 integer keeps its coding), or every midpoint is 0."""
+    _, centring = _centring(formula, _frame(200), bounds)
+    assert centring is None
+
+
+def test_no_centring_without_a_formula_or_a_range():
+    """Designs given as arrays (no terms) and designs with a missing range are left as they are."""
+    assert public_centring(None, []) is None
+    df = _frame(200)
+    design = build_design("y ~ x + z + x:z", df, bounds={"x": (10.0, 20.0), "y": (-50.0, 150.0)})
+    assert design.public_centring() is None
+
+
+def test_coefficients_map_back_exactly():
+    """Least squares on the centred, rescaled design, mapped back through PublicScaling, is least squares on the
+    formula's columns (to 1e-8): the reparametrisation changes neither the model nor the fitted values."""
+    df = _frame()
+    design, centring = _centring("y ~ x + z + x:z + I(x ** 2)", df)
+    assert centring is not None
+    bounds = design.data_bounds()
+    fitted = type(bounds)(column_lo=np.array([a for a, _ in centring.intervals]),
+                          column_hi=np.array([b for _, b in centring.intervals]), y_lo=bounds.y_lo, y_hi=bounds.y_hi)
+    scaling = PublicScaling.from_bounds(fitted, 0, mix=centring.matrix)
+    Xs, ys = scaling.transform(design.X, design.y)
+    assert Xs.min() >= -1 - 1e-12 and Xs.max() <= 1 + 1e-12
+    b_scaled = np.linalg.lstsq(Xs, ys, rcond=None)[0]
+    b_direct = np.linalg.lstsq(design.X, design.y, rcond=None)[0]
+    np.testing.assert_allclose(scaling.params_back(b_scaled), b_direct, rtol=1e-8)
+    draws = np.vstack([b_scaled, 2 * b_scaled])
+    np.testing.assert_allclose(scaling.draws_back(draws)[0], b_direct, rtol=1e-8)
+
+
+def test_transform_keeps_extreme_finite_rows_finite_and_the_callers_arrays():
+    """Finite values near the largest double (outside the declared box) stay finite through X M, the NaN marks
+    of public null rows stay NaN, and the caller's arrays are not overwritten without ``inplace``."""
+    df = _frame(20)
+    design, centring = _centring("y ~ x + z + x:z", df)
+    assert centring is not None
+    bounds = design.data_bounds()
+    fitted = type(bounds)(column_lo=np.array([a for a, _ in centring.intervals]),
+                          column_hi=np.array([b for _, b in centring.intervals]), y_lo=bounds.y_lo, y_hi=bounds.y_hi)
+    scaling = PublicScaling.from_bounds(fitted, 0, mix=centring.matrix)
+    X = design.X.copy()
+    X[0, 1:] = [1e308, -1e308, 1e308]
+    X[1, :] = np.nan
+    y = design.y.copy()
+    before = (X.copy(), y.copy())
+    Xs, ys = scaling.transform(X, y)
+    assert np.all(np.isfinite(Xs[[0] + list(range(2, len(X)))])) and np.all(np.isnan(Xs[1]))
+    np.testing.assert_array_equal(X, before[0])
+    np.testing.assert_array_equal(y, before[1])
+
+
+@pytest.mark.parametrize("method", ["ssp", "adassp", "pgd", "noisy_ols", "dpsgd", "tukey"])
+def test_private_fits_at_a_large_budget_recover_least_squares(method):
+    """At epsilon = 100 each method on a design with a product and a square fits values close to least squares'
+    (root mean square gap below 10% of the response's sd; measured 0.0001-0.053), the map back is right for every
+    method (``predict`` is X b with the formula's columns), and the report says what was centred."""
+    df = _frame(20000, seed=1)
+    formula = "y ~ x + z + x:z + I(x ** 2)"
+    ols = dpstats.dp_ols(formula, df, math.inf, bounds=BOUNDS, method="ols")
+    res = dpstats.dp_ols(formula, df, 100.0, 1e-6, bounds=BOUNDS, method=method, random_state=2, rescale="centred")
+    gap = np.sqrt(np.mean((res.predict(df) - ols.predict(df)) ** 2))
+    assert gap < 0.1 * df.y.std(), gap
+    assert any("x:z, I(x ** 2) were fitted with each variable centred" in note for note in res.privacy.notes)
+    b = res.params
+    by_hand = b["Intercept"] + b["x"] * df.x + b["z"] * df.z + b["x:z"] * df.x * df.z + b["I(x ** 2)"] * df.x**2
+    np.testing.assert_allclose(res.predict(df.iloc[:5]), by_hand.iloc[:5], rtol=1e-9)
+
+
+@pytest.mark.parametrize("method,epsilon", [("pgd", 1.0), ("ssp", 3.0), ("tukey", 3.0)])
+def test_centring_helps_where_the_ranges_sit_away_from_zero(method, epsilon):
+    """The point of it: with x in [10, 20] the columns x:z and x^2 are nearly linear in x and z, and a private fit
+    of the product's coefficient is far closer to least squares with ``rescale="centred"`` than with the default
+    (the same seeds): 5 seeds, the median relative error of the x:z coefficient must at least halve (measured
+    ratios 0.06-0.1 at n = 20,000)."""
+    df = _frame(20000, seed=1)
+    formula = "y ~ x + z + x:z + I(x ** 2)"
+    ols = dpstats.dp_ols(formula, df, math.inf, bounds=BOUNDS, method="ols").params["x:z"]
+
+    def error(rescale: bool | str) -> float:
+        return float(np.median([abs(dpstats.dp_ols(formula, df, epsilon, 1e-6, bounds=BOUNDS, method=method,
+                                                   random_state=s, rescale=rescale).params["x:z"] / ols - 1)
+                                for s in range(5)]))
+
+    assert error("centred") < 0.5 * error(True)
+
+
+def test_the_default_and_the_other_modes_leave_products_as_they_are():
+    """Only ``rescale="centred"`` centres; the default (True) and False fit the formula's columns, and any other
+    value is refused before anything is read or spent."""
+    df = _frame(500)
+    formula = "y ~ x + z + x:z"
+    for rescale in (True, False):
+        res = dpstats.dp_ols(formula, df, 1.0, 1e-6, bounds=BOUNDS, method="ssp", random_state=0, rescale=rescale)
+        assert not any("fitted with each variable centred" in note for note in res.privacy.notes)
+    accountant = dpstats.PrivacyAccountant(1.0, 1e-6)
+    for bad in ("full", 1, None, "Centred"):
+        with pytest.raises(dpstats.errors.InvalidArgumentError, match="rescale must be"):
+            dpstats.dp_ols(formula, df, 1.0, 1e-6, bounds=BOUNDS, method="ssp", rescale=bad, accountant=accountant)
+    assert accountant.spent == (0.0, 0.0)
