@@ -164,10 +164,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(case.name, "done", flush=True)
     seconds = time.perf_counter() - start
     command = f"python benchmarks/centring.py --seeds {args.seeds} --epsilons {args.epsilons}"
-    text = (f"Command: `{command}` ({seconds:.0f} s, one process; noise seeds 1000-{999 + args.seeds}, delta = {DELTA:g}).  Medians over the seeds of the "
-            "relative error against statsmodels OLS on the same rows (headline and the first centred column's own "
-            "coefficient) and of the root mean square gap between the private and the least-squares fitted values "
-            "over the response's sd; `default` is `rescale=True`, `centred` is `rescale=\"centred\"` (same seeds).\n\n"
+    text = (f"Command: `{command}` ({seconds:.0f} s, one process; noise seeds 1000-{999 + args.seeds}, "
+            f"delta = {DELTA:g}).  Medians over the seeds of the relative error against statsmodels OLS on the same "
+            "rows (headline and the first centred column's own coefficient) and of the root mean square gap between "
+            "the private and the least-squares fitted values over the response's sd; `default` is `rescale=True`, "
+            "`centred` is `rescale=\"centred\"` (same seeds).\n\n"
             + table(rows) + "\n")
     Path(args.out).write_text(text)
     print(text)

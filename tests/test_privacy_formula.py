@@ -170,6 +170,27 @@ def test_spline_arguments_are_clipped_to_their_declared_range():
     np.testing.assert_array_equal(build_design(formula, dp).X, build_design(formula, top).X)
 
 
+def test_spline_degree_is_capped_and_every_allowed_degree_takes_every_value():
+    """bs()'s degree is at most 5, refused from the formula alone (nothing read, nothing spent): far above it
+    patsy's evaluator (FITPACK, fixed-size buffers) crashed the interpreter for some values of one row and refused
+    for others, an outcome that told neighbours apart.  For every allowed degree the fit's outcome is the same
+    whatever the values (at the ends, at a knot, beyond the range, near the largest double)."""
+    rows = {"low": np.zeros(60), "high": np.full(60, 10.0), "knot": np.full(60, 5.0),
+            "spread": np.linspace(0.0, 10.0, 60), "extreme": np.r_[np.full(30, -1e308), np.full(30, 1e308)]}
+    for degree in (21, 6):
+        with pytest.raises(DisallowedExpressionError, match="degree must be at most 5") as info:
+            dpstats.dp_ols(f"y ~ bs(x, knots=[5], lower_bound=0, upper_bound=10, degree={degree})",
+                           pd.DataFrame({"x": rows["knot"], "y": np.linspace(-1, 1, 60)}), 1.0, 1e-6, method="ssp",
+                           bounds={"y": (-5, 5)})
+        assert info.value.privacy_spent == (0.0, 0.0)
+    for degree in range(1, 6):
+        formula = f"y ~ bs(x, knots=[5], lower_bound=0, upper_bound=10, degree={degree})"
+        names = {tuple(dpstats.dp_ols(formula, pd.DataFrame({"x": x, "y": np.linspace(-1, 1, 60)}), 1.0, 1e-6,
+                                      method="ssp", bounds={"y": (-5, 5)}, random_state=0).params.index)
+                 for x in rows.values()}
+        assert len(names) == 1
+
+
 @pytest.mark.parametrize("formula, bounds", [
     ("y ~ np.log(x)", {"x": (0, 10)}),
     ("y ~ log(x)", {"x": (0, 10)}),

@@ -29,7 +29,7 @@ Allowed:
   derives from the bounds on x;
 * B-splines ``bs`` and the cubic regression splines ``cr``/``cc`` with literal
   ``knots``, ``lower_bound`` and ``upper_bound`` (and literal ``df``,
-  ``degree``, ``include_intercept``); their argument is clipped to
+  ``degree`` up to 5, ``include_intercept``); their argument is clipped to
   [lower_bound, upper_bound] before the basis is evaluated, so no value can
   make the basis fail.
 
@@ -72,6 +72,9 @@ from dpstats.formula.parse import finite_number, is_call, literal_value
 __all__ = ["NAMESPACE", "FORMULA_ENV", "FactorFacts", "check_factor", "check_numeric_dtypes"]
 
 _CONTRASTS = ("Treatment", "Sum", "Helmert", "Diff", "Poly")
+#: The largest B-spline degree ``bs()`` takes: FITPACK's evaluator (under patsy's ``bs``) works in fixed-size
+#: buffers, and far beyond this degree it fails (for some values of the argument only) instead of raising
+MAX_SPLINE_DEGREE = 5
 _SPLINE_KEYWORDS = {"bs": {"df", "knots", "degree", "include_intercept", "lower_bound", "upper_bound"},
                     "cr": {"df", "knots", "lower_bound", "upper_bound"},
                     "cc": {"df", "knots", "lower_bound", "upper_bound"}}
@@ -525,7 +528,13 @@ class _Checker:
             ok = _isfinite_number(value)
         elif arg == "include_intercept":
             ok = isinstance(value, bool)
-        else:  # df, degree
+        elif arg == "degree":
+            ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_SPLINE_DEGREE
+            if not ok and isinstance(value, int) and not isinstance(value, bool) and value > MAX_SPLINE_DEGREE:
+                raise self.refuse(f"{name}(..., degree={value})",
+                                  f"degree must be at most {MAX_SPLINE_DEGREE} (the B-spline evaluator's limit; "
+                                  "cubic, degree=3, is the usual choice)")
+        else:  # df
             ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
         if not ok:
             raise self.refuse(f"{name}(..., {arg}={ast.unparse(node)})",
