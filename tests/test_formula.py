@@ -312,3 +312,20 @@ def test_predict_names_the_conversion_of_a_duration_column():
         res.predict(pd.DataFrame({"x1": pd.to_timedelta([1, 2], unit="h")}))
     message = str(info.value)
     assert "newdata['x1'].dt.total_seconds() / 3600" in message and "unit the model was fitted in" in message
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint64", "Int64"])
+def test_integer_columns_are_transformed_in_floating_point(dtype):
+    """An integer column's transforms are computed in double precision, as a float column's: integer arithmetic
+    wraps around without an error (11 ** 40 in int64 is a finite, wrong number), which would hand a fit silently
+    wrong values.  The design of an integer column equals that of the same values stored as floats, in the fit
+    and in ``predict``."""
+    x = np.arange(1, 13)
+    frames = {kind: pd.DataFrame({"x": pd.array(x, dtype=kind), "y": np.linspace(0.0, 1.0, 12)})
+              for kind in (dtype, "float64")}
+    formula = "y ~ I(x ** 40) + I(x * 3037000500 * 3037000500) + x"
+    designs = {kind: build_design(formula, df) for kind, df in frames.items()}
+    np.testing.assert_array_equal(designs[dtype].X, designs["float64"].X)
+    assert designs[dtype].X[-1, 1] == pytest.approx(12.0**40)
+    res = dpstats.dp_ols("y ~ I(x ** 40) + x", frames[dtype], math.inf, method="ols")
+    np.testing.assert_allclose(res.predict(frames[dtype]), res.predict(frames["float64"]), rtol=1e-12)

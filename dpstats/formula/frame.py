@@ -300,9 +300,10 @@ def numpy_columns(df: pd.DataFrame, variables: Sequence[str]) -> pd.DataFrame:
     Nullable ``boolean`` becomes ``bool`` (so it is a declared two-level
     factor, as ``bool`` is), nullable integers and floats (``Int64``,
     ``Float64``, Arrow-backed numbers) their numpy counterparts, ``string``
-    becomes ``object``; floats narrower than 64 bits (``float16``,
-    ``float32``, ``Float32``) become ``float64``, so that a transform of a
-    finite value is computed in double precision.  A decision on the dtype alone (schema); the columns
+    becomes ``object``; integers and floats narrower than 64 bits
+    (``int64``, ``float16``, ``float32``, ``Float32``) become ``float64``, so
+    that a transform of a finite value is computed in double precision and
+    never in integer arithmetic, which wraps around without an error.  A decision on the dtype alone (schema); the columns
     must hold no missing values (they are checked before).  Categoricals and
     numpy columns are left alone, and ``df`` is returned as it is when no
     column needs converting.
@@ -322,14 +323,16 @@ def numpy_columns(df: pd.DataFrame, variables: Sequence[str]) -> pd.DataFrame:
     converted: dict[str, Any] = {}
     for v in variables:
         dt = df[v].dtype
-        if isinstance(dt, np.dtype) and dt.kind == "f" and dt.itemsize < 8:
-            converted[v] = df[v].to_numpy(dtype=np.float64)  # transforms in double precision: I(x * x) at 3e38
+        if isinstance(dt, np.dtype) and (dt.kind in "iu" or (dt.kind == "f" and dt.itemsize < 8)):
+            # transforms in double precision: I(x * x) at 3e38; and no integer arithmetic, which wraps around
+            # silently (I(x ** 40) of an int64 11 is a finite, wrong number)
+            converted[v] = df[v].to_numpy(dtype=np.float64)
             continue
         if not isinstance(dt, pd.api.extensions.ExtensionDtype) or isinstance(dt, pd.CategoricalDtype):
             continue
         numpy_dtype = getattr(dt, "numpy_dtype", None)
         if numpy_dtype is not None and (pd.api.types.is_bool_dtype(dt) or pd.api.types.is_numeric_dtype(dt)):
-            wide = np.float64 if numpy_dtype.kind == "f" else numpy_dtype
+            wide = np.float64 if numpy_dtype.kind in "fiu" else numpy_dtype
             converted[v] = df[v].to_numpy(dtype=wide)
         elif pd.api.types.is_string_dtype(dt):
             converted[v] = df[v].to_numpy(dtype=object)
