@@ -28,6 +28,7 @@ from dpstats.errors import DPStatsError, InvalidArgumentError, PTRFailure, Publi
 from dpstats.formula import build_design
 from dpstats.methods.registry import available_methods, get_method
 from dpstats.plotting import median_band, pyplot
+from dpstats.privacy.mechanisms import spawn_generators
 from dpstats.validation import check_epsilon_grid
 
 __all__ = ["compare", "Comparison", "COLUMNS"]
@@ -302,14 +303,14 @@ def compare(
         print(f"dpstats.compare: {n_fits} fits on the same data (data_are_public=True); by basic composition they "
               f"spend up to epsilon={trials * len(names) * sum(eps_grid):.4g}, "
               f"delta={n_fits * delta:.3g} in total")
-    seeds = np.random.SeedSequence(random_state).spawn(n_fits)
+    generators = spawn_generators(random_state, n_fits)
     bar = _progress(n_fits, progress)
     rows = []
     k = 0
     for name in names:
         for eps in eps_grid:
             for trial in range(trials):
-                rng = np.random.default_rng(seeds[k])
+                rng = generators[k]
                 k += 1
                 rows.append(_one_fit(formula, data, name, eps, delta, bounds, levels,
                                      {"missing": missing, **opts.get(name, {})}, rng, X, y, sst, truth_vec, trial))

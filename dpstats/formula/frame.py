@@ -303,8 +303,9 @@ def numpy_columns(df: pd.DataFrame, variables: Sequence[str]) -> pd.DataFrame:
     becomes ``object``; integers and floats narrower than 64 bits
     (``int64``, ``float16``, ``float32``, ``Float32``) become ``float64``, so
     that a transform of a finite value is computed in double precision and
-    never in integer arithmetic, which wraps around without an error.  A decision on the dtype alone (schema); the columns
-    must hold no missing values (they are checked before).  Categoricals and
+    never in integer arithmetic, which wraps around without an error.  A
+    decision on the dtype alone (schema); the columns must hold no missing
+    values (they are checked before).  Categoricals and
     numpy columns are left alone, and ``df`` is returned as it is when no
     column needs converting.
 

@@ -67,6 +67,7 @@ from dpstats.methods.spec import (
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import (
     exponential_mechanism,
+    keyed_public_generator,
     laplace_mechanism,
     permutation,
     post_processing_normal,
@@ -370,7 +371,7 @@ class WindowedPairing:
         """The pairs of window j as two arrays of positions inside the window."""
         m = self.start(j + 1) - self.start(j)
         half = m // 2
-        gen = np.random.default_rng([*self.key, j])
+        gen = keyed_public_generator(self.key, j)
         perms = [permutation(m, gen) for _ in range(self.matchings)]
         first = np.concatenate([p[0:2 * half:2] for p in perms])
         second = np.concatenate([p[1:2 * half:2] for p in perms])

@@ -67,6 +67,8 @@ __all__ = [
     "exponential_mechanism",
     "permutation",
     "public_uniform",
+    "keyed_public_generator",
+    "spawn_generators",
     "GaussianBlock",
     "gaussian_block",
     "FixedGaussianBlock",
@@ -251,6 +253,8 @@ def exponential_mechanism(
     ledger: PrivacyLedger,
     name: str,
     monotone: bool = False,
+    delta: float = 0.0,
+    note: str = "",
 ) -> int:
     """Exponential mechanism over a finite set of candidates (McSherry & Talwar 2007).
 
@@ -260,11 +264,15 @@ def exponential_mechanism(
     record never lowers any score), which is epsilon-DP as well.  The base
     measure lets a candidate stand for a region of volume exp(log_base_measure)
     (as in the TukeyEM depth sampler).  Sampling uses the Gumbel-max trick in log
-    space.  Candidates with log_base_measure = -inf are never chosen.
+    space.  Candidates with log_base_measure = -inf are never chosen.  The step
+    is charged (epsilon, ``delta``): ``delta`` > 0 for a candidate set that a
+    propose-test-release check admitted (TukeyEM's restricted mechanism,
+    :func:`dpstats.methods.tukey.em.restricted_exponential_mechanism`), 0
+    otherwise.
     """
     sens = _check_sensitivity(sensitivity)
-    if not (epsilon > 0 and sens > 0):
-        raise ValueError("exponential mechanism needs epsilon > 0 and sensitivity > 0")
+    if not (epsilon > 0 and sens > 0 and 0 <= delta < 1):
+        raise ValueError("exponential mechanism needs epsilon > 0, sensitivity > 0 and 0 <= delta < 1")
     base = np.asarray(log_base_measure, dtype=float)
     s = np.asarray(scores, dtype=float)
     if base.shape != s.shape or base.ndim != 1 or base.size == 0:
@@ -277,8 +285,8 @@ def exponential_mechanism(
     if not np.any(np.isfinite(logits)):
         raise ValueError("every candidate has zero base measure")
     ledger.charge(PrivacyStep(name, "exponential", sens, "score", math.nan, epsilon=float(epsilon),
-                              delta=0.0, dimension=1,
-                              note="monotone scores" if monotone else ""))
+                              delta=float(delta), dimension=1,
+                              note=note or ("monotone scores" if monotone else "")))
     gumbel = rng.gumbel(size=logits.shape)
     return int(np.argmax(np.where(np.isfinite(logits), logits + gumbel, -np.inf)))
 
@@ -292,6 +300,25 @@ def public_uniform(low: float, high: float, size: int | tuple[int, ...],
                    rng: np.random.Generator) -> np.ndarray:
     """Uniform draws whose distribution does not depend on the data: not charged."""
     return rng.uniform(low, high, size=size)
+
+
+def keyed_public_generator(key: tuple[int, ...], index: int) -> np.random.Generator:
+    """A generator of public randomness (not charged; nothing drawn from it may depend on the data) rebuilt from a
+    public ``key`` (integers drawn from the fit's generator, e.g. with :func:`public_uniform`) and an ``index``:
+    any worker that holds the key draws the same values for the same index (private Theil-Sen's pairings of the
+    rows of one window)."""
+    return np.random.default_rng([*(int(k) for k in key), int(index)])
+
+
+def spawn_generators(random_state: int | np.random.Generator | None, count: int) -> list[np.random.Generator]:
+    """``count`` independent random sources for separate fits: with ``random_state=None`` each a
+    :class:`~dpstats.privacy.secure_random.SecureGenerator` (as :func:`make_rng` gives one fit), else seeded PCG64
+    generators spawned from the seed (or from a seed drawn from a given Generator), reproducible."""
+    if random_state is None or isinstance(random_state, SecureGenerator):
+        return [SecureGenerator() for _ in range(count)]
+    rng, _ = make_rng(random_state)  # validates the seed
+    seed = int(random_state) if isinstance(random_state, (int, np.integer)) else int(rng.integers(0, 2**63 - 1))
+    return [np.random.default_rng(child) for child in np.random.SeedSequence(seed).spawn(count)]
 
 
 class GaussianBlock:

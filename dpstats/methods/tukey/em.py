@@ -30,8 +30,8 @@ from dpstats.methods.tukey.depth import (
     max_depth,
     point_of_depth,
 )
-from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
-from dpstats.privacy.mechanisms import MOVED_UP, laplace_mechanism, public_uniform
+from dpstats.privacy.ledger import PrivacyLedger
+from dpstats.privacy.mechanisms import MOVED_UP, exponential_mechanism, laplace_mechanism, public_uniform
 
 __all__ = ["JITTER", "TukeyRelease", "jitter_models", "ptr_threshold", "restricted_exponential_mechanism",
            "tukey_em"]
@@ -132,20 +132,8 @@ def restricted_exponential_mechanism(log_base_measure: np.ndarray, scores: np.nd
     int
         The chosen index.
     """
-    sens = float(sensitivity)
-    if not (math.isfinite(sens) and sens > 0 and epsilon > 0 and 0 <= delta < 1):
-        raise ValueError("restricted exponential mechanism needs epsilon > 0, sensitivity > 0, 0 <= delta < 1")
-    base = np.asarray(log_base_measure, dtype=float)
-    s = np.asarray(scores, dtype=float)
-    if base.shape != s.shape or base.ndim != 1 or base.size == 0:
-        raise ValueError("log_base_measure and scores must be 1-d arrays of equal, non-zero length")
-    logits = base + epsilon / (2.0 * sens) * s
-    if not np.any(np.isfinite(logits)):
-        raise ValueError("every candidate has zero base measure")
-    ledger.charge(PrivacyStep(name, "exponential", sens, "score", math.nan, epsilon=float(epsilon),
-                              delta=float(delta), dimension=1, note=note))
-    gumbel = rng.gumbel(size=logits.shape)
-    return int(np.argmax(np.where(np.isfinite(logits), logits + gumbel, -np.inf)))
+    return exponential_mechanism(log_base_measure, scores, sensitivity=sensitivity, epsilon=epsilon, rng=rng,
+                                 ledger=ledger, name=name, delta=delta, note=note)
 
 
 def tukey_em(models: np.ndarray, *, epsilon_ptr: float, epsilon_em: float, delta: float, rng: np.random.Generator,
