@@ -329,3 +329,18 @@ def test_integer_columns_are_transformed_in_floating_point(dtype):
     assert designs[dtype].X[-1, 1] == pytest.approx(12.0**40)
     res = dpstats.dp_ols("y ~ I(x ** 40) + x", frames[dtype], math.inf, method="ols")
     np.testing.assert_allclose(res.predict(frames[dtype]), res.predict(frames["float64"]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("formula", ["y ~ x", "y ~ I(x * 1)", "y ~ np.log1p(x)", "x ~ y"])
+def test_complex_columns_are_refused_from_their_dtype(formula):
+    """A complex column is not a number a formula may use: refused from its dtype before anything is read (its
+    imaginary parts were dropped silently, or patsy failed on the data), with and without bounds; and as new data
+    for predict.  The message names the dtype, never a value."""
+    df = pd.DataFrame({"x": np.arange(1.0, 41.0) + 987654.321j, "y": np.linspace(0.0, 1.0, 40)})
+    for bounds in (None, {"x": (0.0, 50.0), "y": (0.0, 1.0)}):
+        with pytest.raises((DataTypeError, InvalidBoundsError), match="complex") as info:
+            dpstats.dp_ols(formula, df, 1.0, 1e-6, method="tukey", bounds=bounds)
+        assert info.value.privacy_spent == (0.0, 0.0) and "987654" not in str(info.value)
+    res = dpstats.dp_ols("y ~ z", pd.DataFrame({"z": np.arange(40.0), "y": np.arange(40.0)}), math.inf, method="ols")
+    with pytest.raises(DataTypeError, match="complex128"):
+        res.predict(pd.DataFrame({"z": np.arange(3.0) + 1j}))

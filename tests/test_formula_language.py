@@ -221,3 +221,18 @@ def test_eval_env_is_deprecated_and_ignored(wages):
         res = dpstats.dp_ols("np.log(wage) ~ educ", wages, 1.0, 1e-6, bounds=BOUNDS, random_state=0,
                              eval_env=patsy.EvalEnvironment([{}]))
     assert "educ" in res.params.index
+
+
+@pytest.mark.parametrize("code", ["I(" + "+".join(["x"] * 3000) + ")", "I(" + "-" * 5000 + "x)",
+                                  "I(" + "+".join(["x"] * 900) + ")", "I(" + "-" * 250 + "x)"])
+def test_a_term_nested_too_deeply_is_a_public_formula_error(code):
+    """A term nested deeper than MAX_TERM_DEPTH is refused from the formula alone (it exhausted Python's recursion
+    limit inside patsy or the interval arithmetic, reported as an internal error), before any row is read; a
+    deep but allowed term fits."""
+    df = pd.DataFrame({"x": np.linspace(0.0, 1.0, 100), "y": np.linspace(0.0, 1.0, 100)})
+    bounds = {"x": (0.0, 1.0), "y": (0.0, 1.0)}
+    with pytest.raises(FormulaError, match="nested more than 200 operations deep") as info:
+        dpstats.dp_ols(f"y ~ {code}", df, 1.0, 1e-6, method="ssp", bounds=bounds, random_state=0)
+    assert info.value.privacy_spent == (0.0, 0.0)
+    allowed = "I(" + "+".join(["x"] * 150) + ")"
+    assert dpstats.dp_ols(f"y ~ {allowed}", df, 1.0, 1e-6, method="ssp", bounds=bounds, random_state=0).nobs == 100

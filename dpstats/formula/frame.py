@@ -161,9 +161,27 @@ def is_numeric(series: pd.Series) -> bool:
     Returns
     -------
     bool
-        Its dtype is numeric and not boolean.
+        Its dtype is real numeric: numeric, not boolean, not complex.
     """
-    return pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype)
+    return real_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype)
+
+
+def real_numeric_dtype(dtype: Any) -> bool:
+    """Whether a dtype holds real numbers or booleans (numeric, not complex, not a Categorical): what a formula
+    may use as a number.  Complex numbers are refused: their imaginary parts would be dropped, or fail, inside the
+    design (from the dtype alone).
+
+    Parameters
+    ----------
+    dtype : numpy or pandas dtype
+        A column's dtype.
+
+    Returns
+    -------
+    bool
+    """
+    return (pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype)
+            and not isinstance(dtype, pd.CategoricalDtype))
 
 
 @dataclass(frozen=True)

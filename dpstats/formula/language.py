@@ -66,12 +66,15 @@ from dpstats.errors import (
     StatefulTransformError,
     UnknownColumnError,
 )
-from dpstats.formula.frame import date_advice, duration_advice
+from dpstats.formula.frame import date_advice, duration_advice, real_numeric_dtype
 from dpstats.formula.parse import finite_number, is_call, literal_value
 
 __all__ = ["NAMESPACE", "FORMULA_ENV", "FactorFacts", "check_factor", "check_numeric_dtypes"]
 
 _CONTRASTS = ("Treatment", "Sum", "Helmert", "Diff", "Poly")
+#: The deepest syntax tree a factor's code may have: the checks, the interval arithmetic of the bounds and patsy
+#: walk it recursively, and far deeper trees exhaust Python's recursion limit (a public refusal instead)
+MAX_TERM_DEPTH = 200
 #: The largest B-spline degree ``bs()`` takes: FITPACK's evaluator (under patsy's ``bs``) works in fixed-size
 #: buffers, and far beyond this degree it fails (for some values of the argument only) instead of raising
 MAX_SPLINE_DEGREE = 5
@@ -207,11 +210,19 @@ def check_factor(code: str, columns: Iterable[str]) -> FactorFacts:
     """
     try:
         tree = ast.parse(code.strip(), mode="eval")
+        if _depth(tree) > MAX_TERM_DEPTH:
+            raise RecursionError
+        checker = _Checker(code, [str(c) for c in columns])
+        top = tree.body
+        checker.expr(top, numeric=False)
+        compile(tree, "<formula>", "eval")  # what patsy does with it, so that depth fails here, not on the rows
     except SyntaxError:
         raise FormulaError(f"'{code}' is not a valid expression") from None
-    checker = _Checker(code, [str(c) for c in columns])
-    top = tree.body
-    checker.expr(top, numeric=False)
+    except (RecursionError, MemoryError):
+        raise FormulaError(f"a term of {len(code):,} characters is nested more than {MAX_TERM_DEPTH} operations "
+                           "deep, beyond what the formula layer evaluates: split it into several terms or compute it "
+                           "as a column of the data with a public rule. Decided from the formula alone; no budget was "
+                           "spent.") from None
     wrapped = (is_call(top, "I") or is_call(top, "C")) and top.args  # type: ignore[attr-defined]
     inner = top.args[0] if wrapped else top  # type: ignore[attr-defined]
     checker.facts.boolean = isinstance(inner, ast.Compare)
@@ -241,13 +252,26 @@ def check_numeric_dtypes(facts: Iterable[FactorFacts], schema: pd.DataFrame) -> 
         A column used as a number whose dtype is neither numeric nor boolean.
     """
     for f in facts:
+        for v in f.variables:
+            if pd.api.types.is_complex_dtype(schema[v].dtype):
+                raise DataTypeError(f"'{f.code}' uses the column '{v}', but {_numeric_fix(v, schema[v].dtype)} "
+                                    "Decided from the column's type; no value was read and no budget was spent.")
         for v in f.numeric:
             dt = schema[v].dtype
-            if pd.api.types.is_bool_dtype(dt) or (pd.api.types.is_numeric_dtype(dt)
-                                                   and not isinstance(dt, pd.CategoricalDtype)):
+            if pd.api.types.is_bool_dtype(dt) or real_numeric_dtype(dt):
                 continue
             raise DataTypeError(f"'{f.code}' uses the column '{v}' as a number, but {_numeric_fix(v, dt)} Decided "
                                 "from the column's type; no value was read and no budget was spent.")
+
+
+def _depth(tree: ast.AST) -> int:
+    """The depth of a syntax tree, counted without recursion (so that any depth can be measured)."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
 
 
 def _numeric_fix(name: str, dt: Any) -> str:
@@ -259,6 +283,9 @@ def _numeric_fix(name: str, dt: Any) -> str:
                 f"as a number, drop levels['{name}'] (a numeric column is then a number) or convert the "
                 f"Categorical with a public rule (e.g. df['{name}'] = pd.to_numeric(df['{name}'].astype(str))); "
                 f"to use it as a factor, write C({name}) rather than arithmetic on it.")
+    if pd.api.types.is_complex_dtype(dt):
+        return (f"its type is {dt}: complex numbers are not supported. Keep the real part with a public rule "
+                f"before fitting (df['{name}'] = np.real(df['{name}'])) if that is the variable you mean.")
     return (f"its type is {_dtype_words(dt)}. Convert it with a public rule before fitting (e.g. df['{name}'] = "
             f"pd.to_numeric(df['{name}'])), or use it as a factor: C({name}, levels=[...]).")
 

@@ -27,7 +27,7 @@ from dpstats.errors import (
     UnknownColumnError,
     UnseenLevelError,
 )
-from dpstats.formula.frame import as_frame, duration_advice, numpy_columns
+from dpstats.formula.frame import as_frame, duration_advice, numpy_columns, real_numeric_dtype
 from dpstats.formula.language import NAMESPACE, check_factor
 from dpstats.formula.parse import code_names, origin_code
 
@@ -74,7 +74,7 @@ def _prediction_frame(design_info: Any, df: pd.DataFrame) -> tuple[pd.DataFrame,
         if info.type == "numerical":
             numeric += [v for v in facts.variables if v not in numeric]
     wrong = [v for v in numeric
-             if not (pd.api.types.is_numeric_dtype(df[v].dtype) or pd.api.types.is_bool_dtype(df[v].dtype))]
+             if not (real_numeric_dtype(df[v].dtype) or pd.api.types.is_bool_dtype(df[v].dtype))]
     if wrong:
         convert = (duration_advice(wrong[0], df[wrong[0]].dtype, "newdata")
                    or f" Convert first, e.g. newdata[{wrong[0]!r}] = pd.to_numeric(newdata[{wrong[0]!r}]).")

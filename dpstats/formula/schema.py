@@ -385,6 +385,10 @@ def _factor_bounds_message(name: str, dtype: Any, leveled: bool) -> str:
         kind = "a boolean column" if pd.api.types.is_bool_dtype(dtype) else "a factor (categorical or with levels=)"
         return (lead + f"which is {kind}, so bounds for it are refused (its columns are 0/1, bounded "
                 "automatically): drop its bounds.")
+    if pd.api.types.is_complex_dtype(dtype):
+        return (lead + f"whose dtype is {dtype}: complex numbers are not supported. Keep the real part with a public "
+                f"rule before fitting (df['{name}'] = np.real(df['{name}'])) if that is the variable you mean. "
+                "Decided from the column's dtype; no value was read and no budget was spent.")
     return (lead + f"which is not numeric (its dtype is {dtype}); factors are bounded automatically. If the column "
             f"holds numbers stored as text, convert it before the fit (e.g. df['{name}'] = "
             f"pd.to_numeric(df['{name}'])); if it is a factor, drop its bounds and declare its levels "
