@@ -26,6 +26,7 @@ this module is.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -375,7 +376,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         ------
         NonFiniteValueError
             A prediction overflows the float range (a finite row of ``X`` so large that its product with the
-            released coefficients does not fit), or ``y`` holds infinity.
+            released coefficients does not fit), ``y`` holds infinity, or its sums of squares overflow.
         DataValueError, DataTypeError, MissingDataError
             ``X`` or ``y`` fails scikit-learn's validation (its message kept only in its public forms, as for
             ``fit``).
@@ -387,9 +388,15 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
                                       "R^2 cannot be computed; rescale X or drop such rows")
         failure: DPStatsError | None = None
         try:
-            return float(r2_score(y, predictions, sample_weight=sample_weight))
+            with np.errstate(over="ignore", invalid="ignore"):
+                value = float(r2_score(y, predictions, sample_weight=sample_weight))
         except (ValueError, TypeError) as exc:
             failure = validation_error(exc)
+        else:
+            if math.isfinite(value):
+                return value
+            failure = NonFiniteValueError("score: the sums of squares of y overflow the float range (a value of y "
+                                          "near the largest float), so R^2 cannot be computed; rescale y")
         raise failure  # outside the handler: no __context__ carries scikit-learn's message
 
     def _input_names(self, p: int) -> list[str]:

@@ -228,6 +228,21 @@ def test_schema_violations_are_refused_without_values_and_spend_nothing(df, tmp_
     assert acct.spent == (0.0, 0.0)
 
 
+def test_a_line_with_more_fields_than_the_header_is_refused(df, tmp_path):
+    """A CSV line with extra fields is malformed: refused with the one unreadable-CSV message (no value shown),
+    whichever columns the formula uses, never read with its extra fields dropped."""
+    p = tmp_path / "ragged.csv"
+    df.to_csv(p, index=False)
+    with open(p, "a") as f:
+        f.write("1.0,0.5,a,2.0,SECRET_LEVEL,987654\n")
+    acct = dpstats.PrivacyAccountant(5.0, 1e-5)
+    for formula in (FORMULA, "y ~ x1"):
+        with pytest.raises(DataTypeError) as err:
+            dpstats.dp_ols(formula, CSVSource(str(p), chunksize=4000), 1.0, 1e-6, method="ssp", bounds=BOUNDS,
+                           accountant=acct)
+        assert "SECRET" not in str(err.value) and "987654" not in str(err.value)
+
+
 def test_missing_drop_matches_in_memory(df, tmp_path):
     bad = df.copy()
     bad.loc[[3, 7000, 16000], "x1"] = np.nan

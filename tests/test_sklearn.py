@@ -269,11 +269,14 @@ def _score_inputs(X: np.ndarray, y: np.ndarray) -> dict[str, tuple[object, objec
     strings[5] = "SECRET-7731"
     nan = y[:50].copy()
     nan[7] = np.nan
+    overflow = np.full(50, 1e308)  # finite, but its sums of squares overflow (R^2 was returned as NaN)
     return {"a row of X whose prediction overflows": (huge, y[:50], "NonFiniteValueError"),
-            "a string in y": (X[:50], strings, "DataValueError"), "NaN in y": (X[:50], nan, "MissingDataError")}
+            "a string in y": (X[:50], strings, "DataValueError"), "NaN in y": (X[:50], nan, "MissingDataError"),
+            "y whose squares overflow": (X[:50], overflow, "NonFiniteValueError")}
 
 
-@pytest.mark.parametrize("case", ["a row of X whose prediction overflows", "a string in y", "NaN in y"])
+@pytest.mark.parametrize("case", ["a row of X whose prediction overflows", "a string in y", "NaN in y",
+                                  "y whose squares overflow"])
 def test_score_failures_are_typed_and_never_quote_the_data(data, case):
     X, y = data
     est = DPLinearRegression(method="ssp", bounds=(0.0, 10.0), y_bounds=(-20.0, 50.0), random_state=0).fit(X, y)

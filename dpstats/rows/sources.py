@@ -301,12 +301,17 @@ class CSVSource(DataSource):
         return {c: declared[c] if c in declared else ("str" if c in self._text else float) for c in columns}
 
     def frames(self, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
-        dtypes = self._types(columns)
+        """The chunks of ``columns``.  Every column of a line is parsed (the unused ones as text), so that a line
+        with more fields than the header is refused as malformed, as pandas does without ``usecols``, instead of
+        having its extra fields dropped."""
+        used = list(columns)
+        dtypes = {c: ("str" if c not in used else t) for c, t in self._types(list(self.schema().columns)).items()}
         for p in self.paths:
             try:
-                reader = pd.read_csv(p, chunksize=self.chunksize, usecols=list(columns), dtype=dtypes, **self.kwargs)
+                reader = pd.read_csv(p, chunksize=self.chunksize, dtype=dtypes, **self.kwargs)
                 with reader:
-                    yield from reader
+                    for chunk in reader:
+                        yield chunk[used]
             except (ValueError, TypeError) as exc:
                 if isinstance(exc, (MissingDataError, DataTypeError)) or "Usecols" in str(exc):
                     raise
