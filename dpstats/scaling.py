@@ -45,6 +45,7 @@ class PublicScaling:
     y_scale: float
     intercept_index: int | None
     mix: np.ndarray | None = None  # M (d, d): the fitted design is X M before the affine map (None: X)
+    limits: tuple[np.ndarray, np.ndarray, float, float] | None = None  # the mapped ranges: X' and y' are clipped
 
     @classmethod
     def from_bounds(cls, bounds: DataBounds, intercept_index: int | None, mix: np.ndarray | None = None
@@ -67,8 +68,11 @@ class PublicScaling:
             centre[intercept_index], scale[intercept_index] = 0.0, 1.0
         if y_scale <= 0:
             y_centre, y_scale = 0.0, 1.0
+        limits = ((lo - centre) / scale, (hi - centre) / scale, (bounds.y_lo - y_centre) / y_scale,
+                  (bounds.y_hi - y_centre) / y_scale)
         return cls(centre=centre, scale=scale, y_centre=float(y_centre), y_scale=float(y_scale),
-                   intercept_index=intercept_index, mix=mix)
+                   intercept_index=intercept_index, mix=mix,
+                   limits=(limits[0], limits[1], float(limits[2]), float(limits[3])))
 
     def transform_bounds(self, bounds: DataBounds) -> DataBounds:
         return DataBounds(column_lo=(bounds.column_lo - self.centre) / self.scale,
@@ -81,8 +85,9 @@ class PublicScaling:
 
         A value that the map sends beyond the largest double (a finite value near it, over a half-width below
         1) becomes +-the largest double, without a warning: an elementwise, monotone public map, so every row
-        stays finite and depends on its own values only (the bound-free methods take every finite double; the
-        bounded ones clip it to the bounds anyway).  With ``mix`` the design is first X M (a new array), its
+        stays finite and depends on its own values only; a map built by :meth:`from_bounds` then clips every
+        value to the declared range it maps (so a method that needs no bounds, e.g. TukeyEM, still fits inside
+        the domain the user declared, as the bounded methods do).  With ``mix`` the design is first X M (a new array), its
         entries first kept within a magnitude at which no sum in X M overflows (the rows' NaN marks stay)."""
         if self.mix is not None:
             limit = float(np.finfo(float).max) / (4.0 * float(np.abs(self.mix).sum(axis=0).max()))
@@ -97,6 +102,10 @@ class PublicScaling:
                 np.subtract(y, self.y_centre, out=y)
             np.divide(X, self.scale, out=X)
             np.divide(y, self.y_scale, out=y)
+        if self.limits is not None:  # every value inside the declared ranges (NaN marks of null rows stay)
+            np.clip(X, self.limits[0], self.limits[1], out=X)
+            np.clip(y, self.limits[2], self.limits[3], out=y)
+            return X, y
         largest = float(np.finfo(float).max)
         for a in (X, y):
             np.clip(a, -largest, largest, out=a)
