@@ -135,6 +135,10 @@ def run_case(case: Case, methods: Sequence[str], epsilons: Sequence[float], seed
     return rows
 
 
+def _cell(value: float) -> str:
+    return "refused" if math.isnan(value) else f"{value:.3f}"
+
+
 def table(rows: list[dict]) -> str:
     out = ["| design | n | method | epsilon | headline: default | centred | centred column's coefficient: default "
            "| centred | fitted-value gap / sd: default | centred |",
@@ -144,8 +148,8 @@ def table(rows: list[dict]) -> str:
         if rescale != "default":
             continue
         c = keyed[(case, method, eps, "centred")]
-        out.append(f"| {case} | {r['n']:,} | {method} | {eps:g} | {r['headline']:.3f} | {c['headline']:.3f} | "
-                   f"{r['focus']:.3f} | {c['focus']:.3f} | {r['gap']:.3f} | {c['gap']:.3f} |")
+        cells = [_cell(x[k]) for k in ("headline", "focus", "gap") for x in (r, c)]
+        out.append(f"| {case} | {r['n']:,} | {method} | {eps:g} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
