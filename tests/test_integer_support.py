@@ -135,3 +135,17 @@ def test_a_design_singular_on_the_two_values_is_refused_before_reading_a_row():
         dpstats.dp_ols("y ~ g + I(g**2)", df, 1.0, 1e-6, bounds=bounds, random_state=0)
     assert build_design("y ~ g + I(g**2)", df.assign(g=df["g"].astype(float)), bounds=bounds).dependent_columns() == []
     assert build_design("y ~ g * w", df, bounds={**bounds, "w": (-4, 4)}).dependent_columns() == []
+
+
+def test_a_float_indicator_response_gets_a_note_on_its_storage():
+    """A response declared between consecutive integers but stored as floats is not two-valued by public facts;
+    the report says how to store it so that it is (a note from the dtype and the bounds only).  Stored as int or
+    bool, or declared on a wider range, there is no note."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.uniform(0, 1, 500)})
+    df["y"] = (rng.uniform(size=500) < 0.3).astype(float)
+    cases = [(df, {"y": (0, 1)}, 1), (df.assign(y=df.y.astype(int)), {"y": (0, 1)}, 0),
+             (df.assign(y=df.y.astype(bool)), {}, 0), (df, {"y": (-1, 2)}, 0)]
+    for data, bounds, expected in cases:
+        res = dpstats.dp_ols("y ~ x", data, 1.0, 1e-6, method="ssp", bounds={"x": (0, 1), **bounds}, random_state=0)
+        assert sum("stored as floats" in note for note in res.privacy.notes) == expected

@@ -400,6 +400,26 @@ def _two_valued_response(parsed: ParsedFormula, supports: Mapping[str, tuple[flo
     return len(variables) == 1 and (variables[0] in parsed.plan.bool_responses or variables[0] in supports)
 
 
+def _float_indicator_hint(parsed: ParsedFormula, bounds: Mapping[str, tuple[float, float]] | None) -> str:
+    """A note where the response is a column declared between two consecutive integers that public facts do not
+    make two-valued (e.g. a 0/1 indicator stored as floats): stored as bool or int it would be fitted as a
+    two-valued response (public: the formula, the dtype and the declared bounds); "" otherwise."""
+    variables = parsed.facts[parsed.response_code].variables
+    if len(variables) != 1 or parsed.response_code.strip() != variables[0] or not bounds:
+        return ""
+    name = variables[0]
+    declared = bounds.get(name)
+    if declared is None or name in parsed.integer_supports or name in parsed.plan.bool_responses:
+        return ""  # an integer or boolean column: two-valued already
+    lo, hi = (float(v) for v in declared)
+    if not (lo.is_integer() and hi == lo + 1.0):
+        return ""
+    return (f"the response '{name}' is declared in [{lo:g}, {hi:g}] and stored as floats: if it holds only those two "
+            f"values (an indicator), store it as bool or int (df['{name}'] = df['{name}'].astype(int)), so that the "
+            "fit treats it as a two-valued response (the clip and interval rules of a linear probability model, "
+            "docs/choosing.md 'A rare outcome'); decided from the dtype and the declared bounds")
+
+
 def _all_finite(a: np.ndarray) -> bool:
     """Whether every value of ``a`` is finite: one summing pass, and an elementwise check only when the sum is not
     finite (a non-finite value, or finite values whose sum overflows)."""
@@ -417,6 +437,8 @@ def _assemble(parsed: ParsedFormula, X: np.ndarray, y: np.ndarray, design_info: 
     ranges = derive_ranges(design_info, parsed.response_code, declared, columns=parsed.columns, numeric=numeric,
                            variables=code_names)
     supports = parsed.integer_supports
+    if hint := _float_indicator_hint(parsed, bounds):
+        notes = [*notes, hint]
     return Design(X=X, y=y, column_names=list(design_info.column_names), response_name=parsed.response_code,
                   design_info=design_info, column_intervals=ranges.column_intervals,
                   response_interval=ranges.response_interval, missing_bounds=ranges.missing, notes=notes,
