@@ -87,8 +87,8 @@ class PublicScaling:
         1) becomes +-the largest double, without a warning: an elementwise, monotone public map, so every row
         stays finite and depends on its own values only; a map built by :meth:`from_bounds` then clips every
         value to the declared range it maps (so a method that needs no bounds, e.g. TukeyEM, still fits inside
-        the domain the user declared, as the bounded methods do).  With ``mix`` the design is first X M (a new array), its
-        entries first kept within a magnitude at which no sum in X M overflows (the rows' NaN marks stay)."""
+        the domain the user declared, as the bounded methods do).  With ``mix`` the design is first X M (a new
+        array), its entries first kept within a magnitude at which no sum in X M overflows (NaN marks stay)."""
         if self.mix is not None:
             limit = float(np.finfo(float).max) / (4.0 * float(np.abs(self.mix).sum(axis=0).max()))
             X = np.clip(X, -limit, limit) @ self.mix
