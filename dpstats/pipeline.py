@@ -787,9 +787,9 @@ def _results(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, ledger
     inference = fitted.inference
     if scaling is not None:
         params = scaling.params_back(params)
-        centring = design.public_centring() if scaling.mix is not None else None
+        centring = design.public_centring()
         if centring is not None:
-            notes.append(centring.note())
+            notes.append(centring.note() if scaling.mix is not None else centring.hint())
         notes.append("the design and response were centred and scaled to [-1, 1] by the declared bounds (public) "
                      "before fitting; the coefficients were mapped back (post-processing)")
         if inference is not None:

@@ -158,7 +158,8 @@ def test_private_fits_at_a_large_budget_recover_least_squares(method):
     res = dpstats.dp_ols(formula, df, 100.0, 1e-6, bounds=BOUNDS, method=method, random_state=2, rescale="centred")
     gap = np.sqrt(np.mean((res.predict(df) - ols.predict(df)) ** 2))
     assert gap < 0.1 * df.y.std(), gap
-    assert any("x:z, I(x ** 2) were fitted with each variable centred" in note for note in res.privacy.notes)
+    assert any("x:z, I(x ** 2) (product or power columns) were fitted with each variable centred" in note
+               for note in res.privacy.notes)
     b = res.params
     by_hand = b["Intercept"] + b["x"] * df.x + b["z"] * df.z + b["x:z"] * df.x * df.z + b["I(x ** 2)"] * df.x**2
     np.testing.assert_allclose(res.predict(df.iloc[:5]), by_hand.iloc[:5], rtol=1e-9)
@@ -183,13 +184,16 @@ def test_centring_helps_where_the_ranges_sit_away_from_zero(method, epsilon):
 
 
 def test_the_default_and_the_other_modes_leave_products_as_they_are():
-    """Only ``rescale="centred"`` centres; the default (True) and False fit the formula's columns, and any other
-    value is refused before anything is read or spent."""
+    """Only ``rescale="centred"`` centres; the default (True) and False fit the formula's columns (the default's
+    report says where centring would help), and any other value is refused before anything is read or spent."""
     df = _frame(500)
     formula = "y ~ x + z + x:z"
     for rescale in (True, False):
         res = dpstats.dp_ols(formula, df, 1.0, 1e-6, bounds=BOUNDS, method="ssp", random_state=0, rescale=rescale)
         assert not any("fitted with each variable centred" in note for note in res.privacy.notes)
+        hinted = any("x:z (product or power column) was fitted as written" in note and "rescale='centred'" in note
+                     for note in res.privacy.notes)
+        assert hinted is (rescale is True)  # the default says when centring would help; False fits raw units
     accountant = dpstats.PrivacyAccountant(1.0, 1e-6)
     for bad in ("full", 1, None, "Centred"):
         with pytest.raises(dpstats.errors.InvalidArgumentError, match="rescale must be"):

@@ -65,12 +65,23 @@ class ColumnCentring:
     intervals: tuple[tuple[float, float], ...]
     centred: tuple[str, ...]
 
+    def _subject(self) -> str:
+        many = len(self.centred) > 1
+        return (", ".join(self.centred) + f" (product or power column{'s' if many else ''}) "
+                + ("were" if many else "was"))
+
     def note(self) -> str:
         """The report's note (public facts only)."""
-        return ("the product and power column" + ("s " if len(self.centred) > 1 else " ") + ", ".join(self.centred)
-                + " were fitted with each variable centred at the midpoint of its declared range (public: "
+        return (self._subject() + " fitted with each variable centred at the midpoint of its declared range (public: "
                 "(x - c)(z - c'), (x - c)^k), which changes neither the model nor the fitted values; the "
                 "coefficients were mapped back to the formula's columns (post-processing)")
+
+    def hint(self) -> str:
+        """The report's note where the columns were fitted as written (the default ``rescale=True``)."""
+        return (self._subject() + " fitted as written; over the declared ranges such a column is nearly linear in "
+                "its variables, and rescale='centred' (variables centred at their declared midpoints) brings its own "
+                "coefficient and the fitted values much closer to least squares (docs/choosing.md, 'Products and "
+                "powers')")
 
 
 def public_centring(design_info: Any, intervals: Sequence[Interval | None],
