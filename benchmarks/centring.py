@@ -114,7 +114,7 @@ def run_case(case: Case, methods: Sequence[str], epsilons: Sequence[float], seed
     for method in methods:
         for eps in epsilons:
             for rescale in (True, "centred"):
-                head, focus, gap, refused = [], [], [], 0
+                head, focus, gap, covered, reported, refused = [], [], [], 0, 0, 0
                 for seed in range(seeds):
                     try:
                         with warnings.catch_warnings():
@@ -127,11 +127,16 @@ def run_case(case: Case, methods: Sequence[str], epsilons: Sequence[float], seed
                     head.append(_rel(res.params[case.headline], ols.params[case.headline]))
                     focus.append(_rel(res.params[case.focus], ols.params[case.focus]))
                     gap.append(math.sqrt(np.mean((res.predict(df).to_numpy() - fitted_ols) ** 2)) / sd)
+                    lo, hi = (float(v) for v in res.conf_int().loc[case.focus])
+                    if math.isfinite(lo) and math.isfinite(hi):
+                        reported += 1
+                        covered += int(lo <= ols.params[case.focus] <= hi)
                 rows.append({"case": case.name, "n": len(df), "method": method, "epsilon": eps,
                              "rescale": "centred" if rescale == "centred" else "default", "refused": refused,
                              "headline": statistics.median(head) if head else math.nan,
                              "focus": statistics.median(focus) if focus else math.nan,
-                             "gap": statistics.median(gap) if gap else math.nan})
+                             "gap": statistics.median(gap) if gap else math.nan,
+                             "covers": f"{covered}/{reported}" if reported else "-"})
     return rows
 
 
@@ -141,14 +146,15 @@ def _cell(value: float) -> str:
 
 def table(rows: list[dict]) -> str:
     out = ["| design | n | method | epsilon | headline: default | centred | centred column's coefficient: default "
-           "| centred | fitted-value gap / sd: default | centred |",
-           "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+           "| centred | fitted-value gap / sd: default | centred | its interval covers OLS: default | centred |",
+           "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     keyed = {(r["case"], r["method"], r["epsilon"], r["rescale"]): r for r in rows}
     for (case, method, eps, rescale), r in keyed.items():
         if rescale != "default":
             continue
         c = keyed[(case, method, eps, "centred")]
         cells = [_cell(x[k]) for k in ("headline", "focus", "gap") for x in (r, c)]
+        cells += [r["covers"], c["covers"]]
         out.append(f"| {case} | {r['n']:,} | {method} | {eps:g} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
@@ -171,8 +177,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     text = (f"Command: `{command}` ({seconds:.0f} s, one process; noise seeds 1000-{999 + args.seeds}, "
             f"delta = {DELTA:g}).  Medians over the seeds of the relative error against statsmodels OLS on the same "
             "rows (headline and the first centred column's own coefficient) and of the root mean square gap between "
-            "the private and the least-squares fitted values over the response's sd; `default` is `rescale=True`, "
-            "`centred` is `rescale=\"centred\"` (same seeds).\n\n"
+            "the private and the least-squares fitted values over the response's sd; how many of the fits' 95% "
+            "intervals for the centred column's coefficient covered least squares (of those that reported one); "
+            "`default` is `rescale=True`, `centred` is `rescale=\"centred\"` (same seeds).\n\n"
             + table(rows) + "\n")
     Path(args.out).write_text(text)
     print(text)
