@@ -116,7 +116,7 @@ def public_centring(design_info: Any, intervals: Sequence[Interval | None],
         if cols.stop - cols.start != 1 or values[cols.start] is not None:
             continue
         j = cols.start
-        found = (_product(term.factors, columns, mains, ranges, design_info)
+        found = (_product(term.factors, columns, mains, ranges)
                  or _power(term.factors, columns, mains, ranges, design_info))
         if found is None:
             continue
@@ -146,8 +146,7 @@ def _midpoint(lo: float, hi: float) -> tuple[float, float]:
 
 
 def _product(factors: Sequence[Any], columns: dict[frozenset[Any], int], mains: dict[Any, int],
-             ranges: Sequence[tuple[float, float]], design_info: Any
-             ) -> tuple[dict[int, float], tuple[float, float]] | None:
+             ranges: Sequence[tuple[float, float]]) -> tuple[dict[int, float], tuple[float, float]] | None:
     """The lower-order weights and the range of a centred product of numerical factors, or None."""
     if len(factors) < 2 or not all(f in mains for f in factors):
         return None
