@@ -148,6 +148,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "complete rows stays private)")
     fit.add_argument("--format", choices=["text", "latex", "html", "json"], default="text",
                      help="output format of the summary (default: %(default)s)")
+    fit.add_argument("--rescale", choices=["columns", "centred", "off"], default="columns",
+                     help="public rescaling: every column mapped to [-1, 1] by its declared bounds (columns, the "
+                          "default), also product and power columns fitted with their variables centred at the "
+                          "declared midpoints (centred), or the raw design (off)")
     fit.add_argument("--option", action="append", type=_option_arg, default=[], metavar="NAME=VALUE",
                      help="a method-specific option (VALUE is parsed as JSON when it can be), repeatable")
     fit.add_argument("--allow-data-levels", action="store_true",
@@ -359,6 +363,10 @@ def _render(res: Any, fmt: str) -> str:
     return renderers[fmt]()
 
 
+#: ``--rescale`` choices as ``dp_ols``'s ``rescale=``
+_RESCALE: dict[str, bool | str] = {"columns": True, "centred": "centred", "off": False}
+
+
 def _cmd_fit(args: argparse.Namespace) -> int:
     bounds = _parse_bounds(args.bounds)
     levels = _parse_levels(args.levels)
@@ -366,7 +374,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     data = _load_data(args, bounds, levels)
     res = dp_ols(args.formula, data, epsilon=args.epsilon, delta=args.delta, method=args.method, bounds=bounds,
                  random_state=args.seed, levels=levels, missing=args.missing,
-                 allow_data_levels=args.allow_data_levels, **options)
+                 allow_data_levels=args.allow_data_levels, rescale=_RESCALE[args.rescale], **options)
     print(_render(res, args.format))
     return EXIT_OK
 

@@ -80,6 +80,20 @@ def test_fit_json_is_the_library_result(capsys, csv, frame):
     assert abs(got["params"]["x"] - 3.0) < 0.5
 
 
+@pytest.mark.parametrize("choice, rescale", [("columns", True), ("centred", "centred"), ("off", False)])
+def test_fit_rescale_is_the_library_option(capsys, csv, frame, choice, rescale):
+    """``--rescale`` gives ``dp_ols`` its ``rescale=``: the same coefficients as the library with that choice (on a
+    product of x with itself, a column the centring re-expresses)."""
+    formula = "y ~ x + I(x ** 2) + C(g)"
+    code, out, err = run(capsys, *fit_args(csv, "--format", "json", "--rescale", choice, formula=formula))
+    assert code == 0, err
+    ref = dpstats.dp_ols(formula, frame, epsilon=1.0, delta=1e-6, method="ssp",
+                         bounds={k: tuple(v) for k, v in BOUNDS.items()}, levels=LEVELS, random_state=0,
+                         rescale=rescale)
+    np.testing.assert_allclose(list(json.loads(out)["params"].values()), ref.params.to_numpy(), rtol=1e-12)
+    assert ("fitted with each variable centred" in out) is (choice == "centred")
+
+
 def test_fit_is_reproducible_with_a_seed(capsys, csv):
     outs = [run(capsys, *fit_args(csv, "--format", "json"))[1] for _ in range(2)]
     assert json.loads(outs[0])["params"] == json.loads(outs[1])["params"]
