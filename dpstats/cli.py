@@ -65,6 +65,8 @@ EXIT_OK = 0
 EXIT_ERROR = 2
 
 _EXAMPLE_DATASET = "diamonds"
+#: ``dpstats fit --rescale`` choices as ``dp_ols``'s ``rescale=``
+_RESCALE: dict[str, bool | str] = {"columns": True, "centred": "centred", "off": False}
 _T = TypeVar("_T")
 
 
@@ -148,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "complete rows stays private)")
     fit.add_argument("--format", choices=["text", "latex", "html", "json"], default="text",
                      help="output format of the summary (default: %(default)s)")
-    fit.add_argument("--rescale", choices=["columns", "centred", "off"], default="columns",
+    fit.add_argument("--rescale", choices=list(_RESCALE), default="columns",
                      help="public rescaling: every column mapped to [-1, 1] by its declared bounds (columns, the "
                           "default), also product and power columns fitted with their variables centred at the "
                           "declared midpoints (centred), or the raw design (off)")
@@ -361,10 +363,6 @@ def _render(res: Any, fmt: str) -> str:
     renderers = {"text": smry.as_text, "latex": lambda: smry.as_latex(privacy=True),  # coefficients + privacy
                  "html": smry.as_html}
     return renderers[fmt]()
-
-
-#: ``--rescale`` choices as ``dp_ols``'s ``rescale=``
-_RESCALE: dict[str, bool | str] = {"columns": True, "centred": "centred", "off": False}
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:

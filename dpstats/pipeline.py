@@ -398,16 +398,12 @@ def zeroes_null_rows(spec: MethodSpec, design: Design, bounds: DataBounds | None
     return design.null_rows and bounds is None and not spec.null_marks
 
 
-#: The ``rescale=`` choices: the affine map of every column to [-1, 1] (True), that map after the public
-#: reparametrisation of product and power columns ("centred"), or neither (False)
-RESCALE_MODES = {True: "columns", "centred": "centred", False: "off"}
-
-
 def rescale_mode(rescale: Any) -> str:
-    """``"columns"``, ``"centred"`` or ``"off"`` for the ``rescale=`` argument (True, "centred" or False); any
-    other value is refused before anything is read."""
+    """``"columns"`` (True: every column and the response mapped to [-1, 1]), ``"centred"`` (that map after the
+    public reparametrisation of product and power columns) or ``"off"`` (False) for the ``rescale=`` argument;
+    any other value is refused before anything is read."""
     if isinstance(rescale, (bool, np.bool_)):
-        return RESCALE_MODES[bool(rescale)]
+        return "columns" if rescale else "off"
     if isinstance(rescale, str) and rescale == "centred":
         return "centred"
     raise InvalidArgumentError("rescale must be True (default: every column and the response mapped to [-1, 1] by "
@@ -612,28 +608,19 @@ def _public_transform(spec: MethodSpec, design: Design, rescale: str
     return data_bounds, scaling
 
 
-def _fitted_intervals(design: Design, scaling: PublicScaling | None) -> list[tuple[float, float] | None]:
-    """The range of every column of the design the method is fitted on, before the affine rescaling: the
-    design's own, or the centred columns' where the rescaling re-expresses them (None where unknown)."""
-    centring = design.public_centring() if scaling is not None and scaling.mix is not None else None
-    if centring is not None:
-        return list(centring.intervals)
-    return [None if iv is None else (iv.lo, iv.hi) for iv in design.column_intervals]
-
-
 def _public_ranges(design: Design, scaling: PublicScaling | None) -> dict[str, Any]:
     """The public range of every design column (None where unknown) and of the response, in the units the
     method sees (after the public rescaling, when it was applied), and whether the response is two-valued.  Factor
     dummies and the intercept are bounded by construction; other columns only when the user declared bounds."""
-    columns = _fitted_intervals(design, scaling)
-    response = None if design.response_interval is None else (design.response_interval.lo,
-                                                               design.response_interval.hi)
-    if scaling is not None:
-        columns = [None if iv is None else ((iv[0] - c) / s, (iv[1] - c) / s)
-                   for iv, c, s in zip(columns, scaling.centre, scaling.scale, strict=True)]
-        if response is not None:
-            response = ((response[0] - scaling.y_centre) / scaling.y_scale,
-                        (response[1] - scaling.y_centre) / scaling.y_scale)
+    columns: list[tuple[float, float] | None]
+    response: tuple[float, float] | None
+    if scaling is not None:  # every range known: those of the fitted (possibly centred) columns, mapped
+        lo, hi, y_lo, y_hi = scaling.limits
+        columns, response = list(zip(lo.tolist(), hi.tolist(), strict=True)), (y_lo, y_hi)
+    else:
+        columns = [None if iv is None else (iv.lo, iv.hi) for iv in design.column_intervals]
+        response = None if design.response_interval is None else (design.response_interval.lo,
+                                                                   design.response_interval.hi)
     return {"column_ranges": tuple(columns), "response_range": response, "declared_ranges": _declared_ranges(design),
             "column_values": _column_values(design, scaling), "two_valued_response": design.two_valued_response}
 

@@ -44,8 +44,8 @@ class PublicScaling:
     y_centre: float
     y_scale: float
     intercept_index: int | None
+    limits: tuple[np.ndarray, np.ndarray, float, float]  # the mapped ranges (X' lo, hi; y' lo, hi): values clipped
     mix: np.ndarray | None = None  # M (d, d): the fitted design is X M before the affine map (None: X)
-    limits: tuple[np.ndarray, np.ndarray, float, float] | None = None  # the mapped ranges: X' and y' are clipped
 
     @classmethod
     def from_bounds(cls, bounds: DataBounds, intercept_index: int | None, mix: np.ndarray | None = None
@@ -83,12 +83,12 @@ class PublicScaling:
     def transform(self, X: np.ndarray, y: np.ndarray, inplace: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """(X', y'); with ``inplace`` the float arrays X and y are overwritten (saves a copy of the design).
 
-        A value that the map sends beyond the largest double (a finite value near it, over a half-width below
-        1) becomes +-the largest double, without a warning: an elementwise, monotone public map, so every row
-        stays finite and depends on its own values only; a map built by :meth:`from_bounds` then clips every
-        value to the declared range it maps (so a method that needs no bounds, e.g. TukeyEM, still fits inside
-        the domain the user declared, as the bounded methods do).  With ``mix`` the design is first X M (a new
-        array), its entries first kept within a magnitude at which no sum in X M overflows (NaN marks stay)."""
+        Every value is then clipped to the declared range it maps (``limits``), without a warning: an
+        elementwise, monotone public map, so every row stays finite (a value the division sends beyond the
+        largest double included) and depends on its own values only, and a method that needs no bounds (e.g.
+        TukeyEM) still fits inside the domain the user declared, as the bounded methods do.  With ``mix`` the
+        design is first X M (a new array), its entries first kept within a magnitude at which no sum in X M
+        overflows (the NaN marks of null rows stay)."""
         if self.mix is not None:
             limit = float(np.finfo(float).max) / (4.0 * float(np.abs(self.mix).sum(axis=0).max()))
             X = np.clip(X, -limit, limit) @ self.mix
@@ -102,13 +102,8 @@ class PublicScaling:
                 np.subtract(y, self.y_centre, out=y)
             np.divide(X, self.scale, out=X)
             np.divide(y, self.y_scale, out=y)
-        if self.limits is not None:  # every value inside the declared ranges (NaN marks of null rows stay)
-            np.clip(X, self.limits[0], self.limits[1], out=X)
-            np.clip(y, self.limits[2], self.limits[3], out=y)
-            return X, y
-        largest = float(np.finfo(float).max)
-        for a in (X, y):
-            np.clip(a, -largest, largest, out=a)
+        np.clip(X, self.limits[0], self.limits[1], out=X)  # NaN marks of null rows stay
+        np.clip(y, self.limits[2], self.limits[3], out=y)
         return X, y
 
     def coefficient_map(self) -> tuple[np.ndarray, np.ndarray]:

@@ -194,20 +194,23 @@ def _power(factors: Sequence[Any], columns: dict[frozenset[Any], int], mains: di
     return weights, ((0.0, top) if k % 2 == 0 else (-top, top))
 
 
-def _dump(factor: Any) -> str | None:
-    """The factor's code as a normalised syntax tree (None if it does not parse)."""
+def _tree(factor: Any) -> ast.expr | None:
+    """The factor's code as a syntax tree (None if it does not parse)."""
     try:
-        return ast.dump(ast.parse(factor.code, mode="eval").body)
+        return ast.parse(factor.code, mode="eval").body
     except (AttributeError, SyntaxError, ValueError):
         return None
+
+
+def _dump(factor: Any) -> str | None:
+    """The factor's code as a normalised syntax tree, for comparing codes (None if it does not parse)."""
+    node = _tree(factor)
+    return None if node is None else ast.dump(node)
 
 
 def _power_of(factor: Any) -> tuple[str, int] | None:
     """(base's syntax tree, k) for a factor ``I(base ** k)`` or ``np.power(base, k)`` with an integer k >= 2."""
-    try:
-        node = ast.parse(factor.code, mode="eval").body
-    except (AttributeError, SyntaxError, ValueError):
-        return None
+    node = _tree(factor)
     if not isinstance(node, ast.Call) or node.keywords:
         return None
     name = ast.unparse(node.func)

@@ -210,19 +210,18 @@ def check_factor(code: str, columns: Iterable[str]) -> FactorFacts:
     """
     try:
         tree = ast.parse(code.strip(), mode="eval")
-        if _depth(tree) > MAX_TERM_DEPTH:
-            raise RecursionError
-        checker = _Checker(code, [str(c) for c in columns])
-        top = tree.body
-        checker.expr(top, numeric=False)
-        compile(tree, "<formula>", "eval")  # what patsy does with it, so that depth fails here, not on the rows
     except SyntaxError:
         raise FormulaError(f"'{code}' is not a valid expression") from None
-    except (RecursionError, MemoryError):
+    except (RecursionError, MemoryError):  # far deeper than MAX_TERM_DEPTH
+        tree = None
+    if tree is None or _depth(tree) > MAX_TERM_DEPTH:
         raise FormulaError(f"a term of {len(code):,} characters is nested more than {MAX_TERM_DEPTH} operations "
                            "deep, beyond what the formula layer evaluates: split it into several terms or compute it "
                            "as a column of the data with a public rule. Decided from the formula alone; no budget was "
-                           "spent.") from None
+                           "spent.")
+    checker = _Checker(code, [str(c) for c in columns])
+    top = tree.body
+    checker.expr(top, numeric=False)
     wrapped = (is_call(top, "I") or is_call(top, "C")) and top.args  # type: ignore[attr-defined]
     inner = top.args[0] if wrapped else top  # type: ignore[attr-defined]
     checker.facts.boolean = isinstance(inner, ast.Compare)
