@@ -233,6 +233,34 @@ def test_transformed_variables_are_clipped_for_bound_free_methods_too():
     assert np.isfinite(res.params).all()
 
 
+@pytest.mark.parametrize("formula", ["y ~ x:z", "y ~ x * z", "y ~ x:z:C(g)"])
+@pytest.mark.parametrize("chunked", [False, True])
+def test_bounded_variables_of_an_interaction_are_clipped_before_the_product(formula: str, chunked: bool) -> None:
+    """A finite value outside its bounds (inside the guarantee's domain) in a bare factor of an interaction: the
+    product of the raw values overflowed for one neighbour (refused, nothing spent) and not the other."""
+    d = frame()
+    d["z"] = np.linspace(0.0, 5.0, N)
+    bounds = {"x": (0.0, 10.0), "z": (0.0, 5.0), "y": (-20.0, 40.0)}
+    outcomes = []
+    for value in (1e300, 1e308):
+        data = d.copy()
+        data.loc[7, ["x", "z"]] = [value, 4.0]
+        res = dpstats.dp_ols(formula, data, 1.0, 1e-6, method="ssp", bounds=bounds, random_state=0,
+                             **({"chunksize": 100} if chunked else {}))
+        outcomes.append(res)
+    assert all(np.isfinite(r.params).all() for r in outcomes)
+    assert all(r.privacy.epsilon_spent == pytest.approx(1.0) for r in outcomes)
+    np.testing.assert_array_equal(outcomes[0].params, outcomes[1].params)  # both rows clip to x = 10
+
+
+def test_a_clipped_interaction_is_the_product_of_the_clipped_values() -> None:
+    d = frame(n=5)
+    d["z"] = [1.0, 2.0, 3.0, 4.0, 5.0]
+    d.loc[0, "x"] = 50.0  # outside (0, 10): the column x:z at row 0 is 10 * 1, not 50 clipped to the product range
+    design = build_design("y ~ x:z - 1", d, bounds={"x": (0.0, 10.0), "z": (0.0, 5.0), "y": (-20.0, 40.0)})
+    assert design.X[0, 0] == 10.0
+
+
 # -- 3. no data value in any message --------------------------------------------------------------------------------
 
 def secret_frame() -> pd.DataFrame:

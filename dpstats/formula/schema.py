@@ -135,7 +135,8 @@ def parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[
     _check_column_names(desc, set(column_list))
     check_formula_levels(factor_codes)
     bool_responses = _check_response(facts[response_code], df)
-    plan = _frame_plan(df, bounds or {}, levels, facts, factor_codes, bool_responses, missing)
+    multiplied = {v for t in desc.rhs_termlist if len(t.factors) > 1 for f in t.factors for v in facts[f.code].variables}
+    plan = _frame_plan(df, bounds or {}, levels, facts, factor_codes, bool_responses, missing, multiplied)
     schema, _ = plan.prepare(df.iloc[:0])
     check_numeric_dtypes(facts.values(), schema)
     _check_durations(facts.values(), schema)
@@ -230,13 +231,15 @@ def _check_durations(facts: Iterable[FactorFacts], schema: pd.DataFrame) -> None
 
 def _frame_plan(df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]],
                 levels: Mapping[str, Sequence[Any]] | None, facts: Mapping[str, FactorFacts],
-                factor_codes: Sequence[str], bool_responses: Sequence[str], missing: str) -> FramePlan:
-    """How every frame is prepared: declared levels, clip ranges, levels written in the formula, null row."""
+                factor_codes: Sequence[str], bool_responses: Sequence[str], missing: str,
+                multiplied: set[str]) -> FramePlan:
+    """How every frame is prepared: declared levels, clip ranges, levels written in the formula, null row.
+    ``multiplied``: the variables of the terms with two or more factors (interactions)."""
     variables = list(dict.fromkeys(v for f in facts.values() for v in f.variables))
     columns = {str(c) for c in df.columns}
     declared = _declared_levels(levels, variables, df)
     leveled = {v for v, _ in declared}
-    clip = _clip_ranges(bounds, facts.values(), variables, df, bool_responses, leveled)
+    clip = _clip_ranges(bounds, facts.values(), variables, df, bool_responses, leveled, multiplied)
     allowed = [(v, lv) for v, lv in formula_literal_levels(factor_codes).items() if v in columns and v not in leveled]
     for v, lv in allowed:
         _check_no_missing_level(v, lv)
@@ -343,13 +346,18 @@ def _level_list(var: str, value: Any) -> list[Any]:
 
 
 def _clip_ranges(bounds: Mapping[str, tuple[float, float]], facts: Iterable[FactorFacts], variables: Sequence[str],
-                 df: pd.DataFrame, bool_responses: Sequence[str], leveled: set[str]) -> list[tuple[str, float, float]]:
-    """The declared ranges of the raw variables that enter a transform (they are clipped before it is evaluated).
+                 df: pd.DataFrame, bool_responses: Sequence[str], leveled: set[str],
+                 multiplied: set[str]) -> list[tuple[str, float, float]]:
+    """The declared ranges of the raw variables that enter a transform or an interaction (``multiplied``: they are
+    clipped before it is evaluated, so that a value outside its bounds, however large, gives a finite product of
+    the declared ranges, as the guarantee's domain says, instead of an overflow that would refuse one data set and
+    fit its neighbour).
 
-    Every declared bound is validated here.  Bare variables are not clipped
-    here: methods that need bounds clip the design columns themselves.  Bounds
-    for a variable that enters only as a factor are refused: they could have
-    no effect but to clip its values onto other levels.
+    Every declared bound is validated here.  Variables that enter only as bare
+    main effects are not clipped here: the public rescaling and the methods
+    that need bounds clip the design columns themselves.  Bounds for a
+    variable that enters only as a factor are refused: they could have no
+    effect but to clip its values onto other levels.
     """
     for key, val in bounds.items():
         declared_interval(key, val)
@@ -364,7 +372,7 @@ def _clip_ranges(bounds: Mapping[str, tuple[float, float]], facts: Iterable[Fact
         factors = [f.code for f in facts if k in f.variables]
         if all(factor_of(code) == k for code in factors):
             raise InvalidBoundsError(_factor_only_bounds_message(k, factors))
-        if k in transformed:
+        if k in transformed or k in multiplied:
             iv = declared_interval(k, v)
             clip.append((k, iv.lo, iv.hi))
     return clip
