@@ -78,10 +78,35 @@ def test_a_long_integer_is_a_number(tmp_path):
 
 def test_types_are_read_from_the_header_only(tmp_path):
     src = CSVSource(_write(tmp_path / "a.csv", "a"))
-    schema = src.with_text_columns(["g"]).schema()
+    schema = src.with_text_columns({"g": ("a",)}).schema()
     assert len(schema) == 0 and schema["x"].dtype == float and schema["y"].dtype == float
     assert not pd.api.types.is_numeric_dtype(schema["g"].dtype)
     assert src.schema()["g"].dtype == float  # no declared text levels: a number, whatever the rows hold
+
+
+@pytest.mark.parametrize("token", ["NA", "None", "null", "NaN", "n/a"])
+@pytest.mark.parametrize("chunksize", [None, 10])
+def test_a_declared_level_that_pandas_reads_as_missing_is_a_level(tmp_path, token, chunksize):
+    """A declared text level such as "None" (no treatment) or the country code "NA" is a value of the domain: a
+    row holding it fits from the file as in memory, instead of a free refusal (pandas' default missing tokens)."""
+    formula, levels = "y ~ x + g", {"g": ["1", "2", token]}
+    kw = {} if chunksize is None else {"chunksize": chunksize}
+    path = _write(tmp_path / "t.csv", token)
+    res = _fit(path, formula, levels=levels, **kw)
+    _same_outcome(res, _fit(_write(tmp_path / "one.csv", "1"), formula, levels=levels, **kw))
+    in_memory = _fit(pd.read_csv(path, keep_default_na=False, dtype={"g": str}), formula, levels=levels)
+    np.testing.assert_array_equal(res.params.to_numpy(), in_memory.params.to_numpy())
+
+
+def test_undeclared_missing_tokens_are_still_missing(tmp_path):
+    """Only declared levels leave pandas' missing tokens: "NA" in a text column without that level, and in a
+    numeric column, is still a missing value (a public refusal with missing="raise", a null row with "drop")."""
+    text = _write(tmp_path / "text.csv", "NA")
+    number = _write(tmp_path / "number.csv", "1", first_x="NA")
+    for path in (text, number):
+        with pytest.raises(dpstats.errors.MissingDataError):
+            _fit(path, "y ~ x + g", levels={"g": ["1", "2"]})
+        assert _fit(path, "y ~ x + g", levels={"g": ["1", "2"]}, missing="drop").params.notna().all()
 
 
 def test_text_in_a_numeric_column_is_a_domain_check_without_the_value(tmp_path):

@@ -463,17 +463,18 @@ def formula_columns(schema: pd.DataFrame, formula: str) -> list[str]:
 
 
 def text_level_columns(schema: pd.DataFrame, formula: str, levels: Mapping[str, Sequence[Any]] | None
-                       ) -> list[str]:
+                       ) -> dict[str, tuple[str, ...]]:
     """The columns whose declared levels (``levels=`` or a literal ``C(g, levels=[...])`` of the formula) include
-    text: a source that stores no types reads them as text (:meth:`DataSource.with_text_columns`).
+    text, each with its declared text levels: a source that stores no types reads them as text, and never reads
+    a declared level as missing (:meth:`DataSource.with_text_columns`).
 
     Decided from the formula and the declarations alone, so a column's type never depends on the data.
     """
     parsed = _formula_codes(schema, formula)
     declared: dict[str, Sequence[Any]] = dict(formula_literal_levels(parsed[0] if parsed else []))
     declared.update(levels or {})
-    return [c for c, lv in declared.items()
-            if not isinstance(lv, (str, bytes)) and any(isinstance(v, str) for v in lv)]
+    return {c: tuple(v for v in lv if isinstance(v, str)) for c, lv in declared.items()
+            if not isinstance(lv, (str, bytes)) and any(isinstance(v, str) for v in lv)}
 
 
 def formula_levels(schema: pd.DataFrame, formula: str, levels: Mapping[str, Sequence[Any]] | None

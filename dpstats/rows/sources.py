@@ -107,9 +107,10 @@ class DataSource:
         """A frame with no rows and the table's columns and dtypes (public)."""
         raise NotImplementedError
 
-    def with_text_columns(self, text: Sequence[str]) -> DataSource:
-        """This source with the columns ``text`` (declared text levels) typed as text, for sources whose
-        files store no types (:class:`CSVSource`); the others know their types and return themselves."""
+    def with_text_columns(self, text: Mapping[str, Sequence[str]]) -> DataSource:
+        """This source with the columns of ``text`` (each with its declared text levels) typed as text, for
+        sources whose files store no types (:class:`CSVSource`); the others know their types and return
+        themselves."""
         return self
 
     def known_rows(self) -> int | None:
@@ -264,15 +265,15 @@ class CSVSource(DataSource):
             if bad in self.kwargs:
                 raise DataTypeError(f"CSVSource sets {bad} itself")
         self._dtype = dict(dtype) if dtype else None
-        self._text: frozenset[str] = frozenset()
+        self._text: dict[str, frozenset[str]] = {}
         self._schema: pd.DataFrame | None = None
 
     def describe(self) -> str:
         return f"CSV ({len(self.paths)} file{'s' if len(self.paths) > 1 else ''})"
 
-    def with_text_columns(self, text: Sequence[str]) -> CSVSource:
+    def with_text_columns(self, text: Mapping[str, Sequence[str]]) -> CSVSource:
         out = copy.copy(self)
-        out._text, out._schema = frozenset(text), None
+        out._text, out._schema = {c: frozenset(levels) for c, levels in text.items()}, None
         return out
 
     def schema(self) -> pd.DataFrame:
@@ -306,9 +307,10 @@ class CSVSource(DataSource):
         having its extra fields dropped."""
         used = list(columns)
         dtypes = {c: ("str" if c not in used else t) for c, t in self._types(list(self.schema().columns)).items()}
+        missing = self._missing_tokens(list(dtypes))
         for p in self.paths:
             try:
-                reader = pd.read_csv(p, chunksize=self.chunksize, dtype=dtypes, **self.kwargs)
+                reader = pd.read_csv(p, chunksize=self.chunksize, dtype=dtypes, **missing, **self.kwargs)
                 with reader:
                     for chunk in reader:
                         yield chunk[used]
@@ -317,6 +319,19 @@ class CSVSource(DataSource):
                     raise
                 raise DataTypeError(_UNREADABLE_CSV) from None
 
+    def _missing_tokens(self, columns: Sequence[str]) -> dict[str, Any]:
+        """``read_csv``'s missing-value arguments: pandas' default tokens in every column, except that a declared
+        text level (such as "None" or the country code "NA") is read as that level, not as missing (else the
+        same row would fit in memory and be refused from the file).  Left to the caller where it sets them."""
+        if not self._text or {"na_values", "keep_default_na"} & set(self.kwargs):
+            return {}
+        return {"keep_default_na": False,
+                "na_values": {c: sorted(PANDAS_MISSING_TOKENS - self._text.get(c, frozenset())) for c in columns}}
+
+
+#: pandas' default missing-value tokens of ``read_csv`` (its documentation's ``na_values``)
+PANDAS_MISSING_TOKENS = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+                                   "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
 
 #: the domain check of a CSV line that cannot be parsed, or a value that cannot be read as its column's type
 _UNREADABLE_CSV = ("a value in the CSV data cannot be read as its column's type, or a line cannot be parsed (the "
