@@ -322,7 +322,8 @@ def run(request: FitRequest) -> DPRegressionResults:
     accountant = request.accountant
     private = spec.private if spec is not None else True
     # the budget is reserved before the data are touched: an over-budget fit is refused on public facts only
-    token = (accountant.reserve(eps, dlt, label=f"{request.method}: {request.data.label}")
+    token = (accountant.reserve(eps, dlt, label=f"{request.method}: {request.data.label}",
+                                seeded=request.random_state is not None)
              if accountant is not None and private else None)
     state = _FitState(request.data.stage)
     try:

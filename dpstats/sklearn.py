@@ -18,7 +18,11 @@ scikit-learn's conventions hide:
   preprocessing keeps the pipeline private.
 
 ``score(X, y)`` is scikit-learn's R^2 on whatever data it is given, computed
-without noise: use it on public or held-out data.
+without noise: use it on public data (the held-out folds of a cross-validation
+on private data are private, and their scores are not private releases).
+An integer ``random_state`` is copied by ``clone`` to every fold, which then
+draws the same noise: leave it out on private data, or give an accountant
+made with ``refuse_seeded=True``.
 
 Needs scikit-learn (``pip install "dpstats[sklearn]"``), imported only when
 this module is.

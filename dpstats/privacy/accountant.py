@@ -4,7 +4,8 @@
 fit draws from it, and a fit that would overspend is refused before it touches
 the data.  Fits compose across the accountant by basic composition (their
 epsilons add, their deltas add), which is valid for any sequence of adaptively
-chosen fits.
+chosen fits that draw fresh noise: a fixed ``random_state`` does not, and
+``refuse_seeded=True`` refuses such fits.
 
 The protocol is reserve -> run -> settle: :meth:`reserve` sets aside the fit's
 requested budget under a lock (so two threads cannot both take the last of the
@@ -42,7 +43,12 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from dpstats.errors import BudgetExceededError, BudgetMismatchError, InvalidPrivacyParameterError
+from dpstats.errors import (
+    BudgetExceededError,
+    BudgetMismatchError,
+    InvalidArgumentError,
+    InvalidPrivacyParameterError,
+)
 from dpstats.privacy.budget_store import BudgetStore, chosen_label, display_left
 from dpstats.validation import check_budget_total
 
@@ -113,6 +119,13 @@ class PrivacyAccountant:
         :class:`~dpstats.errors.BudgetMismatchError`.
     timeout : float
         Seconds to wait for another process's lock on the file.
+    refuse_seeded : bool
+        Refuse every fit with a fixed ``random_state`` (``InvalidArgumentError``, nothing spent).  A seed the
+        analyst chooses makes the noise reproducible: two fits with one seed differ by exactly the difference of
+        their statistics, and a known seed gives the noise itself, so the budget would not bound what is
+        released.  The default allows seeded fits (reproducible research, tests); a custodian who hands the
+        budget to analysts sets this.  A budget file created with it refuses them for every accountant that
+        opens it.
 
     Attributes
     ----------
@@ -120,6 +133,8 @@ class PrivacyAccountant:
         The total budget.
     path : str or None
         The budget file, or None for an in-memory budget.
+    refuses_seeded : bool
+        Whether fits with a fixed ``random_state`` are refused (``refuse_seeded``, or the budget file's setting).
 
     Raises
     ------
@@ -153,7 +168,7 @@ class PrivacyAccountant:
     """
 
     def __init__(self, epsilon: float, delta: float, path: str | os.PathLike[str] | None = None, *,
-                 allow_budget_change: bool = False, timeout: float = 60.0) -> None:
+                 allow_budget_change: bool = False, timeout: float = 60.0, refuse_seeded: bool = False) -> None:
         check_budget_total(epsilon, delta)
         if epsilon == float("inf"):
             raise InvalidPrivacyParameterError("an accountant needs a finite epsilon budget")
@@ -164,9 +179,10 @@ class PrivacyAccountant:
         self._reserved: dict[str, _Reservation] = {}
         self._store: BudgetStore | None = None
         self.path: str | None = None
+        self.refuses_seeded = bool(refuse_seeded)
         if path is not None:
             store = BudgetStore(os.fspath(path), timeout=timeout)
-            if not store.create(self.epsilon, self.delta):
+            if not store.create(self.epsilon, self.delta, refuse_seeded=self.refuses_seeded):
                 stored = store.validate()
                 if stored != (self.epsilon, self.delta):
                     if not allow_budget_change:
@@ -180,6 +196,7 @@ class PrivacyAccountant:
                 store.validate()
             self._store = store
             self.path = store.path
+            self.refuses_seeded = self.refuses_seeded or store.refuses_seeded()
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, timeout: float = 60.0) -> PrivacyAccountant:
@@ -272,7 +289,7 @@ class PrivacyAccountant:
                 return self._store.is_open(token)
             return token in self._reserved
 
-    def reserve(self, epsilon: float, delta: float, label: str = "fit") -> str:
+    def reserve(self, epsilon: float, delta: float, label: str = "fit", *, seeded: bool = False) -> str:
         """Set aside (epsilon, delta) for a fit before it touches the data.
 
         Parameters
@@ -281,6 +298,8 @@ class PrivacyAccountant:
             The fit's request (finite, >= 0; delta < 1).
         label : str
             What the history calls the fit.
+        seeded : bool
+            The fit's noise comes from a fixed ``random_state`` (refused where :attr:`refuses_seeded`).
 
         Returns
         -------
@@ -293,7 +312,15 @@ class PrivacyAccountant:
             The budget left cannot cover the request; nothing is spent.
         InvalidPrivacyParameterError
             A negative, NaN or infinite request.
+        InvalidArgumentError
+            A seeded fit on an accountant that refuses them; nothing is spent.
         """
+        if seeded and self.refuses_seeded:
+            raise InvalidArgumentError(
+                "this budget refuses fits with a fixed random_state: a seed the analyst chooses makes the noise "
+                "reproducible (two fits with one seed differ by exactly their statistics' difference), so the cap "
+                "would not bound what is released. Leave random_state out (the operating system's generator). "
+                "Nothing was read or spent.")
         epsilon, delta = float(epsilon), float(delta)
         # a negative or NaN reservation would enlarge (or disable) the budget check of every
         # other fit while it is outstanding

@@ -262,6 +262,15 @@ class BudgetStore:
             raise self._error("corrupt budget file", f"the stored budget ({eps!r}, {dlt!r}) is invalid")
         return meta
 
+    def refuses_seeded(self) -> bool:
+        """True when the file was created to refuse fits with a fixed ``random_state`` (a file written before
+        this setting existed allows them)."""
+        conn = self._connect(readonly=True)
+        try:
+            return self._check(conn).get("seeded_fits") == "refuse"
+        finally:
+            conn.close()
+
     def exists(self) -> bool:
         return os.path.exists(self.path)
 
@@ -280,8 +289,9 @@ class BudgetStore:
             conn.close()
         return float(meta["epsilon"]), float(meta["delta"])
 
-    def create(self, epsilon: float, delta: float) -> bool:
-        """Create the file with this budget unless it exists; True if this call created it."""
+    def create(self, epsilon: float, delta: float, refuse_seeded: bool = False) -> bool:
+        """Create the file with this budget unless it exists; True if this call created it.  ``refuse_seeded``:
+        every accountant on the file refuses fits with a fixed ``random_state`` (:meth:`refuses_seeded`)."""
         if os.path.exists(self.path):
             return False
         directory = os.path.dirname(self.path) or "."
@@ -303,7 +313,8 @@ class BudgetStore:
                 conn.execute("BEGIN IMMEDIATE")
                 conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", [
                     ("format", FORMAT), ("format_version", str(VERSION)), ("epsilon", repr(float(epsilon))),
-                    ("delta", repr(float(delta))), ("created_at", _now()), ("created_by", who)])
+                    ("delta", repr(float(delta))), ("created_at", _now()), ("created_by", who),
+                    ("seeded_fits", "refuse" if refuse_seeded else "allow")])
                 conn.execute("INSERT INTO events (at, who, what) VALUES (?, ?, ?)",
                              (_now(), who, f"budget created: epsilon={float(epsilon)!r}, delta={float(delta)!r}"))
                 conn.execute("COMMIT")
