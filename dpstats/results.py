@@ -689,9 +689,10 @@ class DPRegressionResults:
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickling: patsy's DesignInfo cannot be pickled; what rebuilds it (formula terms, the names they use,
-        a zero-row public prototype) is stored instead (:mod:`dpstats.formula.recipe`)."""
+        a zero-row or one-row public prototype) is stored instead (:mod:`dpstats.formula.recipe`)."""
         state = self.__dict__.copy()
-        state["design_info"] = DesignRecipe.of(self.design_info)
+        state["design_info"] = DesignRecipe.of(self.design_info,
+                                               {name: (lo, hi) for name, lo, hi in self._declared_bounds})
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:

@@ -154,11 +154,29 @@ def test_pickle_of_array_and_chunked_fits(tmp_path, data):
                                    chunked.predict(data.head()))
 
 
-def test_design_that_cannot_be_rebuilt_is_refused_when_pickled(rich_data):
-    # a spline basis cannot be evaluated on the zero-row prototype: refused at dump time, with the reason
-    res = dpstats.dp_ols("y ~ bs(x2, knots=[0], lower_bound=-1, upper_bound=1, degree=2)", rich_data, math.inf,
-                         method="ols")
-    with pytest.raises(pickle.PicklingError, match="cannot be pickled"):
+@pytest.mark.parametrize("method, bounds", [("tukey", None), ("ssp", {"x2": (-1, 1), "y": (-5, 10)})])
+def test_a_spline_design_is_rebuilt_on_one_public_row_when_pickled(rich_data, method, bounds):
+    # a spline basis cannot be evaluated on the zero-row prototype: one row at the declared midpoint (1.0 without
+    # bounds) rebuilds it
+    res = dpstats.dp_ols("y ~ bs(x2, knots=[0], lower_bound=-1, upper_bound=1, degree=2) + C(g)", rich_data, 2.0,
+                         1e-6, method=method, bounds=bounds, levels={"g": ["a", "b", "c"]}, random_state=0)
+    back = pickle.loads(pickle.dumps(res))
+    new = rich_data.sample(20, random_state=0)
+    pd.testing.assert_series_equal(back.predict(new), res.predict(new))
+    assert len(back.design_info.column_names) == len(res.params)
+
+
+def test_design_that_cannot_be_rebuilt_is_refused_when_pickled(rich_data, monkeypatch):
+    # a design that neither prototype rebuilds is refused at dump time, with the reason (never at load time)
+    import dpstats.formula.recipe as recipe  # noqa: PLC0415
+
+    res = dpstats.dp_ols("y ~ x1", rich_data, math.inf, method="ols")
+
+    def fails(*args: object, **kwargs: object) -> None:
+        raise ValueError("no rebuild here")
+
+    monkeypatch.setattr(recipe, "rebuild_design_infos", fails)
+    with pytest.raises(pickle.PicklingError, match="cannot be pickled.*no rebuild here"):
         pickle.dumps(res)
 
 

@@ -13,7 +13,10 @@ declared levels; nothing from the data):
   :data:`dpstats.formula.language.NAMESPACE`, so nothing of the caller's is stored);
 * a zero-row prototype frame: a variable that enters as a factor is a
   Categorical with the categories the DesignInfo holds (its public levels),
-  any other variable a float column.
+  any other variable a float column; where a transform cannot be evaluated
+  on zero rows (spline bases such as ``bs``), one row of public values
+  instead, each numeric variable at the midpoint of its declared bounds
+  (1.0 where none were declared), as :func:`dpstats.formula.public_prototype`.
 
 :meth:`DesignRecipe.rebuild` builds the design on the prototype with
 :func:`dpstats.formula.design.rebuild_design_infos`, the same rebuild the
@@ -21,14 +24,14 @@ workers of a Dask cluster run, which checks the column names against the
 original.
 :meth:`DesignRecipe.of` rebuilds once, so a design that cannot be rebuilt
 this way is refused when the results are pickled (``pickle.PicklingError``
-saying why), never when they are loaded.  Designs whose transforms cannot be
-evaluated on zero rows (spline bases such as ``bs``) cannot be pickled.
+saying why), never when they are loaded.
 """
 
 from __future__ import annotations
 
 import ast
 import pickle
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +65,11 @@ def _factor_variable(code: str) -> str | None:
     return None
 
 
+def _public_value(bounds: tuple[float, float] | None) -> float:
+    """A numeric variable's value in the one-row prototype: the midpoint of its declared bounds, else 1.0."""
+    return 1.0 if bounds is None else (float(bounds[0]) + float(bounds[1])) / 2.0
+
+
 @dataclass(frozen=True)
 class DesignRecipe:
     """The public facts that rebuild a right-hand-side DesignInfo (module docstring).
@@ -71,7 +79,7 @@ class DesignRecipe:
     rhs : str
         The right-hand side as a patsy formula.
     prototype : pandas.DataFrame
-        Zero rows; the variables with their public dtypes and categories.
+        Zero rows (or one row of public values); the variables with their public dtypes and categories.
     column_names : tuple of str
         The design columns the rebuild must reproduce.
     """
@@ -81,13 +89,15 @@ class DesignRecipe:
     column_names: tuple[str, ...]
 
     @classmethod
-    def of(cls, design_info: Any) -> DesignRecipe:
+    def of(cls, design_info: Any, bounds: Mapping[str, tuple[float, float]] | None = None) -> DesignRecipe:
         """The recipe of ``design_info``, checked by rebuilding it.
 
         Parameters
         ----------
         design_info : patsy.DesignInfo
             A fit's right-hand side.
+        bounds : mapping of str to (float, float), optional
+            The fit's declared bounds: the values of the one-row prototype where zero rows cannot be evaluated.
 
         Returns
         -------
@@ -114,23 +124,27 @@ class DesignRecipe:
                     categorical[name] = tuple(finfo.categories)
                 else:
                     numeric.add(name)
-        columns: dict[str, Any] = {}
-        for name in [*categorical, *sorted(numeric)]:
-            if name in numeric:
-                columns[name] = np.empty(0)
-            else:
-                columns[name] = pd.Categorical([], categories=list(categorical[name]))
-        recipe = cls(rhs=_rhs(design_info),
-                     prototype=pd.DataFrame(columns, index=pd.RangeIndex(0)),
-                     column_names=tuple(design_info.column_names))
-        try:
-            recipe.rebuild()
-        except Exception as exc:  # noqa: BLE001 - any failure means this design cannot be pickled this way
-            raise pickle.PicklingError(
-                "these results cannot be pickled: their design (patsy cannot pickle it) could not be rebuilt from "
-                f"the formula's terms on a zero-row frame of the variables ({type(exc).__name__}: "
-                f"{str(exc).splitlines()[0] if str(exc) else ''}); keep res.params and the formula instead") from None
-        return recipe
+        names = [*categorical, *sorted(numeric)]
+        zero_rows = {name: np.empty(0) if name in numeric else pd.Categorical([], categories=list(categorical[name]))
+                     for name in names}
+        one_row = {name: np.array([_public_value(bounds.get(name) if bounds else None)]) if name in numeric
+                   else pd.Categorical(list(categorical[name])[:1], categories=list(categorical[name]))
+                   for name in names}
+        failure: Exception | None = None
+        for columns, rows in ((zero_rows, 0), (one_row, 1)):
+            recipe = cls(rhs=_rhs(design_info), prototype=pd.DataFrame(columns, index=pd.RangeIndex(rows)),
+                         column_names=tuple(design_info.column_names))
+            try:
+                recipe.rebuild()
+            except Exception as exc:  # noqa: BLE001 - any failure means this design cannot be rebuilt this way
+                failure = exc
+                continue
+            return recipe
+        assert failure is not None
+        raise pickle.PicklingError(
+            "these results cannot be pickled: their design (patsy cannot pickle it) could not be rebuilt from the "
+            f"formula's terms on a zero-row or one public row of the variables ({type(failure).__name__}: "
+            f"{str(failure).splitlines()[0] if str(failure) else ''}); keep res.params and the formula instead")
 
     def rebuild(self) -> Any:
         """The DesignInfo, rebuilt on the prototype by :func:`dpstats.formula.design.rebuild_design_infos`.
@@ -140,7 +154,7 @@ class DesignRecipe:
         patsy.DesignInfo
             The right-hand side's design, with the original column names.
         """
-        proto = self.prototype.assign(**{_RESPONSE: np.empty(0)})
+        proto = self.prototype.assign(**{_RESPONSE: np.zeros(len(self.prototype))})
         return rebuild_design_infos(f"{_RESPONSE} ~ {self.rhs}", proto, self.column_names)[1]
 
 
