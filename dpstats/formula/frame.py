@@ -54,7 +54,10 @@ def as_frame(data: Any, what: str = "data") -> pd.DataFrame:
             raise DataTypeError(f"{what} is a dict whose arrays cannot form a table (their lengths or shapes "
                                 "differ); pass equal-length 1-d arrays")
         return frame
-    raise DataTypeError(f"{what} must be a pandas DataFrame or a dict of equal-length arrays, got "
+    larger = (" (data larger than memory: a CSV or Parquet path, a list of paths, a Dask DataFrame or a "
+              "dpstats.rows.sources DataSource; a pandas reader with chunksize= is not accepted, pass its path)"
+              if what == "data" else "")
+    raise DataTypeError(f"{what} must be a pandas DataFrame or a dict of equal-length arrays{larger}, got "
                         f"{type(data).__name__}")
 
 
