@@ -48,6 +48,9 @@ MIN_DELTA = 1e-12
 #: overflow double precision part-way through a fit, after budget is spent.  1e100 leaves room for n * d * B^2
 #: at any n and d that fit on a machine, and is beyond any quantity measured in a sensible unit.
 MAX_BOUND_MAGNITUDE = 1e100
+#: The narrowest declared range (hi - lo): the public rescaling and the methods' standardisation divide by widths,
+#: and a subnormal width (5e-324) made that quotient infinite; mirrors :data:`MAX_BOUND_MAGNITUDE`.
+MIN_BOUND_WIDTH = 1e-100
 
 
 def _as_real(value: object, name: str, expected: str) -> float:
@@ -211,6 +214,11 @@ def check_bounds_pair(key: str, value: object, what: str | None = None) -> tuple
             f"{what} = ({lo:g}, {hi:g}) is {shape}: lo must be strictly below hi. Declare the range the "
             "variable can take from domain knowledge; a variable that is constant by design has no coefficient "
             "to estimate and belongs out of the formula.")
+    if hi - lo < MIN_BOUND_WIDTH:
+        raise InvalidBoundsError(
+            f"{what} = ({lo:g}, {hi:g}) is narrower than {MIN_BOUND_WIDTH:g}: the public rescaling divides by the "
+            "width, which would overflow double precision. Declare the range in a unit in which it is wider "
+            "(multiply the variable by a public constant before the fit).")
     check_range_magnitude(what, lo, hi)
     return lo, hi
 

@@ -316,7 +316,7 @@ def test_overflowing_derived_range_is_refused_not_a_crash(people):
 # -- h. degenerate bounds ------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("pair,word", [((50, 50), "single point"), ((5, 1), "empty"), ((0, np.inf), "finite"),
-                                       ("12", "pair")])
+                                       ("12", "pair"), ((0, 5e-324), "narrower"), ((1e-200, 2e-200), "narrower")])
 def test_degenerate_bounds_are_refused(people, pair, word):
     err, _ = refused(InvalidBoundsError, "y ~ age", people, 1.0, 1e-6, method="ssp",
                      bounds={"age": pair, "y": (-20, 30)})
