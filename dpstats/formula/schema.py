@@ -135,7 +135,8 @@ def parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[
     _check_column_names(desc, set(column_list))
     check_formula_levels(factor_codes)
     bool_responses = _check_response(facts[response_code], df)
-    multiplied = {v for t in desc.rhs_termlist if len(t.factors) > 1 for f in t.factors for v in facts[f.code].variables}
+    multiplied = {v for t in desc.rhs_termlist if len(t.factors) > 1
+                  for f in t.factors for v in facts[f.code].variables}
     plan = _frame_plan(df, bounds or {}, levels, facts, factor_codes, bool_responses, missing, multiplied)
     schema, _ = plan.prepare(df.iloc[:0])
     check_numeric_dtypes(facts.values(), schema)
