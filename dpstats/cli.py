@@ -483,6 +483,7 @@ def _cmd_budget_show(args: argparse.Namespace) -> int:
             "spent": [info["spent_epsilon"], info["spent_delta"]],
             "held": [info["held_epsilon"], info["held_delta"]],
             "created": info["meta"].get("created_at"), "created_by": info["meta"].get("created_by"),
+            "seeded_fits": info["meta"].get("seeded_fits", "allow"),
             "reservations": [{
                 "id": r.id, "label": r.label, "who": r.who, "user": r.user, "host": r.host, "pid": r.pid,
                 "reserved_at": r.reserved_at, "settled_at": r.settled_at,
@@ -503,6 +504,8 @@ def _cmd_budget_show(args: argparse.Namespace) -> int:
         f"held:      epsilon={info['held_epsilon']:.6g}, delta={info['held_delta']:.3g} (reservations of fits "
         "still running)",
         f"left:      epsilon={left_e:.6g}, delta={left_d:.3g}",
+        "seeded fits: " + ("refused (refuse_seeded=True)" if info["meta"].get("seeded_fits") == "refuse"
+                           else "allowed (fits with a fixed random_state draw reproducible noise)"),
         "",
     ]
     if rows:

@@ -64,6 +64,18 @@ def test_a_budget_file_keeps_the_refusal_for_every_accountant_that_opens_it(tmp_
     assert not PrivacyAccountant.open(allowing).refuses_seeded
 
 
+def test_budget_show_says_whether_seeded_fits_are_refused(tmp_path, capsys) -> None:
+    from dpstats.cli import main  # noqa: PLC0415
+
+    for refuse, word in ((True, "refused"), (False, "allowed")):
+        path = tmp_path / f"{word}.sqlite"
+        PrivacyAccountant(1.0, 1e-6, path=path, refuse_seeded=refuse)
+        assert main(["budget", "show", str(path)]) == 0
+        assert f"seeded fits: {word}" in capsys.readouterr().out
+        assert main(["budget", "show", str(path), "--format", "json"]) == 0
+        assert '"seeded_fits": "%s"' % ("refuse" if refuse else "allow") in capsys.readouterr().out
+
+
 def test_the_scikit_learn_wrapper_goes_through_the_same_check() -> None:
     from dpstats.sklearn import DPLinearRegression  # noqa: PLC0415
 
