@@ -358,6 +358,15 @@ class UnscaledFitWarning(UserWarning):
     ``learning_rate=``).  Decided from public facts (which bounds were declared, the options); the fit runs."""
 
 
+class FloatIndicatorWarning(UserWarning):
+    """The response is declared between two consecutive integers (such as (0, 1)) but stored as floats, so public
+    facts do not make it two-valued: a 0/1 indicator stored this way (as ``astype(float)`` and many CSV readers
+    leave it) is fitted as a number in [0, 1], without the clip and interval rules of a linear probability model,
+    and with a rare outcome its coefficients can be far too small with intervals that miss least squares.  Store
+    an indicator as bool or int; a proportion or another response that takes values between needs nothing.
+    Decided from the dtype and the declared bounds; the fit runs."""
+
+
 class ExtrapolationWarning(UserWarning):
     """``predict`` was given new rows with a covariate outside the bounds declared for the fit.
 

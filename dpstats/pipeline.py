@@ -52,6 +52,7 @@ from dpstats.api_arrays import array_design, describe_arrays
 from dpstats.bounds import DataBounds, column_values, declared_interval
 from dpstats.errors import (
     DPStatsError,
+    FloatIndicatorWarning,
     FormulaError,
     InsufficientDataError,
     InternalFitError,
@@ -343,6 +344,9 @@ def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodO
     state.stage = "reading the data"
     spec, options, choice, auto_reason = _method(data, spec, options, request, eps, dlt)
     bounds, scaling, n = _public_facts(data, spec, options, rescale)
+    if data.design.storage_hint and spec.private:
+        warnings.warn(data.design.storage_hint[0].upper() + data.design.storage_hint[1:], FloatIndicatorWarning,
+                      stacklevel=4)
     if spec.private and dlt * n >= 1.0:
         warnings.warn(f"delta={dlt:g} is at least 1/n = 1/{n}: with delta >= 1/n an (epsilon, delta)-DP fit may "
                       "publish rows outright; choose delta well below 1/n (e.g. 1e-6 up to a few hundred thousand "

@@ -8,6 +8,8 @@ rule treat it like a two-level factor or a boolean.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import patsy
@@ -139,13 +141,17 @@ def test_a_design_singular_on_the_two_values_is_refused_before_reading_a_row():
 
 def test_a_float_indicator_response_gets_a_note_on_its_storage():
     """A response declared between consecutive integers but stored as floats is not two-valued by public facts;
-    the report says how to store it so that it is (a note from the dtype and the bounds only).  Stored as int or
-    bool, or declared on a wider range, there is no note."""
+    the fit warns (``FloatIndicatorWarning``) and the report says how to store it so that it is (from the dtype and
+    the bounds only).  Stored as int or bool, or declared on a wider range, there is neither."""
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"x": rng.uniform(0, 1, 500)})
     df["y"] = (rng.uniform(size=500) < 0.3).astype(float)
     cases = [(df, {"y": (0, 1)}, 1), (df.assign(y=df.y.astype(int)), {"y": (0, 1)}, 0),
              (df.assign(y=df.y.astype(bool)), {}, 0), (df, {"y": (-1, 2)}, 0)]
     for data, bounds, expected in cases:
-        res = dpstats.dp_ols("y ~ x", data, 1.0, 1e-6, method="ssp", bounds={"x": (0, 1), **bounds}, random_state=0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            res = dpstats.dp_ols("y ~ x", data, 1.0, 1e-6, method="ssp", bounds={"x": (0, 1), **bounds},
+                                 random_state=0)
         assert sum("stored as floats" in note for note in res.privacy.notes) == expected
+        assert sum(issubclass(w.category, dpstats.errors.FloatIndicatorWarning) for w in caught) == expected

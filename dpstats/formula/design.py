@@ -108,6 +108,9 @@ class Design:
         The public refusal for a non-finite value (the same for every value and row).
     rank_probe : RankProbe or None
         The public facts the rank check by construction evaluates (None for designs given as arrays).
+    storage_hint : str
+        Where the response is declared between two consecutive integers but stored as floats, what to change
+        (the fit warns with it, ``FloatIndicatorWarning``); "" otherwise.
     """
 
     X: np.ndarray
@@ -129,6 +132,7 @@ class Design:
     formula_expanded: str = ""
     non_finite_message: str = ""
     rank_probe: RankProbe | None = None
+    storage_hint: str = ""
 
     @property
     def n(self) -> int:
@@ -437,7 +441,8 @@ def _assemble(parsed: ParsedFormula, X: np.ndarray, y: np.ndarray, design_info: 
     ranges = derive_ranges(design_info, parsed.response_code, declared, columns=parsed.columns, numeric=numeric,
                            variables=code_names)
     supports = parsed.integer_supports
-    if hint := _float_indicator_hint(parsed, bounds):
+    hint = _float_indicator_hint(parsed, bounds)
+    if hint:
         notes = [*notes, hint]
     return Design(X=X, y=y, column_names=list(design_info.column_names), response_name=parsed.response_code,
                   design_info=design_info, column_intervals=ranges.column_intervals,
@@ -446,7 +451,8 @@ def _assemble(parsed: ParsedFormula, X: np.ndarray, y: np.ndarray, design_info: 
                   underivable_bounds=ranges.underivable, null_rows=parsed.plan.missing == "null",
                   two_valued_response=_two_valued_response(parsed, supports), variable_supports=supports,
                   formula_expanded=parsed.expanded, non_finite_message=parsed.non_finite_message,
-                  rank_probe=RankProbe(parsed.plan, parsed.schema, dict(bounds or {}), dict(supports)))
+                  rank_probe=RankProbe(parsed.plan, parsed.schema, dict(bounds or {}), dict(supports)),
+                  storage_hint=hint)
 
 
 def public_prototype(schema: pd.DataFrame, bounds: Mapping[str, tuple[float, float]] | None,
