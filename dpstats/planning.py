@@ -612,9 +612,9 @@ class Plan:
             first = rows.iloc[0]
             status = _status(first)
             out.append(f"{method}: {status}; at least {int(first['min_rows'])} rows; privacy error from "
-                       f"{first['model']}" + (" (so at least the values shown)" if first["kind"] == "lower bound"
-                                              else "") + _optimistic(first["noise_to_signal"]))
-            out += _text_table(rows[_SHOWN].rename(columns=_LABELS).set_index("term")).splitlines()
+                       f"{first['model']}" + (_LOWER_BOUND_CAVEAT if first["kind"] == "lower bound" else "")
+                       + _optimistic(first["noise_to_signal"]))
+            out += _text_table(rows[_SHOWN].rename(columns=_labels(first)).set_index("term")).splitlines()
             out.append("")
         out += ["Assumptions: " + "; ".join(self.assumptions) + "."]
         return out
@@ -631,7 +631,7 @@ class Plan:
             status = _status(first)
             parts.append(f"<p>{html.escape(method)}: {html.escape(status)}; privacy error from "
                          f"{html.escape(str(first['model']) + _optimistic(first['noise_to_signal']))}</p>")
-            parts.append(rows[_SHOWN].rename(columns=_LABELS).set_index("term").to_html(float_format=_fmt))
+            parts.append(rows[_SHOWN].rename(columns=_labels(first)).set_index("term").to_html(float_format=_fmt))
         parts.append("<p><small>Assumptions: " + html.escape("; ".join(self.assumptions)) + ".</small></p>")
         return "\n".join(parts)
 
@@ -664,9 +664,23 @@ def _optimistic(ratio: float) -> str:
             f"{'inf' if math.isinf(ratio) else format(ratio, '.2g')}), so the first-order privacy error is optimistic")
 
 
+#: What a plan from the minimax lower bound can and cannot say.
+_LOWER_BOUND_CAVEAT = (" (so at least the values shown: the method's own privacy error can be many times larger, and "
+                       "the epsilon and rows needed are necessary, not sufficient; after a fit, its error block gives "
+                       "the privacy error from the released values)")
+
 _SHOWN = ["term", "privacy", "sampling", "ratio", "epsilon_needed", "n_needed", "n_for_target"]
 _LABELS = {"privacy": "privacy", "sampling": "sampling", "ratio": "priv/samp", "epsilon_needed": "eps needed",
            "n_needed": "rows needed", "n_for_target": "rows for target"}
+
+
+def _labels(first: pd.Series) -> dict[str, str]:
+    """The table's column labels; from a lower bound the epsilon and rows needed are only necessary, never
+    sufficient, and the labels say so (the method's actual privacy error can be many times larger)."""
+    if first["kind"] != "lower bound":
+        return _LABELS
+    return {**_LABELS, "epsilon_needed": "eps needed (at least)", "n_needed": "rows needed (at least)",
+            "n_for_target": "rows for target (at least)"}
 
 
 def _fmt(value: Any) -> str:
