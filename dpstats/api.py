@@ -73,8 +73,7 @@ def dp_ols(
         ``docs/scale.md``).
     epsilon : float
         Privacy budget of this fit, 0 < epsilon <= 100; ``float('inf')`` only
-        with ``method='ols'`` or ``"auto"``, which then fits ``ols`` (the
-        non-private reference) and says so.
+        with ``method='ols'`` (the non-private reference, labelled so).
     delta : float
         Privacy budget of this fit, 1e-12 <= delta < 1; choose it well below 1/n.
     method : str

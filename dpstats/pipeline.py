@@ -492,13 +492,18 @@ def planned_context(spec: MethodSpec, design: Design, n: int, epsilon: float, de
 def resolve_method(method: str, eps: float) -> MethodSpec | None:
     """The named method checked against epsilon (public facts only); None means auto.
 
-    ``method="auto"`` with epsilon = inf resolves to the non-private reference ``ols``.
+    ``method="auto"`` chooses among private methods, so epsilon = inf is refused there as for any private method
+    (a fit that is not private is asked for by name, ``method="ols"``, and never happens by a budget that came out
+    infinite).
     """
-    spec = None if method == "auto" else get_method(method)
-    if spec is not None:
-        _check_epsilon_for_method(spec, eps)
-    elif math.isinf(eps):
-        spec = get_method("ols")
+    if method == "auto":
+        if math.isinf(eps):
+            raise InvalidPrivacyParameterError(
+                "epsilon=inf means no privacy, and method='auto' chooses among private methods; use method='ols' for "
+                "the non-private reference, or give a finite epsilon")
+        return None
+    spec = get_method(method)
+    _check_epsilon_for_method(spec, eps)
     return spec
 
 

@@ -195,9 +195,13 @@ def test_ols_is_labelled_not_private_everywhere():
     np.testing.assert_allclose(res.conf_int(), sm.conf_int(), rtol=1e-8)
 
 
-def test_auto_with_epsilon_inf_is_ols_and_says_so():
-    res = dpstats.dp_ols(FORMULA, make_data(300), float("inf"))
-    assert res.method == "ols" and "NOT PRIVATE" in res.privacy.method_choice
+def test_auto_with_epsilon_inf_is_refused_as_for_any_private_method():
+    """A non-private fit is asked for by name: epsilon=inf with method='auto' (e.g. a budget computed as inf) is
+    refused before anything is read, like epsilon=inf with a named private method."""
+    with pytest.raises(InvalidPrivacyParameterError, match="method='ols'") as err:
+        dpstats.dp_ols(FORMULA, make_data(300), float("inf"))
+    assert err.value.privacy_spent == (0.0, 0.0)
+    assert dpstats.dp_ols(FORMULA, make_data(300), float("inf"), method="ols").method == "ols"
 
 
 def test_auto_with_bounds_chooses_from_public_facts():

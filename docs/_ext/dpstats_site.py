@@ -296,8 +296,8 @@ def rule_conditions(rule: Any, spec: Any) -> list[str]:
 def auto_text(spec: Any, all_specs: dict[str, Any]) -> str:
     """When ``method="auto"`` picks the method, from its registered regimes (:func:`auto_rules_of`)."""
     if not spec.private:
-        return ("Only when `epsilon=float('inf')`: `method=\"auto\"` then resolves to this non-private "
-                "reference, labelled NOT PRIVATE in every output.")
+        return ("Never: `method=\"auto\"` chooses among private methods (with `epsilon=float('inf')` it refuses); "
+                "name this non-private reference with `method=\"ols\"` and `epsilon=float('inf')`.")
     rules = auto_rules_of(spec)
     if not rules:
         return (f"Never: `method=\"auto\"` does not consider `{spec.name}`; name it with "
