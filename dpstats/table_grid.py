@@ -210,8 +210,9 @@ class Grid:
         """A ``table`` float (preamble: :data:`LATEX_PREAMBLE`); the tabular is shrunk, keeping its proportions,
         only when it is wider than the text or taller than 0.7 of the text height."""
         lines = ["\\begin{table}[htbp]", "\\centering"]
-        if self.caption:
-            lines.append("\\caption{" + latex_text(self.caption) + "}")
+        caption = self.caption or (DEFAULT_LATEX_CAPTION if label else "")
+        if caption:  # a \label refers to the float's number only after a \caption
+            lines.append("\\caption{" + latex_text(caption) + "}")
         if label:
             lines.append("\\label{" + label + "}")
         lines.append((_SHRINK_HEIGHT + _SHRINK_WIDTH).rstrip("\n"))
@@ -228,6 +229,9 @@ class Grid:
         lines.append("\\end{table}")
         return "\n".join(lines) + "\n"
 
+
+#: the caption of a labelled LaTeX table without a title (``\\ref`` needs a ``\\caption`` to give the table's number)
+DEFAULT_LATEX_CAPTION = "Regression results"
 
 #: scale the box down to the text width when it is wider (graphicx; \\width is the box's natural width)
 _SHRINK_WIDTH = "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n"

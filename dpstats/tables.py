@@ -311,7 +311,8 @@ class RegressionTable:
         Parameters
         ----------
         label : str, optional
-            A ``\\label`` for the float.
+            A ``\\label`` for the float; a labelled float needs a caption for ``\\ref`` to give its number, so
+            a table without a ``title`` is captioned "Regression results" then.
 
         Returns
         -------

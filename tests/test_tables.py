@@ -180,6 +180,16 @@ def test_latex_escapes_names_and_has_one_cell_separator_per_column():
     assert "\u2014" not in latex and "\u03b5" not in latex  # dashes and Greek letters as LaTeX
 
 
+def test_a_labelled_latex_table_has_a_caption_for_its_reference():
+    """\\ref gives a float's number only after a \\caption: a labelled table without a title gets the default
+    caption, one with a title its title, and an unlabelled untitled table none."""
+    res = _specials_fit()
+    labelled = dpstats.table([res]).as_latex(label="tab:x")
+    assert labelled.index("\\caption{Regression results}") < labelled.index("\\label{tab:x}")
+    assert "\\caption{Wages}" in dpstats.table([res], title="Wages").as_latex(label="tab:x")
+    assert "\\caption" not in dpstats.table([res]).as_latex()
+
+
 def test_html_and_markdown_escape_names():
     res = _specials_fit()
     page = dpstats.table([res], stars=True, title="<i>t</i>").as_html()
