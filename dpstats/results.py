@@ -69,6 +69,23 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'dpstats.results' has no attribute {name!r}")
 
 
+_IN_SAMPLE = ("in-sample values are functions of each private row, so a private fit does not release them; "
+              "predict(new_data) predicts public or new rows")
+_TESTS = ("tests from the fit's covariance need standard errors from released values only: use pvalues, "
+          "conf_int() and tidy() (basic bootstrap where the method gives one), or res.inference_reason when none")
+#: statsmodels results attributes a private fit does not have, with what to use instead (``__getattr__``)
+_NOT_RELEASED = {
+    "fittedvalues": _IN_SAMPLE, "resid": _IN_SAMPLE, "resid_pearson": _IN_SAMPLE, "get_influence": _IN_SAMPLE,
+    "get_prediction": ("prediction intervals need the residual variance of the rows; predict(new_data) gives the "
+                       "point predictions"),
+    "t_test": _TESTS, "f_test": _TESTS, "wald_test": _TESTS,
+    "summary2": "use summary() (text, as_html(), as_latex()) or tidy() / glance() for frames",
+    "llf": "the likelihood is a function of every private row and is not released",
+    "aic": "information criteria need the likelihood, which is not released; compare fits with glance()",
+    "bic": "information criteria need the likelihood, which is not released; compare fits with glance()",
+}
+
+
 @dataclass
 class DPRegressionResults:
     """Results of :func:`dpstats.dp_ols`.
@@ -699,6 +716,14 @@ class DPRegressionResults:
         state = dict(state)
         state["design_info"] = state["design_info"].rebuild()
         self.__dict__.update(state)
+
+    def __getattr__(self, name: str) -> Any:
+        """What a statsmodels habit finds here instead (``fittedvalues``, ``resid``, ``t_test``, ...): an
+        AttributeError that says why the attribute is not released and what to use."""
+        hint = _NOT_RELEASED.get(name)
+        if hint is None:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        raise AttributeError(f"'{type(self).__name__}' has no '{name}': {hint}")
 
     def __repr__(self) -> str:
         tag = "" if self.privacy.private else " NOT PRIVATE"

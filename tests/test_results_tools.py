@@ -405,3 +405,11 @@ def test_the_non_private_reference_says_it_draws_no_noise():
     assert ols.privacy.to_dict()["random_source"] == "none"
     assert ols.error_bounds.to_dict()["dominance"].startswith("No privacy noise")
     assert "seeded generator" in str(private.privacy) and "From the released values" in private.summary().as_text()
+
+
+@pytest.mark.parametrize("name, word", [("fittedvalues", "predict(new_data)"), ("resid", "predict(new_data)"),
+                                        ("t_test", "pvalues"), ("summary2", "summary()"), ("aic", "glance()")])
+def test_statsmodels_habits_get_an_attribute_error_that_says_what_to_use(ada, name, word):
+    with pytest.raises(AttributeError, match=re.escape(word)):
+        getattr(ada, name)
+    assert not hasattr(ada, "no_such_attribute") and hasattr(ada, "cov_params")
