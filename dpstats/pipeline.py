@@ -539,9 +539,12 @@ def _choose_method(design: Design, n: int, eps: float, dlt: float) -> tuple[Meth
         if not facts.bounds:
             drop = (" (with missing='drop', only methods that keep a null row inert qualify; among those without "
                     "bounds, name one, e.g. method='dpsgd')") if design.null_rows else ""
+            refusals = [f"Without bounds, {text}." for spec in available_methods().values()
+                        if spec.private and spec.auto_refusal is not None and (text := spec.auto_refusal(facts))]
             raise MissingBoundsError(
                 f"method='auto' found no registered method that fits n={n}, d={d} at epsilon={eps:g} without data "
-                f"bounds{drop}. Declare bounds for: {', '.join(design.bounds_to_declare())}, or name a method.")
+                f"bounds{drop}. Declare bounds for: {', '.join(design.bounds_to_declare())}, or name a method."
+                + "".join(f" {r}" for r in refusals))
         raise InsufficientDataError(_no_auto_method(n, d))
     spec, rule = chosen
     why = ("every column and the response have a public range (declared bounds, or fixed by the design)"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import warnings
 
 import numpy as np
@@ -223,6 +224,16 @@ def test_auto_without_bounds():
         with pytest.raises(MissingBoundsError) as exc:
             dpstats.dp_ols(FORMULA, df, 1.0)
         assert "x1" in str(exc.value)
+
+
+def test_auto_without_bounds_says_what_n_or_epsilon_the_bound_free_path_needs():
+    """Refused for too few rows without bounds, auto passes on what pgd's own refusal says (the n, or the epsilon
+    at this n, from which it could fit without bounds), not only "declare bounds"."""
+    with pytest.raises(MissingBoundsError) as exc:
+        dpstats.dp_ols(FORMULA, make_data(300), 1.0)
+    text = str(exc.value)
+    assert "Declare bounds for" in text and re.search(r"Without bounds, pgd needs .* takes n >= \d+ rows", text)
+    assert exc.value.privacy_spent == (0.0, 0.0)
 
 
 def test_interactions_and_transforms_through_the_api():
