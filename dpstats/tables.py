@@ -130,7 +130,7 @@ def _from_statsmodels(res: Any, name: str, alpha: float) -> _Fit:
     return _Fit(name=name, tidy=tidy, glance=glance, depvar=str(getattr(res.model, "endog_names", "")),
                 private=False, inference_missing="",
                 rsquared_missing="" if math.isfinite(r2) else f"statsmodels' {model} results give no R\u00b2",
-                label=f"{name} (statsmodels {model})")
+                label=name if "statsmodels" in name and model in name else f"{name} (statsmodels {model})")
 
 
 def _as_fit(res: Any, name: str, alpha: float) -> _Fit:

@@ -310,9 +310,11 @@ class FramePlan:
 
 def _check_in_levels(col: pd.Series, var: str, levels: Sequence[Any]) -> None:
     if not bool(col.isin(list(levels)).all()):
+        shown = ", ".join(repr(v) for v in list(levels)[:10]) + (", ..." if len(levels) > 10 else "")
         raise FormulaError(
-            f"variable '{var}' has values outside its declared levels (the declared schema is violated). "
-            "Fix the data or the declared levels.")
+            f"variable '{var}' has values outside its declared levels [{shown}] (the declared schema is violated; "
+            "the values are not shown). Fix the data (a spelling or case that differs from a declared level?) or "
+            "declare every level the variable can take.")
 
 
 def numpy_columns(df: pd.DataFrame, variables: Sequence[str]) -> pd.DataFrame:
