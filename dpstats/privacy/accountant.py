@@ -299,7 +299,7 @@ class PrivacyAccountant:
         label : str
             What the history calls the fit.
         seeded : bool
-            The fit's noise comes from a fixed ``random_state`` (refused where :attr:`refuses_seeded`).
+            The fit's noise comes from a fixed ``random_state`` (refused where ``refuses_seeded``).
 
         Returns
         -------
