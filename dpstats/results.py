@@ -630,17 +630,21 @@ class DPRegressionResults:
         return ("Differentially Private Regression Results" if self.privacy.private
                 else "OLS Regression Results (NOT PRIVATE)")
 
-    def _tables(self, alpha: float, esc: Callable[[str], str] = str, width: int | None = None) -> list[SimpleTable]:
-        """The summary's tables; ``width``: the text summary's widest line (wide tables wrap to it)."""
+    def _tables(self, alpha: float, esc: Callable[[str], str] = str, width: int | None = None,
+                slim: bool = False) -> list[SimpleTable]:
+        """The summary's tables; ``width``: the text summary's widest line (wide tables wrap to it); ``slim``: the
+        model and coefficient tables only."""
         stubs = self._text_stubs(alpha, width) if width is not None else None
         tables = [self._model_table(esc, width), self._coef_table(alpha, esc, stubs)]
+        if slim:
+            return tables
         ptab = self._privacy_table(esc, width)
         if ptab is not None:
             tables.append(ptab)
         tables.extend(self.error_bounds.tables(esc, width, None if stubs is None else stubs[0]))
         return tables
 
-    def _extra_lines(self) -> list[str]:
+    def _extra_lines(self, slim: bool = False) -> list[str]:
         extra = []
         if self._withheld:
             extra.append(f"Inference withheld ({WITHHELD_CELL}): {self._withheld}.")
@@ -653,12 +657,18 @@ class DPRegressionResults:
                 "the regression of the clipped data"
             extra.append(f"Inference: {self.inference_method}, computed only from released quantities; intervals "
                          f"are for {target}, and approximate at small n.")
+        if slim:
+            extra += [f"Privacy: {line}" for line in self.privacy.lines() if line.startswith(("Budget spent",
+                                                                                           "Guarantee"))]
+            extra.append("The full report (privacy steps, the error of each coefficient, the method's choice, "
+                         "notes and theory): summary() without slim=True.")
+            return extra
         extra += [f"Privacy: {line}" for line in self.privacy.lines()
                   if line.startswith(("Budget spent", "Guarantee", "Method choice", "Assumption", "Note", "Random"))]
         extra += [f"Theory: {line}" for line in self.error_bounds.notes()]
         return extra
 
-    def summary(self, alpha: float = 0.05) -> DPSummary:
+    def summary(self, alpha: float = 0.05, slim: bool = False) -> DPSummary:
         """A statsmodels-style :class:`~statsmodels.iolib.summary.Summary` (as_text, as_latex, as_html).
 
         ``as_text()`` and ``as_html()`` give the whole report (model,
@@ -672,6 +682,10 @@ class DPRegressionResults:
         ----------
         alpha : float, default 0.05
             One minus the confidence level of the intervals shown.
+        slim : bool, default False
+            As statsmodels' ``summary(slim=True)``: the model and coefficient tables, the inference line, the
+            budget spent and the guarantee only (text and HTML; ``as_latex()`` is the coefficient table either
+            way).
 
         Returns
         -------
@@ -692,13 +706,13 @@ class DPRegressionResults:
         """
         alpha = check_alpha(alpha)
         smry = DPSummary()
-        tables = self._tables(alpha, width=SUMMARY_WIDTH)
+        tables = self._tables(alpha, width=SUMMARY_WIDTH, slim=slim)
         tables[0].title = self._title()
         smry.tables.extend(tables)
-        smry.add_extra_txt([part for line in self._extra_lines() for part in wrap_note(line)])
+        smry.add_extra_txt([part for line in self._extra_lines(slim) for part in wrap_note(line)])
         smry.result, smry.alpha = self, alpha
-        smry.html_tables = self._tables(alpha, esc=html.escape)
-        smry.html_notes = [html.escape(line) for line in self._extra_lines()]
+        smry.html_tables = self._tables(alpha, esc=html.escape, slim=slim)
+        smry.html_notes = [html.escape(line) for line in self._extra_lines(slim)]
         return smry
 
     def __str__(self) -> str:

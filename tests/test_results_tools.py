@@ -413,3 +413,16 @@ def test_statsmodels_habits_get_an_attribute_error_that_says_what_to_use(ada, na
     with pytest.raises(AttributeError, match=re.escape(word)):
         getattr(ada, name)
     assert not hasattr(ada, "no_such_attribute") and hasattr(ada, "cov_params")
+
+
+def test_slim_summary_keeps_the_tables_the_budget_and_the_guarantee(ada):
+    """``summary(slim=True)``, as statsmodels': the model and coefficient tables, the inference line, the budget
+    spent and the guarantee; the privacy steps, the error split and the theory are left to the full report."""
+    full, slim = ada.summary().as_text(), ada.summary(slim=True).as_text()
+    assert len(slim.splitlines()) < len(full.splitlines()) / 2
+    for kept in ("Differentially Private Regression Results", "coef", "Budget spent", "Guarantee", "Inference:"):
+        assert kept in slim
+    for dropped in ("privacy step  ", "Theory:", "mechanism"):
+        assert dropped in full and dropped not in slim
+    assert "summary() without slim=True" in slim and "mechanism" not in ada.summary(slim=True).as_html()
+    assert ada.summary(slim=True).as_latex() == ada.summary().as_latex()
