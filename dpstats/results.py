@@ -657,16 +657,13 @@ class DPRegressionResults:
                 "the regression of the clipped data"
             extra.append(f"Inference: {self.inference_method}, computed only from released quantities; intervals "
                          f"are for {target}, and approximate at small n.")
+        kept = ("Budget spent", "Guarantee") if slim else ("Budget spent", "Guarantee", "Method choice",
+                                                              "Assumption", "Note", "Random")
+        extra += [f"Privacy: {line}" for line in self.privacy.lines() if line.startswith(kept)]
         if slim:
-            extra += [f"Privacy: {line}" for line in self.privacy.lines() if line.startswith(("Budget spent",
-                                                                                           "Guarantee"))]
-            extra.append("The full report (privacy steps, the error of each coefficient, the method's choice, "
-                         "notes and theory): summary() without slim=True.")
-            return extra
-        extra += [f"Privacy: {line}" for line in self.privacy.lines()
-                  if line.startswith(("Budget spent", "Guarantee", "Method choice", "Assumption", "Note", "Random"))]
-        extra += [f"Theory: {line}" for line in self.error_bounds.notes()]
-        return extra
+            return [*extra, "The full report (privacy steps, the error of each coefficient, the method's choice, "
+                            "notes and theory): summary() without slim=True."]
+        return extra + [f"Theory: {line}" for line in self.error_bounds.notes()]
 
     def summary(self, alpha: float = 0.05, slim: bool = False) -> DPSummary:
         """A statsmodels-style :class:`~statsmodels.iolib.summary.Summary` (as_text, as_latex, as_html).

@@ -323,8 +323,8 @@ def numpy_columns(df: pd.DataFrame, variables: Sequence[str]) -> pd.DataFrame:
     Nullable ``boolean`` becomes ``bool`` (so it is a declared two-level
     factor, as ``bool`` is), nullable integers and floats (``Int64``,
     ``Float64``, Arrow-backed numbers) their numpy counterparts, ``string``
-    becomes ``object``; integers and floats narrower than 64 bits
-    (``int64``, ``float16``, ``float32``, ``Float32``) become ``float64``, so
+    becomes ``object``; integers of any width (``int64``, ``uint8``, ``Int64``)
+    and floats narrower than 64 bits (``float16``, ``float32``, ``Float32``) become ``float64``, so
     that a transform of a finite value is computed in double precision and
     never in integer arithmetic, which wraps around without an error.  A
     decision on the dtype alone (schema); the columns must hold no missing

@@ -554,14 +554,12 @@ class _Checker:
             ok = _isfinite_number(value)
         elif arg == "include_intercept":
             ok = isinstance(value, bool)
-        elif arg == "degree":
-            ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_SPLINE_DEGREE
-            if not ok and isinstance(value, int) and not isinstance(value, bool) and value > MAX_SPLINE_DEGREE:
+        else:  # df, degree
+            ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+            if ok and arg == "degree" and value > MAX_SPLINE_DEGREE:
                 raise self.refuse(f"{name}(..., degree={value})",
                                   f"degree must be at most {MAX_SPLINE_DEGREE} (the B-spline evaluator's limit; "
                                   "cubic, degree=3, is the usual choice)")
-        else:  # df
-            ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
         if not ok:
             raise self.refuse(f"{name}(..., {arg}={ast.unparse(node)})",
                               f"{arg} must be a literal ({'a list of numbers' if arg == 'knots' else 'a number'}"

@@ -16,7 +16,7 @@ declared levels; nothing from the data):
   any other variable a float column; where a transform cannot be evaluated
   on zero rows (spline bases such as ``bs``), one row of public values
   instead, each numeric variable at the midpoint of its declared bounds
-  (1.0 where none were declared), as :func:`dpstats.formula.public_prototype`.
+  (1.0 where none were declared), by :func:`dpstats.formula.public_prototype`.
 
 :meth:`DesignRecipe.rebuild` builds the design on the prototype with
 :func:`dpstats.formula.design.rebuild_design_infos`, the same rebuild the
@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 from patsy.eval import ast_names
 
-from dpstats.formula.design import rebuild_design_infos
+from dpstats.formula.design import public_prototype, rebuild_design_infos
 from dpstats.formula.language import NAMESPACE
 from dpstats.formula.parse import join_terms, quoted_names
 
@@ -63,11 +63,6 @@ def _factor_variable(code: str) -> str | None:
             and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
         return node.args[0].value
     return None
-
-
-def _public_value(bounds: tuple[float, float] | None) -> float:
-    """A numeric variable's value in the one-row prototype: the midpoint of its declared bounds, else 1.0."""
-    return 1.0 if bounds is None else (float(bounds[0]) + float(bounds[1])) / 2.0
 
 
 @dataclass(frozen=True)
@@ -125,15 +120,12 @@ class DesignRecipe:
                 else:
                     numeric.add(name)
         names = [*categorical, *sorted(numeric)]
-        zero_rows = {name: np.empty(0) if name in numeric else pd.Categorical([], categories=list(categorical[name]))
-                     for name in names}
-        one_row = {name: np.array([_public_value(bounds.get(name) if bounds else None)]) if name in numeric
-                   else pd.Categorical(list(categorical[name])[:1], categories=list(categorical[name]))
-                   for name in names}
+        zero_rows = pd.DataFrame({name: np.empty(0) if name in numeric
+                                  else pd.Categorical([], categories=list(categorical[name])) for name in names},
+                                 index=pd.RangeIndex(0))
         failure: Exception | None = None
-        for columns, rows in ((zero_rows, 0), (one_row, 1)):
-            recipe = cls(rhs=_rhs(design_info), prototype=pd.DataFrame(columns, index=pd.RangeIndex(rows)),
-                         column_names=tuple(design_info.column_names))
+        for prototype in (zero_rows, public_prototype(zero_rows, bounds)):
+            recipe = cls(rhs=_rhs(design_info), prototype=prototype, column_names=tuple(design_info.column_names))
             try:
                 recipe.rebuild()
             except Exception as exc:  # noqa: BLE001 - any failure means this design cannot be rebuilt this way
