@@ -97,6 +97,7 @@ body+=sec("pgd's ridge penalty (issue 17)", "benchmarks/results/pgd_penalty.md")
 body+=sec("Small designs: DP-SGD's Adam steps and pgd (issue 17)", "benchmarks/results/pgd_small_designs.md")
 body+=sec("Two columns correlated at 0.95: pgd's intervals and the released curvature (issue 18)",
          "benchmarks/results/pgd_collinear.md")
+body+=sec("dpstats.plan for pgd against its fits (issue 18, part 4)", "benchmarks/results/plan_calibration.md")
 body+=sec("Products and powers: rescale='centred' against the default (issue 17)", "benchmarks/results/centring.md")
 body+=sec("Loose declared bounds on data not in the benchmark: pgd's intervals (issue 18)",
          "benchmarks/results/loose_bounds.md")

@@ -38,8 +38,10 @@ uniform on its declared range, and the model explains ``rsquared`` of it
 (default 0; or give ``residual_sd`` in the response's units), with equal
 standardised slopes.  The sampling error is sigma^2 (n E[x x^T])^{-1}.  The
 privacy error comes from the method's own calibration where it registers
-one (``UpperRate.expected_error``: ``ssp``, ``adassp``, ``noisy_ols``; first
-order in the noise), otherwise from a rate, up to its unknown constants:
+one (``UpperRate.expected_error``: ``ssp``, ``adassp``, ``noisy_ols``, and
+``pgd``, whose public rules run on the assumed moments:
+:mod:`dpstats.methods.pgd_planning`; first order in the noise), otherwise
+from a rate, up to its unknown constants:
 the sampling error times the privacy-to-sampling ratio of the method's
 upper rate, or of the minimax lower bound (Cai, Wang & Zhang 2021, Thm 18;
 Thm 16 with ``sparsity``) when the method has none; the ``model`` column

@@ -86,7 +86,8 @@ from dpstats.rates import UpperRate
 from dpstats.rows.base import Rows
 from dpstats.validation import MAX_EPSILON
 
-__all__ = ["PGDOptions", "fit", "INTERVAL_MIN_N_MU", "SMALL_N_MU", "start_spread", "WEIGHTS", "SPEC", "clip_rule",
+__all__ = ["PGDOptions", "fit", "budget_split", "reports_intervals", "linearise", "phases_linearised", "steps_rule",
+           "INTERVAL_MIN_N_MU", "SMALL_N_MU", "start_spread", "WEIGHTS", "SPEC", "clip_rule",
            "interval_reason", "GramPass", "NormHistogramPass", "GradientPass", "InferencePass", "sandwich",
            "gradient_norm_bound", "SAMPLING_Z", "floored_note",
            "RARE_SHARE", "RARE_MIN_N_MU", "rare_outcome_reason", "TAIL_ROWS", "TAIL_CAP", "SKEW_SHARE", "SKEW_Z",
@@ -468,26 +469,44 @@ def _epsilon_needed(need: float, n: int, delta: float) -> str:
     return f", or at n={n} epsilon >= {math.ceil(eps * 10.0**digits) / 10.0**digits:g}"
 
 
-def _plan(ctx: FitContext, options: PGDOptions, ranges: tuple[tuple[float, float] | None, ...]) -> _Plan:
-    mu = gaussian_mu(ctx.epsilon, ctx.delta)
-    n_mu = ctx.n * mu
-    inference = options.inference and n_mu >= INTERVAL_MIN_N_MU
-    private, _ = domain_variables(ctx.d, ctx.intercept_index, ranges, ctx.response_range)
-    reason = domain_refusal(ctx.n, ctx.d, ctx.epsilon, ctx.delta, private, [ctx.variable_name(v) for v in private])
-    if reason:
-        raise InsufficientDataError(reason + "; nothing was spent")
-    mu_domain = domain_mu(ctx.n, len(private))
-    names = [*(["centre"] if ctx.intercept_index is not None else []), "scale", "gram", "histogram 1",
-             "histogram 2", *(["tail sign"] if tail_level(n_mu) is not None else []), "warm start", "chains",
+def budget_split(n: int, epsilon: float, delta: float, *, intercept: bool, inference: bool,
+                 private_variables: int = 0) -> dict[str, float]:
+    """The GDP parameter of each release of a fit (public): the domain's (:func:`domain_mu`, for
+    ``private_variables`` variables without declared bounds), then mu^2 - mu_domain^2 split by ``WEIGHTS`` over
+    the releases this fit makes (the centres only with an intercept, the tail signs only where :func:`tail_level`
+    gives a level, the inference 2-vector only with ``inference``)."""
+    mu = gaussian_mu(epsilon, delta)
+    mu_domain = domain_mu(n, private_variables)
+    names = [*(["centre"] if intercept else []), "scale", "gram", "histogram 1", "histogram 2",
+             *(["tail sign"] if tail_level(n * mu) is not None else []), "warm start", "chains",
              *(["inference"] if inference else [])]
     weights = [WEIGHTS["histogram"] if k.startswith("histogram") else WEIGHTS[k] for k in names]
     mus = dict(zip(names, split_mu(math.sqrt(mu * mu - mu_domain * mu_domain), weights), strict=True))
     if mu_domain:
         mus["domain"] = mu_domain
-    return _Plan(ctx.n, ctx.d, n_mu, options.chains if inference else 1, inference, mus)
+    return mus
 
 
-def _steps(gram: np.ndarray, precond_inv: np.ndarray, sigma_g: float, n: int, options: PGDOptions) -> tuple[int, float]:
+def reports_intervals(n: int, epsilon: float, delta: float, inference: bool) -> bool:
+    """Whether a fit with the option ``inference`` computes intervals: n * mu(epsilon, delta) reaches
+    ``INTERVAL_MIN_N_MU`` (public)."""
+    return inference and n * gaussian_mu(epsilon, delta) >= INTERVAL_MIN_N_MU
+
+
+def _plan(ctx: FitContext, options: PGDOptions, ranges: tuple[tuple[float, float] | None, ...]) -> _Plan:
+    inference = reports_intervals(ctx.n, ctx.epsilon, ctx.delta, options.inference)
+    private, _ = domain_variables(ctx.d, ctx.intercept_index, ranges, ctx.response_range)
+    reason = domain_refusal(ctx.n, ctx.d, ctx.epsilon, ctx.delta, private, [ctx.variable_name(v) for v in private])
+    if reason:
+        raise InsufficientDataError(reason + "; nothing was spent")
+    mus = budget_split(ctx.n, ctx.epsilon, ctx.delta, intercept=ctx.intercept_index is not None,
+                       inference=inference, private_variables=len(private))
+    return _Plan(ctx.n, ctx.d, ctx.n * gaussian_mu(ctx.epsilon, ctx.delta), options.chains if inference else 1,
+                 inference, mus)
+
+
+def steps_rule(gram: np.ndarray, precond_inv: np.ndarray, sigma_g: float, n: int,
+               options: PGDOptions) -> tuple[int, float]:
     """(T, rate): the public step rule on the released Gram matrix (post-processing)."""
     floored = psd_projection(gram, RATE_FLOOR * sigma_g)
     rate = float(np.min(np.linalg.eigvals(precond_inv @ floored).real))
@@ -595,7 +614,7 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
                                         name="pgd: noisy Gram matrix of the standardised rows (preconditioner)")
     sigma_g = sens_g / mus["gram"]
     precond = psd_projection(gram) + 2.0 * math.sqrt(d) * sigma_g * np.eye(d)
-    steps, rate = _steps(gram, np.linalg.inv(precond), sigma_g, n, options)
+    steps, rate = steps_rule(gram, np.linalg.inv(precond), sigma_g, n, options)
     minority = response_minority(st) if ctx.two_valued_response else None
     q, k = clip_rule(plan.n_mu, minority)
     theta = np.zeros((d, 1))
@@ -732,14 +751,26 @@ def linearise(gram: np.ndarray, sigma_g: float, clips: Sequence[float], mus: Seq
     """
     d = gram.shape[0]
     g, V = np.linalg.eigh(0.5 * (gram + gram.T))
+    floored = np.maximum(g, sigma_g)
+    preconds = [np.maximum(g, 0.0) + 2.0 * math.sqrt(d) * sigma_g + penalty for penalty in penalties]
+    return phases_linearised(V, preconds, [floored + penalty for penalty in penalties],
+                             [floored / (floored + penalty) for penalty in penalties], clips, mus, steps)
+
+
+def phases_linearised(basis: np.ndarray, preconds: Sequence[np.ndarray], curvatures: Sequence[np.ndarray],
+                      ratios: Sequence[np.ndarray], clips: Sequence[float], mus: Sequence[float],
+                      steps: int) -> Linearisation:
+    """The two phases' AR(1) recursions e_t = (1 - H_i / P_i) e_(t-1) - xi_t / P_i in each direction of ``basis``
+    (:func:`linearise`), given each phase's preconditioner P_i and penalised curvature H_i per direction, its ridge
+    shrinkage r_i, its clip C_i and GDP parameter mu_i (xi_t: sd 2 C_i sqrt(K T) / mu_i per coordinate for each of
+    K chains, so that the variance of the K chains' mean does not depend on K)."""
+    d = basis.shape[0]
     keep = max(1, int(KEEP_SHARE * steps))
     t = np.arange(1, steps + 1)
     window = t > steps - keep
     first = np.maximum(t, steps - keep + 1)
-    start_weights, noise_sums, ratios = [], [], []
-    for penalty in penalties:
-        precond = np.maximum(g, 0.0) + 2.0 * math.sqrt(d) * sigma_g + penalty
-        curvature = np.maximum(g, sigma_g) + penalty
+    start_weights, noise_sums = [], []
+    for precond, curvature in zip(preconds, curvatures, strict=True):
         contraction = np.clip(1.0 - curvature / precond, 0.0, 1.0)
         # powers a^t (steps x d), the start's weight (mean of a^t over the window) and each noise draw's weight
         powers = contraction[None, :] ** t[:, None]
@@ -748,10 +779,9 @@ def linearise(gram: np.ndarray, sigma_g: float, clips: Sequence[float], mus: Seq
         # draw k (1-based) enters the window's sum with weight sum_{t = f}^{T} a^(t - k), f = max(k, T - m + 1)
         weights = (contraction[None, :] ** (first - t)[:, None]) * partial[steps - first]
         noise_sums.append(np.sum(weights**2, axis=0) / keep**2 / precond**2)  # variance of the window mean
-        ratios.append(np.maximum(g, sigma_g) / curvature)
     sd2 = [(2.0 * c) ** 2 * steps / m**2 for c, m in zip(clips, mus, strict=True)]  # per chain: K cancels below
     (w1, w2), (r1, r2) = start_weights, ratios
-    return Linearisation(basis=V, shrink=_shrinkage(w1, w2, r1, r2), carried=w2**2 * noise_sums[0] * sd2[0],
+    return Linearisation(basis=basis, shrink=_shrinkage(w1, w2, r1, r2), carried=w2**2 * noise_sums[0] * sd2[0],
                          noise=noise_sums[1] * sd2[1], starts=np.vstack([w1, w2]), ratios=np.vstack([r1, r2]),
                          warm=noise_sums[0] * sd2[0])
 
@@ -962,9 +992,12 @@ def auto_no_interval_reason(facts: AutoFacts) -> str:
 
 
 def theory_rate(guarantee: str) -> UpperRate:
-    """pgd has no registered rate for ||b - beta||_2 in the minimax model."""
+    """pgd has no registered rate for ||b - beta||_2 in the minimax model; its expected error comes from its public
+    rules run on the planner's assumptions (:mod:`dpstats.methods.pgd_planning`)."""
+    from dpstats.methods.pgd_planning import expected_error  # it reads this module's rules: imported on use
+
     return UpperRate(why_none="Brown et al. (2024) bound DP-GD's error given the data (instance-specific, unclipped "
-                              "regime), not ||b - beta||_2 in this model")
+                              "regime), not ||b - beta||_2 in this model", expected_error=expected_error)
 
 
 #: ``method="auto"``'s rules for other methods, measured in pgd's study (docs/choosing.md), so pgd's spec declares
