@@ -93,6 +93,10 @@ def check_budget_total(epsilon: object, delta: object) -> tuple[float, float]:
         raise InvalidPrivacyParameterError(
             f"epsilon must be > 0, got {epsilon!r}; typical values are 0.1 to 10 "
             "(use epsilon=float('inf') only with method='ols', which is not private)")
+    if delta is None:
+        raise InvalidPrivacyParameterError(
+            "delta must be a number in (0, 1), got None; omit delta for the default 1e-6 (well below 1/n for n up "
+            "to a few hundred thousand)")
     dlt = _as_real(delta, "delta", "a number in (0, 1)")
     if not (0 < dlt < 1):
         raise InvalidPrivacyParameterError(

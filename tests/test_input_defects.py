@@ -643,6 +643,8 @@ def test_undeclared_levels_of_numbers_stored_as_text_say_how_to_convert(people, 
     ("1", 1e-6, "epsilon must be a positive number, got the string '1'; pass a number, e.g. epsilon=1.0"),
     ("one", 1e-6, "epsilon must be a positive number, got the string 'one'; pass a number"),
     (1.0, "1e-6", "delta must be a number in (0, 1), got the string '1e-6'; pass a number, e.g. delta=1e-06"),
+    (1.0, None, "delta must be a number in (0, 1), got None; omit delta for the default 1e-6 (well below 1/n for n "
+                "up to a few hundred thousand)"),
 ])
 def test_a_budget_given_as_a_string_says_to_pass_a_number(people, eps, delta, says):
     err, _ = refused(InvalidPrivacyParameterError, "y ~ age", people, eps, delta, method="ssp", bounds=BOUNDS)
