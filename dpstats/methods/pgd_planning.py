@@ -26,8 +26,9 @@ its calibration can be run noise-free:
    residuals the clip sees, which lowers the share, which widens the spread; ``WANDER_ROUNDS`` rounds reach the
    fixed point.
 
-The privacy error's second moment is the noise's variance plus the shrinkage's bias (s - 1) theta squared, mapped
-back to the method's units by the standardisation.  First order in the noise, and only as good as the
+The privacy error (the released coefficient minus least squares on the same data) has the second moment of the
+noise plus that of the shrinkage's part (s - 1) theta_LS, with theta_LS least squares' estimate: theta plus its
+sampling error; mapped back to the method's units by the standardisation.  First order in the noise, and only as good as the
 assumptions: the released Gram matrix's noise, which sets the preconditioner's eigenvalues in directions it swamps,
 is replaced by its expected value; the path of the final chains from their start offsets (three units apart below
 n * mu = 100) is not modelled, nor a skewed or heavy-tailed residual distribution, which the fit clips
@@ -193,7 +194,10 @@ def expected_error(facts: PlanningFacts) -> ExpectedError:
     lin = phases_linearised(V, preconds, [h + lam for h, lam in zip(curvatures, penalties, strict=True)],
                             [h / np.maximum(h + lam, 1e-300) for h, lam in zip(curvatures, penalties, strict=True)],
                             clips, phase_mus, steps)
+    # the shrinkage acts on least squares' own estimate, theta plus its sampling error (variance sigma_v^2 / g per
+    # direction): the released coefficient minus least squares is (s - 1) times both, plus the noise
+    shrunk = (lin.shrink - 1.0) ** 2 * residual_sd**2 / np.where(g > 0.0, g, np.inf)
     bias = V @ ((lin.shrink - 1.0) * (V.T @ theta))
-    cov_z = (V * (lin.carried + lin.noise)) @ V.T + np.outer(bias, bias)
+    cov_z = (V * (lin.carried + lin.noise + shrunk)) @ V.T + np.outer(bias, bias)
     A, _ = st.affine_back()
     return ExpectedError(A @ cov_z @ A.T)
