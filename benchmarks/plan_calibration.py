@@ -1,6 +1,6 @@
 """``dpstats.plan`` for pgd against pgd's fits: the planned privacy error beside the measured one.
 
-pgd plans from its calibration (``dpstats.methods.pgd_planning``: its public rules run on the planner's assumed
+pgd plans from its calibration (``dpstats.methods.pgd.expected_error``: its public rules run on the planner's assumed
 moments).  Two checks:
 
 * **on the plan's own assumptions** (does the calibration compute what the fit does?): p predictors uniform on

@@ -40,7 +40,7 @@ standardised slopes.  The sampling error is sigma^2 (n E[x x^T])^{-1}.  The
 privacy error comes from the method's own calibration where it registers
 one (``UpperRate.expected_error``: ``ssp``, ``adassp``, ``noisy_ols``, and
 ``pgd``, whose public rules run on the assumed moments:
-:mod:`dpstats.methods.pgd_planning`; first order in the noise), otherwise
+:func:`dpstats.methods.pgd.expected_error`; first order in the noise), otherwise
 from a rate, up to its unknown constants:
 the sampling error times the privacy-to-sampling ratio of the method's
 upper rate, or of the minimax lower bound (Cai, Wang & Zhang 2021, Thm 18;

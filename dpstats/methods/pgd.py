@@ -53,12 +53,15 @@ from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods.common.extremes import QUIET, quiet
 from dpstats.methods.common.geometric_histogram import GeometricGrid, grid_counts, release_quantiles
 from dpstats.methods.common.linalg import psd_projection
+from dpstats.methods.common.planned_descent import NormLaw, iterate_variance
 from dpstats.methods.common.private_scaling import (
     Standardisation,
+    assumed_standardisation,
     domain_variables,
     null_marks,
     release_domain,
     release_moments,
+    standardised_moments,
 )
 from dpstats.methods.common.row_passes import add_arrays
 from dpstats.methods.spec import (
@@ -82,7 +85,7 @@ from dpstats.privacy.mechanisms import (
     post_processing_normal,
     symmetric_gaussian_mechanism,
 )
-from dpstats.rates import UpperRate
+from dpstats.rates import ExpectedError, PlanningFacts, UpperRate
 from dpstats.rows.base import Rows
 from dpstats.validation import MAX_EPSILON
 
@@ -91,7 +94,7 @@ __all__ = ["PGDOptions", "fit", "budget_split", "reports_intervals", "linearise"
            "interval_reason", "GramPass", "NormHistogramPass", "GradientPass", "InferencePass", "sandwich",
            "gradient_norm_bound", "SAMPLING_Z", "floored_note",
            "RARE_SHARE", "RARE_MIN_N_MU", "rare_outcome_reason", "TAIL_ROWS", "TAIL_CAP", "SKEW_SHARE", "SKEW_Z",
-           "tail_level", "skewed_tail", "TailSignPass"]
+           "tail_level", "skewed_tail", "TailSignPass", "expected_error", "WANDER_ROUNDS"]
 
 #: ``method="auto"`` picks pgd below this many rows (above, adassp: one pass, and its privacy error is already
 #: below the sampling error; docs/choosing.md).
@@ -188,6 +191,9 @@ SAMPLING_SOURCE = ("the sandwich variance (E psi^2 / phi^2) G^-1 of the clipped 
 #: The sandwich sampling variance takes an upper bound on E psi^2 and a lower bound on phi from the released
 #: 2-vector at this normal quantile (one-sided 95%: :func:`sandwich`).
 SAMPLING_Z = 1.645
+#: Rounds of the fixed point of the unclipped shares at the noisy iterates' spread in a planned fit
+#: (:func:`expected_error`).
+WANDER_ROUNDS = 6
 #: Iterates are kept inside +-THETA_LIMIT (post-processing), so residuals never overflow.
 THETA_LIMIT = 1e100
 
@@ -977,6 +983,77 @@ def floored_note(variables: Sequence[int | str], name: Callable[[int | str], str
             "for: declare bounds no wider than the values can be, and drop a column that is constant by design")
 
 
+def expected_error(facts: PlanningFacts) -> ExpectedError:
+    """The second moment of a planned pgd fit's privacy error, in the method's units (:func:`dpstats.plan`).
+
+    pgd has no rate for ||b - beta||_2 in the minimax model, but every value its fit reads from a release has an
+    expected value under the planner's assumptions (:class:`~dpstats.rates.PlanningFacts`), so its public rules
+    can be run noise-free: the budget split (:func:`budget_split`); the standardisation at the assumed means and
+    spreads (:func:`~dpstats.methods.common.private_scaling.assumed_standardisation`); the clips, read by the fit's
+    quantile rule from the expected histogram of the gradient norms ||z|| |r| (z normal with the standardised
+    second moment, r normal and independent of z: the standardised response at theta = 0 for the warm start and the
+    cap, the residual at the fit for the clip rule; symmetric residuals, so the tail clip does not apply:
+    :class:`~dpstats.methods.common.planned_descent.NormLaw`); the steps, penalties and Gram noise by the fit's
+    rules.  The two phases are then linearised in the eigenbasis of the expected Gram matrix n E[z z^T]
+    (:func:`phases_linearised`), with the clipped loss's curvature the unclipped share times n E[z z^T] (a clipped
+    row's gradient does not depend on theta), not floored at the Gram noise as the fit's own error block floors the
+    released matrix.  The unclipped share is taken at the noisy iterates: their spread about the fit
+    (:func:`~dpstats.methods.common.planned_descent.iterate_variance`) widens the residuals the clip sees, which
+    lowers the share, which widens the spread; ``WANDER_ROUNDS`` rounds reach the fixed point.
+
+    The privacy error (the released coefficient minus least squares on the same data) has the second moment of the
+    noise carried into the estimate plus that of the shrinkage's part (s - 1) theta_LS, with theta_LS least squares'
+    estimate (theta plus its sampling error), mapped back by the standardisation.  First order in the noise, and
+    only as good as the assumptions: the Gram matrix's noise in the preconditioner is replaced by its expected
+    value, and neither the final chains' path from their start offsets (three units apart below n * mu = 100) nor a
+    skewed or heavy-tailed residual distribution is modelled.  Measured against fits on data drawn from the
+    assumptions by benchmarks/plan_calibration.py (docs/guide/planning.md).
+    """
+    n, d, k = facts.n, facts.d, facts.intercept_index
+    inference = reports_intervals(n, facts.epsilon, facts.delta, facts.inference)
+    mus = budget_split(n, facts.epsilon, facts.delta, intercept=k is not None, inference=inference)
+    st = assumed_standardisation(facts, mus["scale"])
+    z_moment, theta = standardised_moments(facts, st)
+    free = np.arange(d) != k
+    fixed = 1.0 if k is not None else 0.0
+    y_sd = math.sqrt(max(float(facts.coefficients @ facts.second_moment @ facts.coefficients) + facts.residual_var
+                         - st.y_centre**2, 0.0)) / st.y_scale
+    residual_sd = math.sqrt(facts.residual_var) / st.y_scale
+    random_part = z_moment[np.ix_(free, free)]
+    at_zero = NormLaw.of(random_part, fixed, y_sd)
+    q, multiple = clip_rule(n * gaussian_mu(facts.epsilon, facts.delta))
+    clips = (WARM_CLIP[1] * at_zero.quantile(WARM_CLIP[0], n, NORM_GRID),
+             multiple * min(NormLaw.of(random_part, fixed, residual_sd).quantile(q, n, NORM_GRID),
+                            at_zero.quantile(q, n, NORM_GRID)))
+    phase_mus = (mus["warm start"], mus["chains"])
+    penalties = [phase_penalty(c, m) for c, m in zip(clips, phase_mus, strict=True)]
+    sigma_g = math.sqrt(2.0) * GRAM_RADIUS2 * d / mus["gram"]
+    g, V = np.linalg.eigh(n * z_moment)
+    g = np.maximum(g, 0.0)
+    lifted = g + 2.0 * math.sqrt(d) * sigma_g
+    steps, _ = steps_rule((V * g) @ V.T, (V / lifted) @ V.T, sigma_g, n, PGDOptions())
+    preconds = [lifted + lam for lam in penalties]
+    chains = (1, PGDOptions().chains if inference else 1)
+    shares = [1.0, 1.0]
+    for _ in range(WANDER_ROUNDS):  # the unclipped shares at the iterates' spread, to a fixed point
+        for i in range(2):
+            step_variance = chains[i] * (2.0 * clips[i]) ** 2 * steps / phase_mus[i] ** 2
+            wander = iterate_variance(preconds[i], shares[i] * g + penalties[i], step_variance, steps)
+            spread = math.sqrt(residual_sd**2 + float(np.sum(g / n * wander)))
+            shares[i] = float(NormLaw.of(random_part, fixed, spread).cdf(np.array([clips[i]]))[0])
+    curvatures = [share * g for share in shares]
+    lin = phases_linearised(V, preconds, [h + lam for h, lam in zip(curvatures, penalties, strict=True)],
+                            [h / np.maximum(h + lam, 1e-300) for h, lam in zip(curvatures, penalties, strict=True)],
+                            clips, phase_mus, steps)
+    # the shrinkage acts on least squares' own estimate, theta plus its sampling error (variance sigma_v^2 / g per
+    # direction): the released coefficient minus least squares is (s - 1) times both, plus the noise
+    shrunk = (lin.shrink - 1.0) ** 2 * residual_sd**2 / np.where(g > 0.0, g, np.inf)
+    bias = V @ ((lin.shrink - 1.0) * (V.T @ theta))
+    cov_z = (V * (lin.carried + lin.noise + shrunk)) @ V.T + np.outer(bias, bias)
+    A, _ = st.affine_back()
+    return ExpectedError(A @ cov_z @ A.T)
+
+
 def auto_refusal(facts: AutoFacts) -> str:
     """Why ``method="auto"`` cannot fit pgd under these public facts ("" when it can): the clipping domain of the
     variables without bounds would cost too much (:func:`domain_refusal`)."""
@@ -993,9 +1070,7 @@ def auto_no_interval_reason(facts: AutoFacts) -> str:
 
 def theory_rate(guarantee: str) -> UpperRate:
     """pgd has no registered rate for ||b - beta||_2 in the minimax model; its expected error comes from its public
-    rules run on the planner's assumptions (:mod:`dpstats.methods.pgd_planning`)."""
-    from dpstats.methods.pgd_planning import expected_error  # it reads this module's rules: imported on use
-
+    rules run on the planner's assumptions (:func:`expected_error`)."""
     return UpperRate(why_none="Brown et al. (2024) bound DP-GD's error given the data (instance-specific, unclipped "
                               "regime), not ||b - beta||_2 in this model", expected_error=expected_error)
 

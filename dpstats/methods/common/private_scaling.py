@@ -36,10 +36,11 @@ from dpstats.methods.common.robust_estimators import HISTOGRAM_SENSITIVITY, clea
 from dpstats.methods.common.row_passes import add_arrays
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import gaussian_block, gaussian_mechanism_mu
+from dpstats.rates import PlanningFacts
 
 __all__ = ["Domain", "Standardisation", "DOMAIN_HALF_WIDTH", "VARIANCE_GRID", "LOCATION_GRID", "release_domain",
            "domain_variables", "release_moments", "UnitSumsPass", "DeviationSumsPass", "free_variables",
-           "null_marks"]
+           "null_marks", "scale_floor", "assumed_standardisation", "standardised_moments"]
 
 #: Half-width, in released scales, of a released domain: [c - R s, c + R s].
 DOMAIN_HALF_WIDTH = 8.0
@@ -271,13 +272,62 @@ def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *
                        dtype=float)
     noisy, counted_rows = _split_count(noisy, n, counted)
     mean_rows = rows or counted_rows or n
-    floor = max(2.0 * sens / (mu_scale * mean_rows), 2.0**-10)
+    floor = scale_floor(sens, mu_scale, mean_rows)
     s = np.maximum(1.25 * noisy / mean_rows, floor)
     centre[cols], scale[cols] = c[:cols.size], s[:cols.size]
     y_centre, y_scale = (float(c[-1]), float(s[-1])) if resp else (0.0, 1.0)
     variables: list[int | str] = [int(j) for j in cols] + (["response"] if resp else [])
     floored = tuple(v for v, at_floor in zip(variables, s <= floor, strict=True) if at_floor)
     return Standardisation(domain, centre, scale, y_centre, y_scale, rows=rows or counted_rows, floored=floored)
+
+
+def scale_floor(sensitivity: float, mu_scale: float, rows: float) -> float:
+    """The smallest scale :func:`release_moments` releases: twice the noise sd of a mean of ``rows`` terms whose
+    vector of sums has L2 sensitivity ``sensitivity`` under ``mu_scale``, and at least 2^-10 (public)."""
+    return max(2.0 * sensitivity / (mu_scale * rows), 2.0**-10)
+
+
+def assumed_standardisation(facts: PlanningFacts, mu_scale: float) -> Standardisation:
+    """The standardisation :func:`release_moments` would release, noise-free, under a plan's assumptions (every
+    variable bounded, rescaled to [-1, 1]): centres at the means (none without an intercept), scales at the
+    standard deviations about the centres (root mean squares without an intercept; the released 1.25 times a mean
+    absolute deviation is the standard deviation of a normal variable), floored as the release floors them
+    (:func:`scale_floor`)."""
+    d, k = facts.d, facts.intercept_index
+    m = facts.second_moment
+    beta = facts.coefficients
+    means = m[k, :] if k is not None else np.zeros(d)
+    y_mean = float(means @ beta) if k is not None else 0.0
+    y_second = float(beta @ m @ beta) + facts.residual_var
+    free = [j for j in range(d) if j != k]
+    centre = np.zeros(d)
+    if k is not None:
+        centre[free] = means[free]
+    spread = np.diag(m) - centre**2
+    y_spread = y_second - y_mean**2
+    floor = scale_floor((2.0 if k is not None else 1.0) * math.sqrt(len(free) + 1), mu_scale, facts.n)
+    scale = np.ones(d)
+    scale[free] = np.maximum(np.sqrt(np.clip(spread[free], 0.0, None)), floor)
+    lo, hi = -np.ones(d), np.ones(d)
+    if k is not None:
+        lo[k] = hi[k] = 1.0
+    domain = Domain(lo, hi, -1.0, 1.0, k)
+    return Standardisation(domain, centre, scale, y_mean, max(math.sqrt(max(y_spread, 0.0)), floor))
+
+
+def standardised_moments(facts: PlanningFacts, st: Standardisation) -> tuple[np.ndarray, np.ndarray]:
+    """(E[z z^T], theta): the second moment of a standardised row and the coefficients on the standardised rows
+    (slopes beta_j s_j / s_y; the intercept's 0, the centres being the means) under the assumptions."""
+    d, k, m = facts.d, facts.intercept_index, facts.second_moment
+    shift = np.zeros(d)
+    if k is not None:
+        shift = np.where(np.arange(d) == k, 0.0, st.centre)
+        m = m - np.outer(shift, m[k]) - np.outer(m[k], shift) + np.outer(shift, shift)
+    z_moment = m / np.outer(st.scale, st.scale)
+    theta = facts.coefficients * st.scale / st.y_scale
+    if k is not None:
+        theta[k] = 0.0
+    return z_moment, theta
 
 
 def _split_count(noisy: np.ndarray, n: int, counted: bool) -> tuple[np.ndarray, float | None]:
