@@ -88,12 +88,14 @@ class MissingDataError(DPStatsError, ValueError):
 
 
 class NonFiniteValueError(MissingDataError):
-    """A variable or a transform of the formula is not finite on some row (a check of the public domain).
+    """A value that must be finite is not: in new data given to ``predict`` (public data, not the fit's), or in
+    the X or y given to the scikit-learn wrapper.
 
-    Raised only where no declared bound settles the question (a transform of a
-    variable without declared bounds, or an infinite value in the data).  The
-    message is the same whatever the offending value and row: it lists the
-    domain of every transform of the formula, which is public.
+    A fit never raises it for its own data: there a non-finite value of the
+    design or the response (an infinite value, a transform undefined or
+    overflowing on its row) is set to 0 on its row, since a refusal would
+    answer for free whether any row makes the formula non-finite
+    (docs/privacy.md, "The domain of each guarantee").
     """
 
 

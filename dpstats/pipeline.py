@@ -150,7 +150,7 @@ class SourceData(FrameData):
                                             missing=missing, allow_data_levels=self.allow_data_levels)
         evaluator = ChunkEvaluator(design.formula_expanded, plan, proto, design.column_names, design.response_name,
                                    infos=(design.response_info, design.design_info),
-                                   non_finite_message=design.non_finite_message, shown=self.formula)
+                                   shown=self.formula)
         design.notes.append(f"data read in chunks from {source.describe()}; every chunk was evaluated with the "
                             "public design built from the schema, and the method used aggregates of the chunks")
         return _ChunkedData(design, self.formula, ChunkedRows(source, evaluator, None))

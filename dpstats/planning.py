@@ -297,6 +297,7 @@ class _Model:
         self.rate = self._rate()
         self.default_options = spec.parse_options({}, delta=delta) if spec.public_refusal is not None else None
         self._refusals: dict[tuple[int, float], str] = {}  # the searches ask at the same (n, epsilon) again
+        self._design_refusal: str | None = None  # too_many_columns, computed once
 
     def _rate(self) -> Rate:
         rate = self.upper.rate if self.upper is not None else None
@@ -362,12 +363,19 @@ class _Model:
         return int(self.spec.min_rows(self.setting.d))
 
     def too_many_columns(self) -> str:
-        """Why the method refuses this design whatever n and epsilon (more columns than its ``max_columns``), or
-        ""."""
-        most, d = self.spec.max_columns, self.setting.d
-        if most is None or d <= most:
-            return ""
-        return f"method '{self.spec.name}' fits at most {most} design columns; this design has d={d}"
+        """Why the method refuses this design whatever n and epsilon (more columns than its ``max_columns``, or
+        columns dependent for every data set the declarations allow, as the fit's public rank check finds them),
+        or ""."""
+        if self._design_refusal is None:
+            most, d = self.spec.max_columns, self.setting.d
+            dependent = [] if self.spec.allows_wide else self.setting.design.dependent_columns()
+            self._design_refusal = (
+                f"method '{self.spec.name}' fits at most {most} design columns; this design has d={d}"
+                if most is not None and d > most else
+                f"the columns {', '.join(repr(c) for c in dependent)} are linearly dependent for every data set "
+                "the declared bounds and levels allow: the fit refuses the design as singular by construction"
+                if dependent else "")
+        return self._design_refusal
 
     def runs(self, n: float) -> bool:
         """The public shape checks of the pipeline (d <= n unless the method allows wide designs, min_rows, at most

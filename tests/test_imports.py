@@ -37,7 +37,7 @@ import pytest
 
 import dpstats
 from dpstats import formula
-from dpstats.formula import design, frame, predict, recipe, schema
+from dpstats.formula import design, frame, predict, recipe
 from dpstats.methods.registry import BUILTIN_METHODS, available_methods, get_method
 
 PACKAGE = Path(dpstats.__file__).parent
@@ -361,7 +361,7 @@ def test_old_module_paths_still_work_with_a_deprecation_warning(old, new, names)
 def test_the_formula_package_exports_what_the_formula_module_did():
     assert formula.Design is design.Design and formula.build_design is design.build_design
     assert formula.public_design is design.public_design and formula.public_prototype is design.public_prototype
-    assert formula.FramePlan is frame.FramePlan and formula.non_finite_message is schema.non_finite_message
+    assert formula.FramePlan is frame.FramePlan
     assert formula.design_matrix_for_prediction is predict.design_matrix_for_prediction
     assert formula.DesignRecipe is recipe.DesignRecipe
 

@@ -673,10 +673,12 @@ def test_null_row_fill_that_the_column_dtype_cannot_hold_is_not_an_internal_erro
     for res in fits:
         assert list(res.params.index)[1:4] == [f"C(g, levels=[0.5, 1, 2, 3])[T.{lv}]" for lv in (1, 2, 3)]
         assert np.isfinite(res.params.to_numpy()).all()
-    for data in (complete, incomplete):
-        err, _ = refused(FormulaError, "y ~ income + C(g, levels=[True, False])", data, 1.0, 1e-6, method="ssp",
-                         missing="drop", bounds=bounds)
-        assert "has values outside its declared levels" in str(err)
+    # g's values 2 and 3 are outside [True, False] (1 == True): read as the first level, True, in both data sets
+    fits = [dpstats.dp_ols("y ~ income + C(g, levels=[True, False])", d, 1.0, 1e-6, method="ssp", missing="drop",
+                           bounds=bounds, random_state=0) for d in (complete, incomplete)]
+    for res in fits:
+        assert np.isfinite(res.params.to_numpy()).all()
+    assert fits[0].privacy.epsilon_spent == fits[1].privacy.epsilon_spent
 
 
 def test_number_levels_for_a_text_column_are_refused_and_matching_kinds_fit(people):
@@ -843,3 +845,21 @@ def test_predict_takes_an_array_for_a_fit_from_arrays_in_the_fit_s_column_order(
                              bounds={"x": (-4, 4), "y": (-15, 15)}, random_state=0)
     with pytest.raises(DataTypeError, match="DataFrame with the columns x$"):
         formula.predict(X[:3, :1])  # a transform's column is not the array's column
+
+
+@pytest.mark.parametrize("chunksize", [None, 97])
+def test_a_data_column_named_like_a_contrast_is_not_read_as_a_variable(people, chunksize):
+    # regression (s27 audit): a column named 'Treatment' beside C(g, Treatment(2)) made the level check read it as a
+    # factor variable of the prepared frame, which does not hold it: an InternalFitError (KeyError) before any spend
+    data = people.assign(Treatment=0.0)
+    res = dpstats.dp_ols("y ~ age + C(g, Treatment(2))", data, 1.0, 1e-6, method="ssp", bounds=BOUNDS,
+                         levels={"g": [1, 2, 3]}, random_state=0, chunksize=chunksize)
+    assert list(res.params.index) == ["Intercept", "C(g, Treatment(2))[T.1]", "C(g, Treatment(2))[T.3]", "age"]
+
+
+@pytest.mark.parametrize("chunksize", [None, 97])
+def test_a_code_patsy_reads_and_python_does_not_is_the_same_formula_error_in_chunks(people, chunksize):
+    # regression (s27 audit): 'x %in% g' was a FormulaError in memory and an InternalFitError in chunks
+    err, _ = refused(FormulaError, "y ~ age %in% g", people, 1.0, 1e-6, method="ssp", bounds=BOUNDS,
+                     levels={"g": [1, 2, 3]}, chunksize=chunksize)
+    assert "is not a valid expression" in str(err)

@@ -492,3 +492,15 @@ def test_pgd_plan_matches_fits_on_its_assumptions(p, n, eps):
     planned = plan.loc[[f"x{j}" for j in range(1, p + 1)], "privacy"].to_numpy()
     measured = np.sqrt(np.mean(errors[:, 1:] ** 2))
     assert 1 / 1.6 <= float(np.sqrt(np.mean(planned**2))) / measured <= 1.6
+
+
+def test_plan_refuses_a_design_the_fit_refuses_as_singular_by_construction():
+    """A spline basis beside an intercept (its columns sum to 1) is refused by the fit before anything is spent;
+    the plan says the same for every method that does not allow wide designs (s27 audit)."""
+    formula = "y ~ cr(x, knots=[3, 6], lower_bound=0, upper_bound=10)"
+    row = one(dpstats.plan(formula=formula, bounds=BOUNDS, n=300, epsilon=1.0, method="ssp"), "ssp")
+    assert set(row["intervals"]) == {"refused"} and "singular by construction" in row["refusal"].iloc[0]
+    rng = np.random.default_rng(0)
+    data = pd.DataFrame({"x": rng.uniform(0, 10, 300), "y": rng.normal(size=300)})
+    with pytest.raises(dpstats.errors.SingularDesignError):
+        dpstats.dp_ols(formula, data, 1.0, 1e-6, method="ssp", bounds=BOUNDS)

@@ -23,7 +23,6 @@ from dpstats.formula.design import Design, build_design, public_design, public_p
 from dpstats.formula.frame import FramePlan
 from dpstats.formula.predict import design_matrix_for_prediction
 from dpstats.formula.recipe import DesignRecipe
-from dpstats.formula.schema import non_finite_message
 
 __all__ = ["Design", "FramePlan", "build_design", "public_design", "design_matrix_for_prediction",
-           "public_prototype", "non_finite_message", "DesignRecipe"]
+           "public_prototype", "DesignRecipe"]

@@ -43,7 +43,6 @@ from dpstats.errors import (
     DPStatsError,
     FormulaError,
     MissingBoundsError,
-    NonFiniteValueError,
     UndeclaredLevelsError,
 )
 from dpstats.formula.centring import ColumnCentring, public_centring
@@ -104,8 +103,6 @@ class Design:
         consecutive integers (:func:`dpstats.formula.schema.integer_supports`), e.g. a 0/1 column declared (0, 1).
     formula_expanded : str
         The formula as patsy parses it ('.' expanded, long sums nested), for workers.
-    non_finite_message : str
-        The public refusal for a non-finite value (the same for every value and row).
     rank_probe : RankProbe or None
         The public facts the rank check by construction evaluates (None for designs given as arrays).
     storage_hint : str
@@ -130,7 +127,6 @@ class Design:
     two_valued_response: bool = False
     variable_supports: dict[str, tuple[float, ...]] = field(default_factory=dict)
     formula_expanded: str = ""
-    non_finite_message: str = ""
     rank_probe: RankProbe | None = None
     storage_hint: str = ""
 
@@ -296,7 +292,7 @@ def build_design(
     y_dm, X_dm = _dmatrices(parsed.desc, df, formula)
     design_info = X_dm.design_info
     notes += _check_levels(design_info, df, parsed, allow_data_levels)
-    X, y = finite_arrays(X_dm, y_dm, parsed.non_finite_message, nulls)
+    X, y = finite_arrays(X_dm, y_dm, nulls)
     return _assemble(parsed, X, y, design_info, y_dm.design_info, bounds, notes)
 
 
@@ -325,7 +321,7 @@ def _check_levels(design_info: Any, df: pd.DataFrame, parsed: ParsedFormula, all
         facts = parsed.facts.get(factor.code)
         if facts is not None and facts.boolean:
             continue
-        fvars = [v for v in code_names(factor.code) if v in parsed.columns]
+        fvars = [v for v in code_names(factor.code) if v in parsed.columns and v in df.columns]  # not a contrast
         if fvars and all(_is_schema_categorical(df[v]) for v in fvars):
             continue
         if allow_data_levels:
@@ -356,17 +352,21 @@ def _dtype_hint(code: str, var: str, dtype: Any) -> str:
     return ""
 
 
-def finite_arrays(X_dm: Any, y_dm: Any, message: str, nulls: np.ndarray | None = None
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """The design and response as float arrays, null rows marked NaN; a non-finite value elsewhere is refused.
+def finite_arrays(X_dm: Any, y_dm: Any, nulls: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The design and response as float arrays, null rows marked NaN, and every other value that is not finite set
+    to 0.
+
+    A value that is not finite outside the null rows is an infinite value in the data or a transform undefined or
+    overflowing on its row (``np.log(0)``, ``I(x * 1e300)``) of a variable without declared bounds (with bounds the
+    variable is clipped first and the transform checked on the bounds).  Setting it to 0 is a public map of its row,
+    so every guarantee holds for every finite data set.  Refusing instead would answer, at no cost, whether any row
+    makes the transform non-finite, and the caller chooses the transform: ``I(x * 1e298)`` asks whether any x is
+    above about 1.8e10 (:attr:`dpstats.formula.schema.ParsedFormula.non_finite_note` says so in the report).
 
     Parameters
     ----------
     X_dm, y_dm : array_like
         patsy's design and response matrices (the response one column).
-    message : str
-        The public refusal (:func:`dpstats.formula.schema.non_finite_message`),
-        the same whatever value or row is not finite.
     nulls : numpy.ndarray or None
         The mask of the public null rows.
 
@@ -374,26 +374,18 @@ def finite_arrays(X_dm: Any, y_dm: Any, message: str, nulls: np.ndarray | None =
     -------
     tuple of numpy.ndarray
         ``(X, y)``, float.
-
-    Raises
-    ------
-    NonFiniteValueError
-        A non-finite value outside the null rows.
     """
-    X = np.asarray(X_dm, dtype=float)
-    y = np.asarray(y_dm, dtype=float)
+    X = np.array(X_dm, dtype=float)
+    y = np.array(y_dm, dtype=float)
     if y.ndim != 2 or y.shape[1] != 1:
         raise DataTypeError("the response must be a single numeric column")
     y = y[:, 0]
-    if nulls is None or not nulls.any():
-        if not (_all_finite(X) and _all_finite(y)):
-            raise NonFiniteValueError(message)
-        return X, y
-    finite = (np.isfinite(y) & np.isfinite(X).all(axis=1)) | nulls
-    if not finite.all():
-        raise NonFiniteValueError(message)
-    X[nulls] = np.nan
-    y[nulls] = np.nan
+    if not (_all_finite(X) and _all_finite(y)):
+        X[~np.isfinite(X)] = 0.0
+        y[~np.isfinite(y)] = 0.0
+    if nulls is not None and nulls.any():
+        X[nulls] = np.nan
+        y[nulls] = np.nan
     return X, y
 
 
@@ -442,15 +434,14 @@ def _assemble(parsed: ParsedFormula, X: np.ndarray, y: np.ndarray, design_info: 
                            variables=code_names)
     supports = parsed.integer_supports
     hint = _float_indicator_hint(parsed, bounds)
-    if hint:
-        notes = [*notes, hint]
+    notes = [*notes, *([parsed.non_finite_note] if parsed.non_finite_note else []), *([hint] if hint else [])]
     return Design(X=X, y=y, column_names=list(design_info.column_names), response_name=parsed.response_code,
                   design_info=design_info, column_intervals=ranges.column_intervals,
                   response_interval=ranges.response_interval, missing_bounds=ranges.missing, notes=notes,
                   numeric_variables=numeric, response_info=response_info, bound_variables=ranges.bound_variables,
                   underivable_bounds=ranges.underivable, null_rows=parsed.plan.missing == "null",
                   two_valued_response=_two_valued_response(parsed, supports), variable_supports=supports,
-                  formula_expanded=parsed.expanded, non_finite_message=parsed.non_finite_message,
+                  formula_expanded=parsed.expanded,
                   rank_probe=RankProbe(parsed.plan, parsed.schema, dict(bounds or {}), dict(supports)),
                   storage_hint=hint)
 

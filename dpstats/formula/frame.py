@@ -22,7 +22,8 @@ import pandas as pd
 
 from dpstats.errors import DataTypeError, FormulaError, MissingDataError
 
-__all__ = ["FramePlan", "as_frame", "check_unique_columns", "duration_advice", "is_numeric", "numpy_columns"]
+__all__ = ["onto_levels", "FramePlan", "as_frame", "check_unique_columns", "duration_advice", "is_numeric",
+           "numpy_columns"]
 
 
 def as_frame(data: Any, what: str = "data") -> pd.DataFrame:
@@ -198,8 +199,10 @@ class FramePlan:
     * keep the variables the formula uses; a boolean response becomes 0/1;
     * variables with declared levels become pandas Categoricals with exactly
       those categories, and variables whose levels are written in the formula
-      (``C(g, levels=[...])``) are checked against them (a value outside them
-      is a schema violation, refused without naming the value);
+      (``C(g, levels=[...])``) are held to them: a value outside the declared
+      levels is read as the first declared level (:func:`onto_levels`, a public
+      map of each row; a refusal decided by a value would answer, for free,
+      whether any row has a value outside a level set the caller chose);
     * raw variables that enter a transform are clipped to their declared
       range (``clip``), so the transform is evaluated inside the range on
       which its domain was checked;
@@ -258,8 +261,6 @@ class FramePlan:
         ------
         MissingDataError
             A missing value with ``missing="raise"`` (naming the variables, never a row or a count).
-        FormulaError
-            A value outside the declared levels (never named).
         """
         variables = list(self.variables)
         if variables and (len(df.columns) != len(variables) or set(df.columns) != set(variables)):
@@ -282,10 +283,9 @@ class FramePlan:
         for v in self.bool_responses:  # a binary response is a linear probability model: False/True -> 0/1
             df[v] = df[v].astype(float)
         for var, lv in self.levels:
-            _check_in_levels(df[var], var, lv)
-            df[var] = pd.Categorical(df[var], categories=list(lv))
+            df[var] = pd.Categorical(onto_levels(df[var], lv), categories=list(lv))
         for var, lv in self.allowed:
-            _check_in_levels(df[var], var, lv)
+            df[var] = onto_levels(df[var], lv)
         for var, lo, hi in self.clip:  # (inf stays a refusal, as in a variable that is not clipped: NaN here)
             values = df[var].to_numpy(dtype=float)
             df[var] = np.where(np.isinf(values), np.nan, np.clip(values, lo, hi))
@@ -308,13 +308,17 @@ class FramePlan:
         return out, nulls
 
 
-def _check_in_levels(col: pd.Series, var: str, levels: Sequence[Any]) -> None:
-    if not bool(col.isin(list(levels)).all()):
-        shown = ", ".join(repr(v) for v in list(levels)[:10]) + (", ..." if len(levels) > 10 else "")
-        raise FormulaError(
-            f"variable '{var}' has values outside its declared levels [{shown}] (the declared schema is violated; "
-            "the values are not shown). Fix the data (a spelling or case that differs from a declared level?) or "
-            "declare every level the variable can take.")
+def onto_levels(col: pd.Series, levels: Sequence[Any]) -> pd.Series:
+    """``col`` with every value outside the declared ``levels`` replaced by the first of them: a public map of each
+    row onto the declared schema.  Refusing such a value instead would let the caller learn, at no cost, whether
+    any row has a value outside a level set of their choosing (``C(age, levels=[0, ..., t])`` asks whether any age
+    is above t).  A categorical column keeps the declared levels as categories."""
+    inside = col.isin(list(levels))
+    if bool(inside.all()):
+        return col
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        col = col.astype(object)
+    return col.where(inside, levels[0])
 
 
 def numpy_columns(df: pd.DataFrame, variables: Sequence[str]) -> pd.DataFrame:

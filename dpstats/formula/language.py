@@ -45,6 +45,7 @@ columns.  The formula's text is turned into terms (``y ~ .``, long sums,
 from __future__ import annotations
 
 import ast
+import contextvars
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -66,10 +67,11 @@ from dpstats.errors import (
     StatefulTransformError,
     UnknownColumnError,
 )
-from dpstats.formula.frame import date_advice, duration_advice, real_numeric_dtype
+from dpstats.formula.frame import date_advice, duration_advice, onto_levels, real_numeric_dtype
 from dpstats.formula.parse import finite_number, is_call, literal_value
 
-__all__ = ["NAMESPACE", "FORMULA_ENV", "FactorFacts", "check_factor", "check_numeric_dtypes"]
+__all__ = ["NAMESPACE", "FORMULA_ENV", "FactorFacts", "check_factor", "check_numeric_dtypes", "categorical",
+           "MAP_UNDECLARED_LEVELS"]
 
 _CONTRASTS = ("Treatment", "Sum", "Helmert", "Diff", "Poly")
 #: The deepest syntax tree a factor's code may have: the checks, the interval arithmetic of the bounds and patsy
@@ -142,10 +144,26 @@ class _ClippedCC(CC):
                                  *args, **kwargs)
 
 
+#: False while :func:`dpstats.formula.predict.design_matrix_for_prediction` evaluates new data: there a value
+#: outside the levels is an error to report (the new data are the caller's, not the fit's), not a row to map.
+MAP_UNDECLARED_LEVELS: contextvars.ContextVar[bool] = contextvars.ContextVar("map_undeclared_levels", default=True)
+
+
+def categorical(data: Any, contrast: Any = None, levels: Any = None) -> Any:
+    """patsy's ``C``, with a value outside the ``levels`` written in the formula read as the first of them
+    (:func:`~dpstats.formula.frame.onto_levels`: a public map of each row, also where ``C`` wraps an expression,
+    ``C(np.abs(k), levels=[0, 1, 2])``; a refusal there would answer for free whether any row is outside them),
+    except on new data for a prediction (``MAP_UNDECLARED_LEVELS``)."""
+    if levels is not None and MAP_UNDECLARED_LEVELS.get():
+        index = data.index if isinstance(data, pd.Series) else None
+        data = onto_levels(pd.Series(np.asarray(data, dtype=object), index=index), list(levels))
+    return patsy.builtins.C(data, contrast, levels)
+
+
 #: every name factor code can use besides the data's columns; the formula layer evaluates in this namespace only
 NAMESPACE: dict[str, Any] = {
     "np": np, "numpy": np,
-    "I": patsy.builtins.I, "Q": patsy.builtins.Q, "C": patsy.builtins.C,
+    "I": patsy.builtins.I, "Q": patsy.builtins.Q, "C": categorical,
     **{name: getattr(patsy.builtins, name) for name in _CONTRASTS},
     **{name: (np.abs if name == "abs" else getattr(np, name)) for name in ELEMENTWISE_FUNCTIONS},
     "bs": stateful_transform(_ClippedBS), "cr": stateful_transform(_ClippedCR), "cc": stateful_transform(_ClippedCC),

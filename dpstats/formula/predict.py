@@ -28,7 +28,7 @@ from dpstats.errors import (
     UnseenLevelError,
 )
 from dpstats.formula.frame import as_frame, duration_advice, numpy_columns, real_numeric_dtype
-from dpstats.formula.language import NAMESPACE, check_factor
+from dpstats.formula.language import MAP_UNDECLARED_LEVELS, NAMESPACE, check_factor
 from dpstats.formula.parse import code_names, origin_code
 
 __all__ = ["design_matrix_for_prediction", "variables_of", "warn_outside_bounds"]
@@ -136,6 +136,7 @@ def design_matrix_for_prediction(design_info: Any, newdata: Any,
         A variable or design column with declared bounds lies outside them on some rows of ``newdata``.
     """
     df, numeric = _prediction_frame(design_info, as_frame(newdata, "newdata"))
+    strict = MAP_UNDECLARED_LEVELS.set(False)  # an unseen level of new data is the caller's error to hear of
     try:
         with np.errstate(all="ignore"):
             (X,) = patsy.build_design_matrices([design_info], df, NA_action="raise", return_type="matrix")
@@ -145,6 +146,8 @@ def design_matrix_for_prediction(design_info: Any, newdata: Any,
         X = np.asarray(X, dtype=float)
         warn_outside_bounds(_outside_declared(df, numeric, X, list(design_info.column_names), declared or {}), len(X))
         return X
+    finally:
+        MAP_UNDECLARED_LEVELS.reset(strict)
     raise error
 
 

@@ -37,7 +37,7 @@ from dpstats.formula.parse import (
     treatment_references,
 )
 
-__all__ = ["ParsedFormula", "integer_supports", "parse_formula", "non_finite_message"]
+__all__ = ["ParsedFormula", "integer_supports", "parse_formula"]
 
 
 @dataclass
@@ -77,31 +77,22 @@ class ParsedFormula:
     integer_supports: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
     @property
-    def non_finite_message(self) -> str:
-        """The refusal for a non-finite value: the same whatever value or row caused it (public: the formula)."""
-        return non_finite_message([self.response_code, *self.factor_codes])
-
-
-def non_finite_message(codes: Sequence[str]) -> str:
-    """The message of :class:`~dpstats.errors.NonFiniteValueError`, built from the formula's codes alone.
-
-    Parameters
-    ----------
-    codes : sequence of str
-        The response code and the factor codes.
-
-    Returns
-    -------
-    str
-        The refusal, naming the domain of every transform; the same whatever value or row is not finite.
-    """
-    reqs = list(dict.fromkeys(r for code in codes for r in domain_requirements(code)))
-    domain = (f", and on which every transform is inside its domain ({'; '.join(reqs)}: declare bounds on these "
-              "variables and each transform is checked on the bounds before any data are read)") if reqs else ""
-    return ("a variable or a transform of the formula is not finite (inf or NaN) on some row. The guarantee covers "
-            f"data sets on which every variable the formula uses is finite (no inf){domain}. Replace infinite "
-            "values, or transform the data with a public rule first. This message is the same whatever variable, "
-            "value or row caused it.")
+    def non_finite_note(self) -> str:
+        """The report's note where a transform of a variable without declared bounds can be non-finite on a row
+        (public: the formula and the declared bounds), "" otherwise: such a value is set to 0 on its row
+        (:func:`dpstats.formula.design.finite_arrays`)."""
+        bounded = {var for var, _, _ in self.plan.clip}
+        codes = [self.response_code, *self.factor_codes]
+        free = [c for c in codes if not self.facts[c].boolean
+                and any(v not in bounded and c.strip() != v for v in self.facts[c].numeric)]
+        if not free:
+            return ""
+        shown = ", ".join(free[:3]) + (" and more" if len(free) > 3 else "")
+        needs = list(dict.fromkeys(r for code in free for r in domain_requirements(code)))
+        return (f"a transform of a variable without declared bounds ({shown}) can be undefined or overflow on a row"
+                + (f" ({'; '.join(needs)})" if needs else "") + ": such a value is set to 0 on its row, and how many "
+                "there are is not released (refusing would tell whether any row is there); declare bounds inside "
+                "the transform's domain (e.g. x in [1, 100] for np.log(x)) and every row is inside it")
 
 
 def parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[float, float]] | None,

@@ -34,7 +34,6 @@ from dpstats.errors import DataTypeError, DPStatsError
 from dpstats.formula.design import finite_arrays, rebuild_design_infos, sanitised_error
 from dpstats.formula.frame import FramePlan
 from dpstats.formula.parse import code_names, expand_formula, formula_literal_levels, model_desc, quoted_names
-from dpstats.formula.schema import non_finite_message as non_finite_message_of
 from dpstats.rows.base import Combine
 from dpstats.rows.sources import DEFAULT_CHUNK_ROWS, DaskSource, DataSource
 from dpstats.scaling import PublicScaling
@@ -52,11 +51,10 @@ class ChunkEvaluator:
     ``patsy.build_design_matrices`` with the public DesignInfo.  Picklable, for Dask workers: patsy objects
     cannot be pickled, so a worker rebuilds the DesignInfo from the expanded formula (``formula``: '.' expanded
     and long sums nested, as the driver parsed it) and the one-row public prototype, in dpstats's own formula
-    namespace, exactly as the driver built it.  ``non_finite_message`` is the public refusal for a non-finite
-    value (the same for every value, row and chunk)."""
+    namespace, exactly as the driver built it."""
 
     def __init__(self, formula: str, plan: FramePlan, prototype: pd.DataFrame, column_names: Sequence[str],
-                 response_code: str, infos: tuple[Any, Any] | None = None, *, non_finite_message: str = "",
+                 response_code: str, infos: tuple[Any, Any] | None = None, *,
                  shown: str | None = None) -> None:
         self.formula = formula
         self.shown = formula if shown is None else shown
@@ -64,7 +62,6 @@ class ChunkEvaluator:
         self.prototype = prototype
         self.column_names = list(column_names)
         self.response_code = response_code
-        self.non_finite_message = non_finite_message or non_finite_message_of([response_code])
         self._infos = infos
         self._layout_cache: tuple[list[tuple[slice, str | None]], Any, str | None] | None = None
 
@@ -144,7 +141,7 @@ class ChunkEvaluator:
             part = np.asarray(built.pop(0), dtype=float)
             for term, sl in sub.term_slices.items():
                 X[:, X_info.term_slices[term]] = part[:, sl]
-        return finite_arrays(X, y_dm, self.non_finite_message, nulls)
+        return finite_arrays(X, y_dm, nulls)
 
     def _build(self, infos: list[Any], df: pd.DataFrame) -> list[Any]:
         """patsy's matrices of the prepared rows; any failure becomes a typed error with a public message."""
@@ -452,7 +449,7 @@ def _formula_codes(schema: pd.DataFrame, formula: str) -> tuple[list[str], set[s
         desc = model_desc(expand_formula(formula, [str(c) for c in schema.columns]), shown=formula)
         codes = [f.code for t in [*desc.lhs_termlist, *desc.rhs_termlist] for f in t.factors]
         return codes, {n for c in codes for n in code_names(c)}
-    except (DPStatsError, patsy.PatsyError):
+    except (DPStatsError, patsy.PatsyError, SyntaxError):  # a code patsy accepts but Python does not (x %in% g)
         return None
 
 
