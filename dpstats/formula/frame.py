@@ -286,7 +286,7 @@ class FramePlan:
             df[var] = pd.Categorical(onto_levels(df[var], lv), categories=list(lv))
         for var, lv in self.allowed:
             df[var] = onto_levels(df[var], lv)
-        for var, lo, hi in self.clip:  # (inf stays a refusal, as in a variable that is not clipped: NaN here)
+        for var, lo, hi in self.clip:  # (inf becomes NaN, which the design sets to 0: as an unclipped inf)
             values = df[var].to_numpy(dtype=float)
             df[var] = np.where(np.isinf(values), np.nan, np.clip(values, lo, hi))
         return df, nulls
