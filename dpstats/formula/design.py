@@ -333,7 +333,8 @@ def _check_levels(design_info: Any, df: pd.DataFrame, parsed: ParsedFormula, all
             f"the levels of '{factor.code}' would be read from the private data (which values occur is itself "
             f"private). Declare them: write C({term(var)}, levels=['level1', 'level2', ...]) in the "
             f"formula, pass levels={{{var!r}: [...]}}, or give the column a pandas Categorical dtype with the public "
-            "categories. allow_data_levels=True accepts the leak and names it in the report."
+            "categories, listing every level the variable can take (a value outside them is read as the first "
+            "declared level). allow_data_levels=True accepts the leak and names it in the report."
             + (_dtype_hint(factor.code, var, df[var].dtype) if var in df.columns else ""))
     return notes
 
