@@ -607,7 +607,10 @@ class Plan:
         return self.frame.copy()
 
     def _blocks(self) -> list[tuple[str, pd.DataFrame]]:
-        return [(str(method), rows) for method, rows in self.frame.groupby("method", sort=False)]
+        """One table per planned method; auto's choice is its own table ("auto: pgd"), also beside the same method
+        asked for by name (whose searches stay that method's own)."""
+        return [(f"auto: {method}" if by_auto else str(method), rows)
+                for (method, by_auto), rows in self.frame.groupby(["method", "auto"], sort=False)]
 
     def _header(self) -> str:
         f = self.facts

@@ -486,8 +486,8 @@ def test_pgd_plan_matches_fits_on_its_assumptions(p, n, eps):
     the root mean square of the fits' distance from least squares on the same data (pooled over the slopes and 20
     noise seeds: its relative standard error is about 10%).  Measured on a grid of 19 settings (n * mu from 70 to
     2500, 1 to 15 predictors, correlation 0 to 0.95) the ratio was 0.8 to 1.15 from n * mu = 140, 0.27 to 0.8
-    below (docs/guide/planning.md).  Fixed seeds, so deterministic; the tolerance leaves about 4 relative standard errors on
-    either side of the measured ratios (0.8 to 1.1 here)."""
+    below (docs/guide/planning.md).  Fixed seeds, so deterministic; the tolerance leaves about 4 relative standard
+    errors on either side of the measured ratios (0.8 to 1.1 here)."""
     plan, errors = _assumed_fits(p, n, eps, seeds=20)
     planned = plan.loc[[f"x{j}" for j in range(1, p + 1)], "privacy"].to_numpy()
     measured = np.sqrt(np.mean(errors[:, 1:] ** 2))
@@ -504,3 +504,13 @@ def test_plan_refuses_a_design_the_fit_refuses_as_singular_by_construction():
     data = pd.DataFrame({"x": rng.uniform(0, 10, 300), "y": rng.normal(size=300)})
     with pytest.raises(dpstats.errors.SingularDesignError):
         dpstats.dp_ols(formula, data, 1.0, 1e-6, method="ssp", bounds=BOUNDS)
+
+
+def test_a_method_named_and_chosen_by_auto_gets_two_labelled_tables():
+    """method=["pgd", "auto"] where auto chooses pgd: a table for each, the second labelled "auto: pgd" (both were
+    printed under one heading, the rows twice)."""
+    plan = dpstats.plan(bounds=BOUNDS, n=2000, epsilon=1.0, method=["pgd", "auto"])
+    frame = plan.to_frame()
+    assert list(frame["method"]) == ["pgd", "pgd", "pgd", "pgd"] and list(frame["auto"]) == [False, False, True, True]
+    text = str(plan)
+    assert text.count("\npgd: ") == 1 and text.count("\nauto: pgd: chosen by method='auto'") == 1
