@@ -60,11 +60,13 @@ from dpstats.errors import (
     InvalidPrivacyParameterError,
     LargeDeltaWarning,
     MissingBoundsError,
+    MissingDataError,
     SettlementError,
     SingularDesignError,
     UnscaledFitWarning,
 )
 from dpstats.formula import Design, build_design, public_design
+from dpstats.formula.frame import as_frame
 from dpstats.inference import withholding_reason
 from dpstats.methods.registry import (
     AutoFacts,
@@ -201,18 +203,19 @@ class FitRequest:
 class _MemoryData:
     """A design whose arrays are in memory (the call's own): one chunk."""
 
-    def __init__(self, design: Design, formula: str) -> None:
+    def __init__(self, design: Design, formula: str, n: int | None = None) -> None:
         self.design, self.formula = design, formula
+        self._n = design.n if n is None else n  # n given: a public design of the frame's schema, no rows
 
     def known_n(self, spec: MethodSpec) -> int | None:
-        return self.design.n
+        return self._n
 
     def count(self) -> int:
-        return self.design.n
+        return self._n
 
     def learn_n(self, spec: MethodSpec, bounds: DataBounds | None, scaling: PublicScaling | None,
                 options: MethodOptions) -> int:
-        return self.design.n
+        return self._n
 
     def row_check(self, spec: MethodSpec) -> Callable[[], object] | None:
         """None: every row went through the public design (and its domain checks) when it was built."""
@@ -338,9 +341,37 @@ def run(request: FitRequest) -> DPRegressionResults:
     raise failure
 
 
+def _public_refusals_first(request: FitRequest, spec: MethodSpec | None, options: MethodOptions | None,
+                           eps: float, dlt: float, mode: str, rescale: str) -> None:
+    """Where building a frame's design met a missing value: the public refusals of :func:`_public_facts` (the
+    shape, the bounds the method needs, a design singular by construction), decided on the public design of the
+    frame's schema, so that they come first, as for data read in chunks.  Otherwise a formula made singular on
+    purpose answered "is any value missing?" for free both ways (a refusal for the missing value, or the public
+    one).  Run only when the data path is about to refuse anyway, so a fit without missing values pays nothing."""
+    data = request.data
+    if type(data) is not FrameData or (spec is not None and not spec.private) or data.allow_data_levels:
+        return
+    frame = as_frame(data.data)
+    schema = frame.iloc[:0]
+    try:
+        design, _, _ = public_design(data.formula, schema, bounds=data.bounds,
+                                     levels=formula_levels(schema, data.formula, data.levels), missing=mode)
+    except DPStatsError:
+        return  # decided again, with the same public facts, when the design is built
+    public = _MemoryData(design, data.formula, n=len(frame))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # said, if at all, by the fit that follows
+        chosen, chosen_options, _, _ = _method(public, spec, options, request, eps, dlt)
+        _public_facts(public, chosen, chosen_options, rescale)
+
+
 def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodOptions | None, eps: float,
                   dlt: float, mode: str, rescale: str, state: _FitState) -> DPRegressionResults:
-    data = request.data.prepare(spec, mode)
+    try:
+        data = request.data.prepare(spec, mode)
+    except MissingDataError:
+        _public_refusals_first(request, spec, options, eps, dlt, mode, rescale)
+        raise
     state.stage = "reading the data"
     spec, options, choice, auto_reason = _method(data, spec, options, request, eps, dlt)
     bounds, scaling, n = _public_facts(data, spec, options, rescale)

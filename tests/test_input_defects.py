@@ -863,3 +863,25 @@ def test_a_code_patsy_reads_and_python_does_not_is_the_same_formula_error_in_chu
     err, _ = refused(FormulaError, "y ~ age %in% g", people, 1.0, 1e-6, method="ssp", bounds=BOUNDS,
                      levels={"g": [1, 2, 3]}, chunksize=chunksize)
     assert "is not a valid expression" in str(err)
+
+
+@pytest.mark.parametrize("method", ["auto", "ssp", "theilsen"])
+def test_a_missing_value_never_comes_before_a_public_refusal(method):
+    """s27 audit: in memory the design was built (and a missing value refused) before the public checks, so a formula
+    singular on purpose answered "is a value of z missing?" for free both ways.  Now the public refusals come first
+    in memory as in chunks: the same outcome with and without the missing value, and the same in both paths."""
+    rng = np.random.default_rng(0)
+    clean = pd.DataFrame({"x": rng.uniform(0, 10, 500), "z": rng.uniform(0, 10, 500)})
+    clean["y"] = clean.x + rng.normal(size=500)
+    holed = clean.copy()
+    holed.loc[3, "z"] = np.nan
+    bounds = None if method == "theilsen" else {"x": (0, 10), "z": (0, 10), "y": (-5, 20)}
+    outcomes = set()
+    for data in (clean, holed):
+        for chunksize in (None, 100):
+            with pytest.raises(dpstats.errors.DPStatsError) as info:
+                dpstats.dp_ols("y ~ x + I(2 * x) + z", data, 1.0, 1e-6, method=method, bounds=bounds,
+                               chunksize=chunksize, random_state=0)
+            assert tuple(info.value.privacy_spent) == (0.0, 0.0)
+            outcomes.add((type(info.value), str(info.value)))
+    assert len(outcomes) == 1
