@@ -360,7 +360,7 @@ def _public_refusals_first(request: FitRequest, spec: MethodSpec | None, options
         return  # decided again, with the same public facts, when the design is built
     public = _MemoryData(design, data.formula, n=len(frame))
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # said, if at all, by the fit that follows
+        warnings.simplefilter("ignore")  # a refusal follows either way: its warnings would say nothing more
         chosen, chosen_options, _, _ = _method(public, spec, options, request, eps, dlt)
         _public_facts(public, chosen, chosen_options, rescale)
 
