@@ -119,6 +119,11 @@ def validation_error(exc: ValueError | TypeError, predict: bool = False) -> DPSt
     first = str(exc).split("\n", 1)[0].split(" instead:", 1)[0]
     first = first + " instead" if str(exc).startswith("Expected 2D array") else first
     kept = _PUBLIC_VALIDATION.fullmatch(first)
+    missing_marker = kept is not None and first.endswith(("not 'NAType'", "not 'NaTType'"))  # pd.NA, pd.NaT
+    if missing_marker:
+        first = "Input X or y contains a missing value (pd.NA or pd.NaT)"
+    elif kept and "argument must be a string or a" in first:  # the type named is an element's: data, not schema
+        first = first.rsplit(", not '", 1)[0] + ", and an element of X or y is not"
     if kept and first.startswith("Expected 2D array"):  # scikit-learn's advice, without the array it prints
         first += (". Reshape your data either using array.reshape(-1, 1) if your data has a single feature or "
                   "array.reshape(1, -1) if it contains a single sample")
@@ -129,7 +134,7 @@ def validation_error(exc: ValueError | TypeError, predict: bool = False) -> DPSt
     message = (f"{first} (scikit-learn's validation of {what}{'' if predict else '; nothing was spent'})" if kept
                else f"scikit-learn's validation of {what} failed with {type(exc).__name__}; its message is withheld "
                f"because it may quote data values. {needs}")
-    if kept and "contains NaN" in first:
+    if kept and ("contains NaN" in first or missing_marker):
         return MissingDataError(message)
     if kept and "contains infinity" in first:
         return NonFiniteValueError(message)

@@ -290,3 +290,25 @@ def test_score_failures_are_typed_and_never_quote_the_data(data, case):
     assert err.__cause__ is None and err.__context__ is None
     assert "7731" not in f"{err}\n{err.args!r}" and "SECRET" not in str(err)
     assert est.score(X, y) > 0.5  # R^2 of the true model is about 0.9; ssp at n=20,000, epsilon=1 is close to it
+
+
+def test_a_bad_element_of_an_object_array_is_refused_without_naming_its_type():
+    """s27 audit: scikit-learn's "float() argument must be ..., not 'Timestamp'" named the Python type of one
+    element, a fact about the data (the array's dtype, object, is the public part).  Now the message names no
+    type: pd.NA and pd.NaT are missing values (MissingDataError), any other element that is not a number a
+    DataTypeError, each with one message."""
+    from dpstats.errors import DataTypeError, MissingDataError
+
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(0, 10, (400, 2)), rng.normal(size=400)
+    seen: dict[type, set[str]] = {}
+    for value, expected in ((complex(1, 2), DataTypeError), (pd.Timestamp("2020-01-01"), DataTypeError),
+                            (pd.NA, MissingDataError), (pd.NaT, MissingDataError)):
+        bad = X.astype(object)
+        bad[3, 0] = value
+        with pytest.raises(expected) as info:
+            DPLinearRegression(method="ssp", epsilon=1.0, bounds=[(0, 10), (0, 10)], y_bounds=(-20, 20)).fit(bad, y)
+        text = str(info.value)
+        assert not any(name in text for name in ("complex", "Timestamp", "NAType", "NaTType"))
+        seen.setdefault(expected, set()).add(text)
+    assert all(len(texts) == 1 for texts in seen.values())
