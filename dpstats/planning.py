@@ -297,7 +297,7 @@ class _Model:
         self.rate = self._rate()
         self.default_options = spec.parse_options({}, delta=delta) if spec.public_refusal is not None else None
         self._refusals: dict[tuple[int, float], str] = {}  # the searches ask at the same (n, epsilon) again
-        self._design_refusal: str | None = None  # too_many_columns, computed once
+        self._design_refusal: str | None = None  # design_refusal, computed once
 
     def _rate(self) -> Rate:
         rate = self.upper.rate if self.upper is not None else None
@@ -362,7 +362,7 @@ class _Model:
     def min_rows(self) -> int:
         return int(self.spec.min_rows(self.setting.d))
 
-    def too_many_columns(self) -> str:
+    def design_refusal(self) -> str:
         """Why the method refuses this design whatever n and epsilon (more columns than its ``max_columns``, or
         columns dependent for every data set the declarations allow, as the fit's public rank check finds them),
         or ""."""
@@ -381,7 +381,7 @@ class _Model:
         """The public shape checks of the pipeline (d <= n unless the method allows wide designs, min_rows, at most
         the method's ``max_columns``)."""
         d = self.setting.d
-        return n >= self.min_rows() and (n >= d or self.spec.allows_wide) and not self.too_many_columns()
+        return n >= self.min_rows() and (n >= d or self.spec.allows_wide) and not self.design_refusal()
 
     def inference_status(self, point: _Point, n: float, epsilon: float) -> IntervalStatus:
         """Whether the fit's intervals would be reported, by the method's own rules (``MethodSpec.inference_rule``:
@@ -865,8 +865,8 @@ def _method_rows(model: _Model, n: int | None, epsilon: float | None, targets: n
     d = model.setting.d
     nan = np.full(d, np.nan)
     privacy, sampling, refusal, status, ratio = nan, nan, "", IntervalStatus("not asked", ""), math.nan
-    if model.too_many_columns():
-        refusal, status = model.too_many_columns(), IntervalStatus("refused", "")
+    if model.design_refusal():
+        refusal, status = model.design_refusal(), IntervalStatus("refused", "")
     elif n is not None and not model.runs(n):
         refusal = f"n={n} is below the method's minimum of {model.min_rows()} rows for d={d}"
         status = IntervalStatus("refused", "")

@@ -376,8 +376,8 @@ def finite_arrays(X_dm: Any, y_dm: Any, nulls: np.ndarray | None = None) -> tupl
     tuple of numpy.ndarray
         ``(X, y)``, float.
     """
-    X = np.array(X_dm, dtype=float)
-    y = np.array(y_dm, dtype=float)
+    X = np.asarray(X_dm, dtype=float)  # patsy's own arrays: changed in place, as for the null rows
+    y = np.asarray(y_dm, dtype=float)
     if y.ndim != 2 or y.shape[1] != 1:
         raise DataTypeError("the response must be a single numeric column")
     y = y[:, 0]

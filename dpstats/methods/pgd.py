@@ -94,7 +94,8 @@ __all__ = ["PGDOptions", "fit", "budget_split", "reports_intervals", "linearise"
            "interval_reason", "GramPass", "NormHistogramPass", "GradientPass", "InferencePass", "sandwich",
            "gradient_norm_bound", "SAMPLING_Z", "floored_note",
            "RARE_SHARE", "RARE_MIN_N_MU", "rare_outcome_reason", "TAIL_ROWS", "TAIL_CAP", "SKEW_SHARE", "SKEW_Z",
-           "tail_level", "skewed_tail", "TailSignPass", "expected_error", "WANDER_ROUNDS"]
+           "tail_level", "skewed_tail", "TailSignPass", "expected_error", "WANDER_ROUNDS", "gram_sensitivity",
+           "preconditioner_lift", "step_noise_variance"]
 
 #: ``method="auto"`` picks pgd below this many rows (above, adassp: one pass, and its privacy error is already
 #: below the sampling error; docs/choosing.md).
@@ -522,6 +523,24 @@ def steps_rule(gram: np.ndarray, precond_inv: np.ndarray, sigma_g: float, n: int
     return int(np.clip(math.ceil(MIX / max(rate, 1e-12)), MIN_STEPS, cap)), rate
 
 
+def gram_sensitivity(d: int) -> float:
+    """The replace-one L2 sensitivity of the Gram matrix of standardised rows clipped to squared radius
+    ``GRAM_RADIUS2`` d: sqrt(2) times that squared radius (public)."""
+    return math.sqrt(2.0) * GRAM_RADIUS2 * d
+
+
+def preconditioner_lift(d: int, sigma_g: float) -> float:
+    """What the preconditioner adds to the eigenvalues of the (projected) released Gram matrix, 2 sqrt(d) sigma_G:
+    above the largest eigenvalue of its noise, so that no direction steps further than its curvature allows."""
+    return 2.0 * math.sqrt(d) * sigma_g
+
+
+def step_noise_variance(clip: float, mu: float, steps: int) -> float:
+    """The variance per coordinate of one phase's noise on a step's gradient sum, per chain and divided by the
+    number of chains K (so that the variance of the K chains' mean does not depend on K): (2 C)^2 T / mu^2."""
+    return (2.0 * clip) ** 2 * steps / mu**2
+
+
 def phase_penalty(clip: float, mu: float) -> float:
     """The ridge penalty of a phase at clip C and GDP parameter mu: ``PENALTY`` times 2 sqrt(2) C / mu, the sd per
     coordinate of the phase's privacy noise on the gradient sum once averaged over the kept iterates (public: a
@@ -612,14 +631,13 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
                                    label=ctx.variable_name)
     st = release_moments(rows.reduce, n, domain, mu_centre=mus.get("centre", 1.0), mu_scale=mus["scale"], rng=rng,
                          ledger=ledger, null_rows=ctx.null_rows)
-    radius2 = GRAM_RADIUS2 * d
-    sens_g = math.sqrt(2.0) * radius2
+    sens_g = gram_sensitivity(d)
     cache = RowCache()
-    gram = symmetric_gaussian_mechanism(rows.reduce(GramPass(st, radius2, cache), add_arrays), l2_sensitivity=sens_g,
-                                        mu=mus["gram"], rng=rng, ledger=ledger,
+    gram = symmetric_gaussian_mechanism(rows.reduce(GramPass(st, GRAM_RADIUS2 * d, cache), add_arrays),
+                                        l2_sensitivity=sens_g, mu=mus["gram"], rng=rng, ledger=ledger,
                                         name="pgd: noisy Gram matrix of the standardised rows (preconditioner)")
     sigma_g = sens_g / mus["gram"]
-    precond = psd_projection(gram) + 2.0 * math.sqrt(d) * sigma_g * np.eye(d)
+    precond = psd_projection(gram) + preconditioner_lift(d, sigma_g) * np.eye(d)
     steps, rate = steps_rule(gram, np.linalg.inv(precond), sigma_g, n, options)
     minority = response_minority(st) if ctx.two_valued_response else None
     q, k = clip_rule(plan.n_mu, minority)
@@ -758,7 +776,7 @@ def linearise(gram: np.ndarray, sigma_g: float, clips: Sequence[float], mus: Seq
     d = gram.shape[0]
     g, V = np.linalg.eigh(0.5 * (gram + gram.T))
     floored = np.maximum(g, sigma_g)
-    preconds = [np.maximum(g, 0.0) + 2.0 * math.sqrt(d) * sigma_g + penalty for penalty in penalties]
+    preconds = [np.maximum(g, 0.0) + preconditioner_lift(d, sigma_g) + penalty for penalty in penalties]
     return phases_linearised(V, preconds, [floored + penalty for penalty in penalties],
                              [floored / (floored + penalty) for penalty in penalties], clips, mus, steps)
 
@@ -785,7 +803,7 @@ def phases_linearised(basis: np.ndarray, preconds: Sequence[np.ndarray], curvatu
         # draw k (1-based) enters the window's sum with weight sum_{t = f}^{T} a^(t - k), f = max(k, T - m + 1)
         weights = (contraction[None, :] ** (first - t)[:, None]) * partial[steps - first]
         noise_sums.append(np.sum(weights**2, axis=0) / keep**2 / precond**2)  # variance of the window mean
-    sd2 = [(2.0 * c) ** 2 * steps / m**2 for c, m in zip(clips, mus, strict=True)]  # per chain: K cancels below
+    sd2 = [step_noise_variance(c, m, steps) for c, m in zip(clips, mus, strict=True)]
     (w1, w2), (r1, r2) = start_weights, ratios
     return Linearisation(basis=basis, shrink=_shrinkage(w1, w2, r1, r2), carried=w2**2 * noise_sums[0] * sd2[0],
                          noise=noise_sums[1] * sd2[1], starts=np.vstack([w1, w2]), ratios=np.vstack([r1, r2]),
@@ -1013,34 +1031,31 @@ def expected_error(facts: PlanningFacts) -> ExpectedError:
     inference = reports_intervals(n, facts.epsilon, facts.delta, facts.inference)
     mus = budget_split(n, facts.epsilon, facts.delta, intercept=k is not None, inference=inference)
     st = assumed_standardisation(facts, mus["scale"])
-    z_moment, theta = standardised_moments(facts, st)
+    z_moment, theta, v_sd = standardised_moments(facts, st)
     free = np.arange(d) != k
-    fixed = 1.0 if k is not None else 0.0
-    y_sd = math.sqrt(max(float(facts.coefficients @ facts.second_moment @ facts.coefficients) + facts.residual_var
-                         - st.y_centre**2, 0.0)) / st.y_scale
     residual_sd = math.sqrt(facts.residual_var) / st.y_scale
-    random_part = z_moment[np.ix_(free, free)]
-    at_zero = NormLaw.of(random_part, fixed, y_sd)
+    at_fit = NormLaw.of(z_moment[np.ix_(free, free)], 1.0 if k is not None else 0.0, residual_sd)
+    at_zero = dataclasses.replace(at_fit, residual_sd=v_sd)  # at theta = 0 the residual is the response
     q, multiple = clip_rule(n * gaussian_mu(facts.epsilon, facts.delta))
     clips = (WARM_CLIP[1] * at_zero.quantile(WARM_CLIP[0], n, NORM_GRID),
-             multiple * min(NormLaw.of(random_part, fixed, residual_sd).quantile(q, n, NORM_GRID),
-                            at_zero.quantile(q, n, NORM_GRID)))
+             multiple * min(at_fit.quantile(q, n, NORM_GRID), at_zero.quantile(q, n, NORM_GRID)))
     phase_mus = (mus["warm start"], mus["chains"])
     penalties = [phase_penalty(c, m) for c, m in zip(clips, phase_mus, strict=True)]
-    sigma_g = math.sqrt(2.0) * GRAM_RADIUS2 * d / mus["gram"]
+    sigma_g = gram_sensitivity(d) / mus["gram"]
     g, V = np.linalg.eigh(n * z_moment)
     g = np.maximum(g, 0.0)
-    lifted = g + 2.0 * math.sqrt(d) * sigma_g
-    steps, _ = steps_rule((V * g) @ V.T, (V / lifted) @ V.T, sigma_g, n, PGDOptions())
+    lifted = g + preconditioner_lift(d, sigma_g)
+    defaults = PGDOptions()
+    steps, _ = steps_rule((V * g) @ V.T, (V / lifted) @ V.T, sigma_g, n, defaults)
     preconds = [lifted + lam for lam in penalties]
-    chains = (1, PGDOptions().chains if inference else 1)
+    chains = (1, defaults.chains if inference else 1)
     shares = [1.0, 1.0]
     for _ in range(WANDER_ROUNDS):  # the unclipped shares at the iterates' spread, to a fixed point
         for i in range(2):
-            step_variance = chains[i] * (2.0 * clips[i]) ** 2 * steps / phase_mus[i] ** 2
+            step_variance = chains[i] * step_noise_variance(clips[i], phase_mus[i], steps)
             wander = iterate_variance(preconds[i], shares[i] * g + penalties[i], step_variance, steps)
             spread = math.sqrt(residual_sd**2 + float(np.sum(g / n * wander)))
-            shares[i] = float(NormLaw.of(random_part, fixed, spread).cdf(np.array([clips[i]]))[0])
+            shares[i] = float(dataclasses.replace(at_fit, residual_sd=spread).cdf(np.array([clips[i]]))[0])
     curvatures = [share * g for share in shares]
     lin = phases_linearised(V, preconds, [h + lam for h, lam in zip(curvatures, penalties, strict=True)],
                             [h / np.maximum(h + lam, 1e-300) for h, lam in zip(curvatures, penalties, strict=True)],

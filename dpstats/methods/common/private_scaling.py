@@ -295,16 +295,12 @@ def assumed_standardisation(facts: PlanningFacts, mu_scale: float) -> Standardis
     (:func:`scale_floor`)."""
     d, k = facts.d, facts.intercept_index
     m = facts.second_moment
-    beta = facts.coefficients
-    means = m[k, :] if k is not None else np.zeros(d)
-    y_mean = float(means @ beta) if k is not None else 0.0
-    y_second = float(beta @ m @ beta) + facts.residual_var
     free = [j for j in range(d) if j != k]
     centre = np.zeros(d)
     if k is not None:
-        centre[free] = means[free]
+        centre[free] = m[k, free]
     spread = np.diag(m) - centre**2
-    y_spread = y_second - y_mean**2
+    y_centre, y_spread = _assumed_response(facts)
     floor = scale_floor((2.0 if k is not None else 1.0) * math.sqrt(len(free) + 1), mu_scale, facts.n)
     scale = np.ones(d)
     scale[free] = np.maximum(np.sqrt(np.clip(spread[free], 0.0, None)), floor)
@@ -312,12 +308,21 @@ def assumed_standardisation(facts: PlanningFacts, mu_scale: float) -> Standardis
     if k is not None:
         lo[k] = hi[k] = 1.0
     domain = Domain(lo, hi, -1.0, 1.0, k)
-    return Standardisation(domain, centre, scale, y_mean, max(math.sqrt(max(y_spread, 0.0)), floor))
+    return Standardisation(domain, centre, scale, y_centre, max(math.sqrt(y_spread), floor))
 
 
-def standardised_moments(facts: PlanningFacts, st: Standardisation) -> tuple[np.ndarray, np.ndarray]:
-    """(E[z z^T], theta): the second moment of a standardised row and the coefficients on the standardised rows
-    (slopes beta_j s_j / s_y; the intercept's 0, the centres being the means) under the assumptions."""
+def _assumed_response(facts: PlanningFacts) -> tuple[float, float]:
+    """(c_y, E[(y - c_y)^2]) under a plan's assumptions: the response's centre as :func:`release_moments` would
+    release it (its mean with an intercept, 0 without) and its second moment about that centre."""
+    beta, m, k = facts.coefficients, facts.second_moment, facts.intercept_index
+    centre = float(m[k] @ beta) if k is not None else 0.0
+    return centre, max(float(beta @ m @ beta) + facts.residual_var - centre**2, 0.0)
+
+
+def standardised_moments(facts: PlanningFacts, st: Standardisation) -> tuple[np.ndarray, np.ndarray, float]:
+    """(E[z z^T], theta, sd of v): the second moment of a standardised row, the coefficients on the standardised
+    rows (slopes beta_j s_j / s_y; the intercept's 0, the centres being the means) and the root mean square of the
+    standardised response v (1 unless its scale sits at the release's floor) under the assumptions."""
     d, k, m = facts.d, facts.intercept_index, facts.second_moment
     shift = np.zeros(d)
     if k is not None:
@@ -327,7 +332,7 @@ def standardised_moments(facts: PlanningFacts, st: Standardisation) -> tuple[np.
     theta = facts.coefficients * st.scale / st.y_scale
     if k is not None:
         theta[k] = 0.0
-    return z_moment, theta
+    return z_moment, theta, math.sqrt(_assumed_response(facts)[1]) / st.y_scale
 
 
 def _split_count(noisy: np.ndarray, n: int, counted: bool) -> tuple[np.ndarray, float | None]:
