@@ -95,14 +95,24 @@ def dp_ols(
     levels : dict of str to list, optional
         Public factor levels ``{variable: [level, ...]}``.
     missing : {"raise", "drop"}
-        ``"raise"`` (default: a missing value in a variable the formula uses
-        is refused) or ``"drop"``: each incomplete row becomes a public null
-        row (zero design row and response, after clipping) that adds nothing
-        to what the method releases, so n stays public and the number of
-        complete rows stays private (see ``docs/privacy.md``).  Supported by
-        the methods whose releases are sums over rows (``ssp``, ``adassp``,
-        ``noisy_ols``, ``lasso``, ``dpsgd``; ``method="auto"`` chooses among
-        them); the non-private ``ols`` drops the rows.
+        ``"raise"`` (default): a private fit screens for missing values in the
+        variables the formula uses.  Each incomplete row becomes a public null
+        row, and a noisy count of them (charged before anything else is
+        released; the rest of the fit runs on 98% of ``epsilon``) decides
+        whether the fit refuses (:class:`~dpstats.errors.MissingDataError`,
+        above about 105 rows at epsilon 1 for the Gaussian methods, 656 for
+        the others) or warns (:class:`~dpstats.errors.MissingValuesWarning`);
+        where no variable's dtype can hold a missing value there is no
+        screen.  ``"drop"``: each
+        incomplete row becomes a public null row (zero design row and
+        response, after clipping) that adds nothing to what the method
+        releases, so n stays public and the number of complete rows stays
+        private, with no screen and nothing spent on it (see
+        ``docs/privacy.md``).  Supported by the methods whose releases are
+        sums over rows (``ssp``, ``adassp``, ``noisy_ols``, ``lasso``,
+        ``dpsgd``, ``pgd``; ``method="auto"`` chooses among them); the
+        non-private ``ols`` drops the rows (and with ``"raise"`` refuses a
+        missing value).
     allow_data_levels : bool
         Accept factor levels read from the data; reported as a leak.
     rescale : bool or "centred"
@@ -156,10 +166,10 @@ def dp_ols(
     MissingBoundsError, InsufficientDataError, SingularDesignError
         The method needs bounds that were not declared, or n is too small
         for it (``"auto"``: for every method it may choose).  Nothing is spent.
-    MissingDataError, NonFiniteValueError
-        The data are outside the guarantee's domain (a missing or non-finite
-        value where no declared bound settles it); the message is the same
-        whatever the value.
+    MissingDataError
+        The missing-value screen's noisy count of incomplete rows is above its
+        refusal level (``missing="raise"``); its ``privacy_spent`` is the
+        screen's share.  For the non-private ``ols``, any missing value.
     DPStatsError
         A refusal after a release (for example ``PTRFailure`` of ``tukey``)
         or an internal failure (``InternalFitError``); the exception's
@@ -266,9 +276,14 @@ def dp_ols_arrays(
 
     Raises
     ------
-    DataTypeError, MissingDataError
-        X is not an n x d numeric array or y does not have n values; a value
-        is NaN or infinite.  Nothing is spent.
+    DataTypeError
+        X is not an n x d numeric array or y does not have n values.  Nothing
+        is spent.
+    MissingDataError
+        Many rows hold NaN (the missing-value screen of :func:`dpstats.dp_ols`:
+        a row with NaN is a public null row, an infinite value is set to 0,
+        and a charged noisy count of the null rows decides the refusal); for
+        the non-private ``ols``, any NaN or infinite value.
     InvalidBoundsError
         ``x_bounds`` or ``y_bounds`` is malformed.  Nothing is spent.
     DPStatsError

@@ -36,8 +36,10 @@ from dpstats.errors import (
     UnknownColumnError,
 )
 from dpstats.formula import Design
+from dpstats.formula.design import finite_arrays
 from dpstats.formula.language import FORMULA_ENV
 from dpstats.formula.parse import join_terms, term
+from dpstats.formula.schema import may_hold_missing
 from dpstats.methods.spec import MethodSpec
 from dpstats.validation import check_bounds_pair
 
@@ -176,7 +178,8 @@ def _float_array(a: Any, what: str) -> np.ndarray:
 
 
 def array_design(X: Any, y: Any, spec: MethodSpec | None, *, x_bounds: Any, y_bounds: Any,
-                 column_names: Sequence[str] | None, response_name: str, intercept: bool) -> Design:
+                 column_names: Sequence[str] | None, response_name: str, intercept: bool,
+                 screen: bool = False) -> Design:
     """The public design of :func:`dpstats.dp_ols_arrays`: X itself (plus an intercept column when ``intercept``)
     and y as float arrays of the call's own, the declared ranges per column, and a DesignInfo for ``predict``
     built from the names only.  Bad input is a typed error; a method that needs bounds (``spec``) is refused,
@@ -200,6 +203,11 @@ def array_design(X: Any, y: Any, spec: MethodSpec | None, *, x_bounds: Any, y_bo
         The response's name.
     intercept : bool
         Add an intercept column (named ``Intercept``) in front.
+    screen : bool
+        A private fit's missing-value screen (:mod:`dpstats.privacy.missing_screen`) will count the rows with a
+        missing value: where X's or y's type can hold one, each such row becomes a public null row (NaN marks) and
+        every infinite value is set to 0 (a public map of its row, as in
+        :func:`dpstats.formula.design.finite_arrays`) instead of a refusal decided by the values.
 
     Returns
     -------
@@ -212,7 +220,7 @@ def array_design(X: Any, y: Any, spec: MethodSpec | None, *, x_bounds: Any, y_bo
         When X or y is not numeric, their shapes do not match, or the column names are not d distinct names
         (or include ``Intercept``).
     dpstats.errors.MissingDataError
-        When X or y has a missing or infinite value.
+        When X or y has a missing or infinite value and there is no screen (the non-private reference ``ols``).
     dpstats.errors.MissingBoundsError
         When ``spec`` needs bounds and some column or the response has none.
 
@@ -232,7 +240,12 @@ def array_design(X: Any, y: Any, spec: MethodSpec | None, *, x_bounds: Any, y_bo
     ya = _float_array(y, "y").ravel()
     if Xa.ndim != 2 or Xa.shape[0] != ya.size or Xa.shape[1] == 0:
         raise DataTypeError(f"X must be 2-d (n x d) and y of length n; got X {Xa.shape} and y of length {ya.size}")
-    if not (np.isfinite(Xa).all() and np.isfinite(ya).all()):
+    screened = screen and (may_hold_missing(getattr(X, "dtype", None)) or may_hold_missing(getattr(y, "dtype", None))
+                           or (isinstance(X, pd.DataFrame) and any(may_hold_missing(dt) for dt in X.dtypes)))
+    nulls = None
+    if screened:
+        nulls = np.isnan(Xa).any(axis=1) | np.isnan(ya)
+    elif not (np.isfinite(Xa).all() and np.isfinite(ya).all()):
         raise MissingDataError("X or y contains missing or infinite values; impute them with a public rule first")
     n, d = Xa.shape
     names = [f"x{j + 1}" for j in range(d)] if column_names is None else [str(c) for c in column_names]
@@ -247,6 +260,8 @@ def array_design(X: Any, y: Any, spec: MethodSpec | None, *, x_bounds: Any, y_bo
         Xa = np.column_stack([np.ones(n), Xa])
         names = ["Intercept", *names]
         intervals = [Interval(1.0, 1.0), *intervals]
+    if nulls is not None:
+        Xa, ya = finite_arrays(Xa, ya[:, None], nulls)
     missing = [nm for nm, iv in zip(names, intervals, strict=True) if iv is None]
     if y_interval is None:
         missing.append(f"{response_name} (response)")
@@ -262,7 +277,8 @@ def array_design(X: Any, y: Any, spec: MethodSpec | None, *, x_bounds: Any, y_bo
     design_info = patsy.design_matrix_builders([terms], lambda: iter([public_row]), FORMULA_ENV)[0]
     return Design(X=Xa, y=ya, column_names=names, response_name=response_name, design_info=design_info,
                   column_intervals=intervals, response_interval=y_interval, missing_bounds=missing,
-                  notes=["design given as arrays (dp_ols_arrays)"], numeric_variables=list(names))
+                  notes=["design given as arrays (dp_ols_arrays)"], numeric_variables=list(names),
+                  null_rows=screened, screened=(*features, response_name) if screened else ())
 
 
 #: deprecated names that moved to a module above this one (``dp_ols_arrays``: :mod:`dpstats.api`, which adds it)

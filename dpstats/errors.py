@@ -369,6 +369,13 @@ class FloatIndicatorWarning(UserWarning):
     Decided from the dtype and the declared bounds; the fit runs."""
 
 
+class MissingValuesWarning(UserWarning):
+    """The missing-value screen of a fit with ``missing="raise"`` counted, with noise, more rows with a missing
+    value than a data set without any would show once in a thousand fits, but not enough to refuse: those rows
+    entered the fit as public null rows.  Decided from the released noisy count (the message gives it); the fit
+    ran.  Impute the missing values with a public rule, or pass ``missing="drop"`` to say they are expected."""
+
+
 class ExtrapolationWarning(UserWarning):
     """``predict`` was given new rows with a covariate outside the bounds declared for the fit.
 

@@ -60,13 +60,12 @@ from dpstats.errors import (
     InvalidPrivacyParameterError,
     LargeDeltaWarning,
     MissingBoundsError,
-    MissingDataError,
+    MissingValuesWarning,
     SettlementError,
     SingularDesignError,
     UnscaledFitWarning,
 )
 from dpstats.formula import Design, build_design, public_design
-from dpstats.formula.frame import as_frame
 from dpstats.inference import withholding_reason
 from dpstats.methods.registry import (
     AutoFacts,
@@ -83,6 +82,7 @@ from dpstats.methods.registry import (
 from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import make_rng
+from dpstats.privacy.missing_screen import MissingValueScreen, ScreenOutcome, fit_epsilon
 from dpstats.privacy.report import PrivacyReport
 from dpstats.results import DPRegressionResults
 from dpstats.rows.base import Rows
@@ -174,13 +174,13 @@ class ArrayData:
     def label(self) -> str:
         return "arrays"
 
-    missing = "raise"  # arrays with missing values are refused
+    missing = "raise"  # a private fit screens rows with missing values; the reference ols refuses them
     stage = "reading the arrays"
 
     def prepare(self, spec: MethodSpec | None, missing: str) -> _MemoryData:
         design = array_design(self.X, self.y, spec, x_bounds=self.x_bounds, y_bounds=self.y_bounds,
                               column_names=self.column_names, response_name=self.response_name,
-                              intercept=self.intercept)
+                              intercept=self.intercept, screen=missing == "screen")
         return _MemoryData(design, describe_arrays(self.response_name, design.column_names))
 
 
@@ -206,6 +206,7 @@ class _MemoryData:
     def __init__(self, design: Design, formula: str, n: int | None = None) -> None:
         self.design, self.formula = design, formula
         self._n = design.n if n is None else n  # n given: a public design of the frame's schema, no rows
+        self._null_count: int | None = None
 
     def known_n(self, spec: MethodSpec) -> int | None:
         return self._n
@@ -225,11 +226,18 @@ class _MemoryData:
         """The rows the method reads; ``zero_nulls``: set the public null rows to zero rows (for a method that
         gets no clip ranges; clipping zeroes them otherwise)."""
         X, y = self.design.X, self.design.y
+        self._null_count = int(np.count_nonzero(np.isnan(y))) if self.design.null_rows else 0
         if scaling is not None:
             X, y = scaling.transform(X, y, inplace=True)  # the design arrays are this call's own
         if zero_nulls:
             zero_null_rows(X, y)
         return InMemoryRows(X, y)
+
+    def null_count(self) -> int:
+        """The number of public null rows (private; for the missing-value screen), counted by :meth:`rows`."""
+        if self._null_count is None:
+            raise RuntimeError("rows() first")
+        return self._null_count
 
     def note(self, rows: Rows) -> str:
         return ""
@@ -276,6 +284,14 @@ class _ChunkedData:
     def rows(self, scaling: PublicScaling | None, zero_nulls: bool) -> ChunkedRows:
         self._rows.scaling, self._rows.zero_null_rows = scaling, zero_nulls
         return self._rows
+
+    def null_count(self) -> int:
+        """The number of public null rows (private; for the missing-value screen): counted by the first pass over
+        every row, or by a pass that checks every row when none has run yet."""
+        if self._rows.null_count is None:
+            self._rows.check_every_row()
+        assert self._rows.null_count is not None  # a pass over every row counts them
+        return self._rows.null_count
 
     def note(self, rows: Rows) -> str:
         passes = self._rows.passes
@@ -341,39 +357,15 @@ def run(request: FitRequest) -> DPRegressionResults:
     raise failure
 
 
-def _public_refusals_first(request: FitRequest, spec: MethodSpec | None, options: MethodOptions | None,
-                           eps: float, dlt: float, mode: str, rescale: str) -> None:
-    """Where building a frame's design met a missing value: the public refusals of :func:`_public_facts` (the
-    shape, the bounds the method needs, a design singular by construction), decided on the public design of the
-    frame's schema, so that they come first, as for data read in chunks.  Otherwise a formula made singular on
-    purpose answered "is any value missing?" for free both ways (a refusal for the missing value, or the public
-    one).  Run only when the data path is about to refuse anyway, so a fit without missing values pays nothing."""
-    data = request.data
-    if type(data) is not FrameData or (spec is not None and not spec.private) or data.allow_data_levels:
-        return
-    frame = as_frame(data.data)
-    schema = frame.iloc[:0]
-    try:
-        design, _, _ = public_design(data.formula, schema, bounds=data.bounds,
-                                     levels=formula_levels(schema, data.formula, data.levels), missing=mode)
-    except DPStatsError:
-        return  # decided again, with the same public facts, when the design is built
-    public = _MemoryData(design, data.formula, n=len(frame))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a refusal follows either way: its warnings would say nothing more
-        chosen, chosen_options, _, _ = _method(public, spec, options, request, eps, dlt)
-        _public_facts(public, chosen, chosen_options, rescale)
-
-
 def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodOptions | None, eps: float,
                   dlt: float, mode: str, rescale: str, state: _FitState) -> DPRegressionResults:
-    try:
-        data = request.data.prepare(spec, mode)
-    except MissingDataError:
-        _public_refusals_first(request, spec, options, eps, dlt, mode, rescale)
-        raise
+    data = request.data.prepare(spec, mode)
     state.stage = "reading the data"
-    spec, options, choice, auto_reason = _method(data, spec, options, request, eps, dlt)
+    # with the missing-value screen, everything after it (auto's choice, the public refusals, the method) runs on
+    # the rest of epsilon: one public rule of (epsilon, the schema)
+    screened = bool(data.design.screened)
+    rest = fit_epsilon(eps, screened)
+    spec, options, choice, auto_reason = _method(data, spec, options, request, rest, dlt)
     bounds, scaling, n = _public_facts(data, spec, options, rescale)
     if data.design.storage_hint and spec.private:
         warnings.warn(data.design.storage_hint[0].upper() + data.design.storage_hint[1:], FloatIndicatorWarning,
@@ -384,22 +376,47 @@ def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodO
                       "rows)", LargeDeltaWarning, stacklevel=4)
     rows = data.rows(scaling, zeroes_null_rows(spec, data.design, bounds))
     rng, seeded = make_rng(request.random_state)
-    ledger = _RowCheckedLedger(eps, dlt if spec.private else 0.0, before_first_charge=data.row_check(spec))
-    ctx = _context(data.design, n, ledger, rng, bounds, scaling)
+    screen = (MissingValueScreen.for_method(eps, dlt, gaussian=spec.gaussian_only, variables=data.design.screened)
+              if screened and spec.private else None)
+    first = _FirstCharge(data, data.row_check(spec), screen, rng)
+    ledger = _RowCheckedLedger(eps, dlt if spec.private else 0.0, before_first_charge=first)
+    ctx = _context(data.design, n, ledger, rng, bounds, scaling, method_epsilon=rest if screen is not None else None)
+    first.ledger = ledger
     state.stage, state.ledger, state.method, state.private = "fitting", ctx.ledger, spec.name, spec.private
     fitted = spec.fit(rows, ctx, options)
     params = np.asarray(fitted.params, dtype=float)
     if params.shape != (ctx.d,) or not np.all(np.isfinite(params)):
         raise DPStatsError(f"method '{spec.name}' produced non-finite coefficients; nothing is returned "
                            "(this is a bug: please report it)")
-    note = data.note(rows)
-    fitted = dataclasses.replace(fitted, notes=(*fitted.notes, note) if note else fitted.notes,
-                                 passes=int(getattr(rows, "passes", 1)))
+    notes = [note for note in (first.outcome.note if first.outcome else "", data.note(rows)) if note]
+    if first.outcome is not None and first.outcome.warning:
+        warnings.warn(first.outcome.warning, MissingValuesWarning, stacklevel=4)
+    fitted = dataclasses.replace(fitted, notes=(*fitted.notes, *notes), passes=int(getattr(rows, "passes", 1)))
     if auto_reason and fitted.inference is None:
         fitted = dataclasses.replace(fitted, no_inference_reason=auto_reason)
     return _results(spec, data.design, n, fitted, ctx.ledger, eps, dlt, choice=choice, seeded=seeded,
                     scaling=scaling, clipped=bounds is not None, formula=data.formula,
-                    declared=_prediction_bounds(request.data, data.design), options=options)
+                    declared=_prediction_bounds(request.data, data.design), options=options,
+                    method_epsilon=ctx.epsilon)
+
+
+class _FirstCharge:
+    """What the fit's ledger runs before its first charge: the data's check of every row (if any), then the
+    missing-value screen (if any), whose step is charged first and whose refusal comes before any other release.
+    ``ledger`` is set once the ledger exists; ``outcome`` holds the screen's outcome once it has run."""
+
+    def __init__(self, data: _MemoryData | _ChunkedData, row_check: Callable[[], object] | None,
+                 screen: MissingValueScreen | None, rng: np.random.Generator) -> None:
+        self.data, self.row_check, self.screen, self.rng = data, row_check, screen, rng
+        self.ledger: PrivacyLedger | None = None
+        self.outcome: ScreenOutcome | None = None
+
+    def __call__(self) -> None:
+        if self.row_check is not None:
+            self.row_check()
+        if self.screen is not None:
+            assert self.ledger is not None
+            self.outcome = self.screen.run(self.data.null_count(), ledger=self.ledger, rng=self.rng)
 
 
 @dataclass
@@ -430,8 +447,10 @@ def _prediction_bounds(data: FrameData | ArrayData, design: Design) -> tuple[tup
 
 def zeroes_null_rows(spec: MethodSpec, design: Design, bounds: DataBounds | None) -> bool:
     """Whether the public null rows reach the method as zero rows: for a method that gets no clip ranges (clipping
-    zeroes them otherwise) and does not read them marked (:attr:`~dpstats.methods.registry.MethodSpec.null_marks`)."""
-    return design.null_rows and bounds is None and not spec.null_marks
+    zeroes them otherwise) and does not read them marked (:attr:`~dpstats.methods.registry.MethodSpec.null_marks`),
+    and for a method without null-row support (:attr:`~dpstats.methods.registry.MethodSpec.null_rows`), which
+    meets null rows only after the missing-value screen: for it a zero row is a public placeholder data point."""
+    return design.null_rows and (not spec.null_rows or (bounds is None and not spec.null_marks))
 
 
 def rescale_mode(rescale: Any) -> str:
@@ -461,7 +480,7 @@ def missing_mode(missing: str, spec: MethodSpec | None) -> str:
     if missing not in {"raise", "drop"}:
         raise FormulaError("missing must be 'raise' (default) or 'drop'")
     if missing == "raise":
-        return "raise"
+        return "raise" if spec is not None and not spec.private else "screen"
     if spec is not None and not spec.private:
         return "drop"
     if spec is not None and not spec.null_rows:
@@ -503,11 +522,13 @@ def _public_facts(data: _MemoryData | _ChunkedData, spec: MethodSpec, options: M
 
 
 def _context(design: Design, n: int, ledger: PrivacyLedger, rng: np.random.Generator, bounds: DataBounds | None,
-             scaling: PublicScaling | None) -> FitContext:
-    """The method's context, from public facts only (and the fit's ledger and random source)."""
-    return FitContext(n=n, d=design.d, ledger=ledger, rng=rng,
+             scaling: PublicScaling | None, *, method_epsilon: float | None = None) -> FitContext:
+    """The method's context, from public facts only (and the fit's ledger and random source); ``method_epsilon``:
+    the method's epsilon where the ledger also holds the missing-value screen."""
+    return FitContext(n=n, d=design.d, ledger=ledger, rng=rng, method_epsilon=method_epsilon,
                       intercept_index=design.column_names.index("Intercept") if design.has_intercept else None,
-                      bounds=bounds, rescaled=scaling is not None, null_rows=design.null_rows,
+                      bounds=bounds, rescaled=scaling is not None,
+                      null_rows=design.null_rows and not design.screened,
                       column_names=tuple(design.column_names), response_name=design.response_name,
                       **_public_ranges(design, scaling))
 
@@ -555,7 +576,7 @@ def auto_facts(design: Design, n: int, eps: float, dlt: float) -> AutoFacts:
     unbounded = sum(1 for j, iv in enumerate(design.column_intervals) if iv is None and j != intercept)
     unbounded += int(design.response_interval is None)
     return AutoFacts(n=n, d=design.d, epsilon=eps, delta=dlt, bounds=not design.missing_bounds, unbounded=unbounded,
-                     null_rows=design.null_rows, intercept=design.has_intercept,
+                     null_rows=design.null_rows and not design.screened, intercept=design.has_intercept,
                      two_valued_response=design.two_valued_response)
 
 
@@ -569,7 +590,7 @@ def _choose_method(design: Design, n: int, eps: float, dlt: float) -> tuple[Meth
     if chosen is None:
         if not facts.bounds:
             drop = (" (with missing='drop', only methods that keep a null row inert qualify; among those without "
-                    "bounds, name one, e.g. method='dpsgd')") if design.null_rows else ""
+                    "bounds, name one, e.g. method='dpsgd')") if facts.null_rows else ""
             refusals = [f"Without bounds, {text}." for spec in available_methods().values()
                         if spec.private and spec.auto_refusal is not None and (text := spec.auto_refusal(facts))]
             raise MissingBoundsError(
@@ -812,7 +833,9 @@ def _error_bounds(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, e
 def _results(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, ledger: PrivacyLedger, eps: float,
              dlt: float, *, choice: str, seeded: bool, scaling: PublicScaling | None, clipped: bool,
              formula: str, declared: tuple[tuple[str, float, float], ...] = (),
-             options: MethodOptions | None = None) -> DPRegressionResults:
+             options: MethodOptions | None = None, method_epsilon: float | None = None) -> DPRegressionResults:
+    """The results object; ``method_epsilon``: the epsilon the method calibrated to (below ``eps`` by the
+    missing-value screen's share), which the error block's rates use."""
     params = np.asarray(fitted.params, dtype=float)
     notes = list(fitted.notes)
     inference = fitted.inference
@@ -836,7 +859,8 @@ def _results(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, ledger
     return DPRegressionResults(
         params=pd.Series(params, index=design.column_names, name="coef"),
         privacy=report,
-        error_bounds=_error_bounds(spec, design, n, fitted, eps, dlt, guarantee, scaling),
+        error_bounds=_error_bounds(spec, design, n, fitted, eps if method_epsilon is None else method_epsilon, dlt,
+                                   guarantee, scaling),
         nobs=n, df_model=design.d - int(design.has_intercept), df_resid=n - design.d,
         method=spec.name, formula=formula, response_name=design.response_name, design_info=design.design_info,
         info=_info(fitted), _inference=inference, _bse_reason=fitted.no_inference_reason, _withheld=withheld,

@@ -78,6 +78,7 @@ from dpstats.inference import RELIABILITY_THRESHOLD
 from dpstats.methods.registry import AutoFacts, MethodSpec, available_methods, choose_auto, get_method
 from dpstats.pipeline import planned_context
 from dpstats.privacy.calibration import gaussian_mu
+from dpstats.privacy.missing_screen import fit_epsilon
 from dpstats.rates import PlanningFacts, Rate, UpperRate
 from dpstats.scaling import PublicScaling
 from dpstats.theory import (
@@ -204,7 +205,8 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
     text = formula if formula is not None else _formula(bounds, levels, response)
     try:
         written = _written_levels(text, [*bounds, *(levels or {})])
-        design, _, _ = public_design(text, _schema(bounds, levels, written, dtypes), bounds=bounds, levels=levels)
+        design, _, _ = public_design(text, _schema(bounds, levels, written, dtypes), bounds=bounds, levels=levels,
+                                     missing="screen")
     except UnknownColumnError as err:
         if err.column is None:
             raise
@@ -323,12 +325,18 @@ class _Model:
             return f"{self.rate.label} ({self.rate.source}), up to constants"
         return f"no rate for this method: the {self.rate.label} ({self.rate.source}), up to constants"
 
+    def rest(self, epsilon: float) -> float:
+        """The epsilon a fit asked for ``epsilon`` runs its method on: less the missing-value screen's share where
+        a variable's type can hold a missing value (:func:`~dpstats.privacy.missing_screen.fit_epsilon`)."""
+        return fit_epsilon(epsilon, bool(self.setting.design.screened))
+
     def at(self, n: float, epsilon: float) -> _Point:
-        """The expected errors at (n, epsilon)."""
+        """The expected errors at (n, epsilon) (the requested epsilon)."""
         s = self.setting
         sampling_scaled = sampling_covariance(n, s.second_moment, math.sqrt(s.residual_var))
         sampling = _sd(s.scaling.cov_back(sampling_scaled))
         refusal = self.public_refusal(n, epsilon)
+        epsilon = self.rest(epsilon)
         if refusal:
             return _Point(np.full(s.d, np.nan), sampling, refusal)
         if self.upper is not None and self.upper.expected_error is not None:
@@ -353,7 +361,7 @@ class _Model:
         the check its fit runs before reading any row (``MethodSpec.public_refusal``)."""
         if self.spec.public_refusal is None:
             return ""
-        key = (int(n), float(epsilon))
+        key = (int(n), self.rest(epsilon))
         if key not in self._refusals:
             ctx = planned_context(self.spec, self.setting.design, key[0], key[1], self.delta)
             self._refusals[key] = self.spec.public_refusal(ctx, self.default_options)
@@ -391,6 +399,7 @@ class _Model:
             return IntervalStatus("none", "none")
         if point.refusal:
             return IntervalStatus("refused", "-")
+        epsilon = self.rest(epsilon)
         if not rule.reports_at(n, epsilon, self.delta):
             return IntervalStatus("none", "none at this n and epsilon (" + _size_rule(
                 rule.min_n_mu, rule.min_n_epsilon, n, epsilon, self.delta) + ")")
@@ -559,7 +568,7 @@ def _reporter(model: _Model, auto: bool) -> Reports:
     models: dict[str, _Model] = {model.spec.name: model}
 
     def reports(n: float, epsilon: float) -> bool:
-        chosen = choose_auto(AutoFacts(n=int(n), d=s.d, epsilon=epsilon, delta=model.delta, bounds=True,
+        chosen = choose_auto(AutoFacts(n=int(n), d=s.d, epsilon=model.rest(epsilon), delta=model.delta, bounds=True,
                                        intercept=s.intercept_index is not None,
                                        two_valued_response=s.design.two_valued_response))
         if chosen is None:
@@ -729,7 +738,8 @@ def _methods(method: str | Sequence[str] | None, n: int | None, setting: _Settin
     specs = []
     for name in names:
         if name == "auto":
-            specs.append((_auto(n, setting.d, epsilon, delta, setting.intercept_index is not None,
+            rest = None if epsilon is None else fit_epsilon(epsilon, bool(setting.design.screened))
+            specs.append((_auto(n, setting.d, rest, delta, setting.intercept_index is not None,
                                 setting.design.two_valued_response), True))
             continue
         spec = get_method(name)

@@ -41,7 +41,13 @@ import pandas as pd
 try:
     from sklearn.base import BaseEstimator, RegressorMixin
     from sklearn.metrics import r2_score
-    from sklearn.utils.validation import check_is_fitted, validate_data
+    from sklearn.utils.validation import (
+        check_array,
+        check_consistent_length,
+        check_is_fitted,
+        column_or_1d,
+        validate_data,
+    )
 except ImportError as exc:  # pragma: no cover - exercised only without scikit-learn
     raise ImportError('dpstats.sklearn needs scikit-learn >= 1.6: pip install "dpstats[sklearn]"') from exc
 
@@ -305,7 +311,15 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         _check_column_names(X)
         failure: DPStatsError | None = None
         try:
-            Xa, ya = validate_data(self, X, y, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
+            # NaN and inf pass: a private fit maps them by public rules and counts the incomplete rows with its
+            # charged missing-value screen, where refusing them here would answer for free whether any is there
+            if y is None:
+                raise ValueError(f"This {type(self).__name__} estimator requires y to be passed, but the target y is "
+                                 "None.")
+            Xa = validate_data(self, X, ensure_min_samples=2, dtype=np.float64, ensure_all_finite=False)
+            ya = column_or_1d(check_array(y, ensure_2d=False, dtype=np.float64, ensure_all_finite=False,
+                                          ensure_min_samples=2, input_name="y"), warn=True)
+            check_consistent_length(Xa, ya)
         except (ValueError, TypeError) as exc:
             failure = validation_error(exc)
         if failure is not None:

@@ -87,13 +87,19 @@ def test_bad_input_is_a_typed_error_and_spends_nothing(acct, kwargs, error):
     assert _unchanged(acct)
 
 
-def test_missing_values_refused_and_spend_nothing(acct):
+def test_missing_values_are_screened_and_drop_spends_nothing_on_it(acct):
     df = make_data(300)
     df.loc[5, "x2"] = np.nan
-    with pytest.raises(MissingDataError):
-        dpstats.dp_ols(FORMULA, df, 1.0, bounds=BOUNDS, accountant=acct)
-    assert _unchanged(acct)
+    res = dpstats.dp_ols(FORMULA, df, 1.0, bounds=BOUNDS, accountant=acct, random_state=0)
+    assert res.privacy.steps[0].name == "missing-value screen: rows with a missing value"
+    assert any("noisy count of rows with a missing value" in n for n in res.privacy.notes)
+    many = make_data(3000)
+    many.loc[:1999, "x2"] = np.nan
+    with pytest.raises(MissingDataError, match="noisy count") as info:
+        dpstats.dp_ols(FORMULA, many, 1.0, bounds=BOUNDS, accountant=acct, random_state=0)
+    assert 0 < info.value.privacy_spent[0] < 1.0
     res = dpstats.dp_ols(FORMULA, df, 1.0, bounds=BOUNDS, accountant=acct, missing="drop", random_state=0)
+    assert not any(s.name.startswith("missing-value screen") for s in res.privacy.steps)
     assert res.nobs == 300  # missing='drop' keeps n public: the incomplete row is a public null row
     assert any("null row" in n for n in res.privacy.notes)
 
@@ -140,7 +146,8 @@ def test_privacy_report_contents():
     assert pr.private and pr.guarantee.startswith("worst-case")
     assert pr.epsilon_spent <= pr.epsilon_requested + 1e-12 and pr.delta_spent <= pr.delta_requested
     assert pr.epsilon_spent == pytest.approx(1.0, rel=1e-6)
-    assert [s.name for s in pr.steps] == ["noisy lambda_min(X^T X)", "noisy X^T X", "noisy X^T y",
+    assert [s.name for s in pr.steps] == ["missing-value screen: rows with a missing value",
+                                          "noisy lambda_min(X^T X)", "noisy X^T X", "noisy X^T y",
                                           "noisy y^T y (for inference)"]
     assert all(s.mechanism == "gaussian" and s.noise_scale > 0 and s.sensitivity > 0 for s in pr.steps)
     assert "replace-one" in pr.relation and pr.n == 2000 and pr.seeded

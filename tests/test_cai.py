@@ -217,7 +217,7 @@ def test_noisy_ols_refusal_spends_exactly_the_check_and_says_so():
     acct = dpstats.PrivacyAccountant(5.0, 1e-5)
     with pytest.raises(IllConditionedDesignError) as info:
         dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method="noisy_ols", bounds={"x": (-1, 1), "y": (-1, 1)},
-                       accountant=acct, random_state=0)
+                       accountant=acct, random_state=0, missing="drop")  # (no missing-value screen to charge)
     f = noisy_ols.INFERENCE_SHARE  # inference (default) takes this share of mu^2; the check 0.2 of the rest
     mu_check = split_mu(gaussian_mu(1.0, 1e-6 - 1e-7), [0.2 * (1 - f), 0.8 * (1 - f), f / 2, f / 2])[0]
     expected = (gaussian_epsilon(mu_check, 1e-6), 1e-6)
@@ -270,7 +270,8 @@ def test_noisy_ols_conditional_is_opt_in_and_says_so_in_words():
     assert pr.guarantee.startswith("CONDITIONAL")
     assert any("only with high probability" in a for a in pr.assumptions)
     assert any("lambda_min(X^T X) >= n * 0.3" in a for a in pr.assumptions)
-    assert [s.name for s in pr.steps] == ["noisy X^T X (for inference)", "noisy y^T y (for inference)",
+    assert [s.name for s in pr.steps] == ["missing-value screen: rows with a missing value",
+                                          "noisy X^T X (for inference)", "noisy y^T y (for inference)",
                                           "noisy OLS coefficients (conditional calibration)"]
     assert "Thm 19" in res.error_bounds.upper.source and "conditional" in res.error_bounds.upper.label
     assert "CONDITIONAL" in res.summary().as_text()
@@ -783,9 +784,12 @@ def test_dp_ols_arrays_checks_its_inputs():
         dpstats.dp_ols_arrays(X, np.zeros(10), 1.0, method="ssp", x_bounds=[(-1, 1)] * 3, y_bounds=(-1, 1))
     with pytest.raises(dpstats.errors.InvalidBoundsError):
         dpstats.dp_ols_arrays(X, np.zeros(10), 1.0, method="ssp", x_bounds=(1, -1), y_bounds=(-1, 1))
-    with pytest.raises(dpstats.errors.MissingDataError):
-        dpstats.dp_ols_arrays(np.full((10, 2), np.nan), np.zeros(10), 1.0, method="ssp", x_bounds=(-1, 1),
-                              y_bounds=(-1, 1))
+    with pytest.raises(dpstats.errors.MissingDataError):  # the non-private reference refuses a missing value
+        dpstats.dp_ols_arrays(np.full((10, 2), np.nan), np.zeros(10), np.inf, method="ols")
+    # a private fit screens it: a NaN row is a public null row, counted by the charged missing-value screen
+    res = dpstats.dp_ols_arrays(np.full((10, 2), np.nan), np.zeros(10), 1.0, method="ssp", x_bounds=(-1, 1),
+                                y_bounds=(-1, 1), random_state=0)
+    assert res.privacy.steps[0].name.startswith("missing-value screen")
 
 
 # ---------------------------------------------------------------------------------------------

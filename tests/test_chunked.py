@@ -203,13 +203,15 @@ def test_a_chunk_cannot_change_the_design(df):
 
 
 def test_schema_violations_are_refused_without_values_and_spend_nothing(df, tmp_path):
-    acct = dpstats.PrivacyAccountant(5.0, 1e-5)
+    screened = dpstats.PrivacyAccountant(5.0, 1e-5)
     bad = df.copy()
-    bad.loc[20000, "x2"] = np.nan
+    bad.loc[10000:19999, "x2"] = np.nan  # many missing values: the charged screen refuses, naming no value
     p = tmp_path / "missing.csv"
     bad.to_csv(p, index=False)
-    with pytest.raises(MissingDataError, match="x2"):
-        dpstats.dp_ols(FORMULA, str(p), 1.0, 1e-6, method="adassp", bounds=BOUNDS, accountant=acct)
+    with pytest.raises(MissingDataError, match="x2") as missing:
+        dpstats.dp_ols(FORMULA, str(p), 1.0, 1e-6, method="adassp", bounds=BOUNDS, accountant=screened)
+    assert "noisy count" in str(missing.value) and 0 < screened.spent[0] < 1.0
+    acct = dpstats.PrivacyAccountant(5.0, 1e-5)
     text = df.astype({"x1": object})
     text.loc[15000, "x1"] = "secret-value-123"
     q = tmp_path / "text.csv"

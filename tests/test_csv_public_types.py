@@ -100,12 +100,15 @@ def test_a_declared_level_that_pandas_reads_as_missing_is_a_level(tmp_path, toke
 
 def test_undeclared_missing_tokens_are_still_missing(tmp_path):
     """Only declared levels leave pandas' missing tokens: "NA" in a text column without that level, and in a
-    numeric column, is still a missing value (a public refusal with missing="raise", a null row with "drop")."""
+    numeric column, is still a missing value: a null row, counted by the charged missing-value screen with
+    missing="raise" and not counted with "drop"; the non-private reference refuses it."""
     text = _write(tmp_path / "text.csv", "NA")
     number = _write(tmp_path / "number.csv", "1", first_x="NA")
     for path in (text, number):
         with pytest.raises(dpstats.errors.MissingDataError):
-            _fit(path, "y ~ x + g", levels={"g": ["1", "2"]})
+            dpstats.dp_ols("y ~ x + g", path, np.inf, method="ols", levels={"g": ["1", "2"]})
+        screened = _fit(path, "y ~ x + g", levels={"g": ["1", "2"]})
+        assert screened.privacy.steps[0].name.startswith("missing-value screen") and screened.params.notna().all()
         assert _fit(path, "y ~ x + g", levels={"g": ["1", "2"]}, missing="drop").params.notna().all()
 
 

@@ -20,6 +20,7 @@ from dpstats.errors import BudgetExceededError, ConvergenceError, MethodOptionEr
 from dpstats.methods import dpsgd
 from dpstats.privacy.audit import audit_mechanism
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
+from dpstats.privacy.missing_screen import SCREEN_SHARE
 from dpstats.privacy.poisson_gaussian import poisson_gaussian_block, poisson_gaussian_epsilon, poisson_subsample
 
 NR = dp_accounting.NeighboringRelation
@@ -83,10 +84,12 @@ def easy():
 def test_accounting_matches_dp_accounting_for_the_same_event(easy):
     res = _fit(easy, epsilon=1.0, delta=1e-6, epochs=1)
     info = res.info
-    step, centres, scales = res.privacy.steps  # the run is charged first, then the private moments
+    screen, step, centres, scales = res.privacy.steps  # the missing-value screen, the run, the private moments
     z, q, steps = info["noise_multiplier"], info["sampling_rate"], info["steps"]
-    # every variable is bounded: the steps get (1 - share) epsilon at (1 - delta share) delta
-    eps_sgd, delta_sgd = (1 - dpsgd.MOMENT_EPSILON_SHARE) * 1.0, (1 - dpsgd.MOMENT_DELTA_SHARE) * 1e-6
+    # every variable is bounded: the steps get (1 - share) of the method's epsilon (the budget less the screen's
+    # Laplace share) at (1 - delta share) delta
+    assert screen.mechanism == "laplace" and screen.epsilon == pytest.approx(SCREEN_SHARE)
+    eps_sgd, delta_sgd = (1 - dpsgd.MOMENT_EPSILON_SHARE) * (1 - SCREEN_SHARE), (1 - dpsgd.MOMENT_DELTA_SHARE) * 1e-6
     independent = _pld_epsilon(z, q, steps, delta_sgd, NR.REPLACE_ONE)
     assert step.mechanism == "approximate-dp" and step.count == 1
     assert centres.mechanism == scales.mechanism == "gaussian"

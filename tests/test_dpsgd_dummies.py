@@ -17,6 +17,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from ledger_helpers import method_steps
 from standardisation_helpers import assert_step_sums_within_sensitivity
 
 import dpstats
@@ -86,7 +87,8 @@ def test_the_map_back_is_exact():
 def test_nothing_new_is_released_and_the_total_is_within_budget():
     res = _fit(_frame(0), seed=0)
     assert res.info["dummies_on_own_values"] is True and res.info["standardised"] is False
-    (run,) = res.privacy.steps  # the one run of steps: the map releases nothing
+    (run,) = method_steps(res.privacy.steps)  # the one run of steps (besides the missing-value screen): the map
+    # releases nothing
     assert run.delta == DELTA and res.privacy.epsilon_spent <= EPS * (1 + 1e-9)
     expected = "factor dummy (and every integer column declared between consecutive integers) back on its own values"
     assert any(expected in note for note in res.privacy.notes)
@@ -176,11 +178,11 @@ def test_audit_fit_with_dummies_on_own_values():
 # -- behaviour --------------------------------------------------------------------------------------------------
 
 def test_a_many_level_factor_at_small_n_fits_better_with_dummies_on_their_values(monkeypatch):
-    """n = 300, a 12-level factor, epsilon 1: the slope's median absolute error over seeds 0-9 was 0.17 with the
-    map and 0.59 without it (dummies at -1 and +1); the assertion asks for under half (deterministic: fixed
-    seeds)."""
+    """n = 300, a 12-level factor, epsilon 1: the slope's median absolute error over seeds 0-29 is 0.19 with the
+    map and 0.63 without it (dummies at -1 and +1); the assertion asks for under half (deterministic: fixed
+    seeds; over 10 seeds the median with the map ranged from 0.17 to 0.34 as the noise was redrawn)."""
     def slope_errors() -> list[float]:
-        return [abs(float(_fit(_frame(s), seed=s).params["x"]) - 0.5) for s in range(10)]
+        return [abs(float(_fit(_frame(s), seed=s).params["x"]) - 0.5) for s in range(30)]
 
     with_map = float(np.median(slope_errors()))
     monkeypatch.setattr(dpsgd, "dummy_units", lambda ctx: None)

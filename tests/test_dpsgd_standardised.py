@@ -20,6 +20,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from ledger_helpers import method_steps
 from standardisation_helpers import assert_step_sums_within_sensitivity, small_scale_standardisation
 
 import dpstats
@@ -30,11 +31,13 @@ from dpstats.methods.registry import FitContext
 from dpstats.privacy.audit import audit_mechanism
 from dpstats.privacy.calibration import gaussian_epsilon, gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
+from dpstats.privacy.missing_screen import SCREEN_SHARE
 from dpstats.privacy.poisson_gaussian import ClippedGridSum, add_grid_sums
 from dpstats.rows.memory import InMemoryRows
 from dpstats.validation import MIN_DELTA
 
 EPS, DELTA = 1.0, 1e-6
+METHOD_EPS = EPS * (1 - SCREEN_SHARE)  # what DP-SGD calibrates to after the missing-value screen's Laplace share
 TRUTH = np.array([1.0, 2.0, -1.0])
 
 
@@ -59,17 +62,17 @@ def easy() -> pd.DataFrame:
 
 def test_every_release_is_charged_and_the_total_is_within_budget(easy):
     res = _fit(easy)
-    run, centres, scales = res.privacy.steps
+    run, centres, scales = method_steps(res.privacy.steps)
     assert res.info["standardised"] is True
     assert run.mechanism == "approximate-dp" and "DP-SGD" in run.name
     assert centres.name.startswith("DP-SGD: private centres") and scales.name.startswith("DP-SGD: private scales")
     # the documented split: the moments get mu(share epsilon, share delta), the run the rest
-    eps_m, delta_m = dpsgd.MOMENT_EPSILON_SHARE * EPS, dpsgd.MOMENT_DELTA_SHARE * DELTA
+    eps_m, delta_m = dpsgd.MOMENT_EPSILON_SHARE * METHOD_EPS, dpsgd.MOMENT_DELTA_SHARE * DELTA
     mu_m = math.hypot(centres.mu, scales.mu)
     assert mu_m == pytest.approx(gaussian_mu(eps_m, delta_m), rel=1e-12)
-    assert run.delta == pytest.approx(DELTA - delta_m, rel=1e-12) and run.epsilon <= EPS - eps_m
+    assert run.delta == pytest.approx(DELTA - delta_m, rel=1e-12) and run.epsilon <= METHOD_EPS - eps_m
     # basic composition of the two parts, and the ledger's own total, are within the budget
-    assert run.epsilon + gaussian_epsilon(mu_m, DELTA - run.delta) <= EPS * (1 + 1e-9)
+    assert run.epsilon + gaussian_epsilon(mu_m, DELTA - run.delta) <= METHOD_EPS * (1 + 1e-9)
     spent_eps, spent_delta = res.privacy.epsilon_spent, res.privacy.delta_spent
     assert spent_eps <= EPS * (1 + 1e-9) and spent_delta <= DELTA
     assert any("private centres and scales" in note for note in res.privacy.notes)
@@ -77,10 +80,10 @@ def test_every_release_is_charged_and_the_total_is_within_budget(easy):
 
 def test_without_an_intercept_only_the_scales_are_released(easy):
     res = _fit(easy, formula="y ~ x1 + x2 - 1")
-    run, scales = res.privacy.steps
+    run, scales = method_steps(res.privacy.steps)
     assert scales.name.startswith("DP-SGD: private scales")
-    assert scales.mu == pytest.approx(gaussian_mu(dpsgd.MOMENT_EPSILON_SHARE * EPS, dpsgd.MOMENT_DELTA_SHARE * DELTA),
-                                      rel=1e-12)
+    assert scales.mu == pytest.approx(gaussian_mu(dpsgd.MOMENT_EPSILON_SHARE * METHOD_EPS,
+                                                  dpsgd.MOMENT_DELTA_SHARE * DELTA), rel=1e-12)
     assert res.privacy.epsilon_spent <= EPS * (1 + 1e-9)
 
 
@@ -102,16 +105,16 @@ def test_a_run_over_budget_is_refused_before_any_release(easy):
 def test_without_every_bound_the_rows_are_not_standardised(easy):
     res = dpstats.dp_ols("y ~ x1 + x2", easy, epsilon=EPS, delta=DELTA, method="dpsgd", random_state=0,
                          bounds={"x1": (-1, 1), "x2": (-1, 1)})
-    (run,) = res.privacy.steps
+    (run,) = method_steps(res.privacy.steps)
     assert res.info["standardised"] is False
-    assert run.delta == DELTA and run.epsilon <= EPS
+    assert run.delta == DELTA and run.epsilon <= METHOD_EPS
 
 
 def test_where_the_moments_cannot_resolve_the_scales_the_rows_are_not_standardised(easy):
     """A public rule (n, d, epsilon, delta): at n = 200 and epsilon = 1 the moments' smallest scale is above
     MAX_SCALE_FLOOR of the declared half-ranges, so the steps keep the whole budget; at n = 20,000 it is far below."""
     small = _fit(easy.iloc[:200])
-    assert small.info["standardised"] is False and len(small.privacy.steps) == 1
+    assert small.info["standardised"] is False and len(method_steps(small.privacy.steps)) == 1
     ctx = FitContext(n=200, d=3, ledger=PrivacyLedger(EPS, DELTA), rng=np.random.default_rng(0), intercept_index=0,
                      column_ranges=((1.0, 1.0), (-1.0, 1.0), (-1.0, 1.0)), response_range=(-1.0, 1.0),
                      rescaled=True)
@@ -124,7 +127,7 @@ def test_at_the_smallest_supported_delta_the_steps_keep_the_whole_budget(easy):
     """The steps' share of delta would fall below the supported range: a public rule runs them unstandardised."""
     res = dpstats.dp_ols("y ~ x1 + x2", easy.iloc[:3000], epsilon=5.0, delta=MIN_DELTA, method="dpsgd",
                          random_state=0, bounds={"x1": (-1, 1), "x2": (-1, 1), "y": (-6, 6)})
-    (run,) = res.privacy.steps
+    (run,) = method_steps(res.privacy.steps)
     assert res.info["standardised"] is False and run.delta == MIN_DELTA
     assert res.privacy.epsilon_spent <= 5.0 * (1 + 1e-9)
 

@@ -26,6 +26,7 @@ from dpstats.privacy.calibration import gaussian_epsilon
 from dpstats.privacy.composition import _pld_epsilon, compose_epsilon, is_pure
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import laplace_mechanism
+from dpstats.privacy.missing_screen import SCREEN_SHARE
 
 REL_TOL = 1e-9  # the ledger's documented float slack when comparing a total with the budget
 
@@ -470,8 +471,8 @@ def temp_method():
 
     def add(name: str, fit) -> str:
         def rows_fit(rows, ctx, options):  # the test's fit on arrays, given the in-memory rows (one chunk)
-            return rows.reduce(lambda X, y, offset: fit(X, y, ledger=ctx.ledger, rng=ctx.rng, bounds=ctx.bounds),
-                               lambda a, b: a)
+            return rows.reduce(lambda X, y, offset: fit(X, y, ledger=ctx.ledger, rng=ctx.rng, bounds=ctx.bounds,
+                                                        epsilon=ctx.epsilon), lambda a, b: a)
 
         registry.register(MethodSpec(name=name, title="test only", citation="-", fit=rows_fit, options=MethodOptions,
                                      needs_bounds=False))
@@ -492,7 +493,7 @@ def test_refused_fit_spends_nothing_and_never_runs_the_method(temp_method):
 
     def fit(X, y, *, ledger, rng, bounds, **opts):
         calls.append(1)
-        laplace_mechanism(0.0, l1_sensitivity=1.0, epsilon=ledger.epsilon, rng=rng, ledger=ledger, name="all")
+        laplace_mechanism(0.0, l1_sensitivity=1.0, epsilon=opts["epsilon"], rng=rng, ledger=ledger, name="all")
         return MethodFit(params=np.zeros(X.shape[1]))
 
     name = temp_method("_test_counting", fit)
@@ -564,24 +565,30 @@ def test_spend_is_recorded_when_a_fit_fails_after_spending(temp_method):
     acct = PrivacyAccountant(1.0, 1e-6)
     with pytest.raises(_PTRRefusal) as info:
         dpstats.dp_ols("y ~ x", _frame(), epsilon=0.5, delta=1e-7, method=name, accountant=acct, random_state=0)
-    assert info.value.privacy_spent == (pytest.approx(0.3), 0.0)
+    spent = 0.3 + SCREEN_SHARE * 0.5  # the method's count and the missing-value screen's Laplace share
+    assert info.value.privacy_spent == (pytest.approx(spent), 0.0)
     hist = acct.history
     assert len(hist) == 1 and hist[0].status == "failed after spending"
-    assert hist[0].epsilon == pytest.approx(0.3) and hist[0].delta == 0.0
-    assert acct.remaining == (pytest.approx(0.7), pytest.approx(1e-6))  # the unspent 0.2 was freed
+    assert hist[0].epsilon == pytest.approx(spent) and hist[0].delta == 0.0
+    assert acct.remaining == (pytest.approx(1 - spent), pytest.approx(1e-6))  # the unspent rest was freed
 
 
-def test_fit_refused_by_its_own_ledger_spends_nothing(temp_method):
+def test_fit_refused_by_its_own_ledger_spends_only_the_screen(temp_method):
     def fit(X, y, *, ledger, rng, bounds, **opts):
         laplace_mechanism(0.0, l1_sensitivity=1.0, epsilon=2.0, rng=rng, ledger=ledger, name="too much")
         raise AssertionError("unreachable: the ledger refuses the step")
 
     name = temp_method("_test_overspends", fit)
     acct = PrivacyAccountant(1.0, 1e-6)
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError) as info:
         dpstats.dp_ols("y ~ x", _frame(), epsilon=0.5, delta=1e-7, method=name, accountant=acct, random_state=0)
-    assert acct.history == [] and acct.spent == (0.0, 0.0)
-    assert acct.remaining == (1.0, 1e-6)
+    # the missing-value screen was released before the method's step, which the ledger refused
+    assert info.value.privacy_spent == (pytest.approx(SCREEN_SHARE * 0.5), 0.0)
+    assert [s.epsilon for s in acct.history] == [pytest.approx(SCREEN_SHARE * 0.5)]
+    integers = _frame().assign(x=lambda d: (10 * d.x).astype(int), y=lambda d: (10 * d.y).astype(int))
+    with pytest.raises(BudgetExceededError):  # no column can hold a missing value: no screen, nothing spent
+        dpstats.dp_ols("y ~ x", integers, epsilon=0.5, delta=1e-7, method=name, accountant=acct, random_state=0)
+    assert len(acct.history) == 1
 
 
 def test_concurrent_fits_from_threads():

@@ -24,6 +24,7 @@ from dpstats.methods.registry import available_methods, get_method
 from dpstats.methods.ssp import INFERENCE_WEIGHT
 from dpstats.planning import Plan, coefficient_plan
 from dpstats.privacy.calibration import gaussian_mu, split_mu
+from dpstats.privacy.missing_screen import fit_epsilon
 from dpstats.theory import rate_plan
 
 BOUNDS = {"x": (0.0, 10.0), "y": (-50.0, 50.0)}
@@ -42,7 +43,8 @@ def test_ssp_numbers_by_hand():
     n, eps = 5000, 1.0
     plan = dpstats.plan(bounds=BOUNDS, n=n, epsilon=eps, method="ssp")
     row = one(plan, "ssp")
-    mu = split_mu(gaussian_mu(eps, 1e-6), [1.0, 1.0, INFERENCE_WEIGHT])
+    # the planned columns are floats, so the fit first spends the missing-value screen's share
+    mu = split_mu(gaussian_mu(fit_epsilon(eps, screened=True), 1e-6), [1.0, 1.0, INFERENCE_WEIGHT])
     b_x = math.sqrt(2.0)  # the intercept and one column in [-1, 1]
     s_xy = 2 * b_x * 1.0 / mu[1]
     slope_scale = 50.0 / 5.0
@@ -60,7 +62,7 @@ def test_noisy_ols_numbers_and_refusal_by_hand():
     n, eps, delta = 20000, 1.0, 1e-6
     row = one(dpstats.plan(bounds=BOUNDS, n=n, epsilon=eps, method="noisy_ols"), "noisy_ols")
     gamma = delta / 10
-    mu = gaussian_mu(eps, delta - gamma)
+    mu = gaussian_mu(fit_epsilon(eps, screened=True), delta - gamma)  # the missing-value screen's share aside
     w = np.array([0.2 * (1 - INFERENCE_SHARE), 0.8 * (1 - INFERENCE_SHARE), INFERENCE_SHARE / 2, INFERENCE_SHARE / 2])
     mu_1, mu_2 = split_mu(mu, w)[:2]
     b2 = 2.0
@@ -320,9 +322,10 @@ def _reports(formula: str, n: int, epsilon: float, method: str) -> tuple[str, bo
 ])
 def test_plan_says_from_which_n_an_interval_is_reported_as_the_fits_do(method, formula, used):
     """The plan's ``interval_n`` at epsilon = 1 is where the fits start reporting: at interval_n - 1 the plan says
-    no interval and the fit gives none; at interval_n both report (pgd: ceil(15 / mu(1, 1e-6)) = 64; auto on
-    two predictors the same, through its switch from dpsgd to pgd; theilsen, and auto on one predictor, from
-    n * epsilon = theilsen.INTERVAL_MIN_N_EPSILON).  Public rules only: deterministic."""
+    no interval and the fit gives none; at interval_n both report (pgd: ceil(15 / mu(0.98, 1e-6)) = 65, the
+    missing-value screen's share set aside; auto on two predictors the same, through its switch from dpsgd to
+    pgd; theilsen, and auto on one predictor, from n * 0.98 epsilon = theilsen.INTERVAL_MIN_N_EPSILON).  Public
+    rules only: deterministic."""
     bounds = {k: v for k, v in BOUNDS_2.items() if k in formula}
     start = int(dpstats.plan(formula=formula, bounds=bounds, n=1000, epsilon=1.0, method=method).to_frame()
                 ["interval_n"].iloc[0])
@@ -331,8 +334,9 @@ def test_plan_says_from_which_n_an_interval_is_reported_as_the_fits_do(method, f
         assert (row["intervals"].iloc[0] == "reported") is reported, (n, row["inference"].iloc[0])
         assert bool(row["auto"].iloc[0]) is (method == "auto")
         assert _reports(formula, n, 1.0, method) == (name, reported)
-    one_predictor = math.ceil(theilsen.INTERVAL_MIN_N_EPSILON)
-    several = math.ceil(pgd.INTERVAL_MIN_N_MU / gaussian_mu(1.0, 1e-6))
+    rest = fit_epsilon(1.0, screened=True)  # the planned columns are floats: the missing-value screen's share first
+    one_predictor = math.ceil(theilsen.INTERVAL_MIN_N_EPSILON / rest)
+    several = math.ceil(pgd.INTERVAL_MIN_N_MU / gaussian_mu(rest, 1e-6))
     assert start == (one_predictor if formula == "y ~ x1" else several)
 
 
@@ -343,15 +347,16 @@ def test_plan_says_from_which_epsilon_an_interval_is_reported_as_the_fits_do():
     for method, below in (("pgd", "pgd"), ("auto", "dpsgd")):
         row = one(dpstats.plan(bounds=BOUNDS_2, formula="y ~ x1 + x2", n=50, epsilon=1.0, method=method), below)
         eps = float(row["interval_epsilon"].iloc[0])
-        assert 50 * gaussian_mu(eps, 1e-6) == pytest.approx(pgd.INTERVAL_MIN_N_MU, rel=2e-3)
+        rest = fit_epsilon(eps, screened=True)
+        assert 50 * gaussian_mu(rest, 1e-6) == pytest.approx(pgd.INTERVAL_MIN_N_MU, rel=2e-3)
         if method == "pgd":
             assert row["intervals"].iloc[0] == "none"
-            assert "n * mu(epsilon, delta) = 11.8" in row["inference"].iloc[0]
+            assert "n * mu(epsilon, delta) = 11.6" in row["inference"].iloc[0]
         assert bool(row["auto"].iloc[0]) is (method == "auto")
         assert _reports("y ~ x1 + x2", 50, eps * 0.99, method) == (below, False)
         assert _reports("y ~ x1 + x2", 50, eps * 1.001, method) == ("pgd", True)
     text = str(dpstats.plan(bounds=BOUNDS_2, formula="y ~ x1 + x2", n=50, epsilon=1.0, method="auto"))
-    assert "chosen by method='auto'; intervals: none; reported from n >= 64 at this epsilon" in text
+    assert "chosen by method='auto'; intervals: none; reported from n >= 65 at this epsilon" in text
 
 
 def test_plan_of_a_method_without_intervals_says_none():
@@ -409,7 +414,7 @@ def test_plan_applies_pgds_rare_outcome_rule_given_an_assumed_share():
     rare = planned(800, 0.05)
     assert rare["intervals"].iloc[0] == "withheld" and rare["inference"].iloc[0].startswith("withheld (rare outcome")
     assert "rare" in fitted(800, 0.05).inference_reason
-    mu = gaussian_mu(1.0, 1e-6)
+    mu = gaussian_mu(fit_epsilon(1.0, screened=True), 1e-6)
     assert rare["interval_n"].iloc[0] == math.ceil(pgd.RARE_MIN_N_MU / (mu * 0.05))
     assert planned(6000, 0.05)["inference"].iloc[0] == "reported"
     assert np.isfinite(fitted(6000, 0.05).bse["x"])

@@ -24,6 +24,7 @@ from dpstats.privacy import PrivacyAccountant, PrivacyLedger
 from dpstats.privacy.audit import audit_mechanism
 from dpstats.privacy.calibration import gaussian_epsilon, gaussian_mu
 from dpstats.privacy.mechanisms import GaussianBlock, gaussian_block
+from dpstats.privacy.missing_screen import fit_epsilon
 from dpstats.simulate import projected_covariance, robust_regression_data
 
 AUDIT_DELTA = 1e-3
@@ -292,11 +293,15 @@ def test_accounting_is_exact_and_itemised(method: str) -> None:
     rep = res.privacy
     assert rep.epsilon_spent <= 1.0 + 1e-9 and rep.delta_spent <= 1e-6
     mu = gaussian_mu(1.0, 1e-6)
-    # two steps: the parallel block and the private preconditioning on all rows; they compose to exactly mu
-    block, pre = rep.steps
+    # the missing-value screen (Gaussian: every release of the method is), then two steps: the parallel block and
+    # the private preconditioning on all rows; the method's two compose to its mu, all three to exactly mu
+    screen, block, pre = rep.steps
+    method_mu = gaussian_mu(fit_epsilon(1.0, screened=True), 1e-6)  # the rest of the budget after the screen
+    assert screen.name.startswith("missing-value screen") and math.isclose(screen.mu, math.sqrt(mu**2 - method_mu**2))
     assert "parallel" in block.note and "preconditioning" in pre.name
-    assert math.isclose(math.hypot(block.mu, pre.mu), mu)
-    assert math.isclose(pre.mu, mu * math.sqrt(PRECONDITION_SHARE))
+    assert math.isclose(math.hypot(block.mu, pre.mu), method_mu, rel_tol=1e-8)
+    assert math.isclose(math.sqrt(screen.mu**2 + block.mu**2 + pre.mu**2), mu, rel_tol=1e-8)
+    assert math.isclose(pre.mu, method_mu * math.sqrt(PRECONDITION_SHARE), rel_tol=1e-8)
     # every part, on its own ledger, is exactly mu_block-GDP (no part wastes or overspends budget)
     for steps in res.info["part_steps"].values():
         part_mu = math.sqrt(sum(s.mu**2 for s in steps))
@@ -306,7 +311,7 @@ def test_accounting_is_exact_and_itemised(method: str) -> None:
     # standardize=False: the paper's algorithm, one step of exactly mu
     off = dpstats.dp_ols(sim.formula, sim.frame, epsilon=1.0, delta=1e-6, method=method, random_state=0,
                          standardize=False).privacy
-    assert len(off.steps) == 1 and math.isclose(off.steps[0].mu, mu)
+    assert len(off.steps) == 2 and math.isclose(math.hypot(off.steps[0].mu, off.steps[1].mu), mu, rel_tol=1e-8)
 
 
 def test_output_depends_on_the_data_only_through_released_values(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,6 +19,7 @@ import dpstats
 from dpstats.methods.noisy_ols import INFERENCE_SHARE
 from dpstats.planning import plan
 from dpstats.privacy.calibration import gaussian_delta, gaussian_epsilon, gaussian_mu
+from dpstats.privacy.missing_screen import SCREEN_SHARE
 from dpstats.theory import (
     classical_lower_bound,
     error_bounds,
@@ -93,7 +94,8 @@ def test_noisy_ols_fit_spends_the_share_the_bound_assumes():
     # the fit's exact point-estimate epsilon (its Gaussian part at delta - gamma, gamma = delta / 10) is the one the
     # table uses (converted at delta) up to 1e-4 relative
     eps_fit = gaussian_epsilon(math.sqrt(point), 0.9e-6)
-    eps_point = point_estimate_epsilon(1.0, 1e-6, INFERENCE_SHARE)
+    eps_point = point_estimate_epsilon(1.0 - SCREEN_SHARE, 1e-6, INFERENCE_SHARE)  # the missing-value screen's
+    # Laplace share is set aside first
     assert eps_fit == pytest.approx(eps_point, rel=1e-4)
     expected = error_bounds("noisy_ols", 20000, 3, eps_point, 1e-6, inference=False).upper
     assert res.error_bounds.upper.privacy == pytest.approx(expected.privacy, rel=1e-12)

@@ -94,7 +94,11 @@ class Design:
     null_rows : bool
         ``missing="drop"`` in a private fit: rows with a missing value are public null rows, NaN in X and y here
         (the mask itself is private: it is never stored, only the NaN marks, which ``DataBounds.clip`` turns into
-        zeros).
+        zeros).  Also true with ``screened``.
+    screened : tuple of str
+        With ``missing="raise"`` in a private fit where a variable's dtype can hold a missing value: the variables
+        the fit's charged missing-value screen covers (:mod:`dpstats.privacy.missing_screen`); their incomplete rows
+        are public null rows, counted by the screen.  Empty: no screen.
     two_valued_response : bool
         The response is a function of one two-valued variable (a boolean, coded 0/1, or one in
         ``variable_supports``), so it takes at most two values (public: the formula, the dtype and the bounds).
@@ -124,6 +128,7 @@ class Design:
     bound_variables: list[str] = field(default_factory=list)
     underivable_bounds: list[tuple[str, str]] = field(default_factory=list)
     null_rows: bool = False
+    screened: tuple[str, ...] = ()
     two_valued_response: bool = False
     variable_supports: dict[str, tuple[float, ...]] = field(default_factory=dict)
     formula_expanded: str = ""
@@ -262,7 +267,9 @@ def build_design(
     missing : str
         ``"raise"``, ``"null"`` (incomplete rows become public null rows:
         their design row and response are NaN here, and become zero rows
-        where the method clips, see :class:`~dpstats.bounds.DataBounds`) or
+        where the method clips, see :class:`~dpstats.bounds.DataBounds`),
+        ``"screen"`` (as ``"null"``, the rows counted by the fit's charged
+        missing-value screen, :mod:`dpstats.privacy.missing_screen`) or
         ``"drop"`` (rows removed; only for the non-private reference).
     allow_data_levels : bool
         Accept factor levels read from the data (a leak, named in the notes).
@@ -440,7 +447,8 @@ def _assemble(parsed: ParsedFormula, X: np.ndarray, y: np.ndarray, design_info: 
                   design_info=design_info, column_intervals=ranges.column_intervals,
                   response_interval=ranges.response_interval, missing_bounds=ranges.missing, notes=notes,
                   numeric_variables=numeric, response_info=response_info, bound_variables=ranges.bound_variables,
-                  underivable_bounds=ranges.underivable, null_rows=parsed.plan.missing == "null",
+                  underivable_bounds=ranges.underivable, null_rows=parsed.plan.missing in {"null", "screen"},
+                  screened=parsed.plan.variables if parsed.plan.missing == "screen" else (),
                   two_valued_response=_two_valued_response(parsed, supports), variable_supports=supports,
                   formula_expanded=parsed.expanded,
                   rank_probe=RankProbe(parsed.plan, parsed.schema, dict(bounds or {}), dict(supports)),
@@ -608,7 +616,7 @@ def public_design(
     levels : mapping of str to sequence or None
         Declared levels of factors.
     missing : str
-        ``"raise"``, ``"null"`` or ``"drop"``, as in :func:`build_design`.
+        ``"raise"``, ``"null"``, ``"screen"`` or ``"drop"``, as in :func:`build_design`.
     allow_data_levels : bool
         Only changes the explanation when a factor's levels are not declared (they cannot be read from chunks).
     clip_variables : bool

@@ -206,10 +206,12 @@ class FramePlan:
     * raw variables that enter a transform are clipped to their declared
       range (``clip``), so the transform is evaluated inside the range on
       which its domain was checked;
-    * missing values: ``"raise"`` (a schema violation), ``"null"`` (a row
-      with a missing value becomes the public null row ``fill``, evaluated
-      like any row and then marked, see
-      :func:`dpstats.formula.design.build_design`) or ``"drop"`` (the rows
+    * missing values: ``"raise"`` (a schema violation), ``"null"`` or
+      ``"screen"`` (a row with a missing value becomes the public null row
+      ``fill``, evaluated like any row and then marked, see
+      :func:`dpstats.formula.design.build_design`; with ``"screen"`` the
+      marked rows are counted by the fit's charged missing-value screen) or
+      ``"drop"`` (the rows
       are removed: only for the non-private reference ``ols``, whose n need
       not be protected).
 
@@ -224,7 +226,7 @@ class FramePlan:
     clip : tuple of (str, float, float)
         The declared range of each raw variable that enters a transform.
     missing : str
-        ``"raise"``, ``"null"`` or ``"drop"``.
+        ``"raise"``, ``"null"``, ``"screen"`` or ``"drop"``.
     allowed : tuple of (str, tuple)
         Levels written in the formula (``C(g, levels=[...])``), checked before patsy sees the column.
     fill : tuple of (str, Any)
@@ -240,7 +242,8 @@ class FramePlan:
     fill: tuple[tuple[str, Any], ...] = ()
 
     def prepare(self, df: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray | None]:
-        """The prepared frame and, with ``missing="null"``, the mask of its null rows (None when it has none).
+        """The prepared frame and, with ``missing="null"`` or ``"screen"``, the mask of its null rows (None when it
+        has none).
 
         Missing values (NaN, None, ``pd.NA``) are handled first, so that the
         columns with a pandas extension dtype (nullable ``boolean``, ``Int64``,

@@ -110,7 +110,9 @@ def parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[
     levels : mapping of str to sequence or None
         The declared levels (``levels=``).
     missing : str
-        ``"raise"``, ``"null"`` (public null rows) or ``"drop"``.
+        ``"raise"``, ``"null"`` (public null rows), ``"screen"`` (public null rows counted by the missing-value
+        screen of :mod:`dpstats.privacy.missing_screen`; ``"raise"`` where no variable's dtype can hold a missing
+        value) or ``"drop"``.
 
     Returns
     -------
@@ -183,7 +185,7 @@ def _model(formula: str, columns: Sequence[str], missing: str) -> tuple[str, Any
         raise FormulaError("the formula needs exactly one response on the left of '~', e.g. 'y ~ x'")
     if not desc.rhs_termlist:
         raise FormulaError("the formula has no columns on the right of '~'; add terms or an intercept ('y ~ 1')")
-    if missing not in {"raise", "drop", "null"}:
+    if missing not in {"raise", "drop", "null", "screen"}:
         raise FormulaError("missing must be 'raise' (default) or 'drop'")
     return expanded, desc
 
@@ -237,9 +239,17 @@ def _frame_plan(df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]],
         _check_no_missing_level(v, lv)
         _check_level_types(v, lv, df[v])
     _check_references(factor_codes, {**dict(allowed), **dict(declared)}, df)
-    fill = _null_fill(df, bounds, declared, factor_codes) if missing == "null" else ()
+    if missing == "screen" and not any(may_hold_missing(df[v].dtype) for v in variables if v in columns):
+        missing = "raise"  # no variable's dtype can hold a missing value: nothing to screen
+    fill = _null_fill(df, bounds, declared, factor_codes) if missing in {"null", "screen"} else ()
     return FramePlan(tuple(variables), tuple(bool_responses), tuple(declared), tuple(clip), missing,
                      tuple(allowed), tuple(fill))
+
+
+def may_hold_missing(dtype: Any) -> bool:
+    """Whether a column of this dtype can hold a missing value (public: the schema).  numpy integers and booleans
+    cannot; floats (NaN), objects (None), categoricals, datetimes and pandas' nullable dtypes can."""
+    return not (isinstance(dtype, np.dtype) and dtype.kind in "iub")
 
 
 def _declared_levels(levels: Mapping[str, Sequence[Any]] | None, variables: Sequence[str],

@@ -203,6 +203,7 @@ SPEC = MethodSpec(
     options=AdaSSPOptions,
     needs_bounds=True,
     null_rows=True,
+    gaussian_only=True,
     regimes="bounded data of any n; adapts its ridge to lambda_min(X^T X); the default when bounds are given",
     inference_rule=InferenceRule("bootstrap", withhold_above=WITHHOLD_ABOVE),
     theory_rate=theory_rate,

@@ -520,6 +520,7 @@ def theory_rate(guarantee: str) -> UpperRate:
 
 SPEC = MethodSpec(
     name="ambssgd",
+    gaussian_only=True,
     title="DP-AMBSSGD (one-pass private SGD with adaptive clipping; baseline)",
     citation="Varshney, Thakurta & Jain (COLT 2022)",
     fit=fit,

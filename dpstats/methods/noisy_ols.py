@@ -301,9 +301,10 @@ def fit(rows: Rows, ctx: FitContext, options: NoisyOLSOptions) -> MethodFit:
     inference_share = INFERENCE_SHARE if options.inference else 0.0
     if options.guarantee == "conditional":
         lam0 = _positive(options.min_eigenvalue, "min_eigenvalue")
-        return _fit_conditional(stats, T, bounds, lam0, inference_share, ledger=ctx.ledger, rng=ctx.rng)
+        return _fit_conditional(stats, T, bounds, lam0, inference_share, epsilon=ctx.epsilon, ledger=ctx.ledger,
+                                rng=ctx.rng)
     return _fit_worst_case(stats, T, bounds, options.share, options.failure_probability(ctx.delta), inference_share,
-                           ledger=ctx.ledger, rng=ctx.rng)
+                           epsilon=ctx.epsilon, ledger=ctx.ledger, rng=ctx.rng)
 
 
 def _least_squares(stats: SufficientStatistics) -> np.ndarray:
@@ -312,13 +313,14 @@ def _least_squares(stats: SufficientStatistics) -> np.ndarray:
 
 
 def _fit_worst_case(stats: SufficientStatistics, T: float, bounds: DataBounds, share: float, gamma: float,
-                    inference_share: float, *, ledger: PrivacyLedger, rng: np.random.Generator) -> MethodFit:
+                    inference_share: float, *, epsilon: float, ledger: PrivacyLedger,
+                    rng: np.random.Generator) -> MethodFit:
     """The worst-case calibration (module docstring): a private lambda_min bound certifies the sensitivity."""
     n = stats.n
     b_x = bounds.x_norm
     delta = ledger.delta
 
-    mu = gaussian_mu(ledger.epsilon, delta - gamma)
+    mu = gaussian_mu(epsilon, delta - gamma)
     mu_1, mu_2, *mus_inference = _split(mu, [share, 1.0 - share], inference_share)
     b2 = b_x * b_x
     lam_min = float(np.linalg.eigvalsh(stats.xtx)[0])
@@ -432,11 +434,11 @@ def _with_inference(params: np.ndarray, noise_sd: float, released: _InferenceRel
 
 
 def _fit_conditional(stats: SufficientStatistics, T: float, bounds: DataBounds, lam0: float, inference_share: float,
-                     *, ledger: PrivacyLedger, rng: np.random.Generator) -> MethodFit:
+                     *, epsilon: float, ledger: PrivacyLedger, rng: np.random.Generator) -> MethodFit:
     """The paper's calibration on its good event (module docstring); DP only with high probability."""
     n = stats.n
     sens = 4.0 * bounds.x_norm * T / (n * lam0)
-    mu = gaussian_mu(ledger.epsilon, ledger.delta)
+    mu = gaussian_mu(epsilon, ledger.delta)
     mu_coef, *mus_inference = _split(mu, [1.0], inference_share)
     released = _inference_releases(stats, bounds, T, mus_inference, ledger=ledger, rng=rng) if mus_inference else None
     beta_hat = _least_squares(stats)

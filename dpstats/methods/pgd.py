@@ -1121,6 +1121,7 @@ SPEC = MethodSpec(
     options=PGDOptions,
     needs_bounds=False,
     null_rows=True,
+    gaussian_only=True,
     null_marks=True,
     unbounded_guarantee="the method clips to privately released ranges",
     regimes="n = 100 to 10^5 rows: standardises privately inside the declared bounds (or a released domain without "

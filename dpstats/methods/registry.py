@@ -6,8 +6,11 @@ defines, with the types of :mod:`dpstats.methods.spec`,
 * a frozen options dataclass subclassing :class:`MethodOptions` (its real
   options, defaults written once, validation in ``__post_init__``);
 * ``fit(rows, ctx, options) -> MethodFit``, reading the data only through
-  :class:`~dpstats.rows.base.Rows` passes and drawing noise only through
-  ``ctx.ledger`` and ``ctx.rng``;
+  :class:`~dpstats.rows.base.Rows` passes, drawing noise only through
+  ``ctx.ledger`` and ``ctx.rng``, and calibrating to ``ctx.epsilon`` and
+  ``ctx.delta`` (never ``ctx.ledger.epsilon``: the ledger's budget also
+  holds the fit's missing-value screen, charged before the method's first
+  step);
 * ``SPEC = MethodSpec(...)``, a module constant: its name, citation, options
   class, public requirements, inference rule and theory rate (importing the
   module registers nothing);

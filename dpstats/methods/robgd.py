@@ -593,6 +593,7 @@ def theory_rate(guarantee: str) -> UpperRate:
 
 SPEC = MethodSpec(
     name="robgd",
+    gaussian_only=True,
     title="DP-RobGD (label-robust private gradient descent)",
     citation="Liu, Jain, Kong, Oh & Suggala (NeurIPS 2023; arXiv 2301.13273), Algorithm 1",
     fit=fit,

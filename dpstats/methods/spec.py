@@ -162,8 +162,10 @@ class FitContext:
         domain, wide by design: not a scale), False for a range the design gives by construction (the intercept,
         factor dummies, spline bases) or no range; () means none is declared.
     null_rows : bool
-        ``missing="drop"`` in a private fit: incomplete rows are public null rows (n counts them; how many there
-        are is private).
+        ``missing="drop"`` in a private fit: incomplete rows are public null rows, NaN-marked where the method reads
+        them marked (n counts them; how many there are is private, and a method that needs it releases a count).
+        False with the missing-value screen of ``missing="raise"``: its null rows are still marked (or zero), but
+        they are few unless the screen refused, so a method divides its sums by n and releases no count.
     column_names : tuple of str
         The design columns' names (public), for notes; () when the caller gave none.
     response_name : str
@@ -176,6 +178,10 @@ class FitContext:
         The response takes at most two values by public facts (a boolean, or an integer declared between two
         consecutive integers: :attr:`dpstats.formula.design.Design.two_valued_response`), as in a linear
         probability model.
+    method_epsilon : float or None
+        Where the fit's ledger also holds its missing-value screen (:mod:`dpstats.privacy.missing_screen`, charged
+        before the method's first step): the epsilon the method calibrates to (:attr:`epsilon`), the budget less
+        the screen's share.  None: the ledger's whole budget.
 
     Examples
     --------
@@ -202,6 +208,7 @@ class FitContext:
     response_name: str = ""
     column_values: tuple[tuple[float, ...] | None, ...] = ()
     two_valued_response: bool = False
+    method_epsilon: float | None = None
 
     def variable_name(self, variable: int | str) -> str:
         """The name of a design column (by index) or of the response (``"response"``), for notes (public).
@@ -223,8 +230,9 @@ class FitContext:
 
     @property
     def epsilon(self) -> float:
-        """The fit's epsilon (the ledger's total budget)."""
-        return self.ledger.epsilon
+        """The method's epsilon: the ledger's total budget, or ``method_epsilon`` where the ledger also holds the
+        missing-value screen."""
+        return self.ledger.epsilon if self.method_epsilon is None else self.method_epsilon
 
     def require_bounds(self) -> DataBounds:
         """The clip ranges, for a method registered with ``needs_bounds=True`` (the pipeline refuses its fit,
@@ -591,7 +599,8 @@ class AutoFacts:
     unbounded : int
         Variables (design columns other than the intercept, and the response) without a public range.
     null_rows : bool
-        ``missing="drop"`` turned incomplete rows into public null rows.
+        ``missing="drop"`` turned incomplete rows into public null rows (the missing-value screen's null rows do
+        not count here: they reach a method without null-row support as zero rows).
     intercept : bool
         The design has an intercept column.
     two_valued_response : bool
@@ -797,6 +806,10 @@ class MethodSpec:
         True when the method reads the public null rows as they are marked (NaN in every column and the
         response) and leaves each of them out of every sum it releases itself, instead of reading zero rows
         (pgd, which centres and standardises its rows); implies ``null_rows``.
+    gaussian_only : bool
+        True when every release of the method is a Gaussian mechanism step, so that its ledger composes in GDP
+        (Dong, Roth & Su 2022): the fit's missing-value screen is then Gaussian too, and the two compose exactly to
+        the budget (:mod:`dpstats.privacy.missing_screen`).
     first_pass : callable or None
         For one-pass methods: ``first_pass(bounds, options) -> (pass, combine)``, the method's first pass,
         which needs no n.  When a source knows its row count only by reading (CSV, Dask), the pipeline runs
@@ -838,6 +851,7 @@ class MethodSpec:
     raw_units_warning: str = ""
     null_rows: bool = False
     null_marks: bool = False
+    gaussian_only: bool = False
     first_pass: FirstPass | None = None
     unbounded_guarantee: str = ""
 

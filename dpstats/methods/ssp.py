@@ -233,6 +233,7 @@ SPEC = MethodSpec(
     options=SSPOptions,
     needs_bounds=True,
     null_rows=True,
+    gaussian_only=True,
     regimes="bounded data, n large relative to d*B_X^2/epsilon; simple baseline",
     inference_rule=InferenceRule("bootstrap", withhold_above=WITHHOLD_ABOVE),
     theory_rate=theory_rate,

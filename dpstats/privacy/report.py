@@ -73,7 +73,7 @@ class PrivacyReport:
     >>> report.lines()[0]
     'Budget requested: epsilon=1, delta=1e-06'
     >>> report.steps_frame()["step"].tolist()
-    ['noisy X^T X', 'noisy X^T y', 'noisy y^T y (for inference)']
+    ['missing-value screen: rows with a missing value', 'noisy X^T X', 'noisy X^T y', 'noisy y^T y (for inference)']
     """
 
     method: str

@@ -189,15 +189,19 @@ class ChunkTask:
     slices of ``max_rows`` rows whose partial results are combined, so the
     working memory of a task is bounded by ``max_rows`` whatever the
     partitioning.  ``zero_null_rows``: the public null rows (``missing="drop"``) are set to zero rows after
-    the rescaling, for a method that gets no clip ranges (clipping zeroes them otherwise).
+    the rescaling, for a method that gets no clip ranges (clipping zeroes them otherwise).  ``count_nulls``: the
+    partial result is (the pass's partial, the number of null rows), combined by :class:`WithNullCount` (for the
+    missing-value screen; a pass over every row only).
     """
 
     def __init__(self, evaluator: ChunkEvaluator, scaling: PublicScaling | None,
                  pass_fn: Callable[[np.ndarray, np.ndarray, int], Any], combine: Callable[[Any, Any], Any],
-                 max_rows: int = DEFAULT_CHUNK_ROWS, *, zero_null_rows: bool = False) -> None:
-        self.evaluator, self.scaling, self.pass_fn, self.combine = evaluator, scaling, pass_fn, combine
+                 max_rows: int = DEFAULT_CHUNK_ROWS, *, zero_null_rows: bool = False, count_nulls: bool = False
+                 ) -> None:
+        self.evaluator, self.scaling, self.pass_fn = evaluator, scaling, pass_fn
+        self.combine = WithNullCount(combine) if count_nulls else combine
         self.max_rows = int(max_rows)
-        self.zero_null_rows = zero_null_rows
+        self.zero_null_rows, self.count_nulls = zero_null_rows, count_nulls
 
     def _one(self, frame: pd.DataFrame, offset: int) -> tuple[Any, int]:
         select = getattr(self.pass_fn, "select", None)
@@ -207,11 +211,13 @@ class ChunkTask:
             idx = np.asarray(select(offset, rows), dtype=np.int64)
             df, nulls = df.iloc[idx], (None if nulls is None else nulls[idx])
         X, y = self.evaluator.evaluate_prepared(df, nulls)
+        null_count = int(np.count_nonzero(np.isnan(y))) if self.count_nulls else 0
         if self.scaling is not None:
             X, y = self.scaling.transform(X, y, inplace=True)
         if self.zero_null_rows:
             zero_null_rows(X, y)
-        return self.pass_fn(X, y, offset), rows
+        part = self.pass_fn(X, y, offset)
+        return ((part, null_count) if self.count_nulls else part), rows
 
     def __call__(self, frame: pd.DataFrame, offset: int) -> tuple[Any, int]:
         if len(frame) <= self.max_rows:
@@ -222,6 +228,17 @@ class ChunkTask:
             acc = part if acc is None else self.combine(acc, part)
             rows += k
         return acc, rows
+
+
+class WithNullCount:
+    """The combine of a pass that also counts the public null rows: (partial, count) pairs, the partials combined by
+    the pass's own ``combine`` and the counts added (picklable)."""
+
+    def __init__(self, combine: Callable[[Any, Any], Any]) -> None:
+        self.combine = combine
+
+    def __call__(self, a: tuple[Any, int], b: tuple[Any, int]) -> tuple[Any, int]:
+        return self.combine(a[0], b[0]), a[1] + b[1]
 
 
 class KeepSelected:
@@ -302,7 +319,10 @@ class ChunkedRows:
     gives n rows.  ``passes`` counts the passes over the data (a pass served
     by :meth:`prime`'s result is not read again).  ``zero_null_rows``: the
     method gets no clip ranges, so the public null rows are set to zero in
-    each chunk (:class:`ChunkTask`).
+    each chunk (:class:`ChunkTask`).  ``null_count``: with the plan's
+    ``missing="screen"``, the number of public null rows, counted by the
+    first pass over every row (None before; private, read only by the
+    fit's charged missing-value screen).
     """
 
     def __init__(self, source: DataSource, evaluator: ChunkEvaluator, scaling: PublicScaling | None,
@@ -315,6 +335,7 @@ class ChunkedRows:
         self._kept: tuple[Any, Any, bool, list[Any]] | None = None  # (selection, scaling, zero_null_rows, kept)
         self._checked = False
         self.passes = 0
+        self.null_count: int | None = None
 
     @property
     def n(self) -> int:
@@ -342,10 +363,15 @@ class ChunkedRows:
             return self._run_selected(selection, pass_fn, combine)
         self._kept = None  # a pass over every row: the kept rows of earlier passes are released
         offsets = bool(getattr(pass_fn, "uses_offset", True))
-        task = ChunkTask(self.evaluator, self.scaling, pass_fn, combine, zero_null_rows=self.zero_null_rows)
-        result, total = self.source.run(task, combine, self.evaluator.columns, offsets=offsets,
+        count = (self.evaluator.plan.missing == "screen" and self.null_count is None
+                 and getattr(pass_fn, "select", None) is None)
+        task = ChunkTask(self.evaluator, self.scaling, pass_fn, combine, zero_null_rows=self.zero_null_rows,
+                         count_nulls=count)
+        result, total = self.source.run(task, task.combine, self.evaluator.columns, offsets=offsets,
                                         counter=self._counter, raw_offsets=self._keeps_rows)
         self.passes += 1
+        if count:
+            result, self.null_count = result if result is not None else (None, 0)
         return result, total
 
     def _run_selected(self, selection: Any, pass_fn: Callable[[np.ndarray, np.ndarray, int], T],

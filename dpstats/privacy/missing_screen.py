@@ -1,0 +1,198 @@
+"""The missing-value screen: a charged, noisy count decides whether a fit refuses rows with missing values.
+
+Whether any row has a missing value is a fact about the data.  A refusal
+decided by it exactly would release that fact without noise, and the caller
+chooses which variables the formula reads, so one refusal per set of
+variables would answer "is this person's value of z missing?" at no cost.
+With ``missing="raise"`` (the default) a private fit therefore decides the
+refusal by a release:
+
+1. every row with a missing value in a variable the formula uses becomes a
+   public null row (the same public map of the row as ``missing="drop"``);
+2. before the method releases anything, the number of null rows is released
+   (sensitivity 1 under replace-one and add/remove neighbours: one row
+   changes the count by at most one), charged first in the fit's ledger.
+   Everything after it (``method="auto"``'s choice, the public refusals, the
+   method) runs on the epsilon :func:`fit_epsilon`, the budget less
+   :data:`SCREEN_SHARE`.  The screen gets what composes with that to the
+   budget exactly: for a method whose every release is a Gaussian mechanism
+   (:attr:`~dpstats.methods.spec.MethodSpec.gaussian_only`), a Gaussian count
+   of GDP parameter sqrt(mu(epsilon)^2 - mu(rest)^2) (GDP composition, Dong,
+   Roth & Su 2022, Cor. 3.3); for the others, a Laplace count at
+   ``SCREEN_SHARE * epsilon`` (basic composition);
+3. the fit refuses (:class:`~dpstats.errors.MissingDataError`, the screen's
+   epsilon spent) when the noisy count exceeds the level a data set without
+   missing values passes with probability ``1 - FALSE_REFUSAL``, warns
+   (:class:`~dpstats.errors.MissingValuesWarning`) when it exceeds the level
+   such a data set passes with probability ``1 - FALSE_WARNING``, and fits
+   otherwise; the method gets the rest of the budget.
+
+The decision and the message are post-processing of the noisy count, so the
+fit's total stays within its budget (the proof is in
+docs/proofs/missing-value-screen.md).  A screen cannot see a few missing
+rows: at epsilon 1 the noise's standard deviation is about 22 rows
+(Gaussian) or 71 rows (Laplace).  What it
+refuses is a data set where many rows are incomplete, the usual sign of a
+mistake (a merge that left a column empty, a code for "not asked" read as
+missing).
+
+The screen runs only where a variable the formula uses has a dtype that can
+hold a missing value (a public fact of the schema: numpy integers and
+booleans cannot); ``missing="drop"`` declares that incomplete rows are
+expected, and spends nothing on a screen.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from scipy.special import ndtri
+
+from dpstats.errors import MissingDataError
+from dpstats.privacy.calibration import gaussian_mu
+from dpstats.privacy.ledger import PrivacyLedger
+from dpstats.privacy.mechanisms import gaussian_mechanism_mu, laplace_mechanism
+
+__all__ = ["SCREEN_SHARE", "FALSE_REFUSAL", "FALSE_WARNING", "MissingValueScreen", "ScreenOutcome",
+           "fit_epsilon"]
+
+#: The share of the fit's epsilon spent on the screen (everything after it runs on the rest).
+SCREEN_SHARE = 0.02
+#: The probability that a data set without a missing value is refused.
+FALSE_REFUSAL = 1e-6
+#: The probability that a data set without a missing value draws the warning.
+FALSE_WARNING = 1e-3
+
+
+def fit_epsilon(epsilon: float, screened: bool) -> float:
+    """The epsilon the rest of a fit runs on: ``epsilon`` less the screen's share where the screen runs."""
+    return float(epsilon) * (1.0 - SCREEN_SHARE) if screened else float(epsilon)
+
+
+@dataclass(frozen=True)
+class ScreenOutcome:
+    """What a passed screen tells the user (post-processing of its noisy count).
+
+    Attributes
+    ----------
+    note : str
+        The line for the report: the noisy count and what it means.
+    warning : str
+        The message of a :class:`~dpstats.errors.MissingValuesWarning` to emit with the result, or "".
+    """
+
+    note: str
+    warning: str = ""
+
+
+@dataclass(frozen=True)
+class MissingValueScreen:
+    """The screen of one fit (module docstring).
+
+    Parameters
+    ----------
+    mechanism : {"gaussian", "laplace"}
+        How the count is released.
+    parameter : float
+        The release's GDP mu (Gaussian) or epsilon (Laplace).
+    variables : tuple of str
+        The variables the formula reads (public: named in the messages).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.privacy import PrivacyLedger
+    >>> screen = MissingValueScreen.for_method(1.0, 1e-6, gaussian=False, variables=("x", "y"))
+    >>> screen.parameter, round(screen.refusal_level), round(screen.warning_level)
+    (0.02, 656, 311)
+    >>> ledger = PrivacyLedger(1.0, 1e-6)
+    >>> outcome = screen.run(0, ledger=ledger, rng=np.random.default_rng(1))
+    >>> ledger.spent, outcome.warning
+    ((0.02, 0.0), '')
+    >>> round(MissingValueScreen.for_method(1.0, 1e-6, gaussian=True).refusal_level)
+    105
+    """
+
+    mechanism: Literal["gaussian", "laplace"]
+    parameter: float
+    variables: tuple[str, ...] = ()
+
+    @classmethod
+    def for_method(cls, epsilon: float, delta: float, *, gaussian: bool,
+                   variables: tuple[str, ...] = ()) -> MissingValueScreen:
+        """The screen of a fit with budget (``epsilon``, ``delta``) whose method runs on :func:`fit_epsilon`, and
+        whose releases are all Gaussian (``gaussian``) or not."""
+        rest = fit_epsilon(epsilon, True)
+        if gaussian:
+            mu, mu_rest = gaussian_mu(epsilon, delta), gaussian_mu(rest, delta)
+            return cls("gaussian", math.sqrt(max(mu * mu - mu_rest * mu_rest, 0.0)), tuple(variables))
+        return cls("laplace", SCREEN_SHARE * float(epsilon), tuple(variables))
+
+    @property
+    def noise_sd(self) -> float:
+        """The standard deviation of the noisy count (rows)."""
+        return 1.0 / self.parameter if self.mechanism == "gaussian" else math.sqrt(2.0) / self.parameter
+
+    def _level(self, probability: float) -> float:
+        """The noisy count a data set without missing values exceeds with ``probability``."""
+        if self.mechanism == "gaussian":
+            return float(ndtri(1.0 - probability)) / self.parameter
+        return math.log(1.0 / (2.0 * probability)) / self.parameter
+
+    @property
+    def refusal_level(self) -> float:
+        """The noisy count above which the fit refuses (exceeded with probability FALSE_REFUSAL at count 0)."""
+        return self._level(FALSE_REFUSAL)
+
+    @property
+    def warning_level(self) -> float:
+        """The noisy count above which the fit warns (exceeded with probability FALSE_WARNING at count 0)."""
+        return self._level(FALSE_WARNING)
+
+    def run(self, null_rows: int, *, ledger: PrivacyLedger, rng: np.random.Generator) -> ScreenOutcome:
+        """Release the noisy count of the rows with a missing value, charged in ``ledger``, and decide.
+
+        Parameters
+        ----------
+        null_rows : int
+            The number of rows with a missing value (private).
+        ledger, rng : PrivacyLedger, numpy.random.Generator
+            The fit's ledger and random source.
+
+        Returns
+        -------
+        ScreenOutcome
+            The note for the report and, above :attr:`warning_level`, the warning to emit.
+
+        Raises
+        ------
+        MissingDataError
+            When the noisy count is above :attr:`refusal_level` (the screen's release is spent).
+        """
+        name = "missing-value screen: rows with a missing value"
+        if self.mechanism == "gaussian":
+            noisy = float(gaussian_mechanism_mu(float(null_rows), l2_sensitivity=1.0, mu=self.parameter, rng=rng,
+                                                ledger=ledger, name=name))
+        else:
+            noisy = float(laplace_mechanism(float(null_rows), l1_sensitivity=1.0, epsilon=self.parameter, rng=rng,
+                                            ledger=ledger, name=name))
+        shown = max(0, round(noisy))
+        used = ", ".join(self.variables) if self.variables else "the formula's variables"
+        count = (f"about {shown} rows have a missing value in {used} (a noisy count; the noise's standard deviation "
+                 f"is {self.noise_sd:.3g} rows)")
+        if noisy > self.refusal_level:
+            spent = ledger.spent
+            raise MissingDataError(
+                f"{count}, more than the {self.refusal_level:.0f} a data set without missing values reaches once in "
+                f"{1 / FALSE_REFUSAL:.0f} fits. Impute the missing values with a public rule, or pass "
+                "missing='drop' (each incomplete row then becomes a public null row that adds nothing to the fit). "
+                f"The screen spent epsilon={spent[0]:.4g}, delta={spent[1]:.3g}; nothing else was released.")
+        warning = (f"{count}; they entered the fit as public null rows. Impute them with a public rule, or pass "
+                   "missing='drop' to say that incomplete rows are expected" if noisy > self.warning_level else "")
+        return ScreenOutcome(f"missing-value screen ({self.mechanism}, {SCREEN_SHARE:.0%} of the budget; the rest of "
+                             f"the fit ran on the other {1 - SCREEN_SHARE:.0%}): noisy count of rows with a missing "
+                             f"value {noisy:.1f} (noise sd {self.noise_sd:.3g}); such rows, if any, entered as public "
+                             "null rows", warning)
