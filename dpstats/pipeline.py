@@ -82,7 +82,7 @@ from dpstats.methods.registry import (
 from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import make_rng
-from dpstats.privacy.missing_screen import MissingValueScreen, ScreenOutcome, fit_epsilon
+from dpstats.privacy.missing_screen import MissingValueScreen, ScreenOutcome, fit_epsilon, requested_epsilon
 from dpstats.privacy.report import PrivacyReport
 from dpstats.results import DPRegressionResults
 from dpstats.rows.base import Rows
@@ -577,7 +577,7 @@ def auto_facts(design: Design, n: int, eps: float, dlt: float) -> AutoFacts:
     unbounded += int(design.response_interval is None)
     return AutoFacts(n=n, d=design.d, epsilon=eps, delta=dlt, bounds=not design.missing_bounds, unbounded=unbounded,
                      null_rows=design.null_rows and not design.screened, intercept=design.has_intercept,
-                     two_valued_response=design.two_valued_response)
+                     two_valued_response=design.two_valued_response, screened=bool(design.screened))
 
 
 def _choose_method(design: Design, n: int, eps: float, dlt: float) -> tuple[MethodSpec, str, str]:
@@ -594,8 +594,8 @@ def _choose_method(design: Design, n: int, eps: float, dlt: float) -> tuple[Meth
             refusals = [f"Without bounds, {text}." for spec in available_methods().values()
                         if spec.private and spec.auto_refusal is not None and (text := spec.auto_refusal(facts))]
             raise MissingBoundsError(
-                f"method='auto' found no registered method that fits n={n}, d={d} at epsilon={eps:g} without data "
-                f"bounds{drop}. Declare bounds for: {', '.join(design.bounds_to_declare())}, or name a method."
+                f"method='auto' found no registered method that fits n={n}, d={d} at {_epsilon_text(facts)} without "
+                f"data bounds{drop}. Declare bounds for: {', '.join(design.bounds_to_declare())}, or name a method."
                 + "".join(f" {r}" for r in refusals))
         raise InsufficientDataError(_no_auto_method(n, d))
     spec, rule = chosen
@@ -609,8 +609,17 @@ def _choose_method(design: Design, n: int, eps: float, dlt: float) -> tuple[Meth
     else:
         intervals = "it reports no interval in this regime (see its reason under the table)"
     reason = rule.no_interval_reason(facts) if rule.no_interval_reason is not None else ""
-    return spec, (f"auto chose '{spec.name}' from public facts: n={n}, d={d}, epsilon={eps:g}, delta={dlt:g} "
+    return spec, (f"auto chose '{spec.name}' from public facts: n={n}, d={d}, {_epsilon_text(facts)}, delta={dlt:g} "
                   f"(n * mu = {facts.n_mu:.3g}), {why}; {rule.why or spec.regimes}; {intervals}"), reason
+
+
+def _epsilon_text(facts: AutoFacts) -> str:
+    """"epsilon=..." for auto's messages: the requested epsilon, and the rest where the missing-value screen took its
+    share first (the rule reads the rest)."""
+    if not facts.screened:
+        return f"epsilon={facts.epsilon:g}"
+    return (f"epsilon={requested_epsilon(facts.epsilon, True):g} ({facts.epsilon:g} after the missing-value "
+            "screen's share)")
 
 
 def _no_auto_method(n: int, d: int) -> str:

@@ -569,6 +569,7 @@ def _reporter(model: _Model, auto: bool) -> Reports:
 
     def reports(n: float, epsilon: float) -> bool:
         chosen = choose_auto(AutoFacts(n=int(n), d=s.d, epsilon=model.rest(epsilon), delta=model.delta, bounds=True,
+                                       screened=bool(s.design.screened),
                                        intercept=s.intercept_index is not None,
                                        two_valued_response=s.design.two_valued_response))
         if chosen is None:

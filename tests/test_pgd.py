@@ -103,8 +103,9 @@ def test_without_bounds_too_few_rows_are_refused_before_spending(bounds, named):
     rest = fit_epsilon(1.0, screened=True)  # the method's epsilon: the missing-value screen takes its share first
     assert pgd.domain_refusal(200, 4, rest, 1e-6, private)  # the message's own numbers lift the refusal
     assert not pgd.domain_refusal(rows, 4, rest, 1e-6, private) and pgd.domain_refusal(rows - 1, 4, rest, 1e-6, private)
-    assert not pgd.domain_refusal(200, 4, epsilon, 1e-6, private)
-    assert pgd.domain_refusal(200, 4, epsilon * 0.99, 1e-6, private)
+    assert f"at epsilon=1, delta=1e-06 takes n >= {rows} rows" in message  # the epsilon asked for, not the rest
+    assert not pgd.domain_refusal(200, 4, fit_epsilon(epsilon, screened=True), 1e-6, private)  # the epsilon to ask
+    assert pgd.domain_refusal(200, 4, fit_epsilon(epsilon * 0.99, screened=True), 1e-6, private)
 
 
 def test_interval_withheld_below_the_n_mu_threshold_with_a_specific_reason():

@@ -87,7 +87,8 @@ def test_intervals_are_reported_above_the_threshold_and_explained_below():
     assert np.all(np.isfinite(res.bse)) and np.all(np.isfinite(res.pvalues))
     small = _fit(_frame(40))  # n * epsilon = 40 * 0.98 < INTERVAL_MIN_N_EPSILON (the screen's share set aside)
     assert theilsen.INTERVAL_MIN_N_EPSILON > 40
-    assert not small.inference_available and "n * epsilon = 39.2 is below" in small.inference_method
+    assert not small.inference_available
+    assert "n * epsilon = 39.2 (epsilon after the missing-value screen's share) is below" in small.inference_method
     off = _fit(_frame(1000), inference=False)
     assert not off.inference_available and "inference=False" in off.inference_method
 

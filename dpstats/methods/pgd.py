@@ -85,6 +85,7 @@ from dpstats.privacy.mechanisms import (
     post_processing_normal,
     symmetric_gaussian_mechanism,
 )
+from dpstats.privacy.missing_screen import requested_epsilon
 from dpstats.rates import ExpectedError, PlanningFacts, UpperRate
 from dpstats.rows.base import Rows
 from dpstats.validation import MAX_EPSILON
@@ -287,17 +288,19 @@ def start_spread(n_mu: float) -> float:
     return START_SPREAD if n_mu >= SMALL_N_MU else WIDE_START_SPREAD
 
 
-def interval_reason(n: int, epsilon: float, delta: float) -> str:
-    """Why no interval is given at this n * mu, with the rows (or the epsilon) that would give one (public)."""
+def interval_reason(n: int, epsilon: float, delta: float, screened: bool = False) -> str:
+    """Why no interval is given at this n * mu, with the rows (or the epsilon) that would give one (public).
+    ``screened``: ``epsilon`` is the rest after the missing-value screen's share, and the epsilons named are the
+    ones to request (:func:`~dpstats.privacy.missing_screen.requested_epsilon`)."""
     mu = gaussian_mu(epsilon, delta)
     need_n = math.ceil(INTERVAL_MIN_N_MU / mu)
     need_mu = INTERVAL_MIN_N_MU / n
-    need_eps = gaussian_epsilon(need_mu, delta)
+    need_eps = requested_epsilon(gaussian_epsilon(need_mu, delta), screened)
     eps_text = f"epsilon >= {need_eps:.3g}" if math.isfinite(need_eps) else "a larger epsilon"
     return (f"n * mu(epsilon, delta) = {n} * {mu:.4g} = {n * mu:.3g} is below {INTERVAL_MIN_N_MU:g}: at this "
             "sample size the noisy steps barely move the estimate from its start in any direction, and intervals "
-            f"were not measured here; pgd reports intervals from n >= {need_n} rows at epsilon={epsilon:g}, "
-            f"delta={delta:g} (or {eps_text} at n={n})")
+            f"were not measured here; pgd reports intervals from n >= {need_n} rows at "
+            f"epsilon={requested_epsilon(epsilon, screened):g}, delta={delta:g} (or {eps_text} at n={n})")
 
 
 # -- passes over the rows (picklable; each returns a sum over rows) ---------------------------------------------
@@ -447,11 +450,12 @@ def domain_mu(n: int, variables: int) -> float:
 
 
 def domain_refusal(n: int, d: int, epsilon: float, delta: float, private: Sequence[int | str],
-                   names: Sequence[str] = ()) -> str:
+                   names: Sequence[str] = (), screened: bool = False) -> str:
     """Why pgd cannot release a clipping domain for the variables ``private`` (no public range) at this n and
     epsilon ("" when it can): their histograms would need more than ``MAX_DOMAIN_SHARE`` of mu^2.  The message
     names them (``names``, when given), and says the n, or the epsilon at this n, that would suffice and that
-    declaring their bounds avoids the domain (public facts only)."""
+    declaring their bounds avoids the domain (public facts only).  ``screened``: ``epsilon`` is the rest after the
+    missing-value screen's share, and the epsilons named are the ones to request."""
     if not private:
         return ""
     mu = gaussian_mu(epsilon, delta)
@@ -461,15 +465,17 @@ def domain_refusal(n: int, d: int, epsilon: float, delta: float, private: Sequen
     rows = math.ceil(DOMAIN_N_MU * math.sqrt(2.0 * len(private)) / (math.sqrt(MAX_DOMAIN_SHARE) * mu))
     listed = f" ({', '.join(names)})" if names else ""
     return (f"pgd needs a clipping domain for the {len(private)} variable(s) without declared bounds{listed}, which "
-            f"at epsilon={epsilon:g}, delta={delta:g} takes n >= {rows} rows (n={n}){_epsilon_needed(need, n, delta)}"
+            f"at epsilon={requested_epsilon(epsilon, screened):g}, delta={delta:g} takes n >= {rows} rows (n={n})"
+            f"{_epsilon_needed(need, n, delta, screened)}"
             "; declare bounds for them (or for the variables they are built from) to avoid it: pgd then clips to the "
             "bounds and releases no domain")
 
 
-def _epsilon_needed(need: float, n: int, delta: float) -> str:
+def _epsilon_needed(need: float, n: int, delta: float, screened: bool) -> str:
     """", or at n=... epsilon >= e": the epsilon at ``delta`` whose mu gives the domain's GDP parameter ``need`` at
-    most ``MAX_DOMAIN_SHARE`` of mu^2 (rounded up to 3 significant digits; "" above ``MAX_EPSILON``)."""
-    eps = gaussian_epsilon(need / math.sqrt(MAX_DOMAIN_SHARE), delta)
+    most ``MAX_DOMAIN_SHARE`` of mu^2, as requested (``screened``), rounded up to 3 significant digits ("" above
+    ``MAX_EPSILON``)."""
+    eps = requested_epsilon(gaussian_epsilon(need / math.sqrt(MAX_DOMAIN_SHARE), delta), screened)
     if not math.isfinite(eps) or eps > MAX_EPSILON:
         return ""
     digits = 2 - math.floor(math.log10(eps)) if eps > 0 else 0
@@ -503,7 +509,8 @@ def reports_intervals(n: int, epsilon: float, delta: float, inference: bool) -> 
 def _plan(ctx: FitContext, options: PGDOptions, ranges: tuple[tuple[float, float] | None, ...]) -> _Plan:
     inference = reports_intervals(ctx.n, ctx.epsilon, ctx.delta, options.inference)
     private, _ = domain_variables(ctx.d, ctx.intercept_index, ranges, ctx.response_range)
-    reason = domain_refusal(ctx.n, ctx.d, ctx.epsilon, ctx.delta, private, [ctx.variable_name(v) for v in private])
+    reason = domain_refusal(ctx.n, ctx.d, ctx.epsilon, ctx.delta, private, [ctx.variable_name(v) for v in private],
+                            screened=ctx.method_epsilon is not None)
     if reason:
         raise InsufficientDataError(reason + "; nothing was spent")
     mus = budget_split(ctx.n, ctx.epsilon, ctx.delta, intercept=ctx.intercept_index is not None,
@@ -677,7 +684,7 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     rare = rare_outcome_reason(plan.n_mu, minority)
     if not plan.inference or rare:
         reason = ("inference=False gave the whole budget to the point estimate" if not options.inference
-                  else rare or interval_reason(n, ctx.epsilon, ctx.delta))
+                  else rare or interval_reason(n, ctx.epsilon, ctx.delta, ctx.method_epsilon is not None))
         return MethodFit(params=params, no_inference_reason=reason, notes=tuple(notes), diagnostics=diagnostics,
                          rsquared_reason="pgd releases no sums from which R^2 follows", error_split=split)
     draws, sampling = _interval_draws(rows, st, cache, theta, gram, sigma_g, clips[-1], mus["inference"], n, lin,
@@ -1072,14 +1079,15 @@ def expected_error(facts: PlanningFacts) -> ExpectedError:
 def auto_refusal(facts: AutoFacts) -> str:
     """Why ``method="auto"`` cannot fit pgd under these public facts ("" when it can): the clipping domain of the
     variables without bounds would cost too much (:func:`domain_refusal`)."""
-    return domain_refusal(facts.n, facts.d, facts.epsilon, facts.delta, ["?"] * facts.unbounded)
+    return domain_refusal(facts.n, facts.d, facts.epsilon, facts.delta, ["?"] * facts.unbounded,
+                          screened=facts.screened)
 
 
 def auto_no_interval_reason(facts: AutoFacts) -> str:
     """The results' reason when ``method="auto"`` fitted DP-SGD's point estimate: below n * mu =
     ``INTERVAL_MIN_N_MU``, where no method here gives an interval (public facts only)."""
     return ("method='auto' fitted DP-SGD's point estimate, which has no interval: " +
-            interval_reason(facts.n, facts.epsilon, facts.delta) +
+            interval_reason(facts.n, facts.epsilon, facts.delta, facts.screened) +
             "; at this n * mu no private estimate here is reliable, so treat the coefficients as indicative only")
 
 

@@ -606,6 +606,9 @@ class AutoFacts:
     two_valued_response : bool
         The response takes at most two values (a boolean response variable, coded 0/1, or an integer one
         declared between consecutive integers: its dtype and bounds are public).
+    screened : bool
+        The fit's missing-value screen takes its share of epsilon first, so ``epsilon`` is the rest
+        (:func:`~dpstats.privacy.missing_screen.fit_epsilon`); messages name thresholds in the requested epsilon.
 
     Examples
     --------
@@ -624,6 +627,7 @@ class AutoFacts:
     null_rows: bool = False
     intercept: bool = True
     two_valued_response: bool = False
+    screened: bool = False
 
     @property
     def mu(self) -> float:

@@ -73,6 +73,7 @@ from dpstats.privacy.mechanisms import (
     post_processing_normal,
     public_uniform,
 )
+from dpstats.privacy.missing_screen import requested_epsilon
 from dpstats.rates import UpperRate
 from dpstats.rows.base import Rows
 
@@ -1120,10 +1121,12 @@ def _no_inference_reason(ctx: FitContext, options: TheilSenOptions) -> str:
     if not options.inference:
         return "inference=False gave the whole budget to the two medians"
     need_n = math.ceil(INTERVAL_MIN_N_EPSILON / ctx.epsilon)
-    return (f"n * epsilon = {ctx.n * ctx.epsilon:.4g} is below {INTERVAL_MIN_N_EPSILON:g}: there the private "
+    screened = ctx.method_epsilon is not None
+    rest = " (epsilon after the missing-value screen's share)" if screened else ""
+    return (f"n * epsilon = {ctx.n * ctx.epsilon:.4g}{rest} is below {INTERVAL_MIN_N_EPSILON:g}: there the private "
             "medians carry too little information for an interval whose coverage was measured, so the whole budget "
             f"went to the two medians (intervals need n >= {need_n} at this epsilon, or epsilon >= "
-            f"{INTERVAL_MIN_N_EPSILON / ctx.n:.3g} at this n)")
+            f"{requested_epsilon(INTERVAL_MIN_N_EPSILON / ctx.n, screened):.3g} at this n)")
 
 
 def theory_rate(guarantee: str) -> UpperRate:

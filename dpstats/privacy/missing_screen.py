@@ -57,7 +57,7 @@ from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu, laplace_mechanism
 
 __all__ = ["SCREEN_SHARE", "FALSE_REFUSAL", "FALSE_WARNING", "MissingValueScreen", "ScreenOutcome",
-           "fit_epsilon"]
+           "fit_epsilon", "requested_epsilon"]
 
 #: The share of the fit's epsilon spent on the screen (everything after it runs on the rest).
 SCREEN_SHARE = 0.02
@@ -70,6 +70,12 @@ FALSE_WARNING = 1e-3
 def fit_epsilon(epsilon: float, screened: bool) -> float:
     """The epsilon the rest of a fit runs on: ``epsilon`` less the screen's share where the screen runs."""
     return float(epsilon) * (1.0 - SCREEN_SHARE) if screened else float(epsilon)
+
+
+def requested_epsilon(epsilon: float, screened: bool) -> float:
+    """The inverse of :func:`fit_epsilon`: the epsilon to ask for so that the rest of the fit runs on ``epsilon``
+    (for messages that name a threshold in the user's terms)."""
+    return float(epsilon) / (1.0 - SCREEN_SHARE) if screened else float(epsilon)
 
 
 @dataclass(frozen=True)
