@@ -240,8 +240,8 @@ def array_design(X: Any, y: Any, spec: MethodSpec | None, *, x_bounds: Any, y_bo
     ya = _float_array(y, "y").ravel()
     if Xa.ndim != 2 or Xa.shape[0] != ya.size or Xa.shape[1] == 0:
         raise DataTypeError(f"X must be 2-d (n x d) and y of length n; got X {Xa.shape} and y of length {ya.size}")
-    screened = screen and (may_hold_missing(getattr(X, "dtype", None)) or may_hold_missing(getattr(y, "dtype", None))
-                           or (isinstance(X, pd.DataFrame) and any(may_hold_missing(dt) for dt in X.dtypes)))
+    # (a DataFrame, a list: no single dtype, so they may hold a missing value)
+    screened = screen and (may_hold_missing(getattr(X, "dtype", None)) or may_hold_missing(getattr(y, "dtype", None)))
     nulls = None
     if screened:
         nulls = np.isnan(Xa).any(axis=1) | np.isnan(ya)
