@@ -41,6 +41,7 @@ from dpstats.formula.language import FORMULA_ENV
 from dpstats.formula.parse import join_terms, term
 from dpstats.formula.schema import may_hold_missing
 from dpstats.methods.spec import MethodSpec
+from dpstats.numbers import numbers_or_missing
 from dpstats.validation import check_bounds_pair
 
 __all__ = ["formula_all", "array_design", "describe_arrays"]
@@ -166,15 +167,25 @@ def _float_array(a: Any, what: str) -> np.ndarray:
     dtype = getattr(a, "dtype", None)
     if isinstance(dtype, np.dtype) and dtype.kind not in "biuf":
         # text or objects: whether every value parses as a number is a fact of the data, so the array's own type
-        # decides (a Python list has none: its elements are converted one by one, see docs/privacy.md)
+        # decides
         raise DataTypeError(f"{what} must be a numeric array; its dtype is {dtype}, not a number type (convert it "
                             "with a public rule first)")
+    if dtype is None:  # a Python list has no type of its own: each element is read by itself (docs/privacy.md)
+        return numbers_or_missing(a)
     try:
         return np.array(a, dtype=float)  # a copy: the pipeline may rescale it in place
     except (TypeError, ValueError):
         pass
     raise DataTypeError(f"{what} must be a numeric array (it holds text or objects that are not numbers); convert "
                         "it with a public rule first")
+
+
+def _may_hold_missing(a: Any) -> bool:
+    """Whether ``a``'s type lets it hold a missing value (public): a DataFrame's, column by column; a list's, yes
+    (:func:`dpstats.numbers.numbers_or_missing` reads a non-number as missing)."""
+    if isinstance(a, pd.DataFrame):
+        return any(may_hold_missing(dt) for dt in a.dtypes)
+    return may_hold_missing(getattr(a, "dtype", None))
 
 
 def array_design(X: Any, y: Any, spec: MethodSpec | None, *, x_bounds: Any, y_bounds: Any,
@@ -240,8 +251,7 @@ def array_design(X: Any, y: Any, spec: MethodSpec | None, *, x_bounds: Any, y_bo
     ya = _float_array(y, "y").ravel()
     if Xa.ndim != 2 or Xa.shape[0] != ya.size or Xa.shape[1] == 0:
         raise DataTypeError(f"X must be 2-d (n x d) and y of length n; got X {Xa.shape} and y of length {ya.size}")
-    # (a DataFrame, a list: no single dtype, so they may hold a missing value)
-    screened = screen and (may_hold_missing(getattr(X, "dtype", None)) or may_hold_missing(getattr(y, "dtype", None)))
+    screened = screen and (_may_hold_missing(X) or _may_hold_missing(y))
     nulls = None
     if screened:
         nulls = np.isnan(Xa).any(axis=1) | np.isnan(ya)

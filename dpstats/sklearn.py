@@ -63,6 +63,7 @@ from dpstats.errors import (
 from dpstats.formula.frame import check_unique_columns
 from dpstats.formula.parse import term
 from dpstats.formula.predict import warn_outside_bounds
+from dpstats.numbers import numbers_or_missing, numeric_columns
 from dpstats.privacy.accountant import PrivacyAccountant
 
 __all__ = ["DPLinearRegression"]
@@ -95,6 +96,20 @@ _PUBLIC_VALIDATION = re.compile(
 _PUBLIC_PREDICT_VALIDATION = re.compile(
     r"X has \d+ features, but \w+ is expecting \d+ features as input\.?"
     r"|The feature names should match those that were passed during fit\.(\n.*)*")
+
+
+def _read_as_numbers(values: Any) -> Any:
+    """``values`` with every element that its type does not make a number read by the public rule of
+    :mod:`dpstats.numbers` (a non-number becomes NaN): a list or tuple, an object or text array, and a DataFrame's or
+    Series' object, text and categorical columns.  Numeric arrays and frames, and inputs of other types (sparse
+    matrices, ...), are returned as they are, for scikit-learn's validation to accept or refuse by their type."""
+    if isinstance(values, pd.DataFrame):
+        return numeric_columns(values)
+    if isinstance(values, pd.Series):
+        return numeric_columns(values.to_frame()).iloc[:, 0]
+    if isinstance(values, (list, tuple)) or (isinstance(values, np.ndarray) and values.dtype.kind in "OUS"):
+        return numbers_or_missing(values)
+    return values
 
 
 def validation_error(exc: ValueError | TypeError, predict: bool = False) -> DPStatsError:
@@ -311,13 +326,16 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         _check_column_names(X)
         failure: DPStatsError | None = None
         try:
-            # NaN and inf pass: a private fit maps them by public rules and counts the incomplete rows with its
-            # charged missing-value screen, where refusing them here would answer for free whether any is there
+            # NaN and inf pass, and an element that is not a number is read as missing (_read_as_numbers): a
+            # private fit maps them by public rules and counts the incomplete rows with its charged missing-value
+            # screen, where refusing them here would answer for free whether any is there
             if y is None:
                 raise ValueError(f"This {type(self).__name__} estimator requires y to be passed, but the target y is "
                                  "None.")
-            Xa = validate_data(self, X, ensure_min_samples=2, dtype=np.float64, ensure_all_finite=False)
-            ya = column_or_1d(check_array(y, ensure_2d=False, dtype=np.float64, ensure_all_finite=False,
+            Xa = validate_data(self, _read_as_numbers(X), ensure_min_samples=2, dtype=np.float64,
+                               ensure_all_finite=False)
+            ya = column_or_1d(check_array(_read_as_numbers(y), ensure_2d=False, dtype=np.float64,
+                                          ensure_all_finite=False,
                                           ensure_min_samples=2, input_name="y"), warn=True)
             check_consistent_length(Xa, ya)
         except (ValueError, TypeError) as exc:

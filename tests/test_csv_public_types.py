@@ -112,10 +112,33 @@ def test_undeclared_missing_tokens_are_still_missing(tmp_path):
         assert _fit(path, "y ~ x + g", levels={"g": ["1", "2"]}, missing="drop").params.notna().all()
 
 
-def test_text_in_a_numeric_column_is_a_domain_check_without_the_value(tmp_path):
+@pytest.mark.parametrize("chunksize", [7, 1000])
+def test_text_in_a_numeric_column_is_a_missing_value(tmp_path, chunksize):
+    """Before: a field that does not read as a number in a column read as numbers refused the fit at no cost (a
+    free refusal decided by one row).  Now it is a missing value, as an empty field is: the row is a null row that
+    the charged missing-value screen counts, and the release is the same as with an empty field, whether the text
+    is in the first chunk or in a later one (read again as text from that chunk on)."""
+    text = _write(tmp_path / "t.csv", "1", first_x="secret-123")
+    empty = _write(tmp_path / "e.csv", "1", first_x="")
+    lines = Path(text).read_text().splitlines()
+    lines[50] = "not a number," + lines[50].split(",", 1)[1]  # a later chunk when chunksize = 7
+    Path(text).write_text("\n".join(lines) + "\n")
+    lines = Path(empty).read_text().splitlines()
+    lines[50] = "," + lines[50].split(",", 1)[1]
+    Path(empty).write_text("\n".join(lines) + "\n")
+    formula = "y ~ x + C(g, levels=['1', '2'])"
+    a, b = (_fit(CSVSource(p, chunksize=chunksize), formula) for p in (text, empty))
+    _same_outcome(a, b)
+    assert a.params.equals(b.params) and a.privacy.steps[0].name.startswith("missing-value screen")
+    assert "secret" not in str(a.summary())
+
+
+def test_text_in_a_column_of_declared_dtype_is_still_a_domain_check(tmp_path):
+    """A dtype the caller declares is the caller's domain: a field outside it is refused, spending nothing, without
+    the value."""
     path = _write(tmp_path / "t.csv", "1", first_x="secret-123")
     with pytest.raises(DataTypeError) as err:
-        _fit(path, "y ~ x + C(g, levels=['1', '2'])")
+        _fit(CSVSource(path, dtype={"x": "float64"}), "y ~ x + C(g, levels=['1', '2'])")
     assert "secret" not in str(err.value) and err.value.privacy_spent == (0.0, 0.0)
 
 

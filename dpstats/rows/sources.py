@@ -242,8 +242,10 @@ class CSVSource(DataSource):
     therefore public facts: ``dtype`` where it declares them; text for a
     column the call declares text levels for (``levels=`` or
     ``C(g, levels=[...])``, :meth:`with_text_columns`); float64 for every
-    other column.  A value that does not parse as its column's type is a
-    schema violation, reported without the value.  Other keyword arguments
+    other column.  In a column read as float64 by default, a field that is
+    not a number is a missing value (as in memory, :mod:`dpstats.numbers`);
+    one that does not fit a declared ``dtype`` is a schema violation,
+    reported without the value.  Other keyword arguments
     go to ``read_csv`` (``sep``, ``compression``, ...).  ``infer_rows`` is
     deprecated and ignored.
     """
@@ -307,17 +309,46 @@ class CSVSource(DataSource):
         having its extra fields dropped."""
         used = list(columns)
         dtypes = {c: ("str" if c not in used else t) for c, t in self._types(list(self.schema().columns)).items()}
-        missing = self._missing_tokens(list(dtypes))
+        numeric = [c for c in used if c not in (self._dtype or {}) and c not in self._text]
         for p in self.paths:
-            try:
-                reader = pd.read_csv(p, chunksize=self.chunksize, dtype=dtypes, **missing, **self.kwargs)
-                with reader:
-                    for chunk in reader:
-                        yield chunk[used]
-            except (ValueError, TypeError) as exc:
-                if isinstance(exc, (MissingDataError, DataTypeError)) or "Usecols" in str(exc):
-                    raise
+            yield from self._file_frames(p, used, dtypes, numeric)
+
+    def _file_frames(self, path: str, used: list[str], dtypes: dict[str, Any], numeric: list[str]
+                     ) -> Iterator[pd.DataFrame]:
+        """One file's chunks.  A column read as a number by default (``numeric``: no declared dtype, no text
+        levels) holds a missing value where a field is not a number (``docs/privacy.md``, "Values that are not
+        numbers"), as in memory (:mod:`dpstats.numbers`), so that the private fit's missing-value screen counts
+        the row instead of a free refusal.  pandas' number parser reads the file; at the first chunk with a field
+        it cannot read, the file is read again from that chunk on with those columns as text, each field then
+        converted by ``pd.to_numeric`` (the same parse of every number, NaN for the others)."""
+        read_chunks = 0
+        try:
+            for chunk in self._reader(path, dtypes):
+                yield chunk[used]
+                read_chunks += 1
+            return
+        except (ValueError, TypeError) as exc:
+            if isinstance(exc, (MissingDataError, DataTypeError)) or "Usecols" in str(exc):
+                raise
+            if not numeric:
                 raise DataTypeError(_UNREADABLE_CSV) from None
+        as_text = {**dtypes, **{c: "str" for c in numeric}}
+        try:
+            for i, chunk in enumerate(self._reader(path, as_text)):
+                if i < read_chunks:
+                    continue
+                for c in numeric:
+                    chunk[c] = pd.to_numeric(chunk[c], errors="coerce").astype(float)
+                yield chunk[used]
+        except (ValueError, TypeError) as exc:
+            if isinstance(exc, (MissingDataError, DataTypeError)) or "Usecols" in str(exc):
+                raise
+            raise DataTypeError(_UNREADABLE_CSV) from None
+
+    def _reader(self, path: str, dtypes: dict[str, Any]) -> Iterator[pd.DataFrame]:
+        with pd.read_csv(path, chunksize=self.chunksize, dtype=dtypes, **self._missing_tokens(list(dtypes)),
+                         **self.kwargs) as reader:
+            yield from reader
 
     def _missing_tokens(self, columns: Sequence[str]) -> dict[str, Any]:
         """``read_csv``'s missing-value arguments: pandas' default tokens in every column, except that a declared

@@ -1,0 +1,120 @@
+"""Reading values as numbers by a public rule, one element at a time.
+
+An input without a numeric type of its own (a Python list, an object or text array, an object, text or categorical
+column of a DataFrame) can hold anything in any row.  Whether every element is a number is then a fact of the
+data: refusing the input because one element is not (the conversion ``np.array(values, dtype=float)`` fails) would
+release that fact about a single row without noise, a free refusal on one neighbour only.  Here each element is read
+by itself, by a rule that looks at no other element (``docs/privacy.md``, "Values that are not numbers"):
+
+* a bool is 0 or 1; a real number (Python's or numpy's ints and floats, ``Fraction``, ``Decimal``) is its float,
+  and one too large for a float is infinite with its sign;
+* text (``str`` or ``bytes``) that Python's ``float()`` reads is that number (``"2.5"``, ``" 3 "``, ``"inf"``);
+* anything else (``None``, ``pd.NA``, ``pd.NaT``, other text, complex numbers, dates, containers) is missing (NaN).
+
+A missing value then makes its row incomplete, and a private fit's missing-value screen counts such rows with
+noise (:mod:`dpstats.privacy.missing_screen`), where the conversion failure would have refused for free.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["number_or_missing", "numbers_or_missing", "numeric_columns"]
+
+
+def number_or_missing(value: object) -> float:
+    """One element read as a float by the module's rule (NaN where it is not a number).
+
+    Parameters
+    ----------
+    value : object
+        Any element.
+
+    Returns
+    -------
+    float
+        Its number, or NaN.
+
+    Examples
+    --------
+    >>> from dpstats.numbers import number_or_missing
+    >>> number_or_missing(True), number_or_missing("2.5"), number_or_missing(10**400), number_or_missing(None)
+    (1.0, 2.5, inf, nan)
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return float(value)
+    if isinstance(value, (numbers.Real, Decimal)):
+        try:
+            return _real_to_float(value)
+        except Exception:  # a number type whose conversion fails in its own way: not a number we can read
+            return math.nan
+    if isinstance(value, (str, bytes)):
+        try:
+            return float(value)
+        except ValueError:
+            return math.nan
+    return math.nan
+
+
+def _real_to_float(value: Any) -> float:
+    try:
+        return float(value)
+    except OverflowError:  # an int or Fraction beyond the float range
+        return math.inf if value > 0 else -math.inf
+
+
+_READ_EACH = np.frompyfunc(number_or_missing, 1, 1)
+
+
+def numbers_or_missing(values: Any) -> np.ndarray:
+    """``values`` as a new float array of the same shape, each element read by :func:`number_or_missing`.
+
+    Parameters
+    ----------
+    values : array_like
+        A list (nested for 2-D), an array of any dtype, or a pandas Series.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, one number or NaN per element.
+
+    Examples
+    --------
+    >>> from dpstats.numbers import numbers_or_missing
+    >>> numbers_or_missing([[1, "2"], [None, "a"]])
+    array([[ 1.,  2.],
+           [nan, nan]])
+    """
+    if isinstance(values, (pd.Series, pd.Index)):
+        values = values.to_numpy(dtype=object)
+    array = np.asarray(values, dtype=object)
+    return np.asarray(_READ_EACH(array), dtype=float).reshape(array.shape)
+
+
+def numeric_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every column whose values can be anything (object, text or categorical dtype) read element by
+    element (:func:`numbers_or_missing`); the other columns, and the column names, unchanged.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Any DataFrame.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A new frame (the caller's is not changed).
+    """
+    out = frame.copy()
+    for position, dtype in enumerate(frame.dtypes):
+        if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype) \
+                or isinstance(dtype, pd.CategoricalDtype):
+            out.isetitem(position, numbers_or_missing(frame.iloc[:, position]))
+    return out

@@ -1,0 +1,136 @@
+"""Values that are not numbers, where the input has no numeric type of its own (dpstats.numbers).
+
+Before (s28 review): a Python list or an object array holding text, pd.NA, pd.NaT or a complex number, and a CSV
+field that did not read as a number in a column read as numbers, refused the fit at no cost: a release decided by
+one row's element type, on one neighbour only.  Now each element is read by itself, a non-number is a missing
+value, and the charged missing-value screen counts its row.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpstats
+from dpstats.errors import DataTypeError, DPStatsError
+from dpstats.numbers import number_or_missing, numbers_or_missing, numeric_columns
+from dpstats.rows.sources import CSVSource
+
+BOUNDS = {"x": (0.0, 1.0), "z": (0.0, 1.0), "y": (-3.0, 5.0)}
+
+
+@pytest.mark.parametrize("value, expected", [
+    (True, 1.0), (np.bool_(False), 0.0), (3, 3.0), (np.int8(-4), -4.0), (np.float32(0.5), 0.5), (2.5, 2.5),
+    (Fraction(1, 4), 0.25), (Decimal("1.5"), 1.5), (10**400, math.inf), (-(10**400), -math.inf),
+    ("2.5", 2.5), (" 3 ", 3.0), ("-inf", -math.inf), (b"7", 7.0), ("1e400", math.inf),
+])
+def test_numbers_are_read_as_their_float(value, expected):
+    assert number_or_missing(value) == expected
+
+
+@pytest.mark.parametrize("value", [None, pd.NA, pd.NaT, np.nan, "abc", "", "1,5", 1 + 2j, np.complex128(1),
+                                   pd.Timestamp("2020-01-01"), np.datetime64("2020-01-01"), [1], {"a": 1}, object()])
+def test_everything_else_is_missing(value):
+    assert math.isnan(number_or_missing(value))
+
+
+def test_arrays_keep_their_shape_and_frames_their_numeric_columns():
+    assert numbers_or_missing([[1, "2"], [None, "x"]]).tolist()[0] == [1.0, 2.0]
+    assert numbers_or_missing(pd.Series(["4", pd.NA], dtype="string")).shape == (2,)
+    frame = pd.DataFrame({"a": [1, 2], "b": ["3", "?"], "c": pd.Categorical(["5", "6"])})
+    out = numeric_columns(frame)
+    assert out["a"].dtype == np.int64 and out["b"].tolist()[0] == 3.0 and math.isnan(out["b"].iloc[1])
+    assert out["c"].tolist() == [5.0, 6.0] and frame["b"].tolist() == ["3", "?"]  # the caller's frame is unchanged
+
+
+def _xy(n: int = 600, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 1, (n, 2))
+    return X, 1 + 2 * X[:, 0] - X[:, 1] + rng.normal(0, 0.3, n)
+
+
+def test_arrays_read_a_list_element_by_element():
+    X, y = _xy()
+    as_list, with_nan = X.tolist(), X.copy()
+    as_list[3][1], with_nan[3, 1] = "SECRET", np.nan
+    fit = dict(epsilon=1.0, delta=1e-6, x_bounds=(0, 1), y_bounds=(-3, 5), method="ssp", random_state=0)
+    a, b = dpstats.dp_ols_arrays(as_list, list(y), **fit), dpstats.dp_ols_arrays(with_nan, y, **fit)
+    assert a.params.equals(b.params) and "SECRET" not in str(a.summary())
+    acct = dpstats.PrivacyAccountant(5.0, 1e-5)
+    with pytest.raises(DataTypeError, match="dtype is object"):  # an object array: refused from its type, for free
+        dpstats.dp_ols_arrays(X.astype(object), y, **{**fit, "random_state": None}, accountant=acct)
+    assert acct.spent == (0.0, 0.0)
+
+
+def test_arrays_of_integer_columns_pay_no_screen():
+    """A DataFrame whose columns are all numpy integers cannot hold a missing value (its dtypes say so): no screen,
+    so the method gets the whole budget.  One float column brings the screen back."""
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"a": rng.integers(0, 5, 800), "b": rng.integers(0, 5, 800)})
+    y = (X.a - X.b + rng.integers(-2, 3, 800)).to_numpy()
+    fit = dict(epsilon=1.0, delta=1e-6, x_bounds=(0, 5), y_bounds=(-8, 8), method="ssp", random_state=0)
+    steps = dpstats.dp_ols_arrays(X, y, **fit).privacy.steps
+    assert not any(s.name.startswith("missing-value screen") for s in steps)
+    steps = dpstats.dp_ols_arrays(X.astype({"b": float}), y, **fit).privacy.steps
+    assert steps[0].name.startswith("missing-value screen")
+
+
+def _write_csv(path: Path, X: np.ndarray, y: np.ndarray, first_x: str) -> str:
+    lines = ["x,z,y"] + [f"{a!r},{b!r},{c!r}" for (a, b), c in zip(X.tolist(), y.tolist(), strict=True)]
+    lines[1] = f"{first_x}," + lines[1].split(",", 1)[1]
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def _slope_or_refusal(fit):
+    """A fit as a mechanism for the audit: its first slope, or 1e9 where it is refused."""
+    def run(data, rng: np.random.Generator) -> float:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return float(fit(data, rng))
+        except DPStatsError:
+            return 1e9
+    return run
+
+
+@pytest.mark.parametrize("route", ["scikit-learn object array", "CSV file"])
+def test_black_box_audit_of_an_element_that_is_not_a_number(route, tmp_path):
+    """Neighbours: row 0 holds the number 0.5, or the text 'n/a?' in x.  Before, one neighbour was always refused
+    at no cost and the other fitted (an unbounded epsilon); now the text is a missing value the screen counts.
+    The audit's bound must stay within the claimed epsilon = 1.  False-failure rate: alpha = 1e-3 per route."""
+    from dpstats.privacy.audit import audit_mechanism
+
+    X, y = _xy(150, seed=5)
+    X[0, 0] = 0.5
+    if route == "CSV file":
+        data = _write_csv(tmp_path / "a.csv", X, y, "0.5")
+        neighbour = _write_csv(tmp_path / "b.csv", X, y, "n/a?")
+
+        def fit(path: str, rng: np.random.Generator) -> float:
+            res = dpstats.dp_ols("y ~ x + z", CSVSource(path), 1.0, 1e-6, method="ssp", bounds=BOUNDS,
+                                 random_state=rng)
+            return float(res.params.iloc[1])
+    else:
+        pytest.importorskip("sklearn")
+        from dpstats.sklearn import DPLinearRegression
+
+        data = (X.astype(object), y)
+        bad = X.astype(object)
+        bad[0, 0] = "n/a?"
+        neighbour = (bad, y)
+
+        def fit(xy: tuple[np.ndarray, np.ndarray], rng: np.random.Generator) -> float:
+            est = DPLinearRegression(method="ssp", epsilon=1.0, bounds=[(0, 1), (0, 1)], y_bounds=(-3, 5),
+                                     random_state=rng)
+            return float(est.fit(*xy).coef_[0])
+
+    result = audit_mechanism(_slope_or_refusal(fit), data, neighbour, runs=150, delta=1e-6, alpha=1e-3, seed=13)
+    assert result.epsilon_lower_bound <= 1.0
