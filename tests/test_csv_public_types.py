@@ -186,3 +186,20 @@ def test_the_command_line_refuses_what_the_declarations_decide_before_reading_a_
         assert code == 2
         errors.add(capsys.readouterr().err)
     assert len(errors) == 1 and "the levels of 'C(g)' would be read from the private data" in errors.pop()
+
+
+def test_a_blank_line_is_a_row_of_missing_values(tmp_path):
+    """Before: pandas skipped a blank line, so n (public) told whether a line of the file was blank (a
+    replace-one neighbour with one row blanked had n - 1 rows).  Now every line after the header is a row: a blank
+    line is a row of missing values, released exactly as a line of empty fields is."""
+    blank = _write(tmp_path / "b.csv", "1")
+    empty = _write(tmp_path / "e.csv", "1")
+    for path, line in ((blank, ""), (empty, ",,")):
+        lines = Path(path).read_text().splitlines()
+        lines[30] = line
+        Path(path).write_text("\n".join(lines) + "\n")
+    formula = "y ~ x + C(g, levels=['1', '2'])"
+    a, b = (_fit(CSVSource(p, chunksize=16), formula) for p in (blank, empty))
+    assert a.nobs == b.nobs == N
+    _same_outcome(a, b)
+    assert a.params.equals(b.params)

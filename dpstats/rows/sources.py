@@ -242,7 +242,8 @@ class CSVSource(DataSource):
     therefore public facts: ``dtype`` where it declares them; text for a
     column the call declares text levels for (``levels=`` or
     ``C(g, levels=[...])``, :meth:`with_text_columns`); float64 for every
-    other column.  In a column read as float64 by default, a field that is
+    other column.  Every line after the header is a row (a blank line is a
+    row of missing values).  In a column read as float64 by default, a field that is
     not a number is a missing value (as in memory, :mod:`dpstats.numbers`);
     one that does not fit a declared ``dtype`` is a schema violation,
     reported without the value.  Other keyword arguments
@@ -266,6 +267,9 @@ class CSVSource(DataSource):
         for bad in ("chunksize", "iterator", "usecols", "nrows"):
             if bad in self.kwargs:
                 raise DataTypeError(f"CSVSource sets {bad} itself")
+        # every line after the header is a row: a blank line is a row of missing values (pandas would skip it,
+        # and n, which is public, would then tell whether a row of the file is blank)
+        self.kwargs.setdefault("skip_blank_lines", False)
         self._dtype = dict(dtype) if dtype else None
         self._text: dict[str, frozenset[str]] = {}
         self._schema: pd.DataFrame | None = None
