@@ -16,11 +16,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from dpstats.api_arrays import MOVED_UP
+from dpstats.numbers import typed_columns
 from dpstats.pipeline import ArrayData, FitRequest, FrameData, SourceData, run
 from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.results import DPRegressionResults
+from dpstats.rows.chunked import text_level_columns
 from dpstats.rows.sources import is_chunked_data
 from dpstats.validation import check_declarations
 
@@ -64,7 +67,10 @@ def dp_ols(
         as raw powers, splines with literal knots and bounds), checked before
         any data are read; ``y ~ .`` stands for every other column.
     data : pandas.DataFrame, dict, str, path, list of paths, dask.dataframe.DataFrame or source
-        A DataFrame or dict of equal-length arrays; or, for data larger than
+        A DataFrame or dict of equal-length arrays (a list in the dict has no
+        type of its own: it is read as text where text levels are declared for
+        it, else as numbers, an element that is not one being missing, see
+        :mod:`dpstats.numbers`); or, for data larger than
         memory, a path, glob or list of paths to CSV or Parquet files (or a
         directory of Parquet files), a Dask DataFrame, or a
         :mod:`dpstats.rows.sources` source.  Those are read chunk by chunk (on
@@ -199,6 +205,10 @@ def dp_ols(
                       "namespace of row-wise functions (see dpstats.formula.language), never in the caller's",
                       DeprecationWarning, stacklevel=2)
     check_declarations(bounds, levels)
+    if isinstance(data, Mapping) and not allow_data_levels:
+        # a list has no type of its own: text where text levels are declared, else numbers (dpstats.numbers)
+        names = pd.DataFrame(columns=list(data))
+        data = typed_columns(data, text_level_columns(names, formula, levels) if isinstance(formula, str) else {})
     request: FrameData
     if chunksize is not None or is_chunked_data(data):
         request = SourceData(formula, data, bounds, levels, missing, allow_data_levels, chunksize=chunksize)

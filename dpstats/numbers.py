@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Collection, Mapping
 from decimal import Decimal
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["number_or_missing", "numbers_or_missing", "numeric_columns"]
+__all__ = ["number_or_missing", "numbers_or_missing", "numeric_columns", "typed_columns"]
 
 
 def number_or_missing(value: object) -> float:
@@ -117,4 +118,41 @@ def numeric_columns(frame: pd.DataFrame) -> pd.DataFrame:
         if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype) \
                 or isinstance(dtype, pd.CategoricalDtype):
             out.isetitem(position, numbers_or_missing(frame.iloc[:, position]))
+    return out
+
+
+def typed_columns(data: Mapping[Any, Any], text: Collection[Any]) -> dict[Any, Any]:
+    """The columns of a dict of arrays, each with a type decided from public facts: a column with a dtype of its own
+    (a numpy array, a pandas Series or array) keeps it; a list, whose type numpy would infer from its elements (one
+    string or ``None`` would make it text or objects), is text (an object array of its elements) where ``text``
+    names it, the columns for which the call declares text levels, and otherwise numbers, read element by element
+    (:func:`numbers_or_missing`), as a CSV column is.
+
+    Parameters
+    ----------
+    data : mapping
+        Column name to values.
+    text : collection
+        The names of the columns with declared text levels.
+
+    Returns
+    -------
+    dict
+        The same names, in the same order.
+
+    Examples
+    --------
+    >>> from dpstats.numbers import typed_columns
+    >>> cols = typed_columns({"x": [1, "2", None], "g": ["a", "b", None]}, text={"g"})
+    >>> cols["x"], cols["g"].dtype
+    (array([ 1.,  2., nan]), dtype('O'))
+    """
+    out: dict[Any, Any] = {}
+    for name, values in data.items():
+        if hasattr(values, "dtype"):
+            out[name] = values
+        elif name in text:
+            out[name] = np.asarray(values, dtype=object)
+        else:
+            out[name] = numbers_or_missing(values)
     return out

@@ -1,7 +1,8 @@
 """Values that are not numbers, where the input has no numeric type of its own (dpstats.numbers).
 
-Before (s28 review): a Python list or an object array holding text, pd.NA, pd.NaT or a complex number, and a CSV
-field that did not read as a number in a column read as numbers, refused the fit at no cost: a release decided by
+Before (s28 review): a Python list or an object array holding text, pd.NA, pd.NaT or a complex number, a CSV
+field that did not read as a number in a column read as numbers, and a list in a dict of columns used as a number
+(numpy inferred text or objects from one element), refused the fit at no cost: a release decided by
 one row's element type, on one neighbour only.  Now each element is read by itself, a non-number is a missing
 value, and the charged missing-value screen counts its row.
 """
@@ -101,7 +102,24 @@ def _slope_or_refusal(fit):
     return run
 
 
-@pytest.mark.parametrize("route", ["scikit-learn object array", "CSV file"])
+def test_a_dict_of_lists_takes_its_types_from_the_declarations():
+    """A list's type would be numpy's inference from its elements (one string makes it text, one None objects),
+    so a list is text where the call declares text levels for it and numbers otherwise."""
+    X, y = _xy(400)
+    g = ["a" if v > 0.5 else "b" for v in X[:, 1]]
+    formula = "y ~ x + C(g, levels=['a', 'b'])"
+
+    def fit(x: list, groups: list) -> pd.Series:
+        return dpstats.dp_ols(formula, {"x": x, "g": groups, "y": list(y)}, 1.0, 1e-6, method="ssp",
+                              bounds={"x": BOUNDS["x"], "y": BOUNDS["y"]}, random_state=0).params
+
+    reference = fit([*X[:3, 0], None, *X[4:, 0]], g)
+    for value in ("SECRET", pd.NA, 1 + 2j, [1]):
+        assert fit([*X[:3, 0], value, *X[4:, 0]], g).equals(reference)
+    assert fit(list(X[:, 0]), [*g[:7], 7, *g[8:]]).notna().all()  # a number among text levels: read as level 'a'
+
+
+@pytest.mark.parametrize("route", ["scikit-learn object array", "CSV file", "dict of lists"])
 def test_black_box_audit_of_an_element_that_is_not_a_number(route, tmp_path):
     """Neighbours: row 0 holds the number 0.5, or the text 'n/a?' in x.  Before, one neighbour was always refused
     at no cost and the other fitted (an unbounded epsilon); now the text is a missing value the screen counts.
@@ -117,6 +135,13 @@ def test_black_box_audit_of_an_element_that_is_not_a_number(route, tmp_path):
         def fit(path: str, rng: np.random.Generator) -> float:
             res = dpstats.dp_ols("y ~ x + z", CSVSource(path), 1.0, 1e-6, method="ssp", bounds=BOUNDS,
                                  random_state=rng)
+            return float(res.params.iloc[1])
+    elif route == "dict of lists":
+        data = {"x": list(X[:, 0]), "z": list(X[:, 1]), "y": list(y)}
+        neighbour = {**data, "x": ["n/a?", *data["x"][1:]]}
+
+        def fit(columns: dict, rng: np.random.Generator) -> float:
+            res = dpstats.dp_ols("y ~ x + z", columns, 1.0, 1e-6, method="ssp", bounds=BOUNDS, random_state=rng)
             return float(res.params.iloc[1])
     else:
         pytest.importorskip("sklearn")
