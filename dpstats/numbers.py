@@ -111,13 +111,16 @@ def numeric_columns(frame: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        A new frame (the caller's is not changed).
+        A new frame where a column was read (the caller's is not changed), else ``frame`` itself.
     """
+    untyped = [position for position, dtype in enumerate(frame.dtypes)
+               if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
+               or isinstance(dtype, pd.CategoricalDtype)]
+    if not untyped:
+        return frame
     out = frame.copy()
-    for position, dtype in enumerate(frame.dtypes):
-        if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype) \
-                or isinstance(dtype, pd.CategoricalDtype):
-            out.isetitem(position, numbers_or_missing(frame.iloc[:, position]))
+    for position in untyped:
+        out.isetitem(position, numbers_or_missing(frame.iloc[:, position]))
     return out
 
 
