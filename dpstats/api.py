@@ -16,14 +16,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from dpstats.api_arrays import MOVED_UP
-from dpstats.numbers import typed_columns
 from dpstats.pipeline import ArrayData, FitRequest, FrameData, SourceData, run
 from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.results import DPRegressionResults
-from dpstats.rows.chunked import text_level_columns
 from dpstats.rows.sources import is_chunked_data
 from dpstats.validation import check_declarations
 
@@ -205,10 +202,6 @@ def dp_ols(
                       "namespace of row-wise functions (see dpstats.formula.language), never in the caller's",
                       DeprecationWarning, stacklevel=2)
     check_declarations(bounds, levels)
-    if isinstance(data, Mapping) and not allow_data_levels:
-        # a list has no type of its own: text where text levels are declared, else numbers (dpstats.numbers)
-        names = pd.DataFrame(columns=list(data))
-        data = typed_columns(data, text_level_columns(names, formula, levels) if isinstance(formula, str) else {})
     request: FrameData
     if chunksize is not None or is_chunked_data(data):
         request = SourceData(formula, data, bounds, levels, missing, allow_data_levels, chunksize=chunksize)

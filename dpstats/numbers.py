@@ -125,11 +125,11 @@ def numeric_columns(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def typed_columns(data: Mapping[Any, Any], text: Collection[Any]) -> dict[Any, Any]:
-    """The columns of a dict of arrays, each with a type decided from public facts: a column with a dtype of its own
-    (a numpy array, a pandas Series or array) keeps it; a list, whose type numpy would infer from its elements (one
-    string or ``None`` would make it text or objects), is text (an object array of its elements) where ``text``
-    names it, the columns for which the call declares text levels, and otherwise numbers, read element by element
-    (:func:`numbers_or_missing`), as a CSV column is.
+    """The columns of a dict of arrays, each with a type decided from public facts: a list or tuple, whose type numpy
+    would infer from its elements (one string or ``None`` would make it text or objects), is text (an object array
+    of its elements) where ``text`` names it, the columns for which the call declares text levels, and otherwise
+    numbers, read element by element (:func:`numbers_or_missing`), as a CSV column is.  Any other column (a numpy
+    array, a pandas Series or array, an array-like) keeps the type it gives itself.
 
     Parameters
     ----------
@@ -152,7 +152,7 @@ def typed_columns(data: Mapping[Any, Any], text: Collection[Any]) -> dict[Any, A
     """
     out: dict[Any, Any] = {}
     for name, values in data.items():
-        if hasattr(values, "dtype"):
+        if not isinstance(values, (list, tuple)):
             out[name] = values
         elif name in text:
             out[name] = np.asarray(values, dtype=object)

@@ -79,6 +79,7 @@ from dpstats.methods.registry import (
     choose_auto,
     get_method,
 )
+from dpstats.numbers import typed_columns
 from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import make_rng
@@ -130,9 +131,19 @@ class FrameData:
 
     def prepare(self, spec: MethodSpec | None, missing: str) -> _MemoryData:
         """The design; ``missing`` is the formula layer's mode (:func:`missing_mode`)."""
-        design = build_design(self.formula, self.data, bounds=self.bounds, levels=self.levels, missing=missing,
-                              allow_data_levels=self.allow_data_levels)
+        design = build_design(self.formula, self.typed_data(), bounds=self.bounds, levels=self.levels,
+                              missing=missing, allow_data_levels=self.allow_data_levels)
         return _MemoryData(design, self.formula)
+
+    def typed_data(self) -> Any:
+        """The data, with each list of a dict of columns typed from the declarations, not from its elements:
+        text where text levels are declared for it, else numbers read element by element
+        (:func:`dpstats.numbers.typed_columns`; with ``allow_data_levels``, a leak the report names, numpy's
+        inference is kept).  Called once the budget is reserved: it reads the lists."""
+        if not isinstance(self.data, Mapping) or self.allow_data_levels:
+            return self.data
+        names = pd.DataFrame(columns=list(self.data))
+        return typed_columns(self.data, text_level_columns(names, self.formula, self.levels))
 
 
 @dataclass(frozen=True)
@@ -144,7 +155,7 @@ class SourceData(FrameData):
     stage = "reading the data"
 
     def prepare(self, spec: MethodSpec | None, missing: str) -> _ChunkedData:  # type: ignore[override]
-        source = as_source(self.data, self.chunksize)
+        source = as_source(self.typed_data(), self.chunksize)
         source = source.with_text_columns(text_level_columns(source.schema(), self.formula, self.levels))
         schema = source.schema()
         design, plan, proto = public_design(self.formula, schema, bounds=self.bounds,
