@@ -112,6 +112,13 @@ def numeric_columns(frame: pd.DataFrame) -> pd.DataFrame:
     -------
     pandas.DataFrame
         A new frame where a column was read (the caller's is not changed), else ``frame`` itself.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from dpstats.numbers import numeric_columns
+    >>> numeric_columns(pd.DataFrame({"a": [1, 2], "b": ["3", "n/a"]}))["b"].tolist()
+    [3.0, nan]
     """
     untyped = [position for position, dtype in enumerate(frame.dtypes)
                if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)

@@ -58,6 +58,8 @@ API_MODULES: tuple[tuple[str, str, str], ...] = (
     ("dpstats.methods.registry", "dpstats.methods.registry",
      "For authors of a new method: the registry and the types a method receives and returns."),
     ("dpstats.rows", "dpstats.rows", "For authors of a new method: how a method reads the rows."),
+    ("dpstats.numbers", "dpstats.numbers",
+     "The public rule that reads each element of an input without a numeric type as a number or as missing."),
 )
 
 #: the benchmark whose per-method table the method pages quote (written by benchmarks/real_data.py)
