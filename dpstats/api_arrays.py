@@ -170,7 +170,7 @@ def _float_array(a: Any, what: str) -> np.ndarray:
         # decides
         raise DataTypeError(f"{what} must be a numeric array; its dtype is {dtype}, not a number type (convert it "
                             "with a public rule first)")
-    if dtype is None:  # a Python list has no type of its own: each element is read by itself (docs/privacy.md)
+    if isinstance(a, (list, tuple)):  # no type of its own: each element is read by itself (docs/privacy.md)
         return numbers_or_missing(a)
     try:
         return np.array(a, dtype=float)  # a copy: the pipeline may rescale it in place

@@ -332,10 +332,8 @@ class CSVSource(DataSource):
                 read_chunks += 1
             return
         except (ValueError, TypeError) as exc:
-            if isinstance(exc, (MissingDataError, DataTypeError)) or "Usecols" in str(exc):
-                raise
-            if not numeric:
-                raise DataTypeError(_UNREADABLE_CSV) from None
+            if _ours(exc) or not numeric:
+                raise _unreadable(exc) from None
         as_text = {**dtypes, **{c: "str" for c in numeric}}
         try:
             for i, chunk in enumerate(self._reader(path, as_text)):
@@ -345,9 +343,7 @@ class CSVSource(DataSource):
                     chunk[c] = pd.to_numeric(chunk[c], errors="coerce").astype(float)
                 yield chunk[used]
         except (ValueError, TypeError) as exc:
-            if isinstance(exc, (MissingDataError, DataTypeError)) or "Usecols" in str(exc):
-                raise
-            raise DataTypeError(_UNREADABLE_CSV) from None
+            raise _unreadable(exc) from None
 
     def _reader(self, path: str, dtypes: dict[str, Any]) -> Iterator[pd.DataFrame]:
         with pd.read_csv(path, chunksize=self.chunksize, dtype=dtypes, **self._missing_tokens(list(dtypes)),
@@ -367,6 +363,18 @@ class CSVSource(DataSource):
 #: pandas' default missing-value tokens of ``read_csv`` (its documentation's ``na_values``)
 PANDAS_MISSING_TOKENS = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
                                    "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
+
+def _ours(exc: Exception) -> bool:
+    """Whether a failure while reading is dpstats's own typed error or pandas' refusal of a column name (public),
+    passed on as it is."""
+    return isinstance(exc, (MissingDataError, DataTypeError)) or "Usecols" in str(exc)
+
+
+def _unreadable(exc: Exception) -> Exception:
+    """The error to raise for a failure while reading a CSV file: :func:`_ours` as it is, else the domain check
+    (pandas' message, which may quote a value or a line, withheld)."""
+    return exc if _ours(exc) else DataTypeError(_UNREADABLE_CSV)
+
 
 #: the domain check of a CSV line that cannot be parsed, or a value that cannot be read as its column's type
 _UNREADABLE_CSV = ("a value in the CSV data cannot be read as its column's type, or a line cannot be parsed (the "
