@@ -60,6 +60,8 @@ API_MODULES: tuple[tuple[str, str, str], ...] = (
     ("dpstats.rows", "dpstats.rows", "For authors of a new method: how a method reads the rows."),
     ("dpstats.numbers", "dpstats.numbers",
      "The public rule that reads each element of an input without a numeric type as a number or as missing."),
+    ("dpstats.rows.csv_fields", "dpstats.rows.csv_fields",
+     "The public rules that read each CSV line as a row and each field as a value or as missing."),
 )
 
 #: the benchmark whose per-method table the method pages quote (written by benchmarks/real_data.py)

@@ -38,21 +38,34 @@ Categorical dtype); Parquet dictionary columns and CSV strings need
 from __future__ import annotations
 
 import copy
+import csv
 import glob
+import itertools
 import os
 import warnings
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas.errors import ParserWarning
 
 from dpstats.blas import single_threaded_blas
 from dpstats.errors import DataTypeError, MissingDataError
 from dpstats.formula.frame import as_frame, check_unique_columns
+from dpstats.rows.csv_fields import (
+    EXTRA,
+    converted,
+    extra_fields_row,
+    first_line_was_cut,
+    is_number_type,
+    null_extra_field_rows,
+    read_type,
+    schema_type,
+)
 
 __all__ = ["DataSource", "DataFrameSource", "CSVSource", "ParquetSource", "DaskSource", "as_source",
            "is_chunked_data", "DEFAULT_CHUNK_ROWS"]
@@ -239,16 +252,19 @@ class CSVSource(DataSource):
     first rows would make the design depend on the data (a rare text level,
     or a number too large for an integer, in one row would change a column's
     type and so the fit's outcome; see ``docs/privacy.md``).  The types are
-    therefore public facts: ``dtype`` where it declares them; text for a
-    column the call declares text levels for (``levels=`` or
-    ``C(g, levels=[...])``, :meth:`with_text_columns`); float64 for every
-    other column.  Every line after the header is a row (a blank line is a
-    row of missing values).  In a column read as float64 by default, a field that is
-    not a number is a missing value (as in memory, :mod:`dpstats.numbers`);
-    one that does not fit a declared ``dtype`` is a schema violation,
-    reported without the value.  Other keyword arguments
-    go to ``read_csv`` (``sep``, ``compression``, ...).  ``infer_rows`` is
-    deprecated and ignored.
+    therefore public facts: ``dtype`` where it declares them (numbers,
+    booleans or text; a declared integer or boolean column is read as pandas'
+    nullable type, so that it can hold a missing value); text for a column
+    the call declares text levels for (``levels=`` or ``C(g, levels=[...])``,
+    :meth:`with_text_columns`); float64 for every other column.  Each line is
+    read by rules that look at that line only (:mod:`dpstats.rows.csv_fields`):
+    every line after the header is a row (a blank line, or a line with more
+    fields than the header, is a row of missing values), and a field that
+    does not fit its column's type is a missing value, as in memory
+    (:mod:`dpstats.numbers`).  Other keyword arguments go to ``read_csv``
+    (``sep``, ``compression``, ...); those that decide how lines become rows
+    and fields become values are set here.  ``infer_rows`` is deprecated and
+    ignored.
     """
 
     kind = "CSV"
@@ -264,13 +280,18 @@ class CSVSource(DataSource):
         self.workers = workers
         self.chunksize = _check_chunksize(chunksize)
         self.kwargs = read_csv_kwargs
-        for bad in ("chunksize", "iterator", "usecols", "nrows"):
+        for bad in ("chunksize", "iterator", "usecols", "nrows", "names", "header", "index_col", "engine",
+                    "on_bad_lines", "converters", "dtype"):
             if bad in self.kwargs:
                 raise DataTypeError(f"CSVSource sets {bad} itself")
+        skip = self.kwargs.get("skiprows", 0)
+        if isinstance(skip, bool) or not isinstance(skip, (int, np.integer)) or skip < 0:
+            raise DataTypeError("CSVSource(skiprows=...) takes the number of lines before the header (an integer "
+                                ">= 0): every line after the header is a row")
         # every line after the header is a row: a blank line is a row of missing values (pandas would skip it,
         # and n, which is public, would then tell whether a row of the file is blank)
         self.kwargs.setdefault("skip_blank_lines", False)
-        self._dtype = dict(dtype) if dtype else None
+        self._dtype = {c: schema_type(c, t) for c, t in dtype.items()} if dtype else None
         self._text: dict[str, frozenset[str]] = {}
         self._schema: pd.DataFrame | None = None
 
@@ -308,47 +329,61 @@ class CSVSource(DataSource):
         return {c: declared[c] if c in declared else ("str" if c in self._text else float) for c in columns}
 
     def frames(self, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
-        """The chunks of ``columns``.  Every column of a line is parsed (the unused ones as text), so that a line
-        with more fields than the header is refused as malformed, as pandas does without ``usecols``, instead of
-        having its extra fields dropped."""
+        """The chunks of ``columns`` in their public types.  Every column of a line is parsed (the unused ones as
+        text), so that a line with more fields than the header is seen, and made a row of missing values."""
         used = list(columns)
-        dtypes = {c: ("str" if c not in used else t) for c, t in self._types(list(self.schema().columns)).items()}
-        numeric = [c for c in used if c not in (self._dtype or {}) and c not in self._text]
+        types = self._types(list(self.schema().columns))
+        read = {c: (read_type(t) if c in used else "str") for c, t in types.items()} | {EXTRA: object}
+        numbers = [c for c in used if is_number_type(types[c])]
         for p in self.paths:
-            yield from self._file_frames(p, used, dtypes, numeric)
+            yield from self._file_frames(p, used, read, numbers, {c: types[c] for c in used})
 
-    def _file_frames(self, path: str, used: list[str], dtypes: dict[str, Any], numeric: list[str]
-                     ) -> Iterator[pd.DataFrame]:
-        """One file's chunks.  A column read as a number by default (``numeric``: no declared dtype, no text
-        levels) holds a missing value where a field is not a number (``docs/privacy.md``, "Values that are not
-        numbers"), as in memory (:mod:`dpstats.numbers`), so that the private fit's missing-value screen counts
-        the row instead of a free refusal.  pandas' number parser reads the file; at the first chunk with a field
-        it cannot read, the file is read again from that chunk on with those columns as text, each field then
-        converted by ``pd.to_numeric`` (the same parse of every number, NaN for the others)."""
-        read_chunks = 0
-        try:
-            for chunk in self._reader(path, dtypes):
-                yield chunk[used]
-                read_chunks += 1
-            return
-        except (ValueError, TypeError) as exc:
-            if _ours(exc) or not numeric:
-                raise _unreadable(exc) from None
-        as_text = {**dtypes, **{c: "str" for c in numeric}}
-        try:
-            for i, chunk in enumerate(self._reader(path, as_text)):
-                if i < read_chunks:
-                    continue
-                for c in numeric:
-                    chunk[c] = pd.to_numeric(chunk[c], errors="coerce").astype(float)
-                yield chunk[used]
-        except (ValueError, TypeError) as exc:
-            raise _unreadable(exc) from None
+    def _file_frames(self, path: str, used: list[str], read: dict[str, Any], numbers: list[str],
+                     types: dict[str, Any]) -> Iterator[pd.DataFrame]:
+        """One file's chunks, read by rules that look at one line at a time (:mod:`dpstats.rows.csv_fields`).
+        pandas' number parser reads the file; at the first chunk with a field it cannot read as a number, the file
+        is read again from that chunk on with the number columns as text, each field converted by
+        ``pd.to_numeric`` (the same parse of every number, NaN for the others); at the first chunk with a line of
+        two or more fields beyond the header, again with pandas' Python parser, which hands such a line to
+        :func:`extra_fields_row`.  A file that even that parser cannot split into lines and fields (an unclosed
+        quote) is the domain check (:func:`_unreadable`)."""
+        done = 0
+        for mode in ("numbers", "text", "lines"):
+            as_text = numbers if mode != "numbers" else []
+            chunks = self._reader(path, read | {c: "str" for c in as_text}, lines=mode == "lines")
+            for index in itertools.count():
+                try:
+                    item = next(chunks, None)
+                except (ValueError, TypeError, OverflowError, csv.Error) as exc:
+                    if _ours(exc) or mode == "lines":
+                        raise _unreadable(exc) from None
+                    chunks.close()
+                    break  # read again from this chunk on, in the next mode
+                if item is None:
+                    return
+                if index >= done:
+                    yield converted(null_extra_field_rows(*item)[used], types, as_text)
+                    done += 1
 
-    def _reader(self, path: str, dtypes: dict[str, Any]) -> Iterator[pd.DataFrame]:
-        with pd.read_csv(path, chunksize=self.chunksize, dtype=dtypes, **self._missing_tokens(list(dtypes)),
-                         **self.kwargs) as reader:
-            yield from reader
+    def _reader(self, path: str, dtypes: dict[str, Any], *, lines: bool) -> Generator[tuple[pd.DataFrame, bool]]:
+        """(chunk, whether pandas cut the file's first data line) from ``read_csv`` with the header's names plus
+        :data:`EXTRA` (never an implicit index column: ``index_col=False``)."""
+        names = list(dtypes)
+        engine = {"engine": "python", "on_bad_lines": lambda fields: extra_fields_row(fields, len(names))} \
+            if lines else {}
+        kwargs = {k: v for k, v in self.kwargs.items() if k != "skiprows"}
+        with pd.read_csv(path, chunksize=self.chunksize, dtype=dtypes, names=names, header=None,
+                         skiprows=self.kwargs.get("skiprows", 0) + 1, index_col=False, **engine,
+                         **self._missing_tokens(names), **kwargs) as reader:
+            first = True
+            while True:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always", ParserWarning)
+                    chunk = next(reader, None)
+                if chunk is None:
+                    return
+                yield chunk, first and first_line_was_cut(caught)
+                first = False
 
     def _missing_tokens(self, columns: Sequence[str]) -> dict[str, Any]:
         """``read_csv``'s missing-value arguments: pandas' default tokens in every column, except that a declared
@@ -376,10 +411,10 @@ def _unreadable(exc: Exception) -> Exception:
     return exc if _ours(exc) else DataTypeError(_UNREADABLE_CSV)
 
 
-#: the domain check of a CSV line that cannot be parsed, or a value that cannot be read as its column's type
-_UNREADABLE_CSV = ("a value in the CSV data cannot be read as its column's type, or a line cannot be parsed (the "
-                   "declared schema is violated; the value is not shown). Fix the data, or declare the column types "
-                   "with CSVSource(..., dtype={...})")
+#: the domain check of a CSV file that cannot be split into lines and fields (the values are not shown)
+_UNREADABLE_CSV = ("the CSV data cannot be split into lines and fields (for example, a quote that is never closed; "
+                   "the line is not shown). Fix the file: every other line, field and value is read as a row, as "
+                   "a value or as a missing value")
 
 
 class ParquetSource(DataSource):

@@ -1,0 +1,147 @@
+"""How a CSV line becomes a row and a field becomes a value: rules that look at one line only.
+
+A CSV file stores no types and no guarantee that every line has the header's number of fields.  Whatever a line
+holds, it must become one row of the data set, read by a rule that looks at that line alone: otherwise one
+person's line could change how other lines are read (pandas takes the first column as an index when the first
+data line has one field more than the header, shifting every row of the file), or refuse the file for free (a
+field that does not fit a declared type, a line with extra fields), an oracle on one row (``docs/privacy.md``,
+"CSV column types are public").  The rules:
+
+* a declared type is one of the kinds a row can always take: a number (a numpy integer or float dtype, or
+  pandas' nullable integers and floats), a boolean, or text (``str``, ``object``, ``string``, ``category``);
+  anything else is refused when the source is made, from the declaration (:func:`schema_type`);
+* a column declared as integers can hold a missing value (pandas' nullable integer of the same width); a field
+  is kept where it reads as a whole number inside the dtype's range (:func:`whole_numbers`), else it is missing;
+* a column declared boolean reads ``True``/``true``/``TRUE`` and ``False``/``false``/``FALSE`` (pandas' default
+  tokens), everything else is missing (:func:`booleans`);
+* a number is read by pandas' parser, and where it cannot read a field, by ``pd.to_numeric`` (the same parse of
+  every number, NaN for the rest: ``CSVSource``);
+* a line with more fields than the header is a row of missing values (:func:`null_extra_field_rows`): the reader
+  is given one extra column, :data:`EXTRA`, which such a line fills, and a line with two or more extra fields is
+  given to pandas' ``on_bad_lines`` (:func:`extra_fields_row`); on the file's first data line, where pandas
+  itself drops the fields beyond its names (``index_col=False``) with a ``ParserWarning``, the warning marks the
+  row (:func:`first_line_was_cut`).  One or two trailing empty fields (a delimiter at the end of the line:
+  ``1,2,`` or ``1,2,,`` under the header ``a,b``) are not extra fields: pandas drops them on the first data line,
+  and :func:`extra_fields_row` on every other.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pandas.errors import ParserWarning
+
+from dpstats.errors import DataTypeError
+
+#: The name of the reader's extra column, which a line with one field more than the header fills (no header
+#: holds it: a NUL character cannot be typed in a CSV header by accident).
+EXTRA = "\x00dpstats: a field beyond the header"
+
+#: pandas' default boolean tokens of ``read_csv``
+TRUE_TOKENS, FALSE_TOKENS = frozenset({"True", "true", "TRUE"}), frozenset({"False", "false", "FALSE"})
+
+#: pandas' warning on the first data line when it has more fields than the names given (``index_col=False``)
+_CUT_FIRST_LINE = "Length of header or names does not match length of data"
+
+
+def schema_type(column: str, declared: Any) -> Any:
+    """The public type of a column whose type the caller declared: numpy integers become pandas' nullable integer
+    of the same width and a boolean pandas' nullable boolean (so that a field that does not fit is a missing
+    value, counted by the missing-value screen, instead of a free refusal); other numbers and text stay as
+    declared.  Any other declaration (a date, a complex number, ...) is refused, from the declaration only."""
+    try:
+        dtype = pd.api.types.pandas_dtype(declared)
+    except TypeError:
+        raise DataTypeError(f"CSVSource(dtype=...) gives column '{column}' a type pandas does not know") from None
+    if isinstance(dtype, np.dtype) and dtype.kind in "iu":
+        return pd.api.types.pandas_dtype(dtype.name.capitalize() if dtype.kind == "i" else "U" + dtype.name[1:]
+                                         .capitalize())
+    if pd.api.types.is_bool_dtype(dtype):
+        return pd.BooleanDtype()
+    if pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_float_dtype(dtype) \
+            or isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(dtype):
+        return dtype
+    raise DataTypeError(f"CSVSource(dtype=...) declares column '{column}' as {dtype}: a CSV column can be declared "
+                        "as numbers (an integer or float dtype), booleans or text (str, object, string, category); "
+                        "read other types as text or numbers and convert them with a formula")
+
+
+def is_number_type(dtype: Any) -> bool:
+    """Whether a column of this public type is read as numbers (float by pandas' parser, then converted)."""
+    return not pd.api.types.is_bool_dtype(dtype) and (pd.api.types.is_integer_dtype(dtype)
+                                                      or pd.api.types.is_float_dtype(dtype))
+
+
+def read_type(dtype: Any) -> Any:
+    """What pandas' reader is given for a column of this public type: float64 for numbers (converted afterwards
+    by :func:`converted`), text for booleans, the type itself for text."""
+    if is_number_type(dtype):
+        return float
+    if pd.api.types.is_bool_dtype(dtype):
+        return "str"
+    return dtype
+
+
+def whole_numbers(values: pd.Series, dtype: Any) -> pd.Series:
+    """``values`` (floats) as the nullable integer ``dtype``: a value that is not a whole number inside the dtype's
+    range is missing (each value by itself)."""
+    info = np.iinfo(dtype.numpy_dtype)
+    x = values.to_numpy(dtype=float, na_value=np.nan)
+    with np.errstate(invalid="ignore"):
+        keep = np.isfinite(x) & (np.floor(x) == x) & (x >= float(info.min)) & (x < float(info.max) + 1.0)
+    out = pd.array(np.where(keep, x, 0.0).astype(dtype.numpy_dtype), dtype=dtype)
+    out[~keep] = pd.NA
+    return pd.Series(out, index=values.index, name=values.name)
+
+
+def booleans(values: pd.Series) -> pd.Series:
+    """Text read as pandas' nullable boolean: the default true and false tokens, missing otherwise."""
+    out = values.map(lambda v: True if v in TRUE_TOKENS else (False if v in FALSE_TOKENS else pd.NA))
+    return out.astype(pd.BooleanDtype())
+
+
+def converted(chunk: pd.DataFrame, types: dict[str, Any], as_text: Sequence[str]) -> pd.DataFrame:
+    """A chunk with each declared column in its public type: numbers read as text (``as_text``) by
+    ``pd.to_numeric``, then integers by :func:`whole_numbers`, other numbers cast, booleans by :func:`booleans`."""
+    for c, dtype in types.items():
+        if c not in chunk.columns:
+            continue
+        if is_number_type(dtype):
+            values = pd.to_numeric(chunk[c], errors="coerce").astype(float) if c in as_text else chunk[c]
+            if pd.api.types.is_integer_dtype(dtype):
+                chunk[c] = whole_numbers(values, dtype)
+            elif values.dtype != dtype or c in as_text:
+                chunk[c] = values.astype(dtype)
+        elif pd.api.types.is_bool_dtype(dtype):
+            chunk[c] = booleans(chunk[c])
+    return chunk
+
+
+def extra_fields_row(fields: list[str], columns: int) -> list[str]:
+    """pandas' ``on_bad_lines`` answer for a line with more fields than ``columns`` (the header's names and
+    :data:`EXTRA`), by pandas' own rule for the file's first data line: one more field than ``columns`` whose last
+    is empty is read without it; any other line is a row of missing values (empty fields and a mark in
+    :data:`EXTRA`: :func:`null_extra_field_rows`)."""
+    if len(fields) == columns + 1 and fields[-1] == "":
+        return fields[:columns]
+    return [""] * (columns - 1) + ["extra"]
+
+
+def null_extra_field_rows(chunk: pd.DataFrame, first_row_cut: bool = False) -> pd.DataFrame:
+    """The chunk without :data:`EXTRA`, every row that filled it (and the chunk's first row where
+    ``first_row_cut``) made a row of missing values."""
+    extra = chunk.pop(EXTRA).notna().to_numpy().copy()
+    if first_row_cut and len(extra):
+        extra[0] = True
+    if extra.any():
+        chunk.loc[extra, :] = None
+    return chunk
+
+
+def first_line_was_cut(caught: Sequence[warnings.WarningMessage]) -> bool:
+    """Whether pandas dropped fields of the file's first data line beyond its names (its ``ParserWarning``)."""
+    return any(issubclass(w.category, ParserWarning) and _CUT_FIRST_LINE in str(w.message) for w in caught)

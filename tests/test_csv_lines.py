@@ -1,0 +1,190 @@
+"""Each CSV line is a row and each field a value or a missing value, by rules that look at one line only
+(dpstats.rows.csv_fields).
+
+Before (session 30): a line with more fields than the header, or a field that did not fit a type declared with
+``CSVSource(dtype=...)`` (text or 3.5 in an integer column, an empty field in an integer column), refused the fit at
+no cost, on one neighbour only (an oracle on one row, infinite epsilon); and a first data line with one field more
+than the header made pandas take the file's first column as an index, so that every row of the file was read
+shifted by one column.  Now such a line is a row of missing values and such a field a missing value, which the
+charged missing-value screen counts; a declared type a row cannot always take (a date) is refused from the
+declaration.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpstats
+from dpstats.errors import DataTypeError, DPStatsError
+from dpstats.rows.csv_fields import booleans, schema_type, whole_numbers
+from dpstats.rows.sources import CSVSource
+
+BOUNDS = {"x": (0.0, 10.0), "z": (0.0, 1.0), "y": (-5.0, 30.0)}
+FORMULA = "y ~ x + z"
+
+
+def _lines(n: int = 400, seed: int = 0, booleans: bool = False) -> list[str]:
+    """A header and n data lines of x (integers 0-9), z (0/1, or True/False with ``booleans``), y."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 10, n)
+    z = rng.random(n) < 0.4
+    y = 1 + 2 * x - 3 * z + rng.normal(0, 1, n)
+    return ["x,z,y"] + [f"{a},{b if booleans else int(b)},{c:.4f}" for a, b, c in zip(x, z, y, strict=True)]
+
+
+def _write(path: Path, lines: list[str], at: int, line: str | None) -> str:
+    """The lines with data line ``at`` (0 = the first after the header) replaced by ``line`` (None: kept)."""
+    out = list(lines)
+    if line is not None:
+        out[at + 1] = line
+    path.write_text("\n".join(out) + "\n")
+    return str(path)
+
+
+def _bounds(dtype: dict | None) -> dict:
+    """A boolean column takes no bounds (its design column is 0/1)."""
+    return {k: v for k, v in BOUNDS.items() if (dtype or {}).get(k) != "bool"}
+
+
+def _fit(path: str, dtype: dict | None = None, chunksize: int = 100) -> pd.Series:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return dpstats.dp_ols(FORMULA, CSVSource(path, dtype=dtype, chunksize=chunksize), 1.0, 1e-6, method="ssp",
+                              bounds=_bounds(dtype), random_state=7).params
+
+
+DTYPES = {"x": "int64", "z": "int8", "y": "float64"}
+BOOLEANS = {"x": "int64", "z": "bool", "y": "float64"}
+
+
+@pytest.mark.parametrize("dtype", [None, DTYPES], ids=["default types", "declared types"])
+@pytest.mark.parametrize("at", [0, 150, 399], ids=["first line", "a later chunk", "last line"])
+@pytest.mark.parametrize("line, reads_as", [
+    ("3,1,7.0,99", ",,"), ("3,1,7.0,SECRET,99", ",,"), ("3,1,7.0,,,,,,,1", ",,"), ("3,1,7.0,7,", ",,"),
+    ("3,1,7.0,,5", ",,"), ("3,1,7.0,,,", ",,"), ("3,1,7.0,", "3,1,7.0"), ("3,1,7.0,,", "3,1,7.0")],
+    ids=["one extra field", "two extra fields", "many extra fields", "an extra and an empty field",
+         "an empty and an extra field", "three trailing empty fields", "one trailing empty field",
+         "two trailing empty fields"])
+def test_a_line_with_more_fields_than_the_header_is_a_row_of_missing_values(tmp_path, dtype, at, line, reads_as):
+    """Wherever the line is (the first data line, where pandas used to take an index column, or a later chunk,
+    where it refused the file), it releases exactly what a line of empty fields releases, on the same noise; one
+    or two trailing empty fields (a delimiter at the end of the line) are not fields, as pandas reads the first
+    line."""
+    lines = _lines()
+    expected = _fit(_write(tmp_path / "m.csv", lines, at, reads_as), dtype)
+    assert _fit(_write(tmp_path / "e.csv", lines, at, line), dtype).equals(expected)
+    assert not expected.equals(_fit(_write(tmp_path / "k.csv", lines, at, "3,0,7.0"), dtype))
+
+
+def test_the_first_line_with_an_extra_field_does_not_shift_the_file(tmp_path):
+    """pandas reads a file whose first data line has one field more than the header with the first column as the
+    index, every later row shifted by one column; the rows are read as they are."""
+    lines = _lines()
+    path = _write(tmp_path / "s.csv", lines, 0, "3,1,7.0,99")
+    frames = list(CSVSource(path, chunksize=1000).frames(["x", "z", "y"]))
+    read = pd.concat(frames)
+    assert read.iloc[0].isna().all() and read.shape == (400, 3)
+    assert read["x"].iloc[1:].tolist() == [float(v.split(",")[0]) for v in lines[2:]]
+
+
+@pytest.mark.parametrize("dtype, column, field", [
+    (DTYPES, "x", "3.5"), (DTYPES, "x", "SECRET"), (DTYPES, "x", ""), (DTYPES, "x", "1e30"), (DTYPES, "x", "inf"),
+    (DTYPES, "z", "300"), (DTYPES, "y", "SECRET"), (DTYPES, "y", ""), (BOOLEANS, "z", "yes"), (BOOLEANS, "z", "1"),
+    (BOOLEANS, "z", "")])
+def test_a_field_that_does_not_fit_its_declared_type_is_a_missing_value(tmp_path, dtype, column, field):
+    """In a column declared int64, int8, bool or float64 a field that does not fit (a fraction, text, an empty
+    field, a number outside the dtype's range, a token that is not a boolean) releases what an empty line
+    releases."""
+    lines = _lines(booleans=dtype is BOOLEANS)
+    values = dict(zip(["x", "z", "y"], lines[101].split(","), strict=True))
+    values[column] = field
+    bad = _fit(_write(tmp_path / "b.csv", lines, 100, ",".join(values.values())), dtype)
+    assert bad.equals(_fit(_write(tmp_path / "m.csv", lines, 100, ",,"), dtype))
+
+
+def test_fields_that_fit_are_read_as_in_memory(tmp_path):
+    """A file that fits its declared types fits as the same frame does in memory, in pandas' nullable types."""
+    path = _write(tmp_path / "a.csv", _lines(booleans=True), 0, None)
+    frame = pd.read_csv(path).astype({"x": "Int64", "z": "boolean"})
+    read = pd.concat(list(CSVSource(path, dtype=BOOLEANS, chunksize=64).frames(["x", "z", "y"])))
+    assert dict(read.dtypes) == {"x": pd.Int64Dtype(), "z": pd.BooleanDtype(), "y": np.dtype(float)}
+    pd.testing.assert_frame_equal(read.reset_index(drop=True), frame)
+    in_memory = dpstats.dp_ols(FORMULA, frame, 1.0, 1e-6, method="ssp", bounds=_bounds(BOOLEANS),
+                               random_state=7).params
+    assert _fit(path, BOOLEANS).equals(in_memory)
+
+
+def test_the_rules_read_one_value_at_a_time():
+    x = whole_numbers(pd.Series([1.0, 2.5, np.nan, 300.0, -1.0, 255.0]), pd.UInt8Dtype())
+    assert x.tolist() == [1, pd.NA, pd.NA, pd.NA, pd.NA, 255]
+    big = whole_numbers(pd.Series([2.0**63, -(2.0**63), 1e300]), pd.Int64Dtype())
+    assert big.tolist() == [pd.NA, -(2**63), pd.NA]
+    assert booleans(pd.Series(["True", "false", "1", None, "FALSE"])).tolist() == [True, False, pd.NA, pd.NA, False]
+    assert schema_type("a", "int32") == pd.Int32Dtype() and schema_type("a", np.uint16) == pd.UInt16Dtype()
+    assert schema_type("a", bool) == pd.BooleanDtype() and schema_type("a", "float32") == np.dtype("float32")
+    assert isinstance(schema_type("a", "category"), pd.CategoricalDtype)
+    assert pd.api.types.is_string_dtype(schema_type("a", str))
+
+
+@pytest.mark.parametrize("declared", ["datetime64[ns]", "complex128", "timedelta64[s]"])
+def test_a_type_a_row_cannot_always_take_is_refused_from_the_declaration(tmp_path, declared):
+    with pytest.raises(DataTypeError, match="can be declared as numbers"):
+        CSVSource(_write(tmp_path / "a.csv", _lines(), 0, None), dtype={"x": declared})
+
+
+@pytest.mark.parametrize("option", [{"names": ["a", "b", "c"]}, {"header": None}, {"index_col": 0},
+                                    {"engine": "python"}, {"on_bad_lines": "skip"}, {"skiprows": [3]}])
+def test_options_that_decide_how_lines_become_rows_are_set_by_the_source(tmp_path, option):
+    with pytest.raises(DataTypeError):
+        CSVSource(_write(tmp_path / "a.csv", _lines(), 0, None), **option)
+
+
+def test_lines_before_the_header_can_be_skipped(tmp_path):
+    lines = _lines()
+    plain = _fit(_write(tmp_path / "a.csv", lines, 0, None))
+    (tmp_path / "b.csv").write_text("a title line\n\n" + "\n".join(lines) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        skipped = dpstats.dp_ols(FORMULA, CSVSource(tmp_path / "b.csv", chunksize=100, skiprows=2), 1.0, 1e-6,
+                                 method="ssp", bounds=BOUNDS, random_state=7).params
+    assert skipped.equals(plain)
+
+
+def test_an_unclosed_quote_is_the_domain_check_without_the_line(tmp_path):
+    lines = _lines()
+    path = _write(tmp_path / "q.csv", lines, 200, '3,1,"SECRET')
+    with pytest.raises(DataTypeError) as err:
+        _fit(path)
+    assert "SECRET" not in str(err.value) and err.value.privacy_spent == (0.0, 0.0)
+
+
+def _slope_or_refusal(path: str, rng: np.random.Generator, dtype: dict | None) -> float:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = dpstats.dp_ols(FORMULA, CSVSource(path, dtype=dtype), 1.0, 1e-6, method="ssp",
+                                 bounds=_bounds(dtype), random_state=rng)
+        return float(res.params.iloc[1])
+    except DPStatsError:
+        return 1e9
+
+
+@pytest.mark.parametrize("neighbour_line, dtype", [("3,1,7.0,99", None), ("3.5,1,7.0", DTYPES)],
+                         ids=["an extra field", "a fraction in an integer column"])
+def test_black_box_audit_of_a_malformed_line(tmp_path, neighbour_line, dtype):
+    """Neighbours: one line holds 3,1,7.0, or a line with an extra field / a fraction where integers are
+    declared (before: one neighbour always refused at no cost, an unbounded epsilon).  The audit's bound must stay
+    within the claimed epsilon = 1.  False-failure rate: alpha = 1e-3 per case."""
+    from dpstats.privacy.audit import audit_mechanism
+
+    lines = _lines(150, seed=3)
+    data = _write(tmp_path / "a.csv", lines, 0, "3,1,7.0")
+    neighbour = _write(tmp_path / "b.csv", lines, 0, neighbour_line)
+    result = audit_mechanism(lambda path, rng: _slope_or_refusal(path, rng, dtype), data, neighbour, runs=150,
+                             delta=1e-6, alpha=1e-3, seed=17)
+    assert result.epsilon_lower_bound <= 1.0
