@@ -96,6 +96,21 @@ def test_values_outside_declared_levels_are_read_as_the_first_level():
         np.testing.assert_array_equal(got.X, want.X)
 
 
+@pytest.mark.parametrize("cell", [np.array(["a"]), np.array("b"), ["a"], ("a",), {"a": 1}, {"a"}],
+                         ids=["a one-element array", "a 0-d array", "a list", "a tuple", "a dict", "a set"])
+def test_a_cell_that_is_a_container_is_outside_the_declared_levels(cell):
+    """An array, a list or a dict in a cell of an object column is a value outside the levels, read as the first
+    level (before: ``isin`` took the one-element array ``array(['a'])`` for the level 'a', and patsy then refused
+    the fit at no cost, while its neighbour with 'a' there fitted)."""
+    df = frame().assign(g=lambda t: t["g"].astype(object))
+    bad = df.copy()
+    bad.at[0, "g"] = cell
+    first = df.copy()
+    first.at[0, "g"] = "a"
+    for formula, kw in (("y ~ C(g)", {"levels": {"g": ["a", "b", "c"]}}), ("y ~ C(g, levels=['a', 'b', 'c'])", {})):
+        np.testing.assert_array_equal(build(formula, bad, **kw).X, build(formula, first, **kw).X)
+
+
 @pytest.mark.parametrize("formula", ["y ~ center(x1)", "y ~ standardize(x1)", "y ~ scale(x1)",
                                      "y ~ bs(x1, df=4)", "y ~ cr(x1, df=4)"])
 def test_stateful_transforms_are_refused(formula):

@@ -315,13 +315,25 @@ def onto_levels(col: pd.Series, levels: Sequence[Any]) -> pd.Series:
     """``col`` with every value outside the declared ``levels`` replaced by the first of them: a public map of each
     row onto the declared schema.  Refusing such a value instead would let the caller learn, at no cost, whether
     any row has a value outside a level set of their choosing (``C(age, levels=[0, ..., t])`` asks whether any age
-    is above t).  A categorical column keeps the declared levels as categories."""
-    inside = col.isin(list(levels))
+    is above t).  A categorical column keeps the declared levels as categories.  In an object column, a value is
+    inside only where it is hashable and equal to a level (so an array, a list or a dict in a cell is outside,
+    where ``isin`` would take the one-element array ``array(['a'])`` for the level 'a' and pass it on to patsy,
+    which then failed)."""
+    inside = (col.map(lambda v: _is_level(v, frozenset(levels))).astype(bool) if col.dtype == object
+              else col.isin(list(levels)))
     if bool(inside.all()):
         return col
     if isinstance(col.dtype, pd.CategoricalDtype):
         col = col.astype(object)
     return col.where(inside, levels[0])
+
+
+def _is_level(value: Any, levels: frozenset[Any]) -> bool:
+    """Whether one cell's value is one of the declared levels: hashable, and equal to one of them."""
+    try:
+        return value in levels
+    except TypeError:  # unhashable: an array, a list, a dict
+        return False
 
 
 def numpy_columns(df: pd.DataFrame, variables: Sequence[str]) -> pd.DataFrame:
