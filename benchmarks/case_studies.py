@@ -158,7 +158,7 @@ def constants(values: dict[str, float]) -> Iterator[None]:
     values = dict(values)
     if "q" in values:
         rule, q = pgd.clip_rule, values.pop("q")
-        values["clip_rule"] = lambda n_mu, minority=None: (q, rule(n_mu, minority)[1])
+        values["clip_rule"] = lambda n_mu, minority=None, d=None: (q, rule(n_mu, minority, d)[1])
     old = {}
     for name, value in values.items():
         if not hasattr(pgd, name):

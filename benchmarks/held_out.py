@@ -248,7 +248,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         k0, a = (float(v) for v in args.clip_rule.split("@"))
         installed = pgd.clip_rule
         below = pgd.CLIP_EXPONENTS[0]
-        pgd.clip_rule = lambda n_mu: (installed(n_mu)[0], k0 * (n_mu / 250.0) ** (a if n_mu >= 250.0 else below))  # type: ignore
+        pgd.clip_rule = lambda n_mu, *rest: (installed(n_mu, *rest)[0],  # type: ignore
+                                             k0 * (n_mu / 250.0) ** (a if n_mu >= 250.0 else below))
     if args.tail_cap is not None:
         pgd.TAIL_CAP = args.tail_cap
     names = args.datasets.split(",") if args.datasets else list(SPECS)

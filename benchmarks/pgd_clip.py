@@ -62,7 +62,7 @@ def fits(name: str, eps: float, rules: Sequence[tuple[float, float]], seeds: int
     out = []
     try:
         for k0, a in rules:
-            pgd.clip_rule = lambda n_mu, k0=k0, a=a: (installed(n_mu)[0], k0 * (n_mu / 250.0) ** (  # type: ignore
+            pgd.clip_rule = lambda n_mu, *rest, k0=k0, a=a: (installed(n_mu, *rest)[0], k0 * (n_mu / 250.0) ** (  # type: ignore
                 a if n_mu >= 250.0 else pgd.CLIP_EXPONENTS[0]))
             for seed in range(SEED0, SEED0 + seeds):
                 base = dict(set=name, eps=eps, multiple=k0, exponent=a, seed=seed)

@@ -808,6 +808,16 @@ def test_auto_between_the_thresholds_reports_pgds_wide_interval():
 
 # -- a two-valued response: the clip's quantile from the rarer value's released share ---------------------------------
 
+def test_clip_rule_lowers_the_multiple_on_a_wide_design_only():
+    assert pgd.clip_rule(5000.0, d=pgd.CLIP_D_REF)[1] == pgd.clip_rule(5000.0)[1]
+    assert pgd.clip_rule(5000.0, d=3)[1] == pgd.clip_rule(5000.0)[1]  # a narrow design keeps the rule
+    wide = pgd.clip_rule(5000.0, d=40)[1]  # n mu' = 5000 / 16 = 312.5: above 250, exponent 0.2
+    assert wide == pytest.approx(pgd.CLIP_MULTIPLE * (5000.0 / 16.0 / 250.0) ** pgd.CLIP_EXPONENTS[1])
+    assert pgd.clip_rule(5000.0, d=80)[1] == pytest.approx(  # n mu' = 78.1: below 250, exponent 0.3
+        pgd.CLIP_MULTIPLE * (5000.0 / 64.0 / 250.0) ** pgd.CLIP_EXPONENTS[0])
+    assert pgd.clip_rule(5000.0, 0.08, 40)[0] == pgd.clip_rule(5000.0, 0.08)[0]  # the quantile does not change
+
+
 def test_clip_rule_reads_a_higher_quantile_for_a_rare_two_valued_response():
     assert pgd.clip_rule(500.0)[0] == 0.9
     assert pgd.clip_rule(500.0, 0.5)[0] == 0.9

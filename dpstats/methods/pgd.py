@@ -93,7 +93,7 @@ from dpstats.validation import MAX_EPSILON
 __all__ = ["PGDOptions", "fit", "budget_split", "reports_intervals", "linearise", "phases_linearised", "steps_rule",
            "INTERVAL_MIN_N_MU", "SMALL_N_MU", "start_spread", "WEIGHTS", "SPEC", "clip_rule",
            "interval_reason", "GramPass", "NormHistogramPass", "GradientPass", "InferencePass", "sandwich",
-           "gradient_norm_bound", "SAMPLING_Z", "floored_note",
+           "gradient_norm_bound", "SAMPLING_Z", "floored_note", "CLIP_D_REF", "CLIP_D_POWER",
            "RARE_SHARE", "RARE_MIN_N_MU", "rare_outcome_reason", "TAIL_ROWS", "TAIL_CAP", "SKEW_SHARE", "SKEW_Z",
            "tail_level", "skewed_tail", "TailSignPass", "expected_error", "WANDER_ROUNDS", "gram_sensitivity",
            "preconditioner_lift", "step_noise_variance"]
@@ -128,10 +128,24 @@ GRAM_RADIUS2 = 4.0
 MIX, MIN_STEPS, WORK, RATE_FLOOR = 4.0, 100, 3e6, 0.25
 #: The grid of the gradient-norm histogram.
 NORM_GRID = GeometricGrid(lo=2.0**-10, ratio=4.0, bins=12)
-#: The clip rule's multiple k = CLIP_MULTIPLE (n mu / 250)^a with a = CLIP_EXPONENTS[0] below n mu = 250 and
-#: CLIP_EXPONENTS[1] above (:func:`clip_rule`), chosen on paired sweeps over the real-data benchmark and held-out
-#: regressions (docs/choosing.md, "The clip's multiple").
+#: The clip rule's multiple k = CLIP_MULTIPLE (n mu' / 250)^a with a = CLIP_EXPONENTS[0] below n mu' = 250 and
+#: CLIP_EXPONENTS[1] above (n mu' = n mu, lowered on designs of more than CLIP_D_REF columns: below;
+#: :func:`clip_rule`), chosen on paired sweeps over the real-data benchmark and held-out regressions
+#: (docs/choosing.md, "The clip's multiple").
 CLIP_MULTIPLE, CLIP_EXPONENTS = 0.875, (0.3, 0.2)
+#: With more than CLIP_D_REF columns the clip rule reads n mu as n mu (CLIP_D_REF / d)^CLIP_D_POWER (:func:`clip_rule`):
+#: the privacy noise of a clip C in the estimate, over the sampling error, grows like C sqrt(d / g) / mu (g the
+#: curvature of a direction, about n / (levels) for a factor's dummies), so on a wide design (many factor levels)
+#: the noise dominates the clipping bias at an n mu where a narrow one's does not, and the smaller multiple lowers
+#: it.  Measured with pgd on the real-data benchmark (10 paired seeds, epsilon 0.5 / 1 / 3; its eight designs with
+#: d > 10 change): the headline's error fell in 142 of 229 changed fits and rose in 87 (txhousing 0.96 -> 0.73 and
+#: 0.27 -> 0.18 at epsilon 1 and 3, bikeshare 0.74 -> 0.35 and 0.27 -> 0.22, castle 5.98 -> 3.48 at 3), the pooled
+#: median over all 23 sets 0.769 / 0.489 / 0.180 -> 0.759 / 0.475 / 0.171, coverage of OLS 99 / 98 / 96% -> 99 / 98
+#: / 96%; on three fixed-effect regressions outside it (males with year, industry and occupation dummies, d = 31;
+#: star with school effects, d = 84; produc with state effects, d = 52) 0.99 / 1.19 / 2.73 -> 0.65 / 0.69 / 1.79,
+#: coverage 97 / 97 / 100% -> 100%.  Designs with d <= CLIP_D_REF, all 28 held-out regressions of
+#: benchmarks/held_out.py among them, keep the rule unchanged.
+CLIP_D_REF, CLIP_D_POWER = 10.0, 2.0
 #: The clip also reaches the private (1 - TAIL_ROWS / (n mu))-quantile of the gradient norms where that is above the
 #: rule's clip, up to TAIL_CAP times it (:func:`tail_level`, :func:`_clips`): where n mu is large the privacy noise of
 #: a larger clip is small against the sampling error, and a long tail of large residuals (a skewed or zero-inflated
@@ -230,7 +244,7 @@ class PGDOptions(MethodOptions):
             raise MethodOptionError("steps must be None (the public rule) or an integer from 2 to 1,000,000")
 
 
-def clip_rule(n_mu: float, minority: float | None = None) -> tuple[float, float]:
+def clip_rule(n_mu: float, minority: float | None = None, d: int | None = None) -> tuple[float, float]:
     """(q, k): the final phase clips the per-example gradients at k times the private q-quantile of their norms.
 
     A function of n mu and, for a two-valued response (public: ``FitContext.two_valued_response``), of the released
@@ -240,13 +254,16 @@ def clip_rule(n_mu: float, minority: float | None = None) -> tuple[float, float]
     (1 - ``MINORITY_SHARE`` minority)-quantile when that is higher (at most ``TWO_VALUED_MAX_QUANTILE``): where the
     rarer value is below 10% of the rows the 0.9-quantile falls among the common value's small residuals, and the
     clip cut the rare ones (docs/choosing.md, "A rare outcome");
-    and k = ``CLIP_MULTIPLE`` (n mu / 250)^a, a clip that grows where privacy noise is cheap, so that the
+    and k = ``CLIP_MULTIPLE`` (n mu' / 250)^a, with n mu' = n mu min(1, ``CLIP_D_REF`` / d)^``CLIP_D_POWER`` for a
+    design of d columns (public; d = None: d <= CLIP_D_REF), a clip that grows where privacy noise is cheap, so that the
     clipped (Huber-type) estimand stays close to least squares; a = ``CLIP_EXPONENTS`` (0.3 below n mu = 250,
     0.2 above, where the noise of a larger clip cost more than its smaller clipping bias saved).  The multiple
     trades the noise, proportional to the clip, against the clipped estimand's distance from least squares
     (docs/choosing.md).
     """
     ratio = n_mu / 250.0
+    if d is not None:
+        ratio *= min(1.0, CLIP_D_REF / d) ** CLIP_D_POWER
     multiple = CLIP_MULTIPLE * ratio ** CLIP_EXPONENTS[0 if ratio < 1.0 else 1]
     q = 0.9 if minority is None else float(np.clip(1.0 - MINORITY_SHARE * minority, 0.9, TWO_VALUED_MAX_QUANTILE))
     return q, multiple
@@ -601,7 +618,7 @@ def _clips(rows: Rows, st: Standardisation, cache: RowCache, theta: np.ndarray, 
     :class:`TailSignPass`); where they lean to one side (:func:`skewed_tail`) the clip is raised to the tail
     quantile of the gradient norms when that is larger, at most ``TAIL_CAP`` times the rule's clip, and capped at the
     second cap.  The quantiles of a phase are read from the same noisy counts (post-processing)."""
-    q, k = clip_rule(n_mu, minority)
+    q, k = clip_rule(n_mu, minority, theta.shape[0])
     tail = tail_level(n_mu)
     counts = rows.reduce(NormHistogramPass(st, theta, NORM_GRID, cache), add_arrays)
     qs = ((WARM_CLIP[0],) if phase == 1 else ()) + (q,) + ((tail,) if tail is not None else ())
@@ -647,7 +664,7 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     precond = psd_projection(gram) + preconditioner_lift(d, sigma_g) * np.eye(d)
     steps, rate = steps_rule(gram, np.linalg.inv(precond), sigma_g, n, options)
     minority = response_minority(st) if ctx.two_valued_response else None
-    q, k = clip_rule(plan.n_mu, minority)
+    q, k = clip_rule(plan.n_mu, minority, d)
     theta = np.zeros((d, 1))
     clips, penalties = [], []
     caps = (math.inf, math.inf)
@@ -1043,7 +1060,7 @@ def expected_error(facts: PlanningFacts) -> ExpectedError:
     residual_sd = math.sqrt(facts.residual_var) / st.y_scale
     at_fit = NormLaw.of(z_moment[np.ix_(free, free)], 1.0 if k is not None else 0.0, residual_sd)
     at_zero = dataclasses.replace(at_fit, residual_sd=v_sd)  # at theta = 0 the residual is the response
-    q, multiple = clip_rule(n * gaussian_mu(facts.epsilon, facts.delta))
+    q, multiple = clip_rule(n * gaussian_mu(facts.epsilon, facts.delta), d=d)
     clips = (WARM_CLIP[1] * at_zero.quantile(WARM_CLIP[0], n, NORM_GRID),
              multiple * min(at_fit.quantile(q, n, NORM_GRID), at_zero.quantile(q, n, NORM_GRID)))
     phase_mus = (mus["warm start"], mus["chains"])
