@@ -157,13 +157,17 @@ def describe_arrays(response_name: str, names: list[str]) -> str:
 def _float_array(a: Any, what: str) -> np.ndarray:
     """``a`` as a new float array; a non-numeric input is refused from its type (numpy's message would quote a
     value, so it is not passed on)."""
-    if isinstance(a, pd.DataFrame):
-        bad = [str(c) for c, dt in a.dtypes.items()
+    if isinstance(a, (pd.DataFrame, pd.Series)):
+        # pandas' own types decide, column by column (public); a missing value of a nullable type is NaN
+        dtypes = list(a.dtypes.items()) if isinstance(a, pd.DataFrame) else [(a.name, a.dtype)]
+        bad = [str(c) for c, dt in dtypes
                if not (pd.api.types.is_numeric_dtype(dt) or pd.api.types.is_bool_dtype(dt))
                or isinstance(dt, pd.CategoricalDtype)]
         if bad:
-            raise DataTypeError(f"{what} must be numeric; its columns {', '.join(bad[:5])} are not (convert them "
-                                "with a public rule first)")
+            named = f"; its columns {', '.join(bad[:5])} are not" if isinstance(a, pd.DataFrame) else \
+                f"; its dtype is {a.dtype}, not a number type"
+            raise DataTypeError(f"{what} must be numeric{named} (convert it with a public rule first)")
+        return np.array(a.to_numpy(dtype=float, na_value=np.nan), dtype=float)
     dtype = getattr(a, "dtype", None)
     if isinstance(dtype, np.dtype) and dtype.kind not in "biuf":
         # text or objects: whether every value parses as a number is a fact of the data, so the array's own type

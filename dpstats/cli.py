@@ -330,6 +330,11 @@ def _load_data(args: argparse.Namespace, bounds: dict[str, Any] | None, levels: 
                    f"(bundled: {', '.join(datasets.list())})")
 
 
+def _header_columns(spec: str) -> list[str]:
+    """The column names in a CSV file's header (public: the schema)."""
+    return [str(c) for c in CSVSource(str(Path(spec).expanduser())).schema().columns]
+
+
 def _read_csv(spec: str, read: Callable[[], _T]) -> _T:
     """``read()``, with a file that cannot be read as CSV refused in one message (no value, no line)."""
     try:
@@ -370,6 +375,10 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     levels = _parse_levels(args.levels)
     options = dict(args.option)
     data = _load_data(args, bounds, levels)
+    if bounds and Path(args.data).expanduser().is_file() and not args.allow_data_levels:
+        # only the formula's columns of the file are read; a bound for another column of the file is ignored,
+        # as dp_ols ignores one for a column of a DataFrame the formula does not use (the header checked it)
+        bounds = {k: v for k, v in bounds.items() if k in data.columns or k not in _header_columns(args.data)}
     res = dp_ols(args.formula, data, epsilon=args.epsilon, delta=args.delta, method=args.method, bounds=bounds,
                  random_state=args.seed, levels=levels, missing=args.missing,
                  allow_data_levels=args.allow_data_levels, rescale=_RESCALE[args.rescale], **options)

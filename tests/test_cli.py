@@ -120,6 +120,21 @@ def test_bounds_from_a_file_equal_inline_bounds(capsys, csv, tmp_path):
     assert json.loads(inline[1])["params"] == json.loads(from_file[1])["params"]
 
 
+def test_a_bound_for_a_column_of_the_file_the_formula_does_not_use_is_ignored(capsys, frame, tmp_path):
+    """As dp_ols ignores a bound for a DataFrame column the formula does not use, so does the command line for a
+    column of the file's header (it used to refuse: only the formula's columns are read)."""
+    path = tmp_path / "wide.csv"
+    frame.assign(w=1.0).to_csv(path, index=False)
+    plain = run(capsys, *fit_args(path, "--format", "json"))
+    args = fit_args(path, "--format", "json")
+    args[args.index("--bounds") + 1] = json.dumps({**BOUNDS, "w": [0, 2]})
+    extra = run(capsys, *args)
+    assert plain[0] == extra[0] == 0, extra[2]
+    assert json.loads(plain[1])["params"] == json.loads(extra[1])["params"]
+    args[args.index("--bounds") + 1] = json.dumps({**BOUNDS, "nope": [0, 2]})
+    assert run(capsys, *args)[0] != 0  # a name that is no column of the file is still refused
+
+
 def test_levels_from_a_file_and_from_the_formula(capsys, csv, tmp_path):
     lfile = tmp_path / "levels.json"
     lfile.write_text(json.dumps(LEVELS))

@@ -155,6 +155,21 @@ def test_lines_before_the_header_can_be_skipped(tmp_path):
     assert skipped.equals(plain)
 
 
+def test_a_byte_outside_the_encoding_is_read_in_its_field(tmp_path):
+    """A byte that is not UTF-8 makes its field hold U+FFFD: a missing value in a number column (the same release as
+    an empty line), nothing at all in a column the formula does not use (before: the file was refused at no cost)."""
+    lines = [line + ",note" for line in _lines()]
+    lines[0] = "x,z,y,comment"
+    empty = _fit(_write(tmp_path / "m.csv", lines, 10, ",,,note"))
+    (tmp_path / "b.csv").write_bytes(("\n".join(lines[:11]) + "\n").encode() + b"3\xff,1,7.0,note\n"
+                                     + ("\n".join(lines[12:]) + "\n").encode())
+    assert _fit(str(tmp_path / "b.csv")).equals(empty)
+    clean = _fit(_write(tmp_path / "c.csv", lines, 10, None))
+    (tmp_path / "u.csv").write_bytes(("\n".join(lines[:11]) + "\n").encode() + lines[11].encode()[:-4] + b"n\xffte\n"
+                                     + ("\n".join(lines[12:]) + "\n").encode())
+    assert _fit(str(tmp_path / "u.csv")).equals(clean)
+
+
 def test_an_unclosed_quote_is_the_domain_check_without_the_line(tmp_path):
     lines = _lines()
     path = _write(tmp_path / "q.csv", lines, 200, '3,1,"SECRET')

@@ -315,6 +315,14 @@ def test_overflowing_derived_range_is_refused_not_a_crash(people):
         build_design("y ~ np.exp(income)", people, eval_env=ENV, bounds={"y": (-20, 30), "income": (0, 1000)})
 
 
+def test_an_interaction_whose_product_overflows_is_refused_from_the_bounds(people):
+    """Each factor is finite on the bounds but their product is not: refused with a typed error that spends
+    nothing (it escaped as an internal error before, from the interval arithmetic)."""
+    err, _ = refused(TransformDomainError, "y ~ I(age * 1e200):I(income * 1e200)", people, 1.0, 1e-6, method="pgd",
+                     bounds={"y": (-20, 30), "age": (18, 90), "income": (0, 100)})
+    assert "overflows a float" in str(err)
+
+
 # -- h. degenerate bounds ------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("pair,word", [((50, 50), "single point"), ((5, 1), "empty"), ((0, np.inf), "finite"),

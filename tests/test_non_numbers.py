@@ -70,6 +70,34 @@ def test_arrays_read_a_list_element_by_element():
     assert acct.spent == (0.0, 0.0)
 
 
+@pytest.mark.parametrize("dtype", ["Float64", "Int64", "boolean"])
+def test_arrays_read_a_missing_value_of_a_pandas_nullable_type_as_missing(dtype):
+    """A DataFrame or Series of pandas' nullable numbers or booleans holding pd.NA: the missing value is NaN, which
+    the charged screen counts (before: refused at no cost, "X must be a numeric array", on one neighbour only)."""
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame({"a": rng.integers(0, 2, 600), "b": rng.integers(0, 2, 600)}).astype(dtype)
+    y = pd.Series(rng.integers(0, 2, 600) + X["a"].astype(float).to_numpy(), dtype="Float64")
+    fit = dict(epsilon=1.0, delta=1e-6, x_bounds=(0, 1), y_bounds=(0, 2), method="ssp", random_state=0)
+    Xm, ym = X.copy(), y.copy()
+    Xm.iloc[4, 0], ym.iloc[9] = pd.NA, pd.NA
+    Xn = X.astype(float).copy()
+    Xn.iloc[4, 0] = np.nan
+    yn = y.astype(float).to_numpy().copy()
+    yn[9] = np.nan
+    a, b = dpstats.dp_ols_arrays(Xm, ym, **fit), dpstats.dp_ols_arrays(Xn, yn, **fit)
+    assert a.params.equals(b.params) and a.privacy.steps[0].name.startswith("missing-value screen")
+
+
+def test_arrays_refuse_a_text_series_from_its_dtype():
+    """A Series of text (pandas' string dtype) or a categorical is refused from its dtype, whatever its cells hold
+    (before: cells that all read as numbers fitted, one that did not was refused, at no cost)."""
+    X, y = _xy()
+    fit = dict(epsilon=1.0, delta=1e-6, x_bounds=(0, 1), y_bounds=(-3, 5), method="ssp", random_state=0)
+    for series in (pd.Series(y).astype(str).astype("string"), pd.Series(y).astype("category")):
+        with pytest.raises(DataTypeError, match="must be numeric"):
+            dpstats.dp_ols_arrays(X, series, **fit)
+
+
 def test_arrays_of_integer_columns_pay_no_screen():
     """A DataFrame whose columns are all numpy integers cannot hold a missing value (its dtypes say so): no screen,
     so the method gets the whole budget.  One float column brings the screen back."""

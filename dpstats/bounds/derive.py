@@ -30,7 +30,7 @@ import numpy as np
 import patsy
 
 from dpstats.bounds.interval import Interval, IntervalError, UnsupportedExpressionError, interval_of_code
-from dpstats.errors import FormulaError, InvalidBoundsError
+from dpstats.errors import FormulaError, InvalidBoundsError, TransformDomainError
 from dpstats.validation import check_bounds_pair, check_range_magnitude
 
 __all__ = ["BoundsAdvice", "DesignRanges", "column_values", "declared_interval", "derive_ranges"]
@@ -210,9 +210,21 @@ def _derived_ranges(design_info: Any, bounds: Bounds, columns: set[str]
                 name = ":".join(p[0] for p in pieces) or "Intercept"
                 iv: Interval | None = Interval(1.0, 1.0)
                 for _, piv, _ in pieces:
-                    iv = None if (iv is None or piv is None) else iv * piv
+                    iv = None if (iv is None or piv is None) else _product(name, iv, piv)
                 derived[name] = (iv, [code for _, piv, code in pieces if piv is None])
     return derived
+
+
+def _product(name: str, a: Interval, b: Interval) -> Interval:
+    """The range of a design column that multiplies factors with ranges ``a`` and ``b``; refused where it
+    overflows a float (decided from the declared bounds alone)."""
+    try:
+        return a * b
+    except IntervalError:
+        raise TransformDomainError(
+            f"the design column '{name}' multiplies factors whose product overflows a float for part of the declared "
+            "bounds: declare narrower bounds, or rescale the factors (e.g. I(x / 1000)). Decided from the bounds "
+            "alone; nothing was spent.") from None
 
 
 def column_values(design_info: Any, supports: Mapping[str, tuple[float, ...]] | None = None

@@ -291,6 +291,9 @@ class CSVSource(DataSource):
         # every line after the header is a row: a blank line is a row of missing values (pandas would skip it,
         # and n, which is public, would then tell whether a row of the file is blank)
         self.kwargs.setdefault("skip_blank_lines", False)
+        # a byte that is not valid in the file's encoding is read as U+FFFD in its field (a number column then holds
+        # a missing value there, a text column a value outside the declared levels), not a refusal of the file
+        self.kwargs.setdefault("encoding_errors", "replace")
         self._dtype = {c: schema_type(c, t) for c, t in dtype.items()} if dtype else None
         self._text: dict[str, frozenset[str]] = {}
         self._schema: pd.DataFrame | None = None
