@@ -347,9 +347,10 @@ def _read_csv(spec: str, read: Callable[[], _T]) -> _T:
 
 
 #: why a CSV file was refused, the same whatever the file holds (a domain check)
-_UNREADABLE = ("a line cannot be parsed, or a value cannot be read as its column's type (the value is not "
-               "shown). Columns are read as numbers, except text columns whose levels are declared: --levels "
-               "'{\"VAR\": [\"a\", \"b\"]}' or C(VAR, levels=[...]) in the formula")
+_UNREADABLE = ("its header is not text, or the file cannot be split into lines and fields (for example, a quote "
+               "that is never closed; no line is shown). Every other line is read as a row and every field as a "
+               "value or a missing value: columns are numbers, except text columns whose levels are declared "
+               "(--levels '{\"VAR\": [\"a\", \"b\"]}' or C(VAR, levels=[...]) in the formula)")
 
 
 def _public_source(path: str, formula: str, levels: dict[str, list[Any]] | None) -> CSVSource:

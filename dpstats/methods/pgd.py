@@ -137,14 +137,7 @@ CLIP_MULTIPLE, CLIP_EXPONENTS = 0.875, (0.3, 0.2)
 #: the privacy noise of a clip C in the estimate, over the sampling error, grows like C sqrt(d / g) / mu (g the
 #: curvature of a direction, about n / (levels) for a factor's dummies), so on a wide design (many factor levels)
 #: the noise dominates the clipping bias at an n mu where a narrow one's does not, and the smaller multiple lowers
-#: it.  Measured with pgd on the real-data benchmark (10 paired seeds, epsilon 0.5 / 1 / 3; its eight designs with
-#: d > 10 change): the headline's error fell in 142 of 229 changed fits and rose in 87 (txhousing 0.96 -> 0.73 and
-#: 0.27 -> 0.18 at epsilon 1 and 3, bikeshare 0.74 -> 0.35 and 0.27 -> 0.22, castle 5.98 -> 3.48 at 3), the pooled
-#: median over all 23 sets 0.769 / 0.489 / 0.180 -> 0.759 / 0.475 / 0.171, coverage of OLS 99 / 98 / 96% -> 99 / 98
-#: / 96%; on three fixed-effect regressions outside it (males with year, industry and occupation dummies, d = 31;
-#: star with school effects, d = 84; produc with state effects, d = 52) 0.99 / 1.19 / 2.73 -> 0.65 / 0.69 / 1.79,
-#: coverage 97 / 97 / 100% -> 100%.  Designs with d <= CLIP_D_REF, all 28 held-out regressions of
-#: benchmarks/held_out.py among them, keep the rule unchanged.
+#: it (docs/choosing.md, "The clip on wide designs", for the measurements).
 CLIP_D_REF, CLIP_D_POWER = 10.0, 2.0
 #: The clip also reaches the private (1 - TAIL_ROWS / (n mu))-quantile of the gradient norms where that is above the
 #: rule's clip, up to TAIL_CAP times it (:func:`tail_level`, :func:`_clips`): where n mu is large the privacy noise of

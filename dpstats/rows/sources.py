@@ -321,11 +321,14 @@ class CSVSource(DataSource):
 
     def _header(self, path: str) -> pd.DataFrame:
         try:
-            return pd.read_csv(path, nrows=0, **self.kwargs)
+            header = pd.read_csv(path, nrows=0, **self.kwargs)
         except (ValueError, TypeError) as exc:  # pandas' ParserError (a malformed line) is a ValueError
             if "Usecols" in str(exc):
                 raise
             raise DataTypeError(_UNREADABLE_CSV) from None
+        if any("\ufffd" in str(c) for c in header.columns):  # the header (public) is not text in this encoding
+            raise DataTypeError(_UNREADABLE_CSV)
+        return header
 
     def _types(self, columns: Sequence[str]) -> dict[str, Any]:
         declared = self._dtype or {}
@@ -415,9 +418,9 @@ def _unreadable(exc: Exception) -> Exception:
 
 
 #: the domain check of a CSV file that cannot be split into lines and fields (the values are not shown)
-_UNREADABLE_CSV = ("the CSV data cannot be split into lines and fields (for example, a quote that is never closed; "
-                   "the line is not shown). Fix the file: every other line, field and value is read as a row, as "
-                   "a value or as a missing value")
+_UNREADABLE_CSV = ("the CSV header is not text, or the data cannot be split into lines and fields (for example, a "
+                   "quote that is never closed; the line is not shown). Fix the file: every other line, field and "
+                   "value is read as a row, as a value or as a missing value")
 
 
 class ParquetSource(DataSource):
