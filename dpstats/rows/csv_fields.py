@@ -16,13 +16,12 @@ field that does not fit a declared type, a line with extra fields), an oracle on
   tokens), everything else is missing (:func:`booleans`);
 * a number is read by pandas' parser, and where it cannot read a field, by ``pd.to_numeric`` (the same parse of
   every number, NaN for the rest: ``CSVSource``);
-* a line with more fields than the header is a row of missing values (:func:`null_extra_field_rows`): the reader
-  is given one extra column, :data:`EXTRA`, which such a line fills, and a line with two or more extra fields is
-  given to pandas' ``on_bad_lines`` (:func:`extra_fields_row`); on the file's first data line, where pandas
-  itself drops the fields beyond its names (``index_col=False``) with a ``ParserWarning``, the warning marks the
-  row (:func:`first_line_was_cut`).  One or two trailing empty fields (a delimiter at the end of the line:
-  ``1,2,`` or ``1,2,,`` under the header ``a,b``) are not extra fields: pandas drops them on the first data line,
-  and :func:`extra_fields_row` on every other.
+* a line with more fields than the header is a row of missing values: pandas' reader, given the header's names
+  (``index_col=False``: never an implicit index column), refuses such a line, and from that chunk on the file is
+  read again with pandas' Python parser, whose ``on_bad_lines`` hands the line to :func:`extra_fields_row`; on the
+  file's first data line pandas itself drops the fields beyond the names with a ``ParserWarning``, which marks the
+  row (:func:`first_line_was_cut`).  One trailing empty field (a delimiter at the end of the line: ``1,2,`` under
+  the header ``a,b``) is not a field, as pandas reads the first line.
 """
 
 from __future__ import annotations
@@ -37,9 +36,9 @@ from pandas.errors import ParserWarning
 
 from dpstats.errors import DataTypeError
 
-#: The name of the reader's extra column, which a line with one field more than the header fills (no header
-#: holds it: a NUL character cannot be typed in a CSV header by accident).
-EXTRA = "\x00dpstats: a field beyond the header"
+#: What :func:`extra_fields_row` puts in every field of a line with fields beyond the header (no CSV field holds a
+#: NUL character by accident), read back as a row of missing values by :func:`null_malformed_rows`.
+MALFORMED = "\x00dpstats: a line with fields beyond the header"
 
 #: pandas' default boolean tokens of ``read_csv``
 TRUE_TOKENS, FALSE_TOKENS = frozenset({"True", "true", "TRUE"}), frozenset({"False", "false", "FALSE"})
@@ -122,23 +121,24 @@ def converted(chunk: pd.DataFrame, types: dict[str, Any], as_text: Sequence[str]
 
 
 def extra_fields_row(fields: list[str], columns: int) -> list[str]:
-    """pandas' ``on_bad_lines`` answer for a line with more fields than ``columns`` (the header's names and
-    :data:`EXTRA`), by pandas' own rule for the file's first data line: one more field than ``columns`` whose last
-    is empty is read without it; any other line is a row of missing values (empty fields and a mark in
-    :data:`EXTRA`: :func:`null_extra_field_rows`)."""
+    """pandas' ``on_bad_lines`` answer for a line with more fields than the header's ``columns``, by pandas' own rule
+    for the file's first data line: one field more whose value is empty is dropped; any other such line is marked
+    :data:`MALFORMED` in every field, a row of missing values (:func:`null_malformed_rows`)."""
     if len(fields) == columns + 1 and fields[-1] == "":
         return fields[:columns]
-    return [""] * (columns - 1) + ["extra"]
+    return [MALFORMED] * columns
 
 
-def null_extra_field_rows(chunk: pd.DataFrame, first_row_cut: bool = False) -> pd.DataFrame:
-    """The chunk without :data:`EXTRA`, every row that filled it (and the chunk's first row where
-    ``first_row_cut``) made a row of missing values."""
-    extra = chunk.pop(EXTRA).notna().to_numpy().copy()
-    if first_row_cut and len(extra):
-        extra[0] = True
-    if extra.any():
-        chunk.loc[extra, :] = None
+def null_malformed_rows(chunk: pd.DataFrame, first_row_cut: bool = False) -> pd.DataFrame:
+    """The chunk with every row :func:`extra_fields_row` marked (and the chunk's first row where ``first_row_cut``)
+    made a row of missing values."""
+    if not len(chunk.columns):
+        return chunk
+    marked = (chunk.iloc[:, 0].astype(object) == MALFORMED).to_numpy().copy()
+    if first_row_cut and len(marked):
+        marked[0] = True
+    if marked.any():
+        chunk.loc[marked, :] = None
     return chunk
 
 

@@ -57,12 +57,11 @@ from dpstats.blas import single_threaded_blas
 from dpstats.errors import DataTypeError, MissingDataError
 from dpstats.formula.frame import as_frame, check_unique_columns
 from dpstats.rows.csv_fields import (
-    EXTRA,
     converted,
     extra_fields_row,
     first_line_was_cut,
     is_number_type,
-    null_extra_field_rows,
+    null_malformed_rows,
     read_type,
     schema_type,
 )
@@ -339,7 +338,7 @@ class CSVSource(DataSource):
         text), so that a line with more fields than the header is seen, and made a row of missing values."""
         used = list(columns)
         types = self._types(list(self.schema().columns))
-        read = {c: (read_type(t) if c in used else "str") for c, t in types.items()} | {EXTRA: object}
+        read = {c: (read_type(t) if c in used else "str") for c, t in types.items()}
         numbers = [c for c in used if is_number_type(types[c])]
         for p in self.paths:
             yield from self._file_frames(p, used, read, numbers, {c: types[c] for c in used})
@@ -355,6 +354,8 @@ class CSVSource(DataSource):
         quote) is the domain check (:func:`_unreadable`)."""
         done = 0
         for mode in ("numbers", "text", "lines"):
+            if mode == "lines":
+                self._check_tokenizable(path, list(read))
             as_text = numbers if mode != "numbers" else []
             chunks = self._reader(path, read | {c: "str" for c in as_text}, lines=mode == "lines")
             for index in itertools.count():
@@ -368,19 +369,29 @@ class CSVSource(DataSource):
                 if item is None:
                     return
                 if index >= done:
-                    yield converted(null_extra_field_rows(*item)[used], types, as_text)
+                    yield converted(null_malformed_rows(*item)[used], types, as_text)
                     done += 1
 
+    def _check_tokenizable(self, path: str, names: list[str]) -> None:
+        """Refuse (the domain check) a file that pandas' C parser cannot split into lines and fields, skipping the
+        lines with fields beyond the header: pandas' Python parser, which reads those lines, would read a quote that
+        is never closed as a field holding the rest of the file, and so fewer rows than lines."""
+        try:
+            with pd.read_csv(path, chunksize=self.chunksize, dtype=str, names=names, header=0, index_col=False,
+                             on_bad_lines="skip", **self.kwargs) as reader:
+                for _ in reader:
+                    pass
+        except (ValueError, TypeError, OverflowError, csv.Error) as exc:
+            raise _unreadable(exc) from None
+
     def _reader(self, path: str, dtypes: dict[str, Any], *, lines: bool) -> Generator[tuple[pd.DataFrame, bool]]:
-        """(chunk, whether pandas cut the file's first data line) from ``read_csv`` with the header's names plus
-        :data:`EXTRA` (never an implicit index column: ``index_col=False``)."""
+        """(chunk, whether pandas cut the file's first data line) from ``read_csv`` with the header's names (never
+        an implicit index column: ``index_col=False``)."""
         names = list(dtypes)
         engine = {"engine": "python", "on_bad_lines": lambda fields: extra_fields_row(fields, len(names))} \
             if lines else {}
-        kwargs = {k: v for k, v in self.kwargs.items() if k != "skiprows"}
-        with pd.read_csv(path, chunksize=self.chunksize, dtype=dtypes, names=names, header=None,
-                         skiprows=self.kwargs.get("skiprows", 0) + 1, index_col=False, **engine,
-                         **self._missing_tokens(names), **kwargs) as reader:
+        with pd.read_csv(path, chunksize=self.chunksize, dtype=dtypes, names=names, header=0, index_col=False,
+                         **engine, **self._missing_tokens(names), **self.kwargs) as reader:
             first = True
             while True:
                 with warnings.catch_warnings(record=True) as caught:
