@@ -349,9 +349,9 @@ class CSVSource(DataSource):
         pandas' number parser reads the file; at the first chunk with a field it cannot read as a number, the file
         is read again from that chunk on with the number columns as text, each field converted by
         ``pd.to_numeric`` (the same parse of every number, NaN for the others); at the first chunk with a line of
-        two or more fields beyond the header, again with pandas' Python parser, which hands such a line to
-        :func:`extra_fields_row`.  A file that even that parser cannot split into lines and fields (an unclosed
-        quote) is the domain check (:func:`_unreadable`)."""
+        fields beyond the header, again with pandas' Python parser, which hands such a line to
+        :func:`extra_fields_row`, once the C parser has split the whole file into lines (:meth:`_check_tokenizable`:
+        a file it cannot split, such as one with an unclosed quote, is the domain check, :func:`_unreadable`)."""
         done = 0
         for mode in ("numbers", "text", "lines"):
             if mode == "lines":
