@@ -167,7 +167,7 @@ def _float_array(a: Any, what: str) -> np.ndarray:
             named = f"; its columns {', '.join(bad[:5])} are not" if isinstance(a, pd.DataFrame) else \
                 f"; its dtype is {a.dtype}, not a number type"
             raise DataTypeError(f"{what} must be numeric{named} (convert it with a public rule first)")
-        return np.array(a.to_numpy(dtype=float, na_value=np.nan), dtype=float)
+        return a.to_numpy(dtype=float, na_value=np.nan, copy=True)  # a copy: the pipeline may rescale it in place
     dtype = getattr(a, "dtype", None)
     if isinstance(dtype, np.dtype) and dtype.kind not in "biuf":
         # text or objects: whether every value parses as a number is a fact of the data, so the array's own type

@@ -379,7 +379,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     if bounds and Path(args.data).expanduser().is_file() and not args.allow_data_levels:
         # only the formula's columns of the file are read; a bound for another column of the file is ignored,
         # as dp_ols ignores one for a column of a DataFrame the formula does not use (the header checked it)
-        bounds = {k: v for k, v in bounds.items() if k in data.columns or k not in _header_columns(args.data)}
+        header = set(_header_columns(args.data))
+        bounds = {k: v for k, v in bounds.items() if k in data.columns or k not in header}
     res = dp_ols(args.formula, data, epsilon=args.epsilon, delta=args.delta, method=args.method, bounds=bounds,
                  random_state=args.seed, levels=levels, missing=args.missing,
                  allow_data_levels=args.allow_data_levels, rescale=_RESCALE[args.rescale], **options)

@@ -319,7 +319,8 @@ def onto_levels(col: pd.Series, levels: Sequence[Any]) -> pd.Series:
     inside only where it is hashable and equal to a level (so an array, a list or a dict in a cell is outside,
     where ``isin`` would take the one-element array ``array(['a'])`` for the level 'a' and pass it on to patsy,
     which then failed)."""
-    inside = (col.map(lambda v: _is_level(v, frozenset(levels))).astype(bool) if col.dtype == object
+    declared = frozenset(levels)
+    inside = (col.map(lambda v: _is_level(v, declared)).astype(bool) if col.dtype == object
               else col.isin(list(levels)))
     if bool(inside.all()):
         return col

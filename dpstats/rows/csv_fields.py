@@ -99,8 +99,10 @@ def whole_numbers(values: pd.Series, dtype: Any) -> pd.Series:
 
 def booleans(values: pd.Series) -> pd.Series:
     """Text read as pandas' nullable boolean: the default true and false tokens, missing otherwise."""
-    out = values.map(lambda v: True if v in TRUE_TOKENS else (False if v in FALSE_TOKENS else pd.NA))
-    return out.astype(pd.BooleanDtype())
+    true, false = values.isin(TRUE_TOKENS).to_numpy(), values.isin(FALSE_TOKENS).to_numpy()
+    out = pd.array(true, dtype=pd.BooleanDtype())
+    out[~(true | false)] = pd.NA
+    return pd.Series(out, index=values.index, name=values.name)
 
 
 def converted(chunk: pd.DataFrame, types: dict[str, Any], as_text: Sequence[str]) -> pd.DataFrame:

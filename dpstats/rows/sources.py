@@ -321,10 +321,8 @@ class CSVSource(DataSource):
     def _header(self, path: str) -> pd.DataFrame:
         try:
             header = pd.read_csv(path, nrows=0, **self.kwargs)
-        except (ValueError, TypeError) as exc:  # pandas' ParserError (a malformed line) is a ValueError
-            if "Usecols" in str(exc):
-                raise
-            raise DataTypeError(_UNREADABLE_CSV) from None
+        except _READ_FAILURES as exc:  # pandas' ParserError (a malformed line) is a ValueError
+            raise _unreadable(exc) from None
         if any("\ufffd" in str(c) for c in header.columns):  # the header (public) is not text in this encoding
             raise DataTypeError(_UNREADABLE_CSV)
         return header
@@ -361,7 +359,7 @@ class CSVSource(DataSource):
             for index in itertools.count():
                 try:
                     item = next(chunks, None)
-                except (ValueError, TypeError, OverflowError, csv.Error) as exc:
+                except _READ_FAILURES as exc:
                     if _ours(exc) or mode == "lines":
                         raise _unreadable(exc) from None
                     chunks.close()
@@ -377,11 +375,10 @@ class CSVSource(DataSource):
         lines with fields beyond the header: pandas' Python parser, which reads those lines, would read a quote that
         is never closed as a field holding the rest of the file, and so fewer rows than lines."""
         try:
-            with pd.read_csv(path, chunksize=self.chunksize, dtype=str, names=names, header=0, index_col=False,
-                             on_bad_lines="skip", **self.kwargs) as reader:
+            with self._chunks(path, names, dtype=str, on_bad_lines="skip") as reader:
                 for _ in reader:
                     pass
-        except (ValueError, TypeError, OverflowError, csv.Error) as exc:
+        except _READ_FAILURES as exc:
             raise _unreadable(exc) from None
 
     def _reader(self, path: str, dtypes: dict[str, Any], *, lines: bool) -> Generator[tuple[pd.DataFrame, bool]]:
@@ -390,8 +387,7 @@ class CSVSource(DataSource):
         names = list(dtypes)
         engine = {"engine": "python", "on_bad_lines": lambda fields: extra_fields_row(fields, len(names))} \
             if lines else {}
-        with pd.read_csv(path, chunksize=self.chunksize, dtype=dtypes, names=names, header=0, index_col=False,
-                         **engine, **self._missing_tokens(names), **self.kwargs) as reader:
+        with self._chunks(path, names, dtype=dtypes, **engine, **self._missing_tokens(names)) as reader:
             first = True
             while True:
                 with warnings.catch_warnings(record=True) as caught:
@@ -401,6 +397,12 @@ class CSVSource(DataSource):
                     return
                 yield chunk, first and first_line_was_cut(caught)
                 first = False
+
+    def _chunks(self, path: str, names: list[str], **options: Any) -> Any:
+        """pandas' chunked reader of one file with the header's ``names`` (never an implicit index column:
+        ``index_col=False``), the caller's keyword arguments and ``options``."""
+        return pd.read_csv(path, chunksize=self.chunksize, names=names, header=0, index_col=False, **options,
+                           **self.kwargs)
 
     def _missing_tokens(self, columns: Sequence[str]) -> dict[str, Any]:
         """``read_csv``'s missing-value arguments: pandas' default tokens in every column, except that a declared
@@ -415,6 +417,11 @@ class CSVSource(DataSource):
 #: pandas' default missing-value tokens of ``read_csv`` (its documentation's ``na_values``)
 PANDAS_MISSING_TOKENS = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
                                    "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
+
+#: what pandas raises on a file it cannot read as asked (its ParserError and UnicodeDecodeError are ValueErrors;
+#: its Python parser raises csv.Error)
+_READ_FAILURES = (ValueError, TypeError, OverflowError, csv.Error)
+
 
 def _ours(exc: Exception) -> bool:
     """Whether a failure while reading is dpstats's own typed error or pandas' refusal of a column name (public),
