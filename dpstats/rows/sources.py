@@ -441,6 +441,36 @@ _UNREADABLE_CSV = ("the CSV header is not text, or the data cannot be split into
                    "value is read as a row, as a value or as a missing value")
 
 
+def _common_schema(schemas: Sequence[Any]) -> Any:
+    """The Arrow schema every file of a Parquet data set is read as (the files have the same column names).
+
+    A writer types an untyped (object) column from its values: a column with no value in one file is stored as
+    type ``null``, and whole numbers as integers where another file has fractions.  So that one row's value
+    never decides whether the files can be read together, a column's type is the one its files share when the
+    ``null`` files are left out (float64 when every file has ``null``: a column of missing values), float64
+    where they hold different numeric or boolean types, and text where they hold different text types.  Files
+    that store the same column as text in one and as numbers in another (or any other mix) are refused: a
+    declaration of the files, decided from their schemas alone."""
+    import pyarrow as pa  # noqa: PLC0415
+
+    fields = []
+    for i, name in enumerate(schemas[0].names):
+        kinds = {s.field(i).type for s in schemas} - {pa.null()}
+        if not kinds:
+            kind = pa.float64()
+        elif len(kinds) == 1:
+            kind = kinds.pop()
+        elif all(pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t) for t in kinds):
+            kind = pa.float64()
+        elif all(pa.types.is_string(t) or pa.types.is_large_string(t) for t in kinds):
+            kind = pa.large_string()
+        else:
+            raise DataTypeError(f"the Parquet files store column {name!r} with different types (for example text "
+                                "in one file and numbers in another); write every file with the same type for it")
+        fields.append(pa.field(name, kind))
+    return pa.schema(fields)
+
+
 class ParquetSource(DataSource):
     """Parquet files read with ``pyarrow.parquet.ParquetFile.iter_batches`` (the ``io`` extra), in the order given.
 
@@ -463,6 +493,8 @@ class ParquetSource(DataSource):
         self.batch_size = _check_chunksize(batch_size)
         self.workers = workers
         self._schema: pd.DataFrame | None = None
+        self._arrow: Any = None  # the files' common Arrow schema (:func:`_common_schema`)
+        self._cast: dict[str, bool] = {}  # per file: whether its batches are cast to it
 
     def describe(self) -> str:
         return f"Parquet ({len(self.paths)} file{'s' if len(self.paths) > 1 else ''})"
@@ -471,13 +503,14 @@ class ParquetSource(DataSource):
         import pyarrow.parquet as pq  # noqa: PLC0415
 
         if self._schema is None:
-            first = pq.read_schema(self.paths[0])
-            for p in self.paths[1:]:
-                other = pq.read_schema(p)
-                if other.names != first.names or other.types != first.types:
-                    raise DataTypeError(f"the Parquet files have different schemas ({p} differs from "
+            schemas = [pq.read_schema(p) for p in self.paths]
+            for p, other in zip(self.paths[1:], schemas[1:], strict=True):
+                if other.names != schemas[0].names:
+                    raise DataTypeError(f"the Parquet files have different columns ({p} differs from "
                                         f"{self.paths[0]})")
-            self._schema = _unknown_to_object(first.empty_table().to_pandas())
+            self._arrow = _common_schema(schemas)
+            self._cast = {p: not other.equals(self._arrow) for p, other in zip(self.paths, schemas, strict=True)}
+            self._schema = _unknown_to_object(self._arrow.empty_table().to_pandas())
         return self._schema
 
     def known_rows(self) -> int | None:
@@ -490,12 +523,16 @@ class ParquetSource(DataSource):
             yield from self._row_group_frames(p, None, columns)
 
     def _row_group_frames(self, path: str, row_group: int | None, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
+        import pyarrow as pa  # noqa: PLC0415
         import pyarrow.parquet as pq  # noqa: PLC0415
 
+        self.schema()  # the common schema each file's batches are cast to
         # streamed column reads (no pre-buffering of whole row groups): several times less memory, and faster
         with pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20) as f:
             groups = None if row_group is None else [row_group]
             for batch in f.iter_batches(batch_size=self.batch_size, columns=list(columns), row_groups=groups):
+                if self._cast.get(path, False):
+                    batch = batch.cast(pa.schema([self._arrow.field(c) for c in batch.schema.names]))
                 yield batch.to_pandas(split_blocks=True)  # one block per column: no consolidation copy
 
     def _units(self) -> list[tuple[str, int, int]]:
