@@ -40,8 +40,14 @@ from dpstats.rates import PlanningFacts
 
 __all__ = ["Domain", "Standardisation", "DOMAIN_HALF_WIDTH", "VARIANCE_GRID", "LOCATION_GRID", "release_domain",
            "domain_variables", "release_moments", "UnitSumsPass", "DeviationSumsPass", "free_variables",
-           "null_marks", "scale_floor", "assumed_standardisation", "standardised_moments"]
+           "null_marks", "scale_floor", "assumed_standardisation", "standardised_moments", "two_valued_columns",
+           "two_valued_scale", "TWO_VALUED_FLOOR_Z"]
 
+#: A two-valued column's released share p is kept at least TWO_VALUED_FLOOR_Z noise sds from 0 and 1
+#: (:func:`two_valued_scale`): a share inside the noise would make the scale, hence the row's weight, arbitrary.
+TWO_VALUED_FLOOR_Z = 2.0
+#: ... and its rarer value's standardised entry |z| is at most TWO_VALUED_MAX_Z.
+TWO_VALUED_MAX_Z = 4.0
 #: Half-width, in released scales, of a released domain: [c - R s, c + R s].
 DOMAIN_HALF_WIDTH = 8.0
 #: Grid of the group variances: ratio 4 over [2^-64, 2^64) (bin 0 also holds groups of equal values).  Coarse
@@ -99,6 +105,10 @@ class Domain:
     def response(self, y: np.ndarray) -> np.ndarray:
         """u of the response (a new array)."""
         return self._unit(np.asarray(y, dtype=float), self.y_lo, self.y_hi)
+
+    def design_values(self, j: int, values: np.ndarray) -> np.ndarray:
+        """u of values of design column j (public values, e.g. a dummy's two)."""
+        return self._unit(np.asarray(values, dtype=float), self.lo[j], self.hi[j])
 
 
 def free_variables(domain: Domain) -> tuple[np.ndarray, bool]:
@@ -233,7 +243,7 @@ class DeviationSumsPass(UnitSumsPass):
 
 def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *, mu_centre: float, mu_scale: float,
                     rng: np.random.Generator, ledger: PrivacyLedger, null_rows: bool = False,
-                    label: str = "pgd") -> Standardisation:
+                    column_values: Sequence[tuple[float, ...] | None] = (), label: str = "pgd") -> Standardisation:
     """Release the centres and scales of the free variables (module docstring, step 3): two passes.
 
     With an intercept: the k-vector of sums of u (each term in [-1, 1]: replace-one L2 sensitivity 2 sqrt(k))
@@ -245,6 +255,10 @@ def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *
     nothing to the sums), the first of the two vectors also counts the rows that are not null rows (a term in
     {0, 1}: its sensitivity becomes sqrt(Delta^2 + 1)), and the means divide by that released count, clipped to
     [1, n], instead of n.  ``label`` (the method's name) starts the ledger steps' names.
+
+    A column that public facts fix at two values (``column_values``: a factor's dummy, an integer declared
+    between consecutive integers) gets its scale from its released centre alone (:func:`two_valued_scales`), so
+    it is left out of the second release, whose sensitivity then counts only the other variables.
     """
     cols, resp = free_variables(domain)
     k = cols.size + int(resp)
@@ -263,22 +277,76 @@ def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *
                            dtype=float)
         noisy, rows = _split_count(noisy, n, null_rows)
         c = np.clip(noisy / (rows or n), -1.0, 1.0)
-    sens = 2.0 * math.sqrt(k) if centring else math.sqrt(k)
+    two = two_valued_columns(domain, cols, column_values) if centring else {}
+    measured = np.array([j not in two for j in cols] + ([True] if resp else []), dtype=bool)
+    k_scaled = int(measured.sum())
+    sens = 2.0 * math.sqrt(k_scaled) if centring else math.sqrt(k_scaled)
     counted = null_rows and not centring  # without a centre release, the scales' vector carries the count
-    dev = reduce(DeviationSumsPass(domain, cols, resp, c, count=counted), add_arrays)
-    noisy = np.asarray(gaussian_mechanism_mu(dev, l2_sensitivity=math.sqrt(sens**2 + counted), mu=mu_scale,
-                                             rng=rng, ledger=ledger,
-                                             name=f"{label}: private scales (sums of absolute deviations)"),
-                       dtype=float)
-    noisy, counted_rows = _split_count(noisy, n, counted)
-    mean_rows = rows or counted_rows or n
-    floor = scale_floor(sens, mu_scale, mean_rows)
-    s = np.maximum(1.25 * noisy / mean_rows, floor)
+    s = np.ones(k)
+    floored_at = np.zeros(k, dtype=bool)
+    counted_rows: float | None = None
+    if k_scaled:
+        dev = reduce(DeviationSumsPass(domain, cols[measured[:cols.size]], resp, c[measured], count=counted),
+                     add_arrays)
+        noisy = np.asarray(gaussian_mechanism_mu(dev, l2_sensitivity=math.sqrt(sens**2 + counted), mu=mu_scale,
+                                                 rng=rng, ledger=ledger,
+                                                 name=f"{label}: private scales (sums of absolute deviations)"),
+                           dtype=float)
+        noisy, counted_rows = _split_count(noisy, n, counted)
+        mean_rows = rows or counted_rows or n
+        floor = scale_floor(sens, mu_scale, mean_rows)
+        s[measured] = np.maximum(1.25 * noisy / mean_rows, floor)
+        floored_at[measured] = s[measured] <= floor
+    if two:
+        centre_sd = math.sqrt(4.0 * k + null_rows) / (mu_centre * (rows or n))
+        position = {int(j): i for i, j in enumerate(cols)}
+        for j, values in two.items():
+            s[position[j]], floored_at[position[j]] = two_valued_scale(c[position[j]], values, centre_sd)
     centre[cols], scale[cols] = c[:cols.size], s[:cols.size]
     y_centre, y_scale = (float(c[-1]), float(s[-1])) if resp else (0.0, 1.0)
     variables: list[int | str] = [int(j) for j in cols] + (["response"] if resp else [])
-    floored = tuple(v for v, at_floor in zip(variables, s <= floor, strict=True) if at_floor)
+    floored = tuple(v for v, at_floor in zip(variables, floored_at, strict=True) if at_floor)
     return Standardisation(domain, centre, scale, y_centre, y_scale, rows=rows or counted_rows, floored=floored)
+
+
+def two_valued_columns(domain: Domain, cols: np.ndarray, column_values: Sequence[tuple[float, ...] | None]
+                       ) -> dict[int, tuple[float, float]]:
+    """{column: (a, b)} for the free design columns that public facts fix at two values (``column_values``), a
+    and b their two values on the domain's [-1, 1] scale (public)."""
+    two: dict[int, tuple[float, float]] = {}
+    for j in cols:
+        values = column_values[j] if j < len(column_values) else None
+        if values is None or len(set(values)) != 2:
+            continue
+        lo, hi = min(values), max(values)
+        a, b = (float(v) for v in domain.design_values(int(j), np.array([lo, hi])))
+        if b > a:
+            two[int(j)] = (a, b)
+    return two
+
+
+def two_valued_scale(centre: float, values: tuple[float, float], centre_sd: float) -> tuple[float, bool]:
+    """(scale, whether it sits at its floor) of a column that takes two public values a < b (on the [-1, 1]
+    scale), from its released centre c alone (post-processing of that release and public facts).
+
+    The share of rows at b is p = (c - a) / (b - a), kept in [p_0, 1 - p_0] with p_0 = min(1/2,
+    ``TWO_VALUED_FLOOR_Z`` sd(p)), sd(p) = ``centre_sd`` / (b - a) the noise sd of the released share.  The scale
+    is (b - a) max(sqrt(p (1 - p)), 2.5 p (1 - p), max(p, 1 - p) / ``TWO_VALUED_MAX_Z``): 2.5 p (1 - p) (b - a) is
+    what 1.25 times the column's mean absolute deviation, the scale of every other variable, would be, and it
+    is kept where it is the larger (shares between 0.2 and 0.8); below 0.2 that scale falls faster than the
+    standard deviation sqrt(p (1 - p)) (b - a) and would put a rare level's dummy at |z| = 1 / (2.5 p) (20 for a
+    level of 2% of the rows), whose square would dominate the norm of every row in that level and so set the
+    gradient clip, hence the privacy noise, of every coefficient; the standard deviation keeps the column's mean
+    share of a row's squared norm at 1, and the last term keeps the rarer value's |z| at most TWO_VALUED_MAX_Z
+    (docs/choosing.md, "Factor dummies on wide designs").
+    """
+    a, b = values
+    width = b - a
+    p_floor = min(0.5, TWO_VALUED_FLOOR_Z * centre_sd / width)
+    share = (centre - a) / width
+    p = min(max(share, p_floor), 1.0 - p_floor)
+    scale = max(math.sqrt(p * (1.0 - p)), 2.5 * p * (1.0 - p), max(p, 1.0 - p) / TWO_VALUED_MAX_Z)
+    return width * scale, bool(share <= p_floor or share >= 1.0 - p_floor)
 
 
 def scale_floor(sensitivity: float, mu_scale: float, rows: float) -> float:
