@@ -508,8 +508,11 @@ class ParquetSource(DataSource):
                 if other.names != schemas[0].names:
                     raise DataTypeError(f"the Parquet files have different columns ({p} differs from "
                                         f"{self.paths[0]})")
-            self._arrow = _common_schema(schemas)
-            self._cast = {p: not other.equals(self._arrow) for p, other in zip(self.paths, schemas, strict=True)}
+            common = _common_schema(schemas)
+            # files stored with the common types keep their own schema (and pandas' metadata in it: index,
+            # extension dtypes); the others' batches are cast to the common types
+            self._arrow = schemas[0] if schemas[0].types == common.types else common
+            self._cast = {p: other.types != common.types for p, other in zip(self.paths, schemas, strict=True)}
             self._schema = _unknown_to_object(self._arrow.empty_table().to_pandas())
         return self._schema
 

@@ -257,7 +257,7 @@ def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *
     [1, n], instead of n.  ``label`` (the method's name) starts the ledger steps' names.
 
     A column that public facts fix at two values (``column_values``: a factor's dummy, an integer declared
-    between consecutive integers) gets its scale from its released centre alone (:func:`two_valued_scales`), so
+    between consecutive integers) gets its scale from its released centre alone (:func:`two_valued_scale`), so
     it is left out of the second release, whose sensitivity then counts only the other variables.
     """
     cols, resp = free_variables(domain)
