@@ -441,34 +441,44 @@ _UNREADABLE_CSV = ("the CSV header is not text, or the data cannot be split into
                    "value is read as a row, as a value or as a missing value")
 
 
-def _common_schema(schemas: Sequence[Any]) -> Any:
-    """The Arrow schema every file of a Parquet data set is read as (the files have the same column names).
+def _column_readings(schemas: Sequence[Any]) -> tuple[frozenset[str], frozenset[str]]:
+    """(columns read cell by cell as Python objects, columns read as float64) for the files of a Parquet data set
+    with the same column names: a function of the files' schemas, chosen so that no row's value can decide
+    whether, or how, the files are read together.
 
-    A writer types an untyped (object) column from its values: a column with no value in one file is stored as
-    type ``null``, and whole numbers as integers where another file has fractions.  So that one row's value
-    never decides whether the files can be read together, a column's type is the one its files share when the
-    ``null`` files are left out (float64 when every file has ``null``: a column of missing values), float64
-    where they hold different numeric or boolean types, and text where they hold different text types.  Files
-    that store the same column as text in one and as numbers in another (or any other mix) are refused: a
-    declaration of the files, decided from their schemas alone."""
+    A writer types a pandas ``object`` column from its values, file by file: a column with no value in a file is
+    stored as ``null``, whole numbers as integers, one text cell as text.  Such a column (pandas' metadata in the
+    schema says ``object``, a declaration of the data frame), and any column whose files store different types
+    that are not all numbers, is read as objects, whose cells the formula reads one by one as every object column
+    (a number is a number, text a level or a missing value); a column stored as different numeric or boolean
+    types is read as float64 (lossy for integers beyond 2^53, never refused).  Any other column keeps its stored
+    type, the same in every file."""
     import pyarrow as pa  # noqa: PLC0415
 
-    fields = []
+    objects, floats = set(), set()
+    declared = [{c.get("name"): c.get("numpy_type") for c in (sc.pandas_metadata or {}).get("columns", [])}
+                for sc in schemas]
     for i, name in enumerate(schemas[0].names):
-        kinds = {s.field(i).type for s in schemas} - {pa.null()}
-        if not kinds:
-            kind = pa.float64()
-        elif len(kinds) == 1:
-            kind = kinds.pop()
-        elif all(pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t) for t in kinds):
-            kind = pa.float64()
-        elif all(pa.types.is_string(t) or pa.types.is_large_string(t) for t in kinds):
-            kind = pa.large_string()
-        else:
-            raise DataTypeError(f"the Parquet files store column {name!r} with different types (for example text "
-                                "in one file and numbers in another); write every file with the same type for it")
-        fields.append(pa.field(name, kind))
-    return pa.schema(fields)
+        types = {sc.field(i).type for sc in schemas}
+        known = types - {pa.null()}
+        if any(d.get(name) == "object" for d in declared) or not known:
+            objects.add(name)
+        elif len(types) > 1:
+            if all(pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t) for t in known):
+                floats.add(name)
+            else:
+                objects.add(name)
+    return frozenset(objects), frozenset(floats)
+
+
+def _as_read(frame: pd.DataFrame, objects: frozenset[str], floats: frozenset[str]) -> pd.DataFrame:
+    """A frame of a Parquet file with the data set's readings (:func:`_column_readings`) applied, per column."""
+    for c in frame.columns:
+        if c in objects and frame[c].dtype != object:
+            frame[c] = frame[c].astype(object)
+        elif c in floats and frame[c].dtype != np.float64:
+            frame[c] = pd.to_numeric(frame[c].astype(object), errors="coerce").astype(np.float64)
+    return frame
 
 
 class ParquetSource(DataSource):
@@ -493,8 +503,7 @@ class ParquetSource(DataSource):
         self.batch_size = _check_chunksize(batch_size)
         self.workers = workers
         self._schema: pd.DataFrame | None = None
-        self._arrow: Any = None  # the files' common Arrow schema (:func:`_common_schema`)
-        self._cast: dict[str, bool] = {}  # per file: whether its batches are cast to it
+        self._readings: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())  # _column_readings
 
     def describe(self) -> str:
         return f"Parquet ({len(self.paths)} file{'s' if len(self.paths) > 1 else ''})"
@@ -508,12 +517,8 @@ class ParquetSource(DataSource):
                 if other.names != schemas[0].names:
                     raise DataTypeError(f"the Parquet files have different columns ({p} differs from "
                                         f"{self.paths[0]})")
-            common = _common_schema(schemas)
-            # files stored with the common types keep their own schema (and pandas' metadata in it: index,
-            # extension dtypes); the others' batches are cast to the common types
-            self._arrow = schemas[0] if schemas[0].types == common.types else common
-            self._cast = {p: other.types != common.types for p, other in zip(self.paths, schemas, strict=True)}
-            self._schema = _unknown_to_object(self._arrow.empty_table().to_pandas())
+            self._readings = _column_readings(schemas)
+            self._schema = _unknown_to_object(_as_read(schemas[0].empty_table().to_pandas(), *self._readings))
         return self._schema
 
     def known_rows(self) -> int | None:
@@ -526,17 +531,14 @@ class ParquetSource(DataSource):
             yield from self._row_group_frames(p, None, columns)
 
     def _row_group_frames(self, path: str, row_group: int | None, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
-        import pyarrow as pa  # noqa: PLC0415
         import pyarrow.parquet as pq  # noqa: PLC0415
 
-        self.schema()  # the common schema each file's batches are cast to
+        self.schema()  # the readings each file's batches take
         # streamed column reads (no pre-buffering of whole row groups): several times less memory, and faster
         with pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20) as f:
             groups = None if row_group is None else [row_group]
             for batch in f.iter_batches(batch_size=self.batch_size, columns=list(columns), row_groups=groups):
-                if self._cast.get(path, False):
-                    batch = batch.cast(pa.schema([self._arrow.field(c) for c in batch.schema.names]))
-                yield batch.to_pandas(split_blocks=True)  # one block per column: no consolidation copy
+                yield _as_read(batch.to_pandas(split_blocks=True), *self._readings)  # one block per column
 
     def _units(self) -> list[tuple[str, int, int]]:
         """(path, row group, global index of its first raw row) for every row group, in row order."""
