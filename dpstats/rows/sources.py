@@ -473,10 +473,11 @@ def _column_readings(schemas: Sequence[Any]) -> tuple[frozenset[str], frozenset[
 
 def _as_read(frame: pd.DataFrame, objects: frozenset[str], floats: frozenset[str]) -> pd.DataFrame:
     """A frame of a Parquet file with the data set's readings (:func:`_column_readings`) applied, per column."""
-    for c in frame.columns:
-        if c in objects and frame[c].dtype != object:
+    for c in objects.intersection(frame.columns):
+        if frame[c].dtype != object:
             frame[c] = frame[c].astype(object)
-        elif c in floats and frame[c].dtype != np.float64:
+    for c in floats.intersection(frame.columns):
+        if frame[c].dtype != np.float64:
             frame[c] = pd.to_numeric(frame[c].astype(object), errors="coerce").astype(np.float64)
     return frame
 
