@@ -55,11 +55,12 @@ def test_a_rarer_level_gets_its_standard_deviation(share):
 
 @pytest.mark.parametrize("share", [0.02, 0.005, 0.995])
 def test_a_rare_level_is_never_beyond_the_largest_z(share):
-    """A level of 2% of the rows: |z| = 4 (1.25 x its mean absolute deviation would give 20)."""
+    """A level of 2% of the rows or fewer: |z| = 4, the cap (1.25 x its mean absolute deviation would give 20 and
+    more, its standard deviation 7 and more)."""
     centre = 2 * share - 1
     scale, floored = two_valued_scale(centre, (-1.0, 1.0), 1e-5)
     assert max(_z(centre, scale)) == pytest.approx(TWO_VALUED_MAX_Z) and not floored
-    assert max(_z(centre, 1.25 * 4 * share * (1 - share))) >= 19 or share > 0.5
+    assert scale == pytest.approx(2 * max(share, 1 - share) / TWO_VALUED_MAX_Z)  # the cap's branch, not the sd's
 
 
 def test_a_share_inside_the_noise_is_kept_away_from_zero_and_flagged():
