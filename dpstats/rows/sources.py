@@ -441,42 +441,71 @@ _UNREADABLE_CSV = ("the CSV header is not text, or the data cannot be split into
                    "value is read as a row, as a value or as a missing value")
 
 
-def _column_readings(schemas: Sequence[Any]) -> tuple[frozenset[str], frozenset[str]]:
-    """(columns read cell by cell as Python objects, columns read as float64) for the files of a Parquet data set
-    with the same column names: a function of the files' schemas, chosen so that no row's value can decide
-    whether, or how, the files are read together.
+@dataclass(frozen=True)
+class ColumnReadings:
+    """How each column of a Parquet data set of several files is read (:func:`_column_readings`)."""
+
+    #: columns read cell by cell as Python objects
+    objects: frozenset[str] = frozenset()
+    #: columns read as float64
+    floats: frozenset[str] = frozenset()
+    #: columns that some files store without any value (Arrow ``null``): the type the other files store, to which
+    #: those files' column is cast (every cell missing)
+    casts: tuple[tuple[str, Any], ...] = ()
+
+
+def _column_readings(schemas: Sequence[Any]) -> ColumnReadings:
+    """How the columns of the files of a Parquet data set with the same column names are read: a function of the
+    files' schemas, chosen so that no row's value can decide whether, or how, the files are read together.
 
     A writer types a pandas ``object`` column from its values, file by file: a column with no value in a file is
-    stored as ``null``, whole numbers as integers, one text cell as text.  Such a column (pandas' metadata in the
-    schema says ``object``, a declaration of the data frame), and any column whose files store different types
-    that are not all numbers, is read as objects, whose cells the formula reads one by one as every object column
-    (a number is a number, text a level or a missing value); a column stored as different numeric or boolean
-    types is read as float64 (lossy for integers beyond 2^53, never refused).  Any other column keeps its stored
-    type, the same in every file."""
+    stored as ``null``, whole numbers as integers, one text cell as text.  A file that stores a column as ``null``
+    holds no value in it, so says nothing of its type: it is read as if it stored the other files' type with every
+    cell missing (a column that no file stores a value in is read as objects).  Among the other files, a column
+    that pandas' metadata declares ``object`` (a declaration of the data frame) and any column stored as different
+    types that are not all numbers is read as objects, whose cells the formula reads one by one as every object
+    column (a number is a number, text a level or a missing value); a column stored as different numeric or
+    boolean types is read as float64 (lossy for integers beyond 2^53, never refused).  Any other column keeps the
+    type its files store."""
     import pyarrow as pa  # noqa: PLC0415
 
-    objects, floats = set(), set()
+    objects, floats, casts = set(), set(), {}
     declared = [{c.get("name"): c.get("numpy_type") for c in (sc.pandas_metadata or {}).get("columns", [])}
                 for sc in schemas]
     for i, name in enumerate(schemas[0].names):
-        types = {sc.field(i).type for sc in schemas}
-        known = types - {pa.null()}
-        if any(d.get(name) == "object" for d in declared) or not known:
+        stored = [(sc.field(i).type, d.get(name)) for sc, d in zip(schemas, declared, strict=True)]
+        valued = [(t, kind) for t, kind in stored if t != pa.null()]
+        types = {t for t, _ in valued}
+        if not valued or any(kind == "object" for _, kind in valued):
             objects.add(name)
         elif len(types) > 1:
-            if all(pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t) for t in known):
+            if all(pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t) for t in types):
                 floats.add(name)
             else:
                 objects.add(name)
-    return frozenset(objects), frozenset(floats)
+        elif len(valued) < len(stored):
+            casts[name] = next(iter(types))
+    return ColumnReadings(frozenset(objects), frozenset(floats), tuple(casts.items()))
 
 
-def _as_read(frame: pd.DataFrame, objects: frozenset[str], floats: frozenset[str]) -> pd.DataFrame:
+def _with_casts(table: Any, readings: ColumnReadings) -> Any:
+    """An Arrow table or record batch whose ``null`` columns that ``readings`` gives a type are cast to it (every
+    cell missing, as the other files' type would hold them)."""
+    import pyarrow as pa  # noqa: PLC0415
+
+    casts = dict(readings.casts)
+    fields = [f.with_type(casts[f.name]) if f.name in casts and f.type == pa.null() else f for f in table.schema]
+    if all(f.type == g.type for f, g in zip(fields, table.schema, strict=True)):
+        return table
+    return table.cast(pa.schema(fields, metadata=table.schema.metadata))
+
+
+def _as_read(frame: pd.DataFrame, readings: ColumnReadings) -> pd.DataFrame:
     """A frame of a Parquet file with the data set's readings (:func:`_column_readings`) applied, per column."""
-    for c in objects.intersection(frame.columns):
+    for c in readings.objects.intersection(frame.columns):
         if frame[c].dtype != object:
             frame[c] = frame[c].astype(object)
-    for c in floats.intersection(frame.columns):
+    for c in readings.floats.intersection(frame.columns):
         if frame[c].dtype != np.float64:
             frame[c] = pd.to_numeric(frame[c].astype(object), errors="coerce").astype(np.float64)
     return frame
@@ -504,7 +533,7 @@ class ParquetSource(DataSource):
         self.batch_size = _check_chunksize(batch_size)
         self.workers = workers
         self._schema: pd.DataFrame | None = None
-        self._readings: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())  # _column_readings
+        self._readings = ColumnReadings()
 
     def describe(self) -> str:
         return f"Parquet ({len(self.paths)} file{'s' if len(self.paths) > 1 else ''})"
@@ -519,7 +548,8 @@ class ParquetSource(DataSource):
                     raise DataTypeError(f"the Parquet files have different columns ({p} differs from "
                                         f"{self.paths[0]})")
             self._readings = _column_readings(schemas)
-            self._schema = _unknown_to_object(_as_read(schemas[0].empty_table().to_pandas(), *self._readings))
+            empty = _with_casts(schemas[0].empty_table(), self._readings).to_pandas()
+            self._schema = _unknown_to_object(_as_read(empty, self._readings))
         return self._schema
 
     def known_rows(self) -> int | None:
@@ -539,7 +569,8 @@ class ParquetSource(DataSource):
         with pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20) as f:
             groups = None if row_group is None else [row_group]
             for batch in f.iter_batches(batch_size=self.batch_size, columns=list(columns), row_groups=groups):
-                yield _as_read(batch.to_pandas(split_blocks=True), *self._readings)  # one block per column
+                yield _as_read(_with_casts(batch, self._readings).to_pandas(split_blocks=True),  # one block per column
+                               self._readings)
 
     def _units(self) -> list[tuple[str, int, int]]:
         """(path, row group, global index of its first raw row) for every row group, in row order."""
