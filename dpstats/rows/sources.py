@@ -497,6 +497,8 @@ def _with_casts(table: Any, readings: ColumnReadings) -> Any:
     fields = [f.with_type(casts[f.name]) if f.name in casts and f.type == pa.null() else f for f in table.schema]
     if all(f.type == g.type for f, g in zip(fields, table.schema, strict=True)):
         return table
+    if isinstance(table, pa.RecordBatch):  # RecordBatch.cast needs pyarrow 16; Table.cast is older
+        table = pa.Table.from_batches([table])
     return table.cast(pa.schema(fields, metadata=table.schema.metadata))
 
 
