@@ -138,11 +138,11 @@ CLIP_MULTIPLE, CLIP_EXPONENTS = 0.875, (0.3, 0.2)
 #: curvature of a direction, about n / (levels) for a factor's dummies), so on a wide design (many factor levels)
 #: the noise dominates the clipping bias at an n mu where a narrow one's does not, and the smaller multiple lowers
 #: it (docs/choosing.md, "The clip on wide designs", for the measurements).
-CLIP_D_REF, CLIP_D_POWER = 10.0, 2.0
 #: On such designs (d > CLIP_D_REF) a column with two public values (a factor's dummy) is also scaled from its
 #: released centre (:func:`~dpstats.methods.common.private_scaling.two_valued_scale`) instead of 1.25 times its
 #: mean absolute deviation, which puts a rare level at |z| = 1 / (2.5 p) and lets it set every row's gradient norm,
 #: hence the clip and the noise of all coefficients (docs/choosing.md, "Factor dummies on wide designs").
+CLIP_D_REF, CLIP_D_POWER = 10.0, 2.0
 #: The clip also reaches the private (1 - TAIL_ROWS / (n mu))-quantile of the gradient norms where that is above the
 #: rule's clip, up to TAIL_CAP times it (:func:`tail_level`, :func:`_clips`): where n mu is large the privacy noise of
 #: a larger clip is small against the sampling error, and a long tail of large residuals (a skewed or zero-inflated

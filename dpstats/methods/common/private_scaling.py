@@ -269,9 +269,10 @@ def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *
     c = np.zeros(k)
     centring = domain.intercept_index is not None
     rows: float | None = None
+    centre_sens = math.sqrt(4.0 * k + null_rows)
     if centring:
         sums = reduce(UnitSumsPass(domain, cols, resp, count=null_rows), add_arrays)
-        noisy = np.asarray(gaussian_mechanism_mu(sums, l2_sensitivity=math.sqrt(4.0 * k + null_rows),
+        noisy = np.asarray(gaussian_mechanism_mu(sums, l2_sensitivity=centre_sens,
                                                  mu=mu_centre, rng=rng, ledger=ledger,
                                                  name=f"{label}: private centres (sums of the clipped variables)"),
                            dtype=float)
@@ -298,7 +299,7 @@ def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *
         s[measured] = np.maximum(1.25 * noisy / mean_rows, floor)
         floored_at[measured] = s[measured] <= floor
     if two:
-        centre_sd = math.sqrt(4.0 * k + null_rows) / (mu_centre * (rows or n))
+        centre_sd = centre_sens / (mu_centre * (rows or n))
         position = {int(j): i for i, j in enumerate(cols)}
         for j, values in two.items():
             s[position[j]], floored_at[position[j]] = two_valued_scale(c[position[j]], values, centre_sd)
