@@ -334,8 +334,7 @@ def test_a_share_fitted_to_the_chains_noise_alone_is_dropped():
     ``SHARE_TEST_LEVEL`` = 0.95 keeps it in 5% of them (measured 4.5%; binomial sd over 12,000 directions 0.2%, so
     the band [3%, 7%] is 7 sds wide on either side).  With the share dropped the error split is the chains' whole
     covariance / K, whose mean trace times K / d is sigma^2: the test's rare kept shares remove a little noise, so
-    the mean is within [0.93, 1.0] of sigma^2 (measured 0.968, sd of the mean 0.0065: 5 sds from either end).
-    The shrinkage of the linearisation is untouched where the share is dropped (``keeping(0)``)."""
+    the mean is within [0.93, 1.0] of sigma^2 (measured 0.968, sd of the mean 0.0065: 5 sds from either end)."""
     d, k, sigma, reps = 6, 5, 0.1, 2000
     rng = np.random.default_rng(11)
     st, lin = _identity_standardisation(d), _flat_linearisation(d)
@@ -369,25 +368,33 @@ def test_the_spread_without_the_offsets_never_exceeds_the_whole_spread_per_coeff
     np.testing.assert_array_equal(pgd.capped_spread(residual, 2.0 * residual), residual)
 
 
-def test_keeping_raises_the_start_weights_and_nothing_else():
-    """``keeping(0)`` is the linearisation itself (the intervals' shrinkage is unchanged: exactly equal arrays);
-    ``keeping(w)`` raises both phases' start weights in each direction to at least that direction's w and recomputes
-    the shrinkage and the carried warm-start noise from them.  Deterministic."""
-    h = np.array([4000.0, 1000.0, 250.0])
-    V = np.linalg.qr(np.random.default_rng(3).normal(size=(3, 3)))[0]
-    lin = pgd.linearise((V * h) @ V.T, 1.0, (2.0, 3.0), (1.0, 1.0), 400, (10.0, 50.0))
-    same = lin.keeping(np.zeros(3))
-    for name in ("shrink", "carried", "noise", "starts"):
-        np.testing.assert_array_equal(getattr(same, name), getattr(lin, name))
-    kept = lin.keeping(np.array([0.5, 0.5, 0.0]))
-    w1, w2 = kept.starts
-    assert np.all(kept.starts[:, :2] >= 0.5) and np.all(kept.starts >= lin.starts)
-    np.testing.assert_array_equal(kept.starts[:, 2], lin.starts[:, 2])  # a share of 0 keeps that direction's
-    r1, r2 = lin.ratios
-    np.testing.assert_allclose(kept.shrink, w2 * (r1 * (1 - w1) - r2) + r2, rtol=1e-12)
-    np.testing.assert_allclose(kept.carried, w2**2 * lin.warm, rtol=1e-12)
-    assert np.all(kept.shrink[:2] < lin.shrink[:2]) and np.all(kept.carried[:2] > lin.carried[:2])
-    np.testing.assert_array_equal(kept.noise, lin.noise)
+def test_a_kept_share_leaves_the_bias_and_carried_terms_of_the_intervals_linearisation():
+    """Chains that keep a significant share (0.6) of their offsets in every direction, around an estimate that is
+    large in the weakest direction, with a linearisation that shrinks (ridge ratios 0.99, 0.95, 0.9) and carries
+    phase 1's noise: the error split is the carried variance, the spread without the kept offsets and the bias
+    (1 - 1/s) b of that same linearisation (the one the interval's draws use), squared.  The share does not raise
+    the bias: read as both phases' start weight it made the squared bias of this estimate 43x larger in the
+    weakest direction.  Deterministic."""
+    d, k = 3, 5
+    rng = np.random.default_rng(9)
+    noise = rng.normal(0.0, 0.01, (d, k))
+    noise -= noise.mean(axis=1, keepdims=True)
+    offsets = pgd._start_offsets(d, k, 1.0, np.random.default_rng(4))
+    estimate = np.array([0.1, 0.2, 5.0])
+    chains = estimate[:, None] + noise + 0.6 * offsets
+    dev = chains - estimate[:, None]
+    share = pgd.significant_share(pgd.kept_share(dev, offsets), dev, offsets)
+    assert np.all(share > 0.5)
+    starts, ratios = np.array([[0.01, 0.02, 0.05], [0.01, 0.02, 0.05]]), np.array([[0.99, 0.95, 0.9]] * 2)
+    lin = dataclasses.replace(_flat_linearisation(d), shrink=pgd._shrinkage(*starts, *ratios), starts=starts,
+                              ratios=ratios, carried=np.array([1e-4, 2e-4, 3e-4]), warm=np.array([1e-3, 2e-3, 3e-3]))
+    split = pgd.error_split(_identity_standardisation(d), lin, chains, offsets).privacy
+    residuals = (dev - share[:, None] * offsets) / np.sqrt(k - 2.0)
+    spread = pgd.capped_spread(residuals @ residuals.T / k, dev @ dev.T / (k * (k - 1.0)))
+    bias = lin.bias(estimate)
+    np.testing.assert_allclose(split, np.diag(lin.carried) + spread + np.outer(bias, bias), rtol=1e-12)
+    raised = pgd._shrinkage(*np.maximum(starts, share), *ratios)  # both phases' start weights raised to the share
+    assert ((1.0 - 1.0 / raised[2]) * estimate[2]) ** 2 > 20 * bias[2] ** 2  # measured 43x
 
 
 def test_the_error_split_is_computed_after_the_estimate_and_the_intervals():

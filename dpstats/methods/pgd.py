@@ -193,8 +193,7 @@ SHRINK_FLOOR = 0.5
 #: grunfeld at epsilon 0.5 on the real-data benchmark).
 KEPT_SHARE_LIMIT = 0.9
 #: ... and only a share that the chains' own noise would reach with probability below 1 - SHARE_TEST_LEVEL
-#: (:func:`significant_share`): a share fitted to noise read a large early-stopping shrinkage into directions the
-#: steps had resolved.
+#: (:func:`significant_share`): a share fitted to the chains' noise would remove that noise from the spread.
 SHARE_TEST_LEVEL = 0.95
 #: How the error block's sampling part is computed where the interval's 2-vector was released.
 SAMPLING_SOURCE = ("the sandwich variance (E psi^2 / phi^2) G^-1 of the clipped estimating equation, E psi^2 and phi "
@@ -760,15 +759,6 @@ class Linearisation:
         V = self.basis
         return ((draws @ V) / self.floored) @ V.T
 
-    def keeping(self, share: np.ndarray) -> Linearisation:
-        """The linearisation with each phase's start weight raised to at least ``share`` (d,) in each direction of
-        ``basis`` (the share of their starts the chains were seen to keep: :func:`kept_share`); the shrinkage and
-        the carried noise recomputed from them."""
-        w1, w2 = np.maximum(self.starts, share[None, :])
-        r1, r2 = self.ratios
-        return dataclasses.replace(self, shrink=_shrinkage(w1, w2, r1, r2), carried=w2**2 * self.warm,
-                                   starts=np.vstack([w1, w2]))
-
     @property
     def floored(self) -> np.ndarray:
         return np.maximum(self.shrink, SHRINK_FLOOR)
@@ -846,8 +836,7 @@ def significant_share(share: np.ndarray, deviations: np.ndarray, offsets: np.nda
     1 - ``SHARE_TEST_LEVEL`` (one-sided t test of the least-squares slope, K - 2 degrees of freedom), else 0.
 
     With no share kept, the fitted slope is the chains' noise projected on their offsets; taken as a kept share,
-    that noise would be removed from the spread and, in a direction where the estimate is large, read as an
-    early-stopping shrinkage of it (:meth:`Linearisation.keeping`).  Needs K >= 3 chains (deviations d x K).
+    that noise would be removed from the spread.  Needs K >= 3 chains (deviations d x K).
     Post-processing."""
     k = deviations.shape[1]
     scale = np.sum(offsets**2, axis=1)
@@ -872,11 +861,11 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
     Where the share is above ``KEPT_SHARE_LIMIT`` the steps learned almost nothing in that direction and its whole
     spread is kept.  In each direction the residuals' sum of squares is divided by K - 2 where the share is fitted
     inside (0, 1) (it takes one degree of freedom), else by K - 1; with K = 2 no share is fitted.  Each coefficient's
-    variance from this is capped at that of the chains' whole spread (:func:`capped_spread`).  Where the chains
-    kept more of their starts than the linearisation says (the clipped steps move more slowly than the floored Gram
-    matrix predicts, at small n * mu), each phase's start weight in direction k is raised to w_k
-    (:meth:`Linearisation.keeping`) for the shrinkage and for phase 1's carried noise.  Per-example clipping is
-    otherwise taken as inactive (the clipped equation's Huber-type bias against least squares is not included).
+    variance from this is capped at that of the chains' whole spread (:func:`capped_spread`).  The bias and the
+    carried variance are those of ``lin``, the linearisation the interval's draws use (:func:`_interval_draws`):
+    the kept share is phase 2's start weight, and phase 2 starts from phase 1's output, close to the solution, so
+    it is not read as a shrinkage of the estimate (``docs/proofs/pgd.md``).  Per-example clipping is taken as
+    inactive (the clipped equation's Huber-type bias against least squares is not included).
     """
     estimate = chains.mean(axis=1)
     V = lin.basis
@@ -889,7 +878,6 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
         dev = V.T @ (chains - estimate[:, None])  # the chains' deviations and their offsets in the eigenbasis
         off = V.T @ offsets
         share = significant_share(kept_share(dev, off), dev, off) if k > 2 else np.zeros(d)
-        lin = lin.keeping(share)
         share = np.where(share <= KEPT_SHARE_LIMIT, share, 0.0)  # unlearned directions keep their whole spread
         dof = np.where((share > 0.0) & (share < 1.0), k - 2.0, k - 1.0)  # a fitted share takes one
         residuals = (dev - share[:, None] * off) / np.sqrt(dof)[:, None]
