@@ -91,8 +91,8 @@ from dpstats.rows.base import Rows
 from dpstats.validation import MAX_EPSILON
 
 __all__ = ["PGDOptions", "fit", "budget_split", "reports_intervals", "linearise", "phases_linearised", "steps_rule",
-           "INTERVAL_MIN_N_MU", "SMALL_N_MU", "start_spread", "WEIGHTS", "SPEC", "clip_rule",
-           "interval_reason", "GramPass", "NormHistogramPass", "GradientPass", "InferencePass", "sandwich",
+           "INTERVAL_MIN_N_MU", "SMALL_N_MU", "SMALL_CLIP_CEILING", "clip_ceiling", "start_spread", "WEIGHTS", "SPEC",
+           "clip_rule", "interval_reason", "GramPass", "NormHistogramPass", "GradientPass", "InferencePass", "sandwich",
            "gradient_norm_bound", "SAMPLING_Z", "floored_note", "CLIP_D_REF", "CLIP_D_POWER",
            "RARE_SHARE", "RARE_MIN_N_MU", "rare_outcome_reason", "TAIL_ROWS", "TAIL_CAP", "SKEW_SHARE", "SKEW_Z",
            "tail_level", "skewed_tail", "TailSignPass", "expected_error", "WANDER_ROUNDS", "gram_sensitivity",
@@ -165,6 +165,13 @@ RARE_SHARE, RARE_MIN_N_MU = 0.1, 50.0
 #: theta = 0: a robust start with little noise (its estimand need not be least squares; phase 2's clip is the
 #: clip rule's, read at the warm start and never above the rule's clip at theta = 0, from the same histogram).
 WARM_CLIP = (0.5, 1.0)
+#: Below n * mu = SMALL_N_MU each gradient-norm histogram gets so little of mu that a quantile read from it can be off
+#: by orders of magnitude (mpg at epsilon 1: warm-start clips from 0.09 to 1,600 between noise seeds, on the same
+#: data); there every clip read from it is capped at SMALL_CLIP_CEILING times the clip the rule gives at a quantile of
+#: sqrt(d), the norm of a standardised row whose residual is one scale unit (:func:`_clips`; post-processing of the
+#: released histogram).  Only a cap: a floor also raised the low reads that heavy-tailed residuals need
+#: (docs/choosing.md, "Clips at small n mu").
+SMALL_CLIP_CEILING = 2.0
 #: Each phase's steps add a ridge penalty PENALTY * 2 sqrt(2) C / mu_phase (the noise floor of the phase's
 #: averaged gradient sum, per coordinate): directions of the design whose curvature is below the privacy noise are
 #: shrunk instead of filled with noise (the noise-level ridge of AdaSSP, Wang 2018, on the gradient).
@@ -613,17 +620,19 @@ def _clips(rows: Rows, st: Standardisation, cache: RowCache, theta: np.ndarray, 
     a public rule), phase 2 also releases the signs of the residuals beyond the rule's clip (``mu_sign``,
     :class:`TailSignPass`); where they lean to one side (:func:`skewed_tail`) the clip is raised to the tail
     quantile of the gradient norms when that is larger, at most ``TAIL_CAP`` times the rule's clip, and capped at the
-    second cap.  The quantiles of a phase are read from the same noisy counts (post-processing)."""
+    second cap.  The quantiles of a phase are read from the same noisy counts (post-processing); below n mu =
+    ``SMALL_N_MU`` every clip is capped at ``SMALL_CLIP_CEILING`` times k sqrt(d) (public)."""
     q, k = clip_rule(n_mu, minority, theta.shape[0])
     tail = tail_level(n_mu)
+    ceiling = clip_ceiling(n_mu, k, theta.shape[0])
     counts = rows.reduce(NormHistogramPass(st, theta, NORM_GRID, cache), add_arrays)
     qs = ((WARM_CLIP[0],) if phase == 1 else ()) + (q,) + ((tail,) if tail is not None else ())
     read = release_quantiles(counts, qs, st.rows or rows.n, NORM_GRID, mu=mu, rng=rng, ledger=ledger,
                              name=f"pgd: gradient-norm histogram (phase {phase})")
-    rule = read[1 if phase == 1 else 0] * k
+    rule = min(read[1 if phase == 1 else 0] * k, ceiling)
     raised = max(rule, min(read[-1], TAIL_CAP * rule)) if tail is not None else rule
     if phase == 1:
-        return WARM_CLIP[1] * read[0], (rule, raised), False
+        return WARM_CLIP[1] * min(read[0], ceiling), (rule, min(raised, ceiling)), False
     if mu_sign is not None:
         signs = gaussian_mechanism_mu(rows.reduce(TailSignPass(st, theta, rule, cache), add_arrays),
                                       l2_sensitivity=math.sqrt(2.0), mu=mu_sign, rng=rng, ledger=ledger,
@@ -631,6 +640,12 @@ def _clips(rows: Rows, st: Standardisation, cache: RowCache, theta: np.ndarray, 
         if skewed_tail(np.asarray(signs, dtype=float), mu_sign):
             return min(raised, caps[1]), caps, True
     return min(rule, caps[0]), caps, False
+
+
+def clip_ceiling(n_mu: float, multiple: float, d: int) -> float:
+    """The cap on every clip read from a gradient-norm histogram (``SMALL_CLIP_CEILING`` times the clip rule's
+    ``multiple`` times sqrt(d) below n mu = ``SMALL_N_MU``, else none): public facts only."""
+    return SMALL_CLIP_CEILING * multiple * math.sqrt(d) if n_mu < SMALL_N_MU else math.inf
 
 
 def skewed_tail(signs: np.ndarray, mu: float) -> bool:
@@ -1046,9 +1061,11 @@ def expected_error(facts: PlanningFacts) -> ExpectedError:
     residual_sd = math.sqrt(facts.residual_var) / st.y_scale
     at_fit = NormLaw.of(z_moment[np.ix_(free, free)], 1.0 if k is not None else 0.0, residual_sd)
     at_zero = dataclasses.replace(at_fit, residual_sd=v_sd)  # at theta = 0 the residual is the response
-    q, multiple = clip_rule(n * gaussian_mu(facts.epsilon, facts.delta), d=d)
-    clips = (WARM_CLIP[1] * at_zero.quantile(WARM_CLIP[0], n, NORM_GRID),
-             multiple * min(at_fit.quantile(q, n, NORM_GRID), at_zero.quantile(q, n, NORM_GRID)))
+    n_mu = n * gaussian_mu(facts.epsilon, facts.delta)
+    q, multiple = clip_rule(n_mu, d=d)
+    ceiling = clip_ceiling(n_mu, multiple, d)
+    clips = (WARM_CLIP[1] * min(at_zero.quantile(WARM_CLIP[0], n, NORM_GRID), ceiling),
+             min(multiple * min(at_fit.quantile(q, n, NORM_GRID), at_zero.quantile(q, n, NORM_GRID)), ceiling))
     phase_mus = (mus["warm start"], mus["chains"])
     penalties = [phase_penalty(c, m) for c, m in zip(clips, phase_mus, strict=True)]
     sigma_g = gram_sensitivity(d) / mus["gram"]
