@@ -240,7 +240,9 @@ def dp_ols_arrays(
     ----------
     X : array_like
         n x d array of covariates (a DataFrame's column names are used when
-        ``column_names`` is not given).
+        ``column_names`` is not given).  A Dask collection is computed and read
+        as its result (this interface is in memory; for larger data use
+        :func:`dpstats.dp_ols` with the Dask DataFrame).
     y : array_like
         Length-n response.
     epsilon : float

@@ -41,7 +41,7 @@ from dpstats.formula.language import FORMULA_ENV
 from dpstats.formula.parse import join_terms, term
 from dpstats.formula.schema import may_hold_missing
 from dpstats.methods.spec import MethodSpec
-from dpstats.numbers import numbers_or_missing
+from dpstats.numbers import in_memory, numbers_or_missing
 from dpstats.validation import check_bounds_pair
 
 __all__ = ["formula_all", "array_design", "describe_arrays"]
@@ -156,7 +156,11 @@ def describe_arrays(response_name: str, names: list[str]) -> str:
 
 def _float_array(a: Any, what: str) -> np.ndarray:
     """``a`` as a new float array; a non-numeric input is refused from its type (numpy's message would quote a
-    value, so it is not passed on)."""
+    value, so it is not passed on).  An array of a pandas extension type is read as a Series, and an input with no
+    dtype of its own element by element, as a list is: whether ``np.array(a, dtype=float)`` succeeds is a fact of
+    the values.  (A Dask collection is computed by the caller first: :func:`~dpstats.numbers.in_memory`.)"""
+    if isinstance(getattr(a, "dtype", None), pd.api.extensions.ExtensionDtype) and not isinstance(a, pd.DataFrame):
+        a = pd.Series(a, copy=False)
     if isinstance(a, (pd.DataFrame, pd.Series)):
         # pandas' own types decide, column by column (public); a missing value of a nullable type is NaN
         dtypes = list(a.dtypes.items()) if isinstance(a, pd.DataFrame) else [(a.name, a.dtype)]
@@ -174,14 +178,9 @@ def _float_array(a: Any, what: str) -> np.ndarray:
         # decides
         raise DataTypeError(f"{what} must be a numeric array; its dtype is {dtype}, not a number type (convert it "
                             "with a public rule first)")
-    if isinstance(a, (list, tuple)):  # no type of its own: each element is read by itself (docs/privacy.md)
-        return numbers_or_missing(a)
-    try:
+    if isinstance(dtype, np.dtype):
         return np.array(a, dtype=float)  # a copy: the pipeline may rescale it in place
-    except (TypeError, ValueError):
-        pass
-    raise DataTypeError(f"{what} must be a numeric array (it holds text or objects that are not numbers); convert "
-                        "it with a public rule first")
+    return numbers_or_missing(a)  # no type of its own: each element is read by itself (docs/privacy.md)
 
 
 def _may_hold_missing(a: Any) -> bool:
@@ -249,6 +248,7 @@ def array_design(X: Any, y: Any, spec: MethodSpec | None, *, x_bounds: Any, y_bo
     >>> design.column_names, design.X.shape
     (['Intercept', 'x1', 'x2'], (3, 3))
     """
+    X, y = in_memory(X), in_memory(y)  # a Dask collection is read as its computed result, by type
     if column_names is None and isinstance(X, pd.DataFrame):
         column_names = [str(c) for c in X.columns]
     Xa = _float_array(X, "X")

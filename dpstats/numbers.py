@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["number_or_missing", "numbers_or_missing", "numeric_columns", "typed_columns"]
+__all__ = ["in_memory", "number_or_missing", "numbers_or_missing", "numeric_columns", "typed_columns"]
 
 
 def number_or_missing(value: object) -> float:
@@ -71,6 +71,18 @@ def _real_to_float(value: Any) -> float:
 
 
 _READ_EACH = np.frompyfunc(number_or_missing, 1, 1)
+
+
+def in_memory(values: Any) -> Any:
+    """A Dask collection computed to its pandas or numpy result, which is then read by its type as in memory; any
+    other value unchanged.
+
+    Converting a Dask collection straight to floats (``np.array(values, dtype=float)``) succeeds or fails by its
+    values (a text column whose cells all parse, a nullable column without a missing cell), so the in-memory
+    interfaces compute it first and decide from the result's type, as for the same records in a DataFrame."""
+    if type(values).__module__.partition(".")[0] == "dask" and callable(getattr(values, "compute", None)):
+        return values.compute()
+    return values
 
 
 def numbers_or_missing(values: Any) -> np.ndarray:

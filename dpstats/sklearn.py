@@ -63,7 +63,7 @@ from dpstats.errors import (
 from dpstats.formula.frame import check_unique_columns
 from dpstats.formula.parse import term
 from dpstats.formula.predict import warn_outside_bounds
-from dpstats.numbers import numbers_or_missing, numeric_columns
+from dpstats.numbers import in_memory, numbers_or_missing, numeric_columns
 from dpstats.privacy.accountant import PrivacyAccountant
 
 __all__ = ["DPLinearRegression"]
@@ -102,7 +102,9 @@ def _read_as_numbers(values: Any) -> Any:
     """``values`` with every element that its type does not make a number read by the public rule of
     :mod:`dpstats.numbers` (a non-number becomes NaN): a list or tuple, an object or text array, and a DataFrame's or
     Series' object, text and categorical columns.  Numeric arrays and frames, and inputs of other types (sparse
-    matrices, ...), are returned as they are, for scikit-learn's validation to accept or refuse by their type."""
+    matrices, ...), are returned as they are, for scikit-learn's validation to accept or refuse by their type.  A
+    Dask collection is computed first (:func:`~dpstats.numbers.in_memory`) and read as its result is."""
+    values = in_memory(values)
     if isinstance(values, pd.DataFrame):
         return numeric_columns(values)
     if isinstance(values, pd.Series):
@@ -112,7 +114,7 @@ def _read_as_numbers(values: Any) -> Any:
     return values
 
 
-def validation_error(exc: ValueError | TypeError, predict: bool = False) -> DPStatsError:
+def validation_error(exc: ValueError | TypeError | OverflowError, predict: bool = False) -> DPStatsError:
     """The typed error of a failed scikit-learn validation of the training data (or of ``predict``'s ``X``), built
     from public facts only.
 
@@ -125,8 +127,8 @@ def validation_error(exc: ValueError | TypeError, predict: bool = False) -> DPSt
 
     Parameters
     ----------
-    exc : ValueError or TypeError
-        What ``validate_data`` raised.
+    exc : ValueError, TypeError or OverflowError
+        What ``validate_data`` raised (OverflowError: a Python int beyond the float range).
     predict : bool
         The validation was ``predict``'s, of ``X`` alone.
 
@@ -338,7 +340,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
                                           ensure_all_finite=False,
                                           ensure_min_samples=2, input_name="y"), warn=True)
             check_consistent_length(Xa, ya)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, OverflowError) as exc:
             failure = validation_error(exc)
         if failure is not None:
             raise failure  # outside the handler: no __context__ carries scikit-learn's message
@@ -388,8 +390,8 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         _check_column_names(X)
         failure: DPStatsError | None = None
         try:
-            Xa = validate_data(self, X, reset=False, dtype=np.float64)
-        except (ValueError, TypeError) as exc:
+            Xa = validate_data(self, in_memory(X), reset=False, dtype=np.float64)
+        except (ValueError, TypeError, OverflowError) as exc:  # an int beyond the float range: OverflowError
             failure = validation_error(exc, predict=True)
         if failure is not None:
             raise failure  # outside the handler: no __context__ carries scikit-learn's message
@@ -430,8 +432,8 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         failure: DPStatsError | None = None
         try:
             with np.errstate(over="ignore", invalid="ignore"):
-                value = float(r2_score(y, predictions, sample_weight=sample_weight))
-        except (ValueError, TypeError) as exc:
+                value = float(r2_score(in_memory(y), predictions, sample_weight=sample_weight))
+        except (ValueError, TypeError, OverflowError) as exc:
             failure = validation_error(exc)
         else:
             if math.isfinite(value):

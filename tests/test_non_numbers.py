@@ -187,3 +187,74 @@ def test_black_box_audit_of_an_element_that_is_not_a_number(route, tmp_path):
 
     result = audit_mechanism(_slope_or_refusal(fit), data, neighbour, runs=150, delta=1e-6, alpha=1e-3, seed=13)
     assert result.epsilon_lower_bound <= 1.0
+
+
+# -- Dask collections given to the in-memory interfaces (s33 neighbour audit, H1-H4) --------------------------------
+
+def _outcome(call) -> tuple[str, tuple[float, float]]:
+    """(what happened, budget spent) of one fit: its type of refusal, or "fit"."""
+    acct = dpstats.PrivacyAccountant(5.0, 1e-5)
+    try:
+        call(acct)
+    except DPStatsError as exc:
+        return type(exc).__name__, acct.spent
+    return "fit", acct.spent
+
+
+@pytest.mark.parametrize("value", [5.0, None, np.nan, pd.NA, "zqx", 10**400],
+                         ids=["number", "None", "nan", "NA", "text", "huge-int"])
+def test_dask_collections_are_read_as_their_computed_result(value):
+    """A Dask DataFrame, Series or array given to ``dp_ols_arrays`` or ``DPLinearRegression`` is computed and read
+    by the result's type, so one changed cell gives what it gives in memory (before: converted with
+    ``np.array(values, dtype=float)``, which fitted when every cell parsed and refused at no cost when one did not,
+    and a Python int beyond the float range escaped as an untyped OverflowError).  For each neighbour value the
+    outcome and the spend equal those of the same records as pandas / numpy, for an object DataFrame (Dask
+    turns it into text columns, refused from that dtype), a nullable Float64 DataFrame and an object array.
+    Deterministic."""
+    dd = pytest.importorskip("dask.dataframe")
+    da = pytest.importorskip("dask.array")
+    from dpstats.sklearn import DPLinearRegression
+
+    rng = np.random.default_rng(7)
+    X = pd.DataFrame({"a": rng.uniform(0, 1, 400), "b": rng.uniform(0, 1, 400)})
+    y = X["a"] - X["b"] + rng.normal(0, 0.1, 400)
+    fit = dict(epsilon=1.0, delta=1e-6, x_bounds=(0, 1), y_bounds=(-3, 5), method="ssp", random_state=0)
+    as_object = X.astype(object)
+    as_object.iloc[7, 0] = value
+    frames = [as_object]
+    if not isinstance(value, (str, int)):  # a nullable float column holds a number or pd.NA
+        as_float64 = X.astype("Float64")
+        as_float64.iloc[7, 0] = 5.0 if isinstance(value, float) and value == 5.0 else pd.NA
+        frames.append(as_float64)
+    for frame in frames:
+        lazy = dd.from_pandas(frame, npartitions=3)
+        in_memory = dd.from_pandas(frame, npartitions=3).compute()  # the types Dask gives the same records
+        assert _outcome(lambda a, X=lazy: dpstats.dp_ols_arrays(X, y, accountant=a, **fit)) == \
+            _outcome(lambda a, X=in_memory: dpstats.dp_ols_arrays(X, y, accountant=a, **fit))
+    array = as_object.to_numpy()
+    est = dict(epsilon=1.0, delta=1e-6, bounds=(0, 1), y_bounds=(-3, 5), method="ssp", random_state=0)
+    lazy_array = da.from_array(array, chunks=(150, 2))
+    lazy_outcome = _outcome(lambda a: DPLinearRegression(accountant=a, **est).fit(lazy_array, y.to_numpy()))
+    assert lazy_outcome == _outcome(lambda a: DPLinearRegression(accountant=a, **est).fit(array, y.to_numpy()))
+    assert lazy_outcome[0] == "fit" and lazy_outcome[1][0] == pytest.approx(1.0)  # every element read, charged
+
+
+def test_predict_and_score_refuse_an_int_beyond_the_float_range_with_a_typed_error():
+    """``predict`` and ``score`` on an object array holding a Python int beyond the float range: a typed
+    ``DataValueError`` whose message quotes no value (before: an untyped OverflowError).  Deterministic."""
+    from dpstats.errors import DataValueError
+    from dpstats.sklearn import DPLinearRegression
+
+    pytest.importorskip("sklearn")
+    X, y = _xy()
+    est = DPLinearRegression(epsilon=1.0, bounds=(0, 1), y_bounds=(-3, 5), method="ssp", random_state=0).fit(X, y)
+    huge = X[:5].astype(object)
+    huge[2, 0] = 10**400
+    for call in (lambda: est.predict(huge), lambda: est.score(huge, y[:5])):
+        with pytest.raises(DataValueError) as info:
+            call()
+        assert "1000000" not in str(info.value)
+    ys = y[:5].astype(object)
+    ys[1] = 10**400
+    with pytest.raises(DataValueError):
+        est.score(X[:5], ys)
