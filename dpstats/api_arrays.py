@@ -179,7 +179,12 @@ def _float_array(a: Any, what: str) -> np.ndarray:
         raise DataTypeError(f"{what} must be a numeric array; its dtype is {dtype}, not a number type (convert it "
                             "with a public rule first)")
     if isinstance(dtype, np.dtype):
-        return np.array(a, dtype=float)  # a copy: the pipeline may rescale it in place
+        try:  # numbers by their dtype: a failure comes from the container's type (a sparse matrix, ...)
+            return np.array(a, dtype=float)  # a copy: the pipeline may rescale it in place
+        except (TypeError, ValueError):
+            pass
+        raise DataTypeError(f"{what} must be a dense array; a {type(a).__name__} cannot be read as one (convert "
+                            "it with a public rule first)")
     return numbers_or_missing(a)  # no type of its own: each element is read by itself (docs/privacy.md)
 
 

@@ -258,3 +258,15 @@ def test_predict_and_score_refuse_an_int_beyond_the_float_range_with_a_typed_err
     ys[1] = 10**400
     with pytest.raises(DataValueError):
         est.score(X[:5], ys)
+
+
+def test_arrays_refuse_a_sparse_matrix_from_its_type():
+    """A scipy sparse matrix given to ``dp_ols_arrays`` is refused from its type, typed and free (numpy cannot make
+    a dense float array of it; an untyped TypeError must not escape).  Deterministic."""
+    sparse = pytest.importorskip("scipy.sparse")
+    X, y = _xy()
+    acct = dpstats.PrivacyAccountant(5.0, 1e-5)
+    with pytest.raises(DataTypeError, match="must be a dense array; a csr_matrix"):
+        dpstats.dp_ols_arrays(sparse.csr_matrix(X), y, 1.0, x_bounds=(0, 1), y_bounds=(-3, 5), method="ssp",
+                              accountant=acct)
+    assert acct.spent == (0.0, 0.0)
