@@ -79,7 +79,25 @@ def in_memory(values: Any) -> Any:
 
     Converting a Dask collection straight to floats (``np.array(values, dtype=float)``) succeeds or fails by its
     values (a text column whose cells all parse, a nullable column without a missing cell), so the in-memory
-    interfaces compute it first and decide from the result's type, as for the same records in a DataFrame."""
+    interfaces compute it first and decide from the result's type, as for the same records in a DataFrame.
+
+    Parameters
+    ----------
+    values : Any
+        An input of ``dp_ols_arrays`` or ``DPLinearRegression``.
+
+    Returns
+    -------
+    Any
+        ``values.compute()`` for a Dask DataFrame, Series or array; else ``values`` itself.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.numbers import in_memory
+    >>> in_memory(np.array([1.0, 2.0]))
+    array([1., 2.])
+    """
     if type(values).__module__.partition(".")[0] == "dask" and callable(getattr(values, "compute", None)):
         return values.compute()
     return values
