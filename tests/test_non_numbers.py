@@ -204,7 +204,7 @@ def _outcome(call) -> tuple[str, tuple[float, float]]:
 @pytest.mark.parametrize("value", [5.0, None, np.nan, pd.NA, "zqx", 10**400],
                          ids=["number", "None", "nan", "NA", "text", "huge-int"])
 def test_dask_collections_are_read_as_their_computed_result(value):
-    """A Dask DataFrame, Series or array given to ``dp_ols_arrays`` or ``DPLinearRegression`` is computed and read
+    """A Dask DataFrame or array given to ``dp_ols_arrays`` or ``DPLinearRegression`` is computed and read
     by the result's type, so one changed cell gives what it gives in memory (before: converted with
     ``np.array(values, dtype=float)``, which fitted when every cell parsed and refused at no cost when one did not,
     and a Python int beyond the float range escaped as an untyped OverflowError).  For each neighbour value the
