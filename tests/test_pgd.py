@@ -468,16 +468,16 @@ def test_the_warm_clip_is_below_the_cap_and_the_final_clip_never_above_it():
     assert near < cap  # at the solution the residuals are small: the rule's clip there is below the cap
 
 
-def test_below_small_n_mu_every_clip_read_is_capped_at_a_public_ceiling():
-    """Below n mu = SMALL_N_MU the histogram's reads are capped at SMALL_CLIP_CEILING k sqrt(d) (k the rule's
-    multiple at that n mu; public). With exact reads (mu = 5, 200 rows) at a point whose residuals are about 100 times
-    those at the solution, every quantile is far above sqrt(d): at n mu = 50 the warm clip, both caps and the final
-    clip are the ceiling; at n mu = SMALL_N_MU nothing is capped and the same read gives a final clip above it.
-    Deterministic."""
+def test_below_n_mu_250_every_clip_read_is_capped_at_a_public_ceiling():
+    """Below n mu = CLIP_CEILING_N_MU (250) the histogram's reads are capped at SMALL_CLIP_CEILING k sqrt(d) (k the
+    rule's multiple at that n mu; public). With exact reads (mu = 5, 200 rows) at a point whose residuals are about
+    100 times those at the solution, every quantile is far above sqrt(d): at n mu = 50 the warm clip, both caps and
+    the final clip are the ceiling; at n mu = CLIP_CEILING_N_MU nothing is capped and the same read gives a final
+    clip above it. Deterministic."""
     rows, st, _, _ = _unit_rows()
     far = np.array([50.0, -50.0])
     finals = {}
-    for n_mu in (50.0, pgd.SMALL_N_MU):
+    for n_mu in (50.0, pgd.CLIP_CEILING_N_MU):
         ledger, rng = PrivacyLedger(100.0, 1e-6), np.random.default_rng(4)
         _, k = pgd.clip_rule(n_mu, None, 2)
         ceiling = pgd.clip_ceiling(n_mu, k, 2)
@@ -485,13 +485,13 @@ def test_below_small_n_mu_every_clip_read_is_capped_at_a_public_ceiling():
                                    rng=rng)
         final, _, _ = pgd._clips(rows, st, pgd.RowCache(), far, 2, n_mu, 5.0, caps, ledger=ledger, rng=rng)
         finals[n_mu] = (final, pgd.SMALL_CLIP_CEILING * k * math.sqrt(2.0))
-        if n_mu < pgd.SMALL_N_MU:
+        if n_mu < pgd.CLIP_CEILING_N_MU:
             assert ceiling == pytest.approx(pgd.SMALL_CLIP_CEILING * k * math.sqrt(2.0))
             assert warm == pytest.approx(pgd.WARM_CLIP[1] * ceiling) and caps == (ceiling, ceiling)
             assert final == ceiling
         else:
             assert ceiling == math.inf
-    final, would_be_ceiling = finals[pgd.SMALL_N_MU]
+    final, would_be_ceiling = finals[pgd.CLIP_CEILING_N_MU]
     assert final > 10 * would_be_ceiling
 
 

@@ -91,8 +91,9 @@ from dpstats.rows.base import Rows
 from dpstats.validation import MAX_EPSILON
 
 __all__ = ["PGDOptions", "fit", "budget_split", "reports_intervals", "linearise", "phases_linearised", "steps_rule",
-           "INTERVAL_MIN_N_MU", "SMALL_N_MU", "SMALL_CLIP_CEILING", "clip_ceiling", "start_spread", "WEIGHTS", "SPEC",
-           "clip_rule", "interval_reason", "GramPass", "NormHistogramPass", "GradientPass", "InferencePass", "sandwich",
+           "INTERVAL_MIN_N_MU", "SMALL_N_MU", "SMALL_CLIP_CEILING", "CLIP_CEILING_N_MU", "clip_ceiling", "start_spread",
+           "WEIGHTS", "SPEC", "clip_rule", "interval_reason", "GramPass", "NormHistogramPass", "GradientPass",
+           "InferencePass", "sandwich",
            "gradient_norm_bound", "SAMPLING_Z", "floored_note", "CLIP_D_REF", "CLIP_D_POWER",
            "RARE_SHARE", "RARE_MIN_N_MU", "rare_outcome_reason", "TAIL_ROWS", "TAIL_CAP", "SKEW_SHARE", "SKEW_Z",
            "tail_level", "skewed_tail", "TailSignPass", "expected_error", "WANDER_ROUNDS", "gram_sensitivity",
@@ -165,13 +166,13 @@ RARE_SHARE, RARE_MIN_N_MU = 0.1, 50.0
 #: theta = 0: a robust start with little noise (its estimand need not be least squares; phase 2's clip is the
 #: clip rule's, read at the warm start and never above the rule's clip at theta = 0, from the same histogram).
 WARM_CLIP = (0.5, 1.0)
-#: Below n * mu = SMALL_N_MU each gradient-norm histogram gets so little of mu that a quantile read from it can be off
-#: by orders of magnitude (mpg at epsilon 1: warm-start clips from 0.09 to 1,600 between noise seeds, on the same
-#: data); there every clip read from it is capped at SMALL_CLIP_CEILING times the clip the rule gives at a quantile of
-#: sqrt(d), the norm of a standardised row whose residual is one scale unit (:func:`_clips`; post-processing of the
-#: released histogram).  Only a cap: a floor also raised the low reads that heavy-tailed residuals need
-#: (docs/choosing.md, "Clips at small n mu").
-SMALL_CLIP_CEILING = 2.0
+#: Below n * mu = CLIP_CEILING_N_MU (the clip rule's own break point) each gradient-norm histogram gets so little of mu
+#: that a quantile read from it can be off by orders of magnitude (mpg at epsilon 1: warm-start clips from 0.09 to
+#: 1,600 between noise seeds, on the same data); there every clip read from it is capped at SMALL_CLIP_CEILING times
+#: the clip the rule gives at a quantile of sqrt(d), the norm of a standardised row whose residual is one scale unit
+#: (:func:`_clips`; post-processing of the released histogram).  Only a cap: a floor also raised the low reads that
+#: heavy-tailed residuals need (docs/choosing.md, "Clips at small n mu").
+SMALL_CLIP_CEILING, CLIP_CEILING_N_MU = 2.0, 250.0
 #: Each phase's steps add a ridge penalty PENALTY * 2 sqrt(2) C / mu_phase (the noise floor of the phase's
 #: averaged gradient sum, per coordinate): directions of the design whose curvature is below the privacy noise are
 #: shrunk instead of filled with noise (the noise-level ridge of AdaSSP, Wang 2018, on the gradient).
@@ -621,7 +622,7 @@ def _clips(rows: Rows, st: Standardisation, cache: RowCache, theta: np.ndarray, 
     :class:`TailSignPass`); where they lean to one side (:func:`skewed_tail`) the clip is raised to the tail
     quantile of the gradient norms when that is larger, at most ``TAIL_CAP`` times the rule's clip, and capped at the
     second cap.  The quantiles of a phase are read from the same noisy counts (post-processing); below n mu =
-    ``SMALL_N_MU`` every clip is capped at ``SMALL_CLIP_CEILING`` times k sqrt(d) (public)."""
+    ``CLIP_CEILING_N_MU`` every clip is capped at ``SMALL_CLIP_CEILING`` times k sqrt(d) (public)."""
     q, k = clip_rule(n_mu, minority, theta.shape[0])
     tail = tail_level(n_mu)
     ceiling = clip_ceiling(n_mu, k, theta.shape[0])
@@ -644,8 +645,8 @@ def _clips(rows: Rows, st: Standardisation, cache: RowCache, theta: np.ndarray, 
 
 def clip_ceiling(n_mu: float, multiple: float, d: int) -> float:
     """The cap on every clip read from a gradient-norm histogram (``SMALL_CLIP_CEILING`` times the clip rule's
-    ``multiple`` times sqrt(d) below n mu = ``SMALL_N_MU``, else none): public facts only."""
-    return SMALL_CLIP_CEILING * multiple * math.sqrt(d) if n_mu < SMALL_N_MU else math.inf
+    ``multiple`` times sqrt(d) below n mu = ``CLIP_CEILING_N_MU``, else none): public facts only."""
+    return SMALL_CLIP_CEILING * multiple * math.sqrt(d) if n_mu < CLIP_CEILING_N_MU else math.inf
 
 
 def skewed_tail(signs: np.ndarray, mu: float) -> bool:
