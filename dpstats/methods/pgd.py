@@ -14,7 +14,8 @@ with four additions that make it accurate at n = 100 to 10^5:
   the start of each phase (adaptive clipping, Andrew, Thakkar, McMahan & Ramaswamy, NeurIPS 2021): a hard clip
   for the warm start, the clip rule's for the final chains, raised towards a high quantile where n mu is large and
   the released signs of the residuals beyond it lean to one side (a long one-sided tail, whose clipping would
-  move the estimand away from least squares: :func:`skewed_tail`);
+  move the estimand away from least squares: :func:`skewed_tail`), and capped at a public ceiling where n mu is
+  small and the histogram's noise can make a read clip far too large (:func:`clip_ceiling`);
 * a ridge penalty at the privacy-noise level of each phase (the noise-level ridge of AdaSSP, Wang, UAI 2018, on
   the gradient), which shrinks the directions of the design that the noise swamps.
 
