@@ -98,7 +98,8 @@ def in_memory(values: Any) -> Any:
     >>> in_memory(np.array([1.0, 2.0]))
     array([1., 2.])
     """
-    if type(values).__module__.partition(".")[0] == "dask" and callable(getattr(values, "compute", None)):
+    package = type(values).__module__.partition(".")[0]  # dask_expr: dask 2024's DataFrames, a package of their own
+    if package in ("dask", "dask_expr") and callable(getattr(values, "compute", None)):
         return values.compute()
     return values
 

@@ -246,8 +246,7 @@ def test_the_chains_start_apart_with_offsets_that_sum_to_zero():
 def _flat_linearisation(d: int) -> pgd.Linearisation:
     """A linearisation with no shrinkage, no noise and starts that are forgotten (basis I)."""
     zeros = np.zeros(d)
-    return pgd.Linearisation(basis=np.eye(d), shrink=np.ones(d), carried=zeros, noise=zeros,
-                             starts=np.zeros((2, d)), ratios=np.ones((2, d)), warm=zeros)
+    return pgd.Linearisation(basis=np.eye(d), shrink=np.ones(d), carried=zeros, noise=zeros)
 
 
 def _identity_standardisation(d: int) -> Standardisation:
@@ -386,8 +385,8 @@ def test_a_kept_share_leaves_the_bias_and_carried_terms_of_the_intervals_lineari
     share = pgd.significant_share(pgd.kept_share(dev, offsets), dev, offsets)
     assert np.all(share > 0.5)
     starts, ratios = np.array([[0.01, 0.02, 0.05], [0.01, 0.02, 0.05]]), np.array([[0.99, 0.95, 0.9]] * 2)
-    lin = dataclasses.replace(_flat_linearisation(d), shrink=pgd._shrinkage(*starts, *ratios), starts=starts,
-                              ratios=ratios, carried=np.array([1e-4, 2e-4, 3e-4]), warm=np.array([1e-3, 2e-3, 3e-3]))
+    lin = dataclasses.replace(_flat_linearisation(d), shrink=pgd._shrinkage(*starts, *ratios),
+                              carried=np.array([1e-4, 2e-4, 3e-4]))
     split = pgd.error_split(_identity_standardisation(d), lin, chains, offsets).privacy
     residuals = (dev - share[:, None] * offsets) / np.sqrt(k - 2.0)
     spread = pgd.capped_spread(residuals @ residuals.T / k, dev @ dev.T / (k * (k - 1.0)))

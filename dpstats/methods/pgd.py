@@ -749,21 +749,12 @@ class Linearisation:
         (d,): the variance of phase 1's noise left in the final estimate in each direction (common to the chains).
     noise : numpy.ndarray
         (d,): the variance of one chain's phase-2 output in each direction from its own noise.
-    starts : numpy.ndarray
-        (2, d): w_1, w_2, the weight of each phase's start in its output in each direction.
-    ratios : numpy.ndarray
-        (2, d): r_1, r_2, each phase's ridge shrinkage in each direction.
-    warm : numpy.ndarray
-        (d,): the variance of phase 1's output (the warm start) from its noise in each direction.
     """
 
     basis: np.ndarray
     shrink: np.ndarray
     carried: np.ndarray
     noise: np.ndarray
-    starts: np.ndarray
-    ratios: np.ndarray
-    warm: np.ndarray
 
     def bias(self, estimate: np.ndarray) -> np.ndarray:
         """The estimate's bias (s - 1) theta, with theta = estimate / s (the shrinkage undone, s floored at
@@ -835,8 +826,7 @@ def phases_linearised(basis: np.ndarray, preconds: Sequence[np.ndarray], curvatu
     sd2 = [step_noise_variance(c, m, steps) for c, m in zip(clips, mus, strict=True)]
     (w1, w2), (r1, r2) = start_weights, ratios
     return Linearisation(basis=basis, shrink=_shrinkage(w1, w2, r1, r2), carried=w2**2 * noise_sums[0] * sd2[0],
-                         noise=noise_sums[1] * sd2[1], starts=np.vstack([w1, w2]), ratios=np.vstack([r1, r2]),
-                         warm=noise_sums[0] * sd2[0])
+                         noise=noise_sums[1] * sd2[1])
 
 
 def kept_share(deviations: np.ndarray, offsets: np.ndarray) -> np.ndarray:
