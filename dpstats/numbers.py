@@ -13,6 +13,12 @@ by itself, by a rule that looks at no other element (``docs/privacy.md``, "Value
 
 A missing value then makes its row incomplete, and a private fit's missing-value screen counts such rows with
 noise (:mod:`dpstats.privacy.missing_screen`), where the conversion failure would have refused for free.
+
+A pandas column is read by its dtype alone (:func:`numeric_columns`): numpy numbers and booleans as they are, pandas'
+nullable and Arrow-backed numbers and booleans (``Int64``, ``double[pyarrow]``, ``decimal128[pyarrow]``, ...) as
+floats with NaN for a missing value, dates and durations refused, and every other dtype (object, text, categorical,
+Arrow dictionary, binary, ...) element by element.  A pyarrow Table or array is first made the DataFrame or Series of
+the same Arrow dtypes (:func:`in_memory`).
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from dpstats.errors import DataTypeError
 
 __all__ = ["in_memory", "number_or_missing", "numbers_or_missing", "numeric_columns", "typed_columns"]
 
@@ -74,12 +82,14 @@ _READ_EACH = np.frompyfunc(number_or_missing, 1, 1)
 
 
 def in_memory(values: Any) -> Any:
-    """A Dask collection computed to its pandas or numpy result, which is then read by its type as in memory; any
-    other value unchanged.
+    """A Dask collection computed to its pandas or numpy result, and a pyarrow Table, RecordBatch or array made the
+    pandas DataFrame or Series of the same Arrow dtypes, which is then read by its type as in memory; any other value
+    unchanged.
 
-    Converting a Dask collection straight to floats (``np.array(values, dtype=float)``) succeeds or fails by its
-    values (a text column whose cells all parse, a nullable column without a missing cell), so the in-memory
-    interfaces compute it first and decide from the result's type, as for the same records in a DataFrame.
+    Converting a Dask collection or a pyarrow table straight to floats (``np.array(values, dtype=float)``, as
+    scikit-learn's validation does) succeeds or fails by its values (a text column whose cells all parse, a nullable
+    column without a missing cell), so the in-memory interfaces convert it first and decide from the result's type,
+    as for the same records in a DataFrame.
 
     Parameters
     ----------
@@ -89,7 +99,8 @@ def in_memory(values: Any) -> Any:
     Returns
     -------
     Any
-        ``values.compute()`` for a Dask DataFrame, Series or array; else ``values`` itself.
+        ``values.compute()`` for a Dask DataFrame, Series or array; ``values.to_pandas(types_mapper=pd.ArrowDtype)``
+        for a pyarrow Table, RecordBatch, Array or ChunkedArray; else ``values`` itself.
 
     Examples
     --------
@@ -101,6 +112,8 @@ def in_memory(values: Any) -> Any:
     package = type(values).__module__.partition(".")[0]  # dask_expr: dask 2024's DataFrames, a package of their own
     if package in ("dask", "dask_expr") and callable(getattr(values, "compute", None)):
         return values.compute()
+    if package == "pyarrow" and callable(getattr(values, "to_pandas", None)):  # each column keeps its Arrow type
+        return values.to_pandas(types_mapper=pd.ArrowDtype)
     return values
 
 
@@ -130,19 +143,34 @@ def numbers_or_missing(values: Any) -> np.ndarray:
     return np.asarray(_READ_EACH(array), dtype=float).reshape(array.shape)
 
 
-def numeric_columns(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with every column whose values can be anything (object, text or categorical dtype) read element by
-    element (:func:`numbers_or_missing`); the other columns, and the column names, unchanged.
+def numeric_columns(frame: pd.DataFrame, what: str = "the data") -> pd.DataFrame:
+    """``frame`` with every column read as numbers by a rule decided from its dtype alone: numpy numbers and booleans
+    unchanged; pandas' nullable and Arrow-backed numbers and booleans (``Int64``, ``boolean``, ``double[pyarrow]``,
+    ``decimal128[pyarrow]``, ...) as floats, a missing value NaN; every other dtype whose values can be anything
+    (object, text, categorical, Arrow dictionary, binary, ...) element by element (:func:`numbers_or_missing`).
+    Dates and durations are refused.  The column names are unchanged.
+
+    Converting such a column with ``np.asarray(column, dtype=float)`` instead succeeds or fails by its values (a
+    dictionary column whose cells all parse, a decimal column without a null), which would make the outcome of a
+    fit depend on one cell.
 
     Parameters
     ----------
     frame : pandas.DataFrame
         Any DataFrame.
+    what : str
+        How a refusal names the input (``"X"``, ``"y"``).
 
     Returns
     -------
     pandas.DataFrame
         A new frame where a column was read (the caller's is not changed), else ``frame`` itself.
+
+    Raises
+    ------
+    DataTypeError
+        A column holds dates or durations (numpy's or pandas' datetime, timedelta or period dtypes, Arrow dates,
+        times and timestamps), decided from the dtype alone.
 
     Examples
     --------
@@ -151,15 +179,39 @@ def numeric_columns(frame: pd.DataFrame) -> pd.DataFrame:
     >>> numeric_columns(pd.DataFrame({"a": [1, 2], "b": ["3", "n/a"]}))["b"].tolist()
     [3.0, nan]
     """
-    untyped = [position for position, dtype in enumerate(frame.dtypes)
-               if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
-               or isinstance(dtype, pd.CategoricalDtype)]
-    if not untyped:
+    times = [str(name) for name, dtype in frame.dtypes.items() if _holds_times(dtype)]
+    if times:
+        raise DataTypeError(f"{what} must be numeric; its columns {', '.join(times[:5])} hold dates, times or "
+                            "durations, not numbers: convert them first with a public origin and unit (e.g. days "
+                            "since 2000-01-01). Decided from the dtypes; nothing was spent")
+    read: dict[int, np.ndarray] = {}
+    for position, dtype in enumerate(frame.dtypes):
+        if isinstance(dtype, np.dtype):
+            if dtype.kind in "OUS":  # objects or text: anything in any row
+                read[position] = numbers_or_missing(frame.iloc[:, position])
+        elif (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)) and not (
+                pd.api.types.is_complex_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype)):
+            read[position] = frame.iloc[:, position].to_numpy(dtype=float, na_value=np.nan)
+        else:  # an extension type that is not numbers (text, categorical, Arrow dictionary, binary, ...)
+            read[position] = numbers_or_missing(frame.iloc[:, position])
+    if not read:
         return frame
     out = frame.copy()
-    for position in untyped:
-        out.isetitem(position, numbers_or_missing(frame.iloc[:, position]))
+    for position, values in read.items():
+        out.isetitem(position, values)
     return out
+
+
+def _holds_times(dtype: Any) -> bool:
+    """Whether a dtype holds dates, times or durations (numpy's or pandas' datetime, timedelta or period, Arrow's
+    date, time, timestamp or duration): a decision on the dtype alone."""
+    if isinstance(dtype, pd.PeriodDtype) or getattr(dtype, "kind", None) in ("M", "m"):
+        return True
+    if isinstance(dtype, pd.ArrowDtype):
+        import pyarrow as pa  # an ArrowDtype exists only with pyarrow installed
+
+        return bool(pa.types.is_temporal(dtype.pyarrow_dtype))
+    return False
 
 
 def typed_columns(data: Mapping[Any, Any], text: Collection[Any]) -> dict[Any, Any]:

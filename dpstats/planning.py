@@ -67,6 +67,7 @@ from dpstats.bounds import DataBounds
 from dpstats.errors import (
     DPStatsError,
     InvalidArgumentError,
+    InvalidBoundsError,
     InvalidPrivacyParameterError,
     MissingBoundsError,
     UnknownColumnError,
@@ -91,7 +92,7 @@ from dpstats.theory import (
     rate_plan,
     sampling_covariance,
 )
-from dpstats.validation import MAX_EPSILON
+from dpstats.validation import MAX_EPSILON, check_declarations, finite_real, shown
 
 __all__ = ["Plan", "plan", "coefficient_plan", "IntervalStatus", "DEFAULT_DELTA"]
 
@@ -772,20 +773,45 @@ def _check(n: int | None, epsilon: float | None, delta: float, residual_sd: floa
         raise InvalidArgumentError("plan needs n (to find the epsilon needed), epsilon (to find the rows "
                                    "needed), or both")
     if n is not None and (isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, float, np.number))
-                          or not float(n).is_integer() or n < 1):
-        raise InvalidArgumentError(f"n must be a whole number of rows >= 1, got {n!r}")
+                          or not finite_real(n) or not float(n).is_integer() or n < 1):
+        raise InvalidArgumentError(f"n must be a whole number of rows >= 1 (and within the float range), got "
+                                   f"{shown(n)}")
     if epsilon is not None and not (isinstance(epsilon, (int, float)) and 0 < epsilon <= MAX_EPSILON):
-        raise InvalidPrivacyParameterError(f"epsilon must lie in (0, {MAX_EPSILON:g}], got {epsilon!r}")
+        raise InvalidPrivacyParameterError(f"epsilon must lie in (0, {MAX_EPSILON:g}], got {shown(epsilon)}")
     if not (isinstance(delta, (int, float)) and 0 < delta < 1):
-        raise InvalidPrivacyParameterError(f"delta must lie strictly between 0 and 1, got {delta!r}")
+        raise InvalidPrivacyParameterError(f"delta must lie strictly between 0 and 1, got {shown(delta)}")
     if residual_sd is not None and rsquared is not None:
         raise InvalidArgumentError("give residual_sd or rsquared, not both")
-    if residual_sd is not None and not (isinstance(residual_sd, (int, float)) and residual_sd > 0):
-        raise InvalidArgumentError(f"residual_sd must be > 0 (in the response's units), got {residual_sd!r}")
+    if residual_sd is not None and not (isinstance(residual_sd, (int, float)) and finite_real(residual_sd)
+                                        and residual_sd > 0):
+        raise InvalidArgumentError(f"residual_sd must be a finite number > 0 (in the response's units), got "
+                                   f"{shown(residual_sd)}")
     if rsquared is not None and not (isinstance(rsquared, (int, float)) and 0 <= rsquared < 1):
-        raise InvalidArgumentError(f"rsquared must lie in [0, 1), got {rsquared!r}")
-    if not -0.5 < correlation < 1:
-        raise InvalidArgumentError(f"correlation must lie in (-0.5, 1), got {correlation!r}")
+        raise InvalidArgumentError(f"rsquared must lie in [0, 1), got {shown(rsquared)}")
+    if not (finite_real(correlation) and -0.5 < correlation < 1):
+        raise InvalidArgumentError(f"correlation must be a number in (-0.5, 1), got {shown(correlation)}")
+
+
+def _check_declarations(bounds: object, levels: object, dtypes: object) -> None:
+    """Refuse ``bounds=``, ``levels=`` or ``dtypes=`` that is not a mapping from the variables' names (strings, as
+    the formula writes them), and a type in ``dtypes`` that pandas does not understand, with typed errors that say
+    what to fix (as :func:`dpstats.dp_ols` refuses them)."""
+    check_declarations(bounds, levels)
+    if dtypes is not None and not isinstance(dtypes, Mapping):
+        raise InvalidArgumentError(f"dtypes= must be a dict from names to types, e.g. dtypes={{'y': bool}}; got a "
+                                   f"{type(dtypes).__name__}")
+    for name, declared, error in (("bounds", bounds, InvalidBoundsError), ("levels", levels, InvalidArgumentError),
+                                  ("dtypes", dtypes, InvalidArgumentError)):
+        keys = [k for k in declared or {} if not isinstance(k, str)]  # type: ignore[attr-defined]
+        if keys:
+            raise error(f"{name}= must name each variable by a string, as the formula writes it (e.g. "
+                        f"{name}={{'x': ...}}); got a key of type {type(keys[0]).__name__}")
+    for name, dtype in (dtypes or {}).items():
+        try:
+            pd.api.types.pandas_dtype(dtype)
+        except (TypeError, ValueError):
+            raise InvalidArgumentError(f"dtypes[{name!r}] is not a type pandas understands; give a numpy or pandas "
+                                       "type, e.g. float, int, bool or 'Int64'") from None
 
 
 def _targets(target: float | Mapping[str, float] | None, names: list[str]) -> np.ndarray | None:
@@ -858,6 +884,7 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
     Plan
     """
     _check(n, epsilon, delta, residual_sd, rsquared, correlation)
+    _check_declarations(bounds, levels, dtypes)
     setting = _setting(formula, bounds, levels, response, residual_sd, rsquared, spread, correlation, dtypes)
     if outcome_share is not None:
         setting = _with_outcome_share(setting, outcome_share)

@@ -36,7 +36,7 @@ from statsmodels.iolib.table import SimpleTable
 
 from dpstats import errors
 from dpstats.formula.frame import check_unique_columns
-from dpstats.formula.predict import design_matrix_for_prediction, variables_of
+from dpstats.formula.predict import design_matrix_for_prediction, finite_predictions, variables_of
 from dpstats.formula.recipe import DesignRecipe
 from dpstats.inference import basic_bootstrap_interval, basic_bootstrap_pvalue, bootstrap_zvalues, private_rsquared
 from dpstats.methods.spec import Inference, ReleasedSums
@@ -480,7 +480,9 @@ class DPRegressionResults:
         dpstats.errors.UnseenLevelError
             When a factor has a level that was not declared.
         dpstats.errors.NonFiniteValueError
-            When a design column of ``newdata`` is infinite on some row (an infinite variable or a transform).
+            When a design column of ``newdata`` is infinite on some row (an infinite variable or a transform), or
+            a prediction overflows the float range (a finite row so large that its product with the coefficients
+            does not fit in a float).
         dpstats.errors.FormulaError
             When two columns of ``newdata`` have one name, as the fit refuses them.
 
@@ -515,7 +517,7 @@ class DPRegressionResults:
         X = design_matrix_for_prediction(self.design_info, newdata, declared)
         _check_finite_prediction_design(X, list(self.design_info.column_names))
         index = newdata.index if isinstance(newdata, pd.DataFrame) and len(newdata.index) == X.shape[0] else None
-        return pd.Series(X @ self.params.to_numpy(), index=index, name="predicted")
+        return pd.Series(finite_predictions(X, self.params.to_numpy()), index=index, name="predicted")
 
     # -- display --------------------------------------------------------------------
     def statistic_labels(self) -> tuple[str, str]:

@@ -62,9 +62,10 @@ from dpstats.errors import (
 )
 from dpstats.formula.frame import check_unique_columns
 from dpstats.formula.parse import term
-from dpstats.formula.predict import warn_outside_bounds
+from dpstats.formula.predict import finite_predictions, warn_outside_bounds
 from dpstats.numbers import in_memory, numbers_or_missing, numeric_columns
 from dpstats.privacy.accountant import PrivacyAccountant
+from dpstats.validation import MAX_BOUND_MAGNITUDE
 
 __all__ = ["DPLinearRegression"]
 
@@ -98,17 +99,23 @@ _PUBLIC_PREDICT_VALIDATION = re.compile(
     r"|The feature names should match those that were passed during fit\.(\n.*)*")
 
 
-def _read_as_numbers(values: Any) -> Any:
+def _read_as_numbers(values: Any, what: str) -> Any:
     """``values`` with every element that its type does not make a number read by the public rule of
     :mod:`dpstats.numbers` (a non-number becomes NaN): a list or tuple, an object or text array, and a DataFrame's or
-    Series' object, text and categorical columns.  Numeric arrays and frames, and inputs of other types (sparse
-    matrices, ...), are returned as they are, for scikit-learn's validation to accept or refuse by their type.  A
-    Dask collection is computed first (:func:`~dpstats.numbers.in_memory`) and read as its result is."""
+    Series' columns by their dtypes (:func:`~dpstats.numbers.numeric_columns`: nullable and Arrow-backed numbers as
+    floats, a missing value NaN; object, text, categorical, Arrow dictionary and binary columns element by element;
+    dates refused).  Numeric arrays, and inputs of other types (sparse matrices, ...), are returned as they are, for
+    scikit-learn's validation to accept or refuse by their type.  A Dask collection is computed first and a pyarrow
+    table made a DataFrame (:func:`~dpstats.numbers.in_memory`), then read as the result is; a pandas array
+    (``pd.array``) is read as a Series."""
     values = in_memory(values)
+    if isinstance(getattr(values, "dtype", None), pd.api.extensions.ExtensionDtype) and not isinstance(
+            values, (pd.DataFrame, pd.Series)):
+        values = pd.Series(values, copy=False)
     if isinstance(values, pd.DataFrame):
-        return numeric_columns(values)
+        return numeric_columns(values, what)
     if isinstance(values, pd.Series):
-        return numeric_columns(values.to_frame()).iloc[:, 0]
+        return numeric_columns(values.to_frame(), what).iloc[:, 0]
     if isinstance(values, (list, tuple)) or (isinstance(values, np.ndarray) and values.dtype.kind in "OUS"):
         return numbers_or_missing(values)
     return values
@@ -325,6 +332,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
             Every refusal of :func:`dpstats.dp_ols` (a method that needs
             bounds without them, an overspent accountant, ...).
         """
+        X = in_memory(X)  # (a pyarrow Table's .columns are its data, a DataFrame's are names)
         _check_column_names(X)
         failure: DPStatsError | None = None
         try:
@@ -334,12 +342,14 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
             if y is None:
                 raise ValueError(f"This {type(self).__name__} estimator requires y to be passed, but the target y is "
                                  "None.")
-            Xa = validate_data(self, _read_as_numbers(X), ensure_min_samples=2, dtype=np.float64,
+            Xa = validate_data(self, _read_as_numbers(X, "X"), ensure_min_samples=2, dtype=np.float64,
                                ensure_all_finite=False)
-            ya = column_or_1d(check_array(_read_as_numbers(y), ensure_2d=False, dtype=np.float64,
+            ya = column_or_1d(check_array(_read_as_numbers(y, "y"), ensure_2d=False, dtype=np.float64,
                                           ensure_all_finite=False,
                                           ensure_min_samples=2, input_name="y"), warn=True)
             check_consistent_length(Xa, ya)
+        except DPStatsError as exc:  # a refusal of _read_as_numbers, from the dtypes: its message is public
+            failure = exc
         except (ValueError, TypeError, OverflowError) as exc:
             failure = validation_error(exc)
         if failure is not None:
@@ -385,18 +395,22 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         DataValueError, DataTypeError, MissingDataError, NonFiniteValueError
             ``X`` is not a finite numeric 2-D array with the training data's columns (scikit-learn's validation,
             its message kept only in its public forms, as for ``fit``).
+        NonFiniteValueError
+            A prediction overflows the float range (a finite row of ``X`` so large that its product with the
+            released coefficients does not fit in a float).
         """
         check_is_fitted(self, "coef_")
+        X = in_memory(X)
         _check_column_names(X)
         failure: DPStatsError | None = None
         try:
-            Xa = validate_data(self, in_memory(X), reset=False, dtype=np.float64)
+            Xa = validate_data(self, X, reset=False, dtype=np.float64)
         except (ValueError, TypeError, OverflowError) as exc:  # an int beyond the float range: OverflowError
             failure = validation_error(exc, predict=True)
         if failure is not None:
             raise failure  # outside the handler: no __context__ carries scikit-learn's message
         self._warn_outside_bounds(Xa)
-        return Xa @ self.coef_ + self.intercept_
+        return finite_predictions(Xa, self.coef_, self.intercept_, what="X")
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """R^2 of :meth:`predict` on ``X`` against ``y`` (scikit-learn's ``r2_score``), with typed errors.
@@ -422,13 +436,11 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
             released coefficients does not fit), ``y`` holds infinity, or its sums of squares overflow.
         DataValueError, DataTypeError, MissingDataError
             ``X`` or ``y`` fails scikit-learn's validation (its message kept only in its public forms, as for
-            ``fit``).
+            ``fit``), or ``X`` has fewer than 2 rows (R^2 is not defined).
         """
-        predictions = self.predict(X)
-        if not np.all(np.isfinite(predictions)):
-            raise NonFiniteValueError("score: a prediction overflows the float range (a row of X is so large that "
-                                      "its product with the released coefficients does not fit in a float), so "
-                                      "R^2 cannot be computed; rescale X or drop such rows")
+        predictions = self.predict(X)  # finite, or NonFiniteValueError
+        if len(predictions) < 2:  # r2_score would warn and return NaN
+            raise DataValueError(f"score: R^2 needs at least 2 rows of X and y, got {len(predictions)}")
         failure: DPStatsError | None = None
         try:
             with np.errstate(over="ignore", invalid="ignore"):
@@ -468,7 +480,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
                                          "y_bounds=)")
             out.update({str(k): _pair(v, f"bounds[{k!r}]") for k, v in self.bounds.items()})
         elif self.bounds is not None:
-            arr = np.asarray(self.bounds, dtype=float)
+            arr = _floats(self.bounds, "bounds")
             if arr.shape == (2,):
                 out.update({n: _pair(arr, "bounds") for n in names})
             elif arr.shape == (len(names), 2):
@@ -490,8 +502,21 @@ def _check_column_names(X: Any) -> None:
         check_unique_columns(list(columns))
 
 
+def _floats(value: Any, what: str) -> np.ndarray:
+    """A declared range (or array of ranges) as floats; a Python int beyond the float range, text or ragged pairs
+    are refused with :class:`~dpstats.errors.InvalidBoundsError`, from the argument alone."""
+    try:
+        return np.asarray(value, dtype=float)
+    except OverflowError:
+        raise InvalidBoundsError(f"{what} has an end beyond the float range: declare the range from domain "
+                                 f"knowledge, in a unit in which it stays below {MAX_BOUND_MAGNITUDE:g}") from None
+    except (TypeError, ValueError):  # text, ragged pairs, ...
+        raise InvalidBoundsError(f"{what} must be numbers: one pair (lo, hi) or one pair per column, got a "
+                                 f"{type(value).__name__} that numpy cannot read as such") from None
+
+
 def _pair(value: Any, what: str) -> tuple[float, float]:
-    arr = np.asarray(value, dtype=float)
+    arr = _floats(value, what)
     if arr.shape != (2,):
         raise InvalidBoundsError(f"{what} must be a pair (lo, hi), got {value!r}")
     return float(arr[0]), float(arr[1])

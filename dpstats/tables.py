@@ -474,11 +474,15 @@ def table(models: Sequence[Any] | Mapping[str, Any], *, model_names: Sequence[st
 
 
 def _check_text_arguments(rename: object, title: object, notes: object) -> None:
-    """Refuse a ``rename`` that is not a mapping, a ``title`` that is not a string and ``notes`` that are not a
-    list of strings, by their types alone."""
+    """Refuse a ``rename`` that is not a mapping of strings, a ``title`` that is not a string and ``notes`` that are
+    not a list of strings, by their types alone."""
     if rename is not None and not isinstance(rename, Mapping):
         raise DataTypeError(f"rename must be a mapping of term names to labels, e.g. rename={{'np.log(carat)': "
                             f"'log carat'}}; got {type(rename).__name__}")
+    labels = [v for v in (rename or {}).values() if not isinstance(v, str)]
+    if labels:
+        raise DataTypeError(f"rename must map term names to labels that are strings, e.g. rename={{'np.log(carat)': "
+                            f"'log carat'}}; got a label of type {type(labels[0]).__name__}")
     if not isinstance(title, str):
         raise DataTypeError(f"title must be a string, got {type(title).__name__}")
     if isinstance(notes, str) or not isinstance(notes, Sequence) or not all(isinstance(n, str) for n in notes):

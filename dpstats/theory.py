@@ -58,7 +58,7 @@ import dataclasses
 import math
 import numbers
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,7 +83,7 @@ from dpstats.rates import (
     sparse_conditions,
 )
 from dpstats.summary_text import fit_rows
-from dpstats.validation import check_budget_total
+from dpstats.validation import check_budget_total, finite_real, shown
 
 __all__ = ["RateBound", "ErrorBounds", "CoefficientErrors", "classical_lower_bound", "sparse_lower_bound",
            "error_bounds", "coefficient_errors", "with_coefficients", "design_moments", "assumed_residual_sd",
@@ -1124,21 +1124,23 @@ def _check_plan_arguments(target: float, d: int, epsilon: float, delta: float, s
                           method: str | None) -> None:
     """Refuse :func:`rate_plan`'s arguments with typed errors (all ``ValueError`` subclasses) saying what to fix."""
     def real(x: object) -> bool:
-        return isinstance(x, numbers.Real) and not isinstance(x, bool)
+        return finite_real(x)  # a Python int beyond the float range is not: the rates are computed in floats
 
     def whole(x: object) -> bool:
-        return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+        return isinstance(x, numbers.Integral) and finite_real(x)
 
-    if not (real(target) and 0 < target < math.inf):
-        raise InvalidArgumentError(f"target must be a finite error > 0 (in units of sigma), got {target!r}")
+    if not (real(target) and 0 < target):
+        raise InvalidArgumentError(f"target must be a finite error > 0 (in units of sigma), got {shown(target)}")
     if not (whole(d) and d >= 1):
-        raise InvalidArgumentError(f"d must be a whole number of coefficients >= 1, got {d!r}")
-    if not (real(epsilon) and 0 < epsilon < math.inf):
-        raise InvalidPrivacyParameterError(f"plan needs a finite epsilon > 0, got {epsilon!r}")
-    if not (real(delta) and 0 < delta < 1):
-        raise InvalidPrivacyParameterError(f"delta must lie strictly between 0 and 1, got {delta!r}")
+        raise InvalidArgumentError(f"d must be a whole number of coefficients >= 1 (within the float range), got "
+                                   f"{shown(d)}")
+    if not (real(epsilon) and 0 < epsilon):
+        raise InvalidPrivacyParameterError(f"plan needs a finite epsilon > 0, got {shown(epsilon)}")
+    if not (isinstance(delta, numbers.Real) and not isinstance(delta, bool) and 0 < delta < 1):
+        raise InvalidPrivacyParameterError(f"delta must lie strictly between 0 and 1, got {shown(delta)}")
     if sparsity is not None and not (whole(sparsity) and 1 <= sparsity < d):
-        raise InvalidArgumentError(f"sparsity must be a whole number with 1 <= sparsity < d={d}, got {sparsity!r}")
+        raise InvalidArgumentError(f"sparsity must be a whole number with 1 <= sparsity < d={d}, got "
+                                   f"{shown(sparsity)}")
     if method == "auto":
         raise UnknownMethodError("plan needs a named method: 'auto' is chosen at fit time; pass method=None to "
                                  "see every method with a known rate")
@@ -1254,6 +1256,26 @@ def rate_plan(target: float, d: int, epsilon: float, delta: float, *, sparsity: 
     return frame
 
 
+def _check_plot_arguments(d: int, epsilons: Sequence[float], delta: float, sparsity: int | None,
+                          method: str | None, n_range: tuple[float, float], target: float | None) -> list[float]:
+    """``epsilons`` as a list, or a typed error saying what to fix in :func:`plot_plan`'s arguments (each epsilon
+    checked as :func:`rate_plan` checks its own), before anything is drawn."""
+    grid = [] if isinstance(epsilons, (str, bytes)) or not isinstance(epsilons, Iterable) else list(epsilons)
+    if not grid:
+        raise InvalidArgumentError(f"epsilons must be a non-empty list of numbers, one pair of curves each, e.g. "
+                                   f"[0.5, 1.0]; got {type(epsilons).__name__}")
+    for eps in grid:
+        _check_plan_arguments(1.0 if target is None else target, d, eps, delta, sparsity, method)
+    try:
+        lo, hi = (float(v) for v in n_range)
+    except (TypeError, ValueError, OverflowError):
+        lo = hi = math.nan
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise InvalidArgumentError(f"n_range must be a pair (lo, hi) of finite row counts with lo < hi, e.g. "
+                                   f"(1e2, 1e7); got {repr(n_range)[:80]}")
+    return grid
+
+
 def plot_plan(d: int, epsilons: Sequence[float], delta: float, *, sparsity: int | None = None,
               method: str | None = None, n_range: tuple[float, float] = (1e2, 1e7), target: float | None = None,
               ax: Any = None) -> Any:
@@ -1292,6 +1314,10 @@ def plot_plan(d: int, epsilons: Sequence[float], delta: float, *, sparsity: int 
     ------
     ImportError
         When matplotlib is not installed.
+    InvalidArgumentError
+        ``epsilons`` is not a list of numbers, or ``d``, ``sparsity``, ``n_range`` or ``target`` is invalid.
+    InvalidPrivacyParameterError
+        An epsilon that is not a finite number > 0, or a delta outside (0, 1).
 
     Examples
     --------
@@ -1304,6 +1330,7 @@ def plot_plan(d: int, epsilons: Sequence[float], delta: float, *, sparsity: int 
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("plot_plan needs matplotlib: pip install 'dpstats[plot]'") from exc
+    epsilons = _check_plot_arguments(d, epsilons, delta, sparsity, method, n_range, target)
     if ax is None:
         _, ax = plt.subplots(figsize=(6.4, 4.4))
     s = int(sparsity) if sparsity is not None else 0

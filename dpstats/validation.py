@@ -25,7 +25,7 @@ from dpstats.errors import (
 
 __all__ = ["MAX_BOUND_MAGNITUDE", "MAX_EPSILON", "MIN_DELTA", "check_alpha", "check_bounds_pair",
            "check_budget_total", "check_declarations", "check_epsilon_grid", "check_privacy_parameters",
-           "check_range_magnitude"]
+           "check_range_magnitude", "finite_real", "real_value", "shown"]
 
 #: Largest finite epsilon of one fit.  exp(epsilon) is formed by the privacy-loss-distribution code
 #: (dp_accounting) and overflows above about 709; the hardened Gaussian steps are certified for a composed
@@ -61,7 +61,85 @@ def _as_real(value: object, name: str, expected: str) -> float:
             example = f"e.g. {name}={number!r}" if name.isidentifier() else f"{number!r}, not {value!r}"
             given = f"the string {value!r}; pass a number" + (f", {example}" if number is not None else "")
         raise InvalidPrivacyParameterError(f"{name} must be {expected}, got {given}")
-    return float(value)
+    number = real_value(value)
+    if not isinstance(value, float) and math.isinf(number):  # a Python int (or Fraction) beyond the float range
+        raise InvalidPrivacyParameterError(f"{name} must be {expected}, got {shown(value)}, which is beyond the "
+                                           "float range; pass a float")
+    return number
+
+
+def real_value(value: numbers.Real) -> float:
+    """``float(value)``, infinite with its sign where a Python int or Fraction is beyond the float range (where
+    ``float`` raises OverflowError).
+
+    Parameters
+    ----------
+    value : numbers.Real
+        A real number.
+
+    Returns
+    -------
+    float
+        Its float.
+
+    Examples
+    --------
+    >>> from dpstats.validation import real_value
+    >>> real_value(3), real_value(-(10**400))
+    (3.0, -inf)
+    """
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf  # type: ignore[operator]
+
+
+def finite_real(value: object) -> bool:
+    """Whether ``value`` is a real number (not a bool) whose float is finite: a Python int beyond the float range
+    is not.
+
+    Parameters
+    ----------
+    value : object
+        A public argument.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from dpstats.validation import finite_real
+    >>> finite_real(2), finite_real(10**400), finite_real(float("nan")), finite_real(True)
+    (True, False, False, False)
+    """
+    return (isinstance(value, numbers.Real) and not isinstance(value, bool)
+            and math.isfinite(real_value(value)))
+
+
+def shown(value: object) -> str:
+    """``repr(value)`` for a message about a public argument, but an integer beyond the float range is described
+    by its size (its repr runs to hundreds of digits, and beyond 4300 digits Python refuses to make it).
+
+    Parameters
+    ----------
+    value : object
+        A public argument.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from dpstats.validation import shown
+    >>> shown(2.5), shown(10**400)
+    ('2.5', 'an integer of about 400 digits')
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 1024:
+        digits = round(value.bit_length() * math.log10(2))
+        return f"{'a negative' if value < 0 else 'an'} integer of about {digits} digits"
+    return repr(value)
 
 
 def _number(text: str) -> float | None:
@@ -75,8 +153,8 @@ def _number(text: str) -> float | None:
 def check_alpha(alpha: object) -> float:
     """Return ``alpha`` as a float if it is a real number in (0, 1) (1 - alpha is an interval's coverage), else
     raise :class:`~dpstats.errors.InvalidArgumentError`."""
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 < float(alpha) < 1:
-        raise InvalidArgumentError(f"alpha must be a number in (0, 1), e.g. 0.05 for 95% intervals; got {alpha!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 < real_value(alpha) < 1:
+        raise InvalidArgumentError(f"alpha must be a number in (0, 1), e.g. 0.05 for 95% intervals; got {shown(alpha)}")
     return float(alpha)
 
 
@@ -207,6 +285,11 @@ def check_bounds_pair(key: str, value: object, what: str | None = None) -> tuple
         if isinstance(value, (str, bytes)):
             raise TypeError
         lo, hi = (float(v) for v in value)  # type: ignore[attr-defined]
+    except OverflowError:  # a Python int beyond the float range
+        raise InvalidBoundsError(f"{what} has an end beyond the float range: declare the range the variable can "
+                                 "take from domain knowledge, in a unit in which it stays below "
+                                 f"{MAX_BOUND_MAGNITUDE:g} (divide the variable by a public constant before the "
+                                 "fit)") from None
     except (TypeError, ValueError):
         raise InvalidBoundsError(f"{what} must be a pair (lo, hi) of numbers, got {value!r}") from None
     if not (math.isfinite(lo) and math.isfinite(hi)):

@@ -306,6 +306,8 @@ class FramePlan:
                 value = present.iloc[0] if len(present) else ""
             if isinstance(out[v].dtype, pd.CategoricalDtype) and value not in out[v].cat.categories:
                 out[v] = out[v].cat.add_categories([value])  # a declared level the schema's categories lack
+            elif _extension_numbers(out[v].dtype):  # float64 now, as numpy_columns makes it: a decimal column
+                out[v] = out[v].to_numpy(dtype=np.float64, na_value=np.nan)  # cannot take a float null value
             # where() widens a dtype that cannot hold the value (1.5 or True in an int column), which .loc refuses
             out[v] = out[v].where(~nulls, value)
         return out, nulls
@@ -337,12 +339,19 @@ def _is_level(value: Any, levels: frozenset[Any]) -> bool:
         return False
 
 
+def _extension_numbers(dtype: Any) -> bool:
+    """Whether a dtype is a pandas extension type of real numbers (``Int64``, ``Float64``, ``double[pyarrow]``,
+    ``decimal128[pyarrow]``, ...), not booleans: read as float64 (from the dtype alone)."""
+    return (isinstance(dtype, pd.api.extensions.ExtensionDtype) and real_numeric_dtype(dtype)
+            and not pd.api.types.is_bool_dtype(dtype))
+
+
 def numpy_columns(df: pd.DataFrame, variables: Sequence[str]) -> pd.DataFrame:
     """``df`` with its pandas extension-dtype columns among ``variables`` given numpy dtypes patsy can read.
 
     Nullable ``boolean`` becomes ``bool`` (so it is a declared two-level
     factor, as ``bool`` is), nullable integers and floats (``Int64``,
-    ``Float64``, Arrow-backed numbers) their numpy counterparts, ``string``
+    ``Float64``, Arrow-backed numbers, decimals included) ``float64``, ``string``
     becomes ``object``; integers of any width (``int64``, ``uint8``, ``Int64``)
     and floats narrower than 64 bits (``float16``, ``float32``, ``Float32``) become ``float64``, so
     that a transform of a finite value is computed in double precision and
@@ -375,9 +384,10 @@ def numpy_columns(df: pd.DataFrame, variables: Sequence[str]) -> pd.DataFrame:
         if not isinstance(dt, pd.api.extensions.ExtensionDtype) or isinstance(dt, pd.CategoricalDtype):
             continue
         numpy_dtype = getattr(dt, "numpy_dtype", None)
-        if numpy_dtype is not None and (pd.api.types.is_bool_dtype(dt) or pd.api.types.is_numeric_dtype(dt)):
-            wide = np.float64 if numpy_dtype.kind in "fiu" else numpy_dtype
-            converted[v] = df[v].to_numpy(dtype=wide)
+        if _extension_numbers(dt):  # Arrow decimals too, whose numpy_dtype is object (patsy would see a factor)
+            converted[v] = df[v].to_numpy(dtype=np.float64)
+        elif numpy_dtype is not None and pd.api.types.is_bool_dtype(dt):
+            converted[v] = df[v].to_numpy(dtype=numpy_dtype)
         elif pd.api.types.is_string_dtype(dt):
             converted[v] = df[v].to_numpy(dtype=object)
     if not converted:

@@ -24,6 +24,7 @@ from dpstats.errors import (
     ExtrapolationWarning,
     FormulaError,
     MissingDataError,
+    NonFiniteValueError,
     UnknownColumnError,
     UnseenLevelError,
 )
@@ -31,7 +32,7 @@ from dpstats.formula.frame import as_frame, duration_advice, numpy_columns, real
 from dpstats.formula.language import MAP_UNDECLARED_LEVELS, NAMESPACE, check_factor
 from dpstats.formula.parse import code_names, origin_code
 
-__all__ = ["design_matrix_for_prediction", "variables_of", "warn_outside_bounds"]
+__all__ = ["design_matrix_for_prediction", "finite_predictions", "variables_of", "warn_outside_bounds"]
 
 
 def variables_of(codes: list[str]) -> list[str]:
@@ -194,6 +195,54 @@ def warn_outside_bounds(found: list[tuple[str, float, float, np.ndarray]], rows:
     warnings.warn(f"{count} of {rows} rows of {what} {'lies' if count == 1 else 'lie'} outside the bounds declared "
                   f"for the fit, in {where}. The fit took those bounds as the range of its data, so these "
                   "predictions extrapolate the model beyond it.", ExtrapolationWarning, stacklevel=stacklevel)
+
+
+def finite_predictions(X: np.ndarray, coef: np.ndarray, intercept: float = 0.0, what: str = "newdata"
+                       ) -> np.ndarray:
+    """``X @ coef + intercept`` (post-processing of released coefficients), refused with
+    :class:`~dpstats.errors.NonFiniteValueError` where a prediction is not finite: a finite row so large that its
+    product with the coefficients overflows the float range would otherwise be predicted as plus or minus infinity
+    (or NaN), with only numpy's warning.  The message names how many rows, never a value.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        The finite design of the new rows (m x d).
+    coef : numpy.ndarray
+        The released coefficients (d).
+    intercept : float
+        Added to every prediction (the scikit-learn estimator's ``intercept_``).
+    what : str
+        How the message names the new data.
+
+    Returns
+    -------
+    numpy.ndarray
+        The m finite predictions.
+
+    Raises
+    ------
+    NonFiniteValueError
+        A prediction overflows the float range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.formula.predict import finite_predictions
+    >>> finite_predictions(np.array([[1.0, 2.0]]), np.array([0.5, 1.0]))
+    array([2.5])
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        predictions = X @ coef + intercept
+    bad = ~np.isfinite(predictions)
+    if bad.any():
+        count = int(bad.sum())
+        raise NonFiniteValueError(
+            f"{count} of {len(predictions)} rows of {what} {'gives' if count == 1 else 'give'} a prediction that "
+            "overflows the float range (a row "
+            "so large that its product with the released coefficients does not fit in a float); rescale those "
+            "variables or drop such rows before predicting.")
+    return predictions
 
 
 def _prediction_error(exc: BaseException, design_info: Any) -> DPStatsError:
