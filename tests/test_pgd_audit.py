@@ -3,7 +3,8 @@
 Two kinds of audit, both black-box (they look only at what a pass returns or at what a release outputs):
 
 * **Sensitivity audits** of every sum over rows that pgd releases (centres, scales, Gram matrix, gradient-norm
-  histogram, clipped gradient sums of K chains, the inference 2-vector, the tail signs): on random data sets,
+  histogram, clipped gradient sums of K chains, the inference 2-vector, the tail correction's excess gradients):
+  on random data sets,
   every row is replaced by adversarial rows (domain corners, points far outside the domain, the largest finite doubles,
   rows whose gradient is far above the clip, and the public null row of ``missing="drop"``, read marked with
   NaN) and the L2 change of the pass's output is checked against the sensitivity that pgd's mechanism is
@@ -17,8 +18,8 @@ Two kinds of audit, both black-box (they look only at what a pass returns or at 
     audited statistic is the output projected on the direction in which it moves;
   - a broken phase (gradients not clipped, noise still calibrated to the clip) is caught by the same audit:
     the fast configuration has teeth;
-  - the tail-sign release of phase 2's clip choice (``pgd._clips``, the real code) on a pair whose last row's
-    residual beyond the clip changes sign, and a broken release (counts scaled up, noise unchanged) caught by it;
+  - the tail correction's release (``pgd._tail_excess``, the real code) on a pair whose last row's gradient, beyond
+    the tail clip, flips sign, and a broken release (the excess not clipped at the tail clip) caught by it;
   - (slow) the whole fit (``pgd.SPEC.fit_arrays``) on a worst-case pair of data sets, output = the slope.
 
 False-failure rates are stated per test (alpha = 1e-3 for each upper assertion); seeds are fixed.
@@ -103,7 +104,7 @@ def _passes(st: Standardisation, rng: np.random.Generator) -> list[tuple[str, Ca
         ("gradients of 3 chains", lambda: pgd.GradientPass(st, theta, clip), 2 * clip * math.sqrt(3)),
         ("gradient of 1 chain", lambda: pgd.GradientPass(st, theta[:, :1], clip), 2 * clip),
         ("inference", lambda: pgd.InferencePass(st, theta[:, 0], clip), math.sqrt(2.0)),
-        ("tail signs", lambda: pgd.TailSignPass(st, theta[:, 0], clip), math.sqrt(2.0)),
+        ("tail excess", lambda: pgd.TailExcessPass(st, theta[:, 0], clip, 3.5 * clip), 2 * 2.5 * clip),
     ]
 
 
@@ -198,47 +199,55 @@ def test_audit_flags_a_phase_that_does_not_clip(monkeypatch):
     assert res.epsilon_lower_bound > EPS_G
 
 
-def _signs_run(st: Standardisation, eps: float, delta: float, monkeypatch: pytest.MonkeyPatch):
-    """One run of phase 2's clip choice at n mu = 10^5 (the tail rule applies) with the tail signs released at
-    mu(eps, delta); the released 2-vector is captured where the real code hands it to ``skewed_tail``."""
+TAIL = 0.5  # the tail clip of the audited correction release (the clip is CLIP)
+
+
+def _excess_run(st: Standardisation, eps: float, delta: float):
+    """One release of the tail correction's excess (``pgd._tail_excess``) at theta = 0, clips CLIP < TAIL."""
     mu = gaussian_mu(eps, delta)
-    seen: list[np.ndarray] = []
-    monkeypatch.setattr(pgd, "skewed_tail", lambda signs, mu_sign: seen.append(signs) is not None)
 
     def run(data, rng):
         X, y = data
-        seen.clear()
-        pgd._clips(InMemoryRows(X, y), st, pgd.RowCache(), np.zeros(2), 2, 1e5, 5.0, (math.inf, math.inf),
-                   mu_sign=mu, ledger=PrivacyLedger(1e4, 0.5), rng=rng)
-        return seen[0]
+        return pgd._tail_excess(InMemoryRows(X, y), st, pgd.RowCache(), np.zeros(2), CLIP, TAIL, mu,
+                                ledger=PrivacyLedger(eps, delta), rng=rng)
     return run
 
 
-def test_audit_pgd_tail_signs(monkeypatch):
+def test_the_phase_pair_moves_the_tail_excess_by_its_full_sensitivity():
+    (X, y), (_, y_prime), st = _phase_pair()
+    def excess(y_):
+        return pgd.TailExcessPass(st, np.zeros(2), CLIP, TAIL)(X, y_, 0)
+    assert np.linalg.norm(excess(y) - excess(y_prime)) == pytest.approx(2 * (TAIL - CLIP), rel=1e-12)
+
+
+def test_audit_pgd_tail_correction():
     """False-failure rate alpha = 1e-3 for the upper assertion.
 
-    In the phase pair every row but the last has residual 0 at theta = 0, so the rule's clip (a multiple of the
-    0.9-quantile of the gradient norms) is below the last row's norm sqrt 2 whatever the histogram's noise: that row
-    is beyond the clip in both data sets, with a negative residual in D and a positive one in D', so the released
-    (positive, negative) counts move by (1, -1), the full sensitivity sqrt 2; the histogram itself is the same in
-    both (the flip keeps the norm).  The release is exactly mu-GDP along (1, -1), mu = mu(2, 1e-3) = 0.69; with
-    3,000 runs per data set the lower bound was 0.82 at seed 306 and 0.65 at seed 307.
+    In the phase pair the last row's gradient at theta = 0 has norm sqrt 2 > TAIL, so its part between the clips is
+    (TAIL - CLIP) times its direction, which the pair flips: the released excess moves by 2 (TAIL - CLIP), the full
+    sensitivity, and every other row adds 0.  The release is exactly mu-GDP along (1, 1), mu = mu(2, 1e-3) = 0.69;
+    with 3,000 runs per data set the lower bound was 0.55 at seed 306 and 0.74 at seed 307.
     """
     d_pair, dp_pair, st = _phase_pair()
-    res = audit_mechanism(_signs_run(st, EPS_G, DELTA_G, monkeypatch), d_pair, dp_pair, runs=FAST_RUNS,
-                          delta=DELTA_G, alpha=ALPHA, seed=306, statistic=lambda signs: float(signs[0] - signs[1]))
+    u = np.array([1.0, 1.0]) / math.sqrt(2.0)
+    res = audit_mechanism(_excess_run(st, EPS_G, DELTA_G), d_pair, dp_pair, runs=FAST_RUNS, delta=DELTA_G,
+                          alpha=ALPHA, seed=306, statistic=lambda e: float(e @ u))
     assert 0.15 < res.epsilon_lower_bound <= EPS_G
 
 
-def test_audit_flags_tail_signs_with_too_little_noise(monkeypatch):
-    """Break the release: the counts are multiplied by 8 and the noise is still calibrated to sensitivity sqrt 2 (the
-    pair then moves the output by 8 times that: about (32, 1e-3)-DP against the claim 2).  The lower bound was 5.0
-    at seed 307 and 5.3 at seed 308 (3,000 runs)."""
-    original = pgd.TailSignPass.__call__
-    monkeypatch.setattr(pgd.TailSignPass, "__call__", lambda self, X, y, offset: 8.0 * original(self, X, y, offset))
+def test_audit_flags_a_tail_correction_that_does_not_clip(monkeypatch):
+    """Break the release: the part of each gradient above the clip is not cut at the tail clip, while the noise is
+    still calibrated to 2 (TAIL - CLIP).  The last row's part is then sqrt 2 - CLIP = 3.3 (TAIL - CLIP), about
+    (9, 1e-3)-DP against the claim 2; the lower bound was 3.4 at seed 307 and 3.2 at seed 308 (3,000 runs)."""
+    original = pgd._clipped_residuals
+    def unclipped_tail(Z, v, norms, theta, clip):
+        return original(Z, v, norms, theta, math.inf if clip == TAIL else clip)
+
+    monkeypatch.setattr(pgd, "_clipped_residuals", unclipped_tail)
     d_pair, dp_pair, st = _phase_pair()
-    res = audit_mechanism(_signs_run(st, EPS_G, DELTA_G, monkeypatch), d_pair, dp_pair, runs=FAST_RUNS,
-                          delta=DELTA_G, alpha=ALPHA, seed=307, statistic=lambda signs: float(signs[0] - signs[1]))
+    u = np.array([1.0, 1.0]) / math.sqrt(2.0)
+    res = audit_mechanism(_excess_run(st, EPS_G, DELTA_G), d_pair, dp_pair, runs=FAST_RUNS, delta=DELTA_G,
+                          alpha=ALPHA, seed=307, statistic=lambda e: float(e @ u))
     assert res.epsilon_lower_bound > EPS_G
 
 

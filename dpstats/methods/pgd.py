@@ -12,10 +12,12 @@ with four additions that make it accurate at n = 100 to 10^5:
   point does not depend on it;
 * per-example gradient clipping at a private quantile of the gradient norms, released by a noisy histogram at
   the start of each phase (adaptive clipping, Andrew, Thakkar, McMahan & Ramaswamy, NeurIPS 2021): a hard clip
-  for the warm start, the clip rule's for the final chains, raised towards a high quantile where n mu is large and
-  the released signs of the residuals beyond it lean to one side (a long one-sided tail, whose clipping would
-  move the estimand away from least squares: :func:`skewed_tail`), and capped at a public ceiling where n mu is
-  small and the histogram's noise can make a read clip far too large (:func:`clip_ceiling`);
+  for the warm start, the clip rule's for the final chains, capped at a public ceiling where n mu is small and the
+  histogram's noise can make a read clip far too large (:func:`clip_ceiling`); where n mu is large, one more
+  release, the part of the per-example gradients between the rule's clip and a high quantile of their norms,
+  moves each coefficient by the one-step correction it implies where that correction stands out of its noise (a
+  long one-sided tail of residuals, whose clipping moves the estimand away from least squares:
+  :func:`tail_correction`);
 * a ridge penalty at the privacy-noise level of each phase (the noise-level ridge of AdaSSP, Wang, UAI 2018, on
   the gradient), which shrinks the directions of the design that the noise swamps.
 
@@ -23,7 +25,8 @@ The fit: domain -> moments (z = standardised rows) -> noisy Gram G~, preconditio
 sigma_G I, steps T from the released spectrum -> phase 1: one chain of T steps theta <- theta - (P + lambda
 I)^{-1} (sum_i clip_C(z_i (z_i' theta - v_i)) + N(0, sigma^2 I) + lambda theta) from 0 -> phase 2: K chains of
 T steps from phase 1's average plus centred public offsets (K = ``chains`` when an interval is computed, else
-1) -> estimate = mean of the chains' averages of their last 3T/4 iterates, mapped back.  The interval: the
+1) -> [n mu large: the tail correction] -> estimate = mean of the chains' averages of their last 3T/4 iterates
+(plus the correction), mapped back.  The interval: the
 spread of the K chains (privacy error on this data set, K - 1 degrees of freedom) plus a sandwich sampling
 variance of the clipped estimating equation from one released 2-vector (conservative where its noise is large:
 :func:`sandwich`), with the shrinkage of the penalties and of early stopping, linearised through the released
@@ -96,8 +99,9 @@ __all__ = ["PGDOptions", "fit", "budget_split", "reports_intervals", "linearise"
            "WEIGHTS", "SPEC", "clip_rule", "interval_reason", "GramPass", "NormHistogramPass", "GradientPass",
            "InferencePass", "sandwich",
            "gradient_norm_bound", "SAMPLING_Z", "floored_note", "CLIP_D_REF", "CLIP_D_POWER",
-           "RARE_SHARE", "RARE_MIN_N_MU", "rare_outcome_reason", "TAIL_ROWS", "TAIL_CAP", "SKEW_SHARE", "SKEW_Z",
-           "tail_level", "skewed_tail", "TailSignPass", "expected_error", "WANDER_ROUNDS", "gram_sensitivity",
+           "RARE_SHARE", "RARE_MIN_N_MU", "rare_outcome_reason", "TAIL_ROWS", "TAIL_CAP", "TAIL_FLOOR", "TAIL_Z",
+           "tail_level", "tail_correction", "TailCorrection", "TailExcessPass", "expected_error", "WANDER_ROUNDS",
+           "gram_sensitivity",
            "preconditioner_lift", "step_noise_variance"]
 
 #: ``method="auto"`` picks pgd below this many rows (above, adassp: one pass, and its privacy error is already
@@ -115,7 +119,7 @@ SMALL_N_MU = 100.0
 #: Shares of the GDP budget left after the domain (mu^2 - mu_domain^2) of the releases (the centres only with an
 #: intercept, the inference 2-vector only with an interval).  Chosen on simulations (BENCHMARKS.md, "pgd").
 WEIGHTS = {"centre": 0.15, "scale": 0.15, "gram": 0.1, "histogram": 0.03, "warm start": 0.25, "chains": 1.0,
-           "inference": 0.02, "tail sign": 0.05}
+           "inference": 0.02, "tail correction": 0.25}
 #: The released clipping domain gives each of its histograms n mu_round = DOMAIN_N_MU (its modal bins then clear
 #: the noise of the empty bins); pgd refuses, before spending, where that takes more than MAX_DOMAIN_SHARE of
 #: mu^2.  Variables with declared bounds keep them (a released domain inside them too was measured to lower the
@@ -145,17 +149,24 @@ CLIP_MULTIPLE, CLIP_EXPONENTS = 0.875, (0.3, 0.2)
 #: mean absolute deviation, which puts a rare level at |z| = 1 / (2.5 p) and lets it set every row's gradient norm,
 #: hence the clip and the noise of all coefficients (docs/choosing.md, "Factor dummies on wide designs").
 CLIP_D_REF, CLIP_D_POWER = 10.0, 2.0
-#: The clip also reaches the private (1 - TAIL_ROWS / (n mu))-quantile of the gradient norms where that is above the
-#: rule's clip, up to TAIL_CAP times it (:func:`tail_level`, :func:`_clips`): where n mu is large the privacy noise of
-#: a larger clip is small against the sampling error, and a long tail of large residuals (a skewed or zero-inflated
-#: response) left beyond the rule's clip pulled the clipped estimand away from least squares by several standard
-#: errors, more than the interval showed (docs/choosing.md, "A long tail of residuals").
+#: Where n mu gives the level 1 - TAIL_ROWS / (n mu) above the clip rule's 0.9 (:func:`tail_level`), the tail clip C2
+#: is the private quantile of the gradient norms at that level, at most TAIL_CAP times the rule's clip C
+#: (:func:`_clips`), and one release, the sum over rows of the part of each per-example gradient between C and C2 at
+#: the final chains' mean (:class:`TailExcessPass`), gives the one-step correction from the estimating equation
+#: clipped at C to the one clipped at C2 (:func:`tail_correction`): where n mu is large a long tail of large residuals
+#: on one side (a skewed or zero-inflated response) left beyond the rule's clip pulled the clipped estimand away from
+#: least squares by several standard errors, more than the interval showed (docs/choosing.md, "A long tail of
+#: residuals").
 TAIL_ROWS, TAIL_CAP = 64.0, 4.0
-#: The tail clip applies where the rows beyond the rule's clip at the warm start lean to one side: the released
-#: counts of positive and negative residuals among them differ by more than SKEW_SHARE of their sum and by more than
-#: SKEW_Z noise sds (:func:`skewed_tail`).  A tail on both sides (symmetric residuals, or rows of large leverage)
-#: moves the clipped estimand little, and a larger clip would only add noise.
-SKEW_SHARE, SKEW_Z = 0.25, 2.0
+#: The tail clip is at least TAIL_FLOOR times the clip, so that the correction's release, budgeted from public facts,
+#: is always made (its sensitivity 2 (C2 - C) is then positive); where the residuals have no long tail the
+#: correction it gives stays within its noise and is not taken.
+TAIL_FLOOR = 1.5
+#: ... and a coefficient takes its correction only where the correction is more than TAIL_Z of its noise sds: a tail
+#: on both sides (symmetric residuals, or rows of large leverage) moves the clipped estimand little, and there the
+#: correction would only add its noise (running the final chains at C2 instead cost accuracy on the imprecise
+#: coefficients of skewed responses: docs/choosing.md).
+TAIL_Z = 2.0
 #: For a two-valued response the clip rule reads the (1 - MINORITY_SHARE * minority)-quantile of the gradient norms
 #: when that is above 0.9, at most TWO_VALUED_MAX_QUANTILE (:func:`clip_rule`; minority: the rarer value's share)
 MINORITY_SHARE, TWO_VALUED_MAX_QUANTILE = 0.25, 0.99
@@ -414,18 +425,23 @@ class _ClipPass(_StandardisedPass):
         self.theta, self.clip = theta, clip
 
 
-class TailSignPass(_ClipPass):
-    """[#{i : ||z_i|| |r_i| >= C, r_i > 0}, #{i : ||z_i|| |r_i| >= C, r_i < 0}] at ``theta``: each row adds at most
-    1 to one coordinate."""
+class TailExcessPass(_ClipPass):
+    """sum_i z_i (psi'_i - psi_i) at ``theta`` (d,): the part of each per-example gradient z_i r_i between the clip C
+    (``clip``) and the tail clip C' > C (``tail``), psi and psi' the residual clipped at each; a row's term points
+    along its gradient with norm min(g_i, C') - min(g_i, C) <= C' - C."""
+
+    def __init__(self, st: Standardisation, theta: np.ndarray, clip: float, tail: float,
+                 cache: RowCache | None = None) -> None:
+        super().__init__(st, theta, clip, cache)
+        self.tail = tail
 
     @quiet
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
-        Z, v, norms, live = self.live_rows(X, y, offset)
-        r = Z @ self.theta - v
-        beyond = norms * np.abs(r) >= self.clip
-        if live is not None:
-            beyond &= live
-        return np.array([np.sum(beyond & (r > 0)), np.sum(beyond & (r < 0))], dtype=float)
+        Z, v, norms = self.rows(X, y, offset)
+        theta = self.theta[:, None]
+        _, low = _clipped_residuals(Z, v, norms, theta, self.clip)
+        _, high = _clipped_residuals(Z, v, norms, theta, self.tail)
+        return Z.T @ (high - low)[:, 0]
 
 
 class GradientPass(_ClipPass):
@@ -508,12 +524,12 @@ def budget_split(n: int, epsilon: float, delta: float, *, intercept: bool, infer
                  private_variables: int = 0) -> dict[str, float]:
     """The GDP parameter of each release of a fit (public): the domain's (:func:`domain_mu`, for
     ``private_variables`` variables without declared bounds), then mu^2 - mu_domain^2 split by ``WEIGHTS`` over
-    the releases this fit makes (the centres only with an intercept, the tail signs only where :func:`tail_level`
-    gives a level, the inference 2-vector only with ``inference``)."""
+    the releases this fit makes (the centres only with an intercept, the tail correction only where
+    :func:`tail_level` gives a level, the inference 2-vector only with ``inference``)."""
     mu = gaussian_mu(epsilon, delta)
     mu_domain = domain_mu(n, private_variables)
     names = [*(["centre"] if intercept else []), "scale", "gram", "histogram 1", "histogram 2",
-             *(["tail sign"] if tail_level(n * mu) is not None else []), "warm start", "chains",
+             *(["tail correction"] if tail_level(n * mu) is not None else []), "warm start", "chains",
              *(["inference"] if inference else [])]
     weights = [WEIGHTS["histogram"] if k.startswith("histogram") else WEIGHTS[k] for k in names]
     mus = dict(zip(names, split_mu(math.sqrt(mu * mu - mu_domain * mu_domain), weights), strict=True))
@@ -611,19 +627,18 @@ def _start_offsets(d: int, chains: int, spread: float, rng: np.random.Generator)
 
 
 def _clips(rows: Rows, st: Standardisation, cache: RowCache, theta: np.ndarray, phase: int, n_mu: float, mu: float,
-           caps: tuple[float, float], *, minority: float | None = None, mu_sign: float | None = None,
-           ledger: PrivacyLedger, rng: np.random.Generator) -> tuple[float, tuple[float, float], bool]:
-    """(clip of this phase, caps of the final clip, whether the tail clip applies) from one released gradient-norm
-    histogram at ``theta`` (d,).
+           caps: tuple[float, float], *, minority: float | None = None, ledger: PrivacyLedger,
+           rng: np.random.Generator) -> tuple[float, tuple[float, float]]:
+    """(clip of this phase, caps of the final clips) from one released gradient-norm histogram at ``theta`` (d,).
 
     Phase 1 (theta = 0): the warm clip ``WARM_CLIP`` and, read from the same noisy counts, the caps of phase 2's
-    clip: the clip rule's clip at theta = 0 and its tail clip (below).  Phase 2: the clip rule's clip k x (q-quantile)
-    at the warm start, capped at the first cap.  Where n mu is large enough for a tail quantile (:func:`tail_level`,
-    a public rule), phase 2 also releases the signs of the residuals beyond the rule's clip (``mu_sign``,
-    :class:`TailSignPass`); where they lean to one side (:func:`skewed_tail`) the clip is raised to the tail
-    quantile of the gradient norms when that is larger, at most ``TAIL_CAP`` times the rule's clip, and capped at the
-    second cap.  The quantiles of a phase are read from the same noisy counts (post-processing); below n mu =
-    ``CLIP_CEILING_N_MU`` every clip is capped at ``SMALL_CLIP_CEILING`` times k sqrt(d) (public)."""
+    clips: the clip rule's clip at theta = 0 and its tail clip (below).  Phase 2: the clip rule's clip k x
+    (q-quantile) at the warm start, capped at the first cap, and, where n mu is large enough for a tail quantile
+    (:func:`tail_level`, a public rule), the tail clip: the tail quantile of the gradient norms when that is larger,
+    at most ``TAIL_CAP`` times the rule's clip, capped at the second cap and at least ``TAIL_FLOOR`` times the clip
+    (the second cap returned).  The quantiles of a
+    phase are read from the same noisy counts (post-processing); below n mu = ``CLIP_CEILING_N_MU`` every clip is
+    capped at ``SMALL_CLIP_CEILING`` times k sqrt(d) (public)."""
     q, k = clip_rule(n_mu, minority, theta.shape[0])
     tail = tail_level(n_mu)
     ceiling = clip_ceiling(n_mu, k, theta.shape[0])
@@ -634,14 +649,9 @@ def _clips(rows: Rows, st: Standardisation, cache: RowCache, theta: np.ndarray, 
     rule = min(read[1 if phase == 1 else 0] * k, ceiling)
     raised = max(rule, min(read[-1], TAIL_CAP * rule)) if tail is not None else rule
     if phase == 1:
-        return WARM_CLIP[1] * min(read[0], ceiling), (rule, min(raised, ceiling)), False
-    if mu_sign is not None:
-        signs = gaussian_mechanism_mu(rows.reduce(TailSignPass(st, theta, rule, cache), add_arrays),
-                                      l2_sensitivity=math.sqrt(2.0), mu=mu_sign, rng=rng, ledger=ledger,
-                                      name="pgd: signs of the residuals beyond the clip (phase 2)")
-        if skewed_tail(np.asarray(signs, dtype=float), mu_sign):
-            return min(raised, caps[1]), caps, True
-    return min(rule, caps[0]), caps, False
+        return WARM_CLIP[1] * min(read[0], ceiling), (rule, min(raised, ceiling))
+    clip = min(rule, caps[0])
+    return clip, (clip, max(TAIL_FLOOR * clip, min(raised, caps[1])))
 
 
 def clip_ceiling(n_mu: float, multiple: float, d: int) -> float:
@@ -650,11 +660,60 @@ def clip_ceiling(n_mu: float, multiple: float, d: int) -> float:
     return SMALL_CLIP_CEILING * multiple * math.sqrt(d) if n_mu < CLIP_CEILING_N_MU else math.inf
 
 
-def skewed_tail(signs: np.ndarray, mu: float) -> bool:
-    """Whether the released counts (positive, negative) of the residuals beyond the rule's clip lean to one side
-    (``SKEW_SHARE``, ``SKEW_Z``): post-processing."""
-    p, m = (float(v) for v in signs)
-    return abs(p - m) > max(SKEW_SHARE * max(p + m, 0.0), SKEW_Z * 2.0 / mu)
+def _tail_excess(rows: Rows, st: Standardisation, cache: RowCache, theta: np.ndarray, clip: float, tail: float,
+                 mu: float, *, ledger: PrivacyLedger, rng: np.random.Generator) -> np.ndarray:
+    """The sum of :class:`TailExcessPass` at ``theta`` (d,) between the clips C = ``clip`` < C' = ``tail``, released
+    once by the Gaussian mechanism at ``mu`` with the replace-one sensitivity 2 (C' - C) (each row's term has norm
+    at most C' - C)."""
+    return np.asarray(gaussian_mechanism_mu(
+        rows.reduce(TailExcessPass(st, theta, clip, tail, cache), add_arrays), l2_sensitivity=2.0 * (tail - clip),
+        mu=mu, rng=rng, ledger=ledger, name="pgd: per-example gradients between the clip and the tail clip "
+                                            "(tail correction)"), dtype=float)
+
+
+@dataclass(frozen=True)
+class TailCorrection:
+    """The tail correction of a fit (:func:`tail_correction`; standardised coordinates).
+
+    Attributes
+    ----------
+    shift : numpy.ndarray
+        (d,): the one-step correction -M e of every coordinate.
+    kept : numpy.ndarray
+        (d,) bool: the coordinates whose estimate takes it (more than ``TAIL_Z`` of its noise sds).
+    noise : numpy.ndarray
+        (d, d): sd M, the map of a standard normal vector to the correction's noise.
+    """
+
+    shift: np.ndarray
+    kept: np.ndarray
+    noise: np.ndarray
+
+    @property
+    def applied(self) -> np.ndarray:
+        """The part of the shift the estimate takes (0 outside ``kept``)."""
+        return np.where(self.kept, self.shift, 0.0)
+
+    @property
+    def left(self) -> np.ndarray:
+        """The part it does not take: the estimate minus the less clipped fit, up to the correction's noise."""
+        return np.where(self.kept, 0.0, self.shift)
+
+
+def tail_correction(excess: np.ndarray, curvature_inv: np.ndarray, sd: float) -> TailCorrection:
+    """The one-step correction -M e from the estimating equation clipped at C to the one clipped at the tail clip C',
+    e the released excess (:class:`TailExcessPass`, Gaussian noise of sd ``sd`` per coordinate) and M =
+    ``curvature_inv`` the inverse curvature of the final phase's penalised loss (the released Gram matrix, its
+    eigenvalues floored at their noise sd, plus the penalty: without the preconditioner's lift, which only slows
+    the steps and would shorten the correction); a coordinate's estimate takes it where it is more than ``TAIL_Z``
+    times its noise sd sd ||M_j||.  Post-processing.
+
+    The interval targets the less clipped fit in every coordinate: where the estimate did not take the correction,
+    its draws are moved by what was left (:attr:`TailCorrection.left`), so an interval stays honest when a gap
+    below the test's threshold is real; everywhere they add the correction's noise."""
+    shift = -curvature_inv @ np.asarray(excess, dtype=float)
+    noise = sd * curvature_inv
+    return TailCorrection(shift, np.abs(shift) > TAIL_Z * np.sqrt(np.sum(noise**2, axis=1)), noise)
 
 
 def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
@@ -683,8 +742,8 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     clips, penalties = [], []
     caps = (math.inf, math.inf)
     for phase, chains in ((1, 1), (2, plan.chains)):
-        clip, caps, tail = _clips(rows, st, cache, theta.mean(axis=1), phase, plan.n_mu, mus[f"histogram {phase}"],
-                                  caps, minority=minority, mu_sign=mus.get("tail sign"), ledger=ledger, rng=rng)
+        clip, caps = _clips(rows, st, cache, theta.mean(axis=1), phase, plan.n_mu, mus[f"histogram {phase}"], caps,
+                            minority=minority, ledger=ledger, rng=rng)
         mu_phase = mus["warm start" if phase == 1 else "chains"]
         clips.append(clip)
         penalties.append(phase_penalty(clip, mu_phase))
@@ -693,32 +752,42 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
         precond_inv = np.linalg.inv(precond + penalties[-1] * np.eye(d))  # the penalised loss's curvature
         theta = _phase(rows, st, cache, start, precond_inv, clip, steps, mu_phase, ledger=ledger, rng=rng,
                        name=f"pgd: noisy gradient steps (phase {phase})", penalty=penalties[-1])
+    tail_clip, tail, corrected = caps[1], None, 0
+    if "tail correction" in mus:
+        excess = _tail_excess(rows, st, cache, theta.mean(axis=1), clips[-1], tail_clip, mus["tail correction"],
+                              ledger=ledger, rng=rng)
+        curvature = psd_projection(gram, sigma_g) + penalties[-1] * np.eye(d)  # the Gram without the lift
+        tail = tail_correction(excess, np.linalg.inv(curvature), 2.0 * (tail_clip - clips[-1]) / mus["tail correction"])
+        theta, corrected = theta + tail.applied[:, None], int(np.count_nonzero(tail.kept))
     estimate = theta.mean(axis=1)
     params = st.params_back(estimate)
     notes += [(f"pgd: {steps} preconditioned full-batch steps per phase (2 phases; {plan.chains} independent final "
                f"chain{'s' if plan.chains > 1 else ''}); the warm start clips the per-example gradients at "
                f"{WARM_CLIP[1]:g} x their private {WARM_CLIP[0]:g}-quantile, the final phase at {k:g} x the private "
                f"{q:g}-quantile at the warm start"
-               + (f", raised to the private {tail_level(plan.n_mu):.4g}-quantile (at most {TAIL_CAP:g} x the rule's "
-                  "clip): the released signs of the residuals beyond the rule's clip leaned to one side, a long tail "
-                  "that clipping would turn into a gap from least squares" if tail else "")
+               + ("; one more release, the part of the per-example gradients between that clip and their private "
+                  f"{tail_level(plan.n_mu):.4g}-quantile (at most {TAIL_CAP:g} x the clip), gave a one-step "
+                  f"correction towards the less clipped fit, kept for {corrected} of the {d} coefficients (where it "
+                  f"was more than {TAIL_Z:g} of its noise sds: a long tail of residuals on one side, which clipping "
+                  "turns into a gap from least squares)" if tail is not None else "")
                + "; each step adds a ridge penalty at the privacy-noise level; "
                f"coefficients are the average of the last {KEEP_SHARE:.0%} of the iterates (clipping makes this a "
                "Huber-type estimate, which differs from least squares when residuals are skewed and n * mu is small; "
                "the penalty shrinks directions of the design that the noise swamps)")]
     if floored := floored_note(st.floored, ctx.variable_name):
         notes.append(floored)
-    diagnostics = {"steps": steps, "rate": rate, "clips": tuple(clips), "tail_clip": tail,
+    diagnostics = {"steps": steps, "rate": rate, "clips": tuple(clips), "tail_clip": corrected > 0,
                    "penalties": tuple(penalties), "chains": plan.chains, "n_mu": plan.n_mu}
     lin = linearise(gram, sigma_g, clips, (mus["warm start"], mus["chains"]), steps, penalties)
-    split = error_split(st, lin, theta, offsets)
+    split = error_split(st, lin, theta, offsets, tail)
     rare = rare_outcome_reason(plan.n_mu, minority)
     if not plan.inference or rare:
         reason = ("inference=False gave the whole budget to the point estimate" if not options.inference
                   else rare or interval_reason(n, ctx.epsilon, ctx.delta, ctx.method_epsilon is not None))
         return MethodFit(params=params, no_inference_reason=reason, notes=tuple(notes), diagnostics=diagnostics,
                          rsquared_reason="pgd releases no sums from which R^2 follows", error_split=split)
-    draws, sampling = _interval_draws(rows, st, cache, theta, gram, sigma_g, clips[-1], mus["inference"], n, lin,
+    draws, sampling = _interval_draws(rows, st, cache, theta, gram, sigma_g,
+                                      tail_clip if corrected else clips[-1], mus["inference"], n, lin, tail,
                                       rng=rng, ledger=ledger)
     split = dataclasses.replace(split, sampling=sampling, sampling_source=SAMPLING_SOURCE)
     inference = Inference("bootstrap", draws=draws, description=(
@@ -852,7 +921,8 @@ def significant_share(share: np.ndarray, deviations: np.ndarray, offsets: np.nda
     return np.where(share > t_distribution.ppf(SHARE_TEST_LEVEL, k - 2) * se, share, 0.0)
 
 
-def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, offsets: np.ndarray) -> ErrorSplit:
+def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, offsets: np.ndarray,
+                tail: TailCorrection | None = None) -> ErrorSplit:
     """The privacy part of the error of the released coefficients (method units), from released values.
 
     The two phases linearised (:func:`linearise`): the second moment of the estimate's privacy error is the bias
@@ -867,7 +937,11 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
     show the directions the steps leave unconverged).
     Where the share is above ``KEPT_SHARE_LIMIT`` the steps learned almost nothing in that direction and its whole
     spread is kept.  In each direction the residuals' sum of squares is divided by K - 2 where the share is fitted
-    inside (0, 1) (it takes one degree of freedom), else by K - 1; with K = 2 no share is fitted.  Each coefficient's
+    inside (0, 1) (it takes one degree of freedom), else by K - 1; with K = 2 no share is fitted.  With the tail
+    correction (``tail``: :func:`tail_correction`), the noise of the corrections the estimate took, and for each
+    coordinate that did not take its correction the square of the gap to the less clipped fit, estimated without
+    bias from the correction left, l^2 - sd^2 (floored at 0; the interval's draws, which must not understate the gap,
+    use l itself and the noise).  Each coefficient's
     variance from this is capped at that of the chains' whole spread (:func:`capped_spread`).  The bias and the
     carried variance are those of ``lin``, the linearisation the interval's draws use (:func:`_interval_draws`):
     the kept share is phase 2's start weight, and phase 2 starts from phase 1's output, close to the solution, so
@@ -892,13 +966,20 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
         phase2 = capped_spread(fitted @ fitted.T / k, whole @ whole.T / (k * (k - 1.0)))
     bias = A @ lin.bias(estimate)
     cov = (AV * lin.carried) @ AV.T + phase2 + np.outer(bias, bias)
+    if tail is not None:
+        sd = np.sqrt(np.sum(tail.noise**2, axis=1))
+        gap = A @ (np.sign(tail.left) * np.sqrt(np.maximum(tail.left**2 - sd**2, 0.0)))
+        kept_noise = A @ (tail.noise * tail.kept[:, None])
+        cov = cov + kept_noise @ kept_noise.T + np.outer(gap, gap)
     source = ("the spread of the final chains without the share of their start offsets they kept, with the warm "
               "start's noise, the early-stopping share and the penalties' shrinkage of the released estimate "
               "propagated through the released Gram matrix"
               if k >= 2 else
               "the released per-step noise of both phases, the early-stopping share and the penalties' shrinkage "
               "of the released estimate, propagated through the released Gram matrix (linearised)")
-    return ErrorSplit(privacy=cov, privacy_source=source + "; clipping bias not included")
+    source += "; clipping bias not included" if tail is None else (
+        "; the tail correction's noise; clipping bias beyond the tail clip not included")
+    return ErrorSplit(privacy=cov, privacy_source=source)
 
 
 def capped_spread(residual: np.ndarray, whole: np.ndarray) -> np.ndarray:
@@ -917,7 +998,8 @@ def capped_spread(residual: np.ndarray, whole: np.ndarray) -> np.ndarray:
 
 
 def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np.ndarray, gram: np.ndarray,
-                    sigma_g: float, clip: float, mu: float, n: int, lin: Linearisation, *,
+                    sigma_g: float, clip: float, mu: float, n: int, lin: Linearisation,
+                    tail: TailCorrection | None = None, *,
                     rng: np.random.Generator, ledger: PrivacyLedger) -> tuple[np.ndarray, np.ndarray]:
     """Predictive draws of the coefficients (method units) whose basic intervals undo the estimate's shrinkage,
     and the sandwich sampling covariance (method units) they use.
@@ -929,7 +1011,10 @@ def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np
     2024), c normal with the variance of phase 1's noise carried into the output (common to the chains, so not in
     their spread), z normal with the sandwich covariance (E psi^2 / phi^2) G^-1 of the clipped estimating
     equation, E psi^2 and phi (the unclipped share) from one released 2-vector (sensitivity sqrt 2), taken on the
-    side that does not understate it (:func:`sandwich`).
+    side that does not understate it (:func:`sandwich`; at the tail clip where a coefficient took the tail
+    correction: its estimating equation has the larger sampling variance), and, with the tail correction
+    (``tail``), normal draws of its noise, moved by minus the part of it the estimate did not take (the draws are
+    of the estimate's error against the less clipped fit: :func:`tail_correction`).
     The basic interval of these draws, 2 b - quantiles, is then centred at S^-1 b, the estimate with its shrinkage
     undone, and its privacy part is widened by S^-1 (bias-corrected; the point estimate itself is unchanged).
     The sampling covariance is also the error block's sampling part (``SAMPLING_SOURCE``).
@@ -950,6 +1035,8 @@ def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np
     spread = (g @ dev) / math.sqrt(K * (K - 1)) * np.sqrt((K - 1) / chi2)[:, None]
     carried = (post_processing_normal((DRAWS, d), rng) * np.sqrt(lin.carried)) @ lin.basis.T
     privacy = lin.undo(spread + carried) + lin.bias(estimate)[None, :]
+    if tail is not None:
+        privacy = privacy + post_processing_normal((DRAWS, d), rng) @ tail.noise.T - tail.left[None, :]
     w, V = np.linalg.eigh(0.5 * (v_sampling + v_sampling.T))
     sampling = (post_processing_normal((DRAWS, w.size), rng) * np.sqrt(np.maximum(w, 0.0))) @ V.T
     return st.params_back(estimate)[None, :] + privacy @ A.T + sampling, v_sampling
