@@ -165,12 +165,13 @@ def test_private_fits_at_a_large_budget_recover_least_squares(method):
     np.testing.assert_allclose(res.predict(df.iloc[:5]), by_hand.iloc[:5], rtol=1e-9)
 
 
-@pytest.mark.parametrize("method,epsilon", [("pgd", 1.0), ("ssp", 3.0), ("tukey", 3.0)])
-def test_centring_helps_where_the_ranges_sit_away_from_zero(method, epsilon):
+@pytest.mark.parametrize("method,epsilon,seeds", [("pgd", 1.0, 20), ("ssp", 3.0, 5), ("tukey", 3.0, 5)])
+def test_centring_helps_where_the_ranges_sit_away_from_zero(method, epsilon, seeds):
     """The point of it: with x in [10, 20] the columns x:z and x^2 are nearly linear in x and z, and a private fit
     of the product's coefficient is far closer to least squares with ``rescale="centred"`` than with the default
-    (the same seeds): 5 seeds, the median relative error of the x:z coefficient must at least halve (measured
-    ratios 0.06-0.1 at n = 20,000)."""
+    (the same seeds): the median relative error of the x:z coefficient must at least halve at n = 20,000.  pgd's
+    ratio over blocks of 5 seeds ranged 0.08-0.56 (seeds 0-39), over blocks of 20 seeds 0.07-0.18 (seeds 0-59), so
+    it is measured over 20 seeds; ssp's and tukey's ratios were 0.06-0.1 over 5."""
     df = _frame(20000, seed=1)
     formula = "y ~ x + z + x:z + I(x ** 2)"
     ols = dpstats.dp_ols(formula, df, math.inf, bounds=BOUNDS, method="ols").params["x:z"]
@@ -178,7 +179,7 @@ def test_centring_helps_where_the_ranges_sit_away_from_zero(method, epsilon):
     def error(rescale: bool | str) -> float:
         return float(np.median([abs(dpstats.dp_ols(formula, df, epsilon, 1e-6, bounds=BOUNDS, method=method,
                                                    random_state=s, rescale=rescale).params["x:z"] / ols - 1)
-                                for s in range(5)]))
+                                for s in range(seeds)]))
 
     assert error("centred") < 0.5 * error(True)
 
