@@ -156,11 +156,9 @@ def describe_arrays(response_name: str, names: list[str]) -> str:
 
 def _float_array(a: Any, what: str) -> np.ndarray:
     """``a`` as a new float array; a non-numeric input is refused from its type (numpy's message would quote a
-    value, so it is not passed on).  An array of a pandas extension type is read as a Series, and an input with no
-    dtype of its own element by element, as a list is: whether ``np.array(a, dtype=float)`` succeeds is a fact of
-    the values.  (A Dask collection is computed by the caller first: :func:`~dpstats.numbers.in_memory`.)"""
-    if isinstance(getattr(a, "dtype", None), pd.api.extensions.ExtensionDtype) and not isinstance(a, pd.DataFrame):
-        a = pd.Series(a, copy=False)
+    value, so it is not passed on).  An input with no dtype of its own is read element by element, as a list is:
+    whether ``np.array(a, dtype=float)`` succeeds is a fact of the values.  (A Dask collection, a pyarrow table and
+    a pandas extension array are made pandas or numpy first by the caller: :func:`~dpstats.numbers.in_memory`.)"""
     if isinstance(a, (pd.DataFrame, pd.Series)):
         # pandas' own types decide, column by column (public); a missing value of a nullable type is NaN
         dtypes = list(a.dtypes.items()) if isinstance(a, pd.DataFrame) else [(a.name, a.dtype)]

@@ -82,9 +82,9 @@ _READ_EACH = np.frompyfunc(number_or_missing, 1, 1)
 
 
 def in_memory(values: Any) -> Any:
-    """A Dask collection computed to its pandas or numpy result, and a pyarrow Table, RecordBatch or array made the
-    pandas DataFrame or Series of the same Arrow dtypes, which is then read by its type as in memory; any other value
-    unchanged.
+    """A Dask collection computed to its pandas or numpy result, a pyarrow Table, RecordBatch or array made the
+    pandas DataFrame or Series of the same Arrow dtypes, and a pandas array of an extension type made a Series, which
+    is then read by its type as in memory; any other value unchanged.
 
     Converting a Dask collection or a pyarrow table straight to floats (``np.array(values, dtype=float)``, as
     scikit-learn's validation does) succeeds or fails by its values (a text column whose cells all parse, a nullable
@@ -100,7 +100,8 @@ def in_memory(values: Any) -> Any:
     -------
     Any
         ``values.compute()`` for a Dask DataFrame, Series or array; ``values.to_pandas(types_mapper=pd.ArrowDtype)``
-        for a pyarrow Table, RecordBatch, Array or ChunkedArray; else ``values`` itself.
+        for a pyarrow Table, RecordBatch, Array or ChunkedArray; a Series for a pandas extension array; else
+        ``values`` itself.
 
     Examples
     --------
@@ -114,6 +115,9 @@ def in_memory(values: Any) -> Any:
         return values.compute()
     if package == "pyarrow" and callable(getattr(values, "to_pandas", None)):  # each column keeps its Arrow type
         return values.to_pandas(types_mapper=pd.ArrowDtype)
+    if isinstance(getattr(values, "dtype", None), pd.api.extensions.ExtensionDtype) and not isinstance(
+            values, (pd.DataFrame, pd.Series)):  # a pandas array (pd.array): read by its dtype, as a Series is
+        return pd.Series(values, copy=False)
     return values
 
 

@@ -105,13 +105,10 @@ def _read_as_numbers(values: Any, what: str) -> Any:
     Series' columns by their dtypes (:func:`~dpstats.numbers.numeric_columns`: nullable and Arrow-backed numbers as
     floats, a missing value NaN; object, text, categorical, Arrow dictionary and binary columns element by element;
     dates refused).  Numeric arrays, and inputs of other types (sparse matrices, ...), are returned as they are, for
-    scikit-learn's validation to accept or refuse by their type.  A Dask collection is computed first and a pyarrow
-    table made a DataFrame (:func:`~dpstats.numbers.in_memory`), then read as the result is; a pandas array
-    (``pd.array``) is read as a Series."""
+    scikit-learn's validation to accept or refuse by their type.  A Dask collection is computed first, a pyarrow
+    table made a DataFrame and a pandas array (``pd.array``) a Series (:func:`~dpstats.numbers.in_memory`), then read
+    as the result is."""
     values = in_memory(values)
-    if isinstance(getattr(values, "dtype", None), pd.api.extensions.ExtensionDtype) and not isinstance(
-            values, (pd.DataFrame, pd.Series)):
-        values = pd.Series(values, copy=False)
     if isinstance(values, pd.DataFrame):
         return numeric_columns(values, what)
     if isinstance(values, pd.Series):

@@ -209,7 +209,7 @@ def _excess_run(st: Standardisation, eps: float, delta: float):
     def run(data, rng):
         X, y = data
         return pgd._tail_excess(InMemoryRows(X, y), st, pgd.RowCache(), np.zeros(2), CLIP, TAIL, mu,
-                                ledger=PrivacyLedger(eps, delta), rng=rng)
+                                ledger=PrivacyLedger(eps, delta), rng=rng)[0]
     return run
 
 

@@ -661,14 +661,15 @@ def clip_ceiling(n_mu: float, multiple: float, d: int) -> float:
 
 
 def _tail_excess(rows: Rows, st: Standardisation, cache: RowCache, theta: np.ndarray, clip: float, tail: float,
-                 mu: float, *, ledger: PrivacyLedger, rng: np.random.Generator) -> np.ndarray:
-    """The sum of :class:`TailExcessPass` at ``theta`` (d,) between the clips C = ``clip`` < C' = ``tail``, released
-    once by the Gaussian mechanism at ``mu`` with the replace-one sensitivity 2 (C' - C) (each row's term has norm
-    at most C' - C)."""
-    return np.asarray(gaussian_mechanism_mu(
-        rows.reduce(TailExcessPass(st, theta, clip, tail, cache), add_arrays), l2_sensitivity=2.0 * (tail - clip),
-        mu=mu, rng=rng, ledger=ledger, name="pgd: per-example gradients between the clip and the tail clip "
-                                            "(tail correction)"), dtype=float)
+                 mu: float, *, ledger: PrivacyLedger, rng: np.random.Generator) -> tuple[np.ndarray, float]:
+    """(released sum, its noise sd per coordinate): the sum of :class:`TailExcessPass` at ``theta`` (d,) between the
+    clips C = ``clip`` < C' = ``tail``, released once by the Gaussian mechanism at ``mu`` with the replace-one
+    sensitivity 2 (C' - C) (each row's term has norm at most C' - C)."""
+    sensitivity = 2.0 * (tail - clip)
+    excess = gaussian_mechanism_mu(
+        rows.reduce(TailExcessPass(st, theta, clip, tail, cache), add_arrays), l2_sensitivity=sensitivity, mu=mu,
+        rng=rng, ledger=ledger, name="pgd: per-example gradients between the clip and the tail clip (tail correction)")
+    return np.asarray(excess, dtype=float), sensitivity / mu
 
 
 @dataclass(frozen=True)
@@ -688,6 +689,11 @@ class TailCorrection:
     shift: np.ndarray
     kept: np.ndarray
     noise: np.ndarray
+
+    @property
+    def sd(self) -> np.ndarray:
+        """(d,): the noise sd of each coordinate's correction."""
+        return np.sqrt(np.sum(self.noise**2, axis=1))
 
     @property
     def applied(self) -> np.ndarray:
@@ -754,10 +760,10 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
                        name=f"pgd: noisy gradient steps (phase {phase})", penalty=penalties[-1])
     tail_clip, tail, corrected = caps[1], None, 0
     if "tail correction" in mus:
-        excess = _tail_excess(rows, st, cache, theta.mean(axis=1), clips[-1], tail_clip, mus["tail correction"],
-                              ledger=ledger, rng=rng)
+        excess, sd = _tail_excess(rows, st, cache, theta.mean(axis=1), clips[-1], tail_clip, mus["tail correction"],
+                                  ledger=ledger, rng=rng)
         curvature = psd_projection(gram, sigma_g) + penalties[-1] * np.eye(d)  # the Gram without the lift
-        tail = tail_correction(excess, np.linalg.inv(curvature), 2.0 * (tail_clip - clips[-1]) / mus["tail correction"])
+        tail = tail_correction(excess, np.linalg.inv(curvature), sd)
         theta, corrected = theta + tail.applied[:, None], int(np.count_nonzero(tail.kept))
     estimate = theta.mean(axis=1)
     params = st.params_back(estimate)
@@ -967,8 +973,7 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
     bias = A @ lin.bias(estimate)
     cov = (AV * lin.carried) @ AV.T + phase2 + np.outer(bias, bias)
     if tail is not None:
-        sd = np.sqrt(np.sum(tail.noise**2, axis=1))
-        gap = A @ (np.sign(tail.left) * np.sqrt(np.maximum(tail.left**2 - sd**2, 0.0)))
+        gap = A @ (np.sign(tail.left) * np.sqrt(np.maximum(tail.left**2 - tail.sd**2, 0.0)))
         kept_noise = A @ (tail.noise * tail.kept[:, None])
         cov = cov + kept_noise @ kept_noise.T + np.outer(gap, gap)
     source = ("the spread of the final chains without the share of their start offsets they kept, with the warm "
