@@ -828,8 +828,7 @@ def _inference_back(inference: Inference, scaling: PublicScaling) -> Inference:
 
 def _split_back(split: ErrorSplit, scaling: PublicScaling) -> ErrorSplit:
     """The error split of coefficients fitted on the rescaled design, in the user's units (post-processing)."""
-    return dataclasses.replace(split, privacy=scaling.cov_back(split.privacy),
-                               sampling=None if split.sampling is None else scaling.cov_back(split.sampling))
+    return split.in_units(scaling.coefficient_map()[0])
 
 
 def _error_bounds(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, eps: float, dlt: float,

@@ -79,6 +79,7 @@ from dpstats.methods.spec import (
     MethodOptions,
     MethodSpec,
     TheoryInputs,
+    capped_spread,
     check_bool,
 )
 from dpstats.privacy.calibration import gaussian_epsilon, gaussian_mu, split_mu
@@ -947,8 +948,12 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
     correction (``tail``: :func:`tail_correction`), the noise of the corrections the estimate took, and for each
     coordinate that did not take its correction the square of the gap to the less clipped fit, estimated without
     bias from the correction left, l^2 - sd^2 (floored at 0; the interval's draws, which must not understate the gap,
-    use l itself and the noise).  Each coefficient's
-    variance from this is capped at that of the chains' whole spread (:func:`capped_spread`).  The bias and the
+    use l itself and the noise).  Each coefficient's variance from the chains is capped at that of their whole
+    spread (:func:`~dpstats.methods.spec.capped_spread`: the offsets are independent of the privacy noise, so the
+    whole spread's expected covariance is the noise's plus the kept offsets', per coefficient an upper bound on the
+    noise's) in the units the user reads: the split carries the uncapped part and its cap (``ErrorSplit.capped``),
+    and the pipeline's public rescaling, which mixes the intercept with the slopes, caps again after its map
+    (:meth:`~dpstats.methods.spec.ErrorSplit.in_units`).  The bias and the
     carried variance are those of ``lin``, the linearisation the interval's draws use (:func:`_interval_draws`):
     the kept share is phase 2's start weight, and phase 2 starts from phase 1's output, close to the solution, so
     it is not read as a shrinkage of the estimate (``docs/proofs/pgd.md``).  Per-example clipping is taken as
@@ -959,6 +964,7 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
     A, _ = st.affine_back()
     AV = A @ V  # eigenbasis coordinates -> method units
     d, k = chains.shape
+    capped = None
     if k < 2:
         phase2 = (AV * lin.noise) @ AV.T
     else:
@@ -969,7 +975,8 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
         dof = np.where((share > 0.0) & (share < 1.0), k - 2.0, k - 1.0)  # a fitted share takes one
         residuals = (dev - share[:, None] * off) / np.sqrt(dof)[:, None]
         fitted, whole = AV @ residuals, AV @ dev
-        phase2 = capped_spread(fitted @ fitted.T / k, whole @ whole.T / (k * (k - 1.0)))
+        capped = (fitted @ fitted.T / k, whole @ whole.T / (k * (k - 1.0)))
+        phase2 = capped_spread(*capped)
     bias = A @ lin.bias(estimate)
     cov = (AV * lin.carried) @ AV.T + phase2 + np.outer(bias, bias)
     if tail is not None:
@@ -984,22 +991,7 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
               "of the released estimate, propagated through the released Gram matrix (linearised)")
     source += "; clipping bias not included" if tail is None else (
         "; the tail correction's noise; clipping bias beyond the tail clip not included")
-    return ErrorSplit(privacy=cov, privacy_source=source)
-
-
-def capped_spread(residual: np.ndarray, whole: np.ndarray) -> np.ndarray:
-    """The chains' covariance without their kept start offsets (``residual``), each coefficient's variance capped at
-    that of their whole spread (``whole``), correlations kept: D R D with D = diag(min(1, sqrt(W_jj / R_jj))).
-
-    The offsets are independent of the privacy noise, so the whole spread's expected covariance is the noise's plus
-    the kept offsets': per coefficient, an upper bound on the noise's.  The share of the offsets is fitted per
-    eigendirection of the released Gram matrix from K chains, and a coefficient that mixes many directions can sum
-    those fits' errors into a variance above the whole spread's; the cap keeps what that coefficient's spread
-    shows.  Post-processing of the released chains.
-    """
-    r, w = np.diag(residual), np.diag(whole)
-    scale = np.where(r > w, np.sqrt(w / np.where(r > 0.0, r, 1.0)), 1.0)
-    return residual * np.outer(scale, scale)
+    return ErrorSplit(privacy=cov, privacy_source=source, capped=capped)
 
 
 def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np.ndarray, gram: np.ndarray,

@@ -34,7 +34,7 @@ from dpstats.rates import UpperRate
 from dpstats.rows.base import Combine, Rows
 from dpstats.rows.memory import InMemoryRows
 
-__all__ = ["MethodOptions", "check_bool", "FitContext", "Inference", "InferenceRule", "ErrorSplit",
+__all__ = ["MethodOptions", "check_bool", "FitContext", "Inference", "InferenceRule", "ErrorSplit", "capped_spread",
            "ReleasedStatistics", "ReleasedSums", "TheoryInputs", "MethodFit", "MethodSpec", "FitFunction",
            "FirstPass", "PUBLIC_FACTS", "AutoFacts", "AutoRule"]
 
@@ -361,6 +361,11 @@ class ErrorSplit:
         True when ``privacy`` leaves out a part of the error known to be large (a bias against least squares
         that no released value measures): the summary then states it as a lower bound and does not conclude
         that sampling is the larger part.
+    capped : (numpy.ndarray, numpy.ndarray) or None
+        (R, W) when ``privacy`` holds a covariance R capped per coefficient at W's variances
+        (:func:`capped_spread`): the cap is per coefficient, so a map to other units (:meth:`in_units`, the
+        pipeline's public rescaling, which mixes the intercept with the slopes) caps R again there, in the units
+        the user reads, rather than mapping the capped matrix.  None: nothing capped.
 
     Examples
     --------
@@ -376,6 +381,41 @@ class ErrorSplit:
     privacy_source: str = ""
     sampling_source: str = ""
     privacy_lower_bound: bool = False
+    capped: tuple[np.ndarray, np.ndarray] | None = None
+
+    def in_units(self, A: np.ndarray) -> ErrorSplit:
+        """The split of the coefficients A b (a public linear map): every matrix M becomes A M A^T, and the capped
+        part (``capped``) is capped again in the new units.  Post-processing."""
+        privacy, capped = A @ self.privacy @ A.T, None
+        if self.capped is not None:
+            part, cap = self.capped
+            privacy = privacy - A @ capped_spread(part, cap) @ A.T
+            capped = (A @ part @ A.T, A @ cap @ A.T)
+            privacy = privacy + capped_spread(*capped)
+        return dataclasses.replace(self, privacy=privacy, capped=capped,
+                                   sampling=None if self.sampling is None else A @ self.sampling @ A.T)
+
+
+def capped_spread(part: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """``part`` (a covariance) with each coefficient's variance capped at ``cap``'s, correlations kept: D R D with
+    D = diag(min(1, sqrt(W_jj / R_jj))), R = ``part``, W = ``cap``; positive semi-definite when R is.
+
+    pgd's chains (docs/proofs/pgd.md): the spread without the start offsets the chains kept is fitted per
+    eigendirection of the released Gram matrix, and a coefficient that mixes many directions can sum those fits'
+    errors into a variance above that of the chains' whole spread, an upper bound on the noise's; the cap keeps
+    what that coefficient's spread shows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.methods.spec import capped_spread
+    >>> capped_spread(np.array([[4.0, 1.0], [1.0, 1.0]]), np.eye(2))
+    array([[1. , 0.5],
+           [0.5, 1. ]])
+    """
+    r, w = np.diag(part), np.diag(cap)
+    scale = np.where(r > w, np.sqrt(w / np.where(r > 0.0, r, 1.0)), 1.0)
+    return part * np.outer(scale, scale)
 
 
 @dataclass(frozen=True)
