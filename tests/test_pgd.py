@@ -578,17 +578,20 @@ def test_the_tail_rule_is_a_public_rule_of_n_mu():
 
 
 def test_the_tail_correction_keeps_only_the_coordinates_that_stand_out_of_its_noise():
-    """Post-processing, deterministic: the shift -M e is kept where it is more than TAIL_Z noise sds sd ||M_j||."""
+    """Post-processing, deterministic: the shift -M e is kept where it is more than TAIL_Z noise sds sd ||M_j||; the
+    allowance beyond the tail clip is 1 / ((C' / C)^TAIL_DECAY - 1) times the correction taken (C' = 1.5 C: twice)."""
     M = np.array([[0.5, 0.0, 0.0], [0.0, 1.0, 0.5], [0.0, 0.5, 2.0]])
     sd = 0.1
     excess = np.array([-1.0, 0.05, -0.25])
-    tail = pgd.tail_correction(excess, M, sd)
+    tail = pgd.tail_correction(excess, M, sd, (2.0, 3.0))
     np.testing.assert_allclose(tail.shift, -M @ excess)
     np.testing.assert_allclose(tail.noise, sd * M)
     assert tail.kept.tolist() == [True, False, True]  # limits 2 sd ||M_j|| = 0.1, 0.22, 0.41 against 0.5, 0.075, 0.475
     np.testing.assert_allclose(tail.applied, [0.5, 0.0, 0.475])
     np.testing.assert_allclose(tail.left, [0.0, 0.075, 0.0])
     np.testing.assert_allclose(tail.applied + tail.left, tail.shift)
+    assert pgd.TAIL_DECAY == 1.0
+    np.testing.assert_allclose(tail.allowance, [1.0, 0.0, 0.95])
 
 
 def _skewed_frame(n: int, seed: int) -> pd.DataFrame:
@@ -631,6 +634,7 @@ def test_a_correction_not_taken_still_moves_the_interval_and_the_error_block(mon
     Deterministic (fixed seed)."""
     df = _skewed_frame(20_000, 0)
     bounds = {"x": (0.0, 10.0), "y": (0.0, 60.0)}
+    monkeypatch.setattr(pgd, "TAIL_DECAY", 60.0)  # no allowance beyond the tail clip (the next test has it)
     taken = dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, bounds=bounds, method="pgd", random_state=0)
     original = pgd.tail_correction
     monkeypatch.setattr(pgd, "tail_correction",
@@ -643,6 +647,47 @@ def test_a_correction_not_taken_still_moves_the_interval_and_the_error_block(mon
     assert gap > 2 * half
     assert abs((lo + hi) / 2 - (lo2 + hi2) / 2) < 0.1 * half
     assert left.error_bounds.coefficients.privacy[1] > 0.9 * gap > taken.error_bounds.coefficients.privacy[1]
+
+
+def test_a_taken_correction_extends_the_interval_beyond_the_tail_clip(monkeypatch):
+    """The one-sided tail above (n = 20,000, epsilon 1, seed 0): the slope takes its correction and least squares
+    (0.654) still lies beyond the corrected fit's interval without the allowance for the gap beyond the tail clip
+    ([0.611, 0.647]).  With it the interval reaches further on the correction's side only (upper end 0.666, the
+    lower end bit for bit the same) and covers least squares; the error block adds the allowance's second moment
+    (0.0063 -> 0.0170) and the estimate is unchanged.  Deterministic (fixed seed)."""
+    df = _skewed_frame(20_000, 0)
+    ols = float(np.polyfit(df["x"], df["y"], 1)[0])
+    bounds = {"x": (0.0, 10.0), "y": (0.0, 60.0)}
+    fit = lambda: dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, bounds=bounds, method="pgd", random_state=0)  # noqa: E731
+    extended = fit()
+    monkeypatch.setattr(pgd, "TAIL_DECAY", 60.0)  # allowance 1 / (1.5^60 - 1): none
+    plain = fit()
+    assert extended.info["tail_clip"]
+    assert extended.params["x"] == plain.params["x"]
+    (lo, hi), (lo0, hi0) = extended.conf_int().loc["x"], plain.conf_int().loc["x"]
+    assert lo == lo0 and hi > hi0 + 0.5 * (hi0 - lo0)
+    assert hi0 < ols < hi
+    assert (extended.error_bounds.coefficients.privacy[1]
+            > 2 * plain.error_bounds.coefficients.privacy[1])
+
+
+def test_stretch_beyond_moves_one_side_of_each_coordinate():
+    """``stretch_beyond``: draws on the far side of each coordinate's median from its allowance move by -U a, the
+    others stay; a zero allowance leaves a coordinate alone; the basic interval's end on the allowance's side moves
+    by nearly |a| (U's 0.95-quantile and the draws' tail mix), the other end not at all.  Deterministic."""
+    rng = np.random.default_rng(3)
+    draws = rng.normal(size=(4000, 3))
+    allowance = np.array([1.0, -2.0, 0.0])
+    out = pgd.stretch_beyond(draws, allowance, np.random.default_rng(4))
+    med = np.median(draws, axis=0)
+    np.testing.assert_array_equal(out[:, 2], draws[:, 2])
+    np.testing.assert_array_equal(out[draws[:, 0] > med[0], 0], draws[draws[:, 0] > med[0], 0])
+    np.testing.assert_array_equal(out[draws[:, 1] < med[1], 1], draws[draws[:, 1] < med[1], 1])
+    assert np.all(out[:, 0] <= draws[:, 0]) and np.all(out[:, 1] >= draws[:, 1])
+    q = lambda x, p: np.quantile(x, p, axis=0)  # noqa: E731
+    assert q(out, 0.975)[0] == q(draws, 0.975)[0] and q(out, 0.025)[1] == q(draws, 0.025)[1]
+    assert 0.6 < q(draws, 0.025)[0] - q(out, 0.025)[0] < 1.0
+    assert 1.2 < q(out, 0.975)[1] - q(draws, 0.975)[1] < 2.0
 
 
 def test_a_symmetric_tail_keeps_the_rules_fit():

@@ -88,6 +88,7 @@ from dpstats.privacy.mechanisms import (
     fixed_gaussian_block,
     gaussian_mechanism_mu,
     post_processing_normal,
+    post_processing_uniform,
     symmetric_gaussian_mechanism,
 )
 from dpstats.privacy.missing_screen import requested_epsilon
@@ -101,6 +102,7 @@ __all__ = ["PGDOptions", "fit", "budget_split", "reports_intervals", "linearise"
            "InferencePass", "sandwich",
            "gradient_norm_bound", "SAMPLING_Z", "floored_note", "CLIP_D_REF", "CLIP_D_POWER",
            "RARE_SHARE", "RARE_MIN_N_MU", "rare_outcome_reason", "TAIL_ROWS", "TAIL_CAP", "TAIL_FLOOR", "TAIL_Z",
+           "TAIL_DECAY", "stretch_beyond",
            "tail_level", "tail_correction", "TailCorrection", "TailExcessPass", "expected_error", "WANDER_ROUNDS",
            "gram_sensitivity",
            "preconditioner_lift", "step_noise_variance"]
@@ -168,6 +170,13 @@ TAIL_FLOOR = 1.5
 #: correction would only add its noise (running the final chains at C2 instead cost accuracy on the imprecise
 #: coefficients of skewed responses: docs/choosing.md).
 TAIL_Z = 2.0
+#: The gap left beyond the tail clip C2 by a coefficient that took its correction (the correction measured the gap
+#: between C and C2) is taken as at most 1 / ((C2 / C)^TAIL_DECAY - 1) times that correction: the gap of a clipped
+#: estimating equation at clip c is a tail integral of the residuals beyond c, which falls like c^-(a - 1) for
+#: residuals with a tail of index a, and a >= 2 for residuals of finite variance, so TAIL_DECAY = 1 is the slow end;
+#: the intervals extend that far beyond the estimate, on the side of the correction (:func:`_interval_draws`;
+#: docs/choosing.md, "A long tail of residuals").
+TAIL_DECAY = 1.0
 #: For a two-valued response the clip rule reads the (1 - MINORITY_SHARE * minority)-quantile of the gradient norms
 #: when that is above 0.9, at most TWO_VALUED_MAX_QUANTILE (:func:`clip_rule`; minority: the rarer value's share)
 MINORITY_SHARE, TWO_VALUED_MAX_QUANTILE = 0.25, 0.99
@@ -685,11 +694,15 @@ class TailCorrection:
         (d,) bool: the coordinates whose estimate takes it (more than ``TAIL_Z`` of its noise sds).
     noise : numpy.ndarray
         (d, d): sd M, the map of a standard normal vector to the correction's noise.
+    beyond : float
+        The multiple of a taken correction that the gap left beyond the tail clip is taken to be at most,
+        1 / ((C2 / C)^``TAIL_DECAY`` - 1) (:attr:`allowance`).
     """
 
     shift: np.ndarray
     kept: np.ndarray
     noise: np.ndarray
+    beyond: float = 0.0
 
     @property
     def sd(self) -> np.ndarray:
@@ -706,8 +719,15 @@ class TailCorrection:
         """The part it does not take: the estimate minus the less clipped fit, up to the correction's noise."""
         return np.where(self.kept, 0.0, self.shift)
 
+    @property
+    def allowance(self) -> np.ndarray:
+        """(d,): how far least squares can lie beyond the estimate, on the side of the correction taken, by the
+        tail's decay (``beyond`` times :attr:`applied`; 0 where no correction was taken)."""
+        return self.beyond * self.applied
 
-def tail_correction(excess: np.ndarray, curvature_inv: np.ndarray, sd: float) -> TailCorrection:
+
+def tail_correction(excess: np.ndarray, curvature_inv: np.ndarray, sd: float,
+                    clips: tuple[float, float]) -> TailCorrection:
     """The one-step correction -M e from the estimating equation clipped at C to the one clipped at the tail clip C',
     e the released excess (:class:`TailExcessPass`, Gaussian noise of sd ``sd`` per coordinate) and M =
     ``curvature_inv`` the inverse curvature of the final phase's penalised loss (the released Gram matrix, its
@@ -717,10 +737,15 @@ def tail_correction(excess: np.ndarray, curvature_inv: np.ndarray, sd: float) ->
 
     The interval targets the less clipped fit in every coordinate: where the estimate did not take the correction,
     its draws are moved by what was left (:attr:`TailCorrection.left`), so an interval stays honest when a gap
-    below the test's threshold is real; everywhere they add the correction's noise."""
+    below the test's threshold is real; everywhere they add the correction's noise.  Where it took the correction,
+    the tail was long enough to show, and least squares can lie further on, beyond the tail clip: the interval
+    extends by :attr:`TailCorrection.allowance` on that side, ``clips`` = (C, C') giving its multiple
+    1 / ((C' / C)^``TAIL_DECAY`` - 1)."""
     shift = -curvature_inv @ np.asarray(excess, dtype=float)
     noise = sd * curvature_inv
-    return TailCorrection(shift, np.abs(shift) > TAIL_Z * np.sqrt(np.sum(noise**2, axis=1)), noise)
+    clip, tail = clips
+    return TailCorrection(shift, np.abs(shift) > TAIL_Z * np.sqrt(np.sum(noise**2, axis=1)), noise,
+                          beyond=1.0 / ((tail / clip) ** TAIL_DECAY - 1.0))
 
 
 def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
@@ -764,7 +789,7 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
         excess, sd = _tail_excess(rows, st, cache, theta.mean(axis=1), clips[-1], tail_clip, mus["tail correction"],
                                   ledger=ledger, rng=rng)
         curvature = psd_projection(gram, sigma_g) + penalties[-1] * np.eye(d)  # the Gram without the lift
-        tail = tail_correction(excess, np.linalg.inv(curvature), sd)
+        tail = tail_correction(excess, np.linalg.inv(curvature), sd, (clips[-1], tail_clip))
         theta, corrected = theta + tail.applied[:, None], int(np.count_nonzero(tail.kept))
     estimate = theta.mean(axis=1)
     params = st.params_back(estimate)
@@ -801,9 +826,12 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
         f"spread of {plan.chains} independent chains (privacy error on these data, t with {plan.chains - 1} df; "
         "Brown et al. 2024) plus a sandwich sampling variance from released values, with the penalty's and early "
         "stopping's shrinkage undone through the released Gram matrix; predictive draws"), target=(
-        "the fit whose per-example gradients are clipped (least squares where none is clipped; where large "
-        "residuals fall mostly on one side, as with a response of many zeros and a long tail, a Huber-type fit "
-        "that can differ from least squares by more than the interval's width)"))
+        "the fit whose per-example gradients are clipped" + (" at the tail clip" if tail is not None else "")
+        + " (least squares where none is clipped; where large residuals fall mostly on one side, as with a response "
+        "of many zeros and a long tail, a Huber-type fit that can differ from least squares by more than the "
+        "interval's width" + ("; where a coefficient took the tail correction its interval reaches further towards "
+                              "least squares, by the gap a tail decaying as slowly as a finite variance allows would "
+                              "leave beyond that clip" if tail is not None else "") + ")"))
     return MethodFit(params=params, inference=inference, notes=tuple(notes), diagnostics=diagnostics,
                      theory_inputs=TheoryInputs(inference=True),
                      rsquared_reason="pgd releases no sums from which R^2 follows", error_split=split)
@@ -948,12 +976,14 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
     correction (``tail``: :func:`tail_correction`), the noise of the corrections the estimate took, and for each
     coordinate that did not take its correction the square of the gap to the less clipped fit, estimated without
     bias from the correction left, l^2 - sd^2 (floored at 0; the interval's draws, which must not understate the gap,
-    use l itself and the noise).  Each coefficient's variance from the chains is capped at that of their whole
-    spread (:func:`~dpstats.methods.spec.capped_spread`: the offsets are independent of the privacy noise, so the
-    whole spread's expected covariance is the noise's plus the kept offsets', per coefficient an upper bound on the
-    noise's) in the units the user reads: the split carries the uncapped part and its cap (``ErrorSplit.capped``),
-    and the pipeline's public rescaling, which mixes the intercept with the slopes, caps again after its map
-    (:meth:`~dpstats.methods.spec.ErrorSplit.in_units`).  The bias and the
+    use l itself and the noise), and for a taken correction the gap left beyond the tail clip as uniform up to its
+    allowance (:attr:`TailCorrection.allowance`; second moment a a^T / 3).  Each coefficient's variance from the
+    chains is capped at that of their whole spread (:func:`~dpstats.methods.spec.capped_spread`: the offsets are
+    independent of the privacy noise, so the whole spread's expected covariance is the noise's plus the kept
+    offsets', per coefficient an upper bound on the noise's) in the units the user reads: the split carries the
+    uncapped part and its cap (``ErrorSplit.capped``), and the pipeline's public rescaling, which mixes the
+    intercept with the slopes, caps again after its map (:meth:`~dpstats.methods.spec.ErrorSplit.in_units`).  The
+    bias and the
     carried variance are those of ``lin``, the linearisation the interval's draws use (:func:`_interval_draws`):
     the kept share is phase 2's start weight, and phase 2 starts from phase 1's output, close to the solution, so
     it is not read as a shrinkage of the estimate (``docs/proofs/pgd.md``).  Per-example clipping is taken as
@@ -982,7 +1012,8 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
     if tail is not None:
         gap = A @ (np.sign(tail.left) * np.sqrt(np.maximum(tail.left**2 - tail.sd**2, 0.0)))
         kept_noise = A @ (tail.noise * tail.kept[:, None])
-        cov = cov + kept_noise @ kept_noise.T + np.outer(gap, gap)
+        beyond = A @ tail.allowance  # the gap beyond the tail clip, taken as uniform up to its allowance
+        cov = cov + kept_noise @ kept_noise.T + np.outer(gap, gap) + np.outer(beyond, beyond) / 3.0
     source = ("the spread of the final chains without the share of their start offsets they kept, with the warm "
               "start's noise, the early-stopping share and the penalties' shrinkage of the released estimate "
               "propagated through the released Gram matrix"
@@ -990,7 +1021,8 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
               "the released per-step noise of both phases, the early-stopping share and the penalties' shrinkage "
               "of the released estimate, propagated through the released Gram matrix (linearised)")
     source += "; clipping bias not included" if tail is None else (
-        "; the tail correction's noise; clipping bias beyond the tail clip not included")
+        "; the tail correction's noise and, where a coefficient took it, the gap beyond the tail clip as the tail's "
+        "slowest decay for a finite variance allows")
     return ErrorSplit(privacy=cov, privacy_source=source, capped=capped)
 
 
@@ -1011,7 +1043,8 @@ def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np
     side that does not understate it (:func:`sandwich`; at the tail clip where a coefficient took the tail
     correction: its estimating equation has the larger sampling variance), and, with the tail correction
     (``tail``), normal draws of its noise, moved by minus the part of it the estimate did not take (the draws are
-    of the estimate's error against the less clipped fit: :func:`tail_correction`).
+    of the estimate's error against the less clipped fit: :func:`tail_correction`), and stretched beyond the
+    corrections taken by their allowance for the gap left beyond the tail clip (:func:`stretch_beyond`).
     The basic interval of these draws, 2 b - quantiles, is then centred at S^-1 b, the estimate with its shrinkage
     undone, and its privacy part is widened by S^-1 (bias-corrected; the point estimate itself is unchanged).
     The sampling covariance is also the error block's sampling part (``SAMPLING_SOURCE``).
@@ -1036,7 +1069,21 @@ def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np
         privacy = privacy + post_processing_normal((DRAWS, d), rng) @ tail.noise.T - tail.left[None, :]
     w, V = np.linalg.eigh(0.5 * (v_sampling + v_sampling.T))
     sampling = (post_processing_normal((DRAWS, w.size), rng) * np.sqrt(np.maximum(w, 0.0))) @ V.T
-    return st.params_back(estimate)[None, :] + privacy @ A.T + sampling, v_sampling
+    draws = st.params_back(estimate)[None, :] + privacy @ A.T + sampling
+    if tail is not None and tail.kept.any():
+        draws = stretch_beyond(draws, A @ tail.allowance, rng)
+    return draws, v_sampling
+
+
+def stretch_beyond(draws: np.ndarray, allowance: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The draws (B, d) with, in each coordinate j, those on the side of its median away from ``allowance`` a_j
+    moved by -U a_j (U uniform on [0, 1], one per draw, common to the coordinates): the basic interval
+    2 b - quantiles then reaches up to |a_j| further on the side of a_j and no less far on the other, so it covers a
+    target anywhere up to a_j beyond the one the draws were for (:func:`tail_correction`).  Post-processing of the
+    draws and a released allowance."""
+    u = post_processing_uniform((draws.shape[0], 1), rng)
+    away = (draws - np.median(draws, axis=0)) * allowance[None, :] < 0.0
+    return draws - np.where(away, u * allowance[None, :], 0.0)
 
 
 def gradient_norm_bound(st: Standardisation, theta: np.ndarray) -> float:

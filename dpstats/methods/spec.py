@@ -385,7 +385,18 @@ class ErrorSplit:
 
     def in_units(self, A: np.ndarray) -> ErrorSplit:
         """The split of the coefficients A b (a public linear map): every matrix M becomes A M A^T, and the capped
-        part (``capped``) is capped again in the new units.  Post-processing."""
+        part (``capped``) is capped again in the new units.  Post-processing.
+
+        Parameters
+        ----------
+        A : numpy.ndarray
+            (d, d): the map of the coefficients to the new units (the pipeline's public rescaling).
+
+        Returns
+        -------
+        ErrorSplit
+            The split in the new units.
+        """
         privacy, capped = A @ self.privacy @ A.T, None
         if self.capped is not None:
             part, cap = self.capped

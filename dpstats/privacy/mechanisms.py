@@ -472,7 +472,7 @@ def fixed_gaussian_block(*, rounds: int, mu_round: float, ledger: PrivacyLedger,
 
 
 
-__all__ += ["post_processing_normal"]
+__all__ += ["post_processing_normal", "post_processing_uniform"]
 
 
 def post_processing_normal(size: int | tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
@@ -483,6 +483,12 @@ def post_processing_normal(size: int | tuple[int, ...], rng: np.random.Generator
     charged.
     """
     return rng.standard_normal(size=size)
+
+
+def post_processing_uniform(size: int | tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """Uniform draws on [0, 1) for simulations from released quantities; post-processing, as
+    :func:`post_processing_normal`: independent of the data, not charged."""
+    return rng.uniform(size=size)
 
 
 # --- one-method mechanisms, moved to their own modules -------------------------------------------------------
