@@ -205,8 +205,9 @@ PENALTY = 1.0
 #: that direction's remaining uncertainty; the offsets sum to zero, so the chains' mean is unchanged where the
 #: clip does not bind.  Where n * mu < ``SMALL_N_MU`` the spread is ``WIDE_START_SPREAD``: the unresolved
 #: directions there are most of the design, and with one unit the intervals under-covered the OLS estimate on the
-#: real-data benchmark (docs/choosing.md).
-START_SPREAD, WIDE_START_SPREAD = 1.0, 3.0
+#: real-data benchmark, while three units made them conservative and the estimates less accurate
+#: (docs/choosing.md).
+START_SPREAD, WIDE_START_SPREAD = 1.0, 1.5
 #: Each chain's output is the average of its last KEEP_SHARE * T iterates.
 KEEP_SHARE = 0.75
 #: Predictive draws of an interval.
