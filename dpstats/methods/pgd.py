@@ -1172,7 +1172,7 @@ def expected_error(facts: PlanningFacts) -> ExpectedError:
     noise carried into the estimate plus that of the shrinkage's part (s - 1) theta_LS, with theta_LS least squares'
     estimate (theta plus its sampling error), mapped back by the standardisation.  First order in the noise, and
     only as good as the assumptions: the Gram matrix's noise in the preconditioner is replaced by its expected
-    value, and neither the final chains' path from their start offsets (three units apart below n * mu = 100) nor a
+    value, and neither the final chains' path from their wider start offsets below n * mu = 100 nor a
     skewed or heavy-tailed residual distribution is modelled.  Measured against fits on data drawn from the
     assumptions by benchmarks/plan_calibration.py (docs/guide/planning.md).
     """
