@@ -10,8 +10,10 @@ bounds from the variables' documented or natural ranges as a user would write th
 the headline coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95%
 interval covers the OLS estimate and its width over the classical interval's.  ``--clip-rule k0@a`` replaces pgd's
 clip rule multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as
-installed), to compare clip rules on the same noise seeds; ``--tail-cap 1`` turns off pgd's tail clip (its sign
-release still spends its share) and ``--collection first|second`` runs one collection only.
+installed), to compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor
+(``TAIL_FLOOR`` times the clip), ``--constant pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for
+the run (as in ``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and
+``--collection first|second`` runs one collection only.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ import statsmodels.api as sm
 import statsmodels.formula.api as smf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's dpstats, not an installed one
+from real_data import constant_values, set_constants  # noqa: E402
+
 import dpstats  # noqa: E402
 import dpstats.methods.pgd as pgd  # noqa: E402
 from dpstats.errors import DPStatsError  # noqa: E402
@@ -237,7 +241,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--datasets", help="comma-separated names (default: all)")
     p.add_argument("--jsonl", help="write the records to this file")
     p.add_argument("--no-bounds", action="store_true", help="fit without the declared bounds")
-    p.add_argument("--tail-cap", type=float, help="pgd's TAIL_CAP (1: no tail clip; default: installed)")
+    p.add_argument("--tail-cap", type=float, help="pgd's TAIL_CAP (1: the tail clip at its floor; default: installed)")
+    p.add_argument("--constant", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                   help="a module constant of dpstats.methods set for the run, as in real_data.py (repeatable)")
     p.add_argument("--collection", choices=("first", "second"), help="one collection only (default: both)")
     p.add_argument("--summarise", help="only summarise the records of this file")
     args = p.parse_args(argv)
@@ -252,6 +258,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                                              k0 * (n_mu / 250.0) ** (a if n_mu >= 250.0 else below))
     if args.tail_cap is not None:
         pgd.TAIL_CAP = args.tail_cap
+    set_constants(constant_values(args.constant))
     names = args.datasets.split(",") if args.datasets else list(SPECS)
     if args.collection:
         second = set(list(SPECS)[list(SPECS).index("prestige"):])

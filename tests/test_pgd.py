@@ -606,9 +606,9 @@ def _skewed_frame(n: int, seed: int) -> pd.DataFrame:
 def test_a_one_sided_tail_moves_the_fit_towards_least_squares(monkeypatch):
     """n = 20,000 at epsilon 1 (n mu = 4,700): the clip at a multiple of the 0.9-quantile leaves the long right tail
     clipped and the slope 12 OLS standard errors below least squares in each of 5 seeds (TAIL_CAP = 1: the tail clip
-    is the clip, and no correction is released); with the tail correction (kept for the slope in every fit) the gap
-    shrinks by more than half (measured: median 0.084 -> 0.023, 3.4 standard errors).  Deterministic (fixed
-    seeds)."""
+    held at its floor, TAIL_FLOOR times the clip, so the correction reaches little of the tail); with the tail
+    correction at the read tail quantile (kept for the slope in every fit) the gap shrinks by more than half
+    (measured: median 0.084 -> 0.023, 3.4 standard errors).  Deterministic (fixed seeds)."""
     df = _skewed_frame(20_000, 0)
     ols = float(np.polyfit(df["x"], df["y"], 1)[0])
     bounds = {"x": (0.0, 10.0), "y": (0.0, 60.0)}
@@ -620,7 +620,7 @@ def test_a_one_sided_tail_moves_the_fit_towards_least_squares(monkeypatch):
 
     with_tail, raised = gaps()
     assert all(raised)
-    monkeypatch.setattr(pgd, "TAIL_CAP", 1.0)  # the clip rule alone
+    monkeypatch.setattr(pgd, "TAIL_CAP", 1.0)  # the tail clip at its floor
     without, _ = gaps()
     assert with_tail < 0.5 * without
 
