@@ -563,10 +563,13 @@ def test_the_tail_rule_is_a_public_rule_of_n_mu():
     """The tail clip's quantile level 1 - TAIL_ROWS / (n mu) exists only where it is above 0.9, and the tail
     correction gets a share of the budget exactly there (a public fact: n, epsilon, delta); it is released where the
     tail clip read is above the clip (here, a long-tailed response: both seeds)."""
-    assert pgd.tail_level(640.0) is None and pgd.tail_level(100.0) is None
+    threshold = 10.0 * pgd.TAIL_ROWS  # the level 1 - TAIL_ROWS / (n mu) is 0.9 there
+    assert pgd.tail_level(threshold) is None and pgd.tail_level(100.0) is None
+    assert pgd.tail_level(1.01 * threshold) == pytest.approx(1.0 - pgd.TAIL_ROWS / (1.01 * threshold))
     assert pgd.tail_level(6400.0) == pytest.approx(1.0 - pgd.TAIL_ROWS / 6400.0)
     rng = np.random.default_rng(0)
-    for n, spent in ((2000, False), (4000, True)):  # n mu = 474 and 948 at epsilon 1
+    mu = gaussian_mu(1.0, 1e-6)
+    for n, spent in ((int(0.9 * threshold / mu), False), (int(1.1 * threshold / mu) + 1, True)):
         x = rng.uniform(-1, 1, (n, 1))
         res = dpstats.dp_ols_arrays(x, x[:, 0] + rng.standard_t(2, n) * 0.1, 1.0, 1e-6, method="pgd",
                                     x_bounds=[(-1.0, 1.0)], y_bounds=(-2.0, 2.0), random_state=0)
@@ -592,6 +595,21 @@ def test_the_tail_correction_keeps_only_the_coordinates_that_stand_out_of_its_no
     np.testing.assert_allclose(tail.applied + tail.left, tail.shift)
     assert pgd.TAIL_DECAY == 1.0
     np.testing.assert_allclose(tail.allowance, [1.0, 0.0, 0.95])
+
+
+def test_the_tail_correction_needs_the_excess_to_stand_out_of_its_noise_as_a_whole():
+    """Post-processing, deterministic: with nine coordinates, one of them 2.2 noise sds out and the others at 0.5,
+    the excess's ||e||^2 / sd^2 = 6.84 is a typical chi-square draw with 9 degrees of freedom (p = 0.65), so no
+    coefficient takes its correction although one passes the per-coefficient test; the same coordinate at 6 sds
+    (p < TAIL_TEST_LEVEL) takes it, and only that one."""
+    sd, M = 0.1, np.eye(9)
+    excess = sd * np.array([-2.2] + [0.5] * 8)
+    tail = pgd.tail_correction(excess, M, sd, (2.0, 3.0))
+    assert np.abs(tail.shift[0]) > pgd.TAIL_Z * tail.sd[0]
+    assert not tail.kept.any() and not tail.applied.any()
+    np.testing.assert_allclose(tail.left, tail.shift)
+    excess[0] = -6.0 * sd
+    assert pgd.tail_correction(excess, M, sd, (2.0, 3.0)).kept.tolist() == [True] + [False] * 8
 
 
 def _skewed_frame(n: int, seed: int) -> pd.DataFrame:
@@ -650,7 +668,8 @@ def test_a_correction_not_taken_still_moves_the_interval_and_the_error_block(mon
 
 
 def test_a_taken_correction_extends_the_interval_beyond_the_tail_clip(monkeypatch):
-    """The one-sided tail above (n = 20,000, epsilon 1, seed 0): the slope takes its correction and least squares
+    """The one-sided tail above (n = 20,000, epsilon 1, seed 0, the tail clip at the level 1 - 64 / (n mu), where it
+    leaves a wider gap than the default's 32 rows): the slope takes its correction and least squares
     (0.654) still lies beyond the corrected fit's interval without the allowance for the gap beyond the tail clip
     ([0.611, 0.647]).  With it the interval reaches further on the correction's side only (upper end 0.666, the
     lower end bit for bit the same) and covers least squares; the error block adds the allowance's second moment
@@ -659,6 +678,7 @@ def test_a_taken_correction_extends_the_interval_beyond_the_tail_clip(monkeypatc
     ols = float(np.polyfit(df["x"], df["y"], 1)[0])
     bounds = {"x": (0.0, 10.0), "y": (0.0, 60.0)}
     fit = lambda: dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, bounds=bounds, method="pgd", random_state=0)  # noqa: E731
+    monkeypatch.setattr(pgd, "TAIL_ROWS", 64.0)
     extended = fit()
     monkeypatch.setattr(pgd, "TAIL_DECAY", 60.0)  # allowance 1 / (1.5^60 - 1): none
     plain = fit()
