@@ -612,6 +612,25 @@ def test_the_tail_correction_needs_the_excess_to_stand_out_of_its_noise_as_a_who
     assert pgd.tail_correction(excess, M, sd, (2.0, 3.0)).kept.tolist() == [True] + [False] * 8
 
 
+def test_the_tail_gap_in_the_error_block_is_the_excess_beyond_its_noise():
+    """Post-processing, deterministic: the error block's gap for a correction not taken is the correction left times
+    the square root of the excess's signal share (1 - d sd^2 / ||e||^2)^+, so that the squared gaps add up to
+    ||e||^2 - d sd^2, the unbiased estimate of the noise-free excess's squared norm: an excess no larger than its
+    noise's expected norm adds no gap; one far out of it adds nearly all of what was left."""
+    sd, M = 0.1, np.eye(4)
+    flat = pgd.tail_correction(sd * np.ones(4), M, sd, (2.0, 3.0))
+    assert flat.signal_share == 0.0 and not flat.kept.any()
+    far = pgd.tail_correction(sd * np.array([10.0, 0.0, 0.0, 0.0]), M, sd, (2.0, 3.0))
+    assert far.signal_share == pytest.approx(0.96)
+    assert pgd.tail_correction(np.zeros(4), M, sd, (2.0, 3.0)).signal_share == 0.0
+    st, lin, chains = _identity_standardisation(4), _flat_linearisation(4), np.zeros((4, 1))
+    privacy = lambda tail: np.diag(pgd.error_split(st, lin, chains, chains, tail).privacy)  # noqa: E731
+    np.testing.assert_allclose(privacy(flat), privacy(None))
+    assert far.kept.tolist() == [True, False, False, False]
+    untaken = dataclasses.replace(far, kept=np.zeros(4, dtype=bool))
+    np.testing.assert_allclose(privacy(untaken) - privacy(None), 0.96 * untaken.left**2)
+
+
 def _skewed_frame(n: int, seed: int) -> pd.DataFrame:
     """A zero-inflated, right-skewed response whose large values grow with x (heteroscedastic): a long tail on one
     side, as with spending or counts."""

@@ -706,12 +706,16 @@ class TailCorrection:
     beyond : float
         The multiple of a taken correction that the gap left beyond the tail clip is taken to be at most,
         1 / ((C2 / C)^``TAIL_DECAY`` - 1) (:attr:`allowance`).
+    signal_share : float
+        (1 - d sd^2 / ||e||^2)^+: the share of the released excess's squared norm that is not its noise's expected
+        one (||e||^2 - d sd^2 estimates the squared norm of the excess without noise without bias; 1: all signal).
     """
 
     shift: np.ndarray
     kept: np.ndarray
     noise: np.ndarray
     beyond: float = 0.0
+    signal_share: float = 1.0
 
     @property
     def sd(self) -> np.ndarray:
@@ -755,9 +759,11 @@ def tail_correction(excess: np.ndarray, curvature_inv: np.ndarray, sd: float,
     excess = np.asarray(excess, dtype=float)
     shift = -curvature_inv @ excess
     clip, tail = clips
+    statistic = float(np.sum(excess**2)) / sd**2
     untested = TailCorrection(shift, np.zeros(shift.shape, dtype=bool), sd * curvature_inv,
-                              beyond=1.0 / ((tail / clip) ** TAIL_DECAY - 1.0))
-    shows = float(scipy.stats.chi2.sf(np.sum(excess**2) / sd**2, excess.size)) < TAIL_TEST_LEVEL
+                              beyond=1.0 / ((tail / clip) ** TAIL_DECAY - 1.0),
+                              signal_share=max(0.0, 1.0 - excess.size / statistic) if statistic > 0.0 else 0.0)
+    shows = float(scipy.stats.chi2.sf(statistic, excess.size)) < TAIL_TEST_LEVEL
     return dataclasses.replace(untested, kept=shows & (np.abs(shift) > TAIL_Z * untested.sd))
 
 
@@ -988,9 +994,12 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
     spread is kept.  In each direction the residuals' sum of squares is divided by K - 2 where the share is fitted
     inside (0, 1) (it takes one degree of freedom), else by K - 1; with K = 2 no share is fitted.  With the tail
     correction (``tail``: :func:`tail_correction`), the noise of the corrections the estimate took, and for each
-    coordinate that did not take its correction the square of the gap to the less clipped fit, estimated without
-    bias from the correction left, l^2 - sd^2 (floored at 0; the interval's draws, which must not understate the gap,
-    use l itself and the noise), and for a taken correction the gap left beyond the tail clip as uniform up to its
+    coordinate that did not take its correction the square of the gap to the less clipped fit, f l^2, with l the
+    correction left and f = :attr:`TailCorrection.signal_share`, the share of the released excess's squared norm
+    beyond its noise's (the squared gaps then add up, in the excess's coordinates, to ||e||^2 - d sd^2, the unbiased
+    estimate of the noise-free excess's squared norm; a per-coordinate l^2 - sd^2 floored at 0 counted about half a
+    noise variance of gap per coordinate where there was none; the interval's draws, which must not understate the
+    gap, use l itself and the noise), and for a taken correction the gap left beyond the tail clip as uniform up to its
     allowance (:attr:`TailCorrection.allowance`; second moment a a^T / 3).  Each coefficient's variance from the
     chains is capped at that of their whole spread (:func:`~dpstats.methods.spec.capped_spread`: the offsets are
     independent of the privacy noise, so the whole spread's expected covariance is the noise's plus the kept
@@ -1024,7 +1033,7 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
     bias = A @ lin.bias(estimate)
     cov = (AV * lin.carried) @ AV.T + phase2 + np.outer(bias, bias)
     if tail is not None:
-        gap = A @ (np.sign(tail.left) * np.sqrt(np.maximum(tail.left**2 - tail.sd**2, 0.0)))
+        gap = A @ (math.sqrt(tail.signal_share) * tail.left)
         kept_noise = A @ (tail.noise * tail.kept[:, None])
         beyond = A @ tail.allowance  # the gap beyond the tail clip, taken as uniform up to its allowance
         cov = cov + kept_noise @ kept_noise.T + np.outer(gap, gap) + np.outer(beyond, beyond) / 3.0
