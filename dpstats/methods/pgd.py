@@ -759,7 +759,7 @@ def tail_correction(excess: np.ndarray, curvature_inv: np.ndarray, sd: float,
     excess = np.asarray(excess, dtype=float)
     shift = -curvature_inv @ excess
     clip, tail = clips
-    statistic = float(np.sum(excess**2)) / sd**2
+    statistic = float(np.sum((excess / sd) ** 2))
     untested = TailCorrection(shift, np.zeros(shift.shape, dtype=bool), sd * curvature_inv,
                               beyond=1.0 / ((tail / clip) ** TAIL_DECAY - 1.0),
                               signal_share=max(0.0, 1.0 - excess.size / statistic) if statistic > 0.0 else 0.0)
