@@ -562,7 +562,7 @@ def test_below_n_mu_250_every_clip_read_is_capped_at_a_public_ceiling():
 def test_the_tail_rule_is_a_public_rule_of_n_mu():
     """The tail clip's quantile level 1 - TAIL_ROWS / (n mu) exists only where it is above 0.9, and the tail
     correction gets a share of the budget exactly there (a public fact: n, epsilon, delta); it is released where the
-    tail clip read is above the clip (here, a long-tailed response: both seeds)."""
+    tail clip read is above the clip (here, a long-tailed response, on either side of the threshold)."""
     threshold = 10.0 * pgd.TAIL_ROWS  # the level 1 - TAIL_ROWS / (n mu) is 0.9 there
     assert pgd.tail_level(threshold) is None and pgd.tail_level(100.0) is None
     assert pgd.tail_level(1.01 * threshold) == pytest.approx(1.0 - pgd.TAIL_ROWS / (1.01 * threshold))

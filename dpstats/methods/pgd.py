@@ -51,7 +51,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.stats
+from scipy.stats import chi2 as chi2_distribution
 from scipy.stats import t as t_distribution
 
 from dpstats.errors import InsufficientDataError, MethodOptionError
@@ -103,7 +103,7 @@ __all__ = ["PGDOptions", "fit", "budget_split", "reports_intervals", "linearise"
            "InferencePass", "sandwich",
            "gradient_norm_bound", "SAMPLING_Z", "floored_note", "CLIP_D_REF", "CLIP_D_POWER",
            "RARE_SHARE", "RARE_MIN_N_MU", "rare_outcome_reason", "TAIL_ROWS", "TAIL_CAP", "TAIL_FLOOR", "TAIL_Z",
-           "TAIL_DECAY", "stretch_beyond",
+           "TAIL_TEST_LEVEL", "TAIL_DECAY", "stretch_beyond",
            "tail_level", "tail_correction", "TailCorrection", "TailExcessPass", "expected_error", "WANDER_ROUNDS",
            "gram_sensitivity",
            "preconditioner_lift", "step_noise_variance"]
@@ -763,7 +763,7 @@ def tail_correction(excess: np.ndarray, curvature_inv: np.ndarray, sd: float,
     untested = TailCorrection(shift, np.zeros(shift.shape, dtype=bool), sd * curvature_inv,
                               beyond=1.0 / ((tail / clip) ** TAIL_DECAY - 1.0),
                               signal_share=max(0.0, 1.0 - excess.size / statistic) if statistic > 0.0 else 0.0)
-    shows = float(scipy.stats.chi2.sf(statistic, excess.size)) < TAIL_TEST_LEVEL
+    shows = float(chi2_distribution.sf(statistic, excess.size)) < TAIL_TEST_LEVEL
     return dataclasses.replace(untested, kept=shows & (np.abs(shift) > TAIL_Z * untested.sd))
 
 
@@ -1006,11 +1006,10 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
     offsets', per coefficient an upper bound on the noise's) in the units the user reads: the split carries the
     uncapped part and its cap (``ErrorSplit.capped``), and the pipeline's public rescaling, which mixes the
     intercept with the slopes, caps again after its map (:meth:`~dpstats.methods.spec.ErrorSplit.in_units`).  The
-    bias and the
-    carried variance are those of ``lin``, the linearisation the interval's draws use (:func:`_interval_draws`):
-    the kept share is phase 2's start weight, and phase 2 starts from phase 1's output, close to the solution, so
-    it is not read as a shrinkage of the estimate (``docs/proofs/pgd.md``).  Per-example clipping is taken as
-    inactive (the clipped equation's Huber-type bias against least squares is not included).
+    bias and the carried variance are those of ``lin``, the linearisation the interval's draws use
+    (:func:`_interval_draws`): the kept share is phase 2's start weight, and phase 2 starts from phase 1's output,
+    close to the solution, so it is not read as a shrinkage of the estimate (``docs/proofs/pgd.md``).  Per-example
+    clipping is taken as inactive (the clipped equation's Huber-type bias against least squares is not included).
     """
     estimate = chains.mean(axis=1)
     V = lin.basis
