@@ -23,12 +23,12 @@ with four additions that make it accurate at n = 100 to 10^5:
 * a ridge penalty at the privacy-noise level of each phase (the noise-level ridge of AdaSSP, Wang, UAI 2018, on
   the gradient), which shrinks the directions of the design that the noise swamps.
 
-The fit: domain (and moments domain) -> moments (z = standardised rows) -> noisy Gram G~, preconditioner P = psd(G~) + 2 sqrt(d)
-sigma_G I, steps T from the released spectrum -> phase 1: one chain of T steps theta <- theta - (P + lambda
-I)^{-1} (sum_i clip_C(z_i (z_i' theta - v_i)) + N(0, sigma^2 I) + lambda theta) from 0 -> phase 2: K chains of
-T steps from phase 1's average plus centred public offsets (K = ``chains`` when an interval is computed, else
-1) -> [n mu large: the tail correction] -> estimate = mean of the chains' averages of their last 3T/4 iterates
-(plus the correction), mapped back.  The interval: the
+The fit: domain (and moments domain) -> moments (z = standardised rows) -> noisy Gram G~, preconditioner P = psd(G~) +
+2 sqrt(d) sigma_G I, steps T from the released spectrum -> phase 1: one chain of T steps theta <- theta - (P + lambda
+I)^{-1} (sum_i clip_C(z_i (z_i' theta - v_i)) + N(0, sigma^2 I) + lambda theta) from 0 -> phase 2: K chains of T steps
+from phase 1's average plus centred public offsets (K = ``chains`` when an interval is computed, else 1) -> [n mu
+large: the tail correction] -> estimate = mean of the chains' averages of their last 3T/4 iterates (plus the
+correction), mapped back.  The interval: the
 spread of the K chains (privacy error on this data set, K - 1 degrees of freedom) plus a sandwich sampling
 variance of the clipped estimating equation from one released 2-vector (conservative where its noise is large:
 :func:`sandwich`), with the shrinkage of the penalties and of early stopping, linearised through the released

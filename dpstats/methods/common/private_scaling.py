@@ -40,10 +40,10 @@ from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import gaussian_block, gaussian_mechanism_mu
 from dpstats.rates import PlanningFacts
 
-__all__ = ["Domain", "ReleasedDomain", "Standardisation", "inner_variables", "DOMAIN_HALF_WIDTH", "VARIANCE_GRID", "LOCATION_GRID", "release_domain",
-           "domain_variables", "release_moments", "UnitSumsPass", "DeviationSumsPass", "free_variables",
-           "null_marks", "scale_floor", "assumed_standardisation", "standardised_moments", "two_valued_columns",
-           "two_valued_scale", "TWO_VALUED_FLOOR_Z"]
+__all__ = ["Domain", "ReleasedDomain", "Standardisation", "inner_variables", "DOMAIN_HALF_WIDTH", "VARIANCE_GRID",
+           "LOCATION_GRID", "release_domain", "domain_variables", "release_moments", "UnitSumsPass",
+           "DeviationSumsPass", "free_variables", "null_marks", "scale_floor", "assumed_standardisation",
+           "standardised_moments", "two_valued_columns", "two_valued_scale", "TWO_VALUED_FLOOR_Z"]
 
 #: A two-valued column's released share p is kept at least TWO_VALUED_FLOOR_Z noise sds from 0 and 1
 #: (:func:`two_valued_scale`): a share inside the noise would make the scale, hence the row's weight, arbitrary.
