@@ -1225,7 +1225,7 @@ def expected_error(facts: PlanningFacts) -> ExpectedError:
     """
     n, d, k = facts.n, facts.d, facts.intercept_index
     inference = reports_intervals(n, facts.epsilon, facts.delta, facts.inference)
-    declared = d - (k is not None) + 1  # every column but the intercept, and the response, bounded
+    declared = d - (k is not None) + 1  # every column but the intercept, and the response (dummies counted too)
     mus = budget_split(n, facts.epsilon, facts.delta, intercept=k is not None, inference=inference,
                        inner_variables=inner_count(n, facts.epsilon, facts.delta, 0, declared))
     st = assumed_standardisation(facts, mus["scale"])
