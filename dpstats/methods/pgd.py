@@ -6,9 +6,7 @@ linear regression: tighter error bounds and instance-specific uncertainty estima
 with four additions that make it accurate at n = 100 to 10^5:
 
 * private centring and scaling of every column and of the response inside a clipping domain (declared bounds,
-  or a released domain when bounds are missing: :mod:`dpstats.methods.common.private_scaling`); where n mu
-  affords it (``INNER_DOMAIN_SHARE``), the centres and scales of the variables with bounds are released inside a
-  released part of those bounds, whose width sets their noise (the rows stay clipped to the bounds);
+  or a released domain when bounds are missing: :mod:`dpstats.methods.common.private_scaling`);
 * a preconditioner from one noisy Gram matrix of the standardised rows, reused by every step (the Hessian reuse
   of Boosted AdaSSP, Tang et al. 2023, and of Iterative Hessian Mixing, Lev et al. 2026): the iteration's fixed
   point does not depend on it;
@@ -23,12 +21,12 @@ with four additions that make it accurate at n = 100 to 10^5:
 * a ridge penalty at the privacy-noise level of each phase (the noise-level ridge of AdaSSP, Wang, UAI 2018, on
   the gradient), which shrinks the directions of the design that the noise swamps.
 
-The fit: domain (and moments domain) -> moments (z = standardised rows) -> noisy Gram G~, preconditioner P = psd(G~) +
-2 sqrt(d) sigma_G I, steps T from the released spectrum -> phase 1: one chain of T steps theta <- theta - (P + lambda
-I)^{-1} (sum_i clip_C(z_i (z_i' theta - v_i)) + N(0, sigma^2 I) + lambda theta) from 0 -> phase 2: K chains of T steps
-from phase 1's average plus centred public offsets (K = ``chains`` when an interval is computed, else 1) -> [n mu
-large: the tail correction] -> estimate = mean of the chains' averages of their last 3T/4 iterates (plus the
-correction), mapped back.  The interval: the
+The fit: domain -> moments (z = standardised rows) -> noisy Gram G~, preconditioner P = psd(G~) + 2 sqrt(d)
+sigma_G I, steps T from the released spectrum -> phase 1: one chain of T steps theta <- theta - (P + lambda
+I)^{-1} (sum_i clip_C(z_i (z_i' theta - v_i)) + N(0, sigma^2 I) + lambda theta) from 0 -> phase 2: K chains of
+T steps from phase 1's average plus centred public offsets (K = ``chains`` when an interval is computed, else
+1) -> [n mu large: the tail correction] -> estimate = mean of the chains' averages of their last 3T/4 iterates
+(plus the correction), mapped back.  The interval: the
 spread of the K chains (privacy error on this data set, K - 1 degrees of freedom) plus a sandwich sampling
 variance of the clipped estimating equation from one released 2-vector (conservative where its noise is large:
 :func:`sandwich`), with the shrinkage of the penalties and of early stopping, linearised through the released
@@ -65,7 +63,6 @@ from dpstats.methods.common.private_scaling import (
     Standardisation,
     assumed_standardisation,
     domain_variables,
-    inner_variables,
     null_marks,
     release_domain,
     release_moments,
@@ -106,7 +103,7 @@ __all__ = ["PGDOptions", "fit", "budget_split", "reports_intervals", "linearise"
            "InferencePass", "sandwich",
            "gradient_norm_bound", "SAMPLING_Z", "floored_note", "CLIP_D_REF", "CLIP_D_POWER",
            "RARE_SHARE", "RARE_MIN_N_MU", "rare_outcome_reason", "TAIL_ROWS", "TAIL_CAP", "TAIL_FLOOR", "TAIL_Z",
-           "TAIL_TEST_LEVEL", "TAIL_DECAY", "INNER_DOMAIN_SHARE", "inner_count", "domain_mu", "stretch_beyond",
+           "TAIL_TEST_LEVEL", "TAIL_DECAY", "stretch_beyond",
            "tail_level", "tail_correction", "TailCorrection", "TailExcessPass", "expected_error", "WANDER_ROUNDS",
            "gram_sensitivity",
            "preconditioner_lift", "step_noise_variance"]
@@ -129,15 +126,10 @@ WEIGHTS = {"centre": 0.15, "scale": 0.15, "gram": 0.1, "histogram": 0.03, "warm 
            "inference": 0.02, "tail correction": 0.25}
 #: The released clipping domain gives each of its histograms n mu_round = DOMAIN_N_MU (its modal bins then clear
 #: the noise of the empty bins); pgd refuses, before spending, where that takes more than MAX_DOMAIN_SHARE of
-#: mu^2.  Variables with declared bounds keep them for clipping (a released domain inside them that also clipped the
-#: rows was measured to lower the intervals' coverage: BENCHMARKS.md, "pgd").
+#: mu^2.  Variables with declared bounds keep them (a released domain inside them too was measured to lower the
+#: intervals' coverage: BENCHMARKS.md, "pgd"; one for their moments only, to cost real data with coded values
+#: dearly: docs/choosing.md, "Moments inside loose bounds").
 DOMAIN_N_MU, MAX_DOMAIN_SHARE = 60.0, 0.5
-#: Where the domain of every variable, those with declared bounds included, takes at most INNER_DOMAIN_SHARE of
-#: mu^2 (:func:`inner_count`), the variables with declared bounds get a released domain too, inside which their
-#: centres and scales are released (their rows stay clipped to the declared bounds): documented bounds can be many
-#: times the spread of the data, and the noise of a mean over them grows with their width (docs/choosing.md,
-#: "Moments inside loose bounds").
-INNER_DOMAIN_SHARE = 0.25
 
 #: Radius of the ball, in units of sqrt(d), to which standardised rows are clipped for the Gram matrix (a
 #: preconditioner only): squared radius GRAM_RADIUS2 * d.
@@ -506,21 +498,12 @@ class _Plan:
     chains: int
     inference: bool
     mus: dict[str, float]
-    inner: tuple[int | str, ...]  # the variables with bounds whose moments are released inside a released domain
 
 
 def domain_mu(n: int, variables: int) -> float:
-    """GDP parameter the released domain of ``variables`` variables needs at n rows: each of its 2 x variables
-    histograms gets n mu_round = ``DOMAIN_N_MU`` (public)."""
+    """GDP parameter the released clipping domain of ``variables`` variables needs at n rows: each of its
+    2 x variables histograms gets n mu_round = ``DOMAIN_N_MU`` (public)."""
     return DOMAIN_N_MU * math.sqrt(2.0 * variables) / n if variables else 0.0
-
-
-def inner_count(n: int, epsilon: float, delta: float, private: int, inner: int) -> int:
-    """How many of the ``inner`` variables with declared bounds get a released domain for their moments: all of
-    them where the domain of those and of the ``private`` variables without bounds takes at most
-    ``INNER_DOMAIN_SHARE`` of mu(epsilon, delta)^2, else none (public facts)."""
-    affordable = domain_mu(n, private + inner) <= math.sqrt(INNER_DOMAIN_SHARE) * gaussian_mu(epsilon, delta)
-    return inner if inner and affordable else 0
 
 
 def domain_refusal(n: int, d: int, epsilon: float, delta: float, private: Sequence[int | str],
@@ -557,15 +540,13 @@ def _epsilon_needed(need: float, n: int, delta: float, screened: bool) -> str:
 
 
 def budget_split(n: int, epsilon: float, delta: float, *, intercept: bool, inference: bool,
-                 private_variables: int = 0, inner_variables: int = 0) -> dict[str, float]:
+                 private_variables: int = 0) -> dict[str, float]:
     """The GDP parameter of each release of a fit (public): the domain's (:func:`domain_mu`, for
-    ``private_variables`` variables without declared bounds and ``inner_variables`` with them, whose moments are
-    released inside a released part of their bounds: :func:`inner_count`), then mu^2 - mu_domain^2 split by
-    ``WEIGHTS`` over
+    ``private_variables`` variables without declared bounds), then mu^2 - mu_domain^2 split by ``WEIGHTS`` over
     the releases this fit makes (the centres only with an intercept, the tail correction only where
     :func:`tail_level` gives a level, the inference 2-vector only with ``inference``)."""
     mu = gaussian_mu(epsilon, delta)
-    mu_domain = domain_mu(n, private_variables + inner_variables)
+    mu_domain = domain_mu(n, private_variables)
     names = [*(["centre"] if intercept else []), "scale", "gram", "histogram 1", "histogram 2",
              *(["tail correction"] if tail_level(n * mu) is not None else []), "warm start", "chains",
              *(["inference"] if inference else [])]
@@ -589,13 +570,10 @@ def _plan(ctx: FitContext, options: PGDOptions, ranges: tuple[tuple[float, float
                             screened=ctx.method_epsilon is not None)
     if reason:
         raise InsufficientDataError(reason + "; nothing was spent")
-    inner = inner_variables(ctx.d, ctx.intercept_index, ranges,
-                            None if ctx.two_valued_response else ctx.response_range, ctx.column_values)
-    inner = inner[:inner_count(ctx.n, ctx.epsilon, ctx.delta, len(private), len(inner))]
     mus = budget_split(ctx.n, ctx.epsilon, ctx.delta, intercept=ctx.intercept_index is not None,
-                       inference=inference, private_variables=len(private), inner_variables=len(inner))
+                       inference=inference, private_variables=len(private))
     return _Plan(ctx.n, ctx.d, ctx.n * gaussian_mu(ctx.epsilon, ctx.delta), options.chains if inference else 1,
-                 inference, mus, tuple(inner))
+                 inference, mus)
 
 
 def steps_rule(gram: np.ndarray, precond_inv: np.ndarray, sigma_g: float, n: int,
@@ -796,15 +774,12 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     ranges = tuple(ctx.column_ranges) if ctx.column_ranges else (None,) * d
     plan = _plan(ctx, options, ranges)
     mus, rng, ledger = plan.mus, ctx.rng, ctx.ledger
-    domain, notes, inside = release_domain(rows.reduce, n, d, intercept_index=ctx.intercept_index,
-                                           column_ranges=ranges, response_range=ctx.response_range,
-                                           mu=mus.get("domain", 1.0), rng=rng, ledger=ledger,
-                                           label=ctx.variable_name, inner=plan.inner)
-    st = release_moments(rows.reduce, n, inside, mu_centre=mus.get("centre", 1.0), mu_scale=mus["scale"], rng=rng,
+    domain, notes = release_domain(rows.reduce, n, d, intercept_index=ctx.intercept_index, column_ranges=ranges,
+                                   response_range=ctx.response_range, mu=mus.get("domain", 1.0), rng=rng, ledger=ledger,
+                                   label=ctx.variable_name)
+    st = release_moments(rows.reduce, n, domain, mu_centre=mus.get("centre", 1.0), mu_scale=mus["scale"], rng=rng,
                          ledger=ledger, null_rows=ctx.null_rows,
                          column_values=ctx.column_values if d > CLIP_D_REF else ())
-    if plan.inner:
-        st = st.clipped_to(domain)
     sens_g = gram_sensitivity(d)
     cache = RowCache()
     gram = symmetric_gaussian_mechanism(rows.reduce(GramPass(st, GRAM_RADIUS2 * d, cache), add_arrays),
@@ -1225,9 +1200,7 @@ def expected_error(facts: PlanningFacts) -> ExpectedError:
     """
     n, d, k = facts.n, facts.d, facts.intercept_index
     inference = reports_intervals(n, facts.epsilon, facts.delta, facts.inference)
-    declared = d - (k is not None) + 1  # every column but the intercept, and the response (dummies counted too)
-    mus = budget_split(n, facts.epsilon, facts.delta, intercept=k is not None, inference=inference,
-                       inner_variables=inner_count(n, facts.epsilon, facts.delta, 0, declared))
+    mus = budget_split(n, facts.epsilon, facts.delta, intercept=k is not None, inference=inference)
     st = assumed_standardisation(facts, mus["scale"])
     z_moment, theta, v_sd = standardised_moments(facts, st)
     free = np.arange(d) != k

@@ -8,8 +8,7 @@ the rows on the scale of the data, privately:
 1. a **domain** for each variable (design column or response): its public range where one is known (declared
    bounds, factor dummies, the intercept), else a released one, [c - R s, c + R s] from noisy histograms of
    group means and variances (:func:`release_domain`; the modal-bin estimators of
-   :mod:`dpstats.methods.private_centring`); a variable with a declared range can get a released one inside
-   it as well, for its moments only (``inner``: :class:`ReleasedDomain`);
+   :mod:`dpstats.methods.private_centring`);
 2. the rows clipped to their domain and mapped to u = (x - mid) / half in [-1, 1] (:class:`Domain`);
 3. **moments** of u released by two Gaussian mechanisms (:func:`release_moments`): centres c'_j (noisy means)
    and scales s'_j (1.25 times the noisy mean absolute deviation about the released centre, about one
@@ -22,11 +21,10 @@ z applies to the rows x (a replaced row x is a replaced row z).  Proof of the re
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -40,10 +38,10 @@ from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import gaussian_block, gaussian_mechanism_mu
 from dpstats.rates import PlanningFacts
 
-__all__ = ["Domain", "ReleasedDomain", "Standardisation", "inner_variables", "DOMAIN_HALF_WIDTH", "VARIANCE_GRID",
-           "LOCATION_GRID", "release_domain", "domain_variables", "release_moments", "UnitSumsPass",
-           "DeviationSumsPass", "free_variables", "null_marks", "scale_floor", "assumed_standardisation",
-           "standardised_moments", "two_valued_columns", "two_valued_scale", "TWO_VALUED_FLOOR_Z"]
+__all__ = ["Domain", "Standardisation", "DOMAIN_HALF_WIDTH", "VARIANCE_GRID", "LOCATION_GRID", "release_domain",
+           "domain_variables", "release_moments", "UnitSumsPass", "DeviationSumsPass", "free_variables",
+           "null_marks", "scale_floor", "assumed_standardisation", "standardised_moments", "two_valued_columns",
+           "two_valued_scale", "TWO_VALUED_FLOOR_Z"]
 
 #: A two-valued column's released share p is kept at least TWO_VALUED_FLOOR_Z noise sds from 0 and 1
 #: (:func:`two_valued_scale`): a share inside the noise would make the scale, hence the row's weight, arbitrary.
@@ -190,47 +188,6 @@ class Standardisation:
         A, b = self.affine_back()
         with np.errstate(**QUIET):
             return clamp_finite(A @ np.asarray(theta, dtype=float) + b)
-
-    def clipped_to(self, domain: Domain) -> Standardisation:
-        """The same map x -> z = (x - a) / b of every variable (a = mid + half c, b = half s), with the rows clipped to
-        ``domain`` instead: a domain that contains this one's, variable by variable (the declared bounds, where this
-        one's is a released part of them: :func:`release_domain`'s ``inner``).  Its centres and scales are this
-        map's on the wider domain's u: (a - mid') / half' and b / half'.  Post-processing of released values."""
-        free = np.array([j != domain.intercept_index and domain.hi[j] > domain.lo[j] for j in range(domain.lo.size)])
-        half = np.where(free, domain.half, 1.0)
-        own = self.domain
-        centre = np.where(free, (own.mid + own.half * self.centre - domain.mid) / half, self.centre)
-        scale = np.where(free, own.half * self.scale / half, self.scale)
-        y_half = domain.y_hi / 2.0 - domain.y_lo / 2.0
-        y_centre, y_scale = self.y_centre, self.y_scale
-        if y_half > 0:
-            own_mid = own.y_lo / 2.0 + own.y_hi / 2.0
-            own_half = own.y_hi / 2.0 - own.y_lo / 2.0
-            y_centre = (own_mid + own_half * self.y_centre - (domain.y_lo / 2.0 + domain.y_hi / 2.0)) / y_half
-            y_scale = own_half * self.y_scale / y_half
-        with np.errstate(**QUIET):
-            return dataclasses.replace(self, domain=domain, centre=clamp_finite(centre), scale=clamp_finite(scale),
-                                       y_centre=float(clamp_finite(np.array(y_centre))),
-                                       y_scale=float(clamp_finite(np.array(y_scale))))
-
-
-class ReleasedDomain(NamedTuple):
-    """What :func:`release_domain` returns.
-
-    Attributes
-    ----------
-    clipping : Domain
-        The domain every row is clipped to (declared ranges, released ones where none is declared).
-    notes : list of str
-        What the release did, in public terms.
-    moments : Domain
-        The domain inside which the centres and scales are released: ``clipping``, narrowed to a released part of
-        the declared range for the ``inner`` variables (:meth:`Standardisation.clipped_to` maps the result back).
-    """
-
-    clipping: Domain
-    notes: list[str]
-    moments: Domain
 
 
 def null_marks(y: np.ndarray) -> np.ndarray | None:
@@ -484,21 +441,10 @@ def domain_variables(d: int, intercept_index: int | None, column_ranges: Sequenc
     return private, declared
 
 
-def inner_variables(d: int, intercept_index: int | None, column_ranges: Sequence[tuple[float, float] | None],
-                    response_range: tuple[float, float] | None,
-                    column_values: Sequence[tuple[float, ...] | None] = ()) -> list[int | str]:
-    """The variables with a declared, non-degenerate range and no public set of values (a factor's dummy and the
-    columns whose values the design fixes keep their range): those whose moments :func:`release_domain` can
-    release inside a released part of the range (``inner``).  Public facts."""
-    _, declared = domain_variables(d, intercept_index, column_ranges, response_range)
-    return [v for v in declared
-            if v == "response" or not (int(v) < len(column_values) and column_values[int(v)] is not None)]
-
-
 def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, intercept_index: int | None,
                    column_ranges: Sequence[tuple[float, float] | None], response_range: tuple[float, float] | None,
                    mu: float, rng: np.random.Generator, ledger: PrivacyLedger,
-                   label: Callable[[int | str], str] = str, inner: Sequence[int | str] = ()) -> ReleasedDomain:
+                   label: Callable[[int | str], str] = str) -> tuple[Domain, list[str]]:
     """The clipping domain (module docstring, step 1): public ranges where known, released ones elsewhere.
 
     For the k variables released, one pass sums x and x^2 over the groups of a public random partition of the
@@ -509,14 +455,7 @@ def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, interce
     releases at mu / sqrt(2k), adaptively composed: mu-GDP in all.  The released domain is [c - R s, c + R s]
     with R = ``DOMAIN_HALF_WIDTH`` (public).  A histogram whose mode does not clear the noise of its empty
     bins still gives its mode (a released value, only less accurate); the notes say so, naming each variable
-    by ``label`` (a design column's index or ``"response"`` -> its public name).
-
-    ``inner`` names variables with a declared range (public) whose domain is released in the same block too: not
-    to clip their rows, which stay clipped to the declared range, but to release their moments inside it
-    (:func:`moments_domain`): the noise of a mean over the declared range grows with its width, and a range
-    documented for all possible data can be many times the spread of these data.  Their released domain is
-    intersected with the declared range; where its histograms did not clear the noise, or the intersection is
-    empty, the declared range is kept (post-processing of released values).
+    by ``label`` (a design column's index or ``"response"`` -> its public name).  Returns the domain and notes.
     """
     lo, hi = np.ones(d), np.ones(d)
     for j in range(d):
@@ -524,60 +463,38 @@ def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, interce
         if j != intercept_index and r is not None:
             lo[j], hi[j] = float(r[0]), float(r[1])
     y_lo, y_hi = (0.0, 0.0) if response_range is None else (float(response_range[0]), float(response_range[1]))
-    private, _ = domain_variables(d, intercept_index, column_ranges, response_range)
-    names = [*private, *inner]
+    names, _ = domain_variables(d, intercept_index, column_ranges, response_range)
     notes: list[str] = []
-    declared = Domain(lo.copy(), hi.copy(), y_lo, y_hi, intercept_index)
     if not names:
-        return ReleasedDomain(declared, notes, declared)
+        return Domain(lo, hi, y_lo, y_hi, intercept_index), notes
     releases = 2 * len(names)
     mu_round = mu / math.sqrt(releases)
     b = group_size(n, mu_round)
     k = n // b
     block = gaussian_block(rounds=releases, mu_round=mu_round, ledger=ledger,
                            name="private clipping domain (centre and scale of each variable)",
-                           note=f"{len(names)} variables ({len(inner)} with declared bounds, for their moments), {k} "
-                                f"groups of {b} rows; per variable a histogram of the group variances and one of the "
-                                "group means / scale, sensitivity sqrt 2 each")
+                           note=f"{len(names)} variables, {k} groups of {b} rows; per variable a histogram of the "
+                                "group variances and one of the group means / scale, sensitivity sqrt 2 each")
     columns = np.array([j for j in names if j != "response"], dtype=np.intp)
     sums = reduce(GroupSumsPass(RowPermutation.draw(n, rng), b, k, columns, "response" in names), add_arrays)
     with np.errstate(**QUIET):  # overflowed sums give inf / NaN statistics, binned by public rules
         means = sums[0] / b
         variances = np.maximum(sums[1] - sums[0] * means, 0.0) / (b - 1)
     order = [*[j for j in names if j != "response"], *(["response"] if "response" in names else [])]
-    uncleared, saturated, kept = [], [], []
-    moments_lo, moments_hi, moments_y = declared.lo.copy(), declared.hi.copy(), [y_lo, y_hi]
+    uncleared, saturated = [], []
     for i, name in enumerate(order):
         low, high, cleared, beyond = _released_domain(means[i], variances[i], block, rng)
-        if name in inner:
-            was = (y_lo, y_hi) if name == "response" else (lo[int(name)], hi[int(name)])
-            low, high = max(low, was[0]), min(high, was[1])
-            if not cleared or not low < high:
-                kept.append(name)
-                continue
-            if name == "response":
-                moments_y = [low, high]
-            else:
-                moments_lo[int(name)], moments_hi[int(name)] = low, high
-            continue
         if not cleared:
             uncleared.append(name)
         if beyond:
             saturated.append(name)
         if name == "response":
-            y_lo, y_hi = moments_y = [low, high]
+            y_lo, y_hi = low, high
         else:
-            lo[int(name)], hi[int(name)] = moments_lo[int(name)], moments_hi[int(name)] = low, high
-    if private:
-        notes.append(f"variables {', '.join(map(label, private))} have no public range (no bounds declared): each "
-                     f"was clipped to a released domain, centre +- {DOMAIN_HALF_WIDTH:g} released scales ({k} groups "
-                     f"of {b} rows)")
-    if inner:
-        notes.append(f"variables {', '.join(map(label, inner))} have declared bounds, which clip their rows; their "
-                     "centres and scales were released inside the part of those bounds the data occupy (a released "
-                     f"domain, centre +- {DOMAIN_HALF_WIDTH:g} released scales, intersected with the bounds)"
-                     + (f", except {', '.join(map(label, kept))}, whose domain histograms did not clear their noise "
-                        "(inside the whole declared range)" if kept else ""))
+            lo[int(name)], hi[int(name)] = low, high
+    notes.append(f"variables {', '.join(map(label, names))} have no public range (no bounds declared): each was "
+                 f"clipped to a released domain, centre +- {DOMAIN_HALF_WIDTH:g} released scales ({k} groups of "
+                 f"{b} rows)")
     if uncleared:
         notes.append(f"variables {', '.join(map(label, uncleared))}: a domain histogram's mode did not clear the "
                      "noise of its empty bins (too few rows for this budget): the domain is rough")
@@ -587,8 +504,7 @@ def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, interce
                      f"of the scale grid (standard deviation {top:.3g} or more), so the released domain can be much "
                      "narrower than the values and clips them hard (their coefficients shrink towards 0); express "
                      "these variables in larger units (e.g. thousands) or declare bounds for them")
-    return ReleasedDomain(Domain(lo, hi, y_lo, y_hi, intercept_index), notes,
-                          Domain(moments_lo, moments_hi, moments_y[0], moments_y[1], intercept_index))
+    return Domain(lo, hi, y_lo, y_hi, intercept_index), notes
 
 
 def _released_domain(means: np.ndarray, variances: np.ndarray, block: Any,
