@@ -127,7 +127,7 @@ WEIGHTS = {"centre": 0.15, "scale": 0.15, "gram": 0.1, "histogram": 0.03, "warm 
 #: The released clipping domain gives each of its histograms n mu_round = DOMAIN_N_MU (its modal bins then clear
 #: the noise of the empty bins); pgd refuses, before spending, where that takes more than MAX_DOMAIN_SHARE of
 #: mu^2.  Variables with declared bounds keep them (a released domain inside them too was measured to lower the
-#: intervals' coverage: BENCHMARKS.md, "pgd"; one for their moments only, to cost real data with coded values
+#: intervals' coverage: BENCHMARKS.md, "pgd"; one used only for their moments cost real data with coded values
 #: dearly: docs/choosing.md, "Moments inside loose bounds").
 DOMAIN_N_MU, MAX_DOMAIN_SHARE = 60.0, 0.5
 
