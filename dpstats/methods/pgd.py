@@ -829,7 +829,7 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
                "the penalty shrinks directions of the design that the noise swamps)")]
     if floored := floored_note(st.floored, ctx.variable_name):
         notes.append(floored)
-    diagnostics = {"steps": steps, "rate": rate, "clips": tuple(clips), "tail_clip": corrected > 0,
+    diagnostics = {"steps": steps, "rate": rate, "clips": tuple(clips), "tail_corrected": corrected,
                    "penalties": tuple(penalties), "chains": plan.chains, "n_mu": plan.n_mu}
     lin = linearise(gram, sigma_g, clips, (mus["warm start"], mus["chains"]), steps, penalties)
     split = error_split(st, lin, theta, offsets, tail)
