@@ -14,7 +14,9 @@ clip rule multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3
 installed), to compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor
 (``TAIL_FLOOR`` times the clip), ``--constant pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for
 the run (as in ``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and
-``--collection first|second|third`` runs one collection only.
+``--collection first|second|third`` runs one collection only (the figures quoted for "the 28 held-out regressions"
+before session 38 are the first two collections; a run without ``--collection`` or ``--datasets`` now fits all
+34).  ``--summarise FILE[,FILE]`` summarises stored records, and with ``--by-n-mu`` pools them by band of n * mu.
 """
 
 from __future__ import annotations
