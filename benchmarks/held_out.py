@@ -45,6 +45,8 @@ from dpstats.privacy.calibration import gaussian_mu  # noqa: E402
 from dpstats.privacy.missing_screen import fit_epsilon  # noqa: E402
 
 SEED0 = 100
+#: delta of every fit
+DELTA = 1e-6
 
 
 def _r(name: str) -> pd.DataFrame:
@@ -240,7 +242,7 @@ def fits(name: str, method: str, epsilons: Sequence[float], seeds: int, with_bou
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 try:
-                    res = dpstats.dp_ols(formula, df, eps, 1e-6, method=method, bounds=bounds,
+                    res = dpstats.dp_ols(formula, df, eps, DELTA, method=method, bounds=bounds,
                                          levels=LEVELS.get(name), random_state=seed)
                 except DPStatsError as exc:
                     yield dict(set=name, eps=eps, seed=seed, refused=type(exc).__name__)
@@ -254,19 +256,27 @@ def fits(name: str, method: str, epsilons: Sequence[float], seeds: int, with_bou
                        width=(hi - lo) / (2 * 1.959964 * se) if reported else None)
 
 
+def pooled(records: list[dict]) -> tuple[float, float, float, float, float]:
+    """(median relative error of the headline, share with the sign right, share that report an interval, share of
+    those covering OLS, their median width) over fitted records; NaN where there is nothing to pool."""
+    if not records:
+        return (math.nan,) * 5
+    rep = [r for r in records if r["reported"]]
+    return (float(np.median([r["rel_err"] for r in records])), float(np.mean([r["sign"] for r in records])),
+            len(rep) / len(records), float(np.mean([r["covers"] for r in rep])) if rep else math.nan,
+            float(np.median([r["width"] for r in rep])) if rep else math.nan)
+
+
 def summarise(records: list[dict]) -> str:
     """Per epsilon: pooled medians and shares, then the median error and coverage per data set."""
     ok = [r for r in records if "rel_err" in r]
     lines = []
     for eps in sorted({r["eps"] for r in records}):
         rr = [r for r in ok if r["eps"] == eps]
-        rep = [r for r in rr if r["reported"]]
+        error, sign, reported, covers, width = pooled(rr)
         refused = sum(1 for r in records if r["eps"] == eps and "refused" in r)
-        lines.append(f"epsilon {eps:g}: {len(rr)} fits, {refused} refused; median rel. error "
-                     f"{np.median([r['rel_err'] for r in rr]):.3f}, sign right {np.mean([r['sign'] for r in rr]):.0%}, "
-                     f"interval reported {len(rep) / max(len(rr), 1):.0%}, covers OLS "
-                     f"{np.mean([r['covers'] for r in rep]):.0%}, median width "
-                     f"{np.median([r['width'] for r in rep]):.2f}")
+        lines.append(f"epsilon {eps:g}: {len(rr)} fits, {refused} refused; median rel. error {error:.3f}, sign right "
+                     f"{sign:.0%}, interval reported {reported:.0%}, covers OLS {covers:.0%}, median width {width:.2f}")
         for name in dict.fromkeys(r["set"] for r in rr):
             cell = [r for r in rr if r["set"] == name]
             cov = [r["covers"] for r in cell if r["reported"]]
@@ -280,24 +290,22 @@ N_MU_BANDS = (0.0, 15.0, 100.0, 300.0, 1000.0, math.inf)
 
 
 def by_n_mu(records: list[dict]) -> str:
-    """A markdown table of the fits pooled over epsilon by band of n * mu(epsilon, 1e-6), mu taken at the epsilon
+    """A markdown table of the fits pooled over epsilon by band of n * mu(epsilon, ``DELTA``), mu taken at the epsilon
     left after the missing-value screen (``fit_epsilon``): fits and data sets, median relative error of the
     headline, sign right, interval reported, coverage of OLS and median width of the reported intervals."""
     ok = [r for r in records if "rel_err" in r]
     lines = ["| n * mu | fits (data sets) | median relative error of the headline | sign right | interval reported | "
              "covers least squares | median width / OLS width |", "|---|---|---|---|---|---|---|"]
     for lo, hi in zip(N_MU_BANDS[:-1], N_MU_BANDS[1:], strict=True):
-        band = [r for r in ok if lo <= r["n"] * gaussian_mu(fit_epsilon(r["eps"], True), 1e-6) < hi]
+        band = [r for r in ok if lo <= r["n"] * gaussian_mu(fit_epsilon(r["eps"], True), DELTA) < hi]
         if not band:
             continue
-        rep = [r for r in band if r["reported"]]
-        covered = f"{np.mean([r['covers'] for r in rep]):.0%}" if rep else ""
-        width = f"{np.median([r['width'] for r in rep]):.1f}" if rep else ""
+        error, sign, reported, covers, width = pooled(band)
         label = (f"below {hi:,.0f}" if lo == 0 else f"{lo:,.0f} and more" if math.isinf(hi)
                  else f"{lo:,.0f} to {hi:,.0f}")
-        lines.append(f"| {label} | {len(band)} ({len({r['set'] for r in band})}) | "
-                     f"{np.median([r['rel_err'] for r in band]):.2f} | {np.mean([r['sign'] for r in band]):.0%} | "
-                     f"{len(rep) / len(band):.0%} | {covered} | {width} |")
+        shown = f"{covers:.0%} | {width:.1f}" if reported else " | "
+        lines.append(f"| {label} | {len(band)} ({len({r['set'] for r in band})}) | {error:.2f} | {sign:.0%} | "
+                     f"{reported:.0%} | {shown} |")
     return "\n".join(lines)
 
 
