@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from dpstats.results import DPRegressionResults
 
-__all__ = ["Cell", "Grid", "coefficient_grid", "privacy_latex", "format_number", "latex_text", "latex_escape_text",
+__all__ = ["Cell", "Grid", "coefficient_grid", "privacy_latex", "format_number", "row_format", "DEFAULT_DECIMALS",
+           "MAX_EXTRA_DECIMALS",
+           "latex_text", "latex_escape_text",
            "LATEX_PREAMBLE", "WITHHELD_CELL"]
 
 #: the LaTeX packages the tables use (booktabs rules; graphicx to shrink a table wider than the text)
@@ -55,6 +57,34 @@ def format_number(x: float, fmt: Any = 3) -> str:
     if float(text) == 0:
         text = f"{float(x):.3g}" if x != 0 else text.lstrip("-")
     return text
+
+
+#: Decimals of a table's numbers by default (``fmt=None``): at least this many ...
+DEFAULT_DECIMALS = 3
+#: ... and at most MAX_EXTRA_DECIMALS more where a row's standard error needs them to show two significant digits;
+#: a row that would need more is shown with three significant digits throughout.
+MAX_EXTRA_DECIMALS = 3
+
+
+def row_format(estimate: float, std_error: float, fmt: Any = None) -> Any:
+    """The number format of one coefficient's cells (estimate, standard error, interval), so that they agree.
+
+    ``fmt=None`` (the tables' default): at least ``DEFAULT_DECIMALS`` decimals, and more where the row's standard
+    error needs them to show two significant digits (without a finite standard error, where the estimate needs them
+    to show three), so that an estimate never prints on one of its interval's bounds because the interval was
+    rounded and the standard error was not (-0.002, interval [-0.002, -0.001], standard error 0.000281); a row that
+    would need more than ``MAX_EXTRA_DECIMALS`` extra decimals (values of order 1e-6 beside others of order 1) is
+    shown with three significant digits throughout.  A number of decimals, a format spec or a function given as
+    ``fmt`` is used as given.
+    """
+    if fmt is not None:
+        return fmt
+    se = abs(float(std_error))
+    precision = se if math.isfinite(se) and se > 0 else abs(float(estimate)) / 10
+    if not (math.isfinite(precision) and precision > 0):
+        return DEFAULT_DECIMALS
+    decimals = max(DEFAULT_DECIMALS, 1 - math.floor(math.log10(precision)))
+    return decimals if decimals <= DEFAULT_DECIMALS + MAX_EXTRA_DECIMALS else ".3g"
 
 
 def _pvalue(p: float) -> str:
@@ -280,7 +310,7 @@ def _sentence(text: str) -> str:
 
 
 
-def coefficient_grid(res: DPRegressionResults, alpha: float = 0.05, fmt: Any = 3) -> Grid:
+def coefficient_grid(res: DPRegressionResults, alpha: float = 0.05, fmt: Any = None) -> Grid:
     """One fit's coefficients with standard error, z (t), p and interval, and notes on the fit; no privacy steps."""
     stat, pvalue = res.statistic_labels()
     latex_stat = {"z*": "z^*"}.get(stat, stat)
@@ -292,9 +322,10 @@ def coefficient_grid(res: DPRegressionResults, alpha: float = 0.05, fmt: Any = 3
     body = []
     for row in tidy.itertuples(index=False):
         est, se, z, p, lo, hi = row[1:]
-        ci = f"[{format_number(lo, fmt)}, {format_number(hi, fmt)}]" if math.isfinite(lo) else WITHHELD_CELL
-        body.append([Cell(str(row[0])), Cell(format_number(est, fmt), numeric=True),
-                     Cell(format_number(se, fmt), numeric=True), Cell(format_number(z, 2), numeric=True),
+        shown = row_format(est, se, fmt)
+        ci = f"[{format_number(lo, shown)}, {format_number(hi, shown)}]" if math.isfinite(lo) else WITHHELD_CELL
+        body.append([Cell(str(row[0])), Cell(format_number(est, shown), numeric=True),
+                     Cell(format_number(se, shown), numeric=True), Cell(format_number(z, 2), numeric=True),
                      Cell(_pvalue(p), numeric=True), Cell(ci, numeric=True)])
     caption = res._title() + (f": {res.method}" if res.privacy.private else "")
     return Grid(header=[header], panels=[body], notes=_fit_notes(res), caption=caption)

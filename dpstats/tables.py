@@ -48,6 +48,7 @@ from dpstats.table_grid import (
     _pvalue,
     _sentence,
     format_number,
+    row_format,
 )
 from dpstats.validation import check_alpha
 
@@ -71,11 +72,12 @@ _STATISTICS = {"se": "standard errors in parentheses", "t": "z (or t) statistics
 # -- numbers ------------------------------------------------------------------------------------------------------
 
 def _check_fmt(fmt: Any) -> None:
-    if callable(fmt):
+    if fmt is None or callable(fmt):
         return
     if isinstance(fmt, bool) or not isinstance(fmt, (int, str)) or (isinstance(fmt, int) and not 0 <= fmt <= 15):
         raise InvalidArgumentError(
-            "fmt must be a number of decimals (0-15), a format spec such as '.3g', or a function")
+            "fmt must be None (adaptive decimals), a number of decimals (0-15), a format spec such as '.3g', or a "
+            "function")
     if isinstance(fmt, str):
         try:
             format(1.5, fmt)
@@ -364,7 +366,7 @@ class RegressionTable:
 def table(models: Sequence[Any] | Mapping[str, Any], *, model_names: Sequence[str] | None = None,
           statistic: str | None = "se", stars: bool | Mapping[str, float] = False,
           keep: Sequence[str] | None = None, drop: Sequence[str] | None = None, order: Sequence[str] | None = None,
-          rename: Mapping[str, str] | None = None, stats: Sequence[str] = DEFAULT_STATS, fmt: Any = 3,
+          rename: Mapping[str, str] | None = None, stats: Sequence[str] = DEFAULT_STATS, fmt: Any = None,
           alpha: float = 0.05, depvar: bool = True, title: str = "",
           notes: Sequence[str] = ()) -> RegressionTable:
     """Several regressions side by side, for papers (text, Markdown, HTML, LaTeX).
@@ -398,8 +400,11 @@ def table(models: Sequence[Any] | Mapping[str, Any], *, model_names: Sequence[st
         by default N, R^2 and adjusted R^2 (private estimates for private
         fits, where the method's released statistics determine them), the
         epsilon and delta spent, the method and the kind of guarantee.
-    fmt : int, str or callable
-        Number format: decimals (default 3), a format spec or a function.
+    fmt : None, int, str or callable
+        Number format: None (default) gives each coefficient at least 3 decimals, and more where its standard
+        error needs them to show two significant digits, in its estimate, standard error and interval alike
+        (three significant digits where that takes more than three extra decimals:
+        ``dpstats.table_grid.row_format``); or a fixed number of decimals, a format spec or a function.
     alpha : float
         Level of the intervals with ``statistic="ci"`` (0.05: 95% intervals).
     depvar : bool
@@ -516,6 +521,7 @@ def _coef_cells(fit: _Fit, term: str | None, statistic: str | None, marks: list[
     if term is None:
         return Cell(), Cell()
     row = fit.tidy.loc[term]
+    fmt = row_format(float(row["estimate"]), np.nan if fit.inference_missing else float(row["std.error"]), fmt)
     coef = Cell(format_number(row["estimate"], fmt), stars=_mark(float(row["p.value"]), marks), numeric=True)
     if statistic is None:
         return coef, Cell()

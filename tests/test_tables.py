@@ -16,6 +16,7 @@ from conftest import factor_frame
 
 import dpstats
 from dpstats.errors import DataTypeError
+from dpstats.table_grid import row_format
 from dpstats.tables import LATEX_PREAMBLE, format_number
 
 
@@ -36,11 +37,11 @@ def test_mixed_statsmodels_and_dpstats_fits(fits):
     assert list(frame.columns) == ["(1)", "(2)", "(3)"]
     term = "x1"
     i = list(frame.index).index(term)
-    assert frame.iloc[i, 0] == f"{fits['sm'].params[term]:.3f}"
-    assert frame.iloc[i + 1, 0] == f"({fits['sm'].bse[term]:.3f})"
-    assert frame.iloc[i, 1] == f"{fits['ada'].params[term]:.3f}"
-    assert frame.iloc[i + 1, 1] == f"({fits['ada'].bse[term]:.3f})"
-    assert frame.iloc[i, 2] == f"{fits['tukey'].params[term]:.3f}"
+    for col, key in enumerate(("sm", "ada")):
+        shown = row_format(fits[key].params[term], fits[key].bse[term])
+        assert frame.iloc[i, col] == f"{fits[key].params[term]:.{shown}f}"
+        assert frame.iloc[i + 1, col] == f"({fits[key].bse[term]:.{shown}f})"
+    assert frame.iloc[i, 2] == format_number(fits["tukey"].params[term], row_format(fits["tukey"].params[term], np.nan))
     # footer rows: N, R^2, epsilon, delta, method, guarantee
     assert frame.loc["N"].tolist() == ["12,000"] * 3
     assert frame.loc["\u03b5"].tolist() == ["\u221e", "4", "1"]
@@ -90,7 +91,8 @@ def test_stars_follow_the_p_values_and_the_legend_is_given(fits, stars):
             for mark, level in marks:
                 if p < level:
                     expected = mark
-            assert frame.loc[term, col] == f"{res.params[term]:.3f}" + expected
+            shown = row_format(res.params[term], res.bse[term])
+            assert frame.loc[term, col] == format_number(res.params[term], shown) + expected
     legend = ", ".join(f"{m} p < {level:g}" for m, level in marks) + "."
     assert legend in tab.notes
     assert "$^{" in tab.as_latex() and "<sup>" in tab.as_html()
@@ -152,6 +154,35 @@ def test_formats_and_errors(fits):
         dpstats.table([fits["sm"]], stars="yes")
     with pytest.raises(ValueError, match="distinct"):
         dpstats.table([fits["sm"], fits["ada"]], model_names=["A", "A"])
+
+
+def test_a_row_shows_its_estimate_and_interval_to_the_precision_of_its_standard_error():
+    """A coefficient of order 1e-3 with a standard error of order 1e-4 used to print its estimate at 3 decimals and
+    its standard error at 3 significant digits (-0.002 (0.000281), interval [-0.002, -0.001]): the estimate sat on
+    an interval bound.  The row now takes the decimals that give its standard error two significant digits."""
+    assert row_format(-0.001623, 0.000281) == 5
+    assert row_format(3.128, 5.423) == 3 and row_format(0.52, 0.033) == 3
+    assert row_format(0.000533, 0.00182) == 4
+    assert row_format(0.1234, 0.0000004) == ".3g"  # more than MAX_EXTRA_DECIMALS extra decimals
+    assert row_format(2.07e-6, 4.08e-7) == ".3g"
+    assert row_format(-0.001623, float("nan")) == 5  # no standard error: three significant digits of the estimate
+    assert row_format(0.0, float("nan")) == 3
+    assert row_format(0.1, 0.0001, ".2g") == ".2g" and row_format(0.1, 0.0001, 1) == 1  # a given fmt is kept
+    rng = np.random.default_rng(5)
+    n = 4000
+    depth = rng.uniform(0, 700, n)
+    df = pd.DataFrame({"depth": depth, "y": 5 - 0.0016 * depth + rng.normal(0, 3.0, n)})
+    res = dpstats.dp_ols("y ~ depth", df, epsilon=np.inf, method="ols")
+    lo, hi = res.conf_int().loc["depth"]
+    row = next(line for line in res.summary().as_latex().splitlines() if line.startswith("depth &"))
+    shown = row_format(res.params["depth"], res.bse["depth"])
+    assert shown == 5  # a standard error of about 2.4e-4
+    assert f"{abs(res.params['depth']):.{shown}f}" in row and f"{abs(lo):.{shown}f}" in row
+    frame = dpstats.table([res]).to_frame()
+    i = list(frame.index).index("depth")
+    assert frame.iloc[i, 0] == f"{res.params['depth']:.{shown}f}"
+    assert frame.iloc[i + 1, 0] == f"({res.bse['depth']:.{shown}f})"
+    assert dpstats.table([res], fmt=3).to_frame().iloc[i, 0] == f"{res.params['depth']:.3f}"  # fixed when asked
 
 
 def _specials_fit() -> dpstats.DPRegressionResults:
