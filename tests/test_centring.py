@@ -84,15 +84,53 @@ def test_centred_columns_stay_in_their_ranges_on_the_declared_box():
     ("y ~ I(x ** 2)", None),                 # x missing
     ("y ~ x + I(x ** 3)", None),             # x^2 missing
     ("y ~ x + I(x ** 2) - 1", None),         # no intercept for the constant term
-    ("y ~ x + C(g, levels=['a', 'b']) + x:C(g, levels=['a', 'b'])", None),  # a categorical factor
+    ("y ~ x + x:C(g, levels=['a', 'b'])", None),  # the factor's main effect missing (full-rank coding)
+    ("y ~ x + x:k", {"x": (10.0, 20.0), "k": (0, 1), "y": (-50.0, 150.0)}),  # k's main effect missing
     ("y ~ w + z + w:z", {"w": (-3.0, 3.0), "z": (-1.0, 1.0), "y": (-50.0, 150.0)}),  # midpoints 0
-    ("y ~ x + k + x:k", {"x": (10.0, 20.0), "k": (0, 1), "y": (-50.0, 150.0)}),      # k two-valued
+    ("y ~ w + C(g, levels=['a', 'b']) + w:C(g, levels=['a', 'b'])",
+     {"w": (-3.0, 3.0), "y": (-50.0, 150.0)}),  # the numerical factor's midpoint 0
 ])
 def test_columns_left_as_they_are(formula, bounds):
-    """No centring where a lower-order column is missing, a factor is categorical or two-valued (public values:
-    a 0/1 integer keeps its coding), or every midpoint is 0."""
+    """No centring where a lower-order column is missing (a coded factor's main effect too: without it patsy codes
+    the product's dummies in full rank), or every numerical midpoint is 0."""
     _, centring = _centring(formula, _frame(200), bounds)
     assert centring is None
+
+
+@pytest.mark.parametrize("formula,bounds", [
+    ("y ~ x * C(g, levels=['a', 'b', 'c'])", None),
+    ("y ~ x + k + x:k", {"x": (10.0, 20.0), "k": (0, 1), "y": (-50.0, 150.0)}),
+    ("y ~ x * z * C(g, levels=['a', 'b', 'c'])", None),
+])
+def test_a_product_with_a_coded_factor_centres_its_numerical_variables_only(formula, bounds):
+    """x:C(g) and x:k (k a 0/1 integer: public values) become (x - 15) d for each dummy d, the coded factor keeping
+    its coding; with a second numerical factor, (x - 15)(z - 12) d; every value lies in the range the method is told
+    (prod(h) max|d|), and least squares on the centred design maps back to least squares on the formula's columns."""
+    df = _frame(3000)
+    df["g"] = np.random.default_rng(2).choice(["a", "b", "c"], len(df))
+    df["y"] = df.y + 2.0 * (df.g == "b") + 0.3 * df.x * (df.g == "c") + 0.5 * df.k * df.x
+    design, centring = _centring(formula, df, bounds)
+    assert centring is not None
+    names = design.column_names
+    fitted = design.X @ centring.matrix
+    x, z = df.x.to_numpy(), df.z.to_numpy()
+    dummies = {"b": (df.g == "b").to_numpy(float), "c": (df.g == "c").to_numpy(float), "k": df.k.to_numpy(float)}
+    for j, name in enumerate(names):
+        parts = name.split(":")
+        coded = [dummies[p[-2] if p.endswith("]") else p] for p in parts if p.endswith("]") or p == "k"]
+        numeric = [p for p in parts if p in ("x", "z")]
+        if coded and numeric:
+            assert name in centring.centred
+            expected = coded[0] * math.prod((x - 15.0) if p == "x" else (z - 12.0) for p in numeric)
+            np.testing.assert_allclose(fitted[:, j], expected, rtol=1e-9, atol=1e-9)
+            half = math.prod(5.0 if p == "x" else 12.0 for p in numeric)
+            assert centring.intervals[j] == (-half, half)
+    assert np.linalg.det(centring.matrix) == pytest.approx(1.0)
+    scaling = _scaling(design, centring)
+    Xs, ys = scaling.transform(design.X, design.y)
+    assert Xs.min() >= -1 - 1e-12 and Xs.max() <= 1 + 1e-12
+    b_direct = np.linalg.lstsq(design.X, design.y, rcond=None)[0]
+    np.testing.assert_allclose(scaling.params_back(np.linalg.lstsq(Xs, ys, rcond=None)[0]), b_direct, rtol=1e-7)
 
 
 def test_no_centring_without_a_formula_or_a_range():

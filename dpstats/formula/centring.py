@@ -23,10 +23,15 @@ A column is centred when:
 * **product**: its term multiplies two or more numerical factors of one column each, each with a bounded main
   effect in the design, and every proper sub-product (with the intercept for the empty one) is a column of the
   design;
+* **product with a coded factor**: its term multiplies one or more such numerical factors and one coded factor (a
+  categorical factor's dummies, or a numerical variable with public values, such as a 0/1 integer), which keeps
+  its coding: only the numerical factors are centred, ``(x - c) d``, and every sub-product of the numerical
+  factors times the coded factor (``d`` alone for the empty one) is a term of the design with the same columns
+  (for a categorical factor, the same contrast);
 * **power**: its term is one factor ``I(e ** k)`` or ``np.power(e, k)`` (an integer k >= 2) whose base ``e`` is
   a main effect of the design, with every lower power ``e ** j`` (2 <= j < k) and the intercept present;
 
-and its variables' midpoints are not all 0 (then nothing would change), no variable involved has public values
+and its numerical variables' midpoints are not all 0 (then nothing would change), none of them has public values
 (a two-valued integer variable keeps its own coding), and every range involved is known.
 """
 
@@ -113,18 +118,22 @@ def public_centring(design_info: Any, intervals: Sequence[Interval | None],
     fitted = list(ranges)
     centred: list[str] = []
     for term, cols in design_info.term_slices.items():
-        if cols.stop - cols.start != 1 or values[cols.start] is not None:
+        if any(values[j] is not None for j in range(cols.start, cols.stop)):
             continue
-        j = cols.start
-        found = (_product(term.factors, columns, mains, ranges)
-                 or _power(term.factors, columns, mains, ranges, design_info))
+        found: list[tuple[dict[int, float], tuple[float, float]]] | None = None
+        if cols.stop - cols.start == 1:
+            one = (_product(term.factors, columns, mains, ranges)
+                   or _power(term.factors, columns, mains, ranges, design_info))
+            found = None if one is None else [one]
+        if found is None:
+            found = _coded_product(term, cols, design_info, mains, ranges, values)
         if found is None:
             continue
-        weights, interval = found
-        for k, w in weights.items():
-            matrix[k, j] = w
-        fitted[j] = interval
-        centred.append(design_info.column_names[j])
+        for j, (weights, interval) in enumerate(found, start=cols.start):
+            for k, w in weights.items():
+                matrix[k, j] = w
+            fitted[j] = interval
+            centred.append(design_info.column_names[j])
     if not centred:
         return None
     return ColumnCentring(matrix=matrix, intervals=tuple(fitted), centred=tuple(centred))
@@ -163,6 +172,55 @@ def _product(factors: Sequence[Any], columns: dict[frozenset[Any], int], mains: 
             weights[k] = weights.get(k, 0.0) + math.prod(-centre[f][0] for f in rest)
     half = math.prod(h for _, h in centre.values())
     return weights, (-half, half)
+
+
+def _coded_product(term: Any, cols: slice, design_info: Any, mains: dict[Any, int],
+                   ranges: Sequence[tuple[float, float]], values: Sequence[tuple[float, ...] | None]
+                   ) -> list[tuple[dict[int, float], tuple[float, float]]] | None:
+    """For each column of a product of numerical factors with one coded factor (a categorical factor's dummies, or a
+    numerical variable with public values such as a 0/1 integer), the lower-order weights and the range of the
+    column with only the numerical factors centred, (x - c)(z - c') d; None where the term is not such a product.
+
+    The coded factor keeps its coding, so every sub-product of the numerical factors times it (``d`` alone, the
+    coded main effect, for the empty one) must be a term of the design with the same columns: for a categorical
+    factor, the same contrast (the design's columns then pair up in order); the range of column i is
+    prod(h) max|d_i| over the coded column's public range."""
+    factors = term.factors
+    numerical = [f for f in factors if f in mains]
+    coded = [f for f in factors if f not in mains]
+    if len(coded) != 1 or not numerical:
+        return None
+    code = coded[0]
+    terms = {frozenset(t.factors): (t, c) for t, c in design_info.term_slices.items()}
+    alone = terms.get(frozenset(coded))
+    categorical = design_info.factor_infos[code].type == "categorical"
+    if alone is None or (not categorical and any(values[j] is None for j in range(alone[1].start, alone[1].stop))):
+        return None
+    centre = {f: _midpoint(*ranges[mains[f]]) for f in numerical}
+    if all(c == 0.0 for c, _ in centre.values()):
+        return None
+    width = cols.stop - cols.start
+    weights: list[dict[int, float]] = [{} for _ in range(width)]
+    for size in range(len(numerical)):
+        for subset in itertools.combinations(numerical, size):
+            found = terms.get(frozenset(subset) | {code})
+            if found is None or found[1].stop - found[1].start != width or (
+                    categorical and _contrast(design_info, found[0], code) != _contrast(design_info, term, code)):
+                return None
+            factor = math.prod(-centre[f][0] for f in numerical if f not in subset)
+            for i in range(width):
+                weights[i][found[1].start + i] = weights[i].get(found[1].start + i, 0.0) + factor
+    half = math.prod(h for _, h in centre.values())
+    reach = [max(abs(lo), abs(hi)) for lo, hi in ranges[alone[1].start:alone[1].stop]]
+    return [(w, (-half * m, half * m)) for w, m in zip(weights, reach, strict=True)]
+
+
+def _contrast(design_info: Any, term: Any, factor: Any) -> tuple[str, ...] | None:
+    """The column suffixes of a categorical factor's coding in a term coded by one subterm (None otherwise)."""
+    codings = design_info.term_codings[term]
+    if len(codings) != 1 or factor not in codings[0].contrast_matrices:
+        return None
+    return tuple(codings[0].contrast_matrices[factor].column_suffixes)
 
 
 def _power(factors: Sequence[Any], columns: dict[frozenset[Any], int], mains: dict[Any, int],
