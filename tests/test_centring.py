@@ -203,6 +203,27 @@ def test_private_fits_at_a_large_budget_recover_least_squares(method):
     np.testing.assert_allclose(res.predict(df.iloc[:5]), by_hand.iloc[:5], rtol=1e-9)
 
 
+def test_a_private_fit_of_a_product_with_a_dummy_maps_back_and_says_so():
+    """x * C(g) through dp_ols with rescale="centred" at epsilon = 100 (pgd): the report names the product's columns
+    as centred, the coefficients are the formula's (predict is X b on the formula's columns) and close to least
+    squares (fitted values within 10% of the response's sd)."""
+    df = _frame(20000, seed=3)
+    df["g"] = np.random.default_rng(3).choice(["a", "b", "c"], len(df))
+    df["y"] = df.y + 0.4 * df.x * (df.g == "b") - 3.0 * (df.g == "c")
+    formula = "y ~ x * C(g, levels=['a', 'b', 'c'])"
+    bounds = {"x": (10.0, 20.0), "y": (-50.0, 150.0)}
+    ols = dpstats.dp_ols(formula, df, math.inf, bounds=bounds, method="ols")
+    res = dpstats.dp_ols(formula, df, 100.0, 1e-6, bounds=bounds, method="pgd", random_state=4, rescale="centred")
+    assert any("[T.b], x:C(g, levels=['a', 'b', 'c'])[T.c] (product or power columns) were fitted with each "
+               "variable centred" in note for note in res.privacy.notes)
+    assert np.sqrt(np.mean((res.predict(df) - ols.predict(df)) ** 2)) < 0.1 * df.y.std()
+    b, g = res.params, df.g.to_numpy()
+    names = {lv: f"C(g, levels=['a', 'b', 'c'])[T.{lv}]" for lv in "bc"}
+    by_hand = b["Intercept"] + b["x"] * df.x + sum((g == lv) * (b[names[lv]] + b[f"x:{names[lv]}"] * df.x)
+                                                   for lv in "bc")
+    np.testing.assert_allclose(res.predict(df.iloc[:8]), by_hand.iloc[:8], rtol=1e-9)
+
+
 @pytest.mark.parametrize("method,epsilon,seeds", [("pgd", 1.0, 20), ("ssp", 3.0, 5), ("tukey", 3.0, 5)])
 def test_centring_helps_where_the_ranges_sit_away_from_zero(method, epsilon, seeds):
     """The point of it: with x in [10, 20] the columns x:z and x^2 are nearly linear in x and z, and a private fit
