@@ -40,6 +40,7 @@ import pandas as pd
 from dpstats.errors import DataTypeError, InvalidArgumentError
 from dpstats.results import DPRegressionResults
 from dpstats.table_grid import (
+    DEFAULT_DECIMALS,
     LATEX_PREAMBLE,
     WITHHELD_CELL,
     Cell,
@@ -521,18 +522,20 @@ def _coef_cells(fit: _Fit, term: str | None, statistic: str | None, marks: list[
     if term is None:
         return Cell(), Cell()
     row = fit.tidy.loc[term]
-    fmt = row_format(float(row["estimate"]), np.nan if fit.inference_missing else float(row["std.error"]), fmt)
-    coef = Cell(format_number(row["estimate"], fmt), stars=_mark(float(row["p.value"]), marks), numeric=True)
+    shown = row_format(float(row["estimate"]), np.nan if fit.inference_missing else float(row["std.error"]), fmt)
+    coef = Cell(format_number(row["estimate"], shown), stars=_mark(float(row["p.value"]), marks), numeric=True)
     if statistic is None:
         return coef, Cell()
     if fit.inference_missing or not math.isfinite(float(row["std.error"])):
         return coef, Cell(WITHHELD_CELL)
     if statistic == "ci":
-        text = f"[{format_number(row['conf.low'], fmt)}, {format_number(row['conf.high'], fmt)}]"
+        text = f"[{format_number(row['conf.low'], shown)}, {format_number(row['conf.high'], shown)}]"
     elif statistic == "p":
         text = f"({_pvalue(float(row['p.value']))})"
-    else:
-        text = f"({format_number(row['std.error' if statistic == 'se' else 'statistic'], fmt)})"
+    elif statistic == "se":
+        text = f"({format_number(row['std.error'], shown)})"
+    else:  # a z (t) statistic is a number of standard errors: the table's decimals, not the row's
+        text = f"({format_number(row['statistic'], DEFAULT_DECIMALS if fmt is None else fmt)})"
     return coef, Cell(text, numeric=True)
 
 

@@ -183,6 +183,8 @@ def test_a_row_shows_its_estimate_and_interval_to_the_precision_of_its_standard_
     assert frame.iloc[i, 0] == f"{res.params['depth']:.{shown}f}"
     assert frame.iloc[i + 1, 0] == f"({res.bse['depth']:.{shown}f})"
     assert dpstats.table([res], fmt=3).to_frame().iloc[i, 0] == f"{res.params['depth']:.3f}"  # fixed when asked
+    # a z (t) statistic counts standard errors: the table's three decimals, not the row's
+    assert dpstats.table([res], statistic="t").to_frame().iloc[i + 1, 0] == f"({res.tvalues['depth']:.3f})"
 
 
 def _specials_fit() -> dpstats.DPRegressionResults:
