@@ -120,13 +120,10 @@ def public_centring(design_info: Any, intervals: Sequence[Interval | None],
     for term, cols in design_info.term_slices.items():
         if any(values[j] is not None for j in range(cols.start, cols.stop)):
             continue
-        found: list[tuple[dict[int, float], tuple[float, float]]] | None = None
-        if cols.stop - cols.start == 1:
-            one = (_product(term.factors, columns, mains, ranges)
-                   or _power(term.factors, columns, mains, ranges, design_info))
-            found = None if one is None else [one]
-        if found is None:
-            found = _coded_product(term, cols, design_info, mains, ranges, values)
+        found = _product(term, cols, design_info, mains, ranges, values)
+        if found is None and cols.stop - cols.start == 1:
+            power = _power(term.factors, columns, mains, ranges, design_info)
+            found = None if power is None else [power]
         if found is None:
             continue
         for j, (weights, interval) in enumerate(found, start=cols.start):
@@ -154,47 +151,27 @@ def _midpoint(lo: float, hi: float) -> tuple[float, float]:
     return (lo + hi) / 2.0, (hi - lo) / 2.0
 
 
-def _product(factors: Sequence[Any], columns: dict[frozenset[Any], int], mains: dict[Any, int],
-             ranges: Sequence[tuple[float, float]]) -> tuple[dict[int, float], tuple[float, float]] | None:
-    """The lower-order weights and the range of a centred product of numerical factors, or None."""
-    if len(factors) < 2 or not all(f in mains for f in factors):
-        return None
-    centre = {f: _midpoint(*ranges[mains[f]]) for f in factors}
-    if all(c == 0.0 for c, _ in centre.values()):
-        return None
-    weights: dict[int, float] = {}
-    for size in range(len(factors)):
-        for subset in itertools.combinations(factors, size):
-            k = columns.get(frozenset(subset))
-            if k is None:
-                return None
-            rest = [f for f in factors if f not in subset]
-            weights[k] = weights.get(k, 0.0) + math.prod(-centre[f][0] for f in rest)
-    half = math.prod(h for _, h in centre.values())
-    return weights, (-half, half)
+def _product(term: Any, cols: slice, design_info: Any, mains: dict[Any, int],
+             ranges: Sequence[tuple[float, float]], values: Sequence[tuple[float, ...] | None]
+             ) -> list[tuple[dict[int, float], tuple[float, float]]] | None:
+    """For each column of a product term, the lower-order weights and the range of the column with its numerical
+    factors centred, (x - c)(z - c') d; None where the term is not such a product (module docstring).
 
-
-def _coded_product(term: Any, cols: slice, design_info: Any, mains: dict[Any, int],
-                   ranges: Sequence[tuple[float, float]], values: Sequence[tuple[float, ...] | None]
-                   ) -> list[tuple[dict[int, float], tuple[float, float]]] | None:
-    """For each column of a product of numerical factors with one coded factor (a categorical factor's dummies, or a
-    numerical variable with public values such as a 0/1 integer), the lower-order weights and the range of the
-    column with only the numerical factors centred, (x - c)(z - c') d; None where the term is not such a product.
-
-    The coded factor keeps its coding, so every sub-product of the numerical factors times it (``d`` alone, the
-    coded main effect, for the empty one) must be a term of the design with the same columns: for a categorical
-    factor, the same contrast (the design's columns then pair up in order); the range of column i is
-    prod(h) max|d_i| over the coded column's public range."""
-    factors = term.factors
-    numerical = [f for f in factors if f in mains]
-    coded = [f for f in factors if f not in mains]
-    if len(coded) != 1 or not numerical:
+    The term multiplies two or more factors: numerical main effects without public values (``mains``) and at most
+    one coded factor (a categorical factor's dummies, or a numerical variable with public values such as a 0/1
+    integer), which keeps its coding.  Every sub-product of the numerical factors times the coded factor (the coded
+    main effect ``d`` for the empty one; without a coded factor, the intercept) must be a term of the design with
+    the same columns: for a categorical factor, the same contrast (the design's columns then pair up in order).
+    The range of column i is prod(h) max|d_i| over the coded column's public range (the intercept's: 1)."""
+    numerical = [f for f in term.factors if f in mains]
+    coded = frozenset(term.factors) - frozenset(numerical)
+    if len(term.factors) < 2 or not numerical or len(coded) > 1:
         return None
-    code = coded[0]
     terms = {frozenset(t.factors): (t, c) for t, c in design_info.term_slices.items()}
-    alone = terms.get(frozenset(coded))
-    categorical = design_info.factor_infos[code].type == "categorical"
-    if alone is None or (not categorical and any(values[j] is None for j in range(alone[1].start, alone[1].stop))):
+    alone = terms.get(coded)
+    categorical = any(design_info.factor_infos[f].type == "categorical" for f in coded)
+    if alone is None or (coded and not categorical
+                         and any(values[j] is None for j in range(alone[1].start, alone[1].stop))):
         return None
     centre = {f: _midpoint(*ranges[mains[f]]) for f in numerical}
     if all(c == 0.0 for c, _ in centre.values()):
@@ -203,9 +180,9 @@ def _coded_product(term: Any, cols: slice, design_info: Any, mains: dict[Any, in
     weights: list[dict[int, float]] = [{} for _ in range(width)]
     for size in range(len(numerical)):
         for subset in itertools.combinations(numerical, size):
-            found = terms.get(frozenset(subset) | {code})
-            if found is None or found[1].stop - found[1].start != width or (
-                    categorical and _contrast(design_info, found[0], code) != _contrast(design_info, term, code)):
+            found = terms.get(frozenset(subset) | coded)
+            if found is None or found[1].stop - found[1].start != width or (categorical and any(
+                    _contrast(design_info, found[0], f) != _contrast(design_info, term, f) for f in coded)):
                 return None
             factor = math.prod(-centre[f][0] for f in numerical if f not in subset)
             for i in range(width):
