@@ -715,7 +715,8 @@ class ErrorBounds:
     def dominance_line(self) -> str:
         """One line: is the privacy or the sampling error larger?  For a fit, per coefficient in its units
         (:meth:`CoefficientErrors.statement`); otherwise which term of each rate is larger at this n, d,
-        epsilon, delta.  With epsilon = inf (the non-private reference) there is no privacy noise, and the line
+        epsilon, delta, and, where the method has no applicable upper bound, that the lower bound alone does not
+        tell which part of the fit's error is larger.  With epsilon = inf (the non-private reference) there is no privacy noise, and the line
         says so rather than compare a privacy error of 0 with the sampling error.
 
         Returns
@@ -733,6 +734,11 @@ class ErrorBounds:
                  for b in self.bounds() if b.applicable]
         if not parts:
             return f"At {where} no bound applies (see the failed conditions)."
+        if self.upper is None or not self.upper.applicable:
+            low = self.lower
+            return (f"At {where}: the {low.label}, the least error of any private method, is mostly {low.dominant} "
+                    f"(privacy {low.privacy:.3g} vs sampling {low.statistical:.3g}); with no upper bound for this "
+                    "method here, the rates do not tell which part of this fit's error is larger.")
         return f"At {where}: " + "; ".join(parts) + "."
 
     def reference_line(self) -> str:
@@ -990,8 +996,9 @@ def error_bounds(method: str | MethodSpec, n: int, d: int, epsilon: float, delta
     >>> from dpstats.theory import error_bounds
     >>> bounds = error_bounds("ssp", 10_000, 5, 1.0, 1e-6)
     >>> print(bounds.dominance_line())
-    At n=10000, d=5, epsilon=1, delta=1e-06: sampling dominates the minimax lower bound (classical)
-    (privacy 0.00186 vs sampling 0.0224).
+    At n=10000, d=5, epsilon=1, delta=1e-06: the minimax lower bound (classical), the least error of any
+    private method, is mostly sampling (privacy 0.00186 vs sampling 0.0224); with no upper bound for this method
+    here, the rates do not tell which part of this fit's error is larger.
     """
     _check_rate_arguments(n, d, epsilon, delta)
     s = int(sparsity) if sparsity is not None else 0

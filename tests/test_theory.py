@@ -268,3 +268,14 @@ def test_the_public_rates_refuse_arguments_outside_their_domain(call):
 def test_the_non_private_rate_takes_an_infinite_epsilon():
     sampling, privacy = dpstats.theory.classical_lower_bound(1000, 3, math.inf, 0.0)
     assert privacy == 0.0 and sampling == pytest.approx(math.sqrt(3 / 1000))
+
+
+def test_a_lower_bound_alone_claims_nothing_about_the_fit():
+    """Without an applicable upper bound (and without the coefficients' errors) the lower bound is the least error
+    of any private method: the line names its larger part but does not say which part of the fit's error is."""
+    line = error_bounds("ssp", 10_000, 5, 1.0, 1e-6).dominance_line()
+    assert "dominates" not in line
+    assert "the least error of any private method, is mostly sampling" in line
+    assert "the rates do not tell which part of this fit's error is larger" in line
+    with_upper = error_bounds("noisy_ols", 10_000, 5, 1.0, 1e-6).dominance_line()
+    assert "dominates the noisy_ols upper bound" in with_upper and "do not tell" not in with_upper
