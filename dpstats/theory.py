@@ -716,8 +716,8 @@ class ErrorBounds:
         """One line: is the privacy or the sampling error larger?  For a fit, per coefficient in its units
         (:meth:`CoefficientErrors.statement`); otherwise which term of each rate is larger at this n, d,
         epsilon, delta, and, where the method has no applicable upper bound, that the lower bound alone does not
-        tell which part of the fit's error is larger.  With epsilon = inf (the non-private reference) there is no privacy noise, and the line
-        says so rather than compare a privacy error of 0 with the sampling error.
+        tell which part of the fit's error is larger.  With epsilon = inf (the non-private reference) there is no
+        privacy noise, and the line says so rather than compare a privacy error of 0 with the sampling error.
 
         Returns
         -------

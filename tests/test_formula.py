@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -109,6 +110,45 @@ def test_a_cell_that_is_a_container_is_outside_the_declared_levels(cell):
     first.at[0, "g"] = "a"
     for formula, kw in (("y ~ C(g)", {"levels": {"g": ["a", "b", "c"]}}), ("y ~ C(g, levels=['a', 'b', 'c'])", {})):
         np.testing.assert_array_equal(build(formula, bad, **kw).X, build(formula, first, **kw).X)
+
+
+@pytest.mark.parametrize("values, levels", [
+    ((0, 1), [False, True]),          # integers against boolean levels: 0 == False, but not for pandas' categories
+    ((1.0, 2.0), [1, 2]),             # floats against integer levels
+    ((True, False), [0, 1]),          # booleans against integer levels
+], ids=["int-as-bool", "float-as-int", "bool-as-int"])
+@pytest.mark.parametrize("how", ["argument", "formula", "categorical"])
+def test_levels_of_another_type_never_make_a_refusal_depend_on_the_values(values, levels, how):
+    """Declared levels of another type than the column's (``levels={"g": [False, True]}`` on an integer 0/1 column)
+    are matched by equality for every row, and a value equal to none of them is the first level: a data set whose
+    rows all hold declared values and its neighbour with one value outside them both fit, the outside value coded
+    as the first level (before: the integers 0 and 1 became missing categories and patsy refused the fit at no
+    cost, while a neighbour with one 2 in the column fitted: a free answer to whether every row is 0 or 1)."""
+    rng = np.random.default_rng(3)
+    n = 60
+    df = pd.DataFrame({"y": rng.normal(size=n), "g": np.array(values)[rng.integers(0, 2, n)]})
+    outside = df.copy()
+    outside["g"] = outside["g"].astype(object)
+    outside.at[0, "g"] = 7
+    as_first = df.copy()
+    as_first.at[0, "g"] = _equal_value(values, levels[0])
+    if how == "argument":
+        formula, kw = "y ~ C(g)", {"levels": {"g": levels}}
+    elif how == "formula":
+        formula, kw = f"y ~ C(g, levels={levels!r})", {}
+    else:
+        formula, kw = "y ~ C(g)", {"levels": {"g": levels}}
+        df, outside, as_first = (t.assign(g=pd.Categorical(t["g"])) for t in (df, outside, as_first))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no pandas warning escapes either
+        got, fit_outside, want_outside = (build(formula, t, **kw) for t in (df, outside, as_first))
+    assert got.X.shape == (n, 2) and np.ptp(got.X[:, 1]) == 1.0  # both levels seen: no row lost to a missing code
+    np.testing.assert_array_equal(fit_outside.X, want_outside.X)
+
+
+def _equal_value(values, level):
+    """The value among ``values`` equal to the declared ``level``."""
+    return next(v for v in values if v == level)
 
 
 @pytest.mark.parametrize("formula", ["y ~ center(x1)", "y ~ standardize(x1)", "y ~ scale(x1)",

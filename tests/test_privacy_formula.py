@@ -678,3 +678,19 @@ def test_black_box_audit_of_the_domain_maps(case):
         warnings.simplefilter("ignore")
         result = audit_mechanism(run, inside, outside, runs=150, delta=1e-6, alpha=1e-3, seed=11)
     assert result.epsilon_lower_bound <= 1.0
+
+
+@pytest.mark.parametrize("declared", [{"levels": {"g": [False, True]}}, {"levels": {"g": [0.0, 1.0]}}],
+                         ids=["boolean levels", "float levels"])
+def test_declared_levels_of_another_type_give_no_free_answer(declared):
+    """An integer 0/1 column with boolean (or float) levels declared: the data set whose rows all hold 0 or 1 and
+    its neighbour with one 2 there both fit and both spend the budget (before: the first was refused at no cost
+    and the second fitted, a free answer to "is every row 0 or 1?" for any level set the caller picks)."""
+    rng = np.random.default_rng(0)
+    n = 2000
+    base = pd.DataFrame({"y": rng.uniform(0, 10, n), "x": rng.uniform(0, 10, n), "g": rng.integers(0, 2, n)})
+    neighbour = base.copy()
+    neighbour.at[0, "g"] = 2
+    spent = [dpstats.dp_ols("y ~ x + C(g)", t, 1.0, 1e-6, bounds={"y": (0, 10), "x": (0, 10)}, random_state=1,
+                            **declared).privacy.epsilon_spent for t in (base, neighbour)]
+    assert spent == [pytest.approx(1.0), pytest.approx(1.0)]

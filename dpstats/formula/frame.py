@@ -286,7 +286,7 @@ class FramePlan:
         for v in self.bool_responses:  # a binary response is a linear probability model: False/True -> 0/1
             df[v] = df[v].astype(float)
         for var, lv in self.levels:
-            df[var] = pd.Categorical(onto_levels(df[var], lv), categories=list(lv))
+            df[var] = declared_categorical(df[var], lv)
         for var, lv in self.allowed:
             df[var] = onto_levels(df[var], lv)
         for var, lo, hi in self.clip:  # (inf becomes NaN, which the design sets to 0: as an unclipped inf)
@@ -314,29 +314,53 @@ class FramePlan:
 
 
 def onto_levels(col: pd.Series, levels: Sequence[Any]) -> pd.Series:
-    """``col`` with every value outside the declared ``levels`` replaced by the first of them: a public map of each
-    row onto the declared schema.  Refusing such a value instead would let the caller learn, at no cost, whether
-    any row has a value outside a level set of their choosing (``C(age, levels=[0, ..., t])`` asks whether any age
-    is above t).  A categorical column keeps the declared levels as categories.  In an object column, a value is
-    inside only where it is hashable and equal to a level (so an array, a list or a dict in a cell is outside,
-    where ``isin`` would take the one-element array ``array(['a'])`` for the level 'a' and pass it on to patsy,
-    which then failed)."""
-    declared = frozenset(levels)
-    inside = (col.map(lambda v: _is_level(v, declared)).astype(bool) if col.dtype == object
-              else col.isin(list(levels)))
-    if bool(inside.all()):
-        return col
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        col = col.astype(object)
-    return col.where(inside, levels[0])
+    """``col`` with every value replaced by the declared level it equals, and every value outside the declared
+    ``levels`` by the first of them (:func:`level_codes`): a public map of each row onto the declared schema.
+    Refusing such a value instead would let the caller learn, at no cost, whether any row has a value outside a
+    level set of their choosing (``C(age, levels=[0, ..., t])`` asks whether any age is above t).  Every value of
+    the result is one of the declared level objects themselves (an object column), so patsy, whose own matching of
+    values to levels is stricter about types than equality (an integer 0 is not the level False there), never
+    meets a value it cannot place: a refusal would otherwise depend on which values the rows hold."""
+    table = np.empty(len(levels), dtype=object)
+    table[:] = list(levels)
+    return pd.Series(table[level_codes(col, levels)], index=col.index)
 
 
-def _is_level(value: Any, levels: frozenset[Any]) -> bool:
-    """Whether one cell's value is one of the declared levels: hashable, and equal to one of them."""
+def declared_categorical(col: pd.Series, levels: Sequence[Any]) -> pd.Categorical:
+    """``col`` as a Categorical with exactly the declared ``levels`` as its categories, each row coded by
+    :func:`level_codes` (a value outside them is the first level; never a missing code)."""
+    return pd.Categorical.from_codes(level_codes(col, levels), categories=list(levels))
+
+
+def level_codes(col: pd.Series, levels: Sequence[Any]) -> np.ndarray:
+    """(n,) the index in ``levels`` of the declared level each value equals (the first such level), 0 for a
+    value equal to none of them: one rule for every row and every dtype, Python equality (``0 == False``,
+    ``1 == 1.0``).  In an object column a value is a level only where it is hashable and equal to one (an array,
+    a list or a dict in a cell is outside, where ``isin`` would take the one-element array ``array(['a'])`` for
+    the level 'a')."""
+    if isinstance(col.dtype, pd.CategoricalDtype):  # its categories by the object rule (pandas' isin is stricter)
+        by_category = level_codes(pd.Series(np.asarray(col.cat.categories, dtype=object)), levels)
+        return np.where(col.cat.codes.to_numpy() >= 0, by_category[col.cat.codes.to_numpy()], 0).astype(np.intp)
+    if col.dtype == object:
+        index: dict[Any, int] = {}
+        for j, level in enumerate(levels):
+            index.setdefault(level, j)
+        return np.fromiter((_level_index(v, index) for v in col), dtype=np.intp, count=len(col))
+    codes = np.zeros(len(col), dtype=np.intp)
+    left = np.ones(len(col), dtype=bool)
+    for j, level in enumerate(levels):
+        hit = left & col.isin([level]).to_numpy(dtype=bool)
+        codes[hit] = j
+        left &= ~hit
+    return codes
+
+
+def _level_index(value: Any, index: dict[Any, int]) -> int:
+    """One cell's level index: that of the declared level it is hashable and equal to, else 0."""
     try:
-        return value in levels
+        return index.get(value, 0)
     except TypeError:  # unhashable: an array, a list, a dict
-        return False
+        return 0
 
 
 def _extension_numbers(dtype: Any) -> bool:
