@@ -129,8 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
                           f"bundled data set "
                           f"({', '.join(datasets.list())})")
     fit.add_argument("--epsilon", required=True, type=_float_arg, metavar="E",
-                     help="privacy budget epsilon > 0 ('inf' only with --method ols or auto, which then fits the NOT "
-                          "PRIVATE reference ols)")
+                     help="privacy budget epsilon > 0 ('inf' only with --method ols, the NOT PRIVATE reference)")
     fit.add_argument("--delta", type=_float_arg, default=1e-6, metavar="D",
                      help="privacy budget delta in (0, 1), well below 1/n (default: %(default)g)")
     fit.add_argument("--method", default="auto", metavar="M",

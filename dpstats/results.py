@@ -23,7 +23,7 @@ import html
 import json
 import math
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
@@ -243,7 +243,7 @@ class DPRegressionResults:
         cov = self._cov if self.inference_available and self._cov is not None else np.full((d, d), np.nan)
         return pd.DataFrame(cov, index=self.params.index, columns=self.params.index)
 
-    def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
+    def conf_int(self, alpha: float = 0.05, cols: Sequence[int | str] | None = None) -> pd.DataFrame:
         """(1 - alpha) confidence intervals, columns 0 and 1 as in statsmodels; NaN without inference.
 
         Methods with a parametric bootstrap give basic bootstrap intervals
@@ -259,16 +259,18 @@ class DPRegressionResults:
         ----------
         alpha : float, default 0.05
             One minus the confidence level, in (0, 1).
+        cols : sequence of int or str, optional
+            The coefficients to return, by position (as statsmodels' ``cols``) or by name; all by default.
 
         Returns
         -------
         pandas.DataFrame
-            Columns 0 (lower end) and 1 (upper end), one row per coefficient.
+            Columns 0 (lower end) and 1 (upper end), one row per coefficient (of ``cols``).
 
         Raises
         ------
-        ValueError
-            When ``alpha`` is not in (0, 1).
+        dpstats.errors.InvalidArgumentError
+            When ``alpha`` is not in (0, 1), or ``cols`` names a coefficient the fit does not have.
 
         Examples
         --------
@@ -283,14 +285,35 @@ class DPRegressionResults:
         True
         """
         alpha = check_alpha(alpha)
+        rows = self._coefficient_positions(cols)
         if not self.inference_available:
-            return pd.DataFrame({0: self._nan(), 1: self._nan()}, index=self.params.index)
-        p = self.params.to_numpy()
-        if self._draws is not None:
-            lo, hi = basic_bootstrap_interval(p, self._draws, alpha)
-            return pd.DataFrame({0: lo, 1: hi}, index=self.params.index)
-        q = stats.t.ppf(1 - alpha / 2, self._tdist_df) if self._tdist_df else stats.norm.ppf(1 - alpha / 2)
-        return pd.DataFrame({0: p - q * self._bse, 1: p + q * self._bse}, index=self.params.index)
+            frame = pd.DataFrame({0: self._nan(), 1: self._nan()}, index=self.params.index)
+        elif self._draws is not None:
+            lo, hi = basic_bootstrap_interval(self.params.to_numpy(), self._draws, alpha)
+            frame = pd.DataFrame({0: lo, 1: hi}, index=self.params.index)
+        else:
+            p = self.params.to_numpy()
+            q = stats.t.ppf(1 - alpha / 2, self._tdist_df) if self._tdist_df else stats.norm.ppf(1 - alpha / 2)
+            frame = pd.DataFrame({0: p - q * self._bse, 1: p + q * self._bse}, index=self.params.index)
+        return frame if rows is None else frame.iloc[rows]
+
+    def _coefficient_positions(self, cols: Sequence[int | str] | None) -> list[int] | None:
+        """The positions of ``cols`` (positions or names of coefficients) among the params, None for all; an
+        :class:`~dpstats.errors.InvalidArgumentError` naming what is unknown (public: the design's column names)."""
+        if cols is None:
+            return None
+        names = list(self.params.index)
+        wanted = [cols] if isinstance(cols, (str, int, np.integer)) else list(cols)
+        positions = []
+        for c in wanted:
+            if isinstance(c, (int, np.integer)) and not isinstance(c, bool) and -len(names) <= int(c) < len(names):
+                positions.append(int(c) % len(names))
+            elif isinstance(c, str) and c in names:
+                positions.append(names.index(c))
+            else:
+                raise errors.InvalidArgumentError(f"cols must list coefficients by position (0 to {len(names) - 1}) "
+                                                  f"or by name (one of {names}); got {c!r}")
+        return positions
 
     @property
     def inference_method(self) -> str:

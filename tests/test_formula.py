@@ -399,3 +399,15 @@ def test_complex_columns_are_refused_from_their_dtype(formula):
     res = dpstats.dp_ols("y ~ z", pd.DataFrame({"z": np.arange(40.0), "y": np.arange(40.0)}), math.inf, method="ols")
     with pytest.raises(DataTypeError, match="complex128"):
         res.predict(pd.DataFrame({"z": np.arange(3.0) + 1j}))
+
+
+@pytest.mark.parametrize("formula, levels", [("y ~ C(g)", {"g": ["a"]}), ("y ~ x1 + C(g, levels=['a'])", None)])
+def test_a_factor_with_one_declared_level_is_refused_by_name(formula, levels):
+    """A single declared level is only the reference: the term would add no column and the model would lose it
+    without a word (an intercept-only fit for ``y ~ C(g)``). Refused from the declarations, before any data."""
+    acct = dpstats.PrivacyAccountant(5.0, 1e-5)
+    with pytest.raises(FormulaError, match="adds no column") as info:
+        dpstats.dp_ols(formula, frame(), 1.0, 1e-6, bounds={"y": (-5, 5), "x1": (0, 10)}, levels=levels,
+                       accountant=acct, random_state=0)
+    assert "C(g" in str(info.value) and "at least two" in str(info.value)
+    assert acct.spent == (0.0, 0.0)

@@ -18,7 +18,7 @@ from conftest import linear_frame
 import dpstats
 import dpstats.inference
 import dpstats.results
-from dpstats.errors import InferenceUnavailableError, InferenceWithheldWarning
+from dpstats.errors import InferenceUnavailableError, InferenceWithheldWarning, InvalidArgumentError
 from dpstats.methods.registry import Inference, available_methods
 
 ACCESSORS = {"bse": lambda r: r.bse, "tvalues": lambda r: r.tvalues, "pvalues": lambda r: r.pvalues,
@@ -154,3 +154,17 @@ def test_generic_code_loops_over_methods_without_guards(fits):
         reasons = {name: res.inference_reason for name, res in fits.items()}
     assert frame.shape == (3, len(fits))
     assert all(frame[name].isna().all() == bool(reasons[name]) for name in fits)
+
+
+@pytest.mark.parametrize("method", ["pgd", "dpsgd"])
+def test_conf_int_takes_statsmodels_cols(fits, method):
+    """``conf_int(cols=...)`` selects coefficients by position, as statsmodels' does, or by name; an unknown one is
+    a typed error naming the coefficients the fit has."""
+    res = fits[method]
+    whole = res.conf_int()
+    pd.testing.assert_frame_equal(res.conf_int(cols=[1, 2]), whole.iloc[[1, 2]])
+    pd.testing.assert_frame_equal(res.conf_int(cols=["x1"]), whole.loc[["x1"]])
+    pd.testing.assert_frame_equal(res.conf_int(cols=-1), whole.iloc[[-1]])
+    for bad in ([len(res.params)], ["nope"], [True]):
+        with pytest.raises(InvalidArgumentError, match="by position"):
+            res.conf_int(cols=bad)

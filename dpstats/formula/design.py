@@ -299,6 +299,8 @@ def build_design(
     y_dm, X_dm = _dmatrices(parsed.desc, df, formula)
     design_info = X_dm.design_info
     notes += _check_levels(design_info, df, parsed, allow_data_levels)
+    if not allow_data_levels:
+        _check_terms_have_columns(design_info)
     X, y = finite_arrays(X_dm, y_dm, nulls)
     return _assemble(parsed, X, y, design_info, y_dm.design_info, bounds, notes)
 
@@ -344,6 +346,20 @@ def _check_levels(design_info: Any, df: pd.DataFrame, parsed: ParsedFormula, all
             "declared level). allow_data_levels=True accepts the leak and names it in the report."
             + (_dtype_hint(factor.code, var, df[var].dtype) if var in df.columns else ""))
     return notes
+
+
+def _check_terms_have_columns(design_info: Any) -> None:
+    """Refuse a formula term that adds no column to the design: a factor with a single declared level, whose only
+    level is the reference (``levels={"sex": ["F"]}``), would otherwise leave the model without the term and
+    without a word.  Decided from the declared levels and the formula (public); with data-read levels
+    (``allow_data_levels=True``) the check is not made, as it would answer from the data."""
+    empty = [term.name() for term, columns in design_info.term_slices.items() if columns.stop == columns.start]
+    if empty:
+        raise FormulaError(
+            f"the term{'s' if len(empty) > 1 else ''} {', '.join(repr(t) for t in empty)} of the formula add"
+            f"{'' if len(empty) > 1 else 's'} no column to the design: a factor with a single declared level has "
+            "no contrast with its reference level (or the term repeats another). Declare every level the "
+            "variable can take (at least two), or drop the term. Nothing was spent.")
 
 
 def _dtype_hint(code: str, var: str, dtype: Any) -> str:
@@ -421,7 +437,8 @@ def _float_indicator_hint(parsed: ParsedFormula, bounds: Mapping[str, tuple[floa
     return (f"the response '{name}' is declared in [{lo:g}, {hi:g}] and stored as floats: if it holds only those two "
             f"values (an indicator), store it as bool or int (df['{name}'] = df['{name}'].astype(int)), so that the "
             "fit treats it as a two-valued response (the clip and interval rules of a linear probability model, "
-            "docs/choosing.md 'A rare outcome'); decided from the dtype and the declared bounds")
+            "docs/choosing.md 'A rare outcome'); a proportion or any other response with values in between needs no "
+            "change, and this hint does not apply to it; decided from the dtype and the declared bounds")
 
 
 def _all_finite(a: np.ndarray) -> bool:
@@ -637,6 +654,7 @@ def public_design(
     y_dm, X_dm, proto = _schema_dmatrices(parsed, bounds, formula)
     try:
         notes = _check_levels(X_dm.design_info, parsed.schema, parsed, allow_data_levels=False)
+        _check_terms_have_columns(X_dm.design_info)
     except UndeclaredLevelsError as exc:
         if allow_data_levels:
             raise UndeclaredLevelsError(
