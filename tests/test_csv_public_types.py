@@ -160,16 +160,13 @@ def test_the_command_line_reads_csv_types_from_public_facts(tmp_path, capsys):
 
     assert fit(_write(tmp_path / "a.csv", "a")) == (0, "")
     assert fit(_write(tmp_path / "one.csv", "1")) == (0, "")
-    errors = set()
-    for row in (3, 40):  # a malformed line: the refusal names neither its line nor its content
+    for row in (3, 40):  # a quote that is never closed: that line is a row of missing values, wherever it is
         bad = tmp_path / f"bad{row}.csv"
         lines = Path(_write(bad, "1")).read_text().splitlines()
-        lines[row] = '"secret' + lines[row]  # a quote that is never closed
+        lines[row] = '"secret' + lines[row]
         bad.write_text("\n".join(lines) + "\n")
         code, err = fit(str(bad))
-        assert code == 2 and "secret" not in err
-        errors.add(err.replace(str(bad), "FILE"))
-    assert len(errors) == 1
+        assert code == 0 and "secret" not in err
 
 
 def test_the_command_line_refuses_what_the_declarations_decide_before_reading_a_row(tmp_path, capsys):

@@ -14,6 +14,7 @@ import dpstats
 from dpstats.bounds import Interval, IntervalError, interval_of_code
 from dpstats.errors import (
     DataTypeError,
+    DisallowedExpressionError,
     FormulaError,
     InvalidBoundsError,
     MissingBoundsError,
@@ -411,3 +412,24 @@ def test_a_factor_with_one_declared_level_is_refused_by_name(formula, levels):
                        accountant=acct, random_state=0)
     assert "C(g" in str(info.value) and "at least two" in str(info.value)
     assert acct.spent == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("formula", ["y ~ Q('0')", "y ~ ."])
+def test_column_names_that_are_not_text_are_read_as_text(formula):
+    """A frame built from a numpy array names its columns 0, 1, ...: the formula reads each name as text
+    (``Q('0')``, ``y ~ .``), as the schema check does (before: an InternalFitError, "a bug", from a KeyError)."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(np.c_[rng.uniform(0, 10, 600), rng.normal(size=600)])
+    df.columns = [0, "y"]
+    res = dpstats.dp_ols(formula, df, 1.0, 1e-6, bounds={"0": (0, 10), "y": (-5, 5)}, method="ssp", random_state=0)
+    assert list(res.params.index) == ["Intercept", "Q('0')"]
+
+
+def test_a_spline_whose_df_contradicts_its_knots_is_refused_from_the_formula():
+    """patsy refuses ``cr(x, df=6, knots=[3, 6], ...)`` whatever the data (it needs four inner knots for df=6):
+    refused from the formula, with patsy's reason, before any row is read (before: "patsy could not evaluate the
+    design ... on the data", as if the rows were at fault)."""
+    with pytest.raises(DisallowedExpressionError, match="contradict each other") as info:
+        dpstats.dp_ols("y ~ cr(x1, df=6, knots=[3, 6], lower_bound=1, upper_bound=10) - 1", frame(), 1.0, 1e-6,
+                       bounds={"y": (-5, 5), "x1": (1, 10)}, random_state=0)
+    assert "leave out df" in str(info.value) and tuple(info.value.privacy_spent) == (0.0, 0.0)

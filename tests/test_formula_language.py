@@ -169,7 +169,7 @@ COLUMNS = ["y", "x", "z", "g"]
     "np.square(x)", "I(x > 2)", "I((x >= 2) * z)", "C(g)", "C(g, levels=['a', 'b'])",
     "C(g, Treatment('b'), levels=['a', 'b'])", "C(g, Treatment(reference='b'))", "C(g, Sum)", "C(g, Poly)",
     "C(x > 3)", "bs(x, knots=[2, 5], lower_bound=0, upper_bound=10, degree=2)",
-    "cr(x, knots=[2, 5], lower_bound=0, upper_bound=10)", "cc(x, df=4, knots=[2, 5], lower_bound=0, upper_bound=10)",
+    "cr(x, knots=[2, 5], lower_bound=0, upper_bound=10)", "cc(x, df=3, knots=[2, 5], lower_bound=0, upper_bound=10)",
 ])
 def test_allowed_codes(code):
     check_factor(code, COLUMNS)

@@ -48,7 +48,7 @@ def as_frame(data: Any, what: str = "data") -> pd.DataFrame:
         on).
     """
     if isinstance(data, pd.DataFrame):
-        return data
+        return _named_by_text(data)
     if isinstance(data, Mapping):
         frame = _frame_from_mapping(data)
         if frame is None:
@@ -60,6 +60,18 @@ def as_frame(data: Any, what: str = "data") -> pd.DataFrame:
               if what == "data" else "")
     raise DataTypeError(f"{what} must be a pandas DataFrame or a dict of equal-length arrays{larger}, got "
                         f"{type(data).__name__}")
+
+
+def _named_by_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every column named by its name as text, as the formula reads it (``str(name)``: a frame built
+    from a numpy array has the integer names 0, 1, ...): a shallow copy where a name is not text, after the check
+    that no two names read the same (:func:`check_unique_columns`).  Public: the schema only."""
+    if all(isinstance(c, str) for c in frame.columns):
+        return frame
+    check_unique_columns(list(frame.columns))
+    out = frame.copy(deep=False)
+    out.columns = [str(c) for c in frame.columns]
+    return out
 
 
 def duration_advice(name: str, dtype: Any, frame: str = "df", factor: bool = True) -> str:

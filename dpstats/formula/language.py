@@ -47,7 +47,7 @@ from __future__ import annotations
 import ast
 import contextvars
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -558,6 +558,8 @@ class _Checker:
             raise self.refuse(ast.unparse(node), "lower_bound must be below upper_bound")
         if any(not values["lower_bound"] <= k <= values["upper_bound"] for k in values["knots"]):
             raise self.refuse(ast.unparse(node), "every knot must lie in [lower_bound, upper_bound]")
+        if reason := _spline_arguments_conflict(name, values):
+            raise self.refuse(ast.unparse(node), reason)
         self.expr(node.args[0], numeric=True)
 
     def spline_argument(self, name: str, arg: str, node: ast.AST) -> Any:
@@ -583,6 +585,18 @@ class _Checker:
                               f"{arg} must be a literal ({'a list of numbers' if arg == 'knots' else 'a number'}"
                               "), written in the formula from domain knowledge, never computed from the data")
         return value
+
+
+def _spline_arguments_conflict(name: str, values: Mapping[str, Any]) -> str:
+    """Why patsy refuses a spline's literal arguments whatever the data (a ``df`` that contradicts the ``knots``
+    and ``degree``), found by evaluating it at its two public bounds; "" where it does not.  The arguments are the
+    formula's literals, so patsy's message quotes no data."""
+    spline = {"bs": patsy.bs, "cr": patsy.cr, "cc": patsy.cc}[name]
+    try:
+        spline(np.array([values["lower_bound"], values["upper_bound"]], dtype=float), **values)
+    except ValueError as exc:
+        return f"its arguments contradict each other ({exc}); give the knots and leave out df"
+    return ""
 
 
 def _isfinite_number(v: Any) -> bool:

@@ -37,6 +37,7 @@ Categorical dtype); Parquet dictionary columns and CSV strings need
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import csv
 import glob
@@ -65,6 +66,7 @@ from dpstats.rows.csv_fields import (
     read_type,
     schema_type,
 )
+from dpstats.rows.csv_lines import TEXT_OPTIONS, open_lines
 
 __all__ = ["DataSource", "DataFrameSource", "CSVSource", "ParquetSource", "DaskSource", "as_source",
            "is_chunked_data", "DEFAULT_CHUNK_ROWS"]
@@ -257,8 +259,9 @@ class CSVSource(DataSource):
     the call declares text levels for (``levels=`` or ``C(g, levels=[...])``,
     :meth:`with_text_columns`); float64 for every other column.  Each line is
     read by rules that look at that line only (:mod:`dpstats.rows.csv_fields`):
-    every line after the header is a row (a blank line, or a line with more
-    fields than the header, is a row of missing values), and a field that
+    every line after the header is a row (a blank line, a line with more
+    fields than the header, or a line whose quote characters do not pair up,
+    :mod:`dpstats.rows.csv_lines`, is a row of missing values), and a field that
     does not fit its column's type is a missing value, as in memory
     (:mod:`dpstats.numbers`).  Other keyword arguments go to ``read_csv``
     (``sep``, ``compression``, ...); those that decide how lines become rows
@@ -320,7 +323,8 @@ class CSVSource(DataSource):
 
     def _header(self, path: str) -> pd.DataFrame:
         try:
-            header = pd.read_csv(path, nrows=0, **self.kwargs)
+            with open_lines(path, self.kwargs) as text:
+                header = pd.read_csv(text, nrows=0, **self._parser_options())
         except _READ_FAILURES as exc:  # pandas' ParserError (a malformed line) is a ValueError
             raise _unreadable(exc) from None
         if any("\ufffd" in str(c) for c in header.columns):  # the header (public) is not text in this encoding
@@ -398,11 +402,19 @@ class CSVSource(DataSource):
                 yield chunk, first and first_line_was_cut(caught)
                 first = False
 
-    def _chunks(self, path: str, names: list[str], **options: Any) -> Any:
+    @contextlib.contextmanager
+    def _chunks(self, path: str, names: list[str], **options: Any) -> Iterator[Any]:
         """pandas' chunked reader of one file with the header's ``names`` (never an implicit index column:
-        ``index_col=False``), the caller's keyword arguments and ``options``."""
-        return pd.read_csv(path, chunksize=self.chunksize, names=names, header=0, index_col=False, **options,
-                           **self.kwargs)
+        ``index_col=False``), the caller's keyword arguments and ``options``, reading each line as one row
+        (:func:`~dpstats.rows.csv_lines.open_lines`: a quote never carries over a line break)."""
+        with open_lines(path, self.kwargs) as text, pd.read_csv(
+                text, chunksize=self.chunksize, names=names, header=0, index_col=False, **options,
+                **self._parser_options()) as reader:
+            yield reader
+
+    def _parser_options(self) -> dict[str, Any]:
+        """The caller's ``read_csv`` arguments other than how to open and decode the file (applied on opening)."""
+        return {k: v for k, v in self.kwargs.items() if k not in TEXT_OPTIONS}
 
     def _missing_tokens(self, columns: Sequence[str]) -> dict[str, Any]:
         """``read_csv``'s missing-value arguments: pandas' default tokens in every column, except that a declared
