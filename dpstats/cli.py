@@ -205,6 +205,14 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--outcome-share", type=_float_arg, metavar="P",
                     help="for a two-valued response, the assumed share of its rarer value, in (0, 0.5]: the plan "
                          "then applies pgd's rare-outcome interval rule")
+    pl.add_argument("--missing", choices=["raise", "drop"], default="raise",
+                    help="the fit's --missing (default: %(default)s; with drop, auto leaves out theilsen, which does "
+                         "not take null rows)")
+    pl.add_argument("--correlation", type=_float_arg, default=0.0, metavar="R",
+                    help="assumed common correlation between the design columns (default: %(default)g)")
+    pl.add_argument("--spread", metavar="JSON",
+                    help="assumed sd of design columns by name, in their units, e.g. '{\"educ\": 3.0}' (default: "
+                         "uniform on the declared range)")
     pl.add_argument("--format", choices=["text", "csv", "json"], default="text",
                     help="output format (default: %(default)s)")
     pl.set_defaults(func=_cmd_plan)
@@ -295,6 +303,17 @@ def _parse_dtypes(text: str | None) -> dict[str, np.dtype] | None:
         except TypeError:
             raise CLIError(f"--dtypes: the type of {var!r} must be a numpy type name such as \"bool\", \"int64\" or "
                            f"\"float64\"") from None
+    return out
+
+
+def _parse_spread(text: str | None) -> dict[str, float] | None:
+    if text is None:
+        return None
+    out = {}
+    for var, value in _json_object(text, "--spread").items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise CLIError(f"--spread: the sd of {var!r} must be a number")
+        out[str(var)] = float(value)
     return out
 
 
@@ -453,7 +472,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     bounds = _parse_bounds(args.bounds) or {}
     result = plan(bounds=bounds, formula=args.formula, levels=_parse_levels(args.levels), n=args.n,
                   epsilon=args.epsilon, delta=args.delta, method=args.method, rsquared=args.rsquared,
-                  residual_sd=args.residual_sd, dtypes=_parse_dtypes(args.dtypes), outcome_share=args.outcome_share)
+                  residual_sd=args.residual_sd, dtypes=_parse_dtypes(args.dtypes), outcome_share=args.outcome_share,
+                  missing=args.missing, correlation=args.correlation, spread=_parse_spread(args.spread))
     frame = result.to_frame()
     if args.format == "csv":
         print(frame.to_csv(index=False), end="")

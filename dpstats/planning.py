@@ -201,13 +201,13 @@ def _closest_declared(name: str, declared: Sequence[str]) -> str:
 def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
              levels: Mapping[str, Sequence[Any]] | None, response: str | None, residual_sd: float | None,
              rsquared: float | None, spread: Mapping[str, float] | None, correlation: float,
-             dtypes: Mapping[str, Any] | None = None) -> _Setting:
+             dtypes: Mapping[str, Any] | None = None, missing: str = "raise") -> _Setting:
     """The public design of the planned fit and the assumed moments, in the method's units."""
     text = formula if formula is not None else _formula(bounds, levels, response)
     try:
         written = _written_levels(text, [*bounds, *(levels or {})])
         design, _, _ = public_design(text, _schema(bounds, levels, written, dtypes), bounds=bounds, levels=levels,
-                                     missing="screen")
+                                     missing="screen" if missing == "raise" else "null")
     except UnknownColumnError as err:
         if err.column is None:
             raise
@@ -570,7 +570,7 @@ def _reporter(model: _Model, auto: bool) -> Reports:
 
     def reports(n: float, epsilon: float) -> bool:
         chosen = choose_auto(AutoFacts(n=int(n), d=s.d, epsilon=model.rest(epsilon), delta=model.delta, bounds=True,
-                                       screened=bool(s.design.screened),
+                                       screened=bool(s.design.screened), null_rows=_null_rows(s.design),
                                        intercept=s.intercept_index is not None,
                                        two_valued_response=s.design.two_valued_response))
         if chosen is None:
@@ -742,7 +742,7 @@ def _methods(method: str | Sequence[str] | None, n: int | None, setting: _Settin
         if name == "auto":
             rest = None if epsilon is None else fit_epsilon(epsilon, bool(setting.design.screened))
             specs.append((_auto(n, setting.d, rest, delta, setting.intercept_index is not None,
-                                setting.design.two_valued_response), True))
+                                setting.design.two_valued_response, _null_rows(setting.design)), True))
             continue
         spec = get_method(name)
         if not spec.private:
@@ -751,16 +751,22 @@ def _methods(method: str | Sequence[str] | None, n: int | None, setting: _Settin
     return specs
 
 
+def _null_rows(design: Any) -> bool:
+    """Whether the planned fit's incomplete rows are public null rows (``missing="drop"``), as in the fit's
+    :func:`~dpstats.pipeline.auto_facts`: a method without null-row support is then not auto's choice."""
+    return bool(design.null_rows and not design.screened)
+
+
 def _auto(n: int | None, d: int, epsilon: float | None, delta: float, intercept: bool,
-          two_valued_response: bool = False) -> MethodSpec:
+          two_valued_response: bool = False, null_rows: bool = False) -> MethodSpec:
     """The method ``method="auto"`` chooses with every bound declared, from public facts (n, d, epsilon, delta,
-    the intercept, whether the response takes two values, the registry:
+    the intercept, whether the response takes two values, ``missing="drop"``'s null rows, the registry:
     :func:`~dpstats.methods.registry.choose_auto`)."""
     if n is None or epsilon is None:
         raise InvalidArgumentError("plan(method='auto') needs n and epsilon: auto chooses from n, d, epsilon and "
                                    "delta")
     chosen = choose_auto(AutoFacts(n=int(n), d=d, epsilon=epsilon, delta=delta, bounds=True, intercept=intercept,
-                                   two_valued_response=two_valued_response))
+                                   two_valued_response=two_valued_response, null_rows=null_rows))
     if chosen is None:
         raise InvalidArgumentError(f"method='auto' finds no method for n={n}, d={d}, epsilon={epsilon:g}")
     return chosen[0]
@@ -836,7 +842,7 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
                      residual_sd: float | None = None, rsquared: float | None = None,
                      spread: Mapping[str, float] | None = None, correlation: float = 0.0, inference: bool = True,
                      sparsity: int | None = None, dtypes: Mapping[str, Any] | None = None,
-                     outcome_share: float | None = None) -> Plan:
+                     outcome_share: float | None = None, missing: str = "raise") -> Plan:
     """Plan a fit in the coefficients' units (module docstring); called by :func:`dpstats.plan`.
 
     Parameters
@@ -878,6 +884,8 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
         data), so that ``inference``, ``interval_n`` and ``interval_epsilon`` follow a method's rare-outcome rule
         (pgd withholds its intervals where that share is below 0.1 and n * mu(epsilon, delta) times it below 50;
         the fit reads the share off a released value).  Without it the plan notes the condition.
+    missing : {"raise", "drop"}
+        The fit's ``missing=`` (default "raise": the missing-value screen where a type can hold a missing value).
 
     Returns
     -------
@@ -885,7 +893,10 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
     """
     _check(n, epsilon, delta, residual_sd, rsquared, correlation)
     _check_declarations(bounds, levels, dtypes)
-    setting = _setting(formula, bounds, levels, response, residual_sd, rsquared, spread, correlation, dtypes)
+    if missing not in ("raise", "drop"):
+        raise InvalidArgumentError(f"missing must be 'raise' (default) or 'drop', as in dp_ols; got {missing!r}")
+    setting = _setting(formula, bounds, levels, response, residual_sd, rsquared, spread, correlation, dtypes,
+                       missing)
     if outcome_share is not None:
         setting = _with_outcome_share(setting, outcome_share)
     targets = _targets(target, setting.names)
@@ -939,7 +950,7 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
          levels: Mapping[str, Sequence[Any]] | None = None, response: str | None = None, n: int | None = None,
          residual_sd: float | None = None, rsquared: float | None = None, spread: Mapping[str, float] | None = None,
          correlation: float = 0.0, inference: bool = True, dtypes: Mapping[str, Any] | None = None,
-         outcome_share: float | None = None) -> Any:
+         outcome_share: float | None = None, missing: str = "raise") -> Any:
     """Plan a fit before spending budget.
 
     With declared ``bounds`` (and optionally ``formula``, ``levels``), in
@@ -996,6 +1007,9 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
     outcome_share : float, optional
         For a two-valued response, the assumed share of its rarer value, in (0, 0.5]: the plan's intervals then
         follow the methods' rare-outcome rules (:func:`dpstats.planning.coefficient_plan`).
+    missing : {"raise", "drop"}, default "raise"
+        The fit's ``missing=``: with "drop" there is no missing-value screen, and ``method="auto"`` leaves out
+        the methods that do not take null rows (``theilsen``), as the fit does.
 
     Returns
     -------
@@ -1031,7 +1045,8 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
     return coefficient_plan(bounds=bounds, formula=formula, levels=levels, response=response, n=n, epsilon=epsilon,
                             delta=DEFAULT_DELTA if delta is None else delta, method=method, target=target,
                             residual_sd=residual_sd, rsquared=rsquared, spread=spread, correlation=correlation,
-                            inference=inference, sparsity=sparsity, dtypes=dtypes, outcome_share=outcome_share)
+                            inference=inference, sparsity=sparsity, dtypes=dtypes, outcome_share=outcome_share,
+                            missing=missing)
 
 
 MOVED_UP.add("plan", "dpstats.planning.plan", plan)  # the deprecated dpstats.theory.plan (one release)

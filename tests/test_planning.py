@@ -4,6 +4,7 @@ in agreement with each method's own minimum n and refusal rules."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -519,3 +520,20 @@ def test_a_method_named_and_chosen_by_auto_gets_two_labelled_tables():
     assert list(frame["method"]) == ["pgd", "pgd", "pgd", "pgd"] and list(frame["auto"]) == [False, False, True, True]
     text = str(plan)
     assert text.count("\npgd: ") == 1 and text.count("\nauto: pgd: chosen by method='auto'") == 1
+
+
+@pytest.mark.parametrize("missing, chosen", [("raise", "theilsen"), ("drop", "pgd")])
+def test_plan_takes_the_fits_missing_option(missing, chosen):
+    """theilsen does not take missing="drop" (null rows): auto fits pgd there, and the plan, told the same option,
+    plans the same method (before: plan had no missing= and named theilsen for a fit that then ran pgd)."""
+    bounds = {"x": (0, 10), "y": (-50, 50)}
+    planned = dpstats.plan(formula="y ~ x", bounds=bounds, n=200, epsilon=1.0, method="auto", missing=missing)
+    assert set(planned.frame["method"]) == {chosen}
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.uniform(0, 10, 200)})
+    df["y"] = df["x"] + rng.normal(size=200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, bounds=bounds, missing=missing, random_state=0).method == chosen
+    with pytest.raises(InvalidArgumentError, match="missing must be"):
+        dpstats.plan(formula="y ~ x", bounds=bounds, n=200, epsilon=1.0, missing="null")

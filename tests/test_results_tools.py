@@ -426,3 +426,17 @@ def test_slim_summary_keeps_the_tables_the_budget_and_the_guarantee(ada):
         assert dropped in full and dropped not in slim
     assert "summary() without slim=True" in slim and "mechanism" not in ada.summary(slim=True).as_html()
     assert ada.summary(slim=True).as_latex() == ada.summary().as_latex()
+
+
+@pytest.mark.parametrize("formula", ["y ~ exp", "y ~ I(exp - 20) + np.log(x)", "y ~ C(g, Sum) + exp"])
+def test_results_pickle_with_a_column_named_like_a_function(formula):
+    """A column named ``exp`` (years of experience), ``log`` or ``abs`` is a variable where the formula reads it as
+    a value: the pickled design is rebuilt with it (before: PicklingError, the rebuild read it as numpy's exp)."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"exp": rng.uniform(1, 40, 2000), "x": rng.uniform(1, 10, 2000),
+                       "g": pd.Categorical(rng.choice(["a", "b"], 2000), categories=["a", "b"])})
+    df["y"] = 0.1 * df["exp"] + rng.normal(size=2000)
+    res = dpstats.dp_ols(formula, df, 1.0, 1e-6, bounds={"exp": (1, 40), "x": (1, 10), "y": (-10, 20)},
+                         method="ssp", random_state=0)
+    back = pickle.loads(pickle.dumps(res))
+    np.testing.assert_allclose(back.predict(df.head(3)), res.predict(df.head(3)))

@@ -49,6 +49,25 @@ __all__ = ["DesignRecipe"]
 _RESPONSE = "_dpstats_response_"
 
 
+#: names of the formula language that factor code uses as values (a contrast passed bare, ``C(g, Sum)``)
+_VALUES_OF_THE_LANGUAGE = frozenset({"Treatment", "Sum", "Helmert", "Diff", "Poly", "np", "numpy"})
+
+
+def _value_names(code: str) -> set[str]:
+    """The bare names that factor code uses as values, not as a function or a module (``exp`` in ``I(exp - 20)``
+    is a column the data named like numpy's function; in ``exp(x)`` and ``np.exp(x)`` it is the function): a
+    column named like a function of the formula language is a variable where the code reads it as a value, as
+    patsy's evaluation, which looks the data up first, does."""
+    try:
+        tree = ast.parse(code.strip(), mode="eval")
+    except SyntaxError:
+        return set()
+    called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    modules = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and id(node) not in called
+            and id(node) not in modules and node.id not in _VALUES_OF_THE_LANGUAGE}
+
+
 def _factor_variable(code: str) -> str | None:
     """The variable a categorical factor codes directly: ``g``, ``C(g, ...)`` or ``C(Q("g"), ...)``; else None."""
     try:
@@ -112,7 +131,8 @@ class DesignRecipe:
                 raise pickle.PicklingError(f"cannot pickle a design with the patsy factor {factor!r} (not a formula "
                                            "term)")
             quoted = quoted_names(code)
-            variables = [name for name in [*ast_names(code), *quoted] if name not in NAMESPACE or name in quoted]
+            variables = [name for name in [*ast_names(code), *quoted]
+                         if name not in NAMESPACE or name in quoted or name in _value_names(code)]
             direct = _factor_variable(code) if finfo.type == "categorical" else None
             for name in variables:
                 if name == direct:
