@@ -833,6 +833,10 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
                    "penalties": tuple(penalties), "chains": plan.chains, "n_mu": plan.n_mu}
     lin = linearise(gram, sigma_g, clips, (mus["warm start"], mus["chains"]), steps, penalties)
     split = error_split(st, lin, theta, offsets, tail)
+    if plan.n_mu < SMALL_N_MU:
+        split = dataclasses.replace(split, privacy_lower_bound=True, privacy_source=split.privacy_source + (
+            f"; below n * mu = {SMALL_N_MU:g} a lower bound: the released Gram matrix's noise hides the shrinkage of "
+            "the weak directions, which the chains share and the table's standard errors include"))
     rare = rare_outcome_reason(plan.n_mu, minority)
     if not plan.inference or rare:
         reason = ("inference=False gave the whole budget to the point estimate" if not options.inference
