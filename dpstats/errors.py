@@ -142,6 +142,13 @@ class MethodOptionError(DPStatsError, TypeError):
     """An option passed to a method is unknown or invalid."""
 
 
+class AccountantPicklingError(DPStatsError, TypeError):
+    """An in-memory :class:`~dpstats.PrivacyAccountant` (or an object that holds one, such as a fitted
+    :class:`dpstats.sklearn.DPLinearRegression`) was pickled: a copy in another process would carry its own budget
+    and bypass the cap.  A budget file (``PrivacyAccountant(..., path=...)``) pickles as its path; a ``TypeError``
+    too, as pickle's refusals of objects are."""
+
+
 class BudgetExceededError(DPStatsError, RuntimeError):
     """The fit would spend more privacy budget than is available; nothing was released."""
 

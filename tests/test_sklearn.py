@@ -158,9 +158,20 @@ def test_clone_and_grid_search_share_one_budget(data):
 
 
 def test_in_memory_accountant_refuses_pickling_with_a_reason():
-    acc = dpstats.PrivacyAccountant(1.0, 1e-6)
-    with pytest.raises(TypeError, match="own budget"):
+    """A typed refusal (also a TypeError), for the accountant and for a fitted estimator that holds it, saying how
+    to save the estimator (drop the accountant first); without it the estimator pickles."""
+    acc = dpstats.PrivacyAccountant(3.0, 1e-5)
+    with pytest.raises(dpstats.errors.AccountantPicklingError, match="own budget"):
         pickle.dumps(acc)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 10, (600, 2))
+    y = X @ [1.5, -2.0] + rng.normal(0, 1, 600)
+    est = DPLinearRegression(epsilon=1.0, bounds=[(0, 10), (0, 10)], y_bounds=(-30, 30), accountant=acc,
+                             random_state=0).fit(X, y)
+    with pytest.raises(TypeError, match=r"set_params\(accountant=None\)"):
+        pickle.dumps(est)
+    again = pickle.loads(pickle.dumps(est.set_params(accountant=None)))
+    np.testing.assert_allclose(again.predict(X[:3]), est.predict(X[:3]))
 
 
 # -- scikit-learn's estimator checks ---------------------------------------------------------------------------

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from dpstats.errors import (
+    AccountantPicklingError,
     BudgetExceededError,
     BudgetMismatchError,
     InvalidArgumentError,
@@ -401,10 +402,11 @@ class PrivacyAccountant:
     def __reduce__(self) -> tuple:
         """Persistent accountants pickle as their file (re-opened on load); in-memory ones cannot be pickled."""
         if self.path is None:
-            raise TypeError(
+            raise AccountantPicklingError(
                 "an in-memory PrivacyAccountant cannot be pickled: a copy in another process would carry its own "
                 "budget and bypass the cap. Use PrivacyAccountant(epsilon, delta, path='budget.sqlite') to share "
-                "a budget between processes (e.g. GridSearchCV(n_jobs>1)).")
+                "a budget between processes (e.g. GridSearchCV(n_jobs>1)); to save a fitted DPLinearRegression "
+                "that used one, drop it first: est.set_params(accountant=None).")
         return (PrivacyAccountant.open, (self.path,))
 
     def __repr__(self) -> str:
