@@ -133,12 +133,8 @@ def test_levels_of_another_type_never_make_a_refusal_depend_on_the_values(values
     outside.at[0, "g"] = 7
     as_first = df.copy()
     as_first.at[0, "g"] = _equal_value(values, levels[0])
-    if how == "argument":
-        formula, kw = "y ~ C(g)", {"levels": {"g": levels}}
-    elif how == "formula":
-        formula, kw = f"y ~ C(g, levels={levels!r})", {}
-    else:
-        formula, kw = "y ~ C(g)", {"levels": {"g": levels}}
+    formula, kw = ("y ~ C(g)", {"levels": {"g": levels}}) if how != "formula" else (f"y ~ C(g, levels={levels!r})", {})
+    if how == "categorical":  # a Categorical column of its own categories, levels declared over it
         df, outside, as_first = (t.assign(g=pd.Categorical(t["g"])) for t in (df, outside, as_first))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no pandas warning escapes either
