@@ -156,3 +156,13 @@ def test_an_infinite_value_is_read_as_zero_whether_or_not_a_transform_clips_its_
     np.testing.assert_array_equal(fits[0].params.to_numpy(), fits[1].params.to_numpy())
 
 
+
+
+@pytest.mark.parametrize("formula", ["y ~ I(x == x)", "y ~ x + I(x != x)", "y ~ x + I(np.log(z) >= np.log(z))"])
+def test_a_comparison_of_an_expression_with_itself_is_refused(data, formula):
+    """``I(x == x)`` is the same for every row (a copy of the intercept; ``x != x`` a column of zeros): refused from
+    the formula as singular by construction, before any data (before: a fit whose two coefficients were noise)."""
+    acct = dpstats.PrivacyAccountant(5.0, 1e-5)
+    with pytest.raises(SingularDesignError, match="with itself") as info:
+        dpstats.dp_ols(formula, data, 1.0, 1e-6, method="ssp", bounds=BOUNDS, accountant=acct, random_state=0)
+    assert "nothing was spent" in str(info.value) and acct.spent == (0.0, 0.0)

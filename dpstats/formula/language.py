@@ -64,6 +64,7 @@ from dpstats.errors import (
     DataTypeError,
     DisallowedExpressionError,
     FormulaError,
+    SingularDesignError,
     StatefulTransformError,
     UnknownColumnError,
 )
@@ -397,6 +398,11 @@ class _Checker:
             if len(node.ops) != 1 or not isinstance(node.ops[0], _COMPARISONS):
                 raise self.refuse(f"the comparison {ast.unparse(node)!r}", "write one comparison (< <= > >= == "
                                   "!=) between two numeric expressions; chained comparisons are not row-wise")
+            if ast.dump(node.left) == ast.dump(node.comparators[0]):
+                raise SingularDesignError(
+                    f"'{self.code}' compares {ast.unparse(node.left)!r} with itself: its column is the same for "
+                    "every row, so the design is singular by construction (with an intercept) or holds a column of "
+                    "zeros; remove the comparison. Decided from the formula alone: nothing was spent.")
             self.expr(node.left)
             self.expr(node.comparators[0])
         elif isinstance(node, ast.Call):
