@@ -76,8 +76,8 @@ from dpstats.errors import (
 from dpstats.formula import Design, public_design
 from dpstats.formula.parse import expand_formula, formula_literal_levels, model_desc, term
 from dpstats.inference import RELIABILITY_THRESHOLD
-from dpstats.methods.registry import AutoFacts, MethodSpec, available_methods, choose_auto, get_method
-from dpstats.pipeline import planned_context
+from dpstats.methods.registry import MethodSpec, available_methods, choose_auto, get_method
+from dpstats.pipeline import auto_facts, planned_context
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.missing_screen import fit_epsilon
 from dpstats.rates import PlanningFacts, Rate, UpperRate
@@ -569,10 +569,7 @@ def _reporter(model: _Model, auto: bool) -> Reports:
     models: dict[str, _Model] = {model.spec.name: model}
 
     def reports(n: float, epsilon: float) -> bool:
-        chosen = choose_auto(AutoFacts(n=int(n), d=s.d, epsilon=model.rest(epsilon), delta=model.delta, bounds=True,
-                                       screened=bool(s.design.screened), null_rows=_null_rows(s.design),
-                                       intercept=s.intercept_index is not None,
-                                       two_valued_response=s.design.two_valued_response))
+        chosen = choose_auto(auto_facts(s.design, int(n), model.rest(epsilon), model.delta))
         if chosen is None:
             return False
         spec = chosen[0]
@@ -741,8 +738,7 @@ def _methods(method: str | Sequence[str] | None, n: int | None, setting: _Settin
     for name in names:
         if name == "auto":
             rest = None if epsilon is None else fit_epsilon(epsilon, bool(setting.design.screened))
-            specs.append((_auto(n, setting.d, rest, delta, setting.intercept_index is not None,
-                                setting.design.two_valued_response, _null_rows(setting.design)), True))
+            specs.append((_auto(n, setting.design, rest, delta), True))
             continue
         spec = get_method(name)
         if not spec.private:
@@ -751,24 +747,16 @@ def _methods(method: str | Sequence[str] | None, n: int | None, setting: _Settin
     return specs
 
 
-def _null_rows(design: Any) -> bool:
-    """Whether the planned fit's incomplete rows are public null rows (``missing="drop"``), as in the fit's
-    :func:`~dpstats.pipeline.auto_facts`: a method without null-row support is then not auto's choice."""
-    return bool(design.null_rows and not design.screened)
-
-
-def _auto(n: int | None, d: int, epsilon: float | None, delta: float, intercept: bool,
-          two_valued_response: bool = False, null_rows: bool = False) -> MethodSpec:
-    """The method ``method="auto"`` chooses with every bound declared, from public facts (n, d, epsilon, delta,
-    the intercept, whether the response takes two values, ``missing="drop"``'s null rows, the registry:
-    :func:`~dpstats.methods.registry.choose_auto`)."""
+def _auto(n: int | None, design: Any, epsilon: float | None, delta: float) -> MethodSpec:
+    """The method ``method="auto"`` chooses for the planned design, from public facts
+    (:func:`~dpstats.pipeline.auto_facts`, as the fit: n, d, epsilon, delta, the intercept, whether the response
+    takes two values, ``missing="drop"``'s null rows; the registry: :func:`~dpstats.methods.registry.choose_auto`)."""
     if n is None or epsilon is None:
         raise InvalidArgumentError("plan(method='auto') needs n and epsilon: auto chooses from n, d, epsilon and "
                                    "delta")
-    chosen = choose_auto(AutoFacts(n=int(n), d=d, epsilon=epsilon, delta=delta, bounds=True, intercept=intercept,
-                                   two_valued_response=two_valued_response, null_rows=null_rows))
+    chosen = choose_auto(auto_facts(design, int(n), epsilon, delta))
     if chosen is None:
-        raise InvalidArgumentError(f"method='auto' finds no method for n={n}, d={d}, epsilon={epsilon:g}")
+        raise InvalidArgumentError(f"method='auto' finds no method for n={n}, d={design.d}, epsilon={epsilon:g}")
     return chosen[0]
 
 

@@ -71,10 +71,11 @@ from dpstats.errors import (
 from dpstats.formula.frame import date_advice, duration_advice, onto_levels, real_numeric_dtype
 from dpstats.formula.parse import finite_number, is_call, literal_value
 
-__all__ = ["NAMESPACE", "FORMULA_ENV", "FactorFacts", "check_factor", "check_numeric_dtypes", "categorical",
-           "MAP_UNDECLARED_LEVELS"]
+__all__ = ["NAMESPACE", "FORMULA_ENV", "CONTRASTS", "FactorFacts", "check_factor", "check_numeric_dtypes",
+           "categorical", "MAP_UNDECLARED_LEVELS"]
 
-_CONTRASTS = ("Treatment", "Sum", "Helmert", "Diff", "Poly")
+#: patsy's contrasts, which factor code may name (bare, ``C(g, Sum)``, or called, ``C(g, Treatment('a'))``)
+CONTRASTS = ("Treatment", "Sum", "Helmert", "Diff", "Poly")
 #: The deepest syntax tree a factor's code may have: the checks, the interval arithmetic of the bounds and patsy
 #: walk it recursively, and far deeper trees exhaust Python's recursion limit (a public refusal instead)
 MAX_TERM_DEPTH = 200
@@ -165,7 +166,7 @@ def categorical(data: Any, contrast: Any = None, levels: Any = None) -> Any:
 NAMESPACE: dict[str, Any] = {
     "np": np, "numpy": np,
     "I": patsy.builtins.I, "Q": patsy.builtins.Q, "C": categorical,
-    **{name: getattr(patsy.builtins, name) for name in _CONTRASTS},
+    **{name: getattr(patsy.builtins, name) for name in CONTRASTS},
     **{name: (np.abs if name == "abs" else getattr(np, name)) for name in ELEMENTWISE_FUNCTIONS},
     "bs": stateful_transform(_ClippedBS), "cr": stateful_transform(_ClippedCR), "cc": stateful_transform(_ClippedCC),
 }
@@ -471,7 +472,7 @@ class _Checker:
         if bare and name == "poly":
             return self.refuse(f"{ast.unparse(node)}", "poly(x, k) must be a term of its own (y ~ poly(x, 2), or "
                                "poly(x, 2):z); inside an expression write the powers, e.g. I(x ** 2)")
-        if bare and name in _CONTRASTS:
+        if bare and name in CONTRASTS:
             return self.refuse(f"{shown}()", "a contrast belongs inside C(), e.g. C(g, Treatment('a'), "
                                "levels=['a', 'b'])")
         if name in _CROSS_ROW:
@@ -530,9 +531,9 @@ class _Checker:
     def contrast(self, node: ast.AST) -> None:
         why = ("the contrast must be Treatment, Treatment('level'), Treatment(reference='level'), Sum, "
                "Sum(omit='level'), Helmert, Diff or Poly, with literal arguments")
-        if isinstance(node, ast.Name) and node.id in _CONTRASTS:
+        if isinstance(node, ast.Name) and node.id in CONTRASTS:
             return
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _CONTRASTS:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in CONTRASTS:
             try:
                 for arg in [*node.args, *(k.value for k in node.keywords)]:
                     literal_value(arg)

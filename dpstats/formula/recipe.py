@@ -40,7 +40,7 @@ import pandas as pd
 from patsy.eval import ast_names
 
 from dpstats.formula.design import public_prototype, rebuild_design_infos
-from dpstats.formula.language import NAMESPACE
+from dpstats.formula.language import CONTRASTS, NAMESPACE
 from dpstats.formula.parse import join_terms, quoted_names
 
 __all__ = ["DesignRecipe"]
@@ -49,8 +49,8 @@ __all__ = ["DesignRecipe"]
 _RESPONSE = "_dpstats_response_"
 
 
-#: names of the formula language that factor code uses as values (a contrast passed bare, ``C(g, Sum)``)
-_VALUES_OF_THE_LANGUAGE = frozenset({"Treatment", "Sum", "Helmert", "Diff", "Poly", "np", "numpy"})
+#: names of the formula language that factor code uses as values (a contrast passed bare, ``C(g, Sum)``; numpy)
+_VALUES_OF_THE_LANGUAGE = frozenset({*CONTRASTS, "np", "numpy"})
 
 
 def _value_names(code: str) -> set[str]:
