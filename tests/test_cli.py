@@ -370,3 +370,26 @@ def test_plan_command_takes_the_response_type_and_an_assumed_outcome_share(capsy
         assert main(argv[:-2] + bad) == 2
         err = capsys.readouterr().err
         assert err.startswith("error: ") and len(err.strip().splitlines()) == 1
+
+
+def test_plan_command_takes_missing_correlation_and_spread(capsys):
+    """--missing, --correlation and --spread reach dpstats.plan: with --missing drop auto plans pgd where it plans
+    theilsen otherwise (one predictor, n * mu below 100), and the printed errors are the library plan's; a spread
+    that is not a number is a one-line error."""
+    bounds = {"y": [-50, 50], "x": [0, 10]}
+    argv = ["plan", "--formula", "y ~ x", "--bounds", json.dumps(bounds), "--n", "200", "--epsilon", "1",
+            "--method", "auto", "--format", "json"]
+    for missing, chosen in (("raise", "theilsen"), ("drop", "pgd")):
+        assert main(argv + ["--missing", missing]) == 0
+        assert {r["method"] for r in json.loads(capsys.readouterr().out)} == {chosen}
+    assert main(argv + ["--correlation", "0.3", "--spread", json.dumps({"x": 2.0})]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    library = dpstats.plan(bounds={k: tuple(v) for k, v in bounds.items()}, formula="y ~ x", n=200, epsilon=1.0,
+                           method="auto", correlation=0.3, spread={"x": 2.0}).to_frame()
+    np.testing.assert_allclose([r["privacy"] for r in rows], library["privacy"], rtol=1e-9)  # JSON: 10 digits
+    default = dpstats.plan(bounds={k: tuple(v) for k, v in bounds.items()}, formula="y ~ x", n=200, epsilon=1.0,
+                           method="auto").to_frame()
+    assert not np.allclose(library["privacy"], default["privacy"])  # the assumptions reached the plan
+    assert main(argv + ["--spread", json.dumps({"x": "wide"})]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and len(err.strip().splitlines()) == 1
