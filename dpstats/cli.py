@@ -208,8 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--missing", choices=["raise", "drop"], default="raise",
                     help="the fit's --missing (default: %(default)s; with drop, auto leaves out theilsen, which does "
                          "not take null rows)")
-    pl.add_argument("--correlation", type=_float_arg, default=0.0, metavar="R",
-                    help="assumed common correlation between the design columns (default: %(default)g)")
+    pl.add_argument("--correlation", default="0", metavar="R",
+                    help="assumed common correlation between the design columns (default: %(default)s), or the "
+                         "correlations of named pairs, the others independent: '{\"x1\": {\"x2\": 0.8}}'")
     pl.add_argument("--spread", metavar="JSON",
                     help="assumed sd of design columns by name, in their units, e.g. '{\"educ\": 3.0}' (default: "
                          "uniform on the declared range)")
@@ -315,6 +316,21 @@ def _parse_spread(text: str | None) -> dict[str, float] | None:
             raise CLIError(f"--spread: the sd of {var!r} must be a number")
         out[str(var)] = float(value)
     return out
+
+
+def _parse_correlation(text: str) -> float | dict[tuple[str, str], Any]:
+    """A common correlation (a number), or named pairs as a JSON object of objects: {"x1": {"x2": 0.8}}."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    pairs: dict[tuple[str, str], Any] = {}
+    for first, others in _json_object(text, "--correlation").items():
+        if not isinstance(others, dict):
+            raise CLIError(f"--correlation: the value of {first!r} must be an object of columns and correlations, "
+                           f"e.g. {{\"{first}\": {{\"x2\": 0.8}}}}")
+        pairs.update({(str(first), str(second)): value for second, value in others.items()})
+    return pairs
 
 
 def _load_data(args: argparse.Namespace, bounds: dict[str, Any] | None, levels: dict[str, list[Any]] | None
@@ -473,7 +489,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     result = plan(bounds=bounds, formula=args.formula, levels=_parse_levels(args.levels), n=args.n,
                   epsilon=args.epsilon, delta=args.delta, method=args.method, rsquared=args.rsquared,
                   residual_sd=args.residual_sd, dtypes=_parse_dtypes(args.dtypes), outcome_share=args.outcome_share,
-                  missing=args.missing, correlation=args.correlation, spread=_parse_spread(args.spread))
+                  missing=args.missing, correlation=_parse_correlation(args.correlation),
+                  spread=_parse_spread(args.spread))
     frame = result.to_frame()
     if args.format == "csv":
         print(frame.to_csv(index=False), end="")

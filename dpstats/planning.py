@@ -106,6 +106,9 @@ N_SEARCH_MAX = 1e12
 #: grid points per decade of the searches
 _PER_DECADE = 8
 
+#: the assumed correlation of the design columns: one common value, or {(column, other column): r} for named pairs
+Correlation = float | Mapping[tuple[str, str], float]
+
 _COLUMNS = ["method", "term", "n", "epsilon", "privacy", "sampling", "ratio", "epsilon_needed", "n_needed",
             "n_for_target", "min_rows", "refusal", "intervals", "inference", "interval_n", "interval_epsilon", "auto",
             "noise_to_signal", "model", "kind"]
@@ -200,7 +203,7 @@ def _closest_declared(name: str, declared: Sequence[str]) -> str:
 
 def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
              levels: Mapping[str, Sequence[Any]] | None, response: str | None, residual_sd: float | None,
-             rsquared: float | None, spread: Mapping[str, float] | None, correlation: float,
+             rsquared: float | None, spread: Mapping[str, float] | None, correlation: Correlation,
              dtypes: Mapping[str, Any] | None = None, missing: str = "raise") -> _Setting:
     """The public design of the planned fit and the assumed moments, in the method's units."""
     text = formula if formula is not None else _formula(bounds, levels, response)
@@ -231,7 +234,8 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
     if spread:
         sd = [float(spread[name]) / s if name in spread else (hi - lo) / math.sqrt(12.0)
               for name, s, (lo, hi) in zip(names, scaling.scale, intervals, strict=True)]
-    moments = design_moments(intervals, intercept, spread=sd, correlation=correlation)
+    moments = design_moments(intervals, intercept, spread=sd,
+                             correlation=_correlation_matrix(correlation, names, intercept))
     assert moments is not None  # every column has a declared range here
     y_range = (rescaled.y_lo, rescaled.y_hi)
     total_var = assumed_residual_sd(y_range) ** 2  # a response uniform on its range
@@ -244,13 +248,46 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
     coefficients = _coefficients(moments, intercept, explained)
     words = ["design columns uniform on their declared ranges"
              + (" (sd as given in spread= where given)" if spread else "")
-             + (f", with correlation {correlation:g} between columns" if correlation else ", independent"),
+             + _correlation_words(correlation),
              f"residual sd {math.sqrt(residual_var) * scaling.y_scale:.4g} in the response's units ("
              + ("as given" if residual_sd is not None else f"R^2 = {rsquared or 0.0:g} of a response uniform on "
                 "its declared range") + ")",
              "the default pipeline: columns and response rescaled to [-1, 1] by the declared bounds, the method's "
              "default options"]
     return _Setting(names, scaling, rescaled, moments, residual_var, coefficients, intercept, words, design)
+
+
+def _correlation_matrix(correlation: Correlation, names: Sequence[str], intercept: int | None
+                        ) -> float | np.ndarray:
+    """The assumed correlations of the design columns: a common value, or the matrix of the named pairs (the
+    others 0), refused unless it is a correlation matrix."""
+    if not isinstance(correlation, Mapping):
+        return float(correlation)
+    index = {name: j for j, name in enumerate(names)}
+    unknown = sorted({name for pair in correlation for name in pair} - set(index))
+    if unknown:
+        raise InvalidArgumentError(f"correlation names columns that are not in the design: {', '.join(unknown)}; "
+                                   f"the design's columns are {', '.join(names)}")
+    if intercept is not None and any(names[intercept] in pair for pair in correlation):
+        raise InvalidArgumentError(f"correlation names the intercept column {names[intercept]!r}, a constant: "
+                                   f"name pairs of the other design columns")
+    matrix = np.eye(len(names))
+    for (first, second), value in correlation.items():
+        matrix[index[first], index[second]] = matrix[index[second], index[first]] = float(value)
+    varying = [j for j in range(len(names)) if j != intercept]
+    if np.linalg.eigvalsh(matrix[np.ix_(varying, varying)])[0] <= 1e-9:
+        raise InvalidArgumentError("the correlation pairs given do not form a correlation matrix (some combination "
+                                   "of the columns would have a variance <= 0): lower the correlations, or name "
+                                   "the pairs that make them consistent")
+    return matrix
+
+
+def _correlation_words(correlation: Correlation) -> str:
+    """How the plan's assumptions state the design columns' correlation."""
+    if isinstance(correlation, Mapping):
+        pairs = ", ".join(f"{value:g} between {first} and {second}" for (first, second), value in correlation.items())
+        return f", with correlation {pairs} (other pairs independent)"
+    return f", with correlation {correlation:g} between columns" if correlation else ", independent"
 
 
 def _coefficients(moments: np.ndarray, intercept: int | None, explained: float) -> np.ndarray:
@@ -761,7 +798,7 @@ def _auto(n: int | None, design: Any, epsilon: float | None, delta: float) -> Me
 
 
 def _check(n: int | None, epsilon: float | None, delta: float, residual_sd: float | None, rsquared: float | None,
-           correlation: float) -> None:
+           correlation: Correlation) -> None:
     """Refuse the plan's public arguments with typed errors that say what to fix."""
     if n is None and epsilon is None:
         raise InvalidArgumentError("plan needs n (to find the epsilon needed), epsilon (to find the rows "
@@ -782,8 +819,23 @@ def _check(n: int | None, epsilon: float | None, delta: float, residual_sd: floa
                                    f"{shown(residual_sd)}")
     if rsquared is not None and not (isinstance(rsquared, (int, float)) and 0 <= rsquared < 1):
         raise InvalidArgumentError(f"rsquared must lie in [0, 1), got {shown(rsquared)}")
-    if not (finite_real(correlation) and -0.5 < correlation < 1):
-        raise InvalidArgumentError(f"correlation must be a number in (-0.5, 1), got {shown(correlation)}")
+    if isinstance(correlation, Mapping):
+        _check_correlation_pairs(correlation)
+    elif not (finite_real(correlation) and -0.5 < correlation < 1):
+        raise InvalidArgumentError(f"correlation must be a number in (-0.5, 1) or a dict of column pairs, got "
+                                   f"{shown(correlation)}")
+
+
+def _check_correlation_pairs(correlation: Mapping[Any, Any]) -> None:
+    """Refuse a ``correlation=`` mapping that is not ``{(column, other column): r}`` with r in (-1, 1)."""
+    for pair, value in correlation.items():
+        if not (isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(name, str) for name in pair)
+                and pair[0] != pair[1]):
+            raise InvalidArgumentError(f"correlation= keys are pairs of two design column names, e.g. "
+                                       f"{{('x1', 'x2'): 0.8}}; got the key {shown(pair)}")
+        if isinstance(value, bool) or not (finite_real(value) and -1 < value < 1):
+            raise InvalidArgumentError(f"the correlation of {pair[0]} and {pair[1]} must be a number in (-1, 1), "
+                                       f"got {shown(value)}")
 
 
 def _check_declarations(bounds: object, levels: object, dtypes: object) -> None:
@@ -828,8 +880,8 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
                      n: int | None = None, epsilon: float | None = None, delta: float = DEFAULT_DELTA,
                      method: str | Sequence[str] | None = None, target: float | Mapping[str, float] | None = None,
                      residual_sd: float | None = None, rsquared: float | None = None,
-                     spread: Mapping[str, float] | None = None, correlation: float = 0.0, inference: bool = True,
-                     sparsity: int | None = None, dtypes: Mapping[str, Any] | None = None,
+                     spread: Mapping[str, float] | None = None, correlation: Correlation = 0.0,
+                     inference: bool = True, sparsity: int | None = None, dtypes: Mapping[str, Any] | None = None,
                      outcome_share: float | None = None, missing: str = "raise") -> Plan:
     """Plan a fit in the coefficients' units (module docstring); called by :func:`dpstats.plan`.
 
@@ -857,8 +909,9 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
         The assumed residual sd (response units) or R^2 (default R^2 = 0 of a response uniform on its range).
     spread : mapping, optional
         Assumed sd of design columns (by design column name; default: uniform on the declared range).
-    correlation : float
-        Assumed common correlation between design columns (default 0).
+    correlation : float or mapping
+        Assumed common correlation between design columns (default 0), or the correlations of named pairs of
+        design columns, ``{("x1", "x2"): 0.8}``, the other pairs independent.
     inference : bool
         The fit's ``inference`` option (its share of the budget for standard errors).
     sparsity : int, optional
@@ -937,7 +990,7 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
          bounds: Mapping[str, tuple[float, float]] | None = None, formula: str | None = None,
          levels: Mapping[str, Sequence[Any]] | None = None, response: str | None = None, n: int | None = None,
          residual_sd: float | None = None, rsquared: float | None = None, spread: Mapping[str, float] | None = None,
-         correlation: float = 0.0, inference: bool = True, dtypes: Mapping[str, Any] | None = None,
+         correlation: Correlation = 0.0, inference: bool = True, dtypes: Mapping[str, Any] | None = None,
          outcome_share: float | None = None, missing: str = "raise") -> Any:
     """Plan a fit before spending budget.
 
@@ -985,8 +1038,9 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
         The assumed residual sd (response units) or R^2.
     spread : mapping, optional
         Assumed sd of design columns (default: uniform on the declared range).
-    correlation : float, default 0.0
-        Assumed common correlation between design columns.
+    correlation : float or mapping, default 0.0
+        Assumed common correlation between design columns, or the correlations of named pairs of design columns,
+        ``{("x1", "x2"): 0.8}`` (the other pairs independent).
     inference : bool, default True
         The fit's ``inference`` option (its share of the budget for standard errors).
     dtypes : mapping, optional

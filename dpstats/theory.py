@@ -257,7 +257,8 @@ RATE_CAVEAT = "up to constants; from public facts, not measured on this fit"
 
 
 def design_moments(intervals: Sequence[tuple[float, float] | None], intercept_index: int | None, *,
-                   spread: Sequence[float] | None = None, correlation: float = 0.0) -> np.ndarray | None:
+                   spread: Sequence[float] | None = None,
+                   correlation: float | np.ndarray = 0.0) -> np.ndarray | None:
     """E[x x^T] of a row whose design columns are uniform on their declared ranges (the default of the error
     block and of :func:`dpstats.planning.plan`), or None when some column has no declared range.
 
@@ -269,8 +270,9 @@ def design_moments(intervals: Sequence[tuple[float, float] | None], intercept_in
         The intercept column (the constant 1).
     spread : sequence of float, optional
         The sd of each column instead of that of the uniform, (hi - lo) / sqrt(12).
-    correlation : float
-        Common correlation of the non-constant columns (default 0: independent).
+    correlation : float or numpy.ndarray
+        Common correlation of the non-constant columns (default 0: independent), or a (d, d) matrix of
+        correlations (its intercept row and column are not used).
 
     Returns
     -------
@@ -293,7 +295,10 @@ def design_moments(intervals: Sequence[tuple[float, float] | None], intercept_in
     sd = (hi - lo) / math.sqrt(12.0) if spread is None else np.asarray(spread, dtype=float)
     if intercept_index is not None:
         mean[intercept_index], sd[intercept_index] = 1.0, 0.0
-    corr = np.full((mean.size, mean.size), float(correlation))
+    if np.ndim(correlation) == 0:
+        corr = np.full((mean.size, mean.size), float(correlation))
+    else:
+        corr = np.array(correlation, dtype=float)
     np.fill_diagonal(corr, 1.0)
     return corr * np.outer(sd, sd) + np.outer(mean, mean)
 

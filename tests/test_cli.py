@@ -393,3 +393,19 @@ def test_plan_command_takes_missing_correlation_and_spread(capsys):
     assert main(argv + ["--spread", json.dumps({"x": "wide"})]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and len(err.strip().splitlines()) == 1
+
+
+def test_plan_command_takes_the_correlation_of_named_pairs(capsys):
+    """--correlation '{"a": {"b": 0.8}}' is the library's correlation={("a", "b"): 0.8}; a pair's value that is
+    not an object is a one-line error."""
+    bounds = {"y": [-50, 50], "a": [0, 10], "b": [0, 10], "c": [0, 10]}
+    argv = ["plan", "--formula", "y ~ a + b + c", "--bounds", json.dumps(bounds), "--n", "2000", "--epsilon", "1",
+            "--method", "adassp", "--format", "json"]
+    assert main(argv + ["--correlation", json.dumps({"a": {"b": 0.8}})]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    library = dpstats.plan(bounds={k: tuple(v) for k, v in bounds.items()}, formula="y ~ a + b + c", n=2000,
+                           epsilon=1.0, method="adassp", correlation={("a", "b"): 0.8}).to_frame()
+    np.testing.assert_allclose([r["sampling"] for r in rows], library["sampling"], rtol=1e-9)
+    assert main(argv + ["--correlation", json.dumps({"a": 0.8})]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --correlation") and len(err.strip().splitlines()) == 1

@@ -4,6 +4,7 @@ in agreement with each method's own minimum n and refusal rules."""
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -537,3 +538,38 @@ def test_plan_takes_the_fits_missing_option(missing, chosen):
         assert dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, bounds=bounds, missing=missing, random_state=0).method == chosen
     with pytest.raises(InvalidArgumentError, match="missing must be"):
         dpstats.plan(formula="y ~ x", bounds=bounds, n=200, epsilon=1.0, missing="null")
+
+
+def test_plan_takes_the_correlation_of_named_pairs():
+    """correlation={(a, b): r} sets that pair's correlation and leaves the others independent: the plan equals the
+    one of the common correlation when the design has just that pair, the pair's coefficients lose precision while
+    a third column's keeps it, and the assumptions name the pair."""
+    bounds = {"y": (-50.0, 50.0), "a": (0.0, 10.0), "b": (0.0, 10.0), "c": (0.0, 10.0)}
+    two = dict(formula="y ~ a + b", n=2000, epsilon=1.0, method="adassp")
+    common = dpstats.plan(bounds=bounds, correlation=0.8, **two).to_frame()
+    paired = dpstats.plan(bounds=bounds, correlation={("a", "b"): 0.8}, **two).to_frame()
+    np.testing.assert_allclose(paired["sampling"], common["sampling"], rtol=1e-12)
+    np.testing.assert_allclose(paired["privacy"], common["privacy"], rtol=1e-12)
+    three = dict(formula="y ~ a + b + c", n=2000, epsilon=1.0, method="adassp")
+    independent = dpstats.plan(bounds=bounds, **three).to_frame().set_index("term")
+    result = dpstats.plan(bounds=bounds, correlation={("b", "a"): 0.8}, **three)
+    frame = result.to_frame().set_index("term")
+    assert (frame.loc[["a", "b"], "sampling"] > 1.6 * independent.loc[["a", "b"], "sampling"]).all()  # 1/sqrt(0.36)
+    assert frame.loc["c", "sampling"] == pytest.approx(independent.loc["c", "sampling"], rel=1e-9)
+    assert "correlation 0.8 between b and a (other pairs independent)" in str(result)
+
+
+@pytest.mark.parametrize("pairs, words", [
+    ({("a", "z"): 0.5}, "not in the design: z"),
+    ({("a",): 0.5}, "keys are pairs of two design column names"),
+    ({("a", "a"): 0.5}, "keys are pairs of two design column names"),
+    ({("a", "b"): 1.0}, "must be a number in (-1, 1)"),
+    ({("a", "b"): True}, "must be a number in (-1, 1)"),
+    ({("Intercept", "b"): 0.5}, "the intercept column"),
+    ({("a", "b"): 0.9, ("a", "c"): 0.9, ("b", "c"): -0.9}, "do not form a correlation matrix"),
+])
+def test_plan_refuses_correlation_pairs_that_say_nothing_consistent(pairs, words):
+    bounds = {"y": (-50.0, 50.0), "a": (0.0, 10.0), "b": (0.0, 10.0), "c": (0.0, 10.0)}
+    with pytest.raises(InvalidArgumentError, match=re.escape(words)):
+        dpstats.plan(bounds=bounds, formula="y ~ a + b + c", n=2000, epsilon=1.0, method="adassp",
+                     correlation=pairs)
