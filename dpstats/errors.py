@@ -376,6 +376,14 @@ class FloatIndicatorWarning(UserWarning):
     Decided from the dtype and the declared bounds; the fit runs."""
 
 
+class UndeclaredCategoriesWarning(UserWarning):
+    """A factor column of pandas' categorical dtype has categories that equal none of the levels declared for it
+    (``levels=`` or ``C(var, levels=[...])``): its rows in those categories are read as the first declared level, as
+    every value outside the declared levels is.  Declare every category the variable can take, spelled as the
+    dtype spells it (case and type matter).  Decided from the dtype's categories (the schema) and the declared
+    levels; the message counts the categories and quotes none; the fit runs."""
+
+
 class MissingValuesWarning(UserWarning):
     """The missing-value screen of a fit with ``missing="raise"`` counted, with noise, more rows with a missing
     value than a data set without any would show once in a thousand fits, but not enough to refuse: those rows

@@ -20,6 +20,7 @@ from dpstats.errors import (
     MissingBoundsError,
     MissingDataError,
     StatefulTransformError,
+    UndeclaredCategoriesWarning,
     UndeclaredLevelsError,
     UnknownColumnError,
 )
@@ -138,9 +139,39 @@ def test_levels_of_another_type_never_make_a_refusal_depend_on_the_values(values
         df, outside, as_first = (t.assign(g=pd.Categorical(t["g"])) for t in (df, outside, as_first))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no pandas warning escapes either
+        warnings.filterwarnings("ignore", category=UndeclaredCategoriesWarning)  # the category 7 (the schema's)
         got, fit_outside, want_outside = (build(formula, t, **kw) for t in (df, outside, as_first))
     assert got.X.shape == (n, 2) and np.ptp(got.X[:, 1]) == 1.0  # both levels seen: no row lost to a missing code
     np.testing.assert_array_equal(fit_outside.X, want_outside.X)
+
+
+@pytest.mark.parametrize("how", ["argument", "formula"])
+def test_levels_that_equal_no_category_of_a_categorical_column_are_refused_free(how):
+    """A categorical column's categories are its schema: declared levels that equal none of them (``["No", "Yes"]``
+    for "no" and "yes") would read every row as the first level, so the fit is refused before any row is read,
+    naming the declared levels and quoting no category; nothing is spent."""
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"y": rng.normal(size=50), "g": pd.Categorical(rng.choice(["no", "yes"], 50))})
+    formula, kw = ("y ~ C(g)", {"levels": {"g": ["No", "Yes"]}}) if how == "argument" else (
+        "y ~ C(g, levels=['No', 'Yes'])", {})
+    acct = dpstats.PrivacyAccountant(5.0, 1e-5)
+    with pytest.raises(FormulaError, match="equal none of the 2 categories") as info:
+        dpstats.dp_ols(formula, df, 1.0, 1e-6, bounds={"y": (-5, 5)}, accountant=acct, random_state=0, **kw)
+    assert "'No'" in str(info.value) and "'no'" not in str(info.value) and "'yes'" not in str(info.value)
+    assert acct.spent == (0.0, 0.0)
+
+
+def test_categories_outside_the_declared_levels_warn_with_their_count():
+    """Some categories equal no declared level: the fit runs (their rows are the first level) and warns with the
+    count, quoting no category; every category declared, in any order, draws no warning."""
+    rng = np.random.default_rng(6)
+    df = pd.DataFrame({"y": rng.normal(size=80), "g": pd.Categorical(rng.choice(["a", "b", "c"], 80))})
+    with pytest.warns(UndeclaredCategoriesWarning, match="1 of the 3 categories of 'g'") as record:
+        build("y ~ C(g)", df, levels={"g": ["a", "b"]})
+    assert "'c'" not in str(record[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        build("y ~ C(g)", df, levels={"g": ["c", "a", "b", "d"]})
 
 
 def _equal_value(values, level):

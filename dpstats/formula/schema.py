@@ -16,6 +16,7 @@ null row that stands in for an incomplete row with ``missing="drop"``.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +25,14 @@ import numpy as np
 import pandas as pd
 
 from dpstats.bounds import declared_interval, domain_requirements, domain_violation
-from dpstats.errors import DataTypeError, FormulaError, InvalidBoundsError, TransformDomainError, UnknownColumnError
+from dpstats.errors import (
+    DataTypeError,
+    FormulaError,
+    InvalidBoundsError,
+    TransformDomainError,
+    UndeclaredCategoriesWarning,
+    UnknownColumnError,
+)
 from dpstats.formula.frame import FramePlan, check_unique_columns, date_advice, duration_advice, is_numeric
 from dpstats.formula.language import FactorFacts, check_factor, check_numeric_dtypes
 from dpstats.formula.parse import (
@@ -309,6 +317,9 @@ def _check_level_types(var: str, levels: Sequence[Any], column: pd.Series) -> No
     would be refused at no cost while its neighbour fits (docs/privacy.md, "CSV column types are public").
     """
     wrong: list[Any]
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        _check_categories_declared(var, levels, column.dtype)
+        return
     if is_numeric(column):
         wrong = [lv for lv in levels if isinstance(lv, str)]
         kind, fix = "text", "declare them as numbers (e.g. [1, 2] rather than ['1', '2'])"
@@ -326,6 +337,29 @@ def _check_level_types(var: str, levels: Sequence[Any], column: pd.Series) -> No
         f"levels for '{var}' {verb} {kind} ({', '.join(map(repr, wrong[:6]))}{', ...' if len(wrong) > 6 else ''}) "
         f"but the column's dtype is {column.dtype}, so no value could match them: {fix}, or convert the column. "
         "Nothing was read or spent.")
+
+
+def _check_categories_declared(var: str, levels: Sequence[Any], dtype: pd.CategoricalDtype) -> None:
+    """Refuse declared levels that equal none of a categorical column's categories (every row would be read as the
+    first declared level: ``["No", "Yes"]`` for the categories "no" and "yes"), and warn
+    (:class:`~dpstats.errors.UndeclaredCategoriesWarning`) when some categories equal no declared level.  Decided
+    from the dtype (the schema) and the declared levels, by the rule of :func:`~dpstats.formula.frame.level_codes`
+    (Python equality); the messages count the categories and quote none."""
+    declared = set(levels)
+    outside = sum(1 for category in dtype.categories if category not in declared)
+    if outside == 0:
+        return
+    total = len(dtype.categories)
+    if outside == total:
+        raise FormulaError(
+            f"levels for '{var}' ({', '.join(map(repr, list(levels)[:6]))}{', ...' if len(levels) > 6 else ''}) "
+            f"equal none of the {total} categories of the column's categorical dtype, so every row would be read "
+            f"as the first declared level {levels[0]!r}: spell the levels as the dtype's categories (case and type "
+            f"matter), or convert the column. Nothing was read or spent.")
+    warnings.warn(
+        f"{outside} of the {total} categories of '{var}' (its categorical dtype) equal no declared level: its rows in "
+        f"them are read as the first declared level {levels[0]!r}. Declare every category the variable can take, "
+        "spelled as the dtype spells it.", UndeclaredCategoriesWarning, stacklevel=2)
 
 
 def _level_list(var: str, value: Any) -> list[Any]:
