@@ -536,8 +536,9 @@ def _context(design: Design, n: int, ledger: PrivacyLedger, rng: np.random.Gener
              scaling: PublicScaling | None, *, method_epsilon: float | None = None) -> FitContext:
     """The method's context, from public facts only (and the fit's ledger and random source); ``method_epsilon``:
     the method's epsilon where the ledger also holds the missing-value screen."""
+    intercept = design.column_names.index("Intercept") if design.has_intercept else None
     return FitContext(n=n, d=design.d, ledger=ledger, rng=rng, method_epsilon=method_epsilon,
-                      intercept_index=design.column_names.index("Intercept") if design.has_intercept else None,
+                      intercept_index=scaling.intercept_index if scaling is not None else intercept,
                       bounds=bounds, rescaled=scaling is not None,
                       null_rows=design.null_rows and not design.screened,
                       column_names=tuple(design.column_names), response_name=design.response_name,
@@ -683,14 +684,32 @@ def _public_transform(spec: MethodSpec, design: Design, rescale: str
         intercept_index = design.column_names.index("Intercept") if design.has_intercept else None
         fitted = design.data_bounds()
         centring = design.public_centring() if rescale == "centred" else None
+        mix = None
         if centring is not None:  # product and power columns with their variables centred (public)
             fitted = dataclasses.replace(fitted, column_lo=np.array([lo for lo, _ in centring.intervals]),
                                          column_hi=np.array([hi for _, hi in centring.intervals]))
-        scaling = PublicScaling.from_bounds(fitted, intercept_index,
-                                            mix=None if centring is None else centring.matrix)
+            mix = centring.matrix
+        elif (implicit := design.implicit_intercept()) is not None:
+            intercept_index, mix, fitted = _implicit_intercept(implicit, fitted)
+        scaling = PublicScaling.from_bounds(fitted, intercept_index, mix=mix)
         if data_bounds is not None:
             data_bounds = dataclasses.replace(scaling.transform_bounds(fitted), null_rows=data_bounds.null_rows)
     return data_bounds, scaling
+
+
+def _implicit_intercept(implicit: tuple[int, np.ndarray], fitted: DataBounds
+                        ) -> tuple[int, np.ndarray, DataBounds]:
+    """A design without an intercept whose columns sum to the constant with public weights w (``0 + C(g)``'s
+    dummies, a ``cr`` basis), reparametrised so that column k is the constant: the fitted design X M, M the
+    identity with its column k replaced by w, whose column k has the range [1, 1].  The model and its fitted values
+    are unchanged (b = M b'), and the private fit gets an intercept to centre around: fitted as written, such a
+    design's columns are far from centred, which costs a private fit much of its accuracy."""
+    k, weights = implicit
+    mix = np.eye(weights.size)
+    mix[:, k] = weights
+    lo, hi = fitted.column_lo.copy(), fitted.column_hi.copy()
+    lo[k] = hi[k] = 1.0
+    return k, mix, dataclasses.replace(fitted, column_lo=lo, column_hi=hi)
 
 
 def _public_ranges(design: Design, scaling: PublicScaling | None) -> dict[str, Any]:
@@ -863,6 +882,11 @@ def _results(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, ledger
         centring = design.public_centring()
         if centring is not None:
             notes.append(centring.note() if scaling.mix is not None else centring.hint())
+        elif scaling.mix is not None and scaling.intercept_index is not None:
+            notes.append(f"the design has no Intercept column, but its columns sum to the constant 1 for every data "
+                         f"set the declarations allow, so the fit saw the same model with "
+                         f"'{design.column_names[scaling.intercept_index]}' replaced by that constant (public); the "
+                         f"coefficients were mapped back (post-processing)")
         notes.append("the design and response were centred and scaled to [-1, 1] by the declared bounds (public) "
                      "before fitting; the coefficients were mapped back (post-processing)")
         if inference is not None:

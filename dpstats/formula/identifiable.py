@@ -66,13 +66,16 @@ from dpstats.bounds import declared_interval
 from dpstats.formula.frame import FramePlan, is_numeric
 from dpstats.formula.parse import call_name, factor_calls
 
-__all__ = ["RankProbe", "UNBOUNDED_PROBE_RANGE", "PIECEWISE_CALLS", "SPLINE_CALLS", "ROWS_PER_PIECE",
-           "analytic_columns"]
+__all__ = ["RankProbe", "UNBOUNDED_PROBE_RANGE", "CONSTANT_WEIGHT_TOL", "PIECEWISE_CALLS", "SPLINE_CALLS",
+           "ROWS_PER_PIECE", "analytic_columns"]
 
 #: The range on which a numeric variable without declared bounds is probed (both signs).
 UNBOUNDED_PROBE_RANGE = (-3.0, 3.0)
 #: Probe rows added for each piece of a spline variable's domain (between consecutive breakpoints).
 ROWS_PER_PIECE = 24
+#: The largest residual of X w = 1 on the probe rows for which the constant is in the design's span, and the
+#: relative size below which a weight is 0 (rounding: a factor's dummies and a spline basis sum to 1 exactly).
+CONSTANT_WEIGHT_TOL = 1e-9
 
 
 @dataclass(frozen=True)
@@ -112,26 +115,66 @@ class RankProbe:
             order; empty when the design has full column rank there, or when some variable's domain is not
             public (text without declared levels), so that no verdict can be reached without the data.
         """
-        names = list(design_info.column_names)
+        probed = self._probe_matrix(design_info)
+        if probed is None:
+            return []
+        X, checked = probed
+        return _dependent(X, [name for name, keep in zip(design_info.column_names, checked, strict=True) if keep])
+
+    def constant_weights(self, design_info: Any) -> np.ndarray | None:
+        """Public weights w with X w = 1 for every data set the declarations allow, when the constant lies in the
+        span of the design's columns (a factor's full set of dummies in a model without an intercept, the basis of
+        ``cr`` or ``cc``); None when it does not, or when the probe cannot tell.
+
+        Parameters
+        ----------
+        design_info : patsy.DesignInfo
+            The right-hand side's design.
+
+        Returns
+        -------
+        numpy.ndarray or None
+            (d,) the weights (0 on the columns the probe leaves out), the least-squares solution on the probe
+            rows with coefficients below ``CONSTANT_WEIGHT_TOL`` set to 0.
+        """
+        probed = self._probe_matrix(design_info)
+        if probed is None:
+            return None
+        X, checked = probed
+        if _dependent(X, [str(j) for j in range(X.shape[1])]):
+            return None  # a dependent design is refused on its own; its weights would not be unique
+        ones = np.ones(X.shape[0])
+        w, *_ = np.linalg.lstsq(X, ones, rcond=None)
+        w = np.where(np.abs(w) > CONSTANT_WEIGHT_TOL * np.abs(w).max(initial=0.0), w, 0.0)
+        if not w.any() or np.abs(X @ w - ones).max() > CONSTANT_WEIGHT_TOL:
+            return None
+        weights = np.zeros(checked.size)
+        weights[checked] = w
+        return weights
+
+    def _probe_matrix(self, design_info: Any) -> tuple[np.ndarray, np.ndarray] | None:
+        """(the analytic columns of the design on the probe rows, the mask of those columns), or None where no
+        verdict can be reached without the data (no analytic column, a domain that is not public, a design that
+        patsy cannot build on the probe, too few finite probe rows)."""
         breaks = self._spline_breaks(design_info)
         checked = analytic_columns(design_info, frozenset(breaks))
         if not checked.any():
-            return []
+            return None
         rows = 4 * int(checked.sum()) + 20 + ROWS_PER_PIECE * sum(len(b) - 1 for b in breaks.values())
         frame = self._probe_frame(rows, breaks)
         if frame is None:
-            return []
+            return None
         with np.errstate(all="ignore"):
             try:
                 (X,) = patsy.build_design_matrices([design_info], frame, return_type="matrix",
                                                    NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
             except (patsy.PatsyError, ValueError, TypeError, IndexError):
-                return []
+                return None
         X = np.asarray(X, dtype=float)[:, checked]
         X = X[np.all(np.isfinite(X), axis=1)]
         if X.shape[0] < 2 * X.shape[1]:
-            return []
-        return _dependent(X, [name for name, keep in zip(names, checked, strict=True) if keep])
+            return None
+        return X, checked
 
     def _spline_breaks(self, design_info: Any) -> dict[str, np.ndarray]:
         """The breakpoints of each variable that is the bare argument of a spline and has declared bounds: its

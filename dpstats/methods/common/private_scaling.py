@@ -63,6 +63,8 @@ LOCATION_GRID = CentreGrid(limit=1 << 8, fine=1, per_octave=2)
 class Domain:
     """Clipping domain of each design column ([lo_j, hi_j]; the intercept's is [1, 1]) and of the response, and
     the public map of a clipped value to u = (x - mid) / half in [-1, 1] (u = 0 where the domain is a point).
+    Without an intercept the map is linear, mid = 0 and half = max(|lo|, |hi|): a shift of a column or of the
+    response would change the model (nothing absorbs it), so the coefficients on u would not map back.
 
     Attributes
     ----------
@@ -82,15 +84,35 @@ class Domain:
 
     @property
     def mid(self) -> np.ndarray:
-        return self.lo / 2.0 + self.hi / 2.0
+        return self._mid(self.lo, self.hi)
 
     @property
     def half(self) -> np.ndarray:
-        return self.hi / 2.0 - self.lo / 2.0
+        return self._half(self.lo, self.hi)
 
-    @staticmethod
-    def _unit(v: np.ndarray, lo: Any, hi: Any) -> np.ndarray:
-        mid, half = np.asarray(lo / 2.0 + hi / 2.0), np.asarray(hi / 2.0 - lo / 2.0)
+    @property
+    def y_mid(self) -> float:
+        return float(self._mid(self.y_lo, self.y_hi))
+
+    @property
+    def y_half(self) -> float:
+        return float(self._half(self.y_lo, self.y_hi))
+
+    def _mid(self, lo: Any, hi: Any) -> np.ndarray:
+        """The centre of the map: the domain's midpoint with an intercept; 0 without one, where no coefficient
+        could absorb a shift (the map is then linear, u = x / max(|lo|, |hi|))."""
+        if self.intercept_index is None:
+            return np.zeros(np.shape(lo))
+        return np.asarray(lo / 2.0 + hi / 2.0)
+
+    def _half(self, lo: Any, hi: Any) -> np.ndarray:
+        """The half-width of the map: half the domain's width with an intercept, max(|lo|, |hi|) without."""
+        if self.intercept_index is None:
+            return np.maximum(np.abs(lo), np.abs(hi))
+        return np.asarray(hi / 2.0 - lo / 2.0)
+
+    def _unit(self, v: np.ndarray, lo: Any, hi: Any) -> np.ndarray:
+        mid, half = self._mid(lo, hi), self._half(lo, hi)
         with np.errstate(**QUIET):  # |x - mid| <= half for x in [lo, hi]: finite; NaN cannot occur (clip)
             u = (np.clip(v, lo, hi) - mid) / np.where(half > 0, half, 1.0)
         return np.clip(np.where(half > 0, u, 0.0), -1.0, 1.0)
@@ -169,8 +191,8 @@ class Standardisation:
         """
         dom = self.domain
         a_x, b_x = dom.mid + dom.half * self.centre, dom.half * self.scale
-        a_y = dom.y_lo / 2.0 + dom.y_hi / 2.0 + (dom.y_hi / 2.0 - dom.y_lo / 2.0) * self.y_centre
-        b_y = (dom.y_hi / 2.0 - dom.y_lo / 2.0) * self.y_scale
+        a_y = dom.y_mid + dom.y_half * self.y_centre
+        b_y = dom.y_half * self.y_scale
         d = a_x.size
         with np.errstate(**QUIET):
             ratio = np.where(b_x > 0, b_y / np.where(b_x > 0, b_x, 1.0), 0.0)
