@@ -16,35 +16,23 @@ field that does not fit a declared type, a line with extra fields), an oracle on
   tokens), everything else is missing (:func:`booleans`);
 * a number is read by pandas' parser, and where it cannot read a field, by ``pd.to_numeric`` (the same parse of
   every number, NaN for the rest: ``CSVSource``);
-* a line with more fields than the header is a row of missing values: pandas' reader, given the header's names
-  (``index_col=False``: never an implicit index column), refuses such a line, and from that chunk on the file is
-  read again with pandas' Python parser, whose ``on_bad_lines`` hands the line to :func:`extra_fields_row`; on the
-  file's first data line pandas itself drops the fields beyond the names with a ``ParserWarning``, which marks the
-  row (:func:`first_line_was_cut`).  One trailing empty field (a delimiter at the end of the line: ``1,2,`` under
-  the header ``a,b``) is not a field, as pandas reads the first line.
+* a line with more fields than the header is a row of missing values, by the rule of
+  :mod:`dpstats.rows.csv_lines`, which rewrites every line before pandas reads it (one trailing empty field, a
+  delimiter at the end of the line: ``1,2,`` under the header ``a,b``, is not a field).
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from pandas.errors import ParserWarning
 
 from dpstats.errors import DataTypeError
 
-#: What :func:`extra_fields_row` puts in every field of a line with fields beyond the header (no CSV field holds a
-#: NUL character by accident), read back as a row of missing values by :func:`null_malformed_rows`.
-MALFORMED = "\x00dpstats: a line with fields beyond the header"
-
 #: pandas' default boolean tokens of ``read_csv``
 TRUE_TOKENS, FALSE_TOKENS = frozenset({"True", "true", "TRUE"}), frozenset({"False", "false", "FALSE"})
-
-#: pandas' warning on the first data line when it has more fields than the names given (``index_col=False``)
-_CUT_FIRST_LINE = "Length of header or names does not match length of data"
 
 
 def schema_type(column: str, declared: Any) -> Any:
@@ -120,30 +108,3 @@ def converted(chunk: pd.DataFrame, types: dict[str, Any], as_text: Sequence[str]
         elif pd.api.types.is_bool_dtype(dtype):
             chunk[c] = booleans(chunk[c])
     return chunk
-
-
-def extra_fields_row(fields: list[str], columns: int) -> list[str]:
-    """pandas' ``on_bad_lines`` answer for a line with more fields than the header's ``columns``, by pandas' own rule
-    for the file's first data line: one field more whose value is empty is dropped; any other such line is marked
-    :data:`MALFORMED` in every field, a row of missing values (:func:`null_malformed_rows`)."""
-    if len(fields) == columns + 1 and fields[-1] == "":
-        return fields[:columns]
-    return [MALFORMED] * columns
-
-
-def null_malformed_rows(chunk: pd.DataFrame, first_row_cut: bool = False) -> pd.DataFrame:
-    """The chunk with every row :func:`extra_fields_row` marked (and the chunk's first row where ``first_row_cut``)
-    made a row of missing values."""
-    if not len(chunk.columns):
-        return chunk
-    marked = (chunk.iloc[:, 0].astype(object) == MALFORMED).to_numpy().copy()
-    if first_row_cut and len(marked):
-        marked[0] = True
-    if marked.any():
-        chunk.loc[marked, :] = None
-    return chunk
-
-
-def first_line_was_cut(caught: Sequence[warnings.WarningMessage]) -> bool:
-    """Whether pandas dropped fields of the file's first data line beyond its names (its ``ParserWarning``)."""
-    return any(issubclass(w.category, ParserWarning) and _CUT_FIRST_LINE in str(w.message) for w in caught)

@@ -1,16 +1,36 @@
-"""A CSV file's text as pandas reads it, with every line one row.
+"""A CSV file's text as pandas reads it, with every line after the header one row of at most the header's fields.
 
-pandas' CSV parsers let a quoted field run over line breaks: a line that
-opens a quote it does not close takes the following lines into that field,
-up to the next quote character anywhere in the file.  The number of rows then
-depends on the contents of other lines, and n, which a fit releases, would
-tell a data set from its neighbour with one line changed (a line ``"1.0,2.0,a``
-before a line ending in a stray quote merged five rows into one).  So each
-line is read by a rule that looks at that line only: a line whose quote
-characters do not pair up is read as a blank line, which
-:class:`~dpstats.rows.sources.CSVSource` makes a row of missing values, and
-every other line is passed on as it is.  A quoted field that holds a line
-break is thus two rows of missing values, as the lines it spans.
+pandas' CSV parsers decide how lines become rows from more than the line: a
+quoted field runs over line breaks up to the next quote character anywhere in
+the file; a line with more fields than the header refuses the file, or on the
+first data line shifts every row; their Python parser refuses a line that its
+C parser reads.  The number of rows, which a fit releases, would then tell a
+data set from its neighbour with one line changed, or the file would be
+refused for free.  So each line is rewritten here by a rule that reads that
+line only (:func:`one_row_lines`), before pandas sees it:
+
+* the header (the first line) is passed on as it is, and its number of fields
+  is the width of every row;
+* a line without the quote character (or any line with ``quoting=QUOTE_NONE``)
+  has one field more than its separators; it is passed on as it is when that is
+  at most the width, with one trailing empty field dropped (``1,2,`` under the
+  header ``a,b``, as pandas reads it), and is otherwise a blank line;
+* a line whose quote characters do not pair up is a blank line (a quoted field
+  that holds a line break is thus two rows of missing values, as the lines it
+  spans);
+* any other line with a quote is split by Python's ``csv`` module (lenient: a
+  quote inside a field is a character) and written back in canonical form
+  (fields quoted only where they hold the separator or the quote), which pandas'
+  C parser splits into the same fields; more fields than the width (after the
+  trailing empty one) make it a blank line, and so does a line the module
+  refuses (a field longer than its limit, 131,072 characters).
+
+A blank line is a row of missing values (:class:`~dpstats.rows.sources.CSVSource`
+reads with ``skip_blank_lines=False``).  The reader options that would change
+how lines become rows (a comment character, an escape character, a line
+terminator, a dialect, skipped lines, ...) are refused by ``CSVSource``, so the
+separator, the quote character, ``quoting`` and ``skipinitialspace`` are all
+the rule needs (:class:`LineFormat`).
 """
 
 from __future__ import annotations
@@ -20,14 +40,16 @@ import contextlib
 import csv
 import gzip
 import io
+import itertools
 import lzma
 import zipfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import IO, Any
 
 from dpstats.errors import DataTypeError
 
-__all__ = ["TEXT_OPTIONS", "balanced_lines", "open_lines"]
+__all__ = ["TEXT_OPTIONS", "LineFormat", "one_row_lines", "open_lines"]
 
 #: the ``read_csv`` options that say how to open and decode a file: they are applied when the file is opened here
 #: and not passed on to ``read_csv``
@@ -37,17 +59,124 @@ _OPENERS: dict[str, Callable[..., IO[str]]] = {"gzip": gzip.open, "bz2": bz2.ope
 _SUFFIXES = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip"}
 
 
+@dataclass(frozen=True)
+class LineFormat:
+    """What the rule of :func:`one_row_lines` needs of the reader's options: the separator (one character), the
+    quote character, ``quoting`` (csv.QUOTE_NONE: quotes are plain characters) and ``skipinitialspace``."""
+
+    sep: str = ","
+    quote: str = '"'
+    quoting: int = csv.QUOTE_MINIMAL
+    skip_initial_space: bool = False
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> LineFormat:
+        """The format of ``read_csv`` options (already checked by ``CSVSource``)."""
+        sep = options.get("sep", options.get("delimiter", ","))
+        return cls(sep=str(sep), quote=str(options.get("quotechar", '"')),
+                   quoting=int(options.get("quoting", csv.QUOTE_MINIMAL)),
+                   skip_initial_space=bool(options.get("skipinitialspace", False)))
+
+    def dialect(self) -> type[csv.Dialect]:
+        """The csv module's dialect of this format (lenient: ``strict=False``; canonical output quotes minimally)."""
+        fmt = self
+
+        class _Format(csv.Dialect):
+            delimiter = fmt.sep
+            quotechar = fmt.quote
+            doublequote = True
+            skipinitialspace = fmt.skip_initial_space
+            strict = False
+            lineterminator = "\n"
+            quoting = csv.QUOTE_NONE if fmt.quoting == csv.QUOTE_NONE else csv.QUOTE_MINIMAL
+            escapechar = None
+
+        return _Format
+
+    def fields(self, body: str, dialect: type[csv.Dialect] | None = None) -> list[str] | None:
+        """The fields of one line (without its line break) by Python's csv module, or None where it refuses it."""
+        try:
+            return next(csv.reader([body], dialect or self.dialect()), [])
+        except csv.Error:
+            return None
+
+    def row_block(self, lines: Sequence[str], width: int, dialect: type[csv.Dialect]) -> str:
+        """Data lines as pandas is given them (module docstring), each itself, canonical, or blank, as one text.
+        The lines with a quote are split by one reader over the block, and each by its own reader where that one
+        reader joined two lines (a quote left open at a line's end) or refused one: the same rule, line by line."""
+        bodies = [line.rstrip("\r\n") for line in lines]
+        quoted = [i for i, body in enumerate(bodies) if self.quoting != csv.QUOTE_NONE and self.quote in body
+                  and body.count(self.quote) % 2 == 0]
+        split = iter(self._split([bodies[i] for i in quoted], dialect))
+        kind = dict.fromkeys(quoted, True)
+        out = io.StringIO()
+        writer = csv.writer(out, dialect)
+        for i, body in enumerate(bodies):
+            if i in kind:
+                fields = next(split)
+                if fields is not None and len(fields) == width + 1 and fields[-1] == "":
+                    fields = fields[:-1]
+                if fields is None or len(fields) > width:
+                    out.write("\n")
+                else:
+                    writer.writerow(fields)
+            elif self.quoting != csv.QUOTE_NONE and self.quote in body:
+                out.write("\n")  # quote characters that do not pair up
+            else:
+                out.write(self._unquoted(body, width))
+        return out.getvalue()
+
+    def _unquoted(self, body: str, width: int) -> str:
+        """A line without a quote: one field more than its separators."""
+        count = body.count(self.sep) + 1
+        if count <= width:
+            return body + "\n"
+        if count == width + 1 and body.endswith(self.sep):
+            return body[:-1] + "\n"
+        return "\n"
+
+    def _split(self, bodies: list[str], dialect: type[csv.Dialect]) -> list[list[str] | None]:
+        """The fields of each line: one reader over all of them where it reads each line as one row, else one
+        reader per line (None where it refuses the line)."""
+        reader = csv.reader(bodies, dialect)
+        rows: list[list[str] | None] = []
+        try:
+            for fields in reader:
+                if reader.line_num != len(rows) + 1:
+                    break  # a quote left open at a line's end took the next line in
+                rows.append(fields)
+        except csv.Error:
+            pass
+        if len(rows) == len(bodies):
+            return rows
+        return [self.fields(body, dialect) for body in bodies]
+
+
+#: data lines rewritten together (one csv reader and writer per block)
+BLOCK_LINES = 4096
+
+
+def one_row_lines(lines: Iterator[str] | IO[str], fmt: LineFormat) -> Iterator[str]:
+    """The header as it is, then the data lines by :meth:`LineFormat.row_block` (a rule that reads each line by
+    itself), one text per block of :data:`BLOCK_LINES` lines."""
+    it = iter(lines)
+    header = next(it, None)
+    if header is None:
+        return
+    yield header
+    dialect = fmt.dialect()
+    width = max(len(fmt.fields(header.rstrip("\r\n"), dialect) or [""]), 1)
+    while block := list(itertools.islice(it, BLOCK_LINES)):
+        yield fmt.row_block(block, width, dialect)
+
+
 @contextlib.contextmanager
-def open_lines(path: str, options: Mapping[str, Any]) -> Iterator[IO[str] | _Lines]:
-    """The text of the CSV file at ``path`` with every line whose quote characters do not pair up blanked
-    (:func:`balanced_lines`), decoded and decompressed as ``read_csv``'s ``encoding``, ``encoding_errors`` and
-    ``compression`` in ``options`` say (compression from the suffix by default: .gz, .bz2, .xz, .zip); closed on
-    exit."""
+def open_lines(path: str, options: Mapping[str, Any]) -> Iterator[_Lines]:
+    """The text of the CSV file at ``path``, every data line rewritten by :func:`one_row_lines`, decoded and
+    decompressed as ``read_csv``'s ``encoding``, ``encoding_errors`` and ``compression`` in ``options`` say
+    (compression from the suffix by default: .gz, .bz2, .xz, .zip); closed on exit."""
     with _decoded(path, options) as text:
-        if options.get("quoting", csv.QUOTE_MINIMAL) == csv.QUOTE_NONE:
-            yield text
-        else:
-            yield _Lines(balanced_lines(text, str(options.get("quotechar", '"')), options.get("escapechar")))
+        yield _Lines(one_row_lines(text, LineFormat.from_options(options)))
 
 
 @contextlib.contextmanager
@@ -76,14 +205,6 @@ def _decoded(path: str, options: Mapping[str, Any]) -> Iterator[IO[str]]:
             yield handle
     else:
         raise DataTypeError("CSVSource(compression=...) takes 'infer', None, 'gzip', 'bz2', 'xz' or 'zip'")
-
-
-def balanced_lines(lines: Iterator[str] | IO[str], quote: str, escape: str | None = None) -> Iterator[str]:
-    """Each line of ``lines`` as it is where its quote characters pair up (an escaped one, ``escape`` before it,
-    not counted), else a blank line ("\\n"): a rule that reads one line only."""
-    for line in lines:
-        counted = line.replace(escape + quote, "") if escape else line
-        yield line if counted.count(quote) % 2 == 0 else "\n"
 
 
 class _Lines:

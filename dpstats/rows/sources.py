@@ -52,20 +52,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from pandas.errors import ParserWarning
 
 from dpstats.blas import single_threaded_blas
 from dpstats.errors import DataTypeError, MissingDataError
 from dpstats.formula.frame import as_frame, check_unique_columns
-from dpstats.rows.csv_fields import (
-    converted,
-    extra_fields_row,
-    first_line_was_cut,
-    is_number_type,
-    null_malformed_rows,
-    read_type,
-    schema_type,
-)
+from dpstats.rows.csv_fields import converted, is_number_type, read_type, schema_type
 from dpstats.rows.csv_lines import TEXT_OPTIONS, open_lines
 
 __all__ = ["DataSource", "DataFrameSource", "CSVSource", "ParquetSource", "DaskSource", "as_source",
@@ -281,21 +272,10 @@ class CSVSource(DataSource):
         self.paths = _expand(paths, _CSV_SUFFIXES)
         self.workers = workers
         self.chunksize = _check_chunksize(chunksize)
-        self.kwargs = read_csv_kwargs
-        for bad in ("chunksize", "iterator", "usecols", "nrows", "names", "header", "index_col", "engine",
-                    "on_bad_lines", "converters", "dtype"):
-            if bad in self.kwargs:
-                raise DataTypeError(f"CSVSource sets {bad} itself")
-        skip = self.kwargs.get("skiprows", 0)
-        if isinstance(skip, bool) or not isinstance(skip, (int, np.integer)) or skip < 0:
-            raise DataTypeError("CSVSource(skiprows=...) takes the number of lines before the header (an integer "
-                                ">= 0): every line after the header is a row")
+        self.kwargs = _checked_reader_options(read_csv_kwargs)
         # every line after the header is a row: a blank line is a row of missing values (pandas would skip it,
         # and n, which is public, would then tell whether a row of the file is blank)
-        self.kwargs.setdefault("skip_blank_lines", False)
-        # a byte that is not valid in the file's encoding is read as U+FFFD in its field (a number column then holds
-        # a missing value there, a text column a value outside the declared levels), not a refusal of the file
-        self.kwargs.setdefault("encoding_errors", "replace")
+        self.kwargs["skip_blank_lines"] = False
         self._dtype = {c: schema_type(c, t) for c, t in dtype.items()} if dtype else None
         self._text: dict[str, frozenset[str]] = {}
         self._schema: pd.DataFrame | None = None
@@ -347,60 +327,32 @@ class CSVSource(DataSource):
 
     def _file_frames(self, path: str, used: list[str], read: dict[str, Any], numbers: list[str],
                      types: dict[str, Any]) -> Iterator[pd.DataFrame]:
-        """One file's chunks, read by rules that look at one line at a time (:mod:`dpstats.rows.csv_fields`).
-        pandas' number parser reads the file; at the first chunk with a field it cannot read as a number, the file
-        is read again from that chunk on with the number columns as text, each field converted by
-        ``pd.to_numeric`` (the same parse of every number, NaN for the others); at the first chunk with a line of
-        fields beyond the header, again with pandas' Python parser, which hands such a line to
-        :func:`extra_fields_row`, once the C parser has split the whole file into lines (:meth:`_check_tokenizable`:
-        a file it cannot split, such as one with an unclosed quote, is the domain check, :func:`_unreadable`)."""
+        """One file's chunks, every line one row (:mod:`dpstats.rows.csv_lines`) and every field one value
+        (:mod:`dpstats.rows.csv_fields`).  pandas' number parser reads the file; at the first chunk with a field it
+        cannot read as a number, the file is read again from that chunk on with the number columns as text, each
+        field converted by ``pd.to_numeric`` (the same parse of every number, NaN for the others)."""
         done = 0
-        for mode in ("numbers", "text", "lines"):
-            if mode == "lines":
-                self._check_tokenizable(path, list(read))
-            as_text = numbers if mode != "numbers" else []
-            chunks = self._reader(path, read | {c: "str" for c in as_text}, lines=mode == "lines")
+        for mode in ("numbers", "text"):
+            as_text = numbers if mode == "text" else []
+            chunks = self._reader(path, read | {c: "str" for c in as_text})
             for index in itertools.count():
                 try:
                     item = next(chunks, None)
                 except _READ_FAILURES as exc:
-                    if _ours(exc) or mode == "lines":
+                    if _ours(exc) or mode == "text":
                         raise _unreadable(exc) from None
                     chunks.close()
                     break  # read again from this chunk on, in the next mode
                 if item is None:
                     return
                 if index >= done:
-                    yield converted(null_malformed_rows(*item)[used], types, as_text)
+                    yield converted(item[used], types, as_text)
                     done += 1
 
-    def _check_tokenizable(self, path: str, names: list[str]) -> None:
-        """Refuse (the domain check) a file that pandas' C parser cannot split into lines and fields, skipping the
-        lines with fields beyond the header: pandas' Python parser, which reads those lines, would read a quote that
-        is never closed as a field holding the rest of the file, and so fewer rows than lines."""
-        try:
-            with self._chunks(path, names, dtype=str, on_bad_lines="skip") as reader:
-                for _ in reader:
-                    pass
-        except _READ_FAILURES as exc:
-            raise _unreadable(exc) from None
-
-    def _reader(self, path: str, dtypes: dict[str, Any], *, lines: bool) -> Generator[tuple[pd.DataFrame, bool]]:
-        """(chunk, whether pandas cut the file's first data line) from ``read_csv`` with the header's names (never
-        an implicit index column: ``index_col=False``)."""
-        names = list(dtypes)
-        engine = {"engine": "python", "on_bad_lines": lambda fields: extra_fields_row(fields, len(names))} \
-            if lines else {}
-        with self._chunks(path, names, dtype=dtypes, **engine, **self._missing_tokens(names)) as reader:
-            first = True
-            while True:
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always", ParserWarning)
-                    chunk = next(reader, None)
-                if chunk is None:
-                    return
-                yield chunk, first and first_line_was_cut(caught)
-                first = False
+    def _reader(self, path: str, dtypes: dict[str, Any]) -> Generator[pd.DataFrame]:
+        """The chunks of ``read_csv`` with the header's names (never an implicit index column: ``index_col=False``)."""
+        with self._chunks(path, list(dtypes), dtype=dtypes, **self._missing_tokens(list(dtypes))) as reader:
+            yield from reader
 
     @contextlib.contextmanager
     def _chunks(self, path: str, names: list[str], **options: Any) -> Iterator[Any]:
@@ -424,6 +376,51 @@ class CSVSource(DataSource):
             return {}
         return {"keep_default_na": False,
                 "na_values": {c: sorted(PANDAS_MISSING_TOKENS - self._text.get(c, frozenset())) for c in columns}}
+
+
+#: the ``read_csv`` options a :class:`CSVSource` passes on: how to open and decode the file, how a line splits into
+#: fields (one character each), and how a field becomes a value.  Every other option could make how lines become
+#: rows, or the file's header, depend on the lines (a comment character, an escape character, a line terminator, a
+#: dialect, skipped lines or footer, dates parsed from the fields, ...), and is refused.
+READER_OPTIONS = frozenset({"sep", "delimiter", "quotechar", "quoting", "skipinitialspace", "encoding",
+                            "encoding_errors", "compression", "na_values", "keep_default_na", "na_filter",
+                            "true_values", "false_values", "thousands", "decimal", "float_precision"})
+#: what each option's own refusal says it needs
+_SET_BY_SOURCE = frozenset({"chunksize", "iterator", "usecols", "nrows", "names", "header", "index_col", "engine",
+                            "on_bad_lines", "converters", "dtype", "skip_blank_lines"})
+
+
+def _checked_reader_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The caller's ``read_csv`` options, refused (:class:`~dpstats.errors.DataTypeError`, from the options alone)
+    where they are not in :data:`READER_OPTIONS` or would read a line by more than itself; ``encoding_errors``
+    defaults to "replace" (a byte that is not valid in the encoding is U+FFFD in its field: a missing value in a
+    number column, a value outside the declared levels in a text one; "strict" would refuse the file for one byte)."""
+    for name in options:
+        if name in _SET_BY_SOURCE:
+            raise DataTypeError(f"CSVSource sets {name} itself")
+        if name not in READER_OPTIONS:
+            raise DataTypeError(
+                f"CSVSource does not take read_csv's {name}=: every line after the header is one row, read by a rule "
+                f"that looks at that line only, and {name}= could make a line's reading depend on other lines, or "
+                f"the header on the data. Prepare the file instead (the first line the header, one row per line); "
+                f"the options it takes are: {', '.join(sorted(READER_OPTIONS))}")
+    out = dict(options)
+    for name in ("sep", "delimiter", "quotechar"):
+        value = out.get(name)
+        if name in out and not (isinstance(value, str) and len(value) == 1 and value not in "\r\n"):
+            raise DataTypeError(f"CSVSource({name}=...) takes one character (not a line break; a separator of "
+                                f"several characters or a pattern is read by pandas' Python parser, line by line only "
+                                f"for single characters)")
+    if out.get("quotechar") is not None and out.get("quotechar") == out.get("sep", out.get("delimiter", ",")):
+        raise DataTypeError("CSVSource: the quote character and the separator must differ")
+    if out.get("quoting", csv.QUOTE_MINIMAL) not in (csv.QUOTE_MINIMAL, csv.QUOTE_ALL, csv.QUOTE_NONE):
+        raise DataTypeError("CSVSource(quoting=...) takes csv.QUOTE_MINIMAL (the default), csv.QUOTE_ALL or "
+                            "csv.QUOTE_NONE: QUOTE_NONNUMERIC would refuse the file for one unquoted text field")
+    errors = out.setdefault("encoding_errors", "replace")
+    if errors not in ("replace", "ignore", "backslashreplace", "surrogateescape"):
+        raise DataTypeError("CSVSource(encoding_errors=...) takes 'replace' (the default), 'ignore', "
+                            "'backslashreplace' or 'surrogateescape': 'strict' would refuse the file for one byte")
+    return out
 
 
 #: pandas' default missing-value tokens of ``read_csv`` (its documentation's ``na_values``)
