@@ -24,7 +24,7 @@ from dpstats.methods import pgd, theilsen
 from dpstats.methods.noisy_ols import INFERENCE_SHARE, ols_sensitivity
 from dpstats.methods.registry import available_methods, get_method
 from dpstats.methods.ssp import INFERENCE_WEIGHT
-from dpstats.planning import Plan, coefficient_plan
+from dpstats.planning import FLOOR_NOTE, Plan, coefficient_plan
 from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.missing_screen import fit_epsilon
 from dpstats.theory import rate_plan
@@ -573,3 +573,11 @@ def test_plan_refuses_correlation_pairs_that_say_nothing_consistent(pairs, words
     with pytest.raises(InvalidArgumentError, match=re.escape(words)):
         dpstats.plan(bounds=bounds, formula="y ~ a + b + c", n=2000, epsilon=1.0, method="adassp",
                      correlation=pairs)
+
+
+def test_a_printed_plan_says_it_is_a_floor():
+    """Every printed plan (text and HTML) ends with the note that real data make the errors larger than planned and
+    that methods deciding from released values can refuse or withhold where the plan says reported."""
+    result = dpstats.plan(bounds={"x": (0.0, 10.0), "y": (-50.0, 50.0)}, n=500, epsilon=1.0, method="pgd")
+    assert str(result).splitlines()[-1] == FLOOR_NOTE
+    assert "Read the figures as a floor" in result._repr_html_()
