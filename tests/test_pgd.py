@@ -1116,3 +1116,24 @@ def test_intervals_are_withheld_for_an_outcome_too_rare_for_the_budget():
     assert pgd.rare_outcome_reason(1000.0, None) == "" and pgd.rare_outcome_reason(1000.0, 0.05) == ""
     assert pgd.rare_outcome_reason(1000.0, 0.049)
     assert pgd.rare_outcome_reason(60.0, 0.45) == ""  # a balanced outcome at small n keeps its interval
+
+
+def test_intervals_are_withheld_when_too_few_rows_are_complete():
+    """With missing="drop", a variable missing in all but a few rows leaves the fit to null rows: the released count
+    of complete rows times mu is below the size rule's 15, and the intervals are withheld with that reason (an audit
+    found a variable with no observed value whose interval excluded 0 in 2 of 10 fits). Where most rows are
+    complete the count does not matter."""
+    rng = np.random.default_rng(8)
+    n = 2000
+    df = pd.DataFrame({"x": rng.uniform(0, 1, n), "z": rng.uniform(0, 1, n)})
+    df["y"] = df.x + rng.normal(0, 0.5, n)
+    sparse = df.assign(z=np.where(np.arange(n) < 10, df.z, np.nan))
+    bounds = {"x": (0.0, 1.0), "z": (0.0, 1.0), "y": (-3.0, 4.0)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = dpstats.dp_ols("y ~ x + z", sparse, 1.0, 1e-6, bounds=bounds, method="pgd", missing="drop",
+                             random_state=1)
+        full = dpstats.dp_ols("y ~ x + z", df, 1.0, 1e-6, bounds=bounds, method="pgd", missing="drop",
+                              random_state=1)
+    assert res.bse.isna().all() and "released count of rows without a missing value" in res.inference_reason
+    assert full.bse.notna().all()

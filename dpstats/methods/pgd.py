@@ -102,7 +102,8 @@ __all__ = ["PGDOptions", "fit", "budget_split", "reports_intervals", "linearise"
            "WEIGHTS", "SPEC", "clip_rule", "interval_reason", "GramPass", "NormHistogramPass", "GradientPass",
            "InferencePass", "sandwich",
            "gradient_norm_bound", "SAMPLING_Z", "floored_note", "CLIP_D_REF", "CLIP_D_POWER",
-           "RARE_SHARE", "RARE_MIN_N_MU", "rare_outcome_reason", "TAIL_ROWS", "TAIL_CAP", "TAIL_FLOOR", "TAIL_Z",
+           "RARE_SHARE", "RARE_MIN_N_MU", "rare_outcome_reason", "complete_rows_reason", "TAIL_ROWS", "TAIL_CAP",
+           "TAIL_FLOOR", "TAIL_Z",
            "TAIL_TEST_LEVEL", "TAIL_DECAY", "stretch_beyond",
            "tail_level", "tail_correction", "TailCorrection", "TailExcessPass", "expected_error", "WANDER_ROUNDS",
            "gram_sensitivity",
@@ -319,6 +320,18 @@ def response_minority(st: Standardisation) -> float:
     (c = 0) and the share reads 1/2, which leaves the clip rule at its 0.9-quantile."""
     p = float(np.clip(0.5 * (st.y_centre + 1.0), 0.0, 1.0))
     return min(p, 1.0 - p)
+
+
+def complete_rows_reason(rows: float | None, mu: float) -> str:
+    """Why intervals are withheld when the released count of rows without a missing value (``missing="drop"``:
+    the other rows are public null rows, which add nothing) times mu is below ``INTERVAL_MIN_N_MU``, the size rule
+    applied to the rows that inform the fit ("" otherwise, and without null rows): post-processing of that count."""
+    if rows is None or rows * mu >= INTERVAL_MIN_N_MU:
+        return ""
+    return (f"the released count of rows without a missing value is about {rows:.0f}, and that count times "
+            f"mu(epsilon, delta) = {mu:.4g} is {rows * mu:.3g}, below {INTERVAL_MIN_N_MU:g}: the other rows are null "
+            f"rows (missing='drop'), which inform nothing, so too few rows inform the fit for an interval (a "
+            f"variable missing in most rows, such as a text column read as numbers, leaves a fit of noise)")
 
 
 def rare_outcome_reason(n_mu: float, minority: float | None) -> str:
@@ -843,7 +856,7 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
         split = dataclasses.replace(split, privacy_lower_bound=True, privacy_source=split.privacy_source + (
             f"; below n * mu = {SMALL_N_MU:g} a lower bound: the released Gram matrix's noise hides the shrinkage of "
             "the weak directions, which the chains share and the table's standard errors include"))
-    rare = rare_outcome_reason(plan.n_mu, minority)
+    rare = rare_outcome_reason(plan.n_mu, minority) or complete_rows_reason(st.rows, plan.n_mu / n)
     if not plan.inference or rare:
         reason = ("inference=False gave the whole budget to the point estimate" if not options.inference
                   else rare or interval_reason(n, ctx.epsilon, ctx.delta, ctx.method_epsilon is not None))
