@@ -35,6 +35,7 @@ library (:class:`~dpstats.rows.sources.CSVSource`).  Errors raised by dpstats pr
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import math
 import os
@@ -67,6 +68,12 @@ EXIT_ERROR = 2
 _EXAMPLE_DATASET = "diamonds"
 #: ``dpstats fit --rescale`` choices as ``dp_ols``'s ``rescale=``
 _RESCALE: dict[str, bool | str] = {"columns": True, "centred": "centred", "off": False}
+#: ``dp_ols`` arguments that ``dpstats fit`` sets from its own flags (``--option`` is for method options only)
+_FIT_FLAGS: dict[str, str] = {
+    "formula": "FORMULA", "data": "--data", "epsilon": "--epsilon", "delta": "--delta", "method": "--method",
+    "bounds": "--bounds", "random_state": "--seed", "levels": "--levels", "missing": "--missing",
+    "allow_data_levels": "--allow-data-levels", "rescale": "--rescale",
+}
 _T = TypeVar("_T")
 
 
@@ -102,6 +109,19 @@ def _option_arg(text: str) -> tuple[str, Any]:
     except json.JSONDecodeError:
         parsed = value  # a bare word is a string
     return name.strip(), parsed
+
+
+def _check_options(options: dict[str, Any]) -> None:
+    """Refuse an ``--option`` that names an argument of ``dp_ols`` rather than a method option, naming the flag
+    that sets it (public: the caller's arguments; checked before any data are read)."""
+    arguments = [name for name, p in inspect.signature(dp_ols).parameters.items() if p.kind is not p.VAR_KEYWORD]
+    for name in options:
+        if name not in arguments:
+            continue
+        flag = _FIT_FLAGS.get(name)
+        where = (f"use {flag} instead" if flag is not None
+                 else "the command line has no flag for it (use dpstats.dp_ols in Python)")
+        raise CLIError(f"--option {name}=...: {name!r} is an argument of dp_ols, not a method option; {where}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -409,6 +429,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     bounds = _parse_bounds(args.bounds)
     levels = _parse_levels(args.levels)
     options = dict(args.option)
+    _check_options(options)
     data = _load_data(args, bounds, levels)
     if bounds and Path(args.data).expanduser().is_file() and not args.allow_data_levels:
         # only the formula's columns of the file are read; a bound for another column of the file is ignored,

@@ -198,6 +198,20 @@ def test_method_options_are_passed_through(capsys, csv):
     assert code == 2 and "rho" in err
 
 
+@pytest.mark.parametrize("option, flag", [
+    ("missing=drop", "use --missing instead"),
+    ("random_state=3", "use --seed instead"),
+    ("rescale=off", "use --rescale instead"),
+    ("chunksize=10", "the command line has no flag for it"),
+])
+def test_option_naming_a_dp_ols_argument_points_to_its_flag(capsys, csv, option, flag):
+    code, out, err = run(capsys, *fit_args(csv), "--option", option)
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert "an argument of dp_ols, not a method option" in err and flag in err
+    assert "Traceback" not in err
+
+
 # -- errors: one line on stderr, exit status 2, no traceback ------------------------------------------------------
 
 @pytest.mark.parametrize("change, fragment", [
