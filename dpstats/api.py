@@ -104,8 +104,11 @@ def dp_ols(
         released; the rest of the fit runs on 98% of ``epsilon``) decides
         whether the fit refuses (:class:`~dpstats.errors.MissingDataError`,
         above about 105 rows at epsilon 1 for the Gaussian methods, 656 for
-        the others) or warns (:class:`~dpstats.errors.MissingValuesWarning`);
-        where no variable's dtype can hold a missing value there is no
+        the others) or warns (:class:`~dpstats.errors.MissingValuesWarning`,
+        above about 68 and 311); these are counts of rows whatever n, so a
+        small data set with a large share missing can fit without a word:
+        dropping or imputing those rows is the caller's call.  Where no
+        variable's dtype can hold a missing value there is no
         screen.  ``"drop"``: each
         incomplete row becomes a public null row (zero design row and
         response, after clipping) that adds nothing to what the method

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,7 @@ from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.missing_screen import FALSE_REFUSAL, FALSE_WARNING, SCREEN_SHARE, MissingValueScreen, fit_epsilon
 
 BOUNDS = {"x": (0.0, 1.0), "z": (0.0, 1.0), "y": (-3.0, 5.0)}
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _frame(n: int = 600, seed: int = 0) -> pd.DataFrame:
@@ -42,6 +44,22 @@ def test_laplace_screen_levels_and_charge():
     outcome = screen.run(3, ledger=ledger, rng=np.random.default_rng(0))
     assert ledger.spent == (pytest.approx(screen.parameter), 0.0)
     assert "noisy count" in outcome.note and outcome.warning == ""
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/guide/bounds-and-levels.md"])
+def test_docs_give_the_screens_thresholds_as_absolute_counts(page):
+    """The README and the guide say the thresholds are counts of rows, not shares of n (a small data set with a
+    large share missing passes), with the figures at epsilon 1 that the code's constants give, and name the
+    Gaussian-only methods as the registry does."""
+    text = " ".join((ROOT / page).read_text().split())
+    assert "absolute counts of rows, not shares of n" in text.replace("**", "")
+    assert 'missing="drop"' in text and "imput" in text and "your call" in text
+    for gaussian in (True, False):
+        screen = MissingValueScreen.for_method(1.0, 1e-6, gaussian=gaussian)
+        assert f"about {screen.refusal_level:.0f}" in text and f"about {screen.warning_level:.0f}" in text
+    gaussian_only = {name for name, spec in available_methods().items() if spec.private and spec.gaussian_only}
+    assert ", ".join(f"`{m}`" for m in ("pgd", "ssp", "adassp", "robgd", "ambssgd")) in text
+    assert gaussian_only == {"pgd", "ssp", "adassp", "robgd", "ambssgd"}
 
 
 def test_gaussian_screen_composes_with_the_method_to_the_budget():
