@@ -22,7 +22,7 @@ from dpstats.pipeline import ArrayData, FitRequest, FrameData, SourceData, run
 from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.results import DPRegressionResults
 from dpstats.rows.sources import is_chunked_data
-from dpstats.validation import check_declarations
+from dpstats.validation import check_declarations, check_rescale
 
 __all__ = ["dp_ols", "dp_ols_arrays"]
 
@@ -126,7 +126,15 @@ def dp_ols(
         scale them to [-1, 1] with those public numbers before fitting and map
         the coefficients back (post-processing; see :mod:`dpstats.scaling`).
         This usually improves private fits a lot; ``False`` fits on the raw
-        design.  ``"centred"`` also fits product and power columns (``x:z``,
+        design.  A method that standardises privately inside its own domain
+        gives the same fit either way: ``pgd`` (what ``method="auto"`` fits on
+        most designs) centres and scales every column and the response by
+        private estimates of their centre and scale whatever ``rescale`` is,
+        so ``False`` does not change its fit (except for a design without an
+        intercept whose columns sum to the constant, ``0 + C(g) + x``, which
+        ``True`` fits through the intercept model).  The command line's
+        ``--rescale columns``, ``centred`` and ``off`` are ``True``,
+        ``"centred"`` and ``False`` here.  ``"centred"`` also fits product and power columns (``x:z``,
         ``I(x ** 2)``) with their variables centred at the midpoints of their
         declared ranges, ``(x - c)(z - c')`` and ``(x - c) ** 2`` (a product
         with a factor's dummy or a 0/1 variable ``d``: ``(x - c) d``), a
@@ -206,6 +214,7 @@ def dp_ols(
                       "namespace of row-wise functions (see dpstats.formula.language), never in the caller's",
                       DeprecationWarning, stacklevel=2)
     check_declarations(bounds, levels)
+    check_rescale(rescale)
     request: FrameData
     if chunksize is not None or is_chunked_data(data):
         request = SourceData(formula, data, bounds, levels, missing, allow_data_levels, chunksize=chunksize)
@@ -310,6 +319,7 @@ def dp_ols_arrays(
     >>> list(res.params.index)
     ['x1', 'x2', 'x3']
     """
+    check_rescale(rescale)
     data = ArrayData(X, y, x_bounds=x_bounds, y_bounds=y_bounds, column_names=column_names,
                      response_name=response_name, intercept=intercept)
     return run(FitRequest(data, epsilon, delta, method=method, options=options, accountant=accountant,

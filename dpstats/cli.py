@@ -172,7 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--rescale", choices=list(_RESCALE), default="columns",
                      help="public rescaling: every column mapped to [-1, 1] by its declared bounds (columns, the "
                           "default), also product and power columns fitted with their variables centred at the "
-                          "declared midpoints (centred), or the raw design (off)")
+                          "declared midpoints (centred), or the raw design (off; pgd, which standardises by "
+                          "private estimates, fits the same either way). In Python: rescale=True, 'centred', False")
     fit.add_argument("--option", action="append", type=_option_arg, default=[], metavar="NAME=VALUE",
                      help="a method-specific option (VALUE is parsed as JSON when it can be), repeatable")
     fit.add_argument("--allow-data-levels", action="store_true",
