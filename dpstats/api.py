@@ -11,6 +11,7 @@ the accountant.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -18,10 +19,12 @@ from typing import Any
 import numpy as np
 
 from dpstats.api_arrays import MOVED_UP
+from dpstats.errors import DPStatsError
 from dpstats.pipeline import ArrayData, FitRequest, FrameData, SourceData, run
 from dpstats.privacy.accountant import PrivacyAccountant
+from dpstats.privacy.missing_screen import CSV_TEXT_HINT, source_hint
 from dpstats.results import DPRegressionResults
-from dpstats.rows.sources import is_chunked_data
+from dpstats.rows.sources import CSVSource, as_source, is_chunked_data, is_dask_frame
 from dpstats.validation import check_declarations, check_rescale
 
 __all__ = ["dp_ols", "dp_ols_arrays"]
@@ -220,8 +223,20 @@ def dp_ols(
         request = SourceData(formula, data, bounds, levels, missing, allow_data_levels, chunksize=chunksize)
     else:
         request = FrameData(formula, data, bounds, levels, missing, allow_data_levels)
-    return run(FitRequest(request, epsilon, delta, method=method, options=options, accountant=accountant,
-                          random_state=random_state, rescale=rescale))
+    with source_hint(CSV_TEXT_HINT) if _reads_csv(data, chunksize) else contextlib.nullcontext():
+        return run(FitRequest(request, epsilon, delta, method=method, options=options, accountant=accountant,
+                              random_state=random_state, rescale=rescale))
+
+
+def _reads_csv(data: Any, chunksize: int | None) -> bool:
+    """Whether ``data`` is read as CSV (a CSV path, a list of them or a :class:`~dpstats.rows.sources.CSVSource`):
+    a public fact of the argument, for the missing-value screen's hint about text columns read as numbers."""
+    if not is_chunked_data(data) or is_dask_frame(data):
+        return False
+    try:
+        return isinstance(as_source(data, chunksize), CSVSource)
+    except (DPStatsError, OSError):  # the fit refuses it with its own message
+        return False
 
 
 def dp_ols_arrays(

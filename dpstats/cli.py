@@ -35,6 +35,7 @@ library (:class:`~dpstats.rows.sources.CSVSource`).  Errors raised by dpstats pr
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import json
 import math
@@ -56,6 +57,7 @@ from dpstats.formula import public_design
 from dpstats.methods.registry import available_methods
 from dpstats.planning import plan
 from dpstats.privacy.budget_store import read_budget_file
+from dpstats.privacy.missing_screen import source_hint
 from dpstats.rows.chunked import formula_columns, text_level_columns
 from dpstats.rows.sources import CSVSource
 from dpstats.tables import table
@@ -75,6 +77,10 @@ _FIT_FLAGS: dict[str, str] = {
     "allow_data_levels": "--allow-data-levels", "rescale": "--rescale",
 }
 _T = TypeVar("_T")
+#: the missing-value screen's hint for a fit of a CSV file (its text columns are read as numbers unless declared)
+_CSV_TEXT_HINT = ("The data were read from a CSV file, where a column without declared levels is read as numbers, so "
+                  "a text column reads as a missing value in every row: declare its levels (--levels "
+                  "'{\"VAR\": [\"a\", \"b\"]}' or C(VAR, levels=[...]) in the formula).")
 
 
 class CLIError(DPStatsError):
@@ -432,14 +438,16 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     options = dict(args.option)
     _check_options(options)
     data = _load_data(args, bounds, levels)
-    if bounds and Path(args.data).expanduser().is_file() and not args.allow_data_levels:
+    csv_file = Path(args.data).expanduser().is_file() and not args.allow_data_levels  # types from declarations
+    if bounds and csv_file:
         # only the formula's columns of the file are read; a bound for another column of the file is ignored,
         # as dp_ols ignores one for a column of a DataFrame the formula does not use (the header checked it)
         header = set(_header_columns(args.data))
         bounds = {k: v for k, v in bounds.items() if k in data.columns or k not in header}
-    res = dp_ols(args.formula, data, epsilon=args.epsilon, delta=args.delta, method=args.method, bounds=bounds,
-                 random_state=args.seed, levels=levels, missing=args.missing,
-                 allow_data_levels=args.allow_data_levels, rescale=_RESCALE[args.rescale], **options)
+    with source_hint(_CSV_TEXT_HINT) if csv_file else contextlib.nullcontext():
+        res = dp_ols(args.formula, data, epsilon=args.epsilon, delta=args.delta, method=args.method, bounds=bounds,
+                     random_state=args.seed, levels=levels, missing=args.missing,
+                     allow_data_levels=args.allow_data_levels, rescale=_RESCALE[args.rescale], **options)
     print(_render(res, args.format))
     return EXIT_OK
 

@@ -244,6 +244,18 @@ def test_bad_input_exits_2_with_one_line(capsys, csv, change, fragment):
     assert "Traceback" not in err
 
 
+def test_text_column_without_levels_in_a_csv_names_the_likely_cause(capsys, csv):
+    """``g`` is text in the file; used bare without --levels it is read as numbers, every field missing, and the
+    screen refuses (charged): the one-line error says a text column needs its levels declared."""
+    args = fit_args(csv, formula="y ~ x + g")
+    args[args.index("--levels") + 1] = "{}"
+    args[args.index("--method") + 1] = "pgd"  # needs no bound for g
+    code, out, err = run(capsys, *args)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "noisy count" in err and "a text column reads as a missing value in every row" in err
+    assert "--levels" in err and "C(VAR, levels=[...])" in err
+
+
 def test_unreadable_csv_is_a_clean_error(capsys, tmp_path):
     bad = tmp_path / "binary.csv"
     bad.write_bytes(b"\x00\xff\xfe\x00")
