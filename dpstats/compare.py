@@ -96,9 +96,9 @@ class Comparison:
         -------
         pandas.DataFrame
             Indexed by (method, epsilon); columns ``median``, ``q25``,
-            ``q75`` (of the metric, which the columns' name says: e.g.
-            ``"median, q25, q75 of: in-sample R^2 (r2)"``, printed above the
-            index), ``ok`` (fraction of trials that released an estimate) and
+            ``q75`` (of the metric, which the columns' name says, printed
+            above the index: e.g. ``"metric: in-sample R^2 (r2)"``), ``ok``
+            (fraction of trials that released an estimate) and
             ``median_seconds``.
 
         Raises
@@ -112,7 +112,7 @@ class Comparison:
         out.columns = ["median", "q25", "q75"]
         out["ok"] = grouped["status"].apply(lambda s: float(np.mean(s == "ok")))
         out["median_seconds"] = grouped["seconds"].median()
-        out.columns.name = f"median, q25, q75 of: {_METRIC_LABELS[col]} ({col})"
+        out.columns.name = f"metric: {_METRIC_LABELS[col]} ({col})"
         return out
 
     def plot(self, metric: str | None = None, ax: Any = None) -> Any:

@@ -126,9 +126,9 @@ def test_summary_says_which_metric_its_median_is(study):
     """The ``median``/``q25``/``q75`` columns are of the summarised metric, and the table says which (in-sample R^2
     by default without ``truth=``), in its printed text as well."""
     table = study.summary()
-    assert table.columns.name == "median, q25, q75 of: in-sample R^2 (r2)"
-    assert "median, q25, q75 of: in-sample R^2 (r2)" in table.to_string()
-    assert study.summary("coef_error").columns.name == "median, q25, q75 of: ||b - beta||_2 (coef_error)"
+    assert table.columns.name == "metric: in-sample R^2 (r2)"
+    assert "metric: in-sample R^2 (r2)" in table.to_string()
+    assert study.summary("coef_error").columns.name == "metric: ||b - beta||_2 (coef_error)"
 
 
 def test_summary_and_plot(study):
