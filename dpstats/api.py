@@ -11,6 +11,7 @@ the accountant.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -18,11 +19,13 @@ from typing import Any
 import numpy as np
 
 from dpstats.api_arrays import MOVED_UP
+from dpstats.errors import DPStatsError
 from dpstats.pipeline import ArrayData, FitRequest, FrameData, SourceData, run
 from dpstats.privacy.accountant import PrivacyAccountant
+from dpstats.privacy.missing_screen import CSV_TEXT_HINT, source_hint
 from dpstats.results import DPRegressionResults
-from dpstats.rows.sources import is_chunked_data
-from dpstats.validation import check_declarations
+from dpstats.rows.sources import CSVSource, as_source, is_chunked_data, is_dask_frame
+from dpstats.validation import check_declarations, check_rescale
 
 __all__ = ["dp_ols", "dp_ols_arrays"]
 
@@ -104,8 +107,11 @@ def dp_ols(
         released; the rest of the fit runs on 98% of ``epsilon``) decides
         whether the fit refuses (:class:`~dpstats.errors.MissingDataError`,
         above about 105 rows at epsilon 1 for the Gaussian methods, 656 for
-        the others) or warns (:class:`~dpstats.errors.MissingValuesWarning`);
-        where no variable's dtype can hold a missing value there is no
+        the others) or warns (:class:`~dpstats.errors.MissingValuesWarning`,
+        above about 68 and 311); these are counts of rows whatever n, so a
+        small data set with a large share missing can fit without a word:
+        dropping or imputing those rows is the caller's call.  Where no
+        variable's dtype can hold a missing value there is no
         screen.  ``"drop"``: each
         incomplete row becomes a public null row (zero design row and
         response, after clipping) that adds nothing to what the method
@@ -123,7 +129,15 @@ def dp_ols(
         scale them to [-1, 1] with those public numbers before fitting and map
         the coefficients back (post-processing; see :mod:`dpstats.scaling`).
         This usually improves private fits a lot; ``False`` fits on the raw
-        design.  ``"centred"`` also fits product and power columns (``x:z``,
+        design.  A method that standardises privately inside its own domain
+        gives the same fit either way: ``pgd`` (what ``method="auto"`` fits on
+        most designs) centres and scales every column and the response by
+        private estimates of their centre and scale whatever ``rescale`` is,
+        so ``False`` does not change its fit (except for a design without an
+        intercept whose columns sum to the constant, ``0 + C(g) + x``, which
+        ``True`` fits through the intercept model).  The command line's
+        ``--rescale columns``, ``centred`` and ``off`` are ``True``,
+        ``"centred"`` and ``False`` here.  ``"centred"`` also fits product and power columns (``x:z``,
         ``I(x ** 2)``) with their variables centred at the midpoints of their
         declared ranges, ``(x - c)(z - c')`` and ``(x - c) ** 2`` (a product
         with a factor's dummy or a 0/1 variable ``d``: ``(x - c) d``), a
@@ -203,13 +217,26 @@ def dp_ols(
                       "namespace of row-wise functions (see dpstats.formula.language), never in the caller's",
                       DeprecationWarning, stacklevel=2)
     check_declarations(bounds, levels)
+    check_rescale(rescale)
     request: FrameData
     if chunksize is not None or is_chunked_data(data):
         request = SourceData(formula, data, bounds, levels, missing, allow_data_levels, chunksize=chunksize)
     else:
         request = FrameData(formula, data, bounds, levels, missing, allow_data_levels)
-    return run(FitRequest(request, epsilon, delta, method=method, options=options, accountant=accountant,
-                          random_state=random_state, rescale=rescale))
+    with source_hint(CSV_TEXT_HINT) if _reads_csv(data, chunksize) else contextlib.nullcontext():
+        return run(FitRequest(request, epsilon, delta, method=method, options=options, accountant=accountant,
+                              random_state=random_state, rescale=rescale))
+
+
+def _reads_csv(data: Any, chunksize: int | None) -> bool:
+    """Whether ``data`` is read as CSV (a CSV path, a list of them or a :class:`~dpstats.rows.sources.CSVSource`):
+    a public fact of the argument, for the missing-value screen's hint about text columns read as numbers."""
+    if not is_chunked_data(data) or is_dask_frame(data):
+        return False
+    try:
+        return isinstance(as_source(data, chunksize), CSVSource)
+    except (DPStatsError, OSError):  # the fit refuses it with its own message
+        return False
 
 
 def dp_ols_arrays(
@@ -307,6 +334,7 @@ def dp_ols_arrays(
     >>> list(res.params.index)
     ['x1', 'x2', 'x3']
     """
+    check_rescale(rescale)
     data = ArrayData(X, y, x_bounds=x_bounds, y_bounds=y_bounds, column_names=column_names,
                      response_name=response_name, intercept=intercept)
     return run(FitRequest(data, epsilon, delta, method=method, options=options, accountant=accountant,

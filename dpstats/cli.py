@@ -35,6 +35,8 @@ library (:class:`~dpstats.rows.sources.CSVSource`).  Errors raised by dpstats pr
 from __future__ import annotations
 
 import argparse
+import contextlib
+import inspect
 import json
 import math
 import os
@@ -55,6 +57,7 @@ from dpstats.formula import public_design
 from dpstats.methods.registry import available_methods
 from dpstats.planning import plan
 from dpstats.privacy.budget_store import read_budget_file
+from dpstats.privacy.missing_screen import source_hint
 from dpstats.rows.chunked import formula_columns, text_level_columns
 from dpstats.rows.sources import CSVSource
 from dpstats.tables import table
@@ -67,7 +70,17 @@ EXIT_ERROR = 2
 _EXAMPLE_DATASET = "diamonds"
 #: ``dpstats fit --rescale`` choices as ``dp_ols``'s ``rescale=``
 _RESCALE: dict[str, bool | str] = {"columns": True, "centred": "centred", "off": False}
+#: ``dp_ols`` arguments that ``dpstats fit`` sets from its own flags (``--option`` is for method options only)
+_FIT_FLAGS: dict[str, str] = {
+    "formula": "FORMULA", "data": "--data", "epsilon": "--epsilon", "delta": "--delta", "method": "--method",
+    "bounds": "--bounds", "random_state": "--seed", "levels": "--levels", "missing": "--missing",
+    "allow_data_levels": "--allow-data-levels", "rescale": "--rescale",
+}
 _T = TypeVar("_T")
+#: the missing-value screen's hint for a fit of a CSV file (its text columns are read as numbers unless declared)
+_CSV_TEXT_HINT = ("The data were read from a CSV file, where a column without declared levels is read as numbers, so "
+                  "a text column reads as a missing value in every row: declare its levels (--levels "
+                  "'{\"VAR\": [\"a\", \"b\"]}' or C(VAR, levels=[...]) in the formula).")
 
 
 class CLIError(DPStatsError):
@@ -102,6 +115,19 @@ def _option_arg(text: str) -> tuple[str, Any]:
     except json.JSONDecodeError:
         parsed = value  # a bare word is a string
     return name.strip(), parsed
+
+
+def _check_options(options: dict[str, Any]) -> None:
+    """Refuse an ``--option`` that names an argument of ``dp_ols`` rather than a method option, naming the flag
+    that sets it (public: the caller's arguments; checked before any data are read)."""
+    arguments = [name for name, p in inspect.signature(dp_ols).parameters.items() if p.kind is not p.VAR_KEYWORD]
+    for name in options:
+        if name not in arguments:
+            continue
+        flag = _FIT_FLAGS.get(name)
+        where = (f"use {flag} instead" if flag is not None
+                 else "the command line has no flag for it (use dpstats.dp_ols in Python)")
+        raise CLIError(f"--option {name}=...: {name!r} is an argument of dp_ols, not a method option; {where}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -152,7 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--rescale", choices=list(_RESCALE), default="columns",
                      help="public rescaling: every column mapped to [-1, 1] by its declared bounds (columns, the "
                           "default), also product and power columns fitted with their variables centred at the "
-                          "declared midpoints (centred), or the raw design (off)")
+                          "declared midpoints (centred), or the raw design (off; pgd, which standardises by "
+                          "private estimates, fits the same either way). In Python: rescale=True, 'centred', False")
     fit.add_argument("--option", action="append", type=_option_arg, default=[], metavar="NAME=VALUE",
                      help="a method-specific option (VALUE is parsed as JSON when it can be), repeatable")
     fit.add_argument("--allow-data-levels", action="store_true",
@@ -409,15 +436,18 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     bounds = _parse_bounds(args.bounds)
     levels = _parse_levels(args.levels)
     options = dict(args.option)
+    _check_options(options)
     data = _load_data(args, bounds, levels)
-    if bounds and Path(args.data).expanduser().is_file() and not args.allow_data_levels:
+    csv_file = Path(args.data).expanduser().is_file() and not args.allow_data_levels  # types from declarations
+    if bounds and csv_file:
         # only the formula's columns of the file are read; a bound for another column of the file is ignored,
         # as dp_ols ignores one for a column of a DataFrame the formula does not use (the header checked it)
         header = set(_header_columns(args.data))
         bounds = {k: v for k, v in bounds.items() if k in data.columns or k not in header}
-    res = dp_ols(args.formula, data, epsilon=args.epsilon, delta=args.delta, method=args.method, bounds=bounds,
-                 random_state=args.seed, levels=levels, missing=args.missing,
-                 allow_data_levels=args.allow_data_levels, rescale=_RESCALE[args.rescale], **options)
+    with source_hint(_CSV_TEXT_HINT) if csv_file else contextlib.nullcontext():
+        res = dp_ols(args.formula, data, epsilon=args.epsilon, delta=args.delta, method=args.method, bounds=bounds,
+                     random_state=args.seed, levels=levels, missing=args.missing,
+                     allow_data_levels=args.allow_data_levels, rescale=_RESCALE[args.rescale], **options)
     print(_render(res, args.format))
     return EXIT_OK
 

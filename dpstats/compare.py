@@ -36,6 +36,8 @@ __all__ = ["compare", "Comparison", "COLUMNS"]
 #: Columns of the ``frame`` of a :class:`Comparison`, one row per fit.
 COLUMNS = ["method", "epsilon", "trial", "r2", "coef_error", "status", "seconds", "epsilon_spent", "delta_spent"]
 _METRICS = ("r2", "coef_error")
+#: what each metric is, in words (the summary's column label and the plot's axis)
+_METRIC_LABELS = {"r2": "in-sample R^2", "coef_error": "||b - beta||_2"}
 _DEFAULT_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0)
 
 
@@ -94,7 +96,9 @@ class Comparison:
         -------
         pandas.DataFrame
             Indexed by (method, epsilon); columns ``median``, ``q25``,
-            ``q75``, ``ok`` (fraction of trials that released an estimate) and
+            ``q75`` (of the metric, which the columns' name says, printed
+            above the index: e.g. ``"metric: in-sample R^2 (r2)"``), ``ok``
+            (fraction of trials that released an estimate) and
             ``median_seconds``.
 
         Raises
@@ -108,6 +112,7 @@ class Comparison:
         out.columns = ["median", "q25", "q75"]
         out["ok"] = grouped["status"].apply(lambda s: float(np.mean(s == "ok")))
         out["median_seconds"] = grouped["seconds"].median()
+        out.columns.name = f"metric: {_METRIC_LABELS[col]} ({col})"
         return out
 
     def plot(self, metric: str | None = None, ax: Any = None) -> Any:
@@ -145,7 +150,7 @@ class Comparison:
         ax.set_xticks(grid, [f"{e:g}" for e in grid])
         ax.minorticks_off()
         ax.set_xlabel("epsilon")
-        ax.set_ylabel({"r2": "in-sample R^2", "coef_error": "||b - beta||_2"}[col])
+        ax.set_ylabel(_METRIC_LABELS[col])
         ax.set_title("median and interquartile range over trials")
         ax.legend()
         return ax

@@ -16,6 +16,8 @@ import math
 import numbers
 from collections.abc import Iterable, Mapping
 
+import numpy as np
+
 from dpstats.errors import (
     InvalidArgumentError,
     InvalidBoundsError,
@@ -25,7 +27,7 @@ from dpstats.errors import (
 
 __all__ = ["MAX_BOUND_MAGNITUDE", "MAX_EPSILON", "MIN_DELTA", "check_alpha", "check_bounds_pair",
            "check_budget_total", "check_declarations", "check_epsilon_grid", "check_privacy_parameters",
-           "check_range_magnitude", "finite_real", "real_value", "shown"]
+           "check_range_magnitude", "check_rescale", "finite_real", "real_value", "shown"]
 
 #: Largest finite epsilon of one fit.  exp(epsilon) is formed by the privacy-loss-distribution code
 #: (dp_accounting) and overflows above about 709; the hardened Gaussian steps are certified for a composed
@@ -269,6 +271,40 @@ def check_declarations(bounds: object, levels: object) -> None:
             error = InvalidBoundsError if name == "bounds" else InvalidArgumentError
             raise error(f"{name}= must be a dict from names to their declarations, e.g. {name}={examples[name]}; "
                         f"got a {type(value).__name__}")
+
+
+#: the command line's ``--rescale`` choices, spelled as ``rescale=`` in Python
+_RESCALE_SPELLINGS = {"columns": "True", "centred": "'centred'", "off": "False"}
+_RESCALE_CLI = "--rescale columns, centred and off are rescale=True, rescale='centred' and rescale=False in Python"
+
+
+def check_rescale(rescale: object) -> None:
+    """Refuse a ``rescale=`` other than True, False or "centred" (InvalidArgumentError, from the argument alone, so
+    nothing is spent), naming the Python spellings of the command line's ``--rescale`` choices.
+
+    Examples
+    --------
+    >>> from dpstats.validation import check_rescale
+    >>> check_rescale(False)
+    >>> try:
+    ...     check_rescale("off")
+    ... except InvalidArgumentError as err:
+    ...     print(str(err).split("; ")[-1])
+    got 'off', the command line's spelling of rescale=False (--rescale columns, centred and off are rescale=True, \
+rescale='centred' and rescale=False in Python).
+    """
+    if isinstance(rescale, (bool, np.bool_)) or (isinstance(rescale, str) and rescale == "centred"):
+        return
+    if isinstance(rescale, str) and rescale in _RESCALE_SPELLINGS:
+        got = f"{shown(rescale)}, the command line's spelling of rescale={_RESCALE_SPELLINGS[rescale]}"
+    elif isinstance(rescale, (str, numbers.Number)) or rescale is None:
+        got = shown(rescale)
+    else:
+        got = f"a {type(rescale).__name__}"
+    raise InvalidArgumentError(
+        "rescale must be True (the default: every column and the response mapped to [-1, 1] by their declared "
+        "bounds), 'centred' (product and power columns first re-expressed with their variables centred at the "
+        f"midpoints of their declared ranges) or False (the raw design); got {got} ({_RESCALE_CLI}).")
 
 
 def check_bounds_pair(key: str, value: object, what: str | None = None) -> tuple[float, float]:

@@ -119,3 +119,35 @@ def test_an_array_of_text_or_objects_is_refused_from_its_dtype(dtype) -> None:
     for rows in (X.astype(dtype), np.where(np.arange(200)[:, None] == 0, "oops", X.astype(str)).astype(dtype)):
         with pytest.raises(DataTypeError, match="must be a numeric array; its dtype is"):
             dpstats.dp_ols_arrays(rows, y, 1.0, 1e-6, method="ssp", x_bounds=(-1, 1), y_bounds=(-3, 3))
+
+
+@pytest.mark.parametrize(("value", "python"), [("off", "rescale=False"), ("columns", "rescale=True")])
+def test_rescale_in_the_command_lines_spelling_names_the_python_one(value: str, python: str) -> None:
+    """``rescale="off"`` is the command line's ``--rescale off``: the refusal says how Python spells it, from the
+    argument alone (nothing spent), for both entry points."""
+    X, y = _data()
+    frame = pd.DataFrame({"a": X[:, 0], "y": y})
+    acct = dpstats.PrivacyAccountant(epsilon=2.0, delta=1e-5)
+    calls = [lambda: dpstats.dp_ols("y ~ a", frame, 1.0, 1e-6, bounds={"a": (-1, 1), "y": (-3, 3)},
+                                    accountant=acct, rescale=value),
+             lambda: dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, x_bounds=(-1, 1), y_bounds=(-3, 3), accountant=acct,
+                                           rescale=value)]
+    for call in calls:
+        with pytest.raises(InvalidArgumentError, match="rescale must be") as info:
+            call()
+        message = str(info.value)
+        assert f"the command line's spelling of {python}" in message
+        assert "rescale=True, rescale='centred' and rescale=False in Python" in message
+    assert acct.spent == (0.0, 0.0)
+
+
+def test_pgd_gives_the_same_fit_with_rescale_false_as_documented() -> None:
+    """pgd standardises by private estimates inside its own domain whatever ``rescale`` is: ``rescale=False`` does
+    not change its fit on a design with an intercept, as the dp_ols docstring says."""
+    X, y = _data()
+    frame = pd.DataFrame({"a": 5 + 4 * X[:, 0], "b": X[:, 1], "y": y})
+    fits = [dpstats.dp_ols("y ~ a + b", frame, 1.0, 1e-6, method="pgd", random_state=0, rescale=rescale,
+                           bounds={"a": (0, 10), "b": (-1, 1), "y": (-3, 3)}).params for rescale in (True, False)]
+    pd.testing.assert_series_equal(fits[0], fits[1])
+    doc = " ".join((dpstats.dp_ols.__doc__ or "").split())
+    assert "so ``False`` does not change its fit" in doc

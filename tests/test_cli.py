@@ -198,6 +198,20 @@ def test_method_options_are_passed_through(capsys, csv):
     assert code == 2 and "rho" in err
 
 
+@pytest.mark.parametrize("option, flag", [
+    ("missing=drop", "use --missing instead"),
+    ("random_state=3", "use --seed instead"),
+    ("rescale=off", "use --rescale instead"),
+    ("chunksize=10", "the command line has no flag for it"),
+])
+def test_option_naming_a_dp_ols_argument_points_to_its_flag(capsys, csv, option, flag):
+    code, out, err = run(capsys, *fit_args(csv), "--option", option)
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert "an argument of dp_ols, not a method option" in err and flag in err
+    assert "Traceback" not in err
+
+
 # -- errors: one line on stderr, exit status 2, no traceback ------------------------------------------------------
 
 @pytest.mark.parametrize("change, fragment", [
@@ -228,6 +242,18 @@ def test_bad_input_exits_2_with_one_line(capsys, csv, change, fragment):
     assert err.count("\n") == 1, err
     assert fragment in err
     assert "Traceback" not in err
+
+
+def test_text_column_without_levels_in_a_csv_names_the_likely_cause(capsys, csv):
+    """``g`` is text in the file; used bare without --levels it is read as numbers, every field missing, and the
+    screen refuses (charged): the one-line error says a text column needs its levels declared."""
+    args = fit_args(csv, formula="y ~ x + g")
+    args[args.index("--levels") + 1] = "{}"
+    args[args.index("--method") + 1] = "pgd"  # needs no bound for g
+    code, out, err = run(capsys, *args)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "noisy count" in err and "a text column reads as a missing value in every row" in err
+    assert "--levels" in err and "C(VAR, levels=[...])" in err
 
 
 def test_unreadable_csv_is_a_clean_error(capsys, tmp_path):

@@ -122,6 +122,15 @@ def test_missing_values_are_refused_or_dropped_as_in_dp_ols(synthetic):
     assert res.loc["tukey", "status"] == "InvalidArgumentError"  # tukey cannot take missing='drop', as in dp_ols
 
 
+def test_summary_says_which_metric_its_median_is(study):
+    """The ``median``/``q25``/``q75`` columns are of the summarised metric, and the table says which (in-sample R^2
+    by default without ``truth=``), in its printed text as well."""
+    table = study.summary()
+    assert table.columns.name == "metric: in-sample R^2 (r2)"
+    assert "metric: in-sample R^2 (r2)" in table.to_string()
+    assert study.summary("coef_error").columns.name == "metric: ||b - beta||_2 (coef_error)"
+
+
 def test_summary_and_plot(study):
     table = study.summary()
     assert list(table.columns) == ["median", "q25", "q75", "ok", "median_seconds"]

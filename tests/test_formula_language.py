@@ -196,6 +196,22 @@ def test_refused_codes_name_the_call(code, words):
     assert words in str(info.value)
 
 
+@pytest.mark.parametrize("code", ["Solar.R", "np.log(Solar.R)", "C(Solar.R)", "I(Solar.R * 2)"])
+def test_a_dotted_column_name_written_bare_suggests_q(code):
+    """R's ``Solar.R`` is a column of the data (a public fact of the schema): the refusal says to quote it with
+    ``Q()``, which works; a dotted name that is not a column keeps the attribute-access message."""
+    with pytest.raises(DisallowedExpressionError) as info:
+        check_factor(code, [*COLUMNS, "Solar.R"])
+    assert 'quote it as Q("Solar.R")' in str(info.value) and "'Solar.R' is a column of the data" in str(info.value)
+    with pytest.raises(DisallowedExpressionError) as info:
+        check_factor("Solar.R", COLUMNS)
+    assert "Q(" not in str(info.value).split(". dpstats evaluates")[0] and "attribute access" in str(info.value)
+    df = pd.DataFrame({"y": np.arange(200.0) % 7, "Solar.R": np.arange(200.0) % 11})
+    res = dpstats.dp_ols('y ~ Q("Solar.R")', df, 1.0, 1e-6, bounds={"y": (0, 6), "Solar.R": (0, 10)},
+                         random_state=0)
+    assert list(res.params.index) == ["Intercept", 'Q("Solar.R")']
+
+
 def test_stateful_transforms_and_unknown_names():
     with pytest.raises(StatefulTransformError):
         check_factor("center(x)", COLUMNS)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -15,9 +16,17 @@ from dpstats.errors import DPStatsError, MissingDataError, MissingValuesWarning
 from dpstats.methods.registry import available_methods
 from dpstats.privacy import PrivacyLedger
 from dpstats.privacy.calibration import gaussian_mu
-from dpstats.privacy.missing_screen import FALSE_REFUSAL, FALSE_WARNING, SCREEN_SHARE, MissingValueScreen, fit_epsilon
+from dpstats.privacy.missing_screen import (
+    CSV_TEXT_HINT,
+    FALSE_REFUSAL,
+    FALSE_WARNING,
+    SCREEN_SHARE,
+    MissingValueScreen,
+    fit_epsilon,
+)
 
 BOUNDS = {"x": (0.0, 1.0), "z": (0.0, 1.0), "y": (-3.0, 5.0)}
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _frame(n: int = 600, seed: int = 0) -> pd.DataFrame:
@@ -42,6 +51,22 @@ def test_laplace_screen_levels_and_charge():
     outcome = screen.run(3, ledger=ledger, rng=np.random.default_rng(0))
     assert ledger.spent == (pytest.approx(screen.parameter), 0.0)
     assert "noisy count" in outcome.note and outcome.warning == ""
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/guide/bounds-and-levels.md"])
+def test_docs_give_the_screens_thresholds_as_absolute_counts(page):
+    """The README and the guide say the thresholds are counts of rows, not shares of n (a small data set with a
+    large share missing passes), with the figures at epsilon 1 that the code's constants give, and name the
+    Gaussian-only methods as the registry does."""
+    text = " ".join((ROOT / page).read_text().split())
+    assert "absolute counts of rows, not shares of n" in text.replace("**", "")
+    assert 'missing="drop"' in text and "imput" in text and "your call" in text
+    for gaussian in (True, False):
+        screen = MissingValueScreen.for_method(1.0, 1e-6, gaussian=gaussian)
+        assert f"about {screen.refusal_level:.0f}" in text and f"about {screen.warning_level:.0f}" in text
+    gaussian_only = {name for name, spec in available_methods().items() if spec.private and spec.gaussian_only}
+    assert ", ".join(f"`{m}`" for m in ("pgd", "ssp", "adassp", "robgd", "ambssgd")) in text
+    assert gaussian_only == {"pgd", "ssp", "adassp", "robgd", "ambssgd"}
 
 
 def test_gaussian_screen_composes_with_the_method_to_the_budget():
@@ -185,6 +210,40 @@ def test_warning_reaches_the_caller():
     df.loc[:79, "z"] = np.nan  # 80 rows: between the Gaussian screen's levels at epsilon 1 (65, 100); fixed seed
     with pytest.warns(MissingValuesWarning, match="noisy count"):
         dpstats.dp_ols("y ~ x + z", df, 1.0, 1e-6, bounds=BOUNDS, method="ssp", random_state=7)
+
+
+def test_csv_source_adds_the_text_column_hint(tmp_path):
+    """From a CSV path a text column without declared levels is read as numbers, every field of it missing: the
+    screen's refusal (charged, as before) names that likely cause; the same missing values from a DataFrame do not
+    draw the hint (the source's format is the only fact it uses)."""
+    df = _frame(3000)
+    df["g"] = np.where(df.x > 0.5, "a", "b")
+    path = tmp_path / "text.csv"
+    df.to_csv(path, index=False)
+    accountant = dpstats.PrivacyAccountant(5.0, 1e-5)
+    for data, kw in ((path, {}), (str(path), {"chunksize": 500})):
+        with pytest.raises(MissingDataError, match="noisy count") as info:
+            dpstats.dp_ols("y ~ x + g", data, 1.0, 1e-6, bounds=BOUNDS, random_state=1, accountant=accountant, **kw)
+        assert CSV_TEXT_HINT in str(info.value)
+        assert "text column" in str(info.value) and "levels=" in str(info.value) and "dtype=" in str(info.value)
+    assert accountant.spent[0] > 0  # the screen was charged: the hint changes the message only
+    frame = df.assign(g=np.nan)
+    with pytest.raises(MissingDataError, match="noisy count") as info:
+        dpstats.dp_ols("y ~ x + g", frame, 1.0, 1e-6, bounds=BOUNDS, random_state=1)
+    assert "text column" not in str(info.value)
+
+
+def test_csv_source_warning_carries_the_hint(tmp_path):
+    df = _frame(3000)
+    df.loc[:79, "z"] = np.nan  # as test_warning_reaches_the_caller, from a CSV file
+    path = tmp_path / "gaps.csv"
+    df.to_csv(path, index=False)
+    with pytest.warns(MissingValuesWarning, match="noisy count") as record:
+        dpstats.dp_ols("y ~ x + z", str(path), 1.0, 1e-6, bounds=BOUNDS, method="ssp", random_state=7)
+    assert any(str(w.message).endswith(CSV_TEXT_HINT) for w in record if w.category is MissingValuesWarning)
+    with pytest.warns(MissingValuesWarning) as record:
+        dpstats.dp_ols("y ~ x + z", df, 1.0, 1e-6, bounds=BOUNDS, method="ssp", random_state=7)
+    assert not any("text column" in str(w.message) for w in record)
 
 
 def _outcome_run(formula: str, method: str, epsilon: float, **kw):

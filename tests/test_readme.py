@@ -64,3 +64,14 @@ def test_bash_blocks_name_real_commands(block):
     for line in block.splitlines():
         if line.startswith("dpstats "):
             assert line.split()[1] in {"fit", "example", "methods", "datasets"}
+
+
+def test_readme_does_not_promise_each_estimate_inside_its_interval():
+    """pgd's interval undoes its shrinkage, so an estimate can sit outside it: the README says so and points to the
+    guide's explanation, whose heading it quotes."""
+    text = " ".join(README.split())
+    assert "coefficient inside its own interval" not in text
+    assert "not always inside its own interval" in text
+    heading = "An estimate outside its own interval"
+    assert f'[docs/guide/intervals.md](docs/guide/intervals.md), "{heading}"' in text
+    assert f"**{heading}.**" in (ROOT / "docs" / "guide" / "intervals.md").read_text()

@@ -358,6 +358,12 @@ class _Checker:
             f"'{self.code}' uses {what}: {why}. dpstats evaluates formulas with row-wise operations only "
             f"({_ALLOWED_SUMMARY}), checked before any data are read; nothing was spent.")
 
+    def dotted_column(self, name: str) -> DisallowedExpressionError:
+        """The refusal of a column named with a dot (R's ``Solar.R``) written bare, which Python reads as attribute
+        access: quoting it with ``Q()`` works (the column names are the schema, a public fact)."""
+        return self.refuse(repr(name), f"'{name}' is a column of the data, but a bare name with a dot reads as "
+                           f"attribute access; quote it as Q(\"{name}\") wherever the formula names it")
+
     def unknown_name(self, name: str) -> UnknownColumnError:
         return UnknownColumnError(
             f"the formula uses '{name}', which is not a column of the data; columns are: "
@@ -408,6 +414,8 @@ class _Checker:
             self.expr(node.comparators[0])
         elif isinstance(node, ast.Call):
             self.call(node, numeric)
+        elif isinstance(node, ast.Attribute) and ast.unparse(node) in self.columns:
+            raise self.dotted_column(ast.unparse(node))
         else:
             why = next((w for t, w in _REFUSED_NODES.items() if isinstance(node, t)),
                        "this kind of Python expression is not evaluated")

@@ -40,11 +40,20 @@ The screen runs only where a variable the formula uses has a dtype that can
 hold a missing value (a public fact of the schema: numpy integers and
 booleans cannot); ``missing="drop"`` declares that incomplete rows are
 expected, and spends nothing on a screen.
+
+Where the data came from a CSV source (a fact of the caller's argument),
+the entry point runs the fit inside :func:`source_hint` with
+:data:`CSV_TEXT_HINT`: a CSV column's type is public, numbers unless its
+levels or ``dtype=`` are declared, so a text column used bare reads as
+missing values in every row, and the refusal and the warning say so.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal
 
@@ -56,8 +65,8 @@ from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu, laplace_mechanism
 
-__all__ = ["SCREEN_SHARE", "FALSE_REFUSAL", "FALSE_WARNING", "MissingValueScreen", "ScreenOutcome",
-           "fit_epsilon", "requested_epsilon"]
+__all__ = ["SCREEN_SHARE", "FALSE_REFUSAL", "FALSE_WARNING", "CSV_TEXT_HINT", "MissingValueScreen", "ScreenOutcome",
+           "fit_epsilon", "requested_epsilon", "source_hint"]
 
 #: The share of the fit's epsilon spent on the screen (everything after it runs on the rest).
 SCREEN_SHARE = 0.02
@@ -65,6 +74,42 @@ SCREEN_SHARE = 0.02
 FALSE_REFUSAL = 1e-6
 #: The probability that a data set without a missing value draws the warning.
 FALSE_WARNING = 1e-3
+#: What the refusal and the warning add where the data came from a CSV source (public: the source's format and
+#: its rule for column types, never the data).
+CSV_TEXT_HINT = ("The data were read from CSV, where a column without declared levels or dtype= is read as numbers, "
+                 "so a text column reads as a missing value in every row: declare its levels (levels= or "
+                 "C(g, levels=[...])) or its type (CSVSource(path, dtype={'g': str})).")
+
+_SOURCE_HINT: ContextVar[str] = ContextVar("dpstats_missing_screen_source_hint", default="")
+
+
+@contextmanager
+def source_hint(hint: str) -> Iterator[None]:
+    """Add ``hint`` to the refusal and the warning of the screens run inside the block.
+
+    The entry point that knows where the data came from (a public fact of its arguments, such as a CSV path) sets
+    it around the fit; the screen is built deeper, from the design alone.
+
+    Parameters
+    ----------
+    hint : str
+        A sentence built from public facts only (e.g. :data:`CSV_TEXT_HINT`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.privacy import PrivacyLedger
+    >>> screen = MissingValueScreen.for_method(1.0, 1e-6, gaussian=False)
+    >>> with source_hint(CSV_TEXT_HINT):
+    ...     outcome = screen.run(480, ledger=PrivacyLedger(1.0, 1e-6), rng=np.random.default_rng(3))
+    >>> outcome.warning.endswith(CSV_TEXT_HINT)
+    True
+    """
+    token = _SOURCE_HINT.set(hint)
+    try:
+        yield
+    finally:
+        _SOURCE_HINT.reset(token)
 
 
 def fit_epsilon(epsilon: float, screened: bool) -> float:
@@ -189,15 +234,18 @@ class MissingValueScreen:
         used = ", ".join(self.variables) if self.variables else "the formula's variables"
         count = (f"about {shown} rows have a missing value in {used} (a noisy count; the noise's standard deviation "
                  f"is {self.noise_sd:.3g} rows)")
+        hint = _SOURCE_HINT.get()
         if noisy > self.refusal_level:
             spent = ledger.spent
             raise MissingDataError(
                 f"{count}, more than the {self.refusal_level:.0f} a data set without missing values reaches once in "
                 f"{1 / FALSE_REFUSAL:.0f} fits. Impute the missing values with a public rule, or pass "
                 "missing='drop' (each incomplete row then becomes a public null row that adds nothing to the fit). "
-                f"The screen spent epsilon={spent[0]:.4g}, delta={spent[1]:.3g}; nothing else was released.")
+                f"The screen spent epsilon={spent[0]:.4g}, delta={spent[1]:.3g}; nothing else was released."
+                + (f" {hint}" if hint else ""))
         warning = (f"{count}; they entered the fit as public null rows. Impute them with a public rule, or pass "
-                   "missing='drop' to say that incomplete rows are expected" if noisy > self.warning_level else "")
+                   "missing='drop' to say that incomplete rows are expected" + (f". {hint}" if hint else "")
+                   if noisy > self.warning_level else "")
         return ScreenOutcome(f"missing-value screen ({self.mechanism}, {SCREEN_SHARE:.0%} of the budget; the rest of "
                              f"the fit ran on the other {1 - SCREEN_SHARE:.0%}): noisy count of rows with a missing "
                              f"value {noisy:.1f} (noise sd {self.noise_sd:.3g}); such rows, if any, entered as public "
