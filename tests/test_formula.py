@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import decimal
 import math
 import warnings
 
@@ -25,6 +26,7 @@ from dpstats.errors import (
     UnknownColumnError,
 )
 from dpstats.formula import build_design
+from dpstats.formula.frame import missing_cells
 
 ENV = patsy.EvalEnvironment.capture()
 
@@ -112,6 +114,42 @@ def test_a_cell_that_is_a_container_is_outside_the_declared_levels(cell):
     first.at[0, "g"] = "a"
     for formula, kw in (("y ~ C(g)", {"levels": {"g": ["a", "b", "c"]}}), ("y ~ C(g, levels=['a', 'b', 'c'])", {})):
         np.testing.assert_array_equal(build(formula, bad, **kw).X, build(formula, first, **kw).X)
+
+
+def test_missing_cells_never_raises_and_reads_a_decimal_nan_as_missing():
+    """The missing-value check of an object column decides each cell by itself and never raises: pandas' ``isna``
+    raises ``decimal.InvalidOperation`` on ``Decimal('sNaN')``, which refused a whole fit at no cost."""
+    cells = ["a", decimal.Decimal("sNaN"), None, decimal.Decimal("NaN"), ["a"], float("nan"), {"k": 1},
+             decimal.Decimal("1.5"), pd.NA]
+    got = missing_cells(pd.Series(np.array(cells, dtype=object)))
+    np.testing.assert_array_equal(got, [False, True, True, True, False, True, False, False, True])
+    plain = pd.Series(np.array(["a", None, 1.0, float("nan")], dtype=object))
+    np.testing.assert_array_equal(missing_cells(plain), plain.isna().to_numpy())
+
+
+@pytest.mark.parametrize("missing", ["raise", "drop"])
+@pytest.mark.parametrize("formula, kw", [("y ~ C(g, levels=['a', 'b']) + x", {}),
+                                         ("y ~ g + x", {"levels": {"g": ["a", "b"]}})],
+                         ids=["formula-levels", "levels-argument"])
+def test_a_signalling_decimal_nan_in_a_factor_cell_fits_like_its_neighbour(formula, kw, missing):
+    """Neighbours that differ in one cell of an object factor column, 'a' against ``Decimal('sNaN')``: both fit and
+    both spend the budget (before: the sNaN made pandas' missing-value check raise, an InternalFitError at no cost
+    on one neighbour only)."""
+    rng = np.random.default_rng(0)
+    n = 100
+    x, y = rng.uniform(0, 1, n), rng.uniform(0, 1, n)
+    fits = []
+    for cell in ("a", decimal.Decimal("sNaN")):
+        g = np.array(["a", "b"] * (n // 2), dtype=object)
+        g[0] = cell
+        df = pd.DataFrame({"g": pd.Series(g, dtype=object), "x": x, "y": y})  # object on both sides (not str)
+        assert df["g"].dtype == object
+        acct = dpstats.PrivacyAccountant(epsilon=2.0, delta=1e-5)
+        res = dpstats.dp_ols(formula, df, epsilon=1.0, delta=1e-6, bounds={"x": (0, 1), "y": (0, 1)},
+                             method="ssp", missing=missing, accountant=acct, random_state=1, **kw)
+        fits.append((res.nobs, list(res.params.index), acct.spent))
+    assert fits[0] == fits[1]
+    assert fits[0][0] == n and fits[0][2] == pytest.approx((1.0, 1e-6))
 
 
 @pytest.mark.parametrize("values, levels", [
