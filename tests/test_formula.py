@@ -65,6 +65,42 @@ def test_string_factor_without_declared_levels_is_refused_without_leaking_values
     assert "'b'" not in msg and "'c'" not in msg
 
 
+def test_an_undeclared_factor_is_refused_alike_whatever_a_cell_holds():
+    """Neighbours that differ in one cell of an undeclared object factor ('a', a list, a dict): one refusal, the same
+    type and message in memory and in chunks, nothing spent (before: in memory patsy evaluated the rows first, and
+    an unhashable cell made it fail with FormulaError where the neighbour got UndeclaredLevelsError)."""
+    rng = np.random.default_rng(0)
+    n = 60
+    x, y = rng.uniform(0, 1, n), rng.uniform(0, 1, n)
+    seen = set()
+    for cell in ("a", ["a"], {"k": 1}):
+        g = np.array(["a", "b"] * (n // 2), dtype=object)
+        g[0] = cell
+        df = pd.DataFrame({"g": pd.Series(g, dtype=object), "x": x, "y": y})
+        for kw in ({}, {"chunksize": 20}):
+            with pytest.raises(UndeclaredLevelsError) as exc:
+                dpstats.dp_ols("y ~ C(g) + x", df, epsilon=1.0, delta=1e-6, bounds={"x": (0, 1), "y": (0, 1)},
+                               method="ssp", **kw)
+            assert exc.value.privacy_spent == (0.0, 0.0)
+            seen.add(str(exc.value))
+    assert len(seen) == 1
+
+
+def test_an_undeclared_factor_is_refused_before_the_rows_are_evaluated(monkeypatch):
+    """The undeclared-levels refusal is decided from the formula, the declarations and the schema before patsy
+    evaluates any row (before: ``C(x)`` of a float column built the n x n dummy matrix first)."""
+    import dpstats.formula.design as design_module
+
+    def no_rows(*args, **kwargs):
+        raise AssertionError("the rows were evaluated")
+
+    monkeypatch.setattr(design_module, "_dmatrices", no_rows)
+    with pytest.raises(UndeclaredLevelsError, match="the levels of 'C\\(x1\\)'"):
+        build("y ~ C(x1)", frame())
+    with pytest.raises(UndeclaredLevelsError, match="the levels of 'C\\(g\\)'"):
+        build("y ~ x1 + C(g)", frame())
+
+
 @pytest.mark.parametrize("how", ["formula", "argument", "categorical"])
 def test_declared_levels_are_used_even_when_a_level_is_absent(how):
     df = frame()
