@@ -11,6 +11,8 @@ the accountant.
 
 from __future__ import annotations
 
+import math
+import numbers
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -18,13 +20,56 @@ from typing import Any
 import numpy as np
 
 from dpstats.api_arrays import MOVED_UP
+from dpstats.errors import InvalidPrivacyParameterError, UnknownMethodError
+from dpstats.methods.registry import get_method
 from dpstats.pipeline import ArrayData, FitRequest, FrameData, SourceData, run
 from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.results import DPRegressionResults
 from dpstats.rows.sources import is_chunked_data
-from dpstats.validation import check_declarations
+from dpstats.validation import check_declarations, real_value
 
-__all__ = ["dp_ols", "dp_ols_arrays"]
+__all__ = ["check_accountant_fit", "dp_ols", "dp_ols_arrays"]
+
+
+def check_accountant_fit(accountant: PrivacyAccountant | None, epsilon: object, method: object) -> None:
+    """Refuse, before the data are touched, a fit through an accountant that is not private: an infinite epsilon
+    or a method that is not private (``ols``).
+
+    A budget cannot pay for such a fit (its epsilon is infinite), and an accountant that let it pass would record
+    nothing while exact least squares of the data were released: an analyst handed a custodian's accountant could
+    step around it by asking for the non-private reference.  Decided from the arguments alone; nothing is spent
+    and nothing is recorded.
+
+    Parameters
+    ----------
+    accountant : PrivacyAccountant or None
+        The fit's accountant (no check without one).
+    epsilon : object
+        The fit's epsilon, as given (a value that is not a real number is left to the pipeline's check).
+    method : object
+        The fit's method, as given (an unknown name is left to the pipeline's check).
+
+    Raises
+    ------
+    InvalidPrivacyParameterError
+        An accountant with an infinite epsilon or a method that is not private.
+    """
+    if accountant is None:
+        return
+    try:
+        private = get_method(method).private if method != "auto" else True  # type: ignore[arg-type]
+    except UnknownMethodError:
+        private = True
+    infinite = (isinstance(epsilon, numbers.Real) and not isinstance(epsilon, bool)
+                and math.isinf(real_value(epsilon)))
+    if private and not infinite:
+        return
+    what = f"method={method!r} is not private" if not private else "epsilon=inf means no privacy"
+    raise InvalidPrivacyParameterError(
+        f"{what}, and a privacy budget cannot pay for a fit that is not private (its epsilon is infinite): the "
+        "accountant refuses it. Drop accountant= to run the non-private reference (method='ols', "
+        "epsilon=float('inf')) outside the budget, on data that may be disclosed, or give a private method a "
+        "finite epsilon; nothing was spent")
 
 
 def dp_ols(
@@ -90,7 +135,9 @@ def dp_ols(
         them clip the data to them.
     accountant : PrivacyAccountant, optional
         The budget the fit draws from; a fit that would overspend it is
-        refused before touching the data.
+        refused before touching the data, and so is a fit that is not
+        private (``method="ols"``, ``epsilon=float("inf")``), which no
+        budget can pay for.
     random_state : int, numpy.random.Generator or None
         ``None`` (the operating-system CSPRNG, the default for real releases),
         an int seed or a Generator (reproducible, for research and tests; the
@@ -157,7 +204,8 @@ def dp_ols(
     InvalidPrivacyParameterError
         epsilon or delta out of range (``UnsupportedPrivacyParameterError``
         outside the supported range), a private method with an infinite
-        epsilon, or ``ols`` with a finite one.  Nothing is spent.
+        epsilon, or ``ols`` with a finite one; an accountant with ``ols`` or
+        an infinite epsilon.  Nothing is spent.
     UnknownMethodError, MethodOptionError
         An unknown method, or an option it does not accept or out of range.
         Nothing is spent.
@@ -202,6 +250,7 @@ def dp_ols(
         warnings.warn("dp_ols(eval_env=...) is deprecated and ignored: formulas are evaluated in dpstats's own "
                       "namespace of row-wise functions (see dpstats.formula.language), never in the caller's",
                       DeprecationWarning, stacklevel=2)
+    check_accountant_fit(accountant, epsilon, method)
     check_declarations(bounds, levels)
     request: FrameData
     if chunksize is not None or is_chunked_data(data):
@@ -307,6 +356,7 @@ def dp_ols_arrays(
     >>> list(res.params.index)
     ['x1', 'x2', 'x3']
     """
+    check_accountant_fit(accountant, epsilon, method)
     data = ArrayData(X, y, x_bounds=x_bounds, y_bounds=y_bounds, column_names=column_names,
                      response_name=response_name, intercept=intercept)
     return run(FitRequest(data, epsilon, delta, method=method, options=options, accountant=accountant,

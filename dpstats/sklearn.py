@@ -51,7 +51,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without scikit-learn
     raise ImportError('dpstats.sklearn needs scikit-learn >= 1.6: pip install "dpstats[sklearn]"') from exc
 
-from dpstats.api import dp_ols
+from dpstats.api import check_accountant_fit, dp_ols
 from dpstats.errors import (
     DataTypeError,
     DataValueError,
@@ -329,6 +329,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
             Every refusal of :func:`dpstats.dp_ols` (a method that needs
             bounds without them, an overspent accountant, ...).
         """
+        check_accountant_fit(self.accountant, self.epsilon, self.method)  # before the data are read
         X = in_memory(X)  # (a pyarrow Table's .columns are its data, a DataFrame's are names)
         _check_column_names(X)
         failure: DPStatsError | None = None
