@@ -7,7 +7,7 @@ release that fact about a single row without noise, a free refusal on one neighb
 by itself, by a rule that looks at no other element (``docs/privacy.md``, "Values that are not numbers"):
 
 * a bool is 0 or 1; a real number (Python's or numpy's ints and floats, ``Fraction``, ``Decimal``) is its float,
-  and one too large for a float is infinite with its sign;
+  and one too large for a float (a Python int, a ``np.longdouble``) is infinite with its sign, without a warning;
 * text (``str`` or ``bytes``) that Python's ``float()`` reads is that number (``"2.5"``, ``" 3 "``, ``"inf"``);
 * anything else (``None``, ``pd.NA``, ``pd.NaT``, other text, complex numbers, dates, containers) is missing (NaN).
 
@@ -144,7 +144,8 @@ def numbers_or_missing(values: Any) -> np.ndarray:
     if isinstance(values, (pd.Series, pd.Index)):
         values = values.to_numpy(dtype=object)
     array = np.asarray(values, dtype=object)
-    return np.asarray(_READ_EACH(array), dtype=float).reshape(array.shape)
+    with np.errstate(all="ignore"):  # a long double beyond the float range is inf, without a warning for its row
+        return np.asarray(_READ_EACH(array), dtype=float).reshape(array.shape)
 
 
 def numeric_columns(frame: pd.DataFrame, what: str = "the data") -> pd.DataFrame:
@@ -195,7 +196,8 @@ def numeric_columns(frame: pd.DataFrame, what: str = "the data") -> pd.DataFrame
                 read[position] = numbers_or_missing(frame.iloc[:, position])
         elif (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)) and not (
                 pd.api.types.is_complex_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype)):
-            read[position] = frame.iloc[:, position].to_numpy(dtype=float, na_value=np.nan)
+            with np.errstate(all="ignore"):  # a value beyond the float range is inf, without a warning
+                read[position] = frame.iloc[:, position].to_numpy(dtype=float, na_value=np.nan)
         else:  # an extension type that is not numbers (text, categorical, Arrow dictionary, binary, ...)
             read[position] = numbers_or_missing(frame.iloc[:, position])
     if not read:

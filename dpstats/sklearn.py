@@ -340,11 +340,12 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
             if y is None:
                 raise ValueError(f"This {type(self).__name__} estimator requires y to be passed, but the target y is "
                                  "None.")
-            Xa = validate_data(self, _read_as_numbers(X, "X"), ensure_min_samples=2, dtype=np.float64,
-                               ensure_all_finite=False)
-            ya = column_or_1d(check_array(_read_as_numbers(y, "y"), ensure_2d=False, dtype=np.float64,
-                                          ensure_all_finite=False,
-                                          ensure_min_samples=2, input_name="y"), warn=True)
+            with np.errstate(all="ignore"):  # the casts to float64: a long double beyond its range is inf, no warning
+                Xa = validate_data(self, _read_as_numbers(X, "X"), ensure_min_samples=2, dtype=np.float64,
+                                   ensure_all_finite=False)
+                ya = column_or_1d(check_array(_read_as_numbers(y, "y"), ensure_2d=False, dtype=np.float64,
+                                              ensure_all_finite=False,
+                                              ensure_min_samples=2, input_name="y"), warn=True)
             check_consistent_length(Xa, ya)
         except DPStatsError as exc:  # a refusal of _read_as_numbers, from the dtypes: its message is public
             failure = exc

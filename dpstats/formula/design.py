@@ -46,7 +46,7 @@ from dpstats.errors import (
     UndeclaredLevelsError,
 )
 from dpstats.formula.centring import ColumnCentring, public_centring
-from dpstats.formula.frame import FramePlan, as_frame, date_advice, duration_advice, is_numeric
+from dpstats.formula.frame import FramePlan, as_frame, date_advice, duration_advice, float64_values, is_numeric
 from dpstats.formula.identifiable import RankProbe
 from dpstats.formula.language import FORMULA_ENV
 from dpstats.formula.parse import code_names, declares_levels, formula_first_levels, model_desc, origin_code, term
@@ -445,8 +445,8 @@ def finite_arrays(X_dm: Any, y_dm: Any, nulls: np.ndarray | None = None) -> tupl
     tuple of numpy.ndarray
         ``(X, y)``, float.
     """
-    X = np.asarray(X_dm, dtype=float)  # patsy's own arrays: changed in place, as for the null rows
-    y = np.asarray(y_dm, dtype=float)
+    X = float64_values(X_dm)  # patsy's own arrays: changed in place, as for the null rows
+    y = float64_values(y_dm)
     if y.ndim != 2 or y.shape[1] != 1:
         raise DataTypeError("the response must be a single numeric column")
     y = y[:, 0]

@@ -24,7 +24,7 @@ import pandas as pd
 from dpstats.errors import DataTypeError, FormulaError, MissingDataError
 
 __all__ = ["onto_levels", "FramePlan", "as_frame", "check_unique_columns", "duration_advice", "is_numeric",
-           "missing_cells", "numpy_columns"]
+           "float64_values", "missing_cells", "numpy_columns"]
 
 
 def as_frame(data: Any, what: str = "data") -> pd.DataFrame:
@@ -305,7 +305,7 @@ class FramePlan:
         for var, lv in self.allowed:
             df[var] = onto_levels(df[var], lv)
         for var, lo, hi in self.clip:  # (inf becomes NaN, which the design sets to 0: as an unclipped inf)
-            values = df[var].to_numpy(dtype=float)
+            values = float64_values(df[var])
             df[var] = np.where(np.isinf(values), np.nan, np.clip(values, lo, hi))
         return df, nulls
 
@@ -424,6 +424,29 @@ def _extension_numbers(dtype: Any) -> bool:
             and not pd.api.types.is_bool_dtype(dtype))
 
 
+def float64_values(values: Any, **to_numpy: Any) -> np.ndarray:
+    """``values`` (a Series, or anything ``np.asarray`` reads) as float64, with numpy's warnings switched off: a
+    finite value beyond the float range (a ``np.longdouble`` of 1e4000) becomes infinite, and is then mapped as any
+    non-finite value is, where numpy would warn "overflow encountered in cast" for that data set only.
+
+    Parameters
+    ----------
+    values : pandas.Series or array_like
+        The values.
+    **to_numpy
+        Passed to ``Series.to_numpy`` (``na_value=``).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64.
+    """
+    with np.errstate(all="ignore"):
+        if isinstance(values, (pd.Series, pd.DataFrame)):
+            return values.to_numpy(dtype=np.float64, **to_numpy)
+        return np.asarray(values, dtype=np.float64)
+
+
 def numpy_columns(df: pd.DataFrame, variables: Sequence[str]) -> pd.DataFrame:
     """``df`` with its pandas extension-dtype columns among ``variables`` given numpy dtypes patsy can read.
 
@@ -431,7 +454,8 @@ def numpy_columns(df: pd.DataFrame, variables: Sequence[str]) -> pd.DataFrame:
     factor, as ``bool`` is), nullable integers and floats (``Int64``,
     ``Float64``, Arrow-backed numbers, decimals included) ``float64``, ``string``
     becomes ``object``; integers of any width (``int64``, ``uint8``, ``Int64``)
-    and floats narrower than 64 bits (``float16``, ``float32``, ``Float32``) become ``float64``, so
+    and floats narrower or wider than 64 bits (``float16``, ``float32``, ``Float32``, ``longdouble``) become
+    ``float64`` (a long double beyond the float range infinite, without a warning), so
     that a transform of a finite value is computed in double precision and
     never in integer arithmetic, which wraps around without an error.  A
     decision on the dtype alone (schema); the columns must hold no missing
@@ -454,10 +478,11 @@ def numpy_columns(df: pd.DataFrame, variables: Sequence[str]) -> pd.DataFrame:
     converted: dict[str, Any] = {}
     for v in variables:
         dt = df[v].dtype
-        if isinstance(dt, np.dtype) and (dt.kind in "iu" or (dt.kind == "f" and dt.itemsize < 8)):
+        if isinstance(dt, np.dtype) and (dt.kind in "iu" or (dt.kind == "f" and dt.itemsize != 8)):
             # transforms in double precision: I(x * x) at 3e38; and no integer arithmetic, which wraps around
-            # silently (I(x ** 40) of an int64 11 is a finite, wrong number)
-            converted[v] = df[v].to_numpy(dtype=np.float64)
+            # silently (I(x ** 40) of an int64 11 is a finite, wrong number); a long double beyond the float range
+            # is inf here, without numpy's warning for that data set (float64_values)
+            converted[v] = float64_values(df[v])
             continue
         if not isinstance(dt, pd.api.extensions.ExtensionDtype) or isinstance(dt, pd.CategoricalDtype):
             continue
