@@ -329,7 +329,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
             Every refusal of :func:`dpstats.dp_ols` (a method that needs
             bounds without them, an overspent accountant, ...).
         """
-        check_accountant_fit(self.accountant, self.epsilon, self.method)  # before the data are read
+        check_accountant_fit(self.accountant, self.epsilon, self.delta, self.method)  # before the data are read
         X = in_memory(X)  # (a pyarrow Table's .columns are its data, a DataFrame's are names)
         _check_column_names(X)
         failure: DPStatsError | None = None
