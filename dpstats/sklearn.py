@@ -63,7 +63,7 @@ from dpstats.errors import (
 from dpstats.formula.frame import check_unique_columns
 from dpstats.formula.parse import term
 from dpstats.formula.predict import finite_predictions, warn_outside_bounds
-from dpstats.numbers import in_memory, numbers_or_missing, numeric_columns
+from dpstats.numbers import in_memory, is_untyped_sequence, numbers_or_missing, numeric_columns
 from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.validation import MAX_BOUND_MAGNITUDE
 
@@ -101,19 +101,22 @@ _PUBLIC_PREDICT_VALIDATION = re.compile(
 
 def _read_as_numbers(values: Any, what: str) -> Any:
     """``values`` with every element that its type does not make a number read by the public rule of
-    :mod:`dpstats.numbers` (a non-number becomes NaN): a list or tuple, an object or text array, and a DataFrame's or
-    Series' columns by their dtypes (:func:`~dpstats.numbers.numeric_columns`: nullable and Arrow-backed numbers as
-    floats, a missing value NaN; object, text, categorical, Arrow dictionary and binary columns element by element;
-    dates refused).  Numeric arrays, and inputs of other types (sparse matrices, ...), are returned as they are, for
-    scikit-learn's validation to accept or refuse by their type.  A Dask collection is computed first, a pyarrow
-    table made a DataFrame and a pandas array (``pd.array``) a Series (:func:`~dpstats.numbers.in_memory`), then read
-    as the result is."""
+    :mod:`dpstats.numbers` (a non-number becomes NaN): a list, a tuple or another Python collection without a type of
+    its own (a deque, a ``UserList``: :func:`~dpstats.numbers.is_untyped_sequence`, read as a list), an object or
+    text array, and a DataFrame's or Series' columns by their dtypes (:func:`~dpstats.numbers.numeric_columns`:
+    nullable and Arrow-backed numbers as floats, a missing value NaN; object, text, categorical, Arrow dictionary and
+    binary columns element by element; dates refused).  Numeric arrays, and inputs of other types (sparse matrices,
+    ...), are returned as they are, for scikit-learn's validation to accept or refuse by their type.  A Dask
+    collection is computed first, a pyarrow table made a DataFrame and a pandas array (``pd.array``) a Series
+    (:func:`~dpstats.numbers.in_memory`), then read as the result is."""
     values = in_memory(values)
     if isinstance(values, pd.DataFrame):
         return numeric_columns(values, what)
     if isinstance(values, pd.Series):
         return numeric_columns(values.to_frame(), what).iloc[:, 0]
-    if isinstance(values, (list, tuple)) or (isinstance(values, np.ndarray) and values.dtype.kind in "OUS"):
+    if is_untyped_sequence(values):  # a list, a tuple, a deque, a UserList, ...: no type of its own
+        return numbers_or_missing(values if isinstance(values, (list, tuple)) else list(values))
+    if isinstance(values, np.ndarray) and values.dtype.kind in "OUS":
         return numbers_or_missing(values)
     return values
 
