@@ -163,6 +163,15 @@ def test_missing_cells_never_raises_and_reads_a_decimal_nan_as_missing():
     np.testing.assert_array_equal(missing_cells(plain), plain.isna().to_numpy())
 
 
+@pytest.mark.parametrize("level", [decimal.Decimal("sNaN"), decimal.Decimal("NaN"), None])
+def test_a_missing_declared_level_is_refused_as_such(level):
+    """A declared level that is a missing value is refused from the declaration with one FormulaError, a signalling
+    decimal NaN too (before: hashing it raised TypeError, an InternalFitError)."""
+    df = frame().assign(g=lambda t: t["g"].astype(object))
+    with pytest.raises(FormulaError, match="include a missing value"):
+        build("y ~ C(g)", df, levels={"g": ["a", level]})
+
+
 @pytest.mark.parametrize("missing", ["raise", "drop"])
 @pytest.mark.parametrize("formula, kw", [("y ~ C(g, levels=['a', 'b']) + x", {}),
                                          ("y ~ g + x", {"levels": {"g": ["a", "b"]}})],

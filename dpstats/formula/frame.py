@@ -24,7 +24,7 @@ import pandas as pd
 from dpstats.errors import DataTypeError, FormulaError, MissingDataError
 
 __all__ = ["onto_levels", "FramePlan", "as_frame", "check_unique_columns", "duration_advice", "is_numeric",
-           "float64_values", "missing_cells", "numpy_columns"]
+           "float64_values", "missing_cell", "missing_cells", "numpy_columns"]
 
 
 def as_frame(data: Any, what: str = "data") -> pd.DataFrame:
@@ -335,7 +335,7 @@ def missing_cells(col: pd.Series) -> np.ndarray:
     pandas' own check (``isna``) decides each cell by itself too, but in an object column it compares a decimal with
     itself, which raises ``decimal.InvalidOperation`` for a signalling NaN (``Decimal('sNaN')``): one such cell would
     then refuse the whole data at no cost.  Where pandas' check raises, each cell is read by
-    :func:`_cell_missing`, which gives the same answer as pandas for every cell pandas can read, reads a decimal
+    :func:`missing_cell`, which gives the same answer as pandas for every cell pandas can read, reads a decimal
     NaN of either kind as missing (as :func:`dpstats.numbers.number_or_missing` does), and any other cell pandas
     cannot check as present (a value, e.g. outside the declared levels: the first level).
 
@@ -352,12 +352,23 @@ def missing_cells(col: pd.Series) -> np.ndarray:
     try:
         return np.asarray(col.isna(), dtype=bool)
     except Exception:  # a cell pandas' check fails on (Decimal('sNaN')): each cell by itself
-        return np.fromiter((_cell_missing(v) for v in col), dtype=bool, count=len(col))
+        return np.fromiter((missing_cell(v) for v in col), dtype=bool, count=len(col))
 
 
-def _cell_missing(value: Any) -> bool:
-    """One cell of an object column: missing where pandas reads it so (a scalar only: a list, an array or a dict in
-    a cell is a value) or it is a decimal NaN; a cell pandas' check raises on is a value."""
+def missing_cell(value: Any) -> bool:
+    """Whether one cell (of an object column, or a declared level) is missing: where pandas reads it so (a scalar
+    only: a list, an array or a dict in a cell is a value) or it is a decimal NaN; a cell pandas' check raises on is
+    a value.  Never raises.
+
+    Parameters
+    ----------
+    value : Any
+        The cell.
+
+    Returns
+    -------
+    bool
+    """
     if isinstance(value, Decimal):
         return value.is_nan()  # quiet or signalling ('sNaN', whose comparison raises)
     try:
