@@ -336,8 +336,9 @@ def missing_cells(col: pd.Series) -> np.ndarray:
     itself, which raises ``decimal.InvalidOperation`` for a signalling NaN (``Decimal('sNaN')``): one such cell would
     then refuse the whole data at no cost.  Where pandas' check raises, each cell is read by
     :func:`missing_cell`, which gives the same answer as pandas for every cell pandas can read, reads a decimal
-    NaN of either kind as missing (as :func:`dpstats.numbers.number_or_missing` does), and any other cell pandas
-    cannot check as present (a value, e.g. outside the declared levels: the first level).
+    NaN of either kind as missing (as :func:`dpstats.numbers.number_or_missing` does), and reads any other cell
+    pandas cannot check as present (a value: in a factor with declared levels, one outside them, read as the first
+    level).
 
     Parameters
     ----------
@@ -435,7 +436,7 @@ def _extension_numbers(dtype: Any) -> bool:
             and not pd.api.types.is_bool_dtype(dtype))
 
 
-def float64_values(values: Any, **to_numpy: Any) -> np.ndarray:
+def float64_values(values: Any) -> np.ndarray:
     """``values`` (a Series, or anything ``np.asarray`` reads) as float64, with numpy's warnings switched off: a
     finite value beyond the float range (a ``np.longdouble`` of 1e4000) becomes infinite, and is then mapped as any
     non-finite value is, where numpy would warn "overflow encountered in cast" for that data set only.
@@ -444,8 +445,6 @@ def float64_values(values: Any, **to_numpy: Any) -> np.ndarray:
     ----------
     values : pandas.Series or array_like
         The values.
-    **to_numpy
-        Passed to ``Series.to_numpy`` (``na_value=``).
 
     Returns
     -------
@@ -453,8 +452,8 @@ def float64_values(values: Any, **to_numpy: Any) -> np.ndarray:
         float64.
     """
     with np.errstate(all="ignore"):
-        if isinstance(values, (pd.Series, pd.DataFrame)):
-            return values.to_numpy(dtype=np.float64, **to_numpy)
+        if isinstance(values, pd.Series):
+            return values.to_numpy(dtype=np.float64)
         return np.asarray(values, dtype=np.float64)
 
 
