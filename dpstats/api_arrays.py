@@ -169,7 +169,9 @@ def _float_array(a: Any, what: str) -> np.ndarray:
             named = f"; its columns {', '.join(bad[:5])} are not" if isinstance(a, pd.DataFrame) else \
                 f"; its dtype is {a.dtype}, not a number type"
             raise DataTypeError(f"{what} must be numeric{named} (convert it with a public rule first)")
-        return a.to_numpy(dtype=float, na_value=np.nan, copy=True)  # a copy: the pipeline may rescale it in place
+        # a copy (the pipeline may rescale it in place); a value beyond the float range is inf, without a warning
+        with np.errstate(all="ignore"):
+            return a.to_numpy(dtype=float, na_value=np.nan, copy=True)
     dtype = getattr(a, "dtype", None)
     if isinstance(dtype, np.dtype) and dtype.kind not in "biuf":
         # text or objects: whether every value parses as a number is a fact of the data, so the array's own type
@@ -178,7 +180,8 @@ def _float_array(a: Any, what: str) -> np.ndarray:
                             "with a public rule first)")
     if isinstance(dtype, np.dtype):
         try:  # numbers by their dtype: a failure comes from the container's type (a sparse matrix, ...)
-            return np.array(a, dtype=float)  # a copy: the pipeline may rescale it in place
+            with np.errstate(all="ignore"):  # a long double beyond the float range is inf, without a warning
+                return np.array(a, dtype=float)  # a copy: the pipeline may rescale it in place
         except (TypeError, ValueError):
             pass
         raise DataTypeError(f"{what} must be a dense array; a {type(a).__name__} cannot be read as one (convert "

@@ -7,7 +7,7 @@ release that fact about a single row without noise, a free refusal on one neighb
 by itself, by a rule that looks at no other element (``docs/privacy.md``, "Values that are not numbers"):
 
 * a bool is 0 or 1; a real number (Python's or numpy's ints and floats, ``Fraction``, ``Decimal``) is its float,
-  and one too large for a float is infinite with its sign;
+  and one too large for a float (a Python int, a ``np.longdouble``) is infinite with its sign, without a warning;
 * text (``str`` or ``bytes``) that Python's ``float()`` reads is that number (``"2.5"``, ``" 3 "``, ``"inf"``);
 * anything else (``None``, ``pd.NA``, ``pd.NaT``, other text, complex numbers, dates, containers) is missing (NaN).
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping, Set
 from decimal import Decimal
 from typing import Any
 
@@ -34,7 +34,8 @@ import pandas as pd
 
 from dpstats.errors import DataTypeError
 
-__all__ = ["in_memory", "number_or_missing", "numbers_or_missing", "numeric_columns", "typed_columns"]
+__all__ = ["in_memory", "is_untyped_sequence", "number_or_missing", "numbers_or_missing", "numeric_columns",
+           "typed_columns"]
 
 
 def number_or_missing(value: object) -> float:
@@ -144,7 +145,8 @@ def numbers_or_missing(values: Any) -> np.ndarray:
     if isinstance(values, (pd.Series, pd.Index)):
         values = values.to_numpy(dtype=object)
     array = np.asarray(values, dtype=object)
-    return np.asarray(_READ_EACH(array), dtype=float).reshape(array.shape)
+    with np.errstate(all="ignore"):  # a long double beyond the float range is inf, without a warning for its row
+        return np.asarray(_READ_EACH(array), dtype=float).reshape(array.shape)
 
 
 def numeric_columns(frame: pd.DataFrame, what: str = "the data") -> pd.DataFrame:
@@ -195,7 +197,8 @@ def numeric_columns(frame: pd.DataFrame, what: str = "the data") -> pd.DataFrame
                 read[position] = numbers_or_missing(frame.iloc[:, position])
         elif (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)) and not (
                 pd.api.types.is_complex_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype)):
-            read[position] = frame.iloc[:, position].to_numpy(dtype=float, na_value=np.nan)
+            with np.errstate(all="ignore"):  # a value beyond the float range is inf, without a warning
+                read[position] = frame.iloc[:, position].to_numpy(dtype=float, na_value=np.nan)
         else:  # an extension type that is not numbers (text, categorical, Arrow dictionary, binary, ...)
             read[position] = numbers_or_missing(frame.iloc[:, position])
     if not read:
@@ -218,12 +221,49 @@ def _holds_times(dtype: Any) -> bool:
     return False
 
 
+def is_untyped_sequence(values: Any) -> bool:
+    """Whether ``values`` is a Python collection of elements without a type of its own: a list, a tuple, a
+    ``collections.deque``, a ``UserList``, a ``range``, a generator or any other iterable that is not text, bytes, a
+    mapping or a set, and has no dtype and no array interface of its own (numpy arrays, pandas objects, pyarrow,
+    Dask and other array types are typed).  numpy infers the type of such a collection from its elements (one
+    string makes it text), so it is read element by element instead, as a list is.  A decision on the container's
+    type alone.
+
+    Parameters
+    ----------
+    values : Any
+        A column or an input.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from collections import deque
+    >>> import numpy as np
+    >>> from dpstats.numbers import is_untyped_sequence
+    >>> is_untyped_sequence(deque([1, "a"])), is_untyped_sequence(np.array([1.0])), is_untyped_sequence("ab")
+    (True, False, False)
+    """
+    if isinstance(values, (list, tuple)):
+        return True
+    if isinstance(values, (str, bytes, bytearray, memoryview, Mapping, Set)):
+        return False
+    if getattr(values, "dtype", None) is not None or hasattr(values, "__array__") or hasattr(
+            values, "__array_interface__"):
+        return False
+    return isinstance(values, Iterable)
+
+
 def typed_columns(data: Mapping[Any, Any], text: Collection[Any]) -> dict[Any, Any]:
-    """The columns of a dict of arrays, each with a type decided from public facts: a list or tuple, whose type numpy
-    would infer from its elements (one string or ``None`` would make it text or objects), is text (an object array
-    of its elements) where ``text`` names it, the columns for which the call declares text levels, and otherwise
-    numbers, read element by element (:func:`numbers_or_missing`), as a CSV column is.  Any other column (a numpy
-    array, a pandas Series or array, an array-like) keeps the type it gives itself.
+    """The columns of a dict of arrays, each with a type decided from public facts: a list, a tuple or any other
+    Python collection without a type of its own (a deque, a ``UserList``, a generator: :func:`is_untyped_sequence`),
+    whose type numpy would infer from its elements (one string or ``None`` would make it text or objects), is text
+    (a one-dimensional object array of its elements) where ``text`` names it, the columns for which the call
+    declares text levels, and otherwise numbers, read element by element (:func:`numbers_or_missing`), as a CSV
+    column is.  Any other column (a numpy array, a pandas Series or array, an array-like) keeps the type it gives
+    itself.
 
     Parameters
     ----------
@@ -246,10 +286,9 @@ def typed_columns(data: Mapping[Any, Any], text: Collection[Any]) -> dict[Any, A
     """
     out: dict[Any, Any] = {}
     for name, values in data.items():
-        if not isinstance(values, (list, tuple)):
+        if not is_untyped_sequence(values):
             out[name] = values
-        elif name in text:
-            out[name] = np.asarray(values, dtype=object)
-        else:
-            out[name] = numbers_or_missing(values)
+            continue
+        cells = np.fromiter(values, dtype=object)  # one cell per element, whatever it holds (a list stays a cell)
+        out[name] = cells if name in text else numbers_or_missing(cells)
     return out

@@ -51,7 +51,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without scikit-learn
     raise ImportError('dpstats.sklearn needs scikit-learn >= 1.6: pip install "dpstats[sklearn]"') from exc
 
-from dpstats.api import dp_ols
+from dpstats.api import check_accountant_fit, dp_ols
 from dpstats.errors import (
     DataTypeError,
     DataValueError,
@@ -63,7 +63,7 @@ from dpstats.errors import (
 from dpstats.formula.frame import check_unique_columns
 from dpstats.formula.parse import term
 from dpstats.formula.predict import finite_predictions, warn_outside_bounds
-from dpstats.numbers import in_memory, numbers_or_missing, numeric_columns
+from dpstats.numbers import in_memory, is_untyped_sequence, numbers_or_missing, numeric_columns
 from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.validation import MAX_BOUND_MAGNITUDE
 
@@ -101,19 +101,22 @@ _PUBLIC_PREDICT_VALIDATION = re.compile(
 
 def _read_as_numbers(values: Any, what: str) -> Any:
     """``values`` with every element that its type does not make a number read by the public rule of
-    :mod:`dpstats.numbers` (a non-number becomes NaN): a list or tuple, an object or text array, and a DataFrame's or
-    Series' columns by their dtypes (:func:`~dpstats.numbers.numeric_columns`: nullable and Arrow-backed numbers as
-    floats, a missing value NaN; object, text, categorical, Arrow dictionary and binary columns element by element;
-    dates refused).  Numeric arrays, and inputs of other types (sparse matrices, ...), are returned as they are, for
-    scikit-learn's validation to accept or refuse by their type.  A Dask collection is computed first, a pyarrow
-    table made a DataFrame and a pandas array (``pd.array``) a Series (:func:`~dpstats.numbers.in_memory`), then read
-    as the result is."""
+    :mod:`dpstats.numbers` (a non-number becomes NaN): a list, a tuple or another Python collection without a type of
+    its own (a deque, a ``UserList``: :func:`~dpstats.numbers.is_untyped_sequence`, read as a list), an object or
+    text array, and a DataFrame's or Series' columns by their dtypes (:func:`~dpstats.numbers.numeric_columns`:
+    nullable and Arrow-backed numbers as floats, a missing value NaN; object, text, categorical, Arrow dictionary and
+    binary columns element by element; dates refused).  Numeric arrays, and inputs of other types (sparse matrices,
+    ...), are returned as they are, for scikit-learn's validation to accept or refuse by their type.  A Dask
+    collection is computed first, a pyarrow table made a DataFrame and a pandas array (``pd.array``) a Series
+    (:func:`~dpstats.numbers.in_memory`), then read as the result is."""
     values = in_memory(values)
     if isinstance(values, pd.DataFrame):
         return numeric_columns(values, what)
     if isinstance(values, pd.Series):
         return numeric_columns(values.to_frame(), what).iloc[:, 0]
-    if isinstance(values, (list, tuple)) or (isinstance(values, np.ndarray) and values.dtype.kind in "OUS"):
+    if is_untyped_sequence(values):  # a list, a tuple, a deque, a UserList, ...: no type of its own
+        return numbers_or_missing(values if isinstance(values, (list, tuple)) else list(values))
+    if isinstance(values, np.ndarray) and values.dtype.kind in "OUS":
         return numbers_or_missing(values)
     return values
 
@@ -329,6 +332,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
             Every refusal of :func:`dpstats.dp_ols` (a method that needs
             bounds without them, an overspent accountant, ...).
         """
+        check_accountant_fit(self.accountant, self.epsilon, self.delta, self.method)  # before the data are read
         X = in_memory(X)  # (a pyarrow Table's .columns are its data, a DataFrame's are names)
         _check_column_names(X)
         failure: DPStatsError | None = None
@@ -339,11 +343,12 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
             if y is None:
                 raise ValueError(f"This {type(self).__name__} estimator requires y to be passed, but the target y is "
                                  "None.")
-            Xa = validate_data(self, _read_as_numbers(X, "X"), ensure_min_samples=2, dtype=np.float64,
-                               ensure_all_finite=False)
-            ya = column_or_1d(check_array(_read_as_numbers(y, "y"), ensure_2d=False, dtype=np.float64,
-                                          ensure_all_finite=False,
-                                          ensure_min_samples=2, input_name="y"), warn=True)
+            with np.errstate(all="ignore"):  # the casts to float64: a long double beyond its range is inf, no warning
+                Xa = validate_data(self, _read_as_numbers(X, "X"), ensure_min_samples=2, dtype=np.float64,
+                                   ensure_all_finite=False)
+                ya = column_or_1d(check_array(_read_as_numbers(y, "y"), ensure_2d=False, dtype=np.float64,
+                                              ensure_all_finite=False,
+                                              ensure_min_samples=2, input_name="y"), warn=True)
             check_consistent_length(Xa, ya)
         except DPStatsError as exc:  # a refusal of _read_as_numbers, from the dtypes: its message is public
             failure = exc

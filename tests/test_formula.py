@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import decimal
 import math
 import warnings
 
@@ -25,6 +26,7 @@ from dpstats.errors import (
     UnknownColumnError,
 )
 from dpstats.formula import build_design
+from dpstats.formula.frame import missing_cells
 
 ENV = patsy.EvalEnvironment.capture()
 
@@ -61,6 +63,42 @@ def test_string_factor_without_declared_levels_is_refused_without_leaking_values
     assert "levels=" in msg
     # the message shows how to declare levels but never the values present in the data
     assert "'b'" not in msg and "'c'" not in msg
+
+
+def test_an_undeclared_factor_is_refused_alike_whatever_a_cell_holds():
+    """Neighbours that differ in one cell of an undeclared object factor ('a', a list, a dict): one refusal, the same
+    type and message in memory and in chunks, nothing spent (before: in memory patsy evaluated the rows first, and
+    an unhashable cell made it fail with FormulaError where the neighbour got UndeclaredLevelsError)."""
+    rng = np.random.default_rng(0)
+    n = 60
+    x, y = rng.uniform(0, 1, n), rng.uniform(0, 1, n)
+    seen = set()
+    for cell in ("a", ["a"], {"k": 1}):
+        g = np.array(["a", "b"] * (n // 2), dtype=object)
+        g[0] = cell
+        df = pd.DataFrame({"g": pd.Series(g, dtype=object), "x": x, "y": y})
+        for kw in ({}, {"chunksize": 20}):
+            with pytest.raises(UndeclaredLevelsError) as exc:
+                dpstats.dp_ols("y ~ C(g) + x", df, epsilon=1.0, delta=1e-6, bounds={"x": (0, 1), "y": (0, 1)},
+                               method="ssp", **kw)
+            assert exc.value.privacy_spent == (0.0, 0.0)
+            seen.add(str(exc.value))
+    assert len(seen) == 1
+
+
+def test_an_undeclared_factor_is_refused_before_the_rows_are_evaluated(monkeypatch):
+    """The undeclared-levels refusal is decided from the formula, the declarations and the schema before patsy
+    evaluates any row (before: ``C(x)`` of a float column built the n x n dummy matrix first)."""
+    import dpstats.formula.design as design_module
+
+    def no_rows(*args, **kwargs):
+        raise AssertionError("the rows were evaluated")
+
+    monkeypatch.setattr(design_module, "_dmatrices", no_rows)
+    with pytest.raises(UndeclaredLevelsError, match="the levels of 'C\\(x1\\)'"):
+        build("y ~ C(x1)", frame())
+    with pytest.raises(UndeclaredLevelsError, match="the levels of 'C\\(g\\)'"):
+        build("y ~ x1 + C(g)", frame())
 
 
 @pytest.mark.parametrize("how", ["formula", "argument", "categorical"])
@@ -112,6 +150,51 @@ def test_a_cell_that_is_a_container_is_outside_the_declared_levels(cell):
     first.at[0, "g"] = "a"
     for formula, kw in (("y ~ C(g)", {"levels": {"g": ["a", "b", "c"]}}), ("y ~ C(g, levels=['a', 'b', 'c'])", {})):
         np.testing.assert_array_equal(build(formula, bad, **kw).X, build(formula, first, **kw).X)
+
+
+def test_missing_cells_never_raises_and_reads_a_decimal_nan_as_missing():
+    """The missing-value check of an object column decides each cell by itself and never raises: pandas' ``isna``
+    raises ``decimal.InvalidOperation`` on ``Decimal('sNaN')``, which refused a whole fit at no cost."""
+    cells = ["a", decimal.Decimal("sNaN"), None, decimal.Decimal("NaN"), ["a"], float("nan"), {"k": 1},
+             decimal.Decimal("1.5"), pd.NA]
+    got = missing_cells(pd.Series(np.array(cells, dtype=object)))
+    np.testing.assert_array_equal(got, [False, True, True, True, False, True, False, False, True])
+    plain = pd.Series(np.array(["a", None, 1.0, float("nan")], dtype=object))
+    np.testing.assert_array_equal(missing_cells(plain), plain.isna().to_numpy())
+
+
+@pytest.mark.parametrize("level", [decimal.Decimal("sNaN"), decimal.Decimal("NaN"), None])
+def test_a_missing_declared_level_is_refused_as_such(level):
+    """A declared level that is a missing value is refused from the declaration with one FormulaError, a signalling
+    decimal NaN too (before: hashing it raised TypeError, an InternalFitError)."""
+    df = frame().assign(g=lambda t: t["g"].astype(object))
+    with pytest.raises(FormulaError, match="include a missing value"):
+        build("y ~ C(g)", df, levels={"g": ["a", level]})
+
+
+@pytest.mark.parametrize("missing", ["raise", "drop"])
+@pytest.mark.parametrize("formula, kw", [("y ~ C(g, levels=['a', 'b']) + x", {}),
+                                         ("y ~ g + x", {"levels": {"g": ["a", "b"]}})],
+                         ids=["formula-levels", "levels-argument"])
+def test_a_signalling_decimal_nan_in_a_factor_cell_fits_like_its_neighbour(formula, kw, missing):
+    """Neighbours that differ in one cell of an object factor column, 'a' against ``Decimal('sNaN')``: both fit and
+    both spend the budget (before: the sNaN made pandas' missing-value check raise, an InternalFitError at no cost
+    on one neighbour only)."""
+    rng = np.random.default_rng(0)
+    n = 100
+    x, y = rng.uniform(0, 1, n), rng.uniform(0, 1, n)
+    fits = []
+    for cell in ("a", decimal.Decimal("sNaN")):
+        g = np.array(["a", "b"] * (n // 2), dtype=object)
+        g[0] = cell
+        df = pd.DataFrame({"g": pd.Series(g, dtype=object), "x": x, "y": y})  # object on both sides (not str)
+        assert df["g"].dtype == object
+        acct = dpstats.PrivacyAccountant(epsilon=2.0, delta=1e-5)
+        res = dpstats.dp_ols(formula, df, epsilon=1.0, delta=1e-6, bounds={"x": (0, 1), "y": (0, 1)},
+                             method="ssp", missing=missing, accountant=acct, random_state=1, **kw)
+        fits.append((res.nobs, list(res.params.index), acct.spent))
+    assert fits[0] == fits[1]
+    assert fits[0][0] == n and fits[0][2] == pytest.approx((1.0, 1e-6))
 
 
 @pytest.mark.parametrize("values, levels", [

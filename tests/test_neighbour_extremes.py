@@ -218,3 +218,53 @@ def test_the_patterns_are_extreme_and_finite() -> None:
         assert np.all(np.isfinite(values))
         with np.errstate(over="ignore"):
             assert np.all(~np.isfinite(values * values * 10.0) | (np.abs(values) < 1e-300))
+
+
+_LONG_N = 200
+
+
+def _long_double_fit(entry: str, x0: Any) -> tuple[set[str], tuple[float, float]]:
+    """One fit whose row 0 of x is ``x0`` (the other rows long doubles in [0, 1]): the warnings it emitted
+    (category and message) and what it spent."""
+    from dpstats.sklearn import DPLinearRegression
+
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, _LONG_N)
+    y = 2 * x + rng.normal(0, 0.1, _LONG_N)
+    xs = np.r_[np.longdouble(x0), x[1:].astype(np.longdouble)]
+    objects = [x0, *x[1:]]  # a Python list with one long double element
+    df = pd.DataFrame({"x": xs, "y": y})
+    kw: dict[str, Any] = {"epsilon": 1.0, "delta": 1e-6, "method": "ssp"}
+    bounds = {"x": (0.0, 1.0), "y": (-1.0, 3.0)}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if entry == "dp_ols transform":
+            res = dpstats.dp_ols("y ~ I(x * 2)", df, bounds=bounds, **kw)
+        elif entry == "dp_ols chunked":
+            res = dpstats.dp_ols("y ~ x", df, bounds=bounds, chunksize=50, **kw)
+        elif entry == "dp_ols dict of lists":
+            res = dpstats.dp_ols("y ~ x", {"x": objects, "y": list(y)}, bounds=bounds, **kw)
+        elif entry == "dp_ols_arrays":
+            res = dpstats.dp_ols_arrays(xs.reshape(-1, 1), y, x_bounds=[(0, 1)], y_bounds=(-1, 3), **kw)
+        elif entry == "dp_ols_arrays list of rows":
+            res = dpstats.dp_ols_arrays([[v] for v in objects], y, x_bounds=[(0, 1)], y_bounds=(-1, 3), **kw)
+        else:
+            est = DPLinearRegression(method="ssp", epsilon=1.0, delta=1e-6, bounds=(0, 1), y_bounds=(-1, 3))
+            X = np.array(objects, dtype=object).reshape(-1, 1) if entry == "sklearn objects" else xs.reshape(-1, 1)
+            res = est.fit(X, y)
+    report = res.privacy_report_ if isinstance(res, DPLinearRegression) else res.privacy
+    return ({f"{w.category.__name__}: {w.message}" for w in caught},
+            (report.epsilon_spent, report.delta_spent))
+
+
+@pytest.mark.parametrize("entry", ["dp_ols transform", "dp_ols chunked", "dp_ols dict of lists", "dp_ols_arrays",
+                                   "dp_ols_arrays list of rows", "sklearn", "sklearn objects"])
+def test_a_long_double_beyond_the_float_range_warns_nothing(entry: str) -> None:
+    """Neighbours whose row 0 of x is 0.5 or ``np.longdouble('1e4000')`` (finite, beyond float64): both fit, spend
+    the same and emit the same warnings (before: numpy's "overflow encountered in cast", or "in
+    number_or_missing", only on the neighbour with the long double: a free answer to whether a row is there)."""
+    base = _long_double_fit(entry, np.longdouble(0.5))
+    extreme = _long_double_fit(entry, np.longdouble("1e4000"))
+    assert extreme == base
+    assert not any(w.startswith("RuntimeWarning") for w in extreme[0])
+    assert base[1][0] == pytest.approx(1.0)

@@ -9,6 +9,7 @@ value, and the charged missing-value screen counts its row.
 
 from __future__ import annotations
 
+import collections
 import math
 import warnings
 from decimal import Decimal
@@ -145,6 +146,70 @@ def test_a_dict_of_lists_takes_its_types_from_the_declarations():
     for value in ("SECRET", pd.NA, 1 + 2j, [1]):
         assert fit([*X[:3, 0], value, *X[4:, 0]], g).equals(reference)
     assert fit(list(X[:, 0]), [*g[:7], 7, *g[8:]]).notna().all()  # a number among text levels: read as level 'a'
+
+
+COLLECTIONS = {"deque": collections.deque, "UserList": collections.UserList, "generator": lambda v: iter(list(v)),
+               "tuple": tuple}
+
+
+@pytest.mark.parametrize("kind", list(COLLECTIONS))
+def test_a_dict_column_of_any_python_collection_is_read_as_a_list(kind):
+    """A column given as a deque, a UserList, a generator (a Python collection without a type of its own) is read
+    element by element, exactly as a list: neighbours with 0.5, text or None in one cell of x fit alike, spending
+    the same, and equal to the list's fit on the same noise (before: numpy inferred the column's type from the
+    elements, and one 'abc' was a free InvalidBoundsError naming the inferred dtype)."""
+    X, y = _xy(200)
+    wrap = COLLECTIONS[kind]
+
+    def fit(cells: list, as_collection: bool = True) -> tuple[pd.Series, tuple[float, float]]:
+        columns = {"x": wrap(cells), "y": wrap(list(y))} if as_collection else {"x": cells, "y": list(y)}
+        acct = dpstats.PrivacyAccountant(2.0, 1e-5)
+        res = dpstats.dp_ols("y ~ x", columns, 1.0, 1e-6, method="ssp", bounds={"x": BOUNDS["x"], "y": BOUNDS["y"]},
+                             accountant=acct, random_state=0)
+        return res.params, acct.spent
+
+    for cell in (0.5, "abc", None, ["a", "b"]):
+        cells = [cell, *X[1:, 0]]
+        got, spent = fit(cells)
+        want, want_spent = fit(cells, as_collection=False)
+        assert got.equals(want) and spent == want_spent
+        assert spent[0] == pytest.approx(1.0)
+    assert fit([None, *X[1:, 0]])[0].equals(fit(["abc", *X[1:, 0]])[0])  # both missing: the same release
+
+
+@pytest.mark.parametrize("kind", ["deque", "UserList"])
+def test_the_estimator_reads_a_python_collection_as_a_list(kind):
+    """``DPLinearRegression.fit`` reads y (and X's rows) given as a deque or a UserList element by element, as a
+    list: a text or None element is missing, and the neighbours fit alike (before: scikit-learn's conversion
+    refused the one with text, a free DataValueError)."""
+    from dpstats.sklearn import DPLinearRegression
+
+    X, y = _xy(200)
+    wrap = COLLECTIONS[kind]
+    fits = {}
+    for cell in (0.5, "abc", None):
+        ys = [cell, *y[1:]]
+        est = DPLinearRegression(method="ssp", epsilon=1.0, delta=1e-6, bounds=BOUNDS["x"], y_bounds=BOUNDS["y"],
+                                 random_state=0)
+        as_list = DPLinearRegression(**est.get_params()).fit(X[:, :1].tolist(), ys)
+        est.fit(wrap(X[:, :1].tolist()), wrap(ys))
+        np.testing.assert_array_equal(est.coef_, as_list.coef_)
+        assert est.privacy_report_.epsilon_spent == pytest.approx(1.0)
+        fits[repr(cell)] = est.coef_
+    np.testing.assert_array_equal(fits["'abc'"], fits["None"])
+
+
+def test_a_dict_column_of_equal_length_lists_is_one_cell_per_row():
+    """A list column whose cells are themselves equal-length lists is still one cell per row (each missing as a
+    number), not a two-dimensional array that cannot form a table: a free refusal on one neighbour only."""
+    X, y = _xy(100)
+    cells = [[1.0, 2.0]] * 100
+    res = dpstats.dp_ols("y ~ x", {"x": [0.5, *cells[1:]], "y": list(y)}, 1.0, 1e-6, method="ssp",
+                         bounds={"x": BOUNDS["x"], "y": BOUNDS["y"]}, missing="drop", random_state=0)
+    other = dpstats.dp_ols("y ~ x", {"x": cells, "y": list(y)}, 1.0, 1e-6, method="ssp",
+                           bounds={"x": BOUNDS["x"], "y": BOUNDS["y"]}, missing="drop", random_state=0)
+    assert res.nobs == other.nobs == 100
+    assert res.privacy.epsilon_spent == pytest.approx(other.privacy.epsilon_spent)
 
 
 @pytest.mark.parametrize("route", ["scikit-learn object array", "CSV file", "dict of lists"])

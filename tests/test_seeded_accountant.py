@@ -15,8 +15,9 @@ import pandas as pd
 import pytest
 
 import dpstats
-from dpstats.errors import InvalidArgumentError
+from dpstats.errors import InvalidArgumentError, InvalidPrivacyParameterError
 from dpstats.privacy.accountant import PrivacyAccountant
+from dpstats.sklearn import DPLinearRegression
 
 BOUNDS = {"x": (-1.0, 1.0), "y": (-2.0, 2.0)}
 
@@ -86,3 +87,51 @@ def test_the_scikit_learn_wrapper_goes_through_the_same_check() -> None:
     with pytest.raises(InvalidArgumentError):
         est.fit(data[["x"]].to_numpy(), data["y"].to_numpy())
     assert acct.spent == (0.0, 0.0)
+
+
+def _neighbours() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Two data sets that differ in one row."""
+    df = _data()
+    other = df.copy()
+    other.loc[0, ["x", "y"]] = [0.9, -1.5]
+    return df, other
+
+
+def _ols_through(acct: PrivacyAccountant, df: pd.DataFrame, entry: str) -> None:
+    """The non-private reference through ``acct`` by one of the three entry points."""
+    inf = float("inf")
+    if entry == "dp_ols":
+        dpstats.dp_ols("y ~ x", df, epsilon=inf, method="ols", accountant=acct)
+    elif entry == "dp_ols_arrays":
+        dpstats.dp_ols_arrays(df[["x"]].to_numpy(), df["y"].to_numpy(), epsilon=inf, method="ols", accountant=acct)
+    else:
+        DPLinearRegression(method="ols", epsilon=inf, accountant=acct).fit(df[["x"]], df["y"])
+
+
+@pytest.mark.parametrize("entry", ["dp_ols", "dp_ols_arrays", "DPLinearRegression"])
+@pytest.mark.parametrize("persistent", [False, True], ids=["memory", "sqlite"])
+def test_an_accountant_refuses_the_non_private_reference_on_both_neighbours(entry, persistent, tmp_path) -> None:
+    """``method="ols"`` with ``epsilon=inf`` through an accountant is refused before the data are touched, with one
+    message for both neighbours, and recorded as nothing (before: exact least squares were released while the
+    accountant recorded no fit, so an analyst handed a custodian's accountant could step around it)."""
+    acct = (PrivacyAccountant(1.0, 1e-6, path=tmp_path / "budget.sqlite", refuse_seeded=True) if persistent
+            else PrivacyAccountant(1.0, 1e-6, refuse_seeded=True))
+    messages = set()
+    for df in _neighbours():
+        with pytest.raises(InvalidPrivacyParameterError, match="cannot pay for a fit that is not private") as err:
+            _ols_through(acct, df, entry)
+        assert err.value.privacy_spent == (0.0, 0.0)
+        assert "drop accountant=" in str(err.value).lower()
+        messages.add(str(err.value))
+    assert len(messages) == 1
+    assert acct.spent == (0.0, 0.0) and acct.history == []
+    ref = dpstats.dp_ols("y ~ x", _data(), epsilon=float("inf"), method="ols")  # without accountant= it runs
+    assert ref.params["x"] == pytest.approx(np.polyfit(_data()["x"], _data()["y"], 1)[0])
+
+
+def test_an_accountant_refuses_an_infinite_epsilon_for_any_method() -> None:
+    acct = PrivacyAccountant(1.0, 1e-6)
+    for method in ("auto", "ssp"):
+        with pytest.raises(InvalidPrivacyParameterError, match="epsilon=inf means no privacy, and a privacy budget"):
+            dpstats.dp_ols("y ~ x", _data(), epsilon=float("inf"), method=method, bounds=BOUNDS, accountant=acct)
+    assert acct.spent == (0.0, 0.0) and acct.history == []

@@ -46,7 +46,7 @@ from dpstats.errors import (
     UndeclaredLevelsError,
 )
 from dpstats.formula.centring import ColumnCentring, public_centring
-from dpstats.formula.frame import FramePlan, as_frame, date_advice, duration_advice, is_numeric
+from dpstats.formula.frame import FramePlan, as_frame, date_advice, duration_advice, float64_values, is_numeric
 from dpstats.formula.identifiable import RankProbe
 from dpstats.formula.language import FORMULA_ENV
 from dpstats.formula.parse import code_names, declares_levels, formula_first_levels, model_desc, origin_code, term
@@ -314,6 +314,8 @@ def build_design(
         raise FormulaError("formula must be a string of the form 'y ~ x1 + x2', with a response on the left")
     df = as_frame(data)
     parsed = parse_formula(formula, df, bounds=bounds, levels=levels, missing=missing)
+    if not allow_data_levels:
+        _refuse_undeclared_levels(parsed, bounds, formula)
     df, nulls = parsed.plan.prepare(df)
     notes = _missing_notes(missing)
     y_dm, X_dm = _dmatrices(parsed.desc, df, formula)
@@ -323,6 +325,30 @@ def build_design(
         _check_terms_have_columns(design_info)
     X, y = finite_arrays(X_dm, y_dm, nulls)
     return _assemble(parsed, X, y, design_info, y_dm.design_info, bounds, notes)
+
+
+def _refuse_undeclared_levels(parsed: ParsedFormula, bounds: Mapping[str, tuple[float, float]] | None,
+                              formula: str) -> None:
+    """Refuse a factor whose levels are not declared from the formula, the declarations and the schema alone, before
+    any row is evaluated, exactly as for data read in chunks (:func:`public_design`): the design is built on the
+    zero-row schema (or the public prototype row) and its factors are checked by :func:`_check_levels`.
+
+    Checked on the data's design instead, the refusal came after patsy had evaluated every row: its type then
+    depended on the rows (one unhashable cell made patsy fail first, a ``FormulaError``, where its neighbour got
+    :class:`~dpstats.errors.UndeclaredLevelsError`), and ``C(x)`` of a float column built an n x n dummy matrix
+    first.  A formula whose design cannot be built on public values alone (a public fact too) is left to the check
+    on the data's design.
+
+    Raises
+    ------
+    UndeclaredLevelsError
+        A categorical factor of the schema's design whose levels are neither declared nor given by its dtype.
+    """
+    try:
+        _, X_dm, _ = _schema_dmatrices(parsed, bounds, formula)
+    except Exception:  # noqa: BLE001 - decided from public facts; the data's design is checked as before
+        return
+    _check_levels(X_dm.design_info, parsed.schema, parsed, allow_data_levels=False)
 
 
 def _dmatrices(desc: Any, df: pd.DataFrame, formula: str) -> tuple[Any, Any]:
@@ -419,8 +445,8 @@ def finite_arrays(X_dm: Any, y_dm: Any, nulls: np.ndarray | None = None) -> tupl
     tuple of numpy.ndarray
         ``(X, y)``, float.
     """
-    X = np.asarray(X_dm, dtype=float)  # patsy's own arrays: changed in place, as for the null rows
-    y = np.asarray(y_dm, dtype=float)
+    X = float64_values(X_dm)  # patsy's own arrays: changed in place, as for the null rows
+    y = float64_values(y_dm)
     if y.ndim != 2 or y.shape[1] != 1:
         raise DataTypeError("the response must be a single numeric column")
     y = y[:, 0]

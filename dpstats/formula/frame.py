@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ import pandas as pd
 from dpstats.errors import DataTypeError, FormulaError, MissingDataError
 
 __all__ = ["onto_levels", "FramePlan", "as_frame", "check_unique_columns", "duration_advice", "is_numeric",
-           "numpy_columns"]
+           "float64_values", "missing_cell", "missing_cells", "numpy_columns"]
 
 
 def as_frame(data: Any, what: str = "data") -> pd.DataFrame:
@@ -281,17 +282,19 @@ class FramePlan:
         if variables and (len(df.columns) != len(variables) or set(df.columns) != set(variables)):
             df = df[variables]  # (a column list copies a consolidated frame's block: not done for a mere reorder)
         nulls = None
-        bad = [str(v) for v in variables if df[v].hasnans]
+        masks = {v: missing_cells(df[v]) for v in variables}
+        bad = [str(v) for v in variables if masks[v].any()]
         if bad:
             if self.missing == "raise":
                 raise MissingDataError(
                     f"missing values in {', '.join(bad)}. Impute them with a public rule, or pass missing='drop' "
                     "(each incomplete row then becomes a public null row that adds nothing to the fit; n stays "
                     "public and the number of complete rows private).")
+            incomplete = np.logical_or.reduce([masks[v] for v in bad])
             if self.missing == "drop":
-                df = df.dropna(subset=variables)
+                df = df[~incomplete]
             else:
-                df, nulls = self._null_rows(df, bad)
+                df, nulls = self._null_rows(df, incomplete)
         df = numpy_columns(df, variables)
         if self.bool_responses or self.levels or self.clip:
             df = df.copy(deep=False)
@@ -302,13 +305,13 @@ class FramePlan:
         for var, lv in self.allowed:
             df[var] = onto_levels(df[var], lv)
         for var, lo, hi in self.clip:  # (inf becomes NaN, which the design sets to 0: as an unclipped inf)
-            values = df[var].to_numpy(dtype=float)
+            values = float64_values(df[var])
             df[var] = np.where(np.isinf(values), np.nan, np.clip(values, lo, hi))
         return df, nulls
 
-    def _null_rows(self, df: pd.DataFrame, bad: Sequence[str]) -> tuple[pd.DataFrame, np.ndarray]:
-        """``df`` with every row that has a missing value replaced by the public null row, and their mask."""
-        nulls = df[list(bad)].isna().any(axis=1).to_numpy()
+    def _null_rows(self, df: pd.DataFrame, nulls: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
+        """``df`` with every row that has a missing value (``nulls``, from :func:`missing_cells`) replaced by the
+        public null row, and their mask."""
         fill = dict(self.fill)
         out = df.copy()
         for v in self.variables:
@@ -323,6 +326,57 @@ class FramePlan:
             # where() widens a dtype that cannot hold the value (1.5 or True in an int column), which .loc refuses
             out[v] = out[v].where(~nulls, value)
         return out, nulls
+
+
+def missing_cells(col: pd.Series) -> np.ndarray:
+    """(n,) bool: which cells of ``col`` are missing (NaN, None, ``pd.NA``, ``NaT``, a decimal NaN), by a rule that
+    looks at each cell alone and never raises.
+
+    pandas' own check (``isna``) decides each cell by itself too, but in an object column it compares a decimal with
+    itself, which raises ``decimal.InvalidOperation`` for a signalling NaN (``Decimal('sNaN')``): one such cell would
+    then refuse the whole data at no cost.  Where pandas' check raises, each cell is read by
+    :func:`missing_cell`, which gives the same answer as pandas for every cell pandas can read, reads a decimal
+    NaN of either kind as missing (as :func:`dpstats.numbers.number_or_missing` does), and reads any other cell
+    pandas cannot check as present (a value: in a factor with declared levels, one outside them, read as the first
+    level).
+
+    Parameters
+    ----------
+    col : pandas.Series
+        A column.
+
+    Returns
+    -------
+    numpy.ndarray
+        The mask of its missing cells.
+    """
+    try:
+        return np.asarray(col.isna(), dtype=bool)
+    except Exception:  # a cell pandas' check fails on (Decimal('sNaN')): each cell by itself
+        return np.fromiter((missing_cell(v) for v in col), dtype=bool, count=len(col))
+
+
+def missing_cell(value: Any) -> bool:
+    """Whether one cell (of an object column, or a declared level) is missing: where pandas reads it so (a scalar
+    only: a list, an array or a dict in a cell is a value) or it is a decimal NaN; a cell pandas' check raises on is
+    a value.  Never raises.
+
+    Parameters
+    ----------
+    value : Any
+        The cell.
+
+    Returns
+    -------
+    bool
+    """
+    if isinstance(value, Decimal):
+        return value.is_nan()  # quiet or signalling ('sNaN', whose comparison raises)
+    try:
+        missing = pd.isna(value)
+    except Exception:  # a cell whose own comparison fails: a value, like an array in a cell
+        return False
+    return bool(missing) if isinstance(missing, (bool, np.bool_)) else False
 
 
 def onto_levels(col: pd.Series, levels: Sequence[Any]) -> pd.Series:
@@ -382,6 +436,27 @@ def _extension_numbers(dtype: Any) -> bool:
             and not pd.api.types.is_bool_dtype(dtype))
 
 
+def float64_values(values: Any) -> np.ndarray:
+    """``values`` (a Series, or anything ``np.asarray`` reads) as float64, with numpy's warnings switched off: a
+    finite value beyond the float range (a ``np.longdouble`` of 1e4000) becomes infinite, and is then mapped as any
+    non-finite value is, where numpy would warn "overflow encountered in cast" for that data set only.
+
+    Parameters
+    ----------
+    values : pandas.Series or array_like
+        The values.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64.
+    """
+    with np.errstate(all="ignore"):
+        if isinstance(values, pd.Series):
+            return values.to_numpy(dtype=np.float64)
+        return np.asarray(values, dtype=np.float64)
+
+
 def numpy_columns(df: pd.DataFrame, variables: Sequence[str]) -> pd.DataFrame:
     """``df`` with its pandas extension-dtype columns among ``variables`` given numpy dtypes patsy can read.
 
@@ -389,7 +464,8 @@ def numpy_columns(df: pd.DataFrame, variables: Sequence[str]) -> pd.DataFrame:
     factor, as ``bool`` is), nullable integers and floats (``Int64``,
     ``Float64``, Arrow-backed numbers, decimals included) ``float64``, ``string``
     becomes ``object``; integers of any width (``int64``, ``uint8``, ``Int64``)
-    and floats narrower than 64 bits (``float16``, ``float32``, ``Float32``) become ``float64``, so
+    and floats narrower or wider than 64 bits (``float16``, ``float32``, ``Float32``, ``longdouble``) become
+    ``float64`` (a long double beyond the float range infinite, without a warning), so
     that a transform of a finite value is computed in double precision and
     never in integer arithmetic, which wraps around without an error.  A
     decision on the dtype alone (schema); the columns must hold no missing
@@ -412,10 +488,11 @@ def numpy_columns(df: pd.DataFrame, variables: Sequence[str]) -> pd.DataFrame:
     converted: dict[str, Any] = {}
     for v in variables:
         dt = df[v].dtype
-        if isinstance(dt, np.dtype) and (dt.kind in "iu" or (dt.kind == "f" and dt.itemsize < 8)):
+        if isinstance(dt, np.dtype) and (dt.kind in "iu" or (dt.kind == "f" and dt.itemsize != 8)):
             # transforms in double precision: I(x * x) at 3e38; and no integer arithmetic, which wraps around
-            # silently (I(x ** 40) of an int64 11 is a finite, wrong number)
-            converted[v] = df[v].to_numpy(dtype=np.float64)
+            # silently (I(x ** 40) of an int64 11 is a finite, wrong number); a long double beyond the float range
+            # is inf here, without numpy's warning for that data set (float64_values)
+            converted[v] = float64_values(df[v])
             continue
         if not isinstance(dt, pd.api.extensions.ExtensionDtype) or isinstance(dt, pd.CategoricalDtype):
             continue

@@ -28,7 +28,7 @@ from dpstats.errors import (
     UnknownColumnError,
     UnseenLevelError,
 )
-from dpstats.formula.frame import as_frame, duration_advice, numpy_columns, real_numeric_dtype
+from dpstats.formula.frame import as_frame, duration_advice, missing_cells, numpy_columns, real_numeric_dtype
 from dpstats.formula.language import MAP_UNDECLARED_LEVELS, NAMESPACE, check_factor
 from dpstats.formula.parse import code_names, origin_code
 
@@ -82,7 +82,7 @@ def _prediction_frame(design_info: Any, df: pd.DataFrame) -> tuple[pd.DataFrame,
         raise DataTypeError(
             f"newdata gives {', '.join(f'{v!r} (dtype {df[v].dtype})' for v in wrong)} as non-numbers, but the "
             f"model uses {'it' if len(wrong) == 1 else 'them'} as numeric.{convert}")
-    missing = [v for v in used if df[v].hasnans]
+    missing = [v for v in used if missing_cells(df[v]).any()]
     if missing:
         raise MissingDataError(
             f"newdata has missing values (NaN, None or pd.NA) in {', '.join(missing)}; a prediction needs every "

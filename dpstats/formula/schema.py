@@ -33,7 +33,14 @@ from dpstats.errors import (
     UndeclaredCategoriesWarning,
     UnknownColumnError,
 )
-from dpstats.formula.frame import FramePlan, check_unique_columns, date_advice, duration_advice, is_numeric
+from dpstats.formula.frame import (
+    FramePlan,
+    check_unique_columns,
+    date_advice,
+    duration_advice,
+    is_numeric,
+    missing_cell,
+)
 from dpstats.formula.language import FactorFacts, check_factor, check_numeric_dtypes
 from dpstats.formula.parse import (
     check_formula_levels,
@@ -271,9 +278,9 @@ def _declared_levels(levels: Mapping[str, Sequence[Any]] | None, variables: Sequ
             raise UnknownColumnError(f"levels= names '{var}', which is not a column of the data; "
                                      f"columns are: {', '.join(map(str, df.columns))}")
         lv = _level_list(var, lv)
+        _check_no_missing_level(var, lv)  # first: a decimal sNaN level cannot be hashed
         if len(lv) == 0 or len(set(lv)) != len(lv):
             raise FormulaError(f"levels for '{var}' must be a non-empty list of distinct values")
-        _check_no_missing_level(var, lv)
         _check_level_types(var, lv, df[var])
         declared.append((var, tuple(lv)))
     return declared
@@ -300,7 +307,7 @@ def _check_references(factor_codes: Sequence[str], levels: Mapping[str, Sequence
 def _check_no_missing_level(var: str, levels: Sequence[Any]) -> None:
     """Refuse declared levels that include a missing value (None, NaN, pd.NA, NaT): a missing value is not a
     category, and patsy cannot build a factor with one.  Decided from the declared levels alone."""
-    if any(not isinstance(lv, (str, bytes)) and pd.api.types.is_scalar(lv) and pd.isna(lv) for lv in levels):
+    if any(missing_cell(lv) for lv in levels):  # (Decimal('sNaN') too, on which pandas' isna raises)
         raise FormulaError(
             f"levels for '{var}' include a missing value (None, NaN, pd.NA or NaT), which is not a level: declare "
             "only the categories, and pass missing='drop' to turn rows with a missing value into public null rows "
