@@ -12,7 +12,6 @@ the accountant.
 from __future__ import annotations
 
 import contextlib
-import math
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -20,57 +19,15 @@ from typing import Any
 import numpy as np
 
 from dpstats.api_arrays import MOVED_UP
-from dpstats.errors import DPStatsError, InvalidPrivacyParameterError, UnknownMethodError
-from dpstats.methods.registry import get_method
+from dpstats.errors import DPStatsError
 from dpstats.pipeline import ArrayData, FitRequest, FrameData, SourceData, run
 from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.privacy.missing_screen import CSV_TEXT_HINT, source_hint
 from dpstats.results import DPRegressionResults
 from dpstats.rows.sources import CSVSource, as_source, is_chunked_data, is_dask_frame
-from dpstats.validation import check_declarations, check_privacy_parameters, check_rescale
+from dpstats.validation import check_declarations
 
-__all__ = ["check_accountant_fit", "dp_ols", "dp_ols_arrays"]
-
-
-def check_accountant_fit(accountant: PrivacyAccountant | None, epsilon: object, delta: object,
-                         method: object) -> None:
-    """Refuse, before the data are touched, a fit through an accountant that is not private: one with an infinite
-    epsilon (``method="ols"``, the only method that runs with it).
-
-    A budget cannot pay for such a fit, and an accountant that let it pass would record nothing while exact least
-    squares of the data were released: an analyst handed a custodian's accountant could step around it by asking
-    for the non-private reference.  Decided from the arguments alone, after the privacy parameters' own checks
-    (:func:`~dpstats.validation.check_privacy_parameters`); nothing is spent and nothing is recorded.
-
-    Parameters
-    ----------
-    accountant : PrivacyAccountant or None
-        The fit's accountant (no check without one).
-    epsilon, delta : object
-        The fit's budget, as given.
-    method : object
-        The fit's method, as given (it only words the message).
-
-    Raises
-    ------
-    InvalidPrivacyParameterError
-        The privacy parameters are invalid, or an accountant is given with an infinite epsilon.
-    """
-    if accountant is None:
-        return
-    eps, _ = check_privacy_parameters(epsilon, delta)
-    if math.isfinite(eps):
-        return
-    try:
-        private = method == "auto" or get_method(method).private  # type: ignore[arg-type]
-    except UnknownMethodError:
-        private = True
-    what = f"method={method!r} is not private" if not private else "epsilon=inf means no privacy"
-    raise InvalidPrivacyParameterError(
-        f"{what}, and a privacy budget cannot pay for a fit that is not private (its epsilon is infinite): the "
-        "accountant refuses it. Drop accountant= to run the non-private reference (method='ols', "
-        "epsilon=float('inf')) outside the budget, on data that may be disclosed, or give a private method a "
-        "finite epsilon; nothing was spent")
+__all__ = ["dp_ols", "dp_ols_arrays"]
 
 
 def dp_ols(
@@ -262,9 +219,7 @@ def dp_ols(
         warnings.warn("dp_ols(eval_env=...) is deprecated and ignored: formulas are evaluated in dpstats's own "
                       "namespace of row-wise functions (see dpstats.formula.language), never in the caller's",
                       DeprecationWarning, stacklevel=2)
-    check_accountant_fit(accountant, epsilon, delta, method)
     check_declarations(bounds, levels)
-    check_rescale(rescale)
     request: FrameData
     if chunksize is not None or is_chunked_data(data):
         request = SourceData(formula, data, bounds, levels, missing, allow_data_levels, chunksize=chunksize)
@@ -381,8 +336,6 @@ def dp_ols_arrays(
     >>> list(res.params.index)
     ['x1', 'x2', 'x3']
     """
-    check_rescale(rescale)
-    check_accountant_fit(accountant, epsilon, delta, method)
     data = ArrayData(X, y, x_bounds=x_bounds, y_bounds=y_bounds, column_names=column_names,
                      response_name=response_name, intercept=intercept)
     return run(FitRequest(data, epsilon, delta, method=method, options=options, accountant=accountant,

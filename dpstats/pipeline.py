@@ -63,6 +63,7 @@ from dpstats.errors import (
     MissingValuesWarning,
     SettlementError,
     SingularDesignError,
+    UnknownMethodError,
     UnscaledFitWarning,
 )
 from dpstats.formula import Design, build_design, public_design
@@ -92,7 +93,7 @@ from dpstats.rows.memory import InMemoryRows
 from dpstats.rows.sources import as_source
 from dpstats.scaling import PublicScaling
 from dpstats.theory import ErrorBounds, error_bounds, with_coefficients
-from dpstats.validation import check_privacy_parameters
+from dpstats.validation import check_privacy_parameters, check_rescale
 
 __all__ = ["FitRequest", "FrameData", "SourceData", "ArrayData", "run", "resolve_method", "missing_mode",
            "conclude"]
@@ -342,10 +343,44 @@ def _check_entry_keywords(request: FitRequest) -> None:
         raise InvalidArgumentError(f"{entry} has no argument {misplaced[0]}=; write {known[misplaced[0]]}")
 
 
+def check_accountant_fit(accountant: PrivacyAccountant | None, epsilon: object, delta: object,
+                         method: object) -> None:
+    """Refuse, before the data are touched, a fit through an accountant that is not private: one with an infinite
+    epsilon (``method="ols"``, the only method that runs with it).
+
+    A budget cannot pay for such a fit, and an accountant that let it pass would record nothing while exact least
+    squares of the data were released: an analyst handed a custodian's accountant could step around it by asking
+    for the non-private reference.  Decided from the arguments alone, after the privacy parameters' own checks
+    (:func:`~dpstats.validation.check_privacy_parameters`); nothing is spent and nothing is recorded.
+    :func:`run` calls it; :class:`~dpstats.sklearn.DPLinearRegression` also calls it before it reads its arrays.
+
+    Raises
+    ------
+    InvalidPrivacyParameterError
+        The privacy parameters are invalid, or an accountant is given with an infinite epsilon.
+    """
+    if accountant is None:
+        return
+    eps, _ = check_privacy_parameters(epsilon, delta)
+    if math.isfinite(eps):
+        return
+    try:
+        private = method == "auto" or get_method(method).private  # type: ignore[arg-type]
+    except UnknownMethodError:
+        private = True
+    what = f"method={method!r} is not private" if not private else "epsilon=inf means no privacy"
+    raise InvalidPrivacyParameterError(
+        f"{what}, and a privacy budget cannot pay for a fit that is not private (its epsilon is infinite): the "
+        "accountant refuses it. Drop accountant= to run the non-private reference (method='ols', "
+        "epsilon=float('inf')) outside the budget, on data that may be disclosed, or give a private method a "
+        "finite epsilon; nothing was spent")
+
+
 def run(request: FitRequest) -> DPRegressionResults:
     """Fit ``request`` (module docstring).  Every exit settles the accountant's reservation."""
     _check_entry_keywords(request)
     rescale = rescale_mode(request.rescale)
+    check_accountant_fit(request.accountant, request.epsilon, request.delta, request.method)
     eps, dlt = check_privacy_parameters(request.epsilon, request.delta)
     spec = resolve_method(request.method, eps)
     options = spec.parse_options(request.options, delta=dlt) if spec is not None else None
@@ -468,14 +503,10 @@ def rescale_mode(rescale: Any) -> str:
     """``"columns"`` (True: every column and the response mapped to [-1, 1]), ``"centred"`` (that map after the
     public reparametrisation of product and power columns) or ``"off"`` (False) for the ``rescale=`` argument;
     any other value is refused before anything is read."""
+    check_rescale(rescale)
     if isinstance(rescale, (bool, np.bool_)):
         return "columns" if rescale else "off"
-    if isinstance(rescale, str) and rescale == "centred":
-        return "centred"
-    raise InvalidArgumentError("rescale must be True (default: every column and the response mapped to [-1, 1] by "
-                               "their declared bounds), 'centred' (product and power columns first re-expressed "
-                               "with their variables centred at the midpoints of their declared ranges) or False "
-                               "(the raw design)")
+    return "centred"
 
 
 def missing_mode(missing: str, spec: MethodSpec | None) -> str:

@@ -51,7 +51,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without scikit-learn
     raise ImportError('dpstats.sklearn needs scikit-learn >= 1.6: pip install "dpstats[sklearn]"') from exc
 
-from dpstats.api import check_accountant_fit, dp_ols
+from dpstats.api import dp_ols
 from dpstats.errors import (
     DataTypeError,
     DataValueError,
@@ -64,6 +64,7 @@ from dpstats.formula.frame import check_unique_columns
 from dpstats.formula.parse import term
 from dpstats.formula.predict import finite_predictions, warn_outside_bounds
 from dpstats.numbers import in_memory, is_untyped_sequence, numbers_or_missing, numeric_columns
+from dpstats.pipeline import check_accountant_fit
 from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.validation import MAX_BOUND_MAGNITUDE
 
