@@ -142,7 +142,10 @@ def test_a_type_a_row_cannot_always_take_is_refused_from_the_declaration(tmp_pat
                                     {"escapechar": "\\"}, {"lineterminator": ";"}, {"dialect": "excel"},
                                     {"parse_dates": ["x"]}, {"skipfooter": 1}, {"doublequote": False},
                                     {"quoting": 2}, {"encoding_errors": "strict"}, {"sep": ";;"}, {"sep": None},
-                                    {"quotechar": "\n"}, {"sep": ",", "quotechar": ","}],
+                                    {"quotechar": "\n"}, {"sep": ",", "quotechar": ","}, {"sep": "\u00a7"},
+                                    {"quotechar": "\u00ab"}, {"encoding_errors": "surrogateescape"},
+                                    {"decimal": ","}, {"thousands": "_"}, {"na_values": [0.5]},
+                                    {"keep_default_na": False}, {"true_values": ["yes"]}],
                          ids=lambda option: "-".join(f"{k}={v!r}" for k, v in option.items()))
 def test_options_that_decide_how_lines_become_rows_are_refused(tmp_path, option):
     """Options that would let other lines, or the file's first lines, decide how a line is read are refused from the
@@ -156,8 +159,7 @@ def test_options_that_decide_how_lines_become_rows_are_refused(tmp_path, option)
 
 
 @pytest.mark.parametrize("option", [{"sep": ";"}, {"quotechar": "'"}, {"quoting": 3}, {"skipinitialspace": True},
-                                    {"na_values": ["-"]}, {"encoding": "latin-1"}, {"decimal": "."},
-                                    {"encoding_errors": "ignore"}, {"thousands": " "}])
+                                    {"encoding": "latin-1"}, {"encoding_errors": "ignore"}])
 def test_options_that_read_one_line_by_itself_are_taken(tmp_path, option):
     lines = _lines()
     sep = option.get("sep", ",")
@@ -176,6 +178,33 @@ def test_a_quoted_line_with_extra_fields_is_a_row_of_missing_values(tmp_path, li
     while '0.5,1,"a"' was a row of missing values)."""
     lines = _lines()
     assert _fit(_write(tmp_path / "a.csv", lines, 37, line)).equals(_fit(_write(tmp_path / "b.csv", lines, 37, "")))
+
+
+def test_a_header_whose_quotes_do_not_pair_up_is_refused_from_the_header(tmp_path):
+    """The header is the schema (public): one whose quote characters do not pair up is refused before a data line
+    is read, whatever the data lines hold (an audit found pandas reading such a header on into the data, so that a
+    quoted data field became part of the column names)."""
+    lines = _lines()
+    for at, line in ((3, None), (3, '99,"SECRET,42",1')):
+        out = ['x,z,"y'] + lines[1:]
+        with pytest.raises(DataTypeError, match="header's quote characters do not pair up"):
+            _fit(_write(tmp_path / f"h{at}{line is None}.csv", out, at, line))
+
+
+def test_a_declared_category_type_reads_each_field_by_itself(tmp_path):
+    """A column declared with a CategoricalDtype is read as text and mapped onto the categories field by field: a
+    field outside them is missing, without pandas' warning (which one row decided)."""
+    lines = ["x,z,y,g"] + [line + (",a" if i % 2 else ",b") for i, line in enumerate(_lines()[1:])]
+    dtype = {"g": pd.CategoricalDtype(["a", "b"])}
+    plain = _write(tmp_path / "a.csv", lines, 5, None)
+    odd = _write(tmp_path / "b.csv", lines, 5, lines[6][: lines[6].rindex(",")] + ",SECRETLEVEL")
+    frames = []
+    for path in (plain, odd):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            frames.append(pd.concat(CSVSource(path, dtype=dtype).frames(["g"]))["g"])
+    assert frames[0].iloc[5] in ("a", "b") and pd.isna(frames[1].iloc[5])
+    assert frames[1].drop(index=5).equals(frames[0].drop(index=5))
 
 
 def test_a_quoted_field_is_read_as_its_value(tmp_path):
@@ -259,3 +288,12 @@ def test_black_box_audit_of_a_malformed_line(tmp_path, neighbour_line, dtype):
     result = audit_mechanism(lambda path, rng: _slope_or_refusal(path, rng, dtype), data, neighbour, runs=150,
                              delta=1e-6, alpha=1e-3, seed=17)
     assert result.epsilon_lower_bound <= 1.0
+
+
+def test_a_field_that_quotes_a_pandas_message_is_a_missing_value(tmp_path):
+    """A number field whose text pandas' parse error would quote ("Usecols ...") is a missing value like any other
+    field that is not a number (the source once recognised one of pandas' refusals by its message text, so this
+    field refused the fit at no cost)."""
+    lines = _lines()
+    assert _fit(_write(tmp_path / "a.csv", lines, 9, "3,1,Usecols-SECRET-4711")).equals(
+        _fit(_write(tmp_path / "b.csv", lines, 9, "3,1,")))

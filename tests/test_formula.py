@@ -257,6 +257,24 @@ def test_categories_outside_the_declared_levels_warn_with_their_count():
         build("y ~ C(g)", df, levels={"g": ["c", "a", "b", "d"]})
 
 
+class _HashRaises:
+    """A cell whose hash raises something other than TypeError."""
+
+    def __hash__(self):
+        raise ValueError("no hash")
+
+
+def test_a_cell_whose_hash_raises_is_outside_the_declared_levels():
+    """Any failure of a cell's lookup (not only an unhashable TypeError) reads it as outside the declared levels,
+    the first level (an audit found an InternalFitError on one neighbour only)."""
+    df = frame().assign(g=lambda t: t["g"].astype(object))
+    odd, first = df.copy(), df.copy()
+    odd.at[0, "g"] = _HashRaises()
+    first.at[0, "g"] = "a"
+    kw = {"levels": {"g": ["a", "b", "c"]}}
+    np.testing.assert_array_equal(build("y ~ C(g)", odd, **kw).X, build("y ~ C(g)", first, **kw).X)
+
+
 def _equal_value(values, level):
     """The value among ``values`` equal to the declared ``level``."""
     return next(v for v in values if v == level)

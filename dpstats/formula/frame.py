@@ -425,7 +425,7 @@ def _level_index(value: Any, index: dict[Any, int]) -> int:
     """One cell's level index: that of the declared level it is hashable and equal to, else 0."""
     try:
         return index.get(value, 0)
-    except TypeError:  # unhashable: an array, a list, a dict
+    except Exception:  # noqa: BLE001 - unhashable (an array, a list, a dict) or a hash or == that raises: outside
         return 0
 
 

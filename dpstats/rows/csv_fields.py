@@ -65,10 +65,10 @@ def is_number_type(dtype: Any) -> bool:
 
 def read_type(dtype: Any) -> Any:
     """What pandas' reader is given for a column of this public type: float64 for numbers (converted afterwards
-    by :func:`converted`), text for booleans, the type itself for text."""
+    by :func:`converted`), text for booleans and categories (converted afterwards), the type itself for text."""
     if is_number_type(dtype):
         return float
-    if pd.api.types.is_bool_dtype(dtype):
+    if pd.api.types.is_bool_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype):
         return "str"
     return dtype
 
@@ -107,4 +107,15 @@ def converted(chunk: pd.DataFrame, types: dict[str, Any], as_text: Sequence[str]
                 chunk[c] = values.astype(dtype)
         elif pd.api.types.is_bool_dtype(dtype):
             chunk[c] = booleans(chunk[c])
+        elif isinstance(dtype, pd.CategoricalDtype):
+            chunk[c] = categories(chunk[c], dtype)
     return chunk
+
+
+def categories(values: pd.Series, dtype: pd.CategoricalDtype) -> pd.Series:
+    """Text read as the declared categorical ``dtype``: a field equal to a category's text is that category,
+    anything else missing, each field by itself (pandas' own conversion warns where a field is outside the
+    categories, a warning one row would decide)."""
+    text = pd.Index([str(c) for c in dtype.categories])
+    codes = text.get_indexer(values.astype(object).where(values.notna(), None))
+    return pd.Series(pd.Categorical.from_codes(codes, dtype=dtype), index=values.index, name=values.name)

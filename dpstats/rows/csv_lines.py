@@ -163,6 +163,9 @@ def one_row_lines(lines: Iterator[str] | IO[str], fmt: LineFormat) -> Iterator[s
     header = next(it, None)
     if header is None:
         return
+    if fmt.quoting != csv.QUOTE_NONE and header.count(fmt.quote) % 2:
+        raise DataTypeError("the CSV header's quote characters do not pair up, so pandas would read it on into the "
+                            "data lines: fix the header (the first line), which is the file's public schema")
     yield header
     dialect = fmt.dialect()
     width = max(len(fmt.fields(header.rstrip("\r\n"), dialect) or [""]), 1)

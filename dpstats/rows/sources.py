@@ -360,7 +360,7 @@ class CSVSource(DataSource):
         ``index_col=False``), the caller's keyword arguments and ``options``, reading each line as one row
         (:func:`~dpstats.rows.csv_lines.open_lines`: a quote never carries over a line break)."""
         with open_lines(path, self.kwargs) as text, pd.read_csv(
-                text, chunksize=self.chunksize, names=names, header=0, index_col=False, **options,
+                text, chunksize=self.chunksize, names=names, header=0, index_col=False, engine="c", **options,
                 **self._parser_options()) as reader:
             yield reader
 
@@ -371,20 +371,21 @@ class CSVSource(DataSource):
     def _missing_tokens(self, columns: Sequence[str]) -> dict[str, Any]:
         """``read_csv``'s missing-value arguments: pandas' default tokens in every column, except that a declared
         text level (such as "None" or the country code "NA") is read as that level, not as missing (else the
-        same row would fit in memory and be refused from the file).  Left to the caller where it sets them."""
-        if not self._text or {"na_values", "keep_default_na"} & set(self.kwargs):
+        same row would fit in memory and be refused from the file)."""
+        if not self._text:
             return {}
         return {"keep_default_na": False,
                 "na_values": {c: sorted(PANDAS_MISSING_TOKENS - self._text.get(c, frozenset())) for c in columns}}
 
 
-#: the ``read_csv`` options a :class:`CSVSource` passes on: how to open and decode the file, how a line splits into
-#: fields (one character each), and how a field becomes a value.  Every other option could make how lines become
-#: rows, or the file's header, depend on the lines (a comment character, an escape character, a line terminator, a
-#: dialect, skipped lines or footer, dates parsed from the fields, ...), and is refused.
+#: the ``read_csv`` options a :class:`CSVSource` passes on: how to open and decode the file and how a line splits
+#: into fields (one ASCII character each).  Every other option could make how lines become rows, the file's header,
+#: or how a field is read depend on other lines (a comment character, an escape character, a line terminator, a
+#: dialect, skipped lines or footer, dates parsed from the fields; ``decimal``, ``thousands`` and ``na_values``,
+#: which pandas' number parser applies but the text reading of a chunk with a field it cannot parse does not), and
+#: is refused.
 READER_OPTIONS = frozenset({"sep", "delimiter", "quotechar", "quoting", "skipinitialspace", "encoding",
-                            "encoding_errors", "compression", "na_values", "keep_default_na", "na_filter",
-                            "true_values", "false_values", "thousands", "decimal", "float_precision"})
+                            "encoding_errors", "compression"})
 #: what each option's own refusal says it needs
 _SET_BY_SOURCE = frozenset({"chunksize", "iterator", "usecols", "nrows", "names", "header", "index_col", "engine",
                             "on_bad_lines", "converters", "dtype", "skip_blank_lines"})
@@ -407,19 +408,20 @@ def _checked_reader_options(options: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(options)
     for name in ("sep", "delimiter", "quotechar"):
         value = out.get(name)
-        if name in out and not (isinstance(value, str) and len(value) == 1 and value not in "\r\n"):
-            raise DataTypeError(f"CSVSource({name}=...) takes one character (not a line break; a separator of "
-                                f"several characters or a pattern is read by pandas' Python parser, line by line only "
-                                f"for single characters)")
+        if name in out and not (isinstance(value, str) and len(value) == 1 and value.isascii()
+                                and value not in "\r\n"):
+            raise DataTypeError(f"CSVSource({name}=...) takes one ASCII character, not a line break (a separator "
+                                f"of several characters, a pattern or a character outside ASCII is read by pandas' "
+                                f"Python parser, which refuses a long field wherever it is)")
     if out.get("quotechar") is not None and out.get("quotechar") == out.get("sep", out.get("delimiter", ",")):
         raise DataTypeError("CSVSource: the quote character and the separator must differ")
     if out.get("quoting", csv.QUOTE_MINIMAL) not in (csv.QUOTE_MINIMAL, csv.QUOTE_ALL, csv.QUOTE_NONE):
         raise DataTypeError("CSVSource(quoting=...) takes csv.QUOTE_MINIMAL (the default), csv.QUOTE_ALL or "
                             "csv.QUOTE_NONE: QUOTE_NONNUMERIC would refuse the file for one unquoted text field")
     errors = out.setdefault("encoding_errors", "replace")
-    if errors not in ("replace", "ignore", "backslashreplace", "surrogateescape"):
-        raise DataTypeError("CSVSource(encoding_errors=...) takes 'replace' (the default), 'ignore', "
-                            "'backslashreplace' or 'surrogateescape': 'strict' would refuse the file for one byte")
+    if errors not in ("replace", "ignore", "backslashreplace"):
+        raise DataTypeError("CSVSource(encoding_errors=...) takes 'replace' (the default), 'ignore' or "
+                            "'backslashreplace': 'strict' or 'surrogateescape' would refuse the file for one byte")
     return out
 
 
@@ -433,9 +435,9 @@ _READ_FAILURES = (ValueError, TypeError, OverflowError, csv.Error)
 
 
 def _ours(exc: Exception) -> bool:
-    """Whether a failure while reading is dpstats's own typed error or pandas' refusal of a column name (public),
-    passed on as it is."""
-    return isinstance(exc, (MissingDataError, DataTypeError)) or "Usecols" in str(exc)
+    """Whether a failure while reading is dpstats's own typed error, passed on as it is (decided by its type: a
+    pandas message can quote a field)."""
+    return isinstance(exc, (MissingDataError, DataTypeError))
 
 
 def _unreadable(exc: Exception) -> Exception:
