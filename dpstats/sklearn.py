@@ -172,6 +172,19 @@ def validation_error(exc: ValueError | TypeError | OverflowError, predict: bool 
     return DataTypeError(message) if isinstance(exc, TypeError) else DataValueError(message)
 
 
+def _typed_target(y: Any, read: np.ndarray) -> np.ndarray:
+    """The target as the fit reads it: ``y`` itself where its dtype (public) is numpy's bool or integers, which
+    hold no missing value and which the formula's fit reads as they are (a 0/1 integer or a boolean declared in
+    [0, 1] is two-valued: the rules of a linear probability model, no ``FloatIndicatorWarning``); else ``read``,
+    the float64 values :func:`fit` validated."""
+    dtype = getattr(y, "dtype", None)
+    if isinstance(dtype, np.dtype) and dtype.kind in "biu":
+        values = np.asarray(y).reshape(-1)
+        if values.shape == read.shape:
+            return values
+    return read
+
+
 class DPLinearRegression(RegressorMixin, BaseEstimator):
     """Differentially private linear regression with the scikit-learn estimator API.
 
@@ -362,7 +375,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         while response in names:
             response += "_"
         frame = pd.DataFrame(Xa, columns=names)
-        frame[response] = ya
+        frame[response] = _typed_target(y, ya)
         rhs = " + ".join(term(n, _RESERVED) for n in names)
         formula = f"{term(response, _RESERVED)} ~ {rhs}" + ("" if self.fit_intercept else " - 1")
         res = dp_ols(formula, frame, epsilon=self.epsilon, delta=self.delta, method=self.method,

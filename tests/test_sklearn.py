@@ -17,7 +17,13 @@ from sklearn.preprocessing import FunctionTransformer  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 import dpstats  # noqa: E402
-from dpstats.errors import BudgetExceededError, FormulaError, InvalidBoundsError, MissingBoundsError  # noqa: E402
+from dpstats.errors import (  # noqa: E402
+    BudgetExceededError,
+    FloatIndicatorWarning,
+    FormulaError,
+    InvalidBoundsError,
+    MissingBoundsError,
+)
 from dpstats.sklearn import DPLinearRegression  # noqa: E402
 
 
@@ -338,3 +344,20 @@ def test_an_element_that_is_not_a_number_is_a_missing_value():
     nan_y = y.copy()
     nan_y[3] = np.nan
     np.testing.assert_array_equal(coefficients(X, text_y), coefficients(X, nan_y))
+
+
+@pytest.mark.parametrize("dtype", [bool, np.int64])
+def test_a_bool_or_integer_target_is_read_as_it_is_stored(dtype):
+    """A bool or integer target (its dtype a public fact) reaches the fit as it is stored: the same fit as dp_ols on
+    that column, and no FloatIndicatorWarning telling the user to store as bool or int what already is (the
+    estimator used to hand the fit its float64 copy)."""
+    rng = np.random.default_rng(12)
+    X = rng.uniform(0, 1, size=(600, 2))
+    y = (rng.uniform(size=600) < 0.3 + 0.4 * X[:, 0]).astype(dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FloatIndicatorWarning)
+        est = DPLinearRegression(epsilon=1.0, delta=1e-6, bounds=(0, 1), y_bounds=(0, 1), random_state=3).fit(X, y)
+    frame = pd.DataFrame({"x0": X[:, 0], "x1": X[:, 1], "y": y})
+    res = dpstats.dp_ols("y ~ x0 + x1", frame, 1.0, 1e-6, bounds={"x0": (0, 1), "x1": (0, 1), "y": (0, 1)},
+                         random_state=3)
+    np.testing.assert_allclose(est.coef_, res.params[["x0", "x1"]].to_numpy(), rtol=1e-12)
