@@ -561,3 +561,17 @@ def test_a_spline_whose_df_contradicts_its_knots_is_refused_from_the_formula():
         dpstats.dp_ols("y ~ cr(x1, df=6, knots=[3, 6], lower_bound=1, upper_bound=10) - 1", frame(), 1.0, 1e-6,
                        bounds={"y": (-5, 5), "x1": (1, 10)}, random_state=0)
     assert "leave out df" in str(info.value) and tuple(info.value.privacy_spent) == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("code", ["I(1.0 * (x2 > 0))", "I(1 * (x2 <= 3))"])
+def test_a_comparison_is_0_or_1_whatever_its_operands(code):
+    """A comparison is 0 or 1 however its operands range, so a response or column built from one has the range
+    [0, 1] without bounds on the compared variable (the message for a boolean response suggests this spelling, and
+    the fit then spent budget releasing a clipping domain for it); declared bounds can narrow it to a point."""
+    df = frame()
+    design = build(f"{code} ~ x1", df, bounds={"x1": (0, 10)})
+    assert (design.response_interval.lo, design.response_interval.hi) == (0.0, 1.0)
+    column = build(f"y ~ {code}", df, bounds={"y": (-5, 5)})
+    assert [(iv.lo, iv.hi) for iv in column.column_intervals][1] == (0.0, 1.0)
+    always = build(f"{code} ~ x1", df, bounds={"x1": (0, 10), "x2": (5, 9) if "<=" in code else (1, 9)})
+    assert always.response_interval.lo == always.response_interval.hi

@@ -308,9 +308,10 @@ def _eval(node: ast.AST, variables: Mapping[str, Interval], partial: bool) -> In
     if isinstance(node, ast.BinOp):
         return _binop(node, variables, partial)
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], _COMPARISONS):
-        left = _eval(node.left, variables, partial)
-        right = _eval(node.comparators[0], variables, partial)
-        return None if left is None or right is None else _compare(node.ops[0], left, right)
+        # 0 or 1 whatever its operands: their ranges, where known, can only narrow it to a point
+        left = _eval(node.left, variables, True)
+        right = _eval(node.comparators[0], variables, True)
+        return Interval(0.0, 1.0) if left is None or right is None else _compare(node.ops[0], left, right)
     if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
         return _call(node, variables, partial)
     raise UnsupportedExpressionError(f"cannot bound the expression {ast.unparse(node)!r}")
