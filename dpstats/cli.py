@@ -61,6 +61,7 @@ from dpstats.privacy.missing_screen import source_hint
 from dpstats.rows.chunked import formula_columns, text_level_columns
 from dpstats.rows.sources import CSVSource
 from dpstats.tables import table
+from dpstats.validation import RESCALE_CHOICES
 
 __all__ = ["main", "build_parser"]
 
@@ -69,7 +70,6 @@ EXIT_ERROR = 2
 
 _EXAMPLE_DATASET = "diamonds"
 #: ``dpstats fit --rescale`` choices as ``dp_ols``'s ``rescale=``
-_RESCALE: dict[str, bool | str] = {"columns": True, "centred": "centred", "off": False}
 #: ``dp_ols`` arguments that ``dpstats fit`` sets from its own flags (``--option`` is for method options only)
 _FIT_FLAGS: dict[str, str] = {
     "formula": "FORMULA", "data": "--data", "epsilon": "--epsilon", "delta": "--delta", "method": "--method",
@@ -175,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "complete rows stays private)")
     fit.add_argument("--format", choices=["text", "latex", "html", "json"], default="text",
                      help="output format of the summary (default: %(default)s)")
-    fit.add_argument("--rescale", choices=list(_RESCALE), default="columns",
+    fit.add_argument("--rescale", choices=list(RESCALE_CHOICES), default="columns",
                      help="public rescaling: every column mapped to [-1, 1] by its declared bounds (columns, the "
                           "default), also product and power columns fitted with their variables centred at the "
                           "declared midpoints (centred), or the raw design (off; pgd, which standardises by "
@@ -447,7 +447,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     with source_hint(_CSV_TEXT_HINT) if csv_file else contextlib.nullcontext():
         res = dp_ols(args.formula, data, epsilon=args.epsilon, delta=args.delta, method=args.method, bounds=bounds,
                      random_state=args.seed, levels=levels, missing=args.missing,
-                     allow_data_levels=args.allow_data_levels, rescale=_RESCALE[args.rescale], **options)
+                     allow_data_levels=args.allow_data_levels, rescale=RESCALE_CHOICES[args.rescale], **options)
     print(_render(res, args.format))
     return EXIT_OK
 

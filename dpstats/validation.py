@@ -27,7 +27,7 @@ from dpstats.errors import (
 
 __all__ = ["MAX_BOUND_MAGNITUDE", "MAX_EPSILON", "MIN_DELTA", "check_alpha", "check_bounds_pair",
            "check_budget_total", "check_declarations", "check_epsilon_grid", "check_privacy_parameters",
-           "check_range_magnitude", "check_rescale", "finite_real", "real_value", "shown"]
+           "check_range_magnitude", "check_rescale", "RESCALE_CHOICES", "finite_real", "real_value", "shown"]
 
 #: Largest finite epsilon of one fit.  exp(epsilon) is formed by the privacy-loss-distribution code
 #: (dp_accounting) and overflows above about 709; the hardened Gaussian steps are certified for a composed
@@ -273,8 +273,8 @@ def check_declarations(bounds: object, levels: object) -> None:
                         f"got a {type(value).__name__}")
 
 
-#: the command line's ``--rescale`` choices, spelled as ``rescale=`` in Python
-_RESCALE_SPELLINGS = {"columns": "True", "centred": "'centred'", "off": "False"}
+#: the command line's ``--rescale`` choices and the ``rescale=`` value each stands for in Python
+RESCALE_CHOICES: dict[str, bool | str] = {"columns": True, "centred": "centred", "off": False}
 _RESCALE_CLI = "--rescale columns, centred and off are rescale=True, rescale='centred' and rescale=False in Python"
 
 
@@ -295,8 +295,8 @@ rescale='centred' and rescale=False in Python).
     """
     if isinstance(rescale, (bool, np.bool_)) or (isinstance(rescale, str) and rescale == "centred"):
         return
-    if isinstance(rescale, str) and rescale in _RESCALE_SPELLINGS:
-        got = f"{shown(rescale)}, the command line's spelling of rescale={_RESCALE_SPELLINGS[rescale]}"
+    if isinstance(rescale, str) and rescale in RESCALE_CHOICES:
+        got = f"{shown(rescale)}, the command line's spelling of rescale={RESCALE_CHOICES[rescale]!r}"
     elif isinstance(rescale, (str, numbers.Number)) or rescale is None:
         got = shown(rescale)
     else:

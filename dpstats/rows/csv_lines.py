@@ -105,22 +105,22 @@ class LineFormat:
         The lines with a quote are split by one reader over the block, and each by its own reader where that one
         reader joined two lines (a quote left open at a line's end) or refused one: the same rule, line by line."""
         bodies = [line.rstrip("\r\n") for line in lines]
-        quoted = [i for i, body in enumerate(bodies) if self.quoting != csv.QUOTE_NONE and self.quote in body
-                  and body.count(self.quote) % 2 == 0]
-        split = iter(self._split([bodies[i] for i in quoted], dialect))
-        kind = dict.fromkeys(quoted, True)
+        quotes = self.quoting != csv.QUOTE_NONE
+        paired = [i for i, body in enumerate(bodies)
+                  if quotes and self.quote in body and body.count(self.quote) % 2 == 0]
+        split = dict(zip(paired, self._split([bodies[i] for i in paired], dialect), strict=True))
         out = io.StringIO()
         writer = csv.writer(out, dialect)
         for i, body in enumerate(bodies):
-            if i in kind:
-                fields = next(split)
+            if i in split:
+                fields = split[i]
                 if fields is not None and len(fields) == width + 1 and fields[-1] == "":
                     fields = fields[:-1]
                 if fields is None or len(fields) > width:
                     out.write("\n")
                 else:
                     writer.writerow(fields)
-            elif self.quoting != csv.QUOTE_NONE and self.quote in body:
+            elif quotes and self.quote in body:
                 out.write("\n")  # quote characters that do not pair up
             else:
                 out.write(self._unquoted(body, width))

@@ -386,7 +386,7 @@ class CSVSource(DataSource):
 #: is refused.
 READER_OPTIONS = frozenset({"sep", "delimiter", "quotechar", "quoting", "skipinitialspace", "encoding",
                             "encoding_errors", "compression"})
-#: what each option's own refusal says it needs
+#: the ``read_csv`` options that CSVSource sets itself
 _SET_BY_SOURCE = frozenset({"chunksize", "iterator", "usecols", "nrows", "names", "header", "index_col", "engine",
                             "on_bad_lines", "converters", "dtype", "skip_blank_lines"})
 
@@ -429,9 +429,9 @@ def _checked_reader_options(options: Mapping[str, Any]) -> dict[str, Any]:
 PANDAS_MISSING_TOKENS = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
                                    "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
 
-#: what pandas raises on a file it cannot read as asked (its ParserError and UnicodeDecodeError are ValueErrors;
-#: its Python parser raises csv.Error)
-_READ_FAILURES = (ValueError, TypeError, OverflowError, csv.Error)
+#: what pandas' C parser raises on a file it cannot read as asked (its ParserError and UnicodeDecodeError are
+#: ValueErrors)
+_READ_FAILURES = (ValueError, TypeError, OverflowError)
 
 
 def _ours(exc: Exception) -> bool:
