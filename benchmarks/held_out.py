@@ -18,7 +18,8 @@ the run (as in ``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the star
 ``--collection first|second|third|fourth|fifth|sixth`` runs one collection only (the figures quoted for "the 28
 held-out regressions" before session 38 are the first two collections, "34" the first three, "38" the first four,
 "48" the first five; a run without ``--collection`` or ``--datasets`` now fits all 58).  ``--summarise FILE[,FILE]``
-summarises stored records, and with ``--by-n-mu`` pools them by band of n * mu.
+summarises stored records (a later file's record of the same fit, data set, epsilon and seed, replaces an earlier
+one: a re-run of some data sets after a change), and with ``--by-n-mu`` pools them by band of n * mu.
 """
 
 from __future__ import annotations
@@ -347,10 +348,6 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "galton": {"gender": ("female", "male")},
 }
 
-#: options of a data set's fits besides the bounds and levels
-OPTIONS: dict[str, dict[str, str]] = {"cats": {"rescale": "centred"}}
-
-
 def fits(name: str, method: str, epsilons: Sequence[float], seeds: int, with_bounds: bool = True) -> Iterable[dict]:
     """One record per (epsilon, seed); ``with_bounds=False`` fits without the declared bounds."""
     _, formula, head, declared = SPECS[name]
@@ -364,7 +361,7 @@ def fits(name: str, method: str, epsilons: Sequence[float], seeds: int, with_bou
                 warnings.simplefilter("ignore")
                 try:
                     res = dpstats.dp_ols(formula, df, eps, DELTA, method=method, bounds=bounds,
-                                         levels=LEVELS.get(name), random_state=seed, **OPTIONS.get(name, {}))
+                                         levels=LEVELS.get(name), random_state=seed)
                 except DPStatsError as exc:
                     yield dict(set=name, eps=eps, seed=seed, refused=type(exc).__name__)
                     continue
@@ -447,8 +444,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--by-n-mu", action="store_true", help="with --summarise: the table by band of n * mu")
     args = p.parse_args(argv)
     if args.summarise:
-        records = [json.loads(line) for path in args.summarise.split(",")
-                   for line in Path(path).read_text().splitlines()]
+        latest = {(r["set"], r["eps"], r["seed"]): r for path in args.summarise.split(",")
+                  for r in map(json.loads, Path(path).read_text().splitlines())}
+        records = list(latest.values())
         print(by_n_mu(records) if args.by_n_mu else summarise(records))
         return
     if args.clip_rule:

@@ -25,7 +25,7 @@ from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.privacy.missing_screen import CSV_TEXT_HINT, source_hint
 from dpstats.results import DPRegressionResults
 from dpstats.rows.sources import CSVSource, as_source, is_chunked_data, is_dask_frame
-from dpstats.validation import check_declarations
+from dpstats.validation import DEFAULT_RESCALE, check_declarations
 
 __all__ = ["dp_ols", "dp_ols_arrays"]
 
@@ -43,7 +43,7 @@ def dp_ols(
     levels: Mapping[str, Sequence[Any]] | None = None,
     missing: str = "raise",
     allow_data_levels: bool = False,
-    rescale: bool | str = True,
+    rescale: bool | str = DEFAULT_RESCALE,
     chunksize: int | None = None,
     eval_env: Any = None,
     **options: Any,
@@ -126,29 +126,30 @@ def dp_ols(
         missing value).
     allow_data_levels : bool
         Accept factor levels read from the data; reported as a leak.
-    rescale : bool or "centred"
+    rescale : "centred" (default), True or False
         When every column and the response have declared bounds, centre and
         scale them to [-1, 1] with those public numbers before fitting and map
         the coefficients back (post-processing; see :mod:`dpstats.scaling`).
-        This usually improves private fits a lot; ``False`` fits on the raw
-        design.  A method that standardises privately inside its own domain
-        gives the same fit either way: ``pgd`` (what ``method="auto"`` fits on
-        most designs) centres and scales every column and the response by
-        private estimates of their centre and scale whatever ``rescale`` is,
-        so ``False`` does not change its fit (except for a design without an
-        intercept whose columns sum to the constant, ``0 + C(g) + x``, which
-        ``True`` fits through the intercept model).  The command line's
-        ``--rescale columns``, ``centred`` and ``off`` are ``True``,
-        ``"centred"`` and ``False`` here.  ``"centred"`` also fits product and power columns (``x:z``,
-        ``I(x ** 2)``) with their variables centred at the midpoints of their
-        declared ranges, ``(x - c)(z - c')`` and ``(x - c) ** 2`` (a product
-        with a factor's dummy or a 0/1 variable ``d``: ``(x - c) d``), a
-        reparametrisation that changes neither the model nor the fitted values
-        (:mod:`dpstats.formula.centring`; coefficients are reported for the
-        formula's own columns): much closer to least squares for the product's
-        or power's own coefficient and for the fitted values, but it can cost
-        accuracy on the other coefficients (``docs/choosing.md``, "Products
-        and powers").
+        With ``"centred"`` (the default) product and power columns (``x:z``,
+        ``I(x ** 2)``) are first re-expressed with their variables centred at
+        the midpoints of their declared ranges, ``(x - c)(z - c')`` and
+        ``(x - c) ** 2`` (a product with a factor's dummy or a 0/1 variable
+        ``d``: ``(x - c) d``), a reparametrisation that changes neither the
+        model nor the fitted values (:mod:`dpstats.formula.centring`;
+        coefficients are reported for the formula's own columns) and brings
+        the product's or power's coefficient, its interval and the fitted
+        values much closer to least squares (``docs/choosing.md``, "Products
+        and powers").  ``True`` maps the columns as written; ``False`` fits
+        on the raw design.  A method that standardises privately inside its
+        own domain is not changed by the map: ``pgd`` (what
+        ``method="auto"`` fits on most designs) centres and scales every
+        column and the response by private estimates whatever ``rescale``
+        is, so only the centring of products and powers changes its fit
+        (and, for a design without an intercept whose columns sum to the
+        constant, ``0 + C(g) + x``, fitting through the intercept model,
+        which both ``"centred"`` and ``True`` do).  The command line's
+        ``--rescale centred``, ``columns`` and ``off`` are ``"centred"``,
+        ``True`` and ``False`` here.
     chunksize : int, optional
         Rows per chunk for files (default 131072), or, with a DataFrame,
         process it in chunks of this many rows (same result as in one piece).
@@ -255,7 +256,7 @@ def dp_ols_arrays(
     intercept: bool = False,
     accountant: PrivacyAccountant | None = None,
     random_state: int | np.random.Generator | None = None,
-    rescale: bool | str = True,
+    rescale: bool | str = DEFAULT_RESCALE,
     **options: Any,
 ) -> DPRegressionResults:
     """Fit a private linear regression from arrays: :func:`dpstats.dp_ols` without a formula.
@@ -298,7 +299,7 @@ def dp_ols_arrays(
         As in :func:`dpstats.dp_ols`.
     random_state : int, numpy.random.Generator or None
         As in :func:`dpstats.dp_ols`.
-    rescale : bool or "centred"
+    rescale : "centred" (default), True or False
         As in :func:`dpstats.dp_ols`.
     **options
         Method-specific options (e.g. ``sparsity=`` for the lasso).

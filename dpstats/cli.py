@@ -61,7 +61,7 @@ from dpstats.privacy.missing_screen import source_hint
 from dpstats.rows.chunked import formula_columns, text_level_columns
 from dpstats.rows.sources import CSVSource
 from dpstats.tables import table
-from dpstats.validation import RESCALE_CHOICES
+from dpstats.validation import DEFAULT_RESCALE, RESCALE_CHOICES
 
 __all__ = ["main", "build_parser"]
 
@@ -175,11 +175,12 @@ def build_parser() -> argparse.ArgumentParser:
                           "complete rows stays private)")
     fit.add_argument("--format", choices=["text", "latex", "html", "json"], default="text",
                      help="output format of the summary (default: %(default)s)")
-    fit.add_argument("--rescale", choices=list(RESCALE_CHOICES), default="columns",
-                     help="public rescaling: every column mapped to [-1, 1] by its declared bounds (columns, the "
-                          "default), also product and power columns fitted with their variables centred at the "
-                          "declared midpoints (centred), or the raw design (off; pgd, which standardises by "
-                          "private estimates, fits the same either way). In Python: rescale=True, 'centred', False")
+    fit.add_argument("--rescale", choices=list(RESCALE_CHOICES), default=DEFAULT_RESCALE,
+                     help="public rescaling by the declared bounds: product and power columns fitted with their "
+                          "variables centred at the declared midpoints, then every column mapped to [-1, 1] "
+                          "(centred, the default), that map alone (columns), or the raw design (off; pgd, which "
+                          "standardises by private estimates, changes only with the centring). In Python: "
+                          "rescale='centred', True, False")
     fit.add_argument("--option", action="append", type=_option_arg, default=[], metavar="NAME=VALUE",
                      help="a method-specific option (VALUE is parsed as JSON when it can be), repeatable")
     fit.add_argument("--allow-data-levels", action="store_true",

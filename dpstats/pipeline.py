@@ -93,7 +93,7 @@ from dpstats.rows.memory import InMemoryRows
 from dpstats.rows.sources import as_source
 from dpstats.scaling import PublicScaling
 from dpstats.theory import ErrorBounds, error_bounds, with_coefficients
-from dpstats.validation import check_privacy_parameters, check_rescale
+from dpstats.validation import DEFAULT_RESCALE, check_privacy_parameters, check_rescale
 
 __all__ = ["FitRequest", "FrameData", "SourceData", "ArrayData", "run", "resolve_method", "missing_mode",
            "conclude"]
@@ -207,7 +207,7 @@ class FitRequest:
     options: Mapping[str, Any] = field(default_factory=dict)
     accountant: PrivacyAccountant | None = None
     random_state: Any = None
-    rescale: Any = True
+    rescale: Any = DEFAULT_RESCALE
 
 
 # -- the data once the public design is built -------------------------------------------------------------------
@@ -441,7 +441,7 @@ def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodO
     if auto_reason and fitted.inference is None:
         fitted = dataclasses.replace(fitted, no_inference_reason=auto_reason)
     return _results(spec, data.design, n, fitted, ctx.ledger, eps, dlt, choice=choice, seeded=seeded,
-                    scaling=scaling, clipped=bounds is not None, formula=data.formula,
+                    scaling=scaling, rescale=rescale, clipped=bounds is not None, formula=data.formula,
                     declared=_prediction_bounds(request.data, data.design), options=options,
                     method_epsilon=ctx.epsilon)
 
@@ -580,7 +580,7 @@ def planned_context(spec: MethodSpec, design: Design, n: int, epsilon: float, de
     """The context a fit of ``spec`` with n rows and this budget gets on ``design``, from public facts only (the
     declared bounds and the default public rescaling; a fresh ledger; a generator nothing draws from): what
     :func:`dpstats.plan` hands a method's ``public_refusal``."""
-    bounds, scaling = _public_transform(spec, design, rescale="columns")
+    bounds, scaling = _public_transform(spec, design, rescale=rescale_mode(DEFAULT_RESCALE))
     return _context(design, n, PrivacyLedger(epsilon, delta), np.random.default_rng(0), bounds, scaling)
 
 
@@ -708,34 +708,49 @@ def _public_transform(spec: MethodSpec, design: Design, rescale: str
                       ) -> tuple[DataBounds | None, PublicScaling | None]:
     """The clip ranges the method gets (None if it needs none) and the public rescaling (None if off), both
     from declared bounds only; the clip ranges are those of the rescaled design.  ``rescale`` is a mode of
-    :func:`rescale_mode` ("centred" adds the centring of product and power columns)."""
+    :func:`rescale_mode`."""
     data_bounds = design.data_bounds() if spec.needs_bounds else None
-    scaling = None
-    if rescale != "off" and spec.private and not design.missing_bounds:
-        intercept_index = design.column_names.index("Intercept") if design.has_intercept else None
-        fitted = design.data_bounds()
-        centring = design.public_centring() if rescale == "centred" else None
-        mix = None
-        if centring is not None:  # product and power columns with their variables centred (public)
-            fitted = dataclasses.replace(fitted, column_lo=np.array([lo for lo, _ in centring.intervals]),
-                                         column_hi=np.array([hi for _, hi in centring.intervals]))
-            mix = centring.matrix
-        elif (implicit := design.implicit_intercept()) is not None:
-            intercept_index, mix, fitted = _implicit_intercept(implicit, fitted)
-        scaling = PublicScaling.from_bounds(fitted, intercept_index, mix=mix)
-        if data_bounds is not None:
-            data_bounds = dataclasses.replace(scaling.transform_bounds(fitted), null_rows=data_bounds.null_rows)
+    transform = public_scaling(design, rescale) if spec.private else None
+    if transform is None:
+        return data_bounds, None
+    scaling, fitted = transform
+    if data_bounds is not None:
+        data_bounds = dataclasses.replace(scaling.transform_bounds(fitted), null_rows=data_bounds.null_rows)
     return data_bounds, scaling
 
 
-def _implicit_intercept(implicit: tuple[int, np.ndarray], fitted: DataBounds
-                        ) -> tuple[int, np.ndarray, DataBounds]:
+def public_scaling(design: Design, rescale: str) -> tuple[PublicScaling, DataBounds] | None:
+    """The public rescaling a private fit sees and the ranges of the fitted design's columns before it, from the
+    declared bounds and the formula only; None when ``rescale`` is ``"off"`` or a range is not declared.
+
+    ``"columns"`` maps every column and the response to [-1, 1]; ``"centred"`` first re-expresses the product and
+    power columns with their variables centred at their declared midpoints (:mod:`dpstats.formula.centring`, which
+    centres only designs with an intercept).  Either way a design without an intercept whose columns sum to the
+    constant is fitted through the intercept model (:func:`_implicit_intercept`)."""
+    if rescale == "off" or design.missing_bounds:
+        return None
+    intercept_index = design.column_names.index("Intercept") if design.has_intercept else None
+    fitted = design.data_bounds()
+    mix = None
+    centring = design.public_centring() if rescale == "centred" else None
+    if centring is not None:  # product and power columns with their variables centred (public)
+        fitted = dataclasses.replace(fitted, column_lo=np.array([lo for lo, _ in centring.intervals]),
+                                     column_hi=np.array([hi for _, hi in centring.intervals]))
+        mix = centring.matrix
+    elif (weights := design.constant_weights()) is not None:  # centring needs an intercept: never both
+        intercept_index, mix, fitted = _implicit_intercept(weights, fitted)
+    return PublicScaling.from_bounds(fitted, intercept_index, mix=mix), fitted
+
+
+def _implicit_intercept(weights: np.ndarray, fitted: DataBounds) -> tuple[int, np.ndarray, DataBounds]:
     """A design without an intercept whose columns sum to the constant with public weights w (``0 + C(g)``'s
-    dummies, a ``cr`` basis), reparametrised so that column k is the constant: the fitted design X M, M the
-    identity with its column k replaced by w, whose column k has the range [1, 1].  The model and its fitted values
-    are unchanged (b = M b'), and the private fit gets an intercept to centre around: fitted as written, such a
-    design's columns are far from centred, which costs a private fit much of its accuracy."""
-    k, weights = implicit
+    dummies, a ``cr`` basis), reparametrised so that column k, the first whose weight is at least half the largest,
+    is the constant: the fitted design X M, M the identity with its column k replaced by w, whose column k has the
+    range [1, 1].  The model and its fitted values are unchanged (b = M b'), and the private fit gets an intercept
+    to centre around: fitted as written, such a design's columns are far from centred, which costs a private fit
+    much of its accuracy."""
+    size = np.abs(weights)
+    k = int(np.flatnonzero(size >= 0.5 * size.max())[0])
     mix = np.eye(weights.size)
     mix[:, k] = weights
     lo, hi = fitted.column_lo.copy(), fitted.column_hi.copy()
@@ -900,7 +915,7 @@ def _error_bounds(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, e
 
 
 def _results(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, ledger: PrivacyLedger, eps: float,
-             dlt: float, *, choice: str, seeded: bool, scaling: PublicScaling | None, clipped: bool,
+             dlt: float, *, choice: str, seeded: bool, scaling: PublicScaling | None, rescale: str, clipped: bool,
              formula: str, declared: tuple[tuple[str, float, float], ...] = (),
              options: MethodOptions | None = None, method_epsilon: float | None = None) -> DPRegressionResults:
     """The results object; ``method_epsilon``: the epsilon the method calibrated to (below ``eps`` by the
@@ -912,8 +927,8 @@ def _results(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, ledger
         params = scaling.params_back(params)
         centring = design.public_centring()
         if centring is not None:
-            notes.append(centring.note() if scaling.mix is not None else centring.hint())
-        elif scaling.mix is not None and scaling.intercept_index is not None:
+            notes.append(centring.note() if rescale == "centred" else centring.hint())
+        if not design.has_intercept and scaling.intercept_index is not None:
             notes.append(f"the design has no Intercept column, but its columns sum to the constant 1 for every data "
                          f"set the declarations allow, so the fit saw the same model with "
                          f"'{design.column_names[scaling.intercept_index]}' replaced by that constant (public); the "

@@ -77,7 +77,7 @@ from dpstats.formula import Design, public_design
 from dpstats.formula.parse import expand_formula, formula_literal_levels, model_desc, term
 from dpstats.inference import RELIABILITY_THRESHOLD
 from dpstats.methods.registry import MethodSpec, available_methods, choose_auto, get_method
-from dpstats.pipeline import auto_facts, planned_context
+from dpstats.pipeline import auto_facts, planned_context, public_scaling, rescale_mode
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.missing_screen import fit_epsilon
 from dpstats.rates import PlanningFacts, Rate, UpperRate
@@ -92,7 +92,7 @@ from dpstats.theory import (
     rate_plan,
     sampling_covariance,
 )
-from dpstats.validation import MAX_EPSILON, check_declarations, finite_real, shown
+from dpstats.validation import DEFAULT_RESCALE, MAX_EPSILON, check_declarations, finite_real, shown
 
 __all__ = ["Plan", "plan", "coefficient_plan", "IntervalStatus", "DEFAULT_DELTA"]
 
@@ -222,9 +222,11 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
     if design.missing_bounds:
         raise MissingBoundsError(f"plan needs declared bounds for: {', '.join(design.bounds_to_declare())}")
     names = list(design.column_names)
-    intercept = names.index("Intercept") if design.has_intercept else None
-    scaling = PublicScaling.from_bounds(design.data_bounds(), intercept)
-    rescaled = scaling.transform_bounds(design.data_bounds())
+    transform = public_scaling(design, rescale_mode(DEFAULT_RESCALE))
+    assert transform is not None  # every range is declared here
+    scaling, fitted = transform
+    intercept = scaling.intercept_index
+    rescaled = scaling.transform_bounds(fitted)
     intervals = list(zip(rescaled.column_lo, rescaled.column_hi, strict=True))
     unknown = sorted(set(spread or {}) - set(names))
     if unknown:
@@ -252,8 +254,9 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
              f"residual sd {math.sqrt(residual_var) * scaling.y_scale:.4g} in the response's units ("
              + ("as given" if residual_sd is not None else f"R^2 = {rsquared or 0.0:g} of a response uniform on "
                 "its declared range") + ")",
-             "the default pipeline: columns and response rescaled to [-1, 1] by the declared bounds, the method's "
-             "default options"]
+             "the default pipeline: product and power columns with their variables centred at their declared "
+             "midpoints (uniform on the centred ranges), columns and response rescaled to [-1, 1] by the declared "
+             "bounds, the method's default options"]
     return _Setting(names, scaling, rescaled, moments, residual_var, coefficients, intercept, words, design)
 
 
@@ -918,7 +921,8 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
     residual_sd, rsquared : float, optional
         The assumed residual sd (response units) or R^2 (default R^2 = 0 of a response uniform on its range).
     spread : mapping, optional
-        Assumed sd of design columns (by design column name; default: uniform on the declared range).
+        Assumed sd of design columns (by design column name; default: uniform on the declared range); for a
+        product or power column the fit centres (``x:z``, ``I(x ** 2)``), the sd of its centred form.
     correlation : float or mapping
         Assumed common correlation between design columns (default 0), or the correlations of named pairs of
         design columns, ``{("x1", "x2"): 0.8}``, the other pairs independent.
@@ -1047,7 +1051,8 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
     residual_sd, rsquared : float, optional
         The assumed residual sd (response units) or R^2.
     spread : mapping, optional
-        Assumed sd of design columns (default: uniform on the declared range).
+        Assumed sd of design columns (default: uniform on the declared range; for a product or power column the
+        fit centres, the sd of its centred form).
     correlation : float or mapping, default 0.0
         Assumed common correlation between design columns, or the correlations of named pairs of design columns,
         ``{("x1", "x2"): 0.8}`` (the other pairs independent).

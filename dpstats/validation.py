@@ -275,6 +275,8 @@ def check_declarations(bounds: object, levels: object) -> None:
 
 #: the command line's ``--rescale`` choices and the ``rescale=`` value each stands for in Python
 RESCALE_CHOICES: dict[str, bool | str] = {"columns": True, "centred": "centred", "off": False}
+#: the ``rescale=`` of every entry point when none is given (docs/choosing.md, "Products and powers")
+DEFAULT_RESCALE = "centred"
 _RESCALE_CLI = "--rescale columns, centred and off are rescale=True, rescale='centred' and rescale=False in Python"
 
 
@@ -302,9 +304,10 @@ rescale='centred' and rescale=False in Python).
     else:
         got = f"a {type(rescale).__name__}"
     raise InvalidArgumentError(
-        "rescale must be True (the default: every column and the response mapped to [-1, 1] by their declared "
-        "bounds), 'centred' (product and power columns first re-expressed with their variables centred at the "
-        f"midpoints of their declared ranges) or False (the raw design); got {got} ({_RESCALE_CLI}).")
+        "rescale must be 'centred' (the default: product and power columns re-expressed with their variables "
+        "centred at the midpoints of their declared ranges, then every column and the response mapped to [-1, 1] "
+        "by their declared bounds), True (that map without the centring) or False (the raw design); got "
+        f"{got} ({_RESCALE_CLI}).")
 
 
 def check_bounds_pair(key: str, value: object, what: str | None = None) -> tuple[float, float]:

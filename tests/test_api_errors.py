@@ -142,12 +142,15 @@ def test_rescale_in_the_command_lines_spelling_names_the_python_one(value: str, 
 
 
 def test_pgd_gives_the_same_fit_with_rescale_false_as_documented() -> None:
-    """pgd standardises by private estimates inside its own domain whatever ``rescale`` is: ``rescale=False`` does
-    not change its fit on a design with an intercept, as the dp_ols docstring says."""
+    """pgd standardises by private estimates inside its own domain whatever ``rescale`` is: without products or
+    powers to centre, ``"centred"``, ``True`` and ``False`` give the same fit on a design with an intercept, as the
+    dp_ols docstring says."""
     X, y = _data()
     frame = pd.DataFrame({"a": 5 + 4 * X[:, 0], "b": X[:, 1], "y": y})
     fits = [dpstats.dp_ols("y ~ a + b", frame, 1.0, 1e-6, method="pgd", random_state=0, rescale=rescale,
-                           bounds={"a": (0, 10), "b": (-1, 1), "y": (-3, 3)}).params for rescale in (True, False)]
+                           bounds={"a": (0, 10), "b": (-1, 1), "y": (-3, 3)}).params
+            for rescale in ("centred", True, False)]
     pd.testing.assert_series_equal(fits[0], fits[1])
+    pd.testing.assert_series_equal(fits[0], fits[2])
     doc = " ".join((dpstats.dp_ols.__doc__ or "").split())
-    assert "so ``False`` does not change its fit" in doc
+    assert "so only the centring of products and powers changes its fit" in doc

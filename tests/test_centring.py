@@ -227,10 +227,11 @@ def test_a_private_fit_of_a_product_with_a_dummy_maps_back_and_says_so():
 @pytest.mark.parametrize("method,epsilon,seeds", [("pgd", 1.0, 20), ("ssp", 3.0, 5), ("tukey", 3.0, 5)])
 def test_centring_helps_where_the_ranges_sit_away_from_zero(method, epsilon, seeds):
     """The point of it: with x in [10, 20] the columns x:z and x^2 are nearly linear in x and z, and a private fit
-    of the product's coefficient is far closer to least squares with ``rescale="centred"`` than with the default
-    (the same seeds): the median relative error of the x:z coefficient must at least halve at n = 20,000.  pgd's
-    ratio over blocks of 5 seeds ranged 0.08-0.56 (seeds 0-39), over blocks of 20 seeds 0.07-0.18 (seeds 0-59), so
-    it is measured over 20 seeds; ssp's and tukey's ratios were 0.06-0.1 over 5."""
+    of the product's coefficient is far closer to least squares with ``rescale="centred"`` (the default) than with
+    the columns as written, ``rescale=True`` (the same seeds): the median relative error of the x:z coefficient
+    must at least halve at n = 20,000.  pgd's ratio over blocks of 5 seeds ranged 0.08-0.56 (seeds 0-39), over
+    blocks of 20 seeds 0.07-0.18 (seeds 0-59), so it is measured over 20 seeds; ssp's and tukey's ratios were
+    0.06-0.1 over 5."""
     df = _frame(20000, seed=1)
     formula = "y ~ x + z + x:z + I(x ** 2)"
     ols = dpstats.dp_ols(formula, df, math.inf, bounds=BOUNDS, method="ols").params["x:z"]
@@ -243,17 +244,24 @@ def test_centring_helps_where_the_ranges_sit_away_from_zero(method, epsilon, see
     assert error("centred") < 0.5 * error(True)
 
 
-def test_the_default_and_the_other_modes_leave_products_as_they_are():
-    """Only ``rescale="centred"`` centres; the default (True) and False fit the formula's columns (the default's
-    report says where centring would help), and any other value is refused before anything is read or spent."""
+def test_the_default_centres_and_the_other_modes_leave_products_as_they_are():
+    """``rescale="centred"`` is the default: a call without ``rescale=`` releases exactly what ``"centred"`` does
+    (same seed) and its report says what was centred; True and False fit the formula's columns (True's report
+    says where centring would help); any other value is refused before anything is read or spent."""
     df = _frame(500)
     formula = "y ~ x + z + x:z"
+    default = dpstats.dp_ols(formula, df, 1.0, 1e-6, bounds=BOUNDS, method="ssp", random_state=0)
+    centred = dpstats.dp_ols(formula, df, 1.0, 1e-6, bounds=BOUNDS, method="ssp", random_state=0, rescale="centred")
+    pd.testing.assert_series_equal(default.params, centred.params)
+    assert any("x:z (product or power column) was fitted with each variable centred" in note
+               for note in default.privacy.notes)
     for rescale in (True, False):
         res = dpstats.dp_ols(formula, df, 1.0, 1e-6, bounds=BOUNDS, method="ssp", random_state=0, rescale=rescale)
         assert not any("fitted with each variable centred" in note for note in res.privacy.notes)
-        hinted = any("x:z (product or power column) was fitted as written" in note and "rescale='centred'" in note
-                     for note in res.privacy.notes)
-        assert hinted is (rescale is True)  # the default says when centring would help; False fits raw units
+        hinted = any("x:z (product or power column) was fitted as written (rescale=True)" in note
+                     and "the default rescale='centred'" in note for note in res.privacy.notes)
+        assert hinted is (rescale is True)  # the columns map says when centring would help; False fits raw units
+        assert not np.allclose(res.params, default.params)
     accountant = dpstats.PrivacyAccountant(1.0, 1e-6)
     for bad in ("full", 1, None, "Centred"):
         with pytest.raises(dpstats.errors.InvalidArgumentError, match="rescale must be"):

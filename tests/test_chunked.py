@@ -99,7 +99,9 @@ def _same_fit(a, b) -> None:
     for (na, ma, sa, za), (nb, mb, sb, zb) in zip(steps_a, steps_b, strict=True):
         assert (na, ma) == (nb, mb)
         np.testing.assert_allclose([sb, zb], [sa, za], rtol=RTOL)
-    np.testing.assert_allclose(b.privacy.epsilon_spent, a.privacy.epsilon_spent, rtol=1e-12)
+    # the PLD composition of noise scales that agree to RTOL (noisy_ols's follow released values: sums in another
+    # order differ in their last bits)
+    np.testing.assert_allclose(b.privacy.epsilon_spent, a.privacy.epsilon_spent, rtol=RTOL)
 
 
 METHODS = [("ssp", {}), ("adassp", {}), ("noisy_ols", {"epsilon": 8.0}), ("tukey", {}),

@@ -581,3 +581,29 @@ def test_a_printed_plan_says_it_is_a_floor():
     result = dpstats.plan(bounds={"x": (0.0, 10.0), "y": (-50.0, 50.0)}, n=500, epsilon=1.0, method="pgd")
     assert str(result).splitlines()[-1] == FLOOR_NOTE
     assert "Read the figures as a floor" in result._repr_html_()
+
+
+def test_plan_models_the_centred_products_and_powers_the_fit_uses():
+    """The plan fits what dp_ols fits by default: a power's columns centred at the declared midpoint (x in [10, 20]:
+    (x - 15) and (x - 15)^2, nearly uncorrelated, where x and x^2 correlate at 0.99).  Data as the plan assumes
+    (x uniform; residual sd sqrt(700); y clipped to its range): ssp's predicted privacy error of x and of its square
+    is within [0.7, 1.4] of the root mean square of (released - least squares on the same data) over 40 fits at
+    n = 20000, epsilon = 1 (relative sd of the root mean square about 11%: 3 sds below, 3.6 above; false-failure
+    rate below 0.3%).  Measured at these seeds: 1.08 (x) and 1.06 (its square)."""
+    bounds = {"x": (10.0, 20.0), "y": (-50.0, 50.0)}
+    n, sd, formula = 20000, math.sqrt(700.0), "y ~ x + I(x ** 2)"
+    result = dpstats.plan(formula=formula, bounds=bounds, n=n, epsilon=1.0, method="ssp", residual_sd=sd)
+    assert "product and power columns with their variables centred at their declared midpoints" in str(result)
+    errors: dict[str, list[float]] = {"x": [], "I(x ** 2)": []}
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        x = rng.uniform(10, 20, n)
+        df = pd.DataFrame({"x": x, "y": np.clip((x - 15) ** 2 - 25 / 3 + rng.normal(0, sd, n), -50, 50)})
+        res = dpstats.dp_ols(formula, df, 1.0, 1e-6, method="ssp", bounds=bounds, random_state=seed, bootstrap=200)
+        ols = dpstats.dp_ols(formula, df, math.inf, method="ols")
+        for term, found in errors.items():
+            found.append(res.params[term] - ols.params[term])
+    frame = result.to_frame().set_index("term")
+    for term, found in errors.items():
+        ratio = math.sqrt(np.mean(np.square(found))) / frame.loc[term, "privacy"]
+        assert 0.7 <= ratio <= 1.4, (term, ratio)

@@ -82,11 +82,11 @@ class ColumnCentring:
                 "coefficients were mapped back to the formula's columns (post-processing)")
 
     def hint(self) -> str:
-        """The report's note where the columns were fitted as written (the default ``rescale=True``)."""
-        return (self._subject() + " fitted as written; over the declared ranges such a column is nearly linear in "
-                "its variables, and rescale='centred' (variables centred at their declared midpoints) brings its own "
-                "coefficient and the fitted values much closer to least squares (docs/choosing.md, 'Products and "
-                "powers')")
+        """The report's note where the columns were fitted as written (``rescale=True``)."""
+        return (self._subject() + " fitted as written (rescale=True); over the declared ranges such a column is "
+                "nearly linear in its variables, and the default rescale='centred' (variables centred at their "
+                "declared midpoints) brings its own coefficient and the fitted values much closer to least squares "
+                "(docs/choosing.md, 'Products and powers')")
 
 
 def public_centring(design_info: Any, intervals: Sequence[Interval | None],

@@ -161,25 +161,21 @@ class Design:
         """
         return self.rank_probe.dependent_columns(self.design_info) if self.rank_probe is not None else []
 
-    def implicit_intercept(self) -> tuple[int, np.ndarray] | None:
+    def constant_weights(self) -> np.ndarray | None:
         """Where a design without an ``Intercept`` column spans the constant (``y ~ 0 + x + C(g)``, whose dummies
-        of g sum to 1; ``y ~ 0 + cr(x, ...)``), the column that a public reparametrisation turns into the
-        intercept and the weights that sum the columns to 1 (public facts only:
+        of g sum to 1; ``y ~ 0 + cr(x, ...)``), the weights that sum the columns to 1, which a public
+        reparametrisation uses to fit the intercept model (public facts only:
         :meth:`~dpstats.formula.identifiable.RankProbe.constant_weights`).
 
         Returns
         -------
-        (int, numpy.ndarray) or None
-            (k, w) with X w = 1 and k the first column whose weight is at least half the largest; None with an
-            intercept, where the constant is not in the span, or where the design was given as arrays.
+        numpy.ndarray or None
+            w (d,) with X w = 1; None with an intercept, where the constant is not in the span, or where the design
+            was given as arrays.
         """
         if self.has_intercept or self.rank_probe is None:
             return None
-        weights = self.rank_probe.constant_weights(self.design_info)
-        if weights is None:
-            return None
-        k = int(np.flatnonzero(np.abs(weights) >= 0.5 * np.abs(weights).max())[0])
-        return k, weights
+        return self.rank_probe.constant_weights(self.design_info)
 
     def public_centring(self) -> ColumnCentring | None:
         """The public centring of the design's product and power columns (:mod:`dpstats.formula.centring`).
