@@ -430,3 +430,34 @@ def test_passes_over_one_selection_read_a_cluster_once(df):
         assert got[1] == rows_at.size
     np.testing.assert_array_equal(first[0], again[0])
 
+
+
+@pytest.mark.parametrize(("column", "cell", "like"), [("x", "secret-abc", np.nan), ("y", "secret-abc", np.nan),
+                                                      ("b", "secret-abc", np.nan), ("b", "1", True)])
+def test_a_partition_whose_type_is_not_the_schemas_is_read_by_the_schema(column, cell, like):
+    """A Dask partition's computed dtype comes from its own rows (one text cell makes a float column ``object``),
+    while the schema is its ``_meta``: the cell is read by the schema's type, element by element (text in a number
+    column is missing, as in a CSV file), so the fit equals its neighbour's with a missing value (or the bool) there.
+    Before, the partition's conversion to floats failed on the text and the fit was refused at no cost
+    (``InternalFitError`` for a number column, ``FormulaError`` for a bool one) while the neighbour fitted."""
+    import dask
+
+    rng = np.random.default_rng(3)
+    n = 1200
+    base = pd.DataFrame({"x": rng.uniform(0, 10, n), "b": rng.random(n) < 0.5})
+    base["y"] = 1 + 0.5 * base["x"] + base["b"] + rng.normal(0, 1, n)
+
+    def partitions(value):
+        parts = [base.iloc[i:i + 300].copy() for i in range(0, n, 300)]
+        cells = list(parts[2][column])
+        cells[5] = value
+        parts[2][column] = pd.Series(cells, index=parts[2].index, dtype=object)
+        return dd.from_delayed([dask.delayed(lambda p: p)(p) for p in parts], meta=base.iloc[:0], verify_meta=False)
+
+    fits = []
+    for value in (cell, like):
+        with dask.config.set(scheduler="synchronous"):
+            fits.append(dpstats.dp_ols("y ~ x + b", partitions(value), 1.0, 1e-6, method="ssp",
+                                       bounds={"x": (0, 10), "y": (-5, 20)}, random_state=0))
+    np.testing.assert_array_equal(fits[0].params.to_numpy(), fits[1].params.to_numpy())
+    assert "secret" not in fits[0].summary().as_text()

@@ -32,7 +32,8 @@ import patsy
 
 from dpstats.errors import DataTypeError, DPStatsError
 from dpstats.formula.design import finite_arrays, rebuild_design_infos, sanitised_error
-from dpstats.formula.frame import FramePlan
+from dpstats.formula.frame import FramePlan, real_numeric_dtype
+from dpstats.numbers import numbers_or_missing
 from dpstats.formula.parse import code_names, expand_formula, formula_literal_levels, model_desc, quoted_names
 from dpstats.rows.base import Combine
 from dpstats.rows.sources import DEFAULT_CHUNK_ROWS, DaskSource, DataSource
@@ -88,8 +89,30 @@ class ChunkEvaluator:
 
     def count(self, frame: pd.DataFrame) -> int:
         """Rows of the chunk after preparation (missing values refused, made null rows or dropped)."""
-        df, _ = self.plan.prepare(frame)
+        df, _ = self.plan.prepare(self.as_schema(frame))
         return int(len(df))
+
+    def as_schema(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """The chunk with every variable whose public type (the prototype's, from the schema) is a number, but whose
+        chunk holds another type, read element by element as numbers (:func:`dpstats.numbers.numbers_or_missing`:
+        an element that is not a number is missing, for the missing-value screen; for a boolean variable, an
+        element that is not 0 or 1 is missing).  A chunk's type can differ from
+        the schema's where the source infers it from the chunk's own rows (a Dask partition whose computed dtype is
+        not its ``_meta``'s: one text cell makes it ``object``); converting such a chunk to floats as a whole failed
+        on its first element that was not a number, a refusal decided by one row and spending nothing."""
+        changed = {}
+        for v in self.plan.variables:
+            if v not in frame.columns or v not in self.prototype.columns:
+                continue
+            public, own = self.prototype[v].dtype, frame[v].dtype
+            if pd.api.types.is_bool_dtype(public):
+                if not pd.api.types.is_bool_dtype(own):  # 0 or 1 (False, True, 1.0, "1") is its bool, else missing
+                    values = numbers_or_missing(frame[v])
+                    changed[v] = pd.Series(pd.array(values == 1.0, dtype="boolean"), index=frame.index).mask(
+                        (values != 0.0) & (values != 1.0))
+            elif real_numeric_dtype(public) and not real_numeric_dtype(own):
+                changed[v] = pd.Series(numbers_or_missing(frame[v]), index=frame.index)
+        return frame.assign(**changed) if changed else frame
 
     def _layout(self) -> tuple[list[tuple[slice, str | None]], Any, str | None]:
         """Which design columns are a bare numeric variable (copied directly), the intercept, or need patsy.
@@ -123,7 +146,7 @@ class ChunkEvaluator:
     def evaluate(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         """(X, y) of one chunk, with the public design (null rows NaN); schema violations raise without echoing
         values."""
-        df, nulls = self.plan.prepare(frame)
+        df, nulls = self.plan.prepare(self.as_schema(frame))
         return self.evaluate_prepared(df, nulls)
 
     def evaluate_prepared(self, df: pd.DataFrame, nulls: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -205,7 +228,7 @@ class ChunkTask:
 
     def _one(self, frame: pd.DataFrame, offset: int) -> tuple[Any, int]:
         select = getattr(self.pass_fn, "select", None)
-        df, nulls = self.evaluator.plan.prepare(frame)
+        df, nulls = self.evaluator.plan.prepare(self.evaluator.as_schema(frame))
         rows = int(len(df))
         if select is not None:  # the method needs only some rows of the chunk: evaluate only those
             idx = np.asarray(select(offset, rows), dtype=np.int64)
