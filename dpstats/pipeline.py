@@ -712,20 +712,29 @@ def _public_transform(spec: MethodSpec, design: Design, rescale: str
     data_bounds = design.data_bounds() if spec.needs_bounds else None
     scaling = None
     if rescale != "off" and spec.private and not design.missing_bounds:
-        intercept_index = design.column_names.index("Intercept") if design.has_intercept else None
-        fitted = design.data_bounds()
-        centring = design.public_centring() if rescale == "centred" else None
-        mix = None
-        if centring is not None:  # product and power columns with their variables centred (public)
-            fitted = dataclasses.replace(fitted, column_lo=np.array([lo for lo, _ in centring.intervals]),
-                                         column_hi=np.array([hi for _, hi in centring.intervals]))
-            mix = centring.matrix
-        elif (implicit := design.implicit_intercept()) is not None:
-            intercept_index, mix, fitted = _implicit_intercept(implicit, fitted)
-        scaling = PublicScaling.from_bounds(fitted, intercept_index, mix=mix)
+        scaling, fitted = public_scaling(design, rescale)
         if data_bounds is not None:
             data_bounds = dataclasses.replace(scaling.transform_bounds(fitted), null_rows=data_bounds.null_rows)
     return data_bounds, scaling
+
+
+def public_scaling(design: Design, rescale: str) -> tuple[PublicScaling, DataBounds]:
+    """The public rescaling of a design whose every column has a declared or derived range, and the ranges of the
+    fitted columns it maps: the design as written, or reparametrised (``mix``) where ``rescale`` is ``"centred"``
+    and a product or power column qualifies, or where the design has no intercept but its columns sum to the
+    constant (:func:`_implicit_intercept`).  One function for the fit and for :func:`dpstats.plan`, so that a plan
+    sees the design the fit sees."""
+    intercept_index = design.column_names.index("Intercept") if design.has_intercept else None
+    fitted = design.data_bounds()
+    centring = design.public_centring() if rescale == "centred" else None
+    mix = None
+    if centring is not None:  # product and power columns with their variables centred (public)
+        fitted = dataclasses.replace(fitted, column_lo=np.array([lo for lo, _ in centring.intervals]),
+                                     column_hi=np.array([hi for _, hi in centring.intervals]))
+        mix = centring.matrix
+    elif (implicit := design.implicit_intercept()) is not None:
+        intercept_index, mix, fitted = _implicit_intercept(implicit, fitted)
+    return PublicScaling.from_bounds(fitted, intercept_index, mix=mix), fitted
 
 
 def _implicit_intercept(implicit: tuple[int, np.ndarray], fitted: DataBounds

@@ -77,7 +77,7 @@ from dpstats.formula import Design, public_design
 from dpstats.formula.parse import expand_formula, formula_literal_levels, model_desc, term
 from dpstats.inference import RELIABILITY_THRESHOLD
 from dpstats.methods.registry import MethodSpec, available_methods, choose_auto, get_method
-from dpstats.pipeline import auto_facts, planned_context
+from dpstats.pipeline import auto_facts, planned_context, public_scaling
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.missing_screen import fit_epsilon
 from dpstats.rates import PlanningFacts, Rate, UpperRate
@@ -222,9 +222,11 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
     if design.missing_bounds:
         raise MissingBoundsError(f"plan needs declared bounds for: {', '.join(design.bounds_to_declare())}")
     names = list(design.column_names)
-    intercept = names.index("Intercept") if design.has_intercept else None
-    scaling = PublicScaling.from_bounds(design.data_bounds(), intercept)
-    rescaled = scaling.transform_bounds(design.data_bounds())
+    # the fit's own public rescaling, with its reparametrisation of a design without an intercept whose columns sum
+    # to the constant (``0 + C(g) + x``), which the fit runs through the intercept model
+    scaling, fitted = public_scaling(design, "columns")
+    intercept = scaling.intercept_index
+    rescaled = scaling.transform_bounds(fitted)
     intervals = list(zip(rescaled.column_lo, rescaled.column_hi, strict=True))
     unknown = sorted(set(spread or {}) - set(names))
     if unknown:

@@ -581,3 +581,20 @@ def test_a_printed_plan_says_it_is_a_floor():
     result = dpstats.plan(bounds={"x": (0.0, 10.0), "y": (-50.0, 50.0)}, n=500, epsilon=1.0, method="pgd")
     assert str(result).splitlines()[-1] == FLOOR_NOTE
     assert "Read the figures as a floor" in result._repr_html_()
+
+
+def test_plan_sees_the_intercept_model_of_a_design_whose_columns_sum_to_the_constant():
+    """A fit of ``y ~ 0 + C(g) + x`` runs through the intercept model (the same fit as ``y ~ C(g) + x``, its
+    coefficients mapped back), so the plan of the slope is the same for both formulas.  A new-user check found the
+    plan of Grunfeld's ``inv ~ 0 + C(firm) + value + capital`` at a fifth of the intercept form's at epsilon 0.5,
+    and rising with epsilon from 0.5 to 1, while the two fits were identical."""
+    bounds = {"y": (0.0, 100.0), "x": (0.0, 10.0)}
+    levels = {"g": ["a", "b", "c", "d"]}
+    frames = [dpstats.plan(formula=formula, bounds=bounds, levels=levels, n=200, epsilon=epsilon, delta=1e-6,
+                           method="pgd", rsquared=0.5).to_frame().set_index("term")
+              for formula in ("y ~ 0 + C(g) + x", "y ~ C(g) + x") for epsilon in (0.5, 1.0, 3.0)]
+    for without, with_intercept in zip(frames[:3], frames[3:], strict=True):
+        assert without.loc["x", "privacy"] == pytest.approx(with_intercept.loc["x", "privacy"], rel=1e-9)
+        assert without.loc["x", "sampling"] == pytest.approx(with_intercept.loc["x", "sampling"], rel=1e-9)
+    slope = [frame.loc["x", "privacy"] for frame in frames[:3]]
+    assert slope[0] > slope[1] > slope[2]
