@@ -77,7 +77,7 @@ from dpstats.formula import Design, public_design
 from dpstats.formula.parse import expand_formula, formula_literal_levels, model_desc, term
 from dpstats.inference import RELIABILITY_THRESHOLD
 from dpstats.methods.registry import MethodSpec, available_methods, choose_auto, get_method
-from dpstats.pipeline import auto_facts, planned_context, public_scaling
+from dpstats.pipeline import auto_facts, planned_context, public_scaling, rescale_mode
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.missing_screen import fit_epsilon
 from dpstats.rates import PlanningFacts, Rate, UpperRate
@@ -130,6 +130,7 @@ class _Setting:
     assumptions: list[str]
     design: Design  # the public design (no rows), for the methods' public refusals
     outcome_share: float | None = None  # assumed share of a two-valued response's rarer value (None: not given)
+    rescale: str = "columns"  # the fit's rescale mode (pipeline.rescale_mode): "columns" or "centred"
 
     @property
     def d(self) -> int:
@@ -204,8 +205,9 @@ def _closest_declared(name: str, declared: Sequence[str]) -> str:
 def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
              levels: Mapping[str, Sequence[Any]] | None, response: str | None, residual_sd: float | None,
              rsquared: float | None, spread: Mapping[str, float] | None, correlation: Correlation,
-             dtypes: Mapping[str, Any] | None = None, missing: str = "raise") -> _Setting:
-    """The public design of the planned fit and the assumed moments, in the method's units."""
+             dtypes: Mapping[str, Any] | None = None, missing: str = "raise", rescale: str = "columns") -> _Setting:
+    """The public design of the planned fit and the assumed moments, in the method's units (``rescale``: the fit's
+    mode, "columns" or "centred")."""
     text = formula if formula is not None else _formula(bounds, levels, response)
     try:
         written = _written_levels(text, [*bounds, *(levels or {})])
@@ -224,7 +226,7 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
     names = list(design.column_names)
     # the fit's own public rescaling, with its reparametrisation of a design without an intercept whose columns sum
     # to the constant (``0 + C(g) + x``), which the fit runs through the intercept model
-    scaling, fitted = public_scaling(design, "columns")
+    scaling, fitted = public_scaling(design, rescale)
     intercept = scaling.intercept_index
     rescaled = scaling.transform_bounds(fitted)
     intervals = list(zip(rescaled.column_lo, rescaled.column_hi, strict=True))
@@ -255,8 +257,12 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
              + ("as given" if residual_sd is not None else f"R^2 = {rsquared or 0.0:g} of a response uniform on "
                 "its declared range") + ")",
              "the default pipeline: columns and response rescaled to [-1, 1] by the declared bounds, the method's "
-             "default options"]
-    return _Setting(names, scaling, rescaled, moments, residual_var, coefficients, intercept, words, design)
+             "default options"
+             + ("; product and power columns fitted with their variables centred at the midpoints of their declared "
+                "ranges (rescale='centred'), spread= and correlation= naming those centred columns"
+                if scaling.mix is not None and rescale == "centred" else "")]
+    return _Setting(names, scaling, rescaled, moments, residual_var, coefficients, intercept, words, design,
+                    rescale=rescale)
 
 
 def _correlation_matrix(correlation: Correlation, names: Sequence[str], intercept: int | None
@@ -403,7 +409,8 @@ class _Model:
             return ""
         key = (int(n), self.rest(epsilon))
         if key not in self._refusals:
-            ctx = planned_context(self.spec, self.setting.design, key[0], key[1], self.delta)
+            ctx = planned_context(self.spec, self.setting.design, key[0], key[1], self.delta,
+                                  rescale=self.setting.rescale)
             self._refusals[key] = self.spec.public_refusal(ctx, self.default_options)
         return self._refusals[key]
 
@@ -894,7 +901,7 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
                      residual_sd: float | None = None, rsquared: float | None = None,
                      spread: Mapping[str, float] | None = None, correlation: Correlation = 0.0,
                      inference: bool = True, sparsity: int | None = None, dtypes: Mapping[str, Any] | None = None,
-                     outcome_share: float | None = None, missing: str = "raise") -> Plan:
+                     outcome_share: float | None = None, missing: str = "raise", rescale: bool | str = True) -> Plan:
     """Plan a fit in the coefficients' units (module docstring); called by :func:`dpstats.plan`.
 
     Parameters
@@ -939,6 +946,11 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
         the fit reads the share off a released value).  Without it the plan notes the condition.
     missing : {"raise", "drop"}
         The fit's ``missing=`` (default "raise": the missing-value screen where a type can hold a missing value).
+    rescale : True or "centred"
+        The fit's ``rescale=``: True (default) plans the design as written; ``"centred"`` plans the fit whose product
+        and power columns have their variables centred at the midpoints of their declared ranges (``spread`` and
+        ``correlation`` then describe those centred columns), mapped back to the formula's columns as the fit does.
+        False (the raw design) is not planned.
 
     Returns
     -------
@@ -948,8 +960,12 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
     _check_declarations(bounds, levels, dtypes)
     if missing not in ("raise", "drop"):
         raise InvalidArgumentError(f"missing must be 'raise' (default) or 'drop', as in dp_ols; got {missing!r}")
+    mode = rescale_mode(rescale)
+    if mode == "off":
+        raise InvalidArgumentError("plan() plans a fit with the public rescaling (rescale=True, the default, or "
+                                   "'centred'); a fit on the raw design (rescale=False) is not planned")
     setting = _setting(formula, bounds, levels, response, residual_sd, rsquared, spread, correlation, dtypes,
-                       missing)
+                       missing, mode)
     if outcome_share is not None:
         setting = _with_outcome_share(setting, outcome_share)
     targets = _targets(target, setting.names)
@@ -1003,7 +1019,7 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
          levels: Mapping[str, Sequence[Any]] | None = None, response: str | None = None, n: int | None = None,
          residual_sd: float | None = None, rsquared: float | None = None, spread: Mapping[str, float] | None = None,
          correlation: Correlation = 0.0, inference: bool = True, dtypes: Mapping[str, Any] | None = None,
-         outcome_share: float | None = None, missing: str = "raise") -> Any:
+         outcome_share: float | None = None, missing: str = "raise", rescale: bool | str = True) -> Any:
     """Plan a fit before spending budget.
 
     With declared ``bounds`` (and optionally ``formula``, ``levels``), in
@@ -1064,6 +1080,9 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
     missing : {"raise", "drop"}, default "raise"
         The fit's ``missing=``: with "drop" there is no missing-value screen, and ``method="auto"`` leaves out
         the methods that do not take null rows (``theilsen``), as the fit does.
+    rescale : True or "centred", default True
+        The fit's ``rescale=``: ``"centred"`` plans the fit with product and power columns centred at the
+        declared midpoints (:func:`dpstats.planning.coefficient_plan`); False is refused.
 
     Returns
     -------
@@ -1100,7 +1119,7 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
                             delta=DEFAULT_DELTA if delta is None else delta, method=method, target=target,
                             residual_sd=residual_sd, rsquared=rsquared, spread=spread, correlation=correlation,
                             inference=inference, sparsity=sparsity, dtypes=dtypes, outcome_share=outcome_share,
-                            missing=missing)
+                            missing=missing, rescale=rescale)
 
 
 MOVED_UP.add("plan", "dpstats.planning.plan", plan)  # the deprecated dpstats.theory.plan (one release)

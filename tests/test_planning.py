@@ -598,3 +598,29 @@ def test_plan_sees_the_intercept_model_of_a_design_whose_columns_sum_to_the_cons
         assert without.loc["x", "sampling"] == pytest.approx(with_intercept.loc["x", "sampling"], rel=1e-9)
     slope = [frame.loc["x", "privacy"] for frame in frames[:3]]
     assert slope[0] > slope[1] > slope[2]
+
+
+def test_plan_takes_the_fits_rescale():
+    """``rescale="centred"``, which the README recommends when the reported coefficient is a product's or a
+    power's, was not an argument of plan (TypeError), and the default's plan of a square assumes the square
+    independent of its variable, which it is not: on Caschool's quadratic in income (n = 420) the measured error of
+    pgd's income slope was 6 to 18 times the plan.  Planned centred, that plan was within 1.1 to 1.7 of the measured
+    error of the centred fits (20 seeds each at epsilon 0.5, 1 and 3).  Here: the centred plan differs from the
+    default's for a square, equals it for a formula with nothing to centre, says so in its assumptions, and
+    rescale=False is refused (the raw design is not planned)."""
+    bounds = {"x": (1.0, 60.0), "y": (550.0, 750.0)}
+    kwargs = dict(bounds=bounds, n=420, epsilon=1.0, delta=1e-6, method="pgd", rsquared=0.5)
+    default = dpstats.plan(formula="y ~ x + I(x**2)", **kwargs)
+    centred = dpstats.plan(formula="y ~ x + I(x**2)", rescale="centred", **kwargs)
+    a, b = default.to_frame().set_index("term"), centred.to_frame().set_index("term")
+    assert list(a.index) == list(b.index) == ["Intercept", "x", "I(x ** 2)"]
+    assert not np.allclose(a["privacy"], b["privacy"])
+    assert any("rescale='centred'" in line for line in centred.assumptions)
+    assert not any("rescale='centred'" in line for line in default.assumptions)
+    plain = [dpstats.plan(formula="y ~ x", rescale=r, **kwargs).to_frame()["privacy"].to_numpy()
+             for r in (True, "centred")]
+    np.testing.assert_array_equal(plain[0], plain[1])
+    with pytest.raises(InvalidArgumentError, match="rescale=False"):
+        dpstats.plan(formula="y ~ x", rescale=False, **kwargs)
+    with pytest.raises(InvalidArgumentError, match="rescale must be"):
+        dpstats.plan(formula="y ~ x", rescale="full", **kwargs)
