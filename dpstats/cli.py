@@ -242,6 +242,9 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--spread", metavar="JSON",
                     help="assumed sd of design columns by name, in their units, e.g. '{\"educ\": 3.0}' (default: "
                          "uniform on the declared range)")
+    pl.add_argument("--rescale", choices=[c for c in RESCALE_CHOICES if c != "off"], default=DEFAULT_RESCALE,
+                    help="the fit's --rescale (default: %(default)s, product and power columns centred at the "
+                         "declared midpoints; columns plans them as written). In Python: rescale='centred' or True")
     pl.add_argument("--format", choices=["text", "csv", "json"], default="text",
                     help="output format (default: %(default)s)")
     pl.set_defaults(func=_cmd_plan)
@@ -521,7 +524,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
                   epsilon=args.epsilon, delta=args.delta, method=args.method, rsquared=args.rsquared,
                   residual_sd=args.residual_sd, dtypes=_parse_dtypes(args.dtypes), outcome_share=args.outcome_share,
                   missing=args.missing, correlation=_parse_correlation(args.correlation),
-                  spread=_parse_spread(args.spread))
+                  spread=_parse_spread(args.spread), rescale=RESCALE_CHOICES[args.rescale])
     frame = result.to_frame()
     if args.format == "csv":
         print(frame.to_csv(index=False), end="")

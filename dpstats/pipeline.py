@@ -576,11 +576,13 @@ def _context(design: Design, n: int, ledger: PrivacyLedger, rng: np.random.Gener
                       **_public_ranges(design, scaling))
 
 
-def planned_context(spec: MethodSpec, design: Design, n: int, epsilon: float, delta: float) -> FitContext:
+def planned_context(spec: MethodSpec, design: Design, n: int, epsilon: float, delta: float,
+                    rescale: str | None = None) -> FitContext:
     """The context a fit of ``spec`` with n rows and this budget gets on ``design``, from public facts only (the
-    declared bounds and the default public rescaling; a fresh ledger; a generator nothing draws from): what
-    :func:`dpstats.plan` hands a method's ``public_refusal``."""
-    bounds, scaling = _public_transform(spec, design, rescale=rescale_mode(DEFAULT_RESCALE))
+    declared bounds and the public rescaling of mode ``rescale``, :func:`rescale_mode`, the default's when None; a
+    fresh ledger; a generator nothing draws from): what :func:`dpstats.plan` hands a method's ``public_refusal``."""
+    mode = rescale_mode(DEFAULT_RESCALE) if rescale is None else rescale
+    bounds, scaling = _public_transform(spec, design, rescale=mode)
     return _context(design, n, PrivacyLedger(epsilon, delta), np.random.default_rng(0), bounds, scaling)
 
 

@@ -129,6 +129,7 @@ class _Setting:
     intercept_index: int | None
     assumptions: list[str]
     design: Design  # the public design (no rows), for the methods' public refusals
+    rescale: str  # the fit's rescale mode (pipeline.rescale_mode): "centred" or "columns"
     outcome_share: float | None = None  # assumed share of a two-valued response's rarer value (None: not given)
 
     @property
@@ -204,8 +205,9 @@ def _closest_declared(name: str, declared: Sequence[str]) -> str:
 def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
              levels: Mapping[str, Sequence[Any]] | None, response: str | None, residual_sd: float | None,
              rsquared: float | None, spread: Mapping[str, float] | None, correlation: Correlation,
-             dtypes: Mapping[str, Any] | None = None, missing: str = "raise") -> _Setting:
-    """The public design of the planned fit and the assumed moments, in the method's units."""
+             dtypes: Mapping[str, Any] | None = None, missing: str = "raise", *, rescale: str) -> _Setting:
+    """The public design of the planned fit and the assumed moments, in the method's units (``rescale``: the fit's
+    mode, "centred" or "columns")."""
     text = formula if formula is not None else _formula(bounds, levels, response)
     try:
         written = _written_levels(text, [*bounds, *(levels or {})])
@@ -222,8 +224,8 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
     if design.missing_bounds:
         raise MissingBoundsError(f"plan needs declared bounds for: {', '.join(design.bounds_to_declare())}")
     names = list(design.column_names)
-    transform = public_scaling(design, rescale_mode(DEFAULT_RESCALE))
-    assert transform is not None  # every range is declared here
+    transform = public_scaling(design, rescale)
+    assert transform is not None  # every range is declared here, and plan() refuses rescale=False
     scaling, fitted = transform
     intercept = scaling.intercept_index
     rescaled = scaling.transform_bounds(fitted)
@@ -254,10 +256,13 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
              f"residual sd {math.sqrt(residual_var) * scaling.y_scale:.4g} in the response's units ("
              + ("as given" if residual_sd is not None else f"R^2 = {rsquared or 0.0:g} of a response uniform on "
                 "its declared range") + ")",
-             "the default pipeline: product and power columns with their variables centred at their declared "
-             "midpoints (uniform on the centred ranges), columns and response rescaled to [-1, 1] by the declared "
-             "bounds, the method's default options"]
-    return _Setting(names, scaling, rescaled, moments, residual_var, coefficients, intercept, words, design)
+             "the fit's public rescaling: columns and response rescaled to [-1, 1] by the declared bounds, the "
+             "method's default options"
+             + ("; product and power columns with their variables centred at their declared midpoints (rescale="
+                "'centred', the default; uniform on the centred ranges, spread= and correlation= naming those "
+                "centred columns)" if rescale == "centred" and design.public_centring() is not None else "")]
+    return _Setting(names, scaling, rescaled, moments, residual_var, coefficients, intercept, words, design,
+                    rescale=rescale)
 
 
 def _correlation_matrix(correlation: Correlation, names: Sequence[str], intercept: int | None
@@ -404,7 +409,8 @@ class _Model:
             return ""
         key = (int(n), self.rest(epsilon))
         if key not in self._refusals:
-            ctx = planned_context(self.spec, self.setting.design, key[0], key[1], self.delta)
+            ctx = planned_context(self.spec, self.setting.design, key[0], key[1], self.delta,
+                                  rescale=self.setting.rescale)
             self._refusals[key] = self.spec.public_refusal(ctx, self.default_options)
         return self._refusals[key]
 
@@ -895,7 +901,8 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
                      residual_sd: float | None = None, rsquared: float | None = None,
                      spread: Mapping[str, float] | None = None, correlation: Correlation = 0.0,
                      inference: bool = True, sparsity: int | None = None, dtypes: Mapping[str, Any] | None = None,
-                     outcome_share: float | None = None, missing: str = "raise") -> Plan:
+                     outcome_share: float | None = None, missing: str = "raise",
+                     rescale: bool | str = DEFAULT_RESCALE) -> Plan:
     """Plan a fit in the coefficients' units (module docstring); called by :func:`dpstats.plan`.
 
     Parameters
@@ -941,6 +948,11 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
         the fit reads the share off a released value).  Without it the plan notes the condition.
     missing : {"raise", "drop"}
         The fit's ``missing=`` (default "raise": the missing-value screen where a type can hold a missing value).
+    rescale : "centred" (default) or True
+        The fit's ``rescale=``: ``"centred"`` plans the fit whose product and power columns have their variables
+        centred at the midpoints of their declared ranges (``spread`` and ``correlation`` then describe those
+        centred columns), mapped back to the formula's columns as the fit does; True plans the columns as written.
+        False (the raw design) is not planned.
 
     Returns
     -------
@@ -950,8 +962,12 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
     _check_declarations(bounds, levels, dtypes)
     if missing not in ("raise", "drop"):
         raise InvalidArgumentError(f"missing must be 'raise' (default) or 'drop', as in dp_ols; got {missing!r}")
+    mode = rescale_mode(rescale)
+    if mode == "off":
+        raise InvalidArgumentError("plan() plans a fit with the public rescaling (rescale='centred', the default, "
+                                   "or True); a fit on the raw design (rescale=False) is not planned")
     setting = _setting(formula, bounds, levels, response, residual_sd, rsquared, spread, correlation, dtypes,
-                       missing)
+                       missing, rescale=mode)
     if outcome_share is not None:
         setting = _with_outcome_share(setting, outcome_share)
     targets = _targets(target, setting.names)
@@ -1005,7 +1021,7 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
          levels: Mapping[str, Sequence[Any]] | None = None, response: str | None = None, n: int | None = None,
          residual_sd: float | None = None, rsquared: float | None = None, spread: Mapping[str, float] | None = None,
          correlation: Correlation = 0.0, inference: bool = True, dtypes: Mapping[str, Any] | None = None,
-         outcome_share: float | None = None, missing: str = "raise") -> Any:
+         outcome_share: float | None = None, missing: str = "raise", rescale: bool | str = DEFAULT_RESCALE) -> Any:
     """Plan a fit before spending budget.
 
     With declared ``bounds`` (and optionally ``formula``, ``levels``), in
@@ -1067,6 +1083,9 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
     missing : {"raise", "drop"}, default "raise"
         The fit's ``missing=``: with "drop" there is no missing-value screen, and ``method="auto"`` leaves out
         the methods that do not take null rows (``theilsen``), as the fit does.
+    rescale : "centred" (default) or True
+        The fit's ``rescale=``: the default plans the fit with product and power columns centred at the declared
+        midpoints, True the columns as written (:func:`dpstats.planning.coefficient_plan`); False is refused.
 
     Returns
     -------
@@ -1103,7 +1122,7 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
                             delta=DEFAULT_DELTA if delta is None else delta, method=method, target=target,
                             residual_sd=residual_sd, rsquared=rsquared, spread=spread, correlation=correlation,
                             inference=inference, sparsity=sparsity, dtypes=dtypes, outcome_share=outcome_share,
-                            missing=missing)
+                            missing=missing, rescale=rescale)
 
 
 MOVED_UP.add("plan", "dpstats.planning.plan", plan)  # the deprecated dpstats.theory.plan (one release)

@@ -525,9 +525,24 @@ class CoefficientErrors:
             One row per coefficient: privacy, sampling, privacy/sampling.
         """
         rows = [[esc(c) for c in row] for row in self.cells()]
-        title = "Error of each coefficient (its units" + ("" if self.released else "; rates, up to constants") + ")"
         return SimpleTable(rows, headers=self.headers(), stubs=[esc(n) for n in (stubs or self.names)],
-                           title=esc(title), txt_fmt=_FMT)
+                           title=esc(self.title()), txt_fmt=_FMT)
+
+    def title(self) -> str:
+        """The table's title: what the columns are, and where a column is not what its header alone suggests.
+
+        Returns
+        -------
+        str
+            ``"Error of each coefficient (its units)"``, with "rates, up to constants" where the privacy part is not
+            from released values, "privacy: a lower bound" where it leaves out a large bias (a reader of the table
+            alone would otherwise take a small privacy/sampling ratio at face value), and "sampling: assumed" where
+            the sampling part comes from the public assumptions.
+        """
+        parts = ([] if self.released else ["rates, up to constants"]) \
+            + (["privacy: a lower bound"] if self.lower_bound else []) \
+            + (["sampling: assumed"] if self.sampling_assumed else [])
+        return "Error of each coefficient (its units" + "".join("; " + part for part in parts) + ")"
 
 
 def _number(x: float, fmt: str = ".3g") -> str:

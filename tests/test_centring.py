@@ -267,3 +267,14 @@ def test_the_default_centres_and_the_other_modes_leave_products_as_they_are():
         with pytest.raises(dpstats.errors.InvalidArgumentError, match="rescale must be"):
             dpstats.dp_ols(formula, df, 1.0, 1e-6, bounds=BOUNDS, method="ssp", rescale=bad, accountant=accountant)
     assert accountant.spent == (0.0, 0.0)
+
+
+def test_the_hint_of_the_columns_as_written_says_the_intervals_can_miss():
+    """rescale=True's note names what goes wrong, not only that centring is closer: a new-user check found pgd's
+    intervals for age and its square in a published log-wage equation (SLID, n = 4,014) covering least squares in 3
+    of 20 fits at epsilon 0.5 and 1 fitted as written, 19 or 20 of 20 centred; the note read as an accuracy tip."""
+    res = dpstats.dp_ols("y ~ x + z + x:z", _frame(500), 1.0, 1e-6, bounds=BOUNDS, method="ssp", random_state=0,
+                         rescale=True)
+    hint = [note for note in res.privacy.notes if "was fitted as written" in note]
+    assert len(hint) == 1
+    assert "outside their intervals" in hint[0] and "rescale='centred'" in hint[0]

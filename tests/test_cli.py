@@ -435,3 +435,19 @@ def test_plan_command_takes_the_correlation_of_named_pairs(capsys):
     assert main(argv + ["--correlation", json.dumps({"a": 0.8})]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: --correlation") and len(err.strip().splitlines()) == 1
+
+
+def test_plan_command_takes_the_fits_rescale(capsys):
+    """--rescale centred reaches dpstats.plan (the fit's --rescale; off, the raw design, is not a plan choice)."""
+    bounds = {"x": [1, 60], "y": [550, 750]}
+    argv = ["plan", "--bounds", json.dumps(bounds), "--formula", "y ~ x + I(x**2)", "--n", "420", "--epsilon", "1",
+            "--method", "pgd", "--rsquared", "0.5", "--format", "csv"]
+    assert main(argv + ["--rescale", "centred"]) == 0
+    from io import StringIO  # noqa: PLC0415
+
+    printed = pd.read_csv(StringIO(capsys.readouterr().out))
+    library = dpstats.plan(formula="y ~ x + I(x**2)", bounds={k: tuple(v) for k, v in bounds.items()}, n=420,
+                           epsilon=1.0, method="pgd", rsquared=0.5, rescale="centred").to_frame()
+    np.testing.assert_allclose(printed["privacy"], library["privacy"], rtol=1e-12)
+    assert main(argv + ["--rescale", "off"]) == 2
+    assert "invalid choice: 'off'" in capsys.readouterr().err

@@ -33,8 +33,8 @@ import patsy
 from dpstats.errors import DataTypeError, DPStatsError
 from dpstats.formula.design import finite_arrays, rebuild_design_infos, sanitised_error
 from dpstats.formula.frame import FramePlan, real_numeric_dtype
-from dpstats.numbers import numbers_or_missing
 from dpstats.formula.parse import code_names, expand_formula, formula_literal_levels, model_desc, quoted_names
+from dpstats.numbers import numbers_or_missing
 from dpstats.rows.base import Combine
 from dpstats.rows.sources import DEFAULT_CHUNK_ROWS, DaskSource, DataSource
 from dpstats.scaling import PublicScaling
