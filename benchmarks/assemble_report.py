@@ -9,8 +9,20 @@ ROOT = os.path.dirname(HERE)
 os.chdir(ROOT)
 head=open(os.path.join(HERE, 'report_head.md')).read()
 speed=open('benchmarks/results/speed.md').read().strip()
-head=(head.replace('SPEED_TABLE', speed).replace('SPEED_SSP','0.31').replace('SPEED_ADA','0.32')
-      .replace('SPEED_FLOOR','0.28'))
+
+
+def speed_ratios(table: str) -> dict:
+    """The ratio columns of speed.md's row at n = 10^6, d = 10, by header ("ssp / sm", ...)."""
+    rows = [[c.strip() for c in line.strip().strip('|').split('|')] for line in table.splitlines()
+            if line.startswith('|')]
+    header, body = rows[0], rows[2:]
+    row = next(r for r in body if r[0] == '1,000,000' and r[1] == '10')
+    return dict(zip(header, row, strict=True))
+
+
+ratios = speed_ratios(speed)
+head=(head.replace('SPEED_TABLE', speed).replace('SPEED_SSP', ratios['ssp / sm'])
+      .replace('SPEED_ADA', ratios['adassp / sm']).replace('SPEED_FLOOR', ratios['floor / sm']))
 def read(path):
     return open(path).read()
 def sec(title, path):
@@ -98,7 +110,8 @@ body+=sec("Small designs: DP-SGD's Adam steps and pgd (issue 17)", "benchmarks/r
 body+=sec("Two columns correlated at 0.95: pgd's intervals and the released curvature (issue 18)",
          "benchmarks/results/pgd_collinear.md")
 body+=sec("dpstats.plan for pgd against its fits (issue 18, part 4)", "benchmarks/results/plan_calibration.md")
-body+=sec("Products and powers: rescale='centred' against the default (issue 17)", "benchmarks/results/centring.md")
+body+=sec("Products and powers: rescale='centred' (the default) against the columns as written (issue 17)",
+         "benchmarks/results/centring.md")
 body+=sec("Loose declared bounds on data not in the benchmark: pgd's intervals (issue 18)",
          "benchmarks/results/loose_bounds.md")
 body+=sec("Held-out regressions (issue 17)", "benchmarks/results/held_out.md")
@@ -112,4 +125,6 @@ if os.path.exists('benchmarks/results/coverage_grid_reading.md'):
     body+=open('benchmarks/results/coverage_grid_reading.md').read()
 body+=sec("dpstats beside diffprivlib and OpenDP (issue 6)", "benchmarks/results/peers.md")
 body+=sec("Hardened privacy: cost (issue 10)", "benchmarks/results/hardened.md")
+body+="\n\n"+"\n".join(("#"+line if line.startswith("#") else line)
+                         for line in read("benchmarks/results/history.md").strip().splitlines())+"\n"
 open('BENCHMARKS.md','w').write(body)
