@@ -234,12 +234,25 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
     if unknown:
         raise InvalidArgumentError(f"spread names columns that are not in the design: {', '.join(unknown)}; the "
                                    f"design's columns are {', '.join(names)}")
-    sd = None
-    if spread:
-        sd = [float(spread[name]) / s if name in spread else (hi - lo) / math.sqrt(12.0)
-              for name, s, (lo, hi) in zip(names, scaling.scale, intervals, strict=True)]
-    moments = design_moments(intervals, intercept, spread=sd,
-                             correlation=_correlation_matrix(correlation, names, intercept))
+    given = dict(spread or {})
+    sd = [float(given[name]) / s if name in given else (hi - lo) / math.sqrt(12.0)
+          for name, s, (lo, hi) in zip(names, scaling.scale, intervals, strict=True)]
+    mean = [(lo + hi) / 2.0 for lo, hi in intervals]
+    assumed = np.array(np.broadcast_to(_correlation_matrix(correlation, names, intercept), (len(names),) * 2))
+    corr = assumed.copy()
+    blocks = [(idx, values) for idx, values in _coded_blocks(design, scaling)
+              if not any(names[j] in given for j in idx)]
+    for idx, values in blocks:  # levels equally common: the moments of the levels' values
+        centred = values - values.mean(axis=0)
+        cov = centred.T @ centred / values.shape[0]
+        scale = np.sqrt(np.diag(cov))
+        for k, j in enumerate(idx):
+            mean[j], sd[j] = float(values[:, k].mean()), float(scale[k])
+        corr[np.ix_(idx, idx)] = cov / np.outer(scale, scale)
+    varying = [j for j in range(len(names)) if j != intercept]
+    if np.linalg.eigvalsh(corr[np.ix_(varying, varying)])[0] < -1e-9:
+        corr = assumed  # the levels' own correlations do not fit the assumed ones: the assumed ones stand
+    moments = design_moments(intervals, intercept, spread=sd, correlation=corr, mean=mean)
     assert moments is not None  # every column has a declared range here
     y_range = (rescaled.y_lo, rescaled.y_hi)
     total_var = assumed_residual_sd(y_range) ** 2  # a response uniform on its range
@@ -251,6 +264,7 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
         explained = total_var * (rsquared or 0.0)
     coefficients = _coefficients(moments, intercept, explained)
     words = ["design columns uniform on their declared ranges"
+             + (", a factor's levels (and a two-valued variable's values) equally common" if blocks else "")
              + (" (sd as given in spread= where given)" if spread else "")
              + _correlation_words(correlation),
              f"residual sd {math.sqrt(residual_var) * scaling.y_scale:.4g} in the response's units ("
@@ -263,6 +277,42 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
                 "centred columns)" if rescale == "centred" and design.public_centring() is not None else "")]
     return _Setting(names, scaling, rescaled, moments, residual_var, coefficients, intercept, words, design,
                     rescale=rescale)
+
+
+def _coded_blocks(design: Design, scaling: PublicScaling) -> list[tuple[list[int], np.ndarray]]:
+    """The design columns whose values public facts fix, one block per term of a single factor: a categorical
+    factor's contrast columns, or a two-valued variable's column (its public support), each with the values every
+    level gives them (levels x columns) in the units the method sees.  The plan takes the levels as equally common
+    (a dummy of a two-level factor is then 0 or 1 with sd 0.5, where the uniform on [0, 1] has sd 0.29).  A block
+    that the public reparametrisation mixes with other columns is left to the uniform; one it mixes within itself
+    (``0 + C(g)``, whose dummies sum to the intercept the fit runs) is taken in the fitted columns, the intercept
+    left out."""
+    info = design.design_info
+    if info is None:
+        return []
+    mix = np.eye(design.d) if scaling.mix is None else scaling.mix
+    blocks = []
+    for model_term, cols in info.term_slices.items():
+        codings = info.term_codings[model_term]
+        if len(model_term.factors) != 1 or len(codings) != 1 or cols.stop == cols.start:
+            continue
+        factor = model_term.factors[0]
+        if factor in codings[0].contrast_matrices:
+            levels = np.asarray(codings[0].contrast_matrices[factor].matrix, dtype=float)
+        elif len(support := design.variable_supports.get(factor.code.strip(), ())) == 2:
+            levels = np.asarray(support, dtype=float)[:, None]
+        else:
+            continue
+        idx = list(range(cols.start, cols.stop))
+        outside = [j for j in range(design.d) if j not in idx]
+        if np.any(mix[np.ix_(outside, idx)] != 0.0):
+            continue
+        fitted = levels @ mix[np.ix_(idx, idx)]
+        keep = [k for k, j in enumerate(idx) if j != scaling.intercept_index]
+        kept = [idx[k] for k in keep]
+        if kept:
+            blocks.append((kept, (fitted[:, keep] - scaling.centre[kept]) / scaling.scale[kept]))
+    return blocks
 
 
 def _correlation_matrix(correlation: Correlation, names: Sequence[str], intercept: int | None

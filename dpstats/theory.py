@@ -258,7 +258,8 @@ RATE_CAVEAT = "up to constants; from public facts, not measured on this fit"
 
 def design_moments(intervals: Sequence[tuple[float, float] | None], intercept_index: int | None, *,
                    spread: Sequence[float] | None = None,
-                   correlation: float | np.ndarray = 0.0) -> np.ndarray | None:
+                   correlation: float | np.ndarray = 0.0,
+                   mean: Sequence[float] | None = None) -> np.ndarray | None:
     """E[x x^T] of a row whose design columns are uniform on their declared ranges (the default of the error
     block and of :func:`dpstats.planning.plan`), or None when some column has no declared range.
 
@@ -273,6 +274,8 @@ def design_moments(intervals: Sequence[tuple[float, float] | None], intercept_in
     correlation : float or numpy.ndarray
         Common correlation of the non-constant columns (default 0: independent), or a (d, d) matrix of
         correlations (its intercept row and column are not used).
+    mean : sequence of float, optional
+        The mean of each column instead of the midpoint of its range.
 
     Returns
     -------
@@ -291,16 +294,16 @@ def design_moments(intervals: Sequence[tuple[float, float] | None], intercept_in
         return None
     lo = np.array([iv[0] for iv in declared], dtype=float)
     hi = np.array([iv[1] for iv in declared], dtype=float)
-    mean = (lo + hi) / 2.0
-    sd = (hi - lo) / math.sqrt(12.0) if spread is None else np.asarray(spread, dtype=float)
+    centre = (lo + hi) / 2.0 if mean is None else np.array(mean, dtype=float)
+    sd = (hi - lo) / math.sqrt(12.0) if spread is None else np.array(spread, dtype=float)
     if intercept_index is not None:
-        mean[intercept_index], sd[intercept_index] = 1.0, 0.0
+        centre[intercept_index], sd[intercept_index] = 1.0, 0.0
     if np.ndim(correlation) == 0:
-        corr = np.full((mean.size, mean.size), float(correlation))
+        corr = np.full((centre.size, centre.size), float(correlation))
     else:
         corr = np.array(correlation, dtype=float)
     np.fill_diagonal(corr, 1.0)
-    return corr * np.outer(sd, sd) + np.outer(mean, mean)
+    return corr * np.outer(sd, sd) + np.outer(centre, centre)
 
 
 def assumed_residual_sd(response_interval: tuple[float, float], rsquared: float = 0.0) -> float:
