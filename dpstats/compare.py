@@ -76,7 +76,7 @@ class Comparison:
     >>> study.frame.shape
     (8, 9)
     >>> study.summary().columns.tolist()
-    ['median', 'q25', 'q75', 'ok', 'median_seconds']
+    ['median', 'q25', 'q75', 'ok', 'not_ok', 'median_seconds']
     """
 
     frame: pd.DataFrame
@@ -98,7 +98,9 @@ class Comparison:
             Indexed by (method, epsilon); columns ``median``, ``q25``,
             ``q75`` (of the metric, which the columns' name says, printed
             above the index: e.g. ``"metric: in-sample R^2 (r2)"``), ``ok``
-            (fraction of trials that released an estimate) and
+            (fraction of trials that released an estimate), ``not_ok`` (why
+            the others did not: each status of ``frame`` with its count, e.g.
+            ``"ptr_failure: 3"``; empty when every trial released) and
             ``median_seconds``.
 
         Raises
@@ -111,6 +113,8 @@ class Comparison:
         out = grouped[col].quantile([0.5, 0.25, 0.75]).unstack()
         out.columns = ["median", "q25", "q75"]
         out["ok"] = grouped["status"].apply(lambda s: float(np.mean(s == "ok")))
+        out["not_ok"] = grouped["status"].apply(
+            lambda s: ", ".join(f"{status}: {count}" for status, count in s[s != "ok"].value_counts().items()))
         out["median_seconds"] = grouped["seconds"].median()
         out.columns.name = f"metric: {_METRIC_LABELS[col]} ({col})"
         return out

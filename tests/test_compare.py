@@ -108,6 +108,7 @@ def test_failures_are_recorded_with_their_spend(synthetic):
         failed = tukey[tukey["status"] == "ptr_failure"]
         assert (failed["epsilon_spent"] > 0).all()  # a PTR refusal is not free
     assert res.total_epsilon == pytest.approx(res.frame["epsilon_spent"].sum())
+    assert res.summary().loc[("ssp", 0.2), "not_ok"] == "MissingBoundsError: 2"  # the summary says why
 
 
 def test_missing_values_are_refused_or_dropped_as_in_dp_ols(synthetic):
@@ -133,7 +134,8 @@ def test_summary_says_which_metric_its_median_is(study):
 
 def test_summary_and_plot(study):
     table = study.summary()
-    assert list(table.columns) == ["median", "q25", "q75", "ok", "median_seconds"]
+    assert list(table.columns) == ["median", "q25", "q75", "ok", "not_ok", "median_seconds"]
+    assert (table["not_ok"] == "").where(table["ok"] == 1.0, True).all()  # a reason wherever a trial failed
     assert (table["q25"] <= table["median"]).all() and (table["median"] <= table["q75"]).all()
     ax = study.plot()
     assert ax.get_xscale() == "log"

@@ -143,7 +143,7 @@ def test_a_type_a_row_cannot_always_take_is_refused_from_the_declaration(tmp_pat
                                     {"parse_dates": ["x"]}, {"skipfooter": 1}, {"doublequote": False},
                                     {"quoting": 2}, {"encoding_errors": "strict"}, {"sep": ";;"}, {"sep": None},
                                     {"quotechar": "\n"}, {"sep": ",", "quotechar": ","}, {"sep": "\u00a7"},
-                                    {"quotechar": "\u00ab"}, {"encoding_errors": "surrogateescape"},
+                                    {"sep": '"'}, {"quotechar": "\u00ab"}, {"encoding_errors": "surrogateescape"},
                                     {"decimal": ","}, {"thousands": "_"}, {"na_values": [0.5]},
                                     {"keep_default_na": False}, {"true_values": ["yes"]}],
                          ids=lambda option: "-".join(f"{k}={v!r}" for k, v in option.items()))

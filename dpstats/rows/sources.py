@@ -413,8 +413,10 @@ def _checked_reader_options(options: Mapping[str, Any]) -> dict[str, Any]:
             raise DataTypeError(f"CSVSource({name}=...) takes one ASCII character, not a line break (a separator "
                                 f"of several characters, a pattern or a character outside ASCII is read by pandas' "
                                 f"Python parser, which refuses a long field wherever it is)")
-    if out.get("quotechar") is not None and out.get("quotechar") == out.get("sep", out.get("delimiter", ",")):
-        raise DataTypeError("CSVSource: the quote character and the separator must differ")
+    quote = out.get("quotechar", '"')  # read_csv's default quote character unless another is given
+    if (out.get("quoting", csv.QUOTE_MINIMAL) != csv.QUOTE_NONE and quote is not None
+            and quote == out.get("sep", out.get("delimiter", ","))):
+        raise DataTypeError("CSVSource: the quote character (default '\"') and the separator must differ")
     if out.get("quoting", csv.QUOTE_MINIMAL) not in (csv.QUOTE_MINIMAL, csv.QUOTE_ALL, csv.QUOTE_NONE):
         raise DataTypeError("CSVSource(quoting=...) takes csv.QUOTE_MINIMAL (the default), csv.QUOTE_ALL or "
                             "csv.QUOTE_NONE: QUOTE_NONNUMERIC would refuse the file for one unquoted text field")
