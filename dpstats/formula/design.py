@@ -49,10 +49,19 @@ from dpstats.formula.centring import ColumnCentring, public_centring
 from dpstats.formula.frame import FramePlan, as_frame, date_advice, duration_advice, float64_values, is_numeric
 from dpstats.formula.identifiable import RankProbe
 from dpstats.formula.language import FORMULA_ENV
-from dpstats.formula.parse import code_names, declares_levels, formula_first_levels, model_desc, origin_code, term
+from dpstats.formula.parse import (
+    code_names,
+    declares_levels,
+    formula_first_levels,
+    model_desc,
+    origin_code,
+    quoted_names,
+    term,
+)
 from dpstats.formula.schema import ParsedFormula, parse_formula
 
 __all__ = ["Design", "build_design", "public_design", "public_prototype", "finite_arrays", "sanitised_error",
+           "DesignLayout", "design_layout", "evaluate_design",
            "rebuild_design_infos"]
 
 
@@ -314,13 +323,12 @@ def build_design(
         _refuse_undeclared_levels(parsed, bounds, formula)
     df, nulls = parsed.plan.prepare(df)
     notes = _missing_notes(missing)
-    y_dm, X_dm = _dmatrices(parsed.desc, df, formula)
-    design_info = X_dm.design_info
+    X_raw, y_raw, design_info, y_info = _dmatrices(parsed.desc, df, formula)
     notes += _check_levels(design_info, df, parsed, allow_data_levels)
     if not allow_data_levels:
         _check_terms_have_columns(design_info)
-    X, y = finite_arrays(X_dm, y_dm, nulls)
-    return _assemble(parsed, X, y, design_info, y_dm.design_info, bounds, notes)
+    X, y = finite_arrays(X_raw, y_raw, nulls)
+    return _assemble(parsed, X, y, design_info, y_info, bounds, notes)
 
 
 def _refuse_undeclared_levels(parsed: ParsedFormula, bounds: Mapping[str, tuple[float, float]] | None,
@@ -347,15 +355,150 @@ def _refuse_undeclared_levels(parsed: ParsedFormula, bounds: Mapping[str, tuple[
     _check_levels(X_dm.design_info, parsed.schema, parsed, allow_data_levels=False)
 
 
-def _dmatrices(desc: Any, df: pd.DataFrame, formula: str) -> tuple[Any, Any]:
-    """patsy's (y, X) of the data in dpstats's namespace; any failure becomes a typed error with a public message."""
+def _dmatrices(desc: Any, df: pd.DataFrame, formula: str) -> tuple[np.ndarray, np.ndarray, Any, Any]:
+    """(X, y, the right-hand side's DesignInfo, the response's) of the data in dpstats's namespace: patsy reads the
+    factors' types and levels from the rows (as ``patsy.dmatrices`` does), then :func:`evaluate_design` builds the
+    matrices; any failure becomes a typed error with a public message."""
     try:
         with np.errstate(all="ignore"):  # numpy's warnings would say which rows are out of a domain
-            return patsy.dmatrices(desc, df, eval_env=FORMULA_ENV, return_type="matrix",
-                                   NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
+            y_info, X_info = patsy.design_matrix_builders([desc.lhs_termlist, desc.rhs_termlist], lambda: iter([df]),
+                                                          FORMULA_ENV, NA_action=_NO_NA_CHECK)
     except Exception as exc:  # noqa: BLE001 - every failure is reported from public facts only
         error = sanitised_error(exc, formula)
+    else:
+        X, y = evaluate_design(design_layout(y_info, X_info, set(df.columns)), y_info, X_info, df, formula)
+        return X, y, X_info, y_info
     raise error  # outside the handler, so that the original (which may quote values) is not the context
+
+
+#: patsy's missing-value handling off: missing values are the formula layer's (null rows, the screen)
+_NO_NA_CHECK = patsy.NAAction(on_NA="raise", NA_types=[])
+
+#: rows of a design filled at a time from its columns (:func:`_fill_columns`)
+FILL_ROWS = 1 << 12
+
+
+@dataclass(frozen=True)
+class DesignLayout:
+    """Which design columns a frame gives directly and which patsy builds (:func:`design_layout`).
+
+    Attributes
+    ----------
+    direct : tuple of (int, str or None)
+        (column, variable) for each column copied from a bare numeric variable, (column, None) for the intercept.
+    rest : patsy.DesignInfo or None
+        The right-hand side's other terms (transforms, factors, interactions), built by patsy.
+    response : str or None
+        The response's variable when it is bare (copied), else None (patsy builds it).
+    """
+
+    direct: tuple[tuple[int, str | None], ...]
+    rest: Any
+    response: str | None
+
+
+def design_layout(y_info: Any, X_info: Any, variables: set[str]) -> DesignLayout:
+    """Which design columns are a bare numeric variable (copied directly), the intercept, or need patsy.
+
+    patsy evaluates a bare numeric variable ``x`` (or ``Q("x")``) to the column's values converted to float, and
+    the intercept to ones; copying them directly gives the same numbers without patsy's per-column assembly, which
+    dominates the cost of building a design of many rows.  Every other term is built by patsy on the subset of the
+    DesignInfo that holds those terms.
+
+    Parameters
+    ----------
+    y_info, X_info : patsy.DesignInfo
+        The response's and the right-hand side's designs.
+    variables : set of str
+        The frame's variables.
+
+    Returns
+    -------
+    DesignLayout
+    """
+    direct: list[tuple[int, str | None]] = []
+    rest = []
+    for model_term, columns in X_info.term_slices.items():
+        if not model_term.factors:
+            direct.append((columns.start, None))
+        elif (name := _bare_variable(model_term, X_info, variables)) is not None:
+            direct.append((columns.start, name))
+        else:
+            rest.append(model_term)
+    response = _bare_variable(y_info.terms[0], y_info, variables) if len(y_info.terms) == 1 else None
+    return DesignLayout(tuple(direct), X_info.subset(rest) if rest else None, response)
+
+
+def evaluate_design(layout: DesignLayout, y_info: Any, X_info: Any, df: pd.DataFrame, formula: str
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """(X, y) of prepared rows, y one column: the layout's direct columns copied, the rest built by patsy; a
+    failure of patsy becomes a typed error with a public message (:func:`sanitised_error`).
+
+    Parameters
+    ----------
+    layout : DesignLayout
+        From :func:`design_layout`.
+    y_info, X_info : patsy.DesignInfo
+        The response's and the right-hand side's designs.
+    df : pandas.DataFrame
+        The prepared rows.
+    formula : str
+        The formula as the user wrote it, for messages.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        X (n, d) and y (n, 1), as patsy would build them.
+    """
+    X = np.empty((len(df), len(X_info.column_names)))
+    _fill_columns(X, [(j, None if name is None else df[name].to_numpy(dtype=float)) for j, name in layout.direct])
+    infos = ([] if layout.response is not None else [y_info]) + ([layout.rest] if layout.rest is not None else [])
+    built = _build(infos, df, formula) if infos else []
+    y = (np.array(df[layout.response], dtype=float)[:, None] if layout.response is not None
+         else np.asarray(built.pop(0), dtype=float))
+    if layout.rest is not None:
+        part = np.asarray(built.pop(0), dtype=float)
+        for model_term, columns in layout.rest.term_slices.items():
+            X[:, X_info.term_slices[model_term]] = part[:, columns]
+    return X, y
+
+
+def _build(infos: list[Any], df: pd.DataFrame, formula: str) -> list[Any]:
+    """patsy's matrices of the prepared rows; any failure becomes a typed error with a public message."""
+    try:
+        with np.errstate(all="ignore"):  # numpy's warnings would say which rows are out of a domain
+            return patsy.build_design_matrices(infos, df, return_type="matrix", NA_action=_NO_NA_CHECK)
+    except Exception as exc:  # noqa: BLE001 - every failure is reported from public facts only
+        error = sanitised_error(exc, formula)
+    raise error
+
+
+def _fill_columns(X: np.ndarray, columns: list[tuple[int, np.ndarray | None]]) -> None:
+    """``X[:, j] = values`` for every ``(j, values)`` (None: the intercept's ones), FILL_ROWS rows at a time, so
+    that each slice of X is written while it is in cache (one strided pass over the whole of X per column is
+    slower); the same values."""
+    for start in range(0, X.shape[0], FILL_ROWS):
+        part = X[start:start + FILL_ROWS]
+        for j, values in columns:
+            part[:, j] = 1.0 if values is None else values[start:start + FILL_ROWS]
+
+
+def _bare_variable(model_term: Any, info: Any, variables: set[str]) -> str | None:
+    """The variable name when ``model_term`` is a single numeric factor that is just a data column, else None."""
+    if len(model_term.factors) != 1:
+        return None
+    factor = model_term.factors[0]
+    finfo = info.factor_infos[factor]
+    if finfo.type != "numerical" or finfo.num_columns != 1:
+        return None
+    code = factor.code.strip()
+    if code in variables:
+        return code
+    quoted = quoted_names(code)
+    if len(quoted) == 1 and quoted[0] in variables and code.replace(" ", "") in {f'Q("{quoted[0]}")',
+                                                                                f"Q('{quoted[0]}')"}:
+        return quoted[0]
+    return None
 
 
 def _check_levels(design_info: Any, df: pd.DataFrame, parsed: ParsedFormula, allow_data_levels: bool) -> list[str]:

@@ -31,9 +31,9 @@ import pandas as pd
 import patsy
 
 from dpstats.errors import DataTypeError, DPStatsError
-from dpstats.formula.design import finite_arrays, rebuild_design_infos, sanitised_error
+from dpstats.formula.design import DesignLayout, design_layout, evaluate_design, finite_arrays, rebuild_design_infos
 from dpstats.formula.frame import FramePlan, real_numeric_dtype
-from dpstats.formula.parse import code_names, expand_formula, formula_literal_levels, model_desc, quoted_names
+from dpstats.formula.parse import code_names, expand_formula, formula_literal_levels, model_desc
 from dpstats.numbers import numbers_or_missing
 from dpstats.rows.base import Combine
 from dpstats.rows.sources import DEFAULT_CHUNK_ROWS, DaskSource, DataSource
@@ -43,9 +43,6 @@ __all__ = ["ApplyKept", "ChunkEvaluator", "ChunkTask", "ChunkedRows", "KeepSelec
            "formula_columns", "formula_levels", "text_level_columns", "zero_null_rows"]
 
 T = TypeVar("T")
-
-FILL_ROWS = 1 << 12  # rows of a chunk's design filled at a time from its columns (:func:`_fill_columns`)
-
 
 class ChunkEvaluator:
     """Evaluates the public design on one chunk: prepare (declared levels, clipping, missing values), then
@@ -64,7 +61,7 @@ class ChunkEvaluator:
         self.column_names = list(column_names)
         self.response_code = response_code
         self._infos = infos
-        self._layout_cache: tuple[list[tuple[slice, str | None]], Any, str | None] | None = None
+        self._layout_cache: DesignLayout | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -114,33 +111,10 @@ class ChunkEvaluator:
                 changed[v] = pd.Series(numbers_or_missing(frame[v]), index=frame.index)
         return frame.assign(**changed) if changed else frame
 
-    def _layout(self) -> tuple[list[tuple[slice, str | None]], Any, str | None]:
-        """Which design columns are a bare numeric variable (copied directly), the intercept, or need patsy.
-
-        patsy evaluates a bare numeric variable ``x`` (or ``Q("x")``) to the
-        column's values converted to float, and the intercept to ones; copying
-        them directly gives the same numbers without patsy's per-column
-        assembly, which dominates the cost of wide chunks.  Every other term
-        (transforms, factors, interactions) is built by patsy on the subset of
-        the DesignInfo that holds those terms.
-        """
+    def _layout(self) -> DesignLayout:
+        """Which design columns are copied from the chunk and which patsy builds (:func:`design_layout`), once."""
         if self._layout_cache is None:
-            y_info, X_info = self.infos()
-            cols = set(self.plan.variables)
-            direct: list[tuple[slice, str | None]] = []
-            rest = []
-            for term, sl in X_info.term_slices.items():
-                if not term.factors:
-                    direct.append((sl, None))
-                    continue
-                name = _bare_variable(term, X_info, cols)
-                if name is not None:
-                    direct.append((sl, name))
-                else:
-                    rest.append(term)
-            sub = X_info.subset(rest) if rest else None
-            response = _bare_variable(y_info.terms[0], y_info, cols) if len(y_info.terms) == 1 else None
-            self._layout_cache = (direct, sub, response)
+            self._layout_cache = design_layout(*self.infos(), set(self.plan.variables))
         return self._layout_cache
 
     def evaluate(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -154,55 +128,8 @@ class ChunkEvaluator:
         if len(df) == 0:
             return np.empty((0, self.d)), np.empty(0)
         y_info, X_info = self.infos()
-        direct, sub, response = self._layout()
-        X = np.empty((len(df), self.d))
-        _fill_columns(X, [(sl.start, None if name is None else df[name].to_numpy(dtype=float)) for sl, name in direct])
-        infos = ([] if response is not None else [y_info]) + ([sub] if sub is not None else [])
-        built = self._build(infos, df) if infos else []
-        y_dm = np.array(df[response], dtype=float)[:, None] if response is not None else built.pop(0)
-        if sub is not None:
-            part = np.asarray(built.pop(0), dtype=float)
-            for term, sl in sub.term_slices.items():
-                X[:, X_info.term_slices[term]] = part[:, sl]
-        return finite_arrays(X, y_dm, nulls)
-
-    def _build(self, infos: list[Any], df: pd.DataFrame) -> list[Any]:
-        """patsy's matrices of the prepared rows; any failure becomes a typed error with a public message."""
-        try:
-            with np.errstate(all="ignore"):  # numpy's warnings would say which rows are out of a domain
-                return patsy.build_design_matrices(infos, df, return_type="matrix",
-                                                   NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
-        except Exception as exc:  # noqa: BLE001 - every failure is reported from public facts only
-            error = sanitised_error(exc, self.shown)
-        raise error
-
-
-def _fill_columns(X: np.ndarray, columns: list[tuple[int, np.ndarray | None]]) -> None:
-    """``X[:, j] = values`` for every ``(j, values)`` (None: the intercept's ones), FILL_ROWS rows at a time, so
-    that each slice of X is written while it is in cache (one strided pass over the whole of X per column is
-    slower); the same values."""
-    for start in range(0, X.shape[0], FILL_ROWS):
-        part = X[start:start + FILL_ROWS]
-        for j, values in columns:
-            part[:, j] = 1.0 if values is None else values[start:start + FILL_ROWS]
-
-
-def _bare_variable(term: Any, info: Any, variables: set[str]) -> str | None:
-    """The variable name when ``term`` is a single numeric factor that is just a data column, else None."""
-    if len(term.factors) != 1:
-        return None
-    factor = term.factors[0]
-    finfo = info.factor_infos[factor]
-    if finfo.type != "numerical" or finfo.num_columns != 1:
-        return None
-    code = factor.code.strip()
-    if code in variables:
-        return code
-    quoted = quoted_names(code)
-    if len(quoted) == 1 and quoted[0] in variables and code.replace(" ", "") in {f'Q("{quoted[0]}")',
-                                                                                f"Q('{quoted[0]}')"}:
-        return quoted[0]
-    return None
+        X, y = evaluate_design(self._layout(), y_info, X_info, df, self.shown)
+        return finite_arrays(X, y, nulls)
 
 
 class ChunkTask:
