@@ -978,8 +978,9 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
     residual_sd, rsquared : float, optional
         The assumed residual sd (response units) or R^2 (default R^2 = 0 of a response uniform on its range).
     spread : mapping, optional
-        Assumed sd of design columns (by design column name; default: uniform on the declared range); for a
-        product or power column the fit centres (``x:z``, ``I(x ** 2)``), the sd of its centred form.
+        Assumed sd of design columns (by design column name; default: uniform on the declared range, a factor's
+        levels equally common); for a product or power column that ``rescale="centred"`` centres (``x:z``,
+        ``I(x ** 2)``), the sd of its centred form.
     correlation : float or mapping
         Assumed common correlation between design columns (default 0), or the correlations of named pairs of
         design columns, ``{("x1", "x2"): 0.8}``, the other pairs independent.
@@ -1117,8 +1118,8 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
     residual_sd, rsquared : float, optional
         The assumed residual sd (response units) or R^2.
     spread : mapping, optional
-        Assumed sd of design columns (default: uniform on the declared range; for a product or power column the
-        fit centres, the sd of its centred form).
+        Assumed sd of design columns (default: uniform on the declared range, a factor's levels equally common;
+        for a product or power column that ``rescale="centred"`` centres, the sd of its centred form).
     correlation : float or mapping, default 0.0
         Assumed common correlation between design columns, or the correlations of named pairs of design columns,
         ``{("x1", "x2"): 0.8}`` (the other pairs independent).

@@ -39,6 +39,7 @@ from dpstats.formula.frame import check_unique_columns
 from dpstats.formula.predict import design_matrix_for_prediction, finite_predictions, variables_of
 from dpstats.formula.recipe import DesignRecipe
 from dpstats.inference import basic_bootstrap_interval, basic_bootstrap_pvalue, bootstrap_zvalues, private_rsquared
+from dpstats.mean_prediction import MeanPrediction
 from dpstats.methods.spec import Inference, ReleasedSums
 from dpstats.privacy.report import PrivacyReport
 from dpstats.summary_text import (
@@ -76,8 +77,6 @@ _TESTS = ("tests from the fit's covariance need standard errors from released va
 #: statsmodels results attributes a private fit does not have, with what to use instead (``__getattr__``)
 _NOT_RELEASED = {
     "fittedvalues": _IN_SAMPLE, "resid": _IN_SAMPLE, "resid_pearson": _IN_SAMPLE, "get_influence": _IN_SAMPLE,
-    "get_prediction": ("prediction intervals need the residual variance of the rows; predict(new_data) gives the "
-                       "point predictions"),
     "t_test": _TESTS, "f_test": _TESTS, "wald_test": _TESTS,
     "summary2": "use summary() (text, as_html(), as_latex()) or tidy() / glance() for frames",
     "llf": "the likelihood is a function of every private row and is not released",
@@ -526,9 +525,54 @@ class DPRegressionResults:
         >>> res.predict(pd.DataFrame({"x": [0.0, 5.0]})).shape
         (2,)
         """
+        X, index = self._new_rows(newdata, "predict")
+        return pd.Series(finite_predictions(X, self.params.to_numpy()), index=index, name="predicted")
+
+    def get_prediction(self, newdata: Any = None) -> MeanPrediction:
+        """The mean response at new rows with its standard error and confidence interval, from the fit's released
+        inference only (:mod:`dpstats.mean_prediction`); ``summary_frame(alpha)`` as in statsmodels, without the
+        interval for a new observation, which would need the private rows' residual variance.
+
+        Parameters
+        ----------
+        newdata : pandas.DataFrame, mapping or 2-D array
+            The new rows, as for :meth:`predict`.
+
+        Returns
+        -------
+        MeanPrediction
+            ``predicted_mean``, ``se_mean``, ``conf_int(alpha)`` and ``summary_frame(alpha)``; NaN standard errors
+            and intervals when the fit reports no inference (:attr:`inference_reason` says why).
+
+        Raises
+        ------
+        ValueError, dpstats.errors.DataTypeError, dpstats.errors.UnseenLevelError, dpstats.errors.NonFiniteValueError
+            As :meth:`predict`.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, dpstats
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"x": rng.uniform(0, 10, 2000)})
+        >>> df["y"] = 1.0 + 2.0 * df["x"] + rng.normal(0, 2, 2000)
+        >>> res = dpstats.dp_ols("y ~ x", df, epsilon=1.0, delta=1e-6, method="ssp",
+        ...                      bounds={"x": (0, 10), "y": (-10, 40)}, random_state=0)
+        >>> res.get_prediction(pd.DataFrame({"x": [0.0, 5.0]})).summary_frame().columns.tolist()
+        ['mean', 'mean_se', 'mean_ci_lower', 'mean_ci_upper']
+        """
+        X, index = self._new_rows(newdata, "get_prediction")
+        mean = pd.Series(finite_predictions(X, self.params.to_numpy()), index=index, name="mean")
+        cov = self.cov_params().to_numpy()
+        se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", X, cov, X), 0.0)) if self.inference_available else (
+            np.full(X.shape[0], np.nan))
+        return MeanPrediction(predicted_mean=mean, se_mean=pd.Series(se, index=index, name="mean_se"), X=X,
+                              draws=self._draws, df=self._tdist_df, available=self.inference_available)
+
+    def _new_rows(self, newdata: Any, caller: str) -> tuple[np.ndarray, pd.Index | None]:
+        """The design of ``newdata`` (checked as :meth:`predict` documents) and the index to label its rows."""
         if newdata is None:
             raise errors.InvalidArgumentError(
-                "predict needs newdata: in-sample fitted values would reveal the private data, which the results "
+                f"{caller} needs newdata: in-sample fitted values would reveal the private data, which the results "
                 "object does not keep")
         declared = {name: (lo, hi) for name, lo, hi in self._declared_bounds}
         if isinstance(newdata, np.ndarray):
@@ -537,10 +581,10 @@ class DPRegressionResults:
             raise errors.DataTypeError(_newdata_type_message(newdata, self.design_info))
         if isinstance(newdata, pd.DataFrame):
             check_unique_columns(list(newdata.columns))
-        X = design_matrix_for_prediction(self.design_info, newdata, declared)
+        X = design_matrix_for_prediction(self.design_info, newdata, declared, stacklevel=5)  # the user's call
         _check_finite_prediction_design(X, list(self.design_info.column_names))
         index = newdata.index if isinstance(newdata, pd.DataFrame) and len(newdata.index) == X.shape[0] else None
-        return pd.Series(finite_predictions(X, self.params.to_numpy()), index=index, name="predicted")
+        return X, index
 
     # -- display --------------------------------------------------------------------
     def statistic_labels(self) -> tuple[str, str]:

@@ -95,7 +95,8 @@ def _prediction_frame(design_info: Any, df: pd.DataFrame) -> tuple[pd.DataFrame,
 
 
 def design_matrix_for_prediction(design_info: Any, newdata: Any,
-                                 declared: Mapping[str, tuple[float, float]] | None = None) -> np.ndarray:
+                                 declared: Mapping[str, tuple[float, float]] | None = None,
+                                 stacklevel: int = 4) -> np.ndarray:
     """Evaluate the stored design on new data, refusing unseen levels, wrong types and gaps, and warn when a
     covariate lies outside the bounds declared for the fit.
 
@@ -114,6 +115,8 @@ def design_matrix_for_prediction(design_info: Any, newdata: Any,
     declared : mapping of str to (float, float), optional
         The fit's declared bounds: of the raw variables the model uses as numbers, and of design columns
         declared by name; other keys (the response) are not checked.
+    stacklevel : int
+        The warning's stack level (the default points at the caller of the results method that called this).
 
     Returns
     -------
@@ -145,7 +148,8 @@ def design_matrix_for_prediction(design_info: Any, newdata: Any,
         error = _prediction_error(exc, design_info)
     else:
         X = np.asarray(X, dtype=float)
-        warn_outside_bounds(_outside_declared(df, numeric, X, list(design_info.column_names), declared or {}), len(X))
+        warn_outside_bounds(_outside_declared(df, numeric, X, list(design_info.column_names), declared or {}), len(X),
+                            stacklevel=stacklevel)
         return X
     finally:
         MAP_UNDECLARED_LEVELS.reset(strict)

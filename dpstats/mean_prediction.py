@@ -1,0 +1,87 @@
+"""Intervals for the mean response at new rows, from a fit's released inference: ``res.get_prediction(new)``.
+
+The mean response at a row x0 is the linear combination x0' b of the coefficients, so its uncertainty follows from
+the same released quantities as the coefficients' own (post-processing): for a fit with a parametric bootstrap,
+the basic bootstrap interval of x0' b from the replicates x0' r_k (the interval :meth:`conf_int` gives each
+coefficient, applied to the combination); for a fit with a covariance V from released values, the normal (or, for
+the non-private reference, t) interval x0' b -/+ q sqrt(x0' V x0).  An interval for a new observation would also
+need the residual variance of the private rows, which no method releases, so there is none; without inference the
+columns are NaN and the fit's ``inference_reason`` says why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from dpstats.inference import basic_bootstrap_interval
+from dpstats.validation import check_alpha
+
+__all__ = ["MeanPrediction"]
+
+
+@dataclass(frozen=True)
+class MeanPrediction:
+    """The mean response at new rows with its standard error and confidence intervals (statsmodels'
+    ``get_prediction`` for the mean; see the module docstring).
+
+    Attributes
+    ----------
+    predicted_mean : pandas.Series
+        x0' b for each new row (what ``predict`` returns).
+    se_mean : pandas.Series
+        sqrt(x0' V x0), V the fit's ``cov_params()``; NaN without inference.
+    """
+
+    predicted_mean: pd.Series
+    se_mean: pd.Series
+    X: np.ndarray
+    draws: np.ndarray | None  # the fit's re-centred bootstrap replicates (B, d), if any
+    df: int | None  # degrees of freedom of t intervals (the non-private reference), else None
+    available: bool
+
+    def conf_int(self, alpha: float = 0.05) -> np.ndarray:
+        """(1 - alpha) intervals of the mean at each new row, an (m, 2) array (statsmodels' layout); NaN without
+        inference.
+
+        Parameters
+        ----------
+        alpha : float, default 0.05
+            One minus the confidence level, in (0, 1).
+
+        Returns
+        -------
+        numpy.ndarray
+            Lower and upper ends, one row per new row.
+        """
+        alpha = check_alpha(alpha)
+        mean = self.predicted_mean.to_numpy()
+        if not self.available:
+            return np.full((mean.size, 2), np.nan)
+        if self.draws is not None:
+            lower, upper = basic_bootstrap_interval(mean, self.draws @ self.X.T, alpha)
+            return np.column_stack([lower, upper])
+        q = stats.t.ppf(1 - alpha / 2, self.df) if self.df else stats.norm.ppf(1 - alpha / 2)
+        se = self.se_mean.to_numpy()
+        return np.column_stack([mean - q * se, mean + q * se])
+
+    def summary_frame(self, alpha: float = 0.05) -> pd.DataFrame:
+        """``mean``, ``mean_se``, ``mean_ci_lower`` and ``mean_ci_upper`` per new row, as statsmodels names them
+        (no ``obs_ci``: see the module docstring).
+
+        Parameters
+        ----------
+        alpha : float, default 0.05
+            One minus the confidence level.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        interval = self.conf_int(alpha)
+        return pd.DataFrame({"mean": self.predicted_mean.to_numpy(), "mean_se": self.se_mean.to_numpy(),
+                             "mean_ci_lower": interval[:, 0], "mean_ci_upper": interval[:, 1]},
+                            index=self.predicted_mean.index)
