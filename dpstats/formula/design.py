@@ -323,7 +323,7 @@ def build_design(
         _refuse_undeclared_levels(parsed, bounds, formula)
     df, nulls = parsed.plan.prepare(df)
     notes = _missing_notes(missing)
-    X_raw, y_raw, design_info, y_info = _dmatrices(parsed.desc, df, formula)
+    X_raw, y_raw, design_info, y_info = _dmatrices(parsed.desc, df, formula, parsed.plan.variables)
     notes += _check_levels(design_info, df, parsed, allow_data_levels)
     if not allow_data_levels:
         _check_terms_have_columns(design_info)
@@ -355,10 +355,11 @@ def _refuse_undeclared_levels(parsed: ParsedFormula, bounds: Mapping[str, tuple[
     _check_levels(X_dm.design_info, parsed.schema, parsed, allow_data_levels=False)
 
 
-def _dmatrices(desc: Any, df: pd.DataFrame, formula: str) -> tuple[np.ndarray, np.ndarray, Any, Any]:
+def _dmatrices(desc: Any, df: pd.DataFrame, formula: str, variables: Sequence[str]
+               ) -> tuple[np.ndarray, np.ndarray, Any, Any]:
     """(X, y, the right-hand side's DesignInfo, the response's) of the data in dpstats's namespace: patsy reads the
     factors' types and levels from the rows (as ``patsy.dmatrices`` does), then :func:`evaluate_design` builds the
-    matrices; any failure becomes a typed error with a public message."""
+    matrices, copying the formula's bare ``variables``; any failure becomes a typed error with a public message."""
     try:
         with np.errstate(all="ignore"):  # numpy's warnings would say which rows are out of a domain
             y_info, X_info = patsy.design_matrix_builders([desc.lhs_termlist, desc.rhs_termlist], lambda: iter([df]),
@@ -366,7 +367,7 @@ def _dmatrices(desc: Any, df: pd.DataFrame, formula: str) -> tuple[np.ndarray, n
     except Exception as exc:  # noqa: BLE001 - every failure is reported from public facts only
         error = sanitised_error(exc, formula)
     else:
-        X, y = evaluate_design(design_layout(y_info, X_info, set(df.columns)), y_info, X_info, df, formula)
+        X, y = evaluate_design(design_layout(y_info, X_info, set(variables)), y_info, X_info, df, formula)
         return X, y, X_info, y_info
     raise error  # outside the handler, so that the original (which may quote values) is not the context
 
