@@ -20,7 +20,24 @@ from scipy import stats
 from dpstats.inference import basic_bootstrap_interval
 from dpstats.validation import check_alpha
 
-__all__ = ["MeanPrediction"]
+__all__ = ["MeanPrediction", "mean_standard_errors"]
+
+
+def _row_scales(X: np.ndarray) -> np.ndarray:
+    """The largest magnitude of each row (1 for a row of zeros): dividing by it keeps the quadratic forms and the
+    replicates' combinations of a large but finite row from overflowing (and a tiny one from underflowing)."""
+    scale = np.max(np.abs(X), axis=1) if X.shape[1] else np.ones(X.shape[0])
+    return np.where(scale > 0, scale, 1.0)
+
+
+def mean_standard_errors(X: np.ndarray, cov: np.ndarray) -> np.ndarray:
+    """sqrt(x0' V x0) for each row x0 of X, computed as s sqrt(u' V u) with u = x0 / s and s the row's largest
+    magnitude, so that a finite row whose square overflows still gets its finite standard error (inf only where
+    the standard error itself exceeds the float range)."""
+    scale = _row_scales(X)
+    U = X / scale[:, None]
+    with np.errstate(over="ignore"):
+        return scale * np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", U, cov, U), 0.0))
 
 
 @dataclass(frozen=True)
@@ -62,8 +79,10 @@ class MeanPrediction:
         if not self.available:
             return np.full((mean.size, 2), np.nan)
         if self.draws is not None:
-            lower, upper = basic_bootstrap_interval(mean, self.draws @ self.X.T, alpha)
-            return np.column_stack([lower, upper])
+            scale = _row_scales(self.X)  # the basic interval is equivariant under a positive scale of the row
+            lower, upper = basic_bootstrap_interval(mean / scale, self.draws @ (self.X / scale[:, None]).T, alpha)
+            with np.errstate(over="ignore"):
+                return np.column_stack([lower * scale, upper * scale])
         q = stats.t.ppf(1 - alpha / 2, self.df) if self.df else stats.norm.ppf(1 - alpha / 2)
         se = self.se_mean.to_numpy()
         return np.column_stack([mean - q * se, mean + q * se])

@@ -39,7 +39,7 @@ from dpstats.formula.frame import check_unique_columns
 from dpstats.formula.predict import design_matrix_for_prediction, finite_predictions, variables_of
 from dpstats.formula.recipe import DesignRecipe
 from dpstats.inference import basic_bootstrap_interval, basic_bootstrap_pvalue, bootstrap_zvalues, private_rsquared
-from dpstats.mean_prediction import MeanPrediction
+from dpstats.mean_prediction import MeanPrediction, mean_standard_errors
 from dpstats.methods.spec import Inference, ReleasedSums
 from dpstats.privacy.report import PrivacyReport
 from dpstats.summary_text import (
@@ -562,8 +562,7 @@ class DPRegressionResults:
         """
         X, index = self._new_rows(newdata, "get_prediction")
         mean = pd.Series(finite_predictions(X, self.params.to_numpy()), index=index, name="mean")
-        cov = self.cov_params().to_numpy()
-        se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", X, cov, X), 0.0)) if self.inference_available else (
+        se = mean_standard_errors(X, self.cov_params().to_numpy()) if self.inference_available else (
             np.full(X.shape[0], np.nan))
         return MeanPrediction(predicted_mean=mean, se_mean=pd.Series(se, index=index, name="mean_se"), X=X,
                               draws=self._draws, df=self._tdist_df, available=self.inference_available)
@@ -576,9 +575,9 @@ class DPRegressionResults:
                 "object does not keep")
         declared = {name: (lo, hi) for name, lo, hi in self._declared_bounds}
         if isinstance(newdata, np.ndarray):
-            newdata = _array_rows(newdata, self.design_info)
+            newdata = _array_rows(newdata, self.design_info, caller)
         if not isinstance(newdata, (pd.DataFrame, Mapping)):
-            raise errors.DataTypeError(_newdata_type_message(newdata, self.design_info))
+            raise errors.DataTypeError(_newdata_type_message(newdata, self.design_info, caller))
         if isinstance(newdata, pd.DataFrame):
             check_unique_columns(list(newdata.columns))
         X = design_matrix_for_prediction(self.design_info, newdata, declared, stacklevel=5)  # the user's call
@@ -940,7 +939,7 @@ class DPModel:
                                ynames=self.endog_names)
 
 
-def _array_rows(newdata: np.ndarray, design_info: Any) -> pd.DataFrame:
+def _array_rows(newdata: np.ndarray, design_info: Any, caller: str = "predict") -> pd.DataFrame:
     """New rows given as a 2-D array, named by the design's variables in order, for a design whose every term but
     the intercept is one bare variable (a fit from arrays); otherwise a typed refusal naming the variables."""
     codes = [f.code for term in design_info.terms for f in term.factors]
@@ -949,24 +948,24 @@ def _array_rows(newdata: np.ndarray, design_info: Any) -> pd.DataFrame:
         code in (name, f"Q({name!r})") for code, name in zip(codes, variables, strict=True))
     if not bare:
         raise errors.DataTypeError(
-            "predict takes a numpy array only for a model whose columns are its variables (a fit from "
+            f"{caller} takes a numpy array only for a model whose columns are its variables (a fit from "
             "dp_ols_arrays); this model's formula builds its columns from its variables (transforms or "
             f"factors), so give newdata as a DataFrame with the columns {', '.join(variables)}")
     if newdata.ndim != 2 or newdata.shape[1] != len(variables):
         raise errors.DataTypeError(
-            f"predict's array must be 2-D with {len(variables)} columns ({', '.join(variables)}, in the fit's "
+            f"{caller}'s array must be 2-D with {len(variables)} columns ({', '.join(variables)}, in the fit's "
             f"order); got shape {newdata.shape}")
     return pd.DataFrame(newdata, columns=variables)
 
 
-def _newdata_type_message(newdata: object, design_info: Any) -> str:
+def _newdata_type_message(newdata: object, design_info: Any, caller: str = "predict") -> str:
     """Why ``newdata`` of this type is refused and what to pass, from its type and the model's variables (never a
     value): a Series is one column or one row, so which one is for the caller to say."""
     variables = variables_of([f.code for term in design_info.terms for f in term.factors])
     named = f" with the columns {', '.join(variables)}" if variables else ""
     hint = (" A Series is one column or one row: pass pd.DataFrame({'name': series}) for a column, or "
             "series.to_frame().T for one row." if isinstance(newdata, pd.Series) else "")
-    return (f"predict's newdata must be a pandas DataFrame (or a dict of equal-length columns){named}, got "
+    return (f"{caller}'s newdata must be a pandas DataFrame (or a dict of equal-length columns){named}, got "
             f"{type(newdata).__name__}.{hint}")
 
 

@@ -74,3 +74,25 @@ def test_the_default_fits_intervals_cover_the_true_mean():
         covered += (frame["mean_ci_lower"].to_numpy() <= truth) & (truth <= frame["mean_ci_upper"].to_numpy())
     assert res.method == "pgd"
     assert (covered >= 51).all(), covered
+
+
+@pytest.mark.parametrize("method", ["ols", "ssp", "auto"])
+def test_a_large_finite_row_gets_a_finite_standard_error_and_interval(method):
+    # x0' V x0 overflows for |x0| ~ 1e160 although sqrt(x0' V x0) ~ 1e160 is finite: computed on the row scaled
+    # by its largest magnitude, the standard error and the interval are finite and scale with the row.
+    df = _frame(500, 3)
+    kwargs = {"method": "ols"} if method == "ols" else {"delta": 1e-6, "bounds": BOUNDS, "method": method,
+                                                        "random_state": 0}
+    res = dpstats.dp_ols("y ~ 0 + x + z", df, math.inf if method == "ols" else 1.0, **kwargs)
+    new = pd.DataFrame({"x": [1.0, 1e160], "z": [2.0, 2e160]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpstats.errors.ExtrapolationWarning)
+        frame = res.get_prediction(new).summary_frame()
+    assert np.isfinite(frame.to_numpy()).all()
+    np.testing.assert_allclose(frame.iloc[1].to_numpy(), 1e160 * frame.iloc[0].to_numpy(), rtol=1e-9)
+
+
+def test_the_refusals_of_get_prediction_name_it():
+    res = dpstats.dp_ols("y ~ x + z", _frame(300, 0), math.inf, method="ols")
+    with pytest.raises(dpstats.errors.DataTypeError, match="^get_prediction's newdata"):
+        res.get_prediction([[1.0, 2.0]])
