@@ -452,11 +452,13 @@ def evaluate_design(layout: DesignLayout, y_info: Any, X_info: Any, df: pd.DataF
         X (n, d) and y (n, 1), as patsy would build them.
     """
     X = np.empty((len(df), len(X_info.column_names)))
-    _fill_columns(X, [(j, None if name is None else df[name].to_numpy(dtype=float)) for j, name in layout.direct])
+    with np.errstate(all="ignore"):  # a cast's overflow warning would say that some value exceeds the float range
+        _fill_columns(X, [(j, None if name is None else df[name].to_numpy(dtype=float)) for j, name in layout.direct])
     infos = ([] if layout.response is not None else [y_info]) + ([layout.rest] if layout.rest is not None else [])
     built = _build(infos, df, formula) if infos else []
-    y = (np.array(df[layout.response], dtype=float)[:, None] if layout.response is not None
-         else np.asarray(built.pop(0), dtype=float))
+    with np.errstate(all="ignore"):
+        y = (np.array(df[layout.response], dtype=float)[:, None] if layout.response is not None
+             else np.asarray(built.pop(0), dtype=float))
     if layout.rest is not None:
         part = np.asarray(built.pop(0), dtype=float)
         for model_term, columns in layout.rest.term_slices.items():
