@@ -51,13 +51,32 @@ class MeanPrediction:
         x0' b for each new row (what ``predict`` returns).
     se_mean : pandas.Series
         sqrt(x0' V x0), V the fit's ``cov_params()``; NaN without inference.
+    X : numpy.ndarray
+        The new rows' design (m, d).
+    draws : numpy.ndarray or None
+        The fit's re-centred bootstrap replicates (B, d), if it has them.
+    df : int or None
+        The degrees of freedom of t intervals (the non-private reference), else None (normal).
+    available : bool
+        Whether the fit reports inference.
+
+    Examples
+    --------
+    >>> import math, numpy as np, pandas as pd, dpstats
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"x": rng.uniform(0, 10, 200)})
+    >>> df["y"] = 1.0 + 2.0 * df["x"] + rng.normal(0, 1, 200)
+    >>> res = dpstats.dp_ols("y ~ x", df, math.inf, method="ols")
+    >>> prediction = res.get_prediction(pd.DataFrame({"x": [2.0, 8.0]}))
+    >>> bool((prediction.conf_int()[:, 0] < prediction.predicted_mean).all())
+    True
     """
 
     predicted_mean: pd.Series
     se_mean: pd.Series
     X: np.ndarray
-    draws: np.ndarray | None  # the fit's re-centred bootstrap replicates (B, d), if any
-    df: int | None  # degrees of freedom of t intervals (the non-private reference), else None
+    draws: np.ndarray | None
+    df: int | None
     available: bool
 
     def conf_int(self, alpha: float = 0.05) -> np.ndarray:

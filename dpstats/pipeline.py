@@ -916,6 +916,36 @@ def _error_bounds(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, e
                              intercept_index=design.column_names.index("Intercept") if design.has_intercept else None)
 
 
+def _uncentred_reason(spec: MethodSpec, design: Design, scaling: PublicScaling | None) -> str:
+    """Why a private fit withholds its intervals when it has a power column but no public rescaling (a bound not
+    declared, or ``rescale=False``), so that the power could not be centred (docs/choosing.md, "Products and
+    powers"); "" otherwise.  Public facts only: the formula and which bounds are declared."""
+    if not spec.private or scaling is not None:
+        return ""
+    structure = design.centrable_columns()
+    if structure is None or not structure.powers:
+        return ""
+    many = len(structure.powers) > 1
+    return (f"{', '.join(structure.powers)} (power column{'s' if many else ''}) could not be fitted centred, as "
+            f"the public rescaling needs declared bounds on every variable and the response (and rescale not "
+            f"False); fitted as written, a private fit's intervals for a power, its variable and the intercept "
+            f"missed least squares in most fits (a simulated quadratic: 19 of 20), so none are reported. Declare "
+            f"bounds for every variable and the response to get them")
+
+
+def _uncentred_note(design: Design, scaling: PublicScaling | None) -> str:
+    """The report's note for product columns fitted as written for want of the public rescaling ("" otherwise)."""
+    structure = design.centrable_columns() if scaling is None else None
+    products = [] if structure is None else [c for c in structure.centred if c not in structure.powers]
+    if not products:
+        return ""
+    many = len(products) > 1
+    return (f"{', '.join(products)} (product column{'s' if many else ''}) fitted as written: without declared "
+            f"bounds on every variable and the response (or with rescale=False) it could not be centred at the "
+            f"declared midpoints, and its intervals and those of its variables cover least squares less often "
+            f"(a simulated product of two variables away from 0: 16 to 18 of 20)")
+
+
 def _results(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, ledger: PrivacyLedger, eps: float,
              dlt: float, *, choice: str, seeded: bool, scaling: PublicScaling | None, rescale: str, clipped: bool,
              formula: str, declared: tuple[tuple[str, float, float], ...] = (),
@@ -942,8 +972,10 @@ def _results(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, ledger
     elif spec.raw_units_warning and not (options is not None and options.scale_chosen()):
         notes.append("WARNING: " + spec.raw_units_warning)
         warnings.warn(spec.raw_units_warning, UnscaledFitWarning, stacklevel=5)
-    withheld = "" if inference is None else withholding_reason(
-        spec.name, inference.noise_to_signal, spec.inference_rule.withhold_above, inference.draws, inference.bse)
+    if spec.private and (note := _uncentred_note(design, scaling)):
+        notes.append(note)
+    withheld = "" if inference is None else (_uncentred_reason(spec, design, scaling) or withholding_reason(
+        spec.name, inference.noise_to_signal, spec.inference_rule.withhold_above, inference.draws, inference.bse))
     guarantee = fitted.guarantee or spec.guarantee
     report = _report(spec, design, n, ledger, eps, dlt, choice, seeded, fitted.assumptions, notes, clipped,
                      guarantee=guarantee)

@@ -55,7 +55,7 @@ from dpstats.table_grid import WITHHELD_CELL, coefficient_grid, privacy_latex
 from dpstats.theory import ErrorBounds
 from dpstats.validation import check_alpha
 
-__all__ = ["DPRegressionResults", "DPModel"]
+__all__ = ["DPRegressionResults", "DPModel", "MeanPrediction"]
 
 #: names that moved to dpstats.errors and are no longer raised or emitted (deprecated here)
 _DEPRECATED = {"InferenceUnavailableError": "no longer raised", "InferenceWithheldWarning": "no longer emitted"}

@@ -64,11 +64,14 @@ class ColumnCentring:
         The range of every fitted column (the design's own for the columns left as they are).
     centred : tuple of str
         The names of the centred columns, in design order.
+    powers : tuple of str
+        Those of them that are powers (``I(x ** 2)``), not products.
     """
 
     matrix: np.ndarray
     intervals: tuple[tuple[float, float], ...]
     centred: tuple[str, ...]
+    powers: tuple[str, ...] = ()
 
     def _subject(self) -> str:
         many = len(self.centred) > 1
@@ -120,6 +123,7 @@ def public_centring(design_info: Any, intervals: Sequence[Interval | None],
     matrix = np.eye(d)
     fitted = list(ranges)
     centred: list[str] = []
+    powers: list[str] = []
     for term, cols in design_info.term_slices.items():
         if any(values[j] is not None for j in range(cols.start, cols.stop)):
             continue
@@ -127,6 +131,8 @@ def public_centring(design_info: Any, intervals: Sequence[Interval | None],
         if found is None and cols.stop - cols.start == 1:
             power = _power(term.factors, columns, mains, ranges, design_info)
             found = None if power is None else [power]
+            if power is not None:
+                powers.append(design_info.column_names[cols.start])
         if found is None:
             continue
         for j, (weights, interval) in enumerate(found, start=cols.start):
@@ -136,7 +142,7 @@ def public_centring(design_info: Any, intervals: Sequence[Interval | None],
             centred.append(design_info.column_names[j])
     if not centred:
         return None
-    return ColumnCentring(matrix=matrix, intervals=tuple(fitted), centred=tuple(centred))
+    return ColumnCentring(matrix=matrix, intervals=tuple(fitted), centred=tuple(centred), powers=tuple(powers))
 
 
 def _single_columns(design_info: Any) -> dict[frozenset[Any], int]:

@@ -186,6 +186,20 @@ class Design:
             return None
         return self.rank_probe.constant_weights(self.design_info)
 
+    def centrable_columns(self) -> ColumnCentring | None:
+        """The centring :meth:`public_centring` would make once every range involved is declared (its structure
+        alone, read from the formula and the public supports: which product and power columns; its matrix and
+        ranges are those of placeholder ranges), or None where no column would be centred.
+
+        Returns
+        -------
+        ColumnCentring or None
+            Its ``centred`` and ``powers`` name the columns.
+        """
+        if self.design_info is None:
+            return None
+        return public_centring(self.design_info, [Interval(1.0, 2.0)] * self.d, self.variable_supports)
+
     def public_centring(self) -> ColumnCentring | None:
         """The public centring of the design's product and power columns (:mod:`dpstats.formula.centring`).
 
