@@ -916,34 +916,24 @@ def _error_bounds(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, e
                              intercept_index=design.column_names.index("Intercept") if design.has_intercept else None)
 
 
-def _uncentred_reason(spec: MethodSpec, design: Design, scaling: PublicScaling | None) -> str:
-    """Why a private fit withholds its intervals when it has a power column but no public rescaling (a bound not
-    declared, or ``rescale=False``), so that the power could not be centred (docs/choosing.md, "Products and
-    powers"); "" otherwise.  Public facts only: the formula and which bounds are declared."""
-    if not spec.private or scaling is not None:
-        return ""
-    structure = design.centrable_columns()
-    if structure is None or not structure.powers:
-        return ""
-    many = len(structure.powers) > 1
-    return (f"{', '.join(structure.powers)} (power column{'s' if many else ''}) could not be fitted centred, as "
-            f"the public rescaling needs declared bounds on every variable and the response (and rescale not "
-            f"False); fitted as written, a private fit's intervals for a power, its variable and the intercept "
-            f"missed least squares in most fits (a simulated quadratic: 19 of 20), so none are reported. Declare "
-            f"bounds for every variable and the response to get them")
-
-
 def _uncentred_note(design: Design, scaling: PublicScaling | None) -> str:
-    """The report's note for product columns fitted as written for want of the public rescaling ("" otherwise)."""
+    """The report's note for product and power columns fitted as written for want of the public rescaling (a bound
+    not declared, or ``rescale=False``), so that they could not be centred (docs/choosing.md, "Products and
+    powers"); "" otherwise.  Public facts only: the formula and which bounds are declared."""
     structure = design.centrable_columns() if scaling is None else None
-    products = [] if structure is None else [c for c in structure.centred if c not in structure.powers]
-    if not products:
+    if structure is None:
         return ""
-    many = len(products) > 1
-    return (f"{', '.join(products)} (product column{'s' if many else ''}) fitted as written: without declared "
-            f"bounds on every variable and the response (or with rescale=False) it could not be centred at the "
-            f"declared midpoints, and its intervals and those of its variables cover least squares less often "
-            f"(a simulated product of two variables away from 0: 16 to 18 of 20)")
+    many = len(structure.centred) > 1
+    evidence = ("a power's intervals, its variable's and the intercept's covered least squares in 1 of 20 fits of "
+                "a simulated quadratic, 20 of 20 with bounds, centred" if structure.powers else
+                "a product's intervals and its variables' covered least squares in 16-18 of 20 fits of a simulated "
+                "product of two variables away from 0")
+    return (f"WARNING: {', '.join(structure.centred)} (product or power column{'s' if many else ''}) fitted as "
+            f"written: without declared bounds on every variable and the response (or with rescale=False) "
+            f"{'they' if many else 'it'} could not be centred at the declared midpoints, and the intervals of "
+            f"{'such columns' if many else 'such a column'}, {'their' if many else 'its'} variables and the "
+            f"intercept are not reliable ({evidence}); the other coefficients' are unaffected. Declare bounds for "
+            f"every variable and the response")
 
 
 def _results(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, ledger: PrivacyLedger, eps: float,
@@ -972,10 +962,10 @@ def _results(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, ledger
     elif spec.raw_units_warning and not (options is not None and options.scale_chosen()):
         notes.append("WARNING: " + spec.raw_units_warning)
         warnings.warn(spec.raw_units_warning, UnscaledFitWarning, stacklevel=5)
-    if spec.private and (note := _uncentred_note(design, scaling)):
+    if spec.private and inference is not None and (note := _uncentred_note(design, scaling)):
         notes.append(note)
-    withheld = "" if inference is None else (_uncentred_reason(spec, design, scaling) or withholding_reason(
-        spec.name, inference.noise_to_signal, spec.inference_rule.withhold_above, inference.draws, inference.bse))
+    withheld = "" if inference is None else withholding_reason(
+        spec.name, inference.noise_to_signal, spec.inference_rule.withhold_above, inference.draws, inference.bse)
     guarantee = fitted.guarantee or spec.guarantee
     report = _report(spec, design, n, ledger, eps, dlt, choice, seeded, fitted.assumptions, notes, clipped,
                      guarantee=guarantee)
