@@ -367,6 +367,14 @@ class UnscaledFitWarning(UserWarning):
     ``learning_rate=``).  Decided from public facts (which bounds were declared, the options); the fit runs."""
 
 
+class UncentredColumnsWarning(UserWarning):
+    """A private fit has product or power columns (``x:z``, ``I(x ** 2)``) that it could not centre at the declared
+    midpoints, because not every variable and the response have declared bounds (or ``rescale=False``): fitted as
+    written, the intervals of such a column, its variables and the intercept are not reliable (the other
+    coefficients' are unaffected).  Declare bounds for every variable and the response.  Decided from public facts
+    (the formula and which bounds were declared); the fit runs and its report says the same."""
+
+
 class FloatIndicatorWarning(UserWarning):
     """The response is declared between two consecutive integers (such as (0, 1)) but stored as floats, so public
     facts do not make it two-valued: a 0/1 indicator stored this way (as ``astype(float)`` and many CSV readers

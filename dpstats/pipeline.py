@@ -63,6 +63,7 @@ from dpstats.errors import (
     MissingValuesWarning,
     SettlementError,
     SingularDesignError,
+    UncentredColumnsWarning,
     UnknownMethodError,
     UnscaledFitWarning,
 )
@@ -928,7 +929,7 @@ def _uncentred_note(design: Design, scaling: PublicScaling | None) -> str:
                 "a simulated quadratic, 20 of 20 with bounds, centred" if structure.powers else
                 "a product's intervals and its variables' covered least squares in 16-18 of 20 fits of a simulated "
                 "product of two variables away from 0")
-    return (f"WARNING: {', '.join(structure.centred)} (product or power column{'s' if many else ''}) fitted as "
+    return (f"{', '.join(structure.centred)} (product or power column{'s' if many else ''}) fitted as "
             f"written: without declared bounds on every variable and the response (or with rescale=False) "
             f"{'they' if many else 'it'} could not be centred at the declared midpoints, and the intervals of "
             f"{'such columns' if many else 'such a column'}, {'their' if many else 'its'} variables and the "
@@ -963,7 +964,8 @@ def _results(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, ledger
         notes.append("WARNING: " + spec.raw_units_warning)
         warnings.warn(spec.raw_units_warning, UnscaledFitWarning, stacklevel=5)
     if spec.private and inference is not None and (note := _uncentred_note(design, scaling)):
-        notes.append(note)
+        notes.append("WARNING: " + note)
+        warnings.warn(note, UncentredColumnsWarning, stacklevel=5)
     withheld = "" if inference is None else withholding_reason(
         spec.name, inference.noise_to_signal, spec.inference_rule.withhold_above, inference.draws, inference.bse)
     guarantee = fitted.guarantee or spec.guarantee
