@@ -112,6 +112,8 @@ body+=sec("Two columns correlated at 0.95: pgd's intervals and the released curv
 body+=sec("dpstats.plan for pgd against its fits (issue 18, part 4)", "benchmarks/results/plan_calibration.md")
 body+=sec("Products and powers: rescale='centred' (the default) against the columns as written (issue 17)",
          "benchmarks/results/centring.md")
+body+=sec("Products and powers without bounds; get_prediction's mean intervals (issues 17 and 18)",
+         "benchmarks/results/uncentred.md")
 body+=sec("Loose declared bounds on data not in the benchmark: pgd's intervals (issue 18)",
          "benchmarks/results/loose_bounds.md")
 body+=sec("Held-out regressions (issue 17)", "benchmarks/results/held_out.md")
