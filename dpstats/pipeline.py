@@ -427,7 +427,8 @@ def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodO
               if screened and spec.private else None)
     first = _FirstCharge(data, data.row_check(spec), screen, rng)
     ledger = _RowCheckedLedger(eps, dlt if spec.private else 0.0, before_first_charge=first)
-    ctx = _context(data.design, n, ledger, rng, bounds, scaling, method_epsilon=rest if screen is not None else None)
+    ctx = _context(data.design, n, ledger, rng, bounds, scaling, method_epsilon=rest if screen is not None else None,
+                   rescale=rescale)
     first.ledger = ledger
     state.stage, state.ledger, state.method, state.private = "fitting", ctx.ledger, spec.name, spec.private
     fitted = spec.fit(rows, ctx, options)
@@ -541,7 +542,7 @@ def _method(data: _MemoryData | _ChunkedData, spec: MethodSpec | None, options: 
     """The method, its options, why it was chosen and (auto) the reason to give if it reports no interval:
     ``method="auto"`` decides here, from public facts."""
     if spec is None:
-        spec, choice, reason = _choose_method(data.design, data.count(), eps, dlt)
+        spec, choice, reason = _choose_method(data.design, data.count(), eps, dlt, rescale_mode(request.rescale))
         return spec, spec.parse_options(request.options, delta=dlt), choice, reason
     choice = "epsilon=inf: the non-private reference 'ols' (NOT PRIVATE)" if request.method == "auto" else ""
     assert options is not None  # parsed with the named method
@@ -565,11 +566,16 @@ def _public_facts(data: _MemoryData | _ChunkedData, spec: MethodSpec, options: M
 
 
 def _context(design: Design, n: int, ledger: PrivacyLedger, rng: np.random.Generator, bounds: DataBounds | None,
-             scaling: PublicScaling | None, *, method_epsilon: float | None = None) -> FitContext:
+             scaling: PublicScaling | None, *, method_epsilon: float | None = None, rescale: str = "centred"
+             ) -> FitContext:
     """The method's context, from public facts only (and the fit's ledger and random source); ``method_epsilon``:
-    the method's epsilon where the ledger also holds the missing-value screen."""
+    the method's epsilon where the ledger also holds the missing-value screen.  Where ``rescale`` centres but the
+    declared bounds gave no public rescaling, the design's centrable columns go to the method, which may centre
+    them at centres it releases."""
     intercept = design.column_names.index("Intercept") if design.has_intercept else None
-    return FitContext(n=n, d=design.d, ledger=ledger, rng=rng, method_epsilon=method_epsilon,
+    centring = design.centrable_columns() if scaling is None and rescale == "centred" and design.has_intercept \
+        else None
+    return FitContext(n=n, d=design.d, ledger=ledger, rng=rng, method_epsilon=method_epsilon, centring=centring,
                       intercept_index=scaling.intercept_index if scaling is not None else intercept,
                       bounds=bounds, rescaled=scaling is not None,
                       null_rows=design.null_rows and not design.screened,
@@ -584,7 +590,7 @@ def planned_context(spec: MethodSpec, design: Design, n: int, epsilon: float, de
     fresh ledger; a generator nothing draws from): what :func:`dpstats.plan` hands a method's ``public_refusal``."""
     mode = rescale_mode(DEFAULT_RESCALE) if rescale is None else rescale
     bounds, scaling = _public_transform(spec, design, rescale=mode)
-    return _context(design, n, PrivacyLedger(epsilon, delta), np.random.default_rng(0), bounds, scaling)
+    return _context(design, n, PrivacyLedger(epsilon, delta), np.random.default_rng(0), bounds, scaling, rescale=mode)
 
 
 def resolve_method(method: str, eps: float) -> MethodSpec | None:
@@ -616,21 +622,27 @@ def _check_epsilon_for_method(spec: MethodSpec, eps: float) -> None:
             "a finite epsilon")
 
 
-def auto_facts(design: Design, n: int, eps: float, dlt: float) -> AutoFacts:
-    """The public facts ``method="auto"`` chooses from (:class:`~dpstats.methods.registry.AutoFacts`)."""
+def auto_facts(design: Design, n: int, eps: float, dlt: float, rescale: str = "centred") -> AutoFacts:
+    """The public facts ``method="auto"`` chooses from (:class:`~dpstats.methods.registry.AutoFacts`).  The
+    variables without a range leave out the product and power columns a centring fit derives its domain for
+    (``rescale="centred"`` with a bound missing: :func:`_context`)."""
     intercept = design.column_names.index("Intercept") if design.has_intercept else None
-    unbounded = sum(1 for j, iv in enumerate(design.column_intervals) if iv is None and j != intercept)
+    structure = design.centrable_columns() if rescale == "centred" and design.has_intercept else None
+    derived = set(structure.columns) if structure is not None and design.missing_bounds else set()
+    unbounded = sum(1 for j, iv in enumerate(design.column_intervals)
+                    if iv is None and j != intercept and j not in derived)
     unbounded += int(design.response_interval is None)
     return AutoFacts(n=n, d=design.d, epsilon=eps, delta=dlt, bounds=not design.missing_bounds, unbounded=unbounded,
                      null_rows=design.null_rows and not design.screened, intercept=design.has_intercept,
                      two_valued_response=design.two_valued_response, screened=bool(design.screened))
 
 
-def _choose_method(design: Design, n: int, eps: float, dlt: float) -> tuple[MethodSpec, str, str]:
+def _choose_method(design: Design, n: int, eps: float, dlt: float, rescale: str = "centred"
+                   ) -> tuple[MethodSpec, str, str]:
     """Pick a private method from public facts only (n, d, epsilon, delta, the declared bounds), by the
     registry's rule (:func:`~dpstats.methods.registry.choose_auto`): (method, why it was chosen (the regime),
     the reason to give if it reports no interval ("": the method's own))."""
-    facts = auto_facts(design, n, eps, dlt)
+    facts = auto_facts(design, n, eps, dlt, rescale)
     d = design.d
     chosen = choose_auto(facts)
     if chosen is None:
@@ -917,24 +929,33 @@ def _error_bounds(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, e
                              intercept_index=design.column_names.index("Intercept") if design.has_intercept else None)
 
 
-def _uncentred_note(design: Design, scaling: PublicScaling | None) -> str:
+def _uncentred_note(design: Design, scaling: PublicScaling | None, centred: tuple[str, ...], rescale: str,
+                    method: str) -> str:
     """The report's note for product and power columns fitted as written for want of the public rescaling (a bound
     not declared, or ``rescale=False``), so that they could not be centred (docs/choosing.md, "Products and
-    powers"); "" otherwise.  Public facts only: the formula and which bounds are declared."""
+    powers"), unless the method centred them itself at released centres (``centred``); "" otherwise.  Public facts
+    only: the formula, which bounds are declared, the rescale mode and the method."""
     structure = design.centrable_columns() if scaling is None else None
-    if structure is None:
+    if structure is None or set(structure.centred) <= set(centred):
         return ""
     many = len(structure.centred) > 1
     evidence = ("a power's intervals, its variable's and the intercept's covered least squares in 1 of 20 fits of "
-                "a simulated quadratic, 20 of 20 with bounds, centred" if structure.powers else
+                "a simulated quadratic, 20 of 20 centred" if structure.powers else
                 "a product's intervals and its variables' covered least squares in 16-18 of 20 fits of a simulated "
-                "product of two variables away from 0")
-    return (f"{', '.join(structure.centred)} (product or power column{'s' if many else ''}) fitted as "
-            f"written: without declared bounds on every variable and the response (or with rescale=False) "
-            f"{'they' if many else 'it'} could not be centred at the declared midpoints, and the intervals of "
+                "product of two variables away from 0, 20 of 20 centred")
+    if rescale == "off":
+        why, advice = "rescale=False", "leave rescale at its default, 'centred'"
+    elif rescale == "columns":
+        why, advice = ("rescale=True, and not every variable and the response have declared bounds",
+                       "leave rescale at its default, 'centred'")
+    else:
+        why, advice = (f"not every variable and the response have declared bounds, and method '{method}' does not "
+                       "centre them at released means", "use method='pgd' (or 'auto'), which does")
+    return (f"{', '.join(structure.centred)} (product or power column{'s' if many else ''}) fitted as written "
+            f"({why}): {'they' if many else 'it'} could not be centred, and the intervals of "
             f"{'such columns' if many else 'such a column'}, {'their' if many else 'its'} variables and the "
             f"intercept are not reliable ({evidence}); the other coefficients' are unaffected. Declare bounds for "
-            f"every variable and the response")
+            f"every variable and the response, or {advice}")
 
 
 def _results(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, ledger: PrivacyLedger, eps: float,
@@ -963,7 +984,8 @@ def _results(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, ledger
     elif spec.raw_units_warning and not (options is not None and options.scale_chosen()):
         notes.append("WARNING: " + spec.raw_units_warning)
         warnings.warn(spec.raw_units_warning, UnscaledFitWarning, stacklevel=5)
-    if spec.private and inference is not None and (note := _uncentred_note(design, scaling)):
+    if spec.private and inference is not None and (
+            note := _uncentred_note(design, scaling, fitted.centred, rescale, spec.name)):
         notes.append("WARNING: " + note)
         warnings.warn(note, UncentredColumnsWarning, stacklevel=5)
     withheld = "" if inference is None else withholding_reason(

@@ -282,28 +282,31 @@ def test_the_hint_of_the_columns_as_written_says_the_intervals_can_miss():
 
 
 def test_products_and_powers_that_cannot_be_centred_are_named_in_a_warning():
-    """Without declared bounds nothing can be centred: fitted as written, pgd's intervals for x and x^2 of a
-    simulated quadratic (x in [20, 60]) covered least squares in 1 of 20 fits (20 of 20 with bounds, centred), a
-    product's in 16-18 of 20; the intervals of the other coefficients are unaffected (on card, cps, nhefs and wage
-    the bound-free headline, a main effect beside a square, covered in 90-100% of fits).  So such a fit keeps its
+    """Fitted as written (``rescale=False``, or a method that does not centre them itself), pgd's intervals for x
+    and x^2 of a simulated quadratic (x in [20, 60]) covered least squares in 1 of 20 fits (20 of 20 centred), a
+    product's in 16-18 of 20; the intervals of the other coefficients are unaffected.  So such a fit keeps its
     intervals, and warns (``UncentredColumnsWarning``, and the same in its report) naming the columns, whose
-    intervals are not reliable and what to declare (public facts: the formula and the missing bounds); with bounds
-    there is no such warning."""
+    intervals are not reliable and what to declare (public facts: the formula and the missing bounds).  The default
+    pgd without bounds centres them at its released means (no warning, a note instead); with bounds there is no
+    such warning either."""
     rng = np.random.default_rng(0)
     n = 4000
     df = pd.DataFrame({"x": rng.uniform(20, 60, n), "z": rng.uniform(10, 20, n)})
     df["y"] = 1 + 0.2 * df.x - 0.002 * df.x**2 + 0.01 * df.x * df.z + rng.normal(0, 0.5, n)
     with pytest.warns(dpstats.errors.UncentredColumnsWarning, match=r"^I\(x \*\* 2\) \(product or power column\)"):
-        power = dpstats.dp_ols("y ~ x + I(x**2) + z", df, 1.0, 1e-6, random_state=0)
+        power = dpstats.dp_ols("y ~ x + I(x**2) + z", df, 1.0, 1e-6, random_state=0, rescale=False)
     assert power.method == "pgd" and power.inference_available
     note = [n for n in power.privacy.notes if n.startswith("WARNING: I(x ** 2) (product or power column) fitted as")]
     assert len(note) == 1 and "1 of 20" in note[0] and "Declare bounds for every variable and the response" in note[0]
     with pytest.warns(dpstats.errors.UncentredColumnsWarning):
-        product = dpstats.dp_ols("y ~ x * z", df, 1.0, 1e-6, random_state=0)
+        product = dpstats.dp_ols("y ~ x * z", df, 1.0, 1e-6, random_state=0, rescale=False)
     assert any(n.startswith("WARNING: x:z (product or power column) fitted as written") and "16-18 of 20" in n
                for n in product.privacy.notes)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", dpstats.errors.UncentredColumnsWarning)
-        bounded = dpstats.dp_ols("y ~ x + I(x**2) + z", df, 1.0, 1e-6, random_state=0,
-                                 bounds={"x": (16.0, 65.0), "z": (0.0, 30.0), "y": (-10.0, 10.0)})
-    assert not any("fitted as written" in n for n in bounded.privacy.notes)
+    for bounds in (None, {"x": (16.0, 65.0), "z": (0.0, 30.0), "y": (-10.0, 10.0)}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", dpstats.errors.UncentredColumnsWarning)
+            fitted = dpstats.dp_ols("y ~ x + I(x**2) + z", df, 1.0, 1e-6, random_state=0, bounds=bounds)
+        assert not any("fitted as written" in n for n in fitted.privacy.notes)
+        assert any(n.startswith("I(x ** 2) (product or power column) was fitted with each variable centred at "
+                                + ("its released mean" if bounds is None else "the midpoint"))
+                   for n in fitted.privacy.notes)

@@ -49,7 +49,7 @@ import numpy as np
 from dpstats.bounds.derive import column_values
 from dpstats.bounds.interval import Interval
 
-__all__ = ["ColumnCentring", "public_centring"]
+__all__ = ["ColumnCentring", "CentrableDesign", "public_centring", "centrable_design"]
 
 
 @dataclass(frozen=True)
@@ -66,12 +66,16 @@ class ColumnCentring:
         The names of the centred columns, in design order.
     powers : tuple of str
         Those of them that are powers (``I(x ** 2)``), not products.
+    variables : tuple of int
+        The design indices of the numerical main effects centred at their midpoints (a product's numerical
+        factors, a power's base).
     """
 
     matrix: np.ndarray
     intervals: tuple[tuple[float, float], ...]
     centred: tuple[str, ...]
     powers: tuple[str, ...] = ()
+    variables: tuple[int, ...] = ()
 
     def _subject(self) -> str:
         many = len(self.centred) > 1
@@ -95,8 +99,79 @@ class ColumnCentring:
                 "(docs/choosing.md, 'Products and powers')")
 
 
+@dataclass(frozen=True)
+class CentrableDesign:
+    """Which product and power columns of a design can be centred, read from the formula and the public supports
+    alone (no range is needed): the structure a method uses to centre them at centres it releases itself, where
+    the declared bounds do not give every range (:meth:`at`).
+
+    Attributes
+    ----------
+    columns : tuple of int
+        The design indices of the centrable columns.
+    variables : tuple of int
+        The design indices of the numerical main effects whose centres those columns are centred at.
+    centred, powers : tuple of str
+        The centrable columns' names, and those of them that are powers.
+    """
+
+    design_info: Any
+    supports: dict[str, tuple[float, ...]] | None
+    columns: tuple[int, ...]
+    variables: tuple[int, ...]
+    centred: tuple[str, ...]
+    powers: tuple[str, ...]
+
+    def at(self, intervals: Sequence[Interval]) -> ColumnCentring:
+        """The centring with each variable centred at the midpoint of its interval in ``intervals`` (a centre of
+        0 included) and each centrable column's range derived from its variables' (its own interval is not read).
+
+        Parameters
+        ----------
+        intervals : sequence of Interval
+            A range for every design column: for ``variables``, symmetric about the centre wanted and holding
+            every value the column can take after clipping; for the coded columns, their public range.
+
+        Returns
+        -------
+        ColumnCentring
+        """
+        centring = public_centring(self.design_info, intervals, self.supports, zero_centres=True)
+        assert centring is not None and tuple(centring.centred) == self.centred  # the structure reads no range
+        return centring
+
+
+def centrable_design(design_info: Any, supports: dict[str, tuple[float, ...]] | None = None
+                     ) -> CentrableDesign | None:
+    """The product and power columns :func:`public_centring` centres once every range involved is known (the
+    formula's structure alone), or None where there is none (or the design was given as arrays).
+
+    Parameters
+    ----------
+    design_info : patsy.DesignInfo or None
+        The right-hand side's design.
+    supports : dict of str to tuple of float, optional
+        The numeric variables whose values public facts fix (left as they are).
+
+    Returns
+    -------
+    CentrableDesign or None
+    """
+    if design_info is None:
+        return None
+    d = len(design_info.column_names)
+    structure = public_centring(design_info, [Interval(-1.0, 1.0)] * d, supports, zero_centres=True)
+    if structure is None:
+        return None
+    columns = tuple(design_info.column_names.index(name) for name in structure.centred)
+    if set(columns) & set(structure.variables):
+        return None  # a centred column that is itself centred in a product (I(x ** 2):z) needs its own range
+    return CentrableDesign(design_info, supports, columns, structure.variables, structure.centred, structure.powers)
+
+
 def public_centring(design_info: Any, intervals: Sequence[Interval | None],
-                    supports: dict[str, tuple[float, ...]] | None = None) -> ColumnCentring | None:
+                    supports: dict[str, tuple[float, ...]] | None = None, *,
+                    zero_centres: bool = False) -> ColumnCentring | None:
     """The centring of a design's product and power columns (module docstring), or None where no column qualifies.
 
     Parameters
@@ -107,6 +182,9 @@ def public_centring(design_info: Any, intervals: Sequence[Interval | None],
         Each design column's declared or derived range.
     supports : dict of str to tuple of float, optional
         The numeric variables whose values public facts fix (left as they are).
+    zero_centres : bool, default False
+        Centre a column whose variables' midpoints are all 0 as well (it is then unchanged, but its range is the
+        one derived from its variables'), so that which columns are centred depends on the formula alone.
 
     Returns
     -------
@@ -117,21 +195,25 @@ def public_centring(design_info: Any, intervals: Sequence[Interval | None],
     ranges = [(float(iv.lo), float(iv.hi)) for iv in intervals if iv is not None]
     values = column_values(design_info, supports)
     columns = _single_columns(design_info)
-    mains = {next(iter(key)): j for key, j in columns.items()  # numerical main effects without public values
-             if len(key) == 1 and _numeric(next(iter(key)), design_info) and values[j] is None}
+    mains = _numeric_mains(design_info, supports)
     d = len(ranges)
     matrix = np.eye(d)
     fitted = list(ranges)
     centred: list[str] = []
     powers: list[str] = []
+    variables: set[int] = set()
     for term, cols in design_info.term_slices.items():
         if any(values[j] is not None for j in range(cols.start, cols.stop)):
             continue
-        found = _product(term, cols, design_info, mains, ranges, values)
-        if found is None and cols.stop - cols.start == 1:
-            power = _power(term.factors, columns, mains, ranges, design_info)
-            found = None if power is None else [power]
+        found = _product(term, cols, design_info, mains, ranges, values, zero_centres)
+        if found is not None:
+            variables.update(mains[f] for f in term.factors if f in mains)
+        elif cols.stop - cols.start == 1:
+            power = _power(term.factors, columns, mains, ranges, design_info, zero_centres)
             if power is not None:
+                weights, interval, base = power
+                found = [(weights, interval)]
+                variables.add(base)
                 powers.append(design_info.column_names[cols.start])
         if found is None:
             continue
@@ -142,13 +224,21 @@ def public_centring(design_info: Any, intervals: Sequence[Interval | None],
             centred.append(design_info.column_names[j])
     if not centred:
         return None
-    return ColumnCentring(matrix=matrix, intervals=tuple(fitted), centred=tuple(centred), powers=tuple(powers))
+    return ColumnCentring(matrix=matrix, intervals=tuple(fitted), centred=tuple(centred), powers=tuple(powers),
+                          variables=tuple(sorted(variables)))
 
 
 def _single_columns(design_info: Any) -> dict[frozenset[Any], int]:
     """The design's one-column terms, keyed by their set of factors (the intercept by the empty set)."""
     return {frozenset(term.factors): cols.start for term, cols in design_info.term_slices.items()
             if cols.stop - cols.start == 1}
+
+
+def _numeric_mains(design_info: Any, supports: dict[str, tuple[float, ...]] | None) -> dict[Any, int]:
+    """The numerical main effects without public values, by factor: the variables products and powers centre."""
+    values = column_values(design_info, supports)
+    return {next(iter(key)): j for key, j in _single_columns(design_info).items()
+            if len(key) == 1 and _numeric(next(iter(key)), design_info) and values[j] is None}
 
 
 def _numeric(factor: Any, design_info: Any) -> bool:
@@ -161,8 +251,8 @@ def _midpoint(lo: float, hi: float) -> tuple[float, float]:
 
 
 def _product(term: Any, cols: slice, design_info: Any, mains: dict[Any, int],
-             ranges: Sequence[tuple[float, float]], values: Sequence[tuple[float, ...] | None]
-             ) -> list[tuple[dict[int, float], tuple[float, float]]] | None:
+             ranges: Sequence[tuple[float, float]], values: Sequence[tuple[float, ...] | None],
+             zero_centres: bool = False) -> list[tuple[dict[int, float], tuple[float, float]]] | None:
     """For each column of a product term, the lower-order weights and the range of the column with its numerical
     factors centred, (x - c)(z - c') d; None where the term is not such a product (module docstring).
 
@@ -183,7 +273,7 @@ def _product(term: Any, cols: slice, design_info: Any, mains: dict[Any, int],
                          and any(values[j] is None for j in range(alone[1].start, alone[1].stop))):
         return None
     centre = {f: _midpoint(*ranges[mains[f]]) for f in numerical}
-    if all(c == 0.0 for c, _ in centre.values()):
+    if not zero_centres and all(c == 0.0 for c, _ in centre.values()):
         return None
     width = cols.stop - cols.start
     weights: list[dict[int, float]] = [{} for _ in range(width)]
@@ -210,9 +300,10 @@ def _contrast(design_info: Any, term: Any, factor: Any) -> tuple[str, ...] | Non
 
 
 def _power(factors: Sequence[Any], columns: dict[frozenset[Any], int], mains: dict[Any, int],
-           ranges: Sequence[tuple[float, float]], design_info: Any
-           ) -> tuple[dict[int, float], tuple[float, float]] | None:
-    """The lower-order weights and the range of a centred power ``e ** k`` of a main effect ``e``, or None."""
+           ranges: Sequence[tuple[float, float]], design_info: Any, zero_centres: bool = False
+           ) -> tuple[dict[int, float], tuple[float, float], int] | None:
+    """The lower-order weights and the range of a centred power ``e ** k`` of a main effect ``e``, and the design
+    index of ``e``; None where the column is not such a power."""
     if len(factors) != 1 or not _numeric(factors[0], design_info):
         return None
     parsed = _power_of(factors[0])
@@ -231,11 +322,11 @@ def _power(factors: Sequence[Any], columns: dict[frozenset[Any], int], mains: di
     if any(j not in powers for j in range(k)):
         return None
     c, h = _midpoint(*ranges[mains[main]])
-    if c == 0.0:
+    if c == 0.0 and not zero_centres:
         return None
     weights = {powers[j]: math.comb(k, j) * (-c) ** (k - j) for j in range(k)}
     top = h ** k
-    return weights, ((0.0, top) if k % 2 == 0 else (-top, top))
+    return weights, ((0.0, top) if k % 2 == 0 else (-top, top)), mains[main]
 
 
 def _tree(factor: Any) -> ast.expr | None:

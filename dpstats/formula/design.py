@@ -45,7 +45,7 @@ from dpstats.errors import (
     MissingBoundsError,
     UndeclaredLevelsError,
 )
-from dpstats.formula.centring import ColumnCentring, public_centring
+from dpstats.formula.centring import CentrableDesign, ColumnCentring, centrable_design, public_centring
 from dpstats.formula.frame import FramePlan, as_frame, date_advice, duration_advice, float64_values, is_numeric
 from dpstats.formula.identifiable import RankProbe
 from dpstats.formula.language import FORMULA_ENV
@@ -186,19 +186,18 @@ class Design:
             return None
         return self.rank_probe.constant_weights(self.design_info)
 
-    def centrable_columns(self) -> ColumnCentring | None:
-        """The centring :meth:`public_centring` would make once every range involved is declared (its structure
-        alone, read from the formula and the public supports: which product and power columns; its matrix and
-        ranges are those of placeholder ranges), or None where no column would be centred.
+    def centrable_columns(self) -> CentrableDesign | None:
+        """The product and power columns :meth:`public_centring` centres once every range involved is known, read
+        from the formula and the public supports alone (:func:`~dpstats.formula.centring.centrable_design`), or
+        None where there is none.
 
         Returns
         -------
-        ColumnCentring or None
-            Its ``centred`` and ``powers`` name the columns.
+        CentrableDesign or None
+            Its ``centred`` and ``powers`` name the columns; :meth:`CentrableDesign.at` centres them at given
+            centres.
         """
-        if self.design_info is None:
-            return None
-        return public_centring(self.design_info, [Interval(1.0, 2.0)] * self.d, self.variable_supports)
+        return centrable_design(self.design_info, self.variable_supports)
 
     def public_centring(self) -> ColumnCentring | None:
         """The public centring of the design's product and power columns (:mod:`dpstats.formula.centring`).

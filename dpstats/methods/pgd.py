@@ -68,6 +68,7 @@ from dpstats.methods.common.private_scaling import (
     release_moments,
     standardised_moments,
 )
+from dpstats.methods.common.product_centring import centred_note, placeholder_ranges, release_centred_moments
 from dpstats.methods.common.row_passes import add_arrays
 from dpstats.methods.spec import (
     AutoFacts,
@@ -790,15 +791,21 @@ def tail_correction(excess: np.ndarray, curvature_inv: np.ndarray, sd: float,
 def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     """pgd (module docstring); the proof is docs/proofs/pgd.md."""
     n, d = ctx.n, ctx.d
-    ranges = tuple(ctx.column_ranges) if ctx.column_ranges else (None,) * d
+    centring = ctx.centring if ctx.intercept_index is not None else None
+    ranges = placeholder_ranges(tuple(ctx.column_ranges) if ctx.column_ranges else (None,) * d, centring)
     plan = _plan(ctx, options, ranges)
     mus, rng, ledger = plan.mus, ctx.rng, ctx.ledger
     domain, notes = release_domain(rows.reduce, n, d, intercept_index=ctx.intercept_index, column_ranges=ranges,
                                    response_range=ctx.response_range, mu=mus.get("domain", 1.0), rng=rng, ledger=ledger,
                                    label=ctx.variable_name)
-    st = release_moments(rows.reduce, n, domain, mu_centre=mus.get("centre", 1.0), mu_scale=mus["scale"], rng=rng,
-                         ledger=ledger, null_rows=ctx.null_rows,
-                         column_values=ctx.column_values if d > CLIP_D_REF else ())
+    mu_centre, values = mus.get("centre", 1.0), ctx.column_values if d > CLIP_D_REF else ()
+    if centring is not None:
+        st, _ = release_centred_moments(rows.reduce, n, domain, centring, mu_centre=mu_centre, mu_scale=mus["scale"],
+                                        rng=rng, ledger=ledger, null_rows=ctx.null_rows, column_values=values)
+        notes.append(centred_note(centring))
+    else:
+        st = release_moments(rows.reduce, n, domain, mu_centre=mu_centre, mu_scale=mus["scale"], rng=rng,
+                             ledger=ledger, null_rows=ctx.null_rows, column_values=values)
     sens_g = gram_sensitivity(d)
     cache = RowCache()
     gram = symmetric_gaussian_mechanism(rows.reduce(GramPass(st, GRAM_RADIUS2 * d, cache), add_arrays),
@@ -861,7 +868,8 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
         reason = ("inference=False gave the whole budget to the point estimate" if not options.inference
                   else rare or interval_reason(n, ctx.epsilon, ctx.delta, ctx.method_epsilon is not None))
         return MethodFit(params=params, no_inference_reason=reason, notes=tuple(notes), diagnostics=diagnostics,
-                         rsquared_reason="pgd releases no sums from which R^2 follows", error_split=split)
+                         rsquared_reason="pgd releases no sums from which R^2 follows", error_split=split,
+                         centred=centring.centred if centring is not None else ())
     draws, sampling = _interval_draws(rows, st, cache, theta, gram, sigma_g,
                                       tail_clip if corrected else clips[-1], mus["inference"], n, lin, tail,
                                       rng=rng, ledger=ledger)
@@ -878,7 +886,8 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
                               "leave beyond that clip" if tail is not None else "") + ")"))
     return MethodFit(params=params, inference=inference, notes=tuple(notes), diagnostics=diagnostics,
                      theory_inputs=TheoryInputs(inference=True),
-                     rsquared_reason="pgd releases no sums from which R^2 follows", error_split=split)
+                     rsquared_reason="pgd releases no sums from which R^2 follows", error_split=split,
+                     centred=centring.centred if centring is not None else ())
 
 
 @dataclass(frozen=True)

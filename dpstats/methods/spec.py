@@ -28,6 +28,7 @@ import numpy as np
 
 from dpstats.bounds import DataBounds
 from dpstats.errors import MethodOptionError
+from dpstats.formula.centring import CentrableDesign
 from dpstats.methods.common.sufficient import ReleasedStatistics, ReleasedSums
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.rates import UpperRate
@@ -182,6 +183,10 @@ class FitContext:
         Where the fit's ledger also holds its missing-value screen (:mod:`dpstats.privacy.missing_screen`, charged
         before the method's first step): the epsilon the method calibrates to (:attr:`epsilon`), the budget less
         the screen's share.  None: the ledger's whole budget.
+    centring : CentrableDesign or None
+        The product and power columns a method that releases its own domain and centres may centre at those
+        centres (:mod:`dpstats.methods.common.product_centring`), given where the declared bounds did not give the
+        public rescaling and ``rescale="centred"`` (public: the formula's structure); None otherwise.
 
     Examples
     --------
@@ -209,6 +214,7 @@ class FitContext:
     column_values: tuple[tuple[float, ...] | None, ...] = ()
     two_valued_response: bool = False
     method_epsilon: float | None = None
+    centring: CentrableDesign | None = None
 
     def variable_name(self, variable: int | str) -> str:
         """The name of a design column (by index) or of the response (``"response"``), for notes (public).
@@ -586,6 +592,9 @@ class MethodFit:
         Free-form by-products for display (``DPRegressionResults.info``); no other layer reads them.
     passes : int
         Passes over the data (set by the pipeline).
+    centred : tuple of str
+        The product and power columns the method centred itself, at centres it released
+        (:mod:`dpstats.methods.common.product_centring`; public names).
 
     Examples
     --------
@@ -610,6 +619,7 @@ class MethodFit:
     rsquared: float | None = None
     diagnostics: Mapping[str, Any] = field(default_factory=dict)
     passes: int = 0
+    centred: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", np.asarray(self.params, dtype=float))

@@ -66,6 +66,9 @@ class Domain:
     Without an intercept the map is linear, mid = 0 and half = max(|lo|, |hi|): a shift of a column or of the
     response would change the model (nothing absorbs it), so the coefficients on u would not map back.
 
+    With ``mix`` (a public or released matrix M) the columns clipped are those of X M, a reparametrisation of the
+    design (products and powers with their variables centred: :mod:`dpstats.methods.common.product_centring`).
+
     Attributes
     ----------
     lo, hi : numpy.ndarray
@@ -74,6 +77,8 @@ class Domain:
         The response's domain.
     intercept_index : int or None
         The intercept column (always 1; its u is 1).
+    mix : numpy.ndarray or None
+        M (d, d), unit diagonal: the domain is that of X M's columns, and coefficients b' on X M are b = M b'.
     """
 
     lo: np.ndarray
@@ -81,6 +86,7 @@ class Domain:
     y_lo: float
     y_hi: float
     intercept_index: int | None
+    mix: np.ndarray | None = None
 
     @property
     def mid(self) -> np.ndarray:
@@ -119,7 +125,12 @@ class Domain:
 
     def design(self, X: np.ndarray) -> np.ndarray:
         """u of every design column (a new array; the intercept column stays 1)."""
-        U = self._unit(np.asarray(X, dtype=float), self.lo, self.hi)
+        X = np.asarray(X, dtype=float)
+        if self.mix is not None:  # entries clipped first so that X M stays finite (a public map of each row)
+            limit = LARGEST / (4.0 * float(np.abs(self.mix).sum(axis=0).max()))
+            with np.errstate(**QUIET):
+                X = np.clip(X, -limit, limit) @ self.mix
+        U = self._unit(X, self.lo, self.hi)
         if self.intercept_index is not None:
             U[:, self.intercept_index] = 1.0
         return U
@@ -203,6 +214,8 @@ class Standardisation:
                 slopes = np.arange(d) != k
                 A[k, :] = np.where(slopes, -ratio * a_x, b_y)
                 b[k] = a_y
+            if dom.mix is not None:  # coefficients on X M -> on X
+                A, b = dom.mix @ clamp_finite(A), dom.mix @ clamp_finite(b)
         return clamp_finite(A), clamp_finite(b)
 
     def params_back(self, theta: np.ndarray) -> np.ndarray:
@@ -265,7 +278,8 @@ class DeviationSumsPass(UnitSumsPass):
 
 def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *, mu_centre: float, mu_scale: float,
                     rng: np.random.Generator, ledger: PrivacyLedger, null_rows: bool = False,
-                    column_values: Sequence[tuple[float, ...] | None] = (), label: str = "pgd") -> Standardisation:
+                    column_values: Sequence[tuple[float, ...] | None] = (), label: str = "pgd",
+                    only: Sequence[int] | None = None, rows: float | None = None) -> Standardisation:
     """Release the centres and scales of the free variables (module docstring, step 3): two passes.
 
     With an intercept: the k-vector of sums of u (each term in [-1, 1]: replace-one L2 sensitivity 2 sqrt(k))
@@ -281,16 +295,22 @@ def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *
     A column that public facts fix at two values (``column_values``: a factor's dummy, an integer declared
     between consecutive integers) gets its scale from its released centre alone (:func:`two_valued_scale`), so
     it is left out of the second release, whose sensitivity then counts only the other variables.
+
+    With ``only`` the releases cover only those design columns (not the response; the others get centre 0 and
+    scale 1), and with ``rows`` (a count of the rows that are not null rows released earlier) the means divide by
+    it and no count is released again.
     """
     cols, resp = free_variables(domain)
+    if only is not None:
+        cols, resp = np.intersect1d(cols, np.asarray(only, dtype=np.intp)), False
     k = cols.size + int(resp)
     d = domain.lo.size
     centre, scale = np.zeros(d), np.ones(d)
     if k == 0:
-        return Standardisation(domain, centre, scale, 0.0, 1.0)
+        return Standardisation(domain, centre, scale, 0.0, 1.0, rows=rows)
     c = np.zeros(k)
     centring = domain.intercept_index is not None
-    rows: float | None = None
+    null_rows = null_rows and rows is None
     centre_sens = math.sqrt(4.0 * k + null_rows)
     if centring:
         sums = reduce(UnitSumsPass(domain, cols, resp, count=null_rows), add_arrays)
@@ -298,7 +318,8 @@ def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *
                                                  mu=mu_centre, rng=rng, ledger=ledger,
                                                  name=f"{label}: private centres (sums of the clipped variables)"),
                            dtype=float)
-        noisy, rows = _split_count(noisy, n, null_rows)
+        noisy, released = _split_count(noisy, n, null_rows)
+        rows = rows if released is None else released
         c = np.clip(noisy / (rows or n), -1.0, 1.0)
     two = two_valued_columns(domain, cols, column_values) if centring else {}
     measured = np.array([j not in two for j in cols] + ([True] if resp else []), dtype=bool)

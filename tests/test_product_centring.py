@@ -1,0 +1,278 @@
+"""Products and powers centred at released centres where bounds are missing (dpstats.methods.common.product_centring).
+
+Exact checks (no false failures) unless stated: the structure read from the formula, the coefficient map of a mixed
+design, the sensitivity of every pass pgd releases on a mixed domain under adversarial rows, and end-to-end fits
+(ledger, notes, extreme values, chunked == in memory).  One statistical audit (false-failure rate alpha = 1e-3)
+of the two-stage release on a worst-case neighbouring pair.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import patsy
+import pytest
+
+import dpstats
+from dpstats.bounds.interval import Interval
+from dpstats.formula.centring import centrable_design
+from dpstats.methods import pgd
+from dpstats.methods.common.private_scaling import (
+    DeviationSumsPass,
+    Domain,
+    Standardisation,
+    UnitSumsPass,
+    free_variables,
+)
+from dpstats.methods.common.product_centring import PLACEHOLDER, placeholder_ranges, release_centred_moments
+from dpstats.privacy.audit import audit_mechanism
+from dpstats.privacy.calibration import gaussian_mu
+from dpstats.privacy.ledger import PrivacyLedger
+from dpstats.rows.memory import InMemoryRows
+from dpstats.rows.sources import CSVSource
+
+BIG = np.finfo(float).max
+FRAME = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "z": [2.0, 3.0, 1.0, 5.0], "g": ["a", "b", "a", "b"]})
+
+
+def _info(formula: str):
+    return patsy.dmatrix(formula, FRAME).design_info
+
+
+@pytest.mark.parametrize(("formula", "columns", "variables"), [
+    ("x + I(x**2)", (2,), (1,)),
+    ("x * z", (3,), (1, 2)),
+    ("x * C(g)", (3,), (2,)),
+    ("x + z + I(x**2) + x:z", (3, 4), (1, 2)),
+    ("x + I(x**2) + I(x**3)", (2, 3), (1,)),
+])
+def test_the_structure_comes_from_the_formula(formula, columns, variables):
+    structure = centrable_design(_info(formula))
+    assert structure is not None and structure.columns == columns and structure.variables == variables
+    # at any centres, 0 included, the same columns are centred and their ranges follow from the variables'
+    for centre in (0.0, 3.0):
+        centring = structure.at([Interval(centre - 2.0, centre + 2.0)] * len(_info(formula).column_names))
+        assert centring.centred == structure.centred
+
+
+@pytest.mark.parametrize("formula", ["x:z", "0 + x + I(x**2)", "z + x + I(x**2) + I(x**2):z", "x + z"])
+def test_designs_without_a_centrable_column_or_with_a_centred_variable_have_no_structure(formula):
+    assert centrable_design(_info(formula)) is None
+
+
+def test_placeholders_replace_only_the_centrable_columns():
+    structure = centrable_design(_info("x + I(x**2)"))
+    assert placeholder_ranges((None, None, (0.0, 9.0)), structure) == (None, None, PLACEHOLDER)
+    assert placeholder_ranges((None, None, None), None) == (None, None, None)
+
+
+def _mixed_standardisation(rng: np.random.Generator) -> tuple[Standardisation, np.ndarray]:
+    """The design 1, x, z, x^2, x z centred at x = 40, z = 15 (weights in the thousands), its mixed columns'
+    derived domains, small scales so that every clip binds."""
+    info = _info("x + z + I(x**2) + x:z")
+    structure = centrable_design(info)
+    assert structure is not None
+    intervals = [Interval(1.0, 1.0), Interval(20.0, 60.0), Interval(10.0, 20.0), Interval(0.0, 0.0),
+                 Interval(0.0, 0.0)]
+    centring = structure.at(intervals)
+    lo = np.array([iv[0] for iv in centring.intervals])
+    hi = np.array([iv[1] for iv in centring.intervals])
+    domain = Domain(lo, hi, -3.0, 7.0, intercept_index=0, mix=centring.matrix)
+    d = lo.size
+    st = Standardisation(domain, np.r_[0.0, rng.uniform(-1, 1, d - 1)], np.r_[1.0, rng.uniform(2.0**-10, 0.5, d - 1)],
+                         float(rng.uniform(-1, 1)), float(rng.uniform(2.0**-10, 0.5)))
+    return st, centring.matrix
+
+
+def _raw_rows(x: np.ndarray, z: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.column_stack([np.ones_like(x), x, z, x**2, x * z])
+
+
+def test_coefficients_on_the_mixed_design_map_back_exactly():
+    """b = M b': the mixed design's fitted values equal the raw design's with the mapped coefficients."""
+    rng = np.random.default_rng(0)
+    st, mix = _mixed_standardisation(rng)
+    x, z = rng.uniform(20, 60, 50), rng.uniform(10, 20, 50)
+    X = _raw_rows(x, z)
+    theta = rng.normal(size=5)
+    A, b = st.affine_back()
+    beta = A @ theta + b
+    # fitted values on the standardised mixed rows, mapped to y's units, against the raw design with beta
+    dom = st.domain
+    a_y, b_y = dom.y_mid + dom.y_half * st.y_centre, dom.y_half * st.y_scale
+    fitted_z = a_y + b_y * (st.design(X) @ theta)
+    np.testing.assert_allclose(X @ beta, fitted_z, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_every_pass_on_a_mixed_domain_moves_at_most_by_its_sensitivity(seed):
+    """Exact check: each row replaced by adversarial rows (the corners of x and z, far outside, the largest finite
+    doubles, NaN null rows); the product and square columns are recomputed from the row as patsy would (inf where
+    they overflow)."""
+    rng = np.random.default_rng(seed)
+    st, _ = _mixed_standardisation(rng)
+    n = 30
+    X = _raw_rows(rng.uniform(15, 65, n), rng.uniform(5, 25, n))
+    y = rng.uniform(-5, 9, n)
+    X[::7], y[::7] = np.nan, np.nan
+    values = (20.0, 60.0, -BIG, BIG, 0.0, 1e6, -1e6, 40.0)
+    picks = [(xv, zv) for xv, zv in itertools.product(values, (10.0, 20.0, -BIG, BIG, 0.0))]
+    adversarial = [(_raw_rows(np.array([xv]), np.array([zv]))[0], float(rng.choice([-3.0, 7.0, BIG, -BIG])))
+                   for xv, zv in picks] + [(np.full(5, np.nan), np.nan)]
+    cols, resp = free_variables(st.domain)
+    k = cols.size + int(resp)
+    theta = rng.normal(0, 3, (5, 2))
+    clip, radius2 = 0.7, pgd.GRAM_RADIUS2 * 5
+    passes = [
+        ("centres", lambda: UnitSumsPass(st.domain, cols, resp), 2 * math.sqrt(k)),
+        ("scales", lambda: DeviationSumsPass(st.domain, cols, resp, rng.uniform(-1, 1, k) * 0 + 0.3), 2 * math.sqrt(k)),
+        ("gram", lambda: pgd.GramPass(st, radius2), math.sqrt(2.0) * radius2),
+        ("gradients of 2 chains", lambda: pgd.GradientPass(st, theta, clip), 2 * clip * math.sqrt(2)),
+        ("inference", lambda: pgd.InferencePass(st, theta[:, 0], clip), math.sqrt(2.0)),
+    ]
+    for name, make, sens in passes:
+        base = np.asarray(make()(X, y, 0), dtype=float)
+        assert np.all(np.isfinite(base)), name
+        worst = 0.0
+        for i, (row, yi) in itertools.product(range(0, n, 3), adversarial):
+            Xp, yp = X.copy(), y.copy()
+            Xp[i], yp[i] = row, yi
+            moved = np.asarray(make()(Xp, yp, 0), dtype=float)
+            assert np.all(np.isfinite(moved)), name
+            worst = max(worst, float(np.linalg.norm(moved - base)))
+        assert worst <= sens * (1 + 1e-9), name
+
+
+# -- the two-stage release -----------------------------------------------------------------------------------------
+
+ALPHA = 1e-3
+EPS_G, DELTA_G = 2.0, 1e-3
+
+
+def _release_pair(n: int = 60):
+    """x at 40 in every row of D; in D' one row's x is 1000, far beyond the edge of x's domain [20, 60]: clipped,
+    the released mean of x moves, and with it the centring of x^2 and the derived domain; the square's centred
+    value moves from 0 to the top of its range.  The response is constant."""
+    X = _raw_rows(np.full(n, 40.0), np.full(n, 15.0))[:, [0, 1, 3]]
+    Xp = X.copy()
+    Xp[-1] = [1.0, 1000.0, 1e6]
+    y = np.zeros(n)
+    return (X, y), (Xp, y)
+
+
+def _release_run(eps: float, delta: float):
+    structure = centrable_design(_info("x + I(x**2)"))
+    mu = gaussian_mu(eps, delta)
+    # the response's domain is a point (nothing released for it): x and its square share the moments' budget,
+    # nearly all of which goes to the centres
+    domain = Domain(np.array([1.0, 20.0, 0.0]), np.array([1.0, 60.0, 0.0]), 0.0, 0.0, intercept_index=0)
+
+    def run(data, rng):
+        X, y = data
+        st, _ = release_centred_moments(InMemoryRows(X, y).reduce, X.shape[0], domain, structure,
+                                        mu_centre=mu * math.sqrt(0.99), mu_scale=mu * 0.1, rng=rng,
+                                        ledger=PrivacyLedger(eps, delta))
+        return st
+    return run
+
+
+def test_the_release_pair_moves_the_square_by_its_full_range():
+    (X, y), (Xp, _) = _release_pair()
+    st = _release_run(EPS_G, DELTA_G)((X, y), np.random.default_rng(0))
+    assert st.domain.mix is not None and st.domain.hi[2] > 0.0
+
+
+def _audit_release(seed: int):
+    d_pair, dp_pair = _release_pair()
+    return audit_mechanism(_release_run(EPS_G, DELTA_G), d_pair, dp_pair, runs=3_000, delta=DELTA_G, alpha=ALPHA,
+                           seed=seed, statistic=lambda st: float(st.centre[2]))
+
+
+def test_audit_the_two_stage_release():
+    """False-failure rate alpha = 1e-3 for the upper assertion: the whole release (both stages, 4 Gaussian vectors
+    at mu = mu(2, 1e-3) in all), output = the released centre of the centred square, whose release is the second
+    stage's (at about mu 0.49: half the centres' share); the lower bound must not exceed the claim.  It was
+    0.18-0.32 at seeds 11-14, so the sanity check (> 0.1: the pair moves the output) holds with a margin."""
+    res = _audit_release(seed=11)
+    assert 0.1 < res.epsilon_lower_bound <= EPS_G
+
+
+def test_audit_flags_a_release_that_does_not_clip_the_centred_columns(monkeypatch):
+    """Break the domain: the columns of X M are not clipped (the noise still calibrated to the derived ranges).
+    The replaced row's centred square is then about 2,300 times its range: the audit's lower bound far exceeds
+    the claim (a negligible chance of missing the bug)."""
+    def unclipped(self, X):
+        X = np.asarray(X, dtype=float)
+        if self.mix is not None:
+            X = X @ self.mix
+        half = self.half
+        U = np.where(half > 0, (X - self.mid) / np.where(half > 0, half, 1.0), 0.0)
+        U[:, 0] = 1.0
+        return U
+    monkeypatch.setattr(Domain, "design", unclipped)
+    assert _audit_release(seed=12).epsilon_lower_bound > EPS_G
+
+
+# -- end to end ----------------------------------------------------------------------------------------------------
+
+def _quadratic(n: int = 3000, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"x": rng.uniform(20, 60, n), "z": rng.uniform(10, 20, n)})
+    df["y"] = 1 + 0.2 * df.x - 0.002 * df.x**2 + 0.01 * df.x * df.z + rng.normal(0, 0.5, n)
+    return df
+
+
+def test_a_bound_free_fit_centres_its_products_and_spends_its_budget():
+    df = _quadratic()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dpstats.errors.UncentredColumnsWarning)
+        res = dpstats.dp_ols("y ~ x + z + I(x**2) + x:z", df, 1.0, 1e-6, random_state=0)
+    assert res.method == "pgd" and res.inference_available
+    assert res.privacy.epsilon_spent <= 1.0 + 1e-9
+    names = [s.name for s in res.privacy.steps]
+    assert sum("centred products and powers" in name for name in names) == 2
+    assert any(n.startswith("I(x ** 2), x:z (product or power columns) were fitted with each variable centred at "
+                            "their released mean") or "centred at its released mean" in n for n in res.privacy.notes)
+    # the domain is released for x, z and y only: the centred columns' follow from x's and z's
+    domain_note = next(n for n in res.privacy.notes if "have no public range" in n)
+    assert "I(x ** 2)" not in domain_note and "x:z" not in domain_note
+
+
+def test_centring_at_released_means_brings_a_square_close_to_least_squares():
+    """The quadratic's slope of x: fitted as written (rescale=False) 0.63 median relative error over 20 seeds in
+    benchmarks/uncentred.py, centred at the released means 0.03; one seed here, with a wide margin (0.2)."""
+    import statsmodels.formula.api as smf
+    df = _quadratic(4000, seed=1)
+    ols = smf.ols("y ~ x + I(x**2)", df).fit().params
+    res = dpstats.dp_ols("y ~ x + I(x**2)", df, 1.0, 1e-6, random_state=1)
+    assert abs(res.params["x"] - ols["x"]) / abs(ols["x"]) < 0.2
+
+
+def test_extreme_finite_values_give_finite_coefficients():
+    df = _quadratic(2000)
+    for value in (1e300, -1e300, 1e154, 5e-324):
+        bad = df.copy()
+        bad.loc[0, "x"] = value
+        bad.loc[1, "z"] = -value
+        res = dpstats.dp_ols("y ~ x * z + I(x**2)", bad, 1.0, 1e-6, random_state=0)
+        assert np.all(np.isfinite(res.params.to_numpy())) and np.all(np.isfinite(res.conf_int().to_numpy()))
+
+
+def test_missing_drop_and_chunks_equal_the_in_memory_fit(tmp_path):
+    df = _quadratic(2500)
+    df.loc[::50, "x"] = np.nan
+    csv = tmp_path / "d.csv"
+    df.to_csv(csv, index=False)
+
+    def fit(data):
+        return dpstats.dp_ols("y ~ x * z + I(x**2)", data, 2.0, 1e-6, method="pgd", random_state=3, missing="drop",
+                              steps=40)
+    a, b = fit(df), fit(CSVSource([str(csv)], chunksize=777))
+    np.testing.assert_allclose(b.params.to_numpy(), a.params.to_numpy(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(b.conf_int().to_numpy(), a.conf_int().to_numpy(), rtol=1e-8, atol=1e-12)
+    assert [s.name for s in a.privacy.steps] == [s.name for s in b.privacy.steps]
