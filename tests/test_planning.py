@@ -708,3 +708,12 @@ def test_a_residual_sd_above_the_uniform_sd_is_used_as_given():
     assert any("residual sd 0.4 in the response's units (as given)" in a for a in large.assumptions)
     capped = dpstats.plan(**common, residual_sd=0.9)
     assert any("residual sd 0.5 " in a and "0.9 was given" in a for a in capped.assumptions)
+
+
+def test_plan_with_a_formula_and_no_bounds_says_what_can_be_planned():
+    """A new user whose fit runs without bounds (pgd releases its own clipping domain) asks plan() first: the
+    refusal points to the rate form and says what the bound-free fit does where n is too small (session 43)."""
+    with pytest.raises(dpstats.errors.MissingBoundsError) as info:
+        dpstats.plan(formula="y ~ x + z", n=2000, epsilon=1.0)
+    msg = str(info.value)
+    assert "dpstats.plan(target, d, epsilon, delta)" in msg and "refuses before spending" in msg
