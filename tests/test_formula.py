@@ -594,3 +594,11 @@ def test_a_misspelled_column_in_the_formula_names_the_closest_column(formula, su
         assert "Did you mean" not in msg
     else:
         assert msg.endswith(suggestion)
+
+
+def test_a_misspelled_key_of_levels_names_the_closest_column():
+    """levels={"smokr": [...]} (a typo for a column of the data) is refused with the closest column (session 43)."""
+    df = frame().assign(g=lambda d: np.where(d.x1 > 0, "a", "b"))
+    with pytest.raises(UnknownColumnError) as info:
+        build("y ~ x1 + C(g)", df, levels={"g": ["a", "b"], "x_1": ["a"]})
+    assert str(info.value).endswith(". Did you mean 'x1'?")
