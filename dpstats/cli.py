@@ -3,7 +3,7 @@
 Commands
 --------
 ``dpstats fit FORMULA --data CSV_OR_NAME --epsilon E [--delta D] [--method M] [--bounds JSON] [--levels JSON]
-[--seed S] [--missing raise|drop] [--format text|latex|html|json]``
+[--seed S] [--missing raise|drop] [--dtypes JSON] [--format text|latex|html|json]``
     Fit ``dp_ols`` and print the summary in the chosen format.
 ``dpstats example``
     Fit a log-price regression on the bundled diamonds data (no bounds: auto
@@ -43,6 +43,7 @@ import os
 import re
 import sys
 import textwrap
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -52,7 +53,8 @@ import pandas as pd
 
 from dpstats import __version__, datasets
 from dpstats.api import dp_ols
-from dpstats.errors import DataTypeError, DPStatsError, MissingBoundsError, MissingDataError, UndeclaredLevelsError
+from dpstats.errors import (DataTypeError, DPStatsError, FloatIndicatorWarning, MissingBoundsError, MissingDataError,
+                            MissingValuesWarning, UndeclaredLevelsError)
 from dpstats.formula import public_design
 from dpstats.methods.registry import available_methods
 from dpstats.planning import plan
@@ -170,9 +172,15 @@ def build_parser() -> argparse.ArgumentParser:
                      help="seed of the noise, for reproducible research and tests only "
                           "(default: the operating system's CSPRNG)")
     fit.add_argument("--missing", choices=["raise", "drop"], default="raise",
-                     help="rows with missing values: refuse (default) or drop them (each becomes a public null "
-                          "row that adds nothing to the fit: n counts every row and stays public, the number of "
-                          "complete rows stays private)")
+                     help="rows with missing values: raise (default) screens them with a noisy count, charged "
+                          "2%% of epsilon, that refuses only where many rows have one (a few enter as public null "
+                          "rows, with a warning above a threshold); drop skips the count (each such row becomes a "
+                          "public null row that adds nothing to the fit: n counts every row and stays public, the "
+                          "number of complete rows stays private)")
+    fit.add_argument("--dtypes", metavar="JSON",
+                     help="public column types of a CSV file, e.g. '{\"vote\": \"int64\"}' (numpy type names; "
+                          "default float64, or text for columns with declared levels): a 0/1 response declared "
+                          "int64 or bool with --bounds '{\"vote\": [0, 1]}' is two-valued, as in Python")
     fit.add_argument("--format", choices=["text", "latex", "html", "json"], default="text",
                      help="output format of the summary (default: %(default)s)")
     fit.add_argument("--rescale", choices=list(RESCALE_CHOICES), default=DEFAULT_RESCALE,
@@ -384,12 +392,16 @@ def _load_data(args: argparse.Namespace, bounds: dict[str, Any] | None, levels: 
             raise CLIError(f"--data: {spec!r} is a directory, not a CSV file")
         if args.allow_data_levels:
             return _read_csv(spec, lambda: pd.read_csv(path))
-        source = _read_csv(spec, lambda: _public_source(str(path), args.formula, levels))
+        dtypes = _parse_dtypes(getattr(args, "dtypes", None))
+        source = _read_csv(spec, lambda: _public_source(str(path), args.formula, levels, dtypes))
         public_design(args.formula, source.schema(), bounds=bounds, levels=levels, missing=args.missing)
         columns = formula_columns(source.schema(), args.formula)
         return _read_csv(spec, lambda: pd.concat([source.schema()[columns], *source.frames(columns)],
                                                  ignore_index=True))
     if spec in datasets.list():
+        if getattr(args, "dtypes", None) is not None:
+            raise CLIError(f"--dtypes declares the column types of a CSV file; the bundled data set {spec!r} "
+                           f"carries its own")
         return datasets.load(spec)
     raise CLIError(f"--data: {spec!r} is neither an existing CSV file nor a bundled data set "
                    f"(bundled: {', '.join(datasets.list())})")
@@ -418,10 +430,17 @@ _UNREADABLE = ("its header is not text, or the file cannot be split into lines a
                "(--levels '{\"VAR\": [\"a\", \"b\"]}' or C(VAR, levels=[...]) in the formula)")
 
 
-def _public_source(path: str, formula: str, levels: dict[str, list[Any]] | None) -> CSVSource:
+def _public_source(path: str, formula: str, levels: dict[str, list[Any]] | None,
+                   dtypes: dict[str, np.dtype] | None = None) -> CSVSource:
     """The CSV file as a source with the public column types of :class:`~dpstats.rows.sources.CSVSource` (its
-    header is read, no data row)."""
-    source = CSVSource(path)
+    header is read, no data row): ``dtypes`` (``--dtypes``) where declared."""
+    if dtypes:
+        header = _header_columns(path)
+        unknown = [c for c in dtypes if c not in header]
+        if unknown:
+            raise CLIError(f"--dtypes names {', '.join(map(repr, unknown))}, not a column of the file; its columns "
+                           f"are: {', '.join(header)}")
+    source = CSVSource(path, dtype=dtypes or None)
     return source.with_text_columns(text_level_columns(source.schema(), formula, levels))
 
 
@@ -629,12 +648,41 @@ def _one_line(exc: BaseException, example: bool = False) -> str:
     return msg
 
 
+#: a dpstats warning's advice in Python spelling, and what says the same on the command line
+_WARNING_FLAGS: dict[type[Warning], Callable[[str], str]] = {
+    MissingValuesWarning: lambda msg: " On the command line: --missing drop." if "missing='drop'" in msg else "",
+    FloatIndicatorWarning: lambda msg: (
+        " On the command line, declare the CSV column's type: --dtypes '{\"%s\": \"int64\"}'."
+        % (re.search(r"response '([^']+)'", msg) or [None, "VAR"])[1]),
+}
+
+
+def _cli_warnings(python: Callable[..., None]) -> Callable[..., None]:
+    """A ``warnings.showwarning`` that prints a dpstats warning as one line ``warning: ...`` on stderr (no source
+    path or code line; the options it names spelled as on the command line), and hands the others to
+    ``python``."""
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None,
+             line: str | None = None) -> None:
+        if not getattr(category, "__module__", "").startswith("dpstats"):
+            python(message, category, filename, lineno, file, line)
+            return
+        msg = " ".join(str(message).split())
+        msg += "" if msg.endswith(".") else "."
+        for kind, hint in _WARNING_FLAGS.items():
+            if issubclass(category, kind):
+                msg += hint(msg)
+        print(f"warning: {msg}", file=sys.stderr if file is None else file)
+    return show
+
+
 def _run(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
-    try:
-        return func(args)
-    except DPStatsError as exc:
-        print(f"error: {_one_line(exc, example=func is _cmd_example)}", file=sys.stderr)
-        return EXIT_ERROR
+    with warnings.catch_warnings():
+        warnings.showwarning = _cli_warnings(warnings.showwarning)
+        try:
+            return func(args)
+        except DPStatsError as exc:
+            print(f"error: {_one_line(exc, example=func is _cmd_example)}", file=sys.stderr)
+            return EXIT_ERROR
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -331,10 +331,23 @@ def coefficient_grid(res: DPRegressionResults, alpha: float = 0.05, fmt: Any = N
     return Grid(header=[header], panels=[body], notes=_fit_notes(res), caption=caption)
 
 
+#: what N is for a fit whose incomplete rows entered as public null rows (n is public, the complete count private)
+NULL_ROWS_NOTE = ("N counts every row, including any with a missing value (a public null row that adds nothing to "
+                  "the fit); the number of complete rows is private.")
+
+
+def counts_null_rows(res: DPRegressionResults) -> bool:
+    """Whether the fit's N counts rows with a missing value as public null rows by the user's choice
+    (``missing="drop"``, which its report names); decided from the report, never from the data.  (With the default
+    screen a few such rows can enter too; the report's note on the screen says so.)"""
+    return res.privacy.private and any(note.startswith("missing='drop'") for note in res.privacy.notes)
+
+
 def _fit_notes(res: DPRegressionResults) -> list[str]:
     """The facts a reader of one fit's table needs, from public and released values."""
     pr = res.privacy
-    notes = [f"Dependent variable: {res.response_name}. N = {res.nobs:,}."]
+    notes = [f"Dependent variable: {res.response_name}. N = {res.nobs:,}."
+             + (f" {NULL_ROWS_NOTE}" if counts_null_rows(res) else "")]
     if pr.private:
         notes.append(f"Method: {res.method}. Privacy: \u03b5 = {_budget(pr.epsilon_spent)}, "
                      f"\u03b4 = {_budget(pr.delta_spent)} spent; {res._guarantee_kind()} guarantee "

@@ -48,6 +48,7 @@ from dpstats.table_grid import (
     _budget,
     _pvalue,
     _sentence,
+    counts_null_rows,
     format_number,
     row_format,
 )
@@ -101,13 +102,14 @@ class _Fit:
     inference_missing: str  # "" when standard errors etc. are given, else why not
     rsquared_missing: str  # "" when R^2 is given, else why not
     label: str  # how the notes name it: "(2) adassp"
+    null_rows: bool = False  # N may count rows with a missing value (public null rows)
 
 
 def _from_dpstats(res: DPRegressionResults, name: str, alpha: float) -> _Fit:
     missing = "" if res.inference_available else res.inference_method
     return _Fit(name=name, tidy=res.tidy(alpha).set_index("term"), glance=res.glance().iloc[0].to_dict(),
                 depvar=res.response_name, private=res.privacy.private, inference_missing=missing,
-                rsquared_missing=res.rsquared_reason, label=name)
+                rsquared_missing=res.rsquared_reason, label=name, null_rows=counts_null_rows(res))
 
 
 def _is_statsmodels(res: Any) -> bool:
@@ -611,6 +613,10 @@ def _notes(fits: list[_Fit], statistic: str | None, marks: list[tuple[str, float
         if any(f.private and not f.rsquared_missing for f in fits):
             notes.append("R\u00b2 of a private fit: estimated from its released statistics only (no extra privacy "
                          "budget), for the data clipped to the declared bounds.")
+    null_rows = [f.label for f in fits if f.null_rows]
+    if null_rows and "nobs" in stats:
+        notes.append(f"N of {', '.join(null_rows)}: every row, including any with a missing value (a public null row "
+                     f"that adds nothing to the fit); the number of complete rows is private.")
     private = [f for f in fits if f.private]
     if private and ("epsilon" in stats or "delta" in stats):
         notes.append("\u03b5, \u03b4: the privacy budget each private fit spent.")

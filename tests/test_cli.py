@@ -451,3 +451,75 @@ def test_plan_command_takes_the_fits_rescale(capsys):
     np.testing.assert_allclose(printed["privacy"], library["privacy"], rtol=1e-12)
     assert main(argv + ["--rescale", "off"]) == 2
     assert "invalid choice: 'off'" in capsys.readouterr().err
+
+
+# -- warnings and column types on the command line (session 43 new-user check) ---------------------------------------
+
+@pytest.fixture(scope="module")
+def indicator_csv(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame]:
+    """A 0/1 response stored as integers in a CSV file (which stores no types): y = 1 when x plus noise is large."""
+    rng = np.random.default_rng(7)
+    n = 2000
+    x = rng.uniform(0, 10, n)
+    y = (x + rng.normal(0, 3, n) > 6).astype(int)
+    df = pd.DataFrame({"y": y, "x": x})
+    path = tmp_path_factory.mktemp("cli_dtypes") / "indicator.csv"
+    df.to_csv(path, index=False)
+    return path, df
+
+
+def _indicator_args(path: Path, *extra: str) -> list[str]:
+    return ["fit", "y ~ x", "--data", str(path), "--epsilon", "1", "--bounds", json.dumps({"y": [0, 1], "x": [0, 10]}),
+            "--seed", "3", "--format", "json", *extra]
+
+
+def test_a_dpstats_warning_is_one_line_with_the_command_line_spelling(capsys, indicator_csv):
+    """A CSV column is read as float64 unless declared, so a 0/1 response draws FloatIndicatorWarning: on the command
+    line it is one ``warning:`` line (no source path, no code line) that names the flag that fixes it."""
+    path, _ = indicator_csv
+    code, out, err = run(capsys, *_indicator_args(path))
+    assert code == 0, err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("warning: ") and "stored as floats" in lines[0]
+    assert "--dtypes '{\"y\": \"int64\"}'" in lines[0]
+    assert "cli.py" not in err and "res = dp_ols" not in err
+
+
+def test_dtypes_makes_a_csv_indicator_two_valued_as_in_python(capsys, indicator_csv):
+    path, df = indicator_csv
+    code, out, err = run(capsys, *_indicator_args(path, "--dtypes", '{"y": "int64"}'))
+    assert code == 0 and err == ""  # declared int64: two-valued, no warning
+    got = json.loads(out)
+    res = dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, bounds={"y": (0, 1), "x": (0, 10)}, random_state=3)
+    assert got["params"] == pytest.approx(res.params.to_dict(), rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("argv_extra, data, fragment", [
+    (["--dtypes", '{"yy": "int64"}'], None, "'yy', not a column of the file"),
+    (["--dtypes", '{"y": "nope"}'], None, "numpy type name"),
+    (["--dtypes", '{"price": "int64"}'], "diamonds", "carries its own"),
+])
+def test_dtypes_refusals_are_one_line(capsys, indicator_csv, argv_extra, data, fragment):
+    path, _ = indicator_csv
+    args = _indicator_args(path, *argv_extra)
+    if data is not None:
+        args = ["fit", "price ~ carat", "--data", data, "--epsilon", "1", *argv_extra]
+    code, out, err = run(capsys, *args)
+    assert code == 2 and err.startswith("error: ") and fragment in err and "Traceback" not in err
+
+
+def test_missing_values_warning_names_the_flag(capsys, frame, tmp_path):
+    """A few missing values (above the screen's warning threshold, below its refusal) draw MissingValuesWarning:
+    one line that says --missing drop, and the help says the default screens rather than refuses outright."""
+    df = frame.copy()
+    df.loc[:79, "x"] = np.nan
+    path = tmp_path / "few_na.csv"
+    df.to_csv(path, index=False)
+    code, out, err = run(capsys, *fit_args(path, "--format", "json"))
+    assert code == 0, err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert lines and all(ln.startswith("warning: ") for ln in lines)
+    assert "--missing drop" in lines[0] and "cli.py" not in err
+    assert main(["fit", "--help"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "noisy count" in help_text and "refuse (default)" not in help_text and "--dtypes" in help_text

@@ -575,3 +575,30 @@ def test_a_comparison_is_0_or_1_whatever_its_operands(code):
     assert [(iv.lo, iv.hi) for iv in column.column_intervals][1] == (0.0, 1.0)
     always = build(f"{code} ~ x1", df, bounds={"x1": (0, 10), "x2": (5, 9) if "<=" in code else (1, 9)})
     assert always.response_interval.lo == always.response_interval.hi
+
+
+@pytest.mark.parametrize("formula, suggestion", [
+    ("y ~ x_1", ". Did you mean 'x1'?"),       # a close spelling
+    ("Y ~ x1", ". Did you mean 'y'?"),         # another case
+    ("y ~ Q('x 1')", ". Did you mean 'x1'?"),  # quoted
+    ("y ~ zzz", None),                          # nothing close: no guess
+])
+def test_a_misspelled_column_in_the_formula_names_the_closest_column(formula, suggestion):
+    """A new user's typo in the formula (session 43) gets the closest column of the data (the schema, public), as a
+    typo in bounds= does; a name close to none gets the list alone."""
+    with pytest.raises(UnknownColumnError) as info:
+        build(formula, frame())
+    msg = str(info.value)
+    assert "columns are:" in msg
+    if suggestion is None:
+        assert "Did you mean" not in msg
+    else:
+        assert msg.endswith(suggestion)
+
+
+def test_a_misspelled_key_of_levels_names_the_closest_column():
+    """levels={"smokr": [...]} (a typo for a column of the data) is refused with the closest column (session 43)."""
+    df = frame().assign(g=lambda d: np.where(d.x1 > 0, "a", "b"))
+    with pytest.raises(UnknownColumnError) as info:
+        build("y ~ x1 + C(g)", df, levels={"g": ["a", "b"], "x_1": ["a"]})
+    assert str(info.value).endswith(". Did you mean 'x1'?")

@@ -678,3 +678,42 @@ def test_plan_takes_a_factors_levels_as_equally_common():
     predicted = result.to_frame().set_index("term").loc["C(g)[T.b]", "privacy"]
     ratio = math.sqrt(np.mean(np.square(errors))) / predicted
     assert 0.7 <= ratio <= 1.4, ratio
+
+
+def test_a_two_valued_response_is_planned_with_its_two_values():
+    """A 0/1 response (dtypes= makes it two-valued) has variance share (1 - share), not the uniform's 1/12: the
+    plan's sampling error of a slope follows it (session 43: on turnout the uniform put it at 0.64 of least squares'
+    standard error), and its assumptions say so."""
+    bounds = {"y": (0, 1), "x": (0, 10)}
+    common = dict(formula="y ~ x", bounds=bounds, n=2000, epsilon=1.0, method="pgd")
+    uniform = dpstats.plan(**common).to_frame().set_index("term")
+    half = dpstats.plan(**common, dtypes={"y": int})
+    quarter = dpstats.plan(**common, dtypes={"y": int}, outcome_share=0.25).to_frame().set_index("term")
+    # with R^2 = 0 the residual sd is the response's sd: sqrt(1/12), sqrt(1/4), sqrt(3/16)
+    got = half.to_frame().set_index("term").loc["x", "sampling"] / uniform.loc["x", "sampling"]
+    assert got == pytest.approx(math.sqrt(3.0), rel=1e-6)
+    assert quarter.loc["x", "sampling"] / uniform.loc["x", "sampling"] == pytest.approx(math.sqrt(12 * 3 / 16), rel=1e-6)
+    assert any("two-valued response, its values equally common" in a for a in half.assumptions)
+
+
+def test_a_residual_sd_above_the_uniform_sd_is_used_as_given():
+    """A given residual sd was capped silently at the sd of a response uniform on its range while the assumptions
+    said "as given"; it is now used up to half the range (the largest sd a bounded response can have), and a larger
+    one is capped with a note."""
+    bounds = {"y": (0, 1), "x": (0, 10)}
+    common = dict(formula="y ~ x", bounds=bounds, n=2000, epsilon=1.0, method="ssp")
+    small = dpstats.plan(**common, residual_sd=0.2).to_frame().set_index("term").loc["x", "sampling"]
+    large = dpstats.plan(**common, residual_sd=0.4)
+    assert large.to_frame().set_index("term").loc["x", "sampling"] / small == pytest.approx(2.0, rel=1e-6)
+    assert any("residual sd 0.4 in the response's units (as given)" in a for a in large.assumptions)
+    capped = dpstats.plan(**common, residual_sd=0.9)
+    assert any("residual sd 0.5 " in a and "0.9 was given" in a for a in capped.assumptions)
+
+
+def test_plan_with_a_formula_and_no_bounds_says_what_can_be_planned():
+    """A new user whose fit runs without bounds (pgd releases its own clipping domain) asks plan() first: the
+    refusal points to the rate form and says what the bound-free fit does where n is too small (session 43)."""
+    with pytest.raises(dpstats.errors.MissingBoundsError) as info:
+        dpstats.plan(formula="y ~ x + z", n=2000, epsilon=1.0)
+    msg = str(info.value)
+    assert "dpstats.plan(target, d, epsilon, delta)" in msg and "refuses before spending" in msg

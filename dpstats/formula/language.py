@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import ast
 import contextvars
+import difflib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -73,6 +74,15 @@ from dpstats.formula.parse import finite_number, is_call, literal_value
 
 __all__ = ["NAMESPACE", "FORMULA_ENV", "CONTRASTS", "FactorFacts", "check_factor", "check_numeric_dtypes",
            "categorical", "MAP_UNDECLARED_LEVELS"]
+
+
+def did_you_mean(name: str, columns: Sequence[str]) -> str:
+    """" Did you mean 'x'?" when a column of the data (the schema, public) looks like a misspelling of ``name``
+    (the same letters in another case, or a close spelling), else ""."""
+    folded = [c for c in columns if str(c).lower() == name.lower() and str(c) != name]
+    close = folded or difflib.get_close_matches(name, [str(c) for c in columns], n=1, cutoff=0.75)
+    return f". Did you mean '{close[0]}'?" if close else ""
+
 
 #: patsy's contrasts, which factor code may name (bare, ``C(g, Sum)``, or called, ``C(g, Treatment('a'))``)
 CONTRASTS = ("Treatment", "Sum", "Helmert", "Diff", "Poly")
@@ -367,7 +377,7 @@ class _Checker:
     def unknown_name(self, name: str) -> UnknownColumnError:
         return UnknownColumnError(
             f"the formula uses '{name}', which is not a column of the data; columns are: "
-            f"{', '.join(self.column_list)}", column=name)
+            f"{', '.join(self.column_list)}{did_you_mean(name, self.column_list)}", column=name)
 
     # -- expressions ----------------------------------------------------------------------------------------------
     def variable(self, name: str, numeric: bool) -> None:
@@ -438,7 +448,7 @@ class _Checker:
             if arg.value not in self.columns:
                 raise UnknownColumnError(
                     f"the formula quotes Q('{arg.value}'), which is not a column of the data; columns are: "
-                    f"{', '.join(self.column_list)}", column=arg.value)
+                    f"{', '.join(self.column_list)}{did_you_mean(arg.value, self.column_list)}", column=arg.value)
             self.variable(arg.value, numeric)
         elif bare and name == "C":
             self.categorical(node)

@@ -41,7 +41,7 @@ from dpstats.formula.frame import (
     is_numeric,
     missing_cell,
 )
-from dpstats.formula.language import FactorFacts, check_factor, check_numeric_dtypes
+from dpstats.formula.language import FactorFacts, check_factor, check_numeric_dtypes, did_you_mean
 from dpstats.formula.parse import (
     check_formula_levels,
     expand_formula,
@@ -276,7 +276,8 @@ def _declared_levels(levels: Mapping[str, Sequence[Any]] | None, variables: Sequ
             if var in columns:  # a column the formula does not use: ignored, as bounds= for one are
                 continue
             raise UnknownColumnError(f"levels= names '{var}', which is not a column of the data; "
-                                     f"columns are: {', '.join(map(str, df.columns))}")
+                                     f"columns are: {', '.join(map(str, df.columns))}"
+                                     f"{did_you_mean(str(var), [str(c) for c in df.columns])}")
         lv = _level_list(var, lv)
         _check_no_missing_level(var, lv)  # first: a decimal sNaN level cannot be hashed
         if len(lv) == 0 or len(set(lv)) != len(lv):
