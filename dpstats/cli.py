@@ -53,8 +53,15 @@ import pandas as pd
 
 from dpstats import __version__, datasets
 from dpstats.api import dp_ols
-from dpstats.errors import (DataTypeError, DPStatsError, FloatIndicatorWarning, MissingBoundsError, MissingDataError,
-                            MissingValuesWarning, UndeclaredLevelsError)
+from dpstats.errors import (
+    DataTypeError,
+    DPStatsError,
+    FloatIndicatorWarning,
+    MissingBoundsError,
+    MissingDataError,
+    MissingValuesWarning,
+    UndeclaredLevelsError,
+)
 from dpstats.formula import public_design
 from dpstats.methods.registry import available_methods
 from dpstats.planning import plan
@@ -648,12 +655,18 @@ def _one_line(exc: BaseException, example: bool = False) -> str:
     return msg
 
 
+def _named_response(message: str) -> str:
+    """The response's name as a warning's text quotes it ("response 'vote'"), or "VAR"."""
+    found = re.search(r"response '([^']+)'", message)
+    return found.group(1) if found else "VAR"
+
+
 #: a dpstats warning's advice in Python spelling, and what says the same on the command line
 _WARNING_FLAGS: dict[type[Warning], Callable[[str], str]] = {
     MissingValuesWarning: lambda msg: " On the command line: --missing drop." if "missing='drop'" in msg else "",
     FloatIndicatorWarning: lambda msg: (
-        " On the command line, declare the CSV column's type: --dtypes '{\"%s\": \"int64\"}'."
-        % (re.search(r"response '([^']+)'", msg) or [None, "VAR"])[1]),
+        " On the command line, declare the CSV column's type: --dtypes '{\"" + _named_response(msg)
+        + "\": \"int64\"}'."),
 }
 
 

@@ -288,9 +288,9 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
         response_words = "a response uniform on its declared range"
     capped = ""
     if residual_sd is not None:
-        given = (float(residual_sd) / scaling.y_scale) ** 2
-        residual_var = min(given, width**2 / 4.0)  # no response in the declared range has a larger variance
-        if residual_var < given:
+        given_var = (float(residual_sd) / scaling.y_scale) ** 2
+        residual_var = min(given_var, width**2 / 4.0)  # no response in the declared range has a larger variance
+        if residual_var < given_var:
             capped = (f"; {float(residual_sd):.4g} was given, more than half the response's declared range, the "
                       f"largest sd a response in it can have")
         total_var = max(total_var, residual_var)

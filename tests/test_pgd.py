@@ -108,6 +108,13 @@ def test_without_bounds_too_few_rows_are_refused_before_spending(bounds, named):
     assert f"at epsilon=1, delta=1e-06 takes n >= {rows} rows" in message  # the epsilon asked for, not the rest
     assert not pgd.domain_refusal(200, 4, fit_epsilon(epsilon, screened=True), 1e-6, private)  # the epsilon to ask
     assert pgd.domain_refusal(200, 4, fit_epsilon(epsilon * 0.99, screened=True), 1e-6, private)
+    # without the missing-value screen (missing="drop") the method gets the whole epsilon: the n the message names
+    dropped = int(re.search(r"pass missing='drop' .* which needs n >= (\d+) rows", message).group(1))
+    assert not pgd.domain_refusal(dropped, 4, 1.0, 1e-6, private) and pgd.domain_refusal(dropped - 1, 4, 1.0, 1e-6,
+                                                                                          private)
+    big = _frame(dropped)
+    assert dpstats.dp_ols(FORMULA, big, 1.0, 1e-6, method="pgd", bounds=bounds, missing="drop", random_state=0,
+                          **STEPS).method == "pgd"
 
 
 def test_interval_withheld_below_the_n_mu_threshold_with_a_specific_reason():

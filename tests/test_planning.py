@@ -692,7 +692,8 @@ def test_a_two_valued_response_is_planned_with_its_two_values():
     # with R^2 = 0 the residual sd is the response's sd: sqrt(1/12), sqrt(1/4), sqrt(3/16)
     got = half.to_frame().set_index("term").loc["x", "sampling"] / uniform.loc["x", "sampling"]
     assert got == pytest.approx(math.sqrt(3.0), rel=1e-6)
-    assert quarter.loc["x", "sampling"] / uniform.loc["x", "sampling"] == pytest.approx(math.sqrt(12 * 3 / 16), rel=1e-6)
+    ratio = quarter.loc["x", "sampling"] / uniform.loc["x", "sampling"]
+    assert ratio == pytest.approx(math.sqrt(12 * 3 / 16), rel=1e-6)
     assert any("two-valued response, its values equally common" in a for a in half.assumptions)
 
 

@@ -93,7 +93,7 @@ from dpstats.privacy.mechanisms import (
     post_processing_uniform,
     symmetric_gaussian_mechanism,
 )
-from dpstats.privacy.missing_screen import requested_epsilon
+from dpstats.privacy.missing_screen import SCREEN_SHARE, requested_epsilon
 from dpstats.rates import ExpectedError, PlanningFacts, UpperRate
 from dpstats.rows.base import Rows
 from dpstats.validation import MAX_EPSILON
@@ -539,13 +539,23 @@ def domain_refusal(n: int, d: int, epsilon: float, delta: float, private: Sequen
     need = domain_mu(n, len(private))
     if need <= math.sqrt(MAX_DOMAIN_SHARE) * mu:
         return ""
-    rows = math.ceil(DOMAIN_N_MU * math.sqrt(2.0 * len(private)) / (math.sqrt(MAX_DOMAIN_SHARE) * mu))
+    rows = _rows_needed(len(private), mu)
     listed = f" ({', '.join(names)})" if names else ""
     return (f"pgd needs a clipping domain for the {len(private)} variable(s) without declared bounds{listed}, which "
             f"at epsilon={requested_epsilon(epsilon, screened):g}, delta={delta:g} takes n >= {rows} rows (n={n})"
             f"{_epsilon_needed(need, n, delta, screened)}"
             "; declare bounds for them (or for the variables they are built from) to avoid it: pgd then clips to the "
-            "bounds and releases no domain")
+            "bounds and releases no domain" + (
+                f"; or pass missing='drop' (rows with a missing value then enter as public null rows, and the "
+                f"missing-value screen's {SCREEN_SHARE:.0%} of epsilon goes to the fit), which needs n >= "
+                f"{_rows_needed(len(private), gaussian_mu(requested_epsilon(epsilon, screened), delta))} rows"
+                if screened else ""))
+
+
+def _rows_needed(variables: int, mu: float) -> int:
+    """The smallest n at which the clipping domain of ``variables`` variables fits in ``MAX_DOMAIN_SHARE`` of
+    mu^2 (public)."""
+    return math.ceil(DOMAIN_N_MU * math.sqrt(2.0 * variables) / (math.sqrt(MAX_DOMAIN_SHARE) * mu))
 
 
 def _epsilon_needed(need: float, n: int, delta: float, screened: bool) -> str:
