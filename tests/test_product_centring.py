@@ -276,3 +276,20 @@ def test_missing_drop_and_chunks_equal_the_in_memory_fit(tmp_path):
     np.testing.assert_allclose(b.params.to_numpy(), a.params.to_numpy(), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(b.conf_int().to_numpy(), a.conf_int().to_numpy(), rtol=1e-8, atol=1e-12)
     assert [s.name for s in a.privacy.steps] == [s.name for s in b.privacy.steps]
+
+
+def test_powers_of_huge_centres_do_not_overflow_into_an_untyped_error():
+    """A variable near 1e40 with powers up to 7: a centring weight or range would overflow (Python's float ** raises
+    OverflowError).  Without bounds the entries are clamped to finite doubles and the fit runs (finite
+    coefficients); with declared bounds of that size the declaration is refused with a typed error, as before."""
+    rng = np.random.default_rng(0)
+    formula = "y ~ x + I(x**2) + I(x**3) + I(x**4) + I(x**5) + I(x**6) + I(x**7)"
+    df = pd.DataFrame({"x": rng.normal(5, 1, 3000) * 1e40, "y": rng.normal(size=3000)})
+    res = dpstats.dp_ols(formula, df, 1.0, 1e-6, random_state=0)
+    assert np.all(np.isfinite(res.params.to_numpy()))
+    structure = centrable_design(patsy.dmatrix(formula.split("~")[1], df.head(3)).design_info)
+    assert structure is not None
+    centring = structure.at([Interval(1.0, 1.0)] + [Interval(-1e300, 1e300)] * 7)
+    assert np.all(np.isfinite(centring.matrix)) and np.all(np.isfinite(np.array(centring.intervals)))
+    with pytest.raises(dpstats.errors.DPStatsError):
+        dpstats.dp_ols(formula, df, 1.0, 1e-6, random_state=0, bounds={"x": (0.0, 1e41), "y": (-5.0, 5.0)})

@@ -38,6 +38,7 @@ and its numerical variables' midpoints are not all 0 (then nothing would change)
 from __future__ import annotations
 
 import ast
+import dataclasses
 import itertools
 import math
 from collections.abc import Sequence
@@ -224,8 +225,14 @@ def public_centring(design_info: Any, intervals: Sequence[Interval | None],
             centred.append(design_info.column_names[j])
     if not centred:
         return None
-    return ColumnCentring(matrix=matrix, intervals=tuple(fitted), centred=tuple(centred), powers=tuple(powers),
-                          variables=tuple(sorted(variables)))
+    centring = ColumnCentring(matrix=matrix, intervals=tuple(fitted), centred=tuple(centred), powers=tuple(powers),
+                              variables=tuple(sorted(variables)))
+    if np.all(np.isfinite(matrix)) and np.all(np.isfinite(np.array(fitted, dtype=float))):
+        return centring
+    # centres or ranges so large that a weight or a range overflows (a variable near 1e50 and a power of 7): with
+    # declared bounds the columns are fitted as written; a method centring at its released centres, whose derived
+    # ranges it needs, gets every entry clamped to finite doubles
+    return _finite(centring) if zero_centres else None
 
 
 def _single_columns(design_info: Any) -> dict[frozenset[Any], int]:
@@ -324,9 +331,24 @@ def _power(factors: Sequence[Any], columns: dict[frozenset[Any], int], mains: di
     c, h = _midpoint(*ranges[mains[main]])
     if c == 0.0 and not zero_centres:
         return None
-    weights = {powers[j]: math.comb(k, j) * (-c) ** (k - j) for j in range(k)}
-    top = h ** k
+    weights = {powers[j]: math.comb(k, j) * _power_float(-c, k - j) for j in range(k)}
+    top = _power_float(h, k)
     return weights, ((0.0, top) if k % 2 == 0 else (-top, top)), mains[main]
+
+
+def _power_float(x: float, k: int) -> float:
+    """x ** k by repeated multiplication: +-inf where it overflows (Python's ``**`` raises OverflowError)."""
+    return math.prod([x] * k)
+
+
+def _finite(centring: ColumnCentring) -> ColumnCentring:
+    """The centring with every weight and range end clamped to finite doubles (a weight that is not a number, from
+    inf - inf, becomes 0; each range keeps lo <= hi): a public map of public or released values."""
+    largest = float(np.finfo(float).max)
+    matrix = np.clip(np.nan_to_num(centring.matrix, nan=0.0), -largest, largest)
+    ends = np.clip(np.nan_to_num(np.array(centring.intervals, dtype=float), nan=0.0), -largest, largest)
+    intervals = tuple((float(min(lo, hi)), float(max(lo, hi))) for lo, hi in ends)
+    return dataclasses.replace(centring, matrix=matrix, intervals=intervals)
 
 
 def _tree(factor: Any) -> ast.expr | None:
