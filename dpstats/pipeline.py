@@ -935,7 +935,7 @@ def _uncentred_note(design: Design, scaling: PublicScaling | None, centred: tupl
     not declared, or ``rescale=False``), so that they could not be centred (docs/choosing.md, "Products and
     powers"), unless the method centred them itself at released centres (``centred``); "" otherwise.  Public facts
     only: the formula, which bounds are declared, the rescale mode and the method."""
-    structure = design.centrable_columns() if scaling is None else None
+    structure = design.product_columns() if scaling is None else None
     if structure is None or set(structure.centred) <= set(centred):
         return ""
     many = len(structure.centred) > 1
@@ -948,6 +948,10 @@ def _uncentred_note(design: Design, scaling: PublicScaling | None, centred: tupl
     elif rescale == "columns":
         why, advice = ("rescale=True, and not every variable and the response have declared bounds",
                        "leave rescale at its default, 'centred'")
+    elif design.centrable_columns() is None:  # a centred column that is itself centred in a product
+        why, advice = ("not every variable and the response have declared bounds, and a product of a power or "
+                       "product column (such as I(x ** 2):z) is not centred at released means, so none of them is",
+                       "leave out the products of power or product columns")
     else:
         why, advice = (f"not every variable and the response have declared bounds, and method '{method}' does not "
                        "centre them at released means", "use method='pgd' (or 'auto'), which does")

@@ -45,7 +45,13 @@ from dpstats.errors import (
     MissingBoundsError,
     UndeclaredLevelsError,
 )
-from dpstats.formula.centring import CentrableDesign, ColumnCentring, centrable_design, public_centring
+from dpstats.formula.centring import (
+    CentrableDesign,
+    ColumnCentring,
+    centrable_design,
+    product_columns,
+    public_centring,
+)
 from dpstats.formula.frame import FramePlan, as_frame, date_advice, duration_advice, float64_values, is_numeric
 from dpstats.formula.identifiable import RankProbe
 from dpstats.formula.language import FORMULA_ENV
@@ -198,6 +204,19 @@ class Design:
             centres.
         """
         return centrable_design(self.design_info, self.variable_supports)
+
+    def product_columns(self) -> ColumnCentring | None:
+        """The product and power columns :meth:`public_centring` centres once every range involved is declared
+        (:func:`~dpstats.formula.centring.product_columns`: the formula's structure alone), including those that
+        :meth:`centrable_columns` leaves out (a centred column that is itself centred in a product, as in
+        ``I(x ** 2):z``), or None where there is none.
+
+        Returns
+        -------
+        ColumnCentring or None
+            Its ``centred`` and ``powers`` name the columns.
+        """
+        return product_columns(self.design_info, self.variable_supports)
 
     def public_centring(self) -> ColumnCentring | None:
         """The public centring of the design's product and power columns (:mod:`dpstats.formula.centring`).
