@@ -76,6 +76,7 @@ from dpstats.errors import (
 )
 from dpstats.formula import Design, public_design
 from dpstats.formula.parse import expand_formula, formula_literal_levels, model_desc, term
+from dpstats.formula.schema import declared_level_values
 from dpstats.inference import RELIABILITY_THRESHOLD
 from dpstats.methods.registry import MethodSpec, available_methods, choose_auto, get_method
 from dpstats.pipeline import auto_facts, planned_context, public_scaling, rescale_mode
@@ -288,9 +289,9 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
         response_words = "a response uniform on its declared range"
     capped = ""
     if residual_sd is not None:
-        given_var = (float(residual_sd) / scaling.y_scale) ** 2
-        residual_var = min(given_var, width**2 / 4.0)  # no response in the declared range has a larger variance
-        if residual_var < given_var:
+        given_sd = float(residual_sd) / scaling.y_scale
+        residual_var = min(given_sd, width / 2.0) ** 2  # no response in the declared range has a larger sd (and no
+        if given_sd > width / 2.0:                      # overflow for a huge given sd)
             capped = (f"; {float(residual_sd):.4g} was given, more than half the response's declared range, the "
                       f"largest sd a response in it can have")
         total_var = max(total_var, residual_var)
@@ -912,9 +913,9 @@ def _check(n: int | None, epsilon: float | None, delta: float, residual_sd: floa
         raise InvalidArgumentError("plan needs n (to find the epsilon needed), epsilon (to find the rows "
                                    "needed), or both")
     if n is not None and (isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, float, np.number))
-                          or not finite_real(n) or not float(n).is_integer() or n < 1):
-        raise InvalidArgumentError(f"n must be a whole number of rows >= 1 (and within the float range), got "
-                                   f"{shown(n)}")
+                          or not finite_real(n) or not float(n).is_integer() or not 1 <= n <= MAX_PLANNED_ROWS):
+        raise InvalidArgumentError(f"n must be a whole number of rows >= 1 and at most 2**53 (where floats stop "
+                                   f"counting every whole number), got {shown(n)}")
     if epsilon is not None and not (isinstance(epsilon, (int, float)) and 0 < epsilon <= MAX_EPSILON):
         raise InvalidPrivacyParameterError(f"epsilon must lie in (0, {MAX_EPSILON:g}], got {shown(epsilon)}")
     if not (isinstance(delta, (int, float)) and 0 < delta < 1):
@@ -932,6 +933,43 @@ def _check(n: int | None, epsilon: float | None, delta: float, residual_sd: floa
     elif not (finite_real(correlation) and -0.5 < correlation < 1):
         raise InvalidArgumentError(f"correlation must be a number in (-0.5, 1) or a dict of column pairs, got "
                                    f"{shown(correlation)}")
+
+
+#: the most rows a plan takes: beyond 2**53 a float no longer counts every whole number, and the rates' arithmetic
+#: (squares of counts, histogram caps) leaves the float range
+MAX_PLANNED_ROWS = 2**53
+
+
+def _check_more(sparsity: object, method: object, target: object, spread: object) -> None:
+    """Refuse ``sparsity=``, ``method=``, ``target=`` and ``spread=`` of the wrong type or range with typed errors
+    that say what to fix (public arguments; before, a list or an infinite value reached the arithmetic)."""
+    if sparsity is not None and not (isinstance(sparsity, (int, np.integer)) and not isinstance(sparsity, bool)
+                                     and 1 <= sparsity <= MAX_PLANNED_ROWS):
+        raise InvalidArgumentError(f"sparsity must be a whole number >= 1 (the non-zero coefficients the lasso "
+                                   f"releases), got {shown(sparsity)}")
+    if method is not None and not isinstance(method, str) and not (
+            isinstance(method, Sequence) and len(method) > 0 and all(isinstance(m, str) for m in method)):
+        raise InvalidArgumentError(f"method must be a method's name, a non-empty list of names, or None (every "
+                                   f"private method), got {shown(method)}")
+
+    def positive(value: object) -> bool:
+        return finite_real(value) and value > 0  # type: ignore[operator]
+
+    if target is not None:
+        values = list(target.values()) if isinstance(target, Mapping) else [target]
+        if isinstance(target, Mapping) and not all(isinstance(k, str) for k in target):
+            raise InvalidArgumentError("target= as a mapping names design columns by strings, e.g. {'x': 0.1}")
+        if not all(positive(v) for v in values):
+            raise InvalidArgumentError(f"target must be a finite error > 0 in the coefficients' units (or a dict of "
+                                       f"such errors by design column), got {shown(target)}")
+    if spread is not None:
+        if not isinstance(spread, Mapping) or not all(isinstance(k, str) for k in spread):
+            raise InvalidArgumentError(f"spread= must be a dict from design column names to sds, e.g. "
+                                       f"spread={{'x': 2.0}}; got {shown(spread)}")
+        bad = [k for k, v in spread.items() if not positive(v)]
+        if bad:
+            raise InvalidArgumentError(f"spread[{bad[0]!r}] must be a finite sd > 0 (in the column's units), got "
+                                       f"{shown(spread[bad[0]])}")
 
 
 def _check_correlation_pairs(correlation: Mapping[Any, Any]) -> None:
@@ -960,6 +998,8 @@ def _check_declarations(bounds: object, levels: object, dtypes: object) -> None:
         if keys:
             raise error(f"{name}= must name each variable by a string, as the formula writes it (e.g. "
                         f"{name}={{'x': ...}}); got a key of type {type(keys[0]).__name__}")
+    for name, values in (levels or {}).items():  # type: ignore[attr-defined]
+        declared_level_values(name, values)  # as dp_ols refuses them (before, pandas' own error escaped)
     for name, dtype in (dtypes or {}).items():
         try:
             pd.api.types.pandas_dtype(dtype)
@@ -1049,6 +1089,7 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
     Plan
     """
     _check(n, epsilon, delta, residual_sd, rsquared, correlation)
+    _check_more(sparsity, method, target, spread)
     _check_declarations(bounds, levels, dtypes)
     if missing not in ("raise", "drop"):
         raise InvalidArgumentError(f"missing must be 'raise' (default) or 'drop', as in dp_ols; got {missing!r}")

@@ -1115,6 +1115,8 @@ def _smallest_n(pred: Callable[[float], bool], n_min: float) -> float:
         lo, hi = hi, hi * 2.0
     while hi - lo > 1:
         mid = math.floor((lo + hi) / 2.0)
+        if not lo < mid < hi:  # beyond 2**53 a float cannot split [lo, hi] (the loop never ended): hi is the answer
+            break
         if pred(mid):
             hi = mid
         else:

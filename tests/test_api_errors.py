@@ -154,3 +154,15 @@ def test_pgd_gives_the_same_fit_with_rescale_false_as_documented() -> None:
     pd.testing.assert_series_equal(fits[0], fits[2])
     doc = " ".join((dpstats.dp_ols.__doc__ or "").split())
     assert "so only the centring of products and powers changes its fit" in doc
+
+
+@pytest.mark.parametrize("levels", [[[1], [2]], [{"a": 1}], [np.array([1, 2])], [set()], ["a", ["b"]]])
+def test_declared_levels_that_cannot_be_levels_are_a_formula_error(levels) -> None:
+    """A list, dict, array or set among the declared levels raised a bare TypeError inside the design, reported as
+    an InternalFitError ("a bug"); it is refused from the declaration, as a level listed twice is."""
+    df = pd.DataFrame({"y": np.arange(40.0) % 5, "g": np.array(["a", "b"])[np.arange(40) % 2]})
+    with pytest.raises(dpstats.errors.FormulaError, match="levels for 'g' must be values") as info:
+        dpstats.dp_ols("y ~ g", df, 1.0, method="ssp", bounds={"y": (0, 4)}, levels={"g": levels})
+    assert info.value.privacy_spent == (0.0, 0.0)
+    with pytest.raises(dpstats.errors.FormulaError, match="levels for 'g' must be values"):
+        dpstats.plan(formula="y ~ g", bounds={"y": (0, 4)}, levels={"g": levels}, n=100, epsilon=1.0)

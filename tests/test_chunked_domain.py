@@ -100,3 +100,41 @@ def test_the_check_reads_every_row_once_and_changes_no_release() -> None:
     steps = b.info["steps"]
     assert any(f"read in chunks ({steps + 1} passes over the data, counting and checking every row included)" in note
                for note in b.privacy.notes)
+
+
+@pytest.mark.parametrize("method", ["ssp", "pgd", "dpsgd"])
+def test_a_dask_partition_that_cannot_be_computed_is_a_typed_domain_check(tmp_path, method):
+    """dd.read_csv parses every partition with the dtypes it inferred from the first rows; one text field further
+    on (in any column of the file) fails its partition when the fit computes it.  That reached the fit as an
+    InternalFitError ("a bug"); it is the documented domain check, a DataTypeError that quotes no value, spent
+    nothing.  A failure of dpstats's own code inside a Dask task still passes as itself."""
+    dd = pytest.importorskip("dask.dataframe")
+    from dpstats.errors import DataTypeError
+    df = _frame().astype({"x1": object})
+    df["note"] = pd.Series(np.arange(N), dtype=object)
+    df.loc[N - 10, "note"] = "SECRET_987654"
+    path = tmp_path / "data.csv"
+    df.to_csv(path, index=False)
+    frame = dd.read_csv(path, blocksize=20_000)
+    bounds = BOUNDS if method == "ssp" else None
+    with pytest.raises(DataTypeError, match="a partition of the Dask DataFrame could not be computed") as info:
+        dpstats.dp_ols("y ~ x1", frame, 1.0, method=method, bounds=bounds, random_state=0,
+                       **OPTIONS.get(method, {}))
+    assert info.value.privacy_spent == (0.0, 0.0)
+    assert "SECRET" not in str(info.value) and "987654" not in str(info.value)
+    assert info.value.__cause__ is None and info.value.__context__ is None
+
+
+def test_a_failure_of_dpstats_code_in_a_dask_task_is_not_read_as_the_data(monkeypatch):
+    dd = pytest.importorskip("dask.dataframe")
+    from dpstats.errors import InternalFitError
+    from dpstats.rows import chunked
+
+    def broken(self, *args, **kwargs):
+        raise IndexError("a bug")
+
+    monkeypatch.setattr(chunked.ChunkEvaluator, "evaluate_prepared", broken)
+    with pytest.raises(InternalFitError) as info:
+        dpstats.dp_ols("y ~ x1", dd.from_pandas(_frame(), npartitions=3), 1.0, method="ssp", bounds=BOUNDS,
+                       random_state=0)
+    assert info.value.original_type == "IndexError"

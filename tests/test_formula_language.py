@@ -252,3 +252,25 @@ def test_a_term_nested_too_deeply_is_a_public_formula_error(code):
     assert info.value.privacy_spent == (0.0, 0.0)
     allowed = "I(" + "+".join(["x"] * 150) + ")"
     assert dpstats.dp_ols(f"y ~ {allowed}", df, 1.0, 1e-6, method="ssp", bounds=bounds, random_state=0).nobs == 100
+
+
+@pytest.mark.parametrize("contrast", ["Treatment", "Treatment('a')", "Sum", "Sum(omit='a')", "Helmert", "Diff", "Poly"])
+def test_a_column_named_like_a_contrast_is_refused_from_the_names(contrast):
+    """A contrast is a name of the formula's namespace, which a data column of the same name would replace: patsy
+    then took the column's values as the contrast matrix, and failed on the data with a message that said nothing
+    about why. Refused from the column names and the formula instead, before any row is read."""
+    name = contrast.split("(")[0]
+    with pytest.raises(FormulaError, match="also the name of a function"):
+        check_factor(f"C(g, {contrast}, levels=['a', 'b'])", ["y", "g", name])
+    with pytest.raises(FormulaError, match="also the name of a function"):
+        check_factor(f"C(g, contrast={contrast}, levels=['a', 'b'])", ["y", "g", name])
+    df = pd.DataFrame({"y": np.arange(50.0) % 7, "g": np.array(["a", "b"])[np.arange(50) % 2],
+                       name: np.arange(50.0)})
+    with pytest.raises(FormulaError, match="also the name of a function") as info:
+        dpstats.dp_ols(f"y ~ Q('{name}') + C(g, {contrast}, levels=['a', 'b'])", df, 1.0,
+                       bounds={"y": (0, 6), name: (0, 50)}, method="ssp", random_state=0)
+    assert info.value.privacy_spent == (0.0, 0.0)
+    # without such a column the contrast is the namespace's
+    res = dpstats.dp_ols(f"y ~ C(g, {contrast}, levels=['a', 'b'])", df.drop(columns=[name]), 1.0,
+                         bounds={"y": (0, 6)}, method="ssp", random_state=0)
+    assert len(res.params) == 2

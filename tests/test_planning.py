@@ -14,6 +14,7 @@ from scipy.special import ndtri
 
 import dpstats
 from dpstats.errors import (
+    DPStatsError,
     IllConditionedDesignError,
     InsufficientDataError,
     InvalidArgumentError,
@@ -718,3 +719,32 @@ def test_plan_with_a_formula_and_no_bounds_says_what_can_be_planned():
         dpstats.plan(formula="y ~ x + z", n=2000, epsilon=1.0)
     msg = str(info.value)
     assert "dpstats.plan(target, d, epsilon, delta)" in msg and "refuses before spending" in msg
+
+
+@pytest.mark.parametrize("arguments", [
+    {"levels": {"g": [float("nan")]}}, {"levels": {"g": ["a", "a"]}}, {"levels": {"g": [[1], [2]]}},
+    {"levels": {"g": [None, "a"]}}, {"sparsity": [1]}, {"sparsity": 0.5}, {"sparsity": -math.inf}, {"method": 3},
+    {"method": []}, {"target": [1]}, {"target": 10**400}, {"target": {"x": "a"}}, {"spread": {"x": "a"}},
+    {"spread": {"x": float("nan")}}, {"spread": {"x": -1.0}}, {"n": 1e300}, {"n": 2**63},
+])
+def test_invalid_plan_arguments_are_typed_refusals(arguments):
+    """Each raised a bare pandas, numpy or Python error (ValueError, TypeError, LinAlgError, OverflowError,
+    ZeroDivisionError) from inside the plan; plan() takes public arguments only, and refuses them typed."""
+    call = {"formula": "y ~ x + C(g)", "bounds": BOUNDS, "levels": {"g": ["a", "b"]}, "epsilon": 1.0, "n": 1000,
+            **arguments}
+    with pytest.raises(DPStatsError):
+        str(dpstats.plan(**call))
+
+
+def test_a_huge_residual_sd_is_capped_at_the_response_range_without_overflow():
+    # (residual_sd / y_scale) ** 2 raised OverflowError for residual_sd=1e300; it is capped at the range's sd
+    capped = dpstats.plan(bounds=BOUNDS, n=1000, epsilon=1.0, method="ssp", residual_sd=1e300)
+    wide = dpstats.plan(bounds=BOUNDS, n=1000, epsilon=1.0, method="ssp", residual_sd=1e6)
+    assert capped.to_frame().equals(wide.to_frame())
+
+
+def test_rate_plan_with_a_huge_d_ends():
+    """For d = 2**63 the rows needed are beyond 2**53, where a float cannot split the bisection's interval: the loop
+    never ended (plan(1e-300, 2**63, 100) ran for more than ten minutes)."""
+    table = dpstats.plan(1e-300, 2**63, 100.0)
+    assert len(table) > 0

@@ -550,8 +550,10 @@ class _Checker:
         why = ("the contrast must be Treatment, Treatment('level'), Treatment(reference='level'), Sum, "
                "Sum(omit='level'), Helmert, Diff or Poly, with literal arguments")
         if isinstance(node, ast.Name) and node.id in CONTRASTS:
+            self.facts.calls.add(node.id)  # a name of the namespace: a data column of that name would replace it
             return
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in CONTRASTS:
+            self.facts.calls.add(node.func.id)
             try:
                 for arg in [*node.args, *(k.value for k in node.keywords)]:
                     literal_value(arg)

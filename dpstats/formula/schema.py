@@ -52,7 +52,7 @@ from dpstats.formula.parse import (
     treatment_references,
 )
 
-__all__ = ["ParsedFormula", "integer_supports", "parse_formula"]
+__all__ = ["ParsedFormula", "declared_level_values", "integer_supports", "parse_formula"]
 
 
 @dataclass
@@ -278,13 +278,54 @@ def _declared_levels(levels: Mapping[str, Sequence[Any]] | None, variables: Sequ
             raise UnknownColumnError(f"levels= names '{var}', which is not a column of the data; "
                                      f"columns are: {', '.join(map(str, df.columns))}"
                                      f"{did_you_mean(str(var), [str(c) for c in df.columns])}")
-        lv = _level_list(var, lv)
-        _check_no_missing_level(var, lv)  # first: a decimal sNaN level cannot be hashed
-        if len(lv) == 0 or len(set(lv)) != len(lv):
-            raise FormulaError(f"levels for '{var}' must be a non-empty list of distinct values")
+        lv = declared_level_values(var, lv)
         _check_level_types(var, lv, df[var])
         declared.append((var, tuple(lv)))
     return declared
+
+
+def declared_level_values(var: str, value: Any) -> list[Any]:
+    """The levels declared for ``var`` (``levels=``) as a list, refused unless they are a non-empty ordered
+    collection of distinct values that are not missing and can be compared as levels are (hashable: text, numbers,
+    booleans, ...).  Decided from the declaration alone, before any row is read.
+
+    Parameters
+    ----------
+    var : str
+        The variable.
+    value : Any
+        What ``levels=`` declares for it.
+
+    Returns
+    -------
+    list
+        The levels.
+
+    Raises
+    ------
+    FormulaError
+        Levels that are not such a collection (naming what was given; the declaration is public).
+    """
+    lv = _level_list(var, value)
+    _check_no_missing_level(var, lv)  # first: a decimal sNaN level cannot be hashed
+    unhashable = [level for level in lv if not _hashable(level)]
+    if unhashable:
+        raise FormulaError(
+            f"levels for '{var}' must be values such as text, numbers or booleans; got a level of type "
+            f"{type(unhashable[0]).__name__}, which cannot be compared with a value as a level is (a list, an array, "
+            "a dict or a set). Nothing was read or spent.")
+    if len(lv) == 0 or len(set(lv)) != len(lv):
+        raise FormulaError(f"levels for '{var}' must be a non-empty list of distinct values")
+    return lv
+
+
+def _hashable(value: Any) -> bool:
+    """Whether ``value`` can be hashed (a level is looked up by its hash and compared by equality)."""
+    try:
+        hash(value)
+    except Exception:  # noqa: BLE001 - any failure of hash(): not a level
+        return False
+    return True
 
 
 def _check_references(factor_codes: Sequence[str], levels: Mapping[str, Sequence[Any]], df: pd.DataFrame) -> None:

@@ -54,7 +54,7 @@ import numpy as np
 import pandas as pd
 
 from dpstats.blas import single_threaded_blas
-from dpstats.errors import DataTypeError, MissingDataError
+from dpstats.errors import DataTypeError, DPStatsError, MissingDataError
 from dpstats.formula.frame import as_frame, check_unique_columns
 from dpstats.rows.csv_fields import converted, is_number_type, read_type, schema_type
 from dpstats.rows.csv_lines import TEXT_OPTIONS, open_lines
@@ -678,7 +678,8 @@ class DaskSource(DataSource):
 
         key = (id(getattr(counter, "__self__", counter)), tuple(columns))  # one count per evaluator
         if key not in self._lengths:
-            counted = dask.compute(*[dask.delayed(counter)(p) for p in self._parts(columns)])
+            with _partition_failures():
+                counted = dask.compute(*[dask.delayed(_Marked(counter))(p) for p in self._parts(columns)])
             self._lengths[key] = [int(c) for c in counted]
         return self._lengths[key]
 
@@ -692,7 +693,8 @@ class DaskSource(DataSource):
 
         if "raw" not in self._lengths:
             parts = self._parts([str(self.frame.columns[0])])
-            self._lengths["raw"] = [int(c) for c in dask.compute(*[dask.delayed(len)(p) for p in parts])]
+            with _partition_failures():
+                self._lengths["raw"] = [int(c) for c in dask.compute(*[dask.delayed(len)(p) for p in parts])]
         return self._lengths["raw"]
 
     def raw_rows(self) -> int | None:
@@ -716,17 +718,17 @@ class DaskSource(DataSource):
 
         parts = self._parts(columns)
         starts = self._starts(parts, columns, offsets=offsets, counter=counter, raw_offsets=raw_offsets)
-        level = [dask.delayed(task)(p, int(s)) for p, s in zip(parts, starts, strict=True)]
+        level = [dask.delayed(_Marked(task))(p, int(s)) for p, s in zip(parts, starts, strict=True)]
         return self._compute_tree(level, combine)
 
     def _compute_tree(self, level: list[Any], combine: Combine) -> tuple[Any, int]:
         """Combine delayed (partial, rows) pairs in a tree of fan-in ``split_every`` and compute the root."""
         import dask  # noqa: PLC0415
 
-        pair = dask.delayed(_combine_pairs)
+        pair = dask.delayed(_Marked(_combine_pairs))
         while len(level) > 1:
             level = [pair(combine, *level[i:i + self.split_every]) for i in range(0, len(level), self.split_every)]
-        with single_threaded_blas():  # for Dask's local threaded scheduler (distributed workers set their own)
+        with single_threaded_blas(), _partition_failures():  # (threaded scheduler: distributed sets its own BLAS)
             (result,) = dask.compute(level[0])
         return result
 
@@ -747,8 +749,8 @@ class DaskSource(DataSource):
 
         parts = self._parts(columns)
         starts = self._starts(parts, columns, offsets=offsets, counter=counter, raw_offsets=raw_offsets)
-        level = [dask.delayed(task)(p, int(s)) for p, s in zip(parts, starts, strict=True)]
-        with single_threaded_blas():
+        level = [dask.delayed(_Marked(task))(p, int(s)) for p, s in zip(parts, starts, strict=True)]
+        with single_threaded_blas(), _partition_failures():
             return list(dask.persist(*level))
 
     def run_kept(self, kept: list[Any], fn: Callable[[Any], tuple[Any, int]], combine: Combine) -> tuple[Any, int]:
@@ -756,7 +758,49 @@ class DaskSource(DataSource):
         total rows)."""
         import dask  # noqa: PLC0415
 
-        return self._compute_tree([dask.delayed(fn)(k) for k in kept], combine)
+        return self._compute_tree([dask.delayed(_Marked(fn))(k) for k in kept], combine)
+
+
+#: the domain check of a Dask DataFrame whose partitions cannot be computed (the values are not shown)
+_UNCOMPUTABLE_DASK = (
+    "a partition of the Dask DataFrame could not be computed ({name}; its message is withheld because it may quote "
+    "a value): its rows do not fit the dtypes of the DataFrame's schema. dd.read_csv, for one, parses every "
+    "partition with the dtypes it took from the first rows (or those given as dtype=), and one field that does not "
+    "parse fails its partition. Give dpstats the CSV path instead (a field that does not fit its column's type is "
+    "then a missing value, counted by the missing-value screen), or convert the columns row by row in Dask first "
+    "(dd.to_numeric(..., errors='coerce')). Nothing was spent")
+
+
+class _Marked:
+    """A callable run in a Dask task whose own failures are marked (``_dpstats_task``), so that
+    :func:`_partition_failures` can tell them (dpstats's code: passed on as they are) from a failure to compute the
+    partition the task reads (the data: the domain check).  Picklable, for distributed workers."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+
+    def __call__(self, *args: Any) -> Any:
+        try:
+            return self.fn(*args)
+        except Exception as exc:
+            exc._dpstats_task = True  # type: ignore[attr-defined]  # (an exception's __dict__ is pickled)
+            raise
+
+
+@contextlib.contextmanager
+def _partition_failures() -> Iterator[None]:
+    """Computing Dask partitions: a failure outside dpstats's own tasks (a partition that cannot be computed, such
+    as dd.read_csv meeting a field its inferred dtype cannot parse) is the domain check :data:`_UNCOMPUTABLE_DASK`;
+    before, it reached the fit as an untyped error (``InternalFitError``, "a bug").  dpstats's own errors and the
+    failures of its tasks pass as they are."""
+    try:
+        yield
+    except DPStatsError:
+        raise
+    except Exception as exc:
+        if getattr(exc, "_dpstats_task", False):
+            raise
+        raise DataTypeError(_UNCOMPUTABLE_DASK.format(name=type(exc).__name__)) from None
 
 
 def _combine_pairs(combine: Combine, *parts: tuple[Any, int]) -> tuple[Any, int]:
