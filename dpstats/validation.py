@@ -27,7 +27,8 @@ from dpstats.errors import (
 
 __all__ = ["MAX_BOUND_MAGNITUDE", "MAX_EPSILON", "MIN_DELTA", "check_alpha", "check_bounds_pair",
            "check_budget_total", "check_declarations", "check_epsilon_grid", "check_privacy_parameters",
-           "check_range_magnitude", "check_rescale", "RESCALE_CHOICES", "finite_real", "real_value", "shown"]
+           "check_range_magnitude", "check_range_width", "check_rescale", "RESCALE_CHOICES", "finite_real",
+           "real_value", "shown"]
 
 #: Largest finite epsilon of one fit.  exp(epsilon) is formed by the privacy-loss-distribution code
 #: (dp_accounting) and overflows above about 709; the hardened Gaussian steps are certified for a composed
@@ -347,6 +348,23 @@ def check_bounds_pair(key: str, value: object, what: str | None = None) -> tuple
             "(multiply the variable by a public constant before the fit).")
     check_range_magnitude(what, lo, hi)
     return lo, hi
+
+
+def check_range_width(what: str, lo: float, hi: float) -> None:
+    """Refuse a public range derived from declared bounds (``I(1e-320 * x)``, ``np.tanh(x * 1e-320)``, a product of
+    two narrow ranges) whose width is positive but below :data:`MIN_BOUND_WIDTH`, with InvalidBoundsError before
+    anything is spent, as a declared one is (:func:`check_bounds_pair`).  The public rescaling divides by the width,
+    and mapping a fit back multiplied its coefficient by about 1e319: dp_ols returned an infinite coefficient with
+    NaN standard errors.  A width of 0 (a column constant by its bounds) is left to the rank check.
+
+    ``what`` names the range in the message; the message quotes the range's ends, which are public.
+    """
+    if 0.0 < hi - lo < MIN_BOUND_WIDTH:
+        raise InvalidBoundsError(
+            f"{what} = ({lo:g}, {hi:g}) is narrower than {MIN_BOUND_WIDTH:g}: the public rescaling divides by the "
+            "width, which would overflow double precision. Write the transform in a unit in which its range is "
+            "wider (e.g. I(x * 1e-50) rather than I(x * 1e-320)), or drop the column. Decided from the bounds "
+            "alone; nothing was spent.")
 
 
 def check_range_magnitude(what: str, lo: float, hi: float) -> None:

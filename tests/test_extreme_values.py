@@ -217,6 +217,20 @@ def test_bounds_too_wide_for_double_precision_are_refused_before_anything_is_spe
     assert acct.spent == (0.0, 0.0)
 
 
+@pytest.mark.parametrize("formula", ["y ~ x + I(1e-320 * x)", "y ~ 0 + np.tanh(x * 1e-320)", "I(y * 1e-320) ~ x",
+                                     "y ~ I(x * 1e-60):I(x * 2e-60)"])
+@pytest.mark.parametrize("method", ["ssp", "pgd"])
+def test_derived_ranges_too_narrow_for_the_rescaling_are_refused_before_anything_is_spent(formula, method) -> None:
+    """A derived range of subnormal width: the public rescaling divided by it, and mapping the fit back multiplied a
+    coefficient by about 1e319, so dp_ols returned an infinite coefficient with NaN standard errors (and numpy's
+    overflow warnings).  Refused from the bounds, as a declared range narrower than MIN_BOUND_WIDTH is."""
+    acct = dpstats.PrivacyAccountant(10.0, 1e-4)
+    with pytest.raises(InvalidBoundsError, match="narrower than 1e-100"):
+        dpstats.dp_ols(formula, _frame(), epsilon=1.0, delta=1e-6, method=method,
+                       bounds={"x": (-3.0, 3.0), "y": (-8.0, 8.0)}, accountant=acct, random_state=0)
+    assert acct.spent == (0.0, 0.0)
+
+
 def test_sums_beyond_double_precision_are_refused_from_n_and_the_term_bound() -> None:
     """The sufficient-statistics methods' own check, from n and the bound of one row's term (public): with every
     declared bound at most MAX_BOUND_MAGNITUDE it is reached only by n * d beyond any real data set."""

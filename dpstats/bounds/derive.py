@@ -31,7 +31,7 @@ import patsy
 
 from dpstats.bounds.interval import Interval, IntervalError, UnsupportedExpressionError, interval_of_code
 from dpstats.errors import FormulaError, InvalidBoundsError, TransformDomainError
-from dpstats.validation import check_bounds_pair, check_range_magnitude
+from dpstats.validation import check_bounds_pair, check_range_magnitude, check_range_width
 
 __all__ = ["BoundsAdvice", "DesignRanges", "column_values", "declared_interval", "derive_ranges"]
 
@@ -132,11 +132,13 @@ def derive_ranges(design_info: Any, response_code: str, bounds: Bounds | None, *
 def _check_magnitudes(names: Sequence[str], intervals: Sequence[Interval | None], response_code: str,
                       response_interval: Interval | None) -> None:
     """Refuse a finite range, declared or derived (``I(x ** 3)``, ``x:z``), beyond the magnitude the methods' sums
-    can hold (:func:`dpstats.validation.check_range_magnitude`): public facts, before anything is spent."""
+    can hold (:func:`dpstats.validation.check_range_magnitude`), or narrower than the public rescaling can divide by
+    (:func:`dpstats.validation.check_range_width`): public facts, before anything is spent."""
     named = [(f"the range of design column '{n}'", iv) for n, iv in zip(names, intervals, strict=True)]
     for what, iv in named + [(f"the range of the response '{response_code}'", response_interval)]:
         if iv is not None and iv.finite:
             check_range_magnitude(what, iv.lo, iv.hi)
+            check_range_width(what, iv.lo, iv.hi)
 
 
 def _raw_intervals(bounds: Bounds, columns: set[str]) -> dict[str, Interval]:

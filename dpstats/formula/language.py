@@ -72,8 +72,8 @@ from dpstats.errors import (
 from dpstats.formula.frame import date_advice, duration_advice, onto_levels, real_numeric_dtype
 from dpstats.formula.parse import finite_number, is_call, literal_value
 
-__all__ = ["NAMESPACE", "FORMULA_ENV", "CONTRASTS", "FactorFacts", "check_factor", "check_numeric_dtypes",
-           "categorical", "MAP_UNDECLARED_LEVELS"]
+__all__ = ["NAMESPACE", "FORMULA_ENV", "CONTRASTS", "FactorFacts", "check_factor", "check_contrast_names",
+           "check_numeric_dtypes", "categorical", "MAP_UNDECLARED_LEVELS"]
 
 
 def did_you_mean(name: str, columns: Sequence[str]) -> str:
@@ -203,6 +203,9 @@ class FactorFacts:
         The factor's value is a comparison, whose levels (False, True) are public.
     calls : set of str
         The namespace names it uses as functions or modules (``np``, ``log``, ``bs``, ...).
+    contrasts : set of str
+        The contrasts it names (``Treatment``, ``Sum``, ...): names of the namespace too, which a column of that name
+        among the formula's variables would replace (:func:`check_contrast_names`).
     """
 
     code: str
@@ -210,6 +213,7 @@ class FactorFacts:
     numeric: list[str] = field(default_factory=list)
     boolean: bool = False
     calls: set[str] = field(default_factory=set)
+    contrasts: set[str] = field(default_factory=set)
 
 
 def check_factor(code: str, columns: Iterable[str]) -> FactorFacts:
@@ -262,6 +266,29 @@ def check_factor(code: str, columns: Iterable[str]) -> FactorFacts:
             f"calls in '{code}'; rename the column (e.g. df.rename(columns={{{shadowed[0]!r}: "
             f"'{shadowed[0]}_value'}})). No budget was spent.")
     return checker.facts
+
+
+def check_contrast_names(facts: Iterable[FactorFacts]) -> None:
+    """Refuse a contrast named like a variable the formula uses (``Q('Treatment') + C(g, Treatment, ...)``): patsy
+    looks names up in the prepared frame before dpstats's namespace, so it read that column's values as the
+    contrast and failed on the data, with the generic message of a failure of patsy.  A column of that name that the
+    formula does not use is not in the prepared frame, and does not matter.  Decided from the formula and the column
+    names.
+
+    Raises
+    ------
+    FormulaError
+        Naming the column and the factor.
+    """
+    facts = list(facts)
+    used = {v for f in facts for v in f.variables}
+    for f in facts:
+        clash = sorted(f.contrasts & used)
+        if clash:
+            raise FormulaError(
+                f"the data have a column named {clash[0]!r}, which the formula uses and which is also the name of the "
+                f"contrast in '{f.code}'; rename the column (e.g. df.rename(columns={{{clash[0]!r}: "
+                f"'{clash[0]}_value'}})). No budget was spent.")
 
 
 def check_numeric_dtypes(facts: Iterable[FactorFacts], schema: pd.DataFrame) -> None:
@@ -550,10 +577,10 @@ class _Checker:
         why = ("the contrast must be Treatment, Treatment('level'), Treatment(reference='level'), Sum, "
                "Sum(omit='level'), Helmert, Diff or Poly, with literal arguments")
         if isinstance(node, ast.Name) and node.id in CONTRASTS:
-            self.facts.calls.add(node.id)  # a name of the namespace: a data column of that name would replace it
+            self.facts.contrasts.add(node.id)
             return
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in CONTRASTS:
-            self.facts.calls.add(node.func.id)
+            self.facts.contrasts.add(node.func.id)
             try:
                 for arg in [*node.args, *(k.value for k in node.keywords)]:
                     literal_value(arg)

@@ -41,7 +41,13 @@ from dpstats.formula.frame import (
     is_numeric,
     missing_cell,
 )
-from dpstats.formula.language import FactorFacts, check_factor, check_numeric_dtypes, did_you_mean
+from dpstats.formula.language import (
+    FactorFacts,
+    check_contrast_names,
+    check_factor,
+    check_numeric_dtypes,
+    did_you_mean,
+)
 from dpstats.formula.parse import (
     check_formula_levels,
     expand_formula,
@@ -140,6 +146,7 @@ def parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[
     response_code = desc.lhs_termlist[0].factors[0].code
     factor_codes = list(dict.fromkeys(f.code for t in desc.rhs_termlist for f in t.factors))
     facts = {code: check_factor(code, column_list) for code in dict.fromkeys([response_code, *factor_codes])}
+    check_contrast_names(facts.values())
     _check_column_names(desc, set(column_list))
     check_formula_levels(factor_codes)
     bool_responses = _check_response(facts[response_code], df)
