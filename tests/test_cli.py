@@ -451,3 +451,12 @@ def test_plan_command_takes_the_fits_rescale(capsys):
     np.testing.assert_allclose(printed["privacy"], library["privacy"], rtol=1e-12)
     assert main(argv + ["--rescale", "off"]) == 2
     assert "invalid choice: 'off'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["--spread", "--correlation"])
+def test_plan_command_refuses_a_json_list_for_a_mapping_flag_in_one_line(capsys, flag):
+    # --spread '[]' raised a bare KeyError (the flag had no example for the message) with a traceback
+    argv = ["plan", "--bounds", json.dumps({"x": [0, 10], "y": [-5, 5]}), "--n", "100", "--epsilon", "1", flag, "[]"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {flag} must be a JSON object") and len(err.strip().splitlines()) == 1
