@@ -308,8 +308,8 @@ def _json_object(text: str, flag: str) -> dict[str, Any]:
         raise CLIError(f"{flag}: invalid JSON in {where} ({exc.msg} at line {exc.lineno} column {exc.colno})") \
             from None
     if not isinstance(obj, dict):
-        raise CLIError(f"{flag} must be a JSON object like {_FLAG_EXAMPLES[flag]}, got {type(obj).__name__} "
-                       f"in {where}")
+        raise CLIError(f"{flag} must be a JSON object like {_FLAG_EXAMPLES.get(flag, '{...}')}, got "
+                       f"{type(obj).__name__} in {where}")
     return obj
 
 
@@ -317,6 +317,8 @@ _FLAG_EXAMPLES = {
     "--bounds": '{"carat": [0, 5], "price": [0, 20000]}',
     "--levels": '{"cut": ["Fair", "Good"]}',
     "--dtypes": '{"y": "bool"}',
+    "--spread": '{"x": 2.5}',
+    "--correlation": '{"x1": {"x2": 0.8}}',
 }
 
 

@@ -523,3 +523,12 @@ def test_missing_values_warning_names_the_flag(capsys, frame, tmp_path):
     assert main(["fit", "--help"]) == 0
     help_text = " ".join(capsys.readouterr().out.split())
     assert "noisy count" in help_text and "refuse (default)" not in help_text and "--dtypes" in help_text
+
+
+@pytest.mark.parametrize("flag", ["--spread", "--correlation"])
+def test_plan_command_refuses_a_json_list_for_a_mapping_flag_in_one_line(capsys, flag):
+    # --spread '[]' raised a bare KeyError (the flag had no example for the message) with a traceback
+    argv = ["plan", "--bounds", json.dumps({"x": [0, 10], "y": [-5, 5]}), "--n", "100", "--epsilon", "1", flag, "[]"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {flag} must be a JSON object") and len(err.strip().splitlines()) == 1
