@@ -286,3 +286,15 @@ def test_a_term_that_reads_no_column_is_refused_from_the_formula(formula, chunks
         dpstats.dp_ols(formula, df, 1.0, method="ssp", bounds={"x": (0, 10), "y": (-5, 5)}, random_state=0,
                        chunksize=chunksize)
     assert info.value.privacy_spent == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("term", ["C(g, levels=['a', 'b'], levels=['a'])",
+                                  "bs(x, knots=[3, 6], knots=[1], lower_bound=0, upper_bound=10)"])
+def test_a_keyword_given_twice_is_refused_from_the_formula(term):
+    # ast.parse accepts a repeated keyword, Python's compiler does not: patsy failed on the data (generic message)
+    df = pd.DataFrame({"x": np.linspace(0, 10, 60), "g": np.array(["a", "b"])[np.arange(60) % 2],
+                       "y": np.linspace(-5, 5, 60)})
+    with pytest.raises(FormulaError, match="more than once"):
+        check_factor(term, list(df.columns))
+    with pytest.raises(FormulaError, match="more than once"):
+        dpstats.dp_ols(f"y ~ {term}", df, 1.0, method="ssp", bounds={"x": (0, 10), "y": (-5, 5)})

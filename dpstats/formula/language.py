@@ -453,6 +453,10 @@ class _Checker:
         name, shown = self.function_name(node)
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             raise self.refuse(f"*args or **kwargs in {shown}()", "arguments must be written out")
+        names = [k.arg for k in node.keywords]
+        if len(set(names)) != len(names):  # Python's compiler refuses it, on the data, after the parser accepted it
+            raise FormulaError(f"'{self.code}' gives a keyword argument of {shown}() more than once; give each once. "
+                               "No budget was spent.")
         bare = isinstance(node.func, ast.Name)
         self.facts.calls.add(name if bare else node.func.value.id)  # type: ignore[attr-defined]
         if bare and name == "I":
