@@ -298,3 +298,11 @@ def test_a_keyword_given_twice_is_refused_from_the_formula(term):
         check_factor(term, list(df.columns))
     with pytest.raises(FormulaError, match="more than once"):
         dpstats.dp_ols(f"y ~ {term}", df, 1.0, method="ssp", bounds={"x": (0, 10), "y": (-5, 5)})
+
+
+@pytest.mark.parametrize("code", ["I(y - C(g, levels=['a', 'b']))", "np.log(C(g, levels=['a', 'b']))",
+                                  "I(C(g, levels=['a', 'b']) * 2)", "C(C(g, levels=['a', 'b']), levels=[1])"])
+def test_c_as_an_operand_is_refused_from_the_formula(code):
+    # patsy's C() returns a box that no arithmetic or function takes: it failed on every data set, on the data
+    with pytest.raises(DisallowedExpressionError, match="cannot be an operand"):
+        check_factor(code, ["y", "g"])
