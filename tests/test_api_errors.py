@@ -185,3 +185,14 @@ def test_option_values_out_of_range_are_method_option_errors(method, options) ->
         dpstats.dp_ols("y ~ x", df, 1.0, method=method, bounds={"x": (0, 10), "y": (0, 3)}, accountant=acct,
                        **options)
     assert info.value.privacy_spent == (0.0, 0.0) and acct.spent == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("route", ["frame", "chunks", "dict"])
+@pytest.mark.parametrize("declared", [5, None, (v for v in "ab")])
+def test_levels_that_are_not_a_list_are_a_formula_error_on_every_route(route, declared) -> None:
+    # levels={'g': 5} was an InternalFitError (TypeError iterating it) for chunks and a dict of lists
+    df = pd.DataFrame({"y": np.arange(40.0) % 5, "g": np.array(["a", "b"])[np.arange(40) % 2]})
+    data = {c: list(df[c]) for c in df.columns} if route == "dict" else df
+    with pytest.raises(dpstats.errors.FormulaError, match="levels for 'g' must be a list"):
+        dpstats.dp_ols("y ~ g", data, 1.0, method="ssp", bounds={"y": (0, 4)}, levels={"g": declared},
+                       chunksize=7 if route == "chunks" else None)
