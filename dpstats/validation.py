@@ -25,7 +25,7 @@ from dpstats.errors import (
     UnsupportedPrivacyParameterError,
 )
 
-__all__ = ["MAX_BOUND_MAGNITUDE", "MAX_EPSILON", "MIN_DELTA", "check_alpha", "check_bounds_pair",
+__all__ = ["MAX_BOUND_MAGNITUDE", "MAX_EPSILON", "MIN_DELTA", "MIN_EPSILON", "check_alpha", "check_bounds_pair",
            "check_budget_total", "check_declarations", "check_epsilon_grid", "check_privacy_parameters",
            "check_range_magnitude", "check_range_width", "check_rescale", "RESCALE_CHOICES", "finite_real",
            "real_value", "shown"]
@@ -45,6 +45,12 @@ MAX_EPSILON = 100.0
 #: Gaussian steps need delta well above their closeness slack (about 2e-37 per released coordinate).
 #: 1e-12 is far below 1/n for any data set that fits on a machine.
 MIN_DELTA = 1e-12
+
+#: Smallest epsilon of one fit.  Below about 1e-15 the noise of the missing-value screen's share (2%) and of the
+#: methods' steps leaves every floating-point grid (gaussian_mu underflows to 0, a noise scale beyond 1e282): the fit
+#: failed with an InternalFitError ("a bug") before any release.  1e-12 leaves a margin of a thousand, and no fit at
+#: such a budget releases anything of use.
+MIN_EPSILON = 1e-12
 
 #: Largest magnitude of a declared or derived range.  The methods release sums of squares and products of
 #: bounded values (X^T X, sensitivities B^2 d) and standardise by widths hi - lo; from ranges of about 1e154 these
@@ -186,7 +192,8 @@ def check_budget_total(epsilon: object, delta: object) -> tuple[float, float]:
     return eps, dlt
 
 
-def check_privacy_parameters(epsilon: object, delta: object) -> tuple[float, float]:
+def check_privacy_parameters(epsilon: object, delta: object, *, min_epsilon: float | None = None
+                             ) -> tuple[float, float]:
     """Return the budget (epsilon, delta) of one fit as floats, or raise.
 
     Raises InvalidPrivacyParameterError for values that are not a privacy
@@ -194,15 +201,22 @@ def check_privacy_parameters(epsilon: object, delta: object) -> tuple[float, flo
     UnsupportedPrivacyParameterError for a finite epsilon above
     :data:`MAX_EPSILON` or a delta below :data:`MIN_DELTA`: the calibration
     routines are not numerically reliable there.  ``epsilon = inf`` passes
-    (it selects the non-private ``ols``).
+    (it selects the non-private ``ols``).  ``min_epsilon`` (default :data:`MIN_EPSILON`) is the smallest epsilon
+    accepted: a calibration inside a fit, for a share of the fit's epsilon, passes its own.
     """
+    lowest = MIN_EPSILON if min_epsilon is None else min_epsilon
     eps, dlt = check_budget_total(epsilon, delta)
     if math.isfinite(eps) and eps > MAX_EPSILON:
         raise UnsupportedPrivacyParameterError(
             f"epsilon={epsilon!r} is above the largest supported epsilon of one fit, {MAX_EPSILON:g} (the "
-            f"supported range is 0 < epsilon <= {MAX_EPSILON:g}, or epsilon=float('inf') with method='ols'); "
-            "such a budget gives no meaningful privacy and the calibration is not reliable there in floating "
-            "point; nothing was spent")
+            f"supported range is {MIN_EPSILON:g} <= epsilon <= {MAX_EPSILON:g}, or epsilon=float('inf') with "
+            "method='ols'); such a budget gives no meaningful privacy and the calibration is not reliable there in "
+            "floating point; nothing was spent")
+    if eps < lowest:
+        raise UnsupportedPrivacyParameterError(
+            f"epsilon={epsilon!r} is below the smallest supported epsilon of one fit, {MIN_EPSILON:g} (the "
+            f"supported range is {MIN_EPSILON:g} <= epsilon <= {MAX_EPSILON:g}): the noise of such a fit is beyond "
+            "any floating-point grid, and it could release nothing of use; nothing was spent")
     if dlt < MIN_DELTA:
         raise UnsupportedPrivacyParameterError(
             f"delta={delta!r} is below the smallest supported delta of one fit, {MIN_DELTA:g} (the supported "

@@ -166,3 +166,33 @@ def test_declared_levels_that_cannot_be_levels_are_a_formula_error(levels) -> No
     assert info.value.privacy_spent == (0.0, 0.0)
     with pytest.raises(dpstats.errors.FormulaError, match="levels for 'g' must be values"):
         dpstats.plan(formula="y ~ g", bounds={"y": (0, 4)}, levels={"g": levels}, n=100, epsilon=1.0)
+
+
+@pytest.mark.parametrize("method, options", [
+    ("robgd", {"clip_level": 10**400}), ("ambssgd", {"max_rounds": 10**400}), ("ambssgd", {"trace": 10**400}),
+    ("dpsgd", {"clip_norm": 10**400}), ("lasso", {"sparsity": 1, "step_size": 10**400}),
+    ("noisy_ols", {"truncation": -(10**400)}), ("noisy_ols", {"eigen_share": 10**5000}),
+    ("noisy_ols", {"eigen_share": "auto"}), ("noisy_ols", {"eigen_failure": "x"}),
+    ("ssp", {"bootstrap": 2**31}), ("adassp", {"bootstrap": 2**31}),
+])
+def test_option_values_out_of_range_are_method_option_errors(method, options) -> None:
+    """An int beyond the float range raised a bare OverflowError (or ValueError, for a repr beyond 4300 digits) from
+    the options' checks; a string eigen_share a bare ValueError; bootstrap=2**31 a MemoryError after the whole
+    budget was spent. Each is a MethodOptionError before anything is read or spent."""
+    df = pd.DataFrame({"x": np.linspace(0, 10, 200), "y": np.linspace(-5, 5, 200) % 3})
+    acct = dpstats.PrivacyAccountant(10.0, 1e-4)
+    with pytest.raises(dpstats.errors.MethodOptionError) as info:
+        dpstats.dp_ols("y ~ x", df, 1.0, method=method, bounds={"x": (0, 10), "y": (0, 3)}, accountant=acct,
+                       **options)
+    assert info.value.privacy_spent == (0.0, 0.0) and acct.spent == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("route", ["frame", "chunks", "dict"])
+@pytest.mark.parametrize("declared", [5, None, (v for v in "ab")])
+def test_levels_that_are_not_a_list_are_a_formula_error_on_every_route(route, declared) -> None:
+    # levels={'g': 5} was an InternalFitError (TypeError iterating it) for chunks and a dict of lists
+    df = pd.DataFrame({"y": np.arange(40.0) % 5, "g": np.array(["a", "b"])[np.arange(40) % 2]})
+    data = {c: list(df[c]) for c in df.columns} if route == "dict" else df
+    with pytest.raises(dpstats.errors.FormulaError, match="levels for 'g' must be a list"):
+        dpstats.dp_ols("y ~ g", data, 1.0, method="ssp", bounds={"y": (0, 4)}, levels={"g": declared},
+                       chunksize=7 if route == "chunks" else None)

@@ -48,7 +48,7 @@ def _options(method: str) -> dict:
 
 @pytest.mark.parametrize("eps", EXTREME_EPSILONS + [np.nextafter(MAX_EPSILON, math.inf)])
 def test_epsilon_above_the_supported_range_is_refused_with_the_range(eps: float) -> None:
-    with pytest.raises(UnsupportedPrivacyParameterError, match=r"supported range is 0 < epsilon <= 100"):
+    with pytest.raises(UnsupportedPrivacyParameterError, match=r"supported range is 1e-12 <= epsilon <= 100"):
         check_privacy_parameters(eps, 1e-6)
 
 
@@ -154,3 +154,14 @@ def test_the_repro_budget_is_refused_before_the_accountant_is_touched(frame: pd.
             dpstats.dp_ols("y ~ x", frame, eps, 1e-6, method=method, bounds=BOUNDS, accountant=acct,
                            **_options(method))
     assert acct.spent == (0, 0) and acct.history == []
+
+
+@pytest.mark.parametrize("eps", [1e-13, 1e-16, 1e-30, 1e-300, 5e-324])
+@pytest.mark.parametrize("method", ["ssp", "pgd", "dpsgd", "lasso"])
+def test_epsilon_below_the_supported_range_is_refused_before_anything_is_spent(frame, eps, method) -> None:
+    """Below about 1e-15 the noise left every floating-point grid: an InternalFitError ("a bug", ValueError "mu must
+    be > 0" or "the dimension is too large for the grid") after the data were read. Refused from epsilon."""
+    with pytest.raises(UnsupportedPrivacyParameterError, match=r"supported range is 1e-12 <= epsilon <= 100") as info:
+        dpstats.dp_ols("y ~ x", frame, eps, 1e-6, method=method, bounds=BOUNDS, random_state=0, **_options(method))
+    assert info.value.privacy_spent == (0.0, 0.0)
+    dpstats.dp_ols("y ~ x", frame, 1e-12, 1e-6, method=method, bounds=BOUNDS, random_state=0, **_options(method))

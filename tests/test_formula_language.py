@@ -272,3 +272,37 @@ def test_a_variable_named_like_a_contrast_is_refused_from_the_names(contrast):
             assert info.value.privacy_spent == (0.0, 0.0)
         res = dpstats.dp_ols(f"y ~ {written}", df, 1.0, bounds={"y": (0, 6)}, method="ssp", random_state=0)
         assert len(res.params) == 2
+
+
+@pytest.mark.parametrize("formula", ["y ~ x + I(1)", "y ~ x + np.log(2)", "y ~ x + I(1 > 0)", "y ~ x + C(1, levels=[1])",
+                                     "I(1) ~ x"])
+@pytest.mark.parametrize("chunksize", [None, 1, 7])
+def test_a_term_that_reads_no_column_is_refused_from_the_formula(formula, chunksize):
+    """patsy evaluates such a code to one value: it failed on the data with the generic "could not evaluate"
+    message (which says the message is withheld because it may quote data values), and with chunks of one row it
+    fitted, a constant column beside the intercept or a constant response."""
+    df = pd.DataFrame({"x": np.linspace(0, 10, 60), "y": np.linspace(-5, 5, 60)})
+    with pytest.raises(FormulaError, match="reads no column of the data") as info:
+        dpstats.dp_ols(formula, df, 1.0, method="ssp", bounds={"x": (0, 10), "y": (-5, 5)}, random_state=0,
+                       chunksize=chunksize)
+    assert info.value.privacy_spent == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("term", ["C(g, levels=['a', 'b'], levels=['a'])",
+                                  "bs(x, knots=[3, 6], knots=[1], lower_bound=0, upper_bound=10)"])
+def test_a_keyword_given_twice_is_refused_from_the_formula(term):
+    # ast.parse accepts a repeated keyword, Python's compiler does not: patsy failed on the data (generic message)
+    df = pd.DataFrame({"x": np.linspace(0, 10, 60), "g": np.array(["a", "b"])[np.arange(60) % 2],
+                       "y": np.linspace(-5, 5, 60)})
+    with pytest.raises(FormulaError, match="more than once"):
+        check_factor(term, list(df.columns))
+    with pytest.raises(FormulaError, match="more than once"):
+        dpstats.dp_ols(f"y ~ {term}", df, 1.0, method="ssp", bounds={"x": (0, 10), "y": (-5, 5)})
+
+
+@pytest.mark.parametrize("code", ["I(y - C(g, levels=['a', 'b']))", "np.log(C(g, levels=['a', 'b']))",
+                                  "I(C(g, levels=['a', 'b']) * 2)", "C(C(g, levels=['a', 'b']), levels=[1])"])
+def test_c_as_an_operand_is_refused_from_the_formula(code):
+    # patsy's C() returns a box that no arithmetic or function takes: it failed on every data set, on the data
+    with pytest.raises(DisallowedExpressionError, match="cannot be an operand"):
+        check_factor(code, ["y", "g"])

@@ -254,7 +254,7 @@ def check_factor(code: str, columns: Iterable[str]) -> FactorFacts:
                            "as a column of the data with a public rule. Decided from the formula alone; no budget was "
                            "spent.")
     checker = _Checker(code, [str(c) for c in columns])
-    top = tree.body
+    top = checker.top = tree.body
     checker.expr(top, numeric=False)
     wrapped = (is_call(top, "I") or is_call(top, "C")) and top.args  # type: ignore[attr-defined]
     inner = top.args[0] if wrapped else top  # type: ignore[attr-defined]
@@ -388,6 +388,7 @@ class _Checker:
         self.column_list = list(columns)
         self.columns = set(columns)
         self.facts = FactorFacts(code)
+        self.top: ast.AST | None = None  # the factor's whole expression (set by check_factor)
 
     # -- refusals -------------------------------------------------------------------------------------------------
     def refuse(self, what: str, why: str) -> DisallowedExpressionError:
@@ -463,6 +464,10 @@ class _Checker:
         name, shown = self.function_name(node)
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             raise self.refuse(f"*args or **kwargs in {shown}()", "arguments must be written out")
+        names = [k.arg for k in node.keywords]
+        if len(set(names)) != len(names):  # Python's compiler refuses it, on the data, after the parser accepted it
+            raise FormulaError(f"'{self.code}' gives a keyword argument of {shown}() more than once; give each once. "
+                               "No budget was spent.")
         bare = isinstance(node.func, ast.Name)
         self.facts.calls.add(name if bare else node.func.value.id)  # type: ignore[attr-defined]
         if bare and name == "I":
@@ -478,6 +483,9 @@ class _Checker:
                     f"{', '.join(self.column_list)}{did_you_mean(arg.value, self.column_list)}", column=arg.value)
             self.variable(arg.value, numeric)
         elif bare and name == "C":
+            if node is not self.top:  # patsy's C() returns a box, which no arithmetic or function takes (on any data)
+                raise self.refuse(ast.unparse(node), "C() makes the whole term a factor; it cannot be an operand or "
+                                  "an argument (write C(...) as a term of its own, or interact it with ':')")
             self.categorical(node)
         elif name in ELEMENTWISE_FUNCTIONS:
             self.single_argument(node, shown)

@@ -147,6 +147,7 @@ def parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[
     factor_codes = list(dict.fromkeys(f.code for t in desc.rhs_termlist for f in t.factors))
     facts = {code: check_factor(code, column_list) for code in dict.fromkeys([response_code, *factor_codes])}
     check_contrast_names(facts.values())
+    _check_constant_codes(facts.values())
     _check_column_names(desc, set(column_list))
     check_formula_levels(factor_codes)
     bool_responses = _check_response(facts[response_code], df)
@@ -210,6 +211,19 @@ def _model(formula: str, columns: Sequence[str], missing: str) -> tuple[str, Any
     if missing not in {"raise", "drop", "null", "screen"}:
         raise FormulaError("missing must be 'raise' (default) or 'drop'")
     return expanded, desc
+
+
+def _check_constant_codes(facts: Iterable[FactorFacts]) -> None:
+    """Refuse a factor (or the response) whose code reads no column (``I(1)``, ``np.log(2)``, ``I(1 > 0)``,
+    ``C(1, levels=[1])``): patsy evaluates it to one value, which fits no data set of more than one row (or chunk of
+    more than one row), so it failed on the data with the message of a failure of patsy (or fitted a constant
+    column with chunks of one row).  Decided from the formula."""
+    for f in facts:
+        if not f.variables:
+            raise FormulaError(
+                f"'{f.code}' reads no column of the data: it is one constant for every row, which is no term of a "
+                "model (the intercept is '1', and '0 +' or '- 1' drops it) and no response. Remove it. Decided from "
+                "the formula alone; nothing was spent.")
 
 
 def _check_response(response: FactorFacts, df: pd.DataFrame) -> list[str]:

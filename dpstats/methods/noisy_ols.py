@@ -129,6 +129,7 @@ Proof: docs/proofs/noisy_ols.md
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -249,6 +250,10 @@ class NoisyOLSOptions(MethodOptions):
         if self.min_eigenvalue is not None:
             raise MethodOptionError("min_eigenvalue is an assumption of guarantee='conditional' only; the worst-case "
                                     "fit bounds lambda_min privately")
+        for name in ("eigen_share", "eigen_failure"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
+                raise MethodOptionError(f"{name} must be a number, got a {type(value).__name__}")
         if not 0 < self.share < 1:
             raise MethodOptionError(f"eigen_share must lie in (0, 1), got {self.eigen_share!r}")
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, TypeVar
@@ -34,6 +35,7 @@ from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.rates import UpperRate
 from dpstats.rows.base import Combine, Rows
 from dpstats.rows.memory import InMemoryRows
+from dpstats.validation import shown
 
 __all__ = ["MethodOptions", "check_bool", "FitContext", "Inference", "InferenceRule", "ErrorSplit", "capped_spread",
            "ReleasedStatistics", "ReleasedSums", "TheoryInputs", "MethodFit", "MethodSpec", "FitFunction",
@@ -43,6 +45,19 @@ OptionsT = TypeVar("OptionsT", bound="MethodOptions")
 
 #: names the pipeline fills from public facts; users cannot pass them as options
 PUBLIC_FACTS = ("intercept_index", "column_ranges", "response_range", "column_values")
+
+
+def _beyond_float_range(value: object) -> bool:
+    """Whether ``value`` is a real number (a Python int or Fraction) whose ``float`` overflows: the options' own checks
+    (``math.isfinite(value)``, ``float(value)``) raised a bare OverflowError for it, and a repr of more than 4300
+    digits raises ValueError."""
+    if isinstance(value, (bool, float, np.floating)) or not isinstance(value, numbers.Real):
+        return False
+    try:
+        float(value)
+    except OverflowError:
+        return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -94,6 +109,11 @@ class MethodOptions:
         if unknown:
             accepted = ", ".join(cls.names()) or "no options"
             raise MethodOptionError(f"method '{method}' does not accept {', '.join(unknown)}; it accepts {accepted}")
+        for name, value in options.items():
+            if _beyond_float_range(value):
+                raise MethodOptionError(
+                    f"{name} is {shown(value)}, beyond the float range; every option of method '{method}' is "
+                    "computed in floats: pass a number within it")
         return cls(**options)
 
     def validate_for(self, *, delta: float) -> None:

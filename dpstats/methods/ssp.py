@@ -105,10 +105,17 @@ SPLIT_SAMPLING = "sigma^2 (X^T X)^-1 from the released X^T X and y^T y"
 NO_YTY = "inference=False: y^T y, which R^2 needs, was not released"
 
 
+#: the most bootstrap replicates (as Theil-Sen's): 2**31 of them ran out of memory after the budget was spent
+MAX_BOOTSTRAP = 1 << 20
+
+
 def check_bootstrap(bootstrap: object) -> None:
-    """Refuse a number of bootstrap replicates that is not an integer >= 100."""
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, (int, np.integer)) or bootstrap < 100:
-        raise MethodOptionError("bootstrap must be an integer >= 100 (number of bootstrap replicates)")
+    """Refuse a number of bootstrap replicates that is not an integer in [100, MAX_BOOTSTRAP], before anything is
+    spent (beyond the cap the replicates' arrays exhaust memory after the release)."""
+    if (isinstance(bootstrap, bool) or not isinstance(bootstrap, (int, np.integer))
+            or not 100 <= bootstrap <= MAX_BOOTSTRAP):
+        raise MethodOptionError(f"bootstrap must be an integer in [100, {MAX_BOOTSTRAP}] (number of bootstrap "
+                                "replicates)")
 
 
 @dataclass(frozen=True)

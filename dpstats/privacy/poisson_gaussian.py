@@ -184,7 +184,9 @@ def calibrate_noise_multiplier(epsilon: float, delta: float, sampling_rate: floa
     """
     if not (epsilon > 0 and math.isfinite(epsilon) and 0 < delta < 1):
         raise ValueError("calibration needs a finite epsilon > 0 and 0 < delta < 1")
-    check_privacy_parameters(epsilon, delta)  # the supported range (a search beyond it would not end in time)
+    # the supported range (a search beyond it would not end in time); the fit's own epsilon was checked against
+    # MIN_EPSILON, and this one may be a share of it
+    check_privacy_parameters(epsilon, delta, min_epsilon=0.0)
 
     def excess(log_z: float) -> float:
         return poisson_gaussian_epsilon(math.exp(log_z), sampling_rate, steps, delta) - epsilon

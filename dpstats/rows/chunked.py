@@ -446,8 +446,19 @@ def text_level_columns(schema: pd.DataFrame, formula: str, levels: Mapping[str, 
     parsed = _formula_codes(schema, formula)
     declared: dict[str, Sequence[Any]] = dict(formula_literal_levels(parsed[0] if parsed else []))
     declared.update(levels or {})
+    # a declaration that is not a list of levels (a number, a set, a generator) is refused by the formula layer
+    # with what to fix (schema.declared_level_values); here it names no text column (iterating it raised TypeError)
     return {c: tuple(v for v in lv if isinstance(v, str)) for c, lv in declared.items()
-            if not isinstance(lv, (str, bytes)) and any(isinstance(v, str) for v in lv)}
+            if _level_collection(lv) and any(isinstance(v, str) for v in lv)}
+
+
+def _level_collection(value: Any) -> bool:
+    """Whether a declaration of levels is an ordered collection that the formula layer reads as levels (as
+    ``schema._level_list``: a sequence but not text, a pandas Index, Series or Categorical, a 1-d array)."""
+    if isinstance(value, (str, bytes)):
+        return False
+    return isinstance(value, (Sequence, pd.Index, pd.Series, pd.Categorical)) or (
+        isinstance(value, np.ndarray) and value.ndim == 1)
 
 
 def formula_levels(schema: pd.DataFrame, formula: str, levels: Mapping[str, Sequence[Any]] | None
