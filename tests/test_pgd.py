@@ -128,6 +128,17 @@ def test_interval_withheld_below_the_n_mu_threshold_with_a_specific_reason():
     assert res.info["chains"] == 1
 
 
+def test_on_wide_designs_the_chains_start_offsets_keep_their_norm():
+    """Where n * mu >= SMALL_N_MU, a design of d > START_SPREAD_D_REF columns gets the spread START_SPREAD
+    sqrt(START_SPREAD_D_REF / d) per coordinate (an offset's expected squared norm stays START_SPREAD^2
+    START_SPREAD_D_REF); narrower designs, and every design below SMALL_N_MU, keep theirs."""
+    ref = pgd.START_SPREAD_D_REF
+    assert pgd.start_spread(pgd.SMALL_N_MU, int(ref)) == pgd.START_SPREAD
+    assert pgd.start_spread(pgd.SMALL_N_MU, 4 * int(ref)) == pytest.approx(0.5 * pgd.START_SPREAD)
+    assert pgd.start_spread(1e6, 58) ** 2 * 58 == pytest.approx(pgd.START_SPREAD**2 * ref)
+    assert pgd.start_spread(pgd.SMALL_N_MU - 1e-9, 58) == pgd.WIDE_START_SPREAD
+
+
 def test_below_the_small_n_mu_the_chains_start_wider_apart_and_report_an_interval():
     assert pgd.start_spread(pgd.SMALL_N_MU) == pgd.START_SPREAD
     assert pgd.start_spread(pgd.SMALL_N_MU - 1e-9) == pgd.WIDE_START_SPREAD > pgd.START_SPREAD
@@ -494,7 +505,7 @@ def _spread_fit(df: pd.DataFrame, seed: int, scale: float) -> tuple[np.ndarray, 
 
     split = pgd.error_split
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(pgd, "start_spread", lambda n_mu: scale)
+        mp.setattr(pgd, "start_spread", lambda n_mu, d=1: scale)
         mp.setattr(pgd, "error_split", capture)
         res = dpstats.dp_ols(FORMULA, df, 1.0, 1e-6, method="pgd", bounds=BOUNDS, random_state=seed)
     return res.error_bounds.coefficients.privacy, captured[0]

@@ -100,6 +100,7 @@ from dpstats.validation import MAX_EPSILON
 
 __all__ = ["PGDOptions", "fit", "budget_split", "reports_intervals", "linearise", "phases_linearised", "steps_rule",
            "INTERVAL_MIN_N_MU", "SMALL_N_MU", "SMALL_CLIP_CEILING", "CLIP_CEILING_N_MU", "clip_ceiling", "start_spread",
+           "START_SPREAD_D_REF",
            "WEIGHTS", "SPEC", "clip_rule", "interval_reason", "GramPass", "NormHistogramPass", "GradientPass",
            "InferencePass", "sandwich",
            "gradient_norm_bound", "SAMPLING_Z", "floored_note", "CLIP_D_REF", "CLIP_D_POWER",
@@ -218,6 +219,15 @@ PENALTY = 1.0
 #: real-data benchmark, while three units made them conservative and the estimates less accurate
 #: (docs/choosing.md).
 START_SPREAD, WIDE_START_SPREAD = 1.0, 1.5
+#: Where n * mu >= ``SMALL_N_MU``, on a design of d > START_SPREAD_D_REF columns the spread per coordinate is
+#: START_SPREAD sqrt(START_SPREAD_D_REF / d), so that an offset's norm, which moves every row's residual by about
+#: that much, stays at most START_SPREAD sqrt(START_SPREAD_D_REF) (:func:`start_spread`): with sd 1 per coordinate
+#: on a wide design an offset chain starts with nearly every row's gradient clipped, its path is not the linear one
+#: whose offsets cancel in the chains' mean, and in the directions the steps converge slowly (a factor's dummies
+#: against the intercept) that mean carried the difference: txhousing's headline (58 columns, epsilon 3) sat 0.14
+#: of least squares away with every release's noise removed, 0.04 with no offsets (docs/choosing.md, "The chains'
+#: start offsets on wide designs").
+START_SPREAD_D_REF = 10.0
 #: Each chain's output is the average of its last KEEP_SHARE * T iterates.
 KEEP_SHARE = 0.75
 #: Predictive draws of an interval.
@@ -348,10 +358,13 @@ def rare_outcome_reason(n_mu: float, minority: float | None) -> str:
             "given (a larger epsilon, or more rows, gives one; docs/choosing.md, 'A rare outcome')")
 
 
-def start_spread(n_mu: float) -> float:
-    """The sd of the chains' start offsets per standardised coordinate: ``START_SPREAD``, or ``WIDE_START_SPREAD``
-    below n * mu = ``SMALL_N_MU`` (a public rule)."""
-    return START_SPREAD if n_mu >= SMALL_N_MU else WIDE_START_SPREAD
+def start_spread(n_mu: float, d: int = 1) -> float:
+    """The sd of the chains' start offsets per standardised coordinate: ``START_SPREAD``, times
+    sqrt(``START_SPREAD_D_REF`` / d) on a design of d > START_SPREAD_D_REF columns, or ``WIDE_START_SPREAD`` below
+    n * mu = ``SMALL_N_MU`` (a public rule of n * mu and d)."""
+    if n_mu < SMALL_N_MU:
+        return WIDE_START_SPREAD
+    return START_SPREAD * math.sqrt(min(1.0, START_SPREAD_D_REF / d))
 
 
 def interval_reason(n: int, epsilon: float, delta: float, screened: bool = False) -> str:
@@ -835,7 +848,7 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
         mu_phase = mus["warm start" if phase == 1 else "chains"]
         clips.append(clip)
         penalties.append(phase_penalty(clip, mu_phase))
-        offsets = _start_offsets(d, chains, start_spread(plan.n_mu), rng)  # phase 2's: kept for error_split
+        offsets = _start_offsets(d, chains, start_spread(plan.n_mu, d), rng)  # phase 2's: kept for error_split
         start = np.repeat(theta.mean(axis=1, keepdims=True), chains, axis=1) + offsets
         precond_inv = np.linalg.inv(precond + penalties[-1] * np.eye(d))  # the penalised loss's curvature
         theta = _phase(rows, st, cache, start, precond_inv, clip, steps, mu_phase, ledger=ledger, rng=rng,
