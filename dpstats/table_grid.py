@@ -287,7 +287,22 @@ def latex_text(text: str, numeric: bool = False) -> str:
     out = _SUPERSCRIPT.sub(r"$\1^{\2}$", out)  # X^T, R^2 as mathematics
     if numeric:
         out = re.sub(r"-(?=[\d$])", "$-$", out)
+        out = _E_NOTATION.sub(_power_of_ten, out)
     return out
+
+
+#: a number in e-notation once its minus signs are set as math: 2.1e$-$05, $-$1e+06, 3e7
+_E_NOTATION = re.compile(r"(?<![A-Za-z_])(\$-\$)?(\d+(?:\.\d+)?)e(\$-\$|\+)?0*(\d+)\b")
+
+
+def _power_of_ten(match: re.Match[str]) -> str:
+    """2.1e$-$05 as 2.1$\\times 10^{-5}$ and $-$1e$-$6 as $-10^{-6}$ (a paper's notation; e-notation is a
+    programmer's)."""
+    minus, mantissa, sign, exponent = match.groups()
+    power = f"10^{{{'-' if sign == '$-$' else ''}{exponent}}}"
+    if mantissa == "1":
+        return f"${'-' if minus else ''}{power}$"
+    return f"{minus or ''}{mantissa}$\\times {power}$"
 
 
 def latex_escape_text(text: str) -> str:

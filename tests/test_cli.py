@@ -374,6 +374,20 @@ def test_plan_command_prints_the_library_plan(capsys):
     assert isinstance(json.loads(capsys.readouterr().out), list)
 
 
+def test_plan_command_takes_the_formula_as_fit_does(capsys):
+    """``dpstats plan FORMULA ...`` as ``dpstats fit FORMULA ...`` (s44 new-user check: before, argparse's
+    "unrecognized arguments"); the same plan as --formula; two different formulas are a one-line error."""
+    common = ["--bounds", json.dumps(BOUNDS), "--levels", json.dumps(LEVELS), "--n", "3000", "--epsilon", "1",
+              "--method", "ssp", "--format", "csv"]
+    assert main(["plan", "y ~ x + C(g)", *common]) == 0
+    positional = capsys.readouterr().out
+    assert main(["plan", "--formula", "y ~ x + C(g)", *common]) == 0
+    assert positional == capsys.readouterr().out and "C(g)[T.b]" in positional
+    assert main(["plan", "y ~ x", "--formula", "y ~ x + C(g)", *common]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "two different formulas" in err and len(err.strip().splitlines()) == 1
+
+
 def test_plan_command_errors_are_one_line(capsys):
     assert main(["plan", "--bounds", json.dumps({"x": [0, 1]}), "--n", "100"]) == 2
     err = capsys.readouterr().err
