@@ -211,16 +211,19 @@ def test_a_dotted_column_name_written_bare_suggests_q(code):
 @pytest.mark.parametrize("code", ["class", "np.log(class)", "I(class * 2)"])
 def test_a_column_named_like_a_python_keyword_written_bare_suggests_q(code):
     """R's ``biopsy`` has a response column named ``class``, a Python keyword: the refusal says to quote it with
-    ``Q()``, which works (s44 new-user check; before: "'class' is not a valid expression" alone). A keyword that is
-    not a column keeps the bare message."""
+    ``Q()``, which works (s44 new-user check; before: "'class' is not a valid expression" alone), and so does the
+    refusal of a column name with a space. A keyword that is not a column keeps the bare message."""
     with pytest.raises(FormulaError) as info:
         check_factor(code, [*COLUMNS, "class"])
-    assert "'class' is a column of the data, but also a Python keyword" in str(info.value)
+    assert "'class' is a column of the data, but a Python keyword" in str(info.value)
     assert 'quote it as Q("class")' in str(info.value)
     assert check_factor("Q('class') * 2", [*COLUMNS, "class"]).variables == ["class"]
     with pytest.raises(FormulaError) as info:
         check_factor("lambda", COLUMNS)
     assert str(info.value) == "'lambda' is not a valid expression"
+    with pytest.raises(FormulaError) as info:
+        check_factor("my x", [*COLUMNS, "my x"])
+    assert "'my x' is a column of the data, but not a Python name" in str(info.value) and 'Q("my x")' in str(info.value)
     df = pd.DataFrame({"y": np.arange(200.0) % 7, "Solar.R": np.arange(200.0) % 11})
     res = dpstats.dp_ols('y ~ Q("Solar.R")', df, 1.0, 1e-6, bounds={"y": (0, 6), "Solar.R": (0, 10)},
                          random_state=0)

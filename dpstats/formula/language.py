@@ -247,7 +247,7 @@ def check_factor(code: str, columns: Iterable[str]) -> FactorFacts:
     try:
         tree = ast.parse(code.strip(), mode="eval")
     except SyntaxError:
-        raise FormulaError(f"'{code}' is not a valid expression{_keyword_advice(code, columns)}") from None
+        raise FormulaError(f"'{code}' is not a valid expression{_quote_advice(code, columns)}") from None
     except (RecursionError, MemoryError):  # far deeper than MAX_TERM_DEPTH
         tree = None
     if tree is None or _depth(tree) > MAX_TERM_DEPTH:
@@ -270,16 +270,18 @@ def check_factor(code: str, columns: Iterable[str]) -> FactorFacts:
     return checker.facts
 
 
-def _keyword_advice(code: str, columns: Iterable[str]) -> str:
-    """How to name a column that is a Python keyword (R's ``class``, ``in``, ``if``), which a bare name in a formula
-    cannot be: the advice names the column and ``Q()``; decided from the code and the column names (the schema)."""
-    names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code))
-    clash = sorted(name for name in names if keyword.iskeyword(name) and name in {str(c) for c in columns})
+def _quote_advice(code: str, columns: Iterable[str]) -> str:
+    """How to name a column that a bare name in a formula cannot be, a Python keyword (R's ``class``) or a name with a
+    space: ``Q()``; decided from the code and the column names (the schema)."""
+    names = {str(c) for c in columns}
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code))
+    clash = [code.strip()] if code.strip() in names else sorted(w for w in words if keyword.iskeyword(w) and w in names)
     if not clash:
         return ""
-    return (f": {clash[0]!r} is a column of the data, but also a Python keyword, which a formula cannot use as a bare "
-            f"name; quote it as Q(\"{clash[0]}\") wherever the formula names it. Decided from the formula and the "
-            "column names; nothing was spent")
+    kind = "a Python keyword" if keyword.iskeyword(clash[0]) else "not a Python name"
+    return (f": {clash[0]!r} is a column of the data, but {kind}, which a formula cannot use as a bare name; quote "
+            f"it as Q(\"{clash[0]}\") wherever the formula names it. Decided from the formula and the column names; "
+            "nothing was spent")
 
 
 def check_contrast_names(facts: Iterable[FactorFacts]) -> None:
