@@ -309,6 +309,24 @@ def test_model_names_and_stats_of_wrong_types_are_typed_refusals(fits):
         dpstats.table([fits["ada"]], stats=None)
 
 
+def test_privacy_latex_fits_on_a_page(fits):
+    """as_latex(privacy=True): the steps are the float, the budget, guarantee and notes a paragraph after it that
+    breaks across pages (s44 new-user check: pgd's notes, and TukeyEM's 22 steps, made a float taller than the page,
+    whose foot pdflatex cut off); TukeyEM's per-column medians share one row."""
+    res = dpstats.dp_ols(FORMULA, factor_frame(3_000), 1.0, 1e-6, bounds=BOUNDS, random_state=0)
+    report = res.summary().as_latex(label="tab:a", privacy=True).split("\\label{tab:a:privacy}")[1]
+    float_part, after = report.split("\\end{table}")
+    assert "\\begin{tabular}" in float_part and "Budget spent" not in float_part and "Note: pgd" not in float_part
+    head = "{\\footnotesize\\raggedright\\noindent Privacy report of Table~\\ref{tab:a:privacy}"
+    assert after.lstrip().startswith(head)
+    assert "Budget spent" in after and "Note: pgd" in after
+    tukey = fits["tukey"].summary().as_latex(privacy=True)
+    rows = [line for line in tukey.splitlines() if "private median of column" in line]
+    medians = [s.name for s in fits["tukey"].privacy.steps if "private median of column" in s.name]
+    assert len(medians) == 4 and len(rows) == 1 and "private median of column 1-4 (each)" in rows[0]
+    assert "draws no random numbers" in fits["ols"].summary().as_latex(privacy=True).split("\\end{table}")[-2]
+
+
 def test_summary_latex_label_must_be_a_string(fits):
     with pytest.raises(DataTypeError, match="label must be a string"):
         fits["ada"].summary().as_latex(label=3)
