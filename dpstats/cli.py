@@ -662,7 +662,9 @@ def _one_line(exc: BaseException, example: bool = False) -> str:
     elif isinstance(exc, MissingBoundsError) and example:
         msg += " With dpstats example: --documented-bounds declares the ranges published with the data set."
     elif isinstance(exc, MissingBoundsError):
-        msg += " On the command line: --bounds '{\"VAR\": [lo, hi]}'."
+        msg += (" On the command line: --bounds '{\"VAR\": [lo, hi]}' for a numeric column; a column of a CSV file "
+                "that is a factor (text) needs --levels '{\"VAR\": [\"a\", \"b\"]}' instead: without declared "
+                "levels it is read as numbers.")
     elif isinstance(exc, MissingDataError) and "missing='drop'" in msg:
         msg += " On the command line: --missing drop."
     return msg
