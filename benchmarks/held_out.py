@@ -362,11 +362,74 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # log output; no bounds
     "empluk": (lambda: _r("EmplUK"), "np.log(emp) ~ np.log(wage) + np.log(capital) + np.log(output)", "np.log(wage)",
                None),
+    # -- eighth collection (session 44): eleven of the twelve regressions of that session's new-user check, with its
+    # formulas, bounds and levels; four responses passed as booleans (Cowles, biopsy, Womenlf, Pima.te: linear
+    # probability models), a product as the headline (Cowles), one fitted with missing="drop" (VietNamH). Its twelfth,
+    # Galton's own table (child on mid-parent height), is the sixth collection's galton (GaltonFamilies, the same 205
+    # families) under another name and is left out
+    # Campbell & Mahon (1974), MASS's crabs: carapace length (10-55 mm) on frontal lobe size (5-30 mm) of Leptograpsus
+    # crabs, by colour form and sex (the adults' documented sizes are a few centimetres)
+    "crabs": (lambda: _r("crabs"), "CL ~ FL + C(sp) + C(sex)", "FL", {"FL": (5, 30), "CL": (10, 55)}),
+    # Cowles & Davis (1987), Fox (2008) ch. 14: volunteering for a psychology experiment (a boolean) on neuroticism and
+    # extraversion, both Eysenck Personality Inventory scales of 0-24, their product, and sex
+    "cowles": (lambda: _r("Cowles").assign(volunteer=lambda t: t.volunteer == "yes"),
+               "volunteer ~ neuroticism * extraversion + C(sex)", "neuroticism:extraversion",
+               {"neuroticism": (0, 24), "extraversion": (0, 24)}),
+    # Baltagi & Griffin (1983), 18 OECD countries 1960-78: log gasoline per car on log real income per head, log real
+    # price of gasoline and log cars per head (log-scale ranges four to seven units wide, e-fold margins around the
+    # magnitudes of the series' documented units), country effects
+    "gasoline": (lambda: _r("Gasoline"), "lgaspcar ~ lincomep + lrpmg + lcarpcap + C(country)", "lrpmg",
+                 {"lgaspcar": (3, 7), "lincomep": (-9, -5), "lrpmg": (-3, 2), "lcarpcap": (-14, -7)}),
+    # Viet Nam Living Standards Survey 1997 (Cameron & Trivedi), households: log food spending on log total spending
+    # (ranges of seven and eight e-folds, a poor rural to a rich urban household), household size (1-20), the head's
+    # sex, age (15-100, adult heads) and years of schooling (0-20), farming, urban, log health spending in 12 months
+    # (0-12); 993 rows with a missing value, fitted with missing="drop" (``MISSING``)
+    "vietnamh": (lambda: _r("VietNamH"),
+                 "lnrlfood ~ lntotal + hhsize + C(sex) + C(farm) + C(urban) + age + educyr + lnexp12m", "lntotal",
+                 {"lnrlfood": (5, 12), "lntotal": (5, 13), "hhsize": (1, 20), "age": (15, 100), "educyr": (0, 20),
+                  "lnexp12m": (0, 12)}),
+    # Wolberg & Mangasarian (1990), MASS's biopsy: malignant tumour (a boolean) on the nine cytology scores, each a
+    # documented 1-10 scale; complete rows (16 lack bare nuclei, V6)
+    "biopsy": (lambda: _r("biopsy").assign(malignant=lambda t: t["class"] == "malignant"),
+               "malignant ~ V1 + V2 + V3 + V4 + V5 + V6 + V7 + V8 + V9", "V1",
+               {f"V{i}": (1, 10) for i in range(1, 10)}),
+    # Alonso-Borrego & Arellano (1999), Spanish manufacturing firms 1983-90: log real output on log employment (1-11:
+    # from a few workers to tens of thousands) and log real capital stock (0-14; output 2-14, ranges of firms from
+    # small to the largest) and year effects
+    "snmesp": (lambda: _r("Snmesp"), "y ~ n + k + C(year)", "n", {"y": (2, 14), "n": (1, 11), "k": (0, 14)}),
+    # Verbeek (2004) ch. 3, Dutch men's fashion stores in 1990: log annual sales (10,000 to 10 million guilders) on log
+    # total hours worked (10-1,000), log sales floor space (10-2,000 square metres) and the gross profit margin (a
+    # percentage, 0-100)
+    "clothing": (lambda: _r("Clothing"), "np.log(tsales) ~ np.log(hoursw) + np.log(ssize) + margin",
+                 "np.log(hoursw)", {"tsales": (1e4, 1e7), "hoursw": (10, 1000), "ssize": (10, 2000),
+                                    "margin": (0, 100)}),
+    # Fox (2008), carData's Womenlf (Canadian women 1977): working (a boolean, full or part time) on husband's income
+    # ($1,000s, 0-60), children at home and region, Ontario the reference
+    "womenlf": (lambda: _r("Womenlf").assign(working=lambda t: t.partic != "not.work"),
+                "working ~ hincome + C(children) + C(region, Treatment('Ontario'))", "hincome", {"hincome": (0, 60)}),
+    # Smith et al. (1988), MASS's Pima.te: diabetes (a boolean) on plasma glucose (40-200 mg/dL, the test's range),
+    # body-mass index (15-70), the diabetes pedigree function (0-2.5), age (21-90, the study's women were at least 21)
+    # and pregnancies (0-17)
+    "pima": (lambda: _r("Pima.te").assign(diabetic=lambda t: t.type == "Yes"),
+             "diabetic ~ glu + bmi + ped + age + npreg", "glu",
+             {"glu": (40, 200), "bmi": (15, 70), "ped": (0, 2.5), "age": (21, 90), "npreg": (0, 17)}),
+    # Jaggia & Thosar (1993), Cameron & Trivedi: bids received by takeover targets (a count, 0-15) on the bid premium
+    # (price over market value, 0.5-3), institutional holdings (a share, 0-1), size in $bn (0-25) and its square and
+    # 0/1 defences and a white knight
+    "bids": (lambda: _r("Bids"),
+             "numbids ~ bidprem + insthold + size + I(size ** 2) + leglrest + rearest + finrest + regulatn + whtknght",
+             "whtknght", {"numbids": (0, 15), "bidprem": (0.5, 3), "insthold": (0, 1), "size": (0, 25),
+                          "leglrest": (0, 1), "rearest": (0, 1), "finrest": (0, 1), "regulatn": (0, 1),
+                          "whtknght": (0, 1)}),
+    # Summers & Heston (1991), 125 countries 1960-85: savings rate (percent, -20 to 60) on log real GDP per head (100 to
+    # 50,000 1985 dollars) and log population (10 thousand to 2 billion, in thousands), OPEC and communist membership
+    "sumhes": (lambda: _r("SumHes"), "sr ~ np.log(gdp) + np.log(pop) + C(opec) + C(com)", "np.log(gdp)",
+               {"sr": (-20, 60), "gdp": (100, 50000), "pop": (10, 2e6)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
 COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fourth": "laborsupply",
-               "fifth": "rwm5yr", "sixth": "airquality", "seventh": "tips"}
+               "fifth": "rwm5yr", "sixth": "airquality", "seventh": "tips", "eighth": "crabs"}
 
 
 def collection(which: str) -> list[str]:
@@ -427,19 +490,29 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "grouseticks": {"YEAR": (96, 95, 97)},
     "leinhardt": {"region": ("Africa", "Americas", "Asia", "Europe"), "oil": ("no", "yes")},
     "flchain": {"sex": ("F", "M")},
+    "crabs": {"sp": ("B", "O"), "sex": ("F", "M")},
+    "cowles": {"sex": ("female", "male")},
+    "gasoline": {"country": ("AUSTRIA", "BELGIUM", "CANADA", "DENMARK", "FRANCE", "GERMANY", "GREECE", "IRELAND",
+                             "ITALY", "JAPAN", "NETHERLA", "NORWAY", "SPAIN", "SWEDEN", "SWITZERL", "TURKEY", "U.K.",
+                             "U.S.A.")},
+    "vietnamh": {"sex": ("male", "female"), "farm": ("no", "yes"), "urban": ("no", "yes")},
+    "snmesp": {"year": tuple(range(1983, 1991))},
+    "womenlf": {"children": ("absent", "present"), "region": ("Ontario", "Prairie", "Atlantic", "BC", "Quebec")},
+    "sumhes": {"opec": ("no", "yes"), "com": ("no", "yes")},
 }
 
 #: the missing-value rule of the data sets whose rows with a missing value are passed to the fit (``frame``) rather
 #: than dropped before it: many rows have one (Chile 119 of 2,700, flchain 1,350 of 7,874), so the default refuses and
 #: a user passes missing="drop" (the others get the default, on their complete rows)
-MISSING: dict[str, str] = {"chile": "drop", "flchain": "drop"}
+MISSING: dict[str, str] = {"chile": "drop", "flchain": "drop", "vietnamh": "drop"}
 
 def fits(name: str, method: str, epsilons: Sequence[float], seeds: int, with_bounds: bool = True) -> Iterable[dict]:
     """One record per (epsilon, seed); ``with_bounds=False`` fits without the declared bounds."""
     _, formula, head, declared = SPECS[name]
     bounds = declared if with_bounds else None
     df = frame(name)
-    ols = smf.ols(formula, df).fit()  # on the complete rows
+    # on the complete rows; a boolean response (fitted as such by dp_ols) as 0/1 for statsmodels
+    ols = smf.ols(formula, df.assign(**{c: df[c].astype(float) for c in df.columns if df[c].dtype == bool})).fit()
     b_ols, se = float(ols.params[head]), float(ols.bse[head])
     rule = {"missing": MISSING[name]} if name in MISSING else {}
     for eps in epsilons:
