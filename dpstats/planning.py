@@ -41,8 +41,10 @@ standardised slopes.  The sampling error is sigma^2 (n E[x x^T])^{-1}.  The
 privacy error comes from the method's own calibration where it registers
 one (``UpperRate.expected_error``: ``ssp``, ``adassp``, ``noisy_ols``, and
 ``pgd``, whose public rules run on the assumed moments:
-:func:`dpstats.methods.pgd.expected_error`; first order in the noise), otherwise
-from a rate, up to its unknown constants:
+:func:`dpstats.methods.pgd.expected_error`; first order in the noise; pgd's
+is the error of its estimate with its planned shrinkage divided out, which no
+assumed coefficient makes free, ``UpperRate.planned_error``, printed with the
+assumptions), otherwise from a rate, up to its unknown constants:
 the sampling error times the privacy-to-sampling ratio of the method's
 upper rate, or of the minimax lower bound (Cai, Wang & Zhang 2021, Thm 18;
 Thm 16 with ``sparsity``) when the method has none; the ``model`` column
@@ -1103,13 +1105,20 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
     if outcome_share is not None:
         setting = _with_outcome_share(setting, outcome_share)
     targets = _targets(target, setting.names)
-    records = []
+    records, models = [], []
     for spec, auto in _methods(method, n, setting, epsilon, delta):
-        model = _Model(spec, setting, delta, inference, sparsity)
-        records += _method_rows(model, n, epsilon, targets, auto)
+        models.append(_Model(spec, setting, delta, inference, sparsity))
+        records += _method_rows(models[-1], n, epsilon, targets, auto)
     frame = pd.DataFrame.from_records(records, columns=_COLUMNS)
     facts = {"n": n, "epsilon": epsilon, "delta": delta, "names": setting.names}
-    return Plan(frame, tuple(setting.assumptions), facts)
+    return Plan(frame, (*setting.assumptions, *_planned_errors(models)), facts)
+
+
+def _planned_errors(models: Sequence[_Model]) -> list[str]:
+    """What the planned methods' calibrations give as the privacy error where it is not the released coefficients'
+    distance from least squares (``UpperRate.planned_error``), each once."""
+    notes = [m.upper.planned_error for m in models if m.upper is not None and m.upper.planned_error]
+    return list(dict.fromkeys(notes))
 
 
 def _method_rows(model: _Model, n: int | None, epsilon: float | None, targets: np.ndarray | None,
