@@ -7,8 +7,10 @@ with the columns as written, which is what the default did before.  The same mod
 ``y ~ C(g) + x + I(x**2)``, centred, is the reference.
 
 A quadratic, y = 1 + 0.5 [g = b] - 0.3 [g = c] + 0.2 x - 0.002 x^2 + e, and a product, y = 1 + 0.5 [g = b] -
-0.3 [g = c] + 0.05 x + 0.1 z + 0.01 x z + e (x ~ U[20, 60], z ~ U[10, 20], g uniform on three levels, e ~ N(0,
-0.5^2) and N(0, 1)), n = 4,000, bounds x in [16, 65], z in [0, 30], y declared wide; epsilon 1, delta = 1e-6, the
+0.3 [g = c] + 0.05 x + 0.1 z + 0.01 x z + e, and slopes by group, y = 1 + 0.5 [g = b] - 0.3 [g = c] + (0.2 +
+0.05 [g = b]) x + e, written ``0 + C(g) + x + x:C(g)`` (the product's reduced coding beside the factor's full
+dummies) (x ~ U[20, 60], z ~ U[10, 20], g uniform on three levels, e ~ N(0, 0.5^2) for the quadratic, N(0, 1)
+otherwise), n = 4,000, bounds x in [16, 65], z in [0, 30], y declared wide; epsilon 1, delta = 1e-6, the
 default method, noise seed s and data set s for s = 0..reps-1.  Per coefficient: how many fits' 95% intervals
 cover least squares on the same data (statsmodels OLS), and the median relative error of x's coefficient.
 
@@ -39,6 +41,7 @@ LEVELS = ["a", "b", "c"]
 DESIGNS = {
     "quadratic": ("x + I(x**2)", {"x": (16.0, 65.0), "y": (-10.0, 10.0)}),
     "product": ("x * z", {"x": (16.0, 65.0), "z": (0.0, 30.0), "y": (-10.0, 60.0)}),
+    "slopes by group": ("x + x:C(g)", {"x": (16.0, 65.0), "y": (-10.0, 60.0)}),
 }
 #: (how the intercept is written, rescale, label)
 FITS = (("0 + C(g) + ", True, "implicit, as written (rescale=True; the default before)"),
@@ -53,6 +56,8 @@ def _frame(name: str, n: int, seed: int) -> pd.DataFrame:
     shift = 0.5 * (df.g == "b").to_numpy() - 0.3 * (df.g == "c").to_numpy()
     if name == "quadratic":
         df["y"] = 1 + shift + 0.2 * df.x - 0.002 * df.x**2 + rng.normal(0, 0.5, n)
+    elif name == "slopes by group":
+        df["y"] = 1 + shift + (0.2 + 0.05 * (df.g == "b").to_numpy()) * df.x + rng.normal(0, 1, n)
     else:
         df["y"] = 1 + shift + 0.05 * df.x + 0.1 * df.z + 0.01 * df.x * df.z + rng.normal(0, 1, n)
     return df

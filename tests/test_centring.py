@@ -323,19 +323,24 @@ def _three_levels(n: int, seed: int) -> pd.DataFrame:
     return df
 
 
-@pytest.mark.parametrize("rest,centred", [("x + I(x ** 2)", ("I(x ** 2)",)),
-                                          ("x + z + x:z + I(x ** 2)", ("x:z", "I(x ** 2)")),
-                                          ("x + I(x ** 2) + I(x ** 3)", ("I(x ** 2)", "I(x ** 3)"))])
+@pytest.mark.parametrize("rest,centred", [
+    ("x + I(x ** 2)", ("I(x ** 2)",)),
+    ("x + z + x:z + I(x ** 2)", ("x:z", "I(x ** 2)")),
+    ("x + I(x ** 2) + I(x ** 3)", ("I(x ** 2)", "I(x ** 3)")),
+    (f"x + x:{IMPLICIT}", tuple(f"x:{IMPLICIT}[T.{lv}]" for lv in "bc")),
+])
 def test_a_design_whose_dummies_sum_to_the_constant_is_centred_exactly(rest, centred):
     """``y ~ 0 + C(g) + ...`` has no Intercept column, but g's three dummies sum to 1 on every row: the centring
-    spreads the constant term over them, so X M holds (x - 15)^2, (x - 15)(z - 12), (x - 15)^3 exactly (the dummies,
-    x and z unchanged), and least squares on the fitted design (centred, through the intercept model, rescaled)
-    maps back to least squares on the formula's columns (to 1e-8).  Deterministic."""
+    spreads the constant term over them, so X M holds (x - 15)^2, (x - 15)(z - 12), (x - 15)^3 exactly, and the
+    reduced coding of x:C(g) beside C(g)'s full dummies gives (x - 15) [g = b] and (x - 15) [g = c] (the dummies, x
+    and z unchanged); least squares on the fitted design (centred, through the intercept model, rescaled) maps back
+    to least squares on the formula's columns (to 1e-8).  Deterministic."""
     df = _three_levels(3000, 5)
     design, centring = _centring(f"y ~ 0 + {IMPLICIT} + {rest}", df)
     assert not design.has_intercept and centring is not None and centring.centred == centred
-    x, z = df.x.to_numpy(), df.z.to_numpy()
-    expected = {"x:z": (x - 15) * (z - 12), "I(x ** 2)": (x - 15) ** 2, "I(x ** 3)": (x - 15) ** 3}
+    x, z, g = df.x.to_numpy(), df.z.to_numpy(), df.g.to_numpy()
+    expected = {"x:z": (x - 15) * (z - 12), "I(x ** 2)": (x - 15) ** 2, "I(x ** 3)": (x - 15) ** 3,
+                **{f"x:{IMPLICIT}[T.{lv}]": (x - 15) * (g == lv) for lv in "bc"}}
     fitted = design.X @ centring.matrix
     for j, name in enumerate(design.column_names):
         np.testing.assert_allclose(fitted[:, j], expected.get(name, design.X[:, j]), rtol=1e-9,

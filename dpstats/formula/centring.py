@@ -26,8 +26,10 @@ A column is centred when:
 * **product with a coded factor**: its term multiplies one or more such numerical factors and one coded factor (a
   categorical factor's dummies, or a numerical variable with public values, such as a 0/1 integer), which keeps
   its coding: only the numerical factors are centred, ``(x - c) d``, and every sub-product of the numerical
-  factors times the coded factor (``d`` alone for the empty one) is a term of the design with the same columns
-  (for a categorical factor, the same contrast);
+  factors times the coded factor (``d`` alone for the empty one) is a term of the design whose columns carry the
+  product's coding: the same columns, or for a categorical factor columns whose contrast gives the product's level
+  by level (the same contrast, or the full set of dummies of ``0 + C(g)`` beside the reduced coding of
+  ``x:C(g)``);
 * **power**: its term is one factor ``I(e ** k)`` or ``np.power(e, k)`` (an integer k >= 2) whose base ``e`` is
   a main effect of the design, with every lower power ``e ** j`` (2 <= j < k) and the intercept present;
 
@@ -56,6 +58,11 @@ import numpy as np
 
 from dpstats.bounds.derive import column_values
 from dpstats.bounds.interval import Interval
+
+#: The largest residual, level by level, of a product's coded columns written as combinations of a sub-product's
+#: (:func:`_coding_map`), and the size below which a weight is 0: contrast matrices hold small integers, so only
+#: rounding.
+CODING_TOL = 1e-9
 
 __all__ = ["ColumnCentring", "CentrableDesign", "public_centring", "centrable_design", "product_columns"]
 
@@ -329,11 +336,10 @@ def _product(term: Any, cols: slice, design_info: Any, mains: dict[Any, int],
     The term multiplies two or more factors: numerical main effects without public values (``mains``) and at most
     one coded factor (a categorical factor's dummies, or a numerical variable with public values such as a 0/1
     integer), which keeps its coding.  Every sub-product of the numerical factors times the coded factor (the coded
-    main effect ``d`` for the empty one; without a coded factor, the intercept) must be a term of the design with
-    the same columns: for a categorical factor, the same contrast (the design's columns then pair up in order).
-    Without a coded factor the empty sub-product is the constant, ``unit`` (:func:`_unit`; None: the term is not
-    centred).  The range of column i is prod(h) max|d_i| over the coded column's public range (the constant's:
-    1)."""
+    main effect ``d`` for the empty one) must be a term of the design whose columns carry the product's coding
+    (:func:`_coding_map`).  Without a coded factor the empty sub-product is the constant, ``unit`` (:func:`_unit`;
+    None: the term is not centred; :func:`_numeric_product`).  The range of column i is prod(h) max|d_i| over the
+    values d_i takes (the coded column's public range, or its contrast's values)."""
     numerical = [f for f in term.factors if f in mains]
     coded = frozenset(term.factors) - frozenset(numerical)
     if len(term.factors) < 2 or not numerical or len(coded) > 1:
@@ -349,19 +355,56 @@ def _product(term: Any, cols: slice, design_info: Any, mains: dict[Any, int],
     if not zero_centres and all(c == 0.0 for c, _ in centre.values()):
         return None
     width = cols.stop - cols.start
+    (factor_code,) = coded
     weights: list[dict[int, float]] = [{} for _ in range(width)]
     for size in range(len(numerical)):
         for subset in itertools.combinations(numerical, size):
             found = terms.get(frozenset(subset) | coded)
-            if found is None or found[1].stop - found[1].start != width or (categorical and any(
-                    _contrast(design_info, found[0], f) != _contrast(design_info, term, f) for f in coded)):
+            coding = None if found is None else _coding_map(design_info, found, term, width, factor_code, categorical)
+            if found is None or coding is None:
                 return None
             factor = math.prod(-centre[f][0] for f in numerical if f not in subset)
             for i in range(width):
-                weights[i][found[1].start + i] = weights[i].get(found[1].start + i, 0.0) + factor
+                for m in np.flatnonzero(coding[:, i]):
+                    j = found[1].start + int(m)
+                    weights[i][j] = weights[i].get(j, 0.0) + factor * float(coding[m, i])
     half = math.prod(h for _, h in centre.values())
-    reach = [max(abs(lo), abs(hi)) for lo, hi in ranges[alone[1].start:alone[1].stop]]
+    if categorical:
+        coded_values = _contrast_matrix(design_info, term, factor_code)
+        assert coded_values is not None  # _coding_map read it
+        reach = np.abs(coded_values).max(axis=0).tolist()
+    else:
+        reach = [max(abs(lo), abs(hi)) for lo, hi in ranges[alone[1].start:alone[1].stop]]
     return [(w, (-half * m, half * m)) for w, m in zip(weights, reach, strict=True)]
+
+
+def _coding_map(design_info: Any, found: tuple[Any, slice], term: Any, width: int, factor: Any, categorical: bool
+                ) -> np.ndarray | None:
+    """W (columns of ``found`` x ``width``): the product term's coded columns as combinations of those of its
+    sub-product ``found``, level by level, d_term = d_found W; None where there is no such W.  A coded numerical
+    variable (public values) is the same column in both (W = I).  A categorical factor's columns map through its
+    contrast matrices (levels x columns), C_found W = C_term, solved exactly: the identity where the codings are the
+    same, and e.g. a full set of dummies (``0 + C(g)``) carrying the reduced coding of ``x:C(g)``."""
+    size = found[1].stop - found[1].start
+    if not categorical:
+        return np.eye(width) if size == width else None
+    own, theirs = _contrast_matrix(design_info, found[0], factor), _contrast_matrix(design_info, term, factor)
+    if own is None or theirs is None or own.shape[0] != theirs.shape[0]:
+        return None
+    if own.shape == theirs.shape and np.array_equal(own, theirs):
+        return np.eye(width)
+    coding = np.linalg.lstsq(own, theirs, rcond=None)[0]
+    coding[np.abs(coding) < CODING_TOL] = 0.0
+    return coding if np.abs(own @ coding - theirs).max() <= CODING_TOL else None
+
+
+def _contrast_matrix(design_info: Any, term: Any, factor: Any) -> np.ndarray | None:
+    """The contrast matrix (levels x columns) of a categorical factor in a term coded by one subterm (None
+    otherwise)."""
+    codings = design_info.term_codings[term]
+    if len(codings) != 1 or factor not in codings[0].contrast_matrices:
+        return None
+    return np.asarray(codings[0].contrast_matrices[factor].matrix, dtype=float)
 
 
 def _numeric_product(numerical: Sequence[Any], terms: dict[frozenset[Any], tuple[Any, slice]], mains: dict[Any, int],
@@ -388,14 +431,6 @@ def _numeric_product(numerical: Sequence[Any], terms: dict[frozenset[Any], tuple
                 weights[j] = weights.get(j, 0.0) + factor * w
     half = math.prod(h for _, h in centre.values())
     return [(weights, (-half, half))]
-
-
-def _contrast(design_info: Any, term: Any, factor: Any) -> tuple[str, ...] | None:
-    """The column suffixes of a categorical factor's coding in a term coded by one subterm (None otherwise)."""
-    codings = design_info.term_codings[term]
-    if len(codings) != 1 or factor not in codings[0].contrast_matrices:
-        return None
-    return tuple(codings[0].contrast_matrices[factor].column_suffixes)
 
 
 def _power(factors: Sequence[Any], mains: dict[Any, int], ranges: Sequence[tuple[float, float]], design_info: Any,
