@@ -369,8 +369,10 @@ class UnscaledFitWarning(UserWarning):
 
 class UncentredColumnsWarning(UserWarning):
     """A private fit has product or power columns (``x:z``, ``I(x ** 2)``) that were fitted as written: with
-    ``rescale=False``; with ``rescale=True`` and a bound missing; or with the default ``rescale="centred"``, a
-    bound missing, and a method that does not centre them at centres it releases (pgd does).  Fitted as written,
+    ``rescale=False``; with ``rescale=True`` and a bound missing; with the default ``rescale="centred"``, a
+    bound missing, and a method that does not centre them at centres it releases (pgd does, around an Intercept
+    column: not for ``y ~ 0 + C(g) + ...``); or in a design without the constant (``y ~ 0 + x + I(x ** 2)``),
+    which no centring leaves the same model.  Fitted as written,
     the intervals of such a column, its variables and the intercept are not reliable (the other coefficients' are
     unaffected).  Declare bounds for every variable and the response, or keep the default rescaling with pgd.
     Decided from public facts (the formula, which bounds were declared, the options); the fit runs and its report

@@ -740,8 +740,10 @@ def public_scaling(design: Design, rescale: str) -> tuple[PublicScaling, DataBou
 
     ``"columns"`` maps every column and the response to [-1, 1]; ``"centred"`` first re-expresses the product and
     power columns with their variables centred at their declared midpoints (:mod:`dpstats.formula.centring`, which
-    centres only designs with an intercept).  Either way a design without an intercept whose columns sum to the
-    constant is fitted through the intercept model (:func:`_implicit_intercept`)."""
+    centres designs that hold the constant: an intercept, or columns that sum to it).  Either way a design without
+    an intercept whose columns sum to the constant is then fitted through the intercept model
+    (:func:`_implicit_intercept`): the fitted design is X M_c M_i, the centring's M_c and the intercept model's
+    M_i, whose constant column X M_c w = X w = 1 because the centring leaves the columns of w as they are."""
     if rescale == "off" or design.missing_bounds:
         return None
     intercept_index = design.column_names.index("Intercept") if design.has_intercept else None
@@ -752,8 +754,9 @@ def public_scaling(design: Design, rescale: str) -> tuple[PublicScaling, DataBou
         fitted = dataclasses.replace(fitted, column_lo=np.array([lo for lo, _ in centring.intervals]),
                                      column_hi=np.array([hi for _, hi in centring.intervals]))
         mix = centring.matrix
-    elif (weights := design.constant_weights()) is not None:  # centring needs an intercept: never both
-        intercept_index, mix, fitted = _implicit_intercept(weights, fitted)
+    if (weights := design.constant_weights()) is not None:
+        intercept_index, implicit, fitted = _implicit_intercept(weights, fitted)
+        mix = implicit if mix is None else mix @ implicit
     return PublicScaling.from_bounds(fitted, intercept_index, mix=mix), fitted
 
 
@@ -934,8 +937,9 @@ def _uncentred_note(design: Design, scaling: PublicScaling | None, centred: tupl
     """The report's note for product and power columns fitted as written for want of the public rescaling (a bound
     not declared, or ``rescale=False``), so that they could not be centred (docs/choosing.md, "Products and
     powers"), unless the method centred them itself at released centres (``centred``); "" otherwise.  Public facts
-    only: the formula, which bounds are declared, the rescale mode and the method."""
-    structure = design.product_columns() if scaling is None else None
+    only: the formula, which bounds are declared, the rescale mode and the method.  With every bound declared, the
+    note is for a design without an intercept whose constant the centring cannot use (:func:`_no_constant`)."""
+    structure = design.product_columns() if scaling is None or _no_constant(design, rescale) else None
     if structure is None or set(structure.centred) <= set(centred):
         return ""
     many = len(structure.centred) > 1
@@ -943,11 +947,20 @@ def _uncentred_note(design: Design, scaling: PublicScaling | None, centred: tupl
                 "a simulated quadratic, 20 of 20 centred" if structure.powers else
                 "a product's intervals and its variables' covered least squares in 16-18 of 20 fits of a simulated "
                 "product of two variables away from 0, 20 of 20 centred")
-    if rescale == "off":
+    if scaling is not None:
+        why, advice = ("the design has no Intercept column and its columns do not sum to the constant by public "
+                       "weights that leave these columns and their variables out, so centring them would change "
+                       "the model", "add the intercept where the model has one")
+    elif rescale == "off":
         why, advice = "rescale=False", "leave rescale at its default, 'centred'"
     elif rescale == "columns":
         why, advice = ("rescale=True, and not every variable and the response have declared bounds",
                        "leave rescale at its default, 'centred'")
+    elif not design.has_intercept:
+        why, advice = ("not every variable and the response have declared bounds, and the design has no Intercept "
+                       "column (a constant its columns sum to, as in y ~ 0 + C(g) + ..., is not an intercept a fit "
+                       "without bounds centres around), so none of them is centred at released means",
+                       "write the intercept (y ~ C(g) + ... is the same model as y ~ 0 + C(g) + ...)")
     elif design.centrable_columns() is None:  # a centred column that is itself centred in a product
         why, advice = ("not every variable and the response have declared bounds, and a product of a power or "
                        "product column (such as I(x ** 2):z) is not centred at released means, so none of them is",
@@ -960,6 +973,13 @@ def _uncentred_note(design: Design, scaling: PublicScaling | None, centred: tupl
             f"{'such columns' if many else 'such a column'}, {'their' if many else 'its'} variables and the "
             f"intercept are not reliable ({evidence}); the other coefficients' are unaffected. Declare bounds for "
             f"every variable and the response, or {advice}")
+
+
+def _no_constant(design: Design, rescale: str) -> bool:
+    """Whether the declared midpoints cannot centre a design's products and powers for want of the constant: no
+    Intercept column, and no public weights summing its columns to 1 that the centring leaves as they are
+    (:mod:`dpstats.formula.centring`; public facts only)."""
+    return rescale == "centred" and not design.has_intercept and design.public_centring() is None
 
 
 def _results(spec: MethodSpec, design: Design, n: int, fitted: MethodFit, ledger: PrivacyLedger, eps: float,

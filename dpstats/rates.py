@@ -464,7 +464,8 @@ class ExpectedError:
     ----------
     privacy : numpy.ndarray or None
         Second moment (d x d) of the privacy part of the coefficients' error (the released coefficients minus
-        least squares on the same data), first order in the noise; None when the fit would refuse.
+        least squares on the same data, or what :attr:`UpperRate.planned_error` says), first order in the noise;
+        None when the fit would refuse.
     refusal : str
         Why the fit would refuse (a public or private check), "" when it would not.
     noise_to_signal : float or None
@@ -504,6 +505,9 @@ class UpperRate:
     expected_error : callable or None
         ``expected_error(facts: PlanningFacts) -> ExpectedError``: the privacy error the method's own
         calibration gives a planned fit (read by :func:`dpstats.plan`); None to plan with the rate.
+    planned_error : str
+        What ``expected_error`` plans where it is not the released coefficients' distance from least squares, in
+        words: the plan prints it with its assumptions ("" where it is that distance).
 
     Examples
     --------
@@ -519,3 +523,4 @@ class UpperRate:
     uncovered_source: str = ""
     inference_share: float = 0.0
     expected_error: Callable[[PlanningFacts], ExpectedError] | None = None
+    planned_error: str = ""

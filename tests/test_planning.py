@@ -13,6 +13,7 @@ import pytest
 from scipy.special import ndtri
 
 import dpstats
+from dpstats import planning
 from dpstats.errors import (
     DPStatsError,
     IllConditionedDesignError,
@@ -748,3 +749,49 @@ def test_rate_plan_with_a_huge_d_ends():
     never ended (plan(1e-300, 2**63, 100) ran for more than ten minutes)."""
     table = dpstats.plan(1e-300, 2**63, 100.0)
     assert len(table) > 0
+
+
+#: birthwt's regression (Hosmer & Lemeshow; R's MASS) with the documented ranges of its variables, n = 189
+BIRTHWT = ("bwt ~ age + lwt + smoke + ht + ui",
+           {"bwt": (500, 6000), "age": (10, 50), "lwt": (70, 300), "smoke": (0, 1), "ht": (0, 1), "ui": (0, 1)})
+
+
+@pytest.mark.parametrize("formula, bounds, levels, n", [
+    (*BIRTHWT, None, 189), (*BIRTHWT, None, 5000),
+    ("y ~ x * z + I(x ** 2) + C(g)", {"y": (-50, 50), "x": (0, 10), "z": (0, 100)}, {"g": ["a", "b", "c"]}, 2000)])
+@pytest.mark.parametrize("rsquared", [None, 0.3])
+def test_planned_privacy_error_does_not_rise_with_epsilon(formula, bounds, levels, n, rsquared):
+    """More budget never plans a larger privacy error, for every method the design and n let run, with the
+    coefficients assumed 0 (R^2 = 0, the default) or not.  With R^2 = 0, pgd's plan of the released coefficient's
+    distance from least squares counted its shrinkage towards 0 as free, and rose with epsilon on birthwt (smoke:
+    531 grams at epsilon 0.2 to 1,092 at 1); it now plans the estimate with its shrinkage divided out.  Where a method
+    refuses at small epsilon (noisy_ols), it fits from some epsilon on and keeps fitting.  Deterministic."""
+    setting = planning._setting(formula, bounds, levels, None, None, rsquared, None, 0.0, rescale="centred")
+    epsilons = np.geomspace(0.05, 20.0, 25)
+    planned = 0
+    for name, spec in sorted(available_methods().items()):
+        model = planning._Model(spec, setting, 1e-6, True, None)
+        if not spec.private or not model.runs(n):
+            continue
+        errors = np.array([model.at(n, eps).privacy for eps in epsilons])
+        fits = np.isfinite(errors).all(axis=1)
+        assert fits[int(np.argmax(fits)):].all(), name
+        rise = np.diff(errors[fits], axis=0) / errors[fits][:-1]
+        assert (rise <= 1e-9).all(), (name, epsilons[fits][1:][np.any(rise > 1e-9, axis=1)])
+        planned += 1
+    assert planned >= 4
+
+
+def test_birthwt_plan_of_smoke_falls_with_epsilon():
+    """The call that showed the rise (birthwt, R^2 = 0 by default, pgd): smoke's planned privacy error at n = 189
+    falls from epsilon 0.4 to 0.6 to 1, and the epsilon it needs is where it meets the sampling error."""
+    formula, bounds = BIRTHWT
+    rows = [one(dpstats.plan(formula=formula, bounds=bounds, n=189, epsilon=eps, method="pgd"), "pgd").loc["smoke"]
+            for eps in (0.4, 0.6, 1.0)]
+    privacy = [row["privacy"] for row in rows]
+    assert privacy[0] > privacy[1] > privacy[2]
+    needed = rows[0]["epsilon_needed"]
+    assert all((row["privacy"] > row["sampling"]) == (eps < needed)
+               for row, eps in zip(rows, (0.4, 0.6, 1.0), strict=True))
+    assert "shrinkage divided out" in str(dpstats.plan(formula=formula, bounds=bounds, n=189, epsilon=1.0,
+                                                       method="pgd"))

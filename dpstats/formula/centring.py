@@ -26,10 +26,19 @@ A column is centred when:
 * **product with a coded factor**: its term multiplies one or more such numerical factors and one coded factor (a
   categorical factor's dummies, or a numerical variable with public values, such as a 0/1 integer), which keeps
   its coding: only the numerical factors are centred, ``(x - c) d``, and every sub-product of the numerical
-  factors times the coded factor (``d`` alone for the empty one) is a term of the design with the same columns
-  (for a categorical factor, the same contrast);
+  factors times the coded factor (``d`` alone for the empty one) is a term of the design whose columns carry the
+  product's coding: the same columns, or for a categorical factor columns whose contrast gives the product's level
+  by level (the same contrast, or the full set of dummies of ``0 + C(g)`` beside the reduced coding of
+  ``x:C(g)``);
 * **power**: its term is one factor ``I(e ** k)`` or ``np.power(e, k)`` (an integer k >= 2) whose base ``e`` is
   a main effect of the design, with every lower power ``e ** j`` (2 <= j < k) and the intercept present;
+
+where "the intercept" is the ``Intercept`` column or, in a design without one whose columns sum to the constant by
+public weights w (``y ~ 0 + C(g) + x + I(x ** 2)``, whose dummies of g sum to 1 on every row:
+:meth:`dpstats.formula.design.Design.constant_weights`), the combination X w: the constant term of the expansion,
+c^k (or c_x c_z), is then spread over those columns with weights c^k w, and the map is as exact as with an
+``Intercept`` column.  Such a design is centred only where w puts no weight on a centred column or on a variable
+centred (otherwise the constant's combination would itself move with the centring);
 
 and its numerical variables' midpoints are not all 0 (then nothing would change), none of them has public values
 (a two-valued integer variable keeps its own coding), and every range involved is known.
@@ -49,6 +58,11 @@ import numpy as np
 
 from dpstats.bounds.derive import column_values
 from dpstats.bounds.interval import Interval
+
+#: The largest residual, level by level, of a product's coded columns written as combinations of a sub-product's
+#: (:func:`_coding_map`), and the size below which a weight is 0: contrast matrices hold small integers, so only
+#: rounding.
+CODING_TOL = 1e-9
 
 __all__ = ["ColumnCentring", "CentrableDesign", "public_centring", "centrable_design", "product_columns"]
 
@@ -157,8 +171,10 @@ def centrable_design(design_info: Any, supports: dict[str, tuple[float, ...]] | 
     Returns
     -------
     CentrableDesign or None
+        None also for a design without an ``Intercept`` column: a method centring at released centres has no
+        intercept to centre around there.
     """
-    structure = product_columns(design_info, supports)
+    structure = product_columns(design_info, supports, assume_constant=False)
     if structure is None:
         return None
     columns = tuple(design_info.column_names.index(name) for name in structure.centred)
@@ -167,8 +183,8 @@ def centrable_design(design_info: Any, supports: dict[str, tuple[float, ...]] | 
     return CentrableDesign(design_info, supports, columns, structure.variables, structure.centred, structure.powers)
 
 
-def product_columns(design_info: Any, supports: dict[str, tuple[float, ...]] | None = None
-                    ) -> ColumnCentring | None:
+def product_columns(design_info: Any, supports: dict[str, tuple[float, ...]] | None = None, *,
+                    assume_constant: bool = True) -> ColumnCentring | None:
     """The product and power columns :func:`public_centring` centres once every range involved is known, read from
     the formula and the public supports alone (its ``centred`` and ``powers``; its matrix and ranges are those of
     placeholder ranges), or None where there is none (or the design was given as arrays).  Unlike
@@ -181,6 +197,9 @@ def product_columns(design_info: Any, supports: dict[str, tuple[float, ...]] | N
         The right-hand side's design.
     supports : dict of str to tuple of float, optional
         The numeric variables whose values public facts fix (left as they are).
+    assume_constant : bool, default True
+        Read a design without an ``Intercept`` column as though it held the constant (its products and powers
+        are then listed, whether or not they can be centred); False: only with an ``Intercept`` column.
 
     Returns
     -------
@@ -189,12 +208,14 @@ def product_columns(design_info: Any, supports: dict[str, tuple[float, ...]] | N
     if design_info is None:
         return None
     d = len(design_info.column_names)
-    return public_centring(design_info, [Interval(-1.0, 1.0)] * d, supports, zero_centres=True)
+    return public_centring(design_info, [Interval(-1.0, 1.0)] * d, supports, zero_centres=True,
+                           assume_constant=assume_constant)
 
 
 def public_centring(design_info: Any, intervals: Sequence[Interval | None],
                     supports: dict[str, tuple[float, ...]] | None = None, *,
-                    zero_centres: bool = False) -> ColumnCentring | None:
+                    zero_centres: bool = False, constant: np.ndarray | None = None,
+                    assume_constant: bool = False) -> ColumnCentring | None:
     """The centring of a design's product and power columns (module docstring), or None where no column qualifies.
 
     Parameters
@@ -208,6 +229,13 @@ def public_centring(design_info: Any, intervals: Sequence[Interval | None],
     zero_centres : bool, default False
         Centre a column whose variables' midpoints are all 0 as well (it is then unchanged, but its range is the
         one derived from its variables'), so that which columns are centred depends on the formula alone.
+    constant : numpy.ndarray, optional
+        In a design without an ``Intercept`` column, public weights w (d,) with X w = 1 on every row the
+        declarations allow (module docstring); None: no such weights.
+    assume_constant : bool, default False
+        Read the structure as though the design held the constant where it holds neither an ``Intercept`` column
+        nor ``constant`` (the columns such a design would centre: what a report warns about; the matrix is then
+        not a reparametrisation).
 
     Returns
     -------
@@ -215,9 +243,9 @@ def public_centring(design_info: Any, intervals: Sequence[Interval | None],
     """
     if design_info is None or any(iv is None for iv in intervals):
         return None
+    unit = _unit(design_info, constant, assume_constant)
     ranges = [(float(iv.lo), float(iv.hi)) for iv in intervals if iv is not None]
     values = column_values(design_info, supports)
-    columns = _single_columns(design_info)
     mains = _numeric_mains(design_info, supports)
     d = len(ranges)
     matrix = np.eye(d)
@@ -228,11 +256,11 @@ def public_centring(design_info: Any, intervals: Sequence[Interval | None],
     for term, cols in design_info.term_slices.items():
         if any(values[j] is not None for j in range(cols.start, cols.stop)):
             continue
-        found = _product(term, cols, design_info, mains, ranges, values, zero_centres)
+        found = _product(term, cols, design_info, mains, ranges, values, unit, zero_centres)
         if found is not None:
             variables.update(mains[f] for f in term.factors if f in mains)
         elif cols.stop - cols.start == 1:
-            power = _power(term.factors, columns, mains, ranges, design_info, zero_centres)
+            power = _power(term.factors, mains, ranges, design_info, unit, zero_centres)
             if power is not None:
                 weights, interval, base = power
                 found = [(weights, interval)]
@@ -245,7 +273,7 @@ def public_centring(design_info: Any, intervals: Sequence[Interval | None],
                 matrix[k, j] = w
             fitted[j] = interval
             centred.append(design_info.column_names[j])
-    if not centred:
+    if not centred or not _apart(unit, centred, variables, design_info):
         return None
     centring = ColumnCentring(matrix=matrix, intervals=tuple(fitted), centred=tuple(centred), powers=tuple(powers),
                               variables=tuple(sorted(variables)))
@@ -255,6 +283,25 @@ def public_centring(design_info: Any, intervals: Sequence[Interval | None],
     # declared bounds the columns are fitted as written; a method centring at its released centres, whose derived
     # ranges it needs, gets every entry clamped to finite doubles
     return _finite(centring) if zero_centres else None
+
+
+def _unit(design_info: Any, constant: np.ndarray | None, assume: bool) -> dict[int, float] | None:
+    """The constant as a combination of design columns, {column: weight}: the ``Intercept`` column, else the
+    public weights ``constant`` (their non-zero entries), else nothing ({} where ``assume``: the structure alone),
+    None where the design does not hold the constant."""
+    intercept = _single_columns(design_info).get(frozenset())
+    if intercept is not None:
+        return {intercept: 1.0}
+    if constant is not None:
+        return {int(j): float(w) for j, w in enumerate(constant) if w != 0.0}
+    return {} if assume else None
+
+
+def _apart(unit: dict[int, float] | None, centred: Sequence[str], variables: set[int], design_info: Any) -> bool:
+    """Whether the constant's combination leaves out every centred column and every variable centred, so that the
+    centring does not move it (always so for an ``Intercept`` column)."""
+    touched = {design_info.column_names.index(name) for name in centred} | variables
+    return unit is None or not set(unit) & touched
 
 
 def _single_columns(design_info: Any) -> dict[frozenset[Any], int]:
@@ -281,58 +328,117 @@ def _midpoint(lo: float, hi: float) -> tuple[float, float]:
 
 def _product(term: Any, cols: slice, design_info: Any, mains: dict[Any, int],
              ranges: Sequence[tuple[float, float]], values: Sequence[tuple[float, ...] | None],
-             zero_centres: bool = False) -> list[tuple[dict[int, float], tuple[float, float]]] | None:
+             unit: dict[int, float] | None, zero_centres: bool = False
+             ) -> list[tuple[dict[int, float], tuple[float, float]]] | None:
     """For each column of a product term, the lower-order weights and the range of the column with its numerical
     factors centred, (x - c)(z - c') d; None where the term is not such a product (module docstring).
 
     The term multiplies two or more factors: numerical main effects without public values (``mains``) and at most
     one coded factor (a categorical factor's dummies, or a numerical variable with public values such as a 0/1
     integer), which keeps its coding.  Every sub-product of the numerical factors times the coded factor (the coded
-    main effect ``d`` for the empty one; without a coded factor, the intercept) must be a term of the design with
-    the same columns: for a categorical factor, the same contrast (the design's columns then pair up in order).
-    The range of column i is prod(h) max|d_i| over the coded column's public range (the intercept's: 1)."""
+    main effect ``d`` for the empty one) must be a term of the design whose columns carry the product's coding
+    (:func:`_coding_map`).  Without a coded factor the empty sub-product is the constant, ``unit`` (:func:`_unit`;
+    None: the term is not centred; :func:`_numeric_product`).  The range of column i is prod(h) max|d_i| over the
+    values d_i takes (the coded column's public range, or its contrast's values)."""
     numerical = [f for f in term.factors if f in mains]
     coded = frozenset(term.factors) - frozenset(numerical)
     if len(term.factors) < 2 or not numerical or len(coded) > 1:
         return None
     terms = {frozenset(t.factors): (t, c) for t, c in design_info.term_slices.items()}
+    if not coded:
+        return _numeric_product(numerical, terms, mains, ranges, unit, zero_centres)
     alone = terms.get(coded)
     categorical = any(design_info.factor_infos[f].type == "categorical" for f in coded)
-    if alone is None or (coded and not categorical
-                         and any(values[j] is None for j in range(alone[1].start, alone[1].stop))):
+    if alone is None or (not categorical and any(values[j] is None for j in range(alone[1].start, alone[1].stop))):
         return None
     centre = {f: _midpoint(*ranges[mains[f]]) for f in numerical}
     if not zero_centres and all(c == 0.0 for c, _ in centre.values()):
         return None
     width = cols.stop - cols.start
+    (factor_code,) = coded
     weights: list[dict[int, float]] = [{} for _ in range(width)]
     for size in range(len(numerical)):
         for subset in itertools.combinations(numerical, size):
             found = terms.get(frozenset(subset) | coded)
-            if found is None or found[1].stop - found[1].start != width or (categorical and any(
-                    _contrast(design_info, found[0], f) != _contrast(design_info, term, f) for f in coded)):
+            coding = None if found is None else _coding_map(design_info, found, term, width, factor_code, categorical)
+            if found is None or coding is None:
                 return None
             factor = math.prod(-centre[f][0] for f in numerical if f not in subset)
             for i in range(width):
-                weights[i][found[1].start + i] = weights[i].get(found[1].start + i, 0.0) + factor
+                for m in np.flatnonzero(coding[:, i]):
+                    j = found[1].start + int(m)
+                    weights[i][j] = weights[i].get(j, 0.0) + factor * float(coding[m, i])
     half = math.prod(h for _, h in centre.values())
-    reach = [max(abs(lo), abs(hi)) for lo, hi in ranges[alone[1].start:alone[1].stop]]
+    if categorical:
+        coded_values = _contrast_matrix(design_info, term, factor_code)
+        assert coded_values is not None  # _coding_map read it
+        reach = np.abs(coded_values).max(axis=0).tolist()
+    else:
+        reach = [max(abs(lo), abs(hi)) for lo, hi in ranges[alone[1].start:alone[1].stop]]
     return [(w, (-half * m, half * m)) for w, m in zip(weights, reach, strict=True)]
 
 
-def _contrast(design_info: Any, term: Any, factor: Any) -> tuple[str, ...] | None:
-    """The column suffixes of a categorical factor's coding in a term coded by one subterm (None otherwise)."""
+def _coding_map(design_info: Any, found: tuple[Any, slice], term: Any, width: int, factor: Any, categorical: bool
+                ) -> np.ndarray | None:
+    """W (columns of ``found`` x ``width``): the product term's coded columns as combinations of those of its
+    sub-product ``found``, level by level, d_term = d_found W; None where there is no such W.  A coded numerical
+    variable (public values) is the same column in both (W = I).  A categorical factor's columns map through its
+    contrast matrices (levels x columns), C_found W = C_term, solved exactly: the identity where the codings are the
+    same, and e.g. a full set of dummies (``0 + C(g)``) carrying the reduced coding of ``x:C(g)``."""
+    size = found[1].stop - found[1].start
+    if not categorical:
+        return np.eye(width) if size == width else None
+    own, theirs = _contrast_matrix(design_info, found[0], factor), _contrast_matrix(design_info, term, factor)
+    if own is None or theirs is None or own.shape[0] != theirs.shape[0]:
+        return None
+    if own.shape == theirs.shape and np.array_equal(own, theirs):
+        return np.eye(width)
+    coding = np.linalg.lstsq(own, theirs, rcond=None)[0]
+    coding[np.abs(coding) < CODING_TOL] = 0.0
+    return coding if np.abs(own @ coding - theirs).max() <= CODING_TOL else None
+
+
+def _contrast_matrix(design_info: Any, term: Any, factor: Any) -> np.ndarray | None:
+    """The contrast matrix (levels x columns) of a categorical factor in a term coded by one subterm (None
+    otherwise)."""
     codings = design_info.term_codings[term]
     if len(codings) != 1 or factor not in codings[0].contrast_matrices:
         return None
-    return tuple(codings[0].contrast_matrices[factor].column_suffixes)
+    return np.asarray(codings[0].contrast_matrices[factor].matrix, dtype=float)
 
 
-def _power(factors: Sequence[Any], columns: dict[frozenset[Any], int], mains: dict[Any, int],
-           ranges: Sequence[tuple[float, float]], design_info: Any, zero_centres: bool = False
+def _numeric_product(numerical: Sequence[Any], terms: dict[frozenset[Any], tuple[Any, slice]], mains: dict[Any, int],
+                     ranges: Sequence[tuple[float, float]], unit: dict[int, float] | None, zero_centres: bool
+                     ) -> list[tuple[dict[int, float], tuple[float, float]]] | None:
+    """The lower-order weights and the range of a product of numerical main effects only, prod (x - c): each
+    proper sub-product a one-column term of the design, the empty one the constant ``unit`` (:func:`_unit`);
+    range [-prod h, prod h]."""
+    centre = {f: _midpoint(*ranges[mains[f]]) for f in numerical}
+    if unit is None or (not zero_centres and all(c == 0.0 for c, _ in centre.values())):
+        return None
+    weights: dict[int, float] = {}
+    for size in range(len(numerical)):
+        for subset in itertools.combinations(numerical, size):
+            factor = math.prod(-centre[f][0] for f in numerical if f not in subset)
+            if not subset:
+                targets = unit
+            else:
+                found = terms.get(frozenset(subset))
+                if found is None or found[1].stop - found[1].start != 1:
+                    return None
+                targets = {found[1].start: 1.0}
+            for j, w in targets.items():
+                weights[j] = weights.get(j, 0.0) + factor * w
+    half = math.prod(h for _, h in centre.values())
+    return [(weights, (-half, half))]
+
+
+def _power(factors: Sequence[Any], mains: dict[Any, int], ranges: Sequence[tuple[float, float]], design_info: Any,
+           unit: dict[int, float] | None, zero_centres: bool = False
            ) -> tuple[dict[int, float], tuple[float, float], int] | None:
     """The lower-order weights and the range of a centred power ``e ** k`` of a main effect ``e``, and the design
-    index of ``e``; None where the column is not such a power."""
+    index of ``e``; None where the column is not such a power.  The constant term (-c)^k goes to the constant's
+    combination ``unit`` (:func:`_unit`; None: not centred)."""
     if len(factors) != 1 or not _numeric(factors[0], design_info):
         return None
     parsed = _power_of(factors[0])
@@ -341,19 +447,21 @@ def _power(factors: Sequence[Any], columns: dict[frozenset[Any], int], mains: di
     base, k = parsed
     by_code = {_dump(f): f for f in mains}
     main = by_code.get(base)
-    if main is None or frozenset() not in columns:
+    if main is None or unit is None:
         return None
-    powers = {1: mains[main], 0: columns[frozenset()]}
+    powers = {1: mains[main]}
     for other in mains:
         found = _power_of(other)
         if found is not None and found[0] == base and 2 <= found[1] < k:
             powers[found[1]] = mains[other]
-    if any(j not in powers for j in range(k)):
+    if any(j not in powers for j in range(1, k)):
         return None
     c, h = _midpoint(*ranges[mains[main]])
     if c == 0.0 and not zero_centres:
         return None
-    weights = {powers[j]: math.comb(k, j) * _power_float(-c, k - j) for j in range(k)}
+    weights = {powers[j]: math.comb(k, j) * _power_float(-c, k - j) for j in range(1, k)}
+    for j, w in unit.items():
+        weights[j] = weights.get(j, 0.0) + _power_float(-c, k) * w
     top = _power_float(h, k)
     return weights, ((0.0, top) if k % 2 == 0 else (-top, top)), mains[main]
 

@@ -226,7 +226,8 @@ class Design:
         ColumnCentring or None
             The reparametrisation private fits see, or None where no column qualifies (or a range is missing).
         """
-        return public_centring(self.design_info, self.column_intervals, self.variable_supports)
+        return public_centring(self.design_info, self.column_intervals, self.variable_supports,
+                               constant=self.constant_weights())
 
     def bounds_advice(self) -> BoundsAdvice:
         """What to declare so that every column and the response have a range (:mod:`dpstats.bounds.derive`).

@@ -237,6 +237,9 @@ DRAWS = 4000
 #: direction the steps barely moved, where the chains' start offsets show the distance instead; measured s was
 #: >= 0.7 on the simulation grid).
 SHRINK_FLOOR = 0.5
+#: The plan (:func:`expected_error`) divides the noise by the planned shrinkage s down to this floor only, a guard
+#: against a division by 0 where no step moves a direction (there the planned error is about 10^12 times the noise).
+PLANNED_SHRINK_FLOOR = 1e-12
 #: The error block removes from the chains' spread the share of their start offsets they kept in a direction only
 #: where that share is at most KEPT_SHARE_LIMIT: a direction where the chains kept more of their starts learned
 #: almost nothing from the data, its privacy error is not known from these chains, and the block keeps their whole
@@ -1245,9 +1248,13 @@ def expected_error(facts: PlanningFacts) -> ExpectedError:
     (:func:`~dpstats.methods.common.planned_descent.iterate_variance`) widens the residuals the clip sees, which
     lowers the share, which widens the spread; ``WANDER_ROUNDS`` rounds reach the fixed point.
 
-    The privacy error (the released coefficient minus least squares on the same data) has the second moment of the
-    noise carried into the estimate plus that of the shrinkage's part (s - 1) theta_LS, with theta_LS least squares'
-    estimate (theta plus its sampling error), mapped back by the standardisation.  First order in the noise, and
+    The planned privacy error is that of the estimate with its linearised shrinkage s divided out in each direction
+    (as the fit's intervals divide it out, :meth:`Linearisation.undo`): s^-1 (s theta_LS + noise) minus least
+    squares' theta_LS, the noise over s, mapped back by the standardisation.  It does not depend on the assumed
+    coefficients.  The released coefficient's own distance from least squares, (s - 1) theta_LS + noise, is smaller
+    for a coefficient near 0 and larger for one far from 0 where s < 1: with the coefficients assumed 0 (R^2 = 0)
+    it counted the shrinkage towards 0 as free, and rose with epsilon where s does (docs/guide/planning.md).  First
+    order in the noise, and
     only as good as the assumptions: the Gram matrix's noise in the preconditioner is replaced by its expected
     value, and neither the final chains' path from their wider start offsets below n * mu = 100 nor a
     skewed or heavy-tailed residual distribution is modelled.  Measured against fits on data drawn from the
@@ -1257,7 +1264,7 @@ def expected_error(facts: PlanningFacts) -> ExpectedError:
     inference = reports_intervals(n, facts.epsilon, facts.delta, facts.inference)
     mus = budget_split(n, facts.epsilon, facts.delta, intercept=k is not None, inference=inference)
     st = assumed_standardisation(facts, mus["scale"])
-    z_moment, theta, v_sd = standardised_moments(facts, st)
+    z_moment, _, v_sd = standardised_moments(facts, st)
     free = np.arange(d) != k
     residual_sd = math.sqrt(facts.residual_var) / st.y_scale
     at_fit = NormLaw.of(z_moment[np.ix_(free, free)], 1.0 if k is not None else 0.0, residual_sd)
@@ -1288,11 +1295,10 @@ def expected_error(facts: PlanningFacts) -> ExpectedError:
     lin = phases_linearised(V, preconds, [h + lam for h, lam in zip(curvatures, penalties, strict=True)],
                             [h / np.maximum(h + lam, 1e-300) for h, lam in zip(curvatures, penalties, strict=True)],
                             clips, phase_mus, steps)
-    # the shrinkage acts on least squares' own estimate, theta plus its sampling error (variance sigma_v^2 / g per
-    # direction): the released coefficient minus least squares is (s - 1) times both, plus the noise
-    shrunk = (lin.shrink - 1.0) ** 2 * residual_sd**2 / np.where(g > 0.0, g, np.inf)
-    bias = V @ ((lin.shrink - 1.0) * (V.T @ theta))
-    cov_z = (V * (lin.carried + lin.noise + shrunk)) @ V.T + np.outer(bias, bias)
+    # the estimate with its shrinkage divided out, s^-1 (s theta_LS + noise) = theta_LS + noise / s: its privacy
+    # error is the noise over s in each direction, whatever the coefficients
+    unshrunk = (lin.carried + lin.noise) / np.maximum(lin.shrink, PLANNED_SHRINK_FLOOR) ** 2
+    cov_z = (V * unshrunk) @ V.T
     A, _ = st.affine_back()
     return ExpectedError(A @ cov_z @ A.T)
 
@@ -1315,11 +1321,18 @@ def auto_no_interval_reason(facts: AutoFacts) -> str:
             "wrong sign in 9 of 10 fits), so treat the coefficients as indicative only")
 
 
+#: What pgd's plan gives as its privacy error (:func:`expected_error`), printed with the plan's assumptions.
+PLANNED_ERROR = ("pgd's privacy error is that of its estimate with its planned shrinkage divided out (the noise over "
+                 "the shrinkage, whatever the coefficients; the released coefficient's own distance from least "
+                 "squares is smaller for a coefficient near 0, larger for one far from 0, where the fit shrinks)")
+
+
 def theory_rate(guarantee: str) -> UpperRate:
     """pgd has no registered rate for ||b - beta||_2 in the minimax model; its expected error comes from its public
     rules run on the planner's assumptions (:func:`expected_error`)."""
     return UpperRate(why_none="Brown et al. (2024) bound DP-GD's error given the data (instance-specific, unclipped "
-                              "regime), not ||b - beta||_2 in this model", expected_error=expected_error)
+                              "regime), not ||b - beta||_2 in this model", expected_error=expected_error,
+                     planned_error=PLANNED_ERROR)
 
 
 #: ``method="auto"``'s rules for other methods, measured in pgd's study (docs/choosing.md), so pgd's spec declares
