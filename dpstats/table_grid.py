@@ -428,8 +428,8 @@ def coefficient_cells(res: DPRegressionResults, alpha: float = 0.05, fmt: Any = 
                       digits: int = DEFAULT_DIGITS, thousands: str = "") -> list[tuple[str, list[str]]]:
     """Each coefficient's name and cells (estimate, standard error, z (t), p, the interval's two ends) as every
     table of one fit shows them (the text and HTML summary, the LaTeX table): estimate, standard error and
-    interval to the row's precision (:func:`row_format`), the statistic to :data:`STATISTIC_DECIMALS` decimals, the p-value to three
-    (:func:`_pvalue`); a dash where the fit reports no inference."""
+    interval to the row's precision (:func:`row_format`), the statistic to :data:`STATISTIC_DECIMALS` decimals,
+    the p-value to three (:func:`_pvalue`); a dash where the fit reports no inference."""
     floor = pvalue_floor(res)
     out = []
     for row in res.tidy(alpha).itertuples(index=False):
