@@ -761,8 +761,8 @@ class DPRegressionResults:
             way).
         digits : int, default 3
             Significant digits of each coefficient's standard error; its estimate and interval get the same
-            decimals (none for a standard error of 100 or more, six at most: a row of values below about 1e-4 is
-            written in powers of ten).  The same rule as :func:`dpstats.table`, in the text, HTML and LaTeX alike.
+            decimals (none for a standard error of 100 or more, six at most: a row whose standard error is below
+            1e-5 is written in powers of ten).  The rule of :func:`dpstats.table`, in the text, HTML and LaTeX alike.
         thousands : str, default ""
             The separator of thousands in the coefficient table (``","``: 23,567), none by default.
 

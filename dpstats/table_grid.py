@@ -86,8 +86,9 @@ def format_number(x: float, fmt: Any = 3, thousands: str = "") -> str:
 #: Significant digits of a coefficient's standard error in the tables by default (``digits=``); the estimate and its
 #: interval get the same decimals.
 DEFAULT_DIGITS = 3
-#: The most decimals a table writes in fixed point; a row whose standard error needs more (values below about 1e-4)
-#: is written in powers of ten (2.10e-05 as text, 2.10 x 10^-5 in LaTeX and HTML), as R and statsmodels do.
+#: The most decimals a table writes in fixed point: a standard error between 1e-5 and 1e-4 gets these, with two
+#: significant digits; a row whose standard error is smaller is written in powers of ten (2.10e-06 as text,
+#: 2.10 x 10^-6 in LaTeX and HTML), as R and statsmodels do.
 MAX_DECIMALS = 6
 #: Decimals of a z (t) statistic, a number of standard errors, in every table.
 STATISTIC_DECIMALS = 2
@@ -117,10 +118,11 @@ def row_format(estimate: float, std_error: float, fmt: Any = None, digits: int =
 
     ``fmt=None`` (the tables' default): the decimals that show the row's standard error to ``digits`` significant
     digits, none for a standard error of 100 or more at ``digits=3`` (23567 (5312)), three for one between 0.1 and 1,
-    six for one of order 1e-4 (without a finite standard error, the decimals that show the estimate to ``digits``
-    significant digits); the estimate and the interval's bounds get the same decimals, so that the estimate never
-    shows more precision than its uncertainty, nor prints on one of its interval's bounds.  A row that would need
-    more than :data:`MAX_DECIMALS` decimals is written in powers of ten with ``digits`` significant digits.  A number
+    six at most, which still show a standard error of 1e-5 or more to two (without a finite standard error, the
+    decimals that show the estimate to ``digits`` significant digits); the estimate and the interval's bounds get the
+    same decimals, so that the estimate never shows more precision than its uncertainty, nor prints on one of its
+    interval's bounds.  A row whose standard error is smaller is written in powers of ten with ``digits``
+    significant digits.  A number
     of decimals, a format spec or a function given as ``fmt`` is used as given.
 
     Returns
@@ -142,7 +144,9 @@ def row_format(estimate: float, std_error: float, fmt: Any = None, digits: int =
     if not (math.isfinite(scale) and scale > 0):
         return f".{digits}f"
     decimals = digits - 1 - math.floor(math.log10(scale))
-    if decimals > MAX_DECIMALS:
+    if decimals > MAX_DECIMALS and 1 - math.floor(math.log10(scale)) <= MAX_DECIMALS:
+        decimals = MAX_DECIMALS  # still two significant digits at the most decimals written
+    elif decimals > MAX_DECIMALS:
         return f".{max(digits - 1, 0)}e"
     return f".{max(decimals, 0)}f"
 

@@ -414,7 +414,7 @@ def table(models: Sequence[Any] | Mapping[str, Any], *, model_names: Sequence[st
         Number format: None (default) gives each coefficient of each model the decimals that show its
         standard error to ``digits`` significant digits, in its estimate, standard error and interval alike
         (``dpstats.table_grid.row_format``: none for a standard error of 100 or more, six at most; a row of
-        values below about 1e-4 in powers of ten); or a fixed number of decimals, a format spec or a function.
+        standard error below 1e-5 in powers of ten); or a fixed number of decimals, a format spec or a function.
         z (t) statistics have two decimals and p-values three ("<0.001" below).
     alpha : float
         Level of the intervals with ``statistic="ci"`` (0.05: 95% intervals).

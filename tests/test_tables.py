@@ -169,6 +169,7 @@ def test_a_row_shows_its_estimate_and_interval_to_the_precision_of_its_standard_
     assert row_format(-83260.449, 151322.008) == ".0f" and row_format(7961.709, 80.129) == ".1f"
     assert row_format(0.1234, 0.0000004) == ".2e"  # more than MAX_DECIMALS decimals
     assert row_format(2.07e-6, 4.08e-7) == ".2e" and row_format(0.52, 0.033, digits=2) == ".3f"
+    assert row_format(0.00777, 1.4e-5) == ".6f"  # six decimals still give two significant digits: no powers of ten
     assert row_format(-0.001623, float("nan")) == ".5f"  # no standard error: three significant digits of the estimate
     assert row_format(0.0, float("nan")) == ".3f"
     assert row_format(0.1, 0.0001, ".2g") == ".2g" and row_format(0.1, 0.0001, 1) == 1  # a given fmt is kept
