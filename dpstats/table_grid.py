@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from dpstats.results import DPRegressionResults
 
 __all__ = ["Cell", "Grid", "coefficient_grid", "privacy_latex", "format_number", "row_format", "DEFAULT_DIGITS",
-           "MAX_DECIMALS", "STATISTIC_DECIMALS", "DEFAULT_DECIMALS", "MAX_EXTRA_DECIMALS", "pvalue_floor",
+           "MAX_DECIMALS", "STATISTIC_DECIMALS", "pvalue_floor",
            "html_number", "check_digits", "check_thousands", "coefficient_cells",
            "latex_text", "latex_escape_text",
            "LATEX_PREAMBLE", "WITHHELD_CELL"]
@@ -92,10 +92,6 @@ DEFAULT_DIGITS = 3
 MAX_DECIMALS = 6
 #: Decimals of a z (t) statistic, a number of standard errors, in every table.
 STATISTIC_DECIMALS = 2
-#: Deprecated: the decimals of the rule before digits= (at least three decimals); kept for code that imports it.
-DEFAULT_DECIMALS = 3
-#: Deprecated with :data:`DEFAULT_DECIMALS`.
-MAX_EXTRA_DECIMALS = 3
 
 
 def check_digits(digits: Any) -> int:
