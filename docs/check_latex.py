@@ -65,6 +65,17 @@ def special_names_fit() -> dpstats.DPRegressionResults:
                           bounds={"x_1": (0, 1), "y": (-2, 5)}, random_state=0)
 
 
+def magnitudes_fits() -> dict[str, dpstats.DPRegressionResults]:
+    """Coefficients of every magnitude: the price in dollars (numbers known to thousands, grouped with
+    thousands=",") and the same model in millions of dollars per carat (values of order 1e-4 and below, in powers of
+    ten)."""
+    df = dpstats.datasets.load("diamonds").assign(price_m=lambda t: t["price"] / 1e6)
+    bounds = {"carat": (0.2, 5.01), "depth": (43, 79), "price": (326, 18823), "price_m": (326e-6, 18823e-6)}
+    return {"price": dpstats.dp_ols("price ~ carat + depth", df, 1.0, 1e-6, method="ssp", bounds=bounds,
+                                    random_state=3),
+            "price (millions)": dpstats.dp_ols("price_m ~ carat + depth", df, math.inf, method="ols")}
+
+
 def document() -> str:
     """The LaTeX document with every table."""
     f = fits()
@@ -79,6 +90,10 @@ def document() -> str:
         dpstats.table([special_names_fit()], stars=True, statistic="t",
                       title="Names with & _ % # $ ^ ~").as_latex("tab:special"),
     ]
+    sizes = magnitudes_fits()
+    parts.append(dpstats.table(sizes, statistic="ci", thousands=",", title="Dollars and millions").as_latex("tab:mag"))
+    parts.append(sizes["price (millions)"].summary().as_latex(label="tab:millions"))
+    parts.append(sizes["price"].summary(thousands=",").as_latex(label="tab:dollars"))
     for name in ("AdaSSP", "TukeyEM", "OLS"):
         label = "tab:" + name.lower()
         parts.append(f[name].summary().as_latex(label=label))

@@ -51,7 +51,16 @@ from dpstats.summary_text import (
     stub_room,
     wrap_note,
 )
-from dpstats.table_grid import WITHHELD_CELL, coefficient_grid, privacy_latex
+from dpstats.table_grid import (
+    DEFAULT_DIGITS,
+    WITHHELD_CELL,
+    check_digits,
+    check_thousands,
+    coefficient_cells,
+    coefficient_grid,
+    html_number,
+    privacy_latex,
+)
 from dpstats.theory import ErrorBounds
 from dpstats.validation import check_alpha
 
@@ -328,7 +337,9 @@ class DPRegressionResults:
                     "Ferrando, Wang & Sheldon 2022); basic bootstrap intervals; P(boot) is the p-value of the basic "
                     "bootstrap test that the interval inverts (0 outside the 95% interval exactly when P(boot) < "
                     "0.05), read from the replicates' own tails, not from a normal table; z* is the bias-corrected "
-                    "estimate (2 coef - median of the replicates) over the standard error")
+                    "estimate (2 coef - median of the replicates) over the standard error, the interval's centre in "
+                    "standard errors: where the method's estimated bias (the replicates' median - coef) has coef's "
+                    "sign and a larger size, z* and the interval lie on the other side of 0 from coef")
         if inference.kind == "classical":
             return "classical OLS (NOT PRIVATE)"
         return f"{inference.description}; {'t' if inference.kind == 't' else 'normal'} intervals"
@@ -601,36 +612,32 @@ class DPRegressionResults:
             return "z*", "P(boot)"
         return "z", "P>|z|"
 
-    def _coef_cells(self, alpha: float) -> tuple[list[str], list[list[str]]]:
-        """The coefficient table's headers and its rows of cells (one row per coefficient, no stub)."""
+    def _coef_cells(self, alpha: float, digits: int = DEFAULT_DIGITS, thousands: str = ""
+                    ) -> tuple[list[str], list[list[str]]]:
+        """The coefficient table's headers and its rows of cells (one row per coefficient, no stub), numbers as in
+        every table of dpstats (:func:`dpstats.table_grid.coefficient_cells`)."""
         lo_name, hi_name = f"[{alpha / 2:g}", f"{1 - alpha / 2:g}]"
         header = ["coef", "std err", *self.statistic_labels(), lo_name, hi_name]
-        rows = []
-        bse = self._bse
-        if self.inference_available and bse is not None:  # inference_available implies bse is set (narrowed here)
-            ci = self.conf_int(alpha).to_numpy()
-            t, p = self.tvalues.to_numpy(), self.pvalues.to_numpy()
-            for i, c in enumerate(self.params):
-                rows.append([f"{c:.4g}", f"{bse[i]:.3g}", f"{t[i]:.3f}", f"{p[i]:.3f}", f"{ci[i, 0]:.4g}",
-                             f"{ci[i, 1]:.4g}"])
-        else:
-            rows = [[f"{c:.4g}"] + [WITHHELD_CELL] * 5 for c in self.params]
-        return header, rows
+        return header, [cells for _, cells in coefficient_cells(self, alpha, digits=digits, thousands=thousands)]
 
     def _coef_table(self, alpha: float, esc: Callable[[str], str] = str,
-                    stubs: tuple[list[str], list[str]] | None = None) -> SimpleTable:
-        """The coefficient table; ``stubs``: the text summary's (shortened stubs, their footnotes)."""
-        header, rows = self._coef_cells(alpha)
+                    stubs: tuple[list[str], list[str]] | None = None, numbers: tuple[int, str] = (DEFAULT_DIGITS, "")
+                    ) -> SimpleTable:
+        """The coefficient table; ``stubs``: the text summary's (shortened stubs, their footnotes); ``numbers``:
+        (digits, thousands) of :func:`dpstats.table_grid.row_format` and :func:`~dpstats.table_grid.format_number`."""
+        header, rows = self._coef_cells(alpha, *numbers)
         names, footnotes = stubs if stubs is not None else ([str(s) for s in self.params.index], [])
-        table = FootnotedTable([[esc(c) for c in r] for r in rows], headers=[esc(h) for h in header],
+        number = (lambda c: html_number(esc(c))) if esc is html.escape else esc  # HTML: powers of ten as in LaTeX
+        table = FootnotedTable([[number(c) for c in r] for r in rows], headers=[esc(h) for h in header],
                                stubs=[esc(s) for s in names], txt_fmt=_TXT_FMT)
         table.footnotes = [esc(f) for f in footnotes]
         return table
 
-    def _text_stubs(self, alpha: float, width: int) -> tuple[list[str], list[str]]:
+    def _text_stubs(self, alpha: float, width: int, numbers: tuple[int, str] = (DEFAULT_DIGITS, "")
+                    ) -> tuple[list[str], list[str]]:
         """The term names as the text summary's stubs (each table's lines within ``width``) and the footnotes
         that give the shortened terms whole (:func:`dpstats.summary_text.shorten_stubs`)."""
-        header, rows = self._coef_cells(alpha)
+        header, rows = self._coef_cells(alpha, *numbers)
         room = stub_room(rows, header, width)
         errors = self.error_bounds.coefficients
         if errors is not None:
@@ -699,11 +706,11 @@ class DPRegressionResults:
                 else "OLS Regression Results (NOT PRIVATE)")
 
     def _tables(self, alpha: float, esc: Callable[[str], str] = str, width: int | None = None,
-                slim: bool = False) -> list[SimpleTable]:
+                slim: bool = False, numbers: tuple[int, str] = (DEFAULT_DIGITS, "")) -> list[SimpleTable]:
         """The summary's tables; ``width``: the text summary's widest line (wide tables wrap to it); ``slim``: the
-        model and coefficient tables only."""
-        stubs = self._text_stubs(alpha, width) if width is not None else None
-        tables = [self._model_table(esc, width), self._coef_table(alpha, esc, stubs)]
+        model and coefficient tables only; ``numbers``: (digits, thousands) of the coefficient table."""
+        stubs = self._text_stubs(alpha, width, numbers) if width is not None else None
+        tables = [self._model_table(esc, width), self._coef_table(alpha, esc, stubs, numbers)]
         if slim:
             return tables
         ptab = self._privacy_table(esc, width)
@@ -733,7 +740,8 @@ class DPRegressionResults:
                             "notes and theory): summary() without slim=True."]
         return extra + [f"Theory: {line}" for line in self.error_bounds.notes()]
 
-    def summary(self, alpha: float = 0.05, slim: bool = False) -> DPSummary:
+    def summary(self, alpha: float = 0.05, slim: bool = False, digits: int = DEFAULT_DIGITS,
+                thousands: str = "") -> DPSummary:
         """A statsmodels-style :class:`~statsmodels.iolib.summary.Summary` (as_text, as_latex, as_html).
 
         ``as_text()`` and ``as_html()`` give the whole report (model,
@@ -751,6 +759,12 @@ class DPRegressionResults:
             As statsmodels' ``summary(slim=True)``: the model and coefficient tables, the inference line, the
             budget spent and the guarantee only (text and HTML; ``as_latex()`` is the coefficient table either
             way).
+        digits : int, default 3
+            Significant digits of each coefficient's standard error; its estimate and interval get the same
+            decimals (none for a standard error of 100 or more, six at most: a row whose standard error is below
+            1e-5 is written in powers of ten).  The rule of :func:`dpstats.table`, in the text, HTML and LaTeX alike.
+        thousands : str, default ""
+            The separator of thousands in the coefficient table (``","``: 23,567), none by default.
 
         Returns
         -------
@@ -770,13 +784,14 @@ class DPRegressionResults:
         ...
         """
         alpha = check_alpha(alpha)
+        numbers = (check_digits(digits), check_thousands(thousands))
         smry = DPSummary()
-        tables = self._tables(alpha, width=SUMMARY_WIDTH, slim=slim)
+        tables = self._tables(alpha, width=SUMMARY_WIDTH, slim=slim, numbers=numbers)
         tables[0].title = self._title()
         smry.tables.extend(tables)
         smry.add_extra_txt([part for line in self._extra_lines(slim) for part in wrap_note(line)])
-        smry.result, smry.alpha = self, alpha
-        smry.html_tables = self._tables(alpha, esc=html.escape, slim=slim)
+        smry.result, smry.alpha, smry.numbers = self, alpha, numbers
+        smry.html_tables = self._tables(alpha, esc=html.escape, slim=slim, numbers=numbers)
         smry.html_notes = [html.escape(line) for line in self._extra_lines(slim)]
         return smry
 
@@ -1006,6 +1021,7 @@ class DPSummary(Summary):
 
     result: DPRegressionResults
     alpha: float
+    numbers: tuple[int, str] = (DEFAULT_DIGITS, "")
     html_tables: list[SimpleTable]
     html_notes: list[str]
 
@@ -1037,7 +1053,8 @@ class DPSummary(Summary):
         if label is not None and not isinstance(label, str):
             raise errors.DataTypeError(f"label must be a string (e.g. label='tab:wages') or None, got "
                                        f"{type(label).__name__}")
-        out = coefficient_grid(self.result, self.alpha).as_latex(label)
+        digits, thousands = self.numbers
+        out = coefficient_grid(self.result, self.alpha, digits=digits, thousands=thousands).as_latex(label)
         if privacy:
             out += "\n" + privacy_latex(self.result, f"{label}:privacy" if label else None)
         return out

@@ -18,12 +18,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from dpstats.errors import InvalidArgumentError
+
 if TYPE_CHECKING:
     from dpstats.privacy.ledger import PrivacyStep
     from dpstats.results import DPRegressionResults
 
-__all__ = ["Cell", "Grid", "coefficient_grid", "privacy_latex", "format_number", "row_format", "DEFAULT_DECIMALS",
-           "MAX_EXTRA_DECIMALS",
+__all__ = ["Cell", "Grid", "coefficient_grid", "privacy_latex", "format_number", "row_format", "DEFAULT_DIGITS",
+           "MAX_DECIMALS", "STATISTIC_DECIMALS", "pvalue_floor",
+           "html_number", "check_digits", "check_thousands", "coefficient_cells",
            "latex_text", "latex_escape_text",
            "LATEX_PREAMBLE", "WITHHELD_CELL"]
 
@@ -36,7 +41,7 @@ WITHHELD_CELL = "\u2014"
 
 # -- numbers ------------------------------------------------------------------------------------------------------
 
-def format_number(x: float, fmt: Any = 3) -> str:
+def format_number(x: float, fmt: Any = 3, thousands: str = "") -> str:
     """A number for a table cell.
 
     Parameters
@@ -46,52 +51,115 @@ def format_number(x: float, fmt: Any = 3) -> str:
     fmt : int, str or callable
         Decimals (an int: fixed point, falling back to 3 significant digits
         for a non-zero value that would print as zero), a format spec such as
-        ``".3g"``, or a function of the value.
+        ``".3g"`` (what :func:`row_format` gives: ``".2f"``, or ``".2e"`` for a
+        row too small for fixed point), or a function of the value.
+    thousands : str
+        The separator of thousands in a fixed-point number ("" for none,
+        ``","`` for 23,567.5).
+
+    Examples
+    --------
+    >>> format_number(-83260.4491, ".0f"), format_number(-83260.4491, ".0f", thousands=",")
+    ('-83260', '-83,260')
+    >>> format_number(-0.0004, ".3f"), format_number(2.1e-05, ".2e")
+    ('0.000', '2.10e-05')
     """
     if x is None or not math.isfinite(float(x)):
         return WITHHELD_CELL if x is None or math.isnan(float(x)) else ("\u221e" if x > 0 else "-\u221e")
     if callable(fmt):
         return str(fmt(x))
+    grouped = bool(thousands)
     if isinstance(fmt, str):
-        return format(float(x), fmt)
-    text = f"{float(x):.{int(fmt)}f}"
-    if float(text) == 0:
-        text = f"{float(x):.3g}" if x != 0 else text.lstrip("-")
+        spec = "," + fmt if grouped and fmt.endswith("f") and "," not in fmt and "_" not in fmt else fmt
+        text = format(float(x), spec)
+    else:
+        text = format(float(x), f"{',' if grouped else ''}.{int(fmt)}f")
+        if float(text.replace(",", "")) == 0 and x != 0:
+            text = f"{float(x):.3g}"
+    if grouped and thousands != ",":
+        text = text.replace(",", thousands)
+    if text.startswith("-") and not re.search(r"[1-9]", text.split("e")[0]):  # -0.000: a zero has no sign
+        text = text[1:]
     return text
 
 
-#: Decimals of a table's numbers by default (``fmt=None``): at least this many ...
-DEFAULT_DECIMALS = 3
-#: ... and at most MAX_EXTRA_DECIMALS more where a row's standard error needs them to show two significant digits;
-#: a row that would need more is shown with three significant digits throughout.
-MAX_EXTRA_DECIMALS = 3
+#: Significant digits of a coefficient's standard error in the tables by default (``digits=``); the estimate and its
+#: interval get the same decimals.
+DEFAULT_DIGITS = 3
+#: The most decimals a table writes in fixed point: a standard error between 1e-5 and 1e-4 gets these, with two
+#: significant digits; a row whose standard error is smaller is written in powers of ten (2.10e-06 as text,
+#: 2.10 x 10^-6 in LaTeX and HTML), as R and statsmodels do.
+MAX_DECIMALS = 6
+#: Decimals of a z (t) statistic, a number of standard errors, in every table.
+STATISTIC_DECIMALS = 2
 
 
-def row_format(estimate: float, std_error: float, fmt: Any = None) -> Any:
+def check_digits(digits: Any) -> int:
+    """``digits`` of the tables: an int from 1 to 10 (significant digits of a standard error)."""
+    if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or not 1 <= int(digits) <= 10:
+        raise InvalidArgumentError(f"digits must be a whole number of significant digits from 1 to 10, got {digits!r}")
+    return int(digits)
+
+
+def check_thousands(thousands: Any) -> str:
+    """``thousands`` of the tables: "" (none) or a short separator that is not a digit, a sign, a point or e."""
+    if not isinstance(thousands, str) or len(thousands) > 3 or re.search(r"[\d.+\-eE]", thousands):
+        raise InvalidArgumentError(f"thousands must be a separator such as ',' or ' ' (or '' for none), got "
+                                   f"{thousands!r}")
+    return thousands
+
+
+def row_format(estimate: float, std_error: float, fmt: Any = None, digits: int = DEFAULT_DIGITS) -> Any:
     """The number format of one coefficient's cells (estimate, standard error, interval), so that they agree.
 
-    ``fmt=None`` (the tables' default): at least ``DEFAULT_DECIMALS`` decimals, and more where the row's standard
-    error needs them to show two significant digits (without a finite standard error, where the estimate needs them
-    to show three), so that an estimate never prints on one of its interval's bounds because the interval was
-    rounded and the standard error was not (-0.002, interval [-0.002, -0.001], standard error 0.000281); a row that
-    would need more than ``MAX_EXTRA_DECIMALS`` extra decimals (values of order 1e-6 beside others of order 1) is
-    shown with three significant digits throughout.  A number of decimals, a format spec or a function given as
-    ``fmt`` is used as given.
+    ``fmt=None`` (the tables' default): the decimals that show the row's standard error to ``digits`` significant
+    digits, none for a standard error of 100 or more at ``digits=3`` (23567 (5312)), three for one between 0.1 and 1,
+    six at most, which still show a standard error of 1e-5 or more to two (without a finite standard error, the
+    decimals that show the estimate to ``digits`` significant digits); the estimate and the interval's bounds get the
+    same decimals, so that the estimate never shows more precision than its uncertainty, nor prints on one of its
+    interval's bounds.  A row whose standard error is smaller is written in powers of ten with ``digits``
+    significant digits.  A number
+    of decimals, a format spec or a function given as ``fmt`` is used as given.
+
+    Returns
+    -------
+    str, int or callable
+        A format spec (``".1f"``, ``".2e"``) for :func:`format_number`, or ``fmt`` when one is given.
+
+    Examples
+    --------
+    >>> row_format(-83260.449, 151322.008), row_format(7961.7, 80.13), row_format(0.52, 0.33)
+    ('.0f', '.1f', '.3f')
+    >>> row_format(2.1e-05, 3.0e-06), row_format(-0.0016, float("nan"))
+    ('.2e', '.5f')
     """
     if fmt is not None:
         return fmt
     se = abs(float(std_error))
-    precision = se if math.isfinite(se) and se > 0 else abs(float(estimate)) / 10
-    if not (math.isfinite(precision) and precision > 0):
-        return DEFAULT_DECIMALS
-    decimals = max(DEFAULT_DECIMALS, 1 - math.floor(math.log10(precision)))
-    return decimals if decimals <= DEFAULT_DECIMALS + MAX_EXTRA_DECIMALS else ".3g"
+    scale = se if math.isfinite(se) and se > 0 else abs(float(estimate))
+    if not (math.isfinite(scale) and scale > 0):
+        return f".{digits}f"
+    decimals = digits - 1 - math.floor(math.log10(scale))
+    if decimals > MAX_DECIMALS and 1 - math.floor(math.log10(scale)) <= MAX_DECIMALS:
+        decimals = MAX_DECIMALS  # still two significant digits at the most decimals written
+    elif decimals > MAX_DECIMALS:
+        return f".{max(digits - 1, 0)}e"
+    return f".{max(decimals, 0)}f"
 
 
-def _pvalue(p: float) -> str:
+def _pvalue(p: float, floor: float = 0.001) -> str:
+    """A p-value for a table: three decimals, and "<0.001" below 0.001 (below ``floor``, "<floor": a bootstrap
+    p-value of 0 from B replicates means below 2 / B)."""
     if not math.isfinite(p):
         return WITHHELD_CELL
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
+    floor = max(floor, 0.001)
+    return f"<{floor:.3g}" if p < floor else f"{p:.3f}"
+
+
+def pvalue_floor(res: DPRegressionResults) -> float:
+    """The smallest p-value a fit can tell apart from 0: 2 / B for a bootstrap of B replicates, else 0.001."""
+    draws = getattr(res, "_draws", None)
+    return max(0.001, 2.0 / draws.shape[0]) if draws is not None and draws.shape[0] else 0.001
 
 
 def _budget(x: float) -> str:
@@ -199,8 +267,9 @@ class Grid:
             span = f' colspan="{c.span}"' if c.span > 1 else ""
             under = "; border-bottom: 1px solid" if c.span > 1 and c.text else ""
             sup = f"<sup>{html.escape(c.stars)}</sup>" if c.stars else ""
+            text = html_number(html.escape(c.text)) if c.numeric else html.escape(c.text)
             return (f'<{tag}{span} style="text-align: {align}{under}{"; " + style if style else ""}">'
-                    f"{html.escape(c.text)}{sup}</{tag}>")
+                    f"{text}{sup}</{tag}>")
 
         def row(r: list[Cell], tag: str, style: str = "") -> str:
             return "<tr>" + "".join(cell(c, tag, i == 0, style) for i, c in enumerate(r)) + "</tr>"
@@ -306,6 +375,17 @@ def _power_of_ten(match: re.Match[str]) -> str:
     return f"{minus or ''}{mantissa}$\\times {power}$"
 
 
+#: a number in e-notation in (escaped) plain text: 2.10e-05, -1e+06
+_E_PLAIN = re.compile(r"(?<![A-Za-z_])(\d+(?:\.\d+)?)e([+-])0*(\d+)\b")
+
+
+def html_number(text: str) -> str:
+    """Numbers in e-notation of an HTML-escaped cell as powers of ten: 2.10e-05 as 2.10&times;10<sup>&minus;5</sup>
+    (the LaTeX tables set them the same way, :func:`latex_text`)."""
+    return _E_PLAIN.sub(lambda m: f"{m.group(1)}&times;10<sup>{'&minus;' if m.group(2) == '-' else ''}"
+                                  f"{m.group(3)}</sup>", text)
+
+
 def latex_escape_text(text: str) -> str:
     """Escape every LaTeX special character of running text (the notes under the table)."""
     return "".join(_LATEX.get(ch, ch) for ch in str(text))
@@ -326,25 +406,39 @@ def _sentence(text: str) -> str:
 
 
 
-def coefficient_grid(res: DPRegressionResults, alpha: float = 0.05, fmt: Any = None) -> Grid:
-    """One fit's coefficients with standard error, z (t), p and interval, and notes on the fit; no privacy steps."""
+def coefficient_grid(res: DPRegressionResults, alpha: float = 0.05, fmt: Any = None, digits: int = DEFAULT_DIGITS,
+                     thousands: str = "") -> Grid:
+    """One fit's coefficients with standard error, z (t), p and interval, and notes on the fit; no privacy steps.
+    Numbers as :func:`row_format` (``digits`` significant digits of each standard error) and :func:`format_number`
+    (``thousands``)."""
     stat, pvalue = res.statistic_labels()
     latex_stat = {"z*": "z^*"}.get(stat, stat)
     latex_p = {"P(boot)": r"P_{\mathrm{boot}}"}.get(pvalue, pvalue)
     level = f"{100 * (1 - alpha):g}% CI"
     header = [Cell(), Cell("Coef."), Cell("Std. err."), Cell(stat, latex=f"${latex_stat}$"),
               Cell(pvalue, latex=f"${latex_p}$"), Cell(level)]
-    tidy = res.tidy(alpha)
-    body = []
-    for row in tidy.itertuples(index=False):
-        est, se, z, p, lo, hi = row[1:]
-        shown = row_format(est, se, fmt)
-        ci = f"[{format_number(lo, shown)}, {format_number(hi, shown)}]" if math.isfinite(lo) else WITHHELD_CELL
-        body.append([Cell(str(row[0])), Cell(format_number(est, shown), numeric=True),
-                     Cell(format_number(se, shown), numeric=True), Cell(format_number(z, 2), numeric=True),
-                     Cell(_pvalue(p), numeric=True), Cell(ci, numeric=True)])
+    body = [[Cell(name), *(Cell(text, numeric=True) for text in cells[:4]),
+             Cell(f"[{cells[4]}, {cells[5]}]" if cells[4] != WITHHELD_CELL else WITHHELD_CELL, numeric=True)]
+            for name, cells in coefficient_cells(res, alpha, fmt, digits, thousands)]
     caption = res._title() + (f": {res.method}" if res.privacy.private else "")
     return Grid(header=[header], panels=[body], notes=_fit_notes(res), caption=caption)
+
+
+def coefficient_cells(res: DPRegressionResults, alpha: float = 0.05, fmt: Any = None,
+                      digits: int = DEFAULT_DIGITS, thousands: str = "") -> list[tuple[str, list[str]]]:
+    """Each coefficient's name and cells (estimate, standard error, z (t), p, the interval's two ends) as every
+    table of one fit shows them (the text and HTML summary, the LaTeX table): estimate, standard error and
+    interval to the row's precision (:func:`row_format`), the statistic to :data:`STATISTIC_DECIMALS` decimals,
+    the p-value to three (:func:`_pvalue`); a dash where the fit reports no inference."""
+    floor = pvalue_floor(res)
+    out = []
+    for row in res.tidy(alpha).itertuples(index=False):
+        est, se, z, p, lo, hi = row[1:]
+        shown = row_format(est, se, fmt, digits)
+        out.append((str(row[0]), [format_number(est, shown, thousands), format_number(se, shown, thousands),
+                                  format_number(z, STATISTIC_DECIMALS), _pvalue(p, floor),
+                                  format_number(lo, shown, thousands), format_number(hi, shown, thousands)]))
+    return out
 
 
 #: what N is for a fit whose incomplete rows entered as public null rows (n is public, the complete count private)

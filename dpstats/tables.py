@@ -40,16 +40,20 @@ import pandas as pd
 from dpstats.errors import DataTypeError, InvalidArgumentError
 from dpstats.results import DPRegressionResults
 from dpstats.table_grid import (
-    DEFAULT_DECIMALS,
+    DEFAULT_DIGITS,
     LATEX_PREAMBLE,
+    STATISTIC_DECIMALS,
     WITHHELD_CELL,
     Cell,
     Grid,
     _budget,
     _pvalue,
     _sentence,
+    check_digits,
+    check_thousands,
     counts_null_rows,
     format_number,
+    pvalue_floor,
     row_format,
 )
 from dpstats.validation import check_alpha
@@ -103,13 +107,16 @@ class _Fit:
     rsquared_missing: str  # "" when R^2 is given, else why not
     label: str  # how the notes name it: "(2) adassp"
     null_rows: bool = False  # N may count rows with a missing value (public null rows)
+    bootstrap: bool = False  # its statistic is z* (the bias-corrected estimate over the standard error)
+    p_floor: float = 0.001  # the smallest p-value the fit tells apart from 0 (2 / B for a bootstrap of B replicates)
 
 
 def _from_dpstats(res: DPRegressionResults, name: str, alpha: float) -> _Fit:
     missing = "" if res.inference_available else res.inference_method
     return _Fit(name=name, tidy=res.tidy(alpha).set_index("term"), glance=res.glance().iloc[0].to_dict(),
                 depvar=res.response_name, private=res.privacy.private, inference_missing=missing,
-                rsquared_missing=res.rsquared_reason, label=name, null_rows=counts_null_rows(res))
+                rsquared_missing=res.rsquared_reason, label=name, null_rows=counts_null_rows(res),
+                p_floor=pvalue_floor(res), bootstrap=res.statistic_labels()[0] == "z*")
 
 
 def _is_statsmodels(res: Any) -> bool:
@@ -135,7 +142,7 @@ def _from_statsmodels(res: Any, name: str, alpha: float) -> _Fit:
     return _Fit(name=name, tidy=tidy, glance=glance, depvar=str(getattr(res.model, "endog_names", "")),
                 private=False, inference_missing="",
                 rsquared_missing="" if math.isfinite(r2) else f"statsmodels' {model} results give no R\u00b2",
-                label=name if "statsmodels" in name and model in name else f"{name} (statsmodels {model})")
+                label=name if "statsmodels" in name and model in name else f"{name}, a statsmodels {model} fit")
 
 
 def _as_fit(res: Any, name: str, alpha: float) -> _Fit:
@@ -371,7 +378,7 @@ def table(models: Sequence[Any] | Mapping[str, Any], *, model_names: Sequence[st
           keep: Sequence[str] | None = None, drop: Sequence[str] | None = None, order: Sequence[str] | None = None,
           rename: Mapping[str, str] | None = None, stats: Sequence[str] = DEFAULT_STATS, fmt: Any = None,
           alpha: float = 0.05, depvar: bool = True, title: str = "",
-          notes: Sequence[str] = ()) -> RegressionTable:
+          notes: Sequence[str] = (), digits: int = DEFAULT_DIGITS, thousands: str = "") -> RegressionTable:
     """Several regressions side by side, for papers (text, Markdown, HTML, LaTeX).
 
     Parameters
@@ -404,10 +411,11 @@ def table(models: Sequence[Any] | Mapping[str, Any], *, model_names: Sequence[st
         fits, where the method's released statistics determine them), the
         epsilon and delta spent, the method and the kind of guarantee.
     fmt : None, int, str or callable
-        Number format: None (default) gives each coefficient at least 3 decimals, and more where its standard
-        error needs them to show two significant digits, in its estimate, standard error and interval alike
-        (three significant digits where that takes more than three extra decimals:
-        ``dpstats.table_grid.row_format``); or a fixed number of decimals, a format spec or a function.
+        Number format: None (default) gives each coefficient of each model the decimals that show its
+        standard error to ``digits`` significant digits, in its estimate, standard error and interval alike
+        (``dpstats.table_grid.row_format``: none for a standard error of 100 or more, six at most; a row of
+        standard error below 1e-5 in powers of ten); or a fixed number of decimals, a format spec or a function.
+        z (t) statistics have two decimals and p-values three ("<0.001" below).
     alpha : float
         Level of the intervals with ``statistic="ci"`` (0.05: 95% intervals).
     depvar : bool
@@ -416,6 +424,11 @@ def table(models: Sequence[Any] | Mapping[str, Any], *, model_names: Sequence[st
         Caption.
     notes : sequence of str
         Your notes, added after dpstats' own.
+    digits : int
+        Significant digits of each standard error with ``fmt=None`` (default 3; 2 is the metrology convention).
+    thousands : str
+        The separator of thousands in the coefficients, standard errors and intervals: none by default, ``","``
+        for 23,567 (N is grouped with it too, and with "," by default).
 
     Returns
     -------
@@ -464,6 +477,7 @@ def table(models: Sequence[Any] | Mapping[str, Any], *, model_names: Sequence[st
             f"statistic must be one of {', '.join(map(repr, _STATISTICS))} or None, got {statistic!r}")
     check_alpha(alpha)
     _check_fmt(fmt)
+    numbers = (check_digits(digits), check_thousands(thousands))
     _check_text_arguments(rename, title, notes)
     marks = _normalise_stars(stars)
     if isinstance(stats, str) or not isinstance(stats, Sequence):
@@ -475,7 +489,7 @@ def table(models: Sequence[Any] | Mapping[str, Any], *, model_names: Sequence[st
     fits = [_as_fit(r, n, alpha) for n, r in zip(names, results, strict=True)]
     rows = _rows_by_label(fits, dict(rename or {}))
     labels = _select_rows(rows, keep, drop, order)
-    grid, frame = _assemble(fits, rows, labels, statistic, marks, stats, fmt, alpha, depvar)
+    grid, frame = _assemble(fits, rows, labels, statistic, marks, stats, fmt, alpha, depvar, numbers)
     grid.caption = title
     grid.notes = _notes(fits, statistic, marks, stats, alpha) + list(notes)
     return RegressionTable(grid, frame)
@@ -519,29 +533,33 @@ def _names_and_results(models: Sequence[Any] | Mapping[str, Any], model_names: S
     return names, results
 
 
-def _coef_cells(fit: _Fit, term: str | None, statistic: str | None, marks: list[tuple[str, float]], fmt: Any
-                ) -> tuple[Cell, Cell]:
+def _coef_cells(fit: _Fit, term: str | None, statistic: str | None, marks: list[tuple[str, float]], fmt: Any,
+                numbers: tuple[int, str] = (DEFAULT_DIGITS, "")) -> tuple[Cell, Cell]:
     if term is None:
         return Cell(), Cell()
+    digits, thousands = numbers
     row = fit.tidy.loc[term]
-    shown = row_format(float(row["estimate"]), np.nan if fit.inference_missing else float(row["std.error"]), fmt)
-    coef = Cell(format_number(row["estimate"], shown), stars=_mark(float(row["p.value"]), marks), numeric=True)
+    shown = row_format(float(row["estimate"]), np.nan if fit.inference_missing else float(row["std.error"]), fmt,
+                       digits)
+    coef = Cell(format_number(row["estimate"], shown, thousands), stars=_mark(float(row["p.value"]), marks),
+                numeric=True)
     if statistic is None:
         return coef, Cell()
     if fit.inference_missing or not math.isfinite(float(row["std.error"])):
         return coef, Cell(WITHHELD_CELL)
     if statistic == "ci":
-        text = f"[{format_number(row['conf.low'], shown)}, {format_number(row['conf.high'], shown)}]"
+        lo, hi = (format_number(row[end], shown, thousands) for end in ("conf.low", "conf.high"))
+        text = f"[{lo}, {hi}]"
     elif statistic == "p":
-        text = f"({_pvalue(float(row['p.value']))})"
+        text = f"({_pvalue(float(row['p.value']), fit.p_floor)})"
     elif statistic == "se":
-        text = f"({format_number(row['std.error'], shown)})"
-    else:  # a z (t) statistic is a number of standard errors: the table's decimals, not the row's
-        text = f"({format_number(row['statistic'], DEFAULT_DECIMALS if fmt is None else fmt)})"
+        text = f"({format_number(row['std.error'], shown, thousands)})"
+    else:  # a z (t) statistic is a number of standard errors: two decimals in every table, not the row's
+        text = f"({format_number(row['statistic'], STATISTIC_DECIMALS if fmt is None else fmt)})"
     return coef, Cell(text, numeric=True)
 
 
-def _stat_cell(fit: _Fit, key: str, fmt: Any) -> Cell:
+def _stat_cell(fit: _Fit, key: str, fmt: Any, thousands: str = "") -> Cell:
     value = fit.glance[key]  # every glance (dpstats' and statsmodels') has each column of STAT_LABELS
     if key in ("r.squared", "adj.r.squared"):
         return Cell(format_number(float(value), 3 if not isinstance(fmt, int) else max(fmt, 3)), numeric=True)
@@ -549,13 +567,13 @@ def _stat_cell(fit: _Fit, key: str, fmt: Any) -> Cell:
         return Cell(_budget(float(value)), numeric=True)
     if key in ("nobs", "df.model", "df.residual"):
         v = float(value)
-        return Cell(f"{int(v):,}" if math.isfinite(v) else "", numeric=True)
+        return Cell(f"{int(v):,}".replace(",", thousands or ",") if math.isfinite(v) else "", numeric=True)
     return Cell(str(value))
 
 
 def _assemble(fits: list[_Fit], rows: dict[str, list[str]], labels: list[str], statistic: str | None,
-              marks: list[tuple[str, float]], stats: Sequence[str], fmt: Any, alpha: float, depvar: bool
-              ) -> tuple[Grid, pd.DataFrame]:
+              marks: list[tuple[str, float]], stats: Sequence[str], fmt: Any, alpha: float, depvar: bool,
+              numbers: tuple[int, str] = (DEFAULT_DIGITS, "")) -> tuple[Grid, pd.DataFrame]:
     header: list[list[Cell]] = []
     if depvar:
         spans: list[Cell] = []
@@ -569,14 +587,14 @@ def _assemble(fits: list[_Fit], rows: dict[str, list[str]], labels: list[str], s
     body: list[list[Cell]] = []
     index: list[str] = []
     for label in labels:
-        pairs = [_coef_cells(f, next((t for t in rows[label] if t in f.tidy.index), None), statistic, marks, fmt)
-                 for f in fits]
+        pairs = [_coef_cells(f, next((t for t in rows[label] if t in f.tidy.index), None), statistic, marks, fmt,
+                             numbers) for f in fits]
         body.append([Cell(label), *(p[0] for p in pairs)])
         index.append(label)
         if statistic is not None:
             body.append([Cell(), *(p[1] for p in pairs)])
             index.append("")
-    footer = [[Cell(STAT_LABELS[key]), *(_stat_cell(f, key, fmt) for f in fits)] for key in stats]
+    footer = [[Cell(STAT_LABELS[key]), *(_stat_cell(f, key, fmt, numbers[1]) for f in fits)] for key in stats]
     index += [STAT_LABELS[key] for key in stats]
     panels = [p for p in (body, footer) if p]
     frame = pd.DataFrame([[c.text + c.stars for c in r[1:]] for r in body + footer], index=index,
@@ -595,6 +613,11 @@ def _notes(fits: list[_Fit], statistic: str | None, marks: list[tuple[str, float
     if statistic is not None:
         what = _STATISTICS[statistic].format(level=f"{100 * (1 - alpha):g}%")
         notes.append(what[0].upper() + what[1:] + ".")
+    zstar = [f.label for f in fits if f.bootstrap and not f.inference_missing]
+    if statistic == "t" and zstar:
+        notes.append(f"z* of {', '.join(zstar)} (a bootstrap): the bias-corrected estimate, 2 coef - median of the "
+                     "replicates, over its standard error; where the estimated bias has the coefficient's sign and a "
+                     "larger size, z* has the opposite sign to the coefficient.")
     if marks:
         notes.append(", ".join(f"{m} p < {level:g}" for m, level in marks) + ".")
     missing: dict[str, list[str]] = {}
@@ -622,7 +645,7 @@ def _notes(fits: list[_Fit], statistic: str | None, marks: list[tuple[str, float
         notes.append("\u03b5, \u03b4: the privacy budget each private fit spent.")
     public = [f.label for f in fits if not f.private]
     if public:
-        notes.append(f"Not private: {', '.join(public)} (computed directly from the data).")
+        notes.append(f"Not private, computed directly from the data: {', '.join(public)}.")
     return notes
 
 

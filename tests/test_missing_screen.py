@@ -4,6 +4,7 @@ of incomplete rows by a charged, noisy count, never by the values alone."""
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from pathlib import Path
 
@@ -51,6 +52,11 @@ def test_laplace_screen_levels_and_charge():
     outcome = screen.run(3, ledger=ledger, rng=np.random.default_rng(0))
     assert ledger.spent == (pytest.approx(screen.parameter), 0.0)
     assert "noisy count" in outcome.note and outcome.warning == ""
+    # s44 new-user check: "noisy count ... 36.4" on data without missing values read as 36 missing rows; the note
+    # now gives a whole number and says it is the true count plus noise, which can be far from 0 when none is missing
+    shown = outcome.note.split("a missing value is ")[1].split(" ")[0]
+    assert re.fullmatch(r"-?\d+", shown) and "true count plus noise of standard deviation" in outcome.note
+    assert "even where no row has a missing value" in outcome.note
 
 
 @pytest.mark.parametrize("page", ["README.md", "docs/guide/bounds-and-levels.md"])
@@ -291,7 +297,7 @@ def test_black_box_audit_at_the_refusal_level(gaussian):
             outcome = screen.run(count, ledger=PrivacyLedger(50.0, 1e-6), rng=rng)
         except MissingDataError:
             return 1e9
-        return float(outcome.note.split("missing value ")[1].split(" ")[0])
+        return float(outcome.note.split("a missing value is ")[1].split(" ")[0])  # the released count, rounded
 
     result = audit_mechanism(run, k, k + 1, runs=3000, delta=1e-6, alpha=1e-3, seed=12)
     assert result.epsilon_lower_bound <= claim

@@ -39,8 +39,8 @@ def test_mixed_statsmodels_and_dpstats_fits(fits):
     i = list(frame.index).index(term)
     for col, key in enumerate(("sm", "ada")):
         shown = row_format(fits[key].params[term], fits[key].bse[term])
-        assert frame.iloc[i, col] == f"{fits[key].params[term]:.{shown}f}"
-        assert frame.iloc[i + 1, col] == f"({fits[key].bse[term]:.{shown}f})"
+        assert frame.iloc[i, col] == format(fits[key].params[term], shown)
+        assert frame.iloc[i + 1, col] == f"({format(fits[key].bse[term], shown)})"
     assert frame.iloc[i, 2] == format_number(fits["tukey"].params[term], row_format(fits["tukey"].params[term], np.nan))
     # footer rows: N, R^2, epsilon, delta, method, guarantee
     assert frame.loc["N"].tolist() == ["12,000"] * 3
@@ -49,7 +49,8 @@ def test_mixed_statsmodels_and_dpstats_fits(fits):
     assert frame.loc["Method"].tolist() == ["OLS", "adassp", "tukey"]
     assert frame.loc["Guarantee"].tolist() == ["not private", "worst-case", "worst-case"]
     assert frame.loc["R\u00b2"].iloc[0] == f"{fits['sm'].rsquared:.3f}"
-    assert any("Not private: (1) (statsmodels OLS)" in n for n in tab.notes)
+    assert "Not private, computed directly from the data: (1), a statsmodels OLS fit." in tab.notes
+    assert not any(") (" in n for n in tab.notes)  # s44 new-user check: "OLS (statsmodels OLS) (computed ...)"
     text = str(tab)
     assert "x1" in text and "Guarantee" in text and text == tab.as_text() == repr(tab)
 
@@ -64,7 +65,7 @@ def test_missing_inference_and_rsquared_are_dashes_with_the_reason(fits):
     notes = " ".join(tab.notes)
     assert "TukeyEM: no standard errors or p-values" in notes and "exponential mechanism" in notes
     assert "R\u00b2 of TukeyEM: method 'tukey' releases no statistics" in notes
-    assert "Not private: OLS" in notes
+    assert "Not private, computed directly from the data: OLS." in notes
 
 
 def test_withheld_inference_is_a_dash_with_the_reason():
@@ -122,7 +123,8 @@ def test_renamed_terms_of_different_models_share_a_row():
     a = smf.ols("y ~ x1", df).fit()
     b = smf.ols("y ~ z", df).fit()
     frame = dpstats.table({"A": a, "B": b}, rename={"z": "x1"}).to_frame()
-    assert frame.loc["x1", "A"] == f"{a.params['x1']:.3f}" and frame.loc["x1", "B"] == f"{b.params['z']:.3f}"
+    assert frame.loc["x1", "A"] == format(a.params["x1"], row_format(a.params["x1"], a.bse["x1"]))
+    assert frame.loc["x1", "B"] == format(b.params["z"], row_format(b.params["z"], b.bse["z"]))
     assert "z" not in frame.index
 
 
@@ -131,7 +133,8 @@ def test_intervals_and_other_statistics_in_parentheses(fits):
     ci = res.conf_int(0.1)
     frame = dpstats.table([res], statistic="ci", alpha=0.1).to_frame()
     i = list(frame.index).index("x1")
-    assert frame.iloc[i + 1, 0] == f"[{ci.loc['x1', 0]:.3f}, {ci.loc['x1', 1]:.3f}]"
+    shown = row_format(res.params["x1"], res.bse["x1"])
+    assert frame.iloc[i + 1, 0] == f"[{ci.loc['x1', 0]:{shown}}, {ci.loc['x1', 1]:{shown}}]"
     tab = dpstats.table([res], statistic="p")
     assert "P-values in parentheses." in tab.notes
     assert "90% confidence intervals in brackets." in dpstats.table([res], statistic="ci", alpha=0.1).notes
@@ -159,14 +162,16 @@ def test_formats_and_errors(fits):
 def test_a_row_shows_its_estimate_and_interval_to_the_precision_of_its_standard_error():
     """A coefficient of order 1e-3 with a standard error of order 1e-4 used to print its estimate at 3 decimals and
     its standard error at 3 significant digits (-0.002 (0.000281), interval [-0.002, -0.001]): the estimate sat on
-    an interval bound.  The row now takes the decimals that give its standard error two significant digits."""
-    assert row_format(-0.001623, 0.000281) == 5
-    assert row_format(3.128, 5.423) == 3 and row_format(0.52, 0.033) == 3
-    assert row_format(0.000533, 0.00182) == 4
-    assert row_format(0.1234, 0.0000004) == ".3g"  # more than MAX_EXTRA_DECIMALS extra decimals
-    assert row_format(2.07e-6, 4.08e-7) == ".3g"
-    assert row_format(-0.001623, float("nan")) == 5  # no standard error: three significant digits of the estimate
-    assert row_format(0.0, float("nan")) == 3
+    an interval bound.  Each row takes the decimals that show its standard error to three significant digits (digits=),
+    none for large ones, and powers of ten below about 1e-4."""
+    assert row_format(-0.001623, 0.000281) == ".6f"
+    assert row_format(3.128, 5.423) == ".2f" and row_format(0.52, 0.33) == ".3f" and row_format(0.52, 0.033) == ".4f"
+    assert row_format(-83260.449, 151322.008) == ".0f" and row_format(7961.709, 80.129) == ".1f"
+    assert row_format(0.1234, 0.0000004) == ".2e"  # more than MAX_DECIMALS decimals
+    assert row_format(2.07e-6, 4.08e-7) == ".2e" and row_format(0.52, 0.033, digits=2) == ".3f"
+    assert row_format(0.00777, 1.4e-5) == ".6f"  # six decimals still give two significant digits: no powers of ten
+    assert row_format(-0.001623, float("nan")) == ".5f"  # no standard error: three significant digits of the estimate
+    assert row_format(0.0, float("nan")) == ".3f"
     assert row_format(0.1, 0.0001, ".2g") == ".2g" and row_format(0.1, 0.0001, 1) == 1  # a given fmt is kept
     rng = np.random.default_rng(5)
     n = 4000
@@ -176,15 +181,71 @@ def test_a_row_shows_its_estimate_and_interval_to_the_precision_of_its_standard_
     lo, hi = res.conf_int().loc["depth"]
     row = next(line for line in res.summary().as_latex().splitlines() if line.startswith("depth &"))
     shown = row_format(res.params["depth"], res.bse["depth"])
-    assert shown == 5  # a standard error of about 2.4e-4
-    assert f"{abs(res.params['depth']):.{shown}f}" in row and f"{abs(lo):.{shown}f}" in row
+    assert shown == ".6f"  # a standard error of about 2.4e-4
+    assert f"{abs(res.params['depth']):{shown}}" in row and f"{abs(lo):{shown}}" in row
     frame = dpstats.table([res]).to_frame()
     i = list(frame.index).index("depth")
-    assert frame.iloc[i, 0] == f"{res.params['depth']:.{shown}f}"
-    assert frame.iloc[i + 1, 0] == f"({res.bse['depth']:.{shown}f})"
+    assert frame.iloc[i, 0] == f"{res.params['depth']:{shown}}"
+    assert frame.iloc[i + 1, 0] == f"({res.bse['depth']:{shown}})"
     assert dpstats.table([res], fmt=3).to_frame().iloc[i, 0] == f"{res.params['depth']:.3f}"  # fixed when asked
-    # a z (t) statistic counts standard errors: the table's three decimals, not the row's
-    assert dpstats.table([res], statistic="t").to_frame().iloc[i + 1, 0] == f"({res.tvalues['depth']:.3f})"
+    # a z (t) statistic counts standard errors: two decimals in every table, not the row's
+    assert dpstats.table([res], statistic="t").to_frame().iloc[i + 1, 0] == f"({res.tvalues['depth']:.2f})"
+
+
+def test_large_and_small_coefficients_read_as_in_a_paper():
+    """s44 new-user check: a price in dollars printed "-83260.449 (151322.008)" and "[-1083041.064, 512334.983]"
+    (three decimals on numbers known to thousands), and a coefficient of order 1e-5 printed in e-notation.  Now a
+    row shows its standard error to three significant digits and its estimate and interval to the same decimals,
+    with an optional thousands separator, alike in dpstats.table and in the summary's text, HTML and LaTeX; below
+    1e-4 a row is in powers of ten (e-notation only in plain text)."""
+    rng = np.random.default_rng(3)
+    n = 5000
+    df = pd.DataFrame({"sqft": rng.uniform(500, 4000, n), "tiny": rng.uniform(0, 1, n)})
+    df["price"] = -80_000 + 150 * df["sqft"] + 2e5 * df["tiny"] + rng.normal(0, 150_000, n)
+    df["micro"] = df["price"] * 1e-10 + rng.normal(0, 1e-6, n)
+    res = dpstats.dp_ols("price ~ sqft + tiny", df, epsilon=np.inf, method="ols")
+    for term in ("Intercept", "sqft", "tiny"):
+        assert 3 <= len(f"{res.bse[term]:{row_format(res.params[term], res.bse[term])}}".strip("0.").replace(".", ""))
+    tab = dpstats.table([res], statistic="ci", thousands=",")
+    frame = tab.to_frame()
+    est, ci = frame.loc["Intercept"].iloc[0], frame.iloc[1, 0]
+    assert re.fullmatch(r"-?\d{1,3}(,\d{3})+", est), est  # no decimals on a number known to thousands, grouped
+    assert re.fullmatch(r"\[-?[\d,]+, -?[\d,]+\]", ci) and "." not in ci, ci
+    assert "." not in dpstats.table([res]).to_frame().loc["Intercept"].iloc[0]
+    text = res.summary().as_text()
+    assert f" {res.params['Intercept']:.0f} " in text and "e+0" not in text
+    assert f"{res.params['Intercept']:,.0f}" in res.summary(thousands=",").as_text()
+    small = dpstats.dp_ols("micro ~ tiny", df, epsilon=np.inf, method="ols")
+    se = small.bse["tiny"]
+    assert row_format(small.params["tiny"], se) == ".2e"
+    assert f"{se:.2e}" in small.summary().as_text() and f"({se:.2e})" in dpstats.table([small]).to_frame().iloc[3, 0]
+    mantissa, exponent = f"{se:.2e}".split("e")
+    assert f"{mantissa}&times;10<sup>&minus;{int(exponent[1:])}</sup>" in small.summary().as_html()
+    assert f"{mantissa}&times;10<sup>&minus;{int(exponent[1:])}</sup>" in dpstats.table([small]).as_html()
+    assert f"{mantissa}$\\times 10^{{-{int(exponent[1:])}}}$" in small.summary().as_latex()
+    with pytest.raises(ValueError, match="digits must be"):
+        dpstats.table([res], digits=0)
+    with pytest.raises(ValueError, match="thousands must be"):
+        res.summary(thousands=".")
+
+
+def test_p_values_and_the_sign_of_z_star_are_explained(fits):
+    """p-values are "<0.001" below 0.001 in every table, and a bootstrap's 0 is "<2/B" (it only says p < 2/B);
+    z* (the bias-corrected estimate over its standard error) can differ in sign from the coefficient, which is
+    correct (the interval and P(boot) follow it), and the notes say so."""
+    res = fits["ada"]
+    replicates = res._draws.shape[0]
+    floor = f"<{2 / replicates:.3g}"
+    compact = res.summary().as_latex()
+    text = res.summary().as_text()
+    if (res.pvalues == 0).any():
+        assert floor.replace("<", "\\textless{}") in compact and floor in text
+    assert "other side of 0 from coef" in res.inference_method and "other side of 0" in compact
+    notes = " ".join(dpstats.table([res], statistic="t").notes)
+    assert "z* of (1) (a bootstrap)" in notes and "opposite sign" in notes
+    assert "z* of" not in " ".join(dpstats.table([res]).notes)
+    assert dpstats.tables._pvalue(0.0004) == "<0.001" and dpstats.tables._pvalue(0.0, 0.002) == "<0.002"
+    assert dpstats.tables._pvalue(0.0123) == "0.012"
 
 
 def _specials_fit() -> dpstats.DPRegressionResults:
@@ -280,7 +341,7 @@ def test_single_fit_latex_is_the_coefficient_table_with_an_optional_privacy_tabl
     assert "Privacy report" not in compact and "noisy $X" not in compact and "Theory" not in compact
     assert "$P_{\\mathrm{boot}}$" in compact and "$z^*$" in compact  # adassp's p-value is its bootstrap test's
     assert "95\\% CI" in compact and "N = 12,000" in compact
-    assert f"{res.params['x1']:.3f}" in compact
+    assert f" & {res.params['x1']:{row_format(res.params['x1'], res.bse['x1'])}} & " in compact
     both = res.summary().as_latex(label="tab:a", privacy=True)
     assert both.startswith(res.summary().as_latex(label="tab:a")) and "\\label{tab:a:privacy}" in both
     assert "Privacy report: adassp" in both and "noisy $X^{T}$ X" in both and "\\tabularnewline" in both

@@ -247,6 +247,7 @@ class MissingValueScreen:
                    "missing='drop' to say that incomplete rows are expected" + (f". {hint}" if hint else "")
                    if noisy > self.warning_level else "")
         return ScreenOutcome(f"missing-value screen ({self.mechanism}, {SCREEN_SHARE:.0%} of the budget; the rest of "
-                             f"the fit ran on the other {1 - SCREEN_SHARE:.0%}): noisy count of rows with a missing "
-                             f"value {noisy:.1f} (noise sd {self.noise_sd:.3g}); such rows, if any, entered as public "
-                             "null rows", warning)
+                             f"the fit ran on the other {1 - SCREEN_SHARE:.0%}): its released noisy count of rows with "
+                             f"a missing value is {round(noisy):d} (the true count plus noise of standard deviation "
+                             f"{self.noise_sd:.2g} rows, so it can be far from 0, above or below, even where no row "
+                             "has a missing value); such rows, if any, entered as public null rows", warning)
