@@ -810,11 +810,14 @@ def _partition_failures() -> Iterator[None]:
 
 def _schema_columns(part: Any, names: list[Any]) -> pd.DataFrame:
     """The schema's columns ``names`` of one computed Dask partition (run in a Dask task, not marked as
-    dpstats's: a partition that is not a DataFrame, or lacks a column of the schema, such as one built with
-    ``dd.from_delayed(..., verify_meta=False)``, fails here as the data, not as a bug)."""
+    dpstats's: a partition that is not a DataFrame, lacks a column of the schema or holds one twice, such as one
+    built with ``dd.from_delayed(..., verify_meta=False)``, fails here as the data, not as a bug)."""
     if not isinstance(part, pd.DataFrame):
         raise TypeError("a partition is not a DataFrame")
-    return part[names]
+    taken = part[names]
+    if taken.columns.has_duplicates:
+        raise ValueError("a partition holds a column of the schema twice")
+    return taken
 
 
 def _combine_pairs(combine: Combine, *parts: tuple[Any, int]) -> tuple[Any, int]:
