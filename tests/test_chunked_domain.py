@@ -125,6 +125,32 @@ def test_a_dask_partition_that_cannot_be_computed_is_a_typed_domain_check(tmp_pa
     assert info.value.__cause__ is None and info.value.__context__ is None
 
 
+@pytest.mark.parametrize("method", ["ssp", "pgd", "tukey", "dpsgd"])
+@pytest.mark.parametrize("defect", ["a column missing", "a column twice", "not a DataFrame"])
+def test_a_dask_partition_without_the_schemas_columns_is_the_typed_domain_check(method, defect):
+    """A Dask DataFrame built from its partitions without checking them (``dd.from_delayed(...,
+    verify_meta=False)``) can hold a partition that lacks a column of its schema, holds one twice, or is not a
+    DataFrame.  Where the formula used every column of the frame (and for a repeated column, always), that partition
+    reached dpstats's own task and failed there: an InternalFitError ("a bug", KeyError or AttributeError), while the
+    same partition with a column the formula does not use was the documented domain check.  Each is now the domain
+    check, a DataTypeError that quotes nothing and spends nothing."""
+    import dask
+
+    dd = pytest.importorskip("dask.dataframe")
+    from dpstats.errors import DataTypeError
+    df = _frame()
+    parts = [df.iloc[i:i + CHUNK].copy() for i in range(0, N, CHUNK)]
+    parts[1] = {"a column missing": parts[1].drop(columns=["x2"]),
+                "a column twice": pd.concat([parts[1], parts[1][["x2"]]], axis=1), "not a DataFrame": None}[defect]
+    frame = dd.from_delayed([dask.delayed(lambda p: p)(p) for p in parts], meta=df.iloc[:0], verify_meta=False)
+    bounds = BOUNDS if method == "ssp" else None
+    with pytest.raises(DataTypeError, match="a partition of the Dask DataFrame could not be computed") as info:
+        dpstats.dp_ols("y ~ x1 + x2", frame, 1.0, method=method, bounds=bounds, random_state=0,
+                       **OPTIONS.get(method, {}))
+    assert info.value.privacy_spent == (0.0, 0.0)
+    assert info.value.__cause__ is None and info.value.__context__ is None
+
+
 def test_a_failure_of_dpstats_code_in_a_dask_task_is_not_read_as_the_data(monkeypatch):
     dd = pytest.importorskip("dask.dataframe")
     from dpstats.errors import InternalFitError

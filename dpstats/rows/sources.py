@@ -667,11 +667,16 @@ class DaskSource(DataSource):
 
     def _parts(self, columns: Sequence[str]) -> list[Any]:
         """One delayed partition per task, with the ``columns`` (in the frame's order: reordering would copy
-        every partition; the rows are read by column name)."""
+        every partition; the rows are read by column name).  Each is taken from its partition by
+        :func:`_schema_columns`, outside dpstats's marked tasks, so that a partition without them is the domain
+        check of :func:`_partition_failures`."""
+        import dask  # noqa: PLC0415
+
         wanted = set(columns)
-        if len(wanted) == len(self.frame.columns) and wanted == set(self.frame.columns):
-            return list(self.frame.to_delayed())
-        return list(self.frame[[c for c in self.frame.columns if c in wanted]].to_delayed())
+        names = [c for c in self.frame.columns if c in wanted]
+        frame = self.frame if len(names) == len(self.frame.columns) else self.frame[names]
+        take = dask.delayed(_schema_columns)
+        return [take(part, names) for part in frame.to_delayed()]
 
     def _lengths_of(self, counter: Callable[[pd.DataFrame], int], columns: Sequence[str]) -> list[int]:
         import dask  # noqa: PLC0415
@@ -764,7 +769,7 @@ class DaskSource(DataSource):
 #: the domain check of a Dask DataFrame whose partitions cannot be computed (the values are not shown)
 _UNCOMPUTABLE_DASK = (
     "a partition of the Dask DataFrame could not be computed ({name}; its message is withheld because it may quote "
-    "a value): its rows do not fit the dtypes of the DataFrame's schema. dd.read_csv, for one, parses every "
+    "a value): it does not fit the DataFrame's schema (its dtypes or its columns). dd.read_csv, for one, parses every "
     "partition with the dtypes it took from the first rows (or those given as dtype=), and one field that does not "
     "parse fails its partition. Give dpstats the CSV path instead (a field that does not fit its column's type is "
     "then a missing value, counted by the missing-value screen), or convert the columns row by row in Dask first "
@@ -801,6 +806,18 @@ def _partition_failures() -> Iterator[None]:
         if getattr(exc, "_dpstats_task", False):
             raise
         raise DataTypeError(_UNCOMPUTABLE_DASK.format(name=type(exc).__name__)) from None
+
+
+def _schema_columns(part: Any, names: list[Any]) -> pd.DataFrame:
+    """The schema's columns ``names`` of one computed Dask partition (run in a Dask task, not marked as
+    dpstats's: a partition that is not a DataFrame, lacks a column of the schema or holds one twice, such as one
+    built with ``dd.from_delayed(..., verify_meta=False)``, fails here as the data, not as a bug)."""
+    if not isinstance(part, pd.DataFrame):
+        raise TypeError("a partition is not a DataFrame")
+    taken = part[names]
+    if taken.columns.has_duplicates:
+        raise ValueError("a partition holds a column of the schema twice")
+    return taken
 
 
 def _combine_pairs(combine: Combine, *parts: tuple[Any, int]) -> tuple[Any, int]:
