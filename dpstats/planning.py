@@ -242,7 +242,8 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
         raise UnknownColumnError(
             f"plan() has no data: it knows each variable of the formula from bounds= (a numeric variable's public "
             f"range) or levels= (a factor's public levels), and '{err.column}' has neither. Declare "
-            f"bounds={{{err.column!r}: (lo, hi)}} or levels={{{err.column!r}: [...]}}."
+            f"bounds={{{err.column!r}: (lo, hi)}} or levels={{{err.column!r}: [...]}}, or, for a two-valued (0/1) "
+            f"variable, dtypes={{{err.column!r}: 'bool'}}."
             + _closest_declared(err.column, [*bounds, *(levels or {})]), column=err.column) from None
     if design.missing_bounds:
         raise MissingBoundsError(f"plan needs declared bounds for: {', '.join(design.bounds_to_declare())} (it plans "

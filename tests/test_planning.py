@@ -166,6 +166,15 @@ def test_a_misspelt_bound_is_named_next_to_the_variable_without_one():
     assert "(bounds= or levels= names 'schol': a misspelling of 'school'?)" in str(info.value)
 
 
+def test_a_response_without_a_range_is_told_how_to_plan_it_as_two_valued():
+    """The refusal names dtypes= for a 0/1 response (a new user planned a boolean outcome and was offered only bounds
+    and levels), and the named call plans it."""
+    with pytest.raises(UnknownColumnError, match=r"dtypes=\{'y': 'bool'\}"):
+        dpstats.plan(formula="y ~ x", bounds={"x": (0, 1)}, n=300, epsilon=1.0)
+    plan = dpstats.plan(formula="y ~ x", bounds={"x": (0, 1)}, n=300, epsilon=1.0, dtypes={"y": "bool"})
+    assert "a two-valued response" in str(plan)  # its variance from its two values, not a declared range
+
+
 def test_target_in_the_coefficients_units():
     plan = dpstats.plan(bounds=BOUNDS, epsilon=1.0, method="adassp", target={"x": 0.5}, rsquared=0.3)
     row = one(plan, "adassp")
