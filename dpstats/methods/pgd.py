@@ -1227,7 +1227,9 @@ def floored_note(variables: Sequence[int | str], name: Callable[[int | str], str
             "column nearly constant in these data, one whose spread the noise swamps, or one whose declared bounds "
             "are far wider than its values); pgd scales such a column by that floor, so its coefficient rests on "
             "little information and the ridge penalty can shrink it towards 0 by more than its interval corrects "
-            "for: declare bounds no wider than the values can be, and drop a column that is constant by design")
+            "for: declare bounds no wider than the values can be (where they already are, the noise swamps the "
+            "spread at this n and epsilon, and more rows or a larger epsilon resolve it), and drop a column that is "
+            "constant by design")
 
 
 def expected_error(facts: PlanningFacts) -> ExpectedError:
