@@ -107,6 +107,7 @@ body+=sec("pgd's clip multiple (issue 17)", "benchmarks/results/pgd_clip.md")
 body+=sec("pgd's number of final chains (issues 17 and 18)", "benchmarks/results/pgd_chains.md")
 body+=sec("pgd's ridge penalty (issue 17)", "benchmarks/results/pgd_penalty.md")
 body+=sec("Small designs: DP-SGD's Adam steps and pgd (issue 17)", "benchmarks/results/pgd_small_designs.md")
+body+=sec("pgd on wide designs: speed against statsmodels (session 44)", "benchmarks/results/pgd_wide_speed.md")
 body+=sec("Two columns correlated at 0.95: pgd's intervals and the released curvature (issue 18)",
          "benchmarks/results/pgd_collinear.md")
 body+=sec("dpstats.plan for pgd against its fits (issue 18, part 4)", "benchmarks/results/plan_calibration.md")
