@@ -818,8 +818,8 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
 
     Runs on one BLAS thread (:func:`~dpstats.blas.single_threaded_blas`): every step is a pair of skinny products
     (n x d by d x K) and the fit makes hundreds, plus a few d x d decompositions, and threaded OpenBLAS paid its
-    threads' start and synchronisation on each: a 3,250-row fit with a 125-level factor (d = 130) took 23 s on
-    two busy cores, 2.4 s on one thread (BENCHMARKS.md, "pgd on wide designs")."""
+    threads' start and synchronisation on each: a 3,250-row fit with a 125-level factor (d = 129) took 8.9 s on
+    two shared cores, 2.0 s on one thread (BENCHMARKS.md, "pgd on wide designs")."""
     n, d = ctx.n, ctx.d
     centring = ctx.centring if ctx.intercept_index is not None else None
     ranges = placeholder_ranges(tuple(ctx.column_ranges) if ctx.column_ranges else (None,) * d, centring)
