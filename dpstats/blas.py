@@ -24,9 +24,10 @@ __all__ = ["single_threaded_blas"]
 def single_threaded_blas() -> Iterator[None]:
     """One BLAS thread while the block runs (process-wide: the limit applies to every thread of the process).
 
-    Used around batches of small linear-algebra problems, and while several chunk tasks of a data source run at
+    Used around batches of small linear-algebra problems, while several chunk tasks of a data source run at
     once (their products are small, and BLAS threads nested in a pool's threads oversubscribe the cores: measured
-    about 2x slower on 2 cores).
+    about 2x slower on 2 cores), and as a decorator around pgd's fit (hundreds of skinny n x d by d x K products,
+    one per step: a 125-level factor's fit took 8.9 s on two shared cores with the default threads, 2.0 s on one).
 
     Yields
     ------

@@ -1155,3 +1155,54 @@ def test_intervals_are_withheld_when_too_few_rows_are_complete():
                               random_state=1)
     assert res.bse.isna().all() and "released count of rows without a missing value" in res.inference_reason
     assert full.bse.notna().all()
+
+
+# -- BLAS threads (session 44: speed on wide designs) ----------------------------------------------------------------
+
+def _wide_frame(n: int = 1500, levels: int = 40, seed: int = 11) -> tuple[pd.DataFrame, str, dict]:
+    rng = np.random.default_rng(seed)
+    names = [f"L{i:02d}" for i in range(levels)]
+    g = rng.integers(0, levels, n)
+    df = pd.DataFrame({"x1": rng.uniform(0, 10, n), "x2": rng.normal(0, 1, n).clip(-4, 4), "g": np.array(names)[g]})
+    df["y"] = 1 + 0.5 * df.x1 - 2 * df.x2 + 0.1 * np.sin(g) + rng.normal(0, 1, n)
+    return df, "y ~ x1 + x2 + C(g)", {"bounds": BOUNDS, "levels": {"g": names}}
+
+
+def test_fit_runs_on_one_blas_thread_and_restores_the_limit(monkeypatch):
+    # every step is a pair of skinny products, on which threaded OpenBLAS paid its threads' start and synchronisation
+    # each time (a 125-level factor: 23 s against 2.4 s on one thread); the limit is lifted after the fit
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+
+    def blas_threads() -> list[int]:
+        return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+
+    seen: list[list[int]] = []
+    original = pgd.GradientPass.__call__
+
+    def spy(self, X, y, offset):
+        if not seen:
+            seen.append(blas_threads())
+        return original(self, X, y, offset)
+
+    monkeypatch.setattr(pgd.GradientPass, "__call__", spy)
+    before = blas_threads()
+    df, formula, decl = _wide_frame(n=600, levels=8)
+    dpstats.dp_ols(formula, df, 1.0, 1e-6, method="pgd", random_state=0, **decl, **STEPS)
+    assert seen and seen[0] and all(t == 1 for t in seen[0])
+    assert blas_threads() == before
+
+
+def test_fit_is_the_same_whatever_the_callers_blas_threads():
+    # one BLAS thread inside the fit: its released values do not depend on the threads the caller allows (with
+    # threaded products they differed in the last bits, and the intervals' draws, through eigenvectors of nearly
+    # repeated eigenvalues, by Monte Carlo error)
+    # (the earlier code, on this design: coefficients 1.6e-14 apart and standard errors 0.004 apart)
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    df, formula, decl = _wide_frame(n=1500, levels=120)
+    fits = []
+    for threads in (1, 2):
+        with threadpoolctl.threadpool_limits(limits=threads, user_api="blas"):
+            fits.append(dpstats.dp_ols(formula, df, 1.0, 1e-6, method="pgd", random_state=3, **decl))
+    np.testing.assert_array_equal(np.asarray(fits[0].params), np.asarray(fits[1].params))
+    np.testing.assert_array_equal(np.asarray(fits[0].bse), np.asarray(fits[1].bse))
+    assert fits[0].info == fits[1].info

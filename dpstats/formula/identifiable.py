@@ -62,6 +62,7 @@ import numpy as np
 import pandas as pd
 import patsy
 
+from dpstats.blas import single_threaded_blas
 from dpstats.bounds import declared_interval
 from dpstats.formula.frame import FramePlan, is_numeric
 from dpstats.formula.parse import call_name, factor_calls
@@ -346,7 +347,8 @@ def _dependent(X: np.ndarray, names: Sequence[str]) -> list[str]:
     norms = np.linalg.norm(X, axis=0)
     zero = norms == 0.0
     scaled = X[:, ~zero] / norms[~zero]
-    _, s, vt = np.linalg.svd(scaled, full_matrices=False)
+    with single_threaded_blas():  # threaded LAPACK took 4.8 s for SumHes's 536 x 129 probe on two busy cores
+        _, s, vt = np.linalg.svd(scaled, full_matrices=False)
     tol = s.max(initial=0.0) * max(scaled.shape) * np.finfo(float).eps
     null = vt[s <= tol]
     involved = np.zeros(X.shape[1], dtype=bool)

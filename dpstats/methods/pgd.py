@@ -54,6 +54,7 @@ import numpy as np
 from scipy.stats import chi2 as chi2_distribution
 from scipy.stats import t as t_distribution
 
+from dpstats.blas import single_threaded_blas
 from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods.common.extremes import QUIET, quiet
 from dpstats.methods.common.geometric_histogram import GeometricGrid, grid_counts, release_quantiles
@@ -814,8 +815,14 @@ def tail_correction(excess: np.ndarray, curvature_inv: np.ndarray, sd: float,
     return dataclasses.replace(untested, kept=shows & (np.abs(shift) > TAIL_Z * untested.sd))
 
 
+@single_threaded_blas()
 def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
-    """pgd (module docstring); the proof is docs/proofs/pgd.md."""
+    """pgd (module docstring); the proof is docs/proofs/pgd.md.
+
+    Runs on one BLAS thread (:func:`~dpstats.blas.single_threaded_blas`): every step is a pair of skinny products
+    (n x d by d x K) and the fit makes hundreds, plus a few d x d decompositions, and threaded OpenBLAS paid its
+    threads' start and synchronisation on each: a 3,250-row fit with a 125-level factor (d = 129) took 8.9 s on
+    two shared cores, 2.0 s on one thread (BENCHMARKS.md, "pgd on wide designs")."""
     n, d = ctx.n, ctx.d
     centring = ctx.centring if ctx.intercept_index is not None else None
     ranges = placeholder_ranges(tuple(ctx.column_ranges) if ctx.column_ranges else (None,) * d, centring)
