@@ -10,7 +10,7 @@ Commands
     picks TukeyEM; ``--documented-bounds``: the ranges published in its
     documentation, auto picks AdaSSP), print the summary and the private
     coefficients next to ordinary least squares on that public data.
-``dpstats plan --bounds JSON [--formula F] [--levels JSON] [--n N] [--epsilon E] [--delta D] [--method M ...]
+``dpstats plan [FORMULA] --bounds JSON [--formula F] [--levels JSON] [--n N] [--epsilon E] [--delta D] [--method M ...]
 [--rsquared R | --residual-sd S] [--dtypes JSON] [--outcome-share P] [--format text|csv|json]``
     Before spending budget (public facts only): at n rows, the epsilon each
     coefficient needs for a privacy error below its sampling error; at
@@ -58,6 +58,7 @@ from dpstats.errors import (
     DataTypeError,
     DPStatsError,
     FloatIndicatorWarning,
+    FormulaError,
     MissingBoundsError,
     MissingDataError,
     MissingValuesWarning,
@@ -232,6 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pl.add_argument("--bounds", required=True, metavar="JSON",
                     help="declared ranges of the variables, the response included (JSON object or file)")
+    pl.add_argument("formula_arg", nargs="?", metavar="FORMULA",
+                    help="the model, as 'dpstats fit' takes it (or --formula)")
     pl.add_argument("--formula", metavar="F", help="the model (default: y ~ every other bounded variable)")
     pl.add_argument("--levels", metavar="JSON", help="declared factor levels (JSON object or file)")
     pl.add_argument("--n", type=int, metavar="N", help="rows: gives the epsilon each coefficient needs")
@@ -547,9 +550,17 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
 
 
+def _plan_formula(args: argparse.Namespace) -> str | None:
+    """The formula of ``dpstats plan``: positional, as ``dpstats fit`` takes it, or ``--formula`` (both if equal)."""
+    if args.formula_arg is not None and args.formula is not None and args.formula_arg != args.formula:
+        raise FormulaError("dpstats plan was given two different formulas, one as FORMULA and one as --formula: "
+                           "give one of them")
+    return args.formula_arg if args.formula_arg is not None else args.formula
+
+
 def _cmd_plan(args: argparse.Namespace) -> int:
     bounds = _parse_bounds(args.bounds) or {}
-    result = plan(bounds=bounds, formula=args.formula, levels=_parse_levels(args.levels), n=args.n,
+    result = plan(bounds=bounds, formula=_plan_formula(args), levels=_parse_levels(args.levels), n=args.n,
                   epsilon=args.epsilon, delta=args.delta, method=args.method, rsquared=args.rsquared,
                   residual_sd=args.residual_sd, dtypes=_parse_dtypes(args.dtypes), outcome_share=args.outcome_share,
                   missing=args.missing, correlation=_parse_correlation(args.correlation),
@@ -652,7 +663,9 @@ def _one_line(exc: BaseException, example: bool = False) -> str:
     elif isinstance(exc, MissingBoundsError) and example:
         msg += " With dpstats example: --documented-bounds declares the ranges published with the data set."
     elif isinstance(exc, MissingBoundsError):
-        msg += " On the command line: --bounds '{\"VAR\": [lo, hi]}'."
+        msg += (" On the command line: --bounds '{\"VAR\": [lo, hi]}' for a numeric column; a column of a CSV file "
+                "that is a factor (text) needs --levels '{\"VAR\": [\"a\", \"b\"]}' instead: without declared "
+                "levels it is read as numbers.")
     elif isinstance(exc, MissingDataError) and "missing='drop'" in msg:
         msg += " On the command line: --missing drop."
     return msg

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from dpstats.privacy.ledger import PrivacyStep
     from dpstats.results import DPRegressionResults
 
 __all__ = ["Cell", "Grid", "coefficient_grid", "privacy_latex", "format_number", "row_format", "DEFAULT_DECIMALS",
@@ -287,7 +288,22 @@ def latex_text(text: str, numeric: bool = False) -> str:
     out = _SUPERSCRIPT.sub(r"$\1^{\2}$", out)  # X^T, R^2 as mathematics
     if numeric:
         out = re.sub(r"-(?=[\d$])", "$-$", out)
+        out = _E_NOTATION.sub(_power_of_ten, out)
     return out
+
+
+#: a number in e-notation once its minus signs are set as math: 2.1e$-$05, $-$1e+06, 3e7
+_E_NOTATION = re.compile(r"(?<![A-Za-z_])(\$-\$)?(\d+(?:\.\d+)?)e(\$-\$|\+)?0*(\d+)\b")
+
+
+def _power_of_ten(match: re.Match[str]) -> str:
+    """2.1e$-$05 as 2.1$\\times 10^{-5}$ and $-$1e$-$6 as $-10^{-6}$ (a paper's notation; e-notation is a
+    programmer's)."""
+    minus, mantissa, sign, exponent = match.groups()
+    power = f"10^{{{'-' if sign == '$-$' else ''}{exponent}}}"
+    if mantissa == "1":
+        return f"${'-' if minus else ''}{power}$"
+    return f"{minus or ''}{mantissa}$\\times {power}$"
 
 
 def latex_escape_text(text: str) -> str:
@@ -375,33 +391,66 @@ def _fit_notes(res: DPRegressionResults) -> list[str]:
 
 
 def privacy_latex(res: DPRegressionResults, label: str | None = None) -> str:
-    """The privacy report as a LaTeX table (steps, then the budget, guarantee and notes), as wide as the text:
-    its columns are fractions of ``\\linewidth`` and the text wraps inside them (preamble: booktabs)."""
+    """The privacy report in LaTeX: its steps as a table as wide as the text (columns are fractions of
+    ``\\linewidth`` and the text wraps inside them; preamble: booktabs), then the budget, guarantee and notes as a
+    paragraph after the float, which breaks across pages (inside the float, pgd's notes ran past the page's foot).
+    A report without steps (the non-private reference) keeps its few facts inside the float."""
     pr = res.privacy
+    facts = " \\\\\n".join(_breakable(latex_text(line.strip())) for line in pr.lines() if not line.startswith("  step"))
+    lines = ["\\begin{table}[htbp]", "\\centering",
+             "\\caption{Privacy report: " + latex_text(res.method) + "}"]
+    if label:
+        lines.append("\\label{" + label + "}")
+    lines += ["\\footnotesize", "\\setlength{\\tabcolsep}{3pt}"]
+    if not pr.steps:
+        return "\n".join([*lines, "{\\raggedright " + facts + "\\par}", "\\end{table}"]) + "\n"
+    lines += [*_privacy_steps_tabular(pr.steps), "\\end{table}"]
+    table = f"Table~\\ref{{{label}}}" if label else "the table"
+    lines.append(f"{{\\footnotesize\\raggedright\\noindent Privacy report of {table} ({latex_text(res.method)}), "
+                 f"continued: \\\\\n{facts}\\par}}")
+    return "\n".join(lines) + "\n"
+
+
+def _privacy_steps_tabular(steps: Sequence[PrivacyStep]) -> list[str]:
+    """The privacy steps as a tabular of wrapping columns, fractions of the text width."""
     widths = (0.29, 0.16, 0.15, 0.12, 0.28)  # of the text width, \\tabcolsep included
     spec = "".join(f"p{{\\dimexpr {w}\\linewidth-2\\tabcolsep\\relax}}" for w in widths)
 
     def row(cells: Sequence[str]) -> str:
         return " & ".join("\\raggedright " + _breakable(latex_text(c)) for c in cells) + " \\tabularnewline"
 
-    lines = ["\\begin{table}[htbp]", "\\centering",
-             "\\caption{Privacy report: " + latex_text(res.method) + "}"]
-    if label:
-        lines.append("\\label{" + label + "}")
-    lines += ["\\footnotesize", "\\setlength{\\tabcolsep}{3pt}"]
-    if pr.steps:
-        lines += ["\\begin{tabular}{" + spec + "}", "\\toprule",
-                  row(["Step", "Mechanism", "Sensitivity", "Noise scale", "Privacy"]), "\\midrule"]
-        for s in pr.steps:
-            scale = "-" if isinstance(s.noise_scale, float) and math.isnan(s.noise_scale) else f"{s.noise_scale:.4g}"
-            mech = s.mechanism + (f" x{s.count}" if s.count > 1 else "")
-            lines.append(row([s.name, mech, f"{s.sensitivity:.4g} ({s.sensitivity_norm})", scale,
-                              s.describe_privacy()]))
-        lines += ["\\bottomrule", "\\end{tabular}", "\\par\\smallskip"]
-    facts = [line.strip() for line in pr.lines() if not line.startswith("  step")]
-    lines += ["{\\raggedright " + " \\\\\n".join(_breakable(latex_text(f)) for f in facts) + "\\par}",
-              "\\end{table}"]
-    return "\n".join(lines) + "\n"
+    lines = ["\\begin{tabular}{" + spec + "}", "\\toprule",
+             row(["Step", "Mechanism", "Sensitivity", "Noise scale", "Privacy"]), "\\midrule"]
+    lines += [row(cells) for cells in _numbered_runs([_step_cells(s) for s in steps])]
+    return [*lines, "\\bottomrule", "\\end{tabular}"]
+
+
+def _step_cells(step: PrivacyStep) -> list[str]:
+    """One privacy step's cells: name, mechanism, sensitivity, noise scale, privacy."""
+    noise = step.noise_scale
+    scale = "-" if isinstance(noise, float) and math.isnan(noise) else f"{noise:.4g}"
+    mech = step.mechanism + (f" x{step.count}" if step.count > 1 else "")
+    return [step.name, mech, f"{step.sensitivity:.4g} ({step.sensitivity_norm})", scale, step.describe_privacy()]
+
+
+_NUMBERED = re.compile(r"^(.*\D)(\d+)$")
+
+
+def _numbered_runs(rows: list[list[str]]) -> list[list[str]]:
+    """Consecutive steps that differ only in a trailing number counting up by one (TukeyEM's private median of
+    column 1, 2, ..., 18) as one row, "column 1-18 (each)": the same releases, in a table that fits on a page."""
+    out: list[list[str]] = []
+    run: tuple[str, int, int] | None = None  # out[-1]'s name as (prefix, first number, last number), if numbered
+    for cells in rows:
+        match = _NUMBERED.match(cells[0])
+        number = int(match.group(2)) if match else 0
+        if match and run and (match.group(1), number - 1) == (run[0], run[2]) and out[-1][1:] == cells[1:]:
+            run = (run[0], run[1], number)
+            out[-1][0] = f"{run[0]}{run[1]}-{number} (each)"
+            continue
+        out.append(list(cells))
+        run = (match.group(1), number, number) if match else None
+    return out
 
 
 def _breakable(latex: str) -> str:

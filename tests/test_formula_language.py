@@ -206,6 +206,24 @@ def test_a_dotted_column_name_written_bare_suggests_q(code):
     with pytest.raises(DisallowedExpressionError) as info:
         check_factor("Solar.R", COLUMNS)
     assert "Q(" not in str(info.value).split(". dpstats evaluates")[0] and "attribute access" in str(info.value)
+
+
+@pytest.mark.parametrize("code", ["class", "np.log(class)", "I(class * 2)"])
+def test_a_column_named_like_a_python_keyword_written_bare_suggests_q(code):
+    """R's ``biopsy`` has a response column named ``class``, a Python keyword: the refusal says to quote it with
+    ``Q()``, which works (s44 new-user check; before: "'class' is not a valid expression" alone), and so does the
+    refusal of a column name with a space. A keyword that is not a column keeps the bare message."""
+    with pytest.raises(FormulaError) as info:
+        check_factor(code, [*COLUMNS, "class"])
+    assert "'class' is a column of the data, but a Python keyword" in str(info.value)
+    assert 'quote it as Q("class")' in str(info.value)
+    assert check_factor("Q('class') * 2", [*COLUMNS, "class"]).variables == ["class"]
+    with pytest.raises(FormulaError) as info:
+        check_factor("lambda", COLUMNS)
+    assert str(info.value) == "'lambda' is not a valid expression"
+    with pytest.raises(FormulaError) as info:
+        check_factor("my x", [*COLUMNS, "my x"])
+    assert "'my x' is a column of the data, but not a Python name" in str(info.value) and 'Q("my x")' in str(info.value)
     df = pd.DataFrame({"y": np.arange(200.0) % 7, "Solar.R": np.arange(200.0) % 11})
     res = dpstats.dp_ols('y ~ Q("Solar.R")', df, 1.0, 1e-6, bounds={"y": (0, 6), "Solar.R": (0, 10)},
                          random_state=0)
@@ -274,8 +292,8 @@ def test_a_variable_named_like_a_contrast_is_refused_from_the_names(contrast):
         assert len(res.params) == 2
 
 
-@pytest.mark.parametrize("formula", ["y ~ x + I(1)", "y ~ x + np.log(2)", "y ~ x + I(1 > 0)", "y ~ x + C(1, levels=[1])",
-                                     "I(1) ~ x"])
+@pytest.mark.parametrize("formula", ["y ~ x + I(1)", "y ~ x + np.log(2)", "y ~ x + I(1 > 0)",
+                                     "y ~ x + C(1, levels=[1])", "I(1) ~ x"])
 @pytest.mark.parametrize("chunksize", [None, 1, 7])
 def test_a_term_that_reads_no_column_is_refused_from_the_formula(formula, chunksize):
     """patsy evaluates such a code to one value: it failed on the data with the generic "could not evaluate"

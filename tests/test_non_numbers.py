@@ -99,6 +99,19 @@ def test_arrays_refuse_a_text_series_from_its_dtype():
             dpstats.dp_ols_arrays(X, series, **fit)
 
 
+def test_a_text_response_is_refused_with_how_to_code_it_as_0_1():
+    """A text response (R's ``biopsy``: class is "benign" or "malignant") is refused from its dtype with a recipe that
+    works, in Python and on the command line (s44 new-user check); the advice names the column, never a value."""
+    data = pd.DataFrame({"outcome": ["benign", "malignant"] * 100, "x": np.linspace(0, 1, 200)})
+    with pytest.raises(DataTypeError) as info:
+        dpstats.dp_ols("outcome ~ x", data, 1.0, 1e-6, bounds={"x": (0, 1)}, method="ssp")
+    text = str(info.value)
+    assert "df['outcome_01'] = df['outcome'] == 'LEVEL'" in text and "--dtypes" in text and "benign" not in text
+    coded = data.assign(outcome_01=data["outcome"] == "malignant")
+    res = dpstats.dp_ols("outcome_01 ~ x", coded, 1.0, 1e-6, bounds={"x": (0, 1)}, method="ssp", random_state=0)
+    assert res.nobs == 200 and np.isfinite(res.params).all()
+
+
 def test_arrays_of_integer_columns_pay_no_screen():
     """A DataFrame whose columns are all numpy integers cannot hold a missing value (its dtypes say so): no screen,
     so the method gets the whole budget.  One float column brings the screen back."""

@@ -16,7 +16,7 @@ from conftest import factor_frame
 
 import dpstats
 from dpstats.errors import DataTypeError
-from dpstats.table_grid import row_format
+from dpstats.table_grid import latex_text, row_format
 from dpstats.tables import LATEX_PREAMBLE, format_number
 
 
@@ -213,6 +213,29 @@ def test_latex_escapes_names_and_has_one_cell_separator_per_column():
     assert "\u2014" not in latex and "\u03b5" not in latex  # dashes and Greek letters as LaTeX
 
 
+@pytest.mark.parametrize("cell, latex", [
+    ("-2.1e-05", "$-$2.1$\\times 10^{-5}$"), ("1e-6", "$10^{-6}$"), ("-1e-06", "$-10^{-6}$"),
+    ("[-2e-05, 3.5e+07]", "[$-$2$\\times 10^{-5}$, 3.5$\\times 10^{7}$]"), ("(0.0031)", "(0.0031)"),
+    ("-0.000305", "$-$0.000305"), ("1,421", "1,421"),
+])
+def test_latex_sets_e_notation_as_a_power_of_ten(cell, latex):
+    """A number in e-notation reads 2.1e$-$05 in a paper's PDF: numeric cells set it as 2.1 x 10^-5 (s44 new-user
+    check, a coefficient of a product of two 0-24 scales); other numbers are unchanged."""
+    assert latex_text(cell, numeric=True) == latex
+    assert latex_text("delta = 1e-6 spent") == "delta = 1e-6 spent"  # running text (notes) is not a number
+
+
+def test_latex_tables_show_no_e_notation(fits):
+    """The delta footer of dpstats.table and a tiny coefficient of summary().as_latex() as powers of ten."""
+    latex = dpstats.table([fits["sm"], fits["ada"]]).as_latex()
+    assert "$\\delta$ &  & $10^{-6}$ \\\\" in latex and "e$-$" not in latex
+    df = factor_frame(2_000).assign(x1=lambda t: t["x1"] * 1e5)
+    res = dpstats.dp_ols(FORMULA, df, 4.0, 1e-6, method="adassp", random_state=0,
+                         bounds={**BOUNDS, "x1": tuple(1e5 * b for b in BOUNDS["x1"])})
+    body = res.summary().as_latex().split("\\begin{tabular}")[1].split("\\end{tabular}")[0]
+    assert "\\times 10^{-" in body and not re.search(r"\de[$+-]", body)
+
+
 def test_a_labelled_latex_table_has_a_caption_for_its_reference():
     """\\ref gives a float's number only after a \\caption: a labelled table without a title gets the default
     caption, one with a title its title, and an unlabelled untitled table none."""
@@ -284,6 +307,24 @@ def test_model_names_and_stats_of_wrong_types_are_typed_refusals(fits):
         dpstats.table([fits["ada"]], model_names=3)
     with pytest.raises(dpstats.errors.InvalidArgumentError, match="stats must be a list of .*; got NoneType"):
         dpstats.table([fits["ada"]], stats=None)
+
+
+def test_privacy_latex_fits_on_a_page(fits):
+    """as_latex(privacy=True): the steps are the float, the budget, guarantee and notes a paragraph after it that
+    breaks across pages (s44 new-user check: pgd's notes, and TukeyEM's 22 steps, made a float taller than the page,
+    whose foot pdflatex cut off); TukeyEM's per-column medians share one row."""
+    res = dpstats.dp_ols(FORMULA, factor_frame(3_000), 1.0, 1e-6, bounds=BOUNDS, random_state=0)
+    report = res.summary().as_latex(label="tab:a", privacy=True).split("\\label{tab:a:privacy}")[1]
+    float_part, after = report.split("\\end{table}")
+    assert "\\begin{tabular}" in float_part and "Budget spent" not in float_part and "Note: pgd" not in float_part
+    head = "{\\footnotesize\\raggedright\\noindent Privacy report of Table~\\ref{tab:a:privacy}"
+    assert after.lstrip().startswith(head)
+    assert "Budget spent" in after and "Note: pgd" in after
+    tukey = fits["tukey"].summary().as_latex(privacy=True)
+    rows = [line for line in tukey.splitlines() if "private median of column" in line]
+    medians = [s.name for s in fits["tukey"].privacy.steps if "private median of column" in s.name]
+    assert len(medians) == 4 and len(rows) == 1 and "private median of column 1-4 (each)" in rows[0]
+    assert "draws no random numbers" in fits["ols"].summary().as_latex(privacy=True).split("\\end{table}")[-2]
 
 
 def test_summary_latex_label_must_be_a_string(fits):

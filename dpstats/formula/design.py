@@ -544,6 +544,7 @@ def _check_levels(design_info: Any, df: pd.DataFrame, parsed: ParsedFormula, all
     comparison (levels False and True).
     """
     notes: list[str] = []
+    undeclared: list[tuple[str, str]] = []  # (factor code, its variable) of each factor without public levels
     for factor, info in design_info.factor_infos.items():
         if info.type != "categorical" or declares_levels(factor.code):
             continue
@@ -557,15 +558,29 @@ def _check_levels(design_info: Any, df: pd.DataFrame, parsed: ParsedFormula, all
             notes.append(f"LEAK (opted in with allow_data_levels=True): the levels of '{factor.code}' were read "
                          "from the data, which reveals which values occur")
             continue
-        var = fvars[0] if fvars else factor.code
-        raise UndeclaredLevelsError(
-            f"the levels of '{factor.code}' would be read from the private data (which values occur is itself "
-            f"private). Declare them: write C({term(var)}, levels=['level1', 'level2', ...]) in the "
-            f"formula, pass levels={{{var!r}: [...]}}, or give the column a pandas Categorical dtype with the public "
-            "categories, listing every level the variable can take (a value outside them is read as the first "
-            "declared level). allow_data_levels=True accepts the leak and names it in the report."
-            + (_dtype_hint(factor.code, var, df[var].dtype) if var in df.columns else ""))
+        undeclared.append((factor.code, fvars[0] if fvars else factor.code))
+    if undeclared:
+        raise UndeclaredLevelsError(_undeclared_levels_message(undeclared, df))
     return notes
+
+
+def _undeclared_levels_message(undeclared: list[tuple[str, str]], df: pd.DataFrame) -> str:
+    """The refusal of factors whose levels would be read from the data, naming every one of them at once (a formula
+    with three text columns took three refusals, one at a time); decided from the formula and the schema."""
+    codes = [code for code, _ in undeclared]
+    names = list(dict.fromkeys(var for _, var in undeclared))
+    which = codes[0] if len(codes) == 1 else "', '".join(codes[:-1]) + f"' and '{codes[-1]}"
+    declared = ", ".join(f"{var!r}: [...]" for var in names)
+    hinted = [(var, hint) for code, var in undeclared if var in df.columns
+              and (hint := _dtype_hint(code, var, df[var].dtype))]
+    hints = hinted[0][1] if hinted else ""
+    if len(hinted) > 1:
+        hints += f" The same holds for {', '.join(repr(var) for var, _ in hinted[1:])}."
+    return (f"the levels of '{which}' would be read from the private data (which values occur is itself "
+            f"private). Declare them: write C({term(names[0])}, levels=['level1', 'level2', ...]) in the "
+            f"formula, pass levels={{{declared}}}, or give the column a pandas Categorical dtype with the public "
+            "categories, listing every level the variable can take (a value outside them is read as the first "
+            "declared level). allow_data_levels=True accepts the leak and names it in the report." + hints)
 
 
 def _check_terms_have_columns(design_info: Any) -> None:

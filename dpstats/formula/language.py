@@ -47,7 +47,9 @@ from __future__ import annotations
 import ast
 import contextvars
 import difflib
+import keyword
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -245,7 +247,7 @@ def check_factor(code: str, columns: Iterable[str]) -> FactorFacts:
     try:
         tree = ast.parse(code.strip(), mode="eval")
     except SyntaxError:
-        raise FormulaError(f"'{code}' is not a valid expression") from None
+        raise FormulaError(f"'{code}' is not a valid expression{_quote_advice(code, columns)}") from None
     except (RecursionError, MemoryError):  # far deeper than MAX_TERM_DEPTH
         tree = None
     if tree is None or _depth(tree) > MAX_TERM_DEPTH:
@@ -266,6 +268,20 @@ def check_factor(code: str, columns: Iterable[str]) -> FactorFacts:
             f"calls in '{code}'; rename the column (e.g. df.rename(columns={{{shadowed[0]!r}: "
             f"'{shadowed[0]}_value'}})). No budget was spent.")
     return checker.facts
+
+
+def _quote_advice(code: str, columns: Iterable[str]) -> str:
+    """How to name a column that a bare name in a formula cannot be, a Python keyword (R's ``class``) or a name with a
+    space: ``Q()``; decided from the code and the column names (the schema)."""
+    names = {str(c) for c in columns}
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code))
+    clash = [code.strip()] if code.strip() in names else sorted(w for w in words if keyword.iskeyword(w) and w in names)
+    if not clash:
+        return ""
+    kind = "a Python keyword" if keyword.iskeyword(clash[0]) else "not a Python name"
+    return (f": {clash[0]!r} is a column of the data, but {kind}, which a formula cannot use as a bare name; quote "
+            f"it as Q(\"{clash[0]}\") wherever the formula names it. Decided from the formula and the column names; "
+            "nothing was spent")
 
 
 def check_contrast_names(facts: Iterable[FactorFacts]) -> None:

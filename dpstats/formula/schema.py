@@ -240,9 +240,18 @@ def _check_response(response: FactorFacts, df: pd.DataFrame) -> list[str]:
         if not (is_numeric(df[v]) or v in bool_responses):
             advice = duration_advice(v, df[v].dtype, factor=False)
             raise DataTypeError(f"the response '{v}' must be numeric;{advice}" if advice else
-                                f"the response '{v}' must be numeric (its dtype is {df[v].dtype}); code a "
-                                "categorical outcome as 0/1 with a public rule")
+                                f"the response '{v}' must be numeric (its dtype is {df[v].dtype}); "
+                                f"{_categorical_response_advice(v)}")
     return bool_responses
+
+
+def _categorical_response_advice(name: str) -> str:
+    """How to code a categorical response as 0/1 before the fit, in Python and on the command line (a formula cannot
+    compare with a text literal); built from the column's name alone."""
+    return (f"code a categorical outcome as 0/1 with a public rule before the fit: in Python a boolean column, e.g. "
+            f"df['{name}_01'] = df['{name}'] == 'LEVEL' (its range [0, 1] needs no bounds); on the command line a "
+            f"column of 0 and 1 in the CSV, declared with --dtypes '{{\"{name}_01\": \"int64\"}}' and --bounds "
+            f"'{{\"{name}_01\": [0, 1]}}'")
 
 
 def _check_durations(facts: Iterable[FactorFacts], schema: pd.DataFrame) -> None:
