@@ -46,7 +46,7 @@ from real_data import constant_values, set_constants  # noqa: E402
 
 import dpstats  # noqa: E402
 import dpstats.methods.pgd as pgd  # noqa: E402
-from dpstats.errors import DPStatsError  # noqa: E402
+from dpstats.errors import ClippedRowsWarning, DPStatsError  # noqa: E402
 from dpstats.privacy.calibration import gaussian_mu  # noqa: E402
 from dpstats.privacy.missing_screen import fit_epsilon  # noqa: E402
 
@@ -519,21 +519,22 @@ def fits(name: str, method: str, epsilons: Sequence[float], seeds: int, with_bou
     rule = {"missing": MISSING[name]} if name in MISSING else {}
     for eps in epsilons:
         for seed in range(SEED0, SEED0 + seeds):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
                 try:
                     res = dpstats.dp_ols(formula, df, eps, DELTA, method=method, bounds=bounds,
                                          levels=LEVELS.get(name), random_state=seed, **rule)
                 except DPStatsError as exc:
                     yield dict(set=name, eps=eps, seed=seed, refused=type(exc).__name__)
                     continue
+            clipped = any(issubclass(w.category, ClippedRowsWarning) for w in caught)
             b = float(res.params[head])
             lo, hi = (float(v) for v in res.conf_int().loc[head])
             reported = bool(np.isfinite(lo) and np.isfinite(hi))
             yield dict(set=name, n=int(ols.nobs), eps=eps, seed=seed, chose=res.method,
                        rel_err=abs(b - b_ols) / abs(b_ols), sign=bool(np.sign(b) == np.sign(b_ols)), reported=reported,
                        covers=bool(lo <= b_ols <= hi) if reported else None,
-                       width=(hi - lo) / (2 * 1.959964 * se) if reported else None)
+                       width=(hi - lo) / (2 * 1.959964 * se) if reported else None, clipped_warning=clipped)
 
 
 def pooled(records: list[dict]) -> tuple[float, float, float, float, float]:
@@ -560,8 +561,10 @@ def summarise(records: list[dict]) -> str:
         for name in dict.fromkeys(r["set"] for r in rr):
             cell = [r for r in rr if r["set"] == name]
             cov = [r["covers"] for r in cell if r["reported"]]
+            warned = sum(bool(r.get("clipped_warning")) for r in cell)
             lines.append(f"  {name}: {np.median([r['rel_err'] for r in cell]):.3f} "
-                         f"(covers {np.mean(cov) if cov else float('nan'):.0%})")
+                         f"(covers {np.mean(cov) if cov else float('nan'):.0%}"
+                         + (f"; ClippedRowsWarning in {warned} of {len(cell)}" if warned else "") + ")")
     return "\n".join(lines)
 
 

@@ -54,6 +54,7 @@ import pandas as pd
 from dpstats import __version__, datasets
 from dpstats.api import dp_ols
 from dpstats.errors import (
+    ClippedRowsWarning,
     DataTypeError,
     DPStatsError,
     FloatIndicatorWarning,
@@ -682,6 +683,7 @@ _WARNING_FLAGS: dict[type[Warning], Callable[[str], str]] = {
     FloatIndicatorWarning: lambda msg: (
         " On the command line, declare the CSV column's type: --dtypes '{\"" + _named_response(msg)
         + "\": \"int64\"}'."),
+    ClippedRowsWarning: lambda msg: " On the command line: --bounds '{\"VAR\": [LO, HI]}' for each of them.",
 }
 
 

@@ -403,6 +403,18 @@ class MissingValuesWarning(UserWarning):
     ran.  Impute the missing values with a public rule, or pass ``missing="drop"`` to say they are expected."""
 
 
+class ClippedRowsWarning(UserWarning):
+    """A fit without declared bounds clipped a material share of its rows: pgd's released count of the rows with a
+    value beyond the clipping domain it released for the variables without bounds (centre +- 8 released scales),
+    less its noise, is above a tenth of the rows.  Those rows enter the fit clipped, so the estimate, and any
+    interval, targets the fit of the clipped data, a robust fit, not least squares: with heavy-tailed variables (the
+    largest firms, incomes, counts with a long tail), whose extreme rows set the least-squares slope, or a variable
+    whose released domain missed most of its values (one far from 0 for its spread, such as a year), the two can be
+    far apart.  pgd then withholds its intervals (``inference_reason`` says why).  Declare bounds that hold every
+    value (a public range: pgd clips to them and releases no domain), or transform the variables (logs) so that no
+    value lies far out.  Decided from one released noisy count (the message gives it); the fit runs."""
+
+
 class ExtrapolationWarning(UserWarning):
     """``predict`` was given new rows with a covariate outside the bounds declared for the fit.
 

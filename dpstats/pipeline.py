@@ -439,6 +439,8 @@ def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodO
     notes = [note for note in (first.outcome.note if first.outcome else "", data.note(rows)) if note]
     if first.outcome is not None and first.outcome.warning:
         warnings.warn(first.outcome.warning, MissingValuesWarning, stacklevel=4)
+    for category, message in fitted.warnings:
+        warnings.warn(message, category, stacklevel=4)
     fitted = dataclasses.replace(fitted, notes=(*fitted.notes, *notes), passes=int(getattr(rows, "passes", 1)))
     if auto_reason and fitted.inference is None:
         fitted = dataclasses.replace(fitted, no_inference_reason=auto_reason)

@@ -20,7 +20,7 @@ import pytest
 
 import dpstats
 from dpstats import pipeline
-from dpstats.errors import InsufficientDataError, MethodOptionError
+from dpstats.errors import ClippedRowsWarning, InsufficientDataError, MethodOptionError
 from dpstats.methods import pgd, registry
 from dpstats.methods.common.geometric_histogram import (
     GeometricGrid,
@@ -84,6 +84,43 @@ def test_the_domain_is_released_only_for_variables_without_bounds(df):
     (step,) = [s for s in partial.privacy.steps if "domain" in s.name]
     assert step.count == 4  # x2 and y: a scale and a centre histogram each
     assert any("no public range" in note for note in partial.privacy.notes)
+
+
+def test_the_clipping_check_is_released_only_with_a_released_domain(df):
+    """A fit with every bound declared keeps its budget split (no check); one that releases a domain releases one
+    count of sensitivity 1, and on well-behaved data it neither warns nor withholds the interval."""
+    assert "clipping check" not in pgd.budget_split(3000, 1.0, 1e-6, intercept=True, inference=True)
+    assert "clipping check" in pgd.budget_split(3000, 1.0, 1e-6, intercept=True, inference=True, private_variables=2)
+    full = dpstats.dp_ols(FORMULA, df, 1.0, 1e-6, method="pgd", bounds=BOUNDS, random_state=0, **STEPS)
+    assert not any("clipping check" in s.name for s in full.privacy.steps)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ClippedRowsWarning)
+        free = dpstats.dp_ols(FORMULA, df, 1.0, 1e-6, method="pgd", random_state=0, **STEPS)
+    (step,) = [s for s in free.privacy.steps if "clipping check" in s.name]
+    assert step.sensitivity == pytest.approx(1.0, rel=1e-3)  # with the grid's rounding allowance
+    count, sd = free.info["rows_beyond_domain"]
+    assert count < pgd.CLIPPED_SHARE * len(df) and np.isfinite(free.conf_int().to_numpy()).all()
+
+
+def test_a_heavy_tailed_fit_without_bounds_warns_and_withholds_its_interval():
+    """Log-normal x (sigma 3) without bounds: hundreds of rows lie beyond the released domain, the released count
+    says so, and the fit warns (ClippedRowsWarning, also a note) and gives no interval, saying why."""
+    rng = np.random.default_rng(3)
+    x = np.exp(rng.normal(0.0, 3.0, 2000))
+    frame = pd.DataFrame({"x": x, "y": 2.0 * x + rng.normal(0.0, 1.0, 2000)})
+    with pytest.warns(ClippedRowsWarning, match=r"targets the fit of the clipped data .* not least squares"):
+        res = dpstats.dp_ols("y ~ x", frame, 1.0, 1e-6, method="pgd", random_state=0)
+    count, sd = res.info["rows_beyond_domain"]
+    assert count - pgd.CLIPPED_Z * sd > pgd.CLIPPED_SHARE * 2000
+    assert np.isnan(res.bse).all() and "beyond the clipping domain" in res.inference_reason
+    assert "declare bounds" in res.inference_reason
+    assert any(note.startswith("WARNING: pgd clipped a material share") for note in res.privacy.notes)
+    assert not any("inference" in s.name for s in res.privacy.steps)  # the 2-vector is not released
+    with warnings.catch_warnings():  # declared bounds: no domain, no check, no warning
+        warnings.simplefilter("error", ClippedRowsWarning)
+        bounded = dpstats.dp_ols("y ~ x", frame, 1.0, 1e-6, method="pgd", random_state=0,
+                                 bounds={"x": (0.0, float(x.max())), "y": (-10.0, 2.0 * float(x.max()) + 10.0)})
+    assert not any("clipping check" in s.name for s in bounded.privacy.steps)
 
 
 @pytest.mark.parametrize("bounds,named", [(None, "x1, x2, y (response)"), ({"x1": (0.0, 10.0)}, "x2, y (response)")])

@@ -615,6 +615,9 @@ class MethodFit:
     centred : tuple of str
         The product and power columns the method centred itself, at centres it released
         (:mod:`dpstats.methods.common.product_centring`; public names).
+    warnings : tuple of (Warning class, str)
+        Warnings the pipeline emits with the results (category, message), decided from released values (pgd's
+        :class:`~dpstats.errors.ClippedRowsWarning`).
 
     Examples
     --------
@@ -640,6 +643,7 @@ class MethodFit:
     diagnostics: Mapping[str, Any] = field(default_factory=dict)
     passes: int = 0
     centred: tuple[str, ...] = ()
+    warnings: tuple[tuple[type[Warning], str], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", np.asarray(self.params, dtype=float))
