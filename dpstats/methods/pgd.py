@@ -610,9 +610,8 @@ class ClippingCheck:
                 f"had a value beyond the clipping domain released for the variables without declared bounds, more "
                 f"than {CLIPPED_SHARE:.0%} of the rows even less {CLIPPED_Z:g} noise sds: the fit targets the clipped "
                 "data, a robust fit that heavy-tailed variables (or a variable whose domain missed its values) can "
-                "set far from least squares, by more than an interval would show (on Forbes2000 such intervals "
-                "covered least squares in 25-70% of fits); declare bounds that hold every value, or transform the "
-                "variables (docs/choosing.md, 'Heavy tails without bounds')")
+                "set far from least squares, by more than an interval would show; declare bounds that hold every "
+                "value, or transform the variables (docs/choosing.md, 'Heavy tails without bounds')")
 
 
 def clipping_check(rows: Rows, st: Standardisation, cache: RowCache, columns: Sequence[int], response: bool,
