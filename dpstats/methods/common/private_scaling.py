@@ -54,9 +54,13 @@ DOMAIN_HALF_WIDTH = 8.0
 #: bins hold more groups, so the mode clears the noise at smaller n mu; the domain needs the scale only within
 #: a factor 2.
 VARIANCE_GRID = GeometricGrid(lo=2.0**-64, ratio=4.0, bins=64)
-#: Grid of the group means over twice the released scale: unit bins for |u| < 2^8, 2 per octave beyond (the
-#: domain needs the centre only within about one scale).
-LOCATION_GRID = CentreGrid(limit=1 << 8, fine=1, per_octave=2)
+#: Grid of the group means over twice the released scale: unit bins for |u| < 2^12, 2 per octave beyond (the
+#: domain needs the centre only within about one scale).  The unit bins reach 2^12 so that a variable far from 0 for
+#: its spread, a calendar year (2003-2009: about 500 scales out), is located to a scale: with unit bins to 2^8 only,
+#: its centre came from a bin an octave wide, hundreds of years off, and every row was clipped (docs/choosing.md,
+#: "Heavy tails without bounds").  The grid is public; more bins raise the noisy argmax's floor by
+#: sqrt(2 ln 8705) - sqrt(2 ln 1041), about half a noise sd.
+LOCATION_GRID = CentreGrid(limit=1 << 12, fine=1, per_octave=2)
 
 
 @dataclass(frozen=True)
