@@ -22,7 +22,6 @@ Run from the repository root (one process)::
 from __future__ import annotations
 
 import argparse
-import math
 import time
 import warnings
 from collections.abc import Sequence
@@ -30,8 +29,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
-import dpstats
+from uncentred import coverage_of_least_squares  # the same measurement (run as a script from benchmarks/)
 
 OUT = Path(__file__).resolve().parent / "results" / "implicit_intercept.md"
 DELTA = 1e-6
@@ -69,19 +67,9 @@ def rows(reps: int, n: int = 4000) -> list[str]:
     for name, (rest, bounds) in DESIGNS.items():
         for head, rescale, label in FITS:
             formula = "y ~ " + head + rest
-            covered: dict[str, int] = {}
-            errors = []
-            for seed in range(reps):
-                df = _frame(name, n, seed)
-                ols = dpstats.dp_ols(formula, df, math.inf, method="ols").params
-                res = dpstats.dp_ols(formula, df, 1.0, DELTA, bounds=bounds, random_state=seed, rescale=rescale)
-                ci = res.conf_int()
-                for term in ols.index:
-                    covered[term] = covered.get(term, 0) + int(ci.loc[term, 0] <= ols[term] <= ci.loc[term, 1])
-                errors.append(abs(res.params["x"] / ols["x"] - 1))
-            cells = ", ".join(f"{term} {count}" for term, count in covered.items())
-            out.append(f"| {name} | `{formula}` | {label} | {res.method} | {cells} (of {reps}) | "
-                       f"{np.median(errors):.3f} |")
+            cells, error, method = coverage_of_least_squares(
+                formula, lambda seed, name=name: _frame(name, n, seed), reps, bounds=bounds, rescale=rescale)
+            out.append(f"| {name} | `{formula}` | {label} | {method} | {cells} (of {reps}) | {error:.3f} |")
     return out
 
 

@@ -25,8 +25,9 @@ import argparse
 import math
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -61,20 +62,31 @@ def uncentred(reps: int, n: int = 4000) -> list[str]:
         for declared, rescale, label in ((None, False, "as written (rescale=False)"),
                                          (None, "centred", "at the released means (default)"),
                                          (bounds, "centred", "at the declared midpoints (default)")):
-            covered: dict[str, int] = {}
-            errors = []
-            for seed in range(reps):
-                df = _design_frame(name, n, seed)
-                ols = dpstats.dp_ols(formula, df, math.inf, method="ols").params
-                res = dpstats.dp_ols(formula, df, 1.0, DELTA, bounds=declared, random_state=seed, rescale=rescale)
-                ci = res.conf_int()
-                for term in ols.index:
-                    covered[term] = covered.get(term, 0) + int(ci.loc[term, 0] <= ols[term] <= ci.loc[term, 1])
-                errors.append(abs(res.params["x"] / ols["x"] - 1))
-            cells = ", ".join(f"{term} {count}" for term, count in covered.items())
-            rows.append(f"| {name} `{formula}` | {'declared' if declared else 'none'} | {label} | {res.method} | "
-                        f"{cells} (of {reps}) | {np.median(errors):.3f} |")
+            cells, error, method = coverage_of_least_squares(
+                formula, lambda seed, name=name: _design_frame(name, n, seed), reps, bounds=declared, rescale=rescale)
+            rows.append(f"| {name} `{formula}` | {'declared' if declared else 'none'} | {label} | {method} | "
+                        f"{cells} (of {reps}) | {error:.3f} |")
     return rows
+
+
+def coverage_of_least_squares(formula: str, frame: Callable[[int], pd.DataFrame], reps: int,
+                              **fit: Any) -> tuple[str, float, str]:
+    """Over seeds 0..reps-1 (data set ``frame(seed)`` and the fit's noise): per coefficient the fits whose 95% interval
+    covers least squares ("term count, ..."), the median relative error of x's coefficient, and the method used.
+    ``fit`` holds dp_ols's keywords (bounds=, rescale=); epsilon 1, delta ``DELTA``."""
+    covered: dict[str, int] = {}
+    errors = []
+    method = ""
+    for seed in range(reps):
+        df = frame(seed)
+        ols = dpstats.dp_ols(formula, df, math.inf, method="ols").params
+        res = dpstats.dp_ols(formula, df, 1.0, DELTA, random_state=seed, **fit)
+        ci = res.conf_int()
+        for term in ols.index:
+            covered[term] = covered.get(term, 0) + int(ci.loc[term, 0] <= ols[term] <= ci.loc[term, 1])
+        errors.append(abs(res.params["x"] / ols["x"] - 1))
+        method = res.method
+    return ", ".join(f"{term} {count}" for term, count in covered.items()), float(np.median(errors)), method
 
 
 def prediction(reps: int) -> list[str]:
