@@ -92,6 +92,7 @@ def _masked(text: str) -> str:
     """Text with every number replaced by '#', the theory block's verdict by a placeholder, rules (runs of = or -)
     shortened and spacing collapsed, so that only its words and structure remain."""
     text = _NUMBER.sub("#", text)  # first: a number's decimal point would end the verdict's sentence
+    text = text.replace("<#", "#")  # a released p-value below the table's floor prints as "<0.001"
     text = _VERDICT.sub("From the released values: (verdict).", text)
     text = re.sub(r"[=\-]{3,}", "=", text)
     return re.sub(r"\s+", " ", text).strip()
