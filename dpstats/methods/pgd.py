@@ -606,9 +606,10 @@ class ClippingCheck:
 
     def reason(self) -> str:
         """The results' ``inference_reason`` when the check withheld the intervals."""
-        return (f"about {max(self.count, 0.0):.0f} of {self.rows:.0f} rows (released count, noise sd {self.sd:.3g}) "
-                f"had a value beyond the clipping domain released for the variables without declared bounds, more "
-                f"than {CLIPPED_SHARE:.0%} of the rows even less {CLIPPED_Z:g} noise sds: the fit targets the clipped "
+        return (f"pgd's clipping check: about {max(self.count, 0.0):.0f} of {self.rows:.0f} rows had a value beyond "
+                f"the clipping domain released for the variables without declared bounds (released count, noise sd "
+                f"{self.sd:.3g}), more than {CLIPPED_SHARE:.0%} of the rows even less {CLIPPED_Z:g} noise sds: the "
+                "fit targets the clipped "
                 "data, a robust fit that heavy-tailed variables (or a variable whose domain missed its values) can "
                 "set far from least squares, by more than an interval would show; declare bounds that hold every "
                 "value, or transform the variables (docs/choosing.md, 'Heavy tails without bounds')")
