@@ -14,6 +14,7 @@ import html
 import math
 import re
 import textwrap
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -90,6 +91,9 @@ DEFAULT_DIGITS = 3
 #: significant digits; a row whose standard error is smaller is written in powers of ten (2.10e-06 as text,
 #: 2.10 x 10^-6 in LaTeX and HTML), as R and statsmodels do.
 MAX_DECIMALS = 6
+#: The most digits before the point a table writes in fixed point: a row with a larger estimate or standard error
+#: (beyond a double's 15-17 significant digits) is written in powers of ten, to the decimals of its standard error.
+MAX_FIXED_DIGITS = 15
 #: Decimals of a z (t) statistic, a number of standard errors, in every table.
 STATISTIC_DECIMALS = 2
 
@@ -102,8 +106,10 @@ def check_digits(digits: Any) -> int:
 
 
 def check_thousands(thousands: Any) -> str:
-    """``thousands`` of the tables: "" (none) or a short separator that is not a digit, a sign, a point or e."""
-    if not isinstance(thousands, str) or len(thousands) > 3 or re.search(r"[\d.+\-eE]", thousands):
+    """``thousands`` of the tables: "" (none) or a short separator that is not a digit, a sign, a point or e, nor a
+    control or line-breaking character (a newline or tab would break the table's rows)."""
+    if (not isinstance(thousands, str) or len(thousands) > 3 or re.search(r"[\d.+\-eE]", thousands)
+            or any(unicodedata.category(c)[0] == "C" or unicodedata.category(c) in ("Zl", "Zp") for c in thousands)):
         raise InvalidArgumentError(f"thousands must be a separator such as ',' or ' ' (or '' for none), got "
                                    f"{thousands!r}")
     return thousands
@@ -140,6 +146,9 @@ def row_format(estimate: float, std_error: float, fmt: Any = None, digits: int =
     if not (math.isfinite(scale) and scale > 0):
         return f".{digits}f"
     decimals = digits - 1 - math.floor(math.log10(scale))
+    top = max(scale, abs(float(estimate))) if math.isfinite(float(estimate)) else scale
+    if top >= 10.0**MAX_FIXED_DIGITS:  # beyond a double's digits: 1e300 was 301 digits, most of them noise
+        return f".{min(max(decimals + math.floor(math.log10(top)), 0), 16)}e"
     if decimals > MAX_DECIMALS and 1 - math.floor(math.log10(scale)) <= MAX_DECIMALS:
         decimals = MAX_DECIMALS  # still two significant digits at the most decimals written
     elif decimals > MAX_DECIMALS:

@@ -143,6 +143,12 @@ def test_a_heavy_tailed_fit_without_bounds_warns_and_withholds_its_interval():
     assert count - pgd.CLIPPED_Z * sd > pgd.CLIPPED_SHARE * 2000
     assert np.isnan(res.bse).all() and "beyond the clipping domain" in res.inference_reason
     assert "declare bounds" in res.inference_reason
+    # a table's note keeps a reason's first clause (up to " (" or "; "): it names the check and says what it found
+    # (was "about 801 of 2000 rows")
+    (note,) = [n for n in dpstats.table([res]).notes if "no standard errors" in n]
+    assert re.search(r"pgd's clipping check: about \d+ of 2000 rows had a value beyond the clipping domain", note)
+    over = pgd.ClippingCheck(3028.0, 28.1, 3000.0)  # a noisy count above n is said as at most n
+    assert "about 3000 of 3000 (100%" in over.message("x") and "about 3000 of 3000 rows" in over.reason()
     assert any(note.startswith("WARNING: pgd clipped a material share") for note in res.privacy.notes)
     assert not any("inference" in s.name for s in res.privacy.steps)  # the 2-vector is not released
     with warnings.catch_warnings():  # declared bounds: no domain, no check, no warning

@@ -417,3 +417,24 @@ def test_n_of_a_fit_with_null_rows_is_explained():
     assert "N counts every row" in with_na.summary().as_latex()
     assert "N counts every row" not in no_screen.summary().as_latex()
     assert not any(note.startswith("N of") for note in dpstats.table({"DP": with_na}, stats=["epsilon"]).notes)
+
+
+@pytest.mark.parametrize("separator", ["\n", "\t", "\r", "\u2028", "\u200b"])
+def test_a_control_or_line_breaking_thousands_separator_is_refused(separator):
+    """A newline (or tab, a line separator, a zero-width space) as thousands= split the table's rows (text, LaTeX)
+    and was accepted; it is the typed refusal like any invalid separator.  Thin spaces stay valid."""
+    from dpstats.table_grid import check_thousands
+    with pytest.raises(ValueError, match="thousands must be"):
+        check_thousands(separator)
+    assert check_thousands("\u2009") == "\u2009" and check_thousands("\u202f") == "\u202f"
+
+
+def test_a_number_beyond_a_doubles_digits_is_written_in_powers_of_ten():
+    """An estimate of 1e300 (a withheld standard error: the scale is the estimate's) was written in fixed point, 301
+    digits most of them noise; from 1e15 a row is in e-notation, to its standard error's last significant digit."""
+    from dpstats.table_grid import format_number, row_format
+    assert format_number(1e300, row_format(1e300, float("nan")), ",") == "1.00e+300"
+    assert format_number(-1e300, row_format(-1e300, float("inf"))) == "-1.00e+300"
+    shown = row_format(2.5e17, 1.234e16)
+    assert (format_number(2.5e17, shown), format_number(1.234e16, shown)) == ("2.500e+17", "1.234e+16")
+    assert row_format(123456.7, 80.1) == ".1f" and row_format(1e14, 3.0e12) == ".0f"  # below 1e15: fixed point

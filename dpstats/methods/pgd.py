@@ -591,11 +591,16 @@ class ClippingCheck:
         """Whether that lower bound is above ``CLIPPED_SHARE`` of the rows."""
         return self.lower > CLIPPED_SHARE * self.rows
 
+    @property
+    def shown(self) -> float:
+        """The count as the messages say it: within [0, rows] (the noisy count can pass n: '3028 of 3000')."""
+        return min(max(self.count, 0.0), self.rows)
+
     def message(self, names: str) -> str:
         """The warning's message (released values and public names only)."""
         return (f"pgd clipped a material share of the rows to the domain it released for the variables without "
                 f"declared bounds ({names}): its released count of rows with a value beyond that domain is about "
-                f"{max(self.count, 0.0):.0f} of {self.rows:.0f} ({max(self.count, 0.0) / self.rows:.0%}; noise sd "
+                f"{self.shown:.0f} of {self.rows:.0f} ({self.shown / self.rows:.0%}; noise sd "
                 f"{self.sd:.3g}), more than {CLIPPED_SHARE:.0%} even less {CLIPPED_Z:g} noise sds. Those rows enter "
                 "the fit clipped, so the estimate targets the fit of the clipped data (a robust fit), not least "
                 "squares: with heavy-tailed variables, whose extreme rows set the least-squares slope, or a variable "
@@ -606,9 +611,10 @@ class ClippingCheck:
 
     def reason(self) -> str:
         """The results' ``inference_reason`` when the check withheld the intervals."""
-        return (f"about {max(self.count, 0.0):.0f} of {self.rows:.0f} rows (released count, noise sd {self.sd:.3g}) "
-                f"had a value beyond the clipping domain released for the variables without declared bounds, more "
-                f"than {CLIPPED_SHARE:.0%} of the rows even less {CLIPPED_Z:g} noise sds: the fit targets the clipped "
+        return (f"pgd's clipping check: about {self.shown:.0f} of {self.rows:.0f} rows had a value beyond "
+                f"the clipping domain released for the variables without declared bounds (released count, noise sd "
+                f"{self.sd:.3g}), more than {CLIPPED_SHARE:.0%} of the rows even less {CLIPPED_Z:g} noise sds: the "
+                "fit targets the clipped "
                 "data, a robust fit that heavy-tailed variables (or a variable whose domain missed its values) can "
                 "set far from least squares, by more than an interval would show; declare bounds that hold every "
                 "value, or transform the variables (docs/choosing.md, 'Heavy tails without bounds')")
