@@ -548,10 +548,7 @@ class OutsideDomainPass(_StandardisedPass):
     @quiet
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
         dom = self.st.domain
-        X = np.asarray(X, dtype=float)
-        if dom.mix is not None:  # as Domain.design: entries clipped first so that X M stays finite
-            limit = np.finfo(float).max / (4.0 * float(np.abs(dom.mix).sum(axis=0).max()))
-            X = np.clip(X, -limit, limit) @ dom.mix
+        X = dom.columns(X)
         cols = self.columns
         outside = np.any((X[:, cols] < dom.lo[cols]) | (X[:, cols] > dom.hi[cols]), axis=1)
         if self.response:

@@ -127,14 +127,19 @@ class Domain:
             u = (np.clip(v, lo, hi) - mid) / np.where(half > 0, half, 1.0)
         return np.clip(np.where(half > 0, u, 0.0), -1.0, 1.0)
 
+    def columns(self, X: np.ndarray) -> np.ndarray:
+        """The columns the domain bounds: X, or X M where the domain has a mix (entries clipped first so that X M
+        stays finite; a public map of each row)."""
+        X = np.asarray(X, dtype=float)
+        if self.mix is None:
+            return X
+        limit = LARGEST / (4.0 * float(np.abs(self.mix).sum(axis=0).max()))
+        with np.errstate(**QUIET):
+            return np.clip(X, -limit, limit) @ self.mix
+
     def design(self, X: np.ndarray) -> np.ndarray:
         """u of every design column (a new array; the intercept column stays 1)."""
-        X = np.asarray(X, dtype=float)
-        if self.mix is not None:  # entries clipped first so that X M stays finite (a public map of each row)
-            limit = LARGEST / (4.0 * float(np.abs(self.mix).sum(axis=0).max()))
-            with np.errstate(**QUIET):
-                X = np.clip(X, -limit, limit) @ self.mix
-        U = self._unit(X, self.lo, self.hi)
+        U = self._unit(self.columns(X), self.lo, self.hi)
         if self.intercept_index is not None:
             U[:, self.intercept_index] = 1.0
         return U
