@@ -192,7 +192,7 @@ def check_budget_total(epsilon: object, delta: object) -> tuple[float, float]:
     return eps, dlt
 
 
-def check_privacy_parameters(epsilon: object, delta: object, *, min_epsilon: float | None = None
+def check_privacy_parameters(epsilon: object, delta: object, *, min_epsilon: float = MIN_EPSILON
                              ) -> tuple[float, float]:
     """Return the budget (epsilon, delta) of one fit as floats, or raise.
 
@@ -204,7 +204,6 @@ def check_privacy_parameters(epsilon: object, delta: object, *, min_epsilon: flo
     (it selects the non-private ``ols``).  ``min_epsilon`` (default :data:`MIN_EPSILON`) is the smallest epsilon
     accepted: a calibration inside a fit, for a share of the fit's epsilon, passes its own.
     """
-    lowest = MIN_EPSILON if min_epsilon is None else min_epsilon
     eps, dlt = check_budget_total(epsilon, delta)
     if math.isfinite(eps) and eps > MAX_EPSILON:
         raise UnsupportedPrivacyParameterError(
@@ -212,7 +211,7 @@ def check_privacy_parameters(epsilon: object, delta: object, *, min_epsilon: flo
             f"supported range is {MIN_EPSILON:g} <= epsilon <= {MAX_EPSILON:g}, or epsilon=float('inf') with "
             "method='ols'); such a budget gives no meaningful privacy and the calibration is not reliable there in "
             "floating point; nothing was spent")
-    if eps < lowest:
+    if eps < min_epsilon:
         raise UnsupportedPrivacyParameterError(
             f"epsilon={epsilon!r} is below the smallest supported epsilon of one fit, {MIN_EPSILON:g} (the "
             f"supported range is {MIN_EPSILON:g} <= epsilon <= {MAX_EPSILON:g}): the noise of such a fit is beyond "
