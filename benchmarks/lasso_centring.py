@@ -128,7 +128,7 @@ def design(name: str) -> Design:
     """The rescaled, clipped training design of a data set's full model (as ``lasso_iterations.spectrum``)."""
     spec, train, _ = rd.prepared(name)
     built = build_design(spec.formula, train, eval_env=patsy.EvalEnvironment.capture(0),
-                         bounds=spec.bound_pairs(), clip_variables=True)
+                         bounds=spec.bound_pairs())
     k = built.column_names.index("Intercept")
     scaling = PublicScaling.from_bounds(built.data_bounds(), k)
     bounds = scaling.transform_bounds(built.data_bounds())

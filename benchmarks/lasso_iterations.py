@@ -50,7 +50,7 @@ def spectrum(name: str) -> tuple[float, float, float]:
     design the lasso sees (a diagnostic: computed from the data without noise, never released)."""
     spec, train, _ = rd.prepared(name)
     design = build_design(spec.formula, train, eval_env=patsy.EvalEnvironment.capture(0),
-                          bounds=spec.bound_pairs(), clip_variables=True)
+                          bounds=spec.bound_pairs())
     intercept = design.column_names.index("Intercept") if design.has_intercept else None
     scaling = PublicScaling.from_bounds(design.data_bounds(), intercept)
     bounds = scaling.transform_bounds(design.data_bounds())

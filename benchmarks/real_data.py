@@ -301,7 +301,7 @@ def predicted_privacy(res: Any, name: str) -> tuple[float | None, bool]:
 def peer_design(spec: Spec, train: pd.DataFrame, model: str) -> tuple[np.ndarray, np.ndarray, list, tuple]:
     """The public design of a peer fit: X without the intercept, y, and their declared ranges."""
     design = build_design(model_formula(spec, model), train, eval_env=patsy.EvalEnvironment.capture(0),
-                          bounds=spec.bound_pairs(), clip_variables=True)
+                          bounds=spec.bound_pairs())
     keep = [i for i, c in enumerate(design.column_names) if c != "Intercept"]
     ranges = [(design.column_intervals[i].lo, design.column_intervals[i].hi) for i in keep]
     y_range = (design.response_interval.lo, design.response_interval.hi)
@@ -607,7 +607,7 @@ def public_intervals(name: str, model: str) -> tuple[list[str], list, tuple[floa
     """The design's column names, declared column ranges, response range and intercept column (public facts)."""
     spec, train, _ = prepared(name)
     design = build_design(model_formula(spec, model), train, eval_env=patsy.EvalEnvironment.capture(0),
-                          bounds=spec.bound_pairs(), clip_variables=True)
+                          bounds=spec.bound_pairs())
     names = list(design.column_names)
     intervals = [None if iv is None else (iv.lo, iv.hi) for iv in design.column_intervals]
     response = None if design.response_interval is None else (design.response_interval.lo,

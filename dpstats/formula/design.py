@@ -305,7 +305,6 @@ def build_design(
     levels: Mapping[str, Sequence[Any]] | None = None,
     missing: str = "raise",
     allow_data_levels: bool = False,
-    clip_variables: bool = True,
 ) -> Design:
     """Build the design matrix from public facts; see the module docstring.
 
@@ -331,10 +330,6 @@ def build_design(
         ``"drop"`` (rows removed; only for the non-private reference).
     allow_data_levels : bool
         Accept factor levels read from the data (a leak, named in the notes).
-    clip_variables : bool
-        Kept for compatibility; raw variables that enter a transform are
-        always clipped to their declared bounds (so ``np.log(x)`` with x in
-        [1, 10] is always finite).
 
     Returns
     -------
@@ -837,7 +832,6 @@ def public_design(
     levels: Mapping[str, Sequence[Any]] | None = None,
     missing: str = "raise",
     allow_data_levels: bool = False,
-    clip_variables: bool = True,
 ) -> tuple[Design, FramePlan, pd.DataFrame]:
     """The public design of a formula on data known only by its schema (data read in chunks).
 
@@ -849,8 +843,8 @@ def public_design(
     So the columns, levels and clip ranges come from public facts only, and
     every chunk is later evaluated with this same design.  Returns the design
     (with no rows), the per-chunk :class:`FramePlan` and the frame the design
-    was built on (which workers use to rebuild it).  ``eval_env`` and
-    ``clip_variables`` are ignored, as in :func:`build_design`.
+    was built on (which workers use to rebuild it).  ``eval_env`` is
+    ignored, as in :func:`build_design`.
 
     Factor levels cannot be read from the data here (no chunk may change the
     design): with ``allow_data_levels=True`` an undeclared factor is still
@@ -872,8 +866,6 @@ def public_design(
         ``"raise"``, ``"null"``, ``"screen"`` or ``"drop"``, as in :func:`build_design`.
     allow_data_levels : bool
         Only changes the explanation when a factor's levels are not declared (they cannot be read from chunks).
-    clip_variables : bool
-        Ignored, as in :func:`build_design`.
 
     Returns
     -------

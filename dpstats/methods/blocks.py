@@ -10,7 +10,7 @@ from typing import Any
 __all__: list[str] = []
 
 _MOVED = {"RowPermutation": "dpstats.methods.common.permutations",
-          "WindowedBlocks": "dpstats.methods.common.permutations", "BlockedRows": "dpstats.methods.common.permutations",
+          "WindowedBlocks": "dpstats.methods.common.permutations",
           "ShiftedBlockSums": "dpstats.methods.tukey.block_sums", "block_sums": "dpstats.methods.tukey.block_sums"}
 
 

@@ -34,8 +34,8 @@ by a hash of the window index).  A row's block depends on its index and public
 draws only, so under replace-one neighbours a replaced row (same index)
 changes one block (TukeyEM, docs/proofs/tukey.md); and because each block
 takes exactly one row per window, a chunk's rows are gathered by block with
-``np.take`` into a dense (blocks, windows, p) array (:class:`BlockedRows`),
-with no sort and no padding.  Nothing here draws noise.
+``np.take`` into a dense (blocks, windows, p) array (TukeyEM's block sums,
+:mod:`dpstats.methods.tukey.block_sums`), with no sort and no padding.  Nothing here draws noise.
 """
 
 from __future__ import annotations
@@ -47,10 +47,9 @@ from functools import cached_property
 
 import numpy as np
 
-from dpstats.methods.common.extremes import quiet
 from dpstats.privacy.mechanisms import public_uniform
 
-__all__ = ["BlockedRows", "RowPermutation", "WindowedBlocks", "WindowedOrder"]
+__all__ = ["RowPermutation", "WindowedBlocks", "WindowedOrder"]
 
 ROUNDS = 4
 _U64 = np.uint64
@@ -256,60 +255,6 @@ class WindowedBlocks:
         """(first, last): the full windows first..last-1 (below b) that lie inside the rows offset..stop-1."""
         first = min(-(-offset // self.m), self.block_rows)
         return first, max(first, min(stop // self.m, self.block_rows))
-
-    def arrange(self, a: np.ndarray, offset: int) -> BlockedRows:
-        """The rows of chunk ``a`` (rows offset.., shape (rows, p)) arranged by block.
-
-        The full windows inside the chunk give one dense (m, windows, p) array (block k's rows in the order of
-        the windows), gathered with one ``np.take``; every window cut by the chunk's edges gives the blocks and
-        rows of its rows in the chunk (at most one row per block).
-        """
-        stop = offset + a.shape[0]
-        first, last = self.full_windows(offset, stop)
-        dense = np.take(a, self.lanes(first, last) - offset, axis=0) if last > first else None
-        edges = [(blk, a[lo - offset:hi - offset]) for lo, hi, blk in self.edges(offset, stop, first, last)]
-        return BlockedRows(self.m, a.shape[1], dense, edges)
-
-
-@dataclass
-class BlockedRows:
-    """A chunk's rows by block (:meth:`WindowedBlocks.arrange`): ``dense`` (m, w, p) or None, and ``edges``, a
-    list of (blocks, rows) whose blocks are distinct within each entry."""
-
-    m: int
-    p: int
-    dense: np.ndarray | None
-    edges: list[tuple[np.ndarray, np.ndarray]]
-
-    def first_rows(self) -> np.ndarray:
-        """(m, p): a row of each block in the chunk (its first in the dense part, else in the edges; 0 for a block
-        with no row): a function of the block's own rows and the public layout only."""
-        out = self.dense[:, 0].copy() if self.dense is not None else np.zeros((self.m, self.p))
-        have = np.full(self.m, self.dense is not None)
-        for blk, rows in self.edges:
-            new = ~have[blk]
-            out[blk[new]] = rows[new]
-            have[blk[new]] = True
-        return out
-
-    @quiet
-    def shift_by(self, shift: np.ndarray) -> None:
-        """Subtract a per-block shift (m, p) from the rows, in place (the dense part is this object's own gather;
-        the edge rows are replaced by new arrays)."""
-        if self.dense is not None:
-            self.dense -= shift[:, None, :]
-        self.edges = [(blk, rows - shift[blk]) for blk, rows in self.edges]
-
-    @quiet
-    def products(self) -> np.ndarray:
-        """(m, p, p): the sum of each block's outer products v v^T (one batched product for the dense part)."""
-        if self.dense is not None:
-            out = np.matmul(self.dense.transpose(0, 2, 1), self.dense)
-        else:
-            out = np.zeros((self.m, self.p, self.p))
-        for blk, rows in self.edges:
-            out[blk] += rows[:, :, None] * rows[:, None, :]
-        return out
 
 
 @dataclass(frozen=True)

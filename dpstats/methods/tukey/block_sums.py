@@ -272,8 +272,3 @@ class ShiftedBlockSums:
         d = self.second.shape[-1] - 1
         s = self.about(np.append(np.asarray(centre, dtype=float), y_centre))
         return np.ascontiguousarray(s.second[:, :d, :d]), np.ascontiguousarray(s.second[:, :d, d])
-
-
-def add_shifted_sums(a: ShiftedBlockSums, b: ShiftedBlockSums) -> ShiftedBlockSums:
-    """combine(a, b) for passes that return :class:`ShiftedBlockSums` (picklable)."""
-    return a + b
