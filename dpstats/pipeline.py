@@ -556,6 +556,7 @@ def _public_facts(data: _MemoryData | _ChunkedData, spec: MethodSpec, options: M
     """The clip ranges, the public rescaling and n, with n checked against the method's public requirements
     before anything is released.  n is known (in memory, or from a source's metadata), or read by the method's
     first pass or a counting pass once the bounds are known (a refusal for missing bounds reads nothing)."""
+    _check_columns(spec, data.design.d)
     n = data.known_n(spec)
     if n is not None:
         _check_shape(spec, n, data.design.d)
@@ -708,6 +709,14 @@ def _check_identifiable(spec: MethodSpec, design: Design) -> None:
             "where they are powers of a variable far from 0, such as poly(year, 5), dependent within double "
             "precision: centre and scale the variable first, e.g. poly(I((year - 1980) / 10), 5)). "
             "This was decided from the formula and the declarations alone: nothing was spent.")
+
+
+def _check_columns(spec: MethodSpec, d: int) -> None:
+    """Refuse a design wider than the method fits (its public ``max_columns``) before anything else is asked of
+    the user: a method for one predictor should not first ask for bounds on several."""
+    if refusal := spec.columns_refusal(d):
+        raise InvalidArgumentError(f"{refusal} (intercept included). Use another method (method='auto' chooses one) "
+                                   "or fewer terms. Nothing was spent")
 
 
 def _check_shape(spec: MethodSpec, n: int, d: int) -> None:

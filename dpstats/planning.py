@@ -512,14 +512,11 @@ class _Model:
         columns dependent for every data set the declarations allow, as the fit's public rank check finds them),
         or ""."""
         if self._design_refusal is None:
-            most, d = self.spec.max_columns, self.setting.d
             dependent = [] if self.spec.allows_wide else self.setting.design.dependent_columns()
-            self._design_refusal = (
-                f"method '{self.spec.name}' fits at most {most} design columns; this design has d={d}"
-                if most is not None and d > most else
-                f"the columns {', '.join(repr(c) for c in dependent)} are linearly dependent for every data set "
-                "the declared bounds and levels allow: the fit refuses the design as singular by construction"
-                if dependent else "")
+            singular = (f"the columns {', '.join(repr(c) for c in dependent)} are linearly dependent for every data "
+                        "set the declared bounds and levels allow: the fit refuses the design as singular by "
+                        "construction" if dependent else "")
+            self._design_refusal = self.spec.columns_refusal(self.setting.d) or singular
         return self._design_refusal
 
     def runs(self, n: float) -> bool:

@@ -251,8 +251,12 @@ def test_plan_refuses_a_design_wider_than_the_method_fits_as_the_fit_does():
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"x": rng.uniform(0, 10, 500), "z": rng.uniform(0, 1, 500)})
     df["y"] = df["x"] + rng.normal(0, 1, 500)
-    with pytest.raises(InvalidArgumentError, match="one predictor"):
+    with pytest.raises(InvalidArgumentError, match="fits at most 2 design columns") as info:
         dpstats.dp_ols("y ~ x + z", df, 1.0, 1e-6, method="theilsen", bounds=bounds)
+    assert info.value.privacy_spent == (0.0, 0.0)
+    # the shape is refused first: without bounds a user is not asked to declare bounds on columns it cannot fit
+    with pytest.raises(InvalidArgumentError, match="fits at most 2 design columns; this design has d=3"):
+        dpstats.dp_ols("y ~ x + z", df, 1.0, 1e-6, method="theilsen")
     frame = one(dpstats.plan(formula="y ~ x + z", bounds=bounds, n=500, epsilon=1.0, method="theilsen"), "theilsen")
     assert (frame["refusal"] == "method 'theilsen' fits at most 2 design columns; this design has d=3").all()
     assert np.isinf(frame["n_needed"]).all() and frame["privacy"].isna().all() and frame["epsilon_needed"].isna().all()

@@ -951,6 +951,13 @@ class MethodSpec:
         """The page with the method's privacy proof and derivations, relative to the repository root."""
         return f"{self.proofs_dir}/{self.name}.md"
 
+    def columns_refusal(self, d: int) -> str:
+        """Why the method refuses a design of ``d`` columns whatever the data (more than its ``max_columns``), or
+        "" (a public shape fact: the fit refuses with it before asking for anything else, and the plan says it)."""
+        if self.max_columns is not None and d > self.max_columns:
+            return f"method '{self.name}' fits at most {self.max_columns} design columns; this design has d={d}"
+        return ""
+
     @property
     def option_names(self) -> tuple[str, ...]:
         """The names of the method's options, in declaration order."""
