@@ -963,6 +963,12 @@ def _uncentred_note(design: Design, scaling: PublicScaling | None, centred: tupl
                        "column (a constant its columns sum to, as in y ~ 0 + C(g) + ..., is not an intercept a fit "
                        "without bounds centres around), so none of them is centred at released means",
                        "write the intercept (y ~ C(g) + ... is the same model as y ~ 0 + C(g) + ...)")
+    elif structure.factored:  # a power of a variable that is no column: no released mean is the variable's
+        why, advice = ("not every variable and the response have declared bounds, and the variable of "
+                       f"{', '.join(structure.factored)} is no column of the design (it enters through its products "
+                       "with a factor's dummies, as in C(g):x without x), so it has no released mean to centre "
+                       "at", "write the variable's main effect (y ~ C(g) * x + I(x ** 2) is the same model as "
+                       "y ~ C(g) + C(g):x + I(x ** 2))")
     elif design.centrable_columns() is None:  # a centred column that is itself centred in a product
         why, advice = ("not every variable and the response have declared bounds, and a product of a power or "
                        "product column (such as I(x ** 2):z) is not centred at released means, so none of them is",
