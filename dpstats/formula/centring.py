@@ -70,7 +70,8 @@ from dpstats.bounds.interval import Interval
 #: rounding.
 CODING_TOL = 1e-9
 
-__all__ = ["ColumnCentring", "CentrableDesign", "public_centring", "centrable_design", "product_columns"]
+__all__ = ["ColumnCentring", "CentrableDesign", "public_centring", "centrable_design", "product_columns",
+           "intercept_model"]
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,9 @@ class CentrableDesign:
         The design indices of the numerical main effects whose centres those columns are centred at.
     centred, powers : tuple of str
         The centrable columns' names, and those of them that are powers.
+    constant : numpy.ndarray or None
+        In a design without an ``Intercept`` column, the public weights w with X w = 1 the constant term goes to
+        (module docstring).
     """
 
     design_info: Any
@@ -147,6 +151,7 @@ class CentrableDesign:
     variables: tuple[int, ...]
     centred: tuple[str, ...]
     powers: tuple[str, ...]
+    constant: np.ndarray | None = None
 
     def at(self, intervals: Sequence[Interval]) -> ColumnCentring:
         """The centring with each variable centred at the midpoint of its interval in ``intervals`` (a centre of
@@ -162,13 +167,14 @@ class CentrableDesign:
         -------
         ColumnCentring
         """
-        centring = public_centring(self.design_info, intervals, self.supports, zero_centres=True)
+        centring = public_centring(self.design_info, intervals, self.supports, zero_centres=True,
+                                   constant=self.constant)
         assert centring is not None and tuple(centring.centred) == self.centred  # the structure reads no range
         return centring
 
 
-def centrable_design(design_info: Any, supports: dict[str, tuple[float, ...]] | None = None
-                     ) -> CentrableDesign | None:
+def centrable_design(design_info: Any, supports: dict[str, tuple[float, ...]] | None = None,
+                     constant: np.ndarray | None = None) -> CentrableDesign | None:
     """The product and power columns :func:`public_centring` centres once every range involved is known (the
     formula's structure alone), or None where there is none (or the design was given as arrays).
 
@@ -178,25 +184,29 @@ def centrable_design(design_info: Any, supports: dict[str, tuple[float, ...]] | 
         The right-hand side's design.
     supports : dict of str to tuple of float, optional
         The numeric variables whose values public facts fix (left as they are).
+    constant : numpy.ndarray, optional
+        In a design without an ``Intercept`` column, public weights w with X w = 1
+        (:meth:`dpstats.formula.design.Design.constant_weights`): the constant the centring spreads over them.
 
     Returns
     -------
     CentrableDesign or None
-        None also for a design without an ``Intercept`` column: a method centring at released centres has no
-        intercept to centre around there; and for a power whose variable is no column of the design
+        None also for a design with neither an ``Intercept`` column nor ``constant`` (nothing to centre around),
+        or where w touches a centred column or variable; and for a power whose variable is no column of the design
         (:attr:`ColumnCentring.factored`): no released centre is the variable's.
     """
-    structure = product_columns(design_info, supports, assume_constant=False)
+    structure = product_columns(design_info, supports, assume_constant=False, constant=constant)
     if structure is None or structure.factored:
         return None
     columns = tuple(design_info.column_names.index(name) for name in structure.centred)
     if set(columns) & set(structure.variables):
         return None  # a centred column that is itself centred in a product (I(x ** 2):z) needs its own range
-    return CentrableDesign(design_info, supports, columns, structure.variables, structure.centred, structure.powers)
+    return CentrableDesign(design_info, supports, columns, structure.variables, structure.centred, structure.powers,
+                           constant)
 
 
 def product_columns(design_info: Any, supports: dict[str, tuple[float, ...]] | None = None, *,
-                    assume_constant: bool = True) -> ColumnCentring | None:
+                    assume_constant: bool = True, constant: np.ndarray | None = None) -> ColumnCentring | None:
     """The product and power columns :func:`public_centring` centres once every range involved is known, read from
     the formula and the public supports alone (its ``centred`` and ``powers``; its matrix and ranges are those of
     placeholder ranges), or None where there is none (or the design was given as arrays).  Unlike
@@ -211,7 +221,10 @@ def product_columns(design_info: Any, supports: dict[str, tuple[float, ...]] | N
         The numeric variables whose values public facts fix (left as they are).
     assume_constant : bool, default True
         Read a design without an ``Intercept`` column as though it held the constant (its products and powers
-        are then listed, whether or not they can be centred); False: only with an ``Intercept`` column.
+        are then listed, whether or not they can be centred); False: only with an ``Intercept`` column or
+        ``constant``.
+    constant : numpy.ndarray, optional
+        Public weights w with X w = 1 in a design without an ``Intercept`` column (:func:`public_centring`).
 
     Returns
     -------
@@ -222,7 +235,7 @@ def product_columns(design_info: Any, supports: dict[str, tuple[float, ...]] | N
     d = len(design_info.column_names)
     placeholder = {factor.code: Interval(-1.0, 1.0) for factor in design_info.factor_infos}
     return public_centring(design_info, [Interval(-1.0, 1.0)] * d, supports, zero_centres=True,
-                           assume_constant=assume_constant, factors=placeholder)
+                           assume_constant=assume_constant, factors=placeholder, constant=constant)
 
 
 def public_centring(design_info: Any, intervals: Sequence[Interval | None],
@@ -304,6 +317,19 @@ def public_centring(design_info: Any, intervals: Sequence[Interval | None],
     # declared bounds the columns are fitted as written; a method centring at its released centres, whose derived
     # ranges it needs, gets every entry clamped to finite doubles
     return _finite(centring) if zero_centres else None
+
+
+def intercept_model(weights: np.ndarray) -> tuple[int, np.ndarray]:
+    """The intercept model of a design without an ``Intercept`` column whose columns sum to the constant with
+    public weights w (``0 + C(g)``'s dummies, a ``cr`` basis): (k, M), M the identity with its column k replaced by
+    w, k the first column whose weight is at least half the largest, so that column k of X M is the constant 1 on
+    every row.  The model and its fitted values are unchanged (b = M b'), and a private fit gets an intercept to
+    centre around.  Public facts only."""
+    size = np.abs(weights)
+    k = int(np.flatnonzero(size >= 0.5 * size.max())[0])
+    mix = np.eye(weights.size)
+    mix[:, k] = weights
+    return k, mix
 
 
 def _unit(design_info: Any, constant: np.ndarray | None, assume: bool) -> dict[int, float] | None:

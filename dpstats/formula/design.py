@@ -207,7 +207,7 @@ class Design:
             Its ``centred`` and ``powers`` name the columns; :meth:`CentrableDesign.at` centres them at given
             centres.
         """
-        return centrable_design(self.design_info, self.variable_supports)
+        return centrable_design(self.design_info, self.variable_supports, self.constant_weights())
 
     def product_columns(self) -> ColumnCentring | None:
         """The product and power columns :meth:`public_centring` centres once every range involved is declared
