@@ -136,7 +136,7 @@ body+=sec("Products and powers: a quadratic declared wider than its data, Boston
          "benchmarks/results/centring_figures.md")
 body+=sec("Products and powers beside a factor's full set of dummies (an implicit intercept)",
          "benchmarks/results/implicit_intercept.md")
-body+=sec("A power beside slopes by group without the variable's main effect (I(x**2) beside C(g):x)",
+body+=sec("A power beside slopes by group without its main effect; an implicit intercept without bounds",
          "benchmarks/results/factored_power.md")
 body+=sec("The released domain's location grid without bounds: a calendar year (issue 17)",
          "benchmarks/results/location_grid.md")
