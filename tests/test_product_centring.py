@@ -385,3 +385,23 @@ def test_every_pass_on_the_intercept_model_moves_at_most_by_its_sensitivity(seed
             assert np.all(np.isfinite(moved)), name
             worst = max(worst, float(np.linalg.norm(moved - base)))
         assert worst <= sens * (1 + 1e-9), name
+
+
+def test_the_intercept_model_with_missing_drop_and_chunks_equals_the_in_memory_fit(tmp_path):
+    """``y ~ 0 + C(g) + x + I(x**2)`` without bounds (pgd's intercept model and the power centred at its released
+    mean) with ``missing="drop"``: read from a CSV in chunks of 777 rows it releases what the in-memory fit
+    releases (to rounding of the chunks' sums), and says it fitted the intercept model."""
+    df = _quadratic(2500)
+    df["g"] = pd.Categorical(np.random.default_rng(5).choice(["a", "b", "c"], len(df)), categories=["a", "b", "c"])
+    df.loc[::50, "x"] = np.nan
+    csv = tmp_path / "d.csv"
+    df.to_csv(csv, index=False)
+
+    def fit(data):
+        return dpstats.dp_ols("y ~ 0 + C(g, levels=['a', 'b', 'c']) + x + I(x**2)", data, 2.0, 1e-6, method="pgd",
+                              random_state=3, missing="drop", steps=40)
+    a, b = fit(df), fit(CSVSource([str(csv)], chunksize=777))
+    np.testing.assert_allclose(b.params.to_numpy(), a.params.to_numpy(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(b.conf_int().to_numpy(), a.conf_int().to_numpy(), rtol=1e-8, atol=1e-12)
+    assert [s.name for s in a.privacy.steps] == [s.name for s in b.privacy.steps]
+    assert any("pgd fitted the same model" in note for note in a.privacy.notes)

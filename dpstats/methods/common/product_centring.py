@@ -76,8 +76,9 @@ def release_centred_moments(reduce: Callable[[Any, Any], Any], n: int, domain: D
     docstring, steps 2-4), and the centring used.
 
     ``domain`` is the released domain of every other column (the centrable ones at ``PLACEHOLDER``), with an
-    intercept; ``mu_centre`` and ``mu_scale`` are the moments' whole budget, which the two releases share in
-    proportion to their numbers of variables.
+    intercept: the design's, or the constant of its intercept model where the domain has that model's matrix M_i as
+    its mix (the rows are then those of X M_c M_i; docs/proofs/pgd.md, step 0); ``mu_centre`` and ``mu_scale`` are
+    the moments' whole budget, which the two releases share in proportion to their numbers of variables.
     """
     cols, resp = free_variables(domain)
     derived = np.asarray(centring.columns, dtype=np.intp)
