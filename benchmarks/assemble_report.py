@@ -136,6 +136,8 @@ body+=sec("Products and powers: a quadratic declared wider than its data, Boston
          "benchmarks/results/centring_figures.md")
 body+=sec("Products and powers beside a factor's full set of dummies (an implicit intercept)",
          "benchmarks/results/implicit_intercept.md")
+body+=sec("A power beside slopes by group without its main effect; an implicit intercept without bounds",
+         "benchmarks/results/factored_power.md")
 body+=sec("The released domain's location grid without bounds: a calendar year (issue 17)",
          "benchmarks/results/location_grid.md")
 body+=sec("Loose declared bounds on data not in the benchmark: pgd's intervals (issue 18)",

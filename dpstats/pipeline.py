@@ -68,6 +68,7 @@ from dpstats.errors import (
     UnscaledFitWarning,
 )
 from dpstats.formula import Design, build_design, public_design
+from dpstats.formula.centring import intercept_model
 from dpstats.inference import withholding_reason
 from dpstats.methods.registry import (
     AutoFacts,
@@ -576,9 +577,11 @@ def _context(design: Design, n: int, ledger: PrivacyLedger, rng: np.random.Gener
     declared bounds gave no public rescaling, the design's centrable columns go to the method, which may centre
     them at centres it releases."""
     intercept = design.column_names.index("Intercept") if design.has_intercept else None
-    centring = design.centrable_columns() if scaling is None and rescale == "centred" and design.has_intercept \
-        else None
+    constant = design.constant_weights() if scaling is None and rescale != "off" else None
+    centring = design.centrable_columns() if scaling is None and rescale == "centred" \
+        and (design.has_intercept or constant is not None) else None
     return FitContext(n=n, d=design.d, ledger=ledger, rng=rng, method_epsilon=method_epsilon, centring=centring,
+                      constant=None if constant is None else tuple(constant.tolist()),
                       intercept_index=scaling.intercept_index if scaling is not None else intercept,
                       bounds=bounds, rescaled=scaling is not None,
                       null_rows=design.null_rows and not design.screened,
@@ -630,7 +633,8 @@ def auto_facts(design: Design, n: int, eps: float, dlt: float, rescale: str = "c
     variables without a range leave out the product and power columns a centring fit derives its domain for
     (``rescale="centred"`` with a bound missing: :func:`_context`)."""
     intercept = design.column_names.index("Intercept") if design.has_intercept else None
-    structure = design.centrable_columns() if rescale == "centred" and design.has_intercept else None
+    structure = design.centrable_columns() if rescale == "centred" \
+        and (design.has_intercept or design.constant_weights() is not None) else None
     derived = set(structure.columns) if structure is not None and design.missing_bounds else set()
     unbounded = sum(1 for j, iv in enumerate(design.column_intervals)
                     if iv is None and j != intercept and j not in derived)
@@ -773,15 +777,10 @@ def public_scaling(design: Design, rescale: str) -> tuple[PublicScaling, DataBou
 
 def _implicit_intercept(weights: np.ndarray, fitted: DataBounds) -> tuple[int, np.ndarray, DataBounds]:
     """A design without an intercept whose columns sum to the constant with public weights w (``0 + C(g)``'s
-    dummies, a ``cr`` basis), reparametrised so that column k, the first whose weight is at least half the largest,
-    is the constant: the fitted design X M, M the identity with its column k replaced by w, whose column k has the
-    range [1, 1].  The model and its fitted values are unchanged (b = M b'), and the private fit gets an intercept
-    to centre around: fitted as written, such a design's columns are far from centred, which costs a private fit
-    much of its accuracy."""
-    size = np.abs(weights)
-    k = int(np.flatnonzero(size >= 0.5 * size.max())[0])
-    mix = np.eye(weights.size)
-    mix[:, k] = weights
+    dummies, a ``cr`` basis), fitted through its intercept model X M
+    (:func:`~dpstats.formula.centring.intercept_model`), whose column k, the constant, has the range [1, 1]: fitted
+    as written, such a design's columns are far from centred, which costs a private fit much of its accuracy."""
+    k, mix = intercept_model(weights)
     lo, hi = fitted.column_lo.copy(), fitted.column_hi.copy()
     lo[k] = hi[k] = 1.0
     return k, mix, dataclasses.replace(fitted, column_lo=lo, column_hi=hi)
@@ -967,11 +966,16 @@ def _uncentred_note(design: Design, scaling: PublicScaling | None, centred: tupl
     elif rescale == "columns":
         why, advice = ("rescale=True, and not every variable and the response have declared bounds",
                        "leave rescale at its default, 'centred'")
-    elif not design.has_intercept:
+    elif structure.factored:  # a power of a variable that is no column: no released mean is the variable's
+        why, advice = ("not every variable and the response have declared bounds, and the variable of "
+                       f"{', '.join(structure.factored)} is no column of the design (it enters through its products "
+                       "with a factor's dummies, as in C(g):x without x), so it has no released mean to centre "
+                       "at", "write the variable's main effect (y ~ C(g) * x + I(x ** 2) is the same model as "
+                       "y ~ C(g) + C(g):x + I(x ** 2))")
+    elif not design.has_intercept and design.constant_weights() is None:
         why, advice = ("not every variable and the response have declared bounds, and the design has no Intercept "
-                       "column (a constant its columns sum to, as in y ~ 0 + C(g) + ..., is not an intercept a fit "
-                       "without bounds centres around), so none of them is centred at released means",
-                       "write the intercept (y ~ C(g) + ... is the same model as y ~ 0 + C(g) + ...)")
+                       "column and its columns do not sum to the constant, so centring them would change the model",
+                       "add the intercept where the model has one")
     elif design.centrable_columns() is None:  # a centred column that is itself centred in a product
         why, advice = ("not every variable and the response have declared bounds, and a product of a power or "
                        "product column (such as I(x ** 2):z) is not centred at released means, so none of them is",

@@ -19,7 +19,7 @@ import pytest
 
 import dpstats
 from dpstats.bounds.interval import Interval
-from dpstats.formula.centring import centrable_design
+from dpstats.formula.centring import centrable_design, intercept_model
 from dpstats.methods import pgd
 from dpstats.methods.common.private_scaling import (
     DeviationSumsPass,
@@ -307,3 +307,101 @@ def test_a_product_of_a_centred_column_is_still_warned_about(bounds, rescale):
     assert not any("centred at its released mean" in n for n in res.privacy.notes)
     assert any(n.startswith("WARNING: I(x ** 2), x:z, I(x ** 2):z (product or power columns) fitted as written")
                for n in res.privacy.notes)
+
+
+# -- an implicit constant: the intercept model, then the centring (pgd's step 0) -------------------------------------
+
+def _implicit_standardisation(rng: np.random.Generator) -> Standardisation:
+    """``0 + C(g) + x + I(x**2)``: g's two dummies sum to 1 (w = (1, 1, 0, 0)); pgd's intercept model M_i makes
+    the first dummy the constant, and the square centred at x = 40 takes its constant term on the dummies (M_c):
+    the rows are those of X M_c M_i, with small scales so that every clip binds."""
+    info = _info("0 + C(g) + x + I(x**2)")
+    w = np.array([1.0, 1.0, 0.0, 0.0])
+    k, implicit = intercept_model(w)
+    structure = centrable_design(info, constant=w)
+    assert k == 0 and structure is not None and structure.columns == (3,) and structure.variables == (2,)
+    centring = structure.at([Interval(1.0, 1.0), Interval(0.0, 1.0), Interval(20.0, 60.0), Interval(0.0, 0.0)])
+    lo = np.array([iv[0] for iv in centring.intervals])
+    hi = np.array([iv[1] for iv in centring.intervals])
+    domain = Domain(lo, hi, -3.0, 7.0, intercept_index=0, mix=centring.matrix @ implicit)
+    return Standardisation(domain, np.r_[0.0, rng.uniform(-1, 1, 3)], np.r_[1.0, rng.uniform(2.0**-10, 0.5, 3)],
+                           float(rng.uniform(-1, 1)), float(rng.uniform(2.0**-10, 0.5)))
+
+
+def _dummy_rows(g: np.ndarray, x: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.column_stack([1.0 - g, g, x, x**2])
+
+
+def test_the_intercept_model_of_an_implicit_constant_maps_back_exactly():
+    """b = M_c M_i b': on rows whose dummies sum to 1, the standardised rows' fitted values equal the raw design's
+    with the mapped coefficients, and the fitted design's first column is the constant."""
+    rng = np.random.default_rng(1)
+    st = _implicit_standardisation(rng)
+    X = _dummy_rows(rng.integers(0, 2, 50).astype(float), rng.uniform(20, 60, 50))
+    theta = rng.normal(size=4)
+    A, b = st.affine_back()
+    dom = st.domain
+    a_y, b_y = dom.y_mid + dom.y_half * st.y_centre, dom.y_half * st.y_scale
+    np.testing.assert_allclose(X @ (A @ theta + b), a_y + b_y * (st.design(X) @ theta), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(dom.columns(X)[:, 0], 1.0)
+    np.testing.assert_allclose(dom.columns(X)[:, 3], (X[:, 2] - 40.0) ** 2, rtol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_every_pass_on_the_intercept_model_moves_at_most_by_its_sensitivity(seed):
+    """Exact check, as for the mixed domain above: each row replaced by adversarial rows whose dummies need not sum
+    to 1 (0, 1, 5, +-the largest double) and whose x is at the domain's corners, far outside or the largest
+    doubles (the square recomputed from it), and NaN null rows."""
+    rng = np.random.default_rng(seed)
+    st = _implicit_standardisation(rng)
+    n = 30
+    X = _dummy_rows(rng.integers(0, 2, n).astype(float), rng.uniform(15, 65, n))
+    y = rng.uniform(-5, 9, n)
+    X[::7], y[::7] = np.nan, np.nan
+    adversarial = [(_dummy_rows(np.array([gv]), np.array([xv]))[0], float(rng.choice([-3.0, 7.0, BIG, -BIG])))
+                   for gv, xv in itertools.product((0.0, 1.0, 5.0, -BIG, BIG), (20.0, 60.0, -BIG, BIG, 0.0, 1e6))]
+    adversarial.append((np.full(4, np.nan), np.nan))
+    cols, resp = free_variables(st.domain)
+    k = cols.size + int(resp)
+    theta = rng.normal(0, 3, (4, 2))
+    clip, radius2 = 0.7, pgd.GRAM_RADIUS2 * 4
+    passes = [
+        ("centres", lambda: UnitSumsPass(st.domain, cols, resp), 2 * math.sqrt(k)),
+        ("scales", lambda: DeviationSumsPass(st.domain, cols, resp, np.full(k, 0.3)), 2 * math.sqrt(k)),
+        ("gram", lambda: pgd.GramPass(st, radius2), math.sqrt(2.0) * radius2),
+        ("gradients of 2 chains", lambda: pgd.GradientPass(st, theta, clip), 2 * clip * math.sqrt(2)),
+        ("inference", lambda: pgd.InferencePass(st, theta[:, 0], clip), math.sqrt(2.0)),
+        ("rows beyond the domain", lambda: pgd.OutsideDomainPass(st, cols, resp), 1.0),
+    ]
+    for name, make, sens in passes:
+        base = np.asarray(make()(X, y, 0), dtype=float)
+        assert np.all(np.isfinite(base)), name
+        worst = 0.0
+        for i, (row, yi) in itertools.product(range(0, n, 3), adversarial):
+            Xp, yp = X.copy(), y.copy()
+            Xp[i], yp[i] = row, yi
+            moved = np.asarray(make()(Xp, yp, 0), dtype=float)
+            assert np.all(np.isfinite(moved)), name
+            worst = max(worst, float(np.linalg.norm(moved - base)))
+        assert worst <= sens * (1 + 1e-9), name
+
+
+def test_the_intercept_model_with_missing_drop_and_chunks_equals_the_in_memory_fit(tmp_path):
+    """``y ~ 0 + C(g) + x + I(x**2)`` without bounds (pgd's intercept model and the power centred at its released
+    mean) with ``missing="drop"``: read from a CSV in chunks of 777 rows it releases what the in-memory fit
+    releases (to rounding of the chunks' sums), and says it fitted the intercept model."""
+    df = _quadratic(2500)
+    df["g"] = pd.Categorical(np.random.default_rng(5).choice(["a", "b", "c"], len(df)), categories=["a", "b", "c"])
+    df.loc[::50, "x"] = np.nan
+    csv = tmp_path / "d.csv"
+    df.to_csv(csv, index=False)
+
+    def fit(data):
+        return dpstats.dp_ols("y ~ 0 + C(g, levels=['a', 'b', 'c']) + x + I(x**2)", data, 2.0, 1e-6, method="pgd",
+                              random_state=3, missing="drop", steps=40)
+    a, b = fit(df), fit(CSVSource([str(csv)], chunksize=777))
+    np.testing.assert_allclose(b.params.to_numpy(), a.params.to_numpy(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(b.conf_int().to_numpy(), a.conf_int().to_numpy(), rtol=1e-8, atol=1e-12)
+    assert [s.name for s in a.privacy.steps] == [s.name for s in b.privacy.steps]
+    assert any("pgd fitted the same model" in note for note in a.privacy.notes)

@@ -23,7 +23,7 @@ import ast
 import difflib
 import itertools
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -76,6 +76,10 @@ class DesignRanges:
         The raw variables whose declared bounds would derive the missing ranges, in order of first use.
     underivable : list of tuple of (str, str)
         (design column or response code, why) for the ranges no variable bounds can derive.
+    factor_intervals : dict of str to Interval
+        The finite range of each one-column numerical factor of the design, by its code (declared, or derived from
+        the variables' bounds): the range of a variable that enters the design only through products with a
+        factor's dummies (``C(g):x``), which no column of its own gives.
     """
 
     column_intervals: list[Interval | None]
@@ -83,6 +87,7 @@ class DesignRanges:
     missing: list[str]
     bound_variables: list[str]
     underivable: list[tuple[str, str]]
+    factor_intervals: dict[str, Interval] = field(default_factory=dict)
 
 
 def derive_ranges(design_info: Any, response_code: str, bounds: Bounds | None, *, columns: Collection[str],
@@ -126,7 +131,19 @@ def derive_ranges(design_info: Any, response_code: str, bounds: Bounds | None, *
         missing.append(f"{response_code} (response)")
     need = _Needs(bounds, columns, variables, set(numeric))
     bound_variables, underivable = need.of(unbounded, (response_code, response_missing))
-    return DesignRanges(intervals, response_interval, missing, bound_variables, underivable)
+    return DesignRanges(intervals, response_interval, missing, bound_variables, underivable,
+                        _factor_intervals(design_info, bounds, columns))
+
+
+def _factor_intervals(design_info: Any, bounds: Bounds, columns: set[str]) -> dict[str, Interval]:
+    """The finite range of each one-column numerical factor, by code (:attr:`DesignRanges.factor_intervals`)."""
+    found = {}
+    for factor, info in design_info.factor_infos.items():
+        if info.type == "numerical" and info.num_columns == 1:
+            iv = _bound_of(factor.code, bounds, columns)
+            if iv is not None and iv.finite:
+                found[factor.code] = iv
+    return found
 
 
 def _check_magnitudes(names: Sequence[str], intervals: Sequence[Interval | None], response_code: str,

@@ -31,7 +31,13 @@ A column is centred when:
   by level (the same contrast, or the full set of dummies of ``0 + C(g)`` beside the reduced coding of
   ``x:C(g)``);
 * **power**: its term is one factor ``I(e ** k)`` or ``np.power(e, k)`` (an integer k >= 2) whose base ``e`` is
-  a main effect of the design, with every lower power ``e ** j`` (2 <= j < k) and the intercept present;
+  a main effect of the design, with every lower power ``e ** j`` (2 <= j < k) and the intercept present.  A base
+  (or lower power) that is not a main effect may instead enter the design through its product with a categorical
+  factor coded by a full set of dummies, as in ``y ~ C(g) + C(g):x + I(x ** 2)`` (the slopes of x by group, no
+  ``x``): those columns x d_l sum to x on every row (the contrast's rows sum to 1 with public weights v, C v = 1),
+  so the expansion's linear term -k c^(k-1) x is spread over them with weights -k c^(k-1) v, and the centre c is
+  the midpoint of the variable's own declared range (:attr:`dpstats.bounds.DesignRanges.factor_intervals`; no
+  column's range gives it).  Such a power is centred only where declared bounds give that range (``factored``);
 
 where "the intercept" is the ``Intercept`` column or, in a design without one whose columns sum to the constant by
 public weights w (``y ~ 0 + C(g) + x + I(x ** 2)``, whose dummies of g sum to 1 on every row:
@@ -50,7 +56,7 @@ import ast
 import dataclasses
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,7 +70,8 @@ from dpstats.bounds.interval import Interval
 #: rounding.
 CODING_TOL = 1e-9
 
-__all__ = ["ColumnCentring", "CentrableDesign", "public_centring", "centrable_design", "product_columns"]
+__all__ = ["ColumnCentring", "CentrableDesign", "public_centring", "centrable_design", "product_columns",
+           "intercept_model"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +91,10 @@ class ColumnCentring:
     variables : tuple of int
         The design indices of the numerical main effects centred at their midpoints (a product's numerical
         factors, a power's base).
+    factored : tuple of str
+        The powers among ``centred`` whose base (or a lower power) is no main effect of the design but the sum of
+        its products with a factor's full set of dummies (``I(x ** 2)`` beside ``C(g):x``): centred at the midpoint
+        of the variable's declared range, which no column gives.
     """
 
     matrix: np.ndarray
@@ -91,6 +102,7 @@ class ColumnCentring:
     centred: tuple[str, ...]
     powers: tuple[str, ...] = ()
     variables: tuple[int, ...] = ()
+    factored: tuple[str, ...] = ()
 
     def _subject(self) -> str:
         many = len(self.centred) > 1
@@ -128,6 +140,9 @@ class CentrableDesign:
         The design indices of the numerical main effects whose centres those columns are centred at.
     centred, powers : tuple of str
         The centrable columns' names, and those of them that are powers.
+    constant : numpy.ndarray or None
+        In a design without an ``Intercept`` column, the public weights w with X w = 1 the constant term goes to
+        (module docstring).
     """
 
     design_info: Any
@@ -136,6 +151,7 @@ class CentrableDesign:
     variables: tuple[int, ...]
     centred: tuple[str, ...]
     powers: tuple[str, ...]
+    constant: np.ndarray | None = None
 
     def at(self, intervals: Sequence[Interval]) -> ColumnCentring:
         """The centring with each variable centred at the midpoint of its interval in ``intervals`` (a centre of
@@ -151,13 +167,14 @@ class CentrableDesign:
         -------
         ColumnCentring
         """
-        centring = public_centring(self.design_info, intervals, self.supports, zero_centres=True)
+        centring = public_centring(self.design_info, intervals, self.supports, zero_centres=True,
+                                   constant=self.constant)
         assert centring is not None and tuple(centring.centred) == self.centred  # the structure reads no range
         return centring
 
 
-def centrable_design(design_info: Any, supports: dict[str, tuple[float, ...]] | None = None
-                     ) -> CentrableDesign | None:
+def centrable_design(design_info: Any, supports: dict[str, tuple[float, ...]] | None = None,
+                     constant: np.ndarray | None = None) -> CentrableDesign | None:
     """The product and power columns :func:`public_centring` centres once every range involved is known (the
     formula's structure alone), or None where there is none (or the design was given as arrays).
 
@@ -167,24 +184,29 @@ def centrable_design(design_info: Any, supports: dict[str, tuple[float, ...]] | 
         The right-hand side's design.
     supports : dict of str to tuple of float, optional
         The numeric variables whose values public facts fix (left as they are).
+    constant : numpy.ndarray, optional
+        In a design without an ``Intercept`` column, public weights w with X w = 1
+        (:meth:`dpstats.formula.design.Design.constant_weights`): the constant the centring spreads over them.
 
     Returns
     -------
     CentrableDesign or None
-        None also for a design without an ``Intercept`` column: a method centring at released centres has no
-        intercept to centre around there.
+        None also for a design with neither an ``Intercept`` column nor ``constant`` (nothing to centre around),
+        or where w touches a centred column or variable; and for a power whose variable is no column of the design
+        (:attr:`ColumnCentring.factored`): no released centre is the variable's.
     """
-    structure = product_columns(design_info, supports, assume_constant=False)
-    if structure is None:
+    structure = product_columns(design_info, supports, assume_constant=False, constant=constant)
+    if structure is None or structure.factored:
         return None
     columns = tuple(design_info.column_names.index(name) for name in structure.centred)
     if set(columns) & set(structure.variables):
         return None  # a centred column that is itself centred in a product (I(x ** 2):z) needs its own range
-    return CentrableDesign(design_info, supports, columns, structure.variables, structure.centred, structure.powers)
+    return CentrableDesign(design_info, supports, columns, structure.variables, structure.centred, structure.powers,
+                           constant)
 
 
 def product_columns(design_info: Any, supports: dict[str, tuple[float, ...]] | None = None, *,
-                    assume_constant: bool = True) -> ColumnCentring | None:
+                    assume_constant: bool = True, constant: np.ndarray | None = None) -> ColumnCentring | None:
     """The product and power columns :func:`public_centring` centres once every range involved is known, read from
     the formula and the public supports alone (its ``centred`` and ``powers``; its matrix and ranges are those of
     placeholder ranges), or None where there is none (or the design was given as arrays).  Unlike
@@ -199,7 +221,10 @@ def product_columns(design_info: Any, supports: dict[str, tuple[float, ...]] | N
         The numeric variables whose values public facts fix (left as they are).
     assume_constant : bool, default True
         Read a design without an ``Intercept`` column as though it held the constant (its products and powers
-        are then listed, whether or not they can be centred); False: only with an ``Intercept`` column.
+        are then listed, whether or not they can be centred); False: only with an ``Intercept`` column or
+        ``constant``.
+    constant : numpy.ndarray, optional
+        Public weights w with X w = 1 in a design without an ``Intercept`` column (:func:`public_centring`).
 
     Returns
     -------
@@ -208,14 +233,16 @@ def product_columns(design_info: Any, supports: dict[str, tuple[float, ...]] | N
     if design_info is None:
         return None
     d = len(design_info.column_names)
+    placeholder = {factor.code: Interval(-1.0, 1.0) for factor in design_info.factor_infos}
     return public_centring(design_info, [Interval(-1.0, 1.0)] * d, supports, zero_centres=True,
-                           assume_constant=assume_constant)
+                           assume_constant=assume_constant, factors=placeholder, constant=constant)
 
 
 def public_centring(design_info: Any, intervals: Sequence[Interval | None],
                     supports: dict[str, tuple[float, ...]] | None = None, *,
                     zero_centres: bool = False, constant: np.ndarray | None = None,
-                    assume_constant: bool = False) -> ColumnCentring | None:
+                    assume_constant: bool = False, factors: Mapping[str, Interval] | None = None
+                    ) -> ColumnCentring | None:
     """The centring of a design's product and power columns (module docstring), or None where no column qualifies.
 
     Parameters
@@ -236,6 +263,9 @@ def public_centring(design_info: Any, intervals: Sequence[Interval | None],
         Read the structure as though the design held the constant where it holds neither an ``Intercept`` column
         nor ``constant`` (the columns such a design would centre: what a report warns about; the matrix is then
         not a reparametrisation).
+    factors : mapping of str to Interval, optional
+        The declared range of each one-column numerical factor, by code: the range of a power's variable that is
+        no column of the design (module docstring, **power**); without it such a power is not centred.
 
     Returns
     -------
@@ -253,6 +283,8 @@ def public_centring(design_info: Any, intervals: Sequence[Interval | None],
     centred: list[str] = []
     powers: list[str] = []
     variables: set[int] = set()
+    factored: list[str] = []
+    spans = _linear_spans(design_info, mains, supports)
     for term, cols in design_info.term_slices.items():
         if any(values[j] is not None for j in range(cols.start, cols.stop)):
             continue
@@ -260,12 +292,14 @@ def public_centring(design_info: Any, intervals: Sequence[Interval | None],
         if found is not None:
             variables.update(mains[f] for f in term.factors if f in mains)
         elif cols.stop - cols.start == 1:
-            power = _power(term.factors, mains, ranges, design_info, unit, zero_centres)
+            power = _power(term.factors, spans, ranges, design_info, unit, zero_centres, factors or {})
             if power is not None:
-                weights, interval, base = power
-                found = [(weights, interval)]
-                variables.add(base)
+                found = [(power.weights, power.interval)]
                 powers.append(design_info.column_names[cols.start])
+                if power.base is None:
+                    factored.append(design_info.column_names[cols.start])
+                else:
+                    variables.add(power.base)
         if found is None:
             continue
         for j, (weights, interval) in enumerate(found, start=cols.start):
@@ -276,13 +310,26 @@ def public_centring(design_info: Any, intervals: Sequence[Interval | None],
     if not centred or not _apart(unit, centred, variables, design_info):
         return None
     centring = ColumnCentring(matrix=matrix, intervals=tuple(fitted), centred=tuple(centred), powers=tuple(powers),
-                              variables=tuple(sorted(variables)))
+                              variables=tuple(sorted(variables)), factored=tuple(factored))
     if np.all(np.isfinite(matrix)) and np.all(np.isfinite(np.array(fitted, dtype=float))):
         return centring
     # centres or ranges so large that a weight or a range overflows (a variable near 1e50 and a power of 7): with
     # declared bounds the columns are fitted as written; a method centring at its released centres, whose derived
     # ranges it needs, gets every entry clamped to finite doubles
     return _finite(centring) if zero_centres else None
+
+
+def intercept_model(weights: np.ndarray) -> tuple[int, np.ndarray]:
+    """The intercept model of a design without an ``Intercept`` column whose columns sum to the constant with
+    public weights w (``0 + C(g)``'s dummies, a ``cr`` basis): (k, M), M the identity with its column k replaced by
+    w, k the first column whose weight is at least half the largest, so that column k of X M is the constant 1 on
+    every row.  The model and its fitted values are unchanged (b = M b'), and a private fit gets an intercept to
+    centre around.  Public facts only."""
+    size = np.abs(weights)
+    k = int(np.flatnonzero(size >= 0.5 * size.max())[0])
+    mix = np.eye(weights.size)
+    mix[:, k] = weights
+    return k, mix
 
 
 def _unit(design_info: Any, constant: np.ndarray | None, assume: bool) -> dict[int, float] | None:
@@ -433,37 +480,98 @@ def _numeric_product(numerical: Sequence[Any], terms: dict[frozenset[Any], tuple
     return [(weights, (-half, half))]
 
 
-def _power(factors: Sequence[Any], mains: dict[Any, int], ranges: Sequence[tuple[float, float]], design_info: Any,
-           unit: dict[int, float] | None, zero_centres: bool = False
-           ) -> tuple[dict[int, float], tuple[float, float], int] | None:
-    """The lower-order weights and the range of a centred power ``e ** k`` of a main effect ``e``, and the design
-    index of ``e``; None where the column is not such a power.  The constant term (-c)^k goes to the constant's
-    combination ``unit`` (:func:`_unit`; None: not centred)."""
+@dataclass(frozen=True)
+class _Span:
+    """A one-column numerical factor as a combination of design columns equal to it on every row: its main
+    effect (``main`` its index), or its products with a categorical factor's full set of dummies (``main`` None)."""
+
+    factor: Any
+    weights: dict[int, float]
+    main: int | None
+
+
+@dataclass(frozen=True)
+class _Power:
+    """A centred power: the lower-order weights, the centred column's range and the design index of its base
+    (None: the base is no main effect, :attr:`ColumnCentring.factored`)."""
+
+    weights: dict[int, float]
+    interval: tuple[float, float]
+    base: int | None
+
+
+def _linear_spans(design_info: Any, mains: dict[Any, int], supports: dict[str, tuple[float, ...]] | None
+                  ) -> dict[str, _Span]:
+    """The numerical factors a power's expansion can write its lower powers with, by their code's syntax tree:
+    each main effect (``mains``), else, for a one-column numerical factor without public values, the first
+    two-factor term that multiplies it by a categorical factor whose contrast matrix C spans the constant (C v = 1
+    exactly, up to ``CODING_TOL``: a full set of dummies), as the columns of that term with weights v."""
+    spans = {key: _Span(f, {j: 1.0}, j) for f, j in mains.items() if (key := _dump(f)) is not None}
+    for term, cols in design_info.term_slices.items():
+        if len(term.factors) != 2:
+            continue
+        for numerical, coded in (term.factors, term.factors[::-1]):
+            key = _dump(numerical)
+            if key is None or key in spans or not _numeric(numerical, design_info) \
+                    or (supports or {}).get(numerical.name()) is not None \
+                    or design_info.factor_infos[coded].type != "categorical":
+                continue
+            weights = _constant_weights(_contrast_matrix(design_info, term, coded))
+            if weights is not None:
+                spans[key] = _Span(numerical, {cols.start + m: w for m, w in enumerate(weights) if w != 0.0}, None)
+    return spans
+
+
+def _constant_weights(contrast: np.ndarray | None) -> list[float] | None:
+    """v with C v = 1 for a contrast matrix C (levels x columns), or None where the constant is not in its span."""
+    if contrast is None:
+        return None
+    ones = np.ones(contrast.shape[0])
+    v = np.linalg.lstsq(contrast, ones, rcond=None)[0]
+    v[np.abs(v) < CODING_TOL] = 0.0
+    return v.tolist() if np.abs(contrast @ v - ones).max() <= CODING_TOL else None
+
+
+def _power(factors: Sequence[Any], spans: dict[str, _Span], ranges: Sequence[tuple[float, float]], design_info: Any,
+           unit: dict[int, float] | None, zero_centres: bool, declared: Mapping[str, Interval]) -> _Power | None:
+    """The centred power ``e ** k`` (module docstring, **power**); None where the column is not such a power.
+    Each lower power e ** j (1 <= j < k) is written with its span (:func:`_linear_spans`), and the constant term
+    (-c)^k goes to the constant's combination ``unit`` (:func:`_unit`; None: not centred).  The centre is the
+    midpoint of the base's column range where the base is a main effect, else of its declared range
+    (``declared``, by code)."""
     if len(factors) != 1 or not _numeric(factors[0], design_info):
         return None
     parsed = _power_of(factors[0])
     if parsed is None:
         return None
     base, k = parsed
-    by_code = {_dump(f): f for f in mains}
-    main = by_code.get(base)
+    main = spans.get(base)
     if main is None or unit is None:
         return None
-    powers = {1: mains[main]}
-    for other in mains:
-        found = _power_of(other)
+    lower = {1: main}
+    for span in spans.values():
+        found = _power_of(span.factor)
         if found is not None and found[0] == base and 2 <= found[1] < k:
-            powers[found[1]] = mains[other]
-    if any(j not in powers for j in range(1, k)):
+            lower[found[1]] = span
+    if any(j not in lower for j in range(1, k)):
         return None
-    c, h = _midpoint(*ranges[mains[main]])
+    if main.main is not None:
+        c, h = _midpoint(*ranges[main.main])
+    elif (interval := declared.get(main.factor.code)) is not None:
+        c, h = _midpoint(float(interval.lo), float(interval.hi))
+    else:
+        return None
     if c == 0.0 and not zero_centres:
         return None
-    weights = {powers[j]: math.comb(k, j) * _power_float(-c, k - j) for j in range(1, k)}
-    for j, w in unit.items():
-        weights[j] = weights.get(j, 0.0) + _power_float(-c, k) * w
+    weights: dict[int, float] = {}
+    for j in range(1, k):
+        for col, v in lower[j].weights.items():
+            weights[col] = weights.get(col, 0.0) + math.comb(k, j) * _power_float(-c, k - j) * v
+    for col, w in unit.items():
+        weights[col] = weights.get(col, 0.0) + _power_float(-c, k) * w
     top = _power_float(h, k)
-    return weights, ((0.0, top) if k % 2 == 0 else (-top, top)), mains[main]
+    factored = any(span.main is None for span in lower.values())
+    return _Power(weights, (0.0, top) if k % 2 == 0 else (-top, top), None if factored else main.main)
 
 
 def _power_float(x: float, k: int) -> float:

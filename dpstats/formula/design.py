@@ -127,6 +127,9 @@ class Design:
     storage_hint : str
         Where the response is declared between two consecutive integers but stored as floats, what to change
         (the fit warns with it, ``FloatIndicatorWarning``); "" otherwise.
+    factor_intervals : dict of str to Interval
+        The range of each one-column numerical factor with finite bounds, by code
+        (:attr:`dpstats.bounds.DesignRanges.factor_intervals`); empty for a design given as arrays.
     """
 
     X: np.ndarray
@@ -149,6 +152,7 @@ class Design:
     formula_expanded: str = ""
     rank_probe: RankProbe | None = None
     storage_hint: str = ""
+    factor_intervals: dict[str, Interval] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -203,7 +207,7 @@ class Design:
             Its ``centred`` and ``powers`` name the columns; :meth:`CentrableDesign.at` centres them at given
             centres.
         """
-        return centrable_design(self.design_info, self.variable_supports)
+        return centrable_design(self.design_info, self.variable_supports, self.constant_weights())
 
     def product_columns(self) -> ColumnCentring | None:
         """The product and power columns :meth:`public_centring` centres once every range involved is declared
@@ -227,7 +231,7 @@ class Design:
             The reparametrisation private fits see, or None where no column qualifies (or a range is missing).
         """
         return public_centring(self.design_info, self.column_intervals, self.variable_supports,
-                               constant=self.constant_weights())
+                               constant=self.constant_weights(), factors=self.factor_intervals)
 
     def bounds_advice(self) -> BoundsAdvice:
         """What to declare so that every column and the response have a range (:mod:`dpstats.bounds.derive`).
@@ -700,7 +704,7 @@ def _assemble(parsed: ParsedFormula, X: np.ndarray, y: np.ndarray, design_info: 
                   two_valued_response=_two_valued_response(parsed, supports), variable_supports=supports,
                   formula_expanded=parsed.expanded,
                   rank_probe=RankProbe(parsed.plan, parsed.schema, dict(bounds or {}), dict(supports)),
-                  storage_hint=hint)
+                  storage_hint=hint, factor_intervals=ranges.factor_intervals)
 
 
 def public_prototype(schema: pd.DataFrame, bounds: Mapping[str, tuple[float, float]] | None,

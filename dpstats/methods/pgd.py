@@ -56,6 +56,7 @@ from scipy.stats import t as t_distribution
 
 from dpstats.blas import single_threaded_blas
 from dpstats.errors import ClippedRowsWarning, InsufficientDataError, MethodOptionError
+from dpstats.formula.centring import intercept_model
 from dpstats.methods.common.extremes import QUIET, quiet
 from dpstats.methods.common.geometric_histogram import GeometricGrid, grid_counts, release_quantiles
 from dpstats.methods.common.linalg import psd_projection
@@ -716,14 +717,15 @@ def reports_intervals(n: int, epsilon: float, delta: float, inference: bool) -> 
     return inference and n * gaussian_mu(epsilon, delta) >= INTERVAL_MIN_N_MU
 
 
-def _plan(ctx: FitContext, options: PGDOptions, ranges: tuple[tuple[float, float] | None, ...]) -> _Plan:
+def _plan(ctx: FitContext, options: PGDOptions, ranges: tuple[tuple[float, float] | None, ...],
+          intercept: int | None) -> _Plan:
     inference = reports_intervals(ctx.n, ctx.epsilon, ctx.delta, options.inference)
-    private, _ = domain_variables(ctx.d, ctx.intercept_index, ranges, ctx.response_range)
+    private, _ = domain_variables(ctx.d, intercept, ranges, ctx.response_range)
     reason = domain_refusal(ctx.n, ctx.d, ctx.epsilon, ctx.delta, private, [ctx.variable_name(v) for v in private],
                             screened=ctx.method_epsilon is not None)
     if reason:
         raise InsufficientDataError(reason + "; nothing was spent")
-    mus = budget_split(ctx.n, ctx.epsilon, ctx.delta, intercept=ctx.intercept_index is not None,
+    mus = budget_split(ctx.n, ctx.epsilon, ctx.delta, intercept=intercept is not None,
                        inference=inference, private_variables=len(private))
     return _Plan(ctx.n, ctx.d, ctx.n * gaussian_mu(ctx.epsilon, ctx.delta), options.chains if inference else 1,
                  inference, mus)
@@ -921,6 +923,22 @@ def tail_correction(excess: np.ndarray, curvature_inv: np.ndarray, sd: float,
     return dataclasses.replace(untested, kept=shows & (np.abs(shift) > TAIL_Z * untested.sd))
 
 
+def _intercept(ctx: FitContext) -> tuple[int | None, np.ndarray | None]:
+    """The intercept column pgd centres around, and the public matrix M of the intercept model where the design's
+    constant is implicit in columns that sum to it (``ctx.constant``: ``y ~ 0 + C(g) + ...``; column k of X M is
+    the constant, :func:`~dpstats.formula.centring.intercept_model`), else None.  Public facts only."""
+    if ctx.intercept_index is not None or ctx.constant is None:
+        return ctx.intercept_index, None
+    return intercept_model(np.asarray(ctx.constant, dtype=float))
+
+
+def implicit_note(name: str) -> str:
+    """The report's note where pgd fitted the intercept model of a design whose constant is implicit (public)."""
+    return (f"the design has no Intercept column, but its columns sum to the constant 1 for every data set the "
+            f"declarations allow, so pgd fitted the same model with '{name}' replaced by that constant (public), "
+            "centring the other columns around it; the coefficients were mapped back (post-processing)")
+
+
 @single_threaded_blas()
 def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     """pgd (module docstring); the proof is docs/proofs/pgd.md.
@@ -930,13 +948,17 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     threads' start and synchronisation on each: a 3,250-row fit with a 125-level factor (d = 129) took 8.9 s on
     two shared cores, 2.0 s on one thread (BENCHMARKS.md, "pgd on wide designs")."""
     n, d = ctx.n, ctx.d
-    centring = ctx.centring if ctx.intercept_index is not None else None
+    intercept, implicit = _intercept(ctx)
+    centring = ctx.centring if intercept is not None else None
     ranges = placeholder_ranges(tuple(ctx.column_ranges) if ctx.column_ranges else (None,) * d, centring)
-    plan = _plan(ctx, options, ranges)
+    plan = _plan(ctx, options, ranges, intercept)
     mus, rng, ledger = plan.mus, ctx.rng, ctx.ledger
-    domain, notes = release_domain(rows.reduce, n, d, intercept_index=ctx.intercept_index, column_ranges=ranges,
+    domain, notes = release_domain(rows.reduce, n, d, intercept_index=intercept, column_ranges=ranges,
                                    response_range=ctx.response_range, mu=mus.get("domain", 1.0), rng=rng, ledger=ledger,
                                    label=ctx.variable_name)
+    if implicit is not None and intercept is not None:  # the intercept model X M: its column `intercept` is 1
+        domain = dataclasses.replace(domain, mix=implicit)
+        notes.append(implicit_note(ctx.variable_name(intercept)))
     mu_centre, values = mus.get("centre", 1.0), ctx.column_values if d > CLIP_D_REF else ()
     if centring is not None:
         st, _ = release_centred_moments(rows.reduce, n, domain, centring, mu_centre=mu_centre, mu_scale=mus["scale"],
@@ -950,7 +972,7 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     check: ClippingCheck | None = None
     warned: tuple[tuple[type[Warning], str], ...] = ()
     if "clipping check" in mus:
-        private, _ = domain_variables(d, ctx.intercept_index, ranges, ctx.response_range)
+        private, _ = domain_variables(d, intercept, ranges, ctx.response_range)
         check = clipping_check(rows, st, cache, [int(j) for j in private if j != "response"], "response" in private,
                                mus["clipping check"], ledger=ledger, rng=rng)
         if check.material:

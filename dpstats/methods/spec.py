@@ -207,6 +207,11 @@ class FitContext:
         The product and power columns a method that releases its own domain and centres may centre at those
         centres (:mod:`dpstats.methods.common.product_centring`), given where the declared bounds did not give the
         public rescaling and ``rescale="centred"`` (public: the formula's structure); None otherwise.
+    constant : tuple of float or None
+        Where the design has no intercept column but its columns sum to the constant with public weights w
+        (``y ~ 0 + C(g) + ...``: :meth:`dpstats.formula.design.Design.constant_weights`) and the declared bounds
+        gave no public rescaling: w, with which a method that releases its own domain may fit the intercept model
+        (:func:`dpstats.formula.centring.intercept_model`); None otherwise.
 
     Examples
     --------
@@ -235,6 +240,7 @@ class FitContext:
     two_valued_response: bool = False
     method_epsilon: float | None = None
     centring: CentrableDesign | None = None
+    constant: tuple[float, ...] | None = None
 
     def variable_name(self, variable: int | str) -> str:
         """The name of a design column (by index) or of the response (``"response"``), for notes (public).

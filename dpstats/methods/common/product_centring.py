@@ -76,8 +76,9 @@ def release_centred_moments(reduce: Callable[[Any, Any], Any], n: int, domain: D
     docstring, steps 2-4), and the centring used.
 
     ``domain`` is the released domain of every other column (the centrable ones at ``PLACEHOLDER``), with an
-    intercept; ``mu_centre`` and ``mu_scale`` are the moments' whole budget, which the two releases share in
-    proportion to their numbers of variables.
+    intercept: the design's, or the constant of its intercept model where the domain has that model's matrix M_i as
+    its mix (the rows are then those of X M_c M_i; docs/proofs/pgd.md, step 0); ``mu_centre`` and ``mu_scale`` are
+    the moments' whole budget, which the two releases share in proportion to their numbers of variables.
     """
     cols, resp = free_variables(domain)
     derived = np.asarray(centring.columns, dtype=np.intp)
@@ -91,7 +92,10 @@ def release_centred_moments(reduce: Callable[[Any, Any], Any], n: int, domain: D
     lo, hi = domain.lo.copy(), domain.hi.copy()
     for j in centring.columns:
         lo[j], hi[j] = centred.intervals[j]
-    mixed = dataclasses.replace(domain, lo=lo, hi=hi, mix=centred.matrix)
+    # X M_c, after the intercept model's M_i where the domain has one (X M_c M_i: M_c leaves the columns of the
+    # constant's weights as they are, so column k stays X w = 1)
+    mix = centred.matrix if domain.mix is None else centred.matrix @ domain.mix
+    mixed = dataclasses.replace(domain, lo=lo, hi=hi, mix=mix)
     second = release_moments(reduce, n, mixed, mu_centre=mu_centre * math.sqrt(1.0 - share),
                              mu_scale=mu_scale * math.sqrt(1.0 - share), rng=rng, ledger=ledger, null_rows=null_rows,
                              column_values=column_values, label=f"{label} (centred products and powers)",
