@@ -284,11 +284,12 @@ def _frame_plan(df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]],
         _check_no_missing_level(v, lv)
         _check_level_types(v, lv, df[v])
     _check_references(factor_codes, {**dict(allowed), **dict(declared)}, df)
-    if missing == "screen" and not any(may_hold_missing(df[v].dtype) for v in variables if v in columns):
+    screened = tuple(v for v in variables if v in columns and may_hold_missing(df[v].dtype))
+    if missing == "screen" and not screened:
         missing = "raise"  # no variable's dtype can hold a missing value: nothing to screen
     fill = _null_fill(df, bounds, declared, factor_codes) if missing in {"null", "screen"} else ()
     return FramePlan(tuple(variables), tuple(bool_responses), tuple(declared), tuple(clip), missing,
-                     tuple(allowed), tuple(fill))
+                     tuple(allowed), tuple(fill), screened if missing == "screen" else ())
 
 
 def may_hold_missing(dtype: Any) -> bool:
