@@ -148,7 +148,15 @@ def test_a_heavy_tailed_fit_without_bounds_warns_and_withholds_its_interval():
     (note,) = [n for n in dpstats.table([res]).notes if "no standard errors" in n]
     assert re.search(r"pgd's clipping check: about \d+ of 2000 rows had a value beyond the clipping domain", note)
     over = pgd.ClippingCheck(3028.0, 28.1, 3000.0)  # a noisy count above n is said as at most n
-    assert "about 3000 of 3000 (100%" in over.message("x") and "about 3000 of 3000 rows" in over.reason()
+    assert "about 3000 of 3000 rows, 100% (" in over.message("x") and "about 3000 of 3000 rows" in over.reason()
+    # s45 new-user check: with missing="drop" the count was read against the released count of complete rows and
+    # said "about 578 of 3196" on data of 3,343 rows without a missing value; the messages now say what 3196 is
+    complete = pgd.ClippingCheck(578.0, 27.7, 3196.0, rows_released=True)
+    said = "of about 3196 rows without a missing value (a released count)"
+    assert said in complete.message("x") and said in complete.reason()
+    with pytest.warns(ClippedRowsWarning, match="rows without a missing value \\(a released count\\)"):
+        dropped = dpstats.dp_ols("y ~ x", frame, 1.0, 1e-6, method="pgd", missing="drop", random_state=0)
+    assert "rows without a missing value (a released count) had a value beyond" in dropped.inference_reason
     assert any(note.startswith("WARNING: pgd clipped a material share") for note in res.privacy.notes)
     assert not any("inference" in s.name for s in res.privacy.steps)  # the 2-vector is not released
     with warnings.catch_warnings():  # declared bounds: no domain, no check, no warning

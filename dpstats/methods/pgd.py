@@ -572,11 +572,15 @@ class ClippingCheck:
         Its noise sd.
     rows : float
         The rows it is read against (n, or the released count of rows that are not null rows).
+    rows_released : bool
+        ``rows`` is that released count (the data had public null rows), which the messages say, since it differs
+        from the n the caller knows.
     """
 
     count: float
     sd: float
     rows: float
+    rows_released: bool = False
 
     @property
     def lower(self) -> float:
@@ -593,11 +597,19 @@ class ClippingCheck:
         """The count as the messages say it: within [0, rows] (the noisy count can pass n: '3028 of 3000')."""
         return min(max(self.count, 0.0), self.rows)
 
+    @property
+    def rows_said(self) -> str:
+        """The rows the count is read against, as the messages say them: n, or the released count of the rows
+        without a missing value, named as such."""
+        if self.rows_released:
+            return f"about {self.rows:.0f} rows without a missing value (a released count)"
+        return f"{self.rows:.0f} rows"
+
     def message(self, names: str) -> str:
         """The warning's message (released values and public names only)."""
         return (f"pgd clipped a material share of the rows to the domain it released for the variables without "
                 f"declared bounds ({names}): its released count of rows with a value beyond that domain is about "
-                f"{self.shown:.0f} of {self.rows:.0f} ({self.shown / self.rows:.0%}; noise sd "
+                f"{self.shown:.0f} of {self.rows_said}, {self.shown / self.rows:.0%} (noise sd "
                 f"{self.sd:.3g}), more than {CLIPPED_SHARE:.0%} even less {CLIPPED_Z:g} noise sds. Those rows enter "
                 "the fit clipped, so the estimate targets the fit of the clipped data (a robust fit), not least "
                 "squares: with heavy-tailed variables, whose extreme rows set the least-squares slope, or a variable "
@@ -608,7 +620,7 @@ class ClippingCheck:
 
     def reason(self) -> str:
         """The results' ``inference_reason`` when the check withheld the intervals."""
-        return (f"pgd's clipping check: about {self.shown:.0f} of {self.rows:.0f} rows had a value beyond "
+        return (f"pgd's clipping check: about {self.shown:.0f} of {self.rows_said} had a value beyond "
                 f"the clipping domain released for the variables without declared bounds (released count, noise sd "
                 f"{self.sd:.3g}), more than {CLIPPED_SHARE:.0%} of the rows even less {CLIPPED_Z:g} noise sds: the "
                 "fit targets the clipped "
@@ -625,7 +637,8 @@ def clipping_check(rows: Rows, st: Standardisation, cache: RowCache, columns: Se
     count = gaussian_mechanism_mu(rows.reduce(OutsideDomainPass(st, columns, response, cache), add_arrays),
                                   l2_sensitivity=1.0, mu=mu, rng=rng, ledger=ledger,
                                   name="pgd: clipping check (rows beyond the released ranges)")
-    return ClippingCheck(float(np.asarray(count, dtype=float)[0]), 1.0 / mu, float(st.rows or rows.n))
+    return ClippingCheck(float(np.asarray(count, dtype=float)[0]), 1.0 / mu, float(st.rows or rows.n),
+                         rows_released=st.rows is not None)
 
 
 # -- the fit -----------------------------------------------------------------------------------------------------
