@@ -1198,6 +1198,27 @@ def test_the_floored_note_names_at_most_five_design_columns():
     assert pgd.floored_note(["response"], str) == ""
 
 
+def test_the_floored_note_gives_a_dummy_no_advice_to_declare_bounds():
+    """s45 new-user check: on Cars93 (93 rows) the note told the user to "declare bounds no wider than the values can
+    be" for five factor dummies, whose range the design fixes; a dummy's part now says there is nothing to declare
+    and what helps instead, in the same note as the declared columns' part."""
+    names = {0: "x", 1: "C(g)[T.b]", 2: "C(g)[T.c]"}
+    note = pgd.floored_note([0, 1, 2], names.__getitem__, lambda v: v in (1, 2))
+    declared, fixed = note.split("; so is that of ")
+    assert "released spread of x is at" in declared and "declare bounds no wider" in declared
+    assert fixed.startswith("C(g)[T.b], C(g)[T.c], columns whose values the design fixes")
+    assert "no bounds to declare" in fixed and "declare bounds no wider" not in fixed
+    only = pgd.floored_note([1, 2], names.__getitem__, lambda v: v in (1, 2))
+    assert only.startswith("pgd: the released spread of C(g)[T.b], C(g)[T.c] is at") and "bounds no wider" not in only
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.uniform(0.0, 1.0, 90), "g": pd.Categorical(rng.choice(list("abc"), 90))})
+    frame["y"] = frame["x"] + rng.normal(0.0, 0.3, 90)
+    notes = dpstats.dp_ols("y ~ x + g", frame, 1.0, 1e-6, method="pgd", random_state=0,
+                           bounds={"x": (0.0, 1.0), "y": (-2.0, 3.0)}).privacy.notes
+    (floored,) = [note for note in notes if "released spread of" in note]
+    assert "g[T.b]" in floored and "no bounds to declare" in floored
+
+
 def test_intervals_are_withheld_for_an_outcome_too_rare_for_the_budget():
     """A boolean response with 2% ones at n = 2000, epsilon 1: n * mu * share is about 9.5, far below
     RARE_MIN_N_MU = 50 (the released share's noise sd is about 0.01 here), so the interval is withheld with the

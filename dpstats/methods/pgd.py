@@ -1015,7 +1015,7 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
                f"coefficients are the average of the last {KEEP_SHARE:.0%} of the iterates (clipping makes this a "
                "Huber-type estimate, which differs from least squares when residuals are skewed and n * mu is small; "
                "the penalty shrinks directions of the design that the noise swamps)")]
-    if floored := floored_note(st.floored, ctx.variable_name):
+    if floored := floored_note(st.floored, ctx.variable_name, _fixed_by_design(ctx)):
         notes.append(floored)
     diagnostics = {"steps": steps, "rate": rate, "clips": tuple(clips), "tail_corrected": corrected,
                    "penalties": tuple(penalties), "chains": plan.chains, "n_mu": plan.n_mu}
@@ -1354,21 +1354,56 @@ def sandwich(noisy: np.ndarray, gram_floor: np.ndarray, clip: float, rows: float
     return (e_psi2 / phi**2) * np.linalg.inv(gram)
 
 
-def floored_note(variables: Sequence[int | str], name: Callable[[int | str], str], shown: int = 5) -> str:
+def floored_note(variables: Sequence[int | str], name: Callable[[int | str], str],
+                 by_design: Callable[[int | str], bool] = lambda v: False, shown: int = 5) -> str:
     """The note naming the design columns whose released scale sat at its floor (:attr:`Standardisation.floored`;
-    the response is left out), at most ``shown`` of them by name: public names of released facts ("" when none)."""
+    the response is left out), at most ``shown`` of them by name: public names of released facts ("" when none).
+    ``by_design``: whether a column's values are fixed by the design (a factor's dummy), which no declared bound can
+    narrow, so the note's advice for it is another."""
     columns = [v for v in variables if v != "response"]
     if not columns:
         return ""
-    names = ", ".join(name(v) for v in columns[:shown]) + (
+    declared = [v for v in columns if not by_design(v)]
+    fixed = [v for v in columns if by_design(v)]
+    parts = [_floored_declared(declared, name, shown)] if declared else []
+    parts += [_floored_by_design(fixed, name, shown, also=bool(declared))] if fixed else []
+    return "; ".join(parts)
+
+
+def _fixed_by_design(ctx: FitContext) -> Callable[[int | str], bool]:
+    """Whether a design column's values are fixed by the design (:attr:`FitContext.column_values`: a factor's
+    dummies; public)."""
+    values = ctx.column_values or ()
+    return lambda v: isinstance(v, int) and v < len(values) and values[v] is not None
+
+
+def _listed(columns: Sequence[int | str], name: Callable[[int | str], str], shown: int) -> str:
+    """At most ``shown`` column names, then how many more."""
+    return ", ".join(name(v) for v in columns[:shown]) + (
         f" and {len(columns) - shown} more" if len(columns) > shown else "")
-    return (f"pgd: the released spread of {names} is at the smallest its release resolves at this n and epsilon (a "
-            "column nearly constant in these data, one whose spread the noise swamps, or one whose declared bounds "
-            "are far wider than its values); pgd scales such a column by that floor, so its coefficient rests on "
-            "little information and the ridge penalty can shrink it towards 0 by more than its interval corrects "
-            "for: declare bounds no wider than the values can be (where they already are, the noise swamps the "
-            "spread at this n and epsilon, and more rows or a larger epsilon resolve it), and drop a column that is "
-            "constant by design")
+
+
+def _floored_declared(columns: Sequence[int | str], name: Callable[[int | str], str], shown: int) -> str:
+    """The floored note's part for columns whose range comes from declared bounds or a released domain."""
+    return (f"pgd: the released spread of {_listed(columns, name, shown)} is at the smallest its release resolves at "
+            "this n and epsilon (a column nearly constant in these data, one whose spread the noise swamps, or one "
+            "whose declared bounds are far wider than its values); pgd scales such a column by that floor, so its "
+            "coefficient rests on little information and the ridge penalty can shrink it towards 0 by more than its "
+            "interval corrects for: declare bounds no wider than the values can be (where they already are, the "
+            "noise swamps the spread at this n and epsilon, and more rows or a larger epsilon resolve it), and drop "
+            "a column that is constant by design")
+
+
+def _floored_by_design(columns: Sequence[int | str], name: Callable[[int | str], str], shown: int,
+                       also: bool) -> str:
+    """The floored note's part for columns whose values the design fixes (a factor's dummies): no bound to declare."""
+    lead = (f"so is that of {_listed(columns, name, shown)}" if also else
+            f"pgd: the released spread of {_listed(columns, name, shown)} is at the smallest its release resolves at "
+            "this n and epsilon")
+    return (f"{lead}, columns whose values the design fixes (a factor's dummies: no bounds to declare), so a level "
+            "rare in these data or a spread the noise swamps; their coefficients rest on little information and "
+            "the ridge penalty can shrink them towards 0 by more than their intervals correct for: more rows or a "
+            "larger epsilon resolve it, and a rare level can be recoded into a similar one before the fit")
 
 
 def expected_error(facts: PlanningFacts) -> ExpectedError:
