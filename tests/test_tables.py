@@ -16,7 +16,7 @@ from conftest import factor_frame
 
 import dpstats
 from dpstats.errors import DataTypeError
-from dpstats.table_grid import latex_text, row_format
+from dpstats.table_grid import latex_cell, latex_text, row_format
 from dpstats.tables import LATEX_PREAMBLE, format_number
 
 
@@ -272,6 +272,25 @@ def test_latex_escapes_names_and_has_one_cell_separator_per_column():
     assert "\\resizebox{\\ifdim\\width>\\linewidth" in latex  # shrinks only when wider than the text
     assert "\\usepackage{booktabs}" in LATEX_PREAMBLE and "\\usepackage{graphicx}" in LATEX_PREAMBLE
     assert "\u2014" not in latex and "\u03b5" not in latex  # dashes and Greek letters as LaTeX
+
+
+def test_latex_sets_the_quotes_of_term_names_straight():
+    """s45 new-user check: pdflatex set C(Type, Treatment("Midsize")) and the README's C(cut, Treatment('Ideal')) with
+    closing curly quotes on both sides; table cells now set quotes and backticks straight, notes keep apostrophes."""
+    assert latex_cell("C(cut, Treatment('Ideal'))[T.Fair]") == (
+        r"C(cut, Treatment(\textquotesingle{}Ideal\textquotesingle{}))[T.Fair]")
+    assert latex_cell('Q("MPG.city")') == r"Q(\texttt{\char34}MPG.city\texttt{\char34})"
+    assert latex_cell("`x`") == r"\textasciigrave{}x\textasciigrave{}"
+    res = _specials_fit()
+    for latex in (res.summary().as_latex(), dpstats.table([res]).as_latex()):
+        assert r"Q(\textquotesingle{}\textless{}b" in latex and "Treatment(\\textquotesingle{}R\\&D" in latex
+        assert "'" not in latex.split("\\begin{tabular}")[1].split("\\end{tabular}")[0]
+    assert "replicates' own tails" in latex_text_of_notes(res)
+
+
+def latex_text_of_notes(res) -> str:
+    """The notes under a fit's LaTeX table (running text)."""
+    return res.summary().as_latex().split("\\end{tabular}")[1]
 
 
 @pytest.mark.parametrize("cell, latex", [
