@@ -81,6 +81,17 @@ def test_withheld_inference_is_a_dash_with_the_reason():
     assert any("withheld" in n and "noise" in n for n in tab.notes)
 
 
+def test_stars_of_a_bootstrap_fit_say_they_come_from_its_own_p_values(fits):
+    """s45 new-user check: a pgd column read 1.94* (1.58), a ratio of 1.2 marked at p < 0.1, with no word that the
+    mark follows the bootstrap p-value its interval inverts; the notes now say so for the fits whose statistic is
+    z*, and only where marks are shown."""
+    assert fits["ada"].statistic_labels()[0] == "z*"
+    marked = dpstats.table([fits["sm"], fits["ada"]], stars=True).notes
+    assert any(n.startswith("Marks of (2) from their bootstrap p-values") for n in marked)
+    assert not any("bootstrap p-values" in n for n in dpstats.table([fits["sm"], fits["ada"]]).notes)
+    assert not any("bootstrap p-values" in n for n in dpstats.table([fits["sm"]], stars=True).notes)
+
+
 @pytest.mark.parametrize("stars", [True, {"+": 0.5, "!": 1e-300}])
 def test_stars_follow_the_p_values_and_the_legend_is_given(fits, stars):
     tab = dpstats.table([fits["sm"], fits["ada"]], stars=stars)
