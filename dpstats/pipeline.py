@@ -660,7 +660,8 @@ def _choose_method(design: Design, n: int, eps: float, dlt: float, rescale: str 
                         if spec.private and spec.auto_refusal is not None and (text := spec.auto_refusal(facts))]
             raise MissingBoundsError(
                 f"method='auto' found no registered method that fits n={n}, d={d} at {_epsilon_text(facts)} without "
-                f"data bounds{drop}. Declare bounds for: {', '.join(design.bounds_to_declare())}, or name a method."
+                f"bounds on every variable and the response{drop}. Declare bounds for: "
+                f"{', '.join(design.bounds_to_declare())}, or name a method."
                 + "".join(f" {r}" for r in refusals))
         raise InsufficientDataError(_no_auto_method(n, d))
     spec, rule = chosen

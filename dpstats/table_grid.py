@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["Cell", "Grid", "coefficient_grid", "privacy_latex", "format_number", "row_format", "DEFAULT_DIGITS",
            "MAX_DECIMALS", "STATISTIC_DECIMALS", "pvalue_floor",
            "html_number", "check_digits", "check_thousands", "coefficient_cells",
-           "latex_text", "latex_escape_text",
+           "latex_text", "latex_cell", "latex_escape_text",
            "LATEX_PREAMBLE", "WITHHELD_CELL"]
 
 #: the LaTeX packages the tables use (booktabs rules; graphicx to shrink a table wider than the text)
@@ -301,7 +301,7 @@ class Grid:
     def _latex_row(self, row: list[Cell]) -> str:
         out = []
         for c in row:
-            text = c.latex if c.latex is not None else latex_text(c.text, numeric=c.numeric)
+            text = c.latex if c.latex is not None else latex_cell(c.text, numeric=c.numeric)
             if c.stars:
                 text += "$^{" + c.stars + "}$"
             if c.span > 1:
@@ -368,6 +368,18 @@ def latex_text(text: str, numeric: bool = False) -> str:
         out = re.sub(r"-(?=[\d$])", "$-$", out)
         out = _E_NOTATION.sub(_power_of_ten, out)
     return out
+
+
+def latex_cell(text: str, numeric: bool = False) -> str:
+    """A table cell as LaTeX: :func:`latex_text`, with the quotes and the backtick of a term name written as code
+    (``C(cut, Treatment('Ideal'))``, ``Q("MPG.city")``) set straight, as typed; pdflatex's default font would set
+    them as closing curly quotes.  Notes are running text, whose apostrophes stay typographic."""
+    return "".join(_LATEX_QUOTES.get(ch, ch) for ch in latex_text(text, numeric))
+
+
+#: straight quotes in the default (OT1) encoding: the kernel's \textquotesingle and \textasciigrave, and the
+#: typewriter font's straight double quote (\textquotedbl needs the T1 encoding)
+_LATEX_QUOTES = {"'": r"\textquotesingle{}", '"': r"\texttt{\char34}", "`": r"\textasciigrave{}"}
 
 
 #: a number in e-notation once its minus signs are set as math: 2.1e$-$05, $-$1e+06, 3e7

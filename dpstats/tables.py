@@ -620,6 +620,9 @@ def _notes(fits: list[_Fit], statistic: str | None, marks: list[tuple[str, float
                      "larger size, z* has the opposite sign to the coefficient.")
     if marks:
         notes.append(", ".join(f"{m} p < {level:g}" for m, level in marks) + ".")
+        if zstar:
+            notes.append(f"Marks of {', '.join(zstar)} from their bootstrap p-values, the tests their intervals "
+                         "invert, which can differ from what the coefficient over its standard error suggests.")
     missing: dict[str, list[str]] = {}
     for fit in fits:
         if fit.inference_missing and (statistic is not None or marks):

@@ -243,6 +243,17 @@ def test_auto_without_bounds_says_what_n_or_epsilon_the_bound_free_path_needs():
     assert exc.value.privacy_spent == (0.0, 0.0)
 
 
+def test_auto_refusal_with_some_bounds_does_not_say_without_data_bounds():
+    """s45 new-user check: on Barro's growth data with 12 of 14 variables bounded, auto's refusal said it found no
+    method "without data bounds"; it now says "without bounds on every variable and the response", and names the
+    two left."""
+    with pytest.raises(MissingBoundsError) as exc:
+        dpstats.dp_ols(FORMULA, make_data(300), 1.0, bounds={k: v for k, v in BOUNDS.items() if k != "x1"})
+    text = str(exc.value)
+    assert "without bounds on every variable and the response" in text and "data bounds" not in text
+    assert "Declare bounds for: x1," in text
+
+
 def test_interactions_and_transforms_through_the_api():
     df = make_data(3000)
     res = dpstats.dp_ols("y ~ x1 * C(g) + np.abs(x2)", df, 2.0, method="ssp", bounds=BOUNDS, random_state=0)

@@ -196,6 +196,18 @@ def test_refused_codes_name_the_call(code, words):
     assert words in str(info.value)
 
 
+@pytest.mark.parametrize("code", ["I(g == 'Bush')", "I('Bush' != g)", "C(g == 'a')"])
+def test_a_comparison_with_text_says_how_to_code_it(code):
+    """s45 new-user check: `dpstats fit "I(vote == 'Bush') ~ dem + rep"` on a CSV file was refused for "the literal
+    'Bush'" with no way forward; the refusal now says to make the 0/1 column before the fit (in Python, or as a
+    CSV column with --dtypes and --bounds) or to use the column as a factor."""
+    with pytest.raises(DisallowedExpressionError) as info:
+        check_factor(code, COLUMNS)
+    message = str(info.value)
+    assert "compares numbers only, not text" in message and "make the 0/1 column before the fit" in message
+    assert "--dtypes" in message and "C(g, levels=[...])" in message
+
+
 @pytest.mark.parametrize("code", ["Solar.R", "np.log(Solar.R)", "C(Solar.R)", "I(Solar.R * 2)"])
 def test_a_dotted_column_name_written_bare_suggests_q(code):
     """R's ``Solar.R`` is a column of the data (a public fact of the schema): the refusal says to quote it with

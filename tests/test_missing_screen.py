@@ -137,6 +137,18 @@ def test_no_screen_where_no_column_can_hold_a_missing_value():
     assert _screen_steps(res) == []
 
 
+def test_refusal_names_only_variables_whose_dtype_can_hold_a_missing_value():
+    """s45 new-user check: on the bfi personality data the refusal listed age and gender, integer columns that cannot
+    hold a missing value, among the variables with missing values; it now names only the columns that can."""
+    df = _frame(3000)
+    df.loc[:1999, "z"] = np.nan
+    df["k"] = np.arange(3000) % 5  # int64: cannot hold a missing value
+    with pytest.raises(MissingDataError) as info:
+        dpstats.dp_ols("y ~ x + z + k", df, 1.0, 1e-6, bounds={**BOUNDS, "k": (0, 4)}, random_state=1)
+    named = str(info.value).split("have a missing value in ")[1].split(" (a noisy count")[0]
+    assert named == "y, x, z"
+
+
 def test_missing_drop_spends_nothing_on_a_screen():
     df = _frame()
     df.loc[:4, "z"] = np.nan

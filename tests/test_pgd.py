@@ -148,7 +148,15 @@ def test_a_heavy_tailed_fit_without_bounds_warns_and_withholds_its_interval():
     (note,) = [n for n in dpstats.table([res]).notes if "no standard errors" in n]
     assert re.search(r"pgd's clipping check: about \d+ of 2000 rows had a value beyond the clipping domain", note)
     over = pgd.ClippingCheck(3028.0, 28.1, 3000.0)  # a noisy count above n is said as at most n
-    assert "about 3000 of 3000 (100%" in over.message("x") and "about 3000 of 3000 rows" in over.reason()
+    assert "about 3000 of 3000 rows, 100% (" in over.message("x") and "about 3000 of 3000 rows" in over.reason()
+    # s45 new-user check: with missing="drop" the count was read against the released count of complete rows and
+    # said "about 578 of 3196" on data of 3,343 rows without a missing value; the messages now say what 3196 is
+    complete = pgd.ClippingCheck(578.0, 27.7, 3196.0, rows_released=True)
+    said = "of about 3196 rows without a missing value (a released count)"
+    assert said in complete.message("x") and said in complete.reason()
+    with pytest.warns(ClippedRowsWarning, match="rows without a missing value \\(a released count\\)"):
+        dropped = dpstats.dp_ols("y ~ x", frame, 1.0, 1e-6, method="pgd", missing="drop", random_state=0)
+    assert "rows without a missing value (a released count) had a value beyond" in dropped.inference_reason
     assert any(note.startswith("WARNING: pgd clipped a material share") for note in res.privacy.notes)
     assert not any("inference" in s.name for s in res.privacy.steps)  # the 2-vector is not released
     with warnings.catch_warnings():  # declared bounds: no domain, no check, no warning
@@ -1188,6 +1196,27 @@ def test_the_floored_note_names_at_most_five_design_columns():
     note = pgd.floored_note([*range(8), "response"], names.__getitem__)
     assert "x0, x1, x2, x3, x4 and 3 more" in note
     assert pgd.floored_note(["response"], str) == ""
+
+
+def test_the_floored_note_gives_a_dummy_no_advice_to_declare_bounds():
+    """s45 new-user check: on Cars93 (93 rows) the note told the user to "declare bounds no wider than the values can
+    be" for five factor dummies, whose range the design fixes; a dummy's part now says there is nothing to declare
+    and what helps instead, in the same note as the declared columns' part."""
+    names = {0: "x", 1: "C(g)[T.b]", 2: "C(g)[T.c]"}
+    note = pgd.floored_note([0, 1, 2], names.__getitem__, lambda v: v in (1, 2))
+    declared, fixed = note.split("; so is that of ")
+    assert "released spread of x is at" in declared and "declare bounds no wider" in declared
+    assert fixed.startswith("C(g)[T.b], C(g)[T.c], columns whose values the design fixes")
+    assert "no bounds to declare" in fixed and "declare bounds no wider" not in fixed
+    only = pgd.floored_note([1, 2], names.__getitem__, lambda v: v in (1, 2))
+    assert only.startswith("pgd: the released spread of C(g)[T.b], C(g)[T.c] is at") and "bounds no wider" not in only
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.uniform(0.0, 1.0, 90), "g": pd.Categorical(rng.choice(list("abc"), 90))})
+    frame["y"] = frame["x"] + rng.normal(0.0, 0.3, 90)
+    notes = dpstats.dp_ols("y ~ x + g", frame, 1.0, 1e-6, method="pgd", random_state=0,
+                           bounds={"x": (0.0, 1.0), "y": (-2.0, 3.0)}).privacy.notes
+    (floored,) = [note for note in notes if "released spread of" in note]
+    assert "g[T.b]" in floored and "no bounds to declare" in floored
 
 
 def test_intervals_are_withheld_for_an_outcome_too_rare_for_the_budget():

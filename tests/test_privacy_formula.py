@@ -226,6 +226,19 @@ def test_no_bounds_a_non_finite_transform_is_set_to_zero_on_its_row():
     assert any("set to 0 on its row" in note and "x > 0 in np.log(x)" in note for note in fits[0].privacy.notes)
 
 
+def test_the_non_finite_note_says_undefined_only_where_a_transform_has_a_restricted_domain():
+    """s45 new-user check: the bound-free fit of `demVote ~ I(year - 1972) * south` was told that I(year - 1972)
+    "can be undefined or overflow on a row"; a difference is defined everywhere, so the note now says only that it
+    can overflow, and keeps "undefined" and the domain for a transform such as np.log(x)."""
+    d, _ = neighbours("x", 1.0, 1.0)
+    shifted = dpstats.dp_ols("y ~ I(x - 40)", d, 1.0, 1e-6, method="dpsgd", random_state=0).privacy.notes
+    (note,) = [n for n in shifted if "set to 0 on its row" in n]
+    assert "can overflow on a row" in note and "undefined" not in note and "np.log" not in note
+    logged = dpstats.dp_ols("y ~ np.log(x)", d, 1.0, 1e-6, method="dpsgd", random_state=0).privacy.notes
+    (note,) = [n for n in logged if "set to 0 on its row" in n]
+    assert "can be undefined or overflow on a row (x > 0 in np.log(x))" in note
+
+
 def test_an_overflowing_transform_answers_no_threshold_question():
     """The audit's free oracle: with I(x * 1e298) and no bounds, a row at x = 1e11 overflowed and was refused at no
     cost while its neighbour fitted, so a binary search found max(x).  Now both fit, with the same releases as a

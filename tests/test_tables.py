@@ -16,7 +16,7 @@ from conftest import factor_frame
 
 import dpstats
 from dpstats.errors import DataTypeError
-from dpstats.table_grid import latex_text, row_format
+from dpstats.table_grid import latex_cell, latex_text, row_format
 from dpstats.tables import LATEX_PREAMBLE, format_number
 
 
@@ -79,6 +79,17 @@ def test_withheld_inference_is_a_dash_with_the_reason():
     assert (frame.iloc[1:2 * len(res.params):2, 0] == "\u2014").all()
     assert not any(c.endswith("*") for c in frame.iloc[:2 * len(res.params), 0])
     assert any("withheld" in n and "noise" in n for n in tab.notes)
+
+
+def test_stars_of_a_bootstrap_fit_say_they_come_from_its_own_p_values(fits):
+    """s45 new-user check: a pgd column read 1.94* (1.58), a ratio of 1.2 marked at p < 0.1, with no word that the
+    mark follows the bootstrap p-value its interval inverts; the notes now say so for the fits whose statistic is
+    z*, and only where marks are shown."""
+    assert fits["ada"].statistic_labels()[0] == "z*"
+    marked = dpstats.table([fits["sm"], fits["ada"]], stars=True).notes
+    assert any(n.startswith("Marks of (2) from their bootstrap p-values") for n in marked)
+    assert not any("bootstrap p-values" in n for n in dpstats.table([fits["sm"], fits["ada"]]).notes)
+    assert not any("bootstrap p-values" in n for n in dpstats.table([fits["sm"]], stars=True).notes)
 
 
 @pytest.mark.parametrize("stars", [True, {"+": 0.5, "!": 1e-300}])
@@ -272,6 +283,25 @@ def test_latex_escapes_names_and_has_one_cell_separator_per_column():
     assert "\\resizebox{\\ifdim\\width>\\linewidth" in latex  # shrinks only when wider than the text
     assert "\\usepackage{booktabs}" in LATEX_PREAMBLE and "\\usepackage{graphicx}" in LATEX_PREAMBLE
     assert "\u2014" not in latex and "\u03b5" not in latex  # dashes and Greek letters as LaTeX
+
+
+def test_latex_sets_the_quotes_of_term_names_straight():
+    """s45 new-user check: pdflatex set C(Type, Treatment("Midsize")) and the README's C(cut, Treatment('Ideal')) with
+    closing curly quotes on both sides; table cells now set quotes and backticks straight, notes keep apostrophes."""
+    assert latex_cell("C(cut, Treatment('Ideal'))[T.Fair]") == (
+        r"C(cut, Treatment(\textquotesingle{}Ideal\textquotesingle{}))[T.Fair]")
+    assert latex_cell('Q("MPG.city")') == r"Q(\texttt{\char34}MPG.city\texttt{\char34})"
+    assert latex_cell("`x`") == r"\textasciigrave{}x\textasciigrave{}"
+    res = _specials_fit()
+    for latex in (res.summary().as_latex(), dpstats.table([res]).as_latex()):
+        assert r"Q(\textquotesingle{}\textless{}b" in latex and "Treatment(\\textquotesingle{}R\\&D" in latex
+        assert "'" not in latex.split("\\begin{tabular}")[1].split("\\end{tabular}")[0]
+    assert "replicates' own tails" in latex_text_of_notes(res)
+
+
+def latex_text_of_notes(res) -> str:
+    """The notes under a fit's LaTeX table (running text)."""
+    return res.summary().as_latex().split("\\end{tabular}")[1]
 
 
 @pytest.mark.parametrize("cell, latex", [

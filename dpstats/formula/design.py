@@ -111,9 +111,10 @@ class Design:
         (the mask itself is private: it is never stored, only the NaN marks, which ``DataBounds.clip`` turns into
         zeros).  Also true with ``screened``.
     screened : tuple of str
-        With ``missing="raise"`` in a private fit where a variable's dtype can hold a missing value: the variables
-        the fit's charged missing-value screen covers (:mod:`dpstats.privacy.missing_screen`); their incomplete rows
-        are public null rows, counted by the screen.  Empty: no screen.
+        With ``missing="raise"`` in a private fit where a variable's dtype can hold a missing value: those variables,
+        which the fit's charged missing-value screen covers and its messages name
+        (:mod:`dpstats.privacy.missing_screen`); their incomplete rows are public null rows, counted by the screen.
+        Empty: no screen.
     two_valued_response : bool
         The response is a function of one two-valued variable (a boolean, coded 0/1, or one in
         ``variable_supports``), so it takes at most two values (public: the formula, the dtype and the bounds).
@@ -700,7 +701,7 @@ def _assemble(parsed: ParsedFormula, X: np.ndarray, y: np.ndarray, design_info: 
                   response_interval=ranges.response_interval, missing_bounds=ranges.missing, notes=notes,
                   numeric_variables=numeric, response_info=response_info, bound_variables=ranges.bound_variables,
                   underivable_bounds=ranges.underivable, null_rows=parsed.plan.missing in {"null", "screen"},
-                  screened=parsed.plan.variables if parsed.plan.missing == "screen" else (),
+                  screened=parsed.plan.screened,
                   two_valued_response=_two_valued_response(parsed, supports), variable_supports=supports,
                   formula_expanded=parsed.expanded,
                   rank_probe=RankProbe(parsed.plan, parsed.schema, dict(bounds or {}), dict(supports)),

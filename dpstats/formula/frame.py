@@ -244,6 +244,9 @@ class FramePlan:
         Levels written in the formula (``C(g, levels=[...])``), checked before patsy sees the column.
     fill : tuple of (str, Any)
         The public null row (``missing="null"``), from public facts only.
+    screened : tuple of str
+        With ``missing="screen"``: the variables whose dtype can hold a missing value (public: the schema), which
+        the missing-value screen covers and its messages name.
     """
 
     variables: tuple[str, ...]
@@ -253,6 +256,7 @@ class FramePlan:
     missing: str = "raise"
     allowed: tuple[tuple[str, tuple[Any, ...]], ...] = ()
     fill: tuple[tuple[str, Any], ...] = ()
+    screened: tuple[str, ...] = ()
 
     def prepare(self, df: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray | None]:
         """The prepared frame and, with ``missing="null"`` or ``"screen"``, the mask of its null rows (None when it

@@ -369,6 +369,14 @@ def _dtype_words(dt: Any) -> str:
     return str(dt)
 
 
+def _text_operand(node: ast.Compare) -> str:
+    """The text literal a comparison compares with ("" when neither side is one)."""
+    for side in (node.left, node.comparators[0]):
+        if isinstance(side, ast.Constant) and isinstance(side.value, str):
+            return side.value
+    return ""
+
+
 def _constant_expression(node: ast.AST) -> bool:
     """Numeric literals combined with + - * / ** only (an exponent)."""
     if isinstance(node, ast.Constant):
@@ -418,6 +426,16 @@ class _Checker:
         return self.refuse(repr(name), f"'{name}' is a column of the data, but a bare name with a dot reads as "
                            f"attribute access; quote it as Q(\"{name}\") wherever the formula names it")
 
+    def text_comparison(self, node: ast.Compare, text: str) -> DisallowedExpressionError:
+        """The refusal of a comparison with text (``vote == 'Bush'``), saying how to write what it means: a 0/1
+        column made before the fit (a response, or a predictor), or the column as a factor."""
+        return self.refuse(f"the comparison {ast.unparse(node)!r}", f"a formula compares numbers only, not text "
+                           f"such as {text!r}; make the 0/1 column before the fit (in Python a boolean column, "
+                           "df['is_x'] = df['g'] == 'x', range [0, 1] by construction; in a CSV file a column of 0 "
+                           "and 1, declared on the command line with --dtypes '{\"is_x\": \"int64\"}' --bounds "
+                           "'{\"is_x\": [0, 1]}'), or, for a predictor, use the column as a factor, "
+                           "C(g, levels=[...])")
+
     def unknown_name(self, name: str) -> UnknownColumnError:
         return UnknownColumnError(
             f"the formula uses '{name}', which is not a column of the data; columns are: "
@@ -464,6 +482,8 @@ class _Checker:
                     f"'{self.code}' compares {ast.unparse(node.left)!r} with itself: its column is the same for "
                     "every row, so the design is singular by construction (with an intercept) or holds a column of "
                     "zeros; remove the comparison. Decided from the formula alone: nothing was spent.")
+            if text := _text_operand(node):
+                raise self.text_comparison(node, text)
             self.expr(node.left)
             self.expr(node.comparators[0])
         elif isinstance(node, ast.Call):

@@ -110,10 +110,15 @@ class ParsedFormula:
             return ""
         shown = ", ".join(free[:3]) + (" and more" if len(free) > 3 else "")
         needs = list(dict.fromkeys(r for code in free for r in domain_requirements(code)))
-        return (f"a transform of a variable without declared bounds ({shown}) can be undefined or overflow on a row"
-                + (f" ({'; '.join(needs)})" if needs else "") + ": such a value is set to 0 on its row, and how many "
-                "there are is not released (refusing would tell whether any row is there); declare bounds inside "
-                "the transform's domain (e.g. x in [1, 100] for np.log(x)) and every row is inside it")
+        if needs:  # a transform with a restricted domain: log, sqrt, a division, ...
+            what = f"can be undefined or overflow on a row ({'; '.join(needs)})"
+            remedy = "declare bounds inside the transform's domain (e.g. x in [1, 100] for np.log(x))"
+        else:  # arithmetic defined everywhere (I(year - 1972), I(x ** 2)): only a value beyond a double's range
+            what = "can overflow on a row (a value beyond about 1.8e308, a double's largest)"
+            remedy = "declare bounds"
+        return (f"a transform of a variable without declared bounds ({shown}) {what}: such a value is set to 0 on "
+                "its row, and how many there are is not released (refusing would tell whether any row is there); "
+                f"{remedy} and every row is inside it")
 
 
 def parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[float, float]] | None,
@@ -284,11 +289,12 @@ def _frame_plan(df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]],
         _check_no_missing_level(v, lv)
         _check_level_types(v, lv, df[v])
     _check_references(factor_codes, {**dict(allowed), **dict(declared)}, df)
-    if missing == "screen" and not any(may_hold_missing(df[v].dtype) for v in variables if v in columns):
+    screened = tuple(v for v in variables if v in columns and may_hold_missing(df[v].dtype))
+    if missing == "screen" and not screened:
         missing = "raise"  # no variable's dtype can hold a missing value: nothing to screen
     fill = _null_fill(df, bounds, declared, factor_codes) if missing in {"null", "screen"} else ()
     return FramePlan(tuple(variables), tuple(bool_responses), tuple(declared), tuple(clip), missing,
-                     tuple(allowed), tuple(fill))
+                     tuple(allowed), tuple(fill), screened if missing == "screen" else ())
 
 
 def may_hold_missing(dtype: Any) -> bool:

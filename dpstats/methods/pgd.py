@@ -573,11 +573,15 @@ class ClippingCheck:
         Its noise sd.
     rows : float
         The rows it is read against (n, or the released count of rows that are not null rows).
+    rows_released : bool
+        ``rows`` is that released count (the data had public null rows), which the messages say, since it differs
+        from the n the caller knows.
     """
 
     count: float
     sd: float
     rows: float
+    rows_released: bool = False
 
     @property
     def lower(self) -> float:
@@ -594,11 +598,19 @@ class ClippingCheck:
         """The count as the messages say it: within [0, rows] (the noisy count can pass n: '3028 of 3000')."""
         return min(max(self.count, 0.0), self.rows)
 
+    @property
+    def rows_said(self) -> str:
+        """The rows the count is read against, as the messages say them: n, or the released count of the rows
+        without a missing value, named as such."""
+        if self.rows_released:
+            return f"about {self.rows:.0f} rows without a missing value (a released count)"
+        return f"{self.rows:.0f} rows"
+
     def message(self, names: str) -> str:
         """The warning's message (released values and public names only)."""
         return (f"pgd clipped a material share of the rows to the domain it released for the variables without "
                 f"declared bounds ({names}): its released count of rows with a value beyond that domain is about "
-                f"{self.shown:.0f} of {self.rows:.0f} ({self.shown / self.rows:.0%}; noise sd "
+                f"{self.shown:.0f} of {self.rows_said}, {self.shown / self.rows:.0%} (noise sd "
                 f"{self.sd:.3g}), more than {CLIPPED_SHARE:.0%} even less {CLIPPED_Z:g} noise sds. Those rows enter "
                 "the fit clipped, so the estimate targets the fit of the clipped data (a robust fit), not least "
                 "squares: with heavy-tailed variables, whose extreme rows set the least-squares slope, or a variable "
@@ -609,7 +621,7 @@ class ClippingCheck:
 
     def reason(self) -> str:
         """The results' ``inference_reason`` when the check withheld the intervals."""
-        return (f"pgd's clipping check: about {self.shown:.0f} of {self.rows:.0f} rows had a value beyond "
+        return (f"pgd's clipping check: about {self.shown:.0f} of {self.rows_said} had a value beyond "
                 f"the clipping domain released for the variables without declared bounds (released count, noise sd "
                 f"{self.sd:.3g}), more than {CLIPPED_SHARE:.0%} of the rows even less {CLIPPED_Z:g} noise sds: the "
                 "fit targets the clipped "
@@ -626,7 +638,8 @@ def clipping_check(rows: Rows, st: Standardisation, cache: RowCache, columns: Se
     count = gaussian_mechanism_mu(rows.reduce(OutsideDomainPass(st, columns, response, cache), add_arrays),
                                   l2_sensitivity=1.0, mu=mu, rng=rng, ledger=ledger,
                                   name="pgd: clipping check (rows beyond the released ranges)")
-    return ClippingCheck(float(np.asarray(count, dtype=float)[0]), 1.0 / mu, float(st.rows or rows.n))
+    return ClippingCheck(float(np.asarray(count, dtype=float)[0]), 1.0 / mu, float(st.rows or rows.n),
+                         rows_released=st.rows is not None)
 
 
 # -- the fit -----------------------------------------------------------------------------------------------------
@@ -1024,7 +1037,7 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
                f"coefficients are the average of the last {KEEP_SHARE:.0%} of the iterates (clipping makes this a "
                "Huber-type estimate, which differs from least squares when residuals are skewed and n * mu is small; "
                "the penalty shrinks directions of the design that the noise swamps)")]
-    if floored := floored_note(st.floored, ctx.variable_name):
+    if floored := floored_note(st.floored, ctx.variable_name, _fixed_by_design(ctx)):
         notes.append(floored)
     diagnostics = {"steps": steps, "rate": rate, "clips": tuple(clips), "tail_corrected": corrected,
                    "penalties": tuple(penalties), "chains": plan.chains, "n_mu": plan.n_mu}
@@ -1363,21 +1376,56 @@ def sandwich(noisy: np.ndarray, gram_floor: np.ndarray, clip: float, rows: float
     return (e_psi2 / phi**2) * np.linalg.inv(gram)
 
 
-def floored_note(variables: Sequence[int | str], name: Callable[[int | str], str], shown: int = 5) -> str:
+def floored_note(variables: Sequence[int | str], name: Callable[[int | str], str],
+                 by_design: Callable[[int | str], bool] = lambda v: False, shown: int = 5) -> str:
     """The note naming the design columns whose released scale sat at its floor (:attr:`Standardisation.floored`;
-    the response is left out), at most ``shown`` of them by name: public names of released facts ("" when none)."""
+    the response is left out), at most ``shown`` of them by name: public names of released facts ("" when none).
+    ``by_design``: whether a column's values are fixed by the design (a factor's dummy), which no declared bound can
+    narrow, so the note's advice for it is another."""
     columns = [v for v in variables if v != "response"]
     if not columns:
         return ""
-    names = ", ".join(name(v) for v in columns[:shown]) + (
+    declared = [v for v in columns if not by_design(v)]
+    fixed = [v for v in columns if by_design(v)]
+    parts = [_floored_declared(declared, name, shown)] if declared else []
+    parts += [_floored_by_design(fixed, name, shown, also=bool(declared))] if fixed else []
+    return "; ".join(parts)
+
+
+def _fixed_by_design(ctx: FitContext) -> Callable[[int | str], bool]:
+    """Whether a design column's values are fixed by the design (:attr:`FitContext.column_values`: a factor's
+    dummies; public)."""
+    values = ctx.column_values or ()
+    return lambda v: isinstance(v, int) and v < len(values) and values[v] is not None
+
+
+def _listed(columns: Sequence[int | str], name: Callable[[int | str], str], shown: int) -> str:
+    """At most ``shown`` column names, then how many more."""
+    return ", ".join(name(v) for v in columns[:shown]) + (
         f" and {len(columns) - shown} more" if len(columns) > shown else "")
-    return (f"pgd: the released spread of {names} is at the smallest its release resolves at this n and epsilon (a "
-            "column nearly constant in these data, one whose spread the noise swamps, or one whose declared bounds "
-            "are far wider than its values); pgd scales such a column by that floor, so its coefficient rests on "
-            "little information and the ridge penalty can shrink it towards 0 by more than its interval corrects "
-            "for: declare bounds no wider than the values can be (where they already are, the noise swamps the "
-            "spread at this n and epsilon, and more rows or a larger epsilon resolve it), and drop a column that is "
-            "constant by design")
+
+
+def _floored_declared(columns: Sequence[int | str], name: Callable[[int | str], str], shown: int) -> str:
+    """The floored note's part for columns whose range comes from declared bounds or a released domain."""
+    return (f"pgd: the released spread of {_listed(columns, name, shown)} is at the smallest its release resolves at "
+            "this n and epsilon (a column nearly constant in these data, one whose spread the noise swamps, or one "
+            "whose declared bounds are far wider than its values); pgd scales such a column by that floor, so its "
+            "coefficient rests on little information and the ridge penalty can shrink it towards 0 by more than its "
+            "interval corrects for: declare bounds no wider than the values can be (where they already are, the "
+            "noise swamps the spread at this n and epsilon, and more rows or a larger epsilon resolve it), and drop "
+            "a column that is constant by design")
+
+
+def _floored_by_design(columns: Sequence[int | str], name: Callable[[int | str], str], shown: int,
+                       also: bool) -> str:
+    """The floored note's part for columns whose values the design fixes (a factor's dummies): no bound to declare."""
+    lead = (f"so is that of {_listed(columns, name, shown)}" if also else
+            f"pgd: the released spread of {_listed(columns, name, shown)} is at the smallest its release resolves at "
+            "this n and epsilon")
+    return (f"{lead}, columns whose values the design fixes (a factor's dummies: no bounds to declare), so a level "
+            "rare in these data or a spread the noise swamps; their coefficients rest on little information and "
+            "the ridge penalty can shrink them towards 0 by more than their intervals correct for: more rows or a "
+            "larger epsilon resolve it, and a rare level can be recoded into a similar one before the fit")
 
 
 def expected_error(facts: PlanningFacts) -> ExpectedError:
