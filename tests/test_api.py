@@ -293,6 +293,8 @@ def test_predict_warns_when_new_rows_lie_outside_the_declared_bounds():
     assert msg.startswith("3 of 3 rows of newdata lie outside the bounds declared for the fit")
     assert "x1 (declared [0, 10]: 2 rows)" in msg and "x2 (declared [-3, 3]: 1 row)" in msg
     assert "y (" not in msg and "50" not in msg and "7.25" not in msg  # the response is not checked; no value shown
+    with pytest.warns(ExtrapolationWarning, match="^1 of 1 row of newdata lies outside"):
+        res.predict(outside.iloc[:1])
 
 
 def test_predict_checks_declared_design_columns_and_arrays_but_not_fits_without_bounds():
