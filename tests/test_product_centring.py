@@ -109,6 +109,22 @@ def test_coefficients_on_the_mixed_design_map_back_exactly():
     np.testing.assert_allclose(X @ beta, fitted_z, rtol=1e-9, atol=1e-9)
 
 
+def _assert_within_sensitivity(passes, X: np.ndarray, y: np.ndarray, adversarial) -> None:
+    """Each pass (name, make, sensitivity) moves by at most its sensitivity (L2) when every third row is replaced
+    by each adversarial (row, response): finite outputs on both sides."""
+    for name, make, sens in passes:
+        base = np.asarray(make()(X, y, 0), dtype=float)
+        assert np.all(np.isfinite(base)), name
+        worst = 0.0
+        for i, (row, yi) in itertools.product(range(0, len(y), 3), adversarial):
+            Xp, yp = X.copy(), y.copy()
+            Xp[i], yp[i] = row, yi
+            moved = np.asarray(make()(Xp, yp, 0), dtype=float)
+            assert np.all(np.isfinite(moved)), name
+            worst = max(worst, float(np.linalg.norm(moved - base)))
+        assert worst <= sens * (1 + 1e-9), name
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_every_pass_on_a_mixed_domain_moves_at_most_by_its_sensitivity(seed):
     """Exact check: each row replaced by adversarial rows (the corners of x and z, far outside, the largest finite
@@ -135,17 +151,7 @@ def test_every_pass_on_a_mixed_domain_moves_at_most_by_its_sensitivity(seed):
         ("gradients of 2 chains", lambda: pgd.GradientPass(st, theta, clip), 2 * clip * math.sqrt(2)),
         ("inference", lambda: pgd.InferencePass(st, theta[:, 0], clip), math.sqrt(2.0)),
     ]
-    for name, make, sens in passes:
-        base = np.asarray(make()(X, y, 0), dtype=float)
-        assert np.all(np.isfinite(base)), name
-        worst = 0.0
-        for i, (row, yi) in itertools.product(range(0, n, 3), adversarial):
-            Xp, yp = X.copy(), y.copy()
-            Xp[i], yp[i] = row, yi
-            moved = np.asarray(make()(Xp, yp, 0), dtype=float)
-            assert np.all(np.isfinite(moved)), name
-            worst = max(worst, float(np.linalg.norm(moved - base)))
-        assert worst <= sens * (1 + 1e-9), name
+    _assert_within_sensitivity(passes, X, y, adversarial)
 
 
 # -- the two-stage release -----------------------------------------------------------------------------------------
@@ -374,17 +380,7 @@ def test_every_pass_on_the_intercept_model_moves_at_most_by_its_sensitivity(seed
         ("inference", lambda: pgd.InferencePass(st, theta[:, 0], clip), math.sqrt(2.0)),
         ("rows beyond the domain", lambda: pgd.OutsideDomainPass(st, cols, resp), 1.0),
     ]
-    for name, make, sens in passes:
-        base = np.asarray(make()(X, y, 0), dtype=float)
-        assert np.all(np.isfinite(base)), name
-        worst = 0.0
-        for i, (row, yi) in itertools.product(range(0, n, 3), adversarial):
-            Xp, yp = X.copy(), y.copy()
-            Xp[i], yp[i] = row, yi
-            moved = np.asarray(make()(Xp, yp, 0), dtype=float)
-            assert np.all(np.isfinite(moved)), name
-            worst = max(worst, float(np.linalg.norm(moved - base)))
-        assert worst <= sens * (1 + 1e-9), name
+    _assert_within_sensitivity(passes, X, y, adversarial)
 
 
 def test_the_intercept_model_with_missing_drop_and_chunks_equals_the_in_memory_fit(tmp_path):
