@@ -958,8 +958,20 @@ class MethodSpec:
         return f"{self.proofs_dir}/{self.name}.md"
 
     def columns_refusal(self, d: int) -> str:
-        """Why the method refuses a design of ``d`` columns whatever the data (more than its ``max_columns``), or
-        "" (a public shape fact: the fit refuses with it before asking for anything else, and the plan says it)."""
+        """Why the method refuses a design of ``d`` columns whatever the data (more than its ``max_columns``).
+
+        A public shape fact: the fit refuses with it before asking for anything else, and the plan says it.
+
+        Parameters
+        ----------
+        d : int
+            The number of design columns, the intercept included.
+
+        Returns
+        -------
+        str
+            The refusal, or "" where the method fits that many columns.
+        """
         if self.max_columns is not None and d > self.max_columns:
             return f"method '{self.name}' fits at most {self.max_columns} design columns; this design has d={d}"
         return ""
