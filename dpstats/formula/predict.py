@@ -196,7 +196,8 @@ def warn_outside_bounds(found: list[tuple[str, float, float, np.ndarray]], rows:
     where = "; ".join(f"{name} (declared [{lo:g}, {hi:g}]: {int(mask.sum())} row{'s' if mask.sum() != 1 else ''})"
                       for name, lo, hi, mask in found)
     count = int(outside.sum())
-    warnings.warn(f"{count} of {rows} row{'s' if rows != 1 else ''} of {what} {'lies' if count == 1 else 'lie'} outside the bounds declared "
+    verb = "lies" if count == 1 else "lie"
+    warnings.warn(f"{count} of {rows} row{'s' if rows != 1 else ''} of {what} {verb} outside the bounds declared "
                   f"for the fit, in {where}. The fit took those bounds as the range of its data, so these "
                   "predictions extrapolate the model beyond it.", ExtrapolationWarning, stacklevel=stacklevel)
 
