@@ -11,6 +11,10 @@ Two kinds of audit, both black-box (they look only at what a pass returns or at 
   NaN) and the L2 change of the pass's output is checked against the sensitivity that pgd's mechanism is
   calibrated to; the data sets hold null rows too, so a null row is also replaced by each adversarial row.
   Exact checks (no false failures).
+* **Release-by-release replay of the whole fit** through the pipeline (tests/replay_helpers.py) on the designs pgd
+  reparametrises (the intercept model of ``y ~ 0 + C(g) + x + I(x ** 2)`` without bounds, ``I(x ** 2)`` beside
+  ``C(g):x`` with bounds): on a neighbour with one extreme, missing or undeclared row, each release's statistic,
+  given the values released before it, moves by at most its charged sensitivity.  Exact (no false failures).
 * **Statistical audits** (dpstats.privacy.audit: Clopper-Pearson lower confidence bound on epsilon from a
   threshold event chosen on half of the runs):
   - the gradient phase (``pgd._phase``, the real code: pass, clipping, noise block) on a pair whose last row's
