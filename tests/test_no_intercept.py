@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 import dpstats
+from dpstats.errors import DPStatsError
 from dpstats.formula import build_design
 
 BOUNDS = {"y": (0.0, 120.0), "x": (0.0, 10.0)}
@@ -91,3 +92,24 @@ def test_a_cr_basis_without_an_intercept_is_fitted_as_accurately_as_with_one():
         warnings.simplefilter("ignore")
         got = dpstats.dp_ols(formula, df, 3.0, 1e-6, bounds=BOUNDS, random_state=4).predict(new).to_numpy()
     assert np.abs(got - want).max() < 1.5  # residual sd 3 (+ 5 between groups), least squares' own error ~0.3
+
+
+@pytest.mark.parametrize("formula, method", [("y ~ 0 + C(g) + x + I(x ** 2)", "pgd"),
+                                             ("y ~ 0 + C(g) + x", "theilsen")])
+def test_a_refusal_of_the_intercept_model_from_public_facts_spends_nothing_on_either_neighbour(formula, method):
+    """pgd's refusal of too few rows for the domain it releases (x and y without bounds, n = 100 at epsilon 1) and a
+    design wider than theilsen fits are decided from n, d, epsilon and the formula before the missing-value screen:
+    a data set and its neighbour with one row missing get the same message and spend nothing."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"g": rng.choice(["a", "b"], 100), "x": rng.normal(size=100)})
+    df["y"] = df.x + rng.normal(size=100)
+    other = df.copy()
+    other.loc[7, "x"] = np.nan
+    found = []
+    for data in (df, other):
+        with pytest.raises(DPStatsError) as caught:
+            dpstats.dp_ols(formula, data, 1.0, 1e-6, method=method, levels={"g": ["a", "b"]})
+        found.append((type(caught.value), str(caught.value), caught.value.privacy_spent))
+    assert found[0] == found[1]
+    assert found[0][2] == (0.0, 0.0)
+    assert "nothing was spent" in found[0][1].lower()

@@ -383,6 +383,40 @@ def test_every_pass_on_the_intercept_model_moves_at_most_by_its_sensitivity(seed
     _assert_within_sensitivity(passes, X, y, adversarial)
 
 
+def _implicit_release_run(eps: float, delta: float):
+    """The two-stage release on ``0 + C(g) + x + I(x**2)``'s intercept model (domain mix M_i, centring X M_c M_i),
+    as pgd makes it without bounds."""
+    w = np.array([1.0, 1.0, 0.0, 0.0])
+    _, implicit = intercept_model(w)
+    structure = centrable_design(_info("0 + C(g) + x + I(x**2)"), constant=w)
+    mu = gaussian_mu(eps, delta)
+    domain = Domain(np.array([1.0, 0.0, 20.0, 0.0]), np.array([1.0, 1.0, 60.0, 0.0]), 0.0, 0.0, intercept_index=0,
+                    mix=implicit)
+
+    def run(data, rng):
+        X, y = data
+        st, _ = release_centred_moments(InMemoryRows(X, y).reduce, X.shape[0], domain, structure,
+                                        mu_centre=mu * math.sqrt(0.99), mu_scale=mu * 0.1, rng=rng,
+                                        ledger=PrivacyLedger(eps, delta))
+        return st
+    return run
+
+
+def test_audit_the_two_stage_release_on_the_intercept_model():
+    """False-failure rate alpha = 1e-3 for the upper assertion.  D: every row at level a with x = 40; in D' one
+    row's dummies are (2, -1) (they still sum to 1, but lie outside their range) and its x is 1000, far beyond x's
+    domain [20, 60]: the released mean of x and the centred square's value move to the edge.  Output = the released
+    centre of the centred square.  The lower bound was 0.07-0.18 at seeds 11-13 (two pairs), so the check that the
+    pair moves the output (> 0) holds with a margin."""
+    X = _dummy_rows(np.zeros(60), np.full(60, 40.0))
+    Xp = X.copy()
+    Xp[-1] = _dummy_rows(np.array([-1.0]), np.array([1000.0]))[0]
+    y = np.zeros(60)
+    res = audit_mechanism(_implicit_release_run(EPS_G, DELTA_G), (X, y), (Xp, y), runs=3_000, delta=DELTA_G,
+                          alpha=ALPHA, seed=13, statistic=lambda st: float(st.centre[3]))
+    assert 0.0 < res.epsilon_lower_bound <= EPS_G
+
+
 def test_the_intercept_model_with_missing_drop_and_chunks_equals_the_in_memory_fit(tmp_path):
     """``y ~ 0 + C(g) + x + I(x**2)`` without bounds (pgd's intercept model and the power centred at its released
     mean) with ``missing="drop"``: read from a CSV in chunks of 777 rows it releases what the in-memory fit
