@@ -171,12 +171,10 @@ def _release_pair(n: int = 60):
     return (X, y), (Xp, y)
 
 
-def _release_run(eps: float, delta: float):
-    structure = centrable_design(_info("x + I(x**2)"))
+def _centred_moments_run(domain: Domain, structure, eps: float, delta: float):
+    """The mechanism an audit runs: the two-stage centred release on ``domain`` (the centres' budget nearly all of
+    mu(eps, delta)), returning the released standardisation."""
     mu = gaussian_mu(eps, delta)
-    # the response's domain is a point (nothing released for it): x and its square share the moments' budget,
-    # nearly all of which goes to the centres
-    domain = Domain(np.array([1.0, 20.0, 0.0]), np.array([1.0, 60.0, 0.0]), 0.0, 0.0, intercept_index=0)
 
     def run(data, rng):
         X, y = data
@@ -185,6 +183,14 @@ def _release_run(eps: float, delta: float):
                                         ledger=PrivacyLedger(eps, delta))
         return st
     return run
+
+
+def _release_run(eps: float, delta: float):
+    structure = centrable_design(_info("x + I(x**2)"))
+    # the response's domain is a point (nothing released for it): x and its square share the moments' budget,
+    # nearly all of which goes to the centres
+    domain = Domain(np.array([1.0, 20.0, 0.0]), np.array([1.0, 60.0, 0.0]), 0.0, 0.0, intercept_index=0)
+    return _centred_moments_run(domain, structure, eps, delta)
 
 
 def test_the_release_pair_moves_the_square_by_its_full_range():
@@ -389,17 +395,9 @@ def _implicit_release_run(eps: float, delta: float):
     w = np.array([1.0, 1.0, 0.0, 0.0])
     _, implicit = intercept_model(w)
     structure = centrable_design(_info("0 + C(g) + x + I(x**2)"), constant=w)
-    mu = gaussian_mu(eps, delta)
     domain = Domain(np.array([1.0, 0.0, 20.0, 0.0]), np.array([1.0, 1.0, 60.0, 0.0]), 0.0, 0.0, intercept_index=0,
                     mix=implicit)
-
-    def run(data, rng):
-        X, y = data
-        st, _ = release_centred_moments(InMemoryRows(X, y).reduce, X.shape[0], domain, structure,
-                                        mu_centre=mu * math.sqrt(0.99), mu_scale=mu * 0.1, rng=rng,
-                                        ledger=PrivacyLedger(eps, delta))
-        return st
-    return run
+    return _centred_moments_run(domain, structure, eps, delta)
 
 
 def test_audit_the_two_stage_release_on_the_intercept_model():
