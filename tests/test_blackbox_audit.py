@@ -258,3 +258,45 @@ def test_the_results_object_holds_no_value_of_the_data(case: Case) -> None:
             where = f"{case.label}, chunksize={chunksize}: {column}"
             assert struct.pack("<d", value) not in blob and struct.pack(">d", value) not in blob, where
             assert repr(value).encode() not in blob and repr(value)[:12] not in text, where
+
+
+def _misplaced_data_calls(frame: pd.DataFrame) -> dict[str, Callable[[], Any]]:
+    """Calls that pass the data, or one of its columns, where a public argument belongs (a caller's slip: the
+    data as ``plan``'s first argument, a column as epsilon or as a pair of bounds)."""
+    from dpstats.sklearn import DPLinearRegression
+
+    X, y = frame[["x1", "x2"]], frame["y"]
+    plan = {"formula": FORMULA, "bounds": BOUNDS, "epsilon": 1.0, "delta": DELTA}
+    return {
+        "plan(data)": lambda: dpstats.plan(frame, **plan, n=60),
+        "plan(n=column)": lambda: dpstats.plan(**plan, n=frame["x1"]),
+        "plan(spread=data)": lambda: dpstats.plan(**plan, n=60, spread=frame),
+        "plan(residual_sd=array)": lambda: dpstats.plan(**plan, n=60, residual_sd=frame["x1"].to_numpy()),
+        "dp_ols(epsilon=column)": lambda: dpstats.dp_ols(FORMULA, frame, frame["x1"], bounds=BOUNDS),
+        "dp_ols(delta=array)": lambda: dpstats.dp_ols(FORMULA, frame, 1.0, frame["x1"].to_numpy(), bounds=BOUNDS),
+        "dp_ols(bounds pair=column)": lambda: dpstats.dp_ols(FORMULA, frame, 1.0, bounds={**BOUNDS, "x1": frame["x1"]}),
+        "dp_ols_arrays(y_bounds=column)": lambda: dpstats.dp_ols_arrays(
+            X.to_numpy(), y.to_numpy(), epsilon=1.0, x_bounds=[(-3, 3), (-1, 1)], y_bounds=frame["x1"].to_numpy()),
+        "DPLinearRegression(y_bounds=column)": lambda: DPLinearRegression(
+            epsilon=1.0, bounds=(-3, 3), y_bounds=frame["x1"].to_numpy()).fit(X, y),
+        "DPLinearRegression(epsilon=column)": lambda: DPLinearRegression(
+            epsilon=frame["x1"], bounds=(-3, 3), y_bounds=(-8, 8)).fit(X, y),
+        "PrivacyAccountant(epsilon=column)": lambda: dpstats.PrivacyAccountant(frame["x1"], DELTA),
+    }
+
+
+@pytest.mark.parametrize("call", list(_misplaced_data_calls(pd.DataFrame(columns=["x1", "x2", "y"]))))
+def test_a_refusal_never_quotes_data_passed_as_an_argument(call: str) -> None:
+    """The refusal of an argument that holds the data names its type and shape, never its values: the same message
+    for two neighbours that differ in x1 of one row (before, ``shown`` and the pair and budget checks quoted the
+    argument's repr, so ``plan(df, ...)`` printed the rows).  Deterministic: no false failures."""
+    frame = _frame(CASES[0])
+    neighbour = frame.copy()
+    neighbour.loc[0, "x1"] = SENTINELS["x1"]
+    messages = []
+    for data in (frame, neighbour):
+        with pytest.raises(dpstats.errors.DPStatsError) as refused:
+            _misplaced_data_calls(data)[call]()
+        messages.append(str(refused.value))
+    assert messages[0] == messages[1], messages[1][:300]
+    assert repr(SENTINELS["x1"])[:8] not in messages[1] and "shape" in messages[1]
