@@ -262,7 +262,7 @@ def test_the_results_object_holds_no_value_of_the_data(case: Case) -> None:
 
 def _misplaced_data_calls(frame: pd.DataFrame) -> dict[str, Callable[[], Any]]:
     """Calls that pass the data, or one of its columns, where a public argument belongs (a caller's slip: the
-    data as ``plan``'s first argument, a column as epsilon or as a pair of bounds)."""
+    data as ``plan``'s first argument, a column as epsilon, as a pair of bounds or as a method option)."""
     from dpstats.sklearn import DPLinearRegression
 
     X, y = frame[["x1", "x2"]], frame["y"]
@@ -282,7 +282,17 @@ def _misplaced_data_calls(frame: pd.DataFrame) -> dict[str, Callable[[], Any]]:
         "DPLinearRegression(epsilon=column)": lambda: DPLinearRegression(
             epsilon=frame["x1"], bounds=(-3, 3), y_bounds=(-8, 8)).fit(X, y),
         "PrivacyAccountant(epsilon=column)": lambda: dpstats.PrivacyAccountant(frame["x1"], DELTA),
+        **{f"{method}({option}=column)": _option_call(frame, method, option) for method, option in
+           [("lasso", "step_size"), ("dpsgd", "epochs"), ("noisy_ols", "truncation"), ("robgd", "gamma_fraction"),
+            ("tukey", "m")]},
     }
+
+
+def _option_call(frame: pd.DataFrame, method: str, option: str) -> Callable[[], Any]:
+    """A fit given a column of the data as a method option."""
+    extra = {"sparsity": 2} if method == "lasso" else {}
+    return lambda: dpstats.dp_ols(FORMULA, frame, 1.0, bounds=BOUNDS, method=method, **extra,
+                                  **{option: frame["x1"]})
 
 
 @pytest.mark.parametrize("call", list(_misplaced_data_calls(pd.DataFrame(columns=["x1", "x2", "y"]))))
