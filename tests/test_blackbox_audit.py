@@ -272,6 +272,8 @@ def _misplaced_data_calls(frame: pd.DataFrame) -> dict[str, Callable[[], Any]]:
         "plan(n=column)": lambda: dpstats.plan(**plan, n=frame["x1"]),
         "plan(spread=data)": lambda: dpstats.plan(**plan, n=60, spread=frame),
         "plan(residual_sd=array)": lambda: dpstats.plan(**plan, n=60, residual_sd=frame["x1"].to_numpy()),
+        "plan(outcome_share=column)": lambda: dpstats.plan(**plan, n=60, outcome_share=frame["x1"]),
+        "plan(missing=column)": lambda: dpstats.plan(**plan, n=60, missing=frame["x1"]),
         "dp_ols(epsilon=column)": lambda: dpstats.dp_ols(FORMULA, frame, frame["x1"], bounds=BOUNDS),
         "dp_ols(delta=array)": lambda: dpstats.dp_ols(FORMULA, frame, 1.0, frame["x1"].to_numpy(), bounds=BOUNDS),
         "dp_ols(bounds pair=column)": lambda: dpstats.dp_ols(FORMULA, frame, 1.0, bounds={**BOUNDS, "x1": frame["x1"]}),
