@@ -29,7 +29,7 @@ from dpstats.formula import build_design
 from dpstats.methods.registry import available_methods, get_method
 from dpstats.plotting import median_band, pyplot
 from dpstats.privacy.mechanisms import spawn_generators
-from dpstats.validation import check_epsilon_grid
+from dpstats.validation import check_epsilon_grid, shown
 
 __all__ = ["compare", "Comparison", "COLUMNS"]
 
@@ -162,7 +162,7 @@ class Comparison:
     def _metric(self, metric: str | None) -> str:
         col = self.metric if metric is None else metric
         if col not in _METRICS:
-            raise InvalidArgumentError(f"metric must be one of {', '.join(_METRICS)}, got {col!r}")
+            raise InvalidArgumentError(f"metric must be one of {', '.join(_METRICS)}, got {shown(col)}")
         if col == "coef_error" and self.frame["coef_error"].isna().all():
             raise InvalidArgumentError("coef_error needs compare(..., truth=...): no fit has a coefficient error")
         return col
@@ -286,11 +286,11 @@ def compare(
             "the data without noise. Run it only on public or synthetic data, and say so with "
             "data_are_public=True; for private data, fit once with dpstats.dp_ols.")
     if metric not in _METRICS:
-        raise InvalidArgumentError(f"metric must be one of {', '.join(_METRICS)}, got {metric!r}")
+        raise InvalidArgumentError(f"metric must be one of {', '.join(_METRICS)}, got {shown(metric)}")
     if metric == "coef_error" and truth is None:
         raise InvalidArgumentError("metric='coef_error' needs truth= (the true coefficients of synthetic data)")
     if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
-        raise InvalidArgumentError(f"trials must be a positive integer, got {trials!r}")
+        raise InvalidArgumentError(f"trials must be a positive integer, got {shown(trials)}")
     eps_grid, delta = check_epsilon_grid(epsilons, delta)
     names = _methods(methods)
     opts = _method_options(method_options)

@@ -198,7 +198,7 @@ def _check_outcome_share(share: float | None) -> None:
         return
     if isinstance(share, (bool, np.bool_)) or not isinstance(share, (int, float)) or not 0 < share <= 0.5:
         raise InvalidArgumentError(f"outcome_share is the assumed share of the response's rarer value, in (0, 0.5]; "
-                                   f"got {share!r}")
+                                   f"got {shown(share)}")
 
 
 def _with_outcome_share(setting: _Setting, share: float) -> _Setting:
@@ -1095,8 +1095,8 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
     _check(n, epsilon, delta, residual_sd, rsquared, correlation)
     _check_more(sparsity, method, target, spread)
     _check_declarations(bounds, levels, dtypes)
-    if missing not in ("raise", "drop"):
-        raise InvalidArgumentError(f"missing must be 'raise' (default) or 'drop', as in dp_ols; got {missing!r}")
+    if not (isinstance(missing, str) and missing in ("raise", "drop")):
+        raise InvalidArgumentError(f"missing must be 'raise' (default) or 'drop', as in dp_ols; got {shown(missing)}")
     mode = rescale_mode(rescale)
     if mode == "off":
         raise InvalidArgumentError("plan() plans a fit with the public rescaling (rescale='centred', the default, "

@@ -62,7 +62,7 @@ from dpstats.table_grid import (
     privacy_latex,
 )
 from dpstats.theory import ErrorBounds
-from dpstats.validation import check_alpha
+from dpstats.validation import check_alpha, shown
 
 __all__ = ["DPRegressionResults", "DPModel", "MeanPrediction"]
 
@@ -320,7 +320,7 @@ class DPRegressionResults:
                 positions.append(names.index(c))
             else:
                 raise errors.InvalidArgumentError(f"cols must list coefficients by position (0 to {len(names) - 1}) "
-                                                  f"or by name (one of {names}); got {c!r}")
+                                                  f"or by name (one of {names}); got {shown(c)}")
         return positions
 
     @property

@@ -66,7 +66,7 @@ from dpstats.formula.predict import finite_predictions, warn_outside_bounds
 from dpstats.numbers import in_memory, is_untyped_sequence, numbers_or_missing, numeric_columns
 from dpstats.pipeline import check_accountant_fit
 from dpstats.privacy.accountant import PrivacyAccountant
-from dpstats.validation import MAX_BOUND_MAGNITUDE
+from dpstats.validation import MAX_BOUND_MAGNITUDE, shown
 
 __all__ = ["DPLinearRegression"]
 
@@ -534,5 +534,5 @@ def _floats(value: Any, what: str) -> np.ndarray:
 def _pair(value: Any, what: str) -> tuple[float, float]:
     arr = _floats(value, what)
     if arr.shape != (2,):
-        raise InvalidBoundsError(f"{what} must be a pair (lo, hi), got {value!r}")
+        raise InvalidBoundsError(f"{what} must be a pair (lo, hi), got {shown(value)}")
     return float(arr[0]), float(arr[1])

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpstats.errors import InvalidArgumentError
+from dpstats.validation import shown
 
 if TYPE_CHECKING:
     from dpstats.privacy.ledger import PrivacyStep
@@ -101,7 +102,8 @@ STATISTIC_DECIMALS = 2
 def check_digits(digits: Any) -> int:
     """``digits`` of the tables: an int from 1 to 10 (significant digits of a standard error)."""
     if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or not 1 <= int(digits) <= 10:
-        raise InvalidArgumentError(f"digits must be a whole number of significant digits from 1 to 10, got {digits!r}")
+        raise InvalidArgumentError(f"digits must be a whole number of significant digits from 1 to 10, got "
+                                   f"{shown(digits)}")
     return int(digits)
 
 

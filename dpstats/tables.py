@@ -56,7 +56,7 @@ from dpstats.table_grid import (
     pvalue_floor,
     row_format,
 )
-from dpstats.validation import check_alpha
+from dpstats.validation import check_alpha, shown
 
 __all__ = ["table", "RegressionTable", "LATEX_PREAMBLE", "DEFAULT_STATS", "STAT_LABELS"]
 
@@ -474,7 +474,7 @@ def table(models: Sequence[Any] | Mapping[str, Any], *, model_names: Sequence[st
     """
     if statistic not in _STATISTICS and statistic is not None:
         raise InvalidArgumentError(
-            f"statistic must be one of {', '.join(map(repr, _STATISTICS))} or None, got {statistic!r}")
+            f"statistic must be one of {', '.join(map(repr, _STATISTICS))} or None, got {shown(statistic)}")
     check_alpha(alpha)
     _check_fmt(fmt)
     numbers = (check_digits(digits), check_thousands(thousands))

@@ -64,7 +64,7 @@ MIN_BOUND_WIDTH = 1e-100
 
 def _as_real(value: object, name: str, expected: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        given = repr(value)
+        given = shown(value)
         if isinstance(value, str):
             number = _number(value)
             example = f"e.g. {name}={number!r}" if name.isidentifier() else f"{number!r}, not {value!r}"
@@ -128,7 +128,10 @@ def finite_real(value: object) -> bool:
 
 def shown(value: object) -> str:
     """``repr(value)`` for a message about a public argument, but an integer beyond the float range is described
-    by its size (its repr runs to hundreds of digits, and beyond 4300 digits Python refuses to make it).
+    by its size (its repr runs to hundreds of digits, and beyond 4300 digits Python refuses to make it), and an
+    array, a table or a long sequence by its type and shape: such a value in an argument's place is most likely
+    the data themselves (``plan(df, ...)``, a column passed as ``epsilon``), whose values a message must never
+    quote (docs/privacy.md, "Threat model"); their shape (n, the columns) is public.
 
     Parameters
     ----------
@@ -141,14 +144,29 @@ def shown(value: object) -> str:
 
     Examples
     --------
+    >>> import numpy as np
     >>> from dpstats.validation import shown
-    >>> shown(2.5), shown(10**400)
-    ('2.5', 'an integer of about 400 digits')
+    >>> shown(2.5), shown(10**400), shown((0, 1))
+    ('2.5', 'an integer of about 400 digits', '(0, 1)')
+    >>> shown(np.array([0.25, 7.5, 3.0])), shown(list(range(100)))
+    ('a numpy array of shape (3,)', 'a list of 100 elements')
     """
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 1024:
         digits = round(value.bit_length() * math.log10(2))
         return f"{'a negative' if value < 0 else 'an'} integer of about {digits} digits"
+    kind = "numpy array" if isinstance(value, np.ndarray) else type(value).__name__
+    article = "an" if kind[:1].lower() in "aeiou" else "a"
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple) and len(shape) > 0:  # numpy, pandas, Dask, Arrow: not a scalar
+        return f"{article} {kind} of shape {shape}"
+    if isinstance(value, (list, tuple, set, frozenset, dict)) and len(value) > _SHOWN_ELEMENTS:
+        return f"{article} {kind} of {len(value)} elements"
     return repr(value)
+
+
+#: the most elements of a list, tuple, set or dict that :func:`shown` quotes (a public argument is short: a pair of
+#: bounds, a few levels or method names)
+_SHOWN_ELEMENTS = 16
 
 
 def _number(text: str) -> float | None:
@@ -344,7 +362,7 @@ def check_bounds_pair(key: str, value: object, what: str | None = None) -> tuple
                                  f"{MAX_BOUND_MAGNITUDE:g} (divide the variable by a public constant before the "
                                  "fit)") from None
     except (TypeError, ValueError):
-        raise InvalidBoundsError(f"{what} must be a pair (lo, hi) of numbers, got {value!r}") from None
+        raise InvalidBoundsError(f"{what} must be a pair (lo, hi) of numbers, got {shown(value)}") from None
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise InvalidBoundsError(f"{what} = ({lo:g}, {hi:g}) must be finite; declare the range the "
                                  "variable can take from domain knowledge")

@@ -19,6 +19,12 @@ what is not noise:
   noisy_ols calibrates its last release from a released lower bound on lambda_min, so the grid rounding of
   that release's sensitivity moves the composed epsilon in its 14th digit;
 * the summary text (report, notes, tables) with every number masked and spacing collapsed;
+* the other renderings and records a user sees, masked the same way: the summary's LaTeX (with the privacy
+  report) and HTML, the structure of ``to_json()`` (every key and every text, numbers masked), the keys of
+  ``info``, the inference reason, and the history of the fit's ``PrivacyAccountant`` (label, status); the R^2
+  line of the LaTeX is masked like the verdict: R^2 and the reason it is not available are post-processing of
+  released sums, and noisy_ols calibrates those releases from its released lambda_min bound, so at one seed a
+  replaced row changes their noise, not only their values;
 * that every released coefficient is finite.
 
 For the bound-free methods it also asserts that the extreme-row fits return (the base fit returns at this n).
@@ -32,6 +38,8 @@ holes were measured), more patterns and two positions of the extreme row.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 import warnings
 from dataclasses import dataclass
@@ -108,24 +116,55 @@ class Outcome:
     warned: frozenset[tuple[str, str]]
     text: str
     finite: bool
+    channels: tuple[str, ...] = ()
+
+
+#: the LaTeX footnote's R^2 line (module docstring)
+_RSQUARED = re.compile(r"R\$\^2\$: .*")
+
+
+def _skeleton(value: Any) -> Any:
+    """A JSON value with every number replaced by '#' and every text masked: its structure and words."""
+    if isinstance(value, dict):
+        return {key: _skeleton(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_skeleton(item) for item in value]
+    return _masked(value) if isinstance(value, str) else value if value is None or isinstance(value, bool) else "#"
+
+
+def _channels(res: Any, accountant: dpstats.PrivacyAccountant) -> tuple[str, ...]:
+    """The renderings and records of a fit beside its summary text, masked (the sign and the floor of a released
+    number, '$-$' and '\\textless{}' in LaTeX, '&lt;' in HTML, are the number's formatting)."""
+    summary = res.summary()
+    latex = _RSQUARED.sub("R^2: (released)", summary.as_latex(privacy=True).replace("$-$", "-"))
+    return (_masked(latex.replace("\\textless{}", "<")), _masked(summary.as_html().replace("&lt;", "<")),
+            json.dumps(_skeleton(json.loads(res.to_json())), sort_keys=True), " ".join(sorted(res.info)),
+            _masked(str(res.inference_reason)), _history(accountant))
+
+
+def _history(accountant: dpstats.PrivacyAccountant) -> str:
+    return "; ".join(f"{spend.label}: {spend.status}" for spend in accountant.history)
 
 
 def _fit(method: str, frame: pd.DataFrame, bounded: bool, chunked: bool, options: dict[str, Any]) -> Outcome:
     chunk_rows = max(CHUNK_ROWS, len(frame) // 10)
+    accountant = dpstats.PrivacyAccountant(100.0, 0.5)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             res = dpstats.dp_ols(FORMULA, frame, epsilon=EPSILON, delta=DELTA, method=method,
-                                 bounds=BOUNDS if bounded else None, random_state=SEED,
+                                 bounds=BOUNDS if bounded else None, random_state=SEED, accountant=accountant,
                                  chunksize=chunk_rows if chunked else None, **options)
         except Exception as exc:  # noqa: BLE001 - the point is to compare whatever escapes
             spent = getattr(exc, "privacy_spent", None)
-            outcome = Outcome((type(exc).__name__, _masked(str(exc))), spent, frozenset(), "", True)
+            outcome = Outcome((type(exc).__name__, _masked(str(exc))), spent, frozenset(), "", True,
+                              (_history(accountant),))
         else:
             outcome = Outcome(None, (res.privacy.epsilon_spent, res.privacy.delta_spent), frozenset(),
-                              _masked(str(res.summary())), bool(np.all(np.isfinite(res.params.to_numpy()))))
+                              _masked(str(res.summary())), bool(np.all(np.isfinite(res.params.to_numpy()))),
+                              _channels(res, accountant))
     warned = frozenset((w.category.__name__, str(w.message)) for w in caught)
-    return Outcome(outcome.error, outcome.spent, warned, outcome.text, outcome.finite)
+    return dataclasses.replace(outcome, warned=warned)
 
 
 def _frame(n: int) -> pd.DataFrame:
@@ -191,6 +230,7 @@ def _check(method: str, bounded: bool, chunked: bool, options: dict[str, Any], n
                 assert other.spent is not None, where
                 np.testing.assert_allclose(other.spent, base.spent, rtol=1e-9, err_msg=where)
             assert other.text == base.text, where
+            assert other.channels == base.channels, where
             assert other.finite, where
 
 

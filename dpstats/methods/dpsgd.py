@@ -74,7 +74,7 @@ from dpstats.privacy.poisson_gaussian import (
 )
 from dpstats.rates import UpperRate
 from dpstats.rows.base import Rows
-from dpstats.validation import MIN_DELTA
+from dpstats.validation import MIN_DELTA, shown
 
 __all__ = ["SPEC", "DPSGDOptions", "StepSum", "calibrate_noise_multiplier", "default_batch_size", "fit",
            "MOMENT_EPSILON_SHARE", "MOMENT_DELTA_SHARE", "MAX_SCALE_FLOOR", "scale_floor", "standardises",
@@ -120,7 +120,7 @@ def _positive_or_none(value: object, name: str) -> None:
         return
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not (
             value > 0 and math.isfinite(value)):
-        raise MethodOptionError(f"{name} must be a finite number > 0, got {value!r}")
+        raise MethodOptionError(f"{name} must be a finite number > 0, got {shown(value)}")
 
 
 @dataclass(frozen=True)
@@ -151,14 +151,14 @@ class DPSGDOptions(MethodOptions):
     def __post_init__(self) -> None:
         _positive_or_none(self.clip_norm, "clip_norm")
         if self.optimizer not in _OPTIMIZERS:
-            raise MethodOptionError(f"optimizer must be one of {', '.join(_OPTIMIZERS)}, got {self.optimizer!r}")
+            raise MethodOptionError(f"optimizer must be one of {', '.join(_OPTIMIZERS)}, got {shown(self.optimizer)}")
         _positive_or_none(self.learning_rate, "learning_rate")
         L = self.batch_size
         if L is not None and (isinstance(L, bool) or not isinstance(L, (int, np.integer)) or L < 1):
-            raise MethodOptionError(f"batch_size must be a positive integer, got {L!r}")
+            raise MethodOptionError(f"batch_size must be a positive integer, got {shown(L)}")
         e = self.epochs
         if isinstance(e, bool) or not (isinstance(e, (int, float, np.integer, np.floating)) and 0 < e <= 1e4):
-            raise MethodOptionError(f"epochs must be a number in (0, 10000], got {e!r}")
+            raise MethodOptionError(f"epochs must be a number in (0, 10000], got {shown(e)}")
 
     def scale_chosen(self) -> bool:
         """Both scale-dependent options (``clip_norm`` and ``learning_rate``) were given."""

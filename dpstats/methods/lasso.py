@@ -91,6 +91,7 @@ from dpstats.privacy.mechanisms import laplace_mechanism
 from dpstats.privacy.peeling import check_peeling_scale, peeling_block, peeling_noise_multiplier
 from dpstats.rates import CAI, SPARSE_MODEL, Rate, UpperRate, log_inv, needs_sparsity
 from dpstats.rows.base import Rows, writable
+from dpstats.validation import shown
 
 __all__ = ["NO_STANDARD_ERRORS", "SPEC", "GramColumns", "LassoOptions", "PartGradient", "fit"]
 
@@ -137,20 +138,20 @@ def _positive(name: str, value: Any) -> None:
         return
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not (
             value > 0 and math.isfinite(value)):
-        raise MethodOptionError(f"{name} must be a finite number > 0, got {value!r}")
+        raise MethodOptionError(f"{name} must be a finite number > 0, got {shown(value)}")
 
 
 def _whole(name: str, value: Any) -> None:
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise MethodOptionError(f"{name} must be a positive integer, got {value!r}")
+        raise MethodOptionError(f"{name} must be a positive integer, got {shown(value)}")
 
 
 def _share(name: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not (
             0 <= value <= 0.5):
-        raise MethodOptionError(f"{name} must be a number in [0, 0.5], got {value!r}")
+        raise MethodOptionError(f"{name} must be a number in [0, 0.5], got {shown(value)}")
 
 
 @dataclass(frozen=True)
@@ -204,7 +205,7 @@ class LassoOptions(MethodOptions):
 
     def __post_init__(self) -> None:
         if self.guarantee not in _GUARANTEES:
-            raise MethodOptionError(f"guarantee must be one of {', '.join(_GUARANTEES)}, got {self.guarantee!r}")
+            raise MethodOptionError(f"guarantee must be one of {', '.join(_GUARANTEES)}, got {shown(self.guarantee)}")
         if self.sparsity is None:
             raise MethodOptionError(
                 "lasso needs sparsity=s_hat, the number of non-zero coefficients to release, e.g. sparsity=5 for a "
@@ -212,7 +213,7 @@ class LassoOptions(MethodOptions):
                 "sparsity); sparsity=d (the number of design columns) fits every coefficient")
         s = self.sparsity
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1:
-            raise MethodOptionError(f"sparsity must be an integer between 1 and d, got {s!r}")
+            raise MethodOptionError(f"sparsity must be an integer between 1 and d, got {shown(s)}")
         _positive("truncation", self.truncation)
         _whole("iterations", self.iterations)
         _positive("step_size", self.step_size)
@@ -222,7 +223,8 @@ class LassoOptions(MethodOptions):
         for name, share in (("curvature_share", self.curvature_share), ("gram_share", self.gram_share)):
             if share + self.residual_share > MAX_SCALE_SHARE:
                 raise MethodOptionError(f"{name} + residual_share must be at most {MAX_SCALE_SHARE:g} (the rest of "
-                                        f"epsilon is for the Peeling steps), got {share!r} + {self.residual_share!r}")
+                                        f"epsilon is for the Peeling steps), got {shown(share)} + "
+                                        f"{shown(self.residual_share)}")
         _positive("residual_bound", self.residual_bound)
         if self.guarantee == "conditional" and self.residual_bound is not None:
             raise MethodOptionError("residual_bound belongs to the worst-case fit; guarantee='conditional' runs "
@@ -281,7 +283,7 @@ def _public(n: int, d: int, bounds: DataBounds, options: LassoOptions) -> _Publi
     """Check the options against the public facts (refusals spend nothing) and fix T, R, c_x and L_2s."""
     s_hat = int(options.sparsity)  # type: ignore[arg-type]  # never None after validation
     if not 1 <= s_hat <= d:
-        raise MethodOptionError(f"sparsity must be an integer between 1 and d={d}, got {options.sparsity!r}")
+        raise MethodOptionError(f"sparsity must be an integer between 1 and d={d}, got {shown(options.sparsity)}")
     T = bounds.y_abs if options.truncation is None else min(float(options.truncation), bounds.y_abs)
     c = _column_bounds(bounds)
     c_x = float(np.max(c))

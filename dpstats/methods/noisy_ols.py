@@ -165,6 +165,7 @@ from dpstats.privacy.mechanisms import gaussian_mechanism_mu, symmetric_gaussian
 from dpstats.privacy.samplers import gaussian_plan
 from dpstats.rates import CAI, MODEL, ExpectedError, PlanningFacts, Rate, UpperRate, classical_n, log_inv
 from dpstats.rows.base import Combine, Rows
+from dpstats.validation import shown
 
 #: share of the GDP budget mu^2 spent on the inference releases (noisy X^T X and v^T v, half each) when
 #: inference=True; chosen by experiment (benchmarks/coverage.py --split noisy_ols, results in
@@ -195,7 +196,7 @@ def _positive(value: object, name: str) -> float:
     except (TypeError, ValueError):
         v = math.nan
     if not (v > 0 and math.isfinite(v)):
-        raise MethodOptionError(f"{name} must be a finite number > 0, got {value!r}")
+        raise MethodOptionError(f"{name} must be a finite number > 0, got {shown(value)}")
     return v
 
 
@@ -234,7 +235,7 @@ class NoisyOLSOptions(MethodOptions):
     def __post_init__(self) -> None:
         check_bool(self.inference, "inference")
         if self.guarantee not in _GUARANTEES:
-            raise MethodOptionError(f"guarantee must be one of {', '.join(_GUARANTEES)}, got {self.guarantee!r}")
+            raise MethodOptionError(f"guarantee must be one of {', '.join(_GUARANTEES)}, got {shown(self.guarantee)}")
         if self.truncation is not None:
             _positive(self.truncation, "truncation")
         if self.guarantee == "conditional":
@@ -255,13 +256,14 @@ class NoisyOLSOptions(MethodOptions):
             if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
                 raise MethodOptionError(f"{name} must be a number, got a {type(value).__name__}")
         if not 0 < self.share < 1:
-            raise MethodOptionError(f"eigen_share must lie in (0, 1), got {self.eigen_share!r}")
+            raise MethodOptionError(f"eigen_share must lie in (0, 1), got {shown(self.eigen_share)}")
 
     def validate_for(self, *, delta: float) -> None:
         if self.guarantee == "worst-case":
             gamma = self.failure_probability(delta)
             if not 0 < gamma < delta:
-                raise MethodOptionError(f"eigen_failure must lie in (0, delta={delta:g}), got {self.eigen_failure!r}")
+                raise MethodOptionError(f"eigen_failure must lie in (0, delta={delta:g}), got "
+                                        f"{shown(self.eigen_failure)}")
 
     @property
     def share(self) -> float:

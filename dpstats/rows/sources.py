@@ -58,6 +58,7 @@ from dpstats.errors import DataTypeError, DPStatsError, MissingDataError
 from dpstats.formula.frame import as_frame, check_unique_columns
 from dpstats.rows.csv_fields import converted, is_number_type, read_type, schema_type
 from dpstats.rows.csv_lines import TEXT_OPTIONS, open_lines
+from dpstats.validation import shown
 
 __all__ = ["DataSource", "DataFrameSource", "CSVSource", "ParquetSource", "DaskSource", "as_source",
            "is_chunked_data", "DEFAULT_CHUNK_ROWS"]
@@ -208,7 +209,7 @@ class DataFrameSource(DataSource):
 
 def _check_chunksize(chunksize: Any) -> int:
     if isinstance(chunksize, bool) or not isinstance(chunksize, (int, np.integer)) or chunksize < 1:
-        raise DataTypeError(f"chunksize must be a positive integer, got {chunksize!r}")
+        raise DataTypeError(f"chunksize must be a positive integer, got {shown(chunksize)}")
     return int(chunksize)
 
 

@@ -33,6 +33,7 @@ from dpstats.methods.common.row_passes import ClipTable
 from dpstats.methods.spec import ErrorSplit, FitContext, MethodOptions
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.rows.base import Rows
+from dpstats.validation import shown
 
 __all__ = ["PRECONDITION_SHARE", "min_rows", "plan_refusal", "precondition_split", "check_fraction", "DescentOptions",
            "precondition", "GramPass", "TableGradient", "default_covariate_tail", "rounds_from_kappa", "step_schedule",
@@ -93,7 +94,7 @@ def check_fraction(name: str, value: object, *, low_open: bool = True, high: flo
     v = float(value) if _real(value) else math.nan  # type: ignore[arg-type]
     ok = (0.0 < v < high) if low_open else (0.0 <= v < high)
     if not ok:
-        raise MethodOptionError(f"{name} must lie in {'(' if low_open else '['}0, {high}), got {value!r}")
+        raise MethodOptionError(f"{name} must lie in {'(' if low_open else '['}0, {high}), got {shown(value)}")
     return v
 
 

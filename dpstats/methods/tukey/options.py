@@ -8,6 +8,7 @@ import numpy as np
 
 from dpstats.errors import MethodOptionError
 from dpstats.methods.spec import MethodOptions, check_bool
+from dpstats.validation import shown
 
 __all__ = ["MAX_SHARE", "MIN_M", "TukeyOptions"]
 
@@ -63,9 +64,9 @@ class TukeyOptions(MethodOptions):
     def __post_init__(self) -> None:
         _check_m(self.m)
         if self.ptr not in _PTR:
-            raise MethodOptionError(f"ptr must be 'lemma' or 'mass', got {self.ptr!r}")
+            raise MethodOptionError(f"ptr must be 'lemma' or 'mass', got {shown(self.ptr)}")
         if self.blocks not in _BLOCKS:
-            raise MethodOptionError(f"blocks must be 'auto', 'moments' or 'ols', got {self.blocks!r}")
+            raise MethodOptionError(f"blocks must be 'auto', 'moments' or 'ols', got {shown(self.blocks)}")
         check_bool(self.centre, "centre")
         for name in ("prep_share", "pilot_share"):
             share = getattr(self, name)
@@ -79,4 +80,4 @@ def _check_m(m: object) -> None:
         return
     if isinstance(m, (int, np.integer)) and not isinstance(m, bool) and m >= MIN_M:
         return
-    raise MethodOptionError(f"m must be None, 'private' or an integer >= {MIN_M}, got {m!r}")
+    raise MethodOptionError(f"m must be None, 'private' or an integer >= {MIN_M}, got {shown(m)}")
