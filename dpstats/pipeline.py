@@ -676,7 +676,20 @@ def _choose_method(design: Design, n: int, eps: float, dlt: float, rescale: str 
         intervals = "it reports no interval in this regime (see its reason under the table)"
     reason = rule.no_interval_reason(facts) if rule.no_interval_reason is not None else ""
     return spec, (f"auto chose '{spec.name}' from public facts: n={n}, d={d}, {_epsilon_text(facts)}, delta={dlt:g} "
-                  f"(n * mu = {facts.n_mu:.3g}), {why}; {rule.why or spec.regimes}; {intervals}"), reason
+                  f"(n * mu = {facts.n_mu:.3g}), {why}; {rule.why or spec.regimes}; {intervals}"
+                  f"{_left_out_by_drop(facts, spec)}"), reason
+
+
+def _left_out_by_drop(facts: AutoFacts, chosen: MethodSpec) -> str:
+    """"; with missing='drop' ..." where the rule, on the same facts without null rows, picks a method that does
+    not take them (theilsen: docs/choosing.md, "With missing="drop""); "" otherwise."""
+    if not facts.null_rows:
+        return ""
+    without = choose_auto(dataclasses.replace(facts, null_rows=False))
+    if without is None or without[0].name == chosen.name:
+        return ""
+    return (f"; missing='drop' left out '{without[0].name}', the rule's choice for these facts, which does not take "
+            "the null rows that missing='drop' makes of incomplete rows (docs/choosing.md)")
 
 
 def _epsilon_text(facts: AutoFacts) -> str:

@@ -759,9 +759,15 @@ class Plan:
                                                            ("delta", f.get("delta"))) if v is not None)
         return f"Plan ({where}; errors in the units of each coefficient)"
 
+    def _auto_line(self) -> str:
+        """Which method dp_ols's default would fit, for a plan of every method; "" otherwise."""
+        chosen = self.facts.get("auto_choice")
+        return (f"method='auto' (dp_ols's default) would fit '{chosen}' at this n and epsilon; plan(..., "
+                "method='auto') gives its table alone" if chosen else "")
+
     def lines(self) -> list[str]:
         """The plan as plain-text lines."""
-        out = [self._header(), ""]
+        out = [self._header(), *([self._auto_line()] if self._auto_line() else []), ""]
         for method, rows in self._blocks():
             first = rows.iloc[0]
             status = _status(first)
@@ -780,6 +786,8 @@ class Plan:
 
     def _repr_html_(self) -> str:
         parts = [f"<p><b>{html.escape(self._header())}</b></p>"]
+        if self._auto_line():
+            parts.append(f"<p>{html.escape(self._auto_line())}</p>")
         for method, rows in self._blocks():
             first = rows.iloc[0]
             status = _status(first)
@@ -895,6 +903,18 @@ def _methods(method: str | Sequence[str] | None, n: int | None, setting: _Settin
             raise UnknownMethodError(f"method '{name}' is not private: there is nothing to plan")
         specs.append((spec, False))
     return specs
+
+
+def _auto_choice(method: str | Sequence[str] | None, n: int | None, setting: _Setting, epsilon: float | None,
+                 delta: float) -> str | None:
+    """For a plan of every private method (``method`` None) at a given n and epsilon, the name of the one
+    ``method="auto"`` (dp_ols's default) would fit; None otherwise, or where auto finds none."""
+    if method is not None or n is None or epsilon is None:
+        return None
+    try:
+        return _auto(n, setting.design, fit_epsilon(epsilon, bool(setting.design.screened)), delta).name
+    except InvalidArgumentError:
+        return None
 
 
 def _auto(n: int | None, design: Any, epsilon: float | None, delta: float) -> MethodSpec:
@@ -1112,7 +1132,8 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
         models.append(_Model(spec, setting, delta, inference, sparsity))
         records += _method_rows(models[-1], n, epsilon, targets, auto)
     frame = pd.DataFrame.from_records(records, columns=_COLUMNS)
-    facts = {"n": n, "epsilon": epsilon, "delta": delta, "names": setting.names}
+    facts = {"n": n, "epsilon": epsilon, "delta": delta, "names": setting.names,
+             "auto_choice": _auto_choice(method, n, setting, epsilon, delta)}
     return Plan(frame, (*setting.assumptions, *_planned_errors(models)), facts)
 
 

@@ -336,3 +336,27 @@ def test_c_as_an_operand_is_refused_from_the_formula(code):
     # patsy's C() returns a box that no arithmetic or function takes: it failed on every data set, on the data
     with pytest.raises(DisallowedExpressionError, match="cannot be an operand"):
         check_factor(code, ["y", "g"])
+
+
+@pytest.mark.parametrize("formula, removed", [
+    ("y ~ x - np.mean(x)", "np.mean(x)"), ("y ~ x - x.mean()", "x.mean()"), ("y ~ x - scale(x)", "scale(x)"),
+    ("y - y.mean() ~ x", "y.mean()"), ("y ~ x + z - x:z", "x:z"), ("y ~ (x + z - g) + g", "g"),
+])
+def test_removing_a_term_the_formula_lacks_is_refused_from_the_formula(formula, removed):
+    """'-' removes a term in a formula; removing one the formula does not have did nothing, silently, so
+    'y ~ x - np.mean(x)', written to centre x, fitted 'y ~ x' (session 46's new-user check)."""
+    with pytest.raises(FormulaError, match="does not subtract") as info:
+        model_desc(expand_formula(formula, COLUMNS))
+    assert f"'{removed}'" in str(info.value) and "I(x - c)" in str(info.value)
+    df = pd.DataFrame({"x": np.linspace(0, 10, 60), "z": np.linspace(-1, 1, 60) ** 2, "y": np.linspace(-5, 5, 60),
+                       "g": np.linspace(0, 1, 60)})
+    with pytest.raises(FormulaError, match="does not subtract") as info:
+        dpstats.dp_ols(formula, df, 1.0, method="ssp", bounds={"x": (0, 10), "y": (-5, 5), "z": (0, 1), "g": (0, 1)},
+                       random_state=0)
+    assert info.value.privacy_spent == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("formula", ["y ~ x - 1", "y ~ x + z - z", "y ~ x * z - x:z", "y ~ . - g", "y ~ x - 0",
+                                     "y ~ (x + z)**2 - x:z - 1"])
+def test_removing_a_term_the_formula_has_is_accepted(formula):
+    model_desc(expand_formula(formula, COLUMNS))

@@ -114,3 +114,18 @@ def test_in_memory_rows_are_one_read_only_chunk():
     seen.clear()
     assert InMemoryRows(X, y, 4).reduce(record, lambda a, b: a + b) == 6
     assert seen == [(4, 0, True), (2, 4, True)]
+
+
+def test_the_method_choice_names_the_method_missing_drop_left_out():
+    """With missing="drop" the fit's reason for pgd named only pgd's regime, so one predictor below n * mu = 100,
+    where the README and docs/choosing.md say auto fits theilsen, got pgd without a word on why (session 46's
+    new-user check, UN infant mortality on GDP).  The same facts without missing="drop" name nothing left out."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.uniform(0, 10, 200)})
+    df["y"] = df["x"] + rng.normal(size=200)
+    bounds = {"x": (0, 10), "y": (-50, 50)}
+    dropped = dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, bounds=bounds, missing="drop", random_state=0)
+    kept = dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, bounds=bounds, random_state=0)
+    assert (dropped.method, kept.method) == ("pgd", "theilsen")
+    assert "missing='drop' left out 'theilsen'" in dropped.privacy.method_choice
+    assert "left out" not in kept.privacy.method_choice

@@ -3,6 +3,7 @@ in agreement with each method's own minimum n and refusal rules."""
 
 from __future__ import annotations
 
+import html
 import math
 import re
 import warnings
@@ -553,6 +554,21 @@ def test_plan_takes_the_fits_missing_option(missing, chosen):
         assert dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, bounds=bounds, missing=missing, random_state=0).method == chosen
     with pytest.raises(InvalidArgumentError, match="missing must be"):
         dpstats.plan(formula="y ~ x", bounds=bounds, n=200, epsilon=1.0, missing="null")
+
+
+def test_a_plan_of_every_method_names_the_one_the_fit_would_use():
+    """plan() without method= tabulates every private method in name order (adassp first) and did not say which one
+    dp_ols's default, method="auto", fits: a new user read adassp's withheld intervals as their fit's (session 46's
+    new-user check).  The header now names auto's choice, the same as plan(method="auto") and the fit."""
+    bounds = {"x1": (0, 10), "x2": (0, 10), "y": (-50, 50)}
+    for n, chosen in ((2000, "pgd"), (40, "dpsgd")):
+        every = dpstats.plan(formula="y ~ x1 + x2", bounds=bounds, n=n, epsilon=1.0)
+        auto = dpstats.plan(formula="y ~ x1 + x2", bounds=bounds, n=n, epsilon=1.0, method="auto")
+        assert set(auto.frame["method"]) == {chosen}
+        line = f"method='auto' (dp_ols's default) would fit '{chosen}'"
+        assert str(every).splitlines()[1].startswith(line) and html.escape(line) in every._repr_html_()
+        assert line not in str(auto)
+    assert "would fit" not in str(dpstats.plan(formula="y ~ x1 + x2", bounds=bounds, n=2000))
 
 
 def test_plan_takes_the_correlation_of_named_pairs():

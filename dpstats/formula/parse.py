@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import patsy
-from patsy.desc import ModelDesc, Term
+from patsy.desc import Evaluator, ModelDesc, Term
 from patsy.eval import EvalFactor, ast_names
+from patsy.parse_formula import ParseNode, parse_formula
 
 from dpstats.errors import DisallowedExpressionError, FormulaError
 
@@ -564,6 +565,7 @@ def model_desc(expanded: str, shown: str | None = None) -> ModelDesc:
     shown = expanded if shown is None else shown
     try:
         desc = ModelDesc.from_formula(expanded)
+        _check_removals(parse_formula(expanded), shown)
     except patsy.PatsyError as exc:
         raise FormulaError(f"cannot parse formula {shown!r}: {str(exc).splitlines()[0]}") from None
     except RecursionError:
@@ -573,6 +575,36 @@ def model_desc(expanded: str, shown: str | None = None) -> ModelDesc:
             if _poly_call(f.code) is not None:
                 raise FormulaError("poly() cannot be the response; the response is a single column")
     return ModelDesc(desc.lhs_termlist, _expand_poly(desc.rhs_termlist))
+
+
+def _check_removals(tree: ParseNode, shown: str) -> None:
+    """Refuse a ``-`` whose right side names a term its left side lacks.
+
+    In Wilkinson-Rogers notation (R's and patsy's) ``a - b`` removes the terms of b from those of a; a term that
+    a does not have is ignored without a word, so ``y ~ x - np.mean(x)``, written to centre x, fits ``y ~ x``.
+    Read from the formula only (public), before any data.
+
+    Raises
+    ------
+    FormulaError
+        A removed term that is not among the terms it is removed from.
+    """
+    nodes = [tree]
+    while nodes:
+        node = nodes.pop()
+        nodes.extend(node.args)
+        if node.type != "-" or len(node.args) != 2:
+            continue
+        evaluator = Evaluator()
+        kept = evaluator.eval(node.args[0], require_evalexpr=False).terms
+        absent = [t.name() for t in evaluator.eval(node.args[1], require_evalexpr=False).terms if t not in kept]
+        if absent:
+            raise FormulaError(
+                f"the formula {shown!r} removes {', '.join(repr(a) for a in absent)} with '-', but the terms "
+                f"before that '-' do not include it, so it would do nothing: in a formula '-' removes a term (as in "
+                "'y ~ x - 1'), it does not subtract. To centre or shift a variable write I(x - c) with a public "
+                "constant c (never a statistic of the data); to drop a term, name one the formula has. Nothing was "
+                "read or spent.")
 
 
 def _poly_call(code: str) -> ast.Call | None:
