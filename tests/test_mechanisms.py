@@ -68,9 +68,13 @@ def test_laplace_variance_and_tails_match_scale(sens, eps):
 
 
 def test_laplace_scalar_in_scalar_out():
+    """A scalar gets a float back: the same draw as the one-element vector under the same seed, with noise added."""
     out = laplace_mechanism(3.0, l1_sensitivity=1.0, epsilon=1.0, rng=np.random.default_rng(0),
                             ledger=_big_ledger(), name="s")
-    assert isinstance(out, float)
+    vector = laplace_mechanism(np.array([3.0]), l1_sensitivity=1.0, epsilon=1.0, rng=np.random.default_rng(0),
+                               ledger=_big_ledger(), name="s")
+    assert isinstance(out, float) and vector.shape == (1,)
+    assert out == vector[0] and out != 3.0
 
 
 # ---------------------------------------------------------------------------------------------

@@ -250,18 +250,21 @@ def test_plan_frame_is_a_dataframe():
     assert np.issubdtype(dpstats.plan(0.1, 10, 1.0, 1e-6)["n_for_target"].dtype, np.floating)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: dpstats.theory.classical_lower_bound(-5, 3, 1.0, 1e-6),
-    lambda: dpstats.theory.classical_lower_bound(1000, 0, 1.0, 1e-6),
-    lambda: dpstats.theory.classical_lower_bound(1000, 3, 0.0, 1e-6),
-    lambda: dpstats.theory.classical_lower_bound(1000, 3, 1.0, 0.0),
-    lambda: dpstats.theory.sparse_lower_bound(1000, 3, 5, 1.0, 1e-6),  # s > d: a negative privacy term
-    lambda: dpstats.theory.error_bounds("ssp", 0, 3, 1.0, 1e-6),
-    lambda: dpstats.theory.error_bounds("ssp", 1000, 3, 1.0, 0.0),
+_IAE, _IPPE = dpstats.errors.InvalidArgumentError, dpstats.errors.InvalidPrivacyParameterError
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: dpstats.theory.classical_lower_bound(-5, 3, 1.0, 1e-6), _IAE, "need n >= 1 rows"),
+    (lambda: dpstats.theory.classical_lower_bound(1000, 0, 1.0, 1e-6), _IAE, "d >= 1 coefficients"),
+    (lambda: dpstats.theory.classical_lower_bound(1000, 3, 0.0, 1e-6), _IPPE, "epsilon must be > 0"),
+    (lambda: dpstats.theory.classical_lower_bound(1000, 3, 1.0, 0.0), _IPPE, "delta must lie strictly between"),
+    (lambda: dpstats.theory.sparse_lower_bound(1000, 3, 5, 1.0, 1e-6), _IAE, "sparsity s must lie in 1..d"),
+    (lambda: dpstats.theory.error_bounds("ssp", 0, 3, 1.0, 1e-6), _IAE, "need n >= 1 rows"),
+    (lambda: dpstats.theory.error_bounds("ssp", 1000, 3, 1.0, 0.0), _IPPE, "delta must lie strictly between"),
 ], ids=["n<1", "d<1", "epsilon 0", "delta 0", "s>d", "error_bounds n 0", "error_bounds delta 0"])
-def test_the_public_rates_refuse_arguments_outside_their_domain(call):
-    # they answered with ZeroDivisionError, a math domain error, or a negative rate
-    with pytest.raises((dpstats.errors.InvalidArgumentError, dpstats.errors.InvalidPrivacyParameterError)):
+def test_the_public_rates_refuse_arguments_outside_their_domain(call, error, words):
+    # they answered with ZeroDivisionError, a math domain error, or a negative rate (s > d: a negative privacy term)
+    with pytest.raises(error, match=words):
         call()
 
 
