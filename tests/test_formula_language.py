@@ -46,7 +46,9 @@ def test_log_wage_regression_in_dp_ols(wages, response):
     res = dpstats.dp_ols(f"{response} ~ educ + sqrt(exper)", wages, 1.0, 1e-6, bounds=BOUNDS, random_state=0)
     assert res.method == "pgd" and res.response_name == response  # behaviour change: auto picks pgd at n*mu >= 100
     assert list(res.params.index) == ["Intercept", "educ", "sqrt(exper)"]
-    assert 0.0 < res.params["educ"] < 0.2  # the simulated return to schooling is 0.08
+    # the simulated return to schooling is 0.08; deterministic under the fixed seed (0.076); over 100 re-seeds (1-100)
+    # 0.078 +- 0.0019 (sd): both ends are over 40 sds away, a re-seed fails with probability below 1e-300
+    assert 0.0 < res.params["educ"] < 0.2
 
 
 def test_exp_and_abs_bare_and_with_the_numpy_prefix(wages):
