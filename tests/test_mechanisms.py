@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpstats.errors import BudgetExceededError
+from dpstats.errors import BudgetExceededError, MethodOptionError
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import (
@@ -339,5 +339,5 @@ def test_make_rng_none_uses_the_os_csprng():
 
 @pytest.mark.parametrize("bad", [True, False, "123", 1.5, 2.0, [1, 2], np.bool_(True), object()])
 def test_make_rng_rejects_non_seeds(bad):
-    with pytest.raises(TypeError):
+    with pytest.raises(MethodOptionError, match="random_state must be None, a non-negative int seed"):
         make_rng(bad)
