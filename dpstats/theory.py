@@ -942,8 +942,8 @@ def point_estimate_epsilon(epsilon: float, delta: float, inference_share: float)
 
     Raises
     ------
-    ValueError
-        When ``inference_share`` is not in [0, 1).
+    dpstats.errors.InvalidArgumentError
+        When ``inference_share`` is not in [0, 1) (a ValueError too).
 
     Examples
     --------
@@ -952,7 +952,7 @@ def point_estimate_epsilon(epsilon: float, delta: float, inference_share: float)
     0.857
     """
     if not 0.0 <= inference_share < 1.0:
-        raise ValueError(f"inference_share must lie in [0, 1), got {inference_share!r}")
+        raise InvalidArgumentError(f"inference_share must lie in [0, 1), got {inference_share!r}")
     if inference_share == 0.0 or math.isinf(epsilon):
         return epsilon
     return gaussian_epsilon(math.sqrt(1.0 - inference_share) * gaussian_mu(epsilon, delta), delta)

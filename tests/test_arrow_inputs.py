@@ -224,15 +224,19 @@ def test_odd_public_arguments_give_typed_errors(case):
     assert "failed with" not in message and "from the data" not in message and len(message) < 600
 
 
-@pytest.mark.parametrize("params", [dict(epsilon=HUGE), dict(bounds=[(0, HUGE)]), dict(y_bounds=(-10, HUGE)),
-                                    dict(bounds=[("lo", "hi")])], ids=["epsilon", "bounds", "y_bounds", "text"])
-def test_estimator_refuses_odd_public_arguments_typed(params):
+@pytest.mark.parametrize("params, error, words", [
+    (dict(epsilon=HUGE), InvalidPrivacyParameterError, "epsilon must be a positive number"),
+    (dict(bounds=[(0, HUGE)]), InvalidBoundsError, "bounds has an end beyond the float range"),
+    (dict(y_bounds=(-10, HUGE)), InvalidBoundsError, "y_bounds has an end beyond the float range"),
+    (dict(bounds=[("lo", "hi")]), InvalidBoundsError, "bounds must be numbers"),
+], ids=["epsilon", "bounds", "y_bounds", "text"])
+def test_estimator_refuses_odd_public_arguments_typed(params, error, words):
     pytest.importorskip("sklearn")
     from dpstats.sklearn import DPLinearRegression
 
     frame = _frame()
     settings = {"method": "ssp", "bounds": [(0, 10)], "y_bounds": (-20, 40), "random_state": 3, **params}
-    with pytest.raises((InvalidPrivacyParameterError, InvalidBoundsError)):
+    with pytest.raises(error, match=words):
         DPLinearRegression(**settings).fit(frame[["a"]], frame["y"])
 
 

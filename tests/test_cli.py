@@ -76,8 +76,10 @@ def test_fit_json_is_the_library_result(capsys, csv, frame):
     assert list(got["params"]) == list(ref.params.index)
     np.testing.assert_allclose(list(got["params"].values()), ref.params.to_numpy(), rtol=1e-12)
     assert got["privacy"]["epsilon_spent"] <= 1.0 + 1e-12
-    # a sanity check on utility: n = 3000, epsilon = 1, well-scaled data
-    assert abs(got["params"]["x"] - 3.0) < 0.5
+    # a sanity check on utility: n = 3000, epsilon = 1, well-scaled data; deterministic under seed 0 (error 0.10);
+    # over 100 re-seeds (1-100) the error's root mean square was 0.13 (largest 0.42): 0.6 is 4.5 of those sds (the
+    # former bound 0.5 was 3.7: about 2e-4), so a re-seed fails with probability about 2 Phi(-4.5) = 7e-6
+    assert abs(got["params"]["x"] - 3.0) < 0.6
 
 
 @pytest.mark.parametrize("choice, rescale", [("columns", True), ("centred", "centred"), ("off", False)])

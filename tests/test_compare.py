@@ -90,7 +90,7 @@ def test_without_truth_coef_error_is_nan_and_total_is_printed(synthetic, capsys)
     out = capsys.readouterr().out
     assert "2 fits" in out and "spent epsilon=2" in out
     assert res.frame["coef_error"].isna().all()
-    with pytest.raises(ValueError, match="truth"):
+    with pytest.raises(InvalidArgumentError, match="truth"):
         res.summary("coef_error")
 
 
@@ -147,17 +147,17 @@ def test_summary_and_plot(study):
 
 def test_argument_validation(synthetic):
     kwargs = dict(data_are_public=True, bounds=BOUNDS, progress=False, verbose=False)
-    with pytest.raises(ValueError, match="metric"):
+    with pytest.raises(InvalidArgumentError, match="metric"):
         dpstats.compare("y ~ x", synthetic, methods=["ssp"], metric="mse", **kwargs)
-    with pytest.raises(ValueError, match="truth"):
+    with pytest.raises(InvalidArgumentError, match="truth"):
         dpstats.compare("y ~ x", synthetic, methods=["ssp"], metric="coef_error", **kwargs)
-    with pytest.raises(ValueError, match="not private"):
+    with pytest.raises(InvalidArgumentError, match="not private"):
         dpstats.compare("y ~ x", synthetic, methods=["ols"], **kwargs)
-    with pytest.raises(ValueError, match="epsilons"):
+    with pytest.raises(InvalidPrivacyParameterError, match="epsilons"):
         dpstats.compare("y ~ x", synthetic, methods=["ssp"], epsilons=[math.inf], **kwargs)
-    with pytest.raises(ValueError, match="design columns"):
+    with pytest.raises(InvalidArgumentError, match="design columns"):
         dpstats.compare("y ~ x", synthetic, methods=["ssp"], truth={"x": 3.0}, **kwargs)
-    with pytest.raises(ValueError, match="method_options"):
+    with pytest.raises(InvalidArgumentError, match="method_options"):
         dpstats.compare("y ~ x", synthetic, methods=["ssp"], method_options={"dpsgd": {"epochs": 1}}, **kwargs)
 
 

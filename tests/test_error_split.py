@@ -162,7 +162,11 @@ def test_block_never_says_sampling_dominates_when_the_released_noise_says_otherw
 
 def test_block_says_sampling_is_larger_where_it_is():
     """ssp at n = 10^5, epsilon = 3 with a noisy response: the sampling error is larger for every coefficient (the
-    predicted privacy error is below half of it for every seed at these sizes; seeded)."""
+    predicted privacy error is below half of it for every seed at these sizes; seeded).
+
+    Deterministic under the fixed seed (largest ratio 0.17).  Over 350 re-seeds (1-350) the largest ratio of
+    privacy to sampling error fell in two clusters, 0.15-0.18 (347 seeds) and 0.41-0.42 (3 seeds), none above
+    0.5: a re-seed fails with probability below about 1/350 (none did; the tail is not normal, so no sd rule)."""
     res = dpstats.dp_ols(FORMULA, data(100_000, 3, noise=3.0), 3.0, 1e-6, method="ssp", bounds=BOUNDS,
                          random_state=0)
     split = res.error_bounds.coefficients

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpstats.errors import BudgetExceededError
+from dpstats.errors import BudgetExceededError, MethodOptionError
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import (
@@ -68,9 +68,13 @@ def test_laplace_variance_and_tails_match_scale(sens, eps):
 
 
 def test_laplace_scalar_in_scalar_out():
+    """A scalar gets a float back: the same draw as the one-element vector under the same seed, with noise added."""
     out = laplace_mechanism(3.0, l1_sensitivity=1.0, epsilon=1.0, rng=np.random.default_rng(0),
                             ledger=_big_ledger(), name="s")
-    assert isinstance(out, float)
+    vector = laplace_mechanism(np.array([3.0]), l1_sensitivity=1.0, epsilon=1.0, rng=np.random.default_rng(0),
+                               ledger=_big_ledger(), name="s")
+    assert isinstance(out, float) and vector.shape == (1,)
+    assert out == vector[0] and out != 3.0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -335,5 +339,5 @@ def test_make_rng_none_uses_the_os_csprng():
 
 @pytest.mark.parametrize("bad", [True, False, "123", 1.5, 2.0, [1, 2], np.bool_(True), object()])
 def test_make_rng_rejects_non_seeds(bad):
-    with pytest.raises(TypeError):
+    with pytest.raises(MethodOptionError, match="random_state must be None, a non-negative int seed"):
         make_rng(bad)

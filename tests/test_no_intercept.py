@@ -41,7 +41,11 @@ def test_a_fit_without_an_intercept_maps_back_to_the_users_model(method, bounds)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         got = dpstats.dp_ols("y ~ 0 + x", df, 3.0, 1e-6, bounds=bounds, method=method, random_state=1).params["x"]
-    assert got == pytest.approx(want, rel=0.05)  # noise sd about 0.3% of the slope at this n and epsilon
+    # deterministic under the fixed seed; over 50 re-seeds (2-51) the relative error was 0.0012 +- 0.0012 (pgd with
+    # bounds), 0.0013 +- 0.0010 (pgd without) and 0.037 +- 0.003 (dpsgd: mostly a bias, its mean 12 sds from 0,
+    # not noise): 0.05 is over 40 sds away for pgd, 4.6 for dpsgd, so a re-seed fails with
+    # probability below 1e-300 for pgd and about Phi(-4.6) = 2e-6 for dpsgd (normal tail)
+    assert got == pytest.approx(want, rel=0.05)
 
 
 @pytest.mark.parametrize("method", ["pgd", "adassp", "ssp", "noisy_ols", "robgd", "tukey", "ambssgd"])

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import dpstats
-from dpstats.errors import DataTypeError, DPStatsError
+from dpstats.errors import DataTypeError, MissingDataError
 from dpstats.rows.sources import ParquetSource, _column_readings
 
 N = 400
@@ -95,7 +95,8 @@ def test_a_column_with_one_value_is_read_alike_whatever_that_value(tmp_path):
             warnings.simplefilter("ignore")
             dropped = dpstats.dp_ols("y ~ x + C(s, levels=['a', 'b'])", str(path), 1.0, 1e-6, method="pgd",
                                      missing="drop", bounds=BOUNDS, random_state=3)
-        with pytest.raises(DPStatsError) as err, warnings.catch_warnings():
+        with pytest.raises(MissingDataError, match="rows have a missing value in y, x, s") as err, \
+                warnings.catch_warnings():
             warnings.simplefilter("ignore")
             dpstats.dp_ols("y ~ x + C(s, levels=['a', 'b'])", str(path), 1.0, 1e-6, method="pgd", bounds=BOUNDS,
                            random_state=3)

@@ -108,7 +108,14 @@ def test_a_calendar_year_without_bounds_gets_a_domain_around_its_values():
     out) is located on unit bins (``LOCATION_GRID``'s fine part reaches 2^12 scales); with fine bins only to 2^8
     its centre came from the grid's two bins per octave, hundreds of years off, every row was clipped to a constant
     and the year's coefficient sat 50-290 OLS standard errors from least squares (clipping check: every fit
-    flagged).  Fixed seeds; now within a few standard errors, no warning and an interval."""
+    flagged).  Fixed seeds; now within a few standard errors, no warning and an interval.
+
+    Deterministic under the fixed seeds (1.4 and 1.9 OLS standard errors).  Over 200 re-seeds (0-199) the error was
+    -3.8 +- 3.7 OLS standard errors, with a heavier tail than normal (the noise's scale itself is released: the fit's
+    standard error ranged 2.6-11.9 OLS ones); the former bound, 10, failed for 10 of the 200 re-seeds.  The bound 40
+    still fails the fault (50-290); a normal scale mixture fitted to the 200 fits (each fit's error over its own
+    standard error: -0.86 +- 0.79) gives it a false-failure rate of 1e-5 per fit (it gives 0.07 at 10 and 0.005 at
+    20, where 0.05 and 0.005 were seen), so about 2e-5 for the test's two fits."""
     assert pgd_grid_value(501.4) == 501.0 and pgd_grid_value(-3000.2) == -3000.0
     rng = np.random.default_rng(5)
     year = rng.integers(2003, 2010, 1500).astype(float)
@@ -121,7 +128,7 @@ def test_a_calendar_year_without_bounds_gets_a_domain_around_its_values():
         with warnings.catch_warnings():
             warnings.simplefilter("error", ClippedRowsWarning)
             res = dpstats.dp_ols("y ~ year + x", frame, 1.0, 1e-6, method="pgd", random_state=seed)
-        assert abs(res.params["year"] - ols[1]) < 10.0 * se
+        assert abs(res.params["year"] - ols[1]) < 40.0 * se
         assert np.isfinite(res.conf_int().loc["year"]).all()
 
 
@@ -292,7 +299,9 @@ def test_the_penalty_makes_the_phase_converge_to_the_ridge_solution():
     out = pgd._phase(rows, st, pgd.RowCache(), np.zeros((2, 1)), np.linalg.inv(gram + lam * np.eye(2)), 4.0, 100,
                      10.0, ledger=PrivacyLedger(100.0, 1e-6), rng=np.random.default_rng(1), name="ridge", penalty=lam)
     ridge = np.linalg.solve(gram + lam * np.eye(2), X.T @ y)
-    np.testing.assert_allclose(out[:, 0], ridge, atol=0.01)  # the averaged noise has sd about 1e-3 per coordinate
+    # deterministic under the fixed seed; over 100 re-seeds (2-101) out - ridge had mean 1e-5 and sds 0.0004 and
+    # 0.0011 per coordinate (largest 0.0026): 0.01 is 9 sds, so a re-seed fails with probability about 2 Phi(-9) = 2e-19
+    np.testing.assert_allclose(out[:, 0], ridge, atol=0.01)
     assert abs(ridge[1] - np.linalg.lstsq(X, y, rcond=None)[0][1]) > 0.05
     assert pgd.phase_penalty(2.0, 0.5) == pytest.approx(pgd.PENALTY * 2 * math.sqrt(2) * 2.0 / 0.5)
 
@@ -1165,7 +1174,11 @@ def test_a_rare_boolean_outcome_is_clipped_at_a_higher_quantile():
         slopes[kind] = res.params["x"]
     assert clips["bool"] > 2.0 * clips["float"]
     b_ols = np.linalg.lstsq(np.column_stack([np.ones(n), x]), y.astype(float), rcond=None)[0][1]
-    assert abs(slopes["bool"] - b_ols) < 0.35 * abs(b_ols)  # the float fit's slope is near 0 (the clip's pull)
+    # the float fit's slope is near 0 (the clip's pull); deterministic under the fixed seed (relative error 0.29).
+    # Over 100 re-seeds (1-100) the signed relative error was -0.035 +- 0.13 (sd), and the former bound 0.35 failed
+    # for 1 of them (0.43): 0.6 is 4.3 sds below the mean (4.9 above), so a re-seed fails with probability about
+    # Phi(-4.3) = 1e-5 (normal tail), and the slope stays above 0.054, apart from 0
+    assert abs(slopes["bool"] - b_ols) < 0.6 * abs(b_ols)
 
 
 def test_a_column_constant_in_the_data_is_named_in_a_note():

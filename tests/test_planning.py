@@ -312,8 +312,11 @@ def test_plan_refuses_bad_arguments_with_typed_errors(kwargs, error, word):
 
 
 def test_plan_without_bounds_is_the_rate_table():
-    assert isinstance(dpstats.plan(0.1, 10, 1.0, 1e-6), pd.DataFrame)
-    assert isinstance(dpstats.plan(bounds=BOUNDS, n=1000), Plan)
+    """plan(target, d, epsilon, delta) is theory.rate_plan's table; with bounds it is coefficient_plan's Plan."""
+    pd.testing.assert_frame_equal(dpstats.plan(0.1, 10, 1.0, 1e-6), rate_plan(0.1, 10, 1.0, 1e-6))
+    with_bounds = dpstats.plan(bounds=BOUNDS, n=1000)
+    assert isinstance(with_bounds, Plan)
+    pd.testing.assert_frame_equal(with_bounds.to_frame(), coefficient_plan(bounds=BOUNDS, n=1000).to_frame())
 
 
 BOUNDS_2 = {"x1": (0.0, 10.0), "x2": (0.0, 10.0), "y": (-50.0, 50.0)}
@@ -777,7 +780,9 @@ def test_rate_plan_with_a_huge_d_ends():
     """For d = 2**63 the rows needed are beyond 2**53, where a float cannot split the bisection's interval: the loop
     never ended (plan(1e-300, 2**63, 100) ran for more than ten minutes)."""
     table = dpstats.plan(1e-300, 2**63, 100.0)
-    assert len(table) > 0
+    assert len(table) == len(rate_plan(0.1, 10, 1.0, 1e-6))  # the same rows as an ordinary plan
+    assert (table["conditions"] == "target not reached below n=1e18").all()
+    assert np.isinf(table["n_for_target"]).all() and np.isinf(table["n_privacy_for_target"]).all()
 
 
 #: birthwt's regression (Hosmer & Lemeshow; R's MASS) with the documented ranges of its variables, n = 189

@@ -89,11 +89,11 @@ def test_coef_plot_term_selection(fits):
     assert [t.get_text() for t in ax.get_yticklabels()] == ["x"]
     ax = coef_plot(ssp, terms=lambda name: name.startswith("C(g)"))
     assert [t.get_text() for t in ax.get_yticklabels()] == ["g: b", "g: c"]
-    with pytest.raises(ValueError, match="not among"):
+    with pytest.raises(InvalidArgumentError, match="not among"):
         coef_plot(ssp, terms=["nope"])
-    with pytest.raises(ValueError, match="no coefficient"):
+    with pytest.raises(InvalidArgumentError, match="no coefficient"):
         coef_plot(ssp, terms=["Intercept"], drop_intercept=True)
-    with pytest.raises(ValueError, match="at least one"):
+    with pytest.raises(InvalidArgumentError, match="at least one"):
         coef_plot({})
 
 
@@ -130,11 +130,11 @@ def test_error_vs_n_measured_curves_and_bounds():
 
 
 def test_error_vs_n_rejects_bad_input():
-    with pytest.raises(ValueError, match="one per n"):
+    with pytest.raises(InvalidArgumentError, match="one per n"):
         error_vs_n([1, 2], {"a": [1.0, 2.0, 3.0]})
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(InvalidArgumentError, match="positive"):
         error_vs_n([0, 2], {"a": [1.0, 2.0]})
-    with pytest.raises(ValueError, match="sigma"):
+    with pytest.raises(InvalidArgumentError, match="sigma"):
         error_vs_n([1, 2], {"a": [1.0, 2.0]}, sigma=0)
 
 

@@ -257,12 +257,17 @@ def test_a_bound_free_fit_centres_its_products_and_spends_its_budget():
 
 def test_centring_at_released_means_brings_a_square_close_to_least_squares():
     """The quadratic's slope of x: fitted as written (rescale=False) 0.63 median relative error over 20 seeds in
-    benchmarks/uncentred.py, centred at the released means 0.03; one seed here, with a wide margin (0.2)."""
+    benchmarks/uncentred.py, centred at the released means 0.03; one seed here, with a wide margin.
+
+    Deterministic under the fixed seed (relative error 0.022).  Over 100 re-seeds (2-101) the relative error's root
+    mean square was 0.071 (mean 0.053, largest 0.22), and the former margin 0.2 failed for 2 of them: 0.35 is 4.9
+    of those sds, so a re-seed fails with probability about 2 Phi(-4.9) = 1e-6 (normal tail); the uncentred fit's
+    median 0.63 still fails it."""
     import statsmodels.formula.api as smf
     df = _quadratic(4000, seed=1)
     ols = smf.ols("y ~ x + I(x**2)", df).fit().params
     res = dpstats.dp_ols("y ~ x + I(x**2)", df, 1.0, 1e-6, random_state=1)
-    assert abs(res.params["x"] - ols["x"]) / abs(ols["x"]) < 0.2
+    assert abs(res.params["x"] - ols["x"]) / abs(ols["x"]) < 0.35
 
 
 def test_extreme_finite_values_give_finite_coefficients():

@@ -72,8 +72,8 @@ def test_point_estimate_epsilon_edge_cases():
     assert point_estimate_epsilon(math.inf, 1e-6, INFERENCE_SHARE) == math.inf
     # the share of mu^2 is what matters: a quarter of mu^2 is half of mu
     assert point_estimate_epsilon(2.0, 1e-8, 0.75) == pytest.approx(gaussian_epsilon(gaussian_mu(2.0, 1e-8) / 2, 1e-8))
-    for bad in (-0.1, 1.0):
-        with pytest.raises(ValueError):
+    for bad in (-0.1, 1.0):  # a typed refusal (it raised a bare ValueError)
+        with pytest.raises(dpstats.errors.InvalidArgumentError, match=r"inference_share must lie in \[0, 1\)"):
             point_estimate_epsilon(1.0, 1e-6, bad)
     # methods without the option are unaffected by it
     assert error_bounds("robgd", 10000, 10, 1.0, 1e-6) == error_bounds("robgd", 10000, 10, 1.0, 1e-6, inference=False)
@@ -226,10 +226,15 @@ def test_plan_rows_and_conditions():
     loose = plan(0.01, 10, 1.0, 1e-3)  # the n needed exceeds 1/delta: Thm 18's delta condition fails there
     assert "not below n^-(1+tau)" in loose["conditions"].iloc[0]
     assert t.attrs["units"] == "sigma, up to absolute constants"
-    for bad in (dict(target=0, d=10, epsilon=1, delta=1e-6), dict(target=0.1, d=10, epsilon=math.inf, delta=1e-6),
-                dict(target=0.1, d=10, epsilon=1, delta=1.5), dict(target=0.1, d=10, epsilon=1, delta=1e-6,
-                                                                  sparsity=10)):
-        with pytest.raises(ValueError):
+    errors = dpstats.errors
+    for bad, error, words in (
+            (dict(target=0, d=10, epsilon=1, delta=1e-6), errors.InvalidArgumentError, "target must be a finite"),
+            (dict(target=0.1, d=10, epsilon=math.inf, delta=1e-6), errors.InvalidPrivacyParameterError,
+             "plan needs a finite epsilon"),
+            (dict(target=0.1, d=10, epsilon=1, delta=1.5), errors.InvalidPrivacyParameterError, "delta must lie"),
+            (dict(target=0.1, d=10, epsilon=1, delta=1e-6, sparsity=10), errors.InvalidArgumentError,
+             "sparsity must be a whole number")):
+        with pytest.raises(error, match=words):
             plan(**bad)
 
 
@@ -250,18 +255,21 @@ def test_plan_frame_is_a_dataframe():
     assert np.issubdtype(dpstats.plan(0.1, 10, 1.0, 1e-6)["n_for_target"].dtype, np.floating)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: dpstats.theory.classical_lower_bound(-5, 3, 1.0, 1e-6),
-    lambda: dpstats.theory.classical_lower_bound(1000, 0, 1.0, 1e-6),
-    lambda: dpstats.theory.classical_lower_bound(1000, 3, 0.0, 1e-6),
-    lambda: dpstats.theory.classical_lower_bound(1000, 3, 1.0, 0.0),
-    lambda: dpstats.theory.sparse_lower_bound(1000, 3, 5, 1.0, 1e-6),  # s > d: a negative privacy term
-    lambda: dpstats.theory.error_bounds("ssp", 0, 3, 1.0, 1e-6),
-    lambda: dpstats.theory.error_bounds("ssp", 1000, 3, 1.0, 0.0),
+_IAE, _IPPE = dpstats.errors.InvalidArgumentError, dpstats.errors.InvalidPrivacyParameterError
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: dpstats.theory.classical_lower_bound(-5, 3, 1.0, 1e-6), _IAE, "need n >= 1 rows"),
+    (lambda: dpstats.theory.classical_lower_bound(1000, 0, 1.0, 1e-6), _IAE, "d >= 1 coefficients"),
+    (lambda: dpstats.theory.classical_lower_bound(1000, 3, 0.0, 1e-6), _IPPE, "epsilon must be > 0"),
+    (lambda: dpstats.theory.classical_lower_bound(1000, 3, 1.0, 0.0), _IPPE, "delta must lie strictly between"),
+    (lambda: dpstats.theory.sparse_lower_bound(1000, 3, 5, 1.0, 1e-6), _IAE, "sparsity s must lie in 1..d"),
+    (lambda: dpstats.theory.error_bounds("ssp", 0, 3, 1.0, 1e-6), _IAE, "need n >= 1 rows"),
+    (lambda: dpstats.theory.error_bounds("ssp", 1000, 3, 1.0, 0.0), _IPPE, "delta must lie strictly between"),
 ], ids=["n<1", "d<1", "epsilon 0", "delta 0", "s>d", "error_bounds n 0", "error_bounds delta 0"])
-def test_the_public_rates_refuse_arguments_outside_their_domain(call):
-    # they answered with ZeroDivisionError, a math domain error, or a negative rate
-    with pytest.raises((dpstats.errors.InvalidArgumentError, dpstats.errors.InvalidPrivacyParameterError)):
+def test_the_public_rates_refuse_arguments_outside_their_domain(call, error, words):
+    # they answered with ZeroDivisionError, a math domain error, or a negative rate (s > d: a negative privacy term)
+    with pytest.raises(error, match=words):
         call()
 
 
