@@ -585,8 +585,9 @@ def _undeclared_levels_message(undeclared: list[tuple[str, str]], df: pd.DataFra
     return (f"the levels of '{which}' would be read from the private data (which values occur is itself "
             f"private). Declare them: write C({term(names[0])}, levels=['level1', 'level2', ...]) in the "
             f"formula, pass levels={{{declared}}}, or give the column a pandas Categorical dtype with the public "
-            "categories, listing every level the variable can take (a value outside them is read as the first "
-            "declared level). allow_data_levels=True accepts the leak and names it in the report." + hints)
+            "categories, listing every level the variable can take (a row with a value outside them becomes a "
+            "public null row, as a row with a missing value does). allow_data_levels=True accepts the leak and "
+            "names it in the report." + hints)
 
 
 def _check_terms_have_columns(design_info: Any) -> None:

@@ -36,9 +36,14 @@ refuses is a data set where many rows are incomplete, the usual sign of a
 mistake (a merge that left a column empty, a code for "not asked" read as
 missing).
 
-The screen runs only where a variable the formula uses has a dtype that can
-hold a missing value (a public fact of the schema: numpy integers and
-booleans cannot); ``missing="drop"`` declares that incomplete rows are
+A row with a value outside a factor's declared levels is mapped and counted
+in the same way (each row adds 0 or 1 to the count, so its sensitivity stays 1).
+The screen runs only where a variable the formula uses can produce a null row
+(public facts of the schema and the declarations,
+:func:`dpstats.formula.schema.can_produce_null_row`: numpy integers and
+booleans cannot hold a missing value, and only a categorical whose categories
+are all declared, or a boolean with both values declared, cannot hold a value
+outside its declared levels); ``missing="drop"`` declares that incomplete rows are
 expected, and spends nothing on a screen.
 
 Where the data came from a CSV source (a fact of the caller's argument),
