@@ -101,10 +101,12 @@ def dp_ols(
         an int seed or a Generator (reproducible, for research and tests; the
         report says the noise was seeded).
     levels : dict of str to list, optional
-        Public factor levels ``{variable: [level, ...]}``.
+        Public factor levels ``{variable: [level, ...]}``.  A row with a value
+        outside them is handled as a row with a missing value (``missing``).
     missing : {"raise", "drop"}
-        ``"raise"`` (default): a private fit screens for missing values in the
-        variables the formula uses.  Each incomplete row becomes a public null
+        ``"raise"`` (default): a private fit screens for missing values (and
+        values outside the declared levels) in the variables the formula
+        uses.  Each such row becomes a public null
         row, and a noisy count of them (charged before anything else is
         released; the rest of the fit runs on 98% of ``epsilon``) decides
         whether the fit refuses (:class:`~dpstats.errors.MissingDataError`,
@@ -113,7 +115,8 @@ def dp_ols(
         above about 68 and 311); these are counts of rows whatever n, so a
         small data set with a large share missing can fit without a word:
         dropping or imputing those rows is the caller's call.  Where no
-        variable's dtype can hold a missing value there is no
+        variable can produce such a row (no dtype can hold a missing value,
+        no column can hold a value outside its declared levels) there is no
         screen.  ``"drop"``: each
         incomplete row becomes a public null row (zero design row and
         response, after clipping) that adds nothing to what the method

@@ -390,10 +390,11 @@ class FloatIndicatorWarning(UserWarning):
 
 class UndeclaredCategoriesWarning(UserWarning):
     """A factor column of pandas' categorical dtype has categories that equal none of the levels declared for it
-    (``levels=`` or ``C(var, levels=[...])``): its rows in those categories are read as the first declared level, as
-    every value outside the declared levels is.  Declare every category the variable can take, spelled as the
-    dtype spells it (case and type matter).  Decided from the dtype's categories (the schema) and the declared
-    levels; the message counts the categories and quotes none; the fit runs."""
+    (``levels=`` or ``C(var, levels=[...])``): its rows in those categories are outside the declared levels, so they
+    become public null rows, counted by the missing-value screen as every row outside the declared levels is.
+    Declare every category the variable can take, spelled as the dtype spells it (case and type matter).  Decided
+    from the dtype's categories (the schema) and the declared levels; the message counts the categories and quotes
+    none; the fit runs."""
 
 
 class MissingValuesWarning(UserWarning):

@@ -424,7 +424,8 @@ def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodO
                       "rows)", LargeDeltaWarning, stacklevel=4)
     rows = data.rows(scaling, zeroes_null_rows(spec, data.design, bounds))
     rng, seeded = make_rng(request.random_state)
-    screen = (MissingValueScreen.for_method(eps, dlt, gaussian=spec.gaussian_only, variables=data.design.screened)
+    screen = (MissingValueScreen.for_method(eps, dlt, gaussian=spec.gaussian_only, variables=data.design.screened,
+                                          levels=data.design.screened_levels)
               if screened and spec.private else None)
     first = _FirstCharge(data, data.row_check(spec), screen, rng)
     ledger = _RowCheckedLedger(eps, dlt if spec.private else 0.0, before_first_charge=first)

@@ -220,10 +220,10 @@ def test_schema_violations_are_refused_without_values_and_spend_nothing(df, tmp_
     res = dpstats.dp_ols(FORMULA, CSVSource(str(q), chunksize=4000), 1.0, 1e-6, method="adassp", bounds=BOUNDS,
                          random_state=0)
     assert res.privacy.steps[0].name.startswith("missing-value screen") and "secret" not in res.summary().as_text()
-    # a level outside the declared ones is read as the first declared level (a refusal would be a free query)
+    # a level outside the declared ones makes a null row, as a missing value (a refusal would be a free query)
     outside, first = df.copy(), df.copy()
     outside.loc[12000, "g"] = "zzz-private"
-    first.loc[12000, "g"] = "a"
+    first.loc[12000, "g"] = None
     fits = [dpstats.dp_ols(FORMULA, DataFrameSource(frame, 5000), 1.0, 1e-6, method="ssp", bounds=BOUNDS,
                            random_state=0) for frame in (outside, first)]
     np.testing.assert_array_equal(fits[0].params.to_numpy(), fits[1].params.to_numpy())

@@ -140,29 +140,38 @@ def test_allow_data_levels_is_reported_as_a_leak():
     assert any("LEAK" in n for n in d.notes)
 
 
-def test_values_outside_declared_levels_are_read_as_the_first_level():
-    """A value outside the declared levels (of levels= or of C(..., levels=[...])) is read as the first declared
-    level, without a message: refusing it would tell whoever picks the levels whether some row is outside them."""
+def test_values_outside_declared_levels_are_null_rows():
+    """A value outside the declared levels (of levels= or of C(..., levels=[...])) makes its row a public null row,
+    as a missing value does (before: it was read as the first declared level, silently); with the formula layer's
+    ``missing="raise"`` (the non-private reference) it is refused, naming the variable and no value, and
+    ``missing="drop"`` removes the row."""
     df = frame()
-    as_first = df.assign(g=df["g"].astype(object).where(df["g"].astype(object) != "c", "a"))
+    as_missing = df.assign(g=df["g"].astype(object).where(df["g"].astype(object) != "c", None))
     for formula, kw in (("y ~ C(g)", {"levels": {"g": ["a", "b"]}}), ("y ~ C(g, levels=['a', 'b'])", {})):
-        got, want = build(formula, df, **kw), build(formula, as_first, **kw)
+        got, want = build(formula, df, missing="null", **kw), build(formula, as_missing, missing="null", **kw)
+        assert np.isnan(got.X[(df["g"] == "c").to_numpy()]).all()
         np.testing.assert_array_equal(got.X, want.X)
+        dropped = build(formula, df, missing="drop", **kw)
+        np.testing.assert_array_equal(dropped.X, build(formula, df[df["g"] != "c"], missing="drop", **kw).X)
+        with pytest.raises(MissingDataError, match="values outside the declared levels in g") as info:
+            build(formula, df, **kw)
+        assert "'c'" not in str(info.value)
 
 
 @pytest.mark.parametrize("cell", [np.array(["a"]), np.array("b"), ["a"], ("a",), {"a": 1}, {"a"}],
                          ids=["a one-element array", "a 0-d array", "a list", "a tuple", "a dict", "a set"])
 def test_a_cell_that_is_a_container_is_outside_the_declared_levels(cell):
-    """An array, a list or a dict in a cell of an object column is a value outside the levels, read as the first
-    level (before: ``isin`` took the one-element array ``array(['a'])`` for the level 'a', and patsy then refused
+    """An array, a list or a dict in a cell of an object column is a value outside the levels, a null row
+    (before: ``isin`` took the one-element array ``array(['a'])`` for the level 'a', and patsy then refused
     the fit at no cost, while its neighbour with 'a' there fitted)."""
     df = frame().assign(g=lambda t: t["g"].astype(object))
     bad = df.copy()
     bad.at[0, "g"] = cell
-    first = df.copy()
-    first.at[0, "g"] = "a"
+    missing = df.copy()
+    missing.at[0, "g"] = None
     for formula, kw in (("y ~ C(g)", {"levels": {"g": ["a", "b", "c"]}}), ("y ~ C(g, levels=['a', 'b', 'c'])", {})):
-        np.testing.assert_array_equal(build(formula, bad, **kw).X, build(formula, first, **kw).X)
+        np.testing.assert_array_equal(build(formula, bad, missing="null", **kw).X,
+                                      build(formula, missing, missing="null", **kw).X)
 
 
 def test_missing_cells_never_raises_and_reads_a_decimal_nan_as_missing():
@@ -218,25 +227,27 @@ def test_a_signalling_decimal_nan_in_a_factor_cell_fits_like_its_neighbour(formu
 @pytest.mark.parametrize("how", ["argument", "formula", "categorical"])
 def test_levels_of_another_type_never_make_a_refusal_depend_on_the_values(values, levels, how):
     """Declared levels of another type than the column's (``levels={"g": [False, True]}`` on an integer 0/1 column)
-    are matched by equality for every row, and a value equal to none of them is the first level: a data set whose
-    rows all hold declared values and its neighbour with one value outside them both fit, the outside value coded
-    as the first level (before: the integers 0 and 1 became missing categories and patsy refused the fit at no
-    cost, while a neighbour with one 2 in the column fitted: a free answer to whether every row is 0 or 1)."""
+    are matched by equality for every row, and a value equal to none of them makes a null row: a data set whose
+    rows all hold declared values and its neighbour with one value outside them both fit, the outside value's row
+    a null row as a missing value's is (before: the integers 0 and 1 became missing categories and patsy
+    refused the fit at no cost, while a neighbour with one 2 in the column fitted: a free answer to whether every
+    row is 0 or 1)."""
     rng = np.random.default_rng(3)
     n = 60
     df = pd.DataFrame({"y": rng.normal(size=n), "g": np.array(values)[rng.integers(0, 2, n)]})
     outside = df.copy()
     outside["g"] = outside["g"].astype(object)
     outside.at[0, "g"] = 7
-    as_first = df.copy()
-    as_first.at[0, "g"] = _equal_value(values, levels[0])
+    as_missing = df.copy()
+    as_missing["g"] = as_missing["g"].astype(object)
+    as_missing.at[0, "g"] = None
     formula, kw = ("y ~ C(g)", {"levels": {"g": levels}}) if how != "formula" else (f"y ~ C(g, levels={levels!r})", {})
     if how == "categorical":  # a Categorical column of its own categories, levels declared over it
-        df, outside, as_first = (t.assign(g=pd.Categorical(t["g"])) for t in (df, outside, as_first))
+        df, outside, as_missing = (t.assign(g=pd.Categorical(t["g"])) for t in (df, outside, as_missing))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no pandas warning escapes either
         warnings.filterwarnings("ignore", category=UndeclaredCategoriesWarning)  # the category 7 (the schema's)
-        got, fit_outside, want_outside = (build(formula, t, **kw) for t in (df, outside, as_first))
+        got, fit_outside, want_outside = (build(formula, t, missing="null", **kw) for t in (df, outside, as_missing))
     assert got.X.shape == (n, 2) and np.ptp(got.X[:, 1]) == 1.0  # both levels seen: no row lost to a missing code
     np.testing.assert_array_equal(fit_outside.X, want_outside.X)
 
@@ -258,12 +269,12 @@ def test_levels_that_equal_no_category_of_a_categorical_column_are_refused_free(
 
 
 def test_categories_outside_the_declared_levels_warn_with_their_count():
-    """Some categories equal no declared level: the fit runs (their rows are the first level) and warns with the
+    """Some categories equal no declared level: the fit runs (their rows are null rows) and warns with the
     count, quoting no category; every category declared, in any order, draws no warning."""
     rng = np.random.default_rng(6)
     df = pd.DataFrame({"y": rng.normal(size=80), "g": pd.Categorical(rng.choice(["a", "b", "c"], 80))})
     with pytest.warns(UndeclaredCategoriesWarning, match="1 of the 3 categories of 'g'") as record:
-        build("y ~ C(g)", df, levels={"g": ["a", "b"]})
+        build("y ~ C(g)", df, levels={"g": ["a", "b"]}, missing="null")
     assert "'c'" not in str(record[0].message)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -279,18 +290,13 @@ class _HashRaises:
 
 def test_a_cell_whose_hash_raises_is_outside_the_declared_levels():
     """Any failure of a cell's lookup (not only an unhashable TypeError) reads it as outside the declared levels,
-    the first level (an audit found an InternalFitError on one neighbour only)."""
+    a null row (an audit found an InternalFitError on one neighbour only)."""
     df = frame().assign(g=lambda t: t["g"].astype(object))
-    odd, first = df.copy(), df.copy()
+    odd, missing = df.copy(), df.copy()
     odd.at[0, "g"] = _HashRaises()
-    first.at[0, "g"] = "a"
-    kw = {"levels": {"g": ["a", "b", "c"]}}
-    np.testing.assert_array_equal(build("y ~ C(g)", odd, **kw).X, build("y ~ C(g)", first, **kw).X)
-
-
-def _equal_value(values, level):
-    """The value among ``values`` equal to the declared ``level``."""
-    return next(v for v in values if v == level)
+    missing.at[0, "g"] = None
+    kw = {"levels": {"g": ["a", "b", "c"]}, "missing": "null"}
+    np.testing.assert_array_equal(build("y ~ C(g)", odd, **kw).X, build("y ~ C(g)", missing, **kw).X)
 
 
 @pytest.mark.parametrize("formula", ["y ~ center(x1)", "y ~ standardize(x1)", "y ~ scale(x1)",

@@ -685,7 +685,7 @@ def test_null_row_fill_that_the_column_dtype_cannot_hold_is_not_an_internal_erro
     for res in fits:
         assert list(res.params.index)[1:4] == [f"C(g, levels=[0.5, 1, 2, 3])[T.{lv}]" for lv in (1, 2, 3)]
         assert np.isfinite(res.params.to_numpy()).all()
-    # g's values 2 and 3 are outside [True, False] (1 == True): read as the first level, True, in both data sets
+    # g's values 2 and 3 are outside [True, False] (1 == True): public null rows, in both data sets
     fits = [dpstats.dp_ols("y ~ income + C(g, levels=[True, False])", d, 1.0, 1e-6, method="ssp", missing="drop",
                            bounds=bounds, random_state=0) for d in (complete, incomplete)]
     for res in fits:

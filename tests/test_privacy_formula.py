@@ -301,7 +301,7 @@ SECRET_FORMULAS = [
     ("y ~ I(code * 2)", DataTypeError),
     ("y ~ np.log(code)", DataTypeError),
     ("y ~ bs(code, knots=[1], lower_bound=0, upper_bound=2)", DataTypeError),
-    ("y ~ C(code, levels=['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6'])", None),  # read as c0: fits
+    ("y ~ C(code, levels=['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6'])", None),  # a null row: fits
     ("y ~ C(np.abs(k), levels=[0, 1, 2])", None),
     ("code ~ x", DataTypeError),
 ]
@@ -318,7 +318,7 @@ def test_messages_never_quote_a_value(formula, expected, chunked):
     kw = dict(chunksize=50) if chunked else {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        if expected is None:  # a value outside declared levels is read as the first level: the fit's outputs
+        if expected is None:  # a value outside declared levels makes a null row (screened): the fit's outputs
             res = dpstats.dp_ols(formula, secret_frame(), 1.0, 1e-6, method="dpsgd", **kw)
             text = res.summary().as_text() + repr(res) + "\n".join(str(w.message) for w in caught)
             assert SECRET not in text and "7731" not in text

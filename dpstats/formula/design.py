@@ -114,7 +114,11 @@ class Design:
         With ``missing="raise"`` in a private fit where a variable's dtype can hold a missing value: those variables,
         which the fit's charged missing-value screen covers and its messages name
         (:mod:`dpstats.privacy.missing_screen`); their incomplete rows are public null rows, counted by the screen.
-        Empty: no screen.
+        Empty: no screen.  Since a value outside a variable's declared levels makes a public null row too, those
+        variables are included where their public type does not keep them inside the levels.
+    screened_levels : tuple of str
+        Among ``screened``, the variables that can hold a value outside their declared levels (named by the
+        screen's messages).
     two_valued_response : bool
         The response is a function of one two-valued variable (a boolean, coded 0/1, or one in
         ``variable_supports``), so it takes at most two values (public: the formula, the dtype and the bounds).
@@ -148,6 +152,7 @@ class Design:
     underivable_bounds: list[tuple[str, str]] = field(default_factory=list)
     null_rows: bool = False
     screened: tuple[str, ...] = ()
+    screened_levels: tuple[str, ...] = ()
     two_valued_response: bool = False
     variable_supports: dict[str, tuple[float, ...]] = field(default_factory=dict)
     formula_expanded: str = ""
@@ -580,8 +585,9 @@ def _undeclared_levels_message(undeclared: list[tuple[str, str]], df: pd.DataFra
     return (f"the levels of '{which}' would be read from the private data (which values occur is itself "
             f"private). Declare them: write C({term(names[0])}, levels=['level1', 'level2', ...]) in the "
             f"formula, pass levels={{{declared}}}, or give the column a pandas Categorical dtype with the public "
-            "categories, listing every level the variable can take (a value outside them is read as the first "
-            "declared level). allow_data_levels=True accepts the leak and names it in the report." + hints)
+            "categories, listing every level the variable can take (a row with a value outside them becomes a "
+            "public null row, as a row with a missing value does). allow_data_levels=True accepts the leak and "
+            "names it in the report." + hints)
 
 
 def _check_terms_have_columns(design_info: Any) -> None:
@@ -701,7 +707,7 @@ def _assemble(parsed: ParsedFormula, X: np.ndarray, y: np.ndarray, design_info: 
                   response_interval=ranges.response_interval, missing_bounds=ranges.missing, notes=notes,
                   numeric_variables=numeric, response_info=response_info, bound_variables=ranges.bound_variables,
                   underivable_bounds=ranges.underivable, null_rows=parsed.plan.missing in {"null", "screen"},
-                  screened=parsed.plan.screened,
+                  screened=parsed.plan.screened, screened_levels=parsed.plan.off_levels,
                   two_valued_response=_two_valued_response(parsed, supports), variable_supports=supports,
                   formula_expanded=parsed.expanded,
                   rank_probe=RankProbe(parsed.plan, parsed.schema, dict(bounds or {}), dict(supports)),

@@ -23,8 +23,8 @@ import pandas as pd
 
 from dpstats.errors import DataTypeError, FormulaError, MissingDataError
 
-__all__ = ["onto_levels", "FramePlan", "as_frame", "check_unique_columns", "duration_advice", "is_numeric",
-           "float64_values", "missing_cell", "missing_cells", "numpy_columns"]
+__all__ = ["onto_levels", "off_level_cells", "FramePlan", "as_frame", "check_unique_columns", "duration_advice",
+           "is_numeric", "float64_values", "missing_cell", "missing_cells", "numpy_columns"]
 
 
 def as_frame(data: Any, what: str = "data") -> pd.DataFrame:
@@ -212,15 +212,16 @@ class FramePlan:
     * keep the variables the formula uses; a boolean response becomes 0/1;
     * variables with declared levels become pandas Categoricals with exactly
       those categories, and variables whose levels are written in the formula
-      (``C(g, levels=[...])``) are held to them: a value outside the declared
-      levels is read as the first declared level (:func:`onto_levels`, a public
-      map of each row; a refusal decided by a value would answer, for free,
-      whether any row has a value outside a level set the caller chose);
+      (``C(g, levels=[...])``) are held to them: a row with a value outside the
+      declared levels (:func:`off_level_cells`) is handled as a row with a
+      missing value (below: a public map of each row; a refusal decided by a
+      value would answer, for free, whether any row has a value outside a
+      level set the caller chose);
     * raw variables that enter a transform are clipped to their declared
       range (``clip``), so the transform is evaluated inside the range on
       which its domain was checked;
-    * missing values: ``"raise"`` (a schema violation), ``"null"`` or
-      ``"screen"`` (a row with a missing value becomes the public null row
+    * missing values and values outside the declared levels: ``"raise"`` (a
+      schema violation), ``"null"`` or ``"screen"`` (such a row becomes the public null row
       ``fill``, evaluated like any row and then marked, see
       :func:`dpstats.formula.design.build_design`; with ``"screen"`` the
       marked rows are counted by the fit's charged missing-value screen) or
@@ -245,8 +246,12 @@ class FramePlan:
     fill : tuple of (str, Any)
         The public null row (``missing="null"``), from public facts only.
     screened : tuple of str
-        With ``missing="screen"``: the variables whose dtype can hold a missing value (public: the schema), which
-        the missing-value screen covers and its messages name.
+        With ``missing="screen"``: the variables that can produce a null row (public: the schema and the declared
+        levels; :func:`dpstats.formula.schema.can_produce_null_row`), which the missing-value screen covers and its
+        messages name.
+    off_levels : tuple of str
+        Among ``screened``, the variables whose public type does not keep their values inside their declared
+        levels (named by the screen's messages as the ones that can have a value outside them).
     """
 
     variables: tuple[str, ...]
@@ -257,12 +262,13 @@ class FramePlan:
     allowed: tuple[tuple[str, tuple[Any, ...]], ...] = ()
     fill: tuple[tuple[str, Any], ...] = ()
     screened: tuple[str, ...] = ()
+    off_levels: tuple[str, ...] = ()
 
     def prepare(self, df: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray | None]:
         """The prepared frame and, with ``missing="null"`` or ``"screen"``, the mask of its null rows (None when it
         has none).
 
-        Missing values (NaN, None, ``pd.NA``) are handled first, so that the
+        Missing values (NaN, None, ``pd.NA``) and values outside the declared levels are handled first, so that the
         columns with a pandas extension dtype (nullable ``boolean``, ``Int64``,
         ``Float64``, ``string``, Arrow-backed) can then be given the numpy
         dtype patsy understands (:func:`numpy_columns`).
@@ -280,20 +286,29 @@ class FramePlan:
         Raises
         ------
         MissingDataError
-            A missing value with ``missing="raise"`` (naming the variables, never a row or a count).
+            A missing value or a value outside the declared levels with ``missing="raise"`` (naming the variables,
+            never a row, a value or a count).
         """
         variables = list(self.variables)
         if variables and (len(df.columns) != len(variables) or set(df.columns) != set(variables)):
             df = df[variables]  # (a column list copies a consolidated frame's block: not done for a mere reorder)
         nulls = None
         masks = {v: missing_cells(df[v]) for v in variables}
+        off = {v: off_level_cells(df[v], lv, masks[v]) for v, lv in (*self.levels, *self.allowed)}
+        absent = [str(v) for v in variables if masks[v].any()]
+        outside = [str(v) for v, mask in off.items() if mask.any()]
+        for v, mask in off.items():
+            masks[v] = masks[v] | mask
         bad = [str(v) for v in variables if masks[v].any()]
         if bad:
             if self.missing == "raise":
+                found = " and ".join([*([f"missing values in {', '.join(absent)}"] if absent else []),
+                                      *([f"values outside the declared levels in {', '.join(outside)}"]
+                                        if outside else [])])
                 raise MissingDataError(
-                    f"missing values in {', '.join(bad)}. Impute them with a public rule, or pass missing='drop' "
-                    "(each incomplete row then becomes a public null row that adds nothing to the fit; n stays "
-                    "public and the number of complete rows private).")
+                    f"{found}. Impute missing values with a public rule and declare every level a factor takes, "
+                    "or pass missing='drop' (each such row then becomes a public null row that adds nothing to the "
+                    "fit; n stays public and the number of complete rows private).")
             incomplete = np.logical_or.reduce([masks[v] for v in bad])
             if self.missing == "drop":
                 df = df[~incomplete]
@@ -314,8 +329,8 @@ class FramePlan:
         return df, nulls
 
     def _null_rows(self, df: pd.DataFrame, nulls: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
-        """``df`` with every row that has a missing value (``nulls``, from :func:`missing_cells`) replaced by the
-        public null row, and their mask."""
+        """``df`` with every row that has a missing value or a value outside the declared levels (``nulls``, from
+        :func:`missing_cells` and :func:`off_level_cells`) replaced by the public null row, and their mask."""
         fill = dict(self.fill)
         out = df.copy()
         for v in self.variables:
@@ -341,8 +356,8 @@ def missing_cells(col: pd.Series) -> np.ndarray:
     then refuse the whole data at no cost.  Where pandas' check raises, each cell is read by
     :func:`missing_cell`, which gives the same answer as pandas for every cell pandas can read, reads a decimal
     NaN of either kind as missing (as :func:`dpstats.numbers.number_or_missing` does), and reads any other cell
-    pandas cannot check as present (a value: in a factor with declared levels, one outside them, read as the first
-    level).
+    pandas cannot check as present (a value: in a factor with declared levels, one outside them,
+    :func:`off_level_cells`).
 
     Parameters
     ----------
@@ -385,10 +400,10 @@ def missing_cell(value: Any) -> bool:
 
 def onto_levels(col: pd.Series, levels: Sequence[Any]) -> pd.Series:
     """``col`` with every value replaced by the declared level it equals, and every value outside the declared
-    ``levels`` by the first of them (:func:`level_codes`): a public map of each row onto the declared schema.
-    Refusing such a value instead would let the caller learn, at no cost, whether any row has a value outside a
-    level set of their choosing (``C(age, levels=[0, ..., t])`` asks whether any age is above t).  Every value of
-    the result is one of the declared level objects themselves (an object column), so patsy, whose own matching of
+    ``levels`` by the first of them (:func:`level_codes`): a public map of each row onto the declared schema, for
+    ``C(expression, levels=[...])``, whose values patsy computes (the rows of a variable with declared levels are
+    mapped before, by :class:`FramePlan`: a value outside them makes a public null row).  Every value of the
+    result is one of the declared level objects themselves (an object column), so patsy, whose own matching of
     values to levels is stricter about types than equality (an integer 0 is not the level False there), never
     meets a value it cannot place: a refusal would otherwise depend on which values the rows hold."""
     table = np.empty(len(levels), dtype=object)
@@ -398,25 +413,58 @@ def onto_levels(col: pd.Series, levels: Sequence[Any]) -> pd.Series:
 
 def declared_categorical(col: pd.Series, levels: Sequence[Any]) -> pd.Categorical:
     """``col`` as a Categorical with exactly the declared ``levels`` as its categories, each row coded by
-    :func:`level_codes` (a value outside them is the first level; never a missing code)."""
+    :func:`level_codes` (never a missing code; :class:`FramePlan` has made every row outside them a null row)."""
     return pd.Categorical.from_codes(level_codes(col, levels), categories=list(levels))
+
+
+def off_level_cells(col: pd.Series, levels: Sequence[Any], missing: np.ndarray | None = None) -> np.ndarray:
+    """(n,) bool: which cells of ``col`` hold a value that is not missing and equals none of the declared
+    ``levels``, by the rule of :func:`level_codes`.  A row with such a value is mapped as a row with a missing
+    value is (a public null row, counted by the missing-value screen): a per-row public map, where a refusal
+    decided by the value would answer for free whether any row is outside a level set the caller chose
+    (docs/privacy.md, "Why a non-finite value, or a value outside the declared levels, is mapped and not refused").
+
+    Parameters
+    ----------
+    col : pandas.Series
+        A column.
+    levels : sequence
+        Its declared levels.
+    missing : numpy.ndarray or None
+        Its missing cells (:func:`missing_cells`), computed here when None.
+
+    Returns
+    -------
+    numpy.ndarray
+        The mask of its cells outside the declared levels.
+    """
+    if missing is None:
+        missing = missing_cells(col)
+    return (_raw_level_codes(col, levels) < 0) & ~missing
 
 
 def level_codes(col: pd.Series, levels: Sequence[Any]) -> np.ndarray:
     """(n,) the index in ``levels`` of the declared level each value equals (the first such level), 0 for a
-    value equal to none of them: one rule for every row and every dtype, Python equality (``0 == False``,
-    ``1 == 1.0``).  In an object column a value is a level only where it is hashable and equal to one (an array,
-    a list or a dict in a cell is outside, where ``isin`` would take the one-element array ``array(['a'])`` for
-    the level 'a')."""
+    value equal to none of them (:func:`off_level_cells` marks those): one rule for every row and every dtype,
+    Python equality (``0 == False``, ``1 == 1.0``).  In an object column a value is a level only where it is
+    hashable and equal to one (an array, a list or a dict in a cell is outside, where ``isin`` would take the
+    one-element array ``array(['a'])`` for the level 'a')."""
+    return np.maximum(_raw_level_codes(col, levels), 0)
+
+
+def _raw_level_codes(col: pd.Series, levels: Sequence[Any]) -> np.ndarray:
+    """(n,) as :func:`level_codes`, with -1 for a value (or a missing cell) equal to no declared level."""
     if isinstance(col.dtype, pd.CategoricalDtype):  # its categories by the object rule (pandas' isin is stricter)
-        by_category = level_codes(pd.Series(np.asarray(col.cat.categories, dtype=object)), levels)
-        return np.where(col.cat.codes.to_numpy() >= 0, by_category[col.cat.codes.to_numpy()], 0).astype(np.intp)
+        by_category = _raw_level_codes(pd.Series(np.asarray(col.cat.categories, dtype=object)), levels)
+        codes = col.cat.codes.to_numpy()
+        return np.where(codes >= 0, by_category[np.maximum(codes, 0)] if len(by_category) else -1,
+                        -1).astype(np.intp)
     if col.dtype == object:
         index: dict[Any, int] = {}
         for j, level in enumerate(levels):
             index.setdefault(level, j)
         return np.fromiter((_level_index(v, index) for v in col), dtype=np.intp, count=len(col))
-    codes = np.zeros(len(col), dtype=np.intp)
+    codes = np.full(len(col), -1, dtype=np.intp)
     left = np.ones(len(col), dtype=bool)
     for j, level in enumerate(levels):
         hit = left & col.isin([level]).to_numpy(dtype=bool)
@@ -426,11 +474,11 @@ def level_codes(col: pd.Series, levels: Sequence[Any]) -> np.ndarray:
 
 
 def _level_index(value: Any, index: dict[Any, int]) -> int:
-    """One cell's level index: that of the declared level it is hashable and equal to, else 0."""
+    """One cell's level index: that of the declared level it is hashable and equal to, else -1."""
     try:
-        return index.get(value, 0)
+        return index.get(value, -1)
     except Exception:  # noqa: BLE001 - unhashable (an array, a list, a dict) or a hash or == that raises: outside
-        return 0
+        return -1
 
 
 def _extension_numbers(dtype: Any) -> bool:

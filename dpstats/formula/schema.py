@@ -137,8 +137,8 @@ def parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[
         The declared levels (``levels=``).
     missing : str
         ``"raise"``, ``"null"`` (public null rows), ``"screen"`` (public null rows counted by the missing-value
-        screen of :mod:`dpstats.privacy.missing_screen`; ``"raise"`` where no variable's dtype can hold a missing
-        value) or ``"drop"``.
+        screen of :mod:`dpstats.privacy.missing_screen`; ``"raise"`` where no variable can produce a null row,
+        :func:`can_produce_null_row`) or ``"drop"``.
 
     Returns
     -------
@@ -289,18 +289,67 @@ def _frame_plan(df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]],
         _check_no_missing_level(v, lv)
         _check_level_types(v, lv, df[v])
     _check_references(factor_codes, {**dict(allowed), **dict(declared)}, df)
-    screened = tuple(v for v in variables if v in columns and may_hold_missing(df[v].dtype))
+    held = {**dict(allowed), **dict(declared)}
+    off_levels = tuple(v for v in variables if v in held and may_leave_levels(df[v].dtype, held[v]))
+    screened = tuple(v for v in variables if v in columns and can_produce_null_row(df[v].dtype, held.get(v)))
     if missing == "screen" and not screened:
-        missing = "raise"  # no variable's dtype can hold a missing value: nothing to screen
+        missing = "raise"  # no variable can produce a null row: nothing to screen
     fill = _null_fill(df, bounds, declared, factor_codes) if missing in {"null", "screen"} else ()
+    on_screen = missing == "screen"
     return FramePlan(tuple(variables), tuple(bool_responses), tuple(declared), tuple(clip), missing,
-                     tuple(allowed), tuple(fill), screened if missing == "screen" else ())
+                     tuple(allowed), tuple(fill), screened if on_screen else (), off_levels if on_screen else ())
 
 
 def may_hold_missing(dtype: Any) -> bool:
     """Whether a column of this dtype can hold a missing value (public: the schema).  numpy integers and booleans
     cannot; floats (NaN), objects (None), categoricals, datetimes and pandas' nullable dtypes can."""
     return not (isinstance(dtype, np.dtype) and dtype.kind in "iub")
+
+
+def may_leave_levels(dtype: Any, levels: Sequence[Any] | None) -> bool:
+    """Whether a column of this dtype, read against these declared levels, can hold a value outside them (public:
+    the schema and the declaration).  Only a pandas categorical whose categories are all declared levels, or a
+    numpy boolean column with both False and True declared, cannot; a variable without declared levels cannot.
+
+    Parameters
+    ----------
+    dtype : numpy or pandas dtype
+        The column's dtype.
+    levels : sequence or None
+        Its declared levels (``levels=`` or ``C(g, levels=[...])``), None when none are declared.
+
+    Returns
+    -------
+    bool
+    """
+    if levels is None:
+        return False
+    declared = set(levels)
+    if isinstance(dtype, pd.CategoricalDtype):
+        return any(category not in declared for category in dtype.categories)
+    if isinstance(dtype, np.dtype) and dtype.kind == "b":
+        return not (False in declared and True in declared)
+    return True
+
+
+def can_produce_null_row(dtype: Any, levels: Sequence[Any] | None) -> bool:
+    """Whether a variable can make a row a public null row: its dtype can hold a missing value
+    (:func:`may_hold_missing`) or it can hold a value outside its declared levels (:func:`may_leave_levels`).
+    Decided from public facts only; the missing-value screen runs (and is charged) where some variable of the
+    formula can.
+
+    Parameters
+    ----------
+    dtype : numpy or pandas dtype
+        The column's dtype.
+    levels : sequence or None
+        Its declared levels, None when none are declared.
+
+    Returns
+    -------
+    bool
+    """
+    return may_hold_missing(dtype) or may_leave_levels(dtype, levels)
 
 
 def _declared_levels(levels: Mapping[str, Sequence[Any]] | None, variables: Sequence[str],
@@ -425,8 +474,8 @@ def _check_level_types(var: str, levels: Sequence[Any], column: pd.Series) -> No
 
 
 def _check_categories_declared(var: str, levels: Sequence[Any], dtype: pd.CategoricalDtype) -> None:
-    """Refuse declared levels that equal none of a categorical column's categories (every row would be read as the
-    first declared level: ``["No", "Yes"]`` for the categories "no" and "yes"), and warn
+    """Refuse declared levels that equal none of a categorical column's categories (every row would be outside the
+    declared levels: ``["No", "Yes"]`` for the categories "no" and "yes"), and warn
     (:class:`~dpstats.errors.UndeclaredCategoriesWarning`) when some categories equal no declared level.  Decided
     from the dtype (the schema) and the declared levels, by the rule of :func:`~dpstats.formula.frame.level_codes`
     (Python equality); the messages count the categories and quote none."""
@@ -438,12 +487,13 @@ def _check_categories_declared(var: str, levels: Sequence[Any], dtype: pd.Catego
     if outside == total:
         raise FormulaError(
             f"levels for '{var}' ({', '.join(map(repr, list(levels)[:6]))}{', ...' if len(levels) > 6 else ''}) "
-            f"equal none of the {total} categories of the column's categorical dtype, so every row would be read "
-            f"as the first declared level {levels[0]!r}: spell the levels as the dtype's categories (case and type "
+            f"equal none of the {total} categories of the column's categorical dtype, so every row would be outside "
+            f"the declared levels: spell the levels as the dtype's categories (case and type "
             f"matter), or convert the column. Nothing was read or spent.")
     warnings.warn(
         f"{outside} of the {total} categories of '{var}' (its categorical dtype) equal no declared level: its rows in "
-        f"them are read as the first declared level {levels[0]!r}. Declare every category the variable can take, "
+        "them are outside the declared levels, handled as rows with a missing value (public null rows). Declare "
+        "every category the variable can take, "
         "spelled as the dtype spells it.", UndeclaredCategoriesWarning, stacklevel=2)
 
 

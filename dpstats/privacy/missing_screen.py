@@ -36,9 +36,14 @@ refuses is a data set where many rows are incomplete, the usual sign of a
 mistake (a merge that left a column empty, a code for "not asked" read as
 missing).
 
-The screen runs only where a variable the formula uses has a dtype that can
-hold a missing value (a public fact of the schema: numpy integers and
-booleans cannot); ``missing="drop"`` declares that incomplete rows are
+A row with a value outside a factor's declared levels is mapped and counted
+in the same way (each row adds 0 or 1 to the count, so its sensitivity stays 1).
+The screen runs only where a variable the formula uses can produce a null row
+(public facts of the schema and the declarations,
+:func:`dpstats.formula.schema.can_produce_null_row`: numpy integers and
+booleans cannot hold a missing value, and only a categorical whose categories
+are all declared, or a boolean with both values declared, cannot hold a value
+outside its declared levels); ``missing="drop"`` declares that incomplete rows are
 expected, and spends nothing on a screen.
 
 Where the data came from a CSV source (a fact of the caller's argument),
@@ -151,6 +156,9 @@ class MissingValueScreen:
         The release's GDP mu (Gaussian) or epsilon (Laplace).
     variables : tuple of str
         The variables the formula reads (public: named in the messages).
+    levels : tuple of str
+        Among them, the variables that can hold a value outside their declared levels (public: the schema and the
+        declarations), whose rows with such a value are counted too (named in the messages).
 
     Examples
     --------
@@ -170,17 +178,19 @@ class MissingValueScreen:
     mechanism: Literal["gaussian", "laplace"]
     parameter: float
     variables: tuple[str, ...] = ()
+    levels: tuple[str, ...] = ()
 
     @classmethod
-    def for_method(cls, epsilon: float, delta: float, *, gaussian: bool,
-                   variables: tuple[str, ...] = ()) -> MissingValueScreen:
+    def for_method(cls, epsilon: float, delta: float, *, gaussian: bool, variables: tuple[str, ...] = (),
+                   levels: tuple[str, ...] = ()) -> MissingValueScreen:
         """The screen of a fit with budget (``epsilon``, ``delta``) whose method runs on :func:`fit_epsilon`, and
-        whose releases are all Gaussian (``gaussian``) or not."""
+        whose releases are all Gaussian (``gaussian``) or not; ``levels``: the variables that can hold a value
+        outside their declared levels."""
         rest = fit_epsilon(epsilon, True)
         if gaussian:
             mu, mu_rest = gaussian_mu(epsilon, delta), gaussian_mu(rest, delta)
-            return cls("gaussian", math.sqrt(max(mu * mu - mu_rest * mu_rest, 0.0)), tuple(variables))
-        return cls("laplace", SCREEN_SHARE * float(epsilon), tuple(variables))
+            return cls("gaussian", math.sqrt(max(mu * mu - mu_rest * mu_rest, 0.0)), tuple(variables), tuple(levels))
+        return cls("laplace", SCREEN_SHARE * float(epsilon), tuple(variables), tuple(levels))
 
     @property
     def noise_sd(self) -> float:
@@ -209,7 +219,7 @@ class MissingValueScreen:
         Parameters
         ----------
         null_rows : int
-            The number of rows with a missing value (private).
+            The number of rows with a missing value or a value outside the declared levels (private).
         ledger, rng : PrivacyLedger, numpy.random.Generator
             The fit's ledger and random source.
 
@@ -223,7 +233,8 @@ class MissingValueScreen:
         MissingDataError
             When the noisy count is above :attr:`refusal_level` (the screen's release is spent).
         """
-        name = "missing-value screen: rows with a missing value"
+        name = "missing-value screen: rows with a missing value"  # (and outside the declared levels, if any)
+        outside = " or a value outside the declared levels" if self.levels else ""
         if self.mechanism == "gaussian":
             noisy = float(gaussian_mechanism_mu(float(null_rows), l2_sensitivity=1.0, mu=self.parameter, rng=rng,
                                                 ledger=ledger, name=name))
@@ -232,22 +243,29 @@ class MissingValueScreen:
                                             ledger=ledger, name=name))
         shown = max(0, round(noisy))
         used = ", ".join(self.variables) if self.variables else "the formula's variables"
-        count = (f"about {shown} rows have a missing value in {used} (a noisy count; the noise's standard deviation "
-                 f"is {self.noise_sd:.3g} rows)")
+        where = (f"a missing value or a value outside the declared levels in {used} (the variables with declared "
+                 f"levels a value can fall outside: {', '.join(self.levels)})" if self.levels
+                 else f"a missing value in {used}")
+        count = (f"about {shown} rows have {where} (a noisy count; the noise's standard deviation is "
+                 f"{self.noise_sd:.3g} rows)")
+        fix = ("Impute the missing values with a public rule" + (
+            f", declare every level {', '.join(self.levels)} can take (spelled as the data spell it)"
+            if self.levels else ""))
         hint = _SOURCE_HINT.get()
         if noisy > self.refusal_level:
             spent = ledger.spent
             raise MissingDataError(
                 f"{count}, more than the {self.refusal_level:.0f} a data set without missing values reaches once in "
-                f"{1 / FALSE_REFUSAL:.0f} fits. Impute the missing values with a public rule, or pass "
+                f"{1 / FALSE_REFUSAL:.0f} fits. {fix}, or pass "
                 "missing='drop' (each incomplete row then becomes a public null row that adds nothing to the fit). "
                 f"The screen spent epsilon={spent[0]:.4g}, delta={spent[1]:.3g}; nothing else was released."
                 + (f" {hint}" if hint else ""))
-        warning = (f"{count}; they entered the fit as public null rows. Impute them with a public rule, or pass "
+        warning = (f"{count}; they entered the fit as public null rows. {fix}, or pass "
                    "missing='drop' to say that incomplete rows are expected" + (f". {hint}" if hint else "")
                    if noisy > self.warning_level else "")
         return ScreenOutcome(f"missing-value screen ({self.mechanism}, {SCREEN_SHARE:.0%} of the budget; the rest of "
                              f"the fit ran on the other {1 - SCREEN_SHARE:.0%}): its released noisy count of rows with "
-                             f"a missing value is {round(noisy):d} (the true count plus noise of standard deviation "
-                             f"{self.noise_sd:.2g} rows, so it can be far from 0, above or below, even where no row "
-                             "has a missing value); such rows, if any, entered as public null rows", warning)
+                             f"a missing value{outside} is {round(noisy):d} (the true count plus noise of standard "
+                             f"deviation {self.noise_sd:.2g} rows, so it can be far from 0, above or below, even "
+                             f"where no row has a missing value{outside}); such rows, if any, entered as public null "
+                             "rows", warning)
