@@ -23,7 +23,7 @@ import pandas as pd
 
 from dpstats.errors import DataTypeError, FormulaError, MissingDataError
 
-__all__ = ["onto_levels", "off_level_cells", "FramePlan", "as_frame", "check_unique_columns", "duration_advice",
+__all__ = ["onto_levels", "FramePlan", "as_frame", "check_unique_columns", "duration_advice",
            "is_numeric", "float64_values", "missing_cell", "missing_cells", "numpy_columns"]
 
 
@@ -213,7 +213,7 @@ class FramePlan:
     * variables with declared levels become pandas Categoricals with exactly
       those categories, and variables whose levels are written in the formula
       (``C(g, levels=[...])``) are held to them: a row with a value outside the
-      declared levels (:func:`off_level_cells`) is handled as a row with a
+      declared levels (:func:`level_codes`) is handled as a row with a
       missing value (below: a public map of each row; a refusal decided by a
       value would answer, for free, whether any row has a value outside a
       level set the caller chose);
@@ -294,7 +294,9 @@ class FramePlan:
             df = df[variables]  # (a column list copies a consolidated frame's block: not done for a mere reorder)
         nulls = None
         masks = {v: missing_cells(df[v]) for v in variables}
-        off = {v: off_level_cells(df[v], lv, masks[v]) for v, lv in (*self.levels, *self.allowed)}
+        # each factor's level codes, read once: -1 marks a cell outside the declared levels (or missing)
+        codes = {v: _raw_level_codes(df[v], lv) for v, lv in (*self.levels, *self.allowed)}
+        off = {v: (c < 0) & ~masks[v] for v, c in codes.items()}
         absent = [str(v) for v in variables if masks[v].any()]
         outside = [str(v) for v, mask in off.items() if mask.any()]
         for v, mask in off.items():
@@ -312,17 +314,20 @@ class FramePlan:
             incomplete = np.logical_or.reduce([masks[v] for v in bad])
             if self.missing == "drop":
                 df = df[~incomplete]
+                codes = {v: c[~incomplete] for v, c in codes.items()}
             else:
                 df, nulls = self._null_rows(df, incomplete)
+                # a null row holds the factor's first declared level (the public fill), whose code is 0
+                codes = {v: np.where(incomplete, 0, c) for v, c in codes.items()}
         df = numpy_columns(df, variables)
         if self.bool_responses or self.levels or self.clip:
             df = df.copy(deep=False)
         for v in self.bool_responses:  # a binary response is a linear probability model: False/True -> 0/1
             df[v] = df[v].astype(float)
         for var, lv in self.levels:
-            df[var] = declared_categorical(df[var], lv)
+            df[var] = pd.Categorical.from_codes(np.maximum(codes[var], 0), categories=list(lv))
         for var, lv in self.allowed:
-            df[var] = onto_levels(df[var], lv)
+            df[var] = pd.Series(_level_objects(lv)[np.maximum(codes[var], 0)], index=df.index)
         for var, lo, hi in self.clip:  # (inf becomes NaN, which the design sets to 0: as an unclipped inf)
             values = float64_values(df[var])
             df[var] = np.where(np.isinf(values), np.nan, np.clip(values, lo, hi))
@@ -330,7 +335,7 @@ class FramePlan:
 
     def _null_rows(self, df: pd.DataFrame, nulls: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
         """``df`` with every row that has a missing value or a value outside the declared levels (``nulls``, from
-        :func:`missing_cells` and :func:`off_level_cells`) replaced by the public null row, and their mask."""
+        :func:`missing_cells` and :func:`level_codes`) replaced by the public null row, and their mask."""
         fill = dict(self.fill)
         out = df.copy()
         for v in self.variables:
@@ -357,7 +362,7 @@ def missing_cells(col: pd.Series) -> np.ndarray:
     :func:`missing_cell`, which gives the same answer as pandas for every cell pandas can read, reads a decimal
     NaN of either kind as missing (as :func:`dpstats.numbers.number_or_missing` does), and reads any other cell
     pandas cannot check as present (a value: in a factor with declared levels, one outside them,
-    :func:`off_level_cells`).
+    a null row: :class:`FramePlan`).
 
     Parameters
     ----------
@@ -406,49 +411,22 @@ def onto_levels(col: pd.Series, levels: Sequence[Any]) -> pd.Series:
     result is one of the declared level objects themselves (an object column), so patsy, whose own matching of
     values to levels is stricter about types than equality (an integer 0 is not the level False there), never
     meets a value it cannot place: a refusal would otherwise depend on which values the rows hold."""
+    return pd.Series(_level_objects(levels)[level_codes(col, levels)], index=col.index)
+
+
+def _level_objects(levels: Sequence[Any]) -> np.ndarray:
+    """The declared level objects themselves, as an object array indexed by level code."""
     table = np.empty(len(levels), dtype=object)
     table[:] = list(levels)
-    return pd.Series(table[level_codes(col, levels)], index=col.index)
-
-
-def declared_categorical(col: pd.Series, levels: Sequence[Any]) -> pd.Categorical:
-    """``col`` as a Categorical with exactly the declared ``levels`` as its categories, each row coded by
-    :func:`level_codes` (never a missing code; :class:`FramePlan` has made every row outside them a null row)."""
-    return pd.Categorical.from_codes(level_codes(col, levels), categories=list(levels))
-
-
-def off_level_cells(col: pd.Series, levels: Sequence[Any], missing: np.ndarray | None = None) -> np.ndarray:
-    """(n,) bool: which cells of ``col`` hold a value that is not missing and equals none of the declared
-    ``levels``, by the rule of :func:`level_codes`.  A row with such a value is mapped as a row with a missing
-    value is (a public null row, counted by the missing-value screen): a per-row public map, where a refusal
-    decided by the value would answer for free whether any row is outside a level set the caller chose
-    (docs/privacy.md, "Why a non-finite value, or a value outside the declared levels, is mapped and not refused").
-
-    Parameters
-    ----------
-    col : pandas.Series
-        A column.
-    levels : sequence
-        Its declared levels.
-    missing : numpy.ndarray or None
-        Its missing cells (:func:`missing_cells`), computed here when None.
-
-    Returns
-    -------
-    numpy.ndarray
-        The mask of its cells outside the declared levels.
-    """
-    if missing is None:
-        missing = missing_cells(col)
-    return (_raw_level_codes(col, levels) < 0) & ~missing
+    return table
 
 
 def level_codes(col: pd.Series, levels: Sequence[Any]) -> np.ndarray:
     """(n,) the index in ``levels`` of the declared level each value equals (the first such level), 0 for a
-    value equal to none of them (:func:`off_level_cells` marks those): one rule for every row and every dtype,
-    Python equality (``0 == False``, ``1 == 1.0``).  In an object column a value is a level only where it is
-    hashable and equal to one (an array, a list or a dict in a cell is outside, where ``isin`` would take the
-    one-element array ``array(['a'])`` for the level 'a')."""
+    value equal to none of them (:class:`FramePlan` has made such a row a null row first): one rule for every row
+    and every dtype, Python equality (``0 == False``, ``1 == 1.0``).  In an object column a value is a level only
+    where it is hashable and equal to one (an array, a list or a dict in a cell is outside, where ``isin`` would
+    take the one-element array ``array(['a'])`` for the level 'a')."""
     return np.maximum(_raw_level_codes(col, levels), 0)
 
 
