@@ -775,6 +775,8 @@ def test_formula_all_parses_a_thousand_columns():
     res = dpstats.dp_ols(dpstats.formula_all(df, "y", intercept=False), df, 1.0, 1e-6, method="lasso", bounds=bounds,
                          sparsity=1, random_state=0)
     assert res.params.shape == (1000,) and list(res.params.index[:2]) == ["v0", "v1"]
+    # sparsity=1: the peeling releases exactly one non-zero coefficient, every other column is 0
+    assert int((res.params != 0).sum()) == 1
 
 
 def test_dp_ols_arrays_matches_dp_ols_and_predicts():

@@ -527,8 +527,13 @@ def test_every_refusal_of_a_duration_column_says_how_to_convert_it(formula, kwar
 
 def test_a_duration_column_with_declared_levels_is_a_factor():
     df = _durations()
-    design = build("y ~ wait", df, levels={"wait": sorted(df["wait"].unique())})
+    levels = sorted(df["wait"].unique())
+    design = build("y ~ wait", df, levels={"wait": levels})
     assert design.X.shape == (40, 7)
+    # treatment coding against the first level: column k is the indicator of the (k+1)-th level
+    expected = np.column_stack([np.ones(40)] + [(df["wait"] == level).to_numpy(float) for level in levels[1:]])
+    np.testing.assert_array_equal(design.X, expected)
+    assert design.column_names[1] == "wait[T.Timedelta('0 days 14:00:00')]"
 
 
 def test_predict_names_the_conversion_of_a_duration_column():

@@ -263,7 +263,13 @@ def test_transformed_variables_are_clipped_for_bound_free_methods_too():
     d = frame()
     d.loc[0, "x"] = -3.0  # outside the declared range: log would be NaN without clipping
     res = dpstats.dp_ols("y ~ np.log(x)", d, 1.0, 1e-6, method="dpsgd", bounds={"x": (0.5, 10)}, random_state=0)
+    # clipped to its declared lower bound before the log: the same release as the data with that row at 0.5
+    at_bound = d.copy()
+    at_bound.loc[0, "x"] = 0.5
+    expected = dpstats.dp_ols("y ~ np.log(x)", at_bound, 1.0, 1e-6, method="dpsgd", bounds={"x": (0.5, 10)},
+                              random_state=0)
     assert np.isfinite(res.params).all()
+    np.testing.assert_array_equal(res.params.to_numpy(), expected.params.to_numpy())
 
 
 @pytest.mark.parametrize("formula", ["y ~ x:z", "y ~ x * z", "y ~ x:z:C(g)"])
