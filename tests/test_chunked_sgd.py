@@ -265,8 +265,8 @@ def test_refusals_read_nothing_and_spend_nothing(df, tmp_path):
     ]
     for error, method, kw in refusals:
         with pytest.raises(error,
-                           match="^(clip_norm|batch_size|optimizer|sparsity) must be|^lasso needs sparsity=s_hat|n=240 "
-                                 "is too few"):
+                           match="^(clip_norm|batch_size|optimizer|sparsity) must be|^lasso needs sparsity=s_hat"
+                                 "|n=240 is too few"):
             dpstats.dp_ols(FORMULA, src, 1.0, 1e-6, method=method, bounds=BOUNDS, accountant=acct, **kw)
     # the lasso needs every bound; decided from the schema
     with pytest.raises(MissingBoundsError, match="Declare bounds on the variables x2, x3, y"):

@@ -473,8 +473,8 @@ def test_bad_options_are_refused_before_spending(options: dict) -> None:
     y = X[:, 1] * 2.0
     ledger = PrivacyLedger(1.0, 1e-6)
     with pytest.raises(MethodOptionError,
-                       match="^(m|ptr|blocks|centre|prep_share|pilot_share) must|'tukey' does not accept "
-                             "intercept_index"):
+                       match="^(m|ptr|blocks|centre|prep_share|pilot_share) must"
+                             "|'tukey' does not accept intercept_index"):
         SPEC.fit(InMemoryRows(X, y), FitContext(n=X.shape[0], d=2, ledger=ledger, rng=np.random.default_rng(0),
                                                 intercept_index=0), SPEC.parse_options(options, delta=1e-6))
     assert ledger.steps == []
