@@ -57,32 +57,34 @@ def _unchanged(acct: dpstats.PrivacyAccountant) -> bool:
 
 
 BAD_CALLS = [
-    (dict(epsilon=0.0), InvalidPrivacyParameterError),
-    (dict(epsilon=-1.0), InvalidPrivacyParameterError),
-    (dict(epsilon=float("nan")), InvalidPrivacyParameterError),
-    (dict(epsilon="1"), InvalidPrivacyParameterError),
-    (dict(delta=0.0), InvalidPrivacyParameterError),
-    (dict(delta=1.0), InvalidPrivacyParameterError),
-    (dict(delta=-1e-6), InvalidPrivacyParameterError),
-    (dict(method="nope"), UnknownMethodError),
-    (dict(method="ssp", rho=0.1), MethodOptionError),
-    (dict(method="ols"), InvalidPrivacyParameterError),  # ols needs epsilon=inf
-    (dict(method="ssp", epsilon=float("inf")), InvalidPrivacyParameterError),
-    (dict(method="ssp", bounds={"x1": (0, 10)}), MissingBoundsError),
-    (dict(formula="y ~ x1 + missing_col"), UnknownColumnError),
-    (dict(formula="y ~ x1 + C(h)"), UndeclaredLevelsError),
-    (dict(formula="h ~ x1"), DataTypeError),
+    (dict(epsilon=0.0), InvalidPrivacyParameterError, r"epsilon must be > 0, got 0\.0"),
+    (dict(epsilon=-1.0), InvalidPrivacyParameterError, r"epsilon must be > 0, got -1\.0"),
+    (dict(epsilon=float("nan")), InvalidPrivacyParameterError, r"epsilon must be > 0, got nan"),
+    (dict(epsilon="1"), InvalidPrivacyParameterError, r"epsilon must be a positive number, got the string '1'"),
+    (dict(delta=0.0), InvalidPrivacyParameterError, r"delta must lie strictly between 0 and 1, got 0\.0"),
+    (dict(delta=1.0), InvalidPrivacyParameterError, r"delta must lie strictly between 0 and 1, got 1\.0"),
+    (dict(delta=-1e-6), InvalidPrivacyParameterError, r"delta must lie strictly between 0 and 1, got -1e-06"),
+    (dict(method="nope"), UnknownMethodError, r"unknown method 'nope'; available: "),
+    (dict(method="ssp", rho=0.1), MethodOptionError, r"method 'ssp' does not accept rho; it accepts "),
+    # ols needs epsilon=inf
+    (dict(method="ols"), InvalidPrivacyParameterError, r"method 'ols' is NOT PRIVATE; it runs only with epsilon=float"),
+    (dict(method="ssp", epsilon=float("inf")), InvalidPrivacyParameterError,
+     r"epsilon=inf means no privacy, and a privacy budget cannot pay for a fit that is not private"),
+    (dict(method="ssp", bounds={"x1": (0, 10)}), MissingBoundsError, r"Declare bounds on the variables x2, y"),
+    (dict(formula="y ~ x1 + missing_col"), UnknownColumnError, r"the formula uses 'missing_col', which is not a"),
+    (dict(formula="y ~ x1 + C(h)"), UndeclaredLevelsError, r"the levels of 'C\(h\)' would be read from the private"),
+    (dict(formula="h ~ x1"), DataTypeError, r"the response 'h' must be numeric"),
 ]
 
 
-@pytest.mark.parametrize("kwargs,error", BAD_CALLS)
-def test_bad_input_is_a_typed_error_and_spends_nothing(acct, kwargs, error):
+@pytest.mark.parametrize("kwargs,error,pattern", BAD_CALLS)
+def test_bad_input_is_a_typed_error_and_spends_nothing(acct, kwargs, error, pattern):
     df = make_data(300)
     df["h"] = np.where(df.x1 > 5, "hi", "lo")
     call = dict(formula=FORMULA, data=df, epsilon=1.0, delta=1e-6, method="adassp", bounds=BOUNDS,
                 accountant=acct, random_state=0)
     call.update(kwargs)
-    with pytest.raises(error):
+    with pytest.raises(error, match=pattern):
         dpstats.dp_ols(**call)
     assert _unchanged(acct)
 
@@ -119,14 +121,16 @@ def test_missing_drop_refusal_gives_the_methods_real_reason(acct, method, formul
 
 def test_more_columns_than_rows_is_singular_by_construction(acct):
     df = make_data(4)
-    with pytest.raises(SingularDesignError):
+    with pytest.raises(SingularDesignError,
+                       match=r"more columns \(d=6\) than rows \(n=4\), so it is singular by construction"):
         dpstats.dp_ols("y ~ x1 + x2 + C(g) + x1:x2", df, 1.0, method="ssp", bounds=BOUNDS, accountant=acct)
     assert _unchanged(acct)
 
 
 def test_too_few_rows_for_the_method(acct):
     df = make_data(5)
-    with pytest.raises(InsufficientDataError):
+    with pytest.raises(InsufficientDataError,
+                       match="method 'adassp' needs at least 6 rows for d=5 columns; the data have n=5"):
         dpstats.dp_ols(FORMULA, df, 1.0, method="adassp", bounds=BOUNDS, accountant=acct)
     assert _unchanged(acct)
 
@@ -230,7 +234,8 @@ def test_auto_without_bounds():
         res = dpstats.dp_ols(FORMULA, df, 1.0, random_state=0)
         assert not available_methods()[res.method].needs_bounds
     else:
-        with pytest.raises(MissingBoundsError) as exc:
+        with pytest.raises(MissingBoundsError,
+                           match="no registered method .* Declare bounds for: x1, x2, y, or name a method") as exc:
             dpstats.dp_ols(FORMULA, df, 1.0)
         assert "x1" in str(exc.value)
 
@@ -238,7 +243,8 @@ def test_auto_without_bounds():
 def test_auto_without_bounds_says_what_n_or_epsilon_the_bound_free_path_needs():
     """Refused for too few rows without bounds, auto passes on what pgd's own refusal says (the n, or the epsilon
     at this n, from which it could fit without bounds), not only "declare bounds"."""
-    with pytest.raises(MissingBoundsError) as exc:
+    with pytest.raises(MissingBoundsError,
+                       match="no registered method .* Declare bounds for: x1, x2, y, or name a method") as exc:
         dpstats.dp_ols(FORMULA, make_data(300), 1.0)
     text = str(exc.value)
     assert "Declare bounds for" in text and re.search(r"Without bounds, pgd needs .* takes n >= \d+ rows", text)
@@ -249,7 +255,8 @@ def test_auto_refusal_with_some_bounds_does_not_say_without_data_bounds():
     """s45 new-user check: on Barro's growth data with 12 of 14 variables bounded, auto's refusal said it found no
     method "without data bounds"; it now says "without bounds on every variable and the response", and names the
     two left."""
-    with pytest.raises(MissingBoundsError) as exc:
+    with pytest.raises(MissingBoundsError,
+                       match="no registered method .* Declare bounds for: x1, or name a method") as exc:
         dpstats.dp_ols(FORMULA, make_data(300), 1.0, bounds={k: v for k, v in BOUNDS.items() if k != "x1"})
     text = str(exc.value)
     assert "without bounds on every variable and the response" in text and "data bounds" not in text
@@ -273,9 +280,11 @@ def test_predict_through_stored_design():
     manual = np.array([[1, 0, 0, 1.0, 0.0], [1, 0, 1, 5.0, 1.0]]) @ res.params[order].to_numpy()
     np.testing.assert_allclose(pred.to_numpy(), manual)
     assert list(pred.index) == [10, 20]
-    with pytest.raises(UnseenLevelError):
+    with pytest.raises(UnseenLevelError,
+                       match=r"newdata has a value of the factor 'C\(g\)' that the fitted model does not know"):
         res.predict(pd.DataFrame({"x1": [1.0], "x2": [0.0], "g": ["zzz"]}))
-    with pytest.raises(ValueError):
+    with pytest.raises(dpstats.errors.InvalidArgumentError,
+                       match="predict needs newdata: in-sample fitted values would reveal the private data"):
         res.predict()
     del X
 
@@ -356,7 +365,7 @@ def test_accountant_across_fits_and_refusal_spends_nothing():
         dpstats.dp_ols(FORMULA, df, 1.0, 4e-6, method="ssp", bounds=BOUNDS, accountant=acct, random_state=0)
     spent = acct.spent
     assert spent[0] == pytest.approx(2.0, rel=1e-6) and spent[1] == pytest.approx(8e-6)
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError, match=r"but the accountant has \(epsilon=0, delta=2e-06\) left"):
         dpstats.dp_ols(FORMULA, df, 0.1, 1e-7, method="ssp", bounds=BOUNDS, accountant=acct, random_state=0)
     assert acct.spent == spent and len(acct.history) == 2
 
@@ -378,7 +387,8 @@ def test_refusals_after_reservation_release_it():
         kwargs = dict(formula=FORMULA, data=df, epsilon=1.0, delta=1e-6, method="ssp", bounds=BOUNDS,
                       accountant=acct)
         kwargs.update(call)
-        with pytest.raises(dpstats.errors.DPStatsError):
+        with pytest.raises(dpstats.errors.DPStatsError,
+                           match="not a column of the data|bounds on the variables x2, y|singular by construction"):
             dpstats.dp_ols(**kwargs)
     assert acct.spent == (0.0, 0.0) and acct.remaining == (1.0, 1e-6)
     dpstats.dp_ols(FORMULA, df, 1.0, 1e-6, method="ssp", bounds=BOUNDS, accountant=acct, random_state=0)
@@ -392,7 +402,7 @@ def test_arrays_interface_charges_the_accountant():
                           x_bounds=[(0, 10), (-3, 3)], y_bounds=(-60, 60), intercept=True, accountant=acct,
                           random_state=0)
     assert acct.spent[0] == pytest.approx(0.6)
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError, match=r"but the accountant has \(epsilon=0\.4, delta=5e-07\) left"):
         dpstats.dp_ols_arrays(df[["x1", "x2"]].to_numpy(), df["y"].to_numpy(), 0.6, 5e-7, method="ssp",
                               x_bounds=[(0, 10), (-3, 3)], y_bounds=(-60, 60), accountant=acct)
     assert acct.spent[0] == pytest.approx(0.6)

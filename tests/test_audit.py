@@ -163,11 +163,11 @@ def test_audit_event_is_reported_consistently():
 
 
 def test_audit_samples_rejects_bad_input():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"need the same number \(>= 20\) of runs on D and on D'"):
         audit_samples(np.zeros(30), np.zeros(31))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"need the same number \(>= 20\) of runs on D and on D'"):
         audit_samples(np.zeros(10), np.zeros(10))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="audited outputs must be finite"):
         audit_samples(np.r_[np.zeros(29), np.nan], np.zeros(30))
 
 

@@ -307,7 +307,8 @@ def test_a_refusal_never_quotes_data_passed_as_an_argument(call: str) -> None:
     neighbour.loc[0, "x1"] = SENTINELS["x1"]
     messages = []
     for data in (frame, neighbour):
-        with pytest.raises(dpstats.errors.DPStatsError) as refused:
+        with pytest.raises(dpstats.errors.DPStatsError,
+                           match=r"got an? (Series|DataFrame|numpy array) of shape \(60,( 3)?\)") as refused:
             _misplaced_data_calls(data)[call]()
         messages.append(str(refused.value))
     assert messages[0] == messages[1], messages[1][:300]

@@ -102,7 +102,7 @@ def test_peeling_block_records_parallel_composition_once_and_refuses_extra_calls
     rng = np.random.default_rng(1)
     for _ in range(4):
         assert np.count_nonzero(block.release(rng.normal(size=50), rng=rng)) == 20
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="this Peeling block has already made all the calls it was charged for"):
         block.release(np.zeros(50), rng=rng)
     (step,) = ledger.steps
     assert "parallel composition over 4 disjoint parts" in step.note
@@ -114,7 +114,8 @@ def test_peeling_refuses_over_budget_before_drawing():
     ledger = PrivacyLedger(0.5, 1e-6)
     rng = np.random.default_rng(0)
     state = rng.bit_generator.state
-    with pytest.raises(dpstats.errors.BudgetExceededError):
+    with pytest.raises(dpstats.errors.BudgetExceededError,
+                       match="step 'Peeling' would bring this fit's spend to .*, above its budget"):
         peeling(np.ones(3), sparsity=1, linf_sensitivity=1.0, epsilon=1.0, delta=1e-6, rng=rng, ledger=ledger)
     assert rng.bit_generator.state == state and not ledger.steps
 
@@ -218,7 +219,8 @@ def test_noisy_ols_refusal_spends_exactly_the_check_and_says_so():
     df = pd.DataFrame({"x": np.linspace(-1, 1, 60)})
     df["y"] = df.x
     acct = dpstats.PrivacyAccountant(5.0, 1e-5)
-    with pytest.raises(IllConditionedDesignError) as info:
+    with pytest.raises(IllConditionedDesignError,
+                       match=r"lower bound on lambda_min\(X\^T X\).* no finite sensitivity can be certified") as info:
         dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method="noisy_ols", bounds={"x": (-1, 1), "y": (-1, 1)},
                        accountant=acct, random_state=0, missing="drop")  # (no missing-value screen to charge)
     f = noisy_ols.INFERENCE_SHARE  # inference (default) takes this share of mu^2; the check 0.2 of the rest
@@ -234,13 +236,15 @@ def test_noisy_ols_refusal_spends_exactly_the_check_and_says_so():
 def test_refusals_before_any_release_spend_nothing():
     X = np.random.default_rng(0).choice([-1.0, 1.0], size=(200, 30))
     acct = dpstats.PrivacyAccountant(5.0, 1e-5)
-    with pytest.raises(MethodOptionError):
+    with pytest.raises(MethodOptionError,
+                       match="lasso needs sparsity=s_hat, the number of non-zero coefficients to release"):
         dpstats.dp_ols_arrays(X, X[:, 0], 1.0, method="lasso", x_bounds=(-1, 1), y_bounds=(-1, 1),
                               accountant=acct)  # no sparsity=
-    with pytest.raises(MethodOptionError):
+    with pytest.raises(MethodOptionError, match="guarantee='conditional' needs min_eigenvalue=lambda_0"):
         dpstats.dp_ols_arrays(X, X[:, 0], 1.0, method="noisy_ols", x_bounds=(-1, 1), y_bounds=(-1, 1),
                               accountant=acct, guarantee="conditional")  # no min_eigenvalue=
-    with pytest.raises(MissingBoundsError):
+    with pytest.raises(MissingBoundsError,
+                       match=r"needs public bounds on every column and on the response; missing for: y \(response\)"):
         dpstats.dp_ols_arrays(X, X[:, 0], 1.0, method="lasso", x_bounds=(-1, 1), sparsity=2, accountant=acct)
     assert acct.spent == (0.0, 0.0)
 
@@ -283,9 +287,16 @@ def test_noisy_ols_conditional_is_opt_in_and_says_so_in_words():
 
 def test_noisy_ols_options_are_checked():
     df, b = _api_data(2000), API_BOUNDS
-    for bad in ({"guarantee": "sometimes"}, {"truncation": -1.0}, {"eigen_share": 1.5}, {"eigen_failure": 1e-3},
-                {"min_eigenvalue": 0.3}, {"guarantee": "conditional", "min_eigenvalue": 0.3, "eigen_share": 0.5}):
-        with pytest.raises(MethodOptionError):
+    for bad, pattern in [
+        ({"guarantee": "sometimes"}, r"guarantee must be one of worst-case, conditional, got 'sometimes'"),
+        ({"truncation": -1.0}, r"truncation must be a finite number > 0"),
+        ({"eigen_share": 1.5}, r"eigen_share must lie in \(0, 1\)"),
+        ({"eigen_failure": 1e-3}, r"eigen_failure must lie in \(0, delta=1e-06\)"),
+        ({"min_eigenvalue": 0.3}, r"min_eigenvalue is an assumption of guarantee='conditional' only"),
+        ({"guarantee": "conditional", "min_eigenvalue": 0.3, "eigen_share": 0.5},
+         r"eigen_share and eigen_failure belong to the worst-case fit"),
+    ]:
+        with pytest.raises(MethodOptionError, match=pattern):
             dpstats.dp_ols("y ~ x1 + x2", df, 1, 1e-6, method="noisy_ols", bounds=b, random_state=0, **bad)
 
 
@@ -599,7 +610,7 @@ def test_lasso_conditional_is_opt_in_and_labelled():
                                 guarantee="conditional", random_state=0)
     assert res.privacy.guarantee.startswith("CONDITIONAL")
     assert any("only with high probability" in a for a in res.privacy.assumptions)
-    with pytest.raises(MethodOptionError):
+    with pytest.raises(MethodOptionError, match="residual_bound belongs to the worst-case fit"):
         dpstats.dp_ols_arrays(X, y, 1.0, method="lasso", x_bounds=(-1, 1), y_bounds=(-3, 3), sparsity=1,
                               guarantee="conditional", residual_bound=0.5)
 
@@ -616,7 +627,8 @@ def test_sparse_regression_data_shape_and_sparsity():
     assert abs(np.std(y - X @ beta) / sigma - 1.0) < 0.1  # sd of the sd estimate: 1.6% at n = 2000
     again = sparse_regression_data(n, d, s, sigma, random_state=3)
     assert all(np.array_equal(a, b) for a, b in zip(again, (X, y, beta, support), strict=True))
-    with pytest.raises(ValueError):
+    with pytest.raises(dpstats.errors.InvalidArgumentError,
+                       match="need n >= 1, 1 <= s <= d and sigma >= 0; got .*s=31"):
         sparse_regression_data(n, d, d + 1, sigma)
 
 
@@ -751,7 +763,7 @@ def test_formula_all_quotes_groups_and_matches_the_flat_formula():
     flat = patsy.dmatrix(" + ".join(c if " " not in c else f"Q('{c}')" for c in df.columns if c not in ("y", "x0")),
                          df).design_info.column_names
     assert grouped == flat
-    with pytest.raises(dpstats.errors.UnknownColumnError):
+    with pytest.raises(dpstats.errors.UnknownColumnError, match="the response 'nope' is not a column of the data"):
         dpstats.formula_all(df, "nope")
 
 
@@ -763,6 +775,8 @@ def test_formula_all_parses_a_thousand_columns():
     res = dpstats.dp_ols(dpstats.formula_all(df, "y", intercept=False), df, 1.0, 1e-6, method="lasso", bounds=bounds,
                          sparsity=1, random_state=0)
     assert res.params.shape == (1000,) and list(res.params.index[:2]) == ["v0", "v1"]
+    # sparsity=1: the peeling releases exactly one non-zero coefficient, every other column is 0
+    assert int((res.params != 0).sum()) == 1
 
 
 def test_dp_ols_arrays_matches_dp_ols_and_predicts():
@@ -779,16 +793,21 @@ def test_dp_ols_arrays_matches_dp_ols_and_predicts():
 
 def test_dp_ols_arrays_checks_its_inputs():
     X = np.zeros((10, 2))
-    with pytest.raises(dpstats.errors.DataTypeError):
+    with pytest.raises(dpstats.errors.DataTypeError,
+                       match=r"X must be 2-d \(n x d\) and y of length n; got X \(10, 2\) and y of length 9"):
         dpstats.dp_ols_arrays(X, np.zeros(9), 1.0, method="ssp", x_bounds=(-1, 1), y_bounds=(-1, 1))
-    with pytest.raises(dpstats.errors.DataTypeError):
+    with pytest.raises(dpstats.errors.DataTypeError,
+                       match="column_names must be 2 distinct names, one per column of X"):
         dpstats.dp_ols_arrays(X, np.zeros(10), 1.0, method="ssp", column_names=["a", "a"], x_bounds=(-1, 1),
                               y_bounds=(-1, 1))
-    with pytest.raises(dpstats.errors.InvalidBoundsError):
+    with pytest.raises(dpstats.errors.InvalidBoundsError,
+                       match=r"x_bounds must be one pair \(lo, hi\) for every column or 2 pairs, one per column"):
         dpstats.dp_ols_arrays(X, np.zeros(10), 1.0, method="ssp", x_bounds=[(-1, 1)] * 3, y_bounds=(-1, 1))
-    with pytest.raises(dpstats.errors.InvalidBoundsError):
+    with pytest.raises(dpstats.errors.InvalidBoundsError, match=r"x_bounds = \(1, -1\) is empty \(lo > hi\)"):
         dpstats.dp_ols_arrays(X, np.zeros(10), 1.0, method="ssp", x_bounds=(1, -1), y_bounds=(-1, 1))
-    with pytest.raises(dpstats.errors.MissingDataError):  # the non-private reference refuses a missing value
+    # the non-private reference refuses a missing value
+    with pytest.raises(dpstats.errors.MissingDataError,
+                       match="X or y contains missing or infinite values; impute them with a public rule first"):
         dpstats.dp_ols_arrays(np.full((10, 2), np.nan), np.zeros(10), np.inf, method="ols")
     # a private fit screens it: a NaN row is a public null row, counted by the charged missing-value screen
     res = dpstats.dp_ols_arrays(np.full((10, 2), np.nan), np.zeros(10), 1.0, method="ssp", x_bounds=(-1, 1),

@@ -120,7 +120,7 @@ def test_privacy_profile_checked_numerically_with_the_pld_accountant(eps, delta)
 
 def test_gaussian_mu_validates_its_arguments():
     for eps, delta in [(0.0, 1e-6), (-1.0, 1e-6), (1.0, 0.0), (1.0, 1.0), (1.0, -1e-6), (float("nan"), 1e-6)]:
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="gaussian_mu needs epsilon > 0 and 0 < delta < 1"):
             gaussian_mu(eps, delta)
     assert gaussian_mu(math.inf, 1e-6) == math.inf
 
@@ -249,5 +249,5 @@ def test_split_mu_parts_compose_back_to_mu(weights):
 
 @pytest.mark.parametrize("weights", [[1, 0], [1, -1], [0.0]])
 def test_split_mu_rejects_non_positive_weights(weights):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="budget weights must be positive"):
         split_mu(1.0, weights)

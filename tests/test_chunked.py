@@ -166,20 +166,23 @@ def test_levels_from_schema_and_from_the_levels_argument(df, files):
 def test_public_errors_are_decided_before_any_row_is_read(df):
     src = UnreadableSource(df)
     acct = dpstats.PrivacyAccountant(5.0, 1e-5)
-    with pytest.raises(UndeclaredLevelsError):
+    with pytest.raises(UndeclaredLevelsError, match=r"the levels of 'C\(g\)' would be read from the private data"):
         dpstats.dp_ols("y ~ x1 + C(g)", src, 1.0, 1e-6, method="ssp", bounds=BOUNDS, accountant=acct)
     with pytest.raises(UndeclaredLevelsError, match="allow_data_levels=True is not supported"):
         dpstats.dp_ols("y ~ x1 + g", src, 1.0, 1e-6, method="ssp", bounds=BOUNDS, allow_data_levels=True,
                        accountant=acct)
-    with pytest.raises(dpstats.errors.MissingBoundsError):
+    with pytest.raises(dpstats.errors.MissingBoundsError, match="Declare bounds on the variables y"):
         dpstats.dp_ols("y ~ x1", src, 1.0, 1e-6, method="ssp", bounds={"x1": (0, 10)}, accountant=acct)
-    with pytest.raises(dpstats.errors.StatefulTransformError):
+    with pytest.raises(dpstats.errors.StatefulTransformError,
+                       match=r"'center\(x1\)' uses patsy's center\(\), which computes the mean/sd of the private data"):
         dpstats.dp_ols("y ~ center(x1)", src, 1.0, 1e-6, method="ssp", bounds=BOUNDS, accountant=acct)
-    with pytest.raises(dpstats.errors.InvalidBoundsError):
+    with pytest.raises(dpstats.errors.InvalidBoundsError,
+                       match="bounds names 'x9', which is not a column of the data, a design column or the response"):
         dpstats.dp_ols("y ~ x1", src, 1.0, 1e-6, method="ssp", bounds={**BOUNDS, "x9": (0, 1)}, accountant=acct)
-    with pytest.raises(dpstats.errors.MethodOptionError):
+    with pytest.raises(dpstats.errors.MethodOptionError, match=r"rho must lie in \(0, 1\)"):
         dpstats.dp_ols("y ~ x1", src, 1.0, 1e-6, method="adassp", bounds=BOUNDS, rho=2.0, accountant=acct)
-    with pytest.raises(dpstats.errors.MissingBoundsError):  # a pass-per-round method: refused before counting
+    # a pass-per-round method: refused before counting
+    with pytest.raises(dpstats.errors.MissingBoundsError, match="Declare bounds on the variables y"):
         dpstats.dp_ols("y ~ x1", src, 1.0, 1e-6, method="lasso", bounds={"x1": (0, 10)}, sparsity=1,
                        accountant=acct)
     assert acct.spent == (0.0, 0.0)
@@ -187,7 +190,8 @@ def test_public_errors_are_decided_before_any_row_is_read(df):
 
 def test_over_budget_is_refused_before_the_source_is_opened(tmp_path):
     acct = dpstats.PrivacyAccountant(1.0, 1e-6)
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError,
+                       match=r"asks for \(epsilon=2, delta=1e-07\) .* has \(epsilon=1, delta=1e-06\) left"):
         dpstats.dp_ols("y ~ x", str(tmp_path / "does-not-exist.parquet"), 2.0, 1e-7, method="ssp",
                        bounds={"x": (0, 1), "y": (0, 1)}, accountant=acct)
     assert acct.spent == (0.0, 0.0)
@@ -276,7 +280,8 @@ def test_auto_chooses_among_chunk_capable_methods_and_predict_works(df, files):
 def test_refusal_after_spending_is_settled(df):
     acct = dpstats.PrivacyAccountant(5.0, 1e-5)
     tiny = df.head(400)
-    with pytest.raises(dpstats.errors.IllConditionedDesignError):
+    with pytest.raises(dpstats.errors.IllConditionedDesignError,
+                       match=r"lower bound on lambda_min\(X\^T X\) is .* no finite sensitivity can be certified"):
         dpstats.dp_ols(FORMULA, DataFrameSource(tiny, 100), 0.05, 1e-6, method="noisy_ols", bounds=BOUNDS,
                        accountant=acct, random_state=0)
     assert 0 < acct.spent[0] < 0.05

@@ -160,7 +160,8 @@ def test_a_failure_of_dpstats_code_in_a_dask_task_is_not_read_as_the_data(monkey
         raise IndexError("a bug")
 
     monkeypatch.setattr(chunked.ChunkEvaluator, "evaluate_prepared", broken)
-    with pytest.raises(InternalFitError) as info:
+    with pytest.raises(InternalFitError,
+                       match="reading the data failed with IndexError; its message is withheld") as info:
         dpstats.dp_ols("y ~ x1", dd.from_pandas(_frame(), npartitions=3), 1.0, method="ssp", bounds=BOUNDS,
                        random_state=0)
     assert info.value.original_type == "IndexError"

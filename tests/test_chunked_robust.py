@@ -227,12 +227,16 @@ def test_refusals_come_before_any_pass_and_spend_nothing(sim, method, kw, error)
     epsilon = kw.pop("epsilon", EPSILON)
     led = PrivacyLedger(epsilon, DELTA)
     spec = get_method(method)
-    with pytest.raises(error):
+    with pytest.raises(error,
+                       match=r"gamma_fraction must lie in \(0, 1\.0\)|max_rounds must be an integer >= 2"
+                             r"|trace must be a positive|cannot clear its noise even for 2"):
         spec.fit(_NoReads(N, 3), FitContext(n=N, d=3, ledger=led, rng=np.random.default_rng(0)),
                  spec.parse_options(kw, delta=DELTA))
     assert led.steps == []
     acct = PrivacyAccountant(5.0, 1e-5)
-    with pytest.raises(error):
+    with pytest.raises(error,
+                       match=r"gamma_fraction must lie in \(0, 1\.0\)|max_rounds must be an integer >= 2"
+                             r"|trace must be a positive|cannot clear its noise even for 2"):
         dpstats.dp_ols(sim.formula, DataFrameSource(sim.frame, 500), epsilon, DELTA, method=method, accountant=acct,
                        **kw)
     assert acct.spent == (0.0, 0.0)

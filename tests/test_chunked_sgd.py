@@ -264,12 +264,16 @@ def test_refusals_read_nothing_and_spend_nothing(df, tmp_path):
         (InsufficientDataError, "lasso", {"sparsity": 1, "iterations": N + 1}),
     ]
     for error, method, kw in refusals:
-        with pytest.raises(error):
+        with pytest.raises(error,
+                           match="^(clip_norm|batch_size|optimizer|sparsity) must be|^lasso needs sparsity=s_hat"
+                                 "|n=240 is too few"):
             dpstats.dp_ols(FORMULA, src, 1.0, 1e-6, method=method, bounds=BOUNDS, accountant=acct, **kw)
-    with pytest.raises(MissingBoundsError):  # the lasso needs every bound; decided from the schema
+    # the lasso needs every bound; decided from the schema
+    with pytest.raises(MissingBoundsError, match="Declare bounds on the variables x2, x3, y"):
         dpstats.dp_ols(FORMULA, src, 1.0, 1e-6, method="lasso", bounds={"x1": (0.0, 10.0)}, accountant=acct,
                        sparsity=1)
-    with pytest.raises(BudgetExceededError):  # over budget: refused before the file is opened
+    # over budget: refused before the file is opened
+    with pytest.raises(BudgetExceededError, match=r"asks for \(epsilon=6, .* has \(epsilon=5, delta=1e-05\) left"):
         dpstats.dp_ols("y ~ x", str(tmp_path / "absent.parquet"), 6.0, 1e-6, method="dpsgd", accountant=acct)
     assert acct.spent == (0.0, 0.0)
 

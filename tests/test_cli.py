@@ -383,6 +383,10 @@ def test_plan_command_prints_the_library_plan(capsys):
 
     printed = pd.read_csv(StringIO(csv_text))
     np.testing.assert_allclose(printed["privacy"], library["privacy"], rtol=1e-12)
+    assert main(argv + ["--format", "json"]) == 0
+    records = pd.DataFrame(json.loads(capsys.readouterr().out))  # one record per row of the library's frame
+    assert list(records.columns) == list(library.columns) and len(records) == len(library)
+    np.testing.assert_allclose(records["privacy"], library["privacy"], rtol=1e-9)  # to_json keeps 10 digits
     assert main(["plan", "--bounds", json.dumps(BOUNDS), "--n", "5000", "--format", "json"]) == 0
     assert isinstance(json.loads(capsys.readouterr().out), list)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import re
 
 import matplotlib
 import numpy as np
@@ -216,7 +217,7 @@ def test_a_single_epsilon_is_a_grid_of_one(synthetic):
 def test_epsilons_and_delta_are_checked_as_dp_ols_checks_them_before_any_fit(synthetic, monkeypatch, grid, delta,
                                                                               error, words):
     monkeypatch.setattr(importlib.import_module("dpstats.compare"), "dp_ols", _no_fit)
-    with pytest.raises(error) as info:
+    with pytest.raises(error, match=re.escape(words[0])) as info:
         dpstats.compare("y ~ x", synthetic, methods=["ssp"], epsilons=grid, delta=delta, trials=1,
                         data_are_public=True, bounds=BOUNDS, progress=False, verbose=False)
     assert all(w in str(info.value) for w in words), str(info.value)
@@ -234,7 +235,7 @@ def test_other_public_arguments_get_typed_refusals_before_any_fit(synthetic, mon
     monkeypatch.setattr(importlib.import_module("dpstats.compare"), "dp_ols", _no_fit)
     options = dict(methods=["ssp"], epsilons=[1.0], trials=1, data_are_public=True, bounds=BOUNDS, progress=False,
                    verbose=False)
-    with pytest.raises(InvalidArgumentError) as info:
+    with pytest.raises(InvalidArgumentError, match="^(methods|method_options|random_state|truth) must") as info:
         dpstats.compare("y ~ x", synthetic, **{**options, **kwargs})
     assert all(w in str(info.value) for w in words), str(info.value)
 

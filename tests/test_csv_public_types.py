@@ -104,7 +104,8 @@ def test_undeclared_missing_tokens_are_still_missing(tmp_path):
     text = _write(tmp_path / "text.csv", "NA")
     number = _write(tmp_path / "number.csv", "1", first_x="NA")
     for path in (text, number):
-        with pytest.raises(dpstats.errors.MissingDataError):
+        with pytest.raises(dpstats.errors.MissingDataError,
+                           match=r"missing values in [gx]\. Impute missing values with a public rule"):
             dpstats.dp_ols("y ~ x + g", path, np.inf, method="ols", levels={"g": ["1", "2"]})
         screened = _fit(path, "y ~ x + g", levels={"g": ["1", "2"]})
         assert screened.privacy.steps[0].name.startswith("missing-value screen") and screened.params.notna().all()

@@ -134,7 +134,7 @@ def test_describe_has_provenance():
 @pytest.mark.parametrize("call", [datasets.load, datasets.describe])
 @pytest.mark.parametrize("bad", ["iris", "", "Diamonds", None])
 def test_unknown_name_is_a_typed_error(call, bad):
-    with pytest.raises(UnknownDatasetError) as err:
+    with pytest.raises(UnknownDatasetError, match="unknown data set .*; bundled: diamonds, mtcars, penguins") as err:
         call(bad)
     assert isinstance(err.value, DPStatsError) and isinstance(err.value, KeyError)
     assert "unknown data set" in str(err.value) and "diamonds, mtcars, penguins" in str(err.value)

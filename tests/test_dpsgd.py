@@ -60,7 +60,7 @@ def test_poisson_subsample_has_the_poisson_law():
 
 
 def test_poisson_subsample_validates_rate():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"the sampling rate must lie in \(0, 1\]"):
         poisson_subsample(10, 0.0, np.random.default_rng(0))
     assert poisson_subsample(5, 1.0, np.random.default_rng(0)).size == 5
 
@@ -160,7 +160,7 @@ def test_over_budget_run_is_refused_before_any_draw(easy):
     ledger.charge(PrivacyStep("earlier release", "laplace", 1.0, "L1", 2.0, epsilon=0.5, delta=0.0))
     rng = np.random.default_rng(5)
     state = rng.bit_generator.state
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError, match="would bring this fit's spend to .*, above its budget"):
         dpsgd.SPEC.fit_arrays(X, y, ledger=ledger, rng=rng, bounds=None, epochs=1)
     assert rng.bit_generator.state == state  # no sample, no noise
     assert len(ledger.steps) == 1
@@ -170,7 +170,7 @@ def test_bad_options_spend_nothing(easy):
     acc = dpstats.PrivacyAccountant(1.0, 1e-6)
     for bad in ({"clip_norm": -1.0}, {"learning_rate": 0.0}, {"batch_size": 0}, {"epochs": -2},
                 {"optimizer": "lbfgs"}):
-        with pytest.raises(MethodOptionError):
+        with pytest.raises(MethodOptionError, match="^(clip_norm|learning_rate|batch_size|epochs|optimizer) must be"):
             dpstats.dp_ols("y ~ x1", easy, 1.0, 1e-6, method="dpsgd", accountant=acc, random_state=0, **bad)
     assert acc.spent[0] == 0.0
 
@@ -180,7 +180,7 @@ def test_block_enforces_rounds_clipping_and_order():
     block = poisson_gaussian_block(noise_multiplier=1.0, sampling_rate=0.5, rounds=2, clip_norm=1.0, n=6,
                                    ledger=ledger, name="block", dimension=2)
     rng = np.random.default_rng(0)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match=r"release_clipped_sum needs a fresh sample\(\) first"):
         block.release_clipped_sum(np.zeros((1, 2)), rng)  # a release needs a sample first
     block.sample(rng)
     # clipping: the same noise on two neighbouring batches moves the output by at most 2C
@@ -192,7 +192,7 @@ def test_block_enforces_rounds_clipping_and_order():
     out2 = block.release_clipped_sum(rows2, np.random.default_rng(9))
     assert np.all(np.isfinite(out1))
     assert np.linalg.norm(out1 - out2) <= 2.0 + 1e-12
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="this block has already drawn all the samples it was charged for"):
         block.sample(rng)
     (step,) = ledger.steps
     assert step.epsilon == poisson_gaussian_epsilon(1.0, 0.5, 2, 1e-6)
@@ -201,7 +201,9 @@ def test_block_enforces_rounds_clipping_and_order():
 def test_divergence_is_a_typed_error_after_spending(easy):
     # a row whose gradient overflows at a huge iterate is clipped to its direction (norm C), not dropped, so the
     # steps are lr * C in size: with C = 100 a step of 1e308 * 100 overflows, and the iterate diverges
-    with pytest.raises(ConvergenceError) as info:
+    with pytest.raises(ConvergenceError,
+                       match=r"DP-SGD diverged \(non-finite coefficients\) with learning_rate=1e\+308; lower "
+                             r"it") as info:
         _fit(easy, optimizer="sgd", learning_rate=1e308, clip_norm=100.0, epochs=1)
     assert info.value.privacy_spent[0] > 0  # the budget was spent and the error says so
 

@@ -97,7 +97,7 @@ def test_a_run_over_budget_is_refused_before_any_release(easy):
     ctx = FitContext(n=2000, d=3, ledger=ledger, rng=rng, intercept_index=0,
                      column_ranges=((1.0, 1.0), (-1.0, 1.0), (-1.0, 1.0)), response_range=(-1.0, 1.0),
                      rescaled=True)
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError, match="would bring this fit's spend to .*, above its budget"):
         dpsgd.fit(InMemoryRows(X, y), ctx, dpsgd.DPSGDOptions(epochs=1))
     assert rng.bit_generator.state == state and len(ledger.steps) == 1  # no moment, no sample, no noise
 

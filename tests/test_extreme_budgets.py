@@ -65,7 +65,7 @@ def test_the_range_ends_are_supported_and_the_refusal_is_an_invalid_parameter() 
     assert issubclass(UnsupportedPrivacyParameterError, ValueError)
     # a total shared by many fits composes by addition: no supported-range limit on it
     assert check_budget_total(1e4, 1e-300) == (1e4, 1e-300)
-    with pytest.raises(InvalidPrivacyParameterError):
+    with pytest.raises(InvalidPrivacyParameterError, match=r"epsilon must be > 0, got 0\.0"):
         check_budget_total(0.0, 1e-6)
 
 
@@ -150,7 +150,8 @@ def test_a_charge_with_no_finite_total_is_refused_unrecorded_and_says_why() -> N
 def test_the_repro_budget_is_refused_before_the_accountant_is_touched(frame: pd.DataFrame) -> None:
     acct = dpstats.PrivacyAccountant(MAX_EPSILON, 1e-3)
     for method, eps in [("ssp", 650.0), ("dpsgd", 700.0), ("lasso", 1e4)]:
-        with pytest.raises(UnsupportedPrivacyParameterError):
+        with pytest.raises(UnsupportedPrivacyParameterError,
+                           match="is above the largest supported epsilon of one fit, 100"):
             dpstats.dp_ols("y ~ x", frame, eps, 1e-6, method=method, bounds=BOUNDS, accountant=acct,
                            **_options(method))
     assert acct.spent == (0, 0) and acct.history == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import numpy as np
@@ -72,11 +73,20 @@ def test_poly_is_raw_powers_with_derived_bounds(wages):
     assert "I(exper ** 2)" in res.params.index
 
 
-@pytest.mark.parametrize("formula", ["y ~ poly(x, 2, raw=False)", "y ~ poly(x)", "y ~ poly(x, 0)",
-                                     "y ~ poly(x, k)", "y ~ I(poly(x, 2))", "poly(y, 2) ~ x"])
-def test_poly_misuse_is_refused(formula):
+_POLY_DEGREE = r"poly\(x, k\) takes a variable or expression and a literal degree k >= 1"
+
+
+@pytest.mark.parametrize("formula, error, pattern", [
+    ("y ~ poly(x, 2, raw=False)", DisallowedExpressionError, r"orthogonal polynomials .* are computed from the data"),
+    ("y ~ poly(x)", DisallowedExpressionError, _POLY_DEGREE),
+    ("y ~ poly(x, 0)", DisallowedExpressionError, _POLY_DEGREE),
+    ("y ~ poly(x, k)", DisallowedExpressionError, _POLY_DEGREE),
+    ("y ~ I(poly(x, 2))", DisallowedExpressionError, r"poly\(x, k\) must be a term of its own"),
+    ("poly(y, 2) ~ x", FormulaError, r"poly\(\) cannot be the response; the response is a single column"),
+])
+def test_poly_misuse_is_refused(formula, error, pattern):
     df = pd.DataFrame({"y": [1.0, 2.0, 3.0], "x": [1.0, 2.0, 3.0], "k": [1, 2, 3]})
-    with pytest.raises(FormulaError):
+    with pytest.raises(error, match=pattern):
         build_design(formula, df)
 
 
@@ -118,7 +128,7 @@ def test_dot_is_every_other_column(wages):
 
 def test_dot_with_a_text_column_needs_declared_levels(wages):
     text = wages.assign(region=wages.region.astype(str))
-    with pytest.raises(UndeclaredLevelsError):
+    with pytest.raises(UndeclaredLevelsError, match="the levels of 'region' would be read from the private data"):
         build_design("wage ~ .", text, bounds=BOUNDS)
     d = build_design("wage ~ .", text, bounds=BOUNDS, levels={"region": ["north", "south"]})
     assert "region[T.south]" in d.column_names
@@ -214,9 +224,8 @@ def test_allowed_codes(code, variables, numeric, boolean, calls, contrasts):
     ("np.log(*x)", "*args"), ("np.log(x, out=z)", "exactly one argument"),
 ])
 def test_refused_codes_name_the_call(code, words):
-    with pytest.raises(DisallowedExpressionError) as info:
+    with pytest.raises(DisallowedExpressionError, match=re.escape(words)):
         check_factor(code, COLUMNS)
-    assert words in str(info.value)
 
 
 @pytest.mark.parametrize("code", ["I(g == 'Bush')", "I('Bush' != g)", "C(g == 'a')"])
@@ -224,7 +233,8 @@ def test_a_comparison_with_text_says_how_to_code_it(code):
     """s45 new-user check: `dpstats fit "I(vote == 'Bush') ~ dem + rep"` on a CSV file was refused for "the literal
     'Bush'" with no way forward; the refusal now says to make the 0/1 column before the fit (in Python, or as a
     CSV column with --dtypes and --bounds) or to use the column as a factor."""
-    with pytest.raises(DisallowedExpressionError) as info:
+    with pytest.raises(DisallowedExpressionError,
+                       match="a formula compares numbers only, not text .*make the 0/1 column before the fit") as info:
         check_factor(code, COLUMNS)
     message = str(info.value)
     assert "compares numbers only, not text" in message and "make the 0/1 column before the fit" in message
@@ -235,10 +245,12 @@ def test_a_comparison_with_text_says_how_to_code_it(code):
 def test_a_dotted_column_name_written_bare_suggests_q(code):
     """R's ``Solar.R`` is a column of the data (a public fact of the schema): the refusal says to quote it with
     ``Q()``, which works; a dotted name that is not a column keeps the attribute-access message."""
-    with pytest.raises(DisallowedExpressionError) as info:
+    with pytest.raises(DisallowedExpressionError,
+                       match=r"'Solar\.R' is a column of the data, .*quote it as Q\(.Solar\.R.\)") as info:
         check_factor(code, [*COLUMNS, "Solar.R"])
     assert 'quote it as Q("Solar.R")' in str(info.value) and "'Solar.R' is a column of the data" in str(info.value)
-    with pytest.raises(DisallowedExpressionError) as info:
+    with pytest.raises(DisallowedExpressionError,
+                       match=r"'Solar\.R': attribute access .* is not evaluated; convert the column") as info:
         check_factor("Solar.R", COLUMNS)
     assert "Q(" not in str(info.value).split(". dpstats evaluates")[0] and "attribute access" in str(info.value)
 
@@ -248,15 +260,17 @@ def test_a_column_named_like_a_python_keyword_written_bare_suggests_q(code):
     """R's ``biopsy`` has a response column named ``class``, a Python keyword: the refusal says to quote it with
     ``Q()``, which works (s44 new-user check; before: "'class' is not a valid expression" alone), and so does the
     refusal of a column name with a space. A keyword that is not a column keeps the bare message."""
-    with pytest.raises(FormulaError) as info:
+    with pytest.raises(FormulaError,
+                       match=r"'class' is a column of the data, but a Python keyword.*Q\(.class.\)") as info:
         check_factor(code, [*COLUMNS, "class"])
     assert "'class' is a column of the data, but a Python keyword" in str(info.value)
     assert 'quote it as Q("class")' in str(info.value)
     assert check_factor("Q('class') * 2", [*COLUMNS, "class"]).variables == ["class"]
-    with pytest.raises(FormulaError) as info:
+    with pytest.raises(FormulaError, match="^'lambda' is not a valid expression$") as info:
         check_factor("lambda", COLUMNS)
     assert str(info.value) == "'lambda' is not a valid expression"
-    with pytest.raises(FormulaError) as info:
+    with pytest.raises(FormulaError,
+                       match=r"'my x' is a column of the data, but not a Python name.*quote it as Q\(.my x.\)") as info:
         check_factor("my x", [*COLUMNS, "my x"])
     assert "'my x' is a column of the data, but not a Python name" in str(info.value) and 'Q("my x")' in str(info.value)
     df = pd.DataFrame({"y": np.arange(200.0) % 7, "Solar.R": np.arange(200.0) % 11})
@@ -266,7 +280,8 @@ def test_a_column_named_like_a_python_keyword_written_bare_suggests_q(code):
 
 
 def test_stateful_transforms_and_unknown_names():
-    with pytest.raises(StatefulTransformError):
+    with pytest.raises(StatefulTransformError,
+                       match=r"'center\(x\)' uses patsy's center\(\), which computes the mean/sd of the private data"):
         check_factor("center(x)", COLUMNS)
     with pytest.raises(StatefulTransformError, match="knots"):
         check_factor("bs(x, df=4)", COLUMNS)

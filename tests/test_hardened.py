@@ -209,9 +209,9 @@ def test_closeness_enters_the_total_as_two_lambda_and_a_smaller_delta():
 
 
 def test_closeness_is_only_for_gaussian_steps():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="only Gaussian steps carry a closeness allowance"):
         PrivacyStep("l", "laplace", 1.0, "L1", 2.0, epsilon=0.5, delta=0.0, closeness_epsilon=1e-9)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="discrete=True marks a discrete Laplace step"):
         PrivacyStep("g", "gaussian", 1.0, "L2", 2.0, discrete=True)
 
 

@@ -98,7 +98,8 @@ def test_adassp_warns_when_the_ridge_dominates():
 def test_bad_inference_options_spend_nothing(bad):
     df, formula, bounds, _ = simulate(500, np.random.default_rng(2))
     acct = dpstats.PrivacyAccountant(1.0, 1e-6)
-    with pytest.raises(dpstats.errors.MethodOptionError):
+    with pytest.raises(dpstats.errors.MethodOptionError,
+                       match=r"bootstrap must be an integer in \[100, 1048576\]|inference must be True or False"):
         dpstats.dp_ols(formula, df, 1.0, 1e-6, method="ssp", bounds=bounds, accountant=acct, **bad)
     assert acct.spent == (0.0, 0.0)
 

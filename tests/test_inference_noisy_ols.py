@@ -147,7 +147,8 @@ def test_conditional_mode_has_intervals_too():
 def test_refusal_spends_nothing_on_inference():
     x = np.linspace(-1, 1, 60)
     ledger = PrivacyLedger(1.0, 1e-6)
-    with pytest.raises(IllConditionedDesignError):
+    with pytest.raises(IllConditionedDesignError,
+                       match=r"lower bound on lambda_min\(X\^T X\) is .* no finite sensitivity can be certified"):
         noisy_ols.SPEC.fit_arrays(np.c_[np.ones(60), x], x, ledger=ledger, rng=np.random.default_rng(0),
                                   bounds=BOUNDS_2)
     assert [s.name for s in ledger.steps] == ["noisy lambda_min(X^T X)"]
@@ -156,7 +157,7 @@ def test_refusal_spends_nothing_on_inference():
 def test_bad_inference_option_spends_nothing():
     df, bounds = _simulate(500, np.random.default_rng(2))
     acct = dpstats.PrivacyAccountant(1.0, 1e-6)
-    with pytest.raises(MethodOptionError):
+    with pytest.raises(MethodOptionError, match="inference must be True or False"):
         dpstats.dp_ols("y ~ x1 + x2", df, 1.0, 1e-6, method="noisy_ols", bounds=bounds, accountant=acct,
                        inference="yes")
     assert acct.spent == (0.0, 0.0)

@@ -90,7 +90,9 @@ def test_algorithms_md_example_gaussian_2_with_laplace_1():
     for s in steps:
         ledger.charge(s)
     assert ledger.spent[0] == pytest.approx(eps)
-    with pytest.raises(BudgetExceededError):  # 3.18 does not fit in 3.1
+    # 3.18 does not fit in 3.1
+    with pytest.raises(BudgetExceededError,
+                       match=r"spend to \(epsilon=3\.18\d*, delta=1e-06\), above its budget \(epsilon=3\.1"):
         led = PrivacyLedger(3.1, 1e-6)
         for s in steps:
             led.charge(s)
@@ -119,7 +121,7 @@ def test_shares_that_sum_to_the_budget_report_the_budget_not_its_float_rounding(
     assert ledger._total(list(ledger.steps))[0] > 3.0
     assert ledger.spent == (3.0, 0.0)
     assert ledger.remaining_epsilon == 0.0
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError, match="would bring this fit's spend to .*, above its budget"):
         ledger.charge(lap(1e-6))
 
 
@@ -130,7 +132,7 @@ def test_approximate_steps_compose_basically_or_by_pld():
     # a step whose own delta exceeds the target delta cannot be covered at any epsilon
     assert compose_epsilon([approx(0.2, 2e-6)], 1e-6) == math.inf
     ledger = PrivacyLedger(100.0, 1e-6)
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError, match="cannot be accounted for at this fit's budget"):
         ledger.charge(approx(0.2, 2e-6))
 
 
@@ -256,45 +258,56 @@ def test_ledger_never_records_a_step_beyond_its_budget():
     assert refused > 30 and accepted > 100  # the sequences exercise both outcomes
 
 
-@pytest.mark.parametrize("kwargs", [
-    dict(mechanism="laplace", sensitivity=1.0, noise_scale=1.0, epsilon=float("nan"), delta=0.0),
-    dict(mechanism="exponential", sensitivity=1.0, noise_scale=math.nan, epsilon=float("nan")),
-    dict(mechanism="approximate-dp", sensitivity=1.0, noise_scale=math.nan, epsilon=0.1, delta=float("nan")),
-    dict(mechanism="approximate-dp", sensitivity=1.0, noise_scale=math.nan, epsilon=0.1, delta=1.5),
-    dict(mechanism="exponential", sensitivity=1.0, noise_scale=math.nan, epsilon=-0.1),
-    dict(mechanism="exponential", sensitivity=1.0, noise_scale=math.nan, epsilon=None),
-    dict(mechanism="gaussian", sensitivity=float("inf"), noise_scale=1.0),
-    dict(mechanism="gaussian", sensitivity=float("nan"), noise_scale=1.0),
-    dict(mechanism="gaussian", sensitivity=1.0, noise_scale=float("nan")),
-    dict(mechanism="gaussian", sensitivity=1.0, noise_scale=0.0),
-    dict(mechanism="gaussian", sensitivity=1.0, noise_scale=1.0, count=0),
-    dict(mechanism="gaussian", sensitivity=1.0, noise_scale=1.0, count=1.5),
+# what each refusal names (PrivacyStep is internal, a method's own charge: its checks raise a plain ValueError)
+_STEP_FAULTS = {
+    "epsilon": r"step needs epsilon >= 0",
+    "delta": r"step needs 0 <= delta < 1",
+    "gauss": r"a Gaussian step needs noise_scale > 0 and a finite sensitivity >= 0",
+    "count": r"count must be an integer >= 1",
+    "under": r"epsilon=0\.1 is below sensitivity/noise_scale=1\.0",
+}
+
+
+@pytest.mark.parametrize("kwargs, fault", [
+    (dict(mechanism="laplace", sensitivity=1.0, noise_scale=1.0, epsilon=float("nan"), delta=0.0), "epsilon"),
+    (dict(mechanism="exponential", sensitivity=1.0, noise_scale=math.nan, epsilon=float("nan")), "epsilon"),
+    (dict(mechanism="approximate-dp", sensitivity=1.0, noise_scale=math.nan, epsilon=0.1, delta=float("nan")), "delta"),
+    (dict(mechanism="approximate-dp", sensitivity=1.0, noise_scale=math.nan, epsilon=0.1, delta=1.5), "delta"),
+    (dict(mechanism="exponential", sensitivity=1.0, noise_scale=math.nan, epsilon=-0.1), "epsilon"),
+    (dict(mechanism="exponential", sensitivity=1.0, noise_scale=math.nan, epsilon=None), "epsilon"),
+    (dict(mechanism="gaussian", sensitivity=float("inf"), noise_scale=1.0), "gauss"),
+    (dict(mechanism="gaussian", sensitivity=float("nan"), noise_scale=1.0), "gauss"),
+    (dict(mechanism="gaussian", sensitivity=1.0, noise_scale=float("nan")), "gauss"),
+    (dict(mechanism="gaussian", sensitivity=1.0, noise_scale=0.0), "gauss"),
+    (dict(mechanism="gaussian", sensitivity=1.0, noise_scale=1.0, count=0), "count"),
+    (dict(mechanism="gaussian", sensitivity=1.0, noise_scale=1.0, count=1.5), "count"),
     # a Laplace step whose epsilon under-reports sensitivity/noise_scale = 1
-    dict(mechanism="laplace", sensitivity=1.0, noise_scale=1.0, epsilon=0.1, delta=0.0),
+    (dict(mechanism="laplace", sensitivity=1.0, noise_scale=1.0, epsilon=0.1, delta=0.0), "under"),
 ])
-def test_malformed_steps_are_rejected(kwargs):
-    with pytest.raises(ValueError):
+def test_malformed_steps_are_rejected(kwargs, fault):
+    with pytest.raises(ValueError, match=_STEP_FAULTS[fault]):
         PrivacyStep(name="bad", sensitivity_norm="L1", **kwargs)
 
 
 def test_nan_cannot_poison_a_ledger():
     """Before the fix a NaN-epsilon step was recorded and the NaN total then accepted any step."""
     ledger = PrivacyLedger(1.0, 1e-6)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match='a laplace step needs epsilon >= 0, got nan'):
         ledger.charge(PrivacyStep("nan", "laplace", 1.0, "L1", 1.0, epsilon=float("nan"), delta=0.0))
     ledger.charge(lap(0.9))
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError, match="would bring this fit's spend to .*, above its budget"):
         ledger.charge(lap(100.0))
     assert ledger.spent == (pytest.approx(0.9), 0.0)
     nan_budget = PrivacyLedger(float("nan"), 1e-6)  # a NaN budget refuses everything
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError, match=r"charged to a non-private ledger \(epsilon=nan\)"):
         nan_budget.charge(lap(0.1))
 
 
 def test_a_gaussian_step_never_fits_a_pure_budget():
     """delta = 0: a Gaussian release is never (eps, 0)-DP.  Used to be accepted at eps >= 19.3 (underflow)."""
     ledger = PrivacyLedger(30.0, 0.0)
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError,
+                       match=r"step 'g' cannot be accounted for at this fit's budget \(epsilon=30, delta=0\)"):
         ledger.charge(gauss(0.5))
     ledger.charge(lap(1.0))
     assert ledger.spent == (1.0, 0.0)
@@ -303,7 +316,8 @@ def test_a_gaussian_step_never_fits_a_pure_budget():
 def test_a_non_private_ledger_accepts_no_step():
     ledger = PrivacyLedger(math.inf, 0.0)
     for step in (lap(1.0), gauss(0.5), expo(0.1)):
-        with pytest.raises(BudgetExceededError):
+        with pytest.raises(BudgetExceededError,
+                           match=r"non-private ledger \(epsilon=inf\); a non-private fit may not draw privacy noise"):
             ledger.charge(step)
     assert ledger.steps == [] and ledger.spent == (0.0, 0.0)
 
@@ -348,8 +362,11 @@ def test_concurrent_charges_never_overspend_a_ledger():
 # =============================================================================================
 
 def test_accountant_validates_its_budget():
-    for eps, delta in [(0.0, 1e-6), (-1.0, 1e-6), (math.inf, 1e-6), (1.0, 0.0), (1.0, 1.0), (math.nan, 1e-6)]:
-        with pytest.raises(InvalidPrivacyParameterError):
+    eps_msg, delta_msg = r"epsilon must be > 0, got", r"delta must lie strictly between 0 and 1, got"
+    for eps, delta, pattern in [(0.0, 1e-6, eps_msg), (-1.0, 1e-6, eps_msg), (math.nan, 1e-6, eps_msg),
+                                (math.inf, 1e-6, r"an accountant needs a finite epsilon budget"),
+                                (1.0, 0.0, delta_msg), (1.0, 1.0, delta_msg)]:
+        with pytest.raises(InvalidPrivacyParameterError, match=pattern):
             PrivacyAccountant(eps, delta)
 
 
@@ -358,15 +375,15 @@ def test_reserve_and_settle():
     t1 = acct.reserve(1.5, 5e-7, label="a")
     assert acct.remaining == (pytest.approx(0.5), pytest.approx(5e-7))
     assert acct.spent == (0.0, 0.0)  # reserved is not spent
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError, match=r"accountant has \(epsilon=0\.5, delta=5e-07\) left"):
         acct.reserve(0.6, 1e-7)  # the outstanding reservation counts
     s = acct.settle(t1, 1.2, 4e-7)
     assert (s.epsilon, s.delta, s.status, s.label) == (1.2, 4e-7, "released", "a")
     assert acct.spent == (pytest.approx(1.2), pytest.approx(4e-7))
     assert acct.remaining == (pytest.approx(0.8), pytest.approx(6e-7))  # the unspent rest is freed
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError, match='unknown or already settled reservation'):
         acct.settle(t1, 0.1, 0.0)  # settled already
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError, match='unknown or already settled reservation'):
         acct.settle("no-such-token", 0.1, 0.0)
 
 
@@ -388,7 +405,8 @@ def test_settle_clamps_malformed_spends(eps, delta, expect):
     t = acct.reserve(0.5, 2e-7)
     acct.settle(t, eps, delta)
     assert acct.spent == (pytest.approx(expect[0]), pytest.approx(expect[1]))
-    with pytest.raises(BudgetExceededError):  # the budget check still works afterwards
+    # the budget check still works afterwards
+    with pytest.raises(BudgetExceededError, match="this fit asks for .* but the accountant has .* left of its"):
         acct.reserve(1.0 - expect[0] + 0.01, 1e-8)
     acct.reserve(1.0 - expect[0] - 0.01, 1e-8)
     assert acct.spent[0] <= 1.0
@@ -398,7 +416,8 @@ def test_settle_clamps_malformed_spends(eps, delta, expect):
                                         (0.1, -1e-7), (0.1, 1.0)])
 def test_reserve_rejects_malformed_requests(eps, delta):
     acct = PrivacyAccountant(1.0, 1e-6)
-    with pytest.raises(InvalidPrivacyParameterError):
+    with pytest.raises(InvalidPrivacyParameterError,
+                       match='a reservation needs a finite epsilon >= 0 and 0 <= delta < 1'):
         acct.reserve(eps, delta)
     assert acct.remaining == (1.0, 1e-6)
 
@@ -407,9 +426,11 @@ def test_refused_reservation_changes_nothing():
     acct = PrivacyAccountant(1.0, 1e-6)
     acct.settle(acct.reserve(0.7, 1e-7), 0.7, 1e-7)
     before = (acct.spent, acct.remaining, acct.history)
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError,
+                       match=r"asks for \(epsilon=0\.31, .* has \(epsilon=0\.3, delta=9e-07\) left"):
         acct.reserve(0.31, 1e-7)
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError,
+                       match=r"asks for \(epsilon=0\.1, delta=9\.5e-07\) .* has \(epsilon=0\.3, delta=9e-07\) left"):
         acct.reserve(0.1, 9.5e-7)  # delta is checked too
     assert (acct.spent, acct.remaining, acct.history) == before
 
@@ -501,7 +522,7 @@ def test_refused_fit_spends_nothing_and_never_runs_the_method(temp_method):
     dpstats.dp_ols("y ~ x", _frame(), epsilon=0.6, delta=5e-7, method=name, accountant=acct, random_state=0)
     assert calls == [1]
     before = (acct.spent, acct.remaining, acct.history)
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError, match='this fit asks for .* but the accountant has .* left of its'):
         dpstats.dp_ols("y ~ x", _frame(), epsilon=0.6, delta=1e-7, method=name, accountant=acct, random_state=0)
     assert calls == [1]  # the method (and so any mechanism) never ran
     assert (acct.spent, acct.remaining, acct.history) == before
@@ -512,7 +533,7 @@ def test_refused_ssp_fit_spends_nothing():
     dpstats.dp_ols("y ~ x", _frame(), epsilon=0.8, delta=5e-7, method="ssp", bounds=BOUNDS, accountant=acct,
                    random_state=1)
     before = (acct.spent, acct.remaining, acct.history)
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError, match='this fit asks for .* but the accountant has .* left of its'):
         dpstats.dp_ols("y ~ x", _frame(), epsilon=0.8, delta=5e-7, method="ssp", bounds=BOUNDS, accountant=acct,
                        random_state=1)
     assert (acct.spent, acct.remaining, acct.history) == before
@@ -541,7 +562,7 @@ def test_refused_fit_does_not_touch_the_data():
     acct.settle(acct.reserve(0.9, 1e-7), 0.9, 1e-7)
     _Spy.reads.clear()
     data = {"x": _Spy(df["x"], "x"), "y": _Spy(df["y"], "y")}
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError, match='this fit asks for .* but the accountant has .* left of its'):
         dpstats.dp_ols("y ~ x", data, epsilon=0.5, delta=1e-7, method="ssp", bounds=BOUNDS, accountant=acct,
                        random_state=0)
     assert _Spy.reads == []
@@ -563,7 +584,7 @@ def test_spend_is_recorded_when_a_fit_fails_after_spending(temp_method):
 
     name = temp_method("_test_fails_after_spending", fit)
     acct = PrivacyAccountant(1.0, 1e-6)
-    with pytest.raises(_PTRRefusal) as info:
+    with pytest.raises(_PTRRefusal, match='propose-test-release refused') as info:
         dpstats.dp_ols("y ~ x", _frame(), epsilon=0.5, delta=1e-7, method=name, accountant=acct, random_state=0)
     spent = 0.3 + SCREEN_SHARE * 0.5  # the method's count and the missing-value screen's Laplace share
     assert info.value.privacy_spent == (pytest.approx(spent), 0.0)
@@ -580,13 +601,16 @@ def test_fit_refused_by_its_own_ledger_spends_only_the_screen(temp_method):
 
     name = temp_method("_test_overspends", fit)
     acct = PrivacyAccountant(1.0, 1e-6)
-    with pytest.raises(BudgetExceededError) as info:
+    with pytest.raises(BudgetExceededError,
+                       match="step 'too much' would bring this fit's spend to .*, above its budget") as info:
         dpstats.dp_ols("y ~ x", _frame(), epsilon=0.5, delta=1e-7, method=name, accountant=acct, random_state=0)
     # the missing-value screen was released before the method's step, which the ledger refused
     assert info.value.privacy_spent == (pytest.approx(SCREEN_SHARE * 0.5), 0.0)
     assert [s.epsilon for s in acct.history] == [pytest.approx(SCREEN_SHARE * 0.5)]
     integers = _frame().assign(x=lambda d: (10 * d.x).astype(int), y=lambda d: (10 * d.y).astype(int))
-    with pytest.raises(BudgetExceededError):  # no column can hold a missing value: no screen, nothing spent
+    with pytest.raises(BudgetExceededError,
+                       # no column can hold a missing value: no screen, nothing spent
+                       match="step 'too much' would bring this fit's spend to .*, above its budget"):
         dpstats.dp_ols("y ~ x", integers, epsilon=0.5, delta=1e-7, method=name, accountant=acct, random_state=0)
     assert len(acct.history) == 1
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpstats.errors import BudgetExceededError, MethodOptionError
+from dpstats.errors import BudgetExceededError, MethodOptionError, NoiseScaleRangeError
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import (
@@ -122,7 +122,7 @@ def test_gaussian_mechanism_mu_uses_sigma_sens_over_mu():
 
 def test_gaussian_rejects_zero_sensitivity_without_charging():
     ledger = _big_ledger()
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="a Gaussian release with zero sensitivity needs no noise; do not charge it"):
         gaussian_mechanism_mu(1.0, l2_sensitivity=0.0, mu=1.0, rng=np.random.default_rng(0), ledger=ledger, name="z")
     assert ledger.steps == []
 
@@ -159,7 +159,7 @@ def test_symmetric_matrix_mechanism_is_symmetric_with_the_right_variance():
 
 
 def test_symmetric_matrix_mechanism_rejects_non_square():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="matrix must be square"):
         symmetric_gaussian_mechanism(np.zeros((2, 3)), l2_sensitivity=1.0, mu=1.0, rng=np.random.default_rng(0),
                                      ledger=_big_ledger(), name="m")
 
@@ -214,10 +214,10 @@ def test_exponential_mechanism_never_picks_zero_base_measure_and_charges():
     assert picks == {1}
     assert len(ledger.steps) == 200 and all(s.mechanism == "exponential" and s.epsilon == 1.0 for s in ledger.steps)
     assert ledger.spent == (pytest.approx(200.0), 0.0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="every candidate has zero base measure"):
         exponential_mechanism(np.full(3, -np.inf), scores, sensitivity=1.0, epsilon=1.0, rng=rng, ledger=ledger,
                               name="em")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="log_base_measure and scores must be 1-d arrays of equal, non-zero length"):
         exponential_mechanism(np.zeros(2), np.zeros(3), sensitivity=1.0, epsilon=1.0, rng=rng, ledger=ledger,
                               name="em")
     assert len(ledger.steps) == 200  # refusals charged nothing
@@ -252,7 +252,7 @@ def test_mechanisms_charge_before_drawing(name, call):
         before_steps = list(ledger.steps)
         rng = np.random.default_rng(99)
         state = rng.bit_generator.state
-        with pytest.raises(BudgetExceededError):
+        with pytest.raises(BudgetExceededError, match="step 'x' would bring this fit's spend to .*, above its budget"):
             call(rng, ledger)
         assert rng.bit_generator.state == state  # nothing was drawn
         assert ledger.steps == before_steps
@@ -271,15 +271,23 @@ def _partly_spent_ledger() -> PrivacyLedger:
     return ledger
 
 
-@pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf")])
-def test_invalid_sensitivity_is_refused_before_charging(bad):
+# a malformed sensitivity is a programming error (plain ValueError); an infinite one comes from absurd public options
+# or bounds and is the typed NoiseScaleRangeError the API reports
+_BAD_SENSITIVITY = r"sensitivity must be finite and >= 0"
+_INFINITE_SENSITIVITY = r"the sensitivity of a release is infinite in double precision"
+
+
+@pytest.mark.parametrize("bad, error, pattern", [(-1.0, ValueError, _BAD_SENSITIVITY),
+                                                 (float("nan"), ValueError, _BAD_SENSITIVITY),
+                                                 (float("inf"), NoiseScaleRangeError, _INFINITE_SENSITIVITY)])
+def test_invalid_sensitivity_is_refused_before_charging(bad, error, pattern):
     ledger = _big_ledger()
     rng = np.random.default_rng(0)
-    with pytest.raises(ValueError):
+    with pytest.raises(error, match=pattern):
         laplace_mechanism(1.0, l1_sensitivity=bad, epsilon=1.0, rng=rng, ledger=ledger, name="x")
-    with pytest.raises(ValueError):
+    with pytest.raises(error, match=pattern):
         gaussian_mechanism_mu(1.0, l2_sensitivity=bad, mu=1.0, rng=rng, ledger=ledger, name="x")
-    with pytest.raises(ValueError):
+    with pytest.raises(error, match=pattern):
         exponential_mechanism(np.zeros(2), np.zeros(2), sensitivity=bad, epsilon=1.0, rng=rng, ledger=ledger,
                               name="x")
     assert ledger.steps == []
@@ -289,11 +297,11 @@ def test_invalid_sensitivity_is_refused_before_charging(bad):
 def test_invalid_epsilon_is_refused_before_charging(eps):
     ledger = _big_ledger()
     rng = np.random.default_rng(0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="epsilon must be > 0"):
         laplace_mechanism(1.0, l1_sensitivity=1.0, epsilon=eps, rng=rng, ledger=ledger, name="x")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="mu must be > 0"):
         gaussian_mechanism_mu(1.0, l2_sensitivity=1.0, mu=eps, rng=rng, ledger=ledger, name="x")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="exponential mechanism needs epsilon > 0"):
         exponential_mechanism(np.zeros(2), np.zeros(2), sensitivity=1.0, epsilon=eps, rng=rng, ledger=ledger,
                               name="x")
     assert ledger.steps == []

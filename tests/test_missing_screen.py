@@ -143,7 +143,9 @@ def test_refusal_names_only_variables_whose_dtype_can_hold_a_missing_value():
     df = _frame(3000)
     df.loc[:1999, "z"] = np.nan
     df["k"] = np.arange(3000) % 5  # int64: cannot hold a missing value
-    with pytest.raises(MissingDataError) as info:
+    with pytest.raises(MissingDataError,
+                       match="rows have a missing value in y, x, z .*Impute the missing values with a public "
+                             "rule") as info:
         dpstats.dp_ols("y ~ x + z + k", df, 1.0, 1e-6, bounds={**BOUNDS, "k": (0, 4)}, random_state=1)
     named = str(info.value).split("have a missing value in ")[1].split(" (a noisy count")[0]
     assert named == "y, x, z"

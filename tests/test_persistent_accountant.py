@@ -65,14 +65,15 @@ def test_reserve_settle_and_reopen(tmp_path):
     assert acct.is_open(tok) and acct.remaining == pytest.approx((0.6, 8e-7))
     spend = acct.settle(tok, 0.3, 2e-7)
     assert spend.label == "fit A" and spend.epsilon == 0.3 and not acct.is_open(tok)
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError, match="unknown or already settled reservation"):
         acct.settle(tok, 0.1, 0.0)
     again = PrivacyAccountant(1.0, 1e-6, path=path)  # another object (or process) sees the same budget
     assert again.spent == pytest.approx((0.3, 2e-7)) and again.remaining == pytest.approx((0.7, 8e-7))
     assert [h.label for h in again.history] == ["fit A"]
     opened = PrivacyAccountant.open(path)
     assert (opened.epsilon, opened.delta) == (1.0, 1e-6)
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError,
+                       match=r"asks for \(epsilon=0\.71, delta=0\) .* has \(epsilon=0\.7, delta=8e-07\) left"):
         opened.reserve(0.71, 0.0, "too much")
     assert opened.spent == pytest.approx((0.3, 2e-7))  # a refusal spends nothing
 
@@ -97,7 +98,8 @@ def test_dp_ols_with_a_budget_file_records_the_fit_and_refuses_overspending(tmp_
     bounds = {"x": (-1, 1), "y": (-2, 2)}
     dpstats.dp_ols("y ~ x", df, epsilon=1.0, delta=5e-6, method="ssp", bounds=bounds, accountant=acct,
                    random_state=1)
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError,
+                       match=r"asks for \(epsilon=1, delta=5e-06\) .* has \(epsilon=0\.5, delta=5e-06\) left"):
         dpstats.dp_ols("y ~ x", df, epsilon=1.0, delta=5e-6, method="ssp", bounds=bounds, accountant=acct)
     reopened = PrivacyAccountant.open(path)
     (fit,) = reopened.history
@@ -303,7 +305,8 @@ def test_a_corrupt_or_foreign_file_is_a_typed_error_and_left_untouched(tmp_path)
     cases["marks without a budget"] = marked
     for what, path in cases.items():
         before = path.read_bytes()
-        with pytest.raises(BudgetFileError) as err:
+        with pytest.raises(BudgetFileError,
+                           match="It was not modified; a budget file is never reset automatically") as err:
             PrivacyAccountant(1.0, 1e-6, path=path)
         assert str(path) in str(err.value) and "never reset" in str(err.value), what
         assert _unchanged(path, before), what
@@ -314,7 +317,8 @@ def test_a_corrupt_or_foreign_file_is_a_typed_error_and_left_untouched(tmp_path)
 def test_a_different_budget_is_refused_unless_allowed(tmp_path):
     path = tmp_path / "b.sqlite"
     PrivacyAccountant(1.0, 1e-6, path=path)
-    with pytest.raises(BudgetMismatchError) as err:
+    with pytest.raises(BudgetMismatchError,
+                       match=r"holds the budget \(epsilon=1\.0, delta=1e-06\), not .*; open it with its own") as err:
         PrivacyAccountant(2.0, 1e-6, path=path)
     assert isinstance(err.value, BudgetFileError) and "allow_budget_change" in str(err.value)
     changed = PrivacyAccountant(2.0, 1e-6, path=path, allow_budget_change=True)
@@ -323,14 +327,15 @@ def test_a_different_budget_is_refused_unless_allowed(tmp_path):
 
 
 def test_a_directory_or_missing_file_is_an_error(tmp_path):
-    with pytest.raises(BudgetFileError):
+    with pytest.raises(BudgetFileError, match=r"missing\.sqlite': no such file"):
         PrivacyAccountant.open(tmp_path / "missing.sqlite")
-    with pytest.raises(BudgetFileError):
+    with pytest.raises(BudgetFileError, match=r"': is a directory\. It was not modified"):
         PrivacyAccountant(1.0, 1e-6, path=tmp_path)
 
 
 def test_a_budget_file_in_a_missing_directory_is_a_typed_error(tmp_path):
-    with pytest.raises(BudgetFileError) as info:
+    with pytest.raises(BudgetFileError,
+                       match=r"budget\.sqlite': cannot create it: No such file or directory in the directory") as info:
         PrivacyAccountant(1.0, 1e-6, path=tmp_path / "no such dir" / "budget.sqlite")
     msg = str(info.value)
     assert "cannot create it" in msg and "no such dir" in msg and ".dpstats-budget-" not in msg

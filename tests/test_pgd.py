@@ -61,7 +61,8 @@ def df() -> pd.DataFrame:
                                      {"steps": 1}, {"steps": 0.5}, {"inference": "yes"}, {"clip": 1.0}])
 def test_bad_options_are_refused_before_anything_is_spent(df, options):
     acct = dpstats.PrivacyAccountant(1.0, 1e-5)
-    with pytest.raises(MethodOptionError):
+    with pytest.raises(MethodOptionError,
+                       match="^(chains|steps|inference) must be|method 'pgd' does not accept clip; it accepts"):
         dpstats.dp_ols(FORMULA, df, 1.0, 1e-6, method="pgd", bounds=BOUNDS, accountant=acct, **options)
     assert acct.spent == (0.0, 0.0)
 

@@ -54,7 +54,7 @@ def _register(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_an_untyped_failure_after_reading_is_typed_charged_and_says_nothing_of_the_data(frame, monkeypatch, spend):
     _register(monkeypatch)
     acct = dpstats.PrivacyAccountant(5.0, 1e-5)
-    with pytest.raises(InternalFitError) as err:
+    with pytest.raises(InternalFitError, match="fitting failed with ValueError; its message is withheld") as err:
         dpstats.dp_ols("y ~ x", frame, 1.0, 1e-6, method="broken", accountant=acct, random_state=0, spend=spend)
     exc = err.value
     assert "secret" not in str(exc) and exc.original_type == "ValueError"  # the type only, never the message
@@ -67,7 +67,7 @@ def test_an_untyped_failure_after_reading_is_typed_charged_and_says_nothing_of_t
 
 def test_a_typed_failure_after_spending_carries_the_ledgers_charge_not_the_class_default(frame, monkeypatch):
     _register(monkeypatch)
-    with pytest.raises(ConvergenceError) as err:
+    with pytest.raises(ConvergenceError, match="diverged") as err:
         dpstats.dp_ols("y ~ x", frame, 1.0, 1e-6, method="broken", random_state=0, typed=True)
     assert err.value.privacy_spent[0] > 0.0 and ConvergenceError.privacy_spent == (0.0, 0.0)
 

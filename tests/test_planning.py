@@ -90,7 +90,9 @@ def test_noisy_ols_refusal_agrees_with_its_fits():
         rng = np.random.default_rng(n)
         df = pd.DataFrame({"x": rng.uniform(0, 10, n), "y": rng.uniform(-50, 50, n)})
         if refuses:
-            with pytest.raises(IllConditionedDesignError):
+            with pytest.raises(IllConditionedDesignError,
+                               match=r"lower bound on lambda_min\(X\^T X\) is .* no finite sensitivity can be "
+                                     r"certified"):
                 dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method="noisy_ols", bounds=BOUNDS, random_state=0)
         else:
             dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method="noisy_ols", bounds=BOUNDS, random_state=0)
@@ -161,7 +163,7 @@ def test_n_that_is_not_a_whole_number_is_a_typed_refusal(n):
 
 
 def test_a_misspelt_bound_is_named_next_to_the_variable_without_one():
-    with pytest.raises(UnknownColumnError) as info:
+    with pytest.raises(UnknownColumnError, match=r"plan\(\) has no data: .*'school' has neither") as info:
         dpstats.plan(formula="y ~ school", bounds={"y": (0, 1), "schol": (0, 20)}, n=500, epsilon=1.0)
     assert "'school' has neither" in str(info.value)
     assert "(bounds= or levels= names 'schol': a misspelling of 'school'?)" in str(info.value)
@@ -239,7 +241,7 @@ def test_plan_takes_levels_written_in_the_formula_as_dp_ols_does():
                                                  ("y ~ x + Q('z z')", {"g": ["a"]}, "z z")])
 def test_plan_names_the_variable_that_needs_bounds_or_levels(formula, levels, name):
     # plan() has no data: a variable without bounds or levels is not "a column missing from the data"
-    with pytest.raises(UnknownColumnError) as info:
+    with pytest.raises(UnknownColumnError, match=r"plan\(\) has no data: .* has neither\. Declare") as info:
         dpstats.plan(formula=formula, bounds=BOUNDS, levels=levels, n=1000, epsilon=1.0)
     msg = str(info.value)
     assert "plan() has no data" in msg and "not a column of the data" not in msg
@@ -528,7 +530,7 @@ def test_plan_refuses_a_design_the_fit_refuses_as_singular_by_construction():
     assert set(row["intervals"]) == {"refused"} and "singular by construction" in row["refusal"].iloc[0]
     rng = np.random.default_rng(0)
     data = pd.DataFrame({"x": rng.uniform(0, 10, 300), "y": rng.normal(size=300)})
-    with pytest.raises(dpstats.errors.SingularDesignError):
+    with pytest.raises(dpstats.errors.SingularDesignError, match="linearly dependent for every data set"):
         dpstats.dp_ols(formula, data, 1.0, 1e-6, method="ssp", bounds=BOUNDS)
 
 
@@ -748,7 +750,8 @@ def test_a_residual_sd_above_the_uniform_sd_is_used_as_given():
 def test_plan_with_a_formula_and_no_bounds_says_what_can_be_planned():
     """A new user whose fit runs without bounds (pgd releases its own clipping domain) asks plan() first: the
     refusal points to the rate form and says what the bound-free fit does where n is too small (session 43)."""
-    with pytest.raises(dpstats.errors.MissingBoundsError) as info:
+    with pytest.raises(dpstats.errors.MissingBoundsError,
+                       match="plan with a formula needs the declared bounds of its variables") as info:
         dpstats.plan(formula="y ~ x + z", n=2000, epsilon=1.0)
     msg = str(info.value)
     assert "dpstats.plan(target, d, epsilon, delta)" in msg and "refuses before spending" in msg
@@ -765,7 +768,8 @@ def test_invalid_plan_arguments_are_typed_refusals(arguments):
     ZeroDivisionError) from inside the plan; plan() takes public arguments only, and refuses them typed."""
     call = {"formula": "y ~ x + C(g)", "bounds": BOUNDS, "levels": {"g": ["a", "b"]}, "epsilon": 1.0, "n": 1000,
             **arguments}
-    with pytest.raises(DPStatsError):
+    (name,) = arguments  # the refusal names the argument to fix first
+    with pytest.raises(DPStatsError, match=rf"^{name}\b"):
         str(dpstats.plan(**call))
 
 

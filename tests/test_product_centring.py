@@ -308,7 +308,7 @@ def test_powers_of_huge_centres_do_not_overflow_into_an_untyped_error():
     assert structure is not None
     centring = structure.at([Interval(1.0, 1.0)] + [Interval(-1e300, 1e300)] * 7)
     assert np.all(np.isfinite(centring.matrix)) and np.all(np.isfinite(np.array(centring.intervals)))
-    with pytest.raises(dpstats.errors.DPStatsError):
+    with pytest.raises(dpstats.errors.InvalidBoundsError, match=r"reaches beyond \+-1e\+100"):
         dpstats.dp_ols(formula, df, 1.0, 1e-6, random_state=0, bounds={"x": (0.0, 1e41), "y": (-5.0, 5.0)})
 @pytest.mark.parametrize(("bounds", "rescale"), [(None, "centred"), ("all", False)])
 def test_a_product_of_a_centred_column_is_still_warned_about(bounds, rescale):

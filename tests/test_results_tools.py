@@ -132,7 +132,8 @@ def test_pickle_round_trip_predicts_the_same(formula, rich_data):
     pd.testing.assert_series_equal(back.params, res.params)
     assert str(back.privacy) == str(res.privacy) and back.formula == res.formula
     assert list(back.design_info.column_names) == list(res.design_info.column_names)
-    with pytest.raises(dpstats.errors.UnseenLevelError):
+    with pytest.raises(dpstats.errors.UnseenLevelError,
+                       match=r"that the fitted model does not know \(its levels are: "):
         back.predict(new.assign(g="zzz") if "C(g" in formula else new.assign(k=5))
     pd.testing.assert_series_equal(copy.deepcopy(res).predict(new), res.predict(new))
 
@@ -381,7 +382,9 @@ def _small_fits():
 @pytest.mark.parametrize("newdata", [pd.Series([1.0, 2.0], name="x"), [1.0, 2.0], 3.0])
 def test_predict_refuses_what_is_not_a_table_naming_newdata(newdata):
     _, res, _ = _small_fits()
-    with pytest.raises(dpstats.errors.DataTypeError) as info:
+    with pytest.raises(dpstats.errors.DataTypeError,
+                       match=r"predict's newdata must be a pandas DataFrame \(or a dict of equal-length "
+                             r"columns\)") as info:
         res.predict(newdata)
     message = str(info.value)
     assert message.startswith("predict's newdata must be a pandas DataFrame (or a dict of equal-length columns)")

@@ -75,9 +75,10 @@ def test_gaussian_block_charges_once_and_refuses_extra_releases() -> None:
     rng = np.random.default_rng(0)
     for _ in range(4):
         block.release(np.zeros(3), l2_sensitivity=1.0, rng=rng)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="this Gaussian block has already made all the releases it was charged for"):
         block.release(np.zeros(3), l2_sensitivity=1.0, rng=rng)
-    with pytest.raises(BudgetExceededError):  # a fifth round on top of the full budget is refused up front
+    # a fifth round on top of the full budget is refused up front
+    with pytest.raises(BudgetExceededError, match="would bring this fit's spend to .*, above its budget"):
         GaussianBlock(rounds=1, mu_round=mu / 2, ledger=led, name="more")
     disjoint = gaussian_block(rounds=50, mu_round=mu, ledger=PrivacyLedger(1.0, 1e-6), name="d", disjoint=True)
     assert disjoint.rounds == 50
@@ -376,13 +377,13 @@ def test_output_depends_on_the_data_only_through_released_values(monkeypatch: py
 def test_refusal_spends_nothing() -> None:
     sim = robust_regression_data(1500, 2, sigma=0.1, random_state=0)
     acct = PrivacyAccountant(1.0, 1e-6)
-    with pytest.raises(InsufficientDataError):
+    with pytest.raises(InsufficientDataError, match="cannot clear its noise even for 2 rounds; use more rows"):
         dpstats.dp_ols(sim.formula, sim.frame, epsilon=0.05, delta=1e-6, method="robgd", accountant=acct,
                        random_state=0)
-    with pytest.raises(MethodOptionError):
+    with pytest.raises(MethodOptionError, match=r"gamma_fraction must lie in \(0, 1\.0\)"):
         dpstats.dp_ols(sim.formula, sim.frame, epsilon=1.0, delta=1e-6, method="robgd", accountant=acct,
                        gamma_fraction=1.5)
-    with pytest.raises(MethodOptionError):
+    with pytest.raises(MethodOptionError, match="trace must be a positive number"):
         dpstats.dp_ols(sim.formula, sim.frame, epsilon=1.0, delta=1e-6, method="ambssgd", accountant=acct,
                        trace=-1.0)
     assert acct.spent[0] == 0.0

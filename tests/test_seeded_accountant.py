@@ -57,7 +57,7 @@ def test_a_budget_file_keeps_the_refusal_for_every_accountant_that_opens_it(tmp_
     for acct in (PrivacyAccountant.open(path), PrivacyAccountant(1.0, 1e-6, path=path),
                  pickle.loads(pickle.dumps(PrivacyAccountant.open(path)))):
         assert acct.refuses_seeded
-        with pytest.raises(InvalidArgumentError):
+        with pytest.raises(InvalidArgumentError, match="this budget refuses fits with a fixed random_state"):
             _fit(acct, random_state=0)
     assert PrivacyAccountant.open(path).spent == (0.0, 0.0)
     allowing = tmp_path / "allowing.sqlite"
@@ -84,7 +84,7 @@ def test_the_scikit_learn_wrapper_goes_through_the_same_check() -> None:
     data = _data()
     est = DPLinearRegression(epsilon=0.5, delta=1e-7, method="ssp", bounds={"x0": (-1, 1)}, y_bounds=(-2, 2),
                              accountant=acct, random_state=0)
-    with pytest.raises(InvalidArgumentError):
+    with pytest.raises(InvalidArgumentError, match="this budget refuses fits with a fixed random_state"):
         est.fit(data[["x"]].to_numpy(), data["y"].to_numpy())
     assert acct.spent == (0.0, 0.0)
 

@@ -124,7 +124,7 @@ def test_bounds_forms_and_no_intercept(data):
     no_int = DPLinearRegression(method="ssp", bounds=(0, 10), y_bounds=(-20, 40), fit_intercept=False,
                                 random_state=1).fit(X, y)
     assert no_int.intercept_ == 0.0 and "Intercept" not in no_int.params_.index
-    with pytest.raises(MissingBoundsError):
+    with pytest.raises(MissingBoundsError, match="Declare bounds on the variables x0, x1, y"):
         DPLinearRegression(method="ssp").fit(X, y)
 
 
@@ -135,7 +135,7 @@ def test_shared_accountant_caps_repeated_fits(data):
                              random_state=0)
     est.fit(X, y)
     est.fit(X, y)
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError, match=r"has \(epsilon=0, delta=8e-06\) left"):
         est.fit(X, y)
     assert acc.spent[0] == pytest.approx(2.0)
 
@@ -158,7 +158,8 @@ def test_clone_and_grid_search_share_one_budget(data):
     search.fit(X, y)  # 2 methods x 2 folds = 4 fits of epsilon 0.5 each
     assert acc.spent[0] == pytest.approx(2.0, rel=1e-6) and len(acc.history) == 4
     assert {spend.label.split(":")[0] for spend in acc.history} == {"ssp", "adassp"}
-    with pytest.raises(BudgetExceededError):  # 4 more fits need 2.0 but 1.0 is left: the cap holds
+    # 4 more fits need 2.0 but 1.0 is left: the cap holds
+    with pytest.raises(BudgetExceededError, match=r"has \(epsilon=0, delta=9\.4e-06\) left"):
         GridSearchCV(make_pipeline(clone(est)), grid, cv=2, refit=False, error_score="raise").fit(X, y)
     assert acc.spent[0] <= 3.0 * (1 + 1e-12)
 
@@ -225,7 +226,8 @@ def test_predict_refusals_are_typed_and_never_quote_the_data(case):
     bad = {"NaN": np.where(new == 7731.5, np.nan, new).astype(float),
            "a string": np.where(new == 7731.5, "SECRET-7731", new),
            "1-D X": new[:, 0], "wrong width": np.c_[new, new]}[case]
-    with pytest.raises(ValueError) as info:  # scikit-learn's convention for invalid input
+    # scikit-learn's convention for invalid input
+    with pytest.raises(ValueError, match="scikit-learn's validation of X for predict") as info:
         est.predict(bad)
     err = info.value
     assert isinstance(err, dpstats.errors.DPStatsError), type(err)
@@ -271,7 +273,8 @@ def _secret_inputs() -> dict[str, tuple[object, object, str]]:
 def test_validation_failures_are_typed_and_never_quote_the_data(case):
     X, y, expected = _secret_inputs()[case]
     acct = dpstats.PrivacyAccountant(5.0, 1e-5)
-    with pytest.raises(ValueError) as info:  # scikit-learn's convention for invalid training data
+    # scikit-learn's convention for invalid training data
+    with pytest.raises(ValueError, match="scikit-learn's validation of X and y; nothing was spent") as info:
         DPLinearRegression(method="dpsgd", random_state=0, accountant=acct, epochs=1).fit(X, y)
     err = info.value
     assert isinstance(err, dpstats.errors.DPStatsError) and type(err).__name__ == expected
@@ -305,7 +308,9 @@ def test_score_failures_are_typed_and_never_quote_the_data(data, case):
     Xs, ys, expected = _score_inputs(X, y)[case]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the huge row is outside the declared bounds
-        with pytest.raises(ValueError) as info:
+        with pytest.raises(ValueError,
+                           match=r"overflows the float range|scikit-learn's validation of X and y"
+                                 r"|R\^2 cannot be computed; rescale y") as info:
             est.score(Xs, ys)
     err = info.value
     assert isinstance(err, dpstats.errors.DPStatsError) and type(err).__name__ == expected

@@ -390,7 +390,7 @@ def test_single_fit_latex_is_the_coefficient_table_with_an_optional_privacy_tabl
     (dict(notes=["ok", 3]), ["notes must be a list of strings", "holding other objects"]),
 ])
 def test_text_arguments_of_wrong_types_are_refused_by_type(fits, kwargs, words):
-    with pytest.raises(DataTypeError) as info:
+    with pytest.raises(DataTypeError, match="^(rename|title|notes) must be") as info:
         dpstats.table([fits["ada"]], **kwargs)
     assert all(w in str(info.value) for w in words), str(info.value)
 

@@ -49,7 +49,8 @@ def _unit_rows(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 @pytest.mark.parametrize("options", [{"matchings": 0}, {"matchings": 65}, {"matchings": 2.0}, {"window_rows": 8},
                                      {"bootstrap": 99}, {"inference": 1}, {"alpha": 0.1}])
 def test_bad_options_are_refused_before_anything_is_read(options):
-    with pytest.raises(MethodOptionError):
+    with pytest.raises(MethodOptionError,
+                       match="^(matchings|window_rows|bootstrap|inference) must be|'theilsen' does not accept alpha"):
         _fit(_frame(50), **options)
 
 

@@ -442,7 +442,9 @@ def test_ptr_failure_is_typed_and_its_spend_is_settled() -> None:
     acct = dpstats.PrivacyAccountant(epsilon=10.0, delta=1e-4)
     # Cauchy data in blocks of 10 rows: the block slopes are far too spread for the test (it refused 20 seeds
     # out of 20, with noisy statistics far below the threshold 45.6); deterministic given the seed
-    with pytest.raises(PTRFailure) as info:
+    with pytest.raises(PTRFailure,
+                       match="propose-test-release check refused to release: .*passes more often with more "
+                             "models") as info:
         dpstats.dp_ols("y ~ x", df, epsilon=0.5, delta=1e-5, method="tukey", blocks="ols", m=400,
                        accountant=acct, random_state=0)
     exc = info.value
@@ -470,7 +472,9 @@ def test_bad_options_are_refused_before_spending(options: dict) -> None:
     X = np.column_stack([np.ones(20_000), np.random.default_rng(0).normal(size=20_000)])
     y = X[:, 1] * 2.0
     ledger = PrivacyLedger(1.0, 1e-6)
-    with pytest.raises(MethodOptionError):
+    with pytest.raises(MethodOptionError,
+                       match="^(m|ptr|blocks|centre|prep_share|pilot_share) must"
+                             "|'tukey' does not accept intercept_index"):
         SPEC.fit(InMemoryRows(X, y), FitContext(n=X.shape[0], d=2, ledger=ledger, rng=np.random.default_rng(0),
                                                 intercept_index=0), SPEC.parse_options(options, delta=1e-6))
     assert ledger.steps == []
@@ -653,7 +657,8 @@ def test_rare_indicator_gets_an_exact_zero_centre_and_no_blow_up() -> None:
         res = dpstats.dp_ols("y ~ x + rare", df, 1.0, 1e-5, method="tukey", random_state=seed)
         assert res.info["centres"][2] == 0.0
         assert np.all(np.abs(res.params.to_numpy() - np.array([1.0, 0.5, 2.0])) < 1.2), res.params
-    with pytest.raises(PTRFailure):
+    with pytest.raises(PTRFailure,
+                       match="propose-test-release check refused to release: .*passes more often with more models"):
         dpstats.dp_ols("y ~ x + rare", data(0.015), 1.0, 1e-5, method="tukey", random_state=0)
 
 
