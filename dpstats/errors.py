@@ -301,6 +301,21 @@ class SettlementError(DPStatsError, RuntimeError):
         self.privacy_spent = privacy_spent
 
 
+class UnknownReservationError(DPStatsError, KeyError):
+    """A reservation token that the accountant does not hold: never reserved by it, or already settled.
+
+    Settle each token :meth:`~dpstats.privacy.accountant.PrivacyAccountant.reserve` returned exactly once.
+
+    Parameters
+    ----------
+    message : str
+        What was wrong and what to do (public facts only).
+    """
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else ""
+
+
 class BudgetMismatchError(BudgetFileError):
     """A budget file was opened with a budget other than the one stored in it.
 

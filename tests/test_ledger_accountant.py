@@ -18,7 +18,7 @@ import pytest
 from dp_accounting import rdp
 
 import dpstats
-from dpstats.errors import BudgetExceededError, DPStatsError, InvalidPrivacyParameterError
+from dpstats.errors import BudgetExceededError, DPStatsError, InvalidPrivacyParameterError, UnknownReservationError
 from dpstats.methods import registry
 from dpstats.methods.registry import MethodFit, MethodOptions, MethodSpec
 from dpstats.privacy.accountant import PrivacyAccountant
@@ -307,7 +307,8 @@ def test_a_gaussian_step_never_fits_a_pure_budget():
     """delta = 0: a Gaussian release is never (eps, 0)-DP.  Used to be accepted at eps >= 19.3 (underflow)."""
     ledger = PrivacyLedger(30.0, 0.0)
     with pytest.raises(BudgetExceededError,
-                       match=r"step 'g' cannot be accounted for at this fit's budget \(epsilon=30, delta=0\)"):
+                       match=r"step 'g' cannot be accounted for at this fit's budget \(epsilon=30, delta=0\): a "
+                             r"Gaussian release needs delta > 0, and this fit's delta is 0: give the fit a delta > 0"):
         ledger.charge(gauss(0.5))
     ledger.charge(lap(1.0))
     assert ledger.spent == (1.0, 0.0)
@@ -381,10 +382,21 @@ def test_reserve_and_settle():
     assert (s.epsilon, s.delta, s.status, s.label) == (1.2, 4e-7, "released", "a")
     assert acct.spent == (pytest.approx(1.2), pytest.approx(4e-7))
     assert acct.remaining == (pytest.approx(0.8), pytest.approx(6e-7))  # the unspent rest is freed
-    with pytest.raises(KeyError, match='unknown or already settled reservation'):
+    with pytest.raises(UnknownReservationError, match='already settled reservation: settle each token that reserve'):
         acct.settle(t1, 0.1, 0.0)  # settled already
-    with pytest.raises(KeyError, match='unknown or already settled reservation'):
+    with pytest.raises(KeyError, match='unknown or already settled reservation'):  # still a KeyError
         acct.settle("no-such-token", 0.1, 0.0)
+
+
+def test_a_step_whose_own_delta_exceeds_the_budget_says_so():
+    """The refusal names the step's delta as the cause, not floating point."""
+    ledger = PrivacyLedger(1.0, 1e-6)
+    step = PrivacyStep(name="x", mechanism="laplace", sensitivity=1.0, sensitivity_norm="L1", noise_scale=2.0,
+                       epsilon=0.5, delta=1e-3)
+    with pytest.raises(BudgetExceededError, match=r"step 'x' alone spends delta=0\.001, more than the fit's delta: "
+                                                  r"give the fit a larger delta; this step was not released, nor"):
+        ledger.charge(step)
+    assert ledger.steps == []
 
 
 def test_settle_caps_at_the_reservation():

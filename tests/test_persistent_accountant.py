@@ -24,7 +24,7 @@ import pytest
 
 import dpstats
 from dpstats.cli import main
-from dpstats.errors import BudgetExceededError, BudgetFileError, BudgetMismatchError
+from dpstats.errors import BudgetExceededError, BudgetFileError, BudgetMismatchError, UnknownReservationError
 from dpstats.privacy.accountant import PrivacyAccountant
 
 REPO = Path(__file__).resolve().parents[1]
@@ -65,7 +65,7 @@ def test_reserve_settle_and_reopen(tmp_path):
     assert acct.is_open(tok) and acct.remaining == pytest.approx((0.6, 8e-7))
     spend = acct.settle(tok, 0.3, 2e-7)
     assert spend.label == "fit A" and spend.epsilon == 0.3 and not acct.is_open(tok)
-    with pytest.raises(KeyError, match="unknown or already settled reservation"):
+    with pytest.raises(UnknownReservationError, match="unknown or already settled reservation: settle each token"):
         acct.settle(tok, 0.1, 0.0)
     again = PrivacyAccountant(1.0, 1e-6, path=path)  # another object (or process) sees the same budget
     assert again.spent == pytest.approx((0.3, 2e-7)) and again.remaining == pytest.approx((0.7, 8e-7))

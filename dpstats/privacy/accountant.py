@@ -49,6 +49,7 @@ from dpstats.errors import (
     BudgetMismatchError,
     InvalidArgumentError,
     InvalidPrivacyParameterError,
+    UnknownReservationError,
 )
 from dpstats.privacy.budget_store import BudgetStore, chosen_label, display_left
 from dpstats.validation import check_budget_total
@@ -371,8 +372,8 @@ class PrivacyAccountant:
 
         Raises
         ------
-        KeyError
-            An unknown or already settled token.
+        UnknownReservationError
+            An unknown or already settled token (a ``KeyError``).
         """
         with self._lock:
             if self._store is not None:
@@ -380,7 +381,8 @@ class PrivacyAccountant:
                 return Spend(row.label, eps, dlt, datetime.fromisoformat(row.settled_at or row.reserved_at), status)
             res = self._reserved.pop(token, None)
             if res is None:
-                raise KeyError("unknown or already settled reservation")
+                raise UnknownReservationError(
+                    "unknown or already settled reservation: settle each token that reserve() returned exactly once")
             # a fit can never spend more than it reserved: its ledger is capped at its budget.
             # A negative spend would hand budget back and a NaN one would disable every later
             # check, so both are clamped: negative to 0, NaN to the whole reservation.

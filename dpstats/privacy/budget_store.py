@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-from dpstats.errors import BudgetExceededError, BudgetFileError
+from dpstats.errors import BudgetExceededError, BudgetFileError, UnknownReservationError
 
 __all__ = ["BudgetStore", "Reservation", "FORMAT", "read_budget_file"]
 
@@ -402,13 +402,15 @@ class BudgetStore:
 
     def settle(self, token: str, epsilon: float, delta: float, status: str,
                method: str | None = None) -> tuple[Reservation, float, float]:
-        """Record what a reservation spent (clamped to it); KeyError when it is unknown or already settled.
+        """Record what a reservation spent (clamped to it); ``UnknownReservationError`` (a ``KeyError``)
+        when it is unknown or already settled.
         ``method`` names the method an ``auto`` reservation ran (:func:`chosen_label`)."""
         with self._transaction() as conn:
             row = conn.execute("SELECT reserved_epsilon, reserved_delta, status, label FROM reservations "
                                "WHERE token = ?", (token,)).fetchone()
             if row is None or row[2] != "reserved":
-                raise KeyError("unknown or already settled reservation")
+                raise UnknownReservationError(
+                    "unknown or already settled reservation: settle each token that reserve() returned exactly once")
             eps, dlt = _clamp(float(epsilon), row[0]), _clamp(float(delta), row[1])
             conn.execute("UPDATE reservations SET spent_epsilon = ?, spent_delta = ?, status = ?, settled_at = ?, "
                          "label = ? WHERE token = ?",

@@ -260,11 +260,18 @@ class PrivacyLedger:
         """Why a step whose composed total is not finite (or NaN) is refused; the lock is held."""
         earlier = self._total(list(self.steps))[0] if self.steps else 0.0
         already = (f"; earlier steps of this fit were released and spent epsilon={earlier:.6g}" if self.steps
-                   else "; nothing was released")
+                   else ", nor anything else")
+        over = [s for s in (*self.steps, step) if s.delta is not None and s.delta > self.delta]
+        if self.delta == 0 and any(s.mechanism == "gaussian" for s in (*self.steps, step)):
+            why = "a Gaussian release needs delta > 0, and this fit's delta is 0: give the fit a delta > 0"
+        elif over:
+            why = (f"step '{over[0].name}' alone spends delta={over[0].delta:.3g}, more than the fit's delta: give "
+                   "the fit a larger delta")
+        else:
+            why = (f"no finite bound on the composed spend can be computed in floating point (one fit supports "
+                   f"0 < epsilon <= {MAX_EPSILON:g} and {MIN_DELTA:g} <= delta < 1)")
         return (f"step '{step.name}' cannot be accounted for at this fit's budget (epsilon={self.epsilon:.6g}, "
-                f"delta={self.delta:.3g}): no finite bound on the composed spend can be computed in floating point "
-                f"(one fit supports 0 < epsilon <= {MAX_EPSILON:g} and {MIN_DELTA:g} <= delta < 1); this step "
-                f"was not released{already}")
+                f"delta={self.delta:.3g}): {why}; this step was not released{already}")
 
     def _total(self, steps: list[PrivacyStep]) -> tuple[float, float]:
         """The composed (epsilon, delta) of ``steps`` at this ledger's delta (an upper bound).
