@@ -328,10 +328,18 @@ class _FitState:
 
 #: Keywords of one entry point passed to the other, and what to write instead (they would otherwise reach the
 #: method as unknown options).
+#: Names of the same argument elsewhere in the API (the CLI's --seed, compare's methods=, scikit-learn's
+#: fit_intercept), refused by both entry points with the name to use.
+_BOTH_KEYWORDS = {"seed": "random_state= (the CLI's --seed)",
+                  "methods": "method= (one registered method or 'auto'; dpstats.compare takes methods=)"}
 _ARRAY_KEYWORDS = {"bounds": "x_bounds= (the columns' ranges) and y_bounds= (the response's)",
-                   "X_bounds": "x_bounds=", "levels": "a numeric design (dp_ols_arrays has no factors)"}
-_FRAME_KEYWORDS = dict.fromkeys(("x_bounds", "X_bounds", "y_bounds"),
-                                "bounds={'column': (lo, hi), ...}, the response's range included")
+                   "X_bounds": "x_bounds=", "levels": "a numeric design (dp_ols_arrays has no factors)",
+                   "fit_intercept": "intercept= (True adds an intercept column)", **_BOTH_KEYWORDS}
+_FRAME_KEYWORDS = {**dict.fromkeys(("x_bounds", "X_bounds", "y_bounds"),
+                                   "bounds={'column': (lo, hi), ...}, the response's range included"),
+                   **dict.fromkeys(("intercept", "fit_intercept"),
+                                   "the intercept in the formula (it has one unless it says '- 1')"),
+                   **_BOTH_KEYWORDS}
 
 
 def _check_entry_keywords(request: FitRequest) -> None:
