@@ -83,7 +83,7 @@ from dpstats.methods.registry import (
     get_method,
 )
 from dpstats.numbers import typed_columns
-from dpstats.privacy.accountant import PrivacyAccountant
+from dpstats.privacy.accountant import SEEDED_MARK, PrivacyAccountant
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import make_rng
 from dpstats.privacy.missing_screen import MissingValueScreen, ScreenOutcome, fit_epsilon, requested_epsilon
@@ -398,8 +398,10 @@ def run(request: FitRequest) -> DPRegressionResults:
     accountant = request.accountant
     private = spec.private if spec is not None else True
     # the budget is reserved before the data are touched: an over-budget fit is refused on public facts only
-    token = (accountant.reserve(eps, dlt, label=f"{request.method}: {request.data.label}",
-                                seeded=request.random_state is not None)
+    seeded = request.random_state is not None
+    # a seeded fit's history entry says so: its noise is reproducible, which the composition does not cover
+    label = f"{request.method}: {request.data.label}" + (SEEDED_MARK if seeded else "")
+    token = (accountant.reserve(eps, dlt, label=label, seeded=seeded)
              if accountant is not None and private else None)
     state = _FitState(request.data.stage)
     try:
