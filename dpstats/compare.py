@@ -34,7 +34,8 @@ from dpstats.validation import check_epsilon_grid, shown
 __all__ = ["compare", "Comparison", "COLUMNS"]
 
 #: Columns of the ``frame`` of a :class:`Comparison`, one row per fit.
-COLUMNS = ["method", "epsilon", "trial", "r2", "coef_error", "status", "seconds", "epsilon_spent", "delta_spent"]
+COLUMNS = ["method", "epsilon", "trial", "r2", "coef_error", "status", "seconds", "epsilon_spent", "delta_spent",
+           "message"]
 _METRICS = ("r2", "coef_error")
 #: what each metric is, in words (the summary's column label and the plot's axis)
 _METRIC_LABELS = {"r2": "in-sample R^2", "coef_error": "||b - beta||_2"}
@@ -53,8 +54,10 @@ class Comparison:
         on the given data; NaN when the fit failed), ``coef_error`` (L2
         distance to ``truth``; NaN without a truth), ``status`` (``"ok"``,
         ``"ptr_failure"`` or the error class name), ``seconds`` (wall time of
-        the fit) and the fit's own ``epsilon_spent`` / ``delta_spent`` (a
-        failure after spending, such as a PTR refusal, still spends).
+        the fit), the fit's own ``epsilon_spent`` / ``delta_spent`` (a
+        failure after spending, such as a PTR refusal, still spends) and
+        ``message``: why a fit that is not ``"ok"`` failed, the error's
+        message (built from public facts only; ``""`` for a released fit).
     metric : str
         The default column of :meth:`summary` and :meth:`plot`: ``"r2"`` or ``"coef_error"``.
     total_epsilon, total_delta : float
@@ -74,7 +77,7 @@ class Comparison:
     ...                         bounds={"carat": (0.2, 5.01), "price": (326, 18823)}, random_state=0,
     ...                         progress=False, verbose=False)
     >>> study.frame.shape
-    (8, 9)
+    (8, 10)
     >>> study.summary().columns.tolist()
     ['median', 'q25', 'q75', 'ok', 'not_ok', 'median_seconds']
     """
@@ -203,7 +206,8 @@ def compare(
     methods : sequence of str, optional
         Registered private method names (default: every private method in
         :func:`dpstats.available_methods`).  A method that cannot run (say, it
-        needs bounds that were not given) shows its error class in ``status``.
+        needs bounds that were not given) shows its error class in ``status``
+        and why in ``message``.
     epsilons : float or sequence of float
         The budgets to try; each method is fitted ``trials`` times at each.
         A single number is a grid of one.  Each is checked as
@@ -406,10 +410,10 @@ def _one_fit(formula: str, data: Any, method: str, eps: float, delta: float,
         seconds = time.perf_counter() - start
         spent = exc.privacy_spent
         status = "ptr_failure" if isinstance(exc, PTRFailure) else type(exc).__name__
-        return [method, eps, trial, math.nan, math.nan, status, seconds, float(spent[0]), float(spent[1])]
+        return [method, eps, trial, math.nan, math.nan, status, seconds, float(spent[0]), float(spent[1]), str(exc)]
     seconds = time.perf_counter() - start
     b = res.params.to_numpy()
     resid = y - X @ b
     r2 = 1.0 - float(resid @ resid) / sst if sst > 0 else math.nan
     err = float(np.linalg.norm(b - truth)) if truth is not None else math.nan
-    return [method, eps, trial, r2, err, "ok", seconds, res.privacy.epsilon_spent, res.privacy.delta_spent]
+    return [method, eps, trial, r2, err, "ok", seconds, res.privacy.epsilon_spent, res.privacy.delta_spent, ""]

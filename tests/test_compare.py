@@ -241,3 +241,14 @@ def test_other_public_arguments_get_typed_refusals_before_any_fit(synthetic, mon
 
 def _no_fit(*args, **kwargs):
     raise AssertionError("compare fitted before checking its arguments")
+
+
+def test_a_fit_that_failed_says_why_in_the_frame(synthetic):
+    """``status`` gave only the error class ("MethodOptionError" for every lasso fit of a default study, which needs
+    sparsity=); the frame's ``message`` now says why (the typed error's message, built from public facts)."""
+    study = dpstats.compare("y ~ x", synthetic, methods=["lasso", "ssp"], epsilons=[1.0], trials=1,
+                            data_are_public=True, bounds=BOUNDS, random_state=0, progress=False, verbose=False)
+    frame = study.frame.set_index("method")
+    assert frame.loc["lasso", "status"] == "MethodOptionError"
+    assert "lasso needs sparsity=" in frame.loc["lasso", "message"]
+    assert frame.loc["ssp", "status"] == "ok" and frame.loc["ssp", "message"] == ""
