@@ -29,7 +29,7 @@ from dpstats.formula import build_design
 from dpstats.methods.registry import available_methods, get_method
 from dpstats.plotting import median_band, pyplot
 from dpstats.privacy.mechanisms import spawn_generators
-from dpstats.validation import check_epsilon_grid, shown
+from dpstats.validation import DEFAULT_RESCALE, check_epsilon_grid, check_rescale, shown
 
 __all__ = ["compare", "Comparison", "COLUMNS"]
 
@@ -194,6 +194,7 @@ def compare(
     progress: bool = True,
     verbose: bool = True,
     missing: str = "raise",
+    rescale: bool | str = DEFAULT_RESCALE,
 ) -> Comparison:
     """Run each method over a grid of epsilon with repeated trials on one public data set.
 
@@ -244,6 +245,10 @@ def compare(
         let every fit take them as public null rows (a method that cannot
         shows ``InvalidArgumentError`` in ``status``); the in-sample R^2 is
         then that of the complete rows.
+    rescale : "centred" (default), True or False
+        As for :func:`dpstats.dp_ols`: the public rescaling of every fit
+        (the coefficients are scored in the units of the formula's columns
+        whatever it is); an invalid value is refused before any fit.
 
     Returns
     -------
@@ -261,7 +266,8 @@ def compare(
         non-private method, options that are not a mapping per method or
         for a method not compared, a random_state that is not a
         non-negative integer or None, or a truth that is not numbers
-        indexed by the design columns.
+        indexed by the design columns, or a ``rescale`` that
+        :func:`dpstats.dp_ols` refuses.
     InvalidPrivacyParameterError
         An epsilon of the grid or the delta that :func:`dpstats.dp_ols` would
         refuse, or an infinite epsilon; nothing is fitted.
@@ -296,6 +302,7 @@ def compare(
     if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
         raise InvalidArgumentError(f"trials must be a positive integer, got {shown(trials)}")
     eps_grid, delta = check_epsilon_grid(epsilons, delta)
+    check_rescale(rescale)  # refused here, not once per fit in ``status``
     names = _methods(methods)
     opts = _method_options(method_options)
     if random_state is not None and (isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral)
@@ -326,7 +333,8 @@ def compare(
                 rng = generators[k]
                 k += 1
                 rows.append(_one_fit(formula, data, name, eps, delta, bounds, levels,
-                                     {"missing": missing, **opts.get(name, {})}, rng, X, y, sst, truth_vec, trial))
+                                     {"missing": missing, "rescale": rescale, **opts.get(name, {})}, rng, X, y,
+                                     sst, truth_vec, trial))
                 if bar is not None:
                     bar.update(1)
     if bar is not None:
