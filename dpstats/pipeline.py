@@ -897,8 +897,9 @@ def conclude(exc: BaseException, accountant: PrivacyAccountant | None, token: st
       the method ran), as "failed after spending" or "refused".  If the
       settle itself fails, the reservation stays held in full and that
       failure is raised instead (:class:`~dpstats.errors.SettlementError`).
-    * A dpstats error keeps its (public) message and gains ``privacy_spent``;
-      any other exception becomes :class:`~dpstats.errors.InternalFitError`,
+    * A dpstats error keeps its (public) message and gains ``privacy_spent``,
+      as does a dpstats warning that a warnings filter made an error; any
+      other exception becomes :class:`~dpstats.errors.InternalFitError`,
       whose message names the stage and the original type only (the original
       message may quote data values).  Interrupts (``KeyboardInterrupt``) are
       re-raised as they are.
@@ -923,6 +924,11 @@ def conclude(exc: BaseException, accountant: PrivacyAccountant | None, token: st
         if "privacy_spent" not in vars(exc):  # the class default (0, 0) is for errors raised before a fit
             exc.privacy_spent = spent
         out: BaseException = exc
+    elif isinstance(exc, Warning) and type(exc).__module__.startswith("dpstats."):
+        # one of dpstats' own warnings turned into an error by a warnings filter ("error"): its message is built
+        # from public facts like an error's, so it is raised as itself, with what the fit spent
+        exc.privacy_spent = spent  # type: ignore[attr-defined]
+        out = exc
     elif isinstance(exc, Exception):
         out = InternalFitError(
             f"{state.stage} failed with {type(exc).__name__}; its message is withheld because it may quote data "
