@@ -3,13 +3,14 @@
 Commands
 --------
 ``dpstats fit FORMULA --data CSV_OR_NAME --epsilon E [--delta D] [--method M] [--bounds JSON] [--levels JSON]
-[--seed S] [--missing raise|drop] [--dtypes JSON] [--format text|latex|html|json]``
-    Fit ``dp_ols`` and print the summary in the chosen format.
+[--seed S] [--missing raise|drop] [--dtypes JSON] [--format text|latex|html|json] [--budget PATH]``
+    Fit ``dp_ols`` and print the summary in the chosen format (``--budget``: charged to a budget file).
 ``dpstats example``
     Fit a log-price regression on the bundled diamonds data (no bounds: auto
-    picks TukeyEM; ``--documented-bounds``: the ranges published in its
-    documentation, auto picks AdaSSP), print the summary and the private
-    coefficients next to ordinary least squares on that public data.
+    picks pgd, which releases its own clipping domain; ``--documented-bounds``:
+    the ranges published in its documentation, inside which pgd clips), print
+    the summary and the private coefficients next to ordinary least squares
+    on that public data.
 ``dpstats plan [FORMULA] --bounds JSON [--formula F] [--levels JSON] [--n N] [--epsilon E] [--delta D] [--method M ...]
 [--rsquared R | --residual-sd S] [--dtypes JSON] [--outcome-share P] [--format text|csv|json]``
     Before spending budget (public facts only): at n rows, the epsilon each
@@ -66,7 +67,9 @@ from dpstats.errors import (
 )
 from dpstats.formula import public_design
 from dpstats.methods.registry import available_methods
+from dpstats.pipeline import check_accountant_fit
 from dpstats.planning import plan
+from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.privacy.budget_store import read_budget_file
 from dpstats.privacy.missing_screen import source_hint
 from dpstats.rows.chunked import formula_columns, text_level_columns
@@ -85,7 +88,7 @@ _EXAMPLE_DATASET = "diamonds"
 _FIT_FLAGS: dict[str, str] = {
     "formula": "FORMULA", "data": "--data", "epsilon": "--epsilon", "delta": "--delta", "method": "--method",
     "bounds": "--bounds", "random_state": "--seed", "levels": "--levels", "missing": "--missing",
-    "allow_data_levels": "--allow-data-levels", "rescale": "--rescale",
+    "allow_data_levels": "--allow-data-levels", "rescale": "--rescale", "accountant": "--budget",
 }
 _T = TypeVar("_T")
 #: the missing-value screen's hint for a fit of a CSV file (its text columns are read as numbers unless declared)
@@ -202,6 +205,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a method-specific option (VALUE is parsed as JSON when it can be), repeatable")
     fit.add_argument("--allow-data-levels", action="store_true",
                      help="accept factor levels read from the data: a LEAK, named as such in the report")
+    fit.add_argument("--budget", metavar="PATH",
+                     help="charge the fit to a budget file made by PrivacyAccountant(..., path=PATH) (see 'dpstats "
+                          "budget show'): a fit it cannot cover is refused, spending nothing")
     fit.set_defaults(func=_cmd_fit)
 
     ex = sub.add_parser(
@@ -473,6 +479,10 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     levels = _parse_levels(args.levels)
     options = dict(args.option)
     _check_options(options)
+    # the budget file is opened (and a missing or foreign one refused) before the data are loaded
+    accountant = None if args.budget is None else PrivacyAccountant.open(Path(args.budget).expanduser())
+    if accountant is not None:
+        check_accountant_fit(accountant, args.epsilon, args.delta, args.method)
     data = _load_data(args, bounds, levels)
     csv_file = Path(args.data).expanduser().is_file() and not args.allow_data_levels  # types from declarations
     if bounds and csv_file:
@@ -483,7 +493,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     with source_hint(_CSV_TEXT_HINT) if csv_file else contextlib.nullcontext():
         res = dp_ols(args.formula, data, epsilon=args.epsilon, delta=args.delta, method=args.method, bounds=bounds,
                      random_state=args.seed, levels=levels, missing=args.missing,
-                     allow_data_levels=args.allow_data_levels, rescale=RESCALE_CHOICES[args.rescale], **options)
+                     allow_data_levels=args.allow_data_levels, rescale=RESCALE_CHOICES[args.rescale],
+                     accountant=accountant, **options)
     print(_render(res, args.format))
     return EXIT_OK
 
@@ -668,6 +679,10 @@ def _one_line(exc: BaseException, example: bool = False) -> str:
                 "levels it is read as numbers.")
     elif isinstance(exc, MissingDataError) and "missing='drop'" in msg:
         msg += " On the command line: --missing drop."
+    elif "Drop accountant=" in msg:
+        msg += " On the command line: leave out --budget."
+    elif "refuses fits with a fixed random_state" in msg:
+        msg += " On the command line: leave out --seed."
     return msg
 
 

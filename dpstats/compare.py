@@ -29,12 +29,13 @@ from dpstats.formula import build_design
 from dpstats.methods.registry import available_methods, get_method
 from dpstats.plotting import median_band, pyplot
 from dpstats.privacy.mechanisms import spawn_generators
-from dpstats.validation import check_epsilon_grid, shown
+from dpstats.validation import DEFAULT_RESCALE, check_epsilon_grid, check_rescale, shown
 
 __all__ = ["compare", "Comparison", "COLUMNS"]
 
 #: Columns of the ``frame`` of a :class:`Comparison`, one row per fit.
-COLUMNS = ["method", "epsilon", "trial", "r2", "coef_error", "status", "seconds", "epsilon_spent", "delta_spent"]
+COLUMNS = ["method", "epsilon", "trial", "r2", "coef_error", "status", "seconds", "epsilon_spent", "delta_spent",
+           "message"]
 _METRICS = ("r2", "coef_error")
 #: what each metric is, in words (the summary's column label and the plot's axis)
 _METRIC_LABELS = {"r2": "in-sample R^2", "coef_error": "||b - beta||_2"}
@@ -53,8 +54,10 @@ class Comparison:
         on the given data; NaN when the fit failed), ``coef_error`` (L2
         distance to ``truth``; NaN without a truth), ``status`` (``"ok"``,
         ``"ptr_failure"`` or the error class name), ``seconds`` (wall time of
-        the fit) and the fit's own ``epsilon_spent`` / ``delta_spent`` (a
-        failure after spending, such as a PTR refusal, still spends).
+        the fit), the fit's own ``epsilon_spent`` / ``delta_spent`` (a
+        failure after spending, such as a PTR refusal, still spends) and
+        ``message``: why a fit that is not ``"ok"`` failed, the error's
+        message (built from public facts only; ``""`` for a released fit).
     metric : str
         The default column of :meth:`summary` and :meth:`plot`: ``"r2"`` or ``"coef_error"``.
     total_epsilon, total_delta : float
@@ -74,7 +77,7 @@ class Comparison:
     ...                         bounds={"carat": (0.2, 5.01), "price": (326, 18823)}, random_state=0,
     ...                         progress=False, verbose=False)
     >>> study.frame.shape
-    (8, 9)
+    (8, 10)
     >>> study.summary().columns.tolist()
     ['median', 'q25', 'q75', 'ok', 'not_ok', 'median_seconds']
     """
@@ -191,6 +194,7 @@ def compare(
     progress: bool = True,
     verbose: bool = True,
     missing: str = "raise",
+    rescale: bool | str = DEFAULT_RESCALE,
 ) -> Comparison:
     """Run each method over a grid of epsilon with repeated trials on one public data set.
 
@@ -203,7 +207,8 @@ def compare(
     methods : sequence of str, optional
         Registered private method names (default: every private method in
         :func:`dpstats.available_methods`).  A method that cannot run (say, it
-        needs bounds that were not given) shows its error class in ``status``.
+        needs bounds that were not given) shows its error class in ``status``
+        and why in ``message``.
     epsilons : float or sequence of float
         The budgets to try; each method is fitted ``trials`` times at each.
         A single number is a grid of one.  Each is checked as
@@ -240,6 +245,10 @@ def compare(
         let every fit take them as public null rows (a method that cannot
         shows ``InvalidArgumentError`` in ``status``); the in-sample R^2 is
         then that of the complete rows.
+    rescale : "centred" (default), True or False
+        As for :func:`dpstats.dp_ols`: the public rescaling of every fit
+        (the coefficients are scored in the units of the formula's columns
+        whatever it is); an invalid value is refused before any fit.
 
     Returns
     -------
@@ -257,7 +266,8 @@ def compare(
         non-private method, options that are not a mapping per method or
         for a method not compared, a random_state that is not a
         non-negative integer or None, or a truth that is not numbers
-        indexed by the design columns.
+        indexed by the design columns, or a ``rescale`` that
+        :func:`dpstats.dp_ols` refuses.
     InvalidPrivacyParameterError
         An epsilon of the grid or the delta that :func:`dpstats.dp_ols` would
         refuse, or an infinite epsilon; nothing is fitted.
@@ -292,6 +302,7 @@ def compare(
     if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
         raise InvalidArgumentError(f"trials must be a positive integer, got {shown(trials)}")
     eps_grid, delta = check_epsilon_grid(epsilons, delta)
+    check_rescale(rescale)  # refused here, not once per fit in ``status``
     names = _methods(methods)
     opts = _method_options(method_options)
     if random_state is not None and (isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral)
@@ -322,7 +333,8 @@ def compare(
                 rng = generators[k]
                 k += 1
                 rows.append(_one_fit(formula, data, name, eps, delta, bounds, levels,
-                                     {"missing": missing, **opts.get(name, {})}, rng, X, y, sst, truth_vec, trial))
+                                     {"missing": missing, "rescale": rescale, **opts.get(name, {})}, rng, X, y,
+                                     sst, truth_vec, trial))
                 if bar is not None:
                     bar.update(1)
     if bar is not None:
@@ -406,10 +418,10 @@ def _one_fit(formula: str, data: Any, method: str, eps: float, delta: float,
         seconds = time.perf_counter() - start
         spent = exc.privacy_spent
         status = "ptr_failure" if isinstance(exc, PTRFailure) else type(exc).__name__
-        return [method, eps, trial, math.nan, math.nan, status, seconds, float(spent[0]), float(spent[1])]
+        return [method, eps, trial, math.nan, math.nan, status, seconds, float(spent[0]), float(spent[1]), str(exc)]
     seconds = time.perf_counter() - start
     b = res.params.to_numpy()
     resid = y - X @ b
     r2 = 1.0 - float(resid @ resid) / sst if sst > 0 else math.nan
     err = float(np.linalg.norm(b - truth)) if truth is not None else math.nan
-    return [method, eps, trial, r2, err, "ok", seconds, res.privacy.epsilon_spent, res.privacy.delta_spent]
+    return [method, eps, trial, r2, err, "ok", seconds, res.privacy.epsilon_spent, res.privacy.delta_spent, ""]

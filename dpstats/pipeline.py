@@ -83,7 +83,7 @@ from dpstats.methods.registry import (
     get_method,
 )
 from dpstats.numbers import typed_columns
-from dpstats.privacy.accountant import PrivacyAccountant
+from dpstats.privacy.accountant import SEEDED_MARK, PrivacyAccountant
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import make_rng
 from dpstats.privacy.missing_screen import MissingValueScreen, ScreenOutcome, fit_epsilon, requested_epsilon
@@ -328,10 +328,18 @@ class _FitState:
 
 #: Keywords of one entry point passed to the other, and what to write instead (they would otherwise reach the
 #: method as unknown options).
+#: Names of the same argument elsewhere in the API (the CLI's --seed, compare's methods=, scikit-learn's
+#: fit_intercept), refused by both entry points with the name to use.
+_BOTH_KEYWORDS = {"seed": "random_state= (the CLI's --seed)",
+                  "methods": "method= (one registered method or 'auto'; dpstats.compare takes methods=)"}
 _ARRAY_KEYWORDS = {"bounds": "x_bounds= (the columns' ranges) and y_bounds= (the response's)",
-                   "X_bounds": "x_bounds=", "levels": "a numeric design (dp_ols_arrays has no factors)"}
-_FRAME_KEYWORDS = dict.fromkeys(("x_bounds", "X_bounds", "y_bounds"),
-                                "bounds={'column': (lo, hi), ...}, the response's range included")
+                   "X_bounds": "x_bounds=", "levels": "a numeric design (dp_ols_arrays has no factors)",
+                   "fit_intercept": "intercept= (True adds an intercept column)", **_BOTH_KEYWORDS}
+_FRAME_KEYWORDS = {**dict.fromkeys(("x_bounds", "X_bounds", "y_bounds"),
+                                   "bounds={'column': (lo, hi), ...}, the response's range included"),
+                   **dict.fromkeys(("intercept", "fit_intercept"),
+                                   "the intercept in the formula (it has one unless it says '- 1')"),
+                   **_BOTH_KEYWORDS}
 
 
 def _check_entry_keywords(request: FitRequest) -> None:
@@ -390,8 +398,10 @@ def run(request: FitRequest) -> DPRegressionResults:
     accountant = request.accountant
     private = spec.private if spec is not None else True
     # the budget is reserved before the data are touched: an over-budget fit is refused on public facts only
-    token = (accountant.reserve(eps, dlt, label=f"{request.method}: {request.data.label}",
-                                seeded=request.random_state is not None)
+    seeded = request.random_state is not None
+    # a seeded fit's history entry says so: its noise is reproducible, which the composition does not cover
+    label = f"{request.method}: {request.data.label}" + (SEEDED_MARK if seeded else "")
+    token = (accountant.reserve(eps, dlt, label=label, seeded=seeded)
              if accountant is not None and private else None)
     state = _FitState(request.data.stage)
     try:
@@ -887,8 +897,9 @@ def conclude(exc: BaseException, accountant: PrivacyAccountant | None, token: st
       the method ran), as "failed after spending" or "refused".  If the
       settle itself fails, the reservation stays held in full and that
       failure is raised instead (:class:`~dpstats.errors.SettlementError`).
-    * A dpstats error keeps its (public) message and gains ``privacy_spent``;
-      any other exception becomes :class:`~dpstats.errors.InternalFitError`,
+    * A dpstats error keeps its (public) message and gains ``privacy_spent``,
+      as does a dpstats warning that a warnings filter made an error; any
+      other exception becomes :class:`~dpstats.errors.InternalFitError`,
       whose message names the stage and the original type only (the original
       message may quote data values).  Interrupts (``KeyboardInterrupt``) are
       re-raised as they are.
@@ -913,6 +924,11 @@ def conclude(exc: BaseException, accountant: PrivacyAccountant | None, token: st
         if "privacy_spent" not in vars(exc):  # the class default (0, 0) is for errors raised before a fit
             exc.privacy_spent = spent
         out: BaseException = exc
+    elif isinstance(exc, Warning) and type(exc).__module__.startswith("dpstats."):
+        # one of dpstats' own warnings turned into an error by a warnings filter ("error"): its message is built
+        # from public facts like an error's, so it is raised as itself, with what the fit spent
+        exc.privacy_spent = spent  # type: ignore[attr-defined]
+        out = exc
     elif isinstance(exc, Exception):
         out = InternalFitError(
             f"{state.stage} failed with {type(exc).__name__}; its message is withheld because it may quote data "

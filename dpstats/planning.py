@@ -1179,6 +1179,30 @@ def _method_rows(model: _Model, n: int | None, epsilon: float | None, targets: n
             for j, term in enumerate(model.setting.names)]
 
 
+#: the arguments of :func:`plan` that only a plan in the coefficients' units (with bounds) reads, and their defaults
+_COEFFICIENT_ONLY = {"n": None, "residual_sd": None, "rsquared": None, "spread": None, "correlation": 0.0,
+                     "inference": True, "dtypes": None, "levels": None, "response": None, "missing": "raise",
+                     "rescale": DEFAULT_RESCALE}
+
+
+def _check_no_coefficient_arguments(**given: Any) -> None:
+    """Refuse, in the plan by rates (no bounds, no formula), an argument that only the plan with bounds reads:
+    the rate plan would otherwise ignore it without a word (``plan(0.1, 3, 1.0, n=5000)`` planned as if n
+    had not been given)."""
+    def unchanged(value: Any, default: Any) -> bool:
+        return value is default or (isinstance(value, (str, int, float)) and not isinstance(value, bool)
+                                    and type(default) is not bool and value == default)
+
+    ignored = [name for name, default in _COEFFICIENT_ONLY.items() if not unchanged(given[name], default)]
+    if ignored:
+        names = ", ".join(f"{name}=" for name in ignored)
+        raise InvalidArgumentError(
+            f"{names} only appl{'ies' if len(ignored) == 1 else 'y'} to a plan in the coefficients' units, which "
+            "needs bounds= (and optionally formula=); without bounds, plan(target, d, epsilon, delta) inverts the "
+            f"rates in units of sigma and would ignore {'it' if len(ignored) == 1 else 'them'}. Declare bounds=, "
+            f"or leave out {names}")
+
+
 def plan(target: Any = None, d: int | None = None, epsilon: float | None = None, delta: float | None = None, *,
          sparsity: int | None = None, method: str | Sequence[str] | None = None,
          bounds: Mapping[str, tuple[float, float]] | None = None, formula: str | None = None,
@@ -1259,7 +1283,9 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
     Raises
     ------
     dpstats.errors.InvalidArgumentError
-        When ``d`` is given together with bounds or a formula (or an argument is invalid).
+        When ``d`` is given together with bounds or a formula, when an argument of the plan with bounds
+        (``n``, ``rsquared``, ``levels``, ...) is given to the plan by rates, which would ignore it, or when an
+        argument is invalid.
     dpstats.errors.MissingBoundsError
         When a formula is given without ``bounds``.
 
@@ -1276,6 +1302,9 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
     if bounds is None and outcome_share is not None:
         raise InvalidArgumentError("outcome_share= needs bounds= (a plan in the coefficients' units)")
     if bounds is None and formula is None:
+        _check_no_coefficient_arguments(n=n, residual_sd=residual_sd, rsquared=rsquared, spread=spread,
+                                        correlation=correlation, inference=inference, dtypes=dtypes, levels=levels,
+                                        response=response, missing=missing, rescale=rescale)
         return rate_plan(target, d, epsilon, DEFAULT_DELTA if delta is None else delta,  # type: ignore[arg-type]
                          sparsity=sparsity, method=method)  # type: ignore[arg-type]
     if d is not None:

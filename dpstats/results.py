@@ -92,6 +92,13 @@ _NOT_RELEASED = {
     "aic": "information criteria need the likelihood, which is not released; compare fits with glance()",
     "bic": "information criteria need the likelihood, which is not released; compare fits with glance()",
 }
+_THEORY = ("the theory (each coefficient's privacy and sampling error, the minimax rates at this n, d, epsilon and "
+           "delta) is res.error_bounds")
+#: names that other parts of dpstats (the estimator's privacy_report_) or a reader's guess give to what a result
+#: holds under another name (``__getattr__``)
+_ELSEWHERE = {"theory": _THEORY, "rates": _THEORY, "minimax": _THEORY,
+              "privacy_report": "the privacy report is res.privacy (DPLinearRegression.privacy_report_)",
+              "privacy_report_": "the privacy report is res.privacy (DPLinearRegression.privacy_report_)"}
 
 
 @dataclass
@@ -813,8 +820,9 @@ class DPRegressionResults:
 
     def __getattr__(self, name: str) -> Any:
         """What a statsmodels habit finds here instead (``fittedvalues``, ``resid``, ``t_test``, ...): an
-        AttributeError that says why the attribute is not released and what to use."""
-        hint = _NOT_RELEASED.get(name)
+        AttributeError that says why the attribute is not released and what to use; for a guessed name of what the
+        result holds under another (``theory``, ``privacy_report``), where it is."""
+        hint = _NOT_RELEASED.get(name) or _ELSEWHERE.get(name)
         if hint is None:
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
         raise AttributeError(f"'{type(self).__name__}' has no '{name}': {hint}")

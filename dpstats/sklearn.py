@@ -56,6 +56,7 @@ from dpstats.errors import (
     DataTypeError,
     DataValueError,
     DPStatsError,
+    InvalidArgumentError,
     InvalidBoundsError,
     MissingDataError,
     NonFiniteValueError,
@@ -347,6 +348,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
             bounds without them, an overspent accountant, ...).
         """
         check_accountant_fit(self.accountant, self.epsilon, self.delta, self.method)  # before the data are read
+        _check_option_names(self._options)
         X = in_memory(X)  # (a pyarrow Table's .columns are its data, a DataFrame's are names)
         _check_column_names(X)
         failure: DPStatsError | None = None
@@ -507,6 +509,21 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         if self.y_bounds is not None:
             out[response] = _pair(self.y_bounds, "y_bounds")
         return out or None
+
+
+#: Names of this estimator's parameters elsewhere in the API (dp_ols_arrays' x_bounds= and intercept=, the CLI's
+#: --seed): given here they would reach the method as unknown options, or dp_ols's hint for its own names.
+_OTHER_NAMES = {"x_bounds": "bounds= (the inputs' ranges) and y_bounds= (the target's)", "X_bounds": "bounds=",
+                "intercept": "fit_intercept=", "seed": "random_state=", "methods": "method="}
+
+
+def _check_option_names(options: Mapping[str, Any]) -> None:
+    """Refuse, before anything is read, a keyword that names one of this estimator's parameters as another entry
+    point of the API spells it, with the estimator's name for it."""
+    misplaced = [name for name in options if name in _OTHER_NAMES]
+    if misplaced:
+        raise InvalidArgumentError(f"DPLinearRegression has no parameter {misplaced[0]}=; write "
+                                   f"{_OTHER_NAMES[misplaced[0]]}")
 
 
 def _check_column_names(X: Any) -> None:

@@ -445,3 +445,17 @@ def test_a_delta_of_at_least_one_over_n_is_warned_about_from_public_facts():
     with warnings.catch_warnings():
         warnings.simplefilter("error", LargeDeltaWarning)
         dpstats.dp_ols(FORMULA, df, 1.0, 1e-6, bounds=BOUNDS, method="adassp", random_state=0)
+
+
+def test_a_dpstats_warning_made_an_error_by_a_filter_is_raised_as_itself_with_what_was_spent():
+    """With warnings.simplefilter("error") (a test suite's filterwarnings = error), LargeDeltaWarning became
+    InternalFitError: "reading the data failed with LargeDeltaWarning; its message is withheld because it may quote
+    data values", though a dpstats warning's message is built from public facts (delta and n here)."""
+    df = make_data(200)
+    acct = dpstats.PrivacyAccountant(2.0, 0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LargeDeltaWarning)
+        with pytest.raises(LargeDeltaWarning, match=r"delta=0\.01 is at least 1/n = 1/200") as caught:
+            dpstats.dp_ols(FORMULA, df, 1.0, 0.01, bounds=BOUNDS, method="adassp", accountant=acct)
+    assert caught.value.privacy_spent == (0.0, 0.0) and acct.spent == (0.0, 0.0)
+    assert caught.value.__cause__ is None and caught.value.__context__ is None

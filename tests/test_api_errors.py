@@ -202,3 +202,57 @@ def test_levels_that_are_not_a_list_are_a_formula_error_on_every_route(route, de
     with pytest.raises(dpstats.errors.FormulaError, match="levels for 'g' must be a list"):
         dpstats.dp_ols("y ~ g", data, 1.0, method="ssp", bounds={"y": (0, 4)}, levels={"g": declared},
                        chunksize=7 if route == "chunks" else None)
+
+
+@pytest.mark.parametrize("given", [{"n": 5000}, {"rsquared": 0.5}, {"residual_sd": 2.0}, {"inference": False},
+                                   {"levels": {"g": ["a", "b"]}}, {"correlation": 0.5}, {"missing": "drop"},
+                                   {"rescale": True}, {"spread": {"x": 1.0}}, {"dtypes": {"y": "int64"}},
+                                   {"response": "y"}])
+def test_plan_by_rates_refuses_an_argument_it_would_ignore(given: dict) -> None:
+    """Without bounds, plan() inverts the rates in units of sigma; an argument of the plan with bounds was ignored
+    without a word (plan(0.1, 3, 1.0, n=5000) planned as if n had not been given)."""
+    name = next(iter(given))
+    with pytest.raises(InvalidArgumentError, match=rf"^{name}= only applies to a plan in the coefficients' units"):
+        dpstats.plan(0.1, d=3, epsilon=1.0, **given)
+
+
+def test_plan_by_rates_accepts_the_defaults_written_out() -> None:
+    written = dpstats.plan(0.1, d=3, epsilon=1.0, correlation=0, inference=True, missing="raise", rescale="centred")
+    pd.testing.assert_frame_equal(written, dpstats.plan(0.1, d=3, epsilon=1.0))
+
+
+@pytest.mark.parametrize(("keyword", "hint"), [("seed", "random_state="), ("methods", "method="),
+                                               ("fit_intercept", "intercept=")])
+def test_dp_ols_arrays_names_the_api_s_spelling_of_another_entry_point_s_keyword(keyword: str, hint: str) -> None:
+    """The CLI's --seed, compare's methods= and scikit-learn's fit_intercept= reached the method as unknown options
+    ("method 'pgd' does not accept seed"), without the name dp_ols_arrays uses."""
+    X, y = _data()
+    acct = dpstats.PrivacyAccountant(epsilon=2.0, delta=1e-5)
+    with pytest.raises(InvalidArgumentError, match=f"^dp_ols_arrays has no argument {keyword}=; write {hint}"):
+        dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="ssp", accountant=acct, **{keyword: 0})
+    assert acct.spent == (0.0, 0.0) and acct.history == []
+
+
+@pytest.mark.parametrize(("keyword", "hint"), [("seed", "random_state="), ("methods", "method="),
+                                               ("intercept", "the intercept in the formula"),
+                                               ("fit_intercept", "the intercept in the formula")])
+def test_dp_ols_names_the_api_s_spelling_of_another_entry_point_s_keyword(keyword: str, hint: str) -> None:
+    X, y = _data()
+    frame = pd.DataFrame({"a": X[:, 0], "y": y})
+    with pytest.raises(InvalidArgumentError, match=f"^dp_ols has no argument {keyword}=; write {hint}"):
+        dpstats.dp_ols("y ~ a", frame, 1.0, 1e-6, method="ssp", **{keyword: 0})
+
+
+@pytest.mark.parametrize(("keyword", "hint"), [("x_bounds", r"bounds= \(the inputs' ranges\) and y_bounds="),
+                                               ("X_bounds", "bounds="), ("intercept", "fit_intercept="),
+                                               ("seed", "random_state="), ("methods", "method=")])
+def test_sklearn_names_its_own_parameter_for_another_entry_point_s_keyword(keyword: str, hint: str) -> None:
+    """DPLinearRegression(x_bounds=...) was told dp_ols's hint, "write bounds={'column': (lo, hi), ...}, the
+    response's range included", which is wrong for the estimator (its target's range is y_bounds=)."""
+    X, y = _data()
+    acct = dpstats.PrivacyAccountant(epsilon=2.0, delta=1e-5)
+    est = DPLinearRegression(method="ssp", epsilon=1.0, bounds=(-1, 1), y_bounds=(-3, 3), accountant=acct,
+                             **{keyword: (-1, 1)})
+    with pytest.raises(InvalidArgumentError, match=f"^DPLinearRegression has no parameter {keyword}=; write {hint}"):
+        est.fit(X, y)
+    assert acct.spent == (0.0, 0.0) and acct.history == []

@@ -563,3 +563,30 @@ def test_plan_command_refuses_a_json_list_for_a_mapping_flag_in_one_line(capsys,
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {flag} must be a JSON object") and len(err.strip().splitlines()) == 1
+
+
+def test_fit_charges_a_budget_file_and_is_refused_when_it_cannot_cover_the_fit(capsys, csv, tmp_path):
+    """`dpstats fit` had no way to charge a custodian's budget file: every command-line fit was outside the
+    accountant. --budget PATH opens the file (PrivacyAccountant.open) and passes it as accountant=."""
+    path = tmp_path / "budget.sqlite"
+    dpstats.PrivacyAccountant(1.5, 1e-5, path=path)
+    code, out, err = run(capsys, *fit_args(csv, "--budget", str(path)))
+    assert code == 0 and "Differentially Private Regression Results" in out
+    (spend,) = dpstats.PrivacyAccountant.open(path).history
+    assert spend.label == "ssp: y ~ x + C(g) [seeded]" and spend.epsilon == pytest.approx(1.0)
+    code, out, err = run(capsys, *fit_args(csv, "--budget", str(path)))
+    assert code == 2 and out == "" and err.startswith("error: this fit asks for (epsilon=1, delta=1e-06)")
+    assert "nothing was spent" in err and dpstats.PrivacyAccountant.open(path).spent[0] == pytest.approx(1.0)
+    code, out, err = run(capsys, *fit_args(csv, "--budget", str(tmp_path / "none.sqlite")))
+    assert code == 2 and "no such file" in err
+    code, out, err = run(capsys, "fit", "y ~ x", "--data", str(csv), "--epsilon", "inf", "--method", "ols",
+                         "--budget", str(path))
+    assert code == 2 and "leave out --budget" in err
+
+
+def test_fit_with_a_budget_file_that_refuses_seeds_refuses_seed(capsys, csv, tmp_path):
+    path = tmp_path / "budget.sqlite"
+    dpstats.PrivacyAccountant(2.0, 1e-5, path=path, refuse_seeded=True)
+    code, out, err = run(capsys, *fit_args(csv, "--budget", str(path)))
+    assert code == 2 and "refuses fits with a fixed random_state" in err and "leave out --seed" in err
+    assert dpstats.PrivacyAccountant.open(path).spent == (0.0, 0.0)

@@ -242,3 +242,33 @@ def test_other_public_arguments_get_typed_refusals_before_any_fit(synthetic, mon
 
 def _no_fit(*args, **kwargs):
     raise AssertionError("compare fitted before checking its arguments")
+
+
+def test_a_fit_that_failed_says_why_in_the_frame(synthetic):
+    """``status`` gave only the error class ("MethodOptionError" for every lasso fit of a default study, which needs
+    sparsity=); the frame's ``message`` now says why (the typed error's message, built from public facts)."""
+    study = dpstats.compare("y ~ x", synthetic, methods=["lasso", "ssp"], epsilons=[1.0], trials=1,
+                            data_are_public=True, bounds=BOUNDS, random_state=0, progress=False, verbose=False)
+    frame = study.frame.set_index("method")
+    assert frame.loc["lasso", "status"] == "MethodOptionError"
+    assert "lasso needs sparsity=" in frame.loc["lasso", "message"]
+    assert frame.loc["ssp", "status"] == "ok" and frame.loc["ssp", "message"] == ""
+
+
+def test_rescale_reaches_every_fit_and_a_bad_one_is_refused_before_any(synthetic, capsys):
+    """compare() had no rescale=, so a study could not run the methods on the raw design as dp_ols(rescale=False)
+    does (``TypeError: unexpected keyword argument``)."""
+    from dpstats.privacy.mechanisms import spawn_generators  # noqa: PLC0415
+
+    kwargs = dict(methods=["ssp"], epsilons=[1.0], trials=1, data_are_public=True, bounds=BOUNDS, random_state=0,
+                  progress=False, verbose=False)
+    for rescale in (False, True):
+        study = dpstats.compare("y ~ x", synthetic, rescale=rescale, **kwargs)
+        direct = dpstats.dp_ols("y ~ x", synthetic, 1.0, method="ssp", bounds=BOUNDS, rescale=rescale,
+                                random_state=spawn_generators(0, 1)[0])  # the study's one fit, the same noise
+        resid = synthetic["y"] - direct.predict(synthetic)
+        r2 = 1 - float(resid @ resid) / float(((synthetic["y"] - synthetic["y"].mean()) ** 2).sum())
+        assert study.frame.loc[0, "r2"] == pytest.approx(r2, rel=1e-12)
+    with pytest.raises(InvalidArgumentError, match="rescale"):
+        dpstats.compare("y ~ x", synthetic, rescale="off", **kwargs)
+    assert capsys.readouterr().out == ""

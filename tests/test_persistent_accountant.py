@@ -117,7 +117,7 @@ def test_auto_fits_are_recorded_under_the_chosen_method_and_residues_show_as_zer
     for acct in (PrivacyAccountant(1.0, 1e-5, path=tmp_path / "budget.sqlite"), PrivacyAccountant(1.0, 1e-5)):
         dpstats.dp_ols("y ~ x", df, epsilon=1.0, delta=5e-6, bounds=bounds, accountant=acct, random_state=1)
         (fit,) = acct.history
-        assert fit.label == "pgd (auto): y ~ x"  # n * mu(1, 5e-6) >= 100, n < 10^5: auto chooses pgd
+        assert fit.label == "pgd (auto): y ~ x [seeded]"  # n * mu(1, 5e-6) >= 100, n < 10^5: auto chooses pgd
         assert repr(acct).endswith("over 1 fit)") or "over 1 fit;" in repr(acct)
         left = acct.epsilon - acct.spent[0]
         assert 0 <= left < 1e-6  # a rounding residue of the ledger's composed spend, if any
@@ -352,6 +352,26 @@ def test_without_a_path_nothing_is_written(tmp_path, monkeypatch):
 # ---------------------------------------------------------------------------------------------
 # dpstats budget show
 # ---------------------------------------------------------------------------------------------
+
+def test_the_history_marks_a_seeded_fit_in_memory_in_the_file_and_in_budget_show(tmp_path, capsys):
+    """A custodian's ledger said nothing of a fit with a fixed random_state (reproducible noise, which basic
+    composition does not cover): only the fit's own report did.  Its label now ends with " [seeded]"."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.uniform(-1, 1, 300)})
+    df["y"] = 0.5 * df.x + rng.normal(0, 0.1, 300)
+    bounds = {"x": (-1, 1), "y": (-2, 2)}
+    path = tmp_path / "budget.sqlite"
+    for acct in (PrivacyAccountant(2.0, 1e-5), PrivacyAccountant(2.0, 1e-5, path=path)):
+        dpstats.dp_ols("y ~ x", df, epsilon=0.5, delta=1e-6, method="ssp", bounds=bounds, accountant=acct,
+                       random_state=1)
+        dpstats.dp_ols("y ~ x", df, epsilon=0.5, delta=1e-6, method="ssp", bounds=bounds, accountant=acct,
+                       random_state=np.random.default_rng(2))
+        dpstats.dp_ols("y ~ x", df, epsilon=0.5, delta=1e-6, method="ssp", bounds=bounds, accountant=acct)
+        assert [h.label for h in acct.history] == ["ssp: y ~ x [seeded]", "ssp: y ~ x [seeded]", "ssp: y ~ x"]
+    capsys.readouterr()
+    assert main(["budget", "show", str(path)]) == 0
+    assert capsys.readouterr().out.count("ssp: y ~ x [seeded]") == 2
+
 
 def test_budget_show_prints_the_history(tmp_path, capsys):
     path = tmp_path / "budget.sqlite"

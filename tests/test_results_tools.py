@@ -420,6 +420,15 @@ def test_statsmodels_habits_get_an_attribute_error_that_says_what_to_use(ada, na
     assert not hasattr(ada, "no_such_attribute") and hasattr(ada, "cov_params")
 
 
+@pytest.mark.parametrize("name, word", [("theory", "res.error_bounds"), ("rates", "res.error_bounds"),
+                                        ("privacy_report", "res.privacy"), ("privacy_report_", "res.privacy")])
+def test_a_guessed_name_gets_an_attribute_error_that_says_where_it_is(ada, name, word):
+    """``res.theory`` (the README's "what the minimax theory says") and ``res.privacy_report`` (the estimator's
+    ``privacy_report_``) were a bare AttributeError; they now say where the result holds them."""
+    with pytest.raises(AttributeError, match=re.escape(word)):
+        getattr(ada, name)
+
+
 def test_slim_summary_keeps_the_tables_the_budget_and_the_guarantee(ada):
     """``summary(slim=True)``, as statsmodels': the model and coefficient tables, the inference line, the budget
     spent and the guarantee; the privacy steps, the error split and the theory are left to the full report."""

@@ -56,6 +56,9 @@ from dpstats.validation import check_budget_total
 
 __all__ = ["PrivacyAccountant", "Spend"]
 
+#: The end of the history label of a fit whose noise came from a fixed ``random_state`` (not for real releases).
+SEEDED_MARK = " [seeded]"
+
 @dataclass(frozen=True)
 class Spend:
     """One settled fit in an accountant's history.
@@ -63,7 +66,9 @@ class Spend:
     Attributes
     ----------
     label : str
-        The fit: its method and formula.
+        The fit: its method and formula, and ``SEEDED_MARK`` (" [seeded]") at the end when its noise came from
+        a fixed ``random_state``: reproducible noise, for research and tests only, which basic composition does
+        not cover (a budget made with ``refuse_seeded=True`` refuses such fits).
     epsilon, delta : float
         What it spent.
     when : datetime.datetime
