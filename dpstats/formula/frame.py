@@ -445,7 +445,14 @@ def _raw_level_codes(col: pd.Series, levels: Sequence[Any]) -> np.ndarray:
     codes = np.full(len(col), -1, dtype=np.intp)
     left = np.ones(len(col), dtype=bool)
     for j, level in enumerate(levels):
-        hit = left & col.isin([level]).to_numpy(dtype=bool)
+        try:
+            hit = left & col.isin([level]).to_numpy(dtype=bool)
+        except (OverflowError, pd.errors.OutOfBoundsDatetime, pd.errors.OutOfBoundsTimedelta):
+            # pandas compares times in the finer unit of the column and the level, converting the whole column,
+            # which fails where one value is beyond that unit's range (a date in the year 300,000 stored in
+            # seconds, a level in microseconds): the object rule reads each cell by itself, with the same
+            # equality, so that one row cannot refuse the fit (an untyped failure, at no cost)
+            return _raw_level_codes(col.astype(object), levels)
         codes[hit] = j
         left &= ~hit
     return codes
