@@ -10,8 +10,10 @@ Found by this audit (session 47) and fixed:
 * a date or duration column with declared levels: pandas compares such a column with a level in the finer of their
   two units, converting the whole column, and one value beyond that unit's range (a date in the year 300,000 stored
   in seconds, beside a level in microseconds) made the conversion fail: an untyped ``InternalFitError`` at no cost,
-  on that data set only (in memory, in chunks and from Parquet).  Now each cell of such a chunk is compared by
-  itself, and that value is outside the declared levels (a null row, counted by the screen) as any other;
+  on that data set only (in memory, in chunks and from Parquet); so did an Arrow integer column (``int64[pyarrow]``)
+  with one value beyond 2^53 beside a float level, which pyarrow casts to float64 exactly or not at all.  Now each
+  cell of such a chunk is compared by itself, and that value is outside the declared levels (a null row, counted by
+  the screen) as any other;
 * a damaged compressed CSV file (gzip, bz2, xz, zip) and a damaged Parquet file reached the fit as an
   ``InternalFitError`` ("a bug") named after the decompressor's or pyarrow's exception, whose type (``EOFError``,
   ``BadGzipFile``, ``zlib.error``, ``OSError``, ``ArrowInvalid``) told where the damage was; now they are the typed
@@ -129,6 +131,23 @@ def test_time_level_codes_read_each_cell_by_itself(kind):
     assert codes[3] == -1
     np.testing.assert_array_equal(np.delete(codes, 3), np.delete(expected, 3))
     np.testing.assert_array_equal(_raw_level_codes(frame["t"].astype(object), levels), expected)
+
+
+@pytest.mark.parametrize("chunksize", [None, 100])
+def test_an_arrow_integer_beyond_two_to_the_53_beside_a_float_level_is_a_value_outside_the_levels(chunksize):
+    """pyarrow compares an integer column with a float level by casting the column to float64 exactly, and raises
+    where one value is beyond 2^53.  Before: InternalFitError (ArrowInvalid) at no cost, on D' only."""
+    pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.uniform(0, 10, N_TIMES), "y": rng.uniform(0, 10, N_TIMES),
+                          "g": pd.array(rng.integers(0, 2, N_TIMES), dtype="int64[pyarrow]")})
+    far = frame.copy()
+    far.loc[3, "g"] = 2**63 - 1
+    kwargs = {"method": "ssp", "bounds": {"x": (0, 10), "y": (0, 10)}, "levels": {"g": [0, 1.0, 2.5]},
+              "chunksize": chunksize}
+    shown = [_shown("y ~ x + g", df, **kwargs) for df in (frame, far)]
+    assert shown[0].error is None
+    assert shown[1] == shown[0]
 
 
 # -- damaged files -------------------------------------------------------------------------------------------------

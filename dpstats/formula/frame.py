@@ -447,11 +447,13 @@ def _raw_level_codes(col: pd.Series, levels: Sequence[Any]) -> np.ndarray:
     for j, level in enumerate(levels):
         try:
             hit = left & col.isin([level]).to_numpy(dtype=bool)
-        except (OverflowError, pd.errors.OutOfBoundsDatetime, pd.errors.OutOfBoundsTimedelta):
-            # pandas compares times in the finer unit of the column and the level, converting the whole column,
-            # which fails where one value is beyond that unit's range (a date in the year 300,000 stored in
-            # seconds, a level in microseconds): the object rule reads each cell by itself, with the same
-            # equality, so that one row cannot refuse the fit (an untyped failure, at no cost)
+        except Exception:  # noqa: BLE001 - any failure of the whole-column comparison: each cell by itself
+            # pandas converts the whole column to compare it, which fails where one value does not convert: a time
+            # beyond the range of the finer unit of the column and the level (a date in the year 300,000 stored in
+            # seconds, a level in microseconds), an Arrow integer beyond 2^53 beside a float level (pyarrow casts
+            # the column to float64 exactly or raises).  The object rule reads each cell by itself, with the same
+            # equality on every value the conversion can hold, so one row cannot refuse the fit (before: an
+            # untyped failure, at no cost)
             return _raw_level_codes(col.astype(object), levels)
         codes[hit] = j
         left &= ~hit
