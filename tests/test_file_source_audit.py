@@ -18,6 +18,9 @@ Found by this audit (session 47) and fixed:
   ``InternalFitError`` ("a bug") named after the decompressor's or pyarrow's exception, whose type (``EOFError``,
   ``BadGzipFile``, ``zlib.error``, ``OSError``, ``ArrowInvalid``) told where the damage was; now they are the typed
   domain checks, one message wherever the damage is;
+* a CSV column declared as a narrower float (``float32``, ``float16``) warned "overflow encountered in cast" for a
+  data set with one number beyond its range, and for no other; the number is now infinite (read as 0, as any
+  non-finite value) without a warning;
 * a Dask partition that could not be computed named the type of its failure, and ``dd.read_csv`` fails a partition
   with an ``OverflowError`` for a whole number beyond a declared integer type but a ``ValueError`` for text: the
   message told which kind of field one row held.  The type is now withheld too.
@@ -148,6 +151,23 @@ def test_an_arrow_integer_beyond_two_to_the_53_beside_a_float_level_is_a_value_o
     shown = [_shown("y ~ x + g", df, **kwargs) for df in (frame, far)]
     assert shown[0].error is None
     assert shown[1] == shown[0]
+
+
+@pytest.mark.parametrize("dtype, field", [("float32", "1e39"), ("float16", "70000"), ("Float32", "-1e39")])
+def test_a_number_beyond_a_declared_narrow_float_is_infinite_without_a_warning(tmp_path, dtype, field):
+    """CSVSource(dtype={"x": "float32"}) casts the parsed float64 to float32; numpy warned "overflow encountered in
+    cast" for a data set with one number beyond float32's range, and for no other (a warning one row decided)."""
+    lines = ["x,y"] + [f"{v % 10},{v % 7}" for v in range(600)]
+    shown = []
+    for at, value in ((1, "5"), (1, field), (550, field)):
+        out = list(lines)
+        out[at] = f"{value},6"
+        path = tmp_path / f"data{len(shown)}.csv"
+        path.write_text("\n".join(out) + "\n")
+        shown.append(_shown("y ~ x", CSVSource(path, chunksize=100, dtype={"x": dtype}), method="ssp",
+                            bounds={"x": (0, 10), "y": (0, 7)}))
+    assert shown[0].error is None and not shown[0].warned
+    assert shown[1] == shown[0] and shown[2] == shown[0]
 
 
 # -- damaged files -------------------------------------------------------------------------------------------------
