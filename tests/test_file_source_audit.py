@@ -21,6 +21,9 @@ Found by this audit (session 47) and fixed:
 * a CSV column declared as a narrower float (``float32``, ``float16``) warned "overflow encountered in cast" for a
   data set with one number beyond its range, and for no other; the number is now infinite (read as 0, as any
   non-finite value) without a warning;
+* the command line (``dpstats fit --data file.csv.gz``) printed the decompressor's message for a damaged file,
+  "CRC check failed 0x... != 0x...": a checksum of every row of the data; a file cut short gave EOFError's
+  traceback;
 * a Dask partition that could not be computed named the type of its failure, and ``dd.read_csv`` fails a partition
   with an ``OverflowError`` for a whole number beyond a declared integer type but a ``ValueError`` for text: the
   message told which kind of field one row held.  The type is now withheld too.
@@ -224,6 +227,30 @@ def test_a_file_that_is_not_compressed_as_its_suffix_says_is_the_same_domain_che
     with pytest.raises(DataTypeError, match="the compressed CSV file cannot be decompressed") as info:
         dpstats.dp_ols("y ~ x", CSVSource(path), 1.0, 1e-6, random_state=0, **CSV_KW)
     assert info.value.__cause__ is None and info.value.__context__ is None
+
+
+@pytest.mark.parametrize("allow_data_levels", [False, True], ids=["CSVSource", "pandas' own reading"])
+def test_the_command_line_names_no_checksum_of_a_damaged_gzip_file(tmp_path, capsys, allow_data_levels):
+    """``dpstats fit --data file.csv.gz`` printed the decompressor's message for a damaged file: "CRC check failed
+    0x51e5994f != 0x3aed5686", a checksum of every row of the data, and for a file cut short the EOFError's
+    traceback.  Now every damaged file gives the same one-line error."""
+    from dpstats.cli import main  # noqa: PLC0415
+
+    packed = gzip.compress(_csv_bytes(3000))
+    errors = set()
+    for where in ("cut short", "middle", "checksum"):
+        damaged = (bytearray(packed) if where == "checksum" else bytearray(_damaged(packed, where)))
+        if where == "checksum":
+            damaged[-8] ^= 0xFF  # the stored CRC-32 of the data
+        path = tmp_path / f"{where.replace(' ', '_')}.csv.gz"
+        path.write_bytes(bytes(damaged))
+        code = main(["fit", "y ~ x", "--data", str(path), "--epsilon", "1", "--method", "ssp", "--bounds",
+                     '{"x": [0, 10], "y": [-5, 20]}', *(["--allow-data-levels"] if allow_data_levels else [])])
+        assert code == 2
+        errors.add(capsys.readouterr().err.replace(str(path), "PATH"))
+    assert len(errors) == 1
+    error = errors.pop()
+    assert "the compressed CSV file cannot be decompressed" in error and "CRC" not in error and "0x" not in error
 
 
 def test_a_damaged_parquet_file_is_one_typed_domain_check_wherever_the_damage_is(tmp_path):

@@ -50,7 +50,8 @@ from typing import IO, Any
 
 from dpstats.errors import DataTypeError
 
-__all__ = ["TEXT_OPTIONS", "LineFormat", "one_row_lines", "open_lines"]
+__all__ = ["DECOMPRESSION_FAILURES", "TEXT_OPTIONS", "UNDECOMPRESSABLE_CSV", "LineFormat", "one_row_lines",
+           "open_lines"]
 
 #: the ``read_csv`` options that say how to open and decode a file: they are applied when the file is opened here
 #: and not passed on to ``read_csv``
@@ -185,7 +186,7 @@ def open_lines(path: str, options: Mapping[str, Any]) -> Iterator[_Lines]:
 
 #: what Python's decompressors raise on compressed data that are damaged or cut short (gzip: EOFError, zlib.error,
 #: BadGzipFile, an OSError; bz2: OSError; xz: LZMAError; zip: BadZipFile, zlib.error)
-_DECOMPRESSION_FAILURES = (EOFError, OSError, zlib.error, lzma.LZMAError, zipfile.BadZipFile)
+DECOMPRESSION_FAILURES = (EOFError, OSError, zlib.error, lzma.LZMAError, zipfile.BadZipFile)
 
 #: the domain check of a compressed CSV file whose data cannot be decompressed (where is not shown)
 UNDECOMPRESSABLE_CSV = ("the compressed CSV file cannot be decompressed: its compressed data are damaged or cut short "
@@ -199,7 +200,7 @@ def _intact(text: IO[str]) -> Iterator[str]:
     failed, reached the fit as an untyped error)."""
     try:
         yield from text
-    except _DECOMPRESSION_FAILURES:
+    except DECOMPRESSION_FAILURES:
         raise DataTypeError(UNDECOMPRESSABLE_CSV) from None
 
 
@@ -242,7 +243,7 @@ def _zip_member(path: str) -> Iterator[IO[bytes]]:
             raise DataTypeError("a zipped CSV file must hold exactly one file")
         try:
             raw = archive.open(members[0])
-        except _DECOMPRESSION_FAILURES:
+        except DECOMPRESSION_FAILURES:
             raise DataTypeError(UNDECOMPRESSABLE_CSV) from None
         with raw:
             yield raw
