@@ -10,7 +10,8 @@ Found by this audit (session 47) and fixed:
 * a date or duration column with declared levels: pandas compares such a column with a level in the finer of their
   two units, converting the whole column, and one value beyond that unit's range (a date in the year 300,000 stored
   in seconds, beside a level in microseconds) made the conversion fail: an untyped ``InternalFitError`` at no cost,
-  on that data set only (in memory, in chunks and from Parquet); so did an Arrow integer column (``int64[pyarrow]``)
+  on that data set only (in memory, in chunks and from Parquet); so did writing a null row's fill, a first declared
+  level with a fraction of a second, into such a column; so did an Arrow integer column (``int64[pyarrow]``)
   with one value beyond 2^53 beside a float level, which pyarrow casts to float64 exactly or not at all.  Now each
   cell of such a chunk is compared by itself, and that value is outside the declared levels (a null row, counted by
   the screen) as any other;
@@ -122,6 +123,23 @@ def test_a_time_beyond_the_levels_unit_is_a_value_outside_the_levels(tmp_path, k
     kwargs = {"method": "ssp", "bounds": {"x": (0, 10), "y": (0, 10)}, "levels": {"t": levels},
               "chunksize": 100 if read == "chunks" else None}
     shown = [_shown("y ~ x + t", data(df, name), **kwargs) for df, name in ((frame, "d"), (far, "d1"))]
+    assert shown[0].error is None
+    assert shown[1] == shown[0]
+
+
+@pytest.mark.parametrize("kind", ["date", "duration"])
+@pytest.mark.parametrize("chunksize", [None, 100])
+def test_a_null_row_beside_a_time_beyond_the_fills_unit_is_filled(kind, chunksize):
+    """A null row (a missing value, in both data sets) takes the first declared level; where that level has a
+    fraction of a second, pandas converted the whole column (in seconds) to the finer unit to write it, which failed
+    on D' only (one value beyond that unit's range): InternalFitError at no cost."""
+    frame, far, levels = _times(kind)
+    scalar = pd.Timestamp("2020-01-01 00:00:00.5") if kind == "date" else pd.Timedelta(0.5, "s")
+    for df in (frame, far):
+        df.loc[7, "t"] = pd.NaT
+    kwargs = {"method": "ssp", "bounds": {"x": (0, 10), "y": (0, 10)}, "levels": {"t": [scalar, *levels]},
+              "chunksize": chunksize}
+    shown = [_shown("y ~ x + t", df, **kwargs) for df in (frame, far)]
     assert shown[0].error is None
     assert shown[1] == shown[0]
 

@@ -348,7 +348,14 @@ class FramePlan:
             elif _extension_numbers(out[v].dtype):  # float64 now, as numpy_columns makes it: a decimal column
                 out[v] = out[v].to_numpy(dtype=np.float64, na_value=np.nan)  # cannot take a float null value
             # where() widens a dtype that cannot hold the value (1.5 or True in an int column), which .loc refuses
-            out[v] = out[v].where(~nulls, value)
+            try:
+                out[v] = out[v].where(~nulls, value)
+            except Exception:  # noqa: BLE001 - the widening failed on a value of the column: cell by cell instead
+                # a date column in seconds and a first declared level with a fraction of a second: pandas converts
+                # the column to the finer unit, which fails where one date is beyond that unit's range (the year
+                # 300,000).  As objects, each cell keeps its value; a variable with declared levels is then rebuilt
+                # from its level codes in prepare(), so the result is the same as where the widening succeeds
+                out[v] = out[v].astype(object).where(~nulls, value)
         return out, nulls
 
 
