@@ -73,6 +73,7 @@ from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.privacy.budget_store import read_budget_file
 from dpstats.privacy.missing_screen import source_hint
 from dpstats.rows.chunked import formula_columns, text_level_columns
+from dpstats.rows.csv_lines import DECOMPRESSION_FAILURES, UNDECOMPRESSABLE_CSV
 from dpstats.rows.sources import CSVSource
 from dpstats.tables import table
 from dpstats.validation import DEFAULT_RESCALE, RESCALE_CHOICES
@@ -436,9 +437,17 @@ def _read_csv(spec: str, read: Callable[[], _T]) -> _T:
     try:
         return read()
     except OSError as exc:
+        if exc.errno is None:  # a decompressor's refusal (BadGzipFile: "CRC check failed 0x... != 0x...", a
+            # checksum of every row; bz2's "Invalid data stream"), not the system's: its message is withheld
+            raise CLIError(f"--data: cannot read {spec!r} as CSV: {UNDECOMPRESSABLE_CSV}") from None
         reason = " ".join(str(exc).split()) or type(exc).__name__
         raise CLIError(f"--data: cannot read {spec!r} as CSV: {reason}") from None
-    except (DataTypeError, ValueError):  # UnicodeDecodeError and pandas' ParserError are ValueErrors
+    except DECOMPRESSION_FAILURES:  # pandas' own reading (--allow-data-levels): a file cut short, damaged data
+        raise CLIError(f"--data: cannot read {spec!r} as CSV: {UNDECOMPRESSABLE_CSV}") from None
+    except DataTypeError as exc:
+        reason = str(exc) if str(exc) == UNDECOMPRESSABLE_CSV else _UNREADABLE
+        raise CLIError(f"--data: cannot read {spec!r} as CSV: {reason}") from None
+    except ValueError:  # UnicodeDecodeError and pandas' ParserError are ValueErrors
         raise CLIError(f"--data: cannot read {spec!r} as CSV: {_UNREADABLE}") from None
 
 

@@ -348,7 +348,14 @@ class FramePlan:
             elif _extension_numbers(out[v].dtype):  # float64 now, as numpy_columns makes it: a decimal column
                 out[v] = out[v].to_numpy(dtype=np.float64, na_value=np.nan)  # cannot take a float null value
             # where() widens a dtype that cannot hold the value (1.5 or True in an int column), which .loc refuses
-            out[v] = out[v].where(~nulls, value)
+            try:
+                out[v] = out[v].where(~nulls, value)
+            except Exception:  # noqa: BLE001 - the widening failed on a value of the column: cell by cell instead
+                # a date column in seconds and a first declared level with a fraction of a second: pandas converts
+                # the column to the finer unit, which fails where one date is beyond that unit's range (the year
+                # 300,000).  As objects, each cell keeps its value; a variable with declared levels is then rebuilt
+                # from its level codes in prepare(), so the result is the same as where the widening succeeds
+                out[v] = out[v].astype(object).where(~nulls, value)
         return out, nulls
 
 
@@ -445,7 +452,16 @@ def _raw_level_codes(col: pd.Series, levels: Sequence[Any]) -> np.ndarray:
     codes = np.full(len(col), -1, dtype=np.intp)
     left = np.ones(len(col), dtype=bool)
     for j, level in enumerate(levels):
-        hit = left & col.isin([level]).to_numpy(dtype=bool)
+        try:
+            hit = left & col.isin([level]).to_numpy(dtype=bool)
+        except Exception:  # noqa: BLE001 - any failure of the whole-column comparison: each cell by itself
+            # pandas converts the whole column to compare it, which fails where one value does not convert: a time
+            # beyond the range of the finer unit of the column and the level (a date in the year 300,000 stored in
+            # seconds, a level in microseconds), an Arrow integer beyond 2^53 beside a float level (pyarrow casts
+            # the column to float64 exactly or raises).  The object rule reads each cell by itself, with the same
+            # equality on every value the conversion can hold, so one row cannot refuse the fit (before: an
+            # untyped failure, at no cost)
+            return _raw_level_codes(col.astype(object), levels)
         codes[hit] = j
         left &= ~hit
     return codes

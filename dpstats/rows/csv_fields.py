@@ -15,7 +15,9 @@ field that does not fit a declared type, a line with extra fields), an oracle on
 * a column declared boolean reads ``True``/``true``/``TRUE`` and ``False``/``false``/``FALSE`` (pandas' default
   tokens), everything else is missing (:func:`booleans`);
 * a number is read by pandas' parser, and where it cannot read a field, by ``pd.to_numeric`` (the same parse of
-  every number, NaN for the rest: ``CSVSource``);
+  every number, NaN for the rest: ``CSVSource``); in a column declared as a narrower float (``float32``,
+  ``float16``) a number beyond its range is infinite, without numpy's overflow warning, which only the data sets
+  holding such a number would show;
 * a line with more fields than the header is a row of missing values, by the rule of
   :mod:`dpstats.rows.csv_lines`, which rewrites every line before pandas reads it (one trailing empty field, a
   delimiter at the end of the line: ``1,2,`` under the header ``a,b``, is not a field).
@@ -104,7 +106,8 @@ def converted(chunk: pd.DataFrame, types: dict[str, Any], as_text: Sequence[str]
             if pd.api.types.is_integer_dtype(dtype):
                 chunk[c] = whole_numbers(values, dtype)
             elif values.dtype != dtype or c in as_text:
-                chunk[c] = values.astype(dtype)
+                with np.errstate(all="ignore"):  # a number beyond a narrower float (1e39 as float32) is inf, quietly
+                    chunk[c] = values.astype(dtype)
         elif pd.api.types.is_bool_dtype(dtype):
             chunk[c] = booleans(chunk[c])
         elif isinstance(dtype, pd.CategoricalDtype):

@@ -43,13 +43,15 @@ import io
 import itertools
 import lzma
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
 from dpstats.errors import DataTypeError
 
-__all__ = ["TEXT_OPTIONS", "LineFormat", "one_row_lines", "open_lines"]
+__all__ = ["DECOMPRESSION_FAILURES", "TEXT_OPTIONS", "UNDECOMPRESSABLE_CSV", "LineFormat", "one_row_lines",
+           "open_lines"]
 
 #: the ``read_csv`` options that say how to open and decode a file: they are applied when the file is opened here
 #: and not passed on to ``read_csv``
@@ -178,13 +180,34 @@ def open_lines(path: str, options: Mapping[str, Any]) -> Iterator[_Lines]:
     """The text of the CSV file at ``path``, every data line rewritten by :func:`one_row_lines`, decoded and
     decompressed as ``read_csv``'s ``encoding``, ``encoding_errors`` and ``compression`` in ``options`` say
     (compression from the suffix by default: .gz, .bz2, .xz, .zip); closed on exit."""
-    with _decoded(path, options) as text:
-        yield _Lines(one_row_lines(text, LineFormat.from_options(options)))
+    with _decoded(path, options) as (text, compressed):
+        yield _Lines(one_row_lines(_intact(text) if compressed else text, LineFormat.from_options(options)))
+
+
+#: what Python's decompressors raise on compressed data that are damaged or cut short (gzip: EOFError, zlib.error,
+#: BadGzipFile, an OSError; bz2: OSError; xz: LZMAError; zip: BadZipFile, zlib.error)
+DECOMPRESSION_FAILURES = (EOFError, OSError, zlib.error, lzma.LZMAError, zipfile.BadZipFile)
+
+#: the domain check of a compressed CSV file whose data cannot be decompressed (where is not shown)
+UNDECOMPRESSABLE_CSV = ("the compressed CSV file cannot be decompressed: its compressed data are damaged or cut short "
+                        "(where is not shown; it is not a file of rows). Compress the file again, or give the "
+                        "compression= it was written with")
+
+
+def _intact(text: IO[str]) -> Iterator[str]:
+    """The lines of a decompressed text stream; a failure to decompress, wherever it happens in the file, is the
+    domain check :data:`UNDECOMPRESSABLE_CSV` (before: the decompressor's own exception, whose type told where it
+    failed, reached the fit as an untyped error)."""
+    try:
+        yield from text
+    except DECOMPRESSION_FAILURES:
+        raise DataTypeError(UNDECOMPRESSABLE_CSV) from None
 
 
 @contextlib.contextmanager
-def _decoded(path: str, options: Mapping[str, Any]) -> Iterator[IO[str]]:
-    """The file opened as text (universal newlines: a line ends at \\n, \\r\\n or \\r, as in pandas' parser)."""
+def _decoded(path: str, options: Mapping[str, Any]) -> Iterator[tuple[IO[str], bool]]:
+    """The file opened as text (universal newlines: a line ends at \\n, \\r\\n or \\r, as in pandas' parser), and
+    whether it is decompressed on the way."""
     encoding = options.get("encoding") or "utf-8"
     errors = options.get("encoding_errors", "strict")
     compression = options.get("compression", "infer")
@@ -194,20 +217,36 @@ def _decoded(path: str, options: Mapping[str, Any]) -> Iterator[IO[str]]:
         compression = compression.get("method")
     if compression is None:
         with open(path, encoding=encoding, errors=errors, newline=None) as handle:
-            yield handle
+            yield handle, False
     elif compression == "zip":
-        with zipfile.ZipFile(path) as archive:
-            members = [m for m in archive.namelist() if not m.endswith("/")]
-            if len(members) != 1:
-                raise DataTypeError("a zipped CSV file must hold exactly one file")
-            with archive.open(members[0]) as raw, io.TextIOWrapper(raw, encoding=encoding, errors=errors,
-                                                                   newline=None) as handle:
-                yield handle
+        with _zip_member(path) as raw, io.TextIOWrapper(raw, encoding=encoding, errors=errors,
+                                                         newline=None) as handle:
+            yield handle, True
     elif compression in _OPENERS:
         with _OPENERS[compression](path, "rt", encoding=encoding, errors=errors, newline=None) as handle:
-            yield handle
+            yield handle, True
     else:
         raise DataTypeError("CSVSource(compression=...) takes 'infer', None, 'gzip', 'bz2', 'xz' or 'zip'")
+
+
+@contextlib.contextmanager
+def _zip_member(path: str) -> Iterator[IO[bytes]]:
+    """The one file of a zip archive, opened for reading; an archive whose directory cannot be read is the domain
+    check :data:`UNDECOMPRESSABLE_CSV`."""
+    try:
+        archive = zipfile.ZipFile(path)
+    except zipfile.BadZipFile:
+        raise DataTypeError(UNDECOMPRESSABLE_CSV) from None
+    with archive:
+        members = [m for m in archive.namelist() if not m.endswith("/")]
+        if len(members) != 1:
+            raise DataTypeError("a zipped CSV file must hold exactly one file")
+        try:
+            raw = archive.open(members[0])
+        except DECOMPRESSION_FAILURES:
+            raise DataTypeError(UNDECOMPRESSABLE_CSV) from None
+        with raw:
+            yield raw
 
 
 class _Lines:

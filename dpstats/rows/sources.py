@@ -527,6 +527,28 @@ def _as_read(frame: pd.DataFrame, readings: ColumnReadings) -> pd.DataFrame:
     return frame
 
 
+#: the domain check of a Parquet file whose metadata or pages cannot be decoded (where is not shown)
+_DAMAGED_PARQUET = ("a Parquet file cannot be decoded: its metadata or its pages are damaged or cut short (the "
+                    "reader's message is withheld, and where is not shown; it is not a file of rows). Write the file "
+                    "again")
+
+
+@contextlib.contextmanager
+def _damaged_parquet() -> Iterator[None]:
+    """Reading a Parquet file's metadata or decoding its pages: pyarrow's failure on damaged bytes (``ArrowInvalid``,
+    or an ``OSError`` from a decompressor), whose type and message depend on where the damage is and what it hit, is
+    the domain check :data:`_DAMAGED_PARQUET`; before, it reached the fit as an untyped error (``InternalFitError``,
+    "a bug").  A file that is absent or cannot be opened is not its bytes, and passes as it is."""
+    import pyarrow as pa  # noqa: PLC0415
+
+    try:
+        yield
+    except (FileNotFoundError, PermissionError, IsADirectoryError):
+        raise
+    except (OSError, pa.ArrowInvalid):
+        raise DataTypeError(_DAMAGED_PARQUET) from None
+
+
 class ParquetSource(DataSource):
     """Parquet files read with ``pyarrow.parquet.ParquetFile.iter_batches`` (the ``io`` extra), in the order given.
 
@@ -558,7 +580,8 @@ class ParquetSource(DataSource):
         import pyarrow.parquet as pq  # noqa: PLC0415
 
         if self._schema is None:
-            schemas = [pq.read_schema(p) for p in self.paths]
+            with _damaged_parquet():  # the footer (the file's public metadata) cannot be read
+                schemas = [pq.read_schema(p) for p in self.paths]
             for p, other in zip(self.paths[1:], schemas[1:], strict=True):
                 if other.names != schemas[0].names:
                     raise DataTypeError(f"the Parquet files have different columns ({p} differs from "
@@ -571,7 +594,8 @@ class ParquetSource(DataSource):
     def known_rows(self) -> int | None:
         import pyarrow.parquet as pq  # noqa: PLC0415
 
-        return int(sum(pq.ParquetFile(p).metadata.num_rows for p in self.paths))
+        with _damaged_parquet():
+            return int(sum(pq.ParquetFile(p).metadata.num_rows for p in self.paths))
 
     def frames(self, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
         for p in self.paths:
@@ -582,9 +606,16 @@ class ParquetSource(DataSource):
 
         self.schema()  # the readings each file's batches take
         # streamed column reads (no pre-buffering of whole row groups): several times less memory, and faster
-        with pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20) as f:
+        with _damaged_parquet():
+            f = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
+        with f:
             groups = None if row_group is None else [row_group]
-            for batch in f.iter_batches(batch_size=self.batch_size, columns=list(columns), row_groups=groups):
+            batches = f.iter_batches(batch_size=self.batch_size, columns=list(columns), row_groups=groups)
+            while True:
+                with _damaged_parquet():  # decoding the pages (not the conversion to pandas, below)
+                    batch = next(batches, None)
+                if batch is None:
+                    return
                 yield _as_read(_with_casts(batch, self._readings).to_pandas(split_blocks=True),  # one block per column
                                self._readings)
 
@@ -594,7 +625,8 @@ class ParquetSource(DataSource):
 
         units, start = [], 0
         for p in self.paths:
-            meta = pq.ParquetFile(p).metadata
+            with _damaged_parquet():
+                meta = pq.ParquetFile(p).metadata
             for g in range(meta.num_row_groups):
                 units.append((p, g, start))
                 start += meta.row_group(g).num_rows
@@ -767,14 +799,16 @@ class DaskSource(DataSource):
         return self._compute_tree([dask.delayed(_Marked(fn))(k) for k in kept], combine)
 
 
-#: the domain check of a Dask DataFrame whose partitions cannot be computed (the values are not shown)
+#: the domain check of a Dask DataFrame whose partitions cannot be computed (neither the values nor the type of the
+#: failure are shown: dd.read_csv fails a partition with an OverflowError for a whole number beyond its declared
+#: integer type and with a ValueError for text, so the type alone told which kind of field a row held)
 _UNCOMPUTABLE_DASK = (
-    "a partition of the Dask DataFrame could not be computed ({name}; its message is withheld because it may quote "
-    "a value): it does not fit the DataFrame's schema (its dtypes or its columns). dd.read_csv, for one, parses every "
-    "partition with the dtypes it took from the first rows (or those given as dtype=), and one field that does not "
-    "parse fails its partition. Give dpstats the CSV path instead (a field that does not fit its column's type is "
-    "then a missing value, counted by the missing-value screen), or convert the columns row by row in Dask first "
-    "(dd.to_numeric(..., errors='coerce')). Nothing was spent")
+    "a partition of the Dask DataFrame could not be computed (the error is withheld: its message may quote a value, "
+    "and its type can depend on one): it does not fit the DataFrame's schema (its dtypes or its columns). "
+    "dd.read_csv, for one, parses every partition with the dtypes it took from the first rows (or those given as "
+    "dtype=), and one field that does not parse fails its partition. Give dpstats the CSV path instead (a field that "
+    "does not fit its column's type is then a missing value, counted by the missing-value screen), or convert the "
+    "columns row by row in Dask first (dd.to_numeric(..., errors='coerce')). Nothing was spent")
 
 
 class _Marked:
@@ -806,7 +840,7 @@ def _partition_failures() -> Iterator[None]:
     except Exception as exc:
         if getattr(exc, "_dpstats_task", False):
             raise
-        raise DataTypeError(_UNCOMPUTABLE_DASK.format(name=type(exc).__name__)) from None
+        raise DataTypeError(_UNCOMPUTABLE_DASK) from None
 
 
 def _schema_columns(part: Any, names: list[Any]) -> pd.DataFrame:
