@@ -22,8 +22,9 @@ import numpy as np
 import pandas as pd
 
 from dpstats.errors import DataTypeError, FormulaError, MissingDataError
+from dpstats.formula.parse import ComputedFactor
 
-__all__ = ["onto_levels", "FramePlan", "as_frame", "check_unique_columns", "duration_advice",
+__all__ = ["onto_levels", "raw_level_codes", "FramePlan", "as_frame", "check_unique_columns", "duration_advice",
            "is_numeric", "float64_values", "missing_cell", "missing_cells", "numpy_columns"]
 
 
@@ -251,7 +252,13 @@ class FramePlan:
         messages name.
     off_levels : tuple of str
         Among ``screened``, the variables whose public type does not keep their values inside their declared
-        levels (named by the screen's messages as the ones that can have a value outside them).
+        levels (named by the screen's messages as the ones that can have a value outside them), and the codes of
+        the ``computed`` factors.
+    computed : tuple of ComputedFactor
+        The factors ``C(expression, levels=[...])`` that can compute a value outside their levels (public: the
+        formula, the levels and the schema; :func:`dpstats.formula.schema.computed_may_leave_levels`): a row on
+        which one does is handled as a row with a value outside a column's declared levels.  Their codes are
+        among ``screened`` and ``off_levels`` (with ``missing="screen"``), as the names the messages give.
     """
 
     variables: tuple[str, ...]
@@ -263,6 +270,7 @@ class FramePlan:
     fill: tuple[tuple[str, Any], ...] = ()
     screened: tuple[str, ...] = ()
     off_levels: tuple[str, ...] = ()
+    computed: tuple[ComputedFactor, ...] = ()
 
     def prepare(self, df: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray | None]:
         """The prepared frame and, with ``missing="null"`` or ``"screen"``, the mask of its null rows (None when it
@@ -271,7 +279,10 @@ class FramePlan:
         Missing values (NaN, None, ``pd.NA``) and values outside the declared levels are handled first, so that the
         columns with a pandas extension dtype (nullable ``boolean``, ``Int64``,
         ``Float64``, ``string``, Arrow-backed) can then be given the numpy
-        dtype patsy understands (:func:`numpy_columns`).
+        dtype patsy understands (:func:`numpy_columns`).  Then each factor of ``computed`` is evaluated on the
+        prepared rows, as patsy evaluates it (:func:`dpstats.formula.language.computed_level_codes`), and a row on
+        which its value is outside its levels is handled in the same way: refused with ``missing="raise"``,
+        dropped with ``"drop"``, else the rows are prepared again with it among the null rows.
 
         Parameters
         ----------
@@ -292,26 +303,48 @@ class FramePlan:
         variables = list(self.variables)
         if variables and (len(df.columns) != len(variables) or set(df.columns) != set(variables)):
             df = df[variables]  # (a column list copies a consolidated frame's block: not done for a mere reorder)
+        prepared, nulls = self._prepare(df)
+        if not self.computed or len(prepared) == 0:
+            return prepared, nulls
+        off = self._computed_outside(prepared)
+        if off is None:
+            return prepared, nulls
+        if self.missing == "drop":  # (the rows dropped for a missing value are gone already)
+            return prepared[~off], None
+        # every row made a null row before is one still: its values are the public fill, computed again below
+        return self._prepare(df, off if nulls is None else off | nulls)
+
+    def _computed_outside(self, prepared: pd.DataFrame) -> np.ndarray | None:
+        """The mask of the prepared rows on which a factor of ``computed`` is outside its levels (None: no row is);
+        refused with ``missing="raise"``, naming the factors (never a row, a value or a count)."""
+        from dpstats.formula.language import computed_level_codes  # (the language module imports this one)
+
+        masks = {c.code: computed_level_codes(c, prepared) < 0 for c in self.computed}
+        outside = [code for code, mask in masks.items() if mask.any()]
+        if not outside:
+            return None
+        if self.missing == "raise":
+            raise MissingDataError(_refusal([], outside))
+        return np.logical_or.reduce([masks[code] for code in outside])
+
+    def _prepare(self, df: pd.DataFrame, extra: np.ndarray | None = None) -> tuple[pd.DataFrame, np.ndarray | None]:
+        """:meth:`prepare` of the columns (``df`` holds exactly ``variables``), with the rows of ``extra`` made null
+        rows too (rows on which a computed factor is outside its levels)."""
+        variables = list(self.variables)
         nulls = None
         masks = {v: missing_cells(df[v]) for v in variables}
         # each factor's level codes, read once: -1 marks a cell outside the declared levels (or missing)
-        codes = {v: _raw_level_codes(df[v], lv) for v, lv in (*self.levels, *self.allowed)}
+        codes = {v: raw_level_codes(df[v], lv) for v, lv in (*self.levels, *self.allowed)}
         off = {v: (c < 0) & ~masks[v] for v, c in codes.items()}
         absent = [str(v) for v in variables if masks[v].any()]
         outside = [str(v) for v, mask in off.items() if mask.any()]
         for v, mask in off.items():
             masks[v] = masks[v] | mask
         bad = [str(v) for v in variables if masks[v].any()]
-        if bad:
+        if bad or extra is not None:
             if self.missing == "raise":
-                found = " and ".join([*([f"missing values in {', '.join(absent)}"] if absent else []),
-                                      *([f"values outside the declared levels in {', '.join(outside)}"]
-                                        if outside else [])])
-                raise MissingDataError(
-                    f"{found}. Impute missing values with a public rule and declare every level a factor takes, "
-                    "or pass missing='drop' (each such row then becomes a public null row that adds nothing to the "
-                    "fit; n stays public and the number of complete rows private).")
-            incomplete = np.logical_or.reduce([masks[v] for v in bad])
+                raise MissingDataError(_refusal(absent, outside))
+            incomplete = np.logical_or.reduce([masks[v] for v in bad] + ([] if extra is None else [extra]))
             if self.missing == "drop":
                 df = df[~incomplete]
                 codes = {v: c[~incomplete] for v, c in codes.items()}
@@ -350,6 +383,16 @@ class FramePlan:
             # where() widens a dtype that cannot hold the value (1.5 or True in an int column), which .loc refuses
             out[v] = out[v].where(~nulls, value)
         return out, nulls
+
+
+def _refusal(absent: Sequence[str], outside: Sequence[str]) -> str:
+    """The message of :class:`FramePlan`'s refusal with ``missing="raise"``: the variables with a missing value and
+    those (or the computed factors) with a value outside the declared levels, by name only."""
+    found = " and ".join([*([f"missing values in {', '.join(absent)}"] if absent else []),
+                          *([f"values outside the declared levels in {', '.join(outside)}"] if outside else [])])
+    return (f"{found}. Impute missing values with a public rule and declare every level a factor takes, "
+            "or pass missing='drop' (each such row then becomes a public null row that adds nothing to the "
+            "fit; n stays public and the number of complete rows private).")
 
 
 def missing_cells(col: pd.Series) -> np.ndarray:
@@ -427,13 +470,26 @@ def level_codes(col: pd.Series, levels: Sequence[Any]) -> np.ndarray:
     and every dtype, Python equality (``0 == False``, ``1 == 1.0``).  In an object column a value is a level only
     where it is hashable and equal to one (an array, a list or a dict in a cell is outside, where ``isin`` would
     take the one-element array ``array(['a'])`` for the level 'a')."""
-    return np.maximum(_raw_level_codes(col, levels), 0)
+    return np.maximum(raw_level_codes(col, levels), 0)
 
 
-def _raw_level_codes(col: pd.Series, levels: Sequence[Any]) -> np.ndarray:
-    """(n,) as :func:`level_codes`, with -1 for a value (or a missing cell) equal to no declared level."""
+def raw_level_codes(col: pd.Series, levels: Sequence[Any]) -> np.ndarray:
+    """(n,) as :func:`level_codes`, with -1 for a value (or a missing cell) equal to no declared level.
+
+    Parameters
+    ----------
+    col : pandas.Series
+        The values.
+    levels : sequence
+        The declared levels.
+
+    Returns
+    -------
+    numpy.ndarray
+        The index of each value's level, -1 where it has none (intp).
+    """
     if isinstance(col.dtype, pd.CategoricalDtype):  # its categories by the object rule (pandas' isin is stricter)
-        by_category = _raw_level_codes(pd.Series(np.asarray(col.cat.categories, dtype=object)), levels)
+        by_category = raw_level_codes(pd.Series(np.asarray(col.cat.categories, dtype=object)), levels)
         codes = col.cat.codes.to_numpy()
         return np.where(codes >= 0, by_category[np.maximum(codes, 0)] if len(by_category) else -1,
                         -1).astype(np.intp)

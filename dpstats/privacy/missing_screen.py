@@ -243,7 +243,7 @@ class MissingValueScreen:
                                             ledger=ledger, name=name))
         shown = max(0, round(noisy))
         used = ", ".join(self.variables) if self.variables else "the formula's variables"
-        where = (f"a missing value or a value outside the declared levels in {used} (the variables with declared "
+        where = (f"a missing value or a value outside the declared levels in {used} (the factors with declared "
                  f"levels a value can fall outside: {', '.join(self.levels)})" if self.levels
                  else f"a missing value in {used}")
         count = (f"about {shown} rows have {where} (a noisy count; the noise's standard deviation is "
