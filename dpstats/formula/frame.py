@@ -217,7 +217,9 @@ class FramePlan:
       declared levels (:func:`level_codes`) is handled as a row with a
       missing value (below: a public map of each row; a refusal decided by a
       value would answer, for free, whether any row has a value outside a
-      level set the caller chose);
+      level set the caller chose); so is a row on which a factor of an
+      expression, ``C(expression, levels=[...])``, computes a value outside
+      its levels (``computed``);
     * raw variables that enter a transform are clipped to their declared
       range (``clip``), so the transform is evaluated inside the range on
       which its domain was checked;
@@ -449,8 +451,10 @@ def missing_cell(value: Any) -> bool:
 def onto_levels(col: pd.Series, levels: Sequence[Any]) -> pd.Series:
     """``col`` with every value replaced by the declared level it equals, and every value outside the declared
     ``levels`` by the first of them (:func:`level_codes`): a public map of each row onto the declared schema, for
-    ``C(expression, levels=[...])``, whose values patsy computes (the rows of a variable with declared levels are
-    mapped before, by :class:`FramePlan`: a value outside them makes a public null row).  Every value of the
+    ``C(..., levels=[...])`` as patsy evaluates it.  A row on which a value is outside the levels has been made a
+    public null row before, by :class:`FramePlan` (for ``C(expression, levels=[...])``, whose values patsy
+    computes, by evaluating the expression first: ``FramePlan.computed``), so the first level is read only on such
+    rows, whose design rows are marked (and on public rows: the schema, the prototype).  Every value of the
     result is one of the declared level objects themselves (an object column), so patsy, whose own matching of
     values to levels is stricter about types than equality (an integer 0 is not the level False there), never
     meets a value it cannot place: a refusal would otherwise depend on which values the rows hold."""
