@@ -22,6 +22,9 @@ import pytest
 import dpstats
 from dpstats.errors import DisallowedExpressionError, MissingDataError, UnseenLevelError
 from dpstats.formula.design import build_design
+from dpstats.formula.frame import raw_level_codes
+from dpstats.formula.language import FORMULA_ENV, computed_level_codes
+from dpstats.formula.parse import ComputedFactor
 from dpstats.privacy.missing_screen import MissingValueScreen
 from dpstats.rows.sources import CSVSource, DataFrameSource, ParquetSource
 
@@ -183,3 +186,19 @@ def test_a_spline_inside_c_is_refused_from_the_formula():
     with pytest.raises(DisallowedExpressionError, match="spline"):
         dpstats.dp_ols("y ~ C(bs(x, knots=[0.5], lower_bound=0, upper_bound=1), levels=[0, 1])", df, 1.0, 1e-6,
                        bounds=BOUNDS, method="ssp", random_state=0)
+
+
+@pytest.mark.parametrize("expression, levels", [
+    ("np.abs(k)", (0, 1, 2)), ("k", (True, 2, 0.0, "a", -3)), ("x > 3", (1, False)), ("x > 3", (True,)),
+    ("k * 1", ("a", 1.5, -1)), ("k", (2 ** 53 + 1, 1)),
+])
+def test_computed_level_codes_follow_the_rule_patsy_is_given_the_values_by(expression, levels):
+    """The codes of the computed values (the vectorised path for floats and booleans) are those of the per-value
+    rule :func:`~dpstats.formula.language.categorical` maps them by (Python equality; NaN and infinities equal no
+    level; a level a float cannot hold exactly goes by the per-value rule)."""
+    rng = np.random.default_rng(0)
+    k = np.r_[rng.integers(-3, 4, 200).astype(float), np.nan, np.inf, -np.inf, 0.5, 2.0 ** 53]
+    df = pd.DataFrame({"k": k, "x": rng.uniform(0, 10, k.size)})
+    got = computed_level_codes(ComputedFactor("C(...)", expression, levels), df)
+    values = np.asarray(FORMULA_ENV.eval(expression, inner_namespace=df), dtype=object)
+    np.testing.assert_array_equal(got, raw_level_codes(pd.Series(values), list(levels)))

@@ -202,13 +202,21 @@ def computed_level_codes(factor: ComputedFactor, df: pd.DataFrame) -> np.ndarray
     """
     try:
         with np.errstate(all="ignore"):
-            values = FORMULA_ENV.eval(factor.expression, inner_namespace=df)
-            column = np.asarray(values, dtype=object)
+            values = np.asarray(FORMULA_ENV.eval(factor.expression, inner_namespace=df))
     except Exception:  # noqa: BLE001 - patsy's evaluation fails the same way, reported from public facts
         return np.zeros(len(df), dtype=np.intp)
-    if column.shape != (len(df),):
+    if values.shape != (len(df),):
         return np.zeros(len(df), dtype=np.intp)
-    return raw_level_codes(pd.Series(column), list(factor.levels))
+    levels = list(factor.levels)
+    exact = all(isinstance(lv, (bool, int, float, str)) and (isinstance(lv, str) or float(lv) == lv) for lv in levels)
+    if values.dtype.kind in "fb" and exact:  # floats or booleans: Python's equality of numbers, without a loop
+        numbers = values.astype(np.float64)
+        codes = np.full(len(df), -1, dtype=np.intp)
+        for j in reversed(range(len(levels))):  # the first level a value equals wins; text equals no number
+            if not isinstance(levels[j], str):
+                codes[numbers == float(levels[j])] = j
+        return codes
+    return raw_level_codes(pd.Series(values.astype(object)), levels)
 
 
 #: every name factor code can use besides the data's columns; the formula layer evaluates in this namespace only
