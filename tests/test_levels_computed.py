@@ -6,7 +6,7 @@ first declared level, silently.  The screen runs where such a term can leave its
 and the declared levels): a comparison with both False and True declared cannot.
 
 False-failure rates: the refusals below are of about 2/7 of 2000 rows (570) against the Gaussian screen's refusal
-level of 105 rows with noise of standard deviation 21 (below 1e-12); the fits with 5 affected rows pass unless the
+level of 105 rows with noise of standard deviation 22 (below 1e-12); the fits with 5 affected rows pass unless the
 noisy count exceeds the refusal level, which a data set with none does with probability FALSE_REFUSAL = 1e-6.  Every
 fit has a fixed seed, so each test is deterministic.
 """

@@ -22,10 +22,21 @@ import numpy as np
 import pandas as pd
 
 from dpstats.errors import DataTypeError, FormulaError, MissingDataError
+from dpstats.formula.language import computed_level_codes
 from dpstats.formula.parse import ComputedFactor
+from dpstats.formula.values import (
+    date_advice,
+    duration_advice,
+    level_codes,
+    level_objects,
+    onto_levels,
+    raw_level_codes,
+    real_numeric_dtype,
+)
 
-__all__ = ["onto_levels", "raw_level_codes", "FramePlan", "as_frame", "check_unique_columns", "duration_advice",
-           "is_numeric", "float64_values", "missing_cell", "missing_cells", "numpy_columns"]
+__all__ = ["onto_levels", "raw_level_codes", "level_codes", "FramePlan", "as_frame", "check_unique_columns",
+           "date_advice", "duration_advice", "is_numeric", "real_numeric_dtype", "float64_values", "missing_cell",
+           "missing_cells", "numpy_columns"]
 
 
 def as_frame(data: Any, what: str = "data") -> pd.DataFrame:
@@ -74,62 +85,6 @@ def _named_by_text(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy(deep=False)
     out.columns = [str(c) for c in frame.columns]
     return out
-
-
-def duration_advice(name: str, dtype: Any, frame: str = "df", factor: bool = True) -> str:
-    """How to use column ``name`` as a number when its dtype holds durations (``timedelta64``), else "".
-
-    Decided from the dtype alone (the schema), never from a value.
-
-    Parameters
-    ----------
-    name : str
-        The column.
-    dtype : dtype
-        Its dtype.
-    frame : str
-        The table's name in the example: ``"df"`` for a fit (which then needs bounds in the new unit),
-        ``"newdata"`` for predictions (in the unit the model was fitted in).
-    factor : bool
-        Whether the column could be a factor instead (not for the response).
-
-    Returns
-    -------
-    str
-        A sentence (with a leading space) naming a conversion to a public unit, or "" for other dtypes.
-    """
-    if not pd.api.types.is_timedelta64_dtype(dtype):
-        return ""
-    example = f"e.g. {frame}[{name!r}] = {frame}[{name!r}].dt.total_seconds() / 3600 for hours"
-    how = (f"to a public unit, {example}, and declare bounds for it in that unit" if frame == "df"
-           else f"to the unit the model was fitted in, {example}")
-    use = ", which a formula can use only as a factor with declared levels; to use it as a number," if factor else ";"
-    return f" '{name}' holds durations (dtype {dtype}){use} convert it first {how}."
-
-
-def date_advice(name: str, dtype: Any) -> str:
-    """How to use column ``name`` as a number when its dtype holds dates (``datetime64``), else "".
-
-    Decided from the dtype alone (the schema), never from a value.
-
-    Parameters
-    ----------
-    name : str
-        The column.
-    dtype : dtype
-        Its dtype.
-
-    Returns
-    -------
-    str
-        A sentence (with a leading space) naming a conversion with a public origin and unit, or "" for other
-        dtypes.
-    """
-    if not pd.api.types.is_datetime64_any_dtype(dtype):
-        return ""
-    return (f" '{name}' holds dates (dtype {dtype}), which a formula can use only as a factor; to use it as a "
-            f"number, convert it before the fit with a public origin and unit, e.g. "
-            f"(df[{name!r}] - pd.Timestamp('2000-01-01')).dt.days, and declare bounds for the new column.")
 
 
 def check_unique_columns(columns: Sequence[Any]) -> None:
@@ -182,24 +137,6 @@ def is_numeric(series: pd.Series) -> bool:
         Its dtype is real numeric: numeric, not boolean, not complex.
     """
     return real_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype)
-
-
-def real_numeric_dtype(dtype: Any) -> bool:
-    """Whether a dtype holds real numbers or booleans (numeric, not complex, not a Categorical): what a formula
-    may use as a number.  Complex numbers are refused: their imaginary parts would be dropped, or fail, inside the
-    design (from the dtype alone).
-
-    Parameters
-    ----------
-    dtype : numpy or pandas dtype
-        A column's dtype.
-
-    Returns
-    -------
-    bool
-    """
-    return (pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype)
-            and not isinstance(dtype, pd.CategoricalDtype))
 
 
 @dataclass(frozen=True)
@@ -319,8 +256,6 @@ class FramePlan:
     def _computed_outside(self, prepared: pd.DataFrame) -> np.ndarray | None:
         """The mask of the prepared rows on which a factor of ``computed`` is outside its levels (None: no row is);
         refused with ``missing="raise"``, naming the factors (never a row, a value or a count)."""
-        from dpstats.formula.language import computed_level_codes  # (the language module imports this one)
-
         masks = {c.code: computed_level_codes(c, prepared) < 0 for c in self.computed}
         outside = [code for code, mask in masks.items() if mask.any()]
         if not outside:
@@ -362,7 +297,7 @@ class FramePlan:
         for var, lv in self.levels:
             df[var] = pd.Categorical.from_codes(np.maximum(codes[var], 0), categories=list(lv))
         for var, lv in self.allowed:
-            df[var] = pd.Series(_level_objects(lv)[np.maximum(codes[var], 0)], index=df.index)
+            df[var] = pd.Series(level_objects(lv)[np.maximum(codes[var], 0)], index=df.index)
         for var, lo, hi in self.clip:  # (inf becomes NaN, which the design sets to 0: as an unclipped inf)
             values = float64_values(df[var])
             df[var] = np.where(np.isinf(values), np.nan, np.clip(values, lo, hi))
@@ -446,77 +381,6 @@ def missing_cell(value: Any) -> bool:
     except Exception:  # a cell whose own comparison fails: a value, like an array in a cell
         return False
     return bool(missing) if isinstance(missing, (bool, np.bool_)) else False
-
-
-def onto_levels(col: pd.Series, levels: Sequence[Any]) -> pd.Series:
-    """``col`` with every value replaced by the declared level it equals, and every value outside the declared
-    ``levels`` by the first of them (:func:`level_codes`): a public map of each row onto the declared schema, for
-    ``C(..., levels=[...])`` as patsy evaluates it.  A row on which a value is outside the levels has been made a
-    public null row before, by :class:`FramePlan` (for ``C(expression, levels=[...])``, whose values patsy
-    computes, by evaluating the expression first: ``FramePlan.computed``), so the first level is read only on such
-    rows, whose design rows are marked (and on public rows: the schema, the prototype).  Every value of the
-    result is one of the declared level objects themselves (an object column), so patsy, whose own matching of
-    values to levels is stricter about types than equality (an integer 0 is not the level False there), never
-    meets a value it cannot place: a refusal would otherwise depend on which values the rows hold."""
-    return pd.Series(_level_objects(levels)[level_codes(col, levels)], index=col.index)
-
-
-def _level_objects(levels: Sequence[Any]) -> np.ndarray:
-    """The declared level objects themselves, as an object array indexed by level code."""
-    table = np.empty(len(levels), dtype=object)
-    table[:] = list(levels)
-    return table
-
-
-def level_codes(col: pd.Series, levels: Sequence[Any]) -> np.ndarray:
-    """(n,) the index in ``levels`` of the declared level each value equals (the first such level), 0 for a
-    value equal to none of them (:class:`FramePlan` has made such a row a null row first): one rule for every row
-    and every dtype, Python equality (``0 == False``, ``1 == 1.0``).  In an object column a value is a level only
-    where it is hashable and equal to one (an array, a list or a dict in a cell is outside, where ``isin`` would
-    take the one-element array ``array(['a'])`` for the level 'a')."""
-    return np.maximum(raw_level_codes(col, levels), 0)
-
-
-def raw_level_codes(col: pd.Series, levels: Sequence[Any]) -> np.ndarray:
-    """(n,) as :func:`level_codes`, with -1 for a value (or a missing cell) equal to no declared level.
-
-    Parameters
-    ----------
-    col : pandas.Series
-        The values.
-    levels : sequence
-        The declared levels.
-
-    Returns
-    -------
-    numpy.ndarray
-        The index of each value's level, -1 where it has none (intp).
-    """
-    if isinstance(col.dtype, pd.CategoricalDtype):  # its categories by the object rule (pandas' isin is stricter)
-        by_category = raw_level_codes(pd.Series(np.asarray(col.cat.categories, dtype=object)), levels)
-        codes = col.cat.codes.to_numpy()
-        return np.where(codes >= 0, by_category[np.maximum(codes, 0)] if len(by_category) else -1,
-                        -1).astype(np.intp)
-    if col.dtype == object:
-        index: dict[Any, int] = {}
-        for j, level in enumerate(levels):
-            index.setdefault(level, j)
-        return np.fromiter((_level_index(v, index) for v in col), dtype=np.intp, count=len(col))
-    codes = np.full(len(col), -1, dtype=np.intp)
-    left = np.ones(len(col), dtype=bool)
-    for j, level in enumerate(levels):
-        hit = left & col.isin([level]).to_numpy(dtype=bool)
-        codes[hit] = j
-        left &= ~hit
-    return codes
-
-
-def _level_index(value: Any, index: dict[Any, int]) -> int:
-    """One cell's level index: that of the declared level it is hashable and equal to, else -1."""
-    try:
-        return index.get(value, -1)
-    except Exception:  # noqa: BLE001 - unhashable (an array, a list, a dict) or a hash or == that raises: outside
-        return -1
 
 
 def _extension_numbers(dtype: Any) -> bool:

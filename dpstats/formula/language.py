@@ -71,8 +71,8 @@ from dpstats.errors import (
     StatefulTransformError,
     UnknownColumnError,
 )
-from dpstats.formula.frame import date_advice, duration_advice, onto_levels, raw_level_codes, real_numeric_dtype
 from dpstats.formula.parse import ComputedFactor, finite_number, is_call, literal_value
+from dpstats.formula.values import date_advice, duration_advice, onto_levels, raw_level_codes, real_numeric_dtype
 
 __all__ = ["NAMESPACE", "FORMULA_ENV", "CONTRASTS", "FactorFacts", "check_factor", "check_contrast_names",
            "check_numeric_dtypes", "categorical", "computed_level_codes", "MAP_UNDECLARED_LEVELS"]
@@ -165,7 +165,7 @@ MAP_UNDECLARED_LEVELS: contextvars.ContextVar[bool] = contextvars.ContextVar("ma
 
 def categorical(data: Any, contrast: Any = None, levels: Any = None) -> Any:
     """patsy's ``C``, with every value mapped onto the ``levels`` written in the formula by Python equality
-    (:func:`~dpstats.formula.frame.onto_levels`), so that patsy receives the declared level objects themselves,
+    (:func:`~dpstats.formula.values.onto_levels`), so that patsy receives the declared level objects themselves,
     except on new data for a prediction (``MAP_UNDECLARED_LEVELS``), where a value outside them is refused.
 
     Where ``C`` wraps an expression (``C(np.abs(k), levels=[0, 1, 2])``), a row on which its value is outside the
@@ -183,7 +183,7 @@ def categorical(data: Any, contrast: Any = None, levels: Any = None) -> Any:
 def computed_level_codes(factor: ComputedFactor, df: pd.DataFrame) -> np.ndarray:
     """(n,) the index in the factor's levels of the value its expression computes on each row of the prepared
     frame ``df``, -1 for a value equal to none of them (NaN and infinities included), by the rule
-    :func:`categorical` maps values with (:func:`~dpstats.formula.frame.level_codes`, Python equality): a map of
+    :func:`categorical` maps values with (:func:`~dpstats.formula.values.level_codes`, Python equality): a map of
     each row.  The expression is evaluated as patsy evaluates it, in dpstats's namespace with numpy's warnings off.
     Where it cannot be evaluated, or gives no value per row, every code is 0: patsy's own evaluation of the
     design then fails in the same way, and is reported from public facts (the refusal does not depend on a row).

@@ -342,7 +342,7 @@ def computed_may_leave_levels(factor: ComputedFactor, df: pd.DataFrame) -> bool:
     """Whether ``C(expression, levels=[...])`` can compute a value outside its declared levels on some row (public:
     the formula, the declared levels and the schema).  A comparison is False or True on every row, so it cannot
     where both are declared (0 and 1 are False and True, by the rule of
-    :func:`~dpstats.formula.frame.level_codes`); a column inside ``I()`` can as the column itself can
+    :func:`~dpstats.formula.values.level_codes`); a column inside ``I()`` can as the column itself can
     (:func:`may_leave_levels`); any other expression can (its values are real numbers, NaN and infinities included).
 
     Parameters
@@ -508,7 +508,7 @@ def _check_categories_declared(var: str, levels: Sequence[Any], dtype: pd.Catego
     """Refuse declared levels that equal none of a categorical column's categories (every row would be outside the
     declared levels: ``["No", "Yes"]`` for the categories "no" and "yes"), and warn
     (:class:`~dpstats.errors.UndeclaredCategoriesWarning`) when some categories equal no declared level.  Decided
-    from the dtype (the schema) and the declared levels, by the rule of :func:`~dpstats.formula.frame.level_codes`
+    from the dtype (the schema) and the declared levels, by the rule of :func:`~dpstats.formula.values.level_codes`
     (Python equality); the messages count the categories and quote none."""
     declared = set(levels)
     outside = sum(1 for category in dtype.categories if category not in declared)
