@@ -22,10 +22,11 @@ bounds, however narrow, receives as many rows as the widest), so knots close
 together or near a bound are seen on each of their pieces.  Columns built
 with a comparison (``I(x >= 12)``), an absolute value, a spline of an
 expression or of a variable without bounds, or a factor of an expression
-(``C(-k, levels=[0, 1, 2])``, indicators of values the probe's need not take) are
-piecewise at points the probe does not know (a threshold at a bound or at an
-integer), so they are left out.  Leaving columns out can hide a dependency but never invent one: if a
-subset of the columns is dependent, so is the design.
+(``C(-k, levels=[0, 1, 2])``, indicators of values the probe rows need not
+take) are piecewise at points the probe does not know (a threshold at a bound
+or at an integer), so they are left out.  Leaving columns out can hide a
+dependency but never invent one: if a subset of the columns is dependent, so
+is the design.
 
 The domain of a variable is what the caller declared: a numeric variable's
 bounds, a factor's declared levels, a boolean's two values, and an integer
