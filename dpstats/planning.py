@@ -163,7 +163,7 @@ def _written_levels(text: str, names: Sequence[str]) -> dict[str, tuple[Any, ...
     """The levels the formula declares as literals, ``C(g, levels=[...])``, by variable; none when the formula does
     not parse (:func:`public_design` then reports why)."""
     try:
-        desc = model_desc(expand_formula(text, names))
+        desc = model_desc(expand_formula(text, names), shown=text)
     except DPStatsError:
         return {}
     return formula_literal_levels([f.code for term in desc.rhs_termlist for f in term.factors])

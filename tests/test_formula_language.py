@@ -23,6 +23,7 @@ from dpstats.errors import (
 from dpstats.formula import build_design
 from dpstats.formula.language import check_factor
 from dpstats.formula.parse import expand_formula, model_desc
+from dpstats.rows.sources import DataFrameSource
 
 N = 3000
 
@@ -124,6 +125,22 @@ def test_dot_is_every_other_column(wages):
     assert plus.column_names == ["region[north]", "region[south]", "educ", "exper", "I(exper ** 2)"]
     res = dpstats.dp_ols("np.log(wage) ~ .", wages, 1.0, 1e-6, bounds=BOUNDS, random_state=0)
     assert res.nobs == N and "wage" not in res.params.index
+
+
+def test_removing_the_response_after_dot_is_the_no_op_it_is_in_r(wages):
+    """'.' leaves the response out already, so R accepts ``y ~ . - y`` as a no-op; it was refused as the removal of
+    a term the formula lacks.  Without '.', removing the response is still refused (``y ~ x - y`` reads as if it
+    subtracted)."""
+    for formula in ("wage ~ . - wage", "np.log(wage) ~ . - np.log(wage)"):
+        assert build_design(formula, wages, bounds=BOUNDS).column_names == \
+            build_design(formula.split(" - ")[0], wages, bounds=BOUNDS).column_names
+    kw = {"bounds": BOUNDS, "method": "ssp", "random_state": 0}
+    res = dpstats.dp_ols("wage ~ . - wage", wages, 1.0, 1e-6, **kw)
+    pd.testing.assert_series_equal(res.params, dpstats.dp_ols("wage ~ .", wages, 1.0, 1e-6, **kw).params)
+    chunked = dpstats.dp_ols("wage ~ . - wage", DataFrameSource(wages, chunksize=70), 1.0, 1e-6, **kw)
+    np.testing.assert_allclose(chunked.params, res.params, rtol=1e-9)
+    with pytest.raises(FormulaError, match="does not subtract"):
+        build_design("wage ~ educ - wage", wages, bounds=BOUNDS)
 
 
 def test_dot_with_a_text_column_needs_declared_levels(wages):

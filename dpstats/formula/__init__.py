@@ -4,6 +4,8 @@ One job per module, in import order (each imports only those above it):
 
 * :mod:`~dpstats.formula.parse`: formula text -> patsy terms (``y ~ .``, nesting of long sums, ``poly(x, k)``)
   and reading a factor's code without evaluating it;
+* :mod:`~dpstats.formula.values`: what a column's values are from its dtype, and the rule that matches values to
+  declared levels;
 * :mod:`~dpstats.formula.language`: the allow-list of row-wise factor code and the namespace it is evaluated in;
 * :mod:`~dpstats.formula.frame`: :class:`FramePlan`, how a frame (or a chunk) is prepared: missing values and
   public null rows, declared levels, clipping of transformed variables, extension dtypes;

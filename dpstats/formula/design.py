@@ -115,10 +115,11 @@ class Design:
         which the fit's charged missing-value screen covers and its messages name
         (:mod:`dpstats.privacy.missing_screen`); their incomplete rows are public null rows, counted by the screen.
         Empty: no screen.  Since a value outside a variable's declared levels makes a public null row too, those
-        variables are included where their public type does not keep them inside the levels.
+        variables are included where their public type does not keep them inside the levels, and so are the codes
+        of the terms ``C(expression, levels=[...])`` that can compute a value outside their levels.
     screened_levels : tuple of str
-        Among ``screened``, the variables that can hold a value outside their declared levels (named by the
-        screen's messages).
+        Among ``screened``, the variables (and computed terms) that can hold a value outside their declared levels
+        (named by the screen's messages).
     two_valued_response : bool
         The response is a function of one two-valued variable (a boolean, coded 0/1, or one in
         ``variable_supports``), so it takes at most two values (public: the formula, the dtype and the bounds).

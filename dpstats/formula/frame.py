@@ -22,9 +22,21 @@ import numpy as np
 import pandas as pd
 
 from dpstats.errors import DataTypeError, FormulaError, MissingDataError
+from dpstats.formula.language import computed_level_codes
+from dpstats.formula.parse import ComputedFactor
+from dpstats.formula.values import (
+    date_advice,
+    duration_advice,
+    level_codes,
+    level_objects,
+    onto_levels,
+    raw_level_codes,
+    real_numeric_dtype,
+)
 
-__all__ = ["onto_levels", "FramePlan", "as_frame", "check_unique_columns", "duration_advice",
-           "is_numeric", "float64_values", "missing_cell", "missing_cells", "numpy_columns"]
+__all__ = ["onto_levels", "raw_level_codes", "level_codes", "FramePlan", "as_frame", "check_unique_columns",
+           "date_advice", "duration_advice", "is_numeric", "real_numeric_dtype", "float64_values", "missing_cell",
+           "missing_cells", "numpy_columns"]
 
 
 def as_frame(data: Any, what: str = "data") -> pd.DataFrame:
@@ -73,62 +85,6 @@ def _named_by_text(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy(deep=False)
     out.columns = [str(c) for c in frame.columns]
     return out
-
-
-def duration_advice(name: str, dtype: Any, frame: str = "df", factor: bool = True) -> str:
-    """How to use column ``name`` as a number when its dtype holds durations (``timedelta64``), else "".
-
-    Decided from the dtype alone (the schema), never from a value.
-
-    Parameters
-    ----------
-    name : str
-        The column.
-    dtype : dtype
-        Its dtype.
-    frame : str
-        The table's name in the example: ``"df"`` for a fit (which then needs bounds in the new unit),
-        ``"newdata"`` for predictions (in the unit the model was fitted in).
-    factor : bool
-        Whether the column could be a factor instead (not for the response).
-
-    Returns
-    -------
-    str
-        A sentence (with a leading space) naming a conversion to a public unit, or "" for other dtypes.
-    """
-    if not pd.api.types.is_timedelta64_dtype(dtype):
-        return ""
-    example = f"e.g. {frame}[{name!r}] = {frame}[{name!r}].dt.total_seconds() / 3600 for hours"
-    how = (f"to a public unit, {example}, and declare bounds for it in that unit" if frame == "df"
-           else f"to the unit the model was fitted in, {example}")
-    use = ", which a formula can use only as a factor with declared levels; to use it as a number," if factor else ";"
-    return f" '{name}' holds durations (dtype {dtype}){use} convert it first {how}."
-
-
-def date_advice(name: str, dtype: Any) -> str:
-    """How to use column ``name`` as a number when its dtype holds dates (``datetime64``), else "".
-
-    Decided from the dtype alone (the schema), never from a value.
-
-    Parameters
-    ----------
-    name : str
-        The column.
-    dtype : dtype
-        Its dtype.
-
-    Returns
-    -------
-    str
-        A sentence (with a leading space) naming a conversion with a public origin and unit, or "" for other
-        dtypes.
-    """
-    if not pd.api.types.is_datetime64_any_dtype(dtype):
-        return ""
-    return (f" '{name}' holds dates (dtype {dtype}), which a formula can use only as a factor; to use it as a "
-            f"number, convert it before the fit with a public origin and unit, e.g. "
-            f"(df[{name!r}] - pd.Timestamp('2000-01-01')).dt.days, and declare bounds for the new column.")
 
 
 def check_unique_columns(columns: Sequence[Any]) -> None:
@@ -183,24 +139,6 @@ def is_numeric(series: pd.Series) -> bool:
     return real_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype)
 
 
-def real_numeric_dtype(dtype: Any) -> bool:
-    """Whether a dtype holds real numbers or booleans (numeric, not complex, not a Categorical): what a formula
-    may use as a number.  Complex numbers are refused: their imaginary parts would be dropped, or fail, inside the
-    design (from the dtype alone).
-
-    Parameters
-    ----------
-    dtype : numpy or pandas dtype
-        A column's dtype.
-
-    Returns
-    -------
-    bool
-    """
-    return (pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype)
-            and not isinstance(dtype, pd.CategoricalDtype))
-
-
 @dataclass(frozen=True)
 class FramePlan:
     """How a data frame (the whole data, or one chunk of it) is prepared for the public design.
@@ -216,7 +154,9 @@ class FramePlan:
       declared levels (:func:`level_codes`) is handled as a row with a
       missing value (below: a public map of each row; a refusal decided by a
       value would answer, for free, whether any row has a value outside a
-      level set the caller chose);
+      level set the caller chose); so is a row on which a factor of an
+      expression, ``C(expression, levels=[...])``, computes a value outside
+      its levels (``computed``);
     * raw variables that enter a transform are clipped to their declared
       range (``clip``), so the transform is evaluated inside the range on
       which its domain was checked;
@@ -251,7 +191,13 @@ class FramePlan:
         messages name.
     off_levels : tuple of str
         Among ``screened``, the variables whose public type does not keep their values inside their declared
-        levels (named by the screen's messages as the ones that can have a value outside them).
+        levels (named by the screen's messages as the ones that can have a value outside them), and the codes of
+        the ``computed`` factors.
+    computed : tuple of ComputedFactor
+        The factors ``C(expression, levels=[...])`` that can compute a value outside their levels (public: the
+        formula, the levels and the schema; :func:`dpstats.formula.schema.computed_may_leave_levels`): a row on
+        which one does is handled as a row with a value outside a column's declared levels.  Their codes are
+        among ``screened`` and ``off_levels`` (with ``missing="screen"``), as the names the messages give.
     """
 
     variables: tuple[str, ...]
@@ -263,6 +209,7 @@ class FramePlan:
     fill: tuple[tuple[str, Any], ...] = ()
     screened: tuple[str, ...] = ()
     off_levels: tuple[str, ...] = ()
+    computed: tuple[ComputedFactor, ...] = ()
 
     def prepare(self, df: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray | None]:
         """The prepared frame and, with ``missing="null"`` or ``"screen"``, the mask of its null rows (None when it
@@ -271,7 +218,10 @@ class FramePlan:
         Missing values (NaN, None, ``pd.NA``) and values outside the declared levels are handled first, so that the
         columns with a pandas extension dtype (nullable ``boolean``, ``Int64``,
         ``Float64``, ``string``, Arrow-backed) can then be given the numpy
-        dtype patsy understands (:func:`numpy_columns`).
+        dtype patsy understands (:func:`numpy_columns`).  Then each factor of ``computed`` is evaluated on the
+        prepared rows, as patsy evaluates it (:func:`dpstats.formula.language.computed_level_codes`), and a row on
+        which its value is outside its levels is handled in the same way: refused with ``missing="raise"``,
+        dropped with ``"drop"``, else the rows are prepared again with it among the null rows.
 
         Parameters
         ----------
@@ -292,26 +242,46 @@ class FramePlan:
         variables = list(self.variables)
         if variables and (len(df.columns) != len(variables) or set(df.columns) != set(variables)):
             df = df[variables]  # (a column list copies a consolidated frame's block: not done for a mere reorder)
+        prepared, nulls = self._prepare(df)
+        if not self.computed or len(prepared) == 0:
+            return prepared, nulls
+        off = self._computed_outside(prepared)
+        if off is None:
+            return prepared, nulls
+        if self.missing == "drop":  # (the rows dropped for a missing value are gone already)
+            return prepared[~off], None
+        # every row made a null row before is one still: its values are the public fill, computed again below
+        return self._prepare(df, off if nulls is None else off | nulls)
+
+    def _computed_outside(self, prepared: pd.DataFrame) -> np.ndarray | None:
+        """The mask of the prepared rows on which a factor of ``computed`` is outside its levels (None: no row is);
+        refused with ``missing="raise"``, naming the factors (never a row, a value or a count)."""
+        masks = {c.code: computed_level_codes(c, prepared) < 0 for c in self.computed}
+        outside = [code for code, mask in masks.items() if mask.any()]
+        if not outside:
+            return None
+        if self.missing == "raise":
+            raise MissingDataError(_refusal([], outside))
+        return np.logical_or.reduce([masks[code] for code in outside])
+
+    def _prepare(self, df: pd.DataFrame, extra: np.ndarray | None = None) -> tuple[pd.DataFrame, np.ndarray | None]:
+        """:meth:`prepare` of the columns (``df`` holds exactly ``variables``), with the rows of ``extra`` made null
+        rows too (rows on which a computed factor is outside its levels)."""
+        variables = list(self.variables)
         nulls = None
         masks = {v: missing_cells(df[v]) for v in variables}
         # each factor's level codes, read once: -1 marks a cell outside the declared levels (or missing)
-        codes = {v: _raw_level_codes(df[v], lv) for v, lv in (*self.levels, *self.allowed)}
+        codes = {v: raw_level_codes(df[v], lv) for v, lv in (*self.levels, *self.allowed)}
         off = {v: (c < 0) & ~masks[v] for v, c in codes.items()}
         absent = [str(v) for v in variables if masks[v].any()]
         outside = [str(v) for v, mask in off.items() if mask.any()]
         for v, mask in off.items():
             masks[v] = masks[v] | mask
         bad = [str(v) for v in variables if masks[v].any()]
-        if bad:
+        if bad or extra is not None:
             if self.missing == "raise":
-                found = " and ".join([*([f"missing values in {', '.join(absent)}"] if absent else []),
-                                      *([f"values outside the declared levels in {', '.join(outside)}"]
-                                        if outside else [])])
-                raise MissingDataError(
-                    f"{found}. Impute missing values with a public rule and declare every level a factor takes, "
-                    "or pass missing='drop' (each such row then becomes a public null row that adds nothing to the "
-                    "fit; n stays public and the number of complete rows private).")
-            incomplete = np.logical_or.reduce([masks[v] for v in bad])
+                raise MissingDataError(_refusal(absent, outside))
+            incomplete = np.logical_or.reduce([masks[v] for v in bad] + ([] if extra is None else [extra]))
             if self.missing == "drop":
                 df = df[~incomplete]
                 codes = {v: c[~incomplete] for v, c in codes.items()}
@@ -327,7 +297,7 @@ class FramePlan:
         for var, lv in self.levels:
             df[var] = pd.Categorical.from_codes(np.maximum(codes[var], 0), categories=list(lv))
         for var, lv in self.allowed:
-            df[var] = pd.Series(_level_objects(lv)[np.maximum(codes[var], 0)], index=df.index)
+            df[var] = pd.Series(level_objects(lv)[np.maximum(codes[var], 0)], index=df.index)
         for var, lo, hi in self.clip:  # (inf becomes NaN, which the design sets to 0: as an unclipped inf)
             values = float64_values(df[var])
             df[var] = np.where(np.isinf(values), np.nan, np.clip(values, lo, hi))
@@ -357,6 +327,16 @@ class FramePlan:
                 # from its level codes in prepare(), so the result is the same as where the widening succeeds
                 out[v] = out[v].astype(object).where(~nulls, value)
         return out, nulls
+
+
+def _refusal(absent: Sequence[str], outside: Sequence[str]) -> str:
+    """The message of :class:`FramePlan`'s refusal with ``missing="raise"``: the variables with a missing value and
+    those (or the computed factors) with a value outside the declared levels, by name only."""
+    found = " and ".join([*([f"missing values in {', '.join(absent)}"] if absent else []),
+                          *([f"values outside the declared levels in {', '.join(outside)}"] if outside else [])])
+    return (f"{found}. Impute missing values with a public rule and declare every level a factor takes, "
+            "or pass missing='drop' (each such row then becomes a public null row that adds nothing to the "
+            "fit; n stays public and the number of complete rows private).")
 
 
 def missing_cells(col: pd.Series) -> np.ndarray:
@@ -408,71 +388,6 @@ def missing_cell(value: Any) -> bool:
     except Exception:  # a cell whose own comparison fails: a value, like an array in a cell
         return False
     return bool(missing) if isinstance(missing, (bool, np.bool_)) else False
-
-
-def onto_levels(col: pd.Series, levels: Sequence[Any]) -> pd.Series:
-    """``col`` with every value replaced by the declared level it equals, and every value outside the declared
-    ``levels`` by the first of them (:func:`level_codes`): a public map of each row onto the declared schema, for
-    ``C(expression, levels=[...])``, whose values patsy computes (the rows of a variable with declared levels are
-    mapped before, by :class:`FramePlan`: a value outside them makes a public null row).  Every value of the
-    result is one of the declared level objects themselves (an object column), so patsy, whose own matching of
-    values to levels is stricter about types than equality (an integer 0 is not the level False there), never
-    meets a value it cannot place: a refusal would otherwise depend on which values the rows hold."""
-    return pd.Series(_level_objects(levels)[level_codes(col, levels)], index=col.index)
-
-
-def _level_objects(levels: Sequence[Any]) -> np.ndarray:
-    """The declared level objects themselves, as an object array indexed by level code."""
-    table = np.empty(len(levels), dtype=object)
-    table[:] = list(levels)
-    return table
-
-
-def level_codes(col: pd.Series, levels: Sequence[Any]) -> np.ndarray:
-    """(n,) the index in ``levels`` of the declared level each value equals (the first such level), 0 for a
-    value equal to none of them (:class:`FramePlan` has made such a row a null row first): one rule for every row
-    and every dtype, Python equality (``0 == False``, ``1 == 1.0``).  In an object column a value is a level only
-    where it is hashable and equal to one (an array, a list or a dict in a cell is outside, where ``isin`` would
-    take the one-element array ``array(['a'])`` for the level 'a')."""
-    return np.maximum(_raw_level_codes(col, levels), 0)
-
-
-def _raw_level_codes(col: pd.Series, levels: Sequence[Any]) -> np.ndarray:
-    """(n,) as :func:`level_codes`, with -1 for a value (or a missing cell) equal to no declared level."""
-    if isinstance(col.dtype, pd.CategoricalDtype):  # its categories by the object rule (pandas' isin is stricter)
-        by_category = _raw_level_codes(pd.Series(np.asarray(col.cat.categories, dtype=object)), levels)
-        codes = col.cat.codes.to_numpy()
-        return np.where(codes >= 0, by_category[np.maximum(codes, 0)] if len(by_category) else -1,
-                        -1).astype(np.intp)
-    if col.dtype == object:
-        index: dict[Any, int] = {}
-        for j, level in enumerate(levels):
-            index.setdefault(level, j)
-        return np.fromiter((_level_index(v, index) for v in col), dtype=np.intp, count=len(col))
-    codes = np.full(len(col), -1, dtype=np.intp)
-    left = np.ones(len(col), dtype=bool)
-    for j, level in enumerate(levels):
-        try:
-            hit = left & col.isin([level]).to_numpy(dtype=bool)
-        except Exception:  # noqa: BLE001 - any failure of the whole-column comparison: each cell by itself
-            # pandas converts the whole column to compare it, which fails where one value does not convert: a time
-            # beyond the range of the finer unit of the column and the level (a date in the year 300,000 stored in
-            # seconds, a level in microseconds), an Arrow integer beyond 2^53 beside a float level (pyarrow casts
-            # the column to float64 exactly or raises).  The object rule reads each cell by itself, with the same
-            # equality on every value the conversion can hold, so one row cannot refuse the fit (before: an
-            # untyped failure, at no cost)
-            return _raw_level_codes(col.astype(object), levels)
-        codes[hit] = j
-        left &= ~hit
-    return codes
-
-
-def _level_index(value: Any, index: dict[Any, int]) -> int:
-    """One cell's level index: that of the declared level it is hashable and equal to, else -1."""
-    try:
-        return index.get(value, -1)
-    except Exception:  # noqa: BLE001 - unhashable (an array, a list, a dict) or a hash or == that raises: outside
-        return -1
 
 
 def _extension_numbers(dtype: Any) -> bool:

@@ -20,11 +20,13 @@ same share of its rows (each variable's probe values are mapped piecewise
 linearly so that every interval between consecutive breakpoints inside its
 bounds, however narrow, receives as many rows as the widest), so knots close
 together or near a bound are seen on each of their pieces.  Columns built
-with a comparison (``I(x >= 12)``), an absolute value, or a spline of an
-expression or of a variable without bounds are piecewise at points the probe
-does not know (a threshold at a bound or at an integer), so they are left
-out.  Leaving columns out can hide a dependency but never invent one: if a
-subset of the columns is dependent, so is the design.
+with a comparison (``I(x >= 12)``), an absolute value, a spline of an
+expression or of a variable without bounds, or a factor of an expression
+(``C(-k, levels=[0, 1, 2])``, indicators of values the probe rows need not
+take) are piecewise at points the probe does not know (a threshold at a bound
+or at an integer), so they are left out.  Leaving columns out can hide a
+dependency but never invent one: if a subset of the columns is dependent, so
+is the design.
 
 The domain of a variable is what the caller declared: a numeric variable's
 bounds, a factor's declared levels, a boolean's two values, and an integer
@@ -242,7 +244,8 @@ SPLINE_CALLS = frozenset({"bs", "cr", "cc"})
 
 def analytic_columns(design_info: Any, spline_variables: frozenset[str] = frozenset()) -> np.ndarray:
     """A mask of the design columns whose term is built from analytic functions only (no comparison, absolute
-    value or spline in any of its factors' code, except splines of the bare ``spline_variables``).
+    value, ``C()`` of an expression or spline in any of its factors' code, except splines of the bare
+    ``spline_variables``).
 
     Parameters
     ----------
@@ -264,8 +267,8 @@ def analytic_columns(design_info: Any, spline_variables: frozenset[str] = frozen
 
 
 def _piecewise(code: str, spline_variables: frozenset[str] = frozenset()) -> bool:
-    """Whether factor code uses a comparison or a piecewise call other than a spline of one of the bare
-    ``spline_variables`` (unparsable code counts as piecewise)."""
+    """Whether factor code uses a comparison, ``C()`` of an expression, or a piecewise call other than a spline of one
+    of the bare ``spline_variables`` (unparsable code counts as piecewise)."""
     try:
         tree = ast.parse(code, mode="eval")
     except SyntaxError:
@@ -275,11 +278,22 @@ def _piecewise(code: str, spline_variables: frozenset[str] = frozenset()) -> boo
             return True
         if isinstance(node, ast.Call):
             name = call_name(node)
+            if name == "C" and node.args and _column_argument(node.args[0]) is None:
+                return True  # indicators of the values of an expression, which the probe's values need not take
             if name in SPLINE_CALLS and _bare_argument(node) in spline_variables:
                 continue
             if name in PIECEWISE_CALLS:
                 return True
     return False
+
+
+def _column_argument(node: ast.AST) -> str | None:
+    """The column a ``C()`` argument names (bare or ``Q('name')``), else None (an expression)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Call) and call_name(node) == "Q" and node.args and isinstance(node.args[0], ast.Constant):
+        return str(node.args[0].value)
+    return None
 
 
 def _bare_argument(node: ast.Call) -> str | None:

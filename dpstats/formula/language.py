@@ -71,11 +71,11 @@ from dpstats.errors import (
     StatefulTransformError,
     UnknownColumnError,
 )
-from dpstats.formula.frame import date_advice, duration_advice, onto_levels, real_numeric_dtype
-from dpstats.formula.parse import finite_number, is_call, literal_value
+from dpstats.formula.parse import ComputedFactor, finite_number, is_call, literal_value
+from dpstats.formula.values import date_advice, duration_advice, onto_levels, raw_level_codes, real_numeric_dtype
 
 __all__ = ["NAMESPACE", "FORMULA_ENV", "CONTRASTS", "FactorFacts", "check_factor", "check_contrast_names",
-           "check_numeric_dtypes", "categorical", "MAP_UNDECLARED_LEVELS"]
+           "check_numeric_dtypes", "categorical", "computed_level_codes", "MAP_UNDECLARED_LEVELS"]
 
 
 def did_you_mean(name: str, columns: Sequence[str]) -> str:
@@ -164,14 +164,59 @@ MAP_UNDECLARED_LEVELS: contextvars.ContextVar[bool] = contextvars.ContextVar("ma
 
 
 def categorical(data: Any, contrast: Any = None, levels: Any = None) -> Any:
-    """patsy's ``C``, with a value outside the ``levels`` written in the formula read as the first of them
-    (:func:`~dpstats.formula.frame.onto_levels`: a public map of each row, also where ``C`` wraps an expression,
-    ``C(np.abs(k), levels=[0, 1, 2])``; a refusal there would answer for free whether any row is outside them),
-    except on new data for a prediction (``MAP_UNDECLARED_LEVELS``)."""
+    """patsy's ``C``, with every value mapped onto the ``levels`` written in the formula by Python equality
+    (:func:`~dpstats.formula.values.onto_levels`), so that patsy receives the declared level objects themselves,
+    except on new data for a prediction (``MAP_UNDECLARED_LEVELS``), where a value outside them is refused.
+
+    Where ``C`` wraps an expression (``C(np.abs(k), levels=[0, 1, 2])``), a row on which its value is outside the
+    levels has been made a public null row before patsy evaluates the design
+    (:meth:`~dpstats.formula.frame.FramePlan.prepare`, by :func:`computed_level_codes`), so the first level that
+    ``onto_levels`` gives such a value is only ever read on a null row, whose design row is then marked; on the
+    public probe rows of the rank check such columns are left out
+    (:func:`dpstats.formula.identifiable.analytic_columns`)."""
     if levels is not None and MAP_UNDECLARED_LEVELS.get():
         index = data.index if isinstance(data, pd.Series) else None
         data = onto_levels(pd.Series(np.asarray(data, dtype=object), index=index), list(levels))
     return patsy.builtins.C(data, contrast, levels)
+
+
+def computed_level_codes(factor: ComputedFactor, df: pd.DataFrame) -> np.ndarray:
+    """(n,) the index in the factor's levels of the value its expression computes on each row of the prepared
+    frame ``df``, -1 for a value equal to none of them (NaN and infinities included), by the rule
+    :func:`categorical` maps values with (:func:`~dpstats.formula.values.level_codes`, Python equality): a map of
+    each row.  The expression is evaluated as patsy evaluates it, in dpstats's namespace with numpy's warnings off.
+    Where it cannot be evaluated, or gives no value per row, every code is 0: patsy's own evaluation of the
+    design then fails in the same way, and is reported from public facts (the refusal does not depend on a row).
+
+    Parameters
+    ----------
+    factor : ComputedFactor
+        The factor (:func:`dpstats.formula.parse.formula_computed_levels`).
+    df : pandas.DataFrame
+        Rows prepared by :class:`~dpstats.formula.frame.FramePlan` (missing values already made null rows).
+
+    Returns
+    -------
+    numpy.ndarray
+        The level codes (intp).
+    """
+    try:
+        with np.errstate(all="ignore"):
+            values = np.asarray(FORMULA_ENV.eval(factor.expression, inner_namespace=df))
+    except Exception:  # noqa: BLE001 - patsy's evaluation fails the same way, reported from public facts
+        return np.zeros(len(df), dtype=np.intp)
+    if values.shape != (len(df),):
+        return np.zeros(len(df), dtype=np.intp)
+    levels = list(factor.levels)
+    exact = all(isinstance(lv, (bool, int, float, str)) and (isinstance(lv, str) or float(lv) == lv) for lv in levels)
+    if values.dtype.kind in "fb" and exact:  # floats or booleans: Python's equality of numbers, without a loop
+        numbers = values.astype(np.float64)
+        codes = np.full(len(df), -1, dtype=np.intp)
+        for j in reversed(range(len(levels))):  # the first level a value equals wins; text equals no number
+            if not isinstance(levels[j], str):
+                codes[numbers == float(levels[j])] = j
+        return codes
+    return raw_level_codes(pd.Series(values.astype(object)), levels)
 
 
 #: every name factor code can use besides the data's columns; the formula layer evaluates in this namespace only
@@ -581,6 +626,12 @@ class _Checker:
         if not node.args or len(node.args) > 2:
             raise self.refuse(ast.unparse(node), "C() takes a variable, an optional contrast and levels=[...]")
         target = node.args[0]
+        splines = [n.func.id for n in ast.walk(target)
+                   if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _SPLINE_KEYWORDS]
+        if splines:  # (patsy failed on every data set, after the rows were read)
+            raise self.refuse(ast.unparse(node), f"a spline's basis ({splines[0]}()) is several columns of "
+                              "numbers, not the values of a factor; write the spline as a term of its own, or make "
+                              "a factor of a comparison, C(x > 5)")
         if isinstance(target, ast.Name) and target.id in self.columns:
             self.variable(target.id, numeric=False)
         elif is_call(target, "Q"):

@@ -39,7 +39,8 @@ from dpstats.errors import DisallowedExpressionError, FormulaError
 
 __all__ = ["term", "join_terms", "expand_formula", "model_desc", "is_call", "literal_value", "finite_number",
            "factor_calls", "call_name", "quoted_names", "code_names", "declares_levels", "formula_literal_levels",
-           "formula_first_levels", "check_formula_levels", "origin_code", "factor_of"]
+           "formula_first_levels", "check_formula_levels", "origin_code", "factor_of", "ComputedFactor",
+           "formula_computed_levels"]
 
 _GROUP = 64  # terms per parenthesised group: patsy's recursion depth stays O(64 * log_64 d)
 
@@ -231,6 +232,75 @@ def formula_literal_levels(codes: Sequence[str]) -> dict[str, tuple[Any, ...]]:
                         out.setdefault(var, tuple(ast.literal_eval(kw.value)))
                     except (ValueError, TypeError, SyntaxError):
                         continue
+    return out
+
+
+@dataclass(frozen=True)
+class ComputedFactor:
+    """A factor ``C(expression, levels=[...])`` whose values patsy computes from an expression (not a bare or quoted
+    column), with literal levels: public facts of the formula.
+
+    Attributes
+    ----------
+    code : str
+        The factor's code as patsy writes it (how messages name it).
+    expression : str
+        The expression inside ``C()``, as Python source.
+    levels : tuple
+        The declared levels.
+    """
+
+    code: str
+    expression: str
+    levels: tuple[Any, ...]
+
+    def _inner(self) -> ast.expr | None:
+        """The expression with every ``I()`` around it taken off (``I()`` returns its argument)."""
+        node = _expression(self.expression)
+        while isinstance(node, ast.Call) and call_name(node) == "I" and len(node.args) == 1:
+            node = node.args[0]
+        return node
+
+    @property
+    def comparison(self) -> bool:
+        """The expression is a comparison (inside any number of ``I()``): False or True on every row."""
+        return isinstance(self._inner(), ast.Compare)
+
+    @property
+    def column(self) -> str | None:
+        """The column the expression is (a bare or quoted column inside ``I()``), else None."""
+        node = self._inner()
+        return None if node is None else _c_variable(node)
+
+
+def formula_computed_levels(codes: Sequence[str]) -> list[ComputedFactor]:
+    """The factors ``C(expression, levels=[...])`` whose first argument is an expression rather than a column, with
+    literal levels (``C(I(x > 3), levels=[False, True])``, ``C(np.abs(k), levels=[0, 1, 2])``).
+
+    Parameters
+    ----------
+    codes : sequence of str
+        The formula's factor codes.
+
+    Returns
+    -------
+    list of ComputedFactor
+        One per such code, in the order given.
+    """
+    out: list[ComputedFactor] = []
+    for code in codes:
+        node = _expression(code)
+        if not (isinstance(node, ast.Call) and call_name(node) == "C" and node.args) \
+                or _c_variable(node.args[0]) is not None:
+            continue
+        for kw in node.keywords:
+            if kw.arg != "levels":
+                continue
+            try:
+                levels = tuple(ast.literal_eval(kw.value))
+            except (ValueError, TypeError, SyntaxError):
+                continue
+            out.append(ComputedFactor(code, ast.unparse(node.args[0]), levels))
     return out
 
 
@@ -439,23 +509,40 @@ def _response_columns(lhs: str, columns: Sequence[str]) -> set[str]:
 _OPERATOR_BEFORE = {"~", "+", "-", "*", "/", ":", "(", "**", "^", "%", ","}
 
 
-def _expand_dot(rhs: str, dot_terms: Sequence[str]) -> str:
-    """``rhs`` with every standalone '.' replaced by the parenthesised sum of ``dot_terms``."""
-    toks = _tokens(rhs)
-    pieces, last = [], 0
+def _standalone_dots(toks: Sequence[_Token]) -> list[_Token]:
+    """The tokens of R's '.' (every column but the response) among a right-hand side's tokens: a '.' that is not
+    part of a number or a name (``x.y``, ``.5``, ``np.log``)."""
+    dots = []
     for i, t in enumerate(toks):
         if t.kind != tokenize.OP or t.text != ".":
             continue
         before = toks[i - 1] if i > 0 else None
         after = toks[i + 1] if i + 1 < len(toks) else None
-        standalone = (before is None or (before.kind == tokenize.OP and before.text in _OPERATOR_BEFORE)) and (
-            after is None or (after.kind == tokenize.OP and after.text not in {"(", "."}))
-        if standalone:
-            if not dot_terms:
-                raise FormulaError("'.' stands for every column but the response, and there are none left")
-            pieces += [rhs[last:t.start], "(" + join_terms(dot_terms) + ")"]
-            last = t.end
+        if (before is None or (before.kind == tokenize.OP and before.text in _OPERATOR_BEFORE)) and (
+                after is None or (after.kind == tokenize.OP and after.text not in {"(", "."})):
+            dots.append(t)
+    return dots
+
+
+def _expand_dot(rhs: str, dot_terms: Sequence[str]) -> str:
+    """``rhs`` with every standalone '.' replaced by the parenthesised sum of ``dot_terms``."""
+    pieces, last = [], 0
+    for t in _standalone_dots(_tokens(rhs)):
+        if not dot_terms:
+            raise FormulaError("'.' stands for every column but the response, and there are none left")
+        pieces += [rhs[last:t.start], "(" + join_terms(dot_terms) + ")"]
+        last = t.end
     return "".join(pieces) + rhs[last:] if pieces else rhs
+
+
+def _uses_dot(formula: str) -> bool:
+    """Whether the right-hand side of a formula (as the user wrote it) uses R's '.'; False where it does not parse
+    (the parser then reports why)."""
+    try:
+        tilde = _split_top_level(formula, {"~"})
+        return len(tilde) == 2 and bool(_standalone_dots(_tokens(tilde[1][1])))
+    except FormulaError:
+        return False
 
 
 def _split_top_level(text: str, separators: set[str]) -> list[tuple[str, str]]:
@@ -565,7 +652,7 @@ def model_desc(expanded: str, shown: str | None = None) -> ModelDesc:
     shown = expanded if shown is None else shown
     try:
         desc = ModelDesc.from_formula(expanded)
-        _check_removals(parse_formula(expanded), shown)
+        _check_removals(parse_formula(expanded), shown, response_removable=_uses_dot(shown))
     except patsy.PatsyError as exc:
         raise FormulaError(f"cannot parse formula {shown!r}: {str(exc).splitlines()[0]}") from None
     except RecursionError:
@@ -577,18 +664,23 @@ def model_desc(expanded: str, shown: str | None = None) -> ModelDesc:
     return ModelDesc(desc.lhs_termlist, _expand_poly(desc.rhs_termlist))
 
 
-def _check_removals(tree: ParseNode, shown: str) -> None:
+def _check_removals(tree: ParseNode, shown: str, response_removable: bool = False) -> None:
     """Refuse a ``-`` whose right side names a term its left side lacks.
 
     In Wilkinson-Rogers notation (R's and patsy's) ``a - b`` removes the terms of b from those of a; a term that
     a does not have is ignored without a word, so ``y ~ x - np.mean(x)``, written to centre x, fits ``y ~ x``.
-    Read from the formula only (public), before any data.
+    Read from the formula only (public), before any data.  ``response_removable``: the formula uses R's '.', which
+    leaves the response out already, so removing the response (``y ~ . - y``, R's idiom) is accepted as the no-op
+    it is in R.
 
     Raises
     ------
     FormulaError
         A removed term that is not among the terms it is removed from.
     """
+    response: list[Any] = []
+    if response_removable and tree.type == "~" and len(tree.args) == 2:
+        response = Evaluator().eval(tree.args[0], require_evalexpr=False).terms
     nodes = [tree]
     while nodes:
         node = nodes.pop()
@@ -597,7 +689,8 @@ def _check_removals(tree: ParseNode, shown: str) -> None:
             continue
         evaluator = Evaluator()
         kept = evaluator.eval(node.args[0], require_evalexpr=False).terms
-        absent = [t.name() for t in evaluator.eval(node.args[1], require_evalexpr=False).terms if t not in kept]
+        absent = [t.name() for t in evaluator.eval(node.args[1], require_evalexpr=False).terms
+                  if t not in kept and t not in response]
         if absent:
             raise FormulaError(
                 f"the formula {shown!r} removes {', '.join(repr(a) for a in absent)} with '-', but the terms "

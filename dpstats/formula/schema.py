@@ -49,9 +49,11 @@ from dpstats.formula.language import (
     did_you_mean,
 )
 from dpstats.formula.parse import (
+    ComputedFactor,
     check_formula_levels,
     expand_formula,
     factor_of,
+    formula_computed_levels,
     formula_first_levels,
     formula_literal_levels,
     model_desc,
@@ -290,14 +292,18 @@ def _frame_plan(df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]],
         _check_level_types(v, lv, df[v])
     _check_references(factor_codes, {**dict(allowed), **dict(declared)}, df)
     held = {**dict(allowed), **dict(declared)}
-    off_levels = tuple(v for v in variables if v in held and may_leave_levels(df[v].dtype, held[v]))
-    screened = tuple(v for v in variables if v in columns and can_produce_null_row(df[v].dtype, held.get(v)))
+    computed = tuple(c for c in formula_computed_levels(factor_codes) if computed_may_leave_levels(c, df))
+    off_levels = (*(v for v in variables if v in held and may_leave_levels(df[v].dtype, held[v])),
+                  *(c.code for c in computed))
+    screened = (*(v for v in variables if v in columns and can_produce_null_row(df[v].dtype, held.get(v))),
+                *(c.code for c in computed))
     if missing == "screen" and not screened:
         missing = "raise"  # no variable can produce a null row: nothing to screen
     fill = _null_fill(df, bounds, declared, factor_codes) if missing in {"null", "screen"} else ()
     on_screen = missing == "screen"
     return FramePlan(tuple(variables), tuple(bool_responses), tuple(declared), tuple(clip), missing,
-                     tuple(allowed), tuple(fill), screened if on_screen else (), off_levels if on_screen else ())
+                     tuple(allowed), tuple(fill), screened if on_screen else (), off_levels if on_screen else (),
+                     computed)
 
 
 def may_hold_missing(dtype: Any) -> bool:
@@ -329,6 +335,31 @@ def may_leave_levels(dtype: Any, levels: Sequence[Any] | None) -> bool:
         return any(category not in declared for category in dtype.categories)
     if isinstance(dtype, np.dtype) and dtype.kind == "b":
         return not (False in declared and True in declared)
+    return True
+
+
+def computed_may_leave_levels(factor: ComputedFactor, df: pd.DataFrame) -> bool:
+    """Whether ``C(expression, levels=[...])`` can compute a value outside its declared levels on some row (public:
+    the formula, the declared levels and the schema).  A comparison is False or True on every row, so it cannot
+    where both are declared (0 and 1 are False and True, by the rule of
+    :func:`~dpstats.formula.values.level_codes`); a column inside ``I()`` can as the column itself can
+    (:func:`may_leave_levels`); any other expression can (its values are real numbers, NaN and infinities included).
+
+    Parameters
+    ----------
+    factor : ComputedFactor
+        The factor (:func:`dpstats.formula.parse.formula_computed_levels`).
+    df : pandas.DataFrame
+        The data or their schema (only dtypes are read).
+
+    Returns
+    -------
+    bool
+    """
+    if factor.comparison:
+        return may_leave_levels(np.dtype(bool), factor.levels)
+    if factor.column is not None and factor.column in df.columns:
+        return may_leave_levels(df[factor.column].dtype, factor.levels)
     return True
 
 
@@ -477,7 +508,7 @@ def _check_categories_declared(var: str, levels: Sequence[Any], dtype: pd.Catego
     """Refuse declared levels that equal none of a categorical column's categories (every row would be outside the
     declared levels: ``["No", "Yes"]`` for the categories "no" and "yes"), and warn
     (:class:`~dpstats.errors.UndeclaredCategoriesWarning`) when some categories equal no declared level.  Decided
-    from the dtype (the schema) and the declared levels, by the rule of :func:`~dpstats.formula.frame.level_codes`
+    from the dtype (the schema) and the declared levels, by the rule of :func:`~dpstats.formula.values.level_codes`
     (Python equality); the messages count the categories and quote none."""
     declared = set(levels)
     outside = sum(1 for category in dtype.categories if category not in declared)

@@ -43,7 +43,9 @@ The screen runs only where a variable the formula uses can produce a null row
 :func:`dpstats.formula.schema.can_produce_null_row`: numpy integers and
 booleans cannot hold a missing value, and only a categorical whose categories
 are all declared, or a boolean with both values declared, cannot hold a value
-outside its declared levels); ``missing="drop"`` declares that incomplete rows are
+outside its declared levels), or where a factor of an expression,
+``C(expression, levels=[...])``, can compute a value outside its levels
+(:func:`dpstats.formula.schema.computed_may_leave_levels`); ``missing="drop"`` declares that incomplete rows are
 expected, and spends nothing on a screen.
 
 Where the data came from a CSV source (a fact of the caller's argument),
@@ -157,8 +159,9 @@ class MissingValueScreen:
     variables : tuple of str
         The variables the formula reads (public: named in the messages).
     levels : tuple of str
-        Among them, the variables that can hold a value outside their declared levels (public: the schema and the
-        declarations), whose rows with such a value are counted too (named in the messages).
+        Among them, the variables (and the terms ``C(expression, levels=[...])``) that can hold a value outside
+        their declared levels (public: the formula, the schema and the declarations), whose rows with such a value
+        are counted too (named in the messages).
 
     Examples
     --------
@@ -243,7 +246,7 @@ class MissingValueScreen:
                                             ledger=ledger, name=name))
         shown = max(0, round(noisy))
         used = ", ".join(self.variables) if self.variables else "the formula's variables"
-        where = (f"a missing value or a value outside the declared levels in {used} (the variables with declared "
+        where = (f"a missing value or a value outside the declared levels in {used} (the factors with declared "
                  f"levels a value can fall outside: {', '.join(self.levels)})" if self.levels
                  else f"a missing value in {used}")
         count = (f"about {shown} rows have {where} (a noisy count; the noise's standard deviation is "
