@@ -54,7 +54,7 @@ from test_neighbour_extremes import _masked
 
 import dpstats
 from dpstats.errors import DataTypeError
-from dpstats.formula.frame import _raw_level_codes
+from dpstats.formula.values import raw_level_codes
 from dpstats.rows.sources import CSVSource, ParquetSource
 
 
@@ -149,12 +149,12 @@ def test_time_level_codes_read_each_cell_by_itself(kind):
     """The codes of a column pandas cannot convert to the level's unit are those of the object rule, cell by cell:
     the far cell is outside the levels (-1), every other cell the level it equals, as where no cell is far."""
     frame, far, levels = _times(kind)
-    expected = _raw_level_codes(frame["t"], levels)
+    expected = raw_level_codes(frame["t"], levels)
     assert set(expected) == {0, 1}
-    codes = _raw_level_codes(far["t"], levels)
+    codes = raw_level_codes(far["t"], levels)
     assert codes[3] == -1
     np.testing.assert_array_equal(np.delete(codes, 3), np.delete(expected, 3))
-    np.testing.assert_array_equal(_raw_level_codes(frame["t"].astype(object), levels), expected)
+    np.testing.assert_array_equal(raw_level_codes(frame["t"].astype(object), levels), expected)
 
 
 @pytest.mark.parametrize("chunksize", [None, 100])
