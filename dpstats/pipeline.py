@@ -437,7 +437,7 @@ def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodO
     screen = (MissingValueScreen.for_method(eps, dlt, gaussian=spec.gaussian_only, variables=data.design.screened,
                                           levels=data.design.screened_levels)
               if screened and spec.private else None)
-    first = _FirstCharge(data, data.row_check(spec), screen, rng)
+    first = _FirstCharge(data, data.row_check(spec), screen, rng, n)
     ledger = _RowCheckedLedger(eps, dlt if spec.private else 0.0, before_first_charge=first)
     ctx = _context(data.design, n, ledger, rng, bounds, scaling, method_epsilon=rest if screen is not None else None,
                    rescale=rescale)
@@ -465,11 +465,12 @@ def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodO
 class _FirstCharge:
     """What the fit's ledger runs before its first charge: the data's check of every row (if any), then the
     missing-value screen (if any), whose step is charged first and whose refusal comes before any other release.
-    ``ledger`` is set once the ledger exists; ``outcome`` holds the screen's outcome once it has run."""
+    ``ledger`` is set once the ledger exists; ``outcome`` holds the screen's outcome once it has run; ``n`` (public)
+    bounds the count its messages show."""
 
     def __init__(self, data: _MemoryData | _ChunkedData, row_check: Callable[[], object] | None,
-                 screen: MissingValueScreen | None, rng: np.random.Generator) -> None:
-        self.data, self.row_check, self.screen, self.rng = data, row_check, screen, rng
+                 screen: MissingValueScreen | None, rng: np.random.Generator, n: int | None = None) -> None:
+        self.data, self.row_check, self.screen, self.rng, self.n = data, row_check, screen, rng, n
         self.ledger: PrivacyLedger | None = None
         self.outcome: ScreenOutcome | None = None
 
@@ -478,7 +479,7 @@ class _FirstCharge:
             self.row_check()
         if self.screen is not None:
             assert self.ledger is not None
-            self.outcome = self.screen.run(self.data.null_count(), ledger=self.ledger, rng=self.rng)
+            self.outcome = self.screen.run(self.data.null_count(), ledger=self.ledger, rng=self.rng, n=self.n)
 
 
 @dataclass

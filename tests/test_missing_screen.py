@@ -317,3 +317,19 @@ def test_black_box_audit_at_the_refusal_level(gaussian):
     assert result.epsilon_lower_bound <= claim
     refused = [run(k + 1, np.random.default_rng(s)) == 1e9 for s in range(40)]
     assert 0 < sum(refused) < 40  # the decision is random, not a function of the count
+
+
+def test_refusal_shows_the_noisy_count_within_the_rows():
+    """Every row's factor value outside the declared levels (levels spelled "No", "Yes" where the data spell "no",
+    "yes": session 47's check on Ecdat's Unemployment) makes a noisy count about n, and above it half the time; the
+    refusal read "about 488 rows" of 452. It now shows the count clipped to [0, n], as "about k of the n rows"
+    (post-processing with the public n). Seed 0 draws noise above n (deterministic)."""
+    rng = np.random.default_rng(0)
+    n = 452
+    df = pd.DataFrame({"x": rng.uniform(0, 1, n), "g": rng.choice(["no", "yes"], n)})
+    df["y"] = df.x + rng.normal(0, 1, n)
+    with pytest.raises(MissingDataError, match=r"^about 452 of the 452 rows have a missing value or a value outside "
+                       r"the declared levels in y, x, g"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dpstats.dp_ols("y ~ x + C(g)", df, 1.0, 1e-6, bounds={"x": (0, 1), "y": (-5, 6)},
+                       levels={"g": ("No", "Yes")}, random_state=0)

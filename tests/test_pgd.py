@@ -1272,6 +1272,27 @@ def test_intervals_are_withheld_when_too_few_rows_are_complete():
     assert full.bse.notna().all()
 
 
+def test_withheld_for_few_complete_rows_the_reason_names_the_count_noise_and_n():
+    """At a small n and epsilon the released count of complete rows is noisy on the scale of n (sd 125 rows for 228
+    rows, 213 of them complete, at epsilon 0.5: session 47's check on survival's lung, where the reason read "about
+    1" and blamed a variable missing in most rows). The reason names n and the count's noise sd, so the user can
+    tell the noise from the data. Seed 5 is one whose noisy count falls below the size rule (deterministic)."""
+    rng = np.random.default_rng(3)
+    n = 228
+    df = pd.DataFrame({c: rng.uniform(0, 1, n) for c in "abcd"})
+    df["y"] = df.a + rng.normal(0, 0.5, n)
+    df.loc[:14, "d"] = np.nan
+    bounds = {c: (0.0, 1.0) for c in "abcd"} | {"y": (-3.0, 4.0)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = dpstats.dp_ols("y ~ a + b + c + d", df, 0.5, 1e-6, bounds=bounds, method="pgd", missing="drop",
+                             random_state=5)
+    assert res.bse.isna().all()
+    assert re.search(r"without a missing value is about \d+ of the 228 rows \(a noisy count: its noise sd is 125 "
+                     r"rows", res.inference_reason)
+    assert pgd.complete_rows_reason(1.0, 0.1) and "noise sd" not in pgd.complete_rows_reason(1.0, 0.1)
+
+
 # -- BLAS threads (session 44: speed on wide designs) ----------------------------------------------------------------
 
 def _wide_frame(n: int = 1500, levels: int = 40, seed: int = 11) -> tuple[pd.DataFrame, str, dict]:

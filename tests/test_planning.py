@@ -619,6 +619,15 @@ def test_a_printed_plan_says_it_is_a_floor():
     assert "Read the figures as a floor" in result._repr_html_()
 
 
+def test_the_floor_note_names_pgds_count_of_complete_rows():
+    """pgd with missing="drop" withholds its intervals where its released count of complete rows times mu is below
+    15, which the plan (public facts only) cannot foresee: 5 of 20 fits on survival's lung (228 rows, 213 complete)
+    at epsilon 0.5 where the plan said reported (session 47's check). The printed plan's note says so."""
+    result = dpstats.plan(bounds={"x": (0.0, 10.0), "y": (-50.0, 50.0)}, n=228, epsilon=0.5, method="pgd",
+                          missing="drop")
+    assert "pgd with missing='drop', where its released count of complete rows times mu is below 15" in str(result)
+
+
 def test_plan_models_the_centred_products_and_powers_the_fit_uses():
     """The plan fits what dp_ols fits by default: a power's columns centred at the declared midpoint (x in [10, 20]:
     (x - 15) and (x - 15)^2, nearly uncorrelated, where x and x^2 correlate at 0.99).  Data as the plan assumes

@@ -350,15 +350,20 @@ def response_minority(st: Standardisation) -> float:
     return min(p, 1.0 - p)
 
 
-def complete_rows_reason(rows: float | None, mu: float) -> str:
+def complete_rows_reason(rows: float | None, mu: float, sd: float | None = None, n: int | None = None) -> str:
     """Why intervals are withheld when the released count of rows without a missing value (``missing="drop"``:
     the other rows are public null rows, which add nothing) times mu is below ``INTERVAL_MIN_N_MU``, the size rule
-    applied to the rows that inform the fit ("" otherwise, and without null rows): post-processing of that count."""
+    applied to the rows that inform the fit ("" otherwise, and without null rows): post-processing of that count.
+    ``sd`` (the count's noise sd) and ``n`` (public), where given, are named beside it: at a small n and epsilon
+    that noise can be as large as n, and a count far below the complete rows is then the noise, not the data."""
     if rows is None or rows * mu >= INTERVAL_MIN_N_MU:
         return ""
-    return (f"the released count of rows without a missing value is about {rows:.0f}, and that count times "
-            f"mu(epsilon, delta) = {mu:.4g} is {rows * mu:.3g}, below {INTERVAL_MIN_N_MU:g}: the other rows are null "
-            f"rows (missing='drop'), which inform nothing, so too few rows inform the fit for an interval (a "
+    of_n = f" of the {n} rows" if n is not None else ""
+    noise = (f" (a noisy count: its noise sd is {sd:.3g} rows at this n and epsilon, so where that is a large share "
+             "of n it can be far below the number of complete rows)" if sd is not None else "")
+    return (f"the released count of rows without a missing value is about {rows:.0f}{of_n}{noise}, and that count "
+            f"times mu(epsilon, delta) = {mu:.4g} is {rows * mu:.3g}, below {INTERVAL_MIN_N_MU:g}: the other rows are "
+            f"null rows (missing='drop'), which inform nothing, so too few rows inform the fit for an interval (a "
             f"variable missing in most rows, such as a text column read as numbers, leaves a fit of noise)")
 
 
@@ -1049,7 +1054,8 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
         split = dataclasses.replace(split, privacy_lower_bound=True, privacy_source=split.privacy_source + (
             f"; below n * mu = {SMALL_N_MU:g} a lower bound: the released Gram matrix's noise hides the shrinkage of "
             "the weak directions, which the chains share and the table's standard errors include"))
-    rare = (rare_outcome_reason(plan.n_mu, minority) or complete_rows_reason(st.rows, plan.n_mu / n)
+    rare = (rare_outcome_reason(plan.n_mu, minority)
+            or complete_rows_reason(st.rows, plan.n_mu / n, st.rows_sd, n)
             or (check.reason() if check is not None and check.material else ""))
     if not plan.inference or rare:
         reason = ("inference=False gave the whole budget to the point estimate" if not options.inference

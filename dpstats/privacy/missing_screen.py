@@ -216,7 +216,8 @@ class MissingValueScreen:
         """The noisy count above which the fit warns (exceeded with probability FALSE_WARNING at count 0)."""
         return self._level(FALSE_WARNING)
 
-    def run(self, null_rows: int, *, ledger: PrivacyLedger, rng: np.random.Generator) -> ScreenOutcome:
+    def run(self, null_rows: int, *, ledger: PrivacyLedger, rng: np.random.Generator,
+            n: int | None = None) -> ScreenOutcome:
         """Release the noisy count of the rows with a missing value, charged in ``ledger``, and decide.
 
         Parameters
@@ -225,6 +226,9 @@ class MissingValueScreen:
             The number of rows with a missing value or a value outside the declared levels (private).
         ledger, rng : PrivacyLedger, numpy.random.Generator
             The fit's ledger and random source.
+        n : int, optional
+            The fit's number of rows (public): the messages then show the noisy count clipped to [0, n], as "about
+            k of the n rows" (post-processing; the noise can carry it above n).
 
         Returns
         -------
@@ -244,12 +248,13 @@ class MissingValueScreen:
         else:
             noisy = float(laplace_mechanism(float(null_rows), l1_sensitivity=1.0, epsilon=self.parameter, rng=rng,
                                             ledger=ledger, name=name))
-        shown = max(0, round(noisy))
+        shown = max(0, round(noisy)) if n is None else min(max(0, round(noisy)), n)
+        of_n = " rows" if n is None else f" of the {n} rows"
         used = ", ".join(self.variables) if self.variables else "the formula's variables"
         where = (f"a missing value or a value outside the declared levels in {used} (the factors with declared "
                  f"levels a value can fall outside: {', '.join(self.levels)})" if self.levels
                  else f"a missing value in {used}")
-        count = (f"about {shown} rows have {where} (a noisy count; the noise's standard deviation is "
+        count = (f"about {shown}{of_n} have {where} (a noisy count; the noise's standard deviation is "
                  f"{self.noise_sd:.3g} rows)")
         fix = ("Impute the missing values with a public rule" + (
             f", declare every level {', '.join(self.levels)} can take (spelled as the data spell it)"

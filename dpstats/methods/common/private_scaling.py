@@ -178,6 +178,9 @@ class Standardisation:
     rows : float or None
         The released number of rows that are not public null rows (``missing="drop"``), which the moments are
         averaged over; None when the fit has no null rows (all n rows count).
+    rows_sd : float or None
+        The standard deviation of the noise of that released count (rows; public: its release's sensitivity over
+        its mu), None with ``rows``.
     floored : tuple
         The variables (design column indices, and ``"response"``) whose released scale sits at the floor of
         :func:`release_moments`: their spread is below what the release resolves (nearly constant in these data,
@@ -191,6 +194,7 @@ class Standardisation:
     y_scale: float
     rows: float | None = None
     floored: tuple[int | str, ...] = ()
+    rows_sd: float | None = None
 
     def design(self, X: np.ndarray) -> np.ndarray:
         """The rows z (a new array)."""
@@ -288,7 +292,8 @@ class DeviationSumsPass(UnitSumsPass):
 def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *, mu_centre: float, mu_scale: float,
                     rng: np.random.Generator, ledger: PrivacyLedger, null_rows: bool = False,
                     column_values: Sequence[tuple[float, ...] | None] = (), label: str = "pgd",
-                    only: Sequence[int] | None = None, rows: float | None = None) -> Standardisation:
+                    only: Sequence[int] | None = None, rows: float | None = None,
+                    rows_sd: float | None = None) -> Standardisation:
     """Release the centres and scales of the free variables (module docstring, step 3): two passes.
 
     With an intercept: the k-vector of sums of u (each term in [-1, 1]: replace-one L2 sensitivity 2 sqrt(k))
@@ -307,7 +312,7 @@ def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *
 
     With ``only`` the releases cover only those design columns (not the response; the others get centre 0 and
     scale 1), and with ``rows`` (a count of the rows that are not null rows released earlier) the means divide by
-    it and no count is released again.
+    it and no count is released again (``rows_sd``: that count's noise sd, carried to the result).
     """
     cols, resp = free_variables(domain)
     if only is not None:
@@ -316,7 +321,7 @@ def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *
     d = domain.lo.size
     centre, scale = np.zeros(d), np.ones(d)
     if k == 0:
-        return Standardisation(domain, centre, scale, 0.0, 1.0, rows=rows)
+        return Standardisation(domain, centre, scale, 0.0, 1.0, rows=rows, rows_sd=rows_sd)
     c = np.zeros(k)
     centring = domain.intercept_index is not None
     null_rows = null_rows and rows is None
@@ -329,6 +334,7 @@ def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *
                            dtype=float)
         noisy, released = _split_count(noisy, n, null_rows)
         rows = rows if released is None else released
+        rows_sd = rows_sd if released is None else centre_sens / mu_centre
         c = np.clip(noisy / (rows or n), -1.0, 1.0)
     two = two_valued_columns(domain, cols, column_values) if centring else {}
     measured = np.array([j not in two for j in cols] + ([True] if resp else []), dtype=bool)
@@ -346,6 +352,8 @@ def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *
                                                  name=f"{label}: private scales (sums of absolute deviations)"),
                            dtype=float)
         noisy, counted_rows = _split_count(noisy, n, counted)
+        if counted_rows is not None:
+            rows_sd = math.sqrt(sens**2 + counted) / mu_scale
         mean_rows = rows or counted_rows or n
         floor = scale_floor(sens, mu_scale, mean_rows)
         s[measured] = np.maximum(1.25 * noisy / mean_rows, floor)
@@ -359,7 +367,8 @@ def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *
     y_centre, y_scale = (float(c[-1]), float(s[-1])) if resp else (0.0, 1.0)
     variables: list[int | str] = [int(j) for j in cols] + (["response"] if resp else [])
     floored = tuple(v for v, at_floor in zip(variables, floored_at, strict=True) if at_floor)
-    return Standardisation(domain, centre, scale, y_centre, y_scale, rows=rows or counted_rows, floored=floored)
+    return Standardisation(domain, centre, scale, y_centre, y_scale, rows=rows or counted_rows, floored=floored,
+                           rows_sd=rows_sd)
 
 
 def two_valued_columns(domain: Domain, cols: np.ndarray, column_values: Sequence[tuple[float, ...] | None]

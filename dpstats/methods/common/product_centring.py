@@ -99,11 +99,11 @@ def release_centred_moments(reduce: Callable[[Any, Any], Any], n: int, domain: D
     second = release_moments(reduce, n, mixed, mu_centre=mu_centre * math.sqrt(1.0 - share),
                              mu_scale=mu_scale * math.sqrt(1.0 - share), rng=rng, ledger=ledger, null_rows=null_rows,
                              column_values=column_values, label=f"{label} (centred products and powers)",
-                             only=centring.columns, rows=first.rows)
+                             only=centring.columns, rows=first.rows, rows_sd=first.rows_sd)
     centre, scale = first.centre.copy(), first.scale.copy()
     centre[derived], scale[derived] = second.centre[derived], second.scale[derived]
     st = Standardisation(mixed, centre, scale, first.y_centre, first.y_scale, rows=first.rows,
-                         floored=first.floored + second.floored)
+                         floored=first.floored + second.floored, rows_sd=first.rows_sd)
     return st, centred
 
 
