@@ -436,6 +436,8 @@ class _Model:
         self.default_options = spec.parse_options({}, delta=delta) if spec.public_refusal is not None else None
         self._refusals: dict[tuple[int, float], str] = {}  # the searches ask at the same (n, epsilon) again
         self._design_refusal: str | None = None  # design_refusal, computed once
+        self._points: dict[tuple[float, float], _Point] = {}  # at(), by (n, epsilon): the searches ask again
+        self._unit_sampling: np.ndarray | None = None  # the sampling sd of each coefficient at one row
 
     def _rate(self) -> Rate:
         rate = self.upper.rate if self.upper is not None else None
@@ -466,11 +468,25 @@ class _Model:
         a variable's type can hold a missing value (:func:`~dpstats.privacy.missing_screen.fit_epsilon`)."""
         return fit_epsilon(epsilon, bool(self.setting.design.screened))
 
+    def sampling(self, n: float) -> np.ndarray:
+        """The sampling sd of each coefficient at n rows: sigma (n E[x x^T])^{-1/2} in the coefficients' units, that
+        of one row over sqrt(n) (the pseudo-inverse keeps the same directions at every n)."""
+        if self._unit_sampling is None:
+            s = self.setting
+            self._unit_sampling = _sd(s.scaling.cov_back(sampling_covariance(1.0, s.second_moment,
+                                                                             math.sqrt(s.residual_var))))
+        return self._unit_sampling / math.sqrt(n)
+
     def at(self, n: float, epsilon: float) -> _Point:
-        """The expected errors at (n, epsilon) (the requested epsilon)."""
+        """The expected errors at (n, epsilon) (the requested epsilon), computed once per (n, epsilon)."""
+        key = (float(n), float(epsilon))
+        if key not in self._points:
+            self._points[key] = self._at(n, epsilon)
+        return self._points[key]
+
+    def _at(self, n: float, epsilon: float) -> _Point:
         s = self.setting
-        sampling_scaled = sampling_covariance(n, s.second_moment, math.sqrt(s.residual_var))
-        sampling = _sd(s.scaling.cov_back(sampling_scaled))
+        sampling = self.sampling(n)
         refusal = self.public_refusal(n, epsilon)
         epsilon = self.rest(epsilon)
         if refusal:

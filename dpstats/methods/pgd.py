@@ -754,10 +754,16 @@ def steps_rule(gram: np.ndarray, precond_inv: np.ndarray, sigma_g: float, n: int
     """(T, rate): the public step rule on the released Gram matrix (post-processing)."""
     floored = psd_projection(gram, RATE_FLOOR * sigma_g)
     rate = float(np.min(np.linalg.eigvals(precond_inv @ floored).real))
+    return steps_at_rate(rate, n, options), rate
+
+
+def steps_at_rate(rate: float, n: int, options: PGDOptions) -> int:
+    """T: the user's ``steps``, else MIX / rate steps, between ``MIN_STEPS`` and a cap of ``WORK`` / n (300 to
+    20,000), for the slowest direction's contraction ``rate`` per step (public)."""
     if options.steps is not None:
-        return int(options.steps), rate
+        return int(options.steps)
     cap = int(np.clip(WORK / n, 300, 20000))
-    return int(np.clip(math.ceil(MIX / max(rate, 1e-12)), MIN_STEPS, cap)), rate
+    return int(np.clip(math.ceil(MIX / max(rate, 1e-12)), MIN_STEPS, cap))
 
 
 def gram_sensitivity(d: int) -> float:
@@ -1485,7 +1491,9 @@ def expected_error(facts: PlanningFacts) -> ExpectedError:
     g = np.maximum(g, 0.0)
     lifted = g + preconditioner_lift(d, sigma_g)
     defaults = PGDOptions()
-    steps, _ = steps_rule((V * g) @ V.T, (V / lifted) @ V.T, sigma_g, n, defaults)
+    # steps_rule on the expected Gram matrix V g V^T and preconditioner V (g + lift) V^T, in their common eigenbasis:
+    # the projection floors the eigenvalues g, so the contraction rates are max(g, floor) / (g + lift)
+    steps = steps_at_rate(float(np.min(np.maximum(g, RATE_FLOOR * sigma_g) / lifted)), n, defaults)
     preconds = [lifted + lam for lam in penalties]
     chains = (1, defaults.chains if inference else 1)
     shares = [1.0, 1.0]
