@@ -289,6 +289,12 @@ def test_malformed_steps_are_rejected(kwargs, fault):
         PrivacyStep(name="bad", sensitivity_norm="L1", **kwargs)
 
 
+@pytest.mark.parametrize("mechanism", ["exponential", "approximate-dp"])
+def test_a_step_check_names_the_mechanism_with_its_article(mechanism):
+    with pytest.raises(ValueError, match=f"^an {mechanism} step needs epsilon >= 0, got -1"):
+        PrivacyStep("bad", mechanism, 1.0, "L1", 1.0, epsilon=-1.0, delta=0.0)
+
+
 def test_nan_cannot_poison_a_ledger():
     """Before the fix a NaN-epsilon step was recorded and the NaN total then accepted any step."""
     ledger = PrivacyLedger(1.0, 1e-6)

@@ -316,13 +316,16 @@ def check_factor(code: str, columns: Iterable[str]) -> FactorFacts:
 
 
 def _quote_advice(code: str, columns: Iterable[str]) -> str:
-    """How to name a column that a bare name in a formula cannot be, a Python keyword (R's ``class``) or a name with a
-    space: ``Q()``; decided from the code and the column names (the schema)."""
+    """What to write instead of code that does not parse: ``Q()`` for a column that a bare name in a formula cannot
+    be, a Python keyword (R's ``class``) or a name with a space; otherwise what a term may be.  Decided from the code
+    and the column names (the schema)."""
     names = {str(c) for c in columns}
     words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code))
     clash = [code.strip()] if code.strip() in names else sorted(w for w in words if keyword.iskeyword(w) and w in names)
     if not clash:
-        return ""
+        return (": each term must be a Python expression of the columns (a name, Q(\"name\") for a column whose "
+                "name is not a Python name, numbers, + - * / ** and the allowed functions). Decided from the formula; "
+                "nothing was spent")
     kind = "a Python keyword" if keyword.iskeyword(clash[0]) else "not a Python name"
     return (f": {clash[0]!r} is a column of the data, but {kind}, which a formula cannot use as a bare name; quote "
             f"it as Q(\"{clash[0]}\") wherever the formula names it. Decided from the formula and the column names; "

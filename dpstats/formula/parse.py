@@ -207,6 +207,18 @@ def declares_levels(code: str) -> bool:
     return any(call_name(c) == "C" and any(k.arg == "levels" for k in c.keywords) for c in factor_calls(code))
 
 
+def _literal_levels(call: ast.Call) -> tuple[Any, ...] | None:
+    """The levels a ``C()`` call writes as a literal (``levels=[...]``), else None (no such keyword, or one that is
+    not a literal: the formula language refuses it)."""
+    for kw in call.keywords:
+        if kw.arg == "levels":
+            try:
+                return tuple(ast.literal_eval(kw.value))
+            except (ValueError, TypeError, SyntaxError):
+                return None
+    return None
+
+
 def formula_literal_levels(codes: Sequence[str]) -> dict[str, tuple[Any, ...]]:
     """Levels written as literals in ``C(var, levels=[...])`` where ``var`` is a bare (or quoted) name.
 
@@ -225,13 +237,9 @@ def formula_literal_levels(codes: Sequence[str]) -> dict[str, tuple[Any, ...]]:
         for call in factor_calls(code):
             if call_name(call) != "C" or not call.args:
                 continue
-            var = _c_variable(call.args[0])
-            for kw in call.keywords:
-                if kw.arg == "levels" and var is not None:
-                    try:
-                        out.setdefault(var, tuple(ast.literal_eval(kw.value)))
-                    except (ValueError, TypeError, SyntaxError):
-                        continue
+            var, levels = _c_variable(call.args[0]), _literal_levels(call)
+            if var is not None and levels is not None:
+                out.setdefault(var, levels)
     return out
 
 
@@ -293,13 +301,8 @@ def formula_computed_levels(codes: Sequence[str]) -> list[ComputedFactor]:
         if not (isinstance(node, ast.Call) and call_name(node) == "C" and node.args) \
                 or _c_variable(node.args[0]) is not None:
             continue
-        for kw in node.keywords:
-            if kw.arg != "levels":
-                continue
-            try:
-                levels = tuple(ast.literal_eval(kw.value))
-            except (ValueError, TypeError, SyntaxError):
-                continue
+        levels = _literal_levels(node)
+        if levels is not None:
             out.append(ComputedFactor(code, ast.unparse(node.args[0]), levels))
     return out
 
@@ -393,16 +396,9 @@ def check_formula_levels(codes: Sequence[str]) -> None:
     """
     for code in codes:
         for call in factor_calls(code):
-            if call_name(call) != "C":
-                continue
-            for kw in call.keywords:
-                if kw.arg != "levels":
-                    continue
-                try:
-                    lv = list(ast.literal_eval(kw.value))
-                except (ValueError, TypeError, SyntaxError):
-                    continue
-                twice = [v for i, v in enumerate(lv) if v in lv[:i]]
+            levels = _literal_levels(call) if call_name(call) == "C" else None
+            if levels is not None:
+                twice = [v for i, v in enumerate(levels) if v in levels[:i]]
                 if twice:
                     raise FormulaError(
                         f"'{code}' declares the level{'s' if len(twice) > 1 else ''} "

@@ -123,6 +123,12 @@ class PrivacyStep:
     closeness_delta: float = 0.0
     discrete: bool = False
 
+    @property
+    def _kind(self) -> str:
+        """"a Gaussian step", "an exponential step", ...: how a check's message names this step."""
+        article = "an" if self.mechanism[0] in "aeiou" else "a"
+        return f"{article} {self.mechanism} step"
+
     def __post_init__(self) -> None:
         # Every comparison below is written so that NaN fails it: a step whose privacy
         # parameters are NaN would otherwise compose to a NaN total, which no budget
@@ -141,9 +147,9 @@ class PrivacyStep:
                 raise ValueError("a Gaussian step needs noise_scale > 0 and a finite sensitivity >= 0")
             return
         if self.epsilon is None or not (self.epsilon >= 0):
-            raise ValueError(f"a {self.mechanism} step needs epsilon >= 0, got {self.epsilon!r}")
+            raise ValueError(f"{self._kind} needs epsilon >= 0, got {self.epsilon!r}")
         if self.delta is not None and not (0 <= self.delta < 1):
-            raise ValueError(f"a {self.mechanism} step needs 0 <= delta < 1, got {self.delta!r}")
+            raise ValueError(f"{self._kind} needs 0 <= delta < 1, got {self.delta!r}")
         if self.mechanism == "laplace" and not self.delta:
             # composition reads a Laplace step's privacy from its noise multiplier (PLD) and
             # from its epsilon (basic composition): the two must agree, or the smaller of
