@@ -305,11 +305,6 @@ class UnknownReservationError(DPStatsError, KeyError):
     """A reservation token that the accountant does not hold: never reserved by it, or already settled.
 
     Settle each token :meth:`~dpstats.privacy.accountant.PrivacyAccountant.reserve` returned exactly once.
-
-    Parameters
-    ----------
-    message : str
-        What was wrong and what to do (public facts only).
     """
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable
