@@ -168,10 +168,11 @@ def test_audit_histogram_release_is_calibrated_and_the_audit_has_power() -> None
         return float(noisy[j_high] - noisy[j_low])
 
     claim = gaussian_epsilon(mu, AUDIT_DELTA)
-    res = audit_mechanism(run, d_stats, n_stats, runs=6000, delta=AUDIT_DELTA, seed=1)
+    res = audit_mechanism(run, d_stats, n_stats, runs=3000, delta=AUDIT_DELTA, seed=1)
     assert res.epsilon_lower_bound <= claim
-    # power: the same audit catches a histogram with 3x too little noise
-    weak = audit_mechanism(lambda s, r: run(s, r, true_mu=3.0 * mu), d_stats, n_stats, runs=6000,
+    # power: the same audit catches a histogram with 3x too little noise (3000 runs a side, seed 1: 4.23 against
+    # the claim's 3.14; 6000 runs gave no more margin)
+    weak = audit_mechanism(lambda s, r: run(s, r, true_mu=3.0 * mu), d_stats, n_stats, runs=3000,
                            delta=AUDIT_DELTA, seed=1)
     assert weak.epsilon_lower_bound > claim
 
@@ -254,9 +255,12 @@ def _audit_method(method: str, runs: int, epsilon: float, delta: float, bounds: 
 @pytest.mark.parametrize("bounds", [False, True], ids=["no-bounds", "bounds"])
 @pytest.mark.parametrize("method", ["robgd", "ambssgd"])
 def test_audit_whole_method(method: str, bounds: bool) -> None:
+    # validity only: a sound method exceeds the claim with probability at most alpha = 1e-3 (audit_mechanism's
+    # default) at any number of runs; 150 runs a side still bound a method that told the pair apart every time above
+    # the claim (2.20 against 1.36).  The power of the audit is the slow test's (4000 runs a side)
     epsilon, delta = 2.0, 1e-5
     claim = gaussian_epsilon(gaussian_mu(epsilon, delta), AUDIT_DELTA)
-    assert _audit_method(method, 300, epsilon, delta, bounds) <= claim
+    assert _audit_method(method, 150, epsilon, delta, bounds) <= claim
 
 
 @pytest.mark.slow
