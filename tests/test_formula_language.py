@@ -239,6 +239,8 @@ def test_allowed_codes(code, variables, numeric, boolean, calls, contrasts):
     ("cr(x, knots=[2], lower_bound=0, upper_bound=10, constraints='center')", "constraints"),
     ("my_transform(x)", "my_transform()"), ("__import__('os')", "__import__()"),
     ("np.log(*x)", "*args"), ("np.log(x, out=z)", "exactly one argument"),
+    ("I(x * np.pi)", "write its value as a number, 3.141592653589793"),
+    ("I(math.e ** x)", "write its value as a number, 2.718281828459045"),
 ])
 def test_refused_codes_name_the_call(code, words):
     with pytest.raises(DisallowedExpressionError, match=re.escape(words)):

@@ -436,6 +436,9 @@ def _constant_expression(node: ast.AST) -> bool:
     return False
 
 
+#: numpy's and math's named numbers, refused with their value (a formula's numbers are literals)
+_NAMED_CONSTANTS = {f"{module}.{name}": getattr(math, name) for module in ("np", "numpy", "math")
+                    for name in ("pi", "e", "tau")}
 _OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
 _COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
 _REFUSED_NODES = {
@@ -538,6 +541,10 @@ class _Checker:
             self.call(node, numeric)
         elif isinstance(node, ast.Attribute) and ast.unparse(node) in self.columns:
             raise self.dotted_column(ast.unparse(node))
+        elif isinstance(node, ast.Attribute) and ast.unparse(node) in _NAMED_CONSTANTS:
+            value = _NAMED_CONSTANTS[ast.unparse(node)]
+            raise self.refuse(repr(ast.unparse(node)), f"a named constant is not evaluated; write its value as a "
+                              f"number, {value!r}")
         else:
             why = next((w for t, w in _REFUSED_NODES.items() if isinstance(node, t)),
                        "this kind of Python expression is not evaluated")
