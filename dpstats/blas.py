@@ -14,10 +14,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 __all__ = ["single_threaded_blas"]
+
+
+@cache
+def _controller() -> ThreadpoolController:
+    """The process's thread-pool libraries, found once (a search of the loaded libraries costs about 2 ms, and pgd's
+    chunked fits enter :func:`single_threaded_blas` once per pass)."""
+    return ThreadpoolController()
 
 
 @contextmanager
@@ -43,5 +51,5 @@ def single_threaded_blas() -> Iterator[None]:
     >>> w.tolist()
     [1.0, 1.0, 1.0]
     """
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _controller().limit(limits=1, user_api="blas"):
         yield

@@ -202,9 +202,11 @@ class DataFrameSource(DataSource):
         return int(len(self.frame))
 
     def frames(self, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
-        cols = list(columns)
-        for start in range(0, len(self.frame), self.chunksize):  # slice rows first: no copy of the whole frame
-            yield self.frame.iloc[start:start + self.chunksize][cols]
+        # the columns once per pass, as a frame of the original columns' Series (no copy of their data), then rows
+        # by position: selecting columns costs about 1 ms a chunk, and a fit such as pgd's makes hundreds of passes
+        selected = pd.DataFrame({c: self.frame[c] for c in columns}, copy=False)
+        for start in range(0, len(self.frame), self.chunksize):
+            yield selected.iloc[start:start + self.chunksize]
 
 
 def _check_chunksize(chunksize: Any) -> int:
