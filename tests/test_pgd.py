@@ -157,6 +157,10 @@ def test_a_heavy_tailed_fit_without_bounds_warns_and_withholds_its_interval():
     assert re.search(r"pgd's clipping check: about \d+ of 2000 rows had a value beyond the clipping domain", note)
     over = pgd.ClippingCheck(3028.0, 28.1, 3000.0)  # a noisy count above n is said as at most n
     assert "about 3000 of 3000 rows, 100% (" in over.message("x") and "about 3000 of 3000 rows" in over.reason()
+    # s48 new-user check: the threshold read "more than 10% even less 2.326 noise sds"; it now says what is compared
+    for text in (over.message("x"), over.reason()):
+        assert f"even {pgd.CLIPPED_Z:g} noise sds below it, more than 10% of the rows" in text
+        assert "even less" not in text
     # s45 new-user check: with missing="drop" the count was read against the released count of complete rows and
     # said "about 578 of 3196" on data of 3,343 rows without a missing value; the messages now say what 3196 is
     complete = pgd.ClippingCheck(578.0, 27.7, 3196.0, rows_released=True)

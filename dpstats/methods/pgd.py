@@ -615,8 +615,8 @@ class ClippingCheck:
         """The warning's message (released values and public names only)."""
         return (f"pgd clipped a material share of the rows to the domain it released for the variables without "
                 f"declared bounds ({names}): its released count of rows with a value beyond that domain is about "
-                f"{self.shown:.0f} of {self.rows_said}, {self.shown / self.rows:.0%} (noise sd "
-                f"{self.sd:.3g}), more than {CLIPPED_SHARE:.0%} even less {CLIPPED_Z:g} noise sds. Those rows enter "
+                f"{self.shown:.0f} of {self.rows_said}, {self.shown / self.rows:.0%} (noise sd {self.sd:.3g}): "
+                f"even {CLIPPED_Z:g} noise sds below it, more than {CLIPPED_SHARE:.0%} of the rows. Those rows enter "
                 "the fit clipped, so the estimate targets the fit of the clipped data (a robust fit), not least "
                 "squares: with heavy-tailed variables, whose extreme rows set the least-squares slope, or a variable "
                 "whose released domain missed most of its values (one far from 0 for its spread, such as a year), the "
@@ -628,11 +628,11 @@ class ClippingCheck:
         """The results' ``inference_reason`` when the check withheld the intervals."""
         return (f"pgd's clipping check: about {self.shown:.0f} of {self.rows_said} had a value beyond "
                 f"the clipping domain released for the variables without declared bounds (released count, noise sd "
-                f"{self.sd:.3g}), more than {CLIPPED_SHARE:.0%} of the rows even less {CLIPPED_Z:g} noise sds: the "
-                "fit targets the clipped "
-                "data, a robust fit that heavy-tailed variables (or a variable whose domain missed its values) can "
-                "set far from least squares, by more than an interval would show; declare bounds that hold every "
-                "value, or transform the variables (docs/choosing.md, 'Heavy tails without bounds')")
+                f"{self.sd:.3g}; even {CLIPPED_Z:g} noise sds below it, more than {CLIPPED_SHARE:.0%} of the rows): "
+                "the fit targets the clipped data, a robust fit that heavy-tailed variables (or a variable whose "
+                "domain missed its values) can set far from least squares, by more than an interval would show; "
+                "declare bounds that hold every value, or transform the variables (docs/choosing.md, 'Heavy tails "
+                "without bounds')")
 
 
 def clipping_check(rows: Rows, st: Standardisation, cache: RowCache, columns: Sequence[int], response: bool,
