@@ -1250,6 +1250,20 @@ def test_intervals_are_withheld_for_an_outcome_too_rare_for_the_budget():
         assert bool(np.all(np.isfinite(res.bse))) is reported
         if not reported:
             assert "rarer value is rare for this budget" in res.inference_reason
+            # s48 new-user check: uis (575 rows, 19% zeros) read "its released share is below 0.1 and n * mu times
+            # that share is 0", with no word that the share is noisy; the reason now gives the released share and
+            # its noise sd, half the sd of the response's released centre (the ledger's noise scale over n)
+            found = re.search(r"its released share is ([\d.e-]+) \(a noisy share, read off the response's private "
+                              r"centre: its noise sd is ([\d.e-]+) at this n and epsilon", res.inference_reason)
+            assert found is not None
+            (centres,) = [step for step in res.privacy.steps if step.name == "pgd: private centres (sums of the "
+                          "clipped variables)"]
+            assert float(found.group(2)) == pytest.approx(centres.noise_scale / (2 * 2000), rel=0.01)
+            assert 0.0 <= float(found.group(1)) < pgd.RARE_SHARE
+    assert pgd.rare_outcome_reason(100.0, 0.0, 0.07).startswith(
+        "the response is two-valued and its rarer value is rare for this budget: its released share is 0 (a noisy "
+        "share, read off the response's private centre: its noise sd is 0.07 at this n and epsilon")
+    assert "noise sd" not in pgd.rare_outcome_reason(100.0, 0.0)
     assert pgd.rare_outcome_reason(1000.0, None) == "" and pgd.rare_outcome_reason(1000.0, 0.05) == ""
     assert pgd.rare_outcome_reason(1000.0, 0.049)
     assert pgd.rare_outcome_reason(60.0, 0.45) == ""  # a balanced outcome at small n keeps its interval

@@ -367,17 +367,23 @@ def complete_rows_reason(rows: float | None, mu: float, sd: float | None = None,
             f"variable missing in most rows, such as a text column read as numbers, leaves a fit of noise)")
 
 
-def rare_outcome_reason(n_mu: float, minority: float | None) -> str:
+def rare_outcome_reason(n_mu: float, minority: float | None, share_sd: float | None = None) -> str:
     """Why intervals are withheld for a two-valued response whose rarer value is too rare for this budget ("" when
     they are not): a released share ``minority`` below ``RARE_SHARE`` whose product with n * mu is below
-    ``RARE_MIN_N_MU`` (post-processing of the released centre and public n, epsilon, delta)."""
+    ``RARE_MIN_N_MU`` (post-processing of the released centre and public n, epsilon, delta).  ``share_sd``, where
+    given, is the noise sd of that share (public: half the noise sd of the response's released centre, whose two
+    values the domain maps to -1 and +1), named beside it: at a small n * mu a share of 0.2 in the data can be
+    released below 0.1, and the message then says why a user's common enough outcome reads as rare."""
     if minority is None or minority >= RARE_SHARE or n_mu * minority >= RARE_MIN_N_MU:
         return ""
-    return (f"the response is two-valued and its rarer value is rare for this budget: its released share is below "
-            f"{RARE_SHARE:g} and n * mu(epsilon, delta) times that share is {n_mu * minority:.3g}, below "
-            f"{RARE_MIN_N_MU:g}; there the "
-            "clipped fit's target can sit away from least squares by more than an interval would show, so none is "
-            "given (a larger epsilon, or more rows, gives one; docs/choosing.md, 'A rare outcome')")
+    noise = (f" (a noisy share, read off the response's private centre: its noise sd is {share_sd:.2g} at this n and "
+             f"epsilon, so it can fall below {RARE_SHARE:g} where the share in the data is above it)"
+             if share_sd is not None else "")
+    return (f"the response is two-valued and its rarer value is rare for this budget: its released share is "
+            f"{minority:.2g}{noise}, below {RARE_SHARE:g}, and n * mu(epsilon, delta) times that share is "
+            f"{n_mu * minority:.3g}, below {RARE_MIN_N_MU:g}; there the clipped fit's target can sit away from least "
+            "squares by more than an interval would show, so none is given (a larger epsilon, or more rows, gives "
+            "one; docs/choosing.md, 'A rare outcome')")
 
 
 def start_spread(n_mu: float, d: int = 1) -> float:
@@ -1060,7 +1066,8 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
         split = dataclasses.replace(split, privacy_lower_bound=True, privacy_source=split.privacy_source + (
             f"; below n * mu = {SMALL_N_MU:g} a lower bound: the released Gram matrix's noise hides the shrinkage of "
             "the weak directions, which the chains share and the table's standard errors include"))
-    rare = (rare_outcome_reason(plan.n_mu, minority)
+    share_sd = None if st.y_centre_sd is None else 0.5 * st.y_centre_sd  # the two values sit at -1 and +1
+    rare = (rare_outcome_reason(plan.n_mu, minority, share_sd)
             or complete_rows_reason(st.rows, plan.n_mu / n, st.rows_sd, n)
             or (check.reason() if check is not None and check.material else ""))
     if not plan.inference or rare:
