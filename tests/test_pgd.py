@@ -1260,6 +1260,14 @@ def test_intervals_are_withheld_for_an_outcome_too_rare_for_the_budget():
                           "clipped variables)"]
             assert float(found.group(2)) == pytest.approx(centres.noise_scale / (2 * 2000), rel=0.01)
             assert 0.0 <= float(found.group(1)) < pgd.RARE_SHARE
+            # and the budget spent, below the request without a word before (uis: "epsilon spent: 0.994"), says why
+            assert res.privacy.epsilon_spent < 1.0
+            (unspent,) = [note for note in res.privacy.notes if "set aside for the intervals" in note]
+            assert unspent.startswith("pgd: the release set aside for the intervals (mu=")
+            assert "below the request" in unspent
+        else:
+            assert res.privacy.epsilon_spent == pytest.approx(1.0)
+            assert not any("set aside for the intervals" in note for note in res.privacy.notes)
     assert pgd.rare_outcome_reason(100.0, 0.0, 0.07).startswith(
         "the response is two-valued and its rarer value is rare for this budget: its released share is 0 (a noisy "
         "share, read off the response's private centre: its noise sd is 0.07 at this n and epsilon")

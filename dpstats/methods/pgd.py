@@ -106,7 +106,8 @@ __all__ = ["PGDOptions", "fit", "budget_split", "reports_intervals", "linearise"
            "WEIGHTS", "SPEC", "clip_rule", "interval_reason", "GramPass", "NormHistogramPass", "GradientPass",
            "InferencePass", "sandwich",
            "gradient_norm_bound", "SAMPLING_Z", "floored_note", "CLIP_D_REF", "CLIP_D_POWER",
-           "RARE_SHARE", "RARE_MIN_N_MU", "rare_outcome_reason", "complete_rows_reason", "TAIL_ROWS", "TAIL_CAP",
+           "RARE_SHARE", "RARE_MIN_N_MU", "rare_outcome_reason", "complete_rows_reason", "unspent_inference_note",
+           "TAIL_ROWS", "TAIL_CAP",
            "TAIL_FLOOR", "TAIL_Z",
            "TAIL_TEST_LEVEL", "TAIL_DECAY", "stretch_beyond",
            "tail_level", "tail_correction", "TailCorrection", "TailExcessPass", "expected_error", "WANDER_ROUNDS",
@@ -384,6 +385,15 @@ def rare_outcome_reason(n_mu: float, minority: float | None, share_sd: float | N
             f"{n_mu * minority:.3g}, below {RARE_MIN_N_MU:g}; there the clipped fit's target can sit away from least "
             "squares by more than an interval would show, so none is given (a larger epsilon, or more rows, gives "
             "one; docs/choosing.md, 'A rare outcome')")
+
+
+def unspent_inference_note(mu: float) -> str:
+    """The report's note where pgd withheld its intervals after its budget was split (a rare outcome, too few complete
+    rows, the clipping check: post-processing of released values): the release set aside for them is not made, so
+    the budget spent is below the request (public: that release's mu)."""
+    return (f"pgd: the release set aside for the intervals (mu={mu:.4g}, the clipped residual variance and unclipped "
+            "count) was not made, since no interval is given (inference_reason says why), so the budget spent is "
+            "below the request by its share")
 
 
 def start_spread(n_mu: float, d: int = 1) -> float:
@@ -1073,6 +1083,8 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     if not plan.inference or rare:
         reason = ("inference=False gave the whole budget to the point estimate" if not options.inference
                   else rare or interval_reason(n, ctx.epsilon, ctx.delta, ctx.method_epsilon is not None))
+        if plan.inference:  # withheld after the budget was split: the intervals' share stays unspent
+            notes.append(unspent_inference_note(mus["inference"]))
         return MethodFit(params=params, no_inference_reason=reason, notes=tuple(notes), diagnostics=diagnostics,
                          rsquared_reason="pgd releases no sums from which R^2 follows", error_split=split,
                          centred=centring.centred if centring is not None else (), warnings=warned)
