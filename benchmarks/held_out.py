@@ -667,6 +667,7 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # Katz & King (1999), pscl's UKHouseOfCommons: 521 constituencies of the 1992 general election, the log-odds of
     # the Conservative to the Liberal Democrat share (-5 to 5: a ratio of the two shares from 1:150 to 150:1, where
     # both stood) on its value at the previous election and 0/1 Conservative, Labour and Liberal Democrat incumbents
+    # (the headline; 8 of the 521 seats had a Liberal Democrat incumbent)
     "ukcommons": (lambda: _r("UKHouseOfCommons"), "y1 ~ y1lag + coninc + labinc + libinc", "libinc",
                   {"y1": (-5, 5), "y1lag": (-5, 5), "coninc": (0, 1), "labinc": (0, 1), "libinc": (0, 1)}),
     # Therneau & Grambsch (2000), survival's pbc (Mayo Clinic, 1974-84): log serum bilirubin (mg/dl, 0.1-50: normal

@@ -390,7 +390,18 @@ def rare_outcome_reason(n_mu: float, minority: float | None, share_sd: float | N
 def unspent_inference_note(mu: float) -> str:
     """The report's note where pgd withheld its intervals after its budget was split (a rare outcome, too few complete
     rows, the clipping check: post-processing of released values): the release set aside for them is not made, so
-    the budget spent is below the request (public: that release's mu)."""
+    the budget spent is below the request (docs/proofs/pgd.md, step 7, skipped with its share ``WEIGHTS["inference"]``).
+
+    Parameters
+    ----------
+    mu : float
+        The GDP mu of the release that was not made (public: the budget's split).
+
+    Returns
+    -------
+    str
+        The note.
+    """
     return (f"pgd: the release set aside for the intervals (mu={mu:.4g}, the clipped residual variance and unclipped "
             "count) was not made, since no interval is given (inference_reason says why), so the budget spent is "
             "below the request by its share")
