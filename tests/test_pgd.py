@@ -1253,13 +1253,14 @@ def test_intervals_are_withheld_for_an_outcome_too_rare_for_the_budget():
             # s48 new-user check: uis (575 rows, 19% zeros) read "its released share is below 0.1 and n * mu times
             # that share is 0", with no word that the share is noisy; the reason now gives the released share and
             # its noise sd, half the sd of the response's released centre (the ledger's noise scale over n)
-            found = re.search(r"its released share is ([\d.e-]+) \(a noisy share, read off the response's private "
-                              r"centre: its noise sd is ([\d.e-]+) at this n and epsilon", res.inference_reason)
+            found = re.search(r"its released share is ([\d.e-]+), below 0.1 \(a noisy share, read off the response's "
+                              r"private centre: its noise sd is ([\d.e-]+) at this n and epsilon", res.inference_reason)
             assert found is not None
             (centres,) = [step for step in res.privacy.steps if step.name == "pgd: private centres (sums of the "
                           "clipped variables)"]
             assert float(found.group(2)) == pytest.approx(centres.noise_scale / (2 * 2000), rel=0.01)
             assert 0.0 <= float(found.group(1)) < pgd.RARE_SHARE
+            withheld, share_said = res, found.group(1)
             # and the budget spent, below the request without a word before (uis: "epsilon spent: 0.994"), says why
             assert res.privacy.epsilon_spent < 1.0
             (unspent,) = [note for note in res.privacy.notes if "set aside for the intervals" in note]
@@ -1269,8 +1270,11 @@ def test_intervals_are_withheld_for_an_outcome_too_rare_for_the_budget():
             assert res.privacy.epsilon_spent == pytest.approx(1.0)
             assert not any("set aside for the intervals" in note for note in res.privacy.notes)
     assert pgd.rare_outcome_reason(100.0, 0.0, 0.07).startswith(
-        "the response is two-valued and its rarer value is rare for this budget: its released share is 0 (a noisy "
-        "share, read off the response's private centre: its noise sd is 0.07 at this n and epsilon")
+        "the response is two-valued and its rarer value is rare for this budget: its released share is 0, below 0.1 "
+        "(a noisy share, read off the response's private centre: its noise sd is 0.07 at this n and epsilon")
+    # a table's note keeps the first clause, up to " (": the share and the threshold, not a bare "share is 0"
+    (note,) = [n for n in dpstats.table([withheld]).notes if "no standard errors" in n]
+    assert " ".join(note.split()).rstrip(".").endswith(f"its released share is {share_said}, below 0.1")
     assert "noise sd" not in pgd.rare_outcome_reason(100.0, 0.0)
     assert pgd.rare_outcome_reason(1000.0, None) == "" and pgd.rare_outcome_reason(1000.0, 0.05) == ""
     assert pgd.rare_outcome_reason(1000.0, 0.049)

@@ -374,14 +374,15 @@ def rare_outcome_reason(n_mu: float, minority: float | None, share_sd: float | N
     ``RARE_MIN_N_MU`` (post-processing of the released centre and public n, epsilon, delta).  ``share_sd``, where
     given, is the noise sd of that share (public: half the noise sd of the response's released centre, whose two
     values the domain maps to -1 and +1), named beside it: at a small n * mu a share of 0.2 in the data can be
-    released below 0.1, and the message then says why a user's common enough outcome reads as rare."""
+    released below 0.1, and the message then says why a user's common enough outcome reads as rare.  The first
+    clause (up to " ("), which a table's note keeps, names the share and the threshold."""
     if minority is None or minority >= RARE_SHARE or n_mu * minority >= RARE_MIN_N_MU:
         return ""
     noise = (f" (a noisy share, read off the response's private centre: its noise sd is {share_sd:.2g} at this n and "
              f"epsilon, so it can fall below {RARE_SHARE:g} where the share in the data is above it)"
              if share_sd is not None else "")
     return (f"the response is two-valued and its rarer value is rare for this budget: its released share is "
-            f"{minority:.2g}{noise}, below {RARE_SHARE:g}, and n * mu(epsilon, delta) times that share is "
+            f"{minority:.2g}, below {RARE_SHARE:g}{noise}, and n * mu(epsilon, delta) times that share is "
             f"{n_mu * minority:.3g}, below {RARE_MIN_N_MU:g}; there the clipped fit's target can sit away from least "
             "squares by more than an interval would show, so none is given (a larger epsilon, or more rows, gives "
             "one; docs/choosing.md, 'A rare outcome')")
