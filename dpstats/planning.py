@@ -822,16 +822,21 @@ class Plan:
 #: before pgd's plan divided out its shrinkage, which raised its figures where n * mu is small: on birthwt, 189
 #: births, benchmarks/plan_calibration.py measured smoke's plan at 2.4 to 4.4 times the fits' error below
 #: n * mu = 30; pgd with missing="drop" withheld its intervals, from its count of complete rows, in 5 of 20 fits on
-#: survival's lung (228 rows, 213 complete) at epsilon 0.5, where the plan says reported: session 47's check)
+#: survival's lung (228 rows, 213 complete) at epsilon 0.5, where the plan says reported: session 47's check; pgd
+#: with a two-valued response withheld them by its rule for a rare outcome, from a released share of the rarer value
+#: that its noise took below 0.1, in 6 and 3 of 20 fits on uis (575 rows, 19% zeros) at epsilon 0.5 and 1, where the
+#: plan with outcome_share=0.19 says reported, and in 4 of 20 on Greene (384 rows, 30%) at epsilon 0.5: session 48's)
 FLOOR_NOTE = ("Real data rarely match these assumptions: columns that fill less of their declared ranges, "
               "correlated columns and skewed residuals make the errors larger (on 21 real regressions, pgd's "
               "measured error was a median about 2 times this plan's, up to 5 times on skewed counts), and a "
               "method that decides a refusal or withholds its intervals from released values (noisy_ols, adassp, "
-              "tukey; pgd with missing='drop', where its released count of complete rows times mu is below 15, a "
-              "count whose noise at a small n and epsilon can be a large share of n) can do so where the plan says "
-              "reported. Read the figures as a floor (except pgd's where n * mu(epsilon, delta) is small: there they "
-              "are those of its estimate with its shrinkage divided out, above its released coefficients' distance "
-              "from least squares); spread= and correlation= bring them closer.")
+              "tukey; pgd with missing='drop', where its released count of complete rows times mu is below 15, a count "
+              "whose noise at a small n and epsilon can be a large share of n; pgd with a two-valued response, "
+              "whose released share of the rarer value, noisy at a small n and epsilon, can fall below 0.1 where "
+              "the share in the data is well above it) can do so where the plan says reported. Read the figures as "
+              "a floor (except pgd's where n * mu(epsilon, delta) is small: there they are those of its estimate "
+              "with its shrinkage divided out, above its released coefficients' distance from least squares); "
+              "spread= and correlation= bring them closer.")
 
 
 def _status(first: pd.Series) -> str:

@@ -157,6 +157,10 @@ def test_a_heavy_tailed_fit_without_bounds_warns_and_withholds_its_interval():
     assert re.search(r"pgd's clipping check: about \d+ of 2000 rows had a value beyond the clipping domain", note)
     over = pgd.ClippingCheck(3028.0, 28.1, 3000.0)  # a noisy count above n is said as at most n
     assert "about 3000 of 3000 rows, 100% (" in over.message("x") and "about 3000 of 3000 rows" in over.reason()
+    # s48 new-user check: the threshold read "more than 10% even less 2.326 noise sds"; it now says what is compared
+    for text in (over.message("x"), over.reason()):
+        assert f"even {pgd.CLIPPED_Z:g} noise sds below it, more than 10% of the rows" in text
+        assert "even less" not in text
     # s45 new-user check: with missing="drop" the count was read against the released count of complete rows and
     # said "about 578 of 3196" on data of 3,343 rows without a missing value; the messages now say what 3196 is
     complete = pgd.ClippingCheck(578.0, 27.7, 3196.0, rows_released=True)
@@ -1246,6 +1250,32 @@ def test_intervals_are_withheld_for_an_outcome_too_rare_for_the_budget():
         assert bool(np.all(np.isfinite(res.bse))) is reported
         if not reported:
             assert "rarer value is rare for this budget" in res.inference_reason
+            # s48 new-user check: uis (575 rows, 19% zeros) read "its released share is below 0.1 and n * mu times
+            # that share is 0", with no word that the share is noisy; the reason now gives the released share and
+            # its noise sd, half the sd of the response's released centre (the ledger's noise scale over n)
+            found = re.search(r"its released share is ([\d.e-]+), below 0.1 \(a noisy share, read off the response's "
+                              r"private centre: its noise sd is ([\d.e-]+) at this n and epsilon", res.inference_reason)
+            assert found is not None
+            (centres,) = [step for step in res.privacy.steps if step.name == "pgd: private centres (sums of the "
+                          "clipped variables)"]
+            assert float(found.group(2)) == pytest.approx(centres.noise_scale / (2 * 2000), rel=0.01)
+            assert 0.0 <= float(found.group(1)) < pgd.RARE_SHARE
+            withheld, share_said = res, found.group(1)
+            # and the budget spent, below the request without a word before (uis: "epsilon spent: 0.994"), says why
+            assert res.privacy.epsilon_spent < 1.0
+            (unspent,) = [note for note in res.privacy.notes if "set aside for the intervals" in note]
+            assert unspent.startswith("pgd: the release set aside for the intervals (mu=")
+            assert "below the request" in unspent
+        else:
+            assert res.privacy.epsilon_spent == pytest.approx(1.0)
+            assert not any("set aside for the intervals" in note for note in res.privacy.notes)
+    assert pgd.rare_outcome_reason(100.0, 0.0, 0.07).startswith(
+        "the response is two-valued and its rarer value is rare for this budget: its released share is 0, below 0.1 "
+        "(a noisy share, read off the response's private centre: its noise sd is 0.07 at this n and epsilon")
+    # a table's note keeps the first clause, up to " (": the share and the threshold, not a bare "share is 0"
+    (note,) = [n for n in dpstats.table([withheld]).notes if "no standard errors" in n]
+    assert " ".join(note.split()).rstrip(".").endswith(f"its released share is {share_said}, below 0.1")
+    assert "noise sd" not in pgd.rare_outcome_reason(100.0, 0.0)
     assert pgd.rare_outcome_reason(1000.0, None) == "" and pgd.rare_outcome_reason(1000.0, 0.05) == ""
     assert pgd.rare_outcome_reason(1000.0, 0.049)
     assert pgd.rare_outcome_reason(60.0, 0.45) == ""  # a balanced outcome at small n keeps its interval

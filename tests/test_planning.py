@@ -628,6 +628,18 @@ def test_the_floor_note_names_pgds_count_of_complete_rows():
     assert "pgd with missing='drop', where its released count of complete rows times mu is below 15" in str(result)
 
 
+def test_the_floor_note_names_pgds_noisy_share_of_a_rare_outcome():
+    """pgd withholds the intervals of a two-valued response whose released share of the rarer value is below 0.1
+    (and small against n * mu); at a small n and epsilon that share's noise can take it there from well above: 6 and
+    3 of 20 fits on uis (575 rows, 19% zeros) at epsilon 0.5 and 1, where the plan with outcome_share=0.19 says
+    reported (session 48's check). The printed plan's note says so."""
+    result = dpstats.plan(bounds={"x": (0.0, 10.0)}, formula="y ~ x", dtypes={"y": bool}, n=575, epsilon=0.5,
+                          method="pgd", outcome_share=0.19)
+    assert result.to_frame()["intervals"].eq("reported").all()
+    assert ("pgd with a two-valued response, whose released share of the rarer value, noisy at a small n and "
+            "epsilon, can fall below 0.1 where the share in the data is well above it") in str(result)
+
+
 def test_plan_models_the_centred_products_and_powers_the_fit_uses():
     """The plan fits what dp_ols fits by default: a power's columns centred at the declared midpoint (x in [10, 20]:
     (x - 15) and (x - 15)^2, nearly uncorrelated, where x and x^2 correlate at 0.99).  Data as the plan assumes

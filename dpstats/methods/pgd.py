@@ -106,7 +106,8 @@ __all__ = ["PGDOptions", "fit", "budget_split", "reports_intervals", "linearise"
            "WEIGHTS", "SPEC", "clip_rule", "interval_reason", "GramPass", "NormHistogramPass", "GradientPass",
            "InferencePass", "sandwich",
            "gradient_norm_bound", "SAMPLING_Z", "floored_note", "CLIP_D_REF", "CLIP_D_POWER",
-           "RARE_SHARE", "RARE_MIN_N_MU", "rare_outcome_reason", "complete_rows_reason", "TAIL_ROWS", "TAIL_CAP",
+           "RARE_SHARE", "RARE_MIN_N_MU", "rare_outcome_reason", "complete_rows_reason", "unspent_inference_note",
+           "TAIL_ROWS", "TAIL_CAP",
            "TAIL_FLOOR", "TAIL_Z",
            "TAIL_TEST_LEVEL", "TAIL_DECAY", "stretch_beyond",
            "tail_level", "tail_correction", "TailCorrection", "TailExcessPass", "expected_error", "WANDER_ROUNDS",
@@ -367,17 +368,44 @@ def complete_rows_reason(rows: float | None, mu: float, sd: float | None = None,
             f"variable missing in most rows, such as a text column read as numbers, leaves a fit of noise)")
 
 
-def rare_outcome_reason(n_mu: float, minority: float | None) -> str:
+def rare_outcome_reason(n_mu: float, minority: float | None, share_sd: float | None = None) -> str:
     """Why intervals are withheld for a two-valued response whose rarer value is too rare for this budget ("" when
     they are not): a released share ``minority`` below ``RARE_SHARE`` whose product with n * mu is below
-    ``RARE_MIN_N_MU`` (post-processing of the released centre and public n, epsilon, delta)."""
+    ``RARE_MIN_N_MU`` (post-processing of the released centre and public n, epsilon, delta).  ``share_sd``, where
+    given, is the noise sd of that share (public: half the noise sd of the response's released centre, whose two
+    values the domain maps to -1 and +1), named beside it: at a small n * mu a share of 0.2 in the data can be
+    released below 0.1, and the message then says why a user's common enough outcome reads as rare.  The first
+    clause (up to " ("), which a table's note keeps, names the share and the threshold."""
     if minority is None or minority >= RARE_SHARE or n_mu * minority >= RARE_MIN_N_MU:
         return ""
-    return (f"the response is two-valued and its rarer value is rare for this budget: its released share is below "
-            f"{RARE_SHARE:g} and n * mu(epsilon, delta) times that share is {n_mu * minority:.3g}, below "
-            f"{RARE_MIN_N_MU:g}; there the "
-            "clipped fit's target can sit away from least squares by more than an interval would show, so none is "
-            "given (a larger epsilon, or more rows, gives one; docs/choosing.md, 'A rare outcome')")
+    noise = (f" (a noisy share, read off the response's private centre: its noise sd is {share_sd:.2g} at this n and "
+             f"epsilon, so it can fall below {RARE_SHARE:g} where the share in the data is above it)"
+             if share_sd is not None else "")
+    return (f"the response is two-valued and its rarer value is rare for this budget: its released share is "
+            f"{minority:.2g}, below {RARE_SHARE:g}{noise}, and n * mu(epsilon, delta) times that share is "
+            f"{n_mu * minority:.3g}, below {RARE_MIN_N_MU:g}; there the clipped fit's target can sit away from least "
+            "squares by more than an interval would show, so none is given (a larger epsilon, or more rows, gives "
+            "one; docs/choosing.md, 'A rare outcome')")
+
+
+def unspent_inference_note(mu: float) -> str:
+    """The report's note where pgd withheld its intervals after its budget was split (a rare outcome, too few complete
+    rows, the clipping check: post-processing of released values): the release set aside for them is not made, so
+    the budget spent is below the request (docs/proofs/pgd.md, step 7, skipped with its share ``WEIGHTS["inference"]``).
+
+    Parameters
+    ----------
+    mu : float
+        The GDP mu of the release that was not made (public: the budget's split).
+
+    Returns
+    -------
+    str
+        The note.
+    """
+    return (f"pgd: the release set aside for the intervals (mu={mu:.4g}, the clipped residual variance and unclipped "
+            "count) was not made, since no interval is given (inference_reason says why), so the budget spent is "
+            "below the request by its share")
 
 
 def start_spread(n_mu: float, d: int = 1) -> float:
@@ -615,8 +643,8 @@ class ClippingCheck:
         """The warning's message (released values and public names only)."""
         return (f"pgd clipped a material share of the rows to the domain it released for the variables without "
                 f"declared bounds ({names}): its released count of rows with a value beyond that domain is about "
-                f"{self.shown:.0f} of {self.rows_said}, {self.shown / self.rows:.0%} (noise sd "
-                f"{self.sd:.3g}), more than {CLIPPED_SHARE:.0%} even less {CLIPPED_Z:g} noise sds. Those rows enter "
+                f"{self.shown:.0f} of {self.rows_said}, {self.shown / self.rows:.0%} (noise sd {self.sd:.3g}): "
+                f"even {CLIPPED_Z:g} noise sds below it, more than {CLIPPED_SHARE:.0%} of the rows. Those rows enter "
                 "the fit clipped, so the estimate targets the fit of the clipped data (a robust fit), not least "
                 "squares: with heavy-tailed variables, whose extreme rows set the least-squares slope, or a variable "
                 "whose released domain missed most of its values (one far from 0 for its spread, such as a year), the "
@@ -628,11 +656,11 @@ class ClippingCheck:
         """The results' ``inference_reason`` when the check withheld the intervals."""
         return (f"pgd's clipping check: about {self.shown:.0f} of {self.rows_said} had a value beyond "
                 f"the clipping domain released for the variables without declared bounds (released count, noise sd "
-                f"{self.sd:.3g}), more than {CLIPPED_SHARE:.0%} of the rows even less {CLIPPED_Z:g} noise sds: the "
-                "fit targets the clipped "
-                "data, a robust fit that heavy-tailed variables (or a variable whose domain missed its values) can "
-                "set far from least squares, by more than an interval would show; declare bounds that hold every "
-                "value, or transform the variables (docs/choosing.md, 'Heavy tails without bounds')")
+                f"{self.sd:.3g}; even {CLIPPED_Z:g} noise sds below it, more than {CLIPPED_SHARE:.0%} of the rows): "
+                "the fit targets the clipped data, a robust fit that heavy-tailed variables (or a variable whose "
+                "domain missed its values) can set far from least squares, by more than an interval would show; "
+                "declare bounds that hold every value, or transform the variables (docs/choosing.md, 'Heavy tails "
+                "without bounds')")
 
 
 def clipping_check(rows: Rows, st: Standardisation, cache: RowCache, columns: Sequence[int], response: bool,
@@ -1060,12 +1088,15 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
         split = dataclasses.replace(split, privacy_lower_bound=True, privacy_source=split.privacy_source + (
             f"; below n * mu = {SMALL_N_MU:g} a lower bound: the released Gram matrix's noise hides the shrinkage of "
             "the weak directions, which the chains share and the table's standard errors include"))
-    rare = (rare_outcome_reason(plan.n_mu, minority)
+    share_sd = None if st.y_centre_sd is None else 0.5 * st.y_centre_sd  # the two values sit at -1 and +1
+    rare = (rare_outcome_reason(plan.n_mu, minority, share_sd)
             or complete_rows_reason(st.rows, plan.n_mu / n, st.rows_sd, n)
             or (check.reason() if check is not None and check.material else ""))
     if not plan.inference or rare:
         reason = ("inference=False gave the whole budget to the point estimate" if not options.inference
                   else rare or interval_reason(n, ctx.epsilon, ctx.delta, ctx.method_epsilon is not None))
+        if plan.inference:  # withheld after the budget was split: the intervals' share stays unspent
+            notes.append(unspent_inference_note(mus["inference"]))
         return MethodFit(params=params, no_inference_reason=reason, notes=tuple(notes), diagnostics=diagnostics,
                          rsquared_reason="pgd releases no sums from which R^2 follows", error_split=split,
                          centred=centring.centred if centring is not None else (), warnings=warned)

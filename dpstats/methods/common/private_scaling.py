@@ -185,6 +185,10 @@ class Standardisation:
         The variables (design column indices, and ``"response"``) whose released scale sits at the floor of
         :func:`release_moments`: their spread is below what the release resolves (nearly constant in these data,
         or swamped by the noise at this n and budget).  Post-processing of released values.
+    y_centre_sd : float or None
+        The standard deviation of the noise of ``y_centre`` (on the domain's [-1, 1] scale; public: its release's
+        sensitivity over its mu, divided by the count the mean divides by), None where no centre of the response
+        was released.
     """
 
     domain: Domain
@@ -195,6 +199,7 @@ class Standardisation:
     rows: float | None = None
     floored: tuple[int | str, ...] = ()
     rows_sd: float | None = None
+    y_centre_sd: float | None = None
 
     def design(self, X: np.ndarray) -> np.ndarray:
         """The rows z (a new array)."""
@@ -367,8 +372,9 @@ def release_moments(reduce: Callable[[Any, Any], Any], n: int, domain: Domain, *
     y_centre, y_scale = (float(c[-1]), float(s[-1])) if resp else (0.0, 1.0)
     variables: list[int | str] = [int(j) for j in cols] + (["response"] if resp else [])
     floored = tuple(v for v, at_floor in zip(variables, floored_at, strict=True) if at_floor)
+    y_centre_sd = centre_sens / (mu_centre * (rows or n)) if centring and resp else None
     return Standardisation(domain, centre, scale, y_centre, y_scale, rows=rows or counted_rows, floored=floored,
-                           rows_sd=rows_sd)
+                           rows_sd=rows_sd, y_centre_sd=y_centre_sd)
 
 
 def two_valued_columns(domain: Domain, cols: np.ndarray, column_values: Sequence[tuple[float, ...] | None]

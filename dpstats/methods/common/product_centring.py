@@ -103,7 +103,7 @@ def release_centred_moments(reduce: Callable[[Any, Any], Any], n: int, domain: D
     centre, scale = first.centre.copy(), first.scale.copy()
     centre[derived], scale[derived] = second.centre[derived], second.scale[derived]
     st = Standardisation(mixed, centre, scale, first.y_centre, first.y_scale, rows=first.rows,
-                         floored=first.floored + second.floored, rows_sd=first.rows_sd)
+                         floored=first.floored + second.floored, rows_sd=first.rows_sd, y_centre_sd=first.y_centre_sd)
     return st, centred
 
 
