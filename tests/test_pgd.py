@@ -13,6 +13,7 @@ import dataclasses
 import math
 import re
 import warnings
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -1007,6 +1008,41 @@ def test_the_sandwich_scales_a_noise_floored_gram_matrix_down_to_the_standardise
     noisy = np.array([60.0, 100.0])
     np.testing.assert_allclose(pgd.sandwich(noisy, floored, 1.0, 125.0, 0.5, norm_bound=10.0),
                                pgd.sandwich(noisy, scaled, 1.0, 125.0, 0.5, norm_bound=10.0))
+
+
+def test_the_sampling_part_is_resolved_only_where_the_released_share_clears_its_floor():
+    """:func:`pgd.sampling_resolved`: the released lower bound on the unclipped share phi decides; where it falls
+    below the sandwich's floor (a clip far under the gradient norms, as small n * mu makes it: prestige at
+    epsilon 1 released an unclipped count of -14 of 102 rows, and the sandwich stated a sampling error 65 times
+    below least squares') the floor, not the data, set phi; a clip above the gradient norms' bound always
+    resolves it (phi = 1)."""
+    rows, mu = 102.0, 0.237
+    margin = pgd.SAMPLING_Z * math.sqrt(2.0) / mu
+    assert not pgd.sampling_resolved(np.array([142.9, -14.4]), 0.005, rows, mu, norm_bound=7.2)
+    assert pgd.sampling_resolved(np.array([5.0, rows]), 1.0, rows, mu, norm_bound=7.2) == (
+        (rows - margin) / rows >= pgd.UNCLIPPED_SHARE_FLOOR)
+    assert pgd.sampling_resolved(np.array([2000.0, 9500.0]), 1.5, 10_000.0, 20.0, norm_bound=50.0)
+    assert pgd.sampling_resolved(np.array([142.9, -14.4]), 10.0, rows, mu, norm_bound=7.2)
+
+
+def test_an_unresolved_sampling_part_is_an_assumption_in_the_error_block_and_leaves_the_intervals(monkeypatch):
+    """Where the released 2-vector does not resolve the sandwich (:func:`pgd.sampling_resolved`), the error block
+    shows the public assumption's sampling part, flagged as assumed (no statement of which part is larger), while
+    the intervals, which keep the sandwich, are those of the same fit with it resolved."""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0, 10, 200)
+    df = pd.DataFrame({"x": x, "y": 2.0 + 0.5 * x + rng.normal(0, 1, 200)})
+    fit = partial(dpstats.dp_ols, "y ~ x", df, 1.0, method="pgd", bounds={"x": (0, 10), "y": (-10, 20)},
+                  random_state=5)
+    monkeypatch.setattr(pgd, "sampling_resolved", lambda *args: True)
+    resolved = fit()
+    monkeypatch.setattr(pgd, "sampling_resolved", lambda *args: False)
+    unresolved = fit()
+    assert not resolved.error_bounds.coefficients.sampling_assumed
+    assert unresolved.error_bounds.coefficients.sampling_assumed
+    assert "not released but an assumption" in unresolved.error_bounds.coefficients.statement()
+    pd.testing.assert_frame_equal(resolved.conf_int(), unresolved.conf_int())
+    pd.testing.assert_series_equal(resolved.params, unresolved.params)
 
 
 def test_the_gradient_norm_bound_holds_for_every_row():

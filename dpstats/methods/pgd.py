@@ -104,7 +104,7 @@ __all__ = ["PGDOptions", "fit", "budget_split", "reports_intervals", "linearise"
            "INTERVAL_MIN_N_MU", "SMALL_N_MU", "SMALL_CLIP_CEILING", "CLIP_CEILING_N_MU", "clip_ceiling", "start_spread",
            "START_SPREAD_D_REF",
            "WEIGHTS", "SPEC", "clip_rule", "interval_reason", "GramPass", "NormHistogramPass", "GradientPass",
-           "InferencePass", "sandwich",
+           "InferencePass", "sandwich", "sampling_resolved", "UNCLIPPED_SHARE_FLOOR",
            "gradient_norm_bound", "SAMPLING_Z", "floored_note", "CLIP_D_REF", "CLIP_D_POWER",
            "RARE_SHARE", "RARE_MIN_N_MU", "rare_outcome_reason", "complete_rows_reason", "unspent_inference_note",
            "TAIL_ROWS", "TAIL_CAP",
@@ -272,6 +272,9 @@ SAMPLING_SOURCE = ("the sandwich variance (E psi^2 / phi^2) G^-1 of the clipped 
 #: The sandwich sampling variance takes an upper bound on E psi^2 and a lower bound on phi from the released
 #: 2-vector at this normal quantile (one-sided 95%: :func:`sandwich`).
 SAMPLING_Z = 1.645
+#: The sandwich takes the unclipped share phi at least this large (:func:`sandwich`); where the released bound on
+#: phi is below it, the sampling part is not stated as released (:func:`sampling_resolved`).
+UNCLIPPED_SHARE_FLOOR = 0.25
 #: Rounds of the fixed point of the unclipped shares at the noisy iterates' spread in a planned fit
 #: (:func:`expected_error`).
 WANDER_ROUNDS = 6
@@ -1100,10 +1103,11 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
         return MethodFit(params=params, no_inference_reason=reason, notes=tuple(notes), diagnostics=diagnostics,
                          rsquared_reason="pgd releases no sums from which R^2 follows", error_split=split,
                          centred=centring.centred if centring is not None else (), warnings=warned)
-    draws, sampling = _interval_draws(rows, st, cache, theta, gram, sigma_g,
-                                      tail_clip if corrected else clips[-1], mus["inference"], n, lin, tail,
-                                      rng=rng, ledger=ledger)
-    split = dataclasses.replace(split, sampling=sampling, sampling_source=SAMPLING_SOURCE)
+    draws, sampling, resolved = _interval_draws(rows, st, cache, theta, gram, sigma_g,
+                                                tail_clip if corrected else clips[-1], mus["inference"], n, lin,
+                                                tail, rng=rng, ledger=ledger)
+    if resolved:  # else the error block's sampling part is the public assumption's (theory.coefficient_errors)
+        split = dataclasses.replace(split, sampling=sampling, sampling_source=SAMPLING_SOURCE)
     inference = Inference("bootstrap", draws=draws, description=(
         f"spread of {plan.chains} independent chains (privacy error on these data, t with {plan.chains - 1} df; "
         "Brown et al. 2024) plus a sandwich sampling variance from released values, with the penalty's and early "
@@ -1314,9 +1318,10 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
 def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np.ndarray, gram: np.ndarray,
                     sigma_g: float, clip: float, mu: float, n: int, lin: Linearisation,
                     tail: TailCorrection | None = None, *,
-                    rng: np.random.Generator, ledger: PrivacyLedger) -> tuple[np.ndarray, np.ndarray]:
+                    rng: np.random.Generator, ledger: PrivacyLedger) -> tuple[np.ndarray, np.ndarray, bool]:
     """Predictive draws of the coefficients (method units) whose basic intervals undo the estimate's shrinkage,
-    and the sandwich sampling covariance (method units) they use.
+    the sandwich sampling covariance (method units) they use, and whether the released values resolve it
+    (:func:`sampling_resolved`).
 
     Linearised, the estimate is b = S (theta + u) + e in the standardised coordinates (:func:`linearise`:
     S = V diag(s) V', the penalties' ridge shrinkage and early stopping; u the sampling error of the clipped
@@ -1341,8 +1346,9 @@ def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np
                                              name="pgd: clipped residual variance and unclipped count (inference)"),
                        dtype=float)
     A, _ = st.affine_back()
-    v_sampling = A @ sandwich(noisy, psd_projection(gram, sigma_g), clip, st.rows or n, mu,
-                              gradient_norm_bound(st, estimate)) @ A.T
+    norm_bound = gradient_norm_bound(st, estimate)
+    v_sampling = A @ sandwich(noisy, psd_projection(gram, sigma_g), clip, st.rows or n, mu, norm_bound) @ A.T
+    resolved = sampling_resolved(noisy, clip, st.rows or n, mu, norm_bound)
     d, K = chains.shape
     dev = (chains - estimate[:, None]).T  # (K, d) chain outputs about their mean, standardised coordinates
     g = post_processing_normal((DRAWS, K), rng)
@@ -1357,7 +1363,7 @@ def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np
     draws = st.params_back(estimate)[None, :] + privacy @ A.T + sampling
     if tail is not None and tail.kept.any():
         draws = stretch_beyond(draws, A @ tail.allowance, rng)
-    return draws, v_sampling
+    return draws, v_sampling, resolved
 
 
 def stretch_beyond(draws: np.ndarray, allowance: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -1410,13 +1416,55 @@ def sandwich(noisy: np.ndarray, gram_floor: np.ndarray, clip: float, rows: float
       is small the trace is below rows * d and nothing changes).
     """
     d = gram_floor.shape[0]
-    margin = SAMPLING_Z * math.sqrt(2.0) / mu
     gram = gram_floor * min(1.0, rows * d / max(float(np.trace(gram_floor)), 1e-300))
-    clipped_sum = min(max(float(noisy[0]) + margin, margin), rows * min(1.0, (norm_bound / clip) ** 2))
+    clipped_sum = _clipped_sum_bound(noisy, clip, rows, mu, norm_bound)
     e_psi2 = clipped_sum * clip**2 / max(float(np.trace(gram)), 1e-300)
-    unclipped = max(noisy[1] - margin, rows - clipped_sum) if norm_bound >= clip else rows
-    phi = float(np.clip(unclipped / rows, 0.25, 1.0))
+    phi = float(np.clip(_unclipped_share_bound(noisy, clip, rows, mu, norm_bound), UNCLIPPED_SHARE_FLOOR, 1.0))
     return (e_psi2 / phi**2) * np.linalg.inv(gram)
+
+
+def _clipped_sum_bound(noisy: np.ndarray, clip: float, rows: float, mu: float, norm_bound: float) -> float:
+    """The upper bound on the clipped sum of squares that :func:`sandwich` takes (post-processing)."""
+    margin = SAMPLING_Z * math.sqrt(2.0) / mu
+    return min(max(float(noisy[0]) + margin, margin), rows * min(1.0, (norm_bound / clip) ** 2))
+
+
+def _unclipped_share_bound(noisy: np.ndarray, clip: float, rows: float, mu: float, norm_bound: float) -> float:
+    """The lower bound on the unclipped share phi that :func:`sandwich` takes, before its floor (post-processing)."""
+    if norm_bound < clip:
+        return 1.0
+    margin = SAMPLING_Z * math.sqrt(2.0) / mu
+    return max(float(noisy[1]) - margin, rows - _clipped_sum_bound(noisy, clip, rows, mu, norm_bound)) / rows
+
+
+def sampling_resolved(noisy: np.ndarray, clip: float, rows: float, mu: float, norm_bound: float) -> bool:
+    """Whether the released 2-vector ``noisy`` bounds the unclipped share phi from below at or above
+    ``UNCLIPPED_SHARE_FLOOR`` (post-processing of released values and public facts).
+
+    Where it does not, the floor decides phi in :func:`sandwich`, and the true share can be far below it (a clip
+    well under the typical gradient norm leaves few rows unclipped; the clipped estimating equation's variance
+    then grows like 1 / phi^2), so the sandwich is not a bound on the sampling error: the intervals keep it (the
+    privacy part dominates there), but the error block does not state it as released.
+
+    Parameters
+    ----------
+    noisy : numpy.ndarray
+        The released 2-vector (clipped sum of squares, unclipped count) of :class:`InferencePass`.
+    clip : float
+        The clip C of the estimating equation.
+    rows : float
+        The number of rows the moments count.
+    mu : float
+        The 2-vector's GDP parameter (noise sd sqrt(2) / mu per coordinate).
+    norm_bound : float
+        The public bound on the gradient norms (:func:`gradient_norm_bound`).
+
+    Returns
+    -------
+    bool
+        True when the released bound on phi is at least the floor.
+    """
+    return _unclipped_share_bound(noisy, clip, rows, mu, norm_bound) >= UNCLIPPED_SHARE_FLOOR
 
 
 def floored_note(variables: Sequence[int | str], name: Callable[[int | str], str],
