@@ -78,6 +78,25 @@ def test_whole_numbers_in_one_file_and_fractions_in_another_read_as_floats(tmp_p
                                   _fit(str(tmp_path / "one.parquet")).params.to_numpy())
 
 
+def test_decimal_columns_read_as_floats(tmp_path):
+    """A database export stores x as decimal128 (pandas would read objects, which bounds refuse as not numeric):
+    read as float64, the fit is the one on the same numbers as floats; one file of decimals beside one of floats
+    reads the same way."""
+    import decimal  # noqa: PLC0415
+
+    frame = _frame().drop(columns="note")
+    frame["x"] = np.round(frame["x"], 2)
+    as_decimals = pa.table({"x": pa.array([decimal.Decimal(f"{v:.2f}") for v in frame["x"]], pa.decimal128(6, 2)),
+                            "y": frame["y"].to_numpy()})
+    pq.write_table(as_decimals, tmp_path / "dec.parquet")
+    expected = _fit(frame).params.to_numpy()
+    np.testing.assert_array_equal(_fit(str(tmp_path / "dec.parquet")).params.to_numpy(), expected)
+    (tmp_path / "mixed").mkdir()
+    pq.write_table(as_decimals.slice(0, N // 2), tmp_path / "mixed" / "p0.parquet")
+    frame.iloc[N // 2:].to_parquet(tmp_path / "mixed" / "p1.parquet", index=False)
+    np.testing.assert_array_equal(_fit(str(tmp_path / "mixed")).params.to_numpy(), expected)
+
+
 def test_a_column_with_one_value_is_read_alike_whatever_that_value(tmp_path):
     """A single file whose object column s has one non-null cell: 'a', None or 7 store it as text, null or
     integers; it is read as objects in each case (pandas' metadata: object), so C(s, levels=...) is read cell by

@@ -481,8 +481,10 @@ def _column_readings(schemas: Sequence[Any]) -> ColumnReadings:
     that pandas' metadata declares ``object`` (a declaration of the data frame) and any column stored as different
     types that are not all numbers is read as objects, whose cells the formula reads one by one as every object
     column (a number is a number, text a level or a missing value); a column stored as different numeric or
-    boolean types is read as float64 (lossy for integers beyond 2^53, never refused).  Any other column keeps the
-    type its files store."""
+    boolean types is read as float64 (lossy for integers beyond 2^53, never refused), and so is a column that the
+    files store as decimals (a database export's fixed-point numbers, which pandas would read as objects: 15 to 17
+    significant digits kept; mixed with integers or floats in other files too).  Any other column keeps the type
+    its files store."""
     import pyarrow as pa  # noqa: PLC0415
 
     objects, floats, casts = set(), set(), {}
@@ -494,6 +496,9 @@ def _column_readings(schemas: Sequence[Any]) -> ColumnReadings:
         types = {t for t, _ in valued}
         if not valued or any(kind == "object" for _, kind in valued):
             objects.add(name)
+        elif any(pa.types.is_decimal(t) for t in types):
+            numeric = all(pa.types.is_decimal(t) or pa.types.is_integer(t) or pa.types.is_floating(t) for t in types)
+            (floats if numeric else objects).add(name)
         elif len(types) > 1:
             if all(pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t) for t in types):
                 floats.add(name)
