@@ -487,7 +487,9 @@ def _column_readings(schemas: Sequence[Any]) -> ColumnReadings:
     its files store."""
     import pyarrow as pa  # noqa: PLC0415
 
-    objects, floats, casts = set(), set(), {}
+    objects: set[str] = set()
+    floats: set[str] = set()
+    casts: dict[str, Any] = {}
     declared = [{c.get("name"): c.get("numpy_type") for c in (sc.pandas_metadata or {}).get("columns", [])}
                 for sc in schemas]
     for i, name in enumerate(schemas[0].names):
