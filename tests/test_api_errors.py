@@ -18,13 +18,30 @@ def _data() -> tuple[np.ndarray, np.ndarray]:
     return X, X @ np.array([1.0, -1.0]) + rng.normal(0, 0.1, 200)
 
 
+def test_dp_ols_arrays_requires_the_intercept_choice() -> None:
+    """``dp_ols_arrays`` defaulted to no intercept while ``dp_ols`` and ``DPLinearRegression`` fit one: the choice
+    is now required (a missing one is Python's TypeError naming it, before anything is read or spent), and either
+    value fits the model it names."""
+    X, y = _data()
+    acct = dpstats.PrivacyAccountant(epsilon=2.0, delta=1e-5)
+    with pytest.raises(TypeError, match="required keyword-only argument: 'intercept'"):
+        dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="ssp", x_bounds=(-1, 1), y_bounds=(-3, 3),  # type: ignore[call-arg]
+                              accountant=acct)
+    assert acct.spent == (0.0, 0.0)
+    fits = {flag: dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="ssp", intercept=flag, x_bounds=(-1, 1),
+                                        y_bounds=(-3, 3), random_state=0)
+            for flag in (True, False)}
+    assert list(fits[True].params.index) == ["Intercept", "x1", "x2"]
+    assert list(fits[False].params.index) == ["x1", "x2"]
+
+
 @pytest.mark.parametrize(("keyword", "hint"), [("bounds", "x_bounds="), ("X_bounds", "x_bounds="),
                                                ("levels", "numeric design")])
 def test_dp_ols_arrays_names_its_own_keyword_for_a_misplaced_one(keyword: str, hint: str) -> None:
     X, y = _data()
     acct = dpstats.PrivacyAccountant(epsilon=2.0, delta=1e-5)
     with pytest.raises(InvalidArgumentError, match=hint):
-        dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, accountant=acct, **{keyword: {"x1": (-1, 1)}})
+        dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, intercept=False, accountant=acct, **{keyword: {"x1": (-1, 1)}})
     assert acct.spent == (0.0, 0.0)
 
 
@@ -122,7 +139,7 @@ def test_an_array_of_text_or_objects_is_refused_from_its_dtype(dtype) -> None:
     X, y = _data()
     for rows in (X.astype(dtype), np.where(np.arange(200)[:, None] == 0, "oops", X.astype(str)).astype(dtype)):
         with pytest.raises(DataTypeError, match="must be a numeric array; its dtype is"):
-            dpstats.dp_ols_arrays(rows, y, 1.0, 1e-6, method="ssp", x_bounds=(-1, 1), y_bounds=(-3, 3))
+            dpstats.dp_ols_arrays(rows, y, 1.0, 1e-6, intercept=False, method="ssp", x_bounds=(-1, 1), y_bounds=(-3, 3))
 
 
 @pytest.mark.parametrize(("value", "python"), [("off", "rescale=False"), ("columns", "rescale=True")])
@@ -135,7 +152,7 @@ def test_rescale_in_the_command_lines_spelling_names_the_python_one(value: str, 
     calls = [lambda: dpstats.dp_ols("y ~ a", frame, 1.0, 1e-6, bounds={"a": (-1, 1), "y": (-3, 3)},
                                     accountant=acct, rescale=value),
              lambda: dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, x_bounds=(-1, 1), y_bounds=(-3, 3), accountant=acct,
-                                           rescale=value)]
+                                           intercept=False, rescale=value)]
     for call in calls:
         with pytest.raises(InvalidArgumentError, match="rescale must be") as info:
             call()
@@ -229,7 +246,7 @@ def test_dp_ols_arrays_names_the_api_s_spelling_of_another_entry_point_s_keyword
     X, y = _data()
     acct = dpstats.PrivacyAccountant(epsilon=2.0, delta=1e-5)
     with pytest.raises(InvalidArgumentError, match=f"^dp_ols_arrays has no argument {keyword}=; write {hint}"):
-        dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="ssp", accountant=acct, **{keyword: 0})
+        dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="ssp", intercept=False, accountant=acct, **{keyword: 0})
     assert acct.spent == (0.0, 0.0) and acct.history == []
 
 

@@ -100,7 +100,8 @@ def make_rng(random_state: int | np.random.Generator | None) -> tuple[np.random.
         if random_state < 0:
             raise MethodOptionError(f"random_state must be a non-negative integer seed, got {random_state}")
         return np.random.default_rng(int(random_state)), True
-    raise MethodOptionError("random_state must be None, a non-negative int seed or a numpy.random.Generator")
+    raise MethodOptionError("random_state must be None, a non-negative int seed or a numpy.random.Generator, got "
+                            f"{type(random_state).__name__}")
 
 
 def _check_sensitivity(sensitivity: float) -> float:
