@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from dpstats.errors import DataTypeError, InvalidArgumentError
+from dpstats.validation import shown
 
 __all__ = ["coef_plot", "privacy_utility", "error_vs_n", "short_name"]
 
@@ -409,9 +410,9 @@ def error_vs_n(ns: Sequence[float], errors: Mapping[str, Any], *, sigma: float =
     plt = pyplot()
     n_arr = np.asarray(ns, dtype=float)
     if n_arr.ndim != 1 or n_arr.size == 0 or not np.all(n_arr > 0):
-        raise InvalidArgumentError("ns must be a non-empty sequence of positive sample sizes")
+        raise InvalidArgumentError(f"ns must be a non-empty sequence of positive sample sizes, got {shown(ns)}")
     if not sigma > 0:
-        raise InvalidArgumentError("sigma must be positive")
+        raise InvalidArgumentError(f"sigma must be positive, got {shown(sigma)}")
     if ax is None:
         _, ax = plt.subplots(figsize=(6.8, 4.6), layout="tight")
     theory = d is not None and epsilon is not None and delta is not None

@@ -83,7 +83,7 @@ def _check_fmt(fmt: Any) -> None:
     if isinstance(fmt, bool) or not isinstance(fmt, (int, str)) or (isinstance(fmt, int) and not 0 <= fmt <= 15):
         raise InvalidArgumentError(
             "fmt must be None (adaptive decimals), a number of decimals (0-15), a format spec such as '.3g', or a "
-            "function")
+            f"function, got {shown(fmt)}")
     if isinstance(fmt, str):
         try:
             format(1.5, fmt)
@@ -560,7 +560,8 @@ def _names_and_results(models: Sequence[Any] | Mapping[str, Any], model_names: S
         raise InvalidArgumentError("table() needs at least one fitted model")
     if model_names is not None:
         if isinstance(model_names, str) or not isinstance(model_names, Sequence) or len(model_names) != len(results):
-            raise InvalidArgumentError(f"model_names must be a list of {len(results)} names, one per model")
+            raise InvalidArgumentError(f"model_names must be a list of {len(results)} names, one per model, got "
+                                       f"{shown(model_names)}")
         names = [str(n) for n in model_names]
     if len(set(names)) != len(names):
         raise InvalidArgumentError(f"model names must be distinct, got {names}")

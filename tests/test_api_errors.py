@@ -3,6 +3,8 @@ write, decided before any data are read."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -273,3 +275,45 @@ def test_sklearn_names_its_own_parameter_for_another_entry_point_s_keyword(keywo
     with pytest.raises(InvalidArgumentError, match=f"^DPLinearRegression has no parameter {keyword}=; write {hint}"):
         est.fit(X, y)
     assert acct.spent == (0.0, 0.0) and acct.history == []
+
+
+@pytest.mark.parametrize(("method", "options", "message"), [
+    ("adassp", {"rho": 2}, "rho must lie in (0, 1), got 2"),
+    ("ambssgd", {"standardize": "yes"}, "standardize must be True, False or None, got 'yes'"),
+    ("ambssgd", {"trace": -1.0}, "trace must be a positive number, got -1.0"),
+    ("robgd", {"covariate_tail": 1e9}, "got 1000000000.0"),
+    ("robgd", {"rounds": 0}, "rounds must be a positive integer, got 0"),
+    ("robgd", {"step_size": -0.5}, "step_size must be a positive number, got -0.5"),
+    ("robgd", {"max_rounds": 1}, "max_rounds must be an integer >= 2, got 1"),
+    ("pgd", {"chains": 1}, "(independent final chains), got 1"),
+    ("pgd", {"steps": 1}, "or an integer from 2 to 1,000,000, got 1"),
+    ("ssp", {"inference": "no"}, "inference must be True or False, got 'no'"),
+    ("ssp", {"bootstrap": 5}, "(number of bootstrap replicates), got 5"),
+    ("theilsen", {"matchings": 0}, "(the number of matchings per window), got 0"),
+    ("tukey", {"prep_share": 2.0}, "prep_share must lie in (0, "),
+])
+def test_an_option_refusal_states_the_value_given(method: str, options: dict, message: str) -> None:
+    """Option refusals said what an option must be but not what was given (a public argument, so the message may
+    quote it); nothing is read or spent."""
+    X, y = _data()
+    frame = pd.DataFrame({"x1": X[:, 0], "x2": X[:, 1], "y": y})
+    acct = dpstats.PrivacyAccountant(epsilon=2.0, delta=1e-5)
+    with pytest.raises(dpstats.errors.MethodOptionError, match=re.escape(message)) as info:
+        dpstats.dp_ols("y ~ x1 + x2", frame, 1.0, 1e-6, method=method, accountant=acct,
+                       bounds={"x1": (-1, 1), "x2": (-1, 1), "y": (-3, 3)}, **options)
+    assert "got" in str(info.value) and acct.spent == (0.0, 0.0)
+
+
+def test_other_public_argument_refusals_state_the_value_given() -> None:
+    """The accountant's budget, the table's number format and error_vs_n's sigma: the refusal quotes the value."""
+    with pytest.raises(dpstats.errors.InvalidPrivacyParameterError, match="finite epsilon budget, got inf$"):
+        dpstats.PrivacyAccountant(float("inf"), 1e-6)
+    X, y = _data()
+    res = dpstats.dp_ols_arrays(X, y, float("inf"), method="ols", intercept=True)
+    with pytest.raises(InvalidArgumentError, match="or a function, got -1$"):
+        dpstats.table(res, fmt=-1)
+    with pytest.raises(InvalidArgumentError, match=r"one per model, got \['a', 'b'\]$"):
+        dpstats.table(res, model_names=["a", "b"])
+    pytest.importorskip("matplotlib")
+    with pytest.raises(InvalidArgumentError, match="sigma must be positive, got 0.0$"):
+        dpstats.plotting.error_vs_n([100, 1000], {"ssp": [0.5, 0.1]}, sigma=0.0)

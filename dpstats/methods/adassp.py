@@ -80,6 +80,7 @@ from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu, post_processing_normal
 from dpstats.rates import ExpectedError, PlanningFacts, UpperRate
 from dpstats.rows.base import Rows
+from dpstats.validation import shown
 
 __all__ = ["AdaSSPOptions", "fit", "WITHHOLD_ABOVE", "SPEC"]
 
@@ -105,7 +106,7 @@ class AdaSSPOptions(SSPOptions):
     def __post_init__(self) -> None:
         super().__post_init__()
         if not (isinstance(self.rho, (int, float)) and not isinstance(self.rho, bool) and 0 < self.rho < 1):
-            raise MethodOptionError("rho must lie in (0, 1)")
+            raise MethodOptionError(f"rho must lie in (0, 1), got {shown(self.rho)}")
 
 
 def fit(rows: Rows, ctx: FitContext, options: AdaSSPOptions) -> MethodFit:

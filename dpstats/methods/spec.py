@@ -150,7 +150,7 @@ class MethodOptions:
 def check_bool(value: Any, name: str) -> None:
     """Refuse an option that must be True or False."""
     if not isinstance(value, bool):
-        raise MethodOptionError(f"{name} must be True or False")
+        raise MethodOptionError(f"{name} must be True or False, got {shown(value)}")
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,7 @@ from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu, symmetric_gaussian_mechanism
 from dpstats.rates import ExpectedError, PlanningFacts, UpperRate
 from dpstats.rows.base import Combine, Rows
+from dpstats.validation import shown
 
 __all__ = ["SSPOptions", "fit", "statistics_pass", "release_gram", "release_moment", "release_yty",
            "INFERENCE_WEIGHT", "WITHHOLD_ABOVE", "NO_YTY", "SPEC"]
@@ -115,7 +116,7 @@ def check_bootstrap(bootstrap: object) -> None:
     if (isinstance(bootstrap, bool) or not isinstance(bootstrap, (int, np.integer))
             or not 100 <= bootstrap <= MAX_BOOTSTRAP):
         raise MethodOptionError(f"bootstrap must be an integer in [100, {MAX_BOOTSTRAP}] (number of bootstrap "
-                                "replicates)")
+                                f"replicates), got {shown(bootstrap)}")
 
 
 @dataclass(frozen=True)

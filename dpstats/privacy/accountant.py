@@ -213,7 +213,7 @@ class PrivacyAccountant:
                  allow_budget_change: bool = False, timeout: float = 60.0, refuse_seeded: bool = False) -> None:
         check_budget_total(epsilon, delta)
         if epsilon == float("inf"):
-            raise InvalidPrivacyParameterError("an accountant needs a finite epsilon budget")
+            raise InvalidPrivacyParameterError(f"an accountant needs a finite epsilon budget, got {epsilon!r}")
         self.epsilon = float(epsilon)
         self.delta = float(delta)
         self._lock = threading.Lock()

@@ -42,7 +42,7 @@ import math
 import numpy as np
 
 from dpstats.deprecation import MovedUp
-from dpstats.errors import MethodOptionError, NoiseScaleRangeError
+from dpstats.errors import InvalidPrivacyParameterError, MethodOptionError, NoiseScaleRangeError
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.samplers import (
@@ -109,8 +109,8 @@ def _check_sensitivity(sensitivity: float) -> float:
     if s == math.inf:  # public options, bounds or released values beyond double precision (never the data)
         raise NoiseScaleRangeError("the sensitivity of a release is infinite in double precision: the options or "
                                    "declared bounds that set it are far outside the data's scale")
-    if not (math.isfinite(s) and s >= 0):
-        raise ValueError(f"sensitivity must be finite and >= 0, got {sensitivity!r}")
+    if not (math.isfinite(s) and s >= 0):  # a negative or NaN scale: no noise distribution has it
+        raise NoiseScaleRangeError(f"sensitivity must be finite and >= 0, got {s:.4g}")
     return s
 
 
@@ -138,7 +138,7 @@ def laplace_mechanism(
     """
     sens = _check_sensitivity(l1_sensitivity)
     if not epsilon > 0:
-        raise ValueError("epsilon must be > 0")
+        raise InvalidPrivacyParameterError(f"epsilon must be > 0, got {epsilon:.4g}")
     arr = np.asarray(value, dtype=float)
     dim = max(arr.size, 1)
     if sens == 0 or math.isinf(epsilon):  # no noise is needed (or none is possible): nothing to sample
@@ -184,10 +184,10 @@ def gaussian_mechanism_mu(
     """
     sens = _check_sensitivity(l2_sensitivity)
     if not mu > 0:
-        raise ValueError("mu must be > 0")
+        raise InvalidPrivacyParameterError(f"mu must be > 0, got {mu:.4g}")
     arr = np.asarray(value, dtype=float)
     if sens == 0:
-        raise ValueError("a Gaussian release with zero sensitivity needs no noise; do not charge it")
+        raise NoiseScaleRangeError("a Gaussian release with zero sensitivity needs no noise; do not charge it")
     dim = max(arr.size, 1)
     plan = gaussian_plan(sens, float(mu), dim)
     ledger.charge(PrivacyStep(name, "gaussian", plan.sensitivity, "L2", plan.noise_scale, dimension=dim,
@@ -272,8 +272,11 @@ def exponential_mechanism(
     otherwise.
     """
     sens = _check_sensitivity(sensitivity)
-    if not (epsilon > 0 and sens > 0 and 0 <= delta < 1):
-        raise ValueError("exponential mechanism needs epsilon > 0, sensitivity > 0 and 0 <= delta < 1")
+    if not (epsilon > 0 and 0 <= delta < 1):
+        raise InvalidPrivacyParameterError(f"exponential mechanism needs epsilon > 0 and 0 <= delta < 1, got "
+                                           f"epsilon={epsilon:.4g}, delta={delta:.4g}")
+    if not sens > 0:
+        raise NoiseScaleRangeError("exponential mechanism needs sensitivity > 0, got 0")
     base = np.asarray(log_base_measure, dtype=float)
     s = np.asarray(scores, dtype=float)
     if base.shape != s.shape or base.ndim != 1 or base.size == 0:
@@ -388,7 +391,7 @@ class GaussianBlock:
             raise RuntimeError("this Gaussian block has already made all the releases it was charged for")
         sens = _check_sensitivity(l2_sensitivity)
         if sens == 0:
-            raise ValueError("a Gaussian release needs a positive sensitivity")
+            raise NoiseScaleRangeError("a Gaussian release needs a positive sensitivity, got 0")
         arr = np.asarray(value, dtype=float)
         if arr.size > self.max_coordinates:
             raise ValueError(f"this Gaussian block was charged for releases of at most {self.max_coordinates} "
@@ -426,7 +429,7 @@ class FixedGaussianBlock(GaussianBlock):
                  dimension: int, note: str = "") -> None:
         sens = _check_sensitivity(l2_sensitivity)
         if sens == 0:
-            raise ValueError("a Gaussian release needs a positive sensitivity")
+            raise NoiseScaleRangeError("a Gaussian release needs a positive sensitivity, got 0")
         if int(dimension) != dimension or dimension < 1:
             raise ValueError("dimension must be a positive integer")
         super().__init__(rounds=rounds, mu_round=mu_round, ledger=ledger, name=name, dimension=int(dimension),
