@@ -38,7 +38,7 @@ def dp_ols(
     method: str = "auto",
     bounds: Mapping[str, tuple[float, float]] | None = None,
     accountant: PrivacyAccountant | None = None,
-    random_state: int | np.random.Generator | None = None,
+    random_state: int | np.random.Generator | np.random.SeedSequence | None = None,
     *,
     levels: Mapping[str, Sequence[Any]] | None = None,
     missing: str = "raise",
@@ -96,10 +96,10 @@ def dp_ols(
         refused before touching the data, and so is a fit that is not
         private (``method="ols"``, ``epsilon=float("inf")``), which no
         budget can pay for.
-    random_state : int, numpy.random.Generator or None
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None
         ``None`` (the operating-system CSPRNG, the default for real releases),
-        an int seed or a Generator (reproducible, for research and tests; the
-        report says the noise was seeded).
+        an int seed, a Generator or a SeedSequence (reproducible, for research
+        and tests; the report says the noise was seeded).
     levels : dict of str to list, optional
         Public factor levels ``{variable: [level, ...]}``.  A row with a value
         outside them is handled as a row with a missing value (``missing``).
@@ -258,7 +258,7 @@ def dp_ols_arrays(
     response_name: str = "y",
     intercept: bool,
     accountant: PrivacyAccountant | None = None,
-    random_state: int | np.random.Generator | None = None,
+    random_state: int | np.random.Generator | np.random.SeedSequence | None = None,
     rescale: bool | str = DEFAULT_RESCALE,
     **options: Any,
 ) -> DPRegressionResults:
@@ -305,7 +305,7 @@ def dp_ols_arrays(
         silently fit the wrong model (no intercept, or two constant columns).
     accountant : PrivacyAccountant, optional
         As in :func:`dpstats.dp_ols`.
-    random_state : int, numpy.random.Generator or None
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None
         As in :func:`dpstats.dp_ols`.
     rescale : "centred" (default), True or False
         As in :func:`dpstats.dp_ols`.

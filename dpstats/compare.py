@@ -189,7 +189,7 @@ def compare(
     truth: pd.Series | Mapping[str, float] | None = None,
     levels: Mapping[str, Sequence[Any]] | None = None,
     method_options: Mapping[str, Mapping[str, Any]] | None = None,
-    random_state: int | np.random.Generator | None = None,
+    random_state: int | np.random.Generator | np.random.SeedSequence | None = None,
     progress: bool = True,
     verbose: bool = True,
     missing: str = "raise",
@@ -234,10 +234,10 @@ def compare(
         As for :func:`dpstats.dp_ols`.
     method_options : dict of str to dict, optional
         Options per method, e.g. ``{"dpsgd": {"epochs": 5}}``.
-    random_state : int, numpy.random.Generator or None
-        What :func:`dpstats.dp_ols` accepts: an int (or a Generator, from
-        which one seed is drawn) makes the whole study reproducible (one
-        child seed per fit); ``None`` uses fresh OS entropy.
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None
+        What :func:`dpstats.dp_ols` accepts: an int (or a Generator or
+        SeedSequence, from which one seed is drawn) makes the whole study
+        reproducible (one child seed per fit); ``None`` uses fresh OS entropy.
     progress : bool
         Show a tqdm progress bar when tqdm is installed.
     verbose : bool

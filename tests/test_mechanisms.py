@@ -351,3 +351,16 @@ def test_make_rng_none_uses_the_os_csprng():
 def test_make_rng_rejects_non_seeds(bad):
     with pytest.raises(MethodOptionError, match="random_state must be None, a non-negative int seed"):
         make_rng(bad)
+
+
+def test_a_seed_sequence_is_a_seed_as_an_int_is():
+    """make_rng (every entry point's seed check) refused a numpy SeedSequence: it now gives a seeded PCG64 stream,
+    the same every time the same sequence is given, and spawn_generators spawns reproducible children from it."""
+    from dpstats.privacy.mechanisms import make_rng, spawn_generators  # noqa: PLC0415
+
+    seq = np.random.SeedSequence(7)
+    (a, seeded_a), (b, seeded_b) = make_rng(seq), make_rng(seq)
+    assert seeded_a and seeded_b and a.random() == b.random()
+    first = [g.random() for g in spawn_generators(seq, 3)]
+    assert first == [g.random() for g in spawn_generators(seq, 3)] and len(set(first)) == 3
+

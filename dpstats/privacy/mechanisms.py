@@ -80,15 +80,16 @@ __all__ = [
 _PLD_NUMERIC_FAILURES = (OverflowError, FloatingPointError, ValueError, MemoryError)
 
 
-def make_rng(random_state: int | np.random.Generator | None) -> tuple[np.random.Generator, bool]:
+def make_rng(random_state: int | np.random.Generator | np.random.SeedSequence | None
+             ) -> tuple[np.random.Generator, bool]:
     """Return ``(generator, seeded)``.
 
     ``None`` gives a :class:`~dpstats.privacy.secure_random.SecureGenerator`:
     every draw is computed from ``os.urandom``, the operating system's
-    cryptographically secure generator (not a PRNG seeded from it).  An int
-    or a Generator gives reproducible noise (numpy's PCG64), which the
-    privacy report flags as seeded.  A SecureGenerator passed in is not
-    seeded.
+    cryptographically secure generator (not a PRNG seeded from it).  An int,
+    a Generator or a SeedSequence gives reproducible noise (numpy's PCG64),
+    which the privacy report flags as seeded.  A SecureGenerator passed in is
+    not seeded.
     """
     if random_state is None:
         return SecureGenerator(), False
@@ -96,12 +97,14 @@ def make_rng(random_state: int | np.random.Generator | None) -> tuple[np.random.
         return random_state, False
     if isinstance(random_state, np.random.Generator):
         return random_state, True
+    if isinstance(random_state, np.random.SeedSequence):  # the same stream every time it is given
+        return np.random.default_rng(random_state), True
     if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
         if random_state < 0:
             raise MethodOptionError(f"random_state must be a non-negative integer seed, got {random_state}")
         return np.random.default_rng(int(random_state)), True
-    raise MethodOptionError("random_state must be None, a non-negative int seed or a numpy.random.Generator, got "
-                            f"{type(random_state).__name__}")
+    raise MethodOptionError("random_state must be None, a non-negative int seed, a numpy.random.Generator or a "
+                            f"numpy.random.SeedSequence, got {type(random_state).__name__}")
 
 
 def _check_sensitivity(sensitivity: float) -> float:
@@ -314,7 +317,8 @@ def keyed_public_generator(key: tuple[int, ...], index: int) -> np.random.Genera
     return np.random.default_rng([*(int(k) for k in key), int(index)])
 
 
-def spawn_generators(random_state: int | np.random.Generator | None, count: int) -> list[np.random.Generator]:
+def spawn_generators(random_state: int | np.random.Generator | np.random.SeedSequence | None,
+                     count: int) -> list[np.random.Generator]:
     """``count`` independent random sources for separate fits: with ``random_state=None`` each a
     :class:`~dpstats.privacy.secure_random.SecureGenerator` (as :func:`make_rng` gives one fit), else seeded PCG64
     generators spawned from the seed (or from a seed drawn from a given Generator), reproducible."""
