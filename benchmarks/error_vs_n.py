@@ -55,9 +55,9 @@ def simulate(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, 
 
 def fit(method: str, X: np.ndarray, y: np.ndarray, seed: int) -> np.ndarray | None:
     """Coefficients, or None when noisy_ols refuses."""
-    common = dict(x_bounds=(-1, 1), y_bounds=(-Y_ABS, Y_ABS), random_state=seed)
+    common = dict(x_bounds=(-1, 1), y_bounds=(-Y_ABS, Y_ABS), random_state=seed, intercept=False)
     if method == "ols":
-        return dpstats.dp_ols_arrays(X, y, float("inf"), method="ols").params.to_numpy()
+        return dpstats.dp_ols_arrays(X, y, float("inf"), intercept=False, method="ols").params.to_numpy()
     if method == "lasso (R=4sd)":
         res = dpstats.dp_ols_arrays(X, y, EPS, DELTA, method="lasso", sparsity=S, residual_bound=4 * SIGMA / Y_ABS,
                                     **common)
@@ -98,8 +98,9 @@ def support_recovery(runs: int) -> tuple[int, float, float]:
     for seed in range(runs):
         X, y, beta, support = sparse_regression_data(n, d, s, sigma, random_state=1000 + seed)
         t = time.perf_counter()
-        res = dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="lasso", x_bounds=(-1, 1), y_bounds=(-7, 7),
-                                    sparsity=s, residual_bound=4 * sigma / 7, random_state=seed, step_size=1.0)
+        res = dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, intercept=False, method="lasso", x_bounds=(-1, 1),
+                                    y_bounds=(-7, 7), sparsity=s, residual_bound=4 * sigma / 7, random_state=seed,
+                                    step_size=1.0)
         secs += time.perf_counter() - t
         ok += set(np.flatnonzero(res.params.to_numpy())) == set(support)
         errs.append(float(np.linalg.norm(res.params.to_numpy() - beta)))

@@ -44,8 +44,8 @@ def run(seeds: range, options: dict[str, float]) -> dict[str, float]:
         X, y, beta, support = sparse_regression_data(N, D, S, SIGMA, random_state=1000 + seed)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="lasso", x_bounds=(-1, 1), y_bounds=(-Y_ABS, Y_ABS),
-                                        sparsity=S, random_state=seed, **options)
+            res = dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="lasso", intercept=False, x_bounds=(-1, 1),
+                                        y_bounds=(-Y_ABS, Y_ABS), sparsity=S, random_state=seed, **options)
         p = res.params.to_numpy()
         chosen = set(np.flatnonzero(p))
         exact += chosen == set(support)

@@ -38,7 +38,7 @@ def dp_ols(
     method: str = "auto",
     bounds: Mapping[str, tuple[float, float]] | None = None,
     accountant: PrivacyAccountant | None = None,
-    random_state: int | np.random.Generator | None = None,
+    random_state: int | np.random.Generator | np.random.SeedSequence | None = None,
     *,
     levels: Mapping[str, Sequence[Any]] | None = None,
     missing: str = "raise",
@@ -96,10 +96,10 @@ def dp_ols(
         refused before touching the data, and so is a fit that is not
         private (``method="ols"``, ``epsilon=float("inf")``), which no
         budget can pay for.
-    random_state : int, numpy.random.Generator or None
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None
         ``None`` (the operating-system CSPRNG, the default for real releases),
-        an int seed or a Generator (reproducible, for research and tests; the
-        report says the noise was seeded).
+        an int seed, a Generator or a SeedSequence (reproducible, for research
+        and tests; the report says the noise was seeded).
     levels : dict of str to list, optional
         Public factor levels ``{variable: [level, ...]}``.  A row with a value
         outside them is handled as a row with a missing value (``missing``).
@@ -256,9 +256,9 @@ def dp_ols_arrays(
     y_bounds: tuple[float, float] | None = None,
     column_names: Sequence[str] | None = None,
     response_name: str = "y",
-    intercept: bool = False,
+    intercept: bool,
     accountant: PrivacyAccountant | None = None,
-    random_state: int | np.random.Generator | None = None,
+    random_state: int | np.random.Generator | np.random.SeedSequence | None = None,
     rescale: bool | str = DEFAULT_RESCALE,
     **options: Any,
 ) -> DPRegressionResults:
@@ -296,11 +296,16 @@ def dp_ols_arrays(
     response_name : str
         Name of the response in the report (default ``"y"``).
     intercept : bool
-        Prepend an ``Intercept`` column of ones (default False, as statsmodels'
-        array interface; the formula interface adds one as R does).
+        Required, keyword only: ``True`` prepends an ``Intercept`` column of
+        ones (as :func:`dpstats.dp_ols` does unless the formula says ``- 1``,
+        and as :class:`dpstats.sklearn.DPLinearRegression` does by default);
+        ``False`` fits X as given (statsmodels' ``OLS(y, X)``, for an X that
+        already holds a constant column or a model through the origin).
+        There is no default: the two conventions differ, and a guess would
+        silently fit the wrong model (no intercept, or two constant columns).
     accountant : PrivacyAccountant, optional
         As in :func:`dpstats.dp_ols`.
-    random_state : int, numpy.random.Generator or None
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None
         As in :func:`dpstats.dp_ols`.
     rescale : "centred" (default), True or False
         As in :func:`dpstats.dp_ols`.
@@ -335,8 +340,8 @@ def dp_ols_arrays(
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, size=(2000, 3))
     >>> y = X @ np.array([1.0, -2.0, 0.5]) + rng.normal(0, 0.1, size=2000)
-    >>> res = dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="ssp", x_bounds=(-1, 1), y_bounds=(-4, 4),
-    ...                             random_state=0)
+    >>> res = dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="ssp", intercept=False, x_bounds=(-1, 1),
+    ...                             y_bounds=(-4, 4), random_state=0)
     >>> list(res.params.index)
     ['x1', 'x2', 'x3']
     """

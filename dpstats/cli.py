@@ -70,7 +70,7 @@ from dpstats.methods.registry import available_methods
 from dpstats.pipeline import check_accountant_fit
 from dpstats.planning import plan
 from dpstats.privacy.accountant import PrivacyAccountant
-from dpstats.privacy.budget_store import read_budget_file
+from dpstats.privacy.budget_store import budget_document, read_budget_file
 from dpstats.privacy.missing_screen import source_hint
 from dpstats.rows.chunked import formula_columns, text_level_columns
 from dpstats.rows.csv_lines import DECOMPRESSION_FAILURES, UNDECOMPRESSABLE_CSV
@@ -619,20 +619,7 @@ def _cmd_budget_show(args: argparse.Namespace) -> int:
     info = read_budget_file(args.path)
     rows = info["rows"]
     if args.format == "json":
-        print(json.dumps({
-            "path": info["path"], "epsilon": info["epsilon"], "delta": info["delta"],
-            "spent": [info["spent_epsilon"], info["spent_delta"]],
-            "held": [info["held_epsilon"], info["held_delta"]],
-            "created": info["meta"].get("created_at"), "created_by": info["meta"].get("created_by"),
-            "seeded_fits": info["meta"].get("seeded_fits", "allow"),
-            "reservations": [{
-                "id": r.id, "label": r.label, "who": r.who, "user": r.user, "host": r.host, "pid": r.pid,
-                "reserved_at": r.reserved_at, "settled_at": r.settled_at,
-                "reserved": [r.reserved_epsilon, r.reserved_delta],
-                "spent": None if r.spent_epsilon is None else [r.spent_epsilon, r.spent_delta],
-                "status": r.status} for r in rows],
-            "events": [{"at": at, "who": who, "what": what} for at, who, what in info["events"]],
-        }, indent=2))
+        print(json.dumps(budget_document(info), indent=2))
         return EXIT_OK
     eps, dlt = info["epsilon"], info["delta"]
     left_e = max(0.0, eps - info["spent_epsilon"] - info["held_epsilon"])

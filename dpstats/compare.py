@@ -14,7 +14,6 @@ spend and returns it.
 from __future__ import annotations
 
 import math
-import numbers
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from dpstats.api import dp_ols
-from dpstats.errors import DPStatsError, InvalidArgumentError, PTRFailure, PublicDataRequiredError
+from dpstats.errors import DPStatsError, InvalidArgumentError, MethodOptionError, PTRFailure, PublicDataRequiredError
 from dpstats.formula import build_design
 from dpstats.methods.registry import available_methods, get_method
 from dpstats.plotting import median_band, pyplot
@@ -190,7 +189,7 @@ def compare(
     truth: pd.Series | Mapping[str, float] | None = None,
     levels: Mapping[str, Sequence[Any]] | None = None,
     method_options: Mapping[str, Mapping[str, Any]] | None = None,
-    random_state: int | None = None,
+    random_state: int | np.random.Generator | np.random.SeedSequence | None = None,
     progress: bool = True,
     verbose: bool = True,
     missing: str = "raise",
@@ -206,9 +205,11 @@ def compare(
         The public data set (in memory).
     methods : sequence of str, optional
         Registered private method names (default: every private method in
-        :func:`dpstats.available_methods`).  A method that cannot run (say, it
-        needs bounds that were not given) shows its error class in ``status``
-        and why in ``message``.
+        :func:`dpstats.available_methods` but ``lasso``, which cannot fit
+        without ``sparsity=``: it joins the default when ``method_options``
+        names it, e.g. ``method_options={"lasso": {"sparsity": 5}}``).  A
+        method that cannot run (say, it needs bounds that were not given)
+        shows its error class in ``status`` and why in ``message``.
     epsilons : float or sequence of float
         The budgets to try; each method is fitted ``trials`` times at each.
         A single number is a grid of one.  Each is checked as
@@ -233,9 +234,10 @@ def compare(
         As for :func:`dpstats.dp_ols`.
     method_options : dict of str to dict, optional
         Options per method, e.g. ``{"dpsgd": {"epochs": 5}}``.
-    random_state : int, optional
-        An int makes the whole study reproducible (one child seed per fit);
-        ``None`` uses fresh OS entropy.
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None
+        What :func:`dpstats.dp_ols` accepts: an int (or a Generator or
+        SeedSequence, from which one seed is drawn) makes the whole study
+        reproducible (one child seed per fit); ``None`` uses fresh OS entropy.
     progress : bool
         Show a tqdm progress bar when tqdm is installed.
     verbose : bool
@@ -264,8 +266,8 @@ def compare(
         An unknown metric, an empty grid of epsilons, a bad number of
         trials, methods that are not a name or a list of names, a
         non-private method, options that are not a mapping per method or
-        for a method not compared, a random_state that is not a
-        non-negative integer or None, or a truth that is not numbers
+        for a method not compared, a random_state that
+        :func:`dpstats.dp_ols` would refuse, or a truth that is not numbers
         indexed by the design columns, or a ``rescale`` that
         :func:`dpstats.dp_ols` refuses.
     InvalidPrivacyParameterError
@@ -303,12 +305,13 @@ def compare(
         raise InvalidArgumentError(f"trials must be a positive integer, got {shown(trials)}")
     eps_grid, delta = check_epsilon_grid(epsilons, delta)
     check_rescale(rescale)  # refused here, not once per fit in ``status``
-    names = _methods(methods)
     opts = _method_options(method_options)
-    if random_state is not None and (isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral)
-                                     or random_state < 0):
-        raise InvalidArgumentError(f"random_state must be a non-negative integer (a seed for the whole study) or "
-                                   f"None, got {type(random_state).__name__}")
+    names = _methods(methods, opts)
+    n_fits = len(names) * len(eps_grid) * trials
+    try:  # dp_ols's own seed check (make_rng), before anything is fitted
+        generators = spawn_generators(random_state, n_fits)
+    except MethodOptionError as exc:
+        raise InvalidArgumentError(f"{exc} (one seed for the whole study)") from None
     unknown = sorted(set(opts) - set(names))
     if unknown:
         raise InvalidArgumentError(f"method_options names methods that are not compared: {', '.join(unknown)}")
@@ -318,12 +321,10 @@ def compare(
     sst = float(np.sum((y - y.mean()) ** 2))
     truth_vec = _truth_vector(truth, design.column_names)
 
-    n_fits = len(names) * len(eps_grid) * trials
     if verbose:
         print(f"dpstats.compare: {n_fits} fits on the same data (data_are_public=True); by basic composition they "
               f"spend up to epsilon={trials * len(names) * sum(eps_grid):.4g}, "
               f"delta={n_fits * delta:.3g} in total")
-    generators = spawn_generators(random_state, n_fits)
     bar = _progress(n_fits, progress)
     rows = []
     k = 0
@@ -348,9 +349,15 @@ def compare(
     return result
 
 
-def _methods(methods: Sequence[str] | None) -> list[str]:
+#: private methods that cannot fit without an option of their own, left out of the default study unless
+#: ``method_options`` names them
+_NEED_OPTIONS = frozenset({"lasso"})  # sparsity=
+
+
+def _methods(methods: Sequence[str] | None, options: Mapping[str, Any]) -> list[str]:
     if methods is None:
-        return sorted(name for name, spec in available_methods().items() if spec.private)
+        return sorted(name for name, spec in available_methods().items()
+                      if spec.private and (name not in _NEED_OPTIONS or name in options))
     if isinstance(methods, str):
         methods = [methods]
     if not isinstance(methods, Sequence):

@@ -330,11 +330,12 @@ class BudgetMismatchError(BudgetFileError):
 
 
 class NoiseScaleRangeError(DPStatsError, ValueError):
-    """A noise scale (a sensitivity over its privacy parameter) lies outside what double precision supports.
+    """A noise scale (a sensitivity over its privacy parameter) lies outside what the samplers support.
 
     The exact samplers put every release on a power-of-two grid below the
     noise scale; scales beyond about 1e282 (or below about 1e-280), and
-    infinite sensitivities, cannot be sampled.  The scale follows from
+    negative, NaN or infinite sensitivities (or a zero one for a Gaussian
+    release, which needs no noise), cannot be sampled.  The scale follows from
     public options and bounds (an absurd ``clip_norm``, ``step_size`` or
     declared range) or from values released earlier in the fit, never from
     the data directly, so the refusal leaks nothing more; ``privacy_spent``

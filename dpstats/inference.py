@@ -498,7 +498,9 @@ def parametric_bootstrap(release: SufficientStatisticsRelease, beta_hat: np.ndar
         ``estimator(gram_draws (B, d, d), moment_draws (B, d), rng) -> coefficient draws (B, d)``: the method's
         post-processing of its releases, vectorised over replicates.
     replicates : int
-        The number B of replicates.
+        The number B of replicates; 0 runs none (a fit whose inference :func:`withholding_reason` withholds from
+        its released noise-to-signal ratio alone: sigma^2_hat is still computed, the estimator is not called and
+        ``rng`` is not drawn from).
     rng : numpy.random.Generator
         The random source of the simulation (post-processing: it touches released values only).
 
@@ -524,6 +526,8 @@ def parametric_bootstrap(release: SufficientStatisticsRelease, beta_hat: np.ndar
     q = psd_projection(release.gram)
     beta_0 = solve_noisy_normal_equations(release.gram, release.moment, eigen_floor=release.gram_noise_sd)
     sigma2 = residual_variance(release, beta_0, q)
+    if replicates == 0:
+        return np.empty((0, d)), sigma2
     root = psd_sqrt(q)
     z = post_processing_normal((replicates, d), rng)
     moment_true = q @ beta_0 + np.sqrt(sigma2) * z @ root  # rows: Q beta_0 + X^T e, X^T e ~ N(0, s^2 Q)

@@ -182,7 +182,7 @@ class ArrayData:
     y_bounds: tuple[float, float] | None = None
     column_names: Sequence[str] | None = None
     response_name: str = "y"
-    intercept: bool = False
+    intercept: bool = field(kw_only=True)  # no default: dp_ols_arrays requires it
 
     @property
     def label(self) -> str:

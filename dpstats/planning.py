@@ -1067,7 +1067,7 @@ def _targets(target: float | Mapping[str, float] | None, names: list[str]) -> np
     else:
         values = np.full(len(names), float(target))
     if not np.all(values > 0):
-        raise InvalidArgumentError("target must be a positive error in the coefficients' units")
+        raise InvalidArgumentError(f"target must be a positive error in the coefficients' units, got {shown(target)}")
     return values
 
 

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from dpstats.errors import DataTypeError, InvalidArgumentError
+from dpstats.validation import shown
 
 __all__ = ["coef_plot", "privacy_utility", "error_vs_n", "short_name"]
 
@@ -117,6 +118,8 @@ def short_name(column: str) -> str:
 
 
 def _fit_label(res: Any) -> str:
+    if not _is_dpstats(res):
+        return f"statsmodels {type(res.model).__name__} (NOT PRIVATE)"
     if not res.privacy.private:
         return f"{res.method} (NOT PRIVATE)"
     return f"{res.method}, epsilon={res.privacy.epsilon_spent:.3g}"
@@ -135,15 +138,46 @@ def _labelled_fits(results: Any) -> dict[str, Any]:
     return {_fit_label(_checked_fit(results)): results}
 
 
+def _is_dpstats(res: Any) -> bool:
+    """Whether ``res`` is a dpstats fit (its results class, recognised by name: the results module imports this
+    one lazily, so importing it here would close a cycle)."""
+    return any(cls.__name__ == "DPRegressionResults" and cls.__module__ == "dpstats.results"
+               for cls in type(res).__mro__)
+
+
 def _checked_fit(res: Any) -> Any:
-    """``res`` when it is a dpstats fit (its results class, recognised by name: the results module imports this
-    one lazily, so importing it here would close a cycle); a :class:`~dpstats.errors.DataTypeError` naming its
-    type otherwise."""
-    if not any(cls.__name__ == "DPRegressionResults" and cls.__module__ == "dpstats.results"
-               for cls in type(res).__mro__):
-        raise DataTypeError(f"coef_plot takes dpstats results (dp_ols), one, a list or a dict of them; got "
-                            f"{type(res).__name__}")
+    """``res`` when it is a dpstats fit or a statsmodels results object (as :func:`dpstats.table` takes them); a
+    :class:`~dpstats.errors.DataTypeError` naming its type otherwise."""
+    from dpstats.tables import is_statsmodels  # noqa: PLC0415  (tables imports results, which imports this module)
+
+    if not (_is_dpstats(res) or is_statsmodels(res)):
+        raise DataTypeError(f"coef_plot takes dpstats results (dp_ols) and statsmodels results, one, a list or a "
+                            f"dict of them; got {type(res).__name__}")
     return res
+
+
+def _coefficients(res: Any, alpha: float) -> tuple[pd.Series, pd.DataFrame | None, str]:
+    """A fit's coefficients, their intervals (None when it has none) and why it has none, for :func:`coef_plot`."""
+    if not _is_dpstats(res):
+        from dpstats.tables import statsmodels_coefficients  # noqa: PLC0415  (see _checked_fit)
+
+        params, ci = statsmodels_coefficients(res, alpha)
+        return params, pd.DataFrame(ci, index=params.index), ""
+    if res.inference_available:
+        return res.params, res.conf_int(alpha), ""
+    return res.params, None, "inference withheld" if res._withheld else "no intervals"
+
+
+def _title(fits: Mapping[str, Any]) -> str:
+    """The formula of the first dpstats fit (else of the first statsmodels fit made from a formula)."""
+    for res in fits.values():
+        if _is_dpstats(res):
+            return str(res.formula)
+    for res in fits.values():
+        formula = getattr(res.model, "formula", None)
+        if isinstance(formula, str):
+            return formula
+    return ""
 
 
 def coef_plot(results: Any, *, alpha: float = 0.05, reference: pd.Series | Mapping[str, float] | None = None,
@@ -154,10 +188,14 @@ def coef_plot(results: Any, *, alpha: float = 0.05, reference: pd.Series | Mappi
 
     Parameters
     ----------
-    results : DPRegressionResults, list of them or dict of str to DPRegressionResults
+    results : DPRegressionResults or statsmodels results, a list or a dict of str to them
         One fit, or several to compare (drawn side by side in each row): a
         list, labelled ``(1)``, ``(2)``, ... with each fit's method and
-        epsilon, or a mapping ``{label: results}``.
+        epsilon, or a mapping ``{label: results}``.  A statsmodels results
+        object (say ``smf.ols(formula, public_df).fit()``, the non-private
+        fit a DP fit is compared with) is drawn with its own
+        ``conf_int(alpha)`` and labelled as not private; its coefficients
+        are matched to the others' by name.
     alpha : float
         Intervals are ``conf_int(alpha)`` where the method provides them;
         a fit without private intervals is drawn as points only and its legend
@@ -179,7 +217,7 @@ def coef_plot(results: Any, *, alpha: float = 0.05, reference: pd.Series | Mappi
     ax : matplotlib.axes.Axes, optional
         Axes to draw on (default: a new figure).
     title : str, optional
-        Axes title (default: the formula of the first fit).
+        Axes title (default: the formula of the first dpstats fit).
 
     Returns
     -------
@@ -193,7 +231,7 @@ def coef_plot(results: Any, *, alpha: float = 0.05, reference: pd.Series | Mappi
     dpstats.errors.InvalidArgumentError
         No fit, terms that are not coefficients, or no coefficient left (a ``ValueError``).
     dpstats.errors.DataTypeError
-        Something other than dpstats fits (a ``TypeError``).
+        Something other than dpstats fits and statsmodels results (a ``TypeError``).
 
     Examples
     --------
@@ -210,10 +248,10 @@ def coef_plot(results: Any, *, alpha: float = 0.05, reference: pd.Series | Mappi
     fits = _labelled_fits(results)
     if not fits:
         raise InvalidArgumentError("coef_plot needs at least one fit")
-    first = next(iter(fits.values()))
-    names = list(first.params.index)
-    for res in fits.values():
-        names += [c for c in res.params.index if c not in names]
+    coefficients = {label: _coefficients(res, alpha) for label, res in fits.items()}
+    names: list[str] = []
+    for params, _, _ in coefficients.values():
+        names += [c for c in params.index if c not in names]
     if terms is None:
         chosen = names
     elif callable(terms):
@@ -236,20 +274,19 @@ def coef_plot(results: Any, *, alpha: float = 0.05, reference: pd.Series | Mappi
     rows = np.arange(len(chosen))[::-1].astype(float)  # first coefficient at the top
     k = len(fits)
     offsets = (np.arange(k) - (k - 1) / 2) * (0.6 / max(k, 1)) if k > 1 else np.zeros(1)
-    for j, (label, res) in enumerate(fits.items()):
-        present = [c for c in chosen if c in res.params.index]
+    for j, (label, (params, intervals, why)) in enumerate(coefficients.items()):
+        present = [c for c in chosen if c in params.index]
         pos = rows[[chosen.index(c) for c in present]] - offsets[j]
-        est = res.params.loc[present].to_numpy(dtype=float)
+        est = params.loc[present].to_numpy(dtype=float)
         color = f"C{j}"
-        if res.inference_available:
-            ci = res.conf_int(alpha).loc[present]
+        if intervals is not None:
+            ci = intervals.loc[present]
             lo, hi = ci[0].to_numpy(dtype=float), ci[1].to_numpy(dtype=float)
             # an interval need not contain its estimate (basic bootstrap intervals correct for bias):
             # draw the interval as a segment and the estimate as a point, not as +- error bars
             ax.hlines(pos, lo, hi, color=color, linewidth=1.6, alpha=0.8)
             ax.plot(est, pos, "o", color=color, label=f"{label}: {100 * (1 - alpha):g}% interval")
         else:
-            why = "inference withheld" if res._withheld else "no intervals"
             ax.plot(est, pos, "o", color=color, label=f"{label} ({why})")
     if reference is not None:
         ref = pd.Series(reference, dtype=float)
@@ -260,7 +297,7 @@ def coef_plot(results: Any, *, alpha: float = 0.05, reference: pd.Series | Mappi
     ax.set_yticks(rows, [short_name(str(c)) if short_names else str(c) for c in chosen])
     ax.set_ylim(rows.min() - 0.7, rows.max() + 0.7)
     ax.set_xlabel("coefficient")
-    ax.set_title(textwrap.fill(first.formula, 70) if title is None else title, fontsize="medium")
+    ax.set_title(textwrap.fill(_title(fits), 70) if title is None else title, fontsize="medium")
     ax.legend(fontsize="small", loc="best")
     return ax
 
@@ -373,9 +410,9 @@ def error_vs_n(ns: Sequence[float], errors: Mapping[str, Any], *, sigma: float =
     plt = pyplot()
     n_arr = np.asarray(ns, dtype=float)
     if n_arr.ndim != 1 or n_arr.size == 0 or not np.all(n_arr > 0):
-        raise InvalidArgumentError("ns must be a non-empty sequence of positive sample sizes")
+        raise InvalidArgumentError(f"ns must be a non-empty sequence of positive sample sizes, got {shown(ns)}")
     if not sigma > 0:
-        raise InvalidArgumentError("sigma must be positive")
+        raise InvalidArgumentError(f"sigma must be positive, got {shown(sigma)}")
     if ax is None:
         _, ax = plt.subplots(figsize=(6.8, 4.6), layout="tight")
     theory = d is not None and epsilon is not None and delta is not None

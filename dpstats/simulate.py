@@ -308,8 +308,8 @@ def sparse_regression_data(n: int, d: int, s: int, sigma: float, *,
     >>> import dpstats
     >>> from dpstats.simulate import sparse_regression_data
     >>> X, y, beta, support = sparse_regression_data(500, 1000, 5, 0.5, random_state=0)
-    >>> res = dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="lasso", x_bounds=(-1, 1), y_bounds=(-8, 8),
-    ...                             sparsity=5, random_state=0)
+    >>> res = dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="lasso", intercept=False, x_bounds=(-1, 1),
+    ...                             y_bounds=(-8, 8), sparsity=5, random_state=0)
     >>> res.params.size
     1000
     """

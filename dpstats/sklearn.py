@@ -214,9 +214,9 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         Public range (lo, hi) of the target, or ``None``.
     fit_intercept : bool
         Add an intercept column (as the formula interface does).
-    random_state : int, numpy.random.Generator or None
+    random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None
         ``None`` (the operating-system CSPRNG: the default for real
-        releases), an int seed or a Generator.
+        releases), an int seed, a Generator or a SeedSequence.
     accountant : PrivacyAccountant, optional
         A budget that every fit draws from (it survives ``clone``).
     **options
@@ -262,7 +262,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
     def __init__(self, method: str = "auto", epsilon: float = 1.0, delta: float = 1e-6,
                  bounds: Mapping[str, tuple[float, float]] | Sequence[Any] | np.ndarray | None = None,
                  y_bounds: tuple[float, float] | None = None, fit_intercept: bool = True,
-                 random_state: int | np.random.Generator | None = None,
+                 random_state: int | np.random.Generator | np.random.SeedSequence | None = None,
                  accountant: PrivacyAccountant | None = None, **options: Any) -> None:
         self.method = method
         self.epsilon = epsilon

@@ -83,7 +83,7 @@ def _check_fmt(fmt: Any) -> None:
     if isinstance(fmt, bool) or not isinstance(fmt, (int, str)) or (isinstance(fmt, int) and not 0 <= fmt <= 15):
         raise InvalidArgumentError(
             "fmt must be None (adaptive decimals), a number of decimals (0-15), a format spec such as '.3g', or a "
-            "function")
+            f"function, got {shown(fmt)}")
     if isinstance(fmt, str):
         try:
             format(1.5, fmt)
@@ -119,15 +119,49 @@ def _from_dpstats(res: DPRegressionResults, name: str, alpha: float) -> _Fit:
                 p_floor=pvalue_floor(res), bootstrap=res.statistic_labels()[0] == "z*")
 
 
-def _is_statsmodels(res: Any) -> bool:
+def is_statsmodels(res: Any) -> bool:
+    """Whether ``res`` looks like a statsmodels regression results object (``params``, ``bse``, ``model`` and
+    ``conf_int``), as :func:`table` and :func:`dpstats.plotting.coef_plot` take one.
+
+    Parameters
+    ----------
+    res : object
+        Anything.
+
+    Returns
+    -------
+    bool
+        True for a statsmodels results object (or one with the same attributes).
+    """
     return hasattr(res, "params") and hasattr(res, "bse") and hasattr(res, "model") and hasattr(res, "conf_int")
 
 
-def _from_statsmodels(res: Any, name: str, alpha: float) -> _Fit:
-    params = pd.Series(res.params)
+def statsmodels_coefficients(res: Any, alpha: float) -> tuple[pd.Series, np.ndarray]:
+    """A statsmodels fit's coefficients by design-column name, and their ``1 - alpha`` intervals.
+
+    Parameters
+    ----------
+    res : statsmodels results
+        A fitted model (from a formula, a DataFrame or arrays: array columns take the model's ``exog_names``,
+        ``const, x1, ...``).
+    alpha : float
+        The intervals' level is ``1 - alpha`` (statsmodels' ``conf_int(alpha)``).
+
+    Returns
+    -------
+    params : pandas.Series
+        The coefficients, indexed by column name.
+    ci : numpy.ndarray
+        Their intervals, one row ``(low, high)`` per coefficient.
+    """
+    params = pd.Series(res.params, dtype=float)
     if not isinstance(res.params, pd.Series):
         params.index = list(getattr(res.model, "exog_names", None) or [f"x{i}" for i in range(len(params))])
-    ci = np.asarray(res.conf_int(alpha), dtype=float)
+    return params, np.asarray(res.conf_int(alpha), dtype=float)
+
+
+def _from_statsmodels(res: Any, name: str, alpha: float) -> _Fit:
+    params, ci = statsmodels_coefficients(res, alpha)
     tidy = pd.DataFrame({"estimate": params.to_numpy(), "std.error": np.asarray(res.bse, dtype=float),
                          "statistic": np.asarray(res.tvalues, dtype=float),
                          "p.value": np.asarray(res.pvalues, dtype=float), "conf.low": ci[:, 0],
@@ -148,7 +182,7 @@ def _from_statsmodels(res: Any, name: str, alpha: float) -> _Fit:
 def _as_fit(res: Any, name: str, alpha: float) -> _Fit:
     if isinstance(res, DPRegressionResults):
         return _from_dpstats(res, name, alpha)
-    if _is_statsmodels(res):
+    if is_statsmodels(res):
         return _from_statsmodels(res, name, alpha)
     raise DataTypeError(f"table() takes dpstats results (dp_ols) and statsmodels results; got {type(res).__name__}")
 
@@ -526,7 +560,8 @@ def _names_and_results(models: Sequence[Any] | Mapping[str, Any], model_names: S
         raise InvalidArgumentError("table() needs at least one fitted model")
     if model_names is not None:
         if isinstance(model_names, str) or not isinstance(model_names, Sequence) or len(model_names) != len(results):
-            raise InvalidArgumentError(f"model_names must be a list of {len(results)} names, one per model")
+            raise InvalidArgumentError(f"model_names must be a list of {len(results)} names, one per model, got "
+                                       f"{shown(model_names)}")
         names = [str(n) for n in model_names]
     if len(set(names)) != len(names):
         raise InvalidArgumentError(f"model names must be distinct, got {names}")

@@ -314,7 +314,7 @@ def test_predict_checks_declared_design_columns_and_arrays_but_not_fits_without_
     res = dpstats.dp_ols("y ~ x1 + np.exp(x2)", df, 2.0, method="ssp", bounds=bounds, random_state=0)
     with pytest.warns(ExtrapolationWarning, match=r"1 of 2 rows .* in np\.exp\(x2\) \(declared \[0, 25\]: 1 row\)"):
         res.predict(pd.DataFrame({"x1": [1.0, 2.0], "x2": [0.0, 4.0]}))
-    arrays = dpstats.dp_ols_arrays(df[["x1", "x2"]].to_numpy(), df["y"].to_numpy(), 2.0, method="ssp",
+    arrays = dpstats.dp_ols_arrays(df[["x1", "x2"]].to_numpy(), df["y"].to_numpy(), 2.0, intercept=False, method="ssp",
                                    x_bounds=[(0, 10), (-3, 3)], y_bounds=(-60, 60), column_names=["x1", "x2"],
                                    random_state=0)
     with pytest.warns(ExtrapolationWarning, match=r"x2 \(declared \[-3, 3\]: 1 row\)"):
@@ -403,7 +403,7 @@ def test_arrays_interface_charges_the_accountant():
                           random_state=0)
     assert acct.spent[0] == pytest.approx(0.6)
     with pytest.raises(BudgetExceededError, match=r"but the accountant has \(epsilon=0\.4, delta=5e-07\) left"):
-        dpstats.dp_ols_arrays(df[["x1", "x2"]].to_numpy(), df["y"].to_numpy(), 0.6, 5e-7, method="ssp",
+        dpstats.dp_ols_arrays(df[["x1", "x2"]].to_numpy(), df["y"].to_numpy(), 0.6, 5e-7, intercept=False, method="ssp",
                               x_bounds=[(0, 10), (-3, 3)], y_bounds=(-60, 60), accountant=acct)
     assert acct.spent[0] == pytest.approx(0.6)
 

@@ -3,6 +3,8 @@ write, decided before any data are read."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,13 +20,30 @@ def _data() -> tuple[np.ndarray, np.ndarray]:
     return X, X @ np.array([1.0, -1.0]) + rng.normal(0, 0.1, 200)
 
 
+def test_dp_ols_arrays_requires_the_intercept_choice() -> None:
+    """``dp_ols_arrays`` defaulted to no intercept while ``dp_ols`` and ``DPLinearRegression`` fit one: the choice
+    is now required (a missing one is Python's TypeError naming it, before anything is read or spent), and either
+    value fits the model it names."""
+    X, y = _data()
+    acct = dpstats.PrivacyAccountant(epsilon=2.0, delta=1e-5)
+    with pytest.raises(TypeError, match="required keyword-only argument: 'intercept'"):
+        dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="ssp", x_bounds=(-1, 1), y_bounds=(-3, 3),  # type: ignore[call-arg]
+                              accountant=acct)
+    assert acct.spent == (0.0, 0.0)
+    fits = {flag: dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="ssp", intercept=flag, x_bounds=(-1, 1),
+                                        y_bounds=(-3, 3), random_state=0)
+            for flag in (True, False)}
+    assert list(fits[True].params.index) == ["Intercept", "x1", "x2"]
+    assert list(fits[False].params.index) == ["x1", "x2"]
+
+
 @pytest.mark.parametrize(("keyword", "hint"), [("bounds", "x_bounds="), ("X_bounds", "x_bounds="),
                                                ("levels", "numeric design")])
 def test_dp_ols_arrays_names_its_own_keyword_for_a_misplaced_one(keyword: str, hint: str) -> None:
     X, y = _data()
     acct = dpstats.PrivacyAccountant(epsilon=2.0, delta=1e-5)
     with pytest.raises(InvalidArgumentError, match=hint):
-        dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, accountant=acct, **{keyword: {"x1": (-1, 1)}})
+        dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, intercept=False, accountant=acct, **{keyword: {"x1": (-1, 1)}})
     assert acct.spent == (0.0, 0.0)
 
 
@@ -122,7 +141,7 @@ def test_an_array_of_text_or_objects_is_refused_from_its_dtype(dtype) -> None:
     X, y = _data()
     for rows in (X.astype(dtype), np.where(np.arange(200)[:, None] == 0, "oops", X.astype(str)).astype(dtype)):
         with pytest.raises(DataTypeError, match="must be a numeric array; its dtype is"):
-            dpstats.dp_ols_arrays(rows, y, 1.0, 1e-6, method="ssp", x_bounds=(-1, 1), y_bounds=(-3, 3))
+            dpstats.dp_ols_arrays(rows, y, 1.0, 1e-6, intercept=False, method="ssp", x_bounds=(-1, 1), y_bounds=(-3, 3))
 
 
 @pytest.mark.parametrize(("value", "python"), [("off", "rescale=False"), ("columns", "rescale=True")])
@@ -135,7 +154,7 @@ def test_rescale_in_the_command_lines_spelling_names_the_python_one(value: str, 
     calls = [lambda: dpstats.dp_ols("y ~ a", frame, 1.0, 1e-6, bounds={"a": (-1, 1), "y": (-3, 3)},
                                     accountant=acct, rescale=value),
              lambda: dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, x_bounds=(-1, 1), y_bounds=(-3, 3), accountant=acct,
-                                           rescale=value)]
+                                           intercept=False, rescale=value)]
     for call in calls:
         with pytest.raises(InvalidArgumentError, match="rescale must be") as info:
             call()
@@ -229,7 +248,7 @@ def test_dp_ols_arrays_names_the_api_s_spelling_of_another_entry_point_s_keyword
     X, y = _data()
     acct = dpstats.PrivacyAccountant(epsilon=2.0, delta=1e-5)
     with pytest.raises(InvalidArgumentError, match=f"^dp_ols_arrays has no argument {keyword}=; write {hint}"):
-        dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="ssp", accountant=acct, **{keyword: 0})
+        dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="ssp", intercept=False, accountant=acct, **{keyword: 0})
     assert acct.spent == (0.0, 0.0) and acct.history == []
 
 
@@ -256,3 +275,56 @@ def test_sklearn_names_its_own_parameter_for_another_entry_point_s_keyword(keywo
     with pytest.raises(InvalidArgumentError, match=f"^DPLinearRegression has no parameter {keyword}=; write {hint}"):
         est.fit(X, y)
     assert acct.spent == (0.0, 0.0) and acct.history == []
+
+
+@pytest.mark.parametrize(("method", "options", "message"), [
+    ("adassp", {"rho": 2}, "rho must lie in (0, 1), got 2"),
+    ("ambssgd", {"standardize": "yes"}, "standardize must be True, False or None, got 'yes'"),
+    ("ambssgd", {"trace": -1.0}, "trace must be a positive number, got -1.0"),
+    ("robgd", {"covariate_tail": 1e9}, "got 1000000000.0"),
+    ("robgd", {"rounds": 0}, "rounds must be a positive integer, got 0"),
+    ("robgd", {"step_size": -0.5}, "step_size must be a positive number, got -0.5"),
+    ("robgd", {"max_rounds": 1}, "max_rounds must be an integer >= 2, got 1"),
+    ("pgd", {"chains": 1}, "(independent final chains), got 1"),
+    ("pgd", {"steps": 1}, "or an integer from 2 to 1,000,000, got 1"),
+    ("ssp", {"inference": "no"}, "inference must be True or False, got 'no'"),
+    ("ssp", {"bootstrap": 5}, "(number of bootstrap replicates), got 5"),
+    ("theilsen", {"matchings": 0}, "(the number of matchings per window), got 0"),
+    ("tukey", {"prep_share": 2.0}, "prep_share must lie in (0, "),
+])
+def test_an_option_refusal_states_the_value_given(method: str, options: dict, message: str) -> None:
+    """Option refusals said what an option must be but not what was given (a public argument, so the message may
+    quote it); nothing is read or spent."""
+    X, y = _data()
+    frame = pd.DataFrame({"x1": X[:, 0], "x2": X[:, 1], "y": y})
+    acct = dpstats.PrivacyAccountant(epsilon=2.0, delta=1e-5)
+    with pytest.raises(dpstats.errors.MethodOptionError, match=re.escape(message)) as info:
+        dpstats.dp_ols("y ~ x1 + x2", frame, 1.0, 1e-6, method=method, accountant=acct,
+                       bounds={"x1": (-1, 1), "x2": (-1, 1), "y": (-3, 3)}, **options)
+    assert "got" in str(info.value) and acct.spent == (0.0, 0.0)
+
+
+def test_other_public_argument_refusals_state_the_value_given() -> None:
+    """The accountant's budget, the table's number format and error_vs_n's sigma: the refusal quotes the value."""
+    with pytest.raises(dpstats.errors.InvalidPrivacyParameterError, match="finite epsilon budget, got inf$"):
+        dpstats.PrivacyAccountant(float("inf"), 1e-6)
+    X, y = _data()
+    res = dpstats.dp_ols_arrays(X, y, float("inf"), method="ols", intercept=True)
+    with pytest.raises(InvalidArgumentError, match="or a function, got -1$"):
+        dpstats.table(res, fmt=-1)
+    with pytest.raises(InvalidArgumentError, match=r"one per model, got \['a', 'b'\]$"):
+        dpstats.table(res, model_names=["a", "b"])
+    pytest.importorskip("matplotlib")
+    with pytest.raises(InvalidArgumentError, match="sigma must be positive, got 0.0$"):
+        dpstats.plotting.error_vs_n([100, 1000], {"ssp": [0.5, 0.1]}, sigma=0.0)
+
+
+def test_dp_ols_takes_a_seed_sequence_and_flags_the_fit_seeded() -> None:
+    """A numpy SeedSequence was refused ("random_state must be None, a non-negative int seed or a Generator"); it
+    now seeds the fit as an int does: the same sequence gives the same coefficients, and the report says seeded."""
+    X, y = _data()
+    seq = np.random.SeedSequence(3)
+    a, b = (dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="ssp", intercept=True, x_bounds=(-1, 1), y_bounds=(-3, 3),
+                                  random_state=seq) for _ in range(2))
+    pd.testing.assert_series_equal(a.params, b.params)
+    assert a.privacy.seeded

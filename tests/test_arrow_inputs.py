@@ -127,14 +127,15 @@ def test_a_pyarrow_table_is_read_as_the_dataframe_of_its_arrow_types():
         table = pa.table({"a": pa.array(_cells(a, value)), "b": pa.array(b)})
         estimator.add(_outcome(lambda acct, t=table: _estimator(acct).fit(t, y)))
         arrays.add(_outcome(lambda acct, t=table: dpstats.dp_ols_arrays(
-            t, y, 1.0, 1e-6, method="ssp", x_bounds=(0, 10), y_bounds=(-20, 40), random_state=3, accountant=acct)))
+            t, y, 1.0, 1e-6, intercept=False, method="ssp", x_bounds=(0, 10), y_bounds=(-20, 40), random_state=3,
+            accountant=acct)))
     assert len(estimator) == 1 and next(iter(estimator))[0] == "fit"
     assert arrays == {("DataTypeError", (0.0, 0.0))}
     numbers = pa.table({"a": pa.array(a), "b": pa.array(b)})  # a Table of doubles fits on both interfaces
     assert _outcome(lambda acct: _estimator(acct).fit(numbers, pa.chunked_array([y])))[0] == "fit"
     assert _outcome(lambda acct: dpstats.dp_ols_arrays(numbers, pa.chunked_array([y]), 1.0, 1e-6, method="ssp",
-                                                       x_bounds=(0, 10), y_bounds=(-20, 40), random_state=3,
-                                                       accountant=acct))[0] == "fit"
+                                                       intercept=False, x_bounds=(0, 10), y_bounds=(-20, 40),
+                                                       random_state=3, accountant=acct))[0] == "fit"
 
 
 @pytest.mark.parametrize("dtype", ["datetime64[ns, UTC]", "period[D]", "date32[pyarrow]"])
@@ -209,7 +210,8 @@ PUBLIC_CALLS = {
                                                           bounds={"a": (0, HUGE), "y": (-20, 40)}),
                                    InvalidBoundsError),
     "dp_ols_arrays y_bounds beyond floats": (lambda: dpstats.dp_ols_arrays(
-        _frame()[["a"]], _frame()["y"], 1.0, 1e-6, method="ssp", x_bounds=[(0, 10)], y_bounds=(0, HUGE)),
+        _frame()[["a"]], _frame()["y"], 1.0, 1e-6, intercept=False, method="ssp", x_bounds=[(0, 10)],
+        y_bounds=(0, HUGE)),
         InvalidBoundsError),
 }
 

@@ -278,7 +278,8 @@ def _misplaced_data_calls(frame: pd.DataFrame) -> dict[str, Callable[[], Any]]:
         "dp_ols(delta=array)": lambda: dpstats.dp_ols(FORMULA, frame, 1.0, frame["x1"].to_numpy(), bounds=BOUNDS),
         "dp_ols(bounds pair=column)": lambda: dpstats.dp_ols(FORMULA, frame, 1.0, bounds={**BOUNDS, "x1": frame["x1"]}),
         "dp_ols_arrays(y_bounds=column)": lambda: dpstats.dp_ols_arrays(
-            X.to_numpy(), y.to_numpy(), epsilon=1.0, x_bounds=[(-3, 3), (-1, 1)], y_bounds=frame["x1"].to_numpy()),
+            X.to_numpy(), y.to_numpy(), intercept=False, epsilon=1.0, x_bounds=[(-3, 3), (-1, 1)],
+            y_bounds=frame["x1"].to_numpy()),
         "DPLinearRegression(y_bounds=column)": lambda: DPLinearRegression(
             epsilon=1.0, bounds=(-3, 3), y_bounds=frame["x1"].to_numpy()).fit(X, y),
         "DPLinearRegression(epsilon=column)": lambda: DPLinearRegression(

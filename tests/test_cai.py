@@ -238,14 +238,15 @@ def test_refusals_before_any_release_spend_nothing():
     acct = dpstats.PrivacyAccountant(5.0, 1e-5)
     with pytest.raises(MethodOptionError,
                        match="lasso needs sparsity=s_hat, the number of non-zero coefficients to release"):
-        dpstats.dp_ols_arrays(X, X[:, 0], 1.0, method="lasso", x_bounds=(-1, 1), y_bounds=(-1, 1),
+        dpstats.dp_ols_arrays(X, X[:, 0], 1.0, intercept=False, method="lasso", x_bounds=(-1, 1), y_bounds=(-1, 1),
                               accountant=acct)  # no sparsity=
     with pytest.raises(MethodOptionError, match="guarantee='conditional' needs min_eigenvalue=lambda_0"):
-        dpstats.dp_ols_arrays(X, X[:, 0], 1.0, method="noisy_ols", x_bounds=(-1, 1), y_bounds=(-1, 1),
+        dpstats.dp_ols_arrays(X, X[:, 0], 1.0, intercept=False, method="noisy_ols", x_bounds=(-1, 1), y_bounds=(-1, 1),
                               accountant=acct, guarantee="conditional")  # no min_eigenvalue=
     with pytest.raises(MissingBoundsError,
                        match=r"needs public bounds on every column and on the response; missing for: y \(response\)"):
-        dpstats.dp_ols_arrays(X, X[:, 0], 1.0, method="lasso", x_bounds=(-1, 1), sparsity=2, accountant=acct)
+        dpstats.dp_ols_arrays(X, X[:, 0], 1.0, intercept=False, method="lasso", x_bounds=(-1, 1), sparsity=2,
+                              accountant=acct)
     assert acct.spent == (0.0, 0.0)
 
 
@@ -500,7 +501,7 @@ def test_lasso_default_options_recover_the_support():
     for seed in (0, 1):
         X, y, beta, support = sparse_regression_data(n, d, s, sigma, random_state=2000 + seed)
         res = dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="lasso", x_bounds=(-1, 1), y_bounds=(-5, 5),
-                                    sparsity=s, random_state=seed)
+                                    intercept=False, sparsity=s, random_state=seed)
         assert set(np.flatnonzero(res.params.to_numpy())) == set(support)
         assert np.linalg.norm(res.params.to_numpy() - beta) < 0.75
         assert res.privacy.epsilon_spent <= 1.0 * (1 + 1e-9)
@@ -607,12 +608,12 @@ def test_lasso_conditional_is_opt_in_and_labelled():
     X = rng.choice([-1.0, 1.0], size=(2000, 20))
     y = X[:, 0] + 0.1 * rng.normal(size=2000)
     res = dpstats.dp_ols_arrays(X, y, 1.0, method="lasso", x_bounds=(-1, 1), y_bounds=(-3, 3), sparsity=1,
-                                guarantee="conditional", random_state=0)
+                                intercept=False, guarantee="conditional", random_state=0)
     assert res.privacy.guarantee.startswith("CONDITIONAL")
     assert any("only with high probability" in a for a in res.privacy.assumptions)
     with pytest.raises(MethodOptionError, match="residual_bound belongs to the worst-case fit"):
         dpstats.dp_ols_arrays(X, y, 1.0, method="lasso", x_bounds=(-1, 1), y_bounds=(-3, 3), sparsity=1,
-                              guarantee="conditional", residual_bound=0.5)
+                              intercept=False, guarantee="conditional", residual_bound=0.5)
 
 
 def test_sparse_regression_data_shape_and_sparsity():
@@ -648,12 +649,13 @@ def test_lasso_recovers_the_support_at_d1000_n5000_s5_eps1():
     n, d, s, sigma = 5000, 1000, 5, 0.25
     for seed in (0, 1):
         X, y, beta, support = sparse_regression_data(n, d, s, sigma, random_state=1000 + seed)
-        res = dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, method="lasso", x_bounds=(-1, 1), y_bounds=(-7, 7),
-                                    sparsity=s, residual_bound=4 * sigma / 7, random_state=seed, step_size=1.0)
+        res = dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, intercept=False, method="lasso", x_bounds=(-1, 1),
+                                    y_bounds=(-7, 7), sparsity=s, residual_bound=4 * sigma / 7, random_state=seed,
+                                    step_size=1.0)
         assert set(np.flatnonzero(res.params.to_numpy())) == set(support)
         assert np.linalg.norm(res.params.to_numpy() - beta) < 0.5
     res = dpstats.dp_ols_arrays(X, y, 10.0, 1e-6, method="lasso", x_bounds=(-1, 1), y_bounds=(-7, 7), sparsity=s,
-                                residual_bound=4 * sigma / 7, random_state=0)
+                                intercept=False, residual_bound=4 * sigma / 7, random_state=0)
     assert set(np.flatnonzero(res.params.to_numpy())) == set(support)
     assert np.linalg.norm(res.params.to_numpy() - beta) < 0.2  # 30 seeds: 0.036 median, 0.058 max
     assert res.error_bounds.sparsity == s and "Thm 16" in res.error_bounds.lower.source
@@ -795,23 +797,24 @@ def test_dp_ols_arrays_checks_its_inputs():
     X = np.zeros((10, 2))
     with pytest.raises(dpstats.errors.DataTypeError,
                        match=r"X must be 2-d \(n x d\) and y of length n; got X \(10, 2\) and y of length 9"):
-        dpstats.dp_ols_arrays(X, np.zeros(9), 1.0, method="ssp", x_bounds=(-1, 1), y_bounds=(-1, 1))
+        dpstats.dp_ols_arrays(X, np.zeros(9), 1.0, intercept=False, method="ssp", x_bounds=(-1, 1), y_bounds=(-1, 1))
     with pytest.raises(dpstats.errors.DataTypeError,
                        match="column_names must be 2 distinct names, one per column of X"):
         dpstats.dp_ols_arrays(X, np.zeros(10), 1.0, method="ssp", column_names=["a", "a"], x_bounds=(-1, 1),
-                              y_bounds=(-1, 1))
+                              intercept=False, y_bounds=(-1, 1))
     with pytest.raises(dpstats.errors.InvalidBoundsError,
                        match=r"x_bounds must be one pair \(lo, hi\) for every column or 2 pairs, one per column"):
-        dpstats.dp_ols_arrays(X, np.zeros(10), 1.0, method="ssp", x_bounds=[(-1, 1)] * 3, y_bounds=(-1, 1))
+        dpstats.dp_ols_arrays(X, np.zeros(10), 1.0, intercept=False, method="ssp", x_bounds=[(-1, 1)] * 3,
+                              y_bounds=(-1, 1))
     with pytest.raises(dpstats.errors.InvalidBoundsError, match=r"x_bounds = \(1, -1\) is empty \(lo > hi\)"):
-        dpstats.dp_ols_arrays(X, np.zeros(10), 1.0, method="ssp", x_bounds=(1, -1), y_bounds=(-1, 1))
+        dpstats.dp_ols_arrays(X, np.zeros(10), 1.0, intercept=False, method="ssp", x_bounds=(1, -1), y_bounds=(-1, 1))
     # the non-private reference refuses a missing value
     with pytest.raises(dpstats.errors.MissingDataError,
                        match="X or y contains missing or infinite values; impute them with a public rule first"):
-        dpstats.dp_ols_arrays(np.full((10, 2), np.nan), np.zeros(10), np.inf, method="ols")
+        dpstats.dp_ols_arrays(np.full((10, 2), np.nan), np.zeros(10), np.inf, intercept=False, method="ols")
     # a private fit screens it: a NaN row is a public null row, counted by the charged missing-value screen
     res = dpstats.dp_ols_arrays(np.full((10, 2), np.nan), np.zeros(10), 1.0, method="ssp", x_bounds=(-1, 1),
-                                y_bounds=(-1, 1), random_state=0)
+                                intercept=False, y_bounds=(-1, 1), random_state=0)
     assert res.privacy.steps[0].name.startswith("missing-value screen")
 
 

@@ -227,7 +227,9 @@ def test_epsilons_and_delta_are_checked_as_dp_ols_checks_them_before_any_fit(syn
     (dict(methods=3), ["methods must be a method name or a list", "int"]),
     (dict(method_options=[1]), ["method_options must be a mapping", "list"]),
     (dict(method_options={"ssp": 3}), ["mapping of options", "ssp"]),
-    (dict(random_state="a"), ["random_state must be a non-negative integer", "str"]),
+    (dict(random_state="a"), ["random_state must be None, a non-negative int seed, a numpy.random.Generator or a "
+                              "numpy.random.SeedSequence", "got str"]),
+    (dict(random_state=-1), ["random_state must be a non-negative integer seed, got -1"]),
     (dict(random_state=1.5), ["random_state", "float"]),
     (dict(truth={"Intercept": "a", "x": 1.0}), ["truth must map each design column to a number"]),
 ])
@@ -238,6 +240,39 @@ def test_other_public_arguments_get_typed_refusals_before_any_fit(synthetic, mon
     with pytest.raises(InvalidArgumentError, match="^(methods|method_options|random_state|truth) must") as info:
         dpstats.compare("y ~ x", synthetic, **{**options, **kwargs})
     assert all(w in str(info.value) for w in words), str(info.value)
+
+
+def test_random_state_takes_what_dp_ols_takes(synthetic):
+    """compare() refused a numpy Generator or SeedSequence (an int only), which dp_ols and DPLinearRegression take:
+    either now seeds the study as the int it draws would, so two equal ones give the same study."""
+    kwargs = dict(methods=["ssp"], epsilons=[1.0], trials=2, data_are_public=True, bounds=BOUNDS, progress=False,
+                  verbose=False)
+    a = dpstats.compare("y ~ x", synthetic, random_state=np.random.default_rng(5), **kwargs)
+    b = dpstats.compare("y ~ x", synthetic, random_state=np.random.default_rng(5), **kwargs)
+    pd.testing.assert_frame_equal(a.frame.drop(columns="seconds"), b.frame.drop(columns="seconds"))
+    assert (a.frame["status"] == "ok").all()
+    seq = np.random.SeedSequence(5)
+    c = dpstats.compare("y ~ x", synthetic, random_state=seq, **kwargs)
+    e = dpstats.compare("y ~ x", synthetic, random_state=seq, **kwargs)
+    pd.testing.assert_frame_equal(c.frame.drop(columns="seconds"), e.frame.drop(columns="seconds"))
+
+
+def test_the_default_study_leaves_out_lasso_unless_its_options_are_given(synthetic, monkeypatch):
+    """Every lasso row of a default study was a MethodOptionError (lasso needs sparsity=): it is left out unless
+    method_options names it."""
+    fitted: list[str] = []
+
+    def record(formula, data, *, method, **kwargs):
+        fitted.append(method)
+        raise InvalidArgumentError("not fitted in this test")
+
+    monkeypatch.setattr(importlib.import_module("dpstats.compare"), "dp_ols", record)
+    kwargs = dict(epsilons=[1.0], trials=1, data_are_public=True, bounds=BOUNDS, progress=False, verbose=False)
+    default = set(dpstats.compare("y ~ x", synthetic, **kwargs).frame["method"])
+    private = {name for name, spec in dpstats.available_methods().items() if spec.private}
+    assert default == private - {"lasso"}
+    with_lasso = dpstats.compare("y ~ x", synthetic, method_options={"lasso": {"sparsity": 2}}, **kwargs)
+    assert set(with_lasso.frame["method"]) == private
 
 
 def _no_fit(*args, **kwargs):

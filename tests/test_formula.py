@@ -654,3 +654,20 @@ def test_a_misspelled_key_of_levels_names_the_closest_column():
                        match=r"levels= names 'x_1', which is not a column of the data; .*Did you mean 'x1'\?") as info:
         build("y ~ x1 + C(g)", df, levels={"g": ["a", "b"], "x_1": ["a"]})
     assert str(info.value).endswith(". Did you mean 'x1'?")
+
+
+def test_the_bounds_module_s_errors_are_dpstats_errors_that_keep_their_old_bases():
+    """dpstats.bounds raised a plain ValueError for an empty interval and IntervalError (with DomainError and
+    UnsupportedExpressionError) derived from ValueError only, so ``except DPStatsError`` missed them; they are
+    DPStatsErrors now and still ValueErrors."""
+    from dpstats.bounds import IntervalError, UnsupportedExpressionError  # noqa: PLC0415
+    from dpstats.errors import DPStatsError, InvalidBoundsError  # noqa: PLC0415
+
+    for cls in (IntervalError, DomainError, UnsupportedExpressionError):
+        assert issubclass(cls, DPStatsError) and issubclass(cls, ValueError)
+    with pytest.raises(InvalidBoundsError, match=r"empty interval \[2, 1\]: lo must not exceed hi") as info:
+        Interval(2, 1)
+    assert isinstance(info.value, ValueError)
+    with pytest.raises(DomainError, match="log needs a lower bound > 0") as caught:
+        interval_of_code("np.log(x)", {"x": Interval(0.0, 1.0)})
+    assert isinstance(caught.value, DPStatsError)

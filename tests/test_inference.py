@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import warnings
 
 import numpy as np
@@ -167,6 +168,41 @@ def test_no_interval_when_the_diagnostic_fails(method, eps):
     assert "---" in smry.as_latex() and "\u2014" not in smry.as_latex()
     assert "\u2014" in smry.as_html()
     assert "inference_withheld" in res.to_dict() and "bse" not in res.to_dict()
+
+
+@pytest.mark.parametrize("method", ["ssp", "adassp"])
+def test_a_fit_withheld_on_its_released_ratio_runs_no_bootstrap(method, monkeypatch):
+    """The withholding decision follows from the released noise-to-signal ratio alone, so a fit above its method's
+    threshold skips the parametric bootstrap (minutes on a 340-column design, only to be withheld): the same
+    coefficients, decision, reason, notes and spend as with the bootstrap run (forced below), and no replicate.
+    The error block's privacy part is then the first-order propagation of the released noise sds (no bootstrap to
+    match). Deterministic: fixed seeds (the ratio is far above both thresholds, see the test above)."""
+    module = importlib.import_module(f"dpstats.methods.{method}")
+    calls: list[int] = []
+    real = module.parametric_bootstrap
+
+    def spy(released, params, estimator, replicates, rng):
+        calls.append(replicates)
+        return real(released, params, estimator, replicates, rng)
+
+    monkeypatch.setattr(module, "parametric_bootstrap", spy)
+    df, formula, bounds, _ = simulate(2000, np.random.default_rng(4), d=11)
+    fit = dict(method=method, bounds=bounds, random_state=0, bootstrap=200)
+    skipped = dpstats.dp_ols(formula, df, 0.3, 1e-6, **fit)
+    monkeypatch.setattr(module, "withholding_reason", lambda *args: "")  # the old order: the bootstrap first
+    ran = dpstats.dp_ols(formula, df, 0.3, 1e-6, **fit)
+    assert calls == [0, 200]
+    assert skipped._inference.draws.shape == (0, 11) and ran._inference.draws.shape == (200, 11)
+    pd.testing.assert_series_equal(skipped.params, ran.params)
+    assert skipped.inference_reason == ran.inference_reason and "noise-to-signal" in skipped.inference_reason
+    assert skipped.privacy.notes == ran.privacy.notes and skipped.privacy.steps == ran.privacy.steps
+    assert skipped.info["sigma2_hat_scaled"] == ran.info["sigma2_hat_scaled"]
+    assert not skipped.inference_available and np.all(np.isnan(skipped.bse))
+    assert skipped.statistic_labels() == ran.statistic_labels() == ("z*", "P(boot)")
+    assert "no bootstrap" in skipped.error_bounds.coefficients.privacy_source
+    calls.clear()
+    dpstats.dp_ols(formula, df, 50.0, 1e-6, **fit)  # reported inference: the bootstrap runs as before
+    assert calls == [200]
 
 
 def _withheld_reason(method: str, ratio: float, draws: np.ndarray) -> str:

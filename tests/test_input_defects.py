@@ -378,7 +378,7 @@ def test_bounds_of_large_but_representable_magnitude_still_fit(people):
 def test_array_bounds_beyond_double_precision_are_refused():
     X, y = np.ones((100, 1)), np.zeros(100)
     with pytest.raises(InvalidBoundsError, match=r"x_bounds = \(0, 1e\+200\) reaches beyond"):
-        dpstats.dp_ols_arrays(X, y, 1.0, x_bounds=(0, 1e200), y_bounds=(0, 1))
+        dpstats.dp_ols_arrays(X, y, 1.0, intercept=False, x_bounds=(0, 1e200), y_bounds=(0, 1))
 
 
 @pytest.mark.parametrize(("x_bounds", "y_bounds", "message"), [
@@ -389,7 +389,7 @@ def test_array_bounds_beyond_double_precision_are_refused():
 def test_array_bounds_follow_the_formula_api_rules(x_bounds, y_bounds, message):
     X, y = np.ones((100, 1)), np.zeros(100)
     with pytest.raises(InvalidBoundsError, match=message):
-        dpstats.dp_ols_arrays(X, y, 1.0, x_bounds=x_bounds, y_bounds=y_bounds)
+        dpstats.dp_ols_arrays(X, y, 1.0, intercept=False, x_bounds=x_bounds, y_bounds=y_bounds)
 
 
 @pytest.mark.parametrize("dtype", [object, "string"])
@@ -884,7 +884,7 @@ def test_predict_takes_an_array_for_a_fit_from_arrays_in_the_fit_s_column_order(
     rng = np.random.default_rng(0)
     X = rng.normal(0.0, 1.0, (400, 2))
     y = X @ np.array([1.0, 2.0]) + rng.normal(0.0, 1.0, 400)
-    res = dpstats.dp_ols_arrays(pd.DataFrame(X, columns=["my x", "b"]), y, epsilon=1.0, delta=1e-6,
+    res = dpstats.dp_ols_arrays(pd.DataFrame(X, columns=["my x", "b"]), y, intercept=False, epsilon=1.0, delta=1e-6,
                                 x_bounds=[(-4, 4), (-4, 4)], y_bounds=(-15, 15), random_state=0)
     np.testing.assert_array_equal(res.predict(X[:3]).to_numpy(),
                                   res.predict(pd.DataFrame(X[:3], columns=["my x", "b"])).to_numpy())

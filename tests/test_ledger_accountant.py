@@ -665,3 +665,42 @@ def test_concurrent_fits_from_threads():
     assert len(acct.history) == 16 and all(s.status == "released" for s in acct.history)
     # ssp spends its request exactly (GDP-calibrated), so no 17th fit could have fitted
     assert all(s.epsilon == pytest.approx(0.125, rel=1e-6) for s in acct.history)
+
+
+def test_an_in_memory_accountant_writes_and_reads_its_history_as_json(tmp_path):
+    """The in-memory accountant had no export (a budget file has ``dpstats budget show --format json``): to_json
+    writes the same document (budget, spend, history, held reservations), from_json reads it back with every fit
+    still spent, and a document that is not one is a typed refusal."""
+    import io  # noqa: PLC0415
+    import json  # noqa: PLC0415
+
+    from dpstats.errors import BudgetFileError  # noqa: PLC0415
+
+    acct = PrivacyAccountant(3.0, 1e-5)
+    acct.settle(acct.reserve(1.0, 2e-6, "ssp: y ~ x"), 1.0, 2e-6)
+    acct.settle(acct.reserve(0.5, 1e-6, "tukey: y ~ x"), 0.0, 0.0, status="refused")  # spent nothing: not listed
+    acct.settle(acct.reserve(0.5, 1e-6, "tukey: y ~ z"), 0.25, 0.0, status="failed after spending")
+    held = acct.reserve(0.4, 1e-6, "running")
+    document = json.loads(acct.to_json(tmp_path / "ledger.json"))
+    assert document["format"] == "dpstats privacy budget" and document["path"] is None
+    assert (document["epsilon"], document["delta"], document["spent"]) == (3.0, 1e-5, [1.25, 2e-6])
+    assert document["held"] == [0.4, 1e-6] and document["seeded_fits"] == "allow"
+    assert [(r["label"], r["spent"], r["status"]) for r in document["reservations"]] == [
+        ("ssp: y ~ x", [1.0, 2e-6], "released"), ("tukey: y ~ z", [0.25, 0.0], "failed after spending"),
+        ("running", None, "reserved")]
+    copy = PrivacyAccountant.from_json(tmp_path / "ledger.json")
+    assert [(s.label, s.epsilon, s.delta, s.status) for s in copy.history] == [
+        ("ssp: y ~ x", 1.0, 2e-6, "released"), ("tukey: y ~ z", 0.25, 0.0, "failed after spending"),
+        ("running", 0.4, 1e-6, "held when exported (counted as spent)")]
+    assert [s.when for s in copy.history[:2]] == [s.when for s in acct.history]
+    assert copy.remaining == pytest.approx((1.35, 7e-6))
+    acct.settle(held, 0.4, 1e-6)
+    with pytest.raises(BudgetFileError, match="is not a dpstats budget document: its format"):
+        PrivacyAccountant.from_json(io.StringIO('{"format": "something else", "epsilon": 1}'))
+    with pytest.raises(BudgetFileError, match="a field is missing or malformed"):
+        PrivacyAccountant.from_json(io.StringIO('{"epsilon": 1.0, "delta": 1e-6}'))
+    with pytest.raises(BudgetFileError, match="is not JSON"):
+        PrivacyAccountant.from_json(io.StringIO("epsilon=1"))
+    with pytest.raises(InvalidPrivacyParameterError, match="epsilon"):
+        PrivacyAccountant.from_json(io.StringIO('{"epsilon": -1.0, "delta": 1e-6, "reservations": []}'))
+

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpstats.errors import BudgetExceededError, MethodOptionError, NoiseScaleRangeError
+from dpstats.errors import BudgetExceededError, InvalidPrivacyParameterError, MethodOptionError, NoiseScaleRangeError
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import (
@@ -122,7 +122,8 @@ def test_gaussian_mechanism_mu_uses_sigma_sens_over_mu():
 
 def test_gaussian_rejects_zero_sensitivity_without_charging():
     ledger = _big_ledger()
-    with pytest.raises(ValueError, match="a Gaussian release with zero sensitivity needs no noise; do not charge it"):
+    with pytest.raises(NoiseScaleRangeError,
+                       match="a Gaussian release with zero sensitivity needs no noise; do not charge it"):
         gaussian_mechanism_mu(1.0, l2_sensitivity=0.0, mu=1.0, rng=np.random.default_rng(0), ledger=ledger, name="z")
     assert ledger.steps == []
 
@@ -271,15 +272,15 @@ def _partly_spent_ledger() -> PrivacyLedger:
     return ledger
 
 
-# a malformed sensitivity is a programming error (plain ValueError); an infinite one comes from absurd public options
-# or bounds and is the typed NoiseScaleRangeError the API reports
-_BAD_SENSITIVITY = r"sensitivity must be finite and >= 0"
+# a negative, NaN or infinite sensitivity is the typed NoiseScaleRangeError the API reports (a ValueError too); the
+# negative and NaN ones were a plain ValueError
 _INFINITE_SENSITIVITY = r"the sensitivity of a release is infinite in double precision"
 
 
-@pytest.mark.parametrize("bad, error, pattern", [(-1.0, ValueError, _BAD_SENSITIVITY),
-                                                 (float("nan"), ValueError, _BAD_SENSITIVITY),
-                                                 (float("inf"), NoiseScaleRangeError, _INFINITE_SENSITIVITY)])
+@pytest.mark.parametrize("bad, error, pattern", [
+    (-1.0, NoiseScaleRangeError, r"sensitivity must be finite and >= 0, got -1$"),
+    (float("nan"), NoiseScaleRangeError, r"sensitivity must be finite and >= 0, got nan$"),
+    (float("inf"), NoiseScaleRangeError, _INFINITE_SENSITIVITY)])
 def test_invalid_sensitivity_is_refused_before_charging(bad, error, pattern):
     ledger = _big_ledger()
     rng = np.random.default_rng(0)
@@ -297,11 +298,12 @@ def test_invalid_sensitivity_is_refused_before_charging(bad, error, pattern):
 def test_invalid_epsilon_is_refused_before_charging(eps):
     ledger = _big_ledger()
     rng = np.random.default_rng(0)
-    with pytest.raises(ValueError, match="epsilon must be > 0"):
+    with pytest.raises(InvalidPrivacyParameterError, match=f"epsilon must be > 0, got {eps:.4g}$"):
         laplace_mechanism(1.0, l1_sensitivity=1.0, epsilon=eps, rng=rng, ledger=ledger, name="x")
-    with pytest.raises(ValueError, match="mu must be > 0"):
+    with pytest.raises(InvalidPrivacyParameterError, match=f"mu must be > 0, got {eps:.4g}$"):
         gaussian_mechanism_mu(1.0, l2_sensitivity=1.0, mu=eps, rng=rng, ledger=ledger, name="x")
-    with pytest.raises(ValueError, match="exponential mechanism needs epsilon > 0"):
+    with pytest.raises(InvalidPrivacyParameterError, match=f"exponential mechanism needs epsilon > 0 and 0 <= delta "
+                                                           f"< 1, got epsilon={eps:.4g}, delta=0$"):
         exponential_mechanism(np.zeros(2), np.zeros(2), sensitivity=1.0, epsilon=eps, rng=rng, ledger=ledger,
                               name="x")
     assert ledger.steps == []
@@ -349,3 +351,16 @@ def test_make_rng_none_uses_the_os_csprng():
 def test_make_rng_rejects_non_seeds(bad):
     with pytest.raises(MethodOptionError, match="random_state must be None, a non-negative int seed"):
         make_rng(bad)
+
+
+def test_a_seed_sequence_is_a_seed_as_an_int_is():
+    """make_rng (every entry point's seed check) refused a numpy SeedSequence: it now gives a seeded PCG64 stream,
+    the same every time the same sequence is given, and spawn_generators spawns reproducible children from it."""
+    from dpstats.privacy.mechanisms import make_rng, spawn_generators  # noqa: PLC0415
+
+    seq = np.random.SeedSequence(7)
+    (a, seeded_a), (b, seeded_b) = make_rng(seq), make_rng(seq)
+    assert seeded_a and seeded_b and a.random() == b.random()
+    first = [g.random() for g in spawn_generators(seq, 3)]
+    assert first == [g.random() for g in spawn_generators(seq, 3)] and len(set(first)) == 3
+

@@ -287,9 +287,11 @@ def _long_double_fit(entry: str, x0: Any) -> tuple[set[str], tuple[float, float]
         elif entry == "dp_ols dict of lists":
             res = dpstats.dp_ols("y ~ x", {"x": objects, "y": list(y)}, bounds=bounds, **kw)
         elif entry == "dp_ols_arrays":
-            res = dpstats.dp_ols_arrays(xs.reshape(-1, 1), y, x_bounds=[(0, 1)], y_bounds=(-1, 3), **kw)
+            res = dpstats.dp_ols_arrays(xs.reshape(-1, 1), y, x_bounds=[(0, 1)], y_bounds=(-1, 3),
+                                        intercept=False, **kw)
         elif entry == "dp_ols_arrays list of rows":
-            res = dpstats.dp_ols_arrays([[v] for v in objects], y, x_bounds=[(0, 1)], y_bounds=(-1, 3), **kw)
+            res = dpstats.dp_ols_arrays([[v] for v in objects], y, x_bounds=[(0, 1)], y_bounds=(-1, 3),
+                                        intercept=False, **kw)
         else:
             est = DPLinearRegression(method="ssp", epsilon=1.0, delta=1e-6, bounds=(0, 1), y_bounds=(-1, 3))
             X = np.array(objects, dtype=object).reshape(-1, 1) if entry == "sklearn objects" else xs.reshape(-1, 1)

@@ -62,7 +62,8 @@ def test_arrays_read_a_list_element_by_element():
     X, y = _xy()
     as_list, with_nan = X.tolist(), X.copy()
     as_list[3][1], with_nan[3, 1] = "SECRET", np.nan
-    fit = dict(epsilon=1.0, delta=1e-6, x_bounds=(0, 1), y_bounds=(-3, 5), method="ssp", random_state=0)
+    fit = dict(epsilon=1.0, delta=1e-6, x_bounds=(0, 1), y_bounds=(-3, 5), method="ssp", random_state=0,
+               intercept=False)
     a, b = dpstats.dp_ols_arrays(as_list, list(y), **fit), dpstats.dp_ols_arrays(with_nan, y, **fit)
     assert a.params.equals(b.params) and "SECRET" not in str(a.summary())
     acct = dpstats.PrivacyAccountant(5.0, 1e-5)
@@ -78,7 +79,8 @@ def test_arrays_read_a_missing_value_of_a_pandas_nullable_type_as_missing(dtype)
     rng = np.random.default_rng(2)
     X = pd.DataFrame({"a": rng.integers(0, 2, 600), "b": rng.integers(0, 2, 600)}).astype(dtype)
     y = pd.Series(rng.integers(0, 2, 600) + X["a"].astype(float).to_numpy(), dtype="Float64")
-    fit = dict(epsilon=1.0, delta=1e-6, x_bounds=(0, 1), y_bounds=(0, 2), method="ssp", random_state=0)
+    fit = dict(epsilon=1.0, delta=1e-6, x_bounds=(0, 1), y_bounds=(0, 2), method="ssp", random_state=0,
+               intercept=False)
     Xm, ym = X.copy(), y.copy()
     Xm.iloc[4, 0], ym.iloc[9] = pd.NA, pd.NA
     Xn = X.astype(float).copy()
@@ -93,7 +95,8 @@ def test_arrays_refuse_a_text_series_from_its_dtype():
     """A Series of text (pandas' string dtype) or a categorical is refused from its dtype, whatever its cells hold
     (before: cells that all read as numbers fitted, one that did not was refused, at no cost)."""
     X, y = _xy()
-    fit = dict(epsilon=1.0, delta=1e-6, x_bounds=(0, 1), y_bounds=(-3, 5), method="ssp", random_state=0)
+    fit = dict(epsilon=1.0, delta=1e-6, x_bounds=(0, 1), y_bounds=(-3, 5), method="ssp", random_state=0,
+               intercept=False)
     for series in (pd.Series(y).astype(str).astype("string"), pd.Series(y).astype("category")):
         with pytest.raises(DataTypeError, match="must be numeric"):
             dpstats.dp_ols_arrays(X, series, **fit)
@@ -118,7 +121,8 @@ def test_arrays_of_integer_columns_pay_no_screen():
     rng = np.random.default_rng(1)
     X = pd.DataFrame({"a": rng.integers(0, 5, 800), "b": rng.integers(0, 5, 800)})
     y = (X.a - X.b + rng.integers(-2, 3, 800)).to_numpy()
-    fit = dict(epsilon=1.0, delta=1e-6, x_bounds=(0, 5), y_bounds=(-8, 8), method="ssp", random_state=0)
+    fit = dict(epsilon=1.0, delta=1e-6, x_bounds=(0, 5), y_bounds=(-8, 8), method="ssp", random_state=0,
+               intercept=False)
     steps = dpstats.dp_ols_arrays(X, y, **fit).privacy.steps
     assert not any(s.name.startswith("missing-value screen") for s in steps)
     steps = dpstats.dp_ols_arrays(X.astype({"b": float}), y, **fit).privacy.steps
@@ -296,7 +300,8 @@ def test_dask_collections_are_read_as_their_computed_result(value):
     rng = np.random.default_rng(7)
     X = pd.DataFrame({"a": rng.uniform(0, 1, 400), "b": rng.uniform(0, 1, 400)})
     y = X["a"] - X["b"] + rng.normal(0, 0.1, 400)
-    fit = dict(epsilon=1.0, delta=1e-6, x_bounds=(0, 1), y_bounds=(-3, 5), method="ssp", random_state=0)
+    fit = dict(epsilon=1.0, delta=1e-6, x_bounds=(0, 1), y_bounds=(-3, 5), method="ssp", random_state=0,
+               intercept=False)
     as_object = X.astype(object)
     as_object.iloc[7, 0] = value
     frames = [as_object]
@@ -349,5 +354,5 @@ def test_arrays_refuse_a_sparse_matrix_from_its_type():
     acct = dpstats.PrivacyAccountant(5.0, 1e-5)
     with pytest.raises(DataTypeError, match="must be a dense array; a csr_matrix"):
         dpstats.dp_ols_arrays(sparse.csr_matrix(X), y, 1.0, x_bounds=(0, 1), y_bounds=(-3, 5), method="ssp",
-                              accountant=acct)
+                              intercept=False, accountant=acct)
     assert acct.spent == (0.0, 0.0)

@@ -397,6 +397,28 @@ def test_budget_show_prints_the_history(tmp_path, capsys):
     acct.settle(open_tok, 0.2, 0.0)
 
 
+def test_a_budget_file_s_to_json_is_budget_show_s_document_and_reads_back(tmp_path, capsys):
+    """PrivacyAccountant.to_json on a budget file gives the document of ``dpstats budget show --format json``;
+    from_json reads it into an in-memory accountant in which every fit stays spent (a held reservation in full)."""
+    path = tmp_path / "budget.sqlite"
+    acct = PrivacyAccountant(2.0, 1e-5, path=path, refuse_seeded=True)
+    acct.settle(acct.reserve(0.5, 1e-6, "ssp: y ~ x"), 0.5, 1e-6)
+    acct.settle(acct.reserve(0.3, 1e-6, "tukey: y ~ x"), 0.0, 0.0, status="refused")
+    open_tok = acct.reserve(0.2, 0.0, "still running")
+    capsys.readouterr()
+    assert main(["budget", "show", str(path), "--format", "json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    exported = json.loads(acct.to_json(tmp_path / "budget.json"))
+    assert exported == shown and json.loads((tmp_path / "budget.json").read_text()) == shown
+    assert shown["format"] == "dpstats privacy budget" and shown["seeded_fits"] == "refuse"
+    copy = PrivacyAccountant.from_json(tmp_path / "budget.json")
+    assert copy.path is None and copy.refuses_seeded and (copy.epsilon, copy.delta) == (2.0, 1e-5)
+    assert [(s.label, s.epsilon, s.status) for s in copy.history] == [
+        ("ssp: y ~ x", 0.5, "released"), ("still running", 0.2, "held when exported (counted as spent)")]
+    assert copy.remaining == pytest.approx((1.3, 9e-6))
+    acct.settle(open_tok, 0.2, 0.0)
+
+
 def test_budget_show_reports_a_dead_reservation_as_spent_without_writing(tmp_path, capsys):
     path = tmp_path / "budget.sqlite"
     PrivacyAccountant(1.0, 1e-6, path=path)

@@ -684,7 +684,7 @@ def test_the_tail_rule_is_a_public_rule_of_n_mu():
     mu = gaussian_mu(1.0, 1e-6)
     for n, spent in ((int(0.9 * threshold / mu), False), (int(1.1 * threshold / mu) + 1, True)):
         x = rng.uniform(-1, 1, (n, 1))
-        res = dpstats.dp_ols_arrays(x, x[:, 0] + rng.standard_t(2, n) * 0.1, 1.0, 1e-6, method="pgd",
+        res = dpstats.dp_ols_arrays(x, x[:, 0] + rng.standard_t(2, n) * 0.1, 1.0, 1e-6, intercept=False, method="pgd",
                                     x_bounds=[(-1.0, 1.0)], y_bounds=(-2.0, 2.0), random_state=0)
         names = [step.name for step in res.privacy.steps]
         assert any("tail correction" in name for name in names) == spent

@@ -83,6 +83,30 @@ def test_coef_plot_takes_a_list_of_fits_as_table_does(fits):
         coef_plot([])
 
 
+def test_coef_plot_takes_a_statsmodels_fit_beside_a_dp_fit(data, fits):
+    """coef_plot refused statsmodels results (DataTypeError), so a DP fit could not be drawn beside OLS on the same
+    public data: a statsmodels fit (from a formula or from arrays) is now drawn with its own conf_int, matched by
+    name and labelled as not private."""
+    import statsmodels.api as sm  # noqa: PLC0415
+    import statsmodels.formula.api as smf  # noqa: PLC0415
+
+    ssp = fits[0]
+    sm_formula = smf.ols("y ~ x + C(g)", data).fit()
+    ax = coef_plot({"DP (ssp)": ssp, "OLS": sm_formula}, short_names=False)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["DP (ssp): 95% interval", "OLS: 95% interval"]
+    assert sorted(t.get_text() for t in ax.get_yticklabels()) == ["C(g)[T.b]", "C(g)[T.c]", "Intercept", "x"]
+    ols_segments = ax.collections[1].get_segments()
+    assert sorted(round(float(s[0][0]), 9) for s in ols_segments) == \
+        sorted(round(float(v), 9) for v in sm_formula.conf_int(0.05)[0])
+    ax = coef_plot([ssp, sm_formula], drop_intercept=True, alpha=0.1)
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend[1] == "(2) statsmodels OLS (NOT PRIVATE): 90% interval"
+    assert ax.get_title() == ssp.formula
+    sm_arrays = sm.OLS(data["y"].to_numpy(), sm.add_constant(data[["x"]].to_numpy())).fit()  # names const, x1
+    ax = coef_plot(sm_arrays)
+    assert sorted(t.get_text() for t in ax.get_yticklabels()) == ["const", "x1"]
+
+
 def test_coef_plot_term_selection(fits):
     ssp = fits[0]
     ax = coef_plot(ssp, terms=["x"])

@@ -414,10 +414,11 @@ def test_messages_never_quote_a_value_from_files(tmp_path):
 def test_arrays_never_quote_a_value():
     X = np.array([[1.0, 2.0], [3.0, SECRET]], dtype=object)
     with pytest.raises(DataTypeError, match="X must be a numeric array; its dtype is object") as info:
-        dpstats.dp_ols_arrays(X, np.zeros(2), 1.0, method="tukey")
+        dpstats.dp_ols_arrays(X, np.zeros(2), 1.0, intercept=False, method="tukey")
     _assert_no_secret(info.value, [])
     with pytest.raises(DataTypeError, match="X must be numeric; its columns b are not") as info:
-        dpstats.dp_ols_arrays(pd.DataFrame({"a": [1.0, 2.0], "b": ["x", SECRET]}), np.zeros(2), 1.0, method="tukey")
+        dpstats.dp_ols_arrays(pd.DataFrame({"a": [1.0, 2.0], "b": ["x", SECRET]}), np.zeros(2), 1.0, intercept=False,
+                              method="tukey")
     _assert_no_secret(info.value, [])
     assert "b" in str(info.value)
 

@@ -103,7 +103,8 @@ def _ols_through(acct: PrivacyAccountant, df: pd.DataFrame, entry: str) -> None:
     if entry == "dp_ols":
         dpstats.dp_ols("y ~ x", df, epsilon=inf, method="ols", accountant=acct)
     elif entry == "dp_ols_arrays":
-        dpstats.dp_ols_arrays(df[["x"]].to_numpy(), df["y"].to_numpy(), epsilon=inf, method="ols", accountant=acct)
+        dpstats.dp_ols_arrays(df[["x"]].to_numpy(), df["y"].to_numpy(), intercept=False, epsilon=inf, method="ols",
+                              accountant=acct)
     else:
         DPLinearRegression(method="ols", epsilon=inf, accountant=acct).fit(df[["x"]], df["y"])
 

@@ -15,6 +15,8 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from dpstats.errors import DPStatsError, InvalidBoundsError
+
 __all__ = ["Interval", "IntervalError", "UnsupportedExpressionError", "DomainError", "interval_of_code",
            "domain_violation", "domain_requirements", "ELEMENTWISE_FUNCTIONS"]
 
@@ -26,7 +28,8 @@ class Interval:
     Attributes
     ----------
     lo, hi : float
-        The ends, lo <= hi (an empty interval is a ValueError).
+        The ends, lo <= hi (an empty interval is an :class:`~dpstats.errors.InvalidBoundsError`, a
+        ``ValueError``).
     """
 
     lo: float
@@ -34,7 +37,7 @@ class Interval:
 
     def __post_init__(self) -> None:
         if not (self.lo <= self.hi):
-            raise ValueError(f"empty interval [{self.lo}, {self.hi}]")
+            raise InvalidBoundsError(f"empty interval [{self.lo}, {self.hi}]: lo must not exceed hi")
 
     @property
     def abs_max(self) -> float:
@@ -161,8 +164,9 @@ def _finite(lo: float, hi: float) -> Interval:
     return Interval(lo, hi)
 
 
-class IntervalError(ValueError):
-    """A bound cannot be derived for an expression."""
+class IntervalError(DPStatsError, ValueError):
+    """A bound cannot be derived for an expression (a :class:`~dpstats.errors.DPStatsError` and, as before, a
+    ``ValueError``)."""
 
 
 class UnsupportedExpressionError(IntervalError):

@@ -49,6 +49,7 @@ from dpstats.inference import (
     parametric_bootstrap,
     plug_in_sums,
     sufficient_statistics_split,
+    withholding_reason,
 )
 from dpstats.methods.common.extremes import square
 from dpstats.methods.common.linalg import psd_projection, solve_noisy_normal_equations
@@ -68,6 +69,7 @@ from dpstats.methods.ssp import (
     NO_YTY,
     SPLIT_PRIVACY,
     SPLIT_PRIVACY_NO_BOOTSTRAP,
+    SPLIT_PRIVACY_WITHHELD,
     SPLIT_SAMPLING,
     SSPOptions,
     bootstrap_notes,
@@ -80,6 +82,7 @@ from dpstats.privacy.calibration import gaussian_mu, split_mu
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu, post_processing_normal
 from dpstats.rates import ExpectedError, PlanningFacts, UpperRate
 from dpstats.rows.base import Rows
+from dpstats.validation import shown
 
 __all__ = ["AdaSSPOptions", "fit", "WITHHOLD_ABOVE", "SPEC"]
 
@@ -105,7 +108,7 @@ class AdaSSPOptions(SSPOptions):
     def __post_init__(self) -> None:
         super().__post_init__()
         if not (isinstance(self.rho, (int, float)) and not isinstance(self.rho, bool) and 0 < self.rho < 1):
-            raise MethodOptionError("rho must lie in (0, 1)")
+            raise MethodOptionError(f"rho must lie in (0, 1), got {shown(self.rho)}")
 
 
 def fit(rows: Rows, ctx: FitContext, options: AdaSSPOptions) -> MethodFit:
@@ -152,8 +155,11 @@ def fit(rows: Rows, ctx: FitContext, options: AdaSSPOptions) -> MethodFit:
         lam = np.maximum(0.0, lam_q + s_lam * post_processing_normal(gram.shape[0], boot_rng) - shift)
         return solve_noisy_normal_equations(gram, moment, ridge=np.maximum(0.0, ridge_level - lam))
 
-    draws, sigma2 = parametric_bootstrap(released, params, estimator, options.bootstrap, rng)
     ratio = noise_to_signal(released)
+    # the pipeline withholds the inference on this released ratio alone: then the bootstrap is not run (every
+    # release is made above, and nothing draws from the generator after it)
+    withheld = bool(withholding_reason("adassp", ratio, WITHHOLD_ABOVE, None))
+    draws, sigma2 = parametric_bootstrap(released, params, estimator, 0 if withheld else options.bootstrap, rng)
     notes = bootstrap_notes(ratio, {"adassp": WITHHOLD_ABOVE})
     if ridge > 0.1 * lam_min_tilde:
         notes += ("WARNING: the private ridge is not small next to the certified lambda_min(X^T X), so the "
@@ -164,8 +170,10 @@ def fit(rows: Rows, ctx: FitContext, options: AdaSSPOptions) -> MethodFit:
         inference=Inference("bootstrap", draws=draws, description=BOOTSTRAP_DESCRIPTION, noise_to_signal=ratio),
         released=released, released_sums=plug_in_sums(params, released, ratio), notes=notes,
         theory_inputs=TheoryInputs(inference=True),
-        error_split=sufficient_statistics_split(released, params, sigma2=sigma2, ridge=ridge, draws=draws,
-                                                privacy_source=SPLIT_PRIVACY, sampling_source=SPLIT_SAMPLING),
+        error_split=sufficient_statistics_split(released, params, sigma2=sigma2, ridge=ridge,
+                                                draws=None if withheld else draws,
+                                                privacy_source=SPLIT_PRIVACY_WITHHELD if withheld else SPLIT_PRIVACY,
+                                                sampling_source=SPLIT_SAMPLING),
         diagnostics={**diagnostics, "sigma2_hat_scaled": sigma2, "noise_to_signal": ratio})
 
 

@@ -73,6 +73,7 @@ from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import GaussianBlock, gaussian_block
 from dpstats.rates import Rate, UpperRate, log_inv
 from dpstats.rows.base import Rows
+from dpstats.validation import shown
 
 __all__ = ["AMBSSGDOptions", "fit", "AMBSSGDLayout", "batch_bounds", "theory_rate", "SPEC"]
 
@@ -106,7 +107,7 @@ class AMBSSGDOptions(descent.DescentOptions):
     def __post_init__(self) -> None:
         descent.check_fraction("est_fraction", self.est_fraction)
         if self.standardize is not None and not isinstance(self.standardize, bool):
-            raise MethodOptionError("standardize must be True, False or None")
+            raise MethodOptionError(f"standardize must be True, False or None, got {shown(self.standardize)}")
         if self.standardize and self.trace is not None:
             raise MethodOptionError("trace states Tr(Sigma) of the raw covariates, which standardize=True would "
                                     "change: pass one of them")
@@ -117,7 +118,7 @@ class AMBSSGDOptions(descent.DescentOptions):
             except TypeError:
                 ok = False
             if not ok:
-                raise MethodOptionError("trace must be a positive number")
+                raise MethodOptionError(f"trace must be a positive number, got {shown(self.trace)}")
 
     @property
     def standardising(self) -> bool:

@@ -98,7 +98,7 @@ from dpstats.privacy.mechanisms import (
 from dpstats.privacy.missing_screen import SCREEN_SHARE, requested_epsilon
 from dpstats.rates import ExpectedError, PlanningFacts, UpperRate
 from dpstats.rows.base import Rows
-from dpstats.validation import MAX_EPSILON
+from dpstats.validation import MAX_EPSILON, shown
 
 __all__ = ["PGDOptions", "fit", "budget_split", "reports_intervals", "linearise", "phases_linearised", "steps_rule",
            "INTERVAL_MIN_N_MU", "SMALL_N_MU", "SMALL_CLIP_CEILING", "CLIP_CEILING_N_MU", "clip_ceiling", "start_spread",
@@ -306,10 +306,12 @@ class PGDOptions(MethodOptions):
         check_bool(self.inference, "inference")
         if isinstance(self.chains, bool) or not isinstance(self.chains, (int, np.integer)) \
                 or not 2 <= self.chains <= 100:
-            raise MethodOptionError("chains must be an integer from 2 to 100 (independent final chains)")
+            raise MethodOptionError(f"chains must be an integer from 2 to 100 (independent final chains), got "
+                                    f"{shown(self.chains)}")
         if self.steps is not None and (isinstance(self.steps, bool) or not isinstance(self.steps, (int, np.integer))
                                        or not 2 <= self.steps <= 1_000_000):
-            raise MethodOptionError("steps must be None (the public rule) or an integer from 2 to 1,000,000")
+            raise MethodOptionError("steps must be None (the public rule) or an integer from 2 to 1,000,000, got "
+                                    f"{shown(self.steps)}")
 
 
 def clip_rule(n_mu: float, minority: float | None = None, d: int | None = None) -> tuple[float, float]:

@@ -150,7 +150,7 @@ class MethodOptions:
 def check_bool(value: Any, name: str) -> None:
     """Refuse an option that must be True or False."""
     if not isinstance(value, bool):
-        raise MethodOptionError(f"{name} must be True or False")
+        raise MethodOptionError(f"{name} must be True or False, got {shown(value)}")
 
 
 @dataclass(frozen=True)
@@ -355,10 +355,13 @@ class Inference:
 
     @property
     def covariance(self) -> np.ndarray:
-        """``cov``, or the covariance of the bootstrap replicates."""
+        """``cov``, or the covariance of the bootstrap replicates (NaN without two replicates: a bootstrap not run
+        because the inference is withheld)."""
         if self.cov is not None:
             return self.cov
         assert self.draws is not None  # checked at construction
+        if self.draws.shape[0] < 2:
+            return np.full((self.draws.shape[1],) * 2, np.nan)
         return np.atleast_2d(np.cov(self.draws, rowvar=False))
 
     @property

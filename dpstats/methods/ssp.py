@@ -55,6 +55,7 @@ from dpstats.inference import (
     plug_in_sums,
     sufficient_statistics_split,
     unreliable_note,
+    withholding_reason,
 )
 from dpstats.methods.common.extremes import square
 from dpstats.methods.common.linalg import solve_noisy_normal_equations
@@ -80,6 +81,7 @@ from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import gaussian_mechanism_mu, symmetric_gaussian_mechanism
 from dpstats.rates import ExpectedError, PlanningFacts, UpperRate
 from dpstats.rows.base import Combine, Rows
+from dpstats.validation import shown
 
 __all__ = ["SSPOptions", "fit", "statistics_pass", "release_gram", "release_moment", "release_yty",
            "INFERENCE_WEIGHT", "WITHHOLD_ABOVE", "NO_YTY", "SPEC"]
@@ -99,6 +101,9 @@ BOOTSTRAP_DESCRIPTION = "parametric bootstrap on released values"
 SPLIT_PRIVACY = ("the released noise sds of X^T X and X^T y propagated through the released X^T X, plus the bias "
                  "and non-linearity the bootstrap shows")
 SPLIT_PRIVACY_NO_BOOTSTRAP = "the released noise sds of X^T X and X^T y propagated through the released X^T X"
+#: the privacy part of a fit whose inference its released noise-to-signal ratio withholds: the bootstrap is not run
+SPLIT_PRIVACY_WITHHELD = (f"{SPLIT_PRIVACY_NO_BOOTSTRAP} (no bootstrap: the noise-to-signal ratio withholds the "
+                          "inference)")
 SPLIT_SAMPLING = "sigma^2 (X^T X)^-1 from the released X^T X and y^T y"
 
 #: why a fit with inference=False has no private R^2
@@ -115,7 +120,7 @@ def check_bootstrap(bootstrap: object) -> None:
     if (isinstance(bootstrap, bool) or not isinstance(bootstrap, (int, np.integer))
             or not 100 <= bootstrap <= MAX_BOOTSTRAP):
         raise MethodOptionError(f"bootstrap must be an integer in [100, {MAX_BOOTSTRAP}] (number of bootstrap "
-                                "replicates)")
+                                f"replicates), got {shown(bootstrap)}")
 
 
 @dataclass(frozen=True)
@@ -198,18 +203,23 @@ def fit(rows: Rows, ctx: FitContext, options: SSPOptions) -> MethodFit:
                                                                  privacy_source=SPLIT_PRIVACY_NO_BOOTSTRAP))
     yy, sigma_yy = release_yty(stats.yty, mus[2], bounds.y_abs, rng=ctx.rng, ledger=ctx.ledger)
     released = ReleasedStatistics(xx, xy, yy, stats.n, sigma_xx, sigma_xy, sigma_yy)
+    ratio = noise_to_signal(released)
+    # the pipeline withholds the inference on this released ratio alone: then the bootstrap is not run (every
+    # release is made above, and nothing draws from the generator after it)
+    withheld = bool(withholding_reason("ssp", ratio, WITHHOLD_ABOVE, None))
     draws, sigma2 = parametric_bootstrap(
         released, params, lambda g, m, _: solve_noisy_normal_equations(g, m, eigen_floor=sigma_xx),
-        options.bootstrap, ctx.rng)
-    ratio = noise_to_signal(released)
+        0 if withheld else options.bootstrap, ctx.rng)
     return MethodFit(
         params=params,
         inference=Inference("bootstrap", draws=draws, description=BOOTSTRAP_DESCRIPTION, noise_to_signal=ratio),
         released=released, released_sums=plug_in_sums(params, released, ratio),
         notes=bootstrap_notes(ratio, {"ssp": WITHHOLD_ABOVE}),
         theory_inputs=TheoryInputs(inference=True),
-        error_split=sufficient_statistics_split(released, params, sigma2=sigma2, eigen_floor=sigma_xx, draws=draws,
-                                                privacy_source=SPLIT_PRIVACY, sampling_source=SPLIT_SAMPLING),
+        error_split=sufficient_statistics_split(released, params, sigma2=sigma2, eigen_floor=sigma_xx,
+                                                draws=None if withheld else draws,
+                                                privacy_source=SPLIT_PRIVACY_WITHHELD if withheld else SPLIT_PRIVACY,
+                                                sampling_source=SPLIT_SAMPLING),
         diagnostics={"gram_noise_sd": sigma_xx, "sigma2_hat_scaled": sigma2, "noise_to_signal": ratio})
 
 

@@ -76,6 +76,7 @@ from dpstats.privacy.mechanisms import (
 from dpstats.privacy.missing_screen import requested_epsilon
 from dpstats.rates import UpperRate
 from dpstats.rows.base import Rows
+from dpstats.validation import shown
 
 __all__ = [
     "INTERVAL_MIN_N_EPSILON",
@@ -197,7 +198,7 @@ class TheilSenOptions(MethodOptions):
 
 def _check_int(value: object, name: str, lo: int, hi: int, what: str) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
-        raise MethodOptionError(f"{name} must be an integer in [{lo}, {hi}] ({what})")
+        raise MethodOptionError(f"{name} must be an integer in [{lo}, {hi}] ({what}), got {shown(value)}")
 
 
 # -- public grids -------------------------------------------------------------------------------------------------

@@ -36,22 +36,32 @@ which is sound because the budget lives in the file.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import threading
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import IO, Any
 
 from dpstats.errors import (
     AccountantPicklingError,
     BudgetExceededError,
+    BudgetFileError,
     BudgetMismatchError,
     InvalidArgumentError,
     InvalidPrivacyParameterError,
     UnknownReservationError,
 )
-from dpstats.privacy.budget_store import BudgetStore, chosen_label, display_left
+from dpstats.privacy.budget_store import (
+    FORMAT,
+    BudgetStore,
+    budget_document,
+    chosen_label,
+    display_left,
+    read_budget_file,
+)
 from dpstats.validation import check_budget_total
 
 __all__ = ["PrivacyAccountant", "Spend"]
@@ -105,6 +115,31 @@ def _clamp(spent: float, reserved: float) -> float:
     if math.isnan(spent):
         return reserved
     return min(max(spent, 0.0), reserved)
+
+
+@dataclass(frozen=True)
+class _MemoryRow:
+    """One row of an in-memory accountant's JSON document (the attributes :func:`budget_document` reads from a
+    budget file's rows; who ran it and what it reserved are not recorded in memory)."""
+
+    id: int
+    label: str
+    reserved_epsilon: float | None
+    reserved_delta: float | None
+    spent_epsilon: float | None
+    spent_delta: float | None
+    status: str
+    reserved_at: str | None
+    settled_at: str | None
+    user: None = None
+    host: None = None
+    pid: None = None
+    who: None = None
+
+
+#: the status of a reservation still held when a budget was exported, which :meth:`PrivacyAccountant.from_json`
+#: counts as spent in full (its fit may have released)
+HELD_WHEN_EXPORTED = "held when exported (counted as spent)"
 
 
 class PrivacyAccountant:
@@ -178,7 +213,7 @@ class PrivacyAccountant:
                  allow_budget_change: bool = False, timeout: float = 60.0, refuse_seeded: bool = False) -> None:
         check_budget_total(epsilon, delta)
         if epsilon == float("inf"):
-            raise InvalidPrivacyParameterError("an accountant needs a finite epsilon budget")
+            raise InvalidPrivacyParameterError(f"an accountant needs a finite epsilon budget, got {epsilon!r}")
         self.epsilon = float(epsilon)
         self.delta = float(delta)
         self._lock = threading.Lock()
@@ -397,6 +432,131 @@ class PrivacyAccountant:
             if eps > 0 or dlt > 0:
                 self._history.append(spend)
             return spend
+
+    def to_json(self, path: str | os.PathLike[str] | None = None) -> str:
+        """The budget and its history as JSON, in the format of ``dpstats budget show --format json``.
+
+        Parameters
+        ----------
+        path : str or os.PathLike, optional
+            Also write the document to this file (UTF-8, replaced if it exists).
+
+        Returns
+        -------
+        str
+            The JSON document: ``format`` ("dpstats privacy budget"), ``version``, ``path`` (None in memory),
+            ``epsilon`` and ``delta`` (the budget), ``spent`` and ``held`` as ``[epsilon, delta]``,
+            ``seeded_fits`` (``"allow"`` or ``"refuse"``) and ``reservations``: one per fit, oldest first, with
+            its ``label``, ``spent``, ``status`` and ``settled_at`` (ISO 8601, UTC).  A budget file's document is
+            :func:`dpstats.privacy.budget_store.budget_document` of the file (every reservation, who made it and
+            what it reserved, and the file's events); an in-memory accountant's lists its :attr:`history` and the
+            reservations still held (``status`` "reserved"), without who or what was reserved (``None``).
+
+        See Also
+        --------
+        from_json : Reads the document back.
+
+        Examples
+        --------
+        >>> import io, json
+        >>> import dpstats
+        >>> acct = dpstats.PrivacyAccountant(epsilon=1.0, delta=1e-6)
+        >>> spend = acct.settle(acct.reserve(0.5, 1e-7, label="a fit"), 0.5, 1e-7)
+        >>> json.loads(acct.to_json())["spent"]
+        [0.5, 1e-07]
+        >>> dpstats.PrivacyAccountant.from_json(io.StringIO(acct.to_json())).remaining
+        (0.5, 9e-07)
+        """
+        if self._store is not None:
+            document = budget_document(read_budget_file(self._store.path))
+        else:
+            with self._lock:
+                rows = [_MemoryRow(i, s.label, None, None, s.epsilon, s.delta, s.status, None, s.when.isoformat())
+                        for i, s in enumerate(self._history, start=1)]
+                rows += [_MemoryRow(len(rows) + i, r.label, r.epsilon, r.delta, None, None, "reserved", None, None)
+                         for i, r in enumerate(self._reserved.values(), start=1)]
+                (ce, cd), (re, rd) = self._committed(), self._outstanding()
+            meta = {"seeded_fits": "refuse" if self.refuses_seeded else "allow"}
+            document = budget_document({"path": None, "epsilon": self.epsilon, "delta": self.delta, "meta": meta,
+                                        "rows": rows, "events": [], "spent_epsilon": ce, "spent_delta": cd,
+                                        "held_epsilon": re, "held_delta": rd})
+        text = json.dumps(document, indent=2)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+        return text
+
+    @classmethod
+    def from_json(cls, source: str | os.PathLike[str] | IO[str]) -> PrivacyAccountant:
+        """An in-memory accountant with the budget and history of a JSON document.
+
+        The document is one :meth:`to_json` wrote, or the output of ``dpstats budget show --format json``.
+        Every fit in it stays spent: a settled fit with what it spent, and a reservation still held when it was
+        exported (a fit running, or a process gone) with its whole reservation (status
+        ``"held when exported (counted as spent)"``).  The budget's ``seeded_fits`` setting is kept.  A budget
+        file itself is reopened with :meth:`open`, which keeps sharing it; this copy does not.
+
+        Parameters
+        ----------
+        source : str, os.PathLike or text file object
+            The document's file (a path), or an open text file (``io.StringIO(text)`` for a string).
+
+        Returns
+        -------
+        PrivacyAccountant
+            In memory (``path`` None).
+
+        Raises
+        ------
+        BudgetFileError
+            The document is not JSON, or not a dpstats budget document (its ``format`` or a field is missing
+            or malformed).
+        InvalidPrivacyParameterError
+            Its budget is not a valid one.
+        """
+        name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else getattr(source, "name", None)
+        where = str(name) if name is not None else "the JSON document"
+        try:
+            if isinstance(source, (str, os.PathLike)):
+                with open(os.fspath(source), encoding="utf-8") as fh:
+                    document = json.load(fh)
+            else:
+                document = json.load(source)
+        except json.JSONDecodeError as exc:
+            raise BudgetFileError(f"{where} is not JSON ({exc.msg}, line {exc.lineno})", path=str(name or ""),
+                                  reason="not JSON") from None
+        return cls._from_document(document, where, str(name or ""))
+
+    @classmethod
+    def _from_document(cls, document: Any, where: str, path: str) -> PrivacyAccountant:
+        def bad(what: str) -> BudgetFileError:
+            return BudgetFileError(f"{where} is not a dpstats budget document: {what} (write one with "
+                                   "PrivacyAccountant.to_json or dpstats budget show PATH --format json)",
+                                   path=path, reason="not a budget document")
+
+        if not isinstance(document, dict) or document.get("format", FORMAT) != FORMAT:
+            raise bad(f"its format is not {FORMAT!r}")
+        try:
+            acct = cls(float(document["epsilon"]), float(document["delta"]),
+                       refuse_seeded=document.get("seeded_fits", "allow") == "refuse")
+            for row in document["reservations"]:
+                when = row.get("settled_at") or row.get("reserved_at")
+                stamp = datetime.fromisoformat(when) if when else datetime.now(timezone.utc)
+                if row["status"] == "reserved":  # held: its fit may have released, so it counts in full
+                    eps, dlt = (float(v) for v in row["reserved"])
+                    status = HELD_WHEN_EXPORTED
+                else:
+                    eps, dlt = (float(v) for v in (row["spent"] or (0.0, 0.0)))
+                    status = str(row["status"])
+                if not (0 <= eps < math.inf and 0 <= dlt < 1):
+                    raise bad(f"the fit {str(row['label'])!r} has the spend ({eps!r}, {dlt!r})")
+                if eps > 0 or dlt > 0:
+                    acct._history.append(Spend(str(row["label"]), eps, dlt, stamp, status))
+        except InvalidPrivacyParameterError:
+            raise
+        except (KeyError, TypeError, ValueError) as exc:
+            raise bad(f"a field is missing or malformed ({type(exc).__name__}: {exc})") from None
+        return acct
 
     def __copy__(self) -> PrivacyAccountant:
         """The accountant itself: a budget is a shared resource (see the module docstring)."""

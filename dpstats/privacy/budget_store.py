@@ -49,7 +49,7 @@ from typing import Any, Literal
 
 from dpstats.errors import BudgetExceededError, BudgetFileError, UnknownReservationError
 
-__all__ = ["BudgetStore", "Reservation", "FORMAT", "read_budget_file"]
+__all__ = ["BudgetStore", "Reservation", "FORMAT", "read_budget_file", "budget_document"]
 
 APPLICATION_ID = 0x64707374  # "dpst"
 FORMAT = "dpstats privacy budget"
@@ -534,3 +534,37 @@ def read_budget_file(path: str) -> dict[str, Any]:
         "held_delta": math.fsum(r.reserved_delta for r in held),
     }
 
+
+def budget_document(info: dict[str, Any]) -> dict[str, Any]:
+    """The JSON document of a budget (``dpstats budget show --format json``, ``PrivacyAccountant.to_json``).
+
+    Parameters
+    ----------
+    info : dict
+        What :func:`read_budget_file` returns (an in-memory accountant builds the same keys: ``path`` None,
+        ``meta`` and ``events`` empty, its history as ``rows``).
+
+    Returns
+    -------
+    dict
+        ``format`` and ``version`` (this module's ``FORMAT`` and ``VERSION``), ``path``, ``epsilon``,
+        ``delta``, ``spent`` and ``held`` as ``[epsilon, delta]``, ``created``, ``created_by``,
+        ``seeded_fits`` (``"allow"`` or ``"refuse"``), ``reservations`` (one dict per row: ``id``, ``label``,
+        ``who``, ``user``, ``host``, ``pid``, ``reserved_at``, ``settled_at``, ``reserved`` and ``spent`` as
+        ``[epsilon, delta]`` or None where not recorded, ``status``) and ``events``.
+    """
+    return {
+        "format": FORMAT, "version": VERSION,
+        "path": info["path"], "epsilon": info["epsilon"], "delta": info["delta"],
+        "spent": [info["spent_epsilon"], info["spent_delta"]],
+        "held": [info["held_epsilon"], info["held_delta"]],
+        "created": info["meta"].get("created_at"), "created_by": info["meta"].get("created_by"),
+        "seeded_fits": info["meta"].get("seeded_fits", "allow"),
+        "reservations": [{
+            "id": r.id, "label": r.label, "who": r.who, "user": r.user, "host": r.host, "pid": r.pid,
+            "reserved_at": r.reserved_at, "settled_at": r.settled_at,
+            "reserved": None if r.reserved_epsilon is None else [r.reserved_epsilon, r.reserved_delta],
+            "spent": None if r.spent_epsilon is None else [r.spent_epsilon, r.spent_delta],
+            "status": r.status} for r in info["rows"]],
+        "events": [{"at": at, "who": who, "what": what} for at, who, what in info["events"]],
+    }

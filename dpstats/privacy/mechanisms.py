@@ -42,7 +42,7 @@ import math
 import numpy as np
 
 from dpstats.deprecation import MovedUp
-from dpstats.errors import MethodOptionError, NoiseScaleRangeError
+from dpstats.errors import InvalidPrivacyParameterError, MethodOptionError, NoiseScaleRangeError
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.samplers import (
@@ -80,15 +80,16 @@ __all__ = [
 _PLD_NUMERIC_FAILURES = (OverflowError, FloatingPointError, ValueError, MemoryError)
 
 
-def make_rng(random_state: int | np.random.Generator | None) -> tuple[np.random.Generator, bool]:
+def make_rng(random_state: int | np.random.Generator | np.random.SeedSequence | None
+             ) -> tuple[np.random.Generator, bool]:
     """Return ``(generator, seeded)``.
 
     ``None`` gives a :class:`~dpstats.privacy.secure_random.SecureGenerator`:
     every draw is computed from ``os.urandom``, the operating system's
-    cryptographically secure generator (not a PRNG seeded from it).  An int
-    or a Generator gives reproducible noise (numpy's PCG64), which the
-    privacy report flags as seeded.  A SecureGenerator passed in is not
-    seeded.
+    cryptographically secure generator (not a PRNG seeded from it).  An int,
+    a Generator or a SeedSequence gives reproducible noise (numpy's PCG64),
+    which the privacy report flags as seeded.  A SecureGenerator passed in is
+    not seeded.
     """
     if random_state is None:
         return SecureGenerator(), False
@@ -96,11 +97,14 @@ def make_rng(random_state: int | np.random.Generator | None) -> tuple[np.random.
         return random_state, False
     if isinstance(random_state, np.random.Generator):
         return random_state, True
+    if isinstance(random_state, np.random.SeedSequence):  # the same stream every time it is given
+        return np.random.default_rng(random_state), True
     if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
         if random_state < 0:
             raise MethodOptionError(f"random_state must be a non-negative integer seed, got {random_state}")
         return np.random.default_rng(int(random_state)), True
-    raise MethodOptionError("random_state must be None, a non-negative int seed or a numpy.random.Generator")
+    raise MethodOptionError("random_state must be None, a non-negative int seed, a numpy.random.Generator or a "
+                            f"numpy.random.SeedSequence, got {type(random_state).__name__}")
 
 
 def _check_sensitivity(sensitivity: float) -> float:
@@ -108,8 +112,8 @@ def _check_sensitivity(sensitivity: float) -> float:
     if s == math.inf:  # public options, bounds or released values beyond double precision (never the data)
         raise NoiseScaleRangeError("the sensitivity of a release is infinite in double precision: the options or "
                                    "declared bounds that set it are far outside the data's scale")
-    if not (math.isfinite(s) and s >= 0):
-        raise ValueError(f"sensitivity must be finite and >= 0, got {sensitivity!r}")
+    if not (math.isfinite(s) and s >= 0):  # a negative or NaN scale: no noise distribution has it
+        raise NoiseScaleRangeError(f"sensitivity must be finite and >= 0, got {s:.4g}")
     return s
 
 
@@ -137,7 +141,7 @@ def laplace_mechanism(
     """
     sens = _check_sensitivity(l1_sensitivity)
     if not epsilon > 0:
-        raise ValueError("epsilon must be > 0")
+        raise InvalidPrivacyParameterError(f"epsilon must be > 0, got {epsilon:.4g}")
     arr = np.asarray(value, dtype=float)
     dim = max(arr.size, 1)
     if sens == 0 or math.isinf(epsilon):  # no noise is needed (or none is possible): nothing to sample
@@ -183,10 +187,10 @@ def gaussian_mechanism_mu(
     """
     sens = _check_sensitivity(l2_sensitivity)
     if not mu > 0:
-        raise ValueError("mu must be > 0")
+        raise InvalidPrivacyParameterError(f"mu must be > 0, got {mu:.4g}")
     arr = np.asarray(value, dtype=float)
     if sens == 0:
-        raise ValueError("a Gaussian release with zero sensitivity needs no noise; do not charge it")
+        raise NoiseScaleRangeError("a Gaussian release with zero sensitivity needs no noise; do not charge it")
     dim = max(arr.size, 1)
     plan = gaussian_plan(sens, float(mu), dim)
     ledger.charge(PrivacyStep(name, "gaussian", plan.sensitivity, "L2", plan.noise_scale, dimension=dim,
@@ -271,8 +275,11 @@ def exponential_mechanism(
     otherwise.
     """
     sens = _check_sensitivity(sensitivity)
-    if not (epsilon > 0 and sens > 0 and 0 <= delta < 1):
-        raise ValueError("exponential mechanism needs epsilon > 0, sensitivity > 0 and 0 <= delta < 1")
+    if not (epsilon > 0 and 0 <= delta < 1):
+        raise InvalidPrivacyParameterError(f"exponential mechanism needs epsilon > 0 and 0 <= delta < 1, got "
+                                           f"epsilon={epsilon:.4g}, delta={delta:.4g}")
+    if not sens > 0:
+        raise NoiseScaleRangeError("exponential mechanism needs sensitivity > 0, got 0")
     base = np.asarray(log_base_measure, dtype=float)
     s = np.asarray(scores, dtype=float)
     if base.shape != s.shape or base.ndim != 1 or base.size == 0:
@@ -310,7 +317,8 @@ def keyed_public_generator(key: tuple[int, ...], index: int) -> np.random.Genera
     return np.random.default_rng([*(int(k) for k in key), int(index)])
 
 
-def spawn_generators(random_state: int | np.random.Generator | None, count: int) -> list[np.random.Generator]:
+def spawn_generators(random_state: int | np.random.Generator | np.random.SeedSequence | None,
+                     count: int) -> list[np.random.Generator]:
     """``count`` independent random sources for separate fits: with ``random_state=None`` each a
     :class:`~dpstats.privacy.secure_random.SecureGenerator` (as :func:`make_rng` gives one fit), else seeded PCG64
     generators spawned from the seed (or from a seed drawn from a given Generator), reproducible."""
@@ -387,7 +395,7 @@ class GaussianBlock:
             raise RuntimeError("this Gaussian block has already made all the releases it was charged for")
         sens = _check_sensitivity(l2_sensitivity)
         if sens == 0:
-            raise ValueError("a Gaussian release needs a positive sensitivity")
+            raise NoiseScaleRangeError("a Gaussian release needs a positive sensitivity, got 0")
         arr = np.asarray(value, dtype=float)
         if arr.size > self.max_coordinates:
             raise ValueError(f"this Gaussian block was charged for releases of at most {self.max_coordinates} "
@@ -425,7 +433,7 @@ class FixedGaussianBlock(GaussianBlock):
                  dimension: int, note: str = "") -> None:
         sens = _check_sensitivity(l2_sensitivity)
         if sens == 0:
-            raise ValueError("a Gaussian release needs a positive sensitivity")
+            raise NoiseScaleRangeError("a Gaussian release needs a positive sensitivity, got 0")
         if int(dimension) != dimension or dimension < 1:
             raise ValueError("dimension must be a positive integer")
         super().__init__(rounds=rounds, mu_round=mu_round, ledger=ledger, name=name, dimension=int(dimension),

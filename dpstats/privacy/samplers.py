@@ -480,12 +480,12 @@ def _grid_exponent(scale: float, bits: int) -> int:
     """e such that scale / 2^e lies in [2^bits, 2^(bits+1)); :class:`~dpstats.errors.NoiseScaleRangeError` (a
     ValueError) when no such grid exists in double precision (the scale is public or a released value)."""
     if not (scale > 0 and math.isfinite(scale)):
-        raise NoiseScaleRangeError(f"the noise scale must be finite and > 0, got {scale!r}; the sensitivity or the "
+        raise NoiseScaleRangeError(f"the noise scale must be finite and > 0, got {scale:.4g}; the sensitivity or the "
                                    "options that set it are outside the supported range")
     e = math.frexp(scale)[1] - 1 - bits
     if not -1022 <= e <= 900:
         raise NoiseScaleRangeError(
-            f"the noise scale {scale!r} is outside the range of a floating-point grid (about 1e-280 to 1e282); "
+            f"the noise scale {scale:.4g} is outside the range of a floating-point grid (about 1e-280 to 1e282); "
             "options such as clip_norm, step_size or covariate_tail, or declared bounds, set it: bring them nearer "
             "to the data's scale (with every bound declared the design is rescaled to [-1, 1])")
     return e

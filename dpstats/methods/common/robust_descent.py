@@ -133,13 +133,14 @@ class DescentOptions(MethodOptions):
         if tail is not None and not (_real(tail) and _TAIL_RANGE[0] <= float(tail) <= _TAIL_RANGE[1]):
             # outside this range Theta^2 over- or underflows for some released Gamma (a step size 1/0 or an
             # infinite sensitivity after part of the budget is spent); Theta / sqrt(Tr Sigma) is about 1 to 10
-            raise MethodOptionError(f"covariate_tail must be a number in [{_TAIL_RANGE[0]:g}, {_TAIL_RANGE[1]:g}]")
+            raise MethodOptionError(f"covariate_tail must be a number in [{_TAIL_RANGE[0]:g}, {_TAIL_RANGE[1]:g}], got "
+                                    f"{shown(tail)}")
         if self.rounds is not None and not (_whole(self.rounds) and self.rounds >= 1):
-            raise MethodOptionError("rounds must be a positive integer")
+            raise MethodOptionError(f"rounds must be a positive integer, got {shown(self.rounds)}")
         if self.step_size is not None and not (_real(self.step_size) and self.step_size > 0):
-            raise MethodOptionError("step_size must be a positive number")
+            raise MethodOptionError(f"step_size must be a positive number, got {shown(self.step_size)}")
         if not (_whole(self.max_rounds) and self.max_rounds >= 2):
-            raise MethodOptionError("max_rounds must be an integer >= 2")
+            raise MethodOptionError(f"max_rounds must be an integer >= 2, got {shown(self.max_rounds)}")
 
 
 def precondition(rows: Rows, ctx: FitContext, mu_pre: float, notes: list[str],

@@ -71,7 +71,7 @@ class TukeyOptions(MethodOptions):
         for name in ("prep_share", "pilot_share"):
             share = getattr(self, name)
             if isinstance(share, bool) or not (isinstance(share, (int, float)) and 0 < share < MAX_SHARE):
-                raise MethodOptionError(f"{name} must lie in (0, {MAX_SHARE:g})")
+                raise MethodOptionError(f"{name} must lie in (0, {MAX_SHARE:g}), got {shown(share)}")
 
 
 def _check_m(m: object) -> None:
