@@ -12,14 +12,26 @@ data (the difference in proportions), whose standard error is the unpooled two-p
 method: median relative error of the slope, share of 95% intervals covering the least-squares slope, median
 interval width over the least-squares interval's, share of fits reporting an interval.
 
+``--rare`` measures pgd's rule for a rare outcome instead (docs/choosing.md, "A rare outcome"): x ~ U(0, 1) with
+bounds [0, 1], g ~ Bernoulli(0.5), y ~ Bernoulli(p (0.6 + 0.8 x)(0.8 + 0.4 g)) as a bool column, so that the share of
+ones is p in {0.03, 0.05, 0.08, 0.12, 0.2, 0.3, 0.4}, ``y ~ x + C(g, levels=[0, 1])`` fitted by pgd with the rule
+switched off and the arguments it would have read (n * mu, the released share of the rarer value and its noise sd)
+recorded, so that the rule as installed and the session-21 rule (withheld where the released share is below 0.1
+and n * mu times it below 50) apply to the same fits (post-processing: a withheld interval is the same fit without
+it); n in {100, 150, 250, 350, 400, 500, 1000, 2000, 3000}, epsilon in {0.5, 1, 3}.  Per share and band of n * mu:
+the share of fits reporting an interval for x and the share of those covering least squares' slope on the same
+data, with no rule, the session-21 rule and the rule as installed.
+
 Run from the repository root (one process)::
 
     python benchmarks/boolean_response.py --reps 20      # results/boolean_response.md
+    python benchmarks/boolean_response.py --rare --reps 40      # results/boolean_response_rare.md
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 import warnings
 from collections.abc import Sequence
@@ -29,9 +41,14 @@ import numpy as np
 import pandas as pd
 
 import dpstats
+import dpstats.methods.pgd as pgd
 from dpstats.methods.registry import AutoFacts
 
 OUT = Path(__file__).resolve().parent / "results" / "boolean_response.md"
+RARE_OUT = Path(__file__).resolve().parent / "results" / "boolean_response_rare.md"
+RARE_SHARES, RARE_NS = (0.03, 0.05, 0.08, 0.12, 0.2, 0.3, 0.4), (100, 150, 250, 350, 400, 500, 1000, 2000, 3000)
+#: the bands of n * mu in which the rare-outcome table pools its fits
+RARE_BANDS = (15.0, 50.0, 80.0, 100.0, 150.0, 250.0, 500.0, 1000.0)
 NS, EPSILONS, METHODS = (60, 120, 250), (0.5, 1.0, 3.0), ("theilsen", "pgd", "dpsgd")
 FORMULA = "y ~ C(g, levels=[0, 1])"
 
@@ -52,12 +69,100 @@ def one_fit(method: str, n: int, eps: float, seed: int) -> tuple[float, float, f
     return rel, float(lo <= b_ols <= hi), (hi - lo) / (2 * 1.96 * se) if se > 0 else float("nan"), 1.0
 
 
+def old_rare_rule(n_mu: float, minority: float | None, share_sd: float | None) -> bool:
+    """The session-21 rule: withheld where the released share is below 0.1 and n * mu times it below 50."""
+    return minority is not None and minority < 0.1 and n_mu * minority < 50.0
+
+
+def new_rare_rule(n_mu: float, minority: float | None, share_sd: float | None) -> bool:
+    """The rule as installed (``pgd.rare_outcome_reason``, kept before the benchmark switches it off)."""
+    return bool(INSTALLED_RARE_REASON(n_mu, minority, share_sd))
+
+
+INSTALLED_RARE_REASON = pgd.rare_outcome_reason
+
+
+def rare_fit(share: float, n: int, eps: float, seed: int) -> dict[str, float]:
+    """One pgd fit with the rare-outcome rule off: n * mu, the released share and its sd as the rule reads them, and
+    whether the interval for x (NaN bounds: none, for a reason other than the rule) covers least squares."""
+    rng = np.random.default_rng(seed)
+    x, g = rng.uniform(size=n), (rng.uniform(size=n) < 0.5).astype(int)
+    df = pd.DataFrame({"x": x, "g": g, "y": rng.uniform(size=n) < share * (0.6 + 0.8 * x) * (0.8 + 0.4 * g)})
+    design = np.column_stack([np.ones(n), x, g])
+    b_ols = float(np.linalg.lstsq(design, df.y.to_numpy(float), rcond=None)[0][1])
+    seen: dict[str, float] = {}
+
+    def record(n_mu: float, minority: float | None, share_sd: float | None = None) -> str:
+        seen.update(n_mu=n_mu, minority=np.nan if minority is None else minority,
+                    share_sd=np.nan if share_sd is None else share_sd)
+        return ""
+
+    pgd.rare_outcome_reason = record
+    try:
+        res = dpstats.dp_ols("y ~ x + C(g, levels=[0, 1])", df, eps, 1e-6, method="pgd", bounds={"x": (0.0, 1.0)},
+                             random_state=20_000 + seed)
+    finally:
+        pgd.rare_outcome_reason = INSTALLED_RARE_REASON
+    lo, hi = res.conf_int().loc["x"]
+    reported = bool(np.isfinite(lo) and np.isfinite(hi))
+    return dict(seen, share=share, n=n, eps=eps, seed=seed, true_share=float(df.y.mean()), reported=reported,
+                covers=float(lo <= b_ols <= hi) if reported else np.nan)
+
+
+def rare_table(records: list[dict[str, float]]) -> str:
+    """Per true share and band of n * mu: fits, the share reporting an interval under each rule and the coverage of
+    least squares among those reported, with no rule and under each rule."""
+    lines = ["| share of ones | n * mu | fits | no rule: covers | session-21 rule: reported | covers | "
+             "rule as installed: reported | covers |", "|---|---|---|---|---|---|---|---|"]
+    edges = (*RARE_BANDS, np.inf)
+
+    def covers(rs: list[dict[str, float]]) -> str:
+        return f"{np.mean([r['covers'] for r in rs]):.2f}" if rs else "-"
+
+    for share in RARE_SHARES:
+        for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+            band = [r for r in records if r["share"] == share and lo <= r["n_mu"] < hi and r["reported"]]
+            if not band:
+                continue
+            old = [r for r in band if not old_rare_rule(r["n_mu"], r["minority"], r["share_sd"])]
+            new = [r for r in band if not new_rare_rule(r["n_mu"], r["minority"], r["share_sd"])]
+            label = f"{lo:g}+" if np.isinf(hi) else f"{lo:g}-{hi:g}"
+            lines.append(f"| {share:g} | {label} | {len(band)} | {covers(band)} | {len(old) / len(band):.0%} | "
+                         f"{covers(old)} | {len(new) / len(band):.0%} | {covers(new)} |")
+    return "\n".join(lines)
+
+
+def rare_main(reps: int, out: str, jsonl: str | None) -> None:
+    """The rare-outcome measurement (module docstring, ``--rare``), written to ``out``."""
+    start = time.perf_counter()
+    records = [rare_fit(share, n, eps, 1000 * i + s) for i, (share, n, eps) in
+               enumerate((share, n, eps) for share in RARE_SHARES for n in RARE_NS for eps in EPSILONS)
+               for s in range(reps)]
+    if jsonl:
+        Path(jsonl).write_text("".join(json.dumps(r) + "\n" for r in records))
+    seconds = time.perf_counter() - start
+    text = (f"### pgd's rule for a rare two-valued outcome: no rule, the session-21 rule and the rule as installed\n\n"
+            f"Command: `python benchmarks/boolean_response.py --rare --reps {reps}` ({seconds:.0f} s, one process). "
+            f"{reps} data sets per (share, n, epsilon), n in {RARE_NS}, epsilon in {EPSILONS}, pooled by band of "
+            "n * mu; only the fits whose interval pgd gives with the rule off (n * mu >= 15); the interval for x "
+            "covering least squares' slope on the same data.\n\n"
+            + rare_table(records) + "\n")
+    Path(out).write_text(text)
+    print(text)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--reps", type=int, default=20)
-    p.add_argument("--out", default=str(OUT))
+    p.add_argument("--out", help="the results file (default: results/boolean_response.md, with --rare "
+                   "results/boolean_response_rare.md)")
+    p.add_argument("--rare", action="store_true", help="measure pgd's rule for a rare outcome (module docstring)")
+    p.add_argument("--jsonl", help="with --rare: write the records to this file")
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")
+    if args.rare:
+        rare_main(args.reps, args.out or str(RARE_OUT), args.jsonl)
+        return
     start = time.perf_counter()
     lines = ["| n | epsilon | n mu | method | median rel. error | covers least squares | median width / LS width "
              "| interval reported |", "|---|---|---|---|---|---|---|---|"]
@@ -75,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"Command: `python benchmarks/boolean_response.py --reps {args.reps}` ({seconds:.0f} s, one process). "
             f"{args.reps} data sets per cell; y ~ Bernoulli(0.3 + 0.2 g) as a bool column, g ~ Bernoulli(0.5); truth "
             "= least squares (the difference in proportions) on the same data.\n\n" + "\n".join(lines) + "\n")
-    Path(args.out).write_text(text)
+    Path(args.out or OUT).write_text(text)
     print(text)
 
 

@@ -1317,6 +1317,35 @@ def test_intervals_are_withheld_for_an_outcome_too_rare_for_the_budget():
     assert pgd.rare_outcome_reason(60.0, 0.45) == ""  # a balanced outcome at small n keeps its interval
 
 
+def test_a_common_outcome_whose_noisy_share_reads_rare_keeps_its_interval(monkeypatch):
+    """Session 48: the rare-outcome rule fired on noise below n * mu = 100, where the released share's noise sd is
+    0.1 and more (Greene, 30% ones: 4 of 20 fits withheld at epsilon 0.5; uis, 19%: 6 of 20), while the intervals
+    there covered least squares for rare outcomes too (benchmarks/results/boolean_response_rare.md).  Here 28% ones
+    at n = 300, epsilon 0.5 (n * mu 37, share sd 0.13): at this seed the released share is 0.089, below 0.1, and
+    n * mu times it is 3; the rule now applies from n * mu = RARE_FROM_N_MU only, so the interval is reported (it was
+    withheld before).  Deterministic: fixed data and noise seeds."""
+    rng = np.random.default_rng(5)
+    x = rng.uniform(0.0, 1.0, 300)
+    frame = pd.DataFrame({"x": x, "y": rng.uniform(0.0, 1.0, 300) < 0.25 * (0.5 + x)})
+    assert 0.25 < frame.y.mean() < 0.3
+    seen: list[tuple[float, float | None]] = []
+    rule = pgd.rare_outcome_reason
+
+    def recorded(n_mu: float, minority: float | None, share_sd: float | None = None) -> str:
+        seen.append((n_mu, minority))
+        return rule(n_mu, minority, share_sd)
+
+    monkeypatch.setattr(pgd, "rare_outcome_reason", recorded)
+    res = dpstats.dp_ols("y ~ x", frame, 0.5, 1e-6, method="pgd", bounds={"x": (0.0, 1.0)}, random_state=36)
+    ((n_mu, minority),) = seen
+    assert n_mu < pgd.RARE_FROM_N_MU and minority is not None and minority < pgd.RARE_SHARE  # reads rare
+    assert bool(np.all(np.isfinite(res.bse)))
+    assert res.inference_reason is None or "rare" not in res.inference_reason
+    # the rule itself: nothing below RARE_FROM_N_MU, a truly rare share above it is still withheld
+    assert pgd.rare_outcome_reason(99.0, 0.0, 0.07) == ""
+    assert pgd.rare_outcome_reason(100.0, 0.0, 0.07) and pgd.rare_outcome_reason(400.0, 0.05, 0.02)
+
+
 def test_intervals_are_withheld_when_too_few_rows_are_complete():
     """With missing="drop", a variable missing in all but a few rows leaves the fit to null rows: the released count
     of complete rows times mu is below the size rule's 15, and the intervals are withheld with that reason (an audit

@@ -442,6 +442,12 @@ def test_plan_applies_pgds_rare_outcome_rule_given_an_assumed_share():
     assert planned(6000, 0.05)["inference"].iloc[0] == "reported"
     assert np.isfinite(fitted(6000, 0.05).bse["x"])
     assert planned(800, 0.3)["inference"].iloc[0] == "reported"
+    # the rule applies from n * mu = 100 (session 48: below it the released share is noise and the intervals wide
+    # enough): at 300 rows (n * mu about 69) a 5% outcome reports, and interval_n still names the n from which
+    # intervals are given for good (4,305 above), not the small n where the rule does not apply yet
+    small = planned(300, 0.05)
+    assert small["inference"].iloc[0] == "reported" and small["interval_n"].iloc[0] == rare["interval_n"].iloc[0]
+    assert planned(300, None)["inference"].iloc[0] == "reported"
     unknown = planned(800, None)["inference"].iloc[0]
     assert unknown.startswith("reported (unless the response's rarer value is below 0.1")
     assert "outcome_share=" in unknown

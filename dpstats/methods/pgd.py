@@ -106,7 +106,8 @@ __all__ = ["PGDOptions", "fit", "budget_split", "reports_intervals", "linearise"
            "WEIGHTS", "SPEC", "clip_rule", "interval_reason", "GramPass", "NormHistogramPass", "GradientPass",
            "InferencePass", "sandwich", "sampling_resolved", "UNCLIPPED_SHARE_FLOOR",
            "gradient_norm_bound", "SAMPLING_Z", "floored_note", "CLIP_D_REF", "CLIP_D_POWER",
-           "RARE_SHARE", "RARE_MIN_N_MU", "rare_outcome_reason", "complete_rows_reason", "unspent_inference_note",
+           "RARE_SHARE", "RARE_MIN_N_MU", "RARE_FROM_N_MU", "rare_outcome_reason", "complete_rows_reason",
+           "unspent_inference_note",
            "TAIL_ROWS", "TAIL_CAP",
            "TAIL_FLOOR", "TAIL_Z",
            "TAIL_TEST_LEVEL", "TAIL_DECAY", "stretch_beyond",
@@ -209,7 +210,10 @@ MINORITY_SHARE, TWO_VALUED_MAX_QUANTILE = 0.25, 0.99
 #: With a two-valued response whose released rarer share is below RARE_SHARE, intervals are withheld where n * mu
 #: times that share is below RARE_MIN_N_MU: the clip then still cuts part of the rare rows' residuals and the fit's
 #: target sits away from least squares by more than the chains' spread shows (docs/choosing.md, "A rare outcome").
-RARE_SHARE, RARE_MIN_N_MU = 0.1, 50.0
+#: The rule applies from n * mu = RARE_FROM_N_MU: below it the released share's noise sd (about 6 / (n mu) and more)
+#: is as large as the share it would have to tell apart, and the intervals there are wide enough to cover least
+#: squares for a rare outcome too, so the rule withheld common outcomes' intervals on noise alone.
+RARE_SHARE, RARE_MIN_N_MU, RARE_FROM_N_MU = 0.1, 50.0, 100.0
 #: The warm start (phase 1) clips at WARM_CLIP[1] times the private WARM_CLIP[0]-quantile of the gradient norms at
 #: theta = 0: a robust start with little noise (its estimand need not be least squares; phase 2's clip is the
 #: clip rule's, read at the warm start and never above the rule's clip at theta = 0, from the same histogram).
@@ -375,13 +379,31 @@ def complete_rows_reason(rows: float | None, mu: float, sd: float | None = None,
 
 def rare_outcome_reason(n_mu: float, minority: float | None, share_sd: float | None = None) -> str:
     """Why intervals are withheld for a two-valued response whose rarer value is too rare for this budget ("" when
-    they are not): a released share ``minority`` below ``RARE_SHARE`` whose product with n * mu is below
-    ``RARE_MIN_N_MU`` (post-processing of the released centre and public n, epsilon, delta).  ``share_sd``, where
-    given, is the noise sd of that share (public: half the noise sd of the response's released centre, whose two
-    values the domain maps to -1 and +1), named beside it: at a small n * mu a share of 0.2 in the data can be
-    released below 0.1, and the message then says why a user's common enough outcome reads as rare.  The first
-    clause (up to " ("), which a table's note keeps, names the share and the threshold."""
-    if minority is None or minority >= RARE_SHARE or n_mu * minority >= RARE_MIN_N_MU:
+    they are not): from n * mu = ``RARE_FROM_N_MU`` (public), a released share ``minority`` below ``RARE_SHARE`` whose
+    product with n * mu is below ``RARE_MIN_N_MU`` (post-processing of the released centre and public n, epsilon,
+    delta).  Below ``RARE_FROM_N_MU`` the share's noise is as large as the share and the intervals are wide enough
+    for a rare outcome (docs/choosing.md, "A rare outcome"), so the rule does not apply.  ``share_sd``, where given,
+    is the noise sd of that share (public: half the noise sd of the response's released centre, whose two values
+    the domain maps to -1 and +1), named beside it, so that a user whose outcome is common can tell that the
+    released share is noisy.  The first clause (up to " ("), which a table's note keeps, names the share and the
+    threshold.
+
+    Parameters
+    ----------
+    n_mu : float
+        n * mu(epsilon, delta) of the fit (public).
+    minority : float or None
+        The released share of the response's rarer value (None: the response is not two-valued).
+    share_sd : float or None
+        That share's noise sd (public), or None.
+
+    Returns
+    -------
+    str
+        The reason, or "" where the intervals are given.
+    """
+    if (minority is None or n_mu < RARE_FROM_N_MU or minority >= RARE_SHARE
+            or n_mu * minority >= RARE_MIN_N_MU):
         return ""
     noise = (f" (a noisy share, read off the response's private centre: its noise sd is {share_sd:.2g} at this n and "
              f"epsilon, so it can fall below {RARE_SHARE:g} where the share in the data is above it)"
@@ -1665,7 +1687,7 @@ SPEC = MethodSpec(
     regimes="n = 100 to 10^5 rows: standardises privately inside the declared bounds (or a released domain without "
             "them) and reports intervals where n * mu(epsilon, delta) >= 15 (wide below 100)",
     inference_rule=InferenceRule("bootstrap", min_n_mu=INTERVAL_MIN_N_MU, rare_share=RARE_SHARE,
-                                  rare_min_n_mu=RARE_MIN_N_MU),
+                                  rare_min_n_mu=RARE_MIN_N_MU, rare_from_n_mu=RARE_FROM_N_MU),
     theory_rate=theory_rate,
     auto_rules=(AutoRule(rank=10, min_n_mu=SMALL_N_MU, max_rows=AUTO_MAX_ROWS, intervals=True, why=(
         "at 100 <= n * mu(epsilon, delta) and n < 10^5 it was the most accurate method that reports intervals, "

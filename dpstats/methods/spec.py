@@ -489,7 +489,10 @@ class InferenceRule:
     rare_share, rare_min_n_mu : float
         With a two-valued response, inference is withheld where the rarer value's share is below ``rare_share``
         and n * mu(epsilon, delta) times that share is below ``rare_min_n_mu`` (pgd: 0.1 and 50; 0: no such
-        rule).  The fit reads the share off a released value; :func:`dpstats.plan` takes it as an assumption
+        rule).
+    rare_from_n_mu : float
+        The rare-outcome rule applies only where n * mu(epsilon, delta) is at least this (pgd: 100; 0: at every
+        n * mu).  The fit reads the share off a released value; :func:`dpstats.plan` takes it as an assumption
         (``outcome_share=``).
 
     Examples
@@ -509,10 +512,11 @@ class InferenceRule:
     min_n_epsilon: float = 0.0
     rare_share: float = 0.0
     rare_min_n_mu: float = 0.0
+    rare_from_n_mu: float = 0.0
 
     def withholds_for_outcome(self, n: float, epsilon: float, delta: float, *, share: float) -> bool:
         """Whether a fit with a two-valued response whose rarer value has this ``share`` of the rows withholds its
-        inference by the method's rare-outcome rule (``rare_share``, ``rare_min_n_mu``).
+        inference by the method's rare-outcome rule (``rare_share``, ``rare_min_n_mu``, ``rare_from_n_mu``).
 
         Parameters
         ----------
@@ -532,7 +536,8 @@ class InferenceRule:
 
         if not self.rare_share or share >= self.rare_share:
             return False
-        return n * gaussian_mu(epsilon, delta) * share < self.rare_min_n_mu
+        n_mu = n * gaussian_mu(epsilon, delta)
+        return self.rare_from_n_mu <= n_mu and n_mu * share < self.rare_min_n_mu
 
     def reports_at(self, n: float, epsilon: float, delta: float) -> bool:
         """Whether a fit at these public facts is large enough to give inference (before any withholding).
