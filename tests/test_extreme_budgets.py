@@ -106,6 +106,24 @@ def test_the_smallest_supported_delta_fits(frame: pd.DataFrame, method: str) -> 
     assert np.all(np.isfinite(res.params.to_numpy()))
 
 
+@pytest.mark.parametrize("method", sorted(name for name, spec in available_methods().items() if spec.private))
+def test_a_small_epsilon_with_a_large_delta_returns_its_fit(frame: pd.DataFrame, method: str) -> None:
+    """epsilon = 0.01 with delta = 0.3 (an odd budget, but one a fit accepts, with a LargeDeltaWarning): noisy_ols
+    released its fit and then failed (an InternalFitError from a ZeroDivisionError, the budget spent): its rate was
+    evaluated at its point estimate's epsilon, which is 0 at this delta.  Every private method now returns its fit
+    or refuses with a typed error, never an InternalFitError; noisy_ols's error block says why it has no rate."""
+    with pytest.warns(dpstats.errors.LargeDeltaWarning):
+        try:
+            res = dpstats.dp_ols("y ~ x", frame, 0.01, 0.3, method=method, bounds=BOUNDS, random_state=0,
+                                 **_options(method))
+        except dpstats.errors.DPStatsError as exc:
+            assert not isinstance(exc, dpstats.errors.InternalFitError), exc
+            return
+    assert res.privacy.epsilon_spent <= 0.01 * (1 + 1e-9) and res.privacy.delta_spent <= 0.3
+    if method == "noisy_ols":
+        assert res.error_bounds.upper is None and "no rate at delta=0.3" in res.error_bounds.upper_note
+
+
 # --- the calibration and composition routines never raise raw numeric errors -------------------------------
 
 
