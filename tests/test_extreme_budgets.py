@@ -23,7 +23,7 @@ from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.composition import compose_epsilon
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import peeling_noise_multiplier, poisson_gaussian_epsilon
-from dpstats.validation import MAX_EPSILON, MIN_DELTA, check_budget_total, check_privacy_parameters
+from dpstats.validation import MAX_EPSILON, MIN_DELTA, MIN_EPSILON, check_budget_total, check_privacy_parameters
 
 EXTREME_EPSILONS = [1e3, 1e4, 1e300]
 EXTREME_DELTAS = [1e-300, 0.5]
@@ -122,6 +122,19 @@ def test_a_small_epsilon_with_a_large_delta_returns_its_fit(frame: pd.DataFrame,
     assert res.privacy.epsilon_spent <= 0.01 * (1 + 1e-9) and res.privacy.delta_spent <= 0.3
     if method == "noisy_ols":
         assert res.error_bounds.upper is None and "no rate at delta=0.3" in res.error_bounds.upper_note
+
+
+@pytest.mark.parametrize("method", ["ssp", "adassp"])
+def test_the_smallest_epsilon_with_the_smallest_delta_is_a_typed_refusal(frame: pd.DataFrame, method: str) -> None:
+    """epsilon = delta = 1e-12 (both range ends): a step's mu (about 4e-13) is so small that the exact Gaussian
+    sampler's grid cannot hold its noise; that was a plain ValueError ("the dimension is too large for the grid"),
+    an InternalFitError ("a bug").  It is a NoiseScaleRangeError, from the step's public mu, before anything is
+    spent or recorded."""
+    acct = dpstats.PrivacyAccountant(1.0, 0.1)
+    with pytest.raises(dpstats.errors.NoiseScaleRangeError, match="needs more grid steps of noise") as info:
+        dpstats.dp_ols("y ~ x", frame, MIN_EPSILON, MIN_DELTA, method=method, bounds=BOUNDS, random_state=0,
+                       accountant=acct)
+    assert info.value.privacy_spent == (0.0, 0.0) and acct.spent == (0, 0)
 
 
 # --- the calibration and composition routines never raise raw numeric errors -------------------------------
