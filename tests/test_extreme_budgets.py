@@ -124,16 +124,17 @@ def test_a_small_epsilon_with_a_large_delta_returns_its_fit(frame: pd.DataFrame,
         assert res.error_bounds.upper is None and "no rate at delta=0.3" in res.error_bounds.upper_note
 
 
-@pytest.mark.parametrize("method", ["ssp", "adassp"])
+@pytest.mark.parametrize("method", ["ssp", "adassp", "dpsgd"])
 def test_the_smallest_epsilon_with_the_smallest_delta_is_a_typed_refusal(frame: pd.DataFrame, method: str) -> None:
     """epsilon = delta = 1e-12 (both range ends): a step's mu (about 4e-13) is so small that the exact Gaussian
     sampler's grid cannot hold its noise; that was a plain ValueError ("the dimension is too large for the grid"),
-    an InternalFitError ("a bug").  It is a NoiseScaleRangeError, from the step's public mu, before anything is
-    spent or recorded."""
+    an InternalFitError ("a bug"); DP-SGD's noise multiplier (about 8e11) likewise failed at its first draw, after the
+    missing-value screen was charged.  It is a NoiseScaleRangeError, from public facts, before anything is spent or
+    recorded."""
     acct = dpstats.PrivacyAccountant(1.0, 0.1)
     with pytest.raises(dpstats.errors.NoiseScaleRangeError, match="needs more grid steps of noise") as info:
         dpstats.dp_ols("y ~ x", frame, MIN_EPSILON, MIN_DELTA, method=method, bounds=BOUNDS, random_state=0,
-                       accountant=acct)
+                       accountant=acct, **_options(method))
     assert info.value.privacy_spent == (0.0, 0.0) and acct.spent == (0, 0)
 
 
