@@ -1035,7 +1035,12 @@ def error_bounds(method: str | MethodSpec, n: int, d: int, epsilon: float, delta
         note = ""
         if math.isfinite(epsilon) or not spec.private:  # type: ignore[union-attr]
             eps_rate, note = _rate_epsilon(registered, epsilon, delta, inference)
-            upper = registered.rate.at(n, d, eps_rate, delta, s)
+            if eps_rate > 0.0:
+                upper = registered.rate.at(n, d, eps_rate, delta, s)
+            else:  # delta alone covers the point estimate's releases: a rate stated for epsilon > 0 says nothing
+                note = (f"no rate at delta={delta:g}: the point estimate's share of the budget (inference=True gives "
+                        f"{registered.inference_share:g} of mu^2 to the releases for standard errors) is "
+                        f"(0, {delta:g})-DP, and the rate is stated for epsilon > 0")
         else:
             note = "no privacy (epsilon = inf): the method's private rate does not apply"
     elif registered is not None and registered.uncovered_source:

@@ -49,7 +49,8 @@ MIN_DELTA = 1e-12
 #: Smallest epsilon of one fit.  Below about 1e-15 the noise of the missing-value screen's share (2%) and of the
 #: methods' steps leaves every floating-point grid (gaussian_mu underflows to 0, a noise scale beyond 1e282): the fit
 #: failed with an InternalFitError ("a bug") before any release.  1e-12 leaves a margin of a thousand, and no fit at
-#: such a budget releases anything of use.
+#: such a budget releases anything of use.  With delta at its smallest too, a Gaussian step's mu (about 4e-13) can
+#: still be too small for the exact sampler's grid: a typed NoiseScaleRangeError, before that step releases anything.
 MIN_EPSILON = 1e-12
 
 #: Largest magnitude of a declared or derived range.  The methods release sums of squares and products of

@@ -23,7 +23,7 @@ from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.composition import compose_epsilon
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
 from dpstats.privacy.mechanisms import peeling_noise_multiplier, poisson_gaussian_epsilon
-from dpstats.validation import MAX_EPSILON, MIN_DELTA, check_budget_total, check_privacy_parameters
+from dpstats.validation import MAX_EPSILON, MIN_DELTA, MIN_EPSILON, check_budget_total, check_privacy_parameters
 
 EXTREME_EPSILONS = [1e3, 1e4, 1e300]
 EXTREME_DELTAS = [1e-300, 0.5]
@@ -104,6 +104,38 @@ def test_the_smallest_supported_delta_fits(frame: pd.DataFrame, method: str) -> 
                          **_options(method))
     assert res.privacy.epsilon_spent <= 5.0 * (1 + 1e-9) and res.privacy.delta_spent <= MIN_DELTA
     assert np.all(np.isfinite(res.params.to_numpy()))
+
+
+@pytest.mark.parametrize("method", sorted(name for name, spec in available_methods().items() if spec.private))
+def test_a_small_epsilon_with_a_large_delta_returns_its_fit(frame: pd.DataFrame, method: str) -> None:
+    """epsilon = 0.01 with delta = 0.3 (an odd budget, but one a fit accepts, with a LargeDeltaWarning): noisy_ols
+    released its fit and then failed (an InternalFitError from a ZeroDivisionError, the budget spent): its rate was
+    evaluated at its point estimate's epsilon, which is 0 at this delta.  Every private method now returns its fit
+    or refuses with a typed error, never an InternalFitError; noisy_ols's error block says why it has no rate."""
+    with pytest.warns(dpstats.errors.LargeDeltaWarning):
+        try:
+            res = dpstats.dp_ols("y ~ x", frame, 0.01, 0.3, method=method, bounds=BOUNDS, random_state=0,
+                                 **_options(method))
+        except dpstats.errors.DPStatsError as exc:
+            assert not isinstance(exc, dpstats.errors.InternalFitError), exc
+            return
+    assert res.privacy.epsilon_spent <= 0.01 * (1 + 1e-9) and res.privacy.delta_spent <= 0.3
+    if method == "noisy_ols":
+        assert res.error_bounds.upper is None and "no rate at delta=0.3" in res.error_bounds.upper_note
+
+
+@pytest.mark.parametrize("method", ["ssp", "adassp", "dpsgd"])
+def test_the_smallest_epsilon_with_the_smallest_delta_is_a_typed_refusal(frame: pd.DataFrame, method: str) -> None:
+    """epsilon = delta = 1e-12 (both range ends): a step's mu (about 4e-13) is so small that the exact Gaussian
+    sampler's grid cannot hold its noise; that was a plain ValueError ("the dimension is too large for the grid"),
+    an InternalFitError ("a bug"); DP-SGD's noise multiplier (about 8e11) likewise failed at its first draw, after the
+    missing-value screen was charged.  It is a NoiseScaleRangeError, from public facts, before anything is spent or
+    recorded."""
+    acct = dpstats.PrivacyAccountant(1.0, 0.1)
+    with pytest.raises(dpstats.errors.NoiseScaleRangeError, match="needs more grid steps of noise") as info:
+        dpstats.dp_ols("y ~ x", frame, MIN_EPSILON, MIN_DELTA, method=method, bounds=BOUNDS, random_state=0,
+                       accountant=acct, **_options(method))
+    assert info.value.privacy_spent == (0.0, 0.0) and acct.spent == (0, 0)
 
 
 # --- the calibration and composition routines never raise raw numeric errors -------------------------------

@@ -31,7 +31,7 @@ import numpy as np
 from dp_accounting import pld
 from scipy import optimize
 
-from dpstats.errors import UnsupportedPrivacyParameterError
+from dpstats.errors import NoiseScaleRangeError, UnsupportedPrivacyParameterError
 from dpstats.privacy.ledger import (
     REFERENCE_EPSILON_CAP,
     PrivacyLedger,
@@ -270,6 +270,11 @@ class PoissonGaussianBlock:
         g = Fraction(2) ** self.grid_exponent
         rounded_clip = Fraction(clip) * (1 + Fraction(1, 1 << 30)) + g * _ceil_sqrt(self.dimension) / 2
         self.s = math.ceil(Fraction(self.noise_multiplier) * rounded_clip / g)
+        if self.s >= (1 << 41):  # the exact sampler's range (discrete_gaussian): refused before anything is charged
+            raise NoiseScaleRangeError(
+                f"the Poisson-sampled Gaussian's noise multiplier {self.noise_multiplier:.3g} (from epsilon, delta, "
+                "the sampling rate and the steps) needs more grid steps of noise than the exact sampler supports: a "
+                "larger epsilon or delta, or fewer steps; nothing was released")
         sd = math.ldexp(float(self.s), self.grid_exponent)
         lam, tau = gaussian_closeness(self.s)
         lam_total, tau_total = self.rounds * self.dimension * lam, self.rounds * self.dimension * tau

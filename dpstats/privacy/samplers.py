@@ -501,6 +501,13 @@ def _ceil_sqrt(d: int) -> int:
     return r if r * r == d else r + 1
 
 
+#: why a plan is refused where the grid's rounding allowance would dominate the noise (public: the step's privacy
+#: parameter and dimension)
+_ALLOWANCE = ("a release of {d} value(s) at {what} needs more grid steps of noise than the exact sampler supports "
+              "(the budget of this step is too small for its dimension: a larger epsilon or delta, or fewer "
+              "columns); nothing of this step was released")
+
+
 @lru_cache(maxsize=4096)
 def gaussian_plan(l2_sensitivity: float, mu: float, dimension: int) -> GridPlan:
     """Grid and discrete Gaussian parameter for a mu-GDP release of a ``dimension``-vector.
@@ -521,8 +528,8 @@ def gaussian_plan(l2_sensitivity: float, mu: float, dimension: int) -> GridPlan:
     g = Fraction(2) ** e
     inflated = Fraction(sens) + g * _ceil_sqrt(d)
     s = math.ceil(inflated / (Fraction(mu) * g))
-    if s >= (1 << 41):  # only when the rounding allowance dominates (d > 2^78): refuse rather than mis-sample
-        raise ValueError("the dimension is too large for the grid")
+    if s >= (1 << 41):  # the rounding allowance dominates (ceil(sqrt(d)) / mu >= about 2^40): refuse, not mis-sample
+        raise NoiseScaleRangeError(_ALLOWANCE.format(what=f"mu={mu:.3g}", d=d))
     lam, tau = gaussian_closeness(s)
     return GridPlan("gaussian", e, s, _float_up(inflated), math.ldexp(float(s), e), lam, tau)
 
@@ -546,7 +553,7 @@ def laplace_plan(l1_sensitivity: float, epsilon: float, dimension: int, linf: bo
     inflated = Fraction(sens) + g * (1 if linf else d)
     t = math.ceil(inflated / (Fraction(eps) * g))
     if t >= _SAFE:
-        raise ValueError("the dimension is too large for the grid")
+        raise NoiseScaleRangeError(_ALLOWANCE.format(what=f"epsilon={eps:.3g}", d=d))
     return GridPlan("laplace", e, t, _float_up(inflated), math.ldexp(float(t), e), laplace_closeness(t), 0.0)
 
 
