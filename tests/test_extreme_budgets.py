@@ -159,6 +159,20 @@ def test_dpsgd_accounting_below_its_resolvable_delta_is_a_typed_error() -> None:
     assert poisson_gaussian_epsilon(4.0, 0.02, 250, 1e-10) == pytest.approx(0.927, abs=0.01)
 
 
+def test_dpsgd_calibration_stops_at_its_smallest_noise_multiplier(frame: pd.DataFrame) -> None:
+    """A delta near 1 certifies any noise multiplier, so the search went towards 0 without end (dp_accounting's PLD
+    of a multiplier z takes time and memory growing like 1 / z^2: a dpsgd fit at epsilon 1e-12, delta 0.999 did not
+    return, session 48's red-team); it now returns the smallest multiplier it searches, certified, and the fit
+    returns within its budget."""
+    from dpstats.privacy.poisson_gaussian import MIN_NOISE_MULTIPLIER, calibrate_noise_multiplier  # noqa: PLC0415
+
+    z = calibrate_noise_multiplier(1e-12, 0.999, 1 / 30, 30)
+    assert z == MIN_NOISE_MULTIPLIER
+    assert poisson_gaussian_epsilon(z, 1 / 30, 30, 0.999) <= 1e-12
+    res = dpstats.dp_ols("y ~ x", frame, 1e-12, 0.999, method="dpsgd", random_state=0, epochs=1)
+    assert res.privacy.epsilon_spent <= 1e-12 and np.all(np.isfinite(res.params))
+
+
 def test_composition_drops_a_pld_that_overflows_and_keeps_basic_composition() -> None:
     big = PrivacyStep("check", "approximate-dp", 1.0, "L1", math.nan, epsilon=800.0, delta=1e-7)
     assert compose_epsilon([big], 1e-6) == 800.0  # exp(800) overflows in the PLD; basic composition stands

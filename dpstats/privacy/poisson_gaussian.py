@@ -157,6 +157,11 @@ def poisson_gaussian_epsilon(noise_multiplier: float, sampling_rate: float, step
     return eps if eps >= 0 else 0.0
 
 
+#: The smallest noise multiplier :func:`calibrate_noise_multiplier` returns (the largest epsilon of the supported
+#: range, 100, needs about 0.19 at 30 steps of rate 1/30 and delta 1e-6)
+MIN_NOISE_MULTIPLIER = 0.125
+
+
 @lru_cache(maxsize=512)
 def calibrate_noise_multiplier(epsilon: float, delta: float, sampling_rate: float, steps: int) -> float:
     """Smallest noise multiplier z (to about 0.1%) whose T-step Poisson-sampled Gaussian is (epsilon, delta)-DP.
@@ -164,7 +169,11 @@ def calibrate_noise_multiplier(epsilon: float, delta: float, sampling_rate: floa
     Brent's method on log z for :func:`poisson_gaussian_epsilon` (dp_accounting
     PLD, replace-one), after bracketing the root by factors of 4; the result is
     then moved up until that same function certifies it, so the returned z
-    never exceeds the budget.  Depends on public quantities only.
+    never exceeds the budget.  The search stops at ``MIN_NOISE_MULTIPLIER``:
+    where even that z is certified (a delta near 1 certifies any z), it is
+    returned (more noise than the budget needs; the PLD of a smaller z takes
+    time and memory that grow like 1 / z^2, and a delta near 1 sent the search
+    towards 0 without end).  Depends on public quantities only.
 
     Parameters
     ----------
@@ -191,9 +200,12 @@ def calibrate_noise_multiplier(epsilon: float, delta: float, sampling_rate: floa
     def excess(log_z: float) -> float:
         return poisson_gaussian_epsilon(math.exp(log_z), sampling_rate, steps, delta) - epsilon
 
+    floor = math.log(MIN_NOISE_MULTIPLIER)
     lo, hi = math.log(0.25), math.log(4.0)
     while excess(lo) <= 0:
-        lo, hi = lo - math.log(4.0), lo
+        if lo <= floor:  # certified at the floor: more noise than the budget needs, never less
+            return MIN_NOISE_MULTIPLIER
+        lo, hi = max(lo - math.log(4.0), floor), lo
     while excess(hi) > 0:
         lo, hi = hi, hi + math.log(4.0)
     z = math.exp(optimize.brentq(excess, lo, hi, xtol=1e-4))
