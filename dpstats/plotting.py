@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from dpstats.errors import DataTypeError, InvalidArgumentError
+from dpstats.statsmodels_results import is_statsmodels, statsmodels_coefficients
 from dpstats.validation import shown
 
 __all__ = ["coef_plot", "privacy_utility", "error_vs_n", "short_name"]
@@ -148,8 +149,6 @@ def _is_dpstats(res: Any) -> bool:
 def _checked_fit(res: Any) -> Any:
     """``res`` when it is a dpstats fit or a statsmodels results object (as :func:`dpstats.table` takes them); a
     :class:`~dpstats.errors.DataTypeError` naming its type otherwise."""
-    from dpstats.tables import is_statsmodels  # noqa: PLC0415  (tables imports results, which imports this module)
-
     if not (_is_dpstats(res) or is_statsmodels(res)):
         raise DataTypeError(f"coef_plot takes dpstats results (dp_ols) and statsmodels results, one, a list or a "
                             f"dict of them; got {type(res).__name__}")
@@ -159,8 +158,6 @@ def _checked_fit(res: Any) -> Any:
 def _coefficients(res: Any, alpha: float) -> tuple[pd.Series, pd.DataFrame | None, str]:
     """A fit's coefficients, their intervals (None when it has none) and why it has none, for :func:`coef_plot`."""
     if not _is_dpstats(res):
-        from dpstats.tables import statsmodels_coefficients  # noqa: PLC0415  (see _checked_fit)
-
         params, ci = statsmodels_coefficients(res, alpha)
         return params, pd.DataFrame(ci, index=params.index), ""
     if res.inference_available:

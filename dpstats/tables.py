@@ -39,6 +39,7 @@ import pandas as pd
 
 from dpstats.errors import DataTypeError, InvalidArgumentError
 from dpstats.results import DPRegressionResults
+from dpstats.statsmodels_results import is_statsmodels, statsmodels_coefficients
 from dpstats.table_grid import (
     DEFAULT_DIGITS,
     LATEX_PREAMBLE,
@@ -117,47 +118,6 @@ def _from_dpstats(res: DPRegressionResults, name: str, alpha: float) -> _Fit:
                 depvar=res.response_name, private=res.privacy.private, inference_missing=missing,
                 rsquared_missing=res.rsquared_reason, label=name, null_rows=counts_null_rows(res),
                 p_floor=pvalue_floor(res), bootstrap=res.statistic_labels()[0] == "z*")
-
-
-def is_statsmodels(res: Any) -> bool:
-    """Whether ``res`` looks like a statsmodels regression results object (``params``, ``bse``, ``model`` and
-    ``conf_int``), as :func:`table` and :func:`dpstats.plotting.coef_plot` take one.
-
-    Parameters
-    ----------
-    res : object
-        Anything.
-
-    Returns
-    -------
-    bool
-        True for a statsmodels results object (or one with the same attributes).
-    """
-    return hasattr(res, "params") and hasattr(res, "bse") and hasattr(res, "model") and hasattr(res, "conf_int")
-
-
-def statsmodels_coefficients(res: Any, alpha: float) -> tuple[pd.Series, np.ndarray]:
-    """A statsmodels fit's coefficients by design-column name, and their ``1 - alpha`` intervals.
-
-    Parameters
-    ----------
-    res : statsmodels results
-        A fitted model (from a formula, a DataFrame or arrays: array columns take the model's ``exog_names``,
-        ``const, x1, ...``).
-    alpha : float
-        The intervals' level is ``1 - alpha`` (statsmodels' ``conf_int(alpha)``).
-
-    Returns
-    -------
-    params : pandas.Series
-        The coefficients, indexed by column name.
-    ci : numpy.ndarray
-        Their intervals, one row ``(low, high)`` per coefficient.
-    """
-    params = pd.Series(res.params, dtype=float)
-    if not isinstance(res.params, pd.Series):
-        params.index = list(getattr(res.model, "exog_names", None) or [f"x{i}" for i in range(len(params))])
-    return params, np.asarray(res.conf_int(alpha), dtype=float)
 
 
 def _from_statsmodels(res: Any, name: str, alpha: float) -> _Fit:
