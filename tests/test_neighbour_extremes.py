@@ -208,6 +208,21 @@ def _rows(n: int, k: int, positions: int) -> list[int]:
     return [(37 + 613 * k + (n // positions) * j) % n for j in range(positions)]
 
 
+def assert_same_outcome(base: Outcome, other: Outcome, where: str) -> None:
+    """The neighbour's fit shows what the base fit shows (error, warnings, spend, masked text, channels), and its
+    numbers are finite."""
+    assert other.error == base.error, where
+    assert other.warned == base.warned, where
+    if base.spent is None:
+        assert other.spent is None, where
+    else:
+        assert other.spent is not None, where
+        np.testing.assert_allclose(other.spent, base.spent, rtol=1e-9, err_msg=where)
+    assert other.text == base.text, where
+    assert other.channels == base.channels, where
+    assert other.finite, where
+
+
 def _check(method: str, bounded: bool, chunked: bool, options: dict[str, Any], n: int, patterns: list[str],
            positions: int) -> None:
     spec: MethodSpec = available_methods()[method]
@@ -221,17 +236,7 @@ def _check(method: str, bounded: bool, chunked: bool, options: dict[str, Any], n
     for k, pattern in enumerate(patterns):
         for row in _rows(n, k, positions):
             other = _fit(method, _neighbour(frame, pattern, row), bounded, chunked, options)
-            where = f"{pattern} in row {row}"
-            assert other.error == base.error, where
-            assert other.warned == base.warned, where
-            if base.spent is None:
-                assert other.spent is None, where
-            else:
-                assert other.spent is not None, where
-                np.testing.assert_allclose(other.spent, base.spent, rtol=1e-9, err_msg=where)
-            assert other.text == base.text, where
-            assert other.channels == base.channels, where
-            assert other.finite, where
+            assert_same_outcome(base, other, f"{pattern} in row {row}")
 
 
 @pytest.mark.parametrize("method, bounded, chunked, options", _cases(slow=False))

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from test_neighbour_extremes import VARIANTS, Outcome, _channels, _history, _masked
+from test_neighbour_extremes import VARIANTS, Outcome, _channels, _history, _masked, assert_same_outcome
 
 import dpstats
 from dpstats.methods.registry import available_methods
@@ -116,17 +116,7 @@ def _check(method: str, bounded: bool, chunked: bool, missing: str) -> None:
             if not set(values) & _USES[formula]:
                 continue
             other = _fit(method, formula, _neighbour(frame, pattern), bounded, chunked, missing, options)
-            where = f"{formula}: {pattern}"
-            assert other.error == base.error, where
-            assert other.warned == base.warned, where
-            if base.spent is None:
-                assert other.spent is None, where
-            else:
-                assert other.spent is not None, where
-                np.testing.assert_allclose(other.spent, base.spent, rtol=1e-9, err_msg=where)
-            assert other.text == base.text, where
-            assert other.channels == base.channels, where
-            assert other.finite, where
+            assert_same_outcome(base, other, f"{formula}: {pattern}")
 
 
 @pytest.mark.parametrize("method, bounded, chunked, missing", _cases(slow=False))
