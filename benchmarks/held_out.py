@@ -759,7 +759,8 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
                    "numst2": (0, 1), "crisis": (0, 365)}),
     # King, Murray, Salomon & Tandon (2004), Zelig's free1 (the anchoring-vignettes example): self-assessed freedom of
     # speech (1-5, the survey's scale) on 0/1 sex, age (15-100, adult respondents), education (1-7, the survey's
-    # codes) and the (anonymised) country, Eastasia the reference (the headline: Eurasia); 5 of 450 rows incomplete
+    # codes) and the (anonymised) country, Eastasia the reference (the headline: Eurasia); 9 of 450 rows are
+    # incomplete, dropped before the fit (``frame``)
     "free1": (lambda: _r("free1"), "y ~ sex + age + educ + C(country)", "C(country)[T.Eurasia]",
               {"y": (1, 5), "sex": (0, 1), "age": (15, 100), "educ": (1, 7)}),
     # Trichopoulos et al. (1976), R's infert: 248 women of a matched case-control study of secondary infertility, a
