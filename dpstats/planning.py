@@ -79,7 +79,7 @@ from dpstats.errors import (
 from dpstats.formula import Design, public_design
 from dpstats.formula.parse import expand_formula, formula_literal_levels, model_desc, term
 from dpstats.formula.schema import declared_level_values
-from dpstats.inference import RELIABILITY_THRESHOLD
+from dpstats.inference import RELIABILITY_THRESHOLD, format_ratio
 from dpstats.methods.registry import MethodSpec, available_methods, choose_auto, get_method
 from dpstats.pipeline import auto_facts, planned_context, public_scaling, rescale_mode
 from dpstats.privacy.calibration import gaussian_mu
@@ -555,13 +555,14 @@ class _Model:
                 rule.min_n_mu, rule.min_n_epsilon, n, epsilon, self.delta) + ")")
         ratio = point.noise_to_signal
         if ratio is not None and rule.withhold_above is not None and not ratio <= rule.withhold_above:
-            return IntervalStatus("withheld", f"withheld (expected noise-to-signal {ratio:.2g} > "
+            return IntervalStatus("withheld", f"withheld (expected noise-to-signal {_ratio_text(ratio)}, above "
                                               f"{rule.withhold_above:g})")
         rare = self._rare_outcome(n, epsilon)
         if rare.kind == "withheld":
             return rare
         if ratio is not None and ratio > RELIABILITY_THRESHOLD:
-            return IntervalStatus("reported", f"reported, with a warning (expected noise-to-signal {ratio:.2g})"
+            return IntervalStatus("reported", f"reported, with a warning (expected noise-to-signal "
+                                              f"{_ratio_text(ratio)})"
                                               f"{rare.text}")
         return IntervalStatus("reported", "reported" + rare.text)
 
@@ -872,7 +873,16 @@ def _optimistic(ratio: float) -> str:
     if not ratio > RELIABILITY_THRESHOLD:
         return ""
     return (f"; the noise of X^T X is not small at this n and epsilon (expected noise-to-signal "
-            f"{'inf' if math.isinf(ratio) else format(ratio, '.2g')}), so the first-order privacy error is optimistic")
+            f"{_ratio_text(ratio)}), so the first-order privacy error is optimistic")
+
+
+def _ratio_text(ratio: float) -> str:
+    """An expected noise-to-signal ratio in words, as a fit shows a released one (:func:`format_ratio`), with what
+    an unbounded one means (:func:`dpstats.inference.expected_noise_to_signal` is inf when the expected noise of
+    X^T X is above its smallest eigenvalue)."""
+    if math.isfinite(ratio):
+        return format_ratio(ratio)
+    return format_ratio(ratio) + ": the expected noise of X^T X swamps its smallest eigenvalue"
 
 
 #: What a plan from the minimax lower bound can and cannot say.
@@ -1217,6 +1227,23 @@ _COEFFICIENT_ONLY = {"n": None, "residual_sd": None, "rsquared": None, "spread":
                      "rescale": DEFAULT_RESCALE}
 
 
+#: what plan() says to a call written as dp_ols's, ``plan(formula, data, epsilon, delta)``
+_PLAN_TAKES_NO_DATA = ("plan reads no data (unlike dp_ols, whose first two arguments are the formula and the data): it "
+                       "plans from public facts, so pass the model as formula=, its variables' ranges as bounds= (and "
+                       "a factor's levels as levels=) and the number of rows as n=")
+
+
+def _check_not_fit_arguments(target: Any, d: Any) -> None:
+    """Refuse, with what plan() takes instead, a call of :func:`plan` written as a call of
+    :func:`dpstats.dp_ols`: a formula as ``target`` or a data set as ``d`` (their types are public facts of the
+    arguments; no value of the data is read)."""
+    if isinstance(target, str):
+        raise InvalidArgumentError("plan's first argument is a target error, not a formula: " + _PLAN_TAKES_NO_DATA)
+    if isinstance(d, (pd.DataFrame, pd.Series, np.ndarray, Mapping)) or hasattr(d, "__dataframe__"):
+        raise InvalidArgumentError(f"plan's d is a number of coefficients, not a data set (got a "
+                                   f"{type(d).__name__}): " + _PLAN_TAKES_NO_DATA)
+
+
 def _check_no_coefficient_arguments(**given: Any) -> None:
     """Refuse, in the plan by rates (no bounds, no formula), an argument that only the plan with bounds reads:
     the rate plan would otherwise ignore it without a word (``plan(0.1, 3, 1.0, n=5000)`` planned as if n
@@ -1316,8 +1343,9 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
     ------
     dpstats.errors.InvalidArgumentError
         When ``d`` is given together with bounds or a formula, when an argument of the plan with bounds
-        (``n``, ``rsquared``, ``levels``, ...) is given to the plan by rates, which would ignore it, or when an
-        argument is invalid.
+        (``n``, ``rsquared``, ``levels``, ...) is given to the plan by rates, which would ignore it, when it is
+        called as :func:`dpstats.dp_ols` is (a formula as ``target`` or a data set as ``d``: plan reads no data),
+        or when an argument is invalid.
     dpstats.errors.MissingBoundsError
         When a formula is given without ``bounds``.
 
@@ -1331,6 +1359,7 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
     >>> dpstats.plan(formula="y ~ x + C(g)", bounds={"x": (0, 10), "y": (-50, 50)},
     ...              levels={"g": ["a", "b"]}, epsilon=1.0, rsquared=0.5)  # doctest: +SKIP
     """
+    _check_not_fit_arguments(target, d)
     if bounds is None and outcome_share is not None:
         raise InvalidArgumentError("outcome_share= needs bounds= (a plan in the coefficients' units)")
     if bounds is None and formula is None:

@@ -313,6 +313,33 @@ def test_plan_refuses_bad_arguments_with_typed_errors(kwargs, error, word):
         dpstats.plan(bounds=BOUNDS, **kwargs)
 
 
+@pytest.mark.parametrize("args,kwargs,word", [
+    (("y ~ x", pd.DataFrame({"x": [1.0, 2.0], "y": [3.0, 4.0]}), 1.0, 1e-6), {}, "a target error, not a formula"),
+    (("y ~ x",), dict(bounds={"x": (0, 1), "y": (0, 1)}, n=100, epsilon=1.0), "a target error, not a formula"),
+    ((0.1, pd.DataFrame({"x": [1.0, 2.0], "y": [3.0, 4.0]}), 1.0, 1e-6), {}, r"not a data set \(got a DataFrame\)"),
+    ((None, np.zeros((3, 2)), 1.0), dict(bounds={"x": (0, 1), "y": (0, 1)}), r"not a data set \(got a ndarray\)"),
+])
+def test_plan_called_as_dp_ols_says_it_reads_no_data(args, kwargs, word):
+    """A new user's plan(formula, data, epsilon, delta), written as dp_ols is called, is told that plan reads no data
+    and what to pass instead (before: "target must be a finite error > 0 ..., got 'y ~ x'" or "d comes from the
+    design: leave d out"); the message names the argument's type only, never a value of the data."""
+    with pytest.raises(InvalidArgumentError, match=word) as caught:
+        dpstats.plan(*args, **kwargs)
+    assert "plan reads no data" in str(caught.value) and "n=" in str(caught.value)
+    assert "3.0" not in str(caught.value)
+
+
+def test_plan_shows_an_unbounded_noise_to_signal_in_words():
+    """Where the expected noise of X^T X swamps its smallest eigenvalue (expected_noise_to_signal is inf), the plan
+    says so as a fit shows such a ratio (format_ratio's "> 1e6"), not "inf" (before: "expected noise-to-signal
+    inf > 0.6")."""
+    text = str(dpstats.plan(formula="y ~ x + C(g)", bounds={"x": (0, 1000), "y": (0, 1)},
+                            levels={"g": list("abcdefgh")}, n=906, epsilon=1.0, method="adassp"))
+    assert "noise-to-signal inf" not in text
+    assert ("withheld (expected noise-to-signal > 1e6: the expected noise of X^T X swamps its smallest "
+            "eigenvalue") in text
+
+
 def test_plan_without_bounds_is_the_rate_table():
     """plan(target, d, epsilon, delta) is theory.rate_plan's table; with bounds it is coefficient_plan's Plan."""
     pd.testing.assert_frame_equal(dpstats.plan(0.1, 10, 1.0, 1e-6), rate_plan(0.1, 10, 1.0, 1e-6))
