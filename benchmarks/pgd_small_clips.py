@@ -2,7 +2,7 @@
 
 Run:  python benchmarks/pgd_small_clips.py --datasets prestige,doctor [--epsilons 0.5,1] [--seeds 20] --jsonl FILE
       python benchmarks/pgd_small_clips.py --simulated [--seeds 10] --jsonl FILE
-      python benchmarks/pgd_small_clips.py --summarise FILE [--against FILE]
+      python benchmarks/pgd_small_clips.py --summarise FILE[.gz] [--against FILE[.gz]]
 
 Each fit is ``dp_ols(method="auto")`` (held-out regressions of ``benchmarks/held_out.py``, with their declared bounds
 and noise seeds, or simulated designs: n * mu = 15, 30, 60, 120, 250 at epsilon 1, d = 2, 5, 10 standard normal
@@ -11,7 +11,9 @@ response; 10 noise seeds each).  A wrapper around ``pgd._clips`` records, for ea
 histograms, the clip it released (phase 1: the warm clip C_1; phase 2: the final clip C_2 and the tail clip) beside
 the exact median of the gradient norms the histogram counted.  The exact median is read by the benchmark only, for
 the comparison; it reaches no release.  Options change the clips below n * mu = ``pgd.CLIP_CEILING_N_MU`` for a
-paired comparison on the same seeds: ``--floor f`` raises every clip to at least f k sqrt(d) (a public number, as
+paired comparison on the same seeds: ``--geometric-mean`` takes the final clip as the geometric mean of the clip
+rule's clips read at theta = 0 and at the warm start (two independent reads) instead of the smaller, ``--floor f``
+raises every clip to at least f k sqrt(d) (a public number, as
 the ceiling ``pgd.clip_ceiling`` is), ``--relative-grid E,B`` reads the clips from a histogram of B bins of ratio 4
 from k sqrt(d) 2^E up.  The records hold the headline coefficient's relative error against least squares on the same
 rows, its sign, the interval's coverage of least squares and its width over the classical one, and the clips.
@@ -22,6 +24,7 @@ median norm; with ``--against`` the paired change from a first file.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import math
 import sys
@@ -49,8 +52,16 @@ BANDS = ((0.0, 15.0), (15.0, 25.0), (25.0, 50.0), (50.0, 100.0), (100.0, 250.0),
 
 _LOG: list[dict[str, Any]] = []
 _NORMS: list[np.ndarray] = []
-_VARIANT: dict[str, Any] = {"floor": 0.0, "grid": None}
-_grid_counts, _clips = pgd.grid_counts, pgd._clips
+_READS: list[tuple[float, ...]] = []
+_VARIANT: dict[str, Any] = {"floor": 0.0, "grid": None, "mean": False}
+_grid_counts, _clips, _release_quantiles = pgd.grid_counts, pgd._clips, pgd.release_quantiles
+
+
+def _recording_release_quantiles(*args: Any, **kw: Any) -> tuple[float, ...]:
+    """pgd's histogram release, keeping the quantiles read from it."""
+    reads = _release_quantiles(*args, **kw)
+    _READS.append(reads)
+    return reads
 
 
 def _recording_grid_counts(values: np.ndarray, grid: GeometricGrid) -> np.ndarray:
@@ -75,6 +86,13 @@ def _recording_clips(rows: Any, st: Any, cache: Any, theta: np.ndarray, phase: i
         clip, new_caps = _clips(rows, st, cache, theta, phase, n_mu, mu, caps, **kw)
     finally:
         pgd.NORM_GRID = installed
+    if _VARIANT["mean"] and small and phase == 2:  # the geometric mean of the two phases' rule clips
+        reads = _READS[-1]
+        ceiling = pgd.clip_ceiling(n_mu, k, d)
+        clip = math.sqrt(min(reads[0] * k, ceiling) * caps[0])
+        tail = pgd.tail_level(n_mu)
+        raised = max(clip, min(reads[-1], pgd.TAIL_CAP * clip)) if tail is not None else clip
+        new_caps = (clip, max(pgd.TAIL_FLOOR * clip, min(raised, caps[1])))
     floor = _VARIANT["floor"] * k * math.sqrt(d) if small else 0.0
     if floor > 0:
         if phase == 1:
@@ -143,7 +161,8 @@ def simulated_fits(seeds: int, eps: float = 1.0) -> Iterator[dict]:
 
 
 def _load(path: str) -> dict[tuple, dict]:
-    records = (json.loads(line) for line in Path(path).read_text().splitlines())
+    text = gzip.decompress(Path(path).read_bytes()).decode() if path.endswith(".gz") else Path(path).read_text()
+    records = (json.loads(line) for line in text.splitlines())
     return {(r["set"], r["eps"], r["seed"]): r for r in records if r.get("clips") and "rel_err" in r}
 
 
@@ -200,6 +219,9 @@ def main() -> None:
     p.add_argument("--epsilons", default="0.5,1")
     p.add_argument("--seeds", type=int, default=20)
     p.add_argument("--floor", type=float, default=0.0, help="every clip at least this times k sqrt(d)")
+    p.add_argument("--geometric-mean", action="store_true",
+                   help="the final clip the geometric mean of the rule's clips at 0 and at the warm start, not the "
+                        "smaller")
     p.add_argument("--relative-grid", help="E,B: B bins of ratio 4 from k sqrt(d) 2^E")
     p.add_argument("--jsonl", help="write the records to this file")
     p.add_argument("--summarise", help="summarise this file's records")
@@ -208,11 +230,12 @@ def main() -> None:
     if args.summarise:
         print(summarise(args.summarise, args.against))
         return
-    _VARIANT["floor"] = args.floor
+    _VARIANT["floor"], _VARIANT["mean"] = args.floor, args.geometric_mean
     if args.relative_grid:
         exponent, bins = args.relative_grid.split(",")
         _VARIANT["grid"] = (float(exponent), int(bins))
     pgd.grid_counts, pgd._clips = _recording_grid_counts, _recording_clips  # type: ignore[assignment]
+    pgd.release_quantiles = _recording_release_quantiles  # type: ignore[assignment]
     records = (simulated_fits(args.seeds) if args.simulated
                else held_out_fits(args.datasets.split(","), [float(e) for e in args.epsilons.split(",")], args.seeds))
     with open(args.jsonl or "/dev/null", "w") as out:
