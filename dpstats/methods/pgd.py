@@ -223,7 +223,9 @@ WARM_CLIP = (0.5, 1.0)
 #: 1,600 between noise seeds, on the same data); there every clip read from it is capped at SMALL_CLIP_CEILING times
 #: the clip the rule gives at a quantile of sqrt(d), the norm of a standardised row whose residual is one scale unit
 #: (:func:`_clips`; post-processing of the released histogram).  Only a cap: a floor also raised the low reads that
-#: heavy-tailed residuals need (docs/choosing.md, "Clips at small n mu").
+#: heavy-tailed residuals need (docs/choosing.md, "Clips at small n mu"), and a floor far below k sqrt(d), which only
+#: lifts the reads the noise put far below the gradient norms, did not bring the estimate closer to least squares
+#: either (docs/choosing.md, "Clips far below the gradient norms").
 SMALL_CLIP_CEILING, CLIP_CEILING_N_MU = 2.0, 250.0
 #: Each phase's steps add a ridge penalty PENALTY * 2 sqrt(2) C / mu_phase (the noise floor of the phase's
 #: averaged gradient sum, per coordinate): directions of the design whose curvature is below the privacy noise are
