@@ -107,6 +107,7 @@ __all__ = ["PGDOptions", "fit", "budget_split", "reports_intervals", "linearise"
            "InferencePass", "sandwich", "sampling_resolved", "UNCLIPPED_SHARE_FLOOR",
            "gradient_norm_bound", "SAMPLING_Z", "floored_note", "CLIP_D_REF", "CLIP_D_POWER",
            "RARE_SHARE", "RARE_MIN_N_MU", "RARE_FROM_N_MU", "rare_outcome_reason", "complete_rows_reason",
+           "two_valued_variance",
            "unspent_inference_note",
            "TAIL_ROWS", "TAIL_CAP",
            "TAIL_FLOOR", "TAIL_Z",
@@ -1129,9 +1130,10 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
         return MethodFit(params=params, no_inference_reason=reason, notes=tuple(notes), diagnostics=diagnostics,
                          rsquared_reason="pgd releases no sums from which R^2 follows", error_split=split,
                          centred=centring.centred if centring is not None else (), warnings=warned)
+    floor = two_valued_variance(minority, share_sd, st.y_scale) if minority is not None else 0.0
     draws, sampling, resolved = _interval_draws(rows, st, cache, theta, gram, sigma_g,
                                                 tail_clip if corrected else clips[-1], mus["inference"], n, lin,
-                                                tail, rng=rng, ledger=ledger)
+                                                tail, rng=rng, ledger=ledger, variance_floor=floor)
     if resolved:  # else the error block's sampling part is the public assumption's (theory.coefficient_errors)
         split = dataclasses.replace(split, sampling=sampling, sampling_source=SAMPLING_SOURCE)
     inference = Inference("bootstrap", draws=draws, description=(
@@ -1343,7 +1345,7 @@ def error_split(st: Standardisation, lin: Linearisation, chains: np.ndarray, off
 
 def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np.ndarray, gram: np.ndarray,
                     sigma_g: float, clip: float, mu: float, n: int, lin: Linearisation,
-                    tail: TailCorrection | None = None, *,
+                    tail: TailCorrection | None = None, *, variance_floor: float = 0.0,
                     rng: np.random.Generator, ledger: PrivacyLedger) -> tuple[np.ndarray, np.ndarray, bool]:
     """Predictive draws of the coefficients (method units) whose basic intervals undo the estimate's shrinkage,
     the sandwich sampling covariance (method units) they use, and whether the released values resolve it
@@ -1357,7 +1359,8 @@ def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np
     their spread), z normal with the sandwich covariance (E psi^2 / phi^2) G^-1 of the clipped estimating
     equation, E psi^2 and phi (the unclipped share) from one released 2-vector (sensitivity sqrt 2), taken on the
     side that does not understate it (:func:`sandwich`; at the tail clip where a coefficient took the tail
-    correction: its estimating equation has the larger sampling variance), and, with the tail correction
+    correction: its estimating equation has the larger sampling variance; E psi^2 / phi^2 at least
+    ``variance_floor``, :func:`two_valued_variance` for a two-valued response), and, with the tail correction
     (``tail``), normal draws of its noise, moved by minus the part of it the estimate did not take (the draws are
     of the estimate's error against the less clipped fit: :func:`tail_correction`), and stretched beyond the
     corrections taken by their allowance for the gap left beyond the tail clip (:func:`stretch_beyond`).
@@ -1373,7 +1376,8 @@ def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np
                        dtype=float)
     A, _ = st.affine_back()
     norm_bound = gradient_norm_bound(st, estimate)
-    v_sampling = A @ sandwich(noisy, psd_projection(gram, sigma_g), clip, st.rows or n, mu, norm_bound) @ A.T
+    v_sampling = A @ sandwich(noisy, psd_projection(gram, sigma_g), clip, st.rows or n, mu, norm_bound,
+                              variance_floor) @ A.T
     resolved = sampling_resolved(noisy, clip, st.rows or n, mu, norm_bound)
     d, K = chains.shape
     dev = (chains - estimate[:, None]).T  # (K, d) chain outputs about their mean, standardised coordinates
@@ -1415,7 +1419,7 @@ def gradient_norm_bound(st: Standardisation, theta: np.ndarray) -> float:
 
 
 def sandwich(noisy: np.ndarray, gram_floor: np.ndarray, clip: float, rows: float, mu: float,
-             norm_bound: float) -> np.ndarray:
+             norm_bound: float, variance_floor: float = 0.0) -> np.ndarray:
     """The sandwich sampling covariance (E psi^2 / phi^2) G^-1 of the clipped estimating equation (standardised
     coordinates) from the released 2-vector ``noisy`` = (s_1, s_2) (:class:`InferencePass`, Gaussian noise of sd
     sqrt(2) / mu per coordinate), the released Gram matrix with its eigenvalues floored at their noise sd
@@ -1439,14 +1443,45 @@ def sandwich(noisy: np.ndarray, gram_floor: np.ndarray, clip: float, rows: float
       n * mu), its trace, which E psi^2 is per unit of, and its inverse would both state the sampling error
       several times too small, so the floored matrix is scaled down to the trace rows * d at which the private
       standardisation aims (unit-scale columns), when its own trace is larger (its shape is kept; where the noise
-      is small the trace is below rows * d and nothing changes).
+      is small the trace is below rows * d and nothing changes);
+    * ``variance_floor`` (standardised response units; 0: none): E psi^2 / phi^2 is taken at least this large.  With
+      a two-valued response it is :func:`two_valued_variance`, a bound on least squares' residual variance: where
+      the clip cuts the rarer value's residuals, the clipped equation's E psi^2 misses them, and its sandwich stated
+      a sampling error well below least squares'.
     """
     d = gram_floor.shape[0]
     gram = gram_floor * min(1.0, rows * d / max(float(np.trace(gram_floor)), 1e-300))
     clipped_sum = _clipped_sum_bound(noisy, clip, rows, mu, norm_bound)
     e_psi2 = clipped_sum * clip**2 / max(float(np.trace(gram)), 1e-300)
     phi = float(np.clip(_unclipped_share_bound(noisy, clip, rows, mu, norm_bound), UNCLIPPED_SHARE_FLOOR, 1.0))
-    return (e_psi2 / phi**2) * np.linalg.inv(gram)
+    return max(e_psi2 / phi**2, variance_floor) * np.linalg.inv(gram)
+
+
+def two_valued_variance(minority: float, share_sd: float | None, y_scale: float) -> float:
+    """A one-sided upper bound on the variance of a two-valued response, in standardised units: 4 m (1 - m) / s_y^2,
+    m the released share of its rarer value ``minority`` plus ``SAMPLING_Z`` times its noise sd ``share_sd`` (at most
+    1/2; 0 where None), s_y the released scale of the response (``y_scale``).  The domain maps the two values to -1
+    and +1, where a share m of the rarer value has variance 4 m (1 - m); least squares' residuals (with an intercept)
+    have a mean square at most that variance, so it bounds the homoscedastic sampling variance factor of least
+    squares (White 1980: the sandwich's middle term), which the clipped equation's E psi^2 misses where the clip cuts
+    the rarer value's residuals (docs/choosing.md, "A rare outcome").  Post-processing of released values.
+
+    Parameters
+    ----------
+    minority : float
+        The released share of the rarer value (:func:`response_minority`).
+    share_sd : float or None
+        Its noise sd (public), or None.
+    y_scale : float
+        The released scale of the response (``Standardisation.y_scale``).
+
+    Returns
+    -------
+    float
+        The bound, the floor :func:`sandwich` takes for E psi^2 / phi^2.
+    """
+    m = min(0.5, minority + SAMPLING_Z * (share_sd or 0.0))
+    return 4.0 * m * (1.0 - m) / max(y_scale, 1e-300) ** 2
 
 
 def _clipped_sum_bound(noisy: np.ndarray, clip: float, rows: float, mu: float, norm_bound: float) -> float:
