@@ -14,10 +14,10 @@ field that does not fit a declared type, a line with extra fields), an oracle on
   is kept where it reads as a whole number inside the dtype's range (:func:`whole_numbers`), else it is missing;
 * a column declared boolean reads ``True``/``true``/``TRUE`` and ``False``/``false``/``FALSE`` (pandas' default
   tokens), everything else is missing (:func:`booleans`);
-* a number is read by pandas' parser, and where it cannot read a field, by ``pd.to_numeric`` (the same parse of
-  every number, NaN for the rest: ``CSVSource``); in a column declared as a narrower float (``float32``,
-  ``float16``) a number beyond its range is infinite, without numpy's overflow warning, which only the data sets
-  holding such a number would show;
+* a number is read by pandas' parser, and from a chunk on where it cannot read a field, by :func:`text_number`,
+  which gives every field the parser reads the parser's value (``CSVSource``; the boolean tokens are 1 and 0),
+  NaN for the rest; in a column declared as a narrower float (``float32``, ``float16``) a number beyond its range
+  is infinite, without numpy's overflow warning, which only the data sets holding such a number would show;
 * a line with more fields than the header is a row of missing values, by the rule of
   :mod:`dpstats.rows.csv_lines`, which rewrites every line before pandas reads it (one trailing empty field, a
   delimiter at the end of the line: ``1,2,`` under the header ``a,b``, is not a field).
@@ -25,6 +25,7 @@ field that does not fit a declared type, a line with extra fields), an oracle on
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -95,14 +96,71 @@ def booleans(values: pd.Series) -> pd.Series:
     return pd.Series(out, index=values.index, name=values.name)
 
 
+def text_number(field: str) -> float:
+    """One CSV field of a number column read as pandas' C parser reads it where that parser reads the field's whole
+    chunk as numbers: the same float, bit for bit, for every field the parser takes.
+
+    ``CSVSource`` reads a file with the parser while every field of a chunk's number columns is a number, and from
+    the first chunk with a field it cannot read on with those columns as text, each field converted here.  Which
+    chunks the parser reads depends on one row (a field such as ``abc`` anywhere in the chunk), so this rule must
+    give every field the parser's value: the parser reads a chunk of a column holding only the boolean tokens
+    ``True``/``False`` (in their three spellings) as 1 and 0, keeps the sign of ``-0`` and rounds correctly, where
+    ``pd.to_numeric``, used before, made such a chunk missing, read ``-0`` as 0 when the rest of its chunk were whole
+    numbers and rounded some numbers with a leading ``+`` to the neighbouring float: one text field changed how every
+    later row of the file was read.  Python's ``float()`` rounds correctly; text that is not ASCII or holds an
+    underscore, which it reads and the parser does not, is missing, as any field that is not a number
+    (``docs/scale.md``).
+
+    Parameters
+    ----------
+    field : str
+        The field's text.
+
+    Returns
+    -------
+    float
+        Its number, or NaN.
+    """
+    if field in TRUE_TOKENS:
+        return 1.0
+    if field in FALSE_TOKENS:
+        return 0.0
+    if not field.isascii() or "_" in field:
+        return math.nan
+    try:
+        return float(field)
+    except ValueError:
+        return math.nan
+
+
+def text_numbers(values: pd.Series) -> pd.Series:
+    """A column of text fields (NaN where the reader found a missing-value token) read as floats, each field by
+    :func:`text_number`.
+
+    Parameters
+    ----------
+    values : pandas.Series
+        The fields, as read with the column's type given as text.
+
+    Returns
+    -------
+    pandas.Series
+        float64, NaN where a field is missing or not a number.
+    """
+    out = np.full(len(values), np.nan)
+    present = values.notna().to_numpy()
+    out[present] = [text_number(str(field)) for field in values.to_numpy()[present]]
+    return pd.Series(out, index=values.index, name=values.name)
+
+
 def converted(chunk: pd.DataFrame, types: dict[str, Any], as_text: Sequence[str]) -> pd.DataFrame:
     """A chunk with each declared column in its public type: numbers read as text (``as_text``) by
-    ``pd.to_numeric``, then integers by :func:`whole_numbers`, other numbers cast, booleans by :func:`booleans`."""
+    :func:`text_numbers`, then integers by :func:`whole_numbers`, other numbers cast, booleans by :func:`booleans`."""
     for c, dtype in types.items():
         if c not in chunk.columns:
             continue
         if is_number_type(dtype):
-            values = pd.to_numeric(chunk[c], errors="coerce").astype(float) if c in as_text else chunk[c]
+            values = text_numbers(chunk[c]) if c in as_text else chunk[c]
             if pd.api.types.is_integer_dtype(dtype):
                 chunk[c] = whole_numbers(values, dtype)
             elif values.dtype != dtype or c in as_text:

@@ -333,7 +333,8 @@ class CSVSource(DataSource):
         """One file's chunks, every line one row (:mod:`dpstats.rows.csv_lines`) and every field one value
         (:mod:`dpstats.rows.csv_fields`).  pandas' number parser reads the file; at the first chunk with a field it
         cannot read as a number, the file is read again from that chunk on with the number columns as text, each
-        field converted by ``pd.to_numeric`` (the same parse of every number, NaN for the others)."""
+        field converted by :func:`~dpstats.rows.csv_fields.text_number` (the parser's value of every field it reads,
+        NaN for the others)."""
         done = 0
         for mode in ("numbers", "text"):
             as_text = numbers if mode == "text" else []
