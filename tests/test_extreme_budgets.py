@@ -22,7 +22,8 @@ from dpstats.methods.registry import available_methods
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.composition import compose_epsilon
 from dpstats.privacy.ledger import PrivacyLedger, PrivacyStep
-from dpstats.privacy.mechanisms import peeling_noise_multiplier, poisson_gaussian_epsilon
+from dpstats.privacy.peeling import peeling_noise_multiplier
+from dpstats.privacy.poisson_gaussian import poisson_gaussian_epsilon
 from dpstats.validation import MAX_EPSILON, MIN_DELTA, MIN_EPSILON, check_budget_total, check_privacy_parameters
 
 EXTREME_EPSILONS = [1e3, 1e4, 1e300]

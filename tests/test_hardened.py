@@ -26,10 +26,10 @@ from dpstats.privacy.mechanisms import (
     gaussian_mechanism_mu,
     laplace_mechanism,
     make_rng,
-    peeling,
-    poisson_gaussian_block,
     symmetric_gaussian_mechanism,
 )
+from dpstats.privacy.peeling import peeling
+from dpstats.privacy.poisson_gaussian import poisson_gaussian_block
 from dpstats.privacy.samplers import gaussian_plan, laplace_plan
 from dpstats.privacy.secure_random import SecureGenerator
 
