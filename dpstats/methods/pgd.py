@@ -85,6 +85,7 @@ from dpstats.methods.spec import (
     TheoryInputs,
     capped_spread,
     check_bool,
+    rare_outcome_withheld,
 )
 from dpstats.privacy.calibration import gaussian_epsilon, gaussian_mu, split_mu
 from dpstats.privacy.ledger import PrivacyLedger
@@ -405,8 +406,8 @@ def rare_outcome_reason(n_mu: float, minority: float | None, share_sd: float | N
     str
         The reason, or "" where the intervals are given.
     """
-    if (minority is None or n_mu < RARE_FROM_N_MU or minority >= RARE_SHARE
-            or n_mu * minority >= RARE_MIN_N_MU):
+    if minority is None or not rare_outcome_withheld(n_mu, minority, rare_share=RARE_SHARE,
+                                                     rare_min_n_mu=RARE_MIN_N_MU, rare_from_n_mu=RARE_FROM_N_MU):
         return ""
     noise = (f" (a noisy share, read off the response's private centre: its noise sd is {share_sd:.2g} at this n and "
              f"epsilon, so it can fall below {RARE_SHARE:g} where the share in the data is above it)"

@@ -38,6 +38,7 @@ from dpstats.rows.memory import InMemoryRows
 from dpstats.validation import shown
 
 __all__ = ["MethodOptions", "check_bool", "FitContext", "Inference", "InferenceRule", "ErrorSplit", "capped_spread",
+           "rare_outcome_withheld",
            "ReleasedStatistics", "ReleasedSums", "TheoryInputs", "MethodFit", "MethodSpec", "FitFunction",
            "FirstPass", "PUBLIC_FACTS", "AutoFacts", "AutoRule"]
 
@@ -464,6 +465,38 @@ def capped_spread(part: np.ndarray, cap: np.ndarray) -> np.ndarray:
     return part * np.outer(scale, scale)
 
 
+def rare_outcome_withheld(n_mu: float, share: float, *, rare_share: float, rare_min_n_mu: float,
+                          rare_from_n_mu: float) -> bool:
+    """The rare-outcome rule: whether a fit with a two-valued response whose rarer value has ``share`` of the rows
+    withholds its inference (docs/choosing.md, "A rare outcome").  The one predicate behind a fit's reason
+    (:func:`dpstats.methods.pgd.rare_outcome_reason`, on the released share) and :func:`dpstats.plan` (on an
+    assumed share, :meth:`InferenceRule.withholds_for_outcome`).
+
+    Parameters
+    ----------
+    n_mu : float
+        n * mu(epsilon, delta) of the fit (public).
+    share : float
+        The share of the response's rarer value (released, or assumed), in [0, 0.5].
+    rare_share, rare_min_n_mu, rare_from_n_mu : float
+        The rule's thresholds: withheld where ``share`` is below ``rare_share``, n * mu times ``share`` is below
+        ``rare_min_n_mu`` and n * mu is at least ``rare_from_n_mu`` (``rare_share`` = 0: no such rule).
+
+    Returns
+    -------
+    bool
+        True where inference is withheld.
+
+    Examples
+    --------
+    >>> rare_outcome_withheld(400.0, 0.05, rare_share=0.1, rare_min_n_mu=50.0, rare_from_n_mu=100.0)
+    True
+    >>> rare_outcome_withheld(400.0, 0.2, rare_share=0.1, rare_min_n_mu=50.0, rare_from_n_mu=100.0)
+    False
+    """
+    return share < rare_share and rare_from_n_mu <= n_mu and n_mu * share < rare_min_n_mu
+
+
 @dataclass(frozen=True)
 class InferenceRule:
     """What inference a method gives, and when it is withheld.
@@ -534,10 +567,8 @@ class InferenceRule:
         """
         from dpstats.privacy.calibration import gaussian_mu  # noqa: PLC0415 - a leaf module, kept local (as above)
 
-        if not self.rare_share or share >= self.rare_share:
-            return False
-        n_mu = n * gaussian_mu(epsilon, delta)
-        return self.rare_from_n_mu <= n_mu and n_mu * share < self.rare_min_n_mu
+        return rare_outcome_withheld(n * gaussian_mu(epsilon, delta), share, rare_share=self.rare_share,
+                                     rare_min_n_mu=self.rare_min_n_mu, rare_from_n_mu=self.rare_from_n_mu)
 
     def reports_at(self, n: float, epsilon: float, delta: float) -> bool:
         """Whether a fit at these public facts is large enough to give inference (before any withholding).
