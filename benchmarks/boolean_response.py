@@ -20,7 +20,8 @@ recorded, so that the rule as installed and the session-21 rule (withheld where 
 and n * mu times it below 50) apply to the same fits (post-processing: a withheld interval is the same fit without
 it); n in {100, 150, 250, 350, 400, 500, 1000, 2000, 3000}, epsilon in {0.5, 1, 3}.  Per share and band of n * mu:
 the share of fits reporting an interval for x and the share of those covering least squares' slope on the same
-data, with no rule, the session-21 rule and the rule as installed.
+data, with no rule, the session-21 rule and the rule as installed, and with no rule the median width of the interval
+in least-squares widths (2 x 1.96 x the classical standard error on the same data).
 
 Run from the repository root (one process)::
 
@@ -89,7 +90,9 @@ def rare_fit(share: float, n: int, eps: float, seed: int) -> dict[str, float]:
     x, g = rng.uniform(size=n), (rng.uniform(size=n) < 0.5).astype(int)
     df = pd.DataFrame({"x": x, "g": g, "y": rng.uniform(size=n) < share * (0.6 + 0.8 * x) * (0.8 + 0.4 * g)})
     design = np.column_stack([np.ones(n), x, g])
-    b_ols = float(np.linalg.lstsq(design, df.y.to_numpy(float), rcond=None)[0][1])
+    ols = np.linalg.lstsq(design, df.y.to_numpy(float), rcond=None)[0]
+    b_ols, resid = float(ols[1]), df.y.to_numpy(float) - design @ ols
+    se_ols = float(np.sqrt(resid @ resid / (n - 3) * np.linalg.inv(design.T @ design)[1, 1]))
     seen: dict[str, float] = {}
 
     def record(n_mu: float, minority: float | None, share_sd: float | None = None) -> str:
@@ -106,14 +109,15 @@ def rare_fit(share: float, n: int, eps: float, seed: int) -> dict[str, float]:
     lo, hi = res.conf_int().loc["x"]
     reported = bool(np.isfinite(lo) and np.isfinite(hi))
     return dict(seen, share=share, n=n, eps=eps, seed=seed, true_share=float(df.y.mean()), reported=reported,
-                covers=float(lo <= b_ols <= hi) if reported else np.nan)
+                covers=float(lo <= b_ols <= hi) if reported else np.nan,
+                width=float((hi - lo) / (2 * 1.96 * se_ols)) if reported and se_ols > 0 else np.nan)
 
 
 def rare_table(records: list[dict[str, float]]) -> str:
     """Per true share and band of n * mu: fits, the share reporting an interval under each rule and the coverage of
-    least squares among those reported, with no rule and under each rule."""
-    lines = ["| share of ones | n * mu | fits | no rule: covers | session-21 rule: reported | covers | "
-             "rule as installed: reported | covers |", "|---|---|---|---|---|---|---|---|"]
+    least squares among those reported, with no rule and under each rule, and the median width with no rule."""
+    lines = ["| share of ones | n * mu | fits | no rule: covers | median width | session-21 rule: reported | covers | "
+             "rule as installed: reported | covers |", "|---|---|---|---|---|---|---|---|---|"]
     edges = (*RARE_BANDS, np.inf)
 
     def covers(rs: list[dict[str, float]]) -> str:
@@ -127,8 +131,9 @@ def rare_table(records: list[dict[str, float]]) -> str:
             old = [r for r in band if not old_rare_rule(r["n_mu"], r["minority"], r["share_sd"])]
             new = [r for r in band if not new_rare_rule(r["n_mu"], r["minority"], r["share_sd"])]
             label = f"{lo:g}+" if np.isinf(hi) else f"{lo:g}-{hi:g}"
-            lines.append(f"| {share:g} | {label} | {len(band)} | {covers(band)} | {len(old) / len(band):.0%} | "
-                         f"{covers(old)} | {len(new) / len(band):.0%} | {covers(new)} |")
+            width = np.nanmedian([r["width"] for r in band])
+            lines.append(f"| {share:g} | {label} | {len(band)} | {covers(band)} | {width:.2f} | "
+                         f"{len(old) / len(band):.0%} | {covers(old)} | {len(new) / len(band):.0%} | {covers(new)} |")
     return "\n".join(lines)
 
 
@@ -145,7 +150,7 @@ def rare_main(reps: int, out: str, jsonl: str | None) -> None:
             f"Command: `python benchmarks/boolean_response.py --rare --reps {reps}` ({seconds:.0f} s, one process). "
             f"{reps} data sets per (share, n, epsilon), n in {RARE_NS}, epsilon in {EPSILONS}, pooled by band of "
             "n * mu; only the fits whose interval pgd gives with the rule off (n * mu >= 15); the interval for x "
-            "covering least squares' slope on the same data.\n\n"
+            "covering least squares' slope on the same data; its median width in least-squares widths.\n\n"
             + rare_table(records) + "\n")
     Path(out).write_text(text)
     print(text)
