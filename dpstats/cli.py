@@ -692,8 +692,9 @@ def _named_response(message: str) -> str:
 _WARNING_FLAGS: dict[type[Warning], Callable[[str], str]] = {
     MissingValuesWarning: lambda msg: " On the command line: --missing drop." if "missing='drop'" in msg else "",
     FloatIndicatorWarning: lambda msg: (
-        " On the command line, declare the CSV column's type: --dtypes '{\"" + _named_response(msg)
-        + "\": \"int64\"}'."),
+        " On the command line, a CSV column of 0 and 1 only is declared with --dtypes '{\"" + _named_response(msg)
+        + "\": \"int64\"}'; leave a proportion's column undeclared (a fraction in an int64 column is read as a "
+        "missing value)."),
     ClippedRowsWarning: lambda msg: " On the command line: --bounds '{\"VAR\": [LO, HI]}' for each of them.",
 }
 

@@ -77,7 +77,8 @@ from dpstats.errors import (
     UnknownMethodError,
 )
 from dpstats.formula import Design, public_design
-from dpstats.formula.parse import expand_formula, formula_literal_levels, model_desc, term
+from dpstats.formula.language import NAMESPACE
+from dpstats.formula.parse import code_names, expand_formula, formula_literal_levels, model_desc, term
 from dpstats.formula.schema import declared_level_values
 from dpstats.inference import RELIABILITY_THRESHOLD, format_ratio
 from dpstats.methods.registry import MethodSpec, available_methods, choose_auto, get_method
@@ -148,6 +149,8 @@ def _schema(bounds: Mapping[str, tuple[float, float]], levels: Mapping[str, Sequ
     (``written``) and that neither declaration names; a boolean of ``dtypes`` that neither names is a boolean."""
     types = dict(dtypes or {})
     columns: dict[str, Any] = {name: pd.Series(dtype=types.get(name, float)) for name in bounds}
+    for name in _expression_variables(bounds, levels, written):  # read inside a bounded design column
+        columns[name] = pd.Series(dtype=types.get(name, float))
     for name, dtype in types.items():
         if name not in columns and name not in (levels or {}) and pd.api.types.is_bool_dtype(dtype):
             columns[name] = pd.Series(dtype=bool)
@@ -157,6 +160,24 @@ def _schema(bounds: Mapping[str, tuple[float, float]], levels: Mapping[str, Sequ
     for name, values in (levels or {}).items():
         columns[name] = pd.Categorical([], categories=list(values))
     return pd.DataFrame(columns)
+
+
+def _expression_variables(bounds: Mapping[str, tuple[float, float]], levels: Mapping[str, Sequence[Any]] | None,
+                          written: Mapping[str, Sequence[Any]]) -> list[str]:
+    """The variables read by a bounded expression (a bound declared on a design column or a response expression,
+    such as ``np.log(s30 / s)``, as ``dp_ols`` takes it) that no declaration names: numeric variables of the plan's
+    schema, as they are in the data ``dp_ols`` fits (their range is the expression's bound, not theirs)."""
+    declared = {*bounds, *(levels or {}), *written}
+    found: list[str] = []
+    for key in bounds:
+        if key.isidentifier():
+            continue
+        try:
+            names = code_names(key)
+        except SyntaxError:  # a design column's name that is not an expression (e.g. a dummy's "g[T.b]")
+            continue
+        found += [name for name in names if name not in NAMESPACE and name not in declared and name not in found]
+    return found
 
 
 def _written_levels(text: str, names: Sequence[str]) -> dict[str, tuple[Any, ...]]:

@@ -516,6 +516,22 @@ def test_a_dpstats_warning_is_one_line_with_the_command_line_spelling(capsys, in
     assert "cli.py" not in err and "res = dp_ols" not in err
 
 
+def test_the_command_line_hint_for_a_float_response_in_0_1_does_not_tell_a_proportion_to_become_integers(
+        capsys, tmp_path):
+    """A proportion declared in [0, 1] (OME's share of correct answers in session 50's new-user check) drew "declare
+    the CSV column's type: --dtypes int64"; followed, every fraction became a missing value (a fraction in an integer
+    column is one), dropped without a word under --missing drop.  The hint now says it is for a column of 0 and 1
+    only, and what a fraction in an int64 column becomes."""
+    rng = np.random.default_rng(5)
+    path = tmp_path / "share.csv"
+    pd.DataFrame({"y": rng.uniform(0, 1, 300).round(2), "x": rng.uniform(0, 10, 300)}).to_csv(path, index=False)
+    code, _, err = run(capsys, *_indicator_args(path))
+    assert code == 0, err
+    assert "a CSV column of 0 and 1 only is declared with --dtypes '{\"y\": \"int64\"}'" in err
+    assert "leave a proportion's column undeclared (a fraction in an int64 column is read as a missing value)" in err
+    assert "declare the CSV column's type" not in err
+
+
 def test_dtypes_makes_a_csv_indicator_two_valued_as_in_python(capsys, indicator_csv):
     path, df = indicator_csv
     code, out, err = run(capsys, *_indicator_args(path, "--dtypes", '{"y": "int64"}'))

@@ -406,6 +406,22 @@ def test_invalid_bounds(bad, pattern):
         build("y ~ x1 + C(g, levels=['a', 'b', 'c'])", frame(), bounds=bad)
 
 
+@pytest.mark.parametrize("declared", [(0, 2), (-1, 1), (-0.5, 1.5)])
+def test_bounds_beyond_0_1_for_a_boolean_response_are_refused(declared):
+    """A boolean response is 0 or 1; bounds (-1, 1) on it (pneumon's hospitalisation in session 50's new-user check,
+    2% ones) made the two-valued rules read the share of the rarer value off a range whose ends are not its two
+    values: the fit reported the interval that the rare-outcome rule withholds with (0, 1) or no bounds.  Bounds
+    reaching beyond [0, 1] are refused, from the dtype and the bounds (nothing read or spent); (0, 1), none, or a
+    range within [0, 1] (the two values clipped to its ends) fit as before."""
+    df = frame().assign(y=lambda t: t["x1"] > t["x1"].median())
+    with pytest.raises(InvalidBoundsError, match=r"bounds\['y'\] = \(.*\) were given for a boolean response: it is "
+                       r"0 or 1, its range \[0, 1\] fixed by its dtype") as exc:
+        dpstats.dp_ols("y ~ x2", df, 1.0, 1e-6, bounds={"y": declared, "x2": (-5, 5)})
+    assert exc.value.privacy_spent == (0.0, 0.0)
+    for ok in ({"y": (0, 1)}, {}, {"y": (0, 0.5)}):
+        assert build("y ~ x2", df, bounds={**ok, "x2": (-5, 5)}).two_valued_response
+
+
 def test_log_of_interval_reaching_zero_is_not_derivable():
     with pytest.raises(DomainError, match="log needs a lower bound > 0"):
         interval_of_code("np.log(x)", {"x": Interval(0, 5)})

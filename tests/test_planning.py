@@ -248,6 +248,24 @@ def test_plan_names_the_variable_that_needs_bounds_or_levels(formula, levels, na
     assert f"bounds={{{name!r}: (lo, hi)}} or levels={{{name!r}: [...]}}" in msg and info.value.column == name
 
 
+def test_plan_takes_bounds_declared_on_expressions_as_dp_ols_does():
+    """dp_ols takes bounds on a design column or a response expression (Fama's regression, np.log(s30 / s) ~
+    np.log(f / s), bounded on the two log ratios: session 50's new-user check); plan() refused the same call,
+    naming 's30' as a variable with neither bounds nor levels.  It now plans it, and says what the fit chooses."""
+    formula = "np.log(s30 / s) ~ np.log(f / s)"
+    bounds = {"np.log(s30 / s)": (-0.2, 0.2), "np.log(f / s)": (-0.03, 0.03)}
+    plan = dpstats.plan(formula=formula, bounds=bounds, n=800, epsilon=1.0, method="auto")
+    assert list(plan.to_frame()["term"]) == ["Intercept", "np.log(f / s)"]
+    rng = np.random.default_rng(0)
+    s = rng.uniform(0.4, 0.8, 800)
+    df = pd.DataFrame({"s": s, "f": s * np.exp(rng.normal(0, 0.005, 800)), "s30": s * np.exp(rng.normal(0, 0.03, 800))})
+    fitted = dpstats.dp_ols(formula, df, 1.0, 1e-6, bounds=bounds, random_state=0).method
+    assert set(plan.to_frame()["method"]) == {fitted}
+    # a raw variable the formula also reads outside a bounded expression still needs its own bound
+    with pytest.raises(dpstats.errors.MissingBoundsError, match="plan needs declared bounds for: s "):
+        dpstats.plan(formula="np.log(s30 / s) ~ np.log(f / s) + s", bounds=bounds, n=800, epsilon=1.0)
+
+
 def test_plan_refuses_a_design_wider_than_the_method_fits_as_the_fit_does():
     # theilsen fits one predictor with an intercept: the fit refuses d=3 before spending, and so must the plan
     bounds = {**BOUNDS, "z": (0.0, 1.0)}

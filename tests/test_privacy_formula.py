@@ -144,6 +144,17 @@ def test_refusals_name_the_call_and_say_why():
     assert ".astype()" in msg
 
 
+def test_an_offset_is_refused_with_the_formula_that_fits_it():
+    """R's offset() (Zuur, Hilbe & Ieno's fishing model, a count on depth with the log swept area as offset: session
+    50's new-user check) got the message for a caller's own function ("functions defined by the caller are not
+    looked up"); it now says how a linear model fits an offset, and that formula fits."""
+    _, msg, _ = refusal(frame(), "y ~ x + offset(np.log(x))", method="tukey",
+                        match=r"an offset is a term whose coefficient is fixed at 1")
+    assert "np.log(y / e) ~ x" in msg and "I(y - z) ~ x" in msg and "defined by the caller" not in msg
+    res = dpstats.dp_ols("I(y - x) ~ x", frame(), float("inf"), method="ols")
+    assert list(res.params.index) == ["Intercept", "x"]
+
+
 def test_the_callers_namespace_is_never_used():
     log = np.exp  # noqa: F841 - a caller's name that would shadow log() if formulas used the caller's namespace
     df = frame()

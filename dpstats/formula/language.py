@@ -625,6 +625,10 @@ class _Checker:
                                f"which no bound covers); {_CENTRE_HINT}")
         if not bare:
             return self.refuse(f"{shown}()", f"{shown}() is not one of the row-wise functions dpstats evaluates")
+        if name == "offset":  # R's offset term (a count model's log exposure): patsy and dpstats have none
+            return self.refuse(f"{ast.unparse(node)}", "an offset is a term whose coefficient is fixed at 1, and "
+                               "a linear model fits it by moving it to the response: np.log(y / e) ~ x for "
+                               "np.log(y) ~ x + offset(np.log(e)), and I(y - z) ~ x for y ~ x + offset(z)")
         return DisallowedExpressionError(
             f"'{self.code}' calls the function {name}(), which dpstats does not evaluate: formulas are evaluated in "
             f"dpstats's own namespace with row-wise operations only ({_ALLOWED_SUMMARY}); functions defined by the "

@@ -571,6 +571,10 @@ def _clip_ranges(bounds: Mapping[str, tuple[float, float]], facts: Iterable[Fact
             continue
         if k in leveled or not (is_numeric(df[k]) or k in bool_responses):
             raise InvalidBoundsError(_factor_bounds_message(k, df[k].dtype, k in leveled))
+        if k in bool_responses:
+            interval = declared_interval(k, v)
+            if interval.lo < 0.0 or interval.hi > 1.0:
+                raise InvalidBoundsError(_boolean_response_bounds_message(k, interval.lo, interval.hi))
         factors = [f.code for f in facts if k in f.variables]
         if all(factor_of(code) == k for code in factors):
             raise InvalidBoundsError(_factor_only_bounds_message(k, factors))
@@ -604,6 +608,19 @@ def _factor_bounds_message(name: str, dtype: Any, leveled: bool) -> str:
             f"pd.to_numeric(df['{name}'])); if it is a factor, drop its bounds and declare its levels "
             f"(levels={{'{name}': [...]}} or C({name}, levels=[...]) in the formula). Decided from the column's "
             "dtype; no value was read and no budget was spent.")
+
+
+def _boolean_response_bounds_message(name: str, lo: float, hi: float) -> str:
+    """Why bounds reaching outside [0, 1] for a boolean response are refused (public: the dtype and the declared
+    bounds): the rules of a two-valued response (the share of its rarer value read off its released centre, the
+    variance floor of pgd's interval) take its two values to be the declared ends, which they are when the declared
+    range lies within [0, 1] (0 and 1 clipped to it) and are not when it reaches beyond, where that share would be
+    misread."""
+    return (f"bounds['{name}'] = ({lo:g}, {hi:g}) were given for a boolean response: it is 0 or 1, its range [0, 1] "
+            "fixed by its dtype, and the clip and interval rules of a linear probability model read the share of its "
+            "rarer value off the declared range as if its ends were the two values (docs/choosing.md, 'A rare "
+            f"outcome'), which a range beyond [0, 1] would misread. Drop bounds['{name}'] or declare (0, 1). Decided "
+            "from the column's dtype and the bounds; no value was read and no budget was spent.")
 
 
 def _factor_only_bounds_message(name: str, factors: Sequence[str]) -> str:
