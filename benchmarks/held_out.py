@@ -865,8 +865,9 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # loudness (20-80 dB), age (0-120 months), coherent or incoherent noise and their history of otitis media with
     # effusion (low or high, recorded only at 30 and 60 months: 385 of 1,097 rows miss it, fitted with
     # missing="drop", ``MISSING``)
-    "ome": (lambda: _r("OME").assign(share=lambda t: t.Correct / t.Trials), "share ~ Loud + Age + C(Noise) + C(OME)",
-            "Loud", {"share": (0, 1), "Loud": (20, 80), "Age": (0, 120)}),
+    "ome": (lambda: _r("OME").assign(share=lambda t: t.Correct / t.Trials),
+            "share ~ Loud + Age + C(Noise) + C(OME, Treatment('low'))", "Loud",
+            {"share": (0, 1), "Loud": (20, 80), "Age": (0, 120)}),
     # Reynolds (1994), Venables & Ripley's beav1: a female beaver's body temperature every ten minutes (35-40 C, a
     # mammal's) on activity outside the retreat (0/1)
     "beav1": (lambda: _r("beav1"), "temp ~ activ", "activ", {"temp": (35, 40), "activ": (0, 1)}),
