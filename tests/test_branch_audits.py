@@ -22,8 +22,9 @@ exception's type and masked message, the masked summary, notes, method choice, i
 finite/non-finite pattern of ``bse`` and ``conf_int``, the ledger's steps by name, mechanism, count, dimension and
 norm, the budget spent, each warning) is audited by ``test_blackbox_audit.outcome_bound`` and the x coefficient, its
 standard error and its upper confidence limit by :func:`dpstats.privacy.audit.audit_samples` (Clopper-Pearson,
-event chosen on half of the runs, evaluated on the other half).  The fast audits run 40 fits per side at a claim of
-0.5, which a part present on one side only exceeds (0.77); the ``slow`` ones 1,000 per side at the fit's epsilon.
+event chosen on half of the runs, evaluated on the other half).  The fast audits (three pgd pairs) run 60 fits per
+side at epsilon 1, which a part present on one side only exceeds (1.24); the ``slow`` ones every pair, 1,000 fits per
+side (400 for theilsen), where an event of probability 1/2 on D and exp(-1.6)/2 on D' already gives a bound above 1.
 
 Found by this red-team and fixed: an empty chunk first among the chunks a pass combined (the first of several CSV
 paths empty, an empty first Dask partition, or the empty partitions ``dd.read_csv`` makes after a line longer than
