@@ -377,7 +377,8 @@ class PairDifferences:
         if self.bounds.null_rows:  # a public null row (NaN response) counts as 0, as in the gradient passes
             yc = np.where(np.isnan(yc), 0.0, yc)
         signed = np.clip(yc, -self.truncation, self.truncation) * np.where(positions[keep] % 2 == 0, 1.0, -1.0)
-        return np.bincount(positions[keep] // 2, weights=signed, minlength=self.pairs)
+        # float for a chunk without rows too (np.bincount with weights gives int64 zeros for no rows)
+        return np.bincount(positions[keep] // 2, weights=signed, minlength=self.pairs).astype(np.float64, copy=False)
 
 
 def residual_grid(truncation: float) -> GeometricGrid:
