@@ -342,6 +342,11 @@ _FRAME_KEYWORDS = {**dict.fromkeys(("x_bounds", "X_bounds", "y_bounds"),
                    **_BOTH_KEYWORDS}
 
 
+#: how a user whose response is a proportion (to which the hint does not apply) silences FloatIndicatorWarning
+_SILENCE_HINT = ("A proportion's fits can silence this hint with warnings.filterwarnings('ignore', "
+                 "category=dpstats.errors.FloatIndicatorWarning).")
+
+
 def _check_entry_keywords(request: FitRequest) -> None:
     """Refuse, before anything is read, a keyword of the other entry point (``bounds=`` given to
     :func:`dpstats.dp_ols_arrays`, ``x_bounds=`` to :func:`dpstats.dp_ols`) with what to write instead."""
@@ -426,8 +431,8 @@ def _run_reserved(request: FitRequest, spec: MethodSpec | None, options: MethodO
     spec, options, choice, auto_reason = _method(data, spec, options, request, rest, dlt)
     bounds, scaling, n = _public_facts(data, spec, options, rescale)
     if data.design.storage_hint and spec.private:
-        warnings.warn(data.design.storage_hint[0].upper() + data.design.storage_hint[1:], FloatIndicatorWarning,
-                      stacklevel=4)
+        warnings.warn(data.design.storage_hint[0].upper() + data.design.storage_hint[1:] + ". " + _SILENCE_HINT,
+                      FloatIndicatorWarning, stacklevel=4)
     if spec.private and dlt * n >= 1.0:
         warnings.warn(f"delta={dlt:g} is at least 1/n = 1/{n}: with delta >= 1/n an (epsilon, delta)-DP fit may "
                       "publish rows outright; choose delta well below 1/n (e.g. 1e-6 up to a few hundred thousand "

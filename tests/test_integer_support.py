@@ -155,3 +155,21 @@ def test_a_float_indicator_response_gets_a_note_on_its_storage():
                                  random_state=0)
         assert sum("stored as floats" in note for note in res.privacy.notes) == expected
         assert sum(issubclass(w.category, dpstats.errors.FloatIndicatorWarning) for w in caught) == expected
+
+
+def test_a_proportions_fit_is_told_how_to_silence_the_float_indicator_hint():
+    """The hint does not apply to a proportion, whose fits would draw it every time: the warning says how to silence
+    it, and that filter does (the summary's note stays)."""
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"x": rng.uniform(0, 1, 400)})
+    df["share"] = np.clip(0.3 + 0.4 * df.x + 0.1 * rng.normal(size=400), 0, 1)
+    fit = {"method": "ssp", "bounds": {"x": (0, 1), "share": (0, 1)}, "random_state": 0}
+    with pytest.warns(dpstats.errors.FloatIndicatorWarning,
+                      match=r"silence this hint with warnings\.filterwarnings\('ignore', "
+                            r"category=dpstats\.errors\.FloatIndicatorWarning\)\.$"):
+        dpstats.dp_ols("share ~ x", df, 1.0, 1e-6, **fit)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", category=dpstats.errors.FloatIndicatorWarning)
+        res = dpstats.dp_ols("share ~ x", df, 1.0, 1e-6, **fit)
+    assert sum("stored as floats" in note for note in res.privacy.notes) == 1
