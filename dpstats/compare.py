@@ -50,7 +50,8 @@ class Comparison:
     frame : pandas.DataFrame
         Tidy results, one row per fit, columns ``COLUMNS``: ``method``,
         ``epsilon`` (the budget of that fit), ``trial``, ``r2`` (in-sample R^2
-        on the given data; NaN when the fit failed), ``coef_error`` (L2
+        on the given data; NaN when the fit failed or its sums of squares
+        overflow the float range), ``coef_error`` (L2
         distance to ``truth``; NaN without a truth), ``status`` (``"ok"``,
         ``"ptr_failure"`` or the error class name), ``seconds`` (wall time of
         the fit), the fit's own ``epsilon_spent`` / ``delta_spent`` (a
@@ -318,7 +319,8 @@ def compare(
 
     design = build_design(formula, data, bounds=bounds, levels=levels, missing=missing)
     X, y = design.X, design.y
-    sst = float(np.sum((y - y.mean()) ** 2))
+    with np.errstate(all="ignore"):  # a value near the largest float overflows the sums: R^2 is then NaN, silently
+        sst = float(np.sum((y - y.mean()) ** 2))
     truth_vec = _truth_vector(truth, design.column_names)
 
     if verbose:
@@ -428,7 +430,9 @@ def _one_fit(formula: str, data: Any, method: str, eps: float, delta: float,
         return [method, eps, trial, math.nan, math.nan, status, seconds, float(spent[0]), float(spent[1]), str(exc)]
     seconds = time.perf_counter() - start
     b = res.params.to_numpy()
-    resid = y - X @ b
-    r2 = 1.0 - float(resid @ resid) / sst if sst > 0 else math.nan
+    with np.errstate(all="ignore"):  # overflow (a value near the largest float) gives NaN below, not a numpy warning
+        resid = y - X @ b
+        r2 = 1.0 - float(resid @ resid) / sst if 0 < sst < math.inf else math.nan
+    r2 = r2 if math.isfinite(r2) else math.nan
     err = float(np.linalg.norm(b - truth)) if truth is not None else math.nan
     return [method, eps, trial, r2, err, "ok", seconds, res.privacy.epsilon_spent, res.privacy.delta_spent, ""]
