@@ -266,6 +266,38 @@ def test_concurrent_processes_never_overspend_a_budget_file(tmp_path):
     assert acc.spent[0] <= 3.0 and [h.status for h in acc.history] == ["released"] * 3
 
 
+def test_sklearn_fit_failing_after_spending_is_charged_to_a_budget_file(tmp_path, monkeypatch):
+    """A method that releases and then fails (an untyped error quoting a value) inside the scikit-learn wrapper: the
+    estimator raises InternalFitError naming the type only, with the ledger's spend, and the budget file records
+    the fit as "failed after spending" with that spend, also when it is opened again."""
+    import dataclasses
+
+    from dpstats.errors import InternalFitError
+    from dpstats.methods import registry
+    from dpstats.sklearn import DPLinearRegression
+
+    real = registry.get_method("adassp")
+
+    def fit(*args: Any, **kw: Any) -> Any:
+        released = real.fit(*args, **kw)
+        raise ValueError(f"value 3.14159 and {released.params}")
+
+    monkeypatch.setitem(registry._REGISTRY, "adassp", dataclasses.replace(real, fit=fit))
+    path = str(tmp_path / "budget.json")
+    acc = PrivacyAccountant(3.0, 1e-5, path=path)
+    X, y = _data(300)
+    est = DPLinearRegression(method="adassp", epsilon=1.0, bounds=(0, 10), y_bounds=(-10, 20), accountant=acc)
+    with pytest.raises(InternalFitError, match="fitting failed with ValueError; its message is withheld") as info:
+        est.fit(X, y)
+    err = info.value
+    assert "3.14159" not in str(err) and err.__cause__ is None and err.__context__ is None
+    assert 0.0 < err.privacy_spent[0] <= 1.0
+    again = PrivacyAccountant.open(path)
+    spent = pytest.approx(err.privacy_spent[0])
+    assert [(h.status, h.epsilon) for h in again.history] == [("failed after spending", spent)]
+    assert again.spent[0] == pytest.approx(err.privacy_spent[0])
+
+
 # -- dp_ols_arrays and the results' methods -------------------------------------------------------------------------
 
 def _arrays(method: str, **kw: Any) -> Callable[..., Any]:
