@@ -28,7 +28,8 @@ settles the reservation with what the ledger spent (zero before the method
 ran) and carries ``privacy_spent``; one that is not a
 :class:`~dpstats.errors.DPStatsError` becomes an
 :class:`~dpstats.errors.InternalFitError` naming the stage and the original
-type only; the exception chain is cut (it may hold data or released values).
+type only, charged the fit's whole budget (no rule decided it, so it may
+depend on the rows read); the exception chain is cut (it may hold data or released values).
 If the accountant cannot settle, the reservation stays held in full and a
 :class:`~dpstats.errors.SettlementError` is raised instead.  Coefficients that
 are not finite are refused.
@@ -316,14 +317,15 @@ class _ChunkedData:
 # -- the steps --------------------------------------------------------------------------------------------------
 
 class _FitState:
-    """What the handler of a failed fit must know: the stage reached, and once the method has started, its
-    ledger (None before) and name."""
+    """What the handler of a failed fit must know: the stage reached, the fit's budget (epsilon, delta) and
+    whether it is private, and once the method has started, its ledger (None before) and name."""
 
-    def __init__(self, stage: str) -> None:
+    def __init__(self, stage: str, budget: tuple[float, float], private: bool) -> None:
         self.stage = stage
+        self.budget = budget
         self.ledger: PrivacyLedger | None = None
         self.method: str | None = None
-        self.private = True
+        self.private = private
 
 
 #: Keywords of one entry point passed to the other, and what to write instead (they would otherwise reach the
@@ -408,7 +410,7 @@ def run(request: FitRequest) -> DPRegressionResults:
     label = f"{request.method}: {request.data.label}" + (SEEDED_MARK if seeded else "")
     token = (accountant.reserve(eps, dlt, label=label, seeded=seeded)
              if accountant is not None and private else None)
-    state = _FitState(request.data.stage)
+    state = _FitState(request.data.stage, (eps, dlt), private)
     try:
         result = _run_reserved(request, spec, options, eps, dlt, mode, rescale, state)
         if token is not None and accountant is not None and state.ledger is not None:
@@ -900,7 +902,10 @@ def conclude(exc: BaseException, accountant: PrivacyAccountant | None, token: st
     result outside the handler (so that the original is not the new one's context).
 
     * The reservation is settled with what the ledger charged (zero before
-      the method ran), as "failed after spending" or "refused".  If the
+      the method ran), as "failed after spending" or "refused"; an
+      exception of no dpstats type (a bug) in a private fit is charged the
+      whole budget instead, since no rule decided it and it may depend on
+      the rows read.  If the
       settle itself fails, the reservation stays held in full and that
       failure is raised instead (:class:`~dpstats.errors.SettlementError`).
     * A dpstats error keeps its (public) message and gains ``privacy_spent``,
@@ -918,8 +923,13 @@ def conclude(exc: BaseException, accountant: PrivacyAccountant | None, token: st
         return exc
     ledger = state.ledger
     spent = ledger.spent if ledger is not None else (0.0, 0.0)
+    own_warning = isinstance(exc, Warning) and type(exc).__module__.startswith("dpstats.")
+    internal = isinstance(exc, Exception) and not isinstance(exc, DPStatsError) and not own_warning
+    charged_whole = internal and state.private  # a failure no rule decided may depend on the rows read
+    if charged_whole:
+        spent = state.budget
     if token is not None and accountant is not None and accountant.is_open(token):
-        status = "failed after spending" if ledger is not None and ledger.steps else "refused"
+        status = "failed after spending" if charged_whole or (ledger is not None and ledger.steps) else "refused"
         try:
             _settle(accountant, token, spent, status, state.method)
         except BaseException as settle_failure:  # noqa: BLE001 - raised instead of the fit's own failure
@@ -930,16 +940,18 @@ def conclude(exc: BaseException, accountant: PrivacyAccountant | None, token: st
         if "privacy_spent" not in vars(exc):  # the class default (0, 0) is for errors raised before a fit
             exc.privacy_spent = spent
         out: BaseException = exc
-    elif isinstance(exc, Warning) and type(exc).__module__.startswith("dpstats."):
+    elif own_warning:
         # one of dpstats' own warnings turned into an error by a warnings filter ("error"): its message is built
         # from public facts like an error's, so it is raised as itself, with what the fit spent
         exc.privacy_spent = spent  # type: ignore[attr-defined]
         out = exc
-    elif isinstance(exc, Exception):
+    elif internal:
+        charged = ("the whole budget is charged, since a failure no rule decided may depend on the rows read"
+                   if state.private else "the fit is not private")
         out = InternalFitError(
             f"{state.stage} failed with {type(exc).__name__}; its message is withheld because it may quote data "
-            f"values. The fit spent epsilon={spent[0]:g}, delta={spent[1]:g} (privacy_spent; an accountant, if "
-            "given, was settled with it).",
+            f"values. The fit spent epsilon={spent[0]:g}, delta={spent[1]:g} ({charged}; privacy_spent; an "
+            "accountant, if given, was settled with it).",
             privacy_spent=spent, original_type=type(exc).__name__)
     else:
         out = exc

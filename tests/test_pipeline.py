@@ -3,6 +3,7 @@ read of a CSV file for a one-pass method.  Deterministic: fixed seeds and data, 
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,10 +60,11 @@ def test_an_untyped_failure_after_reading_is_typed_charged_and_says_nothing_of_t
     exc = err.value
     assert "secret" not in str(exc) and exc.original_type == "ValueError"  # the type only, never the message
     assert exc.__cause__ is None and exc.__context__ is None  # the original error is not attached
-    spent = exc.privacy_spent
-    assert (spent[0] > 0) == spend
-    assert acct.spent == pytest.approx(spent)
-    assert [s.status for s in acct.history] == (["failed after spending"] if spend else [])  # zero spends unlisted
+    # a failure no rule decided may depend on the rows read: the whole budget is charged, whether or not the
+    # method had charged part of it (session 50; before, a failure ahead of the first charge settled at zero)
+    assert exc.privacy_spent == (1.0, 1e-6) and "the whole budget is charged" in str(exc)
+    assert acct.spent == pytest.approx((1.0, 1e-6))
+    assert [s.status for s in acct.history] == ["failed after spending"]
 
 
 def test_a_typed_failure_after_spending_carries_the_ledgers_charge_not_the_class_default(frame, monkeypatch):
@@ -129,3 +131,24 @@ def test_the_method_choice_names_the_method_missing_drop_left_out():
     assert (dropped.method, kept.method) == ("pgd", "theilsen")
     assert "missing='drop' left out 'theilsen'" in dropped.privacy.method_choice
     assert "left out" not in kept.privacy.method_choice
+
+
+def test_a_numpy_warning_made_an_error_by_the_users_filter_is_charged_the_whole_budget(frame, monkeypatch):
+    """A warnings filter ("error") can turn a numpy RuntimeWarning inside the method into an exception: it is no
+    dpstats type, so it is an InternalFitError charged the whole budget, as its message says (a dpstats warning made
+    an error keeps its type and the ledger's spend)."""
+
+    def numpy_warns(rows: Rows, ctx: FitContext, options: _Options) -> MethodFit:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            np.square(np.array([1e300]))
+        raise AssertionError("numpy did not warn")
+
+    spec = MethodSpec(name="broken", title="broken", citation="-", fit=numpy_warns, options=_Options,
+                      needs_bounds=False)
+    monkeypatch.setitem(registry._REGISTRY, spec.name, spec)
+    acct = dpstats.PrivacyAccountant(5.0, 1e-5)
+    with pytest.raises(InternalFitError, match="failed with RuntimeWarning.*the whole budget is charged") as err:
+        dpstats.dp_ols("y ~ x", frame, 1.0, 1e-6, method="broken", accountant=acct, random_state=0)
+    assert err.value.privacy_spent == (1.0, 1e-6) and acct.spent == pytest.approx((1.0, 1e-6))
+    assert [s.status for s in acct.history] == ["failed after spending"]
