@@ -97,7 +97,7 @@ from dpstats.theory import (
     rate_plan,
     sampling_covariance,
 )
-from dpstats.validation import DEFAULT_RESCALE, MAX_EPSILON, check_declarations, finite_real, shown
+from dpstats.validation import DEFAULT_RESCALE, MAX_EPSILON, at_least, check_declarations, finite_real, shown
 
 __all__ = ["Plan", "plan", "coefficient_plan", "IntervalStatus", "DEFAULT_DELTA"]
 
@@ -908,7 +908,7 @@ def _status(first: pd.Series) -> str:
     if math.isfinite(first["interval_n"]):
         where.append(f"from n >= {int(first['interval_n']):,} at this epsilon")
     if math.isfinite(first["interval_epsilon"]):
-        where.append(f"from epsilon >= {first['interval_epsilon']:.3g} at this n")
+        where.append(f"from epsilon >= {at_least(first['interval_epsilon'])} at this n")
     if not where:
         return f"{prefix}intervals: none" + ("" if first["inference"] in ("", "none") else f" ({first['inference']})")
     return status + (": reported " if not first["inference"] else "; reported ") + " or ".join(where)
