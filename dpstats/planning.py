@@ -84,7 +84,7 @@ from dpstats.inference import RELIABILITY_THRESHOLD, format_ratio
 from dpstats.methods.registry import MethodSpec, available_methods, choose_auto, get_method
 from dpstats.pipeline import auto_facts, planned_context, public_scaling, rescale_mode
 from dpstats.privacy.calibration import gaussian_mu
-from dpstats.privacy.missing_screen import fit_epsilon
+from dpstats.privacy.missing_screen import SCREEN_SHARE, fit_epsilon
 from dpstats.rates import PlanningFacts, Rate, UpperRate
 from dpstats.scaling import PublicScaling
 from dpstats.theory import (
@@ -97,7 +97,7 @@ from dpstats.theory import (
     rate_plan,
     sampling_covariance,
 )
-from dpstats.validation import DEFAULT_RESCALE, MAX_EPSILON, check_declarations, finite_real, shown
+from dpstats.validation import DEFAULT_RESCALE, MAX_EPSILON, at_least, check_declarations, finite_real, shown
 
 __all__ = ["Plan", "plan", "coefficient_plan", "IntervalStatus", "DEFAULT_DELTA"]
 
@@ -335,9 +335,25 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
              "method's default options"
              + ("; product and power columns with their variables centred at their declared midpoints (rescale="
                 "'centred', the default; uniform on the centred ranges, spread= and correlation= naming those "
-                "centred columns)" if rescale == "centred" and design.public_centring() is not None else "")]
+                "centred columns)" if rescale == "centred" and design.public_centring() is not None else ""),
+             _screen_words(design.screened, missing)]
     return _Setting(names, scaling, rescaled, moments, residual_var, coefficients, intercept, words, design,
                     rescale=rescale)
+
+
+def _screen_words(screened: Sequence[str], missing: str) -> str:
+    """The plan's assumption about the missing-value screen (``missing="raise"``), which a fit runs only where a
+    variable's type can hold a missing value: the planned types (``dtypes=``, floats where not given) decide whether
+    the method plans on all of epsilon or on what the screen leaves, so a plan and a fit on integer or boolean
+    columns agree only when ``dtypes=`` declares them."""
+    if missing != "raise":
+        return f"no missing-value screen (missing={missing!r})"
+    if not screened:
+        return "no missing-value screen (no variable's type, as planned, can hold a missing value)"
+    names = ", ".join(screened[:4]) + (f" and {len(screened) - 4} more" if len(screened) > 4 else "")
+    return (f"the missing-value screen of missing='raise' takes {SCREEN_SHARE:.0%} of epsilon first, because {names} "
+            "can hold a missing value as planned (floats where dtypes= gives no type; a fit on integer or boolean "
+            "columns runs no screen: declare their types with dtypes= for its figures)")
 
 
 def _coded_blocks(design: Design, scaling: PublicScaling) -> list[tuple[list[int], np.ndarray]]:
@@ -617,8 +633,18 @@ class _Model:
 def _size_rule(min_n_mu: float, min_n_epsilon: float, n: float, epsilon: float, delta: float) -> str:
     """The public size rule a fit at (n, epsilon) misses, in words."""
     if n * epsilon < min_n_epsilon:
-        return f"n * epsilon = {n * epsilon:.3g} < {min_n_epsilon:g}"
-    return f"n * mu(epsilon, delta) = {n * gaussian_mu(epsilon, delta):.3g} < {min_n_mu:g}"
+        return f"n * epsilon = {_below(n * epsilon, min_n_epsilon)} < {min_n_epsilon:g}"
+    return f"n * mu(epsilon, delta) = {_below(n * gaussian_mu(epsilon, delta), min_n_mu)} < {min_n_mu:g}"
+
+
+def _below(value: float, threshold: float) -> str:
+    """``value`` (below ``threshold``) with three significant digits, or with as many more as keep it from printing
+    as the threshold ("49.98 < 50", not "50 < 50")."""
+    for digits in range(3, 16):
+        text = f"{value:.{digits}g}"
+        if float(text) < threshold:
+            return text
+    return repr(value)
 
 
 def _sd(cov: np.ndarray) -> np.ndarray:
@@ -882,7 +908,7 @@ def _status(first: pd.Series) -> str:
     if math.isfinite(first["interval_n"]):
         where.append(f"from n >= {int(first['interval_n']):,} at this epsilon")
     if math.isfinite(first["interval_epsilon"]):
-        where.append(f"from epsilon >= {first['interval_epsilon']:.3g} at this n")
+        where.append(f"from epsilon >= {at_least(first['interval_epsilon'])} at this n")
     if not where:
         return f"{prefix}intervals: none" + ("" if first["inference"] in ("", "none") else f" ({first['inference']})")
     return status + (": reported " if not first["inference"] else "; reported ") + " or ".join(where)

@@ -127,6 +127,35 @@ def finite_real(value: object) -> bool:
             and math.isfinite(real_value(value)))
 
 
+def at_least(value: float, digits: int = 3) -> str:
+    """``value`` with ``digits`` significant digits, rounded up: a threshold a message says to reach ("epsilon >=
+    0.451") must not print as a value that misses it (0.4505 as "0.45").
+
+    Parameters
+    ----------
+    value : float
+        A positive finite threshold (public: computed from n, epsilon and a rule's constant).
+    digits : int
+        Significant digits.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from dpstats.validation import at_least
+    >>> at_least(0.45045), at_least(0.559), at_least(2.0)
+    ('0.451', '0.559', '2')
+    """
+    if not (math.isfinite(value) and value > 0):
+        return f"{value:.{digits}g}"
+    step = 10.0 ** (math.floor(math.log10(value)) - digits + 1)
+    up = math.ceil(value / step - 1e-9) * step
+    text = f"{up:.{digits}g}"
+    return text if float(text) >= value else repr(value)
+
+
 def shown(value: object) -> str:
     """``repr(value)`` for a message about a public argument, but an integer beyond the float range is described
     by its size (its repr runs to hundreds of digits, and beyond 4300 digits Python refuses to make it), and an

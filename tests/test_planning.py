@@ -905,3 +905,37 @@ def test_birthwt_plan_of_smoke_falls_with_epsilon():
                for row, eps in zip(rows, (0.4, 0.6, 1.0), strict=True))
     assert "shrinkage divided out" in str(dpstats.plan(formula=formula, bounds=bounds, n=189, epsilon=1.0,
                                                        method="pgd"))
+
+
+def test_plan_states_whether_it_assumes_the_missing_value_screen():
+    """A fit on integer columns runs no missing-value screen, so its method has all of epsilon; the plan assumes
+    floats unless dtypes= says otherwise and then plans on 98% of it.  A new-user check (theilsen, n=168,
+    epsilon=0.3, integer columns) found the plan saying "none ... from n >= 171" where the fit reported intervals
+    (its own threshold n >= 167) with nothing in the plan telling why: its assumptions now say which it is, and
+    with the columns' types declared the plan and the fit agree.  Deterministic (no noise is drawn)."""
+    bounds, formula = {"y": (0.0, 200.0), "x": (50.0, 100.0)}, "y ~ x"
+    common = dict(formula=formula, bounds=bounds, n=168, epsilon=0.3, delta=1e-6, method="theilsen")
+    floats = dpstats.plan(**common)
+    assert any("the missing-value screen of missing='raise' takes 2% of epsilon first, because y, x" in a
+               for a in floats.assumptions)
+    assert "intervals: none" in str(floats)
+    ints = dpstats.plan(dtypes={"y": "int64", "x": "int64"}, **common)
+    assert any("no missing-value screen (no variable's type, as planned, can hold a missing value)" in a
+               for a in ints.assumptions)
+    assert "theilsen: intervals: reported" in str(ints)
+    dropped = dpstats.plan(missing="drop", **{**common, "method": "pgd"})
+    assert any("no missing-value screen (missing='drop')" in a for a in dropped.assumptions)
+    rng = np.random.default_rng(0)
+    data = pd.DataFrame({"x": rng.integers(50, 101, 168), "y": rng.integers(0, 201, 168)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = dpstats.dp_ols(formula, data, 0.3, 1e-6, bounds=bounds, method="theilsen", random_state=0)
+    assert fit.inference_reason == ""  # reported, as the plan with the declared types says
+
+
+def test_plan_never_prints_a_size_below_its_threshold_as_the_threshold():
+    """n * epsilon = 170 * 0.3 = 49.98 is below 50: the plan printed "n * epsilon = 50 < 50"."""
+    text = str(dpstats.plan(formula="y ~ x", bounds={"y": (0.0, 1.0), "x": (0.0, 1.0)}, n=170, epsilon=0.3,
+                            delta=1e-6, method="theilsen"))
+    assert "n * epsilon = 49.98 < 50" in text
+    assert "= 50 < 50" not in text

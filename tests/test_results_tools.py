@@ -454,3 +454,27 @@ def test_results_pickle_with_a_column_named_like_a_function(formula):
                          method="ssp", random_state=0)
     back = pickle.loads(pickle.dumps(res))
     np.testing.assert_allclose(back.predict(df.head(3)), res.predict(df.head(3)))
+
+
+def test_unseen_level_says_when_newdata_holds_text_for_number_levels():
+    """A factor declared with numbers (race coded 1, 2, 3) and newdata read as text ("1", as a CSV file gives):
+    the message printed "its levels are: 1, 2, 3" and nothing else, which reads as if "1" were one of them.  It now
+    says the kinds differ (from the dtypes only), and says nothing more for a genuinely unseen number."""
+    rng = np.random.default_rng(0)
+    n = 600
+    df = pd.DataFrame({"x": rng.uniform(0, 10, n), "race": pd.Categorical(rng.choice([1, 2, 3], n),
+                                                                          categories=[1, 2, 3])})
+    df["y"] = df.x + rng.normal(0, 1, n)
+    res = dpstats.dp_ols("y ~ x + C(race)", df, 2.0, 1e-6, bounds={"x": (0, 10), "y": (-5, 15)}, method="ssp",
+                         random_state=0)
+    new = pd.DataFrame({"x": [1.0, 2.0], "race": ["1", "2"]})
+    with pytest.raises(dpstats.errors.UnseenLevelError,
+                       match=r"its levels are: 1, 2, 3; they are numbers and newdata's column holds text"):
+        res.predict(new)
+    with pytest.raises(dpstats.errors.UnseenLevelError, match=r"its levels are: 1, 2, 3\)$"):
+        res.predict(new.assign(race=[1, 4]))
+    text = dpstats.dp_ols("y ~ x + C(race)", df.assign(race=pd.Categorical(df.race.astype(str), ["1", "2", "3"])),
+                          2.0, 1e-6, bounds={"x": (0, 10), "y": (-5, 15)}, method="ssp", random_state=0)
+    with pytest.raises(dpstats.errors.UnseenLevelError,
+                       match=r"its levels are: 1, 2, 3; they are text and newdata's column holds numbers"):
+        text.get_prediction(new.assign(race=[1, 2]))

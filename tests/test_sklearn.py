@@ -366,3 +366,14 @@ def test_a_bool_or_integer_target_is_read_as_it_is_stored(dtype):
     res = dpstats.dp_ols("y ~ x0 + x1", frame, 1.0, 1e-6, bounds={"x0": (0, 1), "x1": (0, 1), "y": (0, 1)},
                          random_state=3)
     np.testing.assert_allclose(est.coef_, res.params[["x0", "x1"]].to_numpy(), rtol=1e-12)
+
+
+def test_float_indicator_hint_names_the_estimators_own_spelling():
+    """A float target declared in [0, 1]: the hint told a scikit-learn user to write df['y'] = df['y'].astype(int),
+    for a DataFrame the estimator builds itself; it also names fit(X, y) with y.astype(int) (an integer y is
+    two-valued and draws no hint, test above)."""
+    rng = np.random.default_rng(5)
+    X = rng.uniform(0, 1, size=(600, 2))
+    y = (rng.uniform(0, 1, 600) < 0.4).astype(float)
+    with pytest.warns(FloatIndicatorWarning, match=r"for the scikit-learn estimator's fit\(X, y\), y\.astype\(int\)"):
+        DPLinearRegression(epsilon=1.0, delta=1e-6, bounds=(0, 1), y_bounds=(0, 1), random_state=3).fit(X, y)

@@ -714,3 +714,17 @@ def test_large_n_slope_interval_covers_the_true_slope():
         lo, hi = res.conf_int().to_numpy()[1]
         covered += bool(lo <= 1.0 <= hi)
     assert covered >= 34
+
+
+def test_the_epsilon_an_interval_needs_is_printed_rounded_up():
+    """n = 111: intervals need n * epsilon >= 50, epsilon >= 0.45045 (no screen on integer columns).  The fit's
+    reason printed "epsilon >= 0.45", and a fit at 0.45 still has none; the plan's status the same.  Deterministic
+    in what is checked (the message is built from n and epsilon alone)."""
+    rng = np.random.default_rng(0)
+    data = pd.DataFrame({"x": rng.integers(50, 101, 111), "y": rng.integers(0, 201, 111)})
+    bounds = {"x": (50, 100), "y": (0, 200)}
+    fit = dpstats.dp_ols("y ~ x", data, 0.45, 1e-6, bounds=bounds, method="theilsen", random_state=0)
+    assert "or epsilon >= 0.451 at this n)" in fit.inference_reason
+    plan = dpstats.plan(formula="y ~ x", bounds=bounds, n=111, epsilon=0.45, delta=1e-6, method="theilsen",
+                        dtypes={"x": "int64", "y": "int64"})
+    assert "from epsilon >= 0.451 at this n" in str(plan)

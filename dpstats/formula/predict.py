@@ -10,8 +10,9 @@ code) and evaluated in dpstats's own namespace, as when fitting.
 
 from __future__ import annotations
 
+import numbers
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -145,7 +146,7 @@ def design_matrix_for_prediction(design_info: Any, newdata: Any,
         with np.errstate(all="ignore"):
             (X,) = patsy.build_design_matrices([design_info], df, NA_action="raise", return_type="matrix")
     except Exception as exc:  # noqa: BLE001 - every failure is reported from public facts only
-        error = _prediction_error(exc, design_info)
+        error = _prediction_error(exc, design_info, df)
     else:
         X = np.asarray(X, dtype=float)
         warn_outside_bounds(_outside_declared(df, numeric, X, list(design_info.column_names), declared or {}), len(X),
@@ -250,14 +251,31 @@ def finite_predictions(X: np.ndarray, coef: np.ndarray, intercept: float = 0.0, 
     return predictions
 
 
-def _prediction_error(exc: BaseException, design_info: Any) -> DPStatsError:
-    """A typed error for a failure of patsy on ``newdata``, from the factor's code and declared levels only."""
+def _level_kind(levels: Sequence[Any], columns: list[Any]) -> str:
+    """Where the declared ``levels`` and the newdata ``columns`` the factor reads differ in kind (numbers against
+    text: printed, ``1`` and ``"1"`` look alike, and they do not match), what to convert; from the dtypes only."""
+    text = [c for c in columns if not pd.api.types.is_numeric_dtype(c.dtype) and not isinstance(c.dtype,
+                                                                                               pd.CategoricalDtype)]
+    numeric = [c for c in columns if pd.api.types.is_numeric_dtype(c.dtype) and not pd.api.types.is_bool_dtype(c.dtype)]
+    if text and all(isinstance(v, numbers.Number) and not isinstance(v, bool) for v in levels):
+        return ("; they are numbers and newdata's column holds text, as a CSV file read without dtypes gives: convert "
+                "it to numbers")
+    if numeric and all(isinstance(v, str) for v in levels):
+        return "; they are text and newdata's column holds numbers: convert it to text"
+    return ""
+
+
+def _prediction_error(exc: BaseException, design_info: Any, df: pd.DataFrame) -> DPStatsError:
+    """A typed error for a failure of patsy on ``newdata`` (``df``), from the factor's code, its declared levels and
+    the dtypes of the columns it reads only."""
     msg = str(exc)
     code = origin_code(exc)
     if "expected levels" in msg or "mismatching levels" in msg:
         levels = next((info.categories for f, info in design_info.factor_infos.items()
                        if f.code == code and info.categories is not None), None)
-        known = f" (its levels are: {', '.join(map(str, levels))})" if levels is not None else ""
+        columns = [df[name] for name in code_names(code or "") if name in df.columns]
+        known = (f" (its levels are: {', '.join(map(str, levels))}{_level_kind(levels, columns)})"
+                 if levels is not None else "")
         return UnseenLevelError(f"newdata has a value of the factor '{code or 'a factor'}' that the fitted model does "
                                 f"not know{known}")
     if "missing values" in msg:

@@ -76,7 +76,7 @@ from dpstats.privacy.mechanisms import (
 from dpstats.privacy.missing_screen import requested_epsilon
 from dpstats.rates import UpperRate
 from dpstats.rows.base import Rows
-from dpstats.validation import shown
+from dpstats.validation import at_least, shown
 
 __all__ = [
     "INTERVAL_MIN_N_EPSILON",
@@ -1127,7 +1127,7 @@ def _no_inference_reason(ctx: FitContext, options: TheilSenOptions) -> str:
     return (f"n * epsilon = {ctx.n * ctx.epsilon:.4g}{rest} is below {INTERVAL_MIN_N_EPSILON:g}: there the private "
             "medians carry too little information for an interval whose coverage was measured, so the whole budget "
             f"went to the two medians (intervals need n >= {need_n} at this epsilon, or epsilon >= "
-            f"{requested_epsilon(INTERVAL_MIN_N_EPSILON / ctx.n, screened):.3g} at this n)")
+            f"{at_least(requested_epsilon(INTERVAL_MIN_N_EPSILON / ctx.n, screened))} at this n)")
 
 
 def theory_rate(guarantee: str) -> UpperRate:
