@@ -182,17 +182,22 @@ SKLEARN_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", list(SKLEARN_CASES))
-def test_sklearn_neighbours_same_outcome(case, capsys):
-    method, frame, params, n = SKLEARN_CASES[case]
-    X, y = _data(n)
-    run = _sklearn(method, frame, **params)
+def _assert_neighbours_same_outcome(run, X, y, capsys, case: str) -> None:
+    """The base data fit, and every fast pattern put in column 0 or in y gives the base's outcome."""
     base = _outcome(lambda: run(X, y), capsys)
     assert base[0][0] == "ok", base
     for name in FAST:
         for where in ("0", "y"):
             X2, y2 = _neighbour(X, y, where, PATTERNS[name])
             assert _outcome(lambda X2=X2, y2=y2: run(X2, y2), capsys) == base, (case, name, where)
+
+
+@pytest.mark.parametrize("case", list(SKLEARN_CASES))
+def test_sklearn_neighbours_same_outcome(case, capsys):
+    method, frame, params, n = SKLEARN_CASES[case]
+    X, y = _data(n)
+    run = _sklearn(method, frame, **params)
+    _assert_neighbours_same_outcome(run, X, y, capsys, case)
 
 
 def test_sklearn_cross_validation_composes_on_the_accountant():
@@ -326,12 +331,7 @@ def test_arrays_and_results_neighbours_same_outcome(case, capsys):
     method, kw, n = ARRAY_CASES[case]
     X, y = _data(n)
     run = _arrays(method, **kw)
-    base = _outcome(lambda: run(X, y), capsys)
-    assert base[0][0] == "ok", base
-    for name in FAST:
-        for where in ("0", "y"):
-            X2, y2 = _neighbour(X, y, where, PATTERNS[name])
-            assert _outcome(lambda X2=X2, y2=y2: run(X2, y2), capsys) == base, (case, name, where)
+    _assert_neighbours_same_outcome(run, X, y, capsys, case)
 
 
 def test_results_keep_no_data():
