@@ -845,7 +845,7 @@ class Plan:
             out.append(f"{method}: {status}; at least {int(first['min_rows'])} rows; privacy error from "
                        f"{first['model']}" + (_LOWER_BOUND_CAVEAT if first["kind"] == "lower bound" else "")
                        + _optimistic(first["noise_to_signal"]))
-            out += _text_table(rows[_SHOWN].rename(columns=_labels(first)).set_index("term")).splitlines()
+            out += _text_table(_shown(rows, first)).splitlines()
             out.append("")
         out += ["Assumptions: " + "; ".join(self.assumptions) + ".", FLOOR_NOTE]
         return out
@@ -864,7 +864,7 @@ class Plan:
             status = _status(first)
             parts.append(f"<p>{html.escape(method)}: {html.escape(status)}; privacy error from "
                          f"{html.escape(str(first['model']) + _optimistic(first['noise_to_signal']))}</p>")
-            parts.append(rows[_SHOWN].rename(columns=_labels(first)).set_index("term").to_html(float_format=_fmt))
+            parts.append(_shown(rows, first).to_html(float_format=_fmt))
         parts.append("<p><small>Assumptions: " + html.escape("; ".join(self.assumptions)) + ". "
                      + html.escape(FLOOR_NOTE) + "</small></p>")
         return "\n".join(parts)
@@ -949,6 +949,15 @@ def _labels(first: pd.Series) -> dict[str, str]:
         return _LABELS
     return {**_LABELS, "epsilon_needed": "eps needed (at least)", "n_needed": "rows needed (at least)",
             "n_for_target": "rows for target (at least)"}
+
+
+def _shown(rows: pd.DataFrame, first: pd.Series) -> pd.DataFrame:
+    """One method's rows as its table shows them: the shown columns under their labels, by term, the epsilon needed
+    rounded up (printed to nearest, an epsilon that still misses could show as the one needed)."""
+    shown_rows = rows[_SHOWN].copy()
+    shown_rows["epsilon_needed"] = [at_least(float(v)) if math.isfinite(v) and v > 0 else v
+                                    for v in shown_rows["epsilon_needed"].astype(float)]
+    return shown_rows.rename(columns=_labels(first)).set_index("term")
 
 
 def _fmt(value: Any) -> str:

@@ -939,3 +939,14 @@ def test_plan_never_prints_a_size_below_its_threshold_as_the_threshold():
                             delta=1e-6, method="theilsen"))
     assert "n * epsilon = 49.98 < 50" in text
     assert "= 50 < 50" not in text
+
+
+def test_the_tables_epsilon_needed_is_printed_rounded_up():
+    """The plan table's "eps needed" shows the epsilon rounded up (as the status line does): an epsilon printed to
+    nearest could be one that still misses (0.4505 as "0.45")."""
+    plan = dpstats.plan(formula="y ~ x", bounds={"x": (0, 10), "y": (-5, 5)}, n=111, epsilon=0.3, method="ssp")
+    needed = plan.to_frame()["epsilon_needed"].astype(float)
+    lines = [line.split() for line in str(plan).splitlines() if line.strip().startswith(("Intercept", "x "))]
+    shown = [float(line[4]) for line in lines]
+    assert len(shown) == 2 and all(s >= v for s, v in zip(shown, needed, strict=True))
+    assert all(f">{s:g}<" in plan._repr_html_() or str(s) in plan._repr_html_() for s in shown)
