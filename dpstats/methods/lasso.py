@@ -77,6 +77,7 @@ from dpstats.errors import InsufficientDataError, MethodOptionError
 from dpstats.methods.common.extremes import quiet, residuals
 from dpstats.methods.common.geometric_histogram import GeometricGrid, grid_counts, quantile_from_counts
 from dpstats.methods.common.permutations import RowPermutation
+from dpstats.methods.common.row_passes import add_arrays
 from dpstats.methods.common.sufficient import STATISTICS_LIMIT, check_statistics_range
 from dpstats.methods.spec import (
     FitContext,
@@ -377,8 +378,7 @@ class PairDifferences:
         if self.bounds.null_rows:  # a public null row (NaN response) counts as 0, as in the gradient passes
             yc = np.where(np.isnan(yc), 0.0, yc)
         signed = np.clip(yc, -self.truncation, self.truncation) * np.where(positions[keep] % 2 == 0, 1.0, -1.0)
-        # float for a chunk without rows too (np.bincount with weights gives int64 zeros for no rows)
-        return np.bincount(positions[keep] // 2, weights=signed, minlength=self.pairs).astype(np.float64, copy=False)
+        return np.bincount(positions[keep] // 2, weights=signed, minlength=self.pairs)
 
 
 def residual_grid(truncation: float) -> GeometricGrid:
@@ -403,7 +403,7 @@ def _release_residual_scale(rows: Rows, public: _Public, bounds: DataBounds, eps
     T = public.truncation
     grid = residual_grid(T)
     perm = RowPermutation.draw(public.n, rng)
-    diffs = rows.reduce(PairDifferences(perm, bounds, T), _add)
+    diffs = rows.reduce(PairDifferences(perm, bounds, T), add_arrays)
     counts = np.zeros(grid.bins) if diffs is None else grid_counts(np.abs(diffs), grid).astype(float)
     noisy = laplace_mechanism(counts, l1_sensitivity=2.0, epsilon=epsilon, rng=rng, ledger=ledger,
                               name="DP-LASSO residual scale (histogram of response differences in pairs)")
@@ -441,12 +441,6 @@ class GramColumns:
             Xc, _ = self.bounds.clip(X[lo:lo + _GRAM_ROW_BLOCK], y[lo:lo + _GRAM_ROW_BLOCK])  # copies
             out += Xc.T @ Xc[:, self.start:self.stop]
         return out
-
-
-def _add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a + b in place on ``a`` (a reducer over chunks)."""
-    a += b
-    return a
 
 
 def restricted_gershgorin(gram_columns: np.ndarray, k: int) -> np.ndarray:
@@ -491,7 +485,7 @@ def _gram_bound(rows: Rows, bounds: DataBounds, k: int) -> float:
     best = 0.0
     for start in range(0, d, width):
         stop = min(d, start + width)
-        cols = rows.reduce(GramColumns(bounds, start, stop), _add)
+        cols = rows.reduce(GramColumns(bounds, start, stop), add_arrays)
         if cols is not None:
             best = max(best, float(np.max(restricted_gershgorin(cols, k))))
     return best
@@ -581,7 +575,7 @@ def _release_gram(rows: Rows, public: _Public, bounds: DataBounds, epsilon: floa
     gram = np.zeros((d, d))
     width = _gram_width(d)
     for start in range(0, d, width):
-        cols = rows.reduce(GramColumns(bounds, start, min(d, start + width)), _add)
+        cols = rows.reduce(GramColumns(bounds, start, min(d, start + width)), add_arrays)
         if cols is not None:
             gram[:, start:start + cols.shape[1]] = cols
     upper = np.triu_indices(d)
@@ -733,7 +727,7 @@ def _iterate(rows: Rows, plan: _Plan, bounds: DataBounds, *, epsilon: float, led
     tail = np.zeros(public.d)
     for t in range(plan.parts):
         start, stop = plan.part_range(t)
-        total = rows.reduce(PartGradient(index, t, beta, bounds), _add)
+        total = rows.reduce(PartGradient(index, t, beta, bounds), add_arrays)
         grad = (np.zeros(public.d) if total is None else total) / (stop - start)
         if plan.preconditioner is not None:
             grad = plan.preconditioner @ grad

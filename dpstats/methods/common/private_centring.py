@@ -250,13 +250,11 @@ class GroupSumsPass:
         Xk = np.where(np.isnan(Xk), 0.0, Xk)  # (NaN marks only the null rows: other values were checked finite)
         p = Xk.shape[1]
         # one bincount per moment over all variables: bin (variable i, group g) = i * groups + g; each bin
-        # still adds its rows in row order, as a bincount per variable would; float for a chunk without rows too
-        # (np.bincount with weights gives int64 zeros for no rows, into which add_arrays cannot add float sums)
+        # still adds its rows in row order, as a bincount per variable would
         bins = (gk[:, None] + self.groups * np.arange(p)).ravel()
         size = p * self.groups
         return np.stack([np.bincount(bins, weights=Xk.ravel(), minlength=size),
-                         np.bincount(bins, weights=(Xk * Xk).ravel(), minlength=size)]
-                        ).astype(np.float64, copy=False).reshape(2, p, self.groups)
+                         np.bincount(bins, weights=(Xk * Xk).ravel(), minlength=size)]).reshape(2, p, self.groups)
 
 
 @dataclass(frozen=True)

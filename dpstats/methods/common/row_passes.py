@@ -136,8 +136,12 @@ class ChunkMemo:
 
 @quiet
 def add_arrays(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a + b in place on ``a`` (a reducer for sums over chunks; an overflow gives inf, or NaN from inf - inf, and
-    warns about neither: the callers map such sums to public values)."""
+    """a + b, in place on ``a`` where its dtype holds the sum (a reducer for sums over chunks; an overflow gives inf,
+    or NaN from inf - inf, and warns about neither: the callers map such sums to public values).  A chunk without
+    rows can give integer zeros where the others give floats (``np.bincount`` with weights does): the sum is then a
+    new array of the wider type, so that an empty chunk's place among the chunks changes nothing."""
+    if not np.can_cast(b.dtype, a.dtype, casting="same_kind"):
+        return a + b
     a += b
     return a
 
