@@ -242,7 +242,7 @@ def test_pass_objects_are_picklable_and_sums_are_exact():
     gram = lasso.GramColumns(bounds, 0, 5)
     pairs = lasso.PairDifferences(perm, bounds, 1.0)
     step = dpsgd.StepSum(np.array([3, 9, 20, 41]), np.ones(5), ClippedGridSum(1.0, -40, 5))
-    for fn in (part, gram, pairs, step, lasso._add, add_grid_sums):
+    for fn in (part, gram, pairs, step, lasso.add_arrays, add_grid_sums):
         assert pickle.loads(pickle.dumps(fn)) is not None
     copy = pickle.loads(pickle.dumps(step))
     np.testing.assert_array_equal(copy.select(0, 25), [3, 9, 20])
