@@ -38,9 +38,10 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from dpstats.methods.common.row_passes import add_arrays
 from dpstats.methods.registry import FitContext
 from dpstats.methods.tukey import SPEC, radius_check
-from dpstats.methods.tukey.passes import SampleCheck, add_arrays
+from dpstats.methods.tukey.passes import SampleCheck
 from dpstats.methods.tukey.plan import FitLog, Plan, make_plan
 from dpstats.methods.tukey.preprocessing import RADIUS_K, Preprocessing
 from dpstats.methods.tukey.radius_check import CHECK_CAP, CHECK_EXCESS, check_radii, clip_excess

@@ -16,6 +16,7 @@ import numpy as np
 from scipy.linalg import solve_triangular
 
 from dpstats.methods.common.extremes import quiet
+from dpstats.methods.common.row_passes import add_arrays
 from dpstats.methods.spec import FitContext, MethodFit
 from dpstats.methods.tukey.depth import solve_block_models
 from dpstats.methods.tukey.em import tukey_em
@@ -31,7 +32,6 @@ from dpstats.methods.tukey.passes import (
     SampleHistogram,
     SampleRows,
     WithBlockSums,
-    add_arrays,
     add_centred_sums,
     add_pairs,
     concat_rows,

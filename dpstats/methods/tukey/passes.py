@@ -37,7 +37,6 @@ __all__ = [
     "SampleHistogram",
     "SampleRows",
     "WithBlockSums",
-    "add_arrays",
     "add_centred_sums",
     "add_pairs",
     "concat_rows",
@@ -68,12 +67,6 @@ class RowPieces:
 def concat_rows(a: RowPieces, b: RowPieces) -> RowPieces:
     """Rows gathered from two chunks, in row order."""
     return RowPieces(a.pieces + b.pieces)
-
-
-@quiet
-def add_arrays(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Sum of two partial sums."""
-    return a + b
 
 
 @quiet
