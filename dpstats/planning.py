@@ -265,7 +265,7 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
             f"range) or levels= (a factor's public levels), and '{err.column}' has neither. Declare "
             f"bounds={{{err.column!r}: (lo, hi)}} or levels={{{err.column!r}: [...]}}, or, for a two-valued (0/1) "
             f"variable, dtypes={{{err.column!r}: 'bool'}}."
-            + _closest_declared(err.column, [*bounds, *(levels or {})]), column=err.column) from None
+            + _closest_declared(err.column, [*bounds, *(levels or {})]) + _WITHOUT_BOUNDS, column=err.column) from None
     if design.missing_bounds:
         raise MissingBoundsError(f"plan needs declared bounds for: {', '.join(design.bounds_to_declare())} (it plans "
                                  f"in the coefficients' units from the public ranges of every variable)."

@@ -163,6 +163,20 @@ def test_levels_from_schema_and_from_the_levels_argument(df, files):
         _same_fit(a, got)
 
 
+def test_a_reference_level_of_an_undeclared_factor_is_refused_as_undeclared_levels(df):
+    # regression (s51 new-user check): with C(g, Treatment('b')) and no declared levels, patsy failed first on the
+    # reference level (absent from the zero-row schema and from the public prototype row), and data read in chunks
+    # got a FormulaError on building the design from the schema, where data in memory got UndeclaredLevelsError
+    src = UnreadableSource(df)
+    for data in (src, df):
+        with pytest.raises(UndeclaredLevelsError,
+                           match=r"^the levels of 'C\(g, Treatment\('b'\)\)' would be read from the private data"):
+            dpstats.dp_ols("y ~ x1 + C(g, Treatment('b'))", data, 1.0, 1e-6, method="ssp", bounds=BOUNDS)
+    with pytest.raises(UndeclaredLevelsError, match="allow_data_levels=True is not supported"):
+        dpstats.dp_ols("y ~ x1 + C(g, Treatment('b'))", src, 1.0, 1e-6, method="ssp", bounds=BOUNDS,
+                       allow_data_levels=True)
+
+
 def test_public_errors_are_decided_before_any_row_is_read(df):
     src = UnreadableSource(df)
     acct = dpstats.PrivacyAccountant(5.0, 1e-5)

@@ -167,6 +167,21 @@ def test_string_column_without_declared_levels_is_a_clear_error(capsys, csv):
     assert "Traceback" not in err
 
 
+def test_a_reference_level_of_a_text_column_without_declared_levels_is_the_same_clear_error(capsys, csv):
+    # regression (s51 new-user check, MASS's bacteria from a CSV file: "present ~ C(trt, Treatment('placebo')) +
+    # week" without --levels): patsy failed first on the reference level, which no declared level holds, and the
+    # error was a FormulaError on building the design "from the declared schema alone"
+    args = fit_args(csv, formula="y ~ x + C(g, Treatment('b'))")
+    i = args.index("--levels")
+    del args[i:i + 2]
+    code, out, err = run(capsys, *args)
+    assert code == 2 and out == ""
+    assert err.startswith("error: the levels of 'C(g, Treatment('b'))' would be read from the private data")
+    assert "--levels '{\"VAR\": [\"a\", \"b\"]}'" in err and "declared schema" not in err
+    code, out, err = run(capsys, *fit_args(csv, formula="y ~ x + C(g, Treatment('b'))"))
+    assert code == 0 and "C(g, Treatment('b'))[T.a]" in out
+
+
 def test_missing_bounds_on_the_command_line_says_a_text_column_needs_levels(capsys, frame, tmp_path):
     """A CSV column is read as numbers unless --levels declares it a factor, so auto's refusal for want of bounds
     (263 rows: too few for pgd's released domain) names a text column among the columns to bound; the command

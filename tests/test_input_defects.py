@@ -803,6 +803,22 @@ def test_report_names_the_variables_without_bounds(wages):
     assert "[" not in note.split("have no public range")[0]
 
 
+def test_report_of_one_unbounded_variable_beside_a_declared_power(wages):
+    # regression (s51 new-user check, MASS's GAGurine: log GAG on age and its square, age declared and the GAG
+    # concentration, whose units are lost, left unbounded): the note read "variables np.log(wage) (response) have
+    # no public range" and the square's note "bounds were not declared for every variable, so the declared midpoints
+    # could not be used", while the square's own variable had its bounds declared
+    res = dpstats.dp_ols("np.log(wage) ~ exper + I(exper ** 2)", wages, 3.0, 1e-6, method="pgd",
+                         bounds={"exper": (0, 25)}, random_state=0)
+    domain = [n for n in res.privacy.notes if "no public range" in n]
+    assert len(domain) == 1
+    assert domain[0].startswith("variable np.log(wage) (response) has no public range (no bounds declared): it was "
+                                "clipped to a released domain")
+    assert "the centre and scale released from the means and variances of" in domain[0]
+    power = next(n for n in res.privacy.notes if n.startswith("I(exper ** 2) (product or power column) was fitted"))
+    assert "also of a variable whose bounds were declared" in power and "could not be used" not in power
+
+
 def test_guarantee_line_says_what_it_holds_given(wages):
     kw = dict(method="pgd", random_state=0)
     none = dpstats.dp_ols(WAGE_FORMULA, wages, 1.0, 1e-6, **kw).privacy.guarantee

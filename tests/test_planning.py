@@ -246,6 +246,9 @@ def test_plan_names_the_variable_that_needs_bounds_or_levels(formula, levels, na
     msg = str(info.value)
     assert "plan() has no data" in msg and "not a column of the data" not in msg
     assert f"bounds={{{name!r}: (lo, hi)}} or levels={{{name!r}: [...]}}" in msg and info.value.column == name
+    # regression (s51 new-user check, MASS's GAGurine: a concentration whose units are lost, left without bounds
+    # beside a declared age): the message did not say that a fit can leave such a variable without bounds
+    assert "a fit without bounds (method='auto': pgd, which releases its own clipping domain) refuses" in msg
 
 
 def test_plan_takes_bounds_declared_on_expressions_as_dp_ols_does():

@@ -508,6 +508,11 @@ def domain_variables(d: int, intercept_index: int | None, column_ranges: Sequenc
     return private, declared
 
 
+def _variables(names: Sequence[int | str], label: Callable[[int | str], str]) -> str:
+    """"variable a" or "variables a, b": the public names of the released domain's variables, in a note."""
+    return ("variable " if len(names) == 1 else "variables ") + ", ".join(map(label, names))
+
+
 def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, intercept_index: int | None,
                    column_ranges: Sequence[tuple[float, float] | None], response_range: tuple[float, float] | None,
                    mu: float, rng: np.random.Generator, ledger: PrivacyLedger,
@@ -559,15 +564,16 @@ def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, interce
             y_lo, y_hi = low, high
         else:
             lo[int(name)], hi[int(name)] = low, high
-    notes.append(f"variables {', '.join(map(label, names))} have no public range (no bounds declared): each was "
-                 f"clipped to a released domain, centre +- {DOMAIN_HALF_WIDTH:g} released scales ({k} groups of "
-                 f"{b} rows)")
+    notes.append(f"{_variables(names, label)} {'has' if len(names) == 1 else 'have'} no public range (no bounds "
+                 f"declared): {'it' if len(names) == 1 else 'each'} was clipped to a released domain, centre +- "
+                 f"{DOMAIN_HALF_WIDTH:g} released scales (the centre and scale released from the means and "
+                 f"variances of {k} groups of {b} rows)")
     if uncleared:
-        notes.append(f"variables {', '.join(map(label, uncleared))}: a domain histogram's mode did not clear the "
-                     "noise of its empty bins (too few rows for this budget): the domain is rough")
+        notes.append(f"{_variables(uncleared, label)}: a domain histogram's mode did not clear the noise of its "
+                     "empty bins (too few rows for this budget): the domain is rough")
     if saturated:
         top = math.sqrt(VARIANCE_GRID.edges[-2])
-        notes.append(f"WARNING: variables {', '.join(map(label, saturated))}: the released spread is in the top bin "
+        notes.append(f"WARNING: {_variables(saturated, label)}: the released spread is in the top bin "
                      f"of the scale grid (standard deviation {top:.3g} or more), so the released domain can be much "
                      "narrower than the values and clips them hard (their coefficients shrink towards 0); express "
                      "these variables in larger units (e.g. thousands) or declare bounds for them")

@@ -112,6 +112,7 @@ def centred_note(centring: CentrableDesign) -> str:
     many = len(centring.centred) > 1
     return (f"{', '.join(centring.centred)} (product or power column{'s' if many else ''}) "
             f"{'were' if many else 'was'} fitted with each variable centred at its released mean ((x - m)(z - m'), "
-            "(x - m)^k; bounds were not declared for every variable, so the declared midpoints could not be used): "
+            "(x - m)^k; bounds were not declared for every variable and the response, so the fit released its own "
+            "centres, also of a variable whose bounds were declared, in place of the declared midpoints): "
             f"{'their' if many else 'its'} clipping domain follows from the variables' released domains, and the "
             "coefficients were mapped back to the formula's columns (post-processing)")
