@@ -186,6 +186,33 @@ def test_a_contrast_naming_a_declared_level_still_fits_and_an_undeclared_one_is_
                        levels={"k": [0, 1, 2]})
 
 
+CONTRAST_MISUSE = [
+    ("y ~ C(g, Sum(omit='zz'))", FormulaError, "takes 'zz' as its omitted level, which is not a level of 'g'"),
+    ("y ~ C(k, Sum(omit=7), levels=[0, 1, 2])", FormulaError, "takes 7 as its omitted level, which is not a level"),
+    ("y ~ C(k, Poly(scores=[1, 2]), levels=[0, 1, 2])", FormulaError,
+     "gives 2 Poly scores, but 'k' has 3 declared levels"),
+    ("y ~ C(k, Poly(scores=[0, 1, 1e308]), levels=[0, 1, 2])", DisallowedExpressionError,
+     "Poly's scores must be a literal list of finite numbers"),
+    ("y ~ C(k, Helmert(1), levels=[0, 1, 2])", DisallowedExpressionError, "Helmert takes no arguments"),
+    ("y ~ C(k, Sum(reference=1), levels=[0, 1, 2])", DisallowedExpressionError, "Sum takes one argument, omit="),
+]
+
+
+@pytest.mark.parametrize("formula, error, says", CONTRAST_MISUSE, ids=[f for f, _, _ in CONTRAST_MISUSE])
+def test_a_contrast_that_cannot_code_the_levels_is_refused_from_the_formula(formula: str, error: type,
+                                                                             says: str) -> None:
+    """A contrast whose literal arguments contradict the public levels failed in patsy while the rows were read,
+    reported as "patsy could not evaluate the design ... on the data" with its message withheld (or, for scores
+    whose powers overflow, as an "empty interval [nan, nan]"): the refusal is the formula's, and says what to
+    change."""
+    d, dp = _neighbours(k=2)
+    one, other = (_outcome(formula, data, method="ssp", bounds=BOUNDS) for data in (d, dp))
+    assert one == other and one[0] == error.__name__ and one[2] == (0.0, 0.0), one
+    assert says in one[1]
+    with pytest.raises(error, match=re.escape(says)):
+        dpstats.plan(epsilon=1.0, n=1000, bounds=BOUNDS, levels={"g": ["a", "b"]}, formula=formula)
+
+
 # -- 3. an unseen level in predict names the variable to fix --------------------------------------------------------
 
 @pytest.mark.parametrize("formula, newdata, says", [
