@@ -176,6 +176,14 @@ def test_a_contrast_naming_a_level_is_refused_alike_whether_or_not_a_row_has_it(
     assert "the levels of 'C(k, " in one[1] and "would be read from the private data" in one[1]
 
 
+def test_a_poly_contrast_of_undeclared_levels_is_refused_without_numpys_warning() -> None:
+    """The refusal is decided on the zero-row schema, where Poly's mean of no scores made numpy warn "Mean of empty
+    slice" beside it."""
+    d, dp = _neighbours(k=2)
+    one, other = (_outcome("y ~ x + C(k, Poly)", data, method="ssp", bounds=BOUNDS) for data in (d, dp))
+    assert one == other and one[0] == UndeclaredLevelsError.__name__ and one[3] == []
+
+
 def test_a_contrast_naming_a_declared_level_still_fits_and_an_undeclared_one_is_still_named() -> None:
     d, _ = _neighbours()
     res = dpstats.dp_ols("y ~ x + C(k, Treatment(2), levels=[0, 1, 2])", d, 1.0, 1e-6, method="ssp", bounds=BOUNDS,

@@ -29,6 +29,7 @@ column's range is derived from the declared bounds by
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -806,7 +807,10 @@ def _prototype_error(formula: str, exc: BaseException) -> FormulaError:
 
 
 def _prototype_dmatrices(desc: Any, proto: pd.DataFrame) -> tuple[Any, Any]:
-    with np.errstate(all="ignore"):
+    """patsy's (y, X) of the public frame ``proto``, numpy's warnings off: on zero rows a contrast's arithmetic
+    (``Poly``'s mean of its scores) warns "Mean of empty slice", which says nothing to a user."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         return patsy.dmatrices(desc, proto, eval_env=FORMULA_ENV, return_type="matrix",
                                NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
 
