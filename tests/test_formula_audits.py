@@ -221,6 +221,19 @@ def test_a_contrast_that_cannot_code_the_levels_is_refused_from_the_formula(form
         dpstats.plan(epsilon=1.0, n=1000, bounds=BOUNDS, levels={"g": ["a", "b"]}, formula=formula)
 
 
+def test_a_comparison_inside_i_is_a_factor_of_public_levels_and_a_boolean_columns_levels_are_checked() -> None:
+    """``C(I(x > 5))`` has the public levels False and True, as ``C(x > 5)`` has (it was refused for undeclared
+    levels, with the advice to declare levels of x); a contrast naming a level of a boolean column that is neither
+    False nor True is refused from the formula (it was patsy's failure on the data, its message withheld)."""
+    d, _ = _neighbours()
+    d["b"] = d["x"] > 5
+    res = dpstats.dp_ols("y ~ x + C(I(z > 2))", d, 1.0, 1e-6, method="ssp", bounds=BOUNDS, random_state=0)
+    assert "C(I(z > 2))[T.True]" in res.params.index
+    with pytest.raises(FormulaError, match=r"takes 7 as its reference level, which is not a level of 'b' \(its "
+                                           r"declared levels: False, True\)"):
+        dpstats.dp_ols("y ~ x + C(b, Treatment(7))", d, 1.0, 1e-6, method="ssp", bounds=BOUNDS)
+
+
 # -- 3. an unseen level in predict names the variable to fix --------------------------------------------------------
 
 @pytest.mark.parametrize("formula, newdata, says", [

@@ -469,10 +469,13 @@ def _check_references(factor_codes: Sequence[str], levels: Mapping[str, Sequence
 
 
 def _public_levels(var: str, levels: Mapping[str, Sequence[Any]], df: pd.DataFrame) -> list[Any] | None:
-    """The public levels of ``var``: declared (``levels=`` or in the formula) or its schema's categories, else None."""
+    """The public levels of ``var``: declared (``levels=`` or in the formula), its schema's categories or a boolean
+    column's False and True, else None."""
     public = levels.get(var)
     if public is None and var in df.columns and isinstance(df[var].dtype, pd.CategoricalDtype):
         public = list(df[var].dtype.categories)
+    if public is None and var in df.columns and pd.api.types.is_bool_dtype(df[var].dtype):
+        public = [False, True]  # patsy's levels of a boolean column
     return None if public is None else list(public)
 
 
