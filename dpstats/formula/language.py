@@ -307,8 +307,8 @@ def check_factor(code: str, columns: Iterable[str]) -> FactorFacts:
     checker.expr(top, numeric=False)
     wrapped = (is_call(top, "I") or is_call(top, "C")) and top.args  # type: ignore[attr-defined]
     inner = top.args[0] if wrapped else top  # type: ignore[attr-defined]
-    while is_call(inner, "I") and len(inner.args) == 1:  # type: ignore[attr-defined]
-        inner = inner.args[0]  # type: ignore[attr-defined]  # (I() returns its argument: C(I(x > 5)) is boolean)
+    while isinstance(inner, ast.Call) and is_call(inner, "I") and len(inner.args) == 1:
+        inner = inner.args[0]  # I() returns its argument: C(I(x > 5)) is boolean
     checker.facts.boolean = isinstance(inner, ast.Compare)
     shadowed = sorted(checker.facts.calls & checker.columns)
     if shadowed:
