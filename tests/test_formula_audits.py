@@ -148,6 +148,8 @@ ESCAPES = [
 
 @pytest.mark.parametrize("formula, why", ESCAPES, ids=[f for f, _ in ESCAPES])
 def test_cross_row_code_is_refused_from_the_formula_on_both_neighbours_and_by_plan(formula: str, why: str) -> None:
+    """Each escape is refused with the formula language's typed error, which names the construct and why, the same on
+    both neighbours, with nothing spent and no warning; plan, which has no data, refuses it alike."""
     d, dp = _neighbours(x=9.4, z=4.9, y=19.0, k=2)
     one, other = (_outcome(formula, data, method="ssp", bounds=BOUNDS) for data in (d, dp))
     assert one == other
