@@ -281,7 +281,8 @@ def test_predict_through_stored_design():
     np.testing.assert_allclose(pred.to_numpy(), manual)
     assert list(pred.index) == [10, 20]
     with pytest.raises(UnseenLevelError,
-                       match=r"newdata has a value of the factor 'C\(g\)' that the fitted model does not know"):
+                       match=r"newdata has a value of the variable 'g' \(the factor 'C\(g\)'\) that the fitted "
+                             "model does not know"):
         res.predict(pd.DataFrame({"x1": [1.0], "x2": [0.0], "g": ["zzz"]}))
     with pytest.raises(dpstats.errors.InvalidArgumentError,
                        match="predict needs newdata: in-sample fitted values would reveal the private data"):

@@ -439,7 +439,8 @@ def test_predict_never_quotes_a_value():
                          random_state=0)
     new = pd.DataFrame({"x": [1.0, 2.0], "g": ["a", SECRET]})
     with pytest.raises(UnseenLevelError,
-                       match=r"factor 'C\(g\)' that the fitted model does not know \(its levels are: a, b\)") as info:
+                       match=r"the variable 'g' \(the factor 'C\(g\)'\) that the fitted model does not know "
+                             r"\(its levels are: a, b\)") as info:
         res.predict(new)
     _assert_no_secret(info.value, [])
     assert "a, b" in str(info.value)

@@ -29,6 +29,7 @@ column's range is derived from the declared bounds by
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -379,8 +380,10 @@ def _refuse_undeclared_levels(parsed: ParsedFormula, bounds: Mapping[str, tuple[
     Checked on the data's design instead, the refusal came after patsy had evaluated every row: its type then
     depended on the rows (one unhashable cell made patsy fail first, a ``FormulaError``, where its neighbour got
     :class:`~dpstats.errors.UndeclaredLevelsError`), and ``C(x)`` of a float column built an n x n dummy matrix
-    first.  A formula whose design cannot be built on public values alone (a public fact too) is left to the check
-    on the data's design.
+    first.  A formula whose design cannot be built on public values alone (a public fact too) is checked from its
+    code and the schema instead (:func:`_undeclared_by_code`): patsy's evaluation on the data reads a factor's
+    levels from the rows, so a contrast naming a level (``C(k, Treatment(7))``, ``Sum(omit=7)``) failed where no
+    row has that value and reached this refusal where one has, a free answer to whether any row has it.
 
     Raises
     ------
@@ -391,9 +394,39 @@ def _refuse_undeclared_levels(parsed: ParsedFormula, bounds: Mapping[str, tuple[
         _, X_dm, _ = _schema_dmatrices(parsed, bounds, formula)
     except UndeclaredLevelsError:
         raise
-    except Exception:  # noqa: BLE001 - decided from public facts; the data's design is checked as before
+    except Exception:  # noqa: BLE001 - decided from public facts: the factors' code and the schema's dtypes
+        undeclared = _undeclared_by_code(parsed)
+        if undeclared:
+            raise UndeclaredLevelsError(_undeclared_levels_message(undeclared, parsed.schema)) from None
         return
     _check_levels(X_dm.design_info, parsed.schema, parsed, allow_data_levels=False)
+
+
+def _undeclared_by_code(parsed: ParsedFormula) -> list[tuple[str, str]]:
+    """(factor code, its variable) of every factor that patsy could make categorical with levels read from the rows,
+    decided from the code and the schema alone: a ``C()`` call, or a bare (or quoted) column whose dtype is not a
+    real number, whose levels are not public by the rule of :func:`_check_levels` (written in the formula, a
+    comparison's, or every variable's dtype a Categorical or bool, the declared ``levels=`` included)."""
+    out: list[tuple[str, str]] = []
+    for code in dict.fromkeys([parsed.response_code, *parsed.factor_codes]):
+        facts = parsed.facts.get(code)
+        if declares_levels(code) or (facts is not None and facts.boolean):
+            continue
+        fvars = [v for v in code_names(code) if v in parsed.columns and v in parsed.schema.columns]
+        column = code.strip() if code.strip() in parsed.schema.columns else _quoted_column(code)
+        categorical = code.strip().startswith("C(") or (column is not None and not is_numeric(parsed.schema[column]))
+        if not categorical or (fvars and all(_is_schema_categorical(parsed.schema[v]) for v in fvars)):
+            continue
+        out.append((code, fvars[0] if fvars else code))
+    return out
+
+
+def _quoted_column(code: str) -> str | None:
+    """The column a factor's code is when it is just ``Q('name')``, else None."""
+    quoted = quoted_names(code)
+    if len(quoted) == 1 and code.replace(" ", "") in {f'Q("{quoted[0]}")', f"Q('{quoted[0]}')"}:
+        return quoted[0]
+    return None
 
 
 def _dmatrices(desc: Any, df: pd.DataFrame, formula: str, variables: Sequence[str]
@@ -776,7 +809,10 @@ def _prototype_error(formula: str, exc: BaseException) -> FormulaError:
 
 
 def _prototype_dmatrices(desc: Any, proto: pd.DataFrame) -> tuple[Any, Any]:
-    with np.errstate(all="ignore"):
+    """patsy's (y, X) of the public frame ``proto``, numpy's warnings off: on zero rows a contrast's arithmetic
+    (``Poly``'s mean of its scores) warns "Mean of empty slice", which says nothing to a user."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         return patsy.dmatrices(desc, proto, eval_env=FORMULA_ENV, return_type="matrix",
                                NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
 

@@ -99,6 +99,8 @@ _SPLINE_KEYWORDS = {"bs": {"df", "knots", "degree", "include_intercept", "lower_
                     "cc": {"df", "knots", "lower_bound", "upper_bound"}}
 _SPLINE_PUBLIC_KEYWORDS = ("knots", "lower_bound", "upper_bound")
 _DATA_STATISTIC_TRANSFORMS = {"center", "standardize", "scale"}
+#: the keyword of the one argument a contrast takes (Treatment's reference, Sum's omitted level, Poly's scores)
+_CONTRAST_ARGUMENT = {"Treatment": "reference", "Sum": "omit", "Poly": "scores"}
 #: functions whose value for one row depends on other rows (named in the refusal's explanation)
 _CROSS_ROW = {
     "mean", "average", "median", "std", "var", "sum", "prod", "min", "max", "amin", "amax", "ptp", "quantile",
@@ -305,6 +307,8 @@ def check_factor(code: str, columns: Iterable[str]) -> FactorFacts:
     checker.expr(top, numeric=False)
     wrapped = (is_call(top, "I") or is_call(top, "C")) and top.args  # type: ignore[attr-defined]
     inner = top.args[0] if wrapped else top  # type: ignore[attr-defined]
+    while isinstance(inner, ast.Call) and is_call(inner, "I") and len(inner.args) == 1:
+        inner = inner.args[0]  # I() returns its argument: C(I(x > 5)) is boolean
     checker.facts.boolean = isinstance(inner, ast.Compare)
     shadowed = sorted(checker.facts.calls & checker.columns)
     if shadowed:
@@ -691,13 +695,29 @@ class _Checker:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in CONTRASTS:
             self.facts.contrasts.add(node.func.id)
             try:
-                for arg in [*node.args, *(k.value for k in node.keywords)]:
-                    literal_value(arg)
+                values = [literal_value(arg) for arg in [*node.args, *(k.value for k in node.keywords)]]
             except ValueError:
                 raise self.refuse(f"the contrast {ast.unparse(node)}", why) from None
-            if all(k.arg is not None for k in node.keywords):
-                return
+            keyword = _CONTRAST_ARGUMENT.get(node.func.id)
+            if len(values) > (keyword is not None) or any(k.arg != keyword for k in node.keywords):
+                takes = f"one argument, {keyword}=" if keyword else "no arguments"
+                raise self.refuse(f"the contrast {ast.unparse(node)}", f"{node.func.id} takes {takes}")
+            if node.func.id == "Poly" and values:
+                self.poly_scores(node, values[0])
+            return
         raise self.refuse(f"the contrast {ast.unparse(node)}", why)
+
+    def poly_scores(self, node: ast.Call, scores: Any) -> None:
+        """Refuse ``Poly(scores)`` whose scores are not finite numbers, or whose orthogonal polynomials are not
+        finite (scores so far apart that their powers overflow); decided from the literal scores alone."""
+        ok = isinstance(scores, (list, tuple)) and len(scores) >= 2 and all(_isfinite_number(v) for v in scores)
+        if ok:
+            with np.errstate(all="ignore"):
+                coding = patsy.builtins.Poly(list(scores)).code_without_intercept(list(range(len(scores)))).matrix
+            ok = bool(np.isfinite(coding).all())
+        if not ok:
+            raise self.refuse(f"the contrast {ast.unparse(node)}", "Poly's scores must be a literal list of finite "
+                              "numbers, one per level, whose powers stay finite (e.g. scores=[1, 2, 4])")
 
     def spline(self, node: ast.Call, name: str) -> None:
         given = {k.arg for k in node.keywords}

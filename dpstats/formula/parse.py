@@ -352,9 +352,10 @@ def formula_first_levels(codes: Sequence[str]) -> dict[str, Any]:
     return {v: lv[0] for v, lv in formula_literal_levels(codes).items() if lv}
 
 
-def treatment_references(codes: Sequence[str]) -> list[tuple[str, str, Any]]:
-    """The literal reference levels of ``C(var, Treatment(ref))`` (or ``Treatment(reference=ref)``, or
-    ``contrast=Treatment(...)``) where ``var`` is a bare (or quoted) name.
+def treatment_references(codes: Sequence[str]) -> list[tuple[str, str, Any, str]]:
+    """The literal levels that contrasts name: the reference of ``C(var, Treatment(ref))`` (or
+    ``Treatment(reference=ref)``, or ``contrast=Treatment(...)``) and the level ``C(var, Sum(omit))`` omits, where
+    ``var`` is a bare (or quoted) name.
 
     Parameters
     ----------
@@ -363,21 +364,52 @@ def treatment_references(codes: Sequence[str]) -> list[tuple[str, str, Any]]:
 
     Returns
     -------
-    list of (str, str, Any)
-        The factor code, the variable and the reference, for each such call.
+    list of (str, str, Any, str)
+        The factor code, the variable, the level and its role ("reference level" or "omitted level"), for each
+        such call.
     """
-    out: list[tuple[str, str, Any]] = []
+    roles = {"Treatment": ("reference", "reference level"), "Sum": ("omit", "omitted level")}
+    out: list[tuple[str, str, Any, str]] = []
     for code in codes:
         for call in factor_calls(code):
             var = _c_variable(call.args[0]) if call_name(call) == "C" and call.args else None
             contrasts = [*call.args[1:], *(k.value for k in call.keywords if k.arg == "contrast")]
             for c in contrasts:
-                if var is None or not (isinstance(c, ast.Call) and call_name(c) == "Treatment"):
+                if var is None or not (isinstance(c, ast.Call) and call_name(c) in roles):
                     continue
-                given = [*c.args, *(k.value for k in c.keywords if k.arg == "reference")]
+                keyword_name, role = roles[call_name(c)]  # type: ignore[index]
+                given = [*c.args, *(k.value for k in c.keywords if k.arg == keyword_name)]
                 with contextlib.suppress(ValueError, TypeError, SyntaxError):
                     if given:
-                        out.append((code, var, ast.literal_eval(given[0])))
+                        out.append((code, var, ast.literal_eval(given[0]), role))
+    return out
+
+
+def poly_scores(codes: Sequence[str]) -> list[tuple[str, str, tuple[Any, ...]]]:
+    """The literal scores of ``C(var, Poly(scores))`` (or ``Poly(scores=...)``, ``contrast=Poly(...)``) where
+    ``var`` is a bare (or quoted) name.
+
+    Parameters
+    ----------
+    codes : sequence of str
+        The formula's factor codes.
+
+    Returns
+    -------
+    list of (str, str, tuple)
+        The factor code, the variable and the scores, for each such call.
+    """
+    out: list[tuple[str, str, tuple[Any, ...]]] = []
+    for code in codes:
+        for call in factor_calls(code):
+            var = _c_variable(call.args[0]) if call_name(call) == "C" and call.args else None
+            for c in [*call.args[1:], *(k.value for k in call.keywords if k.arg == "contrast")]:
+                if var is None or not (isinstance(c, ast.Call) and call_name(c) == "Poly"):
+                    continue
+                given = [*c.args, *(k.value for k in c.keywords if k.arg == "scores")]
+                with contextlib.suppress(ValueError, TypeError, SyntaxError):
+                    if given and isinstance(scores := ast.literal_eval(given[0]), (list, tuple)):
+                        out.append((code, var, tuple(scores)))
     return out
 
 

@@ -31,7 +31,7 @@ from dpstats.errors import (
 )
 from dpstats.formula.frame import as_frame, duration_advice, missing_cells, numpy_columns, real_numeric_dtype
 from dpstats.formula.language import MAP_UNDECLARED_LEVELS, NAMESPACE, check_factor
-from dpstats.formula.parse import code_names, origin_code
+from dpstats.formula.parse import code_names, factor_of, origin_code
 
 __all__ = ["design_matrix_for_prediction", "finite_predictions", "variables_of", "warn_outside_bounds"]
 
@@ -273,13 +273,26 @@ def _prediction_error(exc: BaseException, design_info: Any, df: pd.DataFrame) ->
     if "expected levels" in msg or "mismatching levels" in msg:
         levels = next((info.categories for f, info in design_info.factor_infos.items()
                        if f.code == code and info.categories is not None), None)
-        columns = [df[name] for name in code_names(code or "") if name in df.columns]
+        names = list(dict.fromkeys(name for name in code_names(code or "") if name in df.columns))
+        columns = [df[name] for name in names]
         known = (f" (its levels are: {', '.join(map(str, levels))}{_level_kind(levels, columns)})"
                  if levels is not None else "")
-        return UnseenLevelError(f"newdata has a value of the factor '{code or 'a factor'}' that the fitted model does "
-                                f"not know{known}")
+        return UnseenLevelError(f"newdata has {_unseen_subject(code, names)} that the fitted model does not know"
+                                f"{known}")
     if "missing values" in msg:
         where = f" in {code!r}" if code else ""
         return MissingDataError(f"a transform in the model produced missing values on newdata{where}")
     return FormulaError(f"cannot evaluate the model's design on newdata{f' (factor {code!r})' if code else ''}: "
                         f"{type(exc).__name__}; the original message is withheld because it may quote data values")
+
+
+def _unseen_subject(code: str, names: Sequence[str]) -> str:
+    """What holds an unseen level, named by the variable(s) of newdata a user can fix: "a value of the variable
+    'race' (the factor 'C(race)')"; from the factor's code and newdata's column names only."""
+    if not names:
+        return f"a value of the factor '{code or 'a factor'}'"
+    which = (f"the variable {names[0]!r}" if len(names) == 1
+             else f"the variables {', '.join(repr(n) for n in names)}")
+    if code.strip() in names or factor_of(code) is not None:
+        return f"a value of {which}" + ("" if code.strip() in names else f" (the factor '{code}')")
+    return f"values of {which} on which the factor '{code}' computes a level"

@@ -57,6 +57,7 @@ from dpstats.formula.parse import (
     formula_first_levels,
     formula_literal_levels,
     model_desc,
+    poly_scores,
     treatment_references,
 )
 
@@ -445,21 +446,37 @@ def _hashable(value: Any) -> bool:
 
 
 def _check_references(factor_codes: Sequence[str], levels: Mapping[str, Sequence[Any]], df: pd.DataFrame) -> None:
-    """Refuse ``C(var, Treatment(ref))`` whose reference is neither one of var's public levels (declared, written
-    in the formula, or the schema's categories) nor a position among them, as patsy reads it; patsy's own error
-    would be withheld (it is raised while the data are read).  Decided from the formula and the declarations."""
-    for code, var, ref in treatment_references(factor_codes):
-        public = levels.get(var)
-        if public is None and var in df.columns and isinstance(df[var].dtype, pd.CategoricalDtype):
-            public = list(df[var].dtype.categories)
-        if public is None or ref in list(public):
+    """Refuse ``C(var, Treatment(ref))`` (or ``Sum(omit=ref)``) whose reference is neither one of var's public
+    levels (declared, written in the formula, or the schema's categories) nor a position among them, as patsy reads
+    it, and ``C(var, Poly(scores))`` with other than one score per public level; patsy's own error would be withheld
+    (it is raised while the data are read).  Decided from the formula and the declarations."""
+    for code, var, ref, role in treatment_references(factor_codes):
+        public = _public_levels(var, levels, df)
+        if public is None or ref in public:
             continue
         if isinstance(ref, int) and not isinstance(ref, bool) and -len(public) <= ref < len(public):
             continue
         shown = ", ".join(map(repr, list(public)[:8])) + (", ..." if len(public) > 8 else "")
         raise FormulaError(
-            f"'{code}' takes {ref!r} as its reference level, which is not a level of '{var}' (its declared levels: "
+            f"'{code}' takes {ref!r} as its {role}, which is not a level of '{var}' (its declared levels: "
             f"{shown}); spell it as one of them (levels are case-sensitive). Nothing was read or spent.")
+    for code, var, scores in poly_scores(factor_codes):
+        public = _public_levels(var, levels, df)
+        if public is not None and len(scores) != len(public):
+            raise FormulaError(
+                f"'{code}' gives {len(scores)} Poly scores, but '{var}' has {len(public)} declared levels; give one "
+                "score per level, in the order of the levels. Nothing was read or spent.")
+
+
+def _public_levels(var: str, levels: Mapping[str, Sequence[Any]], df: pd.DataFrame) -> list[Any] | None:
+    """The public levels of ``var``: declared (``levels=`` or in the formula), its schema's categories or a boolean
+    column's False and True, else None."""
+    public = levels.get(var)
+    if public is None and var in df.columns and isinstance(df[var].dtype, pd.CategoricalDtype):
+        public = list(df[var].dtype.categories)
+    if public is None and var in df.columns and pd.api.types.is_bool_dtype(df[var].dtype):
+        public = [False, True]  # patsy's levels of a boolean column
+    return None if public is None else list(public)
 
 
 def _check_no_missing_level(var: str, levels: Sequence[Any]) -> None:
