@@ -31,12 +31,13 @@ first|...|sixteenth`` runs one collection only (the figures quoted for "the 28 h
 38 are the first two collections, "34" the first three, "38" the first four, "48" the first five, "58" the first
 six, "72" the first seven, "83" the first eight, "95" the first nine, "106" the first ten, "117" the first eleven,
 "129" the first twelve, "141" the first thirteen, "153" the first fourteen, "165" the first fifteen; a run without
-``--collection`` or ``--datasets`` now fits all 175). ``--summarise FILE[,FILE]`` summarises stored records (a later
-file's record of the same fit, data set, epsilon and seed, replaces an earlier one: a re-run of some data sets after
-a change), and with ``--by-n-mu`` pools them by band of n * mu, with ``--by-collection`` by collection, with
-``--by-set`` by data set (``--misses``: only those whose intervals covered least squares in fewer than 85% of fits
-at some epsilon, or whose sign was right in fewer than 80% at some epsilon with n * mu of 300 or more). The tables
-and what they show: docs/held_out.md. """
+``--collection`` or ``--datasets`` now fits all 175).
+``--summarise FILE[,FILE]`` summarises stored records (a later file's record of the same fit, data set, epsilon and
+seed, replaces an earlier one: a re-run of some data sets after a change), and with ``--by-n-mu`` pools them by band
+of n * mu, with ``--by-collection`` by collection, with ``--by-set`` by data set (``--misses``: only those whose
+intervals covered least squares in fewer than 85% of fits at some epsilon, or whose sign was right in fewer than 80%
+at some epsilon with n * mu of 300 or more). The tables and what they show: docs/held_out.md.
+"""
 
 from __future__ import annotations
 
