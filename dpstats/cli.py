@@ -504,8 +504,41 @@ def _cmd_fit(args: argparse.Namespace) -> int:
                      random_state=args.seed, levels=levels, missing=args.missing,
                      allow_data_levels=args.allow_data_levels, rescale=RESCALE_CHOICES[args.rescale],
                      accountant=accountant, **options)
+    if csv_file:  # after the fit: a refused one says what to declare in its one error line
+        _note_undeclared_csv_response(args.formula, set(_header_columns(args.data)), bounds, levels,
+                                      _parse_dtypes(getattr(args, "dtypes", None)))
     print(_render(res, args.format))
     return EXIT_OK
+
+
+def _note_undeclared_csv_response(formula: str, header: set[str], bounds: dict[str, Any] | None,
+                                  levels: dict[str, list[Any]] | None, dtypes: dict[str, np.dtype] | None) -> None:
+    """Print a ``note:`` line on stderr, after a fit, where the response is a column of the CSV file with neither
+    declared bounds, levels nor type.
+
+    In Python a boolean response is two-valued, its range fixed by the design; a CSV file has no types, so its
+    column (``True``/``False`` as ``DataFrame.to_csv`` writes it, or 0/1) is read as a number, and without bounds
+    the fit releases a clipping domain for it, silently.  The note is decided by the formula and the declarations
+    only (public facts), never by the file's rows.
+
+    Parameters
+    ----------
+    formula : str
+        The model formula (``FORMULA``).
+    header : set of str
+        The CSV file's column names (its schema).
+    bounds, levels, dtypes : dict or None
+        The declared ``--bounds``, ``--levels`` and ``--dtypes``.
+    """
+    response = formula.split("~", 1)[0].strip()
+    if (response not in header or response in (bounds or {}) or response in (levels or {})
+            or response in (dtypes or {})):
+        return
+    print(f"note: the response {response!r} has no declared bounds or type, so it is read from the CSV file as a "
+          f"number without a public range and the fit releases a clipping domain for it; a two-valued response "
+          f"(True/False or 0/1, as a boolean column is written to CSV) is two-valued as in Python with --dtypes "
+          f"'{{\"{response}\": \"bool\"}}', and a response with a public range takes it from --bounds.",
+          file=sys.stderr)
 
 
 def _variables_in(formula: str) -> set[str]:

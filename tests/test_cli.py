@@ -621,3 +621,29 @@ def test_fit_with_a_budget_file_that_refuses_seeds_refuses_seed(capsys, csv, tmp
     code, out, err = run(capsys, *fit_args(csv, "--budget", str(path)))
     assert code == 2 and "refuses fits with a fixed random_state" in err and "leave out --seed" in err
     assert dpstats.PrivacyAccountant.open(path).spent == (0.0, 0.0)
+
+
+def test_a_csv_response_without_bounds_or_type_draws_a_note_that_names_dtypes_bool(capsys, tmp_path):
+    """Session 51's second new-user check wrote a boolean response (a yes to a contingent-valuation bid) to CSV with
+    ``DataFrame.to_csv`` (True/False) and fitted it with ``dpstats fit`` as in Python: the column was read as a
+    number without a public range and the fit released a clipping domain for it, without a word.  A ``note:`` line
+    now says so and names ``--dtypes '{"yes": "bool"}'``, with which the fit is the Python fit of the boolean column;
+    it is decided by the formula and the declarations only, never by the rows."""
+    rng = np.random.default_rng(11)
+    x = rng.uniform(0, 10, 800)  # enough rows for pgd to release the undeclared response's domain at epsilon 1
+    df = pd.DataFrame({"yes": rng.uniform(size=800) < 0.2 + 0.05 * x, "x": x})
+    path = tmp_path / "bids.csv"
+    df.to_csv(path, index=False)
+    base = ["fit", "yes ~ x", "--data", str(path), "--epsilon", "1", "--bounds", json.dumps({"x": [0, 10]}),
+            "--seed", "3", "--format", "json"]
+    code, _, err = run(capsys, *base)
+    notes = [line for line in err.splitlines() if line.startswith("note: ")]
+    assert code == 0 and len(notes) == 1 and "the response 'yes' has no declared bounds or type" in notes[0]
+    assert "--dtypes '{\"yes\": \"bool\"}'" in notes[0]
+    code, out, err = run(capsys, *base, "--dtypes", '{"yes": "bool"}')
+    assert code == 0 and "note: " not in err
+    res = dpstats.dp_ols("yes ~ x", df, 1.0, 1e-6, bounds={"x": (0, 10)}, random_state=3)
+    assert json.loads(out)["params"] == pytest.approx(res.params.to_dict(), rel=1e-12, abs=1e-12)
+    # a declared range draws no note
+    code, _, err = run(capsys, *base[:7], json.dumps({"x": [0, 10], "yes": [0, 1]}), *base[8:])
+    assert code == 0 and "note: " not in err
