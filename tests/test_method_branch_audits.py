@@ -9,8 +9,9 @@ show on one side of the pair only:
 * noisy_ols: its refusal after spending (the private lower bound on lambda_min(X^T X)): a row at the centre of the
   bounds against one at the corner (lambda_min moves by up to B_X^2), n = 500, where about 60% of the fits refuse;
   and a design singular on one side (x2 constant but for the replaced row);
-* tukey: the propose-test-release test (n = 1,800 without bounds, where it refuses about half of the fits; one row
-  of order 1e300 on D'), the moments path's fallback to per-block OLS (a 0/1 column three quarters zeros: the
+* tukey: the propose-test-release test (n = 1,800, where it refuses about half of the fits; without bounds one row
+  of order 1e300 on D', with bounds a corner pair), ``m="private"`` (n = 2,200: the released lower bound on n sets
+  the number of models), the moments path's fallback to per-block OLS (a 0/1 column three quarters zeros: the
   private radius check decides), and the PTR pair read as a Dask DataFrame of 8 partitions;
 * ssp and adassp: the intervals withheld past the released noise-to-signal ratio (corner pairs at n = 200 and 800),
   and singular designs;
@@ -20,7 +21,7 @@ show on one side of the pair only:
   scale split across chunks and partitions);
 * robgd and ambssgd without bounds: held rounds and the norm histogram's public fallback, one row at 5e-324 and -0.0
   or of order 1e300;
-* theilsen named explicitly at n = 3,000 (where ``auto`` would not choose it), a corner pair.
+* theilsen named explicitly at n = 3,000 (where ``auto`` would not choose it), with its intervals, a corner pair.
 
 Each run's outcome (the exception's type and masked message and spend, or the masked summary, the notes, the
 inference and R^2 reasons, the ledger's steps, the finite pattern of bse and the intervals, each warning) is audited
@@ -108,6 +109,12 @@ def _pair(name: str) -> tuple[str, Any, Any, dict[str, Any]]:
     if name == "tukey ptr":
         d = _linear(1800)
         return formula, d, _with_row(d, EXTREME), {"method": "tukey"}
+    if name == "tukey ptr, bounds":
+        d = _with_row(_linear(1800), LOW)
+        return formula, d, _with_row(d, HIGH), {"bounds": B, "method": "tukey"}
+    if name == "tukey private m":
+        d = _linear(2200)
+        return formula, d, _with_row(d, EXTREME), {"method": "tukey", "m": "private"}
     if name == "tukey moments fallback":
         d, dprime = _rare_indicator()
         return formula, d, dprime, {"method": "tukey", "blocks": "moments"}
@@ -132,8 +139,7 @@ def _pair(name: str) -> tuple[str, Any, Any, dict[str, Any]]:
         return formula, d, _with_row(d, EXTREME), {"method": "ambssgd", "max_rounds": 20}
     if name == "theilsen explicit":
         d = _with_row(_linear(3000), {"x1": -3.0, "y": -8.0})
-        return "y ~ x1", d, _with_row(d, {"x1": 3.0, "y": 8.0}), {"bounds": B, "method": "theilsen",
-                                                                   "inference": False}
+        return "y ~ x1", d, _with_row(d, {"x1": 3.0, "y": 8.0}), {"bounds": B, "method": "theilsen"}
     raise KeyError(name)
 
 
@@ -141,14 +147,16 @@ def _pair(name: str) -> tuple[str, Any, Any, dict[str, Any]]:
 REACHED = {
     "noisy_ols refusal": "raised IllConditionedDesignError",
     "tukey ptr": "raised PTRFailure",
+    "tukey ptr, bounds": "raised PTRFailure",
+    "tukey private m": "raised PTRFailure",
     "tukey moments fallback": "fell back to 'ols'",
     "ssp withheld": "inference: the privacy noise in X^T X is too large",
     "lasso curvature": "exceeds #/L_#s",
 }
 FAST = ["noisy_ols refusal", "tukey ptr", "ssp withheld", "lasso curvature"]
-SLOW = [*FAST, "tukey moments fallback", "noisy_ols singular", "ssp singular", "adassp singular", "adassp withheld",
-        "lasso dense", "lasso dense chunked", "lasso dense (dask)", "tukey ptr (dask)", "robgd subnormal",
-        "ambssgd extreme", "theilsen explicit"]
+SLOW = [*FAST, "tukey ptr, bounds", "tukey private m", "tukey moments fallback", "noisy_ols singular", "ssp singular",
+        "adassp singular", "adassp withheld", "lasso dense", "lasso dense chunked", "lasso dense (dask)",
+        "tukey ptr (dask)", "robgd subnormal", "ambssgd extreme", "theilsen explicit"]
 
 
 def _audit(name: str, runs: int) -> tuple[dict[str, float], list[frozenset[str]], list[frozenset[str]]]:
