@@ -268,7 +268,9 @@ class MissingValueScreen:
                 "missing='drop' (each incomplete row then becomes a public null row that adds nothing to the fit). "
                 f"The screen spent epsilon={spent[0]:.4g}, delta={spent[1]:.3g}; nothing else was released."
                 + (f" {hint}" if hint else ""))
-        warning = (f"{count}; they entered the fit as public null rows. {fix}, or pass "
+        warning = (f"{count}, more than the {self.warning_level:.0f} a data set without missing values reaches once "
+                   f"in {1 / FALSE_WARNING:.0f} fits; such rows, if any, entered the fit as public null rows. {fix}, "
+                   "or pass "
                    "missing='drop' to say that incomplete rows are expected" + (f". {hint}" if hint else "")
                    if noisy > self.warning_level else "")
         return ScreenOutcome(f"missing-value screen ({self.mechanism}, {SCREEN_SHARE:.0%} of the budget; the rest of "
