@@ -833,8 +833,13 @@ class Plan:
     def _auto_line(self) -> str:
         """Which method dp_ols's default would fit, for a plan of every method; "" otherwise."""
         chosen = self.facts.get("auto_choice")
-        return (f"method='auto' (dp_ols's default) would fit '{chosen}' at this n and epsilon; plan(..., "
-                "method='auto') gives its table alone" if chosen else "")
+        if not chosen:
+            return ""
+        rows = self.frame[self.frame["method"] == chosen]
+        refused = not rows.empty and bool(rows.iloc[0]["refusal"])
+        return (f"method='auto' (dp_ols's default) would fit '{chosen}' at this n and epsilon"
+                + (", which refuses this design (its table says why)" if refused else "")
+                + "; plan(..., method='auto') gives its table alone")
 
     def lines(self) -> list[str]:
         """The plan as plain-text lines."""

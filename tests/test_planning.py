@@ -630,6 +630,21 @@ def test_a_plan_of_every_method_names_the_one_the_fit_would_use():
     assert "would fit" not in str(dpstats.plan(formula="y ~ x1 + x2", bounds=bounds, n=2000))
 
 
+def test_the_auto_line_says_when_autos_method_refuses_the_design():
+    """A design singular by construction (a spline's knot beyond the declared range) is refused by the fit, from
+    public facts; the plan's header said auto "would fit 'pgd'" with nothing more (session 51's red-team).  It now
+    says that method refuses the design, as its table does, and says nothing of the kind for a design it fits."""
+    bounds = {"x": (0, 1), "y": (0, 1)}
+    formula = "y ~ bs(x, knots=[2], lower_bound=0, upper_bound=3)"
+    header = str(dpstats.plan(0.1, formula=formula, n=500, epsilon=1.0, bounds=bounds)).splitlines()[1]
+    assert "would fit 'pgd' at this n and epsilon, which refuses this design" in header
+    df = pd.DataFrame({"x": np.linspace(0.0, 1.0, 500), "y": np.linspace(0.0, 1.0, 500)})
+    with pytest.raises(dpstats.errors.SingularDesignError, match="singular by construction"):
+        dpstats.dp_ols(formula, df, 1.0, 1e-6, bounds=bounds)
+    fitted = str(dpstats.plan(0.1, formula="y ~ x", n=500, epsilon=1.0, bounds=bounds)).splitlines()[1]
+    assert "would fit 'pgd'" in fitted and "refuses" not in fitted
+
+
 def test_plan_takes_the_correlation_of_named_pairs():
     """correlation={(a, b): r} sets that pair's correlation and leaves the others independent: the plan equals the
     one of the common correlation when the design has just that pair, the pair's coefficients lose precision while
