@@ -336,6 +336,16 @@ def test_plan_agrees_with_tukeys_public_refusal_of_too_few_models():
     assert (far["refusal"] == "").all()
 
 
+def test_floor_note_names_every_method_that_withholds_intervals_from_released_values():
+    # ssp withholds its intervals where the released noise-to-signal of X^T X is above 10, as adassp does above 0.6:
+    # a fit can withhold them where the plan, from the expected ratio, says reported. The note named adassp only.
+    listed = FLOOR_NOTE.split("from released values (", 1)[1].split(";", 1)[0]
+    names = {name.strip() for name in listed.split(",")}
+    withholding = {name for name, spec in available_methods().items() if spec.inference_rule.withhold_above is not None}
+    assert withholding == {"ssp", "adassp"}
+    assert withholding <= names
+
+
 def test_rate_based_methods_are_labelled():
     frame = dpstats.plan(bounds=BOUNDS, n=5000, epsilon=1.0, method=["robgd", "tukey"]).to_frame()
     kinds = dict(zip(frame["method"], frame["kind"], strict=True))
