@@ -311,6 +311,44 @@ def test_plan_agrees_with_the_public_size_refusal_of_the_robust_descents(method)
         assert bool(refusal) == (n < boundary) and planned["privacy"].isna().all() == bool(refusal)
 
 
+def test_plan_agrees_with_tukeys_public_refusal_of_too_few_models():
+    # TukeyEM refuses from n, d, epsilon and delta alone when even identical block models could not pass its PTR test
+    # (n=200, y ~ x, epsilon 0.3: 100 models, t - 2 = 23 below the threshold 94). plan said it fitted, with "rows
+    # needed (at least)" 480 below the 768 rows the fit's own message asks for. Now the refusal is the fit's, on both
+    # sides of the boundary, and n_needed starts there.
+    boundary = int(one(dpstats.plan(formula="y ~ x", bounds=BOUNDS, n=200, epsilon=0.3, method="tukey"),
+                       "tukey")["n_needed"].iloc[0])
+    assert boundary == 768
+    for n in (200, boundary - 1, boundary):
+        rng = np.random.default_rng(n)
+        df = pd.DataFrame({"x": rng.uniform(0, 10, n)})
+        df["y"] = 2.0 * df["x"] + rng.normal(0, 3, n)
+        planned = one(dpstats.plan(formula="y ~ x", bounds=BOUNDS, n=n, epsilon=0.3, method="tukey"), "tukey")
+        refusal = ""
+        try:
+            dpstats.dp_ols("y ~ x", df, 0.3, 1e-6, method="tukey", bounds=BOUNDS, random_state=0)
+        except InsufficientDataError as err:
+            refusal = str(err)
+            assert err.privacy_spent == (0.0, 0.0)
+        except dpstats.errors.PTRFailure:  # the private test itself refused: not a public refusal
+            pass
+        assert (planned["refusal"] == refusal).all(), (n, refusal)
+        assert bool(refusal) == (n < boundary) and planned["privacy"].isna().all() == bool(refusal)
+    # a plan far beyond the boundary stays fast: the check never evaluates the depth profile of n / d models
+    far = one(dpstats.plan(formula="y ~ x", bounds=BOUNDS, n=10**11, epsilon=0.05, method="tukey"), "tukey")
+    assert (far["refusal"] == "").all()
+
+
+def test_floor_note_names_every_method_that_withholds_intervals_from_released_values():
+    # ssp withholds its intervals where the released noise-to-signal of X^T X is above 10, as adassp does above 0.6:
+    # a fit can withhold them where the plan, from the expected ratio, says reported. The note named adassp only.
+    listed = FLOOR_NOTE.split("from released values (", 1)[1].split(";", 1)[0]
+    names = {name.strip() for name in listed.split(",")}
+    withholding = {name for name, spec in available_methods().items() if spec.inference_rule.withhold_above is not None}
+    assert withholding == {"ssp", "adassp"}
+    assert withholding <= names
+
+
 def test_rate_based_methods_are_labelled():
     frame = dpstats.plan(bounds=BOUNDS, n=5000, epsilon=1.0, method=["robgd", "tukey"]).to_frame()
     kinds = dict(zip(frame["method"], frame["kind"], strict=True))

@@ -42,10 +42,10 @@ from typing import Any
 from dpstats.methods.spec import MethodSpec
 from dpstats.methods.tukey.method import fit
 from dpstats.methods.tukey.options import TukeyOptions
-from dpstats.methods.tukey.plan import AUTO_ROWS_PER_COLUMN, MIN_ROWS_PER_COLUMN
+from dpstats.methods.tukey.plan import AUTO_ROWS_PER_COLUMN, MIN_ROWS_PER_COLUMN, public_refusal
 from dpstats.rates import UpperRate
 
-__all__ = ["SPEC", "TukeyOptions", "fit", "theory_rate"]
+__all__ = ["SPEC", "TukeyOptions", "fit", "public_refusal", "theory_rate"]
 
 _NO_RATE = UpperRate(uncovered_source="TukeyEM (Amin et al. 2023)", why_none=(
     "Amin et al.'s utility theorem (Thm 3.1, via Brown et al. 2021) covers only the exact-depth Tukey EM; "
@@ -79,6 +79,7 @@ SPEC = MethodSpec(
     theory_rate=theory_rate,
     auto_rank=20,
     auto_min_rows=_auto_min_rows,
+    public_refusal=public_refusal,
 )
 
 #: names that moved into the submodules (kept for one release, with a DeprecationWarning)

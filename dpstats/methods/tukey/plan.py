@@ -41,6 +41,7 @@ __all__ = [
     "default_m",
     "ideal_distance",
     "make_plan",
+    "public_refusal",
     "refusal_hint",
 ]
 
@@ -262,6 +263,64 @@ def _number_of_models(options: TukeyOptions, n: int, d: int, epsilon: float, eps
     return int(m)
 
 
+def _budget(ctx: FitContext, options: TukeyOptions) -> tuple[str, bool, float, float, float, float, float]:
+    """(blocks, centre, the shares of the preprocessing, the pilot and the radius check, delta and epsilon_half of
+    the Tukey step) from public facts and the options."""
+    n, d, epsilon, delta = ctx.n, ctx.d, ctx.epsilon, ctx.delta
+    blocks = options.blocks
+    if blocks == "auto":
+        blocks = choose_blocks(n, d, gaussian_mu(options.pilot_share * epsilon, delta / 2.0))
+    moments = blocks == "moments"
+    centre = options.centre and ctx.intercept_index is not None
+    share_m = PRIVATE_M_SHARE if options.m == "private" else 0.0
+    share_prep = options.prep_share if moments or centre else 0.0
+    share_pilot = options.pilot_share if moments else 0.0
+    share_check = CHECK_SHARE if moments and handled_columns(d, ctx.intercept_index).size else 0.0
+    delta_tukey = delta / 2.0 if moments else delta
+    epsilon_half = epsilon * (1.0 - share_m - share_prep - share_pilot - share_check) / 2.0
+    return blocks, centre, share_prep, share_pilot, share_check, delta_tukey, epsilon_half
+
+
+def public_refusal(ctx: FitContext, options: TukeyOptions) -> str:
+    """Why the fit refuses before reading any row, or "": :func:`make_plan`'s check that m models can pass the
+    propose-test-release test of Amin et al. (2023, Algorithm 1) at this budget, from n, d, epsilon and delta alone
+    (the check :func:`dpstats.plan` shares with the fit).
+
+    The test needs t - 2 >= tau, t = floor(floor(m/2)/2), tau = :func:`ptr_threshold`.  :func:`default_m` chooses
+    m between min(DEFAULT_M, L) and L = min(n, max(n // d, MIN_M)); where L passes, so does its choice whenever
+    epsilon_PTR <= ln 50: it either is L, or has M(D) >= tau + ln(50)/epsilon_PTR for idealised models, and
+    M(D) <= t - 1 (:func:`~dpstats.methods.tukey.depth.lemma_distance`).  Only the other cases run
+    :func:`make_plan`, so that a plan at 10^12 rows never evaluates the depth profile of n/d models.
+
+    Parameters
+    ----------
+    ctx : FitContext
+        The public facts of the fit (n, d, the budget, the declared ranges).
+    options : TukeyOptions
+        The validated options; with ``m="private"`` m comes from a private count, and no refusal is public.
+
+    Returns
+    -------
+    str
+        The refusal's message, or "" when the fit goes ahead.
+    """
+    if options.m == "private":
+        return ""
+    if options.m is None:
+        *_, delta_tukey, epsilon_half = _budget(ctx, options)
+        largest = min(ctx.n, max(ctx.n // ctx.d, MIN_M))
+        tau = ptr_threshold(epsilon_half, delta_tukey)
+        if (min(largest, DEFAULT_M) // 2) // 2 - 2 >= tau:  # default_m never chooses fewer
+            return ""
+        if (largest // 2) // 2 - 2 >= tau and epsilon_half <= math.log(1.0 / (1.0 - M_PASS_PROBABILITY) / 2.0):
+            return ""
+    try:
+        make_plan(ctx, options, FitLog())
+    except InsufficientDataError as err:
+        return str(err)
+    return ""
+
+
 def make_plan(ctx: FitContext, options: TukeyOptions, log: FitLog) -> Plan:
     """Plan the fit from public facts (n, d, the budget, the options, the public ranges); with ``m="private"``
     this is where the private count of n is released.
@@ -285,17 +344,7 @@ def make_plan(ctx: FitContext, options: TukeyOptions, log: FitLog) -> Plan:
         When even perfectly concentrated models could not pass the test at this budget (nothing spent).
     """
     n, d, epsilon, delta = ctx.n, ctx.d, ctx.epsilon, ctx.delta
-    blocks = options.blocks
-    if blocks == "auto":
-        blocks = choose_blocks(n, d, gaussian_mu(options.pilot_share * epsilon, delta / 2.0))
-    moments = blocks == "moments"
-    centre = options.centre and ctx.intercept_index is not None
-    share_m = PRIVATE_M_SHARE if options.m == "private" else 0.0
-    share_prep = options.prep_share if moments or centre else 0.0
-    share_pilot = options.pilot_share if moments else 0.0
-    share_check = CHECK_SHARE if moments and handled_columns(d, ctx.intercept_index).size else 0.0
-    delta_tukey = delta / 2.0 if moments else delta
-    epsilon_half = epsilon * (1.0 - share_m - share_prep - share_pilot - share_check) / 2.0
+    blocks, centre, share_prep, share_pilot, share_check, delta_tukey, epsilon_half = _budget(ctx, options)
     log.diagnostics.update(blocks=blocks, ptr=options.ptr)
     n_models = _number_of_models(options, n, d, epsilon, epsilon_half, delta_tukey, ctx.rng, ctx.ledger, log)
     threshold = ptr_threshold(epsilon_half, delta_tukey)
