@@ -162,7 +162,8 @@ def _geometric_e1(rng: np.random.Generator, n: int) -> np.ndarray:
     batch = 3
     while active.size:
         m = active.size * batch
-        ok = _von_neumann(rng, _ones(m), _ones(m), _ones(m), _ones(m)).reshape(active.size, batch)
+        one = _ones(m)  # (_von_neumann reads its arguments only: one array serves as all four)
+        ok = _von_neumann(rng, one, one, one, one).reshape(active.size, batch)
         run = np.where(ok.all(axis=1), batch, np.argmin(ok, axis=1))
         v[active] += run
         active = active[run == batch]  # all `batch` draws succeeded (probability e^-3): keep counting
@@ -172,7 +173,8 @@ def _geometric_e1(rng: np.random.Generator, n: int) -> np.ndarray:
 def _laplace_candidates(t: int, m: int, rng: np.random.Generator) -> np.ndarray:
     """Up to m exact discrete Laplace(t) draws (the accepted ones of m candidates); int64 or object."""
     u = _below(rng, t, size=m)
-    keep_u = _von_neumann(rng, _ones(m), _ones(m), u, np.full(m, t, dtype=_I64))  # Bernoulli(exp(-U/t))
+    one = _ones(m)
+    keep_u = _von_neumann(rng, one, one, u, np.full(m, t, dtype=_I64))  # Bernoulli(exp(-U/t))
     u = u[keep_u]
     v = _geometric_e1(rng, u.size)
     if u.size and int(v.max()) >= _SAFE // t:  # X = U + t V would leave int64 (probability < e^-500)
