@@ -418,3 +418,17 @@ def test_removing_a_term_the_formula_lacks_is_refused_from_the_formula(formula, 
                                      "y ~ (x + z)**2 - x:z - 1"])
 def test_removing_a_term_the_formula_has_is_accepted(formula):
     model_desc(expand_formula(formula, COLUMNS))
+
+
+def test_a_kept_model_description_is_not_shared_and_a_refused_formula_is_refused_again():
+    # model_desc and expand_formula keep their results for the next fit of the same formula (functions of public
+    # strings): each call returns its own term lists, the '.' expands to the columns of each call, and a formula
+    # refused once is refused again (exceptions are not kept)
+    first = model_desc("y ~ x + z")
+    first.rhs_termlist.clear()
+    assert [t.name() for t in model_desc("y ~ x + z").rhs_termlist] == ["Intercept", "x", "z"]
+    assert expand_formula("y ~ .", ["y", "a"]) == "y ~ (a)"
+    assert "b" in expand_formula("y ~ .", ["y", "a", "b"]) and "b" not in expand_formula("y ~ .", ["y", "a"])
+    for _ in range(2):
+        with pytest.raises(FormulaError, match="cannot parse formula"):
+            model_desc("y ~ x +")

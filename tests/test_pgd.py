@@ -1478,3 +1478,26 @@ def test_fit_is_the_same_whatever_the_callers_blas_threads():
     np.testing.assert_array_equal(np.asarray(fits[0].params), np.asarray(fits[1].params))
     np.testing.assert_array_equal(np.asarray(fits[0].bse), np.asarray(fits[1].bse))
     assert fits[0].info == fits[1].info
+
+
+def test_the_steps_clip_in_one_buffer_with_the_same_bits_as_np_clip():
+    # the gradient pass clips each step's residuals in place with bounds computed once per phase; the result must
+    # be np.clip's, bit for bit, including rows of norm 0 (bound inf), residuals of +-inf and NaN
+    rng = np.random.default_rng(5)
+    Z = rng.normal(size=(300, 4))
+    Z[0] = 0.0
+    v = rng.normal(size=300) * 3.0
+    v[1], v[2], v[3] = np.inf, -np.inf, np.nan
+    norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
+    theta = rng.normal(size=(4, 3))
+    cache = pgd.RowCache()
+    for clip in (0.05, 1.0, 1e300):
+        _, expected = pgd._clipped_residuals(Z, v, norms, theta, clip)
+        with np.errstate(all="ignore"):
+            got = pgd._clipped_residuals_inplace(Z, v, theta, cache.residual_bounds(norms, clip))
+        np.testing.assert_array_equal(got, expected)
+        assert np.signbit(got).tolist() == np.signbit(expected).tolist()
+    # the bounds are kept for the same norms array and clip, recomputed for new norms
+    assert cache.residual_bounds(norms, 1.0)[1] is cache.residual_bounds(norms, 1.0)[1]
+    assert cache.residual_bounds(norms.copy(), 1.0)[1] is not cache.residual_bounds(norms, 1.0)[1]
+

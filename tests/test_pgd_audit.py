@@ -205,9 +205,9 @@ def test_audit_flags_a_phase_that_does_not_clip(monkeypatch):
     calibrated to: really about (77, 1e-3)-DP against the claim 2; the lower bound was 5.3 at seeds 302 and
     303 (3,000 runs), so this check misses the bug with a negligible chance.
     """
-    original = pgd._clipped_residuals
-    monkeypatch.setattr(pgd, "_clipped_residuals",
-                        lambda Z, v, norms, theta, clip: original(Z, v, norms, theta, math.inf))
+    # (the residual bounds of every clipped pass, the steps' in-place clip included, come from _residual_bounds)
+    original = pgd._residual_bounds
+    monkeypatch.setattr(pgd, "_residual_bounds", lambda norms, clip: original(norms, math.inf))
     res = _audit_phase(EPS_G, DELTA_G, FAST_RUNS, seed=302)
     assert res.epsilon_lower_bound > EPS_G
 

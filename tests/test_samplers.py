@@ -280,3 +280,17 @@ def test_release_on_grid_handles_huge_values_exactly_and_passes_non_finite_throu
     assert np.all(np.abs(out[:2] - x[:2]) < 20 * plan.noise_scale + 1e30 * 2**-52)
     small = release_on_grid(np.array([0.25, -7.0]), plan, np.random.default_rng(0))
     assert np.all(small / plan.grid == np.round(small / plan.grid))  # on the grid
+
+
+def test_to_grid_of_an_array_equals_its_scalar_rule_bit_for_bit():
+    # to_grid rounds an array in one buffer (np.clip's definition, min(max(.))); every entry must be the integer
+    # the scalar rule round(clip(ldexp(x, -e), -2^1000, 2^1000)) gives it, with the same finite mask (1e300 at
+    # exponent -60 leaves int64: the exact object path)
+    rng = np.random.default_rng(3)
+    plain = np.concatenate([rng.normal(size=50) * 10.0 ** rng.integers(-20, 20, 50), [0.0, -0.0, 5e-324, -2.5, 2.5]])
+    for x in (plain, np.array([1e300, -1e300, np.nan, np.inf, -np.inf, 0.5]), np.zeros(0)):
+        for exponent in (-60, -3, 0, 7):
+            k, finite = samplers.to_grid(x, exponent)
+            assert finite.tolist() == np.isfinite(x).tolist()
+            expected = [samplers.to_grid(np.float64(v), exponent)[0] for v in x]
+            assert [int(a) for a in k.ravel()] == [int(b) for b in expected]

@@ -28,6 +28,7 @@ import math
 import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import patsy
@@ -646,6 +647,24 @@ def expand_formula(formula: str, columns: Sequence[str]) -> str:
     """
     if not isinstance(formula, str) or "~" not in formula:
         raise FormulaError("formula must be a string of the form 'y ~ x1 + x2', with a response on the left")
+    names = tuple(columns)
+    if all(type(c) is str for c in names):  # (a function of public strings: kept for the next fit)
+        return _expanded(formula, names)
+    return _expand(formula, names)
+
+
+#: formulas (and their column names) whose expansion and model description are kept: a session refits a few formulas
+PARSED_FORMULAS = 64
+
+
+@lru_cache(maxsize=PARSED_FORMULAS)
+def _expanded(formula: str, columns: tuple[str, ...]) -> str:
+    """:func:`_expand`, kept for formulas and column names met before (both public strings)."""
+    return _expand(formula, columns)
+
+
+def _expand(formula: str, columns: Sequence[str]) -> str:
+    """:func:`expand_formula` of a string formula."""
     tilde = _split_top_level(formula, {"~"})
     if len(tilde) != 2:
         raise FormulaError("the formula needs exactly one '~', with a response on its left, e.g. 'y ~ x'")
@@ -677,7 +696,14 @@ def model_desc(expanded: str, shown: str | None = None) -> ModelDesc:
     DisallowedExpressionError
         A ``poly`` call that is not raw powers of a literal degree.
     """
-    shown = expanded if shown is None else shown
+    desc = _model_desc(expanded, expanded if shown is None else shown)
+    return ModelDesc(list(desc.lhs_termlist), list(desc.rhs_termlist))  # (the terms are values; the lists are new)
+
+
+@lru_cache(maxsize=PARSED_FORMULAS)
+def _model_desc(expanded: str, shown: str) -> ModelDesc:
+    """:func:`model_desc`, kept for the formulas met before (a function of the two public strings; a formula refused
+    raises every time, as exceptions are not kept)."""
     try:
         desc = ModelDesc.from_formula(expanded)
         _check_removals(parse_formula(expanded), shown, response_removable=_uses_dot(shown))

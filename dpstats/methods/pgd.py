@@ -480,9 +480,23 @@ class RowCache:
     def __init__(self) -> None:
         self.key: tuple[int, int] | None = None
         self.value: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None] | None = None
+        #: the per-row residual bounds (-t, t), t = C / ||z_i||, by clip C, with the row norms they were computed
+        #: from (:func:`_residual_bounds`): a phase's steps share one clip, so they are computed once per phase
+        self.bounds: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def __getstate__(self) -> dict[str, object]:
-        return {"key": None, "value": None}
+        return {"key": None, "value": None, "bounds": {}}
+
+    def residual_bounds(self, norms: np.ndarray, clip: float) -> tuple[np.ndarray, np.ndarray]:
+        """(-t, t), t = C / ||z_i|| as an (n, 1) column (:func:`_residual_bounds`) for the row norms ``norms``,
+        reused while they are the same array (the cached chunk's) and the clip is the same (at most two clips
+        kept)."""
+        found = self.bounds.get(clip)
+        if found is None or found[0] is not norms:
+            if len(self.bounds) >= 2:
+                self.bounds.clear()
+            found = self.bounds[clip] = (norms, *_residual_bounds(norms, clip))
+        return found[1], found[2]
 
 
 class _StandardisedPass:
@@ -527,12 +541,29 @@ class GramPass(_StandardisedPass):
         return Zc.T @ Zc
 
 
+def _residual_bounds(norms: np.ndarray, clip: float) -> tuple[np.ndarray, np.ndarray]:
+    """(-t, t): t = C / ||z_i|| as an (n, 1) column, the bound on row i's residual that keeps ||z_i psi_i|| <= C."""
+    t = (clip / np.maximum(norms, np.finfo(float).tiny))[:, None]
+    return -t, t
+
+
 def _clipped_residuals(Z: np.ndarray, v: np.ndarray, norms: np.ndarray, theta: np.ndarray,
                        clip: float) -> tuple[np.ndarray, np.ndarray]:
     """(r, psi): residuals Z theta - v and psi = r clipped to +-C / ||z|| (so ||z psi|| <= C); theta (d, K)."""
     R = Z @ theta - v[:, None]
-    t = (clip / np.maximum(norms, np.finfo(float).tiny))[:, None]
-    return R, np.clip(R, -t, t)
+    low, high = _residual_bounds(norms, clip)
+    return R, np.clip(R, low, high)
+
+
+def _clipped_residuals_inplace(Z: np.ndarray, v: np.ndarray, theta: np.ndarray,
+                               bounds: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """psi of :func:`_clipped_residuals` from precomputed ``bounds`` (:func:`_residual_bounds`), computed in one
+    buffer: min(max(r, -t), t) is ``np.clip``'s own definition (NaN propagates through both), so psi is the same
+    array bit for bit."""
+    psi = Z @ theta
+    psi -= v[:, None]
+    np.maximum(psi, bounds[0], out=psi)
+    return np.minimum(psi, bounds[1], out=psi)
 
 
 class NormHistogramPass(_StandardisedPass):
@@ -584,7 +615,7 @@ class GradientPass(_ClipPass):
     @quiet
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
         Z, v, norms = self.rows(X, y, offset)
-        _, psi = _clipped_residuals(Z, v, norms, self.theta, self.clip)
+        psi = _clipped_residuals_inplace(Z, v, self.theta, self.cache.residual_bounds(norms, self.clip))
         return Z.T @ psi
 
 

@@ -162,7 +162,8 @@ def _geometric_e1(rng: np.random.Generator, n: int) -> np.ndarray:
     batch = 3
     while active.size:
         m = active.size * batch
-        ok = _von_neumann(rng, _ones(m), _ones(m), _ones(m), _ones(m)).reshape(active.size, batch)
+        one = _ones(m)  # (_von_neumann reads its arguments only: one array serves as all four)
+        ok = _von_neumann(rng, one, one, one, one).reshape(active.size, batch)
         run = np.where(ok.all(axis=1), batch, np.argmin(ok, axis=1))
         v[active] += run
         active = active[run == batch]  # all `batch` draws succeeded (probability e^-3): keep counting
@@ -172,7 +173,8 @@ def _geometric_e1(rng: np.random.Generator, n: int) -> np.ndarray:
 def _laplace_candidates(t: int, m: int, rng: np.random.Generator) -> np.ndarray:
     """Up to m exact discrete Laplace(t) draws (the accepted ones of m candidates); int64 or object."""
     u = _below(rng, t, size=m)
-    keep_u = _von_neumann(rng, _ones(m), _ones(m), u, np.full(m, t, dtype=_I64))  # Bernoulli(exp(-U/t))
+    one = _ones(m)
+    keep_u = _von_neumann(rng, one, one, u, np.full(m, t, dtype=_I64))  # Bernoulli(exp(-U/t))
     u = u[keep_u]
     v = _geometric_e1(rng, u.size)
     if u.size and int(v.max()) >= _SAFE // t:  # X = U + t V would leave int64 (probability < e^-500)
@@ -566,8 +568,12 @@ def to_grid(values: np.ndarray, exponent: int) -> tuple[np.ndarray, np.ndarray]:
     """
     x = np.asarray(values, dtype=float)
     finite = np.isfinite(x)
-    q = np.rint(np.clip(np.ldexp(np.where(finite, x, 0.0), -exponent), -2.0**1000, 2.0**1000))
-    if q.size == 0 or float(np.max(np.abs(q))) < _SAFE:
+    if x.ndim:  # (the same values as the scalar line below, rounded in one new array: np.clip's own definition)
+        q = np.ldexp(x if finite.all() else np.where(finite, x, 0.0), -exponent)
+        np.rint(np.minimum(np.maximum(q, -2.0**1000, out=q), 2.0**1000, out=q), out=q)
+    else:
+        q = np.rint(np.clip(np.ldexp(np.where(finite, x, 0.0), -exponent), -2.0**1000, 2.0**1000))
+    if q.size == 0 or max(float(q.max()), -float(q.min())) < _SAFE:
         return q.astype(_I64), finite
     return np.array([int(v) for v in q.ravel()], dtype=object).reshape(q.shape), finite
 
@@ -575,7 +581,8 @@ def to_grid(values: np.ndarray, exponent: int) -> tuple[np.ndarray, np.ndarray]:
 def _exact_add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a + b for integer arrays (int64 or object), exactly."""
     if a.dtype != object and b.dtype != object:
-        if (a.size == 0 or int(np.max(np.abs(a))) < _SAFE) and (b.size == 0 or int(np.max(np.abs(b))) < _SAFE):
+        if (a.size == 0 or max(int(a.max()), -int(a.min())) < _SAFE) and \
+                (b.size == 0 or max(int(b.max()), -int(b.min())) < _SAFE):
             return a + b
     return np.array([int(x) + int(y) for x, y in zip(a.ravel(), b.ravel(), strict=True)], dtype=object).reshape(a.shape)
 
