@@ -26,7 +26,7 @@ import io
 import keyword
 import math
 import tokenize
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -369,21 +369,29 @@ def treatment_references(codes: Sequence[str]) -> list[tuple[str, str, Any, str]
         The factor code, the variable, the level and its role ("reference level" or "omitted level"), for each
         such call.
     """
-    roles = {"Treatment": ("reference", "reference level"), "Sum": ("omit", "omitted level")}
+    roles = {"Treatment": "reference level", "Sum": "omitted level"}
     out: list[tuple[str, str, Any, str]] = []
+    for code, var, name, given in _contrast_arguments(codes, {"Treatment": "reference", "Sum": "omit"}):
+        with contextlib.suppress(ValueError, TypeError, SyntaxError):
+            out.append((code, var, ast.literal_eval(given), roles[name]))
+    return out
+
+
+def _contrast_arguments(codes: Sequence[str], keywords: dict[str, str]) -> Iterator[tuple[str, str, str, ast.expr]]:
+    """(factor code, variable, contrast, its first argument) of every ``C(var, Contrast(arg))`` (or
+    ``Contrast(keyword=arg)``, ``contrast=Contrast(...)``) whose contrast ``keywords`` names (contrast -> the keyword
+    of its argument), where ``var`` is a bare (or quoted) name."""
     for code in codes:
         for call in factor_calls(code):
             var = _c_variable(call.args[0]) if call_name(call) == "C" and call.args else None
-            contrasts = [*call.args[1:], *(k.value for k in call.keywords if k.arg == "contrast")]
-            for c in contrasts:
-                if var is None or not (isinstance(c, ast.Call) and call_name(c) in roles):
-                    continue
-                keyword_name, role = roles[call_name(c)]  # type: ignore[index]
-                given = [*c.args, *(k.value for k in c.keywords if k.arg == keyword_name)]
-                with contextlib.suppress(ValueError, TypeError, SyntaxError):
+            if var is None:
+                continue
+            for c in [*call.args[1:], *(k.value for k in call.keywords if k.arg == "contrast")]:
+                name = call_name(c) if isinstance(c, ast.Call) else None
+                if isinstance(c, ast.Call) and name in keywords:
+                    given = [*c.args, *(k.value for k in c.keywords if k.arg == keywords[name])]
                     if given:
-                        out.append((code, var, ast.literal_eval(given[0]), role))
-    return out
+                        yield code, var, name, given[0]
 
 
 def poly_scores(codes: Sequence[str]) -> list[tuple[str, str, tuple[Any, ...]]]:
@@ -401,16 +409,10 @@ def poly_scores(codes: Sequence[str]) -> list[tuple[str, str, tuple[Any, ...]]]:
         The factor code, the variable and the scores, for each such call.
     """
     out: list[tuple[str, str, tuple[Any, ...]]] = []
-    for code in codes:
-        for call in factor_calls(code):
-            var = _c_variable(call.args[0]) if call_name(call) == "C" and call.args else None
-            for c in [*call.args[1:], *(k.value for k in call.keywords if k.arg == "contrast")]:
-                if var is None or not (isinstance(c, ast.Call) and call_name(c) == "Poly"):
-                    continue
-                given = [*c.args, *(k.value for k in c.keywords if k.arg == "scores")]
-                with contextlib.suppress(ValueError, TypeError, SyntaxError):
-                    if given and isinstance(scores := ast.literal_eval(given[0]), (list, tuple)):
-                        out.append((code, var, tuple(scores)))
+    for code, var, _, given in _contrast_arguments(codes, {"Poly": "scores"}):
+        with contextlib.suppress(ValueError, TypeError, SyntaxError):
+            if isinstance(scores := ast.literal_eval(given), (list, tuple)):
+                out.append((code, var, tuple(scores)))
     return out
 
 
