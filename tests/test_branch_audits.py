@@ -328,13 +328,15 @@ def _run(formula: str, data: pd.DataFrame, seed: int, options: dict[str, Any], e
     return frozenset(parts), stats, frozenset(branches)
 
 
-def _audit(name: str, runs: int, epsilon: float) -> tuple[dict[str, float], list[Run], list[Run]]:
-    """The outcome bound and the three statistics' bounds of the pair ``name``, ``runs`` fits on each side."""
+def audit_pair(pair: tuple[str, Any, Any, dict[str, Any]], runs: int, epsilon: float) -> tuple[dict[str, float],
+                                                                                             list[Run], list[Run]]:
+    """The outcome bound and the three statistics' bounds of a pair (formula, data, neighbour, options), ``runs``
+    fits on each side with fresh seeds, and each side's runs."""
     from test_blackbox_audit import outcome_bound
 
     from dpstats.privacy.audit import audit_samples
 
-    formula, d, dprime, options = _pair(name)
+    formula, d, dprime, options = pair
     one = [_run(formula, d, 10_000 + i, options, epsilon) for i in range(runs)]
     other = [_run(formula, dprime, 20_000 + i, options, epsilon) for i in range(runs)]
     bounds = {"outcome": outcome_bound([r[0] for r in one], [r[0] for r in other], delta=DELTA, alpha=ALPHA)[0]}
@@ -342,6 +344,11 @@ def _audit(name: str, runs: int, epsilon: float) -> tuple[dict[str, float], list
         bounds[stat] = audit_samples(np.array([r[1][k] for r in one]), np.array([r[1][k] for r in other]),
                                      delta=DELTA, alpha=ALPHA).epsilon_lower_bound
     return bounds, one, other
+
+
+def _audit(name: str, runs: int, epsilon: float) -> tuple[dict[str, float], list[Run], list[Run]]:
+    """:func:`audit_pair` of the pair ``name``."""
+    return audit_pair(_pair(name), runs, epsilon)
 
 
 #: the branch each fast pair must take in some runs and not in others, on both sides (the pair reaches it)

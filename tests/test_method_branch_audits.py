@@ -26,7 +26,7 @@ show on one side of the pair only:
 Each run's outcome (the exception's type and masked message and spend, or the masked summary, the notes, the
 inference and R^2 reasons, the ledger's steps, the finite pattern of bse and the intervals, each warning) is audited
 by ``test_blackbox_audit.outcome_bound`` and the first predictor's coefficient, standard error and upper limit by
-:func:`dpstats.privacy.audit.audit_samples`, through ``test_branch_audits._run``.
+:func:`dpstats.privacy.audit.audit_samples`, through ``test_branch_audits.audit_pair``.
 
 What the runs can resolve: with r runs per side the event is evaluated on r/2; a part of the outcome on one side
 only (a deterministic branch) gives log(p / (1 - p)), p = (alpha / 2)^(2 / r): 1.24 at r = 60, 1.81 at r = 100 and
@@ -42,10 +42,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from test_blackbox_audit import outcome_bound
-from test_branch_audits import ALPHA, DELTA, _run
-
-from dpstats.privacy.audit import audit_samples
+from test_branch_audits import audit_pair
 
 B = {"x1": (-3.0, 3.0), "x2": (-0.5, 0.25), "y": (-8.0, 8.0)}
 ROW = 7  # the row each pair replaces
@@ -162,13 +159,7 @@ SLOW = [*FAST, "tukey ptr, bounds", "tukey private m", "tukey moments fallback",
 def _audit(name: str, runs: int) -> tuple[dict[str, float], list[frozenset[str]], list[frozenset[str]]]:
     """The outcome bound and the three statistics' bounds of the pair ``name``, ``runs`` fits on each side, and
     each side's outcomes."""
-    formula, d, dprime, options = _pair(name)
-    one = [_run(formula, d, 10_000 + i, options, EPSILON) for i in range(runs)]
-    other = [_run(formula, dprime, 20_000 + i, options, EPSILON) for i in range(runs)]
-    bounds = {"outcome": outcome_bound([r[0] for r in one], [r[0] for r in other], delta=DELTA, alpha=ALPHA)[0]}
-    for k, stat in enumerate(("coefficient", "standard error", "upper limit")):
-        bounds[stat] = audit_samples(np.array([r[1][k] for r in one]), np.array([r[1][k] for r in other]),
-                                     delta=DELTA, alpha=ALPHA).epsilon_lower_bound
+    bounds, one, other = audit_pair(_pair(name), runs, EPSILON)
     return bounds, [r[0] for r in one], [r[0] for r in other]
 
 
