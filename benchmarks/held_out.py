@@ -1031,7 +1031,7 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # and transport (mode); factors of many levels (vonbort's fourteen army corps, mpg's seven vehicle classes,
     # coop's six laboratories and seven specimens, shuttle's and heating's four-level ones), three boolean responses
     # (shuttle, heating, mode), logarithms (mpg, baseball, boston), differences (heating), a product (depredations'
-    # early losses by latitude), missing values passed to missing="drop" (baseball, 59 of 322; stagec, 12 of 146),
+    # early losses by latitude), missing values passed to missing="drop" (baseball, 59 of 322; stagec, 10 of 146),
     # a response bounded only by definition (coop's concentration, 0-1,000 g/kg), a design of factors only (coop,
     # shuttle) and small n (stagec, 136 complete)
     # Wickham (2016), ggplot2's mpg: 234 cars of 1999 and 2008 (EPA fuel economy), log highway miles per gallon
@@ -1061,8 +1061,8 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     "coop": (lambda: _r("coop"), "Conc ~ C(Lab) + C(Spc) + C(Bat)", "C(Lab)[T.L2]", {"Conc": (0, 1000)}),
     # Therneau & Atkinson, rpart's stagec: 146 men with stage C prostate cancer, the percentage of cells in the G2
     # phase (0-100) on age (18-100, adult men), the Gleason score (2-10, the score's documented scale; the headline)
-    # and the ploidy (diploid the reference, tetraploid, aneuploid); 12 men miss the G2 fraction, the Gleason score
-    # or eet, fitted with missing="drop" (``MISSING``)
+    # and the ploidy (diploid the reference, tetraploid, aneuploid); 10 men miss the G2 fraction or the Gleason
+    # score, fitted with missing="drop" (``MISSING``)
     "stagec": (lambda: _r("stagec"), "g2 ~ age + gleason + C(ploidy, Treatment('diploid'))", "gleason",
                {"g2": (0, 100), "age": (18, 100), "gleason": (2, 10)}),
     # Harper et al. (2008), HistData's Depredations: 434 Minnesota farms with wolf depredations of livestock
