@@ -48,7 +48,10 @@ assumptions), otherwise from a rate, up to its unknown constants:
 the sampling error times the privacy-to-sampling ratio of the method's
 upper rate, or of the minimax lower bound (Cai, Wang & Zhang 2021, Thm 18;
 Thm 16 with ``sparsity``) when the method has none; the ``model`` column
-says which.  Searches use a grid of 8 points per decade refined by
+says which.  A rate the method marks as no planning figure
+(``UpperRate.not_for_planning``: ``robgd``, ``ambssgd``, whose error follows
+from values their fits release) is shown with kind ``"not for planning"``,
+and no epsilon or n needed is derived from it.  Searches use a grid of 8 points per decade refined by
 log-linear interpolation of the error ratio (within about 1%), and a
 bisection for the boundary of a refusal.
 """
