@@ -9,7 +9,8 @@ planning".  This script measures how far those figures are from the fits, beside
   and 20,000, d 2 and 10, epsilon 1 and 3, delta 1e-6; per cell the plan's privacy error, the root mean square of
   (released - least squares) over ``--reps`` fits and that of the error block's privacy column (each pooled over the
   coefficients);
-* **pgd**: ``y ~ x1`` at n = 20,000, epsilon 3, residual sd 0.5, the slope 0, 0.66, 1.32 and 1.98: the plan, the
+* **pgd**: ``y ~ x1`` at n = 20,000, epsilon 3, residual sd 0.5, the slope 0, 0.66, 1.32 and 1.98 (and 1.32 at
+  epsilon 30): the plan, the
   fits' root mean square, their sd across seeds and their mean (a gap the same on every seed), and the gap of the
   noise-free fit with the per-example gradients clipped at the fit's final clip rule (1.92 times their 0.9-quantile,
   at least squares) from least squares.
@@ -88,13 +89,13 @@ def pgd_gap(reps: int) -> None:
     e = rng.normal(0, 0.5, n)
     design = np.column_stack([np.ones(n), x])
     bounds = {"x1": (-1.0, 1.0), "y": (-3.0, 3.0)}
-    planned = dpstats.plan(formula="y ~ x1", bounds=bounds, n=n, epsilon=3.0, delta=1e-6, method="pgd",
-                           residual_sd=0.5).to_frame()["privacy"].to_numpy(float)
-    for slope in (0.0, 0.6622, 1.3243, 1.9865):
+    for slope, eps in ((0.0, 3.0), (0.6622, 3.0), (1.3243, 3.0), (1.9865, 3.0), (1.3243, 30.0)):
+        planned = dpstats.plan(formula="y ~ x1", bounds=bounds, n=n, epsilon=eps, delta=1e-6, method="pgd",
+                               residual_sd=0.5).to_frame()["privacy"].to_numpy(float)
         y = np.clip(slope * x + e, -3, 3)
         ols = np.linalg.lstsq(design, y, rcond=None)[0]
         df = pd.DataFrame({"x1": x, "y": y})
-        err = np.array([np.asarray(dpstats.dp_ols("y ~ x1", df, epsilon=3.0, delta=1e-6, bounds=bounds, method="pgd",
+        err = np.array([np.asarray(dpstats.dp_ols("y ~ x1", df, epsilon=eps, delta=1e-6, bounds=bounds, method="pgd",
                                                   random_state=100 + r).params) - ols for r in range(reps)])
         # the noise-free fit with per-example gradients clipped at 1.92 x their 0.9-quantile at least squares
         row_norms = np.linalg.norm(design, axis=1)
@@ -105,7 +106,7 @@ def pgd_gap(reps: int) -> None:
             w = w + np.linalg.solve(design.T @ design,
                                     design.T @ (np.minimum(1.0, clip / np.maximum(row_norms * np.abs(r), 1e-300)) * r))
         sd = err.std(0, ddof=1)
-        print(f"pgd n={n} eps=3 slope {ols[1]:.2f}: plan {planned[1]:.3g}, measured rms {_rms(err[:, 1]):.3g} "
+        print(f"pgd n={n} eps={eps:g} slope {ols[1]:.2f}: plan {planned[1]:.3g}, measured rms {_rms(err[:, 1]):.3g} "
               f"({_rms(err[:, 1]) / planned[1]:.2f} x plan), sd across seeds {sd[1]:.3g} ({sd[1] / planned[1]:.2f} x), "
               f"mean {err[:, 1].mean():.2g} +- {sd[1] / math.sqrt(reps):.1g}; clipped fit - least squares "
               f"{w[1] - ols[1]:.1g}", flush=True)
