@@ -48,7 +48,10 @@ assumptions), otherwise from a rate, up to its unknown constants:
 the sampling error times the privacy-to-sampling ratio of the method's
 upper rate, or of the minimax lower bound (Cai, Wang & Zhang 2021, Thm 18;
 Thm 16 with ``sparsity``) when the method has none; the ``model`` column
-says which.  Searches use a grid of 8 points per decade refined by
+says which.  A rate the method marks as no planning figure
+(``UpperRate.not_for_planning``: ``robgd``, ``ambssgd``, whose error follows
+from values their fits release) is shown with kind ``"not for planning"``,
+and no epsilon or n needed is derived from it.  Searches use a grid of 8 points per decade refined by
 log-linear interpolation of the error ratio (within about 1%), and a
 bisection for the boundary of a refusal.
 """
@@ -483,12 +486,23 @@ class _Model:
         return SPARSE_LOWER if self.sparsity is not None else CLASSICAL_LOWER
 
     @property
+    def not_for_planning(self) -> str:
+        """Why the method's rate is shown but plans nothing (``UpperRate.not_for_planning``), where the plan uses
+        that rate; "" otherwise."""
+        if self.upper is not None and self.upper.expected_error is None and self.rate is self.upper.rate:
+            return self.upper.not_for_planning
+        return ""
+
+    @property
     def kind(self) -> str:
-        """``"calibration"`` (the method's own expected error), ``"upper rate"`` or ``"lower bound"`` (the
+        """``"calibration"`` (the method's own expected error), ``"upper rate"``, ``"not for planning"`` (an upper
+        rate whose figures plan nothing: no epsilon or n needed is derived from them) or ``"lower bound"`` (the
         minimax lower bound: the privacy error is then at least this, and the n and epsilon needed at least
         these, up to constants)."""
         if self.upper is not None and self.upper.expected_error is not None:
             return "calibration"
+        if self.not_for_planning:
+            return "not for planning"
         return "upper rate" if self.rate.kind == "upper" else "lower bound"
 
     @property
@@ -496,6 +510,10 @@ class _Model:
         """Which model gives the privacy error, in words."""
         if self.upper is not None and self.upper.expected_error is not None:
             return "the method's calibration (first order in the noise)"
+        if self.not_for_planning:
+            return (f"{self.rate.label} ({self.rate.source}), up to constants: NOT USABLE FOR PLANNING ("
+                    f"{self.not_for_planning}; no epsilon or rows needed are derived from it; after a fit, its error "
+                    "block gives the privacy error from the released values)")
         if self.rate.kind == "upper":
             return f"{self.rate.label} ({self.rate.source}), up to constants"
         return f"no rate for this method: the {self.rate.label} ({self.rate.source}), up to constants"
@@ -805,8 +823,9 @@ class Plan:
     diagnostic of X^T X it is expected to show; above 0.3 the first-order
     privacy error is optimistic), ``model`` (where the privacy error
     comes from, in words) and ``kind`` (``"calibration"``, ``"upper rate"``,
-    or ``"lower bound"``: then the privacy error, the epsilon and the n needed
-    are at least the values shown).  NaN where a question was not asked; inf
+    ``"not for planning"``: a rate whose figures plan nothing, with no epsilon
+    or n needed, or ``"lower bound"``: then the privacy error, the epsilon and
+    the n needed are at least the values shown).  NaN where a question was not asked; inf
     where no n up to 1e12 (no epsilon up to the largest supported) suffices.
     """
 
@@ -1267,10 +1286,11 @@ def _method_rows(model: _Model, n: int | None, epsilon: float | None, targets: n
     reports = _reporter(model, auto)
     interval_n = _interval_n(model, reports, epsilon) if epsilon is not None else math.nan
     interval_epsilon = _interval_epsilon(reports, int(n)) if n is not None else math.nan
-    eps_needed = _epsilon_needed(model, int(n)) if n is not None else nan
-    n_needed = _n_needed(model, epsilon) if epsilon is not None else nan
+    plans = not model.not_for_planning  # a rate not for planning gives no epsilon or n needed
+    eps_needed = _epsilon_needed(model, int(n)) if n is not None and plans else nan
+    n_needed = _n_needed(model, epsilon) if epsilon is not None and plans else nan
     n_target = nan
-    if epsilon is not None and targets is not None:
+    if epsilon is not None and targets is not None and plans:
         n_target = np.where(np.isfinite(targets), _n_needed(model, epsilon, targets), np.nan)  # NaN: no target
     return [{"method": model.spec.name, "term": term, "n": n, "epsilon": epsilon, "privacy": privacy[j],
              "sampling": sampling[j], "ratio": privacy[j] / sampling[j], "epsilon_needed": eps_needed[j],

@@ -508,6 +508,10 @@ class UpperRate:
     planned_error : str
         What ``expected_error`` plans where it is not the released coefficients' distance from least squares, in
         words: the plan prints it with its assumptions ("" where it is that distance).
+    not_for_planning : str
+        Why the rate's figures, up to its unknown constants, are no planning figure for this method, in words:
+        :func:`dpstats.plan` then shows them with kind ``"not for planning"`` and derives no epsilon or n needed
+        from them ("" where it plans with the rate).
 
     Examples
     --------
@@ -524,3 +528,4 @@ class UpperRate:
     inference_share: float = 0.0
     expected_error: Callable[[PlanningFacts], ExpectedError] | None = None
     planned_error: str = ""
+    not_for_planning: str = ""

@@ -505,6 +505,13 @@ def _burn_in(n: float, d: int, epsilon: float, delta: float, s: int) -> list[str
     return [] if n >= need else [f"n={n:g} < kappa^2 d sqrt(log(1/delta))/eps = {need:.3g} (burn-in, kappa=1)"]
 
 
+#: Why the plan shows ambssgd's rate as no planning figure (``UpperRate.not_for_planning``).
+NOT_FOR_PLANNING = ("the rate hides constants and logarithms, and the fit's privacy error follows from values it "
+                    "releases (the covariate clip from its Tr(Sigma) estimate, the step size and batches from its "
+                    "spectrum, the gradient clip of each batch and the batches it holds from its error histograms), "
+                    "so a fit's error can be many times the figure shown")
+
+
 _RATE = Rate(
     "upper", "ambssgd upper bound", "Varshney, Thakurta & Jain (2022)",
     "sqrt(d/n) + kappa d sqrt(log(1/delta))/(n eps), kappa=1, logs hidden",
@@ -515,8 +522,9 @@ _RATE = Rate(
 
 
 def theory_rate(guarantee: str) -> UpperRate:
-    """The upper rate of Varshney et al. (2022) (its ``n_min`` is the method's public minimum n)."""
-    return UpperRate(_RATE)
+    """The upper rate of Varshney et al. (2022) (its ``n_min`` is the method's public minimum n), not for planning:
+    the fit's privacy error follows from values it releases (``NOT_FOR_PLANNING``)."""
+    return UpperRate(_RATE, not_for_planning=NOT_FOR_PLANNING)
 
 
 SPEC = MethodSpec(

@@ -576,6 +576,13 @@ def _error_split(st: centring.Standardisation | None, state: _Descent, diagnosti
     return descent.error_split(st, state.w, err, descent.signal_scale(state.gammas, h, state.w.size), SPLIT_SOURCE)
 
 
+#: Why the plan shows robgd's rate as no planning figure (``UpperRate.not_for_planning``).
+NOT_FOR_PLANNING = ("the rate hides constants and logarithms, and the fit's privacy error follows from values it "
+                    "releases (the covariate clip from its Tr(Sigma) estimate, the step size and rounds from its "
+                    "spectrum, the residual clip of each round and the rounds it holds from its distance histograms), "
+                    "so a fit's error can be many times the figure shown")
+
+
 _RATE = Rate(
     "upper", "robgd upper bound", "Liu, Jain, Kong, Oh & Suggala (2023)",
     "sqrt(d/n) + kappa^(1/2) d/(n eps), kappa=1, logs and log(1/delta) hidden (Sigma-norm)",
@@ -587,8 +594,9 @@ _RATE = Rate(
 
 
 def theory_rate(guarantee: str) -> UpperRate:
-    """The upper rate of Liu et al. (2023), Thm 3 and 4 (its ``n_min`` is the method's public minimum n)."""
-    return UpperRate(_RATE)
+    """The upper rate of Liu et al. (2023), Thm 3 and 4 (its ``n_min`` is the method's public minimum n), not for
+    planning: the fit's privacy error follows from values it releases (``NOT_FOR_PLANNING``)."""
+    return UpperRate(_RATE, not_for_planning=NOT_FOR_PLANNING)
 
 
 SPEC = MethodSpec(
