@@ -1131,14 +1131,15 @@ def _smallest_n(pred: Callable[[float], bool], n_min: float) -> float:
 
 
 def _plan_rates(method: str | None, sparsity: int | None) -> list[tuple[str, Rate | None, str]]:
-    """(method name or '(any)', rate or None, note) rows for :func:`rate_plan`."""
+    """(method name or '(any)', rate or None, note) rows for :func:`rate_plan`; the note of a rate says why it is
+    not for planning (``UpperRate.not_for_planning``), or is ""."""
     rows: list[tuple[str, Rate | None, str]] = [("(any DP method)", CLASSICAL_LOWER, "")]
     if sparsity is not None:
         rows.append(("(any DP method)", SPARSE_LOWER, ""))
     if method is None:  # every private method with a rate, by name
         for name, spec in sorted(available_methods().items()):
             if spec.private:
-                rows += [(name, u.rate, "") for _, u in upper_rates(spec)
+                rows += [(name, u.rate, u.not_for_planning) for _, u in upper_rates(spec)
                          if u.rate is not None and (sparsity is not None or not u.rate.needs_sparsity)]
         return rows
     spec = get_method(method)
@@ -1152,7 +1153,7 @@ def _plan_rates(method: str | None, sparsity: int | None) -> list[tuple[str, Rat
         if rate.needs_sparsity and sparsity is None:  # type: ignore[union-attr]
             rows.append((method, None, f"{rate.source} needs sparsity="))  # type: ignore[union-attr]
         else:
-            rows.append((method, rate, ""))
+            rows.append((method, rate, u.not_for_planning))
     return rows
 
 
@@ -1279,6 +1280,8 @@ def rate_plan(target: float, d: int, epsilon: float, delta: float, *, sparsity: 
         conditions = list(at.failed) if at else ["target not reached below n=1e18"]
         if n_t == floor:
             conditions.append(f"{name} refuses fewer than {int(floor)} rows for d={d} (its min_rows)")
+        if note:  # the rate is shown but plans nothing (UpperRate.not_for_planning)
+            conditions.append(f"not for planning: {note}")
         records.append({
             "method": name, "bound": rate.label, "source": rate.source,
             "n_for_target": n_t, "n_privacy_for_target": n_p, "n_privacy_below_sampling": n_x,
