@@ -69,6 +69,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 import pandas as pd
 
+from dpstats.blas import single_threaded_blas
 from dpstats.bounds import DataBounds
 from dpstats.errors import (
     DPStatsError,
@@ -300,7 +301,9 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
             mean[j], sd[j] = float(values[:, k].mean()), float(scale[k])
         corr[np.ix_(idx, idx)] = cov / np.outer(scale, scale)
     varying = [j for j in range(len(names)) if j != intercept]
-    if np.linalg.eigvalsh(corr[np.ix_(varying, varying)])[0] < -1e-9:
+    with single_threaded_blas():  # (threaded LAPACK took seconds for d = 400 on two busy cores)
+        smallest = np.linalg.eigvalsh(corr[np.ix_(varying, varying)])[0]
+    if smallest < -1e-9:
         corr = assumed  # the levels' own correlations do not fit the assumed ones: the assumed ones stand
     moments = design_moments(intervals, intercept, spread=sd, correlation=corr, mean=mean)
     assert moments is not None  # every column has a declared range here

@@ -113,7 +113,9 @@ class _Fit:
 
 
 def _from_dpstats(res: DPRegressionResults, name: str, alpha: float) -> _Fit:
-    missing = "" if res.inference_available else res.inference_method
+    # (the note reads "no standard errors or p-values: <why>": the reason without inference_method's
+    # "not available: ", which would say it twice; a withheld fit keeps "withheld: ")
+    missing = "" if res.inference_available else res.inference_method.removeprefix("not available: ")
     return _Fit(name=name, tidy=res.tidy(alpha).set_index("term"), glance=res.glance().iloc[0].to_dict(),
                 depvar=res.response_name, private=res.privacy.private, inference_missing=missing,
                 rsquared_missing=res.rsquared_reason, label=name, null_rows=counts_null_rows(res),
@@ -629,8 +631,9 @@ def _notes(fits: list[_Fit], statistic: str | None, marks: list[tuple[str, float
         for fit in fits:
             if fit.rsquared_missing:
                 no_r2.setdefault(_first_clause(fit.rsquared_missing), []).append(fit.label)
-        for who, why in _group(no_r2):
-            notes.append(f"{WITHHELD_CELL} R\u00b2 of {who}: {_sentence(why)}")
+        for who, why in _group(no_r2):  # (a method's reason writes R^2; the table's label is R\u00b2)
+            reason = _sentence(why).replace("R^2", "R\u00b2")
+            notes.append(f"{WITHHELD_CELL} R\u00b2 of {who}: {reason}")
         if any(f.private and not f.rsquared_missing for f in fits):
             notes.append("R\u00b2 of a private fit: estimated from its released statistics only (no extra privacy "
                          "budget), for the data clipped to the declared bounds.")

@@ -66,6 +66,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.table import SimpleTable
 
+from dpstats.blas import single_threaded_blas
 from dpstats.deprecation import MovedUp
 from dpstats.errors import InvalidArgumentError, InvalidPrivacyParameterError, UnknownMethodError
 from dpstats.methods.registry import ErrorSplit, MethodSpec, available_methods, get_method
@@ -359,7 +360,8 @@ def sampling_covariance(n: float, second_moment: np.ndarray, residual_sd: float)
     """
     # the second moment is symmetric positive semi-definite: its pseudo-inverse from one symmetric
     # eigendecomposition (several times cheaper than the SVD of np.linalg.pinv at large d)
-    values, vectors = np.linalg.eigh(n * np.asarray(second_moment, dtype=float))
+    with single_threaded_blas():  # (threaded LAPACK took seconds for d = 400 on two busy cores)
+        values, vectors = np.linalg.eigh(n * np.asarray(second_moment, dtype=float))
     keep = values > max(values.max(initial=0.0), 0.0) * values.size * np.finfo(float).eps
     inverse = (vectors[:, keep] / values[keep]) @ vectors[:, keep].T
     return residual_sd**2 * inverse

@@ -68,6 +68,15 @@ def test_missing_inference_and_rsquared_are_dashes_with_the_reason(fits):
     assert "Not private, computed directly from the data: OLS." in notes
 
 
+def test_notes_write_r_squared_as_the_row_label_and_say_not_available_once(fits):
+    tab = dpstats.table({"OLS": fits["ols"], "TukeyEM": fits["tukey"]})
+    for text in (" ".join(tab.notes), tab.as_html(), tab.as_markdown(), str(tab)):
+        assert "R^2" not in text
+        assert "no standard errors or p-values: not available" not in text
+    assert "R\u00b2 of TukeyEM: method 'tukey' releases no statistics that determine R\u00b2." in " ".join(tab.notes)
+    assert "R$^2$" in tab.as_latex()
+
+
 def test_withheld_inference_is_a_dash_with_the_reason():
     df = factor_frame(2000)
     res = dpstats.dp_ols(FORMULA, df, 0.3, 1e-6, method="adassp", bounds=BOUNDS, random_state=0, bootstrap=200)

@@ -102,6 +102,7 @@ class RankProbe:
     schema: pd.DataFrame
     bounds: Mapping[str, tuple[float, float]]
     supports: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    _memo: dict[int, tuple[Any, Any]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def dependent_columns(self, design_info: Any) -> list[str]:
         """The design columns that take part in a linear dependency on the public domain (empty: none found).
@@ -118,11 +119,12 @@ class RankProbe:
             order; empty when the design has full column rank there, or when some variable's domain is not
             public (text without declared levels), so that no verdict can be reached without the data.
         """
-        probed = self._probe_matrix(design_info)
+        probed = self._probe(design_info)
         if probed is None:
             return []
-        X, checked = probed
-        return _dependent(X, [name for name, keep in zip(design_info.column_names, checked, strict=True) if keep])
+        _, checked, involved = probed
+        names = [name for name, keep in zip(design_info.column_names, checked, strict=True) if keep]
+        return [name for name, flag in zip(names, involved, strict=True) if flag]
 
     def constant_weights(self, design_info: Any) -> np.ndarray | None:
         """Public weights w with X w = 1 for every data set the declarations allow, when the constant lies in the
@@ -140,14 +142,20 @@ class RankProbe:
             (d,) the weights (0 on the columns the probe leaves out), the least-squares solution on the probe
             rows with coefficients below ``CONSTANT_WEIGHT_TOL`` set to 0.
         """
-        probed = self._probe_matrix(design_info)
+        weights = self._remember(design_info, "weights", lambda: self._constant_weights(design_info))
+        return None if weights is None else weights.copy()
+
+    def _constant_weights(self, design_info: Any) -> np.ndarray | None:
+        """:meth:`constant_weights`, computed (once per design: :meth:`_remember`)."""
+        probed = self._probe(design_info)
         if probed is None:
             return None
-        X, checked = probed
-        if _dependent(X, [str(j) for j in range(X.shape[1])]):
+        X, checked, involved = probed
+        if involved.any():
             return None  # a dependent design is refused on its own; its weights would not be unique
         ones = np.ones(X.shape[0])
-        w, *_ = np.linalg.lstsq(X, ones, rcond=None)
+        with single_threaded_blas():  # threaded LAPACK took 2 s for a 1,620 x 400 probe on two busy cores
+            w, *_ = np.linalg.lstsq(X, ones, rcond=None)
         w = np.where(np.abs(w) > CONSTANT_WEIGHT_TOL * np.abs(w).max(initial=0.0), w, 0.0)
         if not w.any() or np.abs(X @ w - ones).max() > CONSTANT_WEIGHT_TOL:
             return None
@@ -155,29 +163,119 @@ class RankProbe:
         weights[checked] = w
         return weights
 
+    def _remember(self, design_info: Any, kind: str, compute: Any) -> Any:
+        """``compute()``, once per design and kind: the probe is a function of the formula and the declarations,
+        which a fit and a plan query several times (the centring, the scaling, the method's checks)."""
+        key = hash((id(design_info), kind))
+        held = self._memo.get(key)
+        if held is not None and held[0] is design_info:
+            return held[1]
+        value = compute()
+        self._memo[key] = (design_info, value)
+        return value
+
+    def _probe(self, design_info: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(the probe matrix, the mask of the design columns it holds, which of its columns take part in a null
+        vector), or None where no verdict can be reached without the data (:meth:`_probe_matrix`); computed once
+        per design."""
+        def compute() -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+            probed = self._probe_matrix(design_info)
+            if probed is None:
+                return None
+            X, checked = probed
+            involved = np.zeros(X.shape[1], dtype=bool)
+            involved[[int(j) for j in _dependent(X, [str(j) for j in range(X.shape[1])])]] = True
+            return X, checked, involved
+        return self._remember(design_info, "probe", compute)
+
     def _probe_matrix(self, design_info: Any) -> tuple[np.ndarray, np.ndarray] | None:
         """(the analytic columns of the design on the probe rows, the mask of those columns), or None where no
         verdict can be reached without the data (no analytic column, a domain that is not public, a design that
-        patsy cannot build on the probe, too few finite probe rows)."""
+        patsy cannot build on the probe, too few finite probe rows).
+
+        The columns of :meth:`separable_columns` are left out of the matrix: a bare numeric variable that no
+        other term uses varies on its own, so no null vector and no weights of the constant involve it, and
+        leaving it out changes neither (a subset of independent columns).  The probe rows stay those of all the
+        analytic columns, so the other columns' values and the verdict's row count are as with them."""
         breaks = self._spline_breaks(design_info)
-        checked = analytic_columns(design_info, frozenset(breaks))
-        if not checked.any():
+        analytic = analytic_columns(design_info, frozenset(breaks))
+        if not analytic.any():
             return None
-        rows = 4 * int(checked.sum()) + 20 + ROWS_PER_PIECE * sum(len(b) - 1 for b in breaks.values())
+        checked = analytic & ~self.separable_columns(design_info)
+        if not checked.any():
+            return None  # every analytic column varies on its own: no dependency, no weights of the constant
+        rows = 4 * int(analytic.sum()) + 20 + ROWS_PER_PIECE * sum(len(b) - 1 for b in breaks.values())
         frame = self._probe_frame(rows, breaks)
         if frame is None:
             return None
+        terms = [term for term, cols in design_info.term_slices.items() if checked[cols].any()]
+        built = design_info if checked.all() else design_info.subset(terms)
+        within = np.concatenate([checked[design_info.term_slices[term]] for term in terms]) if terms else checked
         with np.errstate(all="ignore"):
             try:
-                (X,) = patsy.build_design_matrices([design_info], frame, return_type="matrix",
+                (X,) = patsy.build_design_matrices([built], frame, return_type="matrix",
                                                    NA_action=patsy.NAAction(on_NA="raise", NA_types=[]))
             except (patsy.PatsyError, ValueError, TypeError, IndexError):
                 return None
-        X = np.asarray(X, dtype=float)[:, checked]
+        X = np.asarray(X, dtype=float)[:, within if built is not design_info else checked]
         X = X[np.all(np.isfinite(X), axis=1)]
-        if X.shape[0] < 2 * X.shape[1]:
+        if X.shape[0] < 2 * int(analytic.sum()):
             return None
         return X, checked
+
+    def separable_columns(self, design_info: Any) -> np.ndarray:
+        """A mask of the design columns that no linear dependency can involve, read from the formula and the
+        declarations alone: a term that is a bare numeric variable, which no other term uses, whose public domain
+        holds more than one value (declared bounds lo < hi, a two-valued support, or no bounds).  Such a column
+        varies with its variable while every other column is a function of the other variables, so a combination
+        of the columns that vanishes on the whole domain gives it weight 0; so does any combination equal to the
+        constant.  A wide design of many such columns then needs no probe of them at all.
+
+        Parameters
+        ----------
+        design_info : patsy.DesignInfo
+            The right-hand side's design.
+
+        Returns
+        -------
+        numpy.ndarray
+            Boolean, one entry per design column.
+        """
+        mask = np.zeros(len(design_info.column_names), dtype=bool)
+        uses: dict[str, int] = {}
+        for term in design_info.terms:
+            named: set[str] = set()
+            for factor in term.factors:
+                names = _names(getattr(factor, "code", ""))
+                if names is None:
+                    return mask  # code that does not parse: nothing is known to be separable
+                named |= names
+            for name in named:
+                uses[name] = uses.get(name, 0) + 1
+        for term, cols in design_info.term_slices.items():
+            if len(term.factors) != 1:
+                continue
+            factor = term.factors[0]
+            var = _bare_name(getattr(factor, "code", ""))
+            if var is not None and uses.get(var) == 1 and design_info.factor_infos[factor].type == "numerical" \
+                    and self._varies(var):
+                mask[cols] = True
+        return mask
+
+    def _varies(self, var: str) -> bool:
+        """Whether the probe gives a numeric variable more than one value (the branches of :meth:`_probe_frame`
+        for a number without declared levels)."""
+        if var not in self.plan.variables or var in dict(self.plan.allowed):
+            return False
+        col = self.schema[var]
+        if isinstance(col.dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(col.dtype) or not is_numeric(col):
+            return False
+        if var in self.supports:
+            return len(set(self.supports[var])) > 1
+        if var in self.bounds:
+            iv = declared_interval(var, self.bounds[var])
+            return bool(iv.lo < iv.hi)
+        return True
 
     def _spline_breaks(self, design_info: Any) -> dict[str, np.ndarray]:
         """The breakpoints of each variable that is the bare argument of a spline and has declared bounds: its
@@ -285,6 +383,25 @@ def _piecewise(code: str, spline_variables: frozenset[str] = frozenset()) -> boo
             if name in PIECEWISE_CALLS:
                 return True
     return False
+
+
+def _names(code: str) -> set[str] | None:
+    """Every name and string literal in factor code (``Q('x')`` names x), or None when it does not parse."""
+    try:
+        tree = ast.parse(code, mode="eval")
+    except SyntaxError:
+        return None
+    return {node.id if isinstance(node, ast.Name) else str(node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Name) or (isinstance(node, ast.Constant) and isinstance(node.value, str))}
+
+
+def _bare_name(code: str) -> str | None:
+    """The variable factor code names when it is a bare name (``x``), else None."""
+    try:
+        tree = ast.parse(code.strip(), mode="eval")
+    except SyntaxError:
+        return None
+    return tree.body.id if isinstance(tree.body, ast.Name) else None
 
 
 def _column_argument(node: ast.AST) -> str | None:
