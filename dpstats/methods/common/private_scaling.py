@@ -576,7 +576,8 @@ def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, interce
         notes.append(f"WARNING: {_variables(saturated, label)}: the released spread is in the top bin "
                      f"of the scale grid (standard deviation {top:.3g} or more), so the released domain can be much "
                      "narrower than the values and clips them hard (their coefficients shrink towards 0); express "
-                     "these variables in larger units (e.g. thousands) or declare bounds for them")
+                     + ("it" if len(saturated) == 1 else "them") + " in larger units (e.g. thousands) or declare "
+                     "bounds for " + ("it" if len(saturated) == 1 else "them"))
     return Domain(lo, hi, y_lo, y_hi, intercept_index), notes
 
 
