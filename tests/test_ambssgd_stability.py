@@ -2,6 +2,7 @@
 and a fit whose released residual scale explodes stops and warns (docs/proofs/ambssgd.md, "Noise feedback")."""
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -53,12 +54,13 @@ def test_noisy_condition_number_does_not_diverge() -> None:
 
 
 def test_divergence_stops_and_warns() -> None:
-    # Given rounds and step size are kept, so 200 rounds of 72-row gradient parts at epsilon 3 feed the noise on
-    # itself (rho far above 1): the released residual scale explodes, the fit stops and warns (deterministic: fixed
-    # data and seed).
+    # Given rounds and step size are kept, so 41 rounds (200 asked, the histogram cap) of 351-row gradient parts at
+    # epsilon 3 with step 0.7 feed the noise on itself (rho about 1.6): the released residual scale explodes, the
+    # fit stops and warns (deterministic: fixed data and seed).
     df, bounds, formula, ols = _uniform_data(20_000, 10, 21_010)
     with pytest.warns(DivergedFitWarning, match=r"ambssgd diverged: the released residual scale of mini-batch"):
         res = dpstats.dp_ols(formula, df, epsilon=3.0, delta=1e-6, bounds=bounds, method="ambssgd", random_state=0,
                              rounds=200, step_size=0.7)
     assert "diverged_at" in res.info
+    assert any(re.search(r"one per mini-batch: \d+ of T = 41\)", note) for note in res.privacy.notes)  # the batches after the stop are not read
     assert np.all(np.isfinite(res.params))

@@ -22,7 +22,10 @@ clipping norm C_t = Theta sqrt(2 gamma_t ln(2/clip_level)), and
 w_{t+1} = w_t - eta (g_t + N(0, s_t^2 I)) with g_t the mean of
 clip_{C_t}(x (x^T w_t - y)) over the gradient part B_t' and
 s_t = 2 C_t / (|B_t'| mu).  A batch whose (pooled) histogram does not clear
-its noise holds the iterate.  The output is the tail average of
+its noise holds the iterate.  The derived T (then eta) is lowered until the
+noise feedback (:func:`noise_feedback`) is at most ``_MAX_FEEDBACK``, and a
+released gamma_t far above the first ones stops the descent and warns
+(:class:`~dpstats.errors.DivergedFitWarning`).  The output is the tail average of
 w_{ceil(T/2)}, ..., w_T.
 
 Privacy (replace-one, n public, worst case).  Every mechanism touches its own
@@ -496,7 +499,9 @@ def _report(run: _Run, options: AMBSSGDOptions, T: int, eta: float, held: int) -
     plan = run.plan
     setup = [name for name, used in (("preconditioning", plan.mu_pre > 0), ("norm histogram", options.trace is None),
                                      ("spectrum", plan.need_spectrum)) if used]
-    passes = len(setup) - int(plan.mu_pre > 0) + (0 if run.st is None else run.st.passes) + T
+    stop = run.diagnostics.get("diverged_at")
+    read = T if stop is None else int(stop) + 1  # batches after a stop on divergence are not read
+    passes = len(setup) - int(plan.mu_pre > 0) + (0 if run.st is None else run.st.passes) + read
     notes = ["BASELINE (Varshney et al. 2022): not robust to corrupted labels",
              f"rows split by a public pseudo-random order into S_0 ({plan.n0} rows) and {T} disjoint mini-batches; "
              "parallel composition",
@@ -507,7 +512,8 @@ def _report(run: _Run, options: AMBSSGDOptions, T: int, eta: float, held: int) -
              f"T = {T} rounds, step size {eta:.4g}, tail average of the last {T + 1 - math.ceil(T / 2)} iterates"]
     if options.trace is not None:
         notes.append(f"Tr(Sigma) = {options.trace:g} was given as public knowledge (trace=)")
-    notes.append(f"{passes} passes over the data (" + ", ".join([*setup, f"then one per mini-batch: T = {T}"]) + ")")
+    batches = f"then one per mini-batch: {read} of T = {T}" if read < T else f"then one per mini-batch: T = {T}"
+    notes.append(f"{passes} passes over the data (" + ", ".join([*setup, batches]) + ")")
     return notes
 
 
