@@ -62,5 +62,6 @@ def test_divergence_stops_and_warns() -> None:
         res = dpstats.dp_ols(formula, df, epsilon=3.0, delta=1e-6, bounds=bounds, method="ambssgd", random_state=0,
                              rounds=200, step_size=0.7)
     assert "diverged_at" in res.info
-    assert any(re.search(r"one per mini-batch: \d+ of T = 41\)", note) for note in res.privacy.notes)  # the batches after the stop are not read
+    # the batches after the stop are not read
+    assert any(re.search(r"one per mini-batch: \d+ of T = 41\)", note) for note in res.privacy.notes)
     assert np.all(np.isfinite(res.params))
