@@ -39,6 +39,13 @@ def test_noise_feedback_formula() -> None:
     part = ambssgd.smallest_gradient_part(18000, T, 0.2)
     assert eta == 0.7 and 2 <= T < 113
     assert ambssgd.noise_feedback(eta, 18.8, 10, part, 1.75, 0.05) <= ambssgd._MAX_FEEDBACK
+    # too few rows even for 2 rounds: the step size is lowered; given rounds and step size are kept
+    eta, T = ambssgd.stable_schedule(0.7, 10, theta=18.8, d=10, rest=500, est=0.2, mu=0.5, clip_level=0.05,
+                                     fixed_rounds=False, fixed_step=False)
+    part = ambssgd.smallest_gradient_part(500, 2, 0.2)
+    assert T == 2 and ambssgd.noise_feedback(eta, 18.8, 10, part, 0.5, 0.05) == pytest.approx(ambssgd._MAX_FEEDBACK)
+    assert ambssgd.stable_schedule(0.7, 10, theta=18.8, d=10, rest=500, est=0.2, mu=0.5, clip_level=0.05,
+                                   fixed_rounds=True, fixed_step=True) == (0.7, 10)
 
 
 def test_noisy_condition_number_does_not_diverge() -> None:
