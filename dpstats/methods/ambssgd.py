@@ -82,10 +82,10 @@ __all__ = ["AMBSSGDOptions", "fit", "AMBSSGDLayout", "batch_bounds", "theory_rat
 
 _S0_FRACTION = 0.1
 
-#: Largest noise feedback rho (:func:`noise_feedback`) the derived rounds and step size may reach: at rho the
-#: linearised steps keep the excess squared error from the noise near rho / (1 - rho) times the residual scale;
-#: at rho >= 1 it grows without bound.
-_MAX_FEEDBACK = 0.25
+#: Largest noise feedback rho (:func:`noise_feedback`) the derived rounds and step size may reach: below 1 the
+#: linearised steps keep the excess squared error from the noise under rho / (1 - rho) times the residual scale;
+#: at rho >= 1 the bound allows it to grow without limit.
+_MAX_FEEDBACK = 1.0
 
 #: A released residual scale this many times the largest of the first ``_REFERENCE`` that stepped stops the descent.
 _BLOWUP = 16.0
