@@ -427,6 +427,15 @@ class ClippedRowsWarning(UserWarning):
     value lies far out.  Decided from one released noisy count (the message gives it); the fit runs."""
 
 
+class DivergedFitWarning(UserWarning):
+    """A noisy iterative fit diverged: ``ambssgd``'s released residual scale of a mini-batch rose far above that of
+    its first step (the noise of each step, which grows with the residual scale through the clipping norm, outran the
+    descent).  The fit stopped stepping and returned the iterate with the smallest released residual scale; its
+    error can still be large.  Use more rows, a larger epsilon, fewer rounds (``rounds=``) or another method.
+    Decided from released values only (the residual scales of the mini-batches; the message gives them); the fit
+    runs."""
+
+
 class ExtrapolationWarning(UserWarning):
     """``predict`` was given new rows with a covariate outside the bounds declared for the fit.
 

@@ -22,7 +22,10 @@ clipping norm C_t = Theta sqrt(2 gamma_t ln(2/clip_level)), and
 w_{t+1} = w_t - eta (g_t + N(0, s_t^2 I)) with g_t the mean of
 clip_{C_t}(x (x^T w_t - y)) over the gradient part B_t' and
 s_t = 2 C_t / (|B_t'| mu).  A batch whose (pooled) histogram does not clear
-its noise holds the iterate.  The output is the tail average of
+its noise holds the iterate.  The derived T (then eta) is lowered until the
+noise feedback (:func:`noise_feedback`) is at most ``_MAX_FEEDBACK``, and a
+released gamma_t far above the first ones stops the descent and warns
+(:class:`~dpstats.errors.DivergedFitWarning`).  The output is the tail average of
 w_{ceil(T/2)}, ..., w_T.
 
 Privacy (replace-one, n public, worst case).  Every mechanism touches its own
@@ -49,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from dpstats.errors import InsufficientDataError, MethodOptionError
+from dpstats.errors import DivergedFitWarning, InsufficientDataError, MethodOptionError
 from dpstats.methods.common import private_centring as centring
 from dpstats.methods.common import robust_descent as descent
 from dpstats.methods.common.extremes import divide_by_norms, quiet, residuals, row_norms
@@ -78,6 +81,15 @@ from dpstats.validation import shown
 __all__ = ["AMBSSGDOptions", "fit", "AMBSSGDLayout", "batch_bounds", "theory_rate", "SPEC"]
 
 _S0_FRACTION = 0.1
+
+#: Largest noise feedback rho (:func:`noise_feedback`) the derived rounds and step size may reach: below 1 the
+#: linearised steps keep the excess squared error from the noise under rho / (1 - rho) times the residual scale;
+#: at rho >= 1 the bound allows it to grow without limit.
+_MAX_FEEDBACK = 1.0
+
+#: A released residual scale this many times the largest of the first ``_REFERENCE`` that stepped stops the descent.
+_BLOWUP = 16.0
+_REFERENCE = 3
 
 NO_INFERENCE = ("DP-AMBSSGD releases a tail average of noisy one-pass SGD; no private estimate of its sampling law is "
                 "available, so none is reported")
@@ -182,6 +194,42 @@ def batch_bounds(rest: int, T: int, est: float, t: int) -> tuple[int, int, int]:
     edges = np.linspace(0, rest, T + 1).astype(int)
     lo, hi = int(edges[t]), int(edges[t + 1])
     return lo, lo + max(1, int(round(est * (hi - lo)))), hi
+
+
+def smallest_gradient_part(rest: int, T: int, est: float) -> int:
+    """The fewest rows of a gradient part B_t' over the T mini-batches (:func:`batch_bounds`; public)."""
+    return min(hi - cut for lo, cut, hi in (batch_bounds(rest, T, est, t) for t in range(T)))
+
+
+def noise_feedback(eta: float, theta: float, d: int, part: int, mu: float, clip_level: float) -> float:
+    """rho = 8 eta d Theta^2 ln(2/clip_level) / (|B'|^2 mu^2): the excess squared error one round's gradient
+    noise adds, per unit of residual scale gamma_t, summed over its stay in the linearised descent.
+
+    A step adds N(0, s_t^2 I) times eta with s_t = 2 C_t / (|B'| mu) and C_t^2 = 2 Theta^2 gamma_t
+    ln(2/clip_level); in an eigendirection of curvature lambda (eta lambda <= 1) it adds eta^2 s_t^2 lambda to the
+    excess error, which decays by (1 - eta lambda)^2 per step, so it totals eta s_t^2 / (2 - eta lambda) <=
+    eta s_t^2, and d directions give at most rho gamma_t.  As gamma_t is the residual scale, excess included,
+    rho >= 1 lets the noise feed on itself (docs/proofs/ambssgd.md).  Public options and released values only.
+    """
+    return 8.0 * eta * d * theta * theta * math.log(2.0 / clip_level) / (float(part) ** 2 * mu * mu)
+
+
+def stable_schedule(eta: float, T: int, *, theta: float, d: int, rest: int, est: float, mu: float,
+                    clip_level: float, fixed_rounds: bool, fixed_step: bool) -> tuple[float, int]:
+    """(eta, T) with :func:`noise_feedback` at most ``_MAX_FEEDBACK``: fewer rounds (larger batches) unless
+    ``fixed_rounds``, then a smaller step unless ``fixed_step`` (post-processing of released values and public
+    facts)."""
+    def rho(e: float, t: int) -> float:
+        return noise_feedback(e, theta, d, smallest_gradient_part(rest, t, est), mu, clip_level)
+
+    if not fixed_rounds:
+        while T > 2 and rho(eta, T) > _MAX_FEEDBACK:
+            T -= 1
+    if not fixed_step:
+        r = rho(eta, T)
+        if r > _MAX_FEEDBACK:
+            eta *= _MAX_FEEDBACK / r
+    return eta, T
 
 
 # ----------------------------------------------------------------------------- the passes
@@ -378,6 +426,17 @@ def _setup(rows: Rows, ctx: FitContext, run: _Run, options: AMBSSGDOptions) -> t
     else:
         eta, T = float(options.step_size), int(options.rounds)  # type: ignore[arg-type]
     T = min(T, plan.round_cap)  # public: batches large enough for their error histogram, >= 2 rows per part
+    eta_0, T_0 = eta, T
+    eta, T = stable_schedule(eta, T, theta=theta_x, d=ctx.d, rest=plan.rest, est=float(options.est_fraction),
+                             mu=plan.mu, clip_level=float(options.clip_level), fixed_rounds=options.rounds is not None,
+                             fixed_step=options.step_size is not None)
+    if (eta, T) != (eta_0, T_0):
+        run.notes.append(f"rounds {T_0} -> {T}, step size {eta_0:.4g} -> {eta:.4g}: each step's gradient noise, which "
+                         "grows with the residual scale through the clipping norm, kept below what the descent removes "
+                         f"(noise feedback at most {_MAX_FEEDBACK:g}; docs/proofs/ambssgd.md)")
+    run.diagnostics.update(noise_feedback=noise_feedback(
+        eta, theta_x, ctx.d, smallest_gradient_part(plan.rest, T, float(options.est_fraction)), plan.mu,
+        float(options.clip_level)))
     run.diagnostics.update(Gamma=gamma_norm, Theta=theta_x, step_size=eta, rounds=T, round_cap=plan.round_cap)
     return theta_x, eta, T
 
@@ -395,7 +454,11 @@ def _blocks(run: _Run, T: int, d: int) -> tuple[GaussianBlock, GaussianBlock]:
 def _descend(rows: Rows, ctx: FitContext, run: _Run, options: AMBSSGDOptions, theta_x: float, eta: float,
              T: int) -> tuple[list[np.ndarray], list[float], list[float]]:
     """The T mini-batches, one pass each; returns the iterates w_0..w_T (a held batch repeats its iterate), the
-    released gamma_t (inf for a held batch) and the noise sd of each batch's gradient (NaN for a held batch)."""
+    released gamma_t (inf for a held batch) and the noise sd of each batch's gradient (NaN for a held batch).
+
+    A batch whose released gamma_t is ``_BLOWUP`` times the largest of the first ``_REFERENCE`` that stepped stops the
+    descent: it and the batches after it hold (they are not read), and ``run.diagnostics["diverged_at"]`` is t
+    (post-processing of released values)."""
     assert run.layout is not None
     est_block, grad_block = _blocks(run, T, ctx.d)
     clips = descent.threshold_candidates(theta_x * math.sqrt(2.0 * math.log(2.0 / float(options.clip_level))))
@@ -412,6 +475,15 @@ def _descend(rows: Rows, ctx: FitContext, run: _Run, options: AMBSSGDOptions, th
             noise_sds.append(math.nan)
             continue
         pooled = PooledHistogram(est_block.mu_round, start=1)
+        first = [g for g in gammas if math.isfinite(g)][:_REFERENCE]
+        if len(first) == _REFERENCE and DISTANCE_GRID.upper_edge(j) >= _BLOWUP * max(first):
+            run.diagnostics["diverged_at"] = t
+            gammas.append(DISTANCE_GRID.upper_edge(j))
+            noise_sds.append(math.nan)
+            iterates.extend([w] * (T - t))
+            gammas.extend([math.inf] * (T - t - 1))
+            noise_sds.extend([math.nan] * (T - t - 1))
+            break
         size = bounds[2] - bounds[1]
         sensitivity = 2.0 * clips[j] / size
         noisy = grad_block.release(part.gradient.mean(clips, j, size), l2_sensitivity=sensitivity, rng=ctx.rng)
@@ -427,7 +499,9 @@ def _report(run: _Run, options: AMBSSGDOptions, T: int, eta: float, held: int) -
     plan = run.plan
     setup = [name for name, used in (("preconditioning", plan.mu_pre > 0), ("norm histogram", options.trace is None),
                                      ("spectrum", plan.need_spectrum)) if used]
-    passes = len(setup) - int(plan.mu_pre > 0) + (0 if run.st is None else run.st.passes) + T
+    stop = run.diagnostics.get("diverged_at")
+    read = T if stop is None else int(stop) + 1  # batches after a stop on divergence are not read
+    passes = len(setup) - int(plan.mu_pre > 0) + (0 if run.st is None else run.st.passes) + read
     notes = ["BASELINE (Varshney et al. 2022): not robust to corrupted labels",
              f"rows split by a public pseudo-random order into S_0 ({plan.n0} rows) and {T} disjoint mini-batches; "
              "parallel composition",
@@ -438,7 +512,8 @@ def _report(run: _Run, options: AMBSSGDOptions, T: int, eta: float, held: int) -
              f"T = {T} rounds, step size {eta:.4g}, tail average of the last {T + 1 - math.ceil(T / 2)} iterates"]
     if options.trace is not None:
         notes.append(f"Tr(Sigma) = {options.trace:g} was given as public knowledge (trace=)")
-    notes.append(f"{passes} passes over the data (" + ", ".join([*setup, f"then one per mini-batch: T = {T}"]) + ")")
+    batches = f"then one per mini-batch: {read} of T = {T}" if read < T else f"then one per mini-batch: T = {T}"
+    notes.append(f"{passes} passes over the data (" + ", ".join([*setup, batches]) + ")")
     return notes
 
 
@@ -467,9 +542,25 @@ def fit(rows: Rows, ctx: FitContext, options: AMBSSGDOptions) -> MethodFit:
     run.layout = AMBSSGDLayout(RowPermutation.draw(ctx.n, ctx.rng), plan.n0)
     theta_x, eta, T = _setup(rows, ctx, run, options)
     iterates, gammas, noise_sds = _descend(rows, ctx, run, options, theta_x, eta, T)
-    held = int(np.isinf(gammas).sum())
-    tail = np.mean(iterates[math.ceil(T / 2):], axis=0)
-    split = _error_split(run.st, tail, gammas, noise_sds, eta, float(run.diagnostics["Gamma"]))
+    stop = run.diagnostics.get("diverged_at")
+    held = int(np.isinf(gammas[:stop]).sum())
+    warned: tuple[tuple[type[Warning], str], ...] = ()
+    if stop is None:
+        tail = np.mean(iterates[math.ceil(T / 2):], axis=0)
+    else:
+        best = int(np.argmin(gammas[:stop + 1]))  # gamma_s is the residual scale at w_s (released)
+        tail = iterates[best]
+        first = max([g for g in gammas if math.isfinite(g)][:_REFERENCE])
+        message = (f"ambssgd diverged: the released residual scale of mini-batch {stop + 1} of {T} is "
+                   f"{gammas[stop]:.3g}, {gammas[stop] / first:.3g} times the largest of the first {_REFERENCE} "
+                   f"steps' ({first:.3g}, in the standardised units): each step's noise grows with it through the "
+                   "clipping norm and outran the descent. The fit stopped and returned the iterate w_"
+                   f"{best}, the one with the smallest released residual scale ({gammas[best]:.3g}); its error can "
+                   "be large. Use more rows, a larger epsilon, fewer rounds (rounds=) or another method")
+        warned = ((DivergedFitWarning, message),)
+        run.notes.append(message)
+    split = _error_split(run.st, tail, gammas, noise_sds, eta, float(run.diagnostics["Gamma"]),
+                         None if stop is None else best)
     params = tail if run.st is None else run.st.params_back(tail)
     run.diagnostics.update(n_0=plan.n0, gammas=np.asarray(gammas), held_rounds=held,
                            part_steps={"S_0": list(run.ledger_0.steps), "estimation parts": list(run.ledger_est.steps),
@@ -477,7 +568,8 @@ def fit(rows: Rows, ctx: FitContext, options: AMBSSGDOptions) -> MethodFit:
     return MethodFit(params=params, notes=tuple(_report(run, options, T, eta, held)),
                      assumptions=("utility (not privacy) assumes sub-Gaussian covariates and noise and no corrupted "
                                   "labels (Varshney et al. 2022)",),
-                     no_inference_reason=NO_INFERENCE, diagnostics=run.diagnostics, error_split=split)
+                     no_inference_reason=NO_INFERENCE, diagnostics=run.diagnostics, error_split=split,
+                     warnings=warned)
 
 
 SPLIT_SOURCE = ("the released noise sd of each mini-batch's gradient propagated through the linearised steps to the "
@@ -489,12 +581,15 @@ SPLIT_SOURCE = ("the released noise sd of each mini-batch's gradient propagated 
 
 
 def _error_split(st: centring.Standardisation | None, tail: np.ndarray, gammas: list[float], noise_sds: list[float],
-                 eta: float, gamma_norm: float) -> ErrorSplit | None:
-    """The privacy part of the error of the tail average, from released values
-    (:func:`~dpstats.methods.common.robust_descent.error_split`; docs/proofs/ambssgd.md)."""
+                 eta: float, gamma_norm: float, chosen: int | None = None) -> ErrorSplit | None:
+    """The privacy part of the error of the tail average (or of iterate ``chosen`` of a diverged fit), from
+    released values (:func:`~dpstats.methods.common.robust_descent.error_split`; docs/proofs/ambssgd.md)."""
     T, d = len(noise_sds), tail.size
     weights = np.zeros(T + 1)
-    weights[math.ceil(T / 2):] = 1.0 / (T + 1 - math.ceil(T / 2))
+    if chosen is None:
+        weights[math.ceil(T / 2):] = 1.0 / (T + 1 - math.ceil(T / 2))
+    else:
+        weights[chosen] = 1.0
     h = gamma_norm / d
     err = descent.descent_error(noise_sds, weights, eta, h)
     return descent.error_split(st, tail, err, descent.signal_scale(gammas, h, d), SPLIT_SOURCE)
