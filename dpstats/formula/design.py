@@ -830,29 +830,13 @@ def _schema_dmatrices(parsed: ParsedFormula, bounds: Mapping[str, tuple[float, f
         try:
             y_dm, X_dm = _prototype_dmatrices(parsed.desc, proto)
         except (patsy.PatsyError, ValueError, TypeError, IndexError) as exc:
-            undeclared = _undeclared_factor_codes(parsed)
+            undeclared = _undeclared_by_code(parsed)
             failure = (UndeclaredLevelsError(_undeclared_levels_message(undeclared, parsed.schema)) if undeclared
                        else _duplicate_columns_error(formula) if "mismatch between column_names" in str(exc)
                        else _prototype_error(formula, exc))
     if failure is not None:
         raise failure
     return y_dm, X_dm, proto
-
-
-def _undeclared_factor_codes(parsed: ParsedFormula) -> list[tuple[str, str]]:
-    """(code, variable) of each factor of the formula whose levels nothing public declares: no literal levels in its
-    ``C(...)``, no ``levels=`` or Categorical or bool dtype in the schema, not a comparison; the check of
-    :func:`_check_levels` read from the codes alone, for a design that cannot be built on public values (patsy then
-    fails first, on a reference level such as ``Treatment('a')`` that no declared level holds)."""
-    undeclared = []
-    for code in parsed.factor_codes:
-        facts = parsed.facts.get(code)
-        if not code.startswith("C(") or declares_levels(code) or (facts is not None and facts.boolean):
-            continue
-        fvars = [v for v in code_names(code) if v in parsed.columns and v in parsed.schema.columns]
-        if fvars and not all(_is_schema_categorical(parsed.schema[v]) for v in fvars):
-            undeclared.append((code, fvars[0]))
-    return undeclared
 
 
 def rebuild_design_infos(expanded: str, prototype: pd.DataFrame, column_names: Sequence[str],
