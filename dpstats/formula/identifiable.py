@@ -102,7 +102,8 @@ class RankProbe:
     schema: pd.DataFrame
     bounds: Mapping[str, tuple[float, float]]
     supports: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
-    _memo: dict[int, tuple[Any, Any]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _memo: dict[tuple[int, str], tuple[Any, Any]] = field(default_factory=dict, init=False, repr=False,
+                                                          compare=False)
 
     def dependent_columns(self, design_info: Any) -> list[str]:
         """The design columns that take part in a linear dependency on the public domain (empty: none found).
@@ -166,7 +167,7 @@ class RankProbe:
     def _remember(self, design_info: Any, kind: str, compute: Any) -> Any:
         """``compute()``, once per design and kind: the probe is a function of the formula and the declarations,
         which a fit and a plan query several times (the centring, the scaling, the method's checks)."""
-        key = hash((id(design_info), kind))
+        key = (id(design_info), kind)
         held = self._memo.get(key)
         if held is not None and held[0] is design_info:
             return held[1]

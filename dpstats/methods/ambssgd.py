@@ -457,8 +457,8 @@ def _descend(rows: Rows, ctx: FitContext, run: _Run, options: AMBSSGDOptions, th
     released gamma_t (inf for a held batch) and the noise sd of each batch's gradient (NaN for a held batch).
 
     A batch whose released gamma_t is ``_BLOWUP`` times the largest of the first ``_REFERENCE`` that stepped stops the
-    descent: it and the batches after it hold (they are not read), and ``run.diagnostics["diverged_at"]`` is t
-    (post-processing of released values)."""
+    descent: it and the batches after it hold (they are not read), ``run.diagnostics["diverged_at"]`` is t and
+    ``"diverged_reference"`` the largest of those first scales (post-processing of released values)."""
     assert run.layout is not None
     est_block, grad_block = _blocks(run, T, ctx.d)
     clips = descent.threshold_candidates(theta_x * math.sqrt(2.0 * math.log(2.0 / float(options.clip_level))))
@@ -477,7 +477,7 @@ def _descend(rows: Rows, ctx: FitContext, run: _Run, options: AMBSSGDOptions, th
         pooled = PooledHistogram(est_block.mu_round, start=1)
         first = [g for g in gammas if math.isfinite(g)][:_REFERENCE]
         if len(first) == _REFERENCE and DISTANCE_GRID.upper_edge(j) >= _BLOWUP * max(first):
-            run.diagnostics["diverged_at"] = t
+            run.diagnostics.update(diverged_at=t, diverged_reference=max(first))
             gammas.append(DISTANCE_GRID.upper_edge(j))
             noise_sds.append(math.nan)
             iterates.extend([w] * (T - t))
@@ -550,7 +550,7 @@ def fit(rows: Rows, ctx: FitContext, options: AMBSSGDOptions) -> MethodFit:
     else:
         best = int(np.argmin(gammas[:stop + 1]))  # gamma_s is the residual scale at w_s (released)
         tail = iterates[best]
-        first = max([g for g in gammas if math.isfinite(g)][:_REFERENCE])
+        first = float(run.diagnostics["diverged_reference"])
         message = (f"ambssgd diverged: the released residual scale of mini-batch {stop + 1} of {T} is "
                    f"{gammas[stop]:.3g}, {gammas[stop] / first:.3g} times the largest of the first {_REFERENCE} "
                    f"steps' ({first:.3g}, in the standardised units): each step's noise grows with it through the "
