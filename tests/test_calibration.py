@@ -97,7 +97,7 @@ def test_gaussian_mu_agrees_with_dp_accounting_and_an_independent_root_finder(ep
 
 
 def test_gaussian_mu_documented_value():
-    # ALGORITHMS.md section 0: eps = 1, delta = 1e-6 -> sigma = 4.2247 (sensitivity 1)
+    # the analytic Gaussian mechanism (Balle & Wang 2018): eps = 1, delta = 1e-6 -> sigma = 4.2247 (sensitivity 1)
     assert gaussian_sigma(1.0, 1.0, 1e-6) == pytest.approx(4.2247, abs=1e-4)
     assert gaussian_sigma(3.0, 1.0, 1e-6) == pytest.approx(3 * 4.2247, abs=3e-4)
 
@@ -164,7 +164,8 @@ def test_classic_calibration_at_eps_5_holds_numerically_but_wastes_noise():
 
 
 def test_adassp_paper_constant_undershoots_delta():
-    """ALGORITHMS.md section 2: per release s/Delta = sqrt(ln(6/delta))/(eps/3) at target (eps/3, delta/3)."""
+    """AdaSSP as published (Wang 2018, Algorithm 2): per release s/Delta = sqrt(ln(6/delta))/(eps/3) at target
+    (eps/3, delta/3)."""
     def per_release_delta(eps, delta):
         mu_paper = (eps / 3) / math.sqrt(math.log(6 / delta))
         return gaussian_delta(mu_paper, eps / 3)
