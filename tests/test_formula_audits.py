@@ -205,6 +205,10 @@ CONTRAST_MISUSE = [
      "Poly's scores must be a literal list of finite numbers"),
     ("y ~ C(k, Helmert(1), levels=[0, 1, 2])", DisallowedExpressionError, "Helmert takes no arguments"),
     ("y ~ C(k, Sum(reference=1), levels=[0, 1, 2])", DisallowedExpressionError, "Sum takes one argument, omit="),
+    ("y ~ C(I(x > 5), Treatment(7))", FormulaError,
+     "takes 7 as its reference level, which is not a level of 'I(x > 5)' (its public levels: False, True)"),
+    ("y ~ C(x > 5, Sum(omit='a'))", FormulaError, "takes 'a' as its omitted level, which is not a level of 'x > 5'"),
+    ("y ~ C(I(x > 5), Poly([1, 2, 3]))", FormulaError, "gives 3 Poly scores, but 'I(x > 5)' has 2 public levels"),
 ]
 
 

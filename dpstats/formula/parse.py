@@ -337,6 +337,31 @@ def _c_variable(arg: ast.AST) -> str | None:
     return None
 
 
+def _is_comparison(arg: ast.AST) -> bool:
+    """Whether C()'s first argument is one comparison, bare or in I() (``C(x > 5)``, ``C(I(x > 5))``): a factor
+    whose levels are False and True whatever the data."""
+    if isinstance(arg, ast.Call) and call_name(arg) == "I" and len(arg.args) == 1 and not arg.keywords:
+        arg = arg.args[0]
+    return isinstance(arg, ast.Compare) and len(arg.ops) == 1
+
+
+def is_comparison_code(code: str) -> bool:
+    """Whether ``code`` is one comparison, bare or in I(), such as the factor ``C(I(x > 5))`` takes.
+
+    Parameters
+    ----------
+    code : str
+        An expression's code.
+
+    Returns
+    -------
+    bool
+        True for a comparison, whose levels are False and True.
+    """
+    node = _expression(code)
+    return node is not None and _is_comparison(node)
+
+
 def formula_first_levels(codes: Sequence[str]) -> dict[str, Any]:
     """The first level of ``C(var, levels=[...])`` calls whose levels are literals, by variable.
 
@@ -380,10 +405,11 @@ def treatment_references(codes: Sequence[str]) -> list[tuple[str, str, Any, str]
 def _contrast_arguments(codes: Sequence[str], keywords: dict[str, str]) -> Iterator[tuple[str, str, str, ast.expr]]:
     """(factor code, variable, contrast, its first argument) of every ``C(var, Contrast(arg))`` (or
     ``Contrast(keyword=arg)``, ``contrast=Contrast(...)``) whose contrast ``keywords`` names (contrast -> the keyword
-    of its argument), where ``var`` is a bare (or quoted) name."""
+    of its argument), where ``var`` is a bare (or quoted) name or, for a comparison, its code."""
     for code in codes:
         for call in factor_calls(code):
-            var = _c_variable(call.args[0]) if call_name(call) == "C" and call.args else None
+            arg = call.args[0] if call_name(call) == "C" and call.args else None
+            var = None if arg is None else _c_variable(arg) or (ast.unparse(arg) if _is_comparison(arg) else None)
             if var is None:
                 continue
             for c in [*call.args[1:], *(k.value for k in call.keywords if k.arg == "contrast")]:

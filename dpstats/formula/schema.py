@@ -56,6 +56,7 @@ from dpstats.formula.parse import (
     formula_computed_levels,
     formula_first_levels,
     formula_literal_levels,
+    is_comparison_code,
     model_desc,
     poly_scores,
     treatment_references,
@@ -457,20 +458,24 @@ def _check_references(factor_codes: Sequence[str], levels: Mapping[str, Sequence
         if isinstance(ref, int) and not isinstance(ref, bool) and -len(public) <= ref < len(public):
             continue
         shown = ", ".join(map(repr, list(public)[:8])) + (", ..." if len(public) > 8 else "")
+        kind = "declared" if var in df.columns or var in levels else "public"
         raise FormulaError(
-            f"'{code}' takes {ref!r} as its {role}, which is not a level of '{var}' (its declared levels: "
+            f"'{code}' takes {ref!r} as its {role}, which is not a level of '{var}' (its {kind} levels: "
             f"{shown}); spell it as one of them (levels are case-sensitive). Nothing was read or spent.")
     for code, var, scores in poly_scores(factor_codes):
         public = _public_levels(var, levels, df)
         if public is not None and len(scores) != len(public):
+            kind = "declared" if var in df.columns or var in levels else "public"
             raise FormulaError(
-                f"'{code}' gives {len(scores)} Poly scores, but '{var}' has {len(public)} declared levels; give one "
+                f"'{code}' gives {len(scores)} Poly scores, but '{var}' has {len(public)} {kind} levels; give one "
                 "score per level, in the order of the levels. Nothing was read or spent.")
 
 
 def _public_levels(var: str, levels: Mapping[str, Sequence[Any]], df: pd.DataFrame) -> list[Any] | None:
-    """The public levels of ``var``: declared (``levels=`` or in the formula), its schema's categories or a boolean
-    column's False and True, else None."""
+    """The public levels of ``var``: declared (``levels=`` or in the formula), its schema's categories, a boolean
+    column's False and True or a comparison's (``C(I(x > 5))``), else None."""
+    if var not in df.columns and var not in levels and is_comparison_code(var):
+        return [False, True]
     public = levels.get(var)
     if public is None and var in df.columns and isinstance(df[var].dtype, pd.CategoricalDtype):
         public = list(df[var].dtype.categories)
