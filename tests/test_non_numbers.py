@@ -115,6 +115,28 @@ def test_a_text_response_is_refused_with_how_to_code_it_as_0_1():
     assert res.nobs == 200 and np.isfinite(res.params).all()
 
 
+def test_a_two_valued_response_with_missing_values_is_refused_with_a_recipe_that_keeps_them_missing():
+    """A column of True, False and missing values (what ``.map({...: True, ...: False})`` gives where a value is
+    missing: dtype object) is refused from its dtype; the advice's first recipe (``== 'LEVEL'``) would code a missing
+    value as False, so the message says so and gives pandas' nullable boolean, which keeps it missing for
+    ``missing="drop"`` (s52 new-user check: HSAUR's schizophrenia2, 16 of 220 visits missing)."""
+    rng = np.random.default_rng(5)
+    x = np.linspace(0, 10, 220)
+    flags = pd.Series(rng.random(220) < 0.3).astype(object)
+    flags[::14] = np.nan
+    data = pd.DataFrame({"present": flags, "month": x})
+    with pytest.raises(DataTypeError, match="the response 'present' must be numeric") as info:
+        dpstats.dp_ols("present ~ month", data, 1.0, 1e-6, bounds={"month": (0, 10)}, method="ssp", missing="drop")
+    text = str(info.value)
+    assert "a missing value becomes False" in text and "df['present'].astype('boolean')" in text
+    assert ".map({'LEVEL': True, 'OTHER': False}).astype('boolean')" in text
+    coded = data.assign(present=data["present"].astype("boolean"))
+    res = dpstats.dp_ols("present ~ month", coded, 1.0, 1e-6, bounds={"month": (0, 10)}, method="ssp",
+                         missing="drop", random_state=0)
+    assert res.nobs == 220 and np.isfinite(res.params).all()
+    assert "missing='drop'" in str(res.summary())
+
+
 def test_arrays_of_integer_columns_pay_no_screen():
     """A DataFrame whose columns are all numpy integers cannot hold a missing value (its dtypes say so): no screen,
     so the method gets the whole budget.  One float column brings the screen back."""

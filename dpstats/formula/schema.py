@@ -256,11 +256,15 @@ def _check_response(response: FactorFacts, df: pd.DataFrame) -> list[str]:
 
 def _categorical_response_advice(name: str) -> str:
     """How to code a categorical response as 0/1 before the fit, in Python and on the command line (a formula cannot
-    compare with a text literal); built from the column's name alone."""
+    compare with a text literal; a missing value kept missing by pandas' nullable boolean); built from the column's
+    name alone."""
     return (f"code a categorical outcome as 0/1 with a public rule before the fit: in Python a boolean column, e.g. "
-            f"df['{name}_01'] = df['{name}'] == 'LEVEL' (its range [0, 1] needs no bounds); on the command line a "
-            f"column of 0 and 1 in the CSV, declared with --dtypes '{{\"{name}_01\": \"int64\"}}' and --bounds "
-            f"'{{\"{name}_01\": [0, 1]}}'")
+            f"df['{name}_01'] = df['{name}'] == 'LEVEL' (its range [0, 1] needs no bounds; a missing value becomes "
+            f"False that way: to keep it missing, for missing='drop', use pandas' nullable boolean, "
+            f"df['{name}_01'] = df['{name}'].map({{'LEVEL': True, 'OTHER': False}}).astype('boolean'), or, for a "
+            f"column that already holds True, False and missing values, df['{name}'].astype('boolean')); on the "
+            f"command line a column of 0 and 1 in the CSV, declared with "
+            f"--dtypes '{{\"{name}_01\": \"int64\"}}' and --bounds '{{\"{name}_01\": [0, 1]}}'")
 
 
 def _check_durations(facts: Iterable[FactorFacts], schema: pd.DataFrame) -> None:
