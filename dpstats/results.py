@@ -871,7 +871,7 @@ class DPRegressionResults:
         -------
         dict
             The formula, method, n, coefficients, privacy report, error bounds and inference (standard errors,
-            or why there are none).
+            the 95% intervals of :meth:`conf_int` as ``[lower, upper]`` and the p-values, or why there are none).
 
         Examples
         --------
@@ -895,6 +895,9 @@ class DPRegressionResults:
         }
         if self.inference_available:
             out["bse"] = {k: float(v) for k, v in self.bse.items()}
+            # the intervals and p-values as the summary shows them: a bootstrap interval need not be coef +- 1.96 se
+            out["conf_int"] = {k: [float(lo), float(hi)] for k, (lo, hi) in self.conf_int().iterrows()}
+            out["pvalues"] = {k: float(v) for k, v in self.pvalues.items()}
         elif self._withheld:
             out["inference_withheld"] = self._withheld  # the keys of earlier versions
         else:

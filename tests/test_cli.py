@@ -76,6 +76,8 @@ def test_fit_json_is_the_library_result(capsys, csv, frame):
     assert list(got["params"]) == list(ref.params.index)
     np.testing.assert_allclose(list(got["params"].values()), ref.params.to_numpy(), rtol=1e-12)
     assert got["privacy"]["epsilon_spent"] <= 1.0 + 1e-12
+    # the intervals the text summary prints (before: the standard errors only)
+    np.testing.assert_allclose(list(got["conf_int"].values()), ref.conf_int().to_numpy(), rtol=1e-12)
     # a sanity check on utility: n = 3000, epsilon = 1, well-scaled data; deterministic under seed 0 (error 0.10);
     # over 100 re-seeds (1-100) the error's root mean square was 0.13 (largest 0.42): 0.6 is 4.5 of those sds (the
     # former bound 0.5 was 3.7: about 2e-4), so a re-seed fails with probability about 2 Phi(-4.5) = 7e-6

@@ -76,6 +76,21 @@ def test_inference_false_is_nan_with_the_reason(method):
     json.loads(res.to_json())
 
 
+def test_json_carries_the_intervals_and_p_values_the_summary_shows():
+    # before: to_dict() / to_json() (and `dpstats fit --format json`) gave the standard errors only, and pgd's basic
+    # bootstrap intervals are not coef -/+ 1.96 se (they are re-centred on the replicates and need not be symmetric),
+    # so a JSON reader could not recover the interval the summary prints (a seeded fit: deterministic)
+    res = fit("pgd")
+    out = json.loads(res.to_json())
+    assert list(out["conf_int"]) == list(res.params.index) == list(out["pvalues"])
+    np.testing.assert_allclose(np.array(list(out["conf_int"].values())), res.conf_int().to_numpy())
+    np.testing.assert_allclose(np.array(list(out["pvalues"].values())), res.pvalues.to_numpy())
+    symmetric = np.column_stack([res.params - 1.959964 * res.bse, res.params + 1.959964 * res.bse])
+    assert not np.allclose(symmetric, res.conf_int().to_numpy())  # why the intervals must be written out
+    withheld = fit("ssp", inference=False).to_dict()
+    assert "conf_int" not in withheld and "pvalues" not in withheld
+
+
 def test_withheld_fit_is_nan_with_the_reason_and_quiet():
     # n=2000, d=11, epsilon=0.3: the released noise-to-signal ratio is far above adassp's threshold 0.6 (as in
     # test_inference.py::test_no_interval_when_the_diagnostic_fails); fixed seed, deterministic
