@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from dpstats.errors import InvalidArgumentError
 from dpstats.inference import basic_bootstrap_interval
 from dpstats.validation import check_alpha
 
@@ -79,7 +80,7 @@ class MeanPrediction:
     df: int | None
     available: bool
 
-    def conf_int(self, alpha: float = 0.05) -> np.ndarray:
+    def conf_int(self, alpha: float = 0.05, obs: bool = False) -> np.ndarray:
         """(1 - alpha) intervals of the mean at each new row, an (m, 2) array (statsmodels' layout); NaN without
         inference.
 
@@ -87,12 +88,25 @@ class MeanPrediction:
         ----------
         alpha : float, default 0.05
             One minus the confidence level, in (0, 1).
+        obs : bool, default False
+            statsmodels' switch to an interval for a new observation, which there is not (module docstring):
+            True raises :class:`dpstats.errors.InvalidArgumentError` saying so.
 
         Returns
         -------
         numpy.ndarray
             Lower and upper ends, one row per new row.
+
+        Raises
+        ------
+        InvalidArgumentError
+            With ``obs=True``.
         """
+        if obs:
+            raise InvalidArgumentError(
+                "there is no interval for a new observation (statsmodels' obs=True, obs_ci_lower/obs_ci_upper): it "
+                "would need the residual variance of the private rows; conf_int() and summary_frame() give the "
+                "interval of the mean response at each new row")
         alpha = check_alpha(alpha)
         mean = self.predicted_mean.to_numpy()
         if not self.available:

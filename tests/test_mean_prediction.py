@@ -96,3 +96,12 @@ def test_the_refusals_of_get_prediction_name_it():
     res = dpstats.dp_ols("y ~ x + z", _frame(300, 0), math.inf, method="ols")
     with pytest.raises(dpstats.errors.DataTypeError, match="^get_prediction's newdata"):
         res.get_prediction([[1.0, 2.0]])
+
+
+def test_an_interval_for_a_new_observation_is_refused_with_the_reason():
+    # before: statsmodels' conf_int(obs=True) raised a bare TypeError (an unexpected keyword argument)
+    res = dpstats.dp_ols("y ~ x + z", _frame(300, 0), math.inf, method="ols")
+    pred = res.get_prediction(NEW)
+    with pytest.raises(dpstats.errors.InvalidArgumentError, match="no interval for a new observation"):
+        pred.conf_int(obs=True)
+    np.testing.assert_array_equal(pred.conf_int(obs=False), pred.conf_int())
