@@ -1290,10 +1290,11 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # Wooldridge, chapter 7's industry dummies in the CEO salary equation (Businessweek 1991), ceosal1: 209 CEOs, log
     # 1990 salary ($1,000s, 50-20,000) on log firm sales ($ millions, 1-200,000: beyond the largest US firm's; the
     # headline), return on equity (percent, -100 to 100) and the industry (four: industrial the reference, financial,
-    # consumer products, transport and utilities; from the documented 0/1 codes, row by row)
+    # consumer products, transport and utilities; from the documented 0/1 codes, row by row; written with its
+    # reference so that least squares takes the same)
     "ceosal1": (lambda: _w("ceosal1").assign(industry=lambda t: np.select(
                     [t.finance == 1, t.consprod == 1, t.utility == 1], ["finance", "consprod", "utility"], "indus")),
-                "np.log(salary) ~ np.log(sales) + roe + C(industry)", "np.log(sales)",
+                "np.log(salary) ~ np.log(sales) + roe + C(industry, Treatment('indus'))", "np.log(sales)",
                 {"salary": (50, 20000), "sales": (1, 200000), "roe": (-100, 100)}),
     # Wooldridge, Example 13.4 (effect of worker compensation laws on weeks out of work; Meyer, Viscusi & Durbin
     # 1995), injury: the 5,626 Kentucky claims, log weeks of benefits (0.1-260: a day to five years) on the period
