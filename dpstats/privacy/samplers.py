@@ -79,9 +79,19 @@ _SAFE = 1 << 62  # products and sums of int64 values are kept below this
 
 
 def _below(rng: np.random.Generator, high: np.ndarray | int, size: int | None = None) -> np.ndarray:
-    """Exact uniform integers on {0, ..., high - 1} (1 <= high <= 2^62), elementwise."""
+    """Exact uniform integers on {0, ..., high - 1} (1 <= high <= 2^62), elementwise.
+
+    Where an array ``high`` holds one value (a von Neumann round whose lanes share a denominator), numpy is asked
+    with that value as a scalar: ``Generator.integers`` then fills the same draws in one call instead of one bounded
+    draw per element (its per-element path), the same values from the same generator state (numpy's bounded fill
+    keeps no state between elements but the bit generator's own; ``test_samplers`` checks it for numpy's bit
+    generators)."""
     if type(rng) is SecureGenerator:
         return rng._below(high, size)
+    if isinstance(high, np.ndarray) and size is None and high.size > 1:
+        first = high.flat[0]
+        if (high == first).all():
+            return rng.integers(0, int(first), size=high.shape, dtype=_I64)
     return rng.integers(0, high, size=size, dtype=_I64)
 
 
