@@ -352,3 +352,38 @@ def test_equal_bounds_are_drawn_as_one_scalar_bound_with_the_same_values(bit_gen
             assert np.array_equal(samplers._below(recorder, mixed), reference.integers(0, mixed, dtype=np.int64))
             assert np.ndim(recorder.highs[-1]) == 1
         assert np.array_equal(recorder.rng.integers(0, 1 << 62, 4), reference.integers(0, 1 << 62, 4))
+
+
+def _von_neumann_per_lane(rng, num2: np.ndarray, den2: np.ndarray) -> np.ndarray:
+    """The von Neumann loop of :func:`samplers._von_neumann` without a first factor, every round's bounds drawn as an
+    array of one bound per lane (its form before lanes sharing a denominator were drawn together)."""
+    out = np.zeros(num2.size, dtype=bool)
+    active, k = np.arange(num2.size), 1
+    while active.size:
+        n2, d2 = num2[active], den2[active]
+        if int(d2.max()) <= samplers._SAFE // k:
+            dk = d2 * k
+            a = np.ones(active.size, dtype=bool) if k == 1 and np.array_equal(n2, dk) else \
+                rng.integers(0, dk, dtype=np.int64) < n2
+        else:
+            first = rng.integers(0, d2, dtype=np.int64) < n2
+            a = first & (rng.integers(0, np.full(active.size, k), dtype=np.int64) == 0)
+        if k % 2:
+            out[active[~a]] = True
+        active, k = active[a], k + 1
+    return out
+
+
+@pytest.mark.parametrize("den", [1, 2, 7, (1 << 40) + 3, (1 << 61) + 1])
+def test_a_shared_denominator_gives_the_per_lane_draws(den):
+    """Lanes sharing one denominator (the Bernoulli(exp(-1)) runs, the discrete Laplace's exp(-U/t)) draw what the
+    per-lane loop draws, and leave the generator where it leaves it, with shared and with per-lane numerators
+    (up to the overflow branch, den k > 2^62).  Deterministic, no false failures."""
+    for seed in range(4):
+        numerators = np.random.default_rng(100 + seed).integers(0, den + 1, 500)
+        for num2 in (numerators, np.full(500, den), np.ones(500, dtype=np.int64)):
+            ours, ref = np.random.default_rng(seed), np.random.default_rng(seed)
+            got = samplers._von_neumann(ours, np.ones(500, dtype=np.int64), np.ones(500, dtype=np.int64),
+                                        num2.astype(np.int64), np.full(500, den, dtype=np.int64))
+            assert np.array_equal(got, _von_neumann_per_lane(ref, num2.astype(np.int64), np.full(500, den)))
+            assert np.array_equal(ours.integers(0, 1 << 62, 3), ref.integers(0, 1 << 62, 3))
