@@ -687,3 +687,39 @@ def test_the_bounds_module_s_errors_are_dpstats_errors_that_keep_their_old_bases
     with pytest.raises(DomainError, match="log needs a lower bound > 0") as caught:
         interval_of_code("np.log(x)", {"x": Interval(0.0, 1.0)})
     assert isinstance(caught.value, DPStatsError)
+
+
+def _levels_frame(categories: list[str] | None) -> pd.DataFrame:
+    rng = np.random.default_rng(3)
+    h = rng.choice(["u", "v", "w"], 60)
+    return pd.DataFrame({"x": rng.uniform(-1, 1, 60), "y": rng.normal(size=60),
+                         "h": h if categories is None else pd.Categorical(h, categories=categories)})
+
+
+def test_a_refit_skips_the_zero_row_level_check_only_on_the_same_public_facts(monkeypatch):
+    """The schema's zero-row design that decides the refusal of undeclared levels is built once per formula, schema
+    and declarations: a second build of the same design does not build it again, and any change of those facts
+    (levels dropped, categories reordered or changed, bounds changed) is checked afresh, with the refusal and the
+    design of a first build.  Deterministic."""
+    from dpstats.formula import design as design_module
+
+    built = []
+    real = design_module._prototype_dmatrices
+    monkeypatch.setattr(design_module, "_prototype_dmatrices", lambda desc, proto: built.append(1) or real(desc, proto))
+    monkeypatch.setattr(design_module, "_LEVELS_PASSED", design_module._PassedChecks(8))
+    formula, bounds = "y ~ x + h", {"x": (-1.0, 1.0), "y": (-4.0, 4.0)}
+    first = build_design(formula, _levels_frame(["u", "v", "w"]), bounds=bounds)
+    assert len(built) == 1
+    again = build_design(formula, _levels_frame(["u", "v", "w"]), bounds=bounds)
+    assert len(built) == 1 and again.column_names == first.column_names
+    assert np.array_equal(again.X, first.X) and np.array_equal(again.y, first.y)
+    reordered = build_design(formula, _levels_frame(["w", "v", "u"]), bounds=bounds)
+    assert len(built) == 2 and reordered.column_names == ["Intercept", "h[T.v]", "h[T.u]", "x"]
+    build_design(formula, _levels_frame(["u", "v", "w"]), bounds={**bounds, "x": (-2.0, 2.0)})
+    assert len(built) == 3
+    with pytest.raises(UndeclaredLevelsError, match="the levels of 'h' would be read from the private data"):
+        build_design(formula, _levels_frame(None), bounds=bounds)
+    declared = build_design(formula, _levels_frame(None), bounds=bounds, levels={"h": ["u", "v", "w"]})
+    assert declared.column_names == first.column_names
+    with pytest.raises(UndeclaredLevelsError, match="the levels of 'h' would be read from the private data"):
+        build_design(formula, _levels_frame(None), bounds=bounds)

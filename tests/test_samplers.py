@@ -294,3 +294,96 @@ def test_to_grid_of_an_array_equals_its_scalar_rule_bit_for_bit():
             assert finite.tolist() == np.isfinite(x).tolist()
             expected = [samplers.to_grid(np.float64(v), exponent)[0] for v in x]
             assert [int(a) for a in k.ravel()] == [int(b) for b in expected]
+
+
+#: sha256 prefixes of discrete_gaussian((1 << 40) + 123, (40, 25)), then discrete_laplace(3, 500), then
+#: discrete_gaussian(5, 300) from one generator seeded 7, recorded before the samplers asked numpy for equal bounds
+#: as a scalar: any change of the draws (or of their order) changes them
+_GOLDEN_DRAWS = {
+    "PCG64": ("c2eb1852f46c9093", "bfc440fe5958b6c1", "e74fd98d23aceb2d"),
+    "MT19937": ("ecdb9052e616ba77", "6b2f29b7fa3271b8", "f80d2043ce72b589"),
+    "Philox": ("0a4987052ee82695", "bf4843f90c788074", "e3cc3f386a901fe2"),
+    "SFC64": ("26899e03d9cc554c", "4ebf6379bb6b0703", "c48298982196f21f"),
+}
+
+
+@pytest.mark.parametrize("bit_generator", sorted(_GOLDEN_DRAWS))
+def test_seeded_draws_are_the_recorded_ones(bit_generator):
+    """The samplers' output for a seeded generator is fixed (a release made with a seed is reproducible across
+    versions): deterministic, no false failures."""
+    import hashlib
+
+    def digest(a: np.ndarray) -> str:
+        return hashlib.sha256(np.ascontiguousarray(a, dtype=np.int64).tobytes()).hexdigest()[:16]
+
+    rng = np.random.Generator(getattr(np.random, bit_generator)(7))
+    got = (digest(discrete_gaussian((1 << 40) + 123, (40, 25), rng)), digest(discrete_laplace(3, 500, rng)),
+           digest(discrete_gaussian(5, 300, rng)))
+    assert got == _GOLDEN_DRAWS[bit_generator]
+
+
+class _CallRecorder:
+    """A numpy Generator stand-in that records the bound of every ``integers`` call."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng, self.highs = rng, []
+
+    def integers(self, low, high, size=None, dtype=np.int64):
+        self.highs.append(high)
+        return self.rng.integers(low, high, size=size, dtype=dtype)
+
+
+@pytest.mark.parametrize("bit_generator", ["PCG64", "MT19937", "Philox", "SFC64"])
+@pytest.mark.parametrize("high", [1, 2, 7, (1 << 32) - 1, 1 << 32, (1 << 40) + 3, 1 << 62])
+def test_equal_bounds_are_drawn_as_one_scalar_bound_with_the_same_values(bit_generator, high):
+    """An array of equal bounds is drawn with the bound as a scalar (numpy's fast fill, not one bounded draw per
+    element), and gives the values, and leaves the generator in the state, of the per-element draws; mixed bounds
+    keep the array.  Deterministic, no false failures."""
+    for seed in range(5):
+        reference = np.random.Generator(getattr(np.random, bit_generator)(seed))
+        recorder = _CallRecorder(np.random.Generator(getattr(np.random, bit_generator)(seed)))
+        for size in (2, 3, 1000):
+            bounds = np.full(size, high, dtype=np.int64)
+            expected = reference.integers(0, bounds, dtype=np.int64)
+            got = samplers._below(recorder, bounds)  # type: ignore[arg-type]
+            assert np.array_equal(got, expected)
+            assert np.ndim(recorder.highs[-1]) == 0
+            mixed = np.array([high, 3] * size, dtype=np.int64)
+            assert np.array_equal(samplers._below(recorder, mixed), reference.integers(0, mixed, dtype=np.int64))
+            assert np.ndim(recorder.highs[-1]) == 1
+        assert np.array_equal(recorder.rng.integers(0, 1 << 62, 4), reference.integers(0, 1 << 62, 4))
+
+
+def _von_neumann_per_lane(rng, num2: np.ndarray, den2: np.ndarray) -> np.ndarray:
+    """The von Neumann loop of :func:`samplers._von_neumann` without a first factor, every round's bounds drawn as an
+    array of one bound per lane (its form before lanes sharing a denominator were drawn together)."""
+    out = np.zeros(num2.size, dtype=bool)
+    active, k = np.arange(num2.size), 1
+    while active.size:
+        n2, d2 = num2[active], den2[active]
+        if int(d2.max()) <= samplers._SAFE // k:
+            dk = d2 * k
+            a = np.ones(active.size, dtype=bool) if k == 1 and np.array_equal(n2, dk) else \
+                rng.integers(0, dk, dtype=np.int64) < n2
+        else:
+            first = rng.integers(0, d2, dtype=np.int64) < n2
+            a = first & (rng.integers(0, np.full(active.size, k), dtype=np.int64) == 0)
+        if k % 2:
+            out[active[~a]] = True
+        active, k = active[a], k + 1
+    return out
+
+
+@pytest.mark.parametrize("den", [1, 2, 7, (1 << 40) + 3, (1 << 61) + 1])
+def test_a_shared_denominator_gives_the_per_lane_draws(den):
+    """Lanes sharing one denominator (the Bernoulli(exp(-1)) runs, the discrete Laplace's exp(-U/t)) draw what the
+    per-lane loop draws, and leave the generator where it leaves it, with shared and with per-lane numerators
+    (up to the overflow branch, den k > 2^62).  Deterministic, no false failures."""
+    for seed in range(4):
+        numerators = np.random.default_rng(100 + seed).integers(0, den + 1, 500)
+        for num2 in (numerators, np.full(500, den), np.ones(500, dtype=np.int64)):
+            ours, ref = np.random.default_rng(seed), np.random.default_rng(seed)
+            got = samplers._von_neumann(ours, np.ones(500, dtype=np.int64), np.ones(500, dtype=np.int64),
+                                        num2.astype(np.int64), np.full(500, den, dtype=np.int64))
+            assert np.array_equal(got, _von_neumann_per_lane(ref, num2.astype(np.int64), np.full(500, den)))
+            assert np.array_equal(ours.integers(0, 1 << 62, 3), ref.integers(0, 1 << 62, 3))

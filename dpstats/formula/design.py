@@ -29,7 +29,9 @@ column's range is derived from the declared bounds by
 
 from __future__ import annotations
 
+import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,6 +59,7 @@ from dpstats.formula.frame import FramePlan, as_frame, date_advice, duration_adv
 from dpstats.formula.identifiable import RankProbe
 from dpstats.formula.language import FORMULA_ENV
 from dpstats.formula.parse import (
+    PARSED_FORMULAS,
     code_names,
     declares_levels,
     formula_first_levels,
@@ -390,6 +393,9 @@ def _refuse_undeclared_levels(parsed: ParsedFormula, bounds: Mapping[str, tuple[
     UndeclaredLevelsError
         A categorical factor of the schema's design whose levels are neither declared nor given by its dtype.
     """
+    key = _public_key(parsed, bounds, formula)
+    if key is not None and _LEVELS_PASSED.seen(key):
+        return
     try:
         _, X_dm, _ = _schema_dmatrices(parsed, bounds, formula)
     except UndeclaredLevelsError:
@@ -398,8 +404,67 @@ def _refuse_undeclared_levels(parsed: ParsedFormula, bounds: Mapping[str, tuple[
         undeclared = _undeclared_by_code(parsed)
         if undeclared:
             raise UndeclaredLevelsError(_undeclared_levels_message(undeclared, parsed.schema)) from None
-        return
-    _check_levels(X_dm.design_info, parsed.schema, parsed, allow_data_levels=False)
+    else:
+        _check_levels(X_dm.design_info, parsed.schema, parsed, allow_data_levels=False)
+    if key is not None:
+        _LEVELS_PASSED.add(key)
+
+
+class _PassedChecks:
+    """The keys of public facts whose check passed, the last ``size`` kept (a session refits a few formulas on one
+    schema); a check that refuses is made again every time (its exception is not kept)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._keys: OrderedDict[tuple[object, ...], None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def seen(self, key: tuple[object, ...]) -> bool:
+        with self._lock:
+            if key not in self._keys:
+                return False
+            self._keys.move_to_end(key)
+            return True
+
+    def add(self, key: tuple[object, ...]) -> None:
+        with self._lock:
+            self._keys[key] = None
+            while len(self._keys) > self._size:
+                self._keys.popitem(last=False)
+
+
+#: the public facts (:func:`_public_key`) whose zero-row (or prototype) design passed
+#: :func:`_refuse_undeclared_levels`: a refit of the same formula on the same schema and declarations skips patsy's
+#: zero-row design, whose outcome they decide
+_LEVELS_PASSED = _PassedChecks(PARSED_FORMULAS)
+
+
+def _dtype_key(dtype: Any) -> tuple[object, ...]:
+    """A dtype as a key that tells apart everything patsy's design can read from it: the type and repr, and for a
+    Categorical its categories in order with their types (an unordered CategoricalDtype compares equal to one with
+    its categories reordered, whose design columns come in another order; 1 and 1.0 compare equal but name
+    different columns)."""
+    if isinstance(dtype, pd.CategoricalDtype):
+        cats = dtype.categories
+        return ("category", bool(dtype.ordered), repr(cats.dtype), tuple((type(c).__qualname__, repr(c)) for c in cats))
+    return (type(dtype).__module__, type(dtype).__qualname__, repr(dtype))
+
+
+def _public_key(parsed: ParsedFormula, bounds: Mapping[str, tuple[float, float]] | None, formula: str
+                ) -> tuple[object, ...] | None:
+    """Everything :func:`_refuse_undeclared_levels` reads, as a key: the formula as written and expanded, the data's
+    column names, the prepared schema's columns, dtypes and index type, and the declared bounds (the prototype row's
+    values).  All public; None where a part cannot be made a key (the check then runs every time)."""
+    try:
+        schema = parsed.schema
+        key = (formula, parsed.expanded, tuple(sorted(parsed.columns)),
+               tuple((repr(name), _dtype_key(dtype)) for name, dtype in schema.dtypes.items()),
+               type(schema.index).__qualname__, repr(schema.index.dtype),
+               None if bounds is None else tuple(sorted((repr(k), repr(v)) for k, v in bounds.items())))
+        hash(key)
+    except Exception:  # noqa: BLE001 - no key: the check is made as before
+        return None
+    return key
 
 
 def _undeclared_by_code(parsed: ParsedFormula) -> list[tuple[str, str]]:

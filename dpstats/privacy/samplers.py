@@ -79,9 +79,19 @@ _SAFE = 1 << 62  # products and sums of int64 values are kept below this
 
 
 def _below(rng: np.random.Generator, high: np.ndarray | int, size: int | None = None) -> np.ndarray:
-    """Exact uniform integers on {0, ..., high - 1} (1 <= high <= 2^62), elementwise."""
+    """Exact uniform integers on {0, ..., high - 1} (1 <= high <= 2^62), elementwise.
+
+    Where an array ``high`` holds one value (a von Neumann round whose lanes share a denominator), numpy is asked
+    with that value as a scalar: ``Generator.integers`` then fills the same draws in one call instead of one bounded
+    draw per element (its per-element path), the same values from the same generator state (numpy's bounded fill
+    keeps no state between elements but the bit generator's own; ``test_samplers`` checks it for numpy's bit
+    generators)."""
     if type(rng) is SecureGenerator:
         return rng._below(high, size)
+    if isinstance(high, np.ndarray) and size is None and high.size > 1:
+        first = high.flat[0]
+        if (high == first).all():
+            return rng.integers(0, int(first), size=high.shape, dtype=_I64)
     return rng.integers(0, high, size=size, dtype=_I64)
 
 
@@ -105,6 +115,9 @@ def _von_neumann(rng: np.random.Generator, num1: np.ndarray, den1: np.ndarray, n
     out = np.zeros(n, dtype=bool)
     active = np.arange(n)
     two = not (np.all(den1 == 1))
+    if n and not two and (den2 == den2[0]).all():
+        _von_neumann_shared(rng, num2, int(den2[0]), out)
+        return out
     k = 1
     while active.size:
         n2, d2 = num2[active], den2[active]
@@ -123,6 +136,30 @@ def _von_neumann(rng: np.random.Generator, num1: np.ndarray, den1: np.ndarray, n
         active = active[a]
         k += 1
     return out
+
+
+def _von_neumann_shared(rng: np.random.Generator, num2: np.ndarray, den2: int, out: np.ndarray) -> None:
+    """:func:`_von_neumann` where every lane has the denominator ``den2`` and no first factor, into ``out``: the same
+    draws in the same order (each round's bound den2 k is one value, drawn through :func:`_below` as a scalar, which
+    gives the values of the array of that bound), without gathering the lanes' denominators every round; a shared
+    numerator (the Bernoulli(exp(-1)) factors) is not gathered either."""
+    shared = int(num2[0]) if (num2 == num2[0]).all() else None
+    active = np.arange(num2.size)
+    k = 1
+    while active.size:
+        n2 = num2[active] if shared is None else shared
+        if den2 <= _SAFE // k:
+            dk = den2 * k
+            if k == 1 and bool(np.all(n2 == dk)):  # Bernoulli(1) for every lane: no draw needed
+                a = np.ones(active.size, dtype=bool)
+            else:
+                a = _below(rng, dk, size=active.size) < n2
+        else:  # Bernoulli(n2/(d2 k)) = Bernoulli(n2/d2) * Bernoulli(1/k): no overflow for any k
+            a = (_below(rng, den2, size=active.size) < n2) & (_below(rng, k, size=active.size) == 0)
+        if k % 2:
+            out[active[~a]] = True
+        active = active[a]
+        k += 1
 
 
 def _ones(n: int) -> np.ndarray:
