@@ -19,15 +19,18 @@ gives a level, at the quantile level max(that level, 0.95).
 
 ``--summarise`` prints, over the noisy fits, the coverage of least squares and of the noise-free estimate (the
 target), the cells whose noise-free estimate lies more than half the median interval half-width from least squares
-and the misses they carry, the median relative error of the noise-free and the noisy estimates, and the coverage,
-relative error, sign and width by band of pgd's n * mu and by epsilon; ``--against`` pairs a second run's fits with
-the first's by data set, epsilon and seed. The figures: docs/choosing.md, "The band n * mu 100 to 300".
+(with the misses they carry and the noisy estimates' sd over the seeds), the median relative error of the
+noise-free and the noisy estimates, and the coverage, relative error, sign and width by band of pgd's n * mu and by
+epsilon; ``--against`` pairs a second run's fits with the first's by data set, epsilon and seed. The figures:
+docs/choosing.md, "The band n * mu 100 to 300".
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
+import math
 import sys
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
@@ -120,9 +123,14 @@ def fits(name: str, eps: float, seeds: int, free: int) -> Iterable[dict[str, Any
 
 
 def load(paths: str) -> list[dict[str, Any]]:
-    """The fitted records of the comma-separated files (a later record of the same fit replaces an earlier one)."""
-    latest = {(r["set"], r["eps"], r["seed"], r["noise"]): r for path in paths.split(",")
-              for r in map(json.loads, Path(path).read_text().splitlines())}
+    """The fitted records of the comma-separated files, plain or gzipped (a later record of the same fit replaces an
+    earlier one)."""
+    def lines(path: str) -> list[str]:
+        return (gzip.decompress(Path(path).read_bytes()).decode() if path.endswith(".gz")
+                else Path(path).read_text()).splitlines()
+
+    latest = {(r["set"], r["eps"], r["seed"], r["noise"]): r
+              for path in paths.split(",") for r in map(json.loads, lines(path))}
     return [r for r in latest.values() if "z" in r]
 
 
@@ -164,7 +172,8 @@ def summarise(records: list[dict[str, Any]]) -> str:
         err0 += [abs(z0 / cell[0]["t_ols"])] * sum(r["noise"] == 1.0 for r in cell)
         half = float(np.median([(r["hi"] - r["lo"]) / 2 for r in fits_]))
         if abs(z0) > 0.5 * half:
-            gapped.append((sum(not r["lo"] <= 0.0 <= r["hi"] for r in fits_), len(fits_), name, eps, z0, half))
+            spread = float(np.std([r["z"] for r in cell if r["noise"] == 1.0], ddof=1)) if len(fits_) > 1 else math.nan
+            gapped.append((sum(not r["lo"] <= 0.0 <= r["hi"] for r in fits_), len(fits_), name, eps, z0, half, spread))
     if err0:
         misses = sum(not r["lo"] <= 0.0 <= r["hi"] for r in rep)
         in_gapped = sum(g[0] for g in gapped)
@@ -177,7 +186,8 @@ def summarise(records: list[dict[str, Any]]) -> str:
                   f"{len(rep) - fits_gapped} fits cover in "
                   f"{1 - (misses - in_gapped) / max(len(rep) - fits_gapped, 1):.3f}"]
         lines += [f"  {name} at epsilon {eps:g}: {m} of {k} miss, noise-free estimate {z0:+.2f} standard errors, "
-                  f"median half-width {half:.2f}" for m, k, name, eps, z0, half in sorted(gapped, reverse=True)]
+                  f"median half-width {half:.2f}, the noisy estimates' sd {spread:.2f}"
+                  for m, k, name, eps, z0, half, spread in sorted(gapped, reverse=True)]
     for lo, hi in BANDS:
         band = [r for r in noisy if r["n_mu"] is not None and lo <= r["n_mu"] < hi]
         if band:
@@ -246,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 out.flush()
     if out:
         out.close()
-    print(summarise(records))
+    print(summarise([r for r in records if "z" in r]))  # refused fits are not pooled
 
 
 if __name__ == "__main__":
