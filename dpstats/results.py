@@ -218,7 +218,11 @@ class DPRegressionResults:
         if not self.inference_available:
             return pd.Series(self._nan(), index=self.params.index)
         p = self.params.to_numpy()
-        z = bootstrap_zvalues(p, self._draws) if self._draws is not None else p / self._bse
+        if self._draws is not None and self._inference is not None and self._inference.robust_spread:
+            # the bias-corrected estimate over the reported standard error, from the replicates' central 95%
+            z = (2.0 * p - np.median(self._draws, axis=0)) / self._bse
+        else:
+            z = bootstrap_zvalues(p, self._draws) if self._draws is not None else p / self._bse
         return pd.Series(z, index=self.params.index)
 
     @property

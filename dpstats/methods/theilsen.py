@@ -150,7 +150,9 @@ POINT_SHARES = (0.75, 0.25)
 BOOTSTRAP_DESCRIPTION = ("parametric bootstrap of the error of the private medians (sampling, exponential-"
                          "mechanism rank noise, private spreads; below n * epsilon = 250 the mechanisms simulated "
                          "on the profiles the released distance histograms make plausible), from released values "
-                         "only")
+                         "only; standard errors from the replicates' central 95% (its width over 2 x 1.96), which "
+                         "the rare replicates far out, from the exponential mechanism's unlikely picks, do not "
+                         "set")
 REFLECTED_DESCRIPTION = ("; for a two-valued predictor the slope grid ends at the largest possible slope and the "
                          "errors enter the replicates with the opposite sign, so the basic intervals below are the "
                          "errors' percentile intervals")
@@ -926,7 +928,7 @@ def fit(rows: Rows, ctx: FitContext, options: TheilSenOptions) -> MethodFit:
     draws[:, ctx.intercept_index] = a + orientation * (ea - x_draws * eb)
     draws[:, x_col] = b + orientation * eb
     diagnostics["x_mean"] = x_mean
-    released = Inference("bootstrap", draws=draws, target=INTERVAL_TARGET,
+    released = Inference("bootstrap", draws=draws, target=INTERVAL_TARGET, robust_spread=True,
                          description=BOOTSTRAP_DESCRIPTION + (REFLECTED_DESCRIPTION if orientation < 0 else ""))
     moments = ReleasedMoments(privacy_b, privacy_a, -x_mean, SIMULATED_MOMENTS if simulate else LINEARISED_MOMENTS)
     profile = None if simulate else TwoValueProfile.from_released(
