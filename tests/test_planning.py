@@ -987,13 +987,17 @@ def test_planned_privacy_error_does_not_rise_with_epsilon(formula, bounds, level
     coefficients assumed 0 (R^2 = 0, the default) or not.  With R^2 = 0, pgd's plan of the released coefficient's
     distance from least squares counted its shrinkage towards 0 as free, and rose with epsilon on birthwt (smoke:
     531 grams at epsilon 0.2 to 1,092 at 1); it now plans the estimate with its shrinkage divided out.  Where a method
-    refuses at small epsilon (noisy_ols), it fits from some epsilon on and keeps fitting.  Deterministic."""
+    refuses at small epsilon (noisy_ols), it fits from some epsilon on and keeps fitting.  robgd and ambssgd are left
+    out: their rounds grow with the budget (the caps that keep each round's histogram above its noise grow with
+    mu^2) while each round's gradient noise does not fall, so their fits' error can rise with epsilon, and their
+    calibrations say so (robgd, n = 20,000, d = 10, uniform design: measured 0.081, 0.114 and 0.124 at epsilon 1,
+    3 and 10, planned 0.084, 0.144 and 0.099; benchmarks/plan_robust_descents.py).  Deterministic."""
     setting = planning._setting(formula, bounds, levels, None, None, rsquared, None, 0.0, rescale="centred")
     epsilons = np.geomspace(0.05, 20.0, 25)
     planned = 0
     for name, spec in sorted(available_methods().items()):
         model = planning._Model(spec, setting, 1e-6, True, None)
-        if not spec.private or not model.runs(n):
+        if not spec.private or not model.runs(n) or name in ("robgd", "ambssgd"):
             continue
         errors = np.array([model.at(n, eps).privacy for eps in epsilons])
         fits = np.isfinite(errors).all(axis=1)

@@ -15,8 +15,9 @@ mini-batches, each split into an estimation part (``est_fraction``) and a
 gradient part.  On S_0: Gamma ~ Tr(Sigma) (the public ``trace``, or the
 private norm histogram) gives the covariate scale Theta = ``covariate_tail``
 sqrt(Gamma), and the private spectrum of the Theta-clipped Gram matrix gives
-eta = 1/lambda_up and T = ceil(kappa_hat ln(n) / 2) (capped so that every
-batch's histogram can clear its noise).  Batch t releases a histogram of
+eta = 1/lambda_up and T = ceil(kappa_hat ln(n) / 2) (the lower bound on
+lambda_min read no lower than one noise sd of its release; T capped so that
+every batch's histogram can clear its noise).  Batch t releases a histogram of
 squared residuals on its estimation part; from its reliable mode gamma_t the
 clipping norm C_t = Theta sqrt(2 gamma_t ln(2/clip_level)), and
 w_{t+1} = w_t - eta (g_t + N(0, s_t^2 I)) with g_t the mean of
@@ -73,7 +74,6 @@ from dpstats.methods.common.robust_estimators import (
     release_spectrum,
 )
 from dpstats.methods.common.row_passes import ClipTable, KeyCache, add_arrays, add_clip_tables
-from dpstats.methods.robgd import PLANNED_ERROR
 from dpstats.methods.spec import ErrorSplit, FitContext, MethodFit, MethodSpec
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger
@@ -96,8 +96,8 @@ _BLOWUP = 16.0
 _REFERENCE = 3
 
 #: The released lower bound on lambda_min is raised to this many noise sds of its release before kappa_hat is formed
-#: (post-processing; 0: no floor).
-_LAMBDA_MIN_FLOOR = 0.0
+#: (post-processing of released values and public facts; 0: no floor; docs/proofs/ambssgd.md).
+_LAMBDA_MIN_FLOOR = 1.0
 
 NO_INFERENCE = ("DP-AMBSSGD releases a tail average of noisy one-pass SGD; no private estimate of its sampling law is "
                 "available, so none is reported")
@@ -642,11 +642,12 @@ def expected_error(facts: PlanningFacts) -> ExpectedError:
     Its error block's model (:func:`_error_split`) run on expected released values
     (:mod:`~dpstats.methods.common.planned_robust`): the public sizes, budget split and round cap of
     :func:`_plan` (default options, the preconditioning on); Gamma and Theta from Tr of the standardised second
-    moment; (eta, T) averaged over the spectrum's noise, then lowered by the noise-feedback rule of
-    :func:`stable_schedule`; each batch's clipping norm from the expected modal bin of its error histogram at the
-    linearised iterate; the tail average's noise and early-stopping bias in each eigendirection of the standardised
-    design, with each mini-batch's own sampling noise (the fit reads each row once).  First order in the noise, and
-    only as good as the assumptions; a stop on divergence is not modelled (docs/guide/planning.md)."""
+    moment; (eta, T) averaged over the spectrum's noise (its lambda_min floored as the fit floors it), then lowered
+    by the noise-feedback rule of :func:`stable_schedule`; each batch's clipping norm from the expected modal bin of
+    its error histogram at the linearised iterate, with the stop on divergence applied to those scales; the tail
+    average's noise and early-stopping bias in each eigendirection of the standardised design, with each
+    mini-batch's own sampling noise (the fit reads each row once).  First order in the noise, and only as good as
+    the assumptions (docs/guide/planning.md)."""
     options = AMBSSGDOptions()
     n, d = facts.n, facts.d
     mu = descent.precondition_split(gaussian_mu(facts.epsilon, facts.delta), True)[0]
@@ -703,7 +704,7 @@ NOT_FOR_PLANNING = ("the rate hides constants and logarithms, and the fit's priv
 def theory_rate(guarantee: str) -> UpperRate:
     """The upper rate of Varshney et al. (2022) (its ``n_min`` is the method's public minimum n), not for planning
     in units of sigma (``NOT_FOR_PLANNING``); the plan with bounds uses the calibration :func:`expected_error`."""
-    return UpperRate(_RATE, expected_error=expected_error, planned_error=PLANNED_ERROR,
+    return UpperRate(_RATE, expected_error=expected_error, planned_error=planned.PLANNED_ERROR,
                      not_for_planning=NOT_FOR_PLANNING)
 
 

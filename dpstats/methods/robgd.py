@@ -629,12 +629,6 @@ NOT_FOR_PLANNING = ("the rate hides constants and logarithms, and the fit's priv
                     "so a fit's error can be many times the figure shown")
 
 
-#: What robgd's plan gives as its privacy error (:func:`expected_error`), printed with the plan's assumptions.
-PLANNED_ERROR = ("robgd's and ambssgd's privacy errors are their error blocks' model run on the values their fits "
-                 "would release under these assumptions (noise and early-stopping bias of the linearised descent); "
-                 "not modelled: rounds that hold, a stop on divergence, the clips' bias")
-
-
 _RATE = Rate(
     "upper", "robgd upper bound", "Liu, Jain, Kong, Oh & Suggala (2023)",
     "sqrt(d/n) + kappa^(1/2) d/(n eps), kappa=1, logs and log(1/delta) hidden (Sigma-norm)",
@@ -649,7 +643,7 @@ def theory_rate(guarantee: str) -> UpperRate:
     """The upper rate of Liu et al. (2023), Thm 3 and 4 (its ``n_min`` is the method's public minimum n), not for
     planning in units of sigma (``NOT_FOR_PLANNING``); the plan with bounds uses the calibration
     :func:`expected_error`."""
-    return UpperRate(_RATE, expected_error=expected_error, planned_error=PLANNED_ERROR,
+    return UpperRate(_RATE, expected_error=expected_error, planned_error=planned.PLANNED_ERROR,
                      not_for_planning=NOT_FOR_PLANNING)
 
 

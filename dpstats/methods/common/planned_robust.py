@@ -20,9 +20,9 @@ variance, the coefficients) is known:
 The descent is linearised in the eigenbasis of M_z (curvature lambda_i in direction i, the residual and covariate
 clips taken not to bind), starting from 0; the privacy error of the output (last iterate, or tail average) is its
 noise plus its early-stopping bias (s_i - 1) w*_i with the assumed coefficients w*, plus the part of least squares
-the method does not see (DP-RobGD's gradients use S_b only; DP-AMBSSGD's mini-batches add their sampling noise).
-Not modelled: rounds that hold (their histograms are sized to clear), a stop on divergence, the clipping's bias, and
-a residual distribution other than normal.
+the method does not see (DP-RobGD's gradients use S_b only; DP-AMBSSGD's mini-batches add their sampling noise);
+DP-AMBSSGD's stop on divergence is applied to the linearised residual scales.  Not modelled: rounds that hold
+(their histograms are sized to clear), the clipping's bias, and a residual distribution other than normal.
 """
 
 from __future__ import annotations
@@ -40,8 +40,13 @@ from dpstats.methods.common.robust_descent import descent_error, rounds_from_kap
 from dpstats.methods.common.robust_estimators import NORM_GRID
 from dpstats.rates import PlanningFacts
 
-__all__ = ["StandardisedModel", "standardised_model", "norm_reading", "ModalEdge", "modal_edge", "edge_of", "Schedule",
-           "spectrum_schedules", "planned_descent"]
+__all__ = ["PLANNED_ERROR", "StandardisedModel", "standardised_model", "norm_reading", "ModalEdge", "modal_edge",
+           "edge_of", "Schedule", "spectrum_schedules", "planned_descent"]
+
+#: What robgd's and ambssgd's plans give as their privacy error, printed with the plan's assumptions.
+PLANNED_ERROR = ("robgd's and ambssgd's privacy errors are their error blocks' model run on the values their fits "
+                 "would release under these assumptions (noise and early-stopping bias of the linearised descent); "
+                 "not modelled: rounds that hold, the clips' bias")
 
 #: Gauss-Hermite nodes for the noise of the released lambda_max (3: none in the far tail, where a step size near
 #: 1/lambda_max lets the linearised noise feed on itself) and lambda_min, and for the histogram counts' noise
