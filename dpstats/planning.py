@@ -41,7 +41,9 @@ standardised slopes.  The sampling error is sigma^2 (n E[x x^T])^{-1}.  The
 privacy error comes from the method's own calibration where it registers
 one (``UpperRate.expected_error``: ``ssp``, ``adassp``, ``noisy_ols``, and
 ``pgd``, whose public rules run on the assumed moments:
-:func:`dpstats.methods.pgd.expected_error`; first order in the noise; pgd's
+:func:`dpstats.methods.pgd.expected_error`; ``robgd`` and ``ambssgd``, whose
+error blocks' model runs on the values their fits would release under the
+assumed moments: :mod:`dpstats.methods.common.planned_robust`; first order in the noise; pgd's
 is the error of its estimate with its planned shrinkage divided out, which no
 assumed coefficient makes free, ``UpperRate.planned_error``, printed with the
 assumptions), otherwise from a rate, up to its unknown constants:
@@ -49,9 +51,10 @@ the sampling error times the privacy-to-sampling ratio of the method's
 upper rate, or of the minimax lower bound (Cai, Wang & Zhang 2021, Thm 18;
 Thm 16 with ``sparsity``) when the method has none; the ``model`` column
 says which.  A rate the method marks as no planning figure
-(``UpperRate.not_for_planning``: ``robgd``, ``ambssgd``, whose error follows
-from values their fits release) is shown with kind ``"not for planning"``,
-and no epsilon or n needed is derived from it.  Searches use a grid of 8 points per decade refined by
+(``UpperRate.not_for_planning``), where the plan has nothing better, is shown
+with kind ``"not for planning"``, and no epsilon or n needed is derived from it
+(``robgd``'s and ``ambssgd``'s rates are so marked, but the plan with bounds
+uses their calibrations).  Searches use a grid of 8 points per decade refined by
 log-linear interpolation of the error ratio (within about 1%), and a
 bisection for the boundary of a refusal.
 """

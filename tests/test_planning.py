@@ -108,7 +108,7 @@ def test_rows_needed_respect_the_methods_minimum(method):
     plan = dpstats.plan(formula=formula, bounds=bounds, epsilon=1.0, n=50, method=method, sparsity=2)
     row = one(plan, method)
     if (row["kind"] == "not for planning").all():
-        assert row["n_needed"].isna().all()  # robgd, ambssgd: their rate plans no rows (test below)
+        assert row["n_needed"].isna().all()  # a rate labelled not for planning plans no rows
     else:
         assert (row["n_needed"] >= spec.min_rows(4)).all()
     assert (row["min_rows"] == spec.min_rows(4)).all()
@@ -126,9 +126,10 @@ def test_rate_plan_respects_the_minimum_too():
 
 
 def test_rate_plan_says_which_rates_are_not_for_planning():
-    """robgd's and ambssgd's rates are shown in the units-of-sigma table too, and plan(bounds=...) labels them not
-    for planning (their fits' errors were hundreds of times the rate); the units-of-sigma table now says so in
-    their conditions, by name or in the table of every method, and says nothing of the kind for ssp."""
+    """robgd's and ambssgd's rates are shown in the units-of-sigma table too, and are no planning figure (their fits'
+    errors were hundreds of times the rate; plan(bounds=...) now uses their calibrations, which need the assumed
+    moments): the units-of-sigma table says so in their conditions, by name or in the table of every method, and
+    says nothing of the kind for ssp."""
     table = dpstats.plan(0.1, d=4, epsilon=3.0, delta=1e-6)
     for name in ("robgd", "ambssgd"):
         assert "not for planning: the rate hides constants" in table[table["method"] == name].iloc[0]["conditions"]
@@ -376,35 +377,40 @@ def test_floor_note_names_every_method_that_withholds_intervals_from_released_va
 def test_rate_based_methods_are_labelled():
     frame = dpstats.plan(bounds=BOUNDS, n=5000, epsilon=1.0, method=["robgd", "tukey"]).to_frame()
     kinds = dict(zip(frame["method"], frame["kind"], strict=True))
-    assert kinds == {"robgd": "not for planning", "tukey": "lower bound"}
-    assert (frame["model"].str.contains("up to constants")).all()
+    assert kinds == {"robgd": "calibration", "tukey": "lower bound"}
+    assert (frame.loc[frame["method"] == "tukey", "model"].str.contains("up to constants")).all()
     assert "so at least the values shown" in str(dpstats.plan(bounds=BOUNDS, n=5000, epsilon=1.0, method="tukey"))
 
 
 @pytest.mark.parametrize("method", ["robgd", "ambssgd"])
-def test_robust_descents_rates_are_not_for_planning(method):
-    # robgd's and ambssgd's plan came from their upper rates up to constants, labelled "upper rate", with an epsilon
-    # and rows needed derived from them; their fits' errors were 100 to 8,000 times those figures (robgd at
-    # n = 2,000, epsilon 3: planned 0.00017, measured 0.063), so "rows needed" and "epsilon needed" were far too
-    # optimistic. Now the figures are labelled not for planning and nothing is derived from them.
+def test_robust_descents_plan_from_their_calibration(method):
+    # robgd's and ambssgd's plan came from their upper rates up to constants, 100 to 8,000 times below their fits'
+    # errors (robgd at n = 2,000, epsilon 3: planned 0.00017, measured 0.063), and was then labelled not for
+    # planning, with no epsilon or rows needed. Now each plans from its calibration (its error block's model run on
+    # the values its fit would release under the plan's assumptions): the figure is within a factor of 3 of the
+    # fits' root mean square error, and the plan again gives the rows and the epsilon needed (ambssgd: "never",
+    # as its error against least squares includes its mini-batches' own sampling, above least squares' at any n).
     b = {"x1": (-1.0, 1.0), "y": (-3.0, 3.0)}
     plan = dpstats.plan(formula="y ~ x1", bounds=b, n=2000, epsilon=3.0, method=method, residual_sd=0.5, target=0.1)
     row = one(plan, method)
-    assert (row["kind"] == "not for planning").all()
-    assert row[["epsilon_needed", "n_needed", "n_for_target"]].isna().all().all()
-    assert row["model"].str.contains("NOT USABLE FOR PLANNING").all()
-    text = str(plan)
-    header = next(line for line in text.splitlines() if line.strip().startswith("term"))
-    assert "NOT USABLE FOR PLANNING" in text and header.split() == ["term", "privacy", "sampling", "priv/samp"]
-    # and why: three fits (seeds 0-2) on data of the plan's assumptions; the rate's figure was 2e-4 (robgd) and 6e-4
-    # (ambssgd) where the fits' root mean square error was 0.06 to 0.3 (fixed seeds: deterministic)
+    assert (row["kind"] == "calibration").all()
+    assert row["model"].str.contains("calibration").all() and "NOT USABLE" not in str(plan)
+    assert (row["n_for_target"] >= 1000).all() and np.isfinite(row["n_for_target"]).all()
+    if method == "robgd":
+        assert np.isfinite(row[["epsilon_needed", "n_needed"]].to_numpy(float)).all()
+        assert (row["n_needed"] >= 1000).all()
+    else:
+        assert np.isinf(row["n_needed"]).all() and np.isinf(row["epsilon_needed"]).all()
+    # five fits (seeds 0-4, deterministic) on data of the plan's assumptions (a slope explaining the response's
+    # declared uniform variance but the residual's): measured 0.29 (robgd) and 0.83 (ambssgd), planned 0.60 and 1.01
     rng = np.random.default_rng(1)
     x = rng.uniform(-1, 1, 2000)
-    df = pd.DataFrame({"x1": x, "y": np.clip(0.8 * x + rng.normal(0, 0.5, 2000), -3, 3)})
+    df = pd.DataFrame({"x1": x, "y": np.clip(np.sqrt(3 * 2.75) * x + rng.normal(0, 0.5, 2000), -3, 3)})
     ols = np.linalg.lstsq(np.column_stack([np.ones(2000), x]), df["y"].to_numpy(), rcond=None)[0]
     errors = np.array([np.asarray(dpstats.dp_ols("y ~ x1", df, 3.0, 1e-6, bounds=b, method=method,
-                                                 random_state=r).params) - ols for r in range(3)])
-    assert np.sqrt(np.mean(errors ** 2)) > 20 * np.sqrt(np.mean(row["privacy"].to_numpy(float) ** 2))
+                                                 random_state=r).params) - ols for r in range(5)])
+    ratio = np.sqrt(np.mean(errors ** 2)) / np.sqrt(np.mean(row["privacy"].to_numpy(float) ** 2))
+    assert 1 / 3 < ratio < 3
 
 
 @pytest.mark.parametrize("kwargs,error,word", [
@@ -981,13 +987,17 @@ def test_planned_privacy_error_does_not_rise_with_epsilon(formula, bounds, level
     coefficients assumed 0 (R^2 = 0, the default) or not.  With R^2 = 0, pgd's plan of the released coefficient's
     distance from least squares counted its shrinkage towards 0 as free, and rose with epsilon on birthwt (smoke:
     531 grams at epsilon 0.2 to 1,092 at 1); it now plans the estimate with its shrinkage divided out.  Where a method
-    refuses at small epsilon (noisy_ols), it fits from some epsilon on and keeps fitting.  Deterministic."""
+    refuses at small epsilon (noisy_ols), it fits from some epsilon on and keeps fitting.  robgd and ambssgd are left
+    out: their rounds grow with the budget (the caps that keep each round's histogram above its noise grow with
+    mu^2) while each round's gradient noise does not fall, so their fits' error can rise with epsilon, and their
+    calibrations say so (robgd, n = 20,000, d = 10, uniform design: measured 0.081, 0.114 and 0.124 at epsilon 1,
+    3 and 10, planned 0.084, 0.144 and 0.099; benchmarks/plan_robust_descents.py).  Deterministic."""
     setting = planning._setting(formula, bounds, levels, None, None, rsquared, None, 0.0, rescale="centred")
     epsilons = np.geomspace(0.05, 20.0, 25)
     planned = 0
     for name, spec in sorted(available_methods().items()):
         model = planning._Model(spec, setting, 1e-6, True, None)
-        if not spec.private or not model.runs(n):
+        if not spec.private or not model.runs(n) or name in ("robgd", "ambssgd"):
             continue
         errors = np.array([model.at(n, eps).privacy for eps in epsilons])
         fits = np.isfinite(errors).all(axis=1)

@@ -15,8 +15,9 @@ mini-batches, each split into an estimation part (``est_fraction``) and a
 gradient part.  On S_0: Gamma ~ Tr(Sigma) (the public ``trace``, or the
 private norm histogram) gives the covariate scale Theta = ``covariate_tail``
 sqrt(Gamma), and the private spectrum of the Theta-clipped Gram matrix gives
-eta = 1/lambda_up and T = ceil(kappa_hat ln(n) / 2) (capped so that every
-batch's histogram can clear its noise).  Batch t releases a histogram of
+eta = 1/lambda_up and T = ceil(kappa_hat ln(n) / 2) (the lower bound on
+lambda_min read no lower than one noise sd of its release; T capped so that
+every batch's histogram can clear its noise).  Batch t releases a histogram of
 squared residuals on its estimation part; from its reliable mode gamma_t the
 clipping norm C_t = Theta sqrt(2 gamma_t ln(2/clip_level)), and
 w_{t+1} = w_t - eta (g_t + N(0, s_t^2 I)) with g_t the mean of
@@ -46,6 +47,7 @@ Proof: docs/proofs/ambssgd.md.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,9 +55,11 @@ from typing import Any
 import numpy as np
 
 from dpstats.errors import DivergedFitWarning, InsufficientDataError, MethodOptionError
+from dpstats.methods.common import planned_robust as planned
 from dpstats.methods.common import private_centring as centring
 from dpstats.methods.common import robust_descent as descent
 from dpstats.methods.common.extremes import divide_by_norms, quiet, residuals, row_norms
+from dpstats.methods.common.geometric_histogram import HISTOGRAM_SENSITIVITY
 from dpstats.methods.common.permutations import RowPermutation
 from dpstats.methods.common.robust_estimators import (
     DISTANCE_GRID,
@@ -74,11 +78,11 @@ from dpstats.methods.spec import ErrorSplit, FitContext, MethodFit, MethodSpec
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import GaussianBlock, gaussian_block
-from dpstats.rates import Rate, UpperRate, log_inv
+from dpstats.rates import ExpectedError, PlanningFacts, Rate, UpperRate, log_inv
 from dpstats.rows.base import Rows
 from dpstats.validation import shown
 
-__all__ = ["AMBSSGDOptions", "fit", "AMBSSGDLayout", "batch_bounds", "theory_rate", "SPEC"]
+__all__ = ["AMBSSGDOptions", "fit", "AMBSSGDLayout", "batch_bounds", "theory_rate", "SPEC", "expected_error"]
 
 _S0_FRACTION = 0.1
 
@@ -90,6 +94,10 @@ _MAX_FEEDBACK = 1.0
 #: A released residual scale this many times the largest of the first ``_REFERENCE`` that stepped stops the descent.
 _BLOWUP = 16.0
 _REFERENCE = 3
+
+#: The released lower bound on lambda_min is raised to this many noise sds of its release before kappa_hat is formed
+#: (post-processing of released values and public facts; 0: no floor; docs/proofs/ambssgd.md).
+_LAMBDA_MIN_FLOOR = 1.0
 
 NO_INFERENCE = ("DP-AMBSSGD releases a tail average of noisy one-pass SGD; no private estimate of its sampling law is "
                 "available, so none is reported")
@@ -419,6 +427,8 @@ def _setup(rows: Rows, ctx: FitContext, run: _Run, options: AMBSSGDOptions) -> t
     if plan.need_spectrum:
         gram = rows.reduce(descent.GramPass(layout, "s0_rows", run.st, theta_x), add_arrays)
         spec = release_spectrum(gram, plan.n0, theta_x, mu=mu_0, rng=ctx.rng, ledger=run.ledger_0)
+        if _LAMBDA_MIN_FLOOR > 0:
+            spec = dataclasses.replace(spec, lam_min_lower=max(spec.lam_min_lower, _LAMBDA_MIN_FLOOR * spec.noise_sd))
         eta, T, kappa_hat = descent.step_schedule(spec, plan.n, max_rounds=int(options.max_rounds),
                                                   step_size=options.step_size, rounds=options.rounds)
         run.diagnostics.update(lambda_max_upper=spec.lam_max_upper, lambda_min_lower=spec.lam_min_lower,
@@ -600,11 +610,78 @@ def _burn_in(n: float, d: int, epsilon: float, delta: float, s: int) -> list[str
     return [] if n >= need else [f"n={n:g} < kappa^2 d sqrt(log(1/delta))/eps = {need:.3g} (burn-in, kappa=1)"]
 
 
-#: Why the plan shows ambssgd's rate as no planning figure (``UpperRate.not_for_planning``).
-NOT_FOR_PLANNING = ("the rate hides constants and logarithms, and the fit's privacy error follows from values it "
-                    "releases (the covariate clip from its Tr(Sigma) estimate, the step size and batches from its "
-                    "spectrum, the gradient clip of each batch and the batches it holds from its error histograms), "
-                    "so a fit's error can be many times the figure shown")
+def _gradient_parts(rest: int, T: int, est: float) -> np.ndarray:
+    """The sizes of the T gradient parts of :func:`batch_bounds`, vectorised (the plan asks at many T)."""
+    sizes = np.diff(np.linspace(0, rest, T + 1).astype(int))
+    return sizes - np.maximum(1, np.round(est * sizes).astype(int))
+
+
+def _planned_schedule(eta: float, T: int, *, theta: float, d: int, rest: int, est: float, mu: float,
+                      clip_level: float) -> tuple[float, int]:
+    """:func:`stable_schedule` with the derived rounds and step size, by bisection over T (the noise feedback grows
+    with T: the gradient parts shrink)."""
+    def rho(e: float, t: int) -> float:
+        return noise_feedback(e, theta, d, int(_gradient_parts(rest, t, est).min()), mu, clip_level)
+
+    if T > 2 and rho(eta, T) > _MAX_FEEDBACK:
+        lo, hi = 2, T  # rho(hi) > max; find the largest t in [lo, hi) with rho(t) <= max, else 2
+        if rho(eta, lo) > _MAX_FEEDBACK:
+            T = lo
+        else:
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (mid, hi) if rho(eta, mid) <= _MAX_FEEDBACK else (lo, mid)
+            T = lo
+    r = rho(eta, T)
+    return (eta * _MAX_FEEDBACK / r if r > _MAX_FEEDBACK else eta), T
+
+
+def expected_error(facts: PlanningFacts) -> ExpectedError:
+    """The second moment of a planned ambssgd fit's privacy error, in the method's units (:func:`dpstats.plan`).
+
+    Its error block's model (:func:`_error_split`) run on expected released values
+    (:mod:`~dpstats.methods.common.planned_robust`): the public sizes, budget split and round cap of
+    :func:`_plan` (default options, the preconditioning on); Gamma and Theta from Tr of the standardised second
+    moment; (eta, T) averaged over the spectrum's noise (its lambda_min floored as the fit floors it), then lowered
+    by the noise-feedback rule of :func:`stable_schedule`; each batch's clipping norm from the expected modal bin of
+    its error histogram at the linearised iterate, with the stop on divergence applied to those scales; the tail
+    average's noise and early-stopping bias in each eigendirection of the standardised design, with each
+    mini-batch's own sampling noise (the fit reads each row once).  First order in the noise, and only as good as
+    the assumptions (docs/guide/planning.md)."""
+    options = AMBSSGDOptions()
+    n, d = facts.n, facts.d
+    mu = descent.precondition_split(gaussian_mu(facts.epsilon, facts.delta), True)[0]
+    n0 = int(round(_S0_FRACTION * n))
+    rest, est, clip_level = n - n0, float(options.est_fraction), float(options.clip_level)
+    round_cap = min(rest // 4, max_disjoint_histograms(int(est * rest), mu))
+    model = planned.standardised_model(facts)
+    theta_x = descent.default_covariate_tail(n) * math.sqrt(planned.norm_reading(model.trace))
+    spectrum_sd = math.sqrt(2.0) * theta_x**2 / (mu / math.sqrt(2.0)) / n0
+    merged: dict[tuple[float, int], float] = {}
+    for s in planned.spectrum_schedules(model, theta_x, spectrum_sd, n, int(options.max_rounds),
+                                        floor=_LAMBDA_MIN_FLOOR):
+        key = _planned_schedule(s.eta, min(s.rounds, round_cap), theta=theta_x, d=d, rest=rest, est=est, mu=mu,
+                                clip_level=clip_level)
+        merged[key] = merged.get(key, 0.0) + s.weight
+    etas = np.array([eta for eta, _ in merged])
+    rounds = np.array([T for _, T in merged])
+    parts = np.array([float(_gradient_parts(rest, T, est).mean()) for T in rounds])
+    scale = math.sqrt(2.0 * math.log(2.0 / clip_level))
+
+    def tail(T: int) -> np.ndarray:
+        weights = np.zeros(T + 1)
+        weights[math.ceil(T / 2):] = 1.0 / (T + 1 - math.ceil(T / 2))
+        return weights
+
+    covs = planned.planned_descent(
+        model, etas, rounds,
+        tables=np.array([planned.modal_edge(1, max(1.0, round(est * rest / T)), HISTOGRAM_SENSITIVITY / mu)
+                         for T in rounds]),
+        sd_per_root_gamma=2.0 * theta_x * scale / (parts * mu),
+        sampling=model.residual_var * model.lam[None, :] / parts[:, None], weights=tail, stop=(_BLOWUP, _REFERENCE))
+    cov = sum(w * c for w, c in zip(merged.values(), covs, strict=True))
+    cov_z = model.V @ cov @ model.V.T
+    return ExpectedError(model.back @ cov_z @ model.back.T)
 
 
 _RATE = Rate(
@@ -616,10 +693,19 @@ _RATE = Rate(
     n_min=lambda d, s: float(descent.min_rows(d)))
 
 
+#: Why the units-of-sigma plan shows ambssgd's rate as no planning figure (``UpperRate.not_for_planning``; the plan
+#: with bounds uses :func:`expected_error`).
+NOT_FOR_PLANNING = ("the rate hides constants and logarithms, and the fit's privacy error follows from values it "
+                    "releases (the covariate clip from its Tr(Sigma) estimate, the step size and batches from its "
+                    "spectrum, the gradient clip of each batch and the batches it holds from its error histograms), "
+                    "so a fit's error can be many times the figure shown")
+
+
 def theory_rate(guarantee: str) -> UpperRate:
-    """The upper rate of Varshney et al. (2022) (its ``n_min`` is the method's public minimum n), not for planning:
-    the fit's privacy error follows from values it releases (``NOT_FOR_PLANNING``)."""
-    return UpperRate(_RATE, not_for_planning=NOT_FOR_PLANNING)
+    """The upper rate of Varshney et al. (2022) (its ``n_min`` is the method's public minimum n), not for planning
+    in units of sigma (``NOT_FOR_PLANNING``); the plan with bounds uses the calibration :func:`expected_error`."""
+    return UpperRate(_RATE, expected_error=expected_error, planned_error=planned.PLANNED_ERROR,
+                     not_for_planning=NOT_FOR_PLANNING)
 
 
 SPEC = MethodSpec(

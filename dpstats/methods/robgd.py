@@ -50,9 +50,11 @@ from typing import Any
 import numpy as np
 
 from dpstats.errors import InsufficientDataError, MethodOptionError
+from dpstats.methods.common import planned_robust as planned
 from dpstats.methods.common import private_centring as centring
 from dpstats.methods.common import robust_descent as descent
 from dpstats.methods.common.extremes import quiet, residuals
+from dpstats.methods.common.geometric_histogram import HISTOGRAM_SENSITIVITY
 from dpstats.methods.common.permutations import RowPermutation, WindowedOrder
 from dpstats.methods.common.robust_descent import PRECONDITION_SHARE, threshold_candidates  # re-exported
 from dpstats.methods.common.robust_estimators import (
@@ -82,11 +84,11 @@ from dpstats.methods.spec import ErrorSplit, FitContext, MethodFit, MethodSpec, 
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.mechanisms import GaussianBlock, gaussian_block
-from dpstats.rates import Rate, UpperRate, no_conditions
+from dpstats.rates import ExpectedError, PlanningFacts, Rate, UpperRate, no_conditions
 from dpstats.rows.base import Rows
 
 __all__ = ["RobGDOptions", "fit", "RobGDLayout", "theory_rate", "SPEC", "WINDOW", "PRECONDITION_SHARE",
-           "threshold_candidates"]
+           "threshold_candidates", "expected_error"]
 
 _NORM_SHARE = 0.05      # share of mu^2 on S_a for the norm histogram
 _SPECTRUM_SHARE = 0.05  # share of mu^2 on S_a for the spectrum
@@ -576,7 +578,51 @@ def _error_split(st: centring.Standardisation | None, state: _Descent, diagnosti
     return descent.error_split(st, state.w, err, descent.signal_scale(state.gammas, h, state.w.size), SPLIT_SOURCE)
 
 
-#: Why the plan shows robgd's rate as no planning figure (``UpperRate.not_for_planning``).
+def expected_error(facts: PlanningFacts) -> ExpectedError:
+    """The second moment of a planned robgd fit's privacy error, in the method's units (:func:`dpstats.plan`).
+
+    Its error block's model (:func:`_error_split`) run on expected released values
+    (:mod:`~dpstats.methods.common.planned_robust`): the public sizes, budget split and round cap of
+    :func:`_plan` (default options, the preconditioning on); Gamma and Theta from Tr of the standardised second
+    moment; (eta, T) averaged over the spectrum's noise; each round's residual threshold from the expected modal
+    bin of its distance histogram at the linearised iterate; the last iterate's noise and early-stopping bias in
+    each eigendirection of the standardised design, plus the distance of S_b's least squares from all rows'.
+    First order in the noise, and only as good as the assumptions (docs/guide/planning.md)."""
+    options = RobGDOptions()
+    n, d = facts.n, facts.d
+    mu = descent.precondition_split(gaussian_mu(facts.epsilon, facts.delta), True)[0]
+    b = distance_group_size(float(options.max_corruption))
+    n_a = RobGDLayout.split_sizes(n, float(options.gamma_fraction), b)[1]
+    m = n - n_a
+    rest = 1.0 - _NORM_SHARE - _SPECTRUM_SHARE
+    round_cap = max_histogram_releases(n_a // b, b, mu * math.sqrt(rest), min(1.0, b * float(options.max_corruption)))
+    model = planned.standardised_model(facts)
+    theta_x = descent.default_covariate_tail(n) * math.sqrt(planned.norm_reading(model.trace))
+    spectrum_sd = math.sqrt(2.0) * theta_x**2 / (mu * math.sqrt(_SPECTRUM_SHARE)) / n_a
+    schedules = planned.spectrum_schedules(model, theta_x, spectrum_sd, n, int(options.max_rounds))
+    rounds = np.array([min(s.rounds, round_cap) for s in schedules])
+    edges = {T: planned.modal_edge(b, n_a // b, HISTOGRAM_SENSITIVITY / (mu * math.sqrt(rest / T)))
+             for T in set(rounds.tolist())}
+    scale = math.sqrt(2.0 * math.log(2.0 / float(options.clip_level)))
+
+    def last(T: int) -> np.ndarray:
+        weights = np.zeros(T + 1)
+        weights[T] = 1.0
+        return weights
+
+    covs = planned.planned_descent(model, np.array([s.eta for s in schedules]), rounds,
+                                   tables=np.array([edges[T] for T in rounds]),
+                                   sd_per_root_gamma=2.0 * theta_x * scale * np.sqrt(rounds) / (m * mu),
+                                   sampling=np.zeros((len(schedules), d)), weights=last)
+    cov = sum(s.weight * c for s, c in zip(schedules, covs, strict=True))
+    lam = model.lam
+    cov = cov + np.diag(np.where(lam > 0, model.residual_var * (1.0 / m - 1.0 / n) / np.maximum(lam, 1e-300), 0.0))
+    cov_z = model.V @ cov @ model.V.T
+    return ExpectedError(model.back @ cov_z @ model.back.T)
+
+
+#: Why the units-of-sigma plan shows robgd's rate as no planning figure (``UpperRate.not_for_planning``; the plan with
+#: bounds uses :func:`expected_error`).
 NOT_FOR_PLANNING = ("the rate hides constants and logarithms, and the fit's privacy error follows from values it "
                     "releases (the covariate clip from its Tr(Sigma) estimate, the step size and rounds from its "
                     "spectrum, the residual clip of each round and the rounds it holds from its distance histograms), "
@@ -595,8 +641,10 @@ _RATE = Rate(
 
 def theory_rate(guarantee: str) -> UpperRate:
     """The upper rate of Liu et al. (2023), Thm 3 and 4 (its ``n_min`` is the method's public minimum n), not for
-    planning: the fit's privacy error follows from values it releases (``NOT_FOR_PLANNING``)."""
-    return UpperRate(_RATE, not_for_planning=NOT_FOR_PLANNING)
+    planning in units of sigma (``NOT_FOR_PLANNING``); the plan with bounds uses the calibration
+    :func:`expected_error`."""
+    return UpperRate(_RATE, expected_error=expected_error, planned_error=planned.PLANNED_ERROR,
+                     not_for_planning=NOT_FOR_PLANNING)
 
 
 SPEC = MethodSpec(

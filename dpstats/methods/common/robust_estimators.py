@@ -48,6 +48,7 @@ unknown truth.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -438,6 +439,7 @@ def release_spectrum(gram: np.ndarray, n_rows: int, bound: float, *, mu: float, 
                             lam_min_lower=lower)
 
 
+@functools.lru_cache(maxsize=64)
 def modal_fraction(group_size: int) -> float:
     """Smallest share of groups in the modal bin of ratio-2 bins, for Gaussian residuals.
 
