@@ -128,6 +128,8 @@ step and phase, and exact discrete Gaussian noise for d x K values per step (abo
 body+=sec("Two columns correlated at 0.95: pgd's intervals and the released curvature (issue 18)",
          "benchmarks/results/pgd_collinear.md")
 body+=sec("dpstats.plan for pgd against its fits (issue 18, part 4)", "benchmarks/results/plan_calibration.md")
+body+=sec("dpstats.plan for robgd and ambssgd against their fits (issue 18, part 4)",
+         "benchmarks/results/plan_robust_descents.md")
 body+=sec("Products and powers: rescale='centred' (the default) against the columns as written (issue 17)",
          "benchmarks/results/centring.md")
 body+=sec("Products and powers without bounds; get_prediction's mean intervals (issues 17 and 18)",
