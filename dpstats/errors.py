@@ -427,6 +427,17 @@ class ClippedRowsWarning(UserWarning):
     value lies far out.  Decided from one released noisy count (the message gives it); the fit runs."""
 
 
+class RoughResponseDomainWarning(UserWarning):
+    """pgd fitted a response without declared bounds, and the clipping domain it released for the response is rough:
+    the noisy histogram of the response's group variances did not clear the noise of its empty bins.  The released
+    scale, hence the domain (centre +- 8 released scales), can then be far from the response's values, and the
+    estimate and its interval are those of the response clipped to it, which can be far from least squares (with a
+    rare two-valued response stored as floats most groups of rows hold a single value, and the coefficients can come
+    out near 0 with intervals of width near 0, or orders of magnitude off).  Declare bounds for the response (a 0/1
+    indicator: bounds (0, 1), stored as bool or int), or use more rows or a larger epsilon.  Decided from released
+    values only (the histogram's noisy counts); the message names the response, never a value; the fit runs."""
+
+
 class DivergedFitWarning(UserWarning):
     """A noisy iterative fit diverged: ``ambssgd``'s released residual scale of a mini-batch rose far above that of
     its first step (the noise of each step, which grows with the residual scale through the clipping norm, outran the

@@ -55,7 +55,7 @@ from scipy.stats import chi2 as chi2_distribution
 from scipy.stats import t as t_distribution
 
 from dpstats.blas import single_threaded_blas
-from dpstats.errors import ClippedRowsWarning, InsufficientDataError, MethodOptionError
+from dpstats.errors import ClippedRowsWarning, InsufficientDataError, MethodOptionError, RoughResponseDomainWarning
 from dpstats.formula.centring import intercept_model
 from dpstats.methods.common.extremes import QUIET, quiet
 from dpstats.methods.common.geometric_histogram import GeometricGrid, grid_counts, release_quantiles
@@ -1046,6 +1046,17 @@ def _intercept(ctx: FitContext) -> tuple[int | None, np.ndarray | None]:
     return intercept_model(np.asarray(ctx.constant, dtype=float))
 
 
+def rough_response_message(name: str) -> str:
+    """The warning of a fit whose released response domain is rough
+    (:class:`~dpstats.errors.RoughResponseDomainWarning`; public: the response's name)."""
+    return (f"pgd's released clipping domain of the response{' ' + name if name else ''} is rough: the noisy "
+            "histogram of its group "
+            "variances did not clear its noise (a rare two-valued response stored as floats, whose groups of rows "
+            "mostly hold one value, or too few rows for this budget), so the estimate and its interval are for the "
+            "response clipped to a domain that can be far from its values, and can be far from least squares. "
+            f"Declare bounds for {name or 'the response'} (a 0/1 indicator: bounds (0, 1), stored as bool or int)")
+
+
 def implicit_note(name: str) -> str:
     """The report's note where pgd fitted the intercept model of a design whose constant is implicit (public)."""
     return (f"the design has no Intercept column, but its columns sum to the constant 1 for every data set the "
@@ -1067,9 +1078,9 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     ranges = placeholder_ranges(tuple(ctx.column_ranges) if ctx.column_ranges else (None,) * d, centring)
     plan = _plan(ctx, options, ranges, intercept)
     mus, rng, ledger = plan.mus, ctx.rng, ctx.ledger
-    domain, notes = release_domain(rows.reduce, n, d, intercept_index=intercept, column_ranges=ranges,
-                                   response_range=ctx.response_range, mu=mus.get("domain", 1.0), rng=rng, ledger=ledger,
-                                   label=ctx.variable_name)
+    domain, notes, rough_response = release_domain(rows.reduce, n, d, intercept_index=intercept, column_ranges=ranges,
+                                                   response_range=ctx.response_range, mu=mus.get("domain", 1.0),
+                                                   rng=rng, ledger=ledger, label=ctx.variable_name)
     if implicit is not None and intercept is not None:  # the intercept model X M: its column `intercept` is 1
         domain = dataclasses.replace(domain, mix=implicit)
         notes.append(implicit_note(ctx.variable_name(intercept)))
@@ -1085,6 +1096,9 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     cache = RowCache()
     check: ClippingCheck | None = None
     warned: tuple[tuple[type[Warning], str], ...] = ()
+    if rough_response:
+        shown = f"'{ctx.response_name}'" if ctx.response_name else ""
+        warned = ((RoughResponseDomainWarning, rough_response_message(shown)),)
     if "clipping check" in mus:
         private, _ = domain_variables(d, intercept, ranges, ctx.response_range)
         check = clipping_check(rows, st, cache, [int(j) for j in private if j != "response"], "response" in private,
@@ -1092,7 +1106,7 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
         if check.material:
             message = check.message(", ".join(ctx.variable_name(v) for v in private))
             notes.append("WARNING: " + message)
-            warned = ((ClippedRowsWarning, message),)
+            warned = (*warned, (ClippedRowsWarning, message))
     gram = symmetric_gaussian_mechanism(rows.reduce(GramPass(st, GRAM_RADIUS2 * d, cache), add_arrays),
                                         l2_sensitivity=sens_g, mu=mus["gram"], rng=rng, ledger=ledger,
                                         name="pgd: noisy Gram matrix of the standardised rows (preconditioner)")

@@ -516,7 +516,7 @@ def _variables(names: Sequence[int | str], label: Callable[[int | str], str]) ->
 def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, intercept_index: int | None,
                    column_ranges: Sequence[tuple[float, float] | None], response_range: tuple[float, float] | None,
                    mu: float, rng: np.random.Generator, ledger: PrivacyLedger,
-                   label: Callable[[int | str], str] = str) -> tuple[Domain, list[str]]:
+                   label: Callable[[int | str], str] = str) -> tuple[Domain, list[str], bool]:
     """The clipping domain (module docstring, step 1): public ranges where known, released ones elsewhere.
 
     For the k variables released, one pass sums x and x^2 over the groups of a public random partition of the
@@ -527,7 +527,8 @@ def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, interce
     releases at mu / sqrt(2k), adaptively composed: mu-GDP in all.  The released domain is [c - R s, c + R s]
     with R = ``DOMAIN_HALF_WIDTH`` (public).  A histogram whose mode does not clear the noise of its empty
     bins still gives its mode (a released value, only less accurate); the notes say so, naming each variable
-    by ``label`` (a design column's index or ``"response"`` -> its public name).  Returns the domain and notes.
+    by ``label`` (a design column's index or ``"response"`` -> its public name).  Returns the domain, the notes and
+    whether the response's domain was released and its mode did not clear (a released fact).
     """
     lo, hi = np.ones(d), np.ones(d)
     for j in range(d):
@@ -538,7 +539,7 @@ def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, interce
     names, _ = domain_variables(d, intercept_index, column_ranges, response_range)
     notes: list[str] = []
     if not names:
-        return Domain(lo, hi, y_lo, y_hi, intercept_index), notes
+        return Domain(lo, hi, y_lo, y_hi, intercept_index), notes, False
     releases = 2 * len(names)
     mu_round = mu / math.sqrt(releases)
     b = group_size(n, mu_round)
@@ -578,7 +579,7 @@ def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, interce
                      "narrower than the values and clips them hard (their coefficients shrink towards 0); express "
                      + ("it" if len(saturated) == 1 else "them") + " in larger units (e.g. thousands) or declare "
                      "bounds for " + ("it" if len(saturated) == 1 else "them"))
-    return Domain(lo, hi, y_lo, y_hi, intercept_index), notes
+    return Domain(lo, hi, y_lo, y_hi, intercept_index), notes, "response" in uncleared
 
 
 def _released_domain(means: np.ndarray, variances: np.ndarray, block: Any,
