@@ -427,7 +427,8 @@ def numpy_columns(df: pd.DataFrame, variables: Sequence[str]) -> pd.DataFrame:
     Nullable ``boolean`` becomes ``bool`` (so it is a declared two-level
     factor, as ``bool`` is), nullable integers and floats (``Int64``,
     ``Float64``, Arrow-backed numbers, decimals included) ``float64``, ``string``
-    becomes ``object``, a sparse boolean ``bool`` (sparse numbers are ``float64``, as other extension numbers); integers of any width (``int64``, ``uint8``, ``Int64``)
+    becomes ``object``, a sparse boolean ``bool`` (sparse numbers are ``float64``, as other
+    extension numbers); integers of any width (``int64``, ``uint8``, ``Int64``)
     and floats narrower or wider than 64 bits (``float16``, ``float32``, ``Float32``, ``longdouble``) become
     ``float64`` (a long double beyond the float range infinite, without a warning), so
     that a transform of a finite value is computed in double precision and
