@@ -73,6 +73,7 @@ from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.privacy.budget_store import budget_document, read_budget_file
 from dpstats.privacy.missing_screen import source_hint
 from dpstats.rows.chunked import formula_columns, text_level_columns
+from dpstats.rows.csv_fields import schema_type
 from dpstats.rows.csv_lines import DECOMPRESSION_FAILURES, UNDECOMPRESSABLE_CSV
 from dpstats.rows.sources import CSVSource
 from dpstats.tables import table
@@ -360,9 +361,15 @@ def _parse_dtypes(text: str | None) -> dict[str, np.dtype] | None:
     for var, name in _json_object(text, "--dtypes").items():
         try:
             out[str(var)] = np.dtype(name)
-        except TypeError:
+        except (TypeError, ValueError):  # numpy refuses "decimal128(10, 2)[pyarrow]" with a ValueError
             raise CLIError(f"--dtypes: the type of {var!r} must be a numpy type name such as \"bool\", \"int64\" or "
                            f"\"float64\"") from None
+        try:  # a type no CSV field can always take (a date, a complex number): refused here, from the declaration,
+            schema_type(str(var), out[str(var)])  # not as a file that cannot be read
+        except DataTypeError:
+            raise CLIError(f"--dtypes: column {var!r} is declared as {out[str(var)]}, which a CSV field cannot always "
+                           "be read as: declare numbers (\"int64\", \"float64\", ...), \"bool\" or text (\"str\"), "
+                           "and convert other types with the formula") from None
     return out
 
 

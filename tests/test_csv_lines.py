@@ -126,7 +126,8 @@ def test_the_rules_read_one_value_at_a_time():
     assert booleans(pd.Series(["True", "false", "1", None, "FALSE"])).tolist() == [True, False, pd.NA, pd.NA, False]
     assert schema_type("a", "int32") == pd.Int32Dtype() and schema_type("a", np.uint16) == pd.UInt16Dtype()
     assert schema_type("a", bool) == pd.BooleanDtype() and schema_type("a", "float32") == np.dtype("float32")
-    assert isinstance(schema_type("a", "category"), pd.CategoricalDtype)
+    assert isinstance(schema_type("a", pd.CategoricalDtype(["u", "v"])), pd.CategoricalDtype)
+    assert pd.api.types.is_string_dtype(schema_type("a", "category"))  # no categories: text (tests/test_input_dtypes)
     assert pd.api.types.is_string_dtype(schema_type("a", str))
 
 

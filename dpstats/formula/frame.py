@@ -290,7 +290,10 @@ class FramePlan:
                 # a null row holds the factor's first declared level (the public fill), whose code is 0
                 codes = {v: np.where(incomplete, 0, c) for v, c in codes.items()}
         df = numpy_columns(df, variables)
-        if self.bool_responses or self.levels or self.clip:
+        if self.bool_responses or self.levels or self.allowed or self.clip:
+            # a shallow copy, so that the columns assigned below never replace the caller's (before, the columns of
+            # C(g, levels=[...]) did where no other step had copied the frame: the caller's DataFrame then changed
+            # type, or not, as one row of it was missing or outside the levels, which a later fit refused on)
             df = df.copy(deep=False)
         for v in self.bool_responses:  # a binary response is a linear probability model: False/True -> 0/1
             df[v] = df[v].astype(float)
@@ -424,7 +427,8 @@ def numpy_columns(df: pd.DataFrame, variables: Sequence[str]) -> pd.DataFrame:
     Nullable ``boolean`` becomes ``bool`` (so it is a declared two-level
     factor, as ``bool`` is), nullable integers and floats (``Int64``,
     ``Float64``, Arrow-backed numbers, decimals included) ``float64``, ``string``
-    becomes ``object``; integers of any width (``int64``, ``uint8``, ``Int64``)
+    becomes ``object``, a sparse boolean ``bool`` (sparse numbers are ``float64``, as other
+    extension numbers); integers of any width (``int64``, ``uint8``, ``Int64``)
     and floats narrower or wider than 64 bits (``float16``, ``float32``, ``Float32``, ``longdouble``) become
     ``float64`` (a long double beyond the float range infinite, without a warning), so
     that a transform of a finite value is computed in double precision and
@@ -458,7 +462,11 @@ def numpy_columns(df: pd.DataFrame, variables: Sequence[str]) -> pd.DataFrame:
         if not isinstance(dt, pd.api.extensions.ExtensionDtype) or isinstance(dt, pd.CategoricalDtype):
             continue
         numpy_dtype = getattr(dt, "numpy_dtype", None)
-        if _extension_numbers(dt):  # Arrow decimals too, whose numpy_dtype is object (patsy would see a factor)
+        if isinstance(dt, pd.SparseDtype) and pd.api.types.is_bool_dtype(dt.subtype):
+            # a sparse boolean is a boolean (a declared two-level factor, 0/1 as a number or the response); patsy
+            # could not read it, and the messages called its dtype object
+            converted[v] = df[v].to_numpy(dtype=bool)
+        elif _extension_numbers(dt):  # Arrow decimals too, whose numpy_dtype is object (patsy would see a factor)
             converted[v] = df[v].to_numpy(dtype=np.float64)
         elif numpy_dtype is not None and pd.api.types.is_bool_dtype(dt):
             converted[v] = df[v].to_numpy(dtype=numpy_dtype)

@@ -45,8 +45,12 @@ def schema_type(column: str, declared: Any) -> Any:
     declared.  Any other declaration (a date, a complex number, ...) is refused, from the declaration only."""
     try:
         dtype = pd.api.types.pandas_dtype(declared)
-    except TypeError:
+    except (TypeError, ValueError, NotImplementedError):  # pandas refuses "decimal128(10, 2)[pyarrow]" with the last
         raise DataTypeError(f"CSVSource(dtype=...) gives column '{column}' a type pandas does not know") from None
+    if isinstance(dtype, pd.CategoricalDtype) and dtype.categories is None:
+        # "category" without categories: text, whose levels the call declares (pandas would take the categories
+        # from the rows; before, every chunk failed to convert, after the budget was reserved)
+        return "str"
     if isinstance(dtype, np.dtype) and dtype.kind in "iu":
         return pd.api.types.pandas_dtype(dtype.name.capitalize() if dtype.kind == "i" else "U" + dtype.name[1:]
                                          .capitalize())
