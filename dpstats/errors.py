@@ -433,9 +433,10 @@ class RoughResponseDomainWarning(UserWarning):
     scale, hence the domain (centre +- 8 released scales), can then be far from the response's values, and the
     estimate and its interval are those of the response clipped to it, which can be far from least squares (with a
     rare two-valued response stored as floats most groups of rows hold a single value, and the coefficients can come
-    out near 0 with intervals of width near 0, or orders of magnitude off).  Declare bounds for the response (a 0/1
-    indicator: bounds (0, 1), stored as bool or int), or use more rows or a larger epsilon.  Decided from released
-    values only (the histogram's noisy counts); the message names the response, never a value; the fit runs."""
+    out near 0 with intervals of width near 0, or orders of magnitude off), so pgd gives no interval
+    (``inference_reason`` says why).  Declare bounds for the response (a 0/1 indicator: bounds (0, 1), stored as
+    bool or int), or use more rows or a larger epsilon.  Decided from released values only (the histogram's noisy
+    counts); the message names the response, never a value; the fit runs."""
 
 
 class DivergedFitWarning(UserWarning):
