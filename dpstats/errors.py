@@ -429,14 +429,14 @@ class ClippedRowsWarning(UserWarning):
 
 class RoughResponseDomainWarning(UserWarning):
     """pgd fitted a response without declared bounds, and the clipping domain it released for the response is rough:
-    the noisy histogram of the response's group variances did not clear the noise of its empty bins.  The released
-    scale, hence the domain (centre +- 8 released scales), can then be far from the response's values, and the
-    estimate and its interval are those of the response clipped to it, which can be far from least squares (with a
-    rare two-valued response stored as floats most groups of rows hold a single value, and the coefficients can come
-    out near 0 with intervals of width near 0, or orders of magnitude off), so pgd gives no interval
-    (``inference_reason`` says why).  Declare bounds for the response (a 0/1 indicator: bounds (0, 1), stored as
-    bool or int), or use more rows or a larger epsilon.  Decided from released values only (the histogram's noisy
-    counts); the message names the response, never a value; the fit runs."""
+    in the noisy histogram of the response's group variances, the groups of equal values outcount the modal spread,
+    so most groups of rows hold a single value of the response (a rare two-valued response stored as floats, a
+    response of mostly zeros) and the released scale comes from the few others.  The domain (centre +- 8 released
+    scales) can then be far from the response's values, and the estimate, that of the response clipped to it, and its
+    interval can be far from least squares (a 0/1 response with 3% ones came out with slopes near 0 and intervals of
+    width near 0, or orders of magnitude off).  Declare bounds for the response (a 0/1 indicator: bounds (0, 1),
+    stored as bool or int).  Decided from released values only (the histogram's noisy counts); the message names the
+    response, never a value; the fit runs."""
 
 
 class DivergedFitWarning(UserWarning):

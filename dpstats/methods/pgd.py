@@ -1046,22 +1046,14 @@ def _intercept(ctx: FitContext) -> tuple[int | None, np.ndarray | None]:
     return intercept_model(np.asarray(ctx.constant, dtype=float))
 
 
-#: The results' ``inference_reason`` when the response's released domain is rough (public text).
-ROUGH_RESPONSE_REASON = ("pgd's released clipping domain of the response is rough (its histogram of group "
-                         "variances did not clear its noise): the fit targets the response clipped to a domain that "
-                         "can be far from its values, which its intervals would not cover reliably as least squares; "
-                         "declare bounds for the response (docs/guide/bounds-and-levels.md)")
-
-
 def rough_response_message(name: str) -> str:
     """The warning of a fit whose released response domain is rough
     (:class:`~dpstats.errors.RoughResponseDomainWarning`; public: the response's name)."""
-    return (f"pgd's released clipping domain of the response{' ' + name if name else ''} is rough: the noisy "
-            "histogram of its group "
-            "variances did not clear its noise (a rare two-valued response stored as floats, whose groups of rows "
-            "mostly hold one value, or too few rows for this budget), so the estimate is that of the response "
-            "clipped to a domain that can be far from its values, and can be far from least squares; no interval is "
-            "given. "
+    return (f"pgd's released clipping domain of the response{' ' + name if name else ''} is rough: most of the "
+            "groups of rows it was released from hold a single value of the response (the released count of such "
+            "groups exceeds that of the modal spread), as with a rare two-valued response stored as floats, so its "
+            "scale comes from the few other groups, and the estimate, which is that of the response clipped to it, "
+            "and its interval can be far from least squares. "
             f"Declare bounds for {name or 'the response'} (a 0/1 indicator: bounds (0, 1), stored as bool or int)")
 
 
@@ -1175,8 +1167,7 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     share_sd = None if st.y_centre_sd is None else 0.5 * st.y_centre_sd  # the two values sit at -1 and +1
     rare = (rare_outcome_reason(plan.n_mu, minority, share_sd)
             or complete_rows_reason(st.rows, plan.n_mu / n, st.rows_sd, n)
-            or (check.reason() if check is not None and check.material else "")
-            or (ROUGH_RESPONSE_REASON if rough_response else ""))
+            or (check.reason() if check is not None and check.material else ""))
     if not plan.inference or rare:
         reason = ("inference=False gave the whole budget to the point estimate" if not options.inference
                   else rare or interval_reason(n, ctx.epsilon, ctx.delta, ctx.method_epsilon is not None))

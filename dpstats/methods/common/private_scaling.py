@@ -528,7 +528,9 @@ def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, interce
     with R = ``DOMAIN_HALF_WIDTH`` (public).  A histogram whose mode does not clear the noise of its empty
     bins still gives its mode (a released value, only less accurate); the notes say so, naming each variable
     by ``label`` (a design column's index or ``"response"`` -> its public name).  Returns the domain, the notes and
-    whether the response's domain was released and its mode did not clear (a released fact).
+    whether the response's domain was released from a variance histogram whose bin 0 (groups of equal values)
+    outcounts its mode (released counts): most groups hold a single value of the response, as with a rare
+    two-valued or zero-inflated response, and the scale comes from the few others.
     """
     lo, hi = np.ones(d), np.ones(d)
     for j in range(d):
@@ -555,14 +557,16 @@ def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, interce
         variances = np.maximum(sums[1] - sums[0] * means, 0.0) / (b - 1)
     order = [*[j for j in names if j != "response"], *(["response"] if "response" in names else [])]
     uncleared, saturated = [], []
+    constant_response = False
     for i, name in enumerate(order):
-        low, high, cleared, beyond = _released_domain(means[i], variances[i], block, rng)
+        low, high, cleared, beyond, mostly_constant = _released_domain(means[i], variances[i], block, rng)
         if not cleared:
             uncleared.append(name)
         if beyond:
             saturated.append(name)
         if name == "response":
             y_lo, y_hi = low, high
+            constant_response = mostly_constant
         else:
             lo[int(name)], hi[int(name)] = low, high
     notes.append(f"{_variables(names, label)} {'has' if len(names) == 1 else 'have'} no public range (no bounds "
@@ -579,13 +583,14 @@ def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, interce
                      "narrower than the values and clips them hard (their coefficients shrink towards 0); express "
                      + ("it" if len(saturated) == 1 else "them") + " in larger units (e.g. thousands) or declare "
                      "bounds for " + ("it" if len(saturated) == 1 else "them"))
-    return Domain(lo, hi, y_lo, y_hi, intercept_index), notes, "response" in uncleared
+    return Domain(lo, hi, y_lo, y_hi, intercept_index), notes, constant_response
 
 
 def _released_domain(means: np.ndarray, variances: np.ndarray, block: Any,
-                     rng: np.random.Generator) -> tuple[float, float, bool, bool]:
-    """(lo, hi, cleared, beyond) of one variable from its group means and variances: two releases of ``block``;
-    ``beyond`` says the released variance bin is the grid's last (the spread may exceed the grid)."""
+                     rng: np.random.Generator) -> tuple[float, float, bool, bool, bool]:
+    """(lo, hi, cleared, beyond, mostly_constant) of one variable from its group means and variances: two releases
+    of ``block``; ``beyond`` says the released variance bin is the grid's last (the spread may exceed the grid),
+    ``mostly_constant`` that the released count of bin 0 (groups of equal values) exceeds the mode's."""
     noisy = np.asarray(block.release(grid_counts(variances, VARIANCE_GRID).astype(float),
                                      l2_sensitivity=HISTOGRAM_SENSITIVITY, rng=rng))
     m = 1 + int(np.argmax(noisy[1:]))  # bin 0: groups of equal values
@@ -598,4 +603,4 @@ def _released_domain(means: np.ndarray, variances: np.ndarray, block: Any,
     cleared = bool(noisy[m] > clearance(VARIANCE_GRID.bins, block.mu_round)
                    and noisy_c[mc] > clearance(LOCATION_GRID.size, block.mu_round))
     low, high = _domain_of(2.0 * scale * LOCATION_GRID.value(mc), scale)
-    return low, high, cleared, m == VARIANCE_GRID.bins - 1
+    return low, high, cleared, m == VARIANCE_GRID.bins - 1, bool(noisy[0] > noisy[m])
