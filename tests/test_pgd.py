@@ -1516,7 +1516,9 @@ def test_a_rough_released_response_domain_warns_and_names_the_fix() -> None:
     with pytest.warns(RoughResponseDomainWarning, match=r"clipping domain of the response 'y' is rough: most of the "
                                                         r"groups.*Declare bounds for 'y' \(a 0/1 indicator: bounds "
                                                         r"\(0, 1\)"):
-        dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method="pgd", random_state=0)
+        res = dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method="pgd", random_state=0)
+    assert any(note.startswith("WARNING: pgd's released clipping domain of the response 'y' is rough")
+               for note in res.privacy.notes)
     df["y"] = 1.0 + 2.0 * df["x"] + rng.normal(size=n)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RoughResponseDomainWarning)

@@ -1097,8 +1097,9 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     check: ClippingCheck | None = None
     warned: tuple[tuple[type[Warning], str], ...] = ()
     if rough_response:
-        shown = f"'{ctx.response_name}'" if ctx.response_name else ""
-        warned = ((RoughResponseDomainWarning, rough_response_message(shown)),)
+        message = rough_response_message(f"'{ctx.response_name}'" if ctx.response_name else "")
+        notes.append("WARNING: " + message)
+        warned = ((RoughResponseDomainWarning, message),)
     if "clipping check" in mus:
         private, _ = domain_variables(d, intercept, ranges, ctx.response_range)
         check = clipping_check(rows, st, cache, [int(j) for j in private if j != "response"], "response" in private,
