@@ -115,20 +115,23 @@ def _von_neumann(rng: np.random.Generator, num1: np.ndarray, den1: np.ndarray, n
     out = np.zeros(n, dtype=bool)
     active = np.arange(n)
     two = not (np.all(den1 == 1))
-    if n and not two and (den2 == den2[0]).all():
-        _von_neumann_shared(rng, num2, int(den2[0]), out)
-        return out
+    # a numerator or denominator every lane shares stays one scalar: not gathered every round, and drawn against as
+    # one bound (the same values as the array of it: _below)
+    shared_den = int(den2[0]) if n and (den2 == den2[0]).all() else None
+    shared_num = int(num2[0]) if n and (num2 == num2[0]).all() else None
     k = 1
     while active.size:
-        n2, d2 = num2[active], den2[active]
-        if int(d2.max()) <= _SAFE // k:
+        n2 = num2[active] if shared_num is None else shared_num
+        d2 = den2[active] if shared_den is None else shared_den
+        size = None if shared_den is None else active.size
+        if int(np.max(d2)) <= _SAFE // k:
             dk = d2 * k
-            if k == 1 and np.array_equal(n2, dk):  # Bernoulli(1) for every lane: no draw needed
+            if k == 1 and bool(np.all(n2 == dk)):  # Bernoulli(1) for every lane: no draw needed
                 a = np.ones(active.size, dtype=bool)
             else:
-                a = _below(rng, dk) < n2
+                a = _below(rng, dk, size=size) < n2
         else:  # Bernoulli(n2/(d2 k)) = Bernoulli(n2/d2) * Bernoulli(1/k): no overflow for any k
-            a = (_below(rng, d2) < n2) & (_below(rng, k, size=active.size) == 0)
+            a = (_below(rng, d2, size=size) < n2) & (_below(rng, k, size=active.size) == 0)
         if two:
             a &= _below(rng, den1[active]) < num1[active]
         if k % 2:
@@ -136,30 +139,6 @@ def _von_neumann(rng: np.random.Generator, num1: np.ndarray, den1: np.ndarray, n
         active = active[a]
         k += 1
     return out
-
-
-def _von_neumann_shared(rng: np.random.Generator, num2: np.ndarray, den2: int, out: np.ndarray) -> None:
-    """:func:`_von_neumann` where every lane has the denominator ``den2`` and no first factor, into ``out``: the same
-    draws in the same order (each round's bound den2 k is one value, drawn through :func:`_below` as a scalar, which
-    gives the values of the array of that bound), without gathering the lanes' denominators every round; a shared
-    numerator (the Bernoulli(exp(-1)) factors) is not gathered either."""
-    shared = int(num2[0]) if (num2 == num2[0]).all() else None
-    active = np.arange(num2.size)
-    k = 1
-    while active.size:
-        n2 = num2[active] if shared is None else shared
-        if den2 <= _SAFE // k:
-            dk = den2 * k
-            if k == 1 and bool(np.all(n2 == dk)):  # Bernoulli(1) for every lane: no draw needed
-                a = np.ones(active.size, dtype=bool)
-            else:
-                a = _below(rng, dk, size=active.size) < n2
-        else:  # Bernoulli(n2/(d2 k)) = Bernoulli(n2/d2) * Bernoulli(1/k): no overflow for any k
-            a = (_below(rng, den2, size=active.size) < n2) & (_below(rng, k, size=active.size) == 0)
-        if k % 2:
-            out[active[~a]] = True
-        active = active[a]
-        k += 1
 
 
 def _ones(n: int) -> np.ndarray:
