@@ -458,7 +458,7 @@ def basic_bootstrap_pvalue(params: np.ndarray, draws: np.ndarray) -> np.ndarray:
     return np.minimum(1.0, 2 * np.minimum(below, above) / draws.shape[0])
 
 
-def bootstrap_zvalues(params: np.ndarray, draws: np.ndarray) -> np.ndarray:
+def bootstrap_zvalues(params: np.ndarray, draws: np.ndarray, scale: np.ndarray | None = None) -> np.ndarray:
     """(2 b - median(r)) / sd(r): the bias-corrected estimate over the bootstrap standard error.
 
     Parameters
@@ -467,6 +467,8 @@ def bootstrap_zvalues(params: np.ndarray, draws: np.ndarray) -> np.ndarray:
         The released coefficients b (d).
     draws : numpy.ndarray
         The re-centred replicates r (B, d).
+    scale : numpy.ndarray, optional
+        The standard errors to divide by, where the fit reports others than the replicates' sd (d).
 
     Returns
     -------
@@ -481,7 +483,7 @@ def bootstrap_zvalues(params: np.ndarray, draws: np.ndarray) -> np.ndarray:
     >>> bootstrap_zvalues(np.array([1.0, 0.0]), draws).round(1)
     array([2., 0.])
     """
-    return (2 * params - np.median(draws, axis=0)) / np.std(draws, axis=0, ddof=1)
+    return (2 * params - np.median(draws, axis=0)) / (np.std(draws, axis=0, ddof=1) if scale is None else scale)
 
 
 def parametric_bootstrap(release: SufficientStatisticsRelease, beta_hat: np.ndarray, estimator: BatchEstimator,

@@ -218,11 +218,11 @@ class DPRegressionResults:
         if not self.inference_available:
             return pd.Series(self._nan(), index=self.params.index)
         p = self.params.to_numpy()
-        if self._draws is not None and self._inference is not None and self._inference.robust_spread:
-            # the bias-corrected estimate over the reported standard error, from the replicates' central 95%
-            z = (2.0 * p - np.median(self._draws, axis=0)) / self._bse
-        else:
-            z = bootstrap_zvalues(p, self._draws) if self._draws is not None else p / self._bse
+        if self._draws is None:
+            z = p / self._bse
+        else:  # over the reported standard error where it is not the replicates' sd (their central 95%'s)
+            robust = self._inference is not None and self._inference.robust_spread
+            z = bootstrap_zvalues(p, self._draws, self._bse if robust else None)
         return pd.Series(z, index=self.params.index)
 
     @property
