@@ -1166,7 +1166,15 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
             f"; below n * mu = {SMALL_N_MU:g} a lower bound: the released Gram matrix's noise hides the shrinkage of "
             "the weak directions, which the chains share and the table's standard errors include"))
     share_sd = None if st.y_centre_sd is None else 0.5 * st.y_centre_sd  # the two values sit at -1 and +1
-    rare = (rare_outcome_reason(plan.n_mu, minority, share_sd)
+    rare_outcome = rare_outcome_reason(plan.n_mu, minority, share_sd)
+    if rare_outcome and not split.privacy_lower_bound:
+        # the clip cuts the rare rows' residuals, so the clipped fit's target sits away from least squares by a gap
+        # no released value measures (docs/choosing.md, "A rare outcome"): the chains' spread leaves it out
+        split = dataclasses.replace(split, privacy_lower_bound=True, privacy_source=split.privacy_source + (
+            "; with a two-valued response whose rarer value is rare for this budget a lower bound: the clip cuts "
+            "the rare rows' residuals, and the clipped fit's gap from least squares, which no released value "
+            "measures, is left out"))
+    rare = (rare_outcome
             or complete_rows_reason(st.rows, plan.n_mu / n, st.rows_sd, n)
             or (check.reason() if check is not None and check.material else ""))
     if not plan.inference or rare:
