@@ -41,6 +41,12 @@ def mean_standard_errors(X: np.ndarray, cov: np.ndarray) -> np.ndarray:
         return scale * np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", U, cov, U), 0.0))
 
 
+#: why a fit gives nothing for a new observation (the module docstring)
+_NO_OBSERVATION_INTERVAL = ("there is no {what}: it would need the residual variance of the private rows, which no "
+                            "method releases; se_mean, conf_int() and summary_frame() give the mean response at "
+                            "each new row")
+
+
 @dataclass(frozen=True)
 class MeanPrediction:
     """The mean response at new rows with its standard error and confidence intervals (statsmodels'
@@ -80,6 +86,23 @@ class MeanPrediction:
     df: int | None
     available: bool
 
+    @property
+    def var_pred_mean(self) -> pd.Series:
+        """x0' V x0 for each new row, the square of :attr:`se_mean` (statsmodels' name); NaN without inference."""
+        return self.se_mean ** 2
+
+    @property
+    def se_obs(self) -> pd.Series:
+        """statsmodels' standard error of a new observation, which there is not (module docstring).
+
+        Raises
+        ------
+        InvalidArgumentError
+            Always, saying so and naming :attr:`se_mean`.
+        """
+        raise InvalidArgumentError(_NO_OBSERVATION_INTERVAL.format(what="standard error of a new observation "
+                                                                 "(statsmodels' se_obs)"))
+
     def conf_int(self, alpha: float = 0.05, obs: bool = False) -> np.ndarray:
         """(1 - alpha) intervals of the mean at each new row, an (m, 2) array (statsmodels' layout); NaN without
         inference.
@@ -103,10 +126,9 @@ class MeanPrediction:
             With ``obs=True``.
         """
         if obs:
-            raise InvalidArgumentError(
-                "there is no interval for a new observation (statsmodels' obs=True, obs_ci_lower/obs_ci_upper): it "
-                "would need the residual variance of the private rows; conf_int() and summary_frame() give the "
-                "interval of the mean response at each new row")
+            raise InvalidArgumentError(_NO_OBSERVATION_INTERVAL.format(what="interval for a new observation "
+                                                                     "(statsmodels' obs=True, obs_ci_lower/"
+                                                                     "obs_ci_upper)"))
         alpha = check_alpha(alpha)
         mean = self.predicted_mean.to_numpy()
         if not self.available:

@@ -105,3 +105,12 @@ def test_an_interval_for_a_new_observation_is_refused_with_the_reason():
     with pytest.raises(dpstats.errors.InvalidArgumentError, match="no interval for a new observation"):
         pred.conf_int(obs=True)
     np.testing.assert_array_equal(pred.conf_int(obs=False), pred.conf_int())
+
+
+def test_statsmodels_prediction_names_are_there_or_refused_with_the_reason():
+    # before: se_obs and var_pred_mean were bare AttributeErrors (statsmodels' PredictionResults has both)
+    res = dpstats.dp_ols("y ~ x + z", _frame(300, 0), math.inf, method="ols")
+    pred = res.get_prediction(NEW)
+    np.testing.assert_allclose(pred.var_pred_mean.to_numpy(), pred.se_mean.to_numpy() ** 2)
+    with pytest.raises(dpstats.errors.InvalidArgumentError, match=r"no standard error of a new observation \(stats"):
+        _ = pred.se_obs
