@@ -6,10 +6,10 @@ so, without bounds, pgd releases a clipping domain for it from a noisy histogram
 (docs/choosing.md, "A rare outcome").  Simulation: x1, x2 standard normal, y = 1 where 0.8 x1 - 0.4 x2 plus a
 logistic error exceeds its (1 - share)-quantile, stored as floats; ``y ~ x1 + x2`` fitted by ``dp_ols`` (default
 method, no bounds; with ``--as-int`` y is stored as integers with bounds (0, 1), two-valued by public facts), delta
-1e-6.  Per fit: the released response domain's upper end, whether the fit warned ``RoughResponseDomainWarning``,
-the slope of x1 against least squares on the same data (in its standard errors) and whether the interval for it was
-given and covers least squares.  Per share, n and epsilon: fits warned, intervals given, intervals covering,
-median |error| in standard errors and median width in least-squares widths.
+1e-6.  Per fit: the released response domain's upper end and lead (``release_domain``), whether the fit warned
+``RoughResponseDomainWarning``, the slope of x1 against least squares on the same data (in its standard errors) and
+whether the interval for it was given and covers least squares.  Per share, n and epsilon: fits warned, intervals
+given, intervals covering, median |error| in standard errors and median width in least-squares widths.
 
 Run from the repository root (one process)::
 
@@ -62,7 +62,7 @@ def one_fit(n: int, share: float, eps: float, seed: int, as_int: bool) -> dict:
 
     def recording(*args, **kwargs):  # type: ignore[no-untyped-def]
         out = installed(*args, **kwargs)
-        seen["y_hi"] = out[0].y_hi
+        seen["y_hi"], seen["lead"] = out[0].y_hi, out[2]
         return out
 
     pgd.release_domain = recording  # type: ignore[assignment]
@@ -77,7 +77,7 @@ def one_fit(n: int, share: float, eps: float, seed: int, as_int: bool) -> dict:
     b = float(res.params["x1"])
     lo, hi = (float(v) for v in res.conf_int().loc["x1"])
     given = bool(np.isfinite(lo) and np.isfinite(hi))
-    return dict(n=n, share=share, eps=eps, seed=seed, y_hi=seen.get("y_hi"),
+    return dict(n=n, share=share, eps=eps, seed=seed, y_hi=seen.get("y_hi"), lead=seen.get("lead"),
                 rough=any(issubclass(w.category, RoughResponseDomainWarning) for w in caught),
                 err_se=(b - b_ols) / se, given=given, covers=bool(lo <= b_ols <= hi) if given else None,
                 width=(hi - lo) / (2 * 1.959964 * se) if given else None, reason=res.inference_reason or "")
