@@ -100,6 +100,8 @@ body+=sec("A boolean response: why auto skips Theil-Sen there (issues 17 and 18)
          "benchmarks/results/boolean_response.md")
 body+=sec("A 0/1 indicator stored as integers: two-valued by public facts (issues 17 and 18)",
          "benchmarks/results/integer_indicator.md")
+body+=sec("A 0/1 response stored as floats without bounds: the released response domain and pgd's intervals",
+         "benchmarks/results/float_indicator.md")
 body+=sec("Rare outcomes, a 0/1 response stored as floats, a zero-inflated response: data outside the benchmark",
          "benchmarks/results/case_studies.md")
 body+=sec("pgd and the auto rule on the real regressions (issues 17 and 18)", "benchmarks/results/pgd.md")

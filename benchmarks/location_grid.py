@@ -96,7 +96,7 @@ def _missed(limit: int, draws: int, centre: float, sd: float, lognormal: bool) -
             x = rng.lognormal(0.0, 1.0, (k, b)) * sd + centre if lognormal else rng.normal(centre, sd, (k, b))
             block = gaussian_block(rounds=2 * variables, mu_round=mu_round, ledger=PrivacyLedger(100.0, 0.5),
                                    name="domain (benchmark)", note="")
-            lo, hi, _, _ = private_scaling._released_domain(x.mean(axis=1), x.var(axis=1, ddof=1), block, rng)
+            lo, hi, *_ = private_scaling._released_domain(x.mean(axis=1), x.var(axis=1, ddof=1), block, rng)
             missed += int(np.mean((x >= lo) & (x <= hi)) < 0.9)
     return missed / draws
 

@@ -434,9 +434,10 @@ class RoughResponseDomainWarning(UserWarning):
     response of mostly zeros) and the released scale comes from the few others.  The domain (centre +- 8 released
     scales) can then be far from the response's values, and the estimate, that of the response clipped to it, and its
     interval can be far from least squares (a 0/1 response with 3% ones came out with slopes near 0 and intervals of
-    width near 0, or orders of magnitude off).  Declare bounds for the response (a 0/1 indicator: bounds (0, 1),
-    stored as bool or int).  Decided from released values only (the histogram's noisy counts); the message names the
-    response, never a value; the fit runs."""
+    width near 0, or orders of magnitude off).  Where those groups lead the modal spread by more than 9/16 of the
+    groups (a 0/1 response with fewer than 1 in 8 ones), pgd also gives no interval (``inference_reason`` says why).
+    Declare bounds for the response (a 0/1 indicator: bounds (0, 1), stored as bool or int).  Decided from released
+    values only (the histogram's noisy counts); the message names the response, never a value; the fit runs."""
 
 
 class DivergedFitWarning(UserWarning):

@@ -1543,3 +1543,61 @@ def test_a_rough_released_response_domain_warns_and_names_the_fix() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", RoughResponseDomainWarning)
         dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method="pgd", random_state=0)
+
+
+def test_a_response_of_mostly_one_value_without_bounds_gets_no_interval() -> None:
+    """A 0/1 response with 5% ones stored as floats, without bounds: it is not two-valued by public facts, so the
+    clip and interval rules of a rare outcome do not apply, and such fits' intervals covered least squares in about
+    half the fits or were orders of magnitude wide (docs/choosing.md, "A rare outcome").  The released counts of the
+    domain's pairs of rows show most pairs hold one value (a lead of about (1 - 2 p)^2 = 0.81 over the modal spread,
+    above ONE_VALUE_LEAD), so pgd gives the estimate without an interval and says why; a 0/1 response with 40% ones
+    (lead 0.04) and a continuous one keep theirs.  Fixed seeds: deterministic."""
+    rng = np.random.default_rng(7)
+    n = 3_000
+    df = pd.DataFrame({"x": rng.normal(size=n)})
+    df["y"] = (rng.uniform(size=n) < 0.05 * (1 + 0.5 * np.tanh(df["x"]))).astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RoughResponseDomainWarning)
+        res = dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method="pgd", random_state=0)
+    assert np.isfinite(res.params["x"])
+    assert np.isnan(res.bse["x"])
+    assert res.inference_reason.startswith("most pairs of rows hold a single value of the response, which has no "
+                                           "declared bounds")
+    assert "declare the response's bounds (a 0/1 indicator: bounds (0, 1), stored as bool or int" in (
+        res.inference_reason)
+    for y in ((rng.uniform(size=n) < 0.4).astype(float), 1.0 + 2.0 * df["x"] + rng.normal(size=n)):
+        df["y"] = y
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RoughResponseDomainWarning)
+            res = dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method="pgd", random_state=0)
+        assert np.isfinite(res.bse["x"]) and not res.inference_reason
+
+
+def test_one_value_reason_fires_above_its_lead_only() -> None:
+    """The rule reads the released lead alone: none without a released response domain, none at or below
+    ONE_VALUE_LEAD; above it the reason names the lead and the threshold."""
+    assert pgd.one_value_reason(None) == ""
+    assert pgd.one_value_reason(pgd.ONE_VALUE_LEAD) == ""
+    assert pgd.one_value_reason(-0.3) == ""
+    assert "leads that of the modal spread by 0.81 of the pairs, above 0.5625" in pgd.one_value_reason(0.81)
+
+
+def test_a_two_valued_response_holds_the_tail_clip_at_its_floor() -> None:
+    """With a response that public facts make two-valued (a bool) the tail correction's clip is at most
+    TWO_VALUED_TAIL_CAP (1) times the clip, so at its floor (1.5 times): the one-step correction towards a clip up to
+    4 times higher overshot least squares on a rare cell (blackpol, docs/choosing.md "A rare outcome").  A response
+    of the same values stored as floats with bounds (0, 1) is not two-valued by public facts and keeps TAIL_CAP.
+    Fixed seeds: deterministic."""
+    assert pgd.tail_cap(True) == pgd.TWO_VALUED_TAIL_CAP == 1.0
+    assert pgd.tail_cap(False) == pgd.TAIL_CAP == 4.0
+    rng = np.random.default_rng(11)
+    n = 3_000
+    df = pd.DataFrame({"x": rng.uniform(size=n)})
+    df["y"] = rng.uniform(size=n) < 0.2 + 0.3 * df["x"]
+    res = dpstats.dp_ols("y ~ x", df, 3.0, 1e-6, method="pgd", bounds={"x": (0, 1)}, random_state=0)
+    assert any("-quantile (at most 1 x the clip, at least 1.5 x)" in note for note in res.privacy.notes)
+    df["y"] = df["y"].astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = dpstats.dp_ols("y ~ x", df, 3.0, 1e-6, method="pgd", bounds={"x": (0, 1), "y": (0, 1)}, random_state=0)
+    assert any("-quantile (at most 4 x the clip, at least 1.5 x)" in note for note in res.privacy.notes)

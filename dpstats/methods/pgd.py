@@ -108,9 +108,10 @@ __all__ = ["PGDOptions", "fit", "budget_split", "reports_intervals", "linearise"
            "InferencePass", "sandwich", "sampling_resolved", "UNCLIPPED_SHARE_FLOOR",
            "gradient_norm_bound", "SAMPLING_Z", "floored_note", "CLIP_D_REF", "CLIP_D_POWER",
            "RARE_SHARE", "RARE_MIN_N_MU", "RARE_FROM_N_MU", "rare_outcome_reason", "complete_rows_reason",
+           "ONE_VALUE_LEAD", "one_value_reason",
            "two_valued_variance",
            "unspent_inference_note",
-           "TAIL_ROWS", "TAIL_CAP",
+           "TAIL_ROWS", "TAIL_CAP", "TWO_VALUED_TAIL_CAP", "tail_cap",
            "TAIL_FLOOR", "TAIL_Z",
            "TAIL_TEST_LEVEL", "TAIL_DECAY", "stretch_beyond",
            "tail_level", "tail_correction", "TailCorrection", "TailExcessPass", "expected_error", "WANDER_ROUNDS",
@@ -184,6 +185,12 @@ CLIP_D_REF, CLIP_D_POWER = 10.0, 2.0
 #: least squares by several standard errors, more than the interval showed (docs/choosing.md, "A long tail of
 #: residuals"; 32 rows rather than 64 from session 36: the correction from n mu = 320, and more of the tail measured).
 TAIL_ROWS, TAIL_CAP = 32.0, 4.0
+#: With a response that public facts make two-valued the tail clip is at most TWO_VALUED_TAIL_CAP times the clip
+#: (:func:`tail_cap`; then at its floor, TAIL_FLOOR times the clip): such a response's residuals have no long tail on
+#: one side beyond what its own clip rule reads (:func:`clip_rule`), and the rows beyond the clip are rows of large
+#: leverage, a rare cell, on which a one-step correction towards a clip up to TAIL_CAP times higher overshot least
+#: squares by several times (blackpol; docs/choosing.md, "A rare outcome").
+TWO_VALUED_TAIL_CAP = 1.0
 #: The tail clip is at least TAIL_FLOOR times the clip, so that the correction's release, budgeted from public facts,
 #: is always made (its sensitivity 2 (C2 - C) is then positive); where the residuals have no long tail the
 #: correction it gives stays within its noise and is not taken.
@@ -216,6 +223,12 @@ MINORITY_SHARE, TWO_VALUED_MAX_QUANTILE = 0.25, 0.99
 #: is as large as the share it would have to tell apart, and the intervals there are wide enough to cover least
 #: squares for a rare outcome too, so the rule withheld common outcomes' intervals on noise alone.
 RARE_SHARE, RARE_MIN_N_MU, RARE_FROM_N_MU = 0.1, 50.0, 100.0
+#: A response without declared bounds whose released domain histogram's groups of equal values (pairs of rows)
+#: outcount its modal spread by more than this share of the groups gets no interval (:func:`one_value_reason`): a
+#: response taking two values, a share p of the rows at one, leads by (1 - 2 p)^2, which is 9 / 16 at p = 1 / 8; such
+#: a response, stored as floats, is not two-valued by public facts, so the clip and interval rules of a rare outcome
+#: do not apply, and below p = 1 / 8 its intervals can miss least squares by far (docs/choosing.md, "A rare outcome").
+ONE_VALUE_LEAD = 0.5625
 #: The warm start (phase 1) clips at WARM_CLIP[1] times the private WARM_CLIP[0]-quantile of the gradient norms at
 #: theta = 0: a robust start with little noise (its estimand need not be least squares; phase 2's clip is the
 #: clip rule's, read at the warm start and never above the rule's clip at theta = 0, from the same histogram).
@@ -379,6 +392,34 @@ def complete_rows_reason(rows: float | None, mu: float, sd: float | None = None,
             f"times mu(epsilon, delta) = {mu:.4g} is {rows * mu:.3g}, below {INTERVAL_MIN_N_MU:g}: the other rows are "
             f"null rows (missing='drop'), which inform nothing, so too few rows inform the fit for an interval (a "
             f"variable missing in most rows, such as a text column read as numbers, leaves a fit of noise)")
+
+
+def one_value_reason(lead: float | None) -> str:
+    """Why intervals are withheld for a response without declared bounds whose rows mostly hold one value ("" when
+    they are not): the released lead ``lead`` of the domain histogram's groups of equal values over its modal spread,
+    a share of the groups (:func:`~dpstats.methods.common.private_scaling.release_domain`; post-processing of its
+    released counts and the public number of groups; None where no domain of the response was released), above
+    ``ONE_VALUE_LEAD``.
+
+    Parameters
+    ----------
+    lead : float or None
+        The released lead, or None.
+
+    Returns
+    -------
+    str
+        The reason, or "" where the intervals are given.
+    """
+    if lead is None or lead <= ONE_VALUE_LEAD:
+        return ""
+    return (f"most pairs of rows hold a single value of the response, which has no declared bounds: the released "
+            f"count of such pairs leads that of the modal spread by {lead:.2g} of the pairs, above {ONE_VALUE_LEAD:g} "
+            "(a response of two values with fewer than 1 in 8 rows at the rarer one, such as a rare 0/1 outcome "
+            "stored as floats, or a response of mostly one value); the fit does not know the response is two-valued, "
+            "so the clip and interval rules of a rare outcome do not apply and its intervals can miss least squares "
+            "by far, so none is given: declare the response's bounds (a 0/1 indicator: bounds (0, 1), stored as bool "
+            "or int; docs/choosing.md, 'A rare outcome')")
 
 
 def rare_outcome_reason(n_mu: float, minority: float | None, share_sd: float | None = None) -> str:
@@ -923,7 +964,8 @@ def _clips(rows: Rows, st: Standardisation, cache: RowCache, theta: np.ndarray, 
     clips: the clip rule's clip at theta = 0 and its tail clip (below).  Phase 2: the clip rule's clip k x
     (q-quantile) at the warm start, capped at the first cap, and, where n mu is large enough for a tail quantile
     (:func:`tail_level`, a public rule), the tail clip: the tail quantile of the gradient norms when that is larger,
-    at most ``TAIL_CAP`` times the rule's clip, capped at the second cap and at least ``TAIL_FLOOR`` times the clip
+    at most :func:`tail_cap` times the rule's clip (``TAIL_CAP``; ``TWO_VALUED_TAIL_CAP`` with a two-valued response,
+    ``minority`` given), capped at the second cap and at least ``TAIL_FLOOR`` times the clip
     (the second cap returned).  The quantiles of a
     phase are read from the same noisy counts (post-processing); below n mu = ``CLIP_CEILING_N_MU`` every clip is
     capped at ``SMALL_CLIP_CEILING`` times k sqrt(d) (public)."""
@@ -935,11 +977,28 @@ def _clips(rows: Rows, st: Standardisation, cache: RowCache, theta: np.ndarray, 
     read = release_quantiles(counts, qs, st.rows or rows.n, NORM_GRID, mu=mu, rng=rng, ledger=ledger,
                              name=f"pgd: gradient-norm histogram (phase {phase})")
     rule = min(read[1 if phase == 1 else 0] * k, ceiling)
-    raised = max(rule, min(read[-1], TAIL_CAP * rule)) if tail is not None else rule
+    raised = max(rule, min(read[-1], tail_cap(minority is not None) * rule)) if tail is not None else rule
     if phase == 1:
         return WARM_CLIP[1] * min(read[0], ceiling), (rule, min(raised, ceiling))
     clip = min(rule, caps[0])
     return clip, (clip, max(TAIL_FLOOR * clip, min(raised, caps[1])))
+
+
+def tail_cap(two_valued: bool) -> float:
+    """The most the tail clip may exceed the clip by, as a multiple: ``TWO_VALUED_TAIL_CAP`` for a response that
+    public facts make two-valued, else ``TAIL_CAP`` (public facts only).
+
+    Parameters
+    ----------
+    two_valued : bool
+        Whether public facts make the response two-valued.
+
+    Returns
+    -------
+    float
+        The cap, a multiple of the clip.
+    """
+    return TWO_VALUED_TAIL_CAP if two_valued else TAIL_CAP
 
 
 def clip_ceiling(n_mu: float, multiple: float, d: int) -> float:
@@ -1078,7 +1137,7 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     ranges = placeholder_ranges(tuple(ctx.column_ranges) if ctx.column_ranges else (None,) * d, centring)
     plan = _plan(ctx, options, ranges, intercept)
     mus, rng, ledger = plan.mus, ctx.rng, ctx.ledger
-    domain, notes, rough_response = release_domain(rows.reduce, n, d, intercept_index=intercept, column_ranges=ranges,
+    domain, notes, response_lead = release_domain(rows.reduce, n, d, intercept_index=intercept, column_ranges=ranges,
                                                    response_range=ctx.response_range, mu=mus.get("domain", 1.0),
                                                    rng=rng, ledger=ledger, label=ctx.variable_name)
     if implicit is not None and intercept is not None:  # the intercept model X M: its column `intercept` is 1
@@ -1096,7 +1155,7 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     cache = RowCache()
     check: ClippingCheck | None = None
     warned: tuple[tuple[type[Warning], str], ...] = ()
-    if rough_response:
+    if response_lead is not None and response_lead > 0.0:
         message = rough_response_message(f"'{ctx.response_name}'" if ctx.response_name else "")
         notes.append("WARNING: " + message)
         warned = ((RoughResponseDomainWarning, message),)
@@ -1144,7 +1203,8 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
                f"{WARM_CLIP[1]:g} x their private {WARM_CLIP[0]:g}-quantile, the final phase at {k:g} x the private "
                f"{q:g}-quantile at the warm start"
                + ("; one more release, the part of the per-example gradients between that clip and their private "
-                  f"{tail_level(plan.n_mu):.4g}-quantile (at most {TAIL_CAP:g} x the clip), gave a one-step "
+                  f"{tail_level(plan.n_mu):.4g}-quantile (at most {tail_cap(minority is not None):g} x the clip, "
+                  f"at least {TAIL_FLOOR:g} x), gave a one-step "
                   f"correction towards the less clipped fit, kept for {corrected} of the {d} coefficients (where the "
                   f"released part stood out of its noise at level {TAIL_TEST_LEVEL:g} and a coefficient's correction "
                   f"was more than {TAIL_Z:g} of its noise sds: a long tail of residuals on one side, which clipping "
@@ -1176,7 +1236,8 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
             "measures, is left out"))
     rare = (rare_outcome
             or complete_rows_reason(st.rows, plan.n_mu / n, st.rows_sd, n)
-            or (check.reason() if check is not None and check.material else ""))
+            or (check.reason() if check is not None and check.material else "")
+            or one_value_reason(response_lead))
     if not plan.inference or rare:
         reason = ("inference=False gave the whole budget to the point estimate" if not options.inference
                   else rare or interval_reason(n, ctx.epsilon, ctx.delta, ctx.method_epsilon is not None))

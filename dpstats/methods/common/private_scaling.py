@@ -516,7 +516,7 @@ def _variables(names: Sequence[int | str], label: Callable[[int | str], str]) ->
 def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, intercept_index: int | None,
                    column_ranges: Sequence[tuple[float, float] | None], response_range: tuple[float, float] | None,
                    mu: float, rng: np.random.Generator, ledger: PrivacyLedger,
-                   label: Callable[[int | str], str] = str) -> tuple[Domain, list[str], bool]:
+                   label: Callable[[int | str], str] = str) -> tuple[Domain, list[str], float | None]:
     """The clipping domain (module docstring, step 1): public ranges where known, released ones elsewhere.
 
     For the k variables released, one pass sums x and x^2 over the groups of a public random partition of the
@@ -527,10 +527,12 @@ def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, interce
     releases at mu / sqrt(2k), adaptively composed: mu-GDP in all.  The released domain is [c - R s, c + R s]
     with R = ``DOMAIN_HALF_WIDTH`` (public).  A histogram whose mode does not clear the noise of its empty
     bins still gives its mode (a released value, only less accurate); the notes say so, naming each variable
-    by ``label`` (a design column's index or ``"response"`` -> its public name).  Returns the domain, the notes and
-    whether the response's domain was released from a variance histogram whose bin 0 (groups of equal values)
-    outcounts its mode (released counts): most groups hold a single value of the response, as with a rare
-    two-valued or zero-inflated response, and the scale comes from the few others.
+    by ``label`` (a design column's index or ``"response"`` -> its public name).  Returns the domain, the notes and,
+    where the response's domain was released, the lead of its variance histogram's bin 0 (groups of equal values)
+    over its mode, as a share of the k groups (released counts and public k; None where no response domain was
+    released): above 0, most groups hold a single value of the response, as with a rare two-valued or
+    zero-inflated response, and the scale comes from the few others; for groups of 2 rows a response taking two
+    values, a share p of the rows at one, leads by (1 - 2 p)^2 less the noise.
     """
     lo, hi = np.ones(d), np.ones(d)
     for j in range(d):
@@ -541,7 +543,7 @@ def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, interce
     names, _ = domain_variables(d, intercept_index, column_ranges, response_range)
     notes: list[str] = []
     if not names:
-        return Domain(lo, hi, y_lo, y_hi, intercept_index), notes, False
+        return Domain(lo, hi, y_lo, y_hi, intercept_index), notes, None
     releases = 2 * len(names)
     mu_round = mu / math.sqrt(releases)
     b = group_size(n, mu_round)
@@ -557,16 +559,16 @@ def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, interce
         variances = np.maximum(sums[1] - sums[0] * means, 0.0) / (b - 1)
     order = [*[j for j in names if j != "response"], *(["response"] if "response" in names else [])]
     uncleared, saturated = [], []
-    constant_response = False
+    lead: float | None = None
     for i, name in enumerate(order):
-        low, high, cleared, beyond, mostly_constant = _released_domain(means[i], variances[i], block, rng)
+        low, high, cleared, beyond, one_value = _released_domain(means[i], variances[i], block, rng)
         if not cleared:
             uncleared.append(name)
         if beyond:
             saturated.append(name)
         if name == "response":
             y_lo, y_hi = low, high
-            constant_response = mostly_constant
+            lead = one_value
         else:
             lo[int(name)], hi[int(name)] = low, high
     notes.append(f"{_variables(names, label)} {'has' if len(names) == 1 else 'have'} no public range (no bounds "
@@ -583,14 +585,15 @@ def release_domain(reduce: Callable[[Any, Any], Any], n: int, d: int, *, interce
                      "narrower than the values and clips them hard (their coefficients shrink towards 0); express "
                      + ("it" if len(saturated) == 1 else "them") + " in larger units (e.g. thousands) or declare "
                      "bounds for " + ("it" if len(saturated) == 1 else "them"))
-    return Domain(lo, hi, y_lo, y_hi, intercept_index), notes, constant_response
+    return Domain(lo, hi, y_lo, y_hi, intercept_index), notes, lead
 
 
 def _released_domain(means: np.ndarray, variances: np.ndarray, block: Any,
-                     rng: np.random.Generator) -> tuple[float, float, bool, bool, bool]:
-    """(lo, hi, cleared, beyond, mostly_constant) of one variable from its group means and variances: two releases
-    of ``block``; ``beyond`` says the released variance bin is the grid's last (the spread may exceed the grid),
-    ``mostly_constant`` that the released count of bin 0 (groups of equal values) exceeds the mode's."""
+                     rng: np.random.Generator) -> tuple[float, float, bool, bool, float]:
+    """(lo, hi, cleared, beyond, lead) of one variable from its group means and variances: two releases of
+    ``block``; ``beyond`` says the released variance bin is the grid's last (the spread may exceed the grid),
+    ``lead`` is the released count of bin 0 (groups of equal values) less the mode's, over the number of groups
+    (public)."""
     noisy = np.asarray(block.release(grid_counts(variances, VARIANCE_GRID).astype(float),
                                      l2_sensitivity=HISTOGRAM_SENSITIVITY, rng=rng))
     m = 1 + int(np.argmax(noisy[1:]))  # bin 0: groups of equal values
@@ -603,4 +606,4 @@ def _released_domain(means: np.ndarray, variances: np.ndarray, block: Any,
     cleared = bool(noisy[m] > clearance(VARIANCE_GRID.bins, block.mu_round)
                    and noisy_c[mc] > clearance(LOCATION_GRID.size, block.mu_round))
     low, high = _domain_of(2.0 * scale * LOCATION_GRID.value(mc), scale)
-    return low, high, cleared, m == VARIANCE_GRID.bins - 1, bool(noisy[0] > noisy[m])
+    return low, high, cleared, m == VARIANCE_GRID.bins - 1, float(noisy[0] - noisy[m]) / max(variances.size, 1)
