@@ -417,6 +417,10 @@ def _load_data(args: argparse.Namespace, bounds: dict[str, Any] | None, levels: 
     if path.exists():
         if path.is_dir():
             raise CLIError(f"--data: {spec!r} is a directory, not a CSV file")
+        if not path.is_file():  # a pipe, a process substitution <(...), a device: the file is opened more than once
+            raise CLIError(f"--data: {spec!r} is not a regular file (a pipe, a process substitution such as <(...) "
+                           f"or a device), and a CSV file is read more than once (its header, then its rows): "
+                           f"write the data to a file and pass its path")
         if args.allow_data_levels:
             return _read_csv(spec, lambda: pd.read_csv(path))
         dtypes = _parse_dtypes(getattr(args, "dtypes", None))
