@@ -96,7 +96,9 @@ _T = TypeVar("_T")
 #: the missing-value screen's hint for a fit of a CSV file (its text columns are read as numbers unless declared)
 _CSV_TEXT_HINT = ("The data were read from a CSV file, where a column without declared levels is read as numbers, so "
                   "a text column reads as a missing value in every row: declare its levels (--levels "
-                  "'{\"VAR\": [\"a\", \"b\"]}' or C(VAR, levels=[...]) in the formula).")
+                  "'{\"VAR\": [\"a\", \"b\"]}' or C(VAR, levels=[...]) in the formula). A column declared with "
+                  "--dtypes reads only the fields of its type (whole numbers for an integer type, True/False or 1/0 "
+                  "for bool): any other field is a missing value.")
 
 
 class CLIError(DPStatsError):

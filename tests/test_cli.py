@@ -289,6 +289,17 @@ def test_bad_input_exits_2_with_one_line(capsys, csv, change, fragment):
     assert "Traceback" not in err
 
 
+def test_a_declared_type_the_fields_do_not_fit_is_named_in_the_refusal(capsys, tmp_path):
+    """A two-valued column written yes/no and declared bool reads as missing in every row, and the screen refuses
+    (charged): the one-line error says which fields a declared type reads, as it says a text column needs levels."""
+    path = tmp_path / "yesno.csv"
+    path.write_text("y,x\n" + "".join(f"{'yes' if i % 3 else 'no'},{i % 50}\n" for i in range(300)))
+    code, out, err = run(capsys, "fit", "y ~ x", "--data", str(path), "--epsilon", "1", "--seed", "1",
+                         "--bounds", '{"x": [0, 50]}', "--dtypes", '{"y": "bool"}')
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "noisy count" in err and "True/False or 1/0 for bool" in err
+
+
 def test_text_column_without_levels_in_a_csv_names_the_likely_cause(capsys, csv):
     """``g`` is text in the file; used bare without --levels it is read as numbers, every field missing, and the
     screen refuses (charged): the one-line error says a text column needs its levels declared."""
