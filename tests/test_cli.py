@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -288,6 +289,17 @@ def test_bad_input_exits_2_with_one_line(capsys, csv, change, fragment):
     assert "Traceback" not in err
 
 
+def test_a_declared_type_the_fields_do_not_fit_is_named_in_the_refusal(capsys, tmp_path):
+    """A two-valued column written yes/no and declared bool reads as missing in every row, and the screen refuses
+    (charged): the one-line error says which fields a declared type reads, as it says a text column needs levels."""
+    path = tmp_path / "yesno.csv"
+    path.write_text("y,x\n" + "".join(f"{'yes' if i % 3 else 'no'},{i % 50}\n" for i in range(300)))
+    code, out, err = run(capsys, "fit", "y ~ x", "--data", str(path), "--epsilon", "1", "--seed", "1",
+                         "--bounds", '{"x": [0, 50]}', "--dtypes", '{"y": "bool"}')
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "noisy count" in err and "True/False or 1/0 for bool" in err
+
+
 def test_text_column_without_levels_in_a_csv_names_the_likely_cause(capsys, csv):
     """``g`` is text in the file; used bare without --levels it is read as numbers, every field missing, and the
     screen refuses (charged): the one-line error says a text column needs its levels declared."""
@@ -307,6 +319,28 @@ def test_unreadable_csv_is_a_clean_error(capsys, tmp_path):
     assert code == 2 and err.startswith("error: --data: cannot read") and "Traceback" not in err
     code, out, err = run(capsys, "fit", "y ~ x", "--data", str(tmp_path), "--epsilon", "1")
     assert code == 2 and "is a directory" in err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_pipe_as_data_is_refused_before_it_is_read(capsys, tmp_path):
+    """A named pipe (as a process substitution <(...) gives one) can be read once, and the CLI reads a CSV file's
+    header before its rows: it was refused as a file whose header "is not text", or hung waiting for a second
+    writer. It is refused from its type (public), before it is opened."""
+    fifo = tmp_path / "data.csv"
+    os.mkfifo(fifo)
+
+    def write() -> None:  # a writer for each opening, so that reading the pipe does not hang (a daemon thread)
+        while True:
+            try:
+                with open(fifo, "w") as handle:
+                    handle.write("y,x\n" + "".join(f"{i % 7},{i}\n" for i in range(200)))
+            except BrokenPipeError:  # a reader that closed the pipe after its header
+                pass
+
+    threading.Thread(target=write, daemon=True).start()
+    code, out, err = run(capsys, "fit", "y ~ x", "--data", str(fifo), "--epsilon", "1", "--bounds",
+                         '{"x": [0, 200], "y": [0, 10]}')
+    assert code == 2 and "is not a regular file" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("argv", [

@@ -93,8 +93,8 @@ def test_the_first_line_with_an_extra_field_does_not_shift_the_file(tmp_path):
 
 @pytest.mark.parametrize("dtype, column, field", [
     (DTYPES, "x", "3.5"), (DTYPES, "x", "SECRET"), (DTYPES, "x", ""), (DTYPES, "x", "1e30"), (DTYPES, "x", "inf"),
-    (DTYPES, "z", "300"), (DTYPES, "y", "SECRET"), (DTYPES, "y", ""), (BOOLEANS, "z", "yes"), (BOOLEANS, "z", "1"),
-    (BOOLEANS, "z", "")])
+    (DTYPES, "z", "300"), (DTYPES, "y", "SECRET"), (DTYPES, "y", ""), (BOOLEANS, "z", "yes"), (BOOLEANS, "z", "2"),
+    (BOOLEANS, "z", "0.5"), (BOOLEANS, "z", "")])
 def test_a_field_that_does_not_fit_its_declared_type_is_a_missing_value(tmp_path, dtype, column, field):
     """In a column declared int64, int8, bool or float64 a field that does not fit (a fraction, text, an empty
     field, a number outside the dtype's range, a token that is not a boolean) releases what an empty line
@@ -118,12 +118,26 @@ def test_fields_that_fit_are_read_as_in_memory(tmp_path):
     assert _fit(path, BOOLEANS).equals(in_memory)
 
 
+def test_a_zero_one_column_declared_bool_is_read_as_booleans(tmp_path):
+    """A 0/1 column declared ``bool`` (as ``--dtypes '{"z": "bool"}'`` declares one, which the CLI's help offers for a
+    0/1 response) reads as pandas' parser reads it, 1 True and 0 False, and fits as the True/False file does; it was
+    missing in every row, and the missing-value screen refused the fit."""
+    zero_one = _write(tmp_path / "z.csv", _lines(), 0, None)
+    true_false = _write(tmp_path / "t.csv", _lines(booleans=True), 0, None)
+    read = pd.concat(list(CSVSource(zero_one, dtype=BOOLEANS, chunksize=64).frames(["x", "z", "y"])))
+    assert read["z"].dtype == pd.BooleanDtype() and not read["z"].isna().any()
+    assert _fit(zero_one, BOOLEANS).equals(_fit(true_false, BOOLEANS))
+
+
 def test_the_rules_read_one_value_at_a_time():
     x = whole_numbers(pd.Series([1.0, 2.5, np.nan, 300.0, -1.0, 255.0]), pd.UInt8Dtype())
     assert x.tolist() == [1, pd.NA, pd.NA, pd.NA, pd.NA, 255]
     big = whole_numbers(pd.Series([2.0**63, -(2.0**63), 1e300]), pd.Int64Dtype())
     assert big.tolist() == [pd.NA, -(2**63), pd.NA]
-    assert booleans(pd.Series(["True", "false", "1", None, "FALSE"])).tolist() == [True, False, pd.NA, pd.NA, False]
+    assert booleans(pd.Series(["True", "false", "2", None, "FALSE"])).tolist() == [True, False, pd.NA, pd.NA, False]
+    # a 0/1 column declared bool, as pandas' parser reads one: 1 and 0 (also written 1.0, -0), nothing else
+    assert booleans(pd.Series(["1", "0", "1.0", "-0", "0.5", "yes"])).tolist() == [True, False, True, False, pd.NA,
+                                                                                    pd.NA]
     assert schema_type("a", "int32") == pd.Int32Dtype() and schema_type("a", np.uint16) == pd.UInt16Dtype()
     assert schema_type("a", bool) == pd.BooleanDtype() and schema_type("a", "float32") == np.dtype("float32")
     assert isinstance(schema_type("a", pd.CategoricalDtype(["u", "v"])), pd.CategoricalDtype)

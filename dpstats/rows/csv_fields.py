@@ -13,7 +13,8 @@ field that does not fit a declared type, a line with extra fields), an oracle on
 * a column declared as integers can hold a missing value (pandas' nullable integer of the same width); a field
   is kept where it reads as a whole number inside the dtype's range (:func:`whole_numbers`), else it is missing;
 * a column declared boolean reads ``True``/``true``/``TRUE`` and ``False``/``false``/``FALSE`` (pandas' default
-  tokens), everything else is missing (:func:`booleans`);
+  tokens) and a number that is 1 or 0 (``1``, ``0``, ``1.0``: a 0/1 column, as pandas' parser reads a column
+  declared ``bool``), everything else is missing (:func:`booleans`);
 * a number is read by pandas' parser, and from a chunk on where it cannot read a field, by :func:`text_number`,
   which gives every field the parser reads the parser's value (``CSVSource``; the boolean tokens are 1 and 0),
   NaN for the rest; in a column declared as a narrower float (``float32``, ``float16``) a number beyond its range
@@ -93,8 +94,22 @@ def whole_numbers(values: pd.Series, dtype: Any) -> pd.Series:
 
 
 def booleans(values: pd.Series) -> pd.Series:
-    """Text read as pandas' nullable boolean: the default true and false tokens, missing otherwise."""
-    true, false = values.isin(TRUE_TOKENS).to_numpy(), values.isin(FALSE_TOKENS).to_numpy()
+    """Text read as pandas' nullable boolean, one field at a time, as pandas' parser reads a column declared ``bool``:
+    the default true and false tokens, and a field that :func:`text_number` reads as 1 or 0 (a 0/1 column: ``1``,
+    ``0``, ``1.0``), missing otherwise.
+
+    Parameters
+    ----------
+    values : pandas.Series
+        The column's fields as text (a missing field as NaN or None).
+
+    Returns
+    -------
+    pandas.Series
+        pandas' nullable boolean, a field that is none of these missing.
+    """
+    numbers = text_numbers(values).to_numpy()  # the tokens read as 1 and 0
+    true, false = numbers == 1.0, numbers == 0.0
     out = pd.array(true, dtype=pd.BooleanDtype())
     out[~(true | false)] = pd.NA
     return pd.Series(out, index=values.index, name=values.name)
