@@ -537,3 +537,25 @@ def test_intervals_of_a_power_beside_slopes_by_group_cover_least_squares():
         for t in ols.index:
             covered[t] = covered.get(t, 0) + int(ci.loc[t, 0] <= ols[t] <= ci.loc[t, 1])
     assert len(covered) == 7 and min(covered.values()) >= 8, covered
+
+
+def test_a_designs_centring_is_computed_once_for_the_same_public_facts(monkeypatch):
+    """A fit asks its design for the centring twice (the rescaling, the report): the second answer is the first,
+    without a second pass over the terms, and a design whose ranges change is centred anew.  Deterministic."""
+    from dpstats.formula import design as design_module
+
+    calls = []
+    original = design_module.public_centring
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(design_module, "public_centring", counting)
+    design = _design("y ~ x + z + x:z", _frame(200))
+    first = design.public_centring()
+    assert first is not None and design.public_centring() is first and len(calls) == 1
+    wider = [iv if name != "x:z" else None for name, iv in zip(design.column_names, design.column_intervals,
+                                                               strict=True)]
+    design.column_intervals = wider
+    assert design.public_centring() is None and len(calls) == 2

@@ -1522,6 +1522,32 @@ def test_the_steps_clip_in_one_buffer_with_the_same_bits_as_np_clip():
     assert cache.residual_bounds(norms.copy(), 1.0)[1] is not cache.residual_bounds(norms, 1.0)[1]
 
 
+@pytest.mark.parametrize("chains", [1, 2, 5, 9])
+def test_the_steps_gradient_has_the_bits_of_the_plain_products(chains):
+    # a step repeats v and the residual bounds over the chains (one loop over n K entries for the subtraction and
+    # the clip; columns beyond FULL_OPERANDS entries) and forms sum_i z_i psi_i as (psi^T Z)^T: the released sums
+    # must be those of Z^T clip(Z theta - v, -t, t), bit for bit, on either side of the size limit
+    rng = np.random.default_rng(11)
+    for n, d in ((1, 3), (7, 2), (300, 5), (2500, 17), (pgd.FULL_OPERANDS // 2 + 3, 4)):
+        X = rng.normal(size=(n, d)) * rng.uniform(0.1, 3.0, size=d)
+        y = rng.standard_t(3, size=n) * 2.0
+        st = Standardisation(Domain(-np.full(d, 4.0), np.full(d, 4.0), -9.0, 9.0, intercept_index=None),
+                             rng.normal(size=d) * 0.1, rng.uniform(0.5, 2.0, size=d), 0.2, 1.5)
+        cache = pgd.RowCache()
+        theta = rng.normal(size=(d, chains)) * 0.5
+        for clip in (0.05, 1.0):
+            grad_pass = pgd.GradientPass(st, theta, clip, cache)
+            Z, v, norms = grad_pass.rows(X, y, 0)
+            t = (clip / np.maximum(norms, np.finfo(float).tiny))[:, None]
+            expected = Z.T @ np.clip(Z @ theta - v[:, None], -t, t)
+            for _ in range(2):  # the second step reuses the repeated operands
+                np.testing.assert_array_equal(grad_pass(X, y, 0), expected)
+        full = n * chains <= pgd.FULL_OPERANDS and chains > 1
+        operands = cache.step_operands(v, norms, 1.0, chains)
+        assert operands[0].shape == ((n, chains) if full else (n, 1))
+        assert operands[1][1].shape == ((n, chains) if full else (n, 1))
+
+
 
 def test_a_rough_released_response_domain_warns_and_names_the_fix() -> None:
     """A rare 0/1 response stored as floats, without bounds: most groups of rows hold a single value, and the

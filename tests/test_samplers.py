@@ -387,3 +387,49 @@ def test_a_shared_denominator_gives_the_per_lane_draws(den):
                                         num2.astype(np.int64), np.full(500, den, dtype=np.int64))
             assert np.array_equal(got, _von_neumann_per_lane(ref, num2.astype(np.int64), np.full(500, den)))
             assert np.array_equal(ours.integers(0, 1 << 62, 3), ref.integers(0, 1 << 62, 3))
+
+
+def _gaussian_accept_by_lanes(rng, y: np.ndarray, s: int) -> np.ndarray:
+    """:func:`samplers._gaussian_accept` as it was built before its factors were set lane by lane only where a
+    proposal has more than one (every factor's position computed from a repeated lane index, the lanes' outcomes
+    counted with ``bincount``): the reference for the draws, for proposals within 65 s (the vectorised path)."""
+    n = y.size
+    q, r = np.divmod(np.abs(np.abs(y) - s), s)
+    q2 = q * q
+    n_e1, n_half = q2 // 2, q2 % 2
+    counts = n_e1 + n_half + q + 1
+    lanes = np.repeat(np.arange(n), counts)
+    m = lanes.size
+    start = np.cumsum(counts) - counts
+    pos = np.arange(m) - np.repeat(start, counts)
+    e1, half = np.repeat(n_e1, counts), np.repeat(n_half, counts)
+    rr, qq = np.repeat(r, counts), np.repeat(q, counts)
+    num1, den1, num2, den2 = (np.ones(m, dtype=np.int64) for _ in range(4))
+    is_half = (pos >= e1) & (pos < e1 + half)
+    den2[is_half] = 2
+    is_r = (pos >= e1 + half) & (pos < e1 + half + qq)
+    num2[is_r], den2[is_r] = rr[is_r], s
+    is_sq = pos == e1 + half + qq
+    num1[is_sq], den1[is_sq] = rr[is_sq], s
+    num2[is_sq], den2[is_sq] = rr[is_sq], 2 * s
+    ok = samplers._von_neumann(rng, num1, den1, num2, den2)
+    return np.bincount(lanes[~ok], minlength=n) == 0
+
+
+@pytest.mark.parametrize("bit_generator", ["PCG64", "MT19937", "Philox", "SFC64"])
+@pytest.mark.parametrize("s", [1, 2, 5, 1000, (1 << 40) + 123])
+def test_gaussian_acceptance_draws_what_the_lane_built_factors_drew(bit_generator, s):
+    """The discrete Gaussian's acceptance sets only the factors of proposals far from s (q >= 1) one by one and
+    reads each proposal's outcome with one reduction: the same outcomes and the same generator state as the factors
+    built from a repeated lane index (:func:`_gaussian_accept_by_lanes`), for proposals near s, far from it (many
+    factors, odd and even q^2) and none.  Deterministic, no false failures."""
+    for seed in range(3):
+        spread = np.random.default_rng(50 + seed)
+        for y in (spread.integers(-3 * s, 3 * s + 1, 2000), np.array([s, -s, 0, 2 * s, -3 * s - 1, 5 * s + 7]),
+                  np.zeros(0, dtype=np.int64)):
+            ours = np.random.Generator(getattr(np.random, bit_generator)(seed))
+            ref = np.random.Generator(getattr(np.random, bit_generator)(seed))
+            got = samplers._gaussian_accept(ours, y.astype(np.int64), s)
+            assert got.dtype == bool
+            assert np.array_equal(got, _gaussian_accept_by_lanes(ref, y.astype(np.int64), s))
+            assert np.array_equal(ours.integers(0, 1 << 62, 3), ref.integers(0, 1 << 62, 3))

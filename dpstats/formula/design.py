@@ -164,6 +164,8 @@ class Design:
     rank_probe: RankProbe | None = None
     storage_hint: str = ""
     factor_intervals: dict[str, Interval] = field(default_factory=dict)
+    #: :meth:`public_centring`'s last result with the public facts it was computed from (a fit asks for it twice)
+    _centring_memo: tuple[Any, ...] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def n(self) -> int:
@@ -241,8 +243,16 @@ class Design:
         ColumnCentring or None
             The reparametrisation private fits see, or None where no column qualifies (or a range is missing).
         """
-        return public_centring(self.design_info, self.column_intervals, self.variable_supports,
-                               constant=self.constant_weights(), factors=self.factor_intervals)
+        facts = (self.design_info, self.rank_probe, tuple(self.column_names), tuple(self.column_intervals),
+                 tuple(self.variable_supports.items()), tuple(self.factor_intervals.items()))
+        memo = self._centring_memo
+        if memo is not None and all(a is b for a, b in zip(memo[0][:2], facts[:2], strict=True)) \
+                and memo[0][2:] == facts[2:]:
+            return memo[1]  # (a ColumnCentring is frozen; the same public facts give the same centring)
+        centring = public_centring(self.design_info, self.column_intervals, self.variable_supports,
+                                   constant=self.constant_weights(), factors=self.factor_intervals)
+        self._centring_memo = (facts, centring)
+        return centring
 
     def bounds_advice(self) -> BoundsAdvice:
         """What to declare so that every column and the response have a range (:mod:`dpstats.bounds.derive`).

@@ -524,9 +524,11 @@ class RowCache:
         #: the per-row residual bounds (-t, t), t = C / ||z_i||, by clip C, with the row norms they were computed
         #: from (:func:`_residual_bounds`): a phase's steps share one clip, so they are computed once per phase
         self.bounds: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        #: the step operands of :meth:`step_operands` repeated over the chains, by (clip, chains)
+        self.full: dict[tuple[float, int], tuple[np.ndarray, ...]] = {}
 
     def __getstate__(self) -> dict[str, object]:
-        return {"key": None, "value": None, "bounds": {}}
+        return {"key": None, "value": None, "bounds": {}, "full": {}}
 
     def residual_bounds(self, norms: np.ndarray, clip: float) -> tuple[np.ndarray, np.ndarray]:
         """(-t, t), t = C / ||z_i|| as an (n, 1) column (:func:`_residual_bounds`) for the row norms ``norms``,
@@ -538,6 +540,25 @@ class RowCache:
                 self.bounds.clear()
             found = self.bounds[clip] = (norms, *_residual_bounds(norms, clip))
         return found[1], found[2]
+
+    def step_operands(self, v: np.ndarray, norms: np.ndarray, clip: float, chains: int
+                      ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """(v, (-t, t)) of a step of ``chains`` chains: as (n, 1) columns (:meth:`residual_bounds`), or, for
+        several chains on a chunk of at most ``FULL_OPERANDS`` entries, each repeated into a contiguous (n, K)
+        array, kept while the arrays and the clip are the same.  The values are the same either way (a column
+        broadcast over the K chains is the repeated array), so psi is the same bit for bit; the repeated arrays let
+        numpy run the subtraction and the clip in one loop over n K entries instead of n loops over K."""
+        low, high = self.residual_bounds(norms, clip)
+        if chains == 1 or v.shape[0] * chains > FULL_OPERANDS:
+            return v[:, None], (low, high)
+        key = (clip, chains)
+        found = self.full.get(key)
+        if found is None or found[0] is not v or found[1] is not high:
+            shape = (v.shape[0], chains)
+            self.full.clear()  # one phase's at a time (its chains and clip)
+            found = self.full[key] = (v, high, np.repeat(v[:, None], chains, axis=1),
+                                      np.broadcast_to(low, shape).copy(), np.broadcast_to(high, shape).copy())
+        return found[2], (found[3], found[4])
 
 
 class _StandardisedPass:
@@ -582,6 +603,11 @@ class GramPass(_StandardisedPass):
         return Zc.T @ Zc
 
 
+#: :meth:`RowCache.step_operands` repeats a step's operands over the chains for chunks of at most this many entries
+#: (n K): three more arrays of that size (6 MB at most)
+FULL_OPERANDS = 1 << 18
+
+
 def _residual_bounds(norms: np.ndarray, clip: float) -> tuple[np.ndarray, np.ndarray]:
     """(-t, t): t = C / ||z_i|| as an (n, 1) column, the bound on row i's residual that keeps ||z_i psi_i|| <= C."""
     t = (clip / np.maximum(norms, np.finfo(float).tiny))[:, None]
@@ -600,9 +626,9 @@ def _clipped_residuals_inplace(Z: np.ndarray, v: np.ndarray, theta: np.ndarray,
                                bounds: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """psi of :func:`_clipped_residuals` from precomputed ``bounds`` (:func:`_residual_bounds`), computed in one
     buffer: min(max(r, -t), t) is ``np.clip``'s own definition (NaN propagates through both), so psi is the same
-    array bit for bit."""
+    array bit for bit.  ``v`` is (n,), or already (n, 1) or (n, K) (:meth:`RowCache.step_operands`)."""
     psi = Z @ theta
-    psi -= v[:, None]
+    psi -= v if v.ndim == 2 else v[:, None]
     np.maximum(psi, bounds[0], out=psi)
     return np.minimum(psi, bounds[1], out=psi)
 
@@ -656,8 +682,12 @@ class GradientPass(_ClipPass):
     @quiet
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
         Z, v, norms = self.rows(X, y, offset)
-        psi = _clipped_residuals_inplace(Z, v, self.theta, self.cache.residual_bounds(norms, self.clip))
-        return Z.T @ psi
+        v_step, bounds = self.cache.step_operands(v, norms, self.clip, self.theta.shape[1])
+        psi = _clipped_residuals_inplace(Z, v_step, self.theta, bounds)
+        # (psi^T Z)^T is the BLAS product of Z^T psi with its two outer dimensions swapped: each entry sums the same
+        # terms in the same order (the same bits wherever checked: tests/test_pgd.py), and OpenBLAS's kernels for
+        # the swapped order run faster on these skinny shapes
+        return (psi.T @ Z).T
 
 
 class InferencePass(_ClipPass):

@@ -121,8 +121,9 @@ def _von_neumann(rng: np.random.Generator, num1: np.ndarray, den1: np.ndarray, n
     shared_num = int(num2[0]) if n and (num2 == num2[0]).all() else None
     k = 1
     while active.size:
-        n2 = num2[active] if shared_num is None else shared_num
-        d2 = den2[active] if shared_den is None else shared_den
+        # (in round 1 every lane is active: the arrays themselves, not gathered copies of them)
+        n2 = (num2 if k == 1 else num2[active]) if shared_num is None else shared_num
+        d2 = (den2 if k == 1 else den2[active]) if shared_den is None else shared_den
         size = None if shared_den is None else active.size
         if int(np.max(d2)) <= _SAFE // k:
             dk = d2 * k
@@ -133,10 +134,14 @@ def _von_neumann(rng: np.random.Generator, num1: np.ndarray, den1: np.ndarray, n
         else:  # Bernoulli(n2/(d2 k)) = Bernoulli(n2/d2) * Bernoulli(1/k): no overflow for any k
             a = (_below(rng, d2, size=size) < n2) & (_below(rng, k, size=active.size) == 0)
         if two:
-            a &= _below(rng, den1[active]) < num1[active]
-        if k % 2:
-            out[active[~a]] = True
-        active = active[a]
+            a &= _below(rng, den1 if k == 1 else den1[active]) < (num1 if k == 1 else num1[active])
+        if k == 1:  # lanes stopping in round 1 return 1: exactly the lanes whose draw failed
+            np.logical_not(a, out=out)
+            active = np.flatnonzero(a)
+        else:
+            if k % 2:
+                out[active[~a]] = True
+            active = active[a]
         k += 1
     return out
 
@@ -246,24 +251,26 @@ def _gaussian_accept(rng: np.random.Generator, y: np.ndarray, s: int) -> np.ndar
     q2 = q * q
     n_e1, n_half = q2 // 2, q2 % 2
     counts = n_e1 + n_half + q + 1
-    lanes = np.repeat(np.arange(n), counts)
-    m = lanes.size
-    start = np.cumsum(counts) - counts
-    pos = np.arange(m) - np.repeat(start, counts)  # position of each factor within its lane
-    e1, half = np.repeat(n_e1, counts), np.repeat(n_half, counts)
-    rr, qq = np.repeat(r, counts), np.repeat(q, counts)
+    end = np.cumsum(counts)
+    m = int(end[-1]) if n else 0
+    start = end - counts
     num1, den1 = _ones(m), _ones(m)
     num2, den2 = _ones(m), _ones(m)
-    # factors, in order: e1 x exp(-1); half x exp(-1/2); q x exp(-r/s); exp(-(r/s)(r/(2s)))
-    is_half = (pos >= e1) & (pos < e1 + half)
-    den2[is_half] = 2
-    is_r = (pos >= e1 + half) & (pos < e1 + half + qq)
-    num2[is_r], den2[is_r] = rr[is_r], s
-    is_sq = pos == e1 + half + qq
-    num1[is_sq], den1[is_sq] = rr[is_sq], s
-    num2[is_sq], den2[is_sq] = rr[is_sq], 2 * s
+    # factors of each lane, in order: e1 x exp(-1) (1/1, 1/1: the arrays' ones); half x exp(-1/2); q x exp(-r/s);
+    # exp(-(r/s)(r/(2s))), the last.  Only lanes with q > 0 (a = |(|y| - s)| >= s) have factors before the last.
+    last = end - 1
+    num1[last], den1[last] = r, s
+    num2[last], den2[last] = r, 2 * s
+    longer = np.flatnonzero(q > 0)
+    if longer.size:
+        first_r = start[longer] + n_e1[longer] + n_half[longer]  # the first exp(-r/s) factor of each such lane
+        den2[(first_r - 1)[n_half[longer] == 1]] = 2  # the exp(-1/2) factor just before it, where q^2 is odd
+        qs = q[longer]
+        idx = np.repeat(first_r, qs) + (np.arange(int(qs.sum())) - np.repeat(np.cumsum(qs) - qs, qs))
+        num2[idx], den2[idx] = np.repeat(r[longer], qs), s
     ok = _von_neumann(rng, num1, den1, num2, den2)
-    return np.bincount(lanes[~ok], minlength=n) == 0
+    # a proposal is kept iff every one of its factors succeeded (each lane has at least one factor)
+    return np.logical_and.reduceat(ok, start) if n else np.zeros(0, dtype=bool)
 
 
 def _gaussian_accept_scalar(rng: np.random.Generator, y: int, s: int) -> bool:
