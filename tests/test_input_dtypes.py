@@ -224,3 +224,21 @@ def test_levels_spelled_as_the_narrow_dtype_holds_them_fit_and_predict() -> None
     column = np.resize(np.array([0.1, 0.2], dtype=np.float32), 90)
     res = _levels_fit(column, [float(np.float32(0.1)), float(np.float32(0.2))])
     assert np.isfinite(res.predict(pd.DataFrame({"x": [0.5, 0.5], "t": column[:2]})).to_numpy()).all()
+
+
+def test_a_csv_column_declared_float32_refuses_levels_it_rounds(tmp_path: Path) -> None:
+    """The same from a CSV file's declared types (public): ``CSVSource(dtype={"t": "float32"})`` with
+    ``C(t, levels=[0.1, 0.2])`` read every field 0.1 as 0.10000000149011612, outside the levels, and refused after
+    spending (``missing="raise"``) or dropped every row; it is refused from the declaration.  Declared float64 (the
+    default), the same file fits."""
+    x = np.linspace(0, 1, 90)
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"x": x, "t": np.resize([0.1, 0.2], 90), "y": 1 + x}).to_csv(path, index=False)
+    kw = {"epsilon": 1.0, "bounds": {"x": (0.0, 1.0), "y": (0.0, 2.0)}, "random_state": 0, "method": "ssp"}
+    for missing in ("raise", "drop"):
+        with pytest.raises(FormulaError, match="no value of the column's dtype float32 can equal") as caught:
+            dpstats.dp_ols("y ~ x + C(t, levels=[0.1, 0.2])", CSVSource(str(path), dtype={"t": "float32"}),
+                           missing=missing, **kw)
+        assert caught.value.privacy_spent == (0.0, 0.0)
+    res = dpstats.dp_ols("y ~ x + C(t, levels=[0.1, 0.2])", CSVSource(str(path), dtype={"t": "float64"}), **kw)
+    assert np.isfinite(res.params.to_numpy()).all()

@@ -562,7 +562,9 @@ def _check_levels_representable(var: str, levels: Sequence[Any], dtype: Any) -> 
         never = rounded
     shown = ", ".join(repr(level) for level, _ in never[:6]) + (", ..." if len(never) > 6 else "")
     verb = "are" if len(never) == len(levels) else "include"
-    holding = "every row" if len(never) == len(levels) else f"every row holding {'it' if len(never) == 1 else 'them'}"
+    one = len(never) == 1
+    holding = ("every row" if len(never) == len(levels)
+               else f"the rows holding {'its' if one else 'their'} nearest {dtype} value{'' if one else 's'}")
     raise FormulaError(
         f"levels for '{var}' {verb} {shown}, which no value of the column's dtype {dtype} can equal, so {holding} "
         f"would be outside the declared levels: {_representable_advice(var, dtype, never[0])}. Nothing was read or "
