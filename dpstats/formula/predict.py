@@ -125,7 +125,8 @@ def _onto_fitted_levels(design_info: Any, df: pd.DataFrame, numeric: list[str]) 
         fitted = list(found[0])
         codes = raw_level_codes(df[var], fitted)
         if (codes < 0).any():
-            code = next(f.code for f in design_info.factor_infos if f.code.strip() == var or factor_of(f.code) == var)
+            factor = next(f for f in design_info.factor_infos if f.code.strip() == var or factor_of(f.code) == var)
+            code = origin_code(factor) or factor.code  # as the formula spells it, as patsy's own errors are quoted
             raise UnseenLevelError(f"newdata has {_unseen_subject(code, [var])} that the fitted model does not know "
                                    f"(its levels are: {', '.join(map(str, fitted))}{_level_kind(fitted, [df[var]])})")
         converted[var] = pd.Categorical.from_codes(codes, categories=pd.Index(level_objects(fitted), dtype=object))
