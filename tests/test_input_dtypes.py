@@ -7,8 +7,9 @@ declaration, before anything is spent.  The red-team fitted neighbouring data se
 method, ``missing="raise"`` and ``"drop"``, in memory, in chunks, from Dask partitions whose dtypes differ from the
 schema, through the command line and ``predict()``, over pandas' nullable, categorical, text, Arrow, sparse, date,
 period, complex, extreme-integer and narrow-float dtypes and object columns mixing every kind of cell.  The tests
-below pin what it found and fixed; every test is deterministic (fixed data and seeds), so its false-failure rate
-is 0.
+below pin what it found and fixed, and what session 53 found and fixed after it (``predict()`` of factors of dates
+with a time zone, periods, intervals and Arrow timestamps; declared levels that no value of the column's dtype can
+equal, refused before spending); every test is deterministic (fixed data and seeds), so its false-failure rate is 0.
 """
 
 from __future__ import annotations
