@@ -7,13 +7,15 @@ declaration, before anything is spent.  The red-team fitted neighbouring data se
 method, ``missing="raise"`` and ``"drop"``, in memory, in chunks, from Dask partitions whose dtypes differ from the
 schema, through the command line and ``predict()``, over pandas' nullable, categorical, text, Arrow, sparse, date,
 period, complex, extreme-integer and narrow-float dtypes and object columns mixing every kind of cell.  The tests
-below pin what it found and fixed; every test is deterministic (fixed data and seeds), so its false-failure rate
-is 0.
+below pin what it found and fixed, and what session 53 found and fixed after it (``predict()`` of factors of dates
+with a time zone, periods, intervals and Arrow timestamps; declared levels that no value of the column's dtype can
+equal, refused before spending); every test is deterministic (fixed data and seeds), so its false-failure rate is 0.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +24,7 @@ import pytest
 
 import dpstats
 from dpstats.cli import main
-from dpstats.errors import DataTypeError, UndeclaredLevelsError
+from dpstats.errors import DataTypeError, FormulaError, UndeclaredLevelsError, UnseenLevelError
 from dpstats.rows.sources import CSVSource
 
 BOUNDS = {"x": (0.0, 1.0), "y": (0.0, 5.0)}
@@ -140,3 +142,104 @@ def test_a_fit_leaves_the_callers_frame_as_it_was(kind: str, missing: str) -> No
             df = _levels_frame(kind, row)
             dpstats.dp_ols(formula, df, **kw)
             assert dpstats.dp_ols("y ~ x + g", df, **kw).params.index.tolist()[1:4] == ["g[T.b]", "g[T.c]", "g[T.d]"]
+
+
+def _dated_frame(kind: str) -> tuple[pd.DataFrame, list[object]]:
+    """240 rows whose factor ``t`` (three values) has the dtype ``kind``, and its three levels."""
+    rng = np.random.default_rng(6)
+    n = 240
+    k = np.arange(n) % 3
+    x = rng.uniform(0, 1, n)
+    days = pd.to_datetime("2020-01-01") + pd.to_timedelta(k, unit="D")
+    periods = pd.period_range("2020-01", periods=3, freq="M")
+    intervals = pd.arrays.IntervalArray.from_breaks([0, 1, 2, 3])
+    column, levels = {
+        "tz": (days.tz_localize("UTC"), [pd.Timestamp(f"2020-01-0{i + 1}", tz="UTC") for i in range(3)]),
+        "period": (periods[k], list(periods)),
+        "interval": (intervals[k], list(intervals)),
+        "arrow-timestamp": (pd.Series(days).astype("timestamp[ns][pyarrow]"),
+                            [pd.Timestamp(f"2020-01-0{i + 1}") for i in range(3)]),
+    }[kind]
+    return pd.DataFrame({"x": x, "t": column, "y": 1 + 2 * x + 0.5 * k}), levels
+
+
+@pytest.mark.parametrize("kind", ["tz", "period", "interval", "arrow-timestamp"])
+def test_predict_reads_every_factor_with_levels_the_fit_read(kind: str) -> None:
+    """A fit read a factor of dates with a time zone, of periods, of intervals or of Arrow timestamps against its
+    declared levels (``levels={"t": [...]}``), and every ``predict()`` of that model then failed with a
+    ``FormulaError`` ("cannot evaluate the model's design on newdata"), whatever the new rows held: patsy cannot read
+    those dtypes.  New data are now matched to the fitted levels by the rule the fit used; a value outside them is
+    an ``UnseenLevelError`` naming the variable and the levels."""
+    df, levels = _dated_frame(kind)
+    kw = {"epsilon": 4.0, "bounds": {"x": (0.0, 1.0), "y": (-1.0, 5.0)}, "random_state": 1, "method": "ssp"}
+    res = dpstats.dp_ols("y ~ x + t", df, levels={"t": levels}, **kw)
+    expected = res.params["Intercept"] + res.params["x"] * df["x"].head(6).to_numpy()
+    expected[[1, 2, 4, 5]] += res.params.iloc[1:3].to_numpy()[[0, 1, 0, 1]]  # rows 1, 2, 4, 5 hold levels 2 and 3
+    np.testing.assert_allclose(res.predict(df.head(6)).to_numpy(), expected)
+    as_objects = df.head(6).assign(t=df["t"].head(6).astype(object))
+    np.testing.assert_allclose(res.predict(as_objects).to_numpy(), expected)
+    with pytest.raises(UnseenLevelError, match="a value of the variable 't' that the fitted model does not know"):
+        res.predict(df.head(6).assign(t=pd.Series(["elsewhere"] * 6, dtype=object)))
+
+
+def _levels_fit(column: object, levels: list[object]) -> dpstats.results.DPRegressionResults:
+    rng = np.random.default_rng(7)
+    x = rng.uniform(0, 1, 90)
+    df = pd.DataFrame({"x": x, "t": column, "y": 1 + 2 * x})
+    return dpstats.dp_ols("y ~ x + t", df, epsilon=2.0, bounds={"x": (0.0, 1.0), "y": (0.0, 4.0)}, random_state=3,
+                          method="ssp", levels={"t": levels})
+
+
+_ON_DAYS = pd.Series(pd.to_datetime("2020-01-01") + pd.to_timedelta(np.arange(90) % 2, unit="D"))
+
+
+@pytest.mark.parametrize(("column", "levels", "advice"), [
+    (np.resize(np.array([0.1, 0.2], dtype=np.float32), 90), [0.1, 0.2], r"float\(np\.float32\(0\.1\)\)"),
+    (pd.array(np.resize(np.array([0.1, 0.2], dtype=np.float32), 90), dtype="Float32"), [0.1, 0.2], "float32 numbers"),
+    (_ON_DAYS.dt.tz_localize("UTC"), [pd.Timestamp("2020-01-01"), pd.Timestamp("2020-01-02")],
+     r"pd\.Timestamp\('2020-01-01', tz='UTC'\)"),
+    (_ON_DAYS, ["2020-01-01", "2020-01-02"], "timestamps without a time zone"),
+    (pd.Series(pd.period_range("2020-01", periods=2, freq="M")[np.arange(90) % 2]), ["2020-01", "2020-02"],
+     r"pd\.Period\('2020-01', freq='M'\)"),
+    (np.resize(np.array([0.1, 0.5], dtype=np.float32), 90), [0.5, 0.1], r"0\.1 is held as 0\.10000000149011612"),
+    (np.resize(np.array([0, 1], dtype=np.int8), 90), [-300, 300], "integers of dtype int8 only"),
+    (np.arange(90) % 2 == 1, ["False", "True"], "only False and True"),
+])
+def test_levels_no_value_of_the_dtype_can_equal_are_refused_before_spending(column: object, levels: list[object],
+                                                                             advice: str) -> None:
+    """Declared levels that no value of the column's dtype can equal (timestamps without a time zone, or text, for
+    dates with one; text for dates or periods; 300 for int8; "True" for booleans), or, for a float32 column, a
+    number it rounds (0.1, whose nearest float32 is 0.10000000149011612) put every row outside the levels (every row
+    holding the column's 0.1): the fit spent its budget on the missing-value screen and then refused (a charged
+    ``MissingDataError``), or dropped those rows.  Decided from the declaration and the dtype (the schema), it is now
+    refused before anything is spent, saying what to declare.  (A level no row can hold beside others that rows
+    can, 0.5 among an integer column's levels, is a declared level without rows, and still fits.)"""
+    with pytest.raises(FormulaError, match="which no value of the column's dtype") as caught:
+        _levels_fit(column, levels)
+    assert caught.value.privacy_spent == (0.0, 0.0)
+    assert "Nothing was read or spent" in str(caught.value) and re.search(advice, str(caught.value))
+
+
+def test_levels_spelled_as_the_narrow_dtype_holds_them_fit_and_predict() -> None:
+    """The advice of the refusal above works: float32 levels declared as float32 values fit and predict."""
+    column = np.resize(np.array([0.1, 0.2], dtype=np.float32), 90)
+    res = _levels_fit(column, [float(np.float32(0.1)), float(np.float32(0.2))])
+    assert np.isfinite(res.predict(pd.DataFrame({"x": [0.5, 0.5], "t": column[:2]})).to_numpy()).all()
+
+
+def test_a_csv_column_declared_float32_refuses_levels_it_rounds(tmp_path: Path) -> None:
+    """The same from a CSV file's declared types (public): ``CSVSource(dtype={"t": "float32"})`` with
+    ``C(t, levels=[0.1, 0.2])`` read every field 0.1 as 0.10000000149011612, outside the levels, and refused after
+    spending (``missing="raise"``) or dropped every row; it is refused from the declaration.  Declared float64 (the
+    default), the same file fits."""
+    x = np.linspace(0, 1, 90)
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"x": x, "t": np.resize([0.1, 0.2], 90), "y": 1 + x}).to_csv(path, index=False)
+    kw = {"epsilon": 1.0, "bounds": {"x": (0.0, 1.0), "y": (0.0, 2.0)}, "random_state": 0, "method": "ssp"}
+    for missing in ("raise", "drop"):
+        with pytest.raises(FormulaError, match="no value of the column's dtype float32 can equal") as caught:
+            dpstats.dp_ols("y ~ x + C(t, levels=[0.1, 0.2])", CSVSource(str(path), dtype={"t": "float32"}),
+                           missing=missing, **kw)
+        assert caught.value.privacy_spent == (0.0, 0.0)
+    res = dpstats.dp_ols("y ~ x + C(t, levels=[0.1, 0.2])", CSVSource(str(path), dtype={"t": "float64"}), **kw)
+    assert np.isfinite(res.params.to_numpy()).all()

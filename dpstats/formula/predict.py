@@ -32,6 +32,7 @@ from dpstats.errors import (
 from dpstats.formula.frame import as_frame, duration_advice, missing_cells, numpy_columns, real_numeric_dtype
 from dpstats.formula.language import MAP_UNDECLARED_LEVELS, NAMESPACE, check_factor
 from dpstats.formula.parse import code_names, factor_of, origin_code
+from dpstats.formula.values import level_objects, raw_level_codes
 
 __all__ = ["design_matrix_for_prediction", "finite_predictions", "variables_of", "warn_outside_bounds"]
 
@@ -88,11 +89,48 @@ def _prediction_frame(design_info: Any, df: pd.DataFrame) -> tuple[pd.DataFrame,
         raise MissingDataError(
             f"newdata has missing values (NaN, None or pd.NA) in {', '.join(missing)}; a prediction needs every "
             "variable the model uses: drop those rows or fill them in before predict().")
-    frame = numpy_columns(df, used)
+    frame = _onto_fitted_levels(design_info, numpy_columns(df, used), numeric)
     as_numbers = [v for v in numeric if pd.api.types.is_bool_dtype(frame[v].dtype)]
     if as_numbers:  # a boolean given for a variable the model used as a number: True is 1, False is 0
         frame = frame.assign(**{v: frame[v].astype(float) for v in as_numbers})
     return frame, numeric
+
+
+def _onto_fitted_levels(design_info: Any, df: pd.DataFrame, numeric: list[str]) -> pd.DataFrame:
+    """``df`` with each variable that only factors of its own read (``g``, ``C(g, ...)``) matched to those factors'
+    levels by the rule the fit matched its rows with (:func:`~dpstats.formula.values.raw_level_codes`) and given as a
+    categorical of those levels, which patsy reads whatever the column's dtype.
+
+    patsy matches a value to a level by its own rule, and cannot read some dtypes the fit reads (the fit maps a
+    column with declared levels onto them first): a column of dates with a time zone, of periods or of intervals, or
+    an Arrow timestamp, failed every prediction of a model fitted on it (a ``FormulaError`` whatever the rows).  A
+    value equal to none of the levels is refused with :class:`~dpstats.errors.UnseenLevelError`, naming the variable
+    and the levels (public: the fitted model), never the value.  A variable that other factors read too (``I(g ==
+    'a')``), or that factors with different levels read, is left to patsy as before.
+    """
+    levels: dict[str, list[tuple[Any, ...]]] = {}
+    readers: dict[str, int] = {}
+    for factor, info in design_info.factor_infos.items():
+        code = factor.code.strip()
+        for v in variables_of([code]):
+            readers[v] = readers.get(v, 0) + 1
+        var = code if code in df.columns else factor_of(code)
+        if (var is not None and info.type == "categorical" and info.categories is not None and var in df.columns
+                and var not in numeric):
+            levels.setdefault(var, []).append(tuple(info.categories))
+    converted: dict[str, Any] = {}
+    for var, found in levels.items():
+        if len(found) != readers.get(var, 0) or any(f != found[0] for f in found[1:]):
+            continue
+        fitted = list(found[0])
+        codes = raw_level_codes(df[var], fitted)
+        if (codes < 0).any():
+            factor = next(f for f in design_info.factor_infos if f.code.strip() == var or factor_of(f.code) == var)
+            code = origin_code(factor) or factor.code  # as the formula spells it, as patsy's own errors are quoted
+            raise UnseenLevelError(f"newdata has {_unseen_subject(code, [var])} that the fitted model does not know "
+                                   f"(its levels are: {', '.join(map(str, fitted))}{_level_kind(fitted, [df[var]])})")
+        converted[var] = pd.Categorical.from_codes(codes, categories=pd.Index(level_objects(fitted), dtype=object))
+    return df.assign(**converted) if converted else df
 
 
 def design_matrix_for_prediction(design_info: Any, newdata: Any,

@@ -16,6 +16,7 @@ null row that stands in for an incomplete row with ``missing="drop"``.
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from dpstats.formula.frame import (
     duration_advice,
     is_numeric,
     missing_cell,
+    raw_level_codes,
 )
 from dpstats.formula.language import (
     FactorFacts,
@@ -520,14 +522,113 @@ def _check_level_types(var: str, levels: Sequence[Any], column: pd.Series) -> No
         kind = "numbers" if numbers else "values that are not text"
         fix = "declare them as text (e.g. ['1', '2'] rather than [1, 2])"
     else:
-        return
+        wrong = []
     if not wrong:
+        _check_levels_representable(var, levels, column.dtype)
         return
     verb = "are" if len(wrong) == len(levels) else "include"
     raise FormulaError(
         f"levels for '{var}' {verb} {kind} ({', '.join(map(repr, wrong[:6]))}{', ...' if len(wrong) > 6 else ''}) "
         f"but the column's dtype is {column.dtype}, so no value could match them: {fix}, or convert the column. "
         "Nothing was read or spent.")
+
+
+def _check_levels_representable(var: str, levels: Sequence[Any], dtype: Any) -> None:
+    """Refuse declared levels that no value of a column of this dtype can equal by the rule rows are matched with
+    (:func:`~dpstats.formula.values.raw_level_codes`), where every row would then be outside the declared levels:
+    all of them (timestamps without a time zone, or text, for a column of dates with one; text for a column of
+    dates or periods; "True" for booleans), or, for a column of floats narrower than 64 bits, any number it rounds
+    (0.1 for a ``float32`` column, whose nearest value is 0.10000000149011612: the rows holding the column's 0.1
+    would be outside the levels).  The fit would spend its budget and then refuse (``missing="raise"``) or drop
+    those rows.  A level of another column type that some other level's rows can stand beside (0.5 among the
+    integer levels of an integer column) is a level no row holds, as a declared level can be, and is not refused.
+
+    Decided from the declaration and the dtype (the schema): each level is converted to the dtype (a one-value
+    column built from the level alone) and matched against itself; where the conversion fails, or the converted
+    value does not equal the level, no value of the dtype does.  Object, text and categorical columns are checked
+    elsewhere (any level can be an object cell)."""
+    if pd.api.types.is_object_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype) or (
+            pd.api.types.is_string_dtype(dtype)):
+        return
+    never = [(level, stored) for level in levels for stored in [_stored_as(level, dtype)]
+             if stored is _UNSTORABLE or raw_level_codes(stored, [level])[0] != 0]
+    numpy_dtype = dtype if isinstance(dtype, np.dtype) else getattr(dtype, "numpy_dtype", None)
+    narrow = isinstance(numpy_dtype, np.dtype) and numpy_dtype.kind == "f" and numpy_dtype.itemsize < 8
+    rounded = [(level, stored) for level, stored in never
+               if isinstance(level, numbers.Real) and not isinstance(level, (bool, np.bool_))]
+    if not never or (len(never) < len(levels) and not (narrow and rounded)):
+        return
+    if len(never) < len(levels):
+        never = rounded
+    shown = ", ".join(repr(level) for level, _ in never[:6]) + (", ..." if len(never) > 6 else "")
+    verb = "are" if len(never) == len(levels) else "include"
+    one = len(never) == 1
+    holding = ("every row" if len(never) == len(levels)
+               else f"the rows holding {'its' if one else 'their'} nearest {dtype} value{'' if one else 's'}")
+    raise FormulaError(
+        f"levels for '{var}' {verb} {shown}, which no value of the column's dtype {dtype} can equal, so {holding} "
+        f"would be outside the declared levels: {_representable_advice(var, dtype, never[0])}. Nothing was read or "
+        "spent.")
+
+
+def _representable_advice(var: str, dtype: Any, first: tuple[Any, Any]) -> str:
+    """What to declare instead of a level no value of ``dtype`` can equal (:func:`_type_advice`), or a general
+    sentence where the dtype does not have the attributes that advice reads."""
+    try:
+        return _type_advice(var, dtype, first)
+    except Exception:  # noqa: BLE001 - an extension dtype without them: the general advice, never a failure here
+        return "declare levels of the column's type, or convert the column"
+
+
+_UNSTORABLE: Any = object()
+
+
+def _stored_as(level: Any, dtype: Any) -> Any:
+    """A one-value column of ``dtype`` holding ``level`` converted to it, or ``_UNSTORABLE`` where pandas cannot
+    convert it (from the declaration and the dtype only)."""
+    for build in (lambda: pd.Series([level]).astype(dtype), lambda: pd.Series([level], dtype=dtype)):
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                stored = build()
+        except Exception:  # noqa: BLE001 - pandas, numpy or pyarrow refuses the conversion: try the next, or none
+            continue
+        if len(stored) == 1:
+            return stored
+    return _UNSTORABLE
+
+
+def _type_advice(var: str, dtype: Any, first: tuple[Any, Any]) -> str:
+    """What to declare instead of a level no value of ``dtype`` can equal (``first``: the level and its one-value
+    column of the dtype, or ``_UNSTORABLE``), from the dtype and the declared level only."""
+    level, stored = first
+    tz = getattr(dtype, "tz", None) or getattr(getattr(dtype, "pyarrow_dtype", None), "tz", None)
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        if tz is not None:
+            return (f"the column holds timestamps in the time zone {tz}, which neither text nor a timestamp without "
+                    f"a time zone equals: declare timestamps with one, e.g. pd.Timestamp('2020-01-01', tz='{tz}'), "
+                    f"or convert the column, e.g. df[{var!r}] = df[{var!r}].dt.tz_localize(None)")
+        return ("the column holds timestamps without a time zone, which neither text nor a timestamp with a time zone "
+                "equals: declare timestamps, e.g. pd.Timestamp('2020-01-01'), or convert the column")
+    if isinstance(dtype, pd.PeriodDtype):
+        freq = str(dtype).removeprefix("period[").removesuffix("]")  # "M" (freq.freqstr is the offset's "ME")
+        return (f"the column holds periods of frequency {freq}, which neither text nor a timestamp equals: declare "
+                f"periods of that frequency, e.g. pd.Period('2020-01', freq='{freq}'), or convert the column")
+    if pd.api.types.is_timedelta64_dtype(dtype):
+        return ("the column holds durations, which neither text nor a number equals: declare durations, e.g. "
+                "pd.Timedelta(hours=1), or convert the column")
+    if pd.api.types.is_bool_dtype(dtype):
+        return "the column holds only False and True: declare those, or convert the column"
+    numpy_dtype = dtype if isinstance(dtype, np.dtype) else getattr(dtype, "numpy_dtype", None)
+    if isinstance(numpy_dtype, np.dtype) and numpy_dtype.kind == "f" and numpy_dtype.itemsize < 8:
+        held = "" if stored is _UNSTORABLE else f" ({level!r} is held as {float(stored.iloc[0])!r})"
+        return (f"the column holds {numpy_dtype.name} numbers{held}: declare each level as such a number, e.g. "
+                f"float(np.{numpy_dtype.name}({level!r})), or convert the column first, e.g. "
+                f"df[{var!r}] = df[{var!r}].astype('float64').round(6), and declare the rounded levels")
+    if isinstance(numpy_dtype, np.dtype) and numpy_dtype.kind in "iu":
+        return (f"the column holds integers of dtype {dtype} only (from {np.iinfo(numpy_dtype).min} to "
+                f"{np.iinfo(numpy_dtype).max}): declare such integers, or convert the column")
+    return "declare levels of the column's type, or convert the column"
 
 
 def _check_categories_declared(var: str, levels: Sequence[Any], dtype: pd.CategoricalDtype) -> None:
