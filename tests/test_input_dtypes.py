@@ -243,3 +243,15 @@ def test_a_csv_column_declared_float32_refuses_levels_it_rounds(tmp_path: Path) 
         assert caught.value.privacy_spent == (0.0, 0.0)
     res = dpstats.dp_ols("y ~ x + C(t, levels=[0.1, 0.2])", CSVSource(str(path), dtype={"t": "float64"}), **kw)
     assert np.isfinite(res.params.to_numpy()).all()
+
+
+def test_a_level_a_float32_column_rounds_onto_another_declared_level_still_fits() -> None:
+    """The refusal of a level a float32 column rounds (above) is for the rows holding its nearest value, which would
+    be outside the levels; where that nearest value is itself a declared level, those rows are inside, and the
+    rounded level is a level no row holds (as 0.5 among an integer column's levels): 16777217, whose nearest float32
+    is 16777216, beside 16777216 was refused although the fit read every row.  Deterministic."""
+    column = np.resize(np.array([16777216.0, 1.0], dtype=np.float32), 90)
+    res = _levels_fit(column, [16777217, 16777216, 1])
+    assert np.isfinite(res.params.to_numpy()).all()
+    with pytest.raises(FormulaError, match="include 16777217, which no value of the column's dtype float32"):
+        _levels_fit(column, [16777217, 1])
