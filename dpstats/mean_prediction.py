@@ -47,6 +47,12 @@ _NO_OBSERVATION_INTERVAL = ("there is no {what}: it would need the residual vari
                             "each new row")
 
 
+class _NoObservationError(InvalidArgumentError, AttributeError):
+    """The refusal of statsmodels' ``se_obs``: an :class:`~dpstats.errors.InvalidArgumentError` saying why, and an
+    ``AttributeError`` as a missing attribute is, so that ``hasattr``, ``getattr(..., default)`` and
+    ``inspect.getmembers`` still answer (a property raising anything else breaks them)."""
+
+
 @dataclass(frozen=True)
 class MeanPrediction:
     """The mean response at new rows with its standard error and confidence intervals (statsmodels'
@@ -98,10 +104,10 @@ class MeanPrediction:
         Raises
         ------
         InvalidArgumentError
-            Always, saying so and naming :attr:`se_mean`.
+            Always, saying so and naming :attr:`se_mean` (also an ``AttributeError``: ``hasattr`` answers False).
         """
-        raise InvalidArgumentError(_NO_OBSERVATION_INTERVAL.format(what="standard error of a new observation "
-                                                                 "(statsmodels' se_obs)"))
+        raise _NoObservationError(_NO_OBSERVATION_INTERVAL.format(what="standard error of a new observation "
+                                                                "(statsmodels' se_obs)"))
 
     def conf_int(self, alpha: float = 0.05, obs: bool = False) -> np.ndarray:
         """(1 - alpha) intervals of the mean at each new row, an (m, 2) array (statsmodels' layout); NaN without

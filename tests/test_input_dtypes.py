@@ -243,3 +243,46 @@ def test_a_csv_column_declared_float32_refuses_levels_it_rounds(tmp_path: Path) 
         assert caught.value.privacy_spent == (0.0, 0.0)
     res = dpstats.dp_ols("y ~ x + C(t, levels=[0.1, 0.2])", CSVSource(str(path), dtype={"t": "float64"}), **kw)
     assert np.isfinite(res.params.to_numpy()).all()
+
+
+def test_a_level_a_float32_column_rounds_onto_another_declared_level_still_fits() -> None:
+    """The refusal of a level a float32 column rounds (above) is for the rows holding its nearest value, which would
+    be outside the levels; where that nearest value is itself a declared level, those rows are inside, and the
+    rounded level is a level no row holds (as 0.5 among an integer column's levels): 16777217, whose nearest float32
+    is 16777216, beside 16777216 was refused although the fit read every row.  Deterministic."""
+    column = np.resize(np.array([16777216.0, 1.0], dtype=np.float32), 90)
+    res = _levels_fit(column, [16777217, 16777216, 1])
+    assert np.isfinite(res.params.to_numpy()).all()
+    with pytest.raises(FormulaError, match="include 16777217, which no value of the column's dtype float32"):
+        _levels_fit(column, [16777217, 1])
+
+
+@pytest.mark.parametrize(("cells", "levels"), [
+    ([pd.Timestamp("2020-01-01").to_pydatetime(), pd.Timestamp("2020-01-02").to_pydatetime()],
+     ["2020-01-01", "2020-01-02"]),
+    ([pd.Period("2020-01", freq="M"), pd.Period("2020-02", freq="M")], ["2020-01", "2020-02"]),
+    ([pd.Timedelta(0).to_pytimedelta(), pd.Timedelta(hours=1).to_pytimedelta()], ["0", "1h"]),
+])
+@pytest.mark.parametrize("as_array", [False, True])
+def test_a_dict_column_of_dates_is_objects_whatever_one_cell_holds(cells: list[object], levels: list[str],
+                                                                   as_array: bool) -> None:
+    """A list (or an object array) in a dict of columns is an object column whatever its cells hold: pandas, building
+    the frame, inferred dates, periods or durations from cells that all were such, and objects where one cell was
+    text, so that the refusal of text levels for a column of dates, made from the dtype at no cost, came on one
+    neighbour only (a one-bit oracle on one row); the neighbours now meet the same rule (rows outside the declared
+    levels, counted by the charged screen).  Deterministic."""
+    n = 40
+    x = list(np.linspace(0.0, 1.0, n))
+    outcomes = []
+    for other in (cells[1], "elsewhere"):
+        column = [cells[i % 2] for i in range(n)]
+        column[0] = other
+        data = {"x": x, "t": np.array(column, dtype=object) if as_array else column, "y": [1.0 + v for v in x]}
+        try:
+            dpstats.dp_ols("y ~ x + t", data, levels={"t": levels}, epsilon=1.0, bounds={"x": (0, 1), "y": (0, 2)},
+                           random_state=0, method="ssp")
+            outcomes.append(("fit", None))
+        except dpstats.errors.DPStatsError as exc:
+            outcomes.append((type(exc).__name__, exc.privacy_spent))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][1] != (0.0, 0.0)

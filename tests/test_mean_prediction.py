@@ -114,3 +114,17 @@ def test_statsmodels_prediction_names_are_there_or_refused_with_the_reason():
     np.testing.assert_allclose(pred.var_pred_mean.to_numpy(), pred.se_mean.to_numpy() ** 2)
     with pytest.raises(dpstats.errors.InvalidArgumentError, match=r"no standard error of a new observation \(stats"):
         _ = pred.se_obs
+
+
+def test_the_missing_se_obs_is_still_an_attribute_error_for_hasattr_and_getattr():
+    # statsmodels' se_obs is refused with a typed error saying why (above); before that it was an AttributeError, and
+    # hasattr(), getattr(..., default) and inspect.getmembers() rely on one: the refusal was an InvalidArgumentError
+    # only, so hasattr(pred, "se_obs") raised instead of answering False.  Deterministic (no noise: method="ols").
+    import inspect
+
+    pred = dpstats.dp_ols("y ~ x + z", _frame(300, 0), math.inf, method="ols").get_prediction(NEW)
+    assert not hasattr(pred, "se_obs")
+    assert getattr(pred, "se_obs", None) is None
+    assert "se_obs" not in dict(inspect.getmembers(pred))
+    with pytest.raises(AttributeError, match=r"no standard error of a new observation \(statsmodels' se_obs\)"):
+        _ = pred.se_obs

@@ -116,11 +116,20 @@ def check_unique_columns(columns: Sequence[Any]) -> None:
 
 
 def _frame_from_mapping(data: Mapping[str, Any]) -> pd.DataFrame | None:
-    """A DataFrame of the mapping's arrays, or None (pandas' message is not passed on: it may quote values)."""
+    """A DataFrame of the mapping's arrays, or None (pandas' message is not passed on: it may quote values).
+
+    An array of objects (a list's cells: :func:`dpstats.numbers.typed_columns`) stays a column of objects: pandas,
+    given it as an array, infers dates, durations, periods or intervals where every cell is one and keeps objects
+    where one cell is not, a type one row would decide (and with it the free refusals read from the dtype)."""
+    columns = {k: np.asarray(v) if not isinstance(v, pd.Series) else v for k, v in data.items()}
     try:
-        return pd.DataFrame({k: np.asarray(v) if not isinstance(v, pd.Series) else v for k, v in data.items()})
+        frame = pd.DataFrame(columns)
+        for k, v in columns.items():
+            if isinstance(v, np.ndarray) and v.dtype == object and v.ndim == 1:  # its cells, on the frame's index
+                frame[k] = pd.Series(v, index=frame.index, dtype=object)
     except (ValueError, TypeError):
         return None
+    return frame
 
 
 def is_numeric(series: pd.Series) -> bool:

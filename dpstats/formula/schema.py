@@ -539,7 +539,8 @@ def _check_levels_representable(var: str, levels: Sequence[Any], dtype: Any) -> 
     all of them (timestamps without a time zone, or text, for a column of dates with one; text for a column of
     dates or periods; "True" for booleans), or, for a column of floats narrower than 64 bits, any number it rounds
     (0.1 for a ``float32`` column, whose nearest value is 0.10000000149011612: the rows holding the column's 0.1
-    would be outside the levels).  The fit would spend its budget and then refuse (``missing="raise"``) or drop
+    would be outside the levels; not where that nearest value is itself a declared level, as 16777216 beside
+    16777217).  The fit would spend its budget and then refuse (``missing="raise"``) or drop
     those rows.  A level of another column type that some other level's rows can stand beside (0.5 among the
     integer levels of an integer column) is a level no row holds, as a declared level can be, and is not refused.
 
@@ -554,8 +555,10 @@ def _check_levels_representable(var: str, levels: Sequence[Any], dtype: Any) -> 
              if stored is _UNSTORABLE or raw_level_codes(stored, [level])[0] != 0]
     numpy_dtype = dtype if isinstance(dtype, np.dtype) else getattr(dtype, "numpy_dtype", None)
     narrow = isinstance(numpy_dtype, np.dtype) and numpy_dtype.kind == "f" and numpy_dtype.itemsize < 8
+    # a number the column rounds onto another declared level is a level no row holds (its rows hold that level)
     rounded = [(level, stored) for level, stored in never
-               if isinstance(level, numbers.Real) and not isinstance(level, (bool, np.bool_))]
+               if isinstance(level, numbers.Real) and not isinstance(level, (bool, np.bool_))
+               and (stored is _UNSTORABLE or raw_level_codes(stored, list(levels))[0] < 0)]
     if not never or (len(never) < len(levels) and not (narrow and rounded)):
         return
     if len(never) < len(levels):

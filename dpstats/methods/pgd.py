@@ -684,9 +684,10 @@ class GradientPass(_ClipPass):
         Z, v, norms = self.rows(X, y, offset)
         v_step, bounds = self.cache.step_operands(v, norms, self.clip, self.theta.shape[1])
         psi = _clipped_residuals_inplace(Z, v_step, self.theta, bounds)
-        # (psi^T Z)^T is the BLAS product of Z^T psi with its two outer dimensions swapped: each entry sums the same
-        # terms in the same order (the same bits wherever checked: tests/test_pgd.py), and OpenBLAS's kernels for
-        # the swapped order run faster on these skinny shapes
+        # (psi^T Z)^T is the BLAS product of Z^T psi with its two outer dimensions swapped, which OpenBLAS's kernels
+        # run faster on these skinny shapes; each entry sums the same terms, but the order of the sum is the
+        # kernel's: the same bits at the default chains wherever checked (tests/test_pgd.py), not with 8 or more
+        # chains on some shapes, where the threaded kernels split the two orders differently (the last bits differ)
         return (psi.T @ Z).T
 
 
