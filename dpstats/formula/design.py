@@ -68,7 +68,7 @@ from dpstats.formula.parse import (
     quoted_names,
     term,
 )
-from dpstats.formula.schema import ParsedFormula, parse_formula
+from dpstats.formula.schema import ParsedFormula, dtype_key, parse_formula
 
 __all__ = ["Design", "build_design", "public_design", "public_prototype", "finite_arrays", "sanitised_error",
            "DesignLayout", "design_layout", "evaluate_design",
@@ -449,17 +449,6 @@ class _PassedChecks:
 _LEVELS_PASSED = _PassedChecks(PARSED_FORMULAS)
 
 
-def _dtype_key(dtype: Any) -> tuple[object, ...]:
-    """A dtype as a key that tells apart everything patsy's design can read from it: the type and repr, and for a
-    Categorical its categories in order with their types (an unordered CategoricalDtype compares equal to one with
-    its categories reordered, whose design columns come in another order; 1 and 1.0 compare equal but name
-    different columns)."""
-    if isinstance(dtype, pd.CategoricalDtype):
-        cats = dtype.categories
-        return ("category", bool(dtype.ordered), repr(cats.dtype), tuple((type(c).__qualname__, repr(c)) for c in cats))
-    return (type(dtype).__module__, type(dtype).__qualname__, repr(dtype))
-
-
 def _public_key(parsed: ParsedFormula, bounds: Mapping[str, tuple[float, float]] | None, formula: str
                 ) -> tuple[object, ...] | None:
     """Everything :func:`_refuse_undeclared_levels` reads, as a key: the formula as written and expanded, the data's
@@ -468,7 +457,7 @@ def _public_key(parsed: ParsedFormula, bounds: Mapping[str, tuple[float, float]]
     try:
         schema = parsed.schema
         key = (formula, parsed.expanded, tuple(sorted(parsed.columns)),
-               tuple((repr(name), _dtype_key(dtype)) for name, dtype in schema.dtypes.items()),
+               tuple((repr(name), dtype_key(dtype)) for name, dtype in schema.dtypes.items()),
                type(schema.index).__qualname__, repr(schema.index.dtype),
                None if bounds is None else tuple(sorted((repr(k), repr(v)) for k, v in bounds.items())))
         hash(key)

@@ -364,6 +364,11 @@ def missing_cells(col: pd.Series) -> np.ndarray:
     numpy.ndarray
         The mask of its missing cells.
     """
+    dtype = col.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "iub":  # pandas' answer for these dtypes, without its Series
+        return np.zeros(len(col), dtype=bool)
+    if isinstance(dtype, np.dtype) and dtype.kind == "f":
+        return np.isnan(col.to_numpy())
     try:
         return np.asarray(col.isna(), dtype=bool)
     except Exception:  # a cell pandas' check fails on (Decimal('sNaN')): each cell by itself
