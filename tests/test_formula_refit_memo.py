@@ -1,7 +1,8 @@
-"""The memo of formula parses (dpstats.formula.schema.parse_formula): a refit of one formula on one schema with the
-same declarations reuses the parse, and any change of a public fact it reads (a bounds dict or a levels list
-mutated in place, a column's dtype, the columns' order, missing=) is parsed afresh, with the refusal or warning a
-first parse gives.  Deterministic."""
+"""The memos of a refit's design build: the formula's parse (dpstats.formula.schema.parse_formula) and patsy's
+designs of a formula of bare numeric variables (dpstats.formula.design._BareBuilders).  A refit of one formula on
+one schema with the same declarations reuses them, and any change of a public fact they read (a bounds dict or a
+levels list mutated in place, a column's dtype, the columns' order, missing=) is parsed and built afresh, with the
+refusal, warning and design a first build gives.  Deterministic."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+import patsy
 import pytest
 
 from dpstats.errors import (
@@ -17,8 +19,10 @@ from dpstats.errors import (
     InvalidBoundsError,
     TransformDomainError,
     UndeclaredCategoriesWarning,
+    UndeclaredLevelsError,
 )
 from dpstats.formula import build_design
+from dpstats.formula import design as design_module
 from dpstats.formula import schema as schema_module
 from dpstats.formula.schema import parse_formula
 
@@ -26,6 +30,7 @@ from dpstats.formula.schema import parse_formula
 @pytest.fixture(autouse=True)
 def _empty_memo(monkeypatch):
     monkeypatch.setattr(schema_module, "_PARSES", type(schema_module._PARSES)())
+    monkeypatch.setattr(design_module, "_BARE_BUILDERS", design_module._BareBuilders(8))
 
 
 def _frame(n: int = 40) -> pd.DataFrame:
@@ -120,3 +125,45 @@ def test_declarations_that_are_not_plain_dicts_of_lists_are_parsed_every_time():
     parse_formula("y ~ x", df, bounds={"x": np.array([1.0, 10.0])}, levels=None, missing="raise")
     parse_formula("y ~ x", df, bounds=bounds.to_dict(), levels=None, missing="raise")
     assert len(schema_module._PARSES) == 1  # only the dict of tuples is kept
+
+
+def _count_builds(monkeypatch) -> list[int]:
+    built: list[int] = []
+    real = patsy.design_matrix_builders
+    monkeypatch.setattr(patsy, "design_matrix_builders", lambda *a, **k: built.append(1) or real(*a, **k))
+    return built
+
+
+def test_a_refit_of_bare_numeric_variables_reuses_patsys_designs(monkeypatch):
+    built = _count_builds(monkeypatch)
+    df = _frame()
+    bounds = {"x": (1.0, 10.0), "z": (-1.0, 1.0), "y": (-5.0, 5.0)}
+    first = build_design("y ~ x + z + x:z", df, bounds=bounds)
+    again = build_design("y ~ x + z + x:z", df.copy(), bounds=dict(bounds))
+    assert len(built) == 1 and again.design_info is first.design_info
+    assert again.column_names == first.column_names == ["Intercept", "x", "z", "x:z"]
+    np.testing.assert_array_equal(again.X, first.X)
+    as_int = build_design("y ~ x + z + x:z", df.assign(x=np.round(df["x"]).astype("int64")), bounds=bounds)
+    assert as_int.column_names == first.column_names
+    np.testing.assert_array_equal(as_int.X[:, 1], np.round(df["x"]))
+    np.testing.assert_array_equal(as_int.X[:, 2], first.X[:, 2])
+
+
+@pytest.mark.parametrize("formula", ["y ~ np.log(x) + z", "y ~ x + g", "y ~ I(x) : z", 'y ~ Q("x") + z'])
+def test_a_formula_with_other_factors_is_built_from_the_rows_every_time(monkeypatch, formula):
+    built = _count_builds(monkeypatch)
+    df = _frame()
+    for _ in range(2):
+        build_design(formula, df, bounds={"x": (1.0, 10.0), "z": (-1.0, 1.0)}, levels={"g": ["a", "b", "c"]})
+    assert len(built) == 2
+
+
+def test_a_bare_variable_made_boolean_or_text_is_built_from_the_rows(monkeypatch):
+    built = _count_builds(monkeypatch)
+    df = _frame()
+    build_design("y ~ x + z", df)
+    as_bool = build_design("y ~ x + z", df.assign(z=df["z"] > 0))
+    assert len(built) == 2 and as_bool.column_names == ["Intercept", "z[T.True]", "x"]
+    with pytest.raises(UndeclaredLevelsError, match="'z'"):
+        build_design("y ~ x + z", df.assign(z=np.where(df["z"] > 0, "p", "n")))
+    assert build_design("y ~ x + z", df).column_names == ["Intercept", "x", "z"]
