@@ -407,7 +407,7 @@ def _refuse_undeclared_levels(parsed: ParsedFormula, bounds: Mapping[str, tuple[
     if key is not None and _LEVELS_PASSED.seen(key):
         return
     try:
-        _, X_dm, _ = _schema_dmatrices(parsed, bounds, formula)
+        y_dm, X_dm, proto = _schema_dmatrices(parsed, bounds, formula)
     except UndeclaredLevelsError:
         raise
     except Exception:  # noqa: BLE001 - decided from public facts: the factors' code and the schema's dtypes
@@ -416,6 +416,8 @@ def _refuse_undeclared_levels(parsed: ParsedFormula, bounds: Mapping[str, tuple[
             raise UndeclaredLevelsError(_undeclared_levels_message(undeclared, parsed.schema)) from None
     else:
         _check_levels(X_dm.design_info, parsed.schema, parsed, allow_data_levels=False)
+        # a formula of bare numeric variables: these designs are the rows' too (:class:`_BareBuilders`)
+        _BARE_BUILDERS.keep(parsed.desc, proto, parsed.plan.variables, (y_dm.design_info, X_dm.design_info))
     if key is not None:
         _LEVELS_PASSED.add(key)
 
