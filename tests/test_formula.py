@@ -188,6 +188,19 @@ def test_missing_cells_never_raises_and_reads_a_decimal_nan_as_missing():
     np.testing.assert_array_equal(missing_cells(plain), plain.isna().to_numpy())
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "int64", "int8", "uint32", "bool"])
+def test_missing_cells_of_a_numpy_number_column_is_pandas_isna(dtype):
+    """A numpy number or boolean column is read without pandas' Series (a shortcut of the design build): the mask
+    is pandas' ``isna`` for every such dtype, NaN missing, infinities and extremes present.  Deterministic."""
+    values = np.array([0.0, np.nan, np.inf, -np.inf, 1.5, -0.0, np.nan, 7.0])
+    col = pd.Series(values if np.dtype(dtype).kind == "f" else np.nan_to_num(values, nan=0, posinf=1, neginf=1)
+                    ).astype(dtype)
+    got = missing_cells(col)
+    assert got.dtype == bool and got.flags.writeable
+    np.testing.assert_array_equal(got, col.isna().to_numpy())
+    assert got.any() == (np.dtype(dtype).kind == "f")
+
+
 @pytest.mark.parametrize("level", [decimal.Decimal("sNaN"), decimal.Decimal("NaN"), None])
 def test_a_missing_declared_level_is_refused_as_such(level):
     """A declared level that is a missing value is refused from the declaration with one FormulaError, a signalling

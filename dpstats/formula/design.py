@@ -68,7 +68,7 @@ from dpstats.formula.parse import (
     quoted_names,
     term,
 )
-from dpstats.formula.schema import ParsedFormula, parse_formula
+from dpstats.formula.schema import ParsedFormula, dtype_key, parse_formula
 
 __all__ = ["Design", "build_design", "public_design", "public_prototype", "finite_arrays", "sanitised_error",
            "DesignLayout", "design_layout", "evaluate_design",
@@ -407,7 +407,7 @@ def _refuse_undeclared_levels(parsed: ParsedFormula, bounds: Mapping[str, tuple[
     if key is not None and _LEVELS_PASSED.seen(key):
         return
     try:
-        _, X_dm, _ = _schema_dmatrices(parsed, bounds, formula)
+        y_dm, X_dm, proto = _schema_dmatrices(parsed, bounds, formula)
     except UndeclaredLevelsError:
         raise
     except Exception:  # noqa: BLE001 - decided from public facts: the factors' code and the schema's dtypes
@@ -416,6 +416,8 @@ def _refuse_undeclared_levels(parsed: ParsedFormula, bounds: Mapping[str, tuple[
             raise UndeclaredLevelsError(_undeclared_levels_message(undeclared, parsed.schema)) from None
     else:
         _check_levels(X_dm.design_info, parsed.schema, parsed, allow_data_levels=False)
+        # a formula of bare numeric variables: these designs are the rows' too (:class:`_BareBuilders`)
+        _BARE_BUILDERS.keep(parsed.desc, proto, parsed.plan.variables, (y_dm.design_info, X_dm.design_info))
     if key is not None:
         _LEVELS_PASSED.add(key)
 
@@ -449,17 +451,6 @@ class _PassedChecks:
 _LEVELS_PASSED = _PassedChecks(PARSED_FORMULAS)
 
 
-def _dtype_key(dtype: Any) -> tuple[object, ...]:
-    """A dtype as a key that tells apart everything patsy's design can read from it: the type and repr, and for a
-    Categorical its categories in order with their types (an unordered CategoricalDtype compares equal to one with
-    its categories reordered, whose design columns come in another order; 1 and 1.0 compare equal but name
-    different columns)."""
-    if isinstance(dtype, pd.CategoricalDtype):
-        cats = dtype.categories
-        return ("category", bool(dtype.ordered), repr(cats.dtype), tuple((type(c).__qualname__, repr(c)) for c in cats))
-    return (type(dtype).__module__, type(dtype).__qualname__, repr(dtype))
-
-
 def _public_key(parsed: ParsedFormula, bounds: Mapping[str, tuple[float, float]] | None, formula: str
                 ) -> tuple[object, ...] | None:
     """Everything :func:`_refuse_undeclared_levels` reads, as a key: the formula as written and expanded, the data's
@@ -468,7 +459,7 @@ def _public_key(parsed: ParsedFormula, bounds: Mapping[str, tuple[float, float]]
     try:
         schema = parsed.schema
         key = (formula, parsed.expanded, tuple(sorted(parsed.columns)),
-               tuple((repr(name), _dtype_key(dtype)) for name, dtype in schema.dtypes.items()),
+               tuple((repr(name), dtype_key(dtype)) for name, dtype in schema.dtypes.items()),
                type(schema.index).__qualname__, repr(schema.index.dtype),
                None if bounds is None else tuple(sorted((repr(k), repr(v)) for k, v in bounds.items())))
         hash(key)
@@ -509,16 +500,73 @@ def _dmatrices(desc: Any, df: pd.DataFrame, formula: str, variables: Sequence[st
     """(X, y, the right-hand side's DesignInfo, the response's) of the data in dpstats's namespace: patsy reads the
     factors' types and levels from the rows (as ``patsy.dmatrices`` does), then :func:`evaluate_design` builds the
     matrices, copying the formula's bare ``variables``; any failure becomes a typed error with a public message."""
-    try:
-        with np.errstate(all="ignore"):  # numpy's warnings would say which rows are out of a domain
-            y_info, X_info = patsy.design_matrix_builders([desc.lhs_termlist, desc.rhs_termlist], lambda: iter([df]),
-                                                          FORMULA_ENV, NA_action=_NO_NA_CHECK)
-    except Exception as exc:  # noqa: BLE001 - every failure is reported from public facts only
-        error = sanitised_error(exc, formula)
-    else:
-        X, y = evaluate_design(design_layout(y_info, X_info, set(variables)), y_info, X_info, df, formula)
-        return X, y, X_info, y_info
-    raise error  # outside the handler, so that the original (which may quote values) is not the context
+    kept = _BARE_BUILDERS.get(desc, df, variables)
+    if kept is None:
+        try:
+            with np.errstate(all="ignore"):  # numpy's warnings would say which rows are out of a domain
+                y_info, X_info = patsy.design_matrix_builders([desc.lhs_termlist, desc.rhs_termlist],
+                                                              lambda: iter([df]), FORMULA_ENV, NA_action=_NO_NA_CHECK)
+        except Exception as exc:  # noqa: BLE001 - every failure is reported from public facts only
+            error = sanitised_error(exc, formula)
+        else:
+            kept = (y_info, X_info)
+            _BARE_BUILDERS.keep(desc, df, variables, kept)
+        if kept is None:
+            raise error  # outside the handler, so that the original (which may quote values) is not the context
+    y_info, X_info = kept
+    X, y = evaluate_design(design_layout(y_info, X_info, set(variables)), y_info, X_info, df, formula)
+    return X, y, X_info, y_info
+
+
+class _BareBuilders:
+    """patsy's designs (the response's, the right-hand side's) of the formulas whose every factor is a bare variable
+    of a numpy number dtype (integer or float), the last ``size`` kept.
+
+    For such a formula patsy's ``design_matrix_builders`` reads nothing from the rows: each factor evaluates to its
+    column, which patsy takes as one numerical column by its dtype, and no factor has a state to learn, so the
+    designs are a function of the formula's terms alone (its parsed description, held here and compared by
+    identity) and are the same on every frame whose variables have such dtypes.  Any other formula (a transform,
+    a factor, a boolean or text column, ``Q()``) is built from the rows every time."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._held: OrderedDict[int, tuple[Any, tuple[Any, Any]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _eligible(desc: Any, df: pd.DataFrame, variables: Sequence[str]) -> bool:
+        names = set(variables)
+        for model_term in (*desc.lhs_termlist, *desc.rhs_termlist):
+            for factor in model_term.factors:
+                code = getattr(factor, "code", None)
+                if not isinstance(code, str) or code not in names or code not in df.columns:
+                    return False
+                dtype = df[code].dtype
+                if not (isinstance(dtype, np.dtype) and dtype.kind in "fiu"):
+                    return False
+        return True
+
+    def get(self, desc: Any, df: pd.DataFrame, variables: Sequence[str]) -> tuple[Any, Any] | None:
+        """The kept designs of ``desc``, or None (not kept, or ``df`` does not give every factor a number dtype)."""
+        with self._lock:
+            held = self._held.get(id(desc))
+            if held is None or held[0] is not desc:
+                return None
+            self._held.move_to_end(id(desc))
+        return held[1] if self._eligible(desc, df, variables) else None
+
+    def keep(self, desc: Any, df: pd.DataFrame, variables: Sequence[str], built: tuple[Any, Any]) -> None:
+        """Keep ``built``, patsy's designs of ``desc`` on ``df``, where the formula is eligible."""
+        if not self._eligible(desc, df, variables):
+            return
+        with self._lock:
+            self._held[id(desc)] = (desc, built)
+            while len(self._held) > self._size:
+                self._held.popitem(last=False)
+
+
+#: patsy's designs of the formulas of bare numeric variables (:class:`_BareBuilders`)
+_BARE_BUILDERS = _BareBuilders(PARSED_FORMULAS)
 
 
 #: patsy's missing-value handling off: missing values are the formula layer's (null rows, the screen)

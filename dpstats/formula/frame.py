@@ -35,8 +35,8 @@ from dpstats.formula.values import (
 )
 
 __all__ = ["onto_levels", "raw_level_codes", "level_codes", "FramePlan", "as_frame", "check_unique_columns",
-           "date_advice", "duration_advice", "is_numeric", "real_numeric_dtype", "float64_values", "missing_cell",
-           "missing_cells", "numpy_columns"]
+           "date_advice", "duration_advice", "is_numeric", "is_numeric_dtype", "real_numeric_dtype", "float64_values",
+           "missing_cell", "missing_cells", "numpy_columns"]
 
 
 def as_frame(data: Any, what: str = "data") -> pd.DataFrame:
@@ -145,7 +145,23 @@ def is_numeric(series: pd.Series) -> bool:
     bool
         Its dtype is real numeric: numeric, not boolean, not complex.
     """
-    return real_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype)
+    return is_numeric_dtype(series.dtype)
+
+
+def is_numeric_dtype(dtype: Any) -> bool:
+    """:func:`is_numeric` of a column of this dtype.
+
+    Parameters
+    ----------
+    dtype : numpy or pandas dtype
+        A column's dtype.
+
+    Returns
+    -------
+    bool
+        The dtype is real numeric: numeric, not boolean, not complex.
+    """
+    return real_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
 
 
 @dataclass(frozen=True)
@@ -373,6 +389,11 @@ def missing_cells(col: pd.Series) -> np.ndarray:
     numpy.ndarray
         The mask of its missing cells.
     """
+    dtype = col.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "iub":  # pandas' answer for these dtypes, without its Series
+        return np.zeros(len(col), dtype=bool)
+    if isinstance(dtype, np.dtype) and dtype.kind == "f":
+        return np.isnan(col.to_numpy())
     try:
         return np.asarray(col.isna(), dtype=bool)
     except Exception:  # a cell pandas' check fails on (Decimal('sNaN')): each cell by itself

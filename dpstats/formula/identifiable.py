@@ -66,7 +66,7 @@ import patsy
 
 from dpstats.blas import single_threaded_blas
 from dpstats.bounds import declared_interval
-from dpstats.formula.frame import FramePlan, is_numeric
+from dpstats.formula.frame import FramePlan, is_numeric_dtype
 from dpstats.formula.parse import call_name, factor_calls
 
 __all__ = ["RankProbe", "UNBOUNDED_PROBE_RANGE", "CONSTANT_WEIGHT_TOL", "PIECEWISE_CALLS", "SPLINE_CALLS",
@@ -104,6 +104,14 @@ class RankProbe:
     supports: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     _memo: dict[tuple[int, str], tuple[Any, Any]] = field(default_factory=dict, init=False, repr=False,
                                                           compare=False)
+    _dtypes: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def _dtype(self, var: str) -> Any:
+        """The schema's dtype of ``var``, read once for all its columns (a column of the schema is a pandas Series
+        made on each read)."""
+        if not self._dtypes:
+            self._dtypes.update(self.schema.dtypes.items())
+        return self._dtypes[var]
 
     def dependent_columns(self, design_info: Any) -> list[str]:
         """The design columns that take part in a linear dependency on the public domain (empty: none found).
@@ -268,8 +276,8 @@ class RankProbe:
         for a number without declared levels)."""
         if var not in self.plan.variables or var in dict(self.plan.allowed):
             return False
-        col = self.schema[var]
-        if isinstance(col.dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(col.dtype) or not is_numeric(col):
+        dtype = self._dtype(var)
+        if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dtype) or not is_numeric_dtype(dtype):
             return False
         if var in self.supports:
             return len(set(self.supports[var])) > 1
@@ -287,7 +295,7 @@ class RankProbe:
             for factor in term.factors:
                 for var, points in _spline_points(getattr(factor, "code", "")):
                     if points is None or var not in self.bounds or var not in self.plan.variables \
-                            or not is_numeric(self.schema[var]):
+                            or not is_numeric_dtype(self._dtype(var)):
                         unknown.add(var)
                         continue
                     iv = declared_interval(var, self.bounds[var])
@@ -300,23 +308,23 @@ class RankProbe:
         allowed = dict(self.plan.allowed)
         columns: dict[str, Any] = {}
         for var, u in zip(self.plan.variables, _weyl(rows, len(self.plan.variables)), strict=True):
-            col = self.schema[var]
-            if isinstance(col.dtype, pd.CategoricalDtype):
-                cats = list(col.cat.categories)
+            dtype = self._dtype(var)
+            if isinstance(dtype, pd.CategoricalDtype):
+                cats = list(dtype.categories)
                 if not cats:
                     return None
                 columns[var] = pd.Categorical.from_codes(_indices(u, len(cats)), categories=cats)
             elif var in allowed:  # (numeric levels stay numeric: the variable may also enter as a number)
-                levels = np.array(list(allowed[var]), dtype=None if is_numeric(col) else object)
+                levels = np.array(list(allowed[var]), dtype=None if is_numeric_dtype(dtype) else object)
                 columns[var] = levels[_indices(u, levels.size)]
-            elif pd.api.types.is_bool_dtype(col.dtype):
+            elif pd.api.types.is_bool_dtype(dtype):
                 columns[var] = u >= 0.5
             elif var in self.supports:  # every row of every allowed data set takes one of these values
                 values = np.array(self.supports[var], dtype=float)
                 columns[var] = values[_indices(u, values.size)]
             elif var in breaks:
                 columns[var] = _piecewise_uniform(u, breaks[var])
-            elif is_numeric(col):
+            elif is_numeric_dtype(dtype):
                 columns[var] = self._numeric(var, u)
             else:
                 return None

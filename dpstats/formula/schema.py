@@ -15,9 +15,12 @@ null row that stands in for an incomplete row with ``missing="drop"``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
+import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +54,7 @@ from dpstats.formula.language import (
     did_you_mean,
 )
 from dpstats.formula.parse import (
+    PARSED_FORMULAS,
     ComputedFactor,
     check_formula_levels,
     expand_formula,
@@ -64,7 +68,7 @@ from dpstats.formula.parse import (
     treatment_references,
 )
 
-__all__ = ["ParsedFormula", "declared_level_values", "integer_supports", "parse_formula"]
+__all__ = ["ParsedFormula", "declared_level_values", "dtype_key", "integer_supports", "parse_formula"]
 
 
 @dataclass
@@ -151,6 +155,27 @@ def parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[
     ParsedFormula
         The formula's public facts and the plan that prepares every frame.
     """
+    key = _parse_key(formula, df, bounds, levels, missing)
+    if key is not None:
+        with _PARSES_LOCK:
+            held = _PARSES.get(key)
+            if held is not None:
+                _PARSES.move_to_end(key)
+        if held is not None:
+            return _fresh(held)
+    parsed = _parse_formula(formula, df, bounds=bounds, levels=levels, missing=missing)
+    if key is not None and not _may_have_warned(parsed, df):
+        with _PARSES_LOCK:
+            _PARSES[key] = parsed
+            while len(_PARSES) > PARSED_FORMULAS:
+                _PARSES.popitem(last=False)
+        return _fresh(parsed)
+    return parsed
+
+
+def _parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[float, float]] | None,
+                   levels: Mapping[str, Sequence[Any]] | None, missing: str) -> ParsedFormula:
+    """:func:`parse_formula`, computed."""
     check_unique_columns(df.columns)
     column_list = [str(c) for c in df.columns]
     expanded, desc = _model(formula, column_list, missing)
@@ -171,6 +196,102 @@ def parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[
     _check_transform_domains(facts.values(), bounds or {}, schema)
     return ParsedFormula(desc, expanded, response_code, factor_codes, set(column_list), plan, schema, facts,
                          integer_supports(df, bounds or {}, plan))
+
+
+#: the parses that passed, by their public facts (:func:`_parse_key`), the last ``PARSED_FORMULAS`` kept: a session
+#: refits a few formulas on one schema and one set of declarations, and the checks read nothing else
+_PARSES: OrderedDict[tuple[object, ...], ParsedFormula] = OrderedDict()
+_PARSES_LOCK = threading.Lock()
+
+
+class _NoKey(Exception):
+    """A fact that cannot be made a memo key (:func:`_parse_key`): the parse is made every time."""
+
+
+#: the types of a scalar that a key holds by its type and repr (a repr that says the whole value)
+_KEY_SCALARS = (str, int, float, bool, type(None), np.integer, np.floating, np.bool_, np.str_)
+
+
+def _atom(value: Any) -> tuple[str, str]:
+    """A scalar as (type, repr): 1, 1.0 and True stay apart; anything else has no key."""
+    if type(value) in (str, int, float, bool, type(None)) or isinstance(value, _KEY_SCALARS[5:]):
+        return (type(value).__qualname__, repr(value))
+    raise _NoKey
+
+
+def _sequence_key(value: Any) -> tuple[object, ...]:
+    """A list or tuple of scalars as a key (a declared range or a list of levels); anything else has no key."""
+    if type(value) not in (list, tuple):
+        raise _NoKey
+    return (type(value).__qualname__, tuple(_atom(v) for v in value))
+
+
+def _mapping_key(value: Mapping[str, Any] | None) -> tuple[object, ...] | None:
+    """A plain dict of declarations (bounds= or levels=) as a key, in its order (which decides which declaration
+    is refused first); None for None."""
+    if value is None:
+        return None
+    if type(value) is not dict:
+        raise _NoKey
+    return tuple((_atom(k), _sequence_key(v)) for k, v in value.items())
+
+
+def dtype_key(dtype: Any) -> tuple[object, ...]:
+    """A dtype as a key that tells apart everything a formula's checks and patsy's design can read from it: the type
+    and repr, and for a Categorical its categories in order with their types (an unordered CategoricalDtype
+    compares equal to one with its categories reordered, whose design columns come in another order; 1 and 1.0
+    compare equal but name different columns).
+
+    Parameters
+    ----------
+    dtype : numpy or pandas dtype
+        A column's dtype.
+
+    Returns
+    -------
+    tuple
+        The key.
+    """
+    if isinstance(dtype, pd.CategoricalDtype):
+        cats = dtype.categories
+        return ("category", bool(dtype.ordered), repr(cats.dtype), tuple((type(c).__qualname__, repr(c)) for c in cats))
+    return (type(dtype).__module__, type(dtype).__qualname__, repr(dtype))
+
+
+def _parse_key(formula: str, df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]] | None,
+               levels: Mapping[str, Sequence[Any]] | None, missing: str) -> tuple[object, ...] | None:
+    """Everything :func:`parse_formula` reads, as a key: the formula, ``missing``, the declared bounds and levels
+    (plain dicts of lists or tuples of scalars, in order), the columns' names and dtypes in order, and the index's
+    type and dtype.  All public.  None where a part cannot be made a key (another kind of declaration, a column
+    label that is not a scalar, a dtype of a third-party package): the parse is then made every time."""
+    if type(formula) is not str or type(missing) is not str or not isinstance(df, pd.DataFrame):
+        return None
+    try:
+        dtypes = []
+        for dtype in df.dtypes:
+            if not (isinstance(dtype, np.dtype) or type(dtype).__module__.split(".")[0] == "pandas"):
+                raise _NoKey
+            dtypes.append(dtype_key(dtype))
+        key = (formula, missing, _mapping_key(bounds), _mapping_key(levels),
+               tuple(_atom(c) for c in df.columns), tuple(dtypes),
+               type(df.columns).__qualname__, type(df.index).__qualname__, repr(df.index.dtype))
+        hash(key)
+    except Exception:  # noqa: BLE001 - no key (_NoKey, or a repr or hash that fails): the parse is made as before
+        return None
+    return key
+
+
+def _may_have_warned(parsed: ParsedFormula, df: pd.DataFrame) -> bool:
+    """Whether the parse can have warned (:class:`~dpstats.errors.UndeclaredCategoriesWarning`: levels declared for
+    a categorical column, in ``levels=`` or in the formula); such a parse is not kept, so that each call warns."""
+    leveled = {v for v, _ in (*parsed.plan.levels, *parsed.plan.allowed)}
+    return any(isinstance(df[v].dtype, pd.CategoricalDtype) for v in leveled if v in df.columns)
+
+
+def _fresh(parsed: ParsedFormula) -> ParsedFormula:
+    """A kept parse with its own lists, sets and dicts (the plan, the schema and the facts are shared, read only)."""
+    return dataclasses.replace(parsed, factor_codes=list(parsed.factor_codes), columns=set(parsed.columns),
+                               facts=dict(parsed.facts), integer_supports=dict(parsed.integer_supports))
 
 
 def integer_supports(df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]], plan: FramePlan

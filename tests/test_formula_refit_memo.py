@@ -1,0 +1,171 @@
+"""The memos of a refit's design build: the formula's parse (dpstats.formula.schema.parse_formula) and patsy's
+designs of a formula of bare numeric variables (dpstats.formula.design._BareBuilders).  A refit of one formula on
+one schema with the same declarations reuses them, and any change of a public fact they read (a bounds dict or a
+levels list mutated in place, a column's dtype, the columns' order, missing=) is parsed and built afresh, with the
+refusal, warning and design a first build gives.  Deterministic."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import patsy
+import pytest
+
+from dpstats.errors import (
+    DataTypeError,
+    FormulaError,
+    InvalidBoundsError,
+    TransformDomainError,
+    UndeclaredCategoriesWarning,
+    UndeclaredLevelsError,
+)
+from dpstats.formula import build_design
+from dpstats.formula import design as design_module
+from dpstats.formula import schema as schema_module
+from dpstats.formula.schema import parse_formula
+
+
+@pytest.fixture(autouse=True)
+def _empty_memo(monkeypatch):
+    monkeypatch.setattr(schema_module, "_PARSES", type(schema_module._PARSES)())
+    monkeypatch.setattr(design_module, "_BARE_BUILDERS", design_module._BareBuilders(8))
+    monkeypatch.setattr(design_module, "_LEVELS_PASSED", design_module._PassedChecks(8))
+
+
+def _frame(n: int = 40) -> pd.DataFrame:
+    rng = np.random.default_rng(5)
+    return pd.DataFrame({"x": rng.uniform(1, 9, n), "z": rng.uniform(-1, 1, n), "y": rng.normal(size=n),
+                         "g": rng.choice(["a", "b", "c"], n)})
+
+
+def test_a_refit_reuses_the_parse_with_its_own_containers():
+    df = _frame()
+    bounds = {"x": (1.0, 10.0), "y": (-5.0, 5.0)}
+    first = parse_formula("y ~ np.log(x) + z", df, bounds=bounds, levels=None, missing="raise")
+    again = parse_formula("y ~ np.log(x) + z", df.copy(), bounds=dict(bounds), levels=None, missing="raise")
+    assert again.plan is first.plan and again.schema is first.schema
+    assert again.facts == first.facts and again.facts is not first.facts
+    assert again.factor_codes == first.factor_codes and again.factor_codes is not first.factor_codes
+    assert again.columns == first.columns and again.columns is not first.columns
+
+
+def test_a_bounds_dict_mutated_in_place_is_parsed_again():
+    df = _frame()
+    bounds = {"x": (1.0, 10.0), "y": (-5.0, 5.0)}
+    first = parse_formula("y ~ np.log(x) + z", df, bounds=bounds, levels=None, missing="raise")
+    assert dict((v, (lo, hi)) for v, lo, hi in first.plan.clip) == {"x": (1.0, 10.0)}
+    bounds["x"] = (0.0, 10.0)
+    with pytest.raises(TransformDomainError, match=r"'np.log\(x\)' is undefined \(or overflows\)"):
+        parse_formula("y ~ np.log(x) + z", df, bounds=bounds, levels=None, missing="raise")
+    bounds["x"] = [2.0, 8.0]
+    moved = parse_formula("y ~ np.log(x) + z", df, bounds=bounds, levels=None, missing="raise")
+    assert moved.plan.clip == (("x", 2.0, 8.0),)
+    bounds["g"] = (0.0, 1.0)
+    with pytest.raises(InvalidBoundsError, match="bounds were given for 'g'"):
+        parse_formula("y ~ np.log(x) + z + g", df, bounds=bounds, levels={"g": ["a", "b", "c"]}, missing="raise")
+
+
+def test_a_levels_list_mutated_in_place_is_parsed_again():
+    df = _frame()
+    levels = {"g": ["a", "b", "c"]}
+    first = parse_formula("y ~ z + g", df, bounds=None, levels=levels, missing="raise")
+    assert first.plan.levels == (("g", ("a", "b", "c")),)
+    levels["g"].reverse()
+    again = parse_formula("y ~ z + g", df, bounds=None, levels=levels, missing="raise")
+    assert again.plan.levels == (("g", ("c", "b", "a")),)
+    levels["g"].append("a")
+    with pytest.raises(FormulaError, match="levels for 'g' must be a non-empty list of distinct values"):
+        parse_formula("y ~ z + g", df, bounds=None, levels=levels, missing="raise")
+    design = build_design("y ~ z + g", df, levels={"g": ["c", "b", "a"]})
+    assert design.column_names == ["Intercept", "g[T.b]", "g[T.a]", "z"]
+
+
+def test_a_changed_dtype_column_order_or_missing_is_parsed_again():
+    df = _frame()
+    parse_formula("y ~ x + z", df, bounds=None, levels=None, missing="raise")
+    changed = df.assign(y=df["y"].astype(str))
+    with pytest.raises(DataTypeError, match="the response 'y' must be numeric"):
+        parse_formula("y ~ x + z", changed, bounds=None, levels=None, missing="raise")
+    as_text = parse_formula("y ~ x + z", df.assign(z=df["z"].astype(str)), bounds=None, levels=None, missing="raise")
+    assert not pd.api.types.is_numeric_dtype(as_text.schema["z"].dtype)
+    bounds = {"z": (0.0, 1.0)}
+    as_int = df.assign(z=(df["z"] > 0).astype("int64"))
+    assert parse_formula("y ~ x + z", as_int, bounds=bounds, levels=None, missing="raise").integer_supports == {
+        "z": (0.0, 1.0)}
+    as_float = as_int.assign(z=as_int["z"].astype(float))
+    assert parse_formula("y ~ x + z", as_float, bounds=bounds, levels=None, missing="raise").integer_supports == {}
+    dotted = parse_formula("y ~ .", df[["y", "x", "z"]], bounds=None, levels=None, missing="raise")
+    reordered = parse_formula("y ~ .", df[["y", "z", "x"]], bounds=None, levels=None, missing="raise")
+    assert dotted.factor_codes == ["x", "z"] and reordered.factor_codes == ["z", "x"]
+    assert parse_formula("y ~ x + z", df, bounds=None, levels=None, missing="drop").plan.missing == "drop"
+
+
+def test_a_categorical_dtype_with_other_categories_is_parsed_again():
+    df = _frame().assign(g=lambda d: pd.Categorical(d["g"], categories=["a", "b", "c"]))
+    first = parse_formula("y ~ z + g", df, bounds=None, levels=None, missing="raise")
+    other = df.assign(g=pd.Categorical(df["g"], categories=["c", "b", "a"]))
+    again = parse_formula("y ~ z + g", other, bounds=None, levels=None, missing="raise")
+    assert list(first.schema["g"].dtype.categories) == ["a", "b", "c"]
+    assert list(again.schema["g"].dtype.categories) == ["c", "b", "a"]
+
+
+def test_a_parse_that_warns_warns_on_every_call():
+    df = _frame().assign(g=lambda d: pd.Categorical(d["g"], categories=["a", "b", "c"]))
+    for _ in range(3):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            parse_formula("y ~ z + g", df, bounds=None, levels={"g": ["a", "b"]}, missing="null")
+        assert [w.category for w in caught] == [UndeclaredCategoriesWarning]
+
+
+def test_declarations_that_are_not_plain_dicts_of_lists_are_parsed_every_time():
+    df = _frame()
+    bounds = pd.Series({"x": (1.0, 10.0)})
+    parse_formula("y ~ x", df, bounds={"x": np.array([1.0, 10.0])}, levels=None, missing="raise")
+    parse_formula("y ~ x", df, bounds=bounds.to_dict(), levels=None, missing="raise")
+    assert len(schema_module._PARSES) == 1  # only the dict of tuples is kept
+
+
+def _count_builds(monkeypatch) -> list[int]:
+    built: list[int] = []
+    real = patsy.design_matrix_builders
+    monkeypatch.setattr(patsy, "design_matrix_builders", lambda *a, **k: built.append(1) or real(*a, **k))
+    return built
+
+
+def test_a_refit_of_bare_numeric_variables_reuses_patsys_designs(monkeypatch):
+    built = _count_builds(monkeypatch)
+    df = _frame()
+    bounds = {"x": (1.0, 10.0), "z": (-1.0, 1.0), "y": (-5.0, 5.0)}
+    first = build_design("y ~ x + z + x:z", df, bounds=bounds)
+    assert built == []  # the designs of the zero-row check of the levels (patsy.dmatrices) are the rows' too
+    again = build_design("y ~ x + z + x:z", df.copy(), bounds=dict(bounds))
+    assert built == [] and again.design_info is first.design_info
+    assert again.column_names == first.column_names == ["Intercept", "x", "z", "x:z"]
+    np.testing.assert_array_equal(again.X, first.X)
+    as_int = build_design("y ~ x + z + x:z", df.assign(x=np.round(df["x"]).astype("int64")), bounds=bounds)
+    assert as_int.column_names == first.column_names
+    np.testing.assert_array_equal(as_int.X[:, 1], np.round(df["x"]))
+    np.testing.assert_array_equal(as_int.X[:, 2], first.X[:, 2])
+
+
+@pytest.mark.parametrize("formula", ["y ~ np.log(x) + z", "y ~ x + g", "y ~ I(x) : z", 'y ~ Q("x") + z'])
+def test_a_formula_with_other_factors_is_built_from_the_rows_every_time(monkeypatch, formula):
+    built = _count_builds(monkeypatch)
+    df = _frame()
+    for _ in range(2):
+        build_design(formula, df, bounds={"x": (1.0, 10.0), "z": (-1.0, 1.0)}, levels={"g": ["a", "b", "c"]})
+    assert len(built) == 2
+
+
+def test_a_bare_variable_made_boolean_or_text_is_built_from_the_rows(monkeypatch):
+    built = _count_builds(monkeypatch)
+    df = _frame()
+    build_design("y ~ x + z", df)
+    as_bool = build_design("y ~ x + z", df.assign(z=df["z"] > 0))
+    assert len(built) == 1 and as_bool.column_names == ["Intercept", "z[T.True]", "x"]
+    with pytest.raises(UndeclaredLevelsError, match="'z'"):
+        build_design("y ~ x + z", df.assign(z=np.where(df["z"] > 0, "p", "n")))
+    assert build_design("y ~ x + z", df).column_names == ["Intercept", "x", "z"]
