@@ -377,3 +377,18 @@ def test_float_indicator_hint_names_the_estimators_own_spelling():
     y = (rng.uniform(0, 1, 600) < 0.4).astype(float)
     with pytest.warns(FloatIndicatorWarning, match=r"for the scikit-learn estimator's fit\(X, y\), y\.astype\(int\)"):
         DPLinearRegression(epsilon=1.0, delta=1e-6, bounds=(0, 1), y_bounds=(0, 1), random_state=3).fit(X, y)
+
+
+def test_missing_bounds_refusal_names_the_estimators_parameters():
+    """dp_ols's refusal said "Declare bounds for: x0, x1, y": a user who then wrote bounds={"y": ...} was refused
+    again (the target's range goes in y_bounds=); the refusal now names bounds= and, while the target has no
+    range, y_bounds= with the name it gave the target.  Nothing is spent either way."""
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(200, 2)), rng.normal(size=200)
+    accountant = dpstats.PrivacyAccountant(5.0, 1e-5)
+    with pytest.raises(MissingBoundsError, match=r"bounds for: x0, x1, y, .*inputs' ranges go in bounds= .*named "
+                                                 r"'y' above, in y_bounds=\(lo, hi\)\.$"):
+        DPLinearRegression(epsilon=1.0, accountant=accountant).fit(X, y)
+    with pytest.raises(MissingBoundsError, match=r"inputs' ranges go in bounds= \([^)]*\)\.$") as info:
+        DPLinearRegression(epsilon=1.0, y_bounds=(-5, 5), accountant=accountant).fit(X, y)
+    assert info.value.privacy_spent == (0.0, 0.0) and accountant.spent == (0.0, 0.0)
