@@ -234,6 +234,9 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         The coefficients named by the design columns.
     privacy_report_ : PrivacyReport
         The fit's privacy report (budget spent step by step).
+    results_ : DPRegressionResults
+        The fit as :func:`dpstats.dp_ols` returns it: ``summary()``, ``conf_int()``, ``tidy()``, the error
+        bounds (post-processing of the released values), its design the inputs' names and the target's, ``y``.
     method_ : str
         The method that was fitted (what ``"auto"`` chose).
     n_features_in_ : int
@@ -392,6 +395,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         self.intercept_ = float(params["Intercept"]) if self.fit_intercept else 0.0
         self.coef_ = params.drop("Intercept", errors="ignore").to_numpy(dtype=float)
         self.privacy_report_ = res.privacy
+        self.results_ = res
         self.method_ = res.method
         return self
 

@@ -392,3 +392,16 @@ def test_missing_bounds_refusal_names_the_estimators_parameters():
     with pytest.raises(MissingBoundsError, match=r"inputs' ranges go in bounds= \([^)]*\)\.$") as info:
         DPLinearRegression(epsilon=1.0, y_bounds=(-5, 5), accountant=accountant).fit(X, y)
     assert info.value.privacy_spent == (0.0, 0.0) and accountant.spent == (0.0, 0.0)
+
+
+def test_the_fit_keeps_its_results_for_intervals_and_the_summary(data):
+    """s53's third new-user check: the estimator released coefficients and a privacy report but no way to the fit's
+    intervals, summary or error bounds, which the formula and array interfaces return; ``results_`` is that fit."""
+    X, y = data
+    est = DPLinearRegression(method="adassp", epsilon=1.0, bounds=(0, 10), y_bounds=(-30, 40), random_state=0)
+    est.fit(X, y)
+    res = est.results_
+    assert isinstance(res, dpstats.DPRegressionResults) and res.privacy is est.privacy_report_
+    assert list(res.params.index) == ["Intercept", "x0", "x1"] and res.params.equals(est.params_)
+    assert res.conf_int().shape == (3, 2) and "adassp" in res.summary().as_text()
+    assert pickle.loads(pickle.dumps(est)).results_.params.equals(res.params)
