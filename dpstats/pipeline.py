@@ -184,18 +184,20 @@ class ArrayData:
     column_names: Sequence[str] | None = None
     response_name: str = "y"
     intercept: bool = field(kw_only=True)  # no default: dp_ols_arrays requires it
+    #: "raise": a private fit screens rows with missing values, the reference ols refuses them; "drop": they are
+    #: public null rows (ols drops them), as in dp_ols
+    missing: str = field(default="raise", kw_only=True)
 
     @property
     def label(self) -> str:
         return "arrays"
 
-    missing = "raise"  # a private fit screens rows with missing values; the reference ols refuses them
     stage = "reading the arrays"
 
     def prepare(self, spec: MethodSpec | None, missing: str) -> _MemoryData:
         design = array_design(self.X, self.y, spec, x_bounds=self.x_bounds, y_bounds=self.y_bounds,
                               column_names=self.column_names, response_name=self.response_name,
-                              intercept=self.intercept, screen=missing == "screen")
+                              intercept=self.intercept, missing=missing)
         return _MemoryData(design, describe_arrays(self.response_name, design.column_names))
 
 

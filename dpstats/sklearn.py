@@ -58,6 +58,7 @@ from dpstats.errors import (
     DPStatsError,
     InvalidArgumentError,
     InvalidBoundsError,
+    MissingBoundsError,
     MissingDataError,
     NonFiniteValueError,
 )
@@ -233,6 +234,9 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         The coefficients named by the design columns.
     privacy_report_ : PrivacyReport
         The fit's privacy report (budget spent step by step).
+    results_ : DPRegressionResults
+        The fit as :func:`dpstats.dp_ols` returns it: ``summary()``, ``conf_int()``, ``tidy()``, the error
+        bounds (post-processing of the released values), its design the inputs' names and the target's, ``y``.
     method_ : str
         The method that was fitted (what ``"auto"`` chose).
     n_features_in_ : int
@@ -380,14 +384,18 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         frame[response] = _typed_target(y, ya)
         rhs = " + ".join(term(n, _RESERVED) for n in names)
         formula = f"{term(response, _RESERVED)} ~ {rhs}" + ("" if self.fit_intercept else " - 1")
-        res = dp_ols(formula, frame, epsilon=self.epsilon, delta=self.delta, method=self.method,
-                     bounds=self._bounds_dict(names, response), accountant=self.accountant,
-                     random_state=self.random_state, **self._options)
+        try:
+            res = dp_ols(formula, frame, epsilon=self.epsilon, delta=self.delta, method=self.method,
+                         bounds=self._bounds_dict(names, response), accountant=self.accountant,
+                         random_state=self.random_state, **self._options)
+        except MissingBoundsError as exc:  # dp_ols names the bounds to declare as its formula spells them
+            raise _with_estimator_names(exc, response, target_bounded=self.y_bounds is not None) from None
         params = res.params
         self.params_ = params
         self.intercept_ = float(params["Intercept"]) if self.fit_intercept else 0.0
         self.coef_ = params.drop("Intercept", errors="ignore").to_numpy(dtype=float)
         self.privacy_report_ = res.privacy
+        self.results_ = res
         self.method_ = res.method
         return self
 
@@ -509,6 +517,17 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         if self.y_bounds is not None:
             out[response] = _pair(self.y_bounds, "y_bounds")
         return out or None
+
+
+def _with_estimator_names(exc: MissingBoundsError, response: str, target_bounded: bool) -> MissingBoundsError:
+    """dp_ols's refusal for bounds that were not declared, with this estimator's parameters for them: the inputs'
+    ranges go in ``bounds=`` and the target's, which the refusal calls ``response`` (the name of the formula this
+    estimator fits), in ``y_bounds=``.  The same type and ``privacy_spent``; public facts only."""
+    target = "" if target_bounded else f", and the target's range, named '{response}' above, in y_bounds=(lo, hi)"
+    out = type(exc)(f"{exc} In DPLinearRegression the inputs' ranges go in bounds= (a dict by column name, one pair "
+                    f"per column or one pair for every column){target}.")
+    out.privacy_spent = exc.privacy_spent
+    return out
 
 
 #: Names of this estimator's parameters elsewhere in the API (dp_ols_arrays' x_bounds= and intercept=, the CLI's

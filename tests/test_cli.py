@@ -476,6 +476,24 @@ def test_plan_command_errors_are_one_line(capsys):
     assert err.startswith("error: ") and "formula" in err and len(err.strip().splitlines()) == 1
 
 
+def test_plan_command_speaks_in_flags(capsys):
+    """s53's third new-user check: ``dpstats plan``'s text and its refusal of an undeclared variable named
+    dpstats.plan's keyword arguments (``plan(..., method='auto')``, ``dtypes=``, ``spread=``, ``missing='raise'``,
+    ``bounds={'married': (lo, hi)}``), which the command does not take; they now name its flags too."""
+    bounds = {"wage": [100, 10000], "educ": [0, 20]}
+    argv = ["plan", "np.log(wage) ~ educ + married", "--bounds", json.dumps(bounds), "--n", "935", "--epsilon", "1"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and len(err.strip().splitlines()) == 1
+    assert err.rstrip().endswith("""On the command line: --bounds '{"married": [lo, hi]}', --levels '{"married": """
+                                 """["a", "b"]}' or, for a two-valued variable, --dtypes '{"married": "bool"}'.""")
+    assert main(argv + ["--dtypes", json.dumps({"married": "bool"}), "--spread", json.dumps({"educ": 3})]) == 0
+    text = capsys.readouterr().out
+    assert "dpstats plan --method auto gives its table alone" in text and "--missing raise" in text
+    assert "--dtypes gives no type" in text and "--spread and --correlation" in text
+    assert not any(word in text for word in ("plan(", "dtypes=", "spread=", "correlation=", "missing='", "method='"))
+
+
 def test_plan_command_takes_the_response_type_and_an_assumed_outcome_share(capsys):
     """--dtypes and --outcome-share reach dpstats.plan: pgd's rare-outcome rule withholds the intervals of a boolean
     response whose rarer value is 5% of 800 rows at epsilon 1, as the library plan says; bad values are one-line

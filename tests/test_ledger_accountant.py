@@ -704,3 +704,17 @@ def test_an_in_memory_accountant_writes_and_reads_its_history_as_json(tmp_path):
     with pytest.raises(InvalidPrivacyParameterError, match="epsilon"):
         PrivacyAccountant.from_json(io.StringIO('{"epsilon": -1.0, "delta": 1e-6, "reservations": []}'))
 
+
+
+def test_from_json_reads_the_text_to_json_returns():
+    """s53's third new-user check: ``PrivacyAccountant.from_json(acct.to_json())`` took the document's text for a
+    path and failed with an untyped ``OSError`` ("File name too long"); the text, as to_json returns it, is read as
+    the document, with the same typed refusals."""
+    from dpstats.errors import BudgetFileError  # noqa: PLC0415
+
+    acct = PrivacyAccountant(2.0, 1e-5)
+    acct.settle(acct.reserve(0.5, 1e-6, "ssp: y ~ x"), 0.5, 1e-6)
+    copy = PrivacyAccountant.from_json(acct.to_json())
+    assert copy.remaining == pytest.approx(acct.remaining) and [s.label for s in copy.history] == ["ssp: y ~ x"]
+    with pytest.raises(BudgetFileError, match="the JSON document is not a dpstats budget document"):
+        PrivacyAccountant.from_json('  {"format": "something else"}')

@@ -224,6 +224,29 @@ def test_arrays_map_infinite_values_and_screen_missing_ones():
                               random_state=0)
 
 
+def test_arrays_take_missing_drop_as_dp_ols_does():
+    """dp_ols_arrays(missing="drop") is dp_ols's: the same null rows, no screen, the same coefficients on the same
+    seed (the non-private ols drops the rows); before it refused missing= as an option of the method, while the
+    screen's refusal and pgd's without bounds told it to pass missing='drop'."""
+    df = _frame(2000)
+    df.loc[:1499, "z"] = np.nan  # many: the screen would refuse
+    X, y = df[["x", "z"]], df["y"]
+    kw = dict(missing="drop", random_state=3)
+    frame = dpstats.dp_ols("y ~ x + z", df, 1.0, 1e-6, bounds=BOUNDS, **kw)
+    arrays = dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, x_bounds=[BOUNDS["x"], BOUNDS["z"]], y_bounds=BOUNDS["y"],
+                                   intercept=True, **kw)
+    np.testing.assert_allclose(arrays.params.to_numpy(), frame.params.to_numpy(), rtol=1e-12)
+    assert _screen_steps(arrays) == [] and arrays.method == frame.method
+    assert any(note.startswith("missing='drop'") for note in arrays.privacy.notes)
+    ols = dpstats.dp_ols_arrays(X, y, float("inf"), method="ols", intercept=True, missing="drop")
+    assert ols.nobs == 500
+    with pytest.raises(MissingDataError, match="or pass missing='drop'"):
+        dpstats.dp_ols_arrays(X, y, float("inf"), method="ols", intercept=True)
+    with pytest.raises(DPStatsError, match="cannot take missing='drop'"):
+        dpstats.dp_ols_arrays(X, y, 1.0, 1e-6, x_bounds=(0, 1), y_bounds=(-3, 5), intercept=True, method="tukey",
+                              missing="drop")
+
+
 def test_sklearn_passes_missing_values_to_the_screen():
     pytest.importorskip("sklearn")
     from dpstats.sklearn import DPLinearRegression

@@ -438,3 +438,19 @@ def test_budget_show_reports_a_dead_reservation_as_spent_without_writing(tmp_pat
     out = capsys.readouterr().out
     assert "abandoned" in out and "spent:     epsilon=0.4" in out
     assert copy.read_bytes() == before
+
+
+def test_a_json_export_is_named_as_such_not_as_a_corrupt_database(tmp_path, capsys):
+    """s53's third new-user check: ``dpstats budget show ledger.json`` on the document ``to_json`` wrote said "not a
+    readable SQLite database (corrupt, or not a budget file)"; it now says the file is a JSON export and how to read
+    it (PrivacyAccountant.from_json), and the file is left as it was."""
+    acct = PrivacyAccountant(1.0, 1e-6)
+    acct.settle(acct.reserve(0.25, 1e-7, "ssp: y ~ x"), 0.25, 1e-7)
+    path = tmp_path / "ledger.json"
+    text = acct.to_json(path)
+    assert main(["budget", "show", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "a JSON document (PrivacyAccountant.to_json" in err and "PrivacyAccountant.from_json(path)" in err
+    assert "corrupt" not in err and json.loads(path.read_text(encoding="utf-8")) == json.loads(text)
+    with pytest.raises(BudgetFileError, match="a JSON document .*not a budget file"):
+        PrivacyAccountant.open(path)

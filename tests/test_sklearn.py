@@ -377,3 +377,31 @@ def test_float_indicator_hint_names_the_estimators_own_spelling():
     y = (rng.uniform(0, 1, 600) < 0.4).astype(float)
     with pytest.warns(FloatIndicatorWarning, match=r"for the scikit-learn estimator's fit\(X, y\), y\.astype\(int\)"):
         DPLinearRegression(epsilon=1.0, delta=1e-6, bounds=(0, 1), y_bounds=(0, 1), random_state=3).fit(X, y)
+
+
+def test_missing_bounds_refusal_names_the_estimators_parameters():
+    """dp_ols's refusal said "Declare bounds for: x0, x1, y": a user who then wrote bounds={"y": ...} was refused
+    again (the target's range goes in y_bounds=); the refusal now names bounds= and, while the target has no
+    range, y_bounds= with the name it gave the target.  Nothing is spent either way."""
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(200, 2)), rng.normal(size=200)
+    accountant = dpstats.PrivacyAccountant(5.0, 1e-5)
+    with pytest.raises(MissingBoundsError, match=r"bounds for: x0, x1, y, .*inputs' ranges go in bounds= .*named "
+                                                 r"'y' above, in y_bounds=\(lo, hi\)\.$"):
+        DPLinearRegression(epsilon=1.0, accountant=accountant).fit(X, y)
+    with pytest.raises(MissingBoundsError, match=r"inputs' ranges go in bounds= \([^)]*\)\.$") as info:
+        DPLinearRegression(epsilon=1.0, y_bounds=(-5, 5), accountant=accountant).fit(X, y)
+    assert info.value.privacy_spent == (0.0, 0.0) and accountant.spent == (0.0, 0.0)
+
+
+def test_the_fit_keeps_its_results_for_intervals_and_the_summary(data):
+    """s53's third new-user check: the estimator released coefficients and a privacy report but no way to the fit's
+    intervals, summary or error bounds, which the formula and array interfaces return; ``results_`` is that fit."""
+    X, y = data
+    est = DPLinearRegression(method="adassp", epsilon=1.0, bounds=(0, 10), y_bounds=(-30, 40), random_state=0)
+    est.fit(X, y)
+    res = est.results_
+    assert isinstance(res, dpstats.DPRegressionResults) and res.privacy is est.privacy_report_
+    assert list(res.params.index) == ["Intercept", "x0", "x1"] and res.params.equals(est.params_)
+    assert res.conf_int().shape == (3, 2) and "adassp" in res.summary().as_text()
+    assert pickle.loads(pickle.dumps(est)).results_.params.equals(res.params)

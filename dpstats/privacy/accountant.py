@@ -36,6 +36,7 @@ which is sound because the budget lives in the file.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -499,7 +500,8 @@ class PrivacyAccountant:
         Parameters
         ----------
         source : str, os.PathLike or text file object
-            The document's file (a path), or an open text file (``io.StringIO(text)`` for a string).
+            The document's file (a path), an open text file, or the document's text itself as :meth:`to_json`
+            returns it (a string whose first character other than white space is ``{``; a path never starts so).
 
         Returns
         -------
@@ -514,6 +516,8 @@ class PrivacyAccountant:
         InvalidPrivacyParameterError
             Its budget is not a valid one.
         """
+        if isinstance(source, str) and source.lstrip().startswith("{"):  # to_json's return value, not a path
+            source = io.StringIO(source)
         name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else getattr(source, "name", None)
         where = str(name) if name is not None else "the JSON document"
         try:

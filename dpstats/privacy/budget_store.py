@@ -176,6 +176,17 @@ def _alive(pid: int, start: str) -> bool:
     return True
 
 
+def _json_document(path: str) -> bool:
+    """Whether the file's first byte other than white space is ``{``: a JSON document such as
+    :meth:`PrivacyAccountant.to_json` writes, which SQLite reads as "not a database" (a public fact of the file's
+    type, as the caller named it)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4096).lstrip().startswith(b"{")
+    except OSError:
+        return False
+
+
 @dataclass(frozen=True)
 class Reservation:
     """One row of a budget file."""
@@ -233,6 +244,10 @@ class BudgetStore:
                 conn.execute("PRAGMA user_version").fetchone()[0]
         except sqlite3.DatabaseError as exc:
             conn.close()
+            if _json_document(self.path):
+                raise self._error("a JSON document (PrivacyAccountant.to_json, dpstats budget show --format json), not "
+                                  "a budget file", "read it with PrivacyAccountant.from_json(path), a record of the "
+                                  "budget, not a share of it", untouched=False) from None
             raise self._error("not a readable SQLite database (corrupt, or not a budget file)", str(exc)) from None
         if app != APPLICATION_ID:
             conn.close()
