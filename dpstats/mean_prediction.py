@@ -94,7 +94,7 @@ class MeanPrediction:
 
     @property
     def var_pred_mean(self) -> pd.Series:
-        """x0' V x0 for each new row, the square of :attr:`se_mean` (statsmodels' name); NaN without inference."""
+        """x0' V x0 for each new row, the square of ``se_mean`` (statsmodels' name); NaN without inference."""
         return self.se_mean ** 2
 
     @property
@@ -104,7 +104,7 @@ class MeanPrediction:
         Raises
         ------
         InvalidArgumentError
-            Always, saying so and naming :attr:`se_mean` (also an ``AttributeError``: ``hasattr`` answers False).
+            Always, saying so and naming ``se_mean`` (also an ``AttributeError``: ``hasattr`` answers False).
         """
         raise _NoObservationError(_NO_OBSERVATION_INTERVAL.format(what="standard error of a new observation "
                                                                 "(statsmodels' se_obs)"))
