@@ -420,6 +420,58 @@ def test_removing_a_term_the_formula_has_is_accepted(formula):
     model_desc(expand_formula(formula, COLUMNS))
 
 
+@pytest.mark.parametrize("formula, written, square", [
+    ("y ~ x + x**2", "x**2", "I(x ** 2)"), ("y ~ x + x ** 3", "x ** 3", "I(x ** 3)"),
+    ("y ~ np.log1p(x)**2", "np.log1p(x)**2", "I(np.log1p(x) ** 2)"), ("y ~ (x * z)**2", "(x * z)**2", "I(x ** 2)"),
+    ("y ~ C(g)**2 + x", "C(g)**2", "I(x ** 2)"),
+])
+def test_a_formula_power_that_adds_no_term_is_refused_from_the_formula(formula, written, square):
+    """Outside I(), '**' is the formula's power (interactions up to that order); of one term it is the term, so
+    'y ~ x + x**2', written for a square as a published specification writes it, fitted 'y ~ x' without a word
+    (session 54's new-user check)."""
+    with pytest.raises(FormulaError, match="the power adds nothing") as info:
+        model_desc(expand_formula(formula, COLUMNS))
+    assert f"'{written}'" in str(info.value) and square in str(info.value)
+    df = pd.DataFrame({"x": np.linspace(0, 10, 60), "z": np.linspace(-1, 1, 60) ** 2, "y": np.linspace(-5, 5, 60),
+                       "g": np.tile([1.0, 2.0], 30)})
+    with pytest.raises(FormulaError, match="the power adds nothing") as info:
+        dpstats.dp_ols(formula, df, 1.0, method="ssp", bounds={"x": (0, 10), "y": (-5, 5), "z": (0, 1)},
+                       levels={"g": [1.0, 2.0]}, random_state=0)
+    assert info.value.privacy_spent == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("formula, terms", [("y ~ (x + z)**2", ["Intercept", "x", "z", "x:z"]),
+                                            ("y ~ x ** 1", ["Intercept", "x"]),
+                                            ("y ~ x + I(x ** 2)", ["Intercept", "x", "I(x ** 2)"])])
+def test_a_formula_power_that_adds_terms_and_a_power_in_I_are_accepted(formula, terms):
+    assert [t.name() for t in model_desc(expand_formula(formula, COLUMNS)).rhs_termlist] == terms
+
+
+@pytest.mark.parametrize("formula, value", [
+    ("y ~ I(x > 12) + z", False), ("y ~ I(x >= 0) + z", True), ("y ~ C(x > 12, levels=[False, True]) + z", False),
+    ("y ~ z:I(x < -1) + z", False), ("y ~ I(np.log1p(x) > 3) + z", False), ("y ~ I(x + z > 40)", False),
+])
+def test_a_comparison_the_declared_bounds_decide_is_refused_before_reading(formula, value):
+    """The fit clips each variable to its bounds before the formula, so I(x > 12) with x declared in [0, 10] was a
+    column of one value on every row (False whatever the data held), fitted without a word: a threshold in other
+    units than the bounds, or bounds declared short of it (session 54's new-user check)."""
+    df = pd.DataFrame({"x": np.linspace(0, 20, 60), "z": np.linspace(0, 1, 60), "y": np.linspace(-5, 5, 60)})
+    with pytest.raises(FormulaError, match=f"is {value} for every value the declared bounds allow") as info:
+        dpstats.dp_ols(formula, df, 1.0, method="ssp", bounds={"x": (0, 10), "y": (-5, 5), "z": (0, 1)},
+                       random_state=0)
+    assert "x in [0, 10]" in str(info.value) and info.value.privacy_spent == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("formula, bounds", [
+    ("y ~ I(x > 5) + z", {"x": (0, 10)}), ("y ~ I(x > 0) + z", {"x": (0, 10)}), ("y ~ I(x > 12) + z", {}),
+    ("y ~ I(x > z) + z", {"x": (0, 10)}), ("y ~ I(x >= 10) + z", {"x": (0, 10)}),
+])
+def test_a_comparison_the_bounds_leave_open_is_fitted(formula, bounds):
+    df = pd.DataFrame({"x": np.linspace(0, 20, 60), "z": np.linspace(0, 1, 60), "y": np.linspace(-5, 5, 60)})
+    res = dpstats.dp_ols(formula, df, 1.0, method="ssp", bounds={**bounds, "y": (-5, 5), "z": (0, 1)}, random_state=0)
+    assert len(res.params) == 3
+
+
 def test_a_kept_model_description_is_not_shared_and_a_refused_formula_is_refused_again():
     # model_desc and expand_formula keep their results for the next fit of the same formula (functions of public
     # strings): each call returns its own term lists, the '.' expands to the columns of each call, and a formula

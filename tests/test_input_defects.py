@@ -166,6 +166,20 @@ def test_predict_a_transform_that_is_infinite_on_new_rows_is_refused(people):
             res.predict(pd.DataFrame({"age": [30.0, 0.0]}))
 
 
+def test_predict_a_transform_undefined_on_new_rows_is_refused_as_the_infinite_one_is(people):
+    # np.log of a negative new value is NaN, which patsy reported as "missing values" and dpstats as a
+    # MissingDataError "a transform in the model produced missing values", where np.log(0) gives the
+    # NonFiniteValueError of an infinite value: one refusal for both, naming the term and why (session 54)
+    res = dpstats.dp_ols("y ~ np.log(age)", people.assign(age=people.age + 1), 1.0, 1e-6, method="ssp",
+                         bounds={**BOUNDS, "age": (1, 121)}, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExtrapolationWarning)  # age -5 lies below the declared 1
+        with pytest.raises(NonFiniteValueError, match=r"the term 'np\.log\(age\)' an undefined value \(NaN\)"
+                           ) as info:
+            res.predict(pd.DataFrame({"age": [30.0, -5.0]}))
+    assert "-5" not in str(info.value) and "before predict()" in str(info.value)
+
+
 def test_predict_refuses_repeated_column_names_as_the_fit_does(age_fit):
     newdata = pd.DataFrame([[30.0, 40.0]], columns=["age", "age"])
     with pytest.raises(FormulaError, match="more than one column named 'age'"):

@@ -2,7 +2,8 @@
 
 * :mod:`dpstats.bounds.interval`: :class:`Interval` and interval arithmetic over factor code
   (:func:`interval_of_code`), the domain of each transform (:func:`domain_violation`,
-  :func:`domain_requirements`) and the elementwise functions it bounds (:data:`ELEMENTWISE_FUNCTIONS`);
+  :func:`domain_requirements`), the comparisons the declared ranges decide (:func:`decided_comparison`) and the
+  elementwise functions it bounds (:data:`ELEMENTWISE_FUNCTIONS`);
 * :mod:`dpstats.bounds.derive`: the range of every design column and of the response from the declared
   ``bounds={...}`` (:func:`derive_ranges`), what to declare when one is missing (:class:`BoundsAdvice`,
   the message of :class:`~dpstats.errors.MissingBoundsError`), and the values a factor's columns can take
@@ -20,11 +21,12 @@ from dpstats.bounds.interval import (
     Interval,
     IntervalError,
     UnsupportedExpressionError,
+    decided_comparison,
     domain_requirements,
     domain_violation,
     interval_of_code,
 )
 
 __all__ = ["Interval", "DataBounds", "IntervalError", "UnsupportedExpressionError", "DomainError", "interval_of_code",
-           "domain_violation", "domain_requirements", "ELEMENTWISE_FUNCTIONS", "BoundsAdvice", "DesignRanges",
-           "column_values", "declared_interval", "derive_ranges"]
+           "domain_violation", "decided_comparison", "domain_requirements", "ELEMENTWISE_FUNCTIONS", "BoundsAdvice",
+           "DesignRanges", "column_values", "declared_interval", "derive_ranges"]

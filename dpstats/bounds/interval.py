@@ -266,6 +266,46 @@ def domain_violation(code: str, variables: Mapping[str, Interval]) -> str | None
     return _violation(_parse(code), variables)
 
 
+def decided_comparison(code: str, variables: Mapping[str, Interval]) -> bool | None:
+    """The value of factor code that is one comparison (bare, in ``I()``, or the first argument of ``C()``) where the
+    declared ranges of its variables decide it for every row, else None.
+
+    The variables are clipped to their declared bounds before the formula is evaluated, so ``I(x > 12)`` with x
+    declared in [0, 10] is False on every row of every data set the declarations allow: one constant, no term of a
+    model.  Decided from the code and the ranges alone (:func:`_compare`).
+
+    Parameters
+    ----------
+    code : str
+        The factor's code.
+    variables : mapping of str to Interval
+        The declared ranges (variables not in it are unknown, and a comparison that reads one is not decided).
+
+    Returns
+    -------
+    bool or None
+        True or False where the ranges decide the comparison, None otherwise (not a comparison, an operand
+        without a range, or an expression interval arithmetic does not cover).
+    """
+    try:
+        node = _parse(code)
+    except IntervalError:
+        return None
+    while isinstance(node, ast.Call) and _call_name(node.func) in {"I", "C"} and node.args:
+        node = node.args[0]
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], _COMPARISONS)):
+        return None
+    try:
+        left = _eval(node.left, variables, True)
+        right = _eval(node.comparators[0], variables, True)
+    except IntervalError:
+        return None
+    if left is None or right is None:
+        return None
+    iv = _compare(node.ops[0], left, right)
+    return None if iv.lo != iv.hi else bool(iv.lo)
+
+
 def _violation(node: ast.AST, variables: Mapping[str, Interval]) -> str | None:
     """Domain violation of ``node``, or of the sub-expressions of an operation interval arithmetic cannot bound
     (say, the argument of a spline)."""

@@ -734,7 +734,9 @@ def _model_desc(expanded: str, shown: str) -> ModelDesc:
     raises every time, as exceptions are not kept)."""
     try:
         desc = ModelDesc.from_formula(expanded)
-        _check_removals(parse_formula(expanded), shown, response_removable=_uses_dot(shown))
+        tree = parse_formula(expanded)
+        _check_removals(tree, shown, response_removable=_uses_dot(shown))
+        _check_powers(tree, shown)
     except patsy.PatsyError as exc:
         raise FormulaError(f"cannot parse formula {shown!r}: {str(exc).splitlines()[0]}") from None
     except RecursionError:
@@ -780,6 +782,48 @@ def _check_removals(tree: ParseNode, shown: str, response_removable: bool = Fals
                 "'y ~ x - 1'), it does not subtract. To centre or shift a variable write I(x - c) with a public "
                 "constant c (never a statistic of the data); to drop a term, name one the formula has. Nothing was "
                 "read or spent.")
+
+
+def _check_powers(tree: ParseNode, shown: str) -> None:
+    """Refuse a formula power ``a ** k`` that adds no term to ``a``.
+
+    In Wilkinson-Rogers notation (R's ``^``, patsy's ``**``) ``(a + b) ** 2`` is the terms of a + b and their
+    interactions up to order 2; a single term has no interaction with another, so ``x ** 2`` is ``x`` itself and
+    ``y ~ x + x ** 2``, written for a square, fits ``y ~ x`` without a word (as statsmodels and R do).  Read from
+    the formula only (public), before any data.
+
+    Raises
+    ------
+    FormulaError
+        A power whose terms are those of its base.
+    """
+    nodes = [tree]
+    while nodes:
+        node = nodes.pop()
+        nodes.extend(node.args)
+        if node.type != "**" or len(node.args) != 2 or _written(node.args[1], "").strip() == "1":
+            continue  # (x ** 1 is x, as written)
+        base = Evaluator().eval(node.args[0], require_evalexpr=False).terms
+        powered = Evaluator().eval(node, require_evalexpr=False).terms
+        if set(powered) != set(base):
+            continue
+        written = _written(node, "a ** k")
+        inner = _written(node.args[0], "x")
+        single = node.args[0].type == "PYTHON_EXPR" and not _written(node.args[0], "").startswith("C(")
+        k = _written(node.args[1], "2").strip()
+        raise FormulaError(
+            f"the formula {shown!r} has {written!r}: outside I(), '**' is the formula's power, the terms of its base "
+            f"and their interactions up to that order, and {inner!r} "
+            f"{'is one term' if node.args[0].type == 'PYTHON_EXPR' else 'has every interaction of its terms already'}, "
+            "so the power adds "
+            f"nothing: it is the same as {inner!r}, with no power of a number. For the power of a number write "
+            f"I({inner if single else 'x'} ** {k}) (or poly(x, k) for x and its powers); for the interactions of "
+            "several terms, (a + b) ** 2. Nothing was read or spent.")
+
+
+def _written(node: ParseNode, default: str) -> str:
+    """The formula's text of a node of patsy's parse tree, as written."""
+    return node.origin.relevant_code() if node.origin is not None else default
 
 
 def _poly_call(code: str) -> ast.Call | None:

@@ -166,6 +166,8 @@ def design_matrix_for_prediction(design_info: Any, newdata: Any,
     ------
     UnknownColumnError, DataTypeError, MissingDataError
         A variable lacking, given as non-numbers, or with missing values.
+    NonFiniteValueError
+        A transform undefined on some rows (NaN: ``np.log`` of a negative value).
     UnseenLevelError
         A value of a factor outside its levels.
     FormulaError
@@ -317,9 +319,12 @@ def _prediction_error(exc: BaseException, design_info: Any, df: pd.DataFrame) ->
                  if levels is not None else "")
         return UnseenLevelError(f"newdata has {_unseen_subject(code, names)} that the fitted model does not know"
                                 f"{known}")
-    if "missing values" in msg:
-        where = f" in {code!r}" if code else ""
-        return MissingDataError(f"a transform in the model produced missing values on newdata{where}")
+    if "missing values" in msg:  # (a variable's own missing values were refused before patsy ran)
+        where = f"the term {code!r}" if code else "a term of the model"
+        return NonFiniteValueError(
+            f"newdata gives {where} an undefined value (NaN) on some rows: a transform outside its domain, as np.log "
+            "or np.sqrt of a negative number is; a prediction needs finite values: drop those rows or replace them "
+            "before predict().")
     return FormulaError(f"cannot evaluate the model's design on newdata{f' (factor {code!r})' if code else ''}: "
                         f"{type(exc).__name__}; the original message is withheld because it may quote data values")
 

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpstats.bounds import declared_interval, domain_requirements, domain_violation
+from dpstats.bounds import decided_comparison, declared_interval, domain_requirements, domain_violation
 from dpstats.errors import (
     DataTypeError,
     FormulaError,
@@ -194,6 +194,7 @@ def _parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple
     check_numeric_dtypes(facts.values(), schema)
     _check_durations(facts.values(), schema)
     _check_transform_domains(facts.values(), bounds or {}, schema)
+    _check_decided_comparisons([facts[code] for code in factor_codes], bounds or {}, schema)
     return ParsedFormula(desc, expanded, response_code, factor_codes, set(column_list), plan, schema, facts,
                          integer_supports(df, bounds or {}, plan))
 
@@ -909,6 +910,29 @@ def _check_transform_domains(facts: Iterable[FactorFacts], bounds: Mapping[str, 
                 "bounds inside the transform's domain (e.g. x in [1, 100] for np.log(x)), or change the transform "
                 "(np.log1p(x) for counts that can be 0). Decided from the bounds alone, before any data were read; "
                 "nothing was spent.")
+
+
+def _check_decided_comparisons(facts: Iterable[FactorFacts], bounds: Mapping[str, tuple[float, float]],
+                               schema: pd.DataFrame) -> None:
+    """Refuse a comparison term (``I(x > 12)``, ``C(x > 12, levels=[False, True])``) that the declared bounds decide
+    for every row: the variables are clipped to their bounds before the formula is evaluated, so with x declared in
+    [0, 10] ``I(x > 12)`` is False on every row, whatever the data hold, and its column is one constant, no term of
+    a model (as ``I(1 > 0)`` is, :func:`_check_constant_codes`).  Decided from the formula and the bounds alone,
+    before any row is read (:func:`dpstats.bounds.decided_comparison`)."""
+    declared = {k: declared_interval(k, v) for k, v in bounds.items()
+                if k in schema.columns and pd.api.types.is_numeric_dtype(schema[k].dtype)
+                and not isinstance(schema[k].dtype, pd.CategoricalDtype)}
+    for f in facts:
+        value = decided_comparison(f.code, declared)
+        if value is None:
+            continue
+        ranges = ", ".join(f"{v} in [{declared[v].lo:g}, {declared[v].hi:g}]" for v in f.variables if v in declared)
+        raise FormulaError(
+            f"'{f.code}' is {value} for every value the declared bounds allow ({ranges}): the fit clips each "
+            "variable to its bounds before evaluating the formula, so the comparison is one constant on every row, "
+            "which is no term of a model. Declare the variable's documented range (one that reaches past the "
+            "threshold), or change the threshold. Decided from the formula and the bounds alone; nothing was read "
+            "or spent.")
 
 
 def _null_fill(df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]],
