@@ -299,6 +299,17 @@ def test_a_column_named_like_a_python_keyword_written_bare_suggests_q(code):
     assert list(res.params.index) == ["Intercept", 'Q("Solar.R")']
 
 
+@pytest.mark.parametrize("code, public", [("center(educ)", "I(educ - c)"), ("standardize(educ)", "I((educ - c) / s)"),
+                                          ("scale(np.log(w))", "I((np.log(w) - c) / s)"),
+                                          ("center(x + z)", "I((x + z) - c)")])
+def test_a_stateful_transform_is_refused_with_its_own_argument_written_with_public_constants(code, public):
+    # the refusal's example named x and 50 / 10 whatever the transform and its argument (a centre and a scale for
+    # center(educ), which only centres), session 54's new-user check
+    with pytest.raises(StatefulTransformError, match="computes the mean/sd of the private data") as info:
+        check_factor(code, ["educ", "w", "x", "z"])
+    assert public in str(info.value) and "50" not in str(info.value)
+
+
 def test_stateful_transforms_and_unknown_names():
     with pytest.raises(StatefulTransformError,
                        match=r"'center\(x\)' uses patsy's center\(\), which computes the mean/sd of the private data"):
@@ -445,6 +456,9 @@ def test_a_formula_power_that_adds_no_term_is_refused_from_the_formula(formula, 
                                             ("y ~ x + I(x ** 2)", ["Intercept", "x", "I(x ** 2)"])])
 def test_a_formula_power_that_adds_terms_and_a_power_in_I_are_accepted(formula, terms):
     assert [t.name() for t in model_desc(expand_formula(formula, COLUMNS)).rhs_termlist] == terms
+    # R's '.' stands for the data's other columns, whatever they are: .**2 of one column is that column, as written
+    assert [t.name() for t in model_desc(expand_formula("y ~ .**2", ["y", "x"]), shown="y ~ .**2").rhs_termlist] \
+        == ["Intercept", "x"]
 
 
 @pytest.mark.parametrize("formula, value", [

@@ -610,10 +610,14 @@ class _Checker:
 
     def refused_function(self, node: ast.Call, name: str, shown: str, bare: bool) -> DisallowedExpressionError:
         if bare and name in _DATA_STATISTIC_TRANSFORMS:
+            arg = ast.unparse(node.args[0]) if node.args else "x"
+            wrapped = arg if isinstance(node.args[0] if node.args else None, (ast.Name, ast.Call)) else f"({arg})"
+            public = f"I({wrapped} - c)" if name == "center" else f"I(({wrapped} - c) / s)"
+            scale = "" if name == "center" else " and a scale s (say a quarter of its width)"
             return StatefulTransformError(
                 f"'{self.code}' uses patsy's {name}(), which computes the mean/sd of the private data. Write the "
-                "transform with public constants instead, e.g. I((x - 50) / 10), using centre and scale from "
-                "domain knowledge.")
+                f"transform with public constants instead, {public}, with a centre c (say the midpoint of the "
+                f"variable's documented range){scale} from domain knowledge, never from the data.")
         if bare and name == "te":
             return StatefulTransformError(f"'{self.code}': te() tensor splines choose knots from the data; not "
                                           "supported.")

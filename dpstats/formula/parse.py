@@ -736,7 +736,8 @@ def _model_desc(expanded: str, shown: str) -> ModelDesc:
         desc = ModelDesc.from_formula(expanded)
         tree = parse_formula(expanded)
         _check_removals(tree, shown, response_removable=_uses_dot(shown))
-        _check_powers(tree, shown)
+        if not _uses_dot(shown):  # (y ~ .**2 is the pairs of whatever columns the data have, one column or more)
+            _check_powers(tree, shown)
     except patsy.PatsyError as exc:
         raise FormulaError(f"cannot parse formula {shown!r}: {str(exc).splitlines()[0]}") from None
     except RecursionError:
@@ -790,7 +791,8 @@ def _check_powers(tree: ParseNode, shown: str) -> None:
     In Wilkinson-Rogers notation (R's ``^``, patsy's ``**``) ``(a + b) ** 2`` is the terms of a + b and their
     interactions up to order 2; a single term has no interaction with another, so ``x ** 2`` is ``x`` itself and
     ``y ~ x + x ** 2``, written for a square, fits ``y ~ x`` without a word (as statsmodels and R do).  Read from
-    the formula only (public), before any data.
+    the formula only (public), before any data.  (A formula with R's '.' is not checked: ``y ~ .**2`` stands for
+    the pairs of whatever columns the data have, and with one column it is that column, as written.)
 
     Raises
     ------
