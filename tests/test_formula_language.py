@@ -451,8 +451,17 @@ def test_a_formula_power_that_adds_no_term_is_refused_from_the_formula(formula, 
     assert info.value.privacy_spent == (0.0, 0.0)
 
 
+@pytest.mark.parametrize("formula, written", [("y ~ x + x:x", "x:x"), ("y ~ x*x", "x*x"),
+                                              ("y ~ np.log(x) : np.log( x )", "np.log(x) : np.log( x )")])
+def test_a_term_interacted_with_itself_is_refused_from_the_formula(formula, written):
+    # x:x is x in a formula (as in R), so 'y ~ x + x:x', written for a square, fitted 'y ~ x' (session 54)
+    with pytest.raises(FormulaError, match="the interaction of a term with itself is the term") as info:
+        model_desc(expand_formula(formula, COLUMNS))
+    assert f"'{written}'" in str(info.value) and "** 2)" in str(info.value)
+
+
 @pytest.mark.parametrize("formula, terms", [("y ~ (x + z)**2", ["Intercept", "x", "z", "x:z"]),
-                                            ("y ~ x ** 1", ["Intercept", "x"]),
+                                            ("y ~ x ** 1", ["Intercept", "x"]), ("y ~ x:z", ["Intercept", "x:z"]),
                                             ("y ~ x + I(x ** 2)", ["Intercept", "x", "I(x ** 2)"])])
 def test_a_formula_power_that_adds_terms_and_a_power_in_I_are_accepted(formula, terms):
     assert [t.name() for t in model_desc(expand_formula(formula, COLUMNS)).rhs_termlist] == terms

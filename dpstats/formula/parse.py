@@ -786,7 +786,8 @@ def _check_removals(tree: ParseNode, shown: str, response_removable: bool = Fals
 
 
 def _check_powers(tree: ParseNode, shown: str) -> None:
-    """Refuse a formula power ``a ** k`` that adds no term to ``a``.
+    """Refuse a formula power ``a ** k`` that adds no term to ``a``, and a term's interaction with itself
+    (``x:x``, ``x*x``, which are ``x``).
 
     In Wilkinson-Rogers notation (R's ``^``, patsy's ``**``) ``(a + b) ** 2`` is the terms of a + b and their
     interactions up to order 2; a single term has no interaction with another, so ``x ** 2`` is ``x`` itself and
@@ -797,12 +798,19 @@ def _check_powers(tree: ParseNode, shown: str) -> None:
     Raises
     ------
     FormulaError
-        A power whose terms are those of its base.
+        A power whose terms are those of its base, or an interaction of a term with itself.
     """
     nodes = [tree]
     while nodes:
         node = nodes.pop()
         nodes.extend(node.args)
+        if node.type in {":", "*"} and len(node.args) == 2 and all(a.type == "PYTHON_EXPR" for a in node.args) \
+                and len({"".join(_written(a, "").split()) for a in node.args}) == 1:
+            term = _written(node.args[0], "x")
+            raise FormulaError(
+                f"the formula {shown!r} has {_written(node, 'x:x')!r}: the interaction of a term with itself is the "
+                f"term, so it is the same as {term!r}, with no square. For the square of a number write "
+                f"I({term} ** 2). Nothing was read or spent.")
         if node.type != "**" or len(node.args) != 2 or _written(node.args[1], "").strip() == "1":
             continue  # (x ** 1 is x, as written)
         base = Evaluator().eval(node.args[0], require_evalexpr=False).terms
