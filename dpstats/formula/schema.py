@@ -68,7 +68,7 @@ from dpstats.formula.parse import (
     treatment_references,
 )
 
-__all__ = ["ParsedFormula", "declared_level_values", "dtype_key", "integer_supports", "parse_formula"]
+__all__ = ["ParsedFormula", "declared_level_values", "dtype_key", "integer_supports", "parse_formula", "public_key"]
 
 
 @dataclass
@@ -95,6 +95,9 @@ class ParsedFormula:
         What the allow-list learned about each code (the response's included).
     integer_supports : dict of str to tuple of float
         The numeric variables that take two values by public facts (:func:`integer_supports`).
+    key : tuple or None
+        The public facts the parse was made from (:func:`public_key`), the key of every memo of a check decided by
+        them and the parse; None where they cannot be made a key (such a check is made every time).
     """
 
     desc: Any
@@ -106,6 +109,7 @@ class ParsedFormula:
     schema: pd.DataFrame
     facts: dict[str, FactorFacts]
     integer_supports: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    key: tuple[object, ...] | None = field(default=None, compare=False, repr=False)
 
     @property
     def non_finite_note(self) -> str:
@@ -155,7 +159,7 @@ def parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[
     ParsedFormula
         The formula's public facts and the plan that prepares every frame.
     """
-    key = _parse_key(formula, df, bounds, levels, missing)
+    key = public_key(formula, df, bounds, levels, missing)
     if key is not None:
         with _PARSES_LOCK:
             held = _PARSES.get(key)
@@ -163,7 +167,7 @@ def parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[
                 _PARSES.move_to_end(key)
         if held is not None:
             return _fresh(held)
-    parsed = _parse_formula(formula, df, bounds=bounds, levels=levels, missing=missing)
+    parsed = _parse_formula(formula, df, bounds=bounds, levels=levels, missing=missing, key=key)
     if key is not None and not _may_have_warned(parsed, df):
         with _PARSES_LOCK:
             _PARSES[key] = parsed
@@ -174,8 +178,9 @@ def parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[
 
 
 def _parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[float, float]] | None,
-                   levels: Mapping[str, Sequence[Any]] | None, missing: str) -> ParsedFormula:
-    """:func:`parse_formula`, computed."""
+                   levels: Mapping[str, Sequence[Any]] | None, missing: str,
+                   key: tuple[object, ...] | None = None) -> ParsedFormula:
+    """:func:`parse_formula`, computed (``key``: its :func:`public_key`)."""
     check_unique_columns(df.columns)
     column_list = [str(c) for c in df.columns]
     expanded, desc = _model(formula, column_list, missing)
@@ -195,17 +200,17 @@ def _parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple
     _check_durations(facts.values(), schema)
     _check_transform_domains(facts.values(), bounds or {}, schema)
     return ParsedFormula(desc, expanded, response_code, factor_codes, set(column_list), plan, schema, facts,
-                         integer_supports(df, bounds or {}, plan))
+                         integer_supports(df, bounds or {}, plan), key)
 
 
-#: the parses that passed, by their public facts (:func:`_parse_key`), the last ``PARSED_FORMULAS`` kept: a session
+#: the parses that passed, by their public facts (:func:`public_key`), the last ``PARSED_FORMULAS`` kept: a session
 #: refits a few formulas on one schema and one set of declarations, and the checks read nothing else
 _PARSES: OrderedDict[tuple[object, ...], ParsedFormula] = OrderedDict()
 _PARSES_LOCK = threading.Lock()
 
 
 class _NoKey(Exception):
-    """A fact that cannot be made a memo key (:func:`_parse_key`): the parse is made every time."""
+    """A fact that cannot be made a memo key (:func:`public_key`): the parse is made every time."""
 
 
 #: the types of a scalar that a key holds by its type and repr (a repr that says the whole value)
@@ -258,12 +263,36 @@ def dtype_key(dtype: Any) -> tuple[object, ...]:
     return (type(dtype).__module__, type(dtype).__qualname__, repr(dtype))
 
 
-def _parse_key(formula: str, df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]] | None,
+def public_key(formula: str, df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]] | None,
                levels: Mapping[str, Sequence[Any]] | None, missing: str) -> tuple[object, ...] | None:
-    """Everything :func:`parse_formula` reads, as a key: the formula, ``missing``, the declared bounds and levels
-    (plain dicts of lists or tuples of scalars, in order), the columns' names and dtypes in order, and the index's
-    type and dtype.  All public.  None where a part cannot be made a key (another kind of declaration, a column
-    label that is not a scalar, a dtype of a third-party package): the parse is then made every time."""
+    """The public facts a formula's parse (:func:`parse_formula`) and the checks made from the parse alone read, as
+    one memo key: the formula, ``missing``, the declared bounds and levels (plain dicts of lists or tuples of
+    scalars, in order, each scalar by its type and repr), the columns' names and dtypes (:func:`dtype_key`) in
+    order, and the index's type and dtype.  Nothing is read from the rows.
+
+    Both memos of a refit use it: the parses (:func:`parse_formula`) and the passed checks of undeclared levels
+    (:func:`dpstats.formula.design.build_design`, through :attr:`ParsedFormula.key`), so a bounds dict or a levels
+    list mutated in place, a changed dtype or a reordered column misses both.
+
+    Parameters
+    ----------
+    formula : str
+        The formula as the user wrote it.
+    df : pandas.DataFrame
+        The data or its schema (only the column names, the dtypes and the index's type are read).
+    bounds : mapping of str to (float, float) or None
+        The declared bounds.
+    levels : mapping of str to sequence or None
+        The declared levels.
+    missing : str
+        The missing-value mode.
+
+    Returns
+    -------
+    tuple or None
+        The key; None where a part cannot be made one (another kind of declaration, a column label that is not a
+        scalar, a dtype of a third-party package): what it would key is then computed every time.
+    """
     if type(formula) is not str or type(missing) is not str or not isinstance(df, pd.DataFrame):
         return None
     try:
@@ -276,7 +305,7 @@ def _parse_key(formula: str, df: pd.DataFrame, bounds: Mapping[str, tuple[float,
                tuple(_atom(c) for c in df.columns), tuple(dtypes),
                type(df.columns).__qualname__, type(df.index).__qualname__, repr(df.index.dtype))
         hash(key)
-    except Exception:  # noqa: BLE001 - no key (_NoKey, or a repr or hash that fails): the parse is made as before
+    except Exception:  # noqa: BLE001 - no key (_NoKey, or a repr or hash that fails): computed as before
         return None
     return key
 
