@@ -36,6 +36,7 @@ from dpstats.errors import (
     TransformDomainError,
     UndeclaredCategoriesWarning,
     UnknownColumnError,
+    UnmatchableLevelsWarning,
 )
 from dpstats.formula.frame import (
     FramePlan,
@@ -311,10 +312,13 @@ def public_key(formula: str, df: pd.DataFrame, bounds: Mapping[str, tuple[float,
 
 
 def _may_have_warned(parsed: ParsedFormula, df: pd.DataFrame) -> bool:
-    """Whether the parse can have warned (:class:`~dpstats.errors.UndeclaredCategoriesWarning`: levels declared for
-    a categorical column, in ``levels=`` or in the formula); such a parse is not kept, so that each call warns."""
-    leveled = {v for v, _ in (*parsed.plan.levels, *parsed.plan.allowed)}
-    return any(isinstance(df[v].dtype, pd.CategoricalDtype) for v in leveled if v in df.columns)
+    """Whether the parse can have warned (:class:`~dpstats.errors.UndeclaredCategoriesWarning` or
+    :class:`~dpstats.errors.UnmatchableLevelsWarning`: levels declared for a categorical column, in ``levels=`` or
+    in the formula, or declared levels that no value of their column's dtype can equal); such a parse is not kept,
+    so that each call warns."""
+    leveled = [(v, lv) for v, lv in (*parsed.plan.levels, *parsed.plan.allowed) if v in df.columns]
+    return any(isinstance(df[v].dtype, pd.CategoricalDtype) or _unmatchable_levels(lv, df[v].dtype)
+               for v, lv in leveled)
 
 
 def _fresh(parsed: ParsedFormula) -> ParsedFormula:
@@ -687,29 +691,31 @@ def _check_levels_representable(var: str, levels: Sequence[Any], dtype: Any) -> 
     """Refuse declared levels that no value of a column of this dtype can equal by the rule rows are matched with
     (:func:`~dpstats.formula.values.raw_level_codes`), where every row would then be outside the declared levels:
     all of them (timestamps without a time zone, or text, for a column of dates with one; text for a column of
-    dates or periods; "True" for booleans), or, for a column of floats narrower than 64 bits, any number it rounds
-    (0.1 for a ``float32`` column, whose nearest value is 0.10000000149011612: the rows holding the column's 0.1
-    would be outside the levels; not where that nearest value is itself a declared level, as 16777216 beside
-    16777217).  The fit would spend its budget and then refuse (``missing="raise"``) or drop
-    those rows.  A level of another column type that some other level's rows can stand beside (0.5 among the
-    integer levels of an integer column) is a level no row holds, as a declared level can be, and is not refused.
+    dates or periods; "True" for booleans), or, for a column of floats narrower than 64 bits (dense or sparse), any
+    number it rounds (0.1 for a ``float32`` column, whose nearest value is 0.10000000149011612: the rows holding the
+    column's 0.1 would be outside the levels; not where that nearest value is itself a declared level, as 16777216
+    beside 16777217).  The fit would spend its budget and then refuse (``missing="raise"``) or drop
+    those rows.  A level of another column type that some other level's rows can stand beside (300 or 0.5 among
+    the levels of an ``int8`` column, 16777217 beside 16777216 for a ``float32`` one) is a level no row holds: not
+    refused (a declared level may be one no row holds), but warned about
+    (:class:`~dpstats.errors.UnmatchableLevelsWarning`, naming those declared levels), since the data can then
+    never inform its coefficient.
 
     Decided from the declaration and the dtype (the schema): each level is converted to the dtype (a one-value
     column built from the level alone) and matched against itself; where the conversion fails, or the converted
     value does not equal the level, no value of the dtype does.  Object, text and categorical columns are checked
     elsewhere (any level can be an object cell)."""
-    if pd.api.types.is_object_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype) or (
-            pd.api.types.is_string_dtype(dtype)):
+    never = _unmatchable_levels(levels, dtype)
+    if not never:
         return
-    never = [(level, stored) for level in levels for stored in [_stored_as(level, dtype)]
-             if stored is _UNSTORABLE or raw_level_codes(stored, [level])[0] != 0]
-    numpy_dtype = dtype if isinstance(dtype, np.dtype) else getattr(dtype, "numpy_dtype", None)
-    narrow = isinstance(numpy_dtype, np.dtype) and numpy_dtype.kind == "f" and numpy_dtype.itemsize < 8
+    numpy_dtype = _numpy_dtype(dtype)
+    narrow = numpy_dtype is not None and numpy_dtype.kind == "f" and numpy_dtype.itemsize < 8
     # a number the column rounds onto another declared level is a level no row holds (its rows hold that level)
     rounded = [(level, stored) for level, stored in never
                if isinstance(level, numbers.Real) and not isinstance(level, (bool, np.bool_))
                and (stored is _UNSTORABLE or raw_level_codes(stored, list(levels))[0] < 0)]
-    if not never or (len(never) < len(levels) and not (narrow and rounded)):
+    if len(never) < len(levels) and not (narrow and rounded):
+        _warn_unmatchable(var, [level for level, _ in never], dtype, _representable_advice(var, dtype, never[0]))
         return
     if len(never) < len(levels):
         never = rounded
@@ -722,6 +728,39 @@ def _check_levels_representable(var: str, levels: Sequence[Any], dtype: Any) -> 
         f"levels for '{var}' {verb} {shown}, which no value of the column's dtype {dtype} can equal, so {holding} "
         f"would be outside the declared levels: {_representable_advice(var, dtype, never[0])}. Nothing was read or "
         "spent.")
+
+
+def _unmatchable_levels(levels: Sequence[Any], dtype: Any) -> list[tuple[Any, Any]]:
+    """(level, its one-value column of ``dtype`` or ``_UNSTORABLE``) of each declared level that no value of a
+    column of ``dtype`` can equal (:func:`_check_levels_representable`); none for an object, text or categorical
+    dtype (checked elsewhere).  From the declaration and the dtype only."""
+    if pd.api.types.is_object_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype) or (
+            pd.api.types.is_string_dtype(dtype)):
+        return []
+    return [(level, stored) for level in levels for stored in [_stored_as(level, dtype)]
+            if stored is _UNSTORABLE or raw_level_codes(stored, [level])[0] != 0]
+
+
+def _warn_unmatchable(var: str, never: Sequence[Any], dtype: Any, advice: str) -> None:
+    """:class:`~dpstats.errors.UnmatchableLevelsWarning` for the declared levels ``never`` of ``var`` (some, not
+    all, of its levels) that no value of ``dtype`` can equal; built from the declaration and the dtype only."""
+    one = len(never) == 1
+    shown = ", ".join(repr(level) for level in never[:6]) + (", ..." if len(never) > 6 else "")
+    warnings.warn(
+        f"levels for '{var}' include {shown}, which no value of the column's dtype {dtype} can equal: no row can "
+        f"hold {'it' if one else 'them'}, so the data cannot inform {'its' if one else 'their'} "
+        f"coefficient{'' if one else 's'} (and a reference level that no row holds leaves the other levels' columns "
+        f"adding up to the intercept). {advice[0].upper() + advice[1:]}. Nothing was read; the fit runs.",
+        UnmatchableLevelsWarning, stacklevel=2)
+
+
+def _numpy_dtype(dtype: Any) -> np.dtype | None:
+    """The numpy dtype a column of ``dtype`` holds its values in: the dtype itself, a sparse column's subtype, a
+    nullable column's ``numpy_dtype`` (``Int8``, ``Float32``); None for any other."""
+    if isinstance(dtype, pd.SparseDtype):
+        dtype = dtype.subtype
+    held = dtype if isinstance(dtype, np.dtype) else getattr(dtype, "numpy_dtype", None)
+    return held if isinstance(held, np.dtype) else None
 
 
 def _representable_advice(var: str, dtype: Any, first: tuple[Any, Any]) -> str:
@@ -772,7 +811,7 @@ def _type_advice(var: str, dtype: Any, first: tuple[Any, Any]) -> str:
                 "pd.Timedelta(hours=1), or convert the column")
     if pd.api.types.is_bool_dtype(dtype):
         return "the column holds only False and True: declare those, or convert the column"
-    numpy_dtype = dtype if isinstance(dtype, np.dtype) else getattr(dtype, "numpy_dtype", None)
+    numpy_dtype = _numpy_dtype(dtype)
     if isinstance(numpy_dtype, np.dtype) and numpy_dtype.kind == "f" and numpy_dtype.itemsize < 8:
         held = "" if stored is _UNSTORABLE else f" ({level!r} is held as {float(stored.iloc[0])!r})"
         return (f"the column holds {numpy_dtype.name} numbers{held}: declare each level as such a number, e.g. "
