@@ -417,7 +417,8 @@ class UnmatchableLevelsWarning(UserWarning):
     convert the column.  Decided from the declared levels and the dtype (the schema) before any row is read or
     anything is spent; the message names those declared levels (public) and no value of the data; the fit runs.
     Where no declared level can match, the fit is refused instead (every row would be outside the levels).  A
-    categorical column's categories are checked by their own rule (:class:`UndeclaredCategoriesWarning`)."""
+    categorical column's categories are checked by their own rule
+    (:class:`~dpstats.errors.UndeclaredCategoriesWarning`)."""
 
 
 class MissingValuesWarning(UserWarning):
