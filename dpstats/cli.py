@@ -638,26 +638,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     elif args.format == "json":
         print(frame.to_json(orient="records", indent=2))
     else:
-        print(_cli_spelling(str(result)))
+        print("\n".join(result.lines(spelling="cli")))  # the options it names as the flags: --method auto
     return EXIT_OK
-
-
-#: plan's text in Python's spelling (its keyword arguments) and the same on the command line: the flags of
-#: ``dpstats plan`` and ``dpstats fit``
-_FLAG_SPELLINGS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"plan\(\.\.\., method='auto'\)"), "dpstats plan --method auto"),
-    (re.compile(r"method='auto' \(dp_ols's default\)"), "--method auto (dpstats fit's default)"),
-    (re.compile(r"\b(method|missing)='([A-Za-z_]+)'"), r"--\1 \2"),
-    (re.compile(r"\b(dtypes|spread|correlation)="), r"--\1"),
-)
-
-
-def _cli_spelling(text: str) -> str:
-    """``dpstats plan``'s text with the options it names spelled as the command's flags (``--dtypes``,
-    ``--method auto``), not as ``dpstats.plan``'s keyword arguments."""
-    for pattern, flag in _FLAG_SPELLINGS:
-        text = pattern.sub(flag, text)
-    return text
 
 
 def _cmd_datasets(args: argparse.Namespace) -> int:

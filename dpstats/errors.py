@@ -408,6 +408,19 @@ class UndeclaredCategoriesWarning(UserWarning):
     none; the fit runs."""
 
 
+class UnmatchableLevelsWarning(UserWarning):
+    """Some of the levels declared for a factor (``levels=`` or ``C(var, levels=[...])``), not all, can never equal
+    a value of its column's dtype: 300 or 0.5 for an ``int8`` column, -1 for an unsigned one, 2 for a boolean one, a
+    timestamp without a time zone for a column of dates with one.  No row can hold such a level, so the data cannot
+    inform its coefficient (with treatment contrasts its design column is zero in every row; as the reference level
+    it leaves the other levels' columns adding up to the intercept).  Declare only levels of the column's type, or
+    convert the column.  Decided from the declared levels and the dtype (the schema) before any row is read or
+    anything is spent; the message names those declared levels (public) and no value of the data; the fit runs.
+    Where no declared level can match, the fit is refused instead (every row would be outside the levels).  A
+    categorical column's categories are checked by their own rule
+    (:class:`~dpstats.errors.UndeclaredCategoriesWarning`)."""
+
+
 class MissingValuesWarning(UserWarning):
     """The missing-value screen of a fit with ``missing="raise"`` counted, with noise, more rows with a missing
     value than a data set without any would show once in a thousand fits, but not enough to refuse: those rows

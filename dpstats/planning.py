@@ -66,7 +66,7 @@ import difflib
 import html
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
@@ -106,7 +106,58 @@ from dpstats.theory import (
 )
 from dpstats.validation import DEFAULT_RESCALE, MAX_EPSILON, at_least, check_declarations, finite_real, shown
 
-__all__ = ["Plan", "plan", "coefficient_plan", "IntervalStatus", "DEFAULT_DELTA"]
+__all__ = ["Plan", "plan", "coefficient_plan", "IntervalStatus", "DEFAULT_DELTA", "SPELLINGS", "option"]
+
+#: how a plan's text names the options it mentions (:meth:`Plan.lines`): ``"python"``, as :func:`dpstats.plan`'s
+#: keyword arguments (``method='auto'``, ``dtypes=``), or ``"cli"``, as the flags of ``dpstats plan`` and
+#: ``dpstats fit`` (``--method auto``, ``--dtypes``)
+SPELLINGS = ("python", "cli")
+
+
+def option(name: str, value: str | None = None, spelling: str = "python") -> str:
+    """An option as a plan's text names it: ``method='auto'`` or ``dtypes=`` in Python's spelling, ``--method auto``
+    or ``--dtypes`` on the command line.
+
+    Parameters
+    ----------
+    name : str
+        The option's name (a keyword argument of :func:`dpstats.plan`, a flag of ``dpstats plan``).
+    value : str or None
+        Its value, or None to name the option alone.
+    spelling : {"python", "cli"}
+        One of :data:`SPELLINGS`.
+
+    Returns
+    -------
+    str
+        The option as written in that spelling.
+    """
+    if spelling not in SPELLINGS:
+        raise InvalidArgumentError(f"spelling must be one of {', '.join(map(repr, SPELLINGS))}; got {shown(spelling)}")
+    if spelling == "cli":
+        return f"--{name}" if value is None else f"--{name} {value}"
+    return f"{name}=" if value is None else f"{name}={value!r}"
+
+
+class _Spelled(NamedTuple):
+    """A text of the plan in each spelling of :data:`SPELLINGS` (the same text where it names no option)."""
+
+    python: str
+    cli: str
+
+    @classmethod
+    def of(cls, write: Callable[[str], str]) -> _Spelled:
+        """The text that ``write(spelling)`` writes, in every spelling."""
+        return cls(*(write(spelling) for spelling in SPELLINGS))
+
+    @classmethod
+    def plain(cls, text: str) -> _Spelled:
+        """A text that names no option."""
+        return cls(text, text)
+
+    def spelled(self, spelling: str) -> str:
+        """The text in ``spelling``."""
+        return str(getattr(self, spelling))
 
 #: delta of a planned fit when none is given
 DEFAULT_DELTA = 1e-6
@@ -139,7 +190,7 @@ class _Setting:
     residual_var: float
     coefficients: np.ndarray
     intercept_index: int | None
-    assumptions: list[str]
+    assumptions: list[_Spelled]
     design: Design  # the public design (no rows), for the methods' public refusals
     rescale: str  # the fit's rescale mode (pipeline.rescale_mode): "centred" or "columns"
     outcome_share: float | None = None  # assumed share of a two-valued response's rarer value (None: not given)
@@ -238,8 +289,8 @@ def _with_outcome_share(setting: _Setting, share: float) -> _Setting:
                                    "one declared between consecutive integers (give its type in dtypes=, e.g. "
                                    "dtypes={'y': bool})")
     return dataclasses.replace(setting, outcome_share=float(share),
-                               assumptions=[*setting.assumptions,
-                                            f"the response's rarer value is {share:g} of the rows (outcome_share)"])
+                               assumptions=[*setting.assumptions, _Spelled.plain(
+                                   f"the response's rarer value is {share:g} of the rows (outcome_share)")])
 
 
 def _closest_declared(name: str, declared: Sequence[str]) -> str:
@@ -333,36 +384,40 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
         residual_var = total_var * (1.0 - (rsquared or 0.0))
         explained = total_var * (rsquared or 0.0)
     coefficients = _coefficients(moments, intercept, explained)
-    words = ["design columns uniform on their declared ranges"
-             + (", a factor's levels (and a two-valued variable's values) equally common" if blocks else "")
-             + (" (sd as given in spread= where given)" if spread else "")
-             + _correlation_words(correlation),
-             f"residual sd {math.sqrt(residual_var) * scaling.y_scale:.4g} in the response's units ("
-             + ("as given" + capped if residual_sd is not None else f"R^2 = {rsquared or 0.0:g} of "
-                + response_words) + ")",
-             "the fit's public rescaling: columns and response rescaled to [-1, 1] by the declared bounds, the "
-             "method's default options"
-             + ("; product and power columns with their variables centred at their declared midpoints (rescale="
-                "'centred', the default; uniform on the centred ranges, spread= and correlation= naming those "
-                "centred columns)" if rescale == "centred" and design.public_centring() is not None else ""),
-             _screen_words(design.screened, missing)]
+    centred = rescale == "centred" and design.public_centring() is not None
+    words = [_Spelled.of(lambda spelling: "design columns uniform on their declared ranges"
+                         + (", a factor's levels (and a two-valued variable's values) equally common" if blocks
+                            else "")
+                         + (f" (sd as given in {option('spread', spelling=spelling)} where given)" if spread else "")
+                         + _correlation_words(correlation)),
+             _Spelled.plain(f"residual sd {math.sqrt(residual_var) * scaling.y_scale:.4g} in the response's units ("
+                            + ("as given" + capped if residual_sd is not None else f"R^2 = {rsquared or 0.0:g} of "
+                               + response_words) + ")"),
+             _Spelled.of(lambda spelling: "the fit's public rescaling: columns and response rescaled to [-1, 1] by "
+                         "the declared bounds, the method's default options"
+                         + ("; product and power columns with their variables centred at their declared midpoints "
+                            "(rescale='centred', the default; uniform on the centred ranges, "
+                            f"{option('spread', spelling=spelling)} and {option('correlation', spelling=spelling)} "
+                            "naming those centred columns)" if centred else "")),
+             _Spelled.of(lambda spelling: _screen_words(design.screened, missing, spelling))]
     return _Setting(names, scaling, rescaled, moments, residual_var, coefficients, intercept, words, design,
                     rescale=rescale)
 
 
-def _screen_words(screened: Sequence[str], missing: str) -> str:
+def _screen_words(screened: Sequence[str], missing: str, spelling: str = "python") -> str:
     """The plan's assumption about the missing-value screen (``missing="raise"``), which a fit runs only where a
     variable's type can hold a missing value: the planned types (``dtypes=``, floats where not given) decide whether
     the method plans on all of epsilon or on what the screen leaves, so a plan and a fit on integer or boolean
     columns agree only when ``dtypes=`` declares them."""
     if missing != "raise":
-        return f"no missing-value screen (missing={missing!r})"
+        return f"no missing-value screen ({option('missing', missing, spelling)})"
     if not screened:
         return "no missing-value screen (no variable's type, as planned, can hold a missing value)"
     names = ", ".join(screened[:4]) + (f" and {len(screened) - 4} more" if len(screened) > 4 else "")
-    return (f"the missing-value screen of missing='raise' takes {SCREEN_SHARE:.0%} of epsilon first, because {names} "
-            "can hold a missing value as planned (floats where dtypes= gives no type; a fit on integer or boolean "
-            "columns runs no screen: declare their types with dtypes= for its figures)")
+    dtypes = option("dtypes", spelling=spelling)
+    return (f"the missing-value screen of {option('missing', 'raise', spelling)} takes {SCREEN_SHARE:.0%} of epsilon "
+            f"first, because {names} can hold a missing value as planned (floats where {dtypes} gives no type; a fit "
+            f"on integer or boolean columns runs no screen: declare their types with {dtypes} for its figures)")
 
 
 def _coded_blocks(design: Design, scaling: PublicScaling) -> list[tuple[list[int], np.ndarray]]:
@@ -838,6 +893,7 @@ class Plan:
     frame: pd.DataFrame
     assumptions: tuple[str, ...]
     facts: Mapping[str, Any]
+    spelled_assumptions: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False, compare=False)
 
     def to_frame(self) -> pd.DataFrame:
         """The plan as a DataFrame (a copy)."""
@@ -855,29 +911,52 @@ class Plan:
                                                            ("delta", f.get("delta"))) if v is not None)
         return f"Plan ({where}; errors in the units of each coefficient)"
 
-    def _auto_line(self) -> str:
+    def _auto_line(self, spelling: str = "python") -> str:
         """Which method dp_ols's default would fit, for a plan of every method; "" otherwise."""
         chosen = self.facts.get("auto_choice")
         if not chosen:
             return ""
         rows = self.frame[self.frame["method"] == chosen]
         refused = not rows.empty and bool(rows.iloc[0]["refusal"])
-        return (f"method='auto' (dp_ols's default) would fit '{chosen}' at this n and epsilon"
+        auto = option("method", "auto", spelling)
+        default, alone = (("dpstats fit's default", f"dpstats plan {auto}") if spelling == "cli"
+                          else ("dp_ols's default", f"plan(..., {auto})"))
+        return (f"{auto} ({default}) would fit '{chosen}' at this n and epsilon"
                 + (", which refuses this design (its table says why)" if refused else "")
-                + "; plan(..., method='auto') gives its table alone")
+                + f"; {alone} gives its table alone")
 
-    def lines(self) -> list[str]:
-        """The plan as plain-text lines."""
-        out = [self._header(), *([self._auto_line()] if self._auto_line() else []), ""]
+    def _assumptions(self, spelling: str) -> tuple[str, ...]:
+        """The assumptions with the options they name in ``spelling``."""
+        return self.spelled_assumptions.get(spelling, self.assumptions)
+
+    def lines(self, spelling: str = "python") -> list[str]:
+        """The plan as plain-text lines.
+
+        Parameters
+        ----------
+        spelling : {"python", "cli"}
+            How the text names the options it mentions (:data:`SPELLINGS`): as :func:`dpstats.plan`'s keyword
+            arguments (``method='auto'``, ``dtypes=``), or as the flags of ``dpstats plan`` and ``dpstats fit``
+            (``--method auto``, ``--dtypes``).  The texts the plan takes from the methods (a refusal, the
+            intervals' reason, the privacy error's model) are shown as the methods write them.
+
+        Returns
+        -------
+        list of str
+            The lines.
+        """
+        option("method", spelling=spelling)  # refuses an unknown spelling
+        auto_line = self._auto_line(spelling)
+        out = [self._header(), *([auto_line] if auto_line else []), ""]
         for method, rows in self._blocks():
             first = rows.iloc[0]
-            status = _status(first)
+            status = _status(first, spelling)
             out.append(f"{method}: {status}; at least {int(first['min_rows'])} rows; privacy error from "
                        f"{first['model']}" + (_LOWER_BOUND_CAVEAT if first["kind"] == "lower bound" else "")
                        + _optimistic(first["noise_to_signal"]))
             out += _text_table(_shown(rows, first)).splitlines()
             out.append("")
-        out += ["Assumptions: " + "; ".join(self.assumptions) + ".", FLOOR_NOTE]
+        out += ["Assumptions: " + "; ".join(self._assumptions(spelling)) + ".", floor_note(spelling)]
         return out
 
     def __str__(self) -> str:
@@ -912,23 +991,29 @@ class Plan:
 #: that its noise took below 0.1, in 6 and 3 of 20 fits on uis (575 rows, 19% zeros) at epsilon 0.5 and 1, where the
 #: plan with outcome_share=0.19 says reported, and in 4 of 20 on Greene (384 rows, 30%) at epsilon 0.5: session 48's;
 #: since that rule applies from n * mu = 100 only, uis's 3 of 20 at epsilon 1, n * mu 134, remain)
-FLOOR_NOTE = ("Real data rarely match these assumptions: columns that fill less of their declared ranges, "
-              "correlated columns and skewed residuals make the errors larger (on 21 real regressions, pgd's "
-              "measured error was a median about 2 times this plan's, up to 5 times on skewed counts), and a "
-              "method that decides a refusal or withholds its intervals from released values (noisy_ols, ssp, "
-              "adassp, tukey; pgd with missing='drop', where its released count of complete rows times mu is below 15, "
-              "a count whose noise at a small n and epsilon can be a large share of n; pgd with a two-valued response, "
-              "whose released share of the rarer value, noisy at a small n and epsilon, can fall below 0.1 where "
-              "the share in the data is well above it) can do so where the plan says reported. Read the figures as "
-              "a floor (except pgd's where n * mu(epsilon, delta) is small: there they are those of its estimate "
-              "with its shrinkage divided out, above its released coefficients' distance from least squares); "
-              "spread= and correlation= bring them closer.")
+def floor_note(spelling: str = "python") -> str:
+    """:data:`FLOOR_NOTE` with the options it names in ``spelling`` (:data:`SPELLINGS`)."""
+    return ("Real data rarely match these assumptions: columns that fill less of their declared ranges, "
+            "correlated columns and skewed residuals make the errors larger (on 21 real regressions, pgd's "
+            "measured error was a median about 2 times this plan's, up to 5 times on skewed counts), and a "
+            "method that decides a refusal or withholds its intervals from released values (noisy_ols, ssp, "
+            f"adassp, tukey; pgd with {option('missing', 'drop', spelling)}, where its released count of complete "
+            "rows times mu is below 15, a count whose noise at a small n and epsilon can be a large share of n; pgd "
+            "with a two-valued response, whose released share of the rarer value, noisy at a small n and epsilon, "
+            "can fall below 0.1 where the share in the data is well above it) can do so where the plan says "
+            "reported. Read the figures as a floor (except pgd's where n * mu(epsilon, delta) is small: there they "
+            "are those of its estimate with its shrinkage divided out, above its released coefficients' distance "
+            f"from least squares); {option('spread', spelling=spelling)} and "
+            f"{option('correlation', spelling=spelling)} bring them closer.")
 
 
-def _status(first: pd.Series) -> str:
+FLOOR_NOTE = floor_note()
+
+
+def _status(first: pd.Series, spelling: str = "python") -> str:
     """The refusal, or whether intervals are reported and from which n (at epsilon) or epsilon (at n) they
-    would be, in words."""
-    prefix = "chosen by method='auto'; " if first["auto"] else ""
+    would be, in words (``method='auto'`` in ``spelling``)."""
+    prefix = f"chosen by {option('method', 'auto', spelling)}; " if first["auto"] else ""
     if first["refusal"]:
         return f"{prefix}refuses: {first['refusal']}"
     status = f"{prefix}intervals: {first['inference']}" if first["inference"] else f"{prefix}intervals"
@@ -1262,7 +1347,9 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
     frame = pd.DataFrame.from_records(records, columns=_COLUMNS)
     facts = {"n": n, "epsilon": epsilon, "delta": delta, "names": setting.names,
              "auto_choice": _auto_choice(method, n, setting, epsilon, delta)}
-    return Plan(frame, (*setting.assumptions, *_planned_errors(models)), facts)
+    planned = [_Spelled.plain(text) for text in _planned_errors(models)]  # the methods' own words
+    spelled = {spelling: tuple(a.spelled(spelling) for a in (*setting.assumptions, *planned)) for spelling in SPELLINGS}
+    return Plan(frame, spelled["python"], facts, spelled)
 
 
 def _planned_errors(models: Sequence[_Model]) -> list[str]:

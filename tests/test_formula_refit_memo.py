@@ -169,3 +169,52 @@ def test_a_bare_variable_made_boolean_or_text_is_built_from_the_rows(monkeypatch
     with pytest.raises(UndeclaredLevelsError, match="'z'"):
         build_design("y ~ x + z", df.assign(z=np.where(df["z"] > 0, "p", "n")))
     assert build_design("y ~ x + z", df).column_names == ["Intercept", "x", "z"]
+
+
+def _count_misses(monkeypatch) -> tuple[list[int], list[int]]:
+    """(parses computed, zero-row checks of the levels made): the misses of the two memos of a refit."""
+    parses: list[int] = []
+    checks: list[int] = []
+    real_parse, real_check = schema_module._parse_formula, design_module._schema_dmatrices
+    monkeypatch.setattr(schema_module, "_parse_formula", lambda *a, **k: parses.append(1) or real_parse(*a, **k))
+    monkeypatch.setattr(design_module, "_schema_dmatrices", lambda *a, **k: checks.append(1) or real_check(*a, **k))
+    return parses, checks
+
+
+def test_both_memos_are_keyed_by_the_same_public_facts(monkeypatch):
+    parses, checks = _count_misses(monkeypatch)
+    df = _frame()
+    formula = "y ~ np.log(x) + z + g"
+    bounds = {"x": (1.0, 10.0), "y": (-5.0, 5.0)}
+    levels = {"g": ["a", "b", "c"]}
+
+    def build(frame=df, *, shown=formula, missing="raise"):
+        return build_design(shown, frame, bounds=bounds, levels=levels, missing=missing)
+
+    def misses() -> tuple[int, int]:
+        return len(parses), len(checks)
+
+    build()
+    assert misses() == (1, 1)
+    build_design(formula, df.copy(), bounds=dict(bounds), levels={"g": list(levels["g"])})  # equal facts: both hit
+    assert misses() == (1, 1)
+    bounds["x"] = (2.0, 10.0)  # mutated in place
+    assert build().column_intervals[3].lo == np.log(2.0)
+    assert misses() == (2, 2)
+    build()
+    assert misses() == (2, 2)
+    levels["g"].reverse()  # mutated in place
+    assert build().column_names == ["Intercept", "g[T.b]", "g[T.a]", "np.log(x)", "z"]
+    assert misses() == (3, 3)
+    build(df.assign(z=df["z"].astype("float32")))  # a dtype
+    assert misses() == (4, 4)
+    build(df[["g", "z", "y", "x"]])  # the columns' order
+    assert misses() == (5, 5)
+    build(missing="drop")
+    assert misses() == (6, 6)
+    build(shown="y ~ np.log(x) + g + z")
+    assert misses() == (7, 7)
+    build()  # every one kept
+    build(df.assign(z=df["z"].astype("float32")))
+    build(missing="drop")
+    assert misses() == (7, 7)

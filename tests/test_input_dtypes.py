@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +25,15 @@ import pytest
 
 import dpstats
 from dpstats.cli import main
-from dpstats.errors import DataTypeError, FormulaError, UndeclaredLevelsError, UnseenLevelError
+from dpstats.errors import (
+    DataTypeError,
+    FormulaError,
+    UndeclaredLevelsError,
+    UnmatchableLevelsWarning,
+    UnseenLevelError,
+)
+from dpstats.formula import schema as schema_module
+from dpstats.formula.schema import parse_formula
 from dpstats.rows.sources import CSVSource
 
 BOUNDS = {"x": (0.0, 1.0), "y": (0.0, 5.0)}
@@ -202,6 +211,8 @@ _ON_DAYS = pd.Series(pd.to_datetime("2020-01-01") + pd.to_timedelta(np.arange(90
     (pd.Series(pd.period_range("2020-01", periods=2, freq="M")[np.arange(90) % 2]), ["2020-01", "2020-02"],
      r"pd\.Period\('2020-01', freq='M'\)"),
     (np.resize(np.array([0.1, 0.5], dtype=np.float32), 90), [0.5, 0.1], r"0\.1 is held as 0\.10000000149011612"),
+    (pd.arrays.SparseArray(np.resize(np.array([0.1, 0.5], dtype=np.float32), 90)), [0.5, 0.1],
+     r"0\.1 is held as 0\.10000000149011612"),
     (np.resize(np.array([0, 1], dtype=np.int8), 90), [-300, 300], "integers of dtype int8 only"),
     (np.arange(90) % 2 == 1, ["False", "True"], "only False and True"),
 ])
@@ -213,7 +224,9 @@ def test_levels_no_value_of_the_dtype_can_equal_are_refused_before_spending(colu
     holding the column's 0.1): the fit spent its budget on the missing-value screen and then refused (a charged
     ``MissingDataError``), or dropped those rows.  Decided from the declaration and the dtype (the schema), it is now
     refused before anything is spent, saying what to declare.  (A level no row can hold beside others that rows
-    can, 0.5 among an integer column's levels, is a declared level without rows, and still fits.)"""
+    can, 0.5 among an integer column's levels, is a declared level without rows, and still fits, with
+    ``UnmatchableLevelsWarning``.)  A sparse float32 column is refused as a dense one is: it went the charged path
+    (session 54)."""
     with pytest.raises(FormulaError, match="which no value of the column's dtype") as caught:
         _levels_fit(column, levels)
     assert caught.value.privacy_spent == (0.0, 0.0)
@@ -251,7 +264,8 @@ def test_a_level_a_float32_column_rounds_onto_another_declared_level_still_fits(
     rounded level is a level no row holds (as 0.5 among an integer column's levels): 16777217, whose nearest float32
     is 16777216, beside 16777216 was refused although the fit read every row.  Deterministic."""
     column = np.resize(np.array([16777216.0, 1.0], dtype=np.float32), 90)
-    res = _levels_fit(column, [16777217, 16777216, 1])
+    with pytest.warns(UnmatchableLevelsWarning, match="include 16777217, which no value of the column's dtype"):
+        res = _levels_fit(column, [16777217, 16777216, 1])
     assert np.isfinite(res.params.to_numpy()).all()
     with pytest.raises(FormulaError, match="include 16777217, which no value of the column's dtype float32"):
         _levels_fit(column, [16777217, 1])
@@ -286,3 +300,47 @@ def test_a_dict_column_of_dates_is_objects_whatever_one_cell_holds(cells: list[o
             outcomes.append((type(exc).__name__, exc.privacy_spent))
     assert outcomes[0] == outcomes[1]
     assert outcomes[0][1] != (0.0, 0.0)
+
+
+_SOME_UNMATCHABLE = [
+    (np.resize(np.array([1, 2], dtype=np.int8), 90), [1, 2, 300], "300", "integers of dtype int8 only"),
+    (np.resize(np.array([1, 2], dtype=np.int64), 90), [1, 2, 0.5, 2.5], "0.5, 2.5", "integers of dtype int64"),
+    (np.resize(np.array([1, 2], dtype=np.uint8), 90), [-1, 1, 2], "-1", "integers of dtype uint8 only"),
+    (np.arange(90) % 2 == 1, [False, True, 2], "2", "only False and True"),
+    (pd.array(np.resize([1, 2], 90), dtype="Int8"), [1, 2, 300], "300", "integers of dtype Int8"),
+    (pd.arrays.SparseArray(np.resize(np.array([1, 2], dtype=np.int8), 90)), [1, 2, 300], "300", "int8"),
+]
+
+
+@pytest.mark.parametrize(("column", "levels", "named", "advice"), _SOME_UNMATCHABLE)
+def test_declared_levels_some_of_which_no_value_of_the_dtype_can_equal_warn(column: object, levels: list[object],
+                                                                           named: str, advice: str) -> None:
+    """Declared levels of which some, not all, can never equal a value of the column's dtype (300 or 0.5 for an
+    integer column of int8, -1 for an unsigned one, 2 for booleans) fitted without a word: no row can hold such a
+    level, so the data can never inform its coefficient (a reference level that no row holds leaves the other
+    levels' columns adding up to the intercept).  They now draw ``UnmatchableLevelsWarning``, naming those declared
+    levels (public), decided from the declaration and the dtype on the zero-row schema, and the fit runs.
+    Deterministic."""
+    with pytest.warns(UnmatchableLevelsWarning, match=rf"levels for 't' include {re.escape(named)}, which no value "
+                                                      "of the column's dtype") as caught:
+        res = _levels_fit(column, levels)
+    assert np.isfinite(res.params.to_numpy()).all()
+    message = str(next(w.message for w in caught if w.category is UnmatchableLevelsWarning))
+    assert advice in message and "the fit runs" in message
+    schema = pd.DataFrame({"x": np.zeros(90), "t": column, "y": np.zeros(90)}).iloc[:0]  # the schema alone
+    for _ in range(2):  # every parse warns (a parse that can warn is not kept by the refit memo)
+        with pytest.warns(UnmatchableLevelsWarning, match="which no value of the column's dtype") as again:
+            parse_formula("y ~ x + t", schema, bounds=None, levels={"t": levels}, missing="raise")
+        assert [str(w.message) for w in again if w.category is UnmatchableLevelsWarning] == [message]
+
+
+def test_levels_every_value_of_the_dtype_can_equal_do_not_warn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Levels a column can hold draw no warning (1.0 for an integer column: the rows' 1 equals it), and such a
+    parse is kept by the refit memo.  Deterministic."""
+    monkeypatch.setattr(schema_module, "_PARSES", type(schema_module._PARSES)())
+    schema = pd.DataFrame({"x": np.zeros(0), "t": np.zeros(0, dtype=np.int8), "y": np.zeros(0)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for levels in ([1, 2, 3], [1.0, 2.0, -128, 127], [True, 2]):
+            parse_formula("y ~ x + t", schema, bounds=None, levels={"t": levels}, missing="raise")
+    assert len(schema_module._PARSES) == 3

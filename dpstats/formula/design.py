@@ -68,7 +68,7 @@ from dpstats.formula.parse import (
     quoted_names,
     term,
 )
-from dpstats.formula.schema import ParsedFormula, dtype_key, parse_formula
+from dpstats.formula.schema import ParsedFormula, parse_formula
 
 __all__ = ["Design", "build_design", "public_design", "public_prototype", "finite_arrays", "sanitised_error",
            "DesignLayout", "design_layout", "evaluate_design",
@@ -403,7 +403,7 @@ def _refuse_undeclared_levels(parsed: ParsedFormula, bounds: Mapping[str, tuple[
     UndeclaredLevelsError
         A categorical factor of the schema's design whose levels are neither declared nor given by its dtype.
     """
-    key = _public_key(parsed, bounds, formula)
+    key = parsed.key  # the formula, the schema and the declarations the parse was made from: all this check reads
     if key is not None and _LEVELS_PASSED.seen(key):
         return
     try:
@@ -445,27 +445,10 @@ class _PassedChecks:
                 self._keys.popitem(last=False)
 
 
-#: the public facts (:func:`_public_key`) whose zero-row (or prototype) design passed
-#: :func:`_refuse_undeclared_levels`: a refit of the same formula on the same schema and declarations skips patsy's
-#: zero-row design, whose outcome they decide
+#: the public facts (:func:`~dpstats.formula.schema.public_key`, the parse's key) whose zero-row (or prototype)
+#: design passed :func:`_refuse_undeclared_levels`: a refit of the same formula on the same schema and declarations
+#: skips patsy's zero-row design, whose outcome they decide
 _LEVELS_PASSED = _PassedChecks(PARSED_FORMULAS)
-
-
-def _public_key(parsed: ParsedFormula, bounds: Mapping[str, tuple[float, float]] | None, formula: str
-                ) -> tuple[object, ...] | None:
-    """Everything :func:`_refuse_undeclared_levels` reads, as a key: the formula as written and expanded, the data's
-    column names, the prepared schema's columns, dtypes and index type, and the declared bounds (the prototype row's
-    values).  All public; None where a part cannot be made a key (the check then runs every time)."""
-    try:
-        schema = parsed.schema
-        key = (formula, parsed.expanded, tuple(sorted(parsed.columns)),
-               tuple((repr(name), dtype_key(dtype)) for name, dtype in schema.dtypes.items()),
-               type(schema.index).__qualname__, repr(schema.index.dtype),
-               None if bounds is None else tuple(sorted((repr(k), repr(v)) for k, v in bounds.items())))
-        hash(key)
-    except Exception:  # noqa: BLE001 - no key: the check is made as before
-        return None
-    return key
 
 
 def _undeclared_by_code(parsed: ParsedFormula) -> list[tuple[str, str]]:

@@ -36,6 +36,7 @@ from dpstats.errors import (
     TransformDomainError,
     UndeclaredCategoriesWarning,
     UnknownColumnError,
+    UnmatchableLevelsWarning,
 )
 from dpstats.formula.frame import (
     FramePlan,
@@ -68,7 +69,7 @@ from dpstats.formula.parse import (
     treatment_references,
 )
 
-__all__ = ["ParsedFormula", "declared_level_values", "dtype_key", "integer_supports", "parse_formula"]
+__all__ = ["ParsedFormula", "declared_level_values", "dtype_key", "integer_supports", "parse_formula", "public_key"]
 
 
 @dataclass
@@ -95,6 +96,9 @@ class ParsedFormula:
         What the allow-list learned about each code (the response's included).
     integer_supports : dict of str to tuple of float
         The numeric variables that take two values by public facts (:func:`integer_supports`).
+    key : tuple or None
+        The public facts the parse was made from (:func:`public_key`), the key of every memo of a check decided by
+        them and the parse; None where they cannot be made a key (such a check is made every time).
     """
 
     desc: Any
@@ -106,6 +110,7 @@ class ParsedFormula:
     schema: pd.DataFrame
     facts: dict[str, FactorFacts]
     integer_supports: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    key: tuple[object, ...] | None = field(default=None, compare=False, repr=False)
 
     @property
     def non_finite_note(self) -> str:
@@ -155,7 +160,7 @@ def parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[
     ParsedFormula
         The formula's public facts and the plan that prepares every frame.
     """
-    key = _parse_key(formula, df, bounds, levels, missing)
+    key = public_key(formula, df, bounds, levels, missing)
     if key is not None:
         with _PARSES_LOCK:
             held = _PARSES.get(key)
@@ -163,7 +168,7 @@ def parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[
                 _PARSES.move_to_end(key)
         if held is not None:
             return _fresh(held)
-    parsed = _parse_formula(formula, df, bounds=bounds, levels=levels, missing=missing)
+    parsed = _parse_formula(formula, df, bounds=bounds, levels=levels, missing=missing, key=key)
     if key is not None and not _may_have_warned(parsed, df):
         with _PARSES_LOCK:
             _PARSES[key] = parsed
@@ -174,8 +179,9 @@ def parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[
 
 
 def _parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple[float, float]] | None,
-                   levels: Mapping[str, Sequence[Any]] | None, missing: str) -> ParsedFormula:
-    """:func:`parse_formula`, computed."""
+                   levels: Mapping[str, Sequence[Any]] | None, missing: str,
+                   key: tuple[object, ...] | None = None) -> ParsedFormula:
+    """:func:`parse_formula`, computed (``key``: its :func:`public_key`)."""
     check_unique_columns(df.columns)
     column_list = [str(c) for c in df.columns]
     expanded, desc = _model(formula, column_list, missing)
@@ -196,17 +202,17 @@ def _parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple
     _check_transform_domains(facts.values(), bounds or {}, schema)
     _check_decided_comparisons([facts[code] for code in factor_codes], bounds or {}, schema)
     return ParsedFormula(desc, expanded, response_code, factor_codes, set(column_list), plan, schema, facts,
-                         integer_supports(df, bounds or {}, plan))
+                         integer_supports(df, bounds or {}, plan), key)
 
 
-#: the parses that passed, by their public facts (:func:`_parse_key`), the last ``PARSED_FORMULAS`` kept: a session
+#: the parses that passed, by their public facts (:func:`public_key`), the last ``PARSED_FORMULAS`` kept: a session
 #: refits a few formulas on one schema and one set of declarations, and the checks read nothing else
 _PARSES: OrderedDict[tuple[object, ...], ParsedFormula] = OrderedDict()
 _PARSES_LOCK = threading.Lock()
 
 
 class _NoKey(Exception):
-    """A fact that cannot be made a memo key (:func:`_parse_key`): the parse is made every time."""
+    """A fact that cannot be made a memo key (:func:`public_key`): the parse is made every time."""
 
 
 #: the types of a scalar that a key holds by its type and repr (a repr that says the whole value)
@@ -259,12 +265,36 @@ def dtype_key(dtype: Any) -> tuple[object, ...]:
     return (type(dtype).__module__, type(dtype).__qualname__, repr(dtype))
 
 
-def _parse_key(formula: str, df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]] | None,
+def public_key(formula: str, df: pd.DataFrame, bounds: Mapping[str, tuple[float, float]] | None,
                levels: Mapping[str, Sequence[Any]] | None, missing: str) -> tuple[object, ...] | None:
-    """Everything :func:`parse_formula` reads, as a key: the formula, ``missing``, the declared bounds and levels
-    (plain dicts of lists or tuples of scalars, in order), the columns' names and dtypes in order, and the index's
-    type and dtype.  All public.  None where a part cannot be made a key (another kind of declaration, a column
-    label that is not a scalar, a dtype of a third-party package): the parse is then made every time."""
+    """The public facts a formula's parse (:func:`parse_formula`) and the checks made from the parse alone read, as
+    one memo key: the formula, ``missing``, the declared bounds and levels (plain dicts of lists or tuples of
+    scalars, in order, each scalar by its type and repr), the columns' names and dtypes (:func:`dtype_key`) in
+    order, and the index's type and dtype.  Nothing is read from the rows.
+
+    Both memos of a refit use it: the parses (:func:`parse_formula`) and the passed checks of undeclared levels
+    (:func:`dpstats.formula.design.build_design`, through :attr:`ParsedFormula.key`), so a bounds dict or a levels
+    list mutated in place, a changed dtype or a reordered column misses both.
+
+    Parameters
+    ----------
+    formula : str
+        The formula as the user wrote it.
+    df : pandas.DataFrame
+        The data or its schema (only the column names, the dtypes and the index's type are read).
+    bounds : mapping of str to (float, float) or None
+        The declared bounds.
+    levels : mapping of str to sequence or None
+        The declared levels.
+    missing : str
+        The missing-value mode.
+
+    Returns
+    -------
+    tuple or None
+        The key; None where a part cannot be made one (another kind of declaration, a column label that is not a
+        scalar, a dtype of a third-party package): what it would key is then computed every time.
+    """
     if type(formula) is not str or type(missing) is not str or not isinstance(df, pd.DataFrame):
         return None
     try:
@@ -277,16 +307,19 @@ def _parse_key(formula: str, df: pd.DataFrame, bounds: Mapping[str, tuple[float,
                tuple(_atom(c) for c in df.columns), tuple(dtypes),
                type(df.columns).__qualname__, type(df.index).__qualname__, repr(df.index.dtype))
         hash(key)
-    except Exception:  # noqa: BLE001 - no key (_NoKey, or a repr or hash that fails): the parse is made as before
+    except Exception:  # noqa: BLE001 - no key (_NoKey, or a repr or hash that fails): computed as before
         return None
     return key
 
 
 def _may_have_warned(parsed: ParsedFormula, df: pd.DataFrame) -> bool:
-    """Whether the parse can have warned (:class:`~dpstats.errors.UndeclaredCategoriesWarning`: levels declared for
-    a categorical column, in ``levels=`` or in the formula); such a parse is not kept, so that each call warns."""
-    leveled = {v for v, _ in (*parsed.plan.levels, *parsed.plan.allowed)}
-    return any(isinstance(df[v].dtype, pd.CategoricalDtype) for v in leveled if v in df.columns)
+    """Whether the parse can have warned (:class:`~dpstats.errors.UndeclaredCategoriesWarning` or
+    :class:`~dpstats.errors.UnmatchableLevelsWarning`: levels declared for a categorical column, in ``levels=`` or
+    in the formula, or declared levels that no value of their column's dtype can equal); such a parse is not kept,
+    so that each call warns."""
+    leveled = [(v, lv) for v, lv in (*parsed.plan.levels, *parsed.plan.allowed) if v in df.columns]
+    return any(isinstance(df[v].dtype, pd.CategoricalDtype) or _unmatchable_levels(lv, df[v].dtype)
+               for v, lv in leveled)
 
 
 def _fresh(parsed: ParsedFormula) -> ParsedFormula:
@@ -659,29 +692,31 @@ def _check_levels_representable(var: str, levels: Sequence[Any], dtype: Any) -> 
     """Refuse declared levels that no value of a column of this dtype can equal by the rule rows are matched with
     (:func:`~dpstats.formula.values.raw_level_codes`), where every row would then be outside the declared levels:
     all of them (timestamps without a time zone, or text, for a column of dates with one; text for a column of
-    dates or periods; "True" for booleans), or, for a column of floats narrower than 64 bits, any number it rounds
-    (0.1 for a ``float32`` column, whose nearest value is 0.10000000149011612: the rows holding the column's 0.1
-    would be outside the levels; not where that nearest value is itself a declared level, as 16777216 beside
-    16777217).  The fit would spend its budget and then refuse (``missing="raise"``) or drop
-    those rows.  A level of another column type that some other level's rows can stand beside (0.5 among the
-    integer levels of an integer column) is a level no row holds, as a declared level can be, and is not refused.
+    dates or periods; "True" for booleans), or, for a column of floats narrower than 64 bits (dense or sparse), any
+    number it rounds (0.1 for a ``float32`` column, whose nearest value is 0.10000000149011612: the rows holding the
+    column's 0.1 would be outside the levels; not where that nearest value is itself a declared level, as 16777216
+    beside 16777217).  The fit would spend its budget and then refuse (``missing="raise"``) or drop
+    those rows.  A level of another column type that some other level's rows can stand beside (300 or 0.5 among
+    the levels of an ``int8`` column, 16777217 beside 16777216 for a ``float32`` one) is a level no row holds: not
+    refused (a declared level may be one no row holds), but warned about
+    (:class:`~dpstats.errors.UnmatchableLevelsWarning`, naming those declared levels), since the data can then
+    never inform its coefficient.
 
     Decided from the declaration and the dtype (the schema): each level is converted to the dtype (a one-value
     column built from the level alone) and matched against itself; where the conversion fails, or the converted
     value does not equal the level, no value of the dtype does.  Object, text and categorical columns are checked
     elsewhere (any level can be an object cell)."""
-    if pd.api.types.is_object_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype) or (
-            pd.api.types.is_string_dtype(dtype)):
+    never = _unmatchable_levels(levels, dtype)
+    if not never:
         return
-    never = [(level, stored) for level in levels for stored in [_stored_as(level, dtype)]
-             if stored is _UNSTORABLE or raw_level_codes(stored, [level])[0] != 0]
-    numpy_dtype = dtype if isinstance(dtype, np.dtype) else getattr(dtype, "numpy_dtype", None)
-    narrow = isinstance(numpy_dtype, np.dtype) and numpy_dtype.kind == "f" and numpy_dtype.itemsize < 8
+    numpy_dtype = _numpy_dtype(dtype)
+    narrow = numpy_dtype is not None and numpy_dtype.kind == "f" and numpy_dtype.itemsize < 8
     # a number the column rounds onto another declared level is a level no row holds (its rows hold that level)
     rounded = [(level, stored) for level, stored in never
                if isinstance(level, numbers.Real) and not isinstance(level, (bool, np.bool_))
                and (stored is _UNSTORABLE or raw_level_codes(stored, list(levels))[0] < 0)]
-    if not never or (len(never) < len(levels) and not (narrow and rounded)):
+    if len(never) < len(levels) and not (narrow and rounded):
+        _warn_unmatchable(var, [level for level, _ in never], dtype, _representable_advice(var, dtype, never[0]))
         return
     if len(never) < len(levels):
         never = rounded
@@ -694,6 +729,39 @@ def _check_levels_representable(var: str, levels: Sequence[Any], dtype: Any) -> 
         f"levels for '{var}' {verb} {shown}, which no value of the column's dtype {dtype} can equal, so {holding} "
         f"would be outside the declared levels: {_representable_advice(var, dtype, never[0])}. Nothing was read or "
         "spent.")
+
+
+def _unmatchable_levels(levels: Sequence[Any], dtype: Any) -> list[tuple[Any, Any]]:
+    """(level, its one-value column of ``dtype`` or ``_UNSTORABLE``) of each declared level that no value of a
+    column of ``dtype`` can equal (:func:`_check_levels_representable`); none for an object, text or categorical
+    dtype (checked elsewhere).  From the declaration and the dtype only."""
+    if pd.api.types.is_object_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype) or (
+            pd.api.types.is_string_dtype(dtype)):
+        return []
+    return [(level, stored) for level in levels for stored in [_stored_as(level, dtype)]
+            if stored is _UNSTORABLE or raw_level_codes(stored, [level])[0] != 0]
+
+
+def _warn_unmatchable(var: str, never: Sequence[Any], dtype: Any, advice: str) -> None:
+    """:class:`~dpstats.errors.UnmatchableLevelsWarning` for the declared levels ``never`` of ``var`` (some, not
+    all, of its levels) that no value of ``dtype`` can equal; built from the declaration and the dtype only."""
+    one = len(never) == 1
+    shown = ", ".join(repr(level) for level in never[:6]) + (", ..." if len(never) > 6 else "")
+    warnings.warn(
+        f"levels for '{var}' include {shown}, which no value of the column's dtype {dtype} can equal: no row can "
+        f"hold {'it' if one else 'them'}, so the data cannot inform {'its' if one else 'their'} "
+        f"coefficient{'' if one else 's'} (and a reference level that no row holds leaves the other levels' columns "
+        f"adding up to the intercept). {advice[0].upper() + advice[1:]}. Nothing was read; the fit runs.",
+        UnmatchableLevelsWarning, stacklevel=2)
+
+
+def _numpy_dtype(dtype: Any) -> np.dtype | None:
+    """The numpy dtype a column of ``dtype`` holds its values in: the dtype itself, a sparse column's subtype, a
+    nullable column's ``numpy_dtype`` (``Int8``, ``Float32``); None for any other."""
+    if isinstance(dtype, pd.SparseDtype):
+        dtype = dtype.subtype
+    held = dtype if isinstance(dtype, np.dtype) else getattr(dtype, "numpy_dtype", None)
+    return held if isinstance(held, np.dtype) else None
 
 
 def _representable_advice(var: str, dtype: Any, first: tuple[Any, Any]) -> str:
@@ -744,7 +812,7 @@ def _type_advice(var: str, dtype: Any, first: tuple[Any, Any]) -> str:
                 "pd.Timedelta(hours=1), or convert the column")
     if pd.api.types.is_bool_dtype(dtype):
         return "the column holds only False and True: declare those, or convert the column"
-    numpy_dtype = dtype if isinstance(dtype, np.dtype) else getattr(dtype, "numpy_dtype", None)
+    numpy_dtype = _numpy_dtype(dtype)
     if isinstance(numpy_dtype, np.dtype) and numpy_dtype.kind == "f" and numpy_dtype.itemsize < 8:
         held = "" if stored is _UNSTORABLE else f" ({level!r} is held as {float(stored.iloc[0])!r})"
         return (f"the column holds {numpy_dtype.name} numbers{held}: declare each level as such a number, e.g. "

@@ -306,13 +306,6 @@ class SecureGenerator(np.random.Generator):
         return _affine(self, loc, scale, size, draw)
 
 
-def _big(v: Any) -> bool:
-    try:
-        return bool(np.any(np.abs(np.asarray(v, dtype=object)) >= 2**62))
-    except TypeError:
-        return False
-
-
 def _shape(size: Any) -> tuple[int, ...]:
     if size is None:
         return ()
