@@ -35,6 +35,7 @@ import warnings
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -601,9 +602,8 @@ def _row_free_kind(code: str, dtypes: Mapping[str, Any], columns: set[Any]) -> s
 
     ``dtypes`` maps the formula's variables to their dtypes on the frame, ``columns`` holds every column of the
     frame (a column shadows a function of the namespace, so a call of a column's name is not covered)."""
-    try:
-        tree = ast.parse(code.strip(), mode="eval").body
-    except SyntaxError:
+    tree = _factor_tree(code)
+    if tree is None:
         return None
     column = _row_free_column(tree, dtypes, columns)
     if column is not None:
@@ -612,6 +612,16 @@ def _row_free_kind(code: str, dtypes: Mapping[str, Any], columns: set[Any]) -> s
     if isinstance(tree, ast.Call) and _row_free_call(tree, columns) == "C":
         return "categorical" if _row_free_categorical(tree, dtypes, columns) else None
     return "numerical" if _row_free_number(tree, dtypes, columns) == (True, True) else None
+
+
+@lru_cache(maxsize=4096)
+def _factor_tree(code: str) -> ast.AST | None:
+    """The syntax tree of a factor's code (read, never changed), None where it does not parse; kept, as a refit's
+    kept designs are checked against its frame's dtypes on every call."""
+    try:
+        return ast.parse(code.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def _dtype_class(dtype: Any) -> str | None:
