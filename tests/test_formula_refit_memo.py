@@ -266,3 +266,18 @@ def test_the_rank_probe_is_computed_once_for_a_refit_and_again_for_other_public_
     assert first.dependent_columns() == ["k", "I(k ** 2)"] and len(probed) == 4
     assert build_design(formula, df, bounds={**bounds, "k": (0.0, 2.0)},
                         levels={"g": ["a", "b", "c"]}).dependent_columns() == []
+
+
+def test_the_probe_memo_keeps_at_most_its_bytes_of_probe_matrices():
+    memo = identifiable._ProbeMemo(8, max_bytes=3000)
+    infos = [object() for _ in range(3)]
+    for info in infos:
+        memo.get(info, ("probe", ()), lambda: (np.zeros((10, 16)), np.ones(16, dtype=bool), np.zeros(16, dtype=bool)))
+    assert len(memo._held) == 2  # 1,312 bytes each: the oldest went
+    calls: list[int] = []
+    memo.get(infos[0], ("probe", ()), lambda: calls.append(1))
+    memo.get(infos[2], ("probe", ()), lambda: calls.append(1))
+    assert calls == [1]
+    huge = identifiable._ProbeMemo(8, max_bytes=10)
+    huge.get(infos[0], ("probe", ()), lambda: np.zeros(100))
+    assert len(huge._held) == 1  # the newest is kept whatever its size

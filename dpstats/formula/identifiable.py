@@ -73,12 +73,14 @@ from dpstats.formula.parse import call_name, factor_calls
 from dpstats.formula.schema import dtype_key
 
 __all__ = ["RankProbe", "UNBOUNDED_PROBE_RANGE", "CONSTANT_WEIGHT_TOL", "PIECEWISE_CALLS", "SPLINE_CALLS",
-           "ROWS_PER_PIECE", "analytic_columns"]
+           "ROWS_PER_PIECE", "PROBE_MEMO_BYTES", "analytic_columns"]
 
 #: The range on which a numeric variable without declared bounds is probed (both signs).
 UNBOUNDED_PROBE_RANGE = (-3.0, 3.0)
 #: Probe rows added for each piece of a spline variable's domain (between consecutive breakpoints).
 ROWS_PER_PIECE = 24
+#: The most bytes of probe matrices kept across fits (:class:`_ProbeMemo`; a 1,620 x 400 probe is 5 MB).
+PROBE_MEMO_BYTES = 64 * 2**20
 #: The largest residual of X w = 1 on the probe rows for which the constant is in the design's span, and the
 #: relative size below which a weight is 0 (rounding: a factor's dummies and a spline basis sum to 1 exactly).
 CONSTANT_WEIGHT_TOL = 1e-9
@@ -369,13 +371,14 @@ class RankProbe:
 
 class _ProbeMemo:
     """The probe's results (:meth:`RankProbe._probe`, the weights of the constant) per design and public facts, the
-    last ``size`` designs kept.  A design is held by identity (its object is kept with the results, so its id is
-    not reused while held): patsy's designs of a refit are the same object only where they are a function of public
-    facts (:mod:`dpstats.formula.design` keeps them), and any other design is a new object whose probe is computed
-    afresh."""
+    last ``size`` designs kept and at most ``max_bytes`` of probe matrices (the newest always).  A design is held by
+    identity (its object is kept with the results, so its id is not reused while held): patsy's designs of a refit
+    are the same object only where they are a function of public facts (:mod:`dpstats.formula.design` keeps
+    them), and any other design is a new object whose probe is computed afresh."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, max_bytes: int = PROBE_MEMO_BYTES) -> None:
         self._size = size
+        self._max_bytes = max_bytes
         self._held: OrderedDict[tuple[int, object], tuple[Any, dict[str, Any]]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -397,9 +400,21 @@ class _ProbeMemo:
             held[1][kind] = value
             self._held[slot] = held
             self._held.move_to_end(slot)
-            while len(self._held) > self._size:
+            while len(self._held) > 1 and (len(self._held) > self._size or self._bytes() > self._max_bytes):
                 self._held.popitem(last=False)
         return value
+
+    def _bytes(self) -> int:
+        return sum(_nbytes(value) for _, results in self._held.values() for value in results.values())
+
+
+def _nbytes(value: Any) -> int:
+    """The bytes of the arrays in a probe result (an array, a tuple of arrays or None)."""
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes)
+    if isinstance(value, tuple):
+        return sum(_nbytes(v) for v in value)
+    return 0
 
 
 #: the probes of the last designs (:class:`_ProbeMemo`)
