@@ -182,7 +182,7 @@ from typing import Any
 import numpy as np
 
 from dpstats.deprecation import MovedUp
-from dpstats.methods.common.linalg import psd_projection, psd_sqrt, solve_noisy_normal_equations
+from dpstats.methods.common.linalg import eigh, psd_projection, psd_sqrt, solve_noisy_normal_equations
 from dpstats.methods.common.sufficient import ReleasedStatistics, ReleasedSums
 from dpstats.methods.spec import ErrorSplit
 from dpstats.privacy.mechanisms import post_processing_normal
@@ -535,8 +535,9 @@ def parametric_bootstrap(release: SufficientStatisticsRelease, beta_hat: np.ndar
     moment_true = q @ beta_0 + np.sqrt(sigma2) * z @ root  # rows: Q beta_0 + X^T e, X^T e ~ N(0, s^2 Q)
     moment = moment_true + release.moment_noise_sd * post_processing_normal((replicates, d), rng)
     e = post_processing_normal((replicates, d, d), rng)
-    sym = np.triu(e) + np.swapaxes(np.triu(e, 1), -1, -2)  # N(0,1) on and above the diagonal, mirrored
-    gram = q + release.gram_noise_sd * sym
+    lower = np.tril_indices(d, -1)
+    e[..., lower[0], lower[1]] = e[..., lower[1], lower[0]]  # N(0,1) on and above the diagonal, mirrored
+    gram = q + release.gram_noise_sd * e
     return beta_hat + estimator(gram, moment, rng) - beta_0, sigma2
 
 
@@ -616,7 +617,7 @@ def floored_inverse(matrix: np.ndarray, floor: float = 0.0) -> np.ndarray:
     array([[0.25, 0.  ],
            [0.  , 1.  ]])
     """
-    w, v = np.linalg.eigh(0.5 * (matrix + matrix.T))
+    w, v = eigh(0.5 * (matrix + matrix.T))
     w = np.maximum(w, floor)
     tol = max(float(np.max(np.abs(w))), 1.0) * w.size * np.finfo(float).eps
     inv = np.where(w > tol, 1.0 / np.where(w > tol, w, 1.0), 0.0)

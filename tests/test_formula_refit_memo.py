@@ -1,5 +1,6 @@
-"""The memos of a refit's design build: the formula's parse (dpstats.formula.schema.parse_formula) and patsy's
-designs of a formula of bare numeric variables (dpstats.formula.design._BareBuilders).  A refit of one formula on
+"""The memos of a refit's design build: the formula's parse (dpstats.formula.schema.parse_formula), patsy's
+designs of a formula patsy builds without reading a row (dpstats.formula.design._KeptBuilders) and the rank probe
+(dpstats.formula.identifiable).  A refit of one formula on
 one schema with the same declarations reuses them, and any change of a public fact they read (a bounds dict or a
 levels list mutated in place, a column's dtype, the columns' order, missing=) is parsed and built afresh, with the
 refusal, warning and design a first build gives.  Deterministic."""
@@ -21,7 +22,7 @@ from dpstats.errors import (
     UndeclaredCategoriesWarning,
     UndeclaredLevelsError,
 )
-from dpstats.formula import build_design
+from dpstats.formula import build_design, identifiable
 from dpstats.formula import design as design_module
 from dpstats.formula import schema as schema_module
 from dpstats.formula.schema import parse_formula
@@ -30,7 +31,7 @@ from dpstats.formula.schema import parse_formula
 @pytest.fixture(autouse=True)
 def _empty_memo(monkeypatch):
     monkeypatch.setattr(schema_module, "_PARSES", type(schema_module._PARSES)())
-    monkeypatch.setattr(design_module, "_BARE_BUILDERS", design_module._BareBuilders(8))
+    monkeypatch.setattr(design_module, "_KEPT_BUILDERS", design_module._KeptBuilders(8))
     monkeypatch.setattr(design_module, "_LEVELS_PASSED", design_module._PassedChecks(8))
 
 
@@ -151,21 +152,87 @@ def test_a_refit_of_bare_numeric_variables_reuses_patsys_designs(monkeypatch):
     np.testing.assert_array_equal(as_int.X[:, 2], first.X[:, 2])
 
 
-@pytest.mark.parametrize("formula", ["y ~ np.log(x) + z", "y ~ x + g", "y ~ I(x) : z", 'y ~ Q("x") + z'])
-def test_a_formula_with_other_factors_is_built_from_the_rows_every_time(monkeypatch, formula):
+@pytest.mark.parametrize("formula", ["y ~ np.log(x) + z", "y ~ x + g", "y ~ I(x) : z", 'y ~ Q("x") + z',
+                                     "y ~ x * C(g) + np.sqrt(x)", "y ~ C(g, Sum) + I(x ** 2 / 3 - z)",
+                                     "y ~ z + C(g, levels=['a', 'b', 'c'])", "np.exp(y) ~ I(-x) + np.log1p(x)"])
+def test_a_refit_of_factors_with_declared_levels_and_stateless_transforms_reuses_patsys_designs(monkeypatch, formula):
     built = _count_builds(monkeypatch)
     df = _frame()
+    bounds = {"x": (1.0, 10.0), "z": (-1.0, 1.0), "y": (-5.0, 5.0)}
+    first = build_design(formula, df, bounds=bounds, levels={"g": ["a", "b", "c"]})
+    assert built == []  # the zero-row check's designs serve the rows
+    again = build_design(formula, df.copy(), bounds=dict(bounds), levels={"g": ["a", "b", "c"]})
+    assert built == [] and again.design_info is first.design_info
+    monkeypatch.setattr(design_module, "_KEPT_BUILDERS", design_module._KeptBuilders(8))
+    monkeypatch.setattr(design_module, "_LEVELS_PASSED", design_module._PassedChecks(8))
+    fresh = build_design(formula, df, bounds=bounds, levels={"g": ["a", "b", "c"]})
+    assert again.column_names == fresh.column_names
+    np.testing.assert_array_equal(again.X, fresh.X)
+    np.testing.assert_array_equal(again.y, fresh.y)
+
+
+@pytest.mark.parametrize("formula", ["y ~ x + bs(z, knots=[0.0], lower_bound=-1, upper_bound=1)",
+                                     "y ~ x + I(z > 0)", "y ~ x + I(2 ** 40 * 2 ** 40 + z)", "y ~ x + C(np.abs(k))",
+                                     "y ~ x + I(k ** -1)"])
+def test_a_formula_with_other_factors_is_built_from_the_rows_every_time(monkeypatch, formula):
+    built = _count_builds(monkeypatch)
+    df = _frame().assign(k=lambda d: (np.arange(len(d)) % 3 + 1).astype("int64"))
     for _ in range(2):
-        build_design(formula, df, bounds={"x": (1.0, 10.0), "z": (-1.0, 1.0)}, levels={"g": ["a", "b", "c"]})
+        try:
+            build_design(formula, df, bounds={"x": (1.0, 10.0), "z": (-1.0, 1.0)}, allow_data_levels=True)
+        except FormulaError:
+            pass  # (the negative power of an integer: refused the same way both times)
     assert len(built) == 2
 
 
-def test_a_bare_variable_made_boolean_or_text_is_built_from_the_rows(monkeypatch):
+def test_levels_read_from_the_rows_are_read_again_when_one_row_changes(monkeypatch):
+    built = _count_builds(monkeypatch)
+    df = _frame()
+    first = build_design("y ~ z + g", df, allow_data_levels=True)
+    changed = df.copy()
+    changed.loc[3, "g"] = "d"
+    again = build_design("y ~ z + g", changed, allow_data_levels=True)
+    assert len(built) == 2
+    assert first.column_names == ["Intercept", "g[T.b]", "g[T.c]", "z"]
+    assert again.column_names == ["Intercept", "g[T.b]", "g[T.c]", "g[T.d]", "z"]
+
+
+def test_kept_designs_follow_one_changed_row_categories_levels_and_dtypes(monkeypatch):
+    df = _frame()
+    bounds = {"x": (1.0, 10.0), "z": (-1.0, 1.0), "y": (-5.0, 5.0)}
+    formula = "y ~ x * C(g) + np.log(x)"
+    first = build_design(formula, df, bounds=bounds, levels={"g": ["a", "b", "c"]})
+    one_row = df.copy()
+    one_row.loc[7, "x"] = 2.5
+    one_row.loc[8, "g"] = "c" if df.loc[8, "g"] != "c" else "a"
+    moved = build_design(formula, one_row, bounds=bounds, levels={"g": ["a", "b", "c"]})
+    assert moved.design_info is first.design_info
+    differs = np.flatnonzero(np.any(moved.X != first.X, axis=1))
+    assert differs.tolist() == [7, 8]
+    assert moved.X[7, moved.column_names.index("np.log(x)")] == np.log(2.5)
+    levels = {"g": ["c", "b", "a"]}
+    reordered = build_design(formula, df, bounds=bounds, levels=levels)
+    assert reordered.column_names[1:3] == ["C(g)[T.b]", "C(g)[T.a]"]
+    levels["g"] = ["a", "b", "c"]
+    assert build_design(formula, df, bounds=bounds, levels=levels).column_names == first.column_names
+    as_cat = df.assign(g=pd.Categorical(df["g"], categories=["b", "a", "c"]))
+    assert build_design(formula, as_cat, bounds=bounds).column_names[1:3] == ["C(g)[T.a]", "C(g)[T.c]"]
+    as_int = df.assign(x=np.round(df["x"]).astype("int64"))
+    by_int = build_design(formula, as_int, bounds=bounds, levels={"g": ["a", "b", "c"]})
+    np.testing.assert_array_equal(by_int.X[:, by_int.column_names.index("np.log(x)")], np.log(np.round(df["x"])))
+    with pytest.raises(UndeclaredLevelsError, match="'g'"):
+        build_design(formula, df, bounds=bounds)
+    as_text = df.assign(x=df["x"].astype(str))
+    with pytest.raises(InvalidBoundsError, match="bounds were given for 'x', which is not numeric"):
+        build_design(formula, as_text, bounds=bounds, levels={"g": ["a", "b", "c"]})
+
+
+def test_a_bare_variable_made_boolean_or_text_gets_its_own_design(monkeypatch):
     built = _count_builds(monkeypatch)
     df = _frame()
     build_design("y ~ x + z", df)
-    as_bool = build_design("y ~ x + z", df.assign(z=df["z"] > 0))
-    assert len(built) == 1 and as_bool.column_names == ["Intercept", "z[T.True]", "x"]
+    as_bool = build_design("y ~ x + z", df.assign(z=df["z"] > 0))  # (a boolean's levels are False, True)
+    assert len(built) == 0 and as_bool.column_names == ["Intercept", "z[T.True]", "x"]
     with pytest.raises(UndeclaredLevelsError, match="'z'"):
         build_design("y ~ x + z", df.assign(z=np.where(df["z"] > 0, "p", "n")))
     assert build_design("y ~ x + z", df).column_names == ["Intercept", "x", "z"]
@@ -218,3 +285,48 @@ def test_both_memos_are_keyed_by_the_same_public_facts(monkeypatch):
     build(df.assign(z=df["z"].astype("float32")))
     build(missing="drop")
     assert misses() == (7, 7)
+
+
+def test_the_rank_probe_is_computed_once_for_a_refit_and_again_for_other_public_facts(monkeypatch):
+    monkeypatch.setattr(identifiable, "_PROBES", identifiable._ProbeMemo(8))
+    probed: list[int] = []
+    real = identifiable.RankProbe._probe_matrix
+    monkeypatch.setattr(identifiable.RankProbe, "_probe_matrix",
+                        lambda self, info: probed.append(1) or real(self, info))
+    df = _frame().assign(k=lambda d: (np.arange(len(d)) % 2).astype("int64"))
+    bounds = {"x": (1.0, 10.0), "k": (0.0, 1.0), "y": (-5.0, 5.0)}
+    formula = "y ~ x + k + I(k ** 2) + C(g)"
+    first = build_design(formula, df, bounds=bounds, levels={"g": ["a", "b", "c"]})
+    assert first.dependent_columns() == ["k", "I(k ** 2)"] and len(probed) == 1
+    one_row = df.copy()
+    one_row.loc[4, "k"] = 1 - one_row.loc[4, "k"]
+    again = build_design(formula, one_row, bounds=dict(bounds), levels={"g": ["a", "b", "c"]})
+    assert again.design_info is first.design_info
+    assert again.dependent_columns() == ["k", "I(k ** 2)"] and len(probed) == 1
+    # the same design under other declared bounds: k takes three values, no dependency
+    wider = identifiable.RankProbe(first.rank_probe.plan, first.rank_probe.schema, {**bounds, "k": (0.0, 2.0)}, {})
+    assert wider.dependent_columns(first.design_info) == [] and len(probed) == 2
+    # ... and under other supports or schema dtypes
+    supported = identifiable.RankProbe(first.rank_probe.plan, first.rank_probe.schema, bounds, {"k": (0.0, 1.0, 2.0)})
+    assert supported.dependent_columns(first.design_info) == [] and len(probed) == 3
+    schema = first.rank_probe.schema.assign(k=first.rank_probe.schema["k"].astype("float32"))
+    as_float = identifiable.RankProbe(first.rank_probe.plan, schema, bounds, first.rank_probe.supports)
+    assert as_float.dependent_columns(first.design_info) == ["k", "I(k ** 2)"] and len(probed) == 4
+    assert first.dependent_columns() == ["k", "I(k ** 2)"] and len(probed) == 4
+    assert build_design(formula, df, bounds={**bounds, "k": (0.0, 2.0)},
+                        levels={"g": ["a", "b", "c"]}).dependent_columns() == []
+
+
+def test_the_probe_memo_keeps_at_most_its_bytes_of_probe_matrices():
+    memo = identifiable._ProbeMemo(8, max_bytes=3000)
+    infos = [object() for _ in range(3)]
+    for info in infos:
+        memo.get(info, ("probe", ()), lambda: (np.zeros((10, 16)), np.ones(16, dtype=bool), np.zeros(16, dtype=bool)))
+    assert len(memo._held) == 2  # 1,312 bytes each: the oldest went
+    calls: list[int] = []
+    memo.get(infos[0], ("probe", ()), lambda: calls.append(1))
+    memo.get(infos[2], ("probe", ()), lambda: calls.append(1))
+    assert calls == [1]
+    huge = identifiable._ProbeMemo(8, max_bytes=10)
+    huge.get(infos[0], ("probe", ()), lambda: np.zeros(100))
+    assert len(huge._held) == 1  # the newest is kept whatever its size

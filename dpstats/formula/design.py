@@ -29,18 +29,20 @@ column's range is derived from the declared bounds by
 
 from __future__ import annotations
 
+import ast
 import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import patsy
 
-from dpstats.bounds import BoundsAdvice, DataBounds, Interval, declared_interval, derive_ranges
+from dpstats.bounds import ELEMENTWISE_FUNCTIONS, BoundsAdvice, DataBounds, Interval, declared_interval, derive_ranges
 from dpstats.errors import (
     DataTypeError,
     DPStatsError,
@@ -57,7 +59,7 @@ from dpstats.formula.centring import (
 )
 from dpstats.formula.frame import FramePlan, as_frame, date_advice, duration_advice, float64_values, is_numeric
 from dpstats.formula.identifiable import RankProbe
-from dpstats.formula.language import FORMULA_ENV
+from dpstats.formula.language import CONTRASTS, FORMULA_ENV
 from dpstats.formula.parse import (
     PARSED_FORMULAS,
     code_names,
@@ -68,7 +70,7 @@ from dpstats.formula.parse import (
     quoted_names,
     term,
 )
-from dpstats.formula.schema import ParsedFormula, parse_formula
+from dpstats.formula.schema import ParsedFormula, dtype_key, parse_formula
 
 __all__ = ["Design", "build_design", "public_design", "public_prototype", "finite_arrays", "sanitised_error",
            "DesignLayout", "design_layout", "evaluate_design",
@@ -416,8 +418,8 @@ def _refuse_undeclared_levels(parsed: ParsedFormula, bounds: Mapping[str, tuple[
             raise UndeclaredLevelsError(_undeclared_levels_message(undeclared, parsed.schema)) from None
     else:
         _check_levels(X_dm.design_info, parsed.schema, parsed, allow_data_levels=False)
-        # a formula of bare numeric variables: these designs are the rows' too (:class:`_BareBuilders`)
-        _BARE_BUILDERS.keep(parsed.desc, proto, parsed.plan.variables, (y_dm.design_info, X_dm.design_info))
+        # a formula patsy builds without reading a row: these designs are the rows' too (:class:`_KeptBuilders`)
+        _KEPT_BUILDERS.keep(parsed.desc, proto, parsed.plan.variables, (y_dm.design_info, X_dm.design_info))
     if key is not None:
         _LEVELS_PASSED.add(key)
 
@@ -483,7 +485,7 @@ def _dmatrices(desc: Any, df: pd.DataFrame, formula: str, variables: Sequence[st
     """(X, y, the right-hand side's DesignInfo, the response's) of the data in dpstats's namespace: patsy reads the
     factors' types and levels from the rows (as ``patsy.dmatrices`` does), then :func:`evaluate_design` builds the
     matrices, copying the formula's bare ``variables``; any failure becomes a typed error with a public message."""
-    kept = _BARE_BUILDERS.get(desc, df, variables)
+    kept = _KEPT_BUILDERS.get(desc, df, variables)
     if kept is None:
         try:
             with np.errstate(all="ignore"):  # numpy's warnings would say which rows are out of a domain
@@ -493,7 +495,7 @@ def _dmatrices(desc: Any, df: pd.DataFrame, formula: str, variables: Sequence[st
             error = sanitised_error(exc, formula)
         else:
             kept = (y_info, X_info)
-            _BARE_BUILDERS.keep(desc, df, variables, kept)
+            _KEPT_BUILDERS.keep(desc, df, variables, kept)
         if kept is None:
             raise error  # outside the handler, so that the original (which may quote values) is not the context
     y_info, X_info = kept
@@ -501,55 +503,246 @@ def _dmatrices(desc: Any, df: pd.DataFrame, formula: str, variables: Sequence[st
     return X, y, X_info, y_info
 
 
-class _BareBuilders:
-    """patsy's designs (the response's, the right-hand side's) of the formulas whose every factor is a bare variable
-    of a numpy number dtype (integer or float), the last ``size`` kept.
+class _KeptBuilders:
+    """patsy's designs (the response's, the right-hand side's) of the formulas whose designs patsy builds without
+    reading a row (:func:`_row_free_kind`), the last ``size`` kept, with the dtypes of the formula's variables they
+    were built on.
 
-    For such a formula patsy's ``design_matrix_builders`` reads nothing from the rows: each factor evaluates to its
-    column, which patsy takes as one numerical column by its dtype, and no factor has a state to learn, so the
-    designs are a function of the formula's terms alone (its parsed description, held here and compared by
-    identity) and are the same on every frame whose variables have such dtypes.  Any other formula (a transform,
-    a factor, a boolean or text column, ``Q()``) is built from the rows every time."""
+    ``design_matrix_builders`` evaluates each factor on the rows only to learn its type (numerical or
+    categorical), its number of columns, a categorical factor's levels and a stateful transform's state.  For a
+    factor that is a bare variable of a numpy number dtype, an arithmetic expression of such variables and small
+    constants under ``I()`` and the elementwise functions (``np.log``, ...), a bare Categorical or boolean variable,
+    or ``C()`` of such a variable (or of a number or object variable with literal ``levels=``), these are functions
+    of the dtypes alone: numpy's result dtype is that of its operands, a one-dimensional column gives one column, a
+    Categorical's levels are its categories (a boolean's False, True; ``levels=`` the literal ones), and no such
+    factor has a state.  So the designs are a function of the formula's terms (its parsed description, held here
+    and compared by identity) and of those dtypes, and are the same on every frame whose variables have the same
+    dtypes (a Categorical's categories in order).  A formula with any other factor (a stateful transform such as
+    ``center()`` or a spline (whose state patsy keeps), a comparison, text, ``C()`` of a column whose levels patsy
+    reads from the rows) is
+    built from the rows every time; so is a design whose factors patsy typed otherwise than expected or gave a
+    state."""
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._held: OrderedDict[int, tuple[Any, tuple[Any, Any]]] = OrderedDict()
+        self._held: OrderedDict[int, tuple[Any, tuple[object, ...], tuple[Any, Any]]] = OrderedDict()
         self._lock = threading.Lock()
 
     @staticmethod
-    def _eligible(desc: Any, df: pd.DataFrame, variables: Sequence[str]) -> bool:
-        names = set(variables)
+    def _signature(desc: Any, df: pd.DataFrame, variables: Sequence[str]) -> tuple[object, ...] | None:
+        """The dtypes of ``variables`` on ``df`` as a key, or None where a factor of ``desc`` is not row-free on
+        them (:func:`_row_free_kind`)."""
+        columns = set(df.columns)
+        dtypes = {v: df[v].dtype for v in variables if v in columns}
         for model_term in (*desc.lhs_termlist, *desc.rhs_termlist):
             for factor in model_term.factors:
                 code = getattr(factor, "code", None)
-                if not isinstance(code, str) or code not in names or code not in df.columns:
-                    return False
-                dtype = df[code].dtype
-                if not (isinstance(dtype, np.dtype) and dtype.kind in "fiu"):
-                    return False
-        return True
+                if not isinstance(code, str) or _row_free_kind(code, dtypes, columns) is None:
+                    return None
+        try:
+            key = tuple((repr(v), dtype_key(dt)) for v, dt in dtypes.items())
+            hash(key)
+        except Exception:  # noqa: BLE001 - no key: built from the rows
+            return None
+        return key
 
     def get(self, desc: Any, df: pd.DataFrame, variables: Sequence[str]) -> tuple[Any, Any] | None:
-        """The kept designs of ``desc``, or None (not kept, or ``df`` does not give every factor a number dtype)."""
+        """The kept designs of ``desc``, or None (not kept, or kept for variables of other dtypes)."""
         with self._lock:
             held = self._held.get(id(desc))
             if held is None or held[0] is not desc:
                 return None
-            self._held.move_to_end(id(desc))
-        return held[1] if self._eligible(desc, df, variables) else None
+        if self._signature(desc, df, variables) != held[1]:
+            return None
+        with self._lock:
+            if id(desc) in self._held:
+                self._held.move_to_end(id(desc))
+        return held[2]
 
     def keep(self, desc: Any, df: pd.DataFrame, variables: Sequence[str], built: tuple[Any, Any]) -> None:
-        """Keep ``built``, patsy's designs of ``desc`` on ``df``, where the formula is eligible."""
-        if not self._eligible(desc, df, variables):
+        """Keep ``built``, patsy's designs of ``desc`` on ``df``, where every factor is row-free and patsy typed it
+        as expected, without a state."""
+        signature = self._signature(desc, df, variables)
+        if signature is None or not _typed_as_expected(built, df, variables):
             return
         with self._lock:
-            self._held[id(desc)] = (desc, built)
+            self._held[id(desc)] = (desc, signature, built)
             while len(self._held) > self._size:
                 self._held.popitem(last=False)
 
 
-#: patsy's designs of the formulas of bare numeric variables (:class:`_BareBuilders`)
-_BARE_BUILDERS = _BareBuilders(PARSED_FORMULAS)
+#: the arithmetic operators of a row-free numeric expression (:func:`_row_free_kind`)
+_ROW_FREE_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
+#: the largest integer constant of a row-free expression (a larger Python integer can make numpy's result an
+#: object array, whose levels patsy reads from the rows)
+_ROW_FREE_INTEGER = 2 ** 31
+
+
+def _row_free_kind(code: str, dtypes: Mapping[str, Any], columns: set[Any]) -> str | None:
+    """"numerical" or "categorical": the type patsy gives factor ``code`` from the dtypes alone, without reading a
+    row (:class:`_KeptBuilders`); None for any factor whose design may depend on the rows, or that this allow-list
+    does not cover.
+
+    ``dtypes`` maps the formula's variables to their dtypes on the frame, ``columns`` holds every column of the
+    frame (a column shadows a function of the namespace, so a call of a column's name is not covered)."""
+    tree = _factor_tree(code)
+    if tree is None:
+        return None
+    column = _row_free_column(tree, dtypes, columns)
+    if column is not None:
+        kind = _dtype_class(dtypes[column])
+        return None if kind is None else "numerical" if kind == "number" else "categorical"
+    if isinstance(tree, ast.Call) and _row_free_call(tree, columns) == "C":
+        return "categorical" if _row_free_categorical(tree, dtypes, columns) else None
+    return "numerical" if _row_free_number(tree, dtypes, columns) == (True, True) else None
+
+
+@lru_cache(maxsize=4096)
+def _factor_tree(code: str) -> ast.AST | None:
+    """The syntax tree of a factor's code (read, never changed), None where it does not parse; kept, as a refit's
+    kept designs are checked against its frame's dtypes on every call."""
+    try:
+        return ast.parse(code.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _dtype_class(dtype: Any) -> str | None:
+    """"number" (a numpy integer or float dtype), "categorical" (a Categorical or boolean dtype) or None."""
+    if isinstance(dtype, np.dtype) and dtype.kind in "fiu":
+        return "number"
+    if isinstance(dtype, pd.CategoricalDtype) or (isinstance(dtype, np.dtype) and dtype.kind == "b"):
+        return "categorical"
+    return None
+
+
+def _row_free_call(node: ast.Call, columns: set[Any]) -> str | None:
+    """The namespace function a call names (``f`` or ``np.f``), None for anything else or a name a column
+    shadows."""
+    func = node.func
+    if isinstance(func, ast.Name) and func.id not in columns:
+        return func.id
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in {"np", "numpy"} \
+            and func.value.id not in columns:
+        return func.attr
+    return None
+
+
+def _row_free_column(node: ast.AST, dtypes: Mapping[str, Any], columns: set[Any]) -> str | None:
+    """The variable ``node`` is (a bare name, or ``Q('name')``), else None."""
+    if isinstance(node, ast.Name) and node.id in dtypes:
+        return node.id
+    if isinstance(node, ast.Call) and _row_free_call(node, columns) == "Q" and len(node.args) == 1 \
+            and not node.keywords and isinstance(node.args[0], ast.Constant) and node.args[0].value in dtypes:
+        return str(node.args[0].value)
+    return None
+
+
+def _row_free_constant(node: ast.AST) -> bool:
+    """A finite float or a small integer literal (optionally negated)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    if not isinstance(node, ast.Constant) or isinstance(node.value, bool):
+        return False
+    value = node.value
+    return (isinstance(value, int) and abs(value) <= _ROW_FREE_INTEGER) or (
+        isinstance(value, float) and bool(np.isfinite(value)))
+
+
+def _row_free_number(node: ast.AST, dtypes: Mapping[str, Any], columns: set[Any]) -> tuple[bool, bool]:
+    """(whether ``node`` is a row-free numeric expression, whether it reads a variable): variables of number
+    dtypes, small constants, + - * / and ``**`` with a literal exponent (not a negative integer, which numpy
+    refuses for an integer base), ``I()`` and the elementwise functions; an operation of two constants is not
+    covered (Python's integers are unbounded)."""
+    column = _row_free_column(node, dtypes, columns)
+    if column is not None:
+        return _dtype_class(dtypes[column]) == "number", True
+    if _row_free_constant(node):
+        return True, False
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _row_free_number(node.operand, dtypes, columns)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _ROW_FREE_OPERATORS):
+        left = _row_free_number(node.left, dtypes, columns)
+        if isinstance(node.op, ast.Pow):
+            exponent = node.right.operand if isinstance(node.right, ast.UnaryOp) else node.right
+            negative = isinstance(node.right, ast.UnaryOp) and isinstance(node.right.op, ast.USub)
+            integer = isinstance(exponent, ast.Constant) and isinstance(exponent.value, int)
+            ok = left[0] and left[1] and _row_free_constant(node.right) and not (negative and integer)
+            return ok, True
+        right = _row_free_number(node.right, dtypes, columns)
+        return left[0] and right[0] and (left[1] or right[1]), left[1] or right[1]
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        name = _row_free_call(node, columns)
+        if name == "I" or name in ELEMENTWISE_FUNCTIONS:
+            return _row_free_number(node.args[0], dtypes, columns)
+    return False, False
+
+
+def _row_free_categorical(node: ast.Call, dtypes: Mapping[str, Any], columns: set[Any]) -> bool:
+    """Whether ``C(...)`` takes its levels from the dtype or the formula: ``C(var)`` of a Categorical or boolean
+    variable, or ``C(var, levels=[...])`` of such a variable, a number or an object variable (its values mapped
+    onto the literal levels, which patsy takes from the formula), with a contrast that is a bare
+    name of patsy's contrasts or a call of one with literal arguments."""
+    if not node.args or len(node.args) > 3:
+        return False
+    column = _row_free_column(node.args[0], dtypes, columns)
+    if column is None:
+        return False
+    arguments = {kw.arg: kw.value for kw in node.keywords}
+    if None in arguments or set(arguments) - {"contrast", "levels"}:
+        return False
+    for name, value in zip(("contrast", "levels"), node.args[1:], strict=False):
+        if name in arguments:
+            return False
+        arguments[name] = value
+    if "levels" in arguments and not _literal(arguments["levels"]):
+        return False
+    contrast = arguments.get("contrast")
+    if contrast is not None and not _literal_contrast(contrast, columns):
+        return False
+    dtype = dtypes[column]
+    if "levels" in arguments:  # mapped onto the literal levels (:func:`~dpstats.formula.language.categorical`)
+        return _dtype_class(dtype) is not None or (isinstance(dtype, np.dtype) and dtype.kind == "O")
+    return _dtype_class(dtype) == "categorical"
+
+
+def _literal(node: ast.AST) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _literal_contrast(node: ast.AST, columns: set[Any]) -> bool:
+    """A contrast named bare (``Sum``) or called with literal arguments (``Treatment('b')``)."""
+    if isinstance(node, ast.Name):
+        return node.id in CONTRASTS and node.id not in columns
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return node.func.id in CONTRASTS and node.func.id not in columns and all(
+            _literal(a) for a in (*node.args, *(kw.value for kw in node.keywords))) and all(
+            kw.arg is not None for kw in node.keywords)
+    return False
+
+
+def _typed_as_expected(built: tuple[Any, Any], df: pd.DataFrame, variables: Sequence[str]) -> bool:
+    """Whether patsy gave every factor of the designs the type :func:`_row_free_kind` expects and no state of a
+    stateful transform (a check of the allow-list on patsy's own account)."""
+    columns = set(df.columns)
+    dtypes = {v: df[v].dtype for v in variables if v in columns}
+    for info in built:
+        for factor, factor_info in info.factor_infos.items():
+            code = getattr(factor, "code", None)
+            state = getattr(factor_info, "state", None)
+            if not isinstance(code, str) or not isinstance(state, dict) or state.get("transforms"):
+                return False
+            if _row_free_kind(code, dtypes, columns) != factor_info.type:
+                return False
+    return True
+
+
+#: patsy's designs of the formulas patsy builds without reading a row (:class:`_KeptBuilders`)
+_KEPT_BUILDERS = _KeptBuilders(PARSED_FORMULAS)
 
 
 #: patsy's missing-value handling off: missing values are the formula layer's (null rows, the screen)

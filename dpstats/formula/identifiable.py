@@ -56,6 +56,8 @@ nothing.
 from __future__ import annotations
 
 import ast
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,14 +70,17 @@ from dpstats.blas import single_threaded_blas
 from dpstats.bounds import declared_interval
 from dpstats.formula.frame import FramePlan, is_numeric_dtype
 from dpstats.formula.parse import call_name, factor_calls
+from dpstats.formula.schema import dtype_key
 
 __all__ = ["RankProbe", "UNBOUNDED_PROBE_RANGE", "CONSTANT_WEIGHT_TOL", "PIECEWISE_CALLS", "SPLINE_CALLS",
-           "ROWS_PER_PIECE", "analytic_columns"]
+           "ROWS_PER_PIECE", "PROBE_MEMO_BYTES", "analytic_columns"]
 
 #: The range on which a numeric variable without declared bounds is probed (both signs).
 UNBOUNDED_PROBE_RANGE = (-3.0, 3.0)
 #: Probe rows added for each piece of a spline variable's domain (between consecutive breakpoints).
 ROWS_PER_PIECE = 24
+#: The most bytes of probe matrices kept across fits (:class:`_ProbeMemo`; a 1,620 x 400 probe is 5 MB).
+PROBE_MEMO_BYTES = 64 * 2**20
 #: The largest residual of X w = 1 on the probe rows for which the constant is in the design's span, and the
 #: relative size below which a weight is 0 (rounding: a factor's dummies and a spline basis sum to 1 exactly).
 CONSTANT_WEIGHT_TOL = 1e-9
@@ -102,9 +107,8 @@ class RankProbe:
     schema: pd.DataFrame
     bounds: Mapping[str, tuple[float, float]]
     supports: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
-    _memo: dict[tuple[int, str], tuple[Any, Any]] = field(default_factory=dict, init=False, repr=False,
-                                                          compare=False)
     _dtypes: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _key: list[tuple[object, ...] | None] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def _dtype(self, var: str) -> Any:
         """The schema's dtype of ``var``, read once for all its columns (a column of the schema is a pandas Series
@@ -173,15 +177,36 @@ class RankProbe:
         return weights
 
     def _remember(self, design_info: Any, kind: str, compute: Any) -> Any:
-        """``compute()``, once per design and kind: the probe is a function of the formula and the declarations,
-        which a fit and a plan query several times (the centring, the scaling, the method's checks)."""
-        key = (id(design_info), kind)
-        held = self._memo.get(key)
-        if held is not None and held[0] is design_info:
-            return held[1]
-        value = compute()
-        self._memo[key] = (design_info, value)
-        return value
+        """``compute()``, once per design, kind and public facts the probe reads (:meth:`_public_key`), across fits:
+        the probe is a function of the formula and the declarations, which a fit and a plan query several times
+        (the centring, the scaling, the method's checks) and a refit of the same formula on the same schema and
+        declarations queries again (patsy's designs are then the kept ones, :mod:`dpstats.formula.design`)."""
+        if not self._key:
+            self._key.append(self._public_key())
+        facts = self._key[0]
+        if facts is None:
+            return compute()
+        return _PROBES.get(design_info, (kind, facts), compute)
+
+    def _public_key(self) -> tuple[object, ...] | None:
+        """Everything the probe reads besides the design, as a key: the variables, their declared levels, their
+        schema dtypes (a Categorical's categories in order), their declared bounds (exact float reprs) and their
+        public supports.  None where a part cannot be made a key (the probe is then computed every time)."""
+        try:
+            bounds = []
+            for var in self.plan.variables:
+                if var in self.bounds:
+                    iv = declared_interval(var, self.bounds[var])
+                    bounds.append((var, repr(float(iv.lo)), repr(float(iv.hi))))
+            key = (self.plan.variables, self.plan.allowed,
+                   tuple((var, dtype_key(self._dtype(var))) for var in self.plan.variables),
+                   tuple(bounds),
+                   tuple(sorted((var, tuple(repr(float(v)) for v in values))
+                                for var, values in self.supports.items())))
+            hash(key)
+        except Exception:  # noqa: BLE001 - no key: the probe is computed as before
+            return None
+        return key
 
     def _probe(self, design_info: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """(the probe matrix, the mask of the design columns it holds, which of its columns take part in a null
@@ -194,6 +219,8 @@ class RankProbe:
             X, checked = probed
             involved = np.zeros(X.shape[1], dtype=bool)
             involved[[int(j) for j in _dependent(X, [str(j) for j in range(X.shape[1])])]] = True
+            for array in (X, checked, involved):  # kept across fits (:class:`_ProbeMemo`): read only
+                array.flags.writeable = False
             return X, checked, involved
         return self._remember(design_info, "probe", compute)
 
@@ -340,6 +367,58 @@ class RankProbe:
         # (``supports``), so no other dependency is claimed from it; the weighted form does not overflow for the
         # widest finite bounds)
         return lo * (1.0 - u) + hi * u
+
+
+class _ProbeMemo:
+    """The probe's results (:meth:`RankProbe._probe`, the weights of the constant) per design and public facts, the
+    last ``size`` designs kept and at most ``max_bytes`` of probe matrices (the newest always).  A design is held by
+    identity (its object is kept with the results, so its id is not reused while held): patsy's designs of a refit
+    are the same object only where they are a function of public facts (:mod:`dpstats.formula.design` keeps
+    them), and any other design is a new object whose probe is computed afresh."""
+
+    def __init__(self, size: int, max_bytes: int = PROBE_MEMO_BYTES) -> None:
+        self._size = size
+        self._max_bytes = max_bytes
+        self._held: OrderedDict[tuple[int, object], tuple[Any, dict[str, Any]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, design_info: Any, key: tuple[str, tuple[object, ...]], compute: Any) -> Any:
+        """The result of ``key[0]`` for ``design_info`` and the public facts ``key[1]``, computed by ``compute()``
+        where not held."""
+        kind, facts = key
+        slot = (id(design_info), facts)
+        with self._lock:
+            held = self._held.get(slot)
+            if held is not None and held[0] is design_info and kind in held[1]:
+                self._held.move_to_end(slot)
+                return held[1][kind]
+        value = compute()
+        with self._lock:
+            held = self._held.get(slot)
+            if held is None or held[0] is not design_info:
+                held = (design_info, {})
+            held[1][kind] = value
+            self._held[slot] = held
+            self._held.move_to_end(slot)
+            while len(self._held) > 1 and (len(self._held) > self._size or self._bytes() > self._max_bytes):
+                self._held.popitem(last=False)
+        return value
+
+    def _bytes(self) -> int:
+        return sum(_nbytes(value) for _, results in self._held.values() for value in results.values())
+
+
+def _nbytes(value: Any) -> int:
+    """The bytes of the arrays in a probe result (an array, a tuple of arrays or None)."""
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes)
+    if isinstance(value, tuple):
+        return sum(_nbytes(v) for v in value)
+    return 0
+
+
+#: the probes of the last designs (:class:`_ProbeMemo`)
+_PROBES = _ProbeMemo(64)
 
 
 #: Calls whose value is piecewise in their argument (their columns are left out of the check, except a spline of a

@@ -52,7 +52,7 @@ from dpstats.inference import (
     withholding_reason,
 )
 from dpstats.methods.common.extremes import square
-from dpstats.methods.common.linalg import psd_projection, solve_noisy_normal_equations
+from dpstats.methods.common.linalg import psd_projection, shared_eigh, solve_noisy_normal_equations
 from dpstats.methods.common.sufficient import ReleasedStatistics, check_bounds_range
 from dpstats.methods.spec import (
     AutoRule,
@@ -111,6 +111,7 @@ class AdaSSPOptions(SSPOptions):
             raise MethodOptionError(f"rho must lie in (0, 1), got {shown(self.rho)}")
 
 
+@shared_eigh()  # the released X^T X is decomposed once for the fit's projections, bootstrap and error split
 def fit(rows: Rows, ctx: FitContext, options: AdaSSPOptions) -> MethodFit:
     """AdaSSP (Wang 2018, Alg. 2) with exact Gaussian calibration; see the module docstring."""
     bounds = ctx.require_bounds()

@@ -58,7 +58,7 @@ from dpstats.inference import (
     withholding_reason,
 )
 from dpstats.methods.common.extremes import square
-from dpstats.methods.common.linalg import solve_noisy_normal_equations
+from dpstats.methods.common.linalg import shared_eigh, solve_noisy_normal_equations
 from dpstats.methods.common.sufficient import (
     ReleasedStatistics,
     StatisticsPass,
@@ -184,6 +184,7 @@ def bootstrap_notes(ratio: float, limits: Mapping[str, float]) -> tuple[str, ...
     return (unreliable_note(ratio, limits),) if ratio > RELIABILITY_THRESHOLD else ()
 
 
+@shared_eigh()  # the released X^T X is decomposed once for the fit's projections, bootstrap and error split
 def fit(rows: Rows, ctx: FitContext, options: SSPOptions) -> MethodFit:
     """Gaussian SSP with exact calibration (module docstring): one pass for the statistics, then the releases."""
     bounds = ctx.require_bounds()

@@ -9,11 +9,32 @@ an estimator on thousands of simulated releases in one call.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Iterator
+
 import numpy as np
 
 from dpstats.blas import single_threaded_blas
 
-__all__ = ["solve_noisy_normal_equations", "psd_projection", "psd_sqrt", "eigh"]
+__all__ = ["solve_noisy_normal_equations", "psd_projection", "psd_sqrt", "eigh", "shared_eigh"]
+
+#: the eigen-decompositions of the matrices met within :func:`shared_eigh`, by their exact bytes (None outside)
+_EIGH_MEMO: contextvars.ContextVar[dict[tuple[object, ...], tuple[np.ndarray, np.ndarray]] | None] = \
+    contextvars.ContextVar("dpstats_eigh_memo", default=None)
+
+
+@contextlib.contextmanager
+def shared_eigh() -> Iterator[None]:
+    """Within the block, :func:`eigh` of a single matrix whose exact values (shape, dtype and bytes) it met before
+    returns that decomposition again (read-only) instead of repeating it: a sufficient-statistics fit decomposes
+    its released X^T X in its projection, its bootstrap, its floored inverses and its error split.  The same
+    arrays a new computation gives; the memo ends with the block (a fit's released values are not kept)."""
+    token = _EIGH_MEMO.set({})
+    try:
+        yield
+    finally:
+        _EIGH_MEMO.reset(token)
 
 
 def solve_noisy_normal_equations(gram: np.ndarray, moment: np.ndarray, ridge: float | np.ndarray = 0.0,
@@ -66,14 +87,24 @@ def psd_projection(gram: np.ndarray, floor: float = 0.0) -> np.ndarray:
 
 def eigh(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``numpy.linalg.eigh``, on one BLAS thread for a batch (..., d, d) of matrices (:mod:`dpstats.blas`: a
-    threaded LAPACK call per small matrix can cost 20x the single-threaded one on a busy machine)."""
+    threaded LAPACK call per small matrix can cost 20x the single-threaded one on a busy machine); a single matrix
+    met before within :func:`shared_eigh` gives its first decomposition."""
     if a.ndim <= 2:
-        return np.linalg.eigh(a)
+        memo = _EIGH_MEMO.get()
+        if memo is None:
+            return np.linalg.eigh(a)
+        key = (a.shape, a.dtype.str, a.tobytes())
+        held = memo.get(key)
+        if held is None:
+            w, v = np.linalg.eigh(a)
+            w.flags.writeable = v.flags.writeable = False
+            held = memo[key] = (w, v)
+        return held
     with single_threaded_blas():
         return np.linalg.eigh(a)
 
 
 def psd_sqrt(gram: np.ndarray) -> np.ndarray:
     """Symmetric square root of a PSD matrix (negative eigenvalues clipped to 0)."""
-    w, v = np.linalg.eigh(0.5 * (gram + gram.T))
+    w, v = eigh(0.5 * (gram + gram.T))
     return (v * np.sqrt(np.maximum(w, 0.0))) @ v.T
