@@ -1261,7 +1261,7 @@ def test_the_floored_note_gives_a_dummy_no_advice_to_declare_bounds():
     declared, fixed = note.split("; so is that of ")
     assert "released spread of x is at" in declared and "declare bounds no wider" in declared
     assert fixed.startswith("C(g)[T.b], C(g)[T.c], columns whose values the design fixes")
-    assert "no bounds to declare" in fixed and "declare bounds no wider" not in fixed
+    assert "no narrower bounds to declare" in fixed and "declare bounds no wider" not in fixed
     only = pgd.floored_note([1, 2], names.__getitem__, lambda v: v in (1, 2))
     assert only.startswith("pgd: the released spread of C(g)[T.b], C(g)[T.c] is at") and "bounds no wider" not in only
     rng = np.random.default_rng(0)
@@ -1270,7 +1270,22 @@ def test_the_floored_note_gives_a_dummy_no_advice_to_declare_bounds():
     notes = dpstats.dp_ols("y ~ x + g", frame, 1.0, 1e-6, method="pgd", random_state=0,
                            bounds={"x": (0.0, 1.0), "y": (-2.0, 3.0)}).privacy.notes
     (floored,) = [note for note in notes if "released spread of" in note]
-    assert "g[T.b]" in floored and "no bounds to declare" in floored
+    assert "g[T.b]" in floored and "no narrower bounds to declare" in floored
+
+
+def test_the_floored_note_does_not_call_a_declared_zero_one_integer_a_factor_dummy():
+    """s54 new-user check: on pntsprd (553 games, und25 an integer 0/1 column declared (0, 1)) the note called und25
+    one of "columns whose values the design fixes (a factor's dummies: no bounds to declare)", though the user had
+    declared its bounds and it is no factor; the note now names both kinds of two-valued column."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.uniform(0.0, 1.0, 300), "k": (rng.uniform(0.0, 1.0, 300) < 0.05).astype(int)})
+    frame["y"] = frame["x"] + 0.5 * frame["k"] + rng.normal(0.0, 0.3, 300)
+    notes = dpstats.dp_ols("y ~ x + k", frame, 1.0, 1e-6, method="pgd", random_state=0,
+                           bounds={"x": (0.0, 1.0), "k": (0.0, 1.0), "y": (-2.0, 3.0)}).privacy.notes
+    (floored,) = [note for note in notes if "released spread of" in note]
+    assert "released spread of k is at" in floored
+    assert "a factor's dummies: no bounds to declare" not in floored
+    assert "an integer column declared between two consecutive integers" in floored
 
 
 def test_intervals_are_withheld_for_an_outcome_too_rare_for_the_budget():
