@@ -202,12 +202,28 @@ def test_without_bounds_too_few_rows_are_refused_before_spending(bounds, named):
     assert not pgd.domain_refusal(200, 4, fit_epsilon(epsilon, screened=True), 1e-6, private)  # the epsilon to ask
     assert pgd.domain_refusal(200, 4, fit_epsilon(epsilon * 0.99, screened=True), 1e-6, private)
     # without the missing-value screen (missing="drop") the method gets the whole epsilon: the n the message names
-    dropped = int(re.search(r"pass missing='drop' .* which needs n >= (\d+) rows", message).group(1))
+    dropped = int(re.search(r"missing='drop' .* would need n >= (\d+) rows, more than n=200 too", message).group(1))
     assert not pgd.domain_refusal(dropped, 4, 1.0, 1e-6, private) and pgd.domain_refusal(dropped - 1, 4, 1.0, 1e-6,
                                                                                           private)
     big = _frame(dropped)
     assert dpstats.dp_ols(FORMULA, big, 1.0, 1e-6, method="pgd", bounds=bounds, missing="drop", random_state=0,
                           **STEPS).method == "pgd"
+
+
+def test_the_refusal_offers_missing_drop_only_where_it_would_suffice():
+    """s54 new-user check: condroz (428 soil samples, Ca ~ pH with the response unbounded, epsilon 1) was refused with
+    "or pass missing='drop' ..., which needs n >= 507 rows", a remedy that does not lift the refusal at n = 428; the
+    message now offers it only where its n is at most the data's, and says otherwise that it would not suffice."""
+    rest = fit_epsilon(1.0, screened=True)
+    drop = pgd._rows_needed(1, gaussian_mu(1.0, 1e-6))  # missing='drop': the method gets the whole epsilon
+    screened = pgd._rows_needed(1, gaussian_mu(rest, 1e-6))
+    assert drop < screened
+    short = pgd.domain_refusal(drop - 1, 2, rest, 1e-6, [1], ["Ca (response)"], screened=True)
+    assert "or pass missing='drop'" not in short
+    assert f"would need n >= {drop} rows, more than n={drop - 1} too" in short
+    enough = pgd.domain_refusal(drop, 2, rest, 1e-6, [1], ["Ca (response)"], screened=True)
+    assert "or pass missing='drop' (rows with a missing value" in enough and f"which needs n >= {drop} rows" in enough
+    assert not pgd.domain_refusal(drop, 2, 1.0, 1e-6, [1])  # and at that n it does lift the refusal
 
 
 def test_interval_withheld_below_the_n_mu_threshold_with_a_specific_reason():

@@ -848,11 +848,18 @@ def domain_refusal(n: int, d: int, epsilon: float, delta: float, private: Sequen
             f"at epsilon={requested_epsilon(epsilon, screened):g}, delta={delta:g} takes n >= {rows} rows (n={n})"
             f"{_epsilon_needed(need, n, delta, screened)}"
             "; declare bounds for them (or for the variables they are built from) to avoid it: pgd then clips to the "
-            "bounds and releases no domain" + (
-                f"; or pass missing='drop' (rows with a missing value then enter as public null rows, and the "
-                f"missing-value screen's {SCREEN_SHARE:.0%} of epsilon goes to the fit), which needs n >= "
-                f"{_rows_needed(len(private), gaussian_mu(requested_epsilon(epsilon, screened), delta))} rows"
-                if screened else ""))
+            "bounds and releases no domain" + (_dropped_rows(n, len(private), epsilon, delta) if screened else ""))
+
+
+def _dropped_rows(n: int, variables: int, epsilon: float, delta: float) -> str:
+    """The refusal's part on missing='drop' (the missing-value screen's share of ``epsilon``, the rest after it, then
+    goes to the fit): offered as a remedy where the n it needs is at most ``n``, else said not to suffice (public)."""
+    rows = _rows_needed(variables, gaussian_mu(requested_epsilon(epsilon, True), delta))
+    how = (f"missing='drop' (rows with a missing value then enter as public null rows, and the missing-value "
+           f"screen's {SCREEN_SHARE:.0%} of epsilon goes to the fit)")
+    if rows <= n:
+        return f"; or pass {how}, which needs n >= {rows} rows"
+    return f"; {how} would need n >= {rows} rows, more than n={n} too"
 
 
 def _rows_needed(variables: int, mu: float) -> int:
