@@ -1905,13 +1905,14 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # dummies: 1,200 state-years of the 48 continental states, traffic deaths per 100,000 (0-60) on the years, the
     # shares of the year with a 0.08 and a 0.10 blood-alcohol limit (the headline the 0.08), per se, primary and
     # secondary seat belt and graduated licence laws and a speed limit of 70 or more (0-1 each), the share aged 14-24
-    # (percent, 0-100), the unemployment rate (percent, 0-25) and vehicle miles per person (thousands, 0-30)
+    # (percent, 0-100), the unemployment rate (percent, 0-25) and vehicle miles per person (miles a year, 0-30,000:
+    # twice a full-time driver's; undocumented, the documented billions of miles over the state's population)
     "driving": (lambda: _w("driving"),
                 "totfatrte ~ C(year) + bac08 + bac10 + perse + sbprim + sbsecon + sl70plus + gdl + perc14_24 + unem "
                 "+ vehicmilespc", "bac08",
                 {"totfatrte": (0, 60), "bac08": (0, 1), "bac10": (0, 1), "perse": (0, 1), "sbprim": (0, 1),
                  "sbsecon": (0, 1), "sl70plus": (0, 1), "gdl": (0, 1), "perc14_24": (0, 100), "unem": (0, 25),
-                 "vehicmilespc": (0, 30)}),
+                 "vehicmilespc": (0, 30000)}),
     # Wooldridge, the computer exercise on meap01 (Michigan elementary schools, 2001): 1,823 schools, the share of
     # fourth graders passing the MEAP math test (percent, 0-100) on log spending per pupil (dollars, 1,000-20,000;
     # the headline), log enrolment (10-5,000 pupils) and the share eligible for school lunch (percent, 0-100)
