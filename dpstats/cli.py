@@ -731,6 +731,8 @@ def _one_line(exc: BaseException, example: bool = False) -> str:
         msg += " On the command line: leave out --budget."
     elif "refuses fits with a fixed random_state" in msg:
         msg += " On the command line: leave out --seed."
+    if "pass missing='drop'" in msg and "--missing drop" not in msg:  # pgd's refusal without bounds offers it
+        msg += " For missing='drop' on the command line: --missing drop."
     return msg
 
 

@@ -210,6 +210,19 @@ def test_missing_bounds_on_the_command_line_says_a_boolean_column_needs_dtypes(c
     assert code == 0 and "t[T.True]" in out, err
 
 
+def test_a_refusal_offering_missing_drop_names_its_flag(capsys, frame, tmp_path):
+    """s54 new-user check: pgd's refusal without bounds offers missing='drop' where the rows it needs are at most n
+    (510 rows, the response unbounded, epsilon 1: 517 rows with the missing-value screen, 507 without it); on the
+    command line the one-line error named only the Python spelling, and now names --missing drop too."""
+    path = tmp_path / "unbounded_response.csv"
+    frame.head(510).drop(columns="g").to_csv(path, index=False)
+    for method in ("auto", "pgd"):
+        code, out, err = run(capsys, "fit", "y ~ x", "--data", str(path), "--epsilon", "1", "--bounds",
+                             '{"x": [0, 10]}', "--method", method)
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        assert "or pass missing='drop'" in err and "For missing='drop' on the command line: --missing drop." in err, err
+
+
 def test_missing_values_refused_then_dropped_on_request(capsys, frame, tmp_path):
     df = frame.copy()
     df.loc[:1999, "x"] = np.nan  # many: the charged missing-value screen refuses

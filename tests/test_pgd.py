@@ -202,12 +202,28 @@ def test_without_bounds_too_few_rows_are_refused_before_spending(bounds, named):
     assert not pgd.domain_refusal(200, 4, fit_epsilon(epsilon, screened=True), 1e-6, private)  # the epsilon to ask
     assert pgd.domain_refusal(200, 4, fit_epsilon(epsilon * 0.99, screened=True), 1e-6, private)
     # without the missing-value screen (missing="drop") the method gets the whole epsilon: the n the message names
-    dropped = int(re.search(r"pass missing='drop' .* which needs n >= (\d+) rows", message).group(1))
+    dropped = int(re.search(r"missing='drop' .* would need n >= (\d+) rows, more than n=200 too", message).group(1))
     assert not pgd.domain_refusal(dropped, 4, 1.0, 1e-6, private) and pgd.domain_refusal(dropped - 1, 4, 1.0, 1e-6,
                                                                                           private)
     big = _frame(dropped)
     assert dpstats.dp_ols(FORMULA, big, 1.0, 1e-6, method="pgd", bounds=bounds, missing="drop", random_state=0,
                           **STEPS).method == "pgd"
+
+
+def test_the_refusal_offers_missing_drop_only_where_it_would_suffice():
+    """s54 new-user check: condroz (428 soil samples, Ca ~ pH with the response unbounded, epsilon 1) was refused with
+    "or pass missing='drop' ..., which needs n >= 507 rows", a remedy that does not lift the refusal at n = 428; the
+    message now offers it only where its n is at most the data's, and says otherwise that it would not suffice."""
+    rest = fit_epsilon(1.0, screened=True)
+    drop = pgd._rows_needed(1, gaussian_mu(1.0, 1e-6))  # missing='drop': the method gets the whole epsilon
+    screened = pgd._rows_needed(1, gaussian_mu(rest, 1e-6))
+    assert drop < screened
+    short = pgd.domain_refusal(drop - 1, 2, rest, 1e-6, [1], ["Ca (response)"], screened=True)
+    assert "or pass missing='drop'" not in short
+    assert f"would need n >= {drop} rows, more than n={drop - 1} too" in short
+    enough = pgd.domain_refusal(drop, 2, rest, 1e-6, [1], ["Ca (response)"], screened=True)
+    assert "or pass missing='drop' (rows with a missing value" in enough and f"which needs n >= {drop} rows" in enough
+    assert not pgd.domain_refusal(drop, 2, 1.0, 1e-6, [1])  # and at that n it does lift the refusal
 
 
 def test_interval_withheld_below_the_n_mu_threshold_with_a_specific_reason():
@@ -1261,7 +1277,7 @@ def test_the_floored_note_gives_a_dummy_no_advice_to_declare_bounds():
     declared, fixed = note.split("; so is that of ")
     assert "released spread of x is at" in declared and "declare bounds no wider" in declared
     assert fixed.startswith("C(g)[T.b], C(g)[T.c], columns whose values the design fixes")
-    assert "no bounds to declare" in fixed and "declare bounds no wider" not in fixed
+    assert "no narrower bounds to declare" in fixed and "declare bounds no wider" not in fixed
     only = pgd.floored_note([1, 2], names.__getitem__, lambda v: v in (1, 2))
     assert only.startswith("pgd: the released spread of C(g)[T.b], C(g)[T.c] is at") and "bounds no wider" not in only
     rng = np.random.default_rng(0)
@@ -1270,7 +1286,22 @@ def test_the_floored_note_gives_a_dummy_no_advice_to_declare_bounds():
     notes = dpstats.dp_ols("y ~ x + g", frame, 1.0, 1e-6, method="pgd", random_state=0,
                            bounds={"x": (0.0, 1.0), "y": (-2.0, 3.0)}).privacy.notes
     (floored,) = [note for note in notes if "released spread of" in note]
-    assert "g[T.b]" in floored and "no bounds to declare" in floored
+    assert "g[T.b]" in floored and "no narrower bounds to declare" in floored
+
+
+def test_the_floored_note_does_not_call_a_declared_zero_one_integer_a_factor_dummy():
+    """s54 new-user check: on pntsprd (553 games, und25 an integer 0/1 column declared (0, 1)) the note called und25
+    one of "columns whose values the design fixes (a factor's dummies: no bounds to declare)", though the user had
+    declared its bounds and it is no factor; the note now names both kinds of two-valued column."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.uniform(0.0, 1.0, 300), "k": (rng.uniform(0.0, 1.0, 300) < 0.05).astype(int)})
+    frame["y"] = frame["x"] + 0.5 * frame["k"] + rng.normal(0.0, 0.3, 300)
+    notes = dpstats.dp_ols("y ~ x + k", frame, 1.0, 1e-6, method="pgd", random_state=0,
+                           bounds={"x": (0.0, 1.0), "k": (0.0, 1.0), "y": (-2.0, 3.0)}).privacy.notes
+    (floored,) = [note for note in notes if "released spread of" in note]
+    assert "released spread of k is at" in floored
+    assert "a factor's dummies: no bounds to declare" not in floored
+    assert "an integer column declared between two consecutive integers" in floored
 
 
 def test_intervals_are_withheld_for_an_outcome_too_rare_for_the_budget():

@@ -848,11 +848,18 @@ def domain_refusal(n: int, d: int, epsilon: float, delta: float, private: Sequen
             f"at epsilon={requested_epsilon(epsilon, screened):g}, delta={delta:g} takes n >= {rows} rows (n={n})"
             f"{_epsilon_needed(need, n, delta, screened)}"
             "; declare bounds for them (or for the variables they are built from) to avoid it: pgd then clips to the "
-            "bounds and releases no domain" + (
-                f"; or pass missing='drop' (rows with a missing value then enter as public null rows, and the "
-                f"missing-value screen's {SCREEN_SHARE:.0%} of epsilon goes to the fit), which needs n >= "
-                f"{_rows_needed(len(private), gaussian_mu(requested_epsilon(epsilon, screened), delta))} rows"
-                if screened else ""))
+            "bounds and releases no domain" + (_dropped_rows(n, len(private), epsilon, delta) if screened else ""))
+
+
+def _dropped_rows(n: int, variables: int, epsilon: float, delta: float) -> str:
+    """The refusal's part on missing='drop' (the missing-value screen's share of ``epsilon``, the rest after it, then
+    goes to the fit): offered as a remedy where the n it needs is at most ``n``, else said not to suffice (public)."""
+    rows = _rows_needed(variables, gaussian_mu(requested_epsilon(epsilon, True), delta))
+    how = (f"missing='drop' (rows with a missing value then enter as public null rows, and the missing-value "
+           f"screen's {SCREEN_SHARE:.0%} of epsilon goes to the fit)")
+    if rows <= n:
+        return f"; or pass {how}, which needs n >= {rows} rows"
+    return f"; {how} would need n >= {rows} rows, more than n={n} too"
 
 
 def _rows_needed(variables: int, mu: float) -> int:
@@ -1679,8 +1686,8 @@ def floored_note(variables: Sequence[int | str], name: Callable[[int | str], str
                  by_design: Callable[[int | str], bool] = lambda v: False, shown: int = 5) -> str:
     """The note naming the design columns whose released scale sat at its floor (:attr:`Standardisation.floored`;
     the response is left out), at most ``shown`` of them by name: public names of released facts ("" when none).
-    ``by_design``: whether a column's values are fixed by the design (a factor's dummy), which no declared bound can
-    narrow, so the note's advice for it is another."""
+    ``by_design``: whether a column's values are fixed by the design (a factor's dummy, or an integer column declared
+    between consecutive integers), which no declared bound can narrow, so the note's advice for it is another."""
     columns = [v for v in variables if v != "response"]
     if not columns:
         return ""
@@ -1693,7 +1700,7 @@ def floored_note(variables: Sequence[int | str], name: Callable[[int | str], str
 
 def _fixed_by_design(ctx: FitContext) -> Callable[[int | str], bool]:
     """Whether a design column's values are fixed by the design (:attr:`FitContext.column_values`: a factor's
-    dummies; public)."""
+    dummies, an integer column declared between consecutive integers; public)."""
     values = ctx.column_values or ()
     return lambda v: isinstance(v, int) and v < len(values) and values[v] is not None
 
@@ -1717,11 +1724,13 @@ def _floored_declared(columns: Sequence[int | str], name: Callable[[int | str], 
 
 def _floored_by_design(columns: Sequence[int | str], name: Callable[[int | str], str], shown: int,
                        also: bool) -> str:
-    """The floored note's part for columns whose values the design fixes (a factor's dummies): no bound to declare."""
+    """The floored note's part for columns whose values the design fixes (a factor's dummies, an integer column
+    declared between consecutive integers: :attr:`FitContext.column_values`): no narrower bound to declare."""
     lead = (f"so is that of {_listed(columns, name, shown)}" if also else
             f"pgd: the released spread of {_listed(columns, name, shown)} is at the smallest its release resolves at "
             "this n and epsilon")
-    return (f"{lead}, columns whose values the design fixes (a factor's dummies: no bounds to declare), so a level "
+    return (f"{lead}, columns whose values the design fixes (a factor's dummies, or an integer column declared "
+            "between two consecutive integers such as 0 and 1: no narrower bounds to declare), so a level or value "
             "rare in these data or a spread the noise swamps; their coefficients rest on little information and "
             "the ridge penalty can shrink them towards 0 by more than their intervals correct for: more rows or a "
             "larger epsilon resolve it, and a rare level can be recoded into a similar one before the fit")
