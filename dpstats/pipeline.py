@@ -70,6 +70,7 @@ from dpstats.errors import (
 )
 from dpstats.formula import Design, build_design, public_design
 from dpstats.formula.centring import intercept_model
+from dpstats.formula.identifiable import few_values_reason
 from dpstats.inference import withholding_reason
 from dpstats.methods.registry import (
     AutoFacts,
@@ -740,10 +741,13 @@ def _check_identifiable(spec: MethodSpec, design: Design) -> None:
         return
     dependent = design.dependent_columns()
     if dependent:
+        why = few_values_reason(design.rank_probe.few_valued(design.design_info, dependent)
+                                if design.rank_probe is not None else {})
         raise SingularDesignError(
             f"the columns {', '.join(repr(c) for c in dependent)} are linearly dependent for every data set that "
             "the declared bounds and levels allow (one is a multiple or a combination of the others, as x and "
-            "I(2 * x), or a factor's dummies and a column that sums them), so the design is singular by "
+            "I(2 * x), or a factor's dummies and a column that sums them"
+            f"{'; here ' + why if why else ''}), so the design is singular by "
             "construction and their coefficients cannot be told apart; remove one of them from the formula (or, "
             "where they are powers of a variable far from 0, such as poly(year, 5), dependent within double "
             "precision: centre and scale the variable first, e.g. poly(I((year - 1980) / 10), 5)). "

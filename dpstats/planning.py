@@ -84,6 +84,7 @@ from dpstats.errors import (
     UnknownMethodError,
 )
 from dpstats.formula import Design, public_design
+from dpstats.formula.identifiable import few_values_reason
 from dpstats.formula.language import NAMESPACE
 from dpstats.formula.parse import code_names, expand_formula, formula_literal_levels, model_desc, term
 from dpstats.formula.schema import declared_level_values
@@ -644,10 +645,13 @@ class _Model:
         columns dependent for every data set the declarations allow, as the fit's public rank check finds them),
         or ""."""
         if self._design_refusal is None:
-            dependent = [] if self.spec.allows_wide else self.setting.design.dependent_columns()
+            design = self.setting.design
+            dependent = [] if self.spec.allows_wide else design.dependent_columns()
+            why = few_values_reason(design.rank_probe.few_valued(design.design_info, dependent)
+                                    if dependent and design.rank_probe is not None else {})
             singular = (f"the columns {', '.join(repr(c) for c in dependent)} are linearly dependent for every data "
-                        "set the declared bounds and levels allow: the fit refuses the design as singular by "
-                        "construction" if dependent else "")
+                        f"set the declared bounds and levels allow{' (' + why + ')' if why else ''}: the fit "
+                        "refuses the design as singular by construction" if dependent else "")
             self._design_refusal = self.spec.columns_refusal(self.setting.d) or singular
         return self._design_refusal
 

@@ -166,3 +166,85 @@ def test_a_comparison_of_an_expression_with_itself_is_refused(data, formula):
     with pytest.raises(SingularDesignError, match="with itself") as info:
         dpstats.dp_ols(formula, data, 1.0, 1e-6, method="ssp", bounds=BOUNDS, accountant=acct, random_state=0)
     assert "nothing was spent" in str(info.value) and acct.spent == (0.0, 0.0)
+
+
+def _years(lo: int, hi: int, dtype: str = "int64", n: int = N) -> pd.DataFrame:
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame({"yr": rng.integers(lo, hi + 1, n).astype(dtype), "x": rng.uniform(0, 10, n)})
+    df["y"] = rng.normal(0, 1, n)
+    return df
+
+
+def test_an_integer_variable_with_few_declared_values_is_probed_on_its_grid():
+    """yr is an int64 column declared in [1990, 1992]: clipped to its bounds it takes 3 values on every allowed data
+    set, so 1, yr, yr^2 and yr^3 are 4 columns of rank 3.  Refused by name and reason from the dtype and the
+    bounds, before anything is spent, and the same way for two data sets that differ in one row (before: fitted,
+    the probe drew yr as a real number)."""
+    formula, bounds = "y ~ yr + I(yr ** 2) + I(yr ** 3)", {"yr": (1990, 1992), "y": (-5, 5)}
+    df = _years(1990, 1992)
+    other = df.copy()
+    other.loc[3, "yr"] = 1990 if other.loc[3, "yr"] != 1990 else 1992
+    for d in (df, other):
+        acct = dpstats.PrivacyAccountant(5.0, 1e-5)
+        with pytest.raises(SingularDesignError, match="singular by construction") as info:
+            dpstats.dp_ols(formula, d, 1.0, 1e-6, method="ssp", bounds=bounds, accountant=acct, random_state=0)
+        assert all(repr(c) in str(info.value) for c in ("Intercept", "yr", "I(yr ** 2)", "I(yr ** 3)"))
+        assert "'yr' takes only 3 values by its integer dtype and declared bounds [1990, 1992]" in str(info.value)
+        assert acct.spent == (0, 0)
+    # without the intercept, yr (yr - 1) (yr - 2) = 0 on {0, 1, 2}: the three powers alone
+    assert build_design(formula, _years(0, 2), bounds={"yr": (0, 2), "y": (-5, 5)}).dependent_columns() == [
+        "yr", "I(yr ** 2)", "I(yr ** 3)"]
+
+
+@pytest.mark.parametrize("lo,hi,dtype,formula", [
+    (1990, 1992, "int64", "y ~ yr + I(yr ** 2)"),  # 3 columns on 3 values: full rank
+    (1990, 2020, "int64", "y ~ yr + I(yr ** 2)"),  # a large offset: no dependency within double precision
+    (1990, 2020, "int64", "y ~ yr + I(yr ** 2) + I(yr ** 3)"),
+    (0, 3, "int64", "y ~ yr + I(yr ** 2) + I(yr ** 3) + x"),
+    (0, 2, "int64", "y ~ C(g) * (yr + I(yr ** 2))"),  # 9 columns on 9 cells (yr by g): each cell is probed
+    (0, 5, "int64", "y ~ (yr + I(yr ** 2)) * (x + I(x ** 2))"),
+    (1990, 1992, "float64", "y ~ yr + I(yr ** 2) + I(yr ** 3)"),  # a float column is no integer: any real
+])
+def test_designs_full_rank_on_the_integer_grid_are_not_refused(lo, hi, dtype, formula):
+    df = _years(lo, hi, dtype).assign(g=lambda d: pd.Categorical(np.resize(["a", "b", "c"], len(d))))
+    bounds = {"yr": (lo, hi), "x": (0, 10), "y": (-5, 5)}
+    assert build_design(formula, df, bounds=bounds).dependent_columns() == []
+    assert dpstats.dp_ols(formula, df, 1.0, 1e-6, method="ssp", bounds=bounds, random_state=0).params.size
+
+
+def test_the_integer_grid_needs_integer_bounds_and_few_values():
+    """Bounds that are no integers clip an integer to a non-integer; more than INTEGER_GRID_VALUES values are probed
+    as reals; two consecutive integers are the 0/1 supports as before."""
+    from dpstats.formula.identifiable import INTEGER_GRID_VALUES
+    formula = "y ~ yr + I(yr ** 2) + I(yr ** 3)"
+    clipped = build_design(formula, _years(1990, 1992), bounds={"yr": (1989.5, 1992.5), "y": (-5, 5)})
+    assert clipped.rank_probe.integer_grid("yr") is None and clipped.dependent_columns() == []
+    top = INTEGER_GRID_VALUES - 1
+    assert len(build_design(formula, _years(0, top), bounds={"yr": (0, top), "y": (-5, 5)})
+               .rank_probe.integer_grid("yr")) == INTEGER_GRID_VALUES
+    assert build_design(formula, _years(0, top + 1), bounds={"yr": (0, top + 1), "y": (-5, 5)}
+                        ).rank_probe.integer_grid("yr") is None
+    assert build_design("y ~ yr + I(yr ** 2)", _years(0, 1), bounds={"yr": (0, 1), "y": (-5, 5)}
+                        ).dependent_columns() == ["yr", "I(yr ** 2)"]
+
+
+def test_the_probe_memo_keys_on_the_integer_variables():
+    """The same design, plan, schema and bounds with and without yr's integer dtype: two verdicts (the memo of
+    probes, keyed by the public facts the probe reads, must not hand one the other's)."""
+    from dpstats.formula import identifiable
+    design = build_design("y ~ yr + I(yr ** 2) + I(yr ** 3)", _years(1990, 1992),
+                          bounds={"yr": (1990, 1992), "y": (-5, 5)})
+    probe = design.rank_probe
+    assert probe.dependent_columns(design.design_info) == ["Intercept", "yr", "I(yr ** 2)", "I(yr ** 3)"]
+    as_real = identifiable.RankProbe(probe.plan, probe.schema, probe.bounds, probe.supports, frozenset())
+    assert as_real.dependent_columns(design.design_info) == []
+    assert probe.dependent_columns(design.design_info) == ["Intercept", "yr", "I(yr ** 2)", "I(yr ** 3)"]
+
+
+def test_the_plan_refuses_a_design_singular_on_the_integer_grid_as_the_fit_does():
+    formula, bounds = "y ~ yr + I(yr ** 2) + I(yr ** 3)", {"yr": (1990, 1992), "y": (-5, 5)}
+    text = str(dpstats.plan(formula=formula, bounds=bounds, method="ssp", n=1000, epsilon=1.0, delta=1e-6,
+                            dtypes={"yr": "int64"}))
+    assert "singular by construction" in text and "'yr' takes only 3 values" in text
+    assert "singular" not in str(dpstats.plan(formula=formula, bounds=bounds, method="ssp", n=1000, epsilon=1.0,
+                                              delta=1e-6))  # floats where dtypes= gives no type: any real

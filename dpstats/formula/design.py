@@ -1046,7 +1046,8 @@ def _assemble(parsed: ParsedFormula, X: np.ndarray, y: np.ndarray, design_info: 
                   screened=parsed.plan.screened, screened_levels=parsed.plan.off_levels,
                   two_valued_response=_two_valued_response(parsed, supports), variable_supports=supports,
                   formula_expanded=parsed.expanded,
-                  rank_probe=RankProbe(parsed.plan, parsed.schema, dict(bounds or {}), dict(supports)),
+                  rank_probe=RankProbe(parsed.plan, parsed.schema, dict(bounds or {}), dict(supports),
+                                       parsed.integer_variables),
                   storage_hint=hint, factor_intervals=ranges.factor_intervals)
 
 

@@ -30,9 +30,14 @@ is the design.
 
 The domain of a variable is what the caller declared: a numeric variable's
 bounds, a factor's declared levels, a boolean's two values, and an integer
-variable's two values when its declared bounds are consecutive integers (the
-fit clips it to them, so that ``g`` and ``I(g ** 2)`` of a 0/1 integer column
-are the same column for every data set).  A numeric variable without bounds is probed on
+variable's integer grid when its declared bounds are integers at most
+``INTEGER_GRID_VALUES`` values apart (the fit clips it to them, and an integer
+clipped to integer bounds is one of the integers between them: ``g`` and
+``I(g ** 2)`` of a 0/1 integer column are the same column for every data set,
+and a year declared in (1990, 1992) takes three values, so ``yr``,
+``I(yr ** 2)`` and ``I(yr ** 3)`` beside the intercept are four columns of
+rank three; the public null row of ``missing="null"`` holds the midpoint
+rounded down, a point of the grid).  A numeric variable without bounds is probed on
 ``[-3, 3]``, both signs, so that piecewise transforms (``np.abs``,
 ``np.maximum``) are seen on both of their pieces; probe rows on which a
 transform is undefined (``np.log`` of a negative value) are dropped.  The
@@ -73,12 +78,16 @@ from dpstats.formula.parse import call_name, factor_calls
 from dpstats.formula.schema import dtype_key
 
 __all__ = ["RankProbe", "UNBOUNDED_PROBE_RANGE", "CONSTANT_WEIGHT_TOL", "PIECEWISE_CALLS", "SPLINE_CALLS",
-           "ROWS_PER_PIECE", "PROBE_MEMO_BYTES", "analytic_columns"]
+           "ROWS_PER_PIECE", "PROBE_MEMO_BYTES", "INTEGER_GRID_VALUES", "analytic_columns",
+           "few_values_reason"]
 
 #: The range on which a numeric variable without declared bounds is probed (both signs).
 UNBOUNDED_PROBE_RANGE = (-3.0, 3.0)
 #: Probe rows added for each piece of a spline variable's domain (between consecutive breakpoints).
 ROWS_PER_PIECE = 24
+#: The most values an integer variable's declared bounds may hold for the probe to draw it on its integer grid (an
+#: integer dtype declared between integers lo and hi, hi - lo < INTEGER_GRID_VALUES); wider ones are probed as reals.
+INTEGER_GRID_VALUES = 32
 #: The most bytes of probe matrices kept across fits (:class:`_ProbeMemo`; a 1,620 x 400 probe is 5 MB).
 PROBE_MEMO_BYTES = 64 * 2**20
 #: The largest residual of X w = 1 on the probe rows for which the constant is in the design's span, and the
@@ -100,14 +109,21 @@ class RankProbe:
         The declared bounds (only entries naming a raw variable are used).
     supports : mapping of str to tuple of float
         The numeric variables whose values public facts fix (an integer dtype declared between consecutive
-        integers: :func:`dpstats.formula.schema.integer_supports`), probed on those values.
+        integers: :func:`dpstats.formula.schema.integer_supports`), probed on those values.  The probe also draws
+        every other integer variable with integer bounds at most ``INTEGER_GRID_VALUES`` values wide on its
+        integer grid (:meth:`integer_grid`).
+    integers : frozenset of str
+        The variables of an integer dtype in the data's schema (the prepared ``schema`` holds a variable clipped
+        to its bounds as float).
     """
 
     plan: FramePlan
     schema: pd.DataFrame
     bounds: Mapping[str, tuple[float, float]]
     supports: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    integers: frozenset[str] = frozenset()
     _dtypes: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _grids: dict[str, tuple[float, ...] | None] = field(default_factory=dict, init=False, repr=False, compare=False)
     _key: list[tuple[object, ...] | None] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def _dtype(self, var: str) -> Any:
@@ -116,6 +132,72 @@ class RankProbe:
         if not self._dtypes:
             self._dtypes.update(self.schema.dtypes.items())
         return self._dtypes[var]
+
+    def integer_grid(self, var: str) -> tuple[float, ...] | None:
+        """The values a numeric variable takes on every data set the declarations allow, when public facts make
+        them few: its two-valued support, or the integers lo, lo + 1, ..., hi of an integer dtype declared between
+        integers lo and hi with at most ``INTEGER_GRID_VALUES`` of them (the fit clips the variable to its bounds,
+        and an integer clipped to integer bounds is one of those integers); None otherwise.
+
+        Parameters
+        ----------
+        var : str
+            A variable of the formula.
+
+        Returns
+        -------
+        tuple of float or None
+            The values in increasing order, or None when the variable is probed on its declared range (or is no
+            bounded integer variable).
+        """
+        if var not in self._grids:
+            self._grids[var] = self._integer_grid(var)
+        return self._grids[var]
+
+    def _integer_grid(self, var: str) -> tuple[float, ...] | None:
+        """:meth:`integer_grid`, computed."""
+        if var in self.supports:
+            return tuple(float(v) for v in self.supports[var])
+        if var not in self.plan.variables or var not in self.bounds or var in dict(self.plan.allowed) \
+                or var in dict(self.plan.levels):
+            return None
+        if var not in self.integers or not is_numeric_dtype(self._dtype(var)):
+            return None
+        iv = declared_interval(var, self.bounds[var])
+        lo, hi = float(iv.lo), float(iv.hi)
+        if not (lo.is_integer() and hi.is_integer()) or hi - lo >= INTEGER_GRID_VALUES:
+            return None
+        return tuple(float(v) for v in np.arange(lo, hi + 1.0))
+
+    def few_valued(self, design_info: Any, columns: Sequence[str]) -> dict[str, tuple[float, ...]]:
+        """The variables drawn on their integer grid (:meth:`integer_grid`) that the terms of ``columns`` use, with
+        their values: a refusal's reason (public: the dtype and the declared bounds).
+
+        Parameters
+        ----------
+        design_info : patsy.DesignInfo
+            The right-hand side's design.
+        columns : sequence of str
+            Design column names (those :meth:`dependent_columns` returned).
+
+        Returns
+        -------
+        dict of str to tuple of float
+            Variable name to its values, in the order the variables appear in the formula's variables.
+        """
+        wanted = set(columns)
+        used: set[str] = set()
+        for term, cols in design_info.term_slices.items():
+            if wanted.isdisjoint(design_info.column_names[cols]):
+                continue
+            for factor in term.factors:
+                used |= _names(getattr(factor, "code", "")) or set()
+        found: dict[str, tuple[float, ...]] = {}
+        for var in self.plan.variables:
+            grid = self.integer_grid(var) if var in used else None
+            if grid is not None:
+                found[var] = grid
+        return found
 
     def dependent_columns(self, design_info: Any) -> list[str]:
         """The design columns that take part in a linear dependency on the public domain (empty: none found).
@@ -190,8 +272,9 @@ class RankProbe:
 
     def _public_key(self) -> tuple[object, ...] | None:
         """Everything the probe reads besides the design, as a key: the variables, their declared levels, their
-        schema dtypes (a Categorical's categories in order), their declared bounds (exact float reprs) and their
-        public supports.  None where a part cannot be made a key (the probe is then computed every time)."""
+        schema dtypes (a Categorical's categories in order), their declared bounds (exact float reprs), their
+        public supports, the integer variables and the integer grids the probe draws them on
+        (:meth:`integer_grid`).  None where a part cannot be made a key (the probe is then computed every time)."""
         try:
             bounds = []
             for var in self.plan.variables:
@@ -202,7 +285,9 @@ class RankProbe:
                    tuple((var, dtype_key(self._dtype(var))) for var in self.plan.variables),
                    tuple(bounds),
                    tuple(sorted((var, tuple(repr(float(v)) for v in values))
-                                for var, values in self.supports.items())))
+                                for var, values in self.supports.items())),
+                   tuple(sorted(self.integers)),
+                   tuple((var, grid) for var in self.plan.variables if (grid := self.integer_grid(var)) is not None))
             hash(key)
         except Exception:  # noqa: BLE001 - no key: the probe is computed as before
             return None
@@ -306,8 +391,9 @@ class RankProbe:
         dtype = self._dtype(var)
         if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dtype) or not is_numeric_dtype(dtype):
             return False
-        if var in self.supports:
-            return len(set(self.supports[var])) > 1
+        grid = self.integer_grid(var)
+        if grid is not None:
+            return len(set(grid)) > 1
         if var in self.bounds:
             iv = declared_interval(var, self.bounds[var])
             return bool(iv.lo < iv.hi)
@@ -346,8 +432,8 @@ class RankProbe:
                 columns[var] = levels[_indices(u, levels.size)]
             elif pd.api.types.is_bool_dtype(dtype):
                 columns[var] = u >= 0.5
-            elif var in self.supports:  # every row of every allowed data set takes one of these values
-                values = np.array(self.supports[var], dtype=float)
+            elif (grid := self.integer_grid(var)) is not None:  # every row of every allowed data set takes one
+                values = np.array(grid, dtype=float)
                 columns[var] = values[_indices(u, values.size)]
             elif var in breaks:
                 columns[var] = _piecewise_uniform(u, breaks[var])
@@ -363,8 +449,8 @@ class RankProbe:
         if var in self.bounds:
             iv = declared_interval(var, self.bounds[var])
             lo, hi = iv.lo, iv.hi
-        # (float even for an integer column: integrality is used only where it leaves two values
-        # (``supports``), so no other dependency is claimed from it; the weighted form does not overflow for the
+        # (float for an integer column too when its bounds are not integers or hold more than INTEGER_GRID_VALUES
+        # integers (``integer_grid`` draws the others on their grid); the weighted form does not overflow for the
         # widest finite bounds)
         return lo * (1.0 - u) + hi * u
 
@@ -426,6 +512,26 @@ _PROBES = _ProbeMemo(64)
 PIECEWISE_CALLS = frozenset({"abs", "absolute", "fabs", "bs", "cr", "cc"})
 #: The regression splines, whose knots and boundaries are literals of the formula.
 SPLINE_CALLS = frozenset({"bs", "cr", "cc"})
+
+
+def few_values_reason(grids: Mapping[str, Sequence[float]]) -> str:
+    """Why variables drawn on their integer grid make columns dependent, for a refusal's message (public facts only:
+    the dtype and the declared bounds, :meth:`RankProbe.few_valued`); "" for none.
+
+    Parameters
+    ----------
+    grids : mapping of str to sequence of float
+        Variable name to the values it takes.
+
+    Returns
+    -------
+    str
+        A sentence, or "".
+    """
+    parts = [f"{var!r} takes only {len(values)} values by its integer dtype and declared bounds "
+             f"[{int(min(values))}, {int(max(values))}], so at most {len(values)} columns that are functions of it "
+             "alone (the intercept included) can be independent" for var, values in grids.items()]
+    return "; ".join(parts)
 
 
 def analytic_columns(design_info: Any, spline_variables: frozenset[str] = frozenset()) -> np.ndarray:

@@ -96,6 +96,9 @@ class ParsedFormula:
         What the allow-list learned about each code (the response's included).
     integer_supports : dict of str to tuple of float
         The numeric variables that take two values by public facts (:func:`integer_supports`).
+    integer_variables : frozenset of str
+        The formula's variables of an integer dtype in the data's schema (the prepared ``schema`` holds a clipped
+        variable as float); the rank probe draws those with integer bounds on their integer grid.
     key : tuple or None
         The public facts the parse was made from (:func:`public_key`), the key of every memo of a check decided by
         them and the parse; None where they cannot be made a key (such a check is made every time).
@@ -110,6 +113,7 @@ class ParsedFormula:
     schema: pd.DataFrame
     facts: dict[str, FactorFacts]
     integer_supports: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    integer_variables: frozenset[str] = frozenset()
     key: tuple[object, ...] | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -202,7 +206,8 @@ def _parse_formula(formula: str, df: pd.DataFrame, *, bounds: Mapping[str, tuple
     _check_transform_domains(facts.values(), bounds or {}, schema)
     _check_decided_comparisons([facts[code] for code in factor_codes], bounds or {}, schema)
     return ParsedFormula(desc, expanded, response_code, factor_codes, set(column_list), plan, schema, facts,
-                         integer_supports(df, bounds or {}, plan), key)
+                         integer_supports(df, bounds or {}, plan),
+                         frozenset(v for v in plan.variables if pd.api.types.is_integer_dtype(df[v].dtype)), key)
 
 
 #: the parses that passed, by their public facts (:func:`public_key`), the last ``PARSED_FORMULAS`` kept: a session
