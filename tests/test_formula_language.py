@@ -495,6 +495,19 @@ def test_a_comparison_the_bounds_leave_open_is_fitted(formula, bounds):
     assert len(res.params) == 3
 
 
+@pytest.mark.parametrize("formula, bounds", [
+    ("y ~ I(x / 49 >= 1) + z", {"x": (0, 49)}), ("y ~ I(x / 49 < 1) + z", {"x": (0, 49)}),
+    ("y ~ I(np.log1p(x) > 1.0986122886681096) + z", {"x": (0, 2)}),
+])
+def test_a_comparison_at_an_end_rounding_can_cross_is_fitted(formula, bounds):
+    # x / 49 at x = 49 is 1.0, where the interval's 49 * (1 / 49) is 0.9999999999999999, and numpy's log1p(2) can lie
+    # a unit in the last place above math.log1p(2) = 1.0986122886681096: the rows at the bound are on the other side
+    # of the threshold, so the comparison is not decided by the bounds and is not refused
+    df = pd.DataFrame({"x": np.linspace(0, 60, 60), "z": np.linspace(0, 1, 60), "y": np.linspace(-5, 5, 60)})
+    res = dpstats.dp_ols(formula, df, 1.0, method="ssp", bounds={**bounds, "y": (-5, 5), "z": (0, 1)}, random_state=0)
+    assert len(res.params) == 3
+
+
 def test_a_kept_model_description_is_not_shared_and_a_refused_formula_is_refused_again():
     # model_desc and expand_formula keep their results for the next fit of the same formula (functions of public
     # strings): each call returns its own term lists, the '.' expands to the columns of each call, and a formula

@@ -330,3 +330,64 @@ def test_the_probe_memo_keeps_at_most_its_bytes_of_probe_matrices():
     huge = identifiable._ProbeMemo(8, max_bytes=10)
     huge.get(infos[0], ("probe", ()), lambda: np.zeros(100))
     assert len(huge._held) == 1  # the newest is kept whatever its size
+
+
+_PAIRED_FORMULAS = [
+    "y ~ x + z", "y ~ np.log(x + 300) * z", "y ~ I(x ** 2) + I(z / 3)", "y ~ C(g) + x", "y ~ g * x",
+    "y ~ C(g, Sum) + z", "y ~ C(g, Treatment('b'))", "y ~ C(g, levels=['c', 'a', 'b']) * x", "y ~ b + x",
+    "y ~ C(b) * z", "y ~ C(x, levels=[2, 1, 0], contrast=Sum)", "y ~ Q('x') + Q('g')", "y ~ b:g + x",
+    "np.log(y + 100) ~ x + g", "y ~ 0 + g + np.sqrt(np.abs(z))", "y ~ C(h, levels=[1, 2, 3]) + z",
+]
+
+
+def _paired_column(kind: str, n: int, rng: np.random.Generator) -> pd.Series:
+    if kind.startswith("cat"):
+        cats = [["a", "b", "c"], ["c", "a", "b"], ["a", "b"]][int(kind[3:])]
+        return pd.Series(pd.Categorical(rng.choice(cats, n), categories=cats))
+    if kind == "bool":
+        return pd.Series(rng.random(n) < 0.5)
+    if kind == "object":
+        return pd.Series(rng.choice(["a", "b", "c"], n).astype(object))
+    return pd.Series(rng.integers(0, 3, n).astype(kind))
+
+
+def test_a_kept_design_builds_what_a_fresh_one_builds_on_frames_of_random_dtypes(monkeypatch):
+    # patsy's designs kept from one frame (_KeptBuilders) give the next frame the X, y and column names a fresh
+    # build gives, byte for byte, or the same error: formulas of factors, transforms, Q(), C() with levels and
+    # contrasts, booleans, Categoricals with reordered categories, int/float/object dtypes and columns that shadow a
+    # name of the namespace (np, I, C, Sum) in either frame; deterministic (a fixed seed)
+    rng = np.random.default_rng(54)
+    kinds = {"x": ["int8", "int64", "uint8", "float32", "float64"], "z": ["int16", "float64"],
+             "y": ["float64", "float32"], "g": ["cat0", "cat1", "cat2", "bool", "object"],
+             "b": ["bool", "cat2", "int8"], "h": ["int64", "float64", "cat0"]}
+
+    def frame(n: int, same_as: dict[str, str] | None = None) -> tuple[pd.DataFrame, dict[str, str]]:
+        chosen = same_as or {v: str(rng.choice(k)) for v, k in kinds.items()}
+        df = pd.DataFrame({v: _paired_column(k, n, rng) for v, k in chosen.items()})
+        if rng.random() < 0.25:
+            df[str(rng.choice(["np", "I", "C", "Sum", "log"]))] = rng.normal(size=n)
+        return df, chosen
+
+    def outcome(desc, df, formula, variables):
+        try:
+            X, y, X_info, y_info = design_module._dmatrices(desc, df, formula, variables)
+        except Exception as exc:  # noqa: BLE001 - the kept and the fresh build must fail alike
+            return type(exc).__name__, str(exc)
+        return (np.asarray(X).dtype.str, np.asarray(X).tobytes(), np.asarray(y).tobytes(),
+                tuple(X_info.column_names), tuple(y_info.column_names))
+
+    hits = 0
+    for _ in range(120):
+        formula = _PAIRED_FORMULAS[rng.integers(len(_PAIRED_FORMULAS))]
+        desc = patsy.ModelDesc.from_formula(formula)
+        first, chosen = frame(int(rng.choice([0, 5, 30])))
+        second, _ = frame(30, chosen if rng.random() < 0.6 else None)
+        kept_builders = design_module._KeptBuilders(8)
+        monkeypatch.setattr(design_module, "_KEPT_BUILDERS", kept_builders)
+        outcome(desc, first, formula, [c for c in first.columns if c in formula])
+        variables = [c for c in second.columns if c in formula]
+        hits += kept_builders.get(desc, second, variables) is not None
+        kept = outcome(desc, second, formula, variables)
+        monkeypatch.setattr(design_module, "_KEPT_BUILDERS", design_module._KeptBuilders(8))
+        assert kept == outcome(desc, second, formula, variables), (formula, dict(first.dtypes), dict(second.dtypes))
+    assert hits >= 30  # the kept path was taken (56 of the 120 pairs with this seed)

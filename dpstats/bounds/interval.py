@@ -272,7 +272,8 @@ def decided_comparison(code: str, variables: Mapping[str, Interval]) -> bool | N
 
     The variables are clipped to their declared bounds before the formula is evaluated, so ``I(x > 12)`` with x
     declared in [0, 10] is False on every row of every data set the declarations allow: one constant, no term of a
-    model.  Decided from the code and the ranges alone (:func:`_compare`).
+    model.  Decided from the code and the ranges alone (:func:`_compare`), on ranges that hold the float values
+    numpy computes (:func:`_rounded_range`: a threshold at an end that rounding can cross is left open).
 
     Parameters
     ----------
@@ -296,14 +297,69 @@ def decided_comparison(code: str, variables: Mapping[str, Interval]) -> bool | N
     if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], _COMPARISONS)):
         return None
     try:
-        left = _eval(node.left, variables, True)
-        right = _eval(node.comparators[0], variables, True)
+        left = _rounded_range(node.left, variables)
+        right = _rounded_range(node.comparators[0], variables)
     except IntervalError:
         return None
     if left is None or right is None:
         return None
     iv = _compare(node.ops[0], left, right)
     return None if iv.lo != iv.hi else bool(iv.lo)
+
+
+#: the relative width by which :func:`_rounded_range` widens the range of an operation whose float value on a row
+#: may differ from the one computed at the range's ends (2 ** -40: some thousand units in the last place)
+_ROUNDING_MARGIN = 2.0 ** -40
+#: the functions whose float value is the correctly rounded one in numpy and in :mod:`math` alike
+_EXACT_FUNCTIONS = _ABS | {"sqrt"}
+
+
+def _rounded_range(node: ast.AST, variables: Mapping[str, Interval]) -> Interval | None:
+    """A range that holds the float value numpy computes for ``node`` on every row whose variables lie in their
+    ranges (None where a variable has none), for :func:`decided_comparison`.
+
+    A sum, difference or product computed at the ends of its operands' ranges bounds the rows' values exactly
+    (rounding to nearest is monotone), as do a variable, a constant, ``abs`` and ``sqrt``.  A division is computed
+    by :meth:`Interval.reciprocal` and a product (two roundings: 49 * (1 / 49) is 0.9999999999999999 where
+    49 / 49 is 1.0), a power by Python's ``**`` and the other functions by :mod:`math`, whose values can differ from
+    numpy's by a few units in the last place; their ranges are widened by ``_ROUNDING_MARGIN``, so that a
+    threshold at such an end is left open, never decided the wrong way.
+    """
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        inner = _rounded_range(node.operand, variables)
+        return inner if inner is None or isinstance(node.op, ast.UAdd) else -inner
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)):
+        left = _rounded_range(node.left, variables)
+        if isinstance(node.op, ast.Pow):
+            right_node: ast.expr = node.right  # a constant exponent (:func:`_constant`)
+            operands = {"_a": left}
+        else:
+            right_node = ast.Name("_b", ast.Load())
+            operands = {"_a": left, "_b": _rounded_range(node.right, variables)}
+        if any(v is None for v in operands.values()):
+            return None
+        iv = _eval(ast.BinOp(ast.Name("_a", ast.Load()), node.op, right_node),
+                   {k: v for k, v in operands.items() if v is not None}, False)
+        return _widened(iv) if isinstance(node.op, (ast.Div, ast.Pow)) else iv
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords \
+            and _call_name(node.func) not in {"Q", None}:
+        inner = _rounded_range(node.args[0], variables)
+        if inner is None:
+            return None
+        iv = _eval(ast.Call(node.func, [ast.Name("_a", ast.Load())], []), {"_a": inner}, False)
+        return iv if _call_name(node.func) in {"I", *_EXACT_FUNCTIONS} else _widened(iv)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], _COMPARISONS):
+        left = _rounded_range(node.left, variables)
+        right = _rounded_range(node.comparators[0], variables)
+        return Interval(0.0, 1.0) if left is None or right is None else _compare(node.ops[0], left, right)
+    return _eval(node, variables, True)  # a variable (bare or Q()), a constant, or UnsupportedExpressionError
+
+
+def _widened(iv: Interval | None) -> Interval | None:
+    """``iv`` widened at each end by ``_ROUNDING_MARGIN`` of that end's size."""
+    if iv is None:
+        return None
+    return _finite(iv.lo - abs(iv.lo) * _ROUNDING_MARGIN, iv.hi + abs(iv.hi) * _ROUNDING_MARGIN)
 
 
 def _violation(node: ast.AST, variables: Mapping[str, Interval]) -> str | None:
