@@ -450,6 +450,28 @@ def test_passes_over_one_selection_read_a_cluster_once(df):
     np.testing.assert_array_equal(first[0], again[0])
 
 
+def test_a_dask_count_is_kept_for_its_own_evaluator_only(df):
+    """The per-partition counts are kept by the evaluator's id together with the evaluator itself: an entry whose
+    id matches a new evaluator's (an id freed and reused) is counted again, not served."""
+    from dpstats.rows.sources import DaskSource
+
+    source = DaskSource(dd.from_pandas(df, npartitions=4))
+
+    class Counter:
+        def __init__(self, keep_every):
+            self.keep_every = keep_every
+
+        def count(self, frame):
+            return len(frame) // self.keep_every
+
+    first, second = Counter(1), Counter(2)
+    assert source.count(first.count, ["x"]) == len(df)
+    stale = (id(second), ("x",))
+    source._counted[stale] = (first, [10 ** 6] * 4)  # as if ``second`` took a freed evaluator's id
+    assert source.count(second.count, ["x"]) == sum(int(k) // 2 for k in source.frame.map_partitions(len).compute())
+    assert source.count(first.count, ["x"]) == len(df)
+
+
 
 @pytest.mark.parametrize(("column", "cell", "like"), [("x", "secret-abc", np.nan), ("y", "secret-abc", np.nan),
                                                       ("b", "secret-abc", np.nan), ("b", "1", True)])

@@ -700,7 +700,8 @@ class DaskSource(DataSource):
     def __init__(self, frame: Any, *, split_every: int = 8) -> None:
         self.frame = frame
         self.split_every = max(2, int(split_every))
-        self._lengths: dict[Any, list[int]] = {}  # per-partition row counts, by counter (or "raw")
+        self._lengths: dict[Any, list[int]] = {}  # per-partition raw row counts ("raw")
+        self._counted: dict[tuple[int, tuple[str, ...]], tuple[Any, list[int]]] = {}  # by evaluator and columns
 
     def describe(self) -> str:
         return f"Dask DataFrame ({self.frame.npartitions} partitions)"
@@ -724,12 +725,15 @@ class DaskSource(DataSource):
     def _lengths_of(self, counter: Callable[[pd.DataFrame], int], columns: Sequence[str]) -> list[int]:
         import dask  # noqa: PLC0415
 
-        key = (id(getattr(counter, "__self__", counter)), tuple(columns))  # one count per evaluator
-        if key not in self._lengths:
+        owner = getattr(counter, "__self__", counter)
+        key = (id(owner), tuple(columns))  # one count per evaluator
+        held = self._counted.get(key)
+        if held is None or held[0] is not owner:  # (the evaluator is held, so its id is not reused while kept)
             with _partition_failures():
                 counted = dask.compute(*[dask.delayed(_Marked(counter))(p) for p in self._parts(columns)])
-            self._lengths[key] = [int(c) for c in counted]
-        return self._lengths[key]
+            held = (owner, [int(c) for c in counted])
+            self._counted[key] = held
+        return held[1]
 
     def count(self, counter: Callable[[pd.DataFrame], int], columns: Sequence[str]) -> int:
         return int(sum(self._lengths_of(counter, columns)))
