@@ -644,6 +644,12 @@ def _notes(fits: list[_Fit], statistic: str | None, marks: list[tuple[str, float
     private = [f for f in fits if f.private]
     if private and ("epsilon" in stats or "delta" in stats):
         notes.append("\u03b5, \u03b4: the privacy budget each private fit spent.")
+        if len(private) > 1:  # nested models of one paper: basic composition (Dwork & Roth 2014, Theorem 3.16)
+            eps = sum(float(f.glance.get("epsilon", math.nan)) for f in private)
+            delta = sum(float(f.glance.get("delta", math.nan)) for f in private)
+            if not (math.isnan(eps) or math.isnan(delta)):
+                notes.append(f"Together, on the same data, {', '.join(f.label for f in private)} spent at most "
+                             f"\u03b5 = {_budget(eps)}, \u03b4 = {_budget(delta)} (the sums: basic composition).")
     public = [f.label for f in fits if not f.private]
     if public:
         notes.append(f"Not private, computed directly from the data: {', '.join(public)}.")
