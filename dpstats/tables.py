@@ -487,8 +487,23 @@ def table(models: Sequence[Any] | Mapping[str, Any], *, model_names: Sequence[st
     labels = _select_rows(rows, keep, drop, order)
     grid, frame = _assemble(fits, rows, labels, statistic, marks, stats, fmt, alpha, depvar, numbers)
     grid.caption = title
-    grid.notes = _notes(fits, statistic, marks, stats, alpha) + list(notes)
+    grid.notes = _notes(fits, statistic, marks, stats, alpha) + _hidden_note(fits, rows, labels) + list(notes)
     return RegressionTable(grid, frame)
+
+
+def _hidden_note(fits: Sequence[_Fit], rows: Mapping[str, list[str]], labels: Sequence[str]) -> list[str]:
+    """The note naming the terms that ``keep``/``drop`` left out and the models that have them ("Not shown:
+    Intercept in (1), (2); hp in (2)."), so that a short and a long regression do not look alike; term names are
+    the formulas' (public).  Empty when every term is shown."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for label, names in rows.items():
+        if label not in labels:
+            having = tuple(f.label for f in fits if any(n in f.tidy.index for n in names))
+            groups.setdefault(having, []).append(label)
+    if not groups:
+        return []
+    return ["Not shown: " + "; ".join(f"{', '.join(terms)} in {', '.join(having)}"
+                                      for having, terms in groups.items()) + "."]
 
 
 def _check_text_arguments(rename: object, title: object, notes: object) -> None:

@@ -502,3 +502,18 @@ def test_a_table_of_several_private_fits_states_their_total_budget() -> None:
     assert "2&times;10<sup>&minus;6</sup>" in tab.as_html()
     assert "Together" not in str(dpstats.table({"OLS": ols, "(2)": long}))
     assert latex_note("x12e-5 and 2e-6") == "x12e-5 and 2$\\times 10^{-6}$"  # not inside a name
+
+
+def test_terms_left_out_by_keep_or_drop_are_named_in_the_notes() -> None:
+    """A short and a long regression shown with ``keep`` (the headline and age only) looked like the same model: the
+    notes now name the terms not shown and the models that have them, as a journal table's "controls" line does
+    (term names are the formula's, public); a table that shows every term has no such note.  Deterministic."""
+    df = dpstats.datasets.load("mtcars")
+    short = dpstats.dp_ols("mpg ~ wt", df, epsilon=float("inf"), method="ols")
+    long = dpstats.dp_ols("mpg ~ wt + hp + qsec", df, epsilon=float("inf"), method="ols")
+    tab = dpstats.table({"(1)": short, "(2)": long}, keep=["wt"])
+    text = " ".join(str(tab).split())
+    assert "Not shown: Intercept in (1), (2); hp, qsec in (2)." in text
+    assert "Not shown: Intercept in (1), (2); hp, qsec in (2)." in tab.as_latex()
+    assert "Not shown: Intercept in (1), (2)." in str(dpstats.table([short, long], drop=["Intercept"]))
+    assert "Not shown" not in str(dpstats.table({"(1)": short, "(2)": long}))
