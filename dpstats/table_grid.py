@@ -293,7 +293,7 @@ class Grid:
             body = [row(r, "td", rule if i == 0 else "") for i, r in enumerate(panel)]
             parts.append("<tbody>" + "".join(body) + "</tbody>")
         if self.notes:
-            notes = "<br/>".join(html.escape(n) for n in self.notes)
+            notes = "<br/>".join(html_note(n) for n in self.notes)
             parts.append(f'<tfoot><tr><td colspan="{self.ncols}" style="text-align: left; {rule}">'
                          f"<small>{notes}</small></td></tr></tfoot>")
         parts.append("</table>")
@@ -335,7 +335,7 @@ class Grid:
             lines += [self._latex_row(r) for r in panel]
         lines += ["\\bottomrule", "\\end{tabular}}}"]
         if self.notes:
-            notes = " \\\\\n".join(latex_text(n) for n in self.notes)
+            notes = " \\\\\n".join(latex_note(n) for n in self.notes)
             lines += ["\\par\\smallskip", "{\\footnotesize\\raggedright " + notes + "\\par}"]
         lines.append("\\end{table}")
         return "\n".join(lines) + "\n"
@@ -370,6 +370,28 @@ def latex_text(text: str, numeric: bool = False) -> str:
         out = re.sub(r"-(?=[\d$])", "$-$", out)
         out = _E_NOTATION.sub(_power_of_ten, out)
     return out
+
+
+#: a number in e-notation in a note's running text, not inside a name (x12e5): a delta of 2e-6
+_E_NOTE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)e([+-])0*(\d+)\b")
+
+
+def latex_note(text: str) -> str:
+    """A note as LaTeX: :func:`latex_text`, with numbers in e-notation (a delta of 2e-6) as powers of ten, as the
+    footer's cells set them."""
+    return _E_NOTE.sub(lambda m: _power_of_ten_plain(m.group(1), m.group(2), m.group(3)), latex_text(text))
+
+
+def html_note(text: str) -> str:
+    """A note as HTML: escaped, with numbers in e-notation as powers of ten (:func:`latex_note`'s rule)."""
+    return _E_NOTE.sub(lambda m: f"{m.group(1)}&times;10<sup>{'&minus;' if m.group(2) == '-' else ''}"
+                                 f"{m.group(3)}</sup>", html.escape(text))
+
+
+def _power_of_ten_plain(mantissa: str, sign: str, exponent: str) -> str:
+    """2e-6 as 2$\\times 10^{-6}$ and 1e-6 as $10^{-6}$."""
+    power = f"10^{{{'-' if sign == '-' else ''}{exponent}}}"
+    return f"${power}$" if mantissa == "1" else f"{mantissa}$\\times {power}$"
 
 
 def latex_cell(text: str, numeric: bool = False) -> str:

@@ -487,8 +487,23 @@ def table(models: Sequence[Any] | Mapping[str, Any], *, model_names: Sequence[st
     labels = _select_rows(rows, keep, drop, order)
     grid, frame = _assemble(fits, rows, labels, statistic, marks, stats, fmt, alpha, depvar, numbers)
     grid.caption = title
-    grid.notes = _notes(fits, statistic, marks, stats, alpha) + list(notes)
+    grid.notes = _notes(fits, statistic, marks, stats, alpha) + _hidden_note(fits, rows, labels) + list(notes)
     return RegressionTable(grid, frame)
+
+
+def _hidden_note(fits: Sequence[_Fit], rows: Mapping[str, list[str]], labels: Sequence[str]) -> list[str]:
+    """The note naming the terms that ``keep``/``drop`` left out and the models that have them ("Not shown:
+    Intercept in (1), (2); hp in (2)."), so that a short and a long regression do not look alike; term names are
+    the formulas' (public).  Empty when every term is shown."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for label, names in rows.items():
+        if label not in labels:
+            having = tuple(f.label for f in fits if any(n in f.tidy.index for n in names))
+            groups.setdefault(having, []).append(label)
+    if not groups:
+        return []
+    return ["Not shown: " + "; ".join(f"{', '.join(terms)} in {', '.join(having)}"
+                                      for having, terms in groups.items()) + "."]
 
 
 def _check_text_arguments(rename: object, title: object, notes: object) -> None:
@@ -644,6 +659,12 @@ def _notes(fits: list[_Fit], statistic: str | None, marks: list[tuple[str, float
     private = [f for f in fits if f.private]
     if private and ("epsilon" in stats or "delta" in stats):
         notes.append("\u03b5, \u03b4: the privacy budget each private fit spent.")
+        if len(private) > 1:  # nested models of one paper: basic composition (Dwork & Roth 2014, Theorem 3.16)
+            eps = sum(float(f.glance.get("epsilon", math.nan)) for f in private)
+            delta = sum(float(f.glance.get("delta", math.nan)) for f in private)
+            if not (math.isnan(eps) or math.isnan(delta)):
+                notes.append(f"Together, on the same data, {', '.join(f.label for f in private)} spent at most "
+                             f"\u03b5 = {_budget(eps)}, \u03b4 = {_budget(delta)} (the sums: basic composition).")
     public = [f.label for f in fits if not f.private]
     if public:
         notes.append(f"Not private, computed directly from the data: {', '.join(public)}.")

@@ -16,7 +16,7 @@ from conftest import factor_frame
 
 import dpstats
 from dpstats.errors import DataTypeError, InvalidArgumentError
-from dpstats.table_grid import latex_cell, latex_text, row_format
+from dpstats.table_grid import latex_cell, latex_note, latex_text, row_format
 from dpstats.tables import LATEX_PREAMBLE, format_number
 
 
@@ -479,3 +479,41 @@ def test_a_number_beyond_a_doubles_digits_is_written_in_powers_of_ten():
     shown = row_format(2.5e17, 1.234e16)
     assert (format_number(2.5e17, shown), format_number(1.234e16, shown)) == ("2.500e+17", "1.234e+16")
     assert row_format(123456.7, 80.1) == ".1f" and row_format(1e14, 3.0e12) == ".0f"  # below 1e15: fixed point
+
+
+def test_a_table_of_several_private_fits_states_their_total_budget() -> None:
+    """A short and a long regression fitted privately from one budget (a paper's nested models): the notes give
+    what the private fits spent together by basic composition (the sums of their epsilons and deltas), which a
+    methods section reports, in text, LaTeX (delta as a power of ten, as in the footer) and HTML; a table of one
+    private fit beside least squares keeps the per-fit note only.  Deterministic: no test of a random outcome."""
+    df = dpstats.datasets.load("mtcars")
+    bounds = {"wt": (1, 6), "hp": (50, 350), "mpg": (10, 35)}
+    acct = dpstats.PrivacyAccountant(epsilon=2.0, delta=2e-6)
+    short = dpstats.dp_ols("mpg ~ wt", df, 1.0, 1e-6, method="ssp", bounds=bounds, accountant=acct, random_state=0)
+    long = dpstats.dp_ols("mpg ~ wt + hp", df, 1.0, 1e-6, method="ssp", bounds=bounds, accountant=acct,
+                          random_state=1)
+    ols = dpstats.dp_ols("mpg ~ wt + hp", df, epsilon=float("inf"), method="ols")
+    tab = dpstats.table({"OLS": ols, "(1)": short, "(2)": long})
+    total = ("Together, on the same data, (1), (2) spent at most \u03b5 = 2, \u03b4 = 2e-6 "
+             "(the sums: basic composition).")
+    assert total in " ".join(str(tab).split())  # the text wraps its notes
+    assert ("Together, on the same data, (1), (2) spent at most $\\varepsilon$ = 2, $\\delta$ = 2$\\times 10^{-6}$ "
+            "(the sums: basic composition).") in tab.as_latex()
+    assert "2&times;10<sup>&minus;6</sup>" in tab.as_html()
+    assert "Together" not in str(dpstats.table({"OLS": ols, "(2)": long}))
+    assert latex_note("x12e-5 and 2e-6") == "x12e-5 and 2$\\times 10^{-6}$"  # not inside a name
+
+
+def test_terms_left_out_by_keep_or_drop_are_named_in_the_notes() -> None:
+    """A short and a long regression shown with ``keep`` (the headline and age only) looked like the same model: the
+    notes now name the terms not shown and the models that have them, as a journal table's "controls" line does
+    (term names are the formula's, public); a table that shows every term has no such note.  Deterministic."""
+    df = dpstats.datasets.load("mtcars")
+    short = dpstats.dp_ols("mpg ~ wt", df, epsilon=float("inf"), method="ols")
+    long = dpstats.dp_ols("mpg ~ wt + hp + qsec", df, epsilon=float("inf"), method="ols")
+    tab = dpstats.table({"(1)": short, "(2)": long}, keep=["wt"])
+    text = " ".join(str(tab).split())
+    assert "Not shown: Intercept in (1), (2); hp, qsec in (2)." in text
+    assert "Not shown: Intercept in (1), (2); hp, qsec in (2)." in tab.as_latex()
+    assert "Not shown: Intercept in (1), (2)." in str(dpstats.table([short, long], drop=["Intercept"]))
+    assert "Not shown" not in str(dpstats.table({"(1)": short, "(2)": long}))
