@@ -248,3 +248,54 @@ def test_the_plan_refuses_a_design_singular_on_the_integer_grid_as_the_fit_does(
     assert "singular by construction" in text and "'yr' takes only 3 values" in text
     assert "singular" not in str(dpstats.plan(formula=formula, bounds=bounds, method="ssp", n=1000, epsilon=1.0,
                                               delta=1e-6))  # floats where dtypes= gives no type: any real
+
+
+@pytest.mark.parametrize("lo,hi,formula,dependent", [
+    (-1, 1, "y ~ np.abs(yr) + I(yr ** 2)", ["np.abs(yr)", "I(yr ** 2)"]),  # |yr| = yr^2 on {-1, 0, 1}
+    (-1, 2, "y ~ I(yr > 0) + I(yr <= 0)", ["Intercept", "I(yr > 0)[T.True]", "I(yr <= 0)[T.True]"]),
+    (0, 1, "y ~ I(yr > 0) + yr", ["I(yr > 0)[T.True]", "yr"]),  # the same column on {0, 1}
+    (0, 2, "y ~ C(g) + C(g):I(yr > 0) + C(g):I(yr ** 2 > 0)",
+     ["C(g)[a]:I(yr > 0)[T.True]", "C(g)[b]:I(yr > 0)[T.True]", "C(g)[c]:I(yr > 0)[T.True]",
+      "C(g)[a]:I(yr ** 2 > 0)[T.True]", "C(g)[b]:I(yr ** 2 > 0)[T.True]", "C(g)[c]:I(yr ** 2 > 0)[T.True]"]),
+])
+def test_comparisons_and_absolute_values_of_grid_variables_are_checked(lo, hi, formula, dependent):
+    """A comparison or an absolute value of variables with a finite public domain (an integer grid, a factor) is a
+    function of values the probe takes every one of, so its columns enter the rank check (before: left out, and
+    these fitted).  Refused by name, free, from public facts alone (the same for two data sets)."""
+    df = _years(lo, hi).assign(g=lambda d: pd.Categorical(np.resize(["a", "b", "c"], len(d))))
+    bounds = {"yr": (lo, hi), "y": (-5, 5)}
+    assert build_design(formula, df, bounds=bounds).dependent_columns() == dependent
+    other = df.copy()
+    other["yr"] = other["yr"].iloc[::-1].to_numpy()
+    for d in (df, other):
+        acct = dpstats.PrivacyAccountant(5.0, 1e-5)
+        with pytest.raises(SingularDesignError, match="singular by construction") as info:
+            dpstats.dp_ols(formula, d, 1.0, 1e-6, method="ssp", bounds=bounds, accountant=acct, random_state=0)
+        assert all(repr(c) in str(info.value) for c in dependent) and acct.spent == (0, 0)
+
+
+@pytest.mark.parametrize("lo,hi,dtype,formula", [
+    (0, 2, "int64", "y ~ I(yr > 0) + yr"),  # 1, [yr > 0], yr on {0, 1, 2}: full rank
+    (-2, 2, "int64", "y ~ np.abs(yr) + yr"),
+    (-1, 2, "int64", "y ~ np.abs(yr) + I(yr ** 2)"),  # |2| != 2^2
+    (-1, 1, "float64", "y ~ np.abs(yr) + I(yr ** 2)"),  # a float column takes any real: left out as before
+    (0, 2, "int64", "y ~ C(g) * I(yr > 0) + x:I(yr > 1) + x"),
+    (0, 2, "int64", "y ~ I(x > 3) + I(yr > 0) + x"),  # x is no grid: its comparison is left out as before
+])
+def test_full_rank_comparisons_of_grid_variables_are_not_refused(lo, hi, dtype, formula):
+    df = _years(lo, hi, dtype).assign(g=lambda d: pd.Categorical(np.resize(["a", "b", "c"], len(d))))
+    bounds = {"yr": (lo, hi), "x": (0, 10), "y": (-5, 5)}
+    assert build_design(formula, df, bounds=bounds).dependent_columns() == []
+    assert dpstats.dp_ols(formula, df, 1.0, 1e-6, method="ssp", bounds=bounds, random_state=0).params.size
+
+
+def test_the_probe_memo_keys_on_the_grid_of_a_compared_variable():
+    """The same design probed with and without yr's integer grid: |yr| and yr^2 are one column on {-1, 0, 1} and
+    two on [-1, 1]; the memo must not hand one verdict to the other."""
+    from dpstats.formula import identifiable
+    design = build_design("y ~ np.abs(yr) + I(yr ** 2)", _years(-1, 1), bounds={"yr": (-1, 1), "y": (-5, 5)})
+    probe = design.rank_probe
+    as_real = identifiable.RankProbe(probe.plan, probe.schema, probe.bounds, probe.supports, frozenset())
+    for _ in range(2):
+        assert probe.dependent_columns(design.design_info) == ["np.abs(yr)", "I(yr ** 2)"]
+        assert as_real.dependent_columns(design.design_info) == []

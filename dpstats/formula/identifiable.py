@@ -24,9 +24,14 @@ with a comparison (``I(x >= 12)``), an absolute value, a spline of an
 expression or of a variable without bounds, or a factor of an expression
 (``C(-k, levels=[0, 1, 2])``, indicators of values the probe rows need not
 take) are piecewise at points the probe does not know (a threshold at a bound
-or at an integer), so they are left out.  Leaving columns out can hide a
-dependency but never invent one: if a subset of the columns is dependent, so
-is the design.
+or at an integer), so they are left out, except a comparison or an absolute
+value whose every variable has a finite public domain (an integer grid, a
+factor's levels, a boolean; below) of at most ``GRID_PIECEWISE_CELLS`` joint
+values: it is a function of those values, and the probe rows take every one
+of them (checked on the rows; a term whose values they miss is left out), so
+``np.abs(yr)`` and ``I(yr ** 2)`` of a year in {-1, 0, 1} are seen to be one
+column.  Leaving columns out can hide a dependency but never invent one: if a
+subset of the columns is dependent, so is the design.
 
 The domain of a variable is what the caller declared: a numeric variable's
 bounds, a factor's declared levels, a boolean's two values, and an integer
@@ -78,7 +83,7 @@ from dpstats.formula.parse import call_name, factor_calls
 from dpstats.formula.schema import dtype_key
 
 __all__ = ["RankProbe", "UNBOUNDED_PROBE_RANGE", "CONSTANT_WEIGHT_TOL", "PIECEWISE_CALLS", "SPLINE_CALLS",
-           "ROWS_PER_PIECE", "PROBE_MEMO_BYTES", "INTEGER_GRID_VALUES", "analytic_columns",
+           "ROWS_PER_PIECE", "PROBE_MEMO_BYTES", "INTEGER_GRID_VALUES", "GRID_PIECEWISE_CELLS", "analytic_columns",
            "few_values_reason"]
 
 #: The range on which a numeric variable without declared bounds is probed (both signs).
@@ -88,6 +93,9 @@ ROWS_PER_PIECE = 24
 #: The most values an integer variable's declared bounds may hold for the probe to draw it on its integer grid (an
 #: integer dtype declared between integers lo and hi, hi - lo < INTEGER_GRID_VALUES); wider ones are probed as reals.
 INTEGER_GRID_VALUES = 32
+#: The most joint values of the variables of a comparison or absolute value for its term to enter the rank check
+#: when they all have a finite public domain (:meth:`RankProbe._grid_piecewise_terms`; the probe takes every one).
+GRID_PIECEWISE_CELLS = 256
 #: The most bytes of probe matrices kept across fits (:class:`_ProbeMemo`; a 1,620 x 400 probe is 5 MB).
 PROBE_MEMO_BYTES = 64 * 2**20
 #: The largest residual of X w = 1 on the probe rows for which the constant is in the design's span, and the
@@ -274,7 +282,9 @@ class RankProbe:
         """Everything the probe reads besides the design, as a key: the variables, their declared levels, their
         schema dtypes (a Categorical's categories in order), their declared bounds (exact float reprs), their
         public supports, the integer variables and the integer grids the probe draws them on
-        (:meth:`integer_grid`).  None where a part cannot be made a key (the probe is then computed every time)."""
+        (:meth:`integer_grid`); these also decide which comparisons and absolute values enter the check
+        (:meth:`discrete_values`: a categorical dtype's categories, declared levels, a boolean dtype, a grid).  None
+        where a part cannot be made a key (the probe is then computed every time)."""
         try:
             bounds = []
             for var in self.plan.variables:
@@ -320,14 +330,24 @@ class RankProbe:
         analytic columns, so the other columns' values and the verdict's row count are as with them."""
         breaks = self._spline_breaks(design_info)
         analytic = analytic_columns(design_info, frozenset(breaks))
+        cells = self._grid_piecewise_terms(design_info, analytic)
+        for term in cells:
+            analytic[design_info.term_slices[term]] = True
         if not analytic.any():
             return None
         checked = analytic & ~self.separable_columns(design_info)
         if not checked.any():
             return None  # every analytic column varies on its own: no dependency, no weights of the constant
         rows = 4 * int(analytic.sum()) + 20 + ROWS_PER_PIECE * sum(len(b) - 1 for b in breaks.values())
+        rows = max([rows] + [4 * count for _, count in cells.values()])
         frame = self._probe_frame(rows, breaks)
         if frame is None:
+            return None
+        for term, (variables, count) in cells.items():
+            if variables and len(frame[list(variables)].drop_duplicates()) < count:  # a value the rows miss: out
+                analytic[design_info.term_slices[term]] = False
+                checked[design_info.term_slices[term]] = False
+        if not checked.any():
             return None
         terms = [term for term, cols in design_info.term_slices.items() if checked[cols].any()]
         built = design_info if checked.all() else design_info.subset(terms)
@@ -343,6 +363,67 @@ class RankProbe:
         if X.shape[0] < 2 * int(analytic.sum()):
             return None
         return X, checked
+
+    def _grid_piecewise_terms(self, design_info: Any, analytic: np.ndarray) -> dict[Any, tuple[tuple[str, ...], int]]:
+        """The terms left out of :func:`analytic_columns` whose piecewise factors are comparisons and absolute values
+        (no spline, no ``C()`` of an expression) of variables the probe draws from a finite public domain (a
+        factor's categories or declared levels, a boolean, an integer grid: :meth:`discrete_values`), with the
+        variables of the term so drawn and the number of their joint values (at most ``GRID_PIECEWISE_CELLS``).
+        On such a domain a piecewise function is a function of finitely many values, all of which the probe rows
+        take (:meth:`_probe_matrix` checks that they do and leaves the term out where they do not)."""
+        found: dict[Any, tuple[tuple[str, ...], int]] = {}
+        variables = set(self.plan.variables)
+        for term, cols in design_info.term_slices.items():
+            if analytic[cols].all():
+                continue
+            read: set[str] = set()
+            ok = True
+            for factor in term.factors:
+                code = getattr(factor, "code", "")
+                names = _names(code)
+                if names is None:
+                    ok = False
+                    break
+                used = names & variables
+                if _piecewise(code) and (not _grid_piecewise(code)
+                                         or any(self.discrete_values(v) is None for v in used)):
+                    ok = False
+                    break
+                read |= {v for v in used if self.discrete_values(v) is not None}
+            if not ok:
+                continue
+            ordered = tuple(v for v in self.plan.variables if v in read)
+            count = int(np.prod([self.discrete_values(v) or 1 for v in ordered], dtype=float))
+            if count <= GRID_PIECEWISE_CELLS:
+                found[term] = (ordered, count)
+        return found
+
+    def discrete_values(self, var: str) -> int | None:
+        """How many values the probe draws a variable from when its public domain is finite (the branches of
+        :meth:`_probe_frame`: a factor's categories, declared levels, a boolean's two values, an integer grid).
+
+        Parameters
+        ----------
+        var : str
+            A variable of the formula.
+
+        Returns
+        -------
+        int or None
+            The number of values, or None for a variable drawn from an interval (or no variable of the formula).
+        """
+        if var not in self.plan.variables:
+            return None
+        dtype = self._dtype(var)
+        allowed = dict(self.plan.allowed)
+        if isinstance(dtype, pd.CategoricalDtype):
+            return len(dtype.categories) or None
+        if var in allowed:
+            return len(allowed[var]) or None
+        if pd.api.types.is_bool_dtype(dtype):
+            return 2
+        grid = self.integer_grid(var)
+        return None if grid is None else len(grid)
 
     def separable_columns(self, design_info: Any) -> np.ndarray:
         """A mask of the design columns that no linear dependency can involve, read from the formula and the
@@ -577,6 +658,23 @@ def _piecewise(code: str, spline_variables: frozenset[str] = frozenset()) -> boo
             if name in PIECEWISE_CALLS:
                 return True
     return False
+
+
+def _grid_piecewise(code: str) -> bool:
+    """Whether factor code's piecewise parts are comparisons and absolute values only (no spline, whose knots may be
+    read from the data, and no ``C()`` of an expression, whose levels the probe rows need not take)."""
+    try:
+        tree = ast.parse(code, mode="eval")
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = call_name(node)
+            if name == "C" and node.args and _column_argument(node.args[0]) is None:
+                return False
+            if name in SPLINE_CALLS:
+                return False
+    return True
 
 
 def _names(code: str) -> set[str] | None:
