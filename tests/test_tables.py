@@ -517,3 +517,22 @@ def test_terms_left_out_by_keep_or_drop_are_named_in_the_notes() -> None:
     assert "Not shown: Intercept in (1), (2); hp, qsec in (2)." in tab.as_latex()
     assert "Not shown: Intercept in (1), (2)." in str(dpstats.table([short, long], drop=["Intercept"]))
     assert "Not shown" not in str(dpstats.table({"(1)": short, "(2)": long}))
+
+
+def test_text_notes_keep_a_symbol_with_its_figure_when_they_wrap() -> None:
+    """The text table wraps its notes at its width; "δ = 2e-6" and "ε = 2" were broken across lines where the width
+    fell inside them ("... at most ε =" / "2, δ = 2e-6 ..."), which reads as a missing figure.  A note padded so that
+    the break falls at every point of the figures: each stays on one line, and the words are as given.  LaTeX and
+    HTML, which the reader's renderer breaks, are as before.  Deterministic: no test of a random outcome."""
+    ols = dpstats.dp_ols("mpg ~ wt", dpstats.datasets.load("mtcars"), epsilon=float("inf"), method="ols")
+    for pad in range(1, 41):
+        note = "x" * pad + " the private fits spent at most \u03b5 = 2, \u03b4 = 2e-6 together (basic composition)."
+        tab = dpstats.table([ols], notes=[note])
+        text = tab.as_text()
+        lines = text.split("\n")
+        lines = lines[[line.startswith("x" * pad + " ") for line in lines].index(True):]  # our note (the last)
+        assert " ".join(" ".join(lines).split()) == note
+        assert all(not line.rstrip().endswith(("\u03b5 =", "\u03b4 =", "\u03b5", "\u03b4")) for line in lines)
+        assert "\u03b5 = 2," in text and "\u03b4 = 2e-6" in text
+        assert "$\\delta$ = 2$\\times 10^{-6}$" in tab.as_latex()
+        assert "\u03b4 = 2&times;10<sup>&minus;6</sup>" in tab.as_html()
