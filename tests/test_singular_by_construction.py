@@ -299,3 +299,12 @@ def test_the_probe_memo_keys_on_the_grid_of_a_compared_variable():
     for _ in range(2):
         assert probe.dependent_columns(design.design_info) == ["np.abs(yr)", "I(yr ** 2)"]
         assert as_real.dependent_columns(design.design_info) == []
+
+
+def test_the_plan_refuses_an_absolute_value_dependent_on_the_integer_grid_as_the_fit_does():
+    formula, bounds = "y ~ np.abs(yr) + I(yr ** 2)", {"yr": (-1, 1), "y": (-5, 5)}
+    text = str(dpstats.plan(formula=formula, bounds=bounds, method="ssp", n=1000, epsilon=1.0, delta=1e-6,
+                            dtypes={"yr": "int64"}))
+    assert "singular by construction" in text and "'np.abs(yr)', 'I(yr ** 2)'" in text
+    assert "singular" not in str(dpstats.plan(formula=formula, bounds=bounds, method="ssp", n=1000, epsilon=1.0,
+                                              delta=1e-6))  # a float yr is any real in [-1, 1]: |yr| != yr^2
