@@ -368,7 +368,10 @@ def _methods(methods: Sequence[str] | None, options: Mapping[str, Any]) -> list[
     names = list(dict.fromkeys(methods))
     for name in names:
         if not get_method(name).private:
-            raise InvalidArgumentError(f"method '{name}' is not private; compare() studies private methods only")
+            raise InvalidArgumentError(
+                f"method '{name}' is not private; compare() studies private methods only: drop it from methods=. "
+                f"The non-private reference of the r2 metric (its ceiling: least squares' in-sample R^2) is "
+                f"dpstats.dp_ols(formula, data, float('inf'), method='{name}').rsquared")
     if not names:
         raise InvalidArgumentError("methods must name at least one method")
     return names

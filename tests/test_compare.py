@@ -307,3 +307,16 @@ def test_rescale_reaches_every_fit_and_a_bad_one_is_refused_before_any(synthetic
     with pytest.raises(InvalidArgumentError, match="rescale"):
         dpstats.compare("y ~ x", synthetic, rescale="off", **kwargs)
     assert capsys.readouterr().out == ""
+
+
+def test_a_non_private_method_is_refused_with_what_to_do(synthetic):
+    """A researcher who lists 'ols' beside the private methods (as the non-private reference of the study) is told
+    to drop it and where the reference is: least squares' in-sample R^2, the ceiling of the r2 metric (session 54's
+    fourth new-user check: the refusal said only that compare studies private methods)."""
+    kwargs = dict(data_are_public=True, bounds=BOUNDS, progress=False, verbose=False)
+    with pytest.raises(InvalidArgumentError, match=r"drop it from methods=.*method='ols'\)\.rsquared"):
+        dpstats.compare("y ~ x", synthetic, methods=["ssp", "ols"], **kwargs)
+    # the reference it names exists and is the ceiling of the study's r2
+    ols = dpstats.dp_ols("y ~ x", synthetic, float("inf"), method="ols")
+    study = dpstats.compare("y ~ x", synthetic, methods=["ssp"], epsilons=[1.0], trials=2, random_state=0, **kwargs)
+    assert study.frame["r2"].max() <= ols.rsquared + 1e-12
