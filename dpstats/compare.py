@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -259,6 +260,14 @@ def compare(
         ``.frame`` (tidy, one row per fit), ``.summary()``, ``.plot()``,
         ``.total_epsilon`` and ``.total_delta``.
 
+    Warns
+    -----
+    Warning
+        A warning of the fits (DP-SGD's ``UnscaledFitWarning`` without
+        bounds, say) is told once for the study, of its own category, with
+        the fits that gave it appended ("[compare: in 6 of dpsgd's 6 fits]");
+        the caller's warning filters apply to the fits and to it.
+
     Raises
     ------
     PublicDataRequiredError
@@ -330,18 +339,28 @@ def compare(
     bar = _progress(n_fits, progress)
     rows = []
     k = 0
+    # the warnings of the fits, each told once for the study with the fits that gave it (one per fit was the same
+    # text a hundred times over a grid of five budgets and twenty trials)
+    told: dict[tuple[type[Warning], str], dict[str, int]] = {}
     for name in names:
         for eps in eps_grid:
             for trial in range(trials):
                 rng = generators[k]
                 k += 1
-                rows.append(_one_fit(formula, data, name, eps, delta, bounds, levels,
-                                     {"missing": missing, "rescale": rescale, **opts.get(name, {})}, rng, X, y,
-                                     sst, truth_vec, trial))
+                with warnings.catch_warnings(record=True) as caught:  # the caller's filters still apply
+                    rows.append(_one_fit(formula, data, name, eps, delta, bounds, levels,
+                                         {"missing": missing, "rescale": rescale, **opts.get(name, {})}, rng, X, y,
+                                         sst, truth_vec, trial))
+                for key in dict.fromkeys((w.category, str(w.message)) for w in caught):
+                    per_method = told.setdefault(key, {})
+                    per_method[name] = per_method.get(name, 0) + 1
                 if bar is not None:
                     bar.update(1)
     if bar is not None:
         bar.close()
+    for (category, text), per_method in told.items():
+        fits = ", ".join(f"{count} of {name}'s {len(eps_grid) * trials} fits" for name, count in per_method.items())
+        warnings.warn(f"{text} [compare: in {fits}]", category, stacklevel=2)
     frame = pd.DataFrame(rows, columns=COLUMNS)
     result = Comparison(frame=frame, metric=metric, total_epsilon=float(frame["epsilon_spent"].sum()),
                         total_delta=float(frame["delta_spent"].sum()))
@@ -368,7 +387,10 @@ def _methods(methods: Sequence[str] | None, options: Mapping[str, Any]) -> list[
     names = list(dict.fromkeys(methods))
     for name in names:
         if not get_method(name).private:
-            raise InvalidArgumentError(f"method '{name}' is not private; compare() studies private methods only")
+            raise InvalidArgumentError(
+                f"method '{name}' is not private; compare() studies private methods only: drop it from methods=. "
+                f"The non-private reference of the r2 metric (its ceiling: least squares' in-sample R^2) is "
+                f"dpstats.dp_ols(formula, data, float('inf'), method='{name}').rsquared")
     if not names:
         raise InvalidArgumentError("methods must name at least one method")
     return names

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import math
 import re
+import warnings
 
 import matplotlib
 import numpy as np
@@ -18,6 +19,7 @@ from dpstats.errors import (
     InvalidPrivacyParameterError,
     MissingDataError,
     PublicDataRequiredError,
+    UnscaledFitWarning,
     UnsupportedPrivacyParameterError,
 )
 
@@ -307,3 +309,38 @@ def test_rescale_reaches_every_fit_and_a_bad_one_is_refused_before_any(synthetic
     with pytest.raises(InvalidArgumentError, match="rescale"):
         dpstats.compare("y ~ x", synthetic, rescale="off", **kwargs)
     assert capsys.readouterr().out == ""
+
+
+def test_a_non_private_method_is_refused_with_what_to_do(synthetic):
+    """A researcher who lists 'ols' beside the private methods (as the non-private reference of the study) is told
+    to drop it and where the reference is: least squares' in-sample R^2, the ceiling of the r2 metric (session 54's
+    fourth new-user check: the refusal said only that compare studies private methods)."""
+    kwargs = dict(data_are_public=True, bounds=BOUNDS, progress=False, verbose=False)
+    with pytest.raises(InvalidArgumentError, match=r"drop it from methods=.*method='ols'\)\.rsquared"):
+        dpstats.compare("y ~ x", synthetic, methods=["ssp", "ols"], **kwargs)
+    # the reference it names exists and is the ceiling of the study's r2
+    ols = dpstats.dp_ols("y ~ x", synthetic, float("inf"), method="ols")
+    study = dpstats.compare("y ~ x", synthetic, methods=["ssp"], epsilons=[1.0], trials=2, random_state=0, **kwargs)
+    assert study.frame["r2"].max() <= ols.rsquared + 1e-12
+
+
+def test_a_fit_warning_is_told_once_for_the_study(synthetic):
+    """DP-SGD without bounds warns on every fit that it ran on the data's own units; a study of two budgets and three
+    trials told the same text six times (a researcher's grid of five budgets and twenty trials, a hundred times). It
+    is told once, with the fits that gave it (session 54's fourth new-user check)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dpstats.compare("y ~ x", synthetic, methods=["dpsgd"], epsilons=[1.0, 3.0], trials=3, data_are_public=True,
+                        random_state=0, progress=False, verbose=False)
+    unscaled = [w for w in caught if issubclass(w.category, UnscaledFitWarning)]
+    assert len(unscaled) == 1
+    assert "Declare bounds for every variable" in str(unscaled[0].message)
+    assert "[compare: in 6 of dpsgd's 6 fits]" in str(unscaled[0].message)
+    assert unscaled[0].filename == __file__  # told at the caller's line, not inside the package
+    # a filter that ignores it still silences it
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.simplefilter("ignore", UnscaledFitWarning)
+        dpstats.compare("y ~ x", synthetic, methods=["dpsgd"], epsilons=[1.0], trials=2, data_are_public=True,
+                        random_state=0, progress=False, verbose=False)
+    assert not [w for w in caught if issubclass(w.category, UnscaledFitWarning)]
