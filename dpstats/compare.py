@@ -39,6 +39,7 @@ COLUMNS = ["method", "epsilon", "trial", "r2", "coef_error", "status", "seconds"
 _METRICS = ("r2", "coef_error")
 #: what each metric is, in words (the summary's column label and the plot's axis)
 _METRIC_LABELS = {"r2": "in-sample R^2", "coef_error": "||b - beta||_2"}
+_METRIC_PLOT_LABELS = {"r2": "in-sample $R^2$", "coef_error": r"$\|b - \beta\|_2$"}  # matplotlib's mathtext
 _DEFAULT_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0)
 
 
@@ -126,6 +127,9 @@ class Comparison:
     def plot(self, metric: str | None = None, ax: Any = None) -> Any:
         """Median (line) and interquartile band of ``metric`` against epsilon (log axis), one curve per method.
 
+        Where every trial of a method failed at some epsilon nothing is drawn there, and the method's legend
+        entry says so (``"theilsen (no fit succeeded)"``, ``"tukey (no fit at epsilon=0.5)"``).
+
         Parameters
         ----------
         metric : {"r2", "coef_error"}, optional
@@ -152,13 +156,13 @@ class Comparison:
         for method in table.index.get_level_values("method").unique():
             rows = table.loc[method]
             median_band(ax, rows.index.to_numpy(dtype=float), rows["median"], rows["q25"], rows["q75"], marker="o",
-                        label=method)
+                        label=_plot_label(str(method), rows["median"]))
         ax.set_xscale("log")
         grid = np.unique(table.index.get_level_values("epsilon").to_numpy(dtype=float))
         ax.set_xticks(grid, [f"{e:g}" for e in grid])
         ax.minorticks_off()
         ax.set_xlabel("epsilon")
-        ax.set_ylabel(_METRIC_LABELS[col])
+        ax.set_ylabel(_METRIC_PLOT_LABELS[col])
         ax.set_title("median and interquartile range over trials")
         ax.legend()
         return ax
@@ -425,6 +429,30 @@ def _truth_vector(truth: pd.Series | Mapping[str, float] | None, columns: list[s
         raise InvalidArgumentError(
             f"truth must be indexed by the design columns {columns}; missing {missing}, unknown {extra}")
     return series.loc[columns].to_numpy()
+
+
+def _plot_label(method: str, median: pd.Series) -> str:
+    """The legend entry of a method's curve, saying at which epsilon no trial gave a value (nothing is drawn there).
+
+    Parameters
+    ----------
+    method : str
+        The method's name.
+    median : pandas.Series
+        Its median metric, indexed by epsilon (NaN where every trial failed).
+
+    Returns
+    -------
+    str
+        ``method``, with ``(no fit succeeded)`` when no point is drawn, or ``(no fit at epsilon=...)`` naming the
+        values of epsilon at which none is.
+    """
+    missing = median.index[median.isna().to_numpy()]
+    if len(missing) == len(median):
+        return f"{method} (no fit succeeded)"
+    if len(missing):
+        return f"{method} (no fit at epsilon={', '.join(f'{float(e):g}' for e in missing)})"
+    return method
 
 
 def _progress(total: int, enabled: bool) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import math
 import re
@@ -344,3 +345,22 @@ def test_a_fit_warning_is_told_once_for_the_study(synthetic):
         dpstats.compare("y ~ x", synthetic, methods=["dpsgd"], epsilons=[1.0], trials=2, data_are_public=True,
                         random_state=0, progress=False, verbose=False)
     assert not [w for w in caught if issubclass(w.category, UnscaledFitWarning)]
+
+
+def test_plot_legend_says_where_no_fit_succeeded(synthetic):
+    """A method that failed on every trial (theilsen with two predictors) drew nothing but stood in the legend as if
+    it had a curve; a method that failed at some epsilon only left a gap. The legend now says so, and the y label is
+    mathtext (R^2 was printed with a literal caret)."""
+    df = synthetic.assign(z=synthetic["x"] ** 0.5)
+    study = dpstats.compare("y ~ x + z", df, methods=["ssp", "theilsen"], epsilons=[0.5, 2.0], trials=2,
+                            data_are_public=True, bounds={**BOUNDS, "z": (0, 4)}, random_state=0, progress=False,
+                            verbose=False)
+    ax = study.plot()
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["ssp", "theilsen (no fit succeeded)"]
+    assert ax.get_ylabel() == "in-sample $R^2$"
+    frame = study.frame.copy()
+    frame.loc[(frame["method"] == "ssp") & (frame["epsilon"] == 0.5), ["status", "r2"]] = ["ptr_failure", np.nan]
+    legend = [t.get_text() for t in dataclasses.replace(study, frame=frame).plot().get_legend().get_texts()]
+    assert legend == ["ssp (no fit at epsilon=0.5)", "theilsen (no fit succeeded)"]
+    matplotlib.pyplot.close("all")
