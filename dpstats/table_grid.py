@@ -349,7 +349,9 @@ _SHRINK_WIDTH = "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\
 #: and then to 0.7 of the text height when taller, leaving room for the caption and the notes
 _SHRINK_HEIGHT = ("\\resizebox*{!}{\\ifdim\\totalheight>0.7\\textheight 0.7\\textheight\\else\\totalheight"
                   "\\fi}{%\n")
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
+#: backslash-escaped in Markdown: its own specials, ``$`` (math in Jupyter, MyST and pandoc: "$25k-$50k" was set as
+#: mathematics) and ``&`` (an entity: a level "&lt;5" was shown as "<5")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|$&])")
 _SUPERSCRIPT = re.compile(r"\b([A-Za-z])\\textasciicircum\{\}([A-Za-z0-9])\b")
 _LATEX_SYMBOLS = {"\u03b5": "$\\varepsilon$", "\u03b4": "$\\delta$", "\u00b2": "$^2$", "\u221e": "$\\infty$",
                   "\u2264": "$\\le$", "\u2265": "$\\ge$"}

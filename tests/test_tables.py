@@ -536,3 +536,19 @@ def test_text_notes_keep_a_symbol_with_its_figure_when_they_wrap() -> None:
         assert "\u03b5 = 2," in text and "\u03b4 = 2e-6" in text
         assert "$\\delta$ = 2$\\times 10^{-6}$" in tab.as_latex()
         assert "\u03b4 = 2&times;10<sup>&minus;6</sup>" in tab.as_html()
+
+
+def test_markdown_escapes_dollars_and_ampersands():
+    """Jupyter, MyST and pandoc read $...$ in Markdown as mathematics, so income brackets such as "$25k-$50k" in a
+    level came out as an italic formula, and "&lt;5" as an entity ("<5"); both are now backslash-escaped, which
+    CommonMark shows as the characters themselves."""
+    rng = np.random.default_rng(2)
+    levels = ["$25k-$50k", "&lt;5", "R&D"]
+    df = pd.DataFrame({"inc": pd.Categorical(rng.choice(levels, 500), categories=levels),
+                       "x": rng.uniform(0, 1, 500)})
+    df["y"] = df["x"] + rng.normal(0, 0.1, 500)
+    res = dpstats.dp_ols("y ~ x + C(inc, Treatment('R&D'))", df, 5.0, 1e-6, method="ssp",
+                         bounds={"x": (0, 1), "y": (-1, 2)}, random_state=0)
+    md = dpstats.table([res]).as_markdown()
+    assert "T.\\$25k-\\$50k" in md and "T.\\&lt;5" in md
+    assert re.search(r"(?<!\\)[$&]", md) is None
