@@ -364,7 +364,9 @@ def error_vs_n(ns: Sequence[float], errors: Mapping[str, Any], *, sigma: float =
     errors : dict of str to array_like
         ``{label: values}``, where values has one entry per n, or one row per
         n with one column per repetition (then the median is drawn with an
-        interquartile band).  NaN entries (say, refused fits) are ignored.
+        interquartile band).  NaN entries (say, refused fits) are ignored; a
+        label with none finite stays in the legend, marked "(no finite value:
+        nothing drawn)".
     sigma : float
         The noise standard deviation; errors are divided by it, so that they
         are in the units of the bounds.
@@ -434,7 +436,8 @@ def error_vs_n(ns: Sequence[float], errors: Mapping[str, Any], *, sigma: float =
         if finite.shape[1] > 1 and ok.any():
             q1, q3 = np.nanquantile(finite[ok], [0.25, 0.75], axis=1)
         median_band(ax, n_arr[ok], med[ok], q1, q3, marker=markers[j % len(markers)],
-                    color=f"C{(j + 3) % 10}" if theory else f"C{j % 10}", linewidth=1.4, label=f"{label} (measured)")
+                    color=f"C{(j + 3) % 10}" if theory else f"C{j % 10}", linewidth=1.4,
+                    label=f"{label} (measured)" if ok.any() else f"{label} (no finite value: nothing drawn)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("n")

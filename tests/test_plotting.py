@@ -153,6 +153,14 @@ def test_error_vs_n_measured_curves_and_bounds():
     assert "lower bound, eps=1" in labels and "noisy_ols upper bound, eps=1" in labels and "a (measured)" in labels
 
 
+def test_error_vs_n_says_in_its_legend_when_a_label_has_no_finite_value():
+    # a method refused at every n stood in the legend as "ssp (measured)" with nothing drawn
+    ax = error_vs_n([100, 1000], {"pgd": [0.5, 0.1], "ssp": [np.nan, np.nan]})
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["pgd (measured)", "ssp (no finite value: nothing drawn)"]
+    plt.close("all")
+
+
 def test_error_vs_n_rejects_bad_input():
     with pytest.raises(InvalidArgumentError, match="one per n"):
         error_vs_n([1, 2], {"a": [1.0, 2.0, 3.0]})
