@@ -346,22 +346,24 @@ def compare(
     # the warnings of the fits, each told once for the study with the fits that gave it (one per fit was the same
     # text a hundred times over a grid of five budgets and twenty trials)
     told: dict[tuple[type[Warning], str], dict[str, int]] = {}
-    for name in names:
-        for eps in eps_grid:
-            for trial in range(trials):
-                rng = generators[k]
-                k += 1
-                with warnings.catch_warnings(record=True) as caught:  # the caller's filters still apply
-                    rows.append(_one_fit(formula, data, name, eps, delta, bounds, levels,
-                                         {"missing": missing, "rescale": rescale, **opts.get(name, {})}, rng, X, y,
-                                         sst, truth_vec, trial))
-                for key in dict.fromkeys((w.category, str(w.message)) for w in caught):
-                    per_method = told.setdefault(key, {})
-                    per_method[name] = per_method.get(name, 0) + 1
-                if bar is not None:
-                    bar.update(1)
-    if bar is not None:
-        bar.close()
+    try:  # the bar is closed however the loop ends (an interrupted notebook cell left it open and unfinished)
+        for name in names:
+            for eps in eps_grid:
+                for trial in range(trials):
+                    rng = generators[k]
+                    k += 1
+                    with warnings.catch_warnings(record=True) as caught:  # the caller's filters still apply
+                        rows.append(_one_fit(formula, data, name, eps, delta, bounds, levels,
+                                             {"missing": missing, "rescale": rescale, **opts.get(name, {})}, rng, X,
+                                             y, sst, truth_vec, trial))
+                    for key in dict.fromkeys((w.category, str(w.message)) for w in caught):
+                        per_method = told.setdefault(key, {})
+                        per_method[name] = per_method.get(name, 0) + 1
+                    if bar is not None:
+                        bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
     for (category, text), per_method in told.items():
         fits = ", ".join(f"{count} of {name}'s {len(eps_grid) * trials} fits" for name, count in per_method.items())
         warnings.warn(f"{text} [compare: in {fits}]", category, stacklevel=2)

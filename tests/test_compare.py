@@ -364,3 +364,27 @@ def test_plot_legend_says_where_no_fit_succeeded(synthetic):
     legend = [t.get_text() for t in dataclasses.replace(study, frame=frame).plot().get_legend().get_texts()]
     assert legend == ["ssp (no fit at epsilon=0.5)", "theilsen (no fit succeeded)"]
     matplotlib.pyplot.close("all")
+
+
+def test_progress_bar_is_closed_when_the_study_is_interrupted(synthetic, monkeypatch):
+    """A notebook user who interrupts a long study (KeyboardInterrupt inside a fit) left the tqdm bar open."""
+    compare_module = importlib.import_module("dpstats.compare")  # dpstats.compare is also the function
+
+    class Bar:
+        closed = False
+
+        def update(self, _: int) -> None:
+            pass
+
+        def close(self) -> None:
+            Bar.closed = True
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(compare_module, "_progress", lambda total, enabled: Bar())
+    monkeypatch.setattr(compare_module, "_one_fit", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        dpstats.compare("y ~ x", synthetic, methods=["ssp"], epsilons=[1.0], trials=1, data_are_public=True,
+                        bounds=BOUNDS, random_state=0, verbose=False)
+    assert Bar.closed
