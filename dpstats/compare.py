@@ -13,6 +13,7 @@ spend and returns it.
 
 from __future__ import annotations
 
+import html
 import math
 import time
 import warnings
@@ -179,6 +180,16 @@ class Comparison:
         return (f"<Comparison of {self.frame['method'].nunique()} methods, {len(self.frame)} fits; total spend "
                 f"epsilon={self.total_epsilon:.4g}, delta={self.total_delta:.3g} on public data>\n"
                 f"{self.summary()}")
+
+    def _repr_html_(self) -> str:
+        """The same header and summary as :meth:`__repr__`, as HTML for Jupyter: every column of the summary shown
+        (the text form is cut to the display width by pandas), names escaped."""
+        head = (f"Comparison of {self.frame['method'].nunique()} methods, {len(self.frame)} fits; total spend "
+                f"epsilon={self.total_epsilon:.4g}, delta={self.total_delta:.3g} on public data")
+        table = self.summary()
+        with pd.option_context("display.max_columns", None, "display.max_rows", None):
+            body = table.to_html(escape=True)
+        return f"<p>{html.escape(head)}; {html.escape(str(table.columns.name))}</p>{body}"
 
 
 def compare(

@@ -388,3 +388,13 @@ def test_progress_bar_is_closed_when_the_study_is_interrupted(synthetic, monkeyp
         dpstats.compare("y ~ x", synthetic, methods=["ssp"], epsilons=[1.0], trials=1, data_are_public=True,
                         bounds=BOUNDS, random_state=0, verbose=False)
     assert Bar.closed
+
+
+def test_html_display_shows_every_summary_column(study):
+    """A notebook showed the text repr, whose summary pandas cuts to the display width ("median ... median_seconds");
+    the HTML display has the header and every column."""
+    page = study._repr_html_()
+    assert page.startswith("<p>Comparison of 3 methods") and "metric: in-sample R^2 (r2)" in page
+    for column in ["median", "q25", "q75", "ok", "not_ok", "median_seconds"]:
+        assert f"<th>{column}</th>" in page
+    assert "..." not in page
