@@ -612,13 +612,15 @@ def _context(design: Design, n: int, ledger: PrivacyLedger, rng: np.random.Gener
 
 
 def planned_context(spec: MethodSpec, design: Design, n: int, epsilon: float, delta: float,
-                    rescale: str | None = None) -> FitContext:
+                    rescale: str | None = None, method_epsilon: float | None = None) -> FitContext:
     """The context a fit of ``spec`` with n rows and this budget gets on ``design``, from public facts only (the
     declared bounds and the public rescaling of mode ``rescale``, :func:`rescale_mode`, the default's when None; a
-    fresh ledger; a generator nothing draws from): what :func:`dpstats.plan` hands a method's ``public_refusal``."""
+    fresh ledger; a generator nothing draws from): what :func:`dpstats.plan` hands a method's ``public_refusal``.
+    ``method_epsilon``: the method's epsilon where the missing-value screen takes a share (as in the fit)."""
     mode = rescale_mode(DEFAULT_RESCALE) if rescale is None else rescale
     bounds, scaling = _public_transform(spec, design, rescale=mode)
-    return _context(design, n, PrivacyLedger(epsilon, delta), np.random.default_rng(0), bounds, scaling, rescale=mode)
+    return _context(design, n, PrivacyLedger(epsilon, delta), np.random.default_rng(0), bounds, scaling,
+                    method_epsilon=method_epsilon, rescale=mode)
 
 
 def resolve_method(method: str, eps: float) -> MethodSpec | None:

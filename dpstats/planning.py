@@ -632,8 +632,10 @@ class _Model:
             return ""
         key = (int(n), self.rest(epsilon))
         if key not in self._refusals:
-            ctx = planned_context(self.spec, self.setting.design, key[0], key[1], self.delta,
-                                  rescale=self.setting.rescale)
+            screened = key[1] != float(epsilon)
+            ctx = planned_context(self.spec, self.setting.design, key[0], float(epsilon) if screened else key[1],
+                                  self.delta, rescale=self.setting.rescale,
+                                  method_epsilon=key[1] if screened else None)
             self._refusals[key] = self.spec.public_refusal(ctx, self.default_options)
         return self._refusals[key]
 

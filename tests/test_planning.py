@@ -340,10 +340,11 @@ def test_plan_agrees_with_tukeys_public_refusal_of_too_few_models():
     # TukeyEM refuses from n, d, epsilon and delta alone when even identical block models could not pass its PTR test
     # (n=200, y ~ x, epsilon 0.3: 100 models, t - 2 = 23 below the threshold 94). plan said it fitted, with "rows
     # needed (at least)" 480 below the 768 rows the fit's own message asks for. Now the refusal is the fit's, on both
-    # sides of the boundary, and n_needed starts there.
+    # sides of the boundary, and n_needed starts there.  Since the default m also refuses where idealised Gaussian
+    # block estimates would pass with probability below 1%, the boundary is 3266 rows (1633 models), not 768.
     boundary = int(one(dpstats.plan(formula="y ~ x", bounds=BOUNDS, n=200, epsilon=0.3, method="tukey"),
                        "tukey")["n_needed"].iloc[0])
-    assert boundary == 768
+    assert boundary == 3266
     for n in (200, boundary - 1, boundary):
         rng = np.random.default_rng(n)
         df = pd.DataFrame({"x": rng.uniform(0, 10, n)})
@@ -362,6 +363,26 @@ def test_plan_agrees_with_tukeys_public_refusal_of_too_few_models():
     # a plan far beyond the boundary stays fast: the check never evaluates the depth profile of n / d models
     far = one(dpstats.plan(formula="y ~ x", bounds=BOUNDS, n=10**11, epsilon=0.05, method="tukey"), "tukey")
     assert (far["refusal"] == "").all()
+
+
+@pytest.mark.parametrize(("d", "n", "epsilon", "refused"), [
+    (2, 600, 1.0, True), (10, 3000, 2.0, True), (3, 1500, 1.0, True), (10, 8000, 1.0, True), (5, 1000, 3.0, True),
+    (2, 1200, 1.0, False), (3, 1800, 1.0, False), (10, 9000, 1.0, False), (2, 2000, 0.5, False),
+    (3, 600, 3.0, False), (2, 400, 3.0, False), (5, 750, 5.0, False)])
+def test_tukey_refuses_for_free_where_its_test_always_failed(d, n, epsilon, refused):
+    # With the default m, n between 100 d and about 1,000 d gives blocks of d rows whose models the PTR test refused
+    # in 20 seeds of 20 on Gaussian designs with small noise (0 of 20 passed in each refused cell here; the fitted
+    # cells passed 1 to 20 of 20: docs/proofs/tukey.md), after spending about half the budget. The fit and the plan
+    # now refuse these for free (public facts only), and never a cell where the test passed at least once.
+    formula = "y ~ " + " + ".join(f"x{j}" for j in range(d - 1))
+    bounds = {f"x{j}": (-4.0, 4.0) for j in range(d - 1)} | {"y": (-50.0, 50.0)}
+    planned = one(dpstats.plan(formula=formula, bounds=bounds, n=n, epsilon=epsilon, method="tukey"), "tukey")
+    refusal = planned["refusal"].iloc[0]
+    assert bool(refusal) == refused
+    if refused:
+        assert "would almost surely fail its privacy test" in refusal and "Nothing was spent" in refusal
+        need = int(refusal.split("n >= ", 1)[1].split(" rows", 1)[0])
+        assert need == int(planned["n_needed"].iloc[0]) > n
 
 
 def test_floor_note_names_every_method_that_withholds_intervals_from_released_values():

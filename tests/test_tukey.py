@@ -435,6 +435,33 @@ def test_ledger_composes_to_the_budget() -> None:
         assert abs(res.privacy.steps[-2].epsilon - em.epsilon) < 1e-12  # eps/2 + eps/2 of the Tukey share
 
 
+def test_default_m_refuses_for_free_where_its_test_cannot_be_expected_to_pass() -> None:
+    # 299 rows, y ~ x, epsilon 1: the default m is 149 blocks of 2 rows, and idealised Gaussian block estimates would
+    # pass the PTR test with probability about 6e-7. The fit spent about half its epsilon on a PTRFailure (at n/d
+    # from 200 to 500 at epsilon 1 the test failed all 20 seeds of Gaussian designs with small noise:
+    # docs/proofs/tukey.md); now it refuses before reading a row, naming the rows and the epsilon that would do.
+    rng = np.random.default_rng(11)
+    n = 299
+    df = pd.DataFrame({"x": rng.normal(size=n)})
+    df["y"] = 1.0 + df["x"] + 0.1 * rng.normal(size=n)
+    acct = dpstats.PrivacyAccountant(epsilon=10.0, delta=1e-4)
+    with pytest.raises(InsufficientDataError,
+                       match=r"default m=149 models .*would almost surely fail its privacy test at epsilon=1, .*"
+                             r"It needs n >= 996 rows for d=2 at this epsilon, or epsilon >= 3\.6 at n=299\. "
+                             r"Nothing was spent") as info:
+        dpstats.dp_ols("y ~ x", df, epsilon=1.0, delta=1e-6, method="tukey", accountant=acct, random_state=0)
+    assert info.value.privacy_spent == (0.0, 0.0)
+    assert tuple(acct.spent) == (0.0, 0.0)
+    # the epsilon it names is enough for this check (the private test itself may still refuse)
+    try:
+        dpstats.dp_ols("y ~ x", df, epsilon=3.6, delta=1e-6, method="tukey", random_state=0)
+    except PTRFailure:
+        pass
+    # a user-chosen m keeps the old behaviour (only the t - 2 >= tau check)
+    with pytest.raises(PTRFailure, match="propose-test-release check refused"):
+        dpstats.dp_ols("y ~ x", df, epsilon=1.0, delta=1e-6, method="tukey", m=149, random_state=0)
+
+
 def test_ptr_failure_is_typed_and_its_spend_is_settled() -> None:
     rng = np.random.default_rng(10)
     n = 4000

@@ -32,6 +32,7 @@ from dpstats.privacy.mechanisms import laplace_mechanism
 __all__ = [
     "AUTO_ROWS_PER_COLUMN",
     "DEFAULT_M",
+    "MIN_IDEAL_PASS",
     "MIN_ROWS_PER_COLUMN",
     "PREP_ROWS",
     "FitLog",
@@ -40,6 +41,7 @@ __all__ = [
     "choose_blocks",
     "default_m",
     "ideal_distance",
+    "ideal_pass_probability",
     "make_plan",
     "public_refusal",
     "refusal_hint",
@@ -53,6 +55,10 @@ MIN_ROWS_PER_COLUMN = 100  # below 100 models of d rows the test cannot pass at 
 AUTO_ROWS_PER_COLUMN = 2000
 M_PASS_PROBABILITY = 0.99  # pass probability the default m aims at for ideal (Gaussian) block estimates
 M_SAFETY = 1.25  # real block estimates have heavier tails than Gaussian ones
+# with the default m, refuse (nothing spent) when even idealised Gaussian block estimates would pass the PTR test
+# with probability below this: every such cell of the study in docs/methods/tukey.md failed 20 seeds of 20
+MIN_IDEAL_PASS = 0.01
+IDEAL_CHECK_MAX_M = 100_000  # the check evaluates the idealised depth profile of at most this many models
 PRIVATE_M_SHARE = 0.02
 PRIVATE_M_ETA = 1e-3
 PREP_ROWS = 1 << 17  # rows at the first positions of the public order used for the private centres and radii
@@ -94,6 +100,31 @@ def ideal_distance(m: int, d: int, epsilon_em: float, delta: float) -> int:
     with np.errstate(divide="ignore"):
         log_vol[1:-1] = d * np.log(np.maximum(side, 0.0))
     return lemma_distance(log_vol, (m // 2) // 2, epsilon_em, delta)
+
+
+def ideal_pass_probability(m: int, d: int, *, epsilon_ptr: float, epsilon_em: float, delta: float) -> float:
+    """Probability that idealised block estimates (:func:`ideal_distance`) pass the PTR test.
+
+    The test passes when M(D) + Lap(1/epsilon_PTR) > tau (Amin et al. 2023,
+    Algorithm 1; tau = :func:`~dpstats.methods.tukey.em.ptr_threshold`), so
+    with g = M(D) - tau the probability is 1 - exp(-epsilon_PTR g) / 2 for
+    g >= 0 and exp(epsilon_PTR g) / 2 otherwise.  A public computation.
+
+    Parameters
+    ----------
+    m, d : int
+        Models and coordinates.
+    epsilon_ptr, epsilon_em, delta : float
+        The Tukey step's budget.
+
+    Returns
+    -------
+    float
+    """
+    gap = ideal_distance(m, d, epsilon_em, delta) - ptr_threshold(epsilon_ptr, delta)
+    if gap >= 0:
+        return 1.0 - 0.5 * math.exp(-epsilon_ptr * gap)
+    return 0.5 * math.exp(epsilon_ptr * gap)
 
 
 def default_m(n: int, d: int, *, epsilon_ptr: float, epsilon_em: float, delta: float) -> int:
@@ -266,16 +297,21 @@ def _number_of_models(options: TukeyOptions, n: int, d: int, epsilon: float, eps
 def _budget(ctx: FitContext, options: TukeyOptions) -> tuple[str, bool, float, float, float, float, float]:
     """(blocks, centre, the shares of the preprocessing, the pilot and the radius check, delta and epsilon_half of
     the Tukey step) from public facts and the options."""
-    n, d, epsilon, delta = ctx.n, ctx.d, ctx.epsilon, ctx.delta
+    return _budget_at(ctx.n, ctx.d, ctx.epsilon, ctx.delta, ctx.intercept_index, options)
+
+
+def _budget_at(n: int, d: int, epsilon: float, delta: float, intercept_index: int | None, options: TukeyOptions
+               ) -> tuple[str, bool, float, float, float, float, float]:
+    """:func:`_budget` at given public facts."""
     blocks = options.blocks
     if blocks == "auto":
         blocks = choose_blocks(n, d, gaussian_mu(options.pilot_share * epsilon, delta / 2.0))
     moments = blocks == "moments"
-    centre = options.centre and ctx.intercept_index is not None
+    centre = options.centre and intercept_index is not None
     share_m = PRIVATE_M_SHARE if options.m == "private" else 0.0
     share_prep = options.prep_share if moments or centre else 0.0
     share_pilot = options.pilot_share if moments else 0.0
-    share_check = CHECK_SHARE if moments and handled_columns(d, ctx.intercept_index).size else 0.0
+    share_check = CHECK_SHARE if moments and handled_columns(d, intercept_index).size else 0.0
     delta_tukey = delta / 2.0 if moments else delta
     epsilon_half = epsilon * (1.0 - share_m - share_prep - share_pilot - share_check) / 2.0
     return blocks, centre, share_prep, share_pilot, share_check, delta_tukey, epsilon_half
@@ -289,8 +325,11 @@ def public_refusal(ctx: FitContext, options: TukeyOptions) -> str:
     The test needs t - 2 >= tau, t = floor(floor(m/2)/2), tau = :func:`ptr_threshold`.  :func:`default_m` chooses
     m between min(DEFAULT_M, L) and L = min(n, max(n // d, MIN_M)); where L passes, so does its choice whenever
     epsilon_PTR <= ln 50: it either is L, or has M(D) >= tau + ln(50)/epsilon_PTR for idealised models, and
-    M(D) <= t - 1 (:func:`~dpstats.methods.tukey.depth.lemma_distance`).  Only the other cases run
-    :func:`make_plan`, so that a plan at 10^12 rows never evaluates the depth profile of n/d models.
+    M(D) <= t - 1 (:func:`~dpstats.methods.tukey.depth.lemma_distance`).  With the default m and
+    ``ptr="lemma"``, :func:`make_plan` also refuses where even idealised Gaussian block estimates
+    (:func:`ideal_pass_probability` at the m it chooses) would pass with probability below MIN_IDEAL_PASS; that
+    probability grows with m, so the fast path checks it at the fewest models default_m can choose.  Only the other
+    cases run :func:`make_plan`, so that a plan at 10^12 rows never evaluates the depth profile of n/d models.
 
     Parameters
     ----------
@@ -310,15 +349,72 @@ def public_refusal(ctx: FitContext, options: TukeyOptions) -> str:
         *_, delta_tukey, epsilon_half = _budget(ctx, options)
         largest = min(ctx.n, max(ctx.n // ctx.d, MIN_M))
         tau = ptr_threshold(epsilon_half, delta_tukey)
-        if (min(largest, DEFAULT_M) // 2) // 2 - 2 >= tau:  # default_m never chooses fewer
+        first = min(largest, DEFAULT_M)  # default_m never chooses fewer
+        hopeful = (not _checks_ideal(options, largest)
+                   or ideal_pass_probability(first, ctx.d, epsilon_ptr=epsilon_half, epsilon_em=epsilon_half,
+                                             delta=delta_tukey) >= MIN_IDEAL_PASS)
+        if hopeful and (first // 2) // 2 - 2 >= tau:
             return ""
-        if (largest // 2) // 2 - 2 >= tau and epsilon_half <= math.log(1.0 / (1.0 - M_PASS_PROBABILITY) / 2.0):
+        if hopeful and (largest // 2) // 2 - 2 >= tau and \
+                epsilon_half <= math.log(1.0 / (1.0 - M_PASS_PROBABILITY) / 2.0):
             return ""
     try:
         make_plan(ctx, options, FitLog())
     except InsufficientDataError as err:
         return str(err)
     return ""
+
+
+def _checks_ideal(options: TukeyOptions, largest: int) -> bool:
+    """Whether :func:`make_plan` runs the idealised-models check: the default m, the Lemma 3.6 test, at most
+    IDEAL_CHECK_MAX_M models (``largest``: the most default_m can choose)."""
+    return options.m is None and options.ptr == "lemma" and largest <= IDEAL_CHECK_MAX_M
+
+
+def _hopeful(ctx: FitContext, options: TukeyOptions, n: int, m: int, epsilon: float) -> bool:
+    """Whether m models at (n, epsilon) pass both public checks: t - 2 >= tau, and idealised Gaussian block
+    estimates pass the test with probability at least MIN_IDEAL_PASS.  Public facts only."""
+    *_, delta_tukey, epsilon_half = _budget_at(n, ctx.d, epsilon, ctx.delta, ctx.intercept_index, options)
+    if (m // 2) // 2 - 2 < ptr_threshold(epsilon_half, delta_tukey):
+        return False
+    return ideal_pass_probability(m, ctx.d, epsilon_ptr=epsilon_half, epsilon_em=epsilon_half,
+                                  delta=delta_tukey) >= MIN_IDEAL_PASS
+
+
+def _round_up(x: float) -> float:
+    """x rounded up to two significant digits."""
+    scale = 10.0 ** (math.floor(math.log10(x)) - 1)
+    return math.ceil(x / scale - 1e-9) * scale
+
+
+def _hopeless_message(ctx: FitContext, options: TukeyOptions, m: int) -> str:
+    """The refusal of a default-m fit that idealised block estimates would almost never pass, with the rows (at
+    this epsilon) and the epsilon (at this n) that would do.  Public facts only (n, d, epsilon, delta)."""
+    n, d, epsilon, delta = ctx.n, ctx.d, ctx.epsilon, ctx.delta
+    total = ctx.ledger.epsilon  # the fit's epsilon (the method's, plus the missing-value screen's share, if any)
+    *_, delta_tukey, epsilon_half = _budget(ctx, options)
+    p = ideal_pass_probability(m, d, epsilon_ptr=epsilon_half, epsilon_em=epsilon_half, delta=delta_tukey)
+    lo, hi = m, IDEAL_CHECK_MAX_M  # the smallest number of models (of d rows: n = m d) that passes both checks
+    if _hopeful(ctx, options, hi * d, hi, epsilon):
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if _hopeful(ctx, options, mid * d, mid, epsilon) else (mid, hi)
+        rows = f"n >= {hi * d} rows for d={d} at this epsilon"
+    else:
+        rows = f"more than {IDEAL_CHECK_MAX_M * d} rows for d={d} at this epsilon"
+    e_lo, e_hi = epsilon, max(epsilon, 1.0) * 1000.0
+    if _hopeful(ctx, options, n, m, e_hi):
+        while e_hi / e_lo > 1.001:
+            e_mid = math.sqrt(e_lo * e_hi)
+            e_lo, e_hi = (e_lo, e_mid) if _hopeful(ctx, options, n, m, e_mid) else (e_mid, e_hi)
+        eps = f"epsilon >= {_round_up(e_hi * total / epsilon):.2g} at n={n}"
+    else:
+        eps = f"no epsilon up to {e_hi * total / epsilon:.3g} at n={n}"
+    return (f"TukeyEM with the default m={m} models (about {n // m} rows each) would almost surely fail its privacy "
+            f"test at epsilon={total:.4g}, delta={delta:.3g}, and a failed test spends budget: even idealised "
+            f"Gaussian block estimates would pass it with probability {p:.1g}, below {MIN_IDEAL_PASS:.0%} (where "
+            f"this is so, favourable Gaussian designs failed it in every seed). It needs {rows}, or {eps}. "
+            "Nothing was spent.")
 
 
 def make_plan(ctx: FitContext, options: TukeyOptions, log: FitLog) -> Plan:
@@ -349,6 +445,8 @@ def make_plan(ctx: FitContext, options: TukeyOptions, log: FitLog) -> Plan:
     n_models = _number_of_models(options, n, d, epsilon, epsilon_half, delta_tukey, ctx.rng, ctx.ledger, log)
     threshold = ptr_threshold(epsilon_half, delta_tukey)
     t = (n_models // 2) // 2
+    if _checks_ideal(options, min(n, max(n // d, MIN_M))) and not _hopeful(ctx, options, n, n_models, epsilon):
+        raise InsufficientDataError(_hopeless_message(ctx, options, n_models))
     if options.m != "private" and t - 2 < threshold:
         need = 4 * (math.ceil(threshold) + 2)
         raise InsufficientDataError(
