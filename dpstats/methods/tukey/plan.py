@@ -56,7 +56,8 @@ AUTO_ROWS_PER_COLUMN = 2000
 M_PASS_PROBABILITY = 0.99  # pass probability the default m aims at for ideal (Gaussian) block estimates
 M_SAFETY = 1.25  # real block estimates have heavier tails than Gaussian ones
 # with the default m, refuse (nothing spent) when even idealised Gaussian block estimates would pass the PTR test
-# with probability below this: every such cell of the study in docs/methods/tukey.md failed 20 seeds of 20
+# with probability below this: every such cell of the study in docs/proofs/tukey.md ("Refusals before anything is
+# spent") failed 20 seeds of 20
 MIN_IDEAL_PASS = 0.01
 IDEAL_CHECK_MAX_M = 100_000  # the check evaluates the idealised depth profile of at most this many models
 PRIVATE_M_SHARE = 0.02
