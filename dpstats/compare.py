@@ -275,14 +275,6 @@ def compare(
         ``.frame`` (tidy, one row per fit), ``.summary()``, ``.plot()``,
         ``.total_epsilon`` and ``.total_delta``.
 
-    Warns
-    -----
-    Warning
-        A warning of the fits (DP-SGD's ``UnscaledFitWarning`` without
-        bounds, say) is told once for the study, of its own category, with
-        the fits that gave it appended ("[compare: in 6 of dpsgd's 6 fits]");
-        the caller's warning filters apply to the fits and to it.
-
     Raises
     ------
     PublicDataRequiredError
@@ -302,6 +294,14 @@ def compare(
         A method that is not registered.
     MissingDataError
         A variable of the formula has a missing value and ``missing="raise"``.
+
+    Warns
+    -----
+    Warning
+        A warning of the fits (DP-SGD's ``UnscaledFitWarning`` without
+        bounds, say) is told once for the study, of its own category, with
+        the fits that gave it appended ("[compare: in 6 of dpsgd's 6 fits]");
+        the caller's warning filters apply to the fits and to it.
 
     Examples
     --------
