@@ -1,7 +1,8 @@
 """Which term of pgd's interval makes it conservative on the realistic coverage grid (session 55).
 
-Run:  python benchmarks/pgd_interval_terms.py [--reps 20] [--max-n 10000] [--jsonl FILE] [--out FILE.md]
-      python benchmarks/pgd_interval_terms.py --summarise FILE.jsonl [--out FILE.md]
+Run:  python benchmarks/pgd_interval_terms.py [--reps 30] [--n 100 1000] [--jsonl FILE] [--out FILE.md]
+      python benchmarks/pgd_interval_terms.py --held-out SET,SET,... [--epsilons 0.5,1,3] [--seeds 5] [--jsonl FILE]
+      python benchmarks/pgd_interval_terms.py --summarise FILE[.gz][,FILE] [--out FILE.md]
 
 Fits pgd with its default options on the settings of ``benchmarks/coverage_grid.py`` (the same data, bounds and
 seeds) and, at each fit, rebuilds the interval's predictive draws (:func:`dpstats.methods.pgd._interval_draws`)
@@ -22,11 +23,18 @@ its width over the OLS interval's, and the root mean square of each term's draws
 standard error), with the public facts (n, d, epsilon, bounds, n * mu) and released values (the chains' kept
 share, the shrinkage) that could tell the over-covering settings from the others.  Post-processing only: the fit
 is the package's; the variants reuse its released values.
+
+``--held-out`` fits the named regressions of ``benchmarks/held_out.py`` (its formulas, bounds and noise seeds,
+``method="auto"``) and records, for each of pgd's fits, whether each variant's interval for the headline covers
+least squares; the summary gives coverage and median width by band of n * mu (the other methods' fits keep their
+interval in every variant).  The records of session 55 are in ``benchmarks/results/pgd_interval_terms/`` and the
+reading in docs/choosing.md ("Over-coverage on the simulation grid").
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import math
 import sys
@@ -338,6 +346,12 @@ def report(table: pd.DataFrame) -> str:
     return "\n\n".join(parts)
 
 
+def _lines(path: Path) -> list[str]:
+    """The non-empty lines of a records file, gzipped (``.gz``) or not."""
+    text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+    return [line for line in text.splitlines() if line.strip()]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=20)
@@ -357,11 +371,11 @@ def main() -> None:
                                    Path(args.jsonl) if args.jsonl else None)
         print(held_out_table(records))
         return
-    if args.summarise and args.summarise.endswith("held_out.jsonl"):
-        print(held_out_table([json.loads(line) for line in Path(args.summarise).read_text().splitlines()]))
-        return
     if args.summarise:
-        records = [json.loads(line) for line in Path(args.summarise).read_text().splitlines() if line.strip()]
+        records = [json.loads(line) for path in args.summarise.split(",") for line in _lines(Path(path))]
+        if "set" in records[0]:  # held-out records
+            print(held_out_table(records))
+            return
     else:
         install()
         done: set = set()
