@@ -2,6 +2,7 @@
 
 Run:  python benchmarks/pgd_interval_terms.py [--reps 30] [--n 100 1000] [--jsonl FILE] [--out FILE.md]
       python benchmarks/pgd_interval_terms.py --held-out SET,SET,... [--epsilons 0.5,1,3] [--seeds 5] [--jsonl FILE]
+      python benchmarks/pgd_interval_terms.py --real-data [--epsilons 0.5,1,3] [--seeds 5] [--jsonl FILE]
       python benchmarks/pgd_interval_terms.py --summarise FILE[.gz][,FILE] [--out FILE.md]
 
 Fits pgd with its default options on the settings of ``benchmarks/coverage_grid.py`` (the same data, bounds and
@@ -27,7 +28,8 @@ is the package's; the variants reuse its released values.
 ``--held-out`` fits the named regressions of ``benchmarks/held_out.py`` (its formulas, bounds and noise seeds,
 ``method="auto"``) and records, for each of pgd's fits, whether each variant's interval for the headline covers
 least squares; the summary gives coverage and median width by band of n * mu (the other methods' fits keep their
-interval in every variant).  The records of session 55 are in ``benchmarks/results/pgd_interval_terms/`` and the
+interval in every variant); ``--real-data`` does the same on the real-data benchmark's ``auto`` fits
+(``benchmarks/real_data.py``).  The records of session 55 are in ``benchmarks/results/pgd_interval_terms/`` and the
 reading in docs/choosing.md ("Over-coverage on the simulation grid").
 """
 
@@ -274,6 +276,55 @@ def held_out_records(names: list[str], epsilons: list[float], seeds: int, path: 
     return out
 
 
+def real_data_records(epsilons: list[float], seeds: int, path: Path | None = None) -> list[dict]:
+    """The real-data benchmark's ``auto`` fits (``benchmarks/real_data.py``: its training rows, formulas, bounds and
+    noise seeds from 1000) in the held-out records' form, with each variant's headline interval (as
+    :func:`held_out_records`; n * mu at the training rows' n)."""
+    import real_data
+
+    fitted = real_data.dpstats.dp_ols
+
+    def keep(*args, **kwargs):
+        _state.clear()
+        _state["res"] = fitted(*args, **kwargs)
+        return _state["res"]
+
+    real_data.dpstats = type("dpstats_shim", (), {"dp_ols": staticmethod(keep)})
+    out = []
+    for spec in real_data.SPECS:
+        _, train, _ = real_data.prepared(spec.name)
+        ref = real_data.reference(spec.name, "full")
+        j = real_data.headline_index(spec, ref)
+        b_ols, se = float(ref.params[j]), float(ref.bse[j])
+        for eps in epsilons:
+            for seed in range(real_data.SEED_BASE, real_data.SEED_BASE + seeds):
+                _state.clear()
+                outcome = real_data.fit_dpstats(real_data.Config("auto"), spec, train, ref, eps, seed)
+                rec = {"set": spec.name, "n": len(train), "eps": eps, "seed": seed, "chose": outcome.method_used,
+                       "reported": outcome.interval is not None}
+                if outcome.interval is not None:
+                    lo, hi = outcome.interval
+                    rec |= {"covers": bool(lo <= b_ols <= hi), "width": (hi - lo) / (2 * 1.959964 * se),
+                            "n_mu": len(train) * gaussian_mu(eps, real_data.DELTA)}
+                    res = _state["res"]
+                    k = list(res.params.index).index(ref.names[j])
+                    b = res.params.to_numpy()
+                    for v in VARIANTS:
+                        draws = _state.get("variants_user", {}).get(v)
+                        if draws is None:
+                            rec[f"{v}_covers"], rec[f"{v}_width"] = rec["covers"], rec["width"]
+                            continue
+                        lower, upper = basic_bootstrap_interval(b, draws, 0.05)
+                        rec[f"{v}_covers"] = bool(lower[k] <= b_ols <= upper[k])
+                        rec[f"{v}_width"] = float((upper[k] - lower[k]) / (2 * 1.959964 * se))
+                out.append(rec)
+                if path is not None:
+                    with path.open("a") as fh:
+                        fh.write(json.dumps(rec) + "\n")
+        print(spec.name, flush=True)
+    return out
+
+
 def held_out_table(records: list[dict]) -> str:
     """Coverage of least squares and median width of each variant's headline interval, by band of n * mu."""
     rep = pd.DataFrame([r for r in records if r.get("reported")])
@@ -364,7 +415,14 @@ def main() -> None:
     parser.add_argument("--held-out", default="", help="comma-separated held-out data sets (benchmarks/held_out.py)")
     parser.add_argument("--epsilons", default="0.5,1,3")
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--real-data", action="store_true", help="the real-data benchmark's auto fits")
     args = parser.parse_args()
+    if args.real_data:
+        install()
+        records = real_data_records([float(e) for e in args.epsilons.split(",")], args.seeds,
+                                    Path(args.jsonl) if args.jsonl else None)
+        print(held_out_table(records))
+        return
     if args.held_out:
         install()
         records = held_out_records(args.held_out.split(","), [float(e) for e in args.epsilons.split(",")], args.seeds,
