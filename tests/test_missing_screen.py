@@ -155,11 +155,26 @@ def test_refusal_names_only_variables_whose_dtype_can_hold_a_missing_value():
     df.loc[:1999, "z"] = np.nan
     df["k"] = np.arange(3000) % 5  # int64: cannot hold a missing value
     with pytest.raises(MissingDataError,
-                       match="rows have a missing value in y, x, z .*Impute the missing values with a public "
-                             "rule") as info:
+                       match="rows have a missing value in at least one of y, x, z .*Impute the missing values "
+                             "with a public rule") as info:
         dpstats.dp_ols("y ~ x + z + k", df, 1.0, 1e-6, bounds={**BOUNDS, "k": (0, 4)}, random_state=1)
-    named = str(info.value).split("have a missing value in ")[1].split(" (a noisy count")[0]
+    named = str(info.value).split("have a missing value in at least one of ")[1].split(" (the variables")[0]
     assert named == "y, x, z"
+
+
+def test_refusal_does_not_say_a_listed_variable_holds_a_missing_value():
+    """s55 new-user check: on MEPS (linearmodels' meps) the refusal said the rows "have a missing value in blhisp,
+    linc", and blhisp has none; it is listed because its type (float) can hold one. The message now says "at least
+    one of" them and that the count does not say which; a single screened variable is named alone."""
+    df = _frame(3000)
+    df.loc[:1999, "z"] = np.nan
+    with pytest.raises(MissingDataError, match=r"at least one of y, x, z \(the variables whose type can hold one; "
+                                               r"the count does not say which\)"):
+        dpstats.dp_ols("y ~ x + z", df, 1.0, 1e-6, bounds=BOUNDS, random_state=1)
+    only_z = df.assign(x=np.arange(3000) % 5, y=(np.arange(3000) % 7).astype(np.int64))
+    with pytest.raises(MissingDataError, match=r"rows have a missing value in z \(a noisy count"):
+        dpstats.dp_ols("y ~ x + z", only_z, 1.0, 1e-6, bounds={"x": (0, 4), "y": (0, 6), "z": BOUNDS["z"]},
+                       random_state=1)
 
 
 def test_missing_drop_spends_nothing_on_a_screen():
@@ -363,7 +378,7 @@ def test_refusal_shows_the_noisy_count_within_the_rows():
     df = pd.DataFrame({"x": rng.uniform(0, 1, n), "g": rng.choice(["no", "yes"], n)})
     df["y"] = df.x + rng.normal(0, 1, n)
     with pytest.raises(MissingDataError, match=r"^about 452 of the 452 rows have a missing value or a value outside "
-                       r"the declared levels in y, x, g"), warnings.catch_warnings():
+                       r"the declared levels in at least one of y, x, g"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         dpstats.dp_ols("y ~ x + C(g)", df, 1.0, 1e-6, bounds={"x": (0, 1), "y": (-5, 6)},
                        levels={"g": ("No", "Yes")}, random_state=0)

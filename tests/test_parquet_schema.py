@@ -114,7 +114,7 @@ def test_a_column_with_one_value_is_read_alike_whatever_that_value(tmp_path):
             warnings.simplefilter("ignore")
             dropped = dpstats.dp_ols("y ~ x + C(s, levels=['a', 'b'])", str(path), 1.0, 1e-6, method="pgd",
                                      missing="drop", bounds=BOUNDS, random_state=3)
-        screened = "rows have a missing value or a value outside the declared levels in y, x, s"
+        screened = "rows have a missing value or a value outside the declared levels in at least one of y, x, s"
         with pytest.raises(MissingDataError, match=screened) as err, warnings.catch_warnings():
             warnings.simplefilter("ignore")
             dpstats.dp_ols("y ~ x + C(s, levels=['a', 'b'])", str(path), 1.0, 1e-6, method="pgd", bounds=BOUNDS,

@@ -1087,3 +1087,13 @@ def test_the_tables_epsilon_needed_is_printed_rounded_up():
     shown = [float(line[4]) for line in lines]
     assert len(shown) == 2 and all(s >= v for s, v in zip(shown, needed, strict=True))
     assert all(f">{s:g}<" in plan._repr_html_() or str(s) in plan._repr_html_() for s in shown)
+
+
+def test_a_refusal_reads_as_one_clause_of_its_line():
+    """s55 new-user check: the plan of ``thalach ~ age + sex`` on 303 patients printed tukey's line as "... at
+    n=303. Nothing was spent.; at least 300 rows": the fit's refusal ends with its own full stop, which the line's
+    "; at least" followed. The plan now drops that full stop (deterministic: public facts only)."""
+    text = str(dpstats.plan(formula="y ~ x + z", bounds={"y": (0, 1), "x": (0, 1), "z": (0, 1)}, n=303,
+                            epsilon=1.0, delta=1e-6, method="tukey"))
+    line = next(row for row in text.splitlines() if row.startswith("tukey: refuses: "))
+    assert ".;" not in line and "; at least 300 rows" in line

@@ -338,7 +338,7 @@ SECRET_FORMULAS = [
 _CODE_REFUSAL = (r"uses the column 'code' as a number, but its type is text or objects\. Convert it"
                  r"|the method call 'code\.astype\(float\)'|the response 'code' must be numeric")
 _CODE_FILE_REFUSAL = (r"the method call 'code\.astype\(float\)'|Declare bounds on the variables code"
-                      r"|rows have a missing value in y, code")
+                      r"|rows have a missing value in at least one of y, code")
 
 
 def _assert_no_secret(exc: BaseException, caught: list[warnings.WarningMessage]) -> None:

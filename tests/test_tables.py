@@ -504,6 +504,21 @@ def test_a_table_of_several_private_fits_states_their_total_budget() -> None:
     assert latex_note("x12e-5 and 2e-6") == "x12e-5 and 2$\\times 10^{-6}$"  # not inside a name
 
 
+def test_fits_of_different_n_are_not_said_to_share_their_data():
+    """s55 new-user check: a table of a fit on Rossi's 432 prisoners beside one on Democracy and Dictatorship's 1,808
+    leaders said "Together, on the same data, rossi, dd spent at most epsilon = 2": n is public and differs, so the
+    rows are not the same; the sum now binds only where their rows overlap, and the note says so.  Deterministic."""
+    df = dpstats.datasets.load("mtcars")
+    bounds = {"wt": (1, 6), "mpg": (10, 35)}
+    whole = dpstats.dp_ols("mpg ~ wt", df, 1.0, 1e-6, method="ssp", bounds=bounds, random_state=0)
+    part = dpstats.dp_ols("mpg ~ wt", df.iloc[:20], 0.5, 1e-6, method="ssp", bounds=bounds, random_state=1)
+    text = " ".join(str(dpstats.table({"all": whole, "part": part})).split())
+    assert "on the same data" not in text
+    assert ("all, part were fitted on different numbers of rows: where their rows overlap they spent together at most "
+            "\u03b5 = 1.5, \u03b4 = 2e-6 (the sums: basic composition); on disjoint data sets each spent only its "
+            "own.") in text
+
+
 def test_terms_left_out_by_keep_or_drop_are_named_in_the_notes() -> None:
     """A short and a long regression shown with ``keep`` (the headline and age only) looked like the same model: the
     notes now name the terms not shown and the models that have them, as a journal table's "controls" line does

@@ -1012,7 +1012,8 @@ def _float_indicator_hint(parsed: ParsedFormula, bounds: Mapping[str, tuple[floa
     if not (lo.is_integer() and hi == lo + 1.0):
         return ""
     return (f"the response '{name}' is declared in [{lo:g}, {hi:g}] and stored as floats: if it holds only those two "
-            f"values (an indicator), store it as bool or int (df['{name}'] = df['{name}'].astype(int); for the "
+            f"values (an indicator), store it as bool or int (df['{name}'] = df['{name}'].astype(int); for a CSV file "
+            f"read by dp_ols, CSVSource(path, dtype={{'{name}': 'int64'}}) from dpstats.rows.sources; for the "
             "scikit-learn estimator's fit(X, y), y.astype(int)), so that the "
             "fit treats it as a two-valued response (the clip and interval rules of a linear probability model, "
             "docs/choosing.md 'A rare outcome'); a proportion or any other response with values in between needs no "

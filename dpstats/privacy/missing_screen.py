@@ -130,6 +130,18 @@ def requested_epsilon(epsilon: float, screened: bool) -> float:
     return float(epsilon) / (1.0 - SCREEN_SHARE) if screened else float(epsilon)
 
 
+def _which_variables(variables: tuple[str, ...], explain: bool = True) -> str:
+    """The screened variables as the messages name them: one by its name; several as "at least one of" them, since
+    the count is of rows and says nothing of which variable a row misses (a column listed there need not hold a
+    missing value: it is listed because its type can hold one, a public fact, which ``explain`` adds)."""
+    if not variables:
+        return "the formula's variables"
+    if len(variables) == 1:
+        return variables[0]
+    why = " (the variables whose type can hold one; the count does not say which)" if explain else ""
+    return f"at least one of {', '.join(variables)}{why}"
+
+
 @dataclass(frozen=True)
 class ScreenOutcome:
     """What a passed screen tells the user (post-processing of its noisy count).
@@ -250,7 +262,7 @@ class MissingValueScreen:
                                             ledger=ledger, name=name))
         shown = max(0, round(noisy)) if n is None else min(max(0, round(noisy)), n)
         of_n = " rows" if n is None else f" of the {n} rows"
-        used = ", ".join(self.variables) if self.variables else "the formula's variables"
+        used = _which_variables(self.variables, explain=not self.levels)
         where = (f"a missing value or a value outside the declared levels in {used} (the factors with declared "
                  f"levels a value can fall outside: {', '.join(self.levels)})" if self.levels
                  else f"a missing value in {used}")
