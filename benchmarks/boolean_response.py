@@ -34,7 +34,7 @@ same data, its width in least-squares widths and the estimate's distance from le
 errors.  The table gives, per share and level of n * mu * share, the coverage of least squares with no rule and the
 share reported and coverage under the rule before session 55 (withheld where n * mu * share < 50) and the rule as
 installed (n * mu * share^2 < ``RARE_MIN_N_MU_SHARE2``, or other values of it: ``--thresholds``), all applied to the
-same fits (post-processing).  ``--summarise FILE`` re-tabulates stored records.
+same fits (post-processing).  ``--summarise FILE[,FILE]`` re-tabulates stored records (``.gz`` read as gzip).
 
 Run from the repository root (one process)::
 
@@ -46,6 +46,7 @@ Run from the repository root (one process)::
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import time
 import warnings
@@ -299,7 +300,8 @@ def grid_main(reps: int, designs: Sequence[str], thresholds: Sequence[float], ou
     """The ``--rare-grid`` measurement (module docstring), or its table of the stored records ``stored``."""
     start = time.perf_counter()
     if stored:
-        records = [json.loads(line) for path in stored for line in Path(path).read_text().splitlines()]
+        records = [json.loads(line) for path in stored for line in
+                   (gzip.open(path, "rt").read() if path.endswith(".gz") else Path(path).read_text()).splitlines()]
         command = f"python benchmarks/boolean_response.py --rare-grid --summarise {','.join(stored)}"
     else:
         records = []
