@@ -302,7 +302,8 @@ def grid_main(reps: int, designs: Sequence[str], thresholds: Sequence[float], ou
     if stored:
         records = [json.loads(line) for path in stored for line in
                    (gzip.open(path, "rt").read() if path.endswith(".gz") else Path(path).read_text()).splitlines()]
-        command = f"python benchmarks/boolean_response.py --rare-grid --summarise {','.join(stored)}"
+        command = (f"python benchmarks/boolean_response.py --rare-grid --summarise {','.join(stored)} --thresholds "
+                   + ",".join(f"{t:g}" for t in thresholds))
     else:
         records = []
         if jsonl:
