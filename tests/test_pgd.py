@@ -1351,8 +1351,8 @@ def test_intervals_are_withheld_for_an_outcome_too_rare_for_the_budget():
 def test_the_rare_outcome_rule_reads_n_mu_times_the_square_of_the_share():
     """Session 55: the rule withholds where n * mu * m^2 < RARE_MIN_N_MU_SHARE2 = 3 (m the released share below 0.1,
     from n * mu = 100), i.e. where n * mu * m < 3 / m: 30 at m = 0.1, 100 at 0.03, 300 at 0.01.  The rule before read
-    n * mu * m < 50, which let through the intervals of 1 and 2% outcomes that covered least squares in 0.4 to 0.9 of
-    fits up to n * mu * m = 130 on the simulated grid (docs/choosing.md, "A rare outcome"), and wage250 (2.6% ones,
+    n * mu * m < 50, which let through the intervals of 1 and 2% outcomes that covered least squares in 0.52 to 0.90
+    of fits at n * mu * m 50 to 130 on the simulated grid (docs/choosing.md, "A rare outcome"), and wage250 (2.6% ones,
     n * mu * m about 54 at epsilon 3: 7 of 11 reported covered).  The reason names n * mu * m^2 and n * mu * m."""
     withheld = pgd.rare_outcome_reason
     # wage250 at epsilon 3: n * mu 1,943, a released share near 0.026 -> withheld now (n * mu * m = 50.5 passed)

@@ -221,7 +221,7 @@ MINORITY_SHARE, TWO_VALUED_MAX_QUANTILE = 0.25, 0.99
 #: 300 at 0.01): the clip then still cuts part of the rare rows' residuals and the fit's target sits away from least
 #: squares by more than the chains' spread shows, and the rarer the outcome the more of its rows' n * mu that gap
 #: takes to close (session 55: a fixed n * mu * m of 50, the rule before, let through 1 and 2% outcomes' intervals
-#: covering in 0.4 to 0.9 of fits up to n * mu * m = 130; docs/choosing.md, "A rare outcome").
+#: covering in 0.52 to 0.90 of fits at n * mu * m 50 to 130; docs/choosing.md, "A rare outcome").
 #: The rule applies from n * mu = RARE_FROM_N_MU: below it the released share's noise sd (about 6 / (n mu) and more)
 #: is as large as the share it would have to tell apart, and the intervals there are wide enough to cover least
 #: squares for a rare outcome too, so the rule withheld common outcomes' intervals on noise alone.
