@@ -102,9 +102,9 @@ FAIR_FORMULA = "affairs ~ rate_marriage + age + yrs_married + children + religio
 #: fit only; "q" replaces the clip rule's quantile level (its multiple unchanged)
 VARIANTS: dict[str, dict[str, float]] = {
     # the two-valued clip rule's (1 - m / 4)-quantile off (always the 0.9-quantile), and no withholding
-    "pgd, 0.9-quantile clip, no withholding": {"TWO_VALUED_MAX_QUANTILE": 0.9, "RARE_MIN_N_MU": 0.0},
+    "pgd, 0.9-quantile clip, no withholding": {"TWO_VALUED_MAX_QUANTILE": 0.9, "RARE_MIN_N_MU_SHARE2": 0.0},
     # intervals for a rare two-valued outcome computed where the rule withholds them
-    "pgd, no withholding": {"RARE_MIN_N_MU": 0.0},
+    "pgd, no withholding": {"RARE_MIN_N_MU_SHARE2": 0.0},
     # no tail clip (its sign release still spends its share)
     "pgd, no tail clip": {"TAIL_CAP": 1.0},
     # the clip rule's earlier multiple 1.25 (now 0.875), no tail clip; then that multiple doubled, or the
@@ -251,7 +251,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             "`VARIANTS`; where auto chose pgd, the same seed gives the same noise, so the two differ only by that "
             "rule); "
             "'n mu x rarer share' is n * mu(epsilon, delta) times the true share of the rarer value (pgd withholds "
-            "intervals where the released share is below 0.1 and this product below 50); 'covers OLS' counts the "
+            "intervals where the released share is below 0.1 and this product times the share below 3; until session "
+            "55, this product below 50); 'covers OLS' counts the "
             "reported intervals that cover the OLS estimate of the headline coefficient (Wages1: school; HMDA: "
             "black, for dmi lvr; fair: rate_marriage); widths are over the OLS 95% interval's.\n\n"
             + "\n".join(lines) + "\n")

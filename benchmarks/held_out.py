@@ -69,9 +69,11 @@ its sign, and whether the 95% interval covers the OLS estimate and its width ove
 below (default: the package as installed), to compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's
 tail clip at its floor (``TAIL_FLOOR`` times the clip), ``--constant pgd.NAME=VALUE`` sets any module constant of
 ``dpstats.methods`` for the run (as in ``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before
-session 35) and ``--collection first|...|thirtieth`` runs one collection only (the figures quoted for "the 28 held-out
-regressions" before session 38 are the first two collections, "34" the first three, "38" the first four, "48" the first
-five, "58" the first six, "72" the first seven, "83" the first eight, "95" the first nine, "106" the first ten, "117"
+session 35), ``--rare-off`` switches pgd's rare-outcome rule off and records in each fit's record the arguments it
+read (n * mu, the released share of the rarer value and its noise sd), so that a threshold can be applied to the same
+fits afterwards, and ``--collection first|...|thirtieth`` runs one collection only (the figures quoted for "the 28
+held-out regressions" before session 38 are the first two collections, "34" the first three, "38" the first four,
+"48" the first five, "58" the first six, "72" the first seven, "83" the first eight, "95" the first nine, "106" the first ten, "117"
 the first eleven, "129" the first twelve, "141" the first thirteen, "153" the first fourteen, "165" the first fifteen,
 "175" the first sixteen, "185" the first seventeen, "196" the first eighteen, "208" the first nineteen, "218" the first
 twenty, "228" the first twenty-one, "240" the first twenty-two, "252" the first twenty-three, "259" the first
@@ -2398,6 +2400,7 @@ def fits(name: str, method: str, epsilons: Sequence[float], seeds: int, with_bou
     rule = {"missing": MISSING[name]} if name in MISSING else {}
     for eps in epsilons:
         for seed in range(SEED0, SEED0 + seeds):
+            RARE_READ.clear()
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 try:
@@ -2413,7 +2416,22 @@ def fits(name: str, method: str, epsilons: Sequence[float], seeds: int, with_bou
             yield dict(set=name, n=int(ols.nobs), eps=eps, seed=seed, chose=res.method,
                        rel_err=abs(b - b_ols) / abs(b_ols), sign=bool(np.sign(b) == np.sign(b_ols)), reported=reported,
                        covers=bool(lo <= b_ols <= hi) if reported else None,
-                       width=(hi - lo) / (2 * 1.959964 * se) if reported else None, clipped_warning=clipped)
+                       width=(hi - lo) / (2 * 1.959964 * se) if reported else None, clipped_warning=clipped,
+                       **RARE_READ)
+
+
+#: with ``--rare-off``: the arguments pgd's rare-outcome rule read in the last fit (n_mu, minority, share_sd), which
+#: ``fits`` adds to its record, so that any threshold can be applied to the same fits afterwards (post-processing)
+RARE_READ: dict[str, float | None] = {}
+
+
+def switch_off_rare_rule() -> None:
+    """Switch pgd's rare-outcome rule off for the run, recording the arguments it reads in ``RARE_READ``."""
+    def record(n_mu: float, minority: float | None, share_sd: float | None = None) -> str:
+        RARE_READ.update(n_mu=n_mu, minority=minority, share_sd=share_sd)
+        return ""
+
+    pgd.rare_outcome_reason = record
 
 
 def pooled(records: list[dict]) -> tuple[float, float, float, float, float]:
@@ -2551,6 +2569,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--constant", action="append", default=[], metavar="MODULE.NAME=VALUE",
                    help="a module constant of dpstats.methods set for the run, as in real_data.py (repeatable)")
     p.add_argument("--collection", choices=tuple(COLLECTIONS), help="one collection only (default: all)")
+    p.add_argument("--rare-off", action="store_true", help="switch pgd's rare-outcome rule off and record the "
+                   "arguments it reads (n_mu, minority, share_sd) in each record")
     p.add_argument("--summarise", help="only summarise the records of these files (comma-separated)")
     p.add_argument("--by-n-mu", action="store_true", help="with --summarise: the table by band of n * mu")
     p.add_argument("--by-collection", action="store_true", help="with --summarise: the table by collection")
@@ -2574,6 +2594,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.tail_cap is not None:
         pgd.TAIL_CAP = args.tail_cap
     set_constants(constant_values(args.constant))
+    if args.rare_off:
+        switch_off_rare_rule()
     names = args.datasets.split(",") if args.datasets else list(SPECS)
     if args.collection:
         names = [n for n in names if n in collection(args.collection)]

@@ -699,13 +699,13 @@ class _Model:
             return IntervalStatus("reported", "")  # the rule applies from rare_from_n_mu only
         if share is None:
             return IntervalStatus("reported", f" (unless the response's rarer value is below {rule.rare_share:g} of "
-                                              f"the rows and n * mu(epsilon, delta) times its share below "
-                                              f"{rule.rare_min_n_mu:g}: give outcome_share= to check)")
+                                              f"the rows and n * mu(epsilon, delta) times the square of its share "
+                                              f"below {rule.rare_min_n_mu_share2:g}: give outcome_share= to check)")
         if rule.withholds_for_outcome(n, epsilon, self.delta, share=share):
             n_mu = n * gaussian_mu(epsilon, self.delta)
             return IntervalStatus("withheld", f"withheld (rare outcome: an assumed share {share:g} of the rarer "
-                                              f"value, below {rule.rare_share:g}, and n * mu * share = "
-                                              f"{n_mu * share:.3g} < {rule.rare_min_n_mu:g})")
+                                              f"value, below {rule.rare_share:g}, and n * mu * share^2 = "
+                                              f"{n_mu * share ** 2:.3g} < {rule.rare_min_n_mu_share2:g})")
         return IntervalStatus("reported", "")
 
     def reports(self, n: float, epsilon: float) -> bool:
@@ -1317,8 +1317,8 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
     outcome_share : float, optional
         For a two-valued response: the assumed share of its rarer value, in (0, 0.5] (an assumption, not read from
         data), so that ``inference``, ``interval_n`` and ``interval_epsilon`` follow a method's rare-outcome rule
-        (pgd withholds its intervals where that share is below 0.1 and n * mu(epsilon, delta) times it below 50;
-        the fit reads the share off a released value).  Without it the plan notes the condition.
+        (pgd withholds its intervals where that share is below 0.1 and n * mu(epsilon, delta) times its square
+        below 3; the fit reads the share off a released value).  Without it the plan notes the condition.
     missing : {"raise", "drop"}
         The fit's ``missing=`` (default "raise": the missing-value screen where a type can hold a missing value).
     rescale : "centred" (default) or True

@@ -16,8 +16,12 @@ import sys
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+
+import dpstats
+from dpstats.methods import pgd
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
@@ -144,3 +148,24 @@ def test_the_tables_by_collection_and_by_set_pool_what_they_are_given() -> None:
     signs = [_record("fair", 3.0, seed, True, sign=seed < 2) for seed in range(4)]
     assert held_out.by_set(signs, misses=True).splitlines()[2:] == []
     assert held_out.by_set([{**r, "n": 1000} for r in signs], misses=True).count("| fair |") == 1
+
+
+def test_rare_off_switches_pgds_rule_off_and_records_what_it_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--rare-off`` (session 55): pgd's rare-outcome rule gives no reason, and the arguments it read (n * mu, the
+    released share and its noise sd) are kept for the fit's record, so that a threshold applies to the same fits
+    afterwards (post-processing).  Deterministic: fixed data and noise seeds."""
+    monkeypatch.setattr(pgd, "rare_outcome_reason", pgd.rare_outcome_reason)  # restored after the test
+    assert pgd.rare_outcome_reason(1000.0, 0.02)  # withheld by the installed rule
+    held_out.switch_off_rare_rule()
+    held_out.RARE_READ.clear()
+    assert pgd.rare_outcome_reason(1000.0, 0.02, 0.006) == ""
+    assert held_out.RARE_READ == {"n_mu": 1000.0, "minority": 0.02, "share_sd": 0.006}
+    # in a fit: a 2% outcome at 2,000 rows, epsilon 1 (withheld by the rule) reports its interval with the rule off
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0.0, 1.0, 2000)
+    frame = pd.DataFrame({"x": x, "y": rng.uniform(0.0, 1.0, 2000) < 0.02 * (0.5 + x)})
+    held_out.RARE_READ.clear()
+    res = dpstats.dp_ols("y ~ x", frame, 1.0, 1e-6, method="pgd", bounds={"x": (0.0, 1.0)}, random_state=0)
+    assert bool(np.all(np.isfinite(res.bse)))
+    assert held_out.RARE_READ["minority"] is not None and held_out.RARE_READ["minority"] < pgd.RARE_SHARE
+    assert held_out.RARE_READ["n_mu"] * held_out.RARE_READ["minority"] ** 2 < pgd.RARE_MIN_N_MU_SHARE2

@@ -32,7 +32,7 @@ from dpstats.methods.common.geometric_histogram import (
 )
 from dpstats.methods.common.private_scaling import Domain, Standardisation
 from dpstats.methods.registry import AutoFacts, available_methods, choose_auto, get_method
-from dpstats.methods.spec import capped_spread
+from dpstats.methods.spec import capped_spread, rare_outcome_withheld
 from dpstats.privacy.calibration import gaussian_mu
 from dpstats.privacy.ledger import PrivacyLedger
 from dpstats.privacy.missing_screen import fit_epsilon
@@ -1305,9 +1305,9 @@ def test_the_floored_note_does_not_call_a_declared_zero_one_integer_a_factor_dum
 
 
 def test_intervals_are_withheld_for_an_outcome_too_rare_for_the_budget():
-    """A boolean response with 2% ones at n = 2000, epsilon 1: n * mu * share is about 9.5, far below
-    RARE_MIN_N_MU = 50 (the released share's noise sd is about 0.01 here), so the interval is withheld with the
-    specific reason and the coefficients are still given; with 40% ones (about 190) it is reported."""
+    """A boolean response with 2% ones at n = 2000, epsilon 1: n * mu * share^2 is about 0.19, far below
+    RARE_MIN_N_MU_SHARE2 = 3 (the released share's noise sd is about 0.01 here), so the interval is withheld with the
+    specific reason and the coefficients are still given; with 40% ones it is reported."""
     rng = np.random.default_rng(3)
     x = rng.uniform(0.0, 1.0, 2000)
     for share, reported in ((0.02, False), (0.4, True)):
@@ -1343,9 +1343,31 @@ def test_intervals_are_withheld_for_an_outcome_too_rare_for_the_budget():
     (note,) = [n for n in dpstats.table([withheld]).notes if "no standard errors" in n]
     assert " ".join(note.split()).rstrip(".").endswith(f"its released share is {share_said}, below 0.1")
     assert "noise sd" not in pgd.rare_outcome_reason(100.0, 0.0)
-    assert pgd.rare_outcome_reason(1000.0, None) == "" and pgd.rare_outcome_reason(1000.0, 0.05) == ""
-    assert pgd.rare_outcome_reason(1000.0, 0.049)
+    assert pgd.rare_outcome_reason(1000.0, None) == "" and pgd.rare_outcome_reason(1000.0, 0.055) == ""
+    assert pgd.rare_outcome_reason(1000.0, 0.054)  # n * mu * m^2 = 2.92 < 3
     assert pgd.rare_outcome_reason(60.0, 0.45) == ""  # a balanced outcome at small n keeps its interval
+
+
+def test_the_rare_outcome_rule_reads_n_mu_times_the_square_of_the_share():
+    """Session 55: the rule withholds where n * mu * m^2 < RARE_MIN_N_MU_SHARE2 = 3 (m the released share below 0.1,
+    from n * mu = 100), i.e. where n * mu * m < 3 / m: 30 at m = 0.1, 100 at 0.03, 300 at 0.01.  The rule before read
+    n * mu * m < 50, which let through the intervals of 1 and 2% outcomes that covered least squares in 0.52 to 0.90
+    of fits at n * mu * m 50 to 130 on the simulated grid (docs/choosing.md, "A rare outcome"), and wage250 (2.6% ones,
+    n * mu * m about 54 at epsilon 3: 7 of 11 reported covered).  The reason names n * mu * m^2 and n * mu * m."""
+    withheld = pgd.rare_outcome_reason
+    # wage250 at epsilon 3: n * mu 1,943, a released share near 0.026 -> withheld now (n * mu * m = 50.5 passed)
+    assert withheld(1943.0, 0.026) and 1943.0 * 0.026 >= 50.0
+    # a 2% outcome: withheld up to n * mu * m = 150, reported above
+    assert withheld(7400.0, 0.02) and not withheld(7600.0, 0.02)
+    # a 9% outcome: reported from n * mu * m = 33 (the old rule withheld it up to 50)
+    assert not withheld(380.0, 0.09) and withheld(360.0, 0.09) and 380.0 * 0.09 < 50.0
+    # the other thresholds are unchanged: nothing from a share of 0.1, nothing below n * mu = 100
+    assert not withheld(150.0, 0.1) and not withheld(99.0, 0.0) and withheld(100.0, 0.0)
+    reason = withheld(1943.0, 0.026, 0.004)
+    assert "times the square of that share is 1.31, below 3 (n * mu times the share is 50.5" in " ".join(reason.split())
+    assert rare_outcome_withheld(7400.0, 0.02, rare_share=pgd.RARE_SHARE, rare_from_n_mu=pgd.RARE_FROM_N_MU,
+                                 rare_min_n_mu_share2=pgd.RARE_MIN_N_MU_SHARE2)
+    assert get_method("pgd").inference_rule.rare_min_n_mu_share2 == pgd.RARE_MIN_N_MU_SHARE2 == 3.0
 
 
 def test_the_error_block_of_a_rare_outcome_is_a_lower_bound():

@@ -580,7 +580,8 @@ def test_plan_quotes_column_names_that_are_python_keywords():
 
 def test_plan_applies_pgds_rare_outcome_rule_given_an_assumed_share():
     """pgd withholds its intervals for a two-valued response whose rarer value is below 10% of the rows where n * mu
-    times that share is below 50 (a rule of a released value); with ``outcome_share=`` plan applies the same rule,
+    times the square of that share is below 3 (a rule of a released value); with ``outcome_share=`` plan applies the
+    same rule,
     and agrees with fits whose rarer value has that share (the released share's noise sd is about 0.003 at
     n = 800 and 6,000 rows, epsilon = 1, far from the rule's edges here)."""
     rng = np.random.default_rng(3)
@@ -601,19 +602,56 @@ def test_plan_applies_pgds_rare_outcome_rule_given_an_assumed_share():
     assert rare["intervals"].iloc[0] == "withheld" and rare["inference"].iloc[0].startswith("withheld (rare outcome")
     assert "rare" in fitted(800, 0.05).inference_reason
     mu = gaussian_mu(fit_epsilon(1.0, screened=True), 1e-6)
-    assert rare["interval_n"].iloc[0] == math.ceil(pgd.RARE_MIN_N_MU / (mu * 0.05))
+    assert rare["interval_n"].iloc[0] == math.ceil(pgd.RARE_MIN_N_MU_SHARE2 / (mu * 0.05 ** 2))
     assert planned(6000, 0.05)["inference"].iloc[0] == "reported"
     assert np.isfinite(fitted(6000, 0.05).bse["x"])
     assert planned(800, 0.3)["inference"].iloc[0] == "reported"
     # the rule applies from n * mu = 100 (session 48: below it the released share is noise and the intervals wide
     # enough): at 300 rows (n * mu about 69) a 5% outcome reports, and interval_n still names the n from which
-    # intervals are given for good (4,305 above), not the small n where the rule does not apply yet
+    # intervals are given for good (5,166 above), not the small n where the rule does not apply yet
     small = planned(300, 0.05)
     assert small["inference"].iloc[0] == "reported" and small["interval_n"].iloc[0] == rare["interval_n"].iloc[0]
     assert planned(300, None)["inference"].iloc[0] == "reported"
     unknown = planned(800, None)["inference"].iloc[0]
     assert unknown.startswith("reported (unless the response's rarer value is below 0.1")
     assert "outcome_share=" in unknown
+
+
+def test_plan_and_fit_agree_on_the_rare_outcome_rules_boundary_in_the_square_of_the_share():
+    """Session 55: the rule reads n * mu * m^2 against RARE_MIN_N_MU_SHARE2 = 3, where it read n * mu * m against 50:
+    a 2% outcome needs n * mu * m of 150 for an interval (it covered least squares in 0.84 to 0.90 of fits at 50 to
+    80 on the simulated grid, and wage250, 2.6% ones, at about 50 in 7 of 11), a 9% outcome 33 (it covered in 0.95
+    to 1.00 from 35 on). The plan's boundary (``interval_n``) is that of the predicate, and fits where the old rule
+    decided otherwise withhold or report as the plan says.  The released share's noise sd (about 6 / (n mu)) is 0.002
+    at 13,000 rows, far from the 2% fit's margin, but 0.013 at 2,000 rows, about the 9% fit's margin (0.09 against
+    0.08): deterministic with these fixed data and noise seeds, it would need another seed if the noise changed."""
+    bounds, dtypes = {"y": (0, 1), "x": (0.0, 10.0)}, {"y": bool, "x": float}
+    mu = gaussian_mu(fit_epsilon(1.0, screened=True), 1e-6)
+
+    def planned(n, share):
+        return one(dpstats.plan(bounds=bounds, formula="y ~ x", n=n, epsilon=1.0, method="pgd", dtypes=dtypes,
+                                outcome_share=share), "pgd")
+
+    def fitted(n, share):
+        x = np.random.default_rng(7).uniform(0.0, 10.0, n)
+        y = np.zeros(n, dtype=bool)
+        y[: round(share * n)] = True
+        return dpstats.dp_ols("y ~ x", pd.DataFrame({"y": y, "x": x}), 1.0, 1e-6, method="pgd", bounds=bounds,
+                              random_state=0)
+
+    for share in (0.02, 0.09):
+        assert planned(1000, share)["interval_n"].iloc[0] == math.ceil(pgd.RARE_MIN_N_MU_SHARE2 / (mu * share ** 2))
+    # 2% at 13,000 rows: n * mu * m = 60 (the old rule reported), n * mu * m^2 = 1.2 < 3: withheld by both
+    assert planned(13_000, 0.02)["intervals"].iloc[0] == "withheld"
+    assert "rare for this budget" in fitted(13_000, 0.02).inference_reason
+    assert planned(13_000, 0.02)["inference"].iloc[0].endswith("n * mu * share^2 = 1.21 < 3)")
+    # 9% at 3,000 rows: n * mu * m = 63 and n * mu * m^2 = 5.6: reported by both (as at 5% from 5,166 rows)
+    assert planned(3000, 0.09)["inference"].iloc[0] == "reported"
+    assert np.isfinite(fitted(3000, 0.09).bse["x"])
+    # 9% at 2,000 rows: n * mu * m = 42 (the old rule withheld), n * mu * m^2 = 3.8 >= 3: reported by both
+    assert planned(2000, 0.09)["inference"].iloc[0] == "reported"
+    assert np.isfinite(fitted(2000, 0.09).bse["x"])
+    assert 2000 * mu * 0.09 < 50.0 <= 13_000 * mu * 0.02  # where the old rule (n * mu * m < 50) decided otherwise
 
 
 def test_plan_refuses_an_outcome_share_it_cannot_use():

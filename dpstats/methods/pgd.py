@@ -107,7 +107,7 @@ __all__ = ["PGDOptions", "fit", "budget_split", "reports_intervals", "linearise"
            "WEIGHTS", "SPEC", "clip_rule", "interval_reason", "GramPass", "NormHistogramPass", "GradientPass",
            "InferencePass", "sandwich", "sampling_resolved", "UNCLIPPED_SHARE_FLOOR",
            "gradient_norm_bound", "SAMPLING_Z", "floored_note", "CLIP_D_REF", "CLIP_D_POWER",
-           "RARE_SHARE", "RARE_MIN_N_MU", "RARE_FROM_N_MU", "rare_outcome_reason", "complete_rows_reason",
+           "RARE_SHARE", "RARE_MIN_N_MU_SHARE2", "RARE_FROM_N_MU", "rare_outcome_reason", "complete_rows_reason",
            "ONE_VALUE_LEAD", "one_value_reason",
            "two_valued_variance",
            "unspent_inference_note",
@@ -216,13 +216,16 @@ TAIL_DECAY = 1.0
 #: For a two-valued response the clip rule reads the (1 - MINORITY_SHARE * minority)-quantile of the gradient norms
 #: when that is above 0.9, at most TWO_VALUED_MAX_QUANTILE (:func:`clip_rule`; minority: the rarer value's share)
 MINORITY_SHARE, TWO_VALUED_MAX_QUANTILE = 0.25, 0.99
-#: With a two-valued response whose released rarer share is below RARE_SHARE, intervals are withheld where n * mu
-#: times that share is below RARE_MIN_N_MU: the clip then still cuts part of the rare rows' residuals and the fit's
-#: target sits away from least squares by more than the chains' spread shows (docs/choosing.md, "A rare outcome").
+#: With a two-valued response whose released rarer share m is below RARE_SHARE, intervals are withheld where n * mu
+#: times m^2 is below RARE_MIN_N_MU_SHARE2 (n * mu * m below RARE_MIN_N_MU_SHARE2 / m: 30 at m = 0.1, 100 at 0.03,
+#: 300 at 0.01): the clip then still cuts part of the rare rows' residuals and the fit's target sits away from least
+#: squares by more than the chains' spread shows, and the rarer the outcome the more of its rows' n * mu that gap
+#: takes to close (session 55: a fixed n * mu * m of 50, the rule before, let through 1 and 2% outcomes' intervals
+#: covering in 0.52 to 0.90 of fits at n * mu * m 50 to 130; docs/choosing.md, "A rare outcome").
 #: The rule applies from n * mu = RARE_FROM_N_MU: below it the released share's noise sd (about 6 / (n mu) and more)
 #: is as large as the share it would have to tell apart, and the intervals there are wide enough to cover least
 #: squares for a rare outcome too, so the rule withheld common outcomes' intervals on noise alone.
-RARE_SHARE, RARE_MIN_N_MU, RARE_FROM_N_MU = 0.1, 50.0, 100.0
+RARE_SHARE, RARE_MIN_N_MU_SHARE2, RARE_FROM_N_MU = 0.1, 3.0, 100.0
 #: A response without declared bounds whose released domain histogram's groups of equal values (pairs of rows)
 #: outcount its modal spread by more than this share of the groups gets no interval (:func:`one_value_reason`): a
 #: response taking two values, a share p of the rows at one, leads by (1 - 2 p)^2, which is 9 / 16 at p = 1 / 8; such
@@ -425,11 +428,11 @@ def one_value_reason(lead: float | None) -> str:
 def rare_outcome_reason(n_mu: float, minority: float | None, share_sd: float | None = None) -> str:
     """Why intervals are withheld for a two-valued response whose rarer value is too rare for this budget ("" when
     they are not): from n * mu = ``RARE_FROM_N_MU`` (public), a released share ``minority`` below ``RARE_SHARE`` whose
-    product with n * mu is below ``RARE_MIN_N_MU`` (post-processing of the released centre and public n, epsilon,
-    delta).  Below ``RARE_FROM_N_MU`` the share's noise is as large as the share and the intervals are wide enough
-    for a rare outcome (docs/choosing.md, "A rare outcome"), so the rule does not apply.  ``share_sd``, where given,
-    is the noise sd of that share (public: half the noise sd of the response's released centre, whose two values
-    the domain maps to -1 and +1), named beside it, so that a user whose outcome is common can tell that the
+    square times n * mu is below ``RARE_MIN_N_MU_SHARE2`` (post-processing of the released centre and public n,
+    epsilon, delta).  Below ``RARE_FROM_N_MU`` the share's noise is as large as the share and the intervals are wide
+    enough for a rare outcome (docs/choosing.md, "A rare outcome"), so the rule does not apply.  ``share_sd``, where
+    given, is the noise sd of that share (public: half the noise sd of the response's released centre, whose two
+    values the domain maps to -1 and +1), named beside it, so that a user whose outcome is common can tell that the
     released share is noisy.  The first clause (up to " ("), which a table's note keeps, names the share and the
     threshold.
 
@@ -448,16 +451,18 @@ def rare_outcome_reason(n_mu: float, minority: float | None, share_sd: float | N
         The reason, or "" where the intervals are given.
     """
     if minority is None or not rare_outcome_withheld(n_mu, minority, rare_share=RARE_SHARE,
-                                                     rare_min_n_mu=RARE_MIN_N_MU, rare_from_n_mu=RARE_FROM_N_MU):
+                                                     rare_min_n_mu_share2=RARE_MIN_N_MU_SHARE2,
+                                                     rare_from_n_mu=RARE_FROM_N_MU):
         return ""
     noise = (f" (a noisy share, read off the response's private centre: its noise sd is {share_sd:.2g} at this n and "
              f"epsilon, so it can fall below {RARE_SHARE:g} where the share in the data is above it)"
              if share_sd is not None else "")
     return (f"the response is two-valued and its rarer value is rare for this budget: its released share is "
-            f"{minority:.2g}, below {RARE_SHARE:g}{noise}, and n * mu(epsilon, delta) times that share is "
-            f"{n_mu * minority:.3g}, below {RARE_MIN_N_MU:g}; there the clipped fit's target can sit away from least "
-            "squares by more than an interval would show, so none is given (a larger epsilon, or more rows, gives "
-            "one; docs/choosing.md, 'A rare outcome')")
+            f"{minority:.2g}, below {RARE_SHARE:g}{noise}, and n * mu(epsilon, delta) times the square of that share "
+            f"is {n_mu * minority ** 2:.3g}, below {RARE_MIN_N_MU_SHARE2:g} (n * mu times the share is "
+            f"{n_mu * minority:.3g}: the rarer the outcome, the more of its rows' n * mu an interval needs); there the "
+            "clipped fit's target can sit away from least squares by more than an interval would show, so none is "
+            "given (a larger epsilon, or more rows, gives one; docs/choosing.md, 'A rare outcome')")
 
 
 def unspent_inference_note(mu: float) -> str:
@@ -1880,7 +1885,7 @@ SPEC = MethodSpec(
     regimes="n = 100 to 10^5 rows: standardises privately inside the declared bounds (or a released domain without "
             "them) and reports intervals where n * mu(epsilon, delta) >= 15 (wide below 100)",
     inference_rule=InferenceRule("bootstrap", min_n_mu=INTERVAL_MIN_N_MU, rare_share=RARE_SHARE,
-                                  rare_min_n_mu=RARE_MIN_N_MU, rare_from_n_mu=RARE_FROM_N_MU),
+                                  rare_min_n_mu_share2=RARE_MIN_N_MU_SHARE2, rare_from_n_mu=RARE_FROM_N_MU),
     theory_rate=theory_rate,
     auto_rules=(AutoRule(rank=10, min_n_mu=SMALL_N_MU, max_rows=AUTO_MAX_ROWS, intervals=True, why=(
         "at 100 <= n * mu(epsilon, delta) and n < 10^5 it was the most accurate method that reports intervals, "

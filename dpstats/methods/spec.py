@@ -515,7 +515,7 @@ def capped_spread(part: np.ndarray, cap: np.ndarray) -> np.ndarray:
     return part * np.outer(scale, scale)
 
 
-def rare_outcome_withheld(n_mu: float, share: float, *, rare_share: float, rare_min_n_mu: float,
+def rare_outcome_withheld(n_mu: float, share: float, *, rare_share: float, rare_min_n_mu_share2: float,
                           rare_from_n_mu: float) -> bool:
     """The rare-outcome rule: whether a fit with a two-valued response whose rarer value has ``share`` of the rows
     withholds its inference (docs/choosing.md, "A rare outcome").  The one predicate behind a fit's reason
@@ -528,9 +528,11 @@ def rare_outcome_withheld(n_mu: float, share: float, *, rare_share: float, rare_
         n * mu(epsilon, delta) of the fit (public).
     share : float
         The share of the response's rarer value (released, or assumed), in [0, 0.5].
-    rare_share, rare_min_n_mu, rare_from_n_mu : float
-        The rule's thresholds: withheld where ``share`` is below ``rare_share``, n * mu times ``share`` is below
-        ``rare_min_n_mu`` and n * mu is at least ``rare_from_n_mu`` (``rare_share`` = 0: no such rule).
+    rare_share, rare_min_n_mu_share2, rare_from_n_mu : float
+        The rule's thresholds: withheld where ``share`` is below ``rare_share``, n * mu times the square of
+        ``share`` is below ``rare_min_n_mu_share2`` (so n * mu times ``share`` below ``rare_min_n_mu_share2`` /
+        ``share``: the rarer the outcome, the more of its rows' n * mu its interval needs) and n * mu is at least
+        ``rare_from_n_mu`` (``rare_share`` = 0: no such rule).
 
     Returns
     -------
@@ -539,12 +541,14 @@ def rare_outcome_withheld(n_mu: float, share: float, *, rare_share: float, rare_
 
     Examples
     --------
-    >>> rare_outcome_withheld(400.0, 0.05, rare_share=0.1, rare_min_n_mu=50.0, rare_from_n_mu=100.0)
+    >>> rare_outcome_withheld(400.0, 0.05, rare_share=0.1, rare_min_n_mu_share2=3.0, rare_from_n_mu=100.0)
     True
-    >>> rare_outcome_withheld(400.0, 0.2, rare_share=0.1, rare_min_n_mu=50.0, rare_from_n_mu=100.0)
+    >>> rare_outcome_withheld(400.0, 0.09, rare_share=0.1, rare_min_n_mu_share2=3.0, rare_from_n_mu=100.0)
+    False
+    >>> rare_outcome_withheld(400.0, 0.2, rare_share=0.1, rare_min_n_mu_share2=3.0, rare_from_n_mu=100.0)
     False
     """
-    return share < rare_share and rare_from_n_mu <= n_mu and n_mu * share < rare_min_n_mu
+    return share < rare_share and rare_from_n_mu <= n_mu and n_mu * share ** 2 < rare_min_n_mu_share2
 
 
 @dataclass(frozen=True)
@@ -569,10 +573,10 @@ class InferenceRule:
         Inference only where n * mu(epsilon, delta) >= this (pgd: 15; 0: no such rule).
     min_n_epsilon : float
         Inference only where n * epsilon >= this (theilsen: 50; 0: no such rule).
-    rare_share, rare_min_n_mu : float
+    rare_share, rare_min_n_mu_share2 : float
         With a two-valued response, inference is withheld where the rarer value's share is below ``rare_share``
-        and n * mu(epsilon, delta) times that share is below ``rare_min_n_mu`` (pgd: 0.1 and 50; 0: no such
-        rule).
+        and n * mu(epsilon, delta) times the square of that share is below ``rare_min_n_mu_share2`` (pgd: 0.1 and
+        3; 0: no such rule).
     rare_from_n_mu : float
         The rare-outcome rule applies only where n * mu(epsilon, delta) is at least this (pgd: 100; 0: at every
         n * mu).  The fit reads the share off a released value; :func:`dpstats.plan` takes it as an assumption
@@ -594,12 +598,12 @@ class InferenceRule:
     min_n_mu: float = 0.0
     min_n_epsilon: float = 0.0
     rare_share: float = 0.0
-    rare_min_n_mu: float = 0.0
+    rare_min_n_mu_share2: float = 0.0
     rare_from_n_mu: float = 0.0
 
     def withholds_for_outcome(self, n: float, epsilon: float, delta: float, *, share: float) -> bool:
         """Whether a fit with a two-valued response whose rarer value has this ``share`` of the rows withholds its
-        inference by the method's rare-outcome rule (``rare_share``, ``rare_min_n_mu``, ``rare_from_n_mu``).
+        inference by the method's rare-outcome rule (``rare_share``, ``rare_min_n_mu_share2``, ``rare_from_n_mu``).
 
         Parameters
         ----------
@@ -618,7 +622,8 @@ class InferenceRule:
         from dpstats.privacy.calibration import gaussian_mu  # noqa: PLC0415 - a leaf module, kept local (as above)
 
         return rare_outcome_withheld(n * gaussian_mu(epsilon, delta), share, rare_share=self.rare_share,
-                                     rare_min_n_mu=self.rare_min_n_mu, rare_from_n_mu=self.rare_from_n_mu)
+                                     rare_min_n_mu_share2=self.rare_min_n_mu_share2,
+                                     rare_from_n_mu=self.rare_from_n_mu)
 
     def reports_at(self, n: float, epsilon: float, delta: float) -> bool:
         """Whether a fit at these public facts is large enough to give inference (before any withholding).
