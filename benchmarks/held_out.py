@@ -72,11 +72,11 @@ tail clip at its floor (``TAIL_FLOOR`` times the clip), ``--constant pgd.NAME=VA
 session 35), ``--rare-off`` switches pgd's rare-outcome rule off and records in each fit's record the arguments it
 read (n * mu, the released share of the rarer value and its noise sd), so that a threshold can be applied to the same
 fits afterwards, and ``--collection first|...|thirtieth`` runs one collection only (the figures quoted for "the 28
-held-out regressions" before session 38 are the first two collections, "34" the first three, "38" the first four,
-"48" the first five, "58" the first six, "72" the first seven, "83" the first eight, "95" the first nine, "106" the first ten, "117"
-the first eleven, "129" the first twelve, "141" the first thirteen, "153" the first fourteen, "165" the first fifteen,
-"175" the first sixteen, "185" the first seventeen, "196" the first eighteen, "208" the first nineteen, "218" the first
-twenty, "228" the first twenty-one, "240" the first twenty-two, "252" the first twenty-three, "259" the first
+held-out regressions" before session 38 are the first two collections, "34" the first three, "38" the first four, "48"
+the first five, "58" the first six, "72" the first seven, "83" the first eight, "95" the first nine, "106" the first
+ten, "117" the first eleven, "129" the first twelve, "141" the first thirteen, "153" the first fourteen, "165" the first
+fifteen, "175" the first sixteen, "185" the first seventeen, "196" the first eighteen, "208" the first nineteen, "218"
+the first twenty, "228" the first twenty-one, "240" the first twenty-two, "252" the first twenty-three, "259" the first
 twenty-four, "270" the first twenty-five, "281" the first twenty-six, "286" the first twenty-seven, "292" the first
 twenty-eight, "296" the first twenty-nine; a run without ``--collection`` or ``--datasets`` now fits all 302).
 ``--summarise FILE[,FILE]`` summarises stored records (a later file's record of the same fit, data set, epsilon and
