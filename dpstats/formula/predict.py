@@ -298,8 +298,11 @@ def _level_kind(levels: Sequence[Any], columns: list[Any]) -> str:
                                                                                                pd.CategoricalDtype)]
     numeric = [c for c in columns if pd.api.types.is_numeric_dtype(c.dtype) and not pd.api.types.is_bool_dtype(c.dtype)]
     if text and all(isinstance(v, numbers.Number) and not isinstance(v, bool) for v in levels):
-        return ("; they are numbers and newdata's column holds text, as a CSV file read without dtypes gives: convert "
-                "it to numbers")
+        if all(pd.api.types.is_string_dtype(c.dtype) and c.dtype != object for c in text):
+            return ("; they are numbers and newdata's column holds text, as a CSV file read without dtypes gives: "
+                    "convert it to numbers")
+        return ("; they are numbers and newdata's column is not of a number dtype (dtype object: a number stored "
+                "there as text, as a CSV file read without dtypes gives, does not match): convert it to numbers")
     if numeric and all(isinstance(v, str) for v in levels):
         return "; they are text and newdata's column holds numbers: convert it to text"
     return ""
