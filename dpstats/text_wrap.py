@@ -3,8 +3,8 @@
 The one-fit summary (:mod:`dpstats.summary_text`), the privacy report (:mod:`dpstats.privacy.report`), the tables
 of several fits (:mod:`dpstats.table_grid`) and the command line's example wrap their notes here.  A relation or
 product written with a space on each side between two words ("epsilon = 0.5", "δ = 2e-6", "n * mu >= 15",
-"0 < epsilon <= 10") is one unbreakable group: a line never ends with its symbol or its operator, and its value
-never starts the next line.  Imports nothing from dpstats, so every layer can use it.
+"0 < epsilon <= 10") is one group: a line never ends with its symbol or its operator, and its value never starts
+the next line (unless the group alone is longer than a line).  Imports nothing from dpstats, so every layer can use it.
 """
 
 from __future__ import annotations
@@ -22,22 +22,29 @@ _GLUE = "\ue000"
 
 
 class _GroupWrapper(textwrap.TextWrapper):
-    """textwrap's wrapper that places a group longer than a line whole on a line of its own (a plain word that
-    long is still broken, as textwrap breaks it)."""
+    """textwrap's wrapper, except that a group longer than a whole line is taken apart at its spaces (no line then
+    holds it whole; a word still longer than a line is broken as textwrap breaks it)."""
 
     def _handle_long_word(self, reversed_chunks: list[str], cur_line: list[str], cur_len: int, width: int) -> None:
-        if _GLUE not in reversed_chunks[-1]:
+        group = reversed_chunks[-1]
+        if _GLUE not in group:
             super()._handle_long_word(reversed_chunks, cur_line, cur_len, width)
-        elif not cur_line:
+            return
+        reversed_chunks.pop()
+        reversed_chunks += reversed([" " if piece == _GLUE else piece for piece in re.split(f"({_GLUE})", group)])
+        while reversed_chunks and cur_len + len(reversed_chunks[-1]) <= width:
+            cur_len += len(reversed_chunks[-1])
             cur_line.append(reversed_chunks.pop())
+        if not cur_line:  # its first word alone is longer than a line
+            super()._handle_long_word(reversed_chunks, cur_line, cur_len, width)
 
 
 def wrap_note(note: str, width: int, indent: str = "", first_indent: str = "") -> list[str]:
     """A note as lines of at most ``width`` characters, broken at spaces but never inside a group ("ε = 2",
     "n * mu = 40").
 
-    A word longer than a line is broken where the line ends; a group longer than a line stands whole on a line of
-    its own, the only kind of line wider than ``width``.
+    No line is wider than ``width``: a group longer than a whole line (code such as "df['x'] = df['x'].astype(int)"
+    rather than a symbol and its value) is broken at its spaces, and a word longer than a line where the line ends.
 
     Parameters
     ----------
