@@ -906,7 +906,7 @@ class Plan:
     """
 
     frame: pd.DataFrame
-    assumed: tuple[_Spelled, ...]
+    assumed: tuple[_Spelled, ...]  # each assumption once; :meth:`lines` spells the options it names
     facts: Mapping[str, Any]
 
     @property

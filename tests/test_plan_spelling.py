@@ -109,8 +109,8 @@ _CENTRED_ASSUMPTIONS = (
 def test_each_assumption_is_stored_once_and_spelled_when_shown(plans):
     """The plan keeps each assumption once, its words and the options it names apart, and writes it in the spelling
     asked for: the two spellings cannot drift.  The texts are byte for byte those of the code that stored both
-    (pinned here for a plan with every option an assumption names; ``plans_before_after.py`` in session 55 compared
-    several hundred plans of varied settings)."""
+    (pinned here for a plan with every option an assumption names; ``benchmarks/text_outputs.py plans`` compared
+    880 plans of varied settings before and after, benchmarks/results/text_outputs.md)."""
     centred = dpstats.plan(**_CENTRED_PLAN)
     assert centred.assumptions == _CENTRED_ASSUMPTIONS
     assert centred._assumptions("cli") == tuple(_former_cli_text(a) for a in _CENTRED_ASSUMPTIONS)

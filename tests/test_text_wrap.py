@@ -53,7 +53,8 @@ def test_a_group_longer_than_a_line_is_broken_at_its_spaces() -> None:
     assert lines == ["the spent budget", "  epsilon =", "  0.123456789 of", "  the fit"]
     code = "df['" + "x" * 40 + "'] = df['" + "x" * 40 + "'].astype(int);"
     lines = wrap_note("(" + code + " then refit)", 50, indent="    ")
-    assert all(len(line) <= 50 for line in lines) and "".join(lines).replace(" ", "") == f"({code} then refit)".replace(" ", "")
+    assert all(len(line) <= 50 for line in lines)
+    assert "".join(lines).replace(" ", "") == f"({code} then refit)".replace(" ", "")
     assert wrap_note("x" * 25 + " a", 10) == ["x" * 10, "x" * 10, "x" * 5 + " a"]
 
 
