@@ -43,7 +43,6 @@ import math
 import os
 import re
 import sys
-import textwrap
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -79,6 +78,7 @@ from dpstats.rows.csv_fields import schema_type
 from dpstats.rows.csv_lines import DECOMPRESSION_FAILURES, UNDECOMPRESSABLE_CSV
 from dpstats.rows.sources import CSVSource
 from dpstats.tables import table
+from dpstats.text_wrap import wrap_note
 from dpstats.validation import DEFAULT_RESCALE, RESCALE_CHOICES
 
 __all__ = ["main", "build_parser"]
@@ -586,7 +586,7 @@ def _cmd_example(args: argparse.Namespace) -> int:
            "           --documented-bounds declares the ranges published with the data set instead."]),
         "  levels:  " + "; ".join(f"{k}: {', '.join(map(str, v))}" for k, v in info.levels.items()),
         "           the public levels from the data set's documentation;",
-        *textwrap.wrap(info.example_note, width=110, initial_indent="           ", subsequent_indent="           "),
+        *wrap_note(info.example_note, 110, indent=" " * 11, first_indent=" " * 11),
         "",
         res.summary().as_text(),
         "",

@@ -66,7 +66,7 @@ import difflib
 import html
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
@@ -140,25 +140,34 @@ def option(name: str, value: str | None = None, spelling: str = "python") -> str
     return f"{name}=" if value is None else f"{name}={value!r}"
 
 
-class _Spelled(NamedTuple):
-    """A text of the plan in each spelling of :data:`SPELLINGS` (the same text where it names no option)."""
+class _Option(NamedTuple):
+    """An option a text of the plan names, spelled when the text is shown (:func:`option`)."""
 
-    python: str
-    cli: str
+    name: str
+    value: str | None = None
+
+
+class _Spelled(NamedTuple):
+    """A text of the plan, stored once: its words, and the options it names kept apart and written in the spelling
+    of :data:`SPELLINGS` it is shown in."""
+
+    parts: tuple[str | _Option, ...]
 
     @classmethod
-    def of(cls, write: Callable[[str], str]) -> _Spelled:
-        """The text that ``write(spelling)`` writes, in every spelling."""
-        return cls(*(write(spelling) for spelling in SPELLINGS))
+    def of(cls, *parts: str | _Option) -> _Spelled:
+        """The text of these words and options, in order."""
+        return cls(parts)
 
     @classmethod
     def plain(cls, text: str) -> _Spelled:
         """A text that names no option."""
-        return cls(text, text)
+        return cls((text,))
 
     def spelled(self, spelling: str) -> str:
         """The text in ``spelling``."""
-        return str(getattr(self, spelling))
+        return "".join(part if isinstance(part, str) else option(part.name, part.value, spelling)
+                       for part in self.parts)
+
 
 #: delta of a planned fit when none is given
 DEFAULT_DELTA = 1e-6
@@ -386,39 +395,39 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
         explained = total_var * (rsquared or 0.0)
     coefficients = _coefficients(moments, intercept, explained)
     centred = rescale == "centred" and design.public_centring() is not None
-    words = [_Spelled.of(lambda spelling: "design columns uniform on their declared ranges"
+    words = [_Spelled.of("design columns uniform on their declared ranges"
                          + (", a factor's levels (and a two-valued variable's values) equally common" if blocks
-                            else "")
-                         + (f" (sd as given in {option('spread', spelling=spelling)} where given)" if spread else "")
-                         + _correlation_words(correlation)),
+                            else ""),
+                         *((" (sd as given in ", _Option("spread"), " where given)") if spread else ()),
+                         _correlation_words(correlation)),
              _Spelled.plain(f"residual sd {math.sqrt(residual_var) * scaling.y_scale:.4g} in the response's units ("
                             + ("as given" + capped if residual_sd is not None else f"R^2 = {rsquared or 0.0:g} of "
                                + response_words) + ")"),
-             _Spelled.of(lambda spelling: "the fit's public rescaling: columns and response rescaled to [-1, 1] by "
-                         "the declared bounds, the method's default options"
-                         + ("; product and power columns with their variables centred at their declared midpoints "
-                            "(rescale='centred', the default; uniform on the centred ranges, "
-                            f"{option('spread', spelling=spelling)} and {option('correlation', spelling=spelling)} "
-                            "naming those centred columns)" if centred else "")),
-             _Spelled.of(lambda spelling: _screen_words(design.screened, missing, spelling))]
+             _Spelled.of("the fit's public rescaling: columns and response rescaled to [-1, 1] by the declared "
+                         "bounds, the method's default options",
+                         *(("; product and power columns with their variables centred at their declared midpoints "
+                            "(rescale='centred', the default; uniform on the centred ranges, ", _Option("spread"),
+                            " and ", _Option("correlation"), " naming those centred columns)") if centred else ())),
+             _screen_words(design.screened, missing)]
     return _Setting(names, scaling, rescaled, moments, residual_var, coefficients, intercept, words, design,
                     rescale=rescale)
 
 
-def _screen_words(screened: Sequence[str], missing: str, spelling: str = "python") -> str:
+def _screen_words(screened: Sequence[str], missing: str) -> _Spelled:
     """The plan's assumption about the missing-value screen (``missing="raise"``), which a fit runs only where a
     variable's type can hold a missing value: the planned types (``dtypes=``, floats where not given) decide whether
     the method plans on all of epsilon or on what the screen leaves, so a plan and a fit on integer or boolean
     columns agree only when ``dtypes=`` declares them."""
     if missing != "raise":
-        return f"no missing-value screen ({option('missing', missing, spelling)})"
+        return _Spelled.of("no missing-value screen (", _Option("missing", missing), ")")
     if not screened:
-        return "no missing-value screen (no variable's type, as planned, can hold a missing value)"
+        return _Spelled.plain("no missing-value screen (no variable's type, as planned, can hold a missing value)")
     names = ", ".join(screened[:4]) + (f" and {len(screened) - 4} more" if len(screened) > 4 else "")
-    dtypes = option("dtypes", spelling=spelling)
-    return (f"the missing-value screen of {option('missing', 'raise', spelling)} takes {SCREEN_SHARE:.0%} of epsilon "
-            f"first, because {names} can hold a missing value as planned (floats where {dtypes} gives no type; a fit "
-            f"on integer or boolean columns runs no screen: declare their types with {dtypes} for its figures)")
+    dtypes = _Option("dtypes")
+    return _Spelled.of("the missing-value screen of ", _Option("missing", "raise"),
+                       f" takes {SCREEN_SHARE:.0%} of epsilon first, because {names} can hold a missing value as "
+                       "planned (floats where ", dtypes, " gives no type; a fit on integer or boolean columns runs no "
+                       "screen: declare their types with ", dtypes, " for its figures)")
 
 
 def _coded_blocks(design: Design, scaling: PublicScaling) -> list[tuple[list[int], np.ndarray]]:
@@ -897,9 +906,13 @@ class Plan:
     """
 
     frame: pd.DataFrame
-    assumptions: tuple[str, ...]
+    assumed: tuple[_Spelled, ...]  # each assumption once; :meth:`lines` spells the options it names
     facts: Mapping[str, Any]
-    spelled_assumptions: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def assumptions(self) -> tuple[str, ...]:
+        """The plan's assumptions in words, the options they name as :func:`dpstats.plan`'s keyword arguments."""
+        return self._assumptions("python")
 
     def to_frame(self) -> pd.DataFrame:
         """The plan as a DataFrame (a copy)."""
@@ -933,7 +946,7 @@ class Plan:
 
     def _assumptions(self, spelling: str) -> tuple[str, ...]:
         """The assumptions with the options they name in ``spelling``."""
-        return self.spelled_assumptions.get(spelling, self.assumptions)
+        return tuple(a.spelled(spelling) for a in self.assumed)
 
     def lines(self, spelling: str = "python") -> list[str]:
         """The plan as plain-text lines.
@@ -1354,8 +1367,7 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
     facts = {"n": n, "epsilon": epsilon, "delta": delta, "names": setting.names,
              "auto_choice": _auto_choice(method, n, setting, epsilon, delta)}
     planned = [_Spelled.plain(text) for text in _planned_errors(models)]  # the methods' own words
-    spelled = {spelling: tuple(a.spelled(spelling) for a in (*setting.assumptions, *planned)) for spelling in SPELLINGS}
-    return Plan(frame, spelled["python"], facts, spelled)
+    return Plan(frame, (*setting.assumptions, *planned), facts)
 
 
 def _planned_errors(models: Sequence[_Model]) -> list[str]:

@@ -20,6 +20,8 @@ from typing import Any
 
 from statsmodels.iolib.table import SimpleTable
 
+from dpstats import text_wrap
+
 __all__ = ["SUMMARY_WIDTH", "FootnotedTable", "wrap_note", "fit_rows", "split_explanation", "stub_room",
            "shorten_stubs"]
 
@@ -51,11 +53,10 @@ class FootnotedTable(SimpleTable):
 
 
 def wrap_note(line: str, width: int = SUMMARY_WIDTH) -> list[str]:
-    """``line`` in lines of at most ``width`` characters (continuations indented), broken at spaces, and
-    within a word only when the word alone is longer than a line."""
-    if len(line) <= width:
-        return [line]
-    return textwrap.wrap(line, width, subsequent_indent=_NOTE_INDENT, break_on_hyphens=False)
+    """``line`` in lines of at most ``width`` characters (continuations indented), broken at spaces but never
+    inside "symbol = value" or "n * mu" (:func:`dpstats.text_wrap.wrap_note`), and within a word only when the
+    word alone is longer than a line."""
+    return text_wrap.wrap_note(line, width, indent=_NOTE_INDENT)
 
 
 def split_explanation(norm: str) -> tuple[str, str]:

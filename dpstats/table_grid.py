@@ -13,7 +13,6 @@ from __future__ import annotations
 import html
 import math
 import re
-import textwrap
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpstats.errors import InvalidArgumentError
+from dpstats.text_wrap import wrap_note
 from dpstats.validation import shown
 
 if TYPE_CHECKING:
@@ -248,7 +248,7 @@ class Grid:
             lines += [self._text_row(r, widths) for r in panel]
         lines.append("=" * total)
         for note in self.notes:
-            lines += wrap_note(note, max(total, 60))
+            lines += wrap_note(note, max(total, 60), indent="  ")
         return "\n".join(lines)
 
     # Markdown ------------------------------------------------------------------------------------------------
@@ -355,32 +355,6 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|$&])")
 _SUPERSCRIPT = re.compile(r"\b([A-Za-z])\\textasciicircum\{\}([A-Za-z0-9])\b")
 _LATEX_SYMBOLS = {"\u03b5": "$\\varepsilon$", "\u03b4": "$\\delta$", "\u00b2": "$^2$", "\u221e": "$\\infty$",
                   "\u2264": "$\\le$", "\u2265": "$\\ge$"}
-
-
-#: " = " between two words, as in "ε = 2" and "δ = 2e-6": a symbol and its figure, which the text notes keep on one line
-_FIGURE = re.compile(r"(?<=\S) = (?=\S)")
-#: what stands for a space of such a figure while the notes wrap (a private-use character: no break there)
-_GLUE = "\ue000"
-
-
-def wrap_note(note: str, width: int) -> list[str]:
-    """A note of the text table as lines of at most ``width`` characters (continuation lines indented by two),
-    broken at spaces but not inside "symbol = value" ("ε = 2", "δ = 2e-6" stay on one line).
-
-    Parameters
-    ----------
-    note : str
-        The note.
-    width : int
-        The widest line.
-
-    Returns
-    -------
-    list of str
-        The lines.
-    """
-    glued = note if _GLUE in note else _FIGURE.sub(f"{_GLUE}={_GLUE}", note)
-    return [line.replace(_GLUE, " ") for line in textwrap.wrap(glued, width=width, subsequent_indent="  ")]
 
 
 def _md_escape(text: str) -> str:

@@ -88,3 +88,37 @@ def test_option_and_floor_note_spell_each_option():
         option("method", "auto", "R")
     with pytest.raises(InvalidArgumentError, match="spelling must be one of 'python', 'cli'"):
         dpstats.plan(bounds=_BOUNDS, n=500, epsilon=1.0, method="ssp").lines(spelling="R")
+
+
+#: a plan's assumptions in Python's spelling as the plan wrote them when it stored both spellings of each (session
+#: 54's code, d4c4ed4): a product term (the centred columns' note), spread=, declared types and the screen
+_CENTRED_PLAN = {"bounds": _BOUNDS, "formula": "y ~ x * z", "n": 800, "epsilon": 1.0, "method": "ssp",
+                 "spread": {"x": 2.0}, "dtypes": {"y": float, "x": int, "z": int}}
+_CENTRED_ASSUMPTIONS = (
+    "design columns uniform on their declared ranges (sd as given in spread= where given), independent",
+    "residual sd 0.2887 in the response's units (R^2 = 0 of a response uniform on its declared range)",
+    "the fit's public rescaling: columns and response rescaled to [-1, 1] by the declared bounds, the method's default "
+    "options; product and power columns with their variables centred at their declared midpoints (rescale='centred', "
+    "the default; uniform on the centred ranges, spread= and correlation= naming those centred columns)",
+    "the missing-value screen of missing='raise' takes 2% of epsilon first, because y can hold a missing value as "
+    "planned (floats where dtypes= gives no type; a fit on integer or boolean columns runs no screen: declare their "
+    "types with dtypes= for its figures)",
+)
+
+
+def test_each_assumption_is_stored_once_and_spelled_when_shown(plans):
+    """The plan keeps each assumption once, its words and the options it names apart, and writes it in the spelling
+    asked for: the two spellings cannot drift.  The texts are byte for byte those of the code that stored both
+    (pinned here for a plan with every option an assumption names; ``benchmarks/text_outputs.py plans`` compared
+    880 plans of varied settings before and after, benchmarks/results/text_outputs.md)."""
+    centred = dpstats.plan(**_CENTRED_PLAN)
+    assert centred.assumptions == _CENTRED_ASSUMPTIONS
+    assert centred._assumptions("cli") == tuple(_former_cli_text(a) for a in _CENTRED_ASSUMPTIONS)
+    for plan in [*plans, centred]:
+        assert plan.assumptions == plan._assumptions("python")
+        assert all(isinstance(part, str) or part.name in {"spread", "correlation", "missing", "dtypes"}
+                   for assumption in plan.assumed for part in assumption.parts)
+        assert plan._assumptions("cli") == tuple(_former_cli_text(a) for a in plan.assumptions)
+    dropped = dpstats.plan(**_VARIANTS[5])
+    assert "no missing-value screen (missing='drop')" in dropped.assumptions
+    assert "no missing-value screen (--missing drop)" in dropped._assumptions("cli")

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import patsy
 
-from dpstats.bounds.interval import Interval, IntervalError, UnsupportedExpressionError, interval_of_code
+from dpstats.bounds.interval import Interval, IntervalError, UnsupportedExpressionError, call_name, interval_of_code
 from dpstats.errors import FormulaError, InvalidBoundsError, TransformDomainError
 from dpstats.validation import check_bounds_pair, check_range_magnitude, check_range_width
 
@@ -353,8 +353,7 @@ def _spline_interval(code: str) -> Interval | None:
         return None
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
     call = calls[0] if calls else None
-    func = call.func if call is not None else None
-    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+    name = call_name(call) if call is not None else None
     if name == "bs":
         return Interval(0.0, 1.0)
     if name in ("cr", "cc") and call is not None:

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import ast
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Container, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from dpstats.errors import DPStatsError, InvalidBoundsError
 
 __all__ = ["Interval", "IntervalError", "UnsupportedExpressionError", "DomainError", "interval_of_code",
-           "domain_violation", "domain_requirements", "ELEMENTWISE_FUNCTIONS"]
+           "domain_violation", "domain_requirements", "ELEMENTWISE_FUNCTIONS", "call_name", "NUMPY_NAMES"]
 
 
 @dataclass(frozen=True)
@@ -202,10 +203,34 @@ ELEMENTWISE_FUNCTIONS: frozenset[str] = frozenset({*_INCREASING, *_ABS, "square"
 _COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
 
 
-def _call_name(func: ast.AST) -> str | None:
+#: the names of numpy in factor code (``np.log(x)``, ``numpy.log(x)``)
+NUMPY_NAMES: frozenset[str] = frozenset({"np", "numpy"})
+
+
+def call_name(call: ast.Call, modules: Collection[str] | None = None, shadowed: Container[Any] = ()) -> str | None:
+    """The name of the function a call of factor code calls.
+
+    Parameters
+    ----------
+    call : ast.Call
+        A call of a factor's syntax tree.
+    modules : collection of str, optional
+        The modules whose functions count (:data:`NUMPY_NAMES`: ``np.f(...)``, not ``x.f(...)``); None: ``m.f(...)``
+        of any callee ``m``.
+    shadowed : container, default ()
+        Names that do not name a function here (a frame's columns shadow the evaluation namespace): a call of one,
+        or (with ``modules``) of a function of a module one shadows, calls none.
+
+    Returns
+    -------
+    str or None
+        ``f`` for ``f(...)`` and ``m.f(...)``; None for any other callee.
+    """
+    func = call.func
     if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in {"np", "numpy"}:
+        return None if func.id in shadowed else func.id
+    if isinstance(func, ast.Attribute) and (modules is None or (
+            isinstance(func.value, ast.Name) and func.value.id in modules and func.value.id not in shadowed)):
         return func.attr
     return None
 
@@ -292,7 +317,7 @@ def decided_comparison(code: str, variables: Mapping[str, Interval]) -> bool | N
         node = _parse(code)
     except IntervalError:
         return None
-    while isinstance(node, ast.Call) and _call_name(node.func) in {"I", "C"} and node.args:
+    while isinstance(node, ast.Call) and call_name(node, NUMPY_NAMES) in {"I", "C"} and node.args:
         node = node.args[0]
     if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], _COMPARISONS)):
         return None
@@ -342,12 +367,12 @@ def _rounded_range(node: ast.AST, variables: Mapping[str, Interval]) -> Interval
                    {k: v for k, v in operands.items() if v is not None}, False)
         return _widened(iv) if isinstance(node.op, (ast.Div, ast.Pow)) else iv
     if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords \
-            and _call_name(node.func) not in {"Q", None}:
+            and call_name(node, NUMPY_NAMES) not in {"Q", None}:
         inner = _rounded_range(node.args[0], variables)
         if inner is None:
             return None
         iv = _eval(ast.Call(node.func, [ast.Name("_a", ast.Load())], []), {"_a": inner}, False)
-        return iv if _call_name(node.func) in {"I", *_EXACT_FUNCTIONS} else _widened(iv)
+        return iv if call_name(node, NUMPY_NAMES) in {"I", *_EXACT_FUNCTIONS} else _widened(iv)
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], _COMPARISONS):
         left = _rounded_range(node.left, variables)
         right = _rounded_range(node.comparators[0], variables)
@@ -461,7 +486,7 @@ def _compare(op: ast.cmpop, left: Interval, right: Interval) -> Interval:
 
 
 def _call(node: ast.Call, variables: Mapping[str, Interval], partial: bool) -> Interval | None:
-    name = _call_name(node.func)
+    name = call_name(node, NUMPY_NAMES)
     arg = node.args[0]
     if name == "Q" and isinstance(arg, ast.Constant) and isinstance(arg.value, str):
         return _variable(arg.value, variables, partial)
@@ -505,7 +530,8 @@ def domain_requirements(code: str) -> list[str]:
         return []
     out: list[str] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and len(node.args) == 1 and (name := _call_name(node.func)) in _DOMAINS:
+        if isinstance(node, ast.Call) and len(node.args) == 1 \
+                and (name := call_name(node, NUMPY_NAMES)) in _DOMAINS:
             out.append(f"{ast.unparse(node.args[0])} {_DOMAINS[str(name)]} in {ast.unparse(node)}")
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
             out.append(f"{ast.unparse(node.right)} != 0 in {ast.unparse(node)}")

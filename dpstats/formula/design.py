@@ -42,7 +42,16 @@ import numpy as np
 import pandas as pd
 import patsy
 
-from dpstats.bounds import ELEMENTWISE_FUNCTIONS, BoundsAdvice, DataBounds, Interval, declared_interval, derive_ranges
+from dpstats.bounds import (
+    ELEMENTWISE_FUNCTIONS,
+    NUMPY_NAMES,
+    BoundsAdvice,
+    DataBounds,
+    Interval,
+    call_name,
+    declared_interval,
+    derive_ranges,
+)
 from dpstats.errors import (
     DataTypeError,
     DPStatsError,
@@ -592,7 +601,7 @@ def _row_free_kind(code: str, dtypes: Mapping[str, Any], columns: set[Any]) -> s
     if column is not None:
         kind = _dtype_class(dtypes[column])
         return None if kind is None else "numerical" if kind == "number" else "categorical"
-    if isinstance(tree, ast.Call) and _row_free_call(tree, columns) == "C":
+    if isinstance(tree, ast.Call) and call_name(tree, NUMPY_NAMES, columns) == "C":
         return "categorical" if _row_free_categorical(tree, dtypes, columns) else None
     return "numerical" if _row_free_number(tree, dtypes, columns) == (True, True) else None
 
@@ -616,23 +625,11 @@ def _dtype_class(dtype: Any) -> str | None:
     return None
 
 
-def _row_free_call(node: ast.Call, columns: set[Any]) -> str | None:
-    """The namespace function a call names (``f`` or ``np.f``), None for anything else or a name a column
-    shadows."""
-    func = node.func
-    if isinstance(func, ast.Name) and func.id not in columns:
-        return func.id
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in {"np", "numpy"} \
-            and func.value.id not in columns:
-        return func.attr
-    return None
-
-
 def _row_free_column(node: ast.AST, dtypes: Mapping[str, Any], columns: set[Any]) -> str | None:
     """The variable ``node`` is (a bare name, or ``Q('name')``), else None."""
     if isinstance(node, ast.Name) and node.id in dtypes:
         return node.id
-    if isinstance(node, ast.Call) and _row_free_call(node, columns) == "Q" and len(node.args) == 1 \
+    if isinstance(node, ast.Call) and call_name(node, NUMPY_NAMES, columns) == "Q" and len(node.args) == 1 \
             and not node.keywords and isinstance(node.args[0], ast.Constant) and node.args[0].value in dtypes:
         return str(node.args[0].value)
     return None
@@ -672,7 +669,7 @@ def _row_free_number(node: ast.AST, dtypes: Mapping[str, Any], columns: set[Any]
         right = _row_free_number(node.right, dtypes, columns)
         return left[0] and right[0] and (left[1] or right[1]), left[1] or right[1]
     if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
-        name = _row_free_call(node, columns)
+        name = call_name(node, NUMPY_NAMES, columns)
         if name == "I" or name in ELEMENTWISE_FUNCTIONS:
             return _row_free_number(node.args[0], dtypes, columns)
     return False, False

@@ -77,9 +77,9 @@ import pandas as pd
 import patsy
 
 from dpstats.blas import single_threaded_blas
-from dpstats.bounds import declared_interval
+from dpstats.bounds import call_name, declared_interval
 from dpstats.formula.frame import FramePlan, is_numeric_dtype
-from dpstats.formula.parse import call_name, factor_calls
+from dpstats.formula.parse import factor_calls
 from dpstats.formula.schema import dtype_key
 
 __all__ = ["RankProbe", "UNBOUNDED_PROBE_RANGE", "CONSTANT_WEIGHT_TOL", "PIECEWISE_CALLS", "SPLINE_CALLS",

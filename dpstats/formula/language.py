@@ -62,7 +62,7 @@ from patsy.mgcv_cubic_splines import CC, CR
 from patsy.splines import BS
 from patsy.state import stateful_transform
 
-from dpstats.bounds.interval import ELEMENTWISE_FUNCTIONS
+from dpstats.bounds.interval import ELEMENTWISE_FUNCTIONS, NUMPY_NAMES, call_name
 from dpstats.errors import (
     DataTypeError,
     DisallowedExpressionError,
@@ -592,11 +592,10 @@ class _Checker:
 
     def function_name(self, node: ast.Call) -> tuple[str, str]:
         """(the function's name, how it is written), or a refusal for a call that is not of a plain name."""
+        name = call_name(node, NUMPY_NAMES)
+        if name is not None:
+            return name, ast.unparse(node.func)
         func = node.func
-        if isinstance(func, ast.Name):
-            return func.id, func.id
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in {"np", "numpy"}:
-            return func.attr, f"{func.value.id}.{func.attr}"
         if isinstance(func, ast.Attribute):
             raise self.refuse(f"the method call {ast.unparse(node)!r}",
                               f"calling .{func.attr}() on a value is not evaluated (it could compute across rows, "

@@ -36,6 +36,7 @@ from patsy.desc import Evaluator, ModelDesc, Term
 from patsy.eval import EvalFactor, ast_names
 from patsy.parse_formula import ParseNode, parse_formula
 
+from dpstats.bounds.interval import call_name
 from dpstats.errors import DisallowedExpressionError, FormulaError
 
 __all__ = ["term", "join_terms", "expand_formula", "model_desc", "is_call", "literal_value", "finite_number",
@@ -135,27 +136,6 @@ def _expression(code: str) -> ast.expr | None:
         return ast.parse(code.strip(), mode="eval").body
     except SyntaxError:
         return None
-
-
-def call_name(call: ast.Call) -> str | None:
-    """The called name.
-
-    Parameters
-    ----------
-    call : ast.Call
-        A call of a factor's syntax tree.
-
-    Returns
-    -------
-    str or None
-        ``f`` for ``f(...)`` and ``m.f(...)``; None for any other callee.
-    """
-    f = call.func
-    if isinstance(f, ast.Name):
-        return f.id
-    if isinstance(f, ast.Attribute):
-        return f.attr
-    return None
 
 
 def quoted_names(code: str) -> list[str]:
