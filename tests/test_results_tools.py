@@ -301,6 +301,18 @@ def test_text_summary_lines_fit_the_width_and_html_keeps_whole_cells(data, metho
         assert "\n[1] normalised: each release: noise sd = its L2 sensitivity / mu_round\n" in text
 
 
+def test_the_privacy_report_text_writes_a_norms_explanation_without_nested_parentheses():
+    """A norm with its own explanation ("normalised (each release: ...)") reads "(normalised; each release: ...)" in
+    the report's text: the step's line used to nest one parenthesis in another (a new-user check of session 55)."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.uniform(0, 1, 3000)})
+    df["y"] = df["x"] + rng.normal(0, 0.1, 3000)
+    res = dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method="pgd", bounds={"x": (0, 1), "y": (-1, 2)}, random_state=0)
+    flat = " ".join(str(res.privacy).split())
+    assert "(normalised (" not in flat
+    assert "sensitivity=1 (normalised; each release: noise sd = its L2 sensitivity / mu_round), noise scale=" in flat
+
+
 LONG_NAME = "a_variable_name_much_longer_than_the_coefficient_table_has_room_for_" + "z" * 60
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from dpstats.privacy.ledger import PrivacyStep
-from dpstats.summary_text import wrap_note
+from dpstats.summary_text import split_explanation, wrap_note
 
 __all__ = ["PrivacyReport"]
 
@@ -134,7 +134,7 @@ class PrivacyReport:
         for i, s in enumerate(self.steps, 1):
             rep = f" x{s.count}" if s.count > 1 else ""
             out.append(f"  step {i}: {s.name} [{s.mechanism}{rep}] sensitivity={_fmt(s.sensitivity)}"
-                       f" ({s.sensitivity_norm}), noise scale={_fmt(s.noise_scale)}, {s.describe_privacy()}")
+                       f" ({_norm_text(s.sensitivity_norm)}), noise scale={_fmt(s.noise_scale)}, {s.describe_privacy()}")
         out += [f"Assumption: {a}" for a in self.assumptions]
         out += [f"Note: {n}" for n in self.notes]
         out.append(f"Random source: {self._random_source()}")
@@ -179,3 +179,11 @@ class PrivacyReport:
             "random_source": self._random_source(short=True), "status": self.status,
             "steps": self.steps_frame().drop(columns=["privacy"]).to_dict(orient="records"),
         }
+
+
+def _norm_text(norm: str) -> str:
+    """A sensitivity's norm as the report's text shows it inside parentheses: a norm with its own parenthetical
+    explanation ("normalised (GDP of the block)") is written "normalised; GDP of the block", so that the text never
+    nests one parenthesis in another."""
+    name, explanation = split_explanation(norm)
+    return f"{name}; {explanation}" if explanation else name
