@@ -134,7 +134,8 @@ class PrivacyReport:
         for i, s in enumerate(self.steps, 1):
             rep = f" x{s.count}" if s.count > 1 else ""
             out.append(f"  step {i}: {s.name} [{s.mechanism}{rep}] sensitivity={_fmt(s.sensitivity)}"
-                       f" ({_norm_text(s.sensitivity_norm)}), noise scale={_fmt(s.noise_scale)}, {s.describe_privacy()}")
+                       f" ({_norm_text(s.sensitivity_norm)}), noise scale={_fmt(s.noise_scale)},"
+                       f" {s.describe_privacy()}")
         out += [f"Assumption: {a}" for a in self.assumptions]
         out += [f"Note: {n}" for n in self.notes]
         out.append(f"Random source: {self._random_source()}")
