@@ -364,12 +364,12 @@ def public_refusal(ctx: FitContext, options: TukeyOptions) -> str:
     The checks (:func:`_check_public`) apply to the m the options give: the user's ``m=``, the default's
     (:func:`default_m`), or with ``m="private"`` the most models a private lower bound on n can give. They refuse
     when t - 2 < tau, t = floor(floor(m/2)/2), tau = :func:`ptr_threshold` (even identical models would pass with
-    probability below 1/2), or when idealised Gaussian block estimates (:func:`ideal_pass_probability`, with the
-    fit's ``ptr``) would pass with probability below MIN_IDEAL_PASS.  With the default m a fast path decides most
+    probability below 1/2), or when idealised Gaussian block estimates would pass with probability below
+    MIN_IDEAL_PASS (:func:`_ideal_pass`, with the fit's ``ptr``).  With the default m a fast path decides most
     cases without :func:`default_m`, so that a plan at 10^12 rows never evaluates the depth profile of n/d models:
-    default_m chooses m between min(DEFAULT_M, L) and L = min(n, max(n // d, MIN_M)); the idealised probability
-    grows with m (apart from a dip at the one m past the first that reaches 1%, hence two evaluations), and where L
-    passes t - 2 >= tau so does its choice whenever epsilon_PTR <= ln 50: it either is L, or has
+    default_m chooses m between min(DEFAULT_M, L) and L = min(n, max(n // d, MIN_M)); the checked probability
+    (:func:`_ideal_pass`) grows with m, and where L passes t - 2 >= tau so does its choice whenever
+    epsilon_PTR <= ln 50: it either is L, or has
     M(D) >= tau + ln(50)/epsilon_PTR for idealised models, and M(D) <= t - 1
     (:func:`~dpstats.methods.tukey.depth.lemma_distance`).
 
@@ -390,9 +390,8 @@ def public_refusal(ctx: FitContext, options: TukeyOptions) -> str:
         largest = _largest_models(ctx.n, ctx.d)
         tau = ptr_threshold(epsilon_half, delta_tukey)
         first = min(largest, DEFAULT_M)  # default_m never chooses fewer
-        hopeful = largest > IDEAL_CHECK_MAX_M or all(
-            ideal_pass_probability(k, ctx.d, epsilon_ptr=epsilon_half, epsilon_em=epsilon_half, delta=delta_tukey,
-                                   ptr=options.ptr) >= MIN_IDEAL_PASS for k in (first, min(first + 1, largest)))
+        hopeful = (largest > IDEAL_CHECK_MAX_M
+                   or _ideal_pass(options, first, ctx.d, epsilon_half, delta_tukey) >= MIN_IDEAL_PASS)
         if hopeful and (first // 2) // 2 - 2 >= tau:
             return ""
         if hopeful and (largest // 2) // 2 - 2 >= tau and \
@@ -421,15 +420,15 @@ def _checked_models(options: TukeyOptions, n: int, d: int, epsilon_half: float, 
 
 
 def _ideal_pass(options: TukeyOptions, m: int, d: int, epsilon_half: float, delta_tukey: float) -> float:
-    """The idealised pass probability the check compares with MIN_IDEAL_PASS (:func:`ideal_pass_probability`
-    with the fit's ``ptr``): at m; with ``m="private"`` the largest at m - 3..m, m = L (:func:`_checked_models`).
+    """The idealised pass probability the check compares with MIN_IDEAL_PASS: the largest of
+    :func:`ideal_pass_probability` (with the fit's ``ptr``) over m - 3..m.
 
-    A private lower bound n_low <= n gives at most L models, and the probability grows with m except at the one m
-    past the first that reaches 1% (t = floor(m/4) and q_max = ceil(m/2) step at different m), so the largest over
-    a period of four bounds it for every m <= L."""
-    models = range(max(m - 3, MIN_M), m + 1) if options.m == "private" else (m,)
+    The probability grows with m except for a dip at the one m past the first that reaches 1% (t = floor(m/4) and
+    q_max = ceil(m/2) step at different m); its largest over a period of four grows with m (checked for epsilon_PTR
+    from 0.1 to 4, d from 1 to 30 and m up to 3,000, docs/proofs/tukey.md), so the refused m are those below one
+    boundary, and with ``m="private"`` (m = L, :func:`_checked_models`) it bounds the probability of every m <= L."""
     return max(ideal_pass_probability(k, d, epsilon_ptr=epsilon_half, epsilon_em=epsilon_half, delta=delta_tukey,
-                                      ptr=options.ptr) for k in models)
+                                      ptr=options.ptr) for k in range(max(m - 3, MIN_M), m + 1))
 
 
 def _hopeful(ctx: FitContext, options: TukeyOptions, n: int, m: int, epsilon: float) -> bool:
@@ -449,15 +448,19 @@ def _round_up(x: float) -> float:
 
 
 def _fewest_models(ctx: FitContext, options: TukeyOptions, m: int, epsilon: float) -> int | None:
-    """The fewest models (of d rows each: n = m d) from m up that pass both public checks at this epsilon, or None
-    beyond IDEAL_CHECK_MAX_M."""
+    """The fewest models from m up that pass both public checks at this epsilon, or None beyond
+    IDEAL_CHECK_MAX_M: of d rows each (n = m d) for the default m and ``m="private"``, at this n for a user's m."""
     d = ctx.d
+
+    def rows(k: int) -> int:
+        return k * d if options.m is None or isinstance(options.m, str) else ctx.n
+
     lo, hi = m, IDEAL_CHECK_MAX_M
-    if not _hopeful(ctx, options, hi * d, hi, epsilon):
+    if not _hopeful(ctx, options, rows(hi), hi, epsilon):
         return None
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if _hopeful(ctx, options, mid * d, mid, epsilon) else (mid, hi)
+        lo, hi = (lo, mid) if _hopeful(ctx, options, rows(mid), mid, epsilon) else (mid, hi)
     return hi
 
 
@@ -491,13 +494,14 @@ def _hopeless_message(ctx: FitContext, options: TukeyOptions, m: int) -> str:
                 f"more than {IDEAL_CHECK_MAX_M * d} rows for d={d} at this epsilon")
     else:
         what = f"m={m} models (about {n // m} rows each)"
-        rows = (f"m >= {fewest} models (with at least d={d} rows each: n >= {fewest * d}) at this epsilon"
-                if fewest is not None else f"more than {IDEAL_CHECK_MAX_M} models at this epsilon")
+        rows = (f"m >= {fewest} models at this epsilon (each block keeps at least d={d} rows while m <= n/d = "
+                f"{n // d})" if fewest is not None else f"more than {IDEAL_CHECK_MAX_M} models at this epsilon")
     test = "its privacy test" + (" (ptr='mass')" if options.ptr == "mass" else "")
     return (f"TukeyEM with {what} would almost surely fail {test} at epsilon={ctx.ledger.epsilon:.4g}, "
             f"delta={delta:.3g}, and a failed test spends budget: even idealised Gaussian block estimates would pass "
-            f"it with probability {p:.1g}, below {MIN_IDEAL_PASS:.0%} (where this is so, favourable Gaussian designs "
-            f"failed it in every seed). It needs {rows}, or {_epsilon_needed(ctx, options, m)}. Nothing was spent.")
+            f"it with probability {p:.1g}, below {MIN_IDEAL_PASS:.0%} (on favourable Gaussian data such tests almost "
+            f"never passed: docs/proofs/tukey.md). It needs {rows}, or {_epsilon_needed(ctx, options, m)}. Nothing "
+            "was spent.")
 
 
 def _too_few_message(ctx: FitContext, options: TukeyOptions, m: int, threshold: float) -> str:
