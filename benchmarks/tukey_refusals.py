@@ -173,26 +173,48 @@ def cells(setting: Setting, kind: str, quick: bool) -> Iterator[tuple[float, int
                     yield epsilon, d, factor, max(100 * d, round(factor * edge)), setting.options()
 
 
+@dataclass(frozen=True)
+class Cell:
+    """One cell's outcome: its place, the check's verdict and the seeds whose test passed."""
+
+    epsilon: float
+    d: int
+    factor: float
+    n: int
+    options: TukeyOptions
+    mark: str
+    passed: int
+    spent: tuple[float, ...]  # epsilon fractions spent by the failed tests
+
+
+def outcomes(setting: Setting, kind: str, seeds: int, quick: bool = False) -> Iterator[Cell]:
+    """Every cell of the study of ``setting`` (``kind``: "models" or "fits"); cells the older checks refuse are not
+    run (passed 0, no spend)."""
+    outcome = fit_outcome if kind == "fits" else model_outcome
+    for epsilon, d, factor, n, options in cells(setting, kind, quick):
+        mark = verdict(n, d, epsilon, options)
+        if mark == "r":
+            yield Cell(epsilon, d, factor, n, options, mark, 0, ())
+            continue
+        results = [outcome(n, d, epsilon, options, seed) for seed in range(seeds)]
+        spent = tuple(spent / epsilon for p, spent in results if not p)
+        yield Cell(epsilon, d, factor, n, options, mark, sum(p for p, _ in results), spent)
+
+
 def study(setting: Setting, kind: str, seeds: int, quick: bool) -> tuple[list[str], list[float]]:
     """The table's lines and the epsilon fractions spent by the failed tests of refused cells."""
-    outcome = fit_outcome if kind == "fits" else model_outcome
     rows: dict[tuple[float, int], list[str]] = {}
     factors: list[float] = []
     saved: list[float] = []
-    for epsilon, d, factor, n, options in cells(setting, kind, quick):
-        if factor not in factors:
-            factors.append(factor)
-        mark = verdict(n, d, epsilon, options)
-        size = f"m={options.m}" if setting.m == "user" else f"n={n}"
-        if mark == "r":
-            rows.setdefault((epsilon, d), []).append(f"{size}: r")
-            continue
-        results = [outcome(n, d, epsilon, options, seed) for seed in range(seeds)]
-        passed = sum(p for p, _ in results)
-        if mark == "*":
-            saved += [spent / epsilon for p, spent in results if not p]
-        rows.setdefault((epsilon, d), []).append(f"{size}: {passed}{mark}")
-        print(f"{setting.label} {kind} eps={epsilon} d={d} {size}: {passed}/{seeds}{mark}", file=sys.stderr)
+    for cell in outcomes(setting, kind, seeds, quick):
+        if cell.factor not in factors:
+            factors.append(cell.factor)
+        size = f"m={cell.options.m}" if setting.m == "user" else f"n={cell.n}"
+        shown = "r" if cell.mark == "r" else f"{cell.passed}{cell.mark}"
+        rows.setdefault((cell.epsilon, cell.d), []).append(f"{size}: {shown}")
+        if cell.mark == "*":
+            saved += cell.spent
+        print(f"{setting.label} {kind} eps={cell.epsilon} d={cell.d} {size}: {shown}", file=sys.stderr)
     scale = "m / boundary" if setting.m == "user" else "n / boundary"
     head = "| epsilon | d | " + " | ".join(f"{scale} {f:g}" for f in factors) + " |"
     lines = [head, "|" + "---|" * (len(factors) + 2)]
