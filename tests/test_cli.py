@@ -595,7 +595,7 @@ def test_plan_command_takes_a_methods_options_and_agrees_with_the_fit(capsys):
     with pytest.raises(dpstats.errors.InsufficientDataError) as info:
         dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method="tukey", bounds={k: tuple(v) for k, v in bounds.items()},
                        m=200, ptr="mass", random_state=0)
-    assert (printed["refusal"] == str(info.value)).all() and "m >= 578 models" in str(info.value)
+    assert (printed["refusal"] == str(info.value)).all() and "m >= 551 models" in str(info.value)
     assert main(argv[:-2]) == 0
     assert "--option: m=200, ptr='mass'" in capsys.readouterr().out  # the assumption names the flag
     assert main(["plan", "y ~ x", "--bounds", json.dumps(bounds), "--n", "20000", "--option", "m=200"]) == 2

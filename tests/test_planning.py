@@ -382,7 +382,7 @@ def _tukey_fit_refusal(n: int, options: dict) -> str:
 
 
 @pytest.mark.parametrize(("options", "rows"), [
-    ({"m": 200}, (20_000,)), ({"m": 643}, (20_000,)), ({"m": 200, "ptr": "mass"}, (20_000,)),
+    ({"m": 200}, (20_000,)), ({"m": 618}, (20_000,)), ({"m": 200, "ptr": "mass"}, (20_000,)),
     ({"m": "private"}, (900, 1019, 1020)), ({"ptr": "mass"}, (600, 885, 886)),
     ({"m": "private", "ptr": "mass"}, (900, 909, 910))])
 def test_plan_agrees_with_tukeys_free_refusal_for_each_m_and_ptr(options, rows):
