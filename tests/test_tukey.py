@@ -459,7 +459,8 @@ def test_default_m_refuses_for_free_where_its_test_cannot_be_expected_to_pass() 
     except PTRFailure:
         pass
     # a user-chosen m is refused as freely (it was spent on a certain PTRFailure before session 55)
-    with pytest.raises(InsufficientDataError, match=r"TukeyEM with m=149 models .*below 0\.1%.*It needs m >= 474 models"):
+    with pytest.raises(InsufficientDataError,
+                       match=r"TukeyEM with m=149 models .*below 0\.1%.*It needs m >= 474 models"):
         dpstats.dp_ols("y ~ x", df, epsilon=1.0, delta=1e-6, method="tukey", m=149, random_state=0)
 
 
