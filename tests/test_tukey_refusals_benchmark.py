@@ -25,8 +25,9 @@ def test_refused_cells_almost_never_pass_even_in_the_gaussian_limit(setting):
     # normal block estimates through the fit's own test: the most favourable block estimates. The check refuses
     # where their idealised pass probability is below 1% (0.1% for a user's m; below 0.1% in all but the cells at
     # 0.95 of the boundary), so a refused cell passes about 20 p < 0.2 seeds in expectation and the refused tests of
-    # one setting about 1 in all: measured 0 or 1 per setting (benchmarks/results/tukey_refusals.md). False failure: P(a cell with p < 1% passes 2 of 20) < 1.7%, at most four such cells per
-    # setting; P(more than 3 passes with mean at most 1) < 2%. Fixed seeds: deterministic.
+    # one setting about 1 in all: measured 0 or 1 per setting (benchmarks/results/tukey_refusals.md). False
+    # failure: P(a cell with p < 1% passes 2 of 20) < 1.7%, at most four such cells per setting; P(more than 3
+    # passes with mean at most 1) < 2%. Fixed seeds: deterministic.
     cells = list(tukey_refusals.outcomes(setting, "models", 20))
     refused = [c for c in cells if c.mark == "*"]
     assert len(refused) >= 40
