@@ -12,7 +12,8 @@ Commands
     the summary and the private coefficients next to ordinary least squares
     on that public data.
 ``dpstats plan [FORMULA] --bounds JSON [--formula F] [--levels JSON] [--n N] [--epsilon E] [--delta D] [--method M ...]
-[--rsquared R | --residual-sd S] [--dtypes JSON] [--outcome-share P] [--format text|csv|json]``
+[--rsquared R | --residual-sd S] [--dtypes JSON] [--outcome-share P] [--option NAME=VALUE ...]
+[--format text|csv|json]``
     Before spending budget (public facts only): at n rows, the epsilon each
     coefficient needs for a privacy error below its sampling error; at
     epsilon, the rows it needs (:func:`dpstats.plan`).
@@ -276,6 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--rescale", choices=[c for c in RESCALE_CHOICES if c != "off"], default=DEFAULT_RESCALE,
                     help="the fit's --rescale (default: %(default)s, product and power columns centred at the "
                          "declared midpoints; columns plans them as written). In Python: rescale='centred' or True")
+    pl.add_argument("--option", action="append", type=_option_arg, default=[], metavar="NAME=VALUE",
+                    help="an option of the one method given by --method, as 'dpstats fit' takes it (its refusal "
+                         "checks use it, e.g. --option m=2000 for tukey), repeatable")
     pl.add_argument("--format", choices=["text", "csv", "json"], default="text",
                     help="output format (default: %(default)s)")
     pl.set_defaults(func=_cmd_plan)
@@ -633,13 +637,27 @@ def _plan_formula(args: argparse.Namespace, bounds: dict[str, Any]) -> str | Non
     return formula
 
 
+def _plan_options(args: argparse.Namespace) -> dict[str, dict[str, Any]] | None:
+    """The ``--option`` flags of ``dpstats plan`` as :func:`dpstats.plan`'s ``method_options``: for the one method
+    that ``--method`` names (not auto, whose choice takes no options)."""
+    options = dict(args.option)
+    if not options:
+        return None
+    _check_options(options)
+    if args.method is None or len(args.method) != 1 or args.method[0] == "auto":
+        raise CLIError("dpstats plan --option needs exactly one method, named with --method (not auto): the options "
+                       "are that method's")
+    return {args.method[0]: options}
+
+
 def _cmd_plan(args: argparse.Namespace) -> int:
     bounds = _parse_bounds(args.bounds) or {}
     result = plan(bounds=bounds, formula=_plan_formula(args, bounds), levels=_parse_levels(args.levels), n=args.n,
                   epsilon=args.epsilon, delta=args.delta, method=args.method, rsquared=args.rsquared,
                   residual_sd=args.residual_sd, dtypes=_parse_dtypes(args.dtypes), outcome_share=args.outcome_share,
                   missing=args.missing, correlation=_parse_correlation(args.correlation),
-                  spread=_parse_spread(args.spread), rescale=RESCALE_CHOICES[args.rescale])
+                  spread=_parse_spread(args.spread), rescale=RESCALE_CHOICES[args.rescale],
+                  method_options=_plan_options(args))
     frame = result.to_frame()
     if args.format == "csv":
         print(frame.to_csv(index=False), end="")

@@ -540,11 +540,17 @@ class _Model:
     """What one method gives a planned fit: its calibration's expected error, or a rate."""
 
     def __init__(self, spec: MethodSpec, setting: _Setting, delta: float, inference: bool,
-                 sparsity: int | None) -> None:
+                 sparsity: int | None, options: Mapping[str, Any] | None = None) -> None:
         self.spec, self.setting, self.delta, self.inference, self.sparsity = spec, setting, delta, inference, sparsity
         self.upper: UpperRate | None = spec.theory_rate(spec.guarantee) if spec.theory_rate is not None else None
         self.rate = self._rate()
-        self.default_options = spec.parse_options({}, delta=delta) if spec.public_refusal is not None else None
+        if options and self.upper is not None and self.upper.expected_error is not None:
+            raise InvalidArgumentError(
+                f"method_options for '{spec.name}': its planned errors come from its calibration, which is that of "
+                "its default options; leave its options out of the plan")
+        # the options (validated as the fit validates them) enter the method's public refusal, as in the fit
+        self.options = (spec.parse_options(dict(options or {}), delta=delta)
+                        if spec.public_refusal is not None or options else None)
         self._refusals: dict[tuple[int, float], str] = {}  # the searches ask at the same (n, epsilon) again
         self._design_refusal: str | None = None  # design_refusal, computed once
         self._points: dict[tuple[float, float], _Point] = {}  # at(), by (n, epsilon): the searches ask again
@@ -635,8 +641,9 @@ class _Model:
         return _Point(ratio * sampling, sampling)
 
     def public_refusal(self, n: float, epsilon: float) -> str:
-        """The method's own refusal at (n, epsilon) from public facts, with its default options ("" when it fits):
-        the check its fit runs before reading any row (``MethodSpec.public_refusal``)."""
+        """The method's own refusal at (n, epsilon) from public facts, with its options (the default ones unless
+        ``method_options`` names them; "" when it fits): the check its fit runs before reading any row
+        (``MethodSpec.public_refusal``)."""
         if self.spec.public_refusal is None:
             return ""
         key = (int(n), self.rest(epsilon))
@@ -645,7 +652,7 @@ class _Model:
             ctx = planned_context(self.spec, self.setting.design, key[0], float(epsilon) if screened else key[1],
                                   self.delta, rescale=self.setting.rescale,
                                   method_epsilon=key[1] if screened else None)
-            self._refusals[key] = self.spec.public_refusal(ctx, self.default_options)
+            self._refusals[key] = self.spec.public_refusal(ctx, self.options)
         return self._refusals[key]
 
     def min_rows(self) -> int:
@@ -1287,7 +1294,8 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
                      spread: Mapping[str, float] | None = None, correlation: Correlation = 0.0,
                      inference: bool = True, sparsity: int | None = None, dtypes: Mapping[str, Any] | None = None,
                      outcome_share: float | None = None, missing: str = "raise",
-                     rescale: bool | str = DEFAULT_RESCALE) -> Plan:
+                     rescale: bool | str = DEFAULT_RESCALE,
+                     method_options: Mapping[str, Mapping[str, Any]] | None = None) -> Plan:
     """Plan a fit in the coefficients' units (module docstring); called by :func:`dpstats.plan`.
 
     Parameters
@@ -1339,6 +1347,11 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
         centred at the midpoints of their declared ranges (``spread`` and ``correlation`` then describe those
         centred columns), mapped back to the formula's columns as the fit does; True plans the columns as written.
         False (the raw design) is not planned.
+    method_options : mapping of str to mapping, optional
+        Options of planned methods, as the fit takes them, e.g. ``{"tukey": {"m": 2000, "ptr": "mass"}}``: validated
+        as the fit validates them, and used by the method's refusal checks on public facts (``refusal``, and the
+        ``n_needed`` and ``epsilon_needed`` that start where it stops refusing). Not for a method whose planned
+        error comes from its calibration (that of its default options): refused.
 
     Returns
     -------
@@ -1359,14 +1372,17 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
     if outcome_share is not None:
         setting = _with_outcome_share(setting, outcome_share)
     targets = _targets(target, setting.names)
+    methods = _methods(method, n, setting, epsilon, delta)
+    options = _planned_options(method_options, [spec.name for spec, auto in methods if not auto])
     records, models = [], []
-    for spec, auto in _methods(method, n, setting, epsilon, delta):
-        models.append(_Model(spec, setting, delta, inference, sparsity))
+    for spec, auto in methods:
+        models.append(_Model(spec, setting, delta, inference, sparsity, None if auto else options.get(spec.name)))
         records += _method_rows(models[-1], n, epsilon, targets, auto)
     frame = pd.DataFrame.from_records(records, columns=_COLUMNS)
     facts = {"n": n, "epsilon": epsilon, "delta": delta, "names": setting.names,
              "auto_choice": _auto_choice(method, n, setting, epsilon, delta)}
     planned = [_Spelled.plain(text) for text in _planned_errors(models)]  # the methods' own words
+    planned += [_Spelled.plain(_options_words(name, given)) for name, given in options.items() if given]
     return Plan(frame, (*setting.assumptions, *planned), facts)
 
 
@@ -1416,13 +1432,37 @@ def _method_rows(model: _Model, n: int | None, epsilon: float | None, targets: n
 #: the arguments of :func:`plan` that only a plan in the coefficients' units (with bounds) reads, and their defaults
 _COEFFICIENT_ONLY = {"n": None, "residual_sd": None, "rsquared": None, "spread": None, "correlation": 0.0,
                      "inference": True, "dtypes": None, "levels": None, "response": None, "missing": "raise",
-                     "rescale": DEFAULT_RESCALE}
+                     "rescale": DEFAULT_RESCALE, "method_options": None}
 
 
 #: what plan() says to a call written as dp_ols's, ``plan(formula, data, epsilon, delta)``
 _PLAN_TAKES_NO_DATA = ("plan reads no data (unlike dp_ols, whose first two arguments are the formula and the data): it "
                        "plans from public facts, so pass the model as formula=, its variables' ranges as bounds= (and "
                        "a factor's levels as levels=) and the number of rows as n=")
+
+
+def _planned_options(method_options: Mapping[str, Mapping[str, Any]] | None,
+                     planned: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``method_options`` as a dict of dicts, refused (typed, from the arguments alone) when it is not a mapping of
+    mappings or names a method that is not planned by name (``method="auto"``'s choice takes no options)."""
+    if method_options is None:
+        return {}
+    example = "e.g. method_options={'tukey': {'m': 2000}}"
+    if not isinstance(method_options, Mapping) or not all(isinstance(v, Mapping) for v in method_options.values()):
+        raise InvalidArgumentError(f"method_options must map method names to mappings of their options, {example}")
+    unknown = sorted(str(k) for k in method_options if k not in planned)
+    if unknown:
+        raise InvalidArgumentError(f"method_options names methods that are not planned by name: {', '.join(unknown)}"
+                                   f" (planned: {', '.join(planned) or 'none'}; give them as method=)")
+    return {str(k): dict(v) for k, v in method_options.items()}
+
+
+def _options_words(name: str, given: Mapping[str, Any]) -> str:
+    """The assumption a plan with ``method_options`` (``--option`` on the command line) states: the options it plans
+    for ``name``, written as both spellings take them ("m=200")."""
+    shown_options = ", ".join(f"{k}={v!r}" for k, v in given.items())
+    return (f"{name}'s options as given ({shown_options}); its refusal checks use them, its other figures are those "
+            "of its default options")
 
 
 def _check_not_fit_arguments(target: Any, d: Any) -> None:
@@ -1460,7 +1500,8 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
          levels: Mapping[str, Sequence[Any]] | None = None, response: str | None = None, n: int | None = None,
          residual_sd: float | None = None, rsquared: float | None = None, spread: Mapping[str, float] | None = None,
          correlation: Correlation = 0.0, inference: bool = True, dtypes: Mapping[str, Any] | None = None,
-         outcome_share: float | None = None, missing: str = "raise", rescale: bool | str = DEFAULT_RESCALE) -> Any:
+         outcome_share: float | None = None, missing: str = "raise", rescale: bool | str = DEFAULT_RESCALE,
+         method_options: Mapping[str, Mapping[str, Any]] | None = None) -> Any:
     """Plan a fit before spending budget.
 
     With declared ``bounds`` (and optionally ``formula``, ``levels``), in
@@ -1525,6 +1566,9 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
     rescale : "centred" (default) or True
         The fit's ``rescale=``: the default plans the fit with product and power columns centred at the declared
         midpoints, True the columns as written (:func:`dpstats.planning.coefficient_plan`); False is refused.
+    method_options : mapping of str to mapping, optional
+        Options of methods planned by name, as the fit takes them, e.g. ``{"tukey": {"m": 2000}}``: the method's
+        refusal checks use them (:func:`dpstats.planning.coefficient_plan`).
 
     Returns
     -------
@@ -1557,7 +1601,8 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
     if bounds is None and formula is None:
         _check_no_coefficient_arguments(n=n, residual_sd=residual_sd, rsquared=rsquared, spread=spread,
                                         correlation=correlation, inference=inference, dtypes=dtypes, levels=levels,
-                                        response=response, missing=missing, rescale=rescale)
+                                        response=response, missing=missing, rescale=rescale,
+                                        method_options=method_options)
         return rate_plan(target, d, epsilon, DEFAULT_DELTA if delta is None else delta,  # type: ignore[arg-type]
                          sparsity=sparsity, method=method)  # type: ignore[arg-type]
     if d is not None:
@@ -1569,7 +1614,7 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
                             delta=DEFAULT_DELTA if delta is None else delta, method=method, target=target,
                             residual_sd=residual_sd, rsquared=rsquared, spread=spread, correlation=correlation,
                             inference=inference, sparsity=sparsity, dtypes=dtypes, outcome_share=outcome_share,
-                            missing=missing, rescale=rescale)
+                            missing=missing, rescale=rescale, method_options=method_options)
 
 
 MOVED_UP.add("plan", "dpstats.planning.plan", plan)  # the deprecated dpstats.theory.plan (one release)

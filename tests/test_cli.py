@@ -594,6 +594,29 @@ def test_plan_command_takes_the_fits_rescale(capsys):
     assert "invalid choice: 'off'" in capsys.readouterr().err
 
 
+def test_plan_command_takes_a_methods_options_and_agrees_with_the_fit(capsys):
+    """Session 55: --option NAME=VALUE reaches dpstats.plan's method_options for the one method named, so the plan of
+    TukeyEM with m=200 shows the refusal its fit raises before spending anything (and --option without one
+    method is a one-line error)."""
+    bounds = {"x": [-6, 6], "y": [-20, 20]}
+    argv = ["plan", "y ~ x", "--bounds", json.dumps(bounds), "--n", "20000", "--epsilon", "1", "--method", "tukey",
+            "--option", "m=200", "--option", "ptr=mass", "--format", "json"]
+    assert main(argv) == 0
+    printed = pd.DataFrame(json.loads(capsys.readouterr().out))
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.normal(size=20000)})
+    df["y"] = 1.0 + df["x"] + 0.1 * rng.normal(size=20000)
+    with pytest.raises(dpstats.errors.InsufficientDataError) as info:
+        dpstats.dp_ols("y ~ x", df, 1.0, 1e-6, method="tukey", bounds={k: tuple(v) for k, v in bounds.items()},
+                       m=200, ptr="mass", random_state=0)
+    assert (printed["refusal"] == str(info.value)).all() and "m >= 551 models" in str(info.value)
+    assert main(argv[:-2]) == 0
+    assert "tukey's options as given (m=200, ptr='mass')" in capsys.readouterr().out  # the assumption names them
+    assert main(["plan", "y ~ x", "--bounds", json.dumps(bounds), "--n", "20000", "--option", "m=200"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "needs exactly one method" in err and len(err.strip().splitlines()) == 1
+
+
 # -- warnings and column types on the command line (session 43 new-user check) ---------------------------------------
 
 @pytest.fixture(scope="module")

@@ -74,7 +74,10 @@ SPEC = MethodSpec(
     options=TukeyOptions,
     needs_bounds=False,
     unbounded_guarantee="a replaced row changes one block's model, whatever its values",
-    regimes="no data bounds needed; n of about 1000*d or more; may refuse (PTR) and still spend budget",
+    regimes=("no data bounds needed; n of about 1000*d or more at epsilon 1; refuses for free where even ideal "
+             "block estimates would almost never pass its test (below about 500*d to 840*d rows at epsilon 1 with "
+             "the default m, or a given m= too small for the budget); may still refuse (PTR) after spending about "
+             "half the budget"),
     min_rows=_min_rows,
     theory_rate=theory_rate,
     auto_rank=20,

@@ -263,7 +263,7 @@ def mass_distance(log_vol: np.ndarray, log_exact: np.ndarray, t: int, epsilon_em
     numer = log_vol[t - k - 1]
     ok = np.isfinite(denom) & np.isfinite(numer)
     lhs = np.where(ok, c * (t + k) + np.where(ok, numer - denom, 0.0), np.inf)
-    log_rho = math.log(delta) - math.log(math.exp(c) * (1.0 + math.exp(c)) + delta)
+    log_rho = math.log(delta) - float(np.logaddexp.reduce([c, 2.0 * c, math.log(delta)]))  # no overflow at large c
     hits = np.flatnonzero(lhs <= log_rho)
     return int(hits[-1]) if hits.size else -1
 
