@@ -21,12 +21,17 @@ five-level factor (public levels a-e) either with rare levels (shares 0.90, 0.08
 Run from the repository root, niced, one process, one BLAS thread::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/auto_large_n.py --real --sim --seeds 2
+    python benchmarks/auto_large_n.py --report benchmarks/results/auto_large_n.md --command "..."
+
+Records are appended to ``--out`` (default ``results/auto_large_n.jsonl``) as they are made; ``--report`` writes the
+results page from them without fitting.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 import warnings
 from collections.abc import Iterable, Sequence
@@ -144,13 +149,22 @@ def real_cells(names: Sequence[str]) -> Iterable[tuple[dict, object]]:
         yield dict(kind="real", set=name), (lambda name=name: real_problem(name))
 
 
+def sim_seed(n: int, d: int, loose: bool, factor: bool) -> int:
+    """The data seed of a simulated cell: 1000 + its position in the default grid (n, d, bounds, factor), so that a
+    run of part of the grid draws the same data as the whole grid's run."""
+    where_n = SIM_NS.index(n) if n in SIM_NS else 0
+    where_d = SIM_DS.index(d) if d in SIM_DS else 0
+    return 1000 + 4 * len(SIM_DS) * where_n + 4 * where_d + 2 * loose + factor
+
+
 def sim_cells(ns: Sequence[int], ds: Sequence[int]) -> Iterable[tuple[dict, object]]:
-    """(label, loader) of each simulated regression (one data set per cell, seeded by its position)."""
-    for i, (n, d, loose, factor) in enumerate((n, d, loose, factor) for n in ns for d in ds
-                                              for loose in (False, True) for factor in (False, True)):
+    """(label, loader) of each simulated regression (one data set per cell, seeded by ``sim_seed``)."""
+    for n, d, loose, factor in ((n, d, loose, factor) for n in ns for d in ds
+                                for loose in (False, True) for factor in (False, True)):
+        i = sim_seed(n, d, loose, factor)
         label = dict(kind="sim", set=f"sim n={n} d={d} {'loose' if loose else 'tight'}"
                      f"{' rare factor' if factor else ''}", bounds="loose" if loose else "tight", factor=factor)
-        yield label, (lambda n=n, d=d, factor=factor, loose=loose, i=i: simulated(n, d, factor, loose, 1000 + i))
+        yield label, (lambda n=n, d=d, factor=factor, loose=loose, i=i: simulated(n, d, factor, loose, i))
 
 
 def _median(values: Sequence[float | None], fmt: str = "{:.3g}") -> str:
@@ -188,6 +202,58 @@ def summary(recs: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _ratio(recs: list[dict], key: str) -> float | None:
+    """Median over paired fits (same data set, epsilon, seed) of pgd's ``key`` over AdaSSP's."""
+    pairs: dict[tuple, dict[str, float]] = {}
+    for r in recs:
+        if "refused" not in r:
+            pairs.setdefault((r["set"], r["eps"], r["seed"]), {})[r["method"]] = r[key]
+    ratios = [p["pgd"] / p["adassp"] for p in pairs.values() if len(p) == 2 and p["adassp"] > 0]
+    return float(np.median(ratios)) if ratios else None
+
+
+def pooled(recs: list[dict], key: str) -> str:
+    """Markdown table: per group of ``key`` (pooled over data sets, epsilons and seeds), pgd's error over AdaSSP's
+    (paired medians), pgd's headline coverage and its CPU time over AdaSSP's and over OLS's."""
+    lines = [f"| {key} | fits per method | pgd / adassp err | pgd / adassp numeric err | pgd / adassp headline err "
+             "| pgd covers headline | pgd CPU / adassp CPU | pgd CPU / OLS CPU |", "|---" * 8 + "|"]
+    groups: dict[str, list[dict]] = {}
+    for r in recs:
+        groups.setdefault(str(r.get(key)), []).append(r)
+    for group, cell in groups.items():
+        p = [r for r in cell if r["method"] == "pgd" and "refused" not in r]
+        rep = [r for r in p if r["reported"]]
+        per_ols = [r["cpu"] / r["ols_cpu"] for r in p if r["ols_cpu"] > 0]
+        lines.append(f"| {group} | {len(p)} | {_fmt(_ratio(cell, 'rel_err'))} "
+                     f"| {_fmt(_ratio(cell, 'rel_err_numeric'))} "
+                     f"| {_fmt(_ratio(cell, 'rel_err_headline'))} | {sum(bool(r['covers']) for r in rep)}/{len(rep)} "
+                     f"| {_fmt(_ratio(cell, 'cpu'))} | {_median(per_ols)} |")
+    return "\n".join(lines)
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"
+
+
+def report(recs: list[dict], command: str) -> str:
+    """The results page: the command, the per-cell table and the pooled tables."""
+    real = [r for r in recs if r["kind"] == "real"]
+    sim = [r for r in recs if r["kind"] == "sim"]
+    parts = ["# AdaSSP against pgd from n = 10^5 (benchmarks/auto_large_n.py)", "", "```", command, "```", "",
+             "Errors are relative to statsmodels OLS on the same rows; CPU is `time.process_time` per fit (one BLAS "
+             "thread, niced, on a shared machine). `err` is the whole coefficient vector, `numeric err` the intercept "
+             "and numeric slopes (no factor level), `headline err` the headline coefficient. AdaSSP reports no "
+             "interval here (withheld); the pgd columns count the fits whose headline interval is reported and "
+             "covers OLS's estimate, and the median share of all reported coefficients' intervals covering OLS's.",
+             "", "## Real data (n >= 40,000, whole)", "", summary(real), "", "## Simulations", "", summary(sim)]
+    for key in ("set", "eps", "bounds", "factor", "n", "d"):
+        rows = real if key == "set" else sim
+        if rows:
+            parts += ["", f"### Pooled by {key} ({'real' if key == 'set' else 'simulations'})", "",
+                      pooled(rows, key)]
+    return "\n".join(parts) + "\n"
+
+
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--real", action="store_true", help="the real regressions with n >= 40,000")
@@ -198,12 +264,21 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--out", type=Path, default=RESULTS / "auto_large_n.jsonl")
+    parser.add_argument("--report", type=Path, default=None,
+                        help="write the results page from the records in --out (no fitting), e.g. "
+                             "benchmarks/results/auto_large_n.md")
+    parser.add_argument("--command", default=None, help="with --report: the commands that made the records")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> list[dict]:
     """Run the cells, appending each record to ``--out`` as it is made (a long run keeps what it finished)."""
     args = parse(argv)
+    if args.report is not None:
+        recs = [json.loads(line) for line in args.out.read_text().splitlines()]
+        command = args.command or f"python benchmarks/auto_large_n.py --report {args.report}"
+        args.report.write_text(report(recs, command))
+        return recs
     cells = list(real_cells(args.sets) if args.real else []) + list(sim_cells(args.ns, args.ds) if args.sim else [])
     recs: list[dict] = []
     with args.out.open("a") as out:
@@ -217,7 +292,5 @@ def main(argv: Sequence[str] | None = None) -> list[dict]:
 
 
 if __name__ == "__main__":
-    import sys
-
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     main()

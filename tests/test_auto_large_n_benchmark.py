@@ -33,6 +33,11 @@ def test_tiny_run_writes_one_record_per_fit(tmp_path: Path) -> None:
             assert (r["covers"] is None) == (not r["reported"])
     assert {r["set"] for r in recs} == {"sim n=3000 d=2 tight", "sim n=3000 d=2 tight rare factor",
                                         "sim n=3000 d=2 loose", "sim n=3000 d=2 loose rare factor"}
+    page = tmp_path / "page.md"
+    assert auto_large_n.main(["--out", str(out), "--report", str(page), "--command", "the run"]) == recs
+    text = page.read_text()
+    assert "the run" in text and "## Simulations" in text and "### Pooled by bounds (simulations)" in text
+    assert text.count("| sim n=3000 d=2 ") == 4  # one row per cell at the one epsilon
 
 
 def test_simulated_bounds_hold_the_data_and_loose_is_ten_times_wider() -> None:
