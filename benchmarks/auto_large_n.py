@@ -176,7 +176,8 @@ def summary(recs: list[dict]) -> str:
     """Markdown table: per data set and epsilon, each method's median errors, interval shares and CPU times."""
     head = ("| data set | n | d | eps | adassp err | pgd err | adassp numeric err | pgd numeric err "
             "| adassp headline err | pgd headline err "
-            "| pgd reported | pgd covers | pgd share covered | adassp CPU s | pgd CPU s | OLS CPU s |")
+            "| adassp reported | adassp covers | pgd reported | pgd covers | pgd share covered | adassp CPU s "
+            "| pgd CPU s | OLS CPU s |")
     lines = [head, "|---" * (head.count("|") - 1) + "|"]
     cells: dict[tuple, dict[str, list[dict]]] = {}
     for r in recs:
@@ -185,12 +186,13 @@ def summary(recs: list[dict]) -> str:
         cells.setdefault((r["set"], r["n"], r["d"], r["eps"]), {}).setdefault(r["method"], []).append(r)
     for (name, n, d, eps), by in cells.items():
         a, p = by.get("adassp", []), by.get("pgd", [])
-        rep = [r for r in p if r["reported"]]
+        rep, a_rep = [r for r in p if r["reported"]], [r for r in a if r["reported"]]
         lines.append(
             f"| {name} | {n:,} | {d} | {eps:g} | {_median([r['rel_err'] for r in a])} "
             f"| {_median([r['rel_err'] for r in p])} | {_median([r['rel_err_numeric'] for r in a])} "
             f"| {_median([r['rel_err_numeric'] for r in p])} | {_median([r['rel_err_headline'] for r in a])} "
-            f"| {_median([r['rel_err_headline'] for r in p])} | {len(rep)}/{len(p)} "
+            f"| {_median([r['rel_err_headline'] for r in p])} | {len(a_rep)}/{len(a)} "
+            f"| {sum(bool(r['covers']) for r in a_rep)}/{len(a_rep)} | {len(rep)}/{len(p)} "
             f"| {sum(bool(r['covers']) for r in rep)}/{len(rep)} | {_median([r['share_covered'] for r in rep])} "
             f"| {_median([r['cpu'] for r in a], '{:.2f}')} | {_median([r['cpu'] for r in p], '{:.1f}')} "
             f"| {_median([r['ols_cpu'] for r in a + p], '{:.2f}')} |")
@@ -242,9 +244,11 @@ def report(recs: list[dict], command: str) -> str:
     parts = ["# AdaSSP against pgd from n = 10^5 (benchmarks/auto_large_n.py)", "", "```", command, "```", "",
              "Errors are relative to statsmodels OLS on the same rows; CPU is `time.process_time` per fit (one BLAS "
              "thread, niced, on a shared machine). `err` is the whole coefficient vector, `numeric err` the intercept "
-             "and numeric slopes (no factor level), `headline err` the headline coefficient. AdaSSP reports no "
-             "interval here (withheld); the pgd columns count the fits whose headline interval is reported and "
-             "covers OLS's estimate, and the median share of all reported coefficients' intervals covering OLS's.",
+             "and numeric slopes (no factor level), `headline err` the headline coefficient. AdaSSP withholds its "
+             "interval where its noise-to-signal ratio is too large; the `reported` and `covers` columns count the "
+             "fits whose headline interval is reported and, of those, the ones covering OLS's estimate; `pgd share "
+             "covered` is the median share of all pgd's coefficients whose interval covers OLS's. `fits per method` "
+             "counts pgd's.",
              "", "## Real data (n >= 40,000, whole)", "", summary(real), "", "## Simulations", "", summary(sim)]
     for key in ("set", "eps", "bounds", "factor", "n", "d"):
         rows = real if key == "set" else sim

@@ -56,4 +56,4 @@ def test_summary_has_a_row_per_cell_and_epsilon() -> None:
                  reported=m == "pgd", covers=True if m == "pgd" else None, share_covered=1.0 if m == "pgd" else None,
                  cpu=0.5, ols_cpu=0.1) for m in auto_large_n.METHODS]
     table = auto_large_n.summary(recs).splitlines()
-    assert len(table) == 3 and table[2].startswith("| s | 10 | 2 | 1 |") and "| 1/1 | 1/1 |" in table[2]
+    assert len(table) == 3 and table[2].startswith("| s | 10 | 2 | 1 |") and "| 0/1 | 0/0 | 1/1 | 1/1 |" in table[2]
