@@ -20,8 +20,12 @@ five-level factor (public levels a-e) either with rare levels (shares 0.90, 0.08
 
 Run from the repository root, niced, one process, one BLAS thread::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/auto_large_n.py --real --sim --seeds 2
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/auto_large_n.py --real --sim \\
+        --ns 100000 300000 --seeds 3
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/auto_large_n.py --sim --ns 1000000 --seeds 2
     python benchmarks/auto_large_n.py --report benchmarks/results/auto_large_n.md --command "..."
+
+(11 and 10 minutes of wall time on a shared two-core machine.)
 
 Records are appended to ``--out`` (default ``results/auto_large_n.jsonl``) as they are made; ``--report`` writes the
 results page from them without fitting.
