@@ -104,6 +104,15 @@ body+=sec("A 0/1 response stored as floats without bounds: the released response
          "benchmarks/results/float_indicator.md")
 body+=sec("Rare outcomes, a 0/1 response stored as floats, a zero-inflated response: data outside the benchmark",
          "benchmarks/results/case_studies.md")
+body+=sec("A rare two-valued outcome: pgd's rule against n * mu * share (session 55)",
+         "benchmarks/results/boolean_response_grid.md")
+body+=("\nWhy the rule reads n * mu * m^2 < 3 since session 55: docs/choosing.md, \"A rare outcome\" (records in "
+       "`benchmarks/results/boolean_response_grid.jsonl.gz`).\n")
+body+=sec("pgd's interval term by term on the coverage grid (session 55; not adopted)",
+         "benchmarks/results/pgd_interval_terms.md")
+body+=sec("AdaSSP against pgd from n = 10^5 (session 55; auto's rule unchanged)", "benchmarks/results/auto_large_n.md")
+body+=sec("TukeyEM's free refusals for a user's m, m='private' and ptr='mass' (session 55)",
+         "benchmarks/results/tukey_refusals.md")
 body+=sec("pgd and the auto rule on the real regressions (issues 17 and 18)", "benchmarks/results/pgd.md")
 body+=sec("pgd's clip multiple (issue 17)", "benchmarks/results/pgd_clip.md")
 body+=sec("pgd's number of final chains (issues 17 and 18)", "benchmarks/results/pgd_chains.md")
