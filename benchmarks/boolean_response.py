@@ -110,19 +110,7 @@ def rare_fit(share: float, n: int, eps: float, seed: int) -> dict[str, float]:
     ols = np.linalg.lstsq(design, df.y.to_numpy(float), rcond=None)[0]
     b_ols, resid = float(ols[1]), df.y.to_numpy(float) - design @ ols
     se_ols = float(np.sqrt(resid @ resid / (n - 3) * np.linalg.inv(design.T @ design)[1, 1]))
-    seen: dict[str, float] = {}
-
-    def record(n_mu: float, minority: float | None, share_sd: float | None = None) -> str:
-        seen.update(n_mu=n_mu, minority=np.nan if minority is None else minority,
-                    share_sd=np.nan if share_sd is None else share_sd)
-        return ""
-
-    pgd.rare_outcome_reason = record
-    try:
-        res = dpstats.dp_ols("y ~ x + C(g, levels=[0, 1])", df, eps, 1e-6, method="pgd", bounds={"x": (0.0, 1.0)},
-                             random_state=20_000 + seed)
-    finally:
-        pgd.rare_outcome_reason = INSTALLED_RARE_REASON
+    res, seen = fit_rule_off("y ~ x + C(g, levels=[0, 1])", df, eps, {"x": (0.0, 1.0)}, 20_000 + seed)
     lo, hi = res.conf_int().loc["x"]
     reported = bool(np.isfinite(lo) and np.isfinite(hi))
     return dict(seen, share=share, n=n, eps=eps, seed=seed, true_share=float(df.y.mean()), reported=reported,

@@ -42,6 +42,7 @@ import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -234,6 +235,19 @@ def run_setting(setting: grid.Setting, reps: int) -> list[dict]:
     return out
 
 
+def _keep_last_fit(module: Any) -> None:
+    """Make ``module``'s ``dpstats.dp_ols`` keep each fit's results in ``_state["res"]`` (the benchmark modules call
+    ``dpstats.dp_ols`` through their own ``dpstats`` name, which is replaced by a shim that does)."""
+    fitted = module.dpstats.dp_ols
+
+    def keep(*args: Any, **kwargs: Any) -> Any:
+        _state.clear()
+        _state["res"] = fitted(*args, **kwargs)
+        return _state["res"]
+
+    module.dpstats = type("dpstats_shim", (), {"dp_ols": staticmethod(keep)})
+
+
 def held_out_records(names: list[str], epsilons: list[float], seeds: int, path: Path | None = None) -> list[dict]:
     """``benchmarks/held_out.py``'s records (the same fits and noise seeds) with, for pgd's fits, whether each
     variant's interval for the headline covers least squares and its width over the OLS interval's (other methods'
@@ -241,14 +255,7 @@ def held_out_records(names: list[str], epsilons: list[float], seeds: int, path: 
     finish."""
     import held_out
 
-    fitted = held_out.dpstats.dp_ols
-
-    def keep(*args, **kwargs):
-        _state.clear()
-        _state["res"] = fitted(*args, **kwargs)
-        return _state["res"]
-
-    held_out.dpstats = type("dpstats_shim", (), {"dp_ols": staticmethod(keep)})
+    _keep_last_fit(held_out)
     out = []
     for name in names:
         _, formula, head, _ = held_out.SPECS[name]
@@ -282,14 +289,7 @@ def real_data_records(epsilons: list[float], seeds: int, path: Path | None = Non
     :func:`held_out_records`; n * mu at the training rows' n)."""
     import real_data
 
-    fitted = real_data.dpstats.dp_ols
-
-    def keep(*args, **kwargs):
-        _state.clear()
-        _state["res"] = fitted(*args, **kwargs)
-        return _state["res"]
-
-    real_data.dpstats = type("dpstats_shim", (), {"dp_ols": staticmethod(keep)})
+    _keep_last_fit(real_data)
     out = []
     for spec in real_data.SPECS:
         _, train, _ = real_data.prepared(spec.name)
