@@ -248,6 +248,23 @@ def _keep_last_fit(module: Any) -> None:
     module.dpstats = type("dpstats_shim", (), {"dp_ols": staticmethod(keep)})
 
 
+def _add_variants(rec: dict, head: str, b_ols: float, se: float) -> None:
+    """Add to ``rec`` each variant's headline interval from the last fit (``_state``): whether it covers least
+    squares' ``b_ols`` and its width over the OLS interval's (standard error ``se``); a variant the fit did not
+    rebuild keeps the package's own interval."""
+    res = _state["res"]
+    j = list(res.params.index).index(head)
+    b = res.params.to_numpy()
+    for v in VARIANTS:
+        draws = _state.get("variants_user", {}).get(v)
+        if draws is None:
+            rec[f"{v}_covers"], rec[f"{v}_width"] = rec["covers"], rec["width"]
+            continue
+        lower, upper = basic_bootstrap_interval(b, draws, 0.05)
+        rec[f"{v}_covers"] = bool(lower[j] <= b_ols <= upper[j])
+        rec[f"{v}_width"] = float((upper[j] - lower[j]) / (2 * 1.959964 * se))
+
+
 def held_out_records(names: list[str], epsilons: list[float], seeds: int, path: Path | None = None) -> list[dict]:
     """``benchmarks/held_out.py``'s records (the same fits and noise seeds) with, for pgd's fits, whether each
     variant's interval for the headline covers least squares and its width over the OLS interval's (other methods'
@@ -263,17 +280,7 @@ def held_out_records(names: list[str], epsilons: list[float], seeds: int, path: 
         b_ols, se = float(ols.params[head]), float(ols.bse[head])
         for rec in held_out.fits(name, "auto", epsilons, seeds):
             if rec.get("reported"):
-                res = _state["res"]
-                j = list(res.params.index).index(head)
-                b = res.params.to_numpy()
-                for v in VARIANTS:
-                    draws = _state.get("variants_user", {}).get(v)
-                    if draws is None:
-                        rec[f"{v}_covers"], rec[f"{v}_width"] = rec["covers"], rec["width"]
-                        continue
-                    lower, upper = basic_bootstrap_interval(b, draws, 0.05)
-                    rec[f"{v}_covers"] = bool(lower[j] <= b_ols <= upper[j])
-                    rec[f"{v}_width"] = float((upper[j] - lower[j]) / (2 * 1.959964 * se))
+                _add_variants(rec, head, b_ols, se)
                 rec["n_mu"] = rec["n"] * gaussian_mu(held_out.fit_epsilon(rec["eps"], True), held_out.DELTA)
             out.append(rec)
             if path is not None:
@@ -306,17 +313,7 @@ def real_data_records(epsilons: list[float], seeds: int, path: Path | None = Non
                     lo, hi = outcome.interval
                     rec |= {"covers": bool(lo <= b_ols <= hi), "width": (hi - lo) / (2 * 1.959964 * se),
                             "n_mu": len(train) * gaussian_mu(eps, real_data.DELTA)}
-                    res = _state["res"]
-                    k = list(res.params.index).index(ref.names[j])
-                    b = res.params.to_numpy()
-                    for v in VARIANTS:
-                        draws = _state.get("variants_user", {}).get(v)
-                        if draws is None:
-                            rec[f"{v}_covers"], rec[f"{v}_width"] = rec["covers"], rec["width"]
-                            continue
-                        lower, upper = basic_bootstrap_interval(b, draws, 0.05)
-                        rec[f"{v}_covers"] = bool(lower[k] <= b_ols <= upper[k])
-                        rec[f"{v}_width"] = float((upper[k] - lower[k]) / (2 * 1.959964 * se))
+                    _add_variants(rec, ref.names[j], b_ols, se)
                 out.append(rec)
                 if path is not None:
                     with path.open("a") as fh:
