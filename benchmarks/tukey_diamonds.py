@@ -37,7 +37,7 @@ import pandas as pd
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this checkout's dpstats
 
 import dpstats
-from dpstats.errors import PTRFailure
+from dpstats.errors import InsufficientDataError, PTRFailure
 
 EPS, DELTA = math.log(3.0), 1e-5
 M_GRID = [250, 500, 750, 1000, 1250, 1500, 1750, 2000]
@@ -85,7 +85,7 @@ def run_tukey(df: pd.DataFrame, formula: str, yname: str, trials: int, **options
         try:
             res = dpstats.dp_ols(formula, df, epsilon=EPS, delta=DELTA, method="tukey", random_state=seed, **options)
             out.append(r_squared(res, df, yname))
-        except PTRFailure:
+        except (PTRFailure, InsufficientDataError):  # failed its test, or refused before spending (too few models)
             pass
     return out
 
