@@ -436,16 +436,22 @@ def _ideal_pass(options: TukeyOptions, m: int, d: int, epsilon_half: float, delt
                                       ptr=options.ptr) for k in range(max(m - 3, MIN_M), m + 1))
 
 
+def _given_m(options: TukeyOptions) -> bool:
+    """Whether the user gave the number of models (``m=`` an integer), rather than the default rule or
+    ``m="private"``, whose m follows n (blocks of about d rows where the checks refuse)."""
+    return options.m is not None and not isinstance(options.m, str)
+
+
 def _least_pass(options: TukeyOptions) -> float:
     """The idealised pass probability below which the check refuses: MIN_IDEAL_PASS_GIVEN_M for a user's m,
     MIN_IDEAL_PASS for the default m and ``m="private"`` (whose refused fits have blocks of about d rows)."""
-    return MIN_IDEAL_PASS if options.m is None or isinstance(options.m, str) else MIN_IDEAL_PASS_GIVEN_M
+    return MIN_IDEAL_PASS_GIVEN_M if _given_m(options) else MIN_IDEAL_PASS
 
 
 def _hopeful(ctx: FitContext, options: TukeyOptions, n: int, m: int, epsilon: float) -> bool:
     """Whether m models at (n, epsilon) pass both public checks: t - 2 >= tau, and idealised Gaussian block
-    estimates pass the test with probability at least MIN_IDEAL_PASS (not evaluated beyond IDEAL_CHECK_MAX_M
-    models).  Public facts only."""
+    estimates pass the test with probability at least :func:`_least_pass`'s (not evaluated beyond
+    IDEAL_CHECK_MAX_M models).  Public facts only."""
     *_, delta_tukey, epsilon_half = _budget_at(n, ctx.d, epsilon, ctx.delta, ctx.intercept_index, options)
     if (m // 2) // 2 - 2 < ptr_threshold(epsilon_half, delta_tukey):
         return False
@@ -464,7 +470,7 @@ def _fewest_models(ctx: FitContext, options: TukeyOptions, m: int, epsilon: floa
     d = ctx.d
 
     def rows(k: int) -> int:
-        return k * d if options.m is None or isinstance(options.m, str) else ctx.n
+        return ctx.n if _given_m(options) else k * d
 
     lo, hi = m, IDEAL_CHECK_MAX_M
     if not _hopeful(ctx, options, rows(hi), hi, epsilon):
@@ -486,7 +492,7 @@ def _epsilon_needed(ctx: FitContext, options: TukeyOptions, m: int) -> str:
     while e_hi / e_lo > 1.001:
         e_mid = math.sqrt(e_lo * e_hi)
         e_lo, e_hi = (e_lo, e_mid) if _hopeful(ctx, options, n, m, e_mid) else (e_mid, e_hi)
-    fixed = "" if options.m is None or isinstance(options.m, str) else f" with m={m}"
+    fixed = f" with m={m}" if _given_m(options) else ""
     return f"epsilon >= {_round_up(e_hi * scale):.2g}{fixed} at n={n}"
 
 
@@ -498,7 +504,7 @@ def _hopeless_message(ctx: FitContext, options: TukeyOptions, m: int) -> str:
     *_, delta_tukey, epsilon_half = _budget(ctx, options)
     p = _ideal_pass(options, m, d, epsilon_half, delta_tukey)
     fewest = _fewest_models(ctx, options, m, ctx.epsilon)
-    if options.m is None or options.m == "private":
+    if not _given_m(options):
         what = (f"the default m={m} models (about {n // m} rows each)" if options.m is None else
                 f"m='private' (at most {m} models at n={n}, one per d={d} rows)")
         rows = (f"n >= {fewest * d} rows for d={d} at this epsilon" if fewest is not None else
