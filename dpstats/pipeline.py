@@ -70,7 +70,6 @@ from dpstats.errors import (
 )
 from dpstats.formula import Design, build_design, public_design
 from dpstats.formula.centring import intercept_model
-from dpstats.formula.identifiable import few_values_reason
 from dpstats.inference import withholding_reason
 from dpstats.methods.registry import (
     AutoFacts,
@@ -743,8 +742,7 @@ def _check_identifiable(spec: MethodSpec, design: Design) -> None:
         return
     dependent = design.dependent_columns()
     if dependent:
-        why = few_values_reason(design.rank_probe.few_valued(design.design_info, dependent)
-                                if design.rank_probe is not None else {})
+        why = design.dependence_reason(dependent)
         raise SingularDesignError(
             f"the columns {', '.join(repr(c) for c in dependent)} are linearly dependent for every data set that "
             "the declared bounds and levels allow (one is a multiple or a combination of the others, as x and "

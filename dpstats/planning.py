@@ -84,7 +84,6 @@ from dpstats.errors import (
     UnknownMethodError,
 )
 from dpstats.formula import Design, public_design
-from dpstats.formula.identifiable import few_values_reason
 from dpstats.formula.language import NAMESPACE
 from dpstats.formula.parse import code_names, expand_formula, formula_literal_levels, model_desc, term
 from dpstats.formula.schema import declared_level_values
@@ -665,8 +664,7 @@ class _Model:
         if self._design_refusal is None:
             design = self.setting.design
             dependent = [] if self.spec.allows_wide else design.dependent_columns()
-            why = few_values_reason(design.rank_probe.few_valued(design.design_info, dependent)
-                                    if dependent and design.rank_probe is not None else {})
+            why = design.dependence_reason(dependent)
             singular = (f"the columns {', '.join(repr(c) for c in dependent)} are linearly dependent for every data "
                         f"set the declared bounds and levels allow{' (' + why + ')' if why else ''}: the fit "
                         "refuses the design as singular by construction" if dependent else "")

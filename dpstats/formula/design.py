@@ -67,7 +67,7 @@ from dpstats.formula.centring import (
     public_centring,
 )
 from dpstats.formula.frame import FramePlan, as_frame, date_advice, duration_advice, float64_values, is_numeric
-from dpstats.formula.identifiable import RankProbe
+from dpstats.formula.identifiable import RankProbe, few_values_reason
 from dpstats.formula.language import CONTRASTS, FORMULA_ENV
 from dpstats.formula.parse import (
     PARSED_FORMULAS,
@@ -203,6 +203,25 @@ class Design:
             none is found or the design was given as arrays.
         """
         return self.rank_probe.dependent_columns(self.design_info) if self.rank_probe is not None else []
+
+    def dependence_reason(self, dependent: Sequence[str]) -> str:
+        """Why ``dependent`` (from :meth:`dependent_columns`) are dependent where variables drawn on their integer
+        grid make them so, for a refusal's message; "" otherwise (public facts only:
+        :meth:`~dpstats.formula.identifiable.RankProbe.few_valued`).
+
+        Parameters
+        ----------
+        dependent : sequence of str
+            Design column names.
+
+        Returns
+        -------
+        str
+            A sentence (:func:`~dpstats.formula.identifiable.few_values_reason`), or "".
+        """
+        if not dependent or self.rank_probe is None:
+            return ""
+        return few_values_reason(self.rank_probe.few_valued(self.design_info, dependent))
 
     def constant_weights(self) -> np.ndarray | None:
         """Where a design without an ``Intercept`` column spans the constant (``y ~ 0 + x + C(g)``, whose dummies
