@@ -2251,8 +2251,8 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # Wooldridge's happiness (the General Social Survey 1994-2006; the computer exercise on church attendance and
     # being very happy) as a linear probability model on the waves of 2000-2006: 7,314 adults with an answer to
     # each, very happy (0/1) on church attendance (the GSS's nine codes, never the reference; the headline, every
-    # week), work status (eight codes, full time the reference; "temp not working" 1.9% of the rows), family income
-    # (the GSS's twelve brackets, $25,000 or more the reference; five of them 0.9-1.3%), female and black (0/1),
+    # week), work status (eight codes, full time the reference; "temp not working" 2.0% of the rows), family income
+    # (the GSS's twelve brackets, $25,000 or more the reference; eight of them 0.7-2.5%), female and black (0/1),
     # schooling (years, 0-20: the GSS's codes) and the survey year (2000, 2002, 2004, 2006)
     "gss_vhappy": (lambda: _w("happiness").query("year >= 2000"),
                    "vhappy ~ C(attend, Treatment('never')) + C(workstat, Treatment('working fulltime'))"
@@ -2262,7 +2262,7 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # Wooldridge's happiness, the GSS waves of 2000-2006 again: 5,564 adults asked about television, the hours of
     # television a day (0-24) on schooling centred at twelve years (0-20 years; the headline, the slope in the
     # South Atlantic division, the largest), the census division where interviewed (nine, the South Atlantic the
-    # reference; New England 4.5% of the rows) and its interaction with schooling, work status (eight codes, as above)
+    # reference; New England 4.4% of the rows) and its interaction with schooling, work status (eight codes, as above)
     # and female and black (0/1)
     "gss_tv": (lambda: _w("happiness").query("year >= 2000"),
                "tvhours ~ I(educ - 12) * C(region, Treatment('south atlantic'))"
