@@ -493,7 +493,8 @@ _CODING_NAMES = frozenset({"C", "Treatment", "Sum", "Helmert", "Diff", "Poly", "
 def _level_weights(level_shares: Mapping[str, Mapping[Any, float]] | None,
                    blocks: Sequence[_CodedBlock]) -> dict[str, np.ndarray]:
     """The assumed share of each level of the factors ``level_shares`` names, in the order of each block's levels:
-    the shares given, the levels not named sharing the rest equally.  Refused (``InvalidArgumentError``, from the
+    the shares given (a level named by its text, as ``"2000"`` for the level 2000, is that level), the levels not
+    named sharing the rest equally.  Refused (``InvalidArgumentError``, from the
     arguments and the formula alone) for a variable that is no factor of the design, a level it does not declare,
     or shares that do not leave each level a positive share summing to 1."""
     if not level_shares:
@@ -506,6 +507,8 @@ def _level_weights(level_shares: Mapping[str, Mapping[Any, float]] | None,
                 f"level_shares names {variable!r}, which is no factor of the formula (its factors: "
                 f"{', '.join(map(str, known)) or 'none'}); name a factor by the variable it reads")
         levels = known[variable]
+        spelled = {str(level): level for level in levels}  # a level named as text (JSON keys of the command line)
+        shares = {level if level in levels else spelled.get(str(level), level): v for level, v in shares.items()}
         unknown = [str(level) for level in shares if level not in levels]
         if unknown:
             raise InvalidArgumentError(f"level_shares[{variable!r}] names levels that {variable!r} does not declare: "
