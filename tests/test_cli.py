@@ -562,6 +562,22 @@ def test_plan_command_takes_missing_correlation_and_spread(capsys):
     assert err.startswith("error: ") and len(err.strip().splitlines()) == 1
 
 
+def test_plan_command_takes_level_shares(capsys):
+    """--level-shares reaches dpstats.plan (session 56): a level named by its text in JSON, "2000", is the integer
+    level 2000 of --levels, and the printed sampling errors are the library plan's; shares that are not numbers are a
+    one-line error."""
+    argv = ["plan", "--formula", "y ~ C(year)", "--bounds", json.dumps({"y": [0, 1]}), "--levels",
+            json.dumps({"year": [1990, 2000]}), "--n", "1000", "--epsilon", "1", "--method", "pgd", "--format", "json"]
+    assert main(argv + ["--level-shares", json.dumps({"year": {"2000": 0.02}})]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    library = dpstats.plan(bounds={"y": (0, 1)}, formula="y ~ C(year)", levels={"year": [1990, 2000]}, n=1000,
+                           epsilon=1.0, method="pgd", level_shares={"year": {2000: 0.02}}).to_frame()
+    np.testing.assert_allclose([r["sampling"] for r in rows], library["sampling"], rtol=1e-7)  # JSON: 10 decimals
+    assert main(argv + ["--level-shares", json.dumps({"year": {"2000": "rare"}})]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and len(err.strip().splitlines()) == 1
+
+
 def test_plan_command_takes_the_correlation_of_named_pairs(capsys):
     """--correlation '{"a": {"b": 0.8}}' is the library's correlation={("a", "b"): 0.8}; a pair's value that is
     not an object is a one-line error."""

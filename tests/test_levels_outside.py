@@ -48,6 +48,18 @@ def test_a_misspelled_level_in_half_the_rows_is_refused_by_the_charged_screen():
     assert "declared levels a value can fall outside: g" in message and "'ns'" not in message
 
 
+def test_declaring_fewer_levels_is_refused_with_how_to_merge_them():
+    """A survey user who declares the common levels only, expecting the rare ones to be merged into them (session
+    56's new-user check), is told that declaring fewer levels does not merge them, and how to merge: a public mapping
+    before the fit.  The message names no value."""
+    rng = np.random.default_rng(2)
+    df = _frame().assign(g=rng.choice(["a", "b", "rare1", "rare2"], 2000, p=[0.5, 0.3, 0.1, 0.1]))
+    with pytest.raises(MissingDataError, match="declaring fewer levels does not merge the others into them") as info:
+        dpstats.dp_ols("y ~ x + C(g)", df, 1.0, 1e-6, bounds=BOUNDS, levels={"g": ["a", "b"]}, random_state=1)
+    message = str(info.value)
+    assert "map them to a merged level with a public rule before the fit" in message and "rare1" not in message
+
+
 def test_an_int_column_with_undeclared_years_is_screened_and_refused():
     """Every column an integer (no dtype can hold a missing value): before, no screen ran and two of the four years
     were read as the first declared year; now ``C(year, levels=[...])`` can produce a null row, so the screen

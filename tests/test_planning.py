@@ -1190,6 +1190,28 @@ def test_a_refusal_reads_as_one_clause_of_its_line():
     assert ".;" not in line and "; at least 300 rows" in line
 
 
+def test_level_shares_give_a_rare_level_its_sampling_error_and_are_checked():
+    """``level_shares=`` (session 56's new-user check: a survey's income bracket of 1.2% was planned as one of twelve
+    equally common levels, its sampling error half the fit's): a two-level factor whose level b holds 2% of the rows
+    has least squares' standard error residual_sd / sqrt(n p (1 - p)), which the plan now gives; shares equal to
+    the default give the default plan; a variable, level or sum the formula does not allow is refused."""
+    base = dict(formula="y ~ C(g)", bounds={"y": (0.0, 1.0)}, levels={"g": ["a", "b"]}, n=1000, epsilon=1.0,
+                method="pgd", residual_sd=0.2)
+    frame = dpstats.plan(**base, level_shares={"g": {"b": 0.02}}).to_frame().set_index("term")
+    assert frame.loc["C(g)[T.b]", "sampling"] == pytest.approx(0.2 / math.sqrt(1000 * 0.02 * 0.98), rel=1e-6)
+    plain = dpstats.plan(**base).to_frame().set_index("term")
+    assert plain.loc["C(g)[T.b]", "sampling"] == pytest.approx(0.2 / math.sqrt(1000 * 0.25), rel=1e-6)
+    halves = dpstats.plan(**base, level_shares={"g": {"a": 0.5, "b": 0.5}}).to_frame().set_index("term")
+    pd.testing.assert_frame_equal(halves, plain)
+    assert "the shares of g as given in level_shares=" in str(dpstats.plan(**base, level_shares={"g": {"b": 0.1}}))
+    for shares, words in (({"h": {"b": 0.1}}, "no factor of the formula"), ({"g": {"c": 0.1}}, "does not declare"),
+                          ({"g": {"a": 0.7, "b": 0.7}}, "must sum to 1"), ({"g": {"b": 0.0}}, "a share in")):
+        with pytest.raises(InvalidArgumentError, match=words):
+            dpstats.plan(**base, level_shares=shares)
+    with pytest.raises(InvalidArgumentError, match="level_shares= only applies"):
+        dpstats.plan(0.1, 3, 1.0, level_shares={"g": {"b": 0.1}})
+
+
 def test_autos_epsilon_and_rows_needed_are_those_of_the_method_it_would_fit_there():
     """A 3 x 2 factorial of 97 rows (Adler's experimenter expectations, session 56's new-user check): at epsilon 0.5
     auto fits dpsgd (n * mu < 15), and the plan gave dpsgd's epsilon needed (at least 0.94) and rows needed (346),

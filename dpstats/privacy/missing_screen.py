@@ -269,7 +269,9 @@ class MissingValueScreen:
         count = (f"about {shown}{of_n} have {where} (a noisy count; the noise's standard deviation is "
                  f"{self.noise_sd:.3g} rows)")
         fix = ("Impute the missing values with a public rule" + (
-            f", declare every level {', '.join(self.levels)} can take (spelled as the data spell it)"
+            f", declare every level {', '.join(self.levels)} can take (spelled as the data spell it; declaring fewer "
+            "levels does not merge the others into them: to merge rare levels, map them to a merged level with a "
+            "public rule before the fit and declare the merged levels)"
             if self.levels else ""))
         hint = _SOURCE_HINT.get()
         if noisy > self.refusal_level:
