@@ -330,8 +330,9 @@ def dp_ols_arrays(
     Raises
     ------
     DataTypeError
-        X is not an n x d numeric array or y does not have n values.  Nothing
-        is spent.
+        X is not an n x d numeric array or y does not have n values, or X is
+        a list of rows whose width the call does not declare.  Nothing is
+        spent.
     MissingDataError
         Many rows hold NaN (the missing-value screen of :func:`dpstats.dp_ols`:
         a row with NaN is a public null row, an infinite value is set to 0,

@@ -338,7 +338,9 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : array_like of shape (n, p)
-            Inputs (a DataFrame's string column names become the design's names).
+            Inputs (a DataFrame's string column names become the design's names).  A list of rows needs
+            ``bounds`` with one pair per column, which declares its width; a row of another length is a row of
+            missing values (``docs/privacy.md``, "Values that are not numbers").
         y : array_like of shape (n,)
             Target.
 
@@ -352,6 +354,8 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         FormulaError
             ``X`` has two columns with one name (as ``str(name)``): refused before scikit-learn's validation,
             spending nothing.
+        DataTypeError
+            ``X`` is a list of rows and ``bounds`` does not give one pair per column (nothing is spent).
         InvalidBoundsError
             ``bounds`` or ``y_bounds`` is malformed or names unknown columns.
         DPStatsError
