@@ -275,7 +275,10 @@ def dp_ols_arrays(
     ----------
     X : array_like
         n x d array of covariates (a DataFrame's column names are used when
-        ``column_names`` is not given).  A Dask collection is computed and read
+        ``column_names`` is not given).  A list of rows needs its width
+        declared (``column_names=`` or one ``x_bounds`` pair per column); a row
+        of another length is a row of missing values (``docs/privacy.md``,
+        "Values that are not numbers").  A Dask collection is computed and read
         as its result (this interface is in memory; for larger data use
         :func:`dpstats.dp_ols` with the Dask DataFrame).
     y : array_like
@@ -327,8 +330,9 @@ def dp_ols_arrays(
     Raises
     ------
     DataTypeError
-        X is not an n x d numeric array or y does not have n values.  Nothing
-        is spent.
+        X is not an n x d numeric array or y does not have n values, or X is
+        a list of rows whose width the call does not declare.  Nothing is
+        spent.
     MissingDataError
         Many rows hold NaN (the missing-value screen of :func:`dpstats.dp_ols`:
         a row with NaN is a public null row, an infinite value is set to 0,

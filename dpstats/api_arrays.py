@@ -41,7 +41,7 @@ from dpstats.formula.language import FORMULA_ENV
 from dpstats.formula.parse import join_terms, term
 from dpstats.formula.schema import may_hold_missing
 from dpstats.methods.spec import MethodSpec
-from dpstats.numbers import in_memory, numbers_or_missing
+from dpstats.numbers import cells_or_missing, in_memory, is_untyped_sequence, numbers_or_missing, rows_or_missing
 from dpstats.validation import check_bounds_pair
 
 __all__ = ["formula_all", "array_design", "describe_arrays"]
@@ -189,6 +189,28 @@ def _float_array(a: Any, what: str) -> np.ndarray:
     return numbers_or_missing(a)  # no type of its own: each element is read by itself (docs/privacy.md)
 
 
+def _rows(X: Any, column_names: Sequence[str] | None, x_bounds: Any) -> np.ndarray:
+    """X given as a list of rows (a Python collection without a type of its own), read row by row at the width
+    the call declares (:func:`dpstats.numbers.rows_or_missing`); refused, from the call alone, when it declares
+    none: numpy would read the width from the rows, which one row of another length changes."""
+    width = len(column_names) if column_names is not None else _width_of_bounds(x_bounds)
+    if width is None or width == 0:
+        raise DataTypeError("X is a list of rows, whose width would be read from the rows themselves (one row of "
+                            "another length would change it): declare it with column_names= (one name per column) "
+                            "or x_bounds= (one pair per column), or pass a 2-d numpy array or a DataFrame. Nothing "
+                            "was read or spent")
+    return rows_or_missing(X, width)
+
+
+def _width_of_bounds(x_bounds: Any) -> int | None:
+    """The number of columns ``x_bounds`` declares: its number of pairs when it is one pair per column, else None
+    (no bounds, or one pair for every column)."""
+    if x_bounds is None:
+        return None
+    shape = np.asarray(x_bounds, dtype=object).shape
+    return shape[0] if len(shape) == 2 and shape[1] == 2 else None
+
+
 def _may_hold_missing(a: Any) -> bool:
     """Whether ``a``'s type lets it hold a missing value (public): a DataFrame's, column by column; a list's, yes
     (:func:`dpstats.numbers.numbers_or_missing` reads a non-number as missing)."""
@@ -262,8 +284,8 @@ def array_design(X: Any, y: Any, spec: MethodSpec | None, *, x_bounds: Any, y_bo
     X, y = in_memory(X), in_memory(y)  # a Dask collection is read as its computed result, by type
     if column_names is None and isinstance(X, pd.DataFrame):
         column_names = [str(c) for c in X.columns]
-    Xa = _float_array(X, "X")
-    ya = _float_array(y, "y").ravel()
+    Xa = _rows(X, column_names, x_bounds) if is_untyped_sequence(X) else _float_array(X, "X")
+    ya = cells_or_missing(y) if is_untyped_sequence(y) else _float_array(y, "y").ravel()
     if Xa.ndim != 2 or Xa.shape[0] != ya.size or Xa.shape[1] == 0:
         raise DataTypeError(f"X must be 2-d (n x d) and y of length n; got X {Xa.shape} and y of length {ya.size}")
     mode = missing if missing is not None else ("screen" if screen else "raise")

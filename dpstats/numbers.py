@@ -34,7 +34,8 @@ import pandas as pd
 
 from dpstats.errors import DataTypeError
 
-__all__ = ["in_memory", "is_untyped_sequence", "number_or_missing", "numbers_or_missing", "numeric_columns",
+__all__ = ["in_memory", "is_untyped_sequence", "number_or_missing", "numbers_or_missing", "cells_or_missing",
+           "rows_or_missing", "numeric_columns",
            "typed_columns"]
 
 
@@ -147,6 +148,85 @@ def numbers_or_missing(values: Any) -> np.ndarray:
     array = np.asarray(values, dtype=object)
     with np.errstate(all="ignore"):  # a long double beyond the float range is inf, without a warning for its row
         return np.asarray(_READ_EACH(array), dtype=float).reshape(array.shape)
+
+
+def _cells_of_row(row: Any) -> list[Any] | None:
+    """The cells of one row given as a Python collection or a 1-d array (None for anything else: a number, text,
+    ``None``, a mapping, an array of another shape), decided from that row alone."""
+    if isinstance(row, np.ndarray):
+        return list(row) if row.ndim == 1 else None
+    if isinstance(row, pd.Series) or is_untyped_sequence(row):
+        return list(row)
+    return None
+
+
+def rows_or_missing(rows: Iterable[Any], width: int) -> np.ndarray:
+    """A list of rows (or another Python collection of them) as an n x ``width`` float array, each row read by
+    itself: a row of exactly ``width`` cells has each cell read by :func:`number_or_missing`; any other row (another
+    length, a number, text, ``None``) is a row of missing values, except that with ``width`` 1 a row that is not a
+    collection is its one cell.
+
+    numpy reads a nested list's shape from its rows: one row of another length makes the whole input a 1-d array
+    of rows, which was refused for free on the neighbour that has it.  ``width`` must be public (declared by the
+    caller), never read from the rows.
+
+    Parameters
+    ----------
+    rows : iterable
+        The rows.
+    width : int
+        The declared number of cells per row.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, of shape (n, width), NaN where a cell is not a number or the row is not a row of ``width`` cells.
+
+    Examples
+    --------
+    >>> from dpstats.numbers import rows_or_missing
+    >>> rows_or_missing([[1, "2"], [3, 4, 5], None], 2)
+    array([[ 1.,  2.],
+           [nan, nan],
+           [nan, nan]])
+    """
+    out = []
+    for row in rows:
+        cells = _cells_of_row(row)
+        if cells is None and width == 1:
+            cells = [row]
+        out.append([number_or_missing(c) for c in cells] if cells is not None and len(cells) == width
+                   else [math.nan] * width)
+    return np.array(out, dtype=float).reshape(len(out), width)
+
+
+def cells_or_missing(cells: Iterable[Any]) -> np.ndarray:
+    """A list of cells (or another Python collection of them) as a 1-d float array, each cell read by itself: a row
+    of one cell (``[2.5]``, as ``y.reshape(-1, 1).tolist()`` gives) is that cell, and any other cell by
+    :func:`number_or_missing` (so a row of two cells is missing).  numpy would read the list's shape from its cells,
+    making a list of one-cell rows with one longer row a list of rows, each missing.
+
+    Parameters
+    ----------
+    cells : iterable
+        The cells.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, one number or NaN per cell.
+
+    Examples
+    --------
+    >>> from dpstats.numbers import cells_or_missing
+    >>> cells_or_missing([[1.5], 2, [3, 4], "x"])
+    array([1.5, 2. , nan, nan])
+    """
+    out = []
+    for cell in cells:
+        inner = _cells_of_row(cell)
+        out.append(number_or_missing(inner[0] if inner is not None and len(inner) == 1 else cell))
+    return np.array(out, dtype=float)
 
 
 def numeric_columns(frame: pd.DataFrame, what: str = "the data") -> pd.DataFrame:

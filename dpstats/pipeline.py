@@ -71,6 +71,7 @@ from dpstats.errors import (
 from dpstats.formula import Design, build_design, public_design
 from dpstats.formula.centring import intercept_model
 from dpstats.inference import withholding_reason
+from dpstats.methods.common.extremes import QUIET
 from dpstats.methods.registry import (
     AutoFacts,
     ErrorSplit,
@@ -414,7 +415,10 @@ def run(request: FitRequest) -> DPRegressionResults:
              if accountant is not None and private else None)
     state = _FitState(request.data.stage, (eps, dlt), private)
     try:
-        result = _run_reserved(request, spec, options, eps, dlt, mode, rescale, state)
+        # the caller's numpy error state (np.seterr(all="raise") or "warn") must not decide what a fit shows: a
+        # subnormal value in one row would raise or warn where its neighbour does not (docs/architecture.md)
+        with np.errstate(**QUIET):
+            result = _run_reserved(request, spec, options, eps, dlt, mode, rescale, state)
         if token is not None and accountant is not None and state.ledger is not None:
             _settle(accountant, token, state.ledger.spent, "released", state.method)
     except BaseException as exc:  # noqa: BLE001 - concluded below: settled, typed, chain cut

@@ -65,7 +65,14 @@ from dpstats.errors import (
 from dpstats.formula.frame import check_unique_columns
 from dpstats.formula.parse import term
 from dpstats.formula.predict import finite_predictions, warn_outside_bounds
-from dpstats.numbers import in_memory, is_untyped_sequence, numbers_or_missing, numeric_columns
+from dpstats.numbers import (
+    cells_or_missing,
+    in_memory,
+    is_untyped_sequence,
+    numbers_or_missing,
+    numeric_columns,
+    rows_or_missing,
+)
 from dpstats.pipeline import check_accountant_fit
 from dpstats.privacy.accountant import PrivacyAccountant
 from dpstats.validation import MAX_BOUND_MAGNITUDE, shown
@@ -331,7 +338,9 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : array_like of shape (n, p)
-            Inputs (a DataFrame's string column names become the design's names).
+            Inputs (a DataFrame's string column names become the design's names).  A list of rows needs
+            ``bounds`` with one pair per column, which declares its width; a row of another length is a row of
+            missing values (``docs/privacy.md``, "Values that are not numbers").
         y : array_like of shape (n,)
             Target.
 
@@ -345,6 +354,8 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         FormulaError
             ``X`` has two columns with one name (as ``str(name)``): refused before scikit-learn's validation,
             spending nothing.
+        DataTypeError
+            ``X`` is a list of rows and ``bounds`` does not give one pair per column (nothing is spent).
         InvalidBoundsError
             ``bounds`` or ``y_bounds`` is malformed or names unknown columns.
         DPStatsError
@@ -364,9 +375,10 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
                 raise ValueError(f"This {type(self).__name__} estimator requires y to be passed, but the target y is "
                                  "None.")
             with np.errstate(all="ignore"):  # the casts to float64: a long double beyond its range is inf, no warning
-                Xa = validate_data(self, _read_as_numbers(X, "X"), ensure_min_samples=2, dtype=np.float64,
-                                   ensure_all_finite=False)
-                ya = column_or_1d(check_array(_read_as_numbers(y, "y"), ensure_2d=False, dtype=np.float64,
+                Xa = validate_data(self, self._rows(X) if is_untyped_sequence(X) else _read_as_numbers(X, "X"),
+                                   ensure_min_samples=2, dtype=np.float64, ensure_all_finite=False)
+                y_read = cells_or_missing(y) if is_untyped_sequence(y) else _read_as_numbers(y, "y")
+                ya = column_or_1d(check_array(y_read, ensure_2d=False, dtype=np.float64,
                                               ensure_all_finite=False,
                                               ensure_min_samples=2, input_name="y"), warn=True)
             check_consistent_length(Xa, ya)
@@ -495,6 +507,20 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         found = [(name, *declared[name], (Xa[:, j] < declared[name][0]) | (Xa[:, j] > declared[name][1]))
                  for j, name in enumerate(names) if name in declared]
         warn_outside_bounds([f for f in found if f[3].any()], len(Xa), what="X", stacklevel=4)
+
+    def _rows(self, X: Any) -> np.ndarray:
+        """X given as a list of rows, read row by row (:func:`dpstats.numbers.rows_or_missing`) at the width that
+        ``bounds`` declares (one pair per column); refused from the call alone when it declares none, since
+        numpy would read the width from the rows, which one row of another length changes."""
+        width = None
+        if self.bounds is not None and not isinstance(self.bounds, Mapping):
+            shape = np.asarray(self.bounds, dtype=object).shape
+            width = shape[0] if len(shape) == 2 and shape[1] == 2 and shape[0] > 0 else None
+        if width is None:
+            raise DataTypeError("X is a list of rows, whose width would be read from the rows themselves (one row "
+                                "of another length would change it): declare it with bounds= as one (lo, hi) pair "
+                                "per column, or pass a 2-d numpy array or a DataFrame. Nothing was read or spent")
+        return rows_or_missing(X, width)
 
     def _bounds_dict(self, names: list[str], response: str) -> dict[str, tuple[float, float]] | None:
         out: dict[str, tuple[float, float]] = {}

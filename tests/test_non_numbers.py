@@ -63,7 +63,7 @@ def test_arrays_read_a_list_element_by_element():
     as_list, with_nan = X.tolist(), X.copy()
     as_list[3][1], with_nan[3, 1] = "SECRET", np.nan
     fit = dict(epsilon=1.0, delta=1e-6, x_bounds=(0, 1), y_bounds=(-3, 5), method="ssp", random_state=0,
-               intercept=False)
+               intercept=False, column_names=["x1", "x2"])
     a, b = dpstats.dp_ols_arrays(as_list, list(y), **fit), dpstats.dp_ols_arrays(with_nan, y, **fit)
     assert a.params.equals(b.params) and "SECRET" not in str(a.summary())
     acct = dpstats.PrivacyAccountant(5.0, 1e-5)
@@ -228,7 +228,7 @@ def test_the_estimator_reads_a_python_collection_as_a_list(kind):
     fits = {}
     for cell in (0.5, "abc", None):
         ys = [cell, *y[1:]]
-        est = DPLinearRegression(method="ssp", epsilon=1.0, delta=1e-6, bounds=BOUNDS["x"], y_bounds=BOUNDS["y"],
+        est = DPLinearRegression(method="ssp", epsilon=1.0, delta=1e-6, bounds=[BOUNDS["x"]], y_bounds=BOUNDS["y"],
                                  random_state=0)
         as_list = DPLinearRegression(**est.get_params()).fit(X[:, :1].tolist(), ys)
         est.fit(wrap(X[:, :1].tolist()), wrap(ys))
@@ -378,3 +378,79 @@ def test_arrays_refuse_a_sparse_matrix_from_its_type():
         dpstats.dp_ols_arrays(sparse.csr_matrix(X), y, 1.0, x_bounds=(0, 1), y_bounds=(-3, 5), method="ssp",
                               intercept=False, accountant=acct)
     assert acct.spent == (0.0, 0.0)
+
+
+#: rows that one neighbour's list of rows may hold in place of an ordinary row of two numbers: the wrong length, no
+#: row at all, a number, text; each is read as a row of missing values, as [nan, nan] is
+ODD_ROWS = {"three cells": [0.1, 0.2, 0.3], "one cell": [0.1], "empty": [], "None": None, "a number": 0.5,
+            "text": "ab", "a nested cell": [0.1, [0.2]]}
+
+
+@pytest.mark.parametrize("row", list(ODD_ROWS))
+def test_a_list_of_rows_reads_each_row_by_itself(row):
+    """X as a list of rows with a declared width (column_names=): a row of another length (or not a row) is a row
+    of missing values, which the charged screen counts, and the fit is the one of the same data with that row
+    missing.  Before, numpy made the ragged list a 1-d array of rows and the fit was refused for free ("X must be
+    2-d"), on the neighbour with that row only.  Deterministic (fixed data and seed): no false failures."""
+    X, y = _xy()
+    fit = dict(epsilon=1.0, delta=1e-6, x_bounds=(0, 1), y_bounds=(-3, 5), method="ssp", random_state=0,
+               intercept=False, column_names=["a", "b"])
+    rows, missing = X.tolist(), X.copy()
+    rows[3], missing[3] = ODD_ROWS[row], np.nan
+    a, b = dpstats.dp_ols_arrays(rows, list(y), **fit), dpstats.dp_ols_arrays(missing, y, **fit)
+    assert a.params.equals(b.params) and a.privacy.steps[0].name.startswith("missing-value screen")
+
+
+def test_a_response_given_as_a_list_of_one_cell_rows_reads_each_cell_by_itself():
+    """y as a list of one-element rows (``y.reshape(-1, 1).tolist()``): each is its number, and a row of two cells
+    is a missing value; before, that row made the whole response a list of rows, each read as missing.  Deterministic:
+    no false failures."""
+    X, y = _xy()
+    fit = dict(epsilon=1.0, delta=1e-6, x_bounds=(0, 1), y_bounds=(-3, 5), method="ssp", random_state=0,
+               intercept=False)
+    cells, missing = [[v] for v in y], y.copy()
+    cells[5], missing[5] = [1.0, 2.0], np.nan
+    a, b = dpstats.dp_ols_arrays(X, cells, **fit), dpstats.dp_ols_arrays(X, missing, **fit)
+    assert a.params.equals(b.params)
+    whole = dpstats.dp_ols_arrays(X, [[v] for v in y], **fit)
+    assert whole.params.equals(dpstats.dp_ols_arrays(X, y, **fit).params)
+
+
+@pytest.mark.parametrize("row", [None, "three cells"])
+def test_a_list_of_rows_without_a_declared_width_is_refused_from_the_call(row):
+    """The width of a list of rows is read from its rows (one row of another length would change it), so without
+    column_names= or one x_bounds pair per column it is refused, from the call alone: the same message for the
+    ordinary data and its neighbour with an odd row, and nothing spent."""
+    X, y = _xy()
+    rows = X.tolist()
+    if row is not None:
+        rows[3] = ODD_ROWS[row]
+    acct = dpstats.PrivacyAccountant(5.0, 1e-5)
+    with pytest.raises(DataTypeError, match="X is a list of rows") as info:
+        dpstats.dp_ols_arrays(rows, y, 1.0, 1e-6, method="ssp", x_bounds=(0, 1), y_bounds=(-3, 5),
+                              intercept=False, accountant=acct)
+    assert "column_names" in str(info.value) and acct.spent == (0.0, 0.0)
+    per_column = dpstats.dp_ols_arrays(rows, y, 1.0, 1e-6, method="ssp", x_bounds=[(0, 1), (0, 1)],
+                                       y_bounds=(-3, 5), intercept=False, random_state=0)
+    assert list(per_column.params.index) == ["x1", "x2"]
+
+
+@pytest.mark.parametrize("row", ["three cells", "None", "text"])
+def test_the_estimator_reads_a_list_of_rows_row_by_row(row):
+    """``DPLinearRegression.fit`` on X as a list of rows with one bounds pair per column: an odd row is a row of
+    missing values, and the fit is the one with that row missing (before: scikit-learn's validation refused the
+    ragged list, "Expected 2D array", for free, on that neighbour only); without a declared width the list is
+    refused from the call, for the ordinary data and its neighbour alike.  Deterministic: no false failures."""
+    from dpstats.sklearn import DPLinearRegression
+
+    X, y = _xy(300)
+    rows, missing = X.tolist(), X.copy()
+    rows[3], missing[3] = ODD_ROWS[row], np.nan
+    params = dict(method="ssp", epsilon=1.0, delta=1e-6, bounds=[(0, 1), (0, 1)], y_bounds=BOUNDS["y"],
+                  random_state=0)
+    a = DPLinearRegression(**params).fit(rows, list(y))
+    b = DPLinearRegression(**params).fit(missing, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    for data in (X.tolist(), rows):
+        with pytest.raises(DataTypeError, match="X is a list of rows"):
+            DPLinearRegression(**{**params, "bounds": (0, 1)}).fit(data, list(y))
