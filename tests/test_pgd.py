@@ -761,31 +761,32 @@ def test_the_tail_gap_in_the_error_block_is_the_excess_beyond_its_noise():
 
 
 def test_the_step_scale_is_the_secant_where_the_step_passed_the_minimum():
-    """Post-processing, deterministic: the whole step unless the released derivative at its end is more than
-    TAIL_CHECK_Z noise sds above 0; then the secant's zero of the two derivatives (0 where the loss did not fall
-    along the step at its start)."""
+    """Post-processing, deterministic: per coordinate, the whole move unless the released derivative at its end,
+    along the move, is more than TAIL_CHECK_Z noise sds above 0; then the secant's zero of the two derivatives (0
+    where the loss did not fall along the move at its start); a coordinate that does not move keeps 1."""
     sd = 0.1
     assert pgd.TAIL_CHECK_Z == 2.0
-    assert pgd.step_scale(np.array([-3.0, -1.0]), sd) == 1.0  # not passed
-    assert pgd.step_scale(np.array([-3.0, 0.2]), sd) == 1.0  # passed by no more than its noise shows
-    assert pgd.step_scale(np.array([-3.0, 1.0]), sd) == pytest.approx(0.75)
-    assert pgd.step_scale(np.array([-3.0, 9.0]), sd) == pytest.approx(0.25)
-    assert pgd.step_scale(np.array([0.5, 1.0]), sd) == 0.0
+    start = np.array([3.0, -3.0, -3.0, -3.0, -3.0, 0.5, 1.0])
+    end = np.array([-1.0, -1.0, 0.2, 1.0, 9.0, 1.0, 5.0])
+    step = np.array([-1.0, 2.0, 2.0, 2.0, 2.0, 2.0, 0.0])
+    np.testing.assert_allclose(pgd.step_scale(np.column_stack([start, end]), step, sd),
+                               [0.75, 1.0, 1.0, 0.75, 0.25, 0.0, 1.0])
 
 
 def test_a_scaled_correction_keeps_its_tests_and_adds_what_it_left_out_to_the_allowance():
-    """Post-processing, deterministic: scaling the correction scales its shift and noise, keeps the coefficients
-    that took it, and adds the part of the correction taken that the scale left out to the allowance, on the same
-    side (the first test's correction: C' = 1.5 C, so the allowance was twice the correction taken)."""
+    """Post-processing, deterministic: scaling the correction scales each coordinate's shift and noise, keeps the
+    coefficients that took it, and adds the part of the correction taken that the scale left out to the allowance,
+    on the same side (the first test's correction: C' = 1.5 C, so the allowance was twice the correction taken)."""
     M = np.array([[0.5, 0.0, 0.0], [0.0, 1.0, 0.5], [0.0, 0.5, 2.0]])
     tail = pgd.tail_correction(np.array([-1.0, 0.05, -0.25]), M, 0.1, (2.0, 3.0))
-    part = tail.scaled(0.25)
+    share = np.array([0.25, 1.0, 0.5])
+    part = tail.scaled(share)
     assert part.kept.tolist() == tail.kept.tolist() == [True, False, True]
-    np.testing.assert_allclose(part.applied, 0.25 * tail.applied)
-    np.testing.assert_allclose(part.left, 0.25 * tail.left)
-    np.testing.assert_allclose(part.noise, 0.25 * tail.noise)
-    np.testing.assert_allclose(part.allowance, 2.0 * 0.25 * tail.applied + 0.75 * tail.applied)
-    np.testing.assert_allclose(tail.scaled(1.0).allowance, tail.allowance)
+    np.testing.assert_allclose(part.applied, share * tail.applied)
+    np.testing.assert_allclose(part.left, tail.left)
+    np.testing.assert_allclose(part.noise, share[:, None] * tail.noise)
+    np.testing.assert_allclose(part.allowance, 2.0 * share * tail.applied + (1.0 - share) * tail.applied)
+    np.testing.assert_allclose(tail.scaled(np.ones(3)).allowance, tail.allowance)
 
 
 def _skewed_frame(n: int, seed: int) -> pd.DataFrame:
