@@ -12,7 +12,8 @@ rare large values put rows beyond the Gram's radius.  Bounds are declared as a u
 response in [-5, 60]; drawn values beyond them are redrawn), the headline is x1 (visib on flights).  For each fit of
 ``dp_ols(method="pgd")`` (the same noise seeds for every variant): the relative error of the coefficient vector against
 OLS on the same rows, the headline's relative error, whether its 95% interval covers OLS's estimate, its width over
-the classical interval's, and how many coefficients took the tail correction (``tail_corrected``).  ``--tail-cap 1``
+the classical interval's, how many coefficients took the tail correction (``tail_corrected``) and the smallest share
+of a coefficient's correction that its check let it take (``tail_step``).  ``--tail-cap 1``
 holds the tail clip at its floor (``TAIL_FLOOR`` times the clip): the correction's release is then made but moves
 little, which is the fit without the long tail's correction; ``--constant pgd.TAIL_CHECK_Z=1e300`` takes the
 correction's step whole whatever its check released (the rule before session 56, on the same releases).
@@ -109,7 +110,7 @@ def fits(name: str, epsilons: Sequence[float], seeds: int) -> list[dict]:
                             covers=bool(lo <= float(b_ols[head]) <= hi) if reported else None,
                             width=(hi - lo) / (2 * 1.959964 * se) if reported else None,
                             corrected=int(res.info.get("tail_corrected", 0)), n_mu=float(res.info["n_mu"]),
-                            step=float(res.info.get("tail_step", 1.0))))
+                            step=min(res.info.get("tail_step", (1.0,)))))
     return out
 
 

@@ -1185,8 +1185,8 @@ class TailCorrection:
 
     def scaled(self, share: np.ndarray) -> TailCorrection:
         """The correction with each coordinate's step, and so its noise, scaled by its ``share`` (d,:
-        :func:`step_scale`), the part of the correction taken that it leaves out kept as :attr:`passed`; the tests
-        that chose :attr:`kept` do not depend on the scale."""
+        :func:`step_scale`; 1 where no correction was taken), the part of the correction taken that it leaves out
+        kept as :attr:`passed`; the tests that chose :attr:`kept` do not depend on the scale."""
         return dataclasses.replace(self, shift=share * self.shift, noise=share[:, None] * self.noise,
                                    passed=(1.0 - share) * self.applied)
 
@@ -1194,9 +1194,9 @@ class TailCorrection:
     def allowance(self) -> np.ndarray:
         """(d,): how far least squares can lie beyond the estimate, on the side of the correction taken, by the
         tail's decay (``beyond`` times :attr:`applied`; 0 where no correction was taken), and by the part of the
-        one-step correction its check left out (:attr:`passed`: where the released Gram was not the tail clip's
-        curvature, the secant's share is exact only along the step, and a coordinate's fit clipped at the tail clip
-        can lie as far as the whole step)."""
+        correction taken that its check left out (:attr:`passed`: the secant's zero is that coordinate's minimum
+        with the others moved, so the fit clipped at the tail clip, and least squares beyond it, can lie as far as
+        the whole step)."""
         return self.beyond * self.applied + (0.0 if self.passed is None else self.passed)
 
 
@@ -1327,10 +1327,9 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
                                   ledger=ledger, rng=rng)
         curvature = psd_projection(gram, sigma_g) + penalties[-1] * np.eye(d)  # the Gram without the lift
         tail = tail_correction(excess, np.linalg.inv(curvature), sd, (clips[-1], tail_clip))
-        step = tail.applied if tail.kept.any() else tail.shift
-        pair, check_sd = _tail_check(rows, st, cache, theta.mean(axis=1), tail_clip, step, mus["tail check"],
+        pair, check_sd = _tail_check(rows, st, cache, theta.mean(axis=1), tail_clip, tail.applied, mus["tail check"],
                                      ledger=ledger, rng=rng)
-        share = step_scale(pair, step, check_sd)
+        share = step_scale(pair, tail.applied, check_sd)  # 1 where no correction was taken
         tail = tail.scaled(share)
         theta, corrected = theta + tail.applied[:, None], int(np.count_nonzero(tail.kept))
     estimate = theta.mean(axis=1)
@@ -1619,7 +1618,8 @@ def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np
     ``variance_floor``, :func:`two_valued_variance` for a two-valued response), and, with the tail correction
     (``tail``), normal draws of its noise, moved by minus the part of it the estimate did not take (the draws are
     of the estimate's error against the less clipped fit: :func:`tail_correction`), and stretched beyond the
-    corrections taken by their allowance for the gap left beyond the tail clip (:func:`stretch_beyond`).
+    corrections taken by their allowance for the gap left beyond the tail clip and the part its check left out
+    (:func:`stretch_beyond`).
     The basic interval of these draws, 2 b - quantiles, is then centred at S^-1 b, the estimate with its shrinkage
     undone, and its privacy part is widened by S^-1 (bias-corrected; the point estimate itself is unchanged).
     The sampling covariance is also the error block's sampling part (``SAMPLING_SOURCE``).
