@@ -214,15 +214,15 @@ TAIL_TEST_LEVEL = 0.05
 #: docs/choosing.md, "A long tail of residuals").
 TAIL_DECAY = 1.0
 #: The tail correction's step is checked by one more release (weight ``WEIGHTS["tail check"]``, taken from the
-#: correction's 0.25 so that every other release keeps its noise): the gradient of the loss whose per-example
-#: gradients are clipped at the tail clip, at the chains' mean and at the corrected point (:class:`TailCheckPass`).
-#: Where a coordinate's derivative at the corrected point, along its move, is more than TAIL_CHECK_Z noise sds above
-#: 0, the move passed that loss's minimum in that coordinate (the released Gram, of rows clipped to a ball, is not the
-#: curvature of the tail clip's loss where rows beyond the ball fall inside the tail clip; nor is the chains' mean
-#: always the clipped fit), and its correction is scaled back to the secant's zero (:func:`step_scale`):
-#: flights_weather's precipitation, 0 in most hours and up to 126 scale units in the rest, took a step three to five
-#: times too long (session 56; docs/choosing.md, "A long tail of residuals").  A huge TAIL_CHECK_Z takes every step
-#: whole (the rule before).
+#: correction's 0.25 so that every other release keeps its noise): the derivative, along the correction taken, of the
+#: loss whose per-example gradients are clipped at the tail clip, at the chains' mean and at the corrected point
+#: (:class:`TailCheckPass`).  Where the second is more than TAIL_CHECK_Z noise sds above 0, the step passed that loss's
+#: minimum along its direction (the released Gram, of rows clipped to a ball, is not the curvature of the tail clip's
+#: loss where rows beyond the ball fall inside the tail clip; nor is the chains' mean always the clipped fit), and the
+#: coefficients that took a correction take the secant's share of it (:func:`step_scale`): flights_weather's
+#: precipitation, 0 in most hours and up to 126 scale units in the rest, took a step three to five times too long,
+#: and the visibility's move, coupled to it through the Gram, passed least squares (session 56; docs/choosing.md, "A
+#: long tail of residuals").  A huge TAIL_CHECK_Z takes every step whole (the rule before).
 TAIL_CHECK_Z = 2.0
 #: For a two-valued response the clip rule reads the (1 - MINORITY_SHARE * minority)-quantile of the gradient norms
 #: when that is above 0.9, at most TWO_VALUED_MAX_QUANTILE (:func:`clip_rule`; minority: the rarer value's share)
@@ -692,20 +692,21 @@ class TailExcessPass(_ClipPass):
 
 
 class TailCheckPass(_ClipPass):
-    """[sum_i z_i psi'_i(theta), sum_i z_i psi'_i(theta + step)] (d, 2): the gradient of the loss whose per-example
-    gradients are clipped at the tail clip C' (``clip``) at ``theta`` and at ``theta + step``; each row adds a term
-    of norm at most C' to each column."""
+    """[sum_i (u' z_i) psi'_i(theta), sum_i (u' z_i) psi'_i(theta + step)] (2,): the derivative along the unit vector
+    ``direction`` u of the loss whose per-example gradients are clipped at the tail clip C' (``clip``), at ``theta``
+    and at ``theta + step``; each row adds at most C' in absolute value to each coordinate (|u' z_i psi'_i| <=
+    ||z_i psi'_i|| <= C')."""
 
-    def __init__(self, st: Standardisation, theta: np.ndarray, clip: float, step: np.ndarray,
+    def __init__(self, st: Standardisation, theta: np.ndarray, clip: float, direction: np.ndarray, step: np.ndarray,
                  cache: RowCache | None = None) -> None:
         super().__init__(st, theta, clip, cache)
-        self.step = step
+        self.direction, self.step = direction, step
 
     @quiet
     def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
         Z, v, norms = self.rows(X, y, offset)
         _, psi = _clipped_residuals(Z, v, norms, np.stack([self.theta, self.theta + self.step], axis=1), self.clip)
-        return Z.T @ psi
+        return (Z @ self.direction) @ psi
 
 
 class GradientPass(_ClipPass):
@@ -1092,50 +1093,50 @@ def _tail_excess(rows: Rows, st: Standardisation, cache: RowCache, theta: np.nda
 
 def _tail_check(rows: Rows, st: Standardisation, cache: RowCache, theta: np.ndarray, tail: float, step: np.ndarray,
                 mu: float, *, ledger: PrivacyLedger, rng: np.random.Generator) -> tuple[np.ndarray, float]:
-    """(released gradients (d, 2), their noise sd per coordinate): the sum of :class:`TailCheckPass` at ``theta``
-    (d,) and ``theta + step`` (``step`` a public function of released values), released once by the Gaussian
-    mechanism at ``mu`` with the replace-one sensitivity 2 sqrt(2) C' (each row's pair of terms has norm at most
-    sqrt(2) C')."""
+    """(released pair, its noise sd per coordinate): the sum of :class:`TailCheckPass` at ``theta`` (d,) along the
+    unit vector of ``step`` (a public function of released values; the first coordinate where ``step`` is 0),
+    released once by the Gaussian mechanism at ``mu`` with the replace-one sensitivity 2 sqrt(2) C' (each row's
+    pair has norm at most sqrt(2) C')."""
+    size = float(np.linalg.norm(step))
+    direction = step / size if size > 0.0 else np.eye(step.size)[0]
     sensitivity = 2.0 * math.sqrt(2.0) * tail
     pair = gaussian_mechanism_mu(
-        rows.reduce(TailCheckPass(st, theta, tail, step, cache), add_arrays), l2_sensitivity=sensitivity, mu=mu,
-        rng=rng, ledger=ledger, name="pgd: gradient of the tail clip's loss at the start and end of the tail "
-                                     "correction's step")
+        rows.reduce(TailCheckPass(st, theta, tail, direction, step, cache), add_arrays), l2_sensitivity=sensitivity,
+        mu=mu, rng=rng, ledger=ledger, name="pgd: derivative of the tail clip's loss along the tail correction's step")
     return np.asarray(pair, dtype=float), sensitivity / mu
 
 
-def step_scale(pair: np.ndarray, step: np.ndarray, sd: float) -> np.ndarray:
-    """The share of each coordinate's tail correction to take, from the released gradients of the tail clip's loss at
-    the start and the end of the step (``pair``, (d, 2): :class:`TailCheckPass`, noise sd ``sd`` each): for a
-    coordinate that moves, with a_0 and a_1 its derivatives at the start and the end along its move (the gradient's
-    coordinate times the sign of the move), 1 unless a_1 is more than ``TAIL_CHECK_Z`` sds above 0 (the move passed
-    the loss's minimum in that coordinate), else the secant's zero a_0^- / (a_0^- + a_1), a_0^- = max(-a_0, 0) (0
-    where the loss did not fall along the move at its start); 1 for a coordinate that does not move.
-    Post-processing.
+def step_scale(pair: np.ndarray, sd: float) -> float:
+    """The share of the tail correction's step to take, from the released derivatives (a_0, a_1) of the tail clip's
+    loss along the step at its start and its end (:class:`TailCheckPass`, noise sd ``sd`` each): 1 unless a_1 is
+    more than ``TAIL_CHECK_Z`` sds above 0 (the step passed the loss's minimum along its direction), else the
+    secant's zero a_0^- / (a_0^- + a_1), a_0^- = max(-a_0, 0) (exact for a loss quadratic along the step; 0 where
+    the loss does not fall along the step at its start).  Post-processing.
 
     Parameters
     ----------
     pair : numpy.ndarray
-        (d, 2): the released gradients at the start and at the end of the step.
-    step : numpy.ndarray
-        (d,): the step.
+        (2,): the released derivatives at the start and at the end of the step.
     sd : float
-        The gradients' noise sd per coordinate.
+        Their noise sd.
 
     Returns
     -------
-    numpy.ndarray
-        (d,): the shares, in [0, 1].
+    float
+        The share, in [0, 1].
 
     Examples
     --------
-    >>> step_scale(np.array([[3.0, -1.0], [-3.0, 0.1], [1.0, 1.0]]), np.array([-1.0, 1.0, 0.0]), 0.1)
-    array([0.75, 1.  , 1.  ])
+    >>> step_scale(np.array([-3.0, 1.0]), 0.1)
+    0.75
+    >>> step_scale(np.array([-3.0, 0.1]), 0.1)
+    1.0
     """
-    start, end = np.sign(step) * pair[:, 0], np.sign(step) * pair[:, 1]
-    falls = np.maximum(-start, 0.0)
-    passed = end > TAIL_CHECK_Z * sd
-    return np.where(passed, falls / np.where(passed, falls + end, 1.0), 1.0)
+    start, end = float(pair[0]), float(pair[1])
+    if not end > TAIL_CHECK_Z * sd:
+        return 1.0
+    falls = max(-start, 0.0)
+    return falls / (falls + end)
 
 
 @dataclass(frozen=True)
@@ -1184,9 +1185,9 @@ class TailCorrection:
         return np.where(self.kept, 0.0, self.shift)
 
     def scaled(self, share: np.ndarray) -> TailCorrection:
-        """The correction with each coordinate's step, and so its noise, scaled by its ``share`` (d,:
-        :func:`step_scale`; 1 where no correction was taken), the part of the correction taken that it leaves out
-        kept as :attr:`passed`; the tests that chose :attr:`kept` do not depend on the scale."""
+        """The correction with each coordinate's step, and so its noise, scaled by its ``share`` (d,: the share of
+        :func:`step_scale` where a correction was taken, 1 elsewhere), the part of the correction taken that it
+        leaves out kept as :attr:`passed`; the tests that chose :attr:`kept` do not depend on the scale."""
         return dataclasses.replace(self, shift=share * self.shift, noise=share[:, None] * self.noise,
                                    passed=(1.0 - share) * self.applied)
 
@@ -1329,7 +1330,7 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
         tail = tail_correction(excess, np.linalg.inv(curvature), sd, (clips[-1], tail_clip))
         pair, check_sd = _tail_check(rows, st, cache, theta.mean(axis=1), tail_clip, tail.applied, mus["tail check"],
                                      ledger=ledger, rng=rng)
-        share = step_scale(pair, tail.applied, check_sd)  # 1 where no correction was taken
+        share = np.where(tail.kept, step_scale(pair, check_sd), 1.0)
         tail = tail.scaled(share)
         theta, corrected = theta + tail.applied[:, None], int(np.count_nonzero(tail.kept))
     estimate = theta.mean(axis=1)
@@ -1344,9 +1345,9 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
                   f"correction towards the less clipped fit, kept for {corrected} of the {d} coefficients (where the "
                   f"released part stood out of its noise at level {TAIL_TEST_LEVEL:g} and a coefficient's correction "
                   f"was more than {TAIL_Z:g} of its noise sds: a long tail of residuals on one side, which clipping "
-                  "turns into a gap from least squares), and one more, the gradient of the tail clip's loss at that "
-                  f"step's start and end, took less than the whole step for {int(np.count_nonzero(share < 1.0))} "
-                  "coefficients (where it passed that loss's minimum)" if tail is not None else "")
+                  "turns into a gap from least squares), and one more, the derivative of the tail clip's loss along "
+                  f"that correction at its start and end, took {float(np.min(share)):.2g} of it (less than all of it "
+                  "where it passed that loss's minimum)" if tail is not None else "")
                + "; each step adds a ridge penalty at the privacy-noise level; "
                f"coefficients are the average of the last {KEEP_SHARE:.0%} of the iterates (clipping makes this a "
                "Huber-type estimate, which differs from least squares when residuals are skewed and n * mu is small; "
