@@ -821,6 +821,38 @@ def test_a_one_sided_tail_moves_the_fit_towards_least_squares(monkeypatch):
     assert with_tail < 0.5 * without
 
 
+def _rainy_frame(n: int, seed: int) -> pd.DataFrame:
+    """Delays on a rain predictor that is 0 in 96% of rows and exponential in the rest (its rare large values sit
+    far beyond the Gram matrix's ball of standardised rows), with a right tail that grows with the rain: as
+    flights_weather's departure delays on precipitation."""
+    rng = np.random.default_rng(seed)
+    rain = np.where(rng.uniform(size=n) < 0.04, rng.exponential(0.15, n), 0.0).clip(0.0, 4.0)
+    x = rng.uniform(0.0, 10.0, n)
+    y = -5.0 + 0.5 * x + 40.0 * rain + rng.exponential(15.0 * (1.0 + 10.0 * rain), n)
+    return pd.DataFrame({"y": y.clip(-20.0, 600.0), "x": x, "rain": rain})
+
+
+def test_the_checked_tail_correction_does_not_pass_least_squares(monkeypatch):
+    """Regression (session 56; flights_weather's correction overshot least squares several times over): on the rainy
+    delays above (n = 20,000, epsilon 3, seed 1) the one-step correction with the Gram's curvature moves the rain's
+    coefficient past least squares (measured 227.9 against 188.7); its check finds that the step passed the tail
+    clip's loss's minimum and takes 0.18 of it, which leaves the coefficient on the near side of least squares
+    (151.8), with an interval that covers it ([117.6, 250.8]).  Deterministic (fixed seeds; of seeds 0-2 only seed 1
+    takes a correction, so this is the one fit that shows the check)."""
+    df = _rainy_frame(20_000, 0)
+    ols = float(np.linalg.lstsq(np.column_stack([np.ones(len(df)), df["x"], df["rain"]]), df["y"], rcond=None)[0][2])
+    bounds = {"y": (-20.0, 600.0), "x": (0.0, 10.0), "rain": (0.0, 4.0)}
+    fit = lambda: dpstats.dp_ols("y ~ x + rain", df, 3.0, 1e-6, bounds=bounds, method="pgd",  # noqa: E731
+                                 random_state=1)
+    checked = fit()
+    monkeypatch.setattr(pgd, "TAIL_CHECK_Z", 1e300)  # the whole step, as before session 56
+    whole = fit()
+    assert checked.info["tail_corrected"] > 0 and min(checked.info["tail_step"]) < 0.5
+    assert whole.params["rain"] > ols > checked.params["rain"]
+    lo, hi = checked.conf_int().loc["rain"]
+    assert lo < ols < hi
+
+
 def test_a_correction_not_taken_still_moves_the_interval_and_the_error_block(monkeypatch):
     """The interval targets the less clipped fit in every coefficient: on the one-sided tail above (n = 20,000,
     epsilon 1, seed 0), where the slope takes its correction, the same fit with the test forced to keep nothing
