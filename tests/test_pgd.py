@@ -776,8 +776,8 @@ def test_the_step_scale_is_the_secant_where_the_step_passed_the_minimum():
 def test_a_scaled_correction_keeps_its_tests_and_adds_what_it_left_out_to_the_allowance():
     """Post-processing, deterministic: scaling the correction scales each coordinate's shift and noise, keeps the
     coefficients that took it, and adds the part of the correction taken that the scale left out to the allowance,
-    on the same side (the first test's correction: C' = 1.5 C, so the allowance was twice the correction taken;
-    in the fit the share is 1 where no correction was taken, since the step is the correction taken)."""
+    on the same side, which still counts the gap beyond the tail clip of the whole correction (the first test's
+    correction: C' = 1.5 C, so that gap is twice the correction taken)."""
     M = np.array([[0.5, 0.0, 0.0], [0.0, 1.0, 0.5], [0.0, 0.5, 2.0]])
     tail = pgd.tail_correction(np.array([-1.0, 0.05, -0.25]), M, 0.1, (2.0, 3.0))
     share = np.where(tail.kept, 0.25, 1.0)  # as the fit scales it
@@ -786,7 +786,7 @@ def test_a_scaled_correction_keeps_its_tests_and_adds_what_it_left_out_to_the_al
     np.testing.assert_allclose(part.applied, share * tail.applied)
     np.testing.assert_allclose(part.left, tail.left)
     np.testing.assert_allclose(part.noise, share[:, None] * tail.noise)
-    np.testing.assert_allclose(part.allowance, 2.0 * share * tail.applied + (1.0 - share) * tail.applied)
+    np.testing.assert_allclose(part.allowance, 2.0 * tail.applied + (1.0 - share) * tail.applied)
     np.testing.assert_allclose(tail.scaled(np.ones(3)).allowance, tail.allowance)
 
 

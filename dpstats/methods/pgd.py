@@ -1194,11 +1194,12 @@ class TailCorrection:
     @property
     def allowance(self) -> np.ndarray:
         """(d,): how far least squares can lie beyond the estimate, on the side of the correction taken, by the
-        tail's decay (``beyond`` times :attr:`applied`; 0 where no correction was taken), and by the part of the
-        correction taken that its check left out (:attr:`passed`: the secant's zero is that coordinate's minimum
-        with the others moved, so the fit clipped at the tail clip, and least squares beyond it, can lie as far as
-        the whole step)."""
-        return self.beyond * self.applied + (0.0 if self.passed is None else self.passed)
+        tail's decay (``beyond`` times the correction before its check; 0 where no correction was taken), and by the
+        part of the correction taken that its check left out (:attr:`passed`: the secant's share is exact only along
+        the whole step, so in a coordinate the fit clipped at the tail clip can lie as far as the whole step, and
+        least squares beyond it)."""
+        passed = 0.0 if self.passed is None else self.passed
+        return self.beyond * (self.applied + passed) + passed
 
 
 def tail_correction(excess: np.ndarray, curvature_inv: np.ndarray, sd: float,
