@@ -113,7 +113,7 @@ __all__ = ["PGDOptions", "fit", "budget_split", "reports_intervals", "linearise"
            "unspent_inference_note",
            "TAIL_ROWS", "TAIL_CAP", "TWO_VALUED_TAIL_CAP", "tail_cap",
            "TAIL_FLOOR", "TAIL_Z",
-           "TAIL_TEST_LEVEL", "TAIL_DECAY", "stretch_beyond",
+           "TAIL_TEST_LEVEL", "TAIL_DECAY", "TAIL_CHECK_Z", "TailCheckPass", "step_scale", "stretch_beyond",
            "tail_level", "tail_correction", "TailCorrection", "TailExcessPass", "expected_error", "WANDER_ROUNDS",
            "gram_sensitivity",
            "preconditioner_lift", "step_noise_variance", "OutsideDomainPass", "clipping_check", "ClippingCheck",
@@ -136,7 +136,7 @@ SMALL_N_MU = 100.0
 #: "clipping check" (the count of rows beyond a released domain: :func:`clipping_check`) only in fits that release a
 #: domain, so a fit with every bound declared keeps the split it had.
 WEIGHTS = {"centre": 0.15, "scale": 0.15, "gram": 0.1, "histogram": 0.03, "warm start": 0.25, "chains": 1.0,
-           "inference": 0.02, "tail correction": 0.25, "clipping check": 0.05}
+           "inference": 0.02, "tail correction": 0.2, "tail check": 0.05, "clipping check": 0.05}
 #: The released clipping domain gives each of its histograms n mu_round = DOMAIN_N_MU (its modal bins then clear
 #: the noise of the empty bins); pgd refuses, before spending, where that takes more than MAX_DOMAIN_SHARE of
 #: mu^2.  Variables with declared bounds keep them (a released domain inside them too was measured to lower the
@@ -213,6 +213,17 @@ TAIL_TEST_LEVEL = 0.05
 #: the intervals extend that far beyond the estimate, on the side of the correction (:func:`_interval_draws`;
 #: docs/choosing.md, "A long tail of residuals").
 TAIL_DECAY = 1.0
+#: The tail correction's step is checked by one more release (weight ``WEIGHTS["tail check"]``, taken from the
+#: correction's 0.25 so that every other release keeps its noise): the derivative, along the correction taken, of the
+#: loss whose per-example gradients are clipped at the tail clip, at the chains' mean and at the corrected point
+#: (:class:`TailCheckPass`).  Where the second is more than TAIL_CHECK_Z noise sds above 0, the step passed that loss's
+#: minimum along its direction (the released Gram, of rows clipped to a ball, is not the curvature of the tail clip's
+#: loss where rows beyond the ball fall inside the tail clip; nor is the chains' mean always the clipped fit), and the
+#: coefficients that took a correction take the secant's share of it (:func:`step_scale`): flights_weather's
+#: precipitation, 0 in most hours and up to 126 scale units in the rest, took a step three to five times too long,
+#: and the visibility's move, coupled to it through the Gram, passed least squares (session 56; docs/choosing.md, "A
+#: long tail of residuals").  A huge TAIL_CHECK_Z takes every step whole (the rule before).
+TAIL_CHECK_Z = 2.0
 #: For a two-valued response the clip rule reads the (1 - MINORITY_SHARE * minority)-quantile of the gradient norms
 #: when that is above 0.9, at most TWO_VALUED_MAX_QUANTILE (:func:`clip_rule`; minority: the rarer value's share)
 MINORITY_SHARE, TWO_VALUED_MAX_QUANTILE = 0.25, 0.99
@@ -680,6 +691,24 @@ class TailExcessPass(_ClipPass):
         return Z.T @ (high - low)[:, 0]
 
 
+class TailCheckPass(_ClipPass):
+    """[sum_i (u' z_i) psi'_i(theta), sum_i (u' z_i) psi'_i(theta + step)] (2,): the derivative along the unit vector
+    ``direction`` u of the loss whose per-example gradients are clipped at the tail clip C' (``clip``), at ``theta``
+    and at ``theta + step``; each row adds at most C' in absolute value to each coordinate (|u' z_i psi'_i| <=
+    ||z_i psi'_i|| <= C')."""
+
+    def __init__(self, st: Standardisation, theta: np.ndarray, clip: float, direction: np.ndarray, step: np.ndarray,
+                 cache: RowCache | None = None) -> None:
+        super().__init__(st, theta, clip, cache)
+        self.direction, self.step = direction, step
+
+    @quiet
+    def __call__(self, X: np.ndarray, y: np.ndarray, offset: int) -> np.ndarray:
+        Z, v, norms = self.rows(X, y, offset)
+        _, psi = _clipped_residuals(Z, v, norms, np.stack([self.theta, self.theta + self.step], axis=1), self.clip)
+        return (Z @ self.direction) @ psi
+
+
 class GradientPass(_ClipPass):
     """sum_i z_i psi_i for each of the K iterates (columns of ``theta``): the per-example gradients z_i r_i
     clipped to norm ``clip``; a (d, K) array."""
@@ -888,13 +917,13 @@ def budget_split(n: int, epsilon: float, delta: float, *, intercept: bool, infer
                  private_variables: int = 0) -> dict[str, float]:
     """The GDP parameter of each release of a fit (public): the domain's (:func:`domain_mu`, for
     ``private_variables`` variables without declared bounds), then mu^2 - mu_domain^2 split by ``WEIGHTS`` over
-    the releases this fit makes (the centres only with an intercept, the tail correction only where
+    the releases this fit makes (the centres only with an intercept, the tail correction and its check only where
     :func:`tail_level` gives a level, the inference 2-vector only with ``inference``, the clipping check only with a
     released domain)."""
     mu = gaussian_mu(epsilon, delta)
     mu_domain = domain_mu(n, private_variables)
     names = [*(["centre"] if intercept else []), "scale", "gram", "histogram 1", "histogram 2",
-             *(["tail correction"] if tail_level(n * mu) is not None else []), "warm start", "chains",
+             *(["tail correction", "tail check"] if tail_level(n * mu) is not None else []), "warm start", "chains",
              *(["inference"] if inference else []), *(["clipping check"] if private_variables else [])]
     weights = [WEIGHTS["histogram"] if k.startswith("histogram") else WEIGHTS[k] for k in names]
     mus = dict(zip(names, split_mu(math.sqrt(mu * mu - mu_domain * mu_domain), weights), strict=True))
@@ -1062,6 +1091,54 @@ def _tail_excess(rows: Rows, st: Standardisation, cache: RowCache, theta: np.nda
     return np.asarray(excess, dtype=float), sensitivity / mu
 
 
+def _tail_check(rows: Rows, st: Standardisation, cache: RowCache, theta: np.ndarray, tail: float, step: np.ndarray,
+                mu: float, *, ledger: PrivacyLedger, rng: np.random.Generator) -> tuple[np.ndarray, float]:
+    """(released pair, its noise sd per coordinate): the sum of :class:`TailCheckPass` at ``theta`` (d,) along the
+    unit vector of ``step`` (a public function of released values; the first coordinate where ``step`` is 0),
+    released once by the Gaussian mechanism at ``mu`` with the replace-one sensitivity 2 sqrt(2) C' (each row's
+    pair has norm at most sqrt(2) C')."""
+    size = float(np.linalg.norm(step))
+    direction = step / size if size > 0.0 else np.eye(step.size)[0]
+    sensitivity = 2.0 * math.sqrt(2.0) * tail
+    pair = gaussian_mechanism_mu(
+        rows.reduce(TailCheckPass(st, theta, tail, direction, step, cache), add_arrays), l2_sensitivity=sensitivity,
+        mu=mu, rng=rng, ledger=ledger, name="pgd: derivative of the tail clip's loss along the tail correction's step")
+    return np.asarray(pair, dtype=float), sensitivity / mu
+
+
+def step_scale(pair: np.ndarray, sd: float) -> float:
+    """The share of the tail correction's step to take, from the released derivatives (a_0, a_1) of the tail clip's
+    loss along the step at its start and its end (:class:`TailCheckPass`, noise sd ``sd`` each): 1 unless a_1 is
+    more than ``TAIL_CHECK_Z`` sds above 0 (the step passed the loss's minimum along its direction), else the
+    secant's zero a_0^- / (a_0^- + a_1), a_0^- = max(-a_0, 0) (exact for a loss quadratic along the step; 0 where
+    the loss does not fall along the step at its start).  Post-processing.
+
+    Parameters
+    ----------
+    pair : numpy.ndarray
+        (2,): the released derivatives at the start and at the end of the step.
+    sd : float
+        Their noise sd.
+
+    Returns
+    -------
+    float
+        The share, in [0, 1].
+
+    Examples
+    --------
+    >>> step_scale(np.array([-3.0, 1.0]), 0.1)
+    0.75
+    >>> step_scale(np.array([-3.0, 0.1]), 0.1)
+    1.0
+    """
+    start, end = float(pair[0]), float(pair[1])
+    if not end > TAIL_CHECK_Z * sd:
+        return 1.0
+    falls = max(-start, 0.0)
+    return falls / (falls + end)
+
+
 @dataclass(frozen=True)
 class TailCorrection:
     """The tail correction of a fit (:func:`tail_correction`; standardised coordinates).
@@ -1081,6 +1158,8 @@ class TailCorrection:
     signal_share : float
         (1 - d sd^2 / ||e||^2)^+: the share of the released excess's squared norm that is not its noise's expected
         one (||e||^2 - d sd^2 estimates the squared norm of the excess without noise without bias; 1: all signal).
+    passed : numpy.ndarray or None
+        (d,): the part of the correction taken that its check left out (:meth:`scaled`; None: the whole step).
     """
 
     shift: np.ndarray
@@ -1088,6 +1167,7 @@ class TailCorrection:
     noise: np.ndarray
     beyond: float = 0.0
     signal_share: float = 1.0
+    passed: np.ndarray | None = None
 
     @property
     def sd(self) -> np.ndarray:
@@ -1104,11 +1184,22 @@ class TailCorrection:
         """The part it does not take: the estimate minus the less clipped fit, up to the correction's noise."""
         return np.where(self.kept, 0.0, self.shift)
 
+    def scaled(self, share: np.ndarray) -> TailCorrection:
+        """The correction with each coordinate's step, and so its noise, scaled by its ``share`` (d,: the share of
+        :func:`step_scale` where a correction was taken, 1 elsewhere), the part of the correction taken that it
+        leaves out kept as :attr:`passed`; the tests that chose :attr:`kept` do not depend on the scale."""
+        return dataclasses.replace(self, shift=share * self.shift, noise=share[:, None] * self.noise,
+                                   passed=(1.0 - share) * self.applied)
+
     @property
     def allowance(self) -> np.ndarray:
         """(d,): how far least squares can lie beyond the estimate, on the side of the correction taken, by the
-        tail's decay (``beyond`` times :attr:`applied`; 0 where no correction was taken)."""
-        return self.beyond * self.applied
+        tail's decay (``beyond`` times the correction before its check; 0 where no correction was taken), and by the
+        part of the correction taken that its check left out (:attr:`passed`: the secant's share is exact only along
+        the whole step, so in a coordinate the fit clipped at the tail clip can lie as far as the whole step, and
+        least squares beyond it)."""
+        passed = 0.0 if self.passed is None else self.passed
+        return self.beyond * (self.applied + passed) + passed
 
 
 def tail_correction(excess: np.ndarray, curvature_inv: np.ndarray, sd: float,
@@ -1232,12 +1323,16 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
         precond_inv = np.linalg.inv(precond + penalties[-1] * np.eye(d))  # the penalised loss's curvature
         theta = _phase(rows, st, cache, start, precond_inv, clip, steps, mu_phase, ledger=ledger, rng=rng,
                        name=f"pgd: noisy gradient steps (phase {phase})", penalty=penalties[-1])
-    tail_clip, tail, corrected = caps[1], None, 0
+    tail_clip, tail, corrected, share = caps[1], None, 0, np.ones(d)
     if "tail correction" in mus:
         excess, sd = _tail_excess(rows, st, cache, theta.mean(axis=1), clips[-1], tail_clip, mus["tail correction"],
                                   ledger=ledger, rng=rng)
         curvature = psd_projection(gram, sigma_g) + penalties[-1] * np.eye(d)  # the Gram without the lift
         tail = tail_correction(excess, np.linalg.inv(curvature), sd, (clips[-1], tail_clip))
+        pair, check_sd = _tail_check(rows, st, cache, theta.mean(axis=1), tail_clip, tail.applied, mus["tail check"],
+                                     ledger=ledger, rng=rng)
+        share = np.where(tail.kept, step_scale(pair, check_sd), 1.0)
+        tail = tail.scaled(share)
         theta, corrected = theta + tail.applied[:, None], int(np.count_nonzero(tail.kept))
     estimate = theta.mean(axis=1)
     params = st.params_back(estimate)
@@ -1251,7 +1346,9 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
                   f"correction towards the less clipped fit, kept for {corrected} of the {d} coefficients (where the "
                   f"released part stood out of its noise at level {TAIL_TEST_LEVEL:g} and a coefficient's correction "
                   f"was more than {TAIL_Z:g} of its noise sds: a long tail of residuals on one side, which clipping "
-                  "turns into a gap from least squares)" if tail is not None else "")
+                  "turns into a gap from least squares), and one more, the derivative of the tail clip's loss along "
+                  f"that correction at its start and end, took {float(np.min(share)):.2g} of it (less than all of it "
+                  "where it passed that loss's minimum)" if tail is not None else "")
                + "; each step adds a ridge penalty at the privacy-noise level; "
                f"coefficients are the average of the last {KEEP_SHARE:.0%} of the iterates (clipping makes this a "
                "Huber-type estimate, which differs from least squares when residuals are skewed and n * mu is small; "
@@ -1259,7 +1356,8 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     if floored := floored_note(st.floored, ctx.variable_name, _fixed_by_design(ctx)):
         notes.append(floored)
     diagnostics = {"steps": steps, "rate": rate, "clips": tuple(clips), "tail_corrected": corrected,
-                   "penalties": tuple(penalties), "chains": plan.chains, "n_mu": plan.n_mu}
+                   "tail_step": tuple(float(v) for v in share), "penalties": tuple(penalties), "chains": plan.chains,
+                   "n_mu": plan.n_mu}
     if check is not None:
         diagnostics["rows_beyond_domain"] = (check.count, check.sd)
     lin = linearise(gram, sigma_g, clips, (mus["warm start"], mus["chains"]), steps, penalties)
@@ -1522,7 +1620,8 @@ def _interval_draws(rows: Rows, st: Standardisation, cache: RowCache, chains: np
     ``variance_floor``, :func:`two_valued_variance` for a two-valued response), and, with the tail correction
     (``tail``), normal draws of its noise, moved by minus the part of it the estimate did not take (the draws are
     of the estimate's error against the less clipped fit: :func:`tail_correction`), and stretched beyond the
-    corrections taken by their allowance for the gap left beyond the tail clip (:func:`stretch_beyond`).
+    corrections taken by their allowance for the gap left beyond the tail clip and the part its check left out
+    (:func:`stretch_beyond`).
     The basic interval of these draws, 2 b - quantiles, is then centred at S^-1 b, the estimate with its shrinkage
     undone, and its privacy part is widened by S^-1 (bias-corrected; the point estimate itself is unchanged).
     The sampling covariance is also the error block's sampling part (``SAMPLING_SOURCE``).
