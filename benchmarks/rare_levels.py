@@ -2,29 +2,31 @@
 
 Run:  python benchmarks/rare_levels.py [--ns 1000,3000,10000] [--ds 5,20] [--epsilons 0.5,1,3] [--seeds 10]
                                        [--method pgd] [--jsonl FILE]
+      python benchmarks/rare_levels.py --ns 10000 --ds 5 --epsilons 1 --seeds 100 --data-seed 1 --jsonl FILE
       python benchmarks/rare_levels.py --held-out SET,SET,... [--epsilons 0.5,1,3] [--seeds 5] --jsonl FILE
       python benchmarks/rare_levels.py --summarise BEFORE.jsonl,AFTER.jsonl
 
 The regressions are ``auto_large_n.simulated(n, d, True, False, seed)``: y on d uniform predictors on [-1, 1] and a
 factor of five public levels a-e with shares 0.90 / 0.08 / 0.015 / 0.004 / 0.001 (effects 0, 0.5, -0.5, 1, -1), the
-declared bounds the true ranges; data seed and noise seed both ``seed`` (0 to seeds - 1).  For each fit and
-coefficient: the absolute error against statsmodels OLS on the same rows, whether the 95% interval was reported and
-covers the OLS estimate.  The summary gives, per (n, d, epsilon) and coefficient group -- the numeric slopes, the
-common level b (8%), the rare levels c, d, e (1.5%, 0.4%, 0.1%) -- the median absolute error, the share of
-intervals reported and the share of reported intervals that cover OLS; with two files, side by side (the first
-file's figures, then the second's).
+declared bounds the true ranges; data seed and noise seed both ``seed`` (0 to seeds - 1), or the data of
+``--data-seed`` for every noise seed.  For each fit and coefficient: the absolute error against statsmodels OLS on
+the same rows, whether the 95% interval was reported and covers the OLS estimate.  The summary gives, per (n, d,
+epsilon) and coefficient group -- the numeric slopes, the common level b (8%), the rare levels c, d, e (1.5%, 0.4%,
+0.1%) -- the median absolute error, the share of intervals reported and the share of reported intervals that cover
+OLS; with two files, side by side (the first file's figures, then the second's).
 
 With ``--held-out`` the regressions are ``benchmarks/held_out.py``'s (its formulas, bounds, levels, missing-value
 rules and noise seeds, ``method="auto"`` unless ``--method``), and every coefficient is recorded, grouped as a rare
 two-valued column (a factor's dummy or a 0/1 column whose rarer value holds under ``RARE_SHARE`` of the rows; read
 from the data by the benchmark, never by the fit), another two-valued column, or numeric; its error is in units of
-its OLS standard error.  Results: benchmarks/results/rare_levels.md; docs/choosing.md, "Rare factor
-levels on narrow designs".
+its OLS standard error.  Results: benchmarks/results/rare_levels.md; docs/choosing.md, "Rare factor levels on
+narrow designs".
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
 import warnings
@@ -56,10 +58,13 @@ def group(name: str) -> str:
     return "intercept" if name == "Intercept" else GROUPS.get(name, "numeric")
 
 
-def fits(n: int, d: int, epsilons: Sequence[float], seeds: int, method: str) -> Iterable[dict]:
-    """One record per (epsilon, seed): each coefficient's error against OLS and its interval's coverage."""
+def fits(n: int, d: int, epsilons: Sequence[float], seeds: int, method: str,
+         data_seed: int | None = None) -> Iterable[dict]:
+    """One record per (epsilon, seed): each coefficient's error against OLS and its interval's coverage (the data
+    drawn with ``data_seed`` for every noise seed where it is given, else with the noise seed)."""
     for seed in range(seeds):
-        formula, df, _, bounds, levels = auto_large_n.simulated(n, d, True, False, seed)
+        formula, df, _, bounds, levels = auto_large_n.simulated(n, d, True, False,
+                                                                seed if data_seed is None else data_seed)
         ols = smf.ols(formula, df).fit()
         for eps in epsilons:
             with warnings.catch_warnings():
@@ -135,7 +140,7 @@ def held_out_fits(name: str, epsilons: Sequence[float], seeds: int, method: str)
 def held_out_summary(files: Sequence[str]) -> str:
     """Per epsilon and group, pooled over the held-out sets (and the rare levels per set): median error in OLS
     standard errors / % reported / % covering, one figure per file."""
-    sets = [[json.loads(line) for line in Path(f).read_text().splitlines() if line.strip()] for f in files]
+    sets = [records(f) for f in files]
     epsilons = sorted({r["eps"] for s in sets for r in s})
     groups = ("numeric", "two-valued", "rare level")
     lines = ["| epsilon | " + " | ".join(groups) + " |", "|" + "---|" * (1 + len(groups))]
@@ -166,13 +171,18 @@ def cell_summary(records: list[dict], grp: str) -> str:
     return f"{np.median([c['err'] for c in coefs]):.3g} / {100 * len(reported) / len(coefs):.0f} / {covers}"
 
 
+def records(path: str) -> list[dict]:
+    """The records of a file written by ``--jsonl`` (gzip-compressed where its name ends in .gz)."""
+    text = gzip.decompress(Path(path).read_bytes()).decode() if path.endswith(".gz") else Path(path).read_text()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
 def summarise(files: Sequence[str]) -> str:
     """The table (module docstring) of one or more record files."""
-    sets = [[json.loads(line) for line in Path(f).read_text().splitlines() if line.strip()] for f in files]
+    sets = [records(f) for f in files]
     keys = sorted({(r["n"], r["d"], r["eps"]) for s in sets for r in s})
     groups = ("numeric", "common level", "rare level")
-    head = "| n | d | epsilon | fits | " + " | ".join(f"{g} ({', '.join(Path(f).stem for f in files)})"
-                                                    for g in groups) + " |"
+    head = "| n | d | epsilon | fits | " + " | ".join(groups) + " |"
     lines = [head, "|" + "---|" * (4 + len(groups))]
     for n, d, eps in keys:
         cells = [[r for r in s if (r["n"], r["d"], r["eps"]) == (n, d, eps)] for s in sets]
@@ -192,6 +202,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--method", default="pgd")
     parser.add_argument("--jsonl", help="write the records to this file")
+    parser.add_argument("--data-seed", type=int, help="one data set (this seed) for every noise seed")
     parser.add_argument("--held-out", help="held_out.py's regressions (comma-separated) instead of simulations")
     parser.add_argument("--summarise", help="only summarise these record files (comma-separated)")
     args = parser.parse_args(argv)
@@ -203,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.held_out:
         runs = [held_out_fits(name, epsilons, args.seeds, args.method) for name in args.held_out.split(",")]
     else:
-        runs = [fits(int(n), int(d), epsilons, args.seeds, args.method)
+        runs = [fits(int(n), int(d), epsilons, args.seeds, args.method, args.data_seed)
                 for n in args.ns.split(",") for d in args.ds.split(",")]
     out = open(args.jsonl, "w") if args.jsonl else None
     for run in runs:
