@@ -38,6 +38,7 @@ import pandas as pd
 import statsmodels.formula.api as smf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's dpstats, not an installed one
 import auto_large_n  # noqa: E402
 
 import dpstats  # noqa: E402

@@ -176,8 +176,9 @@ CLIP_MULTIPLE, CLIP_EXPONENTS = 0.875, (0.3, 0.2)
 #: instead of 1.25 times its mean absolute deviation, which puts a rare level at |z| = 1 / (2.5 p): on a wide design
 #: that sets every row's gradient norm, hence the clip and the noise of all coefficients (docs/choosing.md, "Factor
 #: dummies on wide designs"); on any design it puts the level's rows far outside the Gram release's ball, whose Gram
-#: then understates the level's curvature hundreds of times, and the tail correction's one-step move divided by it
-#: put the level's coefficient tens of response units off (docs/choosing.md, "Rare factor levels on narrow designs").
+#: then understates the level's curvature tens to hundreds of times, and the tail correction's one-step move divided
+#: by it put the level's coefficient tens of response units off (docs/choosing.md, "Rare factor levels on narrow
+#: designs").
 CLIP_D_REF, CLIP_D_POWER = 10.0, 2.0
 #: Where n mu gives the level 1 - TAIL_ROWS / (n mu) above the clip rule's 0.9 (:func:`tail_level`), the tail clip C2
 #: is the private quantile of the gradient norms at that level, at most TAIL_CAP times the rule's clip C
