@@ -926,18 +926,20 @@ def test_stretch_beyond_moves_one_side_of_each_coordinate():
 
 def test_a_symmetric_tail_keeps_the_rules_fit():
     """Normal errors with a rare factor level (5% of 20,000 rows: large leverage, so the largest gradient norms are
-    its rows, on both sides): the gradients beyond the clip balance, no coefficient's tail correction stands out of
-    its noise, and the fit stays the rule's.  Deterministic."""
+    its rows, on both sides): the gradients beyond the clip balance, and a coefficient's tail correction stands out
+    of its noise only at about the noise test's level (TAIL_TEST_LEVEL 0.05): at most 2 of 10 fits take one, so the
+    fit stays the rule's.  Since session 56 the level's dummy is scaled from its released centre on this narrow
+    design too (|z| = 4, was 8): over noise seeds 0-39, 3 fits took a correction (seeds 1, 11, 33), none before; 1
+    of 10 here.  At the measured rate 3 / 40 a re-seeded run fails with probability about 3%."""
     rng = np.random.default_rng(1)
     n = 20_000
     g = np.where(rng.uniform(size=n) < 0.05, "rare", "common")
     x = rng.uniform(0.0, 10.0, n)
     df = pd.DataFrame({"x": x, "g": pd.Categorical(g, categories=["common", "rare"]),
                        "y": 1.0 + 0.5 * x + (g == "rare") + rng.normal(0.0, 1.0, n)})
-    for seed in range(3):
-        res = dpstats.dp_ols("y ~ x + C(g)", df, 1.0, 1e-6, bounds={"x": (0.0, 10.0), "y": (-10.0, 20.0)},
-                             method="pgd", random_state=seed)
-        assert res.info["tail_corrected"] == 0
+    corrected = [dpstats.dp_ols("y ~ x + C(g)", df, 1.0, 1e-6, bounds={"x": (0.0, 10.0), "y": (-10.0, 20.0)},
+                                method="pgd", random_state=seed).info["tail_corrected"] for seed in range(10)]
+    assert sum(c > 0 for c in corrected) <= 2
 
 
 # -- data read in chunks --------------------------------------------------------------------------------------------

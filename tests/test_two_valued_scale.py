@@ -1,6 +1,6 @@
 """The scale of a column with two public values (a factor's dummy, an integer declared between consecutive
 integers) comes from its released centre (dpstats.methods.common.private_scaling.two_valued_scale; pgd uses it on
-designs of more than 10 columns).
+every design since session 56, on designs of more than 10 columns before).
 
 Before, every column was scaled by 1.25 times its noisy mean absolute deviation, which for a level of 2% of the
 rows is 0.05 of the column's range and put its rows at |z| = 20: that entry set the gradient norm of every row in
@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+import statsmodels.formula.api as smf
 
 import dpstats
 from dpstats.methods.common.private_scaling import (
@@ -141,15 +142,54 @@ def _factor_frame(levels: int, n: int = 3000) -> pd.DataFrame:
     return pd.DataFrame({"x": x, "g": g, "y": 1 + 2 * x + (g == "l1") + rng.normal(0, 0.5, n)})
 
 
-@pytest.mark.parametrize("levels, dummy_scales", [(12, True), (8, False)])
-def test_pgd_scales_dummies_from_their_centres_on_wide_designs_only(levels, dummy_scales):
-    """pgd on y ~ x + C(g): with 12 levels (d = 13 > 10) the scales' release holds x and y only (sensitivity
-    2 sqrt(2)); with 8 levels (d = 9) every variable, as before (2 sqrt(9))."""
+@pytest.mark.parametrize("levels", [12, 8])
+def test_pgd_scales_dummies_from_their_centres_on_every_design(levels):
+    """pgd on y ~ x + C(g): with 12 levels (d = 13 > 10) and with 8 (d = 9) the scales' release holds x and y only
+    (sensitivity 2 sqrt(2)); before session 56 the narrow design released every variable's (2 sqrt(9))."""
     formula = f"y ~ x + C(g, levels={[f'l{i}' for i in range(levels)]})"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = dpstats.dp_ols(formula, _factor_frame(levels), 1.0, 1e-6, method="pgd",
                              bounds={"x": (0, 1), "y": (-5, 10)}, random_state=0)
     step = [s for s in res.privacy.steps if "private scales" in s.name][0]
-    k = 2 if dummy_scales else levels + 1
-    assert step.sensitivity == pytest.approx(2 * math.sqrt(k), rel=1e-3)
+    assert step.sensitivity == pytest.approx(2 * math.sqrt(2), rel=1e-3)
+
+
+def _rare_level_frame(n: int = 10_000) -> tuple[pd.DataFrame, dict, dict]:
+    """``benchmarks/auto_large_n.simulated(n, 5, True, False, 1)``: y on five uniform predictors and a factor of
+    levels a-e with shares 0.90 / 0.08 / 0.015 / 0.004 / 0.001 (effects 0, 0.5, -0.5, 1, -1), bounds the true
+    ranges; the data, bounds and levels."""
+    rng = np.random.default_rng(1)
+    beta = np.array([(-1) ** j / np.sqrt(5) for j in range(5)])
+    x = rng.uniform(-1.0, 1.0, size=(n, 5))
+    y = 1.0 + x @ beta + rng.uniform(-1.0, 1.0, size=n)
+    codes = rng.choice(5, size=n, p=(0.90, 0.08, 0.015, 0.004, 0.001))
+    y = y + np.array([0.0, 0.5, -0.5, 1.0, -1.0])[codes]
+    df = pd.DataFrame(x, columns=[f"x{j}" for j in range(5)]).assign(g=np.array(list("abcde"))[codes], y=y)
+    reach = float(np.abs(beta).sum() + 2.0)
+    bounds = {f"x{j}": (-1.0, 1.0) for j in range(5)} | {"y": (1.0 - reach, 1.0 + reach)}
+    return df, bounds, {"g": tuple("abcde")}
+
+
+def test_rare_levels_on_a_narrow_design_stay_near_least_squares_and_their_intervals_cover_it():
+    """Session 56's failing case (auto's pgd, n = 10,000, epsilon 1, noise seed 0; d = 10 columns, so before the
+    session the dummies were scaled by 1.25 times their mean absolute deviation): the level of 1.5% of the rows
+    (c) was 12.5 with interval [6.9, 23.6] against least squares' -0.52, and the rarer levels tens off.  Each rare
+    level now lies within 4 (c within 1) of least squares, every numeric slope within 0.2, and each rare level's
+    interval covers least squares.  Over noise seeds 0-99 of the same data: 0 of 100 fits broke the first three
+    bounds (largest errors 0.75, 3.1 and 0.18), 4 of 100 had a rare level's interval miss (each rare level's
+    coverage 0.98-0.99), so a false failure on a re-seed is about 4%; this seed passes every assertion (before:
+    c, d, e off by 13, 6.0 and 21)."""
+    df, bounds, levels = _rare_level_frame()
+    formula = "y ~ x0 + x1 + x2 + x3 + x4 + C(g)"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = dpstats.dp_ols(formula, df, 1.0, 1e-6, method="auto", bounds=bounds, levels=levels, random_state=0)
+        ols = smf.ols(formula, df).fit()
+    assert res.method == "pgd"
+    rare = ["C(g)[T.c]", "C(g)[T.d]", "C(g)[T.e]"]
+    error = (res.params - ols.params).abs()
+    assert error[rare].max() < 4.0 and error["C(g)[T.c]"] < 1.0
+    assert error[[f"x{j}" for j in range(5)]].max() < 0.2
+    ci = res.conf_int()
+    assert ((ci.loc[rare].iloc[:, 0] <= ols.params[rare]) & (ols.params[rare] <= ci.loc[rare].iloc[:, 1])).all()

@@ -171,10 +171,14 @@ CLIP_MULTIPLE, CLIP_EXPONENTS = 0.875, (0.3, 0.2)
 #: curvature of a direction, about n / (levels) for a factor's dummies), so on a wide design (many factor levels)
 #: the noise dominates the clipping bias at an n mu where a narrow one's does not, and the smaller multiple lowers
 #: it (docs/choosing.md, "The clip on wide designs", for the measurements).
-#: On such designs (d > CLIP_D_REF) a column with two public values (a factor's dummy) is also scaled from its
-#: released centre (:func:`~dpstats.methods.common.private_scaling.two_valued_scale`) instead of 1.25 times its
-#: mean absolute deviation, which puts a rare level at |z| = 1 / (2.5 p) and lets it set every row's gradient norm,
-#: hence the clip and the noise of all coefficients (docs/choosing.md, "Factor dummies on wide designs").
+#: On every design (from session 56; before, only where d > CLIP_D_REF) a column with two public values (a factor's
+#: dummy) is scaled from its released centre (:func:`~dpstats.methods.common.private_scaling.two_valued_scale`)
+#: instead of 1.25 times its mean absolute deviation, which puts a rare level at |z| = 1 / (2.5 p): on a wide design
+#: that sets every row's gradient norm, hence the clip and the noise of all coefficients (docs/choosing.md, "Factor
+#: dummies on wide designs"); on any design it puts the level's rows far outside the Gram release's ball, whose Gram
+#: then understates the level's curvature tens to hundreds of times, and the tail correction's one-step move divided
+#: by it put the level's coefficient tens of response units off (docs/choosing.md, "Rare factor levels on narrow
+#: designs").
 CLIP_D_REF, CLIP_D_POWER = 10.0, 2.0
 #: Where n mu gives the level 1 - TAIL_ROWS / (n mu) above the clip rule's 0.9 (:func:`tail_level`), the tail clip C2
 #: is the private quantile of the gradient norms at that level, at most TAIL_CAP times the rule's clip C
@@ -1277,7 +1281,7 @@ def fit(rows: Rows, ctx: FitContext, options: PGDOptions) -> MethodFit:
     if implicit is not None and intercept is not None:  # the intercept model X M: its column `intercept` is 1
         domain = dataclasses.replace(domain, mix=implicit)
         notes.append(implicit_note(ctx.variable_name(intercept)))
-    mu_centre, values = mus.get("centre", 1.0), ctx.column_values if d > CLIP_D_REF else ()
+    mu_centre, values = mus.get("centre", 1.0), ctx.column_values  # two-valued columns: scaled from their centres
     if centring is not None:
         st, _ = release_centred_moments(rows.reduce, n, domain, centring, mu_centre=mu_centre, mu_scale=mus["scale"],
                                         rng=rng, ledger=ledger, null_rows=ctx.null_rows, column_values=values)
