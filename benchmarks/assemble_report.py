@@ -111,6 +111,10 @@ body+=("\nWhy the rule reads n * mu * m^2 < 3 since session 55: docs/choosing.md
 body+=sec("pgd's interval term by term on the coverage grid (session 55; not adopted)",
          "benchmarks/results/pgd_interval_terms.md")
 body+=sec("AdaSSP against pgd from n = 10^5 (session 55; auto's rule unchanged)", "benchmarks/results/auto_large_n.md")
+body+=sec("pgd on rare factor levels (session 56)", "benchmarks/results/rare_levels.md")
+body+=sec("pgd's tail correction and its check (session 56)", "benchmarks/results/pgd_tail.md")
+body+=sec("dpstats.plan against the fits of the thirty-third held-out collection (session 56)",
+          "benchmarks/results/held_out_s56_thirtythird_plan.md")
 body+=sec("TukeyEM's free refusals for a user's m, m='private' and ptr='mass' (session 55)",
          "benchmarks/results/tukey_refusals.md")
 body+=sec("pgd and the auto rule on the real regressions (issues 17 and 18)", "benchmarks/results/pgd.md")
