@@ -42,7 +42,7 @@ from dpstats.formula.parse import join_terms, term
 from dpstats.formula.schema import may_hold_missing
 from dpstats.methods.spec import MethodSpec
 from dpstats.numbers import cells_or_missing, in_memory, is_untyped_sequence, numbers_or_missing, rows_or_missing
-from dpstats.validation import check_bounds_pair
+from dpstats.validation import check_bounds_pair, pairs_declared
 
 __all__ = ["formula_all", "array_design", "describe_arrays"]
 
@@ -193,22 +193,13 @@ def _rows(X: Any, column_names: Sequence[str] | None, x_bounds: Any) -> np.ndarr
     """X given as a list of rows (a Python collection without a type of its own), read row by row at the width
     the call declares (:func:`dpstats.numbers.rows_or_missing`); refused, from the call alone, when it declares
     none: numpy would read the width from the rows, which one row of another length changes."""
-    width = len(column_names) if column_names is not None else _width_of_bounds(x_bounds)
-    if width is None or width == 0:
+    width = len(column_names) if column_names is not None else pairs_declared(x_bounds)
+    if not width:
         raise DataTypeError("X is a list of rows, whose width would be read from the rows themselves (one row of "
                             "another length would change it): declare it with column_names= (one name per column) "
                             "or x_bounds= (one pair per column), or pass a 2-d numpy array or a DataFrame. Nothing "
                             "was read or spent")
     return rows_or_missing(X, width)
-
-
-def _width_of_bounds(x_bounds: Any) -> int | None:
-    """The number of columns ``x_bounds`` declares: its number of pairs when it is one pair per column, else None
-    (no bounds, or one pair for every column)."""
-    if x_bounds is None:
-        return None
-    shape = np.asarray(x_bounds, dtype=object).shape
-    return shape[0] if len(shape) == 2 and shape[1] == 2 else None
 
 
 def _may_hold_missing(a: Any) -> bool:

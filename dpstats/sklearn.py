@@ -75,7 +75,7 @@ from dpstats.numbers import (
 )
 from dpstats.pipeline import check_accountant_fit
 from dpstats.privacy.accountant import PrivacyAccountant
-from dpstats.validation import MAX_BOUND_MAGNITUDE, shown
+from dpstats.validation import MAX_BOUND_MAGNITUDE, pairs_declared, shown
 
 __all__ = ["DPLinearRegression"]
 
@@ -512,10 +512,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         """X given as a list of rows, read row by row (:func:`dpstats.numbers.rows_or_missing`) at the width that
         ``bounds`` declares (one pair per column); refused from the call alone when it declares none, since
         numpy would read the width from the rows, which one row of another length changes."""
-        width = None
-        if self.bounds is not None and not isinstance(self.bounds, Mapping):
-            shape = np.asarray(self.bounds, dtype=object).shape
-            width = shape[0] if len(shape) == 2 and shape[1] == 2 and shape[0] > 0 else None
+        width = pairs_declared(self.bounds)
         if width is None:
             raise DataTypeError("X is a list of rows, whose width would be read from the rows themselves (one row "
                                 "of another length would change it): declare it with bounds= as one (lo, hi) pair "

@@ -28,7 +28,7 @@ from dpstats.errors import (
 __all__ = ["MAX_BOUND_MAGNITUDE", "MAX_EPSILON", "MIN_DELTA", "MIN_EPSILON", "check_alpha", "check_bounds_pair",
            "check_budget_total", "check_declarations", "check_epsilon_grid", "check_privacy_parameters",
            "check_range_magnitude", "check_range_width", "check_rescale", "RESCALE_CHOICES", "finite_real",
-           "real_value", "shown"]
+           "pairs_declared", "real_value", "shown"]
 
 #: Largest finite epsilon of one fit.  exp(epsilon) is formed by the privacy-loss-distribution code
 #: (dp_accounting) and overflows above about 709; the hardened Gaussian steps are certified for a composed
@@ -409,6 +409,16 @@ def check_bounds_pair(key: str, value: object, what: str | None = None) -> tuple
             "(multiply the variable by a public constant before the fit).")
     check_range_magnitude(what, lo, hi)
     return lo, hi
+
+
+def pairs_declared(bounds: object) -> int | None:
+    """The number of columns that ``bounds`` declares when it is one ``(lo, hi)`` pair per column (a sequence of
+    pairs, as ``x_bounds=`` or the estimator's ``bounds=`` can be); None for no bounds, one pair for every column or
+    a mapping.  A public fact of the call: it fixes the width of a list of rows, which is never read from the rows."""
+    if bounds is None or isinstance(bounds, Mapping):
+        return None
+    shape = np.asarray(bounds, dtype=object).shape
+    return shape[0] if len(shape) == 2 and shape[1] == 2 and shape[0] > 0 else None
 
 
 def check_range_width(what: str, lo: float, hi: float) -> None:
