@@ -40,6 +40,7 @@ import time
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -109,17 +110,24 @@ def _relative(b: pd.Series, b_ols: pd.Series) -> float:
     return float(np.linalg.norm(b - b_ols) / np.linalg.norm(b_ols))
 
 
+def quiet_fit(formula: str, df: pd.DataFrame, bounds: dict, levels: dict | None, method: str, eps: float,
+              seed: int, **options: Any) -> dpstats.DPRegressionResults:
+    """``dp_ols`` at delta ``DELTA`` with its warnings silenced (a refusal raises its DPStatsError); ``options``
+    go to ``dp_ols`` (``missing=``)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return dpstats.dp_ols(formula, df, eps, DELTA, method=method, bounds=bounds, levels=levels, random_state=seed,
+                              **options)
+
+
 def one_fit(formula: str, df: pd.DataFrame, headline: str, bounds: dict, levels: dict | None, method: str,
             eps: float, seed: int, b_ols: pd.Series) -> dict:
     """The measures of one private fit against OLS (module docstring)."""
     start = time.process_time()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            res = dpstats.dp_ols(formula, df, eps, DELTA, method=method, bounds=bounds, levels=levels,
-                                 random_state=seed)
-        except DPStatsError as exc:
-            return dict(refused=type(exc).__name__, cpu=time.process_time() - start)
+    try:
+        res = quiet_fit(formula, df, bounds, levels, method, eps, seed)
+    except DPStatsError as exc:
+        return dict(refused=type(exc).__name__, cpu=time.process_time() - start)
     cpu = time.process_time() - start
     numeric = [c for c in b_ols.index if "[" not in c]
     b = res.params.reindex(b_ols.index)

@@ -29,7 +29,6 @@ import argparse
 import gzip
 import json
 import sys
-import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -41,10 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's dpstats, not an installed one
 import auto_large_n  # noqa: E402
 
-import dpstats  # noqa: E402
 from dpstats.errors import DPStatsError  # noqa: E402
 
-DELTA = 1e-6
 #: coefficient name -> group
 GROUPS = {"C(g)[T.b]": "common level", "C(g)[T.c]": "rare level", "C(g)[T.d]": "rare level",
           "C(g)[T.e]": "rare level"}
@@ -68,14 +65,11 @@ def fits(n: int, d: int, epsilons: Sequence[float], seeds: int, method: str,
                                                                 seed if data_seed is None else data_seed)
         ols = smf.ols(formula, df).fit()
         for eps in epsilons:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                try:
-                    res = dpstats.dp_ols(formula, df, eps, DELTA, method=method, bounds=bounds, levels=levels,
-                                         random_state=seed)
-                except DPStatsError as exc:
-                    yield dict(n=n, d=d, eps=eps, seed=seed, refused=type(exc).__name__)
-                    continue
+            try:
+                res = auto_large_n.quiet_fit(formula, df, bounds, levels, method, eps, seed)
+            except DPStatsError as exc:
+                yield dict(n=n, d=d, eps=eps, seed=seed, refused=type(exc).__name__)
+                continue
             ci = res.conf_int().reindex(ols.params.index)
             b = res.params.reindex(ols.params.index)
             coefs = []
@@ -119,14 +113,11 @@ def held_out_fits(name: str, epsilons: Sequence[float], seeds: int, method: str)
     rule = {"missing": held_out.MISSING[name]} if name in held_out.MISSING else {}
     for eps in epsilons:
         for seed in range(held_out.SEED0, held_out.SEED0 + seeds):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                try:
-                    res = dpstats.dp_ols(formula, df, eps, DELTA, method=method, bounds=bounds,
-                                         levels=held_out.LEVELS.get(name), random_state=seed, **rule)
-                except DPStatsError as exc:
-                    yield dict(set=name, eps=eps, seed=seed, refused=type(exc).__name__)
-                    continue
+            try:
+                res = auto_large_n.quiet_fit(formula, df, bounds, held_out.LEVELS.get(name), method, eps, seed, **rule)
+            except DPStatsError as exc:
+                yield dict(set=name, eps=eps, seed=seed, refused=type(exc).__name__)
+                continue
             ci = res.conf_int()
             coefs = []
             for coef in ols.params.index:
